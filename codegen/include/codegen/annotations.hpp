@@ -1,0 +1,52 @@
+// Annotations: what the headers cannot say, one YAML file per library
+// (codegen/annotations/<library>.yaml), checked against a fixed schema.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "codegen/ir.hpp"
+
+namespace codegen {
+
+// A malformed annotation file: the message starts with "file:line:column:".
+class AnnotationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ParamAnnotation {
+  std::string direction;  // in, out, inout
+  std::string count;      // an array of this many elements (another parameter)
+  std::string size;       // a caller-sized buffer of this many bytes (another parameter)
+  std::string typed_by;   // a void* whose type the named attribute parameter selects
+  std::string size_from;  // a caller-allocated buffer whose size this function reports
+  unsigned line = 0;
+};
+
+struct FunctionAnnotation {
+  std::map<std::string, ParamAnnotation> params;
+  std::string skip;       // not bound, with this reason
+  std::string introduced; // the CUDA version that introduced it, for the loader's error
+  unsigned line = 0;
+};
+
+struct Annotations {
+  std::string file;
+  std::string library;
+  std::map<std::string, FunctionAnnotation> functions;
+};
+
+// Reads and validates one file. Throws AnnotationError.
+Annotations load_annotations(const std::string& path);
+// The same from text (tests); `file` names it in errors.
+Annotations parse_annotations(const std::string& text, const std::string& file);
+
+// Classifies every parameter of every function (rules first, then the
+// annotations, which win) and records skips. Returns the problems `check`
+// reports: parameters classified by nothing, annotations naming nothing.
+std::vector<std::string> classify(Library& library, const Annotations& annotations);
+
+}  // namespace codegen

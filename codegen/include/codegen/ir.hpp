@@ -1,0 +1,192 @@
+// The generator's intermediate representation: plain values, no clang pointers.
+// The front end fills it, annotations refine it, emitters read it. dump-ir writes
+// it as JSON (ir_json.cpp) so a change in the headers can be reviewed as data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace codegen {
+
+// Where a declaration was written, for error messages and review.
+struct Location {
+  std::string file;  // base name of the header
+  unsigned line = 0;
+};
+
+// A type as the header spells it, plus what classification needs.
+struct Type {
+  enum class Kind {
+    Void,
+    Builtin,          // int, unsigned long long, float, char, ...
+    Enum,             // a (typedef of an) enum
+    Record,           // a (typedef of a) struct or union, by value
+    Handle,           // a typedef of a pointer to an opaque or named struct (CUcontext)
+    Pointer,          // anything else spelled with '*'
+    FunctionPointer,  // a callback type
+    Array,            // a fixed-size array field: char name[256]
+  };
+  Kind kind = Kind::Builtin;
+  std::string spelling;          // as written, typedef names kept: "const char *", "CUdeviceptr"
+  std::string canonical;         // with every typedef resolved: "unsigned long long"
+  // Pointer: what it points to (one level), spelled, and whether that is const.
+  std::string pointee;           // "char" for "const char *", "CUcontext" for "CUcontext *"
+  Kind pointee_kind = Kind::Void;
+  bool pointee_const = false;
+  int pointer_depth = 0;         // 2 for "void **"
+  // Array fields.
+  std::string element;           // "char"
+  std::vector<std::uint64_t> extents;
+  // Record by value, or pointee record: the struct or union's IR name.
+  std::string record;
+
+};
+
+struct Param {
+  std::string name;
+  Type type;
+  std::string doc;                // the \param text
+  std::string doc_direction;      // "in", "out", "inout" from [in]/[out] markers, else ""
+  // Filled by classification (check.cpp): what the Python layer does with it.
+  std::string direction;          // "in", "out", "inout"; "" while unclassified
+  std::string classified_by;      // the rule's name, or "annotation"
+  std::string count_param;        // an array whose length is this parameter
+  std::string size_param;         // a caller-sized buffer of this many bytes
+  std::string size_from;          // a buffer whose size this other function reports
+  std::string typed_by;           // a void* whose type this (attribute) parameter selects
+};
+
+enum class PerThread { None, Ptds, Ptsz };
+
+struct Function {
+  unsigned order = 0;         // position in the translation unit: emitters keep header order
+  std::string name;           // the public name users write: cuCtxCreate
+  std::string abi_symbol;     // what the header's macros select: cuCtxCreate_v4
+  std::string versioned_symbol;  // nvJitLink: the exported symbol a static inline wrapper calls
+  std::vector<std::string> aliases;  // other public names #defined to this one: cuGraphInstantiate
+  Type result;
+  std::vector<Param> params;
+  std::string doc;            // brief + details, plain text
+  std::optional<std::string> deprecated;  // the attribute's message ("" when it has none)
+  PerThread per_thread = PerThread::None;
+  int abi_version = 0;        // driver: the CUDA version to ask cuGetProcAddress for
+  std::string proc_name;      // driver: the name to ask it with (cuCtxGetDevice for cuCtxGetDevice_v2)
+  std::string introduced;     // "12.8": the CUDA version that introduced it, where known
+  Location location;
+};
+
+struct Enumerator {
+  std::string name;
+  std::int64_t value = 0;
+  std::string doc;
+};
+
+struct Enum {
+  unsigned order = 0;         // position in the translation unit: emitters keep header order
+  std::string name;           // the typedef users write (CUresult), else the tag
+  std::string tag;            // cudaError_enum; "" when unnamed
+  bool scoped_typedef = false;  // true when `name` is a typedef of the tag
+  std::vector<Enumerator> enumerators;
+  std::string doc;
+  Location location;
+};
+
+struct Field {
+  std::string name;           // "" for a C11 anonymous member
+  Type type;
+  std::string doc;
+  unsigned bit_width = 0;     // bit-fields
+  bool anonymous_member = false;  // struct { union { int a; }; }: the union's fields are reached as s.a
+};
+
+struct Record {
+  unsigned order = 0;         // position in the translation unit: emitters keep header order
+  std::string name;           // the IR name: the typedef, the tag, or a synthesized anon_<parent>_<field>
+  std::string tag;            // "" when unnamed
+  bool is_union = false;
+  bool is_complete = true;    // false for opaque structs (struct CUctx_st;)
+  bool synthesized_name = false;  // unnamed: `name` is ours, not the header's
+  std::vector<Field> fields;
+  std::string doc;
+  Location location;
+};
+
+struct Typedef {
+  unsigned order = 0;         // position in the translation unit: emitters keep header order
+  enum class Kind {
+    Alias,            // typedef unsigned long long CUdeviceptr_v2;  typedef CUdeviceptr_v2 CUdeviceptr;
+    Handle,           // typedef struct CUctx_st *CUcontext;
+    FunctionPointer,  // typedef void (*CUhostFn)(void *userData);
+    RecordAlias,      // typedef struct CUDA_MEMCPY2D_st CUDA_MEMCPY2D_v2;
+    EnumAlias,        // typedef enum CUjit_option_enum CUjit_option;
+  };
+  std::string name;
+  Kind kind = Kind::Alias;
+  Type target;                // what it names, spelled
+  std::string record;         // Handle / RecordAlias: the record's IR name
+  // FunctionPointer: the callback's signature.
+  Type fn_result;
+  std::vector<Param> fn_params;
+  std::string doc;
+  Location location;
+};
+
+struct Macro {
+  unsigned order = 0;         // position in the translation unit: emitters keep header order
+  enum class Kind {
+    Integer,    // #define CUDA_VERSION 13000
+    Pointer,    // #define CU_STREAM_LEGACY ((CUstream)0x1): an address, bound as an integer
+    Float,
+    String,
+  };
+  std::string name;
+  Kind kind = Kind::Integer;
+  std::string spelling;       // the definition's tokens, joined
+  std::int64_t int_value = 0;
+  double float_value = 0;
+  std::string string_value;
+  std::string c_type;         // the expression's type: "int", "unsigned long long", "CUstream", "void *"
+  std::string doc;
+};
+
+// #define cuCtxCreate cuCtxCreate_v4, #define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2)
+struct Rename {
+  std::string public_name;
+  std::string target;         // cuCtxCreate_v4 / cuMemcpyHtoD_v2
+  PerThread per_thread = PerThread::None;
+};
+
+struct Library {
+  std::string name;           // driver, runtime, nvrtc, nvjitlink
+  std::vector<std::string> headers;       // the public headers parsed
+  std::vector<std::string> type_headers;  // further headers whose declarations belong here
+  std::string soname;
+  int cuda_version = 0;       // CUDA_VERSION of the headers: 13000
+  std::vector<Function> functions;
+  std::vector<Enum> enums;
+  std::vector<Record> records;
+  std::vector<Typedef> typedefs;
+  std::vector<Macro> macros;
+  std::vector<Rename> renames;
+  // Declarations seen in the headers that are not bound, with the reason
+  // (from the annotations); the coverage table lists them.
+  std::map<std::string, std::string> skipped;
+  // What the front end noticed but could not settle, e.g. a driver function
+  // with no PFN typedef; check prints them.
+  std::vector<std::string> notes;
+
+  const Function* find_function(const std::string& name) const;
+  const Record* find_record(const std::string& name) const;
+  const Typedef* find_typedef(const std::string& name) const;
+  const Enum* find_enum(const std::string& name) const;
+};
+
+const char* to_string(Type::Kind kind);
+const char* to_string(Typedef::Kind kind);
+const char* to_string(Macro::Kind kind);
+const char* to_string(PerThread per_thread);
+
+}  // namespace codegen

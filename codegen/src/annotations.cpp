@@ -1,0 +1,287 @@
+// Annotation files and the classification of parameters.
+//
+// File format (schema enforced below; any other key is an error):
+//
+//   library: driver                      # required: driver | runtime | nvrtc | nvjitlink
+//   functions:                           # required, may be empty ({})
+//     cuDeviceGetName:
+//       params:
+//         name: {direction: out, size: len}
+//     cuModuleLoadDataEx:
+//       params:
+//         options: {direction: in, count: numOptions}
+//     cuSomethingWindowsOnly:
+//       skip: "why it cannot be bound on Linux"
+//     nvrtcGetProgramLog:
+//       params:
+//         log: {direction: out, size_from: nvrtcGetProgramLogSize}
+//     nvrtcGetPCHHeapSize:
+//       introduced: "12.8"
+#include "codegen/annotations.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace codegen {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Schema
+
+struct Reader {
+  std::string file;
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
+    const YAML::Mark mark = node.Mark();
+    throw AnnotationError(file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
+                          ": " + what);
+  }
+
+  unsigned line(const YAML::Node& node) const { return static_cast<unsigned>(node.Mark().line + 1); }
+
+  void expect_map(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsMap()) fail(node, what + " must be a mapping");
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar() || node.Scalar().empty()) fail(node, what + " must be a non-empty string");
+    return node.Scalar();
+  }
+
+  void only_keys(const YAML::Node& node, const std::set<std::string>& allowed, const std::string& where) const {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.Scalar();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, "unknown key '" + key + "' in " + where + " (allowed: " + list + ")");
+      }
+    }
+  }
+};
+
+const std::set<std::string> kLibraries = {"driver", "runtime", "nvrtc", "nvjitlink"};
+const std::set<std::string> kDirections = {"in", "out", "inout"};
+
+ParamAnnotation read_param(const Reader& r, const YAML::Node& node, const std::string& where) {
+  r.expect_map(node, where);
+  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by"}, where);
+  ParamAnnotation p;
+  p.line = r.line(node);
+  if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
+  p.direction = r.scalar(node["direction"], where + ".direction");
+  if (!kDirections.count(p.direction)) {
+    r.fail(node["direction"], where + ".direction is '" + p.direction + "'; expected in, out or inout");
+  }
+  if (node["count"]) p.count = r.scalar(node["count"], where + ".count");
+  if (node["size"]) p.size = r.scalar(node["size"], where + ".size");
+  if (node["typed_by"]) p.typed_by = r.scalar(node["typed_by"], where + ".typed_by");
+  if (node["size_from"]) p.size_from = r.scalar(node["size_from"], where + ".size_from");
+  if ((!p.count.empty()) + (!p.size.empty()) + (!p.size_from.empty()) > 1) {
+    r.fail(node, where + " gives more than one of count, size and size_from; a buffer has one length");
+  }
+  return p;
+}
+
+FunctionAnnotation read_function(const Reader& r, const YAML::Node& node, const std::string& name) {
+  r.expect_map(node, "function " + name);
+  r.only_keys(node, {"params", "skip", "introduced"}, "function " + name);
+  FunctionAnnotation f;
+  f.line = r.line(node);
+  if (node["skip"]) f.skip = r.scalar(node["skip"], name + ".skip");
+  if (node["introduced"]) {
+    f.introduced = r.scalar(node["introduced"], name + ".introduced");
+    static const std::regex version_re(R"(\d+\.\d+)");
+    if (!std::regex_match(f.introduced, version_re)) {
+      r.fail(node["introduced"], name + ".introduced is '" + f.introduced + "'; expected MAJOR.MINOR");
+    }
+  }
+  if (node["params"]) {
+    const YAML::Node params = node["params"];
+    r.expect_map(params, name + ".params");
+    for (const auto& kv : params) {
+      const std::string pname = r.scalar(kv.first, "a parameter name");
+      f.params[pname] = read_param(r, kv.second, name + ".params." + pname);
+    }
+  }
+  if (!f.skip.empty() && !f.params.empty()) r.fail(node, name + " is skipped and also annotates parameters");
+  if (f.skip.empty() && f.params.empty() && f.introduced.empty()) {
+    r.fail(node, name + " annotates nothing (give params, skip or introduced)");
+  }
+  return f;
+}
+
+// ---------------------------------------------------------------------------
+// Rules, in order; the first that applies classifies the parameter.
+
+bool is_count_like(const Param& p) {
+  static const std::regex count_re(R"(^(num|count|n[A-Z]|len$|length$|size$).*|.*(Count|Num|Size|Len)$)");
+  const bool integral = p.type.kind == Type::Kind::Builtin ||
+                        (p.type.kind == Type::Kind::Pointer && p.type.pointer_depth == 1 &&
+                         p.type.pointee_kind == Type::Kind::Builtin);
+  return integral && std::regex_match(p.name, count_re);
+}
+
+bool names_user_data(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("user") != std::string::npos || lower == "data" || lower == "arg";
+}
+
+// Returns the rule's name and sets the direction, or "" when no rule applies.
+std::string apply_rules(const Function& f, Param& p) {
+  const Type& t = p.type;
+  if (t.kind != Type::Kind::Pointer) {
+    p.direction = "in";
+    return "by_value";
+  }
+  if (t.pointee_const) {
+    p.direction = "in";
+    return t.pointee == "char" && t.pointer_depth == 1 ? "string" : "const_pointer";
+  }
+  const bool has_callback = std::any_of(f.params.begin(), f.params.end(), [](const Param& q) {
+    return q.type.kind == Type::Kind::FunctionPointer;
+  });
+  if (t.pointer_depth == 1 && t.pointee == "void") {
+    if (has_callback && names_user_data(p.name)) {
+      p.direction = "in";
+      return "callback_user_data";
+    }
+    // A bare address (host or device memory the call reads or writes), unless
+    // the documentation says the call returns something through it.
+    if (p.doc_direction.empty() || p.doc_direction == "in") {
+      p.direction = "in";
+      return "address";
+    }
+    return "";
+  }
+  // Non-const pointers to a value the call returns: CUcontext *, int *, size_t *.
+  const bool scalar_pointee = t.pointer_depth == 1 && t.pointee != "char" &&
+                              (t.pointee_kind == Type::Kind::Builtin || t.pointee_kind == Type::Kind::Enum ||
+                               t.pointee_kind == Type::Kind::Handle);
+  if (scalar_pointee) {
+    // In a function with a count, the pointer may be an array: an annotation must say.
+    const bool has_count = std::any_of(f.params.begin(), f.params.end(), [&](const Param& q) {
+      return &q != &p && is_count_like(q);
+    });
+    if (has_count && !is_count_like(p)) return "";
+    if (!p.doc_direction.empty() && p.doc_direction != "out") return "";
+    p.direction = "out";
+    return "scalar_out";
+  }
+  // Non-const struct pointers (input struct or output struct), char * buffers,
+  // void ** and deeper pointers need an annotation.
+  return "";
+}
+
+std::string describe(const Function& f, const Param& p) {
+  return f.name + ": parameter '" + p.name + "' (" + p.type.spelling + ")";
+}
+
+}  // namespace
+
+Annotations parse_annotations(const std::string& text, const std::string& file) {
+  Reader r{file};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw AnnotationError(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                          ": " + e.msg);
+  }
+  if (!root.IsMap()) throw AnnotationError(file + ":1:1: the file must be a mapping with 'library' and 'functions'");
+  r.only_keys(root, {"library", "functions"}, "the file");
+  Annotations a;
+  a.file = file;
+  if (!root["library"]) throw AnnotationError(file + ":1:1: missing 'library'");
+  a.library = r.scalar(root["library"], "library");
+  if (!kLibraries.count(a.library)) {
+    r.fail(root["library"], "library is '" + a.library + "'; expected driver, runtime, nvrtc or nvjitlink");
+  }
+  if (!root["functions"]) throw AnnotationError(file + ":1:1: missing 'functions' (use {} for none)");
+  const YAML::Node functions = root["functions"];
+  r.expect_map(functions, "functions");
+  for (const auto& kv : functions) {
+    const std::string name = r.scalar(kv.first, "a function name");
+    if (a.functions.count(name)) r.fail(kv.first, "function " + name + " is annotated twice");
+    a.functions[name] = read_function(r, kv.second, name);
+  }
+  return a;
+}
+
+Annotations load_annotations(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw AnnotationError(path + ": cannot read the annotation file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_annotations(ss.str(), path);
+}
+
+std::vector<std::string> classify(Library& lib, const Annotations& annotations) {
+  std::vector<std::string> problems;
+  const auto where = [&](unsigned line) { return annotations.file + ":" + std::to_string(line) + ": "; };
+
+  // Stale annotations: names that match nothing.
+  for (const auto& [name, fa] : annotations.functions) {
+    const Function* f = lib.find_function(name);
+    if (f == nullptr) {
+      problems.push_back(where(fa.line) + name + " names no function of " + lib.name);
+      continue;
+    }
+    for (const auto& [pname, pa] : fa.params) {
+      const auto has = [&](const std::string& n) {
+        return std::any_of(f->params.begin(), f->params.end(), [&](const Param& q) { return q.name == n; });
+      };
+      if (!has(pname)) {
+        problems.push_back(where(pa.line) + name + " has no parameter '" + pname + "'");
+        continue;
+      }
+      if (!pa.size_from.empty() && lib.find_function(pa.size_from) == nullptr) {
+        problems.push_back(where(pa.line) + name + "." + pname + ".size_from names '" + pa.size_from +
+                           "', which is no function of " + lib.name);
+      }
+      for (const auto* ref : {&pa.count, &pa.size, &pa.typed_by}) {
+        if (!ref->empty() && !has(*ref)) {
+          problems.push_back(where(pa.line) + name + "." + pname + " refers to '" + *ref +
+                             "', which is no parameter of " + name);
+        }
+      }
+    }
+  }
+
+  for (Function& f : lib.functions) {
+    const auto fa = annotations.functions.find(f.name);
+    if (fa != annotations.functions.end() && !fa->second.skip.empty()) {
+      lib.skipped[f.name] = fa->second.skip;
+      continue;
+    }
+    if (fa != annotations.functions.end() && !fa->second.introduced.empty()) f.introduced = fa->second.introduced;
+    for (Param& p : f.params) {
+      const std::string rule = apply_rules(f, p);
+      p.classified_by = rule;
+      if (fa != annotations.functions.end()) {
+        if (auto pa = fa->second.params.find(p.name); pa != fa->second.params.end()) {
+          p.direction = pa->second.direction;
+          p.count_param = pa->second.count;
+          p.size_param = pa->second.size;
+          p.typed_by = pa->second.typed_by;
+          p.size_from = pa->second.size_from;
+          p.classified_by = "annotation";
+        }
+      }
+      if (p.classified_by.empty()) {
+        std::string why = "classified by no rule and no annotation";
+        if (!p.doc_direction.empty()) why += " (documented as [" + p.doc_direction + "])";
+        problems.push_back(annotations.file + ": " + describe(f, p) + " is " + why);
+      }
+    }
+  }
+  return problems;
+}
+
+}  // namespace codegen

@@ -1,0 +1,168 @@
+// cubind-codegen: generate | check | dump-ir | coverage
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "codegen/annotations.hpp"
+#include "codegen/emitters.hpp"
+#include "codegen/frontend.hpp"
+#include "codegen/ir_json.hpp"
+#include "codegen/output.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Inputs {
+  std::string cuda_include;
+  std::string annotations_dir = "codegen/annotations";
+  std::string resource_dir = CUBIND_CLANG_RESOURCE_DIR;
+  std::vector<std::string> libraries;
+};
+
+std::string default_cuda_include() {
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return std::string(v) + "/include";
+  }
+  return "/usr/local/cuda/include";
+}
+
+void add_input_options(CLI::App* cmd, Inputs& in) {
+  cmd->add_option("--cuda-include", in.cuda_include, "directory holding cuda.h (default: $CUDA_HOME/include)");
+  cmd->add_option("--annotations", in.annotations_dir, "directory of <library>.yaml annotation files")
+      ->capture_default_str();
+  cmd->add_option("--resource-dir", in.resource_dir, "clang's resource directory")->capture_default_str();
+  cmd->add_option("--library", in.libraries, "only these libraries (driver, runtime, nvrtc, nvjitlink)");
+}
+
+// Parses and classifies the selected libraries. Problems are collected, not
+// thrown, so `check` can list them all.
+std::vector<codegen::Library> load(const Inputs& in, std::vector<std::string>& problems) {
+  codegen::FrontendOptions options;
+  options.include_dirs = {in.cuda_include.empty() ? default_cuda_include() : in.cuda_include};
+  options.resource_dir = in.resource_dir;
+  const auto all = codegen::cuda_libraries();
+  for (const auto& name : in.libraries) {
+    if (std::none_of(all.begin(), all.end(), [&](const auto& s) { return s.name == name; })) {
+      throw std::runtime_error("unknown library '" + name + "' (expected driver, runtime, nvrtc or nvjitlink)");
+    }
+  }
+  std::vector<codegen::Library> out;
+  for (const auto& source : all) {
+    if (!in.libraries.empty() &&
+        std::find(in.libraries.begin(), in.libraries.end(), source.name) == in.libraries.end()) {
+      continue;
+    }
+    codegen::Library lib = codegen::parse_library(source, options);
+    const fs::path file = fs::path(in.annotations_dir) / (source.name + ".yaml");
+    if (!fs::exists(file)) throw std::runtime_error("annotation file " + file.string() + " does not exist");
+    const codegen::Annotations annotations = codegen::load_annotations(file.string());
+    if (annotations.library != source.name) {
+      throw codegen::AnnotationError(file.string() + ": declares library '" + annotations.library +
+                                     "', expected '" + source.name + "'");
+    }
+    for (auto& p : codegen::classify(lib, annotations)) problems.push_back(std::move(p));
+    out.push_back(std::move(lib));
+  }
+  // Every library shares the toolkit's version; the driver's header states it.
+  int version = 0;
+  for (const auto& lib : out) version = std::max(version, lib.cuda_version);
+  for (auto& lib : out) lib.cuda_version = version;
+  return out;
+}
+
+int run_generate(const Inputs& in, const std::string& output_dir) {
+  std::vector<std::string> problems;
+  auto libraries = load(in, problems);
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << "error: " << p << "\n";
+    std::cerr << "cubind-codegen: " << problems.size() << " problem(s); nothing was written\n";
+    return 1;
+  }
+  codegen::EmitOptions options;
+  options.generator_version = CUBIND_CODEGEN_VERSION;
+  std::vector<codegen::GeneratedFile> files;
+  for (const auto& lib : libraries) {
+    files.push_back(codegen::emit_pxd(lib, options));
+    files.push_back(codegen::emit_loader_header(lib, options));
+    files.push_back(codegen::emit_loader_source(lib, options));
+  }
+  const auto written = codegen::write_files(output_dir, files);
+  std::cout << "cubind-codegen: " << files.size() << " files in " << output_dir << " (" << written
+            << " changed)\n";
+  return 0;
+}
+
+int run_check(const Inputs& in) {
+  std::vector<std::string> problems;
+  auto libraries = load(in, problems);
+  for (const auto& lib : libraries) {
+    for (const auto& note : lib.notes) std::cout << "note: " << lib.name << ": " << note << "\n";
+  }
+  for (const auto& p : problems) std::cerr << "error: " << p << "\n";
+  if (!problems.empty()) {
+    std::cerr << "cubind-codegen check: " << problems.size() << " problem(s)\n";
+    return 1;
+  }
+  std::cout << "cubind-codegen check: ok\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cubind-codegen: bindings for the CUDA headers"};
+  app.require_subcommand(1);
+  Inputs in;
+  std::string output_dir = "bindings";
+  std::string ir_output;
+
+  auto* generate = app.add_subcommand("generate", "parse, classify and write bindings/");
+  add_input_options(generate, in);
+  generate->add_option("-o,--output", output_dir, "output root")->capture_default_str();
+
+  auto* check = app.add_subcommand("check", "fail on unclassified pointer parameters and stale annotations");
+  add_input_options(check, in);
+
+  auto* dump = app.add_subcommand("dump-ir", "write the IR as JSON");
+  add_input_options(dump, in);
+  dump->add_option("-o,--output", ir_output, "file to write (default: standard output)");
+
+  auto* coverage = app.add_subcommand("coverage", "functions declared, bound and skipped, per library");
+  add_input_options(coverage, in);
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (generate->parsed()) return run_generate(in, output_dir);
+    if (check->parsed()) return run_check(in);
+    std::vector<std::string> problems;
+    auto libraries = load(in, problems);
+    if (dump->parsed()) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::array();
+      for (const auto& lib : libraries) j.push_back(codegen::to_json(lib));
+      const std::string text = j.dump(1) + "\n";
+      if (ir_output.empty()) {
+        std::cout << text;
+      } else {
+        codegen::write_files(fs::path(ir_output).parent_path().string(),
+                             {{fs::path(ir_output).filename().string(), text}});
+      }
+      return 0;
+    }
+    if (coverage->parsed()) {
+      std::cout << codegen::coverage_table(libraries);
+      for (const auto& p : problems) std::cerr << "error: " << p << "\n";
+      return problems.empty() ? 0 : 1;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "cubind-codegen: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

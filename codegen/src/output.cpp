@@ -1,0 +1,48 @@
+#include "codegen/output.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace codegen {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool same_content(const fs::path& path, const std::string& content) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str() == content;
+}
+}  // namespace
+
+std::size_t write_files(const std::string& root, const std::vector<GeneratedFile>& files) {
+  const fs::path base = root.empty() ? fs::path(".") : fs::path(root);
+  std::vector<std::pair<fs::path, fs::path>> staged;  // temporary -> final
+  try {
+    for (const auto& f : files) {
+      const fs::path target = base / f.path;
+      if (same_content(target, f.content)) continue;
+      fs::create_directories(target.parent_path());
+      const fs::path tmp = target.string() + ".cubind-tmp";
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << f.content;
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + tmp.string());
+      staged.emplace_back(tmp, target);
+    }
+  } catch (...) {
+    for (const auto& [tmp, target] : staged) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+    }
+    throw;
+  }
+  for (const auto& [tmp, target] : staged) fs::rename(tmp, target);
+  return staged.size();
+}
+
+}  // namespace codegen

@@ -1,0 +1,217 @@
+// The search order implemented here is documented in docs/loading.md; keep the two in step.
+#include "cubind/detail/loader_support.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+namespace cubind {
+namespace detail {
+namespace {
+
+constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL;
+
+// Collects one line per place tried, in the order tried, for the final error.
+struct Attempts {
+  std::string lines;
+  void fail(const std::string& place, const std::string& reason) {
+    lines += "  - " + place + ": " + reason + "\n";
+  }
+};
+
+std::string last_dlerror() {
+  const char* text = dlerror();
+  return text != nullptr ? text : "not found";
+}
+
+const char* env_value(const char* name) {
+  const char* value = name != nullptr ? std::getenv(name) : nullptr;
+  return value != nullptr && value[0] != '\0' ? value : nullptr;
+}
+
+// The path the dynamic loader resolved, which for a bare soname differs from the name given.
+std::string opened_path(void* handle, const std::string& requested) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
+      map->l_name[0] != '\0') {
+    return map->l_name;
+  }
+  return requested;
+}
+
+// Checking the file first makes a missing file read "no such file" rather than dlerror's
+// longer text, which would also hide whether the file or one of its dependencies is missing.
+bool try_file(const std::string& place, const std::string& path, Attempts& attempts,
+              LoadedLibrary& out) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    const bool missing = errno == ENOENT || errno == ENOTDIR;
+    attempts.fail(place, missing ? "no such file" : std::strerror(errno));
+    return false;
+  }
+  dlerror();
+  void* handle = dlopen(path.c_str(), kOpenFlags);
+  if (handle == nullptr) {
+    attempts.fail(place, last_dlerror());
+    return false;
+  }
+  out.handle = handle;
+  out.path = opened_path(handle, path);
+  return true;
+}
+
+bool try_soname(const std::string& place, const char* soname, int extra_flags,
+                Attempts& attempts, LoadedLibrary& out) {
+  dlerror();
+  void* handle = dlopen(soname, kOpenFlags | extra_flags);
+  if (handle == nullptr) {
+    // With RTLD_NOLOAD glibc still reports the path search it did not act on; "not found"
+    // is what that step actually learned.
+    attempts.fail(place, (extra_flags & RTLD_NOLOAD) != 0 ? "not found" : last_dlerror());
+    return false;
+  }
+  out.handle = handle;
+  out.path = opened_path(handle, soname);
+  return true;
+}
+
+// libcubind.so is installed as <site-packages>/cubind/libcubind.so. Anywhere else (a build
+// tree, a C++ install under /usr/lib) there is no site-packages to search, and the reason
+// is returned instead.
+bool find_site_packages(std::string& site_packages, std::string& reason) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&find_site_packages), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    reason = "cannot locate libcubind.so";
+    return false;
+  }
+  // Resolve symlinks and the "/.." an $ORIGIN-relative rpath leaves in the name.
+  char resolved[PATH_MAX];
+  if (realpath(info.dli_fname, resolved) == nullptr) {
+    reason = std::string("cannot resolve ") + info.dli_fname + ": " + std::strerror(errno);
+    return false;
+  }
+  std::string dir(resolved);
+  dir.erase(dir.rfind('/'));
+  const std::string::size_type slash = dir.rfind('/');
+  if (slash == std::string::npos || dir.compare(slash + 1, std::string::npos, "cubind") != 0) {
+    reason = std::string("skipped, ") + resolved + " is not inside a cubind Python package";
+    return false;
+  }
+  site_packages = dir.substr(0, slash);
+  return true;
+}
+
+[[noreturn]] void throw_not_found(const LibrarySpec& spec, const Attempts& attempts,
+                                  bool override_was_set) {
+  std::string message = std::string("cubind could not load ") + spec.display_name + " (" +
+                        spec.soname + "). Tried:\n" + attempts.lines;
+  if (spec.system_loader_only) {
+    message += std::string("The NVIDIA driver is not installed, or ") + spec.soname +
+               " is not on the loader path.";
+  } else if (override_was_set) {
+    message += std::string(spec.env_override) +
+               " is set, so no other place was searched: correct it or unset it.";
+  } else if (spec.env_override != nullptr) {
+    message += std::string("Set ") + spec.env_override + " to the full path of " + spec.soname +
+               ", or install the CUDA toolkit or the NVIDIA wheel.";
+  } else {
+    message += "Install the CUDA toolkit or the NVIDIA wheel.";
+  }
+  throw LoaderError(message);
+}
+
+}  // namespace
+
+LoadedLibrary load_library(const LibrarySpec& spec) {
+  Attempts attempts;
+  LoadedLibrary out;
+  const std::string soname = spec.soname;
+
+  if (spec.system_loader_only) {
+    if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;
+    throw_not_found(spec, attempts, false);
+  }
+
+  // 1. An override is a deliberate choice, so silently using some other copy would hide a typo.
+  if (spec.env_override != nullptr) {
+    if (const char* path = env_value(spec.env_override)) {
+      if (try_file(std::string(spec.env_override) + "=" + path, path, attempts, out)) return out;
+      throw_not_found(spec, attempts, true);
+    }
+    attempts.fail(spec.env_override, "not set");
+  }
+
+  // 2. Whoever loaded it first (the application, another binding) has already chosen.
+  if (try_soname("already loaded in this process", spec.soname, RTLD_NOLOAD, attempts, out)) {
+    return out;
+  }
+
+  // 3-6: directories, each tried once even when two variables name the same one.
+  std::vector<std::string> tried;
+  auto try_dir = [&](const std::string& dir) {
+    const std::string path = dir + "/" + soname;
+    for (const std::string& earlier : tried) {
+      if (earlier == path) return false;
+    }
+    tried.push_back(path);
+    return try_file(path, path, attempts, out);
+  };
+
+  if (!spec.wheel_subdirs.empty()) {
+    std::string site_packages, reason;
+    if (find_site_packages(site_packages, reason)) {
+      for (const std::string& subdir : spec.wheel_subdirs) {
+        if (try_dir(site_packages + "/" + subdir)) return out;
+      }
+    } else {
+      attempts.fail("NVIDIA wheels", reason);
+    }
+  }
+
+  if (const char* conda = env_value("CONDA_PREFIX")) {
+    if (try_dir(std::string(conda) + "/lib")) return out;
+  } else {
+    attempts.fail("$CONDA_PREFIX", "not set");
+  }
+
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = env_value(variable)) {
+      if (try_dir(std::string(root) + "/lib64") || try_dir(std::string(root) + "/lib")) return out;
+    } else {
+      attempts.fail(std::string("$") + variable, "not set");
+    }
+  }
+
+  if (try_dir("/usr/local/cuda/lib64")) return out;
+
+  // 7. Last, so that a toolkit found above wins over whatever ldconfig happens to list.
+  if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;
+  throw_not_found(spec, attempts, false);
+}
+
+void* find_symbol(void* handle, const char* name) noexcept {
+  return handle != nullptr && name != nullptr ? dlsym(handle, name) : nullptr;
+}
+
+bool env_flag(const char* name) noexcept {
+  const char* value = env_value(name);
+  if (value == nullptr) return false;
+  for (const char* yes : {"1", "true", "yes", "on"}) {
+    if (strcasecmp(value, yes) == 0) return true;
+  }
+  return false;
+}
+
+std::string cuda_version_string(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+}  // namespace detail
+}  // namespace cubind
