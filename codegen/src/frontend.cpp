@@ -568,7 +568,13 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       clang::QualType element = ft;
       while (const auto* at = ctx_.getAsConstantArrayType(element)) element = at->getElementType();
       if (const auto* rt = element->getAs<clang::RecordType>()) {
-        if (is_unnamed(rt->getDecl())) nested = rt->getDecl();
+        const clang::RecordDecl* inner = rt->getDecl();
+        if (is_unnamed(inner)) {
+          nested = inner;
+        } else if (inner->getLexicalDeclContext() == rd && inner->isThisDeclarationADefinition()) {
+          // union U { struct Named { ... } member; }: Named belongs before U.
+          convert_record(inner, "");
+        }
       }
       if (nested != nullptr) {
         const std::string nested_name = "anon_" + r.name + "_" +

@@ -92,6 +92,7 @@ int run_generate(const Inputs& in, const std::string& output_dir) {
     files.push_back(codegen::emit_loader_header(lib, options));
     files.push_back(codegen::emit_loader_source(lib, options));
   }
+  files.push_back(codegen::emit_python_version(libraries, options));
   const auto written = codegen::write_files(output_dir, files);
   std::cout << "cubind-codegen: " << files.size() << " files in " << output_dir << " (" << written
             << " changed)\n";

@@ -31,6 +31,9 @@ GeneratedFile emit_pxd(const Library& library, const EmitOptions& options);
 GeneratedFile emit_loader_header(const Library& library, const EmitOptions& options);
 GeneratedFile emit_loader_source(const Library& library, const EmitOptions& options);
 
+// python/cubind/bindings/_version.py: the CUDA version the bindings were generated from.
+GeneratedFile emit_python_version(const std::vector<Library>& libraries, const EmitOptions& options);
+
 // The coverage table: per library, functions declared, bound and skipped.
 std::string coverage_table(const std::vector<Library>& libraries);
 

@@ -35,11 +35,11 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUmemFabricHandle_st
     cdef struct CUipcEventHandle_st
     cdef struct CUipcMemHandle_st
-    cdef union CUstreamBatchMemOpParams_union
     cdef struct CUstreamMemOpWaitValueParams_st
     cdef struct CUstreamMemOpWriteValueParams_st
     cdef struct CUstreamMemOpFlushRemoteWritesParams_st
     cdef struct CUstreamMemOpMemoryBarrierParams_st
+    cdef union CUstreamBatchMemOpParams_union
     cdef struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st
     cdef struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st
     cdef struct CUasyncNotificationInfo_st
@@ -267,14 +267,6 @@ cdef extern from "cuda.h" nogil:
         CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 1
 
     ctypedef CUstreamMemoryBarrier_flags_enum CUstreamMemoryBarrier_flags
-    cdef union CUstreamBatchMemOpParams_union:
-        CUstreamBatchMemOpType operation
-        CUstreamMemOpWaitValueParams_st waitValue
-        CUstreamMemOpWriteValueParams_st writeValue
-        CUstreamMemOpFlushRemoteWritesParams_st flushRemoteWrites
-        CUstreamMemOpMemoryBarrierParams_st memoryBarrier
-        cuuint64_t pad[6]
-
     cdef union anon_CUstreamMemOpWaitValueParams_st_0:
         cuuint32_t value
         cuuint64_t value64
@@ -306,6 +298,14 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUstreamMemOpMemoryBarrierParams_st:
         CUstreamBatchMemOpType operation
         unsigned int flags
+
+    cdef union CUstreamBatchMemOpParams_union:
+        CUstreamBatchMemOpType operation
+        CUstreamMemOpWaitValueParams_st waitValue
+        CUstreamMemOpWriteValueParams_st writeValue
+        CUstreamMemOpFlushRemoteWritesParams_st flushRemoteWrites
+        CUstreamMemOpMemoryBarrierParams_st memoryBarrier
+        cuuint64_t pad[6]
 
     ctypedef CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams_v1
     ctypedef CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams

@@ -1,0 +1,90 @@
+import ctypes
+import ctypes.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import pytest
+
+
+def _gpu_count():
+    """Devices the driver reports, asked directly through libcuda.so.1 (not cubind)."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    if cuda.cuInit(0) != 0:
+        return 0
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+GPU_COUNT = _gpu_count()
+
+
+def pytest_collection_modifyitems(config, items):
+    no_gpu = pytest.mark.skip(reason="no CUDA GPU on this machine (libcuda.so.1 reports none)")
+    one_gpu = pytest.mark.skip(reason=f"needs two CUDA GPUs; this machine has {GPU_COUNT}")
+    for item in items:
+        if "multi_gpu" in item.keywords and GPU_COUNT < 2:
+            item.add_marker(one_gpu)
+        elif "gpu" in item.keywords and GPU_COUNT < 1:
+            item.add_marker(no_gpu)
+
+
+def cuda_include_dir():
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root and os.path.exists(os.path.join(root, "include", "cuda.h")):
+            return os.path.join(root, "include")
+    return "/usr/local/cuda/include"
+
+
+def build_cython_module(pyx_path, workdir):
+    """Builds a user's Cython module against the installed cubind, as its
+    documentation says: cimport the .pxd files, compile as C++, link libcubind."""
+    import cubind
+
+    name = os.path.splitext(os.path.basename(pyx_path))[0]
+    cpp = os.path.join(workdir, name + ".cpp")
+    subprocess.run(
+        [sys.executable, "-m", "cython", "--cplus", "-3", "-o", cpp, pyx_path],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    out = os.path.join(workdir, name + sysconfig.get_config_var("EXT_SUFFIX"))
+    cxx = os.environ.get("CXX", "g++")
+    cmd = [cxx, "-shared", "-fPIC", "-std=c++17", "-O1", "-w",
+           "-I", sysconfig.get_paths()["include"],
+           *[f"-I{d}" for d in cubind.get_include()],
+           "-I", cuda_include_dir(),
+           cpp, "-o", out,
+           "-L", cubind.get_library_dir(), "-lcubind",
+           f"-Wl,-rpath,{cubind.get_library_dir()}"]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"building {name} failed:\n{' '.join(cmd)}\n{result.stderr[-4000:]}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def raw_module_path():
+    workdir = tempfile.mkdtemp(prefix="cubind-raw-")
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        yield build_cython_module(os.path.join(here, "raw_layer_check.pyx"), workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_python(code, env=None):
+    """Runs code in a fresh interpreter (each CUDA library loads once per process)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
