@@ -10,6 +10,9 @@
 //     cuModuleLoadDataEx:
 //       params:
 //         options: {direction: in, count: numOptions}
+//     cuTexRefGetBorderColor:
+//       params:
+//         pBorderColor: {direction: out, count: 4}   # a fixed length
 //     cuSomethingWindowsOnly:
 //       skip: "why it cannot be bound on Linux"
 //     nvrtcGetProgramLog:
@@ -246,7 +249,9 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
                            "', which is no function of " + lib.name);
       }
       for (const auto* ref : {&pa.count, &pa.size, &pa.typed_by}) {
-        if (!ref->empty() && !has(*ref)) {
+        const bool fixed_length = ref != &pa.typed_by && !ref->empty() &&
+                                  std::all_of(ref->begin(), ref->end(), [](unsigned char c) { return std::isdigit(c); });
+        if (!ref->empty() && !fixed_length && !has(*ref)) {
           problems.push_back(where(pa.line) + name + "." + pname + " refers to '" + *ref +
                              "', which is no parameter of " + name);
         }

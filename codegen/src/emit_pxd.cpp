@@ -78,7 +78,7 @@ class PxdWriter {
     for (const Record& r : lib_.records) {
       if (r.tag.empty() || r.synthesized_name || r.tag != r.name) continue;
       if (forward_.insert(r.tag).second) {
-        o_ << "    cdef " << (r.is_union ? "union " : "struct ") << r.tag << "\n";
+        o_ << "    cdef " << (r.is_union ? "union " : "struct ") << r.tag << cname(r) << "\n";
         any = true;
       }
     }
@@ -144,11 +144,19 @@ class PxdWriter {
     }
   }
 
+  // Nested named structs are members of their parent in C++.
+  static std::string cname(const Record& r) {
+    return r.cpp_name.empty() || r.cpp_name == r.name ? "" : " \"" + r.cpp_name + "\"";
+  }
+
   void record_decl(const Record& r) {
     if (!r.is_complete) return;  // forward-declared above; only used through handles
     const char* kind = r.is_union ? "union" : "struct";
     if (r.synthesized_name) {
-      o_ << "    cdef " << kind << " " << r.name << ":\n";
+      // Unnamed in C: C++ names it decltype(Parent::member). A C11 anonymous
+      // member has no name at all; its fields are declared in the parent.
+      if (r.cpp_name.empty()) return;
+      o_ << "    ctypedef " << kind << " " << r.name << " \"" << r.cpp_name << "\":\n";
     } else if (r.tag.empty() || r.tag != r.name) {
       if (!r.tag.empty()) {
         // typedef struct tag {...} name;
@@ -157,7 +165,7 @@ class PxdWriter {
         o_ << "    ctypedef " << kind << " " << r.name << ":\n";
       }
     } else {
-      o_ << "    cdef " << kind << " " << r.tag << ":\n";
+      o_ << "    cdef " << kind << " " << r.tag << cname(r) << ":\n";
     }
     bool wrote = false;
     fields_of(r, "        ", wrote);

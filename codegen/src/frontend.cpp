@@ -344,7 +344,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     if (rd->isThisDeclarationADefinition()) {
       // Unnamed records nested in another are converted with their parent.
       if (is_unnamed(rd) && llvm::isa<clang::RecordDecl>(rd->getDeclContext())) return true;
-      convert_record(rd, "");
+      convert_record(rd, "", "");
     } else if (!rd->getDefinition() && !rd->getName().empty() && !opaque_.count(rd->getName().str())) {
       // struct CUctx_st; : opaque, only ever used through a handle.
       opaque_.insert(rd->getName().str());
@@ -540,7 +540,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
   // Converts a record definition; nested unnamed records are named after their
   // parent and field (anon_<parent>_<field>, or anon_<parent>_<n> for C11
   // anonymous members) and emitted before it.
-  void convert_record(const clang::RecordDecl* rd, const std::string& synthesized) {
+  void convert_record(const clang::RecordDecl* rd, const std::string& synthesized, const std::string& cpp_name) {
     if (converted_.count(rd)) return;
     converted_.insert(rd);
     Record r;
@@ -551,9 +551,12 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     if (!synthesized.empty()) {
       r.name = synthesized;
       r.synthesized_name = true;
+      r.cpp_name = cpp_name;
       types_.record_names[rd] = synthesized;
     } else {
       r.name = types_.record_name(rd);
+      // A named struct defined inside another is, in C++, a member of it.
+      r.cpp_name = cpp_name.empty() ? r.name : cpp_name;
     }
     if (r.name.empty()) {
       // A top-level unnamed record nobody names (rare): give it a stable name.
@@ -573,13 +576,16 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
           nested = inner;
         } else if (inner->getLexicalDeclContext() == rd && inner->isThisDeclarationADefinition()) {
           // union U { struct Named { ... } member; }: Named belongs before U.
-          convert_record(inner, "");
+          convert_record(inner, "", r.cpp_name.empty() ? "" : r.cpp_name + "::" + inner->getName().str());
         }
       }
       if (nested != nullptr) {
         const std::string nested_name = "anon_" + r.name + "_" +
             (fd->isAnonymousStructOrUnion() ? std::to_string(anonymous_index++) : fd->getName().str());
-        convert_record(nested, nested_name);
+        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || r.cpp_name.empty()
+                                           ? ""
+                                           : "decltype(" + r.cpp_name + "::" + fd->getName().str() + ")";
+        convert_record(nested, nested_name, nested_cpp);
       }
       Field f;
       f.name = fd->getName().str();

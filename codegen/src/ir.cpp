@@ -161,6 +161,7 @@ json to_json(const Library& lib) {
     rj["union"] = r.is_union;
     if (!r.is_complete) rj["opaque"] = true;
     if (r.synthesized_name) rj["synthesized_name"] = true;
+    if (r.cpp_name != r.name) rj["cpp_name"] = r.cpp_name;
     json fields = json::array();
     for (const auto& f : r.fields) {
       json fj;

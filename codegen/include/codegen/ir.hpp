@@ -109,6 +109,10 @@ struct Record {
   bool is_union = false;
   bool is_complete = true;    // false for opaque structs (struct CUctx_st;)
   bool synthesized_name = false;  // unnamed: `name` is ours, not the header's
+  // How C++ code names the type: the tag or typedef, or for an unnamed member's
+  // type decltype(Parent::member). Empty for C11 anonymous members, which have
+  // no name in C or C++ (their fields are reached through the parent).
+  std::string cpp_name;
   std::vector<Field> fields;
   std::string doc;
   Location location;

@@ -35,10 +35,10 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUmemFabricHandle_st
     cdef struct CUipcEventHandle_st
     cdef struct CUipcMemHandle_st
-    cdef struct CUstreamMemOpWaitValueParams_st
-    cdef struct CUstreamMemOpWriteValueParams_st
-    cdef struct CUstreamMemOpFlushRemoteWritesParams_st
-    cdef struct CUstreamMemOpMemoryBarrierParams_st
+    cdef struct CUstreamMemOpWaitValueParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st"
+    cdef struct CUstreamMemOpWriteValueParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st"
+    cdef struct CUstreamMemOpFlushRemoteWritesParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st"
+    cdef struct CUstreamMemOpMemoryBarrierParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st"
     cdef union CUstreamBatchMemOpParams_union
     cdef struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st
     cdef struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st
@@ -267,11 +267,7 @@ cdef extern from "cuda.h" nogil:
         CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 1
 
     ctypedef CUstreamMemoryBarrier_flags_enum CUstreamMemoryBarrier_flags
-    cdef union anon_CUstreamMemOpWaitValueParams_st_0:
-        cuuint32_t value
-        cuuint64_t value64
-
-    cdef struct CUstreamMemOpWaitValueParams_st:
+    cdef struct CUstreamMemOpWaitValueParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st":
         CUstreamBatchMemOpType operation
         CUdeviceptr address
         cuuint32_t value
@@ -279,11 +275,7 @@ cdef extern from "cuda.h" nogil:
         unsigned int flags
         CUdeviceptr alias
 
-    cdef union anon_CUstreamMemOpWriteValueParams_st_0:
-        cuuint32_t value
-        cuuint64_t value64
-
-    cdef struct CUstreamMemOpWriteValueParams_st:
+    cdef struct CUstreamMemOpWriteValueParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st":
         CUstreamBatchMemOpType operation
         CUdeviceptr address
         cuuint32_t value
@@ -291,11 +283,11 @@ cdef extern from "cuda.h" nogil:
         unsigned int flags
         CUdeviceptr alias
 
-    cdef struct CUstreamMemOpFlushRemoteWritesParams_st:
+    cdef struct CUstreamMemOpFlushRemoteWritesParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st":
         CUstreamBatchMemOpType operation
         unsigned int flags
 
-    cdef struct CUstreamMemOpMemoryBarrierParams_st:
+    cdef struct CUstreamMemOpMemoryBarrierParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st":
         CUstreamBatchMemOpType operation
         unsigned int flags
 
@@ -338,10 +330,10 @@ cdef extern from "cuda.h" nogil:
         CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET = 1
 
     ctypedef CUasyncNotificationType_enum CUasyncNotificationType
-    cdef struct anon_anon_CUasyncNotificationInfo_st_info_overBudget:
+    ctypedef struct anon_anon_CUasyncNotificationInfo_st_info_overBudget "decltype(decltype(CUasyncNotificationInfo_st::info)::overBudget)":
         unsigned long long bytesOverBudget
 
-    cdef union anon_CUasyncNotificationInfo_st_info:
+    ctypedef union anon_CUasyncNotificationInfo_st_info "decltype(CUasyncNotificationInfo_st::info)":
         anon_anon_CUasyncNotificationInfo_st_info_overBudget overBudget
 
     cdef struct CUasyncNotificationInfo_st:
@@ -1017,26 +1009,26 @@ cdef extern from "cuda.h" nogil:
         CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16
 
     ctypedef CUlaunchAttributeID_enum CUlaunchAttributeID
-    cdef struct anon_CUlaunchAttributeValue_union_clusterDim:
+    ctypedef struct anon_CUlaunchAttributeValue_union_clusterDim "decltype(CUlaunchAttributeValue_union::clusterDim)":
         unsigned int x
         unsigned int y
         unsigned int z
 
-    cdef struct anon_CUlaunchAttributeValue_union_programmaticEvent:
+    ctypedef struct anon_CUlaunchAttributeValue_union_programmaticEvent "decltype(CUlaunchAttributeValue_union::programmaticEvent)":
         CUevent event
         int flags
         int triggerAtBlockStart
 
-    cdef struct anon_CUlaunchAttributeValue_union_launchCompletionEvent:
+    ctypedef struct anon_CUlaunchAttributeValue_union_launchCompletionEvent "decltype(CUlaunchAttributeValue_union::launchCompletionEvent)":
         CUevent event
         int flags
 
-    cdef struct anon_CUlaunchAttributeValue_union_preferredClusterDim:
+    ctypedef struct anon_CUlaunchAttributeValue_union_preferredClusterDim "decltype(CUlaunchAttributeValue_union::preferredClusterDim)":
         unsigned int x
         unsigned int y
         unsigned int z
 
-    cdef struct anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode:
+    ctypedef struct anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode "decltype(CUlaunchAttributeValue_union::deviceUpdatableKernelNode)":
         int deviceUpdatable
         CUgraphDeviceNode devNode
 
@@ -1118,7 +1110,7 @@ cdef extern from "cuda.h" nogil:
 
     ctypedef CUexecAffinitySmCount_st CUexecAffinitySmCount_v1
     ctypedef CUexecAffinitySmCount_st CUexecAffinitySmCount
-    cdef union anon_CUexecAffinityParam_st_param:
+    ctypedef union anon_CUexecAffinityParam_st_param "decltype(CUexecAffinityParam_st::param)":
         CUexecAffinitySmCount_st smCount
 
     cdef struct CUexecAffinityParam_st:
@@ -1401,7 +1393,7 @@ cdef extern from "cuda.h" nogil:
 
     ctypedef CUDA_ARRAY3D_DESCRIPTOR_st CUDA_ARRAY3D_DESCRIPTOR_v2
     ctypedef CUDA_ARRAY3D_DESCRIPTOR_st CUDA_ARRAY3D_DESCRIPTOR
-    cdef struct anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent:
+    ctypedef struct anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent "decltype(CUDA_ARRAY_SPARSE_PROPERTIES_st::tileExtent)":
         unsigned int width
         unsigned int height
         unsigned int depth
@@ -1422,19 +1414,19 @@ cdef extern from "cuda.h" nogil:
 
     ctypedef CUDA_ARRAY_MEMORY_REQUIREMENTS_st CUDA_ARRAY_MEMORY_REQUIREMENTS_v1
     ctypedef CUDA_ARRAY_MEMORY_REQUIREMENTS_st CUDA_ARRAY_MEMORY_REQUIREMENTS
-    cdef struct anon_anon_CUDA_RESOURCE_DESC_st_res_array:
+    ctypedef struct anon_anon_CUDA_RESOURCE_DESC_st_res_array "decltype(decltype(CUDA_RESOURCE_DESC_st::res)::array)":
         CUarray hArray
 
-    cdef struct anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap:
+    ctypedef struct anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap "decltype(decltype(CUDA_RESOURCE_DESC_st::res)::mipmap)":
         CUmipmappedArray hMipmappedArray
 
-    cdef struct anon_anon_CUDA_RESOURCE_DESC_st_res_linear:
+    ctypedef struct anon_anon_CUDA_RESOURCE_DESC_st_res_linear "decltype(decltype(CUDA_RESOURCE_DESC_st::res)::linear)":
         CUdeviceptr devPtr
         CUarray_format format
         unsigned int numChannels
         size_t sizeInBytes
 
-    cdef struct anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D:
+    ctypedef struct anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D "decltype(decltype(CUDA_RESOURCE_DESC_st::res)::pitch2D)":
         CUdeviceptr devPtr
         CUarray_format format
         unsigned int numChannels
@@ -1442,10 +1434,10 @@ cdef extern from "cuda.h" nogil:
         size_t height
         size_t pitchInBytes
 
-    cdef struct anon_anon_CUDA_RESOURCE_DESC_st_res_reserved:
+    ctypedef struct anon_anon_CUDA_RESOURCE_DESC_st_res_reserved "decltype(decltype(CUDA_RESOURCE_DESC_st::res)::reserved)":
         int reserved[32]
 
-    cdef union anon_CUDA_RESOURCE_DESC_st_res:
+    ctypedef union anon_CUDA_RESOURCE_DESC_st_res "decltype(CUDA_RESOURCE_DESC_st::res)":
         anon_anon_CUDA_RESOURCE_DESC_st_res_array array
         anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap mipmap
         anon_anon_CUDA_RESOURCE_DESC_st_res_linear linear
@@ -1618,11 +1610,11 @@ cdef extern from "cuda.h" nogil:
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9
 
     ctypedef CUexternalMemoryHandleType_enum CUexternalMemoryHandleType
-    cdef struct anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32:
+    ctypedef struct anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 "decltype(decltype(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st::handle)::win32)":
         void *handle
         const void *name
 
-    cdef union anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle:
+    ctypedef union anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle "decltype(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st::handle)":
         int fd
         anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 win32
         const void *nvSciBufObject
@@ -1665,11 +1657,11 @@ cdef extern from "cuda.h" nogil:
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10
 
     ctypedef CUexternalSemaphoreHandleType_enum CUexternalSemaphoreHandleType
-    cdef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32:
+    ctypedef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st::handle)::win32)":
         void *handle
         const void *name
 
-    cdef union anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle:
+    ctypedef union anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle "decltype(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st::handle)":
         int fd
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 win32
         const void *nvSciSyncObj
@@ -1682,17 +1674,17 @@ cdef extern from "cuda.h" nogil:
 
     ctypedef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1
     ctypedef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
-    cdef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence:
+    ctypedef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st::params)::fence)":
         unsigned long long value
 
-    cdef union anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync:
+    ctypedef union anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st::params)::nvSciSync)":
         void *fence
         unsigned long long reserved
 
-    cdef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex:
+    ctypedef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st::params)::keyedMutex)":
         unsigned long long key
 
-    cdef struct anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params:
+    ctypedef struct anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params "decltype(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st::params)":
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence fence
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync nvSciSync
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex keyedMutex
@@ -1705,18 +1697,18 @@ cdef extern from "cuda.h" nogil:
 
     ctypedef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1
     ctypedef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
-    cdef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence:
+    ctypedef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st::params)::fence)":
         unsigned long long value
 
-    cdef union anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync:
+    ctypedef union anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st::params)::nvSciSync)":
         void *fence
         unsigned long long reserved
 
-    cdef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex:
+    ctypedef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st::params)::keyedMutex)":
         unsigned long long key
         unsigned int timeoutMs
 
-    cdef struct anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params:
+    ctypedef struct anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params "decltype(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st::params)":
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence fence
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync nvSciSync
         anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex keyedMutex
@@ -1818,11 +1810,11 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_HANDLE_TYPE_GENERIC = 0
 
     ctypedef CUmemHandleType_enum CUmemHandleType
-    cdef union anon_CUarrayMapInfo_st_resource:
+    ctypedef union anon_CUarrayMapInfo_st_resource "decltype(CUarrayMapInfo_st::resource)":
         CUmipmappedArray mipmap
         CUarray array
 
-    cdef struct anon_anon_CUarrayMapInfo_st_subresource_sparseLevel:
+    ctypedef struct anon_anon_CUarrayMapInfo_st_subresource_sparseLevel "decltype(decltype(CUarrayMapInfo_st::subresource)::sparseLevel)":
         unsigned int level
         unsigned int layer
         unsigned int offsetX
@@ -1832,16 +1824,16 @@ cdef extern from "cuda.h" nogil:
         unsigned int extentHeight
         unsigned int extentDepth
 
-    cdef struct anon_anon_CUarrayMapInfo_st_subresource_miptail:
+    ctypedef struct anon_anon_CUarrayMapInfo_st_subresource_miptail "decltype(decltype(CUarrayMapInfo_st::subresource)::miptail)":
         unsigned int layer
         unsigned long long offset
         unsigned long long size
 
-    cdef union anon_CUarrayMapInfo_st_subresource:
+    ctypedef union anon_CUarrayMapInfo_st_subresource "decltype(CUarrayMapInfo_st::subresource)":
         anon_anon_CUarrayMapInfo_st_subresource_sparseLevel sparseLevel
         anon_anon_CUarrayMapInfo_st_subresource_miptail miptail
 
-    cdef union anon_CUarrayMapInfo_st_memHandle:
+    ctypedef union anon_CUarrayMapInfo_st_memHandle "decltype(CUarrayMapInfo_st::memHandle)":
         CUmemGenericAllocationHandle memHandle
 
     cdef struct CUarrayMapInfo_st:
@@ -1870,7 +1862,7 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_ALLOCATION_COMP_GENERIC = 1
 
     ctypedef CUmemAllocationCompType_enum CUmemAllocationCompType
-    cdef struct anon_CUmemAllocationProp_st_allocFlags:
+    ctypedef struct anon_CUmemAllocationProp_st_allocFlags "decltype(CUmemAllocationProp_st::allocFlags)":
         unsigned char compressionType
         unsigned char gpuDirectRDMACapable
         unsigned short usage
@@ -1991,17 +1983,17 @@ cdef extern from "cuda.h" nogil:
 
     ctypedef CUextent3D_st CUextent3D_v1
     ctypedef CUextent3D_st CUextent3D
-    cdef struct anon_anon_CUmemcpy3DOperand_st_op_ptr:
+    ctypedef struct anon_anon_CUmemcpy3DOperand_st_op_ptr "decltype(decltype(CUmemcpy3DOperand_st::op)::ptr)":
         CUdeviceptr ptr
         size_t rowLength
         size_t layerHeight
         CUmemLocation_st locHint
 
-    cdef struct anon_anon_CUmemcpy3DOperand_st_op_array:
+    ctypedef struct anon_anon_CUmemcpy3DOperand_st_op_array "decltype(decltype(CUmemcpy3DOperand_st::op)::array)":
         CUarray array
         CUoffset3D_st offset
 
-    cdef union anon_CUmemcpy3DOperand_st_op:
+    ctypedef union anon_CUmemcpy3DOperand_st_op "decltype(CUmemcpy3DOperand_st::op)":
         anon_anon_CUmemcpy3DOperand_st_op_ptr ptr
         anon_anon_CUmemcpy3DOperand_st_op_array array
 
@@ -2066,22 +2058,6 @@ cdef extern from "cuda.h" nogil:
         CUevent event
 
     ctypedef CUDA_EVENT_WAIT_NODE_PARAMS_st CUDA_EVENT_WAIT_NODE_PARAMS
-    cdef union anon_CUgraphNodeParams_st_0:
-        long long reserved1[29]
-        CUDA_KERNEL_NODE_PARAMS_v3_st kernel
-        CUDA_MEMCPY_NODE_PARAMS_st memcpy
-        CUDA_MEMSET_NODE_PARAMS_v2_st memset
-        CUDA_HOST_NODE_PARAMS_v2_st host
-        CUDA_CHILD_GRAPH_NODE_PARAMS_st graph
-        CUDA_EVENT_WAIT_NODE_PARAMS_st eventWait
-        CUDA_EVENT_RECORD_NODE_PARAMS_st eventRecord
-        CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extSemSignal
-        CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extSemWait
-        CUDA_MEM_ALLOC_NODE_PARAMS_v2_st alloc
-        CUDA_MEM_FREE_NODE_PARAMS_st free
-        CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st memOp
-        CUDA_CONDITIONAL_NODE_PARAMS conditional
-
     cdef struct CUgraphNodeParams_st:
         CUgraphNodeType type_ "type"
         int reserved0[3]
@@ -2261,10 +2237,6 @@ cdef extern from "cuda.h" nogil:
         unsigned int smCoscheduledAlignment
 
     ctypedef CUdevSmResource_st CUdevSmResource
-    cdef union anon_CUdevResource_st_0:
-        CUdevSmResource_st sm
-        unsigned char _oversize[48]
-
     cdef struct CUdevResource_st:
         CUdevResourceType type_ "type"
         unsigned char _internal_padding[92]

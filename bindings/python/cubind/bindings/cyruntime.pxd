@@ -611,7 +611,7 @@ cdef extern from "cuda_runtime_api.h" nogil:
     ctypedef cudaArray* cudaArray_const_t
     ctypedef cudaMipmappedArray* cudaMipmappedArray_t
     ctypedef cudaMipmappedArray* cudaMipmappedArray_const_t
-    cdef struct anon_cudaArraySparseProperties_tileExtent:
+    ctypedef struct anon_cudaArraySparseProperties_tileExtent "decltype(cudaArraySparseProperties::tileExtent)":
         unsigned int width
         unsigned int height
         unsigned int depth
@@ -814,28 +814,28 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaResViewFormatSignedBlockCompressed6H = 33
         cudaResViewFormatUnsignedBlockCompressed7 = 34
 
-    cdef struct anon_anon_cudaResourceDesc_res_array:
+    ctypedef struct anon_anon_cudaResourceDesc_res_array "decltype(decltype(cudaResourceDesc::res)::array)":
         cudaArray_t array
 
-    cdef struct anon_anon_cudaResourceDesc_res_mipmap:
+    ctypedef struct anon_anon_cudaResourceDesc_res_mipmap "decltype(decltype(cudaResourceDesc::res)::mipmap)":
         cudaMipmappedArray_t mipmap
 
-    cdef struct anon_anon_cudaResourceDesc_res_linear:
+    ctypedef struct anon_anon_cudaResourceDesc_res_linear "decltype(decltype(cudaResourceDesc::res)::linear)":
         void *devPtr
         cudaChannelFormatDesc desc
         size_t sizeInBytes
 
-    cdef struct anon_anon_cudaResourceDesc_res_pitch2D:
+    ctypedef struct anon_anon_cudaResourceDesc_res_pitch2D "decltype(decltype(cudaResourceDesc::res)::pitch2D)":
         void *devPtr
         cudaChannelFormatDesc desc
         size_t width
         size_t height
         size_t pitchInBytes
 
-    cdef struct anon_anon_cudaResourceDesc_res_reserved:
+    ctypedef struct anon_anon_cudaResourceDesc_res_reserved "decltype(decltype(cudaResourceDesc::res)::reserved)":
         int reserved[32]
 
-    cdef union anon_cudaResourceDesc_res:
+    ctypedef union anon_cudaResourceDesc_res "decltype(cudaResourceDesc::res)":
         anon_anon_cudaResourceDesc_res_array array
         anon_anon_cudaResourceDesc_res_mipmap mipmap
         anon_anon_cudaResourceDesc_res_linear linear
@@ -1206,17 +1206,17 @@ cdef extern from "cuda_runtime_api.h" nogil:
         size_t y
         size_t z
 
-    cdef struct anon_anon_cudaMemcpy3DOperand_op_ptr:
+    ctypedef struct anon_anon_cudaMemcpy3DOperand_op_ptr "decltype(decltype(cudaMemcpy3DOperand::op)::ptr)":
         void *ptr
         size_t rowLength
         size_t layerHeight
         cudaMemLocation locHint
 
-    cdef struct anon_anon_cudaMemcpy3DOperand_op_array:
+    ctypedef struct anon_anon_cudaMemcpy3DOperand_op_array "decltype(decltype(cudaMemcpy3DOperand::op)::array)":
         cudaArray_t array
         cudaOffset3D offset
 
-    cdef union anon_cudaMemcpy3DOperand_op:
+    ctypedef union anon_cudaMemcpy3DOperand_op "decltype(cudaMemcpy3DOperand::op)":
         anon_anon_cudaMemcpy3DOperand_op_ptr ptr
         anon_anon_cudaMemcpy3DOperand_op_array array
 
@@ -1384,11 +1384,11 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaExternalMemoryHandleTypeD3D11ResourceKmt = 7
         cudaExternalMemoryHandleTypeNvSciBuf = 8
 
-    cdef struct anon_anon_cudaExternalMemoryHandleDesc_handle_win32:
+    ctypedef struct anon_anon_cudaExternalMemoryHandleDesc_handle_win32 "decltype(decltype(cudaExternalMemoryHandleDesc::handle)::win32)":
         void *handle
         const void *name
 
-    cdef union anon_cudaExternalMemoryHandleDesc_handle:
+    ctypedef union anon_cudaExternalMemoryHandleDesc_handle "decltype(cudaExternalMemoryHandleDesc::handle)":
         int fd
         anon_anon_cudaExternalMemoryHandleDesc_handle_win32 win32
         const void *nvSciBufObject
@@ -1426,11 +1426,11 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd = 9
         cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = 10
 
-    cdef struct anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32:
+    ctypedef struct anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32 "decltype(decltype(cudaExternalSemaphoreHandleDesc::handle)::win32)":
         void *handle
         const void *name
 
-    cdef union anon_cudaExternalSemaphoreHandleDesc_handle:
+    ctypedef union anon_cudaExternalSemaphoreHandleDesc_handle "decltype(cudaExternalSemaphoreHandleDesc::handle)":
         int fd
         anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32 win32
         const void *nvSciSyncObj
@@ -1441,17 +1441,17 @@ cdef extern from "cuda_runtime_api.h" nogil:
         unsigned int flags
         unsigned int reserved[16]
 
-    cdef struct anon_anon_cudaExternalSemaphoreSignalParams_params_fence:
+    ctypedef struct anon_anon_cudaExternalSemaphoreSignalParams_params_fence "decltype(decltype(cudaExternalSemaphoreSignalParams::params)::fence)":
         unsigned long long value
 
-    cdef union anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync:
+    ctypedef union anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync "decltype(decltype(cudaExternalSemaphoreSignalParams::params)::nvSciSync)":
         void *fence
         unsigned long long reserved
 
-    cdef struct anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex:
+    ctypedef struct anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex "decltype(decltype(cudaExternalSemaphoreSignalParams::params)::keyedMutex)":
         unsigned long long key
 
-    cdef struct anon_cudaExternalSemaphoreSignalParams_params:
+    ctypedef struct anon_cudaExternalSemaphoreSignalParams_params "decltype(cudaExternalSemaphoreSignalParams::params)":
         anon_anon_cudaExternalSemaphoreSignalParams_params_fence fence
         anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync nvSciSync
         anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex keyedMutex
@@ -1462,18 +1462,18 @@ cdef extern from "cuda_runtime_api.h" nogil:
         unsigned int flags
         unsigned int reserved[16]
 
-    cdef struct anon_anon_cudaExternalSemaphoreWaitParams_params_fence:
+    ctypedef struct anon_anon_cudaExternalSemaphoreWaitParams_params_fence "decltype(decltype(cudaExternalSemaphoreWaitParams::params)::fence)":
         unsigned long long value
 
-    cdef union anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync:
+    ctypedef union anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync "decltype(decltype(cudaExternalSemaphoreWaitParams::params)::nvSciSync)":
         void *fence
         unsigned long long reserved
 
-    cdef struct anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex:
+    ctypedef struct anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex "decltype(decltype(cudaExternalSemaphoreWaitParams::params)::keyedMutex)":
         unsigned long long key
         unsigned int timeoutMs
 
-    cdef struct anon_cudaExternalSemaphoreWaitParams_params:
+    ctypedef struct anon_cudaExternalSemaphoreWaitParams_params "decltype(cudaExternalSemaphoreWaitParams::params)":
         anon_anon_cudaExternalSemaphoreWaitParams_params_fence fence
         anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync nvSciSync
         anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex keyedMutex
@@ -1621,21 +1621,6 @@ cdef extern from "cuda_runtime_api.h" nogil:
     cdef struct cudaEventWaitNodeParams:
         cudaEvent_t event
 
-    cdef union anon_cudaGraphNodeParams_0:
-        long long reserved1[29]
-        cudaKernelNodeParamsV2 kernel
-        cudaMemcpyNodeParams memcpy
-        cudaMemsetParamsV2 memset
-        cudaHostNodeParamsV2 host
-        cudaChildGraphNodeParams graph
-        cudaEventWaitNodeParams eventWait
-        cudaEventRecordNodeParams eventRecord
-        cudaExternalSemaphoreSignalNodeParamsV2 extSemSignal
-        cudaExternalSemaphoreWaitNodeParamsV2 extSemWait
-        cudaMemAllocNodeParamsV2 alloc
-        cudaMemFreeNodeParams free
-        cudaConditionalNodeParams conditional
-
     cdef struct cudaGraphNodeParams:
         cudaGraphNodeType type_ "type"
         int reserved0[3]
@@ -1706,12 +1691,12 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaGraphKernelNodeFieldParam = 2
         cudaGraphKernelNodeFieldEnabled = 3
 
-    cdef struct anon_anon_cudaGraphKernelNodeUpdate_updateData_param:
+    ctypedef struct anon_anon_cudaGraphKernelNodeUpdate_updateData_param "decltype(decltype(cudaGraphKernelNodeUpdate::updateData)::param)":
         const void *pValue
         size_t offset
         size_t size
 
-    cdef union anon_cudaGraphKernelNodeUpdate_updateData:
+    ctypedef union anon_cudaGraphKernelNodeUpdate_updateData "decltype(cudaGraphKernelNodeUpdate::updateData)":
         dim3 gridDim
         anon_anon_cudaGraphKernelNodeUpdate_updateData_param param
         unsigned int isEnabled
@@ -1777,26 +1762,26 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaLaunchAttributePreferredSharedMemoryCarveout = 14
         cudaLaunchAttributeNvlinkUtilCentricScheduling = 16
 
-    cdef struct anon_cudaLaunchAttributeValue_clusterDim:
+    ctypedef struct anon_cudaLaunchAttributeValue_clusterDim "decltype(cudaLaunchAttributeValue::clusterDim)":
         unsigned int x
         unsigned int y
         unsigned int z
 
-    cdef struct anon_cudaLaunchAttributeValue_programmaticEvent:
+    ctypedef struct anon_cudaLaunchAttributeValue_programmaticEvent "decltype(cudaLaunchAttributeValue::programmaticEvent)":
         cudaEvent_t event
         int flags
         int triggerAtBlockStart
 
-    cdef struct anon_cudaLaunchAttributeValue_preferredClusterDim:
+    ctypedef struct anon_cudaLaunchAttributeValue_preferredClusterDim "decltype(cudaLaunchAttributeValue::preferredClusterDim)":
         unsigned int x
         unsigned int y
         unsigned int z
 
-    cdef struct anon_cudaLaunchAttributeValue_launchCompletionEvent:
+    ctypedef struct anon_cudaLaunchAttributeValue_launchCompletionEvent "decltype(cudaLaunchAttributeValue::launchCompletionEvent)":
         cudaEvent_t event
         int flags
 
-    cdef struct anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode:
+    ctypedef struct anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode "decltype(cudaLaunchAttributeValue::deviceUpdatableKernelNode)":
         int deviceUpdatable
         cudaGraphDeviceNode_t devNode
 
@@ -1842,10 +1827,10 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaAsyncNotificationTypeOverBudget = 1
 
     ctypedef cudaAsyncNotificationType_enum cudaAsyncNotificationType
-    cdef struct anon_anon_cudaAsyncNotificationInfo_info_overBudget:
+    ctypedef struct anon_anon_cudaAsyncNotificationInfo_info_overBudget "decltype(decltype(cudaAsyncNotificationInfo::info)::overBudget)":
         unsigned long long bytesOverBudget
 
-    cdef union anon_cudaAsyncNotificationInfo_info:
+    ctypedef union anon_cudaAsyncNotificationInfo_info "decltype(cudaAsyncNotificationInfo::info)":
         anon_anon_cudaAsyncNotificationInfo_info_overBudget overBudget
 
     cdef struct cudaAsyncNotificationInfo:

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and testing cubind needs on a fresh Debian 12 machine
+# with the CUDA toolkit at /usr/local/cuda: clang 19 LibTooling for the
+# generator, yaml-cpp, CLI11, nlohmann-json, GoogleTest, Google Benchmark,
+# ninja; and from PyPI Cython, scikit-build-core and pytest.
+set -euo pipefail
+
+APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
+              nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils)
+PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7")
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c "import Cython, scikit_build_core, pytest" 2>/dev/null; then
+  echo "setup: pip install ${PIP_PACKAGES[*]}"
+  python3 -m pip install -q "${PIP_PACKAGES[@]}"
+fi
+
+if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]; then
+  echo "setup: no CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda} (cuda.h missing); set CUDA_HOME" >&2
+  exit 1
+fi

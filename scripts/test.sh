@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test: set up, build with tests, check that bindings/ is exactly what the
+# generator emits, run the generator's check, ctest, then install the Python
+# package and run pytest. Tests that need a GPU skip with a reason where none
+# is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+BUILD=${CUBIND_BUILD_DIR:-build/test}
+cmake -S . -B "$BUILD" -G Ninja -DCUBIND_BUILD_CODEGEN=ON -DCUBIND_BUILD_TESTS=ON \
+      -DCUBIND_BUILD_EXAMPLES=ON >/dev/null
+cmake --build "$BUILD" -j "$(nproc)"
+
+echo "== drift check: regenerate bindings/ and compare with what is committed"
+bash scripts/regenerate.sh "$BUILD/codegen/cubind-codegen"
+if [ -n "$(git status --porcelain -- bindings)" ]; then
+  git status --short -- bindings
+  git --no-pager diff --stat -- bindings
+  echo "drift check FAILED: bindings/ differs from the generator's output; run scripts/regenerate.sh and commit" >&2
+  exit 1
+fi
+echo "bindings/ matches the generator's output"
+
+echo "== cubind-codegen check"
+"$BUILD/codegen/cubind-codegen" check
+
+echo "== ctest"
+ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)"
+
+echo "== example"
+"$BUILD/examples/cpp/nvrtc_link_launch"
+
+echo "== pytest"
+python3 -m pip install -q --no-build-isolation .
+python3 -m pytest -ra tests/python
