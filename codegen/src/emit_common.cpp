@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <sstream>
 
 namespace codegen {
 
@@ -49,13 +50,37 @@ std::string function_type(const Type& result, const std::vector<Param>& params) 
 }
 
 std::string first_sentence(const std::string& doc) {
-  std::string text = doc;
-  static const std::regex brief_re(R"(^\s*\\brief\s+)");
-  text = std::regex_replace(text, brief_re, "");
-  const auto end = text.find_first_of("\n");
-  std::string line = end == std::string::npos ? text : text.substr(0, end);
-  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
+  // The \brief paragraph when there is one, else the first plain line;
+  // commands such as \ingroup are skipped.
+  std::string text;
+  if (const auto pos = doc.find("\\brief"); pos != std::string::npos) {
+    text = doc.substr(pos + 6);
+    const auto end = text.find("\n\n");
+    if (end != std::string::npos) text.resize(end);
+  } else {
+    std::istringstream lines(doc);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const auto b = line.find_first_not_of(" \t");
+      if (b == std::string::npos || line[b] == '\\') continue;
+      text = line.substr(b);
+      break;
+    }
+  }
+  // One line, single spaces.
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  if (const auto stop = out.find(". "); stop != std::string::npos) out.resize(stop + 1);
+  return out;
 }
 
 std::string indent(const std::string& text, const std::string& prefix) {

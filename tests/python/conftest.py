@@ -88,3 +88,17 @@ def run_python(code, env=None):
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line counting the tests marked gpu or multi_gpu, for scripts/gpu_suite.sh."""
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for outcome in counts:
+        for report in terminalreporter.stats.get(outcome, []):
+            keywords = getattr(report, "keywords", {})
+            if "gpu" in keywords or "multi_gpu" in keywords:
+                if outcome == "passed" and report.when != "call":
+                    continue
+                counts[outcome] += 1
+    terminalreporter.write_line(
+        f"gpu-marked tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")

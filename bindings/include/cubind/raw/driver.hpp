@@ -36,7 +36,7 @@ cubind::detail::LibraryStatus driver_status() noexcept;
 CUresult cuGetErrorString(CUresult error, const char **pStr);
 // cuGetErrorName: Gets the string representation of an error code enum name (cuda.h:5170)
 CUresult cuGetErrorName(CUresult error, const char **pStr);
-// cuInit: Initialize the CUDA driver API (cuda.h:5207)
+// cuInit: Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. (cuda.h:5207)
 CUresult cuInit(unsigned int Flags);
 // cuDriverGetVersion: Returns the latest CUDA version supported by driver (cuda.h:5245)
 CUresult cuDriverGetVersion(int *driverVersion);
@@ -122,7 +122,7 @@ CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig);
 CUresult cuCtxSetCacheConfig(CUfunc_cache config);
 // cuCtxGetApiVersion: Gets the context's API version. (cuda.h:6928)
 CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
-// cuCtxGetStreamPriorityRange: Returns numerical values that correspond to the least and (cuda.h:6968)
+// cuCtxGetStreamPriorityRange: Returns numerical values that correspond to the least and greatest stream priorities. (cuda.h:6968)
 CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 // cuCtxResetPersistingL2Cache: Resets all persisting lines in cache to normal status. (cuda.h:6984)
 CUresult cuCtxResetPersistingL2Cache(void);
@@ -236,9 +236,9 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Fla
 CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p);
 // cuMemAllocManaged: Allocates memory that will be automatically managed by the Unified Memory system (cuda.h:9096)
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
-// cuDeviceRegisterAsyncNotification: Registers a callback function to receive async notifications (cuda.h:9133)
+// cuDeviceRegisterAsyncNotification: Registers a callback function to receive async notifications Registers \p callbackFunc to receive async notifications. (cuda.h:9133)
 CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback);
-// cuDeviceUnregisterAsyncNotification: Unregisters an async notification callback (cuda.h:9156)
+// cuDeviceUnregisterAsyncNotification: Unregisters an async notification callback Unregisters \p callback so that the corresponding callback function will stop receiving async notifications. (cuda.h:9156)
 CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback);
 // cuDeviceGetByPCIBusId: Returns a handle to a compute device (cuda.h:9185)
 CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId);
@@ -248,9 +248,9 @@ CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
 CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
 // cuIpcOpenEventHandle: Opens an interprocess event handle for use in the current process (cuda.h:9308)
 CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
-// cuIpcGetMemHandle: Gets an interprocess memory handle for an existing device memory (cuda.h:9352)
+// cuIpcGetMemHandle: Gets an interprocess memory handle for an existing device memory allocation (cuda.h:9352)
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr);
-// cuIpcOpenMemHandle: Opens an interprocess memory handle exported from another process (cuda.h:9413)
+// cuIpcOpenMemHandle: Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. (cuda.h:9413)
 CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 // cuIpcCloseMemHandle: Attempts to close memory mapped with ::cuIpcOpenMemHandle (cuda.h:9450)
 CUresult cuIpcCloseMemHandle(CUdeviceptr dptr);
@@ -378,7 +378,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
 CUresult cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream);
 // cuMemUnmap: Unmap the backing memory of a given address range. (cuda.h:13082)
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
-// cuMemSetAccess: Set the access flags for each location specified in \p desc for the given virtual address range (cuda.h:13116)
+// cuMemSetAccess: Set the access flags for each location specified in \p desc for the given virtual address range Given the virtual address range via \p ptr and \p size, and the locations in the array given by \p desc and \p count, set the access flags for the target locations. (cuda.h:13116)
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
 // cuMemGetAccess: Get the access \p flags set for the given \p location and \p ptr (cuda.h:13135)
 CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr);
@@ -566,7 +566,7 @@ CUresult cuFuncLoad(CUfunction function);
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
 // cuLaunchKernelEx: Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel with launch-time configuration (cuda.h:17820)
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
-// cuLaunchCooperativeKernel: Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel where thread blocks (cuda.h:17913)
+// cuLaunchCooperativeKernel: Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel where thread blocks can cooperate and synchronize as they execute (cuda.h:17913)
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams);
 // cuLaunchCooperativeKernelMultiDevice: Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute (cuda.h:18062)
 CUBIND_DEPRECATED("cuLaunchCooperativeKernelMultiDevice is deprecated")
@@ -780,9 +780,9 @@ CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfu
 CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags);
 // cuOccupancyAvailableDynamicSMemPerBlock: Returns dynamic shared memory available per block when launching \p numBlocks blocks on SM (cuda.h:21807)
 CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize);
-// cuOccupancyMaxPotentialClusterSize: Given the kernel function (\p func) and launch configuration (cuda.h:21848)
+// cuOccupancyMaxPotentialClusterSize: Given the kernel function (\p func) and launch configuration (\p config), return the maximum cluster size in \p *clusterSize. (cuda.h:21848)
 CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config);
-// cuOccupancyMaxActiveClusters: Given the kernel function (\p func) and launch configuration (cuda.h:21891)
+// cuOccupancyMaxActiveClusters: Given the kernel function (\p func) and launch configuration (\p config), return the maximum number of clusters that could co-exist on the target device in \p *numClusters. (cuda.h:21891)
 CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config);
 // cuTexRefSetArray: Binds an array as a texture reference (cuda.h:21935)
 CUBIND_DEPRECATED("cuTexRefSetArray is deprecated")
@@ -891,7 +891,7 @@ CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject 
 CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
 // cuTensorMapEncodeIm2col: Create a tensor map descriptor object representing im2col memory region (cuda.h:23588)
 CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
-// cuTensorMapEncodeIm2colWide: Create a tensor map descriptor object representing im2col memory region, but where (cuda.h:23772)
+// cuTensorMapEncodeIm2colWide: Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension. (cuda.h:23772)
 CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
 // cuTensorMapReplaceAddress: Modify an existing tensor map descriptor with an updated global address (cuda.h:23799)
 CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress);
@@ -899,7 +899,7 @@ CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress);
 CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
 // cuCtxEnablePeerAccess: Enables direct access to memory allocations in a peer context. (cuda.h:23895)
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
-// cuCtxDisablePeerAccess: Disables direct access to memory allocations in a peer context and (cuda.h:23922)
+// cuCtxDisablePeerAccess: Disables direct access to memory allocations in a peer context and unregisters any registered allocations. (cuda.h:23922)
 CUresult cuCtxDisablePeerAccess(CUcontext peerContext);
 // cuDeviceGetP2PAttribute: Queries attributes of the link between two devices. (cuda.h:23966)
 CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice);
@@ -957,9 +957,9 @@ CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx *phCtx);
 CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority);
 // cuGreenCtxGetId: Returns the unique Id associated with the green context supplied (cuda.h:25278)
 CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId);
-// cuLogsRegisterCallback: Register a callback function to receive error log messages (cuda.h:25317)
+// cuLogsRegisterCallback: Register a callback function to receive error log messages \param callbackFunc - The function to register as a callback \param userData - A generic pointer to user data. (cuda.h:25317)
 CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out);
-// cuLogsUnregisterCallback: Unregister a log message callback (cuda.h:25328)
+// cuLogsUnregisterCallback: Unregister a log message callback \param callback - The callback instance to unregister from receiving log messages (cuda.h:25328)
 CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback);
 // cuLogsCurrent: Sets log iterator to point to the end of log buffer, where the next message would be written. (cuda.h:25340)
 CUresult cuLogsCurrent(CUlogIterator *iterator_out, unsigned int flags);

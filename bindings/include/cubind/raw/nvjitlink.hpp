@@ -28,33 +28,33 @@ void nvjitlink_load();
 // Whether libnvJitLink.so.13 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus nvjitlink_status() noexcept;
 
-// nvJitLinkCreate: \ingroup linking (nvJitLink.h:190)
+// nvJitLinkCreate: nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle. (nvJitLink.h:190)
 nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options);
-// nvJitLinkDestroy: \ingroup linking (nvJitLink.h:214)
+// nvJitLinkDestroy: nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL. (nvJitLink.h:214)
 nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle);
-// nvJitLinkAddData: \ingroup linking (nvJitLink.h:241)
+// nvJitLinkAddData: nvJitLinkAddData adds data image to the link. (nvJitLink.h:241)
 nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name);
-// nvJitLinkAddFile: \ingroup linking (nvJitLink.h:269)
+// nvJitLinkAddFile: nvJitLinkAddFile reads data from file and links it in. (nvJitLink.h:269)
 nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName);
-// nvJitLinkComplete: \ingroup linking (nvJitLink.h:290)
+// nvJitLinkComplete: nvJitLinkComplete does the actual link. (nvJitLink.h:290)
 nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle);
-// nvJitLinkGetLinkedCubinSize: \ingroup linking (nvJitLink.h:313)
+// nvJitLinkGetLinkedCubinSize: nvJitLinkGetLinkedCubinSize gets the size of the linked cubin. (nvJitLink.h:313)
 nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t *size);
-// nvJitLinkGetLinkedCubin: \ingroup linking (nvJitLink.h:339)
+// nvJitLinkGetLinkedCubin: nvJitLinkGetLinkedCubin gets the linked cubin. (nvJitLink.h:339)
 nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin);
-// nvJitLinkGetLinkedPtxSize: \ingroup linking (nvJitLink.h:365)
+// nvJitLinkGetLinkedPtxSize: nvJitLinkGetLinkedPtxSize gets the size of the linked ptx. (nvJitLink.h:365)
 nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t *size);
-// nvJitLinkGetLinkedPtx: \ingroup linking (nvJitLink.h:392)
+// nvJitLinkGetLinkedPtx: nvJitLinkGetLinkedPtx gets the linked ptx. (nvJitLink.h:392)
 nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx);
-// nvJitLinkGetErrorLogSize: \ingroup linking (nvJitLink.h:417)
+// nvJitLinkGetErrorLogSize: nvJitLinkGetErrorLogSize gets the size of the error log. (nvJitLink.h:417)
 nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t *size);
-// nvJitLinkGetErrorLog: \ingroup linking (nvJitLink.h:443)
+// nvJitLinkGetErrorLog: nvJitLinkGetErrorLog puts any error messages in the log. (nvJitLink.h:443)
 nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log);
-// nvJitLinkGetInfoLogSize: \ingroup linking (nvJitLink.h:468)
+// nvJitLinkGetInfoLogSize: nvJitLinkGetInfoLogSize gets the size of the info log. (nvJitLink.h:468)
 nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t *size);
-// nvJitLinkGetInfoLog: \ingroup linking (nvJitLink.h:494)
+// nvJitLinkGetInfoLog: nvJitLinkGetInfoLog puts any info messages in the log. (nvJitLink.h:494)
 nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log);
-// nvJitLinkVersion: \ingroup linking (nvJitLink.h:514)
+// nvJitLinkVersion: nvJitLinkVersion returns the current version of nvJitLink. (nvJitLink.h:514)
 nvJitLinkResult nvJitLinkVersion(unsigned int *major, unsigned int *minor);
 
 }  // namespace cubind::raw

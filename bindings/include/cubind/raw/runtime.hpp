@@ -32,7 +32,7 @@ void runtime_load();
 // Whether libcudart.so.13 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus runtime_status() noexcept;
 
-// cudaDeviceReset: Destroy all allocations and reset all state on the current device (cuda_runtime_api.h:330)
+// cudaDeviceReset: Destroy all allocations and reset all state on the current device in the current process. (cuda_runtime_api.h:330)
 cudaError_t cudaDeviceReset(void);
 // cudaDeviceSynchronize: Wait for compute device to finish (cuda_runtime_api.h:352)
 cudaError_t cudaDeviceSynchronize(void);
@@ -44,7 +44,7 @@ cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit);
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device);
 // cudaDeviceGetCacheConfig: Returns the preferred cache configuration for the current device. (cuda_runtime_api.h:531)
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig);
-// cudaDeviceGetStreamPriorityRange: Returns numerical values that correspond to the least and (cuda_runtime_api.h:568)
+// cudaDeviceGetStreamPriorityRange: Returns numerical values that correspond to the least and greatest stream priorities. (cuda_runtime_api.h:568)
 cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 // cudaDeviceSetCacheConfig: Sets the preferred cache configuration for the current device. (cuda_runtime_api.h:612)
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig);
@@ -56,11 +56,11 @@ cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device);
 cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event);
 // cudaIpcOpenEventHandle: Opens an interprocess event handle for use in the current process (cuda_runtime_api.h:764)
 cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle);
-// cudaIpcGetMemHandle: Gets an interprocess memory handle for an existing device memory (cuda_runtime_api.h:809)
+// cudaIpcGetMemHandle: Gets an interprocess memory handle for an existing device memory allocation (cuda_runtime_api.h:809)
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr);
-// cudaIpcOpenMemHandle: Opens an interprocess memory handle exported from another process (cuda_runtime_api.h:876)
+// cudaIpcOpenMemHandle: Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. (cuda_runtime_api.h:876)
 cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags);
-// cudaIpcCloseMemHandle: Attempts to close memory mapped with cudaIpcOpenMemHandle (cuda_runtime_api.h:915)
+// cudaIpcCloseMemHandle: Attempts to close memory mapped with cudaIpcOpenMemHandle Decrements the reference count of the memory returnd by ::cudaIpcOpenMemHandle by 1. (cuda_runtime_api.h:915)
 cudaError_t cudaIpcCloseMemHandle(void *devPtr);
 // cudaDeviceFlushGPUDirectRDMAWrites: Blocks until remote writes are visible to the specified scope (cuda_runtime_api.h:947)
 cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope);
@@ -112,7 +112,7 @@ cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDevice(int *device);
 // cudaSetValidDevices: Set a list of devices that can be used for CUDA (cuda_runtime_api.h:1712)
 cudaError_t cudaSetValidDevices(int *device_arr, int len);
-// cudaSetDeviceFlags: Sets flags to be used for device executions (cuda_runtime_api.h:1782)
+// cudaSetDeviceFlags: Sets flags to be used for device executions Records \p flags as the flags for the current device. (cuda_runtime_api.h:1782)
 cudaError_t cudaSetDeviceFlags(unsigned int flags);
 // cudaGetDeviceFlags: Gets the flags for the current device (cuda_runtime_api.h:1827)
 cudaError_t cudaGetDeviceFlags(unsigned int *flags);
@@ -223,9 +223,9 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const 
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize);
 // cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: Returns occupancy for a device function with the specified flags (cuda_runtime_api.h:4352)
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags);
-// cudaOccupancyMaxPotentialClusterSize: Given the kernel function (\p func) and launch configuration (cuda_runtime_api.h:4388)
+// cudaOccupancyMaxPotentialClusterSize: Given the kernel function (\p func) and launch configuration (\p config), return the maximum cluster size in \p *clusterSize. (cuda_runtime_api.h:4388)
 cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig);
-// cudaOccupancyMaxActiveClusters: Given the kernel function (\p func) and launch configuration (cuda_runtime_api.h:4428)
+// cudaOccupancyMaxActiveClusters: Given the kernel function (\p func) and launch configuration (\p config), return the maximum number of clusters that could co-exist on the target device in \p *numClusters. (cuda_runtime_api.h:4428)
 cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig);
 // cudaMallocManaged (cuda_runtime_api.h:4550)
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
@@ -251,9 +251,9 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags);
 // cudaHostUnregister: Unregisters a memory range that was registered with cudaHostRegister (cuda_runtime_api.h:5007)
 cudaError_t cudaHostUnregister(void *ptr);
-// cudaHostGetDevicePointer: Passes back device pointer of mapped host memory allocated by (cuda_runtime_api.h:5052)
+// cudaHostGetDevicePointer: Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister (cuda_runtime_api.h:5052)
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
-// cudaHostGetFlags: Passes back flags used to allocate pinned host memory allocated by (cuda_runtime_api.h:5074)
+// cudaHostGetFlags: Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc (cuda_runtime_api.h:5074)
 cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost);
 // cudaMalloc3D: Allocates logical 1D, 2D, or 3D memory objects on the device (cuda_runtime_api.h:5113)
 cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent);
@@ -273,7 +273,7 @@ cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t st
 cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream);
 // cudaMemGetInfo: Gets free and total device memory (cuda_runtime_api.h:5752)
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
-// cudaArrayGetInfo: Gets info about the specified cudaArray (cuda_runtime_api.h:5778)
+// cudaArrayGetInfo: Gets info about the specified cudaArray Returns in \p *desc, \p *extent and \p *flags respectively, the type, shape and flags of \p array. (cuda_runtime_api.h:5778)
 cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array);
 // cudaArrayGetPlane: Gets a CUDA array plane from a CUDA array (cuda_runtime_api.h:5807)
 cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx);
@@ -382,11 +382,11 @@ cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t m
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps);
 // cudaMemPoolDestroy: Destroys the specified memory pool (cuda_runtime_api.h:8083)
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool);
-// cudaMemGetDefaultMemPool:  * \brief Returns the default memory pool for a given location and allocation type (cuda_runtime_api.h:8102)
+// cudaMemGetDefaultMemPool: Returns the default memory pool for a given location and allocation type  *  * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or  * ::cudaMemLocationTypeHostNuma. (cuda_runtime_api.h:8102)
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type);
-// cudaMemGetMemPool:  * \brief Gets the current memory pool for a given memory location and allocation type (cuda_runtime_api.h:8125)
+// cudaMemGetMemPool: Gets the current memory pool for a given memory location and allocation type  *  * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or  * ::cudaMemLocationTypeHostNuma. (cuda_runtime_api.h:8125)
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type);
-// cudaMemSetMemPool:  * \brief Sets the current memory pool for a memory location and allocation type (cuda_runtime_api.h:8153)
+// cudaMemSetMemPool: Sets the current memory pool for a memory location and allocation type  *  * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or  * ::cudaMemLocationTypeHostNuma. (cuda_runtime_api.h:8153)
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool);
 // cudaMallocFromPoolAsync: Allocates memory from a specified pool with stream ordered semantics. (cuda_runtime_api.h:8189)
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
@@ -438,15 +438,15 @@ cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pR
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc);
 // cudaDestroySurfaceObject: Destroys a surface object (cuda_runtime_api.h:9259)
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject);
-// cudaGetSurfaceObjectResourceDesc: Returns a surface object's resource descriptor (cuda_runtime_api.h:9278)
+// cudaGetSurfaceObjectResourceDesc: Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by \p surfObject. (cuda_runtime_api.h:9278)
 cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject);
 // cudaDriverGetVersion: Returns the latest version of CUDA supported by the driver (cuda_runtime_api.h:9312)
 cudaError_t cudaDriverGetVersion(int *driverVersion);
 // cudaRuntimeGetVersion: Returns the CUDA Runtime version (cuda_runtime_api.h:9341)
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
-// cudaLogsRegisterCallback: Register a callback function to receive error log messages (cuda_runtime_api.h:9378)
+// cudaLogsRegisterCallback: Register a callback function to receive error log messages \param callbackFunc - The function to register as a callback \param userData - A generic pointer to user data. (cuda_runtime_api.h:9378)
 cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out);
-// cudaLogsUnregisterCallback: Unregister a log message callback (cuda_runtime_api.h:9389)
+// cudaLogsUnregisterCallback: Unregister a log message callback \param callback - The callback instance to unregister from receiving log messages (cuda_runtime_api.h:9389)
 cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback);
 // cudaLogsCurrent: Sets log iterator to point to the end of log buffer, where the next message would be written. (cuda_runtime_api.h:9401)
 cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags);
@@ -655,7 +655,7 @@ cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib);
 cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib);
 // cudaKernelSetAttributeForDevice: Sets information about a kernel (cuda_runtime_api.h:13566)
 cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device);
-// cudaGetExportTable: \cond impl_private (cuda_runtime_api.h:13571)
+// cudaGetExportTable (cuda_runtime_api.h:13571)
 cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId);
 // cudaGetFuncBySymbol: Get pointer to device entry function that matches entry function \p symbolPtr (cuda_runtime_api.h:13757)
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr);
