@@ -71,11 +71,11 @@ struct Reader {
 const std::set<std::string> kLibraries = {"driver", "runtime", "nvrtc", "nvjitlink"};
 const std::set<std::string> kDirections = {"in", "out", "inout"};
 
-ParamAnnotation read_param(const Reader& r, const YAML::Node& node, const std::string& where) {
+ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
   r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by"}, where);
   ParamAnnotation p;
-  p.line = r.line(node);
+  p.line = r.line(key);  // where the entry's name is, whatever its style
   if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
   p.direction = r.scalar(node["direction"], where + ".direction");
   if (!kDirections.count(p.direction)) {
@@ -91,11 +91,12 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& node, const std::s
   return p;
 }
 
-FunctionAnnotation read_function(const Reader& r, const YAML::Node& node, const std::string& name) {
+FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const YAML::Node& node,
+                                 const std::string& name) {
   r.expect_map(node, "function " + name);
   r.only_keys(node, {"params", "skip", "introduced"}, "function " + name);
   FunctionAnnotation f;
-  f.line = r.line(node);
+  f.line = r.line(key);
   if (node["skip"]) f.skip = r.scalar(node["skip"], name + ".skip");
   if (node["introduced"]) {
     f.introduced = r.scalar(node["introduced"], name + ".introduced");
@@ -109,7 +110,7 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& node, const 
     r.expect_map(params, name + ".params");
     for (const auto& kv : params) {
       const std::string pname = r.scalar(kv.first, "a parameter name");
-      f.params[pname] = read_param(r, kv.second, name + ".params." + pname);
+      f.params[pname] = read_param(r, kv.first, kv.second, name + ".params." + pname);
     }
   }
   if (!f.skip.empty() && !f.params.empty()) r.fail(node, name + " is skipped and also annotates parameters");
@@ -212,7 +213,7 @@ Annotations parse_annotations(const std::string& text, const std::string& file) 
   for (const auto& kv : functions) {
     const std::string name = r.scalar(kv.first, "a function name");
     if (a.functions.count(name)) r.fail(kv.first, "function " + name + " is annotated twice");
-    a.functions[name] = read_function(r, kv.second, name);
+    a.functions[name] = read_function(r, kv.first, kv.second, name);
   }
   return a;
 }

@@ -74,7 +74,9 @@ std::map<std::string, ParamDoc> parse_param_docs(const std::string& doc) {
     if (direction == "in,out") direction = "inout";
     std::string tail = m.suffix();
     // The text runs to the next command (\param, \return, \note, ...) or a blank line.
-    static const std::regex end_re(R"(\\[a-z]+|\n\s*\n)");
+    // Inline commands (\\p, \\c, \\e, \\ref) are part of the text; block commands end it.
+    static const std::regex end_re(
+        R"(\\(param|return|returns|retval|note|notefnerr|note_[a-z_]+|sa|see|brief|details|deprecated)\b|\n\s*\n)");
     std::smatch e;
     std::string text = std::regex_search(tail, e, end_re) ? tail.substr(0, e.position(0)) : tail;
     out[name] = ParamDoc{trim(text), direction};
@@ -444,6 +446,19 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
 
   // Called once the whole translation unit was visited.
   void finish() {
+    // typedef enum cudaError_enum {...} CUresult; and typedef enum cudaError cudaError_t;
+    // name the enum as users write it.
+    for (const Typedef& t : out_.library.typedefs) {
+      if (t.kind != Typedef::Kind::EnumAlias || t.target.spelling.rfind("enum ", 0) != 0) continue;
+      const std::string tag = t.target.spelling.substr(5);
+      auto it = enum_by_tag_.find(tag);
+      if (it == enum_by_tag_.end()) continue;
+      Enum& e = out_.library.enums[it->second];
+      if (e.name == e.tag) {
+        e.name = t.name;
+        e.scoped_typedef = true;
+      }
+    }
     for (const std::size_t i : pending_doc_) {
       Function& f = out_.library.functions[i];
       if (auto it = versioned_docs_.find(f.versioned_symbol); it != versioned_docs_.end()) {
@@ -479,18 +494,17 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     const unsigned end = sm_.getFileOffset(rc->getEndLoc());
     const llvm::StringRef buffer = sm_.getBufferData(fid);
     if (end >= offset || offset > buffer.size()) return "";
+    // Allowed between them: the rest of the comment's last line, conditional
+    // directives (#ifndef NVJITLINK_NO_INLINE), and the start of the
+    // declaration's own line ("#define ", "static inline ").
+    std::vector<std::string> lines;
     std::istringstream gap(buffer.substr(end + 1, offset - end - 1).str());
-    std::string line;
-    bool first = true;
-    while (std::getline(gap, line)) {
-      const std::string t = trim(line);
-      // The comment's own closing characters, then the directive holding the macro name.
-      if (first || t.empty() || t[0] == '#') {
-        first = false;
-        continue;
-      }
-      return "";
+    for (std::string line; std::getline(gap, line);) lines.push_back(trim(line));
+    static const std::regex conditional_re(R"(#\s*(if|ifdef|ifndef|elif|else|endif)\b.*)");
+    for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+      if (!lines[i].empty() && !std::regex_match(lines[i], conditional_re)) return "";
     }
+    if (lines.size() > 1 && !lines.front().empty()) return "";
     return comment_text(rc, sm_, ctx_.getDiagnostics());
   }
 
@@ -702,12 +716,12 @@ class EvalConsumer : public clang::ASTConsumer {
         if (!init->EvaluateAsFloat(f, ctx)) continue;
         r.kind = Macro::Kind::Float;
         r.float_value = f.convertToDouble();
-      } else if (type->isPointerType() &&
-                 type->getPointeeType().getUnqualifiedType().getCanonicalType() == ctx.CharTy) {
+      } else if (llvm::isa<clang::StringLiteral>(init->IgnoreParenImpCasts())) {
         const auto* sl = llvm::dyn_cast<clang::StringLiteral>(init->IgnoreParenImpCasts());
         if (sl == nullptr) continue;
         r.kind = Macro::Kind::String;
         r.string_value = sl->getString().str();
+        r.c_type = "const char *";
       } else if (type->isPointerType()) {
         // An address spelled as a cast: ((CUstream)0x1). Fold it to an integer.
         if (!init->EvaluateAsRValue(value, ctx) || !value.Val.isLValue() || value.Val.getLValueBase()) continue;
@@ -930,7 +944,10 @@ void evaluate_macros(const std::vector<RawMacro>& raw, const std::map<std::strin
     candidates.push_back(&m);
     in.main_code += "static const __typeof__(" + m.name + ") cubind_macro_" + m.name + " = (" + m.name + ");\n";
   }
-  in.main_code += "#ifdef CUDA_VERSION\nstatic const int cubind_macro___cuda_version = CUDA_VERSION;\n#endif\n";
+  // Every library shares the toolkit's version, which cuda.h states.
+  in.main_code +=
+      "#if !defined(CUDA_VERSION) && __has_include(<cuda.h>)\n#include <cuda.h>\n#endif\n"
+      "#ifdef CUDA_VERSION\nstatic const int cubind_macro___cuda_version = CUDA_VERSION;\n#endif\n";
   std::map<std::string, EvalResult> values;
   in.args.push_back("-fno-caret-diagnostics");  // also silences "N errors generated"
   run_clang(std::make_unique<EvalAction>(values), in, source.name + " macro values", false);

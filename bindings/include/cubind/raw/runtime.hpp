@@ -40,7 +40,7 @@ cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
 // cudaDeviceGetLimit: Return resource limits (cuda_runtime_api.h:474)
 cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit);
-// cudaDeviceGetTexture1DLinearMaxWidth: Returns the maximum number of elements allocatable in a 1D linear texture for a given element size. (cuda_runtime_api.h:497)
+// cudaDeviceGetTexture1DLinearMaxWidth (cuda_runtime_api.h:497)
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device);
 // cudaDeviceGetCacheConfig: Returns the preferred cache configuration for the current device. (cuda_runtime_api.h:531)
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig);
@@ -170,7 +170,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
 // cudaEventRecord: Records an event (cuda_runtime_api.h:2839)
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
-// cudaEventRecordWithFlags: Records an event (cuda_runtime_api.h:2887)
+// cudaEventRecordWithFlags (cuda_runtime_api.h:2887)
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags);
 // cudaEventQuery: Queries an event's status (cuda_runtime_api.h:2920)
 cudaError_t cudaEventQuery(cudaEvent_t event);
@@ -281,9 +281,9 @@ cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsi
 cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device);
 // cudaMipmappedArrayGetMemoryRequirements: Returns the memory requirements of a CUDA mipmapped array (cuda_runtime_api.h:5854)
 cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device);
-// cudaArrayGetSparseProperties: Returns the layout properties of a sparse CUDA array (cuda_runtime_api.h:5882)
+// cudaArrayGetSparseProperties (cuda_runtime_api.h:5882)
 cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array);
-// cudaMipmappedArrayGetSparseProperties: Returns the layout properties of a sparse CUDA mipmapped array (cuda_runtime_api.h:5912)
+// cudaMipmappedArrayGetSparseProperties (cuda_runtime_api.h:5912)
 cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap);
 // cudaMemcpy: Copies data between host and device (cuda_runtime_api.h:5957)
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
@@ -470,21 +470,21 @@ cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAtt
 cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue *value);
 // cudaGraphAddMemcpyNode: Creates a memcpy node and adds it to a graph (cuda_runtime_api.h:9785)
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams);
-// cudaGraphAddMemcpyNodeToSymbol: Creates a memcpy node to copy to a symbol on the device and adds it to a graph (cuda_runtime_api.h:9844)
+// cudaGraphAddMemcpyNodeToSymbol (cuda_runtime_api.h:9844)
 cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind);
-// cudaGraphAddMemcpyNodeFromSymbol: Creates a memcpy node to copy from a symbol on the device and adds it to a graph (cuda_runtime_api.h:9913)
+// cudaGraphAddMemcpyNodeFromSymbol (cuda_runtime_api.h:9913)
 cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind);
-// cudaGraphAddMemcpyNode1D: Creates a 1D memcpy node and adds it to a graph (cuda_runtime_api.h:9981)
+// cudaGraphAddMemcpyNode1D (cuda_runtime_api.h:9981)
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 // cudaGraphMemcpyNodeGetParams: Returns a memcpy node's parameters (cuda_runtime_api.h:10013)
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams);
 // cudaGraphMemcpyNodeSetParams: Sets a memcpy node's parameters (cuda_runtime_api.h:10040)
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams);
-// cudaGraphMemcpyNodeSetParamsToSymbol: Sets a memcpy node's parameters to copy to a symbol on the device (cuda_runtime_api.h:10079)
+// cudaGraphMemcpyNodeSetParamsToSymbol (cuda_runtime_api.h:10079)
 cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind);
-// cudaGraphMemcpyNodeSetParamsFromSymbol: Sets a memcpy node's parameters to copy from a symbol on the device (cuda_runtime_api.h:10125)
+// cudaGraphMemcpyNodeSetParamsFromSymbol (cuda_runtime_api.h:10125)
 cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind);
-// cudaGraphMemcpyNodeSetParams1D: Sets a memcpy node's parameters to perform a 1-dimensional copy (cuda_runtime_api.h:10171)
+// cudaGraphMemcpyNodeSetParams1D (cuda_runtime_api.h:10171)
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 // cudaGraphAddMemsetNode: Creates a memset node and adds it to a graph (cuda_runtime_api.h:10219)
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams);
@@ -504,17 +504,17 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t 
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph);
 // cudaGraphAddEmptyNode: Creates an empty node and adds it to a graph (cuda_runtime_api.h:10462)
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies);
-// cudaGraphAddEventRecordNode: Creates an event record node and adds it to a graph (cuda_runtime_api.h:10506)
+// cudaGraphAddEventRecordNode (cuda_runtime_api.h:10506)
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event);
-// cudaGraphEventRecordNodeGetEvent: Returns the event associated with an event record node (cuda_runtime_api.h:10533)
+// cudaGraphEventRecordNodeGetEvent (cuda_runtime_api.h:10533)
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out);
-// cudaGraphEventRecordNodeSetEvent: Sets an event record node's event (cuda_runtime_api.h:10561)
+// cudaGraphEventRecordNodeSetEvent (cuda_runtime_api.h:10561)
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
-// cudaGraphAddEventWaitNode: Creates an event wait node and adds it to a graph (cuda_runtime_api.h:10608)
+// cudaGraphAddEventWaitNode (cuda_runtime_api.h:10608)
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event);
-// cudaGraphEventWaitNodeGetEvent: Returns the event associated with an event wait node (cuda_runtime_api.h:10635)
+// cudaGraphEventWaitNodeGetEvent (cuda_runtime_api.h:10635)
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out);
-// cudaGraphEventWaitNodeSetEvent: Sets an event wait node's event (cuda_runtime_api.h:10663)
+// cudaGraphEventWaitNodeSetEvent (cuda_runtime_api.h:10663)
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
 // cudaGraphAddExternalSemaphoresSignalNode: Creates an external semaphore signal node and adds it to a graph (cuda_runtime_api.h:10713)
 cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams);
@@ -576,21 +576,21 @@ cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long 
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams);
 // cudaGraphExecMemcpyNodeSetParams: Sets the parameters for a memcpy node in the given graphExec. (cuda_runtime_api.h:11925)
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams);
-// cudaGraphExecMemcpyNodeSetParamsToSymbol: Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device (cuda_runtime_api.h:11980)
+// cudaGraphExecMemcpyNodeSetParamsToSymbol (cuda_runtime_api.h:11980)
 cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind);
-// cudaGraphExecMemcpyNodeSetParamsFromSymbol: Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device (cuda_runtime_api.h:12043)
+// cudaGraphExecMemcpyNodeSetParamsFromSymbol (cuda_runtime_api.h:12043)
 cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind);
-// cudaGraphExecMemcpyNodeSetParams1D: Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy (cuda_runtime_api.h:12104)
+// cudaGraphExecMemcpyNodeSetParams1D (cuda_runtime_api.h:12104)
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 // cudaGraphExecMemsetNodeSetParams: Sets the parameters for a memset node in the given graphExec. (cuda_runtime_api.h:12163)
 cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams);
 // cudaGraphExecHostNodeSetParams: Sets the parameters for a host node in the given graphExec. (cuda_runtime_api.h:12203)
 cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams);
-// cudaGraphExecChildGraphNodeSetParams: Updates node parameters in the child graph node in the given graphExec. (cuda_runtime_api.h:12250)
+// cudaGraphExecChildGraphNodeSetParams (cuda_runtime_api.h:12250)
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph);
-// cudaGraphExecEventRecordNodeSetEvent: Sets the event for an event record node in the given graphExec (cuda_runtime_api.h:12295)
+// cudaGraphExecEventRecordNodeSetEvent (cuda_runtime_api.h:12295)
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event);
-// cudaGraphExecEventWaitNodeSetEvent: Sets the event for an event wait node in the given graphExec (cuda_runtime_api.h:12340)
+// cudaGraphExecEventWaitNodeSetEvent (cuda_runtime_api.h:12340)
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event);
 // cudaGraphExecExternalSemaphoresSignalNodeSetParams: Sets the parameters for an external semaphore signal node in the given graphExec (cuda_runtime_api.h:12388)
 cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams);
@@ -602,7 +602,7 @@ cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t 
 cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled);
 // cudaGraphExecUpdate: Check whether an executable graph can be updated with a graph and perform the update if possible (cuda_runtime_api.h:12604)
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo);
-// cudaGraphUpload: Uploads an executable graph in a stream (cuda_runtime_api.h:12629)
+// cudaGraphUpload (cuda_runtime_api.h:12629)
 cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream);
 // cudaGraphLaunch: Launches an executable graph in a stream (cuda_runtime_api.h:12660)
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);

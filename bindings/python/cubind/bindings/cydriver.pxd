@@ -174,14 +174,14 @@ cdef extern from "cuda.h" nogil:
     ctypedef CUipcMemHandle_st CUipcMemHandle
     cdef enum CUipcMem_flags_enum:
         CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
-
     ctypedef CUipcMem_flags_enum CUipcMem_flags
+
     cdef enum CUmemAttach_flags_enum:
         CU_MEM_ATTACH_GLOBAL = 1
         CU_MEM_ATTACH_HOST = 2
         CU_MEM_ATTACH_SINGLE = 4
-
     ctypedef CUmemAttach_flags_enum CUmemAttach_flags
+
     cdef enum CUctx_flags_enum:
         CU_CTX_SCHED_AUTO = 0
         CU_CTX_SCHED_SPIN = 1
@@ -195,64 +195,64 @@ cdef extern from "cuda.h" nogil:
         CU_CTX_USER_COREDUMP_ENABLE = 64
         CU_CTX_SYNC_MEMOPS = 128
         CU_CTX_FLAGS_MASK = 255
-
     ctypedef CUctx_flags_enum CUctx_flags
+
     cdef enum CUevent_sched_flags_enum:
         CU_EVENT_SCHED_AUTO = 0
         CU_EVENT_SCHED_SPIN = 1
         CU_EVENT_SCHED_YIELD = 2
         CU_EVENT_SCHED_BLOCKING_SYNC = 4
-
     ctypedef CUevent_sched_flags_enum CUevent_sched_flags
+
     cdef enum cl_event_flags_enum:
         NVCL_EVENT_SCHED_AUTO = 0
         NVCL_EVENT_SCHED_SPIN = 1
         NVCL_EVENT_SCHED_YIELD = 2
         NVCL_EVENT_SCHED_BLOCKING_SYNC = 4
-
     ctypedef cl_event_flags_enum cl_event_flags
+
     cdef enum cl_context_flags_enum:
         NVCL_CTX_SCHED_AUTO = 0
         NVCL_CTX_SCHED_SPIN = 1
         NVCL_CTX_SCHED_YIELD = 2
         NVCL_CTX_SCHED_BLOCKING_SYNC = 4
-
     ctypedef cl_context_flags_enum cl_context_flags
+
     cdef enum CUstream_flags_enum:
         CU_STREAM_DEFAULT = 0
         CU_STREAM_NON_BLOCKING = 1
-
     ctypedef CUstream_flags_enum CUstream_flags
+
     cdef enum CUevent_flags_enum:
         CU_EVENT_DEFAULT = 0
         CU_EVENT_BLOCKING_SYNC = 1
         CU_EVENT_DISABLE_TIMING = 2
         CU_EVENT_INTERPROCESS = 4
-
     ctypedef CUevent_flags_enum CUevent_flags
+
     cdef enum CUevent_record_flags_enum:
         CU_EVENT_RECORD_DEFAULT = 0
         CU_EVENT_RECORD_EXTERNAL = 1
-
     ctypedef CUevent_record_flags_enum CUevent_record_flags
+
     cdef enum CUevent_wait_flags_enum:
         CU_EVENT_WAIT_DEFAULT = 0
         CU_EVENT_WAIT_EXTERNAL = 1
-
     ctypedef CUevent_wait_flags_enum CUevent_wait_flags
+
     cdef enum CUstreamWaitValue_flags_enum:
         CU_STREAM_WAIT_VALUE_GEQ = 0
         CU_STREAM_WAIT_VALUE_EQ = 1
         CU_STREAM_WAIT_VALUE_AND = 2
         CU_STREAM_WAIT_VALUE_NOR = 3
         CU_STREAM_WAIT_VALUE_FLUSH = 1073741824
-
     ctypedef CUstreamWaitValue_flags_enum CUstreamWaitValue_flags
+
     cdef enum CUstreamWriteValue_flags_enum:
         CU_STREAM_WRITE_VALUE_DEFAULT = 0
         CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 1
-
     ctypedef CUstreamWriteValue_flags_enum CUstreamWriteValue_flags
+
     cdef enum CUstreamBatchMemOpType_enum:
         CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1
         CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2
@@ -260,13 +260,13 @@ cdef extern from "cuda.h" nogil:
         CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5
         CU_STREAM_MEM_OP_BARRIER = 6
         CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3
-
     ctypedef CUstreamBatchMemOpType_enum CUstreamBatchMemOpType
+
     cdef enum CUstreamMemoryBarrier_flags_enum:
         CU_STREAM_MEMORY_BARRIER_TYPE_SYS = 0
         CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 1
-
     ctypedef CUstreamMemoryBarrier_flags_enum CUstreamMemoryBarrier_flags
+
     cdef struct CUstreamMemOpWaitValueParams_st "CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st":
         CUstreamBatchMemOpType operation
         CUdeviceptr address
@@ -319,17 +319,17 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUoccupancy_flags_enum:
         CU_OCCUPANCY_DEFAULT = 0
         CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 1
-
     ctypedef CUoccupancy_flags_enum CUoccupancy_flags
+
     cdef enum CUstreamUpdateCaptureDependencies_flags_enum:
         CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0
         CU_STREAM_SET_CAPTURE_DEPENDENCIES = 1
-
     ctypedef CUstreamUpdateCaptureDependencies_flags_enum CUstreamUpdateCaptureDependencies_flags
+
     cdef enum CUasyncNotificationType_enum:
         CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET = 1
-
     ctypedef CUasyncNotificationType_enum CUasyncNotificationType
+
     ctypedef struct anon_anon_CUasyncNotificationInfo_st_info_overBudget "decltype(decltype(CUasyncNotificationInfo_st::info)::overBudget)":
         unsigned long long bytesOverBudget
 
@@ -395,20 +395,20 @@ cdef extern from "cuda.h" nogil:
         CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 181
         CU_AD_FORMAT_UNORM_INT_101010_2 = 80
         CU_AD_FORMAT_MAX = 2147483647
-
     ctypedef CUarray_format_enum CUarray_format
+
     cdef enum CUaddress_mode_enum:
         CU_TR_ADDRESS_MODE_WRAP = 0
         CU_TR_ADDRESS_MODE_CLAMP = 1
         CU_TR_ADDRESS_MODE_MIRROR = 2
         CU_TR_ADDRESS_MODE_BORDER = 3
-
     ctypedef CUaddress_mode_enum CUaddress_mode
+
     cdef enum CUfilter_mode_enum:
         CU_TR_FILTER_MODE_POINT = 0
         CU_TR_FILTER_MODE_LINEAR = 1
-
     ctypedef CUfilter_mode_enum CUfilter_mode
+
     cdef enum CUdevice_attribute_enum:
         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
@@ -564,8 +564,8 @@ cdef extern from "cuda.h" nogil:
         CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146
         CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147
         CU_DEVICE_ATTRIBUTE_MAX = 148
-
     ctypedef CUdevice_attribute_enum CUdevice_attribute
+
     cdef struct CUdevprop_st:
         int maxThreadsPerBlock
         int maxThreadsDim[3]
@@ -602,8 +602,8 @@ cdef extern from "cuda.h" nogil:
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20
         CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21
-
     ctypedef CUpointer_attribute_enum CUpointer_attribute
+
     cdef enum CUfunction_attribute_enum:
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
@@ -622,40 +622,40 @@ cdef extern from "cuda.h" nogil:
         CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
         CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
         CU_FUNC_ATTRIBUTE_MAX = 16
-
     ctypedef CUfunction_attribute_enum CUfunction_attribute
+
     cdef enum CUfunc_cache_enum:
         CU_FUNC_CACHE_PREFER_NONE = 0
         CU_FUNC_CACHE_PREFER_SHARED = 1
         CU_FUNC_CACHE_PREFER_L1 = 2
         CU_FUNC_CACHE_PREFER_EQUAL = 3
-
     ctypedef CUfunc_cache_enum CUfunc_cache
+
     cdef enum CUsharedconfig_enum:
         CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE = 0
         CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE = 1
         CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 2
-
     ctypedef CUsharedconfig_enum CUsharedconfig
+
     cdef enum CUshared_carveout_enum:
         CU_SHAREDMEM_CARVEOUT_DEFAULT = -1
         CU_SHAREDMEM_CARVEOUT_MAX_SHARED = 100
         CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0
-
     ctypedef CUshared_carveout_enum CUshared_carveout
+
     cdef enum CUmemorytype_enum:
         CU_MEMORYTYPE_HOST = 1
         CU_MEMORYTYPE_DEVICE = 2
         CU_MEMORYTYPE_ARRAY = 3
         CU_MEMORYTYPE_UNIFIED = 4
-
     ctypedef CUmemorytype_enum CUmemorytype
+
     cdef enum CUcomputemode_enum:
         CU_COMPUTEMODE_DEFAULT = 0
         CU_COMPUTEMODE_PROHIBITED = 2
         CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
-
     ctypedef CUcomputemode_enum CUcomputemode
+
     cdef enum CUmem_advise_enum:
         CU_MEM_ADVISE_SET_READ_MOSTLY = 1
         CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2
@@ -663,8 +663,8 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4
         CU_MEM_ADVISE_SET_ACCESSED_BY = 5
         CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
-
     ctypedef CUmem_advise_enum CUmem_advise
+
     cdef enum CUmem_range_attribute_enum:
         CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1
         CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2
@@ -674,8 +674,8 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 6
         CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7
         CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
-
     ctypedef CUmem_range_attribute_enum CUmem_range_attribute
+
     cdef enum CUjit_option_enum:
         CU_JIT_MAX_REGISTERS = 0
         CU_JIT_THREADS_PER_BLOCK = 1
@@ -713,8 +713,8 @@ cdef extern from "cuda.h" nogil:
         CU_JIT_OVERRIDE_DIRECTIVE_VALUES = 33
         CU_JIT_SPLIT_COMPILE = 34
         CU_JIT_NUM_OPTIONS = 35
-
     ctypedef CUjit_option_enum CUjit_option
+
     cdef enum CUjit_target_enum:
         CU_TARGET_COMPUTE_30 = 30
         CU_TARGET_COMPUTE_32 = 32
@@ -750,19 +750,19 @@ cdef extern from "cuda.h" nogil:
         CU_TARGET_COMPUTE_103F = 131175
         CU_TARGET_COMPUTE_120F = 131192
         CU_TARGET_COMPUTE_121F = 131193
-
     ctypedef CUjit_target_enum CUjit_target
+
     cdef enum CUjit_fallback_enum:
         CU_PREFER_PTX = 0
         CU_PREFER_BINARY = 1
-
     ctypedef CUjit_fallback_enum CUjit_fallback
+
     cdef enum CUjit_cacheMode_enum:
         CU_JIT_CACHE_OPTION_NONE = 0
         CU_JIT_CACHE_OPTION_CG = 1
         CU_JIT_CACHE_OPTION_CA = 2
-
     ctypedef CUjit_cacheMode_enum CUjit_cacheMode
+
     cdef enum CUjitInputType_enum:
         CU_JIT_INPUT_CUBIN = 0
         CU_JIT_INPUT_PTX = 1
@@ -771,8 +771,8 @@ cdef extern from "cuda.h" nogil:
         CU_JIT_INPUT_LIBRARY = 4
         CU_JIT_INPUT_NVVM = 5
         CU_JIT_NUM_INPUT_TYPES = 6
-
     ctypedef CUjitInputType_enum CUjitInputType
+
     ctypedef CUlinkState_st* CUlinkState
     cdef enum CUgraphicsRegisterFlags_enum:
         CU_GRAPHICS_REGISTER_FLAGS_NONE = 0
@@ -780,14 +780,14 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 2
         CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 4
         CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 8
-
     ctypedef CUgraphicsRegisterFlags_enum CUgraphicsRegisterFlags
+
     cdef enum CUgraphicsMapResourceFlags_enum:
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2
-
     ctypedef CUgraphicsMapResourceFlags_enum CUgraphicsMapResourceFlags
+
     cdef enum CUarray_cubemap_face_enum:
         CU_CUBEMAP_FACE_POSITIVE_X = 0
         CU_CUBEMAP_FACE_NEGATIVE_X = 1
@@ -795,8 +795,8 @@ cdef extern from "cuda.h" nogil:
         CU_CUBEMAP_FACE_NEGATIVE_Y = 3
         CU_CUBEMAP_FACE_POSITIVE_Z = 4
         CU_CUBEMAP_FACE_NEGATIVE_Z = 5
-
     ctypedef CUarray_cubemap_face_enum CUarray_cubemap_face
+
     cdef enum CUlimit_enum:
         CU_LIMIT_STACK_SIZE = 0
         CU_LIMIT_PRINTF_FIFO_SIZE = 1
@@ -809,22 +809,22 @@ cdef extern from "cuda.h" nogil:
         CU_LIMIT_CIG_ENABLED = 8
         CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 9
         CU_LIMIT_MAX = 10
-
     ctypedef CUlimit_enum CUlimit
+
     cdef enum CUresourcetype_enum:
         CU_RESOURCE_TYPE_ARRAY = 0
         CU_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1
         CU_RESOURCE_TYPE_LINEAR = 2
         CU_RESOURCE_TYPE_PITCH2D = 3
-
     ctypedef CUresourcetype_enum CUresourcetype
+
     ctypedef void (*CUhostFn)(void *userData)
     cdef enum CUaccessProperty_enum:
         CU_ACCESS_PROPERTY_NORMAL = 0
         CU_ACCESS_PROPERTY_STREAMING = 1
         CU_ACCESS_PROPERTY_PERSISTING = 2
-
     ctypedef CUaccessProperty_enum CUaccessProperty
+
     cdef struct CUaccessPolicyWindow_st:
         void *base_ptr
         size_t num_bytes
@@ -913,8 +913,8 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_COND_TYPE_IF = 0
         CU_GRAPH_COND_TYPE_WHILE = 1
         CU_GRAPH_COND_TYPE_SWITCH = 2
-
     ctypedef CUgraphConditionalNodeType_enum CUgraphConditionalNodeType
+
     cdef struct CUDA_CONDITIONAL_NODE_PARAMS:
         CUgraphConditionalHandle handle
         CUgraphConditionalNodeType type_ "type"
@@ -937,13 +937,13 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_NODE_TYPE_MEM_FREE = 11
         CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12
         CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
-
     ctypedef CUgraphNodeType_enum CUgraphNodeType
+
     cdef enum CUgraphDependencyType_enum:
         CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0
         CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1
-
     ctypedef CUgraphDependencyType_enum CUgraphDependencyType
+
     cdef struct CUgraphEdgeData_st:
         unsigned char from_port
         unsigned char to_port
@@ -958,8 +958,8 @@ cdef extern from "cuda.h" nogil:
         CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3
         CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED = 4
         CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5
-
     ctypedef CUgraphInstantiateResult_enum CUgraphInstantiateResult
+
     cdef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st:
         cuuint64_t flags
         CUstream hUploadStream
@@ -972,19 +972,19 @@ cdef extern from "cuda.h" nogil:
         CU_SYNC_POLICY_SPIN = 2
         CU_SYNC_POLICY_YIELD = 3
         CU_SYNC_POLICY_BLOCKING_SYNC = 4
-
     ctypedef CUsynchronizationPolicy_enum CUsynchronizationPolicy
+
     cdef enum CUclusterSchedulingPolicy_enum:
         CU_CLUSTER_SCHEDULING_POLICY_DEFAULT = 0
         CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
         CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2
-
     ctypedef CUclusterSchedulingPolicy_enum CUclusterSchedulingPolicy
+
     cdef enum CUlaunchMemSyncDomain_enum:
         CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT = 0
         CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1
-
     ctypedef CUlaunchMemSyncDomain_enum CUlaunchMemSyncDomain
+
     cdef struct CUlaunchMemSyncDomainMap_st:
         unsigned char default_
         unsigned char remote
@@ -1007,8 +1007,8 @@ cdef extern from "cuda.h" nogil:
         CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13
         CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14
         CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16
-
     ctypedef CUlaunchAttributeID_enum CUlaunchAttributeID
+
     ctypedef struct anon_CUlaunchAttributeValue_union_clusterDim "decltype(CUlaunchAttributeValue_union::clusterDim)":
         unsigned int x
         unsigned int y
@@ -1077,14 +1077,14 @@ cdef extern from "cuda.h" nogil:
         CU_STREAM_CAPTURE_STATUS_NONE = 0
         CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
         CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
-
     ctypedef CUstreamCaptureStatus_enum CUstreamCaptureStatus
+
     cdef enum CUstreamCaptureMode_enum:
         CU_STREAM_CAPTURE_MODE_GLOBAL = 0
         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
         CU_STREAM_CAPTURE_MODE_RELAXED = 2
-
     ctypedef CUstreamCaptureMode_enum CUstreamCaptureMode
+
     ctypedef CUlaunchAttributeID CUstreamAttrID
     ctypedef CUlaunchAttributeValue_union CUstreamAttrValue_v1
     ctypedef CUlaunchAttributeValue_union CUstreamAttrValue
@@ -1092,19 +1092,19 @@ cdef extern from "cuda.h" nogil:
         CU_GET_PROC_ADDRESS_DEFAULT = 0
         CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
         CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
-
     ctypedef CUdriverProcAddress_flags_enum CUdriverProcAddress_flags
+
     cdef enum CUdriverProcAddressQueryResult_enum:
         CU_GET_PROC_ADDRESS_SUCCESS = 0
         CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
         CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
-
     ctypedef CUdriverProcAddressQueryResult_enum CUdriverProcAddressQueryResult
+
     cdef enum CUexecAffinityType_enum:
         CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0
         CU_EXEC_AFFINITY_TYPE_MAX = 1
-
     ctypedef CUexecAffinityType_enum CUexecAffinityType
+
     cdef struct CUexecAffinitySmCount_st:
         unsigned int val
 
@@ -1122,8 +1122,8 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUcigDataType_enum:
         CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 1
         CIG_DATA_TYPE_NV_BLOB = 2
-
     ctypedef CUcigDataType_enum CUcigDataType
+
     cdef struct CUctxCigParam_st:
         CUcigDataType sharedDataType
         void *sharedData
@@ -1139,8 +1139,8 @@ cdef extern from "cuda.h" nogil:
         CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0
         CU_LIBRARY_BINARY_IS_PRESERVED = 1
         CU_LIBRARY_NUM_OPTIONS = 2
-
     ctypedef CUlibraryOption_enum CUlibraryOption
+
     cdef struct CUlibraryHostUniversalFunctionAndDataTable_st:
         void *functionTable
         size_t functionWindowSize
@@ -1250,8 +1250,8 @@ cdef extern from "cuda.h" nogil:
         CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION = 915
         CUDA_ERROR_KEY_ROTATION = 916
         CUDA_ERROR_UNKNOWN = 999
-
     ctypedef cudaError_enum CUresult
+
     cdef enum CUdevice_P2PAttribute_enum:
         CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 1
         CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 2
@@ -1259,8 +1259,8 @@ cdef extern from "cuda.h" nogil:
         CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED = 4
         CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 4
         CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 5
-
     ctypedef CUdevice_P2PAttribute_enum CUdevice_P2PAttribute
+
     cdef enum CUatomicOperation_enum:
         CU_ATOMIC_OPERATION_INTEGER_ADD = 0
         CU_ATOMIC_OPERATION_INTEGER_MIN = 1
@@ -1276,8 +1276,8 @@ cdef extern from "cuda.h" nogil:
         CU_ATOMIC_OPERATION_FLOAT_MIN = 11
         CU_ATOMIC_OPERATION_FLOAT_MAX = 12
         CU_ATOMIC_OPERATION_MAX = 13
-
     ctypedef CUatomicOperation_enum CUatomicOperation
+
     cdef enum CUatomicOperationCapability_enum:
         CU_ATOMIC_CAPABILITY_SIGNED = 1
         CU_ATOMIC_CAPABILITY_UNSIGNED = 2
@@ -1286,8 +1286,8 @@ cdef extern from "cuda.h" nogil:
         CU_ATOMIC_CAPABILITY_SCALAR_64 = 16
         CU_ATOMIC_CAPABILITY_SCALAR_128 = 32
         CU_ATOMIC_CAPABILITY_VECTOR_32x4 = 64
-
     ctypedef CUatomicOperationCapability_enum CUatomicOperationCapability
+
     ctypedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData)
     ctypedef size_t (*CUoccupancyB2DSize)(int blockSize)
     cdef struct CUDA_MEMCPY2D_st:
@@ -1501,8 +1501,8 @@ cdef extern from "cuda.h" nogil:
         CU_RES_VIEW_FORMAT_UNSIGNED_BC6H = 32
         CU_RES_VIEW_FORMAT_SIGNED_BC6H = 33
         CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 34
-
     ctypedef CUresourceViewFormat_enum CUresourceViewFormat
+
     cdef struct CUDA_RESOURCE_VIEW_DESC_st:
         CUresourceViewFormat format
         size_t width
@@ -1537,14 +1537,14 @@ cdef extern from "cuda.h" nogil:
         CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13
         CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14
         CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15
-
     ctypedef CUtensorMapDataType_enum CUtensorMapDataType
+
     cdef enum CUtensorMapInterleave_enum:
         CU_TENSOR_MAP_INTERLEAVE_NONE = 0
         CU_TENSOR_MAP_INTERLEAVE_16B = 1
         CU_TENSOR_MAP_INTERLEAVE_32B = 2
-
     ctypedef CUtensorMapInterleave_enum CUtensorMapInterleave
+
     cdef enum CUtensorMapSwizzle_enum:
         CU_TENSOR_MAP_SWIZZLE_NONE = 0
         CU_TENSOR_MAP_SWIZZLE_32B = 1
@@ -1553,25 +1553,25 @@ cdef extern from "cuda.h" nogil:
         CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4
         CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5
         CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6
-
     ctypedef CUtensorMapSwizzle_enum CUtensorMapSwizzle
+
     cdef enum CUtensorMapL2promotion_enum:
         CU_TENSOR_MAP_L2_PROMOTION_NONE = 0
         CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1
         CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
-
     ctypedef CUtensorMapL2promotion_enum CUtensorMapL2promotion
+
     cdef enum CUtensorMapFloatOOBfill_enum:
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1
-
     ctypedef CUtensorMapFloatOOBfill_enum CUtensorMapFloatOOBfill
+
     cdef enum CUtensorMapIm2ColWideMode_enum:
         CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0
         CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 = 1
-
     ctypedef CUtensorMapIm2ColWideMode_enum CUtensorMapIm2ColWideMode
+
     cdef struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st:
         unsigned long long p2pToken
         unsigned int vaSpaceToken
@@ -1582,8 +1582,8 @@ cdef extern from "cuda.h" nogil:
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE = 0
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ = 1
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 3
-
     ctypedef CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS
+
     cdef struct CUDA_LAUNCH_PARAMS_st:
         CUfunction function
         unsigned int gridDimX
@@ -1608,8 +1608,8 @@ cdef extern from "cuda.h" nogil:
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT = 7
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF = 8
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9
-
     ctypedef CUexternalMemoryHandleType_enum CUexternalMemoryHandleType
+
     ctypedef struct anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 "decltype(decltype(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st::handle)::win32)":
         void *handle
         const void *name
@@ -1655,8 +1655,8 @@ cdef extern from "cuda.h" nogil:
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT = 8
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD = 9
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10
-
     ctypedef CUexternalSemaphoreHandleType_enum CUexternalSemaphoreHandleType
+
     ctypedef struct anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 "decltype(decltype(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st::handle)::win32)":
         void *handle
         const void *name
@@ -1756,15 +1756,15 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_HANDLE_TYPE_WIN32_KMT = 4
         CU_MEM_HANDLE_TYPE_FABRIC = 8
         CU_MEM_HANDLE_TYPE_MAX = 2147483647
-
     ctypedef CUmemAllocationHandleType_enum CUmemAllocationHandleType
+
     cdef enum CUmemAccess_flags_enum:
         CU_MEM_ACCESS_FLAGS_PROT_NONE = 0
         CU_MEM_ACCESS_FLAGS_PROT_READ = 1
         CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
         CU_MEM_ACCESS_FLAGS_PROT_MAX = 2147483647
-
     ctypedef CUmemAccess_flags_enum CUmemAccess_flags
+
     cdef enum CUmemLocationType_enum:
         CU_MEM_LOCATION_TYPE_INVALID = 0
         CU_MEM_LOCATION_TYPE_NONE = 0
@@ -1773,43 +1773,43 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_LOCATION_TYPE_HOST_NUMA = 3
         CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4
         CU_MEM_LOCATION_TYPE_MAX = 2147483647
-
     ctypedef CUmemLocationType_enum CUmemLocationType
+
     cdef enum CUmemAllocationType_enum:
         CU_MEM_ALLOCATION_TYPE_INVALID = 0
         CU_MEM_ALLOCATION_TYPE_PINNED = 1
         CU_MEM_ALLOCATION_TYPE_MANAGED = 2
         CU_MEM_ALLOCATION_TYPE_MAX = 2147483647
-
     ctypedef CUmemAllocationType_enum CUmemAllocationType
+
     cdef enum CUmemAllocationGranularity_flags_enum:
         CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
         CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
-
     ctypedef CUmemAllocationGranularity_flags_enum CUmemAllocationGranularity_flags
+
     cdef enum CUmemRangeHandleType_enum:
         CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
         CU_MEM_RANGE_HANDLE_TYPE_MAX = 2147483647
-
     ctypedef CUmemRangeHandleType_enum CUmemRangeHandleType
+
     cdef enum CUmemRangeFlags_enum:
         CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 1
-
     ctypedef CUmemRangeFlags_enum CUmemRangeFlags
+
     cdef enum CUarraySparseSubresourceType_enum:
         CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0
         CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1
-
     ctypedef CUarraySparseSubresourceType_enum CUarraySparseSubresourceType
+
     cdef enum CUmemOperationType_enum:
         CU_MEM_OPERATION_TYPE_MAP = 1
         CU_MEM_OPERATION_TYPE_UNMAP = 2
-
     ctypedef CUmemOperationType_enum CUmemOperationType
+
     cdef enum CUmemHandleType_enum:
         CU_MEM_HANDLE_TYPE_GENERIC = 0
-
     ctypedef CUmemHandleType_enum CUmemHandleType
+
     ctypedef union anon_CUarrayMapInfo_st_resource "decltype(CUarrayMapInfo_st::resource)":
         CUmipmappedArray mipmap
         CUarray array
@@ -1860,8 +1860,8 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUmemAllocationCompType_enum:
         CU_MEM_ALLOCATION_COMP_NONE = 0
         CU_MEM_ALLOCATION_COMP_GENERIC = 1
-
     ctypedef CUmemAllocationCompType_enum CUmemAllocationCompType
+
     ctypedef struct anon_CUmemAllocationProp_st_allocFlags "decltype(CUmemAllocationProp_st::allocFlags)":
         unsigned char compressionType
         unsigned char gpuDirectRDMACapable
@@ -1880,8 +1880,8 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUmulticastGranularity_flags_enum:
         CU_MULTICAST_GRANULARITY_MINIMUM = 0
         CU_MULTICAST_GRANULARITY_RECOMMENDED = 1
-
     ctypedef CUmulticastGranularity_flags_enum CUmulticastGranularity_flags
+
     cdef struct CUmulticastObjectProp_st:
         unsigned int numDevices
         size_t size
@@ -1906,8 +1906,8 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6
         CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7
         CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8
-
     ctypedef CUgraphExecUpdateResult_enum CUgraphExecUpdateResult
+
     cdef struct CUgraphExecUpdateResultInfo_st:
         CUgraphExecUpdateResult result
         CUgraphNode errorNode
@@ -1924,8 +1924,8 @@ cdef extern from "cuda.h" nogil:
         CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6
         CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7
         CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8
-
     ctypedef CUmemPool_attribute_enum CUmemPool_attribute
+
     cdef struct CUmemPoolProps_st:
         CUmemAllocationType allocType
         CUmemAllocationHandleType handleTypes
@@ -1945,16 +1945,16 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUmemcpyFlags_enum:
         CU_MEMCPY_FLAG_DEFAULT = 0
         CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1
-
     ctypedef CUmemcpyFlags_enum CUmemcpyFlags
+
     cdef enum CUmemcpySrcAccessOrder_enum:
         CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0
         CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 1
         CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 2
         CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 3
         CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 2147483647
-
     ctypedef CUmemcpySrcAccessOrder_enum CUmemcpySrcAccessOrder
+
     cdef struct CUmemcpyAttributes_st:
         CUmemcpySrcAccessOrder srcAccessOrder
         CUmemLocation_st srcLocHint
@@ -1967,8 +1967,8 @@ cdef extern from "cuda.h" nogil:
         CU_MEMCPY_OPERAND_TYPE_POINTER = 1
         CU_MEMCPY_OPERAND_TYPE_ARRAY = 2
         CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647
-
     ctypedef CUmemcpy3DOperandType_enum CUmemcpy3DOperandType
+
     cdef struct CUoffset3D_st:
         size_t x
         size_t y
@@ -2038,13 +2038,13 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1
         CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2
         CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3
-
     ctypedef CUgraphMem_attribute_enum CUgraphMem_attribute
+
     cdef enum CUgraphChildGraphNodeOwnership_enum:
         CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE = 0
         CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE = 1
-
     ctypedef CUgraphChildGraphNodeOwnership_enum CUgraphChildGraphNodeOwnership
+
     cdef struct CUDA_CHILD_GRAPH_NODE_PARAMS_st:
         CUgraph graph
         CUgraphChildGraphNodeOwnership ownership
@@ -2081,23 +2081,23 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUflushGPUDirectRDMAWritesOptions_enum:
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST = 1
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 2
-
     ctypedef CUflushGPUDirectRDMAWritesOptions_enum CUflushGPUDirectRDMAWritesOptions
+
     cdef enum CUGPUDirectRDMAWritesOrdering_enum:
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE = 0
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER = 100
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200
-
     ctypedef CUGPUDirectRDMAWritesOrdering_enum CUGPUDirectRDMAWritesOrdering
+
     cdef enum CUflushGPUDirectRDMAWritesScope_enum:
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER = 100
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200
-
     ctypedef CUflushGPUDirectRDMAWritesScope_enum CUflushGPUDirectRDMAWritesScope
+
     cdef enum CUflushGPUDirectRDMAWritesTarget_enum:
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0
-
     ctypedef CUflushGPUDirectRDMAWritesTarget_enum CUflushGPUDirectRDMAWritesTarget
+
     cdef enum CUgraphDebugDot_flags_enum:
         CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE = 1
         CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES = 2
@@ -2115,35 +2115,35 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS = 8192
         CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO = 16384
         CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS = 32768
-
     ctypedef CUgraphDebugDot_flags_enum CUgraphDebugDot_flags
+
     cdef enum CUuserObject_flags_enum:
         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1
-
     ctypedef CUuserObject_flags_enum CUuserObject_flags
+
     cdef enum CUuserObjectRetain_flags_enum:
         CU_GRAPH_USER_OBJECT_MOVE = 1
-
     ctypedef CUuserObjectRetain_flags_enum CUuserObjectRetain_flags
+
     cdef enum CUgraphInstantiate_flags_enum:
         CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
         CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4
         CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
-
     ctypedef CUgraphInstantiate_flags_enum CUgraphInstantiate_flags
+
     cdef enum CUdeviceNumaConfig_enum:
         CU_DEVICE_NUMA_CONFIG_NONE = 0
         CU_DEVICE_NUMA_CONFIG_NUMA_NODE = 1
-
     ctypedef CUdeviceNumaConfig_enum CUdeviceNumaConfig
+
     cdef enum CUprocessState_enum:
         CU_PROCESS_STATE_RUNNING = 0
         CU_PROCESS_STATE_LOCKED = 1
         CU_PROCESS_STATE_CHECKPOINTED = 2
         CU_PROCESS_STATE_FAILED = 3
-
     ctypedef CUprocessState_enum CUprocessState
+
     cdef struct CUcheckpointLockArgs_st:
         unsigned int timeoutMs
         unsigned int reserved0
@@ -2173,15 +2173,15 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUmoduleLoadingMode_enum:
         CU_MODULE_EAGER_LOADING = 1
         CU_MODULE_LAZY_LOADING = 2
-
     ctypedef CUmoduleLoadingMode_enum CUmoduleLoadingMode
+
     cdef enum CUmemDecompressAlgorithm_enum:
         CU_MEM_DECOMPRESS_UNSUPPORTED = 0
         CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE = 1
         CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY = 2
         CU_MEM_DECOMPRESS_ALGORITHM_LZ4 = 4
-
     ctypedef CUmemDecompressAlgorithm_enum CUmemDecompressAlgorithm
+
     cdef struct CUmemDecompressParams_st:
         size_t srcNumBytes
         size_t dstNumBytes
@@ -2196,8 +2196,8 @@ cdef extern from "cuda.h" nogil:
         CU_FUNCTION_LOADING_STATE_UNLOADED = 0
         CU_FUNCTION_LOADING_STATE_LOADED = 1
         CU_FUNCTION_LOADING_STATE_MAX = 2
-
     ctypedef CUfunctionLoadingState_enum CUfunctionLoadingState
+
     cdef enum CUcoredumpSettings_enum:
         CU_COREDUMP_ENABLE_ON_EXCEPTION = 1
         CU_COREDUMP_TRIGGER_HOST = 2
@@ -2207,8 +2207,8 @@ cdef extern from "cuda.h" nogil:
         CU_COREDUMP_PIPE = 6
         CU_COREDUMP_GENERATION_FLAGS = 7
         CU_COREDUMP_MAX = 8
-
     ctypedef CUcoredumpSettings_enum CUcoredumpSettings
+
     cdef enum CUCoredumpGenerationFlags:
         CU_COREDUMP_DEFAULT_FLAGS = 0
         CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1
@@ -2248,8 +2248,8 @@ cdef extern from "cuda.h" nogil:
     cdef enum CUlogLevel_enum:
         CU_LOG_LEVEL_ERROR = 0
         CU_LOG_LEVEL_WARNING = 1
-
     ctypedef CUlogLevel_enum CUlogLevel
+
     ctypedef CUlogsCallbackEntry_st* CUlogsCallbackHandle
     ctypedef void (*CUlogsCallback)(void *data, CUlogLevel logLevel, char *message, size_t length)
     ctypedef unsigned int CUlogIterator

@@ -565,6 +565,7 @@ cdef extern from "cuda_runtime_api.h" nogil:
         cudaErrorInvalidResourceConfiguration = 915
         cudaErrorUnknown = 999
         cudaErrorApiFailureBase = 10000
+    ctypedef cudaError cudaError_t
 
     cdef enum cudaChannelFormatKind:
         cudaChannelFormatKindSigned = 0
@@ -1484,7 +1485,6 @@ cdef extern from "cuda_runtime_api.h" nogil:
         unsigned int flags
         unsigned int reserved[16]
 
-    ctypedef cudaError cudaError_t
     ctypedef CUstream_st* cudaStream_t
     ctypedef CUevent_st* cudaEvent_t
     ctypedef cudaGraphicsResource* cudaGraphicsResource_t
@@ -1642,8 +1642,8 @@ cdef extern from "cuda_runtime_api.h" nogil:
     cdef enum cudaGraphDependencyType_enum:
         cudaGraphDependencyTypeDefault = 0
         cudaGraphDependencyTypeProgrammatic = 1
-
     ctypedef cudaGraphDependencyType_enum cudaGraphDependencyType
+
     cdef struct cudaGraphEdgeData_st:
         unsigned char from_port
         unsigned char to_port
@@ -1825,8 +1825,8 @@ cdef extern from "cuda_runtime_api.h" nogil:
     ctypedef cudaAsyncCallbackEntry* cudaAsyncCallbackHandle_t
     cdef enum cudaAsyncNotificationType_enum:
         cudaAsyncNotificationTypeOverBudget = 1
-
     ctypedef cudaAsyncNotificationType_enum cudaAsyncNotificationType
+
     ctypedef struct anon_anon_cudaAsyncNotificationInfo_info_overBudget "decltype(decltype(cudaAsyncNotificationInfo::info)::overBudget)":
         unsigned long long bytesOverBudget
 
@@ -1842,8 +1842,8 @@ cdef extern from "cuda_runtime_api.h" nogil:
     cdef enum CUDAlogLevel_enum:
         cudaLogLevelError = 0
         cudaLogLevelWarning = 1
-
     ctypedef CUDAlogLevel_enum cudaLogLevel
+
     ctypedef CUlogsCallbackEntry_st* cudaLogsCallbackHandle
     ctypedef unsigned int cudaLogIterator
     cdef enum cudaSurfaceBoundaryMode:

@@ -1,0 +1,412 @@
+// Annotation files (schema, error positions) and classification (`check`).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "codegen/annotations.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using codegen::AnnotationError;
+using codegen::Annotations;
+using codegen::Function;
+using codegen::Library;
+using codegen::Param;
+using codegen::Type;
+using codegen_test::builtin;
+using codegen_test::named;
+using codegen_test::param;
+using codegen_test::pointer;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using ::testing::StartsWith;
+using ::testing::UnorderedElementsAre;
+
+Function function(const std::string& name, std::vector<Param> params) {
+  Function f;
+  f.name = name;
+  f.abi_symbol = name;
+  f.result = named(Type::Kind::Enum, "CUresult");
+  f.params = std::move(params);
+  return f;
+}
+
+// cuDo(struct X *x, int n): a non-const struct pointer no rule can classify.
+Library library_with_struct_input() {
+  Library lib;
+  lib.name = "driver";
+  lib.headers = {"cuda.h"};
+  Type x = pointer("struct X", Type::Kind::Record);
+  x.record = "X";
+  lib.functions.push_back(function("cuDo", {param("x", x), param("n", builtin("int"))}));
+  lib.functions.push_back(function("cuReadSize", {param("size", pointer("size_t", Type::Kind::Builtin))}));
+  lib.functions.push_back(function("cuRead", {param("buf", pointer("char", Type::Kind::Builtin))}));
+  return lib;
+}
+
+Annotations parse(const std::string& text) { return codegen::parse_annotations(text, "ann.yaml"); }
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const AnnotationError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const Param& param_of(const Library& lib, const std::string& function, const std::string& name) {
+  for (const auto& p : lib.find_function(function)->params) {
+    if (p.name == name) return p;
+  }
+  throw std::runtime_error("no parameter " + name);
+}
+
+TEST(AnnotationSchema, ReadsFunctionsParamsSkipsAndIntroduced) {
+  const Annotations a = parse(R"(library: nvrtc
+functions:
+  nvrtcGetPTX:
+    params:
+      ptx: {direction: out, size_from: nvrtcGetPTXSize}
+  nvrtcCompileProgram:
+    params:
+      options: {direction: in, count: numOptions}
+  nvrtcWindowsOnly:
+    skip: "not on Linux"
+  nvrtcGetPCHHeapSize:
+    introduced: "12.8"
+)");
+  EXPECT_EQ(a.file, "ann.yaml");
+  EXPECT_EQ(a.library, "nvrtc");
+  ASSERT_THAT(a.functions, SizeIs(4));
+  const auto& ptx = a.functions.at("nvrtcGetPTX").params.at("ptx");
+  EXPECT_EQ(ptx.direction, "out");
+  EXPECT_EQ(ptx.size_from, "nvrtcGetPTXSize");
+  EXPECT_EQ(ptx.line, 5u);
+  EXPECT_EQ(a.functions.at("nvrtcCompileProgram").params.at("options").count, "numOptions");
+  EXPECT_EQ(a.functions.at("nvrtcWindowsOnly").skip, "not on Linux");
+  EXPECT_EQ(a.functions.at("nvrtcGetPCHHeapSize").introduced, "12.8");
+}
+
+TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {
+  EXPECT_THAT(parse("library: driver\nfunctions: {}\n").functions, IsEmpty());
+}
+
+TEST(AnnotationSchema, BadIndentationIsReportedAtItsLine) {
+  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    skip: \"a\"\n   introduced: \"12.0\"\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
+}
+
+TEST(AnnotationSchema, UnknownKeyIsReportedAtTheKey) {
+  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    skipp: \"a\"\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:4:5:"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'skipp'"));
+}
+
+TEST(AnnotationSchema, UnknownParameterKeyIsReportedAtTheKey) {
+  const std::string e =
+      error_of("library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {direction: in, lenght: n}\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'lenght'"));
+}
+
+TEST(AnnotationSchema, UnknownTopLevelKeyIsReported) {
+  const std::string e = error_of("library: driver\nfunctions: {}\nversion: 2\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:3:1:"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'version'"));
+}
+
+TEST(AnnotationSchema, BadDirectionIsReportedAtTheValue) {
+  const std::string e =
+      error_of("library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {direction: outt}\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
+  EXPECT_THAT(e, HasSubstr("'outt'"));
+}
+
+TEST(AnnotationSchema, MissingDirectionIsAnError) {
+  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {count: n}\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
+  EXPECT_THAT(e, HasSubstr("needs a direction"));
+}
+
+TEST(AnnotationSchema, MissingLibraryIsAnError) {
+  EXPECT_THAT(error_of("functions: {}\n"), StartsWith("ann.yaml:1:1:"));
+  EXPECT_THAT(error_of("functions: {}\n"), HasSubstr("'library'"));
+}
+
+TEST(AnnotationSchema, UnknownLibraryIsReportedAtTheValue) {
+  EXPECT_THAT(error_of("library: cufft\nfunctions: {}\n"), StartsWith("ann.yaml:1:10:"));
+}
+
+TEST(AnnotationSchema, MissingFunctionsIsAnError) {
+  EXPECT_THAT(error_of("library: driver\n"), HasSubstr("'functions'"));
+}
+
+TEST(AnnotationSchema, FileThatIsNotAMappingIsAnError) {
+  EXPECT_THAT(error_of("- driver\n"), StartsWith("ann.yaml:1:1:"));
+}
+
+TEST(AnnotationSchema, SkipWithParamsIsAnError) {
+  const std::string e = error_of(
+      "library: driver\nfunctions:\n  cuFoo:\n    skip: \"x\"\n    params:\n      x: {direction: in}\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:4:"));
+  EXPECT_THAT(e, HasSubstr("skipped and also annotates parameters"));
+}
+
+TEST(AnnotationSchema, EmptyFunctionEntryIsAnError) {
+  EXPECT_THAT(error_of("library: driver\nfunctions:\n  cuFoo: {}\n"), HasSubstr("annotates nothing"));
+}
+
+TEST(AnnotationSchema, TwoLengthsForOneBufferIsAnError) {
+  const std::string e = error_of(
+      "library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {direction: out, count: n, size: n}\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
+  EXPECT_THAT(e, HasSubstr("more than one of count, size and size_from"));
+}
+
+TEST(AnnotationSchema, IntroducedMustBeMajorMinor) {
+  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    introduced: \"12\"\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:4:17:"));
+  EXPECT_THAT(e, HasSubstr("MAJOR.MINOR"));
+}
+
+TEST(AnnotationSchema, FunctionAnnotatedTwiceIsAnError) {
+  const std::string e = error_of(
+      "library: driver\nfunctions:\n  cuFoo:\n    skip: \"a\"\n  cuFoo:\n    skip: \"b\"\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:5:3:"));
+  EXPECT_THAT(e, HasSubstr("annotated twice"));
+}
+
+TEST(AnnotationSchema, LoadNamesAFileThatCannotBeRead) {
+  try {
+    codegen::load_annotations("/nonexistent/cubind/driver.yaml");
+    FAIL() << "expected AnnotationError";
+  } catch (const AnnotationError& e) {
+    EXPECT_THAT(e.what(), StartsWith("/nonexistent/cubind/driver.yaml:"));
+  }
+}
+
+TEST(AnnotationSchema, LoadReportsErrorsWithThePath) {
+  const auto path = std::filesystem::temp_directory_path() / "cubind_annotations_test_bad.yaml";
+  {
+    std::ofstream out(path);
+    out << "library: driver\nfunctions:\n  cuFoo:\n    skipp: \"a\"\n";
+  }
+  try {
+    codegen::load_annotations(path.string());
+    ADD_FAILURE() << "expected AnnotationError";
+  } catch (const AnnotationError& e) {
+    EXPECT_THAT(e.what(), StartsWith(path.string() + ":4:5:"));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Classify, UnclassifiedPointerParameterIsReportedWithFunctionAndParameter) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse("library: driver\nfunctions:\n  cuRead:\n    params:\n"
+                                                     "      buf: {direction: out, size_from: cuReadSize}\n"));
+  ASSERT_THAT(problems, SizeIs(1));
+  EXPECT_THAT(problems[0], StartsWith("ann.yaml: "));
+  EXPECT_THAT(problems[0], HasSubstr("cuDo: parameter 'x' (struct X *)"));
+  EXPECT_THAT(problems[0], HasSubstr("classified by no rule and no annotation"));
+  EXPECT_EQ(param_of(lib, "cuDo", "x").classified_by, "");
+}
+
+TEST(Classify, DocumentedDirectionIsMentionedInTheProblem) {
+  Library lib = library_with_struct_input();
+  lib.functions[0].params[0].doc_direction = "in";
+  const auto problems = codegen::classify(lib, parse("library: driver\nfunctions:\n  cuRead:\n    params:\n"
+                                                     "      buf: {direction: out, size_from: cuReadSize}\n"));
+  ASSERT_THAT(problems, SizeIs(1));
+  EXPECT_THAT(problems[0], HasSubstr("(documented as [in])"));
+}
+
+TEST(Classify, AnnotationClassifiesTheParameter) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse(R"(library: driver
+functions:
+  cuDo:
+    params:
+      x: {direction: in, count: n}
+  cuRead:
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, IsEmpty());
+  const Param& x = param_of(lib, "cuDo", "x");
+  EXPECT_EQ(x.direction, "in");
+  EXPECT_EQ(x.classified_by, "annotation");
+  EXPECT_EQ(x.count_param, "n");
+  const Param& buf = param_of(lib, "cuRead", "buf");
+  EXPECT_EQ(buf.direction, "out");
+  EXPECT_EQ(buf.size_from, "cuReadSize");
+  EXPECT_EQ(param_of(lib, "cuDo", "n").classified_by, "by_value");
+  EXPECT_EQ(param_of(lib, "cuReadSize", "size").classified_by, "scalar_out");
+}
+
+TEST(Classify, AnnotationOverridesARule) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse(R"(library: driver
+functions:
+  cuDo:
+    params:
+      x: {direction: in}
+  cuReadSize:
+    params:
+      size: {direction: inout}
+  cuRead:
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, IsEmpty());
+  EXPECT_EQ(param_of(lib, "cuReadSize", "size").direction, "inout");
+  EXPECT_EQ(param_of(lib, "cuReadSize", "size").classified_by, "annotation");
+}
+
+TEST(Classify, SkipRecordsTheReasonAndNeedsNoClassification) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse(R"(library: driver
+functions:
+  cuDo:
+    skip: "takes a Windows handle"
+  cuRead:
+    introduced: "12.8"
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, IsEmpty());
+  EXPECT_EQ(lib.skipped.at("cuDo"), "takes a Windows handle");
+  EXPECT_EQ(lib.find_function("cuRead")->introduced, "12.8");
+}
+
+TEST(Classify, StaleAnnotationsAreReportedWithFileAndLine) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse(R"(library: driver
+functions:
+  cuMissing: {skip: "gone"}
+  cuDo:
+    params:
+      nothere: {direction: in}
+      x: {direction: in, count: numX}
+  cuRead:
+    params:
+      buf: {direction: out, size_from: cuReadSizeGone}
+  cuReadSize:
+    params:
+      size: {direction: out, typed_by: attrib}
+)"));
+  EXPECT_THAT(problems, UnorderedElementsAre(StartsWith("ann.yaml:3: cuMissing names no function of driver"),
+                                             StartsWith("ann.yaml:6: cuDo has no parameter 'nothere'"),
+                                             StartsWith("ann.yaml:7: cuDo.x refers to 'numX'"),
+                                             StartsWith("ann.yaml:10: cuRead.buf.size_from names 'cuReadSizeGone'"),
+                                             StartsWith("ann.yaml:13: cuReadSize.size refers to 'attrib'")));
+}
+
+// Annotation files write functions and parameters in block style, so the line
+// reported must be the one holding the name, not the first line of its body.
+TEST(Classify, StaleBlockStyleEntriesAreReportedAtTheLineOfTheirName) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse(R"(library: driver
+functions:
+  cuMissing:
+    skip: "gone"
+  cuDo:
+    params:
+      nothere:
+        direction: in
+      x: {direction: in}
+  cuRead:
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, UnorderedElementsAre(StartsWith("ann.yaml:3: cuMissing names no function of driver"),
+                                             StartsWith("ann.yaml:7: cuDo has no parameter 'nothere'")));
+}
+
+TEST(Classify, NumericCountIsAFixedLengthButANumericTypedByIsStale) {
+  Library lib = library_with_struct_input();
+  const auto problems = codegen::classify(lib, parse(R"(library: driver
+functions:
+  cuDo:
+    params:
+      x: {direction: out, count: 4}
+  cuRead:
+    params:
+      buf: {direction: out, size: 64}
+  cuReadSize:
+    params:
+      size: {direction: out, typed_by: 4}
+)"));
+  EXPECT_THAT(problems, ElementsAre(StartsWith("ann.yaml:11: cuReadSize.size refers to '4'")));
+  EXPECT_EQ(param_of(lib, "cuDo", "x").count_param, "4");
+}
+
+class ClassifyRules : public ::testing::Test {
+ protected:
+  // Classifies `f` alone with no annotations; returns the rule per parameter.
+  std::vector<std::string> rules(Function f) {
+    Library lib;
+    lib.name = "driver";
+    lib.functions.push_back(std::move(f));
+    problems = codegen::classify(lib, parse("library: driver\nfunctions: {}\n"));
+    std::vector<std::string> out;
+    for (const auto& p : lib.functions[0].params) out.push_back(p.classified_by + ":" + p.direction);
+    return out;
+  }
+  std::vector<std::string> problems;
+};
+
+TEST_F(ClassifyRules, ValuesConstPointersAndStringsAreInputs) {
+  EXPECT_THAT(rules(function("cuA", {param("n", builtin("int")), param("ctx", named(Type::Kind::Handle, "CUcontext")),
+                                     param("src", pointer("void", Type::Kind::Void, true)),
+                                     param("name", pointer("char", Type::Kind::Builtin, true))})),
+              ElementsAre("by_value:in", "by_value:in", "const_pointer:in", "string:in"));
+  EXPECT_THAT(problems, IsEmpty());
+}
+
+TEST_F(ClassifyRules, ScalarPointersAreOutputs) {
+  EXPECT_THAT(rules(function("cuB", {param("pctx", pointer("CUcontext", Type::Kind::Handle)),
+                                     param("mode", pointer("CUmode", Type::Kind::Enum)),
+                                     param("value", pointer("int", Type::Kind::Builtin))})),
+              ElementsAre("scalar_out:out", "scalar_out:out", "scalar_out:out"));
+}
+
+TEST_F(ClassifyRules, ScalarPointerBesideACountNeedsAnAnnotation) {
+  // int *values beside numValues may be an array the call reads.
+  EXPECT_THAT(rules(function("cuC", {param("values", pointer("int", Type::Kind::Builtin)),
+                                     param("numValues", builtin("unsigned int"))})),
+              ElementsAre(":", "by_value:in"));
+  ASSERT_THAT(problems, SizeIs(1));
+  EXPECT_THAT(problems[0], HasSubstr("cuC: parameter 'values'"));
+}
+
+TEST_F(ClassifyRules, ScalarPointerDocumentedAsInputNeedsAnAnnotation) {
+  Function f = function("cuD", {param("prog", pointer("nvrtcProgram", Type::Kind::Handle))});
+  f.params[0].doc_direction = "in";
+  EXPECT_THAT(rules(f), ElementsAre(":"));
+  EXPECT_THAT(problems, SizeIs(1));
+}
+
+TEST_F(ClassifyRules, VoidPointersAreAddressesOrCallbackData) {
+  Type callback = named(Type::Kind::FunctionPointer, "CUhostFn");
+  EXPECT_THAT(rules(function("cuE", {param("fn", callback), param("userData", pointer("void", Type::Kind::Void))})),
+              ElementsAre("by_value:in", "callback_user_data:in"));
+  EXPECT_THAT(rules(function("cuF", {param("dst", pointer("void", Type::Kind::Void))})), ElementsAre("address:in"));
+  Function out = function("cuG", {param("pp", pointer("void", Type::Kind::Void))});
+  out.params[0].doc_direction = "out";
+  EXPECT_THAT(rules(out), ElementsAre(":"));
+}
+
+TEST_F(ClassifyRules, CharBuffersAndDoublePointersNeedAnAnnotation) {
+  EXPECT_THAT(rules(function("cuH", {param("buf", pointer("char", Type::Kind::Builtin)),
+                                     param("pp", pointer("void *", Type::Kind::Pointer, false, 2))})),
+              ElementsAre(":", ":"));
+  EXPECT_THAT(problems, SizeIs(2));
+}
+
+}  // namespace
