@@ -21,8 +21,8 @@ class StreamRef {
 
   constexpr CUstream handle() const noexcept { return handle_; }
 
-  static constexpr StreamRef legacy_default() noexcept { return StreamRef(CU_STREAM_LEGACY); }
-  static constexpr StreamRef per_thread_default() noexcept { return StreamRef(CU_STREAM_PER_THREAD); }
+  static StreamRef legacy_default() noexcept { return StreamRef(CU_STREAM_LEGACY); }
+  static StreamRef per_thread_default() noexcept { return StreamRef(CU_STREAM_PER_THREAD); }
 
  private:
   CUstream handle_;
