@@ -183,6 +183,48 @@ std::string apply_rules(const Function& f, Param& p) {
   return "";
 }
 
+bool known_type(const Library& lib, std::string type) {
+  static const std::set<std::string> builtins = {
+      "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
+      "unsigned long", "long long", "unsigned long long", "float", "double", "size_t", "void *",
+      "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t"};
+  if (const auto bracket = type.find('['); bracket != std::string::npos) {
+    static const std::regex extent_re(R"(\[\d*\])");  // T[4], or T[] sized by the call
+    if (!std::regex_match(type.substr(bracket), extent_re)) return false;
+    type = type.substr(0, bracket);
+    while (!type.empty() && type.back() == ' ') type.pop_back();
+  }
+  return builtins.count(type) || lib.find_typedef(type) || lib.find_record(type) || lib.find_enum(type);
+}
+
+// attribute_types names real enums, members and types.
+void check_attribute_types(Library& lib, const Annotations& a, std::vector<std::string>& problems) {
+  for (const auto& [enum_name, members] : a.attribute_types) {
+    const Enum* e = lib.find_enum(enum_name);
+    if (e == nullptr) {
+      for (const auto& en : lib.enums) {
+        if (en.tag == enum_name) e = &en;
+      }
+    }
+    if (e == nullptr) {
+      problems.push_back(a.file + ":" + std::to_string(members.begin()->second.line) + ": attribute_types names '" +
+                         enum_name + "', which is no enum of " + lib.name);
+      continue;
+    }
+    for (const auto& [member, type] : members) {
+      const bool exists = std::any_of(e->enumerators.begin(), e->enumerators.end(),
+                                      [&](const Enumerator& v) { return v.name == member; });
+      if (!exists) {
+        problems.push_back(a.file + ":" + std::to_string(type.line) + ": " + member + " is no member of " + enum_name);
+      } else if (!known_type(lib, type.type)) {
+        problems.push_back(a.file + ":" + std::to_string(type.line) + ": " + enum_name + "." + member + ": unknown type '" +
+                           type.type + "'");
+      }
+      lib.attribute_types[e->name][member] = type.type;
+    }
+  }
+}
+
 std::string describe(const Function& f, const Param& p) {
   return f.name + ": parameter '" + p.name + "' (" + p.type.spelling + ")";
 }
@@ -199,7 +241,7 @@ Annotations parse_annotations(const std::string& text, const std::string& file) 
                           ": " + e.msg);
   }
   if (!root.IsMap()) throw AnnotationError(file + ":1:1: the file must be a mapping with 'library' and 'functions'");
-  r.only_keys(root, {"library", "functions"}, "the file");
+  r.only_keys(root, {"library", "functions", "attribute_types"}, "the file");
   Annotations a;
   a.file = file;
   if (!root["library"]) throw AnnotationError(file + ":1:1: missing 'library'");
@@ -214,6 +256,18 @@ Annotations parse_annotations(const std::string& text, const std::string& file) 
     const std::string name = r.scalar(kv.first, "a function name");
     if (a.functions.count(name)) r.fail(kv.first, "function " + name + " is annotated twice");
     a.functions[name] = read_function(r, kv.first, kv.second, name);
+  }
+  if (const YAML::Node types = root["attribute_types"]) {
+    r.expect_map(types, "attribute_types");
+    for (const auto& e : types) {
+      const std::string enum_name = r.scalar(e.first, "an enum name");
+      r.expect_map(e.second, "attribute_types." + enum_name);
+      for (const auto& m : e.second) {
+        const std::string member = r.scalar(m.first, "an enum member");
+        a.attribute_types[enum_name][member] =
+            AttributeType{r.scalar(m.second, "attribute_types." + enum_name + "." + member), r.line(m.first)};
+      }
+    }
   }
   return a;
 }
@@ -259,6 +313,8 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
       }
     }
   }
+
+  check_attribute_types(lib, annotations, problems);
 
   for (Function& f : lib.functions) {
     const auto fa = annotations.functions.find(f.name);

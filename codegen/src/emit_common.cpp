@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace codegen {
@@ -81,6 +82,29 @@ std::string first_sentence(const std::string& doc) {
   }
   if (const auto stop = out.find(". "); stop != std::string::npos) out.resize(stop + 1);
   return out;
+}
+
+std::string cython_member(const std::string& name) {
+  static const std::set<std::string> words = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "by", "cdef", "cimport",
+      "class", "continue", "cpdef", "ctypedef", "def", "del", "elif", "else", "enum", "except", "extern",
+      "finally", "for", "from", "gil", "global", "if", "import", "in", "include", "inline", "is", "lambda",
+      "nogil", "nonlocal", "not", "or", "pass", "print", "public", "raise", "readonly", "return", "sizeof",
+      "struct", "try", "union", "while", "with", "yield", "NULL", "api", "DEF", "IF", "ELIF", "ELSE", "exec",
+      "object", "type", "property", "fused", "namespace", "new", "operator", "cppclass", "const", "volatile"};
+  return words.count(name) ? name + "_" : name;
+}
+
+std::string python_identifier(const std::string& name) {
+  static const std::set<std::string> words = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
+      "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+      "cdef", "cpdef", "ctypedef", "cimport", "include", "struct", "union", "enum", "extern", "public",
+      "readonly", "inline", "nogil", "gil", "sizeof", "NULL", "by", "print", "exec", "api", "DEF", "IF",
+      "ELIF", "ELSE", "fused", "new", "namespace", "operator", "cppclass", "const", "volatile", "char", "int",
+      "float", "double", "long", "short", "unsigned", "signed", "void", "bint", "object"};
+  return words.count(name) ? name + "_" : name;
 }
 
 std::string indent(const std::string& text, const std::string& prefix) {

@@ -14,19 +14,6 @@
 namespace codegen {
 namespace {
 
-// Names Cython reserves; a field or parameter so named gets a trailing '_'
-// (with the C name kept as a cname string where it matters).
-const std::set<std::string>& reserved() {
-  static const std::set<std::string> words = {
-      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "by", "cdef", "cimport",
-      "class", "continue", "cpdef", "ctypedef", "def", "del", "elif", "else", "enum", "except", "extern",
-      "finally", "for", "from", "gil", "global", "if", "import", "in", "include", "inline", "is", "lambda",
-      "nogil", "nonlocal", "not", "or", "pass", "print", "public", "raise", "readonly", "return", "sizeof",
-      "struct", "try", "union", "while", "with", "yield", "NULL", "api", "DEF", "IF", "ELIF", "ELSE", "exec",
-      "object", "type", "property", "fused", "namespace", "new", "operator", "cppclass", "const", "volatile"};
-  return words;
-}
-
 // A C spelling as Cython writes it: no struct/union/enum keywords, _Bool as bint.
 std::string cy(const std::string& spelling) {
   static const std::regex keyword_re(R"(\b(struct|union|enum)\s+)");
@@ -39,10 +26,11 @@ std::string cy(const std::string& spelling) {
 std::string cy_declarator(const Type& type, const std::string& name) { return declarator(cy(type.spelling), name); }
 
 std::string member_name(const std::string& name) {
-  return reserved().count(name) ? name + "_ \"" + name + "\"" : name;
+  const std::string safe = cython_member(name);
+  return safe == name ? name : safe + " \"" + name + "\"";
 }
 
-std::string param_name(const std::string& name) { return reserved().count(name) ? name + "_" : name; }
+std::string param_name(const std::string& name) { return cython_member(name); }
 
 std::string cy_params(const std::vector<Param>& params) {
   std::string s;

@@ -221,6 +221,7 @@ json to_json(const Library& lib) {
   }
   j["renames"] = std::move(renames);
   if (!lib.skipped.empty()) j["skipped"] = lib.skipped;
+  if (!lib.attribute_types.empty()) j["attribute_types"] = lib.attribute_types;
   if (!lib.notes.empty()) j["notes"] = lib.notes;
   return j;
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "codegen/annotations.hpp"
+#include "codegen/emit_python.hpp"
 #include "codegen/emitters.hpp"
 #include "codegen/frontend.hpp"
 #include "codegen/ir_json.hpp"
@@ -91,6 +92,7 @@ int run_generate(const Inputs& in, const std::string& output_dir) {
     files.push_back(codegen::emit_pxd(lib, options));
     files.push_back(codegen::emit_loader_header(lib, options));
     files.push_back(codegen::emit_loader_source(lib, options));
+    for (auto& f : codegen::emit_python_module(lib, options)) files.push_back(std::move(f));
   }
   files.push_back(codegen::emit_python_version(libraries, options));
   const auto written = codegen::write_files(output_dir, files);

@@ -33,10 +33,18 @@ struct FunctionAnnotation {
   unsigned line = 0;
 };
 
+// The C type of the value an attribute enum's member selects, for a void *
+// parameter typed_by that attribute: "CUcontext", "unsigned int", "int[4]".
+struct AttributeType {
+  std::string type;
+  unsigned line = 0;
+};
+
 struct Annotations {
   std::string file;
   std::string library;
   std::map<std::string, FunctionAnnotation> functions;
+  std::map<std::string, std::map<std::string, AttributeType>> attribute_types;  // enum -> member -> type
 };
 
 // Reads and validates one file. Throws AnnotationError.

@@ -19,6 +19,13 @@ std::string function_type(const Type& result, const std::vector<Param>& params);
 // The first line of a doc comment, without \brief.
 std::string first_sentence(const std::string& doc);
 
+// The name a .pxd gives a C field or parameter: words Cython reserves get a
+// trailing '_' (the C name is kept as a cname string).
+std::string cython_member(const std::string& name);
+
+// A Python identifier for a C name: Python and Cython keywords get a trailing '_'.
+std::string python_identifier(const std::string& name);
+
 // Every non-empty line prefixed.
 std::string indent(const std::string& text, const std::string& prefix);
 

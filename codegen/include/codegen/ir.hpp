@@ -178,6 +178,8 @@ struct Library {
   // Declarations seen in the headers that are not bound, with the reason
   // (from the annotations); the coverage table lists them.
   std::map<std::string, std::string> skipped;
+  // For void * parameters typed by an attribute enum: enum -> member -> C type.
+  std::map<std::string, std::map<std::string, std::string>> attribute_types;
   // What the front end noticed but could not settle, e.g. a driver function
   // with no PFN typedef; check prints them.
   std::vector<std::string> notes;

@@ -1,0 +1,98 @@
+# Machinery shared by the generated modules (driver, runtime, nvrtc, nvjitlink):
+# base classes of handles, conversions of Python arguments to C values, and
+# the lifetime of Python callbacks handed to CUDA.
+from cpython.buffer cimport Py_buffer
+from libc.stdint cimport uintptr_t
+
+
+# A buffer acquired for the duration of one call.
+cdef struct BufferRef:
+    Py_buffer view
+    bint held
+
+
+cdef class Handle:
+    # An opaque CUDA handle (a pointer). Subclasses only give it a name.
+    cdef void* _value
+
+
+cdef class Struct:
+    # A C struct or union, in its own storage or in memory owned elsewhere.
+    cdef void* _ptr
+    cdef bint _own        # _ptr is ours (alloc_struct) and freed with the object
+    cdef object _owner    # keeps the memory _ptr points into alive
+    cdef dict _refs       # objects whose memory pointer fields refer to
+
+
+cdef class TypedValue:
+    # Storage for a void * value whose type an attribute selects.
+    cdef void* ptr
+    cdef Py_ssize_t nbytes   # the value's size: the type's size times its count
+    cdef char* _buf
+    cdef Py_ssize_t _count
+    cdef tuple _spec
+    cdef _store(self, object value, str name)
+
+
+cdef class KernelParams:
+    # Kernel arguments packed from (values, types): one pointer per argument.
+    cdef void** args
+    cdef char* _data
+    cdef list _keep
+
+
+# A handle object of class `cls` holding `value`.
+cdef object new_handle(type cls, void* value)
+
+# An int from an int or an object with __index__ (TypeError naming `name`).
+cdef object as_int(object obj, str name)
+
+# Handle value of `obj` for parameter `name`: an instance of `cls`, an int or None.
+cdef void* handle_value(object obj, type cls, str name) except? NULL
+
+# Address for a void* parameter: None, an int, or an object exporting a
+# contiguous buffer (then `view` holds it until release_address).
+cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? NULL
+cdef void release_address(BufferRef* ref) noexcept
+
+# Pointer to the C struct held by `obj` (an instance of `cls`) or NULL for None.
+cdef void* struct_pointer(object obj, type cls, str name) except? NULL
+
+# bytes for a const char* parameter (str is encoded as UTF-8).
+cdef bytes as_bytes(object obj, str name)
+
+# Checks that a sequence holds at least `count` items.
+cdef Py_ssize_t check_count(object seq, Py_ssize_t count, str name, str count_name) except -1
+
+# Python callbacks handed to CUDA: a reference kept until the callback ran.
+cdef void* callback_context(object fn, object user_data) except NULL
+cdef void callback_invoke(void* context, tuple leading) noexcept
+cdef void callback_discard(void* context) noexcept
+
+# None when NULL; else the struct at `obj` (TypeError for None where one is required).
+cdef void* struct_pointer_required(object obj, type cls, str name) except NULL
+
+# Zeroed memory for `count` items (MemoryError when it cannot be had).
+cdef void* alloc_array(Py_ssize_t count, size_t itemsize) except NULL
+
+# An address from an int, None, a handle or a struct (no buffers: nothing keeps them alive).
+cdef void* plain_address(object obj, str name) except? NULL
+
+# The address a struct's pointer field takes; buffers are kept alive by `owner`.
+cdef void* field_address(object value, Struct owner, str name) except? NULL
+cdef void keep(Struct owner, str name, object value)
+
+# bytes up to the first NUL among n.
+cdef bytes c_string(const char* buf, Py_ssize_t n)
+
+# A writable memoryview of n items at ptr that keeps `owner` alive.
+cdef object array_view(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, object owner)
+cdef int array_assign(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, object value, str name) except -1
+
+# kernelParams: None, an address, or (values, types) packed into a KernelParams.
+cdef object kernel_params(object obj)
+cdef void** kernel_params_pointer(object packed) except? NULL
+
+# Zeroed, 64-byte aligned storage for a struct (MemoryError when it cannot be had).
+cdef void* alloc_struct(size_t size) except NULL
+cdef void free_struct(void* ptr) noexcept

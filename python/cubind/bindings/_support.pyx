@@ -1,0 +1,610 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Shared machinery of cubind.bindings: enum classes, handle and struct base
+classes, argument conversions and the lifetime of Python callbacks."""
+
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyObject_CheckBuffer, PyBuffer_Release, PyObject_GetBuffer
+from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+import sys as _sys
+
+
+# ---------------------------------------------------------------------------
+# Enums: int subclasses whose members are created once and compared by
+# identity or value. A value the class does not know (a status code of a newer
+# driver) still converts: it becomes a member named <Class>_<value>, cached.
+
+class _EnumType(type):
+    def __call__(cls, value):
+        try:
+            return cls._value2member_[value]
+        except KeyError:
+            pass
+        except TypeError:
+            raise TypeError(f"{cls.__name__}() takes an int, got {type(value).__name__}") from None
+        if isinstance(value, str):
+            raise TypeError(f"{cls.__name__}() takes an int, got str (use {cls.__name__}[{value!r}] for a name)")
+        value = int(value)
+        member = cls._value2member_.get(value)
+        if member is None:
+            member = _new_member(cls, f"{cls.__name__}_{value}", value)
+            cls._value2member_[value] = member
+        return member
+
+    def __getitem__(cls, name):
+        try:
+            return cls._members_[name]
+        except KeyError:
+            raise KeyError(f"{cls.__name__} has no member {name!r}") from None
+
+    def __iter__(cls):
+        return iter(cls._members_.values())
+
+    def __len__(cls):
+        return len(cls._members_)
+
+    def __contains__(cls, item):
+        if isinstance(item, cls):
+            return True
+        return isinstance(item, int) and item in cls._value2member_
+
+    def __repr__(cls):
+        return f"<enum {cls.__name__!r}>"
+
+    @property
+    def __members__(cls):
+        return dict(cls._members_)
+
+
+class Enum(int, metaclass=_EnumType):
+    """Base of every cubind enum: an int with a name."""
+
+    _members_ = {}
+    _value2member_ = {}
+
+    @property
+    def name(self):
+        return self._name_
+
+    @property
+    def value(self):
+        return int(self)
+
+    def __repr__(self):
+        return f"<{type(self).__name__}.{self._name_}: {int(self)}>"
+
+    def __str__(self):
+        return f"{type(self).__name__}.{self._name_}"
+
+    def __format__(self, spec):
+        return int.__format__(int(self), spec)
+
+    def __reduce__(self):
+        return (type(self), (int(self),))
+
+    __hash__ = int.__hash__
+
+
+def _new_member(cls, name, value):
+    member = int.__new__(cls, value)
+    member._name_ = name
+    return member
+
+
+def make_enum(name, module, names, values, doc=None):
+    """Builds an enum class from parallel tuples of member names and values."""
+    cls = _EnumType(name, (Enum,), {"__module__": module, "__doc__": doc, "__qualname__": name})
+    members = {}
+    by_value = {}
+    for member_name, value in zip(names, values):
+        member = by_value.get(value)
+        if member is None:
+            member = _new_member(cls, member_name, value)
+            by_value[value] = member
+        members[member_name] = member
+        type.__setattr__(cls, member_name, member)
+    type.__setattr__(cls, "_members_", members)
+    type.__setattr__(cls, "_value2member_", by_value)
+    return cls
+
+
+# ---------------------------------------------------------------------------
+# Handles and structs
+
+cdef class Handle:
+    """An opaque CUDA handle. Compares, hashes and converts as its address."""
+
+    def __init__(self, init_value=0, _ptr=0):
+        if _ptr:
+            self._value = (<void**><uintptr_t>_ptr)[0]
+        elif init_value is None:
+            self._value = NULL
+        elif isinstance(init_value, Handle):
+            self._value = (<Handle>init_value)._value
+        else:
+            self._value = <void*><uintptr_t>int(init_value)
+
+    def __int__(self):
+        return <uintptr_t>self._value
+
+    def __index__(self):
+        return <uintptr_t>self._value
+
+    def __bool__(self):
+        return self._value != NULL
+
+    def __eq__(self, other):
+        if isinstance(other, Handle):
+            return type(self) is type(other) and self._value == (<Handle>other)._value
+        if isinstance(other, int):
+            return <uintptr_t>self._value == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((type(self).__name__, <uintptr_t>self._value))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {<uintptr_t>self._value:#x}>"
+
+    def getPtr(self):
+        """Address of the handle's storage (a pointer to the handle)."""
+        return <uintptr_t>&self._value
+
+    def __reduce__(self):
+        return (type(self), (<uintptr_t>self._value,))
+
+
+cdef class Struct:
+    """Base of the struct and union classes."""
+
+    def getPtr(self):
+        """Address of the C struct."""
+        return <uintptr_t>self._ptr
+
+
+cdef void* handle_value(object obj, type cls, str name) except? NULL:
+    if type(obj) is cls:
+        return (<Handle>obj)._value
+    if obj is None:
+        return NULL
+    if isinstance(obj, cls):
+        return (<Handle>obj)._value
+    if isinstance(obj, int):
+        if obj < 0:
+            raise ValueError(f"{name}: a {cls.__name__} address cannot be negative ({obj})")
+        return <void*><uintptr_t>obj
+    if isinstance(obj, Handle):
+        raise TypeError(f"{name}: expected {cls.__name__}, an int or None, got {type(obj).__name__}")
+    try:
+        value = obj.__index__()
+    except AttributeError:
+        raise TypeError(f"{name}: expected {cls.__name__}, an int or None, got {type(obj).__name__}") from None
+    cdef uintptr_t address = value
+    return <void*>address
+
+
+cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? NULL:
+    ref.held = False
+    if obj is None:
+        return NULL
+    if isinstance(obj, int):
+        if obj < 0:
+            raise ValueError(f"{name}: an address cannot be negative ({obj})")
+        return <void*><uintptr_t>obj
+    if PyObject_CheckBuffer(obj):
+        flags = PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0)
+        try:
+            PyObject_GetBuffer(obj, &ref.view, flags)
+        except BufferError as e:
+            what = "a writable contiguous buffer" if writable else "a contiguous buffer"
+            raise TypeError(f"{name}: {type(obj).__name__} is not {what} ({e})") from None
+        ref.held = True
+        return ref.view.buf
+    if isinstance(obj, Struct):
+        return (<Struct>obj)._ptr
+    if isinstance(obj, Handle):
+        return (<Handle>obj)._value
+    try:
+        value = obj.__index__()
+    except AttributeError:
+        raise TypeError(f"{name}: expected an address (int), a buffer or None, got {type(obj).__name__}") from None
+    cdef uintptr_t address = value
+    return <void*>address
+
+
+cdef void release_address(BufferRef* ref) noexcept:
+    if ref.held:
+        ref.held = False
+        PyBuffer_Release(&ref.view)
+
+
+cdef void* struct_pointer(object obj, type cls, str name) except? NULL:
+    if obj is None:
+        return NULL
+    if isinstance(obj, cls):
+        return (<Struct>obj)._ptr
+    raise TypeError(f"{name}: expected {cls.__name__} or None, got {type(obj).__name__}")
+
+
+cdef bytes as_bytes(object obj, str name):
+    if isinstance(obj, bytes):
+        return <bytes>obj
+    if isinstance(obj, str):
+        return (<str>obj).encode()
+    if isinstance(obj, (bytearray, memoryview)):
+        return bytes(obj)
+    raise TypeError(f"{name}: expected bytes or str, got {type(obj).__name__}")
+
+
+cdef Py_ssize_t check_count(object seq, Py_ssize_t count, str name, str count_name) except -1:
+    if count < 0:
+        raise ValueError(f"{count_name} cannot be negative ({count})")
+    if count == 0:
+        return 0
+    if seq is None:
+        raise ValueError(f"{name} is None but {count_name} is {count}")
+    cdef Py_ssize_t n = len(seq)
+    if n < count:
+        raise ValueError(f"{name} has {n} item(s) but {count_name} is {count}")
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Callbacks. A context holds (callable, user data); CUDA is handed the
+# context as its userData and the generated trampoline calls back here.
+
+cdef void* callback_context(object fn, object user_data) except NULL:
+    if not callable(fn):
+        raise TypeError(f"expected a callable, got {type(fn).__name__}")
+    context = (fn, user_data)
+    Py_INCREF(context)
+    return <void*>context
+
+
+cdef void callback_invoke(void* context, tuple leading) noexcept:
+    cdef tuple entry = <tuple><PyObject*>context
+    fn, user_data = entry
+    try:
+        fn(*leading, user_data)
+    except BaseException as e:
+        # Reported through sys.unraisablehook: the caller of CUDA is gone.
+        hook = _sys.unraisablehook
+        try:
+            hook(_Unraisable(type(e), e, e.__traceback__, f"Exception in CUDA callback {fn!r}", fn))
+        except BaseException:
+            pass
+
+
+cdef void callback_discard(void* context) noexcept:
+    Py_DECREF(<object>context)
+
+
+class _Unraisable:
+    __slots__ = ("exc_type", "exc_value", "exc_traceback", "err_msg", "object")
+
+    def __init__(self, exc_type, exc_value, exc_traceback, err_msg, obj):
+        self.exc_type = exc_type
+        self.exc_value = exc_value
+        self.exc_traceback = exc_traceback
+        self.err_msg = err_msg
+        self.object = obj
+
+
+# ---------------------------------------------------------------------------
+# Small conversions used by the generated code
+
+import ctypes as _ctypes
+import struct as _struct
+from operator import index as _index
+
+cdef object new_handle(type cls, void* value):
+    cdef Handle h = cls.__new__(cls)
+    h._value = value
+    return h
+
+
+cdef object as_int(object obj, str name):
+    if type(obj) is int:
+        return obj
+    try:
+        return _index(obj)
+    except TypeError:
+        raise TypeError(f"{name}: expected an int, got {type(obj).__name__}") from None
+
+
+cdef void* struct_pointer_required(object obj, type cls, str name) except NULL:
+    if isinstance(obj, cls):
+        return (<Struct>obj)._ptr
+    raise TypeError(f"{name}: expected {cls.__name__}, got {type(obj).__name__}")
+
+
+cdef void* alloc_array(Py_ssize_t count, size_t itemsize) except NULL:
+    if count < 0:
+        raise ValueError(f"a count cannot be negative ({count})")
+    cdef void* p = calloc(<size_t>count if count > 0 else 1, itemsize if itemsize > 0 else 1)
+    if p == NULL:
+        raise MemoryError(f"cannot allocate {count} x {itemsize} bytes")
+    return p
+
+
+cdef void* plain_address(object obj, str name) except? NULL:
+    if obj is None:
+        return NULL
+    if isinstance(obj, Handle):
+        return (<Handle>obj)._value
+    if isinstance(obj, Struct):
+        return (<Struct>obj)._ptr
+    value = as_int(obj, name)
+    if value < 0:
+        raise ValueError(f"{name}: an address cannot be negative ({value})")
+    return <void*><uintptr_t>value
+
+
+cdef void keep(Struct owner, str name, object value):
+    if owner._refs is None:
+        owner._refs = {}
+    if value is None:
+        owner._refs.pop(name, None)
+    else:
+        owner._refs[name] = value
+
+
+cdef void* field_address(object value, Struct owner, str name) except? NULL:
+    cdef BufferRef view
+    cdef void* p
+    if value is None or isinstance(value, (int, Handle, Struct)):
+        keep(owner, name, value if isinstance(value, Struct) else None)
+        return plain_address(value, name)
+    if PyObject_CheckBuffer(value):
+        # The buffer's memory stays valid while the object lives: the struct keeps it.
+        p = address(value, &view, False, name)
+        release_address(&view)
+        keep(owner, name, value)
+        return p
+    return plain_address(value, name)
+
+
+cdef bytes c_string(const char* buf, Py_ssize_t n):
+    cdef Py_ssize_t i = 0
+    while i < n and buf[i] != 0:
+        i += 1
+    return buf[:i]
+
+
+cdef class _ArrayView:
+    """Exports n items at an address as a buffer, keeping their owner alive."""
+    cdef void* _ptr
+    cdef Py_ssize_t _n
+    cdef Py_ssize_t _itemsize
+    cdef bytes _fmt
+    cdef object _owner
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+
+    def __getbuffer__(self, Py_buffer* buf, int flags):
+        self._shape[0] = self._n
+        self._strides[0] = self._itemsize
+        buf.buf = self._ptr
+        buf.obj = self
+        buf.len = self._n * self._itemsize
+        buf.itemsize = self._itemsize
+        buf.readonly = 0
+        buf.ndim = 1
+        buf.format = <char*>self._fmt
+        buf.shape = self._shape
+        buf.strides = self._strides
+        buf.suboffsets = NULL
+        buf.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* buf):
+        pass
+
+
+cdef object array_view(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, object owner):
+    cdef _ArrayView v = _ArrayView.__new__(_ArrayView)
+    v._ptr = ptr
+    v._n = n
+    v._itemsize = itemsize
+    v._fmt = fmt.encode()
+    v._owner = owner
+    return memoryview(v)
+
+
+cdef int array_assign(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, object value, str name) except -1:
+    view = array_view(ptr, n, itemsize, fmt, None)
+    if fmt in ("b", "B") and isinstance(value, (bytes, bytearray, memoryview, str)):
+        data = value.encode() if isinstance(value, str) else bytes(value)
+        if len(data) > n:
+            raise ValueError(f"{name}: {len(data)} bytes do not fit in {n}")
+        memset(ptr, 0, n * itemsize)
+        memcpy(ptr, <const char*>data, len(data))
+        return 0
+    items = list(value)
+    if len(items) != n:
+        raise ValueError(f"{name}: expected {n} items, got {len(items)}")
+    for i in range(n):
+        view[i] = items[i]
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Values whose type an attribute selects. spec: (kind, size, format, cls, count);
+# count 0 means as many as the size hint holds.
+
+cdef class TypedValue:
+    def __cinit__(self, tuple spec, object value, str name, Py_ssize_t size_hint=0):
+        kind, size, fmt, cls, count = spec
+        self._spec = spec
+        if count == 0:
+            count = max(size_hint // size, 1) if size_hint else 1
+        self._count = count
+        self.nbytes = size * count
+        total = max(size * count, size_hint, 8)
+        self._buf = <char*>alloc_array(total, 1)
+        self.ptr = self._buf
+        if value is not None:
+            self._store(value, name)
+
+    def __dealloc__(self):
+        free(self._buf)
+
+    cdef _store(self, object value, str name):
+        kind, size_obj, fmt, cls, count = self._spec
+        cdef Py_ssize_t size = size_obj
+        values = list(value) if self._count > 1 and not isinstance(value, (bytes, str, Struct)) else [value]
+        if len(values) > self._count:
+            raise ValueError(f"{name}: expected at most {self._count} values, got {len(values)}")
+        view = array_view(self._buf, self._count, size, fmt or "B", self)
+        cdef Py_ssize_t i
+        for i in range(len(values)):
+            v = values[i]
+            if kind == "struct":
+                memcpy(self._buf + i * size, struct_pointer_required(v, cls, name), size)
+            elif kind == "handle":
+                (<void**>self._buf)[i] = handle_value(v, cls, name)
+            elif kind == "pointer":
+                (<void**>self._buf)[i] = plain_address(v, name)
+            elif kind == "bytes":
+                array_assign(self._buf, size * self._count, 1, "b", v, name)
+            else:
+                view[i] = float(v) if fmt in ("f", "d") else as_int(v, name)
+
+    def value(self):
+        kind, size_obj, fmt, cls, count = self._spec
+        cdef Py_ssize_t size = size_obj
+        cdef Py_ssize_t i
+        out = []
+        for i in range(self._count):
+            if kind == "struct":
+                obj = cls()
+                memcpy((<Struct>obj)._ptr, self._buf + i * size, size)
+                out.append(obj)
+            elif kind == "handle":
+                out.append(new_handle(cls, (<void**>self._buf)[i]))
+            elif kind == "pointer":
+                out.append(<uintptr_t>(<void**>self._buf)[i])
+            elif kind == "bytes":
+                return c_string(self._buf, size * self._count)
+            else:
+                raw = array_view(self._buf, self._count, size, fmt, self)[i]
+                out.append(cls(raw) if cls is not None else raw)
+        return out[0] if count == 1 else out
+
+
+# ---------------------------------------------------------------------------
+# Kernel arguments: (values, types) where each type is a ctypes type, or None
+# for a cubind object passed by the address of its storage (getPtr()).
+
+cdef dict _CTYPE_FORMATS = {
+    _ctypes.c_bool: "?", _ctypes.c_char: "c", _ctypes.c_byte: "b", _ctypes.c_ubyte: "B",
+    _ctypes.c_short: "h", _ctypes.c_ushort: "H", _ctypes.c_int: "i", _ctypes.c_uint: "I",
+    _ctypes.c_long: "l", _ctypes.c_ulong: "L", _ctypes.c_longlong: "q", _ctypes.c_ulonglong: "Q",
+    _ctypes.c_size_t: "N", _ctypes.c_ssize_t: "n", _ctypes.c_float: "f", _ctypes.c_double: "d",
+    _ctypes.c_void_p: "P",
+}
+
+
+cdef class KernelParams:
+    def __cinit__(self, values, types):
+        cdef Py_ssize_t n = len(values)
+        cdef Py_ssize_t offset = 0
+        cdef Py_ssize_t size, align, off
+        if len(types) != n:
+            raise ValueError(f"kernelParams: {n} values but {len(types)} types")
+        self._keep = []
+        layout = []
+        for i in range(n):
+            t = types[i]
+            if t is None:
+                layout.append((None, 0, 0))
+                continue
+            fmt = _CTYPE_FORMATS.get(t)
+            size = _ctypes.sizeof(t)
+            align = _ctypes.alignment(t)
+            offset = (offset + align - 1) // align * align
+            layout.append((fmt, offset, size))
+            offset += size
+        self._data = <char*>alloc_array(offset if offset > 0 else 1, 1)
+        self.args = <void**>alloc_array(n if n > 0 else 1, sizeof(void*))
+        for i in range(n):
+            t = types[i]
+            v = values[i]
+            fmt, off_obj, size_obj = layout[i]
+            off = off_obj
+            size = size_obj
+            if t is None:
+                if isinstance(v, Handle):
+                    self.args[i] = &(<Handle>v)._value
+                elif isinstance(v, Struct):
+                    self.args[i] = (<Struct>v)._ptr
+                elif hasattr(v, "getPtr"):
+                    self.args[i] = <void*><uintptr_t>v.getPtr()
+                else:
+                    raise TypeError(f"kernelParams[{i}]: a value whose type is None must be a cubind object "
+                                    f"(handle, struct or value type), got {type(v).__name__}")
+                self._keep.append(v)
+                continue
+            if fmt is not None:
+                try:
+                    if fmt == "P":
+                        _struct.pack_into("P", array_view(self._data + off, size, 1, "B", self), 0,
+                                          0 if v is None else <uintptr_t>plain_address(v, f"kernelParams[{i}]"))
+                    elif fmt == "c":
+                        _struct.pack_into("c", array_view(self._data + off, size, 1, "B", self), 0, bytes(v))
+                    else:
+                        _struct.pack_into(fmt, array_view(self._data + off, size, 1, "B", self), 0, v)
+                except _struct.error as e:
+                    raise TypeError(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
+            else:
+                # Any other ctypes type (a Structure, an array): ctypes converts.
+                c = v if isinstance(v, t) else t(v)
+                memcpy(self._data + off, <void*><uintptr_t>_ctypes.addressof(c), size)
+            self.args[i] = self._data + off
+
+    def __dealloc__(self):
+        free(self._data)
+        free(self.args)
+
+
+cdef object kernel_params(object obj):
+    if obj is None or isinstance(obj, int):
+        return obj
+    if isinstance(obj, KernelParams):
+        return obj
+    if isinstance(obj, tuple) and len(obj) == 2:
+        values, types = obj
+        return KernelParams(values, types)
+    try:
+        return _index(obj)
+    except TypeError:
+        raise TypeError(f"kernelParams: expected None, an address or a (values, types) tuple, "
+                        f"got {type(obj).__name__}") from None
+
+
+cdef void** kernel_params_pointer(object packed) except? NULL:
+    if packed is None:
+        return NULL
+    if isinstance(packed, KernelParams):
+        return (<KernelParams>packed).args
+    if packed < 0:
+        raise ValueError(f"kernelParams: an address cannot be negative ({packed})")
+    return <void**><uintptr_t>packed
+
+
+cdef extern from "<stdlib.h>" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
+
+
+cdef void* alloc_struct(size_t size) except NULL:
+    cdef void* p = NULL
+    # 64 bytes covers every alignment the CUDA headers ask for (double4_32a: 32).
+    if posix_memalign(&p, 64, size if size > 0 else 1) != 0:
+        raise MemoryError(f"cannot allocate a struct of {size} bytes")
+    memset(p, 0, size)
+    return p
+
+
+cdef void free_struct(void* ptr) noexcept:
+    free(ptr)
