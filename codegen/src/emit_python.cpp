@@ -674,14 +674,16 @@ class PyxWriter {
   // hundreds of them and most programs touch a few.
   void enums() {
     o_ << "# Enums, built on first use\n";
+    // One string per enum ("doc\nNAME VALUE NAME VALUE ..."), split on first use:
+    // thousands of separate constants would cost import time.
     o_ << "cdef dict _ENUMS = {\n";
     for (const Enum& e : lib_.enums) {
       if (e.name.rfind("anon_enum", 0) == 0) continue;
-      o_ << "    \"" << py_enum_name(e.name) << "\": ((";
-      for (const auto& v : e.enumerators) o_ << "\"" << v.name << "\", ";
-      o_ << "), (";
-      for (const auto& v : e.enumerators) o_ << v.value << ", ";
-      o_ << "), " << py_string(first_sentence(e.doc)) << "),\n";
+      std::string spec = first_sentence(e.doc);
+      std::replace(spec.begin(), spec.end(), '\n', ' ');
+      spec += "\n";
+      for (const auto& v : e.enumerators) spec += v.name + " " + std::to_string(v.value) + " ";
+      o_ << "    \"" << py_enum_name(e.name) << "\": " << py_string(spec) << ",\n";
     }
     o_ << "}\n";
     o_ << "cdef dict _ENUM_ALIASES = {\n";
@@ -697,7 +699,9 @@ class PyxWriter {
           "            raise AttributeError(f\"module {__name__!r} has no attribute {name!r}\")\n"
           "        cls = __getattr__(target)\n"
           "    else:\n"
-          "        cls = _make_enum(name, __name__, spec[0], spec[1], spec[2])\n"
+          "        doc, _, pairs = spec.partition(\"\\n\")\n"
+          "        items = pairs.split()\n"
+          "        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None)\n"
           "    globals()[name] = cls\n"
           "    return cls\n\n";
     o_ << "def __dir__():\n"

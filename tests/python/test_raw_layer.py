@@ -228,3 +228,13 @@ def test_per_thread_default_stream_on_a_gpu(raw_module_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0", "0"]
+
+
+def test_python_m_cubind_reports_versions_and_libraries():
+    result = run_python("import runpy; runpy.run_module('cubind', run_name='__main__')")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert f"cubind.bindings         {cubind.bindings.__version__}" in out
+    nvrtc_path = cubind.load_library("nvrtc")["path"]
+    assert f"from {nvrtc_path}" in out
+    assert ("driver API" in out) or ("libcuda.so.1" in out)

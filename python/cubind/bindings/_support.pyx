@@ -295,7 +295,6 @@ class _Unraisable:
 # ---------------------------------------------------------------------------
 # Small conversions used by the generated code
 
-import ctypes as _ctypes
 import struct as _struct
 from operator import index as _index
 
@@ -497,13 +496,22 @@ cdef class TypedValue:
 # Kernel arguments: (values, types) where each type is a ctypes type, or None
 # for a cubind object passed by the address of its storage (getPtr()).
 
-cdef dict _CTYPE_FORMATS = {
-    _ctypes.c_bool: "?", _ctypes.c_char: "c", _ctypes.c_byte: "b", _ctypes.c_ubyte: "B",
-    _ctypes.c_short: "h", _ctypes.c_ushort: "H", _ctypes.c_int: "i", _ctypes.c_uint: "I",
-    _ctypes.c_long: "l", _ctypes.c_ulong: "L", _ctypes.c_longlong: "q", _ctypes.c_ulonglong: "Q",
-    _ctypes.c_size_t: "N", _ctypes.c_ssize_t: "n", _ctypes.c_float: "f", _ctypes.c_double: "d",
-    _ctypes.c_void_p: "P",
-}
+# ctypes is imported at the first (values, types) launch, not with the module.
+cdef object _ctypes = None
+cdef dict _CTYPE_FORMATS = None
+
+
+cdef _load_ctypes():
+    global _ctypes, _CTYPE_FORMATS
+    import ctypes
+    _ctypes = ctypes
+    _CTYPE_FORMATS = {
+        ctypes.c_bool: "?", ctypes.c_char: "c", ctypes.c_byte: "b", ctypes.c_ubyte: "B",
+        ctypes.c_short: "h", ctypes.c_ushort: "H", ctypes.c_int: "i", ctypes.c_uint: "I",
+        ctypes.c_long: "l", ctypes.c_ulong: "L", ctypes.c_longlong: "q", ctypes.c_ulonglong: "Q",
+        ctypes.c_size_t: "N", ctypes.c_ssize_t: "n", ctypes.c_float: "f", ctypes.c_double: "d",
+        ctypes.c_void_p: "P",
+    }
 
 
 cdef class KernelParams:
@@ -513,6 +521,8 @@ cdef class KernelParams:
         cdef Py_ssize_t size, align, off
         if len(types) != n:
             raise ValueError(f"kernelParams: {n} values but {len(types)} types")
+        if _ctypes is None:
+            _load_ctypes()
         self._keep = []
         layout = []
         for i in range(n):
