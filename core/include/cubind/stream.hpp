@@ -5,7 +5,18 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "cubind/context.hpp"
+#include "cubind/device.hpp"
+#include "cubind/event.hpp"
+#include "cubind/graph.hpp"
 
 namespace cubind {
 
@@ -27,5 +38,137 @@ class StreamRef {
  private:
   CUstream handle_;
 };
+
+namespace detail {
+
+// What a null (moved-from or released) Stream converts to. A null CUstream
+// would be read by CUDA as the legacy default stream, so a null Stream would
+// silently run work there; this value is no stream at all, and every cubind
+// call taking a StreamRef rejects it with std::logic_error.
+inline CUstream invalid_stream() noexcept { return reinterpret_cast<CUstream>(~std::uintptr_t{0}); }
+
+// Throws std::logic_error, naming `where` ("cubind::Buffer::fill"), for the
+// StreamRef of a null Stream. For every cubind call that takes a StreamRef.
+void require_stream(StreamRef stream, const char* where);
+
+// A callable queued by Stream::launch_host_func, type-erased so that move-only
+// callables are accepted.
+class HostCallback {
+ public:
+  virtual ~HostCallback() = default;
+  virtual void run() = 0;
+};
+
+template <typename F>
+class HostCallbackOf final : public HostCallback {
+ public:
+  explicit HostCallbackOf(F&& f) : f_(std::move(f)) {}
+  explicit HostCallbackOf(const F& f) : f_(f) {}
+  void run() override { f_(); }
+
+ private:
+  F f_;
+};
+
+// Exceptions thrown by a stream's host callbacks, shared with the callbacks
+// still in flight (they may outlive the Stream).
+struct HostCallbackErrors;
+
+}  // namespace detail
+
+struct StreamOptions {
+  // Does not synchronize with the legacy default stream (CU_STREAM_NON_BLOCKING).
+  bool non_blocking = true;
+  // Lower numbers run first; unset is the context's default priority.
+  // Checked against cuCtxGetStreamPriorityRange.
+  std::optional<int> priority;
+};
+
+class Stream {
+ public:
+  // cuStreamCreateWithPriority in the device's primary context.
+  // @throws std::out_of_range for a priority outside the device's range, CudaError.
+  explicit Stream(const Device& device, StreamOptions options = {});
+
+  // Takes ownership of a stream created elsewhere; ~Stream destroys it. For a
+  // non-owning view of a foreign stream, use StreamRef.
+  // @throws std::invalid_argument for the null, legacy or per-thread default stream.
+  static Stream from_native_handle(CUstream handle);
+
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  // cuStreamDestroy, which returns at once: queued work still runs, and host
+  // callbacks queued on it stay alive until they have run. Never throws.
+  ~Stream();
+
+  // Null once moved from or released (then a StreamRef of it is rejected by
+  // every stream-ordered call).
+  CUstream handle() const noexcept { return handle_; }
+  // Gives up ownership. @throws std::logic_error when already null.
+  CUstream release();
+
+  // The stream's context (cuStreamGetCtx) and its device.
+  Context context() const;
+  Device device() const;
+  int priority() const;
+  bool is_non_blocking() const;
+
+  // True when all work submitted so far has completed (cuStreamQuery).
+  bool query() const;
+  // Blocks until all submitted work has completed (cuStreamSynchronize). Then
+  // rethrows the first exception a host callback of this stream threw since
+  // the last sync, if any; the stream itself remains usable.
+  void sync() const;
+
+  // Work submitted after this call waits for the event (cuStreamWaitEvent).
+  void wait(EventRef event) const;
+  // Work submitted after this call waits for the work submitted to `other`
+  // so far, through an event recorded on `other`.
+  void wait(StreamRef other) const;
+
+  // An event capturing the work submitted so far.
+  Event record() const;
+
+  // Queues `f()` to run on a driver thread after the work submitted so far
+  // (cuLaunchHostFunc); later work waits for it. The callable (move-only ones
+  // too) is kept alive until it has run, or, when the stream is being captured,
+  // as long as the graph it becomes part of. It must not call CUDA. An
+  // exception it throws is caught and rethrown by the next sync() of this
+  // Stream; one thrown while an earlier one is still pending, or left pending
+  // when the last callback and the Stream are gone, is printed to stderr.
+  template <typename F>
+  void launch_host_func(F&& f) {
+    using Callable = std::decay_t<F>;
+    static_assert(std::is_invocable_v<Callable&>, "launch_host_func takes a callable with no arguments");
+    launch_host_callback(std::make_unique<detail::HostCallbackOf<Callable>>(std::forward<F>(f)));
+  }
+
+  // cuStreamBeginCapture: work submitted from now on is recorded, not run.
+  // Thread-local mode by default: only this thread's unsafe calls are refused.
+  void begin_capture(CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) const;
+  // cuStreamEndCapture: the recorded work as a graph.
+  // @throws CudaError (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) when an illegal
+  // call during the capture invalidated it.
+  Graph end_capture() const;
+  // True from begin_capture to end_capture, even once the capture is invalidated.
+  bool is_capturing() const;
+
+ private:
+  Stream(CUstream handle, CUcontext context) noexcept;
+  void launch_host_callback(std::unique_ptr<detail::HostCallback> callback) const;
+  void require_owner(const char* where) const;
+  CUcontext context_handle(const char* where) const;
+
+  CUstream handle_ = nullptr;
+  // Known when created here; looked up on first need for an adopted stream,
+  // possibly by two threads at once, hence atomic.
+  mutable std::atomic<CUcontext> context_{nullptr};
+  std::shared_ptr<detail::HostCallbackErrors> callback_errors_;
+};
+
+inline StreamRef::StreamRef(const Stream& stream) noexcept
+    : handle_(stream.handle() != nullptr ? stream.handle() : detail::invalid_stream()) {}
 
 }  // namespace cubind

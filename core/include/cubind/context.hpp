@@ -1,0 +1,68 @@
+// Contexts. cubind creates no context of its own: the only ones it retains are
+// the primary contexts, one per device, held for the life of the process. A
+// Context is therefore a copyable view, and ContextGuard is the one way cubind
+// changes which context is current, for a scope.
+#pragma once
+
+#include <cuda.h>
+
+#include <optional>
+
+namespace cubind {
+
+class Device;
+
+class Context {
+ public:
+  // A view of a context owned elsewhere; cubind never destroys it.
+  // @throws std::invalid_argument for a null handle.
+  static Context from_native_handle(CUcontext handle);
+
+  // The context current on the calling thread, if any (cuCtxGetCurrent).
+  static std::optional<Context> current();
+
+  // The primary context of `device`; the same as device.primary_context().
+  static Context primary(const Device& device);
+
+  CUcontext handle() const noexcept { return handle_; }
+
+  // The device the context runs on.
+  Device device() const;
+
+  // Waits for all work in the context (cuCtxSynchronize, under a ContextGuard).
+  void sync() const;
+
+  friend bool operator==(const Context& a, const Context& b) noexcept { return a.handle_ == b.handle_; }
+  friend bool operator!=(const Context& a, const Context& b) noexcept { return !(a == b); }
+
+ private:
+  explicit Context(CUcontext handle) noexcept : handle_(handle) {}
+
+  CUcontext handle_;
+};
+
+// Makes a context current on the calling thread for a scope, then restores the
+// one that was current before. Pushes only when the context is not already
+// current, so a guard around code that is already in the right context costs a
+// single cuCtxGetCurrent.
+class ContextGuard {
+ public:
+  explicit ContextGuard(const Context& context);
+  // The device's primary context.
+  explicit ContextGuard(const Device& device);
+  // Pops what it pushed; never throws, and does nothing once the driver is
+  // shutting down.
+  ~ContextGuard();
+
+  ContextGuard(const ContextGuard&) = delete;
+  ContextGuard& operator=(const ContextGuard&) = delete;
+  ContextGuard(ContextGuard&&) = delete;
+  ContextGuard& operator=(ContextGuard&&) = delete;
+
+ private:
+  void enter(CUcontext context);
+
+  bool pushed_ = false;
+};
+
+}  // namespace cubind

@@ -1,0 +1,92 @@
+// Launching a Kernel: a plain LaunchConfig, turned into the driver's
+// CUlaunchConfig by one function, and launch(), which checks every argument's
+// size against the kernel's parameter layout before cuLaunchKernelEx.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "cubind/kernel.hpp"
+#include "cubind/stream.hpp"
+
+namespace cubind {
+
+struct Dim3 {
+  unsigned int x = 1;
+  unsigned int y = 1;
+  unsigned int z = 1;
+
+  constexpr Dim3() noexcept = default;
+  constexpr Dim3(unsigned int x_, unsigned int y_ = 1, unsigned int z_ = 1) noexcept  // NOLINT: 256 is a Dim3
+      : x(x_), y(y_), z(z_) {}
+};
+
+struct LaunchConfig {
+  Dim3 grid;                            // blocks
+  Dim3 block;                           // threads per block
+  std::size_t shared_memory_bytes = 0;  // dynamic shared memory per block
+  std::optional<Dim3> cluster;          // blocks per cluster (sm_90 and later); the grid must be a multiple
+  bool cooperative = false;             // blocks may synchronise grid-wide (cooperative groups)
+
+  // LaunchConfig{grid, block} for the common case; the rarer fields are set by name.
+  constexpr LaunchConfig() noexcept = default;
+  constexpr LaunchConfig(Dim3 grid_, Dim3 block_, std::size_t shared_memory_bytes_ = 0) noexcept
+      : grid(grid_), block(block_), shared_memory_bytes(shared_memory_bytes_) {}
+};
+
+namespace detail {
+
+// The driver's form of a LaunchConfig. config.attrs points into attributes,
+// so it is filled in place and never copied. Only the first config.numAttrs
+// attributes are written, so the array is left uninitialised.
+struct NativeLaunchConfig {
+  CUlaunchConfig config{};
+  CUlaunchAttribute attributes[2];
+
+  NativeLaunchConfig() = default;
+  NativeLaunchConfig(const NativeLaunchConfig&) = delete;
+  NativeLaunchConfig& operator=(const NativeLaunchConfig&) = delete;
+};
+
+// The one place a LaunchConfig becomes a CUlaunchConfig.
+// @throws std::invalid_argument for a zero dimension, shared memory beyond
+// 4 GiB - 1, or a grid that is not a multiple of the cluster
+void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLaunchConfig& out);
+
+// @throws std::invalid_argument naming the first argument whose size differs
+// from its parameter's, or the two counts when they differ
+void check_kernel_arguments(const std::string& kernel_name, const KernelParam* params, std::size_t param_count,
+                            const std::size_t* sizes, std::size_t count);
+
+}  // namespace detail
+
+// Launches with arguments given as pointers to their bytes, as a caller that
+// knows argument types only at run time has them: args[i] points at sizes[i]
+// bytes. The sizes are checked against the kernel's parameters before launching.
+// @throws std::invalid_argument for a wrong count or size, or a bad config (nothing is launched)
+// @throws std::logic_error for a null Kernel or the StreamRef of a null Stream
+// @throws CudaError from cuLaunchKernelEx
+void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
+                        const std::size_t* sizes, std::size_t count);
+
+// launch(stream, config, kernel, a, b, c): each argument is passed by value to
+// the kernel's parameter of the same position, and must have that parameter's
+// size: pass 1.0f, not 1.0, for a float. Needs no allocation.
+template <typename... Args>
+void launch(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, const Args&... args) {
+  static_assert((std::is_trivially_copyable_v<Args> && ...),
+                "kernel arguments are copied byte for byte, so each must be trivially copyable; "
+                "pass device memory as its pointer or CUdeviceptr");
+  constexpr std::size_t count = sizeof...(Args);
+  // One slot more than needed so that a launch with no arguments has arrays too.
+  void* pointers[count + 1] = {const_cast<void*>(static_cast<const void*>(std::addressof(args)))..., nullptr};
+  static constexpr std::size_t sizes[count + 1] = {sizeof(Args)..., 0};
+  launch_type_erased(stream, config, kernel, pointers, sizes, count);
+}
+
+}  // namespace cubind

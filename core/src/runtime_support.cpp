@@ -1,0 +1,28 @@
+#include "runtime_support.hpp"
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "cubind/error.hpp"
+#include "cubind/raw/driver.hpp"
+
+namespace cubind::detail {
+
+namespace {
+std::once_flag g_init_once;
+CUresult g_init_status = CUDA_SUCCESS;
+}  // namespace
+
+void init_driver() {
+  // A LoaderError (no driver) escapes call_once and leaves it unset: the next
+  // call fails the same way, with the loader's message.
+  std::call_once(g_init_once, [] { g_init_status = raw::cuInit(0); });
+  check(g_init_status, "cuInit");
+}
+
+void throw_null(const char* where, const char* class_name) {
+  throw std::logic_error(std::string(where) + ": this " + class_name + " is null (moved from, released or closed)");
+}
+
+}  // namespace cubind::detail

@@ -1,0 +1,360 @@
+#include "cubind/stream.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+#include "cubind/error.hpp"
+#include "cubind/raw/driver.hpp"
+#include "runtime_support.hpp"
+
+namespace cubind {
+
+namespace detail {
+
+void require_stream(StreamRef stream, const char* where) {
+  if (stream.handle() == invalid_stream()) {
+    throw std::logic_error(std::string(where) + ": the stream is a null cubind::Stream (moved from or released)");
+  }
+}
+
+namespace {
+
+// Bumped whenever cubind lets go of a stream, which voids every memo.
+std::atomic<std::uint64_t> g_streams_epoch{0};
+std::mutex g_owned_mutex;
+std::unordered_set<CUstream> g_owned;
+
+struct StreamMemo {
+  CUstream handle = nullptr;
+  CUcontext context = nullptr;
+  std::uint64_t epoch = ~std::uint64_t{0};
+};
+thread_local StreamMemo t_memo;
+
+bool is_owned(CUstream handle) {
+  std::lock_guard<std::mutex> lock(g_owned_mutex);
+  return g_owned.count(handle) != 0;
+}
+
+}  // namespace
+
+void stream_owned(CUstream handle) {
+  std::lock_guard<std::mutex> lock(g_owned_mutex);
+  g_owned.insert(handle);
+}
+
+void stream_disowned(CUstream handle) noexcept {
+  std::lock_guard<std::mutex> lock(g_owned_mutex);
+  g_owned.erase(handle);
+  g_streams_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+namespace {
+
+CUcontext lookup_context(CUstream handle) {
+  // Read before asking the driver: a stream let go of meanwhile has bumped it,
+  // and the memo written below is void from the start.
+  const std::uint64_t epoch = g_streams_epoch.load(std::memory_order_acquire);
+  StreamMemo& memo = t_memo;
+  if (memo.handle == handle && memo.epoch == epoch) return memo.context;
+  CUcontext context = nullptr;
+  check(raw::cuStreamGetCtx(handle, &context), "cuStreamGetCtx");
+  if (!is_default_stream(handle) && is_owned(handle)) memo = StreamMemo{handle, context, epoch};
+  return context;
+}
+
+}  // namespace
+
+CUcontext stream_context(StreamRef stream, const char* where) {
+  require_stream(stream, where);
+  return lookup_context(stream.handle());
+}
+
+void require_stream_context(StreamRef stream, CUcontext expected, const char* where) {
+  require_stream(stream, where);
+  const CUcontext actual = lookup_context(stream.handle());
+  if (actual != expected) {
+    throw std::invalid_argument(std::string(where) + ": the stream belongs to " + describe_context(actual) +
+                                ", but this call works in " + describe_context(expected) +
+                                "; pass a stream of that context");
+  }
+}
+
+namespace {
+
+std::string describe_exception(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+}  // namespace
+
+struct HostCallbackErrors {
+  std::mutex mutex;
+  std::exception_ptr pending;
+
+  // Runs on a driver thread, from a callback: nowhere to throw, so the
+  // exception waits for Stream::sync.
+  void store(std::exception_ptr error) noexcept {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!pending) {
+      pending = std::move(error);
+      return;
+    }
+    std::fprintf(stderr, "cubind: a host callback threw while an earlier exception was still pending: %s\n",
+                 describe_exception(error).c_str());
+  }
+
+  std::exception_ptr take() noexcept {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::exchange(pending, nullptr);
+  }
+
+  ~HostCallbackErrors() {
+    if (pending) {
+      std::fprintf(stderr, "cubind: a host callback threw and no Stream::sync() collected it: %s\n",
+                   describe_exception(pending).c_str());
+    }
+  }
+};
+
+namespace {
+
+struct QueuedCallback {
+  std::unique_ptr<HostCallback> callback;
+  std::shared_ptr<HostCallbackErrors> errors;
+
+  void run() noexcept {
+    try {
+      callback->run();
+    } catch (...) {
+      errors->store(std::current_exception());
+    }
+  }
+};
+
+void CUDA_CB run_once(void* data) {
+  std::unique_ptr<QueuedCallback> queued(static_cast<QueuedCallback*>(data));
+  queued->run();
+}
+
+// In a graph the callback runs at every launch; the graph's user object frees it.
+void CUDA_CB run_in_graph(void* data) { static_cast<QueuedCallback*>(data)->run(); }
+
+void CUDA_CB destroy_queued(void* data) { delete static_cast<QueuedCallback*>(data); }
+
+}  // namespace
+}  // namespace detail
+
+Stream::Stream(const Device& device, StreamOptions options) {
+  const CUcontext context = detail::primary_context(device.ordinal());
+  ContextGuard guard(device);
+  int priority = 0;
+  if (options.priority) {
+    int least = 0;
+    int greatest = 0;
+    detail::check(raw::cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange");
+    // CUDA numbers priorities downwards: `greatest` is the smaller number.
+    if (*options.priority < greatest || *options.priority > least) {
+      throw std::out_of_range("cubind::Stream::Stream: priority " + std::to_string(*options.priority) +
+                              " is outside the range of device " + std::to_string(device.ordinal()) + ", " +
+                              std::to_string(greatest) + " (highest) to " + std::to_string(least) + " (lowest)");
+    }
+    priority = *options.priority;
+  }
+  const unsigned int flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
+  CUstream handle = nullptr;
+  detail::check(raw::cuStreamCreateWithPriority(&handle, flags, priority), "cuStreamCreateWithPriority");
+  handle_ = handle;
+  context_ = context;
+  callback_errors_ = std::make_shared<detail::HostCallbackErrors>();
+  detail::stream_owned(handle);
+}
+
+Stream::Stream(CUstream handle, CUcontext context) noexcept : handle_(handle), context_(context) {}
+
+Stream Stream::from_native_handle(CUstream handle) {
+  if (detail::is_default_stream(handle) || handle == detail::invalid_stream()) {
+    throw std::invalid_argument(
+        "cubind::Stream::from_native_handle: a default stream (null, legacy or per-thread) cannot be owned; "
+        "use StreamRef to refer to it");
+  }
+  Stream stream(handle, nullptr);
+  stream.callback_errors_ = std::make_shared<detail::HostCallbackErrors>();
+  detail::stream_owned(handle);
+  return stream;
+}
+
+Stream::Stream(Stream&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      context_(other.context_.exchange(nullptr)),
+      callback_errors_(std::move(other.callback_errors_)) {}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    Stream old(std::move(*this));
+    handle_ = std::exchange(other.handle_, nullptr);
+    context_.store(other.context_.exchange(nullptr));
+    callback_errors_ = std::move(other.callback_errors_);
+  }
+  return *this;
+}
+
+Stream::~Stream() {
+  if (handle_ == nullptr) return;
+  detail::stream_disowned(handle_);
+  detail::release_quietly([this] { return raw::cuStreamDestroy(handle_); });
+}
+
+void Stream::require_owner(const char* where) const {
+  if (handle_ == nullptr) detail::throw_null(where, "Stream");
+}
+
+CUcontext Stream::context_handle(const char* where) const {
+  require_owner(where);
+  CUcontext context = context_.load();
+  if (context == nullptr) {
+    context = detail::stream_context(StreamRef(handle_), where);
+    context_.store(context);
+  }
+  return context;
+}
+
+CUstream Stream::release() {
+  require_owner("cubind::Stream::release");
+  context_ = nullptr;
+  callback_errors_.reset();
+  detail::stream_disowned(handle_);
+  return std::exchange(handle_, nullptr);
+}
+
+Context Stream::context() const { return Context::from_native_handle(context_handle("cubind::Stream::context")); }
+
+Device Stream::device() const { return Device::get(detail::context_device(context_handle("cubind::Stream::device"))); }
+
+int Stream::priority() const {
+  require_owner("cubind::Stream::priority");
+  int priority = 0;
+  detail::check(raw::cuStreamGetPriority(handle_, &priority), "cuStreamGetPriority");
+  return priority;
+}
+
+bool Stream::is_non_blocking() const {
+  require_owner("cubind::Stream::is_non_blocking");
+  unsigned int flags = 0;
+  detail::check(raw::cuStreamGetFlags(handle_, &flags), "cuStreamGetFlags");
+  return (flags & CU_STREAM_NON_BLOCKING) != 0;
+}
+
+bool Stream::query() const {
+  require_owner("cubind::Stream::query");
+  const CUresult status = raw::cuStreamQuery(handle_);
+  if (status == CUDA_ERROR_NOT_READY) return false;
+  detail::check(status, "cuStreamQuery");
+  return true;
+}
+
+void Stream::sync() const {
+  require_owner("cubind::Stream::sync");
+  detail::check(raw::cuStreamSynchronize(handle_), "cuStreamSynchronize");
+  if (std::exception_ptr error = callback_errors_->take()) std::rethrow_exception(error);
+}
+
+void Stream::wait(EventRef event) const {
+  require_owner("cubind::Stream::wait");
+  if (event.handle() == nullptr) {
+    throw std::logic_error("cubind::Stream::wait: the event is a null cubind::Event (moved from or released)");
+  }
+  detail::check(raw::cuStreamWaitEvent(handle_, event.handle(), 0), "cuStreamWaitEvent");
+}
+
+void Stream::wait(StreamRef other) const {
+  const CUcontext context = context_handle("cubind::Stream::wait");
+  detail::require_stream(other, "cubind::Stream::wait");
+  if (other.handle() == handle_) return;
+  // The event must live in the context of the stream it is recorded on; a
+  // default stream is taken to be this stream's context's.
+  const CUcontext other_context =
+      detail::is_default_stream(other.handle()) ? context : detail::stream_context(other, "cubind::Stream::wait");
+  ContextGuard guard(Context::from_native_handle(other_context));
+  CUevent handle = nullptr;
+  detail::check(raw::cuEventCreate(&handle, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  // Destroying it right after the wait is safe: the driver keeps what the
+  // wait needs until it is satisfied.
+  const Event event(handle, other_context);
+  event.record(other);
+  wait(event);
+}
+
+Event Stream::record() const {
+  const CUcontext context = context_handle("cubind::Stream::record");
+  ContextGuard guard(Context::from_native_handle(context));
+  CUevent handle = nullptr;
+  detail::check(raw::cuEventCreate(&handle, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  Event event(handle, context);
+  event.record(*this);
+  return event;
+}
+
+void Stream::launch_host_callback(std::unique_ptr<detail::HostCallback> callback) const {
+  const CUcontext context = context_handle("cubind::Stream::launch_host_func");
+  ContextGuard guard(Context::from_native_handle(context));
+  auto queued = std::make_unique<detail::QueuedCallback>(detail::QueuedCallback{std::move(callback), callback_errors_});
+
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUgraph graph = nullptr;
+  detail::check(raw::cuStreamGetCaptureInfo(handle_, &capture, nullptr, &graph, nullptr, nullptr, nullptr),
+                "cuStreamGetCaptureInfo");
+  if (capture != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    detail::check(raw::cuLaunchHostFunc(handle_, detail::run_once, queued.get()), "cuLaunchHostFunc");
+    queued.release();  // run_once frees it
+    return;
+  }
+  // Captured, the callback runs once per graph launch, for as long as the
+  // graph (and any instantiation of it) exists: the graph owns it through a
+  // user object.
+  CUuserObject object = nullptr;
+  detail::check(raw::cuUserObjectCreate(&object, queued.get(), detail::destroy_queued, 1,
+                                        CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+                "cuUserObjectCreate");
+  detail::QueuedCallback* owned_by_graph = queued.release();
+  const CUresult retained = raw::cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE);
+  if (retained != CUDA_SUCCESS) {
+    raw::cuUserObjectRelease(object, 1);
+    detail::check(retained, "cuGraphRetainUserObject");
+  }
+  detail::check(raw::cuLaunchHostFunc(handle_, detail::run_in_graph, owned_by_graph), "cuLaunchHostFunc");
+}
+
+void Stream::begin_capture(CUstreamCaptureMode mode) const {
+  require_owner("cubind::Stream::begin_capture");
+  detail::check(raw::cuStreamBeginCapture(handle_, mode), "cuStreamBeginCapture");
+}
+
+Graph Stream::end_capture() const {
+  const CUcontext context = context_handle("cubind::Stream::end_capture");
+  CUgraph graph = nullptr;
+  detail::check(raw::cuStreamEndCapture(handle_, &graph), "cuStreamEndCapture");
+  return Graph(graph, context);
+}
+
+bool Stream::is_capturing() const {
+  require_owner("cubind::Stream::is_capturing");
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  detail::check(raw::cuStreamIsCapturing(handle_, &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+}  // namespace cubind

@@ -1,0 +1,55 @@
+// How a failed call reads: the API function, the error's name, its number and
+// its description, whether or not a driver is there to name it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cubind/error.hpp"
+#include "runtime_test_support.hpp"
+
+namespace {
+
+using cubind::CudaError;
+
+TEST(ErrorFormattingTest, CarriesEveryPartAndJoinsThemInTheMessage) {
+  const CudaError error(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAllocFromPoolAsync", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory");
+  EXPECT_EQ(error.status(), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(error.api_function(), "cuMemAllocFromPoolAsync");
+  EXPECT_EQ(error.error_name(), "CUDA_ERROR_OUT_OF_MEMORY");
+  EXPECT_EQ(error.error_string(), "out of memory");
+  EXPECT_STREQ(error.what(), "cuMemAllocFromPoolAsync failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
+}
+
+TEST(ErrorFormattingTest, CheckThrowsOnlyOnFailure) {
+  EXPECT_NO_THROW(cubind::detail::check(CUDA_SUCCESS, "cuStreamQuery"));
+  const std::string message =
+      cubind_test::message_of<CudaError>([] { cubind::detail::check(CUDA_ERROR_INVALID_VALUE, "cuStreamQuery"); });
+  EXPECT_EQ(message.rfind("cuStreamQuery failed: ", 0), 0u) << message;
+  EXPECT_NE(message.find("(1)"), std::string::npos) << message;
+}
+
+TEST(ErrorFormattingTest, NamesAKnownCodeWithOrWithoutADriver) {
+  try {
+    cubind::detail::check(CUDA_ERROR_NOT_READY, "cuEventQuery");
+    FAIL() << "no exception";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.status(), CUDA_ERROR_NOT_READY);
+    EXPECT_EQ(e.api_function(), "cuEventQuery");
+    // The driver names it; without one the number still identifies it.
+    EXPECT_TRUE(e.error_name() == "CUDA_ERROR_NOT_READY" || e.error_name() == "CUresult 600") << e.error_name();
+  }
+}
+
+TEST(ErrorFormattingTest, AnUnknownCodeIsNamedByItsNumber) {
+  const auto unknown = static_cast<CUresult>(987654);
+  try {
+    cubind::detail::check(unknown, "cuFutureCall");
+    FAIL() << "no exception";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.error_name(), "CUresult 987654");
+    EXPECT_NE(std::string(e.what()).find("cuFutureCall failed: CUresult 987654 (987654)"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
