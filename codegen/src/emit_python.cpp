@@ -250,7 +250,9 @@ std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& n
     case TypeInfo::Kind::Enum: return "<" + t.c + "><long long>_support.as_int(" + obj + ", \"" + name + "\")";
     case TypeInfo::Kind::Handle:
       return "<" + t.c + ">_support.handle_value(" + obj + ", " + t.py + ", \"" + name + "\")";
-    case TypeInfo::Kind::Value: return "<" + t.c + ">_support.as_int(" + obj + ", \"" + name + "\")";
+    case TypeInfo::Kind::Value:
+      return "((<" + t.py + ">" + obj + ")._value if type(" + obj + ") is " + t.py + " else <" + t.c +
+             ">_support.as_int(" + obj + ", \"" + name + "\"))";
     case TypeInfo::Kind::Struct:
       return "(<" + t.c + "*>_support.struct_pointer_required(" + obj + ", " + t.py + ", \"" + name + "\"))[0]";
     case TypeInfo::Kind::FunctionPointer:

@@ -29,15 +29,24 @@ cdef class TypedValue:
     cdef void* ptr
     cdef Py_ssize_t nbytes   # the value's size: the type's size times its count
     cdef char* _buf
+    cdef char _inline[64]
     cdef Py_ssize_t _count
+    cdef Py_ssize_t _size
+    cdef char _fmt
+    cdef bint _single
+    cdef str _kind
+    cdef object _cls
     cdef tuple _spec
     cdef _store(self, object value, str name)
+    cpdef object value(self)
 
 
 cdef class KernelParams:
     # Kernel arguments packed from (values, types): one pointer per argument.
     cdef void** args
     cdef char* _data
+    cdef char _inline[256]
+    cdef void* _inline_args[32]
     cdef list _keep
 
 
@@ -96,3 +105,7 @@ cdef void** kernel_params_pointer(object packed) except? NULL
 # Zeroed, 64-byte aligned storage for a struct (MemoryError when it cannot be had).
 cdef void* alloc_struct(size_t size) except NULL
 cdef void free_struct(void* ptr) noexcept
+
+# A scalar written or read by struct-module format character.
+cdef int store_scalar(void* dst, char fmt, object v) except -1
+cdef object load_scalar(const void* src, char fmt)

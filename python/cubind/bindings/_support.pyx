@@ -295,7 +295,6 @@ class _Unraisable:
 # ---------------------------------------------------------------------------
 # Small conversions used by the generated code
 
-import struct as _struct
 from operator import index as _index
 
 cdef object new_handle(type cls, void* value):
@@ -305,7 +304,7 @@ cdef object new_handle(type cls, void* value):
 
 
 cdef object as_int(object obj, str name):
-    if type(obj) is int:
+    if isinstance(obj, int):
         return obj
     try:
         return _index(obj)
@@ -429,67 +428,156 @@ cdef int array_assign(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, obj
 
 
 # ---------------------------------------------------------------------------
+# Scalars by struct-module format character, without the struct module.
+
+cdef int store_scalar(void* dst, char fmt, object v) except -1:
+    if fmt == b"i":
+        (<int*>dst)[0] = v
+    elif fmt == b"I":
+        (<unsigned int*>dst)[0] = v
+    elif fmt == b"q":
+        (<long long*>dst)[0] = v
+    elif fmt == b"Q":
+        (<unsigned long long*>dst)[0] = v
+    elif fmt == b"N":
+        (<size_t*>dst)[0] = v
+    elif fmt == b"n":
+        (<Py_ssize_t*>dst)[0] = v
+    elif fmt == b"l":
+        (<long*>dst)[0] = v
+    elif fmt == b"L":
+        (<unsigned long*>dst)[0] = v
+    elif fmt == b"h":
+        (<short*>dst)[0] = v
+    elif fmt == b"H":
+        (<unsigned short*>dst)[0] = v
+    elif fmt == b"b":
+        (<signed char*>dst)[0] = v
+    elif fmt == b"B":
+        (<unsigned char*>dst)[0] = v
+    elif fmt == b"?":
+        (<unsigned char*>dst)[0] = 1 if v else 0
+    elif fmt == b"f":
+        (<float*>dst)[0] = v
+    elif fmt == b"d":
+        (<double*>dst)[0] = v
+    elif fmt == b"P":
+        (<void**>dst)[0] = plain_address(v, "value")
+    elif fmt == b"c":
+        (<char*>dst)[0] = (<bytes>v)[0] if isinstance(v, bytes) and len(v) == 1 else v
+    else:
+        raise ValueError(f"unsupported scalar format {chr(fmt)!r}")
+    return 0
+
+
+cdef object load_scalar(const void* src, char fmt):
+    if fmt == b"i":
+        return (<const int*>src)[0]
+    if fmt == b"I":
+        return (<const unsigned int*>src)[0]
+    if fmt == b"q":
+        return (<const long long*>src)[0]
+    if fmt == b"Q":
+        return (<const unsigned long long*>src)[0]
+    if fmt == b"N":
+        return (<const size_t*>src)[0]
+    if fmt == b"n":
+        return (<const Py_ssize_t*>src)[0]
+    if fmt == b"l":
+        return (<const long*>src)[0]
+    if fmt == b"L":
+        return (<const unsigned long*>src)[0]
+    if fmt == b"h":
+        return (<const short*>src)[0]
+    if fmt == b"H":
+        return (<const unsigned short*>src)[0]
+    if fmt == b"b":
+        return (<const signed char*>src)[0]
+    if fmt == b"B" or fmt == b"?":
+        return (<const unsigned char*>src)[0]
+    if fmt == b"f":
+        return (<const float*>src)[0]
+    if fmt == b"d":
+        return (<const double*>src)[0]
+    if fmt == b"P":
+        return <uintptr_t>(<void* const*>src)[0]
+    raise ValueError(f"unsupported scalar format {chr(fmt)!r}")
+
+
+# ---------------------------------------------------------------------------
 # Values whose type an attribute selects. spec: (kind, size, format, cls, count);
 # count 0 means as many as the size hint holds.
 
 cdef class TypedValue:
     def __cinit__(self, tuple spec, object value, str name, Py_ssize_t size_hint=0):
-        kind, size, fmt, cls, count = spec
+        kind, size_obj, fmt, cls, count = spec
+        cdef Py_ssize_t size = size_obj
+        cdef Py_ssize_t n = count
         self._spec = spec
-        if count == 0:
-            count = max(size_hint // size, 1) if size_hint else 1
-        self._count = count
-        self.nbytes = size * count
-        total = max(size * count, size_hint, 8)
-        self._buf = <char*>alloc_array(total, 1)
+        self._kind = kind
+        self._size = size
+        self._fmt = (<str>fmt).encode()[0] if fmt is not None else 0
+        self._cls = cls
+        if n == 0:
+            n = max(size_hint // size, 1) if size_hint else 1
+        self._count = n
+        self._single = count == 1
+        self.nbytes = size * n
+        cdef Py_ssize_t total = max(size * n, size_hint, 8)
+        if total <= sizeof(self._inline):
+            memset(self._inline, 0, sizeof(self._inline))
+            self._buf = self._inline
+        else:
+            self._buf = <char*>alloc_array(total, 1)
         self.ptr = self._buf
         if value is not None:
             self._store(value, name)
 
     def __dealloc__(self):
-        free(self._buf)
+        if self._buf != self._inline:
+            free(self._buf)
 
     cdef _store(self, object value, str name):
-        kind, size_obj, fmt, cls, count = self._spec
-        cdef Py_ssize_t size = size_obj
+        cdef Py_ssize_t i
         values = list(value) if self._count > 1 and not isinstance(value, (bytes, str, Struct)) else [value]
         if len(values) > self._count:
             raise ValueError(f"{name}: expected at most {self._count} values, got {len(values)}")
-        view = array_view(self._buf, self._count, size, fmt or "B", self)
-        cdef Py_ssize_t i
         for i in range(len(values)):
             v = values[i]
-            if kind == "struct":
-                memcpy(self._buf + i * size, struct_pointer_required(v, cls, name), size)
-            elif kind == "handle":
-                (<void**>self._buf)[i] = handle_value(v, cls, name)
-            elif kind == "pointer":
+            if self._kind == "struct":
+                memcpy(self._buf + i * self._size, struct_pointer_required(v, self._cls, name), self._size)
+            elif self._kind == "handle":
+                (<void**>self._buf)[i] = handle_value(v, self._cls, name)
+            elif self._kind == "pointer":
                 (<void**>self._buf)[i] = plain_address(v, name)
-            elif kind == "bytes":
-                array_assign(self._buf, size * self._count, 1, "b", v, name)
+            elif self._kind == "bytes":
+                array_assign(self._buf, self._size * self._count, 1, "b", v, name)
+            elif self._fmt == b"f" or self._fmt == b"d":
+                store_scalar(self._buf + i * self._size, self._fmt, float(v))
             else:
-                view[i] = float(v) if fmt in ("f", "d") else as_int(v, name)
+                store_scalar(self._buf + i * self._size, self._fmt, as_int(v, name))
 
-    def value(self):
-        kind, size_obj, fmt, cls, count = self._spec
-        cdef Py_ssize_t size = size_obj
+    cpdef object value(self):
         cdef Py_ssize_t i
+        if self._kind == "bytes":
+            return c_string(self._buf, self._size * self._count)
         out = []
         for i in range(self._count):
-            if kind == "struct":
-                obj = cls()
-                memcpy((<Struct>obj)._ptr, self._buf + i * size, size)
-                out.append(obj)
-            elif kind == "handle":
-                out.append(new_handle(cls, (<void**>self._buf)[i]))
-            elif kind == "pointer":
-                out.append(<uintptr_t>(<void**>self._buf)[i])
-            elif kind == "bytes":
-                return c_string(self._buf, size * self._count)
+            if self._kind == "struct":
+                obj = self._cls()
+                memcpy((<Struct>obj)._ptr, self._buf + i * self._size, self._size)
+            elif self._kind == "handle":
+                obj = new_handle(self._cls, (<void**>self._buf)[i])
+            elif self._kind == "pointer":
+                obj = <uintptr_t>(<void**>self._buf)[i]
             else:
-                raw = array_view(self._buf, self._count, size, fmt, self)[i]
-                out.append(cls(raw) if cls is not None else raw)
-        return out[0] if count == 1 else out
+                obj = load_scalar(self._buf + i * self._size, self._fmt)
+                if self._cls is not None:
+                    obj = self._cls(obj)
+            if self._single:
+                return obj
+            out.append(obj)
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -498,52 +586,65 @@ cdef class TypedValue:
 
 # ctypes is imported at the first (values, types) launch, not with the module.
 cdef object _ctypes = None
-cdef dict _CTYPE_FORMATS = None
+cdef dict _CTYPE_INFO = None   # ctypes type -> (format byte or 0, size, alignment)
 
 
 cdef _load_ctypes():
-    global _ctypes, _CTYPE_FORMATS
+    global _ctypes, _CTYPE_INFO
     import ctypes
     _ctypes = ctypes
-    _CTYPE_FORMATS = {
-        ctypes.c_bool: "?", ctypes.c_char: "c", ctypes.c_byte: "b", ctypes.c_ubyte: "B",
-        ctypes.c_short: "h", ctypes.c_ushort: "H", ctypes.c_int: "i", ctypes.c_uint: "I",
-        ctypes.c_long: "l", ctypes.c_ulong: "L", ctypes.c_longlong: "q", ctypes.c_ulonglong: "Q",
-        ctypes.c_size_t: "N", ctypes.c_ssize_t: "n", ctypes.c_float: "f", ctypes.c_double: "d",
-        ctypes.c_void_p: "P",
-    }
+    _CTYPE_INFO = {}
+    for t, fmt in ((ctypes.c_bool, b"?"), (ctypes.c_char, b"c"), (ctypes.c_byte, b"b"), (ctypes.c_ubyte, b"B"),
+                   (ctypes.c_short, b"h"), (ctypes.c_ushort, b"H"), (ctypes.c_int, b"i"), (ctypes.c_uint, b"I"),
+                   (ctypes.c_long, b"l"), (ctypes.c_ulong, b"L"), (ctypes.c_longlong, b"q"),
+                   (ctypes.c_ulonglong, b"Q"), (ctypes.c_size_t, b"N"), (ctypes.c_ssize_t, b"n"),
+                   (ctypes.c_float, b"f"), (ctypes.c_double, b"d"), (ctypes.c_void_p, b"P")):
+        _CTYPE_INFO[t] = (fmt[0], ctypes.sizeof(t), ctypes.alignment(t))
+
+
+cdef tuple _ctype_info(object t):
+    info = _CTYPE_INFO.get(t)
+    if info is None:
+        # Any other ctypes type (a Structure, an array): copied from a ctypes instance.
+        try:
+            info = (0, _ctypes.sizeof(t), _ctypes.alignment(t))
+        except TypeError:
+            raise TypeError(f"kernelParams: {t!r} is not a ctypes type or None") from None
+        _CTYPE_INFO[t] = info
+    return <tuple>info
 
 
 cdef class KernelParams:
     def __cinit__(self, values, types):
         cdef Py_ssize_t n = len(values)
         cdef Py_ssize_t offset = 0
-        cdef Py_ssize_t size, align, off
+        cdef Py_ssize_t size, align, i
+        cdef char fmt
         if len(types) != n:
             raise ValueError(f"kernelParams: {n} values but {len(types)} types")
         if _ctypes is None:
             _load_ctypes()
-        self._keep = []
-        layout = []
+        # First pass: the packed layout. Arguments live in _inline when they fit.
         for i in range(n):
             t = types[i]
             if t is None:
-                layout.append((None, 0, 0))
                 continue
-            fmt = _CTYPE_FORMATS.get(t)
-            size = _ctypes.sizeof(t)
-            align = _ctypes.alignment(t)
-            offset = (offset + align - 1) // align * align
-            layout.append((fmt, offset, size))
-            offset += size
-        self._data = <char*>alloc_array(offset if offset > 0 else 1, 1)
-        self.args = <void**>alloc_array(n if n > 0 else 1, sizeof(void*))
+            info = _ctype_info(t)
+            size = info[1]
+            align = info[2]
+            offset = (offset + align - 1) // align * align + size
+        if offset <= sizeof(self._inline):
+            self._data = self._inline
+        else:
+            self._data = <char*>alloc_array(offset, 1)
+        if n <= 32:
+            self.args = self._inline_args
+        else:
+            self.args = <void**>alloc_array(n, sizeof(void*))
+        offset = 0
         for i in range(n):
             t = types[i]
             v = values[i]
-            fmt, off_obj, size_obj = layout[i]
-            off = off_obj
-            size = size_obj
             if t is None:
                 if isinstance(v, Handle):
                     self.args[i] = &(<Handle>v)._value
@@ -554,28 +655,31 @@ cdef class KernelParams:
                 else:
                     raise TypeError(f"kernelParams[{i}]: a value whose type is None must be a cubind object "
                                     f"(handle, struct or value type), got {type(v).__name__}")
+                if self._keep is None:
+                    self._keep = []
                 self._keep.append(v)
                 continue
-            if fmt is not None:
-                try:
-                    if fmt == "P":
-                        _struct.pack_into("P", array_view(self._data + off, size, 1, "B", self), 0,
-                                          0 if v is None else <uintptr_t>plain_address(v, f"kernelParams[{i}]"))
-                    elif fmt == "c":
-                        _struct.pack_into("c", array_view(self._data + off, size, 1, "B", self), 0, bytes(v))
-                    else:
-                        _struct.pack_into(fmt, array_view(self._data + off, size, 1, "B", self), 0, v)
-                except _struct.error as e:
-                    raise TypeError(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
-            else:
-                # Any other ctypes type (a Structure, an array): ctypes converts.
-                c = v if isinstance(v, t) else t(v)
-                memcpy(self._data + off, <void*><uintptr_t>_ctypes.addressof(c), size)
-            self.args[i] = self._data + off
+            info = _ctype_info(t)
+            fmt = info[0]
+            size = info[1]
+            align = info[2]
+            offset = (offset + align - 1) // align * align
+            try:
+                if fmt != 0:
+                    store_scalar(self._data + offset, fmt, v)
+                else:
+                    c = v if isinstance(v, t) else t(v)
+                    memcpy(self._data + offset, <void*><uintptr_t>_ctypes.addressof(c), size)
+            except (TypeError, OverflowError, ValueError) as e:
+                raise type(e)(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
+            self.args[i] = self._data + offset
+            offset += size
 
     def __dealloc__(self):
-        free(self._data)
-        free(self.args)
+        if self._data != self._inline:
+            free(self._data)
+        if self.args != self._inline_args:
+            free(self.args)
 
 
 cdef object kernel_params(object obj):

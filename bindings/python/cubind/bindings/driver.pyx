@@ -1389,7 +1389,7 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @address.setter
     def address(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).address = <cydriver.CUdeviceptr>_support.as_int(value, "address")
+        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).address = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "address"))
 
     @property
     def value(self):
@@ -1397,7 +1397,7 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value = <cydriver.cuuint32_t>_support.as_int(value, "value")
+        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
 
     @property
     def value64(self):
@@ -1405,7 +1405,7 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @value64.setter
     def value64(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value64 = <cydriver.cuuint64_t>_support.as_int(value, "value64")
+        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value64 = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value64"))
 
     @property
     def flags(self):
@@ -1425,7 +1425,7 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @alias.setter
     def alias(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).alias = <cydriver.CUdeviceptr>_support.as_int(value, "alias")
+        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).alias = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "alias"))
 
     def __repr__(self):
         return "CUstreamMemOpWaitValueParams_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "address", "value", "value64", "flags", "alias", )) + ")"
@@ -1486,7 +1486,7 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @address.setter
     def address(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).address = <cydriver.CUdeviceptr>_support.as_int(value, "address")
+        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).address = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "address"))
 
     @property
     def value(self):
@@ -1494,7 +1494,7 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value = <cydriver.cuuint32_t>_support.as_int(value, "value")
+        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
 
     @property
     def value64(self):
@@ -1502,7 +1502,7 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @value64.setter
     def value64(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value64 = <cydriver.cuuint64_t>_support.as_int(value, "value64")
+        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value64 = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value64"))
 
     @property
     def flags(self):
@@ -1522,7 +1522,7 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @alias.setter
     def alias(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).alias = <cydriver.CUdeviceptr>_support.as_int(value, "alias")
+        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).alias = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "alias"))
 
     def __repr__(self):
         return "CUstreamMemOpWriteValueParams_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "address", "value", "value64", "flags", "alias", )) + ")"
@@ -2870,7 +2870,7 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @dst.setter
     def dst(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).dst = <cydriver.CUdeviceptr>_support.as_int(value, "dst")
+        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).dst = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dst"))
 
     @property
     def pitch(self):
@@ -2975,7 +2975,7 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @dst.setter
     def dst(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).dst = <cydriver.CUdeviceptr>_support.as_int(value, "dst")
+        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).dst = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dst"))
 
     @property
     def pitch(self):
@@ -3222,7 +3222,7 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
 
     @handle.setter
     def handle(self, value):
-        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).handle = <cydriver.CUgraphConditionalHandle>_support.as_int(value, "handle")
+        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).handle = ((<CUgraphConditionalHandle>value)._value if type(value) is CUgraphConditionalHandle else <cydriver.CUgraphConditionalHandle>_support.as_int(value, "handle"))
 
     @property
     def type(self):
@@ -3441,7 +3441,7 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).flags = <cydriver.cuuint64_t>_support.as_int(value, "flags")
+        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).flags = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "flags"))
 
     @property
     def hUploadStream(self):
@@ -4792,7 +4792,7 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcDevice = <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice")
+        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice"))
 
     @property
     def srcArray(self):
@@ -4862,7 +4862,7 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstDevice = <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice")
+        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice"))
 
     @property
     def dstArray(self):
@@ -5017,7 +5017,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcDevice = <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice")
+        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice"))
 
     @property
     def srcArray(self):
@@ -5127,7 +5127,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstDevice = <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice")
+        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice"))
 
     @property
     def dstArray(self):
@@ -5312,7 +5312,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcDevice = <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice"))
 
     @property
     def srcArray(self):
@@ -5422,7 +5422,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstDevice = <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice"))
 
     @property
     def dstArray(self):
@@ -6171,7 +6171,7 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_support.Struct):
 
     @devPtr.setter
     def devPtr(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).devPtr = <cydriver.CUdeviceptr>_support.as_int(value, "devPtr")
+        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).devPtr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "devPtr"))
 
     @property
     def format(self):
@@ -6256,7 +6256,7 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @devPtr.setter
     def devPtr(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).devPtr = <cydriver.CUdeviceptr>_support.as_int(value, "devPtr")
+        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).devPtr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "devPtr"))
 
     @property
     def format(self):
@@ -9039,7 +9039,7 @@ cdef class anon_CUarrayMapInfo_st_memHandle(_support.Struct):
 
     @memHandle.setter
     def memHandle(self, value):
-        (<cydriver.anon_CUarrayMapInfo_st_memHandle*>self._ptr).memHandle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(value, "memHandle")
+        (<cydriver.anon_CUarrayMapInfo_st_memHandle*>self._ptr).memHandle = ((<CUmemGenericAllocationHandle>value)._value if type(value) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(value, "memHandle"))
 
     def __repr__(self):
         return "anon_CUarrayMapInfo_st_memHandle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("memHandle", )) + ")"
@@ -10115,7 +10115,7 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_ptr(_support.Struct):
 
     @ptr.setter
     def ptr(self, value):
-        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).ptr = <cydriver.CUdeviceptr>_support.as_int(value, "ptr")
+        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).ptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "ptr"))
 
     @property
     def rowLength(self):
@@ -10519,7 +10519,7 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(_support.Struct):
 
     @dptr.setter
     def dptr(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).dptr = <cydriver.CUdeviceptr>_support.as_int(value, "dptr")
+        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).dptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dptr"))
 
     def __repr__(self):
         return "CUDA_MEM_ALLOC_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )) + ")"
@@ -10615,7 +10615,7 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_support.Struct):
 
     @dptr.setter
     def dptr(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).dptr = <cydriver.CUdeviceptr>_support.as_int(value, "dptr")
+        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).dptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dptr"))
 
     def __repr__(self):
         return "CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )) + ")"
@@ -10670,7 +10670,7 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(_support.Struct):
 
     @dptr.setter
     def dptr(self, value):
-        (<cydriver.CUDA_MEM_FREE_NODE_PARAMS_st*>self._ptr).dptr = <cydriver.CUdeviceptr>_support.as_int(value, "dptr")
+        (<cydriver.CUDA_MEM_FREE_NODE_PARAMS_st*>self._ptr).dptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dptr"))
 
     def __repr__(self):
         return "CUDA_MEM_FREE_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dptr", )) + ")"
@@ -11344,7 +11344,7 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
 
     @reserved1.setter
     def reserved1(self, value):
-        (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved1 = <cydriver.cuuint64_t>_support.as_int(value, "reserved1")
+        (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved1 = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "reserved1"))
 
     def __repr__(self):
         return "CUcheckpointRestoreArgs(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("gpuPairs", "gpuPairsCount", "reserved", "reserved1", )) + ")"
@@ -12111,7 +12111,7 @@ def cuDeviceGetName(int len, dev):
     if len < 0:
         raise ValueError(f"len cannot be negative ({len})")
     _c_name = <char*>_support.alloc_array(len if len > 0 else 1, 1)
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     try:
         with nogil:
             _result = cydriver.cuDeviceGetName(_c_name, len, _c_dev)
@@ -12156,7 +12156,7 @@ def cuDeviceGetUuid(dev):
     cdef long long _result
     cdef CUuuid _c_uuid = CUuuid()
     cdef cydriver.CUdevice _c_dev
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetUuid(<cydriver.CUuuid *>_c_uuid._ptr, _c_dev)
     if _result != 0:
@@ -12203,7 +12203,7 @@ def cuDeviceGetLuid(dev):
         raise ValueError(f"size cannot be negative ({8})")
     _c_luid = <char*>_support.alloc_array(8 if 8 > 0 else 1, 1)
     memset(&_c_deviceNodeMask, 0, sizeof(_c_deviceNodeMask))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     try:
         with nogil:
             _result = cydriver.cuDeviceGetLuid(_c_luid, &_c_deviceNodeMask, _c_dev)
@@ -12249,7 +12249,7 @@ def cuDeviceTotalMem(dev):
     cdef size_t _c_bytes
     cdef cydriver.CUdevice _c_dev
     memset(&_c_bytes, 0, sizeof(_c_bytes))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceTotalMem(&_c_bytes, _c_dev)
     if _result != 0:
@@ -12296,7 +12296,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(format, unsigned int numChannels, dev):
     cdef cydriver.CUdevice _c_dev
     memset(&_c_maxWidthInElements, 0, sizeof(_c_maxWidthInElements))
     _c_format = <cydriver.CUarray_format><long long>_support.as_int(format, "format")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, _c_format, numChannels, _c_dev)
     if _result != 0:
@@ -12343,7 +12343,7 @@ def cuDeviceGetAttribute(attrib, dev):
     cdef cydriver.CUdevice _c_dev
     memset(&_c_pi, 0, sizeof(_c_pi))
     _c_attrib = <cydriver.CUdevice_attribute><long long>_support.as_int(attrib, "attrib")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetAttribute(&_c_pi, _c_attrib, _c_dev)
     if _result != 0:
@@ -12397,7 +12397,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, unsigned int count, dev):
         _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(count, sizeof(cydriver.CUatomicOperation))
         for _i_operations in range(count):
             _c_operations[_i_operations] = <cydriver.CUatomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     _cap_capabilities = <Py_ssize_t>count
     if _cap_capabilities < 0:
         raise ValueError(f"count cannot be negative ({_cap_capabilities})")
@@ -12484,7 +12484,7 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, int flags):
     cdef void* _c_nvSciSyncAttrList
     cdef cydriver.CUdevice _c_dev
     _c_nvSciSyncAttrList = _support.address(nvSciSyncAttrList, &_view_nvSciSyncAttrList, True, "nvSciSyncAttrList")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     try:
         with nogil:
             _result = cydriver.cuDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, _c_dev, flags)
@@ -12516,7 +12516,7 @@ def cuDeviceSetMemPool(dev, pool):
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
     cdef cydriver.CUmemoryPool _c_pool
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuDeviceSetMemPool(_c_dev, _c_pool)
@@ -12545,7 +12545,7 @@ def cuDeviceGetMemPool(dev):
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUdevice _c_dev
     memset(&_c_pool, 0, sizeof(_c_pool))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetMemPool(&_c_pool, _c_dev)
     if _result != 0:
@@ -12577,7 +12577,7 @@ def cuDeviceGetDefaultMemPool(dev):
     cdef cydriver.CUmemoryPool _c_pool_out
     cdef cydriver.CUdevice _c_dev
     memset(&_c_pool_out, 0, sizeof(_c_pool_out))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetDefaultMemPool(&_c_pool_out, _c_dev)
     if _result != 0:
@@ -12624,7 +12624,7 @@ def cuDeviceGetExecAffinitySupport(type, dev):
     cdef cydriver.CUdevice _c_dev
     memset(&_c_pi, 0, sizeof(_c_pi))
     _c_type = <cydriver.CUexecAffinityType><long long>_support.as_int(type, "type")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetExecAffinitySupport(&_c_pi, _c_type, _c_dev)
     if _result != 0:
@@ -12753,7 +12753,7 @@ def cuDeviceGetProperties(dev):
     cdef long long _result
     cdef CUdevprop _c_prop = CUdevprop()
     cdef cydriver.CUdevice _c_dev
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetProperties(<cydriver.CUdevprop *>_c_prop._ptr, _c_dev)
     if _result != 0:
@@ -12804,7 +12804,7 @@ def cuDeviceComputeCapability(dev):
     cdef cydriver.CUdevice _c_dev
     memset(&_c_major, 0, sizeof(_c_major))
     memset(&_c_minor, 0, sizeof(_c_minor))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceComputeCapability(&_c_major, &_c_minor, _c_dev)
     if _result != 0:
@@ -12868,7 +12868,7 @@ def cuDevicePrimaryCtxRetain(dev):
     cdef cydriver.CUcontext _c_pctx
     cdef cydriver.CUdevice _c_dev
     memset(&_c_pctx, 0, sizeof(_c_pctx))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxRetain(&_c_pctx, _c_dev)
     if _result != 0:
@@ -12921,7 +12921,7 @@ def cuDevicePrimaryCtxRelease(dev):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxRelease(_c_dev)
     return (_status(_result),)
@@ -13027,7 +13027,7 @@ def cuDevicePrimaryCtxSetFlags(dev, unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxSetFlags(_c_dev, flags)
     return (_status(_result),)
@@ -13066,7 +13066,7 @@ def cuDevicePrimaryCtxGetState(dev):
     cdef cydriver.CUdevice _c_dev
     cdef unsigned int _c_flags
     cdef int _c_active
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     memset(&_c_flags, 0, sizeof(_c_flags))
     memset(&_c_active, 0, sizeof(_c_active))
     with nogil:
@@ -13120,7 +13120,7 @@ def cuDevicePrimaryCtxReset(dev):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxReset(_c_dev)
     return (_status(_result),)
@@ -13292,7 +13292,7 @@ def cuCtxCreate(ctxCreateParams, unsigned int flags, dev):
     cdef cydriver.CUdevice _c_dev
     memset(&_c_pctx, 0, sizeof(_c_pctx))
     _c_ctxCreateParams = _support.struct_pointer(ctxCreateParams, CUctxCreateParams, "ctxCreateParams")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuCtxCreate(&_c_pctx, <cydriver.CUctxCreateParams *>_c_ctxCreateParams, flags, _c_dev)
     if _result != 0:
@@ -16202,7 +16202,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
     memset(&_c_pi, 0, sizeof(_c_pi))
     _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuKernelGetAttribute(&_c_pi, _c_attrib, _c_kernel, _c_dev)
     if _result != 0:
@@ -16299,7 +16299,7 @@ def cuKernelSetAttribute(attrib, int val, kernel, dev):
     cdef cydriver.CUdevice _c_dev
     _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuKernelSetAttribute(_c_attrib, val, _c_kernel, _c_dev)
     return (_status(_result),)
@@ -16371,7 +16371,7 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     cdef cydriver.CUdevice _c_dev
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
     _c_config = <cydriver.CUfunc_cache><long long>_support.as_int(config, "config")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuKernelSetCacheConfig(_c_kernel, _c_config, _c_dev)
     return (_status(_result),)
@@ -16670,7 +16670,7 @@ def cuMemFree(dptr):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuMemFree(_c_dptr)
     return (_status(_result),)
@@ -16718,7 +16718,7 @@ def cuMemGetAddressRange(dptr):
     cdef cydriver.CUdeviceptr _c_dptr
     memset(&_c_pbase, 0, sizeof(_c_pbase))
     memset(&_c_psize, 0, sizeof(_c_psize))
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuMemGetAddressRange(&_c_pbase, &_c_psize, _c_dptr)
     if _result != 0:
@@ -17207,7 +17207,7 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     cdef cydriver.CUdevice _c_device
     cdef void* _ctx = NULL
     cdef cydriver.CUasyncCallbackHandle _c_callback
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     memset(&_c_callback, 0, sizeof(_c_callback))
     _ctx = _support.callback_context(callbackFunc, userData)
     with nogil:
@@ -17247,7 +17247,7 @@ def cuDeviceUnregisterAsyncNotification(device, callback):
     cdef long long _result
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUasyncCallbackHandle _c_callback
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     _c_callback = <cydriver.CUasyncCallbackHandle>_support.handle_value(callback, CUasyncCallbackHandle, "callback")
     with nogil:
         _result = cydriver.cuDeviceUnregisterAsyncNotification(_c_device, _c_callback)
@@ -17339,7 +17339,7 @@ def cuDeviceGetPCIBusId(int len, dev):
     if len < 0:
         raise ValueError(f"len cannot be negative ({len})")
     _c_pciBusId = <char*>_support.alloc_array(len if len > 0 else 1, 1)
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     try:
         with nogil:
             _result = cydriver.cuDeviceGetPCIBusId(_c_pciBusId, len, _c_dev)
@@ -17517,7 +17517,7 @@ def cuIpcGetMemHandle(dptr):
     cdef long long _result
     cdef CUipcMemHandle _c_pHandle = CUipcMemHandle()
     cdef cydriver.CUdeviceptr _c_dptr
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuIpcGetMemHandle(<cydriver.CUipcMemHandle *>_c_pHandle._ptr, _c_dptr)
     if _result != 0:
@@ -17641,7 +17641,7 @@ def cuIpcCloseMemHandle(dptr):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuIpcCloseMemHandle(_c_dptr)
     return (_status(_result),)
@@ -17837,8 +17837,8 @@ def cuMemcpy(dst, src, size_t ByteCount):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dst
     cdef cydriver.CUdeviceptr _c_src
-    _c_dst = <cydriver.CUdeviceptr>_support.as_int(dst, "dst")
-    _c_src = <cydriver.CUdeviceptr>_support.as_int(src, "src")
+    _c_dst = ((<CUdeviceptr>dst)._value if type(dst) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dst, "dst"))
+    _c_src = ((<CUdeviceptr>src)._value if type(src) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(src, "src"))
     with nogil:
         _result = cydriver.cuMemcpy(_c_dst, _c_src, ByteCount)
     return (_status(_result),)
@@ -17881,9 +17881,9 @@ def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, size_t ByteCount)
     cdef cydriver.CUcontext _c_dstContext
     cdef cydriver.CUdeviceptr _c_srcDevice
     cdef cydriver.CUcontext _c_srcContext
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_dstContext = <cydriver.CUcontext>_support.handle_value(dstContext, CUcontext, "dstContext")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     _c_srcContext = <cydriver.CUcontext>_support.handle_value(srcContext, CUcontext, "srcContext")
     with nogil:
         _result = cydriver.cuMemcpyPeer(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, ByteCount)
@@ -17932,7 +17932,7 @@ def cuMemcpyHtoD(dstDevice, srcHost, size_t ByteCount):
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef _support.BufferRef _view_srcHost
     cdef void* _c_srcHost
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_srcHost = _support.address(srcHost, &_view_srcHost, False, "srcHost")
     try:
         with nogil:
@@ -17985,7 +17985,7 @@ def cuMemcpyDtoH(dstHost, srcDevice, size_t ByteCount):
     cdef void* _c_dstHost
     cdef cydriver.CUdeviceptr _c_srcDevice
     _c_dstHost = _support.address(dstHost, &_view_dstHost, True, "dstHost")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     try:
         with nogil:
             _result = cydriver.cuMemcpyDtoH(<void *>_c_dstHost, _c_srcDevice, ByteCount)
@@ -18035,8 +18035,8 @@ def cuMemcpyDtoD(dstDevice, srcDevice, size_t ByteCount):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUdeviceptr _c_srcDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     with nogil:
         _result = cydriver.cuMemcpyDtoD(_c_dstDevice, _c_srcDevice, ByteCount)
     return (_status(_result),)
@@ -18084,7 +18084,7 @@ def cuMemcpyDtoA(dstArray, size_t dstOffset, srcDevice, size_t ByteCount):
     cdef cydriver.CUarray _c_dstArray
     cdef cydriver.CUdeviceptr _c_srcDevice
     _c_dstArray = <cydriver.CUarray>_support.handle_value(dstArray, CUarray, "dstArray")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     with nogil:
         _result = cydriver.cuMemcpyDtoA(_c_dstArray, dstOffset, _c_srcDevice, ByteCount)
     return (_status(_result),)
@@ -18133,7 +18133,7 @@ def cuMemcpyAtoD(dstDevice, srcArray, size_t srcOffset, size_t ByteCount):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUarray _c_srcArray
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
     with nogil:
         _result = cydriver.cuMemcpyAtoD(_c_dstDevice, _c_srcArray, srcOffset, ByteCount)
@@ -18908,8 +18908,8 @@ def cuMemcpyAsync(dst, src, size_t ByteCount, hStream):
     cdef cydriver.CUdeviceptr _c_dst
     cdef cydriver.CUdeviceptr _c_src
     cdef cydriver.CUstream _c_hStream
-    _c_dst = <cydriver.CUdeviceptr>_support.as_int(dst, "dst")
-    _c_src = <cydriver.CUdeviceptr>_support.as_int(src, "src")
+    _c_dst = ((<CUdeviceptr>dst)._value if type(dst) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dst, "dst"))
+    _c_src = ((<CUdeviceptr>src)._value if type(src) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(src, "src"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpyAsync(_c_dst, _c_src, ByteCount, _c_hStream)
@@ -18957,9 +18957,9 @@ def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, size_t ByteC
     cdef cydriver.CUdeviceptr _c_srcDevice
     cdef cydriver.CUcontext _c_srcContext
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_dstContext = <cydriver.CUcontext>_support.handle_value(dstContext, CUcontext, "dstContext")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     _c_srcContext = <cydriver.CUcontext>_support.handle_value(srcContext, CUcontext, "srcContext")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
@@ -19015,7 +19015,7 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, size_t ByteCount, hStream):
     cdef _support.BufferRef _view_srcHost
     cdef void* _c_srcHost
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_srcHost = _support.address(srcHost, &_view_srcHost, False, "srcHost")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     try:
@@ -19075,7 +19075,7 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, size_t ByteCount, hStream):
     cdef cydriver.CUdeviceptr _c_srcDevice
     cdef cydriver.CUstream _c_hStream
     _c_dstHost = _support.address(dstHost, &_view_dstHost, True, "dstHost")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     try:
         with nogil:
@@ -19132,8 +19132,8 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, size_t ByteCount, hStream):
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUdeviceptr _c_srcDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
-    _c_srcDevice = <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpyDtoDAsync(_c_dstDevice, _c_srcDevice, ByteCount, _c_hStream)
@@ -19752,12 +19752,12 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size_t
     if count > 0:
         _c_dsts = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
         for _i_dsts in range(count):
-            _c_dsts[_i_dsts] = <cydriver.CUdeviceptr>_support.as_int(dsts[_i_dsts], "dsts")
+            _c_dsts[_i_dsts] = ((<CUdeviceptr>dsts[_i_dsts])._value if type(dsts[_i_dsts]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dsts[_i_dsts], "dsts"))
     _support.check_count(srcs, count, "srcs", "count")
     if count > 0:
         _c_srcs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
         for _i_srcs in range(count):
-            _c_srcs[_i_srcs] = <cydriver.CUdeviceptr>_support.as_int(srcs[_i_srcs], "srcs")
+            _c_srcs[_i_srcs] = ((<CUdeviceptr>srcs[_i_srcs])._value if type(srcs[_i_srcs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcs[_i_srcs], "srcs"))
     _support.check_count(sizes, count, "sizes", "count")
     if count > 0:
         _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
@@ -19910,7 +19910,7 @@ def cuMemsetD8(dstDevice, unsigned char uc, size_t N):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuMemsetD8(_c_dstDevice, uc, N)
     return (_status(_result),)
@@ -19955,7 +19955,7 @@ def cuMemsetD16(dstDevice, unsigned short us, size_t N):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuMemsetD16(_c_dstDevice, us, N)
     return (_status(_result),)
@@ -20000,7 +20000,7 @@ def cuMemsetD32(dstDevice, unsigned int ui, size_t N):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuMemsetD32(_c_dstDevice, ui, N)
     return (_status(_result),)
@@ -20050,7 +20050,7 @@ def cuMemsetD2D8(dstDevice, size_t dstPitch, unsigned char uc, size_t Width, siz
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuMemsetD2D8(_c_dstDevice, dstPitch, uc, Width, Height)
     return (_status(_result),)
@@ -20101,7 +20101,7 @@ def cuMemsetD2D16(dstDevice, size_t dstPitch, unsigned short us, size_t Width, s
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuMemsetD2D16(_c_dstDevice, dstPitch, us, Width, Height)
     return (_status(_result),)
@@ -20152,7 +20152,7 @@ def cuMemsetD2D32(dstDevice, size_t dstPitch, unsigned int ui, size_t Width, siz
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuMemsetD2D32(_c_dstDevice, dstPitch, ui, Width, Height)
     return (_status(_result),)
@@ -20200,7 +20200,7 @@ def cuMemsetD8Async(dstDevice, unsigned char uc, size_t N, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD8Async(_c_dstDevice, uc, N, _c_hStream)
@@ -20249,7 +20249,7 @@ def cuMemsetD16Async(dstDevice, unsigned short us, size_t N, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD16Async(_c_dstDevice, us, N, _c_hStream)
@@ -20297,7 +20297,7 @@ def cuMemsetD32Async(dstDevice, unsigned int ui, size_t N, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD32Async(_c_dstDevice, ui, N, _c_hStream)
@@ -20351,7 +20351,7 @@ def cuMemsetD2D8Async(dstDevice, size_t dstPitch, unsigned char uc, size_t Width
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD2D8Async(_c_dstDevice, dstPitch, uc, Width, Height, _c_hStream)
@@ -20406,7 +20406,7 @@ def cuMemsetD2D16Async(dstDevice, size_t dstPitch, unsigned short us, size_t Wid
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD2D16Async(_c_dstDevice, dstPitch, us, Width, Height, _c_hStream)
@@ -20461,7 +20461,7 @@ def cuMemsetD2D32Async(dstDevice, size_t dstPitch, unsigned int ui, size_t Width
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice")
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD2D32Async(_c_dstDevice, dstPitch, ui, Width, Height, _c_hStream)
@@ -20781,7 +20781,7 @@ def cuArrayGetMemoryRequirements(array, device):
     cdef cydriver.CUarray _c_array
     cdef cydriver.CUdevice _c_device
     _c_array = <cydriver.CUarray>_support.handle_value(array, CUarray, "array")
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     with nogil:
         _result = cydriver.cuArrayGetMemoryRequirements(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS *>_c_memoryRequirements._ptr, _c_array, _c_device)
     if _result != 0:
@@ -20820,7 +20820,7 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap, device):
     cdef cydriver.CUmipmappedArray _c_mipmap
     cdef cydriver.CUdevice _c_device
     _c_mipmap = <cydriver.CUmipmappedArray>_support.handle_value(mipmap, CUmipmappedArray, "mipmap")
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     with nogil:
         _result = cydriver.cuMipmappedArrayGetMemoryRequirements(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS *>_c_memoryRequirements._ptr, _c_mipmap, _c_device)
     if _result != 0:
@@ -21534,7 +21534,7 @@ def cuMemGetHandleForAddressRange(dptr, size_t size, handleType, unsigned long l
     cdef _support.TypedValue _c_handle
     cdef cydriver.CUdeviceptr _c_dptr
     cdef cydriver.CUmemRangeHandleType _c_handleType
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     _c_handleType = <cydriver.CUmemRangeHandleType><long long>_support.as_int(handleType, "handleType")
     _c_handle = _typed_value("CUmemRangeHandleType", handleType, None, "handle", 0)
     with nogil:
@@ -21663,7 +21663,7 @@ def cuMemAddressReserve(size_t size, size_t alignment, addr, unsigned long long 
     cdef cydriver.CUdeviceptr _c_ptr
     cdef cydriver.CUdeviceptr _c_addr
     memset(&_c_ptr, 0, sizeof(_c_ptr))
-    _c_addr = <cydriver.CUdeviceptr>_support.as_int(addr, "addr")
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
     with nogil:
         _result = cydriver.cuMemAddressReserve(&_c_ptr, size, alignment, _c_addr, flags)
     if _result != 0:
@@ -21696,7 +21696,7 @@ def cuMemAddressFree(ptr, size_t size):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     with nogil:
         _result = cydriver.cuMemAddressFree(_c_ptr, size)
     return (_status(_result),)
@@ -21813,7 +21813,7 @@ def cuMemRelease(handle):
     """
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
-    _c_handle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle")
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
     with nogil:
         _result = cydriver.cuMemRelease(_c_handle)
     return (_status(_result),)
@@ -21881,8 +21881,8 @@ def cuMemMap(ptr, size_t size, size_t offset, handle, unsigned long long flags):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
-    _c_handle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
     with nogil:
         _result = cydriver.cuMemMap(_c_ptr, size, offset, _c_handle, flags)
     return (_status(_result),)
@@ -22076,7 +22076,7 @@ def cuMemUnmap(ptr, size_t size):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     with nogil:
         _result = cydriver.cuMemUnmap(_c_ptr, size)
     return (_status(_result),)
@@ -22122,7 +22122,7 @@ def cuMemSetAccess(ptr, size_t size, desc, size_t count):
     cdef cydriver.CUdeviceptr _c_ptr
     cdef cydriver.CUmemAccessDesc_st* _c_desc = NULL
     cdef Py_ssize_t _i_desc
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     _support.check_count(desc, count, "desc", "count")
     if count > 0:
         _c_desc = <cydriver.CUmemAccessDesc_st*>_support.alloc_array(count, sizeof(cydriver.CUmemAccessDesc_st))
@@ -22163,7 +22163,7 @@ def cuMemGetAccess(location, ptr):
     cdef cydriver.CUdeviceptr _c_ptr
     memset(&_c_flags, 0, sizeof(_c_flags))
     _c_location = _support.struct_pointer(location, CUmemLocation, "location")
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     with nogil:
         _result = cydriver.cuMemGetAccess(&_c_flags, <const cydriver.CUmemLocation *>_c_location, _c_ptr)
     if _result != 0:
@@ -22210,7 +22210,7 @@ def cuMemExportToShareableHandle(handle, handleType, unsigned long long flags):
     cdef _support.TypedValue _c_shareableHandle
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
     cdef cydriver.CUmemAllocationHandleType _c_handleType
-    _c_handle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle")
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
     _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
     _c_shareableHandle = _typed_value("CUmemAllocationHandleType", handleType, None, "shareableHandle", 0)
     with nogil:
@@ -22331,7 +22331,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle):
     cdef long long _result
     cdef CUmemAllocationProp _c_prop = CUmemAllocationProp()
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
-    _c_handle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle")
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
     with nogil:
         _result = cydriver.cuMemGetAllocationPropertiesFromHandle(<cydriver.CUmemAllocationProp *>_c_prop._ptr, _c_handle)
     if _result != 0:
@@ -22408,7 +22408,7 @@ def cuMemFreeAsync(dptr, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
     cdef cydriver.CUstream _c_hStream
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemFreeAsync(_c_dptr, _c_hStream)
@@ -23075,7 +23075,7 @@ def cuMemPoolExportPointer(ptr):
     cdef long long _result
     cdef CUmemPoolPtrExportData _c_shareData_out = CUmemPoolPtrExportData()
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     with nogil:
         _result = cydriver.cuMemPoolExportPointer(<cydriver.CUmemPoolPtrExportData *>_c_shareData_out._ptr, _c_ptr)
     if _result != 0:
@@ -23223,8 +23223,8 @@ def cuMulticastAddDevice(mcHandle, dev):
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef cydriver.CUdevice _c_dev
-    _c_mcHandle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuMulticastAddDevice(_c_mcHandle, _c_dev)
     return (_status(_result),)
@@ -23290,8 +23290,8 @@ def cuMulticastBindMem(mcHandle, size_t mcOffset, memHandle, size_t memOffset, s
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef cydriver.CUmemGenericAllocationHandle _c_memHandle
-    _c_mcHandle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle")
-    _c_memHandle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(memHandle, "memHandle")
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
+    _c_memHandle = ((<CUmemGenericAllocationHandle>memHandle)._value if type(memHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(memHandle, "memHandle"))
     with nogil:
         _result = cydriver.cuMulticastBindMem(_c_mcHandle, mcOffset, _c_memHandle, memOffset, size, flags)
     return (_status(_result),)
@@ -23355,8 +23355,8 @@ def cuMulticastBindAddr(mcHandle, size_t mcOffset, memptr, size_t size, unsigned
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef cydriver.CUdeviceptr _c_memptr
-    _c_mcHandle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle")
-    _c_memptr = <cydriver.CUdeviceptr>_support.as_int(memptr, "memptr")
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
+    _c_memptr = ((<CUdeviceptr>memptr)._value if type(memptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(memptr, "memptr"))
     with nogil:
         _result = cydriver.cuMulticastBindAddr(_c_mcHandle, mcOffset, _c_memptr, size, flags)
     return (_status(_result),)
@@ -23401,8 +23401,8 @@ def cuMulticastUnbind(mcHandle, dev, size_t mcOffset, size_t size):
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef cydriver.CUdevice _c_dev
-    _c_mcHandle = <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuMulticastUnbind(_c_mcHandle, _c_dev, mcOffset, size)
     return (_status(_result),)
@@ -23650,7 +23650,7 @@ def cuPointerGetAttribute(attribute, ptr):
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
     _c_attribute = <cydriver.CUpointer_attribute><long long>_support.as_int(attribute, "attribute")
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     _c_data = _typed_value("CUpointer_attribute", attribute, None, "data", 0)
     with nogil:
         _result = cydriver.cuPointerGetAttribute(<void *>_c_data.ptr, _c_attribute, _c_ptr)
@@ -23742,7 +23742,7 @@ def cuMemPrefetchAsync(devPtr, size_t count, location, unsigned int flags, hStre
     cdef cydriver.CUdeviceptr _c_devPtr
     cdef cydriver.CUmemLocation_st* _c_location
     cdef cydriver.CUstream _c_hStream
-    _c_devPtr = <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr")
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
     _c_location = <cydriver.CUmemLocation_st*>_support.struct_pointer_required(location, CUmemLocation, "location")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
@@ -23877,7 +23877,7 @@ def cuMemAdvise(devPtr, size_t count, advice, location):
     cdef cydriver.CUdeviceptr _c_devPtr
     cdef cydriver.CUmem_advise _c_advice
     cdef cydriver.CUmemLocation_st* _c_location
-    _c_devPtr = <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr")
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
     _c_advice = <cydriver.CUmem_advise><long long>_support.as_int(advice, "advice")
     _c_location = <cydriver.CUmemLocation_st*>_support.struct_pointer_required(location, CUmemLocation, "location")
     with nogil:
@@ -23941,7 +23941,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLo
     if count > 0:
         _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
         for _i_dptrs in range(count):
-            _c_dptrs[_i_dptrs] = <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs")
+            _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs"))
     _support.check_count(sizes, count, "sizes", "count")
     if count > 0:
         _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
@@ -24011,7 +24011,7 @@ def cuMemDiscardBatchAsync(dptrs, sizes, size_t count, unsigned long long flags,
     if count > 0:
         _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
         for _i_dptrs in range(count):
-            _c_dptrs[_i_dptrs] = <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs")
+            _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs"))
     _support.check_count(sizes, count, "sizes", "count")
     if count > 0:
         _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
@@ -24090,7 +24090,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, 
     if count > 0:
         _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
         for _i_dptrs in range(count):
-            _c_dptrs[_i_dptrs] = <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs")
+            _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs"))
     _support.check_count(sizes, count, "sizes", "count")
     if count > 0:
         _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
@@ -24206,7 +24206,7 @@ def cuMemRangeGetAttribute(size_t dataSize, attribute, devPtr, size_t count):
     cdef cydriver.CUmem_range_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_devPtr
     _c_attribute = <cydriver.CUmem_range_attribute><long long>_support.as_int(attribute, "attribute")
-    _c_devPtr = <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr")
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
     _c_data = _typed_value("CUmem_range_attribute", attribute, None, "data", dataSize)
     with nogil:
         _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, dataSize, _c_attribute, _c_devPtr, count)
@@ -24279,7 +24279,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, size_t numAttributes, devPtr,
         _c_attributes = <cydriver.CUmem_range_attribute*>_support.alloc_array(numAttributes, sizeof(cydriver.CUmem_range_attribute))
         for _i_attributes in range(numAttributes):
             _c_attributes[_i_attributes] = <cydriver.CUmem_range_attribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
-    _c_devPtr = <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr")
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
     _tv_data = [_typed_value("CUmem_range_attribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(numAttributes)]
     _c_data = <void**>_support.alloc_array(numAttributes, sizeof(void*))
     for _i_data in range(numAttributes):
@@ -24345,7 +24345,7 @@ def cuPointerSetAttribute(value, attribute, ptr):
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
     _c_attribute = <cydriver.CUpointer_attribute><long long>_support.as_int(attribute, "attribute")
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     _c_value = _typed_value("CUpointer_attribute", attribute, value, "value", 0)
     with nogil:
         _result = cydriver.cuPointerSetAttribute(<const void *>_c_value.ptr, _c_attribute, _c_ptr)
@@ -24415,7 +24415,7 @@ def cuPointerGetAttributes(unsigned int numAttributes, attributes, ptr):
         _c_attributes = <cydriver.CUpointer_attribute*>_support.alloc_array(numAttributes, sizeof(cydriver.CUpointer_attribute))
         for _i_attributes in range(numAttributes):
             _c_attributes[_i_attributes] = <cydriver.CUpointer_attribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
-    _c_ptr = <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr")
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     _tv_data = [_typed_value("CUpointer_attribute", attributes[_i_data], None, "data", 0) for _i_data in range(numAttributes)]
     _c_data = <void**>_support.alloc_array(numAttributes, sizeof(void*))
     for _i_data in range(numAttributes):
@@ -25530,7 +25530,7 @@ def cuStreamAttachMemAsync(hStream, dptr, size_t length, unsigned int flags):
     cdef cydriver.CUstream _c_hStream
     cdef cydriver.CUdeviceptr _c_dptr
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuStreamAttachMemAsync(_c_hStream, _c_dptr, length, flags)
     return (_status(_result),)
@@ -26960,8 +26960,8 @@ def cuStreamWaitValue32(stream, addr, value, unsigned int flags):
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint32_t _c_value
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = <cydriver.CUdeviceptr>_support.as_int(addr, "addr")
-    _c_value = <cydriver.cuuint32_t>_support.as_int(value, "value")
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
+    _c_value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
     with nogil:
         _result = cydriver.cuStreamWaitValue32(_c_stream, _c_addr, _c_value, flags)
     return (_status(_result),)
@@ -27017,8 +27017,8 @@ def cuStreamWaitValue64(stream, addr, value, unsigned int flags):
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint64_t _c_value
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = <cydriver.CUdeviceptr>_support.as_int(addr, "addr")
-    _c_value = <cydriver.cuuint64_t>_support.as_int(value, "value")
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
+    _c_value = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value"))
     with nogil:
         _result = cydriver.cuStreamWaitValue64(_c_stream, _c_addr, _c_value, flags)
     return (_status(_result),)
@@ -27060,8 +27060,8 @@ def cuStreamWriteValue32(stream, addr, value, unsigned int flags):
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint32_t _c_value
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = <cydriver.CUdeviceptr>_support.as_int(addr, "addr")
-    _c_value = <cydriver.cuuint32_t>_support.as_int(value, "value")
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
+    _c_value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
     with nogil:
         _result = cydriver.cuStreamWriteValue32(_c_stream, _c_addr, _c_value, flags)
     return (_status(_result),)
@@ -27105,8 +27105,8 @@ def cuStreamWriteValue64(stream, addr, value, unsigned int flags):
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint64_t _c_value
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = <cydriver.CUdeviceptr>_support.as_int(addr, "addr")
-    _c_value = <cydriver.cuuint64_t>_support.as_int(value, "value")
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
+    _c_value = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value"))
     with nogil:
         _result = cydriver.cuStreamWriteValue64(_c_stream, _c_addr, _c_value, flags)
     return (_status(_result),)
@@ -30848,7 +30848,7 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, size_t numDependencies, dptr):
         _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
         for _i_dependencies in range(numDependencies):
             _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     try:
         with nogil:
             _result = cydriver.cuGraphAddMemFreeNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, _c_dptr)
@@ -30919,7 +30919,7 @@ def cuDeviceGraphMemTrim(device):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_device
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     with nogil:
         _result = cydriver.cuDeviceGraphMemTrim(_c_device)
     return (_status(_result),)
@@ -30959,7 +30959,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUgraphMem_attribute _c_attr
     cdef _support.TypedValue _c_value
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     _c_attr = <cydriver.CUgraphMem_attribute><long long>_support.as_int(attr, "attr")
     _c_value = _typed_value("CUgraphMem_attribute", attr, None, "value", 0)
     with nogil:
@@ -31000,7 +31000,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUgraphMem_attribute _c_attr
     cdef _support.TypedValue _c_value
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     _c_attr = <cydriver.CUgraphMem_attribute><long long>_support.as_int(attr, "attr")
     _c_value = _typed_value("CUgraphMem_attribute", attr, value, "value", 0)
     with nogil:
@@ -33965,7 +33965,7 @@ def cuTexRefSetAddress(hTexRef, dptr, size_t bytes):
     cdef cydriver.CUdeviceptr _c_dptr
     memset(&_c_ByteOffset, 0, sizeof(_c_ByteOffset))
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuTexRefSetAddress(&_c_ByteOffset, _c_hTexRef, _c_dptr, bytes)
     if _result != 0:
@@ -34037,7 +34037,7 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, size_t Pitch):
     cdef cydriver.CUdeviceptr _c_dptr
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     _c_desc = _support.struct_pointer(desc, CUDA_ARRAY_DESCRIPTOR, "desc")
-    _c_dptr = <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr")
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuTexRefSetAddress2D(_c_hTexRef, <const cydriver.CUDA_ARRAY_DESCRIPTOR *>_c_desc, _c_dptr, Pitch)
     return (_status(_result),)
@@ -35398,7 +35398,7 @@ def cuTexObjectDestroy(texObject):
     """
     cdef long long _result
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = <cydriver.CUtexObject>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectDestroy(_c_texObject)
     return (_status(_result),)
@@ -35430,7 +35430,7 @@ def cuTexObjectGetResourceDesc(texObject):
     cdef long long _result
     cdef CUDA_RESOURCE_DESC _c_pResDesc = CUDA_RESOURCE_DESC()
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = <cydriver.CUtexObject>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectGetResourceDesc(<cydriver.CUDA_RESOURCE_DESC *>_c_pResDesc._ptr, _c_texObject)
     if _result != 0:
@@ -35464,7 +35464,7 @@ def cuTexObjectGetTextureDesc(texObject):
     cdef long long _result
     cdef CUDA_TEXTURE_DESC _c_pTexDesc = CUDA_TEXTURE_DESC()
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = <cydriver.CUtexObject>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectGetTextureDesc(<cydriver.CUDA_TEXTURE_DESC *>_c_pTexDesc._ptr, _c_texObject)
     if _result != 0:
@@ -35499,7 +35499,7 @@ def cuTexObjectGetResourceViewDesc(texObject):
     cdef long long _result
     cdef CUDA_RESOURCE_VIEW_DESC _c_pResViewDesc = CUDA_RESOURCE_VIEW_DESC()
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = <cydriver.CUtexObject>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectGetResourceViewDesc(<cydriver.CUDA_RESOURCE_VIEW_DESC *>_c_pResViewDesc._ptr, _c_texObject)
     if _result != 0:
@@ -35573,7 +35573,7 @@ def cuSurfObjectDestroy(surfObject):
     """
     cdef long long _result
     cdef cydriver.CUsurfObject _c_surfObject
-    _c_surfObject = <cydriver.CUsurfObject>_support.as_int(surfObject, "surfObject")
+    _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.as_int(surfObject, "surfObject"))
     with nogil:
         _result = cydriver.cuSurfObjectDestroy(_c_surfObject)
     return (_status(_result),)
@@ -35605,7 +35605,7 @@ def cuSurfObjectGetResourceDesc(surfObject):
     cdef long long _result
     cdef CUDA_RESOURCE_DESC _c_pResDesc = CUDA_RESOURCE_DESC()
     cdef cydriver.CUsurfObject _c_surfObject
-    _c_surfObject = <cydriver.CUsurfObject>_support.as_int(surfObject, "surfObject")
+    _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.as_int(surfObject, "surfObject"))
     with nogil:
         _result = cydriver.cuSurfObjectGetResourceDesc(<cydriver.CUDA_RESOURCE_DESC *>_c_pResDesc._ptr, _c_surfObject)
     if _result != 0:
@@ -35803,28 +35803,28 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
     cdef cydriver.CUtensorMapL2promotion _c_l2Promotion
     cdef cydriver.CUtensorMapFloatOOBfill _c_oobFill
     _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
-    _c_tensorRank = <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank")
+    _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank"))
     _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, True, "globalAddress")
     _support.check_count(globalDim, tensorRank, "globalDim", "tensorRank")
     if tensorRank > 0:
         _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint64_t))
         for _i_globalDim in range(tensorRank):
-            _c_globalDim[_i_globalDim] = <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim")
+            _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim"))
     _support.check_count(globalStrides, 1, "globalStrides", "the required length")
     if 1 > 0:
         _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(1, sizeof(cydriver.cuuint64_t))
         for _i_globalStrides in range(1):
-            _c_globalStrides[_i_globalStrides] = <cydriver.cuuint64_t>_support.as_int(globalStrides[_i_globalStrides], "globalStrides")
+            _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalStrides[_i_globalStrides], "globalStrides"))
     _support.check_count(boxDim, tensorRank, "boxDim", "tensorRank")
     if tensorRank > 0:
         _c_boxDim = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
         for _i_boxDim in range(tensorRank):
-            _c_boxDim[_i_boxDim] = <cydriver.cuuint32_t>_support.as_int(boxDim[_i_boxDim], "boxDim")
+            _c_boxDim[_i_boxDim] = ((<cuuint32_t>boxDim[_i_boxDim])._value if type(boxDim[_i_boxDim]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(boxDim[_i_boxDim], "boxDim"))
     _support.check_count(elementStrides, tensorRank, "elementStrides", "tensorRank")
     if tensorRank > 0:
         _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
         for _i_elementStrides in range(tensorRank):
-            _c_elementStrides[_i_elementStrides] = <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides")
+            _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides"))
     _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
     _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
     _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
@@ -36053,18 +36053,18 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
     cdef cydriver.CUtensorMapL2promotion _c_l2Promotion
     cdef cydriver.CUtensorMapFloatOOBfill _c_oobFill
     _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
-    _c_tensorRank = <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank")
+    _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank"))
     _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, True, "globalAddress")
     _support.check_count(globalDim, tensorRank, "globalDim", "tensorRank")
     if tensorRank > 0:
         _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint64_t))
         for _i_globalDim in range(tensorRank):
-            _c_globalDim[_i_globalDim] = <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim")
+            _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim"))
     _support.check_count(globalStrides, 1, "globalStrides", "the required length")
     if 1 > 0:
         _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(1, sizeof(cydriver.cuuint64_t))
         for _i_globalStrides in range(1):
-            _c_globalStrides[_i_globalStrides] = <cydriver.cuuint64_t>_support.as_int(globalStrides[_i_globalStrides], "globalStrides")
+            _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalStrides[_i_globalStrides], "globalStrides"))
     _support.check_count(pixelBoxLowerCorner, 1, "pixelBoxLowerCorner", "the required length")
     if 1 > 0:
         _c_pixelBoxLowerCorner = <int*>_support.alloc_array(1, sizeof(int))
@@ -36075,13 +36075,13 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
         _c_pixelBoxUpperCorner = <int*>_support.alloc_array(1, sizeof(int))
         for _i_pixelBoxUpperCorner in range(1):
             _c_pixelBoxUpperCorner[_i_pixelBoxUpperCorner] = <int>_support.as_int(pixelBoxUpperCorner[_i_pixelBoxUpperCorner], "pixelBoxUpperCorner")
-    _c_channelsPerPixel = <cydriver.cuuint32_t>_support.as_int(channelsPerPixel, "channelsPerPixel")
-    _c_pixelsPerColumn = <cydriver.cuuint32_t>_support.as_int(pixelsPerColumn, "pixelsPerColumn")
+    _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(channelsPerPixel, "channelsPerPixel"))
+    _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(pixelsPerColumn, "pixelsPerColumn"))
     _support.check_count(elementStrides, tensorRank, "elementStrides", "tensorRank")
     if tensorRank > 0:
         _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
         for _i_elementStrides in range(tensorRank):
-            _c_elementStrides[_i_elementStrides] = <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides")
+            _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides"))
     _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
     _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
     _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
@@ -36307,25 +36307,25 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
     cdef cydriver.CUtensorMapL2promotion _c_l2Promotion
     cdef cydriver.CUtensorMapFloatOOBfill _c_oobFill
     _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
-    _c_tensorRank = <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank")
+    _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank"))
     _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, True, "globalAddress")
     _support.check_count(globalDim, tensorRank, "globalDim", "tensorRank")
     if tensorRank > 0:
         _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint64_t))
         for _i_globalDim in range(tensorRank):
-            _c_globalDim[_i_globalDim] = <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim")
+            _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim"))
     _support.check_count(globalStrides, 1, "globalStrides", "the required length")
     if 1 > 0:
         _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(1, sizeof(cydriver.cuuint64_t))
         for _i_globalStrides in range(1):
-            _c_globalStrides[_i_globalStrides] = <cydriver.cuuint64_t>_support.as_int(globalStrides[_i_globalStrides], "globalStrides")
-    _c_channelsPerPixel = <cydriver.cuuint32_t>_support.as_int(channelsPerPixel, "channelsPerPixel")
-    _c_pixelsPerColumn = <cydriver.cuuint32_t>_support.as_int(pixelsPerColumn, "pixelsPerColumn")
+            _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalStrides[_i_globalStrides], "globalStrides"))
+    _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(channelsPerPixel, "channelsPerPixel"))
+    _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(pixelsPerColumn, "pixelsPerColumn"))
     _support.check_count(elementStrides, tensorRank, "elementStrides", "tensorRank")
     if tensorRank > 0:
         _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
         for _i_elementStrides in range(tensorRank):
-            _c_elementStrides[_i_elementStrides] = <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides")
+            _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides"))
     _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
     _c_mode = <cydriver.CUtensorMapIm2ColWideMode><long long>_support.as_int(mode, "mode")
     _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
@@ -36422,8 +36422,8 @@ def cuDeviceCanAccessPeer(dev, peerDev):
     cdef cydriver.CUdevice _c_dev
     cdef cydriver.CUdevice _c_peerDev
     memset(&_c_canAccessPeer, 0, sizeof(_c_canAccessPeer))
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
-    _c_peerDev = <cydriver.CUdevice>_support.as_int(peerDev, "peerDev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_peerDev = ((<CUdevice>peerDev)._value if type(peerDev) is CUdevice else <cydriver.CUdevice>_support.as_int(peerDev, "peerDev"))
     with nogil:
         _result = cydriver.cuDeviceCanAccessPeer(&_c_canAccessPeer, _c_dev, _c_peerDev)
     if _result != 0:
@@ -36584,8 +36584,8 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     cdef cydriver.CUdevice _c_dstDevice
     memset(&_c_value, 0, sizeof(_c_value))
     _c_attrib = <cydriver.CUdevice_P2PAttribute><long long>_support.as_int(attrib, "attrib")
-    _c_srcDevice = <cydriver.CUdevice>_support.as_int(srcDevice, "srcDevice")
-    _c_dstDevice = <cydriver.CUdevice>_support.as_int(dstDevice, "dstDevice")
+    _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(srcDevice, "srcDevice"))
+    _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuDeviceGetP2PAttribute(&_c_value, _c_attrib, _c_srcDevice, _c_dstDevice)
     if _result != 0:
@@ -36642,8 +36642,8 @@ def cuDeviceGetP2PAtomicCapabilities(operations, unsigned int count, srcDevice, 
         _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(count, sizeof(cydriver.CUatomicOperation))
         for _i_operations in range(count):
             _c_operations[_i_operations] = <cydriver.CUatomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
-    _c_srcDevice = <cydriver.CUdevice>_support.as_int(srcDevice, "srcDevice")
-    _c_dstDevice = <cydriver.CUdevice>_support.as_int(dstDevice, "dstDevice")
+    _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(srcDevice, "srcDevice"))
+    _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(dstDevice, "dstDevice"))
     _cap_capabilities = <Py_ssize_t>count
     if _cap_capabilities < 0:
         raise ValueError(f"count cannot be negative ({_cap_capabilities})")
@@ -37090,7 +37090,7 @@ def cuGetProcAddress(symbol, int cudaVersion, flags):
     _b_symbol = None if symbol is None else _support.as_bytes(symbol, "symbol")
     if _b_symbol is not None:
         _c_symbol = PyBytes_AS_STRING(_b_symbol)
-    _c_flags = <cydriver.cuuint64_t>_support.as_int(flags, "flags")
+    _c_flags = ((<cuuint64_t>flags)._value if type(flags) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(flags, "flags"))
     memset(&_c_symbolStatus, 0, sizeof(_c_symbolStatus))
     with nogil:
         _result = cydriver.cuGetProcAddress(_c_symbol, <void **>&_c_pfn, cudaVersion, _c_flags, &_c_symbolStatus)
@@ -37527,7 +37527,7 @@ def cuGreenCtxCreate(desc, dev, unsigned int flags):
     cdef cydriver.CUdevice _c_dev
     memset(&_c_phCtx, 0, sizeof(_c_phCtx))
     _c_desc = <cydriver.CUdevResourceDesc>_support.handle_value(desc, CUdevResourceDesc, "desc")
-    _c_dev = <cydriver.CUdevice>_support.as_int(dev, "dev")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuGreenCtxCreate(&_c_phCtx, _c_desc, _c_dev, flags)
     if _result != 0:
@@ -37643,7 +37643,7 @@ def cuDeviceGetDevResource(device, type):
     cdef cydriver.CUdevice _c_device
     cdef CUdevResource _c_resource = CUdevResource()
     cdef cydriver.CUdevResourceType _c_type
-    _c_device = <cydriver.CUdevice>_support.as_int(device, "device")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     _c_type = <cydriver.CUdevResourceType><long long>_support.as_int(type, "type")
     with nogil:
         _result = cydriver.cuDeviceGetDevResource(_c_device, <cydriver.CUdevResource *>_c_resource._ptr, _c_type)
@@ -38244,7 +38244,7 @@ def cuLogsDumpToFile(pathToFile, unsigned int flags, iterator=0):
     cdef long long _result
     cdef cydriver.CUlogIterator _c_iterator
     cdef const char* _c_pathToFile = NULL
-    _c_iterator = <cydriver.CUlogIterator>_support.as_int(iterator, "iterator")
+    _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
     _b_pathToFile = None if pathToFile is None else _support.as_bytes(pathToFile, "pathToFile")
     if _b_pathToFile is not None:
         _c_pathToFile = PyBytes_AS_STRING(_b_pathToFile)
@@ -38297,7 +38297,7 @@ def cuLogsDumpToMemory(unsigned int flags, iterator=0, size=0):
     cdef cydriver.CUlogIterator _c_iterator
     cdef char* _c_buffer = NULL
     cdef size_t _c_size
-    _c_iterator = <cydriver.CUlogIterator>_support.as_int(iterator, "iterator")
+    _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
     if size < 0:
         raise ValueError(f"size cannot be negative ({size})")
     _c_buffer = <char*>_support.alloc_array(size if size > 0 else 1, 1)

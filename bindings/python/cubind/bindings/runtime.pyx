@@ -11120,7 +11120,7 @@ cdef class cudaConditionalNodeParams(_support.Struct):
 
     @handle.setter
     def handle(self, value):
-        (<cyruntime.cudaConditionalNodeParams*>self._ptr).handle = <cyruntime.cudaGraphConditionalHandle>_support.as_int(value, "handle")
+        (<cyruntime.cudaConditionalNodeParams*>self._ptr).handle = ((<cudaGraphConditionalHandle>value)._value if type(value) is cudaGraphConditionalHandle else <cyruntime.cudaGraphConditionalHandle>_support.as_int(value, "handle"))
 
     @property
     def type(self):
@@ -24393,7 +24393,7 @@ def cudaDestroyTextureObject(texObject):
     """
     cdef long long _result
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cyruntime.cudaDestroyTextureObject(_c_texObject)
     return (_status(_result),)
@@ -24424,7 +24424,7 @@ def cudaGetTextureObjectResourceDesc(texObject):
     cdef long long _result
     cdef cudaResourceDesc _c_pResDesc = cudaResourceDesc()
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cyruntime.cudaGetTextureObjectResourceDesc(<cyruntime.cudaResourceDesc *>_c_pResDesc._ptr, _c_texObject)
     if _result != 0:
@@ -24457,7 +24457,7 @@ def cudaGetTextureObjectTextureDesc(texObject):
     cdef long long _result
     cdef cudaTextureDesc _c_pTexDesc = cudaTextureDesc()
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cyruntime.cudaGetTextureObjectTextureDesc(<cyruntime.cudaTextureDesc *>_c_pTexDesc._ptr, _c_texObject)
     if _result != 0:
@@ -24491,7 +24491,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject):
     cdef long long _result
     cdef cudaResourceViewDesc _c_pResViewDesc = cudaResourceViewDesc()
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject")
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
     with nogil:
         _result = cyruntime.cudaGetTextureObjectResourceViewDesc(<cyruntime.cudaResourceViewDesc *>_c_pResViewDesc._ptr, _c_texObject)
     if _result != 0:
@@ -24566,7 +24566,7 @@ def cudaDestroySurfaceObject(surfObject):
     """
     cdef long long _result
     cdef cyruntime.cudaSurfaceObject_t _c_surfObject
-    _c_surfObject = <cyruntime.cudaSurfaceObject_t>_support.as_int(surfObject, "surfObject")
+    _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.as_int(surfObject, "surfObject"))
     with nogil:
         _result = cyruntime.cudaDestroySurfaceObject(_c_surfObject)
     return (_status(_result),)
@@ -24596,7 +24596,7 @@ def cudaGetSurfaceObjectResourceDesc(surfObject):
     cdef long long _result
     cdef cudaResourceDesc _c_pResDesc = cudaResourceDesc()
     cdef cyruntime.cudaSurfaceObject_t _c_surfObject
-    _c_surfObject = <cyruntime.cudaSurfaceObject_t>_support.as_int(surfObject, "surfObject")
+    _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.as_int(surfObject, "surfObject"))
     with nogil:
         _result = cyruntime.cudaGetSurfaceObjectResourceDesc(<cyruntime.cudaResourceDesc *>_c_pResDesc._ptr, _c_surfObject)
     if _result != 0:
@@ -24786,7 +24786,7 @@ def cudaLogsDumpToFile(pathToFile, unsigned int flags, iterator=0):
     cdef long long _result
     cdef cyruntime.cudaLogIterator _c_iterator
     cdef const char* _c_pathToFile = NULL
-    _c_iterator = <cyruntime.cudaLogIterator>_support.as_int(iterator, "iterator")
+    _c_iterator = ((<cudaLogIterator>iterator)._value if type(iterator) is cudaLogIterator else <cyruntime.cudaLogIterator>_support.as_int(iterator, "iterator"))
     _b_pathToFile = None if pathToFile is None else _support.as_bytes(pathToFile, "pathToFile")
     if _b_pathToFile is not None:
         _c_pathToFile = PyBytes_AS_STRING(_b_pathToFile)
@@ -24839,7 +24839,7 @@ def cudaLogsDumpToMemory(unsigned int flags, iterator=0, size=0):
     cdef cyruntime.cudaLogIterator _c_iterator
     cdef char* _c_buffer = NULL
     cdef size_t _c_size
-    _c_iterator = <cyruntime.cudaLogIterator>_support.as_int(iterator, "iterator")
+    _c_iterator = ((<cudaLogIterator>iterator)._value if type(iterator) is cudaLogIterator else <cyruntime.cudaLogIterator>_support.as_int(iterator, "iterator"))
     if size < 0:
         raise ValueError(f"size cannot be negative ({size})")
     _c_buffer = <char*>_support.alloc_array(size if size > 0 else 1, 1)
