@@ -13,8 +13,12 @@ declare -A RESULT
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$OUT/gpus.txt"
 
+# GoogleTest and Google Benchmark come from .carry (scripts/prepare_gpu_carry.sh) there.
+PREFIX=""
+[ -d .carry/root/usr ] && PREFIX="-DCMAKE_PREFIX_PATH=$PWD/.carry/root/usr"
 tests=ON
-if ! cmake -S . -B "$BUILD" -G Ninja -DCUBIND_BUILD_TESTS=ON -DCUBIND_BUILD_EXAMPLES=ON >"$OUT/cmake.log" 2>&1; then
+if ! cmake -S . -B "$BUILD" -G Ninja -DCUBIND_BUILD_TESTS=ON -DCUBIND_BUILD_EXAMPLES=ON \
+     -DCUBIND_BUILD_BENCHMARKS=ON $PREFIX >"$OUT/cmake.log" 2>&1; then
   tests=OFF
   rm -rf "$BUILD"
   cmake -S . -B "$BUILD" -G Ninja -DCUBIND_BUILD_EXAMPLES=ON >>"$OUT/cmake.log" 2>&1 || { tail -20 "$OUT/cmake.log"; exit 1; }
@@ -27,28 +31,39 @@ else
 fi
 
 if [ "$tests" = ON ]; then
-  ctest --test-dir "$BUILD" --output-on-failure 2>&1 | tee "$OUT/ctest.log" | tail -3
+  ctest --test-dir "$BUILD" --output-on-failure -j 4 2>&1 | tee "$OUT/ctest.log" | tail -5
   RESULT[ctest]=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -1)
+  ctest --test-dir "$BUILD" -L multi_gpu 2>&1 | tee "$OUT/ctest_multi_gpu.log" | tail -2
+  RESULT[ctest_multi_gpu]=$(grep -E "tests passed|tests failed|No tests" "$OUT/ctest_multi_gpu.log" | tail -1)
+  RESULT[ctest_skipped]="$(grep -c "(Skipped)" "$OUT/ctest.log") skipped"
 else
   RESULT[ctest]="not built (no GoogleTest on this machine)"
 fi
 
-"$BUILD/examples/cpp/nvrtc_link_launch" 2>&1 | tee "$OUT/example.log"
-RESULT[example]=$(tail -1 "$OUT/example.log")
+for ex in nvrtc_link_launch saxpy_program load_cubin peer_copy; do
+  [ -x "$BUILD/examples/cpp/$ex" ] || continue
+  "$BUILD/examples/cpp/$ex" 2>&1 | tee "$OUT/example_$ex.log" | tail -2
+  RESULT[example_$ex]=$(tail -1 "$OUT/example_$ex.log")
+done
 
 python3 -m pip install -q --no-build-isolation --no-deps . >"$OUT/pip.log" 2>&1 || { tail -30 "$OUT/pip.log"; RESULT[pip]="FAILED"; }
 python3 -m pytest -v -rs tests/python --junitxml="$OUT/pytest.xml" 2>&1 | tee "$OUT/pytest.log" | tail -25
 RESULT[pytest]=$(grep -E "passed|failed" "$OUT/pytest.log" | tail -1 | tr -d '=')
 RESULT[pytest_gpu]=$(grep -E "^gpu-marked tests:" "$OUT/pytest.log" | tail -1)
 
-if ls benchmarks/*.py >/dev/null 2>&1; then
-  for b in benchmarks/gpu_*.py; do
-    [ -e "$b" ] || continue
-    python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
-  done
-fi
+for b in benchmarks/gpu_*.py; do
+  [ -e "$b" ] || continue
+  timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
+done
+for b in cubind_launch_benchmarks cubind_core_benchmarks; do
+  exe=$(find "$BUILD/benchmarks" -name "$b" -type f 2>/dev/null | head -1)
+  [ -n "$exe" ] || continue
+  LD_LIBRARY_PATH=$PWD/.carry/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 240 "$exe" 2>&1 | tee "$OUT/$b.txt" | tail -25
+done
 
 echo
 echo "| step | result |"
 echo "|---|---|"
-for k in build ctest example pytest pytest_gpu; do echo "| $k | ${RESULT[$k]:-} |"; done
+for k in build ctest ctest_multi_gpu ctest_skipped example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu; do
+  [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
+done

@@ -28,8 +28,13 @@ echo "== cubind-codegen check"
 echo "== ctest"
 ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)"
 
-echo "== example"
-"$BUILD/examples/cpp/nvrtc_link_launch"
+echo "== examples"
+for ex in nvrtc_link_launch saxpy_program load_cubin peer_copy; do
+  "$BUILD/examples/cpp/$ex"
+done
+
+echo "== find_package(cubind) from an install"
+bash tests/package/check_install.sh "$BUILD"
 
 echo "== pytest"
 python3 -m pip install -q --no-build-isolation .
