@@ -3,470 +3,462 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/driver.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
 namespace cubind::raw {
 namespace {
 
-struct Entry {
-  const char* name;        // the public name
-  const char* symbol;      // what to look up
-  const char* introduced;  // the CUDA version that introduced it, or ""
-  int version;             // asked of cuGetProcAddress
-};
+using cubind::detail::EntryPoint;
 
-constexpr Entry kEntries[] = {
-    {"cuGetErrorString", "cuGetErrorString", "6.0", 6000},
-    {"cuGetErrorName", "cuGetErrorName", "6.0", 6000},
-    {"cuInit", "cuInit", "2.0", 2000},
-    {"cuDriverGetVersion", "cuDriverGetVersion", "2.2", 2020},
-    {"cuDeviceGet", "cuDeviceGet", "2.0", 2000},
-    {"cuDeviceGetCount", "cuDeviceGetCount", "2.0", 2000},
-    {"cuDeviceGetName", "cuDeviceGetName", "2.0", 2000},
-    {"cuDeviceGetUuid", "cuDeviceGetUuid", "11.4", 11040},
-    {"cuDeviceGetLuid", "cuDeviceGetLuid", "10.0", 10000},
-    {"cuDeviceTotalMem", "cuDeviceTotalMem", "3.2", 3020},
-    {"cuDeviceGetTexture1DLinearMaxWidth", "cuDeviceGetTexture1DLinearMaxWidth", "11.1", 11010},
-    {"cuDeviceGetAttribute", "cuDeviceGetAttribute", "2.0", 2000},
-    {"cuDeviceGetHostAtomicCapabilities", "cuDeviceGetHostAtomicCapabilities", "13.0", 13000},
-    {"cuDeviceGetNvSciSyncAttributes", "cuDeviceGetNvSciSyncAttributes", "10.2", 10020},
-    {"cuDeviceSetMemPool", "cuDeviceSetMemPool", "11.2", 11020},
-    {"cuDeviceGetMemPool", "cuDeviceGetMemPool", "11.2", 11020},
-    {"cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool", "11.2", 11020},
-    {"cuDeviceGetExecAffinitySupport", "cuDeviceGetExecAffinitySupport", "11.4", 11040},
-    {"cuFlushGPUDirectRDMAWrites", "cuFlushGPUDirectRDMAWrites", "11.3", 11030},
-    {"cuDeviceGetProperties", "cuDeviceGetProperties", "2.0", 2000},
-    {"cuDeviceComputeCapability", "cuDeviceComputeCapability", "2.0", 2000},
-    {"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", "7.0", 7000},
-    {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease", "11.0", 11000},
-    {"cuDevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags", "11.0", 11000},
-    {"cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState", "7.0", 7000},
-    {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset", "11.0", 11000},
-    {"cuCtxCreate", "cuCtxCreate", "12.5", 12050},
-    {"cuCtxDestroy", "cuCtxDestroy", "4.0", 4000},
-    {"cuCtxPushCurrent", "cuCtxPushCurrent", "4.0", 4000},
-    {"cuCtxPopCurrent", "cuCtxPopCurrent", "4.0", 4000},
-    {"cuCtxSetCurrent", "cuCtxSetCurrent", "4.0", 4000},
-    {"cuCtxGetCurrent", "cuCtxGetCurrent", "4.0", 4000},
-    {"cuCtxGetDevice", "cuCtxGetDevice", "2.0", 2000},
-    {"cuCtxGetDevice_v2", "cuCtxGetDevice", "13.0", 13000},
-    {"cuCtxGetFlags", "cuCtxGetFlags", "7.0", 7000},
-    {"cuCtxSetFlags", "cuCtxSetFlags", "12.1", 12010},
-    {"cuCtxGetId", "cuCtxGetId", "12.0", 12000},
-    {"cuCtxSynchronize", "cuCtxSynchronize", "2.0", 2000},
-    {"cuCtxSynchronize_v2", "cuCtxSynchronize", "13.0", 13000},
-    {"cuCtxSetLimit", "cuCtxSetLimit", "3.1", 3010},
-    {"cuCtxGetLimit", "cuCtxGetLimit", "3.1", 3010},
-    {"cuCtxGetCacheConfig", "cuCtxGetCacheConfig", "3.2", 3020},
-    {"cuCtxSetCacheConfig", "cuCtxSetCacheConfig", "3.2", 3020},
-    {"cuCtxGetApiVersion", "cuCtxGetApiVersion", "3.2", 3020},
-    {"cuCtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange", "5.5", 5050},
-    {"cuCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", "11.0", 11000},
-    {"cuCtxGetExecAffinity", "cuCtxGetExecAffinity", "11.4", 11040},
-    {"cuCtxRecordEvent", "cuCtxRecordEvent", "12.5", 12050},
-    {"cuCtxWaitEvent", "cuCtxWaitEvent", "12.5", 12050},
-    {"cuCtxAttach", "cuCtxAttach", "2.0", 2000},
-    {"cuCtxDetach", "cuCtxDetach", "2.0", 2000},
-    {"cuCtxGetSharedMemConfig", "cuCtxGetSharedMemConfig", "4.2", 4020},
-    {"cuCtxSetSharedMemConfig", "cuCtxSetSharedMemConfig", "4.2", 4020},
-    {"cuModuleLoad", "cuModuleLoad", "2.0", 2000},
-    {"cuModuleLoadData", "cuModuleLoadData", "2.0", 2000},
-    {"cuModuleLoadDataEx", "cuModuleLoadDataEx", "2.1", 2010},
-    {"cuModuleLoadFatBinary", "cuModuleLoadFatBinary", "2.0", 2000},
-    {"cuModuleUnload", "cuModuleUnload", "2.0", 2000},
-    {"cuModuleGetLoadingMode", "cuModuleGetLoadingMode", "11.7", 11070},
-    {"cuModuleGetFunction", "cuModuleGetFunction", "2.0", 2000},
-    {"cuModuleGetFunctionCount", "cuModuleGetFunctionCount", "12.4", 12040},
-    {"cuModuleEnumerateFunctions", "cuModuleEnumerateFunctions", "12.4", 12040},
-    {"cuModuleGetGlobal", "cuModuleGetGlobal", "3.2", 3020},
-    {"cuLinkCreate", "cuLinkCreate", "6.5", 6050},
-    {"cuLinkAddData", "cuLinkAddData", "6.5", 6050},
-    {"cuLinkAddFile", "cuLinkAddFile", "6.5", 6050},
-    {"cuLinkComplete", "cuLinkComplete", "5.5", 5050},
-    {"cuLinkDestroy", "cuLinkDestroy", "5.5", 5050},
-    {"cuModuleGetTexRef", "cuModuleGetTexRef", "2.0", 2000},
-    {"cuModuleGetSurfRef", "cuModuleGetSurfRef", "3.0", 3000},
-    {"cuLibraryLoadData", "cuLibraryLoadData", "12.0", 12000},
-    {"cuLibraryLoadFromFile", "cuLibraryLoadFromFile", "12.0", 12000},
-    {"cuLibraryUnload", "cuLibraryUnload", "12.0", 12000},
-    {"cuLibraryGetKernel", "cuLibraryGetKernel", "12.0", 12000},
-    {"cuLibraryGetKernelCount", "cuLibraryGetKernelCount", "12.4", 12040},
-    {"cuLibraryEnumerateKernels", "cuLibraryEnumerateKernels", "12.4", 12040},
-    {"cuLibraryGetModule", "cuLibraryGetModule", "12.0", 12000},
-    {"cuKernelGetFunction", "cuKernelGetFunction", "12.0", 12000},
-    {"cuKernelGetLibrary", "cuKernelGetLibrary", "12.5", 12050},
-    {"cuLibraryGetGlobal", "cuLibraryGetGlobal", "12.0", 12000},
-    {"cuLibraryGetManaged", "cuLibraryGetManaged", "12.0", 12000},
-    {"cuLibraryGetUnifiedFunction", "cuLibraryGetUnifiedFunction", "12.0", 12000},
-    {"cuKernelGetAttribute", "cuKernelGetAttribute", "12.0", 12000},
-    {"cuKernelSetAttribute", "cuKernelSetAttribute", "12.0", 12000},
-    {"cuKernelSetCacheConfig", "cuKernelSetCacheConfig", "12.0", 12000},
-    {"cuKernelGetName", "cuKernelGetName", "12.3", 12030},
-    {"cuKernelGetParamInfo", "cuKernelGetParamInfo", "12.4", 12040},
-    {"cuMemGetInfo", "cuMemGetInfo", "3.2", 3020},
-    {"cuMemAlloc", "cuMemAlloc", "3.2", 3020},
-    {"cuMemAllocPitch", "cuMemAllocPitch", "3.2", 3020},
-    {"cuMemFree", "cuMemFree", "3.2", 3020},
-    {"cuMemGetAddressRange", "cuMemGetAddressRange", "3.2", 3020},
-    {"cuMemAllocHost", "cuMemAllocHost", "3.2", 3020},
-    {"cuMemFreeHost", "cuMemFreeHost", "2.0", 2000},
-    {"cuMemHostAlloc", "cuMemHostAlloc", "2.2", 2020},
-    {"cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer", "3.2", 3020},
-    {"cuMemHostGetFlags", "cuMemHostGetFlags", "2.3", 2030},
-    {"cuMemAllocManaged", "cuMemAllocManaged", "6.0", 6000},
-    {"cuDeviceRegisterAsyncNotification", "cuDeviceRegisterAsyncNotification", "12.4", 12040},
-    {"cuDeviceUnregisterAsyncNotification", "cuDeviceUnregisterAsyncNotification", "12.4", 12040},
-    {"cuDeviceGetByPCIBusId", "cuDeviceGetByPCIBusId", "4.1", 4010},
-    {"cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", "4.1", 4010},
-    {"cuIpcGetEventHandle", "cuIpcGetEventHandle", "4.1", 4010},
-    {"cuIpcOpenEventHandle", "cuIpcOpenEventHandle", "4.1", 4010},
-    {"cuIpcGetMemHandle", "cuIpcGetMemHandle", "4.1", 4010},
-    {"cuIpcOpenMemHandle", "cuIpcOpenMemHandle", "11.0", 11000},
-    {"cuIpcCloseMemHandle", "cuIpcCloseMemHandle", "4.1", 4010},
-    {"cuMemHostRegister", "cuMemHostRegister", "6.5", 6050},
-    {"cuMemHostUnregister", "cuMemHostUnregister", "4.0", 4000},
-    {"cuMemcpy", "cuMemcpy", "4.0", 4000},
-    {"cuMemcpyPeer", "cuMemcpyPeer", "4.0", 4000},
-    {"cuMemcpyHtoD", "cuMemcpyHtoD", "3.2", 3020},
-    {"cuMemcpyDtoH", "cuMemcpyDtoH", "3.2", 3020},
-    {"cuMemcpyDtoD", "cuMemcpyDtoD", "3.2", 3020},
-    {"cuMemcpyDtoA", "cuMemcpyDtoA", "3.2", 3020},
-    {"cuMemcpyAtoD", "cuMemcpyAtoD", "3.2", 3020},
-    {"cuMemcpyHtoA", "cuMemcpyHtoA", "3.2", 3020},
-    {"cuMemcpyAtoH", "cuMemcpyAtoH", "3.2", 3020},
-    {"cuMemcpyAtoA", "cuMemcpyAtoA", "3.2", 3020},
-    {"cuMemcpy2D", "cuMemcpy2D", "3.2", 3020},
-    {"cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned", "3.2", 3020},
-    {"cuMemcpy3D", "cuMemcpy3D", "3.2", 3020},
-    {"cuMemcpy3DPeer", "cuMemcpy3DPeer", "4.0", 4000},
-    {"cuMemcpyAsync", "cuMemcpyAsync", "4.0", 4000},
-    {"cuMemcpyPeerAsync", "cuMemcpyPeerAsync", "4.0", 4000},
-    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync", "3.2", 3020},
-    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync", "3.2", 3020},
-    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync", "3.2", 3020},
-    {"cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync", "3.2", 3020},
-    {"cuMemcpyAtoHAsync", "cuMemcpyAtoHAsync", "3.2", 3020},
-    {"cuMemcpy2DAsync", "cuMemcpy2DAsync", "3.2", 3020},
-    {"cuMemcpy3DAsync", "cuMemcpy3DAsync", "3.2", 3020},
-    {"cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", "4.0", 4000},
-    {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync", "13.0", 13000},
-    {"cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync", "13.0", 13000},
-    {"cuMemsetD8", "cuMemsetD8", "3.2", 3020},
-    {"cuMemsetD16", "cuMemsetD16", "3.2", 3020},
-    {"cuMemsetD32", "cuMemsetD32", "3.2", 3020},
-    {"cuMemsetD2D8", "cuMemsetD2D8", "3.2", 3020},
-    {"cuMemsetD2D16", "cuMemsetD2D16", "3.2", 3020},
-    {"cuMemsetD2D32", "cuMemsetD2D32", "3.2", 3020},
-    {"cuMemsetD8Async", "cuMemsetD8Async", "3.2", 3020},
-    {"cuMemsetD16Async", "cuMemsetD16Async", "3.2", 3020},
-    {"cuMemsetD32Async", "cuMemsetD32Async", "3.2", 3020},
-    {"cuMemsetD2D8Async", "cuMemsetD2D8Async", "3.2", 3020},
-    {"cuMemsetD2D16Async", "cuMemsetD2D16Async", "3.2", 3020},
-    {"cuMemsetD2D32Async", "cuMemsetD2D32Async", "3.2", 3020},
-    {"cuArrayCreate", "cuArrayCreate", "3.2", 3020},
-    {"cuArrayGetDescriptor", "cuArrayGetDescriptor", "3.2", 3020},
-    {"cuArrayGetSparseProperties", "cuArrayGetSparseProperties", "11.1", 11010},
-    {"cuMipmappedArrayGetSparseProperties", "cuMipmappedArrayGetSparseProperties", "11.1", 11010},
-    {"cuArrayGetMemoryRequirements", "cuArrayGetMemoryRequirements", "11.6", 11060},
-    {"cuMipmappedArrayGetMemoryRequirements", "cuMipmappedArrayGetMemoryRequirements", "11.6", 11060},
-    {"cuArrayGetPlane", "cuArrayGetPlane", "11.2", 11020},
-    {"cuArrayDestroy", "cuArrayDestroy", "2.0", 2000},
-    {"cuArray3DCreate", "cuArray3DCreate", "3.2", 3020},
-    {"cuArray3DGetDescriptor", "cuArray3DGetDescriptor", "3.2", 3020},
-    {"cuMipmappedArrayCreate", "cuMipmappedArrayCreate", "5.0", 5000},
-    {"cuMipmappedArrayGetLevel", "cuMipmappedArrayGetLevel", "5.0", 5000},
-    {"cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", "5.0", 5000},
-    {"cuMemGetHandleForAddressRange", "cuMemGetHandleForAddressRange", "11.7", 11070},
-    {"cuMemBatchDecompressAsync", "cuMemBatchDecompressAsync", "12.6", 12060},
-    {"cuMemAddressReserve", "cuMemAddressReserve", "10.2", 10020},
-    {"cuMemAddressFree", "cuMemAddressFree", "10.2", 10020},
-    {"cuMemCreate", "cuMemCreate", "10.2", 10020},
-    {"cuMemRelease", "cuMemRelease", "10.2", 10020},
-    {"cuMemMap", "cuMemMap", "10.2", 10020},
-    {"cuMemMapArrayAsync", "cuMemMapArrayAsync", "11.1", 11010},
-    {"cuMemUnmap", "cuMemUnmap", "10.2", 10020},
-    {"cuMemSetAccess", "cuMemSetAccess", "10.2", 10020},
-    {"cuMemGetAccess", "cuMemGetAccess", "10.2", 10020},
-    {"cuMemExportToShareableHandle", "cuMemExportToShareableHandle", "10.2", 10020},
-    {"cuMemImportFromShareableHandle", "cuMemImportFromShareableHandle", "10.2", 10020},
-    {"cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity", "10.2", 10020},
-    {"cuMemGetAllocationPropertiesFromHandle", "cuMemGetAllocationPropertiesFromHandle", "10.2", 10020},
-    {"cuMemRetainAllocationHandle", "cuMemRetainAllocationHandle", "11.0", 11000},
-    {"cuMemFreeAsync", "cuMemFreeAsync", "11.2", 11020},
-    {"cuMemAllocAsync", "cuMemAllocAsync", "11.2", 11020},
-    {"cuMemPoolTrimTo", "cuMemPoolTrimTo", "11.2", 11020},
-    {"cuMemPoolSetAttribute", "cuMemPoolSetAttribute", "11.2", 11020},
-    {"cuMemPoolGetAttribute", "cuMemPoolGetAttribute", "11.2", 11020},
-    {"cuMemPoolSetAccess", "cuMemPoolSetAccess", "11.2", 11020},
-    {"cuMemPoolGetAccess", "cuMemPoolGetAccess", "11.2", 11020},
-    {"cuMemPoolCreate", "cuMemPoolCreate", "11.2", 11020},
-    {"cuMemPoolDestroy", "cuMemPoolDestroy", "11.2", 11020},
-    {"cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool", "13.0", 13000},
-    {"cuMemGetMemPool", "cuMemGetMemPool", "13.0", 13000},
-    {"cuMemSetMemPool", "cuMemSetMemPool", "13.0", 13000},
-    {"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", "11.2", 11020},
-    {"cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle", "11.2", 11020},
-    {"cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle", "11.2", 11020},
-    {"cuMemPoolExportPointer", "cuMemPoolExportPointer", "11.2", 11020},
-    {"cuMemPoolImportPointer", "cuMemPoolImportPointer", "11.2", 11020},
-    {"cuMulticastCreate", "cuMulticastCreate", "12.1", 12010},
-    {"cuMulticastAddDevice", "cuMulticastAddDevice", "12.1", 12010},
-    {"cuMulticastBindMem", "cuMulticastBindMem", "12.1", 12010},
-    {"cuMulticastBindAddr", "cuMulticastBindAddr", "12.1", 12010},
-    {"cuMulticastUnbind", "cuMulticastUnbind", "12.1", 12010},
-    {"cuMulticastGetGranularity", "cuMulticastGetGranularity", "12.1", 12010},
-    {"cuPointerGetAttribute", "cuPointerGetAttribute", "4.0", 4000},
-    {"cuMemPrefetchAsync", "cuMemPrefetchAsync", "12.2", 12020},
-    {"cuMemAdvise", "cuMemAdvise", "12.2", 12020},
-    {"cuMemPrefetchBatchAsync", "cuMemPrefetchBatchAsync", "13.0", 13000},
-    {"cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync", "13.0", 13000},
-    {"cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", "13.0", 13000},
-    {"cuMemRangeGetAttribute", "cuMemRangeGetAttribute", "8.0", 8000},
-    {"cuMemRangeGetAttributes", "cuMemRangeGetAttributes", "8.0", 8000},
-    {"cuPointerSetAttribute", "cuPointerSetAttribute", "6.0", 6000},
-    {"cuPointerGetAttributes", "cuPointerGetAttributes", "7.0", 7000},
-    {"cuStreamCreate", "cuStreamCreate", "2.0", 2000},
-    {"cuStreamCreateWithPriority", "cuStreamCreateWithPriority", "5.5", 5050},
-    {"cuStreamGetPriority", "cuStreamGetPriority", "5.5", 5050},
-    {"cuStreamGetDevice", "cuStreamGetDevice", "12.8", 12080},
-    {"cuStreamGetFlags", "cuStreamGetFlags", "5.5", 5050},
-    {"cuStreamGetId", "cuStreamGetId", "12.0", 12000},
-    {"cuStreamGetCtx", "cuStreamGetCtx", "9.2", 9020},
-    {"cuStreamGetCtx_v2", "cuStreamGetCtx", "12.5", 12050},
-    {"cuStreamWaitEvent", "cuStreamWaitEvent", "3.2", 3020},
-    {"cuStreamAddCallback", "cuStreamAddCallback", "5.0", 5000},
-    {"cuStreamBeginCapture", "cuStreamBeginCapture", "10.1", 10010},
-    {"cuStreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph", "12.3", 12030},
-    {"cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", "10.1", 10010},
-    {"cuStreamEndCapture", "cuStreamEndCapture", "10.0", 10000},
-    {"cuStreamIsCapturing", "cuStreamIsCapturing", "10.0", 10000},
-    {"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo", "12.3", 12030},
-    {"cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", "12.3", 12030},
-    {"cuStreamAttachMemAsync", "cuStreamAttachMemAsync", "6.0", 6000},
-    {"cuStreamQuery", "cuStreamQuery", "2.0", 2000},
-    {"cuStreamSynchronize", "cuStreamSynchronize", "2.0", 2000},
-    {"cuStreamDestroy", "cuStreamDestroy", "4.0", 4000},
-    {"cuStreamCopyAttributes", "cuStreamCopyAttributes", "11.0", 11000},
-    {"cuStreamGetAttribute", "cuStreamGetAttribute", "11.0", 11000},
-    {"cuStreamSetAttribute", "cuStreamSetAttribute", "11.0", 11000},
-    {"cuEventCreate", "cuEventCreate", "2.0", 2000},
-    {"cuEventRecord", "cuEventRecord", "2.0", 2000},
-    {"cuEventRecordWithFlags", "cuEventRecordWithFlags", "11.1", 11010},
-    {"cuEventQuery", "cuEventQuery", "2.0", 2000},
-    {"cuEventSynchronize", "cuEventSynchronize", "2.0", 2000},
-    {"cuEventDestroy", "cuEventDestroy", "4.0", 4000},
-    {"cuEventElapsedTime", "cuEventElapsedTime", "12.8", 12080},
-    {"cuImportExternalMemory", "cuImportExternalMemory", "10.0", 10000},
-    {"cuExternalMemoryGetMappedBuffer", "cuExternalMemoryGetMappedBuffer", "10.0", 10000},
-    {"cuExternalMemoryGetMappedMipmappedArray", "cuExternalMemoryGetMappedMipmappedArray", "10.0", 10000},
-    {"cuDestroyExternalMemory", "cuDestroyExternalMemory", "10.0", 10000},
-    {"cuImportExternalSemaphore", "cuImportExternalSemaphore", "10.0", 10000},
-    {"cuSignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync", "10.0", 10000},
-    {"cuWaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync", "10.0", 10000},
-    {"cuDestroyExternalSemaphore", "cuDestroyExternalSemaphore", "10.0", 10000},
-    {"cuStreamWaitValue32", "cuStreamWaitValue32", "11.7", 11070},
-    {"cuStreamWaitValue64", "cuStreamWaitValue64", "11.7", 11070},
-    {"cuStreamWriteValue32", "cuStreamWriteValue32", "11.7", 11070},
-    {"cuStreamWriteValue64", "cuStreamWriteValue64", "11.7", 11070},
-    {"cuStreamBatchMemOp", "cuStreamBatchMemOp", "11.7", 11070},
-    {"cuFuncGetAttribute", "cuFuncGetAttribute", "2.2", 2020},
-    {"cuFuncSetAttribute", "cuFuncSetAttribute", "9.0", 9000},
-    {"cuFuncSetCacheConfig", "cuFuncSetCacheConfig", "3.0", 3000},
-    {"cuFuncGetModule", "cuFuncGetModule", "11.0", 11000},
-    {"cuFuncGetName", "cuFuncGetName", "12.3", 12030},
-    {"cuFuncGetParamInfo", "cuFuncGetParamInfo", "12.4", 12040},
-    {"cuFuncIsLoaded", "cuFuncIsLoaded", "12.4", 12040},
-    {"cuFuncLoad", "cuFuncLoad", "12.4", 12040},
-    {"cuLaunchKernel", "cuLaunchKernel", "4.0", 4000},
-    {"cuLaunchKernelEx", "cuLaunchKernelEx", "11.6", 11060},
-    {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", "9.0", 9000},
-    {"cuLaunchCooperativeKernelMultiDevice", "cuLaunchCooperativeKernelMultiDevice", "9.0", 9000},
-    {"cuLaunchHostFunc", "cuLaunchHostFunc", "10.0", 10000},
-    {"cuFuncSetBlockShape", "cuFuncSetBlockShape", "2.0", 2000},
-    {"cuFuncSetSharedSize", "cuFuncSetSharedSize", "2.0", 2000},
-    {"cuParamSetSize", "cuParamSetSize", "2.0", 2000},
-    {"cuParamSeti", "cuParamSeti", "2.0", 2000},
-    {"cuParamSetf", "cuParamSetf", "2.0", 2000},
-    {"cuParamSetv", "cuParamSetv", "2.0", 2000},
-    {"cuLaunch", "cuLaunch", "2.0", 2000},
-    {"cuLaunchGrid", "cuLaunchGrid", "2.0", 2000},
-    {"cuLaunchGridAsync", "cuLaunchGridAsync", "2.0", 2000},
-    {"cuParamSetTexRef", "cuParamSetTexRef", "2.0", 2000},
-    {"cuFuncSetSharedMemConfig", "cuFuncSetSharedMemConfig", "4.2", 4020},
-    {"cuGraphCreate", "cuGraphCreate", "10.0", 10000},
-    {"cuGraphAddKernelNode", "cuGraphAddKernelNode", "12.0", 12000},
-    {"cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams", "12.0", 12000},
-    {"cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams", "12.0", 12000},
-    {"cuGraphAddMemcpyNode", "cuGraphAddMemcpyNode", "10.0", 10000},
-    {"cuGraphMemcpyNodeGetParams", "cuGraphMemcpyNodeGetParams", "10.0", 10000},
-    {"cuGraphMemcpyNodeSetParams", "cuGraphMemcpyNodeSetParams", "10.0", 10000},
-    {"cuGraphAddMemsetNode", "cuGraphAddMemsetNode", "10.0", 10000},
-    {"cuGraphMemsetNodeGetParams", "cuGraphMemsetNodeGetParams", "10.0", 10000},
-    {"cuGraphMemsetNodeSetParams", "cuGraphMemsetNodeSetParams", "10.0", 10000},
-    {"cuGraphAddHostNode", "cuGraphAddHostNode", "10.0", 10000},
-    {"cuGraphHostNodeGetParams", "cuGraphHostNodeGetParams", "10.0", 10000},
-    {"cuGraphHostNodeSetParams", "cuGraphHostNodeSetParams", "10.0", 10000},
-    {"cuGraphAddChildGraphNode", "cuGraphAddChildGraphNode", "10.0", 10000},
-    {"cuGraphChildGraphNodeGetGraph", "cuGraphChildGraphNodeGetGraph", "10.0", 10000},
-    {"cuGraphAddEmptyNode", "cuGraphAddEmptyNode", "10.0", 10000},
-    {"cuGraphAddEventRecordNode", "cuGraphAddEventRecordNode", "11.1", 11010},
-    {"cuGraphEventRecordNodeGetEvent", "cuGraphEventRecordNodeGetEvent", "11.1", 11010},
-    {"cuGraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent", "11.1", 11010},
-    {"cuGraphAddEventWaitNode", "cuGraphAddEventWaitNode", "11.1", 11010},
-    {"cuGraphEventWaitNodeGetEvent", "cuGraphEventWaitNodeGetEvent", "11.1", 11010},
-    {"cuGraphEventWaitNodeSetEvent", "cuGraphEventWaitNodeSetEvent", "11.1", 11010},
-    {"cuGraphAddExternalSemaphoresSignalNode", "cuGraphAddExternalSemaphoresSignalNode", "11.2", 11020},
-    {"cuGraphExternalSemaphoresSignalNodeGetParams", "cuGraphExternalSemaphoresSignalNodeGetParams", "11.2", 11020},
-    {"cuGraphExternalSemaphoresSignalNodeSetParams", "cuGraphExternalSemaphoresSignalNodeSetParams", "11.2", 11020},
-    {"cuGraphAddExternalSemaphoresWaitNode", "cuGraphAddExternalSemaphoresWaitNode", "11.2", 11020},
-    {"cuGraphExternalSemaphoresWaitNodeGetParams", "cuGraphExternalSemaphoresWaitNodeGetParams", "11.2", 11020},
-    {"cuGraphExternalSemaphoresWaitNodeSetParams", "cuGraphExternalSemaphoresWaitNodeSetParams", "11.2", 11020},
-    {"cuGraphAddBatchMemOpNode", "cuGraphAddBatchMemOpNode", "11.7", 11070},
-    {"cuGraphBatchMemOpNodeGetParams", "cuGraphBatchMemOpNodeGetParams", "11.7", 11070},
-    {"cuGraphBatchMemOpNodeSetParams", "cuGraphBatchMemOpNodeSetParams", "11.7", 11070},
-    {"cuGraphExecBatchMemOpNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams", "11.7", 11070},
-    {"cuGraphAddMemAllocNode", "cuGraphAddMemAllocNode", "11.4", 11040},
-    {"cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams", "11.4", 11040},
-    {"cuGraphAddMemFreeNode", "cuGraphAddMemFreeNode", "11.4", 11040},
-    {"cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams", "11.4", 11040},
-    {"cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim", "11.4", 11040},
-    {"cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute", "11.4", 11040},
-    {"cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", "11.4", 11040},
-    {"cuGraphClone", "cuGraphClone", "10.0", 10000},
-    {"cuGraphNodeFindInClone", "cuGraphNodeFindInClone", "10.0", 10000},
-    {"cuGraphNodeGetType", "cuGraphNodeGetType", "10.0", 10000},
-    {"cuGraphGetNodes", "cuGraphGetNodes", "10.0", 10000},
-    {"cuGraphGetRootNodes", "cuGraphGetRootNodes", "10.0", 10000},
-    {"cuGraphGetEdges", "cuGraphGetEdges", "12.3", 12030},
-    {"cuGraphNodeGetDependencies", "cuGraphNodeGetDependencies", "12.3", 12030},
-    {"cuGraphNodeGetDependentNodes", "cuGraphNodeGetDependentNodes", "12.3", 12030},
-    {"cuGraphAddDependencies", "cuGraphAddDependencies", "12.3", 12030},
-    {"cuGraphRemoveDependencies", "cuGraphRemoveDependencies", "12.3", 12030},
-    {"cuGraphDestroyNode", "cuGraphDestroyNode", "10.0", 10000},
-    {"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", "11.4", 11040},
-    {"cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams", "12.0", 12000},
-    {"cuGraphExecGetFlags", "cuGraphExecGetFlags", "12.0", 12000},
-    {"cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams", "12.0", 12000},
-    {"cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemcpyNodeSetParams", "10.2", 10020},
-    {"cuGraphExecMemsetNodeSetParams", "cuGraphExecMemsetNodeSetParams", "10.2", 10020},
-    {"cuGraphExecHostNodeSetParams", "cuGraphExecHostNodeSetParams", "10.2", 10020},
-    {"cuGraphExecChildGraphNodeSetParams", "cuGraphExecChildGraphNodeSetParams", "11.1", 11010},
-    {"cuGraphExecEventRecordNodeSetEvent", "cuGraphExecEventRecordNodeSetEvent", "11.1", 11010},
-    {"cuGraphExecEventWaitNodeSetEvent", "cuGraphExecEventWaitNodeSetEvent", "11.1", 11010},
-    {"cuGraphExecExternalSemaphoresSignalNodeSetParams", "cuGraphExecExternalSemaphoresSignalNodeSetParams", "11.2", 11020},
-    {"cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecExternalSemaphoresWaitNodeSetParams", "11.2", 11020},
-    {"cuGraphNodeSetEnabled", "cuGraphNodeSetEnabled", "11.6", 11060},
-    {"cuGraphNodeGetEnabled", "cuGraphNodeGetEnabled", "11.6", 11060},
-    {"cuGraphUpload", "cuGraphUpload", "11.1", 11010},
-    {"cuGraphLaunch", "cuGraphLaunch", "10.0", 10000},
-    {"cuGraphExecDestroy", "cuGraphExecDestroy", "10.0", 10000},
-    {"cuGraphDestroy", "cuGraphDestroy", "10.0", 10000},
-    {"cuGraphExecUpdate", "cuGraphExecUpdate", "12.0", 12000},
-    {"cuGraphKernelNodeCopyAttributes", "cuGraphKernelNodeCopyAttributes", "11.0", 11000},
-    {"cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeGetAttribute", "11.0", 11000},
-    {"cuGraphKernelNodeSetAttribute", "cuGraphKernelNodeSetAttribute", "11.0", 11000},
-    {"cuGraphDebugDotPrint", "cuGraphDebugDotPrint", "11.3", 11030},
-    {"cuUserObjectCreate", "cuUserObjectCreate", "11.3", 11030},
-    {"cuUserObjectRetain", "cuUserObjectRetain", "11.3", 11030},
-    {"cuUserObjectRelease", "cuUserObjectRelease", "11.3", 11030},
-    {"cuGraphRetainUserObject", "cuGraphRetainUserObject", "11.3", 11030},
-    {"cuGraphReleaseUserObject", "cuGraphReleaseUserObject", "11.3", 11030},
-    {"cuGraphAddNode", "cuGraphAddNode", "12.3", 12030},
-    {"cuGraphNodeSetParams", "cuGraphNodeSetParams", "12.2", 12020},
-    {"cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams", "12.2", 12020},
-    {"cuGraphConditionalHandleCreate", "cuGraphConditionalHandleCreate", "12.3", 12030},
-    {"cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "6.5", 6050},
-    {"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "7.0", 7000},
-    {"cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", "6.5", 6050},
-    {"cuOccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags", "7.0", 7000},
-    {"cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", "10.2", 10020},
-    {"cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", "11.7", 11070},
-    {"cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", "11.7", 11070},
-    {"cuTexRefSetArray", "cuTexRefSetArray", "2.0", 2000},
-    {"cuTexRefSetMipmappedArray", "cuTexRefSetMipmappedArray", "5.0", 5000},
-    {"cuTexRefSetAddress", "cuTexRefSetAddress", "3.2", 3020},
-    {"cuTexRefSetAddress2D", "cuTexRefSetAddress2D", "4.1", 4010},
-    {"cuTexRefSetFormat", "cuTexRefSetFormat", "2.0", 2000},
-    {"cuTexRefSetAddressMode", "cuTexRefSetAddressMode", "2.0", 2000},
-    {"cuTexRefSetFilterMode", "cuTexRefSetFilterMode", "2.0", 2000},
-    {"cuTexRefSetMipmapFilterMode", "cuTexRefSetMipmapFilterMode", "5.0", 5000},
-    {"cuTexRefSetMipmapLevelBias", "cuTexRefSetMipmapLevelBias", "5.0", 5000},
-    {"cuTexRefSetMipmapLevelClamp", "cuTexRefSetMipmapLevelClamp", "5.0", 5000},
-    {"cuTexRefSetMaxAnisotropy", "cuTexRefSetMaxAnisotropy", "5.0", 5000},
-    {"cuTexRefSetBorderColor", "cuTexRefSetBorderColor", "8.0", 8000},
-    {"cuTexRefSetFlags", "cuTexRefSetFlags", "2.0", 2000},
-    {"cuTexRefGetAddress", "cuTexRefGetAddress", "3.2", 3020},
-    {"cuTexRefGetArray", "cuTexRefGetArray", "2.0", 2000},
-    {"cuTexRefGetMipmappedArray", "cuTexRefGetMipmappedArray", "5.0", 5000},
-    {"cuTexRefGetAddressMode", "cuTexRefGetAddressMode", "2.0", 2000},
-    {"cuTexRefGetFilterMode", "cuTexRefGetFilterMode", "2.0", 2000},
-    {"cuTexRefGetFormat", "cuTexRefGetFormat", "2.0", 2000},
-    {"cuTexRefGetMipmapFilterMode", "cuTexRefGetMipmapFilterMode", "5.0", 5000},
-    {"cuTexRefGetMipmapLevelBias", "cuTexRefGetMipmapLevelBias", "5.0", 5000},
-    {"cuTexRefGetMipmapLevelClamp", "cuTexRefGetMipmapLevelClamp", "5.0", 5000},
-    {"cuTexRefGetMaxAnisotropy", "cuTexRefGetMaxAnisotropy", "5.0", 5000},
-    {"cuTexRefGetBorderColor", "cuTexRefGetBorderColor", "8.0", 8000},
-    {"cuTexRefGetFlags", "cuTexRefGetFlags", "2.0", 2000},
-    {"cuTexRefCreate", "cuTexRefCreate", "2.0", 2000},
-    {"cuTexRefDestroy", "cuTexRefDestroy", "2.0", 2000},
-    {"cuSurfRefSetArray", "cuSurfRefSetArray", "3.0", 3000},
-    {"cuSurfRefGetArray", "cuSurfRefGetArray", "3.0", 3000},
-    {"cuTexObjectCreate", "cuTexObjectCreate", "5.0", 5000},
-    {"cuTexObjectDestroy", "cuTexObjectDestroy", "5.0", 5000},
-    {"cuTexObjectGetResourceDesc", "cuTexObjectGetResourceDesc", "5.0", 5000},
-    {"cuTexObjectGetTextureDesc", "cuTexObjectGetTextureDesc", "5.0", 5000},
-    {"cuTexObjectGetResourceViewDesc", "cuTexObjectGetResourceViewDesc", "5.0", 5000},
-    {"cuSurfObjectCreate", "cuSurfObjectCreate", "5.0", 5000},
-    {"cuSurfObjectDestroy", "cuSurfObjectDestroy", "5.0", 5000},
-    {"cuSurfObjectGetResourceDesc", "cuSurfObjectGetResourceDesc", "5.0", 5000},
-    {"cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled", "12.0", 12000},
-    {"cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2col", "12.0", 12000},
-    {"cuTensorMapEncodeIm2colWide", "cuTensorMapEncodeIm2colWide", "12.8", 12080},
-    {"cuTensorMapReplaceAddress", "cuTensorMapReplaceAddress", "12.0", 12000},
-    {"cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer", "4.0", 4000},
-    {"cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess", "4.0", 4000},
-    {"cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess", "4.0", 4000},
-    {"cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute", "8.0", 8000},
-    {"cuDeviceGetP2PAtomicCapabilities", "cuDeviceGetP2PAtomicCapabilities", "13.0", 13000},
-    {"cuGraphicsUnregisterResource", "cuGraphicsUnregisterResource", "3.0", 3000},
-    {"cuGraphicsSubResourceGetMappedArray", "cuGraphicsSubResourceGetMappedArray", "3.0", 3000},
-    {"cuGraphicsResourceGetMappedMipmappedArray", "cuGraphicsResourceGetMappedMipmappedArray", "5.0", 5000},
-    {"cuGraphicsResourceGetMappedPointer", "cuGraphicsResourceGetMappedPointer", "3.2", 3020},
-    {"cuGraphicsResourceSetMapFlags", "cuGraphicsResourceSetMapFlags", "6.5", 6050},
-    {"cuGraphicsMapResources", "cuGraphicsMapResources", "3.0", 3000},
-    {"cuGraphicsUnmapResources", "cuGraphicsUnmapResources", "3.0", 3000},
-    {"cuGetProcAddress", "cuGetProcAddress", "12.0", 12000},
-    {"cuCoredumpGetAttribute", "cuCoredumpGetAttribute", "12.1", 12010},
-    {"cuCoredumpGetAttributeGlobal", "cuCoredumpGetAttributeGlobal", "12.1", 12010},
-    {"cuCoredumpSetAttribute", "cuCoredumpSetAttribute", "12.1", 12010},
-    {"cuCoredumpSetAttributeGlobal", "cuCoredumpSetAttributeGlobal", "12.1", 12010},
-    {"cuGetExportTable", "cuGetExportTable", "3.0", 3000},
-    {"cuGreenCtxCreate", "cuGreenCtxCreate", "12.4", 12040},
-    {"cuGreenCtxDestroy", "cuGreenCtxDestroy", "12.4", 12040},
-    {"cuCtxFromGreenCtx", "cuCtxFromGreenCtx", "12.4", 12040},
-    {"cuDeviceGetDevResource", "cuDeviceGetDevResource", "12.4", 12040},
-    {"cuCtxGetDevResource", "cuCtxGetDevResource", "12.4", 12040},
-    {"cuGreenCtxGetDevResource", "cuGreenCtxGetDevResource", "12.4", 12040},
-    {"cuDevSmResourceSplitByCount", "cuDevSmResourceSplitByCount", "12.4", 12040},
-    {"cuDevResourceGenerateDesc", "cuDevResourceGenerateDesc", "12.4", 12040},
-    {"cuGreenCtxRecordEvent", "cuGreenCtxRecordEvent", "12.4", 12040},
-    {"cuGreenCtxWaitEvent", "cuGreenCtxWaitEvent", "12.4", 12040},
-    {"cuStreamGetGreenCtx", "cuStreamGetGreenCtx", "12.4", 12040},
-    {"cuGreenCtxStreamCreate", "cuGreenCtxStreamCreate", "12.5", 12050},
-    {"cuGreenCtxGetId", "cuGreenCtxGetId", "12.9", 12090},
-    {"cuLogsRegisterCallback", "cuLogsRegisterCallback", "12.9", 12090},
-    {"cuLogsUnregisterCallback", "cuLogsUnregisterCallback", "12.9", 12090},
-    {"cuLogsCurrent", "cuLogsCurrent", "12.9", 12090},
-    {"cuLogsDumpToFile", "cuLogsDumpToFile", "12.9", 12090},
-    {"cuLogsDumpToMemory", "cuLogsDumpToMemory", "12.9", 12090},
-    {"cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessGetRestoreThreadId", "12.8", 12080},
-    {"cuCheckpointProcessGetState", "cuCheckpointProcessGetState", "12.8", 12080},
-    {"cuCheckpointProcessLock", "cuCheckpointProcessLock", "12.8", 12080},
-    {"cuCheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint", "12.8", 12080},
-    {"cuCheckpointProcessRestore", "cuCheckpointProcessRestore", "12.8", 12080},
-    {"cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock", "12.8", 12080},
+// {public name, symbol, introduced in, ABI version, has per-thread variants}
+constexpr EntryPoint kEntries[] = {
+    {"cuGetErrorString", "cuGetErrorString", "6.0", 6000, false},
+    {"cuGetErrorName", "cuGetErrorName", "6.0", 6000, false},
+    {"cuInit", "cuInit", "2.0", 2000, false},
+    {"cuDriverGetVersion", "cuDriverGetVersion", "2.2", 2020, false},
+    {"cuDeviceGet", "cuDeviceGet", "2.0", 2000, false},
+    {"cuDeviceGetCount", "cuDeviceGetCount", "2.0", 2000, false},
+    {"cuDeviceGetName", "cuDeviceGetName", "2.0", 2000, false},
+    {"cuDeviceGetUuid", "cuDeviceGetUuid", "11.4", 11040, false},
+    {"cuDeviceGetLuid", "cuDeviceGetLuid", "10.0", 10000, false},
+    {"cuDeviceTotalMem", "cuDeviceTotalMem", "3.2", 3020, false},
+    {"cuDeviceGetTexture1DLinearMaxWidth", "cuDeviceGetTexture1DLinearMaxWidth", "11.1", 11010, false},
+    {"cuDeviceGetAttribute", "cuDeviceGetAttribute", "2.0", 2000, false},
+    {"cuDeviceGetHostAtomicCapabilities", "cuDeviceGetHostAtomicCapabilities", "13.0", 13000, false},
+    {"cuDeviceGetNvSciSyncAttributes", "cuDeviceGetNvSciSyncAttributes", "10.2", 10020, false},
+    {"cuDeviceSetMemPool", "cuDeviceSetMemPool", "11.2", 11020, false},
+    {"cuDeviceGetMemPool", "cuDeviceGetMemPool", "11.2", 11020, false},
+    {"cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool", "11.2", 11020, false},
+    {"cuDeviceGetExecAffinitySupport", "cuDeviceGetExecAffinitySupport", "11.4", 11040, false},
+    {"cuFlushGPUDirectRDMAWrites", "cuFlushGPUDirectRDMAWrites", "11.3", 11030, false},
+    {"cuDeviceGetProperties", "cuDeviceGetProperties", "2.0", 2000, false},
+    {"cuDeviceComputeCapability", "cuDeviceComputeCapability", "2.0", 2000, false},
+    {"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", "7.0", 7000, false},
+    {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease", "11.0", 11000, false},
+    {"cuDevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags", "11.0", 11000, false},
+    {"cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState", "7.0", 7000, false},
+    {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset", "11.0", 11000, false},
+    {"cuCtxCreate", "cuCtxCreate", "12.5", 12050, false},
+    {"cuCtxDestroy", "cuCtxDestroy", "4.0", 4000, false},
+    {"cuCtxPushCurrent", "cuCtxPushCurrent", "4.0", 4000, false},
+    {"cuCtxPopCurrent", "cuCtxPopCurrent", "4.0", 4000, false},
+    {"cuCtxSetCurrent", "cuCtxSetCurrent", "4.0", 4000, false},
+    {"cuCtxGetCurrent", "cuCtxGetCurrent", "4.0", 4000, false},
+    {"cuCtxGetDevice", "cuCtxGetDevice", "2.0", 2000, false},
+    {"cuCtxGetDevice_v2", "cuCtxGetDevice", "13.0", 13000, false},
+    {"cuCtxGetFlags", "cuCtxGetFlags", "7.0", 7000, false},
+    {"cuCtxSetFlags", "cuCtxSetFlags", "12.1", 12010, false},
+    {"cuCtxGetId", "cuCtxGetId", "12.0", 12000, false},
+    {"cuCtxSynchronize", "cuCtxSynchronize", "2.0", 2000, false},
+    {"cuCtxSynchronize_v2", "cuCtxSynchronize", "13.0", 13000, false},
+    {"cuCtxSetLimit", "cuCtxSetLimit", "3.1", 3010, false},
+    {"cuCtxGetLimit", "cuCtxGetLimit", "3.1", 3010, false},
+    {"cuCtxGetCacheConfig", "cuCtxGetCacheConfig", "3.2", 3020, false},
+    {"cuCtxSetCacheConfig", "cuCtxSetCacheConfig", "3.2", 3020, false},
+    {"cuCtxGetApiVersion", "cuCtxGetApiVersion", "3.2", 3020, false},
+    {"cuCtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange", "5.5", 5050, false},
+    {"cuCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", "11.0", 11000, false},
+    {"cuCtxGetExecAffinity", "cuCtxGetExecAffinity", "11.4", 11040, false},
+    {"cuCtxRecordEvent", "cuCtxRecordEvent", "12.5", 12050, false},
+    {"cuCtxWaitEvent", "cuCtxWaitEvent", "12.5", 12050, false},
+    {"cuCtxAttach", "cuCtxAttach", "2.0", 2000, false},
+    {"cuCtxDetach", "cuCtxDetach", "2.0", 2000, false},
+    {"cuCtxGetSharedMemConfig", "cuCtxGetSharedMemConfig", "4.2", 4020, false},
+    {"cuCtxSetSharedMemConfig", "cuCtxSetSharedMemConfig", "4.2", 4020, false},
+    {"cuModuleLoad", "cuModuleLoad", "2.0", 2000, false},
+    {"cuModuleLoadData", "cuModuleLoadData", "2.0", 2000, false},
+    {"cuModuleLoadDataEx", "cuModuleLoadDataEx", "2.1", 2010, false},
+    {"cuModuleLoadFatBinary", "cuModuleLoadFatBinary", "2.0", 2000, false},
+    {"cuModuleUnload", "cuModuleUnload", "2.0", 2000, false},
+    {"cuModuleGetLoadingMode", "cuModuleGetLoadingMode", "11.7", 11070, false},
+    {"cuModuleGetFunction", "cuModuleGetFunction", "2.0", 2000, false},
+    {"cuModuleGetFunctionCount", "cuModuleGetFunctionCount", "12.4", 12040, false},
+    {"cuModuleEnumerateFunctions", "cuModuleEnumerateFunctions", "12.4", 12040, false},
+    {"cuModuleGetGlobal", "cuModuleGetGlobal", "3.2", 3020, false},
+    {"cuLinkCreate", "cuLinkCreate", "6.5", 6050, false},
+    {"cuLinkAddData", "cuLinkAddData", "6.5", 6050, false},
+    {"cuLinkAddFile", "cuLinkAddFile", "6.5", 6050, false},
+    {"cuLinkComplete", "cuLinkComplete", "5.5", 5050, false},
+    {"cuLinkDestroy", "cuLinkDestroy", "5.5", 5050, false},
+    {"cuModuleGetTexRef", "cuModuleGetTexRef", "2.0", 2000, false},
+    {"cuModuleGetSurfRef", "cuModuleGetSurfRef", "3.0", 3000, false},
+    {"cuLibraryLoadData", "cuLibraryLoadData", "12.0", 12000, false},
+    {"cuLibraryLoadFromFile", "cuLibraryLoadFromFile", "12.0", 12000, false},
+    {"cuLibraryUnload", "cuLibraryUnload", "12.0", 12000, false},
+    {"cuLibraryGetKernel", "cuLibraryGetKernel", "12.0", 12000, false},
+    {"cuLibraryGetKernelCount", "cuLibraryGetKernelCount", "12.4", 12040, false},
+    {"cuLibraryEnumerateKernels", "cuLibraryEnumerateKernels", "12.4", 12040, false},
+    {"cuLibraryGetModule", "cuLibraryGetModule", "12.0", 12000, false},
+    {"cuKernelGetFunction", "cuKernelGetFunction", "12.0", 12000, false},
+    {"cuKernelGetLibrary", "cuKernelGetLibrary", "12.5", 12050, false},
+    {"cuLibraryGetGlobal", "cuLibraryGetGlobal", "12.0", 12000, false},
+    {"cuLibraryGetManaged", "cuLibraryGetManaged", "12.0", 12000, false},
+    {"cuLibraryGetUnifiedFunction", "cuLibraryGetUnifiedFunction", "12.0", 12000, false},
+    {"cuKernelGetAttribute", "cuKernelGetAttribute", "12.0", 12000, false},
+    {"cuKernelSetAttribute", "cuKernelSetAttribute", "12.0", 12000, false},
+    {"cuKernelSetCacheConfig", "cuKernelSetCacheConfig", "12.0", 12000, false},
+    {"cuKernelGetName", "cuKernelGetName", "12.3", 12030, false},
+    {"cuKernelGetParamInfo", "cuKernelGetParamInfo", "12.4", 12040, false},
+    {"cuMemGetInfo", "cuMemGetInfo", "3.2", 3020, false},
+    {"cuMemAlloc", "cuMemAlloc", "3.2", 3020, false},
+    {"cuMemAllocPitch", "cuMemAllocPitch", "3.2", 3020, false},
+    {"cuMemFree", "cuMemFree", "3.2", 3020, false},
+    {"cuMemGetAddressRange", "cuMemGetAddressRange", "3.2", 3020, false},
+    {"cuMemAllocHost", "cuMemAllocHost", "3.2", 3020, false},
+    {"cuMemFreeHost", "cuMemFreeHost", "2.0", 2000, false},
+    {"cuMemHostAlloc", "cuMemHostAlloc", "2.2", 2020, false},
+    {"cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer", "3.2", 3020, false},
+    {"cuMemHostGetFlags", "cuMemHostGetFlags", "2.3", 2030, false},
+    {"cuMemAllocManaged", "cuMemAllocManaged", "6.0", 6000, false},
+    {"cuDeviceRegisterAsyncNotification", "cuDeviceRegisterAsyncNotification", "12.4", 12040, false},
+    {"cuDeviceUnregisterAsyncNotification", "cuDeviceUnregisterAsyncNotification", "12.4", 12040, false},
+    {"cuDeviceGetByPCIBusId", "cuDeviceGetByPCIBusId", "4.1", 4010, false},
+    {"cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", "4.1", 4010, false},
+    {"cuIpcGetEventHandle", "cuIpcGetEventHandle", "4.1", 4010, false},
+    {"cuIpcOpenEventHandle", "cuIpcOpenEventHandle", "4.1", 4010, false},
+    {"cuIpcGetMemHandle", "cuIpcGetMemHandle", "4.1", 4010, false},
+    {"cuIpcOpenMemHandle", "cuIpcOpenMemHandle", "11.0", 11000, false},
+    {"cuIpcCloseMemHandle", "cuIpcCloseMemHandle", "4.1", 4010, false},
+    {"cuMemHostRegister", "cuMemHostRegister", "6.5", 6050, false},
+    {"cuMemHostUnregister", "cuMemHostUnregister", "4.0", 4000, false},
+    {"cuMemcpy", "cuMemcpy", "4.0", 4000, false},
+    {"cuMemcpyPeer", "cuMemcpyPeer", "4.0", 4000, false},
+    {"cuMemcpyHtoD", "cuMemcpyHtoD", "3.2", 3020, false},
+    {"cuMemcpyDtoH", "cuMemcpyDtoH", "3.2", 3020, false},
+    {"cuMemcpyDtoD", "cuMemcpyDtoD", "3.2", 3020, false},
+    {"cuMemcpyDtoA", "cuMemcpyDtoA", "3.2", 3020, false},
+    {"cuMemcpyAtoD", "cuMemcpyAtoD", "3.2", 3020, false},
+    {"cuMemcpyHtoA", "cuMemcpyHtoA", "3.2", 3020, false},
+    {"cuMemcpyAtoH", "cuMemcpyAtoH", "3.2", 3020, false},
+    {"cuMemcpyAtoA", "cuMemcpyAtoA", "3.2", 3020, false},
+    {"cuMemcpy2D", "cuMemcpy2D", "3.2", 3020, false},
+    {"cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned", "3.2", 3020, false},
+    {"cuMemcpy3D", "cuMemcpy3D", "3.2", 3020, false},
+    {"cuMemcpy3DPeer", "cuMemcpy3DPeer", "4.0", 4000, false},
+    {"cuMemcpyAsync", "cuMemcpyAsync", "4.0", 4000, false},
+    {"cuMemcpyPeerAsync", "cuMemcpyPeerAsync", "4.0", 4000, false},
+    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync", "3.2", 3020, false},
+    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync", "3.2", 3020, false},
+    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync", "3.2", 3020, false},
+    {"cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync", "3.2", 3020, false},
+    {"cuMemcpyAtoHAsync", "cuMemcpyAtoHAsync", "3.2", 3020, false},
+    {"cuMemcpy2DAsync", "cuMemcpy2DAsync", "3.2", 3020, false},
+    {"cuMemcpy3DAsync", "cuMemcpy3DAsync", "3.2", 3020, false},
+    {"cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", "4.0", 4000, false},
+    {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync", "13.0", 13000, false},
+    {"cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync", "13.0", 13000, false},
+    {"cuMemsetD8", "cuMemsetD8", "3.2", 3020, false},
+    {"cuMemsetD16", "cuMemsetD16", "3.2", 3020, false},
+    {"cuMemsetD32", "cuMemsetD32", "3.2", 3020, false},
+    {"cuMemsetD2D8", "cuMemsetD2D8", "3.2", 3020, false},
+    {"cuMemsetD2D16", "cuMemsetD2D16", "3.2", 3020, false},
+    {"cuMemsetD2D32", "cuMemsetD2D32", "3.2", 3020, false},
+    {"cuMemsetD8Async", "cuMemsetD8Async", "3.2", 3020, false},
+    {"cuMemsetD16Async", "cuMemsetD16Async", "3.2", 3020, false},
+    {"cuMemsetD32Async", "cuMemsetD32Async", "3.2", 3020, false},
+    {"cuMemsetD2D8Async", "cuMemsetD2D8Async", "3.2", 3020, false},
+    {"cuMemsetD2D16Async", "cuMemsetD2D16Async", "3.2", 3020, false},
+    {"cuMemsetD2D32Async", "cuMemsetD2D32Async", "3.2", 3020, false},
+    {"cuArrayCreate", "cuArrayCreate", "3.2", 3020, false},
+    {"cuArrayGetDescriptor", "cuArrayGetDescriptor", "3.2", 3020, false},
+    {"cuArrayGetSparseProperties", "cuArrayGetSparseProperties", "11.1", 11010, false},
+    {"cuMipmappedArrayGetSparseProperties", "cuMipmappedArrayGetSparseProperties", "11.1", 11010, false},
+    {"cuArrayGetMemoryRequirements", "cuArrayGetMemoryRequirements", "11.6", 11060, false},
+    {"cuMipmappedArrayGetMemoryRequirements", "cuMipmappedArrayGetMemoryRequirements", "11.6", 11060, false},
+    {"cuArrayGetPlane", "cuArrayGetPlane", "11.2", 11020, false},
+    {"cuArrayDestroy", "cuArrayDestroy", "2.0", 2000, false},
+    {"cuArray3DCreate", "cuArray3DCreate", "3.2", 3020, false},
+    {"cuArray3DGetDescriptor", "cuArray3DGetDescriptor", "3.2", 3020, false},
+    {"cuMipmappedArrayCreate", "cuMipmappedArrayCreate", "5.0", 5000, false},
+    {"cuMipmappedArrayGetLevel", "cuMipmappedArrayGetLevel", "5.0", 5000, false},
+    {"cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", "5.0", 5000, false},
+    {"cuMemGetHandleForAddressRange", "cuMemGetHandleForAddressRange", "11.7", 11070, false},
+    {"cuMemBatchDecompressAsync", "cuMemBatchDecompressAsync", "12.6", 12060, false},
+    {"cuMemAddressReserve", "cuMemAddressReserve", "10.2", 10020, false},
+    {"cuMemAddressFree", "cuMemAddressFree", "10.2", 10020, false},
+    {"cuMemCreate", "cuMemCreate", "10.2", 10020, false},
+    {"cuMemRelease", "cuMemRelease", "10.2", 10020, false},
+    {"cuMemMap", "cuMemMap", "10.2", 10020, false},
+    {"cuMemMapArrayAsync", "cuMemMapArrayAsync", "11.1", 11010, false},
+    {"cuMemUnmap", "cuMemUnmap", "10.2", 10020, false},
+    {"cuMemSetAccess", "cuMemSetAccess", "10.2", 10020, false},
+    {"cuMemGetAccess", "cuMemGetAccess", "10.2", 10020, false},
+    {"cuMemExportToShareableHandle", "cuMemExportToShareableHandle", "10.2", 10020, false},
+    {"cuMemImportFromShareableHandle", "cuMemImportFromShareableHandle", "10.2", 10020, false},
+    {"cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity", "10.2", 10020, false},
+    {"cuMemGetAllocationPropertiesFromHandle", "cuMemGetAllocationPropertiesFromHandle", "10.2", 10020, false},
+    {"cuMemRetainAllocationHandle", "cuMemRetainAllocationHandle", "11.0", 11000, false},
+    {"cuMemFreeAsync", "cuMemFreeAsync", "11.2", 11020, false},
+    {"cuMemAllocAsync", "cuMemAllocAsync", "11.2", 11020, false},
+    {"cuMemPoolTrimTo", "cuMemPoolTrimTo", "11.2", 11020, false},
+    {"cuMemPoolSetAttribute", "cuMemPoolSetAttribute", "11.2", 11020, false},
+    {"cuMemPoolGetAttribute", "cuMemPoolGetAttribute", "11.2", 11020, false},
+    {"cuMemPoolSetAccess", "cuMemPoolSetAccess", "11.2", 11020, false},
+    {"cuMemPoolGetAccess", "cuMemPoolGetAccess", "11.2", 11020, false},
+    {"cuMemPoolCreate", "cuMemPoolCreate", "11.2", 11020, false},
+    {"cuMemPoolDestroy", "cuMemPoolDestroy", "11.2", 11020, false},
+    {"cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool", "13.0", 13000, false},
+    {"cuMemGetMemPool", "cuMemGetMemPool", "13.0", 13000, false},
+    {"cuMemSetMemPool", "cuMemSetMemPool", "13.0", 13000, false},
+    {"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", "11.2", 11020, false},
+    {"cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle", "11.2", 11020, false},
+    {"cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle", "11.2", 11020, false},
+    {"cuMemPoolExportPointer", "cuMemPoolExportPointer", "11.2", 11020, false},
+    {"cuMemPoolImportPointer", "cuMemPoolImportPointer", "11.2", 11020, false},
+    {"cuMulticastCreate", "cuMulticastCreate", "12.1", 12010, false},
+    {"cuMulticastAddDevice", "cuMulticastAddDevice", "12.1", 12010, false},
+    {"cuMulticastBindMem", "cuMulticastBindMem", "12.1", 12010, false},
+    {"cuMulticastBindAddr", "cuMulticastBindAddr", "12.1", 12010, false},
+    {"cuMulticastUnbind", "cuMulticastUnbind", "12.1", 12010, false},
+    {"cuMulticastGetGranularity", "cuMulticastGetGranularity", "12.1", 12010, false},
+    {"cuPointerGetAttribute", "cuPointerGetAttribute", "4.0", 4000, false},
+    {"cuMemPrefetchAsync", "cuMemPrefetchAsync", "12.2", 12020, false},
+    {"cuMemAdvise", "cuMemAdvise", "12.2", 12020, false},
+    {"cuMemPrefetchBatchAsync", "cuMemPrefetchBatchAsync", "13.0", 13000, false},
+    {"cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync", "13.0", 13000, false},
+    {"cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", "13.0", 13000, false},
+    {"cuMemRangeGetAttribute", "cuMemRangeGetAttribute", "8.0", 8000, false},
+    {"cuMemRangeGetAttributes", "cuMemRangeGetAttributes", "8.0", 8000, false},
+    {"cuPointerSetAttribute", "cuPointerSetAttribute", "6.0", 6000, false},
+    {"cuPointerGetAttributes", "cuPointerGetAttributes", "7.0", 7000, false},
+    {"cuStreamCreate", "cuStreamCreate", "2.0", 2000, false},
+    {"cuStreamCreateWithPriority", "cuStreamCreateWithPriority", "5.5", 5050, false},
+    {"cuStreamGetPriority", "cuStreamGetPriority", "5.5", 5050, false},
+    {"cuStreamGetDevice", "cuStreamGetDevice", "12.8", 12080, false},
+    {"cuStreamGetFlags", "cuStreamGetFlags", "5.5", 5050, false},
+    {"cuStreamGetId", "cuStreamGetId", "12.0", 12000, false},
+    {"cuStreamGetCtx", "cuStreamGetCtx", "9.2", 9020, false},
+    {"cuStreamGetCtx_v2", "cuStreamGetCtx", "12.5", 12050, false},
+    {"cuStreamWaitEvent", "cuStreamWaitEvent", "3.2", 3020, false},
+    {"cuStreamAddCallback", "cuStreamAddCallback", "5.0", 5000, false},
+    {"cuStreamBeginCapture", "cuStreamBeginCapture", "10.1", 10010, false},
+    {"cuStreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph", "12.3", 12030, false},
+    {"cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", "10.1", 10010, false},
+    {"cuStreamEndCapture", "cuStreamEndCapture", "10.0", 10000, false},
+    {"cuStreamIsCapturing", "cuStreamIsCapturing", "10.0", 10000, false},
+    {"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo", "12.3", 12030, false},
+    {"cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", "12.3", 12030, false},
+    {"cuStreamAttachMemAsync", "cuStreamAttachMemAsync", "6.0", 6000, false},
+    {"cuStreamQuery", "cuStreamQuery", "2.0", 2000, false},
+    {"cuStreamSynchronize", "cuStreamSynchronize", "2.0", 2000, false},
+    {"cuStreamDestroy", "cuStreamDestroy", "4.0", 4000, false},
+    {"cuStreamCopyAttributes", "cuStreamCopyAttributes", "11.0", 11000, false},
+    {"cuStreamGetAttribute", "cuStreamGetAttribute", "11.0", 11000, false},
+    {"cuStreamSetAttribute", "cuStreamSetAttribute", "11.0", 11000, false},
+    {"cuEventCreate", "cuEventCreate", "2.0", 2000, false},
+    {"cuEventRecord", "cuEventRecord", "2.0", 2000, false},
+    {"cuEventRecordWithFlags", "cuEventRecordWithFlags", "11.1", 11010, false},
+    {"cuEventQuery", "cuEventQuery", "2.0", 2000, false},
+    {"cuEventSynchronize", "cuEventSynchronize", "2.0", 2000, false},
+    {"cuEventDestroy", "cuEventDestroy", "4.0", 4000, false},
+    {"cuEventElapsedTime", "cuEventElapsedTime", "12.8", 12080, false},
+    {"cuImportExternalMemory", "cuImportExternalMemory", "10.0", 10000, false},
+    {"cuExternalMemoryGetMappedBuffer", "cuExternalMemoryGetMappedBuffer", "10.0", 10000, false},
+    {"cuExternalMemoryGetMappedMipmappedArray", "cuExternalMemoryGetMappedMipmappedArray", "10.0", 10000, false},
+    {"cuDestroyExternalMemory", "cuDestroyExternalMemory", "10.0", 10000, false},
+    {"cuImportExternalSemaphore", "cuImportExternalSemaphore", "10.0", 10000, false},
+    {"cuSignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync", "10.0", 10000, false},
+    {"cuWaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync", "10.0", 10000, false},
+    {"cuDestroyExternalSemaphore", "cuDestroyExternalSemaphore", "10.0", 10000, false},
+    {"cuStreamWaitValue32", "cuStreamWaitValue32", "11.7", 11070, false},
+    {"cuStreamWaitValue64", "cuStreamWaitValue64", "11.7", 11070, false},
+    {"cuStreamWriteValue32", "cuStreamWriteValue32", "11.7", 11070, false},
+    {"cuStreamWriteValue64", "cuStreamWriteValue64", "11.7", 11070, false},
+    {"cuStreamBatchMemOp", "cuStreamBatchMemOp", "11.7", 11070, false},
+    {"cuFuncGetAttribute", "cuFuncGetAttribute", "2.2", 2020, false},
+    {"cuFuncSetAttribute", "cuFuncSetAttribute", "9.0", 9000, false},
+    {"cuFuncSetCacheConfig", "cuFuncSetCacheConfig", "3.0", 3000, false},
+    {"cuFuncGetModule", "cuFuncGetModule", "11.0", 11000, false},
+    {"cuFuncGetName", "cuFuncGetName", "12.3", 12030, false},
+    {"cuFuncGetParamInfo", "cuFuncGetParamInfo", "12.4", 12040, false},
+    {"cuFuncIsLoaded", "cuFuncIsLoaded", "12.4", 12040, false},
+    {"cuFuncLoad", "cuFuncLoad", "12.4", 12040, false},
+    {"cuLaunchKernel", "cuLaunchKernel", "4.0", 4000, false},
+    {"cuLaunchKernelEx", "cuLaunchKernelEx", "11.6", 11060, false},
+    {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", "9.0", 9000, false},
+    {"cuLaunchCooperativeKernelMultiDevice", "cuLaunchCooperativeKernelMultiDevice", "9.0", 9000, false},
+    {"cuLaunchHostFunc", "cuLaunchHostFunc", "10.0", 10000, false},
+    {"cuFuncSetBlockShape", "cuFuncSetBlockShape", "2.0", 2000, false},
+    {"cuFuncSetSharedSize", "cuFuncSetSharedSize", "2.0", 2000, false},
+    {"cuParamSetSize", "cuParamSetSize", "2.0", 2000, false},
+    {"cuParamSeti", "cuParamSeti", "2.0", 2000, false},
+    {"cuParamSetf", "cuParamSetf", "2.0", 2000, false},
+    {"cuParamSetv", "cuParamSetv", "2.0", 2000, false},
+    {"cuLaunch", "cuLaunch", "2.0", 2000, false},
+    {"cuLaunchGrid", "cuLaunchGrid", "2.0", 2000, false},
+    {"cuLaunchGridAsync", "cuLaunchGridAsync", "2.0", 2000, false},
+    {"cuParamSetTexRef", "cuParamSetTexRef", "2.0", 2000, false},
+    {"cuFuncSetSharedMemConfig", "cuFuncSetSharedMemConfig", "4.2", 4020, false},
+    {"cuGraphCreate", "cuGraphCreate", "10.0", 10000, false},
+    {"cuGraphAddKernelNode", "cuGraphAddKernelNode", "12.0", 12000, false},
+    {"cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams", "12.0", 12000, false},
+    {"cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams", "12.0", 12000, false},
+    {"cuGraphAddMemcpyNode", "cuGraphAddMemcpyNode", "10.0", 10000, false},
+    {"cuGraphMemcpyNodeGetParams", "cuGraphMemcpyNodeGetParams", "10.0", 10000, false},
+    {"cuGraphMemcpyNodeSetParams", "cuGraphMemcpyNodeSetParams", "10.0", 10000, false},
+    {"cuGraphAddMemsetNode", "cuGraphAddMemsetNode", "10.0", 10000, false},
+    {"cuGraphMemsetNodeGetParams", "cuGraphMemsetNodeGetParams", "10.0", 10000, false},
+    {"cuGraphMemsetNodeSetParams", "cuGraphMemsetNodeSetParams", "10.0", 10000, false},
+    {"cuGraphAddHostNode", "cuGraphAddHostNode", "10.0", 10000, false},
+    {"cuGraphHostNodeGetParams", "cuGraphHostNodeGetParams", "10.0", 10000, false},
+    {"cuGraphHostNodeSetParams", "cuGraphHostNodeSetParams", "10.0", 10000, false},
+    {"cuGraphAddChildGraphNode", "cuGraphAddChildGraphNode", "10.0", 10000, false},
+    {"cuGraphChildGraphNodeGetGraph", "cuGraphChildGraphNodeGetGraph", "10.0", 10000, false},
+    {"cuGraphAddEmptyNode", "cuGraphAddEmptyNode", "10.0", 10000, false},
+    {"cuGraphAddEventRecordNode", "cuGraphAddEventRecordNode", "11.1", 11010, false},
+    {"cuGraphEventRecordNodeGetEvent", "cuGraphEventRecordNodeGetEvent", "11.1", 11010, false},
+    {"cuGraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent", "11.1", 11010, false},
+    {"cuGraphAddEventWaitNode", "cuGraphAddEventWaitNode", "11.1", 11010, false},
+    {"cuGraphEventWaitNodeGetEvent", "cuGraphEventWaitNodeGetEvent", "11.1", 11010, false},
+    {"cuGraphEventWaitNodeSetEvent", "cuGraphEventWaitNodeSetEvent", "11.1", 11010, false},
+    {"cuGraphAddExternalSemaphoresSignalNode", "cuGraphAddExternalSemaphoresSignalNode", "11.2", 11020, false},
+    {"cuGraphExternalSemaphoresSignalNodeGetParams", "cuGraphExternalSemaphoresSignalNodeGetParams", "11.2", 11020, false},
+    {"cuGraphExternalSemaphoresSignalNodeSetParams", "cuGraphExternalSemaphoresSignalNodeSetParams", "11.2", 11020, false},
+    {"cuGraphAddExternalSemaphoresWaitNode", "cuGraphAddExternalSemaphoresWaitNode", "11.2", 11020, false},
+    {"cuGraphExternalSemaphoresWaitNodeGetParams", "cuGraphExternalSemaphoresWaitNodeGetParams", "11.2", 11020, false},
+    {"cuGraphExternalSemaphoresWaitNodeSetParams", "cuGraphExternalSemaphoresWaitNodeSetParams", "11.2", 11020, false},
+    {"cuGraphAddBatchMemOpNode", "cuGraphAddBatchMemOpNode", "11.7", 11070, false},
+    {"cuGraphBatchMemOpNodeGetParams", "cuGraphBatchMemOpNodeGetParams", "11.7", 11070, false},
+    {"cuGraphBatchMemOpNodeSetParams", "cuGraphBatchMemOpNodeSetParams", "11.7", 11070, false},
+    {"cuGraphExecBatchMemOpNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams", "11.7", 11070, false},
+    {"cuGraphAddMemAllocNode", "cuGraphAddMemAllocNode", "11.4", 11040, false},
+    {"cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams", "11.4", 11040, false},
+    {"cuGraphAddMemFreeNode", "cuGraphAddMemFreeNode", "11.4", 11040, false},
+    {"cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams", "11.4", 11040, false},
+    {"cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim", "11.4", 11040, false},
+    {"cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute", "11.4", 11040, false},
+    {"cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", "11.4", 11040, false},
+    {"cuGraphClone", "cuGraphClone", "10.0", 10000, false},
+    {"cuGraphNodeFindInClone", "cuGraphNodeFindInClone", "10.0", 10000, false},
+    {"cuGraphNodeGetType", "cuGraphNodeGetType", "10.0", 10000, false},
+    {"cuGraphGetNodes", "cuGraphGetNodes", "10.0", 10000, false},
+    {"cuGraphGetRootNodes", "cuGraphGetRootNodes", "10.0", 10000, false},
+    {"cuGraphGetEdges", "cuGraphGetEdges", "12.3", 12030, false},
+    {"cuGraphNodeGetDependencies", "cuGraphNodeGetDependencies", "12.3", 12030, false},
+    {"cuGraphNodeGetDependentNodes", "cuGraphNodeGetDependentNodes", "12.3", 12030, false},
+    {"cuGraphAddDependencies", "cuGraphAddDependencies", "12.3", 12030, false},
+    {"cuGraphRemoveDependencies", "cuGraphRemoveDependencies", "12.3", 12030, false},
+    {"cuGraphDestroyNode", "cuGraphDestroyNode", "10.0", 10000, false},
+    {"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", "11.4", 11040, false},
+    {"cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams", "12.0", 12000, false},
+    {"cuGraphExecGetFlags", "cuGraphExecGetFlags", "12.0", 12000, false},
+    {"cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams", "12.0", 12000, false},
+    {"cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemcpyNodeSetParams", "10.2", 10020, false},
+    {"cuGraphExecMemsetNodeSetParams", "cuGraphExecMemsetNodeSetParams", "10.2", 10020, false},
+    {"cuGraphExecHostNodeSetParams", "cuGraphExecHostNodeSetParams", "10.2", 10020, false},
+    {"cuGraphExecChildGraphNodeSetParams", "cuGraphExecChildGraphNodeSetParams", "11.1", 11010, false},
+    {"cuGraphExecEventRecordNodeSetEvent", "cuGraphExecEventRecordNodeSetEvent", "11.1", 11010, false},
+    {"cuGraphExecEventWaitNodeSetEvent", "cuGraphExecEventWaitNodeSetEvent", "11.1", 11010, false},
+    {"cuGraphExecExternalSemaphoresSignalNodeSetParams", "cuGraphExecExternalSemaphoresSignalNodeSetParams", "11.2", 11020, false},
+    {"cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecExternalSemaphoresWaitNodeSetParams", "11.2", 11020, false},
+    {"cuGraphNodeSetEnabled", "cuGraphNodeSetEnabled", "11.6", 11060, false},
+    {"cuGraphNodeGetEnabled", "cuGraphNodeGetEnabled", "11.6", 11060, false},
+    {"cuGraphUpload", "cuGraphUpload", "11.1", 11010, false},
+    {"cuGraphLaunch", "cuGraphLaunch", "10.0", 10000, false},
+    {"cuGraphExecDestroy", "cuGraphExecDestroy", "10.0", 10000, false},
+    {"cuGraphDestroy", "cuGraphDestroy", "10.0", 10000, false},
+    {"cuGraphExecUpdate", "cuGraphExecUpdate", "12.0", 12000, false},
+    {"cuGraphKernelNodeCopyAttributes", "cuGraphKernelNodeCopyAttributes", "11.0", 11000, false},
+    {"cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeGetAttribute", "11.0", 11000, false},
+    {"cuGraphKernelNodeSetAttribute", "cuGraphKernelNodeSetAttribute", "11.0", 11000, false},
+    {"cuGraphDebugDotPrint", "cuGraphDebugDotPrint", "11.3", 11030, false},
+    {"cuUserObjectCreate", "cuUserObjectCreate", "11.3", 11030, false},
+    {"cuUserObjectRetain", "cuUserObjectRetain", "11.3", 11030, false},
+    {"cuUserObjectRelease", "cuUserObjectRelease", "11.3", 11030, false},
+    {"cuGraphRetainUserObject", "cuGraphRetainUserObject", "11.3", 11030, false},
+    {"cuGraphReleaseUserObject", "cuGraphReleaseUserObject", "11.3", 11030, false},
+    {"cuGraphAddNode", "cuGraphAddNode", "12.3", 12030, false},
+    {"cuGraphNodeSetParams", "cuGraphNodeSetParams", "12.2", 12020, false},
+    {"cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams", "12.2", 12020, false},
+    {"cuGraphConditionalHandleCreate", "cuGraphConditionalHandleCreate", "12.3", 12030, false},
+    {"cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "6.5", 6050, false},
+    {"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "7.0", 7000, false},
+    {"cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", "6.5", 6050, false},
+    {"cuOccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags", "7.0", 7000, false},
+    {"cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", "10.2", 10020, false},
+    {"cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", "11.7", 11070, false},
+    {"cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", "11.7", 11070, false},
+    {"cuTexRefSetArray", "cuTexRefSetArray", "2.0", 2000, false},
+    {"cuTexRefSetMipmappedArray", "cuTexRefSetMipmappedArray", "5.0", 5000, false},
+    {"cuTexRefSetAddress", "cuTexRefSetAddress", "3.2", 3020, false},
+    {"cuTexRefSetAddress2D", "cuTexRefSetAddress2D", "4.1", 4010, false},
+    {"cuTexRefSetFormat", "cuTexRefSetFormat", "2.0", 2000, false},
+    {"cuTexRefSetAddressMode", "cuTexRefSetAddressMode", "2.0", 2000, false},
+    {"cuTexRefSetFilterMode", "cuTexRefSetFilterMode", "2.0", 2000, false},
+    {"cuTexRefSetMipmapFilterMode", "cuTexRefSetMipmapFilterMode", "5.0", 5000, false},
+    {"cuTexRefSetMipmapLevelBias", "cuTexRefSetMipmapLevelBias", "5.0", 5000, false},
+    {"cuTexRefSetMipmapLevelClamp", "cuTexRefSetMipmapLevelClamp", "5.0", 5000, false},
+    {"cuTexRefSetMaxAnisotropy", "cuTexRefSetMaxAnisotropy", "5.0", 5000, false},
+    {"cuTexRefSetBorderColor", "cuTexRefSetBorderColor", "8.0", 8000, false},
+    {"cuTexRefSetFlags", "cuTexRefSetFlags", "2.0", 2000, false},
+    {"cuTexRefGetAddress", "cuTexRefGetAddress", "3.2", 3020, false},
+    {"cuTexRefGetArray", "cuTexRefGetArray", "2.0", 2000, false},
+    {"cuTexRefGetMipmappedArray", "cuTexRefGetMipmappedArray", "5.0", 5000, false},
+    {"cuTexRefGetAddressMode", "cuTexRefGetAddressMode", "2.0", 2000, false},
+    {"cuTexRefGetFilterMode", "cuTexRefGetFilterMode", "2.0", 2000, false},
+    {"cuTexRefGetFormat", "cuTexRefGetFormat", "2.0", 2000, false},
+    {"cuTexRefGetMipmapFilterMode", "cuTexRefGetMipmapFilterMode", "5.0", 5000, false},
+    {"cuTexRefGetMipmapLevelBias", "cuTexRefGetMipmapLevelBias", "5.0", 5000, false},
+    {"cuTexRefGetMipmapLevelClamp", "cuTexRefGetMipmapLevelClamp", "5.0", 5000, false},
+    {"cuTexRefGetMaxAnisotropy", "cuTexRefGetMaxAnisotropy", "5.0", 5000, false},
+    {"cuTexRefGetBorderColor", "cuTexRefGetBorderColor", "8.0", 8000, false},
+    {"cuTexRefGetFlags", "cuTexRefGetFlags", "2.0", 2000, false},
+    {"cuTexRefCreate", "cuTexRefCreate", "2.0", 2000, false},
+    {"cuTexRefDestroy", "cuTexRefDestroy", "2.0", 2000, false},
+    {"cuSurfRefSetArray", "cuSurfRefSetArray", "3.0", 3000, false},
+    {"cuSurfRefGetArray", "cuSurfRefGetArray", "3.0", 3000, false},
+    {"cuTexObjectCreate", "cuTexObjectCreate", "5.0", 5000, false},
+    {"cuTexObjectDestroy", "cuTexObjectDestroy", "5.0", 5000, false},
+    {"cuTexObjectGetResourceDesc", "cuTexObjectGetResourceDesc", "5.0", 5000, false},
+    {"cuTexObjectGetTextureDesc", "cuTexObjectGetTextureDesc", "5.0", 5000, false},
+    {"cuTexObjectGetResourceViewDesc", "cuTexObjectGetResourceViewDesc", "5.0", 5000, false},
+    {"cuSurfObjectCreate", "cuSurfObjectCreate", "5.0", 5000, false},
+    {"cuSurfObjectDestroy", "cuSurfObjectDestroy", "5.0", 5000, false},
+    {"cuSurfObjectGetResourceDesc", "cuSurfObjectGetResourceDesc", "5.0", 5000, false},
+    {"cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled", "12.0", 12000, false},
+    {"cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2col", "12.0", 12000, false},
+    {"cuTensorMapEncodeIm2colWide", "cuTensorMapEncodeIm2colWide", "12.8", 12080, false},
+    {"cuTensorMapReplaceAddress", "cuTensorMapReplaceAddress", "12.0", 12000, false},
+    {"cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer", "4.0", 4000, false},
+    {"cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess", "4.0", 4000, false},
+    {"cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess", "4.0", 4000, false},
+    {"cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute", "8.0", 8000, false},
+    {"cuDeviceGetP2PAtomicCapabilities", "cuDeviceGetP2PAtomicCapabilities", "13.0", 13000, false},
+    {"cuGraphicsUnregisterResource", "cuGraphicsUnregisterResource", "3.0", 3000, false},
+    {"cuGraphicsSubResourceGetMappedArray", "cuGraphicsSubResourceGetMappedArray", "3.0", 3000, false},
+    {"cuGraphicsResourceGetMappedMipmappedArray", "cuGraphicsResourceGetMappedMipmappedArray", "5.0", 5000, false},
+    {"cuGraphicsResourceGetMappedPointer", "cuGraphicsResourceGetMappedPointer", "3.2", 3020, false},
+    {"cuGraphicsResourceSetMapFlags", "cuGraphicsResourceSetMapFlags", "6.5", 6050, false},
+    {"cuGraphicsMapResources", "cuGraphicsMapResources", "3.0", 3000, false},
+    {"cuGraphicsUnmapResources", "cuGraphicsUnmapResources", "3.0", 3000, false},
+    {"cuGetProcAddress", "cuGetProcAddress", "12.0", 12000, false},
+    {"cuCoredumpGetAttribute", "cuCoredumpGetAttribute", "12.1", 12010, false},
+    {"cuCoredumpGetAttributeGlobal", "cuCoredumpGetAttributeGlobal", "12.1", 12010, false},
+    {"cuCoredumpSetAttribute", "cuCoredumpSetAttribute", "12.1", 12010, false},
+    {"cuCoredumpSetAttributeGlobal", "cuCoredumpSetAttributeGlobal", "12.1", 12010, false},
+    {"cuGetExportTable", "cuGetExportTable", "3.0", 3000, false},
+    {"cuGreenCtxCreate", "cuGreenCtxCreate", "12.4", 12040, false},
+    {"cuGreenCtxDestroy", "cuGreenCtxDestroy", "12.4", 12040, false},
+    {"cuCtxFromGreenCtx", "cuCtxFromGreenCtx", "12.4", 12040, false},
+    {"cuDeviceGetDevResource", "cuDeviceGetDevResource", "12.4", 12040, false},
+    {"cuCtxGetDevResource", "cuCtxGetDevResource", "12.4", 12040, false},
+    {"cuGreenCtxGetDevResource", "cuGreenCtxGetDevResource", "12.4", 12040, false},
+    {"cuDevSmResourceSplitByCount", "cuDevSmResourceSplitByCount", "12.4", 12040, false},
+    {"cuDevResourceGenerateDesc", "cuDevResourceGenerateDesc", "12.4", 12040, false},
+    {"cuGreenCtxRecordEvent", "cuGreenCtxRecordEvent", "12.4", 12040, false},
+    {"cuGreenCtxWaitEvent", "cuGreenCtxWaitEvent", "12.4", 12040, false},
+    {"cuStreamGetGreenCtx", "cuStreamGetGreenCtx", "12.4", 12040, false},
+    {"cuGreenCtxStreamCreate", "cuGreenCtxStreamCreate", "12.5", 12050, false},
+    {"cuGreenCtxGetId", "cuGreenCtxGetId", "12.9", 12090, false},
+    {"cuLogsRegisterCallback", "cuLogsRegisterCallback", "12.9", 12090, false},
+    {"cuLogsUnregisterCallback", "cuLogsUnregisterCallback", "12.9", 12090, false},
+    {"cuLogsCurrent", "cuLogsCurrent", "12.9", 12090, false},
+    {"cuLogsDumpToFile", "cuLogsDumpToFile", "12.9", 12090, false},
+    {"cuLogsDumpToMemory", "cuLogsDumpToMemory", "12.9", 12090, false},
+    {"cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessGetRestoreThreadId", "12.8", 12080, false},
+    {"cuCheckpointProcessGetState", "cuCheckpointProcessGetState", "12.8", 12080, false},
+    {"cuCheckpointProcessLock", "cuCheckpointProcessLock", "12.8", 12080, false},
+    {"cuCheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint", "12.8", 12080, false},
+    {"cuCheckpointProcessRestore", "cuCheckpointProcessRestore", "12.8", 12080, false},
+    {"cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock", "12.8", 12080, false},
 };
 constexpr int kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);
 
@@ -922,2340 +914,2261 @@ enum EntryIndex : int {
   k_cuCheckpointProcessUnlock = 448,
 };
 
-// 0: not tried, 1: loaded, 2: failed. Published with release once the
-// slots, path and error below are written; read with acquire.
-std::atomic<int> g_state{0};
-std::once_flag g_once;
+constexpr const char* kWheelDirs[] = {nullptr};
 void* g_slots[kEntryCount];
-std::string g_path;
-std::string g_error;
-
-int g_driver_version = 0;
-
-void load_once() {
-  try {
-    const cubind::detail::LibrarySpec spec{"the CUDA driver", "libcuda.so.1", nullptr, {}, true};
-    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);
-    g_path = lib.path;
-    using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-    auto get_proc = reinterpret_cast<GetProcAddress>(cubind::detail::find_symbol(lib.handle, "cuGetProcAddress_v2"));
-    if (get_proc == nullptr) {
-      g_error = "the CUDA driver at " + lib.path +
-                " has no cuGetProcAddress_v2: it is older than CUDA 12.0; install a newer NVIDIA driver";
-      g_state.store(2, std::memory_order_release);
-      return;
-    }
-    using DriverGetVersion = CUresult (*)(int*);
-    if (auto get_version = reinterpret_cast<DriverGetVersion>(cubind::detail::find_symbol(lib.handle, "cuDriverGetVersion"))) {
-      get_version(&g_driver_version);
-    }
-    const cuuint64_t flags = cubind::detail::env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM")
-                                 ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                                 : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    for (int i = 0; i < kEntryCount; ++i) {
-      void* fn = nullptr;
-      CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (get_proc(kEntries[i].symbol, &fn, kEntries[i].version, flags, &found) != CUDA_SUCCESS ||
-          found != CU_GET_PROC_ADDRESS_SUCCESS) {
-        fn = nullptr;
-      }
-      g_slots[i] = fn;
-    }
-    g_state.store(1, std::memory_order_release);
-  } catch (const std::exception& e) {
-    g_error = e.what();
-    g_state.store(2, std::memory_order_release);
-  }
-}
-
-void ensure_loaded() {
-  std::call_once(g_once, load_once);
-  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);
-}
-
-[[noreturn]] void missing(int i) {
-  const Entry& e = kEntries[i];
-  std::string message = std::string(e.name) + " is not available in " + "the CUDA driver" + " loaded from " + g_path;
-  if (g_driver_version != 0) {
-    message += " (driver API " + cubind::detail::cuda_version_string(g_driver_version) + ")";
-  }
-  if (*e.introduced != '\0') {
-    message += std::string(": it was introduced in CUDA ") + e.introduced;
-  } else {
-    message += ": the library is older than the CUDA 13.0 headers cubind was generated from";
-  }
-  message += "; install a newer NVIDIA driver";
-  throw cubind::LoaderError(message);
-}
-
-// The hot path: one acquire load and one null check after the first call.
-template <typename Fn>
-inline Fn entry(int i) {
-  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();
-  void* fn = g_slots[i];
-  if (fn == nullptr) missing(i);
-  return reinterpret_cast<Fn>(fn);
-}
+// Constant-initialised: nothing runs before main, and it outlives every other object.
+cubind::detail::LibraryTable g_table({"the CUDA driver", "libcuda.so.1", nullptr, kWheelDirs, 0, true},
+                                       cubind::detail::Resolution::ProcAddress, kEntries, kEntryCount, g_slots, 13000);
 
 }  // namespace
 
-void driver_load() { ensure_loaded(); }
+void driver_load() { g_table.ensure_loaded(); }
 
-cubind::detail::LibraryStatus driver_status() noexcept {
-  cubind::detail::LibraryStatus status;
-  const int state = g_state.load(std::memory_order_acquire);
-  status.attempted = state != 0;
-  status.loaded = state == 1;
-  if (state != 0) {
-    status.path = g_path;
-    status.error = g_error;
-  }
-  return status;
-}
+cubind::detail::LibraryStatus driver_status() noexcept { return g_table.status(); }
 
 CUresult cuGetErrorString(CUresult error, const char **pStr) {
   using Fn = CUresult (*)(CUresult, const char **);
-  return entry<Fn>(k_cuGetErrorString)(error, pStr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGetErrorString))(error, pStr);
 }
 
 CUresult cuGetErrorName(CUresult error, const char **pStr) {
   using Fn = CUresult (*)(CUresult, const char **);
-  return entry<Fn>(k_cuGetErrorName)(error, pStr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGetErrorName))(error, pStr);
 }
 
 CUresult cuInit(unsigned int Flags) {
   using Fn = CUresult (*)(unsigned int);
-  return entry<Fn>(k_cuInit)(Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuInit))(Flags);
 }
 
 CUresult cuDriverGetVersion(int *driverVersion) {
   using Fn = CUresult (*)(int *);
-  return entry<Fn>(k_cuDriverGetVersion)(driverVersion);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDriverGetVersion))(driverVersion);
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   using Fn = CUresult (*)(CUdevice *, int);
-  return entry<Fn>(k_cuDeviceGet)(device, ordinal);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGet))(device, ordinal);
 }
 
 CUresult cuDeviceGetCount(int *count) {
   using Fn = CUresult (*)(int *);
-  return entry<Fn>(k_cuDeviceGetCount)(count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetCount))(count);
 }
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
   using Fn = CUresult (*)(char *, int, CUdevice);
-  return entry<Fn>(k_cuDeviceGetName)(name, len, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetName))(name, len, dev);
 }
 
 CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) {
   using Fn = CUresult (*)(CUuuid *, CUdevice);
-  return entry<Fn>(k_cuDeviceGetUuid)(uuid, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetUuid))(uuid, dev);
 }
 
 CUresult cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask, CUdevice dev) {
   using Fn = CUresult (*)(char *, unsigned int *, CUdevice);
-  return entry<Fn>(k_cuDeviceGetLuid)(luid, deviceNodeMask, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetLuid))(luid, deviceNodeMask, dev);
 }
 
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev) {
   using Fn = CUresult (*)(size_t *, CUdevice);
-  return entry<Fn>(k_cuDeviceTotalMem)(bytes, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceTotalMem))(bytes, dev);
 }
 
 CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) {
   using Fn = CUresult (*)(size_t *, CUarray_format, unsigned int, CUdevice);
-  return entry<Fn>(k_cuDeviceGetTexture1DLinearMaxWidth)(maxWidthInElements, format, numChannels, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetTexture1DLinearMaxWidth))(maxWidthInElements, format, numChannels, dev);
 }
 
 CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
   using Fn = CUresult (*)(int *, CUdevice_attribute, CUdevice);
-  return entry<Fn>(k_cuDeviceGetAttribute)(pi, attrib, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetAttribute))(pi, attrib, dev);
 }
 
 CUresult cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice dev) {
   using Fn = CUresult (*)(unsigned int *, const CUatomicOperation *, unsigned int, CUdevice);
-  return entry<Fn>(k_cuDeviceGetHostAtomicCapabilities)(capabilities, operations, count, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetHostAtomicCapabilities))(capabilities, operations, count, dev);
 }
 
 CUresult cuDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, CUdevice dev, int flags) {
   using Fn = CUresult (*)(void *, CUdevice, int);
-  return entry<Fn>(k_cuDeviceGetNvSciSyncAttributes)(nvSciSyncAttrList, dev, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetNvSciSyncAttributes))(nvSciSyncAttrList, dev, flags);
 }
 
 CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
   using Fn = CUresult (*)(CUdevice, CUmemoryPool);
-  return entry<Fn>(k_cuDeviceSetMemPool)(dev, pool);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceSetMemPool))(dev, pool);
 }
 
 CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
   using Fn = CUresult (*)(CUmemoryPool *, CUdevice);
-  return entry<Fn>(k_cuDeviceGetMemPool)(pool, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetMemPool))(pool, dev);
 }
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev) {
   using Fn = CUresult (*)(CUmemoryPool *, CUdevice);
-  return entry<Fn>(k_cuDeviceGetDefaultMemPool)(pool_out, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetDefaultMemPool))(pool_out, dev);
 }
 
 CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev) {
   using Fn = CUresult (*)(int *, CUexecAffinityType, CUdevice);
-  return entry<Fn>(k_cuDeviceGetExecAffinitySupport)(pi, type, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetExecAffinitySupport))(pi, type, dev);
 }
 
 CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
   using Fn = CUresult (*)(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope);
-  return entry<Fn>(k_cuFlushGPUDirectRDMAWrites)(target, scope);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFlushGPUDirectRDMAWrites))(target, scope);
 }
 
 CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev) {
   using Fn = CUresult (*)(CUdevprop *, CUdevice);
-  return entry<Fn>(k_cuDeviceGetProperties)(prop, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetProperties))(prop, dev);
 }
 
 CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev) {
   using Fn = CUresult (*)(int *, int *, CUdevice);
-  return entry<Fn>(k_cuDeviceComputeCapability)(major, minor, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceComputeCapability))(major, minor, dev);
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
   using Fn = CUresult (*)(CUcontext *, CUdevice);
-  return entry<Fn>(k_cuDevicePrimaryCtxRetain)(pctx, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxRetain))(pctx, dev);
 }
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   using Fn = CUresult (*)(CUdevice);
-  return entry<Fn>(k_cuDevicePrimaryCtxRelease)(dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxRelease))(dev);
 }
 
 CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   using Fn = CUresult (*)(CUdevice, unsigned int);
-  return entry<Fn>(k_cuDevicePrimaryCtxSetFlags)(dev, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxSetFlags))(dev, flags);
 }
 
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
   using Fn = CUresult (*)(CUdevice, unsigned int *, int *);
-  return entry<Fn>(k_cuDevicePrimaryCtxGetState)(dev, flags, active);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxGetState))(dev, flags, active);
 }
 
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
   using Fn = CUresult (*)(CUdevice);
-  return entry<Fn>(k_cuDevicePrimaryCtxReset)(dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxReset))(dev);
 }
 
 CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
   using Fn = CUresult (*)(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
-  return entry<Fn>(k_cuCtxCreate)(pctx, ctxCreateParams, flags, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxCreate))(pctx, ctxCreateParams, flags, dev);
 }
 
 CUresult cuCtxDestroy(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxDestroy)(ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDestroy))(ctx);
 }
 
 CUresult cuCtxPushCurrent(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxPushCurrent)(ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxPushCurrent))(ctx);
 }
 
 CUresult cuCtxPopCurrent(CUcontext *pctx) {
   using Fn = CUresult (*)(CUcontext *);
-  return entry<Fn>(k_cuCtxPopCurrent)(pctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxPopCurrent))(pctx);
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxSetCurrent)(ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetCurrent))(ctx);
 }
 
 CUresult cuCtxGetCurrent(CUcontext *pctx) {
   using Fn = CUresult (*)(CUcontext *);
-  return entry<Fn>(k_cuCtxGetCurrent)(pctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetCurrent))(pctx);
 }
 
 CUresult cuCtxGetDevice(CUdevice *device) {
   using Fn = CUresult (*)(CUdevice *);
-  return entry<Fn>(k_cuCtxGetDevice)(device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevice))(device);
 }
 
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
   using Fn = CUresult (*)(CUdevice *, CUcontext);
-  return entry<Fn>(k_cuCtxGetDevice_v2)(device, ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevice_v2))(device, ctx);
 }
 
 CUresult cuCtxGetFlags(unsigned int *flags) {
   using Fn = CUresult (*)(unsigned int *);
-  return entry<Fn>(k_cuCtxGetFlags)(flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetFlags))(flags);
 }
 
 CUresult cuCtxSetFlags(unsigned int flags) {
   using Fn = CUresult (*)(unsigned int);
-  return entry<Fn>(k_cuCtxSetFlags)(flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetFlags))(flags);
 }
 
 CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId) {
   using Fn = CUresult (*)(CUcontext, unsigned long long *);
-  return entry<Fn>(k_cuCtxGetId)(ctx, ctxId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetId))(ctx, ctxId);
 }
 
 CUresult cuCtxSynchronize(void) {
   using Fn = CUresult (*)(void);
-  return entry<Fn>(k_cuCtxSynchronize)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSynchronize))();
 }
 
 CUresult cuCtxSynchronize_v2(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxSynchronize_v2)(ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSynchronize_v2))(ctx);
 }
 
 CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   using Fn = CUresult (*)(CUlimit, size_t);
-  return entry<Fn>(k_cuCtxSetLimit)(limit, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetLimit))(limit, value);
 }
 
 CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit) {
   using Fn = CUresult (*)(size_t *, CUlimit);
-  return entry<Fn>(k_cuCtxGetLimit)(pvalue, limit);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetLimit))(pvalue, limit);
 }
 
 CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig) {
   using Fn = CUresult (*)(CUfunc_cache *);
-  return entry<Fn>(k_cuCtxGetCacheConfig)(pconfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetCacheConfig))(pconfig);
 }
 
 CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   using Fn = CUresult (*)(CUfunc_cache);
-  return entry<Fn>(k_cuCtxSetCacheConfig)(config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetCacheConfig))(config);
 }
 
 CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version) {
   using Fn = CUresult (*)(CUcontext, unsigned int *);
-  return entry<Fn>(k_cuCtxGetApiVersion)(ctx, version);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetApiVersion))(ctx, version);
 }
 
 CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
   using Fn = CUresult (*)(int *, int *);
-  return entry<Fn>(k_cuCtxGetStreamPriorityRange)(leastPriority, greatestPriority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetStreamPriorityRange))(leastPriority, greatestPriority);
 }
 
 CUresult cuCtxResetPersistingL2Cache(void) {
   using Fn = CUresult (*)(void);
-  return entry<Fn>(k_cuCtxResetPersistingL2Cache)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxResetPersistingL2Cache))();
 }
 
 CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type) {
   using Fn = CUresult (*)(CUexecAffinityParam *, CUexecAffinityType);
-  return entry<Fn>(k_cuCtxGetExecAffinity)(pExecAffinity, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetExecAffinity))(pExecAffinity, type);
 }
 
 CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUcontext, CUevent);
-  return entry<Fn>(k_cuCtxRecordEvent)(hCtx, hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxRecordEvent))(hCtx, hEvent);
 }
 
 CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUcontext, CUevent);
-  return entry<Fn>(k_cuCtxWaitEvent)(hCtx, hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxWaitEvent))(hCtx, hEvent);
 }
 
 CUresult cuCtxAttach(CUcontext *pctx, unsigned int flags) {
   using Fn = CUresult (*)(CUcontext *, unsigned int);
-  return entry<Fn>(k_cuCtxAttach)(pctx, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxAttach))(pctx, flags);
 }
 
 CUresult cuCtxDetach(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxDetach)(ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDetach))(ctx);
 }
 
 CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig) {
   using Fn = CUresult (*)(CUsharedconfig *);
-  return entry<Fn>(k_cuCtxGetSharedMemConfig)(pConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetSharedMemConfig))(pConfig);
 }
 
 CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
   using Fn = CUresult (*)(CUsharedconfig);
-  return entry<Fn>(k_cuCtxSetSharedMemConfig)(config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetSharedMemConfig))(config);
 }
 
 CUresult cuModuleLoad(CUmodule *module, const char *fname) {
   using Fn = CUresult (*)(CUmodule *, const char *);
-  return entry<Fn>(k_cuModuleLoad)(module, fname);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoad))(module, fname);
 }
 
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   using Fn = CUresult (*)(CUmodule *, const void *);
-  return entry<Fn>(k_cuModuleLoadData)(module, image);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoadData))(module, image);
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues) {
   using Fn = CUresult (*)(CUmodule *, const void *, unsigned int, CUjit_option *, void **);
-  return entry<Fn>(k_cuModuleLoadDataEx)(module, image, numOptions, options, optionValues);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoadDataEx))(module, image, numOptions, options, optionValues);
 }
 
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin) {
   using Fn = CUresult (*)(CUmodule *, const void *);
-  return entry<Fn>(k_cuModuleLoadFatBinary)(module, fatCubin);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoadFatBinary))(module, fatCubin);
 }
 
 CUresult cuModuleUnload(CUmodule hmod) {
   using Fn = CUresult (*)(CUmodule);
-  return entry<Fn>(k_cuModuleUnload)(hmod);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleUnload))(hmod);
 }
 
 CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode) {
   using Fn = CUresult (*)(CUmoduleLoadingMode *);
-  return entry<Fn>(k_cuModuleGetLoadingMode)(mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetLoadingMode))(mode);
 }
 
 CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUfunction *, CUmodule, const char *);
-  return entry<Fn>(k_cuModuleGetFunction)(hfunc, hmod, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetFunction))(hfunc, hmod, name);
 }
 
 CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod) {
   using Fn = CUresult (*)(unsigned int *, CUmodule);
-  return entry<Fn>(k_cuModuleGetFunctionCount)(count, mod);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetFunctionCount))(count, mod);
 }
 
 CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod) {
   using Fn = CUresult (*)(CUfunction *, unsigned int, CUmodule);
-  return entry<Fn>(k_cuModuleEnumerateFunctions)(functions, numFunctions, mod);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleEnumerateFunctions))(functions, numFunctions, mod);
 }
 
 CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *);
-  return entry<Fn>(k_cuModuleGetGlobal)(dptr, bytes, hmod, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetGlobal))(dptr, bytes, hmod, name);
 }
 
 CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut) {
   using Fn = CUresult (*)(unsigned int, CUjit_option *, void **, CUlinkState *);
-  return entry<Fn>(k_cuLinkCreate)(numOptions, options, optionValues, stateOut);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkCreate))(numOptions, options, optionValues, stateOut);
 }
 
 CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues) {
   using Fn = CUresult (*)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int, CUjit_option *, void **);
-  return entry<Fn>(k_cuLinkAddData)(state, type, data, size, name, numOptions, options, optionValues);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkAddData))(state, type, data, size, name, numOptions, options, optionValues);
 }
 
 CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues) {
   using Fn = CUresult (*)(CUlinkState, CUjitInputType, const char *, unsigned int, CUjit_option *, void **);
-  return entry<Fn>(k_cuLinkAddFile)(state, type, path, numOptions, options, optionValues);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkAddFile))(state, type, path, numOptions, options, optionValues);
 }
 
 CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut) {
   using Fn = CUresult (*)(CUlinkState, void **, size_t *);
-  return entry<Fn>(k_cuLinkComplete)(state, cubinOut, sizeOut);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkComplete))(state, cubinOut, sizeOut);
 }
 
 CUresult cuLinkDestroy(CUlinkState state) {
   using Fn = CUresult (*)(CUlinkState);
-  return entry<Fn>(k_cuLinkDestroy)(state);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkDestroy))(state);
 }
 
 CUresult cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUtexref *, CUmodule, const char *);
-  return entry<Fn>(k_cuModuleGetTexRef)(pTexRef, hmod, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetTexRef))(pTexRef, hmod, name);
 }
 
 CUresult cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUsurfref *, CUmodule, const char *);
-  return entry<Fn>(k_cuModuleGetSurfRef)(pSurfRef, hmod, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetSurfRef))(pSurfRef, hmod, name);
 }
 
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int);
-  return entry<Fn>(k_cuLibraryLoadData)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryLoadData))(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = CUresult (*)(CUlibrary *, const char *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int);
-  return entry<Fn>(k_cuLibraryLoadFromFile)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryLoadFromFile))(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 CUresult cuLibraryUnload(CUlibrary library) {
   using Fn = CUresult (*)(CUlibrary);
-  return entry<Fn>(k_cuLibraryUnload)(library);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryUnload))(library);
 }
 
 CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
   using Fn = CUresult (*)(CUkernel *, CUlibrary, const char *);
-  return entry<Fn>(k_cuLibraryGetKernel)(pKernel, library, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetKernel))(pKernel, library, name);
 }
 
 CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib) {
   using Fn = CUresult (*)(unsigned int *, CUlibrary);
-  return entry<Fn>(k_cuLibraryGetKernelCount)(count, lib);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetKernelCount))(count, lib);
 }
 
 CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib) {
   using Fn = CUresult (*)(CUkernel *, unsigned int, CUlibrary);
-  return entry<Fn>(k_cuLibraryEnumerateKernels)(kernels, numKernels, lib);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryEnumerateKernels))(kernels, numKernels, lib);
 }
 
 CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library) {
   using Fn = CUresult (*)(CUmodule *, CUlibrary);
-  return entry<Fn>(k_cuLibraryGetModule)(pMod, library);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetModule))(pMod, library);
 }
 
 CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
   using Fn = CUresult (*)(CUfunction *, CUkernel);
-  return entry<Fn>(k_cuKernelGetFunction)(pFunc, kernel);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetFunction))(pFunc, kernel);
 }
 
 CUresult cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel) {
   using Fn = CUresult (*)(CUlibrary *, CUkernel);
-  return entry<Fn>(k_cuKernelGetLibrary)(pLib, kernel);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetLibrary))(pLib, kernel);
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUlibrary, const char *);
-  return entry<Fn>(k_cuLibraryGetGlobal)(dptr, bytes, library, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetGlobal))(dptr, bytes, library, name);
 }
 
 CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUlibrary, const char *);
-  return entry<Fn>(k_cuLibraryGetManaged)(dptr, bytes, library, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetManaged))(dptr, bytes, library, name);
 }
 
 CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol) {
   using Fn = CUresult (*)(void **, CUlibrary, const char *);
-  return entry<Fn>(k_cuLibraryGetUnifiedFunction)(fptr, library, symbol);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetUnifiedFunction))(fptr, library, symbol);
 }
 
 CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
   using Fn = CUresult (*)(int *, CUfunction_attribute, CUkernel, CUdevice);
-  return entry<Fn>(k_cuKernelGetAttribute)(pi, attrib, kernel, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetAttribute))(pi, attrib, kernel, dev);
 }
 
 CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
   using Fn = CUresult (*)(CUfunction_attribute, int, CUkernel, CUdevice);
-  return entry<Fn>(k_cuKernelSetAttribute)(attrib, val, kernel, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelSetAttribute))(attrib, val, kernel, dev);
 }
 
 CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
   using Fn = CUresult (*)(CUkernel, CUfunc_cache, CUdevice);
-  return entry<Fn>(k_cuKernelSetCacheConfig)(kernel, config, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelSetCacheConfig))(kernel, config, dev);
 }
 
 CUresult cuKernelGetName(const char **name, CUkernel hfunc) {
   using Fn = CUresult (*)(const char **, CUkernel);
-  return entry<Fn>(k_cuKernelGetName)(name, hfunc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetName))(name, hfunc);
 }
 
 CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
   using Fn = CUresult (*)(CUkernel, size_t, size_t *, size_t *);
-  return entry<Fn>(k_cuKernelGetParamInfo)(kernel, paramIndex, paramOffset, paramSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetParamInfo))(kernel, paramIndex, paramOffset, paramSize);
 }
 
 CUresult cuMemGetInfo(size_t *free, size_t *total) {
   using Fn = CUresult (*)(size_t *, size_t *);
-  return entry<Fn>(k_cuMemGetInfo)(free, total);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetInfo))(free, total);
 }
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t);
-  return entry<Fn>(k_cuMemAlloc)(dptr, bytesize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAlloc))(dptr, bytesize);
 }
 
 CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
-  return entry<Fn>(k_cuMemAllocPitch)(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocPitch))(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
 }
 
 CUresult cuMemFree(CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUdeviceptr);
-  return entry<Fn>(k_cuMemFree)(dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemFree))(dptr);
 }
 
 CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr);
-  return entry<Fn>(k_cuMemGetAddressRange)(pbase, psize, dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAddressRange))(pbase, psize, dptr);
 }
 
 CUresult cuMemAllocHost(void **pp, size_t bytesize) {
   using Fn = CUresult (*)(void **, size_t);
-  return entry<Fn>(k_cuMemAllocHost)(pp, bytesize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocHost))(pp, bytesize);
 }
 
 CUresult cuMemFreeHost(void *p) {
   using Fn = CUresult (*)(void *);
-  return entry<Fn>(k_cuMemFreeHost)(p);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemFreeHost))(p);
 }
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
   using Fn = CUresult (*)(void **, size_t, unsigned int);
-  return entry<Fn>(k_cuMemHostAlloc)(pp, bytesize, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostAlloc))(pp, bytesize, Flags);
 }
 
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Flags) {
   using Fn = CUresult (*)(CUdeviceptr *, void *, unsigned int);
-  return entry<Fn>(k_cuMemHostGetDevicePointer)(pdptr, p, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostGetDevicePointer))(pdptr, p, Flags);
 }
 
 CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p) {
   using Fn = CUresult (*)(unsigned int *, void *);
-  return entry<Fn>(k_cuMemHostGetFlags)(pFlags, p);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostGetFlags))(pFlags, p);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, unsigned int);
-  return entry<Fn>(k_cuMemAllocManaged)(dptr, bytesize, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocManaged))(dptr, bytesize, flags);
 }
 
 CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback) {
   using Fn = CUresult (*)(CUdevice, CUasyncCallback, void *, CUasyncCallbackHandle *);
-  return entry<Fn>(k_cuDeviceRegisterAsyncNotification)(device, callbackFunc, userData, callback);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceRegisterAsyncNotification))(device, callbackFunc, userData, callback);
 }
 
 CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
   using Fn = CUresult (*)(CUdevice, CUasyncCallbackHandle);
-  return entry<Fn>(k_cuDeviceUnregisterAsyncNotification)(device, callback);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceUnregisterAsyncNotification))(device, callback);
 }
 
 CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId) {
   using Fn = CUresult (*)(CUdevice *, const char *);
-  return entry<Fn>(k_cuDeviceGetByPCIBusId)(dev, pciBusId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetByPCIBusId))(dev, pciBusId);
 }
 
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev) {
   using Fn = CUresult (*)(char *, int, CUdevice);
-  return entry<Fn>(k_cuDeviceGetPCIBusId)(pciBusId, len, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetPCIBusId))(pciBusId, len, dev);
 }
 
 CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event) {
   using Fn = CUresult (*)(CUipcEventHandle *, CUevent);
-  return entry<Fn>(k_cuIpcGetEventHandle)(pHandle, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcGetEventHandle))(pHandle, event);
 }
 
 CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle) {
   using Fn = CUresult (*)(CUevent *, CUipcEventHandle);
-  return entry<Fn>(k_cuIpcOpenEventHandle)(phEvent, handle);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcOpenEventHandle))(phEvent, handle);
 }
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUipcMemHandle *, CUdeviceptr);
-  return entry<Fn>(k_cuIpcGetMemHandle)(pHandle, dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcGetMemHandle))(pHandle, dptr);
 }
 
 CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags) {
   using Fn = CUresult (*)(CUdeviceptr *, CUipcMemHandle, unsigned int);
-  return entry<Fn>(k_cuIpcOpenMemHandle)(pdptr, handle, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcOpenMemHandle))(pdptr, handle, Flags);
 }
 
 CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUdeviceptr);
-  return entry<Fn>(k_cuIpcCloseMemHandle)(dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcCloseMemHandle))(dptr);
 }
 
 CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) {
   using Fn = CUresult (*)(void *, size_t, unsigned int);
-  return entry<Fn>(k_cuMemHostRegister)(p, bytesize, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostRegister))(p, bytesize, Flags);
 }
 
 CUresult cuMemHostUnregister(void *p) {
   using Fn = CUresult (*)(void *);
-  return entry<Fn>(k_cuMemHostUnregister)(p);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostUnregister))(p);
 }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemcpy)(dst, src, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy))(dst, src, ByteCount);
 }
 
 CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
-  return entry<Fn>(k_cuMemcpyPeer)(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyPeer))(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, const void *, size_t);
-  return entry<Fn>(k_cuMemcpyHtoD)(dstDevice, srcHost, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoD))(dstDevice, srcHost, ByteCount);
 }
 
 CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
   using Fn = CUresult (*)(void *, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemcpyDtoH)(dstHost, srcDevice, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoH))(dstHost, srcDevice, ByteCount);
 }
 
 CUresult cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemcpyDtoD)(dstDevice, srcDevice, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoD))(dstDevice, srcDevice, ByteCount);
 }
 
 CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
   using Fn = CUresult (*)(CUarray, size_t, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemcpyDtoA)(dstArray, dstOffset, srcDevice, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoA))(dstArray, dstOffset, srcDevice, ByteCount);
 }
 
 CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUarray, size_t, size_t);
-  return entry<Fn>(k_cuMemcpyAtoD)(dstDevice, srcArray, srcOffset, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoD))(dstDevice, srcArray, srcOffset, ByteCount);
 }
 
 CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount) {
   using Fn = CUresult (*)(CUarray, size_t, const void *, size_t);
-  return entry<Fn>(k_cuMemcpyHtoA)(dstArray, dstOffset, srcHost, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoA))(dstArray, dstOffset, srcHost, ByteCount);
 }
 
 CUresult cuMemcpyAtoH(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
   using Fn = CUresult (*)(void *, CUarray, size_t, size_t);
-  return entry<Fn>(k_cuMemcpyAtoH)(dstHost, srcArray, srcOffset, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoH))(dstHost, srcArray, srcOffset, ByteCount);
 }
 
 CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
   using Fn = CUresult (*)(CUarray, size_t, CUarray, size_t, size_t);
-  return entry<Fn>(k_cuMemcpyAtoA)(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoA))(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
 }
 
 CUresult cuMemcpy2D(const CUDA_MEMCPY2D *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY2D *);
-  return entry<Fn>(k_cuMemcpy2D)(pCopy);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy2D))(pCopy);
 }
 
 CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY2D *);
-  return entry<Fn>(k_cuMemcpy2DUnaligned)(pCopy);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy2DUnaligned))(pCopy);
 }
 
 CUresult cuMemcpy3D(const CUDA_MEMCPY3D *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D *);
-  return entry<Fn>(k_cuMemcpy3D)(pCopy);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3D))(pCopy);
 }
 
 CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D_PEER *);
-  return entry<Fn>(k_cuMemcpy3DPeer)(pCopy);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DPeer))(pCopy);
 }
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyAsync)(dst, src, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAsync))(dst, src, ByteCount, hStream);
 }
 
 CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyPeerAsync)(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyPeerAsync))(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, const void *, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyHtoDAsync)(dstDevice, srcHost, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoDAsync))(dstDevice, srcHost, ByteCount, hStream);
 }
 
 CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(void *, CUdeviceptr, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyDtoHAsync)(dstHost, srcDevice, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoHAsync))(dstHost, srcDevice, ByteCount, hStream);
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyDtoDAsync)(dstDevice, srcDevice, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoDAsync))(dstDevice, srcDevice, ByteCount, hStream);
 }
 
 CUresult cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUarray, size_t, const void *, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyHtoAAsync)(dstArray, dstOffset, srcHost, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoAAsync))(dstArray, dstOffset, srcHost, ByteCount, hStream);
 }
 
 CUresult cuMemcpyAtoHAsync(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(void *, CUarray, size_t, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyAtoHAsync)(dstHost, srcArray, srcOffset, ByteCount, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoHAsync))(dstHost, srcArray, srcOffset, ByteCount, hStream);
 }
 
 CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream) {
   using Fn = CUresult (*)(const CUDA_MEMCPY2D *, CUstream);
-  return entry<Fn>(k_cuMemcpy2DAsync)(pCopy, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy2DAsync))(pCopy, hStream);
 }
 
 CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D *, CUstream);
-  return entry<Fn>(k_cuMemcpy3DAsync)(pCopy, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DAsync))(pCopy, hStream);
 }
 
 CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D_PEER *, CUstream);
-  return entry<Fn>(k_cuMemcpy3DPeerAsync)(pCopy, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DPeerAsync))(pCopy, hStream);
 }
 
 CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream);
-  return entry<Fn>(k_cuMemcpyBatchAsync)(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyBatchAsync))(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
 }
 
 CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
-  return entry<Fn>(k_cuMemcpy3DBatchAsync)(numOps, opList, flags, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DBatchAsync))(numOps, opList, flags, hStream);
 }
 
 CUresult cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned char, size_t);
-  return entry<Fn>(k_cuMemsetD8)(dstDevice, uc, N);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD8))(dstDevice, uc, N);
 }
 
 CUresult cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned short, size_t);
-  return entry<Fn>(k_cuMemsetD16)(dstDevice, us, N);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD16))(dstDevice, us, N);
 }
 
 CUresult cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned int, size_t);
-  return entry<Fn>(k_cuMemsetD32)(dstDevice, ui, N);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD32))(dstDevice, ui, N);
 }
 
 CUresult cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned char, size_t, size_t);
-  return entry<Fn>(k_cuMemsetD2D8)(dstDevice, dstPitch, uc, Width, Height);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D8))(dstDevice, dstPitch, uc, Width, Height);
 }
 
 CUresult cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned short, size_t, size_t);
-  return entry<Fn>(k_cuMemsetD2D16)(dstDevice, dstPitch, us, Width, Height);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D16))(dstDevice, dstPitch, us, Width, Height);
 }
 
 CUresult cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned int, size_t, size_t);
-  return entry<Fn>(k_cuMemsetD2D32)(dstDevice, dstPitch, ui, Width, Height);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D32))(dstDevice, dstPitch, ui, Width, Height);
 }
 
 CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned char, size_t, CUstream);
-  return entry<Fn>(k_cuMemsetD8Async)(dstDevice, uc, N, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD8Async))(dstDevice, uc, N, hStream);
 }
 
 CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned short, size_t, CUstream);
-  return entry<Fn>(k_cuMemsetD16Async)(dstDevice, us, N, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD16Async))(dstDevice, us, N, hStream);
 }
 
 CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
-  return entry<Fn>(k_cuMemsetD32Async)(dstDevice, ui, N, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD32Async))(dstDevice, ui, N, hStream);
 }
 
 CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream);
-  return entry<Fn>(k_cuMemsetD2D8Async)(dstDevice, dstPitch, uc, Width, Height, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D8Async))(dstDevice, dstPitch, uc, Width, Height, hStream);
 }
 
 CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream);
-  return entry<Fn>(k_cuMemsetD2D16Async)(dstDevice, dstPitch, us, Width, Height, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D16Async))(dstDevice, dstPitch, us, Width, Height, hStream);
 }
 
 CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream);
-  return entry<Fn>(k_cuMemsetD2D32Async)(dstDevice, dstPitch, ui, Width, Height, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D32Async))(dstDevice, dstPitch, ui, Width, Height, hStream);
 }
 
 CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray) {
   using Fn = CUresult (*)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
-  return entry<Fn>(k_cuArrayCreate)(pHandle, pAllocateArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayCreate))(pHandle, pAllocateArray);
 }
 
 CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
   using Fn = CUresult (*)(CUDA_ARRAY_DESCRIPTOR *, CUarray);
-  return entry<Fn>(k_cuArrayGetDescriptor)(pArrayDescriptor, hArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetDescriptor))(pArrayDescriptor, hArray);
 }
 
 CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *sparseProperties, CUarray array) {
   using Fn = CUresult (*)(CUDA_ARRAY_SPARSE_PROPERTIES *, CUarray);
-  return entry<Fn>(k_cuArrayGetSparseProperties)(sparseProperties, array);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetSparseProperties))(sparseProperties, array);
 }
 
 CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *sparseProperties, CUmipmappedArray mipmap) {
   using Fn = CUresult (*)(CUDA_ARRAY_SPARSE_PROPERTIES *, CUmipmappedArray);
-  return entry<Fn>(k_cuMipmappedArrayGetSparseProperties)(sparseProperties, mipmap);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayGetSparseProperties))(sparseProperties, mipmap);
 }
 
 CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements, CUarray array, CUdevice device) {
   using Fn = CUresult (*)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice);
-  return entry<Fn>(k_cuArrayGetMemoryRequirements)(memoryRequirements, array, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetMemoryRequirements))(memoryRequirements, array, device);
 }
 
 CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements, CUmipmappedArray mipmap, CUdevice device) {
   using Fn = CUresult (*)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray, CUdevice);
-  return entry<Fn>(k_cuMipmappedArrayGetMemoryRequirements)(memoryRequirements, mipmap, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayGetMemoryRequirements))(memoryRequirements, mipmap, device);
 }
 
 CUresult cuArrayGetPlane(CUarray *pPlaneArray, CUarray hArray, unsigned int planeIdx) {
   using Fn = CUresult (*)(CUarray *, CUarray, unsigned int);
-  return entry<Fn>(k_cuArrayGetPlane)(pPlaneArray, hArray, planeIdx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetPlane))(pPlaneArray, hArray, planeIdx);
 }
 
 CUresult cuArrayDestroy(CUarray hArray) {
   using Fn = CUresult (*)(CUarray);
-  return entry<Fn>(k_cuArrayDestroy)(hArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayDestroy))(hArray);
 }
 
 CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray) {
   using Fn = CUresult (*)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
-  return entry<Fn>(k_cuArray3DCreate)(pHandle, pAllocateArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArray3DCreate))(pHandle, pAllocateArray);
 }
 
 CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
   using Fn = CUresult (*)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
-  return entry<Fn>(k_cuArray3DGetDescriptor)(pArrayDescriptor, hArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuArray3DGetDescriptor))(pArrayDescriptor, hArray);
 }
 
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc, unsigned int numMipmapLevels) {
   using Fn = CUresult (*)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
-  return entry<Fn>(k_cuMipmappedArrayCreate)(pHandle, pMipmappedArrayDesc, numMipmapLevels);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayCreate))(pHandle, pMipmappedArrayDesc, numMipmapLevels);
 }
 
 CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) {
   using Fn = CUresult (*)(CUarray *, CUmipmappedArray, unsigned int);
-  return entry<Fn>(k_cuMipmappedArrayGetLevel)(pLevelArray, hMipmappedArray, level);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayGetLevel))(pLevelArray, hMipmappedArray, level);
 }
 
 CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
   using Fn = CUresult (*)(CUmipmappedArray);
-  return entry<Fn>(k_cuMipmappedArrayDestroy)(hMipmappedArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayDestroy))(hMipmappedArray);
 }
 
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
-  return entry<Fn>(k_cuMemGetHandleForAddressRange)(handle, dptr, size, handleType, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetHandleForAddressRange))(handle, dptr, size, handleType, flags);
 }
 
 CUresult cuMemBatchDecompressAsync(CUmemDecompressParams *paramsArray, size_t count, unsigned int flags, size_t *errorIndex, CUstream stream) {
   using Fn = CUresult (*)(CUmemDecompressParams *, size_t, unsigned int, size_t *, CUstream);
-  return entry<Fn>(k_cuMemBatchDecompressAsync)(paramsArray, count, flags, errorIndex, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemBatchDecompressAsync))(paramsArray, count, flags, errorIndex, stream);
 }
 
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-  return entry<Fn>(k_cuMemAddressReserve)(ptr, size, alignment, addr, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAddressReserve))(ptr, size, alignment, addr, flags);
 }
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   using Fn = CUresult (*)(CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemAddressFree)(ptr, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAddressFree))(ptr, size);
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
-  return entry<Fn>(k_cuMemCreate)(handle, size, prop, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemCreate))(handle, size, prop, flags);
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle);
-  return entry<Fn>(k_cuMemRelease)(handle);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRelease))(handle);
 }
 
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
-  return entry<Fn>(k_cuMemMap)(ptr, size, offset, handle, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemMap))(ptr, size, offset, handle, flags);
 }
 
 CUresult cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream) {
   using Fn = CUresult (*)(CUarrayMapInfo *, unsigned int, CUstream);
-  return entry<Fn>(k_cuMemMapArrayAsync)(mapInfoList, count, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemMapArrayAsync))(mapInfoList, count, hStream);
 }
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   using Fn = CUresult (*)(CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemUnmap)(ptr, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemUnmap))(ptr, size);
 }
 
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
-  return entry<Fn>(k_cuMemSetAccess)(ptr, size, desc, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemSetAccess))(ptr, size, desc, count);
 }
 
 CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr) {
   using Fn = CUresult (*)(unsigned long long *, const CUmemLocation *, CUdeviceptr);
-  return entry<Fn>(k_cuMemGetAccess)(flags, location, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAccess))(flags, location, ptr);
 }
 
 CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long);
-  return entry<Fn>(k_cuMemExportToShareableHandle)(shareableHandle, handle, handleType, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemExportToShareableHandle))(shareableHandle, handle, handleType, flags);
 }
 
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType);
-  return entry<Fn>(k_cuMemImportFromShareableHandle)(handle, osHandle, shHandleType);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemImportFromShareableHandle))(handle, osHandle, shHandleType);
 }
 
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option) {
   using Fn = CUresult (*)(size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
-  return entry<Fn>(k_cuMemGetAllocationGranularity)(granularity, prop, option);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAllocationGranularity))(granularity, prop, option);
 }
 
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle) {
   using Fn = CUresult (*)(CUmemAllocationProp *, CUmemGenericAllocationHandle);
-  return entry<Fn>(k_cuMemGetAllocationPropertiesFromHandle)(prop, handle);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAllocationPropertiesFromHandle))(prop, handle);
 }
 
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, void *);
-  return entry<Fn>(k_cuMemRetainAllocationHandle)(handle, addr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRetainAllocationHandle))(handle, addr);
 }
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUstream);
-  return entry<Fn>(k_cuMemFreeAsync)(dptr, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemFreeAsync))(dptr, hStream);
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, CUstream);
-  return entry<Fn>(k_cuMemAllocAsync)(dptr, bytesize, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocAsync))(dptr, bytesize, hStream);
 }
 
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
   using Fn = CUresult (*)(CUmemoryPool, size_t);
-  return entry<Fn>(k_cuMemPoolTrimTo)(pool, minBytesToKeep);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolTrimTo))(pool, minBytesToKeep);
 }
 
 CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
   using Fn = CUresult (*)(CUmemoryPool, CUmemPool_attribute, void *);
-  return entry<Fn>(k_cuMemPoolSetAttribute)(pool, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolSetAttribute))(pool, attr, value);
 }
 
 CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
   using Fn = CUresult (*)(CUmemoryPool, CUmemPool_attribute, void *);
-  return entry<Fn>(k_cuMemPoolGetAttribute)(pool, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolGetAttribute))(pool, attr, value);
 }
 
 CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
   using Fn = CUresult (*)(CUmemoryPool, const CUmemAccessDesc *, size_t);
-  return entry<Fn>(k_cuMemPoolSetAccess)(pool, map, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolSetAccess))(pool, map, count);
 }
 
 CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location) {
   using Fn = CUresult (*)(CUmemAccess_flags *, CUmemoryPool, CUmemLocation *);
-  return entry<Fn>(k_cuMemPoolGetAccess)(flags, memPool, location);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolGetAccess))(flags, memPool, location);
 }
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
   using Fn = CUresult (*)(CUmemoryPool *, const CUmemPoolProps *);
-  return entry<Fn>(k_cuMemPoolCreate)(pool, poolProps);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolCreate))(pool, poolProps);
 }
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   using Fn = CUresult (*)(CUmemoryPool);
-  return entry<Fn>(k_cuMemPoolDestroy)(pool);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolDestroy))(pool);
 }
 
 CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type) {
   using Fn = CUresult (*)(CUmemoryPool *, CUmemLocation *, CUmemAllocationType);
-  return entry<Fn>(k_cuMemGetDefaultMemPool)(pool_out, location, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetDefaultMemPool))(pool_out, location, type);
 }
 
 CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type) {
   using Fn = CUresult (*)(CUmemoryPool *, CUmemLocation *, CUmemAllocationType);
-  return entry<Fn>(k_cuMemGetMemPool)(pool, location, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetMemPool))(pool, location, type);
 }
 
 CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool) {
   using Fn = CUresult (*)(CUmemLocation *, CUmemAllocationType, CUmemoryPool);
-  return entry<Fn>(k_cuMemSetMemPool)(location, type, pool);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemSetMemPool))(location, type, pool);
 }
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
-  return entry<Fn>(k_cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocFromPoolAsync))(dptr, bytesize, pool, hStream);
 }
 
 CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(void *, CUmemoryPool, CUmemAllocationHandleType, unsigned long long);
-  return entry<Fn>(k_cuMemPoolExportToShareableHandle)(handle_out, pool, handleType, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolExportToShareableHandle))(handle_out, pool, handleType, flags);
 }
 
 CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemoryPool *, void *, CUmemAllocationHandleType, unsigned long long);
-  return entry<Fn>(k_cuMemPoolImportFromShareableHandle)(pool_out, handle, handleType, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolImportFromShareableHandle))(pool_out, handle, handleType, flags);
 }
 
 CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr) {
   using Fn = CUresult (*)(CUmemPoolPtrExportData *, CUdeviceptr);
-  return entry<Fn>(k_cuMemPoolExportPointer)(shareData_out, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolExportPointer))(shareData_out, ptr);
 }
 
 CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData) {
   using Fn = CUresult (*)(CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *);
-  return entry<Fn>(k_cuMemPoolImportPointer)(ptr_out, pool, shareData);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolImportPointer))(ptr_out, pool, shareData);
 }
 
 CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle, const CUmulticastObjectProp *prop) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, const CUmulticastObjectProp *);
-  return entry<Fn>(k_cuMulticastCreate)(mcHandle, prop);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastCreate))(mcHandle, prop);
 }
 
 CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, CUdevice);
-  return entry<Fn>(k_cuMulticastAddDevice)(mcHandle, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastAddDevice))(mcHandle, dev);
 }
 
 CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long);
-  return entry<Fn>(k_cuMulticastBindMem)(mcHandle, mcOffset, memHandle, memOffset, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastBindMem))(mcHandle, mcOffset, memHandle, memOffset, size, flags);
 }
 
 CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long);
-  return entry<Fn>(k_cuMulticastBindAddr)(mcHandle, mcOffset, memptr, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastBindAddr))(mcHandle, mcOffset, memptr, size, flags);
 }
 
 CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, CUdevice, size_t, size_t);
-  return entry<Fn>(k_cuMulticastUnbind)(mcHandle, dev, mcOffset, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastUnbind))(mcHandle, dev, mcOffset, size);
 }
 
 CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option) {
   using Fn = CUresult (*)(size_t *, const CUmulticastObjectProp *, CUmulticastGranularity_flags);
-  return entry<Fn>(k_cuMulticastGetGranularity)(granularity, prop, option);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastGetGranularity))(granularity, prop, option);
 }
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   using Fn = CUresult (*)(void *, CUpointer_attribute, CUdeviceptr);
-  return entry<Fn>(k_cuPointerGetAttribute)(data, attribute, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuPointerGetAttribute))(data, attribute, ptr);
 }
 
 CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
-  return entry<Fn>(k_cuMemPrefetchAsync)(devPtr, count, location, flags, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPrefetchAsync))(devPtr, count, location, flags, hStream);
 }
 
 CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
-  return entry<Fn>(k_cuMemAdvise)(devPtr, count, advice, location);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAdvise))(devPtr, count, advice, location);
 }
 
 CUresult cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream);
-  return entry<Fn>(k_cuMemPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 CUresult cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream);
-  return entry<Fn>(k_cuMemDiscardBatchAsync)(dptrs, sizes, count, flags, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemDiscardBatchAsync))(dptrs, sizes, count, flags, hStream);
 }
 
 CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream);
-  return entry<Fn>(k_cuMemDiscardAndPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemDiscardAndPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 CUresult cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) {
   using Fn = CUresult (*)(void *, size_t, CUmem_range_attribute, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemRangeGetAttribute)(data, dataSize, attribute, devPtr, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRangeGetAttribute))(data, dataSize, attribute, devPtr, count);
 }
 
 CUresult cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) {
   using Fn = CUresult (*)(void **, size_t *, CUmem_range_attribute *, size_t, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemRangeGetAttributes)(data, dataSizes, attributes, numAttributes, devPtr, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRangeGetAttributes))(data, dataSizes, attributes, numAttributes, devPtr, count);
 }
 
 CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr) {
   using Fn = CUresult (*)(const void *, CUpointer_attribute, CUdeviceptr);
-  return entry<Fn>(k_cuPointerSetAttribute)(value, attribute, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuPointerSetAttribute))(value, attribute, ptr);
 }
 
 CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr) {
   using Fn = CUresult (*)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr);
-  return entry<Fn>(k_cuPointerGetAttributes)(numAttributes, attributes, data, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuPointerGetAttributes))(numAttributes, attributes, data, ptr);
 }
 
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags) {
   using Fn = CUresult (*)(CUstream *, unsigned int);
-  return entry<Fn>(k_cuStreamCreate)(phStream, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamCreate))(phStream, Flags);
 }
 
 CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority) {
   using Fn = CUresult (*)(CUstream *, unsigned int, int);
-  return entry<Fn>(k_cuStreamCreateWithPriority)(phStream, flags, priority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamCreateWithPriority))(phStream, flags, priority);
 }
 
 CUresult cuStreamGetPriority(CUstream hStream, int *priority) {
   using Fn = CUresult (*)(CUstream, int *);
-  return entry<Fn>(k_cuStreamGetPriority)(hStream, priority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetPriority))(hStream, priority);
 }
 
 CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device) {
   using Fn = CUresult (*)(CUstream, CUdevice *);
-  return entry<Fn>(k_cuStreamGetDevice)(hStream, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetDevice))(hStream, device);
 }
 
 CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags) {
   using Fn = CUresult (*)(CUstream, unsigned int *);
-  return entry<Fn>(k_cuStreamGetFlags)(hStream, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetFlags))(hStream, flags);
 }
 
 CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) {
   using Fn = CUresult (*)(CUstream, unsigned long long *);
-  return entry<Fn>(k_cuStreamGetId)(hStream, streamId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetId))(hStream, streamId);
 }
 
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) {
   using Fn = CUresult (*)(CUstream, CUcontext *);
-  return entry<Fn>(k_cuStreamGetCtx)(hStream, pctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetCtx))(hStream, pctx);
 }
 
 CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx) {
   using Fn = CUresult (*)(CUstream, CUcontext *, CUgreenCtx *);
-  return entry<Fn>(k_cuStreamGetCtx_v2)(hStream, pCtx, pGreenCtx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetCtx_v2))(hStream, pCtx, pGreenCtx);
 }
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   using Fn = CUresult (*)(CUstream, CUevent, unsigned int);
-  return entry<Fn>(k_cuStreamWaitEvent)(hStream, hEvent, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWaitEvent))(hStream, hEvent, Flags);
 }
 
 CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUstreamCallback, void *, unsigned int);
-  return entry<Fn>(k_cuStreamAddCallback)(hStream, callback, userData, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamAddCallback))(hStream, callback, userData, flags);
 }
 
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureMode);
-  return entry<Fn>(k_cuStreamBeginCapture)(hStream, mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCapture))(hStream, mode);
 }
 
 CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode) {
   using Fn = CUresult (*)(CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
-  return entry<Fn>(k_cuStreamBeginCaptureToGraph)(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCaptureToGraph))(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
 }
 
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
   using Fn = CUresult (*)(CUstreamCaptureMode *);
-  return entry<Fn>(k_cuThreadExchangeStreamCaptureMode)(mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuThreadExchangeStreamCaptureMode))(mode);
 }
 
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
   using Fn = CUresult (*)(CUstream, CUgraph *);
-  return entry<Fn>(k_cuStreamEndCapture)(hStream, phGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamEndCapture))(hStream, phGraph);
 }
 
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureStatus *);
-  return entry<Fn>(k_cuStreamIsCapturing)(hStream, captureStatus);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamIsCapturing))(hStream, captureStatus);
 }
 
 CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *);
-  return entry<Fn>(k_cuStreamGetCaptureInfo)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetCaptureInfo))(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
 
 CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, unsigned int);
-  return entry<Fn>(k_cuStreamUpdateCaptureDependencies)(hStream, dependencies, dependencyData, numDependencies, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamUpdateCaptureDependencies))(hStream, dependencies, dependencyData, numDependencies, flags);
 }
 
 CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, size_t, unsigned int);
-  return entry<Fn>(k_cuStreamAttachMemAsync)(hStream, dptr, length, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamAttachMemAsync))(hStream, dptr, length, flags);
 }
 
 CUresult cuStreamQuery(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return entry<Fn>(k_cuStreamQuery)(hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamQuery))(hStream);
 }
 
 CUresult cuStreamSynchronize(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return entry<Fn>(k_cuStreamSynchronize)(hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamSynchronize))(hStream);
 }
 
 CUresult cuStreamDestroy(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return entry<Fn>(k_cuStreamDestroy)(hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamDestroy))(hStream);
 }
 
 CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) {
   using Fn = CUresult (*)(CUstream, CUstream);
-  return entry<Fn>(k_cuStreamCopyAttributes)(dst, src);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamCopyAttributes))(dst, src);
 }
 
 CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out) {
   using Fn = CUresult (*)(CUstream, CUstreamAttrID, CUstreamAttrValue *);
-  return entry<Fn>(k_cuStreamGetAttribute)(hStream, attr, value_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetAttribute))(hStream, attr, value_out);
 }
 
 CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value) {
   using Fn = CUresult (*)(CUstream, CUstreamAttrID, const CUstreamAttrValue *);
-  return entry<Fn>(k_cuStreamSetAttribute)(hStream, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamSetAttribute))(hStream, attr, value);
 }
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
   using Fn = CUresult (*)(CUevent *, unsigned int);
-  return entry<Fn>(k_cuEventCreate)(phEvent, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventCreate))(phEvent, Flags);
 }
 
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
   using Fn = CUresult (*)(CUevent, CUstream);
-  return entry<Fn>(k_cuEventRecord)(hEvent, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventRecord))(hEvent, hStream);
 }
 
 CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
   using Fn = CUresult (*)(CUevent, CUstream, unsigned int);
-  return entry<Fn>(k_cuEventRecordWithFlags)(hEvent, hStream, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventRecordWithFlags))(hEvent, hStream, flags);
 }
 
 CUresult cuEventQuery(CUevent hEvent) {
   using Fn = CUresult (*)(CUevent);
-  return entry<Fn>(k_cuEventQuery)(hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventQuery))(hEvent);
 }
 
 CUresult cuEventSynchronize(CUevent hEvent) {
   using Fn = CUresult (*)(CUevent);
-  return entry<Fn>(k_cuEventSynchronize)(hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventSynchronize))(hEvent);
 }
 
 CUresult cuEventDestroy(CUevent hEvent) {
   using Fn = CUresult (*)(CUevent);
-  return entry<Fn>(k_cuEventDestroy)(hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventDestroy))(hEvent);
 }
 
 CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
   using Fn = CUresult (*)(float *, CUevent, CUevent);
-  return entry<Fn>(k_cuEventElapsedTime)(pMilliseconds, hStart, hEnd);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuEventElapsedTime))(pMilliseconds, hStart, hEnd);
 }
 
 CUresult cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *memHandleDesc) {
   using Fn = CUresult (*)(CUexternalMemory *, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *);
-  return entry<Fn>(k_cuImportExternalMemory)(extMem_out, memHandleDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuImportExternalMemory))(extMem_out, memHandleDesc);
 }
 
 CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *bufferDesc) {
   using Fn = CUresult (*)(CUdeviceptr *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *);
-  return entry<Fn>(k_cuExternalMemoryGetMappedBuffer)(devPtr, extMem, bufferDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuExternalMemoryGetMappedBuffer))(devPtr, extMem, bufferDesc);
 }
 
 CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray *mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *mipmapDesc) {
   using Fn = CUresult (*)(CUmipmappedArray *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *);
-  return entry<Fn>(k_cuExternalMemoryGetMappedMipmappedArray)(mipmap, extMem, mipmapDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuExternalMemoryGetMappedMipmappedArray))(mipmap, extMem, mipmapDesc);
 }
 
 CUresult cuDestroyExternalMemory(CUexternalMemory extMem) {
   using Fn = CUresult (*)(CUexternalMemory);
-  return entry<Fn>(k_cuDestroyExternalMemory)(extMem);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDestroyExternalMemory))(extMem);
 }
 
 CUresult cuImportExternalSemaphore(CUexternalSemaphore *extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *semHandleDesc) {
   using Fn = CUresult (*)(CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *);
-  return entry<Fn>(k_cuImportExternalSemaphore)(extSem_out, semHandleDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuImportExternalSemaphore))(extSem_out, semHandleDesc);
 }
 
 CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *paramsArray, unsigned int numExtSems, CUstream stream) {
   using Fn = CUresult (*)(const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *, unsigned int, CUstream);
-  return entry<Fn>(k_cuSignalExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuSignalExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
 }
 
 CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *paramsArray, unsigned int numExtSems, CUstream stream) {
   using Fn = CUresult (*)(const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *, unsigned int, CUstream);
-  return entry<Fn>(k_cuWaitExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuWaitExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
 }
 
 CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) {
   using Fn = CUresult (*)(CUexternalSemaphore);
-  return entry<Fn>(k_cuDestroyExternalSemaphore)(extSem);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDestroyExternalSemaphore))(extSem);
 }
 
 CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-  return entry<Fn>(k_cuStreamWaitValue32)(stream, addr, value, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWaitValue32))(stream, addr, value, flags);
 }
 
 CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-  return entry<Fn>(k_cuStreamWaitValue64)(stream, addr, value, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWaitValue64))(stream, addr, value, flags);
 }
 
 CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-  return entry<Fn>(k_cuStreamWriteValue32)(stream, addr, value, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWriteValue32))(stream, addr, value, flags);
 }
 
 CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-  return entry<Fn>(k_cuStreamWriteValue64)(stream, addr, value, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWriteValue64))(stream, addr, value, flags);
 }
 
 CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
-  return entry<Fn>(k_cuStreamBatchMemOp)(stream, count, paramArray, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBatchMemOp))(stream, count, paramArray, flags);
 }
 
 CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
   using Fn = CUresult (*)(int *, CUfunction_attribute, CUfunction);
-  return entry<Fn>(k_cuFuncGetAttribute)(pi, attrib, hfunc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetAttribute))(pi, attrib, hfunc);
 }
 
 CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   using Fn = CUresult (*)(CUfunction, CUfunction_attribute, int);
-  return entry<Fn>(k_cuFuncSetAttribute)(hfunc, attrib, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetAttribute))(hfunc, attrib, value);
 }
 
 CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
   using Fn = CUresult (*)(CUfunction, CUfunc_cache);
-  return entry<Fn>(k_cuFuncSetCacheConfig)(hfunc, config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetCacheConfig))(hfunc, config);
 }
 
 CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc) {
   using Fn = CUresult (*)(CUmodule *, CUfunction);
-  return entry<Fn>(k_cuFuncGetModule)(hmod, hfunc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetModule))(hmod, hfunc);
 }
 
 CUresult cuFuncGetName(const char **name, CUfunction hfunc) {
   using Fn = CUresult (*)(const char **, CUfunction);
-  return entry<Fn>(k_cuFuncGetName)(name, hfunc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetName))(name, hfunc);
 }
 
 CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
   using Fn = CUresult (*)(CUfunction, size_t, size_t *, size_t *);
-  return entry<Fn>(k_cuFuncGetParamInfo)(func, paramIndex, paramOffset, paramSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetParamInfo))(func, paramIndex, paramOffset, paramSize);
 }
 
 CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction function) {
   using Fn = CUresult (*)(CUfunctionLoadingState *, CUfunction);
-  return entry<Fn>(k_cuFuncIsLoaded)(state, function);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncIsLoaded))(state, function);
 }
 
 CUresult cuFuncLoad(CUfunction function) {
   using Fn = CUresult (*)(CUfunction);
-  return entry<Fn>(k_cuFuncLoad)(function);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncLoad))(function);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
   using Fn = CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
-  return entry<Fn>(k_cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchKernel))(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
   using Fn = CUresult (*)(const CUlaunchConfig *, CUfunction, void **, void **);
-  return entry<Fn>(k_cuLaunchKernelEx)(config, f, kernelParams, extra);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchKernelEx))(config, f, kernelParams, extra);
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams) {
   using Fn = CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **);
-  return entry<Fn>(k_cuLaunchCooperativeKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchCooperativeKernel))(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 }
 
 CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList, unsigned int numDevices, unsigned int flags) {
   using Fn = CUresult (*)(CUDA_LAUNCH_PARAMS *, unsigned int, unsigned int);
-  return entry<Fn>(k_cuLaunchCooperativeKernelMultiDevice)(launchParamsList, numDevices, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchCooperativeKernelMultiDevice))(launchParamsList, numDevices, flags);
 }
 
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
   using Fn = CUresult (*)(CUstream, CUhostFn, void *);
-  return entry<Fn>(k_cuLaunchHostFunc)(hStream, fn, userData);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchHostFunc))(hStream, fn, userData);
 }
 
 CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
   using Fn = CUresult (*)(CUfunction, int, int, int);
-  return entry<Fn>(k_cuFuncSetBlockShape)(hfunc, x, y, z);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetBlockShape))(hfunc, x, y, z);
 }
 
 CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
   using Fn = CUresult (*)(CUfunction, unsigned int);
-  return entry<Fn>(k_cuFuncSetSharedSize)(hfunc, bytes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetSharedSize))(hfunc, bytes);
 }
 
 CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
   using Fn = CUresult (*)(CUfunction, unsigned int);
-  return entry<Fn>(k_cuParamSetSize)(hfunc, numbytes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetSize))(hfunc, numbytes);
 }
 
 CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
   using Fn = CUresult (*)(CUfunction, int, unsigned int);
-  return entry<Fn>(k_cuParamSeti)(hfunc, offset, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSeti))(hfunc, offset, value);
 }
 
 CUresult cuParamSetf(CUfunction hfunc, int offset, float value) {
   using Fn = CUresult (*)(CUfunction, int, float);
-  return entry<Fn>(k_cuParamSetf)(hfunc, offset, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetf))(hfunc, offset, value);
 }
 
 CUresult cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsigned int numbytes) {
   using Fn = CUresult (*)(CUfunction, int, void *, unsigned int);
-  return entry<Fn>(k_cuParamSetv)(hfunc, offset, ptr, numbytes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetv))(hfunc, offset, ptr, numbytes);
 }
 
 CUresult cuLaunch(CUfunction f) {
   using Fn = CUresult (*)(CUfunction);
-  return entry<Fn>(k_cuLaunch)(f);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunch))(f);
 }
 
 CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
   using Fn = CUresult (*)(CUfunction, int, int);
-  return entry<Fn>(k_cuLaunchGrid)(f, grid_width, grid_height);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchGrid))(f, grid_width, grid_height);
 }
 
 CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
   using Fn = CUresult (*)(CUfunction, int, int, CUstream);
-  return entry<Fn>(k_cuLaunchGridAsync)(f, grid_width, grid_height, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchGridAsync))(f, grid_width, grid_height, hStream);
 }
 
 CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUfunction, int, CUtexref);
-  return entry<Fn>(k_cuParamSetTexRef)(hfunc, texunit, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetTexRef))(hfunc, texunit, hTexRef);
 }
 
 CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
   using Fn = CUresult (*)(CUfunction, CUsharedconfig);
-  return entry<Fn>(k_cuFuncSetSharedMemConfig)(hfunc, config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetSharedMemConfig))(hfunc, config);
 }
 
 CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) {
   using Fn = CUresult (*)(CUgraph *, unsigned int);
-  return entry<Fn>(k_cuGraphCreate)(phGraph, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphCreate))(phGraph, flags);
 }
 
 CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphAddKernelNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddKernelNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphKernelNodeGetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeGetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphKernelNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMCPY3D *, CUcontext);
-  return entry<Fn>(k_cuGraphAddMemcpyNode)(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemcpyNode))(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
 }
 
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_MEMCPY3D *);
-  return entry<Fn>(k_cuGraphMemcpyNodeGetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemcpyNodeGetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_MEMCPY3D *);
-  return entry<Fn>(k_cuGraphMemcpyNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemcpyNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
-  return entry<Fn>(k_cuGraphAddMemsetNode)(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemsetNode))(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
 }
 
 CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphMemsetNodeGetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemsetNodeGetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphMemsetNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemsetNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_HOST_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphAddHostNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddHostNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_HOST_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphHostNodeGetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphHostNodeGetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_HOST_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphHostNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphHostNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
-  return entry<Fn>(k_cuGraphAddChildGraphNode)(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddChildGraphNode))(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
 }
 
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph) {
   using Fn = CUresult (*)(CUgraphNode, CUgraph *);
-  return entry<Fn>(k_cuGraphChildGraphNodeGetGraph)(hNode, phGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphChildGraphNodeGetGraph))(hNode, phGraph);
 }
 
 CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t);
-  return entry<Fn>(k_cuGraphAddEmptyNode)(phGraphNode, hGraph, dependencies, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddEmptyNode))(phGraphNode, hGraph, dependencies, numDependencies);
 }
 
 CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
-  return entry<Fn>(k_cuGraphAddEventRecordNode)(phGraphNode, hGraph, dependencies, numDependencies, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddEventRecordNode))(phGraphNode, hGraph, dependencies, numDependencies, event);
 }
 
 CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
   using Fn = CUresult (*)(CUgraphNode, CUevent *);
-  return entry<Fn>(k_cuGraphEventRecordNodeGetEvent)(hNode, event_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventRecordNodeGetEvent))(hNode, event_out);
 }
 
 CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode, CUevent);
-  return entry<Fn>(k_cuGraphEventRecordNodeSetEvent)(hNode, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventRecordNodeSetEvent))(hNode, event);
 }
 
 CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
-  return entry<Fn>(k_cuGraphAddEventWaitNode)(phGraphNode, hGraph, dependencies, numDependencies, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddEventWaitNode))(phGraphNode, hGraph, dependencies, numDependencies, event);
 }
 
 CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
   using Fn = CUresult (*)(CUgraphNode, CUevent *);
-  return entry<Fn>(k_cuGraphEventWaitNodeGetEvent)(hNode, event_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventWaitNodeGetEvent))(hNode, event_out);
 }
 
 CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode, CUevent);
-  return entry<Fn>(k_cuGraphEventWaitNodeSetEvent)(hNode, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventWaitNodeSetEvent))(hNode, event);
 }
 
 CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphAddExternalSemaphoresSignalNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddExternalSemaphoresSignalNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *params_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExternalSemaphoresSignalNodeGetParams)(hNode, params_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresSignalNodeGetParams))(hNode, params_out);
 }
 
 CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExternalSemaphoresSignalNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresSignalNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphAddExternalSemaphoresWaitNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddExternalSemaphoresWaitNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS *params_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExternalSemaphoresWaitNodeGetParams)(hNode, params_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresWaitNodeGetParams))(hNode, params_out);
 }
 
 CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExternalSemaphoresWaitNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresWaitNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphAddBatchMemOpNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddBatchMemOpNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphBatchMemOpNodeGetParams)(hNode, nodeParams_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphBatchMemOpNodeGetParams))(hNode, nodeParams_out);
 }
 
 CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphBatchMemOpNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphBatchMemOpNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExecBatchMemOpNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecBatchMemOpNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphAddMemAllocNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemAllocNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphMemAllocNodeGetParams)(hNode, params_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemAllocNodeGetParams))(hNode, params_out);
 }
 
 CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
-  return entry<Fn>(k_cuGraphAddMemFreeNode)(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemFreeNode))(phGraphNode, hGraph, dependencies, numDependencies, dptr);
 }
 
 CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out) {
   using Fn = CUresult (*)(CUgraphNode, CUdeviceptr *);
-  return entry<Fn>(k_cuGraphMemFreeNodeGetParams)(hNode, dptr_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemFreeNodeGetParams))(hNode, dptr_out);
 }
 
 CUresult cuDeviceGraphMemTrim(CUdevice device) {
   using Fn = CUresult (*)(CUdevice);
-  return entry<Fn>(k_cuDeviceGraphMemTrim)(device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGraphMemTrim))(device);
 }
 
 CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value) {
   using Fn = CUresult (*)(CUdevice, CUgraphMem_attribute, void *);
-  return entry<Fn>(k_cuDeviceGetGraphMemAttribute)(device, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetGraphMemAttribute))(device, attr, value);
 }
 
 CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value) {
   using Fn = CUresult (*)(CUdevice, CUgraphMem_attribute, void *);
-  return entry<Fn>(k_cuDeviceSetGraphMemAttribute)(device, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceSetGraphMemAttribute))(device, attr, value);
 }
 
 CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph) {
   using Fn = CUresult (*)(CUgraph *, CUgraph);
-  return entry<Fn>(k_cuGraphClone)(phGraphClone, originalGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphClone))(phGraphClone, originalGraph);
 }
 
 CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraphNode, CUgraph);
-  return entry<Fn>(k_cuGraphNodeFindInClone)(phNode, hOriginalNode, hClonedGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeFindInClone))(phNode, hOriginalNode, hClonedGraph);
 }
 
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNodeType *);
-  return entry<Fn>(k_cuGraphNodeGetType)(hNode, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetType))(hNode, type);
 }
 
 CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes) {
   using Fn = CUresult (*)(CUgraph, CUgraphNode *, size_t *);
-  return entry<Fn>(k_cuGraphGetNodes)(hGraph, nodes, numNodes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetNodes))(hGraph, nodes, numNodes);
 }
 
 CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes) {
   using Fn = CUresult (*)(CUgraph, CUgraphNode *, size_t *);
-  return entry<Fn>(k_cuGraphGetRootNodes)(hGraph, rootNodes, numRootNodes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetRootNodes))(hGraph, rootNodes, numRootNodes);
 }
 
 CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges) {
   using Fn = CUresult (*)(CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *);
-  return entry<Fn>(k_cuGraphGetEdges)(hGraph, from, to, edgeData, numEdges);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetEdges))(hGraph, from, to, edgeData, numEdges);
 }
 
 CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *);
-  return entry<Fn>(k_cuGraphNodeGetDependencies)(hNode, dependencies, edgeData, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetDependencies))(hNode, dependencies, edgeData, numDependencies);
 }
 
 CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes, CUgraphEdgeData *edgeData, size_t *numDependentNodes) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *);
-  return entry<Fn>(k_cuGraphNodeGetDependentNodes)(hNode, dependentNodes, edgeData, numDependentNodes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetDependentNodes))(hNode, dependentNodes, edgeData, numDependentNodes);
 }
 
 CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = CUresult (*)(CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t);
-  return entry<Fn>(k_cuGraphAddDependencies)(hGraph, from, to, edgeData, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddDependencies))(hGraph, from, to, edgeData, numDependencies);
 }
 
 CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = CUresult (*)(CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t);
-  return entry<Fn>(k_cuGraphRemoveDependencies)(hGraph, from, to, edgeData, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphRemoveDependencies))(hGraph, from, to, edgeData, numDependencies);
 }
 
 CUresult cuGraphDestroyNode(CUgraphNode hNode) {
   using Fn = CUresult (*)(CUgraphNode);
-  return entry<Fn>(k_cuGraphDestroyNode)(hNode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphDestroyNode))(hNode);
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
   using Fn = CUresult (*)(CUgraphExec *, CUgraph, unsigned long long);
-  return entry<Fn>(k_cuGraphInstantiateWithFlags)(phGraphExec, hGraph, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphInstantiateWithFlags))(phGraphExec, hGraph, flags);
 }
 
 CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) {
   using Fn = CUresult (*)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
-  return entry<Fn>(k_cuGraphInstantiateWithParams)(phGraphExec, hGraph, instantiateParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphInstantiateWithParams))(phGraphExec, hGraph, instantiateParams);
 }
 
 CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags) {
   using Fn = CUresult (*)(CUgraphExec, cuuint64_t *);
-  return entry<Fn>(k_cuGraphExecGetFlags)(hGraphExec, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecGetFlags))(hGraphExec, flags);
 }
 
 CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExecKernelNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecKernelNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext);
-  return entry<Fn>(k_cuGraphExecMemcpyNodeSetParams)(hGraphExec, hNode, copyParams, ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecMemcpyNodeSetParams))(hGraphExec, hNode, copyParams, ctx);
 }
 
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
-  return entry<Fn>(k_cuGraphExecMemsetNodeSetParams)(hGraphExec, hNode, memsetParams, ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecMemsetNodeSetParams))(hGraphExec, hNode, memsetParams, ctx);
 }
 
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExecHostNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecHostNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUgraph);
-  return entry<Fn>(k_cuGraphExecChildGraphNodeSetParams)(hGraphExec, hNode, childGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecChildGraphNodeSetParams))(hGraphExec, hNode, childGraph);
 }
 
 CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUevent);
-  return entry<Fn>(k_cuGraphExecEventRecordNodeSetEvent)(hGraphExec, hNode, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecEventRecordNodeSetEvent))(hGraphExec, hNode, event);
 }
 
 CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUevent);
-  return entry<Fn>(k_cuGraphExecEventWaitNodeSetEvent)(hGraphExec, hNode, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecEventWaitNodeSetEvent))(hGraphExec, hNode, event);
 }
 
 CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExecExternalSemaphoresSignalNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecExternalSemaphoresSignalNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return entry<Fn>(k_cuGraphExecExternalSemaphoresWaitNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecExternalSemaphoresWaitNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, unsigned int);
-  return entry<Fn>(k_cuGraphNodeSetEnabled)(hGraphExec, hNode, isEnabled);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeSetEnabled))(hGraphExec, hNode, isEnabled);
 }
 
 CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, unsigned int *);
-  return entry<Fn>(k_cuGraphNodeGetEnabled)(hGraphExec, hNode, isEnabled);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetEnabled))(hGraphExec, hNode, isEnabled);
 }
 
 CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
   using Fn = CUresult (*)(CUgraphExec, CUstream);
-  return entry<Fn>(k_cuGraphUpload)(hGraphExec, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphUpload))(hGraphExec, hStream);
 }
 
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
   using Fn = CUresult (*)(CUgraphExec, CUstream);
-  return entry<Fn>(k_cuGraphLaunch)(hGraphExec, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphLaunch))(hGraphExec, hStream);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
   using Fn = CUresult (*)(CUgraphExec);
-  return entry<Fn>(k_cuGraphExecDestroy)(hGraphExec);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecDestroy))(hGraphExec);
 }
 
 CUresult cuGraphDestroy(CUgraph hGraph) {
   using Fn = CUresult (*)(CUgraph);
-  return entry<Fn>(k_cuGraphDestroy)(hGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphDestroy))(hGraph);
 }
 
 CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo) {
   using Fn = CUresult (*)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *);
-  return entry<Fn>(k_cuGraphExecUpdate)(hGraphExec, hGraph, resultInfo);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecUpdate))(hGraphExec, hGraph, resultInfo);
 }
 
 CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNode);
-  return entry<Fn>(k_cuGraphKernelNodeCopyAttributes)(dst, src);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeCopyAttributes))(dst, src);
 }
 
 CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out) {
   using Fn = CUresult (*)(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *);
-  return entry<Fn>(k_cuGraphKernelNodeGetAttribute)(hNode, attr, value_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeGetAttribute))(hNode, attr, value_out);
 }
 
 CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value) {
   using Fn = CUresult (*)(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue *);
-  return entry<Fn>(k_cuGraphKernelNodeSetAttribute)(hNode, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeSetAttribute))(hNode, attr, value);
 }
 
 CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int flags) {
   using Fn = CUresult (*)(CUgraph, const char *, unsigned int);
-  return entry<Fn>(k_cuGraphDebugDotPrint)(hGraph, path, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphDebugDotPrint))(hGraph, path, flags);
 }
 
 CUresult cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) {
   using Fn = CUresult (*)(CUuserObject *, void *, CUhostFn, unsigned int, unsigned int);
-  return entry<Fn>(k_cuUserObjectCreate)(object_out, ptr, destroy, initialRefcount, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuUserObjectCreate))(object_out, ptr, destroy, initialRefcount, flags);
 }
 
 CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
   using Fn = CUresult (*)(CUuserObject, unsigned int);
-  return entry<Fn>(k_cuUserObjectRetain)(object, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuUserObjectRetain))(object, count);
 }
 
 CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
   using Fn = CUresult (*)(CUuserObject, unsigned int);
-  return entry<Fn>(k_cuUserObjectRelease)(object, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuUserObjectRelease))(object, count);
 }
 
 CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
   using Fn = CUresult (*)(CUgraph, CUuserObject, unsigned int, unsigned int);
-  return entry<Fn>(k_cuGraphRetainUserObject)(graph, object, count, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphRetainUserObject))(graph, object, count, flags);
 }
 
 CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
   using Fn = CUresult (*)(CUgraph, CUuserObject, unsigned int);
-  return entry<Fn>(k_cuGraphReleaseUserObject)(graph, object, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphReleaseUserObject))(graph, object, count);
 }
 
 CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
-  return entry<Fn>(k_cuGraphAddNode)(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddNode))(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
 }
 
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNodeParams *);
-  return entry<Fn>(k_cuGraphNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeSetParams))(hNode, nodeParams);
 }
 
 CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
-  return entry<Fn>(k_cuGraphExecNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned int, unsigned int);
-  return entry<Fn>(k_cuGraphConditionalHandleCreate)(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphConditionalHandleCreate))(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) {
   using Fn = CUresult (*)(int *, CUfunction, int, size_t);
-  return entry<Fn>(k_cuOccupancyMaxActiveBlocksPerMultiprocessor)(numBlocks, func, blockSize, dynamicSMemSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxActiveBlocksPerMultiprocessor))(numBlocks, func, blockSize, dynamicSMemSize);
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
   using Fn = CUresult (*)(int *, CUfunction, int, size_t, unsigned int);
-  return entry<Fn>(k_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)(numBlocks, func, blockSize, dynamicSMemSize, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))(numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 
 CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) {
   using Fn = CUresult (*)(int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int);
-  return entry<Fn>(k_cuOccupancyMaxPotentialBlockSize)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxPotentialBlockSize))(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
 }
 
 CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
   using Fn = CUresult (*)(int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int);
-  return entry<Fn>(k_cuOccupancyMaxPotentialBlockSizeWithFlags)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxPotentialBlockSizeWithFlags))(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
 }
 
 CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
   using Fn = CUresult (*)(size_t *, CUfunction, int, int);
-  return entry<Fn>(k_cuOccupancyAvailableDynamicSMemPerBlock)(dynamicSmemSize, func, numBlocks, blockSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyAvailableDynamicSMemPerBlock))(dynamicSmemSize, func, numBlocks, blockSize);
 }
 
 CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config) {
   using Fn = CUresult (*)(int *, CUfunction, const CUlaunchConfig *);
-  return entry<Fn>(k_cuOccupancyMaxPotentialClusterSize)(clusterSize, func, config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxPotentialClusterSize))(clusterSize, func, config);
 }
 
 CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config) {
   using Fn = CUresult (*)(int *, CUfunction, const CUlaunchConfig *);
-  return entry<Fn>(k_cuOccupancyMaxActiveClusters)(numClusters, func, config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxActiveClusters))(numClusters, func, config);
 }
 
 CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) {
   using Fn = CUresult (*)(CUtexref, CUarray, unsigned int);
-  return entry<Fn>(k_cuTexRefSetArray)(hTexRef, hArray, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetArray))(hTexRef, hArray, Flags);
 }
 
 CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) {
   using Fn = CUresult (*)(CUtexref, CUmipmappedArray, unsigned int);
-  return entry<Fn>(k_cuTexRefSetMipmappedArray)(hTexRef, hMipmappedArray, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmappedArray))(hTexRef, hMipmappedArray, Flags);
 }
 
 CUresult cuTexRefSetAddress(size_t *ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) {
   using Fn = CUresult (*)(size_t *, CUtexref, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuTexRefSetAddress)(ByteOffset, hTexRef, dptr, bytes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetAddress))(ByteOffset, hTexRef, dptr, bytes);
 }
 
 CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR *desc, CUdeviceptr dptr, size_t Pitch) {
   using Fn = CUresult (*)(CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuTexRefSetAddress2D)(hTexRef, desc, dptr, Pitch);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetAddress2D))(hTexRef, desc, dptr, Pitch);
 }
 
 CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) {
   using Fn = CUresult (*)(CUtexref, CUarray_format, int);
-  return entry<Fn>(k_cuTexRefSetFormat)(hTexRef, fmt, NumPackedComponents);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetFormat))(hTexRef, fmt, NumPackedComponents);
 }
 
 CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) {
   using Fn = CUresult (*)(CUtexref, int, CUaddress_mode);
-  return entry<Fn>(k_cuTexRefSetAddressMode)(hTexRef, dim, am);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetAddressMode))(hTexRef, dim, am);
 }
 
 CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
   using Fn = CUresult (*)(CUtexref, CUfilter_mode);
-  return entry<Fn>(k_cuTexRefSetFilterMode)(hTexRef, fm);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetFilterMode))(hTexRef, fm);
 }
 
 CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
   using Fn = CUresult (*)(CUtexref, CUfilter_mode);
-  return entry<Fn>(k_cuTexRefSetMipmapFilterMode)(hTexRef, fm);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmapFilterMode))(hTexRef, fm);
 }
 
 CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) {
   using Fn = CUresult (*)(CUtexref, float);
-  return entry<Fn>(k_cuTexRefSetMipmapLevelBias)(hTexRef, bias);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmapLevelBias))(hTexRef, bias);
 }
 
 CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) {
   using Fn = CUresult (*)(CUtexref, float, float);
-  return entry<Fn>(k_cuTexRefSetMipmapLevelClamp)(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmapLevelClamp))(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
 }
 
 CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) {
   using Fn = CUresult (*)(CUtexref, unsigned int);
-  return entry<Fn>(k_cuTexRefSetMaxAnisotropy)(hTexRef, maxAniso);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMaxAnisotropy))(hTexRef, maxAniso);
 }
 
 CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float *pBorderColor) {
   using Fn = CUresult (*)(CUtexref, float *);
-  return entry<Fn>(k_cuTexRefSetBorderColor)(hTexRef, pBorderColor);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetBorderColor))(hTexRef, pBorderColor);
 }
 
 CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) {
   using Fn = CUresult (*)(CUtexref, unsigned int);
-  return entry<Fn>(k_cuTexRefSetFlags)(hTexRef, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetFlags))(hTexRef, Flags);
 }
 
 CUresult cuTexRefGetAddress(CUdeviceptr *pdptr, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUdeviceptr *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetAddress)(pdptr, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetAddress))(pdptr, hTexRef);
 }
 
 CUresult cuTexRefGetArray(CUarray *phArray, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUarray *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetArray)(phArray, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetArray))(phArray, hTexRef);
 }
 
 CUresult cuTexRefGetMipmappedArray(CUmipmappedArray *phMipmappedArray, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUmipmappedArray *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetMipmappedArray)(phMipmappedArray, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmappedArray))(phMipmappedArray, hTexRef);
 }
 
 CUresult cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref hTexRef, int dim) {
   using Fn = CUresult (*)(CUaddress_mode *, CUtexref, int);
-  return entry<Fn>(k_cuTexRefGetAddressMode)(pam, hTexRef, dim);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetAddressMode))(pam, hTexRef, dim);
 }
 
 CUresult cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUfilter_mode *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetFilterMode)(pfm, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetFilterMode))(pfm, hTexRef);
 }
 
 CUresult cuTexRefGetFormat(CUarray_format *pFormat, int *pNumChannels, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUarray_format *, int *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetFormat)(pFormat, pNumChannels, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetFormat))(pFormat, pNumChannels, hTexRef);
 }
 
 CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode *pfm, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUfilter_mode *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetMipmapFilterMode)(pfm, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmapFilterMode))(pfm, hTexRef);
 }
 
 CUresult cuTexRefGetMipmapLevelBias(float *pbias, CUtexref hTexRef) {
   using Fn = CUresult (*)(float *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetMipmapLevelBias)(pbias, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmapLevelBias))(pbias, hTexRef);
 }
 
 CUresult cuTexRefGetMipmapLevelClamp(float *pminMipmapLevelClamp, float *pmaxMipmapLevelClamp, CUtexref hTexRef) {
   using Fn = CUresult (*)(float *, float *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetMipmapLevelClamp)(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmapLevelClamp))(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
 }
 
 CUresult cuTexRefGetMaxAnisotropy(int *pmaxAniso, CUtexref hTexRef) {
   using Fn = CUresult (*)(int *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetMaxAnisotropy)(pmaxAniso, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMaxAnisotropy))(pmaxAniso, hTexRef);
 }
 
 CUresult cuTexRefGetBorderColor(float *pBorderColor, CUtexref hTexRef) {
   using Fn = CUresult (*)(float *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetBorderColor)(pBorderColor, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetBorderColor))(pBorderColor, hTexRef);
 }
 
 CUresult cuTexRefGetFlags(unsigned int *pFlags, CUtexref hTexRef) {
   using Fn = CUresult (*)(unsigned int *, CUtexref);
-  return entry<Fn>(k_cuTexRefGetFlags)(pFlags, hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetFlags))(pFlags, hTexRef);
 }
 
 CUresult cuTexRefCreate(CUtexref *pTexRef) {
   using Fn = CUresult (*)(CUtexref *);
-  return entry<Fn>(k_cuTexRefCreate)(pTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefCreate))(pTexRef);
 }
 
 CUresult cuTexRefDestroy(CUtexref hTexRef) {
   using Fn = CUresult (*)(CUtexref);
-  return entry<Fn>(k_cuTexRefDestroy)(hTexRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefDestroy))(hTexRef);
 }
 
 CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) {
   using Fn = CUresult (*)(CUsurfref, CUarray, unsigned int);
-  return entry<Fn>(k_cuSurfRefSetArray)(hSurfRef, hArray, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfRefSetArray))(hSurfRef, hArray, Flags);
 }
 
 CUresult cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef) {
   using Fn = CUresult (*)(CUarray *, CUsurfref);
-  return entry<Fn>(k_cuSurfRefGetArray)(phArray, hSurfRef);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfRefGetArray))(phArray, hSurfRef);
 }
 
 CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC *pResDesc, const CUDA_TEXTURE_DESC *pTexDesc, const CUDA_RESOURCE_VIEW_DESC *pResViewDesc) {
   using Fn = CUresult (*)(CUtexObject *, const CUDA_RESOURCE_DESC *, const CUDA_TEXTURE_DESC *, const CUDA_RESOURCE_VIEW_DESC *);
-  return entry<Fn>(k_cuTexObjectCreate)(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectCreate))(pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
 
 CUresult cuTexObjectDestroy(CUtexObject texObject) {
   using Fn = CUresult (*)(CUtexObject);
-  return entry<Fn>(k_cuTexObjectDestroy)(texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectDestroy))(texObject);
 }
 
 CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject) {
   using Fn = CUresult (*)(CUDA_RESOURCE_DESC *, CUtexObject);
-  return entry<Fn>(k_cuTexObjectGetResourceDesc)(pResDesc, texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectGetResourceDesc))(pResDesc, texObject);
 }
 
 CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *pTexDesc, CUtexObject texObject) {
   using Fn = CUresult (*)(CUDA_TEXTURE_DESC *, CUtexObject);
-  return entry<Fn>(k_cuTexObjectGetTextureDesc)(pTexDesc, texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectGetTextureDesc))(pTexDesc, texObject);
 }
 
 CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *pResViewDesc, CUtexObject texObject) {
   using Fn = CUresult (*)(CUDA_RESOURCE_VIEW_DESC *, CUtexObject);
-  return entry<Fn>(k_cuTexObjectGetResourceViewDesc)(pResViewDesc, texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectGetResourceViewDesc))(pResViewDesc, texObject);
 }
 
 CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc) {
   using Fn = CUresult (*)(CUsurfObject *, const CUDA_RESOURCE_DESC *);
-  return entry<Fn>(k_cuSurfObjectCreate)(pSurfObject, pResDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfObjectCreate))(pSurfObject, pResDesc);
 }
 
 CUresult cuSurfObjectDestroy(CUsurfObject surfObject) {
   using Fn = CUresult (*)(CUsurfObject);
-  return entry<Fn>(k_cuSurfObjectDestroy)(surfObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfObjectDestroy))(surfObject);
 }
 
 CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject) {
   using Fn = CUresult (*)(CUDA_RESOURCE_DESC *, CUsurfObject);
-  return entry<Fn>(k_cuSurfObjectGetResourceDesc)(pResDesc, surfObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfObjectGetResourceDesc))(pResDesc, surfObject);
 }
 
 CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  return entry<Fn>(k_cuTensorMapEncodeTiled)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapEncodeTiled))(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  return entry<Fn>(k_cuTensorMapEncodeIm2col)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapEncodeIm2col))(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, int, int, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  return entry<Fn>(k_cuTensorMapEncodeIm2colWide)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapEncodeIm2colWide))(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress) {
   using Fn = CUresult (*)(CUtensorMap *, void *);
-  return entry<Fn>(k_cuTensorMapReplaceAddress)(tensorMap, globalAddress);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapReplaceAddress))(tensorMap, globalAddress);
 }
 
 CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev) {
   using Fn = CUresult (*)(int *, CUdevice, CUdevice);
-  return entry<Fn>(k_cuDeviceCanAccessPeer)(canAccessPeer, dev, peerDev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceCanAccessPeer))(canAccessPeer, dev, peerDev);
 }
 
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
   using Fn = CUresult (*)(CUcontext, unsigned int);
-  return entry<Fn>(k_cuCtxEnablePeerAccess)(peerContext, Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxEnablePeerAccess))(peerContext, Flags);
 }
 
 CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxDisablePeerAccess)(peerContext);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDisablePeerAccess))(peerContext);
 }
 
 CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
   using Fn = CUresult (*)(int *, CUdevice_P2PAttribute, CUdevice, CUdevice);
-  return entry<Fn>(k_cuDeviceGetP2PAttribute)(value, attrib, srcDevice, dstDevice);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetP2PAttribute))(value, attrib, srcDevice, dstDevice);
 }
 
 CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) {
   using Fn = CUresult (*)(unsigned int *, const CUatomicOperation *, unsigned int, CUdevice, CUdevice);
-  return entry<Fn>(k_cuDeviceGetP2PAtomicCapabilities)(capabilities, operations, count, srcDevice, dstDevice);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetP2PAtomicCapabilities))(capabilities, operations, count, srcDevice, dstDevice);
 }
 
 CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   using Fn = CUresult (*)(CUgraphicsResource);
-  return entry<Fn>(k_cuGraphicsUnregisterResource)(resource);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsUnregisterResource))(resource);
 }
 
 CUresult cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) {
   using Fn = CUresult (*)(CUarray *, CUgraphicsResource, unsigned int, unsigned int);
-  return entry<Fn>(k_cuGraphicsSubResourceGetMappedArray)(pArray, resource, arrayIndex, mipLevel);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsSubResourceGetMappedArray))(pArray, resource, arrayIndex, mipLevel);
 }
 
 CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *pMipmappedArray, CUgraphicsResource resource) {
   using Fn = CUresult (*)(CUmipmappedArray *, CUgraphicsResource);
-  return entry<Fn>(k_cuGraphicsResourceGetMappedMipmappedArray)(pMipmappedArray, resource);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceGetMappedMipmappedArray))(pMipmappedArray, resource);
 }
 
 CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr *pDevPtr, size_t *pSize, CUgraphicsResource resource) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUgraphicsResource);
-  return entry<Fn>(k_cuGraphicsResourceGetMappedPointer)(pDevPtr, pSize, resource);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceGetMappedPointer))(pDevPtr, pSize, resource);
 }
 
 CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphicsResource, unsigned int);
-  return entry<Fn>(k_cuGraphicsResourceSetMapFlags)(resource, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceSetMapFlags))(resource, flags);
 }
 
 CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream) {
   using Fn = CUresult (*)(unsigned int, CUgraphicsResource *, CUstream);
-  return entry<Fn>(k_cuGraphicsMapResources)(count, resources, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsMapResources))(count, resources, hStream);
 }
 
 CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream) {
   using Fn = CUresult (*)(unsigned int, CUgraphicsResource *, CUstream);
-  return entry<Fn>(k_cuGraphicsUnmapResources)(count, resources, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsUnmapResources))(count, resources, hStream);
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus) {
   using Fn = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-  return entry<Fn>(k_cuGetProcAddress)(symbol, pfn, cudaVersion, flags, symbolStatus);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGetProcAddress))(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return entry<Fn>(k_cuCoredumpGetAttribute)(attrib, value, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpGetAttribute))(attrib, value, size);
 }
 
 CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return entry<Fn>(k_cuCoredumpGetAttributeGlobal)(attrib, value, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpGetAttributeGlobal))(attrib, value, size);
 }
 
 CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return entry<Fn>(k_cuCoredumpSetAttribute)(attrib, value, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpSetAttribute))(attrib, value, size);
 }
 
 CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return entry<Fn>(k_cuCoredumpSetAttributeGlobal)(attrib, value, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpSetAttributeGlobal))(attrib, value, size);
 }
 
 CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId) {
   using Fn = CUresult (*)(const void **, const CUuuid *);
-  return entry<Fn>(k_cuGetExportTable)(ppExportTable, pExportTableId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGetExportTable))(ppExportTable, pExportTableId);
 }
 
 CUresult cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) {
   using Fn = CUresult (*)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
-  return entry<Fn>(k_cuGreenCtxCreate)(phCtx, desc, dev, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxCreate))(phCtx, desc, dev, flags);
 }
 
 CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) {
   using Fn = CUresult (*)(CUgreenCtx);
-  return entry<Fn>(k_cuGreenCtxDestroy)(hCtx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxDestroy))(hCtx);
 }
 
 CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx) {
   using Fn = CUresult (*)(CUcontext *, CUgreenCtx);
-  return entry<Fn>(k_cuCtxFromGreenCtx)(pContext, hCtx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxFromGreenCtx))(pContext, hCtx);
 }
 
 CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUdevice, CUdevResource *, CUdevResourceType);
-  return entry<Fn>(k_cuDeviceGetDevResource)(device, resource, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetDevResource))(device, resource, type);
 }
 
 CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUcontext, CUdevResource *, CUdevResourceType);
-  return entry<Fn>(k_cuCtxGetDevResource)(hCtx, resource, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevResource))(hCtx, resource, type);
 }
 
 CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUgreenCtx, CUdevResource *, CUdevResourceType);
-  return entry<Fn>(k_cuGreenCtxGetDevResource)(hCtx, resource, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxGetDevResource))(hCtx, resource, type);
 }
 
 CUresult cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups, const CUdevResource *input, CUdevResource *remaining, unsigned int useFlags, unsigned int minCount) {
   using Fn = CUresult (*)(CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *, unsigned int, unsigned int);
-  return entry<Fn>(k_cuDevSmResourceSplitByCount)(result, nbGroups, input, remaining, useFlags, minCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevSmResourceSplitByCount))(result, nbGroups, input, remaining, useFlags, minCount);
 }
 
 CUresult cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUdevResource *resources, unsigned int nbResources) {
   using Fn = CUresult (*)(CUdevResourceDesc *, CUdevResource *, unsigned int);
-  return entry<Fn>(k_cuDevResourceGenerateDesc)(phDesc, resources, nbResources);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDevResourceGenerateDesc))(phDesc, resources, nbResources);
 }
 
 CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUgreenCtx, CUevent);
-  return entry<Fn>(k_cuGreenCtxRecordEvent)(hCtx, hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxRecordEvent))(hCtx, hEvent);
 }
 
 CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUgreenCtx, CUevent);
-  return entry<Fn>(k_cuGreenCtxWaitEvent)(hCtx, hEvent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxWaitEvent))(hCtx, hEvent);
 }
 
 CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx *phCtx) {
   using Fn = CUresult (*)(CUstream, CUgreenCtx *);
-  return entry<Fn>(k_cuStreamGetGreenCtx)(hStream, phCtx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetGreenCtx))(hStream, phCtx);
 }
 
 CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) {
   using Fn = CUresult (*)(CUstream *, CUgreenCtx, unsigned int, int);
-  return entry<Fn>(k_cuGreenCtxStreamCreate)(phStream, greenCtx, flags, priority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxStreamCreate))(phStream, greenCtx, flags, priority);
 }
 
 CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId) {
   using Fn = CUresult (*)(CUgreenCtx, unsigned long long *);
-  return entry<Fn>(k_cuGreenCtxGetId)(greenCtx, greenCtxId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxGetId))(greenCtx, greenCtxId);
 }
 
 CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out) {
   using Fn = CUresult (*)(CUlogsCallback, void *, CUlogsCallbackHandle *);
-  return entry<Fn>(k_cuLogsRegisterCallback)(callbackFunc, userData, callback_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsRegisterCallback))(callbackFunc, userData, callback_out);
 }
 
 CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
   using Fn = CUresult (*)(CUlogsCallbackHandle);
-  return entry<Fn>(k_cuLogsUnregisterCallback)(callback);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsUnregisterCallback))(callback);
 }
 
 CUresult cuLogsCurrent(CUlogIterator *iterator_out, unsigned int flags) {
   using Fn = CUresult (*)(CUlogIterator *, unsigned int);
-  return entry<Fn>(k_cuLogsCurrent)(iterator_out, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsCurrent))(iterator_out, flags);
 }
 
 CUresult cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFile, unsigned int flags) {
   using Fn = CUresult (*)(CUlogIterator *, const char *, unsigned int);
-  return entry<Fn>(k_cuLogsDumpToFile)(iterator, pathToFile, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsDumpToFile))(iterator, pathToFile, flags);
 }
 
 CUresult cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size, unsigned int flags) {
   using Fn = CUresult (*)(CUlogIterator *, char *, size_t *, unsigned int);
-  return entry<Fn>(k_cuLogsDumpToMemory)(iterator, buffer, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsDumpToMemory))(iterator, buffer, size, flags);
 }
 
 CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int *tid) {
   using Fn = CUresult (*)(int, int *);
-  return entry<Fn>(k_cuCheckpointProcessGetRestoreThreadId)(pid, tid);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessGetRestoreThreadId))(pid, tid);
 }
 
 CUresult cuCheckpointProcessGetState(int pid, CUprocessState *state) {
   using Fn = CUresult (*)(int, CUprocessState *);
-  return entry<Fn>(k_cuCheckpointProcessGetState)(pid, state);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessGetState))(pid, state);
 }
 
 CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointLockArgs *);
-  return entry<Fn>(k_cuCheckpointProcessLock)(pid, args);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessLock))(pid, args);
 }
 
 CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointCheckpointArgs *);
-  return entry<Fn>(k_cuCheckpointProcessCheckpoint)(pid, args);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessCheckpoint))(pid, args);
 }
 
 CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointRestoreArgs *);
-  return entry<Fn>(k_cuCheckpointProcessRestore)(pid, args);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessRestore))(pid, args);
 }
 
 CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointUnlockArgs *);
-  return entry<Fn>(k_cuCheckpointProcessUnlock)(pid, args);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessUnlock))(pid, args);
 }
 
 }  // namespace cubind::raw

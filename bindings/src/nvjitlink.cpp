@@ -3,35 +3,27 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvjitlink.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
 namespace cubind::raw {
 namespace {
 
-struct Entry {
-  const char* name;        // the public name
-  const char* symbol;      // what to look up
-  const char* introduced;  // the CUDA version that introduced it, or ""
-  bool per_thread;         // has a _ptds / _ptsz variant
-};
+using cubind::detail::EntryPoint;
 
-constexpr Entry kEntries[] = {
-    {"nvJitLinkCreate", "__nvJitLinkCreate_13_0", "13.0", false},
-    {"nvJitLinkDestroy", "__nvJitLinkDestroy_13_0", "13.0", false},
-    {"nvJitLinkAddData", "__nvJitLinkAddData_13_0", "13.0", false},
-    {"nvJitLinkAddFile", "__nvJitLinkAddFile_13_0", "13.0", false},
-    {"nvJitLinkComplete", "__nvJitLinkComplete_13_0", "13.0", false},
-    {"nvJitLinkGetLinkedCubinSize", "__nvJitLinkGetLinkedCubinSize_13_0", "13.0", false},
-    {"nvJitLinkGetLinkedCubin", "__nvJitLinkGetLinkedCubin_13_0", "13.0", false},
-    {"nvJitLinkGetLinkedPtxSize", "__nvJitLinkGetLinkedPtxSize_13_0", "13.0", false},
-    {"nvJitLinkGetLinkedPtx", "__nvJitLinkGetLinkedPtx_13_0", "13.0", false},
-    {"nvJitLinkGetErrorLogSize", "__nvJitLinkGetErrorLogSize_13_0", "13.0", false},
-    {"nvJitLinkGetErrorLog", "__nvJitLinkGetErrorLog_13_0", "13.0", false},
-    {"nvJitLinkGetInfoLogSize", "__nvJitLinkGetInfoLogSize_13_0", "13.0", false},
-    {"nvJitLinkGetInfoLog", "__nvJitLinkGetInfoLog_13_0", "13.0", false},
-    {"nvJitLinkVersion", "nvJitLinkVersion", "", false},
+// {public name, symbol, introduced in, ABI version, has per-thread variants}
+constexpr EntryPoint kEntries[] = {
+    {"nvJitLinkCreate", "__nvJitLinkCreate_13_0", "13.0", 0, false},
+    {"nvJitLinkDestroy", "__nvJitLinkDestroy_13_0", "13.0", 0, false},
+    {"nvJitLinkAddData", "__nvJitLinkAddData_13_0", "13.0", 0, false},
+    {"nvJitLinkAddFile", "__nvJitLinkAddFile_13_0", "13.0", 0, false},
+    {"nvJitLinkComplete", "__nvJitLinkComplete_13_0", "13.0", 0, false},
+    {"nvJitLinkGetLinkedCubinSize", "__nvJitLinkGetLinkedCubinSize_13_0", "13.0", 0, false},
+    {"nvJitLinkGetLinkedCubin", "__nvJitLinkGetLinkedCubin_13_0", "13.0", 0, false},
+    {"nvJitLinkGetLinkedPtxSize", "__nvJitLinkGetLinkedPtxSize_13_0", "13.0", 0, false},
+    {"nvJitLinkGetLinkedPtx", "__nvJitLinkGetLinkedPtx_13_0", "13.0", 0, false},
+    {"nvJitLinkGetErrorLogSize", "__nvJitLinkGetErrorLogSize_13_0", "13.0", 0, false},
+    {"nvJitLinkGetErrorLog", "__nvJitLinkGetErrorLog_13_0", "13.0", 0, false},
+    {"nvJitLinkGetInfoLogSize", "__nvJitLinkGetInfoLogSize_13_0", "13.0", 0, false},
+    {"nvJitLinkGetInfoLog", "__nvJitLinkGetInfoLog_13_0", "13.0", 0, false},
+    {"nvJitLinkVersion", "nvJitLinkVersion", "", 0, false},
 };
 constexpr int kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);
 
@@ -52,138 +44,86 @@ enum EntryIndex : int {
   k_nvJitLinkVersion = 13,
 };
 
-// 0: not tried, 1: loaded, 2: failed. Published with release once the
-// slots, path and error below are written; read with acquire.
-std::atomic<int> g_state{0};
-std::once_flag g_once;
+constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib", "nvidia/nvjitlink/lib"};
 void* g_slots[kEntryCount];
-std::string g_path;
-std::string g_error;
-
-void load_once() {
-  try {
-    const cubind::detail::LibrarySpec spec{"nvJitLink", "libnvJitLink.so.13", "CUBIND_NVJITLINK_LIBRARY", {"nvidia/cu13/lib", "nvidia/nvjitlink/lib"}, false};
-    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);
-    g_path = lib.path;
-    for (int i = 0; i < kEntryCount; ++i) {
-      g_slots[i] = cubind::detail::find_symbol(lib.handle, kEntries[i].symbol);
-    }
-    g_state.store(1, std::memory_order_release);
-  } catch (const std::exception& e) {
-    g_error = e.what();
-    g_state.store(2, std::memory_order_release);
-  }
-}
-
-void ensure_loaded() {
-  std::call_once(g_once, load_once);
-  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);
-}
-
-[[noreturn]] void missing(int i) {
-  const Entry& e = kEntries[i];
-  std::string message = std::string(e.name) + " is not available in " + "nvJitLink" + " loaded from " + g_path;
-  if (*e.introduced != '\0') {
-    message += std::string(": it was introduced in CUDA ") + e.introduced;
-  } else {
-    message += ": the library is older than the CUDA 13.0 headers cubind was generated from";
-  }
-  throw cubind::LoaderError(message);
-}
-
-// The hot path: one acquire load and one null check after the first call.
-template <typename Fn>
-inline Fn entry(int i) {
-  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();
-  void* fn = g_slots[i];
-  if (fn == nullptr) missing(i);
-  return reinterpret_cast<Fn>(fn);
-}
+// Constant-initialised: nothing runs before main, and it outlives every other object.
+cubind::detail::LibraryTable g_table({"nvJitLink", "libnvJitLink.so.13", "CUBIND_NVJITLINK_LIBRARY", kWheelDirs, 2, false},
+                                       cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13000);
 
 }  // namespace
 
-void nvjitlink_load() { ensure_loaded(); }
+void nvjitlink_load() { g_table.ensure_loaded(); }
 
-cubind::detail::LibraryStatus nvjitlink_status() noexcept {
-  cubind::detail::LibraryStatus status;
-  const int state = g_state.load(std::memory_order_acquire);
-  status.attempted = state != 0;
-  status.loaded = state == 1;
-  if (state != 0) {
-    status.path = g_path;
-    status.error = g_error;
-  }
-  return status;
-}
+cubind::detail::LibraryStatus nvjitlink_status() noexcept { return g_table.status(); }
 
 nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle *, uint32_t, const char **);
-  return entry<Fn>(k_nvJitLinkCreate)(handle, numOptions, options);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkCreate))(handle, numOptions, options);
 }
 
 nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle *);
-  return entry<Fn>(k_nvJitLinkDestroy)(handle);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkDestroy))(handle);
 }
 
 nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, nvJitLinkInputType, const void *, size_t, const char *);
-  return entry<Fn>(k_nvJitLinkAddData)(handle, inputType, data, size, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkAddData))(handle, inputType, data, size, name);
 }
 
 nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, nvJitLinkInputType, const char *);
-  return entry<Fn>(k_nvJitLinkAddFile)(handle, inputType, fileName);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkAddFile))(handle, inputType, fileName);
 }
 
 nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle);
-  return entry<Fn>(k_nvJitLinkComplete)(handle);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkComplete))(handle);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return entry<Fn>(k_nvJitLinkGetLinkedCubinSize)(handle, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedCubinSize))(handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, void *);
-  return entry<Fn>(k_nvJitLinkGetLinkedCubin)(handle, cubin);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedCubin))(handle, cubin);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return entry<Fn>(k_nvJitLinkGetLinkedPtxSize)(handle, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedPtxSize))(handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-  return entry<Fn>(k_nvJitLinkGetLinkedPtx)(handle, ptx);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedPtx))(handle, ptx);
 }
 
 nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return entry<Fn>(k_nvJitLinkGetErrorLogSize)(handle, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetErrorLogSize))(handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-  return entry<Fn>(k_nvJitLinkGetErrorLog)(handle, log);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetErrorLog))(handle, log);
 }
 
 nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return entry<Fn>(k_nvJitLinkGetInfoLogSize)(handle, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetInfoLogSize))(handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-  return entry<Fn>(k_nvJitLinkGetInfoLog)(handle, log);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetInfoLog))(handle, log);
 }
 
 nvJitLinkResult nvJitLinkVersion(unsigned int *major, unsigned int *minor) {
   using Fn = nvJitLinkResult (*)(unsigned int *, unsigned int *);
-  return entry<Fn>(k_nvJitLinkVersion)(major, minor);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkVersion))(major, minor);
 }
 
 }  // namespace cubind::raw

@@ -3,45 +3,37 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvrtc.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
 namespace cubind::raw {
 namespace {
 
-struct Entry {
-  const char* name;        // the public name
-  const char* symbol;      // what to look up
-  const char* introduced;  // the CUDA version that introduced it, or ""
-  bool per_thread;         // has a _ptds / _ptsz variant
-};
+using cubind::detail::EntryPoint;
 
-constexpr Entry kEntries[] = {
-    {"nvrtcGetErrorString", "nvrtcGetErrorString", "", false},
-    {"nvrtcVersion", "nvrtcVersion", "", false},
-    {"nvrtcGetNumSupportedArchs", "nvrtcGetNumSupportedArchs", "", false},
-    {"nvrtcGetSupportedArchs", "nvrtcGetSupportedArchs", "", false},
-    {"nvrtcCreateProgram", "nvrtcCreateProgram", "", false},
-    {"nvrtcDestroyProgram", "nvrtcDestroyProgram", "", false},
-    {"nvrtcCompileProgram", "nvrtcCompileProgram", "", false},
-    {"nvrtcGetPTXSize", "nvrtcGetPTXSize", "", false},
-    {"nvrtcGetPTX", "nvrtcGetPTX", "", false},
-    {"nvrtcGetCUBINSize", "nvrtcGetCUBINSize", "", false},
-    {"nvrtcGetCUBIN", "nvrtcGetCUBIN", "", false},
-    {"nvrtcGetLTOIRSize", "nvrtcGetLTOIRSize", "", false},
-    {"nvrtcGetLTOIR", "nvrtcGetLTOIR", "", false},
-    {"nvrtcGetOptiXIRSize", "nvrtcGetOptiXIRSize", "", false},
-    {"nvrtcGetOptiXIR", "nvrtcGetOptiXIR", "", false},
-    {"nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize", "", false},
-    {"nvrtcGetProgramLog", "nvrtcGetProgramLog", "", false},
-    {"nvrtcAddNameExpression", "nvrtcAddNameExpression", "", false},
-    {"nvrtcGetLoweredName", "nvrtcGetLoweredName", "", false},
-    {"nvrtcGetPCHHeapSize", "nvrtcGetPCHHeapSize", "", false},
-    {"nvrtcSetPCHHeapSize", "nvrtcSetPCHHeapSize", "", false},
-    {"nvrtcGetPCHCreateStatus", "nvrtcGetPCHCreateStatus", "", false},
-    {"nvrtcGetPCHHeapSizeRequired", "nvrtcGetPCHHeapSizeRequired", "", false},
-    {"nvrtcSetFlowCallback", "nvrtcSetFlowCallback", "", false},
+// {public name, symbol, introduced in, ABI version, has per-thread variants}
+constexpr EntryPoint kEntries[] = {
+    {"nvrtcGetErrorString", "nvrtcGetErrorString", "", 0, false},
+    {"nvrtcVersion", "nvrtcVersion", "", 0, false},
+    {"nvrtcGetNumSupportedArchs", "nvrtcGetNumSupportedArchs", "", 0, false},
+    {"nvrtcGetSupportedArchs", "nvrtcGetSupportedArchs", "", 0, false},
+    {"nvrtcCreateProgram", "nvrtcCreateProgram", "", 0, false},
+    {"nvrtcDestroyProgram", "nvrtcDestroyProgram", "", 0, false},
+    {"nvrtcCompileProgram", "nvrtcCompileProgram", "", 0, false},
+    {"nvrtcGetPTXSize", "nvrtcGetPTXSize", "", 0, false},
+    {"nvrtcGetPTX", "nvrtcGetPTX", "", 0, false},
+    {"nvrtcGetCUBINSize", "nvrtcGetCUBINSize", "", 0, false},
+    {"nvrtcGetCUBIN", "nvrtcGetCUBIN", "", 0, false},
+    {"nvrtcGetLTOIRSize", "nvrtcGetLTOIRSize", "", 0, false},
+    {"nvrtcGetLTOIR", "nvrtcGetLTOIR", "", 0, false},
+    {"nvrtcGetOptiXIRSize", "nvrtcGetOptiXIRSize", "", 0, false},
+    {"nvrtcGetOptiXIR", "nvrtcGetOptiXIR", "", 0, false},
+    {"nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize", "", 0, false},
+    {"nvrtcGetProgramLog", "nvrtcGetProgramLog", "", 0, false},
+    {"nvrtcAddNameExpression", "nvrtcAddNameExpression", "", 0, false},
+    {"nvrtcGetLoweredName", "nvrtcGetLoweredName", "", 0, false},
+    {"nvrtcGetPCHHeapSize", "nvrtcGetPCHHeapSize", "", 0, false},
+    {"nvrtcSetPCHHeapSize", "nvrtcSetPCHHeapSize", "", 0, false},
+    {"nvrtcGetPCHCreateStatus", "nvrtcGetPCHCreateStatus", "", 0, false},
+    {"nvrtcGetPCHHeapSizeRequired", "nvrtcGetPCHHeapSizeRequired", "", 0, false},
+    {"nvrtcSetFlowCallback", "nvrtcSetFlowCallback", "", 0, false},
 };
 constexpr int kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);
 
@@ -72,188 +64,136 @@ enum EntryIndex : int {
   k_nvrtcSetFlowCallback = 23,
 };
 
-// 0: not tried, 1: loaded, 2: failed. Published with release once the
-// slots, path and error below are written; read with acquire.
-std::atomic<int> g_state{0};
-std::once_flag g_once;
+constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"};
 void* g_slots[kEntryCount];
-std::string g_path;
-std::string g_error;
-
-void load_once() {
-  try {
-    const cubind::detail::LibrarySpec spec{"NVRTC", "libnvrtc.so.13", "CUBIND_NVRTC_LIBRARY", {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, false};
-    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);
-    g_path = lib.path;
-    for (int i = 0; i < kEntryCount; ++i) {
-      g_slots[i] = cubind::detail::find_symbol(lib.handle, kEntries[i].symbol);
-    }
-    g_state.store(1, std::memory_order_release);
-  } catch (const std::exception& e) {
-    g_error = e.what();
-    g_state.store(2, std::memory_order_release);
-  }
-}
-
-void ensure_loaded() {
-  std::call_once(g_once, load_once);
-  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);
-}
-
-[[noreturn]] void missing(int i) {
-  const Entry& e = kEntries[i];
-  std::string message = std::string(e.name) + " is not available in " + "NVRTC" + " loaded from " + g_path;
-  if (*e.introduced != '\0') {
-    message += std::string(": it was introduced in CUDA ") + e.introduced;
-  } else {
-    message += ": the library is older than the CUDA 13.0 headers cubind was generated from";
-  }
-  throw cubind::LoaderError(message);
-}
-
-// The hot path: one acquire load and one null check after the first call.
-template <typename Fn>
-inline Fn entry(int i) {
-  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();
-  void* fn = g_slots[i];
-  if (fn == nullptr) missing(i);
-  return reinterpret_cast<Fn>(fn);
-}
+// Constant-initialised: nothing runs before main, and it outlives every other object.
+cubind::detail::LibraryTable g_table({"NVRTC", "libnvrtc.so.13", "CUBIND_NVRTC_LIBRARY", kWheelDirs, 2, false},
+                                       cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13000);
 
 }  // namespace
 
-void nvrtc_load() { ensure_loaded(); }
+void nvrtc_load() { g_table.ensure_loaded(); }
 
-cubind::detail::LibraryStatus nvrtc_status() noexcept {
-  cubind::detail::LibraryStatus status;
-  const int state = g_state.load(std::memory_order_acquire);
-  status.attempted = state != 0;
-  status.loaded = state == 1;
-  if (state != 0) {
-    status.path = g_path;
-    status.error = g_error;
-  }
-  return status;
-}
+cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
 
 const char * nvrtcGetErrorString(nvrtcResult result) {
   using Fn = const char * (*)(nvrtcResult);
-  return entry<Fn>(k_nvrtcGetErrorString)(result);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetErrorString))(result);
 }
 
 nvrtcResult nvrtcVersion(int *major, int *minor) {
   using Fn = nvrtcResult (*)(int *, int *);
-  return entry<Fn>(k_nvrtcVersion)(major, minor);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcVersion))(major, minor);
 }
 
 nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs) {
   using Fn = nvrtcResult (*)(int *);
-  return entry<Fn>(k_nvrtcGetNumSupportedArchs)(numArchs);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetNumSupportedArchs))(numArchs);
 }
 
 nvrtcResult nvrtcGetSupportedArchs(int *supportedArchs) {
   using Fn = nvrtcResult (*)(int *);
-  return entry<Fn>(k_nvrtcGetSupportedArchs)(supportedArchs);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetSupportedArchs))(supportedArchs);
 }
 
 nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames) {
   using Fn = nvrtcResult (*)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
-  return entry<Fn>(k_nvrtcCreateProgram)(prog, src, name, numHeaders, headers, includeNames);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCreateProgram))(prog, src, name, numHeaders, headers, includeNames);
 }
 
 nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
   using Fn = nvrtcResult (*)(nvrtcProgram *);
-  return entry<Fn>(k_nvrtcDestroyProgram)(prog);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcDestroyProgram))(prog);
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
   using Fn = nvrtcResult (*)(nvrtcProgram, int, const char *const *);
-  return entry<Fn>(k_nvrtcCompileProgram)(prog, numOptions, options);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCompileProgram))(prog, numOptions, options);
 }
 
 nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetPTXSize)(prog, ptxSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTXSize))(prog, ptxSizeRet);
 }
 
 nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetPTX)(prog, ptx);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTX))(prog, ptx);
 }
 
 nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetCUBINSize)(prog, cubinSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetCUBINSize))(prog, cubinSizeRet);
 }
 
 nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetCUBIN)(prog, cubin);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetCUBIN))(prog, cubin);
 }
 
 nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t *LTOIRSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetLTOIRSize)(prog, LTOIRSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetLTOIRSize))(prog, LTOIRSizeRet);
 }
 
 nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char *LTOIR) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetLTOIR)(prog, LTOIR);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetLTOIR))(prog, LTOIR);
 }
 
 nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t *optixirSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetOptiXIRSize)(prog, optixirSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetOptiXIRSize))(prog, optixirSizeRet);
 }
 
 nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char *optixir) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetOptiXIR)(prog, optixir);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetOptiXIR))(prog, optixir);
 }
 
 nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetProgramLogSize)(prog, logSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLogSize))(prog, logSizeRet);
 }
 
 nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetProgramLog)(prog, log);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLog))(prog, log);
 }
 
 nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression) {
   using Fn = nvrtcResult (*)(nvrtcProgram, const char *const);
-  return entry<Fn>(k_nvrtcAddNameExpression)(prog, name_expression);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcAddNameExpression))(prog, name_expression);
 }
 
 nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expression, const char **lowered_name) {
   using Fn = nvrtcResult (*)(nvrtcProgram, const char *const, const char **);
-  return entry<Fn>(k_nvrtcGetLoweredName)(prog, name_expression, lowered_name);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetLoweredName))(prog, name_expression, lowered_name);
 }
 
 nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
   using Fn = nvrtcResult (*)(size_t *);
-  return entry<Fn>(k_nvrtcGetPCHHeapSize)(ret);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHHeapSize))(ret);
 }
 
 nvrtcResult nvrtcSetPCHHeapSize(size_t size) {
   using Fn = nvrtcResult (*)(size_t);
-  return entry<Fn>(k_nvrtcSetPCHHeapSize)(size);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcSetPCHHeapSize))(size);
 }
 
 nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
   using Fn = nvrtcResult (*)(nvrtcProgram);
-  return entry<Fn>(k_nvrtcGetPCHCreateStatus)(prog);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHCreateStatus))(prog);
 }
 
 nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t *size) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetPCHHeapSizeRequired)(prog, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHHeapSizeRequired))(prog, size);
 }
 
 nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void *, void *), void *payload) {
   using Fn = nvrtcResult (*)(nvrtcProgram, int (*)(void *, void *), void *);
-  return entry<Fn>(k_nvrtcSetFlowCallback)(prog, callback, payload);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcSetFlowCallback))(prog, callback, payload);
 }
 
 }  // namespace cubind::raw

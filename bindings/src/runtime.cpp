@@ -3,331 +3,323 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/runtime.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
 namespace cubind::raw {
 namespace {
 
-struct Entry {
-  const char* name;        // the public name
-  const char* symbol;      // what to look up
-  const char* introduced;  // the CUDA version that introduced it, or ""
-  bool per_thread;         // has a _ptds / _ptsz variant
-};
+using cubind::detail::EntryPoint;
 
-constexpr Entry kEntries[] = {
-    {"cudaDeviceReset", "cudaDeviceReset", "", false},
-    {"cudaDeviceSynchronize", "cudaDeviceSynchronize", "", false},
-    {"cudaDeviceSetLimit", "cudaDeviceSetLimit", "", false},
-    {"cudaDeviceGetLimit", "cudaDeviceGetLimit", "", false},
-    {"cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceGetTexture1DLinearMaxWidth", "", false},
-    {"cudaDeviceGetCacheConfig", "cudaDeviceGetCacheConfig", "", false},
-    {"cudaDeviceGetStreamPriorityRange", "cudaDeviceGetStreamPriorityRange", "", false},
-    {"cudaDeviceSetCacheConfig", "cudaDeviceSetCacheConfig", "", false},
-    {"cudaDeviceGetByPCIBusId", "cudaDeviceGetByPCIBusId", "", false},
-    {"cudaDeviceGetPCIBusId", "cudaDeviceGetPCIBusId", "", false},
-    {"cudaIpcGetEventHandle", "cudaIpcGetEventHandle", "", false},
-    {"cudaIpcOpenEventHandle", "cudaIpcOpenEventHandle", "", false},
-    {"cudaIpcGetMemHandle", "cudaIpcGetMemHandle", "", false},
-    {"cudaIpcOpenMemHandle", "cudaIpcOpenMemHandle", "", false},
-    {"cudaIpcCloseMemHandle", "cudaIpcCloseMemHandle", "", false},
-    {"cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceFlushGPUDirectRDMAWrites", "", false},
-    {"cudaDeviceRegisterAsyncNotification", "cudaDeviceRegisterAsyncNotification", "", false},
-    {"cudaDeviceUnregisterAsyncNotification", "cudaDeviceUnregisterAsyncNotification", "", false},
-    {"cudaDeviceGetSharedMemConfig", "cudaDeviceGetSharedMemConfig", "", false},
-    {"cudaDeviceSetSharedMemConfig", "cudaDeviceSetSharedMemConfig", "", false},
-    {"cudaGetLastError", "cudaGetLastError", "", false},
-    {"cudaPeekAtLastError", "cudaPeekAtLastError", "", false},
-    {"cudaGetErrorName", "cudaGetErrorName", "", false},
-    {"cudaGetErrorString", "cudaGetErrorString", "", false},
-    {"cudaGetDeviceCount", "cudaGetDeviceCount", "", false},
-    {"cudaGetDeviceProperties", "cudaGetDeviceProperties", "", false},
-    {"cudaDeviceGetAttribute", "cudaDeviceGetAttribute", "", false},
-    {"cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetHostAtomicCapabilities", "", false},
-    {"cudaDeviceGetDefaultMemPool", "cudaDeviceGetDefaultMemPool", "", false},
-    {"cudaDeviceSetMemPool", "cudaDeviceSetMemPool", "", false},
-    {"cudaDeviceGetMemPool", "cudaDeviceGetMemPool", "", false},
-    {"cudaDeviceGetNvSciSyncAttributes", "cudaDeviceGetNvSciSyncAttributes", "", false},
-    {"cudaDeviceGetP2PAttribute", "cudaDeviceGetP2PAttribute", "", false},
-    {"cudaDeviceGetP2PAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities", "", false},
-    {"cudaChooseDevice", "cudaChooseDevice", "", false},
-    {"cudaInitDevice", "cudaInitDevice", "", false},
-    {"cudaSetDevice", "cudaSetDevice", "", false},
-    {"cudaGetDevice", "cudaGetDevice", "", false},
-    {"cudaSetValidDevices", "cudaSetValidDevices", "", false},
-    {"cudaSetDeviceFlags", "cudaSetDeviceFlags", "", false},
-    {"cudaGetDeviceFlags", "cudaGetDeviceFlags", "", false},
-    {"cudaStreamCreate", "cudaStreamCreate", "", false},
-    {"cudaStreamCreateWithFlags", "cudaStreamCreateWithFlags", "", false},
-    {"cudaStreamCreateWithPriority", "cudaStreamCreateWithPriority", "", false},
-    {"cudaStreamGetPriority", "cudaStreamGetPriority", "", true},
-    {"cudaStreamGetFlags", "cudaStreamGetFlags", "", true},
-    {"cudaStreamGetId", "cudaStreamGetId", "", true},
-    {"cudaStreamGetDevice", "cudaStreamGetDevice", "", true},
-    {"cudaCtxResetPersistingL2Cache", "cudaCtxResetPersistingL2Cache", "", false},
-    {"cudaStreamCopyAttributes", "cudaStreamCopyAttributes", "", true},
-    {"cudaStreamGetAttribute", "cudaStreamGetAttribute", "", true},
-    {"cudaStreamSetAttribute", "cudaStreamSetAttribute", "", true},
-    {"cudaStreamDestroy", "cudaStreamDestroy", "", false},
-    {"cudaStreamWaitEvent", "cudaStreamWaitEvent", "", true},
-    {"cudaStreamAddCallback", "cudaStreamAddCallback", "", true},
-    {"cudaStreamSynchronize", "cudaStreamSynchronize", "", true},
-    {"cudaStreamQuery", "cudaStreamQuery", "", true},
-    {"cudaStreamAttachMemAsync", "cudaStreamAttachMemAsync", "", true},
-    {"cudaStreamBeginCapture", "cudaStreamBeginCapture", "", true},
-    {"cudaStreamBeginCaptureToGraph", "cudaStreamBeginCaptureToGraph", "", true},
-    {"cudaThreadExchangeStreamCaptureMode", "cudaThreadExchangeStreamCaptureMode", "", false},
-    {"cudaStreamEndCapture", "cudaStreamEndCapture", "", true},
-    {"cudaStreamIsCapturing", "cudaStreamIsCapturing", "", true},
-    {"cudaStreamGetCaptureInfo", "cudaStreamGetCaptureInfo", "", true},
-    {"cudaStreamUpdateCaptureDependencies", "cudaStreamUpdateCaptureDependencies", "", true},
-    {"cudaEventCreate", "cudaEventCreate", "", false},
-    {"cudaEventCreateWithFlags", "cudaEventCreateWithFlags", "", false},
-    {"cudaEventRecord", "cudaEventRecord", "", true},
-    {"cudaEventRecordWithFlags", "cudaEventRecordWithFlags", "", true},
-    {"cudaEventQuery", "cudaEventQuery", "", false},
-    {"cudaEventSynchronize", "cudaEventSynchronize", "", false},
-    {"cudaEventDestroy", "cudaEventDestroy", "", false},
-    {"cudaEventElapsedTime", "cudaEventElapsedTime", "", false},
-    {"cudaImportExternalMemory", "cudaImportExternalMemory", "", false},
-    {"cudaExternalMemoryGetMappedBuffer", "cudaExternalMemoryGetMappedBuffer", "", false},
-    {"cudaExternalMemoryGetMappedMipmappedArray", "cudaExternalMemoryGetMappedMipmappedArray", "", false},
-    {"cudaDestroyExternalMemory", "cudaDestroyExternalMemory", "", false},
-    {"cudaImportExternalSemaphore", "cudaImportExternalSemaphore", "", false},
-    {"cudaSignalExternalSemaphoresAsync", "cudaSignalExternalSemaphoresAsync", "", true},
-    {"cudaWaitExternalSemaphoresAsync", "cudaWaitExternalSemaphoresAsync", "", true},
-    {"cudaDestroyExternalSemaphore", "cudaDestroyExternalSemaphore", "", false},
-    {"cudaLaunchKernel", "cudaLaunchKernel", "", true},
-    {"cudaLaunchKernelExC", "cudaLaunchKernelExC", "", true},
-    {"cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", "", true},
-    {"cudaFuncSetCacheConfig", "cudaFuncSetCacheConfig", "", false},
-    {"cudaFuncGetAttributes", "cudaFuncGetAttributes", "", false},
-    {"cudaFuncSetAttribute", "cudaFuncSetAttribute", "", false},
-    {"cudaFuncGetName", "cudaFuncGetName", "", false},
-    {"cudaFuncGetParamInfo", "cudaFuncGetParamInfo", "", false},
-    {"cudaLaunchHostFunc", "cudaLaunchHostFunc", "", true},
-    {"cudaFuncSetSharedMemConfig", "cudaFuncSetSharedMemConfig", "", false},
-    {"cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "", false},
-    {"cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyAvailableDynamicSMemPerBlock", "", false},
-    {"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "", false},
-    {"cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxPotentialClusterSize", "", false},
-    {"cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxActiveClusters", "", false},
-    {"cudaMallocManaged", "cudaMallocManaged", "", false},
-    {"cudaMalloc", "cudaMalloc", "", false},
-    {"cudaMallocHost", "cudaMallocHost", "", false},
-    {"cudaMallocPitch", "cudaMallocPitch", "", false},
-    {"cudaMallocArray", "cudaMallocArray", "", false},
-    {"cudaFree", "cudaFree", "", false},
-    {"cudaFreeHost", "cudaFreeHost", "", false},
-    {"cudaFreeArray", "cudaFreeArray", "", false},
-    {"cudaFreeMipmappedArray", "cudaFreeMipmappedArray", "", false},
-    {"cudaHostAlloc", "cudaHostAlloc", "", false},
-    {"cudaHostRegister", "cudaHostRegister", "", false},
-    {"cudaHostUnregister", "cudaHostUnregister", "", false},
-    {"cudaHostGetDevicePointer", "cudaHostGetDevicePointer", "", false},
-    {"cudaHostGetFlags", "cudaHostGetFlags", "", false},
-    {"cudaMalloc3D", "cudaMalloc3D", "", false},
-    {"cudaMalloc3DArray", "cudaMalloc3DArray", "", false},
-    {"cudaMallocMipmappedArray", "cudaMallocMipmappedArray", "", false},
-    {"cudaGetMipmappedArrayLevel", "cudaGetMipmappedArrayLevel", "", false},
-    {"cudaMemcpy3D", "cudaMemcpy3D", "", true},
-    {"cudaMemcpy3DPeer", "cudaMemcpy3DPeer", "", true},
-    {"cudaMemcpy3DAsync", "cudaMemcpy3DAsync", "", true},
-    {"cudaMemcpy3DPeerAsync", "cudaMemcpy3DPeerAsync", "", true},
-    {"cudaMemGetInfo", "cudaMemGetInfo", "", false},
-    {"cudaArrayGetInfo", "cudaArrayGetInfo", "", false},
-    {"cudaArrayGetPlane", "cudaArrayGetPlane", "", false},
-    {"cudaArrayGetMemoryRequirements", "cudaArrayGetMemoryRequirements", "", false},
-    {"cudaMipmappedArrayGetMemoryRequirements", "cudaMipmappedArrayGetMemoryRequirements", "", false},
-    {"cudaArrayGetSparseProperties", "cudaArrayGetSparseProperties", "", false},
-    {"cudaMipmappedArrayGetSparseProperties", "cudaMipmappedArrayGetSparseProperties", "", false},
-    {"cudaMemcpy", "cudaMemcpy", "", true},
-    {"cudaMemcpyPeer", "cudaMemcpyPeer", "", false},
-    {"cudaMemcpy2D", "cudaMemcpy2D", "", true},
-    {"cudaMemcpy2DToArray", "cudaMemcpy2DToArray", "", true},
-    {"cudaMemcpy2DFromArray", "cudaMemcpy2DFromArray", "", true},
-    {"cudaMemcpy2DArrayToArray", "cudaMemcpy2DArrayToArray", "", true},
-    {"cudaMemcpyToSymbol", "cudaMemcpyToSymbol", "", true},
-    {"cudaMemcpyFromSymbol", "cudaMemcpyFromSymbol", "", true},
-    {"cudaMemcpyAsync", "cudaMemcpyAsync", "", true},
-    {"cudaMemcpyPeerAsync", "cudaMemcpyPeerAsync", "", false},
-    {"cudaMemcpyBatchAsync", "cudaMemcpyBatchAsync", "", true},
-    {"cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "", true},
-    {"cudaMemcpy2DAsync", "cudaMemcpy2DAsync", "", true},
-    {"cudaMemcpy2DToArrayAsync", "cudaMemcpy2DToArrayAsync", "", true},
-    {"cudaMemcpy2DFromArrayAsync", "cudaMemcpy2DFromArrayAsync", "", true},
-    {"cudaMemcpyToSymbolAsync", "cudaMemcpyToSymbolAsync", "", true},
-    {"cudaMemcpyFromSymbolAsync", "cudaMemcpyFromSymbolAsync", "", true},
-    {"cudaMemset", "cudaMemset", "", true},
-    {"cudaMemset2D", "cudaMemset2D", "", true},
-    {"cudaMemset3D", "cudaMemset3D", "", true},
-    {"cudaMemsetAsync", "cudaMemsetAsync", "", true},
-    {"cudaMemset2DAsync", "cudaMemset2DAsync", "", true},
-    {"cudaMemset3DAsync", "cudaMemset3DAsync", "", true},
-    {"cudaGetSymbolAddress", "cudaGetSymbolAddress", "", false},
-    {"cudaGetSymbolSize", "cudaGetSymbolSize", "", false},
-    {"cudaMemPrefetchAsync", "cudaMemPrefetchAsync", "", true},
-    {"cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync", "", true},
-    {"cudaMemDiscardBatchAsync", "cudaMemDiscardBatchAsync", "", true},
-    {"cudaMemDiscardAndPrefetchBatchAsync", "cudaMemDiscardAndPrefetchBatchAsync", "", true},
-    {"cudaMemAdvise", "cudaMemAdvise", "", false},
-    {"cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute", "", false},
-    {"cudaMemRangeGetAttributes", "cudaMemRangeGetAttributes", "", false},
-    {"cudaMemcpyToArray", "cudaMemcpyToArray", "", true},
-    {"cudaMemcpyFromArray", "cudaMemcpyFromArray", "", true},
-    {"cudaMemcpyArrayToArray", "cudaMemcpyArrayToArray", "", true},
-    {"cudaMemcpyToArrayAsync", "cudaMemcpyToArrayAsync", "", true},
-    {"cudaMemcpyFromArrayAsync", "cudaMemcpyFromArrayAsync", "", true},
-    {"cudaMallocAsync", "cudaMallocAsync", "", true},
-    {"cudaFreeAsync", "cudaFreeAsync", "", true},
-    {"cudaMemPoolTrimTo", "cudaMemPoolTrimTo", "", false},
-    {"cudaMemPoolSetAttribute", "cudaMemPoolSetAttribute", "", false},
-    {"cudaMemPoolGetAttribute", "cudaMemPoolGetAttribute", "", false},
-    {"cudaMemPoolSetAccess", "cudaMemPoolSetAccess", "", false},
-    {"cudaMemPoolGetAccess", "cudaMemPoolGetAccess", "", false},
-    {"cudaMemPoolCreate", "cudaMemPoolCreate", "", false},
-    {"cudaMemPoolDestroy", "cudaMemPoolDestroy", "", false},
-    {"cudaMemGetDefaultMemPool", "cudaMemGetDefaultMemPool", "", false},
-    {"cudaMemGetMemPool", "cudaMemGetMemPool", "", false},
-    {"cudaMemSetMemPool", "cudaMemSetMemPool", "", false},
-    {"cudaMallocFromPoolAsync", "cudaMallocFromPoolAsync", "", true},
-    {"cudaMemPoolExportToShareableHandle", "cudaMemPoolExportToShareableHandle", "", false},
-    {"cudaMemPoolImportFromShareableHandle", "cudaMemPoolImportFromShareableHandle", "", false},
-    {"cudaMemPoolExportPointer", "cudaMemPoolExportPointer", "", false},
-    {"cudaMemPoolImportPointer", "cudaMemPoolImportPointer", "", false},
-    {"cudaPointerGetAttributes", "cudaPointerGetAttributes", "", false},
-    {"cudaDeviceCanAccessPeer", "cudaDeviceCanAccessPeer", "", false},
-    {"cudaDeviceEnablePeerAccess", "cudaDeviceEnablePeerAccess", "", false},
-    {"cudaDeviceDisablePeerAccess", "cudaDeviceDisablePeerAccess", "", false},
-    {"cudaGraphicsUnregisterResource", "cudaGraphicsUnregisterResource", "", false},
-    {"cudaGraphicsResourceSetMapFlags", "cudaGraphicsResourceSetMapFlags", "", false},
-    {"cudaGraphicsMapResources", "cudaGraphicsMapResources", "", false},
-    {"cudaGraphicsUnmapResources", "cudaGraphicsUnmapResources", "", false},
-    {"cudaGraphicsResourceGetMappedPointer", "cudaGraphicsResourceGetMappedPointer", "", false},
-    {"cudaGraphicsSubResourceGetMappedArray", "cudaGraphicsSubResourceGetMappedArray", "", false},
-    {"cudaGraphicsResourceGetMappedMipmappedArray", "cudaGraphicsResourceGetMappedMipmappedArray", "", false},
-    {"cudaGetChannelDesc", "cudaGetChannelDesc", "", false},
-    {"cudaCreateChannelDesc", "cudaCreateChannelDesc", "", false},
-    {"cudaCreateTextureObject", "cudaCreateTextureObject", "", false},
-    {"cudaDestroyTextureObject", "cudaDestroyTextureObject", "", false},
-    {"cudaGetTextureObjectResourceDesc", "cudaGetTextureObjectResourceDesc", "", false},
-    {"cudaGetTextureObjectTextureDesc", "cudaGetTextureObjectTextureDesc", "", false},
-    {"cudaGetTextureObjectResourceViewDesc", "cudaGetTextureObjectResourceViewDesc", "", false},
-    {"cudaCreateSurfaceObject", "cudaCreateSurfaceObject", "", false},
-    {"cudaDestroySurfaceObject", "cudaDestroySurfaceObject", "", false},
-    {"cudaGetSurfaceObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc", "", false},
-    {"cudaDriverGetVersion", "cudaDriverGetVersion", "", false},
-    {"cudaRuntimeGetVersion", "cudaRuntimeGetVersion", "", false},
-    {"cudaLogsRegisterCallback", "cudaLogsRegisterCallback", "", false},
-    {"cudaLogsUnregisterCallback", "cudaLogsUnregisterCallback", "", false},
-    {"cudaLogsCurrent", "cudaLogsCurrent", "", false},
-    {"cudaLogsDumpToFile", "cudaLogsDumpToFile", "", false},
-    {"cudaLogsDumpToMemory", "cudaLogsDumpToMemory", "", false},
-    {"cudaGraphCreate", "cudaGraphCreate", "", false},
-    {"cudaGraphAddKernelNode", "cudaGraphAddKernelNode", "", false},
-    {"cudaGraphKernelNodeGetParams", "cudaGraphKernelNodeGetParams", "", false},
-    {"cudaGraphKernelNodeSetParams", "cudaGraphKernelNodeSetParams", "", false},
-    {"cudaGraphKernelNodeCopyAttributes", "cudaGraphKernelNodeCopyAttributes", "", false},
-    {"cudaGraphKernelNodeGetAttribute", "cudaGraphKernelNodeGetAttribute", "", false},
-    {"cudaGraphKernelNodeSetAttribute", "cudaGraphKernelNodeSetAttribute", "", false},
-    {"cudaGraphAddMemcpyNode", "cudaGraphAddMemcpyNode", "", false},
-    {"cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol", "", false},
-    {"cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeFromSymbol", "", false},
-    {"cudaGraphAddMemcpyNode1D", "cudaGraphAddMemcpyNode1D", "", false},
-    {"cudaGraphMemcpyNodeGetParams", "cudaGraphMemcpyNodeGetParams", "", false},
-    {"cudaGraphMemcpyNodeSetParams", "cudaGraphMemcpyNodeSetParams", "", false},
-    {"cudaGraphMemcpyNodeSetParamsToSymbol", "cudaGraphMemcpyNodeSetParamsToSymbol", "", false},
-    {"cudaGraphMemcpyNodeSetParamsFromSymbol", "cudaGraphMemcpyNodeSetParamsFromSymbol", "", false},
-    {"cudaGraphMemcpyNodeSetParams1D", "cudaGraphMemcpyNodeSetParams1D", "", false},
-    {"cudaGraphAddMemsetNode", "cudaGraphAddMemsetNode", "", false},
-    {"cudaGraphMemsetNodeGetParams", "cudaGraphMemsetNodeGetParams", "", false},
-    {"cudaGraphMemsetNodeSetParams", "cudaGraphMemsetNodeSetParams", "", false},
-    {"cudaGraphAddHostNode", "cudaGraphAddHostNode", "", false},
-    {"cudaGraphHostNodeGetParams", "cudaGraphHostNodeGetParams", "", false},
-    {"cudaGraphHostNodeSetParams", "cudaGraphHostNodeSetParams", "", false},
-    {"cudaGraphAddChildGraphNode", "cudaGraphAddChildGraphNode", "", false},
-    {"cudaGraphChildGraphNodeGetGraph", "cudaGraphChildGraphNodeGetGraph", "", false},
-    {"cudaGraphAddEmptyNode", "cudaGraphAddEmptyNode", "", false},
-    {"cudaGraphAddEventRecordNode", "cudaGraphAddEventRecordNode", "", false},
-    {"cudaGraphEventRecordNodeGetEvent", "cudaGraphEventRecordNodeGetEvent", "", false},
-    {"cudaGraphEventRecordNodeSetEvent", "cudaGraphEventRecordNodeSetEvent", "", false},
-    {"cudaGraphAddEventWaitNode", "cudaGraphAddEventWaitNode", "", false},
-    {"cudaGraphEventWaitNodeGetEvent", "cudaGraphEventWaitNodeGetEvent", "", false},
-    {"cudaGraphEventWaitNodeSetEvent", "cudaGraphEventWaitNodeSetEvent", "", false},
-    {"cudaGraphAddExternalSemaphoresSignalNode", "cudaGraphAddExternalSemaphoresSignalNode", "", false},
-    {"cudaGraphExternalSemaphoresSignalNodeGetParams", "cudaGraphExternalSemaphoresSignalNodeGetParams", "", false},
-    {"cudaGraphExternalSemaphoresSignalNodeSetParams", "cudaGraphExternalSemaphoresSignalNodeSetParams", "", false},
-    {"cudaGraphAddExternalSemaphoresWaitNode", "cudaGraphAddExternalSemaphoresWaitNode", "", false},
-    {"cudaGraphExternalSemaphoresWaitNodeGetParams", "cudaGraphExternalSemaphoresWaitNodeGetParams", "", false},
-    {"cudaGraphExternalSemaphoresWaitNodeSetParams", "cudaGraphExternalSemaphoresWaitNodeSetParams", "", false},
-    {"cudaGraphAddMemAllocNode", "cudaGraphAddMemAllocNode", "", false},
-    {"cudaGraphMemAllocNodeGetParams", "cudaGraphMemAllocNodeGetParams", "", false},
-    {"cudaGraphAddMemFreeNode", "cudaGraphAddMemFreeNode", "", false},
-    {"cudaGraphMemFreeNodeGetParams", "cudaGraphMemFreeNodeGetParams", "", false},
-    {"cudaDeviceGraphMemTrim", "cudaDeviceGraphMemTrim", "", false},
-    {"cudaDeviceGetGraphMemAttribute", "cudaDeviceGetGraphMemAttribute", "", false},
-    {"cudaDeviceSetGraphMemAttribute", "cudaDeviceSetGraphMemAttribute", "", false},
-    {"cudaGraphClone", "cudaGraphClone", "", false},
-    {"cudaGraphNodeFindInClone", "cudaGraphNodeFindInClone", "", false},
-    {"cudaGraphNodeGetType", "cudaGraphNodeGetType", "", false},
-    {"cudaGraphGetNodes", "cudaGraphGetNodes", "", false},
-    {"cudaGraphGetRootNodes", "cudaGraphGetRootNodes", "", false},
-    {"cudaGraphGetEdges", "cudaGraphGetEdges", "", false},
-    {"cudaGraphNodeGetDependencies", "cudaGraphNodeGetDependencies", "", false},
-    {"cudaGraphNodeGetDependentNodes", "cudaGraphNodeGetDependentNodes", "", false},
-    {"cudaGraphAddDependencies", "cudaGraphAddDependencies", "", false},
-    {"cudaGraphRemoveDependencies", "cudaGraphRemoveDependencies", "", false},
-    {"cudaGraphDestroyNode", "cudaGraphDestroyNode", "", false},
-    {"cudaGraphInstantiate", "cudaGraphInstantiate", "", false},
-    {"cudaGraphInstantiateWithFlags", "cudaGraphInstantiateWithFlags", "", false},
-    {"cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams", "", true},
-    {"cudaGraphExecGetFlags", "cudaGraphExecGetFlags", "", false},
-    {"cudaGraphExecKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams", "", false},
-    {"cudaGraphExecMemcpyNodeSetParams", "cudaGraphExecMemcpyNodeSetParams", "", false},
-    {"cudaGraphExecMemcpyNodeSetParamsToSymbol", "cudaGraphExecMemcpyNodeSetParamsToSymbol", "", false},
-    {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "", false},
-    {"cudaGraphExecMemcpyNodeSetParams1D", "cudaGraphExecMemcpyNodeSetParams1D", "", false},
-    {"cudaGraphExecMemsetNodeSetParams", "cudaGraphExecMemsetNodeSetParams", "", false},
-    {"cudaGraphExecHostNodeSetParams", "cudaGraphExecHostNodeSetParams", "", false},
-    {"cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams", "", false},
-    {"cudaGraphExecEventRecordNodeSetEvent", "cudaGraphExecEventRecordNodeSetEvent", "", false},
-    {"cudaGraphExecEventWaitNodeSetEvent", "cudaGraphExecEventWaitNodeSetEvent", "", false},
-    {"cudaGraphExecExternalSemaphoresSignalNodeSetParams", "cudaGraphExecExternalSemaphoresSignalNodeSetParams", "", false},
-    {"cudaGraphExecExternalSemaphoresWaitNodeSetParams", "cudaGraphExecExternalSemaphoresWaitNodeSetParams", "", false},
-    {"cudaGraphNodeSetEnabled", "cudaGraphNodeSetEnabled", "", false},
-    {"cudaGraphNodeGetEnabled", "cudaGraphNodeGetEnabled", "", false},
-    {"cudaGraphExecUpdate", "cudaGraphExecUpdate", "", false},
-    {"cudaGraphUpload", "cudaGraphUpload", "", true},
-    {"cudaGraphLaunch", "cudaGraphLaunch", "", true},
-    {"cudaGraphExecDestroy", "cudaGraphExecDestroy", "", false},
-    {"cudaGraphDestroy", "cudaGraphDestroy", "", false},
-    {"cudaGraphDebugDotPrint", "cudaGraphDebugDotPrint", "", false},
-    {"cudaUserObjectCreate", "cudaUserObjectCreate", "", false},
-    {"cudaUserObjectRetain", "cudaUserObjectRetain", "", false},
-    {"cudaUserObjectRelease", "cudaUserObjectRelease", "", false},
-    {"cudaGraphRetainUserObject", "cudaGraphRetainUserObject", "", false},
-    {"cudaGraphReleaseUserObject", "cudaGraphReleaseUserObject", "", false},
-    {"cudaGraphAddNode", "cudaGraphAddNode", "", false},
-    {"cudaGraphNodeSetParams", "cudaGraphNodeSetParams", "", false},
-    {"cudaGraphExecNodeSetParams", "cudaGraphExecNodeSetParams", "", false},
-    {"cudaGraphConditionalHandleCreate", "cudaGraphConditionalHandleCreate", "", false},
-    {"cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint", "", true},
-    {"cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion", "", true},
-    {"cudaLibraryLoadData", "cudaLibraryLoadData", "", false},
-    {"cudaLibraryLoadFromFile", "cudaLibraryLoadFromFile", "", false},
-    {"cudaLibraryUnload", "cudaLibraryUnload", "", false},
-    {"cudaLibraryGetKernel", "cudaLibraryGetKernel", "", false},
-    {"cudaLibraryGetGlobal", "cudaLibraryGetGlobal", "", false},
-    {"cudaLibraryGetManaged", "cudaLibraryGetManaged", "", false},
-    {"cudaLibraryGetUnifiedFunction", "cudaLibraryGetUnifiedFunction", "", false},
-    {"cudaLibraryGetKernelCount", "cudaLibraryGetKernelCount", "", false},
-    {"cudaLibraryEnumerateKernels", "cudaLibraryEnumerateKernels", "", false},
-    {"cudaKernelSetAttributeForDevice", "cudaKernelSetAttributeForDevice", "", false},
-    {"cudaGetExportTable", "cudaGetExportTable", "", false},
-    {"cudaGetFuncBySymbol", "cudaGetFuncBySymbol", "", false},
-    {"cudaGetKernel", "cudaGetKernel", "", false},
+// {public name, symbol, introduced in, ABI version, has per-thread variants}
+constexpr EntryPoint kEntries[] = {
+    {"cudaDeviceReset", "cudaDeviceReset", "", 0, false},
+    {"cudaDeviceSynchronize", "cudaDeviceSynchronize", "", 0, false},
+    {"cudaDeviceSetLimit", "cudaDeviceSetLimit", "", 0, false},
+    {"cudaDeviceGetLimit", "cudaDeviceGetLimit", "", 0, false},
+    {"cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceGetTexture1DLinearMaxWidth", "", 0, false},
+    {"cudaDeviceGetCacheConfig", "cudaDeviceGetCacheConfig", "", 0, false},
+    {"cudaDeviceGetStreamPriorityRange", "cudaDeviceGetStreamPriorityRange", "", 0, false},
+    {"cudaDeviceSetCacheConfig", "cudaDeviceSetCacheConfig", "", 0, false},
+    {"cudaDeviceGetByPCIBusId", "cudaDeviceGetByPCIBusId", "", 0, false},
+    {"cudaDeviceGetPCIBusId", "cudaDeviceGetPCIBusId", "", 0, false},
+    {"cudaIpcGetEventHandle", "cudaIpcGetEventHandle", "", 0, false},
+    {"cudaIpcOpenEventHandle", "cudaIpcOpenEventHandle", "", 0, false},
+    {"cudaIpcGetMemHandle", "cudaIpcGetMemHandle", "", 0, false},
+    {"cudaIpcOpenMemHandle", "cudaIpcOpenMemHandle", "", 0, false},
+    {"cudaIpcCloseMemHandle", "cudaIpcCloseMemHandle", "", 0, false},
+    {"cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceFlushGPUDirectRDMAWrites", "", 0, false},
+    {"cudaDeviceRegisterAsyncNotification", "cudaDeviceRegisterAsyncNotification", "", 0, false},
+    {"cudaDeviceUnregisterAsyncNotification", "cudaDeviceUnregisterAsyncNotification", "", 0, false},
+    {"cudaDeviceGetSharedMemConfig", "cudaDeviceGetSharedMemConfig", "", 0, false},
+    {"cudaDeviceSetSharedMemConfig", "cudaDeviceSetSharedMemConfig", "", 0, false},
+    {"cudaGetLastError", "cudaGetLastError", "", 0, false},
+    {"cudaPeekAtLastError", "cudaPeekAtLastError", "", 0, false},
+    {"cudaGetErrorName", "cudaGetErrorName", "", 0, false},
+    {"cudaGetErrorString", "cudaGetErrorString", "", 0, false},
+    {"cudaGetDeviceCount", "cudaGetDeviceCount", "", 0, false},
+    {"cudaGetDeviceProperties", "cudaGetDeviceProperties", "", 0, false},
+    {"cudaDeviceGetAttribute", "cudaDeviceGetAttribute", "", 0, false},
+    {"cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetHostAtomicCapabilities", "", 0, false},
+    {"cudaDeviceGetDefaultMemPool", "cudaDeviceGetDefaultMemPool", "", 0, false},
+    {"cudaDeviceSetMemPool", "cudaDeviceSetMemPool", "", 0, false},
+    {"cudaDeviceGetMemPool", "cudaDeviceGetMemPool", "", 0, false},
+    {"cudaDeviceGetNvSciSyncAttributes", "cudaDeviceGetNvSciSyncAttributes", "", 0, false},
+    {"cudaDeviceGetP2PAttribute", "cudaDeviceGetP2PAttribute", "", 0, false},
+    {"cudaDeviceGetP2PAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities", "", 0, false},
+    {"cudaChooseDevice", "cudaChooseDevice", "", 0, false},
+    {"cudaInitDevice", "cudaInitDevice", "", 0, false},
+    {"cudaSetDevice", "cudaSetDevice", "", 0, false},
+    {"cudaGetDevice", "cudaGetDevice", "", 0, false},
+    {"cudaSetValidDevices", "cudaSetValidDevices", "", 0, false},
+    {"cudaSetDeviceFlags", "cudaSetDeviceFlags", "", 0, false},
+    {"cudaGetDeviceFlags", "cudaGetDeviceFlags", "", 0, false},
+    {"cudaStreamCreate", "cudaStreamCreate", "", 0, false},
+    {"cudaStreamCreateWithFlags", "cudaStreamCreateWithFlags", "", 0, false},
+    {"cudaStreamCreateWithPriority", "cudaStreamCreateWithPriority", "", 0, false},
+    {"cudaStreamGetPriority", "cudaStreamGetPriority", "", 0, true},
+    {"cudaStreamGetFlags", "cudaStreamGetFlags", "", 0, true},
+    {"cudaStreamGetId", "cudaStreamGetId", "", 0, true},
+    {"cudaStreamGetDevice", "cudaStreamGetDevice", "", 0, true},
+    {"cudaCtxResetPersistingL2Cache", "cudaCtxResetPersistingL2Cache", "", 0, false},
+    {"cudaStreamCopyAttributes", "cudaStreamCopyAttributes", "", 0, true},
+    {"cudaStreamGetAttribute", "cudaStreamGetAttribute", "", 0, true},
+    {"cudaStreamSetAttribute", "cudaStreamSetAttribute", "", 0, true},
+    {"cudaStreamDestroy", "cudaStreamDestroy", "", 0, false},
+    {"cudaStreamWaitEvent", "cudaStreamWaitEvent", "", 0, true},
+    {"cudaStreamAddCallback", "cudaStreamAddCallback", "", 0, true},
+    {"cudaStreamSynchronize", "cudaStreamSynchronize", "", 0, true},
+    {"cudaStreamQuery", "cudaStreamQuery", "", 0, true},
+    {"cudaStreamAttachMemAsync", "cudaStreamAttachMemAsync", "", 0, true},
+    {"cudaStreamBeginCapture", "cudaStreamBeginCapture", "", 0, true},
+    {"cudaStreamBeginCaptureToGraph", "cudaStreamBeginCaptureToGraph", "", 0, true},
+    {"cudaThreadExchangeStreamCaptureMode", "cudaThreadExchangeStreamCaptureMode", "", 0, false},
+    {"cudaStreamEndCapture", "cudaStreamEndCapture", "", 0, true},
+    {"cudaStreamIsCapturing", "cudaStreamIsCapturing", "", 0, true},
+    {"cudaStreamGetCaptureInfo", "cudaStreamGetCaptureInfo", "", 0, true},
+    {"cudaStreamUpdateCaptureDependencies", "cudaStreamUpdateCaptureDependencies", "", 0, true},
+    {"cudaEventCreate", "cudaEventCreate", "", 0, false},
+    {"cudaEventCreateWithFlags", "cudaEventCreateWithFlags", "", 0, false},
+    {"cudaEventRecord", "cudaEventRecord", "", 0, true},
+    {"cudaEventRecordWithFlags", "cudaEventRecordWithFlags", "", 0, true},
+    {"cudaEventQuery", "cudaEventQuery", "", 0, false},
+    {"cudaEventSynchronize", "cudaEventSynchronize", "", 0, false},
+    {"cudaEventDestroy", "cudaEventDestroy", "", 0, false},
+    {"cudaEventElapsedTime", "cudaEventElapsedTime", "", 0, false},
+    {"cudaImportExternalMemory", "cudaImportExternalMemory", "", 0, false},
+    {"cudaExternalMemoryGetMappedBuffer", "cudaExternalMemoryGetMappedBuffer", "", 0, false},
+    {"cudaExternalMemoryGetMappedMipmappedArray", "cudaExternalMemoryGetMappedMipmappedArray", "", 0, false},
+    {"cudaDestroyExternalMemory", "cudaDestroyExternalMemory", "", 0, false},
+    {"cudaImportExternalSemaphore", "cudaImportExternalSemaphore", "", 0, false},
+    {"cudaSignalExternalSemaphoresAsync", "cudaSignalExternalSemaphoresAsync", "", 0, true},
+    {"cudaWaitExternalSemaphoresAsync", "cudaWaitExternalSemaphoresAsync", "", 0, true},
+    {"cudaDestroyExternalSemaphore", "cudaDestroyExternalSemaphore", "", 0, false},
+    {"cudaLaunchKernel", "cudaLaunchKernel", "", 0, true},
+    {"cudaLaunchKernelExC", "cudaLaunchKernelExC", "", 0, true},
+    {"cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", "", 0, true},
+    {"cudaFuncSetCacheConfig", "cudaFuncSetCacheConfig", "", 0, false},
+    {"cudaFuncGetAttributes", "cudaFuncGetAttributes", "", 0, false},
+    {"cudaFuncSetAttribute", "cudaFuncSetAttribute", "", 0, false},
+    {"cudaFuncGetName", "cudaFuncGetName", "", 0, false},
+    {"cudaFuncGetParamInfo", "cudaFuncGetParamInfo", "", 0, false},
+    {"cudaLaunchHostFunc", "cudaLaunchHostFunc", "", 0, true},
+    {"cudaFuncSetSharedMemConfig", "cudaFuncSetSharedMemConfig", "", 0, false},
+    {"cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "", 0, false},
+    {"cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyAvailableDynamicSMemPerBlock", "", 0, false},
+    {"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "", 0, false},
+    {"cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxPotentialClusterSize", "", 0, false},
+    {"cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxActiveClusters", "", 0, false},
+    {"cudaMallocManaged", "cudaMallocManaged", "", 0, false},
+    {"cudaMalloc", "cudaMalloc", "", 0, false},
+    {"cudaMallocHost", "cudaMallocHost", "", 0, false},
+    {"cudaMallocPitch", "cudaMallocPitch", "", 0, false},
+    {"cudaMallocArray", "cudaMallocArray", "", 0, false},
+    {"cudaFree", "cudaFree", "", 0, false},
+    {"cudaFreeHost", "cudaFreeHost", "", 0, false},
+    {"cudaFreeArray", "cudaFreeArray", "", 0, false},
+    {"cudaFreeMipmappedArray", "cudaFreeMipmappedArray", "", 0, false},
+    {"cudaHostAlloc", "cudaHostAlloc", "", 0, false},
+    {"cudaHostRegister", "cudaHostRegister", "", 0, false},
+    {"cudaHostUnregister", "cudaHostUnregister", "", 0, false},
+    {"cudaHostGetDevicePointer", "cudaHostGetDevicePointer", "", 0, false},
+    {"cudaHostGetFlags", "cudaHostGetFlags", "", 0, false},
+    {"cudaMalloc3D", "cudaMalloc3D", "", 0, false},
+    {"cudaMalloc3DArray", "cudaMalloc3DArray", "", 0, false},
+    {"cudaMallocMipmappedArray", "cudaMallocMipmappedArray", "", 0, false},
+    {"cudaGetMipmappedArrayLevel", "cudaGetMipmappedArrayLevel", "", 0, false},
+    {"cudaMemcpy3D", "cudaMemcpy3D", "", 0, true},
+    {"cudaMemcpy3DPeer", "cudaMemcpy3DPeer", "", 0, true},
+    {"cudaMemcpy3DAsync", "cudaMemcpy3DAsync", "", 0, true},
+    {"cudaMemcpy3DPeerAsync", "cudaMemcpy3DPeerAsync", "", 0, true},
+    {"cudaMemGetInfo", "cudaMemGetInfo", "", 0, false},
+    {"cudaArrayGetInfo", "cudaArrayGetInfo", "", 0, false},
+    {"cudaArrayGetPlane", "cudaArrayGetPlane", "", 0, false},
+    {"cudaArrayGetMemoryRequirements", "cudaArrayGetMemoryRequirements", "", 0, false},
+    {"cudaMipmappedArrayGetMemoryRequirements", "cudaMipmappedArrayGetMemoryRequirements", "", 0, false},
+    {"cudaArrayGetSparseProperties", "cudaArrayGetSparseProperties", "", 0, false},
+    {"cudaMipmappedArrayGetSparseProperties", "cudaMipmappedArrayGetSparseProperties", "", 0, false},
+    {"cudaMemcpy", "cudaMemcpy", "", 0, true},
+    {"cudaMemcpyPeer", "cudaMemcpyPeer", "", 0, false},
+    {"cudaMemcpy2D", "cudaMemcpy2D", "", 0, true},
+    {"cudaMemcpy2DToArray", "cudaMemcpy2DToArray", "", 0, true},
+    {"cudaMemcpy2DFromArray", "cudaMemcpy2DFromArray", "", 0, true},
+    {"cudaMemcpy2DArrayToArray", "cudaMemcpy2DArrayToArray", "", 0, true},
+    {"cudaMemcpyToSymbol", "cudaMemcpyToSymbol", "", 0, true},
+    {"cudaMemcpyFromSymbol", "cudaMemcpyFromSymbol", "", 0, true},
+    {"cudaMemcpyAsync", "cudaMemcpyAsync", "", 0, true},
+    {"cudaMemcpyPeerAsync", "cudaMemcpyPeerAsync", "", 0, false},
+    {"cudaMemcpyBatchAsync", "cudaMemcpyBatchAsync", "", 0, true},
+    {"cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "", 0, true},
+    {"cudaMemcpy2DAsync", "cudaMemcpy2DAsync", "", 0, true},
+    {"cudaMemcpy2DToArrayAsync", "cudaMemcpy2DToArrayAsync", "", 0, true},
+    {"cudaMemcpy2DFromArrayAsync", "cudaMemcpy2DFromArrayAsync", "", 0, true},
+    {"cudaMemcpyToSymbolAsync", "cudaMemcpyToSymbolAsync", "", 0, true},
+    {"cudaMemcpyFromSymbolAsync", "cudaMemcpyFromSymbolAsync", "", 0, true},
+    {"cudaMemset", "cudaMemset", "", 0, true},
+    {"cudaMemset2D", "cudaMemset2D", "", 0, true},
+    {"cudaMemset3D", "cudaMemset3D", "", 0, true},
+    {"cudaMemsetAsync", "cudaMemsetAsync", "", 0, true},
+    {"cudaMemset2DAsync", "cudaMemset2DAsync", "", 0, true},
+    {"cudaMemset3DAsync", "cudaMemset3DAsync", "", 0, true},
+    {"cudaGetSymbolAddress", "cudaGetSymbolAddress", "", 0, false},
+    {"cudaGetSymbolSize", "cudaGetSymbolSize", "", 0, false},
+    {"cudaMemPrefetchAsync", "cudaMemPrefetchAsync", "", 0, true},
+    {"cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync", "", 0, true},
+    {"cudaMemDiscardBatchAsync", "cudaMemDiscardBatchAsync", "", 0, true},
+    {"cudaMemDiscardAndPrefetchBatchAsync", "cudaMemDiscardAndPrefetchBatchAsync", "", 0, true},
+    {"cudaMemAdvise", "cudaMemAdvise", "", 0, false},
+    {"cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute", "", 0, false},
+    {"cudaMemRangeGetAttributes", "cudaMemRangeGetAttributes", "", 0, false},
+    {"cudaMemcpyToArray", "cudaMemcpyToArray", "", 0, true},
+    {"cudaMemcpyFromArray", "cudaMemcpyFromArray", "", 0, true},
+    {"cudaMemcpyArrayToArray", "cudaMemcpyArrayToArray", "", 0, true},
+    {"cudaMemcpyToArrayAsync", "cudaMemcpyToArrayAsync", "", 0, true},
+    {"cudaMemcpyFromArrayAsync", "cudaMemcpyFromArrayAsync", "", 0, true},
+    {"cudaMallocAsync", "cudaMallocAsync", "", 0, true},
+    {"cudaFreeAsync", "cudaFreeAsync", "", 0, true},
+    {"cudaMemPoolTrimTo", "cudaMemPoolTrimTo", "", 0, false},
+    {"cudaMemPoolSetAttribute", "cudaMemPoolSetAttribute", "", 0, false},
+    {"cudaMemPoolGetAttribute", "cudaMemPoolGetAttribute", "", 0, false},
+    {"cudaMemPoolSetAccess", "cudaMemPoolSetAccess", "", 0, false},
+    {"cudaMemPoolGetAccess", "cudaMemPoolGetAccess", "", 0, false},
+    {"cudaMemPoolCreate", "cudaMemPoolCreate", "", 0, false},
+    {"cudaMemPoolDestroy", "cudaMemPoolDestroy", "", 0, false},
+    {"cudaMemGetDefaultMemPool", "cudaMemGetDefaultMemPool", "", 0, false},
+    {"cudaMemGetMemPool", "cudaMemGetMemPool", "", 0, false},
+    {"cudaMemSetMemPool", "cudaMemSetMemPool", "", 0, false},
+    {"cudaMallocFromPoolAsync", "cudaMallocFromPoolAsync", "", 0, true},
+    {"cudaMemPoolExportToShareableHandle", "cudaMemPoolExportToShareableHandle", "", 0, false},
+    {"cudaMemPoolImportFromShareableHandle", "cudaMemPoolImportFromShareableHandle", "", 0, false},
+    {"cudaMemPoolExportPointer", "cudaMemPoolExportPointer", "", 0, false},
+    {"cudaMemPoolImportPointer", "cudaMemPoolImportPointer", "", 0, false},
+    {"cudaPointerGetAttributes", "cudaPointerGetAttributes", "", 0, false},
+    {"cudaDeviceCanAccessPeer", "cudaDeviceCanAccessPeer", "", 0, false},
+    {"cudaDeviceEnablePeerAccess", "cudaDeviceEnablePeerAccess", "", 0, false},
+    {"cudaDeviceDisablePeerAccess", "cudaDeviceDisablePeerAccess", "", 0, false},
+    {"cudaGraphicsUnregisterResource", "cudaGraphicsUnregisterResource", "", 0, false},
+    {"cudaGraphicsResourceSetMapFlags", "cudaGraphicsResourceSetMapFlags", "", 0, false},
+    {"cudaGraphicsMapResources", "cudaGraphicsMapResources", "", 0, false},
+    {"cudaGraphicsUnmapResources", "cudaGraphicsUnmapResources", "", 0, false},
+    {"cudaGraphicsResourceGetMappedPointer", "cudaGraphicsResourceGetMappedPointer", "", 0, false},
+    {"cudaGraphicsSubResourceGetMappedArray", "cudaGraphicsSubResourceGetMappedArray", "", 0, false},
+    {"cudaGraphicsResourceGetMappedMipmappedArray", "cudaGraphicsResourceGetMappedMipmappedArray", "", 0, false},
+    {"cudaGetChannelDesc", "cudaGetChannelDesc", "", 0, false},
+    {"cudaCreateChannelDesc", "cudaCreateChannelDesc", "", 0, false},
+    {"cudaCreateTextureObject", "cudaCreateTextureObject", "", 0, false},
+    {"cudaDestroyTextureObject", "cudaDestroyTextureObject", "", 0, false},
+    {"cudaGetTextureObjectResourceDesc", "cudaGetTextureObjectResourceDesc", "", 0, false},
+    {"cudaGetTextureObjectTextureDesc", "cudaGetTextureObjectTextureDesc", "", 0, false},
+    {"cudaGetTextureObjectResourceViewDesc", "cudaGetTextureObjectResourceViewDesc", "", 0, false},
+    {"cudaCreateSurfaceObject", "cudaCreateSurfaceObject", "", 0, false},
+    {"cudaDestroySurfaceObject", "cudaDestroySurfaceObject", "", 0, false},
+    {"cudaGetSurfaceObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc", "", 0, false},
+    {"cudaDriverGetVersion", "cudaDriverGetVersion", "", 0, false},
+    {"cudaRuntimeGetVersion", "cudaRuntimeGetVersion", "", 0, false},
+    {"cudaLogsRegisterCallback", "cudaLogsRegisterCallback", "", 0, false},
+    {"cudaLogsUnregisterCallback", "cudaLogsUnregisterCallback", "", 0, false},
+    {"cudaLogsCurrent", "cudaLogsCurrent", "", 0, false},
+    {"cudaLogsDumpToFile", "cudaLogsDumpToFile", "", 0, false},
+    {"cudaLogsDumpToMemory", "cudaLogsDumpToMemory", "", 0, false},
+    {"cudaGraphCreate", "cudaGraphCreate", "", 0, false},
+    {"cudaGraphAddKernelNode", "cudaGraphAddKernelNode", "", 0, false},
+    {"cudaGraphKernelNodeGetParams", "cudaGraphKernelNodeGetParams", "", 0, false},
+    {"cudaGraphKernelNodeSetParams", "cudaGraphKernelNodeSetParams", "", 0, false},
+    {"cudaGraphKernelNodeCopyAttributes", "cudaGraphKernelNodeCopyAttributes", "", 0, false},
+    {"cudaGraphKernelNodeGetAttribute", "cudaGraphKernelNodeGetAttribute", "", 0, false},
+    {"cudaGraphKernelNodeSetAttribute", "cudaGraphKernelNodeSetAttribute", "", 0, false},
+    {"cudaGraphAddMemcpyNode", "cudaGraphAddMemcpyNode", "", 0, false},
+    {"cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol", "", 0, false},
+    {"cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeFromSymbol", "", 0, false},
+    {"cudaGraphAddMemcpyNode1D", "cudaGraphAddMemcpyNode1D", "", 0, false},
+    {"cudaGraphMemcpyNodeGetParams", "cudaGraphMemcpyNodeGetParams", "", 0, false},
+    {"cudaGraphMemcpyNodeSetParams", "cudaGraphMemcpyNodeSetParams", "", 0, false},
+    {"cudaGraphMemcpyNodeSetParamsToSymbol", "cudaGraphMemcpyNodeSetParamsToSymbol", "", 0, false},
+    {"cudaGraphMemcpyNodeSetParamsFromSymbol", "cudaGraphMemcpyNodeSetParamsFromSymbol", "", 0, false},
+    {"cudaGraphMemcpyNodeSetParams1D", "cudaGraphMemcpyNodeSetParams1D", "", 0, false},
+    {"cudaGraphAddMemsetNode", "cudaGraphAddMemsetNode", "", 0, false},
+    {"cudaGraphMemsetNodeGetParams", "cudaGraphMemsetNodeGetParams", "", 0, false},
+    {"cudaGraphMemsetNodeSetParams", "cudaGraphMemsetNodeSetParams", "", 0, false},
+    {"cudaGraphAddHostNode", "cudaGraphAddHostNode", "", 0, false},
+    {"cudaGraphHostNodeGetParams", "cudaGraphHostNodeGetParams", "", 0, false},
+    {"cudaGraphHostNodeSetParams", "cudaGraphHostNodeSetParams", "", 0, false},
+    {"cudaGraphAddChildGraphNode", "cudaGraphAddChildGraphNode", "", 0, false},
+    {"cudaGraphChildGraphNodeGetGraph", "cudaGraphChildGraphNodeGetGraph", "", 0, false},
+    {"cudaGraphAddEmptyNode", "cudaGraphAddEmptyNode", "", 0, false},
+    {"cudaGraphAddEventRecordNode", "cudaGraphAddEventRecordNode", "", 0, false},
+    {"cudaGraphEventRecordNodeGetEvent", "cudaGraphEventRecordNodeGetEvent", "", 0, false},
+    {"cudaGraphEventRecordNodeSetEvent", "cudaGraphEventRecordNodeSetEvent", "", 0, false},
+    {"cudaGraphAddEventWaitNode", "cudaGraphAddEventWaitNode", "", 0, false},
+    {"cudaGraphEventWaitNodeGetEvent", "cudaGraphEventWaitNodeGetEvent", "", 0, false},
+    {"cudaGraphEventWaitNodeSetEvent", "cudaGraphEventWaitNodeSetEvent", "", 0, false},
+    {"cudaGraphAddExternalSemaphoresSignalNode", "cudaGraphAddExternalSemaphoresSignalNode", "", 0, false},
+    {"cudaGraphExternalSemaphoresSignalNodeGetParams", "cudaGraphExternalSemaphoresSignalNodeGetParams", "", 0, false},
+    {"cudaGraphExternalSemaphoresSignalNodeSetParams", "cudaGraphExternalSemaphoresSignalNodeSetParams", "", 0, false},
+    {"cudaGraphAddExternalSemaphoresWaitNode", "cudaGraphAddExternalSemaphoresWaitNode", "", 0, false},
+    {"cudaGraphExternalSemaphoresWaitNodeGetParams", "cudaGraphExternalSemaphoresWaitNodeGetParams", "", 0, false},
+    {"cudaGraphExternalSemaphoresWaitNodeSetParams", "cudaGraphExternalSemaphoresWaitNodeSetParams", "", 0, false},
+    {"cudaGraphAddMemAllocNode", "cudaGraphAddMemAllocNode", "", 0, false},
+    {"cudaGraphMemAllocNodeGetParams", "cudaGraphMemAllocNodeGetParams", "", 0, false},
+    {"cudaGraphAddMemFreeNode", "cudaGraphAddMemFreeNode", "", 0, false},
+    {"cudaGraphMemFreeNodeGetParams", "cudaGraphMemFreeNodeGetParams", "", 0, false},
+    {"cudaDeviceGraphMemTrim", "cudaDeviceGraphMemTrim", "", 0, false},
+    {"cudaDeviceGetGraphMemAttribute", "cudaDeviceGetGraphMemAttribute", "", 0, false},
+    {"cudaDeviceSetGraphMemAttribute", "cudaDeviceSetGraphMemAttribute", "", 0, false},
+    {"cudaGraphClone", "cudaGraphClone", "", 0, false},
+    {"cudaGraphNodeFindInClone", "cudaGraphNodeFindInClone", "", 0, false},
+    {"cudaGraphNodeGetType", "cudaGraphNodeGetType", "", 0, false},
+    {"cudaGraphGetNodes", "cudaGraphGetNodes", "", 0, false},
+    {"cudaGraphGetRootNodes", "cudaGraphGetRootNodes", "", 0, false},
+    {"cudaGraphGetEdges", "cudaGraphGetEdges", "", 0, false},
+    {"cudaGraphNodeGetDependencies", "cudaGraphNodeGetDependencies", "", 0, false},
+    {"cudaGraphNodeGetDependentNodes", "cudaGraphNodeGetDependentNodes", "", 0, false},
+    {"cudaGraphAddDependencies", "cudaGraphAddDependencies", "", 0, false},
+    {"cudaGraphRemoveDependencies", "cudaGraphRemoveDependencies", "", 0, false},
+    {"cudaGraphDestroyNode", "cudaGraphDestroyNode", "", 0, false},
+    {"cudaGraphInstantiate", "cudaGraphInstantiate", "", 0, false},
+    {"cudaGraphInstantiateWithFlags", "cudaGraphInstantiateWithFlags", "", 0, false},
+    {"cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams", "", 0, true},
+    {"cudaGraphExecGetFlags", "cudaGraphExecGetFlags", "", 0, false},
+    {"cudaGraphExecKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams", "", 0, false},
+    {"cudaGraphExecMemcpyNodeSetParams", "cudaGraphExecMemcpyNodeSetParams", "", 0, false},
+    {"cudaGraphExecMemcpyNodeSetParamsToSymbol", "cudaGraphExecMemcpyNodeSetParamsToSymbol", "", 0, false},
+    {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "", 0, false},
+    {"cudaGraphExecMemcpyNodeSetParams1D", "cudaGraphExecMemcpyNodeSetParams1D", "", 0, false},
+    {"cudaGraphExecMemsetNodeSetParams", "cudaGraphExecMemsetNodeSetParams", "", 0, false},
+    {"cudaGraphExecHostNodeSetParams", "cudaGraphExecHostNodeSetParams", "", 0, false},
+    {"cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams", "", 0, false},
+    {"cudaGraphExecEventRecordNodeSetEvent", "cudaGraphExecEventRecordNodeSetEvent", "", 0, false},
+    {"cudaGraphExecEventWaitNodeSetEvent", "cudaGraphExecEventWaitNodeSetEvent", "", 0, false},
+    {"cudaGraphExecExternalSemaphoresSignalNodeSetParams", "cudaGraphExecExternalSemaphoresSignalNodeSetParams", "", 0, false},
+    {"cudaGraphExecExternalSemaphoresWaitNodeSetParams", "cudaGraphExecExternalSemaphoresWaitNodeSetParams", "", 0, false},
+    {"cudaGraphNodeSetEnabled", "cudaGraphNodeSetEnabled", "", 0, false},
+    {"cudaGraphNodeGetEnabled", "cudaGraphNodeGetEnabled", "", 0, false},
+    {"cudaGraphExecUpdate", "cudaGraphExecUpdate", "", 0, false},
+    {"cudaGraphUpload", "cudaGraphUpload", "", 0, true},
+    {"cudaGraphLaunch", "cudaGraphLaunch", "", 0, true},
+    {"cudaGraphExecDestroy", "cudaGraphExecDestroy", "", 0, false},
+    {"cudaGraphDestroy", "cudaGraphDestroy", "", 0, false},
+    {"cudaGraphDebugDotPrint", "cudaGraphDebugDotPrint", "", 0, false},
+    {"cudaUserObjectCreate", "cudaUserObjectCreate", "", 0, false},
+    {"cudaUserObjectRetain", "cudaUserObjectRetain", "", 0, false},
+    {"cudaUserObjectRelease", "cudaUserObjectRelease", "", 0, false},
+    {"cudaGraphRetainUserObject", "cudaGraphRetainUserObject", "", 0, false},
+    {"cudaGraphReleaseUserObject", "cudaGraphReleaseUserObject", "", 0, false},
+    {"cudaGraphAddNode", "cudaGraphAddNode", "", 0, false},
+    {"cudaGraphNodeSetParams", "cudaGraphNodeSetParams", "", 0, false},
+    {"cudaGraphExecNodeSetParams", "cudaGraphExecNodeSetParams", "", 0, false},
+    {"cudaGraphConditionalHandleCreate", "cudaGraphConditionalHandleCreate", "", 0, false},
+    {"cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint", "", 0, true},
+    {"cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion", "", 0, true},
+    {"cudaLibraryLoadData", "cudaLibraryLoadData", "", 0, false},
+    {"cudaLibraryLoadFromFile", "cudaLibraryLoadFromFile", "", 0, false},
+    {"cudaLibraryUnload", "cudaLibraryUnload", "", 0, false},
+    {"cudaLibraryGetKernel", "cudaLibraryGetKernel", "", 0, false},
+    {"cudaLibraryGetGlobal", "cudaLibraryGetGlobal", "", 0, false},
+    {"cudaLibraryGetManaged", "cudaLibraryGetManaged", "", 0, false},
+    {"cudaLibraryGetUnifiedFunction", "cudaLibraryGetUnifiedFunction", "", 0, false},
+    {"cudaLibraryGetKernelCount", "cudaLibraryGetKernelCount", "", 0, false},
+    {"cudaLibraryEnumerateKernels", "cudaLibraryEnumerateKernels", "", 0, false},
+    {"cudaKernelSetAttributeForDevice", "cudaKernelSetAttributeForDevice", "", 0, false},
+    {"cudaGetExportTable", "cudaGetExportTable", "", 0, false},
+    {"cudaGetFuncBySymbol", "cudaGetFuncBySymbol", "", 0, false},
+    {"cudaGetKernel", "cudaGetKernel", "", 0, false},
 };
 constexpr int kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);
 
@@ -644,1631 +636,1566 @@ enum EntryIndex : int {
   k_cudaGetKernel = 309,
 };
 
-// 0: not tried, 1: loaded, 2: failed. Published with release once the
-// slots, path and error below are written; read with acquire.
-std::atomic<int> g_state{0};
-std::once_flag g_once;
+constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"};
 void* g_slots[kEntryCount];
-std::string g_path;
-std::string g_error;
-
-void load_once() {
-  try {
-    const cubind::detail::LibrarySpec spec{"the CUDA runtime", "libcudart.so.13", "CUBIND_CUDART_LIBRARY", {"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"}, false};
-    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);
-    g_path = lib.path;
-    const bool per_thread = cubind::detail::env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM");
-    for (int i = 0; i < kEntryCount; ++i) {
-      // cudart exports the per-thread default stream variants as <name>_ptds / _ptsz.
-      std::string symbol = kEntries[i].symbol;
-      if (per_thread && kEntries[i].per_thread) {
-        const std::string ptds = symbol + "_ptds";
-        const std::string ptsz = symbol + "_ptsz";
-        void* fn = cubind::detail::find_symbol(lib.handle, ptds.c_str());
-        g_slots[i] = fn != nullptr ? fn : cubind::detail::find_symbol(lib.handle, ptsz.c_str());
-        continue;
-      }
-      g_slots[i] = cubind::detail::find_symbol(lib.handle, symbol.c_str());
-    }
-    g_state.store(1, std::memory_order_release);
-  } catch (const std::exception& e) {
-    g_error = e.what();
-    g_state.store(2, std::memory_order_release);
-  }
-}
-
-void ensure_loaded() {
-  std::call_once(g_once, load_once);
-  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);
-}
-
-[[noreturn]] void missing(int i) {
-  const Entry& e = kEntries[i];
-  std::string message = std::string(e.name) + " is not available in " + "the CUDA runtime" + " loaded from " + g_path;
-  if (*e.introduced != '\0') {
-    message += std::string(": it was introduced in CUDA ") + e.introduced;
-  } else {
-    message += ": the library is older than the CUDA 13.0 headers cubind was generated from";
-  }
-  if (cubind::detail::env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM") && e.per_thread) {
-    message += " (looked for its per-thread default stream variant)";
-  }
-  throw cubind::LoaderError(message);
-}
-
-// The hot path: one acquire load and one null check after the first call.
-template <typename Fn>
-inline Fn entry(int i) {
-  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();
-  void* fn = g_slots[i];
-  if (fn == nullptr) missing(i);
-  return reinterpret_cast<Fn>(fn);
-}
+// Constant-initialised: nothing runs before main, and it outlives every other object.
+cubind::detail::LibraryTable g_table({"the CUDA runtime", "libcudart.so.13", "CUBIND_CUDART_LIBRARY", kWheelDirs, 2, false},
+                                       cubind::detail::Resolution::SymbolPerThreadVariants, kEntries, kEntryCount, g_slots, 13000);
 
 }  // namespace
 
-void runtime_load() { ensure_loaded(); }
+void runtime_load() { g_table.ensure_loaded(); }
 
-cubind::detail::LibraryStatus runtime_status() noexcept {
-  cubind::detail::LibraryStatus status;
-  const int state = g_state.load(std::memory_order_acquire);
-  status.attempted = state != 0;
-  status.loaded = state == 1;
-  if (state != 0) {
-    status.path = g_path;
-    status.error = g_error;
-  }
-  return status;
-}
+cubind::detail::LibraryStatus runtime_status() noexcept { return g_table.status(); }
 
 cudaError_t cudaDeviceReset(void) {
   using Fn = cudaError_t (*)(void);
-  return entry<Fn>(k_cudaDeviceReset)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceReset))();
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
   using Fn = cudaError_t (*)(void);
-  return entry<Fn>(k_cudaDeviceSynchronize)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSynchronize))();
 }
 
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
   using Fn = cudaError_t (*)(enum cudaLimit, size_t);
-  return entry<Fn>(k_cudaDeviceSetLimit)(limit, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetLimit))(limit, value);
 }
 
 cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) {
   using Fn = cudaError_t (*)(size_t *, enum cudaLimit);
-  return entry<Fn>(k_cudaDeviceGetLimit)(pValue, limit);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetLimit))(pValue, limit);
 }
 
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device) {
   using Fn = cudaError_t (*)(size_t *, const struct cudaChannelFormatDesc *, int);
-  return entry<Fn>(k_cudaDeviceGetTexture1DLinearMaxWidth)(maxWidthInElements, fmtDesc, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetTexture1DLinearMaxWidth))(maxWidthInElements, fmtDesc, device);
 }
 
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) {
   using Fn = cudaError_t (*)(enum cudaFuncCache *);
-  return entry<Fn>(k_cudaDeviceGetCacheConfig)(pCacheConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetCacheConfig))(pCacheConfig);
 }
 
 cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
   using Fn = cudaError_t (*)(int *, int *);
-  return entry<Fn>(k_cudaDeviceGetStreamPriorityRange)(leastPriority, greatestPriority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetStreamPriorityRange))(leastPriority, greatestPriority);
 }
 
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
   using Fn = cudaError_t (*)(enum cudaFuncCache);
-  return entry<Fn>(k_cudaDeviceSetCacheConfig)(cacheConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetCacheConfig))(cacheConfig);
 }
 
 cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId) {
   using Fn = cudaError_t (*)(int *, const char *);
-  return entry<Fn>(k_cudaDeviceGetByPCIBusId)(device, pciBusId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetByPCIBusId))(device, pciBusId);
 }
 
 cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
   using Fn = cudaError_t (*)(char *, int, int);
-  return entry<Fn>(k_cudaDeviceGetPCIBusId)(pciBusId, len, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetPCIBusId))(pciBusId, len, device);
 }
 
 cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaIpcEventHandle_t *, cudaEvent_t);
-  return entry<Fn>(k_cudaIpcGetEventHandle)(handle, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcGetEventHandle))(handle, event);
 }
 
 cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle) {
   using Fn = cudaError_t (*)(cudaEvent_t *, cudaIpcEventHandle_t);
-  return entry<Fn>(k_cudaIpcOpenEventHandle)(event, handle);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcOpenEventHandle))(event, handle);
 }
 
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr) {
   using Fn = cudaError_t (*)(cudaIpcMemHandle_t *, void *);
-  return entry<Fn>(k_cudaIpcGetMemHandle)(handle, devPtr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcGetMemHandle))(handle, devPtr);
 }
 
 cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, cudaIpcMemHandle_t, unsigned int);
-  return entry<Fn>(k_cudaIpcOpenMemHandle)(devPtr, handle, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcOpenMemHandle))(devPtr, handle, flags);
 }
 
 cudaError_t cudaIpcCloseMemHandle(void *devPtr) {
   using Fn = cudaError_t (*)(void *);
-  return entry<Fn>(k_cudaIpcCloseMemHandle)(devPtr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcCloseMemHandle))(devPtr);
 }
 
 cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope) {
   using Fn = cudaError_t (*)(enum cudaFlushGPUDirectRDMAWritesTarget, enum cudaFlushGPUDirectRDMAWritesScope);
-  return entry<Fn>(k_cudaDeviceFlushGPUDirectRDMAWrites)(target, scope);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceFlushGPUDirectRDMAWrites))(target, scope);
 }
 
 cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback) {
   using Fn = cudaError_t (*)(int, cudaAsyncCallback, void *, cudaAsyncCallbackHandle_t *);
-  return entry<Fn>(k_cudaDeviceRegisterAsyncNotification)(device, callbackFunc, userData, callback);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceRegisterAsyncNotification))(device, callbackFunc, userData, callback);
 }
 
 cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) {
   using Fn = cudaError_t (*)(int, cudaAsyncCallbackHandle_t);
-  return entry<Fn>(k_cudaDeviceUnregisterAsyncNotification)(device, callback);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceUnregisterAsyncNotification))(device, callback);
 }
 
 cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig) {
   using Fn = cudaError_t (*)(enum cudaSharedMemConfig *);
-  return entry<Fn>(k_cudaDeviceGetSharedMemConfig)(pConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetSharedMemConfig))(pConfig);
 }
 
 cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
   using Fn = cudaError_t (*)(enum cudaSharedMemConfig);
-  return entry<Fn>(k_cudaDeviceSetSharedMemConfig)(config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetSharedMemConfig))(config);
 }
 
 cudaError_t cudaGetLastError(void) {
   using Fn = cudaError_t (*)(void);
-  return entry<Fn>(k_cudaGetLastError)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetLastError))();
 }
 
 cudaError_t cudaPeekAtLastError(void) {
   using Fn = cudaError_t (*)(void);
-  return entry<Fn>(k_cudaPeekAtLastError)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaPeekAtLastError))();
 }
 
 const char * cudaGetErrorName(cudaError_t error) {
   using Fn = const char * (*)(cudaError_t);
-  return entry<Fn>(k_cudaGetErrorName)(error);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetErrorName))(error);
 }
 
 const char * cudaGetErrorString(cudaError_t error) {
   using Fn = const char * (*)(cudaError_t);
-  return entry<Fn>(k_cudaGetErrorString)(error);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetErrorString))(error);
 }
 
 cudaError_t cudaGetDeviceCount(int *count) {
   using Fn = cudaError_t (*)(int *);
-  return entry<Fn>(k_cudaGetDeviceCount)(count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDeviceCount))(count);
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
   using Fn = cudaError_t (*)(struct cudaDeviceProp *, int);
-  return entry<Fn>(k_cudaGetDeviceProperties)(prop, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDeviceProperties))(prop, device);
 }
 
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
   using Fn = cudaError_t (*)(int *, enum cudaDeviceAttr, int);
-  return entry<Fn>(k_cudaDeviceGetAttribute)(value, attr, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetAttribute))(value, attr, device);
 }
 
 cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device) {
   using Fn = cudaError_t (*)(unsigned int *, const enum cudaAtomicOperation *, unsigned int, int);
-  return entry<Fn>(k_cudaDeviceGetHostAtomicCapabilities)(capabilities, operations, count, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetHostAtomicCapabilities))(capabilities, operations, count, device);
 }
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, int);
-  return entry<Fn>(k_cudaDeviceGetDefaultMemPool)(memPool, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetDefaultMemPool))(memPool, device);
 }
 
 cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
   using Fn = cudaError_t (*)(int, cudaMemPool_t);
-  return entry<Fn>(k_cudaDeviceSetMemPool)(device, memPool);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetMemPool))(device, memPool);
 }
 
 cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, int);
-  return entry<Fn>(k_cudaDeviceGetMemPool)(memPool, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetMemPool))(memPool, device);
 }
 
 cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags) {
   using Fn = cudaError_t (*)(void *, int, int);
-  return entry<Fn>(k_cudaDeviceGetNvSciSyncAttributes)(nvSciSyncAttrList, device, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetNvSciSyncAttributes))(nvSciSyncAttrList, device, flags);
 }
 
 cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) {
   using Fn = cudaError_t (*)(int *, enum cudaDeviceP2PAttr, int, int);
-  return entry<Fn>(k_cudaDeviceGetP2PAttribute)(value, attr, srcDevice, dstDevice);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetP2PAttribute))(value, attr, srcDevice, dstDevice);
 }
 
 cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice) {
   using Fn = cudaError_t (*)(unsigned int *, const enum cudaAtomicOperation *, unsigned int, int, int);
-  return entry<Fn>(k_cudaDeviceGetP2PAtomicCapabilities)(capabilities, operations, count, srcDevice, dstDevice);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetP2PAtomicCapabilities))(capabilities, operations, count, srcDevice, dstDevice);
 }
 
 cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
   using Fn = cudaError_t (*)(int *, const struct cudaDeviceProp *);
-  return entry<Fn>(k_cudaChooseDevice)(device, prop);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaChooseDevice))(device, prop);
 }
 
 cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
   using Fn = cudaError_t (*)(int, unsigned int, unsigned int);
-  return entry<Fn>(k_cudaInitDevice)(device, deviceFlags, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaInitDevice))(device, deviceFlags, flags);
 }
 
 cudaError_t cudaSetDevice(int device) {
   using Fn = cudaError_t (*)(int);
-  return entry<Fn>(k_cudaSetDevice)(device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaSetDevice))(device);
 }
 
 cudaError_t cudaGetDevice(int *device) {
   using Fn = cudaError_t (*)(int *);
-  return entry<Fn>(k_cudaGetDevice)(device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDevice))(device);
 }
 
 cudaError_t cudaSetValidDevices(int *device_arr, int len) {
   using Fn = cudaError_t (*)(int *, int);
-  return entry<Fn>(k_cudaSetValidDevices)(device_arr, len);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaSetValidDevices))(device_arr, len);
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags) {
   using Fn = cudaError_t (*)(unsigned int);
-  return entry<Fn>(k_cudaSetDeviceFlags)(flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaSetDeviceFlags))(flags);
 }
 
 cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
   using Fn = cudaError_t (*)(unsigned int *);
-  return entry<Fn>(k_cudaGetDeviceFlags)(flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDeviceFlags))(flags);
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *pStream) {
   using Fn = cudaError_t (*)(cudaStream_t *);
-  return entry<Fn>(k_cudaStreamCreate)(pStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCreate))(pStream);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t *, unsigned int);
-  return entry<Fn>(k_cudaStreamCreateWithFlags)(pStream, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCreateWithFlags))(pStream, flags);
 }
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority) {
   using Fn = cudaError_t (*)(cudaStream_t *, unsigned int, int);
-  return entry<Fn>(k_cudaStreamCreateWithPriority)(pStream, flags, priority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCreateWithPriority))(pStream, flags, priority);
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
   using Fn = cudaError_t (*)(cudaStream_t, int *);
-  return entry<Fn>(k_cudaStreamGetPriority)(hStream, priority);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetPriority))(hStream, priority);
 }
 
 cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags) {
   using Fn = cudaError_t (*)(cudaStream_t, unsigned int *);
-  return entry<Fn>(k_cudaStreamGetFlags)(hStream, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetFlags))(hStream, flags);
 }
 
 cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId) {
   using Fn = cudaError_t (*)(cudaStream_t, unsigned long long *);
-  return entry<Fn>(k_cudaStreamGetId)(hStream, streamId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetId))(hStream, streamId);
 }
 
 cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
   using Fn = cudaError_t (*)(cudaStream_t, int *);
-  return entry<Fn>(k_cudaStreamGetDevice)(hStream, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetDevice))(hStream, device);
 }
 
 cudaError_t cudaCtxResetPersistingL2Cache(void) {
   using Fn = cudaError_t (*)(void);
-  return entry<Fn>(k_cudaCtxResetPersistingL2Cache)();
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaCtxResetPersistingL2Cache))();
 }
 
 cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaStream_t);
-  return entry<Fn>(k_cudaStreamCopyAttributes)(dst, src);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCopyAttributes))(dst, src);
 }
 
 cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue *value_out) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *);
-  return entry<Fn>(k_cudaStreamGetAttribute)(hStream, attr, value_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetAttribute))(hStream, attr, value_out);
 }
 
 cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue *value) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *);
-  return entry<Fn>(k_cudaStreamSetAttribute)(hStream, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamSetAttribute))(hStream, attr, value);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaStream_t);
-  return entry<Fn>(k_cudaStreamDestroy)(stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamDestroy))(stream);
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned int);
-  return entry<Fn>(k_cudaStreamWaitEvent)(stream, event, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamWaitEvent))(stream, event, flags);
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void *, unsigned int);
-  return entry<Fn>(k_cudaStreamAddCallback)(stream, callback, userData, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamAddCallback))(stream, callback, userData, flags);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaStream_t);
-  return entry<Fn>(k_cudaStreamSynchronize)(stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamSynchronize))(stream);
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaStream_t);
-  return entry<Fn>(k_cudaStreamQuery)(stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamQuery))(stream);
 }
 
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, void *, size_t, unsigned int);
-  return entry<Fn>(k_cudaStreamAttachMemAsync)(stream, devPtr, length, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamAttachMemAsync))(stream, devPtr, length, flags);
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureMode);
-  return entry<Fn>(k_cudaStreamBeginCapture)(stream, mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamBeginCapture))(stream, mode);
 }
 
 cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode);
-  return entry<Fn>(k_cudaStreamBeginCaptureToGraph)(stream, graph, dependencies, dependencyData, numDependencies, mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamBeginCaptureToGraph))(stream, graph, dependencies, dependencyData, numDependencies, mode);
 }
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
   using Fn = cudaError_t (*)(enum cudaStreamCaptureMode *);
-  return entry<Fn>(k_cudaThreadExchangeStreamCaptureMode)(mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaThreadExchangeStreamCaptureMode))(mode);
 }
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaGraph_t *);
-  return entry<Fn>(k_cudaStreamEndCapture)(stream, pGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamEndCapture))(stream, pGraph);
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureStatus *);
-  return entry<Fn>(k_cudaStreamIsCapturing)(stream, pCaptureStatus);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamIsCapturing))(stream, pCaptureStatus);
 }
 
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *);
-  return entry<Fn>(k_cudaStreamGetCaptureInfo)(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetCaptureInfo))(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
 
 cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int);
-  return entry<Fn>(k_cudaStreamUpdateCaptureDependencies)(stream, dependencies, dependencyData, numDependencies, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamUpdateCaptureDependencies))(stream, dependencies, dependencyData, numDependencies, flags);
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event) {
   using Fn = cudaError_t (*)(cudaEvent_t *);
-  return entry<Fn>(k_cudaEventCreate)(event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventCreate))(event);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaEvent_t *, unsigned int);
-  return entry<Fn>(k_cudaEventCreateWithFlags)(event, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventCreateWithFlags))(event, flags);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaEvent_t, cudaStream_t);
-  return entry<Fn>(k_cudaEventRecord)(event, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventRecord))(event, stream);
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaEvent_t, cudaStream_t, unsigned int);
-  return entry<Fn>(k_cudaEventRecordWithFlags)(event, stream, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventRecordWithFlags))(event, stream, flags);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaEvent_t);
-  return entry<Fn>(k_cudaEventQuery)(event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventQuery))(event);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaEvent_t);
-  return entry<Fn>(k_cudaEventSynchronize)(event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventSynchronize))(event);
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaEvent_t);
-  return entry<Fn>(k_cudaEventDestroy)(event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventDestroy))(event);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
   using Fn = cudaError_t (*)(float *, cudaEvent_t, cudaEvent_t);
-  return entry<Fn>(k_cudaEventElapsedTime)(ms, start, end);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventElapsedTime))(ms, start, end);
 }
 
 cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc) {
   using Fn = cudaError_t (*)(cudaExternalMemory_t *, const struct cudaExternalMemoryHandleDesc *);
-  return entry<Fn>(k_cudaImportExternalMemory)(extMem_out, memHandleDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaImportExternalMemory))(extMem_out, memHandleDesc);
 }
 
 cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc) {
   using Fn = cudaError_t (*)(void **, cudaExternalMemory_t, const struct cudaExternalMemoryBufferDesc *);
-  return entry<Fn>(k_cudaExternalMemoryGetMappedBuffer)(devPtr, extMem, bufferDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaExternalMemoryGetMappedBuffer))(devPtr, extMem, bufferDesc);
 }
 
 cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t *, cudaExternalMemory_t, const struct cudaExternalMemoryMipmappedArrayDesc *);
-  return entry<Fn>(k_cudaExternalMemoryGetMappedMipmappedArray)(mipmap, extMem, mipmapDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaExternalMemoryGetMappedMipmappedArray))(mipmap, extMem, mipmapDesc);
 }
 
 cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) {
   using Fn = cudaError_t (*)(cudaExternalMemory_t);
-  return entry<Fn>(k_cudaDestroyExternalMemory)(extMem);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroyExternalMemory))(extMem);
 }
 
 cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *extSem_out, const struct cudaExternalSemaphoreHandleDesc *semHandleDesc) {
   using Fn = cudaError_t (*)(cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreHandleDesc *);
-  return entry<Fn>(k_cudaImportExternalSemaphore)(extSem_out, semHandleDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaImportExternalSemaphore))(extSem_out, semHandleDesc);
 }
 
 cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t);
-  return entry<Fn>(k_cudaSignalExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaSignalExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
 }
 
 cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t);
-  return entry<Fn>(k_cudaWaitExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaWaitExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
 }
 
 cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) {
   using Fn = cudaError_t (*)(cudaExternalSemaphore_t);
-  return entry<Fn>(k_cudaDestroyExternalSemaphore)(extSem);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroyExternalSemaphore))(extSem);
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaLaunchKernel)(func, gridDim, blockDim, args, sharedMem, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchKernel))(func, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
   using Fn = cudaError_t (*)(const cudaLaunchConfig_t *, const void *, void **);
-  return entry<Fn>(k_cudaLaunchKernelExC)(config, func, args);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchKernelExC))(config, func, args);
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaLaunchCooperativeKernel)(func, gridDim, blockDim, args, sharedMem, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchCooperativeKernel))(func, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig) {
   using Fn = cudaError_t (*)(const void *, enum cudaFuncCache);
-  return entry<Fn>(k_cudaFuncSetCacheConfig)(func, cacheConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncSetCacheConfig))(func, cacheConfig);
 }
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
   using Fn = cudaError_t (*)(struct cudaFuncAttributes *, const void *);
-  return entry<Fn>(k_cudaFuncGetAttributes)(attr, func);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetAttributes))(attr, func);
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
   using Fn = cudaError_t (*)(const void *, enum cudaFuncAttribute, int);
-  return entry<Fn>(k_cudaFuncSetAttribute)(func, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncSetAttribute))(func, attr, value);
 }
 
 cudaError_t cudaFuncGetName(const char **name, const void *func) {
   using Fn = cudaError_t (*)(const char **, const void *);
-  return entry<Fn>(k_cudaFuncGetName)(name, func);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetName))(name, func);
 }
 
 cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
   using Fn = cudaError_t (*)(const void *, size_t, size_t *, size_t *);
-  return entry<Fn>(k_cudaFuncGetParamInfo)(func, paramIndex, paramOffset, paramSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetParamInfo))(func, paramIndex, paramOffset, paramSize);
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaHostFn_t, void *);
-  return entry<Fn>(k_cudaLaunchHostFunc)(stream, fn, userData);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchHostFunc))(stream, fn, userData);
 }
 
 cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config) {
   using Fn = cudaError_t (*)(const void *, enum cudaSharedMemConfig);
-  return entry<Fn>(k_cudaFuncSetSharedMemConfig)(func, config);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncSetSharedMemConfig))(func, config);
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize) {
   using Fn = cudaError_t (*)(int *, const void *, int, size_t);
-  return entry<Fn>(k_cudaOccupancyMaxActiveBlocksPerMultiprocessor)(numBlocks, func, blockSize, dynamicSMemSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxActiveBlocksPerMultiprocessor))(numBlocks, func, blockSize, dynamicSMemSize);
 }
 
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize) {
   using Fn = cudaError_t (*)(size_t *, const void *, int, int);
-  return entry<Fn>(k_cudaOccupancyAvailableDynamicSMemPerBlock)(dynamicSmemSize, func, numBlocks, blockSize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyAvailableDynamicSMemPerBlock))(dynamicSmemSize, func, numBlocks, blockSize);
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
   using Fn = cudaError_t (*)(int *, const void *, int, size_t, unsigned int);
-  return entry<Fn>(k_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)(numBlocks, func, blockSize, dynamicSMemSize, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))(numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 
 cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig) {
   using Fn = cudaError_t (*)(int *, const void *, const cudaLaunchConfig_t *);
-  return entry<Fn>(k_cudaOccupancyMaxPotentialClusterSize)(clusterSize, func, launchConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxPotentialClusterSize))(clusterSize, func, launchConfig);
 }
 
 cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig) {
   using Fn = cudaError_t (*)(int *, const void *, const cudaLaunchConfig_t *);
-  return entry<Fn>(k_cudaOccupancyMaxActiveClusters)(numClusters, func, launchConfig);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxActiveClusters))(numClusters, func, launchConfig);
 }
 
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, size_t, unsigned int);
-  return entry<Fn>(k_cudaMallocManaged)(devPtr, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocManaged))(devPtr, size, flags);
 }
 
 cudaError_t cudaMalloc(void **devPtr, size_t size) {
   using Fn = cudaError_t (*)(void **, size_t);
-  return entry<Fn>(k_cudaMalloc)(devPtr, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMalloc))(devPtr, size);
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size) {
   using Fn = cudaError_t (*)(void **, size_t);
-  return entry<Fn>(k_cudaMallocHost)(ptr, size);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocHost))(ptr, size);
 }
 
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, size_t);
-  return entry<Fn>(k_cudaMallocPitch)(devPtr, pitch, width, height);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocPitch))(devPtr, pitch, width, height);
 }
 
 cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t, unsigned int);
-  return entry<Fn>(k_cudaMallocArray)(array, desc, width, height, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocArray))(array, desc, width, height, flags);
 }
 
 cudaError_t cudaFree(void *devPtr) {
   using Fn = cudaError_t (*)(void *);
-  return entry<Fn>(k_cudaFree)(devPtr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFree))(devPtr);
 }
 
 cudaError_t cudaFreeHost(void *ptr) {
   using Fn = cudaError_t (*)(void *);
-  return entry<Fn>(k_cudaFreeHost)(ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeHost))(ptr);
 }
 
 cudaError_t cudaFreeArray(cudaArray_t array) {
   using Fn = cudaError_t (*)(cudaArray_t);
-  return entry<Fn>(k_cudaFreeArray)(array);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeArray))(array);
 }
 
 cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t);
-  return entry<Fn>(k_cudaFreeMipmappedArray)(mipmappedArray);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeMipmappedArray))(mipmappedArray);
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, size_t, unsigned int);
-  return entry<Fn>(k_cudaHostAlloc)(pHost, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostAlloc))(pHost, size, flags);
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
   using Fn = cudaError_t (*)(void *, size_t, unsigned int);
-  return entry<Fn>(k_cudaHostRegister)(ptr, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostRegister))(ptr, size, flags);
 }
 
 cudaError_t cudaHostUnregister(void *ptr) {
   using Fn = cudaError_t (*)(void *);
-  return entry<Fn>(k_cudaHostUnregister)(ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostUnregister))(ptr);
 }
 
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, void *, unsigned int);
-  return entry<Fn>(k_cudaHostGetDevicePointer)(pDevice, pHost, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostGetDevicePointer))(pDevice, pHost, flags);
 }
 
 cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
   using Fn = cudaError_t (*)(unsigned int *, void *);
-  return entry<Fn>(k_cudaHostGetFlags)(pFlags, pHost);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostGetFlags))(pFlags, pHost);
 }
 
 cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent) {
   using Fn = cudaError_t (*)(struct cudaPitchedPtr *, struct cudaExtent);
-  return entry<Fn>(k_cudaMalloc3D)(pitchedDevPtr, extent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMalloc3D))(pitchedDevPtr, extent);
 }
 
 cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int);
-  return entry<Fn>(k_cudaMalloc3DArray)(array, desc, extent, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMalloc3DArray))(array, desc, extent, flags);
 }
 
 cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int, unsigned int);
-  return entry<Fn>(k_cudaMallocMipmappedArray)(mipmappedArray, desc, extent, numLevels, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocMipmappedArray))(mipmappedArray, desc, extent, numLevels, flags);
 }
 
 cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) {
   using Fn = cudaError_t (*)(cudaArray_t *, cudaMipmappedArray_const_t, unsigned int);
-  return entry<Fn>(k_cudaGetMipmappedArrayLevel)(levelArray, mipmappedArray, level);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetMipmappedArrayLevel))(levelArray, mipmappedArray, level);
 }
 
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DParms *);
-  return entry<Fn>(k_cudaMemcpy3D)(p);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3D))(p);
 }
 
 cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DPeerParms *);
-  return entry<Fn>(k_cudaMemcpy3DPeer)(p);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DPeer))(p);
 }
 
 cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DParms *, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpy3DAsync)(p, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DAsync))(p, stream);
 }
 
 cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DPeerParms *, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpy3DPeerAsync)(p, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DPeerAsync))(p, stream);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
   using Fn = cudaError_t (*)(size_t *, size_t *);
-  return entry<Fn>(k_cudaMemGetInfo)(free, total);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetInfo))(free, total);
 }
 
 cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array) {
   using Fn = cudaError_t (*)(struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned int *, cudaArray_t);
-  return entry<Fn>(k_cudaArrayGetInfo)(desc, extent, flags, array);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetInfo))(desc, extent, flags, array);
 }
 
 cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) {
   using Fn = cudaError_t (*)(cudaArray_t *, cudaArray_t, unsigned int);
-  return entry<Fn>(k_cudaArrayGetPlane)(pPlaneArray, hArray, planeIdx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetPlane))(pPlaneArray, hArray, planeIdx);
 }
 
 cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device) {
   using Fn = cudaError_t (*)(struct cudaArrayMemoryRequirements *, cudaArray_t, int);
-  return entry<Fn>(k_cudaArrayGetMemoryRequirements)(memoryRequirements, array, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetMemoryRequirements))(memoryRequirements, array, device);
 }
 
 cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device) {
   using Fn = cudaError_t (*)(struct cudaArrayMemoryRequirements *, cudaMipmappedArray_t, int);
-  return entry<Fn>(k_cudaMipmappedArrayGetMemoryRequirements)(memoryRequirements, mipmap, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMipmappedArrayGetMemoryRequirements))(memoryRequirements, mipmap, device);
 }
 
 cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array) {
   using Fn = cudaError_t (*)(struct cudaArraySparseProperties *, cudaArray_t);
-  return entry<Fn>(k_cudaArrayGetSparseProperties)(sparseProperties, array);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetSparseProperties))(sparseProperties, array);
 }
 
 cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap) {
   using Fn = cudaError_t (*)(struct cudaArraySparseProperties *, cudaMipmappedArray_t);
-  return entry<Fn>(k_cudaMipmappedArrayGetSparseProperties)(sparseProperties, mipmap);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMipmappedArrayGetSparseProperties))(sparseProperties, mipmap);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpy)(dst, src, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy))(dst, src, count, kind);
 }
 
 cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count) {
   using Fn = cudaError_t (*)(void *, int, const void *, int, size_t);
-  return entry<Fn>(k_cudaMemcpyPeer)(dst, dstDevice, src, srcDevice, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyPeer))(dst, dstDevice, src, srcDevice, count);
 }
 
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpy2D)(dst, dpitch, src, spitch, width, height, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2D))(dst, dpitch, src, spitch, width, height, kind);
 }
 
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpy2DToArray)(dst, wOffset, hOffset, src, spitch, width, height, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DToArray))(dst, wOffset, hOffset, src, spitch, width, height, kind);
 }
 
 cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpy2DFromArray)(dst, dpitch, src, wOffset, hOffset, width, height, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DFromArray))(dst, dpitch, src, wOffset, hOffset, width, height, kind);
 }
 
 cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpy2DArrayToArray)(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DArrayToArray))(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
 }
 
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpyToSymbol)(symbol, src, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToSymbol))(symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpyFromSymbol)(dst, symbol, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromSymbol))(dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyAsync)(dst, src, count, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyAsync))(dst, src, count, kind, stream);
 }
 
 cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, int, const void *, int, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyPeerAsync)(dst, dstDevice, src, srcDevice, count, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyPeerAsync))(dst, dstDevice, src, srcDevice, count, stream);
 }
 
 cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyBatchAsync)(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyBatchAsync))(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
 
 cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpy3DBatchAsync)(numOps, opList, flags, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DBatchAsync))(numOps, opList, flags, stream);
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpy2DAsync)(dst, dpitch, src, spitch, width, height, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DAsync))(dst, dpitch, src, spitch, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpy2DToArrayAsync)(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DToArrayAsync))(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpy2DFromArrayAsync)(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DFromArrayAsync))(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyToSymbolAsync)(symbol, src, count, offset, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToSymbolAsync))(symbol, src, count, offset, kind, stream);
 }
 
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyFromSymbolAsync)(dst, symbol, count, offset, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromSymbolAsync))(dst, symbol, count, offset, kind, stream);
 }
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
   using Fn = cudaError_t (*)(void *, int, size_t);
-  return entry<Fn>(k_cudaMemset)(devPtr, value, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset))(devPtr, value, count);
 }
 
 cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
   using Fn = cudaError_t (*)(void *, size_t, int, size_t, size_t);
-  return entry<Fn>(k_cudaMemset2D)(devPtr, pitch, value, width, height);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset2D))(devPtr, pitch, value, width, height);
 }
 
 cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) {
   using Fn = cudaError_t (*)(struct cudaPitchedPtr, int, struct cudaExtent);
-  return entry<Fn>(k_cudaMemset3D)(pitchedDevPtr, value, extent);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset3D))(pitchedDevPtr, value, extent);
 }
 
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, int, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaMemsetAsync)(devPtr, value, count, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemsetAsync))(devPtr, value, count, stream);
 }
 
 cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, size_t, int, size_t, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaMemset2DAsync)(devPtr, pitch, value, width, height, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset2DAsync))(devPtr, pitch, value, width, height, stream);
 }
 
 cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream) {
   using Fn = cudaError_t (*)(struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t);
-  return entry<Fn>(k_cudaMemset3DAsync)(pitchedDevPtr, value, extent, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset3DAsync))(pitchedDevPtr, value, extent, stream);
 }
 
 cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) {
   using Fn = cudaError_t (*)(void **, const void *);
-  return entry<Fn>(k_cudaGetSymbolAddress)(devPtr, symbol);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetSymbolAddress))(devPtr, symbol);
 }
 
 cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
   using Fn = cudaError_t (*)(size_t *, const void *);
-  return entry<Fn>(k_cudaGetSymbolSize)(size, symbol);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetSymbolSize))(size, symbol);
 }
 
 cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t);
-  return entry<Fn>(k_cudaMemPrefetchAsync)(devPtr, count, location, flags, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPrefetchAsync))(devPtr, count, location, flags, stream);
 }
 
 cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t);
-  return entry<Fn>(k_cudaMemPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, unsigned long long, cudaStream_t);
-  return entry<Fn>(k_cudaMemDiscardBatchAsync)(dptrs, sizes, count, flags, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemDiscardBatchAsync))(dptrs, sizes, count, flags, stream);
 }
 
 cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t);
-  return entry<Fn>(k_cudaMemDiscardAndPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemDiscardAndPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) {
   using Fn = cudaError_t (*)(const void *, size_t, enum cudaMemoryAdvise, struct cudaMemLocation);
-  return entry<Fn>(k_cudaMemAdvise)(devPtr, count, advice, location);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemAdvise))(devPtr, count, advice, location);
 }
 
 cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count) {
   using Fn = cudaError_t (*)(void *, size_t, enum cudaMemRangeAttribute, const void *, size_t);
-  return entry<Fn>(k_cudaMemRangeGetAttribute)(data, dataSize, attribute, devPtr, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemRangeGetAttribute))(data, dataSize, attribute, devPtr, count);
 }
 
 cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count) {
   using Fn = cudaError_t (*)(void **, size_t *, enum cudaMemRangeAttribute *, size_t, const void *, size_t);
-  return entry<Fn>(k_cudaMemRangeGetAttributes)(data, dataSizes, attributes, numAttributes, devPtr, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemRangeGetAttributes))(data, dataSizes, attributes, numAttributes, devPtr, count);
 }
 
 cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpyToArray)(dst, wOffset, hOffset, src, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToArray))(dst, wOffset, hOffset, src, count, kind);
 }
 
 cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpyFromArray)(dst, src, wOffset, hOffset, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromArray))(dst, src, wOffset, hOffset, count, kind);
 }
 
 cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaMemcpyArrayToArray)(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyArrayToArray))(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
 }
 
 cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyToArrayAsync)(dst, wOffset, hOffset, src, count, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToArrayAsync))(dst, wOffset, hOffset, src, count, kind, stream);
 }
 
 cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return entry<Fn>(k_cudaMemcpyFromArrayAsync)(dst, src, wOffset, hOffset, count, kind, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromArrayAsync))(dst, src, wOffset, hOffset, count, kind, stream);
 }
 
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
   using Fn = cudaError_t (*)(void **, size_t, cudaStream_t);
-  return entry<Fn>(k_cudaMallocAsync)(devPtr, size, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocAsync))(devPtr, size, hStream);
 }
 
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   using Fn = cudaError_t (*)(void *, cudaStream_t);
-  return entry<Fn>(k_cudaFreeAsync)(devPtr, hStream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeAsync))(devPtr, hStream);
 }
 
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
   using Fn = cudaError_t (*)(cudaMemPool_t, size_t);
-  return entry<Fn>(k_cudaMemPoolTrimTo)(memPool, minBytesToKeep);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolTrimTo))(memPool, minBytesToKeep);
 }
 
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
   using Fn = cudaError_t (*)(cudaMemPool_t, enum cudaMemPoolAttr, void *);
-  return entry<Fn>(k_cudaMemPoolSetAttribute)(memPool, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolSetAttribute))(memPool, attr, value);
 }
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
   using Fn = cudaError_t (*)(cudaMemPool_t, enum cudaMemPoolAttr, void *);
-  return entry<Fn>(k_cudaMemPoolGetAttribute)(memPool, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolGetAttribute))(memPool, attr, value);
 }
 
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count) {
   using Fn = cudaError_t (*)(cudaMemPool_t, const struct cudaMemAccessDesc *, size_t);
-  return entry<Fn>(k_cudaMemPoolSetAccess)(memPool, descList, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolSetAccess))(memPool, descList, count);
 }
 
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location) {
   using Fn = cudaError_t (*)(enum cudaMemAccessFlags *, cudaMemPool_t, struct cudaMemLocation *);
-  return entry<Fn>(k_cudaMemPoolGetAccess)(flags, memPool, location);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolGetAccess))(flags, memPool, location);
 }
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, const struct cudaMemPoolProps *);
-  return entry<Fn>(k_cudaMemPoolCreate)(memPool, poolProps);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolCreate))(memPool, poolProps);
 }
 
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
   using Fn = cudaError_t (*)(cudaMemPool_t);
-  return entry<Fn>(k_cudaMemPoolDestroy)(memPool);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolDestroy))(memPool);
 }
 
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType);
-  return entry<Fn>(k_cudaMemGetDefaultMemPool)(memPool, location, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetDefaultMemPool))(memPool, location, type);
 }
 
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType);
-  return entry<Fn>(k_cudaMemGetMemPool)(memPool, location, type);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetMemPool))(memPool, location, type);
 }
 
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool) {
   using Fn = cudaError_t (*)(struct cudaMemLocation *, enum cudaMemAllocationType, cudaMemPool_t);
-  return entry<Fn>(k_cudaMemSetMemPool)(location, type, memPool);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemSetMemPool))(location, type, memPool);
 }
 
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t, cudaMemPool_t, cudaStream_t);
-  return entry<Fn>(k_cudaMallocFromPoolAsync)(ptr, size, memPool, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocFromPoolAsync))(ptr, size, memPool, stream);
 }
 
 cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags) {
   using Fn = cudaError_t (*)(void *, cudaMemPool_t, enum cudaMemAllocationHandleType, unsigned int);
-  return entry<Fn>(k_cudaMemPoolExportToShareableHandle)(shareableHandle, memPool, handleType, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolExportToShareableHandle))(shareableHandle, memPool, handleType, flags);
 }
 
 cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, void *, enum cudaMemAllocationHandleType, unsigned int);
-  return entry<Fn>(k_cudaMemPoolImportFromShareableHandle)(memPool, shareableHandle, handleType, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolImportFromShareableHandle))(memPool, shareableHandle, handleType, flags);
 }
 
 cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr) {
   using Fn = cudaError_t (*)(struct cudaMemPoolPtrExportData *, void *);
-  return entry<Fn>(k_cudaMemPoolExportPointer)(exportData, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolExportPointer))(exportData, ptr);
 }
 
 cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData) {
   using Fn = cudaError_t (*)(void **, cudaMemPool_t, struct cudaMemPoolPtrExportData *);
-  return entry<Fn>(k_cudaMemPoolImportPointer)(ptr, memPool, exportData);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolImportPointer))(ptr, memPool, exportData);
 }
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr) {
   using Fn = cudaError_t (*)(struct cudaPointerAttributes *, const void *);
-  return entry<Fn>(k_cudaPointerGetAttributes)(attributes, ptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaPointerGetAttributes))(attributes, ptr);
 }
 
 cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice) {
   using Fn = cudaError_t (*)(int *, int, int);
-  return entry<Fn>(k_cudaDeviceCanAccessPeer)(canAccessPeer, device, peerDevice);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceCanAccessPeer))(canAccessPeer, device, peerDevice);
 }
 
 cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
   using Fn = cudaError_t (*)(int, unsigned int);
-  return entry<Fn>(k_cudaDeviceEnablePeerAccess)(peerDevice, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceEnablePeerAccess))(peerDevice, flags);
 }
 
 cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
   using Fn = cudaError_t (*)(int);
-  return entry<Fn>(k_cudaDeviceDisablePeerAccess)(peerDevice);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceDisablePeerAccess))(peerDevice);
 }
 
 cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) {
   using Fn = cudaError_t (*)(cudaGraphicsResource_t);
-  return entry<Fn>(k_cudaGraphicsUnregisterResource)(resource);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsUnregisterResource))(resource);
 }
 
 cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraphicsResource_t, unsigned int);
-  return entry<Fn>(k_cudaGraphicsResourceSetMapFlags)(resource, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceSetMapFlags))(resource, flags);
 }
 
 cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream) {
   using Fn = cudaError_t (*)(int, cudaGraphicsResource_t *, cudaStream_t);
-  return entry<Fn>(k_cudaGraphicsMapResources)(count, resources, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsMapResources))(count, resources, stream);
 }
 
 cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream) {
   using Fn = cudaError_t (*)(int, cudaGraphicsResource_t *, cudaStream_t);
-  return entry<Fn>(k_cudaGraphicsUnmapResources)(count, resources, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsUnmapResources))(count, resources, stream);
 }
 
 cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, size_t *size, cudaGraphicsResource_t resource) {
   using Fn = cudaError_t (*)(void **, size_t *, cudaGraphicsResource_t);
-  return entry<Fn>(k_cudaGraphicsResourceGetMappedPointer)(devPtr, size, resource);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceGetMappedPointer))(devPtr, size, resource);
 }
 
 cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) {
   using Fn = cudaError_t (*)(cudaArray_t *, cudaGraphicsResource_t, unsigned int, unsigned int);
-  return entry<Fn>(k_cudaGraphicsSubResourceGetMappedArray)(array, resource, arrayIndex, mipLevel);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsSubResourceGetMappedArray))(array, resource, arrayIndex, mipLevel);
 }
 
 cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *mipmappedArray, cudaGraphicsResource_t resource) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t *, cudaGraphicsResource_t);
-  return entry<Fn>(k_cudaGraphicsResourceGetMappedMipmappedArray)(mipmappedArray, resource);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceGetMappedMipmappedArray))(mipmappedArray, resource);
 }
 
 cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array) {
   using Fn = cudaError_t (*)(struct cudaChannelFormatDesc *, cudaArray_const_t);
-  return entry<Fn>(k_cudaGetChannelDesc)(desc, array);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetChannelDesc))(desc, array);
 }
 
 struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
   using Fn = struct cudaChannelFormatDesc (*)(int, int, int, int, enum cudaChannelFormatKind);
-  return entry<Fn>(k_cudaCreateChannelDesc)(x, y, z, w, f);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaCreateChannelDesc))(x, y, z, w, f);
 }
 
 cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc) {
   using Fn = cudaError_t (*)(cudaTextureObject_t *, const struct cudaResourceDesc *, const struct cudaTextureDesc *, const struct cudaResourceViewDesc *);
-  return entry<Fn>(k_cudaCreateTextureObject)(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaCreateTextureObject))(pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
 
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(cudaTextureObject_t);
-  return entry<Fn>(k_cudaDestroyTextureObject)(texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroyTextureObject))(texObject);
 }
 
 cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(struct cudaResourceDesc *, cudaTextureObject_t);
-  return entry<Fn>(k_cudaGetTextureObjectResourceDesc)(pResDesc, texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetTextureObjectResourceDesc))(pResDesc, texObject);
 }
 
 cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(struct cudaTextureDesc *, cudaTextureObject_t);
-  return entry<Fn>(k_cudaGetTextureObjectTextureDesc)(pTexDesc, texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetTextureObjectTextureDesc))(pTexDesc, texObject);
 }
 
 cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(struct cudaResourceViewDesc *, cudaTextureObject_t);
-  return entry<Fn>(k_cudaGetTextureObjectResourceViewDesc)(pResViewDesc, texObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetTextureObjectResourceViewDesc))(pResViewDesc, texObject);
 }
 
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc) {
   using Fn = cudaError_t (*)(cudaSurfaceObject_t *, const struct cudaResourceDesc *);
-  return entry<Fn>(k_cudaCreateSurfaceObject)(pSurfObject, pResDesc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaCreateSurfaceObject))(pSurfObject, pResDesc);
 }
 
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) {
   using Fn = cudaError_t (*)(cudaSurfaceObject_t);
-  return entry<Fn>(k_cudaDestroySurfaceObject)(surfObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroySurfaceObject))(surfObject);
 }
 
 cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject) {
   using Fn = cudaError_t (*)(struct cudaResourceDesc *, cudaSurfaceObject_t);
-  return entry<Fn>(k_cudaGetSurfaceObjectResourceDesc)(pResDesc, surfObject);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetSurfaceObjectResourceDesc))(pResDesc, surfObject);
 }
 
 cudaError_t cudaDriverGetVersion(int *driverVersion) {
   using Fn = cudaError_t (*)(int *);
-  return entry<Fn>(k_cudaDriverGetVersion)(driverVersion);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDriverGetVersion))(driverVersion);
 }
 
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion) {
   using Fn = cudaError_t (*)(int *);
-  return entry<Fn>(k_cudaRuntimeGetVersion)(runtimeVersion);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaRuntimeGetVersion))(runtimeVersion);
 }
 
 cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out) {
   using Fn = cudaError_t (*)(cudaLogsCallback_t, void *, cudaLogsCallbackHandle *);
-  return entry<Fn>(k_cudaLogsRegisterCallback)(callbackFunc, userData, callback_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsRegisterCallback))(callbackFunc, userData, callback_out);
 }
 
 cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) {
   using Fn = cudaError_t (*)(cudaLogsCallbackHandle);
-  return entry<Fn>(k_cudaLogsUnregisterCallback)(callback);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsUnregisterCallback))(callback);
 }
 
 cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaLogIterator *, unsigned int);
-  return entry<Fn>(k_cudaLogsCurrent)(iterator_out, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsCurrent))(iterator_out, flags);
 }
 
 cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaLogIterator *, const char *, unsigned int);
-  return entry<Fn>(k_cudaLogsDumpToFile)(iterator, pathToFile, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsDumpToFile))(iterator, pathToFile, flags);
 }
 
 cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaLogIterator *, char *, size_t *, unsigned int);
-  return entry<Fn>(k_cudaLogsDumpToMemory)(iterator, buffer, size, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsDumpToMemory))(iterator, buffer, size, flags);
 }
 
 cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraph_t *, unsigned int);
-  return entry<Fn>(k_cudaGraphCreate)(pGraph, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphCreate))(pGraph, flags);
 }
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaKernelNodeParams *);
-  return entry<Fn>(k_cudaGraphAddKernelNode)(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddKernelNode))(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
 
 cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaKernelNodeParams *);
-  return entry<Fn>(k_cudaGraphKernelNodeGetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeGetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaKernelNodeParams *);
-  return entry<Fn>(k_cudaGraphKernelNodeSetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeSetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t);
-  return entry<Fn>(k_cudaGraphKernelNodeCopyAttributes)(hDst, hSrc);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeCopyAttributes))(hDst, hSrc);
 }
 
 cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue *value_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *);
-  return entry<Fn>(k_cudaGraphKernelNodeGetAttribute)(hNode, attr, value_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeGetAttribute))(hNode, attr, value_out);
 }
 
 cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue *value) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *);
-  return entry<Fn>(k_cudaGraphKernelNodeSetAttribute)(hNode, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeSetAttribute))(hNode, attr, value);
 }
 
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemcpy3DParms *);
-  return entry<Fn>(k_cudaGraphAddMemcpyNode)(pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNode))(pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
 }
 
 cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphAddMemcpyNodeToSymbol)(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNodeToSymbol))(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphAddMemcpyNodeFromSymbol)(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNodeFromSymbol))(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphAddMemcpyNode1D)(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNode1D))(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
 }
 
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaMemcpy3DParms *);
-  return entry<Fn>(k_cudaGraphMemcpyNodeGetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeGetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaMemcpy3DParms *);
-  return entry<Fn>(k_cudaGraphMemcpyNodeSetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphMemcpyNodeSetParamsToSymbol)(node, symbol, src, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParamsToSymbol))(node, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphMemcpyNodeSetParamsFromSymbol)(node, dst, symbol, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParamsFromSymbol))(node, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphMemcpyNodeSetParams1D)(node, dst, src, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParams1D))(node, dst, src, count, kind);
 }
 
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemsetParams *);
-  return entry<Fn>(k_cudaGraphAddMemsetNode)(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemsetNode))(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
 }
 
 cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaMemsetParams *);
-  return entry<Fn>(k_cudaGraphMemsetNodeGetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemsetNodeGetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaMemsetParams *);
-  return entry<Fn>(k_cudaGraphMemsetNodeSetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemsetNodeSetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaHostNodeParams *);
-  return entry<Fn>(k_cudaGraphAddHostNode)(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddHostNode))(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
 
 cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaHostNodeParams *);
-  return entry<Fn>(k_cudaGraphHostNodeGetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphHostNodeGetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaHostNodeParams *);
-  return entry<Fn>(k_cudaGraphHostNodeSetParams)(node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphHostNodeSetParams))(node, pNodeParams);
 }
 
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaGraph_t);
-  return entry<Fn>(k_cudaGraphAddChildGraphNode)(pGraphNode, graph, pDependencies, numDependencies, childGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddChildGraphNode))(pGraphNode, graph, pDependencies, numDependencies, childGraph);
 }
 
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraph_t *);
-  return entry<Fn>(k_cudaGraphChildGraphNodeGetGraph)(node, pGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphChildGraphNodeGetGraph))(node, pGraph);
 }
 
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t);
-  return entry<Fn>(k_cudaGraphAddEmptyNode)(pGraphNode, graph, pDependencies, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddEmptyNode))(pGraphNode, graph, pDependencies, numDependencies);
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t);
-  return entry<Fn>(k_cudaGraphAddEventRecordNode)(pGraphNode, graph, pDependencies, numDependencies, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddEventRecordNode))(pGraphNode, graph, pDependencies, numDependencies, event);
 }
 
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t *);
-  return entry<Fn>(k_cudaGraphEventRecordNodeGetEvent)(node, event_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventRecordNodeGetEvent))(node, event_out);
 }
 
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t);
-  return entry<Fn>(k_cudaGraphEventRecordNodeSetEvent)(node, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventRecordNodeSetEvent))(node, event);
 }
 
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t);
-  return entry<Fn>(k_cudaGraphAddEventWaitNode)(pGraphNode, graph, pDependencies, numDependencies, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddEventWaitNode))(pGraphNode, graph, pDependencies, numDependencies, event);
 }
 
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t *);
-  return entry<Fn>(k_cudaGraphEventWaitNodeGetEvent)(node, event_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventWaitNodeGetEvent))(node, event_out);
 }
 
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t);
-  return entry<Fn>(k_cudaGraphEventWaitNodeSetEvent)(node, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventWaitNodeSetEvent))(node, event);
 }
 
 cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreSignalNodeParams *);
-  return entry<Fn>(k_cudaGraphAddExternalSemaphoresSignalNode)(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddExternalSemaphoresSignalNode))(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaExternalSemaphoreSignalNodeParams *);
-  return entry<Fn>(k_cudaGraphExternalSemaphoresSignalNodeGetParams)(hNode, params_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresSignalNodeGetParams))(hNode, params_out);
 }
 
 cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *);
-  return entry<Fn>(k_cudaGraphExternalSemaphoresSignalNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresSignalNodeSetParams))(hNode, nodeParams);
 }
 
 cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreWaitNodeParams *);
-  return entry<Fn>(k_cudaGraphAddExternalSemaphoresWaitNode)(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddExternalSemaphoresWaitNode))(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaExternalSemaphoreWaitNodeParams *);
-  return entry<Fn>(k_cudaGraphExternalSemaphoresWaitNodeGetParams)(hNode, params_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresWaitNodeGetParams))(hNode, params_out);
 }
 
 cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *);
-  return entry<Fn>(k_cudaGraphExternalSemaphoresWaitNodeSetParams)(hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresWaitNodeSetParams))(hNode, nodeParams);
 }
 
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *);
-  return entry<Fn>(k_cudaGraphAddMemAllocNode)(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemAllocNode))(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaMemAllocNodeParams *);
-  return entry<Fn>(k_cudaGraphMemAllocNodeGetParams)(node, params_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemAllocNodeGetParams))(node, params_out);
 }
 
 cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *);
-  return entry<Fn>(k_cudaGraphAddMemFreeNode)(pGraphNode, graph, pDependencies, numDependencies, dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemFreeNode))(pGraphNode, graph, pDependencies, numDependencies, dptr);
 }
 
 cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, void *);
-  return entry<Fn>(k_cudaGraphMemFreeNodeGetParams)(node, dptr_out);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemFreeNodeGetParams))(node, dptr_out);
 }
 
 cudaError_t cudaDeviceGraphMemTrim(int device) {
   using Fn = cudaError_t (*)(int);
-  return entry<Fn>(k_cudaDeviceGraphMemTrim)(device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGraphMemTrim))(device);
 }
 
 cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value) {
   using Fn = cudaError_t (*)(int, enum cudaGraphMemAttributeType, void *);
-  return entry<Fn>(k_cudaDeviceGetGraphMemAttribute)(device, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetGraphMemAttribute))(device, attr, value);
 }
 
 cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value) {
   using Fn = cudaError_t (*)(int, enum cudaGraphMemAttributeType, void *);
-  return entry<Fn>(k_cudaDeviceSetGraphMemAttribute)(device, attr, value);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetGraphMemAttribute))(device, attr, value);
 }
 
 cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) {
   using Fn = cudaError_t (*)(cudaGraph_t *, cudaGraph_t);
-  return entry<Fn>(k_cudaGraphClone)(pGraphClone, originalGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphClone))(pGraphClone, originalGraph);
 }
 
 cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraphNode_t, cudaGraph_t);
-  return entry<Fn>(k_cudaGraphNodeFindInClone)(pNode, originalNode, clonedGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeFindInClone))(pNode, originalNode, clonedGraph);
 }
 
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, enum cudaGraphNodeType *);
-  return entry<Fn>(k_cudaGraphNodeGetType)(node, pType);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetType))(node, pType);
 }
 
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, size_t *);
-  return entry<Fn>(k_cudaGraphGetNodes)(graph, nodes, numNodes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetNodes))(graph, nodes, numNodes);
 }
 
 cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, size_t *);
-  return entry<Fn>(k_cudaGraphGetRootNodes)(graph, pRootNodes, pNumRootNodes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetRootNodes))(graph, pRootNodes, pNumRootNodes);
 }
 
 cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *);
-  return entry<Fn>(k_cudaGraphGetEdges)(graph, from, to, edgeData, numEdges);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetEdges))(graph, from, to, edgeData, numEdges);
 }
 
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *);
-  return entry<Fn>(k_cudaGraphNodeGetDependencies)(node, pDependencies, edgeData, pNumDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetDependencies))(node, pDependencies, edgeData, pNumDependencies);
 }
 
 cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *);
-  return entry<Fn>(k_cudaGraphNodeGetDependentNodes)(node, pDependentNodes, edgeData, pNumDependentNodes);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetDependentNodes))(node, pDependentNodes, edgeData, pNumDependentNodes);
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = cudaError_t (*)(cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t);
-  return entry<Fn>(k_cudaGraphAddDependencies)(graph, from, to, edgeData, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddDependencies))(graph, from, to, edgeData, numDependencies);
 }
 
 cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = cudaError_t (*)(cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t);
-  return entry<Fn>(k_cudaGraphRemoveDependencies)(graph, from, to, edgeData, numDependencies);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphRemoveDependencies))(graph, from, to, edgeData, numDependencies);
 }
 
 cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
   using Fn = cudaError_t (*)(cudaGraphNode_t);
-  return entry<Fn>(k_cudaGraphDestroyNode)(node);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphDestroyNode))(node);
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
   using Fn = cudaError_t (*)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
-  return entry<Fn>(k_cudaGraphInstantiate)(pGraphExec, graph, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphInstantiate))(pGraphExec, graph, flags);
 }
 
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
   using Fn = cudaError_t (*)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
-  return entry<Fn>(k_cudaGraphInstantiateWithFlags)(pGraphExec, graph, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphInstantiateWithFlags))(pGraphExec, graph, flags);
 }
 
 cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *);
-  return entry<Fn>(k_cudaGraphInstantiateWithParams)(pGraphExec, graph, instantiateParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphInstantiateWithParams))(pGraphExec, graph, instantiateParams);
 }
 
 cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, unsigned long long *);
-  return entry<Fn>(k_cudaGraphExecGetFlags)(graphExec, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecGetFlags))(graphExec, flags);
 }
 
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *);
-  return entry<Fn>(k_cudaGraphExecKernelNodeSetParams)(hGraphExec, node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecKernelNodeSetParams))(hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemcpy3DParms *);
-  return entry<Fn>(k_cudaGraphExecMemcpyNodeSetParams)(hGraphExec, node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParams))(hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphExecMemcpyNodeSetParamsToSymbol)(hGraphExec, node, symbol, src, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParamsToSymbol))(hGraphExec, node, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphExecMemcpyNodeSetParamsFromSymbol)(hGraphExec, node, dst, symbol, count, offset, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParamsFromSymbol))(hGraphExec, node, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind);
-  return entry<Fn>(k_cudaGraphExecMemcpyNodeSetParams1D)(hGraphExec, node, dst, src, count, kind);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParams1D))(hGraphExec, node, dst, src, count, kind);
 }
 
 cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemsetParams *);
-  return entry<Fn>(k_cudaGraphExecMemsetNodeSetParams)(hGraphExec, node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemsetNodeSetParams))(hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaHostNodeParams *);
-  return entry<Fn>(k_cudaGraphExecHostNodeSetParams)(hGraphExec, node, pNodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecHostNodeSetParams))(hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t);
-  return entry<Fn>(k_cudaGraphExecChildGraphNodeSetParams)(hGraphExec, node, childGraph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecChildGraphNodeSetParams))(hGraphExec, node, childGraph);
 }
 
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t);
-  return entry<Fn>(k_cudaGraphExecEventRecordNodeSetEvent)(hGraphExec, hNode, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecEventRecordNodeSetEvent))(hGraphExec, hNode, event);
 }
 
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t);
-  return entry<Fn>(k_cudaGraphExecEventWaitNodeSetEvent)(hGraphExec, hNode, event);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecEventWaitNodeSetEvent))(hGraphExec, hNode, event);
 }
 
 cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *);
-  return entry<Fn>(k_cudaGraphExecExternalSemaphoresSignalNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecExternalSemaphoresSignalNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *);
-  return entry<Fn>(k_cudaGraphExecExternalSemaphoresWaitNodeSetParams)(hGraphExec, hNode, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecExternalSemaphoresWaitNodeSetParams))(hGraphExec, hNode, nodeParams);
 }
 
 cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, unsigned int);
-  return entry<Fn>(k_cudaGraphNodeSetEnabled)(hGraphExec, hNode, isEnabled);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeSetEnabled))(hGraphExec, hNode, isEnabled);
 }
 
 cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, unsigned int *);
-  return entry<Fn>(k_cudaGraphNodeGetEnabled)(hGraphExec, hNode, isEnabled);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetEnabled))(hGraphExec, hNode, isEnabled);
 }
 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *);
-  return entry<Fn>(k_cudaGraphExecUpdate)(hGraphExec, hGraph, resultInfo);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecUpdate))(hGraphExec, hGraph, resultInfo);
 }
 
 cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaStream_t);
-  return entry<Fn>(k_cudaGraphUpload)(graphExec, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphUpload))(graphExec, stream);
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaStream_t);
-  return entry<Fn>(k_cudaGraphLaunch)(graphExec, stream);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphLaunch))(graphExec, stream);
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   using Fn = cudaError_t (*)(cudaGraphExec_t);
-  return entry<Fn>(k_cudaGraphExecDestroy)(graphExec);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecDestroy))(graphExec);
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   using Fn = cudaError_t (*)(cudaGraph_t);
-  return entry<Fn>(k_cudaGraphDestroy)(graph);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphDestroy))(graph);
 }
 
 cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraph_t, const char *, unsigned int);
-  return entry<Fn>(k_cudaGraphDebugDotPrint)(graph, path, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphDebugDotPrint))(graph, path, flags);
 }
 
 cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaUserObject_t *, void *, cudaHostFn_t, unsigned int, unsigned int);
-  return entry<Fn>(k_cudaUserObjectCreate)(object_out, ptr, destroy, initialRefcount, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaUserObjectCreate))(object_out, ptr, destroy, initialRefcount, flags);
 }
 
 cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) {
   using Fn = cudaError_t (*)(cudaUserObject_t, unsigned int);
-  return entry<Fn>(k_cudaUserObjectRetain)(object, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaUserObjectRetain))(object, count);
 }
 
 cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
   using Fn = cudaError_t (*)(cudaUserObject_t, unsigned int);
-  return entry<Fn>(k_cudaUserObjectRelease)(object, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaUserObjectRelease))(object, count);
 }
 
 cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int);
-  return entry<Fn>(k_cudaGraphRetainUserObject)(graph, object, count, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphRetainUserObject))(graph, object, count, flags);
 }
 
 cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaUserObject_t, unsigned int);
-  return entry<Fn>(k_cudaGraphReleaseUserObject)(graph, object, count);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphReleaseUserObject))(graph, object, count);
 }
 
 cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *);
-  return entry<Fn>(k_cudaGraphAddNode)(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddNode))(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaGraphNodeParams *);
-  return entry<Fn>(k_cudaGraphNodeSetParams)(node, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeSetParams))(node, nodeParams);
 }
 
 cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, struct cudaGraphNodeParams *);
-  return entry<Fn>(k_cudaGraphExecNodeSetParams)(graphExec, node, nodeParams);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecNodeSetParams))(graphExec, node, nodeParams);
 }
 
 cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraphConditionalHandle *, cudaGraph_t, unsigned int, unsigned int);
-  return entry<Fn>(k_cudaGraphConditionalHandleCreate)(pHandle_out, graph, defaultLaunchValue, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphConditionalHandleCreate))(pHandle_out, graph, defaultLaunchValue, flags);
 }
 
 cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus) {
   using Fn = cudaError_t (*)(const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *);
-  return entry<Fn>(k_cudaGetDriverEntryPoint)(symbol, funcPtr, flags, driverStatus);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDriverEntryPoint))(symbol, funcPtr, flags, driverStatus);
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus) {
   using Fn = cudaError_t (*)(const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *);
-  return entry<Fn>(k_cudaGetDriverEntryPointByVersion)(symbol, funcPtr, cudaVersion, flags, driverStatus);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDriverEntryPointByVersion))(symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
 
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = cudaError_t (*)(cudaLibrary_t *, const void *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int);
-  return entry<Fn>(k_cudaLibraryLoadData)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryLoadData))(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = cudaError_t (*)(cudaLibrary_t *, const char *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int);
-  return entry<Fn>(k_cudaLibraryLoadFromFile)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryLoadFromFile))(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
   using Fn = cudaError_t (*)(cudaLibrary_t);
-  return entry<Fn>(k_cudaLibraryUnload)(library);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryUnload))(library);
 }
 
 cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name) {
   using Fn = cudaError_t (*)(cudaKernel_t *, cudaLibrary_t, const char *);
-  return entry<Fn>(k_cudaLibraryGetKernel)(pKernel, library, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetKernel))(pKernel, library, name);
 }
 
 cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name) {
   using Fn = cudaError_t (*)(void **, size_t *, cudaLibrary_t, const char *);
-  return entry<Fn>(k_cudaLibraryGetGlobal)(dptr, bytes, library, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetGlobal))(dptr, bytes, library, name);
 }
 
 cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name) {
   using Fn = cudaError_t (*)(void **, size_t *, cudaLibrary_t, const char *);
-  return entry<Fn>(k_cudaLibraryGetManaged)(dptr, bytes, library, name);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetManaged))(dptr, bytes, library, name);
 }
 
 cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol) {
   using Fn = cudaError_t (*)(void **, cudaLibrary_t, const char *);
-  return entry<Fn>(k_cudaLibraryGetUnifiedFunction)(fptr, library, symbol);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetUnifiedFunction))(fptr, library, symbol);
 }
 
 cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib) {
   using Fn = cudaError_t (*)(unsigned int *, cudaLibrary_t);
-  return entry<Fn>(k_cudaLibraryGetKernelCount)(count, lib);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetKernelCount))(count, lib);
 }
 
 cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib) {
   using Fn = cudaError_t (*)(cudaKernel_t *, unsigned int, cudaLibrary_t);
-  return entry<Fn>(k_cudaLibraryEnumerateKernels)(kernels, numKernels, lib);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryEnumerateKernels))(kernels, numKernels, lib);
 }
 
 cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device) {
   using Fn = cudaError_t (*)(cudaKernel_t, enum cudaFuncAttribute, int, int);
-  return entry<Fn>(k_cudaKernelSetAttributeForDevice)(kernel, attr, value, device);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaKernelSetAttributeForDevice))(kernel, attr, value, device);
 }
 
 cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId) {
   using Fn = cudaError_t (*)(const void **, const cudaUUID_t *);
-  return entry<Fn>(k_cudaGetExportTable)(ppExportTable, pExportTableId);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetExportTable))(ppExportTable, pExportTableId);
 }
 
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr) {
   using Fn = cudaError_t (*)(cudaFunction_t *, const void *);
-  return entry<Fn>(k_cudaGetFuncBySymbol)(functionPtr, symbolPtr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetFuncBySymbol))(functionPtr, symbolPtr);
 }
 
 cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr) {
   using Fn = cudaError_t (*)(cudaKernel_t *, const void *);
-  return entry<Fn>(k_cudaGetKernel)(kernelPtr, entryFuncAddr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetKernel))(kernelPtr, entryFuncAddr);
 }
 
 }  // namespace cubind::raw

@@ -138,23 +138,18 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   o << stamp(lib, options, "//");
   o << "#define CUBIND_NO_DEPRECATION_WARNINGS\n";
   o << "#include \"cubind/raw/" << lib.name << ".hpp\"\n\n";
-  o << "#include <atomic>\n#include <mutex>\n#include <string>\n\n";
   o << "namespace cubind::raw {\nnamespace {\n\n";
-  o << "struct Entry {\n"
-       "  const char* name;        // the public name\n"
-       "  const char* symbol;      // what to look up\n"
-       "  const char* introduced;  // the CUDA version that introduced it, or \"\"\n";
-  if (driver) o << "  int version;             // asked of cuGetProcAddress\n";
-  else o << "  bool per_thread;         // has a _ptds / _ptsz variant\n";
-  o << "};\n\n";
-  o << "constexpr Entry kEntries[] = {\n";
+  o << "using cubind::detail::EntryPoint;\n\n";
+  o << "// {public name, symbol, introduced in, ABI version, has per-thread variants}\n";
+  o << "constexpr EntryPoint kEntries[] = {\n";
   for (const Function* f : functions) {
     o << "    {" << quoted(f->name) << ", ";
     if (driver) {
       // cuGetProcAddress wants the public name and the ABI version.
-      o << quoted(f->proc_name.empty() ? f->name : f->proc_name) << ", " << quoted(introduced_in(*f)) << ", " << f->abi_version;
+      o << quoted(f->proc_name.empty() ? f->name : f->proc_name) << ", " << quoted(introduced_in(*f)) << ", "
+        << f->abi_version << ", false";
     } else {
-      o << quoted(f->abi_symbol) << ", " << quoted(introduced_in(*f)) << ", "
+      o << quoted(f->abi_symbol) << ", " << quoted(introduced_in(*f)) << ", 0, "
         << (f->per_thread != PerThread::None ? "true" : "false");
     }
     o << "},\n";
@@ -164,131 +159,25 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   o << "enum EntryIndex : int {\n";
   for (std::size_t i = 0; i < functions.size(); ++i) o << "  k_" << functions[i]->name << " = " << i << ",\n";
   o << "};\n\n";
-  o << "// 0: not tried, 1: loaded, 2: failed. Published with release once the\n"
-       "// slots, path and error below are written; read with acquire.\n"
-       "std::atomic<int> g_state{0};\n"
-       "std::once_flag g_once;\n"
-       "void* g_slots[kEntryCount];\n"
-       "std::string g_path;\n"
-       "std::string g_error;\n\n";
-  if (driver) o << "int g_driver_version = 0;\n\n";
-
-  o << "void load_once() {\n";
-  o << "  try {\n";
-  o << "    const cubind::detail::LibrarySpec spec{" << quoted(rule.display_name) << ", " << quoted(lib.soname) << ", "
-    << (rule.env_override ? quoted(rule.env_override) : "nullptr") << ", {";
+  const char* resolution = driver ? "ProcAddress" : lib.name == "runtime" ? "SymbolPerThreadVariants" : "Symbol";
+  o << "constexpr const char* kWheelDirs[] = {";
   for (std::size_t i = 0; i < rule.wheel_subdirs.size(); ++i) o << (i ? ", " : "") << quoted(rule.wheel_subdirs[i]);
-  o << "}, " << (rule.system_loader_only ? "true" : "false") << "};\n";
-  o << "    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);\n";
-  o << "    g_path = lib.path;\n";
-  if (driver) {
-    o << "    using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);\n"
-         "    auto get_proc = reinterpret_cast<GetProcAddress>(cubind::detail::find_symbol(lib.handle, \"cuGetProcAddress_v2\"));\n"
-         "    if (get_proc == nullptr) {\n"
-         "      g_error = \"the CUDA driver at \" + lib.path +\n"
-         "                \" has no cuGetProcAddress_v2: it is older than CUDA 12.0; install a newer NVIDIA driver\";\n"
-         "      g_state.store(2, std::memory_order_release);\n"
-         "      return;\n"
-         "    }\n"
-         "    using DriverGetVersion = CUresult (*)(int*);\n"
-         "    if (auto get_version = reinterpret_cast<DriverGetVersion>(cubind::detail::find_symbol(lib.handle, \"cuDriverGetVersion\"))) {\n"
-         "      get_version(&g_driver_version);\n"
-         "    }\n"
-         "    const cuuint64_t flags = cubind::detail::env_flag(\"CUBIND_PER_THREAD_DEFAULT_STREAM\")\n"
-         "                                 ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM\n"
-         "                                 : CU_GET_PROC_ADDRESS_LEGACY_STREAM;\n"
-         "    for (int i = 0; i < kEntryCount; ++i) {\n"
-         "      void* fn = nullptr;\n"
-         "      CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;\n"
-         "      if (get_proc(kEntries[i].symbol, &fn, kEntries[i].version, flags, &found) != CUDA_SUCCESS ||\n"
-         "          found != CU_GET_PROC_ADDRESS_SUCCESS) {\n"
-         "        fn = nullptr;\n"
-         "      }\n"
-         "      g_slots[i] = fn;\n"
-         "    }\n";
-  } else {
-    if (lib.name == "runtime") {
-      o << "    const bool per_thread = cubind::detail::env_flag(\"CUBIND_PER_THREAD_DEFAULT_STREAM\");\n";
-    }
-    o << "    for (int i = 0; i < kEntryCount; ++i) {\n";
-    if (lib.name == "runtime") {
-      o << "      // cudart exports the per-thread default stream variants as <name>_ptds / _ptsz.\n"
-           "      std::string symbol = kEntries[i].symbol;\n"
-           "      if (per_thread && kEntries[i].per_thread) {\n"
-           "        const std::string ptds = symbol + \"_ptds\";\n"
-           "        const std::string ptsz = symbol + \"_ptsz\";\n"
-           "        void* fn = cubind::detail::find_symbol(lib.handle, ptds.c_str());\n"
-           "        g_slots[i] = fn != nullptr ? fn : cubind::detail::find_symbol(lib.handle, ptsz.c_str());\n"
-           "        continue;\n"
-           "      }\n"
-           "      g_slots[i] = cubind::detail::find_symbol(lib.handle, symbol.c_str());\n";
-    } else {
-      o << "      g_slots[i] = cubind::detail::find_symbol(lib.handle, kEntries[i].symbol);\n";
-    }
-    o << "    }\n";
-  }
-  o << "    g_state.store(1, std::memory_order_release);\n";
-  o << "  } catch (const std::exception& e) {\n"
-       "    g_error = e.what();\n"
-       "    g_state.store(2, std::memory_order_release);\n"
-       "  }\n";
-  o << "}\n\n";
-
-  o << "void ensure_loaded() {\n"
-       "  std::call_once(g_once, load_once);\n"
-       "  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);\n"
-       "}\n\n";
-  o << "[[noreturn]] void missing(int i) {\n"
-       "  const Entry& e = kEntries[i];\n"
-       "  std::string message = std::string(e.name) + \" is not available in \" + " << quoted(rule.display_name)
-    << " + \" loaded from \" + g_path;\n";
-  if (driver) {
-    o << "  if (g_driver_version != 0) {\n"
-         "    message += \" (driver API \" + cubind::detail::cuda_version_string(g_driver_version) + \")\";\n"
-         "  }\n";
-  }
-  o << "  if (*e.introduced != '\\0') {\n"
-       "    message += std::string(\": it was introduced in CUDA \") + e.introduced;\n"
-       "  } else {\n"
-       "    message += \": the library is older than the CUDA " << cuda_version_string(lib.cuda_version)
-    << " headers cubind was generated from\";\n"
-       "  }\n";
-  if (driver) {
-    o << "  message += \"; install a newer NVIDIA driver\";\n";
-  } else if (lib.name == "runtime") {
-    o << "  if (cubind::detail::env_flag(\"CUBIND_PER_THREAD_DEFAULT_STREAM\") && e.per_thread) {\n"
-         "    message += \" (looked for its per-thread default stream variant)\";\n"
-         "  }\n";
-  }
-  o << "  throw cubind::LoaderError(message);\n"
-       "}\n\n";
-  o << "// The hot path: one acquire load and one null check after the first call.\n"
-       "template <typename Fn>\n"
-       "inline Fn entry(int i) {\n"
-       "  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();\n"
-       "  void* fn = g_slots[i];\n"
-       "  if (fn == nullptr) missing(i);\n"
-       "  return reinterpret_cast<Fn>(fn);\n"
-       "}\n\n";
+  if (rule.wheel_subdirs.empty()) o << "nullptr";
+  o << "};\n";
+  o << "void* g_slots[kEntryCount];\n";
+  o << "// Constant-initialised: nothing runs before main, and it outlives every other object.\n";
+  o << "cubind::detail::LibraryTable g_table({" << quoted(rule.display_name) << ", " << quoted(lib.soname) << ", "
+    << (rule.env_override ? quoted(rule.env_override) : "nullptr") << ", kWheelDirs, "
+    << rule.wheel_subdirs.size() << ", " << (rule.system_loader_only ? "true" : "false") << "},\n"
+    << "                                       cubind::detail::Resolution::" << resolution
+    << ", kEntries, kEntryCount, g_slots, " << lib.cuda_version << ");\n\n";
   o << "}  // namespace\n\n";
-
-  o << "void " << lib.name << "_load() { ensure_loaded(); }\n\n";
-  o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept {\n"
-       "  cubind::detail::LibraryStatus status;\n"
-       "  const int state = g_state.load(std::memory_order_acquire);\n"
-       "  status.attempted = state != 0;\n"
-       "  status.loaded = state == 1;\n"
-       "  if (state != 0) {\n"
-       "    status.path = g_path;\n"
-       "    status.error = g_error;\n"
-       "  }\n"
-       "  return status;\n"
-       "}\n\n";
-
+  o << "void " << lib.name << "_load() { g_table.ensure_loaded(); }\n\n";
+  o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept { return g_table.status(); }\n\n";
   for (const Function* f : functions) {
     o << f->result.spelling << " " << f->name << "(" << params_decl(f->params) << ") {\n";
     o << "  using Fn = " << function_type(f->result, f->params) << ";\n";
-    o << "  return entry<Fn>(k_" << f->name << ")(" << args(f->params) << ");\n";
+    o << "  return reinterpret_cast<Fn>(g_table.entry(k_" << f->name << "))(" << args(f->params) << ");\n";
     o << "}\n\n";
   }
   o << "}  // namespace cubind::raw\n";

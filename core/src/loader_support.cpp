@@ -1,6 +1,10 @@
 // The search order implemented here is documented in docs/loading.md; keep the two in step.
 #include "cubind/detail/loader_support.hpp"
 
+#include <cuda.h>
+
+#include <new>
+
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/stat.h>
@@ -211,6 +215,109 @@ bool env_flag(const char* name) noexcept {
 
 std::string cuda_version_string(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// ---------------------------------------------------------------------------
+// LibraryTable
+
+void LibraryTable::ensure_loaded() {
+  std::call_once(once_, [this] { load(); });
+  if (state_.load(std::memory_order_acquire) != kLoaded) throw LoaderError(outcome_->error);
+}
+
+LibraryStatus LibraryTable::status() const noexcept {
+  LibraryStatus status;
+  const int state = state_.load(std::memory_order_acquire);
+  status.attempted = state != kNotTried;
+  status.loaded = state == kLoaded;
+  if (state != kNotTried) {
+    status.path = outcome_->path;
+    status.error = outcome_->error;
+  }
+  return status;
+}
+
+void LibraryTable::load() noexcept {
+  outcome_ = new (std::nothrow) Outcome();
+  if (outcome_ == nullptr) std::abort();  // no memory for a few strings: nothing sensible remains
+  std::string& error_ = outcome_->error;
+  try {
+    LibrarySpec spec{spec_.display_name, spec_.soname, spec_.env_override, {}, spec_.system_loader_only};
+    for (int i = 0; i < spec_.wheel_count; ++i) spec.wheel_subdirs.emplace_back(spec_.wheel_subdirs[i]);
+    const LoadedLibrary lib = load_library(spec);
+    outcome_->path = lib.path;
+    switch (resolution_) {
+      case Resolution::ProcAddress: {
+        using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+        auto get_proc = reinterpret_cast<GetProcAddress>(find_symbol(lib.handle, "cuGetProcAddress_v2"));
+        if (get_proc == nullptr) {
+          error_ = "the CUDA driver at " + lib.path +
+                   " has no cuGetProcAddress_v2: it is older than CUDA 12.0; install a newer NVIDIA driver";
+          state_.store(kFailed, std::memory_order_release);
+          return;
+        }
+        using DriverGetVersion = CUresult (*)(int*);
+        if (auto get_version = reinterpret_cast<DriverGetVersion>(find_symbol(lib.handle, "cuDriverGetVersion"))) {
+          get_version(&outcome_->driver_version);
+        }
+        const cuuint64_t flags = env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM")
+                                     ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                     : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+        for (int i = 0; i < count_; ++i) {
+          void* fn = nullptr;
+          CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+          if (get_proc(entries_[i].symbol, &fn, entries_[i].version, flags, &found) != CUDA_SUCCESS ||
+              found != CU_GET_PROC_ADDRESS_SUCCESS) {
+            fn = nullptr;
+          }
+          slots_[i] = fn;
+        }
+        break;
+      }
+      case Resolution::Symbol:
+      case Resolution::SymbolPerThreadVariants: {
+        // cudart exports the per-thread default stream variants as <symbol>_ptds / _ptsz.
+        const bool per_thread =
+            resolution_ == Resolution::SymbolPerThreadVariants && env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM");
+        for (int i = 0; i < count_; ++i) {
+          if (per_thread && entries_[i].per_thread) {
+            const std::string symbol = entries_[i].symbol;
+            void* fn = find_symbol(lib.handle, (symbol + "_ptds").c_str());
+            slots_[i] = fn != nullptr ? fn : find_symbol(lib.handle, (symbol + "_ptsz").c_str());
+          } else {
+            slots_[i] = find_symbol(lib.handle, entries_[i].symbol);
+          }
+        }
+        break;
+      }
+    }
+    state_.store(kLoaded, std::memory_order_release);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    state_.store(kFailed, std::memory_order_release);
+  }
+}
+
+void LibraryTable::missing(int index) const {
+  const EntryPoint& e = entries_[index];
+  std::string message =
+      std::string(e.name) + " is not available in " + spec_.display_name + " loaded from " + outcome_->path;
+  if (resolution_ == Resolution::ProcAddress && outcome_->driver_version != 0) {
+    message += " (driver API " + cuda_version_string(outcome_->driver_version) + ")";
+  }
+  if (*e.introduced != '\0') {
+    message += std::string(": it was introduced in CUDA ") + e.introduced;
+  } else {
+    message += ": the library is older than the CUDA " + cuda_version_string(header_version_) +
+               " headers cubind was generated from";
+  }
+  if (resolution_ == Resolution::ProcAddress) {
+    message += "; install a newer NVIDIA driver";
+  } else if (resolution_ == Resolution::SymbolPerThreadVariants && e.per_thread &&
+             env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM")) {
+    message += " (looked for its per-thread default stream variant)";
+  }
+  throw LoaderError(message);
 }
 
 }  // namespace detail

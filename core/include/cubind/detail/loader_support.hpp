@@ -3,6 +3,8 @@
 // time: a library is opened by the first call that needs it.
 #pragma once
 
+#include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,6 +62,88 @@ bool env_flag(const char* name) noexcept;
 
 // "12.5" from 12050.
 std::string cuda_version_string(int version);
+
+// One entry point of a library's table (emitted by the generator).
+struct EntryPoint {
+  const char* name;        // the public name
+  const char* symbol;      // what to look up: the driver's name for cuGetProcAddress, else the symbol
+  const char* introduced;  // the CUDA version that introduced it, or ""
+  int version;             // driver: the ABI version asked of cuGetProcAddress
+  bool per_thread;         // cudart: has a _ptds / _ptsz variant
+};
+
+// How entry points are looked up once the library is open.
+enum class Resolution {
+  ProcAddress,  // the driver: cuGetProcAddress_v2 with each entry's ABI version
+  Symbol,       // dlsym of each symbol
+  SymbolPerThreadVariants,  // dlsym, and <symbol>_ptds/_ptsz with CUBIND_PER_THREAD_DEFAULT_STREAM=1
+};
+
+// What the generated loader says of its library; constant, so a table needs
+// no code at static-initialisation time.
+struct TableSpec {
+  const char* display_name;
+  const char* soname;
+  const char* env_override;           // nullptr: none
+  const char* const* wheel_subdirs;   // wheel_count entries
+  int wheel_count;
+  bool system_loader_only;
+};
+
+// The table of one library's entry points: filled once, by the first call
+// that needs it (thread-safe), read lock-free afterwards. Constant-initialised
+// and never destroyed, so calls made while the process exits still work.
+class LibraryTable {
+ public:
+  constexpr LibraryTable(TableSpec spec, Resolution resolution, const EntryPoint* entries, int count, void** slots,
+                         int header_version) noexcept
+      : spec_(spec),
+        resolution_(resolution),
+        entries_(entries),
+        count_(count),
+        slots_(slots),
+        header_version_(header_version) {}
+  LibraryTable(const LibraryTable&) = delete;
+  LibraryTable& operator=(const LibraryTable&) = delete;
+
+  // The entry point `index`: one acquire load and one null check once loaded.
+  // Throws LoaderError when the library cannot be loaded or lacks the entry.
+  void* entry(int index) {
+    if (state_.load(std::memory_order_acquire) != kLoaded) ensure_loaded();
+    void* fn = slots_[index];
+    if (fn == nullptr) missing(index);
+    return fn;
+  }
+
+  void ensure_loaded();
+  LibraryStatus status() const noexcept;
+
+ private:
+  static constexpr int kNotTried = 0;
+  static constexpr int kLoaded = 1;
+  static constexpr int kFailed = 2;
+
+  // Where the library came from or why it did not: written once by load(),
+  // before state_ is published, and deliberately never freed.
+  struct Outcome {
+    std::string path;
+    std::string error;
+    int driver_version = 0;
+  };
+
+  void load() noexcept;
+  [[noreturn]] void missing(int index) const;
+
+  TableSpec spec_;
+  Resolution resolution_;
+  const EntryPoint* entries_;
+  int count_;
+  void** slots_;
+  int header_version_;
+  Outcome* outcome_ = nullptr;
+  std::atomic<int> state_{kNotTried};
+  std::once_flag once_;
+};
 
 }  // namespace detail
 }  // namespace cubind

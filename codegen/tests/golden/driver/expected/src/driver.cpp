@@ -3,34 +3,26 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/driver.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
 namespace cubind::raw {
 namespace {
 
-struct Entry {
-  const char* name;        // the public name
-  const char* symbol;      // what to look up
-  const char* introduced;  // the CUDA version that introduced it, or ""
-  int version;             // asked of cuGetProcAddress
-};
+using cubind::detail::EntryPoint;
 
-constexpr Entry kEntries[] = {
-    {"cuInit", "cuInit", "2.0", 2000},
-    {"cuDriverGetVersion", "cuDriverGetVersion", "2.2", 2020},
-    {"cuCtxCreate", "cuCtxCreate", "12.5", 12050},
-    {"cuCtxDetach", "cuCtxDetach", "2.0", 2000},
-    {"cuCtxGetDevice_v2", "cuCtxGetDevice", "13.0", 13000},
-    {"cuMemAlloc", "cuMemAlloc", "3.2", 3020},
-    {"cuMemcpyHtoD", "cuMemcpyHtoD", "3.2", 3020},
-    {"cuMemcpy", "cuMemcpy", "4.0", 4000},
-    {"cuStreamBeginCapture", "cuStreamBeginCapture", "10.1", 10010},
-    {"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", "11.4", 11040},
-    {"cuLaunchHostFunc", "cuLaunchHostFunc", "10.0", 10000},
-    {"cuIpcGetMemHandle", "cuIpcGetMemHandle", "4.1", 4010},
-    {"cuExampleQuery", "cuExampleQuery", "13.0", 13000},
+// {public name, symbol, introduced in, ABI version, has per-thread variants}
+constexpr EntryPoint kEntries[] = {
+    {"cuInit", "cuInit", "2.0", 2000, false},
+    {"cuDriverGetVersion", "cuDriverGetVersion", "2.2", 2020, false},
+    {"cuCtxCreate", "cuCtxCreate", "12.5", 12050, false},
+    {"cuCtxDetach", "cuCtxDetach", "2.0", 2000, false},
+    {"cuCtxGetDevice_v2", "cuCtxGetDevice", "13.0", 13000, false},
+    {"cuMemAlloc", "cuMemAlloc", "3.2", 3020, false},
+    {"cuMemcpyHtoD", "cuMemcpyHtoD", "3.2", 3020, false},
+    {"cuMemcpy", "cuMemcpy", "4.0", 4000, false},
+    {"cuStreamBeginCapture", "cuStreamBeginCapture", "10.1", 10010, false},
+    {"cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", "11.4", 11040, false},
+    {"cuLaunchHostFunc", "cuLaunchHostFunc", "10.0", 10000, false},
+    {"cuIpcGetMemHandle", "cuIpcGetMemHandle", "4.1", 4010, false},
+    {"cuExampleQuery", "cuExampleQuery", "13.0", 13000, false},
 };
 constexpr int kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);
 
@@ -50,160 +42,81 @@ enum EntryIndex : int {
   k_cuExampleQuery = 12,
 };
 
-// 0: not tried, 1: loaded, 2: failed. Published with release once the
-// slots, path and error below are written; read with acquire.
-std::atomic<int> g_state{0};
-std::once_flag g_once;
+constexpr const char* kWheelDirs[] = {nullptr};
 void* g_slots[kEntryCount];
-std::string g_path;
-std::string g_error;
-
-int g_driver_version = 0;
-
-void load_once() {
-  try {
-    const cubind::detail::LibrarySpec spec{"the CUDA driver", "libcuda.so.1", nullptr, {}, true};
-    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);
-    g_path = lib.path;
-    using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-    auto get_proc = reinterpret_cast<GetProcAddress>(cubind::detail::find_symbol(lib.handle, "cuGetProcAddress_v2"));
-    if (get_proc == nullptr) {
-      g_error = "the CUDA driver at " + lib.path +
-                " has no cuGetProcAddress_v2: it is older than CUDA 12.0; install a newer NVIDIA driver";
-      g_state.store(2, std::memory_order_release);
-      return;
-    }
-    using DriverGetVersion = CUresult (*)(int*);
-    if (auto get_version = reinterpret_cast<DriverGetVersion>(cubind::detail::find_symbol(lib.handle, "cuDriverGetVersion"))) {
-      get_version(&g_driver_version);
-    }
-    const cuuint64_t flags = cubind::detail::env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM")
-                                 ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                                 : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    for (int i = 0; i < kEntryCount; ++i) {
-      void* fn = nullptr;
-      CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (get_proc(kEntries[i].symbol, &fn, kEntries[i].version, flags, &found) != CUDA_SUCCESS ||
-          found != CU_GET_PROC_ADDRESS_SUCCESS) {
-        fn = nullptr;
-      }
-      g_slots[i] = fn;
-    }
-    g_state.store(1, std::memory_order_release);
-  } catch (const std::exception& e) {
-    g_error = e.what();
-    g_state.store(2, std::memory_order_release);
-  }
-}
-
-void ensure_loaded() {
-  std::call_once(g_once, load_once);
-  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);
-}
-
-[[noreturn]] void missing(int i) {
-  const Entry& e = kEntries[i];
-  std::string message = std::string(e.name) + " is not available in " + "the CUDA driver" + " loaded from " + g_path;
-  if (g_driver_version != 0) {
-    message += " (driver API " + cubind::detail::cuda_version_string(g_driver_version) + ")";
-  }
-  if (*e.introduced != '\0') {
-    message += std::string(": it was introduced in CUDA ") + e.introduced;
-  } else {
-    message += ": the library is older than the CUDA 13.0 headers cubind was generated from";
-  }
-  message += "; install a newer NVIDIA driver";
-  throw cubind::LoaderError(message);
-}
-
-// The hot path: one acquire load and one null check after the first call.
-template <typename Fn>
-inline Fn entry(int i) {
-  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();
-  void* fn = g_slots[i];
-  if (fn == nullptr) missing(i);
-  return reinterpret_cast<Fn>(fn);
-}
+// Constant-initialised: nothing runs before main, and it outlives every other object.
+cubind::detail::LibraryTable g_table({"the CUDA driver", "libcuda.so.1", nullptr, kWheelDirs, 0, true},
+                                       cubind::detail::Resolution::ProcAddress, kEntries, kEntryCount, g_slots, 13000);
 
 }  // namespace
 
-void driver_load() { ensure_loaded(); }
+void driver_load() { g_table.ensure_loaded(); }
 
-cubind::detail::LibraryStatus driver_status() noexcept {
-  cubind::detail::LibraryStatus status;
-  const int state = g_state.load(std::memory_order_acquire);
-  status.attempted = state != 0;
-  status.loaded = state == 1;
-  if (state != 0) {
-    status.path = g_path;
-    status.error = g_error;
-  }
-  return status;
-}
+cubind::detail::LibraryStatus driver_status() noexcept { return g_table.status(); }
 
 CUresult cuInit(unsigned int Flags) {
   using Fn = CUresult (*)(unsigned int);
-  return entry<Fn>(k_cuInit)(Flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuInit))(Flags);
 }
 
 CUresult cuDriverGetVersion(int *driverVersion) {
   using Fn = CUresult (*)(int *);
-  return entry<Fn>(k_cuDriverGetVersion)(driverVersion);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuDriverGetVersion))(driverVersion);
 }
 
 CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
   using Fn = CUresult (*)(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
-  return entry<Fn>(k_cuCtxCreate)(pctx, ctxCreateParams, flags, dev);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxCreate))(pctx, ctxCreateParams, flags, dev);
 }
 
 CUresult cuCtxDetach(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return entry<Fn>(k_cuCtxDetach)(ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDetach))(ctx);
 }
 
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
   using Fn = CUresult (*)(CUdevice *, CUcontext);
-  return entry<Fn>(k_cuCtxGetDevice_v2)(device, ctx);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevice_v2))(device, ctx);
 }
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t);
-  return entry<Fn>(k_cuMemAlloc)(dptr, bytesize);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAlloc))(dptr, bytesize);
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, const void *, size_t);
-  return entry<Fn>(k_cuMemcpyHtoD)(dstDevice, srcHost, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoD))(dstDevice, srcHost, ByteCount);
 }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
-  return entry<Fn>(k_cuMemcpy)(dst, src, ByteCount);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy))(dst, src, ByteCount);
 }
 
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureMode);
-  return entry<Fn>(k_cuStreamBeginCapture)(hStream, mode);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCapture))(hStream, mode);
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
   using Fn = CUresult (*)(CUgraphExec *, CUgraph, unsigned long long);
-  return entry<Fn>(k_cuGraphInstantiateWithFlags)(phGraphExec, hGraph, flags);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphInstantiateWithFlags))(phGraphExec, hGraph, flags);
 }
 
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
   using Fn = CUresult (*)(CUstream, CUhostFn, void *);
-  return entry<Fn>(k_cuLaunchHostFunc)(hStream, fn, userData);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchHostFunc))(hStream, fn, userData);
 }
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUipcMemHandle *, CUdeviceptr);
-  return entry<Fn>(k_cuIpcGetMemHandle)(pHandle, dptr);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcGetMemHandle))(pHandle, dptr);
 }
 
 CUresult cuExampleQuery(CUexample *example) {
   using Fn = CUresult (*)(CUexample *);
-  return entry<Fn>(k_cuExampleQuery)(example);
+  return reinterpret_cast<Fn>(g_table.entry(k_cuExampleQuery))(example);
 }
 
 }  // namespace cubind::raw

@@ -3,31 +3,23 @@
 #define CUBIND_NO_DEPRECATION_WARNINGS
 #include "cubind/raw/nvrtc.hpp"
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
 namespace cubind::raw {
 namespace {
 
-struct Entry {
-  const char* name;        // the public name
-  const char* symbol;      // what to look up
-  const char* introduced;  // the CUDA version that introduced it, or ""
-  bool per_thread;         // has a _ptds / _ptsz variant
-};
+using cubind::detail::EntryPoint;
 
-constexpr Entry kEntries[] = {
-    {"nvrtcGetErrorString", "nvrtcGetErrorString", "", false},
-    {"nvrtcVersion", "nvrtcVersion", "", false},
-    {"nvrtcCreateProgram", "nvrtcCreateProgram", "", false},
-    {"nvrtcDestroyProgram", "nvrtcDestroyProgram", "", false},
-    {"nvrtcCompileProgram", "nvrtcCompileProgram", "", false},
-    {"nvrtcGetPTXSize", "nvrtcGetPTXSize", "", false},
-    {"nvrtcGetPTX", "nvrtcGetPTX", "", false},
-    {"nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize", "", false},
-    {"nvrtcGetProgramLog", "nvrtcGetProgramLog", "", false},
-    {"nvrtcGetPCHHeapSize", "nvrtcGetPCHHeapSize", "12.8", false},
+// {public name, symbol, introduced in, ABI version, has per-thread variants}
+constexpr EntryPoint kEntries[] = {
+    {"nvrtcGetErrorString", "nvrtcGetErrorString", "", 0, false},
+    {"nvrtcVersion", "nvrtcVersion", "", 0, false},
+    {"nvrtcCreateProgram", "nvrtcCreateProgram", "", 0, false},
+    {"nvrtcDestroyProgram", "nvrtcDestroyProgram", "", 0, false},
+    {"nvrtcCompileProgram", "nvrtcCompileProgram", "", 0, false},
+    {"nvrtcGetPTXSize", "nvrtcGetPTXSize", "", 0, false},
+    {"nvrtcGetPTX", "nvrtcGetPTX", "", 0, false},
+    {"nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize", "", 0, false},
+    {"nvrtcGetProgramLog", "nvrtcGetProgramLog", "", 0, false},
+    {"nvrtcGetPCHHeapSize", "nvrtcGetPCHHeapSize", "12.8", 0, false},
 };
 constexpr int kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);
 
@@ -44,118 +36,66 @@ enum EntryIndex : int {
   k_nvrtcGetPCHHeapSize = 9,
 };
 
-// 0: not tried, 1: loaded, 2: failed. Published with release once the
-// slots, path and error below are written; read with acquire.
-std::atomic<int> g_state{0};
-std::once_flag g_once;
+constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"};
 void* g_slots[kEntryCount];
-std::string g_path;
-std::string g_error;
-
-void load_once() {
-  try {
-    const cubind::detail::LibrarySpec spec{"NVRTC", "libnvrtc.so.13", "CUBIND_NVRTC_LIBRARY", {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, false};
-    const cubind::detail::LoadedLibrary lib = cubind::detail::load_library(spec);
-    g_path = lib.path;
-    for (int i = 0; i < kEntryCount; ++i) {
-      g_slots[i] = cubind::detail::find_symbol(lib.handle, kEntries[i].symbol);
-    }
-    g_state.store(1, std::memory_order_release);
-  } catch (const std::exception& e) {
-    g_error = e.what();
-    g_state.store(2, std::memory_order_release);
-  }
-}
-
-void ensure_loaded() {
-  std::call_once(g_once, load_once);
-  if (g_state.load(std::memory_order_acquire) != 1) throw cubind::LoaderError(g_error);
-}
-
-[[noreturn]] void missing(int i) {
-  const Entry& e = kEntries[i];
-  std::string message = std::string(e.name) + " is not available in " + "NVRTC" + " loaded from " + g_path;
-  if (*e.introduced != '\0') {
-    message += std::string(": it was introduced in CUDA ") + e.introduced;
-  } else {
-    message += ": the library is older than the CUDA 13.0 headers cubind was generated from";
-  }
-  throw cubind::LoaderError(message);
-}
-
-// The hot path: one acquire load and one null check after the first call.
-template <typename Fn>
-inline Fn entry(int i) {
-  if (g_state.load(std::memory_order_acquire) != 1) ensure_loaded();
-  void* fn = g_slots[i];
-  if (fn == nullptr) missing(i);
-  return reinterpret_cast<Fn>(fn);
-}
+// Constant-initialised: nothing runs before main, and it outlives every other object.
+cubind::detail::LibraryTable g_table({"NVRTC", "libnvrtc.so.13", "CUBIND_NVRTC_LIBRARY", kWheelDirs, 2, false},
+                                       cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13000);
 
 }  // namespace
 
-void nvrtc_load() { ensure_loaded(); }
+void nvrtc_load() { g_table.ensure_loaded(); }
 
-cubind::detail::LibraryStatus nvrtc_status() noexcept {
-  cubind::detail::LibraryStatus status;
-  const int state = g_state.load(std::memory_order_acquire);
-  status.attempted = state != 0;
-  status.loaded = state == 1;
-  if (state != 0) {
-    status.path = g_path;
-    status.error = g_error;
-  }
-  return status;
-}
+cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
 
 const char * nvrtcGetErrorString(nvrtcResult result) {
   using Fn = const char * (*)(nvrtcResult);
-  return entry<Fn>(k_nvrtcGetErrorString)(result);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetErrorString))(result);
 }
 
 nvrtcResult nvrtcVersion(int *major, int *minor) {
   using Fn = nvrtcResult (*)(int *, int *);
-  return entry<Fn>(k_nvrtcVersion)(major, minor);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcVersion))(major, minor);
 }
 
 nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames) {
   using Fn = nvrtcResult (*)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
-  return entry<Fn>(k_nvrtcCreateProgram)(prog, src, name, numHeaders, headers, includeNames);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCreateProgram))(prog, src, name, numHeaders, headers, includeNames);
 }
 
 nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
   using Fn = nvrtcResult (*)(nvrtcProgram *);
-  return entry<Fn>(k_nvrtcDestroyProgram)(prog);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcDestroyProgram))(prog);
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
   using Fn = nvrtcResult (*)(nvrtcProgram, int, const char *const *);
-  return entry<Fn>(k_nvrtcCompileProgram)(prog, numOptions, options);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCompileProgram))(prog, numOptions, options);
 }
 
 nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetPTXSize)(prog, ptxSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTXSize))(prog, ptxSizeRet);
 }
 
 nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetPTX)(prog, ptx);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTX))(prog, ptx);
 }
 
 nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return entry<Fn>(k_nvrtcGetProgramLogSize)(prog, logSizeRet);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLogSize))(prog, logSizeRet);
 }
 
 nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return entry<Fn>(k_nvrtcGetProgramLog)(prog, log);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLog))(prog, log);
 }
 
 nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
   using Fn = nvrtcResult (*)(size_t *);
-  return entry<Fn>(k_nvrtcGetPCHHeapSize)(ret);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHHeapSize))(ret);
 }
 
 }  // namespace cubind::raw

@@ -1,0 +1,86 @@
+// LibraryTable: the table the generated loader fills on first use.
+#include <cubind/detail/loader_support.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using cubind::LoaderError;
+using cubind::detail::EntryPoint;
+using cubind::detail::LibraryTable;
+using cubind::detail::Resolution;
+using cubind::detail::TableSpec;
+
+const std::string kNvrtc = std::string(CUBIND_TEST_CUDA_LIBRARY_DIR) + "/libnvrtc.so.13";
+
+constexpr EntryPoint kEntries[] = {
+    {"nvrtcVersion", "nvrtcVersion", "", 0, false},
+    {"cubindNoSuchFunction", "cubindNoSuchFunction", "12.8", 0, false},
+    {"cubindNoSuchEither", "cubindNoSuchEither", "", 0, false},
+};
+
+// Each test names its own variable, so tables never share a loaded state.
+TableSpec spec(const char* env) { return TableSpec{"TEST", "libcubind_test_none.so.1", env, nullptr, 0, false}; }
+
+TEST(LibraryTable, ResolvesPresentEntriesAndReportsWhereTheLibraryCameFrom) {
+  setenv("CUBIND_TABLE_TEST_A", kNvrtc.c_str(), 1);
+  void* slots[3] = {};
+  LibraryTable table(spec("CUBIND_TABLE_TEST_A"), Resolution::Symbol, kEntries, 3, slots, 13000);
+  EXPECT_FALSE(table.status().attempted);
+  using Version = int (*)(int*, int*);
+  int major = 0, minor = 0;
+  EXPECT_EQ(reinterpret_cast<Version>(table.entry(0))(&major, &minor), 0);
+  EXPECT_EQ(major, 13);
+  const auto status = table.status();
+  EXPECT_TRUE(status.attempted);
+  EXPECT_TRUE(status.loaded);
+  EXPECT_EQ(status.path, kNvrtc);
+  unsetenv("CUBIND_TABLE_TEST_A");
+}
+
+TEST(LibraryTable, MissingEntryNamesFunctionLibraryAndVersion) {
+  setenv("CUBIND_TABLE_TEST_B", kNvrtc.c_str(), 1);
+  void* slots[3] = {};
+  LibraryTable table(spec("CUBIND_TABLE_TEST_B"), Resolution::Symbol, kEntries, 3, slots, 13000);
+  try {
+    table.entry(1);
+    FAIL() << "expected LoaderError";
+  } catch (const LoaderError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cubindNoSuchFunction is not available in TEST loaded from " + kNvrtc), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("introduced in CUDA 12.8"), std::string::npos) << message;
+  }
+  try {
+    table.entry(2);
+    FAIL() << "expected LoaderError";
+  } catch (const LoaderError& e) {
+    EXPECT_NE(std::string(e.what()).find("older than the CUDA 13.0 headers"), std::string::npos) << e.what();
+  }
+  unsetenv("CUBIND_TABLE_TEST_B");
+}
+
+TEST(LibraryTable, ALibraryThatCannotBeLoadedFailsEveryCallWithTheSameReason) {
+  setenv("CUBIND_TABLE_TEST_C", "/nonexistent/libtest.so", 1);
+  void* slots[3] = {};
+  LibraryTable table(spec("CUBIND_TABLE_TEST_C"), Resolution::Symbol, kEntries, 3, slots, 13000);
+  std::string first;
+  try {
+    table.entry(0);
+    FAIL() << "expected LoaderError";
+  } catch (const LoaderError& e) {
+    first = e.what();
+  }
+  EXPECT_NE(first.find("/nonexistent/libtest.so"), std::string::npos) << first;
+  EXPECT_THROW(table.ensure_loaded(), LoaderError);
+  const auto status = table.status();
+  EXPECT_TRUE(status.attempted);
+  EXPECT_FALSE(status.loaded);
+  EXPECT_EQ(status.error, first);
+  unsetenv("CUBIND_TABLE_TEST_C");
+}
+
+}  // namespace
