@@ -73,7 +73,7 @@ const std::set<std::string> kDirections = {"in", "out", "inout"};
 
 ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
-  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by"}, where);
+  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable"}, where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
   if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
@@ -85,6 +85,11 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   if (node["size"]) p.size = r.scalar(node["size"], where + ".size");
   if (node["typed_by"]) p.typed_by = r.scalar(node["typed_by"], where + ".typed_by");
   if (node["size_from"]) p.size_from = r.scalar(node["size_from"], where + ".size_from");
+  if (node["nullable"]) {
+    const std::string v = r.scalar(node["nullable"], where + ".nullable");
+    if (v != "true" && v != "false") r.fail(node["nullable"], where + ".nullable is '" + v + "'; expected true or false");
+    p.nullable = v == "true" ? 1 : -1;
+  }
   if ((!p.count.empty()) + (!p.size.empty()) + (!p.size_from.empty()) > 1) {
     r.fail(node, where + " gives more than one of count, size and size_from; a buffer has one length");
   }
@@ -333,6 +338,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.size_param = pa->second.size;
           p.typed_by = pa->second.typed_by;
           p.size_from = pa->second.size_from;
+          p.nullable = pa->second.nullable;
           p.classified_by = "annotation";
         }
       }

@@ -60,7 +60,8 @@ class PxdWriter {
 
  private:
   void types() {
-    o_ << "cdef extern from \"" << lib_.headers.front() << "\" nogil:\n\n";
+    // The raw header includes every header of the library (cuda_runtime_api.h, library_types.h, ...).
+    o_ << "cdef extern from \"cubind/raw/" << lib_.name << ".hpp\" nogil:\n\n";
     // Forward declarations first, so any order of use below is fine.
     bool any = false;
     for (const Record& r : lib_.records) {
@@ -97,6 +98,11 @@ class PxdWriter {
       }
     }
     macros();
+    if (!lib_.type_aliases.empty()) {
+      o_ << "    # Other names for types (#define)\n";
+      for (const auto& [alias, target] : lib_.type_aliases) o_ << "    ctypedef " << target << " " << alias << "\n";
+      o_ << "\n";
+    }
   }
 
   void enum_decl(const Enum& e) {
@@ -229,7 +235,7 @@ GeneratedFile emit_pxd(const Library& lib, const EmitOptions& options) {
 
 std::string coverage_table(const std::vector<Library>& libraries) {
   std::ostringstream o;
-  o << "| library | header | declared | bound | skipped | deprecated | aliases |\n";
+  o << "| library | headers | declared | bound | skipped | deprecated | aliases |\n";
   o << "|---|---|---:|---:|---:|---:|---:|\n";
   std::ostringstream skips;
   for (const Library& lib : libraries) {
@@ -239,7 +245,9 @@ std::string coverage_table(const std::vector<Library>& libraries) {
       aliases += f.aliases.size();
     }
     const std::size_t declared = lib.functions.size();
-    o << "| " << lib.name << " | " << lib.headers.front() << " | " << declared << " | "
+    std::string headers;
+    for (const auto& h : lib.headers) headers += (headers.empty() ? "" : ", ") + h;
+    o << "| " << lib.name << " | " << headers << " | " << declared << " | "
       << declared - lib.skipped.size() << " | " << lib.skipped.size() << " | " << deprecated << " | " << aliases
       << " |\n";
     for (const auto& [name, reason] : lib.skipped) skips << "- " << lib.name << ": " << name << ": " << reason << "\n";

@@ -316,6 +316,7 @@ enum class Role {
   OutTypedArray,   // void ** of values, each typed by its attribute in an array
   InTyped,         // void * input whose type an attribute parameter selects
   InOut,           // T * in and out: an optional argument, returned
+  InPointer,       // T * to one value the caller gives (const int *value, nvrtcProgram *prog)
 };
 
 struct Plan {
@@ -495,10 +496,8 @@ class FunctionPlanner {
         } else if (dir == "inout") {
           pl.role = Role::InOut;
         } else {
-          // const int *value and the like: one value the call reads.
-          pl.role = Role::ArrayIn;
-          pl.count = "1";
-          pl.count_is_fixed = true;
+          // const int *value, nvrtcProgram *prog (destroyed and zeroed): one value.
+          pl.role = Role::InPointer;
         }
       } else {
         fail("no Python form for a pointer of depth " + std::to_string(t.pointer_depth));
@@ -587,7 +586,12 @@ class PyxWriter {
     return o_.str();
   }
 
-  std::string stub() const { return pyi_.str(); }
+  std::string stub() const {
+    if (!raising_) return pyi_.str();
+    // nvjitlink's classes drop the C prefix (InputType, Result).
+    static const std::regex prefixed_re(R"(\bnvJitLink(InputType|Result)\b)");
+    return std::regex_replace(pyi_.str(), prefixed_re, "$1");
+  }
 
  private:
   // Python-visible name of a function.
@@ -608,6 +612,19 @@ class PyxWriter {
       }
     }
     return out;
+  }
+
+  // nvJitLinkInputType's members share NVJITLINK_INPUT_; cuda.bindings drops it.
+  static std::string common_prefix(const Enum& e) {
+    if (e.enumerators.size() < 2) return "";
+    std::string prefix = e.enumerators.front().name;
+    for (const auto& v : e.enumerators) {
+      std::size_t i = 0;
+      while (i < prefix.size() && i < v.name.size() && prefix[i] == v.name[i]) ++i;
+      prefix.resize(i);
+    }
+    const auto underscore = prefix.rfind('_');
+    return underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
   }
 
   std::string py_enum_name(const std::string& name) const {
@@ -688,9 +705,23 @@ class PyxWriter {
       o_ << "    \"" << py_enum_name(e.name) << "\": " << py_string(spec) << ",\n";
     }
     o_ << "}\n";
+    o_ << "cdef dict _ENUM_PREFIXES = {\n";
+    if (raising_) {
+      for (const Enum& e : lib_.enums) {
+        const std::string prefix = common_prefix(e);
+        if (!prefix.empty()) o_ << "    \"" << py_enum_name(e.name) << "\": \"" << prefix << "\",\n";
+      }
+    }
+    o_ << "}\n";
     o_ << "cdef dict _ENUM_ALIASES = {\n";
     for (const auto& [name, aliases] : m_.enum_aliases) {
       for (const auto& a : aliases) o_ << "    \"" << py_enum_name(a) << "\": \"" << py_enum_name(name) << "\",\n";
+    }
+    for (const auto& [alias, target] : lib_.type_aliases) {
+      if (const Enum* e = m_.find_enum(target)) {
+        o_ << "    \"" << py_enum_name(alias) << "\": \"" << py_enum_name(e->name) << "\",\n";
+        pyi_alias_lines_ << py_enum_name(alias) << " = " << py_enum_name(e->name) << "\n";
+      }
     }
     o_ << "}\n\n";
     o_ << "def __getattr__(name):\n"
@@ -703,7 +734,8 @@ class PyxWriter {
           "    else:\n"
           "        doc, _, pairs = spec.partition(\"\\n\")\n"
           "        items = pairs.split()\n"
-          "        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None)\n"
+          "        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None,\n"
+          "                         _ENUM_PREFIXES.get(name))\n"
           "    globals()[name] = cls\n"
           "    return cls\n\n";
     o_ << "def __dir__():\n"
@@ -788,6 +820,12 @@ class PyxWriter {
       o_ << docstring(name + "(init_value=0, _ptr=0)\n\n" + (doc.empty() ? "A CUDA handle." : doc) +
                           "\n\nint(h) is its address; getPtr() the address of its storage.",
                       "    ");
+      // The C struct the handle points to: classes of the same one (CUstream,
+      // cudaStream_t) are accepted for each other.
+      std::string record;
+      if (td != nullptr) record = td->kind == Typedef::Kind::Handle ? td->record : strip_qualifiers(td->target.canonical);
+      while (!record.empty() && (record.back() == '*' || record.back() == ' ')) record.pop_back();
+      o_ << "\n    _c_type = \"" << record << "\"\n";
       const bool stream = name == "CUstream" || name == "cudaStream_t";
       if (stream) {
         o_ << "\n    def __cuda_stream__(self):\n"
@@ -833,7 +871,10 @@ class PyxWriter {
          << ">other)._value\n"
             "        if isinstance(other, int):\n            return self._value == other\n"
             "        return NotImplemented\n\n"
-            "    def __lt__(self, other):\n        return self._value < int(other)\n\n"
+            "    def __lt__(self, other):\n        return self._value < other.__index__()\n\n"
+            "    def __le__(self, other):\n        return self._value <= other.__index__()\n\n"
+            "    def __gt__(self, other):\n        return self._value > other.__index__()\n\n"
+            "    def __ge__(self, other):\n        return self._value >= other.__index__()\n\n"
             "    def __hash__(self):\n        return hash(self._value)\n\n"
             "    def __repr__(self):\n        return f\"<"
          << name << " {self._value}>\"\n\n"
@@ -923,6 +964,13 @@ class PyxWriter {
           "        return repr(getattr(obj, name))\n"
           "    except Exception as e:\n"
           "        return f\"<{type(e).__name__}>\"\n\n";
+    // #define aliases of struct and handle types.
+    for (const auto& [alias, target] : lib_.type_aliases) {
+      if (const auto* sc = m_.find_struct(target)) {
+        alias_lines_ << alias << " = " << sc->py << "\n";
+        pyi_alias_lines_ << alias << " = " << sc->py << "\n";
+      }
+    }
     o_ << alias_lines_.str() << "\n";
   }
 
@@ -939,7 +987,17 @@ class PyxWriter {
       std::uint64_t n = 1;
       for (auto e : t.extents) n *= e;
       const std::string first = "&" + p + std::string(t.extents.size(), '[').substr(0, 0) + first_element(t);
-      if (elem.kind == TypeInfo::Kind::Scalar || elem.kind == TypeInfo::Kind::Enum || elem.kind == TypeInfo::Kind::Value) {
+      if (elem.kind == TypeInfo::Kind::Scalar && elem.is_char) {
+        // Text (name) ends at the first NUL; identifiers (uuid bytes, reserved) keep every byte.
+        const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos;
+        if (text) {
+          g << "        return _support.c_string(<const char*>" << first << ", " << n << ")\n";
+        } else {
+          g << "        return PyBytes_FromStringAndSize(<const char*>" << first << ", " << n << ")\n";
+        }
+        s << "        _support.array_assign(<void*>" << first << ", " << n << ", 1, \"b\", value, \"" << f.name << "\")\n";
+        annotation = "bytes";
+      } else if (elem.kind == TypeInfo::Kind::Scalar || elem.kind == TypeInfo::Kind::Enum || elem.kind == TypeInfo::Kind::Value) {
         const std::string fmt = elem.kind == TypeInfo::Kind::Enum ? "i" : elem.format;
         g << "        return _support.array_view(<void*>" << first << ", " << n << ", sizeof(" << elem.c << "), \""
           << fmt << "\", self)\n";
@@ -974,6 +1032,21 @@ class PyxWriter {
           << "        _support.keep(self, \"" << f.name << "\", data)\n"
           << "        " << p << " = PyBytes_AS_STRING(data)\n";
         annotation = "bytes | None";
+      } else if (t.pointer_depth == 2 && t.pointee == "void *" && (f.name == "kernelParams" || f.name == "extra")) {
+        // As cuLaunchKernel takes them: None, an address, or (values, types), kept by the struct.
+        g << "        return <uintptr_t>" << p << "\n";
+        s << "        packed = _support.kernel_params(value)\n"
+          << "        _support.keep(self, \"" << f.name << "\", packed)\n"
+          << "        " << p << " = <" << pointer_c(t) << ">_support.kernel_params_pointer(packed)\n";
+        annotation = "int";
+      } else if (t.pointer_depth == 1 && m_.resolve(t.pointee).kind == TypeInfo::Kind::Struct) {
+        // CUlaunchConfig.attrs: a struct, a sequence of them (copied into one array the
+        // struct keeps), an address or None.
+        const TypeInfo elem = m_.resolve(t.pointee);
+        g << "        return <uintptr_t>" << p << "\n";
+        s << "        " << p << " = <" << pointer_c(t) << ">_support.struct_array_field(value, " << elem.py
+          << ", sizeof(" << elem.c << "), self, \"" << f.name << "\")\n";
+        annotation = "int";
       } else {
         g << "        return <uintptr_t>" << p << "\n";
         s << "        " << p << " = <" << pointer_c(t) << ">_support.field_address(value, self, \"" << f.name
@@ -1085,7 +1158,7 @@ class PyxWriter {
         }
       }
       o_ << "))\n";
-      if (one_shot) o_ << "    _support.callback_discard(" << py_keyword_safe(td->fn_params[user].name) << ")\n";
+      if (one_shot) o_ << "    _support.callback_finished(" << py_keyword_safe(td->fn_params[user].name) << ")\n";
       if (td->fn_result.spelling != "void") o_ << "    return 0\n";
       o_ << "\n";
     }
@@ -1133,17 +1206,18 @@ class PyxWriter {
     const TypeInfo result = m_.resolve(f.result.spelling);
     const bool returns_status = f.result.spelling == status_type_;
     const std::string py_name = py_function_name(public_name);
-    std::ostringstream body, cleanup, outputs, call_args, sig, pyi_sig;
+    std::ostringstream body, cleanup, outputs, call_args, sig, pyi_sig, init_refs;
     std::vector<std::string> out_exprs, out_annotations, out_names;
 
     // Locals are declared first (Cython wants cdef at the top of a function).
     std::ostringstream locals;
     locals << "    cdef " << (returns_status ? "long long" : cython_c(f.result.spelling)) << " _result\n";
-    bool first_arg = true;
     const auto add_arg = [&](const std::string& decl, const std::string& annotation) {
-      sig << (first_arg ? "" : ", ") << decl;
-      pyi_sig << (first_arg ? "" : ", ") << annotation;
-      first_arg = false;
+      sig_parts_.push_back(decl);
+      stub_parts_.push_back(annotation);
+      // The Python name is the last word of the declaration ("unsigned int Flags" -> "Flags").
+      const auto space = decl.rfind(' ');
+      arg_names_.push_back(space == std::string::npos ? decl : decl.substr(space + 1));
     };
     // Inout parameters become optional arguments: they come last, in order.
     std::vector<const Plan*> optional;
@@ -1185,9 +1259,11 @@ class PyxWriter {
         case Role::StructIn:
         case Role::InTyped:
           if (pl.role == Role::StructIn) {
-            add_arg(n, n + ": Optional[" + pl.type.py + "]");
+            const bool nullable = accepts_null(f, *pl.param);
+            add_arg(n, n + ": " + (nullable ? "Optional[" + pl.type.py + "]" : pl.type.py));
             locals << "    cdef void* " << cn << "\n";
-            body << "    " << cn << " = _support.struct_pointer(" << n << ", " << pl.type.py << ", \"" << pn << "\")\n";
+            body << "    " << cn << " = _support." << (nullable ? "struct_pointer" : "struct_pointer_required") << "(" << n
+                 << ", " << pl.type.py << ", \"" << pn << "\")\n";
             call_args << "<" << cython_c(pl.param->type.spelling) << ">" << cn;
           } else {
             // The value's type follows the attribute: a typed value converted by _typed_in.
@@ -1200,21 +1276,42 @@ class PyxWriter {
             call_args << "<" << cython_c(pl.param->type.spelling) << ">" << cn << ".ptr";
           }
           break;
-        case Role::String:
-          add_arg(n, n + ": bytes | str | None");
+        case Role::String: {
+          // None (NULL) only where the header says the call takes NULL.
+          const bool nullable = accepts_null(f, *pl.param);
+          add_arg(n, n + (nullable ? ": bytes | str | None" : ": bytes | str"));
           locals << "    cdef const char* " << cn << " = NULL\n";
-          body << "    _b_" << n << " = None if " << n << " is None else _support.as_bytes(" << n << ", \"" << pn
-               << "\")\n"
+          body << "    _b_" << n << " = "
+               << (nullable ? "None if " + n + " is None else " : std::string())
+               << "_support.as_bytes(" << n << ", \"" << pn << "\")\n"
                << "    if _b_" << n << " is not None:\n"
                << "        " << cn << " = PyBytes_AS_STRING(_b_" << n << ")\n";
           call_args << cn;
           break;
+        }
         case Role::Address: {
           add_arg(n, n + ": int | Buffer | None");
           locals << "    cdef _support.BufferRef _view_" << n << "\n    cdef void* " << cn << "\n";
-          const bool writable = !pl.param->type.pointee_const;
+          init_refs << "    _view_" << n << ".held = False\n";
+          // A destination (dst, dstHost) must be writable; other buffers the call reads.
+          std::string lower = pl.param->name;
+          std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+          const bool writable = !pl.param->type.pointee_const && lower.rfind("dst", 0) == 0;
+          if (pl.param->nullable < 0) {
+            body << "    if " << n << " is None:\n        raise TypeError(\"" << pn << " cannot be None\")\n";
+          }
           body << "    " << cn << " = _support.address(" << n << ", &_view_" << n << ", " << (writable ? "True" : "False")
                << ", \"" << pn << "\")\n";
+          // A buffer given for a copy must hold the bytes the call moves.
+          for (const Plan& q : plans) {
+            static const std::set<std::string> byte_counts = {"ByteCount", "count", "bytesize", "sizeInBytes"};
+            if (q.role == Role::Scalar && byte_counts.count(q.param->name) && q.type.c == "size_t") {
+              body << "    if _view_" << n << ".held and <size_t>_view_" << n << ".view.len < " << q.py_name << ":\n"
+                   << "        _support.release_address(&_view_" << n << ")\n"
+                   << "        raise ValueError(f\"" << pn << " holds {len(memoryview(" << n << ").cast('B'))} bytes but "
+                   << q.param->name << " is {" << q.py_name << "}\")\n";
+            }
+          }
           cleanup << "        _support.release_address(&_view_" << n << ")\n";
           needs_try = true;
           call_args << "<" << cython_c(pl.param->type.spelling) << ">" << cn;
@@ -1281,8 +1378,20 @@ class PyxWriter {
           out_names.push_back(n);
           break;
         }
+        case Role::InPointer:
+          add_arg(n, n + ": " + py_annotation(pl.type));
+          locals << "    cdef " << pl.type.c << " " << cn << "\n";
+          body << "    " << cn << " = " << to_c(pl.type, n, pn) << "\n";
+          call_args << "<" << cython_c(pl.param->type.spelling) << ">&" << cn;
+          if (pl.type.kind == TypeInfo::Kind::Handle) {
+            // Destroy functions zero the handle they are given: so does its object.
+            writebacks_ << "    if isinstance(" << n << ", _support.Handle):\n"
+                        << "        _support.set_handle(" << n << ", <void*>" << cn << ")\n";
+          }
+          break;
         case Role::InOut: {
           const std::string elem_c = pl.type.c;
+          add_arg(n, n + ": " + py_annotation(pl.type));
           optional.push_back(&pl);
           locals << "    cdef " << elem_c << " " << cn << "\n";
           body << "    " << cn << " = " << to_c(pl.type, n, pn) << "\n";
@@ -1334,11 +1443,13 @@ class PyxWriter {
         }
         case Role::OutSized: {
           // An optional caller buffer; by default a new one of the reported size.
+          add_arg(n, n + ": Buffer | None");
           optional.push_back(&pl);
           const std::string elem = pl.param->type.pointee;
           const bool bytes_out = elem == "char" || elem == "void";
           locals << "    cdef _support.BufferRef _view_" << n << "\n    cdef void* " << cn << " = NULL\n    cdef "
                  << size_type(pl) << " _n_" << n << " = 0\n";
+          init_refs << "    _view_" << n << ".held = False\n";
           if (!bytes_out) locals << "    cdef " << pl.type.c << "* _a_" << n << " = NULL\n";
           body << size_query(f, pl, "_n_" + n);
           if (bytes_out) {
@@ -1461,13 +1572,29 @@ class PyxWriter {
       }
       call_args << ", ";
     }
-    // Optional (inout) arguments last, defaulting to 0 / None.
-    for (const Plan* pl : optional) {
-      if (pl->role == Role::OutSized) {
-        add_arg(pl->py_name + "=None", pl->py_name + ": Buffer | None = None");
-      } else {
-        add_arg(pl->py_name + "=0", pl->py_name + ": " + py_annotation(pl->type) + " = 0");
+    // Arguments keep the C order (as in cuda.bindings); the trailing run of
+    // inout values and optional buffers gets defaults (0, None).
+    {
+      std::vector<std::string> decls = sig_parts_, stubs = stub_parts_;
+      for (std::size_t i = decls.size(); i-- > 0;) {
+        const Plan* opt = nullptr;
+        for (const Plan* pl : optional) {
+          if (pl->py_name == arg_names_[i]) opt = pl;
+        }
+        if (opt == nullptr) break;
+        const std::string dflt = opt->role == Role::OutSized ? "None" : "0";
+        decls[i] = opt->py_name + "=" + dflt;
+        stubs[i] += " = " + dflt;
       }
+      sig.str("");
+      pyi_sig.str("");
+      for (std::size_t i = 0; i < decls.size(); ++i) {
+        sig << (i ? ", " : "") << decls[i];
+        pyi_sig << (i ? ", " : "") << stubs[i];
+      }
+      sig_parts_.clear();
+      stub_parts_.clear();
+      arg_names_.clear();
     }
 
     std::string args = call_args.str();
@@ -1477,55 +1604,78 @@ class PyxWriter {
     o_ << "def " << py_name << "(" << sig.str() << "):\n";
     o_ << docstring(function_doc(f, public_name, plans, out_names), "    ");
     o_ << locals.str();
-    o_ << body.str();
-    o_ << after_inputs_.str();
+    // Everything from the first conversion on runs inside try/finally when
+    // something must be released (buffers, arrays), so a failed conversion of
+    // a later argument releases what an earlier one acquired.
+    std::ostringstream inner;
+    inner << body.str() << after_inputs_.str();
     after_inputs_.str("");
     if (callback_ != nullptr) {
       const Plan* user = nullptr;
       for (const Plan& pl : plans) {
         if (pl.role == Role::UserData) user = &pl;
       }
-      o_ << "    _ctx = _support.callback_context(" << callback_->py_name << ", "
-         << (user ? user->py_name : std::string("None")) << ")\n";
+      // A host function launched into a stream that is being captured runs at
+      // every launch of the graph: its context must outlive the first run.
+      std::string one_shot = "True";
+      for (const Plan& pl : plans) {
+        if (pl.role == Role::Handle && (pl.type.py == "CUstream" || pl.type.py == "cudaStream_t")) {
+          const bool drv = pl.type.py == "CUstream";
+          o_ << "    cdef " << m_.cy << "." << (drv ? "CUstreamCaptureStatus" : "cudaStreamCaptureStatus")
+             << " _capture = " << m_.cy << "." << (drv ? "CU_STREAM_CAPTURE_STATUS_NONE" : "cudaStreamCaptureStatusNone")
+             << "\n";
+          inner << "    with nogil:\n        " << m_.cy << "." << (drv ? "cuStreamIsCapturing" : "cudaStreamIsCapturing")
+                << "(_c_" << pl.py_name << ", &_capture)\n";
+          one_shot = std::string("_capture == ") + m_.cy + "." +
+                     (drv ? "CU_STREAM_CAPTURE_STATUS_NONE" : "cudaStreamCaptureStatusNone");
+        }
+      }
+      if (!one_shot_callback(callback_->type.py)) one_shot = "False";
+      inner << "    _ctx = _support.callback_context(" << callback_->py_name << ", "
+            << (user ? user->py_name : std::string("None")) << ", " << one_shot << ")\n";
     }
-    // Outputs are converted before the finally block frees their storage.
-    const std::string in = needs_try ? "        " : "    ";
-    if (needs_try) o_ << "    try:\n";
-    o_ << in << "with nogil:\n";
-    o_ << in << "    _result = " << m_.cy << "." << public_name << "(" << args << ")\n";
+    const std::string in = "    ";
+    inner << in << "with nogil:\n";
+    inner << in << "    _result = " << m_.cy << "." << public_name << "(" << args << ")\n";
+    inner << writebacks_.str();
+    writebacks_.str("");
     if (callback_ != nullptr) {
       // Not registered: the trampoline will never run to release the context.
-      o_ << in << "if _result != 0:\n" << in << "    _support.callback_discard(_ctx)\n";
+      inner << in << "if _result != 0:\n" << in << "    _support.callback_discard(_ctx)\n";
       callback_ = nullptr;
     }
     if (raising_) {
-      o_ << in << "_check(_result)\n";
+      inner << in << "_check(_result)\n";
       if (out_exprs.empty()) {
-        o_ << in << "return None\n";
+        inner << in << "return None\n";
       } else if (out_exprs.size() == 1) {
-        o_ << in << "return " << out_exprs[0] << "\n";
+        inner << in << "return " << out_exprs[0] << "\n";
       } else {
-        o_ << in << "return (";
-        for (const auto& e : out_exprs) o_ << e << ", ";
-        o_ << ")\n";
+        inner << in << "return (";
+        for (const auto& e : out_exprs) inner << e << ", ";
+        inner << ")\n";
       }
     } else if (returns_status) {
       if (out_exprs.empty()) {
-        o_ << in << "return (_status(_result),)\n";
+        inner << in << "return (_status(_result),)\n";
       } else {
-        o_ << in << "if _result != 0:\n" << in << "    return (_status(_result)";
-        for (std::size_t i = 0; i < out_exprs.size(); ++i) o_ << ", None";
-        o_ << ")\n" << in << "return (_status(0)";
-        for (const auto& e : out_exprs) o_ << ", " << e;
-        o_ << ")\n";
+        inner << in << "if _result != 0:\n" << in << "    return (_status(_result)";
+        for (std::size_t i = 0; i < out_exprs.size(); ++i) inner << ", None";
+        inner << ")\n" << in << "return (_status(0)";
+        for (const auto& e : out_exprs) inner << ", " << e;
+        inner << ")\n";
       }
     } else {
       // A function that returns a value rather than a status (cudaGetErrorString).
-      o_ << in << "return (_status(0), " << to_python_result(result, f.result.spelling, "_result");
-      for (const auto& e : out_exprs) o_ << ", " << e;
-      o_ << ")\n";
+      inner << in << "return (_status(0), " << to_python_result(result, f.result.spelling, "_result");
+      for (const auto& e : out_exprs) inner << ", " << e;
+      inner << ")\n";
     }
-    if (needs_try) o_ << "    finally:\n" << cleanup.str();
+    if (needs_try) {
+      o_ << init_refs.str() << "    try:\n" << indent(inner.str(), "    ") << "    finally:\n" << cleanup.str();
+    } else {
+      o_ << inner.str();
+    }
     o_ << "\n";
 
     // Stub.
@@ -1601,6 +1751,22 @@ class PyxWriter {
     after_inputs_ << "    if " << size << " == 0:\n        " << size << " = " << cn << ".nbytes\n";
   }
 
+  // Whether a pointer parameter takes NULL: an annotation says so, or the
+  // header's documentation mentions NULL near the parameter's name.
+  static bool accepts_null(const Function& f, const Param& p) {
+    if (p.nullable != 0) return p.nullable > 0;
+    if (p.doc.find("NULL") != std::string::npos) return true;
+    for (std::size_t pos = f.doc.find("NULL"); pos != std::string::npos; pos = f.doc.find("NULL", pos + 4)) {
+      const std::size_t from = pos > 120 ? pos - 120 : 0;
+      const std::string window = f.doc.substr(from, 240);
+      static const std::regex word_re(R"(\w+)");
+      for (std::sregex_iterator it(window.begin(), window.end(), word_re), end; it != end; ++it) {
+        if (it->str() == p.name) return true;
+      }
+    }
+    return false;
+  }
+
   // The byte size the caller gives for a typed value (dataSize), or 0.
   static std::string size_hint(const Plan& pl, const std::map<std::string, const Plan*>& by_name) {
     if (pl.param->size_param.empty()) return "0";
@@ -1628,18 +1794,14 @@ class PyxWriter {
                             const std::vector<std::string>& out_names) const {
     std::ostringstream d;
     d << py_function_name(public_name) << "(";
-    bool first = true;
+    std::vector<std::pair<std::string, std::string>> args;  // name, default
     for (const Plan& pl : plans) {
-      if (!takes_argument(pl.role) || pl.role == Role::InOut || pl.role == Role::OutSized) continue;
-      d << (first ? "" : ", ") << pl.py_name;
-      first = false;
+      if (!takes_argument(pl.role)) continue;
+      const bool optional = pl.role == Role::InOut || pl.role == Role::OutSized;
+      args.emplace_back(pl.py_name, optional ? (pl.role == Role::OutSized ? "None" : "0") : "");
     }
-    for (const Plan& pl : plans) {
-      if (pl.role == Role::InOut || pl.role == Role::OutSized) {
-        d << (first ? "" : ", ") << pl.py_name << "=" << (pl.role == Role::OutSized ? "None" : "0");
-        first = false;
-      }
-    }
+    for (std::size_t i = args.size(); i-- > 0 && !args[i].second.empty();) args[i].first += "=" + args[i].second;
+    for (std::size_t i = 0; i < args.size(); ++i) d << (i ? ", " : "") << args[i].first;
     d << ")\n\n";
     if (public_name != f.name) d << "The same function as " << f.name << ".\n\n";
     d << clean_doc(f.doc) << "\n\n";
@@ -1664,13 +1826,14 @@ class PyxWriter {
     for (const auto& v : m_.value_order) o_ << "    " << v << ": sizeof(" << m_.cy << "." << v << "),\n";
     o_ << "}\n\n";
     o_ << "def sizeof(objType):\n"
-          "    \"\"\"Size in bytes of a cubind struct, union, handle or value type (class or instance).\"\"\"\n"
+          "    \"\"\"sizeof(objType)\n\n    Size in bytes of a cubind struct, union, handle or value type (class or instance).\n    \"\"\"\n"
           "    cls = objType if isinstance(objType, type) else type(objType)\n"
           "    try:\n"
           "        return _SIZES[cls]\n"
           "    except KeyError:\n"
           "        raise TypeError(f\"sizeof() takes a cubind type of this module, got {cls.__name__}\") from None\n\n";
     pyi_ << "def sizeof(objType: Any) -> int: ...\n";
+    pyi_ << pyi_alias_lines_.str();
     // Attribute-typed values.
     o_ << "# void * values typed by an attribute: member -> C type.\n";
     o_ << "cdef dict _ATTRIBUTE_TYPES = {\n";
@@ -1740,10 +1903,11 @@ class PyxWriter {
   FunctionPlanner planner_;
   EmitOptions options_;
   bool raising_;
-  std::ostringstream o_, pyi_, alias_lines_, after_inputs_;
+  std::ostringstream o_, pyi_, alias_lines_, after_inputs_, pyi_alias_lines_, writebacks_;
   std::string status_type_;
   std::string status_py_;
   const Plan* callback_ = nullptr;
+  std::vector<std::string> sig_parts_, stub_parts_, arg_names_;
   mutable std::set<std::string> used_attribute_enums_;
   std::vector<std::string> errors_;
 };

@@ -296,7 +296,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     f.location = location_of(fd);
     f.result = types_.map(fd->getReturnType());
     f.doc = doc_of(fd);
-    if (f.doc.empty()) f.doc = doc_before(fd->getBeginLoc());
+    if (f.doc.empty()) f.doc = doc_before(fd->getBeginLoc(), name);
     if (const auto* dep = fd->getAttr<clang::DeprecatedAttr>()) f.deprecated = dep->getMessage().str();
     if (fd->getStorageClass() == clang::SC_Static && fd->hasBody()) {
       f.versioned_symbol = called_function(fd->getBody());
@@ -480,7 +480,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
   // The doc comment that ends right before `loc`, with nothing but white
   // space and preprocessor lines (#define, #ifndef) between them. Clang does
   // not attach such comments itself.
-  std::string doc_before(clang::SourceLocation loc) const {
+  std::string doc_before(clang::SourceLocation loc, const std::string& name = "") const {
     loc = sm_.getFileLoc(loc);
     const clang::FileID fid = sm_.getFileID(loc);
     const auto* comments = ctx_.Comments.getCommentsInFile(fid);
@@ -501,10 +501,15 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     std::istringstream gap(buffer.substr(end + 1, offset - end - 1).str());
     for (std::string line; std::getline(gap, line);) lines.push_back(trim(line));
     static const std::regex conditional_re(R"(#\s*(if|ifdef|ifndef|elif|else|endif)\b.*)");
-    for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
-      if (!lines[i].empty() && !std::regex_match(lines[i], conditional_re)) return "";
+    // Also allowed: another declaration of the same function in the other
+    // branch of an #if (cuda_runtime_api.h declares C++ and C variants). The
+    // last line is the start of the declaration's own line.
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (lines[i].empty() || std::regex_match(lines[i], conditional_re)) continue;
+      if (!name.empty() && lines[i].find(name + "(") != std::string::npos) continue;
+      return "";
     }
-    if (lines.size() > 1 && !lines.front().empty()) return "";
+    if (!lines.empty() && lines.back().find_first_of(";}") != std::string::npos) return "";
     return comment_text(rc, sm_, ctx_.getDiagnostics());
   }
 
@@ -952,8 +957,19 @@ void evaluate_macros(const std::vector<RawMacro>& raw, const std::map<std::strin
   in.args.push_back("-fno-caret-diagnostics");  // also silences "N errors generated"
   run_clang(std::make_unique<EvalAction>(values), in, source.name + " macro values", false);
   if (auto it = values.find("__cuda_version"); it != values.end()) lib.cuda_version = static_cast<int>(it->second.int_value);
+  // #define cudaStreamAttrID cudaLaunchAttributeID: another name for a type.
+  std::set<std::string> type_names;
+  for (const auto& t : lib.typedefs) type_names.insert(t.name);
+  for (const auto& e : lib.enums) type_names.insert(e.name);
+  for (const auto& r : lib.records) {
+    if (!r.synthesized_name) type_names.insert(r.name);
+  }
   unsigned order = 1u << 20;
   for (const RawMacro* m : candidates) {
+    if (m->tokens.size() == 1 && type_names.count(m->tokens[0])) {
+      lib.type_aliases[m->name] = m->tokens[0];
+      continue;
+    }
     auto it = values.find(m->name);
     if (it == values.end()) continue;  // not a constant (an attribute, a keyword, a type)
     Macro macro;
@@ -1003,12 +1019,19 @@ Library parse(const LibrarySource& source, const FrontendOptions& options,
 }  // namespace
 
 std::vector<LibrarySource> cuda_libraries() {
+  // The profiler entry points (cudaProfiler.h, cuda_profiler_api.h) belong to
+  // the driver and runtime modules, as in cuda.bindings.
   return {
-      {"driver", {"cuda.h"}, {"cuda.h"}, {"cudaTypedefs.h"}, "libcuda.so.1", {"__CUDA_API_PTDS", "__CUDA_API_PTSZ"}},
+      {"driver",
+       {"cuda.h", "cudaProfiler.h"},
+       {"cuda.h", "cudaProfiler.h"},
+       {"cudaTypedefs.h", "cudaProfilerTypedefs.h"},
+       "libcuda.so.1",
+       {"__CUDA_API_PTDS", "__CUDA_API_PTSZ"}},
       {"runtime",
-       {"cuda_runtime_api.h"},
-       {"cuda_runtime_api.h", "driver_types.h", "surface_types.h", "texture_types.h", "vector_types.h",
-        "library_types.h"},
+       {"cuda_runtime_api.h", "cuda_profiler_api.h", "library_types.h"},
+       {"cuda_runtime_api.h", "cuda_profiler_api.h", "driver_types.h", "device_types.h", "surface_types.h",
+        "texture_types.h", "vector_types.h", "library_types.h"},
        {},
        "libcudart.so.13",
        {"__CUDART_API_PTDS", "__CUDART_API_PTSZ"}},

@@ -220,6 +220,7 @@ json to_json(const Library& lib) {
     renames.push_back(std::move(rj));
   }
   j["renames"] = std::move(renames);
+  if (!lib.type_aliases.empty()) j["type_aliases"] = lib.type_aliases;
   if (!lib.skipped.empty()) j["skipped"] = lib.skipped;
   if (!lib.attribute_types.empty()) j["attribute_types"] = lib.attribute_types;
   if (!lib.notes.empty()) j["notes"] = lib.notes;

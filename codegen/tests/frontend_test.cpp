@@ -661,3 +661,20 @@ __attribute__((deprecated("old"))) CUresult cuBar(int stream);
 }
 
 }  // namespace
+
+TEST(FrontendDocs, DocCommentReachesTheCDeclarationAfterACxxVariant) {
+  // cuda_runtime_api.h: the doc comment, then a C++ declaration with a default
+  // argument under #if defined(__cplusplus), then the C one under #else.
+  const Library lib = parse_c(R"(
+/**
+ * \brief Allocates managed memory
+ */
+#if defined(__cplusplus)
+extern int cudaMallocManagedLike(void **devPtr, unsigned int flags = 1);
+#else
+extern int cudaMallocManagedLike(void **devPtr, unsigned int flags);
+#endif
+)");
+  ASSERT_EQ(lib.functions.size(), 1u);
+  EXPECT_THAT(lib.functions[0].doc, HasSubstr("Allocates managed memory"));
+}

@@ -23,6 +23,7 @@ struct ParamAnnotation {
   std::string size;       // a caller-sized buffer of this many bytes (another parameter)
   std::string typed_by;   // a void* whose type the named attribute parameter selects
   std::string size_from;  // a caller-allocated buffer whose size this function reports
+  int nullable = 0;       // 1 / -1: whether the pointer takes NULL, overriding the documentation
   unsigned line = 0;
 };
 

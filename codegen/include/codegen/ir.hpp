@@ -57,6 +57,7 @@ struct Param {
   std::string size_param;         // a caller-sized buffer of this many bytes
   std::string size_from;          // a buffer whose size this other function reports
   std::string typed_by;           // a void* whose type this (attribute) parameter selects
+  int nullable = 0;               // 1: takes NULL (None), -1: must not be NULL, 0: as its documentation says
 };
 
 enum class PerThread { None, Ptds, Ptsz };
@@ -175,6 +176,7 @@ struct Library {
   std::vector<Typedef> typedefs;
   std::vector<Macro> macros;
   std::vector<Rename> renames;
+  std::map<std::string, std::string> type_aliases;  // #define cudaStreamAttrID cudaLaunchAttributeID
   // Declarations seen in the headers that are not bound, with the reason
   // (from the annotations); the coverage table lists them.
   std::map<std::string, std::string> skipped;

@@ -53,6 +53,9 @@ cdef class KernelParams:
 # A handle object of class `cls` holding `value`.
 cdef object new_handle(type cls, void* value)
 
+# Sets the handle an object holds (destroy functions zero it).
+cdef void set_handle(Handle h, void* value) noexcept
+
 # An int from an int or an object with __index__ (TypeError naming `name`).
 cdef object as_int(object obj, str name)
 
@@ -74,9 +77,12 @@ cdef bytes as_bytes(object obj, str name)
 cdef Py_ssize_t check_count(object seq, Py_ssize_t count, str name, str count_name) except -1
 
 # Python callbacks handed to CUDA: a reference kept until the callback ran.
-cdef void* callback_context(object fn, object user_data) except NULL
+# A one-shot context is released after its callback ran (callback_finished);
+# one captured into a graph is kept, since every launch of the graph runs it.
+cdef void* callback_context(object fn, object user_data, bint one_shot=*) except NULL
 cdef void callback_invoke(void* context, tuple leading) noexcept
 cdef void callback_discard(void* context) noexcept
+cdef void callback_finished(void* context) noexcept
 
 # None when NULL; else the struct at `obj` (TypeError for None where one is required).
 cdef void* struct_pointer_required(object obj, type cls, str name) except NULL
@@ -90,6 +96,10 @@ cdef void* plain_address(object obj, str name) except? NULL
 # The address a struct's pointer field takes; buffers are kept alive by `owner`.
 cdef void* field_address(object value, Struct owner, str name) except? NULL
 cdef void keep(Struct owner, str name, object value)
+
+# A pointer-to-struct field: a struct, a sequence of them (copied into one array
+# the owner keeps), an address or None.
+cdef void* struct_array_field(object value, type cls, size_t size, Struct owner, str name) except? NULL
 
 # bytes up to the first NUL among n.
 cdef bytes c_string(const char* buf, Py_ssize_t n)

@@ -26,7 +26,10 @@ class _EnumType(type):
             raise TypeError(f"{cls.__name__}() takes an int, got {type(value).__name__}") from None
         if isinstance(value, str):
             raise TypeError(f"{cls.__name__}() takes an int, got str (use {cls.__name__}[{value!r}] for a name)")
-        value = int(value)
+        try:
+            value = _index(value)
+        except TypeError:
+            raise TypeError(f"{cls.__name__}() takes an int, got {type(value).__name__}") from None
         member = cls._value2member_.get(value)
         if member is None:
             member = _new_member(cls, f"{cls.__name__}_{value}", value)
@@ -93,8 +96,12 @@ def _new_member(cls, name, value):
     return member
 
 
-def make_enum(name, module, names, values, doc=None):
-    """Builds an enum class from parallel tuples of member names and values."""
+def make_enum(name, module, names, values, doc=None, strip_prefix=None):
+    """Builds an enum class from parallel sequences of member names and values.
+
+    With strip_prefix, each member is also reachable without that prefix
+    (nvjitlink.InputType.LTOIR as well as NVJITLINK_INPUT_LTOIR).
+    """
     cls = _EnumType(name, (Enum,), {"__module__": module, "__doc__": doc, "__qualname__": name})
     members = {}
     by_value = {}
@@ -105,6 +112,13 @@ def make_enum(name, module, names, values, doc=None):
             by_value[value] = member
         members[member_name] = member
         type.__setattr__(cls, member_name, member)
+        if strip_prefix and member_name.startswith(strip_prefix) and len(member_name) > len(strip_prefix):
+            short = member_name[len(strip_prefix):]
+            if not short[0].isdigit():
+                if member._name_ == member_name:
+                    member._name_ = short
+                members[short] = member
+                type.__setattr__(cls, short, member)
     type.__setattr__(cls, "_members_", members)
     type.__setattr__(cls, "_value2member_", by_value)
     return cls
@@ -143,7 +157,8 @@ cdef class Handle:
         return NotImplemented
 
     def __hash__(self):
-        return hash((type(self).__name__, <uintptr_t>self._value))
+        # Equal to an int of the same value, so hashes like it.
+        return hash(<uintptr_t>self._value)
 
     def __repr__(self):
         return f"<{type(self).__name__} {<uintptr_t>self._value:#x}>"
@@ -176,6 +191,9 @@ cdef void* handle_value(object obj, type cls, str name) except? NULL:
             raise ValueError(f"{name}: a {cls.__name__} address cannot be negative ({obj})")
         return <void*><uintptr_t>obj
     if isinstance(obj, Handle):
+        # The runtime's and the driver's classes for one C type (cudaStream_t, CUstream) mix.
+        if getattr(type(obj), "_c_type", None) == getattr(cls, "_c_type", 0):
+            return (<Handle>obj)._value
         raise TypeError(f"{name}: expected {cls.__name__}, an int or None, got {type(obj).__name__}")
     try:
         value = obj.__index__()
@@ -197,7 +215,7 @@ cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? 
         flags = PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0)
         try:
             PyObject_GetBuffer(obj, &ref.view, flags)
-        except BufferError as e:
+        except (BufferError, ValueError) as e:
             what = "a writable contiguous buffer" if writable else "a contiguous buffer"
             raise TypeError(f"{name}: {type(obj).__name__} is not {what} ({e})") from None
         ref.held = True
@@ -255,17 +273,17 @@ cdef Py_ssize_t check_count(object seq, Py_ssize_t count, str name, str count_na
 # Callbacks. A context holds (callable, user data); CUDA is handed the
 # context as its userData and the generated trampoline calls back here.
 
-cdef void* callback_context(object fn, object user_data) except NULL:
+cdef void* callback_context(object fn, object user_data, bint one_shot=True) except NULL:
     if not callable(fn):
         raise TypeError(f"expected a callable, got {type(fn).__name__}")
-    context = (fn, user_data)
+    context = (fn, user_data, one_shot)
     Py_INCREF(context)
     return <void*>context
 
 
 cdef void callback_invoke(void* context, tuple leading) noexcept:
     cdef tuple entry = <tuple><PyObject*>context
-    fn, user_data = entry
+    fn, user_data, one_shot = entry
     try:
         fn(*leading, user_data)
     except BaseException as e:
@@ -279,6 +297,12 @@ cdef void callback_invoke(void* context, tuple leading) noexcept:
 
 cdef void callback_discard(void* context) noexcept:
     Py_DECREF(<object>context)
+
+
+cdef void callback_finished(void* context) noexcept:
+    # A callback captured into a graph runs at every launch: its context stays.
+    if (<tuple><PyObject*>context)[2]:
+        Py_DECREF(<object>context)
 
 
 class _Unraisable:
@@ -301,6 +325,10 @@ cdef object new_handle(type cls, void* value):
     cdef Handle h = cls.__new__(cls)
     h._value = value
     return h
+
+
+cdef void set_handle(Handle h, void* value) noexcept:
+    h._value = value
 
 
 cdef object as_int(object obj, str name):
@@ -356,12 +384,56 @@ cdef void* field_address(object value, Struct owner, str name) except? NULL:
         keep(owner, name, value if isinstance(value, Struct) else None)
         return plain_address(value, name)
     if PyObject_CheckBuffer(value):
-        # The buffer's memory stays valid while the object lives: the struct keeps it.
-        p = address(value, &view, False, name)
-        release_address(&view)
-        keep(owner, name, value)
-        return p
+        # The struct holds the buffer export until the field changes, so the
+        # object cannot be resized under the pointer.
+        pinned = _Pinned(value, name)
+        keep(owner, name, pinned)
+        return (<_Pinned>pinned).ref.view.buf
     return plain_address(value, name)
+
+
+cdef class _Pinned:
+    """A buffer export held for as long as this object lives."""
+    cdef BufferRef ref
+    cdef object obj
+
+    def __cinit__(self, obj, str name):
+        self.ref.held = False
+        address(obj, &self.ref, False, name)
+        self.obj = obj
+
+    def __dealloc__(self):
+        release_address(&self.ref)
+
+
+cdef class _StructArray:
+    """Contiguous copies of struct values, for a pointer field."""
+    cdef char* data
+
+    def __dealloc__(self):
+        free(self.data)
+
+
+cdef void* struct_array_field(object value, type cls, size_t size, Struct owner, str name) except? NULL:
+    cdef _StructArray array
+    cdef Py_ssize_t i, n
+    if value is None or isinstance(value, (int, Struct)):
+        keep(owner, name, value if isinstance(value, Struct) else None)
+        if isinstance(value, Struct) and not isinstance(value, cls):
+            raise TypeError(f"{name}: expected {cls.__name__}, a sequence of them, an address or None, "
+                            f"got {type(value).__name__}")
+        return plain_address(value, name)
+    try:
+        n = len(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected {cls.__name__}, a sequence of them, an address or None, "
+                        f"got {type(value).__name__}") from None
+    array = _StructArray()
+    array.data = <char*>alloc_array(n, size)
+    for i in range(n):
+        memcpy(array.data + i * size, struct_pointer_required(value[i], cls, f"{name}[{i}]"), size)
+    keep(owner, name, array)
+    return array.data
 
 
 cdef bytes c_string(const char* buf, Py_ssize_t n):
@@ -665,7 +737,7 @@ cdef class KernelParams:
             align = info[2]
             offset = (offset + align - 1) // align * align
             try:
-                if fmt != 0:
+                if fmt != 0 and not isinstance(v, _ctypes._SimpleCData):
                     store_scalar(self._data + offset, fmt, v)
                 else:
                     c = v if isinstance(v, t) else t(v)

@@ -7,7 +7,7 @@
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 
-cdef extern from "nvrtc.h" nogil:
+cdef extern from "cubind/raw/nvrtc.hpp" nogil:
 
     cdef struct _nvrtcProgram
 

@@ -7,7 +7,7 @@ Buffer = Any  # an object exporting a contiguous buffer
 
 
 class Result(Enum):
-    """The enumerated type nvJitLinkResult defines API call result codes.
+    """The enumerated type Result defines API call result codes.
     """
     NVJITLINK_SUCCESS: Result
     NVJITLINK_ERROR_UNRECOGNIZED_OPTION: Result
@@ -30,7 +30,7 @@ class Result(Enum):
     NVJITLINK_ERROR_LTO_NOT_ENABLED: Result
 
 class InputType(Enum):
-    """The enumerated type nvJitLinkInputType defines the kind of inputs that can be passed to nvJitLinkAdd* APIs.
+    """The enumerated type InputType defines the kind of inputs that can be passed to nvJitLinkAdd* APIs.
     """
     NVJITLINK_INPUT_NONE: InputType
     NVJITLINK_INPUT_CUBIN: InputType
@@ -55,17 +55,17 @@ def create(numOptions: int, options: Sequence[bytes | str] | None) -> nvJitLinkH
     """
     ...
 
-def destroy(handle: Sequence[nvJitLinkHandle | int | None] | None) -> None:
+def destroy(handle: nvJitLinkHandle | int | None) -> None:
     """nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
     """
     ...
 
-def add_data(handle: nvJitLinkHandle | int | None, inputType: nvJitLinkInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None) -> None:
+def add_data(handle: nvJitLinkHandle | int | None, inputType: InputType | int, data: int | Buffer | None, size: int, name: bytes | str) -> None:
     """nvJitLinkAddData adds data image to the link.
     """
     ...
 
-def add_file(handle: nvJitLinkHandle | int | None, inputType: nvJitLinkInputType | int, fileName: bytes | str | None) -> None:
+def add_file(handle: nvJitLinkHandle | int | None, inputType: InputType | int, fileName: bytes | str) -> None:
     """nvJitLinkAddFile reads data from file and links it in.
     """
     ...

@@ -25,6 +25,10 @@ cdef dict _ENUMS = {
     "Result": "The enumerated type nvJitLinkResult defines API call result codes.\nNVJITLINK_SUCCESS 0 NVJITLINK_ERROR_UNRECOGNIZED_OPTION 1 NVJITLINK_ERROR_MISSING_ARCH 2 NVJITLINK_ERROR_INVALID_INPUT 3 NVJITLINK_ERROR_PTX_COMPILE 4 NVJITLINK_ERROR_NVVM_COMPILE 5 NVJITLINK_ERROR_INTERNAL 6 NVJITLINK_ERROR_THREADPOOL 7 NVJITLINK_ERROR_UNRECOGNIZED_INPUT 8 NVJITLINK_ERROR_FINALIZE 9 NVJITLINK_ERROR_NULL_INPUT 10 NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS 11 NVJITLINK_ERROR_INCORRECT_INPUT_TYPE 12 NVJITLINK_ERROR_ARCH_MISMATCH 13 NVJITLINK_ERROR_OUTDATED_LIBRARY 14 NVJITLINK_ERROR_MISSING_FATBIN 15 NVJITLINK_ERROR_UNRECOGNIZED_ARCH 16 NVJITLINK_ERROR_UNSUPPORTED_ARCH 17 NVJITLINK_ERROR_LTO_NOT_ENABLED 18 ",
     "InputType": "The enumerated type nvJitLinkInputType defines the kind of inputs that can be passed to nvJitLinkAdd* APIs.\nNVJITLINK_INPUT_NONE 0 NVJITLINK_INPUT_CUBIN 1 NVJITLINK_INPUT_PTX 2 NVJITLINK_INPUT_LTOIR 3 NVJITLINK_INPUT_FATBIN 4 NVJITLINK_INPUT_OBJECT 5 NVJITLINK_INPUT_LIBRARY 6 NVJITLINK_INPUT_INDEX 7 NVJITLINK_INPUT_ANY 10 ",
 }
+cdef dict _ENUM_PREFIXES = {
+    "Result": "NVJITLINK_",
+    "InputType": "NVJITLINK_INPUT_",
+}
 cdef dict _ENUM_ALIASES = {
 }
 
@@ -38,7 +42,8 @@ def __getattr__(name):
     else:
         doc, _, pairs = spec.partition("\n")
         items = pairs.split()
-        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None)
+        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None,
+                         _ENUM_PREFIXES.get(name))
     globals()[name] = cls
     return cls
 
@@ -100,6 +105,8 @@ cdef class nvJitLinkHandle(_support.Handle):
     int(h) is its address; getPtr() the address of its storage.
     """
 
+    _c_type = "nvJitLink"
+
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
 # Structs and unions
@@ -138,18 +145,19 @@ def create(uint32_t numOptions, options):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef const char** _c_options = NULL
     cdef Py_ssize_t _i_options
-    memset(&_c_handle, 0, sizeof(_c_handle))
-    _support.check_count(options, numOptions, "options", "numOptions")
-    if numOptions > 0:
-        _c_options = <const char**>_support.alloc_array(numOptions, sizeof(const char*))
-        _keep_options = [_support.as_bytes(x, "options") for x in options[:numOptions]]
-        for _i_options in range(numOptions):
-            _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
     try:
+        memset(&_c_handle, 0, sizeof(_c_handle))
+        _support.check_count(options, numOptions, "options", "numOptions")
+        if numOptions > 0:
+            _c_options = <const char**>_support.alloc_array(numOptions, sizeof(const char*))
+            _keep_options = [_support.as_bytes(x, "options") for x in options[:numOptions]]
+            for _i_options in range(numOptions):
+                _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
             _result = cynvjitlink.nvJitLinkCreate(&_c_handle, numOptions, <const char **>_c_options)
         _check(_result)
         return _support.new_handle(nvJitLinkHandle, <void*>_c_handle)
+
     finally:
         free(_c_options)
 
@@ -171,20 +179,14 @@ def destroy(handle):
     C function: nvJitLinkDestroy (nvJitLink.h)
     """
     cdef long long _result
-    cdef cynvjitlink.nvJitLinkHandle* _c_handle = NULL
-    cdef Py_ssize_t _i_handle
-    _support.check_count(handle, 1, "handle", "the required length")
-    if 1 > 0:
-        _c_handle = <cynvjitlink.nvJitLinkHandle*>_support.alloc_array(1, sizeof(cynvjitlink.nvJitLinkHandle))
-        for _i_handle in range(1):
-            _c_handle[_i_handle] = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle[_i_handle], nvJitLinkHandle, "handle")
-    try:
-        with nogil:
-            _result = cynvjitlink.nvJitLinkDestroy(<cynvjitlink.nvJitLinkHandle *>_c_handle)
-        _check(_result)
-        return None
-    finally:
-        free(_c_handle)
+    cdef cynvjitlink.nvJitLinkHandle _c_handle
+    _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    with nogil:
+        _result = cynvjitlink.nvJitLinkDestroy(<cynvjitlink.nvJitLinkHandle *>&_c_handle)
+    if isinstance(handle, _support.Handle):
+        _support.set_handle(handle, <void*>_c_handle)
+    _check(_result)
+    return None
 
 def add_data(handle, inputType, data, size_t size, name):
     """add_data(handle, inputType, data, size, name)
@@ -210,17 +212,19 @@ def add_data(handle, inputType, data, size_t size, name):
     cdef _support.BufferRef _view_data
     cdef void* _c_data
     cdef const char* _c_name = NULL
-    _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-    _c_inputType = <cynvjitlink.nvJitLinkInputType><long long>_support.as_int(inputType, "inputType")
-    _c_data = _support.address(data, &_view_data, False, "data")
-    _b_name = None if name is None else _support.as_bytes(name, "name")
-    if _b_name is not None:
-        _c_name = PyBytes_AS_STRING(_b_name)
+    _view_data.held = False
     try:
+        _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        _c_inputType = <cynvjitlink.nvJitLinkInputType><long long>_support.as_int(inputType, "inputType")
+        _c_data = _support.address(data, &_view_data, False, "data")
+        _b_name = _support.as_bytes(name, "name")
+        if _b_name is not None:
+            _c_name = PyBytes_AS_STRING(_b_name)
         with nogil:
             _result = cynvjitlink.nvJitLinkAddData(_c_handle, _c_inputType, <const void *>_c_data, size, _c_name)
         _check(_result)
         return None
+
     finally:
         _support.release_address(&_view_data)
 
@@ -246,7 +250,7 @@ def add_file(handle, inputType, fileName):
     cdef const char* _c_fileName = NULL
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
     _c_inputType = <cynvjitlink.nvJitLinkInputType><long long>_support.as_int(inputType, "inputType")
-    _b_fileName = None if fileName is None else _support.as_bytes(fileName, "fileName")
+    _b_fileName = _support.as_bytes(fileName, "fileName")
     if _b_fileName is not None:
         _c_fileName = PyBytes_AS_STRING(_b_fileName)
     with nogil:
@@ -326,24 +330,26 @@ def get_linked_cubin(handle, cubin=None):
     cdef _support.BufferRef _view_cubin
     cdef void* _c_cubin = NULL
     cdef size_t _n_cubin = 0
-    _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-    with nogil:
-        _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, <size_t *>&_n_cubin)
-    _check(_result)
-    if cubin is None:
-        cubin = bytearray(_n_cubin)
-        _new_cubin = True
-    else:
-        _new_cubin = False
-    _c_cubin = _support.address(cubin, &_view_cubin, True, "cubin")
-    if _view_cubin.held and <size_t>_view_cubin.view.len < <size_t>_n_cubin:
-        _support.release_address(&_view_cubin)
-        raise ValueError(f"cubin holds {len(cubin)} bytes; nvJitLinkGetLinkedCubinSize reports {_n_cubin}")
+    _view_cubin.held = False
     try:
+        _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        with nogil:
+            _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, <size_t *>&_n_cubin)
+        _check(_result)
+        if cubin is None:
+            cubin = bytearray(_n_cubin)
+            _new_cubin = True
+        else:
+            _new_cubin = False
+        _c_cubin = _support.address(cubin, &_view_cubin, True, "cubin")
+        if _view_cubin.held and <size_t>_view_cubin.view.len < <size_t>_n_cubin:
+            _support.release_address(&_view_cubin)
+            raise ValueError(f"cubin holds {len(cubin)} bytes; nvJitLinkGetLinkedCubinSize reports {_n_cubin}")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedCubin(_c_handle, <void *>_c_cubin)
         _check(_result)
         return (bytes(cubin) if _new_cubin else cubin)
+
     finally:
         _support.release_address(&_view_cubin)
 
@@ -399,24 +405,26 @@ def get_linked_ptx(handle, ptx=None):
     cdef _support.BufferRef _view_ptx
     cdef void* _c_ptx = NULL
     cdef size_t _n_ptx = 0
-    _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-    with nogil:
-        _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, <size_t *>&_n_ptx)
-    _check(_result)
-    if ptx is None:
-        ptx = bytearray(_n_ptx)
-        _new_ptx = True
-    else:
-        _new_ptx = False
-    _c_ptx = _support.address(ptx, &_view_ptx, True, "ptx")
-    if _view_ptx.held and <size_t>_view_ptx.view.len < <size_t>_n_ptx:
-        _support.release_address(&_view_ptx)
-        raise ValueError(f"ptx holds {len(ptx)} bytes; nvJitLinkGetLinkedPtxSize reports {_n_ptx}")
+    _view_ptx.held = False
     try:
+        _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        with nogil:
+            _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, <size_t *>&_n_ptx)
+        _check(_result)
+        if ptx is None:
+            ptx = bytearray(_n_ptx)
+            _new_ptx = True
+        else:
+            _new_ptx = False
+        _c_ptx = _support.address(ptx, &_view_ptx, True, "ptx")
+        if _view_ptx.held and <size_t>_view_ptx.view.len < <size_t>_n_ptx:
+            _support.release_address(&_view_ptx)
+            raise ValueError(f"ptx holds {len(ptx)} bytes; nvJitLinkGetLinkedPtxSize reports {_n_ptx}")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedPtx(_c_handle, <char *>_c_ptx)
         _check(_result)
         return (bytes(ptx) if _new_ptx else ptx)
+
     finally:
         _support.release_address(&_view_ptx)
 
@@ -470,24 +478,26 @@ def get_error_log(handle, log=None):
     cdef _support.BufferRef _view_log
     cdef void* _c_log = NULL
     cdef size_t _n_log = 0
-    _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-    with nogil:
-        _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, <size_t *>&_n_log)
-    _check(_result)
-    if log is None:
-        log = bytearray(_n_log)
-        _new_log = True
-    else:
-        _new_log = False
-    _c_log = _support.address(log, &_view_log, True, "log")
-    if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
-        _support.release_address(&_view_log)
-        raise ValueError(f"log holds {len(log)} bytes; nvJitLinkGetErrorLogSize reports {_n_log}")
+    _view_log.held = False
     try:
+        _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        with nogil:
+            _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, <size_t *>&_n_log)
+        _check(_result)
+        if log is None:
+            log = bytearray(_n_log)
+            _new_log = True
+        else:
+            _new_log = False
+        _c_log = _support.address(log, &_view_log, True, "log")
+        if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
+            _support.release_address(&_view_log)
+            raise ValueError(f"log holds {len(log)} bytes; nvJitLinkGetErrorLogSize reports {_n_log}")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetErrorLog(_c_handle, <char *>_c_log)
         _check(_result)
         return (bytes(log) if _new_log else log)
+
     finally:
         _support.release_address(&_view_log)
 
@@ -541,24 +551,26 @@ def get_info_log(handle, log=None):
     cdef _support.BufferRef _view_log
     cdef void* _c_log = NULL
     cdef size_t _n_log = 0
-    _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-    with nogil:
-        _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, <size_t *>&_n_log)
-    _check(_result)
-    if log is None:
-        log = bytearray(_n_log)
-        _new_log = True
-    else:
-        _new_log = False
-    _c_log = _support.address(log, &_view_log, True, "log")
-    if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
-        _support.release_address(&_view_log)
-        raise ValueError(f"log holds {len(log)} bytes; nvJitLinkGetInfoLogSize reports {_n_log}")
+    _view_log.held = False
     try:
+        _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        with nogil:
+            _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, <size_t *>&_n_log)
+        _check(_result)
+        if log is None:
+            log = bytearray(_n_log)
+            _new_log = True
+        else:
+            _new_log = False
+        _c_log = _support.address(log, &_view_log, True, "log")
+        if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
+            _support.release_address(&_view_log)
+            raise ValueError(f"log holds {len(log)} bytes; nvJitLinkGetInfoLogSize reports {_n_log}")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetInfoLog(_c_handle, <char *>_c_log)
         _check(_result)
         return (bytes(log) if _new_log else log)
+
     finally:
         _support.release_address(&_view_log)
 
@@ -593,7 +605,10 @@ cdef dict _SIZES = {
 }
 
 def sizeof(objType):
-    """Size in bytes of a cubind struct, union, handle or value type (class or instance)."""
+    """sizeof(objType)
+
+    Size in bytes of a cubind struct, union, handle or value type (class or instance).
+    """
     cls = objType if isinstance(objType, type) else type(objType)
     try:
         return _SIZES[cls]

@@ -52,12 +52,12 @@ def nvrtcGetSupportedArchs(supportedArchs: Buffer | None = None) -> tuple[nvrtcR
     """
     ...
 
-def nvrtcCreateProgram(src: bytes | str | None, name: bytes | str | None, numHeaders: int, headers: Sequence[bytes | str] | None, includeNames: Sequence[bytes | str] | None) -> tuple[nvrtcResult, nvrtcProgram]:
+def nvrtcCreateProgram(src: bytes | str, name: bytes | str | None, numHeaders: int, headers: Sequence[bytes | str] | None, includeNames: Sequence[bytes | str] | None) -> tuple[nvrtcResult, nvrtcProgram]:
     """nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
     """
     ...
 
-def nvrtcDestroyProgram(prog: Sequence[nvrtcProgram | int | None] | None) -> tuple[nvrtcResult]:
+def nvrtcDestroyProgram(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult]:
     """nvrtcDestroyProgram destroys the given program.
     """
     ...
@@ -117,12 +117,12 @@ def nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: Buffer | None = Non
     """
     ...
 
-def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: bytes | str | None) -> tuple[nvrtcResult]:
+def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: bytes | str) -> tuple[nvrtcResult]:
     """nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
     """
     ...
 
-def nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes | str | None) -> tuple[nvrtcResult, bytes | None]:
+def nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes | str) -> tuple[nvrtcResult, bytes | None]:
     """nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it.
     """
     ...

@@ -24,6 +24,8 @@ from cubind.bindings._support import make_enum as _make_enum
 cdef dict _ENUMS = {
     "nvrtcResult": "The enumerated type nvrtcResult defines API call result codes.\nNVRTC_SUCCESS 0 NVRTC_ERROR_OUT_OF_MEMORY 1 NVRTC_ERROR_PROGRAM_CREATION_FAILURE 2 NVRTC_ERROR_INVALID_INPUT 3 NVRTC_ERROR_INVALID_PROGRAM 4 NVRTC_ERROR_INVALID_OPTION 5 NVRTC_ERROR_COMPILATION 6 NVRTC_ERROR_BUILTIN_OPERATION_FAILURE 7 NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION 8 NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION 9 NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID 10 NVRTC_ERROR_INTERNAL_ERROR 11 NVRTC_ERROR_TIME_FILE_WRITE_FAILED 12 NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED 13 NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED 14 NVRTC_ERROR_PCH_CREATE 15 NVRTC_ERROR_CANCELLED 16 NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED 17 ",
 }
+cdef dict _ENUM_PREFIXES = {
+}
 cdef dict _ENUM_ALIASES = {
 }
 
@@ -37,7 +39,8 @@ def __getattr__(name):
     else:
         doc, _, pairs = spec.partition("\n")
         items = pairs.split()
-        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None)
+        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None,
+                         _ENUM_PREFIXES.get(name))
     globals()[name] = cls
     return cls
 
@@ -79,6 +82,8 @@ cdef class nvrtcProgram(_support.Handle):
 
     int(h) is its address; getPtr() the address of its storage.
     """
+
+    _c_type = "_nvrtcProgram"
 
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
@@ -189,19 +194,21 @@ def nvrtcGetSupportedArchs(supportedArchs=None):
     cdef void* _c_supportedArchs = NULL
     cdef int _n_supportedArchs = 0
     cdef int* _a_supportedArchs = NULL
-    with nogil:
-        _result = cynvrtc.nvrtcGetNumSupportedArchs(<int *>&_n_supportedArchs)
-    if _result != 0:
-        return (_status(_result), None)
     _view_supportedArchs.held = False
-    _a_supportedArchs = <int*>_support.alloc_array(_n_supportedArchs if _n_supportedArchs > 0 else 1, sizeof(int))
-    _c_supportedArchs = _a_supportedArchs
     try:
+        with nogil:
+            _result = cynvrtc.nvrtcGetNumSupportedArchs(<int *>&_n_supportedArchs)
+        if _result != 0:
+            return (_status(_result), None)
+        _view_supportedArchs.held = False
+        _a_supportedArchs = <int*>_support.alloc_array(_n_supportedArchs if _n_supportedArchs > 0 else 1, sizeof(int))
+        _c_supportedArchs = _a_supportedArchs
         with nogil:
             _result = cynvrtc.nvrtcGetSupportedArchs(<int *>_c_supportedArchs)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_a_supportedArchs[i] for i in range(_n_supportedArchs)])
+
     finally:
         free(_a_supportedArchs)
 
@@ -247,31 +254,32 @@ def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
     cdef Py_ssize_t _i_headers
     cdef const char** _c_includeNames = NULL
     cdef Py_ssize_t _i_includeNames
-    memset(&_c_prog, 0, sizeof(_c_prog))
-    _b_src = None if src is None else _support.as_bytes(src, "src")
-    if _b_src is not None:
-        _c_src = PyBytes_AS_STRING(_b_src)
-    _b_name = None if name is None else _support.as_bytes(name, "name")
-    if _b_name is not None:
-        _c_name = PyBytes_AS_STRING(_b_name)
-    _support.check_count(headers, numHeaders, "headers", "numHeaders")
-    if numHeaders > 0:
-        _c_headers = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
-        _keep_headers = [_support.as_bytes(x, "headers") for x in headers[:numHeaders]]
-        for _i_headers in range(numHeaders):
-            _c_headers[_i_headers] = PyBytes_AS_STRING(_keep_headers[_i_headers])
-    _support.check_count(includeNames, numHeaders, "includeNames", "numHeaders")
-    if numHeaders > 0:
-        _c_includeNames = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
-        _keep_includeNames = [_support.as_bytes(x, "includeNames") for x in includeNames[:numHeaders]]
-        for _i_includeNames in range(numHeaders):
-            _c_includeNames[_i_includeNames] = PyBytes_AS_STRING(_keep_includeNames[_i_includeNames])
     try:
+        memset(&_c_prog, 0, sizeof(_c_prog))
+        _b_src = _support.as_bytes(src, "src")
+        if _b_src is not None:
+            _c_src = PyBytes_AS_STRING(_b_src)
+        _b_name = None if name is None else _support.as_bytes(name, "name")
+        if _b_name is not None:
+            _c_name = PyBytes_AS_STRING(_b_name)
+        _support.check_count(headers, numHeaders, "headers", "numHeaders")
+        if numHeaders > 0:
+            _c_headers = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
+            _keep_headers = [_support.as_bytes(x, "headers") for x in headers[:numHeaders]]
+            for _i_headers in range(numHeaders):
+                _c_headers[_i_headers] = PyBytes_AS_STRING(_keep_headers[_i_headers])
+        _support.check_count(includeNames, numHeaders, "includeNames", "numHeaders")
+        if numHeaders > 0:
+            _c_includeNames = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
+            _keep_includeNames = [_support.as_bytes(x, "includeNames") for x in includeNames[:numHeaders]]
+            for _i_includeNames in range(numHeaders):
+                _c_includeNames[_i_includeNames] = PyBytes_AS_STRING(_keep_includeNames[_i_includeNames])
         with nogil:
             _result = cynvrtc.nvrtcCreateProgram(&_c_prog, _c_src, _c_name, numHeaders, <const char *const *>_c_headers, <const char *const *>_c_includeNames)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _support.new_handle(nvrtcProgram, <void*>_c_prog))
+
     finally:
         free(_c_headers)
         free(_c_includeNames)
@@ -292,19 +300,13 @@ def nvrtcDestroyProgram(prog):
     C function: nvrtcDestroyProgram (nvrtc.h)
     """
     cdef long long _result
-    cdef cynvrtc.nvrtcProgram* _c_prog = NULL
-    cdef Py_ssize_t _i_prog
-    _support.check_count(prog, 1, "prog", "the required length")
-    if 1 > 0:
-        _c_prog = <cynvrtc.nvrtcProgram*>_support.alloc_array(1, sizeof(cynvrtc.nvrtcProgram))
-        for _i_prog in range(1):
-            _c_prog[_i_prog] = <cynvrtc.nvrtcProgram>_support.handle_value(prog[_i_prog], nvrtcProgram, "prog")
-    try:
-        with nogil:
-            _result = cynvrtc.nvrtcDestroyProgram(<cynvrtc.nvrtcProgram *>_c_prog)
-        return (_status(_result),)
-    finally:
-        free(_c_prog)
+    cdef cynvrtc.nvrtcProgram _c_prog
+    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    with nogil:
+        _result = cynvrtc.nvrtcDestroyProgram(<cynvrtc.nvrtcProgram *>&_c_prog)
+    if isinstance(prog, _support.Handle):
+        _support.set_handle(prog, <void*>_c_prog)
+    return (_status(_result),)
 
 def nvrtcCompileProgram(prog, int numOptions, options):
     """nvrtcCompileProgram(prog, numOptions, options)
@@ -336,17 +338,18 @@ def nvrtcCompileProgram(prog, int numOptions, options):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef const char** _c_options = NULL
     cdef Py_ssize_t _i_options
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    _support.check_count(options, numOptions, "options", "numOptions")
-    if numOptions > 0:
-        _c_options = <const char**>_support.alloc_array(numOptions, sizeof(const char*))
-        _keep_options = [_support.as_bytes(x, "options") for x in options[:numOptions]]
-        for _i_options in range(numOptions):
-            _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        _support.check_count(options, numOptions, "options", "numOptions")
+        if numOptions > 0:
+            _c_options = <const char**>_support.alloc_array(numOptions, sizeof(const char*))
+            _keep_options = [_support.as_bytes(x, "options") for x in options[:numOptions]]
+            for _i_options in range(numOptions):
+                _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
             _result = cynvrtc.nvrtcCompileProgram(_c_prog, numOptions, <const char *const *>_c_options)
         return (_status(_result),)
+
     finally:
         free(_c_options)
 
@@ -404,26 +407,28 @@ def nvrtcGetPTX(prog, ptx=None):
     cdef _support.BufferRef _view_ptx
     cdef void* _c_ptx = NULL
     cdef size_t _n_ptx = 0
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    with nogil:
-        _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
-    if _result != 0:
-        return (_status(_result), None)
-    if ptx is None:
-        ptx = bytearray(_n_ptx)
-        _new_ptx = True
-    else:
-        _new_ptx = False
-    _c_ptx = _support.address(ptx, &_view_ptx, True, "ptx")
-    if _view_ptx.held and <size_t>_view_ptx.view.len < <size_t>_n_ptx:
-        _support.release_address(&_view_ptx)
-        raise ValueError(f"ptx holds {len(ptx)} bytes; nvrtcGetPTXSize reports {_n_ptx}")
+    _view_ptx.held = False
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        with nogil:
+            _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
+        if _result != 0:
+            return (_status(_result), None)
+        if ptx is None:
+            ptx = bytearray(_n_ptx)
+            _new_ptx = True
+        else:
+            _new_ptx = False
+        _c_ptx = _support.address(ptx, &_view_ptx, True, "ptx")
+        if _view_ptx.held and <size_t>_view_ptx.view.len < <size_t>_n_ptx:
+            _support.release_address(&_view_ptx)
+            raise ValueError(f"ptx holds {len(ptx)} bytes; nvrtcGetPTXSize reports {_n_ptx}")
         with nogil:
             _result = cynvrtc.nvrtcGetPTX(_c_prog, <char *>_c_ptx)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), (bytes(ptx) if _new_ptx else ptx))
+
     finally:
         _support.release_address(&_view_ptx)
 
@@ -483,26 +488,28 @@ def nvrtcGetCUBIN(prog, cubin=None):
     cdef _support.BufferRef _view_cubin
     cdef void* _c_cubin = NULL
     cdef size_t _n_cubin = 0
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    with nogil:
-        _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, <size_t *>&_n_cubin)
-    if _result != 0:
-        return (_status(_result), None)
-    if cubin is None:
-        cubin = bytearray(_n_cubin)
-        _new_cubin = True
-    else:
-        _new_cubin = False
-    _c_cubin = _support.address(cubin, &_view_cubin, True, "cubin")
-    if _view_cubin.held and <size_t>_view_cubin.view.len < <size_t>_n_cubin:
-        _support.release_address(&_view_cubin)
-        raise ValueError(f"cubin holds {len(cubin)} bytes; nvrtcGetCUBINSize reports {_n_cubin}")
+    _view_cubin.held = False
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        with nogil:
+            _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, <size_t *>&_n_cubin)
+        if _result != 0:
+            return (_status(_result), None)
+        if cubin is None:
+            cubin = bytearray(_n_cubin)
+            _new_cubin = True
+        else:
+            _new_cubin = False
+        _c_cubin = _support.address(cubin, &_view_cubin, True, "cubin")
+        if _view_cubin.held and <size_t>_view_cubin.view.len < <size_t>_n_cubin:
+            _support.release_address(&_view_cubin)
+            raise ValueError(f"cubin holds {len(cubin)} bytes; nvrtcGetCUBINSize reports {_n_cubin}")
         with nogil:
             _result = cynvrtc.nvrtcGetCUBIN(_c_prog, <char *>_c_cubin)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), (bytes(cubin) if _new_cubin else cubin))
+
     finally:
         _support.release_address(&_view_cubin)
 
@@ -561,26 +568,28 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
     cdef _support.BufferRef _view_LTOIR
     cdef void* _c_LTOIR = NULL
     cdef size_t _n_LTOIR = 0
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    with nogil:
-        _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, <size_t *>&_n_LTOIR)
-    if _result != 0:
-        return (_status(_result), None)
-    if LTOIR is None:
-        LTOIR = bytearray(_n_LTOIR)
-        _new_LTOIR = True
-    else:
-        _new_LTOIR = False
-    _c_LTOIR = _support.address(LTOIR, &_view_LTOIR, True, "LTOIR")
-    if _view_LTOIR.held and <size_t>_view_LTOIR.view.len < <size_t>_n_LTOIR:
-        _support.release_address(&_view_LTOIR)
-        raise ValueError(f"LTOIR holds {len(LTOIR)} bytes; nvrtcGetLTOIRSize reports {_n_LTOIR}")
+    _view_LTOIR.held = False
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        with nogil:
+            _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, <size_t *>&_n_LTOIR)
+        if _result != 0:
+            return (_status(_result), None)
+        if LTOIR is None:
+            LTOIR = bytearray(_n_LTOIR)
+            _new_LTOIR = True
+        else:
+            _new_LTOIR = False
+        _c_LTOIR = _support.address(LTOIR, &_view_LTOIR, True, "LTOIR")
+        if _view_LTOIR.held and <size_t>_view_LTOIR.view.len < <size_t>_n_LTOIR:
+            _support.release_address(&_view_LTOIR)
+            raise ValueError(f"LTOIR holds {len(LTOIR)} bytes; nvrtcGetLTOIRSize reports {_n_LTOIR}")
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIR(_c_prog, <char *>_c_LTOIR)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), (bytes(LTOIR) if _new_LTOIR else LTOIR))
+
     finally:
         _support.release_address(&_view_LTOIR)
 
@@ -639,26 +648,28 @@ def nvrtcGetOptiXIR(prog, optixir=None):
     cdef _support.BufferRef _view_optixir
     cdef void* _c_optixir = NULL
     cdef size_t _n_optixir = 0
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    with nogil:
-        _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, <size_t *>&_n_optixir)
-    if _result != 0:
-        return (_status(_result), None)
-    if optixir is None:
-        optixir = bytearray(_n_optixir)
-        _new_optixir = True
-    else:
-        _new_optixir = False
-    _c_optixir = _support.address(optixir, &_view_optixir, True, "optixir")
-    if _view_optixir.held and <size_t>_view_optixir.view.len < <size_t>_n_optixir:
-        _support.release_address(&_view_optixir)
-        raise ValueError(f"optixir holds {len(optixir)} bytes; nvrtcGetOptiXIRSize reports {_n_optixir}")
+    _view_optixir.held = False
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        with nogil:
+            _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, <size_t *>&_n_optixir)
+        if _result != 0:
+            return (_status(_result), None)
+        if optixir is None:
+            optixir = bytearray(_n_optixir)
+            _new_optixir = True
+        else:
+            _new_optixir = False
+        _c_optixir = _support.address(optixir, &_view_optixir, True, "optixir")
+        if _view_optixir.held and <size_t>_view_optixir.view.len < <size_t>_n_optixir:
+            _support.release_address(&_view_optixir)
+            raise ValueError(f"optixir holds {len(optixir)} bytes; nvrtcGetOptiXIRSize reports {_n_optixir}")
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIR(_c_prog, <char *>_c_optixir)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), (bytes(optixir) if _new_optixir else optixir))
+
     finally:
         _support.release_address(&_view_optixir)
 
@@ -719,26 +730,28 @@ def nvrtcGetProgramLog(prog, log=None):
     cdef _support.BufferRef _view_log
     cdef void* _c_log = NULL
     cdef size_t _n_log = 0
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    with nogil:
-        _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
-    if _result != 0:
-        return (_status(_result), None)
-    if log is None:
-        log = bytearray(_n_log)
-        _new_log = True
-    else:
-        _new_log = False
-    _c_log = _support.address(log, &_view_log, True, "log")
-    if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
-        _support.release_address(&_view_log)
-        raise ValueError(f"log holds {len(log)} bytes; nvrtcGetProgramLogSize reports {_n_log}")
+    _view_log.held = False
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        with nogil:
+            _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
+        if _result != 0:
+            return (_status(_result), None)
+        if log is None:
+            log = bytearray(_n_log)
+            _new_log = True
+        else:
+            _new_log = False
+        _c_log = _support.address(log, &_view_log, True, "log")
+        if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
+            _support.release_address(&_view_log)
+            raise ValueError(f"log holds {len(log)} bytes; nvrtcGetProgramLogSize reports {_n_log}")
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLog(_c_prog, <char *>_c_log)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), (bytes(log) if _new_log else log))
+
     finally:
         _support.release_address(&_view_log)
 
@@ -769,7 +782,7 @@ def nvrtcAddNameExpression(prog, name_expression):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef const char* _c_name_expression = NULL
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    _b_name_expression = None if name_expression is None else _support.as_bytes(name_expression, "name_expression")
+    _b_name_expression = _support.as_bytes(name_expression, "name_expression")
     if _b_name_expression is not None:
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
     with nogil:
@@ -810,7 +823,7 @@ def nvrtcGetLoweredName(prog, name_expression):
     cdef const char* _c_name_expression = NULL
     cdef const char* _c_lowered_name = NULL
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    _b_name_expression = None if name_expression is None else _support.as_bytes(name_expression, "name_expression")
+    _b_name_expression = _support.as_bytes(name_expression, "name_expression")
     if _b_name_expression is not None:
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
     with nogil:
@@ -978,13 +991,15 @@ def nvrtcSetFlowCallback(prog, callback, payload):
     cdef void* _c_callback
     cdef _support.BufferRef _view_payload
     cdef void* _c_payload
-    _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-    _c_callback = _support.plain_address(callback, "callback")
-    _c_payload = _support.address(payload, &_view_payload, True, "payload")
+    _view_payload.held = False
     try:
+        _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        _c_callback = _support.plain_address(callback, "callback")
+        _c_payload = _support.address(payload, &_view_payload, False, "payload")
         with nogil:
             _result = cynvrtc.nvrtcSetFlowCallback(_c_prog, <int (*)(void *, void *) noexcept nogil>_c_callback, <void *>_c_payload)
         return (_status(_result),)
+
     finally:
         _support.release_address(&_view_payload)
 
@@ -994,7 +1009,10 @@ cdef dict _SIZES = {
 }
 
 def sizeof(objType):
-    """Size in bytes of a cubind struct, union, handle or value type (class or instance)."""
+    """sizeof(objType)
+
+    Size in bytes of a cubind struct, union, handle or value type (class or instance).
+    """
     cls = objType if isinstance(objType, type) else type(objType)
     try:
         return _SIZES[cls]

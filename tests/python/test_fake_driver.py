@@ -1,0 +1,504 @@
+"""The driver bindings against a stand-in libcuda.so.1 (no GPU needed).
+
+A small C library exports cuGetProcAddress_v2 and a handful of entry points
+that record what they receive (kernel parameters, extra, launch configs) or
+call back (host functions, stream callbacks, a host function replayed by a
+"graph"). Each test runs in a child process whose LD_LIBRARY_PATH finds the
+stand-in first, so the cubind loader picks it up as it would the real driver.
+This checks in CI what the GPU tests check on a device: the packing of every
+kernelParams form, callbacks and their user data, typed attribute values.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+FAKE_DRIVER = r"""
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void (*host_fn)(void*);
+typedef void (*stream_cb)(void*, CUresult, void*);
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void* hStream;
+    void* attrs;
+    unsigned numAttrs;
+} launch_config;
+
+/* What the last launch received. */
+unsigned char fake_params[16][16];
+int fake_nparams = -1;
+void* fake_params_pointer;
+unsigned char fake_extra_buffer[64];
+size_t fake_extra_size;
+unsigned fake_config[8];
+int fake_first_attr_id = -1;
+
+static pthread_t threads[4096];
+static int nthreads;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static host_fn captured_fn;
+static void* captured_data;
+static int capturing;
+
+CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+
+CUresult cuDeviceGetName(char* name, int len, int dev)
+{
+    (void)dev;
+    if (len <= 0) return 1;
+    strncpy(name, "Stand-in GPU", (size_t)len);
+    name[len - 1] = 0;
+    return 0;
+}
+
+CUresult cuDeviceGetUuid(unsigned char* uuid, int dev)
+{
+    for (int i = 0; i < 16; ++i) uuid[i] = (unsigned char)(0xF0 + i);
+    return dev == 0 ? 0 : 101;
+}
+
+CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr)
+{
+    switch (attribute) {
+    case 1: *(void**)data = (void*)0xC0FFEE; return 0;                 /* CONTEXT */
+    case 2: *(unsigned*)data = 2; return 0;                              /* MEMORY_TYPE: device */
+    case 3: *(unsigned long long*)data = ptr; return 0;                  /* DEVICE_POINTER */
+    case 9: *(int*)data = 0; return 0;                                    /* DEVICE_ORDINAL */
+    case 12: *(size_t*)data = 4096; return 0;                             /* RANGE_SIZE */
+    default: return 1;
+    }
+}
+
+static void record(unsigned count, void** params, void** extra)
+{
+    fake_nparams = (int)count;
+    fake_params_pointer = params;
+    memset(fake_params, 0, sizeof fake_params);
+    for (unsigned i = 0; params != NULL && i < count && i < 16; ++i) memcpy(fake_params[i], params[i], 16);
+    fake_extra_size = 0;
+    if (extra != NULL && extra[0] == (void*)1 && extra[2] == (void*)2) {
+        fake_extra_size = *(size_t*)extra[3];
+        memcpy(fake_extra_buffer, extra[1], fake_extra_size < 64 ? fake_extra_size : 64);
+    }
+}
+
+/* The tests pass the parameter count as sharedMemBytes. */
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, void* stream, void** params, void** extra)
+{
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)stream;
+    record(shmem, params, extra);
+    return 0;
+}
+
+CUresult cuLaunchKernelEx(const launch_config* config, void* f, void** params, void** extra)
+{
+    (void)f;
+    fake_config[0] = config->gridDimX; fake_config[1] = config->blockDimX;
+    fake_config[2] = config->sharedMemBytes; fake_config[3] = config->numAttrs;
+    fake_config[4] = (unsigned)(uintptr_t)config->hStream;
+    fake_first_attr_id = config->numAttrs ? *(int*)config->attrs : -1;
+    record(config->sharedMemBytes, params, extra);
+    return 0;
+}
+
+struct job { host_fn fn; stream_cb cb; void* stream; void* data; };
+
+static void* run_job(void* arg)
+{
+    struct job j = *(struct job*)arg;
+    if (j.fn) j.fn(j.data); else j.cb(j.stream, 0, j.data);
+    return NULL;
+}
+
+static struct job jobs[4096];
+
+static CUresult spawn(host_fn fn, stream_cb cb, void* stream, void* data)
+{
+    pthread_mutex_lock(&lock);
+    if (nthreads >= 4096) { pthread_mutex_unlock(&lock); return 2; }
+    struct job* j = &jobs[nthreads];
+    j->fn = fn; j->cb = cb; j->stream = stream; j->data = data;
+    pthread_create(&threads[nthreads], NULL, run_job, j);
+    ++nthreads;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+CUresult cuStreamSynchronize(void* stream)
+{
+    (void)stream;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nthreads; ++i) pthread_join(threads[i], NULL);
+    nthreads = 0;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+CUresult cuLaunchHostFunc(void* stream, host_fn fn, void* data)
+{
+    (void)stream;
+    if (capturing) { captured_fn = fn; captured_data = data; return 0; }
+    return spawn(fn, NULL, stream, data);
+}
+
+CUresult cuStreamAddCallback(void* stream, stream_cb cb, void* data, unsigned flags)
+{
+    if (flags != 0) return 1;
+    return spawn(NULL, cb, stream, data);
+}
+
+CUresult cuStreamBeginCapture(void* stream, int mode) { (void)stream; (void)mode; capturing = 1; return 0; }
+CUresult cuStreamIsCapturing(void* stream, int* status) { (void)stream; *status = capturing ? 1 : 0; return 0; }
+CUresult cuStreamEndCapture(void* stream, void** graph) { (void)stream; capturing = 0; *graph = (void*)0x6a; return 0; }
+CUresult cuGraphInstantiate(void** exec, void* graph, unsigned long long flags)
+{ (void)graph; (void)flags; *exec = (void*)0xe6; return 0; }
+CUresult cuGraphLaunch(void* exec, void* stream)
+{
+    (void)exec;
+    return captured_fn ? spawn(captured_fn, NULL, stream, captured_data) : 0;
+}
+
+/* Copies record their sizes and never touch memory. */
+size_t fake_copy_bytes;
+void* fake_copy_host;
+CUresult cuMemcpyDtoH(void* dst, unsigned long long src, size_t n)
+{ (void)src; fake_copy_host = dst; fake_copy_bytes = n; return 0; }
+CUresult cuMemcpyHtoD(unsigned long long dst, const void* src, size_t n)
+{ (void)dst; fake_copy_host = (void*)src; fake_copy_bytes = n; return 0; }
+
+struct entry { const char* name; void* fn; };
+static const struct entry table[] = {
+    {"cuInit", (void*)cuInit},
+    {"cuMemcpyDtoH", (void*)cuMemcpyDtoH},
+    {"cuMemcpyHtoD", (void*)cuMemcpyHtoD},
+    {"cuDriverGetVersion", (void*)cuDriverGetVersion},
+    {"cuDeviceGetName", (void*)cuDeviceGetName},
+    {"cuDeviceGetUuid", (void*)cuDeviceGetUuid},
+    {"cuPointerGetAttribute", (void*)cuPointerGetAttribute},
+    {"cuLaunchKernel", (void*)cuLaunchKernel},
+    {"cuLaunchKernelEx", (void*)cuLaunchKernelEx},
+    {"cuStreamSynchronize", (void*)cuStreamSynchronize},
+    {"cuLaunchHostFunc", (void*)cuLaunchHostFunc},
+    {"cuStreamAddCallback", (void*)cuStreamAddCallback},
+    {"cuStreamBeginCapture", (void*)cuStreamBeginCapture},
+    {"cuStreamIsCapturing", (void*)cuStreamIsCapturing},
+    {"cuStreamEndCapture", (void*)cuStreamEndCapture},
+    {"cuGraphInstantiate", (void*)cuGraphInstantiate},
+    {"cuGraphInstantiateWithFlags", (void*)cuGraphInstantiate},
+    {"cuGraphLaunch", (void*)cuGraphLaunch},
+};
+
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status)
+{
+    (void)version; (void)flags;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
+        if (strcmp(symbol, table[i].name) == 0) {
+            *pfn = table[i].fn;
+            if (status) *status = 0;
+            return 0;
+        }
+    }
+    *pfn = NULL;
+    if (status) *status = 1;
+    return 500;
+}
+"""
+
+PRELUDE = textwrap.dedent("""
+    import ctypes, gc, struct, sys
+    from cubind.bindings import driver
+    fake = ctypes.CDLL("libcuda.so.1")
+    def ok(r):
+        assert r[0] is driver.CUresult.CUDA_SUCCESS, r
+        return r[1] if len(r) == 2 else (r[1:] or None)
+    def params():
+        n = ctypes.c_int.in_dll(fake, "fake_nparams").value
+        raw = (ctypes.c_ubyte * 256).in_dll(fake, "fake_params")
+        return [bytes(raw[i * 16:(i + 1) * 16]) for i in range(n)]
+    ok(driver.cuInit(0))
+""")
+
+
+@pytest.fixture(scope="session")
+def fake_driver_dir():
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in driver")
+    workdir = tempfile.mkdtemp(prefix="cubind-fake-driver-")
+    src = os.path.join(workdir, "fake_cuda.c")
+    with open(src, "w") as f:
+        f.write(FAKE_DRIVER)
+    out = os.path.join(workdir, "libcuda.so.1")
+    result = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", out, src, "-lpthread"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.fail(f"building the stand-in driver failed:\n{result.stderr}")
+    yield workdir
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_fake(fake_driver_dir, body):
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = fake_driver_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    code = PRELUDE + textwrap.dedent(body) + "\nprint('ok')\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, f"child exit {result.returncode}\nstdout:\n{result.stdout[-2000:]}\nstderr:\n{result.stderr[-4000:]}"
+    assert result.stdout.strip().endswith("ok"), result.stdout
+    return result
+
+
+def test_loader_uses_the_stand_in(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        assert driver.cuDriverGetVersion() == (driver.CUresult.CUDA_SUCCESS, 13000)
+        assert driver.cuDeviceGetName(64, 0) == (driver.CUresult.CUDA_SUCCESS, b"Stand-in GPU")
+        # An entry point the library lacks raises, naming it.
+        try:
+            driver.cuMemAlloc(16)
+        except RuntimeError as e:
+            assert "cuMemAlloc" in str(e), str(e)
+        else:
+            raise AssertionError("no RuntimeError for a missing entry point")
+    """)
+
+
+def test_uuid_and_typed_attribute_values(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        uuid = ok(driver.cuDeviceGetUuid(0))
+        assert bytes(uuid.bytes) == bytes(range(0xF0, 0x100))
+        status, none = driver.cuDeviceGetUuid(1)
+        assert int(status) == 101 and none is None
+        a = driver.CUpointer_attribute
+        ctx = ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_CONTEXT, 0x1000))
+        assert isinstance(ctx, driver.CUcontext) and int(ctx) == 0xC0FFEE
+        assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 0x1000)) == 2
+        dptr = ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, driver.CUdeviceptr(0x1234)))
+        assert isinstance(dptr, driver.CUdeviceptr) and dptr == 0x1234
+        assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_RANGE_SIZE, 0x1000)) == 4096
+        status, value = driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 0x1000)
+        assert status is driver.CUresult.CUDA_ERROR_INVALID_VALUE and value is None
+    """)
+
+
+def test_unknown_status_from_the_driver(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        status, value = driver.cuDeviceGetUuid(1)
+        assert int(status) == 101 and isinstance(status, driver.CUresult)
+        # 101 is CUDA_ERROR_INVALID_DEVICE; a code no header knows converts too:
+        assert driver.CUresult(424242).value == 424242
+    """)
+
+
+def test_kernel_params_none(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 0, None, None, None))
+        assert ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value is None
+    """)
+
+
+def test_kernel_params_address(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        out = ctypes.c_uint64(0xDEADBEEF00)
+        base = ctypes.c_int(-7)
+        argv = (ctypes.c_void_p * 2)(ctypes.addressof(out), ctypes.addressof(base))
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 2, None, ctypes.addressof(argv), None))
+        assert ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value == ctypes.addressof(argv)
+        p = params()
+        assert struct.unpack_from("<Q", p[0])[0] == 0xDEADBEEF00
+        assert struct.unpack_from("<i", p[1])[0] == -7
+    """)
+
+
+def test_kernel_params_values_and_types(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        class Pair(ctypes.Structure):
+            _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+        dptr = driver.CUdeviceptr(0x7F0000001000)
+        values = (dptr, -5, 300, 2**40 + 3, 1.5, 2.25, 0x1234, Pair(3, 0.25), True, driver.CUstream(0x55))
+        types = (None, ctypes.c_byte, ctypes.c_short, ctypes.c_longlong, ctypes.c_float, ctypes.c_double,
+                 ctypes.c_void_p, Pair, ctypes.c_bool, None)
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, len(values), None, (values, types), None))
+        p = params()
+        assert struct.unpack_from("<Q", p[0])[0] == 0x7F0000001000
+        assert struct.unpack_from("<b", p[1])[0] == -5
+        assert struct.unpack_from("<h", p[2])[0] == 300
+        assert struct.unpack_from("<q", p[3])[0] == 2**40 + 3
+        assert struct.unpack_from("<f", p[4])[0] == 1.5
+        assert struct.unpack_from("<d", p[5])[0] == 2.25
+        assert struct.unpack_from("<Q", p[6])[0] == 0x1234
+        assert struct.unpack_from("<i4xd", p[7]) == (3, 0.25)
+        assert p[8][0] == 1
+        assert struct.unpack_from("<Q", p[9])[0] == 0x55
+        # Lists, and pointers given as None.
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 3, None,
+                                 ([9, None, 0.5], [ctypes.c_int, ctypes.c_void_p, ctypes.c_double]), None))
+        p = params()
+        assert struct.unpack_from("<i", p[0])[0] == 9
+        assert struct.unpack_from("<Q", p[1])[0] == 0
+        assert struct.unpack_from("<d", p[2])[0] == 0.5
+    """)
+
+
+def test_kernel_params_ctypes_instances(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 3, None,
+                                 ((ctypes.c_int(9), ctypes.c_void_p(16), ctypes.c_double(0.5)),
+                                  (ctypes.c_int, ctypes.c_void_p, ctypes.c_double)), None))
+        p = params()
+        assert struct.unpack_from("<i", p[0])[0] == 9
+        assert struct.unpack_from("<Q", p[1])[0] == 16
+        assert struct.unpack_from("<d", p[2])[0] == 0.5
+    """)
+
+
+def test_kernel_params_pointer_alignment(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        values = (1, 2.0, 3, 4.0)
+        types = (ctypes.c_byte, ctypes.c_double, ctypes.c_byte, ctypes.c_double)
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 4, None, (values, types), None))
+        argv = ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value
+        addresses = [ctypes.c_void_p.from_address(argv + 8 * i).value for i in range(4)]
+        assert addresses[1] % 8 == 0 and addresses[3] % 8 == 0, [hex(a) for a in addresses]
+    """)
+
+
+def test_extra_buffer(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        args = ctypes.create_string_buffer(struct.pack("<Qii", 0xABCDEF, 400, 1000), 16)
+        size = ctypes.c_size_t(16)
+        extra = (ctypes.c_void_p * 5)(driver.CU_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(args),
+                                      driver.CU_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size),
+                                      driver.CU_LAUNCH_PARAM_END)
+        for form in (ctypes.addressof(extra), extra):
+            ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 0, None, None, form))
+            assert ctypes.c_size_t.in_dll(fake, "fake_extra_size").value == 16
+            got = bytes((ctypes.c_ubyte * 16).in_dll(fake, "fake_extra_buffer"))
+            assert got == struct.pack("<Qii", 0xABCDEF, 400, 1000)
+    """)
+
+
+def test_launch_kernel_ex_config(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PRIORITY
+        config = driver.CUlaunchConfig(gridDimX=7, gridDimY=1, gridDimZ=1, blockDimX=64, blockDimY=1,
+                                       blockDimZ=1, sharedMemBytes=1, hStream=driver.CUstream(0x99))
+        config.attrs = attr
+        config.numAttrs = 1
+        ok(driver.cuLaunchKernelEx(config, driver.CUfunction(1), ((11,), (ctypes.c_int,)), None))
+        got = list((ctypes.c_uint * 8).in_dll(fake, "fake_config"))
+        assert got[:5] == [7, 64, 1, 1, 0x99], got
+        assert ctypes.c_int.in_dll(fake, "fake_first_attr_id").value == int(attr.id)
+        assert struct.unpack_from("<i", params()[0])[0] == 11
+    """)
+
+
+def test_host_func_and_stream_callback(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        import threading
+        stream = driver.CUstream(0x77)
+        got = []
+        token = object()
+        def fn(data):
+            got.append(("host", data, threading.current_thread() is threading.main_thread()))
+        ok(driver.cuLaunchHostFunc(stream, fn, token))
+        ok(driver.cuStreamAddCallback(stream, lambda s, status, data: got.append(("cb", s, status, data)), [1, 2], 0))
+        del fn
+        gc.collect()
+        ok(driver.cuStreamSynchronize(stream))
+        host = [g for g in got if g[0] == "host"]
+        cb = [g for g in got if g[0] == "cb"]
+        assert host == [("host", token, False)]
+        assert cb[0][1] == stream and isinstance(cb[0][1], driver.CUstream)
+        assert cb[0][2] is driver.CUresult.CUDA_SUCCESS
+        assert cb[0][3] == [1, 2]
+        # A failing enqueue keeps no reference (flags must be 0 for the stand-in).
+        data = object()
+        before = sys.getrefcount(data)
+        status, = driver.cuStreamAddCallback(stream, print, data, 1)
+        assert status is not driver.CUresult.CUDA_SUCCESS
+        assert sys.getrefcount(data) == before
+    """)
+
+
+def test_callbacks_release_their_references(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        data = object()
+        before = sys.getrefcount(data)
+        for _ in range(500):
+            ok(driver.cuLaunchHostFunc(None, lambda d: None, data))
+            ok(driver.cuStreamAddCallback(None, lambda s, st, d: None, data, 0))
+        ok(driver.cuStreamSynchronize(None))
+        gc.collect()
+        assert sys.getrefcount(data) == before, (sys.getrefcount(data), before)
+    """)
+
+
+def test_callback_exception_to_unraisablehook(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        seen = []
+        sys.unraisablehook = seen.append
+        def boom(*args):
+            raise KeyError(args[-1])
+        ok(driver.cuLaunchHostFunc(None, boom, "host"))
+        ok(driver.cuStreamSynchronize(None))
+        ok(driver.cuStreamAddCallback(None, boom, "cb", 0))
+        ok(driver.cuStreamSynchronize(None))
+        assert [type(s.exc_value) for s in seen] == [KeyError, KeyError]
+        assert [s.exc_value.args[0] for s in seen] == ["host", "cb"]
+        assert all("boom" in repr(s.object) or s.object is boom for s in seen)
+    """)
+
+
+def test_host_func_replayed_by_a_graph(fake_driver_dir):
+    # A host function captured into a graph runs at every launch of the graph.
+    run_fake(fake_driver_dir, """
+        calls = []
+        stream = driver.CUstream(0x10)
+        ok(driver.cuStreamBeginCapture(stream, 0))
+        ok(driver.cuLaunchHostFunc(stream, lambda d: calls.append(d), "captured"))
+        graph = ok(driver.cuStreamEndCapture(stream))
+        exe = ok(driver.cuGraphInstantiate(graph, 0))
+        for i in range(3):
+            ok(driver.cuGraphLaunch(exe, stream))
+            ok(driver.cuStreamSynchronize(stream))
+            gc.collect()
+            junk = [(j, str(j)) for j in range(20000)]  # two-item tuples reuse the freed one
+        assert calls == ["captured"] * 3, calls
+    """)
+
+
+def test_copies_pass_buffers_and_counts(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        buf = bytearray(64)
+        ok(driver.cuMemcpyDtoH(buf, driver.CUdeviceptr(0x1000), 64))
+        assert ctypes.c_size_t.in_dll(fake, "fake_copy_bytes").value == 64
+        assert ctypes.c_void_p.in_dll(fake, "fake_copy_host").value == \\
+            ctypes.addressof((ctypes.c_char * 64).from_buffer(buf))
+        data = b"x" * 32
+        ok(driver.cuMemcpyHtoD(0x1000, data, 32))
+        assert ctypes.c_size_t.in_dll(fake, "fake_copy_bytes").value == 32
+    """)
+
+
+def test_copies_check_buffer_sizes(fake_driver_dir):
+    run_fake(fake_driver_dir, """
+        for call in (lambda: driver.cuMemcpyDtoH(bytearray(16), 0x1000, 4096),
+                     lambda: driver.cuMemcpyHtoD(0x1000, b"x" * 16, 4096)):
+            try:
+                call()
+            except ValueError:
+                continue
+            raise AssertionError("a buffer smaller than the byte count was accepted")
+    """)
