@@ -48,6 +48,9 @@ cdef class KernelParams:
     cdef char _inline[256]
     cdef void* _inline_args[32]
     cdef list _keep
+    cdef void* _object_pointer(self, object v, Py_ssize_t i) except? NULL
+    cdef int _store(self, object v, object t, char fmt, char* dst, Py_ssize_t size, Py_ssize_t i) except -1
+    cdef _pack_many(self, tuple vals, tuple kinds)
 
 
 # A handle object of class `cls` holding `value`.

@@ -658,13 +658,15 @@ cdef class TypedValue:
 
 # ctypes is imported at the first (values, types) launch, not with the module.
 cdef object _ctypes = None
+cdef object _SimpleCData = None
 cdef dict _CTYPE_INFO = None   # ctypes type -> (format byte or 0, size, alignment)
 
 
 cdef _load_ctypes():
-    global _ctypes, _CTYPE_INFO
+    global _ctypes, _CTYPE_INFO, _SimpleCData
     import ctypes
     _ctypes = ctypes
+    _SimpleCData = ctypes._SimpleCData
     _CTYPE_INFO = {}
     for t, fmt in ((ctypes.c_bool, b"?"), (ctypes.c_char, b"c"), (ctypes.c_byte, b"b"), (ctypes.c_ubyte, b"B"),
                    (ctypes.c_short, b"h"), (ctypes.c_ushort, b"H"), (ctypes.c_int, b"i"), (ctypes.c_uint, b"I"),
@@ -688,64 +690,105 @@ cdef tuple _ctype_info(object t):
 
 cdef class KernelParams:
     def __cinit__(self, values, types):
-        cdef Py_ssize_t n = len(values)
+        cdef tuple vals = values if type(values) is tuple else tuple(values)
+        cdef tuple kinds = types if type(types) is tuple else tuple(types)
+        cdef Py_ssize_t n = len(vals)
         cdef Py_ssize_t offset = 0
         cdef Py_ssize_t size, align, i
         cdef char fmt
-        if len(types) != n:
-            raise ValueError(f"kernelParams: {n} values but {len(types)} types")
+        cdef tuple info
+        # Per argument: format, size and alignment, read once from the cache.
+        cdef char fmts[32]
+        cdef Py_ssize_t sizes[32]
+        cdef Py_ssize_t offsets[32]
+        if len(kinds) != n:
+            raise ValueError(f"kernelParams: {n} values but {len(kinds)} types")
+        if n > 32:
+            # Rare: more than 32 arguments go through a list of layouts.
+            self._pack_many(vals, kinds)
+            return
         if _ctypes is None:
             _load_ctypes()
-        # First pass: the packed layout. Arguments live in _inline when they fit.
         for i in range(n):
-            t = types[i]
+            t = kinds[i]
             if t is None:
+                fmts[i] = 0
+                sizes[i] = -1
                 continue
             info = _ctype_info(t)
+            fmts[i] = info[0]
             size = info[1]
             align = info[2]
-            offset = (offset + align - 1) // align * align + size
+            offset = (offset + align - 1) // align * align
+            offsets[i] = offset
+            sizes[i] = size
+            offset += size
+        self.args = self._inline_args
         if offset <= sizeof(self._inline):
             self._data = self._inline
         else:
             self._data = <char*>alloc_array(offset, 1)
-        if n <= 32:
-            self.args = self._inline_args
-        else:
-            self.args = <void**>alloc_array(n, sizeof(void*))
-        offset = 0
         for i in range(n):
-            t = types[i]
-            v = values[i]
+            v = vals[i]
+            if sizes[i] < 0:
+                self.args[i] = self._object_pointer(v, i)
+                continue
+            self._store(v, kinds[i], fmts[i], self._data + offsets[i], sizes[i], i)
+            self.args[i] = self._data + offsets[i]
+
+    cdef void* _object_pointer(self, object v, Py_ssize_t i) except? NULL:
+        if self._keep is None:
+            self._keep = []
+        self._keep.append(v)
+        if isinstance(v, Handle):
+            return &(<Handle>v)._value
+        if isinstance(v, Struct):
+            return (<Struct>v)._ptr
+        if hasattr(v, "getPtr"):
+            return <void*><uintptr_t>v.getPtr()
+        raise TypeError(f"kernelParams[{i}]: a value whose type is None must be a cubind object "
+                        f"(handle, struct or value type), got {type(v).__name__}")
+
+    cdef int _store(self, object v, object t, char fmt, char* dst, Py_ssize_t size, Py_ssize_t i) except -1:
+        try:
+            if fmt != 0 and not isinstance(v, _SimpleCData):
+                store_scalar(dst, fmt, v)
+            else:
+                # A ctypes instance, or a ctypes type other than the simple ones.
+                c = v if isinstance(v, t) else t(v)
+                memcpy(dst, <void*><uintptr_t>_ctypes.addressof(c), size)
+        except (TypeError, OverflowError, ValueError) as e:
+            raise type(e)(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
+        return 0
+
+    cdef _pack_many(self, tuple vals, tuple kinds):
+        cdef Py_ssize_t n = len(vals)
+        cdef Py_ssize_t offset = 0
+        cdef Py_ssize_t i, size, align
+        if _ctypes is None:
+            _load_ctypes()
+        layout = []
+        for i in range(n):
+            t = kinds[i]
             if t is None:
-                if isinstance(v, Handle):
-                    self.args[i] = &(<Handle>v)._value
-                elif isinstance(v, Struct):
-                    self.args[i] = (<Struct>v)._ptr
-                elif hasattr(v, "getPtr"):
-                    self.args[i] = <void*><uintptr_t>v.getPtr()
-                else:
-                    raise TypeError(f"kernelParams[{i}]: a value whose type is None must be a cubind object "
-                                    f"(handle, struct or value type), got {type(v).__name__}")
-                if self._keep is None:
-                    self._keep = []
-                self._keep.append(v)
+                layout.append(None)
                 continue
             info = _ctype_info(t)
-            fmt = info[0]
             size = info[1]
             align = info[2]
             offset = (offset + align - 1) // align * align
-            try:
-                if fmt != 0 and not isinstance(v, _ctypes._SimpleCData):
-                    store_scalar(self._data + offset, fmt, v)
-                else:
-                    c = v if isinstance(v, t) else t(v)
-                    memcpy(self._data + offset, <void*><uintptr_t>_ctypes.addressof(c), size)
-            except (TypeError, OverflowError, ValueError) as e:
-                raise type(e)(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
-            self.args[i] = self._data + offset
+            layout.append((info[0], offset, size))
             offset += size
+        self._data = <char*>alloc_array(offset if offset > 0 else 1, 1)
+        self.args = <void**>alloc_array(n, sizeof(void*))
+        for i in range(n):
+            v = vals[i]
+            entry = layout[i]
+            if entry is None:
+                self.args[i] = self._object_pointer(v, i)
+                continue
+            self._store(v, kinds[i], <char>entry[0], self._data + <Py_ssize_t>entry[1], entry[2], i)
+            self.args[i] = self._data + <Py_ssize_t>entry[1]
 
     def __dealloc__(self):
         if self._data != self._inline:
