@@ -36,7 +36,10 @@ struct StreamMemo {
   CUcontext context = nullptr;
   std::uint64_t epoch = ~std::uint64_t{0};
 };
-thread_local StreamMemo t_memo;
+// initial-exec: read without a call into the dynamic loader (__tls_get_addr),
+// which costs as much as the rest of the check; one small object fits in the
+// static TLS space glibc keeps for libraries opened with dlopen.
+__attribute__((tls_model("initial-exec"))) thread_local StreamMemo t_memo;
 
 bool is_owned(CUstream handle) {
   std::lock_guard<std::mutex> lock(g_owned_mutex);
