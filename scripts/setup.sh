@@ -2,12 +2,14 @@
 # Installs what building and testing cubind needs on a fresh Debian 12 machine
 # with the CUDA toolkit at /usr/local/cuda: clang 19 LibTooling for the
 # generator, yaml-cpp, CLI11, nlohmann-json, GoogleTest, Google Benchmark,
-# ninja; and from PyPI Cython, scikit-build-core and pytest.
+# ninja; and from PyPI Cython, scikit-build-core, pytest and cuda-bindings.
 set -euo pipefail
 
 APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
               nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils)
-PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7")
+# cuda-bindings: NVIDIA's bindings of the same CUDA version, which the
+# compatibility tests compare cubind.bindings with (names, signatures, values).
+PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7" "cuda-bindings==13.0.*")
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -20,7 +22,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import Cython, scikit_build_core, pytest" 2>/dev/null; then
+if ! python3 -c "import Cython, scikit_build_core, pytest, cuda.bindings" 2>/dev/null; then
   echo "setup: pip install ${PIP_PACKAGES[*]}"
   python3 -m pip install -q "${PIP_PACKAGES[@]}"
 fi
