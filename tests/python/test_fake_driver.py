@@ -350,6 +350,33 @@ def test_kernel_params_values_and_types(fake_driver_dir):
     """)
 
 
+def test_kernel_params_reused_and_changed_types(fake_driver_dir):
+    # The layout of a types tuple is remembered between launches: reusing it,
+    # switching to another, and coming back must each pack what they say.
+    run_fake(fake_driver_dir, """
+        a = (ctypes.c_byte, ctypes.c_double, ctypes.c_int)
+        b = (ctypes.c_double, ctypes.c_byte)
+        f = driver.CUfunction(1)
+        for round in range(3):
+            # The stand-in driver takes the argument count from sharedMemBytes.
+            ok(driver.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 3, None, ((1 + round, 2.5, -round), a), None))
+            p = params()
+            assert struct.unpack_from("<b", p[0])[0] == 1 + round
+            assert struct.unpack_from("<d", p[1])[0] == 2.5
+            assert struct.unpack_from("<i", p[2])[0] == -round
+            ok(driver.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 2, None, ((0.125, 7), b), None))
+            p = params()
+            assert struct.unpack_from("<d", p[0])[0] == 0.125
+            assert struct.unpack_from("<b", p[1])[0] == 7
+        try:
+            driver.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 3, None, (("x", 1.0, 1), a), None)
+        except TypeError as e:
+            assert "kernelParams[0]" in str(e), e
+        else:
+            raise AssertionError("a str for c_byte was accepted")
+    """)
+
+
 def test_kernel_params_ctypes_instances(fake_driver_dir):
     run_fake(fake_driver_dir, """
         ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 3, None,

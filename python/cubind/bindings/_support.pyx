@@ -659,6 +659,23 @@ cdef class TypedValue:
 # ctypes is imported at the first (values, types) launch, not with the module.
 cdef object _ctypes = None
 cdef object _SimpleCData = None
+
+# The layout of the last types tuple packed (held, so its identity stays unique).
+cdef object _last_kinds = None
+cdef char _last_fmts[32]
+cdef Py_ssize_t _last_sizes[32]
+cdef Py_ssize_t _last_offsets[32]
+cdef Py_ssize_t _last_total = 0
+
+
+cdef void _remember_layout(tuple kinds, Py_ssize_t n, char* fmts, Py_ssize_t* sizes, Py_ssize_t* offsets,
+                           Py_ssize_t total) noexcept:
+    global _last_kinds, _last_total
+    memcpy(_last_fmts, fmts, n * sizeof(char))
+    memcpy(_last_sizes, sizes, n * sizeof(Py_ssize_t))
+    memcpy(_last_offsets, offsets, n * sizeof(Py_ssize_t))
+    _last_total = total
+    _last_kinds = kinds
 cdef dict _CTYPE_INFO = None   # ctypes type -> (format byte or 0, size, alignment)
 
 
@@ -709,20 +726,28 @@ cdef class KernelParams:
             return
         if _ctypes is None:
             _load_ctypes()
-        for i in range(n):
-            t = kinds[i]
-            if t is None:
-                fmts[i] = 0
-                sizes[i] = -1
-                continue
-            info = _ctype_info(t)
-            fmts[i] = info[0]
-            size = info[1]
-            align = info[2]
-            offset = (offset + align - 1) // align * align
-            offsets[i] = offset
-            sizes[i] = size
-            offset += size
+        if kinds is _last_kinds:
+            # The same types tuple as the previous launch (the usual case): its layout.
+            memcpy(fmts, _last_fmts, n * sizeof(char))
+            memcpy(sizes, _last_sizes, n * sizeof(Py_ssize_t))
+            memcpy(offsets, _last_offsets, n * sizeof(Py_ssize_t))
+            offset = _last_total
+        else:
+            for i in range(n):
+                t = kinds[i]
+                if t is None:
+                    fmts[i] = 0
+                    sizes[i] = -1
+                    continue
+                info = _ctype_info(t)
+                fmts[i] = info[0]
+                size = info[1]
+                align = info[2]
+                offset = (offset + align - 1) // align * align
+                offsets[i] = offset
+                sizes[i] = size
+                offset += size
+            _remember_layout(kinds, n, fmts, sizes, offsets, offset)
         self.args = self._inline_args
         if offset <= sizeof(self._inline):
             self._data = self._inline
@@ -750,13 +775,21 @@ cdef class KernelParams:
                         f"(handle, struct or value type), got {type(v).__name__}")
 
     cdef int _store(self, object v, object t, char fmt, char* dst, Py_ssize_t size, Py_ssize_t i) except -1:
-        try:
-            if fmt != 0 and not isinstance(v, _SimpleCData):
+        if fmt != 0:
+            # Plain Python values convert directly; a ctypes instance fails the
+            # conversion and is copied below.
+            try:
                 store_scalar(dst, fmt, v)
-            else:
-                # A ctypes instance, or a ctypes type other than the simple ones.
-                c = v if isinstance(v, t) else t(v)
-                memcpy(dst, <void*><uintptr_t>_ctypes.addressof(c), size)
+                return 0
+            except TypeError:
+                if not isinstance(v, _SimpleCData):
+                    raise TypeError(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__}") from None
+            except (OverflowError, ValueError) as e:
+                raise type(e)(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
+        try:
+            # A ctypes instance, or a ctypes type other than the simple ones.
+            c = v if isinstance(v, t) else t(v)
+            memcpy(dst, <void*><uintptr_t>_ctypes.addressof(c), size)
         except (TypeError, OverflowError, ValueError) as e:
             raise type(e)(f"kernelParams[{i}]: {v!r} does not convert to {t.__name__} ({e})") from None
         return 0
