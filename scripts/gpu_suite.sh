@@ -58,7 +58,10 @@ done
 for b in cubind_launch_benchmarks cubind_core_benchmarks; do
   exe=$(find "$BUILD/benchmarks" -name "$b" -type f 2>/dev/null | head -1)
   [ -n "$exe" ] || continue
-  LD_LIBRARY_PATH=$PWD/.carry/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 240 "$exe" 2>&1 | tee "$OUT/$b.txt" | tail -25
+  # Repetitions of all benchmarks are interleaved, so a machine's drift during
+  # the run does not fall on one side of a comparison.
+  LD_LIBRARY_PATH=$PWD/.carry/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} timeout 240 "$exe" \
+    --benchmark_enable_random_interleaving=true 2>&1 | tee "$OUT/$b.txt" | tail -25
 done
 
 echo
