@@ -35,11 +35,6 @@ const LoadRule& load_rule(const std::string& library) {
   return it->second;
 }
 
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string params_decl(const std::vector<Param>& params) {
   if (params.empty()) return "void";
   std::string s;

@@ -330,23 +330,6 @@ struct Plan {
   std::string typed_by;
 };
 
-bool is_output(Role r) {
-  switch (r) {
-    case Role::OutScalar:
-    case Role::OutStruct:
-    case Role::OutString:
-    case Role::OutPointer:
-    case Role::OutBuffer:
-    case Role::OutSized:
-    case Role::OutArray:
-    case Role::OutArrayRef:
-    case Role::OutTyped:
-    case Role::OutTypedArray:
-    case Role::InOut: return true;
-    default: return false;
-  }
-}
-
 bool takes_argument(Role r) {
   switch (r) {
     case Role::OutScalar:
@@ -851,7 +834,6 @@ class PyxWriter {
     o_ << "# Integer-valued types with a class of their own (devices, device pointers, ...)\n";
     for (const auto& name : m_.value_order) {
       const std::string c = m_.cy + "." + name;
-      const std::string fmt = scalars().at(m_.value_c_type(name)).first;
       o_ << "cdef class " << name << ":\n";
       o_ << docstring(name + "(init_value=0, _ptr=0)\n\nA " + m_.value_c_type(name) +
                           " with a type of its own: int(), ==, hash() and index() use its value.",
@@ -887,7 +869,6 @@ class PyxWriter {
          << name << " {self._value}>\"\n\n"
          << "    def getPtr(self):\n        return <uintptr_t>&self._value\n\n"
          << "    def __reduce__(self):\n        return (" << name << ", (self._value,))\n\n";
-      (void)fmt;
       pyi_ << "class " << name << ":\n    def __init__(self, init_value: int = 0, _ptr: int = 0) -> None: ...\n"
            << "    def __int__(self) -> int: ...\n    def __index__(self) -> int: ...\n"
            << "    def getPtr(self) -> int: ...\n\n";
@@ -954,7 +935,7 @@ class PyxWriter {
       std::vector<std::string> names;
       pyi_ << "class " << sc.py << "(Struct):\n    def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...\n";
       for (const Field* f : fields) {
-        if (field(sc, c, *f)) names.push_back(f->name);
+        if (field(c, *f)) names.push_back(f->name);
       }
       o_ << "    def __repr__(self):\n";
       o_ << "        return \"" << sc.py << "(\" + \", \".join(f\"{n}={_safe_repr(self, n)}\" for n in (";
@@ -982,10 +963,9 @@ class PyxWriter {
   }
 
   // One property; false when the field has no Python form (it is then left out).
-  bool field(const Model::StructClass& sc, const std::string& c, const Field& f) {
+  bool field(const std::string& c, const Field& f) {
     const std::string name = py_keyword_safe(f.name);
     const std::string p = "(<" + c + "*>self._ptr)." + cython_member(f.name);
-    const std::string member = f.name;
     std::ostringstream g, s;
     std::string annotation;
     const Type& t = f.type;
@@ -993,7 +973,7 @@ class PyxWriter {
       const TypeInfo elem = m_.resolve(t.element);
       std::uint64_t n = 1;
       for (auto e : t.extents) n *= e;
-      const std::string first = "&" + p + std::string(t.extents.size(), '[').substr(0, 0) + first_element(t);
+      const std::string first = "&" + p + first_element(t);
       if (elem.kind == TypeInfo::Kind::Scalar && elem.is_char) {
         // Text (name) ends at the first NUL; identifiers (uuid bytes, reserved) keep every byte.
         const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos;
@@ -1085,8 +1065,6 @@ class PyxWriter {
         default: return false;
       }
     }
-    (void)member;
-    (void)sc;
     o_ << "    @property\n    def " << name << "(self):\n";
     if (!f.doc.empty()) o_ << docstring(clean_doc(f.doc), "        ");
     o_ << g.str() << "\n";
@@ -1213,7 +1191,7 @@ class PyxWriter {
     const TypeInfo result = m_.resolve(f.result.spelling);
     const bool returns_status = f.result.spelling == status_type_;
     const std::string py_name = py_function_name(public_name);
-    std::ostringstream body, cleanup, outputs, call_args, sig, pyi_sig, init_refs;
+    std::ostringstream body, cleanup, call_args, sig, pyi_sig, init_refs;
     std::vector<std::string> out_exprs, out_annotations, out_names;
 
     // Locals are declared first (Cython wants cdef at the top of a function).
@@ -1376,7 +1354,7 @@ class PyxWriter {
           break;
         }
         case Role::OutScalar: {
-          const std::string elem_c = pl.type.kind == TypeInfo::Kind::FunctionPointer ? pl.type.c : pl.type.c;
+          const std::string& elem_c = pl.type.c;
           locals << "    cdef " << elem_c << " " << cn << "\n";
           body << "    memset(&" << cn << ", 0, sizeof(" << cn << "))\n";
           call_args << "&" << cn;
@@ -1497,7 +1475,7 @@ class PyxWriter {
           } else {
             count_expr = py_keyword_safe(pl.count);
           }
-          const std::string elem_c = pl.type.kind == TypeInfo::Kind::Struct ? pl.type.c : pl.type.c;
+          const std::string& elem_c = pl.type.c;
           locals << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _cap_" << n << " = 0\n";
           // The capacity is read before the call (an inout count is overwritten by it).
           after_inputs_ << "    _cap_" << n << " = <Py_ssize_t>" << count_expr << "\n"

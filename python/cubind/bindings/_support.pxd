@@ -36,7 +36,6 @@ cdef class TypedValue:
     cdef bint _single
     cdef str _kind
     cdef object _cls
-    cdef tuple _spec
     cdef _store(self, object value, str name)
     cpdef object value(self)
 

@@ -585,7 +585,6 @@ cdef class TypedValue:
         kind, size_obj, fmt, cls, count = spec
         cdef Py_ssize_t size = size_obj
         cdef Py_ssize_t n = count
-        self._spec = spec
         self._kind = kind
         self._size = size
         self._fmt = (<str>fmt).encode()[0] if fmt is not None else 0
