@@ -1835,14 +1835,18 @@ class PyxWriter {
       o_ << "    },\n";
     }
     o_ << "}\n\n";
+    // Each entry becomes a prepared _support.TypedSpec at its first use.
     o_ << "cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):\n"
           "    key = _support.as_int(attribute, name)\n"
-          "    spec = _ATTRIBUTE_TYPES[enum_name].get(key)\n"
+          "    cdef dict table = _ATTRIBUTE_TYPES[enum_name]\n"
+          "    spec = table.get(key)\n"
           "    if spec is None:\n"
           "        raise ValueError(f\"{name}: {enum_name} value {key} has no known value type\")\n"
-          "    if spec[0] == \"enum\":\n"
-          "        spec = (\"enum\", spec[1], spec[2], _enum_class(spec[3]), spec[4])\n"
-          "    return _support.TypedValue(spec, value, name, size_hint)\n";
+          "    if type(spec) is tuple:\n"
+          "        cls = (<tuple>spec)[3]\n"
+          "        spec = _support.typed_spec(<tuple>spec, _enum_class(cls) if isinstance(cls, str) else cls)\n"
+          "        table[key] = spec\n"
+          "    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)\n";
   }
 
   // (kind, size, format, class, count) for _support.TypedValue; count 0: sized by the caller.

@@ -4,6 +4,7 @@ classes, argument conversions and the lifetime of Python callbacks."""
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyObject_CheckBuffer, PyBuffer_Release, PyObject_GetBuffer
 from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
+cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
@@ -127,6 +128,9 @@ def make_enum(name, module, names, values, doc=None, strip_prefix=None):
 # ---------------------------------------------------------------------------
 # Handles and structs
 
+# Handles are made by the million (every call that returns one): a free
+# list, shared by the subclasses of the generated modules, spares the allocator.
+@cython.freelist(32)
 cdef class Handle:
     """An opaque CUDA handle. Compares, hashes and converts as its address."""
 
@@ -580,29 +584,29 @@ cdef object load_scalar(const void* src, char fmt):
 # Values whose type an attribute selects. spec: (kind, size, format, cls, count);
 # count 0 means as many as the size hint holds.
 
+_TYPED_KINDS = {"scalar": TYPED_SCALAR, "enum": TYPED_WRAPPED, "value": TYPED_WRAPPED, "handle": TYPED_HANDLE, "pointer": TYPED_POINTER,
+                "struct": TYPED_STRUCT, "bytes": TYPED_BYTES}
+
+
+cdef class TypedSpec:
+    """The C type of one attribute's value (kind, element size, format, class, count)."""
+
+
+cdef TypedSpec typed_spec(tuple spec, object cls):
+    # spec: (kind, size, format or None, class name or class, count) from a module's table;
+    # cls: the class itself, resolved by the module.
+    kind, size, fmt, _, count = spec
+    cdef TypedSpec s = TypedSpec.__new__(TypedSpec)
+    s.kind = _TYPED_KINDS[kind]
+    s.size = size
+    s.fmt = (<str>fmt).encode()[0] if fmt is not None else 0
+    s.cls = cls
+    s.count = count
+    return s
+
+
 cdef class TypedValue:
-    def __cinit__(self, tuple spec, object value, str name, Py_ssize_t size_hint=0):
-        kind, size_obj, fmt, cls, count = spec
-        cdef Py_ssize_t size = size_obj
-        cdef Py_ssize_t n = count
-        self._kind = kind
-        self._size = size
-        self._fmt = (<str>fmt).encode()[0] if fmt is not None else 0
-        self._cls = cls
-        if n == 0:
-            n = max(size_hint // size, 1) if size_hint else 1
-        self._count = n
-        self._single = count == 1
-        self.nbytes = size * n
-        cdef Py_ssize_t total = max(size * n, size_hint, 8)
-        if total <= sizeof(self._inline):
-            memset(self._inline, 0, sizeof(self._inline))
-            self._buf = self._inline
-        else:
-            self._buf = <char*>alloc_array(total, 1)
-        self.ptr = self._buf
-        if value is not None:
-            self._store(value, name)
+    """Storage for a void * value whose C type an attribute selects."""
 
     def __dealloc__(self):
         if self._buf != self._inline:
@@ -610,45 +614,69 @@ cdef class TypedValue:
 
     cdef _store(self, object value, str name):
         cdef Py_ssize_t i
+        cdef TypedSpec spec = self._spec
         values = list(value) if self._count > 1 and not isinstance(value, (bytes, str, Struct)) else [value]
         if len(values) > self._count:
             raise ValueError(f"{name}: expected at most {self._count} values, got {len(values)}")
         for i in range(len(values)):
             v = values[i]
-            if self._kind == "struct":
-                memcpy(self._buf + i * self._size, struct_pointer_required(v, self._cls, name), self._size)
-            elif self._kind == "handle":
-                (<void**>self._buf)[i] = handle_value(v, self._cls, name)
-            elif self._kind == "pointer":
+            if spec.kind == TYPED_STRUCT:
+                memcpy(self._buf + i * spec.size, struct_pointer_required(v, spec.cls, name), spec.size)
+            elif spec.kind == TYPED_HANDLE:
+                (<void**>self._buf)[i] = handle_value(v, spec.cls, name)
+            elif spec.kind == TYPED_POINTER:
                 (<void**>self._buf)[i] = plain_address(v, name)
-            elif self._kind == "bytes":
-                array_assign(self._buf, self._size * self._count, 1, "b", v, name)
-            elif self._fmt == b"f" or self._fmt == b"d":
-                store_scalar(self._buf + i * self._size, self._fmt, float(v))
+            elif spec.kind == TYPED_BYTES:
+                array_assign(self._buf, spec.size * self._count, 1, "b", v, name)
+            elif spec.fmt == b"f" or spec.fmt == b"d":
+                store_scalar(self._buf + i * spec.size, spec.fmt, float(v))
             else:
-                store_scalar(self._buf + i * self._size, self._fmt, as_int(v, name))
+                store_scalar(self._buf + i * spec.size, spec.fmt, as_int(v, name))
+
+    cdef object _element(self, Py_ssize_t i):
+        cdef TypedSpec spec = self._spec
+        if spec.kind == TYPED_SCALAR:
+            return load_scalar(self._buf + i * spec.size, spec.fmt)
+        if spec.kind == TYPED_WRAPPED:
+            return spec.cls(load_scalar(self._buf + i * spec.size, spec.fmt))
+        if spec.kind == TYPED_HANDLE:
+            return new_handle(spec.cls, (<void**>self._buf)[i])
+        if spec.kind == TYPED_POINTER:
+            return <uintptr_t>(<void**>self._buf)[i]
+        obj = spec.cls()
+        memcpy((<Struct>obj)._ptr, self._buf + i * spec.size, spec.size)
+        return obj
 
     cpdef object value(self):
+        """The value the call wrote: one element, or a list of count elements."""
         cdef Py_ssize_t i
-        if self._kind == "bytes":
-            return c_string(self._buf, self._size * self._count)
-        out = []
-        for i in range(self._count):
-            if self._kind == "struct":
-                obj = self._cls()
-                memcpy((<Struct>obj)._ptr, self._buf + i * self._size, self._size)
-            elif self._kind == "handle":
-                obj = new_handle(self._cls, (<void**>self._buf)[i])
-            elif self._kind == "pointer":
-                obj = <uintptr_t>(<void**>self._buf)[i]
-            else:
-                obj = load_scalar(self._buf + i * self._size, self._fmt)
-                if self._cls is not None:
-                    obj = self._cls(obj)
-            if self._single:
-                return obj
-            out.append(obj)
-        return out
+        if self._spec.kind == TYPED_BYTES:
+            return c_string(self._buf, self._spec.size * self._count)
+        if self._spec.count == 1:
+            return self._element(0)
+        return [self._element(i) for i in range(self._count)]
+
+
+cdef TypedValue typed_value(TypedSpec spec, object value, str name, Py_ssize_t size_hint):
+    # Storage for one attribute's value: size_hint bytes for a caller-sized
+    # value (count 0), else count elements; `value` (not None) is stored.
+    cdef TypedValue tv = TypedValue.__new__(TypedValue)
+    cdef Py_ssize_t n = spec.count
+    if n == 0:
+        n = max(size_hint // spec.size, 1) if size_hint else 1
+    tv._spec = spec
+    tv._count = n
+    tv.nbytes = spec.size * n
+    cdef Py_ssize_t total = max(spec.size * n, size_hint, 8)
+    if total <= sizeof(tv._inline):
+        memset(tv._inline, 0, sizeof(tv._inline))
+        tv._buf = tv._inline
+    else:
+        tv._buf = <char*>alloc_array(total, 1)
+    tv.ptr = tv._buf
+    if value is not None:
+        tv._store(value, name)
+    return tv
 
 
 # ---------------------------------------------------------------------------

@@ -31825,9 +31825,12 @@ cdef dict _ATTRIBUTE_TYPES = {
 
 cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
     key = _support.as_int(attribute, name)
-    spec = _ATTRIBUTE_TYPES[enum_name].get(key)
+    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
+    spec = table.get(key)
     if spec is None:
         raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if spec[0] == "enum":
-        spec = ("enum", spec[1], spec[2], _enum_class(spec[3]), spec[4])
-    return _support.TypedValue(spec, value, name, size_hint)
+    if type(spec) is tuple:
+        cls = (<tuple>spec)[3]
+        spec = _support.typed_spec(<tuple>spec, _enum_class(cls) if isinstance(cls, str) else cls)
+        table[key] = spec
+    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)
