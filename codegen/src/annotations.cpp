@@ -15,6 +15,9 @@
 //         pBorderColor: {direction: out, count: 4}   # a fixed length
 //     cuSomethingWindowsOnly:
 //       skip: "why it cannot be bound on Linux"
+//     cuLogsDumpToMemory:
+//       params:
+//         buffer: {direction: inout, size: size}     # char *: the caller's buffer, which the call fills
 //     nvrtcGetProgramLog:
 //       params:
 //         log: {direction: out, size_from: nvrtcGetProgramLogSize}

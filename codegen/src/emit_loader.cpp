@@ -75,7 +75,7 @@ std::string quoted(const std::string& s) {
 std::vector<const Function*> bound_functions(const Library& lib) {
   std::vector<const Function*> out;
   for (const auto& f : lib.functions) {
-    if (!lib.skipped.count(f.name)) out.push_back(&f);
+    if (!lib.skipped.count(f.name) && !f.header_inline) out.push_back(&f);
   }
   return out;
 }
@@ -120,6 +120,13 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
     o << " (" << f->location.file << ":" << f->location.line << ")\n";
     if (f->deprecated) o << "CUBIND_DEPRECATED(" << quoted(f->deprecated->empty() ? f->name + " is deprecated" : *f->deprecated) << ")\n";
     o << f->result.spelling << " " << f->name << "(" << params_decl(f->params) << ");\n";
+  }
+  bool helpers = false;
+  for (const auto& f : lib.functions) {
+    if (!f.header_inline || lib.skipped.count(f.name)) continue;
+    if (!helpers) o << "\n// Helpers the headers define inline: no library call.\n";
+    helpers = true;
+    o << "using ::" << f.name << ";  // " << f.location.file << ":" << f.location.line << "\n";
   }
   o << "\n}  // namespace cubind::raw\n";
   return {"include/cubind/raw/" + lib.name + ".hpp", o.str()};

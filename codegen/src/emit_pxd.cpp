@@ -217,7 +217,9 @@ class PxdWriter {
       std::vector<std::string> names = {f.name};
       names.insert(names.end(), f.aliases.begin(), f.aliases.end());
       for (const auto& name : names) {
-        o_ << "    " << cy(f.result.spelling) << " " << name << "(" << cy_params(f.params) << ") except +\n";
+        // Helpers defined in the header (make_cudaExtent) cannot fail.
+        o_ << "    " << cy(f.result.spelling) << " " << name << "(" << cy_params(f.params) << ")"
+           << (f.header_inline ? "" : " except +") << "\n";
       }
     }
   }

@@ -94,6 +94,7 @@ class Model {
     }
     for (const auto& t : lib.typedefs) {
       if (handles_.count(t.name)) handle_order.push_back(t.name);
+      if (t.kind == Typedef::Kind::FunctionPointer) function_pointer_order.push_back(t.name);
     }
     // Records: one class per complete record, named as users write it.
     for (const auto& r : lib.records) {
@@ -218,6 +219,7 @@ class Model {
   std::string cy;
   std::vector<StructClass> structs;
   std::vector<std::string> handle_order;
+  std::vector<std::string> function_pointer_order;  // callback typedefs: CUhostFn, ...
   std::vector<std::string> value_order;
   std::map<std::string, std::vector<std::string>> enum_aliases;
 
@@ -239,7 +241,7 @@ std::string to_python(const TypeInfo& t, const std::string& expr) {
     case TypeInfo::Kind::Handle: return "_wrap_" + t.py + "(<void*>" + expr + ")";
     case TypeInfo::Kind::Value: return t.py + "._from(" + expr + ")";
     case TypeInfo::Kind::Struct: return t.py + "._copy(&" + expr + ")";
-    case TypeInfo::Kind::FunctionPointer: return "<uintptr_t>" + expr;
+    case TypeInfo::Kind::FunctionPointer: return "_wrap_" + t.py + "(<void*>" + expr + ")";
     default: return expr;
   }
 }
@@ -256,7 +258,7 @@ std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& n
     case TypeInfo::Kind::Struct:
       return "(<" + t.c + "*>_support.struct_pointer_required(" + obj + ", " + t.py + ", \"" + name + "\"))[0]";
     case TypeInfo::Kind::FunctionPointer:
-      return "<" + t.c + "><uintptr_t>_support.as_int(" + obj + ", \"" + name + "\")";
+      return "<" + t.c + ">_support.plain_address(" + obj + ", \"" + name + "\")";
     case TypeInfo::Kind::Scalar:
       if (t.is_float) return "<" + t.c + ">float(" + obj + ")";
       return "<" + t.c + ">_support.as_int(" + obj + ", \"" + name + "\")";
@@ -270,7 +272,7 @@ std::string py_annotation(const TypeInfo& t) {
     case TypeInfo::Kind::Handle: return t.py + " | int | None";
     case TypeInfo::Kind::Value: return t.py + " | int";
     case TypeInfo::Kind::Struct: return t.py;
-    case TypeInfo::Kind::FunctionPointer: return "int";
+    case TypeInfo::Kind::FunctionPointer: return t.py + " | int | None";
     case TypeInfo::Kind::Scalar: return t.is_float ? "float" : "int";
     default: return "Any";
   }
@@ -281,6 +283,7 @@ std::string py_result_annotation(const TypeInfo& t) {
     case TypeInfo::Kind::Enum:
     case TypeInfo::Kind::Handle:
     case TypeInfo::Kind::Value:
+    case TypeInfo::Kind::FunctionPointer:
     case TypeInfo::Kind::Struct: return t.py;
     case TypeInfo::Kind::Scalar: return t.is_float ? "float" : "int";
     default: return "Any";
@@ -418,8 +421,9 @@ class FunctionPlanner {
         pl.role = pl.count.empty() ? Role::String : Role::ArrayIn;
         if (!pl.count.empty()) pl.type.is_char = true;
       } else if (t.pointer_depth == 1 && t.pointee == "char" && !t.pointee_const) {
-        if (dir == "in") {
-          pl.role = Role::Address;  // a buffer the call reads
+        if (dir == "in" || dir == "inout") {
+          // A buffer the call reads; inout: the caller's buffer, which the call fills.
+          pl.role = Role::Address;
         } else if (!pl.count.empty()) {
           pl.role = Role::OutBuffer;
         } else {
@@ -826,6 +830,22 @@ class PyxWriter {
       pyi_ << "class " << name << "(Handle):\n    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...\n";
       if (stream) pyi_ << "    def __cuda_stream__(self) -> tuple[int, int]: ...\n";
       pyi_ << "\n";
+    }
+    // Callback typedefs: the address of a C function, as cuda.bindings' classes
+    // of these names hold (for a ctypes CFUNCTYPE object, its address). A
+    // function taking a callback accepts one of these, or a Python callable.
+    for (const auto& name : m_.function_pointer_order) {
+      o_ << "cdef class " << name << "(_support.Handle):\n";
+      o_ << docstring(name + "(init_value=0, _ptr=0)\n\nThe address of a C function of type " + name +
+                          " (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).\n\n"
+                          "int(f) is the address; getPtr() the address of its storage.",
+                      "    ");
+      o_ << "\n    _c_type = \"" << name << "\"\n\n";
+      o_ << "cdef inline " << name << " _wrap_" << name << "(void* value):\n"
+         << "    cdef " << name << " h = " << name << ".__new__(" << name << ")\n"
+         << "    h._value = value\n"
+         << "    return h\n\n";
+      pyi_ << "class " << name << "(Handle):\n    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...\n\n";
     }
     o_ << "\n";
   }
@@ -1278,15 +1298,28 @@ class PyxWriter {
           add_arg(n, n + ": int | Buffer | None");
           locals << "    cdef _support.BufferRef _view_" << n << "\n    cdef void* " << cn << "\n";
           init_refs << "    _view_" << n << ".held = False\n";
-          // A destination (dst, dstHost) must be writable; other buffers the call reads.
+          // A destination (dst, dstHost) or a caller's buffer the call fills
+          // (inout) must be writable; other buffers the call reads.
           std::string lower = pl.param->name;
           std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-          const bool writable = !pl.param->type.pointee_const && lower.rfind("dst", 0) == 0;
+          const bool writable =
+              !pl.param->type.pointee_const && (lower.rfind("dst", 0) == 0 || pl.param->direction == "inout");
           if (pl.param->nullable < 0) {
             body << "    if " << n << " is None:\n        raise TypeError(\"" << pn << " cannot be None\")\n";
           }
           body << "    " << cn << " = _support.address(" << n << ", &_view_" << n << ", " << (writable ? "True" : "False")
                << ", \"" << pn << "\")\n";
+          // A caller's buffer of `size_param` bytes (annotation `size:`) must hold them.
+          if (!pl.param->size_param.empty()) {
+            const auto sized = by_name.find(pl.param->size_param);
+            if (sized == by_name.end()) throw std::runtime_error(f.name + ": size names no parameter");
+            const std::string size_py = sized->second->py_name;
+            body << "    if _view_" << n << ".held and <size_t>_view_" << n << ".view.len < <size_t>_support.as_int("
+                 << size_py << ", \"" << sized->second->param->name << "\"):\n"
+                 << "        _support.release_address(&_view_" << n << ")\n"
+                 << "        raise ValueError(f\"" << pn << " holds {len(memoryview(" << n << ").cast('B'))} bytes but "
+                 << sized->second->param->name << " is {" << size_py << "}\")\n";
+          }
           // A buffer given for a copy must hold the bytes the call moves.
           for (const Plan& q : plans) {
             static const std::set<std::string> byte_counts = {"ByteCount", "count", "bytesize", "sizeInBytes"};
@@ -1310,10 +1343,13 @@ class PyxWriter {
           call_args << cn;
           break;
         case Role::Callback: {
-          add_arg(n, n + ": Callable[..., None]");
-          // The user data argument is consumed with the callable.
-          locals << "    cdef void* _ctx = NULL\n";
-          call_args << "<" << pl.type.c << ">_callback_" << pl.type.py;
+          add_arg(n, n + ": Callable[..., None] | " + pl.type.py + " | int");
+          // A Python callable runs through the trampoline, which consumes the
+          // user data argument; a C function's address (an int or a
+          // function-pointer object) is passed as it is, with the user data.
+          locals << "    cdef void* _ctx = NULL\n    cdef " << pl.type.c << " " << cn << "\n"
+                 << "    cdef bint _trampoline = False\n";
+          call_args << cn;
           callback_ = &pl;
           break;
         }
@@ -1376,12 +1412,22 @@ class PyxWriter {
           break;
         case Role::InOut: {
           const std::string elem_c = pl.type.c;
-          add_arg(n, n + ": " + py_annotation(pl.type));
           optional.push_back(&pl);
           locals << "    cdef " << elem_c << " " << cn << "\n";
-          body << "    " << cn << " = " << to_c(pl.type, n, pn) << "\n";
-          call_args << "&" << cn;
-          out_exprs.push_back(to_python(pl.type, cn));
+          if (pl.param->nullable > 0) {
+            // None passes NULL (cuLogsDumpToMemory's iterator: dump every log) and comes back as None.
+            add_arg(n, n + ": " + py_annotation(pl.type) + " | None");
+            locals << "    cdef " << elem_c << "* _p_" << n << " = &" << cn << "\n";
+            body << "    if " << n << " is None:\n        _p_" << n << " = NULL\n    else:\n        " << cn << " = "
+                 << to_c(pl.type, n, pn) << "\n";
+            call_args << "_p_" << n;
+            out_exprs.push_back("None if _p_" + n + " == NULL else " + to_python(pl.type, cn));
+          } else {
+            add_arg(n, n + ": " + py_annotation(pl.type));
+            body << "    " << cn << " = " << to_c(pl.type, n, pn) << "\n";
+            call_args << "&" << cn;
+            out_exprs.push_back(to_python(pl.type, cn));
+          }
           out_annotations.push_back(py_result_annotation(pl.type));
           out_names.push_back(n);
           break;
@@ -1616,17 +1662,31 @@ class PyxWriter {
         }
       }
       if (!one_shot_callback(callback_->type.py)) one_shot = "False";
-      inner << "    _ctx = _support.callback_context(" << callback_->py_name << ", "
-            << (user ? user->py_name : std::string("None")) << ", " << one_shot << ")\n";
+      const std::string fn = callback_->py_name;
+      const std::string user_arg = user ? user->py_name : std::string("None");
+      inner << "    if " << fn << " is None or isinstance(" << fn << ", (int, _support.Handle)):\n"
+            << "        _c_" << fn << " = <" << callback_->type.c << ">_support.plain_address(" << fn << ", \"" << fn
+            << "\")\n"
+            << "        _ctx = _support.plain_address(" << user_arg << ", \"" << user_arg << "\")\n"
+            << "    else:\n"
+            << "        _ctx = _support.callback_context(" << fn << ", " << user_arg << ", " << one_shot << ")\n"
+            << "        _c_" << fn << " = <" << callback_->type.c << ">_callback_" << callback_->type.py << "\n"
+            << "        _trampoline = True\n";
     }
     const std::string in = "    ";
-    inner << in << "with nogil:\n";
-    inner << in << "    _result = " << m_.cy << "." << public_name << "(" << args << ")\n";
+    if (f.header_inline) {
+      // A helper defined in the header (make_cudaExtent): no library call, so
+      // no GIL release, and its value comes back alone, as in cuda.bindings.
+      inner << in << "_result = " << m_.cy << "." << public_name << "(" << args << ")\n";
+    } else {
+      inner << in << "with nogil:\n";
+      inner << in << "    _result = " << m_.cy << "." << public_name << "(" << args << ")\n";
+    }
     inner << writebacks_.str();
     writebacks_.str("");
     if (callback_ != nullptr) {
       // Not registered: the trampoline will never run to release the context.
-      inner << in << "if _result != 0:\n" << in << "    _support.callback_discard(_ctx)\n";
+      inner << in << "if _result != 0 and _trampoline:\n" << in << "    _support.callback_discard(_ctx)\n";
       callback_ = nullptr;
     }
     if (raising_) {
@@ -1650,6 +1710,8 @@ class PyxWriter {
         for (const auto& e : out_exprs) inner << ", " << e;
         inner << ")\n";
       }
+    } else if (f.header_inline) {
+      inner << in << "return " << to_python_result(result, f.result.spelling, "_result") << "\n";
     } else {
       // A function that returns a value rather than a status (cudaGetErrorString).
       inner << in << "return (_status(0), " << to_python_result(result, f.result.spelling, "_result");
@@ -1665,7 +1727,9 @@ class PyxWriter {
 
     // Stub.
     std::string ret;
-    if (raising_) {
+    if (f.header_inline) {
+      ret = py_result_annotation(result);
+    } else if (raising_) {
       ret = out_annotations.empty() ? "None"
             : out_annotations.size() == 1
                 ? out_annotations[0]
@@ -1791,7 +1855,9 @@ class PyxWriter {
     if (public_name != f.name) d << "The same function as " << f.name << ".\n\n";
     d << clean_doc(f.doc) << "\n\n";
     d << "Returns: ";
-    if (raising_) {
+    if (f.header_inline) {
+      d << f.result.spelling << " (a helper the header defines; no library call)";
+    } else if (raising_) {
       d << (out_names.empty() ? std::string("None") : join(out_names)) << "; raises nvJitLinkError on failure.";
     } else {
       std::vector<std::string> r = {"status"};
@@ -1808,6 +1874,7 @@ class PyxWriter {
     o_ << "cdef dict _SIZES = {\n";
     for (const auto& sc : m_.structs) o_ << "    " << sc.py << ": sizeof(" << m_.cy << "." << sc.record->name << "),\n";
     for (const auto& h : m_.handle_order) o_ << "    " << h << ": sizeof(void*),\n";
+    for (const auto& h : m_.function_pointer_order) o_ << "    " << h << ": sizeof(void*),\n";
     for (const auto& v : m_.value_order) o_ << "    " << v << ": sizeof(" << m_.cy << "." << v << "),\n";
     o_ << "}\n\n";
     o_ << "def sizeof(objType):\n"

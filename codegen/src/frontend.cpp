@@ -300,8 +300,13 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     if (const auto* dep = fd->getAttr<clang::DeprecatedAttr>()) f.deprecated = dep->getMessage().str();
     if (fd->getStorageClass() == clang::SC_Static && fd->hasBody()) {
       f.versioned_symbol = called_function(fd->getBody());
-      f.abi_symbol = f.versioned_symbol;
-      if (f.doc.empty()) pending_doc_.push_back(out_.library.functions.size());
+      if (f.versioned_symbol.empty()) {
+        // A helper that calls nothing (make_cudaExtent): it runs from the header.
+        f.header_inline = true;
+      } else {
+        f.abi_symbol = f.versioned_symbol;
+        if (f.doc.empty()) pending_doc_.push_back(out_.library.functions.size());
+      }
     }
     unsigned index = 0;
     for (const clang::ParmVarDecl* p : fd->parameters()) {
@@ -1029,9 +1034,9 @@ std::vector<LibrarySource> cuda_libraries() {
        "libcuda.so.1",
        {"__CUDA_API_PTDS", "__CUDA_API_PTSZ"}},
       {"runtime",
-       {"cuda_runtime_api.h", "cuda_profiler_api.h", "library_types.h"},
+       {"cuda_runtime_api.h", "cuda_profiler_api.h", "library_types.h", "driver_functions.h"},
        {"cuda_runtime_api.h", "cuda_profiler_api.h", "driver_types.h", "device_types.h", "surface_types.h",
-        "texture_types.h", "vector_types.h", "library_types.h"},
+        "texture_types.h", "vector_types.h", "library_types.h", "driver_functions.h"},
        {},
        "libcudart.so.13",
        {"__CUDART_API_PTDS", "__CUDART_API_PTSZ"}},

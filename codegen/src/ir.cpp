@@ -121,6 +121,7 @@ json to_json(const Library& lib) {
     fj["name"] = f.name;
     if (f.abi_symbol != f.name) fj["abi_symbol"] = f.abi_symbol;
     if (!f.versioned_symbol.empty()) fj["versioned_symbol"] = f.versioned_symbol;
+    if (f.header_inline) fj["header_inline"] = true;
     if (!f.aliases.empty()) fj["aliases"] = f.aliases;
     if (f.abi_version != 0) fj["abi_version"] = f.abi_version;
     if (!f.proc_name.empty() && f.proc_name != f.name) fj["proc_name"] = f.proc_name;

@@ -405,6 +405,22 @@ TEST(EmitLoaderHeader, DeclaresEveryBoundFunction) {
   EXPECT_THAT(file.content, Not(HasSubstr("cuWindowsOnly")));
 }
 
+TEST(EmitLoader, HeaderHelpersAreReexportedNotLoaded) {
+  Library lib = driver_ir();
+  Function helper = function("make_thing", {}, 50);
+  helper.header_inline = true;
+  helper.result = named(Type::Kind::Record, "struct S_st", "S_st");
+  lib.functions.push_back(helper);
+  const auto hpp = codegen::emit_loader_header(lib, options()).content;
+  EXPECT_THAT(hpp, HasSubstr("using ::make_thing;  // cuda.h:150\n"));
+  EXPECT_THAT(hpp, Not(HasSubstr(" make_thing(")));
+  const auto cpp = codegen::emit_loader_source(lib, options()).content;
+  EXPECT_THAT(cpp, Not(HasSubstr("make_thing")));
+  // Declared for Cython without except +: it cannot throw.
+  const auto pxd = codegen::emit_pxd(lib, options()).content;
+  EXPECT_THAT(pxd, HasSubstr(" make_thing()\n"));
+}
+
 TEST(EmitLoaderHeader, BriefAndLocationPrecedeTheDeclaration) {
   const auto hpp = codegen::emit_loader_header(driver_ir(), options()).content;
   EXPECT_THAT(hpp, HasSubstr("// cuInit: Initialize the CUDA driver API (cuda.h:100)\nCUresult cuInit("));

@@ -531,6 +531,23 @@ int fooVersion(int *major);
   EXPECT_THAT(function_names(lib), ElementsAre("fooVersion"));
 }
 
+TEST(FrontendHeaderHelpers, InlineHelperThatCallsNothingRunsFromTheHeader) {
+  // As make_cudaExtent in driver_functions.h: no entry point to load.
+  const Library lib = parse_c(R"(
+struct extent { unsigned long w, h; };
+static inline struct extent make_extent(unsigned long w, unsigned long h) {
+  struct extent e; e.w = w; e.h = h; return e;
+}
+int fooVersion(int *major);
+)",
+                              "foo.h", false);
+  const auto& helper = function(lib, "make_extent");
+  EXPECT_TRUE(helper.header_inline);
+  EXPECT_EQ(helper.abi_symbol, "make_extent");
+  EXPECT_TRUE(helper.versioned_symbol.empty());
+  EXPECT_FALSE(function(lib, "fooVersion").header_inline);
+}
+
 class FrontendPfn : public ::testing::Test {
  protected:
   Library parse(const std::string& code) {

@@ -459,6 +459,37 @@ def test_host_func_and_stream_callback(fake_driver_dir):
     """)
 
 
+def test_callbacks_take_c_function_addresses(fake_driver_dir):
+    # As with cuda.bindings: a ctypes function's address, in the callback
+    # typedef's class or as an int, is passed through with the user data as given.
+    run_fake(fake_driver_dir, """
+        HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+        CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+        got = []
+        host = HOSTFN(lambda data: got.append(("host", data)))
+        cb = CALLBACK(lambda s, status, data: got.append(("cb", s, status, data)))
+        host_address = ctypes.cast(host, ctypes.c_void_p).value
+        fn = driver.CUhostFn(host_address)
+        assert int(fn) == host_address and fn == host_address
+        ok(driver.cuLaunchHostFunc(driver.CUstream(0x55), fn, 0x1234))
+        ok(driver.cuStreamSynchronize(None))
+        ok(driver.cuLaunchHostFunc(None, host_address, None))
+        ok(driver.cuStreamSynchronize(None))
+        ok(driver.cuStreamAddCallback(driver.CUstream(0x66), driver.CUstreamCallback(ctypes.cast(cb, ctypes.c_void_p).value),
+                                      0x99, 0))
+        ok(driver.cuStreamSynchronize(None))
+        assert ("host", 0x1234) in got and ("host", None) in got, got
+        assert ("cb", 0x66, 0, 0x99) in got, got
+        for bad in ((driver.CUhostFn(host_address), object()), ("not callable", None)):
+            try:
+                driver.cuLaunchHostFunc(None, *bad)
+            except TypeError:
+                pass
+            else:
+                raise AssertionError(f"no TypeError for {bad!r}")
+    """)
+
+
 def test_callbacks_release_their_references(fake_driver_dir):
     run_fake(fake_driver_dir, """
         data = object()

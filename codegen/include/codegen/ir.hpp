@@ -67,6 +67,7 @@ struct Function {
   std::string name;           // the public name users write: cuCtxCreate
   std::string abi_symbol;     // what the header's macros select: cuCtxCreate_v4
   std::string versioned_symbol;  // nvJitLink: the exported symbol a static inline wrapper calls
+  bool header_inline = false;  // defined in the header and called directly (make_cudaExtent): no entry point
   std::vector<std::string> aliases;  // other public names #defined to this one: cuGraphInstantiate
   Type result;
   std::vector<Param> params;

@@ -1458,6 +1458,21 @@ class CUdevResourceDesc(Handle):
 class CUlogsCallbackHandle(Handle):
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
+class CUasyncCallback(Handle):
+    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
+
+class CUhostFn(Handle):
+    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
+
+class CUstreamCallback(Handle):
+    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
+
+class CUoccupancyB2DSize(Handle):
+    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
+
+class CUlogsCallback(Handle):
+    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
+
 class cuuint32_t:
     def __init__(self, init_value: int = 0, _ptr: int = 0) -> None: ...
     def __int__(self) -> int: ...
@@ -1731,14 +1746,14 @@ class CUDA_MEMSET_NODE_PARAMS_v2_st(Struct):
 CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st
 class CUDA_HOST_NODE_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    fn: Any
+    fn: CUhostFn
     userData: int
 
 CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS
 CUDA_HOST_NODE_PARAMS_st = CUDA_HOST_NODE_PARAMS
 class CUDA_HOST_NODE_PARAMS_v2_st(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    fn: Any
+    fn: CUhostFn
     userData: int
 
 CUDA_HOST_NODE_PARAMS_v2 = CUDA_HOST_NODE_PARAMS_v2_st
@@ -3043,7 +3058,7 @@ def cuMemAllocManaged(bytesize: int, flags: int) -> tuple[CUresult, CUdeviceptr]
     """
     ...
 
-def cuDeviceRegisterAsyncNotification(device: CUdevice | int, callbackFunc: Callable[..., None], userData: Any) -> tuple[CUresult, CUasyncCallbackHandle]:
+def cuDeviceRegisterAsyncNotification(device: CUdevice | int, callbackFunc: Callable[..., None] | CUasyncCallback | int, userData: Any) -> tuple[CUresult, CUasyncCallbackHandle]:
     """Registers a callback function to receive async notifications Registers callbackFunc to receive async notifications.
     """
     ...
@@ -3643,7 +3658,7 @@ def cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | No
     """
     ...
 
-def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., None], userData: Any, flags: int) -> tuple[CUresult]:
+def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., None] | CUstreamCallback | int, userData: Any, flags: int) -> tuple[CUresult]:
     """Add a callback to a compute stream
     """
     ...
@@ -3878,7 +3893,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[CUDA_LAUNCH_
     """
     ...
 
-def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., None], userData: Any) -> tuple[CUresult]:
+def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., None] | CUhostFn | int, userData: Any) -> tuple[CUresult]:
     """Enqueues a host function call in a stream
     """
     ...
@@ -4748,7 +4763,7 @@ def cuGreenCtxGetId(greenCtx: CUgreenCtx | int | None) -> tuple[CUresult, int]:
     """
     ...
 
-def cuLogsRegisterCallback(callbackFunc: Callable[..., None], userData: Any) -> tuple[CUresult, CUlogsCallbackHandle]:
+def cuLogsRegisterCallback(callbackFunc: Callable[..., None] | CUlogsCallback | int, userData: Any) -> tuple[CUresult, CUlogsCallbackHandle]:
     """Register a callback function to receive error log messages - callbackFunc - The function to register as a callback - userData - A generic pointer to user data.
     """
     ...
@@ -4763,12 +4778,12 @@ def cuLogsCurrent(flags: int) -> tuple[CUresult, CUlogIterator]:
     """
     ...
 
-def cuLogsDumpToFile(iterator: CUlogIterator | int, pathToFile: bytes | str | None, flags: int) -> tuple[CUresult, CUlogIterator]:
+def cuLogsDumpToFile(iterator: CUlogIterator | int | None, pathToFile: bytes | str | None, flags: int) -> tuple[CUresult, CUlogIterator]:
     """Dump accumulated driver logs into a file
     """
     ...
 
-def cuLogsDumpToMemory(iterator: CUlogIterator | int, size: int, flags: int) -> tuple[CUresult, CUlogIterator, bytes, int]:
+def cuLogsDumpToMemory(iterator: CUlogIterator | int | None, buffer: int | Buffer | None, size: int, flags: int) -> tuple[CUresult, CUlogIterator, int]:
     """Dump accumulated driver logs into a buffer
     """
     ...

@@ -636,6 +636,81 @@ cdef inline CUlogsCallbackHandle _wrap_CUlogsCallbackHandle(void* value):
     h._value = value
     return h
 
+cdef class CUasyncCallback(_support.Handle):
+    """CUasyncCallback(init_value=0, _ptr=0)
+
+    The address of a C function of type CUasyncCallback (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).
+
+    int(f) is the address; getPtr() the address of its storage.
+    """
+
+    _c_type = "CUasyncCallback"
+
+cdef inline CUasyncCallback _wrap_CUasyncCallback(void* value):
+    cdef CUasyncCallback h = CUasyncCallback.__new__(CUasyncCallback)
+    h._value = value
+    return h
+
+cdef class CUhostFn(_support.Handle):
+    """CUhostFn(init_value=0, _ptr=0)
+
+    The address of a C function of type CUhostFn (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).
+
+    int(f) is the address; getPtr() the address of its storage.
+    """
+
+    _c_type = "CUhostFn"
+
+cdef inline CUhostFn _wrap_CUhostFn(void* value):
+    cdef CUhostFn h = CUhostFn.__new__(CUhostFn)
+    h._value = value
+    return h
+
+cdef class CUstreamCallback(_support.Handle):
+    """CUstreamCallback(init_value=0, _ptr=0)
+
+    The address of a C function of type CUstreamCallback (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).
+
+    int(f) is the address; getPtr() the address of its storage.
+    """
+
+    _c_type = "CUstreamCallback"
+
+cdef inline CUstreamCallback _wrap_CUstreamCallback(void* value):
+    cdef CUstreamCallback h = CUstreamCallback.__new__(CUstreamCallback)
+    h._value = value
+    return h
+
+cdef class CUoccupancyB2DSize(_support.Handle):
+    """CUoccupancyB2DSize(init_value=0, _ptr=0)
+
+    The address of a C function of type CUoccupancyB2DSize (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).
+
+    int(f) is the address; getPtr() the address of its storage.
+    """
+
+    _c_type = "CUoccupancyB2DSize"
+
+cdef inline CUoccupancyB2DSize _wrap_CUoccupancyB2DSize(void* value):
+    cdef CUoccupancyB2DSize h = CUoccupancyB2DSize.__new__(CUoccupancyB2DSize)
+    h._value = value
+    return h
+
+cdef class CUlogsCallback(_support.Handle):
+    """CUlogsCallback(init_value=0, _ptr=0)
+
+    The address of a C function of type CUlogsCallback (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).
+
+    int(f) is the address; getPtr() the address of its storage.
+    """
+
+    _c_type = "CUlogsCallback"
+
+cdef inline CUlogsCallback _wrap_CUlogsCallback(void* value):
+    cdef CUlogsCallback h = CUlogsCallback.__new__(CUlogsCallback)
+    h._value = value
+    return h
+
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
 cdef class cuuint32_t:
@@ -3403,11 +3478,11 @@ cdef class CUDA_HOST_NODE_PARAMS(_support.Struct):
     def fn(self):
         """The function to call when the node executes
         """
-        return <uintptr_t>(<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn
+        return _wrap_CUhostFn(<void*>(<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn)
 
     @fn.setter
     def fn(self, value):
-        (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn = <cydriver.CUhostFn><uintptr_t>_support.as_int(value, "fn")
+        (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn = <cydriver.CUhostFn>_support.plain_address(value, "fn")
 
     @property
     def userData(self):
@@ -3468,11 +3543,11 @@ cdef class CUDA_HOST_NODE_PARAMS_v2_st(_support.Struct):
     def fn(self):
         """The function to call when the node executes
         """
-        return <uintptr_t>(<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn
+        return _wrap_CUhostFn(<void*>(<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn)
 
     @fn.setter
     def fn(self, value):
-        (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn = <cydriver.CUhostFn><uintptr_t>_support.as_int(value, "fn")
+        (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn = <cydriver.CUhostFn>_support.plain_address(value, "fn")
 
     @property
     def userData(self):
@@ -17551,13 +17626,21 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     cdef long long _result
     cdef cydriver.CUdevice _c_device
     cdef void* _ctx = NULL
+    cdef cydriver.CUasyncCallback _c_callbackFunc
+    cdef bint _trampoline = False
     cdef cydriver.CUasyncCallbackHandle _c_callback
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     memset(&_c_callback, 0, sizeof(_c_callback))
-    _ctx = _support.callback_context(callbackFunc, userData, False)
+    if callbackFunc is None or isinstance(callbackFunc, (int, _support.Handle)):
+        _c_callbackFunc = <cydriver.CUasyncCallback>_support.plain_address(callbackFunc, "callbackFunc")
+        _ctx = _support.plain_address(userData, "userData")
+    else:
+        _ctx = _support.callback_context(callbackFunc, userData, False)
+        _c_callbackFunc = <cydriver.CUasyncCallback>_callback_CUasyncCallback
+        _trampoline = True
     with nogil:
-        _result = cydriver.cuDeviceRegisterAsyncNotification(_c_device, <cydriver.CUasyncCallback>_callback_CUasyncCallback, _ctx, &_c_callback)
-    if _result != 0:
+        _result = cydriver.cuDeviceRegisterAsyncNotification(_c_device, _c_callbackFunc, _ctx, &_c_callback)
+    if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     if _result != 0:
         return (_status(_result), None)
@@ -25401,14 +25484,22 @@ def cuStreamAddCallback(hStream, callback, userData, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUstream _c_hStream
     cdef void* _ctx = NULL
+    cdef cydriver.CUstreamCallback _c_callback
+    cdef bint _trampoline = False
     cdef cydriver.CUstreamCaptureStatus _capture = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         cydriver.cuStreamIsCapturing(_c_hStream, &_capture)
-    _ctx = _support.callback_context(callback, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
+    if callback is None or isinstance(callback, (int, _support.Handle)):
+        _c_callback = <cydriver.CUstreamCallback>_support.plain_address(callback, "callback")
+        _ctx = _support.plain_address(userData, "userData")
+    else:
+        _ctx = _support.callback_context(callback, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
+        _c_callback = <cydriver.CUstreamCallback>_callback_CUstreamCallback
+        _trampoline = True
     with nogil:
-        _result = cydriver.cuStreamAddCallback(_c_hStream, <cydriver.CUstreamCallback>_callback_CUstreamCallback, _ctx, flags)
-    if _result != 0:
+        _result = cydriver.cuStreamAddCallback(_c_hStream, _c_callback, _ctx, flags)
+    if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     return (_status(_result),)
 
@@ -28785,14 +28876,22 @@ def cuLaunchHostFunc(hStream, fn, userData):
     cdef long long _result
     cdef cydriver.CUstream _c_hStream
     cdef void* _ctx = NULL
+    cdef cydriver.CUhostFn _c_fn
+    cdef bint _trampoline = False
     cdef cydriver.CUstreamCaptureStatus _capture = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         cydriver.cuStreamIsCapturing(_c_hStream, &_capture)
-    _ctx = _support.callback_context(fn, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
+    if fn is None or isinstance(fn, (int, _support.Handle)):
+        _c_fn = <cydriver.CUhostFn>_support.plain_address(fn, "fn")
+        _ctx = _support.plain_address(userData, "userData")
+    else:
+        _ctx = _support.callback_context(fn, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
+        _c_fn = <cydriver.CUhostFn>_callback_CUhostFn
+        _trampoline = True
     with nogil:
-        _result = cydriver.cuLaunchHostFunc(_c_hStream, <cydriver.CUhostFn>_callback_CUhostFn, _ctx)
-    if _result != 0:
+        _result = cydriver.cuLaunchHostFunc(_c_hStream, _c_fn, _ctx)
+    if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     return (_status(_result),)
 
@@ -38594,12 +38693,20 @@ def cuLogsRegisterCallback(callbackFunc, userData):
     """
     cdef long long _result
     cdef void* _ctx = NULL
+    cdef cydriver.CUlogsCallback _c_callbackFunc
+    cdef bint _trampoline = False
     cdef cydriver.CUlogsCallbackHandle _c_callback_out
     memset(&_c_callback_out, 0, sizeof(_c_callback_out))
-    _ctx = _support.callback_context(callbackFunc, userData, False)
+    if callbackFunc is None or isinstance(callbackFunc, (int, _support.Handle)):
+        _c_callbackFunc = <cydriver.CUlogsCallback>_support.plain_address(callbackFunc, "callbackFunc")
+        _ctx = _support.plain_address(userData, "userData")
+    else:
+        _ctx = _support.callback_context(callbackFunc, userData, False)
+        _c_callbackFunc = <cydriver.CUlogsCallback>_callback_CUlogsCallback
+        _trampoline = True
     with nogil:
-        _result = cydriver.cuLogsRegisterCallback(<cydriver.CUlogsCallback>_callback_CUlogsCallback, _ctx, &_c_callback_out)
-    if _result != 0:
+        _result = cydriver.cuLogsRegisterCallback(_c_callbackFunc, _ctx, &_c_callback_out)
+    if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     if _result != 0:
         return (_status(_result), None)
@@ -38679,19 +38786,23 @@ def cuLogsDumpToFile(iterator, pathToFile, unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUlogIterator _c_iterator
+    cdef cydriver.CUlogIterator* _p_iterator = &_c_iterator
     cdef const char* _c_pathToFile = NULL
-    _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
+    if iterator is None:
+        _p_iterator = NULL
+    else:
+        _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
     _b_pathToFile = None if pathToFile is None else _support.as_bytes(pathToFile, "pathToFile")
     if _b_pathToFile is not None:
         _c_pathToFile = PyBytes_AS_STRING(_b_pathToFile)
     with nogil:
-        _result = cydriver.cuLogsDumpToFile(&_c_iterator, _c_pathToFile, flags)
+        _result = cydriver.cuLogsDumpToFile(_p_iterator, _c_pathToFile, flags)
     if _result != 0:
         return (_status(_result), None)
-    return (_status(0), CUlogIterator._from(_c_iterator))
+    return (_status(0), None if _p_iterator == NULL else CUlogIterator._from(_c_iterator))
 
-def cuLogsDumpToMemory(iterator, size, unsigned int flags):
-    """cuLogsDumpToMemory(iterator, size, flags)
+def cuLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
+    """cuLogsDumpToMemory(iterator, buffer, size, flags)
 
     Dump accumulated driver logs into a buffer
 
@@ -38726,27 +38837,34 @@ def cuLogsDumpToMemory(iterator, size, unsigned int flags):
      CUDA_SUCCESS,
      CUDA_ERROR_INVALID_VALUE
 
-    Returns: (status, iterator, buffer, size)
+    Returns: (status, iterator, size)
     C function: cuLogsDumpToMemory (cuda.h)
     """
     cdef long long _result
     cdef cydriver.CUlogIterator _c_iterator
-    cdef char* _c_buffer = NULL
+    cdef cydriver.CUlogIterator* _p_iterator = &_c_iterator
+    cdef _support.BufferRef _view_buffer
+    cdef void* _c_buffer
     cdef size_t _c_size
+    _view_buffer.held = False
     try:
-        _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
-        if size < 0:
-            raise ValueError(f"size cannot be negative ({size})")
-        _c_buffer = <char*>_support.alloc_array(size if size > 0 else 1, 1)
+        if iterator is None:
+            _p_iterator = NULL
+        else:
+            _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
+        _c_buffer = _support.address(buffer, &_view_buffer, True, "buffer")
+        if _view_buffer.held and <size_t>_view_buffer.view.len < <size_t>_support.as_int(size, "size"):
+            _support.release_address(&_view_buffer)
+            raise ValueError(f"buffer holds {len(memoryview(buffer).cast('B'))} bytes but size is {size}")
         _c_size = <size_t>_support.as_int(size, "size")
         with nogil:
-            _result = cydriver.cuLogsDumpToMemory(&_c_iterator, _c_buffer, &_c_size, flags)
+            _result = cydriver.cuLogsDumpToMemory(_p_iterator, <char *>_c_buffer, &_c_size, flags)
         if _result != 0:
-            return (_status(_result), None, None, None)
-        return (_status(0), CUlogIterator._from(_c_iterator), _support.c_string(_c_buffer, size), _c_size)
+            return (_status(_result), None, None)
+        return (_status(0), None if _p_iterator == NULL else CUlogIterator._from(_c_iterator), _c_size)
 
     finally:
-        free(_c_buffer)
+        _support.release_address(&_view_buffer)
 
 def cuCheckpointProcessGetRestoreThreadId(int pid):
     """cuCheckpointProcessGetRestoreThreadId(pid)
@@ -39223,6 +39341,11 @@ cdef dict _SIZES = {
     CUlinkState: sizeof(void*),
     CUdevResourceDesc: sizeof(void*),
     CUlogsCallbackHandle: sizeof(void*),
+    CUasyncCallback: sizeof(void*),
+    CUhostFn: sizeof(void*),
+    CUstreamCallback: sizeof(void*),
+    CUoccupancyB2DSize: sizeof(void*),
+    CUlogsCallback: sizeof(void*),
     cuuint32_t: sizeof(cydriver.cuuint32_t),
     cuuint64_t: sizeof(cydriver.cuuint64_t),
     CUdeviceptr_v2: sizeof(cydriver.CUdeviceptr_v2),
