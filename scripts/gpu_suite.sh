@@ -36,6 +36,11 @@ if [ "$tests" = ON ]; then
   ctest --test-dir "$BUILD" -L multi_gpu 2>&1 | tee "$OUT/ctest_multi_gpu.log" | tail -2
   RESULT[ctest_multi_gpu]=$(grep -E "tests passed|tests failed|No tests" "$OUT/ctest_multi_gpu.log" | tail -1)
   RESULT[ctest_skipped]="$(grep -c "(Skipped)" "$OUT/ctest.log") skipped"
+  # On a machine of several GPUs, the suite again as a one-GPU machine sees it.
+  if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -gt 1 ]; then
+    CUDA_VISIBLE_DEVICES=0 ctest --test-dir "$BUILD" -j 4 >"$OUT/ctest_one_gpu.log" 2>&1
+    RESULT[ctest_one_gpu]="$(grep -E "tests passed|tests failed" "$OUT/ctest_one_gpu.log" | tail -1), $(grep -c "(Skipped)" "$OUT/ctest_one_gpu.log") skipped"
+  fi
 else
   RESULT[ctest]="not built (no GoogleTest on this machine)"
 fi
@@ -67,6 +72,6 @@ done
 echo
 echo "| step | result |"
 echo "|---|---|"
-for k in build ctest ctest_multi_gpu ctest_skipped example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu; do
+for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
