@@ -1343,7 +1343,7 @@ class PyxWriter {
           call_args << cn;
           break;
         case Role::Callback: {
-          add_arg(n, n + ": Callable[..., None] | " + pl.type.py + " | int");
+          add_arg(n, n + ": Callable[..., None] | " + pl.type.py);
           // A Python callable runs through the trampoline, which consumes the
           // user data argument; a C function's address (an int or a
           // function-pointer object) is passed as it is, with the user data.
@@ -1664,10 +1664,15 @@ class PyxWriter {
       if (!one_shot_callback(callback_->type.py)) one_shot = "False";
       const std::string fn = callback_->py_name;
       const std::string user_arg = user ? user->py_name : std::string("None");
-      inner << "    if " << fn << " is None or isinstance(" << fn << ", (int, _support.Handle)):\n"
+      // A bare int is refused: an address is named as one by its class, so a
+      // stray number never reaches the driver as a function to call.
+      inner << "    if " << fn << " is None or isinstance(" << fn << ", " << callback_->type.py << "):\n"
             << "        _c_" << fn << " = <" << callback_->type.c << ">_support.plain_address(" << fn << ", \"" << fn
             << "\")\n"
             << "        _ctx = _support.plain_address(" << user_arg << ", \"" << user_arg << "\")\n"
+            << "    elif isinstance(" << fn << ", int):\n"
+            << "        raise TypeError(f\"" << fn << ": expected a callable or " << callback_->type.py
+            << "(address) for a C function, got the int {" << fn << "}\")\n"
             << "    else:\n"
             << "        _ctx = _support.callback_context(" << fn << ", " << user_arg << ", " << one_shot << ")\n"
             << "        _c_" << fn << " = <" << callback_->type.c << ">_callback_" << callback_->type.py << "\n"

@@ -888,7 +888,8 @@ def test_callback_exception_goes_to_unraisablehook(env, stream, monkeypatch, how
 def test_host_func_callable_check(env, stream):
     with pytest.raises(TypeError):
         driver.cuLaunchHostFunc(stream, "not callable", None)
-    with pytest.raises(TypeError):
+    # A stray int is not called as a function: addresses come in CUstreamCallback(address).
+    with pytest.raises(TypeError, match="CUstreamCallback"):
         driver.cuStreamAddCallback(stream, 42, None, 0)
 
 

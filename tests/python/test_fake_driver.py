@@ -461,7 +461,7 @@ def test_host_func_and_stream_callback(fake_driver_dir):
 
 def test_callbacks_take_c_function_addresses(fake_driver_dir):
     # As with cuda.bindings: a ctypes function's address, in the callback
-    # typedef's class or as an int, is passed through with the user data as given.
+    # typedef's class, is passed through with the user data as given.
     run_fake(fake_driver_dir, """
         HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
         CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
@@ -473,14 +473,15 @@ def test_callbacks_take_c_function_addresses(fake_driver_dir):
         assert int(fn) == host_address and fn == host_address
         ok(driver.cuLaunchHostFunc(driver.CUstream(0x55), fn, 0x1234))
         ok(driver.cuStreamSynchronize(None))
-        ok(driver.cuLaunchHostFunc(None, host_address, None))
+        ok(driver.cuLaunchHostFunc(None, driver.CUhostFn(host_address), None))
         ok(driver.cuStreamSynchronize(None))
         ok(driver.cuStreamAddCallback(driver.CUstream(0x66), driver.CUstreamCallback(ctypes.cast(cb, ctypes.c_void_p).value),
                                       0x99, 0))
         ok(driver.cuStreamSynchronize(None))
         assert ("host", 0x1234) in got and ("host", None) in got, got
         assert ("cb", 0x66, 0, 0x99) in got, got
-        for bad in ((driver.CUhostFn(host_address), object()), ("not callable", None)):
+        # A bare int is not taken for a function address.
+        for bad in ((driver.CUhostFn(host_address), object()), ("not callable", None), (host_address, None)):
             try:
                 driver.cuLaunchHostFunc(None, *bad)
             except TypeError:

@@ -3058,7 +3058,7 @@ def cuMemAllocManaged(bytesize: int, flags: int) -> tuple[CUresult, CUdeviceptr]
     """
     ...
 
-def cuDeviceRegisterAsyncNotification(device: CUdevice | int, callbackFunc: Callable[..., None] | CUasyncCallback | int, userData: Any) -> tuple[CUresult, CUasyncCallbackHandle]:
+def cuDeviceRegisterAsyncNotification(device: CUdevice | int, callbackFunc: Callable[..., None] | CUasyncCallback, userData: Any) -> tuple[CUresult, CUasyncCallbackHandle]:
     """Registers a callback function to receive async notifications Registers callbackFunc to receive async notifications.
     """
     ...
@@ -3658,7 +3658,7 @@ def cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | No
     """
     ...
 
-def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., None] | CUstreamCallback | int, userData: Any, flags: int) -> tuple[CUresult]:
+def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., None] | CUstreamCallback, userData: Any, flags: int) -> tuple[CUresult]:
     """Add a callback to a compute stream
     """
     ...
@@ -3893,7 +3893,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[CUDA_LAUNCH_
     """
     ...
 
-def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., None] | CUhostFn | int, userData: Any) -> tuple[CUresult]:
+def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., None] | CUhostFn, userData: Any) -> tuple[CUresult]:
     """Enqueues a host function call in a stream
     """
     ...
@@ -4763,7 +4763,7 @@ def cuGreenCtxGetId(greenCtx: CUgreenCtx | int | None) -> tuple[CUresult, int]:
     """
     ...
 
-def cuLogsRegisterCallback(callbackFunc: Callable[..., None] | CUlogsCallback | int, userData: Any) -> tuple[CUresult, CUlogsCallbackHandle]:
+def cuLogsRegisterCallback(callbackFunc: Callable[..., None] | CUlogsCallback, userData: Any) -> tuple[CUresult, CUlogsCallbackHandle]:
     """Register a callback function to receive error log messages - callbackFunc - The function to register as a callback - userData - A generic pointer to user data.
     """
     ...

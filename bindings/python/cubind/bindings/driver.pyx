@@ -17631,9 +17631,11 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     cdef cydriver.CUasyncCallbackHandle _c_callback
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     memset(&_c_callback, 0, sizeof(_c_callback))
-    if callbackFunc is None or isinstance(callbackFunc, (int, _support.Handle)):
+    if callbackFunc is None or isinstance(callbackFunc, CUasyncCallback):
         _c_callbackFunc = <cydriver.CUasyncCallback>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(callbackFunc, int):
+        raise TypeError(f"callbackFunc: expected a callable or CUasyncCallback(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cydriver.CUasyncCallback>_callback_CUasyncCallback
@@ -25490,9 +25492,11 @@ def cuStreamAddCallback(hStream, callback, userData, unsigned int flags):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         cydriver.cuStreamIsCapturing(_c_hStream, &_capture)
-    if callback is None or isinstance(callback, (int, _support.Handle)):
+    if callback is None or isinstance(callback, CUstreamCallback):
         _c_callback = <cydriver.CUstreamCallback>_support.plain_address(callback, "callback")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(callback, int):
+        raise TypeError(f"callback: expected a callable or CUstreamCallback(address) for a C function, got the int {callback}")
     else:
         _ctx = _support.callback_context(callback, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
         _c_callback = <cydriver.CUstreamCallback>_callback_CUstreamCallback
@@ -28882,9 +28886,11 @@ def cuLaunchHostFunc(hStream, fn, userData):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         cydriver.cuStreamIsCapturing(_c_hStream, &_capture)
-    if fn is None or isinstance(fn, (int, _support.Handle)):
+    if fn is None or isinstance(fn, CUhostFn):
         _c_fn = <cydriver.CUhostFn>_support.plain_address(fn, "fn")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(fn, int):
+        raise TypeError(f"fn: expected a callable or CUhostFn(address) for a C function, got the int {fn}")
     else:
         _ctx = _support.callback_context(fn, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
         _c_fn = <cydriver.CUhostFn>_callback_CUhostFn
@@ -38697,9 +38703,11 @@ def cuLogsRegisterCallback(callbackFunc, userData):
     cdef bint _trampoline = False
     cdef cydriver.CUlogsCallbackHandle _c_callback_out
     memset(&_c_callback_out, 0, sizeof(_c_callback_out))
-    if callbackFunc is None or isinstance(callbackFunc, (int, _support.Handle)):
+    if callbackFunc is None or isinstance(callbackFunc, CUlogsCallback):
         _c_callbackFunc = <cydriver.CUlogsCallback>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(callbackFunc, int):
+        raise TypeError(f"callbackFunc: expected a callable or CUlogsCallback(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cydriver.CUlogsCallback>_callback_CUlogsCallback

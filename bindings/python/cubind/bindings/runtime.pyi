@@ -2343,7 +2343,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target: cudaFlushGPUDirectRDMAWritesTarge
     """
     ...
 
-def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., None] | cudaAsyncCallback | int, userData: Any) -> tuple[cudaError_t, cudaAsyncCallbackHandle_t]:
+def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., None] | cudaAsyncCallback, userData: Any) -> tuple[cudaError_t, cudaAsyncCallbackHandle_t]:
     """Registers a callback function to receive async notifications
     """
     ...
@@ -2533,7 +2533,7 @@ def cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | 
     """
     ...
 
-def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., None] | cudaStreamCallback_t | int, userData: Any, flags: int) -> tuple[cudaError_t]:
+def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., None] | cudaStreamCallback_t, userData: Any, flags: int) -> tuple[cudaError_t]:
     """Add a callback to a compute stream
     """
     ...
@@ -2708,7 +2708,7 @@ def cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int) -> tuple[cu
     """
     ...
 
-def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., None] | cudaHostFn_t | int, userData: Any) -> tuple[cudaError_t]:
+def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., None] | cudaHostFn_t, userData: Any) -> tuple[cudaError_t]:
     """Enqueues a host function call in a stream
     """
     ...
@@ -3273,7 +3273,7 @@ def cudaRuntimeGetVersion() -> tuple[cudaError_t, int]:
     """
     ...
 
-def cudaLogsRegisterCallback(callbackFunc: Callable[..., None] | cudaLogsCallback_t | int, userData: Any) -> tuple[cudaError_t, cudaLogsCallbackHandle]:
+def cudaLogsRegisterCallback(callbackFunc: Callable[..., None] | cudaLogsCallback_t, userData: Any) -> tuple[cudaError_t, cudaLogsCallbackHandle]:
     """Register a callback function to receive error log messages - callbackFunc - The function to register as a callback - userData - A generic pointer to user data.
     """
     ...

@@ -14413,9 +14413,11 @@ def cudaDeviceRegisterAsyncNotification(int device, callbackFunc, userData):
     cdef bint _trampoline = False
     cdef cyruntime.cudaAsyncCallbackHandle_t _c_callback
     memset(&_c_callback, 0, sizeof(_c_callback))
-    if callbackFunc is None or isinstance(callbackFunc, (int, _support.Handle)):
+    if callbackFunc is None or isinstance(callbackFunc, cudaAsyncCallback):
         _c_callbackFunc = <cyruntime.cudaAsyncCallback>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(callbackFunc, int):
+        raise TypeError(f"callbackFunc: expected a callable or cudaAsyncCallback(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cyruntime.cudaAsyncCallback>_callback_cudaAsyncCallback
@@ -16164,9 +16166,11 @@ def cudaStreamAddCallback(stream, callback, userData, unsigned int flags):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         cyruntime.cudaStreamIsCapturing(_c_stream, &_capture)
-    if callback is None or isinstance(callback, (int, _support.Handle)):
+    if callback is None or isinstance(callback, cudaStreamCallback_t):
         _c_callback = <cyruntime.cudaStreamCallback_t>_support.plain_address(callback, "callback")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(callback, int):
+        raise TypeError(f"callback: expected a callable or cudaStreamCallback_t(address) for a C function, got the int {callback}")
     else:
         _ctx = _support.callback_context(callback, userData, _capture == cyruntime.cudaStreamCaptureStatusNone)
         _c_callback = <cyruntime.cudaStreamCallback_t>_callback_cudaStreamCallback_t
@@ -18556,9 +18560,11 @@ def cudaLaunchHostFunc(stream, fn, userData):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         cyruntime.cudaStreamIsCapturing(_c_stream, &_capture)
-    if fn is None or isinstance(fn, (int, _support.Handle)):
+    if fn is None or isinstance(fn, cudaHostFn_t):
         _c_fn = <cyruntime.cudaHostFn_t>_support.plain_address(fn, "fn")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(fn, int):
+        raise TypeError(f"fn: expected a callable or cudaHostFn_t(address) for a C function, got the int {fn}")
     else:
         _ctx = _support.callback_context(fn, userData, _capture == cyruntime.cudaStreamCaptureStatusNone)
         _c_fn = <cyruntime.cudaHostFn_t>_callback_cudaHostFn_t
@@ -25498,9 +25504,11 @@ def cudaLogsRegisterCallback(callbackFunc, userData):
     cdef bint _trampoline = False
     cdef cyruntime.cudaLogsCallbackHandle _c_callback_out
     memset(&_c_callback_out, 0, sizeof(_c_callback_out))
-    if callbackFunc is None or isinstance(callbackFunc, (int, _support.Handle)):
+    if callbackFunc is None or isinstance(callbackFunc, cudaLogsCallback_t):
         _c_callbackFunc = <cyruntime.cudaLogsCallback_t>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
+    elif isinstance(callbackFunc, int):
+        raise TypeError(f"callbackFunc: expected a callable or cudaLogsCallback_t(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cyruntime.cudaLogsCallback_t>_callback_cudaLogsCallback_t
