@@ -1,17 +1,31 @@
 // Launch overhead of cubind::launch against the floor: cuLaunchKernelEx called
 // through cubind::raw with the same CUlaunchConfig and a hand-built argument
 // array. Empty kernels of 0, 4 and 16 arguments, so that the host-side cost is
-// what is measured. Every 256 launches the stream is synchronised (in both
-// variants alike) so the driver's queue never fills and blocks a launch.
-// Prints Google Benchmark's table, then medians side by side with the ratio.
+// what is measured.
+//
+// The goal (cubind <= 1.03x raw) is judged by the paired benchmarks
+// (launch/paired/<n>_args): one run of rounds, each a timed block of raw
+// launches and a timed block of cubind launches of the same kernel, config and
+// arguments on the same stream, the order alternating between rounds, the
+// stream synchronized before each block (outside the timing) so both start
+// from an empty queue. The median of the per-round ratios is the goal's
+// number; slow drift of the machine cancels out of it. The separate benchmarks
+// (raw_cuLaunchKernelEx/..., cubind_launch/...; the stream synchronized every
+// 256 launches in both alike) stay as informational rows: the ratio of their
+// medians moves by several percent from run to run.
+// Prints Google Benchmark's table, then a short summary table.
 //
 //   cubind_launch_benchmarks [Google Benchmark flags, e.g. --benchmark_min_time=0.2]
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -38,6 +52,14 @@ extern "C" __global__ void empty16(float* a0, int a1, float a2, float* a3, long 
 constexpr int kSyncEvery = 256;
 constexpr int kRepetitions = 10;
 constexpr unsigned int kBlock = 32;
+
+// Paired benchmarks: warm-up rounds (not recorded), then recorded rounds of
+// one block of raw launches and one block of cubind launches each, the order
+// alternating (even rounds raw first, odd rounds cubind first).
+constexpr int kPairedRounds = 500;
+constexpr int kPairedWarmupRounds = 20;
+constexpr int kLaunchesPerBlock = 128;
+constexpr double kLaunchGoal = 1.03;  // cubind / raw time
 
 struct Fixture {
   std::string skip_reason;
@@ -94,40 +116,70 @@ struct Values {
   unsigned int u = 7;
 };
 
-void sync_now_and_then(benchmark::State& state, std::int64_t& launches) {
-  if (++launches % kSyncEvery == 0 && raw::cuStreamSynchronize(fixture().stream) != CUDA_SUCCESS) {
-    state.SkipWithError("cuStreamSynchronize failed");
+constexpr int kernel_index(int arguments) { return arguments == 0 ? 0 : arguments == 4 ? 1 : 2; }
+
+std::string driver_failure(const char* call, CUresult result) {
+  const char* name = nullptr;
+  if (raw::cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr) name = "unknown CUresult";
+  return std::string(call) + " failed: " + name + " (" + std::to_string(static_cast<int>(result)) + ")";
+}
+
+// One raw launch: the config and the argument array are built per launch, as
+// cubind::launch builds them.
+template <int Arguments>
+inline CUresult raw_launch_once(CUfunction function, CUstream stream, Values& v) {
+  CUlaunchConfig config{};
+  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = kBlock;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  if constexpr (Arguments == 0) {
+    return raw::cuLaunchKernelEx(&config, function, nullptr, nullptr);
+  } else if constexpr (Arguments == 4) {
+    void* params[] = {&v.pointer, &v.i, &v.f, &v.pointer};
+    return raw::cuLaunchKernelEx(&config, function, params, nullptr);
+  } else {
+    void* params[] = {&v.pointer, &v.i, &v.f, &v.pointer, &v.ll, &v.f, &v.pointer, &v.s,
+                      &v.pointer, &v.d, &v.i, &v.pointer, &v.c,  &v.f, &v.pointer, &v.u};
+    return raw::cuLaunchKernelEx(&config, function, params, nullptr);
   }
+}
+
+// One cubind launch of the same kernel, config and arguments; throws on failure.
+template <int Arguments>
+inline void cubind_launch_once(const cubind::StreamRef& stream, const cubind::LaunchConfig& config,
+                               const cubind::Kernel& kernel, const Values& v) {
+  if constexpr (Arguments == 0) {
+    cubind::launch(stream, config, kernel);
+  } else if constexpr (Arguments == 4) {
+    cubind::launch(stream, config, kernel, v.pointer, v.i, v.f, v.pointer);
+  } else {
+    cubind::launch(stream, config, kernel, v.pointer, v.i, v.f, v.pointer, v.ll, v.f, v.pointer, v.s, v.pointer, v.d,
+                   v.i, v.pointer, v.c, v.f, v.pointer, v.u);
+  }
+}
+
+bool sync_now_and_then(benchmark::State& state, std::int64_t& launches) {
+  if (++launches % kSyncEvery != 0) return true;
+  const CUresult status = raw::cuStreamSynchronize(fixture().stream);
+  if (status == CUDA_SUCCESS) return true;
+  state.SkipWithError(driver_failure("cuStreamSynchronize", status).c_str());
+  return false;
 }
 
 template <int Arguments>
 void raw_launch(benchmark::State& state) {
   Fixture& f = fixture();
-  const CUfunction function = reinterpret_cast<CUfunction>(f.kernels[Arguments == 0   ? 0
-                                                                     : Arguments == 4 ? 1
-                                                                                      : 2]
-                                                               .handle());
+  const CUfunction function = reinterpret_cast<CUfunction>(f.kernels[kernel_index(Arguments)].handle());
   Values v;
   std::int64_t launches = 0;
   for (auto _ : state) {
-    CUlaunchConfig config{};
-    config.gridDimX = config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = kBlock;
-    config.blockDimY = config.blockDimZ = 1;
-    config.hStream = f.stream;
-    CUresult status;
-    if constexpr (Arguments == 0) {
-      status = raw::cuLaunchKernelEx(&config, function, nullptr, nullptr);
-    } else if constexpr (Arguments == 4) {
-      void* params[] = {&v.pointer, &v.i, &v.f, &v.pointer};
-      status = raw::cuLaunchKernelEx(&config, function, params, nullptr);
-    } else {
-      void* params[] = {&v.pointer, &v.i, &v.f, &v.pointer, &v.ll, &v.f, &v.pointer, &v.s,
-                        &v.pointer, &v.d, &v.i, &v.pointer, &v.c,  &v.f, &v.pointer, &v.u};
-      status = raw::cuLaunchKernelEx(&config, function, params, nullptr);
+    const CUresult status = raw_launch_once<Arguments>(function, f.stream, v);
+    if (status != CUDA_SUCCESS) {
+      state.SkipWithError(driver_failure("cuLaunchKernelEx", status).c_str());
+      break;
     }
-    if (status != CUDA_SUCCESS) state.SkipWithError("cuLaunchKernelEx failed");
-    sync_now_and_then(state, launches);
+    if (!sync_now_and_then(state, launches)) break;
   }
   raw::cuStreamSynchronize(f.stream);
 }
@@ -135,32 +187,146 @@ void raw_launch(benchmark::State& state) {
 template <int Arguments>
 void core_launch(benchmark::State& state) {
   Fixture& f = fixture();
-  const cubind::Kernel& kernel = f.kernels[Arguments == 0 ? 0 : Arguments == 4 ? 1 : 2];
+  const cubind::Kernel& kernel = f.kernels[kernel_index(Arguments)];
   const cubind::StreamRef stream(f.stream);
   const cubind::LaunchConfig config{1, kBlock};
   Values v;
   std::int64_t launches = 0;
-  for (auto _ : state) {
-    if constexpr (Arguments == 0) {
-      cubind::launch(stream, config, kernel);
-    } else if constexpr (Arguments == 4) {
-      cubind::launch(stream, config, kernel, v.pointer, v.i, v.f, v.pointer);
-    } else {
-      cubind::launch(stream, config, kernel, v.pointer, v.i, v.f, v.pointer, v.ll, v.f, v.pointer, v.s, v.pointer, v.d,
-                     v.i, v.pointer, v.c, v.f, v.pointer, v.u);
+  try {
+    for (auto _ : state) {
+      cubind_launch_once<Arguments>(stream, config, kernel, v);
+      if (!sync_now_and_then(state, launches)) break;
     }
-    sync_now_and_then(state, launches);
+  } catch (const std::exception& error) {
+    state.SkipWithError((std::string("cubind::launch failed: ") + error.what()).c_str());
   }
   raw::cuStreamSynchronize(f.stream);
 }
 
-// Keeps the console output and collects the median of each benchmark.
+// The q-quantile of `values`, interpolated linearly between order statistics.
+double quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double position = q * static_cast<double>(values.size() - 1);
+  const std::size_t below = static_cast<std::size_t>(position);
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
+// Runs kLaunchesPerBlock calls of `launch_once` and sets `ns_per_launch` to
+// their mean duration, by the steady clock. `launch_once` returns false on a
+// failure, which stops the block.
+template <class LaunchOnce>
+bool timed_block(LaunchOnce& launch_once, double& ns_per_launch) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kLaunchesPerBlock; ++i) {
+    if (!launch_once()) return false;
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  ns_per_launch = std::chrono::duration<double, std::nano>(stop - start).count() / kLaunchesPerBlock;
+  return true;
+}
+
+struct PairedResult {
+  std::vector<double> raw_ns;  // per round, ns per launch
+  std::vector<double> cubind_ns;
+  std::vector<double> ratio;   // per round, cubind / raw
+  std::vector<double> ratio_raw_first;
+  std::vector<double> ratio_cubind_first;
+};
+
+// The rounds of one paired benchmark. Returns an empty string, or what failed.
+template <int Arguments>
+std::string run_paired(PairedResult& result) {
+  Fixture& f = fixture();
+  const cubind::Kernel& kernel = f.kernels[kernel_index(Arguments)];
+  const CUfunction function = reinterpret_cast<CUfunction>(kernel.handle());
+  const CUstream stream = f.stream;
+  const cubind::StreamRef stream_ref(stream);
+  const cubind::LaunchConfig config{1, kBlock};
+  Values v;
+  std::string failure;
+  auto raw_once = [&]() -> bool {
+    const CUresult status = raw_launch_once<Arguments>(function, stream, v);
+    if (status == CUDA_SUCCESS) return true;
+    failure = driver_failure("cuLaunchKernelEx", status);
+    return false;
+  };
+  auto cubind_once = [&]() -> bool {
+    cubind_launch_once<Arguments>(stream_ref, config, kernel, v);
+    return true;
+  };
+  auto synchronize = [&]() -> bool {
+    const CUresult status = raw::cuStreamSynchronize(stream);
+    if (status != CUDA_SUCCESS) failure = driver_failure("cuStreamSynchronize", status);
+    return status == CUDA_SUCCESS;
+  };
+  try {
+    for (int round = -kPairedWarmupRounds; round < kPairedRounds; ++round) {
+      const bool raw_first = (round + kPairedWarmupRounds) % 2 == 0;
+      double raw_ns = 0;
+      double cubind_ns = 0;
+      for (int block = 0; block < 2; ++block) {
+        if (!synchronize()) return failure;
+        const bool ok = (block == 0) == raw_first ? timed_block(raw_once, raw_ns) : timed_block(cubind_once, cubind_ns);
+        if (!ok) return failure;
+      }
+      if (round < 0) continue;
+      result.raw_ns.push_back(raw_ns);
+      result.cubind_ns.push_back(cubind_ns);
+      result.ratio.push_back(cubind_ns / raw_ns);
+      (raw_first ? result.ratio_raw_first : result.ratio_cubind_first).push_back(cubind_ns / raw_ns);
+    }
+    if (!synchronize()) return failure;
+  } catch (const std::exception& error) {
+    // cubind::launch threw; leave the stream idle if it still can be.
+    raw::cuStreamSynchronize(stream);
+    return std::string("cubind::launch failed: ") + error.what();
+  }
+  return {};
+}
+
+// One benchmark iteration holds the whole paired measurement; its time is the
+// whole run's (syncs included), and the results are the counters:
+//   raw_ns, cubind_ns   median over rounds of the ns per launch
+//   ratio_median        median over rounds of cubind_ns / raw_ns, the goal's number
+//   ratio_q1, ratio_q3  interquartile range of the per-round ratios
+//   ratio_raw_first, ratio_cubind_first  median ratio of the rounds of each order
+//   rounds, launches_per_block
+template <int Arguments>
+void launch_paired(benchmark::State& state) {
+  PairedResult result;
+  for (auto _ : state) {
+    const std::string failure = run_paired<Arguments>(result);
+    if (!failure.empty()) {
+      state.SkipWithError(failure.c_str());
+      break;
+    }
+  }
+  if (state.error_occurred() || result.ratio.empty()) return;
+  state.counters["raw_ns"] = quantile(result.raw_ns, 0.5);
+  state.counters["cubind_ns"] = quantile(result.cubind_ns, 0.5);
+  state.counters["ratio_median"] = quantile(result.ratio, 0.5);
+  state.counters["ratio_q1"] = quantile(result.ratio, 0.25);
+  state.counters["ratio_q3"] = quantile(result.ratio, 0.75);
+  state.counters["ratio_raw_first"] = quantile(result.ratio_raw_first, 0.5);
+  state.counters["ratio_cubind_first"] = quantile(result.ratio_cubind_first, 0.5);
+  state.counters["rounds"] = static_cast<double>(result.ratio.size());
+  state.counters["launches_per_block"] = kLaunchesPerBlock;
+  state.SetLabel("time: whole run; per-launch results in the counters");
+}
+
+// Keeps the console output, and collects the median of each separate
+// benchmark and the counters of each paired one.
 class MedianCollector : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") {
         medians_[run.run_name.function_name] = run.GetAdjustedRealTime();
+      }
+      // The paired benchmarks run once and set their counters only on success.
+      if (run.run_type == Run::RT_Iteration && run.counters.count("ratio_median") != 0) {
+        counters_[run.run_name.function_name] = run.counters;
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -169,9 +335,17 @@ class MedianCollector : public benchmark::ConsoleReporter {
     const auto found = medians_.find(name);
     return found == medians_.end() ? 0.0 : found->second;
   }
+  std::optional<double> counter(const std::string& name, const char* counter_name) const {
+    const auto found = counters_.find(name);
+    if (found == counters_.end()) return std::nullopt;
+    const auto counter = found->second.find(counter_name);
+    if (counter == found->second.end()) return std::nullopt;
+    return counter->second.value;
+  }
 
  private:
   std::map<std::string, double> medians_;
+  std::map<std::string, benchmark::UserCounters> counters_;
 };
 
 template <int Arguments>
@@ -181,6 +355,45 @@ void register_pair() {
                   benchmark::RegisterBenchmark(("cubind_launch" + suffix).c_str(), core_launch<Arguments>)}) {
     b->Repetitions(kRepetitions)->ReportAggregatesOnly(true)->Unit(benchmark::kNanosecond)->UseRealTime();
   }
+  // Runs once: the rounds are in the body, their statistics in the counters.
+  benchmark::RegisterBenchmark(("launch/paired" + suffix).c_str(), launch_paired<Arguments>)
+      ->Iterations(1)
+      ->Repetitions(1)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+void print_table(const MedianCollector& reporter) {
+  std::printf("\nns per launch; goal: cubind <= %.2fx raw, judged on the paired rows\n", kLaunchGoal);
+  std::printf("| args | measured | raw cuLaunchKernelEx | cubind::launch | cubind / raw | spread | goal |\n"
+              "|---:|---|---:|---:|---:|---|---|\n");
+  for (int arguments : {0, 4, 16}) {
+    const std::string suffix = "/" + std::to_string(arguments) + "_args";
+    const std::string paired = "launch/paired" + suffix;
+    const std::optional<double> raw_ns = reporter.counter(paired, "raw_ns");
+    const std::optional<double> cubind_ns = reporter.counter(paired, "cubind_ns");
+    const std::optional<double> ratio = reporter.counter(paired, "ratio_median");
+    const std::optional<double> q1 = reporter.counter(paired, "ratio_q1");
+    const std::optional<double> q3 = reporter.counter(paired, "ratio_q3");
+    const std::optional<double> rounds = reporter.counter(paired, "rounds");
+    if (raw_ns && cubind_ns && ratio && q1 && q3 && rounds) {
+      std::printf("| %d | paired, %.0f rounds | %.1f | %.1f | %.3fx | IQR %.3f-%.3fx | <= %.2fx (%s) |\n", arguments,
+                  *rounds, *raw_ns, *cubind_ns, *ratio, *q1, *q3, kLaunchGoal, *ratio <= kLaunchGoal ? "met" : "NOT met");
+    } else {
+      std::printf("| %d | paired | not run | not run | | | <= %.2fx (not judged) |\n", arguments, kLaunchGoal);
+    }
+    const double separate_raw = reporter.median("raw_cuLaunchKernelEx" + suffix);
+    const double separate_cubind = reporter.median("cubind_launch" + suffix);
+    if (separate_raw > 0 && separate_cubind > 0) {
+      std::printf("| %d | separate, medians of %d | %.1f | %.1f | %.3fx | | info |\n", arguments, kRepetitions,
+                  separate_raw, separate_cubind, separate_cubind / separate_raw);
+    } else {
+      std::printf("| %d | separate | not run | not run | | | info |\n", arguments);
+    }
+  }
+  std::printf("paired: per round, %d raw and %d cubind launches timed in two blocks (order alternating),\n"
+              "  ratio = median of the per-round ratios, spread = their interquartile range; separate: informational.\n",
+              kLaunchesPerBlock, kLaunchesPerBlock);
 }
 
 }  // namespace
@@ -200,7 +413,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!fixture().skip_reason.empty()) {
-    std::printf("no GPU: %s; launch benchmarks skipped\n", fixture().skip_reason.c_str());
+    std::printf("cubind_launch_benchmarks: no GPU (%s); nothing to measure\n", fixture().skip_reason.c_str());
     return 0;
   }
   register_pair<0>();
@@ -209,16 +422,7 @@ int main(int argc, char** argv) {
   MedianCollector reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-
-  std::printf("\nmedian of %d repetitions, ns per launch (goal: cubind <= 1.03 x raw)\n", kRepetitions);
-  std::printf("| arguments | raw cuLaunchKernelEx | cubind::launch | cubind / raw |\n");
-  std::printf("|---:|---:|---:|---:|\n");
-  for (int arguments : {0, 4, 16}) {
-    const std::string suffix = "/" + std::to_string(arguments) + "_args";
-    const double raw_ns = reporter.median("raw_cuLaunchKernelEx" + suffix);
-    const double core_ns = reporter.median("cubind_launch" + suffix);
-    std::printf("| %d | %.1f | %.1f | %.3f |\n", arguments, raw_ns, core_ns, raw_ns > 0 ? core_ns / raw_ns : 0.0);
-  }
+  print_table(reporter);
   raw::cuStreamDestroy(fixture().stream);
   return 0;
 }
