@@ -893,9 +893,6 @@ def test_host_func_callable_check(env, stream):
         driver.cuStreamAddCallback(stream, 42, None, 0)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "BUG: the context of a captured cuLaunchHostFunc is freed after its first run "
-    "(see test_fake_driver.test_host_func_replayed_by_a_graph)"))
 def test_host_func_captured_in_graph_runs_at_every_launch():
     # In a child process: a use-after-free here would take the test runner down.
     code = textwrap.dedent("""

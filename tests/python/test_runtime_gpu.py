@@ -455,10 +455,6 @@ def test_streams_and_events_across_apis_by_address(env, malloc):
         dok(driver.cuStreamDestroy(cu_stream))
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "BUG (generator: handle parameters): runtime and driver handles of the same object are refused "
-    "across the APIs: cuMemsetD32Async(..., cudaStream_t) raises TypeError: hStream: expected CUstream, "
-    "an int or None, got cudaStream_t; cuda.bindings accepts either class on both sides"))
 def test_stream_objects_across_apis(env, malloc):
     dok(driver.cuInit(0))
     ptr = malloc(4 * N)
