@@ -18,7 +18,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -35,6 +34,7 @@
 #include "cubind/memory_resource.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
+#include "paired.hpp"
 
 namespace {
 
@@ -44,6 +44,7 @@ using cubind::ContextGuard;
 using cubind::Device;
 using cubind::DeviceMemoryResource;
 using cubind::Stream;
+using cubind_bench::driver_failure;
 
 constexpr int kRepetitions = 9;
 
@@ -122,56 +123,17 @@ void alloc_free_buffer(benchmark::State& state, std::size_t bytes) {
   gpu.stream.sync();
 }
 
-// The q-quantile of `values`, interpolated linearly between order statistics.
-double quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double position = q * static_cast<double>(values.size() - 1);
-  const std::size_t below = static_cast<std::size_t>(position);
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
-}
-
-std::string driver_failure(const char* call, CUresult result) {
-  const char* name = nullptr;
-  if (raw::cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr) name = "unknown CUresult";
-  return std::string(call) + " failed: " + name + " (" + std::to_string(static_cast<int>(result)) + ")";
-}
-
-// Runs kPairsPerBlock calls of `pair` and sets `ns_per_pair` to their mean
-// duration, by the steady clock. `pair` returns false on a failure, which
-// stops the block.
-template <class Pair>
-bool timed_block(Pair& pair, double& ns_per_pair) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kPairsPerBlock; ++i) {
-    if (!pair()) return false;
-  }
-  const auto stop = std::chrono::steady_clock::now();
-  ns_per_pair = std::chrono::duration<double, std::nano>(stop - start).count() / kPairsPerBlock;
-  return true;
-}
-
-struct PairedResult {
-  std::vector<double> raw_ns;     // per round, ns per allocate+free pair
-  std::vector<double> cubind_ns;
-  std::vector<double> ratio;      // per round, cubind / raw
-  std::vector<double> ratio_raw_first;
-  std::vector<double> ratio_cubind_first;
-};
-
 // Raw cuMemAllocFromPoolAsync + cuMemFreeAsync pairs against `cubind_pair`
 // (one cubind allocate + free, which throws on failure), on the pool and
-// stream of Gpu::get(0) with its context current. The stream is synchronized
-// before each block, outside the timed region, so that each block starts
-// from an idle stream and the same pool state. Returns an empty string, or
-// what failed.
+// stream of Gpu::get(0) with its context current.
 template <class CubindPair>
-std::string run_paired(std::size_t bytes, CubindPair& cubind_pair, PairedResult& result) {
+void alloc_free_paired(benchmark::State& state, std::size_t bytes, CubindPair cubind_pair) {
   Gpu& gpu = Gpu::get(0);
+  ContextGuard guard(gpu.device);
   const CUmemoryPool pool = gpu.pool->handle();
   const CUstream stream = gpu.stream.handle();
   std::string failure;
-  auto raw_pair = [&]() -> bool {
+  auto raw_pair = [&failure, pool, stream, bytes]() -> bool {
     CUdeviceptr ptr = 0;
     CUresult status = raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream);
     if (status != CUDA_SUCCESS) {
@@ -186,66 +148,9 @@ std::string run_paired(std::size_t bytes, CubindPair& cubind_pair, PairedResult&
     benchmark::DoNotOptimize(ptr);
     return true;
   };
-  auto synchronize = [&]() -> bool {
-    const CUresult status = raw::cuStreamSynchronize(stream);
-    if (status != CUDA_SUCCESS) failure = driver_failure("cuStreamSynchronize", status);
-    return status == CUDA_SUCCESS;
-  };
-  try {
-    for (int round = -kPairedWarmupRounds; round < kPairedRounds; ++round) {
-      const bool raw_first = (round + kPairedWarmupRounds) % 2 == 0;
-      double raw_ns = 0;
-      double cubind_ns = 0;
-      for (int block = 0; block < 2; ++block) {
-        if (!synchronize()) return failure;
-        const bool ok = (block == 0) == raw_first ? timed_block(raw_pair, raw_ns) : timed_block(cubind_pair, cubind_ns);
-        if (!ok) return failure;
-      }
-      if (round < 0) continue;
-      result.raw_ns.push_back(raw_ns);
-      result.cubind_ns.push_back(cubind_ns);
-      result.ratio.push_back(cubind_ns / raw_ns);
-      (raw_first ? result.ratio_raw_first : result.ratio_cubind_first).push_back(cubind_ns / raw_ns);
-    }
-    if (!synchronize()) return failure;
-  } catch (const std::exception& e) {
-    // A cubind call threw; leave the stream idle if it still can be.
-    raw::cuStreamSynchronize(stream);
-    return std::string("cubind allocate/deallocate failed: ") + e.what();
-  }
-  return {};
-}
-
-// One benchmark iteration holds the whole paired measurement; its time is the
-// whole run's (syncs included), and the results are the counters:
-//   raw_ns, cubind_ns   median over rounds of the ns per allocate+free pair
-//   ratio_median        median over rounds of cubind_ns / raw_ns, the goal's number
-//   ratio_q1, ratio_q3  interquartile range of the per-round ratios
-//   ratio_raw_first, ratio_cubind_first  median ratio of the rounds of each order
-//   rounds, pairs_per_block
-template <class CubindPair>
-void alloc_free_paired(benchmark::State& state, std::size_t bytes, CubindPair cubind_pair) {
-  Gpu& gpu = Gpu::get(0);
-  ContextGuard guard(gpu.device);
-  PairedResult result;
-  for (auto _ : state) {
-    const std::string failure = run_paired(bytes, cubind_pair, result);
-    if (!failure.empty()) {
-      state.SkipWithError(failure.c_str());
-      break;
-    }
-  }
-  if (state.error_occurred() || result.ratio.empty()) return;
-  state.counters["raw_ns"] = quantile(result.raw_ns, 0.5);
-  state.counters["cubind_ns"] = quantile(result.cubind_ns, 0.5);
-  state.counters["ratio_median"] = quantile(result.ratio, 0.5);
-  state.counters["ratio_q1"] = quantile(result.ratio, 0.25);
-  state.counters["ratio_q3"] = quantile(result.ratio, 0.75);
-  state.counters["ratio_raw_first"] = quantile(result.ratio_raw_first, 0.5);
-  state.counters["ratio_cubind_first"] = quantile(result.ratio_cubind_first, 0.5);
-  state.counters["rounds"] = static_cast<double>(result.ratio.size());
-  state.counters["pairs_per_block"] = kPairsPerBlock;
-  state.SetLabel("time: whole run; per-pair results in the counters");
+  const cubind_bench::PairedSettings settings{kPairedWarmupRounds, kPairedRounds, kPairsPerBlock,
+                                              "cubind allocate/deallocate"};
+  cubind_bench::paired_benchmark(state, settings, "pairs_per_block", stream, raw_pair, cubind_pair, failure);
 }
 
 // Same cubind side as alloc_free_resource (context current).

@@ -19,8 +19,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -36,10 +34,12 @@
 #include "cubind/launch.hpp"
 #include "cubind/program.hpp"
 #include "cubind/raw/driver.hpp"
+#include "paired.hpp"
 
 namespace {
 
 namespace raw = cubind::raw;
+using cubind_bench::driver_failure;
 
 constexpr const char* kSource = R"(
 extern "C" __global__ void empty0() {}
@@ -117,12 +117,6 @@ struct Values {
 };
 
 constexpr int kernel_index(int arguments) { return arguments == 0 ? 0 : arguments == 4 ? 1 : 2; }
-
-std::string driver_failure(const char* call, CUresult result) {
-  const char* name = nullptr;
-  if (raw::cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr) name = "unknown CUresult";
-  return std::string(call) + " failed: " + name + " (" + std::to_string(static_cast<int>(result)) + ")";
-}
 
 // One raw launch: the config and the argument array are built per launch, as
 // cubind::launch builds them.
@@ -203,40 +197,10 @@ void core_launch(benchmark::State& state) {
   raw::cuStreamSynchronize(f.stream);
 }
 
-// The q-quantile of `values`, interpolated linearly between order statistics.
-double quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double position = q * static_cast<double>(values.size() - 1);
-  const std::size_t below = static_cast<std::size_t>(position);
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
-}
-
-// Runs kLaunchesPerBlock calls of `launch_once` and sets `ns_per_launch` to
-// their mean duration, by the steady clock. `launch_once` returns false on a
-// failure, which stops the block.
-template <class LaunchOnce>
-bool timed_block(LaunchOnce& launch_once, double& ns_per_launch) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kLaunchesPerBlock; ++i) {
-    if (!launch_once()) return false;
-  }
-  const auto stop = std::chrono::steady_clock::now();
-  ns_per_launch = std::chrono::duration<double, std::nano>(stop - start).count() / kLaunchesPerBlock;
-  return true;
-}
-
-struct PairedResult {
-  std::vector<double> raw_ns;  // per round, ns per launch
-  std::vector<double> cubind_ns;
-  std::vector<double> ratio;   // per round, cubind / raw
-  std::vector<double> ratio_raw_first;
-  std::vector<double> ratio_cubind_first;
-};
-
-// The rounds of one paired benchmark. Returns an empty string, or what failed.
+// Raw cuLaunchKernelEx against cubind::launch of the same kernel, config and
+// arguments on the fixture's stream.
 template <int Arguments>
-std::string run_paired(PairedResult& result) {
+void launch_paired(benchmark::State& state) {
   Fixture& f = fixture();
   const cubind::Kernel& kernel = f.kernels[kernel_index(Arguments)];
   const CUfunction function = reinterpret_cast<CUfunction>(kernel.handle());
@@ -255,64 +219,8 @@ std::string run_paired(PairedResult& result) {
     cubind_launch_once<Arguments>(stream_ref, config, kernel, v);
     return true;
   };
-  auto synchronize = [&]() -> bool {
-    const CUresult status = raw::cuStreamSynchronize(stream);
-    if (status != CUDA_SUCCESS) failure = driver_failure("cuStreamSynchronize", status);
-    return status == CUDA_SUCCESS;
-  };
-  try {
-    for (int round = -kPairedWarmupRounds; round < kPairedRounds; ++round) {
-      const bool raw_first = (round + kPairedWarmupRounds) % 2 == 0;
-      double raw_ns = 0;
-      double cubind_ns = 0;
-      for (int block = 0; block < 2; ++block) {
-        if (!synchronize()) return failure;
-        const bool ok = (block == 0) == raw_first ? timed_block(raw_once, raw_ns) : timed_block(cubind_once, cubind_ns);
-        if (!ok) return failure;
-      }
-      if (round < 0) continue;
-      result.raw_ns.push_back(raw_ns);
-      result.cubind_ns.push_back(cubind_ns);
-      result.ratio.push_back(cubind_ns / raw_ns);
-      (raw_first ? result.ratio_raw_first : result.ratio_cubind_first).push_back(cubind_ns / raw_ns);
-    }
-    if (!synchronize()) return failure;
-  } catch (const std::exception& error) {
-    // cubind::launch threw; leave the stream idle if it still can be.
-    raw::cuStreamSynchronize(stream);
-    return std::string("cubind::launch failed: ") + error.what();
-  }
-  return {};
-}
-
-// One benchmark iteration holds the whole paired measurement; its time is the
-// whole run's (syncs included), and the results are the counters:
-//   raw_ns, cubind_ns   median over rounds of the ns per launch
-//   ratio_median        median over rounds of cubind_ns / raw_ns, the goal's number
-//   ratio_q1, ratio_q3  interquartile range of the per-round ratios
-//   ratio_raw_first, ratio_cubind_first  median ratio of the rounds of each order
-//   rounds, launches_per_block
-template <int Arguments>
-void launch_paired(benchmark::State& state) {
-  PairedResult result;
-  for (auto _ : state) {
-    const std::string failure = run_paired<Arguments>(result);
-    if (!failure.empty()) {
-      state.SkipWithError(failure.c_str());
-      break;
-    }
-  }
-  if (state.error_occurred() || result.ratio.empty()) return;
-  state.counters["raw_ns"] = quantile(result.raw_ns, 0.5);
-  state.counters["cubind_ns"] = quantile(result.cubind_ns, 0.5);
-  state.counters["ratio_median"] = quantile(result.ratio, 0.5);
-  state.counters["ratio_q1"] = quantile(result.ratio, 0.25);
-  state.counters["ratio_q3"] = quantile(result.ratio, 0.75);
-  state.counters["ratio_raw_first"] = quantile(result.ratio_raw_first, 0.5);
-  state.counters["ratio_cubind_first"] = quantile(result.ratio_cubind_first, 0.5);
-  state.counters["rounds"] = static_cast<double>(result.ratio.size());
-  state.counters["launches_per_block"] = kLaunchesPerBlock;
-  state.SetLabel("time: whole run; per-launch results in the counters");
+  const cubind_bench::PairedSettings settings{kPairedWarmupRounds, kPairedRounds, kLaunchesPerBlock, "cubind::launch"};
+  cubind_bench::paired_benchmark(state, settings, "launches_per_block", stream, raw_once, cubind_once, failure);
 }
 
 // Keeps the console output, and collects the median of each separate
