@@ -81,10 +81,7 @@ KNOWN_MISSING_ENUMS = {
     "cudaEglColorFormat": _EGL_GL, "cudaEglFrameType": _EGL_GL, "cudaEglResourceLocationFlags": _EGL_GL,
     "cudaGLDeviceList": _EGL_GL, "cudaGLMapFlags": _EGL_GL,
 }
-KNOWN_ENUM_MEMBER_BUGS = {
-    "nvjitlink.InputType": "BUG: members carry the C prefix (NVJITLINK_INPUT_LTOIR); cuda.bindings has InputType.LTOIR",
-    "nvjitlink.Result": "BUG: members carry the C prefix (NVJITLINK_ERROR_...); cuda.bindings has Result.ERROR_INVALID_INPUT",
-}
+KNOWN_ENUM_MEMBER_BUGS = {}
 
 # cuda.bindings' own helper classes, not CUDA types.
 _CLASS_EXCLUDE = re.compile(r"^(anon_(struct|union)\d+|cudaBindings(Driver|Runtime)Global|Any|Optional|IntEnum|_\w+)$")
@@ -172,9 +169,9 @@ def test_positional_parameters_match(name):
 
 def test_sizeof_docstring_has_signature():
     for module in (driver, runtime, nvrtc, nvjitlink):
-        if sig.doc_signature(module.sizeof) is None:
-            pytest.xfail("BUG (emit_python.cpp): the first docstring line of sizeof() is "
-                         f"{module.sizeof.__doc__.splitlines()[0]!r}, not 'sizeof(objType)' as for every other function")
+        assert sig.doc_signature(module.sizeof) is not None, (
+            f"{module.__name__}.sizeof: the first docstring line is {module.sizeof.__doc__.splitlines()[0]!r}, "
+            "not its signature as for every other function")
 
 
 @pytest.mark.parametrize("name", ["driver", "runtime", "nvrtc"])
@@ -862,28 +859,11 @@ def test_stub_annotations_name_defined_types(name):
                 if isinstance(n, ast.Name) and n.id not in defined:
                     undefined.setdefault(n.id, []).append(getattr(node, "name", "<attribute>"))
     problems = {k: f"used by {sorted(set(v))[:5]}" for k, v in undefined.items()}
-    report(problems, {"nvJitLinkInputType": (
-        "BUG (emit_python.cpp, nvjitlink.pyi): add_data/add_file annotate inputType as "
-        "'nvJitLinkInputType | int' but the stub's class is InputType")},
-        "undefined names in stub annotations")
+    report(problems, {}, "undefined names in stub annotations")
 
 
-_DOC_LOST = ("BUG (codegen front end): the header's doc comment is separated from the declaration by "
-             "`#if __CUDART_API_VERSION >= 11010` or `#if defined(__cplusplus)`, and is not attached")
 KNOWN_UNDOCUMENTED = {
     "cudaGetExportTable": "undocumented in the header (\\cond impl_private)",
-    **{n: _DOC_LOST for n in (
-        "cudaDeviceGetTexture1DLinearMaxWidth", "cudaStreamAttachMemAsync", "cudaEventRecordWithFlags",
-        "cudaMallocManaged", "cudaArrayGetSparseProperties", "cudaMipmappedArrayGetSparseProperties",
-        "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNode1D",
-        "cudaGraphMemcpyNodeSetParamsToSymbol", "cudaGraphMemcpyNodeSetParamsFromSymbol",
-        "cudaGraphMemcpyNodeSetParams1D", "cudaGraphAddEventRecordNode", "cudaGraphEventRecordNodeGetEvent",
-        "cudaGraphEventRecordNodeSetEvent", "cudaGraphAddEventWaitNode", "cudaGraphEventWaitNodeGetEvent",
-        "cudaGraphEventWaitNodeSetEvent", "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-        "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "cudaGraphExecMemcpyNodeSetParams1D",
-        "cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecEventRecordNodeSetEvent",
-        "cudaGraphExecEventWaitNodeSetEvent", "cudaGraphUpload", "cudaGetDriverEntryPoint",
-        "cudaGetDriverEntryPointByVersion")},
 }
 
 
