@@ -56,6 +56,37 @@ void nvjitlink_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus nvjitlink_status() noexcept { return g_table.status(); }
 
+const char* nvjitlink_status_name(nvJitLinkResult status) noexcept {
+  static constexpr struct {
+    long long value;
+    const char* name;
+  } kNames[] = {
+      {0, "NVJITLINK_SUCCESS"},
+      {1, "NVJITLINK_ERROR_UNRECOGNIZED_OPTION"},
+      {2, "NVJITLINK_ERROR_MISSING_ARCH"},
+      {3, "NVJITLINK_ERROR_INVALID_INPUT"},
+      {4, "NVJITLINK_ERROR_PTX_COMPILE"},
+      {5, "NVJITLINK_ERROR_NVVM_COMPILE"},
+      {6, "NVJITLINK_ERROR_INTERNAL"},
+      {7, "NVJITLINK_ERROR_THREADPOOL"},
+      {8, "NVJITLINK_ERROR_UNRECOGNIZED_INPUT"},
+      {9, "NVJITLINK_ERROR_FINALIZE"},
+      {10, "NVJITLINK_ERROR_NULL_INPUT"},
+      {11, "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS"},
+      {12, "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE"},
+      {13, "NVJITLINK_ERROR_ARCH_MISMATCH"},
+      {14, "NVJITLINK_ERROR_OUTDATED_LIBRARY"},
+      {15, "NVJITLINK_ERROR_MISSING_FATBIN"},
+      {16, "NVJITLINK_ERROR_UNRECOGNIZED_ARCH"},
+      {17, "NVJITLINK_ERROR_UNSUPPORTED_ARCH"},
+      {18, "NVJITLINK_ERROR_LTO_NOT_ENABLED"},
+  };
+  for (const auto& entry : kNames) {
+    if (entry.value == static_cast<long long>(status)) return entry.name;
+  }
+  return nullptr;
+}
+
 nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle *, uint32_t, const char **);
   return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkCreate))(handle, numOptions, options);

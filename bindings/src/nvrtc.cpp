@@ -76,6 +76,36 @@ void nvrtc_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
 
+const char* nvrtc_status_name(nvrtcResult status) noexcept {
+  static constexpr struct {
+    long long value;
+    const char* name;
+  } kNames[] = {
+      {0, "NVRTC_SUCCESS"},
+      {1, "NVRTC_ERROR_OUT_OF_MEMORY"},
+      {2, "NVRTC_ERROR_PROGRAM_CREATION_FAILURE"},
+      {3, "NVRTC_ERROR_INVALID_INPUT"},
+      {4, "NVRTC_ERROR_INVALID_PROGRAM"},
+      {5, "NVRTC_ERROR_INVALID_OPTION"},
+      {6, "NVRTC_ERROR_COMPILATION"},
+      {7, "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"},
+      {8, "NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION"},
+      {9, "NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION"},
+      {10, "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID"},
+      {11, "NVRTC_ERROR_INTERNAL_ERROR"},
+      {12, "NVRTC_ERROR_TIME_FILE_WRITE_FAILED"},
+      {13, "NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED"},
+      {14, "NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED"},
+      {15, "NVRTC_ERROR_PCH_CREATE"},
+      {16, "NVRTC_ERROR_CANCELLED"},
+      {17, "NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED"},
+  };
+  for (const auto& entry : kNames) {
+    if (entry.value == static_cast<long long>(status)) return entry.name;
+  }
+  return nullptr;
+}
+
 const char * nvrtcGetErrorString(nvrtcResult result) {
   using Fn = const char * (*)(nvrtcResult);
   return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetErrorString))(result);

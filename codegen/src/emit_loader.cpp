@@ -8,6 +8,7 @@
 // that includes the header, so calls, declarations and the definition agree.
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "codegen/emit_common.hpp"
@@ -72,6 +73,14 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+// The enum most functions return (CUresult, nvJitLinkResult), or nullptr.
+const Enum* status_enum(const Library& lib) {
+  for (const auto& f : lib.functions) {
+    if (const Enum* e = lib.find_enum(f.result.spelling)) return e;
+  }
+  return nullptr;
+}
+
 std::vector<const Function*> bound_functions(const Library& lib) {
   std::vector<const Function*> out;
   for (const auto& f : lib.functions) {
@@ -92,7 +101,13 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
     << ";\n// a library that cannot be loaded, or lacks the entry point, raises\n"
        "// cubind::LoaderError (RuntimeError in Python).\n";
   o << "#pragma once\n\n";
-  for (const auto& h : lib.headers) o << "#include <" << h << ">\n";
+  // driver_functions.h is reached through cuda_runtime.h, the public header
+  // that includes it: included alone, it warns that it is internal.
+  std::set<std::string> included;
+  for (const auto& h : lib.headers) {
+    const std::string public_header = h == "driver_functions.h" ? "cuda_runtime.h" : h;
+    if (included.insert(public_header).second) o << "#include <" << public_header << ">\n";
+  }
   o << "\n#include \"cubind/detail/loader_support.hpp\"\n\n";
   if (lib.name == "driver" || lib.name == "runtime") {
     o << "#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)\n"
@@ -113,6 +128,11 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
   o << "void " << lib.name << "_load();\n\n";
   o << "// Whether " << lib.soname << " is loaded, from where, or why it could not be. Loads nothing.\n";
   o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept;\n\n";
+  if (const Enum* st = status_enum(lib)) {
+    o << "// The enumerator's name of a " << st->name << " (\"" << st->enumerators.back().name
+      << "\"), or nullptr for a value\n// these headers do not know. Loads nothing.\n";
+    o << "const char* " << lib.name << "_status_name(" << st->name << " status) noexcept;\n\n";
+  }
   for (const Function* f : bound_functions(lib)) {
     const std::string brief = first_sentence(f->doc);
     o << "// " << f->name;
@@ -176,6 +196,17 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   o << "}  // namespace\n\n";
   o << "void " << lib.name << "_load() { g_table.ensure_loaded(); }\n\n";
   o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept { return g_table.status(); }\n\n";
+  if (const Enum* st = status_enum(lib)) {
+    // A table rather than a switch: enumerators may share a value.
+    o << "const char* " << lib.name << "_status_name(" << st->name << " status) noexcept {\n";
+    o << "  static constexpr struct {\n    long long value;\n    const char* name;\n  } kNames[] = {\n";
+    for (const auto& e : st->enumerators) o << "      {" << e.value << ", " << quoted(e.name) << "},\n";
+    o << "  };\n";
+    o << "  for (const auto& entry : kNames) {\n"
+         "    if (entry.value == static_cast<long long>(status)) return entry.name;\n"
+         "  }\n"
+         "  return nullptr;\n}\n\n";
+  }
   for (const Function* f : functions) {
     o << f->result.spelling << " " << f->name << "(" << params_decl(f->params) << ") {\n";
     o << "  using Fn = " << function_type(f->result, f->params) << ";\n";

@@ -421,6 +421,17 @@ TEST(EmitLoader, HeaderHelpersAreReexportedNotLoaded) {
   EXPECT_THAT(pxd, HasSubstr(" make_thing()\n"));
 }
 
+TEST(EmitLoader, StatusNamesComeFromTheStatusEnum) {
+  const Library lib = driver_ir();
+  const auto hpp = codegen::emit_loader_header(lib, options()).content;
+  EXPECT_THAT(hpp, HasSubstr("const char* driver_status_name(CUresult status) noexcept;\n"));
+  const auto cpp = codegen::emit_loader_source(lib, options()).content;
+  EXPECT_THAT(cpp, HasSubstr("const char* driver_status_name(CUresult status) noexcept {\n"));
+  EXPECT_THAT(cpp, HasSubstr("{0, \"CUDA_SUCCESS\"},\n"));
+  EXPECT_THAT(cpp, HasSubstr("{999, \"CUDA_ERROR_UNKNOWN\"},\n"));
+  EXPECT_THAT(cpp, HasSubstr("return nullptr;\n"));
+}
+
 TEST(EmitLoaderHeader, BriefAndLocationPrecedeTheDeclaration) {
   const auto hpp = codegen::emit_loader_header(driver_ir(), options()).content;
   EXPECT_THAT(hpp, HasSubstr("// cuInit: Initialize the CUDA driver API (cuda.h:100)\nCUresult cuInit("));

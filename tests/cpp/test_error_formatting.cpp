@@ -5,6 +5,9 @@
 #include <string>
 
 #include "cubind/error.hpp"
+#include "cubind/raw/driver.hpp"
+#include "cubind/raw/nvjitlink.hpp"
+#include "cubind/raw/nvrtc.hpp"
 #include "runtime_test_support.hpp"
 
 namespace {
@@ -50,6 +53,14 @@ TEST(ErrorFormattingTest, AnUnknownCodeIsNamedByItsNumber) {
     EXPECT_NE(std::string(e.what()).find("cuFutureCall failed: CUresult 987654 (987654)"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(ErrorFormatting, NvJitLinkResultNamesComeFromTheHeader) {
+  EXPECT_EQ(cubind::detail::nvjitlink_result_name(NVJITLINK_SUCCESS), "NVJITLINK_SUCCESS");
+  EXPECT_EQ(cubind::detail::nvjitlink_result_name(NVJITLINK_ERROR_PTX_COMPILE), "NVJITLINK_ERROR_PTX_COMPILE");
+  EXPECT_EQ(cubind::detail::nvjitlink_result_name(static_cast<nvJitLinkResult>(4242)), "nvJitLinkResult 4242");
+  EXPECT_STREQ(cubind::raw::nvrtc_status_name(NVRTC_ERROR_COMPILATION), "NVRTC_ERROR_COMPILATION");
+  EXPECT_EQ(cubind::raw::driver_status_name(static_cast<CUresult>(987654)), nullptr);
 }
 
 }  // namespace

@@ -33,6 +33,10 @@ void driver_load();
 // Whether libcuda.so.1 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus driver_status() noexcept;
 
+// The enumerator's name of a CUresult ("CUDA_ERROR_UNKNOWN"), or nullptr for a value
+// these headers do not know. Loads nothing.
+const char* driver_status_name(CUresult status) noexcept;
+
 // cuGetErrorString: Gets the string description of an error code (cuda.h:5149)
 CUresult cuGetErrorString(CUresult error, const char **pStr);
 // cuGetErrorName: Gets the string representation of an error code enum name (cuda.h:5170)

@@ -28,6 +28,10 @@ void nvjitlink_load();
 // Whether libnvJitLink.so.13 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus nvjitlink_status() noexcept;
 
+// The enumerator's name of a nvJitLinkResult ("NVJITLINK_ERROR_LTO_NOT_ENABLED"), or nullptr for a value
+// these headers do not know. Loads nothing.
+const char* nvjitlink_status_name(nvJitLinkResult status) noexcept;
+
 // nvJitLinkCreate: nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle. (nvJitLink.h:190)
 nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options);
 // nvJitLinkDestroy: nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL. (nvJitLink.h:214)

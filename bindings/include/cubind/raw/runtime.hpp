@@ -10,7 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <cuda_profiler_api.h>
 #include <library_types.h>
-#include <driver_functions.h>
+#include <cuda_runtime.h>
 
 #include "cubind/detail/loader_support.hpp"
 
@@ -34,6 +34,10 @@ void runtime_load();
 
 // Whether libcudart.so.13 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus runtime_status() noexcept;
+
+// The enumerator's name of a cudaError_t ("cudaErrorApiFailureBase"), or nullptr for a value
+// these headers do not know. Loads nothing.
+const char* runtime_status_name(cudaError_t status) noexcept;
 
 // cudaDeviceReset: Destroy all allocations and reset all state on the current device in the current process. (cuda_runtime_api.h:330)
 cudaError_t cudaDeviceReset(void);

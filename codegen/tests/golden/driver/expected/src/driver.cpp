@@ -54,6 +54,22 @@ void driver_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus driver_status() noexcept { return g_table.status(); }
 
+const char* driver_status_name(CUresult status) noexcept {
+  static constexpr struct {
+    long long value;
+    const char* name;
+  } kNames[] = {
+      {0, "CUDA_SUCCESS"},
+      {1, "CUDA_ERROR_INVALID_VALUE"},
+      {801, "CUDA_ERROR_NOT_SUPPORTED"},
+      {999, "CUDA_ERROR_UNKNOWN"},
+  };
+  for (const auto& entry : kNames) {
+    if (entry.value == static_cast<long long>(status)) return entry.name;
+  }
+  return nullptr;
+}
+
 CUresult cuInit(unsigned int Flags) {
   using Fn = CUresult (*)(unsigned int);
   return reinterpret_cast<Fn>(g_table.entry(k_cuInit))(Flags);

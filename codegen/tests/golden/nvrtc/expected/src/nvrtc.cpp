@@ -48,6 +48,22 @@ void nvrtc_load() { g_table.ensure_loaded(); }
 
 cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
 
+const char* nvrtc_status_name(nvrtcResult status) noexcept {
+  static constexpr struct {
+    long long value;
+    const char* name;
+  } kNames[] = {
+      {0, "NVRTC_SUCCESS"},
+      {1, "NVRTC_ERROR_OUT_OF_MEMORY"},
+      {2, "NVRTC_ERROR_PROGRAM_CREATION_FAILURE"},
+      {3, "NVRTC_ERROR_INVALID_INPUT"},
+  };
+  for (const auto& entry : kNames) {
+    if (entry.value == static_cast<long long>(status)) return entry.name;
+  }
+  return nullptr;
+}
+
 const char * nvrtcGetErrorString(nvrtcResult result) {
   using Fn = const char * (*)(nvrtcResult);
   return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetErrorString))(result);

@@ -32,6 +32,10 @@ void driver_load();
 // Whether libcuda.so.1 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus driver_status() noexcept;
 
+// The enumerator's name of a CUresult ("CUDA_ERROR_UNKNOWN"), or nullptr for a value
+// these headers do not know. Loads nothing.
+const char* driver_status_name(CUresult status) noexcept;
+
 // cuInit: Initialize the CUDA driver API (cuda.h:109)
 CUresult cuInit(unsigned int Flags);
 // cuDriverGetVersion: Returns the latest CUDA version supported by driver (cuda.h:116)

@@ -28,6 +28,10 @@ void nvrtc_load();
 // Whether libnvrtc.so.13 is loaded, from where, or why it could not be. Loads nothing.
 cubind::detail::LibraryStatus nvrtc_status() noexcept;
 
+// The enumerator's name of a nvrtcResult ("NVRTC_ERROR_INVALID_INPUT"), or nullptr for a value
+// these headers do not know. Loads nothing.
+const char* nvrtc_status_name(nvrtcResult status) noexcept;
+
 // nvrtcGetErrorString: nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code. (nvrtc.h:31)
 const char * nvrtcGetErrorString(nvrtcResult result);
 // nvrtcVersion: nvrtcVersion sets the output parameters \p major and \p minor with the CUDA Runtime Compilation version number. (nvrtc.h:40)
