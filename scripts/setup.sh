@@ -5,8 +5,11 @@
 # ninja; and from PyPI Cython, scikit-build-core, pytest and cuda-bindings.
 set -euo pipefail
 
+# libegl-dev, libgl-dev, libvdpau-dev: the generator parses CUDA's graphics-interop
+# headers, which include theirs (a build without them uses core/standin).
 APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
-              nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils)
+              nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils
+              libegl-dev libgl-dev libvdpau-dev)
 # cuda-bindings: NVIDIA's bindings of the same CUDA version, which the
 # compatibility tests compare cubind.bindings with (names, signatures, values).
 PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7" "cuda-bindings==13.0.*")

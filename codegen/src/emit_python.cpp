@@ -84,7 +84,9 @@ class Model {
     // Typedefs of handles (typedef CUstream cudaStream_t) and of integers get classes too.
     for (const auto& t : lib.typedefs) {
       if (t.kind != Typedef::Kind::Alias) continue;
-      if (t.target.kind == Type::Kind::Handle) {
+      if (t.target.kind == Type::Kind::Handle ||
+          (t.target.kind == Type::Kind::Pointer && t.target.pointer_depth == 1 && t.target.pointee == "void")) {
+        // Also an opaque pointer of another library (EGLImageKHR: void *).
         handles_[t.name] = t.name;
       } else if (t.target.kind == Type::Kind::Builtin && scalars().count(t.target.canonical) &&
                  !scalars().at(t.target.canonical).second && t.target.canonical != "_Bool") {
@@ -94,7 +96,7 @@ class Model {
     }
     for (const auto& t : lib.typedefs) {
       if (handles_.count(t.name)) handle_order.push_back(t.name);
-      if (t.kind == Typedef::Kind::FunctionPointer) function_pointer_order.push_back(t.name);
+      if (t.kind == Typedef::Kind::FunctionPointer || is_function_type(t)) function_pointer_order.push_back(t.name);
     }
     // Records: one class per complete record, named as users write it.
     for (const auto& r : lib.records) {
@@ -185,7 +187,7 @@ class Model {
     }
     if (auto it = typedefs_.find(name); it != typedefs_.end()) {
       const Typedef* td = it->second;
-      if (td->kind == Typedef::Kind::FunctionPointer) {
+      if (td->kind == Typedef::Kind::FunctionPointer || is_function_type(*td)) {
         t.kind = TypeInfo::Kind::FunctionPointer;
         t.c = cy + "." + name;
         t.py = name;
@@ -199,6 +201,19 @@ class Model {
       if (td->kind == Typedef::Kind::RecordAlias) return resolve(td->record);
     }
     return t;
+  }
+
+  // The handle typedef of the pointer type spelled `spelling` ("struct cudaGraphicsResource *"), or "".
+  std::string handle_spelled(const std::string& spelling) const {
+    for (const auto& t : lib.typedefs) {
+      if (t.kind == Typedef::Kind::Handle && t.target.spelling == spelling && handles_.count(t.name)) return t.name;
+    }
+    return "";
+  }
+
+  // Another library's function type (VdpGetProcAddress), taken by pointer.
+  static bool is_function_type(const Typedef& t) {
+    return t.foreign && t.kind == Typedef::Kind::Alias && t.target.kind == Type::Kind::Void;
   }
 
   const Enum* find_enum(const std::string& name) const {
@@ -385,7 +400,10 @@ class FunctionPlanner {
         plans.push_back(pl);
         continue;
       }
-      if (t.kind != Type::Kind::Pointer) {
+      // A typedef of another library's opaque pointer (EGLImageKHR) is a handle.
+      const bool opaque_pointer = t.kind == Type::Kind::Pointer && t.pointer_depth == 0 &&
+                                  m_.resolve(t.spelling).kind == TypeInfo::Kind::Handle;
+      if (t.kind != Type::Kind::Pointer || opaque_pointer) {
         pl.type = m_.resolve(t.spelling);
         switch (pl.type.kind) {
           case TypeInfo::Kind::Scalar: pl.role = Role::Scalar; break;
@@ -400,7 +418,17 @@ class FunctionPlanner {
       }
       // Pointers.
       const std::string dir = p.direction;
-      const TypeInfo pointee = m_.resolve(t.pointee);
+      TypeInfo pointee = m_.resolve(t.pointee);
+      if (pointee.kind == TypeInfo::Kind::Unknown && t.pointer_depth == 2) {
+        // struct cudaGraphicsResource **: spelled without its handle typedef.
+        const std::string handle = m_.handle_spelled(t.pointee);
+        if (!handle.empty() && (dir == "out" || dir == "in")) {
+          pl.type = m_.resolve(handle);
+          pl.role = dir == "out" ? Role::OutScalar : Role::InPointer;
+          plans.push_back(pl);
+          continue;
+        }
+      }
       pl.type = pointee;
       if (p.classified_by == "callback_user_data" && has_callback) {
         pl.role = Role::UserData;
@@ -469,7 +497,9 @@ class FunctionPlanner {
           fail("no Python form for the pointee");
         }
         if (pointee.kind == TypeInfo::Kind::FunctionPointer) {
-          pl.role = dir == "out" ? Role::OutScalar : Role::Address;
+          // VdpGetProcAddress *: the function's address, given in its class.
+          const bool function_type = m_.find_typedef(t.pointee) && Model::is_function_type(*m_.find_typedef(t.pointee));
+          pl.role = dir == "out" ? Role::OutScalar : function_type ? Role::FunctionPointer : Role::Address;
         } else if (!pl.count.empty()) {
           if (dir == "in") {
             pl.role = Role::ArrayIn;

@@ -273,6 +273,8 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
  public:
   Visitor(clang::ASTContext& ctx, const std::set<std::string>& owned_files, AstResult& out)
       : ctx_(ctx), sm_(ctx.getSourceManager()), owned_(owned_files), out_(out), types_(ctx) {}
+  // Typedefs of headers not owned that are recorded all the same.
+  void set_foreign_types(std::set<std::string> names) { foreign_ = std::move(names); }
 
   bool shouldVisitTemplateInstantiations() const { return false; }
 
@@ -374,7 +376,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       record_pfn(name, under);
       return true;
     }
-    if (!in_owned_file(td)) return true;
+    if (!in_owned_file(td) && !foreign_.count(name)) return true;
     // typedef struct { ... } X; names the record itself.
     if (const auto* tag = under->getAsTagDecl()) {
       if (tag->getTypedefNameForAnonDecl() == td) return true;
@@ -444,6 +446,18 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       t.kind = Typedef::Kind::EnumAlias;
     } else {
       t.kind = Typedef::Kind::Alias;
+    }
+    if (!in_owned_file(td)) {
+      // Another library's type: spelled by what it is, since that library's
+      // headers may be absent where the bindings are built.
+      t.foreign = true;
+      if (c->isFunctionType()) {
+        t.target = Type{};
+        t.target.kind = Type::Kind::Void;
+        t.target.spelling = t.target.canonical = "void";
+      } else {
+        t.target.spelling = t.target.canonical;
+      }
     }
     out_.library.typedefs.push_back(std::move(t));
     return true;
@@ -638,6 +652,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
   clang::ASTContext& ctx_;
   const clang::SourceManager& sm_;
   const std::set<std::string>& owned_;
+  std::set<std::string> foreign_;
   AstResult& out_;
   TypeMapper types_;
   unsigned order_ = 0;
@@ -651,9 +666,11 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
 
 class AstConsumer : public clang::ASTConsumer {
  public:
-  AstConsumer(const std::set<std::string>& owned_files, AstResult& out) : owned_(owned_files), out_(out) {}
+  AstConsumer(const std::set<std::string>& owned_files, const std::set<std::string>& foreign_types, AstResult& out)
+      : owned_(owned_files), foreign_(foreign_types), out_(out) {}
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     Visitor v(ctx, owned_, out_);
+    v.set_foreign_types(foreign_);
     v.TraverseDecl(ctx.getTranslationUnitDecl());
     v.finish();
     v.collect_macro_docs(out_.macros);
@@ -661,19 +678,22 @@ class AstConsumer : public clang::ASTConsumer {
 
  private:
   const std::set<std::string>& owned_;
+  const std::set<std::string>& foreign_;
   AstResult& out_;
 };
 
 class AstAction : public clang::ASTFrontendAction {
  public:
-  AstAction(std::set<std::string> owned_files, AstResult& out) : owned_(std::move(owned_files)), out_(out) {}
+  AstAction(std::set<std::string> owned_files, std::set<std::string> foreign_types, AstResult& out)
+      : owned_(std::move(owned_files)), foreign_(std::move(foreign_types)), out_(out) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
     ci.getPreprocessor().addPPCallbacks(std::make_unique<MacroRecorder>(ci.getPreprocessor(), owned_, out_.macros));
-    return std::make_unique<AstConsumer>(owned_, out_);
+    return std::make_unique<AstConsumer>(owned_, foreign_, out_);
   }
 
  private:
   std::set<std::string> owned_;
+  std::set<std::string> foreign_;
   AstResult& out_;
 };
 
@@ -846,12 +866,17 @@ void check_inputs(const LibrarySource& source, const FrontendOptions& options,
   }
   auto headers = source.headers;
   headers.insert(headers.end(), source.extra_headers.begin(), source.extra_headers.end());
+  // Headers of other libraries (vdpau/vdpau.h) come from the system's include directories.
+  std::vector<std::string> dirs_to_search = options.include_dirs;
+  dirs_to_search.insert(dirs_to_search.end(), {"/usr/local/include", "/usr/include"});
   for (const auto& h : headers) {
-    const bool found = std::any_of(options.include_dirs.begin(), options.include_dirs.end(),
-                                   [&](const std::string& dir) { return fs::exists(fs::path(dir) / h); });
+    const bool cuda_header = h.find('/') == std::string::npos;
+    const auto& search = cuda_header ? options.include_dirs : dirs_to_search;
+    const bool found =
+        std::any_of(search.begin(), search.end(), [&](const std::string& dir) { return fs::exists(fs::path(dir) / h); });
     if (!found) {
       std::string dirs;
-      for (const auto& d : options.include_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
+      for (const auto& d : search) dirs += (dirs.empty() ? "" : ", ") + d;
       throw std::runtime_error("header " + h + " (" + source.name + ") not found in " + dirs);
     }
   }
@@ -1006,7 +1031,8 @@ Library parse(const LibrarySource& source, const FrontendOptions& options,
   }
   ast.library.soname = source.soname;
   const Inputs in = make_inputs(source, options, virtual_files);
-  run_clang(std::make_unique<AstAction>(owned_files, ast), in, source.name, true);
+  const std::set<std::string> foreign(source.foreign_types.begin(), source.foreign_types.end());
+  run_clang(std::make_unique<AstAction>(owned_files, foreign, ast), in, source.name, true);
 
   std::vector<RawMacro> per_thread_macros;
   Inputs pt = in;
@@ -1023,23 +1049,34 @@ Library parse(const LibrarySource& source, const FrontendOptions& options,
 
 }  // namespace
 
+// The EGL, OpenGL and VDPAU types of the graphics-interop headers, bound as
+// cuda.bindings binds them.
+const std::vector<std::string> kInteropTypes = {"EGLImageKHR", "EGLStreamKHR", "EGLint",          "EGLSyncKHR",
+                                                "GLenum",      "GLuint",       "VdpDevice",       "VdpGetProcAddress",
+                                                "VdpVideoSurface", "VdpOutputSurface"};
+
 std::vector<LibrarySource> cuda_libraries() {
   // The profiler entry points (cudaProfiler.h, cuda_profiler_api.h) belong to
   // the driver and runtime modules, as in cuda.bindings.
   return {
       {"driver",
-       {"cuda.h", "cudaProfiler.h"},
-       {"cuda.h", "cudaProfiler.h"},
-       {"cudaTypedefs.h", "cudaProfilerTypedefs.h"},
+       // cudaVDPAU.h expects the VDPAU types declared before it.
+       {"cuda.h", "cudaProfiler.h", "cudaEGL.h", "cudaGL.h", "vdpau/vdpau.h", "cudaVDPAU.h"},
+       {"cuda.h", "cudaProfiler.h", "cudaEGL.h", "cudaGL.h", "cudaVDPAU.h"},
+       {"cudaTypedefs.h", "cudaProfilerTypedefs.h", "cudaEGLTypedefs.h", "cudaGLTypedefs.h", "cudaVDPAUTypedefs.h"},
        "libcuda.so.1",
-       {"__CUDA_API_PTDS", "__CUDA_API_PTSZ"}},
+       {"__CUDA_API_PTDS", "__CUDA_API_PTSZ"},
+       kInteropTypes},
       {"runtime",
-       {"cuda_runtime_api.h", "cuda_profiler_api.h", "library_types.h", "driver_functions.h"},
+       {"cuda_runtime_api.h", "cuda_profiler_api.h", "library_types.h", "driver_functions.h", "cuda_egl_interop.h",
+        "cuda_gl_interop.h", "cuda_vdpau_interop.h"},
        {"cuda_runtime_api.h", "cuda_profiler_api.h", "driver_types.h", "device_types.h", "surface_types.h",
-        "texture_types.h", "vector_types.h", "library_types.h", "driver_functions.h"},
+        "texture_types.h", "vector_types.h", "library_types.h", "driver_functions.h", "cuda_egl_interop.h",
+        "cuda_gl_interop.h", "cuda_vdpau_interop.h"},
        {},
        "libcudart.so.13",
-       {"__CUDART_API_PTDS", "__CUDART_API_PTSZ"}},
+       {"__CUDART_API_PTDS", "__CUDART_API_PTSZ"},
+       kInteropTypes},
       {"nvrtc", {"nvrtc.h"}, {"nvrtc.h"}, {}, "libnvrtc.so.13", {}},
       {"nvjitlink", {"nvJitLink.h"}, {"nvJitLink.h"}, {}, "libnvJitLink.so.13", {}},
   };

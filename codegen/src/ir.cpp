@@ -186,6 +186,7 @@ json to_json(const Library& lib) {
     tj["kind"] = to_string(t.kind);
     tj["target"] = type_json(t.target);
     if (!t.record.empty()) tj["record"] = t.record;
+    if (t.foreign) tj["foreign"] = true;
     if (t.kind == Typedef::Kind::FunctionPointer) {
       tj["result"] = type_json(t.fn_result);
       tj["params"] = params_json(t.fn_params);

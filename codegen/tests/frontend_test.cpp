@@ -586,6 +586,28 @@ TEST_F(FrontendPfn, DeclarationsOfTheExtraHeaderAreNotOwned) {
   EXPECT_TRUE(lib.typedefs.empty());
 }
 
+TEST(FrontendForeignTypes, NamedTypesOfAnotherHeaderAreRecordedByWhatTheyAre) {
+  codegen::LibrarySource source = snippet_source("snippet.h");
+  source.headers = {"foreign_types.h", "snippet.h"};
+  source.foreign_types = {"ForeignDevice", "ForeignImage", "ForeignGetProcAddress"};
+  const Library lib = codegen::parse_snippet(
+      "int cuUse(ForeignDevice d, ForeignImage i, ForeignGetProcAddress *g);\n", "snippet.h", source,
+      frontend_options({CUBIND_CODEGEN_TEST_DATA}));
+  const auto* device = lib.find_typedef("ForeignDevice");
+  ASSERT_NE(device, nullptr);
+  EXPECT_TRUE(device->foreign);
+  EXPECT_EQ(device->target.spelling, "unsigned int");
+  const auto* image = lib.find_typedef("ForeignImage");
+  ASSERT_NE(image, nullptr);
+  EXPECT_EQ(image->target.spelling, "void *");
+  // A function type is opaque: it is only ever taken by pointer.
+  const auto* get = lib.find_typedef("ForeignGetProcAddress");
+  ASSERT_NE(get, nullptr);
+  EXPECT_EQ(get->target.kind, codegen::Type::Kind::Void);
+  EXPECT_EQ(lib.find_typedef("ForeignUnused"), nullptr);
+  EXPECT_EQ(lib.find_typedef("ForeignStatus"), nullptr);
+}
+
 TEST(FrontendErrors, MissingIncludeDirectoryIsNamed) {
   codegen::LibrarySource source = snippet_source("cuda.h");
   try {

@@ -178,6 +178,22 @@ CUresult cuMemcpyDtoH(void* dst, unsigned long long src, size_t n)
 CUresult cuMemcpyHtoD(unsigned long long dst, const void* src, size_t n)
 { (void)dst; fake_copy_host = (void*)src; fake_copy_bytes = n; return 0; }
 
+/* Graphics interop: what was passed, and made-up results. */
+void* fake_egl_image;
+unsigned fake_vdp_device;
+void* fake_vdp_get_proc_address;
+CUresult cuGraphicsEGLRegisterImage(void** resource, void* image, unsigned flags)
+{ fake_egl_image = image; *resource = (void*)(0x7000 + (size_t)flags); return 0; }
+CUresult cuGLGetDevices(unsigned* count, int* devices, unsigned capacity, int list)
+{
+    (void)list;
+    *count = 2;
+    for (unsigned i = 0; i < 2 && i < capacity; ++i) devices[i] = (int)(i + 3);
+    return 0;
+}
+CUresult cuVDPAUGetDevice(int* device, unsigned vdp_device, void* get_proc_address)
+{ fake_vdp_device = vdp_device; fake_vdp_get_proc_address = get_proc_address; *device = 5; return 0; }
+
 struct entry { const char* name; void* fn; };
 static const struct entry table[] = {
     {"cuInit", (void*)cuInit},
@@ -198,6 +214,9 @@ static const struct entry table[] = {
     {"cuGraphInstantiate", (void*)cuGraphInstantiate},
     {"cuGraphInstantiateWithFlags", (void*)cuGraphInstantiate},
     {"cuGraphLaunch", (void*)cuGraphLaunch},
+    {"cuGraphicsEGLRegisterImage", (void*)cuGraphicsEGLRegisterImage},
+    {"cuGLGetDevices", (void*)cuGLGetDevices},
+    {"cuVDPAUGetDevice", (void*)cuVDPAUGetDevice},
 };
 
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status)
@@ -488,6 +507,27 @@ def test_callbacks_take_c_function_addresses(fake_driver_dir):
                 pass
             else:
                 raise AssertionError(f"no TypeError for {bad!r}")
+    """)
+
+
+def test_graphics_interop_calls(fake_driver_dir):
+    # EGL, OpenGL and VDPAU types as in cuda.bindings: EGLImageKHR a handle,
+    # VdpDevice a value, VdpGetProcAddress a function's address in its class.
+    run_fake(fake_driver_dir, """
+        image = driver.EGLImageKHR(0x1234)
+        resource = ok(driver.cuGraphicsEGLRegisterImage(image, 7))
+        assert isinstance(resource, driver.CUgraphicsResource) and int(resource) == 0x7007
+        assert ctypes.c_void_p.in_dll(fake, "fake_egl_image").value == 0x1234
+        count, devices = ok(driver.cuGLGetDevices(4, driver.CUGLDeviceList.CU_GL_DEVICE_LIST_ALL))
+        assert count == 2 and [int(d) for d in devices[:count]] == [3, 4], (count, devices)
+        device = ok(driver.cuVDPAUGetDevice(driver.VdpDevice(9), driver.VdpGetProcAddress(0xabc)))
+        assert int(device) == 5
+        assert ctypes.c_uint.in_dll(fake, "fake_vdp_device").value == 9
+        assert ctypes.c_void_p.in_dll(fake, "fake_vdp_get_proc_address").value == 0xabc
+        assert driver.CUDA_EGL_INFINITE_TIMEOUT == 0xFFFFFFFF and driver.MAX_PLANES == 3
+        frame = driver.CUeglFrame()
+        frame.width = 640
+        assert frame.width == 640 and driver.sizeof(frame) > 0
     """)
 
 

@@ -27,6 +27,8 @@ def declarations(library):
                 functions.append(m.group(1))
             elif m := COMPLETE_TYPE_RE.match(line):
                 types.append(m.group(1))
+            elif re.match(r"^    ctypedef void \w+$", line):
+                continue  # another library's function type (VdpGetProcAddress): no size
             elif line.startswith("    ctypedef ") and (m := TYPEDEF_RE.match(line)):
                 name = m.group(1)
                 # ctypedef void (*CUhostFn)(void* userData): the name is inside the parentheses

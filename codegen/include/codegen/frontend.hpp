@@ -18,6 +18,9 @@ struct LibrarySource {
   // Identifiers that select per-thread default stream variants when defined,
   // e.g. __CUDA_API_PTDS; a macro `#define X PTDS(Y)` marks X as having one.
   std::vector<std::string> per_thread_macros;
+  // Typedefs of other libraries' headers that the owned declarations use and
+  // the bindings name (EGLImageKHR, GLenum, VdpDevice): recorded as if owned.
+  std::vector<std::string> foreign_types;
 };
 
 struct FrontendOptions {

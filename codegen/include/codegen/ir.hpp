@@ -136,6 +136,10 @@ struct Typedef {
   // FunctionPointer: the callback's signature.
   Type fn_result;
   std::vector<Param> fn_params;
+  // Declared by another library's header (EGLint, VdpGetProcAddress): the
+  // target is spelled canonically, and a function type is "void" (opaque,
+  // used through pointers only).
+  bool foreign = false;
   std::string doc;
   Location location;
 };
