@@ -1074,3 +1074,15 @@ def test_peer_access_and_copy(env):
     finally:
         ok(driver.cuCtxSetCurrent(env.ctx))
         driver.cuDevicePrimaryCtxRelease(dev1)
+
+
+def test_graphics_interop_without_a_graphics_api_returns_statuses(env):
+    # No OpenGL context or EGL display here: each call reaches the
+    # driver and comes back with an error status, never a crash.
+    status, count, devices = driver.cuGLGetDevices(4, driver.CUGLDeviceList.CU_GL_DEVICE_LIST_ALL)
+    assert isinstance(status, driver.CUresult) and status != driver.CUresult.CUDA_SUCCESS
+    assert count is None and devices is None
+    status, resource = driver.cuGraphicsEGLRegisterImage(driver.EGLImageKHR(0), 0)
+    assert status != driver.CUresult.CUDA_SUCCESS and resource is None
+    status, event = driver.cuEventCreateFromEGLSync(driver.EGLSyncKHR(0), 0)
+    assert status != driver.CUresult.CUDA_SUCCESS and event is None
