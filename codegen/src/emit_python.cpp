@@ -1282,6 +1282,11 @@ class PyxWriter {
           add_arg(n, n + ": int | None");
           locals << "    cdef void* " << cn << "\n";
           body << "    " << cn << " = _support.plain_address(" << n << ", \"" << pn << "\")\n";
+          if (pl.param->nullable < 0) {
+            // The library calls it without a check (cuVDPAUCtxCreate's vdpGetProcAddress).
+            body << "    if " << cn << " == NULL:\n        raise ValueError(\"" << pn
+                 << ": the library calls this function, so it cannot be None or 0\")\n";
+          }
           call_args << "<" << cython_c(pl.param->type.spelling) << ">" << cn;
           break;
         case Role::StructValue:

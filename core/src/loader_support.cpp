@@ -305,13 +305,20 @@ void LibraryTable::missing(int index) const {
   if (resolution_ == Resolution::ProcAddress && outcome_->driver_version != 0) {
     message += " (driver API " + cuda_version_string(outcome_->driver_version) + ")";
   }
-  if (*e.introduced != '\0') {
+  const bool driver_new_enough = resolution_ == Resolution::ProcAddress && outcome_->driver_version != 0 &&
+                                 e.version != 0 && outcome_->driver_version >= e.version;
+  if (driver_new_enough) {
+    // The version is right, so this build of the driver leaves the function out.
+    message += std::string(": the driver is new enough (it came in CUDA ") + (*e.introduced ? e.introduced : "?") +
+               ") but does not provide it; some driver installations leave out optional parts, such as "
+               "the EGL, OpenGL and VDPAU interop";
+  } else if (*e.introduced != '\0') {
     message += std::string(": it was introduced in CUDA ") + e.introduced;
   } else {
     message += ": the library is older than the CUDA " + cuda_version_string(header_version_) +
                " headers cubind was generated from";
   }
-  if (resolution_ == Resolution::ProcAddress) {
+  if (resolution_ == Resolution::ProcAddress && !driver_new_enough) {
     message += "; install a newer NVIDIA driver";
   } else if (resolution_ == Resolution::SymbolPerThreadVariants && e.per_thread &&
              env_flag("CUBIND_PER_THREAD_DEFAULT_STREAM")) {

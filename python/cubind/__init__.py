@@ -18,9 +18,13 @@ def get_include():
     """Directories a Cython or C++ extension that uses cubind needs to include.
 
     The CUDA headers (cuda.h, ...) come from the CUDA toolkit: add its include
-    directory too.
+    directory too. Where this build found no EGL, OpenGL or VDPAU headers, which
+    CUDA's interop headers include, the stand-ins it used instead come last.
     """
-    return [_os.path.join(_HERE, "include")]
+    include = _os.path.join(_HERE, "include")
+    standin = _os.path.join(include, "cubind", "standin")
+    extra = sorted(_os.path.join(standin, d) for d in _os.listdir(standin)) if _os.path.isdir(standin) else []
+    return [include] + extra
 
 
 def get_library_dir():

@@ -40992,6 +40992,8 @@ def cuVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
     memset(&_c_pDevice, 0, sizeof(_c_pDevice))
     _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cydriver.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
+    if _c_vdpGetProcAddress == NULL:
+        raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
         _result = cydriver.cuVDPAUGetDevice(&_c_pDevice, _c_vdpDevice, <cydriver.VdpGetProcAddress *>_c_vdpGetProcAddress)
     if _result != 0:
@@ -41042,6 +41044,8 @@ def cuVDPAUCtxCreate(unsigned int flags, device, vdpDevice, vdpGetProcAddress):
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cydriver.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
+    if _c_vdpGetProcAddress == NULL:
+        raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
         _result = cydriver.cuVDPAUCtxCreate(&_c_pCtx, flags, _c_device, _c_vdpDevice, <cydriver.VdpGetProcAddress *>_c_vdpGetProcAddress)
     if _result != 0:

@@ -33550,6 +33550,8 @@ def cudaVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
     memset(&_c_device, 0, sizeof(_c_device))
     _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cyruntime.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
+    if _c_vdpGetProcAddress == NULL:
+        raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
         _result = cyruntime.cudaVDPAUGetDevice(&_c_device, _c_vdpDevice, <cyruntime.VdpGetProcAddress *>_c_vdpGetProcAddress)
     if _result != 0:
@@ -33595,6 +33597,8 @@ def cudaVDPAUSetVDPAUDevice(int device, vdpDevice, vdpGetProcAddress):
     cdef void* _c_vdpGetProcAddress
     _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cyruntime.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
+    if _c_vdpGetProcAddress == NULL:
+        raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
         _result = cyruntime.cudaVDPAUSetVDPAUDevice(device, _c_vdpDevice, <cyruntime.VdpGetProcAddress *>_c_vdpGetProcAddress)
     return (_status(_result),)
