@@ -1519,18 +1519,12 @@ class PyxWriter {
           if (!bytes_out) locals << "    cdef " << pl.type.c << "* _a_" << n << " = NULL\n";
           body << size_query(f, pl, "_n_" + n);
           if (bytes_out) {
-            body << "    if " << n << " is None:\n"
-                 << "        " << n << " = bytearray(_n_" << n << ")\n"
-                 << "        _new_" << n << " = True\n"
-                 << "    else:\n"
-                 << "        _new_" << n << " = False\n"
-                 << "    " << cn << " = _support.address(" << n << ", &_view_" << n << ", True, \"" << pn << "\")\n"
-                 << "    if _view_" << n << ".held and <size_t>_view_" << n << ".view.len < <size_t>_n_" << n << ":\n"
-                 << "        _support.release_address(&_view_" << n << ")\n"
-                 << "        raise ValueError(f\"" << pn << " holds {len(" << n << ")} bytes; "
-                 << (pl.size_from ? pl.size_from->name : std::string("the call")) << " reports {_n_" << n << "}\")\n";
+            body << "    _out_" << n << " = _support.sized_output(" << n << ", _n_" << n << ", &_view_" << n << ", &"
+                 << cn << ", \"" << pn << "\", \"" << (pl.size_from ? pl.size_from->name : std::string("the call"))
+                 << "\")\n";
             cleanup << "        _support.release_address(&_view_" << n << ")\n";
-            out_exprs.push_back("(bytes(" + n + ") if _new_" + n + " else " + n + ")");
+            // A buffer made here comes back as bytes; the caller's comes back as it is.
+            out_exprs.push_back("(bytes(_out_" + n + ") if " + n + " is None else " + n + ")");
             out_annotations.push_back("bytes");
           } else {
             body << "    _view_" << n << ".held = False\n"

@@ -90,6 +90,7 @@ cdef void* handle_value(object obj, type cls, str name) except? NULL
 # contiguous buffer (then `view` holds it until release_address).
 cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? NULL
 cdef void release_address(BufferRef* ref) noexcept
+cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str name, str reported_by)
 
 # Pointer to the C struct held by `obj` (an instance of `cls`) or NULL for None.
 cdef void* struct_pointer(object obj, type cls, str name) except? NULL

@@ -236,6 +236,19 @@ cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? 
     return <void*>address
 
 
+cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str name, str reported_by):
+    # The buffer a call fills with the n bytes `reported_by` announced: a new
+    # bytearray when obj is None, else the caller's, which must be writable and
+    # hold them. Sets *ptr; returns the buffer (release ref afterwards).
+    if obj is None:
+        obj = bytearray(n)
+    ptr[0] = address(obj, ref, True, name)
+    if ref.held and <size_t>ref.view.len < n:
+        release_address(ref)
+        raise ValueError(f"{name} holds {len(obj)} bytes; {reported_by} reports {n}")
+    return obj
+
+
 cdef void release_address(BufferRef* ref) noexcept:
     if ref.held:
         ref.held = False

@@ -341,19 +341,11 @@ def get_linked_cubin(handle, cubin=None):
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, <size_t *>&_n_cubin)
         _check(_result)
-        if cubin is None:
-            cubin = bytearray(_n_cubin)
-            _new_cubin = True
-        else:
-            _new_cubin = False
-        _c_cubin = _support.address(cubin, &_view_cubin, True, "cubin")
-        if _view_cubin.held and <size_t>_view_cubin.view.len < <size_t>_n_cubin:
-            _support.release_address(&_view_cubin)
-            raise ValueError(f"cubin holds {len(cubin)} bytes; nvJitLinkGetLinkedCubinSize reports {_n_cubin}")
+        _out_cubin = _support.sized_output(cubin, _n_cubin, &_view_cubin, &_c_cubin, "cubin", "nvJitLinkGetLinkedCubinSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedCubin(_c_handle, <void *>_c_cubin)
         _check(_result)
-        return (bytes(cubin) if _new_cubin else cubin)
+        return (bytes(_out_cubin) if cubin is None else cubin)
 
     finally:
         _support.release_address(&_view_cubin)
@@ -416,19 +408,11 @@ def get_linked_ptx(handle, ptx=None):
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, <size_t *>&_n_ptx)
         _check(_result)
-        if ptx is None:
-            ptx = bytearray(_n_ptx)
-            _new_ptx = True
-        else:
-            _new_ptx = False
-        _c_ptx = _support.address(ptx, &_view_ptx, True, "ptx")
-        if _view_ptx.held and <size_t>_view_ptx.view.len < <size_t>_n_ptx:
-            _support.release_address(&_view_ptx)
-            raise ValueError(f"ptx holds {len(ptx)} bytes; nvJitLinkGetLinkedPtxSize reports {_n_ptx}")
+        _out_ptx = _support.sized_output(ptx, _n_ptx, &_view_ptx, &_c_ptx, "ptx", "nvJitLinkGetLinkedPtxSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedPtx(_c_handle, <char *>_c_ptx)
         _check(_result)
-        return (bytes(ptx) if _new_ptx else ptx)
+        return (bytes(_out_ptx) if ptx is None else ptx)
 
     finally:
         _support.release_address(&_view_ptx)
@@ -489,19 +473,11 @@ def get_error_log(handle, log=None):
         with nogil:
             _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, <size_t *>&_n_log)
         _check(_result)
-        if log is None:
-            log = bytearray(_n_log)
-            _new_log = True
-        else:
-            _new_log = False
-        _c_log = _support.address(log, &_view_log, True, "log")
-        if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
-            _support.release_address(&_view_log)
-            raise ValueError(f"log holds {len(log)} bytes; nvJitLinkGetErrorLogSize reports {_n_log}")
+        _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvJitLinkGetErrorLogSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetErrorLog(_c_handle, <char *>_c_log)
         _check(_result)
-        return (bytes(log) if _new_log else log)
+        return (bytes(_out_log) if log is None else log)
 
     finally:
         _support.release_address(&_view_log)
@@ -562,19 +538,11 @@ def get_info_log(handle, log=None):
         with nogil:
             _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, <size_t *>&_n_log)
         _check(_result)
-        if log is None:
-            log = bytearray(_n_log)
-            _new_log = True
-        else:
-            _new_log = False
-        _c_log = _support.address(log, &_view_log, True, "log")
-        if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
-            _support.release_address(&_view_log)
-            raise ValueError(f"log holds {len(log)} bytes; nvJitLinkGetInfoLogSize reports {_n_log}")
+        _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvJitLinkGetInfoLogSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetInfoLog(_c_handle, <char *>_c_log)
         _check(_result)
-        return (bytes(log) if _new_log else log)
+        return (bytes(_out_log) if log is None else log)
 
     finally:
         _support.release_address(&_view_log)

@@ -419,20 +419,12 @@ def nvrtcGetPTX(prog, ptx=None):
             _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
         if _result != 0:
             return (_status(_result), None)
-        if ptx is None:
-            ptx = bytearray(_n_ptx)
-            _new_ptx = True
-        else:
-            _new_ptx = False
-        _c_ptx = _support.address(ptx, &_view_ptx, True, "ptx")
-        if _view_ptx.held and <size_t>_view_ptx.view.len < <size_t>_n_ptx:
-            _support.release_address(&_view_ptx)
-            raise ValueError(f"ptx holds {len(ptx)} bytes; nvrtcGetPTXSize reports {_n_ptx}")
+        _out_ptx = _support.sized_output(ptx, _n_ptx, &_view_ptx, &_c_ptx, "ptx", "nvrtcGetPTXSize")
         with nogil:
             _result = cynvrtc.nvrtcGetPTX(_c_prog, <char *>_c_ptx)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(ptx) if _new_ptx else ptx))
+        return (_status(0), (bytes(_out_ptx) if ptx is None else ptx))
 
     finally:
         _support.release_address(&_view_ptx)
@@ -500,20 +492,12 @@ def nvrtcGetCUBIN(prog, cubin=None):
             _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, <size_t *>&_n_cubin)
         if _result != 0:
             return (_status(_result), None)
-        if cubin is None:
-            cubin = bytearray(_n_cubin)
-            _new_cubin = True
-        else:
-            _new_cubin = False
-        _c_cubin = _support.address(cubin, &_view_cubin, True, "cubin")
-        if _view_cubin.held and <size_t>_view_cubin.view.len < <size_t>_n_cubin:
-            _support.release_address(&_view_cubin)
-            raise ValueError(f"cubin holds {len(cubin)} bytes; nvrtcGetCUBINSize reports {_n_cubin}")
+        _out_cubin = _support.sized_output(cubin, _n_cubin, &_view_cubin, &_c_cubin, "cubin", "nvrtcGetCUBINSize")
         with nogil:
             _result = cynvrtc.nvrtcGetCUBIN(_c_prog, <char *>_c_cubin)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(cubin) if _new_cubin else cubin))
+        return (_status(0), (bytes(_out_cubin) if cubin is None else cubin))
 
     finally:
         _support.release_address(&_view_cubin)
@@ -580,20 +564,12 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
             _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, <size_t *>&_n_LTOIR)
         if _result != 0:
             return (_status(_result), None)
-        if LTOIR is None:
-            LTOIR = bytearray(_n_LTOIR)
-            _new_LTOIR = True
-        else:
-            _new_LTOIR = False
-        _c_LTOIR = _support.address(LTOIR, &_view_LTOIR, True, "LTOIR")
-        if _view_LTOIR.held and <size_t>_view_LTOIR.view.len < <size_t>_n_LTOIR:
-            _support.release_address(&_view_LTOIR)
-            raise ValueError(f"LTOIR holds {len(LTOIR)} bytes; nvrtcGetLTOIRSize reports {_n_LTOIR}")
+        _out_LTOIR = _support.sized_output(LTOIR, _n_LTOIR, &_view_LTOIR, &_c_LTOIR, "LTOIR", "nvrtcGetLTOIRSize")
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIR(_c_prog, <char *>_c_LTOIR)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(LTOIR) if _new_LTOIR else LTOIR))
+        return (_status(0), (bytes(_out_LTOIR) if LTOIR is None else LTOIR))
 
     finally:
         _support.release_address(&_view_LTOIR)
@@ -660,20 +636,12 @@ def nvrtcGetOptiXIR(prog, optixir=None):
             _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, <size_t *>&_n_optixir)
         if _result != 0:
             return (_status(_result), None)
-        if optixir is None:
-            optixir = bytearray(_n_optixir)
-            _new_optixir = True
-        else:
-            _new_optixir = False
-        _c_optixir = _support.address(optixir, &_view_optixir, True, "optixir")
-        if _view_optixir.held and <size_t>_view_optixir.view.len < <size_t>_n_optixir:
-            _support.release_address(&_view_optixir)
-            raise ValueError(f"optixir holds {len(optixir)} bytes; nvrtcGetOptiXIRSize reports {_n_optixir}")
+        _out_optixir = _support.sized_output(optixir, _n_optixir, &_view_optixir, &_c_optixir, "optixir", "nvrtcGetOptiXIRSize")
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIR(_c_prog, <char *>_c_optixir)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(optixir) if _new_optixir else optixir))
+        return (_status(0), (bytes(_out_optixir) if optixir is None else optixir))
 
     finally:
         _support.release_address(&_view_optixir)
@@ -742,20 +710,12 @@ def nvrtcGetProgramLog(prog, log=None):
             _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
         if _result != 0:
             return (_status(_result), None)
-        if log is None:
-            log = bytearray(_n_log)
-            _new_log = True
-        else:
-            _new_log = False
-        _c_log = _support.address(log, &_view_log, True, "log")
-        if _view_log.held and <size_t>_view_log.view.len < <size_t>_n_log:
-            _support.release_address(&_view_log)
-            raise ValueError(f"log holds {len(log)} bytes; nvrtcGetProgramLogSize reports {_n_log}")
+        _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvrtcGetProgramLogSize")
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLog(_c_prog, <char *>_c_log)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(log) if _new_log else log))
+        return (_status(0), (bytes(_out_log) if log is None else log))
 
     finally:
         _support.release_address(&_view_log)
