@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -54,6 +55,19 @@ class GpuTest : public ::testing::Test {
     const std::string reason = gpu_skip_reason(1);
     if (!reason.empty()) GTEST_SKIP() << reason;
   }
+};
+
+// A GpuTest that holds device 0 for its tests.
+class DeviceTest : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    device.emplace(cubind::Device::get(0));
+  }
+  const cubind::Device& dev() const { return *device; }
+
+  std::optional<cubind::Device> device;
 };
 
 class MultiGpuTest : public ::testing::Test {

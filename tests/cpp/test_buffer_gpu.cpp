@@ -36,19 +36,16 @@ using cubind::detail::check;
 using cubind_test::HostGate;
 using cubind_test::message_of;
 
-class BufferGpuTest : public cubind_test::GpuTest {
+class BufferGpuTest : public cubind_test::DeviceTest {
  protected:
   void SetUp() override {
-    GpuTest::SetUp();
+    DeviceTest::SetUp();
     if (IsSkipped()) return;
-    device.emplace(Device::get(0));
     stream.emplace(*device);
     pool = std::make_shared<DeviceMemoryResource>(*device);
   }
-  const Device& dev() const { return *device; }
   const Stream& s() const { return *stream; }
 
-  std::optional<Device> device;
   std::optional<Stream> stream;
   std::shared_ptr<DeviceMemoryResource> pool;
 };

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <optional>
 #include <string>
 #include <thread>
 
@@ -24,17 +23,7 @@ using cubind_test::HostGate;
 
 using namespace std::chrono_literals;
 
-class EventGpuTest : public cubind_test::GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    if (IsSkipped()) return;
-    device.emplace(Device::get(0));
-  }
-  const Device& dev() const { return *device; }
-
-  std::optional<Device> device;
-};
+using EventGpuTest = cubind_test::DeviceTest;
 
 TEST_F(EventGpuTest, RecordQueryAndSyncFollowTheWork) {
   Stream stream(dev());

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -37,17 +36,7 @@ using cubind_test::message_of;
 
 using namespace std::chrono_literals;
 
-class StreamGpuTest : public cubind_test::GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    if (IsSkipped()) return;
-    device.emplace(Device::get(0));
-  }
-  const Device& dev() const { return *device; }
-
-  std::optional<Device> device;
-};
+using StreamGpuTest = cubind_test::DeviceTest;
 
 TEST_F(StreamGpuTest, CreatesWithFlagsAndPriority) {
   int least = 0;

@@ -83,6 +83,17 @@ def raw_module_path():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def outputs_of(result, success):
+    """Asserts that a (status, *outputs) tuple carries `success` and returns its
+    outputs: None, the one output, or a tuple of them."""
+    assert isinstance(result, tuple), result
+    assert result[0] is success, f"{result[0]!r}"
+    outputs = result[1:]
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
 def run_python(code, env=None):
     """Runs code in a fresh interpreter (each CUDA library loads once per process)."""
     full_env = dict(os.environ)

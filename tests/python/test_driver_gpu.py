@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_python
+from conftest import outputs_of, run_python
 
 pytestmark = pytest.mark.gpu
 
@@ -30,12 +30,7 @@ GRID = (N + BLOCK - 1) // BLOCK
 
 
 def ok(result):
-    assert isinstance(result, tuple), result
-    assert result[0] is SUCCESS, f"{result[0]!r}"
-    rest = result[1:]
-    if not rest:
-        return None
-    return rest[0] if len(rest) == 1 else rest
+    return outputs_of(result, SUCCESS)
 
 
 class Env:

@@ -7,6 +7,7 @@ import ctypes
 import struct
 
 import pytest
+from conftest import outputs_of
 
 from cubind.bindings import nvrtc
 
@@ -67,13 +68,7 @@ LTOIR_MAGIC = b"\xedCN\x7f"
 
 
 def ok(result):
-    """Asserts a (status, *outputs) tuple succeeded and returns the outputs."""
-    assert isinstance(result, tuple), result
-    assert result[0] is SUCCESS, result
-    outputs = result[1:]
-    if len(outputs) == 1:
-        return outputs[0]
-    return outputs or None
+    return outputs_of(result, SUCCESS)
 
 
 def _supported_archs():

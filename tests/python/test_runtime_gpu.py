@@ -9,6 +9,7 @@ import struct
 import sys
 
 import pytest
+from conftest import outputs_of
 
 pytestmark = pytest.mark.gpu
 
@@ -28,20 +29,11 @@ GRID = (N + BLOCK - 1) // BLOCK
 
 
 def ok(result):
-    assert isinstance(result, tuple), result
-    assert result[0] is SUCCESS, f"{result[0]!r}"
-    rest = result[1:]
-    if not rest:
-        return None
-    return rest[0] if len(rest) == 1 else rest
+    return outputs_of(result, SUCCESS)
 
 
 def dok(result):
-    assert result[0] is driver.CUresult.CUDA_SUCCESS, f"{result[0]!r}"
-    rest = result[1:]
-    if not rest:
-        return None
-    return rest[0] if len(rest) == 1 else rest
+    return outputs_of(result, driver.CUresult.CUDA_SUCCESS)
 
 
 class Env:
