@@ -51,7 +51,7 @@ constexpr int kRepetitions = 9;
 // Paired allocation benchmarks: rounds of one block of raw pairs and one block
 // of cubind pairs each, the order alternating (even rounds raw first, odd
 // rounds cubind first), after warm-up rounds that are not recorded.
-constexpr int kPairedRounds = 1000;
+constexpr int kPairedRounds = 2000;
 constexpr int kPairedWarmupRounds = 20;
 constexpr int kPairsPerBlock = 256;
 constexpr double kAllocGoal = 1.05;  // cubind / raw time
@@ -207,45 +207,6 @@ void copy(benchmark::State& state, std::size_t bytes, int dst_ordinal, bool thro
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
 }
 
-// Keeps each benchmark's median, and the paired benchmarks' counters, for the table.
-class TableReporter : public benchmark::ConsoleReporter {
- public:
-  // Plain text: the output is read from logs more than from terminals.
-  TableReporter() : ConsoleReporter(OO_Tabular) {}
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Aggregate && (run.aggregate_name == "median" || run.aggregate_name == "best")) {
-        seconds_[run.run_name.function_name + "@" + run.aggregate_name] =
-            run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
-      }
-      // The paired benchmarks run once and set their counters only on success.
-      if (run.run_type == Run::RT_Iteration && run.counters.count("ratio_median") != 0) {
-        counters_[run.run_name.function_name] = run.counters;
-      }
-    }
-  }
-
-  std::optional<double> counter(const std::string& name, const char* counter_name) const {
-    auto it = counters_.find(name);
-    if (it == counters_.end()) return std::nullopt;
-    auto counter = it->second.find(counter_name);
-    if (counter == it->second.end()) return std::nullopt;
-    return counter->second.value;
-  }
-
-  std::optional<double> seconds(const std::string& name, const char* statistic) const {
-    auto it = seconds_.find(name + "@" + statistic);
-    if (it == seconds_.end()) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::map<std::string, double> seconds_;
-  std::map<std::string, benchmark::UserCounters> counters_;
-};
-
 // A row compares either two separate benchmarks by their medians (raw_name,
 // cubind_name), or reads a paired benchmark's counters (paired_name).
 struct Row {
@@ -264,24 +225,16 @@ std::string size_text(std::size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-void print_table(const TableReporter& reporter, const std::vector<Row>& rows) {
+void print_table(const cubind_bench::SummaryReporter& reporter, const std::vector<Row>& rows) {
   std::printf("\n| operation | measured | raw driver | cubind | ratio | spread | goal |\n"
               "|---|---|---|---|---|---|---|\n");
   for (const Row& row : rows) {
     if (!row.paired_name.empty()) {
-      const std::optional<double> raw_ns = reporter.counter(row.paired_name, "raw_ns");
-      const std::optional<double> cubind_ns = reporter.counter(row.paired_name, "cubind_ns");
-      const std::optional<double> ratio = reporter.counter(row.paired_name, "ratio_median");
-      const std::optional<double> q1 = reporter.counter(row.paired_name, "ratio_q1");
-      const std::optional<double> q3 = reporter.counter(row.paired_name, "ratio_q3");
-      const std::optional<double> rounds = reporter.counter(row.paired_name, "rounds");
-      if (!raw_ns || !cubind_ns || !ratio || !q1 || !q3 || !rounds) {
+      if (const auto paired = cubind_bench::paired_summary(reporter, row.paired_name)) {
+        std::printf("| %s | %s |\n", row.operation.c_str(), paired->cells(" ns", row.max_ratio).c_str());
+      } else {
         std::printf("| %s | paired | not run | not run | | | %s |\n", row.operation.c_str(), row.goal.c_str());
-        continue;
       }
-      const char* verdict = row.max_ratio <= 0 ? "" : *ratio <= row.max_ratio ? " (met)" : " (NOT met)";
-      std::printf("| %s | paired, %.0f rounds | %.1f ns | %.1f ns | %.3fx time | IQR %.3f-%.3fx | %s%s |\n",
-                  row.operation.c_str(), *rounds, *raw_ns, *cubind_ns, *ratio, *q1, *q3, row.goal.c_str(), verdict);
       continue;
     }
     const std::optional<double> raw_median = reporter.seconds(row.raw_name, "median");
@@ -304,7 +257,8 @@ void print_table(const TableReporter& reporter, const std::vector<Row>& rows) {
     }
   }
   std::printf("paired: per round, %d raw and %d cubind allocate+free pairs timed in two blocks (order alternating),\n"
-              "  ratio = median of the per-round ratios, spread = their interquartile range; separate: informational.\n",
+              "  ratio = median of the per-round ratios with its 95%% confidence interval, IQR = their interquartile\n"
+              "  range; separate: informational.\n",
               kPairsPerBlock, kPairsPerBlock);
 }
 
@@ -406,7 +360,7 @@ int main(int argc, char** argv) {
     std::printf("note: one GPU; the peer copy benchmarks need two and are left out\n");
   }
 
-  TableReporter reporter;
+  cubind_bench::SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   print_table(reporter, rows);
   // Before exit releases the primary contexts these streams and pools live in.

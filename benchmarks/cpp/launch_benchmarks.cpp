@@ -56,7 +56,7 @@ constexpr unsigned int kBlock = 32;
 // Paired benchmarks: warm-up rounds (not recorded), then recorded rounds of
 // one block of raw launches and one block of cubind launches each, the order
 // alternating (even rounds raw first, odd rounds cubind first).
-constexpr int kPairedRounds = 500;
+constexpr int kPairedRounds = 2000;
 constexpr int kPairedWarmupRounds = 20;
 constexpr int kLaunchesPerBlock = 128;
 constexpr double kLaunchGoal = 1.03;  // cubind / raw time
@@ -223,39 +223,6 @@ void launch_paired(benchmark::State& state) {
   cubind_bench::paired_benchmark(state, settings, "launches_per_block", stream, raw_once, cubind_once, failure);
 }
 
-// Keeps the console output, and collects the median of each separate
-// benchmark and the counters of each paired one.
-class MedianCollector : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") {
-        medians_[run.run_name.function_name] = run.GetAdjustedRealTime();
-      }
-      // The paired benchmarks run once and set their counters only on success.
-      if (run.run_type == Run::RT_Iteration && run.counters.count("ratio_median") != 0) {
-        counters_[run.run_name.function_name] = run.counters;
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  double median(const std::string& name) const {
-    const auto found = medians_.find(name);
-    return found == medians_.end() ? 0.0 : found->second;
-  }
-  std::optional<double> counter(const std::string& name, const char* counter_name) const {
-    const auto found = counters_.find(name);
-    if (found == counters_.end()) return std::nullopt;
-    const auto counter = found->second.find(counter_name);
-    if (counter == found->second.end()) return std::nullopt;
-    return counter->second.value;
-  }
-
- private:
-  std::map<std::string, double> medians_;
-  std::map<std::string, benchmark::UserCounters> counters_;
-};
-
 template <int Arguments>
 void register_pair() {
   const std::string suffix = "/" + std::to_string(Arguments) + "_args";
@@ -271,36 +238,29 @@ void register_pair() {
       ->Unit(benchmark::kMillisecond);
 }
 
-void print_table(const MedianCollector& reporter) {
+void print_table(const cubind_bench::SummaryReporter& reporter) {
   std::printf("\nns per launch; goal: cubind <= %.2fx raw, judged on the paired rows\n", kLaunchGoal);
   std::printf("| args | measured | raw cuLaunchKernelEx | cubind::launch | cubind / raw | spread | goal |\n"
               "|---:|---|---:|---:|---:|---|---|\n");
   for (int arguments : {0, 4, 16}) {
     const std::string suffix = "/" + std::to_string(arguments) + "_args";
-    const std::string paired = "launch/paired" + suffix;
-    const std::optional<double> raw_ns = reporter.counter(paired, "raw_ns");
-    const std::optional<double> cubind_ns = reporter.counter(paired, "cubind_ns");
-    const std::optional<double> ratio = reporter.counter(paired, "ratio_median");
-    const std::optional<double> q1 = reporter.counter(paired, "ratio_q1");
-    const std::optional<double> q3 = reporter.counter(paired, "ratio_q3");
-    const std::optional<double> rounds = reporter.counter(paired, "rounds");
-    if (raw_ns && cubind_ns && ratio && q1 && q3 && rounds) {
-      std::printf("| %d | paired, %.0f rounds | %.1f | %.1f | %.3fx | IQR %.3f-%.3fx | <= %.2fx (%s) |\n", arguments,
-                  *rounds, *raw_ns, *cubind_ns, *ratio, *q1, *q3, kLaunchGoal, *ratio <= kLaunchGoal ? "met" : "NOT met");
+    if (const auto paired = cubind_bench::paired_summary(reporter, "launch/paired" + suffix)) {
+      std::printf("| %d | %s |\n", arguments, paired->cells("", kLaunchGoal).c_str());
     } else {
       std::printf("| %d | paired | not run | not run | | | <= %.2fx (not judged) |\n", arguments, kLaunchGoal);
     }
-    const double separate_raw = reporter.median("raw_cuLaunchKernelEx" + suffix);
-    const double separate_cubind = reporter.median("cubind_launch" + suffix);
-    if (separate_raw > 0 && separate_cubind > 0) {
+    const std::optional<double> separate_raw = reporter.seconds("raw_cuLaunchKernelEx" + suffix, "median");
+    const std::optional<double> separate_cubind = reporter.seconds("cubind_launch" + suffix, "median");
+    if (separate_raw && separate_cubind) {
       std::printf("| %d | separate, medians of %d | %.1f | %.1f | %.3fx | | info |\n", arguments, kRepetitions,
-                  separate_raw, separate_cubind, separate_cubind / separate_raw);
+                  *separate_raw * 1e9, *separate_cubind * 1e9, *separate_cubind / *separate_raw);
     } else {
       std::printf("| %d | separate | not run | not run | | | info |\n", arguments);
     }
   }
   std::printf("paired: per round, %d raw and %d cubind launches timed in two blocks (order alternating),\n"
-              "  ratio = median of the per-round ratios, spread = their interquartile range; separate: informational.\n",
+              "  ratio = median of the per-round ratios with its 95%% confidence interval, IQR = their interquartile\n"
+              "  range; separate: informational.\n",
               kLaunchesPerBlock, kLaunchesPerBlock);
 }
 
@@ -327,7 +287,7 @@ int main(int argc, char** argv) {
   register_pair<0>();
   register_pair<4>();
   register_pair<16>();
-  MedianCollector reporter;
+  cubind_bench::SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   print_table(reporter);
