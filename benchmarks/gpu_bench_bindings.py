@@ -1,27 +1,36 @@
 """cubind.bindings against cuda.bindings and a C floor, side by side in one run.
 
 Per call: the time of the same driver call made from C (benchmarks/driver_floor.cpp,
-entry points from libcuda.so.1), through cubind.bindings.driver and through
-cuda.bindings.driver. Overhead = Python time - C time; the goal is cubind's
-overhead <= 0.5 x cuda.bindings' on every simple call, a 16-argument
-cuLaunchKernel within 1 us of C, and `import cubind.bindings.driver` <= 5 ms.
-Calls are timed directly in a compiled loop. Beside them, the Python floor
-(benchmarks/call_floor.pyx): the least any binding that releases the GIL can
-spend on a call of that shape.
+entry points from libcuda.so.1, loaded into this process), through
+cubind.bindings.driver and through cuda.bindings.driver, all on the same
+context, stream, event and kernels. Overhead = Python time - C time; the goal
+is cubind's overhead <= 0.5 x cuda.bindings' on every simple call, a
+16-argument cuLaunchKernel within 1 us of C, and `import cubind.bindings.driver`
+<= 5 ms. Simple calls are timed directly in a compiled loop, best of rounds.
+Launches are timed in bursts from an idle stream (the synchronization outside
+the timing), C and both bindings in the same rounds in rotating order, and the
+overhead is the median over rounds of each burst's time less C's. Beside them,
+the Python floor (benchmarks/call_floor.pyx): the least any binding that
+releases the GIL can spend on a call of that shape.
 
     python3 benchmarks/gpu_bench_bindings.py      (on a GPU machine)
 """
 import ctypes
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 
 from cubind.bindings import driver as cb
 from cubind.bindings import nvrtc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+LAUNCHES_PER_BURST = 256
+LAUNCH_ROUNDS = 300
+LAUNCH_WARMUP_ROUNDS = 10
 KERNELS = r"""
 extern "C" __global__ void k0() {}
 extern "C" __global__ void k4(int a, int b, int c, int d) {}
@@ -72,6 +81,63 @@ def build_call_floor():
     return module
 
 
+def build_c_floor():
+    """benchmarks/driver_floor.cpp as a shared library, loaded into this process."""
+    out = tempfile.mkdtemp(prefix="cubind_driver_floor_")
+    so = os.path.join(out, "libcubind_driver_floor.so")
+    cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+    subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-I", cuda_inc,
+                    os.path.join(HERE, "driver_floor.cpp"), "-o", so, "-ldl"], check=True)
+    lib = ctypes.CDLL(so)
+    lib.floor_open.restype = ctypes.c_char_p
+    lib.floor_call_ns.restype = ctypes.c_double
+    lib.floor_call_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.c_uint64,
+                                  ctypes.c_uint64, ctypes.c_uint64]
+    lib.floor_launch_ns.restype = ctypes.c_double
+    lib.floor_launch_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int]
+    missing = lib.floor_open()
+    if missing is not None:
+        raise RuntimeError(f"driver floor: libcuda.so.1 lacks {missing.decode()}")
+    return lib
+
+
+def checked(ns, what):
+    if ns < 0:
+        raise RuntimeError(f"driver floor: {what} failed")
+    return ns
+
+
+_BURST = """
+def burst(launch, f, s, p, r, clock):
+    start = clock()
+    for _ in r:
+        launch(f, 1, 1, 1, 1, 1, 1, 0, s, p, 0)
+    return clock() - start
+"""
+
+
+def python_burst(lib, function, stream, nargs, count):
+    """A function timing `count` launches through `lib`'s cuLaunchKernel from an
+    idle stream, in ns per launch; its loop is compiled once, with everything
+    in locals, so the Python-side cost is the call itself."""
+    env = {}
+    exec(compile(_BURST, "<burst>", "exec"), env)
+    burst = env["burst"]
+    params = None if nargs == 0 else (tuple(range(nargs)), (ctypes.c_int,) * nargs)
+    result = lib.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+    if int(result[0]) != 0:
+        raise RuntimeError(f"cuLaunchKernel through {lib.__name__}: {result[0]!r}")
+    sync = lib.cuStreamSynchronize
+    r = range(count)
+
+    def timed():
+        ok(sync(stream))
+        ns = burst(lib.cuLaunchKernel, function, stream, params, r, time.perf_counter_ns)
+        ok(sync(stream))
+        return ns / count
+    return timed
+
+
 def import_ms(module):
     code = f"import time; t = time.perf_counter(); import {module}; print((time.perf_counter() - t) * 1e3)"
     runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
@@ -93,21 +159,8 @@ def main():
     ctx = ok(cb.cuDevicePrimaryCtxRetain(dev))
     ok(cb.cuCtxSetCurrent(ctx) + (None,))
     cubin = compile_cubin(f"{major}{minor}")
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-        cubin_path = f.name
 
-    # The C floor.
-    floor = {}
-    exe = os.path.join(tempfile.gettempdir(), "cubind_driver_floor")
-    cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
-    subprocess.run(["g++", "-O2", "-std=c++17", "-I", cuda_inc, os.path.join(HERE, "driver_floor.cpp"),
-                    "-o", exe, "-ldl"], check=True)
-    out = subprocess.run([exe, cubin_path], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        name, value = line.split()
-        floor[name] = float(value)
-
+    c_floor = build_c_floor()
     module = ok(cb.cuModuleLoadData(cubin))
     k = {n: ok(cb.cuModuleGetFunction(module, f"k{n}".encode())) for n in (0, 4, 16)}
     dptr = ok(cb.cuMemAlloc(1 << 20))
@@ -138,21 +191,10 @@ def main():
         "cuStreamQuery": (floor_mod.ret1_1_nogil, (stream,)),
     }
 
-    def launches_ns(lib, fn, stream, nargs):
-        # As the C floor: bursts of 256 launches, then a synchronize. The loop
-        # is compiled once, so the Python-side cost is the call itself.
-        params = None if nargs == 0 else (tuple(range(nargs)), (ctypes.c_int,) * nargs)
-        env = {"launch": lib.cuLaunchKernel, "sync": lib.cuStreamSynchronize, "f": fn[nargs], "s": stream,
-               "p": params, "r": range(256)}
-        stmt = "for _ in r: launch(f, 1, 1, 1, 1, 1, 1, 0, s, p, 0)\nsync(s)"
-        exec(compile(stmt, "<bench>", "exec"), env)
-        best = min(timeit.repeat(stmt, globals=env, number=40, repeat=5))
-        return best / (40 * 256) * 1e9
-
     # The simple calls in rounds: per call, its floor, cubind and cuda.bindings
     # back to back, three rounds, the best of each kept, so a change of the
     # machine's clock during the run does not fall on one side.
-    results = {"cubind": {}, "cuda.bindings": {}, "python floor": {}}
+    results = {"C": {}, "cubind": {}, "cuda.bindings": {}, "python floor": {}}
     sides = {"python floor": floors, "cubind": calls(cb, dev, dptr, stream, event, attr, memtype)}
     if have_cuda_bindings:
         nfn = {n: nd.CUfunction(int(k[n])) for n in k}
@@ -163,16 +205,39 @@ def main():
     for _ in range(3):
         gil_held_floor = min(gil_held_floor, per_call_ns(floor_mod.ret2_0, ()))
         for name in floors:
+            t = checked(c_floor.floor_call_ns(name.encode(), 200000, 3, int(dev), int(dptr), int(stream), int(event)),
+                        name)
+            results["C"][name] = min(results["C"].get(name, float("inf")), t)
             for side, table in sides.items():
                 fn, args = table[name]
                 t = per_call_ns(fn, args, number=700)
                 results[side][name] = min(results[side].get(name, float("inf")), t)
                 cb.cuStreamSynchronize(stream)
+
+    # Launches: per round, a burst from C and from each binding, in rotating
+    # order. Per side, the median burst time, and the median over rounds of
+    # (burst - C's burst of the same round) as its overhead.
+    launch_overhead = {"cubind": {}, "cuda.bindings": {}}
     for n in (0, 4, 16):
-        results["cubind"][f"cuLaunchKernel_{n}"] = launches_ns(cb, k, stream, n)
-    if have_cuda_bindings:
-        for n in (0, 4, 16):
-            results["cuda.bindings"][f"cuLaunchKernel_{n}"] = launches_ns(nd, nfn, nd.CUstream(int(stream)), n)
+        name = f"cuLaunchKernel_{n}"
+        bursts = {
+            "C": lambda n=n: checked(c_floor.floor_launch_ns(int(k[n]), int(stream), n, LAUNCHES_PER_BURST), name),
+            "cubind": python_burst(cb, k[n], stream, n, LAUNCHES_PER_BURST),
+        }
+        if have_cuda_bindings:
+            bursts["cuda.bindings"] = python_burst(nd, nfn[n], nd.CUstream(int(stream)), n, LAUNCHES_PER_BURST)
+        order = list(bursts)
+        times = {side: [] for side in order}
+        for round_ in range(-LAUNCH_WARMUP_ROUNDS, LAUNCH_ROUNDS):
+            shift = round_ % len(order)
+            this_round = {side: bursts[side]() for side in order[shift:] + order[:shift]}
+            if round_ >= 0:
+                for side, ns in this_round.items():
+                    times[side].append(ns)
+        for side, values in times.items():
+            results[side][name] = statistics.median(values)
+            if side != "C":
+                launch_overhead[side][name] = statistics.median(v - c for v, c in zip(values, times["C"]))
 
     # The Python floor: a call of the same arity that releases the GIL around
     # an empty C function and returns a tuple of prepared objects. No binding
@@ -183,14 +248,14 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     worst = 0.0
     for name in results["cubind"]:
-        c = floor[name]
+        c = results["C"][name]
         ours = results["cubind"][name]
         theirs = results["cuda.bindings"].get(name)
         py_floor = results["python floor"].get(name)
-        o_ours = ours - c
+        o_ours = launch_overhead["cubind"].get(name, ours - c)
         floor_text = f"{py_floor:.0f}" if py_floor is not None else "-"
         if theirs is not None:
-            o_theirs = theirs - c
+            o_theirs = launch_overhead["cuda.bindings"].get(name, theirs - c)
             ratio = o_ours / o_theirs if o_theirs > 0 else float("inf")
             best = f"{py_floor / o_theirs:.2f}" if py_floor is not None and o_theirs > 0 else "-"
             worst = max(worst, ratio) if not name.startswith("cuLaunchKernel") else worst
@@ -209,10 +274,11 @@ def main():
         theirs = import_ms(f"cuda.bindings.{mod}") if have_cuda_bindings else float("nan")
         print(f"| {mod} | {ours:.1f} | {theirs:.1f} |")
     print()
-    l16 = results["cubind"]["cuLaunchKernel_16"] - floor["cuLaunchKernel_16"]
+    l16 = launch_overhead["cubind"]["cuLaunchKernel_16"]
+    print(f"Launches: {LAUNCH_ROUNDS} rounds of a burst of {LAUNCHES_PER_BURST} from C and from each binding; "
+          "overhead = median over rounds of (burst - C's burst), per launch.")
     print(f"16-argument cuLaunchKernel over C: {l16:.0f} ns (goal <= 1000)")
     print(f"worst simple-call overhead ratio cubind/cuda.bindings: {worst:.2f} (goal <= 0.5)")
-    os.unlink(cubin_path)
 
 
 if __name__ == "__main__":
