@@ -18,10 +18,16 @@ namespace cubind {
 
 namespace detail {
 
+namespace {
+
+[[gnu::noinline, gnu::cold]] void throw_null_stream(const char* where) {
+  throw std::logic_error(std::string(where) + ": the stream is a null cubind::Stream (moved from or released)");
+}
+
+}  // namespace
+
 void require_stream(StreamRef stream, const char* where) {
-  if (stream.handle() == invalid_stream()) {
-    throw std::logic_error(std::string(where) + ": the stream is a null cubind::Stream (moved from or released)");
-  }
+  if (stream.handle() == invalid_stream()) throw_null_stream(where);
 }
 
 namespace {
@@ -61,16 +67,28 @@ void stream_disowned(CUstream handle) noexcept {
 
 namespace {
 
-CUcontext lookup_context(CUstream handle) {
-  // Read before asking the driver: a stream let go of meanwhile has bumped it,
-  // and the memo written below is void from the start.
-  const std::uint64_t epoch = g_streams_epoch.load(std::memory_order_acquire);
-  StreamMemo& memo = t_memo;
-  if (memo.handle == handle && memo.epoch == epoch) return memo.context;
+// Asks the driver, and keeps the answer for a stream cubind owns. Out of line,
+// so that the memo's hit path stays a few instructions with no frame to set up.
+[[gnu::noinline, gnu::cold]] CUcontext lookup_context_slow(CUstream handle, std::uint64_t epoch) {
   CUcontext context = nullptr;
   check(raw::cuStreamGetCtx(handle, &context), "cuStreamGetCtx");
-  if (!is_default_stream(handle) && is_owned(handle)) memo = StreamMemo{handle, context, epoch};
+  if (!is_default_stream(handle) && is_owned(handle)) t_memo = StreamMemo{handle, context, epoch};
   return context;
+}
+
+[[gnu::noinline, gnu::cold]] void throw_wrong_context(CUcontext actual, CUcontext expected, const char* where) {
+  throw std::invalid_argument(std::string(where) + ": the stream belongs to " + describe_context(actual) +
+                              ", but this call works in " + describe_context(expected) +
+                              "; pass a stream of that context");
+}
+
+inline CUcontext lookup_context(CUstream handle) {
+  // Read before asking the driver: a stream let go of meanwhile has bumped it,
+  // and the memo written then is void from the start.
+  const std::uint64_t epoch = g_streams_epoch.load(std::memory_order_acquire);
+  const StreamMemo& memo = t_memo;
+  if (memo.handle == handle && memo.epoch == epoch) return memo.context;
+  return lookup_context_slow(handle, epoch);
 }
 
 }  // namespace
@@ -83,11 +101,7 @@ CUcontext stream_context(StreamRef stream, const char* where) {
 void require_stream_context(StreamRef stream, CUcontext expected, const char* where) {
   require_stream(stream, where);
   const CUcontext actual = lookup_context(stream.handle());
-  if (actual != expected) {
-    throw std::invalid_argument(std::string(where) + ": the stream belongs to " + describe_context(actual) +
-                                ", but this call works in " + describe_context(expected) +
-                                "; pass a stream of that context");
-  }
+  if (actual != expected) throw_wrong_context(actual, expected, where);
 }
 
 namespace {
