@@ -4,6 +4,12 @@ import subprocess
 
 from cubind.bindings import nvrtc
 
+# The launch shape of the element-wise kernels (fill, add, saxpy): N elements,
+# one thread each.
+N = 1000
+BLOCK = 128
+GRID = (N + BLOCK - 1) // BLOCK
+
 SOURCE = r"""
 struct Pair { int a; double b; };
 

@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from conftest import outputs_of, run_python
+from _kernels import BLOCK, GRID, N
 
 pytestmark = pytest.mark.gpu
 
@@ -24,9 +25,6 @@ except ImportError:  # pragma: no cover
 
 CUresult = driver.CUresult
 SUCCESS = CUresult.CUDA_SUCCESS
-N = 1000
-BLOCK = 128
-GRID = (N + BLOCK - 1) // BLOCK
 
 
 def ok(result):

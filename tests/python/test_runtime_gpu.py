@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import outputs_of
+from _kernels import BLOCK, GRID, N
 
 pytestmark = pytest.mark.gpu
 
@@ -23,9 +24,6 @@ except ImportError:  # pragma: no cover
 Err = runtime.cudaError_t
 SUCCESS = Err.cudaSuccess
 Kind = runtime.cudaMemcpyKind
-N = 1000
-BLOCK = 128
-GRID = (N + BLOCK - 1) // BLOCK
 
 
 def ok(result):
