@@ -30,13 +30,12 @@ std::string member_name(const std::string& name) {
   return safe == name ? name : safe + " \"" + name + "\"";
 }
 
-std::string param_name(const std::string& name) { return cython_member(name); }
 
 std::string cy_params(const std::vector<Param>& params) {
   std::string s;
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (i) s += ", ";
-    s += cy_declarator(params[i].type, param_name(params[i].name));
+    s += cy_declarator(params[i].type, cython_member(params[i].name));
   }
   return s;
 }

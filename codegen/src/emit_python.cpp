@@ -59,7 +59,6 @@ const std::map<std::string, std::pair<std::string, bool>>& scalars() {
   return table;
 }
 
-std::string py_keyword_safe(const std::string& name) { return python_identifier(name); }
 
 class Model {
  public:
@@ -249,6 +248,21 @@ class Model {
 // ---------------------------------------------------------------------------
 // Conversions shared by parameters, fields and callback arguments
 
+// "CUctx_st *" -> "CUctx_st": the spelling without its trailing pointers.
+std::string strip_pointer(std::string s) {
+  while (!s.empty() && (s.back() == '*' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// A new handle object straight from the type's tp_new: the hot path of every
+// function that returns one.
+std::string wrap_function(const std::string& name) {
+  return "cdef inline " + name + " _wrap_" + name + "(void* value):\n" +
+         "    cdef " + name + " h = " + name + ".__new__(" + name + ")\n" +
+         "    h._value = value\n" +
+         "    return h\n\n";
+}
+
 // Python value of a C expression of this type.
 std::string to_python(const TypeInfo& t, const std::string& expr) {
   switch (t.kind) {
@@ -380,7 +394,7 @@ class FunctionPlanner {
     for (const Param& p : f.params) {
       Plan pl;
       pl.param = &p;
-      pl.py_name = py_keyword_safe(p.name);
+      pl.py_name = python_identifier(p.name);
       pl.count = !p.count_param.empty() ? p.count_param : p.size_param;
       pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
       pl.typed_by = p.typed_by;
@@ -452,11 +466,9 @@ class FunctionPlanner {
         if (dir == "in" || dir == "inout") {
           // A buffer the call reads; inout: the caller's buffer, which the call fills.
           pl.role = Role::Address;
-        } else if (!pl.count.empty()) {
-          pl.role = Role::OutBuffer;
         } else {
+          // With no count, a fixed-size identifier (cuDeviceGetLuid): the caller's size is 8.
           pl.role = Role::OutBuffer;
-          pl.count = "";  // a fixed-size identifier (cuDeviceGetLuid): the caller's size is 8
         }
       } else if (t.pointer_depth == 2 && t.pointee == "const char *" && dir == "out") {
         pl.role = Role::OutString;
@@ -535,11 +547,6 @@ class FunctionPlanner {
       if (t.kind == Type::Kind::Pointer && t.pointer_depth == 1 && t.pointee == "void") return static_cast<int>(i);
     }
     return -1;
-  }
-
-  static std::string strip_pointer(std::string s) {
-    while (!s.empty() && (s.back() == '*' || s.back() == ' ')) s.pop_back();
-    return s;
   }
 
  private:
@@ -842,7 +849,7 @@ class PyxWriter {
       // cudaStream_t) are accepted for each other.
       std::string record;
       if (td != nullptr) record = td->kind == Typedef::Kind::Handle ? td->record : strip_qualifiers(td->target.canonical);
-      while (!record.empty() && (record.back() == '*' || record.back() == ' ')) record.pop_back();
+      record = strip_pointer(record);
       o_ << "\n    _c_type = \"" << record << "\"\n";
       const bool stream = name == "CUstream" || name == "cudaStream_t";
       if (stream) {
@@ -850,13 +857,7 @@ class PyxWriter {
               "        \"\"\"The CUDA stream protocol: (version, address).\"\"\"\n"
               "        return (0, <uintptr_t>self._value)\n";
       }
-      o_ << "\n";
-      // A new object straight from the type's tp_new: the hot path of every
-      // function that returns this handle.
-      o_ << "cdef inline " << name << " _wrap_" << name << "(void* value):\n"
-         << "    cdef " << name << " h = " << name << ".__new__(" << name << ")\n"
-         << "    h._value = value\n"
-         << "    return h\n\n";
+      o_ << "\n" << wrap_function(name);
       pyi_ << "class " << name << "(Handle):\n    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...\n";
       if (stream) pyi_ << "    def __cuda_stream__(self) -> tuple[int, int]: ...\n";
       pyi_ << "\n";
@@ -870,11 +871,7 @@ class PyxWriter {
                           " (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).\n\n"
                           "int(f) is the address; getPtr() the address of its storage.",
                       "    ");
-      o_ << "\n    _c_type = \"" << name << "\"\n\n";
-      o_ << "cdef inline " << name << " _wrap_" << name << "(void* value):\n"
-         << "    cdef " << name << " h = " << name << ".__new__(" << name << ")\n"
-         << "    h._value = value\n"
-         << "    return h\n\n";
+      o_ << "\n    _c_type = \"" << name << "\"\n\n" << wrap_function(name);
       pyi_ << "class " << name << "(Handle):\n    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...\n\n";
     }
     o_ << "\n";
@@ -989,7 +986,7 @@ class PyxWriter {
       }
       o_ << "    def __repr__(self):\n";
       o_ << "        return \"" << sc.py << "(\" + \", \".join(f\"{n}={_safe_repr(self, n)}\" for n in (";
-      for (const auto& n : names) o_ << "\"" << py_keyword_safe(n) << "\", ";
+      for (const auto& n : names) o_ << "\"" << python_identifier(n) << "\", ";
       o_ << ")) + \")\"\n\n";
       pyi_ << "\n";
       for (const auto& a : sc.aliases) {
@@ -1014,7 +1011,7 @@ class PyxWriter {
 
   // One property; false when the field has no Python form (it is then left out).
   bool field(const std::string& c, const Field& f) {
-    const std::string name = py_keyword_safe(f.name);
+    const std::string name = python_identifier(f.name);
     const std::string p = "(<" + c + "*>self._ptr)." + cython_member(f.name);
     std::ostringstream g, s;
     std::string annotation;
@@ -1176,14 +1173,14 @@ class PyxWriter {
       o_ << "cdef " << cython_c(td->fn_result.spelling) << " _callback_" << name << "(";
       for (std::size_t i = 0; i < td->fn_params.size(); ++i) {
         if (i) o_ << ", ";
-        o_ << cython_c(td->fn_params[i].type.spelling) << " " << py_keyword_safe(td->fn_params[i].name);
+        o_ << cython_c(td->fn_params[i].type.spelling) << " " << python_identifier(td->fn_params[i].name);
       }
       o_ << ") noexcept with gil:\n";
-      o_ << "    _support.callback_invoke(" << py_keyword_safe(td->fn_params[user].name) << ", (";
+      o_ << "    _support.callback_invoke(" << python_identifier(td->fn_params[user].name) << ", (";
       for (std::size_t i = 0; i < td->fn_params.size(); ++i) {
         if (static_cast<int>(i) == user) continue;
         const TypeInfo ti = m_.resolve(td->fn_params[i].type.spelling);
-        const std::string n = py_keyword_safe(td->fn_params[i].name);
+        const std::string n = python_identifier(td->fn_params[i].name);
         if (ti.kind == TypeInfo::Kind::Enum && ti.py == m_.resolve(status_type_).py) {
           o_ << "_status(" << n << "), ";
         } else if (ti.kind == TypeInfo::Kind::Unknown || ti.kind == TypeInfo::Kind::Void) {
@@ -1193,7 +1190,7 @@ class PyxWriter {
         }
       }
       o_ << "))\n";
-      if (one_shot) o_ << "    _support.callback_finished(" << py_keyword_safe(td->fn_params[user].name) << ")\n";
+      if (one_shot) o_ << "    _support.callback_finished(" << python_identifier(td->fn_params[user].name) << ")\n";
       if (td->fn_result.spelling != "void") o_ << "    return 0\n";
       o_ << "\n";
     }
@@ -1310,7 +1307,7 @@ class PyxWriter {
             add_arg(n, n + ": Any");
             locals << "    cdef _support.TypedValue " << cn << "\n";
             after_inputs_ << "    " << cn << " = _typed_value(\"" << attribute_enum(f, pl) << "\", "
-                          << py_keyword_safe(pl.typed_by) << ", " << n << ", \"" << pn << "\", "
+                          << python_identifier(pl.typed_by) << ", " << n << ", \"" << pn << "\", "
                           << size_hint(pl, by_name) << ")\n";
             fill_default_size(pl, by_name, cn);
             call_args << "<" << cython_c(pl.param->type.spelling) << ">" << cn << ".ptr";
@@ -1393,7 +1390,7 @@ class PyxWriter {
           call_args << "_ctx";
           break;
         case Role::ArrayIn: {
-          const std::string count = pl.count_is_fixed ? pl.count : py_keyword_safe(pl.count);
+          const std::string count = pl.count_is_fixed ? pl.count : python_identifier(pl.count);
           add_arg(n, n + ": Sequence[" + (pl.type.is_char ? std::string("bytes | str") : py_annotation(pl.type)) + "] | None");
           const std::string elem_c = pl.type.is_char ? "const char*" : pl.type.c;
           locals << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
@@ -1489,7 +1486,7 @@ class PyxWriter {
           out_names.push_back(n);
           break;
         case Role::OutBuffer: {
-          const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : py_keyword_safe(pl.count));
+          const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : python_identifier(pl.count));
           locals << "    cdef char* " << cn << " = NULL\n";
           body << "    if " << size << " < 0:\n"
                << "        raise ValueError(f\"" << (pl.count.empty() ? "size" : pl.count) << " cannot be negative ({"
@@ -1548,7 +1545,7 @@ class PyxWriter {
           } else if (count_plan != nullptr && count_plan->role == Role::InOut) {
             count_expr = "_c_" + count_plan->py_name;
           } else {
-            count_expr = py_keyword_safe(pl.count);
+            count_expr = python_identifier(pl.count);
           }
           const std::string& elem_c = pl.type.c;
           locals << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _cap_" << n << " = 0\n";
@@ -1565,11 +1562,7 @@ class PyxWriter {
           const std::string n_out = count_plan != nullptr && count_plan->role == Role::InOut
                                         ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")"
                                         : "_cap_" + n;
-          if (pl.type.kind == TypeInfo::Kind::Struct) {
-            out_exprs.push_back("[" + pl.type.py + "._copy(&" + cn + "[i]) for i in range(" + n_out + ")]");
-          } else {
-            out_exprs.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
-          }
+          out_exprs.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
           out_annotations.push_back("list[" + py_result_annotation(pl.type) + "]");
           out_names.push_back(n);
           break;
@@ -1579,13 +1572,8 @@ class PyxWriter {
           const std::string count_expr = count_plan ? "_c_" + count_plan->py_name : pl.count;
           locals << "    cdef const " << pl.type.c << "* " << cn << " = NULL\n";
           call_args << "<" << cython_c(pl.param->type.spelling) << ">&" << cn;
-          if (pl.type.kind == TypeInfo::Kind::Struct) {
-            out_exprs.push_back("[] if " + cn + " == NULL else [" + pl.type.py + "._copy(&" + cn + "[i]) for i in range(" +
-                                count_expr + ")]");
-          } else {
-            out_exprs.push_back("[] if " + cn + " == NULL else [" + to_python(pl.type, cn + "[i]") + " for i in range(" +
-                                count_expr + ")]");
-          }
+          out_exprs.push_back("[] if " + cn + " == NULL else [" + to_python(pl.type, cn + "[i]") + " for i in range(" +
+                              count_expr + ")]");
           out_annotations.push_back("list[" + py_result_annotation(pl.type) + "]");
           out_names.push_back(n);
           break;
@@ -1594,7 +1582,7 @@ class PyxWriter {
           // Storage for the largest value the attribute can select; converted after the call.
           locals << "    cdef _support.TypedValue " << cn << "\n";
           after_inputs_ << "    " << cn << " = _typed_value(\"" << attribute_enum(f, pl) << "\", "
-                        << py_keyword_safe(pl.typed_by) << ", None, \"" << pn << "\", " << size_hint(pl, by_name)
+                        << python_identifier(pl.typed_by) << ", None, \"" << pn << "\", " << size_hint(pl, by_name)
                         << ")\n";
           fill_default_size(pl, by_name, cn);
           call_args << "<" << cython_c(pl.param->type.spelling) << ">" << cn << ".ptr";
@@ -1605,8 +1593,8 @@ class PyxWriter {
         }
         case Role::OutTypedArray: {
           // One TypedValue per attribute of the attributes array.
-          const std::string attrs = py_keyword_safe(pl.typed_by);
-          const std::string count = py_keyword_safe(pl.count);
+          const std::string attrs = python_identifier(pl.typed_by);
+          const std::string count = python_identifier(pl.count);
           std::string sizes;
           for (const Plan& q : plans) {
             if (q.role == Role::ArrayIn && q.count == pl.count && q.param->name.find("Size") != std::string::npos) {
@@ -1789,7 +1777,6 @@ class PyxWriter {
 
   std::string to_python_result(const TypeInfo& t, const std::string& spelling, const std::string& expr) const {
     if (spelling == "const char *") return "None if " + expr + " == NULL else <bytes>" + expr;
-    if (t.kind == TypeInfo::Kind::Struct) return t.py + "._copy(&" + expr + ")";
     return to_python(t, expr);
   }
 
@@ -1811,7 +1798,7 @@ class PyxWriter {
         args += "<" + cython_c(q.type.spelling) + ">&" + out;
       } else {
         // Same-named parameter of this function, converted as it was.
-        args += "_c_" + py_keyword_safe(q.name);
+        args += "_c_" + python_identifier(q.name);
         bool found = std::any_of(f.params.begin(), f.params.end(), [&](const Param& p) { return p.name == q.name; });
         if (!found) throw std::runtime_error(f.name + ": " + sf->name + " takes '" + q.name + "', which " + f.name + " lacks");
       }

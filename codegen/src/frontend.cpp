@@ -473,10 +473,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       auto it = enum_by_tag_.find(tag);
       if (it == enum_by_tag_.end()) continue;
       Enum& e = out_.library.enums[it->second];
-      if (e.name == e.tag) {
-        e.name = t.name;
-        e.scoped_typedef = true;
-      }
+      if (e.name == e.tag) e.name = t.name;
     }
     for (const std::size_t i : pending_doc_) {
       Function& f = out_.library.functions[i];

@@ -90,7 +90,6 @@ struct Enum {
   unsigned order = 0;         // position in the translation unit: emitters keep header order
   std::string name;           // the typedef users write (CUresult), else the tag
   std::string tag;            // cudaError_enum; "" when unnamed
-  bool scoped_typedef = false;  // true when `name` is a typedef of the tag
   std::vector<Enumerator> enumerators;
   std::string doc;
   Location location;
