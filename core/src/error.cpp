@@ -49,13 +49,17 @@ void throw_driver_error(CUresult status, const char* api_function) {
   throw CudaError(status, api_function, driver_error_name(status), driver_error_string(status));
 }
 
-void throw_nvrtc_error(nvrtcResult status, const char* api_function) {
+std::string nvrtc_result_name(nvrtcResult status) {
   const char* text = nullptr;
   try {
     text = raw::nvrtcGetErrorString(status);
   } catch (const LoaderError&) {
   }
-  const std::string name = text != nullptr ? text : "nvrtcResult " + std::to_string(static_cast<int>(status));
+  return text != nullptr ? text : "nvrtcResult " + std::to_string(static_cast<int>(status));
+}
+
+void throw_nvrtc_error(nvrtcResult status, const char* api_function) {
+  const std::string name = nvrtc_result_name(status);
   throw NvrtcError(status, api_function, name, name);
 }
 

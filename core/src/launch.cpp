@@ -93,10 +93,7 @@ void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kern
                         const std::size_t* sizes, std::size_t count) {
   detail::require_stream(stream, "cubind::launch");
   const std::vector<KernelParam>& params = kernel.param_info();
-  // The kernel's name is fetched only to explain a mismatch.
-  bool matches = count == params.size();
-  for (std::size_t i = 0; matches && i < count; ++i) matches = sizes[i] == params[i].size;
-  if (!matches) detail::check_kernel_arguments(kernel.name(), params.data(), params.size(), sizes, count);
+  detail::check_kernel_arguments(kernel.name(), params.data(), params.size(), sizes, count);
   detail::NativeLaunchConfig native;
   detail::render_launch_config(config, stream.handle(), native);
   // The driver takes a CUkernel where a CUfunction is expected and loads it into

@@ -10,6 +10,7 @@
 
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
+#include "runtime_support.hpp"
 #include "owner_support.hpp"
 
 namespace cubind {
@@ -140,8 +141,8 @@ std::shared_ptr<const detail::LibraryOwner> load(const char* method, const std::
     terminated.push_back('\0');
     image = terminated.data();
   }
-  // Loading needs an initialised driver but no context; cuInit is idempotent.
-  detail::check(raw::cuInit(0), "cuInit");
+  // Loading needs an initialised driver but no context.
+  detail::init_driver();
   CUlibrary library = nullptr;
   detail::check(raw::cuLibraryLoadData(&library, image, nullptr, nullptr, 0, nullptr, nullptr, 0), "cuLibraryLoadData");
   return std::make_shared<const detail::LibraryOwner>(library);

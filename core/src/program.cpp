@@ -204,7 +204,7 @@ CompileResult Program::compile(CodeKind target, const ProgramOptions& options,
   if (status == NVRTC_ERROR_COMPILATION) return result;
   if (status != NVRTC_SUCCESS) {
     // An option NVRTC rejects is explained only in the log.
-    const std::string name = raw::nvrtcGetErrorString(status);
+    const std::string name = detail::nvrtc_result_name(status);
     std::string log = result.log;
     while (!log.empty() && std::isspace(static_cast<unsigned char>(log.back()))) log.pop_back();
     throw NvrtcError(status, "nvrtcCompileProgram", name, log.empty() ? name : name + ": " + log);

@@ -59,6 +59,9 @@ std::string driver_error_name(CUresult status);
 std::string driver_error_string(CUresult status);
 // nvJitLink has no function that names its results: the names of nvJitLink.h.
 std::string nvjitlink_result_name(nvJitLinkResult status);
+// NVRTC's text for `status` ("NVRTC_ERROR_COMPILATION"), or "nvrtcResult <n>"
+// where NVRTC cannot be loaded or has none.
+std::string nvrtc_result_name(nvrtcResult status);
 
 inline void check(CUresult status, const char* api_function) {
   if (status != CUDA_SUCCESS) throw_driver_error(status, api_function);
