@@ -90,7 +90,7 @@ TEST_P(Golden, OutputMatchesTheExpectedFiles) {
   if (updating()) {
     codegen::write_files(expected_dir.string(), files);
     for (const auto& path : stale) fs::remove(expected_dir / path);
-    return;
+    GTEST_SKIP() << "CUBIND_UPDATE_GOLDEN is set: the expected files were rewritten, not compared";
   }
   for (const auto& f : files) {
     const fs::path path = expected_dir / f.path;

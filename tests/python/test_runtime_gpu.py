@@ -451,10 +451,13 @@ def test_stream_objects_across_apis(env, malloc):
     rt_stream = ok(runtime.cudaStreamCreate())
     cu_stream = dok(driver.cuStreamCreate(0))
     try:
+        # Each API's work on the other API's stream, read back in turn.
         dok(driver.cuMemsetD32Async(ptr, 1, N, rt_stream))
+        ok(runtime.cudaStreamSynchronize(rt_stream))
+        assert read_ints(ptr, N) == [1] * N
         ok(runtime.cudaMemsetAsync(ptr, 0, 4 * N, cu_stream))
         dok(driver.cuStreamSynchronize(cu_stream))
-        ok(runtime.cudaStreamSynchronize(rt_stream))
+        assert read_ints(ptr, N) == [0] * N
     finally:
         runtime.cudaStreamDestroy(rt_stream)
         driver.cuStreamDestroy(cu_stream)
