@@ -1069,9 +1069,12 @@ class PyxWriter {
       } else if (t.pointer_depth == 2 && t.pointee == "void *" && (f.name == "kernelParams" || f.name == "extra")) {
         // As cuLaunchKernel takes them: None, an address, or (values, types), kept by the struct.
         g << "        return <uintptr_t>" << p << "\n";
-        s << "        packed = _support.kernel_params(value)\n"
+        // Kept only once packed and addressed: a value refused on the way leaves the field as it was.
+        s << "        cdef void** _address\n"
+          << "        packed = _support.kernel_params(value)\n"
+          << "        _address = _support.kernel_params_pointer(packed)\n"
           << "        _support.keep(self, \"" << f.name << "\", packed)\n"
-          << "        " << p << " = <" << pointer_c(t) << ">_support.kernel_params_pointer(packed)\n";
+          << "        " << p << " = <" << pointer_c(t) << ">_address\n";
         annotation = "int";
       } else if (t.pointer_depth == 1 && m_.resolve(t.pointee).kind == TypeInfo::Kind::Struct) {
         // CUlaunchConfig.attrs: a struct, a sequence of them (copied into one array the

@@ -89,8 +89,10 @@ def report(problems, known, what):
 def test_every_cuda_bindings_function_exists(name):
     ours, theirs = PAIRS[name]
     our_funcs = sig.public_functions(ours)
+    their_funcs = sig.public_functions(theirs)
+    assert their_funcs, f"cuda.bindings.{name} lists no functions: nothing would be compared"
     missing = {}
-    for fname in sig.public_functions(theirs):
+    for fname in their_funcs:
         if fname in EXCLUDED_FUNCTIONS or fname in our_funcs:
             continue
         missing[fname] = f"cuda.bindings.{name}.{fname} has no counterpart in cubind.bindings.{name}"
@@ -176,7 +178,9 @@ def test_enum_classes_and_members_match(name):
     ours, theirs = PAIRS[name]
     problems = {}
     known = dict(KNOWN_MISSING_ENUMS)
-    for ename, cls in _their_enums(theirs).items():
+    their_enums = _their_enums(theirs)
+    assert their_enums, f"cuda.bindings.{name} lists no enums: nothing would be compared"
+    for ename, cls in their_enums.items():
         our_cls = getattr(ours, ename, None)
         if our_cls is None:
             problems[ename] = "missing"
@@ -202,13 +206,16 @@ def test_enum_classes_and_members_match(name):
 def test_class_names_exist(name):
     ours, theirs = PAIRS[name]
     problems = {}
+    checked = 0
     for cname, cls in vars(theirs).items():
         if not isinstance(cls, type) or issubclass(cls, enum.Enum) or _CLASS_EXCLUDE.match(cname):
             continue
+        checked += 1
         if issubclass(cls, BaseException) and not hasattr(ours, cname):
             problems[cname] = "exception class missing"
         elif not hasattr(ours, cname):
             problems[cname] = "missing"
+    assert checked > 0, f"cuda.bindings.{name} lists no classes: nothing would be compared"
     report(problems, KNOWN_MISSING_CLASSES, "classes missing")
 
 
@@ -377,9 +384,10 @@ def test_runtime_functions_accept_driver_handles(fname, make):
 
 def test_driver_functions_accept_runtime_handles():
     try:
-        driver.cuStreamQuery(runtime.cudaStream_t(0))
+        result = driver.cuStreamQuery(runtime.cudaStream_t(0))
     except RuntimeError:
-        pass  # no driver on this machine: the argument was accepted
+        return  # no driver on this machine: the argument was accepted
+    assert isinstance(result, tuple) and isinstance(result[0], driver.CUresult)
 
 
 # ---------------------------------------------------------------------------
@@ -580,6 +588,38 @@ def test_struct_pointer_field_keeps_buffer_alive():
     m.srcHost = bytearray(b"kept alive" * 100)
     gc.collect()
     assert ctypes.string_at(m.srcHost, 10) == b"kept alive"
+
+
+def test_refused_pointer_field_value_leaves_the_field_and_its_buffer_as_they_were():
+    m = driver.CUDA_MEMCPY2D()
+    data = bytearray(b"kept alive" * 100)
+    m.srcHost = data
+    address = m.srcHost
+    with pytest.raises(ValueError, match="srcHost"):
+        m.srcHost = -1
+    gc.collect()
+    assert m.srcHost == address
+    # Still exported to the struct: it cannot be resized under the pointer.
+    with pytest.raises(BufferError):
+        data.extend(b"x")
+    assert ctypes.string_at(m.srcHost, 10) == b"kept alive"
+
+    config = driver.CUlaunchConfig()
+    config.attrs = [driver.CUlaunchAttribute(id=driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE)]
+    attrs = config.attrs
+    with pytest.raises(TypeError, match="attrs"):
+        config.attrs = driver.CUmemLocation()
+    assert config.attrs == attrs
+
+    params = driver.CUDA_KERNEL_NODE_PARAMS()
+    params.kernelParams = ((7,), (ctypes.c_int,))
+    pointer = params.kernelParams
+    with pytest.raises(ValueError, match="kernelParams"):
+        params.kernelParams = -1
+    gc.collect()
+    assert params.kernelParams == pointer
+    first = ctypes.c_void_p.from_address(pointer).value
+    assert ctypes.c_int.from_address(first).value == 7
 
 
 def test_struct_view_of_external_memory():

@@ -394,19 +394,20 @@ cdef void keep(Struct owner, str name, object value):
         owner._refs[name] = value
 
 
+# The pointer fields below change what the struct keeps only once the new
+# value is accepted: a refused value leaves the field and what it points at
+# as they were.
 cdef void* field_address(object value, Struct owner, str name) except? NULL:
-    cdef BufferRef view
     cdef void* p
-    if value is None or isinstance(value, (int, Handle, Struct)):
-        keep(owner, name, value if isinstance(value, Struct) else None)
-        return plain_address(value, name)
-    if PyObject_CheckBuffer(value):
+    if not (value is None or isinstance(value, (int, Handle, Struct))) and PyObject_CheckBuffer(value):
         # The struct holds the buffer export until the field changes, so the
         # object cannot be resized under the pointer.
         pinned = _Pinned(value, name)
         keep(owner, name, pinned)
         return (<_Pinned>pinned).ref.view.buf
-    return plain_address(value, name)
+    p = plain_address(value, name)
+    keep(owner, name, value if isinstance(value, Struct) else None)
+    return p
 
 
 cdef class _Pinned:
@@ -434,12 +435,14 @@ cdef class _StructArray:
 cdef void* struct_array_field(object value, type cls, size_t size, Struct owner, str name) except? NULL:
     cdef _StructArray array
     cdef Py_ssize_t i, n
+    cdef void* p
     if value is None or isinstance(value, (int, Struct)):
-        keep(owner, name, value if isinstance(value, Struct) else None)
         if isinstance(value, Struct) and not isinstance(value, cls):
             raise TypeError(f"{name}: expected {cls.__name__}, a sequence of them, an address or None, "
                             f"got {type(value).__name__}")
-        return plain_address(value, name)
+        p = plain_address(value, name)
+        keep(owner, name, value if isinstance(value, Struct) else None)
+        return p
     try:
         n = len(value)
     except TypeError:

@@ -3273,9 +3273,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).kernelParams = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).kernelParams = <void **>_address
 
     @property
     def extra(self):
@@ -3285,9 +3287,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @extra.setter
     def extra(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).extra = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).extra = <void **>_address
 
     def __repr__(self):
         return "CUDA_KERNEL_NODE_PARAMS_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", )) + ")"
@@ -3422,9 +3426,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kernelParams = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kernelParams = <void **>_address
 
     @property
     def extra(self):
@@ -3434,9 +3440,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @extra.setter
     def extra(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).extra = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).extra = <void **>_address
 
     @property
     def kern(self):
@@ -3591,9 +3599,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kernelParams = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kernelParams = <void **>_address
 
     @property
     def extra(self):
@@ -3603,9 +3613,11 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @extra.setter
     def extra(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).extra = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).extra = <void **>_address
 
     @property
     def kern(self):
@@ -7862,9 +7874,11 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).kernelParams = <void **>_support.kernel_params_pointer(packed)
+        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).kernelParams = <void **>_address
 
     def __repr__(self):
         return "CUDA_LAUNCH_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("function", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "hStream", "kernelParams", )) + ")"

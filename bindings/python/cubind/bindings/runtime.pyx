@@ -11317,9 +11317,11 @@ cdef class cudaKernelNodeParams(_support.Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
-        (<cyruntime.cudaKernelNodeParams*>self._ptr).kernelParams = <void **>_support.kernel_params_pointer(packed)
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).kernelParams = <void **>_address
 
     @property
     def extra(self):
@@ -11329,9 +11331,11 @@ cdef class cudaKernelNodeParams(_support.Struct):
 
     @extra.setter
     def extra(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
-        (<cyruntime.cudaKernelNodeParams*>self._ptr).extra = <void **>_support.kernel_params_pointer(packed)
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).extra = <void **>_address
 
     def __repr__(self):
         return "cudaKernelNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra", )) + ")"
@@ -11426,9 +11430,11 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
-        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).kernelParams = <void **>_support.kernel_params_pointer(packed)
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).kernelParams = <void **>_address
 
     @property
     def extra(self):
@@ -11438,9 +11444,11 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
 
     @extra.setter
     def extra(self, value):
+        cdef void** _address
         packed = _support.kernel_params(value)
+        _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
-        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).extra = <void **>_support.kernel_params_pointer(packed)
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).extra = <void **>_address
 
     def __repr__(self):
         return "cudaKernelNodeParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra", )) + ")"
