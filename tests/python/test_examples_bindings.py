@@ -65,9 +65,11 @@ def _gpu_count():
     return GPU_COUNT
 
 
-def _needs(sample):
+def _needs(sample, impl):
     if sample in NEEDS_NUMPY and importlib.util.find_spec("numpy") is None:
         pytest.skip(f"{sample} uses NumPy, which is not installed")
+    if impl == "cuda" and importlib.util.find_spec("cuda") is None:
+        pytest.skip("NVIDIA's cuda.bindings is not installed")
 
 
 def _sample_path(sample):
@@ -103,7 +105,7 @@ def test_thirteen_samples_each_in_the_readme():
 @pytest.mark.parametrize("sample,impl", _params(lambda s: NVRTC_BUFFER))
 def test_kernels_compile_with_nvrtc(sample, impl):
     """The sample's own compile_kernels() (NVRTC to PTX for compute_90) on each implementation."""
-    _needs(sample)
+    _needs(sample, impl)
     result = run_example.run_sample(_sample_path(sample), impl, compile_arch=ARCH, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     _implementation_line(result, impl)
@@ -114,7 +116,7 @@ def test_kernels_compile_with_nvrtc(sample, impl):
 def test_without_gpu_the_sample_says_so_and_exits_0(sample, impl):
     if _gpu_count() > 0:
         pytest.skip("this machine has a GPU: the gpu tests run the samples")
-    _needs(sample)
+    _needs(sample, impl)
     result = run_example.run_sample(_sample_path(sample), impl, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     _implementation_line(result, impl)
@@ -393,7 +395,7 @@ def _gpu_params():
 
 @pytest.mark.parametrize("sample,impl", _gpu_params())
 def test_sample_passes_on_gpu(sample, impl):
-    _needs(sample)
+    _needs(sample, impl)
     result = run_example.run_sample(_sample_path(sample), impl, timeout=600)
     output = result.stdout + result.stderr
     _implementation_line(result, impl)
