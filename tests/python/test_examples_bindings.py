@@ -348,7 +348,7 @@ def idiom_texture_object_without_view(driver, runtime, nvrtc):
     texture = runtime.cudaTextureDesc()
     texture.normalizedCoords = True
     texture.filterMode = runtime.cudaTextureFilterMode.cudaFilterModeLinear
-    texture.addressMode[0] = runtime.cudaTextureAddressMode.cudaAddressModeWrap
+    texture.addressMode = [runtime.cudaTextureAddressMode.cudaAddressModeWrap] * 3
     texture.readMode = runtime.cudaTextureReadMode.cudaReadModeElementType
     _status(runtime.cudaCreateTextureObject(resource, texture, None), runtime)
 

@@ -80,9 +80,11 @@ def main():
 
     slice_len = 2 * NUM_THREADS
     wrong = [b for b in range(NUM_BLOCKS) if houtput[b] != min(hinput[b * slice_len:(b + 1) * slice_len])]
-    # clock() counts per multiprocessor, so only a block's own start and end compare.
-    backwards = [b for b in range(NUM_BLOCKS) if timer[b + NUM_BLOCKS] <= timer[b]]
-    avgElapsedClocks = sum(timer[b + NUM_BLOCKS] - timer[b] for b in range(NUM_BLOCKS)) / NUM_BLOCKS
+    # clock() counts per multiprocessor, so only a block's own start and end compare;
+    # the counter is 32 bits wide and may wrap between the two.
+    elapsed = [(timer[b + NUM_BLOCKS] - timer[b]) & 0xFFFFFFFF for b in range(NUM_BLOCKS)]
+    backwards = [b for b in range(NUM_BLOCKS) if not 0 < elapsed[b] < 1 << 31]
+    avgElapsedClocks = sum(elapsed) / NUM_BLOCKS
     print(f"Average clocks/block = {avgElapsedClocks}")
     if wrong or backwards:
         print(f"clock_nvrtc: FAILED: wrong minima in blocks {wrong}, clocks not advancing in blocks {backwards}")

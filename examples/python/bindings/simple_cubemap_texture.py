@@ -71,9 +71,8 @@ def main():
     texDescr = runtime.cudaTextureDesc()
     texDescr.normalizedCoords = True
     texDescr.filterMode = runtime.cudaTextureFilterMode.cudaFilterModeLinear
-    texDescr.addressMode[0] = runtime.cudaTextureAddressMode.cudaAddressModeWrap
-    texDescr.addressMode[1] = runtime.cudaTextureAddressMode.cudaAddressModeWrap
-    texDescr.addressMode[2] = runtime.cudaTextureAddressMode.cudaAddressModeWrap
+    # The field reads back as a new list: set all three modes at once.
+    texDescr.addressMode = [runtime.cudaTextureAddressMode.cudaAddressModeWrap] * 3
     texDescr.readMode = runtime.cudaTextureReadMode.cudaReadModeElementType
     # None: no resource view.
     tex = checkCudaErrors(runtime.cudaCreateTextureObject(texRes, texDescr, None))

@@ -67,6 +67,8 @@ def cudaGraphsManual(kernels, stream, d_input, h_input, inputSize, d_partial, nu
     copyParams.dstMemoryType = driver.CUmemorytype.CU_MEMORYTYPE_DEVICE
     copyParams.dstDevice = d_input
     copyParams.WidthInBytes = inputSize * ctypes.sizeof(ctypes.c_float)
+    copyParams.srcPitch = copyParams.dstPitch = copyParams.WidthInBytes
+    copyParams.srcHeight = copyParams.dstHeight = 1
     copyParams.Height = 1
     copyParams.Depth = 1
     memcpyNode = checkCudaErrors(driver.cuGraphAddMemcpyNode(graph, None, 0, copyParams, context))
@@ -106,6 +108,8 @@ def cudaGraphsManual(kernels, stream, d_input, h_input, inputSize, d_partial, nu
     copyBack.dstMemoryType = driver.CUmemorytype.CU_MEMORYTYPE_HOST
     copyBack.dstHost = h_result
     copyBack.WidthInBytes = ctypes.sizeof(ctypes.c_double)
+    copyBack.srcPitch = copyBack.dstPitch = copyBack.WidthInBytes
+    copyBack.srcHeight = copyBack.dstHeight = 1
     copyBack.Height = 1
     copyBack.Depth = 1
     checkCudaErrors(driver.cuGraphAddMemcpyNode(graph, [finalNode], 1, copyBack, context))
