@@ -65,10 +65,11 @@ def announce(impl):
     from cuda.bindings import driver
 
     location = os.path.realpath(driver.__file__)
-    is_cubind = os.sep + "cubind" + os.sep in location
-    print(f"implementation: {impl} ({location})", flush=True)
-    if is_cubind != (impl == "cubind"):
-        print(f"error: --impl {impl} asked, but {location} answered", file=sys.stderr)
+    # The module keeps its own name under the alias, whatever folder it lies in.
+    expected = "cubind.bindings.driver" if impl == "cubind" else "cuda.bindings.driver"
+    print(f"implementation: {impl} ({driver.__name__} from {location})", flush=True)
+    if driver.__name__ != expected:
+        print(f"error: --impl {impl} asked, but {driver.__name__} ({location}) answered", file=sys.stderr)
         sys.exit(3)
 
 
