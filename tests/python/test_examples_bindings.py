@@ -319,7 +319,8 @@ def idiom_runtime_streams_graphs_and_pools(driver, runtime, nvrtc):
             runtime)
     _status(runtime.cudaMemPoolSetAttribute(runtime.cudaMemPool_t(), runtime.cudaMemPoolAttr.cudaMemPoolAttrReleaseThreshold,
                                             driver.cuuint64_t(0xFFFFFFFFFFFFFFFF)), runtime)
-    _status(runtime.cudaMemPoolGetAttribute(runtime.cudaMemPool_t(), runtime.cudaMemPoolAttr.cudaMemPoolAttrReservedMemCurrent), runtime)
+    _status(runtime.cudaMemPoolGetAttribute(runtime.cudaMemPool_t(),
+                                            runtime.cudaMemPoolAttr.cudaMemPoolAttrReservedMemCurrent), runtime)
     _status(runtime.cudaEventCreateWithFlags(runtime.cudaEventBlockingSync), runtime)
 
 

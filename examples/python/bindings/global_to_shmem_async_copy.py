@@ -109,8 +109,9 @@ def main():
     d_B = checkCudaErrors(runtime.cudaMalloc(size_B * sizeof))
     d_C = checkCudaErrors(runtime.cudaMalloc(size_C * sizeof))
     stream = checkCudaErrors(runtime.cudaStreamCreateWithFlags(runtime.cudaStreamNonBlocking))
-    checkCudaErrors(runtime.cudaMemcpyAsync(d_A, h_A, size_A * sizeof, runtime.cudaMemcpyKind.cudaMemcpyHostToDevice, stream))
-    checkCudaErrors(runtime.cudaMemcpyAsync(d_B, h_B, size_B * sizeof, runtime.cudaMemcpyKind.cudaMemcpyHostToDevice, stream))
+    H2D = runtime.cudaMemcpyKind.cudaMemcpyHostToDevice
+    checkCudaErrors(runtime.cudaMemcpyAsync(d_A, h_A, size_A * sizeof, H2D, stream))
+    checkCudaErrors(runtime.cudaMemcpyAsync(d_B, h_B, size_B * sizeof, H2D, stream))
 
     threads = runtime.dim3()
     threads.x, threads.y = BLOCK_SIZE, BLOCK_SIZE
@@ -126,7 +127,8 @@ def main():
         checkCudaErrors(runtime.cudaMemsetAsync(d_C, 0, size_C * sizeof, stream))
         checkCudaErrors(driver.cuLaunchKernel(kernel, grid.x, grid.y, grid.z, threads.x, threads.y, threads.z,
                                               0, stream, kernelArgs, 0))
-        checkCudaErrors(runtime.cudaMemcpyAsync(h_C, d_C, size_C * sizeof, runtime.cudaMemcpyKind.cudaMemcpyDeviceToHost, stream))
+        checkCudaErrors(runtime.cudaMemcpyAsync(h_C, d_C, size_C * sizeof,
+                                                runtime.cudaMemcpyKind.cudaMemcpyDeviceToHost, stream))
         checkCudaErrors(runtime.cudaStreamSynchronize(stream))
         wrong = [i for i in range(size_C) if h_C[i] != reference[i]]
         print(f"{expression}: {'PASSED' if not wrong else f'FAILED ({len(wrong)} wrong elements)'}")

@@ -52,7 +52,8 @@ def main():
         h_data[i] = float(i)
 
     d_data = checkCudaErrors(runtime.cudaMalloc(size))
-    channelDesc = checkCudaErrors(runtime.cudaCreateChannelDesc(32, 0, 0, 0, runtime.cudaChannelFormatKind.cudaChannelFormatKindFloat))
+    channelDesc = checkCudaErrors(runtime.cudaCreateChannelDesc(
+        32, 0, 0, 0, runtime.cudaChannelFormatKind.cudaChannelFormatKindFloat))
     cu_3darray = checkCudaErrors(runtime.cudaMalloc3DArray(
         channelDesc, runtime.make_cudaExtent(width, width, num_faces), runtime.cudaArrayCubemap))
 
