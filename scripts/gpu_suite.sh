@@ -52,9 +52,40 @@ for ex in nvrtc_link_launch saxpy_program load_cubin peer_copy; do
 done
 
 python3 -m pip install -q --no-build-isolation --no-deps . >"$OUT/pip.log" 2>&1 || { tail -30 "$OUT/pip.log"; RESULT[pip]="FAILED"; }
+# NVIDIA's cuda.bindings (and cuda.pathfinder), which the samples also run on, as
+# wheels carried in .carry/wheels where the machine lacks them.
+if ! python3 -c "import cuda.bindings.driver" 2>/dev/null && ls .carry/wheels/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps .carry/wheels/*.whl >>"$OUT/pip.log" 2>&1
+fi
 python3 -m pytest -v -rs tests/python --junitxml="$OUT/pytest.xml" 2>&1 | tee "$OUT/pytest.log" | tail -25
 RESULT[pytest]=$(grep -E "passed|failed" "$OUT/pytest.log" | tail -1 | tr -d '=')
 RESULT[pytest_gpu]=$(grep -E "^gpu-marked tests:" "$OUT/pytest.log" | tail -1)
+
+# Every cuda.bindings sample, unchanged, on cubind.bindings and on cuda.bindings:
+# one table row each, all output in one log.
+SAMPLE_ROWS=()
+: >"$OUT/samples.log"
+for s in examples/python/bindings/*.py; do
+  name=$(basename "$s" .py)
+  [ "$name" = helpers ] && continue
+  row="| $name |"
+  for impl in cubind cuda; do
+    out=$(timeout 600 python3 examples/python/run_example.py --impl "$impl" "$s" 2>&1)
+    rc=$?
+    printf '== %s on %s (exit %s)\n%s\n' "$name" "$impl" "$rc" "$out" >>"$OUT/samples.log"
+    last=$(printf '%s\n' "$out" | grep -v '^[[:space:]]*$' | tail -1 | tr '|' '/')
+    if [ "$rc" -eq 0 ] && [[ "$last" == *PASSED ]]; then
+      cell="PASSED"
+    elif [ "$rc" -eq 0 ] && [[ "$last" == *"; skipped" ]]; then
+      cell="skipped: ${last:0:100}"
+    else
+      cell="FAILED (exit $rc): ${last:0:100}"
+    fi
+    row="$row $cell |"
+  done
+  SAMPLE_ROWS+=("$row")
+  echo "$row"
+done
 
 for b in benchmarks/gpu_*.py; do
   [ -e "$b" ] || continue
@@ -75,3 +106,8 @@ echo "|---|---|"
 for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
+
+echo
+echo "| sample | cubind | cuda.bindings |"
+echo "|---|---|---|"
+for row in "${SAMPLE_ROWS[@]}"; do echo "$row"; done
