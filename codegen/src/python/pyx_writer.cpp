@@ -49,8 +49,7 @@ void PyxWriter::header() {
   o_ << "from cpython.buffer cimport Py_buffer\n";
   o_ << "from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize\n";
   o_ << "from cubind.bindings cimport " << m_.cy << "\n";
-  o_ << "from cubind.bindings cimport _support\n";
-  o_ << "from cubind.bindings._support import make_enum as _make_enum\n\n";
+  o_ << "from cubind.bindings cimport _support\n\n";
 }
 
 void PyxWriter::constants() {
@@ -102,49 +101,25 @@ void PyxWriter::enums() {
   enum_table();
 }
 
+// The lookups live in the support module; the module keeps its table and
+// two inline shorthands for the call sites.
 void PyxWriter::enum_table() {
+  const std::string& status = plan_.status_py;
+  o_ << "# The module's enum classes and the status member of each code (" << status << ").\n";
+  o_ << "cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS, _ENUM_PREFIXES, "
+        "_ENUM_ALIASES,\n"
+        "                                                    \"" << status << "\")\n\n";
   o_ << "def __getattr__(name):\n"
-        "    spec = _ENUMS.get(name)\n"
-        "    if spec is None:\n"
-        "        target = _ENUM_ALIASES.get(name)\n"
-        "        if target is None:\n"
-        "            raise AttributeError(f\"module {__name__!r} has no attribute {name!r}\")\n"
-        "        cls = __getattr__(target)\n"
-        "    else:\n"
-        "        doc, _, pairs = spec.partition(\"\\n\")\n"
-        "        items = pairs.split()\n"
-        "        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None,\n"
-        "                         _ENUM_PREFIXES.get(name))\n"
-        "    globals()[name] = cls\n"
-        "    return cls\n\n";
+        "    return _enums.attribute(name)\n\n";
   o_ << "def __dir__():\n"
-        "    return sorted(set(globals()) | set(_ENUMS) | set(_ENUM_ALIASES))\n\n";
-  o_ << "cdef object _enum_member(str name, long long value):\n"
-        "    cls = globals().get(name)\n"
-        "    if cls is None:\n"
-        "        cls = __getattr__(name)\n"
-        "    return cls(value)\n\n";
+        "    return _enums.names()\n\n";
+  o_ << "cdef inline object _enum_member(str name, long long value):\n"
+        "    return _support.enum_member(_enums, name, value)\n\n";
+  o_ << "cdef inline object _status(long long code):\n"
+        "    return _support.status(_enums, code)\n\n";
 }
 
 void PyxWriter::status() {
-  o_ << "# The status type: a member per code, the success member cached.\n";
-  o_ << "cdef object _SUCCESS = None\n";
-  o_ << "cdef dict _STATUS = None\n\n";
-  o_ << "cdef object _status(long long code):\n"
-        "    global _SUCCESS, _STATUS\n"
-        "    if code == 0 and _SUCCESS is not None:\n"
-        "        return _SUCCESS\n"
-        "    if _STATUS is None:\n"
-        "        cls = _enum_class(\"" << plan_.status_py << "\")\n"
-        "        _STATUS = {int(m): m for m in cls}\n"
-        "        _SUCCESS = cls(0)\n"
-        "    member = _STATUS.get(code)\n"
-        "    if member is None:\n"
-        "        member = _enum_class(\"" << plan_.status_py << "\")(code)\n"
-        "    return member\n\n";
-  o_ << "cdef object _enum_class(str name):\n"
-        "    cls = globals().get(name)\n"
-        "    return cls if cls is not None else __getattr__(name)\n\n";
   if (!plan_.conventions.raising()) return;
   o_ << "class nvJitLinkError(Exception):\n"
      << "    \"\"\"A failed nvJitLink call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
@@ -507,7 +482,7 @@ void PyxWriter::attribute_types() {
         "        raise ValueError(f\"{name}: {enum_name} value {key} has no known value type\")\n"
         "    if type(spec) is tuple:\n"
         "        cls = (<tuple>spec)[3]\n"
-        "        spec = _support.typed_spec(<tuple>spec, _enum_class(cls) if isinstance(cls, str) else cls)\n"
+        "        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)\n"
         "        table[key] = spec\n"
         "    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)\n";
 }
