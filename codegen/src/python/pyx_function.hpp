@@ -3,7 +3,6 @@
 // return (status, *outputs) or the outputs alone. Private to the Python emitter.
 #pragma once
 
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
