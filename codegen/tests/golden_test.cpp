@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "codegen/annotations.hpp"
+#include "codegen/emit_python.hpp"
 #include "codegen/emitters.hpp"
 #include "codegen/frontend.hpp"
 #include "codegen/ir_json.hpp"
@@ -48,8 +49,16 @@ std::vector<codegen::GeneratedFile> generate(const std::string& name, std::vecto
   codegen::EmitOptions options;
   // Fixed, so a release of the generator does not rewrite every expectation.
   options.generator_version = "golden";
-  return {codegen::emit_pxd(lib, options), codegen::emit_loader_header(lib, options),
-          codegen::emit_loader_source(lib, options), {"ir.json", codegen::to_json(lib).dump(1) + "\n"}};
+  std::vector<codegen::GeneratedFile> files = {
+      codegen::emit_pxd(lib, options), codegen::emit_loader_header(lib, options),
+      codegen::emit_loader_source(lib, options), {"ir.json", codegen::to_json(lib).dump(1) + "\n"}};
+  // The Python layer only for nvrtc: the driver case's cuda.h declares structs it
+  // never defines (CUctxCreateParams), and the Python layer refuses a function
+  // whose argument has no Python form.
+  if (name == "nvrtc") {
+    for (auto& f : codegen::emit_python_module(lib, options)) files.push_back(std::move(f));
+  }
+  return files;
 }
 
 // The first line where two texts differ, for a readable failure.

@@ -16,7 +16,6 @@ from cpython.buffer cimport Py_buffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cubind.bindings cimport cyruntime
 from cubind.bindings cimport _support
-from cubind.bindings._support import make_enum as _make_enum
 
 # Constants (#define)
 CUDART_VERSION = 13000
@@ -208,50 +207,21 @@ cdef dict _ENUM_ALIASES = {
     "cudaStreamAttrID": "cudaLaunchAttributeID",
 }
 
+# The module's enum classes and the status member of each code (cudaError_t).
+cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS, _ENUM_PREFIXES, _ENUM_ALIASES,
+                                                    "cudaError_t")
+
 def __getattr__(name):
-    spec = _ENUMS.get(name)
-    if spec is None:
-        target = _ENUM_ALIASES.get(name)
-        if target is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        cls = __getattr__(target)
-    else:
-        doc, _, pairs = spec.partition("\n")
-        items = pairs.split()
-        cls = _make_enum(name, __name__, items[0::2], [int(v) for v in items[1::2]], doc or None,
-                         _ENUM_PREFIXES.get(name))
-    globals()[name] = cls
-    return cls
+    return _enums.attribute(name)
 
 def __dir__():
-    return sorted(set(globals()) | set(_ENUMS) | set(_ENUM_ALIASES))
+    return _enums.names()
 
-cdef object _enum_member(str name, long long value):
-    cls = globals().get(name)
-    if cls is None:
-        cls = __getattr__(name)
-    return cls(value)
+cdef inline object _enum_member(str name, long long value):
+    return _support.enum_member(_enums, name, value)
 
-# The status type: a member per code, the success member cached.
-cdef object _SUCCESS = None
-cdef dict _STATUS = None
-
-cdef object _status(long long code):
-    global _SUCCESS, _STATUS
-    if code == 0 and _SUCCESS is not None:
-        return _SUCCESS
-    if _STATUS is None:
-        cls = _enum_class("cudaError_t")
-        _STATUS = {int(m): m for m in cls}
-        _SUCCESS = cls(0)
-    member = _STATUS.get(code)
-    if member is None:
-        member = _enum_class("cudaError_t")(code)
-    return member
-
-cdef object _enum_class(str name):
-    cls = globals().get(name)
-    return cls if cls is not None else __getattr__(name)
+cdef inline object _status(long long code):
+    return _support.status(_enums, code)
 
 # Handles
 cdef class cudaArray_t(_support.Handle):
@@ -33985,6 +33955,6 @@ cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name,
         raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
     if type(spec) is tuple:
         cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enum_class(cls) if isinstance(cls, str) else cls)
+        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
         table[key] = spec
     return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)

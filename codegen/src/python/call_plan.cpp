@@ -1,0 +1,413 @@
+#include "python/call_plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+#include "codegen/emit_common.hpp"
+
+namespace codegen::python {
+
+namespace {
+
+[[noreturn]] void fail(const Function& f, const Param& p, const std::string& why) {
+  throw std::runtime_error(f.name + ": parameter '" + p.name + "' (" + p.type.spelling + ", " + p.direction +
+                           "): " + why);
+}
+
+// An element type given by its Cython spelling alone (strings, addresses).
+TypeInfo scalar_of(const std::string& c) {
+  TypeInfo t;
+  t.kind = TypeInfo::Kind::Scalar;
+  t.c = c;
+  return t;
+}
+
+// A buffer the call fills is the bytes an OutSized parameter returns.
+bool sized_as_bytes(const Plan& pl) {
+  const std::string& elem = pl.param->type.pointee;
+  return elem == "char" || elem == "void";
+}
+
+}  // namespace
+
+bool takes_argument(Role r) {
+  switch (r) {
+    case Role::OutScalar:
+    case Role::OutStruct:
+    case Role::OutString:
+    case Role::OutPointer:
+    case Role::OutBuffer:
+    case Role::OutArray:
+    case Role::OutArrayRef:
+    case Role::OutTyped:
+    case Role::OutTypedArray: return false;
+    default: return true;
+  }
+}
+
+bool accepts_null(const Function& f, const Param& p) {
+  if (p.nullable != 0) return p.nullable > 0;
+  if (p.doc.find("NULL") != std::string::npos) return true;
+  static const std::regex word_re(R"(\w+)");
+  for (std::size_t pos = f.doc.find("NULL"); pos != std::string::npos; pos = f.doc.find("NULL", pos + 4)) {
+    const std::size_t from = pos > 120 ? pos - 120 : 0;
+    const std::string window = f.doc.substr(from, 240);
+    for (std::sregex_iterator it(window.begin(), window.end(), word_re), end; it != end; ++it) {
+      if (it->str() == p.name) return true;
+    }
+  }
+  return false;
+}
+
+bool one_shot_callback(const std::string& typedef_name) {
+  static const std::set<std::string> one_shot = {"CUhostFn", "CUstreamCallback", "cudaHostFn_t",
+                                                 "cudaStreamCallback_t"};
+  return one_shot.count(typedef_name) != 0;
+}
+
+FunctionPlan FunctionPlanner::plan(const Function& f) const {
+  FunctionPlan fp;
+  fp.function = &f;
+  const bool has_callback = std::any_of(f.params.begin(), f.params.end(), [](const Param& p) {
+    return p.type.kind == Type::Kind::FunctionPointer;
+  });
+  const bool has_user_data = std::any_of(f.params.begin(), f.params.end(), [](const Param& p) {
+    return p.classified_by == "callback_user_data";
+  });
+  for (const Param& p : f.params) fp.params.push_back(plan_param(f, p, has_callback, has_user_data));
+  // A count parameter that belongs to an output array stays an argument: the
+  // array's capacity. An inout count is an optional argument, returned.
+  fp.arguments = arguments(fp.params);
+  fp.outputs = outputs(fp.params);
+  return fp;
+}
+
+Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_callback, bool has_user_data) const {
+  Plan pl;
+  pl.param = &p;
+  pl.py_name = python_identifier(p.name);
+  pl.count = !p.count_param.empty() ? p.count_param : p.size_param;
+  pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
+  pl.typed_by = p.typed_by;
+  const Type& t = p.type;
+  if (t.kind == Type::Kind::FunctionPointer ||
+      (t.kind == Type::Kind::Builtin && m_.resolve(t.spelling).kind == TypeInfo::Kind::FunctionPointer)) {
+    pl.type = m_.resolve(t.spelling);
+    pl.role = has_callback && has_user_data && pl.type.kind == TypeInfo::Kind::FunctionPointer &&
+                      callback_user_param(pl.type.py) >= 0
+                  ? Role::Callback
+                  : Role::FunctionPointer;
+    if (pl.type.kind != TypeInfo::Kind::FunctionPointer) pl.type.c = "void*";
+    return pl;
+  }
+  // A typedef of another library's opaque pointer (EGLImageKHR) is a handle.
+  const bool opaque_pointer =
+      t.kind == Type::Kind::Pointer && t.pointer_depth == 0 && m_.resolve(t.spelling).kind == TypeInfo::Kind::Handle;
+  if (t.kind != Type::Kind::Pointer || opaque_pointer) {
+    if (!plan_by_value(p, pl)) fail(f, p, "no Python form for this by-value type");
+    return pl;
+  }
+  plan_pointer(f, p, has_callback, pl);
+  if (pl.role == Role::InTyped || pl.role == Role::OutTyped || pl.role == Role::OutTypedArray) {
+    pl.attribute_enum = attribute_enum(f, pl);
+  }
+  if (pl.role == Role::StructIn || pl.role == Role::String) pl.accepts_null = accepts_null(f, p);
+  return pl;
+}
+
+bool FunctionPlanner::plan_by_value(const Param& p, Plan& pl) const {
+  pl.type = m_.resolve(p.type.spelling);
+  switch (pl.type.kind) {
+    case TypeInfo::Kind::Scalar: pl.role = Role::Scalar; return true;
+    case TypeInfo::Kind::Enum: pl.role = Role::Enum; return true;
+    case TypeInfo::Kind::Handle: pl.role = Role::Handle; return true;
+    case TypeInfo::Kind::Value: pl.role = Role::Value; return true;
+    case TypeInfo::Kind::Struct: pl.role = Role::StructValue; return true;
+    default: return false;
+  }
+}
+
+void FunctionPlanner::plan_pointer(const Function& f, const Param& p, bool has_callback, Plan& pl) const {
+  const Type& t = p.type;
+  const std::string& dir = p.direction;
+  const TypeInfo pointee = m_.resolve(t.pointee);
+  if (pointee.kind == TypeInfo::Kind::Unknown && t.pointer_depth == 2) {
+    // struct cudaGraphicsResource **: spelled without its handle typedef.
+    const std::string handle = m_.handle_spelled(t.pointee);
+    if (!handle.empty() && (dir == "out" || dir == "in")) {
+      pl.type = m_.resolve(handle);
+      pl.role = dir == "out" ? Role::OutScalar : Role::InPointer;
+      return;
+    }
+  }
+  pl.type = pointee;
+  if (p.classified_by == "callback_user_data" && has_callback) {
+    pl.role = Role::UserData;
+  } else if (!p.typed_by.empty()) {
+    // void **data with a count: one value per attribute.
+    pl.role = !p.count_param.empty() ? Role::OutTypedArray : dir == "in" ? Role::InTyped : Role::OutTyped;
+  } else if (!p.size_from.empty()) {
+    pl.role = Role::OutSized;
+    pl.size_from = m_.lib.find_function(p.size_from);
+    if (pl.size_from == nullptr) fail(f, p, "size_from names no function");
+  } else if (t.pointer_depth == 1 && t.pointee == "void") {
+    // An output through void * is an address the call writes (cudaGraphMemFreeNodeGetParams).
+    pl.role = dir == "out" ? Role::OutPointer : Role::Address;
+  } else if (t.pointer_depth == 1 && t.pointee == "char" && t.pointee_const) {
+    pl.role = pl.count.empty() ? Role::String : Role::ArrayIn;
+    if (!pl.count.empty()) pl.type.is_char = true;
+  } else if (t.pointer_depth == 1 && t.pointee == "char" && !t.pointee_const) {
+    // in: a buffer the call reads; inout: the caller's buffer, which the call fills.
+    // out with no count: a fixed-size identifier (cuDeviceGetLuid): the caller's size is 8.
+    pl.role = dir == "in" || dir == "inout" ? Role::Address : Role::OutBuffer;
+  } else if (t.pointer_depth == 2) {
+    if (!plan_double_pointer(p, pl)) fail(f, p, "no Python form for a pointer of depth 2");
+    if (pl.role == Role::ArrayIn && pl.type.is_char && pl.count.empty()) fail(f, p, "an array of strings needs a count");
+    if (pl.role == Role::OutArrayRef && pl.type.kind == TypeInfo::Kind::Unknown) {
+      fail(f, p, "no Python form for the array's elements");
+    }
+  } else if (t.pointer_depth == 1) {
+    if (pointee.kind == TypeInfo::Kind::Unknown || pointee.kind == TypeInfo::Kind::Void) {
+      fail(f, p, "no Python form for the pointee");
+    }
+    plan_single_pointer(p, pointee, pl);
+  } else {
+    fail(f, p, "no Python form for a pointer of depth " + std::to_string(t.pointer_depth));
+  }
+}
+
+// T ** parameters; false when none of the forms fits.
+bool FunctionPlanner::plan_double_pointer(const Param& p, Plan& pl) const {
+  const Type& t = p.type;
+  const std::string& dir = p.direction;
+  if (t.pointee == "const char *" && dir == "out") {
+    pl.role = Role::OutString;
+  } else if ((t.pointee == "const char *" || t.pointee == "char *") && dir == "in") {
+    pl.role = Role::ArrayIn;
+    pl.type = scalar_of("const char*");
+    pl.type.is_char = true;
+  } else if (t.pointee == "const void *" && dir == "out") {
+    pl.role = Role::OutPointer;
+  } else if (t.pointee == "const void *" && dir == "in" && !pl.count.empty()) {
+    pl.role = Role::ArrayIn;  // const void *const *srcs: addresses
+    pl.type = scalar_of("void*");
+  } else if (t.pointee == "void *") {
+    if (dir == "out") {
+      pl.role = Role::OutPointer;
+    } else if (p.name == "kernelParams" || p.name == "args") {
+      pl.role = Role::KernelParams;
+    } else if (!pl.count.empty()) {
+      pl.role = Role::ArrayIn;
+      pl.type = scalar_of("void*");
+    } else {
+      pl.role = Role::Address;  // e.g. cuLaunchKernel's extra: an address or None
+    }
+  } else if (dir == "out" && !pl.count.empty()) {
+    // const CUgraphNode **dependencies_out: the library's own array.
+    pl.type = m_.resolve(strip_pointer(t.pointee));
+    pl.role = Role::OutArrayRef;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// T * parameters of a type with a Python form.
+void FunctionPlanner::plan_single_pointer(const Param& p, const TypeInfo& pointee, Plan& pl) const {
+  const std::string& dir = p.direction;
+  if (pointee.kind == TypeInfo::Kind::FunctionPointer) {
+    // VdpGetProcAddress *: the function's address, given in its class.
+    const Typedef* td = m_.find_typedef(p.type.pointee);
+    const bool function_type = td != nullptr && Model::is_function_type(*td);
+    pl.role = dir == "out" ? Role::OutScalar : function_type ? Role::FunctionPointer : Role::Address;
+  } else if (!pl.count.empty()) {
+    pl.role = dir == "in" ? Role::ArrayIn : Role::OutArray;
+  } else if (pointee.kind == TypeInfo::Kind::Struct) {
+    pl.role = dir == "out" ? Role::OutStruct : Role::StructIn;
+  } else if (dir == "out") {
+    pl.role = Role::OutScalar;
+  } else if (dir == "inout") {
+    pl.role = Role::InOut;
+  } else {
+    // const int *value, nvrtcProgram *prog (destroyed and zeroed): one value.
+    pl.role = Role::InPointer;
+  }
+}
+
+int FunctionPlanner::callback_user_param(const std::string& typedef_name) const {
+  const Typedef* td = m_.find_typedef(typedef_name);
+  if (td == nullptr || td->kind != Typedef::Kind::FunctionPointer) return -1;
+  for (std::size_t i = 0; i < td->fn_params.size(); ++i) {
+    const Type& t = td->fn_params[i].type;
+    if (t.kind == Type::Kind::Pointer && t.pointer_depth == 1 && t.pointee == "void") return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string FunctionPlanner::attribute_enum(const Function& f, const Plan& pl) const {
+  for (const Param& q : f.params) {
+    if (q.name != pl.typed_by) continue;
+    const Enum* e = m_.find_enum(q.type.kind == Type::Kind::Pointer ? q.type.pointee : q.type.spelling);
+    if (e == nullptr) throw std::runtime_error(f.name + ": typed_by parameter '" + q.name + "' is not an enum");
+    if (!m_.lib.attribute_types.count(e->name)) {
+      throw std::runtime_error(f.name + ": no attribute_types for " + e->name + " (typed_by " + q.name + ")");
+    }
+    return e->name;
+  }
+  throw std::runtime_error(f.name + ": typed_by names no parameter");
+}
+
+// Arguments keep the C order (as in cuda.bindings); the trailing run of
+// inout values and optional buffers gets defaults (0, None).
+std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans) const {
+  std::vector<Argument> args;
+  for (const Plan& pl : plans) {
+    if (!takes_argument(pl.role)) continue;
+    const std::string& n = pl.py_name;
+    Argument a{n, n, "", ""};
+    switch (pl.role) {
+      case Role::Scalar:
+        a.declaration = pl.type.c + " " + n;
+        a.annotation = py_annotation(pl.type);
+        break;
+      case Role::FunctionPointer: a.annotation = "int | None"; break;
+      case Role::StructValue: a.annotation = pl.type.py; break;
+      case Role::StructIn: a.annotation = pl.accepts_null ? "Optional[" + pl.type.py + "]" : pl.type.py; break;
+      case Role::String: a.annotation = pl.accepts_null ? "bytes | str | None" : "bytes | str"; break;
+      case Role::Address: a.annotation = "int | Buffer | None"; break;
+      case Role::Callback: a.annotation = "Callable[..., None] | " + pl.type.py; break;
+      case Role::InTyped:
+      case Role::KernelParams:
+      case Role::UserData: a.annotation = "Any"; break;
+      case Role::ArrayIn:
+        a.annotation = "Sequence[" + (pl.type.is_char ? std::string("bytes | str") : py_annotation(pl.type)) + "] | None";
+        break;
+      case Role::InOut:
+        a.annotation = py_annotation(pl.type) + (pl.param->nullable > 0 ? " | None" : "");
+        break;
+      case Role::OutSized: a.annotation = "Buffer | None"; break;
+      default: a.annotation = py_annotation(pl.type); break;  // Enum, Handle, Value, InPointer
+    }
+    args.push_back(a);
+  }
+  for (std::size_t i = args.size(); i-- > 0;) {
+    const auto it = std::find_if(plans.begin(), plans.end(), [&](const Plan& pl) { return pl.py_name == args[i].name; });
+    if (it->role != Role::InOut && it->role != Role::OutSized) break;
+    args[i].default_value = it->role == Role::OutSized ? "None" : "0";
+  }
+  return args;
+}
+
+std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) const {
+  std::vector<Output> outs;
+  for (const Plan& pl : plans) {
+    const std::string list = "list[" + py_result_annotation(pl.type) + "]";
+    switch (pl.role) {
+      case Role::OutScalar:
+      case Role::InOut: outs.push_back({pl.py_name, py_result_annotation(pl.type)}); break;
+      case Role::OutStruct: outs.push_back({pl.py_name, pl.type.py}); break;
+      case Role::OutString: outs.push_back({pl.py_name, "bytes | None"}); break;
+      case Role::OutPointer: outs.push_back({pl.py_name, "int"}); break;
+      case Role::OutBuffer: outs.push_back({pl.py_name, "bytes"}); break;
+      case Role::OutSized: outs.push_back({pl.py_name, sized_as_bytes(pl) ? "bytes" : list}); break;
+      case Role::OutArray:
+      case Role::OutArrayRef: outs.push_back({pl.py_name, list}); break;
+      case Role::OutTyped: outs.push_back({pl.py_name, "Any"}); break;
+      case Role::OutTypedArray: outs.push_back({pl.py_name, "list[Any]"}); break;
+      default: break;
+    }
+  }
+  return outs;
+}
+
+FieldPlan plan_field(const Model& m, const Field& f) {
+  FieldPlan fp;
+  const Type& t = f.type;
+  if (t.kind == Type::Kind::Array) {
+    fp.type = m.resolve(t.element);
+    for (auto e : t.extents) fp.count *= e;
+    switch (fp.type.kind) {
+      case TypeInfo::Kind::Scalar:
+        if (fp.type.is_char) {
+          // Text (name) ends at the first NUL; identifiers (uuid bytes, reserved) keep every byte.
+          const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos;
+          fp.kind = text ? FieldPlan::Kind::Text : FieldPlan::Kind::Bytes;
+          fp.annotation = "bytes";
+          return fp;
+        }
+        [[fallthrough]];
+      case TypeInfo::Kind::Enum:
+      case TypeInfo::Kind::Value: fp.kind = FieldPlan::Kind::NumberArray; fp.annotation = "memoryview"; return fp;
+      case TypeInfo::Kind::Struct: fp.kind = FieldPlan::Kind::StructArray; break;
+      case TypeInfo::Kind::Handle: fp.kind = FieldPlan::Kind::HandleArray; break;
+      default: return fp;
+    }
+    fp.annotation = "list[" + fp.type.py + "]";
+    return fp;
+  }
+  if (t.kind == Type::Kind::Pointer) {
+    fp.annotation = "int";
+    if (t.pointer_depth == 1 && t.pointee == "char" && t.pointee_const) {
+      fp.kind = FieldPlan::Kind::String;
+      fp.annotation = "bytes | None";
+    } else if (t.pointer_depth == 2 && t.pointee == "void *" && (f.name == "kernelParams" || f.name == "extra")) {
+      fp.kind = FieldPlan::Kind::KernelParams;
+    } else if (t.pointer_depth == 1 && m.resolve(t.pointee).kind == TypeInfo::Kind::Struct) {
+      fp.kind = FieldPlan::Kind::StructPointer;
+      fp.type = m.resolve(t.pointee);
+    } else {
+      fp.kind = FieldPlan::Kind::Pointer;
+    }
+    return fp;
+  }
+  fp.type = m.resolve(t.spelling);
+  switch (fp.type.kind) {
+    case TypeInfo::Kind::Scalar:
+      fp.kind = FieldPlan::Kind::Scalar;
+      fp.annotation = fp.type.is_float ? "float" : "int";
+      break;
+    case TypeInfo::Kind::Enum:
+    case TypeInfo::Kind::Handle:
+    case TypeInfo::Kind::Value:
+    case TypeInfo::Kind::FunctionPointer:
+      fp.kind = FieldPlan::Kind::Wrapped;
+      fp.annotation = py_result_annotation(fp.type);
+      break;
+    case TypeInfo::Kind::Struct:
+      fp.kind = FieldPlan::Kind::Struct;
+      fp.annotation = fp.type.py;
+      break;
+    default: break;
+  }
+  return fp;
+}
+
+ModulePlan::ModulePlan(const Library& lib) : lib(lib), conventions(lib), model(lib, conventions), planner(model) {
+  for (const Function& f : lib.functions) {
+    if (lib.skipped.count(f.name)) continue;
+    try {
+      functions.push_back(planner.plan(f));
+    } catch (const std::runtime_error& e) {
+      FunctionPlan failed;
+      failed.function = &f;
+      failed.error = e.what();
+      functions.push_back(std::move(failed));
+    }
+    for (const Plan& pl : functions.back().params) {
+      if (!pl.attribute_enum.empty()) attribute_enums.insert(pl.attribute_enum);
+    }
+  }
+  status_type = lib.functions.front().result.spelling;
+  for (const Function& f : lib.functions) {
+    if (model.resolve(f.result.spelling).kind == TypeInfo::Kind::Enum) {
+      status_type = f.result.spelling;
+      break;
+    }
+  }
+  status_py = model.resolve(status_type).py;
+}
+
+}  // namespace codegen::python

@@ -1,0 +1,78 @@
+#include "python/conventions.hpp"
+
+#include <cctype>
+
+namespace codegen::python {
+
+namespace {
+
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+}  // namespace
+
+Conventions::Conventions(const Library& lib)
+    : lib_(lib),
+      title_(lib.name == "driver"    ? "the CUDA Driver API (cuda.h)"
+             : lib.name == "runtime" ? "the CUDA Runtime API (cuda_runtime_api.h)"
+             : lib.name == "nvrtc"   ? "NVRTC, the runtime compiler (nvrtc.h)"
+                                     : "nvJitLink, the JIT linker (nvJitLink.h)"),
+      raising_(lib.name == "nvjitlink") {}
+
+std::string Conventions::function_name(const std::string& c_name) const {
+  if (!raising_) return c_name;
+  // nvJitLinkAddData -> add_data, as cuda.bindings.nvjitlink spells it.
+  std::string base = c_name.rfind("nvJitLink", 0) == 0 ? c_name.substr(9) : c_name;
+  std::string out;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    const char c = base[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      const bool prev_lower = i > 0 && !std::isupper(static_cast<unsigned char>(base[i - 1]));
+      const bool next_lower = i + 1 < base.size() && std::islower(static_cast<unsigned char>(base[i + 1]));
+      if (i > 0 && (prev_lower || next_lower)) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Conventions::enum_name(const std::string& c_name) const {
+  if (!raising_) return c_name;
+  if (c_name.rfind("nvJitLink", 0) == 0) return c_name.substr(9);  // nvJitLinkInputType -> InputType
+  return c_name;
+}
+
+// nvJitLinkInputType's members share NVJITLINK_INPUT_; cuda.bindings drops it.
+std::string Conventions::member_prefix(const Enum& e) const {
+  if (!raising_ || e.enumerators.size() < 2) return "";
+  std::string prefix = e.enumerators.front().name;
+  for (const auto& v : e.enumerators) {
+    std::size_t i = 0;
+    while (i < prefix.size() && i < v.name.size() && prefix[i] == v.name[i]) ++i;
+    prefix.resize(i);
+  }
+  const auto underscore = prefix.rfind('_');
+  return underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
+}
+
+std::string Conventions::stub_text(const std::string& doc) const {
+  if (!raising_) return doc;
+  // Word by word: a renamed enum's C name becomes its Python name.
+  std::string out;
+  std::size_t i = 0;
+  while (i < doc.size()) {
+    if (!is_word_char(doc[i])) {
+      out += doc[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < doc.size() && is_word_char(doc[end])) ++end;
+    const std::string word = doc.substr(i, end - i);
+    out += lib_.find_enum(word) != nullptr ? enum_name(word) : word;
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace codegen::python

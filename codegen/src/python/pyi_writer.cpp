@@ -1,0 +1,153 @@
+#include "python/pyi_writer.hpp"
+
+#include "codegen/emit_common.hpp"
+#include "python/docs.hpp"
+
+namespace codegen::python {
+
+namespace {
+
+const char* const kHandleInit =
+    "    def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...\n";
+
+}  // namespace
+
+PyiWriter::PyiWriter(const ModulePlan& plan, const EmitOptions& options)
+    : plan_(plan), lib_(plan.lib), m_(plan.model), options_(options) {}
+
+std::string PyiWriter::run() {
+  header();
+  constants();
+  enums();
+  status();
+  handles();
+  values();
+  structs();
+  module_functions();
+  o_ << "def sizeof(objType: Any) -> int: ...\n";
+  aliases();
+  return o_.str();
+}
+
+void PyiWriter::header() {
+  o_ << stamp(lib_, options_, "#");
+  o_ << "from typing import Any, Callable, Optional, Sequence\n";
+  o_ << "from cubind.bindings._support import Enum, Handle, Struct\n\n";
+  o_ << "Buffer = Any  # an object exporting a contiguous buffer\n\n";
+}
+
+void PyiWriter::constants() {
+  for (const Macro& mc : lib_.macros) {
+    switch (mc.kind) {
+      case Macro::Kind::Integer:
+      case Macro::Kind::Pointer: o_ << mc.name << ": int\n"; break;
+      case Macro::Kind::Float: o_ << mc.name << ": float\n"; break;
+      case Macro::Kind::String: o_ << mc.name << ": bytes\n"; break;
+    }
+  }
+  o_ << "\n";
+}
+
+void PyiWriter::enums() {
+  const Conventions& names = plan_.conventions;
+  for (const Enum& e : lib_.enums) {
+    if (e.name.rfind("anon_enum", 0) == 0) continue;
+    const std::string py = names.enum_name(e.name);
+    o_ << "class " << py << "(Enum):\n";
+    if (!e.doc.empty()) o_ << docstring(names.stub_text(clean_doc(first_sentence(e.doc))), "    ");
+    for (const auto& v : e.enumerators) o_ << "    " << v.name << ": " << py << "\n";
+    if (e.enumerators.empty()) o_ << "    ...\n";
+    o_ << "\n";
+  }
+  for (const auto& [name, aliases] : m_.enum_aliases) {
+    for (const auto& a : aliases) o_ << names.enum_name(a) << " = " << names.enum_name(name) << "\n";
+  }
+  o_ << "\n";
+}
+
+void PyiWriter::status() {
+  if (!plan_.conventions.raising()) return;
+  o_ << "class nvJitLinkError(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n\n";
+}
+
+void PyiWriter::handles() {
+  for (const auto& name : m_.handle_order) {
+    o_ << "class " << name << "(Handle):\n" << kHandleInit;
+    if (name == "CUstream" || name == "cudaStream_t") o_ << "    def __cuda_stream__(self) -> tuple[int, int]: ...\n";
+    o_ << "\n";
+  }
+  for (const auto& name : m_.function_pointer_order) o_ << "class " << name << "(Handle):\n" << kHandleInit << "\n";
+}
+
+void PyiWriter::values() {
+  for (const auto& name : m_.value_order) {
+    o_ << "class " << name << ":\n    def __init__(self, init_value: int = 0, _ptr: int = 0) -> None: ...\n"
+       << "    def __int__(self) -> int: ...\n    def __index__(self) -> int: ...\n"
+       << "    def getPtr(self) -> int: ...\n\n";
+  }
+}
+
+void PyiWriter::structs() {
+  for (const auto& sc : m_.structs) {
+    o_ << "class " << sc.py << "(Struct):\n    def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...\n";
+    std::vector<const Field*> fields;
+    m_.collect_fields(*sc.record, fields);
+    for (const Field* f : fields) {
+      const FieldPlan fp = plan_field(m_, *f);
+      if (fp.kind != FieldPlan::Kind::None) o_ << "    " << python_identifier(f->name) << ": " << fp.annotation << "\n";
+    }
+    o_ << "\n";
+    for (const auto& a : sc.aliases) o_ << a << " = " << sc.py << "\n";
+  }
+}
+
+void PyiWriter::module_functions() {
+  for (const FunctionPlan& fp : plan_.functions) {
+    if (!fp.error.empty()) continue;
+    function(fp, fp.function->name);
+    for (const auto& alias : fp.function->aliases) function(fp, alias);
+  }
+}
+
+void PyiWriter::function(const FunctionPlan& fp, const std::string& public_name) {
+  std::string args;
+  for (const Argument& a : fp.arguments) {
+    if (!args.empty()) args += ", ";
+    args += a.name + ": " + a.annotation + (a.default_value.empty() ? "" : " = " + a.default_value);
+  }
+  o_ << "def " << plan_.conventions.function_name(public_name) << "(" << args << ") -> " << return_annotation(fp)
+     << ":\n";
+  o_ << docstring(plan_.conventions.stub_text(clean_doc(first_sentence(fp.function->doc))), "    ");
+  o_ << "    ...\n\n";
+}
+
+std::string PyiWriter::return_annotation(const FunctionPlan& fp) const {
+  const Function& f = *fp.function;
+  const TypeInfo result = m_.resolve(f.result.spelling);
+  std::vector<std::string> outs;
+  for (const Output& o : fp.outputs) outs.push_back(o.annotation);
+  if (f.header_inline) return py_result_annotation(result);
+  if (plan_.conventions.raising()) {
+    if (outs.empty()) return "None";
+    return outs.size() == 1 ? outs[0] : "tuple[" + join(outs) + "]";
+  }
+  std::vector<std::string> parts = {plan_.status_py};
+  if (f.result.spelling != plan_.status_type) {
+    parts.push_back(py_result_annotation(result) == "Any" ? "bytes | None" : py_result_annotation(result));
+  }
+  parts.insert(parts.end(), outs.begin(), outs.end());
+  return "tuple[" + join(parts) + "]";
+}
+
+// #define aliases of enum and struct types.
+void PyiWriter::aliases() {
+  const Conventions& names = plan_.conventions;
+  for (const auto& [alias, target] : lib_.type_aliases) {
+    if (const Enum* e = m_.find_enum(target)) o_ << names.enum_name(alias) << " = " << names.enum_name(e->name) << "\n";
+  }
+  for (const auto& [alias, target] : lib_.type_aliases) {
+    if (const auto* sc = m_.find_struct(target)) o_ << alias << " = " << sc->py << "\n";
+  }
+}
+
+}  // namespace codegen::python

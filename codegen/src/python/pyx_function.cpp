@@ -1,0 +1,607 @@
+#include "python/pyx_function.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "codegen/emit_common.hpp"
+#include "python/docs.hpp"
+
+namespace codegen::python {
+
+PyxFunction::PyxFunction(const Model& m, const FunctionPlan& plan, const std::string& public_name,
+                         const std::string& status_type)
+    : m_(m),
+      plan_(plan),
+      f_(*plan.function),
+      public_name_(public_name),
+      returns_status_(plan.function->result.spelling == status_type) {}
+
+std::string PyxFunction::render() {
+  locals_ << "    cdef " << (returns_status_ ? "long long" : m_.cython_c(f_.result.spelling)) << " _result\n";
+  for (const Plan& pl : plan_.params) convert(pl);
+
+  std::ostringstream out, inner;
+  out << "def " << m_.conventions.function_name(public_name_) << "(" << signature() << "):\n";
+  out << docstring(doc(), "    ");
+  out << locals_.str();
+  // Everything from the first conversion on runs inside try/finally when
+  // something must be released (buffers, arrays), so a failed conversion of
+  // a later argument releases what an earlier one acquired.
+  inner << body_.str() << after_inputs_.str();
+  if (callback_ != nullptr) callback_setup(out, inner);
+  call(inner);
+  returns(inner);
+  if (needs_try_) {
+    out << init_refs_.str() << "    try:\n" << indent(inner.str(), "    ") << "    finally:\n" << cleanup_.str();
+  } else {
+    out << inner.str();
+  }
+  out << "\n";
+  return out.str();
+}
+
+// ---------------------------------------------------------------------------
+// Arguments, converted in C order
+
+void PyxFunction::convert(const Plan& pl) {
+  switch (pl.role) {
+    case Role::Scalar: call_args_.push_back(pl.py_name); break;
+    case Role::Enum:
+    case Role::Handle:
+    case Role::Value: by_value(pl); break;
+    case Role::FunctionPointer: function_pointer(pl); break;
+    case Role::StructValue:
+    case Role::StructIn: struct_in(pl); break;
+    case Role::InTyped: typed_in(pl); break;
+    case Role::String: string(pl); break;
+    case Role::Address: address(pl); break;
+    case Role::KernelParams: kernel_params(pl); break;
+    case Role::Callback: callback(pl); break;
+    case Role::UserData: call_args_.push_back("_ctx"); break;
+    case Role::ArrayIn: array_in(pl); break;
+    case Role::InPointer: in_pointer(pl); break;
+    case Role::InOut: in_out(pl); break;
+    case Role::OutScalar:
+    case Role::OutStruct:
+    case Role::OutString:
+    case Role::OutPointer: out_value(pl); break;
+    case Role::OutBuffer: out_buffer(pl); break;
+    case Role::OutSized: out_sized(pl); break;
+    case Role::OutArray: out_array(pl); break;
+    case Role::OutArrayRef: out_array_ref(pl); break;
+    case Role::OutTyped: out_typed(pl); break;
+    case Role::OutTypedArray: out_typed_array(pl); break;
+  }
+}
+
+std::string PyxFunction::cast_param(const Plan& pl) const { return "<" + m_.cython_c(pl.param->type.spelling) + ">"; }
+
+void PyxFunction::by_value(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
+  body_ << "    " << cn << " = " << to_c(pl.type, pl.py_name, pl.param->name) << "\n";
+  call_args_.push_back(cn);
+}
+
+// The address of a C function (ctypes.cast(fn, c_void_p).value), or None.
+void PyxFunction::function_pointer(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string& pn = pl.param->name;
+  locals_ << "    cdef void* " << cn << "\n";
+  body_ << "    " << cn << " = _support.plain_address(" << n << ", \"" << pn << "\")\n";
+  if (pl.param->nullable < 0) {
+    // The library calls it without a check (cuVDPAUCtxCreate's vdpGetProcAddress).
+    body_ << "    if " << cn << " == NULL:\n        raise ValueError(\"" << pn
+          << ": the library calls this function, so it cannot be None or 0\")\n";
+  }
+  call_args_.push_back(cast_param(pl) + cn);
+}
+
+// A struct by value (StructValue) or by pointer (StructIn, None where the call takes NULL).
+void PyxFunction::struct_in(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string& pn = pl.param->name;
+  if (pl.role == Role::StructValue) {
+    locals_ << "    cdef " << pl.type.c << "* " << cn << "\n";
+    body_ << "    " << cn << " = <" << pl.type.c << "*>_support.struct_pointer_required(" << n << ", " << pl.type.py
+          << ", \"" << pn << "\")\n";
+    call_args_.push_back(cn + "[0]");
+    return;
+  }
+  locals_ << "    cdef void* " << cn << "\n";
+  body_ << "    " << cn << " = _support." << (pl.accepts_null ? "struct_pointer" : "struct_pointer_required") << "(" << n
+        << ", " << pl.type.py << ", \"" << pn << "\")\n";
+  call_args_.push_back(cast_param(pl) + cn);
+}
+
+std::string PyxFunction::typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const {
+  return "_typed_value(\"" + pl.attribute_enum + "\", " + python_identifier(pl.typed_by) + ", " + value + ", \"" +
+         pl.param->name + "\", " + hint + ")";
+}
+
+// The value's type follows the attribute: a typed value converted by _typed_value.
+void PyxFunction::typed_in(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  locals_ << "    cdef _support.TypedValue " << cn << "\n";
+  after_inputs_ << "    " << cn << " = " << typed_value_call(pl, pl.py_name, size_hint(pl)) << "\n";
+  fill_default_size(pl, cn);
+  call_args_.push_back(cast_param(pl) + cn + ".ptr");
+}
+
+// None (NULL) only where the header says the call takes NULL.
+void PyxFunction::string(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  locals_ << "    cdef const char* " << cn << " = NULL\n";
+  body_ << "    _b_" << n << " = " << (pl.accepts_null ? "None if " + n + " is None else " : std::string())
+        << "_support.as_bytes(" << n << ", \"" << pl.param->name << "\")\n"
+        << "    if _b_" << n << " is not None:\n"
+        << "        " << cn << " = PyBytes_AS_STRING(_b_" << n << ")\n";
+  call_args_.push_back(cn);
+}
+
+void PyxFunction::address(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string& pn = pl.param->name;
+  locals_ << "    cdef _support.BufferRef _view_" << n << "\n    cdef void* " << cn << "\n";
+  init_refs_ << "    _view_" << n << ".held = False\n";
+  // A destination (dst, dstHost) or a caller's buffer the call fills
+  // (inout) must be writable; other buffers the call reads.
+  std::string lower = pn;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  const bool writable =
+      !pl.param->type.pointee_const && (lower.rfind("dst", 0) == 0 || pl.param->direction == "inout");
+  if (pl.param->nullable < 0) {
+    body_ << "    if " << n << " is None:\n        raise TypeError(\"" << pn << " cannot be None\")\n";
+  }
+  body_ << "    " << cn << " = _support.address(" << n << ", &_view_" << n << ", " << (writable ? "True" : "False")
+        << ", \"" << pn << "\")\n";
+  address_size_checks(pl);
+  cleanup_ << "        _support.release_address(&_view_" << n << ")\n";
+  needs_try_ = true;
+  call_args_.push_back(cast_param(pl) + cn);
+}
+
+// A caller's buffer must hold the bytes the call reads or writes.
+void PyxFunction::address_size_checks(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string& pn = pl.param->name;
+  const auto check = [&](const std::string& size_expr, const std::string& size_c_name, const std::string& size_py) {
+    body_ << "    if _view_" << n << ".held and <size_t>_view_" << n << ".view.len < " << size_expr << ":\n"
+          << "        _support.release_address(&_view_" << n << ")\n"
+          << "        raise ValueError(f\"" << pn << " holds {len(memoryview(" << n << ").cast('B'))} bytes but "
+          << size_c_name << " is {" << size_py << "}\")\n";
+  };
+  // Of `size_param` bytes (annotation `size:`).
+  if (!pl.param->size_param.empty()) {
+    const Plan* sized = plan_named(pl.param->size_param);
+    if (sized == nullptr) throw std::runtime_error(f_.name + ": size names no parameter");
+    check("<size_t>_support.as_int(" + sized->py_name + ", \"" + sized->param->name + "\")", sized->param->name,
+          sized->py_name);
+  }
+  // A buffer given for a copy must hold the bytes the call moves.
+  static const std::set<std::string> byte_counts = {"ByteCount", "count", "bytesize", "sizeInBytes"};
+  for (const Plan& q : plan_.params) {
+    if (q.role == Role::Scalar && byte_counts.count(q.param->name) && q.type.c == "size_t") {
+      check(q.py_name, q.param->name, q.py_name);
+    }
+  }
+}
+
+void PyxFunction::kernel_params(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  locals_ << "    cdef void** " << cn << "\n";
+  body_ << "    _k_" << n << " = _support.kernel_params(" << n << ")\n"
+        << "    " << cn << " = _support.kernel_params_pointer(_k_" << n << ")\n";
+  call_args_.push_back(cn);
+}
+
+// A Python callable runs through the trampoline, which consumes the user
+// data argument; a C function's address (an int or a function-pointer
+// object) is passed as it is, with the user data (callback_setup).
+void PyxFunction::callback(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  locals_ << "    cdef void* _ctx = NULL\n    cdef " << pl.type.c << " " << cn << "\n"
+          << "    cdef bint _trampoline = False\n";
+  call_args_.push_back(cn);
+  callback_ = &pl;
+}
+
+void PyxFunction::array_in(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string& pn = pl.param->name;
+  const std::string count = pl.count_is_fixed ? pl.count : python_identifier(pl.count);
+  const std::string elem_c = pl.type.is_char ? "const char*" : pl.type.c;
+  const std::string item = n + "[_i_" + n + "]";
+  locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
+  body_ << "    _support.check_count(" << n << ", " << count << ", \"" << pn << "\", \""
+        << (pl.count_is_fixed ? std::string("the required length") : pl.count) << "\")\n";
+  body_ << "    if " << count << " > 0:\n"
+        << "        " << cn << " = <" << elem_c << "*>_support.alloc_array(" << count << ", sizeof(" << elem_c
+        << "))\n";
+  cleanup_ << "        free(" << cn << ")\n";
+  needs_try_ = true;
+  if (pl.type.is_char) {
+    body_ << "        _keep_" << n << " = [_support.as_bytes(x, \"" << pn << "\") for x in " << n << "[:" << count
+          << "]]\n"
+          << "        for _i_" << n << " in range(" << count << "):\n"
+          << "            " << cn << "[_i_" << n << "] = PyBytes_AS_STRING(_keep_" << n << "[_i_" << n << "])\n";
+  } else {
+    body_ << "        for _i_" << n << " in range(" << count << "):\n";
+    if (pl.type.c == "void*") {
+      body_ << "            " << cn << "[_i_" << n << "] = _support.plain_address(" << item << ", \"" << pn << "\")\n";
+    } else if (pl.type.kind == TypeInfo::Kind::Struct) {
+      body_ << "            memcpy(&" << cn << "[_i_" << n << "], _support.struct_pointer_required(" << item << ", "
+            << pl.type.py << ", \"" << pn << "\"), sizeof(" << elem_c << "))\n";
+    } else {
+      body_ << "            " << cn << "[_i_" << n << "] = " << to_c(pl.type, item, pn) << "\n";
+    }
+  }
+  call_args_.push_back(cast_param(pl) + cn);
+}
+
+void PyxFunction::in_pointer(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
+  body_ << "    " << cn << " = " << to_c(pl.type, n, pl.param->name) << "\n";
+  call_args_.push_back(cast_param(pl) + "&" + cn);
+  if (pl.type.kind == TypeInfo::Kind::Handle) {
+    // Destroy functions zero the handle they are given: so does its object.
+    writebacks_ << "    if isinstance(" << n << ", _support.Handle):\n"
+                << "        _support.set_handle(" << n << ", <void*>" << cn << ")\n";
+  }
+}
+
+void PyxFunction::in_out(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
+  if (pl.param->nullable > 0) {
+    // None passes NULL (cuLogsDumpToMemory's iterator: dump every log) and comes back as None.
+    locals_ << "    cdef " << pl.type.c << "* _p_" << n << " = &" << cn << "\n";
+    body_ << "    if " << n << " is None:\n        _p_" << n << " = NULL\n    else:\n        " << cn << " = "
+          << to_c(pl.type, n, pl.param->name) << "\n";
+    call_args_.push_back("_p_" + n);
+    out_exprs_.push_back("None if _p_" + n + " == NULL else " + to_python(pl.type, cn));
+  } else {
+    body_ << "    " << cn << " = " << to_c(pl.type, n, pl.param->name) << "\n";
+    call_args_.push_back("&" + cn);
+    out_exprs_.push_back(to_python(pl.type, cn));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Outputs
+
+// One value the call writes: a scalar, enum, handle or value; a struct; a string; an address.
+void PyxFunction::out_value(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  switch (pl.role) {
+    case Role::OutScalar:
+      locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
+      body_ << "    memset(&" << cn << ", 0, sizeof(" << cn << "))\n";
+      call_args_.push_back("&" + cn);
+      out_exprs_.push_back(to_python(pl.type, cn));
+      break;
+    case Role::OutStruct:
+      locals_ << "    cdef " << pl.type.py << " " << cn << " = " << pl.type.py << "()\n";
+      call_args_.push_back(cast_param(pl) + cn + "._ptr");
+      out_exprs_.push_back(cn);
+      break;
+    case Role::OutString:
+      locals_ << "    cdef const char* " << cn << " = NULL\n";
+      call_args_.push_back("&" + cn);
+      out_exprs_.push_back("None if " + cn + " == NULL else <bytes>" + cn);
+      break;
+    default:  // OutPointer
+      locals_ << "    cdef void* " << cn << " = NULL\n";
+      call_args_.push_back(cast_param(pl) + "&" + cn);
+      out_exprs_.push_back("<uintptr_t>" + cn);
+      break;
+  }
+}
+
+void PyxFunction::out_buffer(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : python_identifier(pl.count));
+  locals_ << "    cdef char* " << cn << " = NULL\n";
+  body_ << "    if " << size << " < 0:\n"
+        << "        raise ValueError(f\"" << (pl.count.empty() ? "size" : pl.count) << " cannot be negative ({"
+        << size << "})\")\n"
+        << "    " << cn << " = <char*>_support.alloc_array(" << size << " if " << size << " > 0 else 1, 1)\n";
+  cleanup_ << "        free(" << cn << ")\n";
+  needs_try_ = true;
+  call_args_.push_back(cn);
+  if (pl.count.empty()) {
+    out_exprs_.push_back("PyBytes_FromStringAndSize(" + cn + ", " + size + ")");
+  } else {
+    out_exprs_.push_back("_support.c_string(" + cn + ", " + size + ")");
+  }
+}
+
+// An optional caller buffer; by default a new one of the reported size.
+void PyxFunction::out_sized(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string elem = pl.param->type.pointee;
+  const bool bytes_out = elem == "char" || elem == "void";
+  locals_ << "    cdef _support.BufferRef _view_" << n << "\n    cdef void* " << cn << " = NULL\n    cdef "
+          << size_type(pl) << " _n_" << n << " = 0\n";
+  init_refs_ << "    _view_" << n << ".held = False\n";
+  if (!bytes_out) locals_ << "    cdef " << pl.type.c << "* _a_" << n << " = NULL\n";
+  body_ << size_query(pl, "_n_" + n);
+  if (bytes_out) {
+    body_ << "    _out_" << n << " = _support.sized_output(" << n << ", _n_" << n << ", &_view_" << n << ", &" << cn
+          << ", \"" << pl.param->name << "\", \"" << (pl.size_from ? pl.size_from->name : std::string("the call"))
+          << "\")\n";
+    cleanup_ << "        _support.release_address(&_view_" << n << ")\n";
+    // A buffer made here comes back as bytes; the caller's comes back as it is.
+    out_exprs_.push_back("(bytes(_out_" + n + ") if " + n + " is None else " + n + ")");
+  } else {
+    body_ << "    _view_" << n << ".held = False\n"
+          << "    _a_" << n << " = <" << pl.type.c << "*>_support.alloc_array(_n_" << n << " if _n_" << n
+          << " > 0 else 1, sizeof(" << pl.type.c << "))\n"
+          << "    " << cn << " = _a_" << n << "\n";
+    cleanup_ << "        free(_a_" << n << ")\n";
+    out_exprs_.push_back("[" + to_python(pl.type, "_a_" + n + "[i]") + " for i in range(_n_" + n + ")]");
+  }
+  needs_try_ = true;
+  call_args_.push_back(cast_param(pl) + cn);
+}
+
+void PyxFunction::out_array(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const Plan* count_plan = plan_named(pl.count);
+  const bool inout_count = count_plan != nullptr && count_plan->role == Role::InOut;
+  const std::string count_expr =
+      pl.count_is_fixed ? pl.count : inout_count ? "_c_" + count_plan->py_name : python_identifier(pl.count);
+  const std::string& elem_c = pl.type.c;
+  locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _cap_" << n << " = 0\n";
+  // The capacity is read before the call (an inout count is overwritten by it).
+  after_inputs_ << "    _cap_" << n << " = <Py_ssize_t>" << count_expr << "\n"
+                << "    if _cap_" << n << " < 0:\n"
+                << "        raise ValueError(f\"" << pl.count << " cannot be negative ({_cap_" << n << "})\")\n"
+                << "    if _cap_" << n << " > 0:\n"
+                << "        " << cn << " = <" << elem_c << "*>_support.alloc_array(_cap_" << n << ", sizeof(" << elem_c
+                << "))\n";
+  cleanup_ << "        free(" << cn << ")\n";
+  needs_try_ = true;
+  call_args_.push_back(cast_param(pl) + cn);
+  const std::string n_out = inout_count ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")" : "_cap_" + n;
+  out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
+}
+
+void PyxFunction::out_array_ref(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  const Plan* count_plan = plan_named(pl.count);
+  const std::string count_expr = count_plan ? "_c_" + count_plan->py_name : pl.count;
+  locals_ << "    cdef const " << pl.type.c << "* " << cn << " = NULL\n";
+  call_args_.push_back(cast_param(pl) + "&" + cn);
+  out_exprs_.push_back("[] if " + cn + " == NULL else [" + to_python(pl.type, cn + "[i]") + " for i in range(" +
+                       count_expr + ")]");
+}
+
+// Storage for the largest value the attribute can select; converted after the call.
+void PyxFunction::out_typed(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  locals_ << "    cdef _support.TypedValue " << cn << "\n";
+  after_inputs_ << "    " << cn << " = " << typed_value_call(pl, "None", size_hint(pl)) << "\n";
+  fill_default_size(pl, cn);
+  call_args_.push_back(cast_param(pl) + cn + ".ptr");
+  out_exprs_.push_back(cn + ".value()");
+}
+
+// One TypedValue per attribute of the attributes array.
+void PyxFunction::out_typed_array(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string attrs = python_identifier(pl.typed_by);
+  const std::string count = python_identifier(pl.count);
+  std::string sizes;
+  for (const Plan& q : plan_.params) {
+    if (q.role == Role::ArrayIn && q.count == pl.count && q.param->name.find("Size") != std::string::npos) {
+      sizes = q.py_name;
+    }
+  }
+  locals_ << "    cdef void** " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
+  after_inputs_ << "    _tv_" << n << " = [_typed_value(\"" << pl.attribute_enum << "\", " << attrs << "[_i_" << n
+                << "], None, \"" << pl.param->name << "\", " << (sizes.empty() ? "0" : sizes + "[_i_" + n + "]")
+                << ") for _i_" << n << " in range(" << count << ")]\n"
+                << "    " << cn << " = <void**>_support.alloc_array(" << count << ", sizeof(void*))\n"
+                << "    for _i_" << n << " in range(" << count << "):\n"
+                << "        " << cn << "[_i_" << n << "] = (<_support.TypedValue>_tv_" << n << "[_i_" << n << "]).ptr\n";
+  cleanup_ << "        free(" << cn << ")\n";
+  needs_try_ = true;
+  call_args_.push_back(cast_param(pl) + cn);
+  out_exprs_.push_back("[v.value() for v in _tv_" + n + "]");
+}
+
+// ---------------------------------------------------------------------------
+// Sizes reported by another call, and typed values' sizes
+
+std::string PyxFunction::size_type(const Plan& pl) const {
+  for (const Param& q : pl.size_from->params) {
+    if (q.direction == "out") return m_.cython_c(q.type.pointee);
+  }
+  throw std::runtime_error(pl.size_from->name + " has no output for the size");
+}
+
+// The same leading arguments by name, and an output for the size.
+std::string PyxFunction::size_query(const Plan& pl, const std::string& out) const {
+  const Function* sf = pl.size_from;
+  std::string args;
+  for (const Param& q : sf->params) {
+    if (!args.empty()) args += ", ";
+    if (q.direction == "out") {
+      args += "<" + m_.cython_c(q.type.spelling) + ">&" + out;
+      continue;
+    }
+    // Same-named parameter of this function, converted as it was.
+    args += "_c_" + python_identifier(q.name);
+    const bool found = std::any_of(f_.params.begin(), f_.params.end(), [&](const Param& p) { return p.name == q.name; });
+    if (!found) throw std::runtime_error(f_.name + ": " + sf->name + " takes '" + q.name + "', which " + f_.name + " lacks");
+  }
+  std::string s = "    with nogil:\n        _result = " + m_.cy + "." + sf->name + "(" + args + ")\n";
+  if (m_.conventions.raising()) return s + "    _check(_result)\n";
+  return s + "    if _result != 0:\n        return (_status(_result), None)\n";
+}
+
+void PyxFunction::fill_default_size(const Plan& pl, const std::string& cn) {
+  if (pl.param->size_param.empty()) return;
+  const Plan* size = plan_named(pl.param->size_param);
+  if (size == nullptr || size->role != Role::InOut) return;
+  const std::string c_size = "_c_" + size->py_name;
+  after_inputs_ << "    if " << c_size << " == 0:\n        " << c_size << " = " << cn << ".nbytes\n";
+}
+
+std::string PyxFunction::size_hint(const Plan& pl) const {
+  if (pl.param->size_param.empty()) return "0";
+  const Plan* size = plan_named(pl.param->size_param);
+  if (size == nullptr) return "0";
+  return size->role == Role::InOut ? "_c_" + size->py_name : size->py_name;
+}
+
+const Plan* PyxFunction::plan_named(const std::string& c_name) const {
+  for (const Plan& pl : plan_.params) {
+    if (pl.param->name == c_name) return &pl;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The call and what it returns
+
+void PyxFunction::callback_setup(std::ostringstream& prelude, std::ostringstream& inner) const {
+  const Plan* user = nullptr;
+  for (const Plan& pl : plan_.params) {
+    if (pl.role == Role::UserData) user = &pl;
+  }
+  // A host function launched into a stream that is being captured runs at
+  // every launch of the graph: its context must outlive the first run.
+  std::string one_shot = "True";
+  for (const Plan& pl : plan_.params) {
+    if (pl.role != Role::Handle || (pl.type.py != "CUstream" && pl.type.py != "cudaStream_t")) continue;
+    const bool drv = pl.type.py == "CUstream";
+    const std::string none = m_.cy + "." + (drv ? "CU_STREAM_CAPTURE_STATUS_NONE" : "cudaStreamCaptureStatusNone");
+    prelude << "    cdef " << m_.cy << "." << (drv ? "CUstreamCaptureStatus" : "cudaStreamCaptureStatus")
+            << " _capture = " << none << "\n";
+    inner << "    with nogil:\n        " << m_.cy << "." << (drv ? "cuStreamIsCapturing" : "cudaStreamIsCapturing")
+          << "(_c_" << pl.py_name << ", &_capture)\n";
+    one_shot = "_capture == " + none;
+  }
+  if (!one_shot_callback(callback_->type.py)) one_shot = "False";
+  const std::string& fn = callback_->py_name;
+  const std::string user_arg = user ? user->py_name : std::string("None");
+  // A bare int is refused: an address is named as one by its class, so a
+  // stray number never reaches the driver as a function to call.
+  inner << "    if " << fn << " is None or isinstance(" << fn << ", " << callback_->type.py << "):\n"
+        << "        _c_" << fn << " = <" << callback_->type.c << ">_support.plain_address(" << fn << ", \"" << fn
+        << "\")\n"
+        << "        _ctx = _support.plain_address(" << user_arg << ", \"" << user_arg << "\")\n"
+        << "    elif isinstance(" << fn << ", int):\n"
+        << "        raise TypeError(f\"" << fn << ": expected a callable or " << callback_->type.py
+        << "(address) for a C function, got the int {" << fn << "}\")\n"
+        << "    else:\n"
+        << "        _ctx = _support.callback_context(" << fn << ", " << user_arg << ", " << one_shot << ")\n"
+        << "        _c_" << fn << " = <" << callback_->type.c << ">_callback_" << callback_->type.py << "\n"
+        << "        _trampoline = True\n";
+}
+
+void PyxFunction::call(std::ostringstream& inner) const {
+  std::string args;
+  for (const auto& a : call_args_) args += (args.empty() ? "" : ", ") + a;
+  if (f_.header_inline) {
+    // A helper defined in the header (make_cudaExtent): no library call, so
+    // no GIL release, and its value comes back alone, as in cuda.bindings.
+    inner << "    _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+  } else {
+    inner << "    with nogil:\n";
+    inner << "        _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+  }
+  inner << writebacks_.str();
+  if (callback_ != nullptr) {
+    // Not registered: the trampoline will never run to release the context.
+    inner << "    if _result != 0 and _trampoline:\n        _support.callback_discard(_ctx)\n";
+  }
+}
+
+void PyxFunction::returns(std::ostringstream& inner) const {
+  const TypeInfo result = m_.resolve(f_.result.spelling);
+  // A const char * result (cudaGetErrorString) comes back as bytes.
+  const std::string result_value = f_.result.spelling == "const char *"
+                                       ? "None if _result == NULL else <bytes>_result"
+                                       : to_python(result, "_result");
+  std::string outs;
+  for (const auto& e : out_exprs_) outs += ", " + e;
+  if (m_.conventions.raising()) {
+    inner << "    _check(_result)\n";
+    if (out_exprs_.empty()) {
+      inner << "    return None\n";
+    } else if (out_exprs_.size() == 1) {
+      inner << "    return " << out_exprs_[0] << "\n";
+    } else {
+      inner << "    return (" << outs.substr(2) << ", )\n";
+    }
+  } else if (returns_status_) {
+    if (out_exprs_.empty()) {
+      inner << "    return (_status(_result),)\n";
+    } else {
+      inner << "    if _result != 0:\n        return (_status(_result)";
+      for (std::size_t i = 0; i < out_exprs_.size(); ++i) inner << ", None";
+      inner << ")\n    return (_status(0)" << outs << ")\n";
+    }
+  } else if (f_.header_inline) {
+    inner << "    return " << result_value << "\n";
+  } else {
+    // A function that returns a value rather than a status (cudaGetErrorString).
+    inner << "    return (_status(0), " << result_value << outs << ")\n";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The def line and the docstring
+
+std::string PyxFunction::signature() const {
+  std::string s;
+  for (const Argument& a : plan_.arguments) {
+    if (!s.empty()) s += ", ";
+    s += a.default_value.empty() ? a.declaration : a.name + "=" + a.default_value;
+  }
+  return s;
+}
+
+std::string PyxFunction::doc() const {
+  std::ostringstream d;
+  d << m_.conventions.function_name(public_name_) << "(";
+  for (std::size_t i = 0; i < plan_.arguments.size(); ++i) {
+    const Argument& a = plan_.arguments[i];
+    d << (i ? ", " : "") << a.name << (a.default_value.empty() ? "" : "=" + a.default_value);
+  }
+  d << ")\n\n";
+  if (public_name_ != f_.name) d << "The same function as " << f_.name << ".\n\n";
+  d << clean_doc(f_.doc) << "\n\n";
+  d << "Returns: ";
+  std::vector<std::string> names;
+  for (const Output& o : plan_.outputs) names.push_back(o.name);
+  if (f_.header_inline) {
+    d << f_.result.spelling << " (a helper the header defines; no library call)";
+  } else if (m_.conventions.raising()) {
+    d << (names.empty() ? std::string("None") : join(names)) << "; raises nvJitLinkError on failure.";
+  } else {
+    names.insert(names.begin(), "status");
+    d << "(" << join(names) << ")";
+  }
+  d << "\nC function: " << f_.name << " (" << f_.location.file << ")";
+  if (f_.deprecated) d << "\nDeprecated" << (f_.deprecated->empty() ? "." : ": " + *f_.deprecated);
+  return d.str();
+}
+
+}  // namespace codegen::python

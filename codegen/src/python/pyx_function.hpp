@@ -1,0 +1,76 @@
+// One function of a .pyx module, rendered from its call plan: convert the
+// arguments, call the raw layer without the GIL, release what was allocated,
+// return (status, *outputs) or the outputs alone. Private to the Python emitter.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "python/call_plan.hpp"
+#include "python/type_model.hpp"
+
+namespace codegen::python {
+
+class PyxFunction {
+ public:
+  // status_type: the C spelling of the module's status type (CUresult).
+  PyxFunction(const Model& m, const FunctionPlan& plan, const std::string& public_name, const std::string& status_type);
+
+  // The function's definition; throws std::runtime_error when a parameter's
+  // annotation names what the function lacks.
+  std::string render();
+
+ private:
+  void convert(const Plan& pl);
+  void by_value(const Plan& pl);
+  void function_pointer(const Plan& pl);
+  void struct_in(const Plan& pl);
+  void typed_in(const Plan& pl);
+  void string(const Plan& pl);
+  void address(const Plan& pl);
+  void address_size_checks(const Plan& pl);
+  void kernel_params(const Plan& pl);
+  void callback(const Plan& pl);
+  void array_in(const Plan& pl);
+  void in_pointer(const Plan& pl);
+  void in_out(const Plan& pl);
+  void out_value(const Plan& pl);
+  void out_buffer(const Plan& pl);
+  void out_sized(const Plan& pl);
+  void out_array(const Plan& pl);
+  void out_array_ref(const Plan& pl);
+  void out_typed(const Plan& pl);
+  void out_typed_array(const Plan& pl);
+
+  void callback_setup(std::ostringstream& prelude, std::ostringstream& inner) const;
+  void call(std::ostringstream& inner) const;
+  void returns(std::ostringstream& inner) const;
+  std::string signature() const;
+  std::string doc() const;
+
+  // The call that reports an OutSized buffer's size, into `out`.
+  std::string size_query(const Plan& pl, const std::string& out) const;
+  // The C type a size function reports through its output (size_t, int).
+  std::string size_type(const Plan& pl) const;
+  // An inout size left at 0 takes the typed value's own size.
+  void fill_default_size(const Plan& pl, const std::string& cn);
+  // The byte size the caller gives for a typed value (dataSize), or "0".
+  std::string size_hint(const Plan& pl) const;
+  std::string typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const;
+  std::string cast_param(const Plan& pl) const;
+  const Plan* plan_named(const std::string& c_name) const;
+
+  const Model& m_;
+  const FunctionPlan& plan_;
+  const Function& f_;
+  const std::string public_name_;
+  const bool returns_status_;
+  // Cython wants every cdef at the top of a function: locals gather first.
+  std::ostringstream locals_, body_, after_inputs_, cleanup_, init_refs_, writebacks_;
+  std::vector<std::string> call_args_, out_exprs_;
+  bool needs_try_ = false;
+  const Plan* callback_ = nullptr;
+};
+
+}  // namespace codegen::python

@@ -1,0 +1,515 @@
+#include "python/pyx_writer.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "codegen/emit_common.hpp"
+#include "python/docs.hpp"
+#include "python/pyx_function.hpp"
+
+namespace codegen::python {
+
+PyxWriter::PyxWriter(const ModulePlan& plan, const EmitOptions& options)
+    : plan_(plan), lib_(plan.lib), m_(plan.model), options_(options) {}
+
+std::string PyxWriter::run() {
+  header();
+  constants();
+  enums();
+  status();
+  handles();
+  values();
+  structs();
+  callbacks();
+  functions();
+  sizes();
+  return o_.str();
+}
+
+void PyxWriter::header() {
+  o_ << stamp(lib_, options_, "#");
+  // binding=False: module functions are plain builtins, which Python calls faster.
+  o_ << "# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False\n";
+  o_ << "# distutils: language = c++\n";
+  o_ << "\"\"\"Bindings of " << plan_.conventions.title() << ".\n\n";
+  if (plan_.conventions.raising()) {
+    o_ << "As in cuda.bindings.nvjitlink: snake_case functions that return their outputs and\n"
+          "raise nvJitLinkError on failure. Outputs such as the linked cubin come back as new\n"
+          "bytes; a caller buffer is still accepted.\n\"\"\"\n\n";
+  } else {
+    o_ << "As in cuda.bindings: every function returns (status, *outputs); outputs are None\n"
+          "when the status is not success. Handles accept their class, an int or None.\n"
+          "The GIL is released around every call into the library.\n\"\"\"\n\n";
+  }
+  o_ << "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, "
+        "intptr_t, uintptr_t\n";
+  o_ << "from libc.stdlib cimport calloc, free, malloc\n";
+  o_ << "from libc.string cimport memcpy, memset, strlen\n";
+  o_ << "from cpython.buffer cimport Py_buffer\n";
+  o_ << "from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize\n";
+  o_ << "from cubind.bindings cimport " << m_.cy << "\n";
+  o_ << "from cubind.bindings cimport _support\n\n";
+}
+
+void PyxWriter::constants() {
+  o_ << "# Constants (#define)\n";
+  for (const Macro& mc : lib_.macros) {
+    switch (mc.kind) {
+      case Macro::Kind::Integer:
+      case Macro::Kind::Pointer: o_ << mc.name << " = " << mc.int_value << "\n"; break;
+      case Macro::Kind::Float: o_ << mc.name << " = " << mc.float_value << "\n"; break;
+      case Macro::Kind::String: o_ << mc.name << " = b\"" << mc.string_value << "\"\n"; break;
+    }
+  }
+  o_ << "\n";
+}
+
+// Enum classes are built on first use (module __getattr__): a module holds
+// hundreds of them and most programs touch a few.
+void PyxWriter::enums() {
+  const Conventions& names = plan_.conventions;
+  o_ << "# Enums, built on first use\n";
+  // One string per enum ("doc\nNAME VALUE NAME VALUE ..."), split on first use:
+  // thousands of separate constants would cost import time.
+  o_ << "cdef dict _ENUMS = {\n";
+  for (const Enum& e : lib_.enums) {
+    if (e.name.rfind("anon_enum", 0) == 0) continue;
+    std::string spec = first_sentence(e.doc);
+    std::replace(spec.begin(), spec.end(), '\n', ' ');
+    spec += "\n";
+    for (const auto& v : e.enumerators) spec += v.name + " " + std::to_string(v.value) + " ";
+    o_ << "    \"" << names.enum_name(e.name) << "\": " << py_string(spec) << ",\n";
+  }
+  o_ << "}\n";
+  o_ << "cdef dict _ENUM_PREFIXES = {\n";
+  for (const Enum& e : lib_.enums) {
+    const std::string prefix = names.member_prefix(e);
+    if (!prefix.empty()) o_ << "    \"" << names.enum_name(e.name) << "\": \"" << prefix << "\",\n";
+  }
+  o_ << "}\n";
+  o_ << "cdef dict _ENUM_ALIASES = {\n";
+  for (const auto& [name, aliases] : m_.enum_aliases) {
+    for (const auto& a : aliases) o_ << "    \"" << names.enum_name(a) << "\": \"" << names.enum_name(name) << "\",\n";
+  }
+  for (const auto& [alias, target] : lib_.type_aliases) {
+    if (const Enum* e = m_.find_enum(target)) {
+      o_ << "    \"" << names.enum_name(alias) << "\": \"" << names.enum_name(e->name) << "\",\n";
+    }
+  }
+  o_ << "}\n\n";
+  enum_table();
+}
+
+// The lookups live in the support module; the module keeps its table and
+// two inline shorthands for the call sites.
+void PyxWriter::enum_table() {
+  const std::string& status = plan_.status_py;
+  o_ << "# The module's enum classes and the status member of each code (" << status << ").\n";
+  o_ << "cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS, _ENUM_PREFIXES, "
+        "_ENUM_ALIASES,\n"
+        "                                                    \"" << status << "\")\n\n";
+  o_ << "def __getattr__(name):\n"
+        "    return _enums.attribute(name)\n\n";
+  o_ << "def __dir__():\n"
+        "    return _enums.names()\n\n";
+  o_ << "cdef inline object _enum_member(str name, long long value):\n"
+        "    return _support.enum_member(_enums, name, value)\n\n";
+  o_ << "cdef inline object _status(long long code):\n"
+        "    return _support.status(_enums, code)\n\n";
+}
+
+void PyxWriter::status() {
+  if (!plan_.conventions.raising()) return;
+  o_ << "class nvJitLinkError(Exception):\n"
+     << "    \"\"\"A failed nvJitLink call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
+     << "    def __init__(self, status, log=None):\n"
+     << "        self.status = status\n"
+     << "        self.log = log\n"
+     << "        text = f\"{status.name} ({int(status)})\"\n"
+     << "        if log:\n"
+     << "            text += \":\\n\" + log\n"
+     << "        super().__init__(text)\n\n"
+     << "    def __reduce__(self):\n"
+     << "        return (type(self), (self.status, self.log))\n\n"
+     << "cdef int _check(long long code) except -1:\n"
+     << "    if code != 0:\n"
+     << "        raise nvJitLinkError(_status(code))\n"
+     << "    return 0\n\n";
+}
+
+void PyxWriter::handles() {
+  o_ << "# Handles\n";
+  for (const auto& name : m_.handle_order) {
+    const Typedef* td = m_.find_typedef(name);
+    o_ << "cdef class " << name << "(_support.Handle):\n";
+    std::string doc = td != nullptr ? clean_doc(first_sentence(td->doc)) : "";
+    o_ << docstring(name + "(init_value=0, _ptr=0)\n\n" + (doc.empty() ? "A CUDA handle." : doc) +
+                        "\n\nint(h) is its address; getPtr() the address of its storage.",
+                    "    ");
+    // The C struct the handle points to: classes of the same one (CUstream,
+    // cudaStream_t) are accepted for each other.
+    std::string record;
+    if (td != nullptr) record = td->kind == Typedef::Kind::Handle ? td->record : strip_qualifiers(td->target.canonical);
+    o_ << "\n    _c_type = \"" << strip_pointer(record) << "\"\n";
+    if (name == "CUstream" || name == "cudaStream_t") {
+      o_ << "\n    def __cuda_stream__(self):\n"
+            "        \"\"\"The CUDA stream protocol: (version, address).\"\"\"\n"
+            "        return (0, <uintptr_t>self._value)\n";
+    }
+    o_ << "\n" << wrap_function(name);
+  }
+  // Callback typedefs: the address of a C function, as cuda.bindings' classes
+  // of these names hold (for a ctypes CFUNCTYPE object, its address). A
+  // function taking a callback accepts one of these, or a Python callable.
+  for (const auto& name : m_.function_pointer_order) {
+    o_ << "cdef class " << name << "(_support.Handle):\n";
+    o_ << docstring(name + "(init_value=0, _ptr=0)\n\nThe address of a C function of type " + name +
+                        " (a ctypes function's, ctypes.cast(f, ctypes.c_void_p).value).\n\n"
+                        "int(f) is the address; getPtr() the address of its storage.",
+                    "    ");
+    o_ << "\n    _c_type = \"" << name << "\"\n\n" << wrap_function(name);
+  }
+  o_ << "\n";
+}
+
+void PyxWriter::values() {
+  o_ << "# Integer-valued types with a class of their own (devices, device pointers, ...)\n";
+  for (const auto& name : m_.value_order) {
+    const std::string c = m_.cy + "." + name;
+    o_ << "cdef class " << name << ":\n";
+    o_ << docstring(name + "(init_value=0, _ptr=0)\n\nA " + m_.value_c_type(name) +
+                        " with a type of its own: int(), ==, hash() and index() use its value.",
+                    "    ");
+    o_ << "    cdef " << c << " _value\n\n";
+    o_ << "    def __init__(self, init_value=0, _ptr=0):\n"
+          "        if _ptr:\n"
+          "            self._value = (<" << c << "*><uintptr_t>_ptr)[0]\n"
+          "        else:\n"
+          "            self._value = <" << c << ">_support.as_int(init_value, \"init_value\")\n\n";
+    o_ << "    @staticmethod\n"
+          "    cdef " << name << " _from(" << c << " value):\n"
+       << "        cdef " << name << " obj = " << name << ".__new__(" << name << ")\n"
+       << "        obj._value = value\n"
+          "        return obj\n\n";
+    o_ << "    def __int__(self):\n        return self._value\n\n"
+          "    def __index__(self):\n        return self._value\n\n"
+          "    def __eq__(self, other):\n"
+          "        if isinstance(other, " << name << "):\n            return self._value == (<" << name
+       << ">other)._value\n"
+          "        if isinstance(other, int):\n            return self._value == other\n"
+          "        return NotImplemented\n\n"
+          "    def __lt__(self, other):\n        return self._value < other.__index__()\n\n"
+          "    def __le__(self, other):\n        return self._value <= other.__index__()\n\n"
+          "    def __gt__(self, other):\n        return self._value > other.__index__()\n\n"
+          "    def __ge__(self, other):\n        return self._value >= other.__index__()\n\n"
+          "    def __hash__(self):\n        return hash(self._value)\n\n"
+          "    def __repr__(self):\n        return f\"<" << name << " {self._value}>\"\n\n"
+       << "    def getPtr(self):\n        return <uintptr_t>&self._value\n\n"
+       << "    def __reduce__(self):\n        return (" << name << ", (self._value,))\n\n";
+  }
+}
+
+void PyxWriter::structs() {
+  o_ << "# Structs and unions\n";
+  // Classes are declared first: fields of one refer to others.
+  for (const auto& sc : m_.structs) struct_class(sc);
+  o_ << "def _safe_repr(obj, name):\n"
+        "    try:\n"
+        "        return repr(getattr(obj, name))\n"
+        "    except Exception as e:\n"
+        "        return f\"<{type(e).__name__}>\"\n\n";
+  // #define aliases of struct and handle types.
+  for (const auto& [alias, target] : lib_.type_aliases) {
+    if (const auto* sc = m_.find_struct(target)) alias_lines_ << alias << " = " << sc->py << "\n";
+  }
+  o_ << alias_lines_.str() << "\n";
+}
+
+void PyxWriter::struct_class(const Model::StructClass& sc) {
+  const std::string c = m_.cy + "." + sc.record->name;
+  o_ << "cdef class " << sc.py << "(_support.Struct):\n";
+  std::string doc = clean_doc(sc.record->doc);
+  o_ << docstring(sc.py + "(_ptr=0, **fields)\n\n" +
+                      (doc.empty() ? std::string(sc.record->is_union ? "A union." : "A struct.") : doc) +
+                      "\n\nHolds its own zeroed storage, or views the memory at _ptr. Fields are\n"
+                      "attributes; nested structs and array fields write through.",
+                  "    ");
+  // Storage from the heap, not a member: some C++ types (unions holding dim3)
+  // have no default constructor.
+  o_ << "    def __cinit__(self, *args, **kwargs):\n"
+        "        self._ptr = _support.alloc_struct(sizeof(" << c << "))\n"
+        "        self._own = True\n\n";
+  o_ << "    def __dealloc__(self):\n"
+        "        if self._own:\n"
+        "            _support.free_struct(self._ptr)\n\n";
+  o_ << "    def __init__(self, _ptr=0, **fields):\n"
+        "        if _ptr:\n"
+        "            if self._own:\n"
+        "                _support.free_struct(self._ptr)\n"
+        "                self._own = False\n"
+        "            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, \"_ptr\")\n"
+        "        for name, value in fields.items():\n"
+        "            if name.startswith(\"_\") or not hasattr(type(self), name):\n"
+        "                raise AttributeError(f\"" << sc.py << " has no field {name!r}\")\n"
+        "            setattr(self, name, value)\n\n";
+  o_ << "    @staticmethod\n"
+        "    cdef " << sc.py << " _view(void* ptr, object owner):\n"
+     << "        cdef " << sc.py << " obj = " << sc.py << ".__new__(" << sc.py << ")\n"
+     << "        _support.free_struct(obj._ptr)\n"
+        "        obj._own = False\n"
+        "        obj._ptr = ptr\n"
+        "        obj._owner = owner\n"
+        "        return obj\n\n";
+  o_ << "    @staticmethod\n"
+        "    cdef " << sc.py << " _copy(const void* ptr):\n"
+     << "        cdef " << sc.py << " obj = " << sc.py << ".__new__(" << sc.py << ")\n"
+     << "        memcpy(obj._ptr, ptr, sizeof(" << c << "))\n"
+        "        return obj\n\n";
+  std::vector<const Field*> fields;
+  m_.collect_fields(*sc.record, fields);
+  std::vector<std::string> names;
+  for (const Field* f : fields) {
+    if (field(c, *f)) names.push_back(f->name);
+  }
+  o_ << "    def __repr__(self):\n";
+  o_ << "        return \"" << sc.py << "(\" + \", \".join(f\"{n}={_safe_repr(self, n)}\" for n in (";
+  for (const auto& n : names) o_ << "\"" << python_identifier(n) << "\", ";
+  o_ << ")) + \")\"\n\n";
+  for (const auto& a : sc.aliases) alias_lines_ << a << " = " << sc.py << "\n";
+}
+
+// One property; false when the field has no Python form (it is then left out).
+bool PyxWriter::field(const std::string& c, const Field& f) {
+  const FieldPlan fp = plan_field(m_, f);
+  if (fp.kind == FieldPlan::Kind::None) return false;
+  const std::string name = python_identifier(f.name);
+  std::ostringstream g, s;
+  field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
+  o_ << "    @property\n    def " << name << "(self):\n";
+  if (!f.doc.empty()) o_ << docstring(clean_doc(f.doc), "        ");
+  o_ << g.str() << "\n";
+  o_ << "    @" << name << ".setter\n    def " << name << "(self, value):\n" << s.str() << "\n";
+  return true;
+}
+
+// The getter's body in `g` and the setter's in `s`, for the field at C expression `p`.
+void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::string& p, std::ostringstream& g,
+                                std::ostringstream& s) const {
+  std::string index;  // [0] per extent: the first element of a multi-dimensional array
+  for (std::size_t i = 0; i < f.type.extents.size(); ++i) index += "[0]";
+  const std::string at = "&" + p + index;
+  const TypeInfo& t = fp.type;
+  const std::string n = std::to_string(fp.count);
+  const std::string pointer_c = m_.cython_spelling(f.type.spelling);
+  switch (fp.kind) {
+    case FieldPlan::Kind::Text:
+    case FieldPlan::Kind::Bytes:
+      g << "        return "
+        << (fp.kind == FieldPlan::Kind::Text ? "_support.c_string(" : "PyBytes_FromStringAndSize(")
+        << "<const char*>" << at << ", " << n << ")\n";
+      s << "        _support.array_assign(<void*>" << at << ", " << n << ", 1, \"b\", value, \"" << f.name << "\")\n";
+      break;
+    case FieldPlan::Kind::NumberArray: {
+      const std::string fmt = t.kind == TypeInfo::Kind::Enum ? "i" : t.format;
+      g << "        return _support.array_view(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fmt
+        << "\", self)\n";
+      s << "        _support.array_assign(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fmt
+        << "\", value, \"" << f.name << "\")\n";
+      break;
+    }
+    case FieldPlan::Kind::StructArray:
+      g << "        return [" << t.py << "._view(<void*>&(" << at << ")[i], self) for i in range(" << n << ")]\n";
+      s << "        _support.check_count(value, " << n << ", \"" << f.name << "\", \"its length\")\n"
+        << "        for i in range(" << n << "):\n"
+        << "            memcpy(&(" << at << ")[i], _support.struct_pointer_required(value[i], " << t.py << ", \""
+        << f.name << "\"), sizeof(" << t.c << "))\n";
+      break;
+    case FieldPlan::Kind::HandleArray:
+      g << "        return [_wrap_" << t.py << "(<void*>(" << at << ")[i]) for i in range(" << n << ")]\n";
+      s << "        _support.check_count(value, " << n << ", \"" << f.name << "\", \"its length\")\n"
+        << "        for i in range(" << n << "):\n"
+        << "            (" << at << ")[i] = " << to_c(t, "value[i]", f.name) << "\n";
+      break;
+    case FieldPlan::Kind::String:
+      g << "        return None if " << p << " == NULL else <bytes>" << p << "\n";
+      s << "        if value is None:\n"
+        << "            " << p << " = NULL\n"
+        << "            return\n"
+        << "        data = _support.as_bytes(value, \"" << f.name << "\")\n"
+        << "        _support.keep(self, \"" << f.name << "\", data)\n"
+        << "        " << p << " = PyBytes_AS_STRING(data)\n";
+      break;
+    case FieldPlan::Kind::KernelParams:
+      // As cuLaunchKernel takes them: None, an address, or (values, types), kept by the struct.
+      g << "        return <uintptr_t>" << p << "\n";
+      // Kept only once packed and addressed: a value refused on the way leaves the field as it was.
+      s << "        cdef void** _address\n"
+        << "        packed = _support.kernel_params(value)\n"
+        << "        _address = _support.kernel_params_pointer(packed)\n"
+        << "        _support.keep(self, \"" << f.name << "\", packed)\n"
+        << "        " << p << " = <" << pointer_c << ">_address\n";
+      break;
+    case FieldPlan::Kind::StructPointer:
+      // CUlaunchConfig.attrs: a struct, a sequence of them (copied into one array the
+      // struct keeps), an address or None.
+      g << "        return <uintptr_t>" << p << "\n";
+      s << "        " << p << " = <" << pointer_c << ">_support.struct_array_field(value, " << t.py << ", sizeof("
+        << t.c << "), self, \"" << f.name << "\")\n";
+      break;
+    case FieldPlan::Kind::Pointer:
+      g << "        return <uintptr_t>" << p << "\n";
+      s << "        " << p << " = <" << pointer_c << ">_support.field_address(value, self, \"" << f.name << "\")\n";
+      break;
+    case FieldPlan::Kind::Scalar:
+      g << "        return " << p << "\n";
+      s << "        " << p << " = " << to_c(t, "value", f.name) << "\n";
+      break;
+    case FieldPlan::Kind::Wrapped:
+      g << "        return " << to_python(t, p) << "\n";
+      s << "        " << p << " = " << to_c(t, "value", f.name) << "\n";
+      break;
+    case FieldPlan::Kind::Struct:
+      g << "        return " << t.py << "._view(<void*>&" << p << ", self)\n";
+      s << "        memcpy(&" << p << ", _support.struct_pointer_required(value, " << t.py << ", \"" << f.name
+        << "\"), sizeof(" << p << "))\n";
+      break;
+    case FieldPlan::Kind::None: break;
+  }
+}
+
+// Trampolines for the callback types that functions take with user data.
+void PyxWriter::callbacks() {
+  std::set<std::string> types;
+  for (const FunctionPlan& fp : plan_.functions) {
+    for (const Plan& pl : fp.params) {
+      if (pl.role == Role::Callback) types.insert(pl.type.py);
+    }
+  }
+  if (types.empty()) return;
+  o_ << "# Trampolines: CUDA calls these with the context made by _support.callback_context.\n";
+  for (const auto& name : types) trampoline(name);
+}
+
+void PyxWriter::trampoline(const std::string& name) {
+  const Typedef* td = m_.find_typedef(name);
+  const int user = plan_.planner.callback_user_param(name);
+  const auto& params = td->fn_params;
+  o_ << "cdef " << m_.cython_c(td->fn_result.spelling) << " _callback_" << name << "(";
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (i) o_ << ", ";
+    o_ << m_.cython_c(params[i].type.spelling) << " " << python_identifier(params[i].name);
+  }
+  o_ << ") noexcept with gil:\n";
+  const std::string user_name = python_identifier(params[user].name);
+  o_ << "    _support.callback_invoke(" << user_name << ", (";
+  const std::string status_class = m_.resolve(plan_.status_type).py;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (static_cast<int>(i) == user) continue;
+    const TypeInfo ti = m_.resolve(params[i].type.spelling);
+    const std::string n = python_identifier(params[i].name);
+    if (ti.kind == TypeInfo::Kind::Enum && ti.py == status_class) {
+      o_ << "_status(" << n << "), ";
+    } else if (ti.kind == TypeInfo::Kind::Unknown || ti.kind == TypeInfo::Kind::Void) {
+      o_ << "<uintptr_t>" << n << ", ";
+    } else {
+      o_ << to_python(ti, n) << ", ";
+    }
+  }
+  o_ << "))\n";
+  if (one_shot_callback(name)) o_ << "    _support.callback_finished(" << user_name << ")\n";
+  if (td->fn_result.spelling != "void") o_ << "    return 0\n";
+  o_ << "\n";
+}
+
+void PyxWriter::functions() {
+  o_ << "# Functions\n";
+  for (const FunctionPlan& fp : plan_.functions) {
+    if (!fp.error.empty()) {
+      errors_.push_back(fp.error);
+      continue;
+    }
+    try {
+      o_ << PyxFunction(m_, fp, fp.function->name, plan_.status_type).render();
+      for (const auto& alias : fp.function->aliases) o_ << PyxFunction(m_, fp, alias, plan_.status_type).render();
+    } catch (const std::runtime_error& e) {
+      errors_.push_back(e.what());
+    }
+  }
+}
+
+void PyxWriter::sizes() {
+  o_ << "# sizeof(cls_or_obj): the size in bytes of a struct, union, handle or value type.\n";
+  o_ << "cdef dict _SIZES = {\n";
+  for (const auto& sc : m_.structs) o_ << "    " << sc.py << ": sizeof(" << m_.cy << "." << sc.record->name << "),\n";
+  for (const auto& h : m_.handle_order) o_ << "    " << h << ": sizeof(void*),\n";
+  for (const auto& h : m_.function_pointer_order) o_ << "    " << h << ": sizeof(void*),\n";
+  for (const auto& v : m_.value_order) o_ << "    " << v << ": sizeof(" << m_.cy << "." << v << "),\n";
+  o_ << "}\n\n";
+  o_ << "def sizeof(objType):\n"
+        "    \"\"\"sizeof(objType)\n\n    Size in bytes of a cubind struct, union, handle or value type (class or instance).\n    \"\"\"\n"
+        "    cls = objType if isinstance(objType, type) else type(objType)\n"
+        "    try:\n"
+        "        return _SIZES[cls]\n"
+        "    except KeyError:\n"
+        "        raise TypeError(f\"sizeof() takes a cubind type of this module, got {cls.__name__}\") from None\n\n";
+  attribute_types();
+}
+
+// void * values typed by an attribute: member -> C type.
+void PyxWriter::attribute_types() {
+  o_ << "# void * values typed by an attribute: member -> C type.\n";
+  o_ << "cdef dict _ATTRIBUTE_TYPES = {\n";
+  for (const auto& e : plan_.attribute_enums) {
+    o_ << "    \"" << e << "\": {\n";
+    const Enum* en = m_.find_enum(e);
+    for (const auto& [member, type] : lib_.attribute_types.at(e)) {
+      long long value = 0;
+      for (const auto& v : en->enumerators) {
+        if (v.name == member) value = v.value;
+      }
+      o_ << "        " << value << ": " << typed_spec(type) << ",  # " << member << "\n";
+    }
+    o_ << "    },\n";
+  }
+  o_ << "}\n\n";
+  // Each entry becomes a prepared _support.TypedSpec at its first use.
+  o_ << "cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):\n"
+        "    key = _support.as_int(attribute, name)\n"
+        "    cdef dict table = _ATTRIBUTE_TYPES[enum_name]\n"
+        "    spec = table.get(key)\n"
+        "    if spec is None:\n"
+        "        raise ValueError(f\"{name}: {enum_name} value {key} has no known value type\")\n"
+        "    if type(spec) is tuple:\n"
+        "        cls = (<tuple>spec)[3]\n"
+        "        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)\n"
+        "        table[key] = spec\n"
+        "    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)\n";
+}
+
+// (kind, size, format, class, count) for _support.TypedValue; count 0: sized by the caller.
+std::string PyxWriter::typed_spec(const std::string& type) const {
+  std::string base = type;
+  std::string count = "1";
+  if (auto b = type.find('['); b != std::string::npos) {
+    base = type.substr(0, b);
+    while (!base.empty() && base.back() == ' ') base.pop_back();
+    const std::string extent = type.substr(b + 1, type.size() - b - 2);
+    count = extent.empty() ? "0" : extent;
+  }
+  if (base == "void *") return "(\"pointer\", sizeof(void*), None, None, " + count + ")";
+  const TypeInfo t = m_.resolve(base);
+  const std::string size = "sizeof(" + t.c + ")";
+  switch (t.kind) {
+    case TypeInfo::Kind::Scalar:
+      if (t.is_char && count != "1") return "(\"bytes\", 1, \"b\", None, " + count + ")";
+      return "(\"scalar\", " + size + ", \"" + t.format + "\", None, " + count + ")";
+    case TypeInfo::Kind::Enum: return "(\"enum\", " + size + ", \"i\", \"" + t.py + "\", " + count + ")";
+    case TypeInfo::Kind::Handle: return "(\"handle\", " + size + ", None, " + t.py + ", " + count + ")";
+    case TypeInfo::Kind::Value: return "(\"value\", " + size + ", \"" + t.format + "\", " + t.py + ", " + count + ")";
+    case TypeInfo::Kind::Struct: return "(\"struct\", " + size + ", None, " + t.py + ", " + count + ")";
+    default: throw std::runtime_error("attribute type '" + type + "' has no Python form");
+  }
+}
+
+}  // namespace codegen::python

@@ -1,0 +1,52 @@
+// cubind/bindings/<library>.pyx: constants, enums, handle, value and struct
+// classes, callback trampolines, functions and the sizeof table of one
+// library, rendered from its module plan. Private to the Python emitter.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/emitters.hpp"
+#include "python/call_plan.hpp"
+
+namespace codegen::python {
+
+class PyxWriter {
+ public:
+  PyxWriter(const ModulePlan& plan, const EmitOptions& options);
+
+  std::string run();
+
+  // Functions that have no Python form, each with the reason.
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  void header();
+  void constants();
+  void enums();
+  void enum_table();
+  void status();
+  void handles();
+  void values();
+  void structs();
+  void struct_class(const Model::StructClass& sc);
+  bool field(const std::string& c, const Field& f);
+  void field_accessors(const FieldPlan& fp, const Field& f, const std::string& p, std::ostringstream& g,
+                       std::ostringstream& s) const;
+  void callbacks();
+  void trampoline(const std::string& name);
+  void functions();
+  void sizes();
+  void attribute_types();
+  std::string typed_spec(const std::string& type) const;
+
+  const ModulePlan& plan_;
+  const Library& lib_;
+  const Model& m_;
+  const EmitOptions& options_;
+  std::ostringstream o_, alias_lines_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace codegen::python

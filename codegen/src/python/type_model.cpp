@@ -1,0 +1,305 @@
+#include "python/type_model.hpp"
+
+#include <regex>
+
+namespace codegen::python {
+
+std::string strip_qualifiers(std::string s) {
+  static const std::regex qual_re(R"(\b(const|volatile|struct|union|enum)\s+)");
+  s = std::regex_replace(s, qual_re, "");
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+  return s;
+}
+
+std::string strip_pointer(std::string s) {
+  while (!s.empty() && (s.back() == '*' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+const std::map<std::string, std::pair<std::string, bool>>& scalars() {
+  static const std::map<std::string, std::pair<std::string, bool>> table = {
+      {"char", {"b", false}},           {"signed char", {"b", false}},      {"unsigned char", {"B", false}},
+      {"short", {"h", false}},          {"unsigned short", {"H", false}},   {"int", {"i", false}},
+      {"unsigned int", {"I", false}},   {"long", {"l", false}},             {"unsigned long", {"L", false}},
+      {"long long", {"q", false}},      {"unsigned long long", {"Q", false}}, {"size_t", {"N", false}},
+      {"float", {"f", true}},           {"double", {"d", true}},            {"int8_t", {"b", false}},
+      {"uint8_t", {"B", false}},        {"int16_t", {"h", false}},          {"uint16_t", {"H", false}},
+      {"int32_t", {"i", false}},        {"uint32_t", {"I", false}},         {"int64_t", {"q", false}},
+      {"uint64_t", {"Q", false}},       {"intptr_t", {"n", false}},         {"uintptr_t", {"N", false}},
+      {"_Bool", {"?", false}},          {"bool", {"?", false}},
+  };
+  return table;
+}
+
+Model::Model(const Library& lib, const Conventions& conventions)
+    : lib(lib), conventions(conventions), cy("cy" + lib.name) {
+  for (const auto& t : lib.typedefs) typedefs_[t.name] = &t;
+  add_enums();
+  add_handles_and_values();
+  add_structs();
+}
+
+void Model::add_enums() {
+  for (const auto& e : lib.enums) {
+    enums_[e.name] = &e;
+    if (!e.tag.empty()) enums_[e.tag] = &e;
+  }
+  for (const auto& t : lib.typedefs) {
+    if (t.kind == Typedef::Kind::EnumAlias) {
+      const std::string target = strip_qualifiers(t.target.spelling);
+      if (auto it = enums_.find(target); it != enums_.end()) {
+        enums_[t.name] = it->second;
+        if (t.name != it->second->name) enum_aliases[it->second->name].push_back(t.name);
+      }
+    }
+  }
+}
+
+void Model::add_handles_and_values() {
+  for (const auto& t : lib.typedefs) {
+    if (t.kind == Typedef::Kind::Handle) handles_[t.name] = t.name;
+  }
+  // Typedefs of handles (typedef CUstream cudaStream_t) and of integers get classes too.
+  for (const auto& t : lib.typedefs) {
+    if (t.kind != Typedef::Kind::Alias) continue;
+    if (t.target.kind == Type::Kind::Handle ||
+        (t.target.kind == Type::Kind::Pointer && t.target.pointer_depth == 1 && t.target.pointee == "void")) {
+      // Also an opaque pointer of another library (EGLImageKHR: void *).
+      handles_[t.name] = t.name;
+    } else if (t.target.kind == Type::Kind::Builtin && scalars().count(t.target.canonical) &&
+               !scalars().at(t.target.canonical).second && t.target.canonical != "_Bool") {
+      values_[t.name] = t.target.canonical;
+      value_order.push_back(t.name);
+    }
+  }
+  for (const auto& t : lib.typedefs) {
+    if (handles_.count(t.name)) handle_order.push_back(t.name);
+    if (t.kind == Typedef::Kind::FunctionPointer || is_function_type(t)) function_pointer_order.push_back(t.name);
+  }
+}
+
+// Records: one class per complete record, named as users write it.
+void Model::add_structs() {
+  static const std::regex versioned_re(R"(.*_v\d+$)");
+  for (const auto& r : lib.records) {
+    if (!r.is_complete) continue;
+    if (r.synthesized_name && r.cpp_name.empty()) continue;  // C11 anonymous members: flattened
+    std::vector<std::string> names;
+    for (const auto& t : lib.typedefs) {
+      if (t.kind == Typedef::Kind::RecordAlias && t.record == r.name && t.name != r.name) names.push_back(t.name);
+    }
+    std::string py = r.name;
+    for (const auto& n : names) {
+      if (!std::regex_match(n, versioned_re)) {
+        py = n;
+        break;
+      }
+    }
+    StructClass sc{py, &r, {}};
+    for (const auto& n : names) {
+      if (n != py) sc.aliases.push_back(n);
+    }
+    if (py != r.name && !r.synthesized_name) sc.aliases.push_back(r.name);
+    structs_by_c_[r.name] = structs.size();
+    for (const auto& n : names) structs_by_c_[n] = structs.size();
+    if (!r.tag.empty()) structs_by_c_[r.tag] = structs.size();
+    structs.push_back(std::move(sc));
+  }
+}
+
+std::string Model::cython_type(const std::string& name) const {
+  if (scalars().count(name)) return name == "_Bool" ? "bint" : name;
+  if (name == "void") return "void";
+  return cy + "." + name;
+}
+
+std::string Model::cython_spelling(const std::string& spelling) const {
+  static const std::regex keyword_re(R"(\b(struct|union|enum)\s+)");
+  const std::string s = std::regex_replace(spelling, keyword_re, "");
+  // Prefix the library's names with the cimported module.
+  static const std::regex ident_re(R"([A-Za-z_]\w*)");
+  std::string out;
+  std::sregex_iterator it(s.begin(), s.end(), ident_re), end;
+  std::size_t last = 0;
+  for (; it != end; ++it) {
+    out += s.substr(last, it->position() - last);
+    const std::string id = it->str();
+    if (id == "const" || id == "volatile" || scalars().count(id) || id == "void" || id == "unsigned" ||
+        id == "signed" || id == "long" || id == "int" || id == "char" || id == "short") {
+      out += id;
+    } else {
+      out += cy + "." + id;
+    }
+    last = it->position() + it->length();
+  }
+  out += s.substr(last);
+  return out;
+}
+
+std::string Model::cython_c(const std::string& spelling) const {
+  std::string s = cython_spelling(spelling);
+  // The raw layer's function pointers are noexcept nogil (declared in a nogil block).
+  if (s.find("(*)") != std::string::npos) s += " noexcept nogil";
+  return s;
+}
+
+TypeInfo Model::resolve(const std::string& spelling) const {
+  const std::string name = strip_qualifiers(spelling);
+  TypeInfo t;
+  if (name == "void") {
+    t.kind = TypeInfo::Kind::Void;
+    t.c = "void";
+    return t;
+  }
+  if (name.find('*') != std::string::npos || name.find('(') != std::string::npos) return t;
+  if (handles_.count(name)) {
+    t.kind = TypeInfo::Kind::Handle;
+    t.c = cy + "." + name;
+    t.py = name;
+    return t;
+  }
+  if (auto it = values_.find(name); it != values_.end()) {
+    t.kind = TypeInfo::Kind::Value;
+    t.c = cy + "." + name;
+    t.py = name;
+    t.format = scalars().at(it->second).first;
+    return t;
+  }
+  if (auto it = enums_.find(name); it != enums_.end()) {
+    t.kind = TypeInfo::Kind::Enum;
+    t.c = cy + "." + (lib.find_typedef(name) || lib.find_enum(name) ? name : it->second->name);
+    t.py = conventions.enum_name(it->second->name);
+    t.format = "i";
+    return t;
+  }
+  if (auto it = structs_by_c_.find(name); it != structs_by_c_.end()) {
+    t.kind = TypeInfo::Kind::Struct;
+    t.c = cy + "." + structs[it->second].record->name;
+    t.py = structs[it->second].py;
+    return t;
+  }
+  if (auto it = scalars().find(name); it != scalars().end()) {
+    t.kind = TypeInfo::Kind::Scalar;
+    t.c = cython_type(name);
+    t.format = it->second.first;
+    t.is_float = it->second.second;
+    t.is_char = name == "char";
+    return t;
+  }
+  if (auto it = typedefs_.find(name); it != typedefs_.end()) {
+    const Typedef* td = it->second;
+    if (td->kind == Typedef::Kind::FunctionPointer || is_function_type(*td)) {
+      t.kind = TypeInfo::Kind::FunctionPointer;
+      t.c = cy + "." + name;
+      t.py = name;
+      return t;
+    }
+    if (td->kind == Typedef::Kind::Alias) {
+      TypeInfo inner = resolve(td->target.spelling);
+      if (inner.kind == TypeInfo::Kind::Scalar) inner.c = cy + "." + name;
+      return inner;
+    }
+    if (td->kind == Typedef::Kind::RecordAlias) return resolve(td->record);
+  }
+  return t;
+}
+
+std::string Model::handle_spelled(const std::string& spelling) const {
+  for (const auto& t : lib.typedefs) {
+    if (t.kind == Typedef::Kind::Handle && t.target.spelling == spelling && handles_.count(t.name)) return t.name;
+  }
+  return "";
+}
+
+bool Model::is_function_type(const Typedef& t) {
+  return t.foreign && t.kind == Typedef::Kind::Alias && t.target.kind == Type::Kind::Void;
+}
+
+const Enum* Model::find_enum(const std::string& name) const {
+  auto it = enums_.find(strip_qualifiers(name));
+  return it == enums_.end() ? nullptr : it->second;
+}
+
+const Typedef* Model::find_typedef(const std::string& name) const {
+  auto it = typedefs_.find(strip_qualifiers(name));
+  return it == typedefs_.end() ? nullptr : it->second;
+}
+
+const Model::StructClass* Model::find_struct(const std::string& name) const {
+  auto it = structs_by_c_.find(strip_qualifiers(name));
+  return it == structs_by_c_.end() ? nullptr : &structs[it->second];
+}
+
+void Model::collect_fields(const Record& r, std::vector<const Field*>& out) const {
+  for (const Field& f : r.fields) {
+    if (f.anonymous_member) {
+      if (const Record* inner = lib.find_record(f.type.record)) collect_fields(*inner, out);
+      continue;
+    }
+    out.push_back(&f);
+  }
+}
+
+std::string to_python(const TypeInfo& t, const std::string& expr) {
+  switch (t.kind) {
+    case TypeInfo::Kind::Enum: return "_enum_member(\"" + t.py + "\", <long long>" + expr + ")";
+    case TypeInfo::Kind::Handle: return "_wrap_" + t.py + "(<void*>" + expr + ")";
+    case TypeInfo::Kind::Value: return t.py + "._from(" + expr + ")";
+    case TypeInfo::Kind::Struct: return t.py + "._copy(&" + expr + ")";
+    case TypeInfo::Kind::FunctionPointer: return "_wrap_" + t.py + "(<void*>" + expr + ")";
+    default: return expr;
+  }
+}
+
+std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& name) {
+  switch (t.kind) {
+    case TypeInfo::Kind::Enum: return "<" + t.c + "><long long>_support.as_int(" + obj + ", \"" + name + "\")";
+    case TypeInfo::Kind::Handle:
+      return "<" + t.c + ">_support.handle_value(" + obj + ", " + t.py + ", \"" + name + "\")";
+    case TypeInfo::Kind::Value:
+      return "((<" + t.py + ">" + obj + ")._value if type(" + obj + ") is " + t.py + " else <" + t.c +
+             ">_support.as_int(" + obj + ", \"" + name + "\"))";
+    case TypeInfo::Kind::Struct:
+      return "(<" + t.c + "*>_support.struct_pointer_required(" + obj + ", " + t.py + ", \"" + name + "\"))[0]";
+    case TypeInfo::Kind::FunctionPointer:
+      return "<" + t.c + ">_support.plain_address(" + obj + ", \"" + name + "\")";
+    case TypeInfo::Kind::Scalar:
+      if (t.is_float) return "<" + t.c + ">float(" + obj + ")";
+      return "<" + t.c + ">_support.as_int(" + obj + ", \"" + name + "\")";
+    default: return obj;
+  }
+}
+
+std::string py_annotation(const TypeInfo& t) {
+  switch (t.kind) {
+    case TypeInfo::Kind::Enum: return t.py + " | int";
+    case TypeInfo::Kind::Handle: return t.py + " | int | None";
+    case TypeInfo::Kind::Value: return t.py + " | int";
+    case TypeInfo::Kind::Struct: return t.py;
+    case TypeInfo::Kind::FunctionPointer: return t.py + " | int | None";
+    case TypeInfo::Kind::Scalar: return t.is_float ? "float" : "int";
+    default: return "Any";
+  }
+}
+
+std::string py_result_annotation(const TypeInfo& t) {
+  switch (t.kind) {
+    case TypeInfo::Kind::Enum:
+    case TypeInfo::Kind::Handle:
+    case TypeInfo::Kind::Value:
+    case TypeInfo::Kind::FunctionPointer:
+    case TypeInfo::Kind::Struct: return t.py;
+    case TypeInfo::Kind::Scalar: return t.is_float ? "float" : "int";
+    default: return "Any";
+  }
+}
+
+std::string wrap_function(const std::string& name) {
+  return "cdef inline " + name + " _wrap_" + name + "(void* value):\n" +
+         "    cdef " + name + " h = " + name + ".__new__(" + name + ")\n" +
+         "    h._value = value\n" +
+         "    return h\n\n";
+}
+
+}  // namespace codegen::python

@@ -1,0 +1,14 @@
+# The one cimport the generated modules (driver, runtime, nvrtc, nvjitlink)
+# use: `from cubind.bindings cimport _support`, then _support.<name> for the
+# machinery of every module below, each a module of its own.
+from cubind.bindings._support.buffers cimport BufferRef, address, release_address, sized_output
+from cubind.bindings._support.callbacks cimport callback_context, callback_discard, callback_finished, callback_invoke
+from cubind.bindings._support.conversions cimport alloc_array, as_bytes, as_int, c_string, check_count, plain_address
+from cubind.bindings._support.enums cimport EnumTable, enum_member, status
+from cubind.bindings._support.fields cimport array_assign, array_view, field_address, keep, struct_array_field
+from cubind.bindings._support.handles cimport (
+    Handle, Struct, alloc_struct, free_struct, handle_value, new_handle, set_handle, struct_pointer,
+    struct_pointer_required)
+from cubind.bindings._support.kernel_params cimport KernelParams, kernel_params, kernel_params_pointer
+from cubind.bindings._support.scalars cimport load_scalar, store_scalar
+from cubind.bindings._support.typed_values cimport TypedSpec, TypedValue, typed_spec, typed_value

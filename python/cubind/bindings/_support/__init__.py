@@ -1,0 +1,15 @@
+"""Machinery shared by the generated modules of cubind.bindings, one concern per module:
+
+enums          enum classes, and each module's table of them (status codes included)
+handles        the Handle and Struct base classes and their argument conversions
+conversions    ints, bytes, counts, plain addresses and arrays from Python arguments
+buffers        addresses of void * parameters, buffers held for one call
+fields         pointer and array fields of the struct classes
+callbacks      the lifetime of Python callbacks handed to CUDA
+scalars        scalars by struct-module format character
+typed_values   void * values whose type an attribute selects
+kernel_params  kernel arguments: None, an address or (values, types)
+"""
+
+from cubind.bindings._support.enums import Enum, make_enum
+from cubind.bindings._support.handles import Handle, Struct

@@ -1,0 +1,56 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Addresses of void * parameters: None, an int, a handle, a struct, or an
+object exporting a contiguous buffer, held for the duration of one call."""
+
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyObject_CheckBuffer, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport uintptr_t
+
+from cubind.bindings._support.handles cimport Handle, Struct
+
+
+cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? NULL:
+    ref.held = False
+    if obj is None:
+        return NULL
+    if isinstance(obj, int):
+        if obj < 0:
+            raise ValueError(f"{name}: an address cannot be negative ({obj})")
+        return <void*><uintptr_t>obj
+    if PyObject_CheckBuffer(obj):
+        flags = PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0)
+        try:
+            PyObject_GetBuffer(obj, &ref.view, flags)
+        except (BufferError, ValueError) as e:
+            what = "a writable contiguous buffer" if writable else "a contiguous buffer"
+            raise TypeError(f"{name}: {type(obj).__name__} is not {what} ({e})") from None
+        ref.held = True
+        return ref.view.buf
+    if isinstance(obj, Struct):
+        return (<Struct>obj)._ptr
+    if isinstance(obj, Handle):
+        return (<Handle>obj)._value
+    try:
+        value = obj.__index__()
+    except AttributeError:
+        raise TypeError(f"{name}: expected an address (int), a buffer or None, got {type(obj).__name__}") from None
+    cdef uintptr_t address = value
+    return <void*>address
+
+
+cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str name, str reported_by):
+    # The buffer a call fills with the n bytes `reported_by` announced: a new
+    # bytearray when obj is None, else the caller's, which must be writable and
+    # hold them. Sets *ptr; returns the buffer (release ref afterwards).
+    if obj is None:
+        obj = bytearray(n)
+    ptr[0] = address(obj, ref, True, name)
+    if ref.held and <size_t>ref.view.len < n:
+        release_address(ref)
+        raise ValueError(f"{name} holds {len(obj)} bytes; {reported_by} reports {n}")
+    return obj
+
+
+cdef void release_address(BufferRef* ref) noexcept:
+    if ref.held:
+        ref.held = False
+        PyBuffer_Release(&ref.view)

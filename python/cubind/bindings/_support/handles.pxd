@@ -1,0 +1,34 @@
+# Base classes of the generated handle and struct classes, and the conversions
+# of Python arguments to the handles and structs they stand for.
+
+cdef class Handle:
+    # An opaque CUDA handle (a pointer). Subclasses only give it a name.
+    cdef void* _value
+
+
+cdef class Struct:
+    # A C struct or union, in its own storage or in memory owned elsewhere.
+    cdef void* _ptr
+    cdef bint _own        # _ptr is ours (alloc_struct) and freed with the object
+    cdef object _owner    # keeps the memory _ptr points into alive
+    cdef dict _refs       # objects whose memory pointer fields refer to
+
+
+# A handle object of class `cls` holding `value`.
+cdef object new_handle(type cls, void* value)
+
+# Sets the handle an object holds (destroy functions zero it).
+cdef void set_handle(Handle h, void* value) noexcept
+
+# Handle value of `obj` for parameter `name`: an instance of `cls`, an int or None.
+cdef void* handle_value(object obj, type cls, str name) except? NULL
+
+# Pointer to the C struct held by `obj` (an instance of `cls`) or NULL for None.
+cdef void* struct_pointer(object obj, type cls, str name) except? NULL
+
+# The struct at `obj` (TypeError for anything else, None included).
+cdef void* struct_pointer_required(object obj, type cls, str name) except NULL
+
+# Zeroed, 64-byte aligned storage for a struct (MemoryError when it cannot be had).
+cdef void* alloc_struct(size_t size) except NULL
+cdef void free_struct(void* ptr) noexcept

@@ -1,0 +1,224 @@
+/* A stand-in libcuda.so.1 for the driver tests that need no GPU
+ * (tests/python/test_fake_driver.py builds it with the system C compiler).
+ *
+ * It exports cuGetProcAddress_v2 and the few entry points those tests reach.
+ * Launches record what they receive (kernel parameters, extra, launch
+ * configs) in exported variables the tests read through ctypes; host
+ * functions and stream callbacks run on threads of their own, as the driver
+ * runs them, and a "captured" host function runs again at every graph launch.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void (*host_fn)(void*);
+typedef void (*stream_cb)(void*, CUresult, void*);
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void* hStream;
+    void* attrs;
+    unsigned numAttrs;
+} launch_config;
+
+/* What the last launch received. */
+unsigned char fake_params[16][16];
+int fake_nparams = -1;
+void* fake_params_pointer;
+unsigned char fake_extra_buffer[64];
+size_t fake_extra_size;
+unsigned fake_config[8];
+int fake_first_attr_id = -1;
+
+static pthread_t threads[4096];
+static int nthreads;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static host_fn captured_fn;
+static void* captured_data;
+static int capturing;
+
+CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+
+CUresult cuDeviceGetName(char* name, int len, int dev)
+{
+    (void)dev;
+    if (len <= 0) return 1;
+    strncpy(name, "Stand-in GPU", (size_t)len);
+    name[len - 1] = 0;
+    return 0;
+}
+
+CUresult cuDeviceGetUuid(unsigned char* uuid, int dev)
+{
+    for (int i = 0; i < 16; ++i) uuid[i] = (unsigned char)(0xF0 + i);
+    return dev == 0 ? 0 : 101;
+}
+
+CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr)
+{
+    switch (attribute) {
+    case 1: *(void**)data = (void*)0xC0FFEE; return 0;                 /* CONTEXT */
+    case 2: *(unsigned*)data = 2; return 0;                              /* MEMORY_TYPE: device */
+    case 3: *(unsigned long long*)data = ptr; return 0;                  /* DEVICE_POINTER */
+    case 9: *(int*)data = 0; return 0;                                    /* DEVICE_ORDINAL */
+    case 12: *(size_t*)data = 4096; return 0;                             /* RANGE_SIZE */
+    default: return 1;
+    }
+}
+
+static void record(unsigned count, void** params, void** extra)
+{
+    fake_nparams = (int)count;
+    fake_params_pointer = params;
+    memset(fake_params, 0, sizeof fake_params);
+    for (unsigned i = 0; params != NULL && i < count && i < 16; ++i) memcpy(fake_params[i], params[i], 16);
+    fake_extra_size = 0;
+    if (extra != NULL && extra[0] == (void*)1 && extra[2] == (void*)2) {
+        fake_extra_size = *(size_t*)extra[3];
+        memcpy(fake_extra_buffer, extra[1], fake_extra_size < 64 ? fake_extra_size : 64);
+    }
+}
+
+/* The tests pass the parameter count as sharedMemBytes. */
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, void* stream, void** params, void** extra)
+{
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)stream;
+    record(shmem, params, extra);
+    return 0;
+}
+
+CUresult cuLaunchKernelEx(const launch_config* config, void* f, void** params, void** extra)
+{
+    (void)f;
+    fake_config[0] = config->gridDimX; fake_config[1] = config->blockDimX;
+    fake_config[2] = config->sharedMemBytes; fake_config[3] = config->numAttrs;
+    fake_config[4] = (unsigned)(uintptr_t)config->hStream;
+    fake_first_attr_id = config->numAttrs ? *(int*)config->attrs : -1;
+    record(config->sharedMemBytes, params, extra);
+    return 0;
+}
+
+struct job { host_fn fn; stream_cb cb; void* stream; void* data; };
+
+static void* run_job(void* arg)
+{
+    struct job j = *(struct job*)arg;
+    if (j.fn) j.fn(j.data); else j.cb(j.stream, 0, j.data);
+    return NULL;
+}
+
+static struct job jobs[4096];
+
+static CUresult spawn(host_fn fn, stream_cb cb, void* stream, void* data)
+{
+    pthread_mutex_lock(&lock);
+    if (nthreads >= 4096) { pthread_mutex_unlock(&lock); return 2; }
+    struct job* j = &jobs[nthreads];
+    j->fn = fn; j->cb = cb; j->stream = stream; j->data = data;
+    pthread_create(&threads[nthreads], NULL, run_job, j);
+    ++nthreads;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+CUresult cuStreamSynchronize(void* stream)
+{
+    (void)stream;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nthreads; ++i) pthread_join(threads[i], NULL);
+    nthreads = 0;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+CUresult cuLaunchHostFunc(void* stream, host_fn fn, void* data)
+{
+    (void)stream;
+    if (capturing) { captured_fn = fn; captured_data = data; return 0; }
+    return spawn(fn, NULL, stream, data);
+}
+
+CUresult cuStreamAddCallback(void* stream, stream_cb cb, void* data, unsigned flags)
+{
+    if (flags != 0) return 1;
+    return spawn(NULL, cb, stream, data);
+}
+
+CUresult cuStreamBeginCapture(void* stream, int mode) { (void)stream; (void)mode; capturing = 1; return 0; }
+CUresult cuStreamIsCapturing(void* stream, int* status) { (void)stream; *status = capturing ? 1 : 0; return 0; }
+CUresult cuStreamEndCapture(void* stream, void** graph) { (void)stream; capturing = 0; *graph = (void*)0x6a; return 0; }
+CUresult cuGraphInstantiate(void** exec, void* graph, unsigned long long flags)
+{ (void)graph; (void)flags; *exec = (void*)0xe6; return 0; }
+CUresult cuGraphLaunch(void* exec, void* stream)
+{
+    (void)exec;
+    return captured_fn ? spawn(captured_fn, NULL, stream, captured_data) : 0;
+}
+
+/* Copies record their sizes and never touch memory. */
+size_t fake_copy_bytes;
+void* fake_copy_host;
+CUresult cuMemcpyDtoH(void* dst, unsigned long long src, size_t n)
+{ (void)src; fake_copy_host = dst; fake_copy_bytes = n; return 0; }
+CUresult cuMemcpyHtoD(unsigned long long dst, const void* src, size_t n)
+{ (void)dst; fake_copy_host = (void*)src; fake_copy_bytes = n; return 0; }
+
+/* Graphics interop: what was passed, and made-up results. */
+void* fake_egl_image;
+unsigned fake_vdp_device;
+void* fake_vdp_get_proc_address;
+CUresult cuGraphicsEGLRegisterImage(void** resource, void* image, unsigned flags)
+{ fake_egl_image = image; *resource = (void*)(0x7000 + (size_t)flags); return 0; }
+CUresult cuGLGetDevices(unsigned* count, int* devices, unsigned capacity, int list)
+{
+    (void)list;
+    *count = 2;
+    for (unsigned i = 0; i < 2 && i < capacity; ++i) devices[i] = (int)(i + 3);
+    return 0;
+}
+CUresult cuVDPAUGetDevice(int* device, unsigned vdp_device, void* get_proc_address)
+{ fake_vdp_device = vdp_device; fake_vdp_get_proc_address = get_proc_address; *device = 5; return 0; }
+
+struct entry { const char* name; void* fn; };
+static const struct entry table[] = {
+    {"cuInit", (void*)cuInit},
+    {"cuMemcpyDtoH", (void*)cuMemcpyDtoH},
+    {"cuMemcpyHtoD", (void*)cuMemcpyHtoD},
+    {"cuDriverGetVersion", (void*)cuDriverGetVersion},
+    {"cuDeviceGetName", (void*)cuDeviceGetName},
+    {"cuDeviceGetUuid", (void*)cuDeviceGetUuid},
+    {"cuPointerGetAttribute", (void*)cuPointerGetAttribute},
+    {"cuLaunchKernel", (void*)cuLaunchKernel},
+    {"cuLaunchKernelEx", (void*)cuLaunchKernelEx},
+    {"cuStreamSynchronize", (void*)cuStreamSynchronize},
+    {"cuLaunchHostFunc", (void*)cuLaunchHostFunc},
+    {"cuStreamAddCallback", (void*)cuStreamAddCallback},
+    {"cuStreamBeginCapture", (void*)cuStreamBeginCapture},
+    {"cuStreamIsCapturing", (void*)cuStreamIsCapturing},
+    {"cuStreamEndCapture", (void*)cuStreamEndCapture},
+    {"cuGraphInstantiate", (void*)cuGraphInstantiate},
+    {"cuGraphInstantiateWithFlags", (void*)cuGraphInstantiate},
+    {"cuGraphLaunch", (void*)cuGraphLaunch},
+    {"cuGraphicsEGLRegisterImage", (void*)cuGraphicsEGLRegisterImage},
+    {"cuGLGetDevices", (void*)cuGLGetDevices},
+    {"cuVDPAUGetDevice", (void*)cuVDPAUGetDevice},
+};
+
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status)
+{
+    (void)version; (void)flags;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
+        if (strcmp(symbol, table[i].name) == 0) {
+            *pfn = table[i].fn;
+            if (status) *status = 0;
+            return 0;
+        }
+    }
+    *pfn = NULL;
+    if (status) *status = 1;
+    return 500;
+}
