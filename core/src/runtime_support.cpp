@@ -21,8 +21,8 @@ void init_driver() {
   check(g_init_status, "cuInit");
 }
 
-void throw_null(const char* where, const char* class_name) {
-  throw std::logic_error(std::string(where) + ": this " + class_name + " is null (moved from, released or closed)");
+void throw_null(const std::string& where, const char* subject, const char* how) {
+  throw std::logic_error(where + ": " + subject + " is null (" + how + ")");
 }
 
 }  // namespace cubind::detail

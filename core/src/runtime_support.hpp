@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cubind/stream.hpp"
+#include "owner_support.hpp"
 
 namespace cubind::detail {
 
@@ -53,6 +54,9 @@ void release_quietly(Release&& release) noexcept {
   }
 }
 
-[[noreturn]] void throw_null(const char* where, const char* class_name);
+// A runtime owner used while null: "<where>: this <class_name> is null (moved from, released or closed)".
+[[noreturn]] inline void throw_null(const char* where, const char* class_name) {
+  throw_null(where, (std::string("this ") + class_name).c_str(), "moved from, released or closed");
+}
 
 }  // namespace cubind::detail

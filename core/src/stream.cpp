@@ -18,16 +18,8 @@ namespace cubind {
 
 namespace detail {
 
-namespace {
-
-[[gnu::noinline, gnu::cold]] void throw_null_stream(const char* where) {
-  throw std::logic_error(std::string(where) + ": the stream is a null cubind::Stream (moved from or released)");
-}
-
-}  // namespace
-
 void require_stream(StreamRef stream, const char* where) {
-  if (stream.handle() == invalid_stream()) throw_null_stream(where);
+  if (stream.handle() == invalid_stream()) throw_null(where, "the stream", "a null cubind::Stream: moved from or released");
 }
 
 namespace {
