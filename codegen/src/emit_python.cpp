@@ -594,7 +594,7 @@ std::string docstring(const std::string& text, const std::string& indent_prefix)
 class PyxWriter {
  public:
   PyxWriter(const Library& lib, const EmitOptions& options)
-      : lib_(lib), m_(lib), planner_(m_), options_(options), raising_(lib.name == "nvjitlink") {}
+      : lib_(lib), m_(lib), planner_(m_), options_(options), raising_(lib.python.errors == LibraryDescriptor::Errors::Raise) {}
 
   std::string run() {
     header();
@@ -662,10 +662,7 @@ class PyxWriter {
     // binding=False: module functions are plain builtins, which Python calls faster.
     o_ << "# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False\n";
     o_ << "# distutils: language = c++\n";
-    std::string title = lib_.name == "driver"      ? "the CUDA Driver API (cuda.h)"
-                        : lib_.name == "runtime"   ? "the CUDA Runtime API (cuda_runtime_api.h)"
-                        : lib_.name == "nvrtc"     ? "NVRTC, the runtime compiler (nvrtc.h)"
-                                                   : "nvJitLink, the JIT linker (nvJitLink.h)";
+    const std::string& title = lib_.python.title;
     o_ << "\"\"\"Bindings of " << title << ".\n\n";
     if (raising_) {
       o_ << "As in cuda.bindings.nvjitlink: snake_case functions that return their outputs and\n"
