@@ -6,7 +6,7 @@
 set -euo pipefail
 
 # libegl-dev, libgl-dev, libvdpau-dev: the generator parses CUDA's graphics-interop
-# headers, which include theirs (a build without them uses core/standin).
+# headers, which include theirs (a build without them uses bindings/loader/standin).
 APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
               nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils
               libegl-dev libgl-dev libvdpau-dev)

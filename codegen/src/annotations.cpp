@@ -2,7 +2,24 @@
 //
 // File format (schema enforced below; any other key is an error):
 //
-//   library: driver                      # required: driver | runtime | nvrtc | nvjitlink
+//   library:                             # required: the descriptor of the library
+//     name: nvrtc                        # required, the file's stem: [a-z][a-z0-9_]*
+//     headers: [nvrtc.h]                 # required: included, in order, by the parsed unit
+//     owned_files: [nvrtc.h]             # whose declarations are bound (default: headers)
+//     extra_headers: [cudaTypedefs.h]    # included after headers, not owned (default: none)
+//     soname: libnvrtc.so.13             # required
+//     display_name: NVRTC                # required: how the loader's messages name it
+//     env_override: CUBIND_NVRTC_LIBRARY # a full path tried first (default: none)
+//     wheel_dirs: [nvidia/cu13/lib]      # under site-packages (default: none)
+//     system_loader_only: false          # true: dlopen(soname) only; no env_override, no wheel_dirs
+//     resolution: symbol                 # symbol | proc_address | symbol_per_thread_variants
+//     per_thread_macros: [__CUDA_API_PTDS]  # select per-thread default stream variants
+//     foreign_types: [EGLint]            # other libraries' typedefs bound as if owned
+//     python:                            # required
+//       title: "NVRTC, the runtime compiler (nvrtc.h)"  # required: the module's docstring
+//       errors: status_tuple             # status_tuple (default) | raise
+//       error_class: nvJitLinkError      # with errors: raise, required: the exception raised
+//       prefix: nvJitLink                # with errors: raise: dropped from Python names (default: none)
 //   functions:                           # required, may be empty ({})
 //     cuDeviceGetName:
 //       params:
@@ -71,8 +88,114 @@ struct Reader {
   }
 };
 
-const std::set<std::string> kLibraries = {"driver", "runtime", "nvrtc", "nvjitlink"};
 const std::set<std::string> kDirections = {"in", "out", "inout"};
+
+std::vector<std::string> string_list(const Reader& r, const YAML::Node& node, const std::string& where) {
+  if (!node.IsSequence()) r.fail(node, where + " must be a list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : node) {
+    std::string value = r.scalar(item, "each entry of " + where);
+    if (std::find(out.begin(), out.end(), value) != out.end()) r.fail(item, where + " names " + value + " twice");
+    out.push_back(std::move(value));
+  }
+  return out;
+}
+
+bool boolean(const Reader& r, const YAML::Node& node, const std::string& where) {
+  const std::string v = r.scalar(node, where);
+  if (v != "true" && v != "false") r.fail(node, where + " is '" + v + "'; expected true or false");
+  return v == "true";
+}
+
+// The `library:` block: everything the generator knows of a library beyond
+// what its headers declare.
+LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
+  if (node.IsScalar()) {
+    r.fail(node, "library must be a mapping (name, headers, soname, display_name, python, ...), not a name");
+  }
+  r.expect_map(node, "library");
+  r.only_keys(node,
+              {"name", "headers", "owned_files", "extra_headers", "soname", "display_name", "env_override",
+               "wheel_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types", "python"},
+              "library");
+  for (const char* key : {"name", "headers", "soname", "display_name", "python"}) {
+    if (!node[key]) r.fail(node, std::string("library needs '") + key + "'");
+  }
+  LibraryDescriptor d;
+  d.name = r.scalar(node["name"], "library.name");
+  static const std::regex name_re("[a-z][a-z0-9_]*");
+  if (!std::regex_match(d.name, name_re)) {
+    r.fail(node["name"], "library.name is '" + d.name +
+                             "'; expected lower-case letters, digits and _ (it names files and functions)");
+  }
+  d.headers = string_list(r, node["headers"], "library.headers");
+  if (d.headers.empty()) r.fail(node["headers"], "library.headers is empty; a library has at least one header");
+  d.owned_files = node["owned_files"] ? string_list(r, node["owned_files"], "library.owned_files") : d.headers;
+  if (node["extra_headers"]) d.extra_headers = string_list(r, node["extra_headers"], "library.extra_headers");
+  d.soname = r.scalar(node["soname"], "library.soname");
+  d.display_name = r.scalar(node["display_name"], "library.display_name");
+  if (node["env_override"]) {
+    d.env_override = r.scalar(node["env_override"], "library.env_override");
+    static const std::regex env_re("[A-Z_][A-Z0-9_]*");
+    if (!std::regex_match(d.env_override, env_re)) {
+      r.fail(node["env_override"],
+             "library.env_override is '" + d.env_override + "'; expected an environment variable name");
+    }
+  }
+  if (node["wheel_dirs"]) d.wheel_dirs = string_list(r, node["wheel_dirs"], "library.wheel_dirs");
+  if (node["system_loader_only"]) {
+    d.system_loader_only = boolean(r, node["system_loader_only"], "library.system_loader_only");
+  }
+  if (d.system_loader_only && (!d.env_override.empty() || !d.wheel_dirs.empty())) {
+    r.fail(node["system_loader_only"],
+           "library.system_loader_only is true, so env_override and wheel_dirs would never be searched; drop them");
+  }
+  if (node["resolution"]) {
+    const std::string v = r.scalar(node["resolution"], "library.resolution");
+    using R = LibraryDescriptor::Resolution;
+    if (v == "symbol") {
+      d.resolution = R::Symbol;
+    } else if (v == "proc_address") {
+      d.resolution = R::ProcAddress;
+    } else if (v == "symbol_per_thread_variants") {
+      d.resolution = R::SymbolPerThreadVariants;
+    } else {
+      r.fail(node["resolution"],
+             "library.resolution is '" + v + "'; expected symbol, proc_address or symbol_per_thread_variants");
+    }
+  }
+  if (node["per_thread_macros"]) {
+    d.per_thread_macros = string_list(r, node["per_thread_macros"], "library.per_thread_macros");
+  }
+  if (d.resolution == LibraryDescriptor::Resolution::SymbolPerThreadVariants && d.per_thread_macros.empty()) {
+    r.fail(node["resolution"],
+           "library.resolution is symbol_per_thread_variants, which needs per_thread_macros to find the variants");
+  }
+  if (node["foreign_types"]) d.foreign_types = string_list(r, node["foreign_types"], "library.foreign_types");
+  const YAML::Node python = node["python"];
+  r.expect_map(python, "library.python");
+  r.only_keys(python, {"title", "errors", "error_class", "prefix"}, "library.python");
+  if (!python["title"]) r.fail(python, "library.python needs 'title'");
+  d.python.title = r.scalar(python["title"], "library.python.title");
+  if (python["errors"]) {
+    const std::string v = r.scalar(python["errors"], "library.python.errors");
+    if (v == "status_tuple") {
+      d.python.errors = LibraryDescriptor::Errors::StatusTuple;
+    } else if (v == "raise") {
+      d.python.errors = LibraryDescriptor::Errors::Raise;
+    } else {
+      r.fail(python["errors"], "library.python.errors is '" + v + "'; expected status_tuple or raise");
+    }
+  }
+  const bool raising = d.python.errors == LibraryDescriptor::Errors::Raise;
+  for (const char* key : {"error_class", "prefix"}) {
+    if (python[key] && !raising) r.fail(python[key], std::string("library.python.") + key + " needs errors: raise");
+  }
+  if (raising && !python["error_class"]) r.fail(python, "library.python has errors: raise, which needs 'error_class'");
+  if (python["error_class"]) d.python.error_class = r.scalar(python["error_class"], "library.python.error_class");
+  if (python["prefix"]) d.python.prefix = r.scalar(python["prefix"], "library.python.prefix");
+  return d;
+}
 
 ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
@@ -253,10 +376,7 @@ Annotations parse_annotations(const std::string& text, const std::string& file) 
   Annotations a;
   a.file = file;
   if (!root["library"]) throw AnnotationError(file + ":1:1: missing 'library'");
-  a.library = r.scalar(root["library"], "library");
-  if (!kLibraries.count(a.library)) {
-    r.fail(root["library"], "library is '" + a.library + "'; expected driver, runtime, nvrtc or nvjitlink");
-  }
+  a.library = read_descriptor(r, root["library"]);
   if (!root["functions"]) throw AnnotationError(file + ":1:1: missing 'functions' (use {} for none)");
   const YAML::Node functions = root["functions"];
   r.expect_map(functions, "functions");

@@ -6,10 +6,10 @@
 // CUDA header renames a function (#define cuCtxCreate cuCtxCreate_v4) the
 // preprocessor renames the wrapper the same way in every translation unit
 // that includes the header, so calls, declarations and the definition agree.
-#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "codegen/emit_common.hpp"
 #include "codegen/emitters.hpp"
@@ -17,23 +17,14 @@
 namespace codegen {
 namespace {
 
-struct LoadRule {
-  const char* display_name;
-  const char* env_override;  // nullptr: none
-  std::vector<std::string> wheel_subdirs;
-  bool system_loader_only;
-};
-
-const LoadRule& load_rule(const std::string& library) {
-  static const std::map<std::string, LoadRule> rules = {
-      {"driver", {"the CUDA driver", nullptr, {}, true}},
-      {"runtime", {"the CUDA runtime", "CUBIND_CUDART_LIBRARY", {"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"}, false}},
-      {"nvrtc", {"NVRTC", "CUBIND_NVRTC_LIBRARY", {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, false}},
-      {"nvjitlink", {"nvJitLink", "CUBIND_NVJITLINK_LIBRARY", {"nvidia/cu13/lib", "nvidia/nvjitlink/lib"}, false}},
-  };
-  auto it = rules.find(library);
-  if (it == rules.end()) throw std::runtime_error("no loading rule for library '" + library + "'");
-  return it->second;
+// The loader's cubind::detail::Resolution for the descriptor's choice.
+const char* resolution_enumerator(LibraryDescriptor::Resolution resolution) {
+  switch (resolution) {
+    case LibraryDescriptor::Resolution::Symbol: return "Symbol";
+    case LibraryDescriptor::Resolution::ProcAddress: return "ProcAddress";
+    case LibraryDescriptor::Resolution::SymbolPerThreadVariants: return "SymbolPerThreadVariants";
+  }
+  throw std::logic_error("unknown resolution");
 }
 
 std::string params_decl(const std::vector<Param>& params) {
@@ -109,7 +100,9 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
     if (included.insert(public_header).second) o << "#include <" << public_header << ">\n";
   }
   o << "\n#include \"cubind/detail/loader_support.hpp\"\n\n";
-  if (lib.name == "driver" || lib.name == "runtime") {
+  // A library whose headers select per-thread variants by macro selects them
+  // at run time here, so the compile-time switch would silently disagree.
+  if (!lib.per_thread_macros.empty()) {
     o << "#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)\n"
          "#error \"cubind selects the per-thread default stream at run time (CUBIND_PER_THREAD_DEFAULT_STREAM=1); "
          "do not define CUDA_API_PER_THREAD_DEFAULT_STREAM\"\n"
@@ -153,9 +146,8 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
 }
 
 GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options) {
-  const LoadRule& rule = load_rule(lib.name);
   const auto functions = bound_functions(lib);
-  const bool driver = lib.name == "driver";
+  const bool proc_address = lib.resolution == LibraryDescriptor::Resolution::ProcAddress;
   std::ostringstream o;
   o << stamp(lib, options, "//");
   o << "#define CUBIND_NO_DEPRECATION_WARNINGS\n";
@@ -166,7 +158,7 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   o << "constexpr EntryPoint kEntries[] = {\n";
   for (const Function* f : functions) {
     o << "    {" << quoted(f->name) << ", ";
-    if (driver) {
+    if (proc_address) {
       // cuGetProcAddress wants the public name and the ABI version.
       o << quoted(f->proc_name.empty() ? f->name : f->proc_name) << ", " << quoted(introduced_in(*f)) << ", "
         << f->abi_version << ", false";
@@ -181,17 +173,16 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   o << "enum EntryIndex : int {\n";
   for (std::size_t i = 0; i < functions.size(); ++i) o << "  k_" << functions[i]->name << " = " << i << ",\n";
   o << "};\n\n";
-  const char* resolution = driver ? "ProcAddress" : lib.name == "runtime" ? "SymbolPerThreadVariants" : "Symbol";
   o << "constexpr const char* kWheelDirs[] = {";
-  for (std::size_t i = 0; i < rule.wheel_subdirs.size(); ++i) o << (i ? ", " : "") << quoted(rule.wheel_subdirs[i]);
-  if (rule.wheel_subdirs.empty()) o << "nullptr";
+  for (std::size_t i = 0; i < lib.wheel_dirs.size(); ++i) o << (i ? ", " : "") << quoted(lib.wheel_dirs[i]);
+  if (lib.wheel_dirs.empty()) o << "nullptr";
   o << "};\n";
   o << "void* g_slots[kEntryCount];\n";
   o << "// Constant-initialised: nothing runs before main, and it outlives every other object.\n";
-  o << "cubind::detail::LibraryTable g_table({" << quoted(rule.display_name) << ", " << quoted(lib.soname) << ", "
-    << (rule.env_override ? quoted(rule.env_override) : "nullptr") << ", kWheelDirs, "
-    << rule.wheel_subdirs.size() << ", " << (rule.system_loader_only ? "true" : "false") << "},\n"
-    << "                                       cubind::detail::Resolution::" << resolution
+  o << "cubind::detail::LibraryTable g_table({" << quoted(lib.display_name) << ", " << quoted(lib.soname) << ", "
+    << (lib.env_override.empty() ? "nullptr" : quoted(lib.env_override)) << ", kWheelDirs, "
+    << lib.wheel_dirs.size() << ", " << (lib.system_loader_only ? "true" : "false") << "},\n"
+    << "                                       cubind::detail::Resolution::" << resolution_enumerator(lib.resolution)
     << ", kEntries, kEntryCount, g_slots, " << lib.cuda_version << ");\n\n";
   o << "}  // namespace\n\n";
   o << "void " << lib.name << "_load() { g_table.ensure_loaded(); }\n\n";
@@ -215,6 +206,33 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   }
   o << "}  // namespace cubind::raw\n";
   return {"src/" + lib.name + ".cpp", o.str()};
+}
+
+GeneratedFile emit_python_libraries(const std::vector<Library>& libraries, const EmitOptions& options) {
+  std::ostringstream o;
+  o << "# Generated by cubind-codegen " << options.generator_version << ". Do not edit.\n"
+    << "# Included by cubind/_libraries.pyx, which declares LibraryStatus and _unknown():\n"
+    << "# the loader's functions of each library of codegen/annotations/<library>.yaml.\n\n";
+  for (const auto& lib : libraries) {
+    o << "cdef extern from \"cubind/raw/" << lib.name << ".hpp\" namespace \"cubind::raw\" nogil:\n"
+      << "    LibraryStatus " << lib.name << "_status()\n"
+      << "    void " << lib.name << "_load() except +\n";
+  }
+  o << "\nNAMES = (";
+  for (std::size_t i = 0; i < libraries.size(); ++i) o << (i ? ", " : "") << quoted(libraries[i].name);
+  o << (libraries.size() == 1 ? ",)\n" : ")\n");
+  o << "\n\ncdef LibraryStatus _status_of(str name) except *:\n";
+  for (const auto& lib : libraries) {
+    o << "    if name == " << quoted(lib.name) << ":\n        return " << lib.name << "_status()\n";
+  }
+  o << "    _unknown(name)\n";
+  o << "\n\ncdef int _load(str name) except -1:\n";
+  for (const auto& lib : libraries) {
+    o << "    if name == " << quoted(lib.name) << ":\n        with nogil:\n            " << lib.name
+      << "_load()\n        return 0\n";
+  }
+  o << "    _unknown(name)\n";
+  return {"python/cubind/_libraries.pxi", o.str()};
 }
 
 }  // namespace codegen

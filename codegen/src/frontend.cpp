@@ -838,7 +838,7 @@ void run_clang(std::unique_ptr<clang::FrontendAction> action, const Inputs& in, 
   }
 }
 
-Inputs make_inputs(const LibrarySource& source, const FrontendOptions& options,
+Inputs make_inputs(const LibraryDescriptor& source, const FrontendOptions& options,
                    const clang::tooling::FileContentMappings& virtual_files) {
   Inputs in;
   in.virtual_files = virtual_files;
@@ -852,7 +852,7 @@ Inputs make_inputs(const LibrarySource& source, const FrontendOptions& options,
   return in;
 }
 
-void check_inputs(const LibrarySource& source, const FrontendOptions& options,
+void check_inputs(const LibraryDescriptor& source, const FrontendOptions& options,
                   const clang::tooling::FileContentMappings& virtual_files) {
   if (!virtual_files.empty()) return;
   if (options.include_dirs.empty()) {
@@ -880,7 +880,7 @@ void check_inputs(const LibrarySource& source, const FrontendOptions& options,
 }
 
 // `#define X Y` and `#define X PTDS(Y)`.
-void apply_renames(const std::vector<RawMacro>& macros, const LibrarySource& source, Library& lib) {
+void apply_renames(const std::vector<RawMacro>& macros, const LibraryDescriptor& source, Library& lib) {
   std::set<std::string> functions;
   for (const auto& f : lib.functions) functions.insert(f.name);
   std::map<std::string, Rename> renames;
@@ -959,7 +959,7 @@ void apply_pfn_versions(const AstResult& ast, Library& lib) {
 }
 
 void evaluate_macros(const std::vector<RawMacro>& raw, const std::map<std::string, std::string>& docs,
-                     const LibrarySource& source, const FrontendOptions& options,
+                     const LibraryDescriptor& source, const FrontendOptions& options,
                      const clang::tooling::FileContentMappings& virtual_files, Library& lib) {
   std::set<std::string> functions;
   for (const auto& f : lib.functions) {
@@ -1013,20 +1013,18 @@ void evaluate_macros(const std::vector<RawMacro>& raw, const std::map<std::strin
   }
 }
 
-Library parse(const LibrarySource& source, const FrontendOptions& options,
+Library parse(const LibraryDescriptor& source, const FrontendOptions& options,
               const clang::tooling::FileContentMappings& virtual_files) {
   check_inputs(source, options, virtual_files);
   const std::set<std::string> owned_files(source.owned_files.begin(), source.owned_files.end());
 
   AstResult ast;
-  ast.library.name = source.name;
-  ast.library.headers = source.headers;
+  static_cast<LibraryDescriptor&>(ast.library) = source;
   for (const auto& f : source.owned_files) {
     if (std::find(source.headers.begin(), source.headers.end(), f) == source.headers.end()) {
       ast.library.type_headers.push_back(f);
     }
   }
-  ast.library.soname = source.soname;
   const Inputs in = make_inputs(source, options, virtual_files);
   const std::set<std::string> foreign(source.foreign_types.begin(), source.foreign_types.end());
   run_clang(std::make_unique<AstAction>(owned_files, foreign, ast), in, source.name, true);
@@ -1046,44 +1044,11 @@ Library parse(const LibrarySource& source, const FrontendOptions& options,
 
 }  // namespace
 
-// The EGL, OpenGL and VDPAU types of the graphics-interop headers, bound as
-// cuda.bindings binds them.
-const std::vector<std::string> kInteropTypes = {"EGLImageKHR", "EGLStreamKHR", "EGLint",          "EGLSyncKHR",
-                                                "GLenum",      "GLuint",       "VdpDevice",       "VdpGetProcAddress",
-                                                "VdpVideoSurface", "VdpOutputSurface"};
-
-std::vector<LibrarySource> cuda_libraries() {
-  // The profiler entry points (cudaProfiler.h, cuda_profiler_api.h) belong to
-  // the driver and runtime modules, as in cuda.bindings.
-  return {
-      {"driver",
-       // cudaVDPAU.h expects the VDPAU types declared before it.
-       {"cuda.h", "cudaProfiler.h", "cudaEGL.h", "cudaGL.h", "vdpau/vdpau.h", "cudaVDPAU.h"},
-       {"cuda.h", "cudaProfiler.h", "cudaEGL.h", "cudaGL.h", "cudaVDPAU.h"},
-       {"cudaTypedefs.h", "cudaProfilerTypedefs.h", "cudaEGLTypedefs.h", "cudaGLTypedefs.h", "cudaVDPAUTypedefs.h"},
-       "libcuda.so.1",
-       {"__CUDA_API_PTDS", "__CUDA_API_PTSZ"},
-       kInteropTypes},
-      {"runtime",
-       {"cuda_runtime_api.h", "cuda_profiler_api.h", "library_types.h", "driver_functions.h", "cuda_egl_interop.h",
-        "cuda_gl_interop.h", "cuda_vdpau_interop.h"},
-       {"cuda_runtime_api.h", "cuda_profiler_api.h", "driver_types.h", "device_types.h", "surface_types.h",
-        "texture_types.h", "vector_types.h", "library_types.h", "driver_functions.h", "cuda_egl_interop.h",
-        "cuda_gl_interop.h", "cuda_vdpau_interop.h"},
-       {},
-       "libcudart.so.13",
-       {"__CUDART_API_PTDS", "__CUDART_API_PTSZ"},
-       kInteropTypes},
-      {"nvrtc", {"nvrtc.h"}, {"nvrtc.h"}, {}, "libnvrtc.so.13", {}},
-      {"nvjitlink", {"nvJitLink.h"}, {"nvJitLink.h"}, {}, "libnvJitLink.so.13", {}},
-  };
-}
-
-Library parse_library(const LibrarySource& source, const FrontendOptions& options) {
+Library parse_library(const LibraryDescriptor& source, const FrontendOptions& options) {
   return parse(source, options, {});
 }
 
-Library parse_snippet(const std::string& code, const std::string& file_name, const LibrarySource& source,
+Library parse_snippet(const std::string& code, const std::string& file_name, const LibraryDescriptor& source,
                       const FrontendOptions& options) {
   return parse(source, options, {{std::string(kVirtualDir) + "/" + file_name, code}});
 }

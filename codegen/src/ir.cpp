@@ -62,6 +62,23 @@ const char* to_string(PerThread per_thread) {
   return "?";
 }
 
+const char* to_string(LibraryDescriptor::Resolution resolution) {
+  switch (resolution) {
+    case LibraryDescriptor::Resolution::Symbol: return "symbol";
+    case LibraryDescriptor::Resolution::ProcAddress: return "proc_address";
+    case LibraryDescriptor::Resolution::SymbolPerThreadVariants: return "symbol_per_thread_variants";
+  }
+  return "?";
+}
+
+const char* to_string(LibraryDescriptor::Errors errors) {
+  switch (errors) {
+    case LibraryDescriptor::Errors::StatusTuple: return "status_tuple";
+    case LibraryDescriptor::Errors::Raise: return "raise";
+  }
+  return "?";
+}
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -114,6 +131,19 @@ json to_json(const Library& lib) {
   j["headers"] = lib.headers;
   j["type_headers"] = lib.type_headers;
   j["soname"] = lib.soname;
+  // The rest of the descriptor (the annotation file's `library:` block).
+  j["owned_files"] = lib.owned_files;
+  j["extra_headers"] = lib.extra_headers;
+  j["display_name"] = lib.display_name;
+  j["env_override"] = lib.env_override;
+  j["wheel_dirs"] = lib.wheel_dirs;
+  j["system_loader_only"] = lib.system_loader_only;
+  j["resolution"] = to_string(lib.resolution);
+  j["per_thread_macros"] = lib.per_thread_macros;
+  j["foreign_types"] = lib.foreign_types;
+  j["python"] = {{"title", lib.python.title}, {"errors", to_string(lib.python.errors)}};
+  if (!lib.python.error_class.empty()) j["python"]["error_class"] = lib.python.error_class;
+  if (!lib.python.prefix.empty()) j["python"]["prefix"] = lib.python.prefix;
   j["cuda_version"] = lib.cuda_version;
   json functions = json::array();
   for (const auto& f : lib.functions) {

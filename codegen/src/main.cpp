@@ -1,6 +1,7 @@
 // cubind-codegen: generate | check | dump-ir | coverage
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -38,7 +39,35 @@ void add_input_options(CLI::App* cmd, Inputs& in) {
   cmd->add_option("--annotations", in.annotations_dir, "directory of <library>.yaml annotation files")
       ->capture_default_str();
   cmd->add_option("--resource-dir", in.resource_dir, "clang's resource directory")->capture_default_str();
-  cmd->add_option("--library", in.libraries, "only these libraries (driver, runtime, nvrtc, nvjitlink)");
+  cmd->add_option("--library", in.libraries, "only these libraries (the stems of the annotation files)");
+}
+
+// The annotation files to read: <dir>/<name>.yaml for each --library, else
+// every .yaml file in the directory, by name. Each one is a library.
+std::vector<fs::path> annotation_files(const Inputs& in) {
+  const fs::path dir(in.annotations_dir);
+  if (!fs::is_directory(dir)) throw std::runtime_error("annotation directory " + dir.string() + " does not exist");
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") found.push_back(entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  if (in.libraries.empty()) {
+    if (found.empty()) throw std::runtime_error("no <library>.yaml file in " + dir.string());
+    return found;
+  }
+  std::vector<fs::path> selected;
+  for (const auto& name : in.libraries) {
+    const auto it = std::find_if(found.begin(), found.end(), [&](const fs::path& p) { return p.stem() == name; });
+    if (it == found.end()) {
+      std::string known;
+      for (const auto& p : found) known += (known.empty() ? "" : ", ") + p.stem().string();
+      throw std::runtime_error("unknown library '" + name + "': no " + (dir / (name + ".yaml")).string() +
+                               " (libraries: " + known + ")");
+    }
+    selected.push_back(*it);
+  }
+  return selected;
 }
 
 // Parses and classifies the selected libraries. Problems are collected, not
@@ -47,26 +76,15 @@ std::vector<codegen::Library> load(const Inputs& in, std::vector<std::string>& p
   codegen::FrontendOptions options;
   options.include_dirs = {in.cuda_include.empty() ? default_cuda_include() : in.cuda_include};
   options.resource_dir = in.resource_dir;
-  const auto all = codegen::cuda_libraries();
-  for (const auto& name : in.libraries) {
-    if (std::none_of(all.begin(), all.end(), [&](const auto& s) { return s.name == name; })) {
-      throw std::runtime_error("unknown library '" + name + "' (expected driver, runtime, nvrtc or nvjitlink)");
-    }
-  }
   std::vector<codegen::Library> out;
-  for (const auto& source : all) {
-    if (!in.libraries.empty() &&
-        std::find(in.libraries.begin(), in.libraries.end(), source.name) == in.libraries.end()) {
-      continue;
-    }
-    codegen::Library lib = codegen::parse_library(source, options);
-    const fs::path file = fs::path(in.annotations_dir) / (source.name + ".yaml");
-    if (!fs::exists(file)) throw std::runtime_error("annotation file " + file.string() + " does not exist");
+  for (const fs::path& file : annotation_files(in)) {
     const codegen::Annotations annotations = codegen::load_annotations(file.string());
-    if (annotations.library != source.name) {
-      throw codegen::AnnotationError(file.string() + ": declares library '" + annotations.library +
-                                     "', expected '" + source.name + "'");
+    // The stem is how --library finds a library, and the emitted files are named after it.
+    if (annotations.library.name != file.stem().string()) {
+      throw codegen::AnnotationError(file.string() + ": library.name is '" + annotations.library.name +
+                                     "'; a library's file is <name>.yaml, so expected '" + file.stem().string() + "'");
     }
+    codegen::Library lib = codegen::parse_library(annotations.library, options);
     for (auto& p : codegen::classify(lib, annotations)) problems.push_back(std::move(p));
     out.push_back(std::move(lib));
   }
@@ -95,6 +113,16 @@ int run_generate(const Inputs& in, const std::string& output_dir) {
     for (auto& f : codegen::emit_python_module(lib, options)) files.push_back(std::move(f));
   }
   files.push_back(codegen::emit_python_version(libraries, options));
+  files.push_back(codegen::emit_python_libraries(libraries, options));
+  // The generator owns these folders of the output root and nothing else:
+  // loader/ and CMakeLists.txt there are hand-written.
+  static const char* const kGeneratedFolders[] = {"include/cubind/raw/", "src/", "python/"};
+  for (const auto& f : files) {
+    if (std::none_of(std::begin(kGeneratedFolders), std::end(kGeneratedFolders),
+                     [&](const char* folder) { return f.path.rfind(folder, 0) == 0; })) {
+      throw std::logic_error("generated file " + f.path + " lies outside the generated folders");
+    }
+  }
   const auto written = codegen::write_files(output_dir, files);
   std::cout << "cubind-codegen: " << files.size() << " files in " << output_dir << " (" << written
             << " changed)\n";

@@ -4,9 +4,19 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "codegen/annotations.hpp"
 #include "test_support.hpp"
+
+// The smallest valid `library:` blocks, on one line so that the lines the
+// tests expect in messages are those of the text after them.
+#define DRIVER_LIBRARY \
+  "library: {name: driver, headers: [cuda.h], soname: libcuda.so.1, display_name: the CUDA driver, " \
+  "python: {title: Driver}}\n"
+#define NVRTC_LIBRARY \
+  "library: {name: nvrtc, headers: [nvrtc.h], soname: libnvrtc.so.13, display_name: NVRTC, " \
+  "python: {title: NVRTC}}\n"
 
 namespace {
 
@@ -68,8 +78,7 @@ const Param& param_of(const Library& lib, const std::string& function, const std
 }
 
 TEST(AnnotationSchema, ReadsFunctionsParamsSkipsAndIntroduced) {
-  const Annotations a = parse(R"(library: nvrtc
-functions:
+  const Annotations a = parse(NVRTC_LIBRARY R"(functions:
   nvrtcGetPTX:
     params:
       ptx: {direction: out, size_from: nvrtcGetPTXSize}
@@ -82,7 +91,7 @@ functions:
     introduced: "12.8"
 )");
   EXPECT_EQ(a.file, "ann.yaml");
-  EXPECT_EQ(a.library, "nvrtc");
+  EXPECT_EQ(a.library.name, "nvrtc");
   ASSERT_THAT(a.functions, SizeIs(4));
   const auto& ptx = a.functions.at("nvrtcGetPTX").params.at("ptx");
   EXPECT_EQ(ptx.direction, "out");
@@ -94,42 +103,42 @@ functions:
 }
 
 TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {
-  EXPECT_THAT(parse("library: driver\nfunctions: {}\n").functions, IsEmpty());
+  EXPECT_THAT(parse(DRIVER_LIBRARY "functions: {}\n").functions, IsEmpty());
 }
 
 TEST(AnnotationSchema, BadIndentationIsReportedAtItsLine) {
-  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    skip: \"a\"\n   introduced: \"12.0\"\n");
+  const std::string e = error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    skip: \"a\"\n   introduced: \"12.0\"\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
 }
 
 TEST(AnnotationSchema, UnknownKeyIsReportedAtTheKey) {
-  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    skipp: \"a\"\n");
+  const std::string e = error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    skipp: \"a\"\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:4:5:"));
   EXPECT_THAT(e, HasSubstr("unknown key 'skipp'"));
 }
 
 TEST(AnnotationSchema, UnknownParameterKeyIsReportedAtTheKey) {
   const std::string e =
-      error_of("library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {direction: in, lenght: n}\n");
+      error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    params:\n      x: {direction: in, lenght: n}\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
   EXPECT_THAT(e, HasSubstr("unknown key 'lenght'"));
 }
 
 TEST(AnnotationSchema, UnknownTopLevelKeyIsReported) {
-  const std::string e = error_of("library: driver\nfunctions: {}\nversion: 2\n");
+  const std::string e = error_of(DRIVER_LIBRARY "functions: {}\nversion: 2\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:3:1:"));
   EXPECT_THAT(e, HasSubstr("unknown key 'version'"));
 }
 
 TEST(AnnotationSchema, BadDirectionIsReportedAtTheValue) {
   const std::string e =
-      error_of("library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {direction: outt}\n");
+      error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    params:\n      x: {direction: outt}\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
   EXPECT_THAT(e, HasSubstr("'outt'"));
 }
 
 TEST(AnnotationSchema, MissingDirectionIsAnError) {
-  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {count: n}\n");
+  const std::string e = error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    params:\n      x: {count: n}\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
   EXPECT_THAT(e, HasSubstr("needs a direction"));
 }
@@ -139,12 +148,135 @@ TEST(AnnotationSchema, MissingLibraryIsAnError) {
   EXPECT_THAT(error_of("functions: {}\n"), HasSubstr("'library'"));
 }
 
-TEST(AnnotationSchema, UnknownLibraryIsReportedAtTheValue) {
-  EXPECT_THAT(error_of("library: cufft\nfunctions: {}\n"), StartsWith("ann.yaml:1:10:"));
+TEST(AnnotationSchema, ALibraryNameAloneIsReportedAtTheValue) {
+  const std::string e = error_of("library: cufft\nfunctions: {}\n");
+  EXPECT_THAT(e, StartsWith("ann.yaml:1:10:"));
+  EXPECT_THAT(e, HasSubstr("library must be a mapping"));
+}
+
+TEST(LibraryDescriptor, ReadsEveryField) {
+  const Annotations a = parse(R"yaml(library:
+  name: runtime
+  headers: [cuda_runtime_api.h, driver_functions.h]
+  owned_files: [cuda_runtime_api.h, driver_types.h]
+  extra_headers: [cudaTypedefs.h]
+  soname: libcudart.so.13
+  display_name: the CUDA runtime
+  env_override: CUBIND_CUDART_LIBRARY
+  wheel_dirs: [nvidia/cu13/lib, nvidia/cuda_runtime/lib]
+  resolution: symbol_per_thread_variants
+  per_thread_macros: [__CUDART_API_PTDS, __CUDART_API_PTSZ]
+  foreign_types: [EGLint, GLenum]
+  python: {title: "the CUDA Runtime API (cuda_runtime_api.h)", errors: raise, error_class: cudaError, prefix: cuda}
+functions: {}
+)yaml");
+  const codegen::LibraryDescriptor& d = a.library;
+  EXPECT_EQ(d.name, "runtime");
+  EXPECT_THAT(d.headers, ElementsAre("cuda_runtime_api.h", "driver_functions.h"));
+  EXPECT_THAT(d.owned_files, ElementsAre("cuda_runtime_api.h", "driver_types.h"));
+  EXPECT_THAT(d.extra_headers, ElementsAre("cudaTypedefs.h"));
+  EXPECT_EQ(d.soname, "libcudart.so.13");
+  EXPECT_EQ(d.display_name, "the CUDA runtime");
+  EXPECT_EQ(d.env_override, "CUBIND_CUDART_LIBRARY");
+  EXPECT_THAT(d.wheel_dirs, ElementsAre("nvidia/cu13/lib", "nvidia/cuda_runtime/lib"));
+  EXPECT_FALSE(d.system_loader_only);
+  EXPECT_EQ(d.resolution, codegen::LibraryDescriptor::Resolution::SymbolPerThreadVariants);
+  EXPECT_THAT(d.per_thread_macros, ElementsAre("__CUDART_API_PTDS", "__CUDART_API_PTSZ"));
+  EXPECT_THAT(d.foreign_types, ElementsAre("EGLint", "GLenum"));
+  EXPECT_EQ(d.python.title, "the CUDA Runtime API (cuda_runtime_api.h)");
+  EXPECT_EQ(d.python.errors, codegen::LibraryDescriptor::Errors::Raise);
+  EXPECT_EQ(d.python.error_class, "cudaError");
+  EXPECT_EQ(d.python.prefix, "cuda");
+}
+
+TEST(LibraryDescriptor, DefaultsOwnTheHeadersAndLoadBySymbol) {
+  const Annotations a = parse(NVRTC_LIBRARY "functions: {}\n");
+  EXPECT_THAT(a.library.owned_files, ElementsAre("nvrtc.h"));
+  EXPECT_THAT(a.library.extra_headers, IsEmpty());
+  EXPECT_EQ(a.library.env_override, "");
+  EXPECT_THAT(a.library.wheel_dirs, IsEmpty());
+  EXPECT_FALSE(a.library.system_loader_only);
+  EXPECT_EQ(a.library.resolution, codegen::LibraryDescriptor::Resolution::Symbol);
+  EXPECT_EQ(a.library.python.errors, codegen::LibraryDescriptor::Errors::StatusTuple);
+}
+
+TEST(LibraryDescriptor, EachRequiredKeyIsNamedWhenMissing) {
+  for (const std::string key : {"name", "headers", "soname", "display_name", "python"}) {
+    std::string block = "library:\n";
+    if (key != "name") block += "  name: x\n";
+    if (key != "headers") block += "  headers: [x.h]\n";
+    if (key != "soname") block += "  soname: libx.so.1\n";
+    if (key != "display_name") block += "  display_name: X\n";
+    if (key != "python") block += "  python: {title: X}\n";
+    const std::string e = error_of(block + "functions: {}\n");
+    EXPECT_THAT(e, StartsWith("ann.yaml:2:3:")) << key;
+    EXPECT_THAT(e, HasSubstr("library needs '" + key + "'")) << key;
+  }
+}
+
+TEST(LibraryDescriptor, BadValuesAreReportedAtTheValue) {
+  const std::string head = "library:\n  name: x\n  headers: [x.h]\n  soname: libx.so.1\n  display_name: X\n";
+  const std::string python = "  python: {title: X}\n";
+  struct Case {
+    std::string lines;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"  resolution: dlsym\n" + python, "library.resolution is 'dlsym'; expected symbol, proc_address or"},
+      {"  python: {title: X, errors: exceptions}\n", "library.python.errors is 'exceptions'; expected status_tuple or raise"},
+      {"  python: {title: X, module: x}\n", "unknown key 'module' in library.python"},
+      {"  python: {title: X, errors: raise}\n", "library.python has errors: raise, which needs 'error_class'"},
+      {"  python: {title: X, prefix: x}\n", "library.python.prefix needs errors: raise"},
+      {"  env_override: cubind_x\n" + python, "library.env_override is 'cubind_x'"},
+      {"  wheel_dirs: nvidia/cu13/lib\n" + python, "library.wheel_dirs must be a list of strings"},
+      {"  foreign_types: [EGLint, EGLint]\n" + python, "library.foreign_types names EGLint twice"},
+      {"  system_loader_only: yes\n" + python, "library.system_loader_only is 'yes'; expected true or false"},
+      {"  soname_v2: x\n" + python, "unknown key 'soname_v2' in library"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of(head + c.lines + "functions: {}\n");
+    EXPECT_THAT(e, StartsWith("ann.yaml:6:")) << c.lines;
+    EXPECT_THAT(e, HasSubstr(c.expected)) << c.lines;
+  }
+}
+
+TEST(LibraryDescriptor, ContradictionsAreErrors) {
+  const std::string head = "library:\n  name: x\n  headers: [x.h]\n  soname: libx.so.1\n  display_name: X\n"
+                           "  python: {title: X}\n";
+  EXPECT_THAT(error_of(head + "  system_loader_only: true\n  env_override: CUBIND_X_LIBRARY\nfunctions: {}\n"),
+              HasSubstr("env_override and wheel_dirs would never be searched"));
+  EXPECT_THAT(error_of(head + "  resolution: symbol_per_thread_variants\nfunctions: {}\n"),
+              HasSubstr("needs per_thread_macros"));
+  EXPECT_THAT(error_of("library: {name: X, headers: [x.h], soname: s, display_name: X, python: {title: X}}\n"
+                       "functions: {}\n"),
+              HasSubstr("library.name is 'X'"));
+  EXPECT_THAT(error_of("library: {name: x, headers: [], soname: s, display_name: X, python: {title: X}}\n"
+                       "functions: {}\n"),
+              HasSubstr("library.headers is empty"));
+}
+
+// The descriptors the generator ships: every one parses, is named after its
+// file, and the facts the loader and the Python modules depend on are there.
+TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(CUBIND_CODEGEN_ANNOTATIONS_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const Annotations a = codegen::load_annotations(entry.path().string());
+    EXPECT_EQ(a.library.name, entry.path().stem().string());
+    EXPECT_FALSE(a.library.python.title.empty()) << a.library.name;
+    names.insert(a.library.name);
+  }
+  EXPECT_THAT(names, ElementsAre("driver", "nvjitlink", "nvrtc", "runtime"));
+  const auto driver = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/driver.yaml").library;
+  EXPECT_EQ(driver.resolution, codegen::LibraryDescriptor::Resolution::ProcAddress);
+  EXPECT_TRUE(driver.system_loader_only);
+  const auto nvjitlink =
+      codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/nvjitlink.yaml").library;
+  EXPECT_EQ(nvjitlink.python.errors, codegen::LibraryDescriptor::Errors::Raise);
 }
 
 TEST(AnnotationSchema, MissingFunctionsIsAnError) {
-  EXPECT_THAT(error_of("library: driver\n"), HasSubstr("'functions'"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY ""), HasSubstr("'functions'"));
 }
 
 TEST(AnnotationSchema, FileThatIsNotAMappingIsAnError) {
@@ -153,31 +285,31 @@ TEST(AnnotationSchema, FileThatIsNotAMappingIsAnError) {
 
 TEST(AnnotationSchema, SkipWithParamsIsAnError) {
   const std::string e = error_of(
-      "library: driver\nfunctions:\n  cuFoo:\n    skip: \"x\"\n    params:\n      x: {direction: in}\n");
+      DRIVER_LIBRARY "functions:\n  cuFoo:\n    skip: \"x\"\n    params:\n      x: {direction: in}\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:4:"));
   EXPECT_THAT(e, HasSubstr("skipped and also annotates parameters"));
 }
 
 TEST(AnnotationSchema, EmptyFunctionEntryIsAnError) {
-  EXPECT_THAT(error_of("library: driver\nfunctions:\n  cuFoo: {}\n"), HasSubstr("annotates nothing"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY "functions:\n  cuFoo: {}\n"), HasSubstr("annotates nothing"));
 }
 
 TEST(AnnotationSchema, TwoLengthsForOneBufferIsAnError) {
   const std::string e = error_of(
-      "library: driver\nfunctions:\n  cuFoo:\n    params:\n      x: {direction: out, count: n, size: n}\n");
+      DRIVER_LIBRARY "functions:\n  cuFoo:\n    params:\n      x: {direction: out, count: n, size: n}\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:5:"));
   EXPECT_THAT(e, HasSubstr("more than one of count, size and size_from"));
 }
 
 TEST(AnnotationSchema, IntroducedMustBeMajorMinor) {
-  const std::string e = error_of("library: driver\nfunctions:\n  cuFoo:\n    introduced: \"12\"\n");
+  const std::string e = error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    introduced: \"12\"\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:4:17:"));
   EXPECT_THAT(e, HasSubstr("MAJOR.MINOR"));
 }
 
 TEST(AnnotationSchema, FunctionAnnotatedTwiceIsAnError) {
   const std::string e = error_of(
-      "library: driver\nfunctions:\n  cuFoo:\n    skip: \"a\"\n  cuFoo:\n    skip: \"b\"\n");
+      DRIVER_LIBRARY "functions:\n  cuFoo:\n    skip: \"a\"\n  cuFoo:\n    skip: \"b\"\n");
   EXPECT_THAT(e, StartsWith("ann.yaml:5:3:"));
   EXPECT_THAT(e, HasSubstr("annotated twice"));
 }
@@ -195,7 +327,7 @@ TEST(AnnotationSchema, LoadReportsErrorsWithThePath) {
   const auto path = std::filesystem::temp_directory_path() / "cubind_annotations_test_bad.yaml";
   {
     std::ofstream out(path);
-    out << "library: driver\nfunctions:\n  cuFoo:\n    skipp: \"a\"\n";
+    out << DRIVER_LIBRARY "functions:\n  cuFoo:\n    skipp: \"a\"\n";
   }
   try {
     codegen::load_annotations(path.string());
@@ -208,7 +340,7 @@ TEST(AnnotationSchema, LoadReportsErrorsWithThePath) {
 
 TEST(Classify, UnclassifiedPointerParameterIsReportedWithFunctionAndParameter) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse("library: driver\nfunctions:\n  cuRead:\n    params:\n"
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY "functions:\n  cuRead:\n    params:\n"
                                                      "      buf: {direction: out, size_from: cuReadSize}\n"));
   ASSERT_THAT(problems, SizeIs(1));
   EXPECT_THAT(problems[0], StartsWith("ann.yaml: "));
@@ -220,7 +352,7 @@ TEST(Classify, UnclassifiedPointerParameterIsReportedWithFunctionAndParameter) {
 TEST(Classify, DocumentedDirectionIsMentionedInTheProblem) {
   Library lib = library_with_struct_input();
   lib.functions[0].params[0].doc_direction = "in";
-  const auto problems = codegen::classify(lib, parse("library: driver\nfunctions:\n  cuRead:\n    params:\n"
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY "functions:\n  cuRead:\n    params:\n"
                                                      "      buf: {direction: out, size_from: cuReadSize}\n"));
   ASSERT_THAT(problems, SizeIs(1));
   EXPECT_THAT(problems[0], HasSubstr("(documented as [in])"));
@@ -228,8 +360,7 @@ TEST(Classify, DocumentedDirectionIsMentionedInTheProblem) {
 
 TEST(Classify, AnnotationClassifiesTheParameter) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse(R"(library: driver
-functions:
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
   cuDo:
     params:
       x: {direction: in, count: n}
@@ -251,8 +382,7 @@ functions:
 
 TEST(Classify, AnnotationOverridesARule) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse(R"(library: driver
-functions:
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
   cuDo:
     params:
       x: {direction: in}
@@ -270,8 +400,7 @@ functions:
 
 TEST(Classify, SkipRecordsTheReasonAndNeedsNoClassification) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse(R"(library: driver
-functions:
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
   cuDo:
     skip: "takes a Windows handle"
   cuRead:
@@ -286,8 +415,7 @@ functions:
 
 TEST(Classify, StaleAnnotationsAreReportedWithFileAndLine) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse(R"(library: driver
-functions:
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
   cuMissing: {skip: "gone"}
   cuDo:
     params:
@@ -311,8 +439,7 @@ functions:
 // reported must be the one holding the name, not the first line of its body.
 TEST(Classify, StaleBlockStyleEntriesAreReportedAtTheLineOfTheirName) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse(R"(library: driver
-functions:
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
   cuMissing:
     skip: "gone"
   cuDo:
@@ -330,8 +457,7 @@ functions:
 
 TEST(Classify, NumericCountIsAFixedLengthButANumericTypedByIsStale) {
   Library lib = library_with_struct_input();
-  const auto problems = codegen::classify(lib, parse(R"(library: driver
-functions:
+  const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
   cuDo:
     params:
       x: {direction: out, count: 4}
@@ -353,7 +479,7 @@ class ClassifyRules : public ::testing::Test {
     Library lib;
     lib.name = "driver";
     lib.functions.push_back(std::move(f));
-    problems = codegen::classify(lib, parse("library: driver\nfunctions: {}\n"));
+    problems = codegen::classify(lib, parse(DRIVER_LIBRARY "functions: {}\n"));
     std::vector<std::string> out;
     for (const auto& p : lib.functions[0].params) out.push_back(p.classified_by + ":" + p.direction);
     return out;

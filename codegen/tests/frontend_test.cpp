@@ -551,7 +551,7 @@ int fooVersion(int *major);
 class FrontendPfn : public ::testing::Test {
  protected:
   Library parse(const std::string& code) {
-    codegen::LibrarySource source = snippet_source("snippet.h");
+    codegen::LibraryDescriptor source = snippet_source("snippet.h");
     source.extra_headers = {"pfn_versions.h"};
     return codegen::parse_snippet(code, "snippet.h", source, frontend_options({CUBIND_CODEGEN_TEST_DATA}));
   }
@@ -587,7 +587,7 @@ TEST_F(FrontendPfn, DeclarationsOfTheExtraHeaderAreNotOwned) {
 }
 
 TEST(FrontendForeignTypes, NamedTypesOfAnotherHeaderAreRecordedByWhatTheyAre) {
-  codegen::LibrarySource source = snippet_source("snippet.h");
+  codegen::LibraryDescriptor source = snippet_source("snippet.h");
   source.headers = {"foreign_types.h", "snippet.h"};
   source.foreign_types = {"ForeignDevice", "ForeignImage", "ForeignGetProcAddress"};
   const Library lib = codegen::parse_snippet(
@@ -608,8 +608,28 @@ TEST(FrontendForeignTypes, NamedTypesOfAnotherHeaderAreRecordedByWhatTheyAre) {
   EXPECT_EQ(lib.find_typedef("ForeignStatus"), nullptr);
 }
 
+TEST(Frontend, TheLibraryCarriesItsDescriptor) {
+  codegen::LibraryDescriptor source = snippet_source("snippet.h", false);
+  source.owned_files = {"snippet.h", "snippet_types.h"};
+  source.display_name = "Snippet";
+  source.env_override = "CUBIND_SNIPPET_LIBRARY";
+  source.wheel_dirs = {"nvidia/snippet/lib"};
+  source.python.title = "a snippet (snippet.h)";
+  source.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  const Library lib = codegen::parse_snippet("int snippetVersion(int *v);\n", "snippet.h", source, frontend_options());
+  EXPECT_EQ(lib.name, "nvjitlink");
+  EXPECT_EQ(lib.display_name, "Snippet");
+  EXPECT_EQ(lib.env_override, "CUBIND_SNIPPET_LIBRARY");
+  EXPECT_THAT(lib.wheel_dirs, ElementsAre("nvidia/snippet/lib"));
+  EXPECT_EQ(lib.python.title, "a snippet (snippet.h)");
+  EXPECT_EQ(lib.python.errors, codegen::LibraryDescriptor::Errors::Raise);
+  // Owned files beyond the parsed headers are the library's type headers.
+  EXPECT_THAT(lib.type_headers, ElementsAre("snippet_types.h"));
+  ASSERT_NE(lib.find_function("snippetVersion"), nullptr);
+}
+
 TEST(FrontendErrors, MissingIncludeDirectoryIsNamed) {
-  codegen::LibrarySource source = snippet_source("cuda.h");
+  codegen::LibraryDescriptor source = snippet_source("cuda.h");
   try {
     codegen::parse_library(source, frontend_options({"/nonexistent/cubind-include"}));
     FAIL() << "expected std::runtime_error";
@@ -623,7 +643,7 @@ TEST(FrontendErrors, NoIncludeDirectoryIsAnError) {
 }
 
 TEST(FrontendErrors, MissingHeaderIsNamed) {
-  codegen::LibrarySource source = snippet_source("no_such_header.h");
+  codegen::LibraryDescriptor source = snippet_source("no_such_header.h");
   try {
     codegen::parse_library(source, frontend_options({CUBIND_CODEGEN_TEST_DATA}));
     FAIL() << "expected std::runtime_error";
@@ -634,7 +654,7 @@ TEST(FrontendErrors, MissingHeaderIsNamed) {
 }
 
 TEST(FrontendErrors, MissingExtraHeaderIsNamed) {
-  codegen::LibrarySource source = snippet_source("pfn_versions.h");
+  codegen::LibraryDescriptor source = snippet_source("pfn_versions.h");
   source.extra_headers = {"no_such_typedefs.h"};
   try {
     codegen::parse_library(source, frontend_options({CUBIND_CODEGEN_TEST_DATA}));
@@ -664,14 +684,14 @@ TEST(FrontendErrors, HeaderWithoutFunctionsIsAnError) {
 }
 
 TEST(FrontendLibrary, ParseLibraryReadsHeadersFromTheIncludeDirectory) {
-  codegen::LibrarySource source = snippet_source("pfn_versions.h");
+  codegen::LibraryDescriptor source = snippet_source("pfn_versions.h");
   const Library lib = codegen::parse_library(source, frontend_options({CUBIND_CODEGEN_TEST_DATA}));
   EXPECT_THAT(function_names(lib), ElementsAre("cuFromPfnHeader"));
   EXPECT_EQ(function(lib, "cuFromPfnHeader").location.file, "pfn_versions.h");
 }
 
 TEST(FrontendLibrary, OnlyOwnedFilesContributeDeclarations) {
-  codegen::LibrarySource source = snippet_source("snippet.h");
+  codegen::LibraryDescriptor source = snippet_source("snippet.h");
   source.owned_files = {"other.h"};
   try {
     codegen::parse_snippet("int cuFoo(void);\n", "snippet.h", source, frontend_options());

@@ -21,8 +21,8 @@ inline codegen::FrontendOptions frontend_options(std::vector<std::string> includ
 
 // A library made of one snippet header. Driver-like sources know cuda.h's
 // per-thread wrapper macros.
-inline codegen::LibrarySource snippet_source(const std::string& file, bool driver_like = true) {
-  codegen::LibrarySource source;
+inline codegen::LibraryDescriptor snippet_source(const std::string& file, bool driver_like = true) {
+  codegen::LibraryDescriptor source;
   source.name = driver_like ? "driver" : "nvjitlink";
   source.headers = {file};
   source.owned_files = {file};

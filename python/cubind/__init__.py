@@ -28,7 +28,8 @@ def get_include():
 
 
 def get_library_dir():
-    """The directory holding libcubind.so, to link against (-lcubind)."""
+    """The directory holding libcubind_raw.so (the raw layer: link -lcubind_raw
+    for cimport cubind.bindings) and libcubind.so (the C++ core, -lcubind)."""
     return _HERE
 
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs cubind into a temporary prefix, then configures, builds and runs
-# tests/package/consumer against it with find_package(cubind).
+# tests/package/consumer against it with find_package(cubind): one program
+# on cubind::core, one on cubind::raw alone, whose binary must not depend on
+# the core.
 #   tests/package/check_install.sh [build-dir-of-cubind]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,9 +12,28 @@ trap 'rm -rf "$WORK"' EXIT
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" -G Ninja >/dev/null
 fi
-cmake --build "$BUILD" --target cubind
+cmake --build "$BUILD" --target cubind cubind_raw
 cmake --install "$BUILD" --prefix "$WORK/prefix" >/dev/null
 cmake -S tests/package/consumer -B "$WORK/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" >/dev/null
 cmake --build "$WORK/consumer"
+
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+fail() { echo "package check FAILED: $*" >&2; exit 1; }
+
 "$WORK/consumer/cubind_consumer"
-echo "package check: find_package(cubind) and cubind::core work from $WORK/prefix"
+needed "$WORK/consumer/cubind_consumer" | grep -qx 'libcubind.so' || fail "cubind_consumer does not link libcubind.so"
+
+"$WORK/consumer/cubind_raw_consumer"
+raw_needed=$(needed "$WORK/consumer/cubind_raw_consumer")
+echo "$raw_needed" | grep -qx 'libcubind_raw.so' || fail "cubind_raw_consumer does not link libcubind_raw.so"
+if echo "$raw_needed" | grep -qx 'libcubind.so'; then fail "cubind_raw_consumer links the core (libcubind.so)"; fi
+if ldd "$WORK/consumer/cubind_raw_consumer" | grep -q 'libcubind\.so'; then
+  fail "cubind_raw_consumer loads the core (libcubind.so)"
+fi
+# The raw library itself depends on nothing of cubind.
+raw_lib=$(find "$WORK/prefix" -name libcubind_raw.so)
+[ -n "$raw_lib" ] || fail "libcubind_raw.so is not installed"
+if needed "$raw_lib" | grep -q '^libcubind'; then fail "libcubind_raw.so links another cubind library"; fi
+
+echo "package check: find_package(cubind) gives cubind::core and cubind::raw from $WORK/prefix;" \
+     "the raw consumer needs $(echo $raw_needed | tr ' ' ',') and not libcubind.so"

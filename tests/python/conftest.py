@@ -47,7 +47,7 @@ def cuda_include_dir():
 
 def build_cython_module(pyx_path, workdir):
     """Builds a user's Cython module against the installed cubind, as its
-    documentation says: cimport the .pxd files, compile as C++, link libcubind."""
+    documentation says: cimport the .pxd files, compile as C++, link libcubind_raw."""
     import cubind
 
     name = os.path.splitext(os.path.basename(pyx_path))[0]
@@ -65,7 +65,7 @@ def build_cython_module(pyx_path, workdir):
            *[f"-I{d}" for d in cubind.get_include()],
            "-I", cuda_include_dir(),
            cpp, "-o", out,
-           "-L", cubind.get_library_dir(), "-lcubind",
+           "-L", cubind.get_library_dir(), "-lcubind_raw",
            f"-Wl,-rpath,{cubind.get_library_dir()}"]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:

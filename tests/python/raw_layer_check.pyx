@@ -1,5 +1,5 @@
 # cython: language_level=3
-# A user's Cython module: it cimports the raw layer and links libcubind only.
+# A user's Cython module: it cimports the raw layer and links libcubind_raw only.
 from cubind.bindings cimport cydriver, cyruntime, cynvrtc, cynvjitlink
 
 

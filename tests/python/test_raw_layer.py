@@ -98,10 +98,11 @@ def test_structs_with_anonymous_unions_are_usable(raw):
     assert size3d >= 8 * 16 and size_desc >= 16
 
 
-def test_the_module_links_libcubind_and_no_cuda_library(raw_module_path):
+def test_the_module_links_libcubind_raw_and_no_cuda_library(raw_module_path):
     out = subprocess.run(["readelf", "-d", raw_module_path], capture_output=True, text=True, check=True).stdout
     needed = [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
-    assert "libcubind.so" in needed
+    assert "libcubind_raw.so" in needed
+    assert "libcubind.so" not in needed, "the raw layer needs nothing of the core"
     for lib in needed:
         assert not lib.startswith(("libcuda", "libnvrtc", "libnvJitLink", "libcudart")), needed
 

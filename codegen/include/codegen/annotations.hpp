@@ -43,7 +43,7 @@ struct AttributeType {
 
 struct Annotations {
   std::string file;
-  std::string library;
+  LibraryDescriptor library;  // the `library:` block
   std::map<std::string, FunctionAnnotation> functions;
   std::map<std::string, std::map<std::string, AttributeType>> attribute_types;  // enum -> member -> type
 };

@@ -26,13 +26,18 @@ std::string stamp(const Library& library, const EmitOptions& options, const std:
 // python/cubind/bindings/cy<library>.pxd: the raw layer for cimport.
 GeneratedFile emit_pxd(const Library& library, const EmitOptions& options);
 
-// include/cubind/raw/<library>.hpp and src/<library>.cpp: the loader and its
-// entry points, compiled into libcubind.so.
+// include/cubind/raw/<library>.hpp and src/<library>.cpp: the wrappers and
+// their table of entry points, compiled into libcubind_raw.so.
 GeneratedFile emit_loader_header(const Library& library, const EmitOptions& options);
 GeneratedFile emit_loader_source(const Library& library, const EmitOptions& options);
 
 // python/cubind/bindings/_version.py: the CUDA version the bindings were generated from.
 GeneratedFile emit_python_version(const std::vector<Library>& libraries, const EmitOptions& options);
+
+// python/cubind/_libraries.pxi: for cubind/_libraries.pyx, the status and
+// load functions of every library, and NAMES, so a new library needs no edit
+// of the hand-written module.
+GeneratedFile emit_python_libraries(const std::vector<Library>& libraries, const EmitOptions& options);
 
 // The coverage table: per library, functions declared, bound and skipped.
 std::string coverage_table(const std::vector<Library>& libraries);

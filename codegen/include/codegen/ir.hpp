@@ -168,11 +168,53 @@ struct Rename {
   PerThread per_thread = PerThread::None;
 };
 
-struct Library {
-  std::string name;           // driver, runtime, nvrtc, nvjitlink
-  std::vector<std::string> headers;       // the public headers parsed
-  std::vector<std::string> type_headers;  // further headers whose declarations belong here
-  std::string soname;
+// One library as its annotation file's `library:` block describes it: what to
+// parse, how the loader finds and resolves it, how Python presents it. Read
+// once (annotations.cpp); every emitter reads these facts from here, so a new
+// library is a new YAML file and no code.
+struct LibraryDescriptor {
+  // How the loader looks up entry points once the library is open.
+  enum class Resolution {
+    Symbol,                   // dlsym of each symbol
+    ProcAddress,              // cuGetProcAddress_v2 with each function's ABI version (the driver)
+    SymbolPerThreadVariants,  // dlsym, and <symbol>_ptds/_ptsz on request (the runtime)
+  };
+  // How the Python module reports a failed call.
+  enum class Errors {
+    StatusTuple,  // every function returns (status, *outputs)
+    Raise,        // functions return their outputs and raise on failure
+  };
+  struct Python {
+    std::string title;        // "NVRTC, the runtime compiler (nvrtc.h)": the module's docstring names it
+    Errors errors = Errors::StatusTuple;
+    // With errors: raise (as cuda.bindings.nvjitlink): the exception class, and the
+    // prefix that Python names drop (nvJitLinkAddData -> add_data, nvJitLinkInputType -> InputType).
+    std::string error_class;
+    std::string prefix;
+  };
+
+  std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name
+  std::vector<std::string> headers;        // included, in order, by the parsed translation unit
+  std::vector<std::string> owned_files;    // base names whose declarations belong to the library
+  std::vector<std::string> extra_headers;  // included after `headers`, declarations not owned (cudaTypedefs.h)
+  std::string soname;                      // libcuda.so.1
+  std::string display_name;                // "the CUDA driver": how the loader's messages name it
+  std::string env_override;                // CUBIND_NVRTC_LIBRARY: a full path tried first; "" for none
+  std::vector<std::string> wheel_dirs;     // under site-packages, where NVIDIA's wheels put the library
+  bool system_loader_only = false;         // dlopen(soname) and no other place (the driver)
+  Resolution resolution = Resolution::Symbol;
+  // Identifiers that select per-thread default stream variants when defined,
+  // e.g. __CUDA_API_PTDS; a macro `#define X PTDS(Y)` marks X as having one.
+  std::vector<std::string> per_thread_macros;
+  // Typedefs of other libraries' headers that the owned declarations use and
+  // the bindings name (EGLImageKHR, GLenum, VdpDevice): recorded as if owned.
+  std::vector<std::string> foreign_types;
+  Python python;
+};
+
+// A parsed library: its descriptor, then what the headers declare.
+struct Library : LibraryDescriptor {
+  std::vector<std::string> type_headers;  // owned files beyond `headers` whose declarations belong here
   int cuda_version = 0;       // CUDA_VERSION of the headers: 13000
   std::vector<Function> functions;
   std::vector<Enum> enums;
@@ -200,5 +242,7 @@ const char* to_string(Type::Kind kind);
 const char* to_string(Typedef::Kind kind);
 const char* to_string(Macro::Kind kind);
 const char* to_string(PerThread per_thread);
+const char* to_string(LibraryDescriptor::Resolution resolution);  // as the YAML spells it: proc_address
+const char* to_string(LibraryDescriptor::Errors errors);          // status_tuple, raise
 
 }  // namespace codegen

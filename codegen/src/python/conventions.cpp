@@ -12,16 +12,17 @@ bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 
 Conventions::Conventions(const Library& lib)
     : lib_(lib),
-      title_(lib.name == "driver"    ? "the CUDA Driver API (cuda.h)"
-             : lib.name == "runtime" ? "the CUDA Runtime API (cuda_runtime_api.h)"
-             : lib.name == "nvrtc"   ? "NVRTC, the runtime compiler (nvrtc.h)"
-                                     : "nvJitLink, the JIT linker (nvJitLink.h)"),
-      raising_(lib.name == "nvjitlink") {}
+      raising_(lib.python.errors == LibraryDescriptor::Errors::Raise) {}
+
+std::string Conventions::drop_prefix(const std::string& c_name) const {
+  const std::string& prefix = lib_.python.prefix;
+  return !prefix.empty() && c_name.rfind(prefix, 0) == 0 ? c_name.substr(prefix.size()) : c_name;
+}
 
 std::string Conventions::function_name(const std::string& c_name) const {
   if (!raising_) return c_name;
   // nvJitLinkAddData -> add_data, as cuda.bindings.nvjitlink spells it.
-  std::string base = c_name.rfind("nvJitLink", 0) == 0 ? c_name.substr(9) : c_name;
+  const std::string base = drop_prefix(c_name);
   std::string out;
   for (std::size_t i = 0; i < base.size(); ++i) {
     const char c = base[i];
@@ -39,8 +40,7 @@ std::string Conventions::function_name(const std::string& c_name) const {
 
 std::string Conventions::enum_name(const std::string& c_name) const {
   if (!raising_) return c_name;
-  if (c_name.rfind("nvJitLink", 0) == 0) return c_name.substr(9);  // nvJitLinkInputType -> InputType
-  return c_name;
+  return drop_prefix(c_name);  // nvJitLinkInputType -> InputType
 }
 
 // nvJitLinkInputType's members share NVJITLINK_INPUT_; cuda.bindings drops it.

@@ -15,10 +15,11 @@ class Conventions {
   explicit Conventions(const Library& lib);
 
   // The module's docstring names the library: "the CUDA Driver API (cuda.h)".
-  const std::string& title() const { return title_; }
+  const std::string& title() const { return lib_.python.title; }
 
-  // Functions raise nvJitLinkError and return their outputs alone.
+  // Functions raise error_class() (nvJitLinkError) and return their outputs alone.
   bool raising() const { return raising_; }
+  const std::string& error_class() const { return lib_.python.error_class; }
 
   // Python-visible name of a function: nvJitLinkAddData -> add_data when raising.
   std::string function_name(const std::string& c_name) const;
@@ -33,8 +34,9 @@ class Conventions {
   std::string stub_text(const std::string& doc) const;
 
  private:
+  std::string drop_prefix(const std::string& c_name) const;
+
   const Library& lib_;
-  std::string title_;
   bool raising_;
 };
 

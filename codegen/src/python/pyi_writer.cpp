@@ -67,7 +67,7 @@ void PyiWriter::enums() {
 
 void PyiWriter::status() {
   if (!plan_.conventions.raising()) return;
-  o_ << "class nvJitLinkError(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n\n";
+  o_ << "class " << plan_.conventions.error_class() << "(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n\n";
 }
 
 void PyiWriter::handles() {

@@ -594,7 +594,7 @@ std::string PyxFunction::doc() const {
   if (f_.header_inline) {
     d << f_.result.spelling << " (a helper the header defines; no library call)";
   } else if (m_.conventions.raising()) {
-    d << (names.empty() ? std::string("None") : join(names)) << "; raises nvJitLinkError on failure.";
+    d << (names.empty() ? std::string("None") : join(names)) << "; raises " << m_.conventions.error_class() << " on failure.";
   } else {
     names.insert(names.begin(), "status");
     d << "(" << join(names) << ")";

@@ -34,8 +34,8 @@ void PyxWriter::header() {
   o_ << "# distutils: language = c++\n";
   o_ << "\"\"\"Bindings of " << plan_.conventions.title() << ".\n\n";
   if (plan_.conventions.raising()) {
-    o_ << "As in cuda.bindings.nvjitlink: snake_case functions that return their outputs and\n"
-          "raise nvJitLinkError on failure. Outputs such as the linked cubin come back as new\n"
+    o_ << "As in cuda.bindings." << lib_.name << ": snake_case functions that return their outputs and\n"
+          "raise " << plan_.conventions.error_class() << " on failure. Outputs such as the linked cubin come back as new\n"
           "bytes; a caller buffer is still accepted.\n\"\"\"\n\n";
   } else {
     o_ << "As in cuda.bindings: every function returns (status, *outputs); outputs are None\n"
@@ -121,8 +121,9 @@ void PyxWriter::enum_table() {
 
 void PyxWriter::status() {
   if (!plan_.conventions.raising()) return;
-  o_ << "class nvJitLinkError(Exception):\n"
-     << "    \"\"\"A failed nvJitLink call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
+  const std::string& error_class = plan_.conventions.error_class();
+  o_ << "class " << error_class << "(Exception):\n"
+     << "    \"\"\"A failed " << lib_.display_name << " call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
      << "    def __init__(self, status, log=None):\n"
      << "        self.status = status\n"
      << "        self.log = log\n"
@@ -134,7 +135,7 @@ void PyxWriter::status() {
      << "        return (type(self), (self.status, self.log))\n\n"
      << "cdef int _check(long long code) except -1:\n"
      << "    if code != 0:\n"
-     << "        raise nvJitLinkError(_status(code))\n"
+     << "        raise " << error_class << "(_status(code))\n"
      << "    return 0\n\n";
 }
 

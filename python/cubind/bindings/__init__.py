@@ -3,8 +3,8 @@
 For Cython:
     from cubind.bindings cimport cydriver, cyruntime, cynvrtc, cynvjitlink
 declares every type and function of cuda.h, cuda_runtime_api.h, nvrtc.h and
-nvJitLink.h. The functions reach the CUDA libraries through libcubind.so, so a
-module that uses them links libcubind (see cubind.get_include() and
+nvJitLink.h. The functions reach the CUDA libraries through libcubind_raw.so,
+so a module that uses them links libcubind_raw (see cubind.get_include() and
 cubind.get_library_dir()) and never libcuda. Such modules compile as C++.
 """
 

@@ -70,9 +70,10 @@ class ScopedLibraryLink {
   std::string root_, subdir_, link_;
 };
 
+constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib"};
+
 LibrarySpec spec_for(const char* soname, bool system_loader_only = false) {
-  return LibrarySpec{"Test library", soname, kTestOverride, {"nvidia/cu13/lib"},
-                     system_loader_only};
+  return LibrarySpec{"Test library", soname, kTestOverride, kWheelDirs, 1, system_loader_only};
 }
 
 std::string load_error(const LibrarySpec& spec) {

@@ -1,7 +1,8 @@
 // The EGL, OpenGL and VDPAU types that CUDA's interop headers use are the same
 // whether they come from the installed headers or from cubind's stand-ins
-// (core/standin). Built twice, once against each (tests/cpp/CMakeLists.txt):
-// the assertions are the check, and main() reports which headers it saw.
+// (bindings/loader/standin). Built twice, once against each
+// (bindings/loader/tests/CMakeLists.txt): the assertions are the check, and
+// main() reports which headers it saw.
 #include <cstdint>
 #include <cstdio>
 #include <type_traits>

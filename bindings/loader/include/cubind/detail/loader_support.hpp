@@ -1,5 +1,6 @@
-// Run-time loading of the CUDA libraries, shared by the generated loader
-// (bindings/src/*.cpp) and the core. Nothing here runs at static-initialisation
+// Run-time loading of the CUDA libraries: the hand-written part of the raw
+// layer (libcubind_raw), under the generated wrappers of bindings/src/*.cpp.
+// It includes nothing of the core. Nothing here runs at static-initialisation
 // time: a library is opened by the first call that needs it.
 #pragma once
 
@@ -20,13 +21,15 @@ class LoaderError : public std::runtime_error {
 
 namespace detail {
 
-// How one library is found.
+// How one library is found. Constant, so a generated table built from it
+// needs no code at static-initialisation time.
 struct LibrarySpec {
-  const char* display_name;   // "NVRTC"
-  const char* soname;         // "libnvrtc.so.13"
-  const char* env_override;   // "CUBIND_NVRTC_LIBRARY": a full path, tried first; nullptr for none
-  std::vector<std::string> wheel_subdirs;  // under site-packages: {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}
-  bool system_loader_only;    // the driver: dlopen(soname) and nothing else
+  const char* display_name;           // "NVRTC"
+  const char* soname;                 // "libnvrtc.so.13"
+  const char* env_override;           // "CUBIND_NVRTC_LIBRARY": a full path, tried first; nullptr for none
+  const char* const* wheel_subdirs;   // under site-packages: {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}
+  int wheel_count;                    // entries of wheel_subdirs
+  bool system_loader_only;            // the driver: dlopen(soname) and nothing else
 };
 
 // What a generated loader reports of its library (cubind::raw::<lib>_status()).
@@ -45,7 +48,7 @@ struct LoadedLibrary {
 // Opens the library following the documented search order (docs/loading.md):
 //   1. the environment override, when set (a failure there is final: no fallback);
 //   2. already loaded in this process (dlopen RTLD_NOLOAD of the soname);
-//   3. NVIDIA wheels in the site-packages that holds libcubind.so;
+//   3. NVIDIA wheels in the site-packages that holds libcubind_raw.so;
 //   4. $CONDA_PREFIX/lib;
 //   5. $CUDA_HOME/lib64, $CUDA_HOME/lib, $CUDA_PATH/lib64, $CUDA_PATH/lib;
 //   6. /usr/local/cuda/lib64;
@@ -79,23 +82,12 @@ enum class Resolution {
   SymbolPerThreadVariants,  // dlsym, and <symbol>_ptds/_ptsz with CUBIND_PER_THREAD_DEFAULT_STREAM=1
 };
 
-// What the generated loader says of its library; constant, so a table needs
-// no code at static-initialisation time.
-struct TableSpec {
-  const char* display_name;
-  const char* soname;
-  const char* env_override;           // nullptr: none
-  const char* const* wheel_subdirs;   // wheel_count entries
-  int wheel_count;
-  bool system_loader_only;
-};
-
 // The table of one library's entry points: filled once, by the first call
 // that needs it (thread-safe), read lock-free afterwards. Constant-initialised
 // and never destroyed, so calls made while the process exits still work.
 class LibraryTable {
  public:
-  constexpr LibraryTable(TableSpec spec, Resolution resolution, const EntryPoint* entries, int count, void** slots,
+  constexpr LibraryTable(LibrarySpec spec, Resolution resolution, const EntryPoint* entries, int count, void** slots,
                          int header_version) noexcept
       : spec_(spec),
         resolution_(resolution),
@@ -134,7 +126,7 @@ class LibraryTable {
   void load() noexcept;
   [[noreturn]] void missing(int index) const;
 
-  TableSpec spec_;
+  LibrarySpec spec_;
   Resolution resolution_;
   const EntryPoint* entries_;
   int count_;

@@ -12,7 +12,7 @@ using cubind::LoaderError;
 using cubind::detail::EntryPoint;
 using cubind::detail::LibraryTable;
 using cubind::detail::Resolution;
-using cubind::detail::TableSpec;
+using cubind::detail::LibrarySpec;
 
 const std::string kNvrtc = std::string(CUBIND_TEST_CUDA_LIBRARY_DIR) + "/libnvrtc.so.13";
 
@@ -23,7 +23,7 @@ constexpr EntryPoint kEntries[] = {
 };
 
 // Each test names its own variable, so tables never share a loaded state.
-TableSpec spec(const char* env) { return TableSpec{"TEST", "libcubind_test_none.so.1", env, nullptr, 0, false}; }
+LibrarySpec spec(const char* env) { return LibrarySpec{"TEST", "libcubind_test_none.so.1", env, nullptr, 0, false}; }
 
 TEST(LibraryTable, ResolvesPresentEntriesAndReportsWhereTheLibraryCameFrom) {
   setenv("CUBIND_TABLE_TEST_A", kNvrtc.c_str(), 1);

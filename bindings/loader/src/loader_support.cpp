@@ -85,14 +85,15 @@ bool try_soname(const std::string& place, const char* soname, int extra_flags,
   return true;
 }
 
-// libcubind.so is installed as <site-packages>/cubind/libcubind.so. Anywhere else (a build
+// libcubind_raw.so, which holds this function, is installed as
+// <site-packages>/cubind/libcubind_raw.so. Anywhere else (a build
 // tree, a C++ install under /usr/lib) there is no site-packages to search, and the reason
 // is returned instead.
 bool find_site_packages(std::string& site_packages, std::string& reason) {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&find_site_packages), &info) == 0 ||
       info.dli_fname == nullptr) {
-    reason = "cannot locate libcubind.so";
+    reason = "cannot locate libcubind_raw.so";
     return false;
   }
   // Resolve symlinks and the "/.." an $ORIGIN-relative rpath leaves in the name.
@@ -168,11 +169,11 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
     return try_file(path, path, attempts, out);
   };
 
-  if (!spec.wheel_subdirs.empty()) {
+  if (spec.wheel_count > 0) {
     std::string site_packages, reason;
     if (find_site_packages(site_packages, reason)) {
-      for (const std::string& subdir : spec.wheel_subdirs) {
-        if (try_dir(site_packages + "/" + subdir)) return out;
+      for (int i = 0; i < spec.wheel_count; ++i) {
+        if (try_dir(site_packages + "/" + spec.wheel_subdirs[i])) return out;
       }
     } else {
       attempts.fail("NVIDIA wheels", reason);
@@ -242,9 +243,7 @@ void LibraryTable::load() noexcept {
   if (outcome_ == nullptr) std::abort();  // no memory for a few strings: nothing sensible remains
   std::string& error_ = outcome_->error;
   try {
-    LibrarySpec spec{spec_.display_name, spec_.soname, spec_.env_override, {}, spec_.system_loader_only};
-    for (int i = 0; i < spec_.wheel_count; ++i) spec.wheel_subdirs.emplace_back(spec_.wheel_subdirs[i]);
-    const LoadedLibrary lib = load_library(spec);
+    const LoadedLibrary lib = load_library(spec_);
     outcome_->path = lib.path;
     switch (resolution_) {
       case Resolution::ProcAddress: {
