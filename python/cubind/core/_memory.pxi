@@ -15,10 +15,15 @@ Where Buffers get their memory. Subclass it in Python to provide one:
 
     cdef shared_ptr[cpp.MemoryResource] _cpp
 
+    cdef int _ensure(self) except -1:
+        # Resources that need a driver create their C++ resource here, at first use.
+        return 0
+
     def allocate(self, size, *, stream):
         cdef Buffer buffer
         cdef cpp.CUstream handle
         cdef size_t nbytes
+        self._ensure()
         if not self._cpp:
             raise NotImplementedError(f"{type(self).__name__} must implement allocate(size, *, stream)")
         handle = _stream_handle(stream)
@@ -36,6 +41,7 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         cdef uintptr_t address = int(ptr)
         cdef size_t nbytes = size
         cdef cpp.CUstream handle
+        self._ensure()
         if not self._cpp:
             raise NotImplementedError(f"{type(self).__name__} must implement deallocate(ptr, size, *, stream)")
         handle = _stream_handle(stream)
@@ -259,6 +265,7 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
             if d != self._device_id:
                 self._peer_access(d, 1)
 
+    @property
     def allocation_handle(self):
         raise NotImplementedError("DeviceMemoryResource.allocation_handle: IPC is not supported yet")
 
@@ -286,8 +293,9 @@ Page-locked host memory, accessible from every device (cuMemHostAlloc,
     portable and mapped). Allocation is immediate; deallocation first waits
     for the stream. Only the default options are accepted."""
 
+    cdef bint _closed
+
     def __init__(self, options=None):
-        cdef int ordinal
         if options is not None:
             if isinstance(options, dict):
                 options = PinnedMemoryResourceOptions(**options)
@@ -300,9 +308,17 @@ Page-locked host memory, accessible from every device (cuMemHostAlloc,
                     "PinnedMemoryResource: ipc_enabled, max_size and numa_id are not supported "
                     "(cubind's pinned memory is cuMemHostAlloc, not a pool)"
                 )
-        ordinal = Device()._id
-        with nogil:
-            self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+
+    cdef int _ensure(self) except -1:
+        # The current device's context makes the allocation calls.
+        cdef int ordinal
+        if self._closed:
+            raise RuntimeError("PinnedMemoryResource has been closed")
+        if not self._cpp:
+            ordinal = Device()._id
+            with nogil:
+                self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+        return 0
 
     @property
     def device_id(self):
@@ -320,6 +336,19 @@ Page-locked host memory, accessible from every device (cuMemHostAlloc,
     def is_ipc_enabled(self):
         return False
 
+    @property
+    def is_mapped(self):
+        return True
+
+    def close(self):
+        """Lets go of the resource; its buffers keep it alive until they are closed."""
+        self._cpp = shared_ptr[cpp.MemoryResource]()
+        self._closed = True
+
+    @property
+    def is_closed(self):
+        return self._closed
+
 
 cdef class LegacyPinnedMemoryResource(MemoryResource):
     """LegacyPinnedMemoryResource()
@@ -328,9 +357,15 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
 Page-locked host memory (cuMemHostAlloc); stream is optional."""
 
     def __init__(self):
-        cdef int ordinal = Device()._id
-        with nogil:
-            self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+        pass
+
+    cdef int _ensure(self) except -1:
+        cdef int ordinal
+        if not self._cpp:
+            ordinal = Device()._id
+            with nogil:
+                self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+        return 0
 
     def allocate(self, size, *, stream=None):
         return MemoryResource.allocate(self, size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
