@@ -136,6 +136,8 @@ def _render(options, rendering, owner, prefix):
         elif kind == "ints":
             out.extend(f"{option}={item}" for item in _as_list(value, name, (int,)))
         elif kind == "macros":
+            if not isinstance(value, (str, tuple, list)):
+                raise TypeError(f"{name} is {value!r}: expected a macro name, a (name, value) tuple, or a list of them")
             items = [value] if isinstance(value, (str, tuple)) and not _is_macro_list(value) else list(value)
             for item in items:
                 if isinstance(item, str):

@@ -1,0 +1,246 @@
+"""What of cubind.core runs without a GPU: option dataclasses and their
+checks, LaunchConfig, Buffer over memory owned elsewhere, memory resources
+written in Python, streams given by handle, and launch's argument checks that
+come before any CUDA call."""
+import ctypes
+import gc
+
+import pytest
+
+from cubind.core import (
+    LEGACY_DEFAULT_STREAM,
+    PER_THREAD_DEFAULT_STREAM,
+    Buffer,
+    DeviceMemoryResourceOptions,
+    EventOptions,
+    LaunchConfig,
+    LinkerOptions,
+    MemoryResource,
+    PinnedMemoryResource,
+    ProgramOptions,
+    Stream,
+    StreamOptions,
+    launch,
+)
+
+
+class ForeignStream:
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+class HostResource(MemoryResource):
+    """Host memory from ctypes, recording every call, as a user's resource would."""
+
+    def __init__(self):
+        self.blocks = {}
+        self.calls = []
+
+    def allocate(self, size, *, stream):
+        block = (ctypes.c_char * size)()
+        address = ctypes.addressof(block)
+        self.blocks[address] = block
+        self.calls.append(("allocate", size, stream))
+        return Buffer.from_handle(address, size, self, stream=stream)
+
+    def deallocate(self, ptr, size, *, stream):
+        self.calls.append(("deallocate", size, stream))
+        del self.blocks[ptr]
+
+    @property
+    def is_device_accessible(self):
+        return False
+
+    @property
+    def is_host_accessible(self):
+        return True
+
+    @property
+    def device_id(self):
+        return -1
+
+
+def test_option_defaults_are_cuda_cores():
+    assert StreamOptions() == StreamOptions(nonblocking=True, priority=None)
+    assert EventOptions() == EventOptions(timing_enabled=False, blocking_sync=False, ipc_enabled=False)
+    assert DeviceMemoryResourceOptions() == DeviceMemoryResourceOptions(ipc_enabled=False, max_size=0)
+    assert ProgramOptions(arch="sm_80").name == "default_program"
+    assert LinkerOptions(arch="sm_80").name == "<default linker>"
+
+
+def test_program_options_type_errors_name_the_field():
+    with pytest.raises(TypeError, match="ProgramOptions.max_register_count"):
+        ProgramOptions(arch="sm_90", max_register_count="32").as_bytes("nvrtc")
+    with pytest.raises(TypeError, match="ProgramOptions.debug"):
+        ProgramOptions(arch="sm_90", debug="yes").as_bytes("nvrtc")
+    with pytest.raises(TypeError, match="ProgramOptions.define_macro"):
+        ProgramOptions(arch="sm_90", define_macro=3).as_bytes("nvrtc")
+    with pytest.raises(TypeError, match="ProgramOptions.diag_suppress"):
+        ProgramOptions(arch="sm_90", diag_suppress=["177"]).as_bytes("nvrtc")
+    with pytest.raises(TypeError, match="ProgramOptions.arch"):
+        ProgramOptions(arch=90)
+
+
+def test_program_options_backends():
+    options = ProgramOptions(arch="sm_90", debug=True)
+    assert options.as_bytes("nvrtc") == [b"-arch=sm_90", b"--device-debug"]
+    assert options.as_bytes("NVRTC", "cubin") == options.as_bytes("nvrtc")
+    with pytest.raises(NotImplementedError, match="NVVM"):
+        options.as_bytes("nvvm")
+    with pytest.raises(ValueError, match="Unknown backend"):
+        options.as_bytes("clang")
+    with pytest.raises(ValueError, match="NVVM backend"):
+        ProgramOptions(arch="sm_90", use_libdevice=True).as_bytes("nvrtc")
+    with pytest.raises(NotImplementedError, match="13.3"):
+        ProgramOptions(arch="sm_90", use_bundled_headers=True).as_bytes("nvrtc")
+
+
+def test_linker_options_checks():
+    with pytest.raises(ValueError, match="optimization_level is 4"):
+        LinkerOptions(arch="sm_90", optimization_level=4).as_bytes()
+    with pytest.raises(ValueError, match="nvjitlink"):
+        LinkerOptions(arch="sm_90").as_bytes("driver")
+    with pytest.warns(DeprecationWarning, match="numba_debug"):
+        LinkerOptions(arch="sm_90", numba_debug=True)
+
+
+def test_launch_config_values_and_errors():
+    config = LaunchConfig(grid=(2, 3), block=64, shmem_size=128, cluster=2)
+    assert (config.grid, config.block, config.cluster, config.shmem_size) == ((2, 3, 1), (64, 1, 1), (2, 1, 1), 128)
+    assert config == LaunchConfig(grid=(2, 3, 1), block=(64,), shmem_size=128, cluster=(2, 1, 1))
+    assert hash(config) == hash(LaunchConfig(grid=(2, 3, 1), block=(64,), shmem_size=128, cluster=(2, 1, 1)))
+    assert LaunchConfig(grid=1, block=1).shmem_size == 0
+    with pytest.raises(ValueError, match="grid value must be >= 1"):
+        LaunchConfig(grid=(1, 0), block=1)
+    with pytest.raises(ValueError, match="32 bits"):
+        LaunchConfig(grid=2**32, block=1)
+    with pytest.raises(ValueError, match="shmem_size is -1"):
+        LaunchConfig(grid=1, block=1, shmem_size=-1)
+    with pytest.raises(TypeError, match="shmem_size"):
+        LaunchConfig(grid=1, block=1, shmem_size=1.0)
+    with pytest.raises(ValueError, match="block"):
+        LaunchConfig(grid=1, block=True)
+    with pytest.raises(NotImplementedError, match="programmatic_stream_serialization"):
+        LaunchConfig(grid=1, block=1, programmatic_stream_serialization=True)
+
+
+def test_default_streams_and_foreign_streams_by_handle():
+    assert LEGACY_DEFAULT_STREAM.__cuda_stream__() == (0, 1)
+    assert PER_THREAD_DEFAULT_STREAM.__cuda_stream__() == (0, 2)
+    LEGACY_DEFAULT_STREAM.close()
+    assert not LEGACY_DEFAULT_STREAM.is_closed
+    stream = Stream.from_handle(0x1234)
+    assert stream.__cuda_stream__() == (0, 0x1234)
+    assert stream == Stream.from_handle(0x1234) and hash(stream) == hash(Stream.from_handle(0x1234))
+    stream.close()
+    assert stream.is_closed
+    with pytest.raises(RuntimeError, match="closed"):
+        stream.sync()
+    with pytest.raises(ValueError, match="LEGACY_DEFAULT_STREAM"):
+        Stream.from_handle(0)
+    with pytest.raises(RuntimeError, match="cannot be instantiated directly"):
+        Stream()
+
+
+def test_buffer_over_foreign_memory():
+    block = (ctypes.c_char * 64)()
+    buffer = Buffer.from_handle(ctypes.addressof(block), 64, owner=block)
+    assert buffer.handle == ctypes.addressof(block)
+    assert buffer.size == 64 and buffer.owner is block and buffer.memory_resource is None
+    assert buffer.is_device_accessible and not buffer.is_host_accessible
+    with pytest.raises(ValueError, match="both"):
+        Buffer.from_handle(1, 1, HostResource(), owner=block)
+    with pytest.raises(TypeError, match="MemoryResource"):
+        Buffer.from_handle(1, 1, mr=object())
+    with buffer:
+        pass
+    assert buffer.is_closed and buffer.size == 0
+    with pytest.raises(RuntimeError, match="closed"):
+        buffer.fill(0, stream=LEGACY_DEFAULT_STREAM)
+
+
+def test_copy_and_fill_check_arguments_before_any_cuda_call():
+    a = Buffer.from_handle(0x1000, 64)
+    b = Buffer.from_handle(0x2000, 32)
+    with pytest.raises(ValueError, match="source has 64 bytes, the destination 32"):
+        a.copy_to(b, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(ValueError, match="sizes mismatch"):
+        b.copy_from(a, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(TypeError, match="stream"):
+        a.copy_to(a, stream=None)
+    with pytest.raises(TypeError, match="Buffer"):
+        a.copy_from(b"x", stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(ValueError, match="0..255"):
+        a.fill(256, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(ValueError, match="1, 2 or 4"):
+        a.fill(ctypes.c_double(1.0), stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(ValueError, match="not a multiple of 4"):
+        Buffer.from_handle(0x1000, 6).fill(ctypes.c_uint32(7), stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(TypeError, match="buffer protocol"):
+        a.fill(object(), stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(ValueError, match="needs dst"):
+        a.copy_to(stream=LEGACY_DEFAULT_STREAM)
+
+
+def test_a_python_memory_resource_allocates_and_frees_through_its_methods():
+    mr = HostResource()
+    stream = ForeignStream(0x77)
+    buffer = mr.allocate(16, stream=stream)
+    assert buffer.memory_resource is mr and buffer.size == 16
+    assert buffer.is_host_accessible and not buffer.is_device_accessible and buffer.device_id == -1
+    view = memoryview(buffer)
+    view[:5] = b"hello"
+    assert ctypes.string_at(buffer.handle, 5) == b"hello"
+    with pytest.raises(BufferError, match="memoryview"):
+        buffer.close()
+    view.release()
+    other = LEGACY_DEFAULT_STREAM
+    buffer.set_deallocation_stream(other)
+    buffer.close()
+    assert mr.calls == [("allocate", 16, stream), ("deallocate", 16, other)]
+    assert not mr.blocks
+
+
+def test_a_python_memory_resource_frees_a_collected_buffer():
+    mr = HostResource()
+    mr.allocate(8, stream=LEGACY_DEFAULT_STREAM)
+    gc.collect()
+    assert [c[0] for c in mr.calls] == ["allocate", "deallocate"]
+    assert not mr.blocks
+
+
+def test_the_base_memory_resource_asks_for_an_implementation():
+    class Incomplete(MemoryResource):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Incomplete must implement allocate"):
+        Incomplete().allocate(8, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(NotImplementedError, match="device_id"):
+        Incomplete().device_id
+
+
+def test_pinned_resource_options_beyond_the_defaults_are_refused():
+    from cubind.core import PinnedMemoryResourceOptions
+
+    with pytest.raises(NotImplementedError, match="cuMemHostAlloc"):
+        PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True))
+    mr = PinnedMemoryResource()
+    mr.close()
+    assert mr.is_closed
+    with pytest.raises(RuntimeError, match="closed"):
+        mr.allocate(8, stream=LEGACY_DEFAULT_STREAM)
+
+
+def test_launch_checks_its_arguments_before_any_cuda_call():
+    with pytest.raises(TypeError, match="__cuda_stream__"):
+        launch(object(), LaunchConfig(grid=1, block=1), None)
+    with pytest.raises(TypeError, match="LaunchConfig"):
+        launch(LEGACY_DEFAULT_STREAM, (1, 1), None)
+    with pytest.raises(TypeError, match="Kernel"):
+        launch(LEGACY_DEFAULT_STREAM, LaunchConfig(grid=1, block=1), "kernel")
+    with pytest.raises(TypeError, match="version, handle"):
+        launch(ForeignStream.__new__(type("Bad", (), {"__cuda_stream__": lambda self: 5})),
+               LaunchConfig(grid=1, block=1), None)
