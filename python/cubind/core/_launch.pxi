@@ -100,7 +100,9 @@ cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t inde
 
 
 cdef int _argument_error(Kernel kernel, Py_ssize_t index, size_t size, value, str why) except -1:
-    raise ValueError(
+    # A value of a type the parameter cannot take is a TypeError; one of the
+    # right kind but out of range or of another size, a ValueError.
+    raise (TypeError if why.startswith("cannot take") else ValueError)(
         f"launch: argument {index} of kernel '{kernel.name}' ({size}-byte parameter) {why}: "
         f"{type(value).__name__} {value!r}"
     )
