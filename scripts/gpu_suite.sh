@@ -56,6 +56,21 @@ python3 -m pytest -v -rs tests/python --junitxml="$OUT/pytest.xml" 2>&1 | tee "$
 RESULT[pytest]=$(grep -E "passed|failed" "$OUT/pytest.log" | tail -1 | tr -d '=')
 RESULT[pytest_gpu]=$(grep -E "^gpu-marked tests:" "$OUT/pytest.log" | tail -1)
 
+# cubind.core's examples, each on cubind.core and on cuda.core (the runner
+# swaps the import): one row per example, the last line of each run.
+CORE_EXAMPLES=()
+for ex in examples/python/core/[a-z]*.py; do
+  [ "$(basename "$ex")" = run.py ] && continue
+  name=$(basename "$ex" .py)
+  row=""
+  for impl in cubind cuda.core; do
+    log="$OUT/core_example_${name}_${impl}.log"
+    if python3 examples/python/core/run.py "$impl" "$ex" >"$log" 2>&1; then status="ok"; else status="FAILED"; fi
+    row="$row | $status: $(tail -1 "$log" | tr '|' '/')"
+  done
+  CORE_EXAMPLES+=("| $name$row |")
+done
+
 for b in benchmarks/gpu_*.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
@@ -75,3 +90,9 @@ echo "|---|---|"
 for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
+if ((${#CORE_EXAMPLES[@]})); then
+  echo
+  echo "| cubind.core example | cubind.core | cuda.core |"
+  echo "|---|---|---|"
+  printf '%s\n' "${CORE_EXAMPLES[@]}"
+fi
