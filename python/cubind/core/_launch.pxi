@@ -82,10 +82,12 @@ cdef LaunchConfig _launch_config(config):
     return <LaunchConfig>config
 
 
-# Integer ranges a parameter of each size takes: signed or unsigned.
+# An int fits a parameter of `size` bytes as a signed or an unsigned value.
 cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t index, Kernel kernel) except -1:
     cdef int64_t s
     cdef uint64_t u
+    if value < -(1 << 63) or value >= (1 << 64):
+        _argument_error(kernel, index, size, value, "is out of range")
     if value < 0:
         if size < 8 and value < -(1 << (8 * size - 1)):
             _argument_error(kernel, index, size, value, "is out of range")

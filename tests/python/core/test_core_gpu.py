@@ -332,6 +332,8 @@ def test_launch_errors_name_the_parameter(device, module, stream):
         launch(stream, config, fill, out, 1)
     with pytest.raises(ValueError, match="argument 1 of kernel 'fill' \\(4-byte parameter\\) is out of range"):
         launch(stream, config, fill, out, 2**40, 1)
+    with pytest.raises(ValueError, match="argument 4 of kernel 'widths' \\(8-byte parameter\\) is out of range"):
+        launch(stream, config, module.get_kernel("widths"), out, 1, 1, 1, 2**64, 1.0, 1.0, b"x" * 16)
     with pytest.raises(TypeError, match="argument 1 of kernel 'widths' \\(1-byte parameter\\) cannot take a float"):
         launch(stream, config, module.get_kernel("widths"), out, 1.5, 1, 1, 1, 1.0, 1.0, b"x" * 16)
     with pytest.raises(TypeError, match="argument 0 of kernel 'fill' .*cannot take this type: str"):
