@@ -521,7 +521,7 @@ cdef class Buffer:
         self._require_open()
         if isinstance(value, int):
             if not 0 <= value <= 255:
-                raise ValueError(f"Buffer.fill: value is {value}; an int fills bytes and must be within 0..255")
+                raise OverflowError(f"Buffer.fill: value is {value}; an int fills bytes and must be within 0..255")
             width = 1
             pattern = value
         else:
@@ -542,7 +542,18 @@ cdef class Buffer:
             cpp.memset_async(<cpp.CUdeviceptr>ptr, pattern, width, count, handle)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        raise NotImplementedError("Buffer.__dlpack__: DLPack export is not supported yet")
+        """The buffer as a DLPack capsule of a 1-D int8 tensor over its bytes:
+        versioned (DLPack 1.0) when max_version allows it. The capsule keeps
+        the Buffer alive until its consumer is done with it."""
+        self._require_open()
+        if copy:
+            raise BufferError("Buffer.__dlpack__: copy=True is not supported; the export shares the memory")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"Buffer.__dlpack__: dl_device {tuple(dl_device)} differs from the buffer's {self.__dlpack_device__()}"
+            )
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        return _dlpack_capsule(self, versioned)
 
     def __dlpack_device__(self):
         # kDLCUDA for device memory, kDLCUDAHost for pinned host memory.

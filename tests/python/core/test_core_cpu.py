@@ -4,6 +4,7 @@ written in Python, streams given by handle, and launch's argument checks that
 come before any CUDA call."""
 import ctypes
 import gc
+import sys
 
 import pytest
 
@@ -173,7 +174,7 @@ def test_copy_and_fill_check_arguments_before_any_cuda_call():
         a.copy_to(a, stream=None)
     with pytest.raises(TypeError, match="Buffer"):
         a.copy_from(b"x", stream=LEGACY_DEFAULT_STREAM)
-    with pytest.raises(ValueError, match="0..255"):
+    with pytest.raises(OverflowError, match="0..255"):
         a.fill(256, stream=LEGACY_DEFAULT_STREAM)
     with pytest.raises(ValueError, match="1, 2 or 4"):
         a.fill(ctypes.c_double(1.0), stream=LEGACY_DEFAULT_STREAM)
@@ -244,3 +245,46 @@ def test_launch_checks_its_arguments_before_any_cuda_call():
     with pytest.raises(TypeError, match="version, handle"):
         launch(ForeignStream.__new__(type("Bad", (), {"__cuda_stream__": lambda self: 5})),
                LaunchConfig(grid=1, block=1), None)
+
+
+def test_dlpack_export_of_host_memory_is_a_shared_int8_view():
+    np = pytest.importorskip("numpy")
+    mr = HostResource()
+    buffer = mr.allocate(16, stream=LEGACY_DEFAULT_STREAM)
+    memoryview(buffer)[:3] = b"\x01\x02\x03"
+    assert buffer.__dlpack_device__() == (1, 0)
+    references = sys.getrefcount(buffer)
+    for max_version in (None, (1, 0)):
+        view = np.from_dlpack(_DLPackOf(buffer, max_version))
+        assert view.dtype == np.int8 and view.shape == (16,)
+        assert list(view[:3]) == [1, 2, 3]
+        if max_version is not None:
+            # NumPy treats a legacy (unversioned) export as read-only.
+            view[3] = 9
+            assert ctypes.string_at(buffer.handle + 3, 1) == b"\x09"
+        del view
+    capsule = buffer.__dlpack__()
+    del capsule  # an export nobody took is freed with its capsule
+    gc.collect()
+    assert sys.getrefcount(buffer) == references
+    with pytest.raises(BufferError, match="copy=True"):
+        buffer.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="dl_device"):
+        buffer.__dlpack__(dl_device=(2, 0))
+    buffer.close()
+    assert not mr.blocks
+
+
+class _DLPackOf:
+    """Passes max_version through, as a consumer asking for DLPack 1.0 does."""
+
+    def __init__(self, buffer, max_version):
+        self.buffer, self.max_version = buffer, max_version
+
+    def __dlpack__(self, **kwargs):
+        if self.max_version is None:
+            kwargs.pop("max_version", None)
+        return self.buffer.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.buffer.__dlpack_device__()

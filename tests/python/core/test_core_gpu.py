@@ -366,6 +366,22 @@ def test_ptx_and_cubin_from_files(device, tmp_path, stream):
         assert read_ints(out, stream, 1) == (77,)
 
 
+def test_dlpack_export_to_cupy_or_torch(device, stream):
+    buffer = device.allocate(64, stream=stream)
+    buffer.fill(5, stream=stream)
+    stream.sync()
+    assert buffer.__dlpack_device__() == (2, 0)
+    try:
+        import cupy
+
+        array = cupy.from_dlpack(buffer)
+        values = cupy.asnumpy(array)
+    except ImportError:
+        torch = pytest.importorskip("torch", reason="neither CuPy nor PyTorch is installed")
+        values = torch.from_dlpack(buffer).cpu().numpy()
+    assert values.shape == (64,) and str(values.dtype) == "int8" and (values == 5).all()
+
+
 def test_a_cuda_error_carries_the_status(device, stream):
     with pytest.raises(CUDAError) as caught:
         device.allocate(1 << 62, stream=stream)
