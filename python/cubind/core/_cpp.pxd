@@ -31,6 +31,7 @@ cdef extern from "<cuda.h>" nogil:
     ctypedef CUlib_st* CUlibrary
     ctypedef struct CUmemPoolHandle_st
     ctypedef CUmemPoolHandle_st* CUmemoryPool
+    ctypedef void (*CUhostFn)(void* data) noexcept nogil
     CUstream CU_STREAM_LEGACY
     CUstream CU_STREAM_PER_THREAD
 
@@ -261,6 +262,7 @@ cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     CUcontext stream_context(CUstream stream) except +translate
     void stream_wait_event(CUstream stream, CUevent event) except +translate
     void stream_wait_stream(CUstream stream, CUstream other) except +translate
+    void stream_launch_host_func(CUstream stream, CUhostFn fn, void* data) except +translate
     float elapsed_ms(const TimedEvent& end, const TimedEvent& start) except +translate
     void memcpy_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) except +translate
     void memset_async(CUdeviceptr dst, unsigned int value, int width, size_t count, CUstream stream) except +translate

@@ -2,7 +2,6 @@
 # exports one. The structs are DLPack 1.0's (dlpack.h), field for field.
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New
-from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free, malloc
 

@@ -183,6 +183,22 @@ cdef class Stream:
         with nogil:
             cpp.stream_wait_stream(handle, other)
 
+    def launch_host_func(self, callback):
+        """Queues callback() to run on a driver thread once the work submitted
+        so far has completed (cuLaunchHostFunc); later work waits for it. The
+        callback is kept alive until it has run; it must not call CUDA, and an
+        exception it raises goes to sys.unraisablehook. Beyond cuda.core."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        if not callable(callback):
+            raise TypeError(f"Stream.launch_host_func: callback must be callable, not {type(callback).__name__}")
+        Py_INCREF(callback)
+        try:
+            with nogil:
+                cpp.stream_launch_host_func(handle, _run_host_callback, <void*>callback)
+        except BaseException:
+            Py_DECREF(callback)
+            raise
+
     cdef int _device(self) except -1:
         cdef cpp.CUstream handle
         cdef cpp.CUcontext context
@@ -222,6 +238,14 @@ cdef class Stream:
         if value == 0:
             raise ValueError("Stream.from_handle: handle is 0; use LEGACY_DEFAULT_STREAM for the legacy default stream")
         return Stream._wrap(value, None, -1)
+
+
+cdef void _run_host_callback(void* data) noexcept with gil:
+    # The reference launch_host_func took is this call's; an exception is
+    # reported through sys.unraisablehook, as nothing waits for it.
+    callback = <object>data
+    Py_DECREF(callback)
+    callback()
 
 
 cdef Stream _builtin_stream(uintptr_t handle):

@@ -151,6 +151,10 @@ inline void stream_wait_stream(CUstream stream, CUstream other) {
   cubind::detail::check(status, failed);
 }
 
+inline void stream_launch_host_func(CUstream stream, CUhostFn fn, void* data) {
+  cubind::detail::check(cubind::raw::cuLaunchHostFunc(stream, fn, data), "cuLaunchHostFunc");
+}
+
 inline float elapsed_ms(const cubind::TimedEvent& end, const cubind::TimedEvent& start) {
   return (end - start).count();
 }

@@ -288,3 +288,26 @@ class _DLPackOf:
 
     def __dlpack_device__(self):
         return self.buffer.__dlpack_device__()
+
+
+def test_launch_host_func_checks_its_callback_and_keeps_no_reference_on_failure():
+    stream = Stream.from_handle(0x1234)
+    with pytest.raises(TypeError, match="callable"):
+        stream.launch_host_func(42)
+
+    def callback():
+        pass
+
+    references = sys.getrefcount(callback)
+    if not _has_driver():
+        with pytest.raises(RuntimeError, match="libcuda"):
+            stream.launch_host_func(callback)
+        assert sys.getrefcount(callback) == references
+
+
+def _has_driver():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True

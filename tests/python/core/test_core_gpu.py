@@ -382,6 +382,22 @@ def test_dlpack_export_to_cupy_or_torch(device, stream):
     assert values.shape == (64,) and str(values.dtype) == "int8" and (values == 5).all()
 
 
+def test_host_callbacks_run_in_order_and_report_exceptions(device, stream, monkeypatch):
+    ran = []
+    reported = []
+    monkeypatch.setattr("sys.unraisablehook", lambda info: reported.append(info.exc_value))
+    for i in range(3):
+        stream.launch_host_func(lambda i=i: ran.append(i))
+
+    def fails():
+        raise KeyError("from the callback")
+
+    stream.launch_host_func(fails)
+    stream.sync()
+    assert ran == [0, 1, 2]
+    assert len(reported) == 1 and isinstance(reported[0], KeyError)
+
+
 def test_a_cuda_error_carries_the_status(device, stream):
     with pytest.raises(CUDAError) as caught:
         device.allocate(1 << 62, stream=stream)
