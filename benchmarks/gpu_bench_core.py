@@ -160,7 +160,7 @@ def main():
     print("|---|---:|---:|")
     for side, ns in best.items():
         print(f"| {side} | {ns:.0f} | {ns - best['C']:.0f} |")
-    print(f"goal: cubind within C + 250 ns")
+    print("goal: cubind within C + 250 ns")
 
     print()
     print("| call | cubind us | cuda.core us |")

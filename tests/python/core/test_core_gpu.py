@@ -9,7 +9,6 @@ import pytest
 from cubind.core import (
     LEGACY_DEFAULT_STREAM,
     PER_THREAD_DEFAULT_STREAM,
-    Buffer,
     ComputeCapability,
     CUDAError,
     Device,
@@ -84,10 +83,6 @@ def stream(device):
     yield s
     s.sync()
     s.close()
-
-
-def host_pinned(device, nbytes, stream):
-    return LegacyPinnedMemoryResource().allocate(nbytes, stream=stream)
 
 
 def read_ints(buffer, stream, count, fmt="i"):
