@@ -8,6 +8,7 @@ Every call into a CUDA library releases the GIL.
 """
 
 from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy

@@ -82,35 +82,44 @@ cdef LaunchConfig _launch_config(config):
     return <LaunchConfig>config
 
 
-# An int fits a parameter of `size` bytes as a signed or an unsigned value.
-cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t index, Kernel kernel) except -1:
-    cdef int64_t s
-    cdef uint64_t u
-    if value < -(1 << 63) or value >= (1 << 64):
-        _argument_error(kernel, index, size, value, "is out of range")
-    if value < 0:
-        if size < 8 and value < -(1 << (8 * size - 1)):
-            _argument_error(kernel, index, size, value, "is out of range")
-        s = value
-        memcpy(slot, &s, size)
-    else:
-        if size < 8 and value >= (1 << (8 * size)):
-            _argument_error(kernel, index, size, value, "is out of range")
+# An int fits a parameter of 1, 2, 4 or 8 bytes as a signed or an unsigned
+# value of that size; checked in C, as this runs for every argument.
+cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
+    cdef int overflow = 0
+    cdef long long v
+    cdef unsigned long long u
+    cdef int bits
+    if size != 1 and size != 2 and size != 4 and size != 8:
+        return _argument_error(kernel, index, size, value, "cannot take an int")
+    v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow == 0:
+        if size < 8:
+            bits = 8 * <int>size
+            if v < -((<long long>1) << (bits - 1)) or v >= ((<long long>1) << bits):
+                return _argument_error(kernel, index, size, value, "is out of range")
+        # Little-endian: the low `size` bytes are the value in that size.
+        memcpy(slot, &v, size)
+        return 0
+    if overflow > 0 and size == 8 and value < (1 << 64):
         u = value
-        memcpy(slot, &u, size)
-    return 0
+        memcpy(slot, &u, 8)
+        return 0
+    return _argument_error(kernel, index, size, value, "is out of range")
 
 
-cdef int _argument_error(Kernel kernel, Py_ssize_t index, size_t size, value, str why) except -1:
+cdef int _argument_error(object kernel, Py_ssize_t index, size_t size, value, str why) except -1:
     # A value of a type the parameter cannot take is a TypeError; one of the
-    # right kind but out of range or of another size, a ValueError.
+    # right kind but out of range or of another size, a ValueError. kernel is
+    # the Kernel (its name is read only here, off the launch path) or a name.
+    if isinstance(kernel, Kernel):
+        kernel = kernel.name
     raise (TypeError if why.startswith("cannot take") else ValueError)(
-        f"launch: argument {index} of kernel '{kernel.name}' ({size}-byte parameter) {why}: "
+        f"launch: argument {index} of kernel '{kernel}' ({size}-byte parameter) {why}: "
         f"{type(value).__name__} {value!r}"
     )
 
 
-cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, Kernel kernel) except -1:
+cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
     # One argument into its parameter's bytes: Buffers as their address, ints
     # and floats converted to the parameter's size, anything with the buffer
     # protocol (NumPy and ctypes scalars, structs, bytes) copied as it is.
@@ -123,8 +132,6 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, Kernel ker
             _argument_error(kernel, index, size, arg, "cannot take a Buffer (an 8-byte pointer)")
         memcpy(slot, &(<Buffer>arg)._ptr, 8)
     elif t is int or t is bool:
-        if size > 8:
-            _argument_error(kernel, index, size, arg, "cannot take an int")
         _pack_int(arg, size, slot, index, kernel)
     elif t is float:
         if size == 8:
@@ -200,3 +207,18 @@ def launch(stream, config, kernel, *kernel_args):
         storage += ((size + 7) // 8) * 8
     with nogil:
         cpp.launch_type_erased(cpp.StreamRef(handle), c._cpp, k._cpp, pointers, k._sizes.data(), n)
+
+
+def _packed_arguments(sizes, args, kernel_name="kernel"):
+    """The bytes launch would pass for args to parameters of these sizes: the
+    conversion launch makes, for tests that have no GPU."""
+    out = []
+    cdef uint64_t slot[8]
+    if len(sizes) != len(args):
+        raise TypeError(f"{len(sizes)} sizes, {len(args)} arguments")
+    for i, (size, arg) in enumerate(zip(sizes, args)):
+        if size > 64:
+            raise ValueError("parameters of at most 64 bytes")
+        _pack(arg, size, <char*>slot, i, kernel_name)
+        out.append((<char*>slot)[:size])
+    return out

@@ -311,3 +311,54 @@ def _has_driver():
     except OSError:
         return False
     return True
+
+
+def test_launch_converts_each_argument_to_its_parameters_bytes():
+    import struct
+
+    from cubind.core._core import _packed_arguments
+
+    block = (ctypes.c_char * 8)()
+    buffer = Buffer.from_handle(ctypes.addressof(block), 8)
+
+    class Pair(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+
+    sizes = [8, 1, 2, 4, 8, 4, 8, 16, 4, 8, 4, 8, 1]
+    args = [buffer, -3, 65535, -70000, 2**64 - 1, 1.5, 2.5, Pair(7, 0.25), ctypes.c_float(3.0), ctypes.c_int64(-9),
+            struct.pack("<i", 11), 0x1234, True]
+    packed = _packed_arguments(sizes, args)
+    assert packed == [
+        struct.pack("<Q", ctypes.addressof(block)),
+        struct.pack("<b", -3),
+        struct.pack("<H", 65535),
+        struct.pack("<i", -70000),
+        struct.pack("<Q", 2**64 - 1),
+        struct.pack("<f", 1.5),        # a float for a 4-byte parameter is a C float
+        struct.pack("<d", 2.5),
+        bytes(Pair(7, 0.25)),          # a struct by value
+        struct.pack("<f", 3.0),
+        struct.pack("<q", -9),
+        struct.pack("<i", 11),
+        struct.pack("<Q", 0x1234),     # an int as a pointer
+        b"\x01",
+    ]
+
+
+@pytest.mark.parametrize("size, arg, error, message", [
+    (4, 2**32, ValueError, r"argument 0 of kernel 'k' \(4-byte parameter\) is out of range: int 4294967296"),
+    (1, -129, ValueError, "is out of range"),
+    (8, -(2**63) - 1, ValueError, "is out of range"),
+    (8, 2**64, ValueError, "is out of range"),
+    (2, 1.0, TypeError, r"\(2-byte parameter\) cannot take a float"),
+    (16, 3, TypeError, "cannot take an int"),
+    (4, "text", TypeError, "cannot take this type: str 'text'"),
+    (4, b"12345", ValueError, r"differs in size \(5 bytes\)"),
+    (4, ctypes.c_double(1.0), ValueError, r"differs in size \(8 bytes\)"),
+    (4, Buffer.from_handle(0x1000, 4), TypeError, "cannot take a Buffer"),
+])
+def test_launch_argument_errors_name_the_argument(size, arg, error, message):
+    from cubind.core._core import _packed_arguments
+
+    with pytest.raises(error, match=message):
+        _packed_arguments([size], [arg], "k")
