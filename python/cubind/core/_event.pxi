@@ -35,7 +35,7 @@ cdef class Event:
     @staticmethod
     def _init(device_id, options=None):
         cdef Event self = Event.__new__(Event)
-        cdef int ordinal = _device_ordinal(device_id)
+        cdef int ordinal
         if options is None:
             options = EventOptions()
         elif isinstance(options, dict):
@@ -47,6 +47,7 @@ cdef class Event:
         self._ipc = bool(options.ipc_enabled)
         if self._timing and self._ipc:
             raise TypeError("IPC-enabled events cannot use timing (EventOptions: timing_enabled and ipc_enabled)")
+        ordinal = _device_ordinal(device_id)
         self._device_id = ordinal
         if self._timing:
             with nogil:

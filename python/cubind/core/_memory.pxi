@@ -150,11 +150,12 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
     cdef int _device_id
 
     def __init__(self, device_id, options=None):
-        cdef int ordinal = _device_ordinal(device_id)
+        cdef int ordinal
         cdef size_t max_size = 0
         cdef cbool ipc_enabled = False
-        self._device_id = ordinal
         if options is None:
+            ordinal = _device_ordinal(device_id)
+            self._device_id = ordinal
             with nogil:
                 self._pool = shared_ptr[cpp.DeviceMemoryResource](cpp.device_pool_default(ordinal))
         else:
@@ -168,6 +169,8 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
                 raise ValueError(f"DeviceMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
             max_size = options.max_size
             ipc_enabled = bool(options.ipc_enabled)
+            ordinal = _device_ordinal(device_id)
+            self._device_id = ordinal
             with nogil:
                 self._pool = shared_ptr[cpp.DeviceMemoryResource](cpp.device_pool_new(ordinal, max_size, ipc_enabled))
         self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.DeviceMemoryResource](self._pool)

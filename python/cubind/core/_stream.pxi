@@ -78,11 +78,13 @@ cdef class Stream:
             options = StreamOptions(**options)
         elif not isinstance(options, StreamOptions):
             raise TypeError(f"options must be a StreamOptions, a dict or None, not {type(options).__name__}")
-        ordinal = _device_ordinal(Device() if device_id is None else device_id)
         nonblocking = bool(options.nonblocking)
         has_priority = options.priority is not None
         if has_priority:
+            if not isinstance(options.priority, int) or isinstance(options.priority, bool):
+                raise TypeError(f"StreamOptions.priority must be an int or None, not {options.priority!r}")
             priority = options.priority
+        ordinal = _device_ordinal(Device() if device_id is None else device_id)
         self = Stream.__new__(Stream)
         with nogil:
             self._owner = cpp.stream_new(ordinal, nonblocking, has_priority, priority)

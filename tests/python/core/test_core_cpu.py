@@ -362,3 +362,23 @@ def test_launch_argument_errors_name_the_argument(size, arg, error, message):
 
     with pytest.raises(error, match=message):
         _packed_arguments([size], [arg], "k")
+
+
+def test_options_are_checked_before_any_cuda_call():
+    from cubind.core import DeviceMemoryResource, Event
+
+    with pytest.raises(TypeError, match="IPC-enabled events cannot use timing"):
+        Event._init(0, EventOptions(timing_enabled=True, ipc_enabled=True))
+    with pytest.raises(TypeError, match="EventOptions"):
+        Event._init(0, 3)
+    with pytest.raises(TypeError, match="StreamOptions.priority"):
+        Stream._init(None, StreamOptions(priority="high"), 0)
+    with pytest.raises(TypeError, match="StreamOptions"):
+        Stream._init(None, ["nonblocking"], 0)
+    with pytest.raises(ValueError, match="both"):
+        Stream._init(ForeignStream(5), StreamOptions(), 0)
+    assert Stream._init(ForeignStream(5)).__cuda_stream__() == (0, 5)
+    with pytest.raises(ValueError, match="max_size is -1"):
+        DeviceMemoryResource(0, DeviceMemoryResourceOptions(max_size=-1))
+    with pytest.raises(TypeError, match="DeviceMemoryResourceOptions"):
+        DeviceMemoryResource(0, "big")

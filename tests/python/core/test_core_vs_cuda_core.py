@@ -366,3 +366,22 @@ def test_errors_agree_on_closed_objects_and_bad_targets():
             module.Linker(options=module.LinkerOptions(arch=ARCH))
         with pytest.raises(RuntimeError, match="cannot be instantiated directly"):
             module.ObjectCode()
+
+
+@pytest.mark.parametrize("module, name", [("_device", "DeviceProperties"), ("_module", "KernelAttributes"),
+                                          ("_module", "KernelOccupancy")])
+def test_helper_classes_have_the_same_members(module, name):
+    from cubind.core import _core
+
+    theirs = getattr(importlib.import_module(f"cuda.core.{module}"), name)
+    ours = getattr(_core, name)
+    missing = [m for m in _members(theirs) if not hasattr(ours, m)]
+    assert not missing
+    for member in _members(theirs):
+        their_static = inspect.getattr_static(theirs, member)
+        if callable(their_static) and not inspect.isdatadescriptor(their_static):
+            expected = _from_inspect(getattr(theirs, member), drop_self=True)
+            if expected is None and f"{name}.{member}" in STUBS:
+                expected = _from_stub(STUBS[f"{name}.{member}"], drop_first=True)
+            if expected is not None:
+                assert _positional_ok(_from_inspect(getattr(ours, member), drop_self=True)) == _positional_ok(expected)
