@@ -180,6 +180,10 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
             raise RuntimeError("DeviceMemoryResource has been closed")
         return self._pool.get()
 
+    cdef int _ensure(self) except -1:
+        self._get()
+        return 0
+
     def close(self):
         """Lets go of the pool: one of its own is destroyed once its buffers are."""
         self._pool = shared_ptr[cpp.DeviceMemoryResource]()

@@ -259,6 +259,8 @@ def test_device_memory_resource_of_its_own_pool(device, stream):
     mr.close()
     with pytest.raises(RuntimeError, match="closed"):
         mr.handle
+    with pytest.raises(RuntimeError, match="DeviceMemoryResource has been closed"):
+        mr.allocate(8, stream=stream)
 
 
 def test_kernel_introspection(module, device):
