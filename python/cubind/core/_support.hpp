@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -131,6 +132,25 @@ inline CUcontext stream_context(CUstream stream) {
   return context;
 }
 
+// The context of `stream`, or null where the driver cannot say (a default
+// stream with no context current): calls that take their context from the
+// current one enter it, so that cubind.core needs no set_current() first.
+inline CUcontext context_of(CUstream stream) {
+  CUcontext context = nullptr;
+  if (cubind::raw::cuStreamGetCtx(stream, &context) != CUDA_SUCCESS) return nullptr;
+  return context;
+}
+
+class StreamContextGuard {
+ public:
+  explicit StreamContextGuard(CUstream stream) {
+    if (CUcontext context = context_of(stream)) guard_.emplace(cubind::Context::from_native_handle(context));
+  }
+
+ private:
+  std::optional<cubind::ContextGuard> guard_;
+};
+
 inline void stream_wait_event(CUstream stream, CUevent event) {
   cubind::detail::check(cubind::raw::cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
 }
@@ -138,6 +158,7 @@ inline void stream_wait_event(CUstream stream, CUevent event) {
 // Work submitted to `stream` from now on waits for the work submitted to
 // `other` so far, through an event of its own recorded on `other`.
 inline void stream_wait_stream(CUstream stream, CUstream other) {
+  StreamContextGuard guard(other);
   CUevent event = nullptr;
   cubind::detail::check(cubind::raw::cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   CUresult status = cubind::raw::cuEventRecord(event, other);
@@ -160,11 +181,13 @@ inline float elapsed_ms(const cubind::TimedEvent& end, const cubind::TimedEvent&
 }
 
 inline void memcpy_async(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  StreamContextGuard guard(stream);
   cubind::detail::check(cubind::raw::cuMemcpyAsync(dst, src, bytes, stream), "cuMemcpyAsync");
 }
 
 // width is 1, 2 or 4 bytes; count is in elements of that width.
 inline void memset_async(CUdeviceptr dst, unsigned int value, int width, std::size_t count, CUstream stream) {
+  StreamContextGuard guard(stream);
   if (width == 1) {
     cubind::detail::check(cubind::raw::cuMemsetD8Async(dst, static_cast<unsigned char>(value), count, stream),
                           "cuMemsetD8Async");

@@ -382,3 +382,16 @@ def test_options_are_checked_before_any_cuda_call():
         DeviceMemoryResource(0, DeviceMemoryResourceOptions(max_size=-1))
     with pytest.raises(TypeError, match="DeviceMemoryResourceOptions"):
         DeviceMemoryResource(0, "big")
+
+
+@pytest.mark.skipif(_has_driver(), reason="checks the error where no driver is installed")
+def test_copy_and_fill_without_a_driver_raise_instead_of_crashing():
+    a, b = Buffer.from_handle(0x1000, 64), Buffer.from_handle(0x2000, 64)
+    with pytest.raises(RuntimeError, match="libcuda"):
+        a.copy_to(b, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(RuntimeError, match="libcuda"):
+        a.fill(1, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(RuntimeError, match="libcuda"):
+        Stream.from_handle(0x1234).wait(Stream.from_handle(0x5678))
+    with pytest.raises(RuntimeError, match="libcuda"):
+        LEGACY_DEFAULT_STREAM.sync()
