@@ -160,6 +160,26 @@ cdef class ObjectCode:
         return f"<ObjectCode code_type={self._code_type!r} name={self._name!r}>"
 
 
+cdef extern from "<cuda.h>":
+    enum:
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+        CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+        CU_FUNC_ATTRIBUTE_NUM_REGS
+        CU_FUNC_ATTRIBUTE_PTX_VERSION
+        CU_FUNC_ATTRIBUTE_BINARY_VERSION
+        CU_FUNC_ATTRIBUTE_CACHE_MODE_CA
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+        CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+
+
 cdef class KernelAttributes:
     """A kernel's attributes (cuKernelGetAttribute) on one device:
     kernel.attributes.num_regs is for the current device,
@@ -186,67 +206,67 @@ cdef class KernelAttributes:
 
     @property
     def max_threads_per_block(self):
-        return self._get(0)
+        return self._get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
 
     @property
     def shared_size_bytes(self):
-        return self._get(1)
+        return self._get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
 
     @property
     def const_size_bytes(self):
-        return self._get(2)
+        return self._get(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)
 
     @property
     def local_size_bytes(self):
-        return self._get(3)
+        return self._get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
 
     @property
     def num_regs(self):
-        return self._get(4)
+        return self._get(CU_FUNC_ATTRIBUTE_NUM_REGS)
 
     @property
     def ptx_version(self):
-        return self._get(5)
+        return self._get(CU_FUNC_ATTRIBUTE_PTX_VERSION)
 
     @property
     def binary_version(self):
-        return self._get(6)
+        return self._get(CU_FUNC_ATTRIBUTE_BINARY_VERSION)
 
     @property
     def cache_mode_ca(self):
-        return bool(self._get(7))
+        return bool(self._get(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA))
 
     @property
     def max_dynamic_shared_size_bytes(self):
-        return self._get(8)
+        return self._get(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
 
     @property
     def preferred_shared_memory_carveout(self):
-        return self._get(9)
+        return self._get(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
 
     @property
     def cluster_size_must_be_set(self):
-        return bool(self._get(10))
+        return bool(self._get(CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET))
 
     @property
     def required_cluster_width(self):
-        return self._get(11)
+        return self._get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)
 
     @property
     def required_cluster_height(self):
-        return self._get(12)
+        return self._get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)
 
     @property
     def required_cluster_depth(self):
-        return self._get(13)
+        return self._get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH)
 
     @property
     def non_portable_cluster_size_allowed(self):
-        return bool(self._get(14))
+        return bool(self._get(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED))
 
     @property
     def cluster_scheduling_policy_preference(self):
-        return self._get(15)
+        return self._get(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
 
 
 cdef class KernelOccupancy:
