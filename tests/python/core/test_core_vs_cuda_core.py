@@ -385,3 +385,14 @@ def test_helper_classes_have_the_same_members(module, name):
                 expected = _from_stub(STUBS[f"{name}.{member}"], drop_first=True)
             if expected is not None:
                 assert _positional_ok(_from_inspect(getattr(ours, member), drop_self=True)) == _positional_ok(expected)
+
+
+@pytest.mark.gpu
+def test_ptx_compiles_to_the_same_text():
+    # cuda.core checks that the driver can load the PTX it makes, so this
+    # comparison needs a GPU.
+    cc.Device(0).set_current()
+    ours, theirs = _compile(cb, "ptx"), _compile(cc, "ptx")
+    assert ours.code_type == theirs.code_type == "ptx"
+    assert ours.symbol_mapping == theirs.symbol_mapping
+    assert ours.code == theirs.code
