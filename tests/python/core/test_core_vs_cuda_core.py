@@ -176,11 +176,10 @@ def test_what_is_left_out_is_in_the_migration_guide():
         assert f"`{key.split('.')[1]}" in guide or f"`{key}`" in guide, f"{key} is not in docs/migration-from-cuda-core.md"
 
 
-@pytest.mark.parametrize("name", CLASSES)
+@pytest.mark.parametrize("name", [n for n in CLASSES if not dataclasses.is_dataclass(getattr(cc, n))])
 def test_constructor_has_the_same_parameters(name):
+    # The option dataclasses are compared field by field below.
     ours, theirs = getattr(cb, name), getattr(cc, name)
-    if dataclasses.is_dataclass(theirs):
-        pytest.skip("a dataclass: compared field by field")
     expected = _from_inspect(theirs, drop_self=False)
     if expected is None:
         stub = STUBS.get(f"{name}.__init__") or STUBS.get(f"{name}.__new__")
