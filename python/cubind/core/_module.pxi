@@ -159,6 +159,14 @@ cdef class ObjectCode:
     def __repr__(self):
         return f"<ObjectCode code_type={self._code_type!r} name={self._name!r}>"
 
+    def __reduce__(self):
+        # Pickled as its code, kind, name and mapping; loaded anew where unpickled.
+        return _object_code_from, (self._code, self._code_type, self._name, self._symbol_mapping)
+
+
+def _object_code_from(module, code_type, name, symbol_mapping):
+    return ObjectCode._init(module, code_type, name=name, symbol_mapping=symbol_mapping)
+
 
 cdef extern from "<cuda.h>":
     enum:

@@ -232,3 +232,13 @@ def test_link_reads_a_cubin_file_from_disk(tmp_path):
     path.write_bytes(ptx)
     code = Linker(ObjectCode.from_ptx(path), options=LinkerOptions(arch=ARCH)).link("cubin")
     assert code.code[:4] == b"\x7fELF"
+
+
+def test_object_code_pickles_as_its_code():
+    import pickle
+
+    code = Program(TEMPLATE, "c++", ProgramOptions(arch=ARCH, name="t.cu")).compile(
+        "cubin", name_expressions=["scale<float>"])
+    copy = pickle.loads(pickle.dumps(code))
+    assert (copy.code, copy.code_type, copy.name, copy.symbol_mapping) == (
+        code.code, code.code_type, code.name, code.symbol_mapping)
