@@ -87,6 +87,25 @@ for s in examples/python/bindings/*.py; do
   echo "$row"
 done
 
+# cubind.core's examples, each on cubind.core and on cuda.core (the runner
+# swaps the import): one row per example, the last line of each run.
+CORE_EXAMPLES=()
+for ex in examples/python/core/[a-z]*.py; do
+  [ "$(basename "$ex")" = run.py ] && continue
+  name=$(basename "$ex" .py)
+  row=""
+  for impl in cubind cuda.core; do
+    log="$OUT/core_example_${name}_${impl}.log"
+    if [ "$impl" = cuda.core ] && ! python3 -c "import cuda.core" 2>/dev/null; then
+      row="$row | cuda.core not installed"
+      continue
+    fi
+    if python3 examples/python/core/run.py "$impl" "$ex" >"$log" 2>&1; then status="ok"; else status="FAILED"; fi
+    row="$row | $status: $(tail -1 "$log" | tr '|' '/')"
+  done
+  CORE_EXAMPLES+=("| $name$row |")
+done
+
 for b in benchmarks/gpu_*.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
@@ -111,3 +130,9 @@ echo
 echo "| sample | cubind | cuda.bindings |"
 echo "|---|---|---|"
 for row in "${SAMPLE_ROWS[@]}"; do echo "$row"; done
+if ((${#CORE_EXAMPLES[@]})); then
+  echo
+  echo "| cubind.core example | cubind.core | cuda.core |"
+  echo "|---|---|---|"
+  printf '%s\n' "${CORE_EXAMPLES[@]}"
+fi

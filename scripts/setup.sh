@@ -11,8 +11,9 @@ APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cp
               nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils
               libegl-dev libgl-dev libvdpau-dev)
 # cuda-bindings: NVIDIA's bindings of the same CUDA version, which the
-# compatibility tests compare cubind.bindings with (names, signatures, values).
-PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7" "cuda-bindings==13.0.*")
+# compatibility tests compare cubind.bindings with (names, signatures, values);
+# cuda-core: NVIDIA's cuda.core 1.2, which cubind.core is compared with.
+PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7" "cuda-bindings==13.0.*" "cuda-core==1.2.*")
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -25,7 +26,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import Cython, scikit_build_core, pytest, cuda.bindings" 2>/dev/null; then
+if ! python3 -c "import Cython, scikit_build_core, pytest, cuda.bindings, cuda.core" 2>/dev/null; then
   echo "setup: pip install ${PIP_PACKAGES[*]}"
   python3 -m pip install -q "${PIP_PACKAGES[@]}"
 fi

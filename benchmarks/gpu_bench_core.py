@@ -1,0 +1,209 @@
+"""cubind.core against NVIDIA's cuda.core 1.2 and a C floor, side by side in one run.
+
+Launch of an empty kernel with 0, 4 and 16 int arguments: per round a burst of
+launches from C (benchmarks/driver_floor.cpp, cuLaunchKernel loaded into this
+process), through cubind.core.launch and through cuda.core.launch, on the same
+context, stream and kernel (cubind's CUkernel; cuda.core's own, loaded from
+the same CUBIN), in rotating order; the overhead is the median over rounds of
+each burst less C's. Allocate + free of 4 KiB from the device's default pool:
+per round C (benchmarks/core_alloc_floor.cpp), cubind and cuda.core, best of
+rounds. Beside them: Device(0).set_current() + create_stream(), Stream.record(),
+Event timing, and `import cubind.core` against `import cuda.core`.
+
+Goals (issue "cubind.core in Python, part 1"): launches within C + 0.3, 0.4 and
+0.5 us for 0, 4 and 16 arguments; allocate + free within C + 0.25 us;
+import <= 25 ms.
+
+    python3 benchmarks/gpu_bench_core.py      (on a GPU machine)
+"""
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gpu_bench_bindings import KERNELS, build_c_floor, checked, import_ms  # noqa: E402
+
+import cubind.core as cb  # noqa: E402
+
+LAUNCHES_PER_BURST = 256
+LAUNCH_ROUNDS = 300
+WARMUP_ROUNDS = 10
+ALLOC_BYTES = 4096
+ALLOC_PER_ROUND = 2000
+ALLOC_ROUNDS = 15
+GOALS_US = {0: 0.3, 4: 0.4, 16: 0.5}
+
+
+def build_alloc_floor():
+    out = tempfile.mkdtemp(prefix="cubind_alloc_floor_")
+    so = os.path.join(out, "libcubind_alloc_floor.so")
+    cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+    subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-I", cuda_inc,
+                    os.path.join(HERE, "core_alloc_floor.cpp"), "-o", so, "-ldl"], check=True)
+    lib = ctypes.CDLL(so)
+    lib.alloc_free_ns.restype = ctypes.c_double
+    lib.alloc_free_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_long, ctypes.c_int]
+    if lib.alloc_floor_open() != 0:
+        raise RuntimeError("allocation floor: libcuda.so.1 lacks cuMemAllocFromPoolAsync or cuMemFreeAsync")
+    return lib
+
+
+_BURST = """
+def burst(launch, s, config, kernel, args, r, clock):
+    start = clock()
+    for _ in r:
+        launch(s, config, kernel, *args)
+    return clock() - start
+"""
+
+
+def python_burst(module, stream, kernel, nargs, count):
+    env = {}
+    exec(compile(_BURST, "<burst>", "exec"), env)
+    burst = env["burst"]
+    config = module.LaunchConfig(grid=1, block=1)
+    args = tuple(range(nargs))
+    r = range(count)
+    module.launch(stream, config, kernel, *args)
+    stream.sync()
+
+    def timed():
+        stream.sync()
+        ns = burst(module.launch, stream, config, kernel, args, r, time.perf_counter_ns)
+        stream.sync()
+        return ns / count
+    return timed
+
+
+def alloc_free_ns(device, stream):
+    def one_round():
+        allocate = device.allocate
+        start = time.perf_counter_ns()
+        for _ in range(ALLOC_PER_ROUND):
+            allocate(ALLOC_BYTES, stream=stream).close()
+        ns = (time.perf_counter_ns() - start) / ALLOC_PER_ROUND
+        stream.sync()
+        return ns
+    return one_round
+
+
+def per_call_us(fn, number=2000):
+    return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
+
+
+def main():
+    try:
+        import cuda.core as cc
+    except ImportError:
+        cc = None
+
+    device = cb.Device(0)
+    device.set_current()
+    stream = device.create_stream()
+    cubin = cb.Program(KERNELS, "c++", cb.ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin").code
+    module = cb.ObjectCode.from_cubin(cubin)
+    kernels = {n: module.get_kernel(f"k{n}") for n in (0, 4, 16)}
+    c_floor = build_c_floor()
+    alloc_floor = build_alloc_floor()
+
+    sides = {"cubind": (cb, stream, kernels)}
+    if cc is not None:
+        cc_device = cc.Device(0)
+        cc_device.set_current()
+        cc_stream = cc.Stream.from_handle(int(stream.handle))
+        cc_module = cc.ObjectCode.from_cubin(cubin)
+        sides["cuda.core"] = (cc, cc_stream, {n: cc_module.get_kernel(f"k{n}") for n in (0, 4, 16)})
+
+    results = {}
+    print("| launch | C ns | " + " | ".join(f"{s} ns | {s} over C ns" for s in sides) + " | goal over C ns |")
+    print("|---|---:|" + "---:|---:|" * len(sides) + "---:|")
+    for n in (0, 4, 16):
+        bursts = {"C": lambda n=n: checked(
+            c_floor.floor_launch_ns(int(kernels[n].handle), int(stream.handle), n, LAUNCHES_PER_BURST), "launch")}
+        for side, (mod, s, ks) in sides.items():
+            bursts[side] = python_burst(mod, s, ks[n], n, LAUNCHES_PER_BURST)
+        order = list(bursts)
+        times = {side: [] for side in order}
+        for round_ in range(-WARMUP_ROUNDS, LAUNCH_ROUNDS):
+            shift = round_ % len(order)
+            this_round = {side: bursts[side]() for side in order[shift:] + order[:shift]}
+            if round_ >= 0:
+                for side, ns in this_round.items():
+                    times[side].append(ns)
+        c = statistics.median(times["C"])
+        cells = []
+        for side in sides:
+            over = statistics.median(v - f for v, f in zip(times[side], times["C"]))
+            results[(side, n)] = over
+            cells.append(f"{statistics.median(times[side]):.0f} | {over:.0f}")
+        print(f"| {n} args | {c:.0f} | " + " | ".join(cells) + f" | {GOALS_US[n] * 1000:.0f} |")
+
+    # Allocate + free of 4 KiB from the default pool, rounds of C and each side.
+    pool = int(device.memory_resource.handle)
+    rounds = {"C": lambda: checked(
+        alloc_floor.alloc_free_ns(pool, int(stream.handle), ALLOC_BYTES, ALLOC_PER_ROUND, 1), "alloc")}
+    rounds["cubind"] = alloc_free_ns(device, stream)
+    if cc is not None:
+        rounds["cuda.core"] = alloc_free_ns(cc_device, sides["cuda.core"][1])
+    best = {side: float("inf") for side in rounds}
+    for _ in range(ALLOC_ROUNDS):
+        for side, fn in rounds.items():
+            best[side] = min(best[side], fn())
+    print()
+    print("| allocate + free 4 KiB | ns | over C ns |")
+    print("|---|---:|---:|")
+    for side, ns in best.items():
+        print(f"| {side} | {ns:.0f} | {ns - best['C']:.0f} |")
+    print("goal: cubind within C + 250 ns")
+
+    print()
+    print("| call | cubind us | cuda.core us |")
+    print("|---|---:|---:|")
+
+    def setup(mod):
+        def run():
+            d = mod.Device(0)
+            d.set_current()
+            d.create_stream().close()
+        return run
+
+    def record(s):
+        return lambda: s.record()
+
+    def timing(mod, dev, s):
+        options = mod.EventOptions(timing_enabled=True)
+
+        def run():
+            a = s.record(options=options)
+            b = s.record(options=options)
+            b.sync()
+            return b - a
+        return run
+
+    rows = [("Device(0) + set_current() + create_stream()", lambda mod, d, s: setup(mod)),
+            ("Stream.record()", lambda mod, d, s: record(s)),
+            ("two timed events, sync, subtract", timing)]
+    for label, make in rows:
+        ours = per_call_us(make(cb, device, stream), number=500)
+        theirs = per_call_us(make(cc, cc_device, sides["cuda.core"][1]), number=500) if cc is not None else float("nan")
+        print(f"| {label} | {ours:.2f} | {theirs:.2f} |")
+
+    print()
+    ours = import_ms("cubind.core")
+    theirs = import_ms("cuda.core") if cc is not None else float("nan")
+    print("| import | ms |")
+    print("|---|---:|")
+    print(f"| cubind.core | {ours:.1f} |")
+    print(f"| cuda.core | {theirs:.1f} |")
+    print("goal: import cubind.core <= 25 ms")
+    stream.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""cubind.core: the pythonic layer of cubind, over its C++ core.
+
+The public API of NVIDIA's cuda.core 1.2 (Device, Stream, Event, Buffer,
+memory resources, Program, Linker, ObjectCode, Kernel, LaunchConfig, launch),
+so that code written for cuda.core runs by changing the import. What differs,
+and why, is listed in docs/migration-from-cuda-core.md.
+
+Importing cubind.core loads no CUDA library and imports no NumPy; the first
+call that needs a library loads it.
+"""
+
+__version__ = "0.1.0"
+
+# The cubind.bindings versions this cubind.core is built and tested with: the
+# two subpackages are versioned apart (bindings follow the CUDA headers).
+_BINDINGS_RANGE = ((13, 0), (14, 0))
+
+
+def _check_bindings_version():
+    from cubind.bindings import __version__ as bindings_version
+
+    try:
+        found = tuple(int(part) for part in bindings_version.split(".")[:2])
+    except ValueError:
+        found = None
+    low, high = _BINDINGS_RANGE
+    if found is None or not low <= found < high:
+        raise ImportError(
+            f"cubind.core {__version__} works with cubind.bindings >= {low[0]}.{low[1]} and < "
+            f"{high[0]}.{high[1]}, but cubind.bindings {bindings_version} is installed; "
+            "install matching versions of both"
+        )
+
+
+_check_bindings_version()
+del _check_bindings_version
+
+from cubind.core._options import (  # noqa: E402
+    DeviceMemoryResourceOptions,
+    EventOptions,
+    LinkerOptions,
+    PinnedMemoryResourceOptions,
+    ProgramOptions,
+    StreamOptions,
+)
+from cubind.core._core import (  # noqa: E402
+    LEGACY_DEFAULT_STREAM,
+    PER_THREAD_DEFAULT_STREAM,
+    Buffer,
+    ComputeCapability,
+    Context,
+    CUDAError,
+    Device,
+    DeviceMemoryResource,
+    DeviceProperties,
+    Event,
+    Kernel,
+    LaunchConfig,
+    LegacyPinnedMemoryResource,
+    Linker,
+    MemoryResource,
+    NVRTCError,
+    NvJitLinkError,
+    ObjectCode,
+    PinnedMemoryResource,
+    Program,
+    Stream,
+    launch,
+)
+
+__all__ = [
+    "LEGACY_DEFAULT_STREAM",
+    "PER_THREAD_DEFAULT_STREAM",
+    "Buffer",
+    "CUDAError",
+    "ComputeCapability",
+    "Context",
+    "Device",
+    "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
+    "DeviceProperties",
+    "Event",
+    "EventOptions",
+    "Kernel",
+    "LaunchConfig",
+    "LegacyPinnedMemoryResource",
+    "Linker",
+    "LinkerOptions",
+    "MemoryResource",
+    "NVRTCError",
+    "NvJitLinkError",
+    "ObjectCode",
+    "PinnedMemoryResource",
+    "PinnedMemoryResourceOptions",
+    "Program",
+    "ProgramOptions",
+    "Stream",
+    "StreamOptions",
+    "launch",
+]

@@ -1,0 +1,46 @@
+# cython: language_level=3, binding=True, embedsignature=True, embedsignature.format=clinic
+# cython: auto_pickle=False
+"""cubind.core's compiled classes: Cython over the C++ core (libcubind).
+
+One extension module, in one file per concept (the .pxi files beside it), so
+that the classes reach each other's C-level fields without a cimport chain.
+Every call into a CUDA library releases the GIL.
+"""
+
+from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
+from libc.string cimport memcpy
+from libcpp cimport bool as cbool
+from libcpp.memory cimport shared_ptr, unique_ptr, static_pointer_cast
+from libcpp.optional cimport optional
+from libcpp.string cimport string
+from libcpp.utility cimport move
+from libcpp.vector cimport vector
+
+cimport cubind.core._cpp as cpp
+
+import os
+import threading
+from collections import namedtuple
+
+from cubind.core._options import (
+    DeviceMemoryResourceOptions,
+    EventOptions,
+    LinkerOptions,
+    PinnedMemoryResourceOptions,
+    ProgramOptions,
+    StreamOptions,
+)
+
+include "_errors.pxi"
+include "_module.pxi"
+include "_program.pxi"
+include "_linker.pxi"
+include "_device.pxi"
+include "_stream.pxi"
+include "_event.pxi"
+include "_memory.pxi"
+include "_dlpack.pxi"
+include "_launch.pxi"

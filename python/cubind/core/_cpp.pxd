@@ -1,0 +1,271 @@
+# cython: language_level=3
+# The C++ core (core/include/cubind/*.hpp) as cubind.core's Cython modules see
+# it. Every call that can throw translates the C++ exception through
+# cubind_core::translate (_translate.hpp) into CUDAError, ValueError, ...
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
+from libcpp cimport bool
+from libcpp.map cimport map
+from libcpp.memory cimport shared_ptr, unique_ptr
+from libcpp.optional cimport optional
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+cdef extern from "<cuda.h>" nogil:
+    ctypedef int CUdevice
+    ctypedef int CUresult
+    ctypedef enum CUdevice_attribute:
+        pass
+    ctypedef enum CUfunction_attribute:
+        pass
+    ctypedef uintptr_t CUdeviceptr
+    ctypedef struct CUctx_st
+    ctypedef CUctx_st* CUcontext
+    ctypedef struct CUstream_st
+    ctypedef CUstream_st* CUstream
+    ctypedef struct CUevent_st
+    ctypedef CUevent_st* CUevent
+    ctypedef struct CUkern_st
+    ctypedef CUkern_st* CUkernel
+    ctypedef struct CUlib_st
+    ctypedef CUlib_st* CUlibrary
+    ctypedef struct CUmemPoolHandle_st
+    ctypedef CUmemPoolHandle_st* CUmemoryPool
+    ctypedef void (*CUhostFn)(void* data) noexcept nogil
+    CUstream CU_STREAM_LEGACY
+    CUstream CU_STREAM_PER_THREAD
+
+cdef extern from "_translate.hpp" namespace "cubind_core":
+    void translate()
+    void set_error_classes(object cuda_error, object nvrtc_error, object nvjitlink_error)
+
+cdef extern from "cubind/device.hpp" namespace "cubind" nogil:
+    # Device and Context have no default constructor, which Cython's
+    # temporaries need: cubind.core reaches them by ordinal (_support.hpp).
+    cdef cppclass ComputeCapability:
+        int major
+        int minor
+
+cdef extern from "cubind/stream.hpp" namespace "cubind" nogil:
+    cdef cppclass StreamRef:
+        StreamRef(CUstream handle)
+        CUstream handle()
+
+    cdef cppclass StreamOptions:
+        StreamOptions()
+        bool non_blocking
+        optional[int] priority
+
+    cdef cppclass Stream:
+        CUstream handle()
+
+cdef extern from "cubind/event.hpp" namespace "cubind" nogil:
+    cdef cppclass EventRef:
+        EventRef(CUevent handle)
+        CUevent handle()
+        void record(StreamRef stream) except +translate
+        bool query() except +translate
+        void sync() except +translate
+
+    cdef cppclass EventOptions:
+        EventOptions()
+        bool blocking_sync
+        bool interprocess
+
+    cdef cppclass Event(EventRef):
+        pass
+
+    cdef cppclass TimedEvent(Event):
+        pass
+
+cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
+    cdef cppclass MemoryResource:
+        void* allocate(size_t bytes, StreamRef stream) except +translate
+        void deallocate(void* ptr, size_t bytes, StreamRef stream) except +translate
+        bool is_device_accessible()
+        bool is_host_accessible()
+        int device_id()
+
+    cdef cppclass DeviceMemoryResourceOptions:
+        DeviceMemoryResourceOptions()
+        optional[uint64_t] release_threshold
+        size_t max_size
+        bool ipc_enabled
+
+    cdef cppclass DeviceMemoryResource(MemoryResource):
+        CUmemoryPool handle()
+        bool owns_pool()
+        bool is_ipc_enabled()
+        uint64_t release_threshold() except +translate
+        void set_release_threshold(uint64_t bytes) except +translate
+        uint64_t used_memory() except +translate
+        uint64_t reserved_memory() except +translate
+        void trim_to(size_t bytes_to_keep) except +translate
+
+
+cdef extern from "cubind/buffer.hpp" namespace "cubind" nogil:
+    cdef cppclass Buffer:
+        @staticmethod
+        Buffer allocate(shared_ptr[MemoryResource] resource, size_t size, StreamRef stream) except +translate
+        void* data()
+        CUdeviceptr handle()
+        size_t size()
+        void close() except +translate
+        void close(StreamRef stream) except +translate
+        void copy_from(const Buffer& src, StreamRef stream) except +translate
+        void fill(uint8_t value, StreamRef stream) except +translate
+        void fill(uint16_t value, StreamRef stream) except +translate
+        void fill(uint32_t value, StreamRef stream) except +translate
+
+cdef extern from "cubind/kernel.hpp" namespace "cubind" nogil:
+    cdef cppclass KernelParam:
+        size_t offset
+        size_t size
+
+    cdef cppclass BlockSizeSuggestion:
+        int min_grid_size
+        int block_size
+
+    cdef cppclass Kernel:
+        Kernel()
+        @staticmethod
+        Kernel from_native_handle(CUkernel handle) except +translate
+        CUkernel handle() except +translate
+        const string& name() except +translate
+        const vector[KernelParam]& param_info() except +translate
+        int max_active_blocks_per_multiprocessor(int block_size, size_t dynamic_shared_memory_bytes, unsigned int flags) except +translate
+        BlockSizeSuggestion max_potential_block_size(size_t dynamic_shared_memory_bytes, int block_size_limit, unsigned int flags) except +translate
+        size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor, int block_size) except +translate
+        int max_potential_cluster_size(const LaunchConfig& config) except +translate
+        int max_active_clusters(const LaunchConfig& config) except +translate
+
+cdef extern from "cubind/object_code.hpp" namespace "cubind" nogil:
+    enum class CodeKind "cubind::CodeKind":
+        cubin
+        ptx
+        ltoir
+        fatbin
+        object
+        library
+
+    cdef cppclass ObjectCode:
+        ObjectCode()
+        @staticmethod
+        ObjectCode from_bytes(CodeKind kind, vector[char] bytes, string name) except +translate
+        @staticmethod
+        ObjectCode from_file(const string& path, optional[CodeKind] kind) except +translate
+        CodeKind kind() except +translate
+        const string& name() except +translate
+        const vector[char]& bytes() except +translate
+        Kernel get_kernel(const string& kernel_name) except +translate
+        vector[string] kernel_names() except +translate
+        CUlibrary handle() except +translate
+
+cdef extern from "<nvrtc.h>" nogil:
+    ctypedef struct _nvrtcProgram
+    ctypedef _nvrtcProgram* nvrtcProgram
+
+cdef extern from "<nvJitLink.h>" nogil:
+    ctypedef struct nvJitLink
+    ctypedef nvJitLink* nvJitLinkHandle
+
+cdef extern from "cubind/program.hpp" namespace "cubind" nogil:
+    cdef cppclass ProgramOptions:
+        ProgramOptions()
+        string arch
+        bool lto
+        vector[string] extra
+
+    cdef cppclass CompileResult:
+        bool ok
+        string log
+        ObjectCode code
+        map[string, string] lowered_names
+
+    cdef cppclass Program:
+        Program(string source, string name) except +translate
+        CompileResult compile(CodeKind target, const ProgramOptions& options,
+                              const vector[string]& name_expressions) except +translate
+        nvrtcProgram handle() except +translate
+
+cdef extern from "cubind/linker.hpp" namespace "cubind" nogil:
+    cdef cppclass LinkerOptions:
+        LinkerOptions()
+        string arch
+        bool ptx
+        vector[string] extra
+
+    cdef cppclass LinkResult:
+        bool ok
+        string error_log
+        string info_log
+        ObjectCode code
+
+    cdef cppclass Linker:
+        Linker(const LinkerOptions& options) except +translate
+        void add(const ObjectCode& code) except +translate
+        LinkResult link() except +translate
+        string error_log() except +translate
+        string info_log() except +translate
+        nvJitLinkHandle handle() except +translate
+
+cdef extern from "cubind/launch.hpp" namespace "cubind" nogil:
+    cdef cppclass Dim3:
+        unsigned int x
+        unsigned int y
+        unsigned int z
+        Dim3()
+        Dim3(unsigned int x, unsigned int y, unsigned int z)
+
+    cdef cppclass LaunchConfig:
+        LaunchConfig()
+        Dim3 grid
+        Dim3 block
+        size_t shared_memory_bytes
+        optional[Dim3] cluster
+        bool cooperative
+
+    void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
+                            void* const* args, const size_t* sizes, size_t count) except +translate
+
+cdef extern from "_support.hpp" namespace "cubind_core" nogil:
+    # Owners the C++ core returns by value, moved to the heap for a Python object to hold.
+    # Devices by ordinal.
+    int device_count() except +translate
+    int device_attribute(int ordinal, CUdevice_attribute attribute) except +translate
+    string device_name(int ordinal) except +translate
+    string device_uuid(int ordinal) except +translate
+    string device_pci_bus_id(int ordinal) except +translate
+    ComputeCapability device_compute_capability(int ordinal) except +translate
+    CUcontext device_primary_context(int ordinal) except +translate
+    void device_set_current(int ordinal) except +translate
+    void device_sync(int ordinal) except +translate
+    bool device_can_access_peer(int ordinal, int peer) except +translate
+    void device_peer_access(int ordinal, int peer, bool enable) except +translate
+    DeviceMemoryResource* device_pool_default(int ordinal) except +translate
+    DeviceMemoryResource* device_pool_new(int ordinal, size_t max_size, bool ipc_enabled) except +translate
+    bool pool_peer_access(DeviceMemoryResource* pool, int peer, int change) except +translate
+    MemoryResource* pinned_new(int ordinal) except +translate
+    int kernel_attribute(const Kernel& kernel, CUfunction_attribute attribute, int ordinal) except +translate
+    Stream* stream_new(int ordinal, bool nonblocking, bool has_priority, int priority) except +translate
+    Event* event_new(int ordinal, bool blocking_sync, bool interprocess) except +translate
+    TimedEvent* timed_event_new(int ordinal, bool blocking_sync) except +translate
+    Buffer* buffer_allocate(const shared_ptr[MemoryResource]& resource, size_t size, CUstream stream) except +translate
+    ObjectCode* object_code_take(ObjectCode& code)
+    ObjectCode* object_code_from_bytes(CodeKind kind, const char* data, size_t size, const string& name) except +translate
+    ObjectCode* object_code_from_file(const string& path, CodeKind kind) except +translate
+    # Calls on any stream, owned or not, through the raw layer.
+    void stream_sync(CUstream stream) except +translate
+    bool stream_query(CUstream stream) except +translate
+    int stream_priority(CUstream stream) except +translate
+    bool stream_is_nonblocking(CUstream stream) except +translate
+    CUcontext stream_context(CUstream stream) except +translate
+    void stream_wait_event(CUstream stream, CUevent event) except +translate
+    void stream_wait_stream(CUstream stream, CUstream other) except +translate
+    void stream_launch_host_func(CUstream stream, CUhostFn fn, void* data) except +translate
+    float elapsed_ms(const TimedEvent& end, const TimedEvent& start) except +translate
+    void memcpy_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) except +translate
+    void memset_async(CUdeviceptr dst, unsigned int value, int width, size_t count, CUstream stream) except +translate
+    CUcontext context_current() except +translate
+    void context_set_current(CUcontext context) except +translate
+    int context_device(CUcontext context) except +translate

@@ -1,0 +1,43 @@
+# Exceptions. cuda.core raises CUDAError (an Exception subclass) for failed
+# CUDA calls and NVRTCError for NVRTC; cubind.core raises the same names with
+# the same bases, and NvJitLinkError for nvJitLink. Each carries what the C++
+# core's CudaError holds: status, api_function, error_name, error_string.
+
+
+class CUDAError(Exception):
+    """A CUDA call failed. status is the library's code, api_function the C
+    function that returned it, error_name and error_string the library's
+    name and text for it (None where the failure is not a CUDA call's)."""
+
+    status = None
+    api_function = None
+    error_name = None
+    error_string = None
+
+
+class NVRTCError(CUDAError):
+    """An NVRTC call failed, or NVRTC reported a failed compile (the log is in
+    the message)."""
+
+
+class NvJitLinkError(CUDAError):
+    """An nvJitLink call failed, or a link did (the error log is in the message)."""
+
+
+cpp.set_error_classes(CUDAError, NVRTCError, NvJitLinkError)
+
+
+cdef object _raw_handle(str module, str cls, uintptr_t value):
+    # The handle types of cubind.bindings, as cuda.core returns cuda.bindings';
+    # imported on first use, so importing cubind.core stays light.
+    import importlib
+
+    return getattr(importlib.import_module("cubind.bindings." + module), cls)(<object>value)
+
+
+def _text(value, what):
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")

@@ -1,0 +1,153 @@
+# Event (cubind::Event, or cubind::TimedEvent when timing is enabled).
+
+
+cdef class Event:
+    """A CUDA event, made by Device.create_event or Stream.record. With
+    EventOptions(timing_enabled=True), end - start is the device time between
+    two recorded events, in milliseconds."""
+
+    cdef cpp.Event* _event
+    cdef cpp.TimedEvent* _timed
+    cdef cpp.CUevent _handle
+    cdef int _device_id
+    cdef bint _timing
+    cdef bint _blocking
+    cdef bint _ipc
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Event objects cannot be instantiated directly. Please use Device or Stream APIs (create_event, record)."
+        )
+
+    def __dealloc__(self):
+        self._destroy()
+
+    cdef void _destroy(self) noexcept:
+        with nogil:
+            if self._timed != NULL:
+                del self._timed
+            if self._event != NULL:
+                del self._event
+        self._timed = NULL
+        self._event = NULL
+        self._handle = NULL
+
+    @staticmethod
+    def _init(device_id, options=None):
+        cdef Event self = Event.__new__(Event)
+        cdef int ordinal
+        if options is None:
+            options = EventOptions()
+        elif isinstance(options, dict):
+            options = EventOptions(**options)
+        elif not isinstance(options, EventOptions):
+            raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
+        self._timing = bool(options.timing_enabled)
+        self._blocking = bool(options.blocking_sync)
+        self._ipc = bool(options.ipc_enabled)
+        if self._timing and self._ipc:
+            raise TypeError("IPC-enabled events cannot use timing (EventOptions: timing_enabled and ipc_enabled)")
+        ordinal = _device_ordinal(device_id)
+        self._device_id = ordinal
+        if self._timing:
+            with nogil:
+                self._timed = cpp.timed_event_new(ordinal, self._blocking)
+            self._handle = self._timed.handle()
+        else:
+            with nogil:
+                self._event = cpp.event_new(ordinal, self._blocking, self._ipc)
+            self._handle = self._event.handle()
+        return self
+
+    cdef int _require_open(self) except -1:
+        if self._handle == NULL:
+            raise RuntimeError("Event has been closed")
+        return 0
+
+    def close(self):
+        """Destroys the event (cuEventDestroy)."""
+        self._destroy()
+
+    @property
+    def is_closed(self):
+        return self._handle == NULL
+
+    def __sub__(self, other):
+        # end - start: the device time between the two, in milliseconds.
+        cdef Event end
+        cdef Event start
+        cdef float ms
+        if not isinstance(self, Event) or not isinstance(other, Event):
+            return NotImplemented
+        end = <Event>self
+        start = <Event>other
+        end._require_open()
+        start._require_open()
+        if end._timed == NULL or start._timed == NULL:
+            raise RuntimeError(
+                "Event subtraction needs two events with timing enabled: "
+                "create them with EventOptions(timing_enabled=True)"
+            )
+        with nogil:
+            ms = cpp.elapsed_ms(end._timed[0], start._timed[0])
+        return ms
+
+    def __hash__(self):
+        return hash(("Event", <uintptr_t>self._handle))
+
+    def __eq__(self, other):
+        return isinstance(other, Event) and (<Event>other)._handle == self._handle
+
+    def __repr__(self):
+        return f"<Event handle={<uintptr_t>self._handle:#x}>"
+
+    @property
+    def ipc_descriptor(self):
+        raise NotImplementedError("Event.ipc_descriptor: IPC events are not supported yet")
+
+    @classmethod
+    def from_ipc_descriptor(cls, ipc_descriptor):
+        raise NotImplementedError("Event.from_ipc_descriptor: IPC events are not supported yet")
+
+    @property
+    def is_ipc_enabled(self):
+        return self._ipc
+
+    @property
+    def is_timing_enabled(self):
+        return self._timing
+
+    @property
+    def is_blocking_sync(self):
+        return self._blocking
+
+    def sync(self):
+        """Blocks until the recorded work has completed (cuEventSynchronize)."""
+        self._require_open()
+        cdef cpp.CUevent handle = self._handle
+        with nogil:
+            cpp.EventRef(handle).sync()
+
+    @property
+    def is_done(self):
+        """Whether the recorded work has completed (cuEventQuery)."""
+        self._require_open()
+        cdef cpp.CUevent handle = self._handle
+        cdef cbool done
+        with nogil:
+            done = cpp.EventRef(handle).query()
+        return done
+
+    @property
+    def handle(self):
+        """The CUevent (cubind.bindings.driver.CUevent)."""
+        self._require_open()
+        return _raw_handle("driver", "CUevent", <uintptr_t>self._handle)
+
+    @property
+    def device(self):
+        return Device(self._device_id)
+
+    @property
+    def context(self):
+        return Device(self._device_id).context

@@ -1,0 +1,647 @@
+# Buffer and the memory resources (cubind::Buffer, cubind::MemoryResource
+# and its device-pool and pinned implementations).
+
+from collections.abc import MutableSet as _MutableSet
+
+
+cdef class MemoryResource:
+    """MemoryResource()
+--
+
+Where Buffers get their memory. Subclass it in Python to provide one:
+    allocate(size, *, stream) returns a Buffer (Buffer.from_handle(ptr, size,
+    self) for memory of your own), deallocate(ptr, size, *, stream) takes it
+    back; is_device_accessible, is_host_accessible and device_id describe it."""
+
+    cdef shared_ptr[cpp.MemoryResource] _cpp
+
+    cdef int _ensure(self) except -1:
+        # Resources that need a driver create their C++ resource here, at first use.
+        return 0
+
+    def allocate(self, size, *, stream):
+        cdef Buffer buffer
+        cdef cpp.CUstream handle
+        cdef size_t nbytes
+        self._ensure()
+        if not self._cpp:
+            raise NotImplementedError(f"{type(self).__name__} must implement allocate(size, *, stream)")
+        handle = _stream_handle(stream)
+        nbytes = _size_arg(size, f"{type(self).__name__}.allocate")
+        buffer = Buffer.__new__(Buffer)
+        with nogil:
+            buffer._cpp.reset(cpp.buffer_allocate(self._cpp, nbytes, handle))
+        buffer._ptr = <uintptr_t>buffer._cpp.get().handle()
+        buffer._size = nbytes
+        buffer._mr = self
+        buffer._stream = stream
+        return buffer
+
+    def deallocate(self, ptr, size, *, stream):
+        cdef uintptr_t address = int(ptr)
+        cdef size_t nbytes = size
+        cdef cpp.CUstream handle
+        self._ensure()
+        if not self._cpp:
+            raise NotImplementedError(f"{type(self).__name__} must implement deallocate(ptr, size, *, stream)")
+        handle = _stream_handle(stream)
+        with nogil:
+            self._cpp.get().deallocate(<void*>address, nbytes, cpp.StreamRef(handle))
+
+    @property
+    def is_device_accessible(self):
+        if not self._cpp:
+            raise NotImplementedError(f"{type(self).__name__} must implement is_device_accessible")
+        return self._cpp.get().is_device_accessible()
+
+    @property
+    def is_host_accessible(self):
+        if not self._cpp:
+            raise NotImplementedError(f"{type(self).__name__} must implement is_host_accessible")
+        return self._cpp.get().is_host_accessible()
+
+    @property
+    def is_managed(self):
+        return False
+
+    @property
+    def device_id(self):
+        if not self._cpp:
+            raise NotImplementedError(f"{type(self).__name__} must implement device_id")
+        return self._cpp.get().device_id()
+
+
+cdef size_t _size_arg(size, where) except? 0:
+    try:
+        value = size.__index__()
+    except AttributeError:
+        raise TypeError(f"{where}: size must be an int, not {type(size).__name__}") from None
+    if value <= 0:
+        raise ValueError(f"{where}: size is {value}; it must be at least 1 byte")
+    if value >= 2**63:
+        raise ValueError(f"{where}: size is {value}, more than any device can hold")
+    return value
+
+
+class _PoolAttributes:
+    """What a DeviceMemoryResource's pool reports (cuMemPoolGetAttribute)."""
+
+    __slots__ = ("_mr",)
+
+    def __init__(self, mr):
+        self._mr = mr
+
+    @property
+    def release_threshold(self):
+        return self._mr._pool_query(0)
+
+    @property
+    def reserved_mem_current(self):
+        return self._mr._pool_query(1)
+
+    @property
+    def used_mem_current(self):
+        return self._mr._pool_query(2)
+
+    def __repr__(self):
+        return (f"<pool attributes release_threshold={self.release_threshold} "
+                f"reserved_mem_current={self.reserved_mem_current} used_mem_current={self.used_mem_current}>")
+
+
+class PeerAccessibleBySetProxy(_MutableSet):
+    """The devices (ids) that may access a DeviceMemoryResource's memory
+    besides its own: adding a device grants access to the pool
+    (cuMemPoolSetAccess), discarding revokes it."""
+
+    __slots__ = ("_mr",)
+
+    def __init__(self, mr):
+        self._mr = mr
+
+    def __contains__(self, device):
+        return self._mr._peer_access(_device_ordinal(device), 0)
+
+    def __iter__(self):
+        own = self._mr.device_id
+        return iter([i for i in range(_device_count()) if i != own and self._mr._peer_access(i, 0)])
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def add(self, device):
+        self._mr._peer_access(_device_ordinal(device), 1)
+
+    def discard(self, device):
+        self._mr._peer_access(_device_ordinal(device), -1)
+
+    def __repr__(self):
+        return f"{{{', '.join(str(d) for d in self)}}}"
+
+
+cdef class DeviceMemoryResource(MemoryResource):
+    """DeviceMemoryResource(device_id, options=None)
+--
+
+Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
+    cuMemFreeAsync): the device's default pool without options, a new pool of
+    its own with DeviceMemoryResourceOptions."""
+
+    cdef shared_ptr[cpp.DeviceMemoryResource] _pool
+    cdef int _device_id
+
+    def __init__(self, device_id, options=None):
+        cdef int ordinal
+        cdef size_t max_size = 0
+        cdef cbool ipc_enabled = False
+        if options is None:
+            ordinal = _device_ordinal(device_id)
+            self._device_id = ordinal
+            with nogil:
+                self._pool = shared_ptr[cpp.DeviceMemoryResource](cpp.device_pool_default(ordinal))
+        else:
+            if isinstance(options, dict):
+                options = DeviceMemoryResourceOptions(**options)
+            elif not isinstance(options, DeviceMemoryResourceOptions):
+                raise TypeError(
+                    f"options must be a DeviceMemoryResourceOptions, a dict or None, not {type(options).__name__}"
+                )
+            if options.max_size < 0:
+                raise ValueError(f"DeviceMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
+            max_size = options.max_size
+            ipc_enabled = bool(options.ipc_enabled)
+            ordinal = _device_ordinal(device_id)
+            self._device_id = ordinal
+            with nogil:
+                self._pool = shared_ptr[cpp.DeviceMemoryResource](cpp.device_pool_new(ordinal, max_size, ipc_enabled))
+        self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.DeviceMemoryResource](self._pool)
+
+    cdef cpp.DeviceMemoryResource* _get(self) except NULL:
+        if not self._pool:
+            raise RuntimeError("DeviceMemoryResource has been closed")
+        return self._pool.get()
+
+    cdef int _ensure(self) except -1:
+        self._get()
+        return 0
+
+    def close(self):
+        """Lets go of the pool: one of its own is destroyed once its buffers are."""
+        self._pool = shared_ptr[cpp.DeviceMemoryResource]()
+        self._cpp = shared_ptr[cpp.MemoryResource]()
+
+    @property
+    def is_closed(self):
+        return not self._pool
+
+    @property
+    def device_id(self):
+        return self._device_id
+
+    @property
+    def is_device_accessible(self):
+        return True
+
+    @property
+    def is_host_accessible(self):
+        return False
+
+    @property
+    def handle(self):
+        """The CUmemoryPool (cubind.bindings.driver.CUmemoryPool)."""
+        return _raw_handle("driver", "CUmemoryPool", <uintptr_t>self._get().handle())
+
+    @property
+    def is_handle_owned(self):
+        return self._get().owns_pool()
+
+    @property
+    def is_ipc_enabled(self):
+        return self._get().is_ipc_enabled()
+
+    @property
+    def is_mapped(self):
+        return False
+
+    @property
+    def attributes(self):
+        return _PoolAttributes(self)
+
+    def _pool_query(self, int which):
+        cdef cpp.DeviceMemoryResource* pool = self._get()
+        cdef uint64_t value
+        with nogil:
+            if which == 0:
+                value = pool.release_threshold()
+            elif which == 1:
+                value = pool.reserved_memory()
+            else:
+                value = pool.used_memory()
+        return value
+
+    def _peer_access(self, int peer, int change):
+        # change: 1 grants, -1 revokes, 0 asks.
+        cdef cpp.DeviceMemoryResource* pool = self._get()
+        cdef cbool accessible = False
+        if peer == self._device_id:
+            if change:
+                raise ValueError(f"device {peer} is the pool's own device, which always has access")
+            return True
+        with nogil:
+            if change > 0:
+                cpp.pool_peer_access(pool, peer, 1)
+            elif change < 0:
+                cpp.pool_peer_access(pool, peer, -1)
+            else:
+                accessible = cpp.pool_peer_access(pool, peer, 0)
+        return accessible
+
+    @property
+    def peer_accessible_by(self):
+        """The other devices that may access this pool's memory: a live set of
+        device ids (add grants, discard revokes). Assign an iterable of devices
+        to set it whole."""
+        return PeerAccessibleBySetProxy(self)
+
+    @peer_accessible_by.setter
+    def peer_accessible_by(self, devices):
+        wanted = {_device_ordinal(d) for d in devices}
+        current = set(PeerAccessibleBySetProxy(self))
+        for d in current - wanted:
+            self._peer_access(d, -1)
+        for d in wanted - current:
+            if d != self._device_id:
+                self._peer_access(d, 1)
+
+    @property
+    def allocation_handle(self):
+        raise NotImplementedError("DeviceMemoryResource.allocation_handle: IPC is not supported yet")
+
+    @classmethod
+    def from_allocation_handle(cls, device_id, alloc_handle):
+        raise NotImplementedError("DeviceMemoryResource.from_allocation_handle: IPC is not supported yet")
+
+    @staticmethod
+    def from_registry(uuid):
+        raise NotImplementedError("DeviceMemoryResource.from_registry: IPC is not supported yet")
+
+    def register(self, uuid):
+        raise NotImplementedError("DeviceMemoryResource.register: IPC is not supported yet")
+
+    @property
+    def uuid(self):
+        return None
+
+
+cdef class PinnedMemoryResource(MemoryResource):
+    """PinnedMemoryResource(options=None)
+--
+
+Page-locked host memory, accessible from every device (cuMemHostAlloc,
+    portable and mapped). Allocation is immediate; deallocation first waits
+    for the stream. Only the default options are accepted."""
+
+    cdef bint _closed
+
+    def __init__(self, options=None):
+        if options is not None:
+            if isinstance(options, dict):
+                options = PinnedMemoryResourceOptions(**options)
+            if not isinstance(options, PinnedMemoryResourceOptions):
+                raise TypeError(
+                    f"options must be a PinnedMemoryResourceOptions, a dict or None, not {type(options).__name__}"
+                )
+            if options.ipc_enabled or options.max_size or options.numa_id is not None:
+                raise NotImplementedError(
+                    "PinnedMemoryResource: ipc_enabled, max_size and numa_id are not supported "
+                    "(cubind's pinned memory is cuMemHostAlloc, not a pool)"
+                )
+
+    cdef int _ensure(self) except -1:
+        # The current device's context makes the allocation calls.
+        cdef int ordinal
+        if self._closed:
+            raise RuntimeError("PinnedMemoryResource has been closed")
+        if not self._cpp:
+            ordinal = Device()._id
+            with nogil:
+                self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+        return 0
+
+    @property
+    def device_id(self):
+        return -1
+
+    @property
+    def is_device_accessible(self):
+        return True
+
+    @property
+    def is_host_accessible(self):
+        return True
+
+    @property
+    def is_ipc_enabled(self):
+        return False
+
+    @property
+    def is_mapped(self):
+        return True
+
+    def close(self):
+        """Lets go of the resource; its buffers keep it alive until they are closed."""
+        self._cpp = shared_ptr[cpp.MemoryResource]()
+        self._closed = True
+
+    @property
+    def is_closed(self):
+        return self._closed
+
+
+cdef class LegacyPinnedMemoryResource(MemoryResource):
+    """LegacyPinnedMemoryResource()
+--
+
+Page-locked host memory (cuMemHostAlloc); stream is optional."""
+
+    def __init__(self):
+        pass
+
+    cdef int _ensure(self) except -1:
+        cdef int ordinal
+        if not self._cpp:
+            ordinal = Device()._id
+            with nogil:
+                self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+        return 0
+
+    def allocate(self, size, *, stream=None):
+        return MemoryResource.allocate(self, size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        MemoryResource.deallocate(self, ptr, size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
+
+    @property
+    def device_id(self):
+        return -1
+
+    @property
+    def is_device_accessible(self):
+        return True
+
+    @property
+    def is_host_accessible(self):
+        return True
+
+
+cdef class Buffer:
+    """A block of memory from a MemoryResource (Device.allocate,
+    MemoryResource.allocate), or one owned elsewhere (Buffer.from_handle).
+    close() returns it to its resource, stream-ordered."""
+
+    cdef unique_ptr[cpp.Buffer] _cpp
+    cdef uintptr_t _ptr
+    cdef size_t _size
+    cdef object _mr
+    cdef object _owner
+    cdef object _stream
+    cdef Py_ssize_t _exports
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Buffer objects cannot be instantiated directly. Please use MemoryResource APIs.")
+
+    def __dealloc__(self):
+        if self._cpp:
+            with nogil:
+                self._cpp.reset()
+        elif self._mr is not None and self._ptr != 0:
+            try:
+                self._mr.deallocate(self._ptr, self._size, stream=self._stream or LEGACY_DEFAULT_STREAM)
+            except Exception:
+                pass
+
+    @staticmethod
+    def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
+        """A Buffer over memory allocated elsewhere: ptr (an int address),
+        size in bytes. With mr, close() returns it through
+        mr.deallocate(ptr, size, stream=...); owner (not with mr) is kept
+        alive as long as the Buffer."""
+        cdef Buffer self = Buffer.__new__(Buffer)
+        if mr is not None and owner is not None:
+            raise ValueError("owner and memory resource cannot be both specified together")
+        if mr is not None and not isinstance(mr, MemoryResource):
+            raise TypeError(f"Buffer.from_handle: mr must be a MemoryResource or None, not {type(mr).__name__}")
+        self._ptr = int(ptr)
+        if size < 0:
+            raise ValueError(f"Buffer.from_handle: size is {size}; it must be >= 0")
+        self._size = size
+        self._mr = mr
+        self._owner = owner
+        if stream is not None:
+            _stream_handle(stream)
+        self._stream = stream
+        return self
+
+    cdef int _require_open(self) except -1:
+        if self._ptr == 0 and self._size == 0 and not self._cpp:
+            raise RuntimeError("Buffer has been closed")
+        return 0
+
+    def close(self, stream=None):
+        """Returns the memory to its resource, ordered on stream (or on the
+        allocation or deallocation stream); the Buffer is closed after."""
+        cdef cpp.CUstream handle
+        if self._exports:
+            raise BufferError("Buffer.close: a memoryview of the buffer is still open")
+        if stream is None:
+            stream = self._stream
+        if self._cpp:
+            if stream is not None:
+                handle = _stream_handle(stream)
+                with nogil:
+                    self._cpp.get().close(cpp.StreamRef(handle))
+            else:
+                with nogil:
+                    self._cpp.get().close()
+            self._cpp.reset()
+        elif self._mr is not None and self._ptr != 0:
+            self._mr.deallocate(self._ptr, self._size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
+        self._ptr = 0
+        self._size = 0
+        self._mr = None
+        self._owner = None
+        self._stream = None
+
+    @property
+    def is_closed(self):
+        return self._ptr == 0 and self._size == 0 and not self._cpp
+
+    def set_deallocation_stream(self, stream):
+        """The stream close() frees on by default."""
+        _stream_handle(stream)
+        self._stream = stream
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def copy_to(self, dst=None, *, stream, options=None):
+        """Copies this buffer into dst (a new buffer of the same resource when
+        None), ordered on stream; returns dst. Sizes must be equal."""
+        cdef cpp.CUstream handle = _stream_handle(stream)
+        cdef Buffer target
+        self._require_open()
+        if options is not None:
+            raise NotImplementedError("Buffer.copy_to: options (CopyOptions) are not supported yet")
+        if dst is None:
+            if self._mr is None:
+                raise ValueError("Buffer.copy_to: a buffer without a memory resource needs dst")
+            dst = self._mr.allocate(self._size, stream=stream)
+        if not isinstance(dst, Buffer):
+            raise TypeError(f"Buffer.copy_to: dst must be a Buffer, not {type(dst).__name__}")
+        target = <Buffer>dst
+        _copy(target, self, handle)
+        return dst
+
+    def copy_from(self, src, *, stream, options=None):
+        """Copies src into this buffer, ordered on stream. Sizes must be equal."""
+        cdef cpp.CUstream handle = _stream_handle(stream)
+        self._require_open()
+        if options is not None:
+            raise NotImplementedError("Buffer.copy_from: options (CopyOptions) are not supported yet")
+        if not isinstance(src, Buffer):
+            raise TypeError(f"Buffer.copy_from: src must be a Buffer, not {type(src).__name__}")
+        _copy(self, <Buffer>src, handle)
+
+    def fill(self, value, *, stream):
+        """Sets every byte to value (an int 0..255), or every 1-, 2- or 4-byte
+        element to the bytes of value (an object with the buffer protocol:
+        a NumPy or ctypes scalar), ordered on stream (cuMemsetD8/16/32Async)."""
+        cdef cpp.CUstream handle = _stream_handle(stream)
+        cdef unsigned int pattern = 0
+        cdef int width
+        cdef const unsigned char[::1] raw
+        cdef uintptr_t ptr = self._ptr
+        cdef size_t count
+        self._require_open()
+        if isinstance(value, int):
+            if not 0 <= value <= 255:
+                raise OverflowError(f"Buffer.fill: value is {value}; an int fills bytes and must be within 0..255")
+            width = 1
+            pattern = value
+        else:
+            try:
+                raw = memoryview(value).cast("B")
+            except TypeError:
+                raise TypeError(
+                    f"Buffer.fill: value must be an int or support the buffer protocol, not {type(value).__name__}"
+                ) from None
+            width = raw.shape[0]
+            if width not in (1, 2, 4):
+                raise ValueError(f"Buffer.fill: value has {width} bytes; fill takes 1, 2 or 4")
+            memcpy(&pattern, &raw[0], width)
+        if self._size % width:
+            raise ValueError(f"Buffer.fill: the buffer's {self._size} bytes are not a multiple of {width}")
+        count = self._size // width
+        with nogil:
+            cpp.memset_async(<cpp.CUdeviceptr>ptr, pattern, width, count, handle)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The buffer as a DLPack capsule of a 1-D int8 tensor over its bytes:
+        versioned (DLPack 1.0) when max_version allows it. The capsule keeps
+        the Buffer alive until its consumer is done with it."""
+        self._require_open()
+        if copy:
+            raise BufferError("Buffer.__dlpack__: copy=True is not supported; the export shares the memory")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"Buffer.__dlpack__: dl_device {tuple(dl_device)} differs from the buffer's {self.__dlpack_device__()}"
+            )
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        return _dlpack_capsule(self, versioned)
+
+    def __dlpack_device__(self):
+        # kDLCUDA for device memory, kDLCUDAHost for pinned host memory.
+        if self.is_device_accessible and not self.is_host_accessible:
+            return (2, self.device_id)
+        if self.is_host_accessible and self.is_device_accessible:
+            return (3, 0)
+        return (1, 0)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        self._require_open()
+        if not self.is_host_accessible:
+            raise BufferError("Buffer: only host-accessible memory (pinned) can be viewed from Python")
+        PyBuffer_FillInfo(view, self, <void*>self._ptr, self._size, 0, flags)
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer* view):
+        self._exports -= 1
+
+    @property
+    def device_id(self):
+        if self._mr is None:
+            raise RuntimeError("Buffer.device_id: the buffer has no memory resource")
+        return self._mr.device_id
+
+    @property
+    def handle(self):
+        """The address, as an int."""
+        return self._ptr
+
+    def __eq__(self, other):
+        return isinstance(other, Buffer) and (<Buffer>other)._ptr == self._ptr and (<Buffer>other)._size == self._size
+
+    def __hash__(self):
+        return hash(("Buffer", self._ptr, self._size))
+
+    def __repr__(self):
+        return f"<Buffer ptr={self._ptr:#x} size={self._size}>"
+
+    @property
+    def is_device_accessible(self):
+        return self._mr.is_device_accessible if self._mr is not None else True
+
+    @property
+    def is_host_accessible(self):
+        return self._mr.is_host_accessible if self._mr is not None else False
+
+    @property
+    def is_managed(self):
+        return False
+
+    @property
+    def is_mapped(self):
+        return self.is_host_accessible and self.is_device_accessible
+
+    @property
+    def memory_resource(self):
+        return self._mr
+
+    @property
+    def size(self):
+        return self._size
+
+    @property
+    def owner(self):
+        return self._owner
+
+
+cdef int _copy(Buffer dst, Buffer src, cpp.CUstream stream) except -1:
+    cdef uintptr_t d = dst._ptr
+    cdef uintptr_t s = src._ptr
+    cdef size_t n = src._size
+    dst._require_open()
+    src._require_open()
+    if dst._size != src._size:
+        raise ValueError(f"buffer sizes mismatch: the source has {src._size} bytes, the destination {dst._size}")
+    if dst._cpp and src._cpp:
+        # The core picks cuMemcpyPeerAsync between two devices' memory.
+        with nogil:
+            dst._cpp.get().copy_from(src._cpp.get()[0], cpp.StreamRef(stream))
+    else:
+        with nogil:
+            cpp.memcpy_async(<cpp.CUdeviceptr>d, <cpp.CUdeviceptr>s, n, stream)
+    return 0

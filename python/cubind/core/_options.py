@@ -1,0 +1,394 @@
+"""The option dataclasses of cubind.core, with cuda.core 1.2's fields and defaults.
+
+ProgramOptions and LinkerOptions render to the option strings NVRTC and
+nvJitLink take (as_bytes); the others are read by the classes they configure.
+Unlike cuda.core, a field of the wrong type raises TypeError naming the field
+when rendered, rather than reaching the compiler as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = [
+    "DeviceMemoryResourceOptions",
+    "EventOptions",
+    "LinkerOptions",
+    "PinnedMemoryResourceOptions",
+    "ProgramOptions",
+    "StreamOptions",
+]
+
+
+def _current_arch(owner):
+    # As in cuda.core: no arch means the current device's. Imported here, as
+    # the device class lives in the compiled module.
+    from cubind.core._core import Device
+
+    try:
+        return "sm_" + Device().arch
+    except Exception as error:
+        raise RuntimeError(
+            f"{owner}: arch was not given and the current device's could not be read ({error}); "
+            "pass arch='sm_NN' to compile without a GPU"
+        ) from error
+
+
+def _as_list(value, field, item_types):
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if not isinstance(item, item_types) or isinstance(item, bool):
+            names = " or ".join(t.__name__ for t in item_types)
+            raise TypeError(f"{field} holds {item!r}: expected {names} (or a list of them)")
+    return items
+
+
+def _check(value, field, types):
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        names = " or ".join(t.__name__ for t in types)
+        raise TypeError(f"{field} is {value!r}: expected {names} or None")
+    return value
+
+
+def _true_false(value):
+    return "true" if value else "false"
+
+
+# ProgramOptions fields and the NVRTC option each becomes, in the order NVRTC
+# receives them. Kinds: "flag" (present when true), "bool" (=true/false when
+# set), "value" (=value), "list" (one option per item).
+_NVRTC_RENDERING = (
+    ("relocatable_device_code", "bool", "--relocatable-device-code"),
+    ("extensible_whole_program", "flag", "--extensible-whole-program"),
+    ("debug", "flag", "--device-debug"),
+    ("lineinfo", "flag", "--generate-line-info"),
+    ("device_code_optimize", "flag", "--dopt=on"),
+    ("ptxas_options", "list", "--ptxas-options"),
+    ("max_register_count", "int", "--maxrregcount"),
+    ("ftz", "bool", "--ftz"),
+    ("prec_sqrt", "bool", "--prec-sqrt"),
+    ("prec_div", "bool", "--prec-div"),
+    ("fma", "bool", "--fmad"),
+    ("use_fast_math", "flag", "--use_fast_math"),
+    ("extra_device_vectorization", "flag", "--extra-device-vectorization"),
+    ("link_time_optimization", "flag", "--dlink-time-opt"),
+    ("gen_opt_lto", "flag", "--gen-opt-lto"),
+    ("define_macro", "macros", "--define-macro"),
+    ("undefine_macro", "list", "--undefine-macro"),
+    ("include_path", "list", "--include-path"),
+    ("use_bundled_headers", "bundled", None),
+    ("pre_include", "list", "--pre-include"),
+    ("no_source_include", "flag", "--no-source-include"),
+    ("std", "value", "--std"),
+    ("builtin_move_forward", "bool", "--builtin-move-forward"),
+    ("builtin_initializer_list", "bool", "--builtin-initializer-list"),
+    ("disable_warnings", "flag", "--disable-warnings"),
+    ("restrict", "flag", "--restrict"),
+    ("device_as_default_execution_space", "flag", "--device-as-default-execution-space"),
+    ("device_int128", "flag", "--device-int128"),
+    ("optimization_info", "value", "--optimization-info"),
+    ("no_display_error_number", "flag", "--no-display-error-number"),
+    ("diag_error", "ints", "--diag-error"),
+    ("diag_suppress", "ints", "--diag-suppress"),
+    ("diag_warn", "ints", "--diag-warn"),
+    ("brief_diagnostics", "bool", "--brief-diagnostics"),
+    ("time", "value", "--time"),
+    ("split_compile", "int", "--split-compile"),
+    ("fdevice_syntax_only", "flag", "--fdevice-syntax-only"),
+    ("minimal", "flag", "--minimal"),
+    ("no_cache", "flag", "--no-cache"),
+    ("fdevice_time_trace", "value", "--fdevice-time-trace"),
+    ("device_float128", "flag", "--device-float128"),
+    ("frandom_seed", "value", "--frandom-seed"),
+    ("ofast_compile", "value", "--Ofast-compile"),
+    ("pch", "flag", "--pch"),
+    ("create_pch", "value", "--create-pch"),
+    ("use_pch", "value", "--use-pch"),
+    ("pch_dir", "value", "--pch-dir"),
+    ("pch_verbose", "bool", "--pch-verbose"),
+    ("pch_messages", "bool", "--pch-messages"),
+    ("instantiate_templates_in_pch", "bool", "--instantiate-templates-in-pch"),
+    ("extra_sources", "nvvm", None),
+    ("use_libdevice", "nvvm", None),
+    ("numba_debug", "flag", "--numba-debug"),
+)
+
+
+def _render(options, rendering, owner, prefix):
+    out = []
+    for field, kind, option in rendering:
+        value = getattr(options, field)
+        if value is None:
+            continue
+        name = f"{owner}.{field}"
+        if kind == "flag":
+            if _check(value, name, (bool,)):
+                out.append(option)
+        elif kind == "bool":
+            out.append(f"{option}={_true_false(_check(value, name, (bool,)))}")
+        elif kind == "value":
+            out.append(f"{option}={_check(value, name, (str,))}")
+        elif kind == "int":
+            out.append(f"{option}={_check(value, name, (int,))}")
+        elif kind == "list":
+            out.extend(f"{option}={item}" for item in _as_list(value, name, (str,)))
+        elif kind == "ints":
+            out.extend(f"{option}={item}" for item in _as_list(value, name, (int,)))
+        elif kind == "macros":
+            if not isinstance(value, (str, tuple, list)):
+                raise TypeError(f"{name} is {value!r}: expected a macro name, a (name, value) tuple, or a list of them")
+            items = [value] if isinstance(value, (str, tuple)) and not _is_macro_list(value) else list(value)
+            for item in items:
+                if isinstance(item, str):
+                    out.append(f"{option}={item}")
+                elif isinstance(item, tuple) and len(item) == 2 and all(isinstance(v, str) for v in item):
+                    out.append(f"{option}={item[0]}={item[1]}")
+                else:
+                    raise TypeError(
+                        f"{name} holds {item!r}: expected a macro name or a (name, value) tuple of str"
+                    )
+        elif kind == "bundled":
+            if _check(value, name, (bool,)):
+                raise NotImplementedError(
+                    f"{name}: bundled headers need NVRTC 13.3 or newer (--use-bundled-headers); "
+                    "cubind is built for CUDA 13.0"
+                )
+        elif kind == "nvvm":
+            if value:
+                raise ValueError(f"{name} applies to the NVVM backend only, which cubind.core does not provide")
+    return [prefix + o if prefix else o for o in out]
+
+
+def _is_macro_list(value):
+    # ("A", "1") is one macro with a value; ("A", ("B", "1")) is a list of two.
+    return isinstance(value, tuple) and not (len(value) == 2 and all(isinstance(v, str) for v in value))
+
+
+def _repr_set_fields(options):
+    shown = ", ".join(f"{f.name}={getattr(options, f.name)!r}" for f in fields(options) if getattr(options, f.name) is not None)
+    return f"{type(options).__name__}({shown})"
+
+
+@dataclass
+class ProgramOptions:
+    """Options of Program (NVRTC), with cuda.core 1.2's fields and defaults.
+
+    arch is "sm_NN" (CUBIN and PTX) or "compute_NN"; left out, the current
+    device's architecture is used. Every other field left None is left out of
+    the NVRTC command line; as_bytes("nvrtc") shows the options rendered.
+    """
+
+    name: str | None = "default_program"
+    arch: str | None = None
+    relocatable_device_code: bool | None = None
+    extensible_whole_program: bool | None = None
+    debug: bool | None = None
+    lineinfo: bool | None = None
+    device_code_optimize: bool | None = None
+    ptxas_options: str | list[str] | tuple[str] | None = None
+    max_register_count: int | None = None
+    ftz: bool | None = None
+    prec_sqrt: bool | None = None
+    prec_div: bool | None = None
+    fma: bool | None = None
+    use_fast_math: bool | None = None
+    extra_device_vectorization: bool | None = None
+    link_time_optimization: bool | None = None
+    gen_opt_lto: bool | None = None
+    define_macro: str | tuple[str, str] | list[str | tuple[str, str]] | tuple[str | tuple[str, str], ...] | None = None
+    undefine_macro: str | list[str] | tuple[str] | None = None
+    include_path: str | list[str] | tuple[str] | None = None
+    use_bundled_headers: bool | None = None
+    pre_include: str | list[str] | tuple[str] | None = None
+    no_source_include: bool | None = None
+    std: str | None = None
+    builtin_move_forward: bool | None = None
+    builtin_initializer_list: bool | None = None
+    disable_warnings: bool | None = None
+    restrict: bool | None = None
+    device_as_default_execution_space: bool | None = None
+    device_int128: bool | None = None
+    optimization_info: str | None = None
+    no_display_error_number: bool | None = None
+    diag_error: int | list[int] | tuple[int] | None = None
+    diag_suppress: int | list[int] | tuple[int] | None = None
+    diag_warn: int | list[int] | tuple[int] | None = None
+    brief_diagnostics: bool | None = None
+    time: str | None = None
+    split_compile: int | None = None
+    fdevice_syntax_only: bool | None = None
+    minimal: bool | None = None
+    no_cache: bool | None = None
+    fdevice_time_trace: str | None = None
+    device_float128: bool | None = None
+    frandom_seed: str | None = None
+    ofast_compile: str | None = None
+    pch: bool | None = None
+    create_pch: str | None = None
+    use_pch: str | None = None
+    pch_dir: str | None = None
+    pch_verbose: bool | None = None
+    pch_messages: bool | None = None
+    instantiate_templates_in_pch: bool | None = None
+    extra_sources: list[tuple[str, str | bytes | bytearray]] | tuple[tuple[str, str | bytes | bytearray], ...] | None = None
+    use_libdevice: bool | None = None
+    numba_debug: bool | None = None
+
+    def __post_init__(self):
+        if self.name is None:
+            self.name = "default_program"
+        if self.arch is None:
+            self.arch = _current_arch("ProgramOptions")
+        _check(self.arch, "ProgramOptions.arch", (str,))
+        _check(self.name, "ProgramOptions.name", (str,))
+
+    def _nvrtc_options(self):
+        return [f"-arch={self.arch}"] + _render(self, _NVRTC_RENDERING, "ProgramOptions", "")
+
+    def as_bytes(self, backend, target_type=None):
+        """The options as NVRTC takes them, each as bytes: as_bytes("nvrtc").
+
+        backend: "nvrtc" (cubind.core has no NVVM backend: "nvvm" raises
+        NotImplementedError). target_type ("ptx", "cubin", "ltoir") changes
+        nothing for NVRTC; it is accepted as cuda.core accepts it.
+        """
+        backend = str(getattr(backend, "value", backend)).lower()
+        if backend == "nvrtc":
+            return [o.encode() for o in self._nvrtc_options()]
+        if backend == "nvvm":
+            raise NotImplementedError("ProgramOptions.as_bytes: cubind.core has no NVVM backend; use 'nvrtc'")
+        raise ValueError(f"Unknown backend {backend!r}. Must be one of: 'nvrtc', 'nvvm'")
+
+    def __repr__(self):
+        return _repr_set_fields(self)
+
+
+_NVJITLINK_RENDERING = (
+    ("max_register_count", "int", "-maxrregcount"),
+    ("time", "flag", "-time"),
+    ("verbose", "flag", "-verbose"),
+    ("link_time_optimization", "flag", "-lto"),
+    ("ptx", "flag", "-ptx"),
+    ("optimization_level", "olevel", "-O"),
+    ("debug", "flag", "-g"),
+    ("lineinfo", "flag", "-lineinfo"),
+    ("ftz", "bool", "-ftz"),
+    ("prec_div", "bool", "-prec-div"),
+    ("prec_sqrt", "bool", "-prec-sqrt"),
+    ("fma", "bool", "-fma"),
+    ("kernels_used", "list", "-kernels-used"),
+    ("variables_used", "list", "-variables-used"),
+    ("optimize_unused_variables", "flag", "-optimize-unused-variables"),
+    ("ptxas_options", "list", "-Xptxas"),
+    ("split_compile", "int", "-split-compile"),
+    ("split_compile_extended", "int", "-split-compile-extended"),
+    ("no_cache", "flag", "-no-cache"),
+)
+
+
+@dataclass
+class LinkerOptions:
+    """Options of Linker (nvJitLink), with cuda.core 1.2's fields and defaults.
+
+    arch is "sm_NN"; left out, the current device's architecture is used.
+    """
+
+    name: str | None = "<default linker>"
+    arch: str | None = None
+    max_register_count: int | None = None
+    time: bool | None = None
+    verbose: bool | None = None
+    link_time_optimization: bool | None = None
+    ptx: bool | None = None
+    optimization_level: int | None = None
+    debug: bool | None = None
+    lineinfo: bool | None = None
+    ftz: bool | None = None
+    prec_div: bool | None = None
+    prec_sqrt: bool | None = None
+    fma: bool | None = None
+    kernels_used: str | tuple[str] | list[str] | None = None
+    variables_used: str | tuple[str] | list[str] | None = None
+    optimize_unused_variables: bool | None = None
+    ptxas_options: str | tuple[str] | list[str] | None = None
+    split_compile: int | None = None
+    split_compile_extended: int | None = None
+    no_cache: bool | None = None
+    numba_debug: bool | None = None
+
+    def __post_init__(self):
+        if self.name is None:
+            self.name = "<default linker>"
+        if self.arch is None:
+            self.arch = _current_arch("LinkerOptions")
+        _check(self.arch, "LinkerOptions.arch", (str,))
+        if self.numba_debug is not None:
+            import warnings
+
+            warnings.warn(
+                "LinkerOptions.numba_debug has no effect on any linker and is ignored",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+
+    def _nvjitlink_options(self):
+        out = [f"-arch={self.arch}"]
+        for field, kind, option in _NVJITLINK_RENDERING:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if kind == "olevel":
+                level = _check(value, f"LinkerOptions.{field}", (int,))
+                if not 0 <= level <= 3:
+                    raise ValueError(f"LinkerOptions.optimization_level is {level}: expected 0, 1, 2 or 3")
+                out.append(f"-O{level}")
+            else:
+                out.extend(_render(self, ((field, kind, option),), "LinkerOptions", ""))
+        return out
+
+    def as_bytes(self, backend="nvjitlink"):
+        """The options as nvJitLink takes them, each as bytes."""
+        backend = str(getattr(backend, "value", backend)).lower()
+        if backend != "nvjitlink":
+            raise ValueError(f"LinkerOptions.as_bytes: backend {backend!r}; cubind.core links with 'nvjitlink' only")
+        return [o.encode() for o in self._nvjitlink_options()]
+
+
+@dataclass
+class StreamOptions:
+    """Options of a new Stream: nonblocking (no synchronisation with the legacy
+    default stream) and priority (lower runs first; None is the default)."""
+
+    nonblocking: Any = True
+    priority: int | None = None
+
+
+@dataclass
+class EventOptions:
+    """Options of a new Event: timing_enabled (Event subtraction), blocking_sync
+    (Event.sync yields the CPU), ipc_enabled (shareable; not with timing)."""
+
+    timing_enabled: bool | None = False
+    blocking_sync: bool | None = False
+    ipc_enabled: bool | None = False
+
+
+@dataclass
+class DeviceMemoryResourceOptions:
+    """Options of a DeviceMemoryResource with a pool of its own: ipc_enabled and
+    max_size (0: the driver's limit)."""
+
+    ipc_enabled: bool = False
+    max_size: int = 0
+
+
+@dataclass
+class PinnedMemoryResourceOptions:
+    """Options of a PinnedMemoryResource, as cuda.core 1.2 has them. cubind's
+    pinned memory is page-locked host memory (cuMemHostAlloc), not a pool:
+    only the defaults are accepted."""
+
+    ipc_enabled: bool = False
+    max_size: int = 0
+    numa_id: int | None = None

@@ -1,0 +1,216 @@
+// What cubind.core needs beside the C++ core's classes: move-only owners put
+// on the heap (Cython cannot hold a C++ object without a default constructor),
+// and the few calls a Python Stream makes on a stream it may not own (the
+// default streams, a foreign stream), through the raw layer.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cubind/buffer.hpp"
+#include "cubind/context.hpp"
+#include "cubind/device.hpp"
+#include "cubind/error.hpp"
+#include "cubind/event.hpp"
+#include "cubind/kernel.hpp"
+#include "cubind/memory_resource.hpp"
+#include "cubind/object_code.hpp"
+#include "cubind/raw/driver.hpp"
+#include "cubind/stream.hpp"
+
+namespace cubind_core {
+
+inline int device_count() { return cubind::Device::count(); }
+inline cubind::Device device(int ordinal) { return cubind::Device::get(ordinal); }
+inline int device_attribute(int ordinal, CUdevice_attribute attribute) { return device(ordinal).attribute(attribute); }
+inline std::string device_name(int ordinal) { return device(ordinal).name(); }
+inline std::string device_uuid(int ordinal) { return device(ordinal).uuid(); }
+inline std::string device_pci_bus_id(int ordinal) { return device(ordinal).pci_bus_id(); }
+inline cubind::ComputeCapability device_compute_capability(int ordinal) { return device(ordinal).compute_capability(); }
+inline CUcontext device_primary_context(int ordinal) { return device(ordinal).primary_context().handle(); }
+inline void device_set_current(int ordinal) { device(ordinal).set_current(); }
+inline void device_sync(int ordinal) { device(ordinal).sync(); }
+inline bool device_can_access_peer(int ordinal, int peer) { return device(ordinal).can_access_peer(device(peer)); }
+inline void device_peer_access(int ordinal, int peer, bool enable) {
+  if (enable) {
+    device(ordinal).enable_peer_access(device(peer));
+  } else {
+    device(ordinal).disable_peer_access(device(peer));
+  }
+}
+
+inline cubind::DeviceMemoryResource* device_pool_default(int ordinal) {
+  return new cubind::DeviceMemoryResource(device(ordinal));
+}
+inline cubind::DeviceMemoryResource* device_pool_new(int ordinal, std::size_t max_size, bool ipc_enabled) {
+  cubind::DeviceMemoryResourceOptions options;
+  options.max_size = max_size;
+  options.ipc_enabled = ipc_enabled;
+  return new cubind::DeviceMemoryResource(device(ordinal), options);
+}
+// change: 1 grants `peer` access to the pool, -1 revokes it, 0 asks.
+inline bool pool_peer_access(cubind::DeviceMemoryResource* pool, int peer, int change) {
+  if (change > 0) {
+    pool->grant_peer_access(device(peer));
+  } else if (change < 0) {
+    pool->revoke_peer_access(device(peer));
+  } else {
+    return pool->is_accessible_from(device(peer));
+  }
+  return change > 0;
+}
+inline cubind::MemoryResource* pinned_new(int ordinal) { return new cubind::PinnedMemoryResource(device(ordinal)); }
+inline int kernel_attribute(const cubind::Kernel& kernel, CUfunction_attribute attribute, int ordinal) {
+  return kernel.attribute(attribute, device(ordinal));
+}
+
+inline cubind::Stream* stream_new(int ordinal, bool nonblocking, bool has_priority, int priority) {
+  cubind::StreamOptions options;
+  options.non_blocking = nonblocking;
+  if (has_priority) options.priority = priority;
+  return new cubind::Stream(device(ordinal), options);
+}
+
+inline cubind::Event* event_new(int ordinal, bool blocking_sync, bool interprocess) {
+  cubind::EventOptions options;
+  options.blocking_sync = blocking_sync;
+  options.interprocess = interprocess;
+  return new cubind::Event(device(ordinal), options);
+}
+
+inline cubind::TimedEvent* timed_event_new(int ordinal, bool blocking_sync) {
+  return new cubind::TimedEvent(device(ordinal), blocking_sync);
+}
+
+inline cubind::Buffer* buffer_allocate(const std::shared_ptr<cubind::MemoryResource>& resource, std::size_t size,
+                                       CUstream stream) {
+  return new cubind::Buffer(cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream)));
+}
+
+inline cubind::ObjectCode* object_code_take(cubind::ObjectCode& code) { return new cubind::ObjectCode(std::move(code)); }
+
+inline cubind::ObjectCode* object_code_from_bytes(cubind::CodeKind kind, const char* data, std::size_t size,
+                                                  const std::string& name) {
+  return new cubind::ObjectCode(cubind::ObjectCode::from_bytes(kind, std::vector<char>(data, data + size), name));
+}
+
+inline cubind::ObjectCode* object_code_from_file(const std::string& path, cubind::CodeKind kind) {
+  return new cubind::ObjectCode(cubind::ObjectCode::from_file(path, kind));
+}
+
+inline void stream_sync(CUstream stream) {
+  cubind::detail::check(cubind::raw::cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+inline bool stream_query(CUstream stream) {
+  const CUresult status = cubind::raw::cuStreamQuery(stream);
+  if (status == CUDA_ERROR_NOT_READY) return false;
+  cubind::detail::check(status, "cuStreamQuery");
+  return true;
+}
+
+inline int stream_priority(CUstream stream) {
+  int priority = 0;
+  cubind::detail::check(cubind::raw::cuStreamGetPriority(stream, &priority), "cuStreamGetPriority");
+  return priority;
+}
+
+inline bool stream_is_nonblocking(CUstream stream) {
+  unsigned int flags = 0;
+  cubind::detail::check(cubind::raw::cuStreamGetFlags(stream, &flags), "cuStreamGetFlags");
+  return (flags & CU_STREAM_NON_BLOCKING) != 0;
+}
+
+inline CUcontext stream_context(CUstream stream) {
+  CUcontext context = nullptr;
+  cubind::detail::check(cubind::raw::cuStreamGetCtx(stream, &context), "cuStreamGetCtx");
+  return context;
+}
+
+// The context of `stream`, or null where the driver cannot say (a default
+// stream with no context current): calls that take their context from the
+// current one enter it, so that cubind.core needs no set_current() first.
+inline CUcontext context_of(CUstream stream) {
+  CUcontext context = nullptr;
+  if (cubind::raw::cuStreamGetCtx(stream, &context) != CUDA_SUCCESS) return nullptr;
+  return context;
+}
+
+class StreamContextGuard {
+ public:
+  explicit StreamContextGuard(CUstream stream) {
+    if (CUcontext context = context_of(stream)) guard_.emplace(cubind::Context::from_native_handle(context));
+  }
+
+ private:
+  std::optional<cubind::ContextGuard> guard_;
+};
+
+inline void stream_wait_event(CUstream stream, CUevent event) {
+  cubind::detail::check(cubind::raw::cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
+}
+
+// Work submitted to `stream` from now on waits for the work submitted to
+// `other` so far, through an event of its own recorded on `other`.
+inline void stream_wait_stream(CUstream stream, CUstream other) {
+  StreamContextGuard guard(other);
+  CUevent event = nullptr;
+  cubind::detail::check(cubind::raw::cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  CUresult status = cubind::raw::cuEventRecord(event, other);
+  const char* failed = "cuEventRecord";
+  if (status == CUDA_SUCCESS) {
+    status = cubind::raw::cuStreamWaitEvent(stream, event, 0);
+    failed = "cuStreamWaitEvent";
+  }
+  // Destroying an event still waited on is allowed: the wait keeps what it needs.
+  cubind::raw::cuEventDestroy(event);
+  cubind::detail::check(status, failed);
+}
+
+inline void stream_launch_host_func(CUstream stream, CUhostFn fn, void* data) {
+  cubind::detail::check(cubind::raw::cuLaunchHostFunc(stream, fn, data), "cuLaunchHostFunc");
+}
+
+inline float elapsed_ms(const cubind::TimedEvent& end, const cubind::TimedEvent& start) {
+  return (end - start).count();
+}
+
+inline void memcpy_async(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  StreamContextGuard guard(stream);
+  cubind::detail::check(cubind::raw::cuMemcpyAsync(dst, src, bytes, stream), "cuMemcpyAsync");
+}
+
+// width is 1, 2 or 4 bytes; count is in elements of that width.
+inline void memset_async(CUdeviceptr dst, unsigned int value, int width, std::size_t count, CUstream stream) {
+  StreamContextGuard guard(stream);
+  if (width == 1) {
+    cubind::detail::check(cubind::raw::cuMemsetD8Async(dst, static_cast<unsigned char>(value), count, stream),
+                          "cuMemsetD8Async");
+  } else if (width == 2) {
+    cubind::detail::check(cubind::raw::cuMemsetD16Async(dst, static_cast<unsigned short>(value), count, stream),
+                          "cuMemsetD16Async");
+  } else {
+    cubind::detail::check(cubind::raw::cuMemsetD32Async(dst, value, count, stream), "cuMemsetD32Async");
+  }
+}
+
+// The context current on this thread, or null.
+inline CUcontext context_current() {
+  std::optional<cubind::Context> current = cubind::Context::current();
+  return current ? current->handle() : nullptr;
+}
+
+inline void context_set_current(CUcontext context) {
+  cubind::detail::check(cubind::raw::cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
+inline int context_device(CUcontext context) {
+  return cubind::Context::from_native_handle(context).device().ordinal();
+}
+
+}  // namespace cubind_core

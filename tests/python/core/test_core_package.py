@@ -1,0 +1,100 @@
+"""cubind.core as a package: its version, the cubind.bindings range it checks,
+what importing it loads, and how C++ errors arrive in Python."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import cubind.core
+from cubind.core import CUDAError, NvJitLinkError, NVRTCError
+
+
+def _run(code):
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_version_is_its_own_semver_0x():
+    parts = cubind.core.__version__.split(".")
+    assert len(parts) == 3 and all(p.isdigit() for p in parts)
+    assert parts[0] == "0"
+
+
+def test_import_loads_no_cuda_library_and_no_numpy():
+    out = _run(
+        """
+        import json, sys
+        import cubind.core
+        from cubind import _libraries
+        print(json.dumps({"numpy": "numpy" in sys.modules,
+                          "status": {n: _libraries.status(n) for n in _libraries.NAMES}}))
+        """
+    )
+    seen = json.loads(out)
+    assert seen["numpy"] is False
+    for name, status in seen["status"].items():
+        assert status["attempted"] is False, (name, status)
+        assert status["loaded"] is False, (name, status)
+
+
+def test_a_bindings_version_out_of_range_is_a_clear_import_error():
+    out = _run(
+        """
+        import cubind.bindings
+        cubind.bindings.__version__ = "12.9.0"
+        try:
+            import cubind.core
+        except ImportError as error:
+            print("ImportError:", error)
+        """
+    )
+    assert "ImportError:" in out
+    assert "cubind.bindings 12.9.0" in out and ">= 13.0" in out
+
+
+def test_exception_classes_have_cuda_core_bases():
+    # cuda.core 1.2: CUDAError(Exception), NVRTCError(CUDAError).
+    assert CUDAError.__bases__ == (Exception,)
+    assert issubclass(NVRTCError, CUDAError)
+    assert issubclass(NvJitLinkError, CUDAError)
+
+
+def test_public_names_are_exported():
+    for name in cubind.core.__all__:
+        assert hasattr(cubind.core, name), name
+
+
+def test_a_cpp_system_error_becomes_os_error_with_its_message(tmp_path):
+    with pytest.raises(OSError, match="cannot open"):
+        cubind.core.ObjectCode.from_cubin(str(tmp_path / "missing.cubin"))
+
+
+def test_a_cpp_nvrtc_error_becomes_nvrtc_error_with_status():
+    from cubind.core import Program, ProgramOptions
+
+    # An option NVRTC rejects: a misuse, raised by the C++ core as NvrtcError.
+    program = Program("__global__ void k() {}", "c++", ProgramOptions(arch="sm_90", std="c++1"))
+    with pytest.raises(NVRTCError) as caught:
+        program.compile("ptx")
+    assert caught.value.status == 5  # NVRTC_ERROR_INVALID_OPTION
+    assert caught.value.api_function == "nvrtcCompileProgram"
+    assert caught.value.error_name == "NVRTC_ERROR_INVALID_OPTION"
+
+
+def _has_driver():
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_has_driver(), reason="checks the error where no driver is installed")
+def test_device_without_a_driver_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="libcuda"):
+        cubind.core.Device()
