@@ -2,14 +2,24 @@
 # The whole GPU suite in one command, for a GPU machine with no network and no
 # clang development files: builds libcubind, the examples, the C++ tests where
 # GoogleTest is installed and the Python package from the committed bindings/,
-# runs every test (GPU ones included) and the benchmarks, and prints a summary
-# table last. Results also go to $OUT when it is set.
+# runs every test (GPU ones included), every example on cubind and on NVIDIA's
+# package, and the benchmarks, and prints summary tables last. Results also go
+# to $OUT when it is set.
+#
+#   bash scripts/gpu_suite.sh          everything
+#   bash scripts/gpu_suite.sh tests    build, tests and examples
+#   bash scripts/gpu_suite.sh bench    build (a no-op when done) and benchmarks
+# The two halves fit a runner's time limit each; the second reuses the first's build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+PHASE=${1:-all}
+case "$PHASE" in all|tests|bench) ;; *) echo "usage: $0 [all|tests|bench]" >&2; exit 2 ;; esac
 OUT=${OUT:-build/gpu-suite-out}
 mkdir -p "$OUT"
 BUILD=build/gpu
 declare -A RESULT
+SAMPLE_ROWS=()
+CORE_EXAMPLES=()
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$OUT/gpus.txt"
 
@@ -30,6 +40,15 @@ else
   tail -30 "$OUT/build.log"; RESULT[build]="FAILED"
 fi
 
+# The Python package (build/{wheel_tag} is reused, so a second phase rebuilds nothing).
+python3 -m pip install -q --no-build-isolation --no-deps . >"$OUT/pip.log" 2>&1 || { tail -30 "$OUT/pip.log"; RESULT[pip]="FAILED"; }
+# NVIDIA's cuda.bindings (and cuda.pathfinder), which the samples also run on, as
+# wheels carried in .carry/wheels where the machine lacks them.
+if ! python3 -c "import cuda.bindings.driver" 2>/dev/null && ls .carry/wheels/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps .carry/wheels/*.whl >>"$OUT/pip.log" 2>&1
+fi
+
+if [ "$PHASE" != bench ]; then
 if [ "$tests" = ON ]; then
   ctest --test-dir "$BUILD" --output-on-failure -j 4 2>&1 | tee "$OUT/ctest.log" | tail -5
   RESULT[ctest]=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -1)
@@ -51,19 +70,12 @@ for ex in nvrtc_link_launch saxpy_program load_cubin peer_copy; do
   RESULT[example_$ex]=$(tail -1 "$OUT/example_$ex.log")
 done
 
-python3 -m pip install -q --no-build-isolation --no-deps . >"$OUT/pip.log" 2>&1 || { tail -30 "$OUT/pip.log"; RESULT[pip]="FAILED"; }
-# NVIDIA's cuda.bindings (and cuda.pathfinder), which the samples also run on, as
-# wheels carried in .carry/wheels where the machine lacks them.
-if ! python3 -c "import cuda.bindings.driver" 2>/dev/null && ls .carry/wheels/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps .carry/wheels/*.whl >>"$OUT/pip.log" 2>&1
-fi
 python3 -m pytest -v -rs tests/python --junitxml="$OUT/pytest.xml" 2>&1 | tee "$OUT/pytest.log" | tail -25
 RESULT[pytest]=$(grep -E "passed|failed" "$OUT/pytest.log" | tail -1 | tr -d '=')
 RESULT[pytest_gpu]=$(grep -E "^gpu-marked tests:" "$OUT/pytest.log" | tail -1)
 
 # Every cuda.bindings sample, unchanged, on cubind.bindings and on cuda.bindings:
 # one table row each, all output in one log.
-SAMPLE_ROWS=()
 : >"$OUT/samples.log"
 for s in examples/python/bindings/*.py; do
   name=$(basename "$s" .py)
@@ -89,7 +101,6 @@ done
 
 # cubind.core's examples, each on cubind.core and on cuda.core (the runner
 # swaps the import): one row per example, the last line of each run.
-CORE_EXAMPLES=()
 for ex in examples/python/core/[a-z]*.py; do
   [ "$(basename "$ex")" = run.py ] && continue
   name=$(basename "$ex" .py)
@@ -106,6 +117,9 @@ for ex in examples/python/core/[a-z]*.py; do
   CORE_EXAMPLES+=("| $name$row |")
 done
 
+fi
+
+if [ "$PHASE" != tests ]; then
 for b in benchmarks/gpu_*.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
@@ -119,6 +133,8 @@ for b in cubind_launch_benchmarks cubind_core_benchmarks; do
     --benchmark_enable_random_interleaving=true 2>&1 | tee "$OUT/$b.txt" | tail -25
 done
 
+fi
+
 echo
 echo "| step | result |"
 echo "|---|---|"
@@ -126,10 +142,12 @@ for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_l
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 
-echo
-echo "| sample | cubind | cuda.bindings |"
-echo "|---|---|---|"
-for row in "${SAMPLE_ROWS[@]}"; do echo "$row"; done
+if ((${#SAMPLE_ROWS[@]})); then
+  echo
+  echo "| sample | cubind | cuda.bindings |"
+  echo "|---|---|---|"
+  printf '%s\n' "${SAMPLE_ROWS[@]}"
+fi
 if ((${#CORE_EXAMPLES[@]})); then
   echo
   echo "| cubind.core example | cubind.core | cuda.core |"
