@@ -37,9 +37,13 @@ def test_the_core_links_the_raw_library():
     assert "libcubind_raw.so" in needed(os.path.join(PACKAGE, "libcubind.so"))
 
 
-def test_every_extension_module_links_the_raw_layer_only():
+def test_every_bindings_module_links_the_raw_layer_only():
+    # cubind.core's modules sit above the C++ core and link it; every other
+    # module sits below it.
+    core_dir = os.path.join(PACKAGE, "core")
     modules = {os.path.basename(m).split(".")[0]: m for m in extension_modules()
-               if not os.path.basename(m).startswith("libcubind")}
+               if not os.path.basename(m).startswith("libcubind")
+               and os.path.dirname(m) != core_dir}
     callers = {"_libraries", "driver", "runtime", "nvrtc", "nvjitlink"}
     assert callers <= set(modules), sorted(modules)
     for name, module in modules.items():
@@ -49,6 +53,14 @@ def test_every_extension_module_links_the_raw_layer_only():
         # module with no such call (_support) may need nothing of cubind.
         if name in callers:
             assert "libcubind_raw.so" in libs, (module, libs)
+
+
+def test_core_modules_link_the_core():
+    core_dir = os.path.join(PACKAGE, "core")
+    modules = [m for m in extension_modules() if os.path.dirname(m) == core_dir]
+    assert modules, "cubind.core has no extension module"
+    for module in modules:
+        assert "libcubind.so" in needed(module), module
 
 
 def test_one_table_per_process_shared_by_the_modules():

@@ -410,14 +410,40 @@ cdef class Buffer:
         raise RuntimeError("Buffer objects cannot be instantiated directly. Please use MemoryResource APIs.")
 
     def __dealloc__(self):
+        try:
+            self._free(None)
+        except BaseException:
+            pass
         if self._cpp:
             with nogil:
                 self._cpp.reset()
+
+    cdef int _free(self, object stream) except -1:
+        # Returns the memory, ordered on stream, or on the deallocation stream
+        # (set_deallocation_stream's, else the allocation's) when None.
+        cdef cpp.CUstream handle
+        if stream is None:
+            stream = self._stream
+            if isinstance(stream, Stream) and (<Stream>stream)._closed:
+                # That stream was closed first. Its queued work still runs, so
+                # the free waits for the device to finish it and then goes to
+                # the legacy stream: the destroyed stream's handle would hand
+                # the driver a dangling pointer.
+                device_id = getattr(self._mr, "device_id", -1)
+                (Device(device_id) if device_id >= 0 else Device()).sync()
+                stream = LEGACY_DEFAULT_STREAM
+        if self._cpp:
+            if stream is not None:
+                handle = _stream_handle(stream)
+                with nogil:
+                    self._cpp.get().close(cpp.StreamRef(handle))
+            else:
+                with nogil:
+                    self._cpp.get().close()
+            self._cpp.reset()
         elif self._mr is not None and self._ptr != 0:
-            try:
-                self._mr.deallocate(self._ptr, self._size, stream=self._stream or LEGACY_DEFAULT_STREAM)
-            except Exception:
-                pass
+            self._mr.deallocate(self._ptr, self._size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
+        return 0
 
     @staticmethod
     def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
@@ -452,19 +478,7 @@ cdef class Buffer:
         cdef cpp.CUstream handle
         if self._exports:
             raise BufferError("Buffer.close: a memoryview of the buffer is still open")
-        if stream is None:
-            stream = self._stream
-        if self._cpp:
-            if stream is not None:
-                handle = _stream_handle(stream)
-                with nogil:
-                    self._cpp.get().close(cpp.StreamRef(handle))
-            else:
-                with nogil:
-                    self._cpp.get().close()
-            self._cpp.reset()
-        elif self._mr is not None and self._ptr != 0:
-            self._mr.deallocate(self._ptr, self._size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
+        self._free(stream)
         self._ptr = 0
         self._size = 0
         self._mr = None

@@ -1,6 +1,7 @@
 """cubind.core on a GPU: devices, contexts, streams, events, buffers, memory
 resources, kernels and launch, each checked by value."""
 import ctypes
+import gc
 import struct
 import threading
 
@@ -283,7 +284,7 @@ def test_saxpy_with_float_numpy_and_ctypes_scalars(device, module, stream):
     x = device.allocate(4 * N, stream=stream)
     y = device.allocate(4 * N, stream=stream)
     host = LegacyPinnedMemoryResource().allocate(4 * N, stream=stream)
-    struct.pack_into(f"{N}f", memoryview(host), *[float(i) for i in range(N)])
+    struct.pack_into(f"{N}f", memoryview(host), 0, *[float(i) for i in range(N)])
     x.copy_from(host, stream=stream)
     y.fill(0, stream=stream)
     config = LaunchConfig(grid=GRID, block=BLOCK)
@@ -435,3 +436,27 @@ def test_peer_access_and_pool_access():
     dst.copy_from(src, stream=s)
     assert read_ints(dst, s, 1, "B") == (3,)
     a.disable_peer_access(b)
+
+
+def test_a_buffer_outlives_the_stream_it_is_freed_on(device):
+    # Closing a stream before the buffers that free on it: the buffers wait for
+    # its queued work and free on the legacy stream instead of the destroyed one.
+    stream = device.create_stream()
+    pooled = device.allocate(1 << 20, stream=stream)
+    pooled.fill(7, stream=stream)
+    pinned = LegacyPinnedMemoryResource().allocate(4096, stream=stream)
+    moved = device.allocate(4096, stream=device.default_stream)
+    other = device.create_stream()
+    moved.set_deallocation_stream(other)
+    stream.close()
+    other.close()
+    del pooled, pinned
+    gc.collect()
+    moved.close()
+    assert moved.is_closed
+    # An explicit stream that was closed is still refused.
+    again = device.allocate(16, stream=device.default_stream)
+    with pytest.raises(RuntimeError, match="closed"):
+        again.close(stream=stream)
+    again.close()
+    device.sync()
