@@ -27,11 +27,28 @@ try:
     from cuda.bindings import nvjitlink as cuda_nvjitlink
     from cuda.bindings import nvrtc as cuda_nvrtc
     from cuda.bindings import runtime as cuda_runtime
+    from cuda.bindings import __version__ as _their_version
     AVAILABLE = True
 except ImportError:  # the suite skips as a whole (see conftest.py)
     AVAILABLE = False
 
 MODULES = ("driver", "runtime", "nvrtc", "nvjitlink")
+
+
+def _major_minor(version):
+    return tuple(int(x) for x in str(version).split(".")[:2])
+
+
+def version_mismatch():
+    """Why the packages cannot be compared name by name, or None: they must be
+    for the same CUDA major.minor (cuda-bindings 13.0 for these bindings)."""
+    import cubind.bindings
+    if not AVAILABLE:
+        return "cuda-bindings is not installed"
+    if _major_minor(_their_version) != _major_minor(cubind.bindings.__version__):
+        return (f"cuda-bindings {_their_version} is for another CUDA version than cubind.bindings "
+                f"{cubind.bindings.__version__}")
+    return None
 if AVAILABLE:
     PAIRS = {
         "driver": (driver, cuda_driver),

@@ -36,9 +36,9 @@ REASONS = {
                               "the annotation needs a count of tensorRank - 1, which annotations cannot express yet"),
     "border-color": (12, "cuTexRefSetBorderColor with a non-list pBorderColor fails with \"object of type 'int' has no len()\", "
                          "naming no parameter (cuda.bindings passes 0 on as NULL)"),
-    "callback-null": (3, "a callback given 0 (NULL) is refused ('expected a callable or ...(address)'); cuda.bindings passes "
-                         "NULL on and the library reports it: the callback conversion in _support must take 0/None as NULL "
-                         "unless the annotation says nullable: false"),
+    "callback-null": (3, "a plain int for a callback (0 for NULL, or a C function's address) is refused ('expected a "
+                         "callable or ...(address)'); cuda.bindings passes it on as the function pointer (None works in both): "
+                         "the callback conversion in _support must take an int as an address"),
     "bytes-buffer": (1, "a caller buffer made of bytes (b' ' * size, the cuda.bindings idiom) is refused as not writable; "
                         "cuda.bindings fills it and returns (status,): buffer conversion in _support"),
     "helper-getLocalRuntimeVersion": (10, "runtime.getLocalRuntimeVersion() is missing (cuda.bindings: (cudaError_t, version of the "

@@ -8,6 +8,9 @@ cuda_bindings = pytest.importorskip("cuda.bindings", reason="cuda-bindings is no
 
 import _diff  # noqa: E402
 
+if _diff.version_mismatch():
+    pytest.skip(_diff.version_mismatch(), allow_module_level=True)
+
 NAME_CASES = _diff.name_cases()
 ENUM_CASES = _diff.enum_cases()
 

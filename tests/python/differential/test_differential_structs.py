@@ -11,6 +11,9 @@ cuda_bindings = pytest.importorskip("cuda.bindings", reason="cuda-bindings is no
 
 import _diff  # noqa: E402
 
+if _diff.version_mismatch():
+    pytest.skip(_diff.version_mismatch(), allow_module_level=True)
+
 STRUCT_CASES = _diff.struct_cases()
 REPR_CASES = _diff.repr_cases()
 FIELD_CASES = _diff.field_cases()

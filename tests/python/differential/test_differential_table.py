@@ -7,7 +7,11 @@ import pytest
 
 cuda_bindings = pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 
+import _diff  # noqa: E402
 import known_differences as known  # noqa: E402
+
+if _diff.version_mismatch():
+    pytest.skip(_diff.version_mismatch(), allow_module_level=True)
 
 GUIDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs",
                      "migration-from-cuda-bindings.md")
