@@ -3383,22 +3383,22 @@ def cuMemcpyAtoA(dstArray: CUarray | int | None, dstOffset: int, srcArray: CUarr
     """
     ...
 
-def cuMemcpy2D(pCopy: CUDA_MEMCPY2D) -> tuple[CUresult]:
+def cuMemcpy2D(pCopy: Optional[CUDA_MEMCPY2D]) -> tuple[CUresult]:
     """Copies memory for 2D arrays
     """
     ...
 
-def cuMemcpy2DUnaligned(pCopy: CUDA_MEMCPY2D) -> tuple[CUresult]:
+def cuMemcpy2DUnaligned(pCopy: Optional[CUDA_MEMCPY2D]) -> tuple[CUresult]:
     """Copies memory for 2D arrays
     """
     ...
 
-def cuMemcpy3D(pCopy: CUDA_MEMCPY3D) -> tuple[CUresult]:
+def cuMemcpy3D(pCopy: Optional[CUDA_MEMCPY3D]) -> tuple[CUresult]:
     """Copies memory for 3D arrays
     """
     ...
 
-def cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER) -> tuple[CUresult]:
+def cuMemcpy3DPeer(pCopy: Optional[CUDA_MEMCPY3D_PEER]) -> tuple[CUresult]:
     """Copies memory between contexts
     """
     ...
@@ -3438,17 +3438,17 @@ def cuMemcpyAtoHAsync(dstHost: int | Buffer | None, srcArray: CUarray | int | No
     """
     ...
 
-def cuMemcpy2DAsync(pCopy: CUDA_MEMCPY2D, hStream: CUstream | int | None) -> tuple[CUresult]:
+def cuMemcpy2DAsync(pCopy: Optional[CUDA_MEMCPY2D], hStream: CUstream | int | None) -> tuple[CUresult]:
     """Copies memory for 2D arrays
     """
     ...
 
-def cuMemcpy3DAsync(pCopy: CUDA_MEMCPY3D, hStream: CUstream | int | None) -> tuple[CUresult]:
+def cuMemcpy3DAsync(pCopy: Optional[CUDA_MEMCPY3D], hStream: CUstream | int | None) -> tuple[CUresult]:
     """Copies memory for 3D arrays
     """
     ...
 
-def cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER, hStream: CUstream | int | None) -> tuple[CUresult]:
+def cuMemcpy3DPeerAsync(pCopy: Optional[CUDA_MEMCPY3D_PEER], hStream: CUstream | int | None) -> tuple[CUresult]:
     """Copies memory between contexts asynchronously.
     """
     ...
@@ -3523,7 +3523,7 @@ def cuMemsetD2D32Async(dstDevice: CUdeviceptr | int, dstPitch: int, ui: int, Wid
     """
     ...
 
-def cuArrayCreate(pAllocateArray: CUDA_ARRAY_DESCRIPTOR) -> tuple[CUresult, CUarray]:
+def cuArrayCreate(pAllocateArray: Optional[CUDA_ARRAY_DESCRIPTOR]) -> tuple[CUresult, CUarray]:
     """Creates a 1D or 2D CUDA array
     """
     ...
@@ -3563,7 +3563,7 @@ def cuArrayDestroy(hArray: CUarray | int | None) -> tuple[CUresult]:
     """
     ...
 
-def cuArray3DCreate(pAllocateArray: CUDA_ARRAY3D_DESCRIPTOR) -> tuple[CUresult, CUarray]:
+def cuArray3DCreate(pAllocateArray: Optional[CUDA_ARRAY3D_DESCRIPTOR]) -> tuple[CUresult, CUarray]:
     """Creates a 3D CUDA array
     """
     ...
@@ -3573,7 +3573,7 @@ def cuArray3DGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA
     """
     ...
 
-def cuMipmappedArrayCreate(pMipmappedArrayDesc: CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: int) -> tuple[CUresult, CUmipmappedArray]:
+def cuMipmappedArrayCreate(pMipmappedArrayDesc: Optional[CUDA_ARRAY3D_DESCRIPTOR], numMipmapLevels: int) -> tuple[CUresult, CUmipmappedArray]:
     """Creates a CUDA mipmapped array
     """
     ...
@@ -3608,7 +3608,7 @@ def cuMemAddressFree(ptr: CUdeviceptr | int, size: int) -> tuple[CUresult]:
     """
     ...
 
-def cuMemCreate(size: int, prop: CUmemAllocationProp, flags: int) -> tuple[CUresult, CUmemGenericAllocationHandle]:
+def cuMemCreate(size: int, prop: Optional[CUmemAllocationProp], flags: int) -> tuple[CUresult, CUmemGenericAllocationHandle]:
     """Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
     """
     ...
@@ -3638,7 +3638,7 @@ def cuMemSetAccess(ptr: CUdeviceptr | int, size: int, desc: Sequence[CUmemAccess
     """
     ...
 
-def cuMemGetAccess(location: CUmemLocation, ptr: CUdeviceptr | int) -> tuple[CUresult, int]:
+def cuMemGetAccess(location: Optional[CUmemLocation], ptr: CUdeviceptr | int) -> tuple[CUresult, int]:
     """Get the access flags set for the given location and ptr
     """
     ...
@@ -3653,7 +3653,7 @@ def cuMemImportFromShareableHandle(osHandle: int | Buffer | None, shHandleType: 
     """
     ...
 
-def cuMemGetAllocationGranularity(prop: CUmemAllocationProp, option: CUmemAllocationGranularity_flags | int) -> tuple[CUresult, int]:
+def cuMemGetAllocationGranularity(prop: Optional[CUmemAllocationProp], option: CUmemAllocationGranularity_flags | int) -> tuple[CUresult, int]:
     """Calculates either the minimal or recommended granularity
     """
     ...
@@ -3698,12 +3698,12 @@ def cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAcces
     """
     ...
 
-def cuMemPoolGetAccess(memPool: CUmemoryPool | int | None, location: CUmemLocation) -> tuple[CUresult, CUmemAccess_flags]:
+def cuMemPoolGetAccess(memPool: CUmemoryPool | int | None, location: Optional[CUmemLocation]) -> tuple[CUresult, CUmemAccess_flags]:
     """Returns the accessibility of a pool from a device
     """
     ...
 
-def cuMemPoolCreate(poolProps: CUmemPoolProps) -> tuple[CUresult, CUmemoryPool]:
+def cuMemPoolCreate(poolProps: Optional[CUmemPoolProps]) -> tuple[CUresult, CUmemoryPool]:
     """Creates a memory pool
     """
     ...
@@ -3713,17 +3713,17 @@ def cuMemPoolDestroy(pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """
     ...
 
-def cuMemGetDefaultMemPool(location: CUmemLocation, type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
+def cuMemGetDefaultMemPool(location: Optional[CUmemLocation], type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
     """Returns the default memory pool for a given location and allocation type
     """
     ...
 
-def cuMemGetMemPool(location: CUmemLocation, type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
+def cuMemGetMemPool(location: Optional[CUmemLocation], type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
     """Gets the current memory pool for a memory location and of a particular allocation type
     """
     ...
 
-def cuMemSetMemPool(location: CUmemLocation, type: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
+def cuMemSetMemPool(location: Optional[CUmemLocation], type: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """Sets the current memory pool for a memory location and allocation type
     """
     ...
@@ -3748,12 +3748,12 @@ def cuMemPoolExportPointer(ptr: CUdeviceptr | int) -> tuple[CUresult, CUmemPoolP
     """
     ...
 
-def cuMemPoolImportPointer(pool: CUmemoryPool | int | None, shareData: CUmemPoolPtrExportData) -> tuple[CUresult, CUdeviceptr]:
+def cuMemPoolImportPointer(pool: CUmemoryPool | int | None, shareData: Optional[CUmemPoolPtrExportData]) -> tuple[CUresult, CUdeviceptr]:
     """Import a memory pool allocation from another process.
     """
     ...
 
-def cuMulticastCreate(prop: CUmulticastObjectProp) -> tuple[CUresult, CUmemGenericAllocationHandle]:
+def cuMulticastCreate(prop: Optional[CUmulticastObjectProp]) -> tuple[CUresult, CUmemGenericAllocationHandle]:
     """Create a generic allocation handle representing a multicast object described by the given properties.
     """
     ...
@@ -3778,7 +3778,7 @@ def cuMulticastUnbind(mcHandle: CUmemGenericAllocationHandle | int, dev: CUdevic
     """
     ...
 
-def cuMulticastGetGranularity(prop: CUmulticastObjectProp, option: CUmulticastGranularity_flags | int) -> tuple[CUresult, int]:
+def cuMulticastGetGranularity(prop: Optional[CUmulticastObjectProp], option: CUmulticastGranularity_flags | int) -> tuple[CUresult, int]:
     """Calculates either the minimal or recommended granularity for multicast object
     """
     ...
@@ -3988,17 +3988,17 @@ def cuEventElapsedTime(hStart: CUevent | int | None, hEnd: CUevent | int | None)
     """
     ...
 
-def cuImportExternalMemory(memHandleDesc: CUDA_EXTERNAL_MEMORY_HANDLE_DESC) -> tuple[CUresult, CUexternalMemory]:
+def cuImportExternalMemory(memHandleDesc: Optional[CUDA_EXTERNAL_MEMORY_HANDLE_DESC]) -> tuple[CUresult, CUexternalMemory]:
     """Imports an external memory object
     """
     ...
 
-def cuExternalMemoryGetMappedBuffer(extMem: CUexternalMemory | int | None, bufferDesc: CUDA_EXTERNAL_MEMORY_BUFFER_DESC) -> tuple[CUresult, CUdeviceptr]:
+def cuExternalMemoryGetMappedBuffer(extMem: CUexternalMemory | int | None, bufferDesc: Optional[CUDA_EXTERNAL_MEMORY_BUFFER_DESC]) -> tuple[CUresult, CUdeviceptr]:
     """Maps a buffer onto an imported memory object
     """
     ...
 
-def cuExternalMemoryGetMappedMipmappedArray(extMem: CUexternalMemory | int | None, mipmapDesc: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) -> tuple[CUresult, CUmipmappedArray]:
+def cuExternalMemoryGetMappedMipmappedArray(extMem: CUexternalMemory | int | None, mipmapDesc: Optional[CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC]) -> tuple[CUresult, CUmipmappedArray]:
     """Maps a CUDA mipmapped array onto an external memory object
     """
     ...
@@ -4008,7 +4008,7 @@ def cuDestroyExternalMemory(extMem: CUexternalMemory | int | None) -> tuple[CUre
     """
     ...
 
-def cuImportExternalSemaphore(semHandleDesc: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC) -> tuple[CUresult, CUexternalSemaphore]:
+def cuImportExternalSemaphore(semHandleDesc: Optional[CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC]) -> tuple[CUresult, CUexternalSemaphore]:
     """Imports an external semaphore
     """
     ...
@@ -4178,7 +4178,7 @@ def cuGraphCreate(flags: int) -> tuple[CUresult, CUgraph]:
     """
     ...
 
-def cuGraphAddKernelNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: CUDA_KERNEL_NODE_PARAMS) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddKernelNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_KERNEL_NODE_PARAMS]) -> tuple[CUresult, CUgraphNode]:
     """Creates a kernel execution node and adds it to a graph
     """
     ...
@@ -4188,12 +4188,12 @@ def cuGraphKernelNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     """
     ...
 
-def cuGraphKernelNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_KERNEL_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphKernelNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_KERNEL_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets a kernel node's parameters
     """
     ...
 
-def cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, copyParams: CUDA_MEMCPY3D, ctx: CUcontext | int | None) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, copyParams: Optional[CUDA_MEMCPY3D], ctx: CUcontext | int | None) -> tuple[CUresult, CUgraphNode]:
     """Creates a memcpy node and adds it to a graph
     """
     ...
@@ -4203,12 +4203,12 @@ def cuGraphMemcpyNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     """
     ...
 
-def cuGraphMemcpyNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_MEMCPY3D) -> tuple[CUresult]:
+def cuGraphMemcpyNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_MEMCPY3D]) -> tuple[CUresult]:
     """Sets a memcpy node's parameters
     """
     ...
 
-def cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, memsetParams: CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext | int | None) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, memsetParams: Optional[CUDA_MEMSET_NODE_PARAMS], ctx: CUcontext | int | None) -> tuple[CUresult, CUgraphNode]:
     """Creates a memset node and adds it to a graph
     """
     ...
@@ -4218,12 +4218,12 @@ def cuGraphMemsetNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     """
     ...
 
-def cuGraphMemsetNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_MEMSET_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphMemsetNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_MEMSET_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets a memset node's parameters
     """
     ...
 
-def cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: CUDA_HOST_NODE_PARAMS) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_HOST_NODE_PARAMS]) -> tuple[CUresult, CUgraphNode]:
     """Creates a host execution node and adds it to a graph
     """
     ...
@@ -4233,7 +4233,7 @@ def cuGraphHostNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult,
     """
     ...
 
-def cuGraphHostNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_HOST_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphHostNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_HOST_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets a host node's parameters
     """
     ...
@@ -4283,7 +4283,7 @@ def cuGraphEventWaitNodeSetEvent(hNode: CUgraphNode | int | None, event: CUevent
     """
     ...
 
-def cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_EXT_SEM_SIGNAL_NODE_PARAMS]) -> tuple[CUresult, CUgraphNode]:
     """Creates an external semaphore signal node and adds it to a graph
     """
     ...
@@ -4293,12 +4293,12 @@ def cuGraphExternalSemaphoresSignalNodeGetParams(hNode: CUgraphNode | int | None
     """
     ...
 
-def cuGraphExternalSemaphoresSignalNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExternalSemaphoresSignalNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_EXT_SEM_SIGNAL_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets an external semaphore signal node's parameters
     """
     ...
 
-def cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_EXT_SEM_WAIT_NODE_PARAMS]) -> tuple[CUresult, CUgraphNode]:
     """Creates an external semaphore wait node and adds it to a graph
     """
     ...
@@ -4308,12 +4308,12 @@ def cuGraphExternalSemaphoresWaitNodeGetParams(hNode: CUgraphNode | int | None) 
     """
     ...
 
-def cuGraphExternalSemaphoresWaitNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExternalSemaphoresWaitNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_EXT_SEM_WAIT_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets an external semaphore wait node's parameters
     """
     ...
 
-def cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: CUDA_BATCH_MEM_OP_NODE_PARAMS) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_BATCH_MEM_OP_NODE_PARAMS]) -> tuple[CUresult, CUgraphNode]:
     """Creates a batch memory operation node and adds it to a graph
     """
     ...
@@ -4323,17 +4323,17 @@ def cuGraphBatchMemOpNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUr
     """
     ...
 
-def cuGraphBatchMemOpNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_BATCH_MEM_OP_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphBatchMemOpNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_BATCH_MEM_OP_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets a batch mem op node's parameters
     """
     ...
 
-def cuGraphExecBatchMemOpNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_BATCH_MEM_OP_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExecBatchMemOpNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_BATCH_MEM_OP_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets the parameters for a batch mem op node in the given graphExec
     """
     ...
 
-def cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: CUDA_MEM_ALLOC_NODE_PARAMS) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_MEM_ALLOC_NODE_PARAMS]) -> tuple[CUresult, CUgraphNode]:
     """Creates an allocation node and adds it to a graph
     """
     ...
@@ -4433,7 +4433,7 @@ def cuGraphInstantiate(hGraph: CUgraph | int | None, flags: int) -> tuple[CUresu
     """
     ...
 
-def cuGraphInstantiateWithParams(hGraph: CUgraph | int | None, instantiateParams: CUDA_GRAPH_INSTANTIATE_PARAMS) -> tuple[CUresult, CUgraphExec]:
+def cuGraphInstantiateWithParams(hGraph: CUgraph | int | None, instantiateParams: Optional[CUDA_GRAPH_INSTANTIATE_PARAMS]) -> tuple[CUresult, CUgraphExec]:
     """Creates an executable graph from a graph
     """
     ...
@@ -4443,22 +4443,22 @@ def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult,
     """
     ...
 
-def cuGraphExecKernelNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_KERNEL_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExecKernelNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_KERNEL_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets the parameters for a kernel node in the given graphExec
     """
     ...
 
-def cuGraphExecMemcpyNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, copyParams: CUDA_MEMCPY3D, ctx: CUcontext | int | None) -> tuple[CUresult]:
+def cuGraphExecMemcpyNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, copyParams: Optional[CUDA_MEMCPY3D], ctx: CUcontext | int | None) -> tuple[CUresult]:
     """Sets the parameters for a memcpy node in the given graphExec.
     """
     ...
 
-def cuGraphExecMemsetNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, memsetParams: CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext | int | None) -> tuple[CUresult]:
+def cuGraphExecMemsetNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, memsetParams: Optional[CUDA_MEMSET_NODE_PARAMS], ctx: CUcontext | int | None) -> tuple[CUresult]:
     """Sets the parameters for a memset node in the given graphExec.
     """
     ...
 
-def cuGraphExecHostNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_HOST_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExecHostNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_HOST_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets the parameters for a host node in the given graphExec.
     """
     ...
@@ -4478,12 +4478,12 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode
     """
     ...
 
-def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_EXT_SEM_SIGNAL_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets the parameters for an external semaphore signal node in the given graphExec
     """
     ...
 
-def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> tuple[CUresult]:
+def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_EXT_SEM_WAIT_NODE_PARAMS]) -> tuple[CUresult]:
     """Sets the parameters for an external semaphore wait node in the given graphExec
     """
     ...
@@ -4568,17 +4568,17 @@ def cuGraphReleaseUserObject(graph: CUgraph | int | None, object_: CUuserObject 
     """
     ...
 
-def cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, nodeParams: CUgraphNodeParams) -> tuple[CUresult, CUgraphNode]:
+def cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, nodeParams: Optional[CUgraphNodeParams]) -> tuple[CUresult, CUgraphNode]:
     """Adds a node of arbitrary type to a graph
     """
     ...
 
-def cuGraphNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUgraphNodeParams) -> tuple[CUresult]:
+def cuGraphNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: Optional[CUgraphNodeParams]) -> tuple[CUresult]:
     """Update's a graph node's parameters
     """
     ...
 
-def cuGraphExecNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUgraphNodeParams) -> tuple[CUresult]:
+def cuGraphExecNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUgraphNodeParams]) -> tuple[CUresult]:
     """Update's a graph node's parameters in an instantiated graph
     """
     ...
@@ -4638,7 +4638,7 @@ def cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int, 
     """
     ...
 
-def cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: CUDA_ARRAY_DESCRIPTOR, dptr: CUdeviceptr | int, Pitch: int) -> tuple[CUresult]:
+def cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: Optional[CUDA_ARRAY_DESCRIPTOR], dptr: CUdeviceptr | int, Pitch: int) -> tuple[CUresult]:
     """Binds an address as a 2D texture reference
     """
     ...
@@ -4768,7 +4768,7 @@ def cuSurfRefGetArray(hSurfRef: CUsurfref | int | None) -> tuple[CUresult, CUarr
     """
     ...
 
-def cuTexObjectCreate(pResDesc: CUDA_RESOURCE_DESC, pTexDesc: CUDA_TEXTURE_DESC, pResViewDesc: CUDA_RESOURCE_VIEW_DESC) -> tuple[CUresult, CUtexObject]:
+def cuTexObjectCreate(pResDesc: Optional[CUDA_RESOURCE_DESC], pTexDesc: Optional[CUDA_TEXTURE_DESC], pResViewDesc: Optional[CUDA_RESOURCE_VIEW_DESC]) -> tuple[CUresult, CUtexObject]:
     """Creates a texture object
     """
     ...
@@ -4793,7 +4793,7 @@ def cuTexObjectGetResourceViewDesc(texObject: CUtexObject | int) -> tuple[CUresu
     """
     ...
 
-def cuSurfObjectCreate(pResDesc: CUDA_RESOURCE_DESC) -> tuple[CUresult, CUsurfObject]:
+def cuSurfObjectCreate(pResDesc: Optional[CUDA_RESOURCE_DESC]) -> tuple[CUresult, CUsurfObject]:
     """Creates a surface object
     """
     ...
@@ -4823,7 +4823,7 @@ def cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tenso
     """
     ...
 
-def cuTensorMapReplaceAddress(tensorMap: CUtensorMap, globalAddress: int | Buffer | None) -> tuple[CUresult]:
+def cuTensorMapReplaceAddress(tensorMap: Optional[CUtensorMap], globalAddress: int | Buffer | None) -> tuple[CUresult]:
     """Modify an existing tensor map descriptor with an updated global address
     """
     ...
@@ -4913,7 +4913,7 @@ def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any, s
     """
     ...
 
-def cuGetExportTable(pExportTableId: CUuuid) -> tuple[CUresult, int]:
+def cuGetExportTable(pExportTableId: Optional[CUuuid]) -> tuple[CUresult, int]:
     """@}
     """
     ...
@@ -5018,22 +5018,22 @@ def cuCheckpointProcessGetState(pid: int) -> tuple[CUresult, CUprocessState]:
     """
     ...
 
-def cuCheckpointProcessLock(pid: int, args: CUcheckpointLockArgs) -> tuple[CUresult]:
+def cuCheckpointProcessLock(pid: int, args: Optional[CUcheckpointLockArgs]) -> tuple[CUresult]:
     """Lock a running CUDA process
     """
     ...
 
-def cuCheckpointProcessCheckpoint(pid: int, args: CUcheckpointCheckpointArgs) -> tuple[CUresult]:
+def cuCheckpointProcessCheckpoint(pid: int, args: Optional[CUcheckpointCheckpointArgs]) -> tuple[CUresult]:
     """Checkpoint a CUDA process's GPU memory contents
     """
     ...
 
-def cuCheckpointProcessRestore(pid: int, args: CUcheckpointRestoreArgs) -> tuple[CUresult]:
+def cuCheckpointProcessRestore(pid: int, args: Optional[CUcheckpointRestoreArgs]) -> tuple[CUresult]:
     """Restore a CUDA process's GPU memory contents from its last checkpoint
     """
     ...
 
-def cuCheckpointProcessUnlock(pid: int, args: CUcheckpointUnlockArgs) -> tuple[CUresult]:
+def cuCheckpointProcessUnlock(pid: int, args: Optional[CUcheckpointUnlockArgs]) -> tuple[CUresult]:
     """Unlock a CUDA process to allow CUDA API calls
     """
     ...
@@ -5098,7 +5098,7 @@ def cuEGLStreamProducerPresentFrame(conn: CUeglStreamConnection | int | None, eg
     """
     ...
 
-def cuEGLStreamProducerReturnFrame(conn: CUeglStreamConnection | int | None, eglframe: CUeglFrame, pStream: CUstream | int | None) -> tuple[CUresult]:
+def cuEGLStreamProducerReturnFrame(conn: CUeglStreamConnection | int | None, eglframe: Optional[CUeglFrame], pStream: CUstream | int | None) -> tuple[CUresult]:
     """Return the CUDA eglFrame to the EGLStream released by the consumer.
     """
     ...

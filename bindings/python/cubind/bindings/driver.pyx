@@ -19530,7 +19530,7 @@ def cuMemcpy2D(pCopy):
     """
     cdef long long _result
     cdef void* _c_pCopy
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY2D, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY2D, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy2D(<const cydriver.CUDA_MEMCPY2D *>_c_pCopy)
     return (_status(_result),)
@@ -19702,7 +19702,7 @@ def cuMemcpy2DUnaligned(pCopy):
     """
     cdef long long _result
     cdef void* _c_pCopy
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY2D, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY2D, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy2DUnaligned(<const cydriver.CUDA_MEMCPY2D *>_c_pCopy)
     return (_status(_result),)
@@ -19881,7 +19881,7 @@ def cuMemcpy3D(pCopy):
     """
     cdef long long _result
     cdef void* _c_pCopy
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy3D(<const cydriver.CUDA_MEMCPY3D *>_c_pCopy)
     return (_status(_result),)
@@ -19915,7 +19915,7 @@ def cuMemcpy3DPeer(pCopy):
     """
     cdef long long _result
     cdef void* _c_pCopy
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy3DPeer(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy)
     return (_status(_result),)
@@ -20518,7 +20518,7 @@ def cuMemcpy2DAsync(pCopy, hStream):
     cdef long long _result
     cdef void* _c_pCopy
     cdef cydriver.CUstream _c_hStream
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY2D, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY2D, "pCopy")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy2DAsync(<const cydriver.CUDA_MEMCPY2D *>_c_pCopy, _c_hStream)
@@ -20704,7 +20704,7 @@ def cuMemcpy3DAsync(pCopy, hStream):
     cdef long long _result
     cdef void* _c_pCopy
     cdef cydriver.CUstream _c_hStream
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D, "pCopy")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy3DAsync(<const cydriver.CUDA_MEMCPY3D *>_c_pCopy, _c_hStream)
@@ -20742,7 +20742,7 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
     cdef long long _result
     cdef void* _c_pCopy
     cdef cydriver.CUstream _c_hStream
-    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
+    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy3DPeerAsync(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy, _c_hStream)
@@ -21707,7 +21707,7 @@ def cuArrayCreate(pAllocateArray):
     cdef cydriver.CUarray _c_pHandle
     cdef void* _c_pAllocateArray
     memset(&_c_pHandle, 0, sizeof(_c_pHandle))
-    _c_pAllocateArray = _support.struct_pointer_required(pAllocateArray, CUDA_ARRAY_DESCRIPTOR, "pAllocateArray")
+    _c_pAllocateArray = _support.struct_pointer(pAllocateArray, CUDA_ARRAY_DESCRIPTOR, "pAllocateArray")
     with nogil:
         _result = cydriver.cuArrayCreate(&_c_pHandle, <const cydriver.CUDA_ARRAY_DESCRIPTOR *>_c_pAllocateArray)
     if _result != 0:
@@ -22231,7 +22231,7 @@ def cuArray3DCreate(pAllocateArray):
     cdef cydriver.CUarray _c_pHandle
     cdef void* _c_pAllocateArray
     memset(&_c_pHandle, 0, sizeof(_c_pHandle))
-    _c_pAllocateArray = _support.struct_pointer_required(pAllocateArray, CUDA_ARRAY3D_DESCRIPTOR, "pAllocateArray")
+    _c_pAllocateArray = _support.struct_pointer(pAllocateArray, CUDA_ARRAY3D_DESCRIPTOR, "pAllocateArray")
     with nogil:
         _result = cydriver.cuArray3DCreate(&_c_pHandle, <const cydriver.CUDA_ARRAY3D_DESCRIPTOR *>_c_pAllocateArray)
     if _result != 0:
@@ -22480,7 +22480,7 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc, unsigned int numMipmapLevels):
     cdef cydriver.CUmipmappedArray _c_pHandle
     cdef void* _c_pMipmappedArrayDesc
     memset(&_c_pHandle, 0, sizeof(_c_pHandle))
-    _c_pMipmappedArrayDesc = _support.struct_pointer_required(pMipmappedArrayDesc, CUDA_ARRAY3D_DESCRIPTOR, "pMipmappedArrayDesc")
+    _c_pMipmappedArrayDesc = _support.struct_pointer(pMipmappedArrayDesc, CUDA_ARRAY3D_DESCRIPTOR, "pMipmappedArrayDesc")
     with nogil:
         _result = cydriver.cuMipmappedArrayCreate(&_c_pHandle, <const cydriver.CUDA_ARRAY3D_DESCRIPTOR *>_c_pMipmappedArrayDesc, numMipmapLevels)
     if _result != 0:
@@ -22861,7 +22861,7 @@ def cuMemCreate(size_t size, prop, unsigned long long flags):
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
     cdef void* _c_prop
     memset(&_c_handle, 0, sizeof(_c_handle))
-    _c_prop = _support.struct_pointer_required(prop, CUmemAllocationProp, "prop")
+    _c_prop = _support.struct_pointer(prop, CUmemAllocationProp, "prop")
     with nogil:
         _result = cydriver.cuMemCreate(&_c_handle, size, <const cydriver.CUmemAllocationProp *>_c_prop, flags)
     if _result != 0:
@@ -23251,7 +23251,7 @@ def cuMemGetAccess(location, ptr):
     cdef void* _c_location
     cdef cydriver.CUdeviceptr _c_ptr
     memset(&_c_flags, 0, sizeof(_c_flags))
-    _c_location = _support.struct_pointer_required(location, CUmemLocation, "location")
+    _c_location = _support.struct_pointer(location, CUmemLocation, "location")
     _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     with nogil:
         _result = cydriver.cuMemGetAccess(&_c_flags, <const cydriver.CUmemLocation *>_c_location, _c_ptr)
@@ -23391,7 +23391,7 @@ def cuMemGetAllocationGranularity(prop, option):
     cdef void* _c_prop
     cdef cydriver.CUmemAllocationGranularity_flags _c_option
     memset(&_c_granularity, 0, sizeof(_c_granularity))
-    _c_prop = _support.struct_pointer_required(prop, CUmemAllocationProp, "prop")
+    _c_prop = _support.struct_pointer(prop, CUmemAllocationProp, "prop")
     _c_option = <cydriver.CUmemAllocationGranularity_flags><long long>_support.as_int(option, "option")
     with nogil:
         _result = cydriver.cuMemGetAllocationGranularity(&_c_granularity, <const cydriver.CUmemAllocationProp *>_c_prop, _c_option)
@@ -23771,7 +23771,7 @@ def cuMemPoolGetAccess(memPool, location):
     cdef void* _c_location
     memset(&_c_flags, 0, sizeof(_c_flags))
     _c_memPool = <cydriver.CUmemoryPool>_support.handle_value(memPool, CUmemoryPool, "memPool")
-    _c_location = _support.struct_pointer_required(location, CUmemLocation, "location")
+    _c_location = _support.struct_pointer(location, CUmemLocation, "location")
     with nogil:
         _result = cydriver.cuMemPoolGetAccess(&_c_flags, _c_memPool, <cydriver.CUmemLocation *>_c_location)
     if _result != 0:
@@ -23839,7 +23839,7 @@ def cuMemPoolCreate(poolProps):
     cdef cydriver.CUmemoryPool _c_pool
     cdef void* _c_poolProps
     memset(&_c_pool, 0, sizeof(_c_pool))
-    _c_poolProps = _support.struct_pointer_required(poolProps, CUmemPoolProps, "poolProps")
+    _c_poolProps = _support.struct_pointer(poolProps, CUmemPoolProps, "poolProps")
     with nogil:
         _result = cydriver.cuMemPoolCreate(&_c_pool, <const cydriver.CUmemPoolProps *>_c_poolProps)
     if _result != 0:
@@ -23909,7 +23909,7 @@ def cuMemGetDefaultMemPool(location, type):
     cdef void* _c_location
     cdef cydriver.CUmemAllocationType _c_type
     memset(&_c_pool_out, 0, sizeof(_c_pool_out))
-    _c_location = _support.struct_pointer_required(location, CUmemLocation, "location")
+    _c_location = _support.struct_pointer(location, CUmemLocation, "location")
     _c_type = <cydriver.CUmemAllocationType><long long>_support.as_int(type, "type")
     with nogil:
         _result = cydriver.cuMemGetDefaultMemPool(&_c_pool_out, <cydriver.CUmemLocation *>_c_location, _c_type)
@@ -23947,7 +23947,7 @@ def cuMemGetMemPool(location, type):
     cdef void* _c_location
     cdef cydriver.CUmemAllocationType _c_type
     memset(&_c_pool, 0, sizeof(_c_pool))
-    _c_location = _support.struct_pointer_required(location, CUmemLocation, "location")
+    _c_location = _support.struct_pointer(location, CUmemLocation, "location")
     _c_type = <cydriver.CUmemAllocationType><long long>_support.as_int(type, "type")
     with nogil:
         _result = cydriver.cuMemGetMemPool(&_c_pool, <cydriver.CUmemLocation *>_c_location, _c_type)
@@ -23989,7 +23989,7 @@ def cuMemSetMemPool(location, type, pool):
     cdef void* _c_location
     cdef cydriver.CUmemAllocationType _c_type
     cdef cydriver.CUmemoryPool _c_pool
-    _c_location = _support.struct_pointer_required(location, CUmemLocation, "location")
+    _c_location = _support.struct_pointer(location, CUmemLocation, "location")
     _c_type = <cydriver.CUmemAllocationType><long long>_support.as_int(type, "type")
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
@@ -24216,7 +24216,7 @@ def cuMemPoolImportPointer(pool, shareData):
     cdef void* _c_shareData
     memset(&_c_ptr_out, 0, sizeof(_c_ptr_out))
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_shareData = _support.struct_pointer_required(shareData, CUmemPoolPtrExportData, "shareData")
+    _c_shareData = _support.struct_pointer(shareData, CUmemPoolPtrExportData, "shareData")
     with nogil:
         _result = cydriver.cuMemPoolImportPointer(&_c_ptr_out, _c_pool, <cydriver.CUmemPoolPtrExportData *>_c_shareData)
     if _result != 0:
@@ -24273,7 +24273,7 @@ def cuMulticastCreate(prop):
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef void* _c_prop
     memset(&_c_mcHandle, 0, sizeof(_c_mcHandle))
-    _c_prop = _support.struct_pointer_required(prop, CUmulticastObjectProp, "prop")
+    _c_prop = _support.struct_pointer(prop, CUmulticastObjectProp, "prop")
     with nogil:
         _result = cydriver.cuMulticastCreate(&_c_mcHandle, <const cydriver.CUmulticastObjectProp *>_c_prop)
     if _result != 0:
@@ -24535,7 +24535,7 @@ def cuMulticastGetGranularity(prop, option):
     cdef void* _c_prop
     cdef cydriver.CUmulticastGranularity_flags _c_option
     memset(&_c_granularity, 0, sizeof(_c_granularity))
-    _c_prop = _support.struct_pointer_required(prop, CUmulticastObjectProp, "prop")
+    _c_prop = _support.struct_pointer(prop, CUmulticastObjectProp, "prop")
     _c_option = <cydriver.CUmulticastGranularity_flags><long long>_support.as_int(option, "option")
     with nogil:
         _result = cydriver.cuMulticastGetGranularity(&_c_granularity, <const cydriver.CUmulticastObjectProp *>_c_prop, _c_option)
@@ -27413,7 +27413,7 @@ def cuImportExternalMemory(memHandleDesc):
     cdef cydriver.CUexternalMemory _c_extMem_out
     cdef void* _c_memHandleDesc
     memset(&_c_extMem_out, 0, sizeof(_c_extMem_out))
-    _c_memHandleDesc = _support.struct_pointer_required(memHandleDesc, CUDA_EXTERNAL_MEMORY_HANDLE_DESC, "memHandleDesc")
+    _c_memHandleDesc = _support.struct_pointer(memHandleDesc, CUDA_EXTERNAL_MEMORY_HANDLE_DESC, "memHandleDesc")
     with nogil:
         _result = cydriver.cuImportExternalMemory(&_c_extMem_out, <const cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC *>_c_memHandleDesc)
     if _result != 0:
@@ -27483,7 +27483,7 @@ def cuExternalMemoryGetMappedBuffer(extMem, bufferDesc):
     cdef void* _c_bufferDesc
     memset(&_c_devPtr, 0, sizeof(_c_devPtr))
     _c_extMem = <cydriver.CUexternalMemory>_support.handle_value(extMem, CUexternalMemory, "extMem")
-    _c_bufferDesc = _support.struct_pointer_required(bufferDesc, CUDA_EXTERNAL_MEMORY_BUFFER_DESC, "bufferDesc")
+    _c_bufferDesc = _support.struct_pointer(bufferDesc, CUDA_EXTERNAL_MEMORY_BUFFER_DESC, "bufferDesc")
     with nogil:
         _result = cydriver.cuExternalMemoryGetMappedBuffer(&_c_devPtr, _c_extMem, <const cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC *>_c_bufferDesc)
     if _result != 0:
@@ -27555,7 +27555,7 @@ def cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
     cdef void* _c_mipmapDesc
     memset(&_c_mipmap, 0, sizeof(_c_mipmap))
     _c_extMem = <cydriver.CUexternalMemory>_support.handle_value(extMem, CUexternalMemory, "extMem")
-    _c_mipmapDesc = _support.struct_pointer_required(mipmapDesc, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, "mipmapDesc")
+    _c_mipmapDesc = _support.struct_pointer(mipmapDesc, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, "mipmapDesc")
     with nogil:
         _result = cydriver.cuExternalMemoryGetMappedMipmappedArray(&_c_mipmap, _c_extMem, <const cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *>_c_mipmapDesc)
     if _result != 0:
@@ -27759,7 +27759,7 @@ def cuImportExternalSemaphore(semHandleDesc):
     cdef cydriver.CUexternalSemaphore _c_extSem_out
     cdef void* _c_semHandleDesc
     memset(&_c_extSem_out, 0, sizeof(_c_extSem_out))
-    _c_semHandleDesc = _support.struct_pointer_required(semHandleDesc, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, "semHandleDesc")
+    _c_semHandleDesc = _support.struct_pointer(semHandleDesc, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, "semHandleDesc")
     with nogil:
         _result = cydriver.cuImportExternalSemaphore(&_c_extSem_out, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *>_c_semHandleDesc)
     if _result != 0:
@@ -30256,7 +30256,7 @@ def cuGraphAddKernelNode(hGraph, dependencies, size_t numDependencies, nodeParam
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddKernelNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
@@ -30342,7 +30342,7 @@ def cuGraphKernelNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphKernelNodeSetParams(_c_hNode, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -30414,7 +30414,7 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, size_t numDependencies, copyParam
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_copyParams = _support.struct_pointer_required(copyParams, CUDA_MEMCPY3D, "copyParams")
+        _c_copyParams = _support.struct_pointer(copyParams, CUDA_MEMCPY3D, "copyParams")
         _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
         with nogil:
             _result = cydriver.cuGraphAddMemcpyNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_MEMCPY3D *>_c_copyParams, _c_ctx)
@@ -30492,7 +30492,7 @@ def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_MEMCPY3D, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_MEMCPY3D, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphMemcpyNodeSetParams(_c_hNode, <const cydriver.CUDA_MEMCPY3D *>_c_nodeParams)
     return (_status(_result),)
@@ -30558,7 +30558,7 @@ def cuGraphAddMemsetNode(hGraph, dependencies, size_t numDependencies, memsetPar
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_memsetParams = _support.struct_pointer_required(memsetParams, CUDA_MEMSET_NODE_PARAMS, "memsetParams")
+        _c_memsetParams = _support.struct_pointer(memsetParams, CUDA_MEMSET_NODE_PARAMS, "memsetParams")
         _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
         with nogil:
             _result = cydriver.cuGraphAddMemsetNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_memsetParams, _c_ctx)
@@ -30636,7 +30636,7 @@ def cuGraphMemsetNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_MEMSET_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_MEMSET_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphMemsetNodeSetParams(_c_hNode, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -30700,7 +30700,7 @@ def cuGraphAddHostNode(hGraph, dependencies, size_t numDependencies, nodeParams)
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddHostNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
@@ -30777,7 +30777,7 @@ def cuGraphHostNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphHostNodeSetParams(_c_hNode, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -31314,7 +31314,7 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, size_t numDepen
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddExternalSemaphoresSignalNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
@@ -31401,7 +31401,7 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -31472,7 +31472,7 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, size_t numDepende
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddExternalSemaphoresWaitNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
@@ -31559,7 +31559,7 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -31634,7 +31634,7 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, size_t numDependencies, nodeP
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddBatchMemOpNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
@@ -31719,7 +31719,7 @@ def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphBatchMemOpNodeSetParams(_c_hNode, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -31780,7 +31780,7 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
     cdef void* _c_nodeParams
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecBatchMemOpNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -31877,7 +31877,7 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, size_t numDependencies, nodePar
             _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
             for _i_dependencies in range(numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_MEM_ALLOC_NODE_PARAMS, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_MEM_ALLOC_NODE_PARAMS, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddMemAllocNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <cydriver.CUDA_MEM_ALLOC_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
@@ -33085,7 +33085,7 @@ def cuGraphInstantiateWithParams(hGraph, instantiateParams):
     cdef void* _c_instantiateParams
     memset(&_c_phGraphExec, 0, sizeof(_c_phGraphExec))
     _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-    _c_instantiateParams = _support.struct_pointer_required(instantiateParams, CUDA_GRAPH_INSTANTIATE_PARAMS, "instantiateParams")
+    _c_instantiateParams = _support.struct_pointer(instantiateParams, CUDA_GRAPH_INSTANTIATE_PARAMS, "instantiateParams")
     with nogil:
         _result = cydriver.cuGraphInstantiateWithParams(&_c_phGraphExec, _c_hGraph, <cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS *>_c_instantiateParams)
     if _result != 0:
@@ -33194,7 +33194,7 @@ def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams):
     cdef void* _c_nodeParams
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecKernelNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -33256,7 +33256,7 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
     cdef cydriver.CUcontext _c_ctx
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_copyParams = _support.struct_pointer_required(copyParams, CUDA_MEMCPY3D, "copyParams")
+    _c_copyParams = _support.struct_pointer(copyParams, CUDA_MEMCPY3D, "copyParams")
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuGraphExecMemcpyNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_MEMCPY3D *>_c_copyParams, _c_ctx)
@@ -33323,7 +33323,7 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
     cdef cydriver.CUcontext _c_ctx
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_memsetParams = _support.struct_pointer_required(memsetParams, CUDA_MEMSET_NODE_PARAMS, "memsetParams")
+    _c_memsetParams = _support.struct_pointer(memsetParams, CUDA_MEMSET_NODE_PARAMS, "memsetParams")
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuGraphExecMemsetNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_memsetParams, _c_ctx)
@@ -33376,7 +33376,7 @@ def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
     cdef void* _c_nodeParams
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecHostNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -33602,7 +33602,7 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePara
     cdef void* _c_nodeParams
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecExternalSemaphoresSignalNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -33660,7 +33660,7 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams
     cdef void* _c_nodeParams
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
@@ -34427,7 +34427,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, size_t numDependencies,
             _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
             for _i_dependencyData in range(numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], CUgraphEdgeData, "dependencyData"), sizeof(cydriver.CUgraphEdgeData_st))
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, CUgraphNodeParams, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
         with nogil:
             _result = cydriver.cuGraphAddNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, numDependencies, <cydriver.CUgraphNodeParams *>_c_nodeParams)
         if _result != 0:
@@ -34471,7 +34471,7 @@ def cuGraphNodeSetParams(hNode, nodeParams):
     cdef cydriver.CUgraphNode _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUgraphNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphNodeSetParams(_c_hNode, <cydriver.CUgraphNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -34532,7 +34532,7 @@ def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
     cdef void* _c_nodeParams
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, CUgraphNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecNodeSetParams(_c_hGraphExec, _c_hNode, <cydriver.CUgraphNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -35198,7 +35198,7 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, size_t Pitch):
     cdef void* _c_desc
     cdef cydriver.CUdeviceptr _c_dptr
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_desc = _support.struct_pointer_required(desc, CUDA_ARRAY_DESCRIPTOR, "desc")
+    _c_desc = _support.struct_pointer(desc, CUDA_ARRAY_DESCRIPTOR, "desc")
     _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuTexRefSetAddress2D(_c_hTexRef, <const cydriver.CUDA_ARRAY_DESCRIPTOR *>_c_desc, _c_dptr, Pitch)
@@ -36528,9 +36528,9 @@ def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc):
     cdef void* _c_pTexDesc
     cdef void* _c_pResViewDesc
     memset(&_c_pTexObject, 0, sizeof(_c_pTexObject))
-    _c_pResDesc = _support.struct_pointer_required(pResDesc, CUDA_RESOURCE_DESC, "pResDesc")
-    _c_pTexDesc = _support.struct_pointer_required(pTexDesc, CUDA_TEXTURE_DESC, "pTexDesc")
-    _c_pResViewDesc = _support.struct_pointer_required(pResViewDesc, CUDA_RESOURCE_VIEW_DESC, "pResViewDesc")
+    _c_pResDesc = _support.struct_pointer(pResDesc, CUDA_RESOURCE_DESC, "pResDesc")
+    _c_pTexDesc = _support.struct_pointer(pTexDesc, CUDA_TEXTURE_DESC, "pTexDesc")
+    _c_pResViewDesc = _support.struct_pointer(pResViewDesc, CUDA_RESOURCE_VIEW_DESC, "pResViewDesc")
     with nogil:
         _result = cydriver.cuTexObjectCreate(&_c_pTexObject, <const cydriver.CUDA_RESOURCE_DESC *>_c_pResDesc, <const cydriver.CUDA_TEXTURE_DESC *>_c_pTexDesc, <const cydriver.CUDA_RESOURCE_VIEW_DESC *>_c_pResViewDesc)
     if _result != 0:
@@ -36705,7 +36705,7 @@ def cuSurfObjectCreate(pResDesc):
     cdef cydriver.CUsurfObject _c_pSurfObject
     cdef void* _c_pResDesc
     memset(&_c_pSurfObject, 0, sizeof(_c_pSurfObject))
-    _c_pResDesc = _support.struct_pointer_required(pResDesc, CUDA_RESOURCE_DESC, "pResDesc")
+    _c_pResDesc = _support.struct_pointer(pResDesc, CUDA_RESOURCE_DESC, "pResDesc")
     with nogil:
         _result = cydriver.cuSurfObjectCreate(&_c_pSurfObject, <const cydriver.CUDA_RESOURCE_DESC *>_c_pResDesc)
     if _result != 0:
@@ -37519,7 +37519,7 @@ def cuTensorMapReplaceAddress(tensorMap, globalAddress):
     cdef void* _c_globalAddress
     _view_globalAddress.held = False
     try:
-        _c_tensorMap = _support.struct_pointer_required(tensorMap, CUtensorMap, "tensorMap")
+        _c_tensorMap = _support.struct_pointer(tensorMap, CUtensorMap, "tensorMap")
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
         with nogil:
             _result = cydriver.cuTensorMapReplaceAddress(<cydriver.CUtensorMap *>_c_tensorMap, <void *>_c_globalAddress)
@@ -38611,7 +38611,7 @@ def cuGetExportTable(pExportTableId):
     cdef long long _result
     cdef void* _c_ppExportTable = NULL
     cdef void* _c_pExportTableId
-    _c_pExportTableId = _support.struct_pointer_required(pExportTableId, CUuuid, "pExportTableId")
+    _c_pExportTableId = _support.struct_pointer(pExportTableId, CUuuid, "pExportTableId")
     with nogil:
         _result = cydriver.cuGetExportTable(<const void **>&_c_ppExportTable, <const cydriver.CUuuid *>_c_pExportTableId)
     if _result != 0:
@@ -39566,7 +39566,7 @@ def cuCheckpointProcessLock(int pid, args):
     """
     cdef long long _result
     cdef void* _c_args
-    _c_args = _support.struct_pointer_required(args, CUcheckpointLockArgs, "args")
+    _c_args = _support.struct_pointer(args, CUcheckpointLockArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessLock(pid, <cydriver.CUcheckpointLockArgs *>_c_args)
     return (_status(_result),)
@@ -39598,7 +39598,7 @@ def cuCheckpointProcessCheckpoint(int pid, args):
     """
     cdef long long _result
     cdef void* _c_args
-    _c_args = _support.struct_pointer_required(args, CUcheckpointCheckpointArgs, "args")
+    _c_args = _support.struct_pointer(args, CUcheckpointCheckpointArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessCheckpoint(pid, <cydriver.CUcheckpointCheckpointArgs *>_c_args)
     return (_status(_result),)
@@ -39639,7 +39639,7 @@ def cuCheckpointProcessRestore(int pid, args):
     """
     cdef long long _result
     cdef void* _c_args
-    _c_args = _support.struct_pointer_required(args, CUcheckpointRestoreArgs, "args")
+    _c_args = _support.struct_pointer(args, CUcheckpointRestoreArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessRestore(pid, <cydriver.CUcheckpointRestoreArgs *>_c_args)
     return (_status(_result),)
@@ -39669,7 +39669,7 @@ def cuCheckpointProcessUnlock(int pid, args):
     """
     cdef long long _result
     cdef void* _c_args
-    _c_args = _support.struct_pointer_required(args, CUcheckpointUnlockArgs, "args")
+    _c_args = _support.struct_pointer(args, CUcheckpointUnlockArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessUnlock(pid, <cydriver.CUcheckpointUnlockArgs *>_c_args)
     return (_status(_result),)
@@ -40229,7 +40229,7 @@ def cuEGLStreamProducerReturnFrame(conn, eglframe, pStream):
     cdef void* _c_eglframe
     cdef cydriver.CUstream _c_pStream
     _c_conn = <cydriver.CUeglStreamConnection>_support.handle_value(conn, CUeglStreamConnection, "conn")
-    _c_eglframe = _support.struct_pointer_required(eglframe, CUeglFrame, "eglframe")
+    _c_eglframe = _support.struct_pointer(eglframe, CUeglFrame, "eglframe")
     _c_pStream = <cydriver.CUstream>_support.handle_value(pStream, CUstream, "pStream")
     with nogil:
         _result = cydriver.cuEGLStreamProducerReturnFrame(<cydriver.CUeglStreamConnection *>&_c_conn, <cydriver.CUeglFrame *>_c_eglframe, <cydriver.CUstream *>&_c_pStream)

@@ -2503,7 +2503,7 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> tuple[cudaError_t, int]:
     """
     ...
 
-def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: cudaChannelFormatDesc, device: int) -> tuple[cudaError_t, int]:
+def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: Optional[cudaChannelFormatDesc], device: int) -> tuple[cudaError_t, int]:
     """Returns the maximum number of elements allocatable in a 1D linear texture for a given element size.
     """
     ...
@@ -2653,7 +2653,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[cudaAtomicOperation 
     """
     ...
 
-def cudaChooseDevice(prop: cudaDeviceProp) -> tuple[cudaError_t, int]:
+def cudaChooseDevice(prop: Optional[cudaDeviceProp]) -> tuple[cudaError_t, int]:
     """Select compute-device which best matches criteria
     """
     ...
@@ -2848,17 +2848,17 @@ def cudaEventElapsedTime(start: cudaEvent_t | int | None, end: cudaEvent_t | int
     """
     ...
 
-def cudaImportExternalMemory(memHandleDesc: cudaExternalMemoryHandleDesc) -> tuple[cudaError_t, cudaExternalMemory_t]:
+def cudaImportExternalMemory(memHandleDesc: Optional[cudaExternalMemoryHandleDesc]) -> tuple[cudaError_t, cudaExternalMemory_t]:
     """Imports an external memory object
     """
     ...
 
-def cudaExternalMemoryGetMappedBuffer(extMem: cudaExternalMemory_t | int | None, bufferDesc: cudaExternalMemoryBufferDesc) -> tuple[cudaError_t, int]:
+def cudaExternalMemoryGetMappedBuffer(extMem: cudaExternalMemory_t | int | None, bufferDesc: Optional[cudaExternalMemoryBufferDesc]) -> tuple[cudaError_t, int]:
     """Maps a buffer onto an imported memory object
     """
     ...
 
-def cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int | None, mipmapDesc: cudaExternalMemoryMipmappedArrayDesc) -> tuple[cudaError_t, cudaMipmappedArray_t]:
+def cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int | None, mipmapDesc: Optional[cudaExternalMemoryMipmappedArrayDesc]) -> tuple[cudaError_t, cudaMipmappedArray_t]:
     """Maps a CUDA mipmapped array onto an external memory object
     """
     ...
@@ -2868,7 +2868,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | int | None) -> tupl
     """
     ...
 
-def cudaImportExternalSemaphore(semHandleDesc: cudaExternalSemaphoreHandleDesc) -> tuple[cudaError_t, cudaExternalSemaphore_t]:
+def cudaImportExternalSemaphore(semHandleDesc: Optional[cudaExternalSemaphoreHandleDesc]) -> tuple[cudaError_t, cudaExternalSemaphore_t]:
     """Imports an external semaphore
     """
     ...
@@ -2983,7 +2983,7 @@ def cudaMallocPitch(width: int, height: int) -> tuple[cudaError_t, int, int]:
     """
     ...
 
-def cudaMallocArray(desc: cudaChannelFormatDesc, width: int, height: int, flags: int) -> tuple[cudaError_t, cudaArray_t]:
+def cudaMallocArray(desc: Optional[cudaChannelFormatDesc], width: int, height: int, flags: int) -> tuple[cudaError_t, cudaArray_t]:
     """Allocate an array on the device
     """
     ...
@@ -3038,12 +3038,12 @@ def cudaMalloc3D(extent: cudaExtent) -> tuple[cudaError_t, cudaPitchedPtr]:
     """
     ...
 
-def cudaMalloc3DArray(desc: cudaChannelFormatDesc, extent: cudaExtent, flags: int) -> tuple[cudaError_t, cudaArray_t]:
+def cudaMalloc3DArray(desc: Optional[cudaChannelFormatDesc], extent: cudaExtent, flags: int) -> tuple[cudaError_t, cudaArray_t]:
     """Allocate an array on the device
     """
     ...
 
-def cudaMallocMipmappedArray(desc: cudaChannelFormatDesc, extent: cudaExtent, numLevels: int, flags: int) -> tuple[cudaError_t, cudaMipmappedArray_t]:
+def cudaMallocMipmappedArray(desc: Optional[cudaChannelFormatDesc], extent: cudaExtent, numLevels: int, flags: int) -> tuple[cudaError_t, cudaMipmappedArray_t]:
     """Allocate a mipmapped array on the device
     """
     ...
@@ -3053,22 +3053,22 @@ def cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | int 
     """
     ...
 
-def cudaMemcpy3D(p: cudaMemcpy3DParms) -> tuple[cudaError_t]:
+def cudaMemcpy3D(p: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t]:
     """Copies data between 3D objects
     """
     ...
 
-def cudaMemcpy3DPeer(p: cudaMemcpy3DPeerParms) -> tuple[cudaError_t]:
+def cudaMemcpy3DPeer(p: Optional[cudaMemcpy3DPeerParms]) -> tuple[cudaError_t]:
     """Copies memory between devices
     """
     ...
 
-def cudaMemcpy3DAsync(p: cudaMemcpy3DParms, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
+def cudaMemcpy3DAsync(p: Optional[cudaMemcpy3DParms], stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between 3D objects
     """
     ...
 
-def cudaMemcpy3DPeerAsync(p: cudaMemcpy3DPeerParms, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
+def cudaMemcpy3DPeerAsync(p: Optional[cudaMemcpy3DPeerParms], stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies memory between devices asynchronously.
     """
     ...
@@ -3323,12 +3323,12 @@ def cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence
     """
     ...
 
-def cudaMemPoolGetAccess(memPool: cudaMemPool_t | int | None, location: cudaMemLocation) -> tuple[cudaError_t, cudaMemAccessFlags]:
+def cudaMemPoolGetAccess(memPool: cudaMemPool_t | int | None, location: Optional[cudaMemLocation]) -> tuple[cudaError_t, cudaMemAccessFlags]:
     """Returns the accessibility of a pool from a device
     """
     ...
 
-def cudaMemPoolCreate(poolProps: cudaMemPoolProps) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemPoolCreate(poolProps: Optional[cudaMemPoolProps]) -> tuple[cudaError_t, cudaMemPool_t]:
     """Creates a memory pool
     """
     ...
@@ -3338,17 +3338,17 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t
     """
     ...
 
-def cudaMemGetDefaultMemPool(location: cudaMemLocation, type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemGetDefaultMemPool(location: Optional[cudaMemLocation], type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Returns the default memory pool for a given location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
 
-def cudaMemGetMemPool(location: cudaMemLocation, type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemGetMemPool(location: Optional[cudaMemLocation], type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Gets the current memory pool for a given memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
 
-def cudaMemSetMemPool(location: cudaMemLocation, type: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
+def cudaMemSetMemPool(location: Optional[cudaMemLocation], type: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
     """Sets the current memory pool for a memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
@@ -3373,7 +3373,7 @@ def cudaMemPoolExportPointer(ptr: int | Buffer | None) -> tuple[cudaError_t, cud
     """
     ...
 
-def cudaMemPoolImportPointer(memPool: cudaMemPool_t | int | None, exportData: cudaMemPoolPtrExportData) -> tuple[cudaError_t, int]:
+def cudaMemPoolImportPointer(memPool: cudaMemPool_t | int | None, exportData: Optional[cudaMemPoolPtrExportData]) -> tuple[cudaError_t, int]:
     """Import a memory pool allocation from another process.
     """
     ...
@@ -3443,7 +3443,7 @@ def cudaCreateChannelDesc(x: int, y: int, z: int, w: int, f: cudaChannelFormatKi
     """
     ...
 
-def cudaCreateTextureObject(pResDesc: cudaResourceDesc, pTexDesc: cudaTextureDesc, pResViewDesc: cudaResourceViewDesc) -> tuple[cudaError_t, cudaTextureObject_t]:
+def cudaCreateTextureObject(pResDesc: Optional[cudaResourceDesc], pTexDesc: Optional[cudaTextureDesc], pResViewDesc: Optional[cudaResourceViewDesc]) -> tuple[cudaError_t, cudaTextureObject_t]:
     """Creates a texture object
     """
     ...
@@ -3468,7 +3468,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject: cudaTextureObject_t | int) -
     """
     ...
 
-def cudaCreateSurfaceObject(pResDesc: cudaResourceDesc) -> tuple[cudaError_t, cudaSurfaceObject_t]:
+def cudaCreateSurfaceObject(pResDesc: Optional[cudaResourceDesc]) -> tuple[cudaError_t, cudaSurfaceObject_t]:
     """Creates a surface object
     """
     ...
@@ -3523,7 +3523,7 @@ def cudaGraphCreate(flags: int) -> tuple[cudaError_t, cudaGraph_t]:
     """
     ...
 
-def cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: cudaKernelNodeParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaKernelNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a kernel execution node and adds it to a graph
     """
     ...
@@ -3533,7 +3533,7 @@ def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     """
     ...
 
-def cudaGraphKernelNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams) -> tuple[cudaError_t]:
+def cudaGraphKernelNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaKernelNodeParams]) -> tuple[cudaError_t]:
     """Sets a kernel node's parameters
     """
     ...
@@ -3553,7 +3553,7 @@ def cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | int | None, attr: c
     """
     ...
 
-def cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pCopyParams: cudaMemcpy3DParms) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pCopyParams: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memcpy node and adds it to a graph
     """
     ...
@@ -3578,7 +3578,7 @@ def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     """
     ...
 
-def cudaGraphMemcpyNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaMemcpy3DParms) -> tuple[cudaError_t]:
+def cudaGraphMemcpyNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t]:
     """Sets a memcpy node's parameters
     """
     ...
@@ -3598,7 +3598,7 @@ def cudaGraphMemcpyNodeSetParams1D(node: cudaGraphNode_t | int | None, dst: int 
     """
     ...
 
-def cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pMemsetParams: cudaMemsetParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pMemsetParams: Optional[cudaMemsetParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memset node and adds it to a graph
     """
     ...
@@ -3608,12 +3608,12 @@ def cudaGraphMemsetNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     """
     ...
 
-def cudaGraphMemsetNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaMemsetParams) -> tuple[cudaError_t]:
+def cudaGraphMemsetNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemsetParams]) -> tuple[cudaError_t]:
     """Sets a memset node's parameters
     """
     ...
 
-def cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: cudaHostNodeParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaHostNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a host execution node and adds it to a graph
     """
     ...
@@ -3623,7 +3623,7 @@ def cudaGraphHostNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cuda
     """
     ...
 
-def cudaGraphHostNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaHostNodeParams) -> tuple[cudaError_t]:
+def cudaGraphHostNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaHostNodeParams]) -> tuple[cudaError_t]:
     """Sets a host node's parameters
     """
     ...
@@ -3673,7 +3673,7 @@ def cudaGraphEventWaitNodeSetEvent(node: cudaGraphNode_t | int | None, event: cu
     """
     ...
 
-def cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: cudaExternalSemaphoreSignalNodeParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an external semaphore signal node and adds it to a graph
     """
     ...
@@ -3683,12 +3683,12 @@ def cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: cudaGraphNode_t | int 
     """
     ...
 
-def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreSignalNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams]) -> tuple[cudaError_t]:
     """Sets an external semaphore signal node's parameters
     """
     ...
 
-def cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: cudaExternalSemaphoreWaitNodeParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an external semaphore wait node and adds it to a graph
     """
     ...
@@ -3698,12 +3698,12 @@ def cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: cudaGraphNode_t | int | 
     """
     ...
 
-def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreWaitNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams]) -> tuple[cudaError_t]:
     """Sets an external semaphore wait node's parameters
     """
     ...
 
-def cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: cudaMemAllocNodeParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaMemAllocNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an allocation node and adds it to a graph
     """
     ...
@@ -3803,7 +3803,7 @@ def cudaGraphInstantiateWithFlags(graph: cudaGraph_t | int | None, flags: int) -
     """
     ...
 
-def cudaGraphInstantiateWithParams(graph: cudaGraph_t | int | None, instantiateParams: cudaGraphInstantiateParams) -> tuple[cudaError_t, cudaGraphExec_t]:
+def cudaGraphInstantiateWithParams(graph: cudaGraph_t | int | None, instantiateParams: Optional[cudaGraphInstantiateParams]) -> tuple[cudaError_t, cudaGraphExec_t]:
     """Creates an executable graph from a graph
     """
     ...
@@ -3813,12 +3813,12 @@ def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | int | None) -> tuple[cuda
     """
     ...
 
-def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaKernelNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for a kernel node in the given graphExec
     """
     ...
 
-def cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaMemcpy3DParms) -> tuple[cudaError_t]:
+def cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t]:
     """Sets the parameters for a memcpy node in the given graphExec.
     """
     ...
@@ -3838,12 +3838,12 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: cudaGraphExec_t | int | None,
     """
     ...
 
-def cudaGraphExecMemsetNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaMemsetParams) -> tuple[cudaError_t]:
+def cudaGraphExecMemsetNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemsetParams]) -> tuple[cudaError_t]:
     """Sets the parameters for a memset node in the given graphExec.
     """
     ...
 
-def cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaHostNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaHostNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for a host node in the given graphExec.
     """
     ...
@@ -3863,12 +3863,12 @@ def cudaGraphExecEventWaitNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None,
     """
     ...
 
-def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreSignalNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for an external semaphore signal node in the given graphExec
     """
     ...
 
-def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreWaitNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for an external semaphore wait node in the given graphExec
     """
     ...
@@ -3938,17 +3938,17 @@ def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object_: cudaUse
     """
     ...
 
-def cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, nodeParams: cudaGraphNodeParams) -> tuple[cudaError_t, cudaGraphNode_t]:
+def cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, nodeParams: Optional[cudaGraphNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Adds a node of arbitrary type to a graph
     """
     ...
 
-def cudaGraphNodeSetParams(node: cudaGraphNode_t | int | None, nodeParams: cudaGraphNodeParams) -> tuple[cudaError_t]:
+def cudaGraphNodeSetParams(node: cudaGraphNode_t | int | None, nodeParams: Optional[cudaGraphNodeParams]) -> tuple[cudaError_t]:
     """Update's a graph node's parameters
     """
     ...
 
-def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, nodeParams: cudaGraphNodeParams) -> tuple[cudaError_t]:
+def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, nodeParams: Optional[cudaGraphNodeParams]) -> tuple[cudaError_t]:
     """Update's a graph node's parameters in an instantiated graph
     """
     ...
@@ -4018,7 +4018,7 @@ def cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | int | None, attr: cud
     """
     ...
 
-def cudaGetExportTable(pExportTableId: CUuuid) -> tuple[cudaError_t, int]:
+def cudaGetExportTable(pExportTableId: Optional[CUuuid]) -> tuple[cudaError_t, int]:
     ...
 
 def cudaGetFuncBySymbol(symbolPtr: int | Buffer | None) -> tuple[cudaError_t, cudaFunction_t]:
@@ -4101,7 +4101,7 @@ def cudaEGLStreamProducerPresentFrame(conn: cudaEglStreamConnection | int | None
     """
     ...
 
-def cudaEGLStreamProducerReturnFrame(conn: cudaEglStreamConnection | int | None, eglframe: cudaEglFrame, pStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
+def cudaEGLStreamProducerReturnFrame(conn: cudaEglStreamConnection | int | None, eglframe: Optional[cudaEglFrame], pStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Return the CUDA eglFrame to the EGLStream last released by the consumer.
     """
     ...

@@ -14445,7 +14445,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, int device):
     cdef size_t _c_maxWidthInElements
     cdef void* _c_fmtDesc
     memset(&_c_maxWidthInElements, 0, sizeof(_c_maxWidthInElements))
-    _c_fmtDesc = _support.struct_pointer_required(fmtDesc, cudaChannelFormatDesc, "fmtDesc")
+    _c_fmtDesc = _support.struct_pointer(fmtDesc, cudaChannelFormatDesc, "fmtDesc")
     with nogil:
         _result = cyruntime.cudaDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, <const cyruntime.cudaChannelFormatDesc *>_c_fmtDesc, device)
     if _result != 0:
@@ -15918,7 +15918,7 @@ def cudaChooseDevice(prop):
     cdef int _c_device
     cdef void* _c_prop
     memset(&_c_device, 0, sizeof(_c_device))
-    _c_prop = _support.struct_pointer_required(prop, cudaDeviceProp, "prop")
+    _c_prop = _support.struct_pointer(prop, cudaDeviceProp, "prop")
     with nogil:
         _result = cyruntime.cudaChooseDevice(&_c_device, <const cyruntime.cudaDeviceProp *>_c_prop)
     if _result != 0:
@@ -18022,7 +18022,7 @@ def cudaImportExternalMemory(memHandleDesc):
     cdef cyruntime.cudaExternalMemory_t _c_extMem_out
     cdef void* _c_memHandleDesc
     memset(&_c_extMem_out, 0, sizeof(_c_extMem_out))
-    _c_memHandleDesc = _support.struct_pointer_required(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc")
+    _c_memHandleDesc = _support.struct_pointer(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc")
     with nogil:
         _result = cyruntime.cudaImportExternalMemory(&_c_extMem_out, <const cyruntime.cudaExternalMemoryHandleDesc *>_c_memHandleDesc)
     if _result != 0:
@@ -18092,7 +18092,7 @@ def cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc):
     cdef cyruntime.cudaExternalMemory_t _c_extMem
     cdef void* _c_bufferDesc
     _c_extMem = <cyruntime.cudaExternalMemory_t>_support.handle_value(extMem, cudaExternalMemory_t, "extMem")
-    _c_bufferDesc = _support.struct_pointer_required(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc")
+    _c_bufferDesc = _support.struct_pointer(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc")
     with nogil:
         _result = cyruntime.cudaExternalMemoryGetMappedBuffer(<void **>&_c_devPtr, _c_extMem, <const cyruntime.cudaExternalMemoryBufferDesc *>_c_bufferDesc)
     if _result != 0:
@@ -18168,7 +18168,7 @@ def cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
     cdef void* _c_mipmapDesc
     memset(&_c_mipmap, 0, sizeof(_c_mipmap))
     _c_extMem = <cyruntime.cudaExternalMemory_t>_support.handle_value(extMem, cudaExternalMemory_t, "extMem")
-    _c_mipmapDesc = _support.struct_pointer_required(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc")
+    _c_mipmapDesc = _support.struct_pointer(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc")
     with nogil:
         _result = cyruntime.cudaExternalMemoryGetMappedMipmappedArray(&_c_mipmap, _c_extMem, <const cyruntime.cudaExternalMemoryMipmappedArrayDesc *>_c_mipmapDesc)
     if _result != 0:
@@ -18370,7 +18370,7 @@ def cudaImportExternalSemaphore(semHandleDesc):
     cdef cyruntime.cudaExternalSemaphore_t _c_extSem_out
     cdef void* _c_semHandleDesc
     memset(&_c_extSem_out, 0, sizeof(_c_extSem_out))
-    _c_semHandleDesc = _support.struct_pointer_required(semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc")
+    _c_semHandleDesc = _support.struct_pointer(semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc")
     with nogil:
         _result = cyruntime.cudaImportExternalSemaphore(&_c_extSem_out, <const cyruntime.cudaExternalSemaphoreHandleDesc *>_c_semHandleDesc)
     if _result != 0:
@@ -19950,7 +19950,7 @@ def cudaMallocArray(desc, size_t width, size_t height, unsigned int flags):
     cdef cyruntime.cudaArray_t _c_array
     cdef void* _c_desc
     memset(&_c_array, 0, sizeof(_c_array))
-    _c_desc = _support.struct_pointer_required(desc, cudaChannelFormatDesc, "desc")
+    _c_desc = _support.struct_pointer(desc, cudaChannelFormatDesc, "desc")
     with nogil:
         _result = cyruntime.cudaMallocArray(&_c_array, <const cyruntime.cudaChannelFormatDesc *>_c_desc, width, height, flags)
     if _result != 0:
@@ -20655,7 +20655,7 @@ def cudaMalloc3DArray(desc, extent, unsigned int flags):
     cdef void* _c_desc
     cdef cyruntime.cudaExtent* _c_extent
     memset(&_c_array, 0, sizeof(_c_array))
-    _c_desc = _support.struct_pointer_required(desc, cudaChannelFormatDesc, "desc")
+    _c_desc = _support.struct_pointer(desc, cudaChannelFormatDesc, "desc")
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     with nogil:
         _result = cyruntime.cudaMalloc3DArray(&_c_array, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_extent[0], flags)
@@ -20815,7 +20815,7 @@ def cudaMallocMipmappedArray(desc, extent, unsigned int numLevels, unsigned int 
     cdef void* _c_desc
     cdef cyruntime.cudaExtent* _c_extent
     memset(&_c_mipmappedArray, 0, sizeof(_c_mipmappedArray))
-    _c_desc = _support.struct_pointer_required(desc, cudaChannelFormatDesc, "desc")
+    _c_desc = _support.struct_pointer(desc, cudaChannelFormatDesc, "desc")
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     with nogil:
         _result = cyruntime.cudaMallocMipmappedArray(&_c_mipmappedArray, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_extent[0], numLevels, flags)
@@ -20980,7 +20980,7 @@ def cudaMemcpy3D(p):
     """
     cdef long long _result
     cdef void* _c_p
-    _c_p = _support.struct_pointer_required(p, cudaMemcpy3DParms, "p")
+    _c_p = _support.struct_pointer(p, cudaMemcpy3DParms, "p")
     with nogil:
         _result = cyruntime.cudaMemcpy3D(<const cyruntime.cudaMemcpy3DParms *>_c_p)
     return (_status(_result),)
@@ -21022,7 +21022,7 @@ def cudaMemcpy3DPeer(p):
     """
     cdef long long _result
     cdef void* _c_p
-    _c_p = _support.struct_pointer_required(p, cudaMemcpy3DPeerParms, "p")
+    _c_p = _support.struct_pointer(p, cudaMemcpy3DPeerParms, "p")
     with nogil:
         _result = cyruntime.cudaMemcpy3DPeer(<const cyruntime.cudaMemcpy3DPeerParms *>_c_p)
     return (_status(_result),)
@@ -21151,7 +21151,7 @@ def cudaMemcpy3DAsync(p, stream):
     cdef long long _result
     cdef void* _c_p
     cdef cyruntime.cudaStream_t _c_stream
-    _c_p = _support.struct_pointer_required(p, cudaMemcpy3DParms, "p")
+    _c_p = _support.struct_pointer(p, cudaMemcpy3DParms, "p")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaMemcpy3DAsync(<const cyruntime.cudaMemcpy3DParms *>_c_p, _c_stream)
@@ -21190,7 +21190,7 @@ def cudaMemcpy3DPeerAsync(p, stream):
     cdef long long _result
     cdef void* _c_p
     cdef cyruntime.cudaStream_t _c_stream
-    _c_p = _support.struct_pointer_required(p, cudaMemcpy3DPeerParms, "p")
+    _c_p = _support.struct_pointer(p, cudaMemcpy3DPeerParms, "p")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaMemcpy3DPeerAsync(<const cyruntime.cudaMemcpy3DPeerParms *>_c_p, _c_stream)
@@ -24560,7 +24560,7 @@ def cudaMemPoolGetAccess(memPool, location):
     cdef void* _c_location
     memset(&_c_flags, 0, sizeof(_c_flags))
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_location = _support.struct_pointer_required(location, cudaMemLocation, "location")
+    _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
     with nogil:
         _result = cyruntime.cudaMemPoolGetAccess(&_c_flags, _c_memPool, <cyruntime.cudaMemLocation *>_c_location)
     if _result != 0:
@@ -24624,7 +24624,7 @@ def cudaMemPoolCreate(poolProps):
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef void* _c_poolProps
     memset(&_c_memPool, 0, sizeof(_c_memPool))
-    _c_poolProps = _support.struct_pointer_required(poolProps, cudaMemPoolProps, "poolProps")
+    _c_poolProps = _support.struct_pointer(poolProps, cudaMemPoolProps, "poolProps")
     with nogil:
         _result = cyruntime.cudaMemPoolCreate(&_c_memPool, <const cyruntime.cudaMemPoolProps *>_c_poolProps)
     if _result != 0:
@@ -24691,7 +24691,7 @@ def cudaMemGetDefaultMemPool(location, type):
     cdef void* _c_location
     cdef cyruntime.cudaMemAllocationType _c_type
     memset(&_c_memPool, 0, sizeof(_c_memPool))
-    _c_location = _support.struct_pointer_required(location, cudaMemLocation, "location")
+    _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
     _c_type = <cyruntime.cudaMemAllocationType><long long>_support.as_int(type, "type")
     with nogil:
         _result = cyruntime.cudaMemGetDefaultMemPool(&_c_memPool, <cyruntime.cudaMemLocation *>_c_location, _c_type)
@@ -24731,7 +24731,7 @@ def cudaMemGetMemPool(location, type):
     cdef void* _c_location
     cdef cyruntime.cudaMemAllocationType _c_type
     memset(&_c_memPool, 0, sizeof(_c_memPool))
-    _c_location = _support.struct_pointer_required(location, cudaMemLocation, "location")
+    _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
     _c_type = <cyruntime.cudaMemAllocationType><long long>_support.as_int(type, "type")
     with nogil:
         _result = cyruntime.cudaMemGetMemPool(&_c_memPool, <cyruntime.cudaMemLocation *>_c_location, _c_type)
@@ -24775,7 +24775,7 @@ def cudaMemSetMemPool(location, type, memPool):
     cdef void* _c_location
     cdef cyruntime.cudaMemAllocationType _c_type
     cdef cyruntime.cudaMemPool_t _c_memPool
-    _c_location = _support.struct_pointer_required(location, cudaMemLocation, "location")
+    _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
     _c_type = <cyruntime.cudaMemAllocationType><long long>_support.as_int(type, "type")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
@@ -24994,7 +24994,7 @@ def cudaMemPoolImportPointer(memPool, exportData):
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef void* _c_exportData
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_exportData = _support.struct_pointer_required(exportData, cudaMemPoolPtrExportData, "exportData")
+    _c_exportData = _support.struct_pointer(exportData, cudaMemPoolPtrExportData, "exportData")
     with nogil:
         _result = cyruntime.cudaMemPoolImportPointer(<void **>&_c_ptr, _c_memPool, <cyruntime.cudaMemPoolPtrExportData *>_c_exportData)
     if _result != 0:
@@ -25849,9 +25849,9 @@ def cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc):
     cdef void* _c_pTexDesc
     cdef void* _c_pResViewDesc
     memset(&_c_pTexObject, 0, sizeof(_c_pTexObject))
-    _c_pResDesc = _support.struct_pointer_required(pResDesc, cudaResourceDesc, "pResDesc")
-    _c_pTexDesc = _support.struct_pointer_required(pTexDesc, cudaTextureDesc, "pTexDesc")
-    _c_pResViewDesc = _support.struct_pointer_required(pResViewDesc, cudaResourceViewDesc, "pResViewDesc")
+    _c_pResDesc = _support.struct_pointer(pResDesc, cudaResourceDesc, "pResDesc")
+    _c_pTexDesc = _support.struct_pointer(pTexDesc, cudaTextureDesc, "pTexDesc")
+    _c_pResViewDesc = _support.struct_pointer(pResViewDesc, cudaResourceViewDesc, "pResViewDesc")
     with nogil:
         _result = cyruntime.cudaCreateTextureObject(&_c_pTexObject, <const cyruntime.cudaResourceDesc *>_c_pResDesc, <const cyruntime.cudaTextureDesc *>_c_pTexDesc, <const cyruntime.cudaResourceViewDesc *>_c_pResViewDesc)
     if _result != 0:
@@ -26024,7 +26024,7 @@ def cudaCreateSurfaceObject(pResDesc):
     cdef cyruntime.cudaSurfaceObject_t _c_pSurfObject
     cdef void* _c_pResDesc
     memset(&_c_pSurfObject, 0, sizeof(_c_pSurfObject))
-    _c_pResDesc = _support.struct_pointer_required(pResDesc, cudaResourceDesc, "pResDesc")
+    _c_pResDesc = _support.struct_pointer(pResDesc, cudaResourceDesc, "pResDesc")
     with nogil:
         _result = cyruntime.cudaCreateSurfaceObject(&_c_pSurfObject, <const cyruntime.cudaResourceDesc *>_c_pResDesc)
     if _result != 0:
@@ -26526,7 +26526,7 @@ def cudaGraphAddKernelNode(graph, pDependencies, size_t numDependencies, pNodePa
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaKernelNodeParams, "pNodeParams")
+        _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaKernelNodeParams, "pNodeParams")
         with nogil:
             _result = cyruntime.cudaGraphAddKernelNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
         if _result != 0:
@@ -26616,7 +26616,7 @@ def cudaGraphKernelNodeSetParams(node, pNodeParams):
     cdef cyruntime.cudaGraphNode_t _c_node
     cdef void* _c_pNodeParams
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaKernelNodeParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaKernelNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphKernelNodeSetParams(_c_node, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -26790,7 +26790,7 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, size_t numDependencies, pCopyPa
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_pCopyParams = _support.struct_pointer_required(pCopyParams, cudaMemcpy3DParms, "pCopyParams")
+        _c_pCopyParams = _support.struct_pointer(pCopyParams, cudaMemcpy3DParms, "pCopyParams")
         with nogil:
             _result = cyruntime.cudaGraphAddMemcpyNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaMemcpy3DParms *>_c_pCopyParams)
         if _result != 0:
@@ -27172,7 +27172,7 @@ def cudaGraphMemcpyNodeSetParams(node, pNodeParams):
     cdef cyruntime.cudaGraphNode_t _c_node
     cdef void* _c_pNodeParams
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaMemcpy3DParms, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemcpy3DParms, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphMemcpyNodeSetParams(_c_node, <const cyruntime.cudaMemcpy3DParms *>_c_pNodeParams)
     return (_status(_result),)
@@ -27443,7 +27443,7 @@ def cudaGraphAddMemsetNode(graph, pDependencies, size_t numDependencies, pMemset
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_pMemsetParams = _support.struct_pointer_required(pMemsetParams, cudaMemsetParams, "pMemsetParams")
+        _c_pMemsetParams = _support.struct_pointer(pMemsetParams, cudaMemsetParams, "pMemsetParams")
         with nogil:
             _result = cyruntime.cudaGraphAddMemsetNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaMemsetParams *>_c_pMemsetParams)
         if _result != 0:
@@ -27520,7 +27520,7 @@ def cudaGraphMemsetNodeSetParams(node, pNodeParams):
     cdef cyruntime.cudaGraphNode_t _c_node
     cdef void* _c_pNodeParams
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaMemsetParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemsetParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphMemsetNodeSetParams(_c_node, <const cyruntime.cudaMemsetParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -27584,7 +27584,7 @@ def cudaGraphAddHostNode(graph, pDependencies, size_t numDependencies, pNodePara
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaHostNodeParams, "pNodeParams")
+        _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaHostNodeParams, "pNodeParams")
         with nogil:
             _result = cyruntime.cudaGraphAddHostNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
         if _result != 0:
@@ -27661,7 +27661,7 @@ def cudaGraphHostNodeSetParams(node, pNodeParams):
     cdef cyruntime.cudaGraphNode_t _c_node
     cdef void* _c_pNodeParams
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaHostNodeParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaHostNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphHostNodeSetParams(_c_node, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -28199,7 +28199,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, size_t numDep
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
         with nogil:
             _result = cyruntime.cudaGraphAddExternalSemaphoresSignalNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
         if _result != 0:
@@ -28286,7 +28286,7 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     cdef cyruntime.cudaGraphNode_t _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -28356,7 +28356,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, size_t numDepen
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
         with nogil:
             _result = cyruntime.cudaGraphAddExternalSemaphoresWaitNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
         if _result != 0:
@@ -28443,7 +28443,7 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     cdef cyruntime.cudaGraphNode_t _c_hNode
     cdef void* _c_nodeParams
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -28541,7 +28541,7 @@ def cudaGraphAddMemAllocNode(graph, pDependencies, size_t numDependencies, nodeP
             _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
             for _i_pDependencies in range(numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaMemAllocNodeParams, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, cudaMemAllocNodeParams, "nodeParams")
         with nogil:
             _result = cyruntime.cudaGraphAddMemAllocNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <cyruntime.cudaMemAllocNodeParams *>_c_nodeParams)
         if _result != 0:
@@ -29774,7 +29774,7 @@ def cudaGraphInstantiateWithParams(graph, instantiateParams):
     cdef void* _c_instantiateParams
     memset(&_c_pGraphExec, 0, sizeof(_c_pGraphExec))
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-    _c_instantiateParams = _support.struct_pointer_required(instantiateParams, cudaGraphInstantiateParams, "instantiateParams")
+    _c_instantiateParams = _support.struct_pointer(instantiateParams, cudaGraphInstantiateParams, "instantiateParams")
     with nogil:
         _result = cyruntime.cudaGraphInstantiateWithParams(&_c_pGraphExec, _c_graph, <cyruntime.cudaGraphInstantiateParams *>_c_instantiateParams)
     if _result != 0:
@@ -29889,7 +29889,7 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
     cdef void* _c_pNodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaKernelNodeParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaKernelNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecKernelNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -29954,7 +29954,7 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
     cdef void* _c_pNodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaMemcpy3DParms, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemcpy3DParms, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecMemcpyNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaMemcpy3DParms *>_c_pNodeParams)
     return (_status(_result),)
@@ -30279,7 +30279,7 @@ def cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams):
     cdef void* _c_pNodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaMemsetParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemsetParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecMemsetNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaMemsetParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -30333,7 +30333,7 @@ def cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams):
     cdef void* _c_pNodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaHostNodeParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaHostNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecHostNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -30567,7 +30567,7 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePa
     cdef void* _c_nodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecExternalSemaphoresSignalNodeSetParams(_c_hGraphExec, _c_hNode, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -30627,7 +30627,7 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodePara
     cdef void* _c_nodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -31288,7 +31288,7 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, size_t numDependencie
             _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
             for _i_dependencyData in range(numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], cudaGraphEdgeData, "dependencyData"), sizeof(cyruntime.cudaGraphEdgeData_st))
-        _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaGraphNodeParams, "nodeParams")
+        _c_nodeParams = _support.struct_pointer(nodeParams, cudaGraphNodeParams, "nodeParams")
         with nogil:
             _result = cyruntime.cudaGraphAddNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, numDependencies, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
         if _result != 0:
@@ -31335,7 +31335,7 @@ def cudaGraphNodeSetParams(node, nodeParams):
     cdef cyruntime.cudaGraphNode_t _c_node
     cdef void* _c_nodeParams
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaGraphNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, cudaGraphNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphNodeSetParams(_c_node, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -31398,7 +31398,7 @@ def cudaGraphExecNodeSetParams(graphExec, node, nodeParams):
     cdef void* _c_nodeParams
     _c_graphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(graphExec, cudaGraphExec_t, "graphExec")
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_nodeParams = _support.struct_pointer_required(nodeParams, cudaGraphNodeParams, "nodeParams")
+    _c_nodeParams = _support.struct_pointer(nodeParams, cudaGraphNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecNodeSetParams(_c_graphExec, _c_node, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
     return (_status(_result),)
@@ -32236,7 +32236,7 @@ def cudaGetExportTable(pExportTableId):
     cdef long long _result
     cdef void* _c_ppExportTable = NULL
     cdef void* _c_pExportTableId
-    _c_pExportTableId = _support.struct_pointer_required(pExportTableId, CUuuid, "pExportTableId")
+    _c_pExportTableId = _support.struct_pointer(pExportTableId, CUuuid, "pExportTableId")
     with nogil:
         _result = cyruntime.cudaGetExportTable(<const void **>&_c_ppExportTable, <const cyruntime.cudaUUID_t *>_c_pExportTableId)
     if _result != 0:
@@ -32883,7 +32883,7 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
     cdef void* _c_eglframe
     cdef cyruntime.cudaStream_t _c_pStream
     _c_conn = <cyruntime.cudaEglStreamConnection>_support.handle_value(conn, cudaEglStreamConnection, "conn")
-    _c_eglframe = _support.struct_pointer_required(eglframe, cudaEglFrame, "eglframe")
+    _c_eglframe = _support.struct_pointer(eglframe, cudaEglFrame, "eglframe")
     _c_pStream = <cyruntime.cudaStream_t>_support.handle_value(pStream, cudaStream_t, "pStream")
     with nogil:
         _result = cyruntime.cudaEGLStreamProducerReturnFrame(<cyruntime.cudaEglStreamConnection *>&_c_conn, <cyruntime.cudaEglFrame *>_c_eglframe, <cyruntime.cudaStream_t *>&_c_pStream)

@@ -1,0 +1,213 @@
+"""Differential suite, functions: the same parameters (names, order, defaults) in
+cubind.bindings and cuda.bindings 13.0, a signature that inspect can read, and,
+for calls that run without a GPU, the same outcome: the same exception type, or
+a tuple of the same length whose items have the same types (the status with the
+same value).
+
+Without libcuda.so.1 every driver call stops at loading the driver; the call
+cases of the driver therefore compare how arguments convert before that, and
+the runtime's ones its error path (cudaErrorInsufficientDriver and no outputs).
+Where libcuda.so.1 loads, those cases skip: their arguments would reach a device.
+NVRTC and nvJitLink run for real, on a program and a link handle made by each
+package, and buffers are passed the way cuda.bindings programs pass them: a
+`bytes` object of the size the matching ...Size function returned.
+"""
+import ctypes
+import inspect
+import re
+
+import pytest
+
+cuda_bindings = pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
+
+import _diff  # noqa: E402
+
+if _diff.version_mismatch():
+    pytest.skip(_diff.version_mismatch(), allow_module_level=True)
+
+SIGNATURE_CASES = _diff.function_cases()
+INTROSPECT_CASES = _diff.introspect_cases()
+CALL_CASES = [c.replace("signature:", "call:") for c in SIGNATURE_CASES if not c.endswith(".sizeof")]
+
+
+def _split(case):
+    kind, _, rest = case.partition(":")
+    module, _, name = rest.partition(".")
+    ours, theirs = _diff.PAIRS[module]
+    return module, ours, theirs, name
+
+
+def test_cases_were_found():
+    for module in _diff.MODULES:
+        assert any(c.startswith(f"signature:{module}.") for c in SIGNATURE_CASES), module
+    assert len(SIGNATURE_CASES) > 700
+
+
+@pytest.mark.parametrize("case", INTROSPECT_CASES)
+def test_introspect(case):
+    _, ours, theirs, name = _split(case)
+    expected = _diff.their_parameters(getattr(theirs, name))
+    try:
+        signature = inspect.signature(getattr(ours, name))
+    except (ValueError, TypeError) as exc:
+        pytest.fail(f"inspect.signature fails: {exc}; cuda.bindings gives {expected}")
+    assert [p.name for p in signature.parameters.values()] == [n for n, _ in expected]
+
+
+@pytest.mark.parametrize("case", SIGNATURE_CASES)
+def test_signature(case):
+    _, ours, theirs, name = _split(case)
+    expected = _diff.their_parameters(getattr(theirs, name))
+    actual, source = _diff.our_parameters(getattr(ours, name))
+    assert actual is not None, f"cubind exposes no signature; cuda.bindings: {expected}"
+    assert [n for n, _ in actual] == [n for n, _ in expected], \
+        f"parameter names (cubind from its {source}): {actual} vs cuda.bindings {expected}"
+    assert actual == expected, f"defaults: {actual} vs cuda.bindings {expected}"
+
+
+# ---------------------------------------------------------------------------
+# Calls
+
+_SOURCE = b'extern "C" __global__ void k(int* p) { *p = 1; }\n'
+_ARCH = b"-arch=sm_80"
+
+# Arguments by parameter name, the same for both packages (the names are cuda.bindings').
+_BY_NAME = {
+    "src": _SOURCE,
+    "name": b"k.cu",
+    "name_expression": b"k",
+    "numHeaders": 0,
+    "numOptions": 1,
+    "options": [_ARCH],
+    "num_options": 1,
+    "file_name": "/nonexistent/k.ptx",
+}
+
+
+def _live_program(nvrtc):
+    status, prog = nvrtc.nvrtcCreateProgram(_SOURCE, b"k.cu", 0, None, None)
+    assert int(status) == 0
+    assert int(nvrtc.nvrtcAddNameExpression(prog, b"k")[0]) == 0
+    assert int(nvrtc.nvrtcCompileProgram(prog, 1, [_ARCH])[0]) == 0
+    return prog
+
+
+def _live_link(nvjitlink, nvrtc):
+    prog = _live_program(nvrtc)
+    size = nvrtc.nvrtcGetPTXSize(prog)[1]
+    ptx = bytearray(size)
+    nvrtc.nvrtcGetPTX(prog, ptx)
+    handle = nvjitlink.create(1, ["-arch=sm_80"])
+    nvjitlink.add_data(handle, nvjitlink.InputType.PTX, bytes(ptx), len(ptx), "k.ptx")
+    nvjitlink.complete(handle)
+    return handle, bytes(ptx)
+
+
+def _size_function(module, name):
+    """nvrtcGetPTX -> nvrtcGetPTXSize, get_linked_cubin -> get_linked_cubin_size."""
+    for candidate in (name + "Size", name + "_size"):
+        if hasattr(module, candidate):
+            return getattr(module, candidate)
+    return None
+
+
+def _arguments(module_name, module, pkg, name, their_func):
+    """The arguments of one call, built with the package's own classes."""
+    params = list(inspect.signature(their_func).parameters.values())
+    args = []
+    for p in params:
+        ann = p.annotation if isinstance(p.annotation, str) else ""
+        if p.name in ("prog",) and module_name == "nvrtc":
+            args.append(_live_program(module))
+        elif p.name == "handle" and module_name == "nvjitlink":
+            args.append(_live_link(module, pkg["nvrtc"])[0])
+        elif module_name == "nvjitlink" and p.name == "data":
+            args.append(_live_link(module, pkg["nvrtc"])[1])
+        elif module_name == "nvjitlink" and p.name == "size":
+            args.append(len(_live_link(module, pkg["nvrtc"])[1]))
+        elif module_name == "nvjitlink" and p.name == "input_type":
+            args.append(module.InputType.PTX)
+        elif p.name in _BY_NAME and module_name in ("nvrtc", "nvjitlink", "runtime"):
+            value = _BY_NAME[p.name]
+            if module_name == "nvjitlink" and isinstance(value, bytes):
+                value = value.decode()
+            if module_name == "nvjitlink" and p.name == "options":
+                value = ["-arch=sm_80"]
+            args.append(value)
+        elif "Optional" in ann or "list" in ann or "tuple" in ann:
+            args.append(None)
+        elif re.fullmatch(r"\w+", ann) and _diff.is_enum_class(getattr(module, ann, None)):
+            args.append(next(iter(getattr(module, ann).__members__.values())))
+        else:
+            args.append(0)
+    # The idiom of cuda.bindings programs: a caller buffer of the reported size.
+    size_of = _size_function(module, name)
+    if size_of is not None and len(params) == 2 and args[0] is not None:
+        result = size_of(args[0])
+        if not isinstance(result, tuple):  # nvJitLink returns the size alone and raises on error
+            result = (0, result)
+        if int(result[0]) == 0:
+            args[1] = b" " * int(result[1])
+    return args
+
+
+def call_shape(result):
+    """The status (type name and value) and the type of each output."""
+    if not isinstance(result, tuple):
+        return ("not a tuple", _diff.normal(result))
+    shape = []
+    for i, item in enumerate(result):
+        form = _diff.normal(item)
+        if i == 0 or form is None:
+            shape.append(form)
+        elif isinstance(form, tuple) and form[0] in ("handle", "enum"):
+            shape.append(form[:2])
+        elif isinstance(form, tuple) and form[0] == "list":
+            shape.append(("list", sorted({str(x[0]) if isinstance(x, tuple) else type(x).__name__
+                                          for x in form[1]})))
+        elif isinstance(form, tuple) and form[0] == "struct":
+            shape.append(("struct", sorted(form[1])))
+        elif isinstance(form, tuple):
+            shape.append(form[0])
+        else:
+            shape.append(type(form).__name__)
+    return ("tuple", len(result), shape)
+
+
+def _call(module_name, pkg, name, their_func):
+    module = pkg[module_name]
+    try:
+        args = _arguments(module_name, module, pkg, name, their_func)
+    except Exception as exc:
+        return ("arguments cannot be built", type(exc).__name__, str(exc)[:80])
+    try:
+        return call_shape(getattr(module, name)(*args))
+    except Exception as exc:
+        return ("raises", type(exc).__name__)
+
+
+def _driver_present():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+# With a driver, the neutral arguments (0, None) would reach a real device: the
+# driver and runtime call cases compare the paths where no driver loads (CI).
+DRIVER_PRESENT = _driver_present()
+
+_OURS = {m: _diff.PAIRS[m][0] for m in _diff.PAIRS}
+_THEIRS = {m: _diff.PAIRS[m][1] for m in _diff.PAIRS}
+
+
+@pytest.mark.parametrize("case", CALL_CASES)
+def test_call(case):
+    module, ours, theirs, name = _split(case)
+    if DRIVER_PRESENT and module in ("driver", "runtime"):
+        pytest.skip("libcuda.so.1 loads here: these cases compare the calls where no driver loads")
+    their_func = getattr(theirs, name)
+    expected = _call(module, _THEIRS, name, their_func)
+    actual = _call(module, _OURS, name, their_func)
+    assert actual == expected, f"cubind: {_diff.short(actual, 300)}\ncuda.bindings: {_diff.short(expected, 300)}"
