@@ -42,6 +42,7 @@ void PyxWriter::header() {
           "when the status is not success. Handles accept their class, an int or None.\n"
           "The GIL is released around every call into the library.\n\"\"\"\n\n";
   }
+  o_ << "cimport cython\n";
   o_ << "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, "
         "intptr_t, uintptr_t\n";
   o_ << "from libc.stdlib cimport calloc, free, malloc\n";
@@ -178,6 +179,8 @@ void PyxWriter::values() {
   o_ << "# Integer-valued types with a class of their own (devices, device pointers, ...)\n";
   for (const auto& name : m_.value_order) {
     const std::string c = m_.cy + "." + name;
+    // Returned by the million (cuDeviceGet, cuMemAlloc): a free list spares the allocator.
+    o_ << "@cython.freelist(16)\n";
     o_ << "cdef class " << name << ":\n";
     o_ << docstring(name + "(init_value=0, _ptr=0)\n\nA " + m_.value_c_type(name) +
                         " with a type of its own: int(), ==, hash() and index() use its value.",

@@ -9,6 +9,7 @@ when the status is not success. Handles accept their class, an int or None.
 The GIL is released around every call into the library.
 """
 
+cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset, strlen
@@ -765,6 +766,7 @@ cdef inline VdpGetProcAddress _wrap_VdpGetProcAddress(void* value):
 
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
+@cython.freelist(16)
 cdef class cuuint32_t:
     """cuuint32_t(init_value=0, _ptr=0)
 
@@ -821,6 +823,7 @@ cdef class cuuint32_t:
     def __reduce__(self):
         return (cuuint32_t, (self._value,))
 
+@cython.freelist(16)
 cdef class cuuint64_t:
     """cuuint64_t(init_value=0, _ptr=0)
 
@@ -877,6 +880,7 @@ cdef class cuuint64_t:
     def __reduce__(self):
         return (cuuint64_t, (self._value,))
 
+@cython.freelist(16)
 cdef class CUdeviceptr_v2:
     """CUdeviceptr_v2(init_value=0, _ptr=0)
 
@@ -933,6 +937,7 @@ cdef class CUdeviceptr_v2:
     def __reduce__(self):
         return (CUdeviceptr_v2, (self._value,))
 
+@cython.freelist(16)
 cdef class CUdeviceptr:
     """CUdeviceptr(init_value=0, _ptr=0)
 
@@ -989,6 +994,7 @@ cdef class CUdeviceptr:
     def __reduce__(self):
         return (CUdeviceptr, (self._value,))
 
+@cython.freelist(16)
 cdef class CUdevice_v1:
     """CUdevice_v1(init_value=0, _ptr=0)
 
@@ -1045,6 +1051,7 @@ cdef class CUdevice_v1:
     def __reduce__(self):
         return (CUdevice_v1, (self._value,))
 
+@cython.freelist(16)
 cdef class CUdevice:
     """CUdevice(init_value=0, _ptr=0)
 
@@ -1101,6 +1108,7 @@ cdef class CUdevice:
     def __reduce__(self):
         return (CUdevice, (self._value,))
 
+@cython.freelist(16)
 cdef class CUtexObject_v1:
     """CUtexObject_v1(init_value=0, _ptr=0)
 
@@ -1157,6 +1165,7 @@ cdef class CUtexObject_v1:
     def __reduce__(self):
         return (CUtexObject_v1, (self._value,))
 
+@cython.freelist(16)
 cdef class CUtexObject:
     """CUtexObject(init_value=0, _ptr=0)
 
@@ -1213,6 +1222,7 @@ cdef class CUtexObject:
     def __reduce__(self):
         return (CUtexObject, (self._value,))
 
+@cython.freelist(16)
 cdef class CUsurfObject_v1:
     """CUsurfObject_v1(init_value=0, _ptr=0)
 
@@ -1269,6 +1279,7 @@ cdef class CUsurfObject_v1:
     def __reduce__(self):
         return (CUsurfObject_v1, (self._value,))
 
+@cython.freelist(16)
 cdef class CUsurfObject:
     """CUsurfObject(init_value=0, _ptr=0)
 
@@ -1325,6 +1336,7 @@ cdef class CUsurfObject:
     def __reduce__(self):
         return (CUsurfObject, (self._value,))
 
+@cython.freelist(16)
 cdef class CUgraphConditionalHandle:
     """CUgraphConditionalHandle(init_value=0, _ptr=0)
 
@@ -1381,6 +1393,7 @@ cdef class CUgraphConditionalHandle:
     def __reduce__(self):
         return (CUgraphConditionalHandle, (self._value,))
 
+@cython.freelist(16)
 cdef class CUmemGenericAllocationHandle_v1:
     """CUmemGenericAllocationHandle_v1(init_value=0, _ptr=0)
 
@@ -1437,6 +1450,7 @@ cdef class CUmemGenericAllocationHandle_v1:
     def __reduce__(self):
         return (CUmemGenericAllocationHandle_v1, (self._value,))
 
+@cython.freelist(16)
 cdef class CUmemGenericAllocationHandle:
     """CUmemGenericAllocationHandle(init_value=0, _ptr=0)
 
@@ -1493,6 +1507,7 @@ cdef class CUmemGenericAllocationHandle:
     def __reduce__(self):
         return (CUmemGenericAllocationHandle, (self._value,))
 
+@cython.freelist(16)
 cdef class CUlogIterator:
     """CUlogIterator(init_value=0, _ptr=0)
 
@@ -1549,6 +1564,7 @@ cdef class CUlogIterator:
     def __reduce__(self):
         return (CUlogIterator, (self._value,))
 
+@cython.freelist(16)
 cdef class EGLint:
     """EGLint(init_value=0, _ptr=0)
 
@@ -1605,6 +1621,7 @@ cdef class EGLint:
     def __reduce__(self):
         return (EGLint, (self._value,))
 
+@cython.freelist(16)
 cdef class GLenum:
     """GLenum(init_value=0, _ptr=0)
 
@@ -1661,6 +1678,7 @@ cdef class GLenum:
     def __reduce__(self):
         return (GLenum, (self._value,))
 
+@cython.freelist(16)
 cdef class GLuint:
     """GLuint(init_value=0, _ptr=0)
 
@@ -1717,6 +1735,7 @@ cdef class GLuint:
     def __reduce__(self):
         return (GLuint, (self._value,))
 
+@cython.freelist(16)
 cdef class VdpDevice:
     """VdpDevice(init_value=0, _ptr=0)
 
@@ -1773,6 +1792,7 @@ cdef class VdpDevice:
     def __reduce__(self):
         return (VdpDevice, (self._value,))
 
+@cython.freelist(16)
 cdef class VdpVideoSurface:
     """VdpVideoSurface(init_value=0, _ptr=0)
 
@@ -1829,6 +1849,7 @@ cdef class VdpVideoSurface:
     def __reduce__(self):
         return (VdpVideoSurface, (self._value,))
 
+@cython.freelist(16)
 cdef class VdpOutputSurface:
     """VdpOutputSurface(init_value=0, _ptr=0)
 

@@ -9,6 +9,7 @@ when the status is not success. Handles accept their class, an int or None.
 The GIL is released around every call into the library.
 """
 
+cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset, strlen
@@ -665,6 +666,7 @@ cdef inline VdpGetProcAddress _wrap_VdpGetProcAddress(void* value):
 
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
+@cython.freelist(16)
 cdef class cudaGraphConditionalHandle:
     """cudaGraphConditionalHandle(init_value=0, _ptr=0)
 
@@ -721,6 +723,7 @@ cdef class cudaGraphConditionalHandle:
     def __reduce__(self):
         return (cudaGraphConditionalHandle, (self._value,))
 
+@cython.freelist(16)
 cdef class cudaLogIterator:
     """cudaLogIterator(init_value=0, _ptr=0)
 
@@ -777,6 +780,7 @@ cdef class cudaLogIterator:
     def __reduce__(self):
         return (cudaLogIterator, (self._value,))
 
+@cython.freelist(16)
 cdef class cudaSurfaceObject_t:
     """cudaSurfaceObject_t(init_value=0, _ptr=0)
 
@@ -833,6 +837,7 @@ cdef class cudaSurfaceObject_t:
     def __reduce__(self):
         return (cudaSurfaceObject_t, (self._value,))
 
+@cython.freelist(16)
 cdef class cudaTextureObject_t:
     """cudaTextureObject_t(init_value=0, _ptr=0)
 
@@ -889,6 +894,7 @@ cdef class cudaTextureObject_t:
     def __reduce__(self):
         return (cudaTextureObject_t, (self._value,))
 
+@cython.freelist(16)
 cdef class EGLint:
     """EGLint(init_value=0, _ptr=0)
 
@@ -945,6 +951,7 @@ cdef class EGLint:
     def __reduce__(self):
         return (EGLint, (self._value,))
 
+@cython.freelist(16)
 cdef class GLenum:
     """GLenum(init_value=0, _ptr=0)
 
@@ -1001,6 +1008,7 @@ cdef class GLenum:
     def __reduce__(self):
         return (GLenum, (self._value,))
 
+@cython.freelist(16)
 cdef class GLuint:
     """GLuint(init_value=0, _ptr=0)
 
@@ -1057,6 +1065,7 @@ cdef class GLuint:
     def __reduce__(self):
         return (GLuint, (self._value,))
 
+@cython.freelist(16)
 cdef class VdpDevice:
     """VdpDevice(init_value=0, _ptr=0)
 
@@ -1113,6 +1122,7 @@ cdef class VdpDevice:
     def __reduce__(self):
         return (VdpDevice, (self._value,))
 
+@cython.freelist(16)
 cdef class VdpVideoSurface:
     """VdpVideoSurface(init_value=0, _ptr=0)
 
@@ -1169,6 +1179,7 @@ cdef class VdpVideoSurface:
     def __reduce__(self):
         return (VdpVideoSurface, (self._value,))
 
+@cython.freelist(16)
 cdef class VdpOutputSurface:
     """VdpOutputSurface(init_value=0, _ptr=0)
 

@@ -9,6 +9,7 @@ when the status is not success. Handles accept their class, an int or None.
 The GIL is released around every call into the library.
 """
 
+cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset, strlen
