@@ -149,10 +149,11 @@ def main():
     numBlocks = numSms * numBlocksPerSm
     print(f"Launching {numBlocks} blocks of {THREADS_PER_BLOCK} threads ({numBlocksPerSm} per SM on {numSms} SMs)")
 
-    kernelArgs = [np.array([ptr], dtype=np.uint64) for ptr in (d_I, d_J, d_val, d_x, d_Ax, d_p, d_r, d_result)]
-    kernelArgs += [np.array(N, dtype=np.int32), np.array(tol, dtype=np.float32),
-                   np.array(max_iter, dtype=np.int32), np.array([d_iterations], dtype=np.uint64)]
-    kernelArgs = np.array([arg.ctypes.data for arg in kernelArgs], dtype=np.uint64)
+    # The argument values must outlive the launch: kernelArgs holds only their addresses.
+    argValues = [np.array([ptr], dtype=np.uint64) for ptr in (d_I, d_J, d_val, d_x, d_Ax, d_p, d_r, d_result)]
+    argValues += [np.array(N, dtype=np.int32), np.array(tol, dtype=np.float32),
+                  np.array(max_iter, dtype=np.int32), np.array([d_iterations], dtype=np.uint64)]
+    kernelArgs = np.array([arg.ctypes.data for arg in argValues], dtype=np.uint64)
     stream = checkCudaErrors(runtime.cudaStreamCreateWithFlags(runtime.cudaStreamNonBlocking))
     checkCudaErrors(driver.cuLaunchCooperativeKernel(kernel, numBlocks, 1, 1, THREADS_PER_BLOCK, 1, 1,
                                                      0, stream, kernelArgs.ctypes.data))

@@ -82,9 +82,10 @@ def main():
     coef_arg = np.array(coef, dtype=np.float32)
     for step in range(steps):
         prev, cur, nxt = buffers[step % 3], buffers[(step + 1) % 3], buffers[(step + 2) % 3]
-        args = [np.array([int(prev)], dtype=np.uint64), np.array([int(cur)], dtype=np.uint64),
-                np.array([int(nxt)], dtype=np.uint64), nx_arg, ny_arg, coef_arg]
-        args = np.array([arg.ctypes.data for arg in args], dtype=np.uint64)
+        # The values must live until the launch has read them: args holds only their addresses.
+        values = [np.array([int(prev)], dtype=np.uint64), np.array([int(cur)], dtype=np.uint64),
+                  np.array([int(nxt)], dtype=np.uint64), nx_arg, ny_arg, coef_arg]
+        args = np.array([arg.ctypes.data for arg in values], dtype=np.uint64)
         checkCudaErrors(driver.cuLaunchKernel(kernel, blocks[0], blocks[1], 1, BLOCK_X, BLOCK_Y, 1,
                                               0, stream, args.ctypes.data, 0))
     result = np.empty_like(u0)
