@@ -166,6 +166,33 @@ def test_methods_tell_their_signature():
     assert list(inspect.signature(driver.sizeof).parameters) == ["objType"]
 
 
+@pytest.mark.parametrize("module", list(MODULES))
+def test_every_method_tells_its_signature(module):
+    mod = MODULES[module]
+    checked, bad = 0, []
+    for name in dir(mod):
+        cls = getattr(mod, name)
+        if name.startswith("_") or not isinstance(cls, type):
+            continue
+        for attr in dir(cls):
+            if attr.startswith("_") and attr not in ("__init__", "__cuda_stream__"):
+                continue
+            # Where the method is defined: int's and Exception's own are CPython's.
+            owner = next((k for k in cls.__mro__ if attr in vars(k)), None)
+            if owner is None or owner.__module__ == "builtins":
+                continue
+            method = getattr(cls, attr)
+            if not callable(method) or isinstance(method, type):
+                continue
+            checked += 1
+            try:
+                inspect.signature(method)
+            except (ValueError, TypeError) as exc:
+                bad.append(f"{name}.{attr}: {exc}")
+    assert checked >= 2
+    assert not bad, bad[:20]
+
+
 def test_help_shows_the_signature_and_the_header_documentation():
     text = pydoc.render_doc(driver.cuMemAlloc, renderer=pydoc.plaintext)
     assert "cuMemAlloc(bytesize)" in text
