@@ -20,6 +20,8 @@
 //       errors: status_tuple             # status_tuple (default) | raise
 //       error_class: nvJitLinkError      # with errors: raise, required: the exception raised
 //       prefix: nvJitLink                # with errors: raise: dropped from Python names (default: none)
+//       aliases:                         # Python helpers that call a bound function (default: none)
+//         getLocalRuntimeVersion: cudaRuntimeGetVersion
 //   functions:                           # required, may be empty ({})
 //     cuDeviceGetName:
 //       params:
@@ -174,7 +176,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (node["foreign_types"]) d.foreign_types = string_list(r, node["foreign_types"], "library.foreign_types");
   const YAML::Node python = node["python"];
   r.expect_map(python, "library.python");
-  r.only_keys(python, {"title", "errors", "error_class", "prefix"}, "library.python");
+  r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases"}, "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
   if (python["errors"]) {
@@ -194,6 +196,13 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (raising && !python["error_class"]) r.fail(python, "library.python has errors: raise, which needs 'error_class'");
   if (python["error_class"]) d.python.error_class = r.scalar(python["error_class"], "library.python.error_class");
   if (python["prefix"]) d.python.prefix = r.scalar(python["prefix"], "library.python.prefix");
+  if (const YAML::Node aliases = python["aliases"]) {
+    r.expect_map(aliases, "library.python.aliases");
+    for (const auto& entry : aliases) {
+      const std::string name = r.scalar(entry.first, "a name of library.python.aliases");
+      d.python.aliases[name] = r.scalar(entry.second, "library.python.aliases." + name);
+    }
+  }
   return d;
 }
 

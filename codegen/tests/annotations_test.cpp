@@ -167,7 +167,8 @@ TEST(LibraryDescriptor, ReadsEveryField) {
   resolution: symbol_per_thread_variants
   per_thread_macros: [__CUDART_API_PTDS, __CUDART_API_PTSZ]
   foreign_types: [EGLint, GLenum]
-  python: {title: "the CUDA Runtime API (cuda_runtime_api.h)", errors: raise, error_class: cudaError, prefix: cuda}
+  python: {title: "the CUDA Runtime API (cuda_runtime_api.h)", errors: raise, error_class: cudaError, prefix: cuda,
+           aliases: {getLocalRuntimeVersion: cudaRuntimeGetVersion}}
 functions: {}
 )yaml");
   const codegen::LibraryDescriptor& d = a.library;
@@ -187,6 +188,8 @@ functions: {}
   EXPECT_EQ(d.python.errors, codegen::LibraryDescriptor::Errors::Raise);
   EXPECT_EQ(d.python.error_class, "cudaError");
   EXPECT_EQ(d.python.prefix, "cuda");
+  EXPECT_THAT(d.python.aliases, ElementsAre(std::pair<const std::string, std::string>("getLocalRuntimeVersion",
+                                                                                     "cudaRuntimeGetVersion")));
 }
 
 TEST(LibraryDescriptor, DefaultsOwnTheHeadersAndLoadBySymbol) {
@@ -198,6 +201,7 @@ TEST(LibraryDescriptor, DefaultsOwnTheHeadersAndLoadBySymbol) {
   EXPECT_FALSE(a.library.system_loader_only);
   EXPECT_EQ(a.library.resolution, codegen::LibraryDescriptor::Resolution::Symbol);
   EXPECT_EQ(a.library.python.errors, codegen::LibraryDescriptor::Errors::StatusTuple);
+  EXPECT_THAT(a.library.python.aliases, IsEmpty());
 }
 
 TEST(LibraryDescriptor, EachRequiredKeyIsNamedWhenMissing) {
@@ -227,6 +231,7 @@ TEST(LibraryDescriptor, BadValuesAreReportedAtTheValue) {
       {"  python: {title: X, module: x}\n", "unknown key 'module' in library.python"},
       {"  python: {title: X, errors: raise}\n", "library.python has errors: raise, which needs 'error_class'"},
       {"  python: {title: X, prefix: x}\n", "library.python.prefix needs errors: raise"},
+      {"  python: {title: X, aliases: [x]}\n", "library.python.aliases must be a mapping"},
       {"  env_override: cubind_x\n" + python, "library.env_override is 'cubind_x'"},
       {"  wheel_dirs: nvidia/cu13/lib\n" + python, "library.wheel_dirs must be a list of strings"},
       {"  foreign_types: [EGLint, EGLint]\n" + python, "library.foreign_types names EGLint twice"},

@@ -48,7 +48,6 @@ PAIRS = {
 # Names cuda.bindings exports that are not CUDA functions: no counterpart is expected.
 EXCLUDED_FUNCTIONS = {
     "Optional": "typing.Optional re-exported by cuda.bindings' modules",
-    "getLocalRuntimeVersion": "cuda.bindings helper reporting the version of the cudart it loaded, not a CUDA API",
 }
 
 # CUDA functions of cuda.bindings that cubind does not have, with the reason (none at present).

@@ -191,6 +191,9 @@ struct LibraryDescriptor {
     // prefix that Python names drop (nvJitLinkAddData -> add_data, nvJitLinkInputType -> InputType).
     std::string error_class;
     std::string prefix;
+    // Module helpers that cuda.bindings offers beyond the headers, each the
+    // same call as a bound function: getLocalRuntimeVersion -> cudaRuntimeGetVersion.
+    std::map<std::string, std::string> aliases;
   };
 
   std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name

@@ -88,7 +88,7 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
 Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_callback, bool has_user_data) const {
   Plan pl;
   pl.param = &p;
-  pl.py_name = python_identifier(p.name);
+  pl.py_name = m_.conventions.parameter_name(p.name);
   pl.count = !p.count_param.empty() ? p.count_param : p.size_param;
   pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
   pl.typed_by = p.typed_by;

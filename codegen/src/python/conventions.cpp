@@ -1,6 +1,9 @@
 #include "python/conventions.hpp"
 
 #include <cctype>
+#include <map>
+
+#include "codegen/emit_common.hpp"
 
 namespace codegen::python {
 
@@ -19,10 +22,7 @@ std::string Conventions::drop_prefix(const std::string& c_name) const {
   return !prefix.empty() && c_name.rfind(prefix, 0) == 0 ? c_name.substr(prefix.size()) : c_name;
 }
 
-std::string Conventions::function_name(const std::string& c_name) const {
-  if (!raising_) return c_name;
-  // nvJitLinkAddData -> add_data, as cuda.bindings.nvjitlink spells it.
-  const std::string base = drop_prefix(c_name);
+std::string Conventions::snake_case(const std::string& base) {
   std::string out;
   for (std::size_t i = 0; i < base.size(); ++i) {
     const char c = base[i];
@@ -36,6 +36,26 @@ std::string Conventions::function_name(const std::string& c_name) const {
     }
   }
   return out;
+}
+
+std::string Conventions::function_name(const std::string& c_name) const {
+  if (!raising_) return c_name;
+  // nvJitLinkAddData -> add_data, as cuda.bindings.nvjitlink spells it.
+  return snake_case(drop_prefix(c_name));
+}
+
+std::string Conventions::parameter_name(const std::string& c_name) const {
+  // cuda.bindings' names for parameters that would shadow a builtin. A
+  // parameter named `type` would also hide type() from the function's own
+  // body. `object` stays: Cython takes it as a parameter's name, and
+  // cuda.bindings keeps it.
+  static const std::map<std::string, std::string> renamed = {
+      {"type", "typename"}, {"len", "length"},    {"format", "pformat"},
+      {"bytes", "numbytes"}, {"input", "input_"}, {"object", "object"},
+  };
+  const std::string name = raising_ ? snake_case(c_name) : c_name;
+  const auto it = renamed.find(name);
+  return it != renamed.end() ? it->second : python_identifier(name);
 }
 
 std::string Conventions::enum_name(const std::string& c_name) const {

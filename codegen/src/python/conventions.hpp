@@ -24,6 +24,12 @@ class Conventions {
   // Python-visible name of a function: nvJitLinkAddData -> add_data when raising.
   std::string function_name(const std::string& c_name) const;
 
+  // Python name of a function parameter, as cuda.bindings spells it: its
+  // replacements for the builtins a parameter would shadow (type -> typename,
+  // len -> length, ...), and snake_case where functions are (numOptions ->
+  // num_options when raising). Every reference to a parameter goes through it.
+  std::string parameter_name(const std::string& c_name) const;
+
   // Python-visible name of an enum: nvJitLinkInputType -> InputType when raising.
   std::string enum_name(const std::string& c_name) const;
 
@@ -35,6 +41,7 @@ class Conventions {
 
  private:
   std::string drop_prefix(const std::string& c_name) const;
+  static std::string snake_case(const std::string& name);
 
   const Library& lib_;
   bool raising_;

@@ -107,6 +107,20 @@ void PyiWriter::module_functions() {
     function(fp, fp.function->name);
     for (const auto& alias : fp.function->aliases) function(fp, alias);
   }
+  // Helpers cuda.bindings offers beyond the headers, each the same call as a bound function.
+  for (const auto& [helper, target] : lib_.python.aliases) {
+    for (const FunctionPlan& fp : plan_.functions) {
+      if (fp.function->name != target || !fp.error.empty()) continue;
+      std::string args;
+      for (const Argument& a : fp.arguments) {
+        if (!args.empty()) args += ", ";
+        args += a.name + ": " + a.annotation + (a.default_value.empty() ? "" : " = " + a.default_value);
+      }
+      o_ << "def " << helper << "(" << args << ") -> " << return_annotation(fp) << ":\n";
+      o_ << docstring("The same call as " + plan_.conventions.function_name(target) + ".", "    ");
+      o_ << "    ...\n\n";
+    }
+  }
 }
 
 void PyiWriter::function(const FunctionPlan& fp, const std::string& public_name) {

@@ -118,7 +118,7 @@ void PyxFunction::struct_in(const Plan& pl) {
 }
 
 std::string PyxFunction::typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const {
-  return "_typed_value(\"" + pl.attribute_enum + "\", " + python_identifier(pl.typed_by) + ", " + value + ", \"" +
+  return "_typed_value(\"" + pl.attribute_enum + "\", " + m_.conventions.parameter_name(pl.typed_by) + ", " + value + ", \"" +
          pl.param->name + "\", " + hint + ")";
 }
 
@@ -216,7 +216,7 @@ void PyxFunction::array_in(const Plan& pl) {
   const std::string& n = pl.py_name;
   const std::string cn = "_c_" + n;
   const std::string& pn = pl.param->name;
-  const std::string count = pl.count_is_fixed ? pl.count : python_identifier(pl.count);
+  const std::string count = pl.count_is_fixed ? pl.count : m_.conventions.parameter_name(pl.count);
   const std::string elem_c = pl.type.is_char ? "const char*" : pl.type.c;
   const std::string item = n + "[_i_" + n + "]";
   locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
@@ -310,7 +310,7 @@ void PyxFunction::out_value(const Plan& pl) {
 
 void PyxFunction::out_buffer(const Plan& pl) {
   const std::string cn = "_c_" + pl.py_name;
-  const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : python_identifier(pl.count));
+  const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : m_.conventions.parameter_name(pl.count));
   locals_ << "    cdef char* " << cn << " = NULL\n";
   body_ << "    if " << size << " < 0:\n"
         << "        raise ValueError(f\"" << (pl.count.empty() ? "size" : pl.count) << " cannot be negative ({"
@@ -362,7 +362,7 @@ void PyxFunction::out_array(const Plan& pl) {
   const Plan* count_plan = plan_named(pl.count);
   const bool inout_count = count_plan != nullptr && count_plan->role == Role::InOut;
   const std::string count_expr =
-      pl.count_is_fixed ? pl.count : inout_count ? "_c_" + count_plan->py_name : python_identifier(pl.count);
+      pl.count_is_fixed ? pl.count : inout_count ? "_c_" + count_plan->py_name : m_.conventions.parameter_name(pl.count);
   const std::string& elem_c = pl.type.c;
   locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _cap_" << n << " = 0\n";
   // The capacity is read before the call (an inout count is overwritten by it).
@@ -403,8 +403,8 @@ void PyxFunction::out_typed(const Plan& pl) {
 void PyxFunction::out_typed_array(const Plan& pl) {
   const std::string& n = pl.py_name;
   const std::string cn = "_c_" + n;
-  const std::string attrs = python_identifier(pl.typed_by);
-  const std::string count = python_identifier(pl.count);
+  const std::string attrs = m_.conventions.parameter_name(pl.typed_by);
+  const std::string count = m_.conventions.parameter_name(pl.count);
   std::string sizes;
   for (const Plan& q : plan_.params) {
     if (q.role == Role::ArrayIn && q.count == pl.count && q.param->name.find("Size") != std::string::npos) {
@@ -445,7 +445,7 @@ std::string PyxFunction::size_query(const Plan& pl, const std::string& out) cons
       continue;
     }
     // Same-named parameter of this function, converted as it was.
-    args += "_c_" + python_identifier(q.name);
+    args += "_c_" + m_.conventions.parameter_name(q.name);
     const bool found = std::any_of(f_.params.begin(), f_.params.end(), [&](const Param& p) { return p.name == q.name; });
     if (!found) throw std::runtime_error(f_.name + ": " + sf->name + " takes '" + q.name + "', which " + f_.name + " lacks");
   }
@@ -583,7 +583,8 @@ std::string PyxFunction::doc() const {
   d << m_.conventions.function_name(public_name_) << "(";
   for (std::size_t i = 0; i < plan_.arguments.size(); ++i) {
     const Argument& a = plan_.arguments[i];
-    d << (i ? ", " : "") << a.name << (a.default_value.empty() ? "" : "=" + a.default_value);
+    d << (i ? ", " : "") << a.name << (a.annotation.empty() ? "" : ": " + a.annotation)
+      << (a.default_value.empty() ? "" : (a.annotation.empty() ? "=" : " = ") + a.default_value);
   }
   d << ")\n\n";
   if (public_name_ != f_.name) d << "The same function as " << f_.name << ".\n\n";

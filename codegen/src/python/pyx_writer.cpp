@@ -23,14 +23,20 @@ std::string PyxWriter::run() {
   structs();
   callbacks();
   functions();
+  helpers();
   sizes();
   return o_.str();
 }
 
 void PyxWriter::header() {
   o_ << stamp(lib_, options_, "#");
-  // binding=False: module functions are plain builtins, which Python calls faster.
+  // binding=False: module functions are plain builtins, which Python calls
+  // faster. embedsignature in the clinic format gives each one a
+  // __text_signature__ (`name(args)\n--\n\n` ahead of its docstring), which
+  // inspect.signature reads: introspection at no cost per call. Clinic
+  // signatures carry no annotations; the docstring's first line and the .pyi do.
   o_ << "# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False\n";
+  o_ << "# cython: embedsignature=True, embedsignature.format=clinic\n";
   o_ << "# distutils: language = c++\n";
   o_ << "\"\"\"Bindings of " << plan_.conventions.title() << ".\n\n";
   if (plan_.conventions.raising()) {
@@ -439,6 +445,37 @@ void PyxWriter::functions() {
     } catch (const std::runtime_error& e) {
       errors_.push_back(e.what());
     }
+  }
+}
+
+// Helpers cuda.bindings offers beyond the headers (library.python.aliases):
+// each calls the bound function it names with the same arguments.
+void PyxWriter::helpers() {
+  const Conventions& names = plan_.conventions;
+  for (const auto& [helper, target] : lib_.python.aliases) {
+    const auto fp = std::find_if(plan_.functions.begin(), plan_.functions.end(),
+                                 [&](const FunctionPlan& p) { return p.function->name == target; });
+    if (fp == plan_.functions.end() || !fp->error.empty()) {
+      errors_.push_back("library.python.aliases: " + helper + " names " + target + ", which has no Python form");
+      continue;
+    }
+    std::string params, args, shown;
+    for (const Argument& a : fp->arguments) {
+      params += (params.empty() ? "" : ", ") + a.name + (a.default_value.empty() ? "" : "=" + a.default_value);
+      args += (args.empty() ? "" : ", ") + a.name;
+      shown += (shown.empty() ? "" : ", ") + a.name + (a.annotation.empty() ? "" : ": " + a.annotation) +
+               (a.default_value.empty() ? "" : " = " + a.default_value);
+    }
+    std::vector<std::string> outputs;
+    for (const Output& out : fp->outputs) outputs.push_back(out.name);
+    if (!names.raising()) outputs.insert(outputs.begin(), "status");
+    const std::string shown_target = names.function_name(target);
+    o_ << "def " << helper << "(" << params << "):\n";
+    o_ << docstring(helper + "(" + shown + ")\n\n" + "The same call as " + shown_target +
+                        ", under the name cuda.bindings also gives it.\n\n" + clean_doc(first_sentence(fp->function->doc)) +
+                        "\n\nReturns: " + (names.raising() ? join(outputs) : "(" + join(outputs) + ")"),
+                    "    ");
+    o_ << "    return " << shown_target << "(" << args << ")\n\n";
   }
 }
 

@@ -37,6 +37,7 @@ class PyxWriter {
   void callbacks();
   void trampoline(const std::string& name);
   void functions();
+  void helpers();
   void sizes();
   void attribute_types();
   std::string typed_spec(const std::string& type) const;

@@ -2818,7 +2818,7 @@ def cuDeviceGetCount() -> tuple[CUresult, int]:
     """
     ...
 
-def cuDeviceGetName(len: int, dev: CUdevice | int) -> tuple[CUresult, bytes]:
+def cuDeviceGetName(length: int, dev: CUdevice | int) -> tuple[CUresult, bytes]:
     """Returns an identifier string for the device
     """
     ...
@@ -2838,7 +2838,7 @@ def cuDeviceTotalMem(dev: CUdevice | int) -> tuple[CUresult, int]:
     """
     ...
 
-def cuDeviceGetTexture1DLinearMaxWidth(format: CUarray_format | int, numChannels: int, dev: CUdevice | int) -> tuple[CUresult, int]:
+def cuDeviceGetTexture1DLinearMaxWidth(pformat: CUarray_format | int, numChannels: int, dev: CUdevice | int) -> tuple[CUresult, int]:
     """Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
     """
     ...
@@ -2873,7 +2873,7 @@ def cuDeviceGetDefaultMemPool(dev: CUdevice | int) -> tuple[CUresult, CUmemoryPo
     """
     ...
 
-def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType | int, dev: CUdevice | int) -> tuple[CUresult, int]:
+def cuDeviceGetExecAffinitySupport(typename: CUexecAffinityType | int, dev: CUdevice | int) -> tuple[CUresult, int]:
     """Returns information about the execution affinity support of the device.
     """
     ...
@@ -3018,7 +3018,7 @@ def cuCtxResetPersistingL2Cache() -> tuple[CUresult]:
     """
     ...
 
-def cuCtxGetExecAffinity(type: CUexecAffinityType | int) -> tuple[CUresult, CUexecAffinityParam]:
+def cuCtxGetExecAffinity(typename: CUexecAffinityType | int) -> tuple[CUresult, CUexecAffinityParam]:
     """Returns the execution affinity setting for the current context.
     """
     ...
@@ -3108,12 +3108,12 @@ def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, 
     """
     ...
 
-def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
+def cuLinkAddData(state: CUlinkState | int | None, typename: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
     """Add an input to a pending linker invocation
     """
     ...
 
-def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
+def cuLinkAddFile(state: CUlinkState | int | None, typename: CUjitInputType | int, path: bytes | str, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
     """Add a file input to a pending linker invocation
     """
     ...
@@ -3293,7 +3293,7 @@ def cuDeviceGetByPCIBusId(pciBusId: bytes | str) -> tuple[CUresult, CUdevice]:
     """
     ...
 
-def cuDeviceGetPCIBusId(len: int, dev: CUdevice | int) -> tuple[CUresult, bytes]:
+def cuDeviceGetPCIBusId(length: int, dev: CUdevice | int) -> tuple[CUresult, bytes]:
     """Returns a PCI Bus Id string for the device
     """
     ...
@@ -3713,17 +3713,17 @@ def cuMemPoolDestroy(pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """
     ...
 
-def cuMemGetDefaultMemPool(location: Optional[CUmemLocation], type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
+def cuMemGetDefaultMemPool(location: Optional[CUmemLocation], typename: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
     """Returns the default memory pool for a given location and allocation type
     """
     ...
 
-def cuMemGetMemPool(location: Optional[CUmemLocation], type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
+def cuMemGetMemPool(location: Optional[CUmemLocation], typename: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
     """Gets the current memory pool for a memory location and of a particular allocation type
     """
     ...
 
-def cuMemSetMemPool(location: Optional[CUmemLocation], type: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
+def cuMemSetMemPool(location: Optional[CUmemLocation], typename: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """Sets the current memory pool for a memory location and allocation type
     """
     ...
@@ -4123,7 +4123,7 @@ def cuFuncSetBlockShape(hfunc: CUfunction | int | None, x: int, y: int, z: int) 
     """
     ...
 
-def cuFuncSetSharedSize(hfunc: CUfunction | int | None, bytes: int) -> tuple[CUresult]:
+def cuFuncSetSharedSize(hfunc: CUfunction | int | None, numbytes: int) -> tuple[CUresult]:
     """Sets the dynamic shared-memory size for the function
     """
     ...
@@ -4548,22 +4548,22 @@ def cuUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialRef
     """
     ...
 
-def cuUserObjectRetain(object_: CUuserObject | int | None, count: int) -> tuple[CUresult]:
+def cuUserObjectRetain(object: CUuserObject | int | None, count: int) -> tuple[CUresult]:
     """Retain a reference to a user object
     """
     ...
 
-def cuUserObjectRelease(object_: CUuserObject | int | None, count: int) -> tuple[CUresult]:
+def cuUserObjectRelease(object: CUuserObject | int | None, count: int) -> tuple[CUresult]:
     """Release a reference to a user object
     """
     ...
 
-def cuGraphRetainUserObject(graph: CUgraph | int | None, object_: CUuserObject | int | None, count: int, flags: int) -> tuple[CUresult]:
+def cuGraphRetainUserObject(graph: CUgraph | int | None, object: CUuserObject | int | None, count: int, flags: int) -> tuple[CUresult]:
     """Retain a reference to a user object from a graph
     """
     ...
 
-def cuGraphReleaseUserObject(graph: CUgraph | int | None, object_: CUuserObject | int | None, count: int) -> tuple[CUresult]:
+def cuGraphReleaseUserObject(graph: CUgraph | int | None, object: CUuserObject | int | None, count: int) -> tuple[CUresult]:
     """Release a user object reference from a graph
     """
     ...
@@ -4633,7 +4633,7 @@ def cuTexRefSetMipmappedArray(hTexRef: CUtexref | int | None, hMipmappedArray: C
     """
     ...
 
-def cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int, bytes: int) -> tuple[CUresult, int]:
+def cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int, numbytes: int) -> tuple[CUresult, int]:
     """Binds an address as a texture reference
     """
     ...
@@ -4933,22 +4933,22 @@ def cuCtxFromGreenCtx(hCtx: CUgreenCtx | int | None) -> tuple[CUresult, CUcontex
     """
     ...
 
-def cuDeviceGetDevResource(device: CUdevice | int, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
+def cuDeviceGetDevResource(device: CUdevice | int, typename: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
     """Get device resources
     """
     ...
 
-def cuCtxGetDevResource(hCtx: CUcontext | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
+def cuCtxGetDevResource(hCtx: CUcontext | int | None, typename: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
     """Get context resources
     """
     ...
 
-def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
+def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, typename: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
     """Get green context resources
     """
     ...
 
-def cuDevSmResourceSplitByCount(nbGroups: int, input: Optional[CUdevResource], useFlags: int, minCount: int) -> tuple[CUresult, list[CUdevResource], int, CUdevResource]:
+def cuDevSmResourceSplitByCount(nbGroups: int, input_: Optional[CUdevResource], useFlags: int, minCount: int) -> tuple[CUresult, list[CUdevResource], int, CUdevResource]:
     """Splits CU_DEV_RESOURCE_TYPE_SM resources.
     """
     ...

@@ -50,7 +50,7 @@ class nvJitLinkError(Exception):
 class nvJitLinkHandle(Handle):
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
-def create(numOptions: int, options: Sequence[bytes | str] | None) -> nvJitLinkHandle:
+def create(num_options: int, options: Sequence[bytes | str] | None) -> nvJitLinkHandle:
     """nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter handle.
     """
     ...
@@ -60,12 +60,12 @@ def destroy(handle: nvJitLinkHandle | int | None) -> None:
     """
     ...
 
-def add_data(handle: nvJitLinkHandle | int | None, inputType: InputType | int, data: int | Buffer | None, size: int, name: bytes | str) -> None:
+def add_data(handle: nvJitLinkHandle | int | None, input_type: InputType | int, data: int | Buffer | None, size: int, name: bytes | str) -> None:
     """nvJitLinkAddData adds data image to the link.
     """
     ...
 
-def add_file(handle: nvJitLinkHandle | int | None, inputType: InputType | int, fileName: bytes | str) -> None:
+def add_file(handle: nvJitLinkHandle | int | None, input_type: InputType | int, file_name: bytes | str) -> None:
     """nvJitLinkAddFile reads data from file and links it in.
     """
     ...

@@ -2528,7 +2528,7 @@ def cudaDeviceGetByPCIBusId(pciBusId: bytes | str) -> tuple[cudaError_t, int]:
     """
     ...
 
-def cudaDeviceGetPCIBusId(len: int, device: int) -> tuple[cudaError_t, bytes]:
+def cudaDeviceGetPCIBusId(length: int, device: int) -> tuple[cudaError_t, bytes]:
     """Returns a PCI Bus Id string for the device
     """
     ...
@@ -2673,7 +2673,7 @@ def cudaGetDevice() -> tuple[cudaError_t, int]:
     """
     ...
 
-def cudaSetValidDevices(device_arr: Sequence[int] | None, len: int) -> tuple[cudaError_t]:
+def cudaSetValidDevices(device_arr: Sequence[int] | None, length: int) -> tuple[cudaError_t]:
     """Set a list of devices that can be used for CUDA
     """
     ...
@@ -3338,17 +3338,17 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t
     """
     ...
 
-def cudaMemGetDefaultMemPool(location: Optional[cudaMemLocation], type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemGetDefaultMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Returns the default memory pool for a given location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
 
-def cudaMemGetMemPool(location: Optional[cudaMemLocation], type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemGetMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Gets the current memory pool for a given memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
 
-def cudaMemSetMemPool(location: Optional[cudaMemLocation], type: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
+def cudaMemSetMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
     """Sets the current memory pool for a memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
@@ -3918,22 +3918,22 @@ def cudaUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialR
     """
     ...
 
-def cudaUserObjectRetain(object_: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
+def cudaUserObjectRetain(object: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
     """Retain a reference to a user object
     """
     ...
 
-def cudaUserObjectRelease(object_: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
+def cudaUserObjectRelease(object: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
     """Release a reference to a user object
     """
     ...
 
-def cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object_: cudaUserObject_t | int | None, count: int, flags: int) -> tuple[cudaError_t]:
+def cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int, flags: int) -> tuple[cudaError_t]:
     """Retain a reference to a user object from a graph
     """
     ...
 
-def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object_: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
+def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
     """Release a user object reference from a graph
     """
     ...
@@ -4188,6 +4188,11 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: VdpVideoSurface | int, fla
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: VdpOutputSurface | int, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Register a VdpOutputSurface object
+    """
+    ...
+
+def getLocalRuntimeVersion() -> tuple[cudaError_t, int]:
+    """The same call as cudaRuntimeGetVersion.
     """
     ...
 
