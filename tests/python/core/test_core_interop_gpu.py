@@ -145,11 +145,14 @@ def test_cupy_runs_on_our_stream(cupy, kernels, device, buffer, own):
 
     buffer.fill(np.float32(1.0), stream=own)
     view = cupy.from_dlpack(buffer).view(cupy.float32)
+    version, address = own.__cuda_stream__()
+    assert version == 0 and address == int(own.handle)
+    external = cupy.cuda.ExternalStream(address)
     # No synchronisation between the three: the stream orders them.
-    with cupy.cuda.ExternalStream(int(own.handle)):
+    with external:
         view += 1
     scale(kernels, own, buffer, 5.0)
-    with cupy.cuda.ExternalStream(int(own.handle)):
+    with external:
         view -= 3
     own.sync()
     assert (host_floats(device, buffer, own) == 7.0).all()
@@ -214,7 +217,9 @@ def test_torch_runs_on_our_stream(torch, kernels, device, buffer, own):
 
     buffer.fill(np.float32(1.0), stream=own)
     view = torch.from_dlpack(buffer).view(torch.float32)
-    external = torch.cuda.ExternalStream(int(own.handle))
+    version, address = own.__cuda_stream__()
+    assert version == 0 and address == int(own.handle)
+    external = torch.cuda.ExternalStream(address)
     with torch.cuda.stream(external):
         view += 1
     scale(kernels, own, buffer, 5.0)
