@@ -2873,7 +2873,7 @@ def cuDeviceGetDefaultMemPool(dev: CUdevice | int) -> tuple[CUresult, CUmemoryPo
     """
     ...
 
-def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType | int, dev: CUdevice | int) -> tuple[CUresult, int]:
+def cuDeviceGetExecAffinitySupport(typename: CUexecAffinityType | int, dev: CUdevice | int) -> tuple[CUresult, int]:
     """Returns information about the execution affinity support of the device.
     """
     ...
@@ -3018,7 +3018,7 @@ def cuCtxResetPersistingL2Cache() -> tuple[CUresult]:
     """
     ...
 
-def cuCtxGetExecAffinity(type: CUexecAffinityType | int) -> tuple[CUresult, CUexecAffinityParam]:
+def cuCtxGetExecAffinity(typename: CUexecAffinityType | int) -> tuple[CUresult, CUexecAffinityParam]:
     """Returns the execution affinity setting for the current context.
     """
     ...
@@ -3108,12 +3108,12 @@ def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, 
     """
     ...
 
-def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
+def cuLinkAddData(state: CUlinkState | int | None, typename: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
     """Add an input to a pending linker invocation
     """
     ...
 
-def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
+def cuLinkAddFile(state: CUlinkState | int | None, typename: CUjitInputType | int, path: bytes | str, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None) -> tuple[CUresult]:
     """Add a file input to a pending linker invocation
     """
     ...
@@ -3713,17 +3713,17 @@ def cuMemPoolDestroy(pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """
     ...
 
-def cuMemGetDefaultMemPool(location: CUmemLocation, type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
+def cuMemGetDefaultMemPool(location: CUmemLocation, typename: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
     """Returns the default memory pool for a given location and allocation type
     """
     ...
 
-def cuMemGetMemPool(location: CUmemLocation, type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
+def cuMemGetMemPool(location: CUmemLocation, typename: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
     """Gets the current memory pool for a memory location and of a particular allocation type
     """
     ...
 
-def cuMemSetMemPool(location: CUmemLocation, type: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
+def cuMemSetMemPool(location: CUmemLocation, typename: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """Sets the current memory pool for a memory location and allocation type
     """
     ...
@@ -4808,17 +4808,17 @@ def cuSurfObjectGetResourceDesc(surfObject: CUsurfObject | int) -> tuple[CUresul
     """
     ...
 
-def cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing tiled memory region
     """
     ...
 
-def cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing im2col memory region
     """
     ...
 
-def cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
     """
     ...
@@ -4893,22 +4893,22 @@ def cuGetProcAddress(symbol: bytes | str, cudaVersion: int, flags: cuuint64_t | 
     """
     ...
 
-def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int, size: int = 0) -> tuple[CUresult, Any, int]:
+def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int) -> tuple[CUresult, Any]:
     """Allows caller to fetch a coredump attribute value for the current context
     """
     ...
 
-def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int, size: int = 0) -> tuple[CUresult, Any, int]:
+def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int) -> tuple[CUresult, Any]:
     """Allows caller to fetch a coredump attribute value for the entire application
     """
     ...
 
-def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any, size: int = 0) -> tuple[CUresult, int]:
+def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any) -> tuple[CUresult]:
     """Allows caller to set a coredump attribute value for the current context
     """
     ...
 
-def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any, size: int = 0) -> tuple[CUresult, int]:
+def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any) -> tuple[CUresult]:
     """Allows caller to set a coredump attribute value globally
     """
     ...
@@ -4933,17 +4933,17 @@ def cuCtxFromGreenCtx(hCtx: CUgreenCtx | int | None) -> tuple[CUresult, CUcontex
     """
     ...
 
-def cuDeviceGetDevResource(device: CUdevice | int, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
+def cuDeviceGetDevResource(device: CUdevice | int, typename: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
     """Get device resources
     """
     ...
 
-def cuCtxGetDevResource(hCtx: CUcontext | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
+def cuCtxGetDevResource(hCtx: CUcontext | int | None, typename: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
     """Get context resources
     """
     ...
 
-def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
+def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, typename: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
     """Get green context resources
     """
     ...

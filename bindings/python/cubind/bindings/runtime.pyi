@@ -3338,17 +3338,17 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t
     """
     ...
 
-def cudaMemGetDefaultMemPool(location: cudaMemLocation, type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemGetDefaultMemPool(location: cudaMemLocation, typename: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Returns the default memory pool for a given location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
 
-def cudaMemGetMemPool(location: cudaMemLocation, type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
+def cudaMemGetMemPool(location: cudaMemLocation, typename: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Gets the current memory pool for a given memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
 
-def cudaMemSetMemPool(location: cudaMemLocation, type: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
+def cudaMemSetMemPool(location: cudaMemLocation, typename: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
     """Sets the current memory pool for a memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
     """
     ...
