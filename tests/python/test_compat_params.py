@@ -109,6 +109,54 @@ def test_shared_bytes_objects_are_never_written(program):
     assert one == b" " and b" "[0] == 0x20 and b"" == bytes()
 
 
+def test_empty_output_takes_empty_bytes_and_writes_nothing(program):
+    # -arch=compute_80 makes no CUBIN: its size is 0, and b" " * 0 is the
+    # shared b"", which the call must not touch (cuda.bindings returns (status,)).
+    prog = program(options=[b"-arch=compute_80"])
+    assert nvrtc.nvrtcGetCUBINSize(prog) == (SUCCESS, 0)
+    assert nvrtc.nvrtcGetCUBIN(prog, b" " * 0) == (SUCCESS,)
+    assert nvrtc.nvrtcGetCUBIN(prog, b" ") == (SUCCESS,)
+    assert b"" == bytes() and b" " == bytes([0x20])
+
+
+@needs_cuda_bindings
+def test_empty_output_as_in_cuda_bindings():
+    theirs = compiled(cuda_nvrtc, options=[b"-arch=compute_80"])
+    try:
+        want = cuda_nvrtc.nvrtcGetCUBIN(theirs, b"")
+    finally:
+        cuda_nvrtc.nvrtcDestroyProgram(theirs)
+    ours = compiled(nvrtc, options=[b"-arch=compute_80"])
+    try:
+        got = nvrtc.nvrtcGetCUBIN(ours, b"")
+    finally:
+        nvrtc.nvrtcDestroyProgram(ours)
+    assert len(got) == len(want) == 1 and int(got[0]) == int(want[0])
+
+
+def test_tensor_map_strides_take_rank_minus_one_items():
+    # globalStrides holds tensorRank - 1 strides; a list of that length gets
+    # past the conversions to the library (absent here).
+    args = dict(tensorDataType=driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, globalAddress=0,
+                interleave=driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle=driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+                l2Promotion=driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                oobFill=driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+
+    def encode(rank, strides):
+        return driver.cuTensorMapEncodeTiled(args["tensorDataType"], rank, 0, [64] * rank, strides, [8] * rank,
+                                             [1] * rank, args["interleave"], args["swizzle"],
+                                             args["l2Promotion"], args["oobFill"])
+
+    for rank, strides in ((2, [256]), (1, []), (1, None), (3, [256, 4096])):
+        try:
+            encode(rank, strides)
+        except RuntimeError as e:
+            assert "libcuda" in str(e)
+    with pytest.raises(ValueError, match="globalStrides"):
+        encode(3, [256])
+
+
 def test_too_small_bytes_buffer_is_refused_untouched(program):
     prog = program()
     size = nvrtc.nvrtcGetPTXSize(prog)[1]

@@ -113,7 +113,10 @@ void PyxFunction::scalar(const Plan& pl) {
 std::string PyxFunction::c_value(const std::string& c_name, bool after_inputs) const {
   // `tensorRank - 1`: the parameter's value less a constant.
   const std::string name = count_parameter(c_name);
-  if (name != c_name) return "(<long long>" + c_value(name, after_inputs) + c_name.substr(c_name.find('-') - 1) + ")";
+  // Clamped at 0: a rank of 0 reaches the library, which reports it.
+  if (name != c_name) {
+    return "max(<long long>" + c_value(name, after_inputs) + c_name.substr(c_name.find('-') - 1) + ", 0)";
+  }
   const Plan* q = plan_named(c_name);
   if (q == nullptr) return python_identifier(c_name);
   if ((q->role == Role::Scalar && is_integer(q->type)) || q->role == Role::Value || q->role == Role::DerivedSize ||

@@ -37499,10 +37499,10 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
             _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint64_t))
             for _i_globalDim in range(_c_tensorRank):
                 _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalDim[_i_globalDim], sizeof(cydriver.cuuint64_t), "globalDim"))
-        _support.check_list(globalStrides, (<long long>_c_tensorRank - 1), "globalStrides", "tensorRank - 1", "cuuint64_t")
-        if (<long long>_c_tensorRank - 1) > 0:
-            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array((<long long>_c_tensorRank - 1), sizeof(cydriver.cuuint64_t))
-            for _i_globalStrides in range((<long long>_c_tensorRank - 1)):
+        _support.check_list(globalStrides, max(<long long>_c_tensorRank - 1, 0), "globalStrides", "tensorRank - 1", "cuuint64_t")
+        if max(<long long>_c_tensorRank - 1, 0) > 0:
+            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
+            for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
                 _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
         _support.check_list(boxDim, _c_tensorRank, "boxDim", "tensorRank", "cuuint32_t")
         if _c_tensorRank > 0:
@@ -37751,10 +37751,10 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
             _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint64_t))
             for _i_globalDim in range(_c_tensorRank):
                 _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalDim[_i_globalDim], sizeof(cydriver.cuuint64_t), "globalDim"))
-        _support.check_list(globalStrides, (<long long>_c_tensorRank - 1), "globalStrides", "tensorRank - 1", "cuuint64_t")
-        if (<long long>_c_tensorRank - 1) > 0:
-            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array((<long long>_c_tensorRank - 1), sizeof(cydriver.cuuint64_t))
-            for _i_globalStrides in range((<long long>_c_tensorRank - 1)):
+        _support.check_list(globalStrides, max(<long long>_c_tensorRank - 1, 0), "globalStrides", "tensorRank - 1", "cuuint64_t")
+        if max(<long long>_c_tensorRank - 1, 0) > 0:
+            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
+            for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
                 _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
         _c_pixelBoxLowerCorner = <int>_support.signed_arg(pixelBoxLowerCorner, sizeof(int), "pixelBoxLowerCorner")
         _c_pixelBoxUpperCorner = <int>_support.signed_arg(pixelBoxUpperCorner, sizeof(int), "pixelBoxUpperCorner")
@@ -38001,10 +38001,10 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
             _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint64_t))
             for _i_globalDim in range(_c_tensorRank):
                 _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalDim[_i_globalDim], sizeof(cydriver.cuuint64_t), "globalDim"))
-        _support.check_list(globalStrides, (<long long>_c_tensorRank - 1), "globalStrides", "tensorRank - 1", "cuuint64_t")
-        if (<long long>_c_tensorRank - 1) > 0:
-            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array((<long long>_c_tensorRank - 1), sizeof(cydriver.cuuint64_t))
-            for _i_globalStrides in range((<long long>_c_tensorRank - 1)):
+        _support.check_list(globalStrides, max(<long long>_c_tensorRank - 1, 0), "globalStrides", "tensorRank - 1", "cuuint64_t")
+        if max(<long long>_c_tensorRank - 1, 0) > 0:
+            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
+            for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
                 _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
         _support.check_list(elementStrides, _c_tensorRank, "elementStrides", "tensorRank", "cuuint32_t")
         if _c_tensorRank > 0:

@@ -57,15 +57,22 @@ cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str n
     return obj
 
 
+# Where a call that reports 0 bytes writes them: never a caller's bytes object.
+cdef char _nothing[8]
+
+
 cdef char* writable_bytes(bytes obj, size_t n, str name, str reported_by) except NULL:
     cdef Py_ssize_t length = PyBytes_GET_SIZE(obj)
     cdef char* data = PyBytes_AS_STRING(obj)
+    if n == 0:
+        # b"" (b" " * 0) for an empty output: nothing to fill, as in cuda.bindings.
+        return _nothing
     # The empty bytes and every one-byte bytes made from a literal or a slice
     # are objects the interpreter shares: writing one would change that value
     # everywhere in the process.
     if length == 0 or (length == 1 and PyBytes_FromStringAndSize(data, 1) is obj):
         raise ValueError(f"{name}: a bytes object of length {length} is shared by the interpreter and cannot be "
-                         f"filled; pass bytes of at least {n} bytes (b\" \" * size with size > 1) or a bytearray")
+                         f"filled; pass a bytearray or bytes made for the call (b\" \" * size, size > 1)")
     if <size_t>length < n:
         raise ValueError(f"{name} holds {length} bytes; {reported_by} reports {n}")
     return data

@@ -63,6 +63,15 @@ class CountError(ValueError, RuntimeError):
 
 
 cdef Py_ssize_t check_list(object seq, Py_ssize_t count, str name, str count_name, str what) except -1:
+    cdef Py_ssize_t n
+    if type(seq) is list or type(seq) is tuple:
+        n = len(seq)
+        if 0 <= count <= n:
+            return n
+    return _check_list_slow(seq, count, name, count_name, what)
+
+
+cdef Py_ssize_t _check_list_slow(object seq, Py_ssize_t count, str name, str count_name, str what) except -1:
     if count < 0:
         raise ValueError(f"{count_name} cannot be negative ({count})")
     if seq is None:
@@ -71,6 +80,8 @@ cdef Py_ssize_t check_list(object seq, Py_ssize_t count, str name, str count_nam
         raise ValueError(f"{name} is None but {count_name} is {count}")
     if isinstance(seq, (bytes, str, bytearray, memoryview)):
         raise TypeError(f"{name}: expected a list of {what}, got {type(seq).__name__} (put it in a list: [{name}])")
+    if count == 0:
+        return 0  # nothing is read (an address given for an empty list included)
     cdef Py_ssize_t n
     try:
         n = len(seq)
