@@ -5,6 +5,28 @@ from cpython.long cimport PyLong_CheckExact
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
 
+
+# The value of an int of at most one digit (|value| < 2**30), read in place:
+# the common argument converts without a call into the interpreter.
+cdef extern from *:
+    """
+    static inline int cubind_compact_int(PyObject* o, long long* out) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (PyUnstable_Long_IsCompact((PyLongObject*)o)) {
+            *out = (long long)PyUnstable_Long_CompactValue((PyLongObject*)o);
+            return 1;
+        }
+    #else
+        Py_ssize_t size = Py_SIZE(o);
+        if (size == 0) { *out = 0; return 1; }
+        if (size == 1) { *out = (long long)((PyLongObject*)o)->ob_digit[0]; return 1; }
+        if (size == -1) { *out = -(long long)((PyLongObject*)o)->ob_digit[0]; return 1; }
+    #endif
+        return 0;
+    }
+    """
+    bint cubind_compact_int(object o, long long* out)
+
 # An int from an int or an object with __index__ (TypeError naming `name`).
 cdef object as_int(object obj, str name)
 
@@ -39,6 +61,9 @@ cdef inline long long signed_arg(object obj, int nbytes, str name) except? -1:
     cdef int overflow = 0
     cdef long long v
     if PyLong_CheckExact(obj):
+        if cubind_compact_int(obj, &v):
+            if nbytes >= 4 or (-(1LL << (8 * nbytes - 1)) <= v < (1LL << (8 * nbytes - 1))):
+                return v
         v = PyLong_AsLongLongAndOverflow(obj, &overflow)
         if overflow == 0 and (nbytes >= 8 or (-(1LL << (8 * nbytes - 1)) <= v < (1LL << (8 * nbytes - 1)))):
             return v
@@ -49,6 +74,8 @@ cdef inline unsigned long long unsigned_arg(object obj, int nbytes, str name) ex
     cdef int overflow = 0
     cdef long long v
     if PyLong_CheckExact(obj):
+        if cubind_compact_int(obj, &v) and v >= 0 and (nbytes >= 4 or v < (1LL << (8 * nbytes))):
+            return <unsigned long long>v
         v = PyLong_AsLongLongAndOverflow(obj, &overflow)
         if overflow == 0 and v >= 0 and (nbytes >= 8 or v < (1LL << (8 * nbytes))):
             return <unsigned long long>v
