@@ -32,6 +32,9 @@
 //     cuTexRefGetBorderColor:
 //       params:
 //         pBorderColor: {direction: out, count: 4}   # a fixed length
+//     cuTensorMapEncodeTiled:
+//       params:
+//         globalStrides: {direction: in, count: tensorRank - 1}   # a parameter minus a constant
 //     cuSomethingWindowsOnly:
 //       skip: "why it cannot be bound on Linux"
 //     cuLogsDumpToMemory:
@@ -371,6 +374,12 @@ std::string describe(const Function& f, const Param& p) {
 
 }  // namespace
 
+std::string count_parameter(const std::string& count) {
+  static const std::regex minus_re(R"(^\s*(\w+)\s*-\s*\d+\s*$)");
+  std::smatch m;
+  return std::regex_match(count, m, minus_re) ? m[1].str() : count;
+}
+
 Annotations parse_annotations(const std::string& text, const std::string& file) {
   Reader r{file};
   YAML::Node root;
@@ -443,7 +452,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
       for (const auto* ref : {&pa.count, &pa.size, &pa.typed_by}) {
         const bool fixed_length = ref != &pa.typed_by && !ref->empty() &&
                                   std::all_of(ref->begin(), ref->end(), [](unsigned char c) { return std::isdigit(c); });
-        if (!ref->empty() && !fixed_length && !has(*ref)) {
+        if (!ref->empty() && !fixed_length && !has(ref == &pa.count ? count_parameter(*ref) : *ref)) {
           problems.push_back(where(pa.line) + name + "." + pname + " refers to '" + *ref +
                              "', which is no parameter of " + name);
         }

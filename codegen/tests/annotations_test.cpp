@@ -477,6 +477,35 @@ TEST(Classify, NumericCountIsAFixedLengthButANumericTypedByIsStale) {
   EXPECT_EQ(param_of(lib, "cuDo", "x").count_param, "4");
 }
 
+TEST(Classify, CountMayBeAParameterLessAConstant) {
+  Library lib = library_with_struct_input();
+  auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
+  cuDo:
+    params:
+      x: {direction: in, count: n - 1}
+  cuRead:
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, IsEmpty());
+  EXPECT_EQ(param_of(lib, "cuDo", "x").count_param, "n - 1");
+  EXPECT_EQ(codegen::count_parameter("n - 1"), "n");
+  EXPECT_EQ(codegen::count_parameter("tensorRank-2"), "tensorRank");
+  EXPECT_EQ(codegen::count_parameter("n"), "n");
+  EXPECT_EQ(codegen::count_parameter("n - m"), "n - m");
+
+  Library stale = library_with_struct_input();
+  problems = codegen::classify(stale, parse(DRIVER_LIBRARY R"(functions:
+  cuDo:
+    params:
+      x: {direction: in, count: rank - 1}
+  cuRead:
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, ElementsAre(StartsWith("ann.yaml:5: cuDo.x refers to 'rank - 1'")));
+}
+
 class ClassifyRules : public ::testing::Test {
  protected:
   // Classifies `f` alone with no annotations; returns the rule per parameter.

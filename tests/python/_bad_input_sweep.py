@@ -250,6 +250,10 @@ def main():
             made += 1
             try:
                 func(*args)
+            except ValueError:
+                # An argument error; a list shorter than its count is also a
+                # RuntimeError (as cuda.bindings raises) but reached no library.
+                pass
             except RuntimeError as e:
                 runtime_errors.setdefault(str(e).splitlines()[0][:160], f"{fname}({pname}={label})")
             except ALLOWED + extra_allowed:

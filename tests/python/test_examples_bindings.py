@@ -43,16 +43,13 @@ IMPLS = ("cubind", "cuda")
 ARCH = "90"
 
 # Classes of cubind incompatibilities, and the text each leaves in a failing run's output.
-NVRTC_BUFFER = ("NVRTC output buffer idiom: nvrtcGetPTX/nvrtcGetProgramLog refuse a bytes "
-                "object (b' ' * size) as the buffer to fill")
 DIM3_FLOAT = "float in dim3: runtime.dim3 fields refuse a float (grid sizes computed with /)"
 SIGNATURES = {
-    "is not a writable contiguous buffer": NVRTC_BUFFER,
     "expected an int, got float": DIM3_FLOAT,
 }
 # What each sample meets on cubind before it reaches the GPU, found by running its
 # CPU-side steps here; every sample compiles through helpers.compile_ptx.
-CUBIND_INCOMPATIBLE = {name: [NVRTC_BUFFER] for name in SAMPLES}
+CUBIND_INCOMPATIBLE = {name: [] for name in SAMPLES}
 CUBIND_INCOMPATIBLE["global_to_shmem_async_copy.py"].append(DIM3_FLOAT)
 CUBIND_INCOMPATIBLE["simple_cubemap_texture.py"].append(DIM3_FLOAT)
 
@@ -99,7 +96,7 @@ def test_thirteen_samples_each_in_the_readme():
     assert not missing, f"samples the README does not list: {missing}"
 
 
-@pytest.mark.parametrize("sample,impl", _params(lambda s: NVRTC_BUFFER))
+@pytest.mark.parametrize("sample,impl", _params())
 def test_kernels_compile_with_nvrtc(sample, impl):
     """The sample's own compile_kernels() (NVRTC to PTX for compute_90) on each implementation."""
     _needs(sample, impl)
@@ -357,8 +354,6 @@ def idiom_texture_object_without_view(driver, runtime, nvrtc):
 
 IDIOMS = {name[len("idiom_"):]: fn for name, fn in globals().items() if name.startswith("idiom_")}
 CUBIND_REFUSES = {
-    "nvrtc_ptx_into_bytes": NVRTC_BUFFER,
-    "nvrtc_log_into_bytes": NVRTC_BUFFER,
     "dim3_float": DIM3_FLOAT,
 }
 

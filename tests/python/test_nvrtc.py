@@ -421,15 +421,15 @@ def test_output_new_bytes_and_caller_buffer(program, getter, sizer, options):
     assert type(fresh) is bytes and len(fresh) == size
     assert ok(get(prog)) == fresh, "a second call gives the same bytes"
 
-    # A bytearray of exactly the right size is filled and handed back.
+    # A bytearray of exactly the right size is filled; as in cuda.bindings the
+    # call then returns the status alone.
     buf = bytearray(size)
-    out = ok(get(prog, buf))
-    assert out is buf
+    assert get(prog, buf) == (SUCCESS,)
     assert bytes(buf) == fresh
 
     # A larger one is filled at its start; the tail stays untouched.
     big = bytearray(b"\xab" * (size + 16))
-    assert ok(get(prog, big)) is big
+    assert get(prog, big) == (SUCCESS,)
     assert bytes(big[:size]) == fresh and big[size:] == b"\xab" * 16
 
     # A writable memoryview works too.
@@ -452,16 +452,19 @@ def test_output_new_bytes_and_caller_buffer(program, getter, sizer, options):
         assert small == bytearray(size - 1), "a too-small buffer is left untouched"
 
 
-def test_immutable_bytes_is_refused_with_a_clear_error(program):
-    # cuda.bindings writes into a bytes object (b" " * size); cubind returns new
-    # bytes instead and refuses to write into an immutable object.
+def test_bytes_buffer_is_filled_in_place(program):
+    # The cuda.bindings idiom: b" " * size receives the output.
     prog = program()
     compile_ok(prog, "-arch=sm_80")
     size = ok(nvrtc.nvrtcGetPTXSize(prog))
     placeholder = b" " * size
-    with pytest.raises(TypeError, match="writable"):
-        nvrtc.nvrtcGetPTX(prog, placeholder)
-    assert placeholder == b" " * size
+    assert nvrtc.nvrtcGetPTX(prog, placeholder) == (SUCCESS,)
+    assert placeholder == ok(nvrtc.nvrtcGetPTX(prog))
+    # The interpreter's shared empty and one-byte objects are never written.
+    for shared in (b"", b" "):
+        with pytest.raises(ValueError, match="shared"):
+            nvrtc.nvrtcGetPTX(prog, shared)
+    assert b" " == bytes([0x20])
 
 
 def test_address_output_through_ctypes(program):
@@ -469,9 +472,8 @@ def test_address_output_through_ctypes(program):
     compile_ok(prog, "-arch=sm_80")
     size = ok(nvrtc.nvrtcGetPTXSize(prog))
     buf = ctypes.create_string_buffer(size)
-    out = ok(nvrtc.nvrtcGetPTX(prog, ctypes.addressof(buf)))
+    assert nvrtc.nvrtcGetPTX(prog, ctypes.addressof(buf)) == (SUCCESS,)
     assert buf.raw == ok(nvrtc.nvrtcGetPTX(prog))
-    assert out == ctypes.addressof(buf)
 
 
 # ---------------------------------------------------------------------------

@@ -58,4 +58,8 @@ Annotations parse_annotations(const std::string& text, const std::string& file);
 // reports: parameters classified by nothing, annotations naming nothing.
 std::vector<std::string> classify(Library& library, const Annotations& annotations);
 
+// The parameter a count names: `tensorRank` for `tensorRank - 1` (a count may
+// be a parameter less a constant), else the count itself.
+std::string count_parameter(const std::string& count);
+
 }  // namespace codegen

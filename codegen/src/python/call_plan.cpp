@@ -43,7 +43,8 @@ bool takes_argument(Role r) {
     case Role::OutArray:
     case Role::OutArrayRef:
     case Role::OutTyped:
-    case Role::OutTypedArray: return false;
+    case Role::OutTypedArray:
+    case Role::DerivedSize: return false;
     default: return true;
   }
 }
@@ -78,6 +79,15 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
     return p.classified_by == "callback_user_data";
   });
   for (const Param& p : f.params) fp.params.push_back(plan_param(f, p, has_callback, has_user_data));
+  // The inout size of a value typed by an attribute follows from the
+  // attribute (cuCoredumpGetAttribute): as in cuda.bindings, the caller
+  // neither gives it nor gets it back.
+  for (const Plan& typed : fp.params) {
+    if (typed.role != Role::InTyped && typed.role != Role::OutTyped) continue;
+    for (Plan& size : fp.params) {
+      if (size.role == Role::InOut && size.param->name == typed.param->size_param) size.role = Role::DerivedSize;
+    }
+  }
   // A count parameter that belongs to an output array stays an argument: the
   // array's capacity. An inout count is an optional argument, returned.
   fp.arguments = arguments(fp.params);
@@ -270,7 +280,9 @@ std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans)
     Argument a{n, n, "", ""};
     switch (pl.role) {
       case Role::Scalar:
-        a.declaration = pl.type.c + " " + n;
+        // Integers convert in the body, so an error names the parameter and a
+        // float truncates as in cuda.bindings; floating point stays typed.
+        if (!is_integer(pl.type)) a.declaration = pl.type.c + " " + n;
         a.annotation = py_annotation(pl.type);
         break;
       case Role::FunctionPointer: a.annotation = "int | None"; break;

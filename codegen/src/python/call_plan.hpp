@@ -41,6 +41,7 @@ enum class Role {
   InTyped,         // void * input whose type an attribute parameter selects
   InOut,           // T * in and out: an optional argument, returned
   InPointer,       // T * to one value the caller gives (const int *value, nvrtcProgram *prog)
+  DerivedSize,     // size_t *size of a typed value: derived from the attribute, neither argument nor output
 };
 
 struct Plan {

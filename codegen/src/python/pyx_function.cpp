@@ -4,10 +4,23 @@
 #include <set>
 #include <stdexcept>
 
+#include "codegen/annotations.hpp"
 #include "codegen/emit_common.hpp"
 #include "python/docs.hpp"
 
 namespace codegen::python {
+
+namespace {
+
+// Parameters convert integers and integer values (CUdevice, CUdeviceptr) as
+// cuda.bindings does (floats truncated, the range checked), each error naming
+// the parameter.
+std::string arg_to_c(const TypeInfo& t, const std::string& obj, const std::string& name) {
+  const bool integer_value = t.kind == TypeInfo::Kind::Value && t.format.size() == 1 && t.format != "?";
+  return is_integer(t) || integer_value ? integer_to_c(t, obj, name) : to_c(t, obj, name);
+}
+
+}  // namespace
 
 PyxFunction::PyxFunction(const Model& m, const FunctionPlan& plan, const std::string& public_name,
                          const std::string& status_type)
@@ -28,7 +41,7 @@ std::string PyxFunction::render() {
   // Everything from the first conversion on runs inside try/finally when
   // something must be released (buffers, arrays), so a failed conversion of
   // a later argument releases what an earlier one acquired.
-  inner << body_.str() << after_inputs_.str();
+  inner << scalars_.str() << body_.str() << after_inputs_.str();
   if (callback_ != nullptr) callback_setup(out, inner);
   call(inner);
   returns(inner);
@@ -46,7 +59,7 @@ std::string PyxFunction::render() {
 
 void PyxFunction::convert(const Plan& pl) {
   switch (pl.role) {
-    case Role::Scalar: call_args_.push_back(pl.py_name); break;
+    case Role::Scalar: scalar(pl); break;
     case Role::Enum:
     case Role::Handle:
     case Role::Value: by_value(pl); break;
@@ -62,6 +75,10 @@ void PyxFunction::convert(const Plan& pl) {
     case Role::ArrayIn: array_in(pl); break;
     case Role::InPointer: in_pointer(pl); break;
     case Role::InOut: in_out(pl); break;
+    case Role::DerivedSize:
+      locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = 0\n";
+      call_args_.push_back("&_c_" + pl.py_name);
+      break;
     case Role::OutScalar:
     case Role::OutStruct:
     case Role::OutString:
@@ -77,10 +94,43 @@ void PyxFunction::convert(const Plan& pl) {
 
 std::string PyxFunction::cast_param(const Plan& pl) const { return "<" + m_.cython_c(pl.param->type.spelling) + ">"; }
 
+// Integers convert first, before any argument that uses them as a count.
+void PyxFunction::scalar(const Plan& pl) {
+  if (!is_integer(pl.type)) {
+    call_args_.push_back(pl.py_name);
+    return;
+  }
+  const std::string cn = "_c_" + pl.py_name;
+  locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
+  scalars_ << "    " << cn << " = " << integer_to_c(pl.type, pl.py_name, pl.param->name) << "\n";
+  call_args_.push_back(cn);
+}
+
+// The C value of the parameter named `c_name` (a count or size): its
+// converted local where it has one.
+// An inout one converts in C order, so only what runs after the inputs
+// (after_inputs_) reads its local.
+std::string PyxFunction::c_value(const std::string& c_name, bool after_inputs) const {
+  // `tensorRank - 1`: the parameter's value less a constant.
+  const std::string name = count_parameter(c_name);
+  // Clamped at 0: a rank of 0 reaches the library, which reports it.
+  if (name != c_name) {
+    return "max(<long long>" + c_value(name, after_inputs) + c_name.substr(c_name.find('-') - 1) + ", 0)";
+  }
+  const Plan* q = plan_named(c_name);
+  if (q == nullptr) return python_identifier(c_name);
+  if ((q->role == Role::Scalar && is_integer(q->type)) || q->role == Role::Value || q->role == Role::DerivedSize ||
+      (after_inputs && q->role == Role::InOut)) {
+    return "_c_" + q->py_name;
+  }
+  return q->py_name;
+}
+
 void PyxFunction::by_value(const Plan& pl) {
   const std::string cn = "_c_" + pl.py_name;
   locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
-  body_ << "    " << cn << " = " << to_c(pl.type, pl.py_name, pl.param->name) << "\n";
+  // A value (cuuint32_t tensorRank) may count an array: it converts first too.
+  (pl.role == Role::Value ? scalars_ : body_) << "    " << cn << " = " << arg_to_c(pl.type, pl.py_name, pl.param->name) << "\n";
   call_args_.push_back(cn);
 }
 
@@ -118,7 +168,7 @@ void PyxFunction::struct_in(const Plan& pl) {
 }
 
 std::string PyxFunction::typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const {
-  return "_typed_value(\"" + pl.attribute_enum + "\", " + m_.conventions.parameter_name(pl.typed_by) + ", " + value + ", \"" +
+  return "_typed_value(\"" + pl.attribute_enum + "\", " + plan_named(pl.typed_by)->py_name + ", " + value + ", \"" +
          pl.param->name + "\", " + hint + ")";
 }
 
@@ -180,14 +230,18 @@ void PyxFunction::address_size_checks(const Plan& pl) {
   if (!pl.param->size_param.empty()) {
     const Plan* sized = plan_named(pl.param->size_param);
     if (sized == nullptr) throw std::runtime_error(f_.name + ": size names no parameter");
-    check("<size_t>_support.as_int(" + sized->py_name + ", \"" + sized->param->name + "\")", sized->param->name,
-          sized->py_name);
+    // An inout size converts in C order, after this buffer: read its argument.
+    const std::string value = sized->role == Role::Scalar && is_integer(sized->type)
+                                  ? "_c_" + sized->py_name
+                                  : "<size_t>_support.as_int(" + sized->py_name + ", \"" + sized->param->name + "\")";
+    check(value, sized->param->name, value);
   }
   // A buffer given for a copy must hold the bytes the call moves.
-  static const std::set<std::string> byte_counts = {"ByteCount", "count", "bytesize", "sizeInBytes"};
+  static const std::set<std::string> byte_counts = {"ByteCount", "count", "bytesize", "sizeInBytes", "size"};
   for (const Plan& q : plan_.params) {
-    if (q.role == Role::Scalar && byte_counts.count(q.param->name) && q.type.c == "size_t") {
-      check(q.py_name, q.param->name, q.py_name);
+    if (q.role == Role::Scalar && byte_counts.count(q.param->name) && q.type.c == "size_t" &&
+        q.param->name != pl.param->size_param) {
+      check("_c_" + q.py_name, q.param->name, "_c_" + q.py_name);
     }
   }
 }
@@ -216,12 +270,13 @@ void PyxFunction::array_in(const Plan& pl) {
   const std::string& n = pl.py_name;
   const std::string cn = "_c_" + n;
   const std::string& pn = pl.param->name;
-  const std::string count = pl.count_is_fixed ? pl.count : m_.conventions.parameter_name(pl.count);
+  const std::string count = pl.count_is_fixed ? pl.count : c_value(pl.count, false);
   const std::string elem_c = pl.type.is_char ? "const char*" : pl.type.c;
   const std::string item = n + "[_i_" + n + "]";
   locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
-  body_ << "    _support.check_count(" << n << ", " << count << ", \"" << pn << "\", \""
-        << (pl.count_is_fixed ? std::string("the required length") : pl.count) << "\")\n";
+  const std::string what = pl.type.is_char ? "bytes" : pl.type.c == "void*" ? "addresses" : pl.type.kind == TypeInfo::Kind::Scalar ? "ints" : pl.type.py;
+  body_ << "    _support.check_list(" << n << ", " << count << ", \"" << pn << "\", \""
+        << (pl.count_is_fixed ? std::string("the required length") : pl.count) << "\", \"" << what << "\")\n";
   body_ << "    if " << count << " > 0:\n"
         << "        " << cn << " = <" << elem_c << "*>_support.alloc_array(" << count << ", sizeof(" << elem_c
         << "))\n";
@@ -240,7 +295,7 @@ void PyxFunction::array_in(const Plan& pl) {
       body_ << "            memcpy(&" << cn << "[_i_" << n << "], _support.struct_pointer_required(" << item << ", "
             << pl.type.py << ", \"" << pn << "\"), sizeof(" << elem_c << "))\n";
     } else {
-      body_ << "            " << cn << "[_i_" << n << "] = " << to_c(pl.type, item, pn) << "\n";
+      body_ << "            " << cn << "[_i_" << n << "] = " << arg_to_c(pl.type, item, pn) << "\n";
     }
   }
   call_args_.push_back(cast_param(pl) + cn);
@@ -250,7 +305,7 @@ void PyxFunction::in_pointer(const Plan& pl) {
   const std::string& n = pl.py_name;
   const std::string cn = "_c_" + n;
   locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
-  body_ << "    " << cn << " = " << to_c(pl.type, n, pl.param->name) << "\n";
+  body_ << "    " << cn << " = " << arg_to_c(pl.type, n, pl.param->name) << "\n";
   call_args_.push_back(cast_param(pl) + "&" + cn);
   if (pl.type.kind == TypeInfo::Kind::Handle) {
     // Destroy functions zero the handle they are given: so does its object.
@@ -267,11 +322,11 @@ void PyxFunction::in_out(const Plan& pl) {
     // None passes NULL (cuLogsDumpToMemory's iterator: dump every log) and comes back as None.
     locals_ << "    cdef " << pl.type.c << "* _p_" << n << " = &" << cn << "\n";
     body_ << "    if " << n << " is None:\n        _p_" << n << " = NULL\n    else:\n        " << cn << " = "
-          << to_c(pl.type, n, pl.param->name) << "\n";
+          << arg_to_c(pl.type, n, pl.param->name) << "\n";
     call_args_.push_back("_p_" + n);
     out_exprs_.push_back("None if _p_" + n + " == NULL else " + to_python(pl.type, cn));
   } else {
-    body_ << "    " << cn << " = " << to_c(pl.type, n, pl.param->name) << "\n";
+    body_ << "    " << cn << " = " << arg_to_c(pl.type, n, pl.param->name) << "\n";
     call_args_.push_back("&" + cn);
     out_exprs_.push_back(to_python(pl.type, cn));
   }
@@ -310,7 +365,7 @@ void PyxFunction::out_value(const Plan& pl) {
 
 void PyxFunction::out_buffer(const Plan& pl) {
   const std::string cn = "_c_" + pl.py_name;
-  const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : m_.conventions.parameter_name(pl.count));
+  const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : c_value(pl.count, false));
   locals_ << "    cdef char* " << cn << " = NULL\n";
   body_ << "    if " << size << " < 0:\n"
         << "        raise ValueError(f\"" << (pl.count.empty() ? "size" : pl.count) << " cannot be negative ({"
@@ -342,8 +397,11 @@ void PyxFunction::out_sized(const Plan& pl) {
           << ", \"" << pl.param->name << "\", \"" << (pl.size_from ? pl.size_from->name : std::string("the call"))
           << "\")\n";
     cleanup_ << "        _support.release_address(&_view_" << n << ")\n";
-    // A buffer made here comes back as bytes; the caller's comes back as it is.
-    out_exprs_.push_back("(bytes(_out_" + n + ") if " + n + " is None else " + n + ")");
+    // A buffer made here comes back as bytes; the caller's is filled in
+    // place and left out of the result, as cuda.bindings does.
+    caller_buffer_ = &pl;
+    caller_buffer_index_ = out_exprs_.size();
+    out_exprs_.push_back("bytes(_out_" + n + ")");
   } else {
     body_ << "    _view_" << n << ".held = False\n"
           << "    _a_" << n << " = <" << pl.type.c << "*>_support.alloc_array(_n_" << n << " if _n_" << n
@@ -362,7 +420,7 @@ void PyxFunction::out_array(const Plan& pl) {
   const Plan* count_plan = plan_named(pl.count);
   const bool inout_count = count_plan != nullptr && count_plan->role == Role::InOut;
   const std::string count_expr =
-      pl.count_is_fixed ? pl.count : inout_count ? "_c_" + count_plan->py_name : m_.conventions.parameter_name(pl.count);
+      pl.count_is_fixed ? pl.count : c_value(pl.count, true);
   const std::string& elem_c = pl.type.c;
   locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _cap_" << n << " = 0\n";
   // The capacity is read before the call (an inout count is overwritten by it).
@@ -403,8 +461,8 @@ void PyxFunction::out_typed(const Plan& pl) {
 void PyxFunction::out_typed_array(const Plan& pl) {
   const std::string& n = pl.py_name;
   const std::string cn = "_c_" + n;
-  const std::string attrs = m_.conventions.parameter_name(pl.typed_by);
-  const std::string count = m_.conventions.parameter_name(pl.count);
+  const std::string attrs = plan_named(pl.typed_by)->py_name;
+  const std::string count = c_value(pl.count, true);
   std::string sizes;
   for (const Plan& q : plan_.params) {
     if (q.role == Role::ArrayIn && q.count == pl.count && q.param->name.find("Size") != std::string::npos) {
@@ -445,19 +503,21 @@ std::string PyxFunction::size_query(const Plan& pl, const std::string& out) cons
       continue;
     }
     // Same-named parameter of this function, converted as it was.
-    args += "_c_" + m_.conventions.parameter_name(q.name);
-    const bool found = std::any_of(f_.params.begin(), f_.params.end(), [&](const Param& p) { return p.name == q.name; });
-    if (!found) throw std::runtime_error(f_.name + ": " + sf->name + " takes '" + q.name + "', which " + f_.name + " lacks");
+    const Plan* same = plan_named(q.name);
+    args += "_c_" + (same != nullptr ? same->py_name : python_identifier(q.name));
+    if (same == nullptr) throw std::runtime_error(f_.name + ": " + sf->name + " takes '" + q.name + "', which " + f_.name + " lacks");
   }
   std::string s = "    with nogil:\n        _result = " + m_.cy + "." + sf->name + "(" + args + ")\n";
   if (m_.conventions.raising()) return s + "    _check(_result)\n";
-  return s + "    if _result != 0:\n        return (_status(_result), None)\n";
+  // A caller's buffer leaves its output out of the result, failures included.
+  return s + "    if _result != 0:\n        return (_status(_result),) if " + pl.py_name +
+         " is not None else (_status(_result), None)\n";
 }
 
 void PyxFunction::fill_default_size(const Plan& pl, const std::string& cn) {
   if (pl.param->size_param.empty()) return;
   const Plan* size = plan_named(pl.param->size_param);
-  if (size == nullptr || size->role != Role::InOut) return;
+  if (size == nullptr || (size->role != Role::InOut && size->role != Role::DerivedSize)) return;
   const std::string c_size = "_c_" + size->py_name;
   after_inputs_ << "    if " << c_size << " == 0:\n        " << c_size << " = " << cn << ".nbytes\n";
 }
@@ -466,7 +526,7 @@ std::string PyxFunction::size_hint(const Plan& pl) const {
   if (pl.param->size_param.empty()) return "0";
   const Plan* size = plan_named(pl.param->size_param);
   if (size == nullptr) return "0";
-  return size->role == Role::InOut ? "_c_" + size->py_name : size->py_name;
+  return c_value(pl.param->size_param, true);
 }
 
 const Plan* PyxFunction::plan_named(const std::string& c_name) const {
@@ -484,6 +544,19 @@ void PyxFunction::callback_setup(std::ostringstream& prelude, std::ostringstream
   for (const Plan& pl : plan_.params) {
     if (pl.role == Role::UserData) user = &pl;
   }
+  const std::string& fn = callback_->py_name;
+  const std::string user_arg = user ? user->py_name : std::string("None");
+  // None or 0 passes NULL on, as in cuda.bindings; a C function's address is
+  // named as one by its class, so a stray nonzero int never reaches the
+  // library as a function to call. Checked before any library call.
+  if (callback_->param->nullable < 0) {
+    inner << "    if " << fn << " is None or (isinstance(" << fn << ", int) and " << fn << " == 0):\n"
+          << "        raise ValueError(\"" << callback_->param->name
+          << ": the library calls this function, so it cannot be None or 0\")\n";
+  }
+  inner << "    if isinstance(" << fn << ", int) and " << fn << " != 0:\n"
+        << "        raise TypeError(f\"" << fn << ": expected a callable, None, 0 or " << callback_->type.py
+        << "(address) for a C function, got the int {" << fn << "}\")\n";
   // A host function launched into a stream that is being captured runs at
   // every launch of the graph: its context must outlive the first run.
   std::string one_shot = "True";
@@ -498,17 +571,10 @@ void PyxFunction::callback_setup(std::ostringstream& prelude, std::ostringstream
     one_shot = "_capture == " + none;
   }
   if (!one_shot_callback(callback_->type.py)) one_shot = "False";
-  const std::string& fn = callback_->py_name;
-  const std::string user_arg = user ? user->py_name : std::string("None");
-  // A bare int is refused: an address is named as one by its class, so a
-  // stray number never reaches the driver as a function to call.
-  inner << "    if " << fn << " is None or isinstance(" << fn << ", " << callback_->type.py << "):\n"
+  inner << "    if " << fn << " is None or isinstance(" << fn << ", (" << callback_->type.py << ", int)):\n"
         << "        _c_" << fn << " = <" << callback_->type.c << ">_support.plain_address(" << fn << ", \"" << fn
         << "\")\n"
         << "        _ctx = _support.plain_address(" << user_arg << ", \"" << user_arg << "\")\n"
-        << "    elif isinstance(" << fn << ", int):\n"
-        << "        raise TypeError(f\"" << fn << ": expected a callable or " << callback_->type.py
-        << "(address) for a C function, got the int {" << fn << "}\")\n"
         << "    else:\n"
         << "        _ctx = _support.callback_context(" << fn << ", " << user_arg << ", " << one_shot << ")\n"
         << "        _c_" << fn << " = <" << callback_->type.c << ">_callback_" << callback_->type.py << "\n"
@@ -534,35 +600,48 @@ void PyxFunction::call(std::ostringstream& inner) const {
 }
 
 void PyxFunction::returns(std::ostringstream& inner) const {
+  if (caller_buffer_ == nullptr) {
+    return_values(inner, out_exprs_, "    ");
+    return;
+  }
+  std::vector<std::string> without = out_exprs_;
+  without.erase(without.begin() + static_cast<std::ptrdiff_t>(caller_buffer_index_));
+  inner << "    if " << caller_buffer_->py_name << " is not None:\n";
+  return_values(inner, without, "        ");
+  return_values(inner, out_exprs_, "    ");
+}
+
+void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std::string>& out_exprs,
+                                const std::string& pad) const {
   const TypeInfo result = m_.resolve(f_.result.spelling);
   // A const char * result (cudaGetErrorString) comes back as bytes.
   const std::string result_value = f_.result.spelling == "const char *"
                                        ? "None if _result == NULL else <bytes>_result"
                                        : to_python(result, "_result");
   std::string outs;
-  for (const auto& e : out_exprs_) outs += ", " + e;
+  for (const auto& e : out_exprs) outs += ", " + e;
   if (m_.conventions.raising()) {
-    inner << "    _check(_result)\n";
-    if (out_exprs_.empty()) {
-      inner << "    return None\n";
-    } else if (out_exprs_.size() == 1) {
-      inner << "    return " << out_exprs_[0] << "\n";
+    inner << pad << "_check(_result)\n";
+    if (out_exprs.empty()) {
+      inner << pad << "return None\n";
+    } else if (out_exprs.size() == 1) {
+      inner << pad << "return " << out_exprs[0] << "\n";
     } else {
-      inner << "    return (" << outs.substr(2) << ", )\n";
+      inner << pad << "return (" << outs.substr(2) << ", )\n";
     }
   } else if (returns_status_) {
-    if (out_exprs_.empty()) {
-      inner << "    return (_status(_result),)\n";
+    if (out_exprs.empty()) {
+      inner << pad << "return (_status(_result),)\n";
     } else {
-      inner << "    if _result != 0:\n        return (_status(_result)";
-      for (std::size_t i = 0; i < out_exprs_.size(); ++i) inner << ", None";
-      inner << ")\n    return (_status(0)" << outs << ")\n";
+      inner << pad << "if _result != 0:\n" << pad << "    return (_status(_result)";
+      for (std::size_t i = 0; i < out_exprs.size(); ++i) inner << ", None";
+      inner << ")\n" << pad << "return (_status(0)" << outs << ")\n";
     }
   } else if (f_.header_inline) {
-    inner << "    return " << result_value << "\n";
+    inner << pad << "return " << result_value << "\n";
   } else {
     // A function that returns a value rather than a status (cudaGetErrorString).
-    inner << "    return (_status(0), " << result_value << outs << ")\n";
+    inner << pad << "return (_status(0), " << result_value << outs << ")\n";
   }
 }
 
@@ -595,10 +674,17 @@ std::string PyxFunction::doc() const {
   if (f_.header_inline) {
     d << f_.result.spelling << " (a helper the header defines; no library call)";
   } else if (m_.conventions.raising()) {
-    d << (names.empty() ? std::string("None") : join(names)) << "; raises " << m_.conventions.error_class() << " on failure.";
+    d << (names.empty() ? std::string("None") : join(names));
+    if (caller_buffer_ != nullptr) d << " (when " << caller_buffer_->py_name << " is given, the call fills it instead)";
+    d << "; raises " << m_.conventions.error_class() << " on failure.";
   } else {
     names.insert(names.begin(), "status");
     d << "(" << join(names) << ")";
+    if (caller_buffer_ != nullptr) {
+      names.erase(std::find(names.begin(), names.end(), caller_buffer_->py_name));
+      d << "; (" << join(names) << (names.size() == 1 ? ",)" : ")") << " when " << caller_buffer_->py_name
+        << " is given: the call fills it";
+    }
   }
   d << "\nC function: " << f_.name << " (" << f_.location.file << ")";
   if (f_.deprecated) d << "\nDeprecated" << (f_.deprecated->empty() ? "." : ": " + *f_.deprecated);

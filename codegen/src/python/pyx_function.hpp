@@ -23,6 +23,8 @@ class PyxFunction {
 
  private:
   void convert(const Plan& pl);
+  void scalar(const Plan& pl);
+  std::string c_value(const std::string& c_name, bool after_inputs) const;
   void by_value(const Plan& pl);
   void function_pointer(const Plan& pl);
   void struct_in(const Plan& pl);
@@ -46,6 +48,7 @@ class PyxFunction {
   void callback_setup(std::ostringstream& prelude, std::ostringstream& inner) const;
   void call(std::ostringstream& inner) const;
   void returns(std::ostringstream& inner) const;
+  void return_values(std::ostringstream& inner, const std::vector<std::string>& outs, const std::string& pad) const;
   std::string signature() const;
   std::string doc() const;
 
@@ -67,9 +70,12 @@ class PyxFunction {
   const std::string public_name_;
   const bool returns_status_;
   // Cython wants every cdef at the top of a function: locals gather first.
-  std::ostringstream locals_, body_, after_inputs_, cleanup_, init_refs_, writebacks_;
+  std::ostringstream locals_, scalars_, body_, after_inputs_, cleanup_, init_refs_, writebacks_;
   std::vector<std::string> call_args_, out_exprs_;
   bool needs_try_ = false;
+  // The output a caller's buffer replaces: absent from the result when given.
+  const Plan* caller_buffer_ = nullptr;
+  std::size_t caller_buffer_index_ = 0;
   const Plan* callback_ = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "python/type_model.hpp"
 
+#include <cctype>
 #include <regex>
 
 namespace codegen::python {
@@ -269,6 +270,21 @@ std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& n
       return "<" + t.c + ">_support.as_int(" + obj + ", \"" + name + "\")";
     default: return obj;
   }
+}
+
+bool is_integer(const TypeInfo& t) {
+  return t.kind == TypeInfo::Kind::Scalar && !t.is_float && t.format.size() == 1 && t.format != "?";
+}
+
+std::string integer_to_c(const TypeInfo& t, const std::string& obj, const std::string& name) {
+  // The struct-module format says the signedness: lower case is signed.
+  const bool is_signed = std::islower(static_cast<unsigned char>(t.format[0])) != 0;
+  const std::string converted = "<" + t.c + ">_support." + (is_signed ? "signed_arg(" : "unsigned_arg(") + obj +
+                                ", sizeof(" + t.c + "), \"" + name + "\")";
+  if (t.kind == TypeInfo::Kind::Value) {
+    return "((<" + t.py + ">" + obj + ")._value if type(" + obj + ") is " + t.py + " else " + converted + ")";
+  }
+  return converted;
 }
 
 std::string py_annotation(const TypeInfo& t) {

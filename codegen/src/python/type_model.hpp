@@ -92,6 +92,12 @@ class Model {
 std::string to_python(const TypeInfo& t, const std::string& expr);
 
 // C value of the Python object `obj` for this type (`name` for errors).
+// An integer scalar (not floating point, not bool).
+bool is_integer(const TypeInfo& t);
+// The C value of an integer argument, converted and range-checked as
+// cuda.bindings converts it; errors name `name`.
+std::string integer_to_c(const TypeInfo& t, const std::string& obj, const std::string& name);
+
 std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& name);
 
 // The annotation of an argument of this type, and of a returned value.

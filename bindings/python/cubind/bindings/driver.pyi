@@ -4808,17 +4808,17 @@ def cuSurfObjectGetResourceDesc(surfObject: CUsurfObject | int) -> tuple[CUresul
     """
     ...
 
-def cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing tiled memory region
     """
     ...
 
-def cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing im2col memory region
     """
     ...
 
-def cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
     """
     ...
@@ -4893,22 +4893,22 @@ def cuGetProcAddress(symbol: bytes | str, cudaVersion: int, flags: cuuint64_t | 
     """
     ...
 
-def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int, size: int = 0) -> tuple[CUresult, Any, int]:
+def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int) -> tuple[CUresult, Any]:
     """Allows caller to fetch a coredump attribute value for the current context
     """
     ...
 
-def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int, size: int = 0) -> tuple[CUresult, Any, int]:
+def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int) -> tuple[CUresult, Any]:
     """Allows caller to fetch a coredump attribute value for the entire application
     """
     ...
 
-def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any, size: int = 0) -> tuple[CUresult, int]:
+def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any) -> tuple[CUresult]:
     """Allows caller to set a coredump attribute value for the current context
     """
     ...
 
-def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any, size: int = 0) -> tuple[CUresult, int]:
+def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any) -> tuple[CUresult]:
     """Allows caller to set a coredump attribute value globally
     """
     ...

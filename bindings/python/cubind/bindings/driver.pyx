@@ -12943,7 +12943,7 @@ def cuGetErrorName(error):
         return (_status(_result), None)
     return (_status(0), None if _c_pStr == NULL else <bytes>_c_pStr)
 
-def cuInit(unsigned int Flags):
+def cuInit(Flags):
     """cuInit(Flags: int)
 
     Initialize the CUDA driver API
@@ -12970,8 +12970,10 @@ def cuInit(unsigned int Flags):
     C function: cuInit (cuda.h)
     """
     cdef long long _result
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     with nogil:
-        _result = cydriver.cuInit(Flags)
+        _result = cydriver.cuInit(_c_Flags)
     return (_status(_result),)
 
 def cuDriverGetVersion():
@@ -13010,7 +13012,7 @@ def cuDriverGetVersion():
         return (_status(_result), None)
     return (_status(0), _c_driverVersion)
 
-def cuDeviceGet(int ordinal):
+def cuDeviceGet(ordinal):
     """cuDeviceGet(ordinal: int)
 
     Returns a handle to a compute device
@@ -13044,9 +13046,11 @@ def cuDeviceGet(int ordinal):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_device
+    cdef int _c_ordinal
+    _c_ordinal = <int>_support.signed_arg(ordinal, sizeof(int), "ordinal")
     memset(&_c_device, 0, sizeof(_c_device))
     with nogil:
-        _result = cydriver.cuDeviceGet(&_c_device, ordinal)
+        _result = cydriver.cuDeviceGet(&_c_device, _c_ordinal)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdevice._from(_c_device))
@@ -13092,7 +13096,7 @@ def cuDeviceGetCount():
         return (_status(_result), None)
     return (_status(0), _c_count)
 
-def cuDeviceGetName(int length, dev):
+def cuDeviceGetName(length, dev):
     """cuDeviceGetName(length: int, dev: CUdevice | int)
 
     Returns an identifier string for the device
@@ -13129,17 +13133,19 @@ def cuDeviceGetName(int length, dev):
     """
     cdef long long _result
     cdef char* _c_name = NULL
+    cdef int _c_length
     cdef cydriver.CUdevice _c_dev
     try:
-        if length < 0:
-            raise ValueError(f"len cannot be negative ({length})")
-        _c_name = <char*>_support.alloc_array(length if length > 0 else 1, 1)
-        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+        _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
+        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+        if _c_length < 0:
+            raise ValueError(f"len cannot be negative ({_c_length})")
+        _c_name = <char*>_support.alloc_array(_c_length if _c_length > 0 else 1, 1)
         with nogil:
-            _result = cydriver.cuDeviceGetName(_c_name, length, _c_dev)
+            _result = cydriver.cuDeviceGetName(_c_name, _c_length, _c_dev)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.c_string(_c_name, length))
+        return (_status(0), _support.c_string(_c_name, _c_length))
 
     finally:
         free(_c_name)
@@ -13179,7 +13185,7 @@ def cuDeviceGetUuid(dev):
     cdef long long _result
     cdef CUuuid _c_uuid = CUuuid()
     cdef cydriver.CUdevice _c_dev
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetUuid(<cydriver.CUuuid *>_c_uuid._ptr, _c_dev)
     if _result != 0:
@@ -13223,11 +13229,11 @@ def cuDeviceGetLuid(dev):
     cdef unsigned int _c_deviceNodeMask
     cdef cydriver.CUdevice _c_dev
     try:
+        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
         if 8 < 0:
             raise ValueError(f"size cannot be negative ({8})")
         _c_luid = <char*>_support.alloc_array(8 if 8 > 0 else 1, 1)
         memset(&_c_deviceNodeMask, 0, sizeof(_c_deviceNodeMask))
-        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
         with nogil:
             _result = cydriver.cuDeviceGetLuid(_c_luid, &_c_deviceNodeMask, _c_dev)
         if _result != 0:
@@ -13272,15 +13278,15 @@ def cuDeviceTotalMem(dev):
     cdef long long _result
     cdef size_t _c_numbytes
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_numbytes, 0, sizeof(_c_numbytes))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceTotalMem(&_c_numbytes, _c_dev)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_numbytes)
 
-def cuDeviceGetTexture1DLinearMaxWidth(pformat, unsigned int numChannels, dev):
+def cuDeviceGetTexture1DLinearMaxWidth(pformat, numChannels, dev):
     """cuDeviceGetTexture1DLinearMaxWidth(pformat: CUarray_format | int, numChannels: int, dev: CUdevice | int)
 
     Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
@@ -13317,12 +13323,14 @@ def cuDeviceGetTexture1DLinearMaxWidth(pformat, unsigned int numChannels, dev):
     cdef long long _result
     cdef size_t _c_maxWidthInElements
     cdef cydriver.CUarray_format _c_pformat
+    cdef unsigned int _c_numChannels
     cdef cydriver.CUdevice _c_dev
+    _c_numChannels = <unsigned int>_support.unsigned_arg(numChannels, sizeof(unsigned int), "numChannels")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_maxWidthInElements, 0, sizeof(_c_maxWidthInElements))
     _c_pformat = <cydriver.CUarray_format><long long>_support.as_int(pformat, "format")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
-        _result = cydriver.cuDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, _c_pformat, numChannels, _c_dev)
+        _result = cydriver.cuDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, _c_pformat, _c_numChannels, _c_dev)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_maxWidthInElements)
@@ -13365,16 +13373,16 @@ def cuDeviceGetAttribute(attrib, dev):
     cdef int _c_pi
     cdef cydriver.CUdevice_attribute _c_attrib
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pi, 0, sizeof(_c_pi))
     _c_attrib = <cydriver.CUdevice_attribute><long long>_support.as_int(attrib, "attrib")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetAttribute(&_c_pi, _c_attrib, _c_dev)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_pi)
 
-def cuDeviceGetHostAtomicCapabilities(operations, unsigned int count, dev):
+def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
     """cuDeviceGetHostAtomicCapabilities(operations: Sequence[CUatomicOperation | int] | None, count: int, dev: CUdevice | int)
 
     Queries details about atomic operations supported between the device and host.
@@ -13415,21 +13423,23 @@ def cuDeviceGetHostAtomicCapabilities(operations, unsigned int count, dev):
     cdef Py_ssize_t _cap_capabilities = 0
     cdef cydriver.CUatomicOperation* _c_operations = NULL
     cdef Py_ssize_t _i_operations
+    cdef unsigned int _c_count
     cdef cydriver.CUdevice _c_dev
     try:
-        _support.check_count(operations, count, "operations", "count")
-        if count > 0:
-            _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(count, sizeof(cydriver.CUatomicOperation))
-            for _i_operations in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+        _support.check_list(operations, _c_count, "operations", "count", "CUatomicOperation")
+        if _c_count > 0:
+            _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(_c_count, sizeof(cydriver.CUatomicOperation))
+            for _i_operations in range(_c_count):
                 _c_operations[_i_operations] = <cydriver.CUatomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
-        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
-        _cap_capabilities = <Py_ssize_t>count
+        _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
         if _cap_capabilities > 0:
             _c_capabilities = <unsigned int*>_support.alloc_array(_cap_capabilities, sizeof(unsigned int))
         with nogil:
-            _result = cydriver.cuDeviceGetHostAtomicCapabilities(<unsigned int *>_c_capabilities, <const cydriver.CUatomicOperation *>_c_operations, count, _c_dev)
+            _result = cydriver.cuDeviceGetHostAtomicCapabilities(<unsigned int *>_c_capabilities, <const cydriver.CUatomicOperation *>_c_operations, _c_count, _c_dev)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_c_capabilities[i] for i in range(_cap_capabilities)])
@@ -13438,7 +13448,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, unsigned int count, dev):
         free(_c_capabilities)
         free(_c_operations)
 
-def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, int flags):
+def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
     """cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, dev: CUdevice | int, flags: int)
 
     Return NvSciSync attributes that this device can support.
@@ -13508,12 +13518,14 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, int flags):
     cdef _support.BufferRef _view_nvSciSyncAttrList
     cdef void* _c_nvSciSyncAttrList
     cdef cydriver.CUdevice _c_dev
+    cdef int _c_flags
     _view_nvSciSyncAttrList.held = False
     try:
+        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+        _c_flags = <int>_support.signed_arg(flags, sizeof(int), "flags")
         _c_nvSciSyncAttrList = _support.address(nvSciSyncAttrList, &_view_nvSciSyncAttrList, False, "nvSciSyncAttrList")
-        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
         with nogil:
-            _result = cydriver.cuDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, _c_dev, flags)
+            _result = cydriver.cuDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, _c_dev, _c_flags)
         return (_status(_result),)
 
     finally:
@@ -13543,7 +13555,7 @@ def cuDeviceSetMemPool(dev, pool):
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
     cdef cydriver.CUmemoryPool _c_pool
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuDeviceSetMemPool(_c_dev, _c_pool)
@@ -13571,8 +13583,8 @@ def cuDeviceGetMemPool(dev):
     cdef long long _result
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pool, 0, sizeof(_c_pool))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetMemPool(&_c_pool, _c_dev)
     if _result != 0:
@@ -13603,8 +13615,8 @@ def cuDeviceGetDefaultMemPool(dev):
     cdef long long _result
     cdef cydriver.CUmemoryPool _c_pool_out
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pool_out, 0, sizeof(_c_pool_out))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetDefaultMemPool(&_c_pool_out, _c_dev)
     if _result != 0:
@@ -13649,9 +13661,9 @@ def cuDeviceGetExecAffinitySupport(typename, dev):
     cdef int _c_pi
     cdef cydriver.CUexecAffinityType _c_typename
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pi, 0, sizeof(_c_pi))
     _c_typename = <cydriver.CUexecAffinityType><long long>_support.as_int(typename, "type")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetExecAffinitySupport(&_c_pi, _c_typename, _c_dev)
     if _result != 0:
@@ -13780,7 +13792,7 @@ def cuDeviceGetProperties(dev):
     cdef long long _result
     cdef CUdevprop _c_prop = CUdevprop()
     cdef cydriver.CUdevice _c_dev
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuDeviceGetProperties(<cydriver.CUdevprop *>_c_prop._ptr, _c_dev)
     if _result != 0:
@@ -13829,9 +13841,9 @@ def cuDeviceComputeCapability(dev):
     cdef int _c_major
     cdef int _c_minor
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_major, 0, sizeof(_c_major))
     memset(&_c_minor, 0, sizeof(_c_minor))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDeviceComputeCapability(&_c_major, &_c_minor, _c_dev)
     if _result != 0:
@@ -13894,8 +13906,8 @@ def cuDevicePrimaryCtxRetain(dev):
     cdef long long _result
     cdef cydriver.CUcontext _c_pctx
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pctx, 0, sizeof(_c_pctx))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxRetain(&_c_pctx, _c_dev)
     if _result != 0:
@@ -13948,12 +13960,12 @@ def cuDevicePrimaryCtxRelease(dev):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxRelease(_c_dev)
     return (_status(_result),)
 
-def cuDevicePrimaryCtxSetFlags(dev, unsigned int flags):
+def cuDevicePrimaryCtxSetFlags(dev, flags):
     """cuDevicePrimaryCtxSetFlags(dev: CUdevice | int, flags: int)
 
     Set flags for the primary context
@@ -14054,9 +14066,11 @@ def cuDevicePrimaryCtxSetFlags(dev, unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    cdef unsigned int _c_flags
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cydriver.cuDevicePrimaryCtxSetFlags(_c_dev, flags)
+        _result = cydriver.cuDevicePrimaryCtxSetFlags(_c_dev, _c_flags)
     return (_status(_result),)
 
 def cuDevicePrimaryCtxGetState(dev):
@@ -14093,7 +14107,7 @@ def cuDevicePrimaryCtxGetState(dev):
     cdef cydriver.CUdevice _c_dev
     cdef unsigned int _c_flags
     cdef int _c_active
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_flags, 0, sizeof(_c_flags))
     memset(&_c_active, 0, sizeof(_c_active))
     with nogil:
@@ -14147,12 +14161,12 @@ def cuDevicePrimaryCtxReset(dev):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_dev
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxReset(_c_dev)
     return (_status(_result),)
 
-def cuCtxCreate(ctxCreateParams, unsigned int flags, dev):
+def cuCtxCreate(ctxCreateParams, flags, dev):
     """cuCtxCreate(ctxCreateParams: Optional[CUctxCreateParams], flags: int, dev: CUdevice | int)
 
     Create a CUDA context
@@ -14316,12 +14330,14 @@ def cuCtxCreate(ctxCreateParams, unsigned int flags, dev):
     cdef long long _result
     cdef cydriver.CUcontext _c_pctx
     cdef void* _c_ctxCreateParams
+    cdef unsigned int _c_flags
     cdef cydriver.CUdevice _c_dev
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pctx, 0, sizeof(_c_pctx))
     _c_ctxCreateParams = _support.struct_pointer(ctxCreateParams, CUctxCreateParams, "ctxCreateParams")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
-        _result = cydriver.cuCtxCreate(&_c_pctx, <cydriver.CUctxCreateParams *>_c_ctxCreateParams, flags, _c_dev)
+        _result = cydriver.cuCtxCreate(&_c_pctx, <cydriver.CUctxCreateParams *>_c_ctxCreateParams, _c_flags, _c_dev)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUcontext(<void*>_c_pctx))
@@ -14672,7 +14688,7 @@ def cuCtxGetFlags():
         return (_status(_result), None)
     return (_status(0), _c_flags)
 
-def cuCtxSetFlags(unsigned int flags):
+def cuCtxSetFlags(flags):
     """cuCtxSetFlags(flags: int)
 
     Sets the flags for the current context
@@ -14706,8 +14722,10 @@ def cuCtxSetFlags(unsigned int flags):
     C function: cuCtxSetFlags (cuda.h)
     """
     cdef long long _result
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cydriver.cuCtxSetFlags(flags)
+        _result = cydriver.cuCtxSetFlags(_c_flags)
     return (_status(_result),)
 
 def cuCtxGetId(ctx):
@@ -14837,7 +14855,7 @@ def cuCtxSynchronize_v2(ctx):
         _result = cydriver.cuCtxSynchronize_v2(_c_ctx)
     return (_status(_result),)
 
-def cuCtxSetLimit(limit, size_t value):
+def cuCtxSetLimit(limit, value):
     """cuCtxSetLimit(limit: CUlimit | int, value: int)
 
     Set resource limits
@@ -14941,9 +14959,11 @@ def cuCtxSetLimit(limit, size_t value):
     """
     cdef long long _result
     cdef cydriver.CUlimit _c_limit
+    cdef size_t _c_value
+    _c_value = <size_t>_support.unsigned_arg(value, sizeof(size_t), "value")
     _c_limit = <cydriver.CUlimit><long long>_support.as_int(limit, "limit")
     with nogil:
-        _result = cydriver.cuCtxSetLimit(_c_limit, value)
+        _result = cydriver.cuCtxSetLimit(_c_limit, _c_value)
     return (_status(_result),)
 
 def cuCtxGetLimit(limit):
@@ -15385,7 +15405,7 @@ def cuCtxWaitEvent(hCtx, hEvent):
         _result = cydriver.cuCtxWaitEvent(_c_hCtx, _c_hEvent)
     return (_status(_result),)
 
-def cuCtxAttach(unsigned int flags):
+def cuCtxAttach(flags):
     """cuCtxAttach(flags: int)
 
     Increment a context's usage-count
@@ -15432,9 +15452,11 @@ def cuCtxAttach(unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUcontext _c_pctx
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pctx, 0, sizeof(_c_pctx))
     with nogil:
-        _result = cydriver.cuCtxAttach(&_c_pctx, flags)
+        _result = cydriver.cuCtxAttach(&_c_pctx, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUcontext(<void*>_c_pctx))
@@ -15722,7 +15744,7 @@ def cuModuleLoadData(image):
     finally:
         _support.release_address(&_view_image)
 
-def cuModuleLoadDataEx(image, unsigned int numOptions, options, optionValues):
+def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     """cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None)
 
     Load a module's data with options
@@ -15768,26 +15790,28 @@ def cuModuleLoadDataEx(image, unsigned int numOptions, options, optionValues):
     cdef cydriver.CUmodule _c_module
     cdef _support.BufferRef _view_image
     cdef void* _c_image
+    cdef unsigned int _c_numOptions
     cdef cydriver.CUjit_option* _c_options = NULL
     cdef Py_ssize_t _i_options
     cdef void** _c_optionValues = NULL
     cdef Py_ssize_t _i_optionValues
     _view_image.held = False
     try:
+        _c_numOptions = <unsigned int>_support.unsigned_arg(numOptions, sizeof(unsigned int), "numOptions")
         memset(&_c_module, 0, sizeof(_c_module))
         _c_image = _support.address(image, &_view_image, False, "image")
-        _support.check_count(options, numOptions, "options", "numOptions")
-        if numOptions > 0:
-            _c_options = <cydriver.CUjit_option*>_support.alloc_array(numOptions, sizeof(cydriver.CUjit_option))
-            for _i_options in range(numOptions):
+        _support.check_list(options, _c_numOptions, "options", "numOptions", "CUjit_option")
+        if _c_numOptions > 0:
+            _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
+            for _i_options in range(_c_numOptions):
                 _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
-        _support.check_count(optionValues, numOptions, "optionValues", "numOptions")
-        if numOptions > 0:
-            _c_optionValues = <void**>_support.alloc_array(numOptions, sizeof(void*))
-            for _i_optionValues in range(numOptions):
+        _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
+        if _c_numOptions > 0:
+            _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
+            for _i_optionValues in range(_c_numOptions):
                 _c_optionValues[_i_optionValues] = _support.plain_address(optionValues[_i_optionValues], "optionValues")
         with nogil:
-            _result = cydriver.cuModuleLoadDataEx(&_c_module, <const void *>_c_image, numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
+            _result = cydriver.cuModuleLoadDataEx(&_c_module, <const void *>_c_image, _c_numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUmodule(<void*>_c_module))
@@ -16006,7 +16030,7 @@ def cuModuleGetFunctionCount(mod):
         return (_status(_result), None)
     return (_status(0), _c_count)
 
-def cuModuleEnumerateFunctions(unsigned int numFunctions, mod):
+def cuModuleEnumerateFunctions(numFunctions, mod):
     """cuModuleEnumerateFunctions(numFunctions: int, mod: CUmodule | int | None)
 
     Returns the function handles within a module.
@@ -16039,16 +16063,18 @@ def cuModuleEnumerateFunctions(unsigned int numFunctions, mod):
     cdef long long _result
     cdef cydriver.CUfunction* _c_functions = NULL
     cdef Py_ssize_t _cap_functions = 0
+    cdef unsigned int _c_numFunctions
     cdef cydriver.CUmodule _c_mod
     try:
+        _c_numFunctions = <unsigned int>_support.unsigned_arg(numFunctions, sizeof(unsigned int), "numFunctions")
         _c_mod = <cydriver.CUmodule>_support.handle_value(mod, CUmodule, "mod")
-        _cap_functions = <Py_ssize_t>numFunctions
+        _cap_functions = <Py_ssize_t>_c_numFunctions
         if _cap_functions < 0:
             raise ValueError(f"numFunctions cannot be negative ({_cap_functions})")
         if _cap_functions > 0:
             _c_functions = <cydriver.CUfunction*>_support.alloc_array(_cap_functions, sizeof(cydriver.CUfunction))
         with nogil:
-            _result = cydriver.cuModuleEnumerateFunctions(<cydriver.CUfunction *>_c_functions, numFunctions, _c_mod)
+            _result = cydriver.cuModuleEnumerateFunctions(<cydriver.CUfunction *>_c_functions, _c_numFunctions, _c_mod)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_wrap_CUfunction(<void*>_c_functions[i]) for i in range(_cap_functions)])
@@ -16111,7 +16137,7 @@ def cuModuleGetGlobal(hmod, name):
         return (_status(_result), None, None)
     return (_status(0), CUdeviceptr._from(_c_dptr), _c_numbytes)
 
-def cuLinkCreate(unsigned int numOptions, options, optionValues):
+def cuLinkCreate(numOptions, options, optionValues):
     """cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None)
 
     Creates a pending JIT linker invocation.
@@ -16162,25 +16188,27 @@ def cuLinkCreate(unsigned int numOptions, options, optionValues):
     C function: cuLinkCreate (cuda.h)
     """
     cdef long long _result
+    cdef unsigned int _c_numOptions
     cdef cydriver.CUjit_option* _c_options = NULL
     cdef Py_ssize_t _i_options
     cdef void** _c_optionValues = NULL
     cdef Py_ssize_t _i_optionValues
     cdef cydriver.CUlinkState _c_stateOut
     try:
-        _support.check_count(options, numOptions, "options", "numOptions")
-        if numOptions > 0:
-            _c_options = <cydriver.CUjit_option*>_support.alloc_array(numOptions, sizeof(cydriver.CUjit_option))
-            for _i_options in range(numOptions):
+        _c_numOptions = <unsigned int>_support.unsigned_arg(numOptions, sizeof(unsigned int), "numOptions")
+        _support.check_list(options, _c_numOptions, "options", "numOptions", "CUjit_option")
+        if _c_numOptions > 0:
+            _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
+            for _i_options in range(_c_numOptions):
                 _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
-        _support.check_count(optionValues, numOptions, "optionValues", "numOptions")
-        if numOptions > 0:
-            _c_optionValues = <void**>_support.alloc_array(numOptions, sizeof(void*))
-            for _i_optionValues in range(numOptions):
+        _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
+        if _c_numOptions > 0:
+            _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
+            for _i_optionValues in range(_c_numOptions):
                 _c_optionValues[_i_optionValues] = _support.plain_address(optionValues[_i_optionValues], "optionValues")
         memset(&_c_stateOut, 0, sizeof(_c_stateOut))
         with nogil:
-            _result = cydriver.cuLinkCreate(numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues, &_c_stateOut)
+            _result = cydriver.cuLinkCreate(_c_numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues, &_c_stateOut)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUlinkState(<void*>_c_stateOut))
@@ -16189,7 +16217,7 @@ def cuLinkCreate(unsigned int numOptions, options, optionValues):
         free(_c_options)
         free(_c_optionValues)
 
-def cuLinkAddData(state, typename, data, size_t size, name, unsigned int numOptions, options, optionValues):
+def cuLinkAddData(state, typename, data, size, name, numOptions, options, optionValues):
     """cuLinkAddData(state: CUlinkState | int | None, typename: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None)
 
     Add an input to a pending linker invocation
@@ -16236,31 +16264,38 @@ def cuLinkAddData(state, typename, data, size_t size, name, unsigned int numOpti
     cdef cydriver.CUjitInputType _c_typename
     cdef _support.BufferRef _view_data
     cdef void* _c_data
+    cdef size_t _c_size
     cdef const char* _c_name = NULL
+    cdef unsigned int _c_numOptions
     cdef cydriver.CUjit_option* _c_options = NULL
     cdef Py_ssize_t _i_options
     cdef void** _c_optionValues = NULL
     cdef Py_ssize_t _i_optionValues
     _view_data.held = False
     try:
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+        _c_numOptions = <unsigned int>_support.unsigned_arg(numOptions, sizeof(unsigned int), "numOptions")
         _c_state = <cydriver.CUlinkState>_support.handle_value(state, CUlinkState, "state")
         _c_typename = <cydriver.CUjitInputType><long long>_support.as_int(typename, "type")
         _c_data = _support.address(data, &_view_data, False, "data")
+        if _view_data.held and <size_t>_view_data.view.len < _c_size:
+            _support.release_address(&_view_data)
+            raise ValueError(f"data holds {len(memoryview(data).cast('B'))} bytes but size is {_c_size}")
         _b_name = None if name is None else _support.as_bytes(name, "name")
         if _b_name is not None:
             _c_name = PyBytes_AS_STRING(_b_name)
-        _support.check_count(options, numOptions, "options", "numOptions")
-        if numOptions > 0:
-            _c_options = <cydriver.CUjit_option*>_support.alloc_array(numOptions, sizeof(cydriver.CUjit_option))
-            for _i_options in range(numOptions):
+        _support.check_list(options, _c_numOptions, "options", "numOptions", "CUjit_option")
+        if _c_numOptions > 0:
+            _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
+            for _i_options in range(_c_numOptions):
                 _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
-        _support.check_count(optionValues, numOptions, "optionValues", "numOptions")
-        if numOptions > 0:
-            _c_optionValues = <void**>_support.alloc_array(numOptions, sizeof(void*))
-            for _i_optionValues in range(numOptions):
+        _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
+        if _c_numOptions > 0:
+            _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
+            for _i_optionValues in range(_c_numOptions):
                 _c_optionValues[_i_optionValues] = _support.plain_address(optionValues[_i_optionValues], "optionValues")
         with nogil:
-            _result = cydriver.cuLinkAddData(_c_state, _c_typename, <void *>_c_data, size, _c_name, numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
+            _result = cydriver.cuLinkAddData(_c_state, _c_typename, <void *>_c_data, _c_size, _c_name, _c_numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
         return (_status(_result),)
 
     finally:
@@ -16268,7 +16303,7 @@ def cuLinkAddData(state, typename, data, size_t size, name, unsigned int numOpti
         free(_c_options)
         free(_c_optionValues)
 
-def cuLinkAddFile(state, typename, path, unsigned int numOptions, options, optionValues):
+def cuLinkAddFile(state, typename, path, numOptions, options, optionValues):
     """cuLinkAddFile(state: CUlinkState | int | None, typename: CUjitInputType | int, path: bytes | str, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int] | None)
 
     Add a file input to a pending linker invocation
@@ -16315,28 +16350,30 @@ def cuLinkAddFile(state, typename, path, unsigned int numOptions, options, optio
     cdef cydriver.CUlinkState _c_state
     cdef cydriver.CUjitInputType _c_typename
     cdef const char* _c_path = NULL
+    cdef unsigned int _c_numOptions
     cdef cydriver.CUjit_option* _c_options = NULL
     cdef Py_ssize_t _i_options
     cdef void** _c_optionValues = NULL
     cdef Py_ssize_t _i_optionValues
     try:
+        _c_numOptions = <unsigned int>_support.unsigned_arg(numOptions, sizeof(unsigned int), "numOptions")
         _c_state = <cydriver.CUlinkState>_support.handle_value(state, CUlinkState, "state")
         _c_typename = <cydriver.CUjitInputType><long long>_support.as_int(typename, "type")
         _b_path = _support.as_bytes(path, "path")
         if _b_path is not None:
             _c_path = PyBytes_AS_STRING(_b_path)
-        _support.check_count(options, numOptions, "options", "numOptions")
-        if numOptions > 0:
-            _c_options = <cydriver.CUjit_option*>_support.alloc_array(numOptions, sizeof(cydriver.CUjit_option))
-            for _i_options in range(numOptions):
+        _support.check_list(options, _c_numOptions, "options", "numOptions", "CUjit_option")
+        if _c_numOptions > 0:
+            _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
+            for _i_options in range(_c_numOptions):
                 _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
-        _support.check_count(optionValues, numOptions, "optionValues", "numOptions")
-        if numOptions > 0:
-            _c_optionValues = <void**>_support.alloc_array(numOptions, sizeof(void*))
-            for _i_optionValues in range(numOptions):
+        _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
+        if _c_numOptions > 0:
+            _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
+            for _i_optionValues in range(_c_numOptions):
                 _c_optionValues[_i_optionValues] = _support.plain_address(optionValues[_i_optionValues], "optionValues")
         with nogil:
-            _result = cydriver.cuLinkAddFile(_c_state, _c_typename, _c_path, numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
+            _result = cydriver.cuLinkAddFile(_c_state, _c_typename, _c_path, _c_numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
         return (_status(_result),)
 
     finally:
@@ -16514,7 +16551,7 @@ def cuModuleGetSurfRef(hmod, name):
         return (_status(_result), None)
     return (_status(0), _wrap_CUsurfref(<void*>_c_pSurfRef))
 
-def cuLibraryLoadData(code, jitOptions, jitOptionsValues, unsigned int numJitOptions, libraryOptions, libraryOptionValues, unsigned int numLibraryOptions):
+def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
     """cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[int] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int] | None, numLibraryOptions: int)
 
     Load a library with specified code and options
@@ -16585,36 +16622,40 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, unsigned int numJitOpt
     cdef Py_ssize_t _i_jitOptions
     cdef void** _c_jitOptionsValues = NULL
     cdef Py_ssize_t _i_jitOptionsValues
+    cdef unsigned int _c_numJitOptions
     cdef cydriver.CUlibraryOption* _c_libraryOptions = NULL
     cdef Py_ssize_t _i_libraryOptions
     cdef void** _c_libraryOptionValues = NULL
     cdef Py_ssize_t _i_libraryOptionValues
+    cdef unsigned int _c_numLibraryOptions
     _view_code.held = False
     try:
+        _c_numJitOptions = <unsigned int>_support.unsigned_arg(numJitOptions, sizeof(unsigned int), "numJitOptions")
+        _c_numLibraryOptions = <unsigned int>_support.unsigned_arg(numLibraryOptions, sizeof(unsigned int), "numLibraryOptions")
         memset(&_c_library, 0, sizeof(_c_library))
         _c_code = _support.address(code, &_view_code, False, "code")
-        _support.check_count(jitOptions, numJitOptions, "jitOptions", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptions = <cydriver.CUjit_option*>_support.alloc_array(numJitOptions, sizeof(cydriver.CUjit_option))
-            for _i_jitOptions in range(numJitOptions):
+        _support.check_list(jitOptions, _c_numJitOptions, "jitOptions", "numJitOptions", "CUjit_option")
+        if _c_numJitOptions > 0:
+            _c_jitOptions = <cydriver.CUjit_option*>_support.alloc_array(_c_numJitOptions, sizeof(cydriver.CUjit_option))
+            for _i_jitOptions in range(_c_numJitOptions):
                 _c_jitOptions[_i_jitOptions] = <cydriver.CUjit_option><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
-        _support.check_count(jitOptionsValues, numJitOptions, "jitOptionsValues", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptionsValues = <void**>_support.alloc_array(numJitOptions, sizeof(void*))
-            for _i_jitOptionsValues in range(numJitOptions):
+        _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
+        if _c_numJitOptions > 0:
+            _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
+            for _i_jitOptionsValues in range(_c_numJitOptions):
                 _c_jitOptionsValues[_i_jitOptionsValues] = _support.plain_address(jitOptionsValues[_i_jitOptionsValues], "jitOptionsValues")
-        _support.check_count(libraryOptions, numLibraryOptions, "libraryOptions", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptions = <cydriver.CUlibraryOption*>_support.alloc_array(numLibraryOptions, sizeof(cydriver.CUlibraryOption))
-            for _i_libraryOptions in range(numLibraryOptions):
+        _support.check_list(libraryOptions, _c_numLibraryOptions, "libraryOptions", "numLibraryOptions", "CUlibraryOption")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptions = <cydriver.CUlibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cydriver.CUlibraryOption))
+            for _i_libraryOptions in range(_c_numLibraryOptions):
                 _c_libraryOptions[_i_libraryOptions] = <cydriver.CUlibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
-        _support.check_count(libraryOptionValues, numLibraryOptions, "libraryOptionValues", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptionValues = <void**>_support.alloc_array(numLibraryOptions, sizeof(void*))
-            for _i_libraryOptionValues in range(numLibraryOptions):
+        _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
+            for _i_libraryOptionValues in range(_c_numLibraryOptions):
                 _c_libraryOptionValues[_i_libraryOptionValues] = _support.plain_address(libraryOptionValues[_i_libraryOptionValues], "libraryOptionValues")
         with nogil:
-            _result = cydriver.cuLibraryLoadData(&_c_library, <const void *>_c_code, <cydriver.CUjit_option *>_c_jitOptions, <void **>_c_jitOptionsValues, numJitOptions, <cydriver.CUlibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, numLibraryOptions)
+            _result = cydriver.cuLibraryLoadData(&_c_library, <const void *>_c_code, <cydriver.CUjit_option *>_c_jitOptions, <void **>_c_jitOptionsValues, _c_numJitOptions, <cydriver.CUlibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, _c_numLibraryOptions)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUlibrary(<void*>_c_library))
@@ -16626,7 +16667,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, unsigned int numJitOpt
         free(_c_libraryOptions)
         free(_c_libraryOptionValues)
 
-def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, unsigned int numJitOptions, libraryOptions, libraryOptionValues, unsigned int numLibraryOptions):
+def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
     """cuLibraryLoadFromFile(fileName: bytes | str, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[int] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int] | None, numLibraryOptions: int)
 
     Load a library with specified file and options
@@ -16696,37 +16737,41 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, unsigned int n
     cdef Py_ssize_t _i_jitOptions
     cdef void** _c_jitOptionsValues = NULL
     cdef Py_ssize_t _i_jitOptionsValues
+    cdef unsigned int _c_numJitOptions
     cdef cydriver.CUlibraryOption* _c_libraryOptions = NULL
     cdef Py_ssize_t _i_libraryOptions
     cdef void** _c_libraryOptionValues = NULL
     cdef Py_ssize_t _i_libraryOptionValues
+    cdef unsigned int _c_numLibraryOptions
     try:
+        _c_numJitOptions = <unsigned int>_support.unsigned_arg(numJitOptions, sizeof(unsigned int), "numJitOptions")
+        _c_numLibraryOptions = <unsigned int>_support.unsigned_arg(numLibraryOptions, sizeof(unsigned int), "numLibraryOptions")
         memset(&_c_library, 0, sizeof(_c_library))
         _b_fileName = _support.as_bytes(fileName, "fileName")
         if _b_fileName is not None:
             _c_fileName = PyBytes_AS_STRING(_b_fileName)
-        _support.check_count(jitOptions, numJitOptions, "jitOptions", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptions = <cydriver.CUjit_option*>_support.alloc_array(numJitOptions, sizeof(cydriver.CUjit_option))
-            for _i_jitOptions in range(numJitOptions):
+        _support.check_list(jitOptions, _c_numJitOptions, "jitOptions", "numJitOptions", "CUjit_option")
+        if _c_numJitOptions > 0:
+            _c_jitOptions = <cydriver.CUjit_option*>_support.alloc_array(_c_numJitOptions, sizeof(cydriver.CUjit_option))
+            for _i_jitOptions in range(_c_numJitOptions):
                 _c_jitOptions[_i_jitOptions] = <cydriver.CUjit_option><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
-        _support.check_count(jitOptionsValues, numJitOptions, "jitOptionsValues", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptionsValues = <void**>_support.alloc_array(numJitOptions, sizeof(void*))
-            for _i_jitOptionsValues in range(numJitOptions):
+        _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
+        if _c_numJitOptions > 0:
+            _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
+            for _i_jitOptionsValues in range(_c_numJitOptions):
                 _c_jitOptionsValues[_i_jitOptionsValues] = _support.plain_address(jitOptionsValues[_i_jitOptionsValues], "jitOptionsValues")
-        _support.check_count(libraryOptions, numLibraryOptions, "libraryOptions", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptions = <cydriver.CUlibraryOption*>_support.alloc_array(numLibraryOptions, sizeof(cydriver.CUlibraryOption))
-            for _i_libraryOptions in range(numLibraryOptions):
+        _support.check_list(libraryOptions, _c_numLibraryOptions, "libraryOptions", "numLibraryOptions", "CUlibraryOption")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptions = <cydriver.CUlibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cydriver.CUlibraryOption))
+            for _i_libraryOptions in range(_c_numLibraryOptions):
                 _c_libraryOptions[_i_libraryOptions] = <cydriver.CUlibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
-        _support.check_count(libraryOptionValues, numLibraryOptions, "libraryOptionValues", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptionValues = <void**>_support.alloc_array(numLibraryOptions, sizeof(void*))
-            for _i_libraryOptionValues in range(numLibraryOptions):
+        _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
+            for _i_libraryOptionValues in range(_c_numLibraryOptions):
                 _c_libraryOptionValues[_i_libraryOptionValues] = _support.plain_address(libraryOptionValues[_i_libraryOptionValues], "libraryOptionValues")
         with nogil:
-            _result = cydriver.cuLibraryLoadFromFile(&_c_library, _c_fileName, <cydriver.CUjit_option *>_c_jitOptions, <void **>_c_jitOptionsValues, numJitOptions, <cydriver.CUlibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, numLibraryOptions)
+            _result = cydriver.cuLibraryLoadFromFile(&_c_library, _c_fileName, <cydriver.CUjit_option *>_c_jitOptions, <void **>_c_jitOptionsValues, _c_numJitOptions, <cydriver.CUlibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, _c_numLibraryOptions)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUlibrary(<void*>_c_library))
@@ -16840,7 +16885,7 @@ def cuLibraryGetKernelCount(lib):
         return (_status(_result), None)
     return (_status(0), _c_count)
 
-def cuLibraryEnumerateKernels(unsigned int numKernels, lib):
+def cuLibraryEnumerateKernels(numKernels, lib):
     """cuLibraryEnumerateKernels(numKernels: int, lib: CUlibrary | int | None)
 
     Retrieve the kernel handles within a library.
@@ -16865,16 +16910,18 @@ def cuLibraryEnumerateKernels(unsigned int numKernels, lib):
     cdef long long _result
     cdef cydriver.CUkernel* _c_kernels = NULL
     cdef Py_ssize_t _cap_kernels = 0
+    cdef unsigned int _c_numKernels
     cdef cydriver.CUlibrary _c_lib
     try:
+        _c_numKernels = <unsigned int>_support.unsigned_arg(numKernels, sizeof(unsigned int), "numKernels")
         _c_lib = <cydriver.CUlibrary>_support.handle_value(lib, CUlibrary, "lib")
-        _cap_kernels = <Py_ssize_t>numKernels
+        _cap_kernels = <Py_ssize_t>_c_numKernels
         if _cap_kernels < 0:
             raise ValueError(f"numKernels cannot be negative ({_cap_kernels})")
         if _cap_kernels > 0:
             _c_kernels = <cydriver.CUkernel*>_support.alloc_array(_cap_kernels, sizeof(cydriver.CUkernel))
         with nogil:
-            _result = cydriver.cuLibraryEnumerateKernels(<cydriver.CUkernel *>_c_kernels, numKernels, _c_lib)
+            _result = cydriver.cuLibraryEnumerateKernels(<cydriver.CUkernel *>_c_kernels, _c_numKernels, _c_lib)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_wrap_CUkernel(<void*>_c_kernels[i]) for i in range(_cap_kernels)])
@@ -17241,17 +17288,17 @@ def cuKernelGetAttribute(attrib, kernel, dev):
     cdef cydriver.CUfunction_attribute _c_attrib
     cdef cydriver.CUkernel _c_kernel
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pi, 0, sizeof(_c_pi))
     _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuKernelGetAttribute(&_c_pi, _c_attrib, _c_kernel, _c_dev)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_pi)
 
-def cuKernelSetAttribute(attrib, int val, kernel, dev):
+def cuKernelSetAttribute(attrib, val, kernel, dev):
     """cuKernelSetAttribute(attrib: CUfunction_attribute | int, val: int, kernel: CUkernel | int | None, dev: CUdevice | int)
 
     Sets information about a kernel
@@ -17337,13 +17384,15 @@ def cuKernelSetAttribute(attrib, int val, kernel, dev):
     """
     cdef long long _result
     cdef cydriver.CUfunction_attribute _c_attrib
+    cdef int _c_val
     cdef cydriver.CUkernel _c_kernel
     cdef cydriver.CUdevice _c_dev
+    _c_val = <int>_support.signed_arg(val, sizeof(int), "val")
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
-        _result = cydriver.cuKernelSetAttribute(_c_attrib, val, _c_kernel, _c_dev)
+        _result = cydriver.cuKernelSetAttribute(_c_attrib, _c_val, _c_kernel, _c_dev)
     return (_status(_result),)
 
 def cuKernelSetCacheConfig(kernel, config, dev):
@@ -17411,9 +17460,9 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     cdef cydriver.CUkernel _c_kernel
     cdef cydriver.CUfunc_cache _c_config
     cdef cydriver.CUdevice _c_dev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
     _c_config = <cydriver.CUfunc_cache><long long>_support.as_int(config, "config")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
         _result = cydriver.cuKernelSetCacheConfig(_c_kernel, _c_config, _c_dev)
     return (_status(_result),)
@@ -17451,7 +17500,7 @@ def cuKernelGetName(hfunc):
         return (_status(_result), None)
     return (_status(0), None if _c_name == NULL else <bytes>_c_name)
 
-def cuKernelGetParamInfo(kernel, size_t paramIndex):
+def cuKernelGetParamInfo(kernel, paramIndex):
     """cuKernelGetParamInfo(kernel: CUkernel | int | None, paramIndex: int)
 
     Returns the offset and size of a kernel parameter in the device-side parameter layout
@@ -17480,13 +17529,15 @@ def cuKernelGetParamInfo(kernel, size_t paramIndex):
     """
     cdef long long _result
     cdef cydriver.CUkernel _c_kernel
+    cdef size_t _c_paramIndex
     cdef size_t _c_paramOffset
     cdef size_t _c_paramSize
+    _c_paramIndex = <size_t>_support.unsigned_arg(paramIndex, sizeof(size_t), "paramIndex")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
     memset(&_c_paramOffset, 0, sizeof(_c_paramOffset))
     memset(&_c_paramSize, 0, sizeof(_c_paramSize))
     with nogil:
-        _result = cydriver.cuKernelGetParamInfo(_c_kernel, paramIndex, &_c_paramOffset, &_c_paramSize)
+        _result = cydriver.cuKernelGetParamInfo(_c_kernel, _c_paramIndex, &_c_paramOffset, &_c_paramSize)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), _c_paramOffset, _c_paramSize)
@@ -17548,7 +17599,7 @@ def cuMemGetInfo():
         return (_status(_result), None, None)
     return (_status(0), _c_free, _c_total)
 
-def cuMemAlloc(size_t bytesize):
+def cuMemAlloc(bytesize):
     """cuMemAlloc(bytesize: int)
 
     Allocates device memory
@@ -17587,14 +17638,16 @@ def cuMemAlloc(size_t bytesize):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_bytesize
+    _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     with nogil:
-        _result = cydriver.cuMemAlloc(&_c_dptr, bytesize)
+        _result = cydriver.cuMemAlloc(&_c_dptr, _c_bytesize)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdeviceptr._from(_c_dptr))
 
-def cuMemAllocPitch(size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes):
+def cuMemAllocPitch(WidthInBytes, Height, ElementSizeBytes):
     """cuMemAllocPitch(WidthInBytes: int, Height: int, ElementSizeBytes: int)
 
     Allocates pitched device memory
@@ -17662,10 +17715,16 @@ def cuMemAllocPitch(size_t WidthInBytes, size_t Height, unsigned int ElementSize
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
     cdef size_t _c_pPitch
+    cdef size_t _c_WidthInBytes
+    cdef size_t _c_Height
+    cdef unsigned int _c_ElementSizeBytes
+    _c_WidthInBytes = <size_t>_support.unsigned_arg(WidthInBytes, sizeof(size_t), "WidthInBytes")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
+    _c_ElementSizeBytes = <unsigned int>_support.unsigned_arg(ElementSizeBytes, sizeof(unsigned int), "ElementSizeBytes")
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     memset(&_c_pPitch, 0, sizeof(_c_pPitch))
     with nogil:
-        _result = cydriver.cuMemAllocPitch(&_c_dptr, &_c_pPitch, WidthInBytes, Height, ElementSizeBytes)
+        _result = cydriver.cuMemAllocPitch(&_c_dptr, &_c_pPitch, _c_WidthInBytes, _c_Height, _c_ElementSizeBytes)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), CUdeviceptr._from(_c_dptr), _c_pPitch)
@@ -17712,7 +17771,7 @@ def cuMemFree(dptr):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     with nogil:
         _result = cydriver.cuMemFree(_c_dptr)
     return (_status(_result),)
@@ -17758,16 +17817,16 @@ def cuMemGetAddressRange(dptr):
     cdef cydriver.CUdeviceptr _c_pbase
     cdef size_t _c_psize
     cdef cydriver.CUdeviceptr _c_dptr
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     memset(&_c_pbase, 0, sizeof(_c_pbase))
     memset(&_c_psize, 0, sizeof(_c_psize))
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
         _result = cydriver.cuMemGetAddressRange(&_c_pbase, &_c_psize, _c_dptr)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), CUdeviceptr._from(_c_pbase), _c_psize)
 
-def cuMemAllocHost(size_t bytesize):
+def cuMemAllocHost(bytesize):
     """cuMemAllocHost(bytesize: int)
 
     Allocates page-locked host memory
@@ -17823,8 +17882,10 @@ def cuMemAllocHost(size_t bytesize):
     """
     cdef long long _result
     cdef void* _c_pp = NULL
+    cdef size_t _c_bytesize
+    _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
     with nogil:
-        _result = cydriver.cuMemAllocHost(<void **>&_c_pp, bytesize)
+        _result = cydriver.cuMemAllocHost(<void **>&_c_pp, _c_bytesize)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_pp)
@@ -17875,7 +17936,7 @@ def cuMemFreeHost(p):
     finally:
         _support.release_address(&_view_p)
 
-def cuMemHostAlloc(size_t bytesize, unsigned int Flags):
+def cuMemHostAlloc(bytesize, Flags):
     """cuMemHostAlloc(bytesize: int, Flags: int)
 
     Allocates page-locked host memory
@@ -17963,13 +18024,17 @@ def cuMemHostAlloc(size_t bytesize, unsigned int Flags):
     """
     cdef long long _result
     cdef void* _c_pp = NULL
+    cdef size_t _c_bytesize
+    cdef unsigned int _c_Flags
+    _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     with nogil:
-        _result = cydriver.cuMemHostAlloc(<void **>&_c_pp, bytesize, Flags)
+        _result = cydriver.cuMemHostAlloc(<void **>&_c_pp, _c_bytesize, _c_Flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_pp)
 
-def cuMemHostGetDevicePointer(p, unsigned int Flags):
+def cuMemHostGetDevicePointer(p, Flags):
     """cuMemHostGetDevicePointer(p: int | Buffer | None, Flags: int)
 
     Passes back device pointer of mapped pinned memory
@@ -18029,12 +18094,14 @@ def cuMemHostGetDevicePointer(p, unsigned int Flags):
     cdef cydriver.CUdeviceptr _c_pdptr
     cdef _support.BufferRef _view_p
     cdef void* _c_p
+    cdef unsigned int _c_Flags
     _view_p.held = False
     try:
+        _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
         memset(&_c_pdptr, 0, sizeof(_c_pdptr))
         _c_p = _support.address(p, &_view_p, False, "p")
         with nogil:
-            _result = cydriver.cuMemHostGetDevicePointer(&_c_pdptr, <void *>_c_p, Flags)
+            _result = cydriver.cuMemHostGetDevicePointer(&_c_pdptr, <void *>_c_p, _c_Flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), CUdeviceptr._from(_c_pdptr))
@@ -18089,7 +18156,7 @@ def cuMemHostGetFlags(p):
     finally:
         _support.release_address(&_view_p)
 
-def cuMemAllocManaged(size_t bytesize, unsigned int flags):
+def cuMemAllocManaged(bytesize, flags):
     """cuMemAllocManaged(bytesize: int, flags: int)
 
     Allocates memory that will be automatically managed by the Unified Memory system
@@ -18204,9 +18271,13 @@ def cuMemAllocManaged(size_t bytesize, unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_bytesize
+    cdef unsigned int _c_flags
+    _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     with nogil:
-        _result = cydriver.cuMemAllocManaged(&_c_dptr, bytesize, flags)
+        _result = cydriver.cuMemAllocManaged(&_c_dptr, _c_bytesize, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdeviceptr._from(_c_dptr))
@@ -18257,13 +18328,13 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     cdef cydriver.CUasyncCallback _c_callbackFunc
     cdef bint _trampoline = False
     cdef cydriver.CUasyncCallbackHandle _c_callback
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     memset(&_c_callback, 0, sizeof(_c_callback))
-    if callbackFunc is None or isinstance(callbackFunc, CUasyncCallback):
+    if isinstance(callbackFunc, int) and callbackFunc != 0:
+        raise TypeError(f"callbackFunc: expected a callable, None, 0 or CUasyncCallback(address) for a C function, got the int {callbackFunc}")
+    if callbackFunc is None or isinstance(callbackFunc, (CUasyncCallback, int)):
         _c_callbackFunc = <cydriver.CUasyncCallback>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(callbackFunc, int):
-        raise TypeError(f"callbackFunc: expected a callable or CUasyncCallback(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cydriver.CUasyncCallback>_callback_CUasyncCallback
@@ -18305,7 +18376,7 @@ def cuDeviceUnregisterAsyncNotification(device, callback):
     cdef long long _result
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUasyncCallbackHandle _c_callback
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     _c_callback = <cydriver.CUasyncCallbackHandle>_support.handle_value(callback, CUasyncCallbackHandle, "callback")
     with nogil:
         _result = cydriver.cuDeviceUnregisterAsyncNotification(_c_device, _c_callback)
@@ -18356,7 +18427,7 @@ def cuDeviceGetByPCIBusId(pciBusId):
         return (_status(_result), None)
     return (_status(0), CUdevice._from(_c_dev))
 
-def cuDeviceGetPCIBusId(int length, dev):
+def cuDeviceGetPCIBusId(length, dev):
     """cuDeviceGetPCIBusId(length: int, dev: CUdevice | int)
 
     Returns a PCI Bus Id string for the device
@@ -18393,17 +18464,19 @@ def cuDeviceGetPCIBusId(int length, dev):
     """
     cdef long long _result
     cdef char* _c_pciBusId = NULL
+    cdef int _c_length
     cdef cydriver.CUdevice _c_dev
     try:
-        if length < 0:
-            raise ValueError(f"len cannot be negative ({length})")
-        _c_pciBusId = <char*>_support.alloc_array(length if length > 0 else 1, 1)
-        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+        _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
+        _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+        if _c_length < 0:
+            raise ValueError(f"len cannot be negative ({_c_length})")
+        _c_pciBusId = <char*>_support.alloc_array(_c_length if _c_length > 0 else 1, 1)
         with nogil:
-            _result = cydriver.cuDeviceGetPCIBusId(_c_pciBusId, length, _c_dev)
+            _result = cydriver.cuDeviceGetPCIBusId(_c_pciBusId, _c_length, _c_dev)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.c_string(_c_pciBusId, length))
+        return (_status(0), _support.c_string(_c_pciBusId, _c_length))
 
     finally:
         free(_c_pciBusId)
@@ -18576,14 +18649,14 @@ def cuIpcGetMemHandle(dptr):
     cdef long long _result
     cdef CUipcMemHandle _c_pHandle = CUipcMemHandle()
     cdef cydriver.CUdeviceptr _c_dptr
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     with nogil:
         _result = cydriver.cuIpcGetMemHandle(<cydriver.CUipcMemHandle *>_c_pHandle._ptr, _c_dptr)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_pHandle)
 
-def cuIpcOpenMemHandle(handle, unsigned int Flags):
+def cuIpcOpenMemHandle(handle, Flags):
     """cuIpcOpenMemHandle(handle: CUipcMemHandle, Flags: int)
 
     Opens an interprocess memory handle exported from another process
@@ -18650,10 +18723,12 @@ def cuIpcOpenMemHandle(handle, unsigned int Flags):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_pdptr
     cdef cydriver.CUipcMemHandle_st* _c_handle
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     memset(&_c_pdptr, 0, sizeof(_c_pdptr))
     _c_handle = <cydriver.CUipcMemHandle_st*>_support.struct_pointer_required(handle, CUipcMemHandle, "handle")
     with nogil:
-        _result = cydriver.cuIpcOpenMemHandle(&_c_pdptr, _c_handle[0], Flags)
+        _result = cydriver.cuIpcOpenMemHandle(&_c_pdptr, _c_handle[0], _c_Flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdeviceptr._from(_c_pdptr))
@@ -18700,12 +18775,12 @@ def cuIpcCloseMemHandle(dptr):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     with nogil:
         _result = cydriver.cuIpcCloseMemHandle(_c_dptr)
     return (_status(_result),)
 
-def cuMemHostRegister(p, size_t bytesize, unsigned int Flags):
+def cuMemHostRegister(p, bytesize, Flags):
     """cuMemHostRegister(p: int | Buffer | None, bytesize: int, Flags: int)
 
     Registers an existing host memory range for use by CUDA
@@ -18802,14 +18877,18 @@ def cuMemHostRegister(p, size_t bytesize, unsigned int Flags):
     cdef long long _result
     cdef _support.BufferRef _view_p
     cdef void* _c_p
+    cdef size_t _c_bytesize
+    cdef unsigned int _c_Flags
     _view_p.held = False
     try:
+        _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
+        _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
         _c_p = _support.address(p, &_view_p, False, "p")
-        if _view_p.held and <size_t>_view_p.view.len < bytesize:
+        if _view_p.held and <size_t>_view_p.view.len < _c_bytesize:
             _support.release_address(&_view_p)
-            raise ValueError(f"p holds {len(memoryview(p).cast('B'))} bytes but bytesize is {bytesize}")
+            raise ValueError(f"p holds {len(memoryview(p).cast('B'))} bytes but bytesize is {_c_bytesize}")
         with nogil:
-            _result = cydriver.cuMemHostRegister(<void *>_c_p, bytesize, Flags)
+            _result = cydriver.cuMemHostRegister(<void *>_c_p, _c_bytesize, _c_Flags)
         return (_status(_result),)
 
     finally:
@@ -18857,7 +18936,7 @@ def cuMemHostUnregister(p):
     finally:
         _support.release_address(&_view_p)
 
-def cuMemcpy(dst, src, size_t ByteCount):
+def cuMemcpy(dst, src, ByteCount):
     """cuMemcpy(dst: CUdeviceptr | int, src: CUdeviceptr | int, ByteCount: int)
 
     Copies memory
@@ -18903,13 +18982,15 @@ def cuMemcpy(dst, src, size_t ByteCount):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dst
     cdef cydriver.CUdeviceptr _c_src
-    _c_dst = ((<CUdeviceptr>dst)._value if type(dst) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dst, "dst"))
-    _c_src = ((<CUdeviceptr>src)._value if type(src) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(src, "src"))
+    cdef size_t _c_ByteCount
+    _c_dst = ((<CUdeviceptr>dst)._value if type(dst) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dst, sizeof(cydriver.CUdeviceptr), "dst"))
+    _c_src = ((<CUdeviceptr>src)._value if type(src) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(src, sizeof(cydriver.CUdeviceptr), "src"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     with nogil:
-        _result = cydriver.cuMemcpy(_c_dst, _c_src, ByteCount)
+        _result = cydriver.cuMemcpy(_c_dst, _c_src, _c_ByteCount)
     return (_status(_result),)
 
-def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, size_t ByteCount):
+def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
     """cuMemcpyPeer(dstDevice: CUdeviceptr | int, dstContext: CUcontext | int | None, srcDevice: CUdeviceptr | int, srcContext: CUcontext | int | None, ByteCount: int)
 
     Copies device memory between two contexts
@@ -18947,15 +19028,17 @@ def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, size_t ByteCount)
     cdef cydriver.CUcontext _c_dstContext
     cdef cydriver.CUdeviceptr _c_srcDevice
     cdef cydriver.CUcontext _c_srcContext
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef size_t _c_ByteCount
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_dstContext = <cydriver.CUcontext>_support.handle_value(dstContext, CUcontext, "dstContext")
-    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     _c_srcContext = <cydriver.CUcontext>_support.handle_value(srcContext, CUcontext, "srcContext")
     with nogil:
-        _result = cydriver.cuMemcpyPeer(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, ByteCount)
+        _result = cydriver.cuMemcpyPeer(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, _c_ByteCount)
     return (_status(_result),)
 
-def cuMemcpyHtoD(dstDevice, srcHost, size_t ByteCount):
+def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
     """cuMemcpyHtoD(dstDevice: CUdeviceptr | int, srcHost: int | Buffer | None, ByteCount: int)
 
     Copies memory from Host to Device
@@ -18998,21 +19081,23 @@ def cuMemcpyHtoD(dstDevice, srcHost, size_t ByteCount):
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef _support.BufferRef _view_srcHost
     cdef void* _c_srcHost
+    cdef size_t _c_ByteCount
     _view_srcHost.held = False
     try:
-        _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+        _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_srcHost = _support.address(srcHost, &_view_srcHost, False, "srcHost")
-        if _view_srcHost.held and <size_t>_view_srcHost.view.len < ByteCount:
+        if _view_srcHost.held and <size_t>_view_srcHost.view.len < _c_ByteCount:
             _support.release_address(&_view_srcHost)
-            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {ByteCount}")
+            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         with nogil:
-            _result = cydriver.cuMemcpyHtoD(_c_dstDevice, <const void *>_c_srcHost, ByteCount)
+            _result = cydriver.cuMemcpyHtoD(_c_dstDevice, <const void *>_c_srcHost, _c_ByteCount)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_srcHost)
 
-def cuMemcpyDtoH(dstHost, srcDevice, size_t ByteCount):
+def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
     """cuMemcpyDtoH(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int, ByteCount: int)
 
     Copies memory from Device to Host
@@ -19055,21 +19140,23 @@ def cuMemcpyDtoH(dstHost, srcDevice, size_t ByteCount):
     cdef _support.BufferRef _view_dstHost
     cdef void* _c_dstHost
     cdef cydriver.CUdeviceptr _c_srcDevice
+    cdef size_t _c_ByteCount
     _view_dstHost.held = False
     try:
+        _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_dstHost = _support.address(dstHost, &_view_dstHost, True, "dstHost")
-        if _view_dstHost.held and <size_t>_view_dstHost.view.len < ByteCount:
+        if _view_dstHost.held and <size_t>_view_dstHost.view.len < _c_ByteCount:
             _support.release_address(&_view_dstHost)
-            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {ByteCount}")
-        _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
+            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         with nogil:
-            _result = cydriver.cuMemcpyDtoH(<void *>_c_dstHost, _c_srcDevice, ByteCount)
+            _result = cydriver.cuMemcpyDtoH(<void *>_c_dstHost, _c_srcDevice, _c_ByteCount)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dstHost)
 
-def cuMemcpyDtoD(dstDevice, srcDevice, size_t ByteCount):
+def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):
     """cuMemcpyDtoD(dstDevice: CUdeviceptr | int, srcDevice: CUdeviceptr | int, ByteCount: int)
 
     Copies memory from Device to Device
@@ -19111,13 +19198,15 @@ def cuMemcpyDtoD(dstDevice, srcDevice, size_t ByteCount):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUdeviceptr _c_srcDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
-    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
+    cdef size_t _c_ByteCount
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     with nogil:
-        _result = cydriver.cuMemcpyDtoD(_c_dstDevice, _c_srcDevice, ByteCount)
+        _result = cydriver.cuMemcpyDtoD(_c_dstDevice, _c_srcDevice, _c_ByteCount)
     return (_status(_result),)
 
-def cuMemcpyDtoA(dstArray, size_t dstOffset, srcDevice, size_t ByteCount):
+def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
     """cuMemcpyDtoA(dstArray: CUarray | int | None, dstOffset: int, srcDevice: CUdeviceptr | int, ByteCount: int)
 
     Copies memory from Device to Array
@@ -19158,14 +19247,18 @@ def cuMemcpyDtoA(dstArray, size_t dstOffset, srcDevice, size_t ByteCount):
     """
     cdef long long _result
     cdef cydriver.CUarray _c_dstArray
+    cdef size_t _c_dstOffset
     cdef cydriver.CUdeviceptr _c_srcDevice
+    cdef size_t _c_ByteCount
+    _c_dstOffset = <size_t>_support.unsigned_arg(dstOffset, sizeof(size_t), "dstOffset")
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_dstArray = <cydriver.CUarray>_support.handle_value(dstArray, CUarray, "dstArray")
-    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     with nogil:
-        _result = cydriver.cuMemcpyDtoA(_c_dstArray, dstOffset, _c_srcDevice, ByteCount)
+        _result = cydriver.cuMemcpyDtoA(_c_dstArray, _c_dstOffset, _c_srcDevice, _c_ByteCount)
     return (_status(_result),)
 
-def cuMemcpyAtoD(dstDevice, srcArray, size_t srcOffset, size_t ByteCount):
+def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
     """cuMemcpyAtoD(dstDevice: CUdeviceptr | int, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int)
 
     Copies memory from Array to Device
@@ -19209,13 +19302,17 @@ def cuMemcpyAtoD(dstDevice, srcArray, size_t srcOffset, size_t ByteCount):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUarray _c_srcArray
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef size_t _c_srcOffset
+    cdef size_t _c_ByteCount
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_srcOffset = <size_t>_support.unsigned_arg(srcOffset, sizeof(size_t), "srcOffset")
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
     with nogil:
-        _result = cydriver.cuMemcpyAtoD(_c_dstDevice, _c_srcArray, srcOffset, ByteCount)
+        _result = cydriver.cuMemcpyAtoD(_c_dstDevice, _c_srcArray, _c_srcOffset, _c_ByteCount)
     return (_status(_result),)
 
-def cuMemcpyHtoA(dstArray, size_t dstOffset, srcHost, size_t ByteCount):
+def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
     """cuMemcpyHtoA(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | Buffer | None, ByteCount: int)
 
     Copies memory from Host to Array
@@ -19257,23 +19354,27 @@ def cuMemcpyHtoA(dstArray, size_t dstOffset, srcHost, size_t ByteCount):
     """
     cdef long long _result
     cdef cydriver.CUarray _c_dstArray
+    cdef size_t _c_dstOffset
     cdef _support.BufferRef _view_srcHost
     cdef void* _c_srcHost
+    cdef size_t _c_ByteCount
     _view_srcHost.held = False
     try:
+        _c_dstOffset = <size_t>_support.unsigned_arg(dstOffset, sizeof(size_t), "dstOffset")
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_dstArray = <cydriver.CUarray>_support.handle_value(dstArray, CUarray, "dstArray")
         _c_srcHost = _support.address(srcHost, &_view_srcHost, False, "srcHost")
-        if _view_srcHost.held and <size_t>_view_srcHost.view.len < ByteCount:
+        if _view_srcHost.held and <size_t>_view_srcHost.view.len < _c_ByteCount:
             _support.release_address(&_view_srcHost)
-            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {ByteCount}")
+            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         with nogil:
-            _result = cydriver.cuMemcpyHtoA(_c_dstArray, dstOffset, <const void *>_c_srcHost, ByteCount)
+            _result = cydriver.cuMemcpyHtoA(_c_dstArray, _c_dstOffset, <const void *>_c_srcHost, _c_ByteCount)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_srcHost)
 
-def cuMemcpyAtoH(dstHost, srcArray, size_t srcOffset, size_t ByteCount):
+def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
     """cuMemcpyAtoH(dstHost: int | Buffer | None, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int)
 
     Copies memory from Array to Host
@@ -19317,21 +19418,25 @@ def cuMemcpyAtoH(dstHost, srcArray, size_t srcOffset, size_t ByteCount):
     cdef _support.BufferRef _view_dstHost
     cdef void* _c_dstHost
     cdef cydriver.CUarray _c_srcArray
+    cdef size_t _c_srcOffset
+    cdef size_t _c_ByteCount
     _view_dstHost.held = False
     try:
+        _c_srcOffset = <size_t>_support.unsigned_arg(srcOffset, sizeof(size_t), "srcOffset")
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_dstHost = _support.address(dstHost, &_view_dstHost, True, "dstHost")
-        if _view_dstHost.held and <size_t>_view_dstHost.view.len < ByteCount:
+        if _view_dstHost.held and <size_t>_view_dstHost.view.len < _c_ByteCount:
             _support.release_address(&_view_dstHost)
-            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {ByteCount}")
+            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
         with nogil:
-            _result = cydriver.cuMemcpyAtoH(<void *>_c_dstHost, _c_srcArray, srcOffset, ByteCount)
+            _result = cydriver.cuMemcpyAtoH(<void *>_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dstHost)
 
-def cuMemcpyAtoA(dstArray, size_t dstOffset, srcArray, size_t srcOffset, size_t ByteCount):
+def cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount):
     """cuMemcpyAtoA(dstArray: CUarray | int | None, dstOffset: int, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int)
 
     Copies memory from Array to Array
@@ -19376,11 +19481,17 @@ def cuMemcpyAtoA(dstArray, size_t dstOffset, srcArray, size_t srcOffset, size_t 
     """
     cdef long long _result
     cdef cydriver.CUarray _c_dstArray
+    cdef size_t _c_dstOffset
     cdef cydriver.CUarray _c_srcArray
+    cdef size_t _c_srcOffset
+    cdef size_t _c_ByteCount
+    _c_dstOffset = <size_t>_support.unsigned_arg(dstOffset, sizeof(size_t), "dstOffset")
+    _c_srcOffset = <size_t>_support.unsigned_arg(srcOffset, sizeof(size_t), "srcOffset")
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_dstArray = <cydriver.CUarray>_support.handle_value(dstArray, CUarray, "dstArray")
     _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
     with nogil:
-        _result = cydriver.cuMemcpyAtoA(_c_dstArray, dstOffset, _c_srcArray, srcOffset, ByteCount)
+        _result = cydriver.cuMemcpyAtoA(_c_dstArray, _c_dstOffset, _c_srcArray, _c_srcOffset, _c_ByteCount)
     return (_status(_result),)
 
 def cuMemcpy2D(pCopy):
@@ -19942,7 +20053,7 @@ def cuMemcpy3DPeer(pCopy):
         _result = cydriver.cuMemcpy3DPeer(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy)
     return (_status(_result),)
 
-def cuMemcpyAsync(dst, src, size_t ByteCount, hStream):
+def cuMemcpyAsync(dst, src, ByteCount, hStream):
     """cuMemcpyAsync(dst: CUdeviceptr | int, src: CUdeviceptr | int, ByteCount: int, hStream: CUstream | int | None)
 
     Copies memory asynchronously
@@ -19993,15 +20104,17 @@ def cuMemcpyAsync(dst, src, size_t ByteCount, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dst
     cdef cydriver.CUdeviceptr _c_src
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
-    _c_dst = ((<CUdeviceptr>dst)._value if type(dst) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dst, "dst"))
-    _c_src = ((<CUdeviceptr>src)._value if type(src) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(src, "src"))
+    _c_dst = ((<CUdeviceptr>dst)._value if type(dst) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dst, sizeof(cydriver.CUdeviceptr), "dst"))
+    _c_src = ((<CUdeviceptr>src)._value if type(src) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(src, sizeof(cydriver.CUdeviceptr), "src"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemcpyAsync(_c_dst, _c_src, ByteCount, _c_hStream)
+        _result = cydriver.cuMemcpyAsync(_c_dst, _c_src, _c_ByteCount, _c_hStream)
     return (_status(_result),)
 
-def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, size_t ByteCount, hStream):
+def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream):
     """cuMemcpyPeerAsync(dstDevice: CUdeviceptr | int, dstContext: CUcontext | int | None, srcDevice: CUdeviceptr | int, srcContext: CUcontext | int | None, ByteCount: int, hStream: CUstream | int | None)
 
     Copies device memory between two contexts asynchronously.
@@ -20042,17 +20155,19 @@ def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, size_t ByteC
     cdef cydriver.CUcontext _c_dstContext
     cdef cydriver.CUdeviceptr _c_srcDevice
     cdef cydriver.CUcontext _c_srcContext
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_dstContext = <cydriver.CUcontext>_support.handle_value(dstContext, CUcontext, "dstContext")
-    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
     _c_srcContext = <cydriver.CUcontext>_support.handle_value(srcContext, CUcontext, "srcContext")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemcpyPeerAsync(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, ByteCount, _c_hStream)
+        _result = cydriver.cuMemcpyPeerAsync(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, _c_ByteCount, _c_hStream)
     return (_status(_result),)
 
-def cuMemcpyHtoDAsync(dstDevice, srcHost, size_t ByteCount, hStream):
+def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
     """cuMemcpyHtoDAsync(dstDevice: CUdeviceptr | int, srcHost: int | Buffer | None, ByteCount: int, hStream: CUstream | int | None)
 
     Copies memory from Host to Device
@@ -20100,23 +20215,25 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, size_t ByteCount, hStream):
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef _support.BufferRef _view_srcHost
     cdef void* _c_srcHost
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
     _view_srcHost.held = False
     try:
-        _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+        _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_srcHost = _support.address(srcHost, &_view_srcHost, False, "srcHost")
-        if _view_srcHost.held and <size_t>_view_srcHost.view.len < ByteCount:
+        if _view_srcHost.held and <size_t>_view_srcHost.view.len < _c_ByteCount:
             _support.release_address(&_view_srcHost)
-            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {ByteCount}")
+            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemcpyHtoDAsync(_c_dstDevice, <const void *>_c_srcHost, ByteCount, _c_hStream)
+            _result = cydriver.cuMemcpyHtoDAsync(_c_dstDevice, <const void *>_c_srcHost, _c_ByteCount, _c_hStream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_srcHost)
 
-def cuMemcpyDtoHAsync(dstHost, srcDevice, size_t ByteCount, hStream):
+def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
     """cuMemcpyDtoHAsync(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int, ByteCount: int, hStream: CUstream | int | None)
 
     Copies memory from Device to Host
@@ -20164,23 +20281,25 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, size_t ByteCount, hStream):
     cdef _support.BufferRef _view_dstHost
     cdef void* _c_dstHost
     cdef cydriver.CUdeviceptr _c_srcDevice
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
     _view_dstHost.held = False
     try:
+        _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_dstHost = _support.address(dstHost, &_view_dstHost, True, "dstHost")
-        if _view_dstHost.held and <size_t>_view_dstHost.view.len < ByteCount:
+        if _view_dstHost.held and <size_t>_view_dstHost.view.len < _c_ByteCount:
             _support.release_address(&_view_dstHost)
-            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {ByteCount}")
-        _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
+            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemcpyDtoHAsync(<void *>_c_dstHost, _c_srcDevice, ByteCount, _c_hStream)
+            _result = cydriver.cuMemcpyDtoHAsync(<void *>_c_dstHost, _c_srcDevice, _c_ByteCount, _c_hStream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dstHost)
 
-def cuMemcpyDtoDAsync(dstDevice, srcDevice, size_t ByteCount, hStream):
+def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):
     """cuMemcpyDtoDAsync(dstDevice: CUdeviceptr | int, srcDevice: CUdeviceptr | int, ByteCount: int, hStream: CUstream | int | None)
 
     Copies memory from Device to Device
@@ -20227,15 +20346,17 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, size_t ByteCount, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
     cdef cydriver.CUdeviceptr _c_srcDevice
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
-    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcDevice, "srcDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_srcDevice = ((<CUdeviceptr>srcDevice)._value if type(srcDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcDevice, sizeof(cydriver.CUdeviceptr), "srcDevice"))
+    _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemcpyDtoDAsync(_c_dstDevice, _c_srcDevice, ByteCount, _c_hStream)
+        _result = cydriver.cuMemcpyDtoDAsync(_c_dstDevice, _c_srcDevice, _c_ByteCount, _c_hStream)
     return (_status(_result),)
 
-def cuMemcpyHtoAAsync(dstArray, size_t dstOffset, srcHost, size_t ByteCount, hStream):
+def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
     """cuMemcpyHtoAAsync(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | Buffer | None, ByteCount: int, hStream: CUstream | int | None)
 
     Copies memory from Host to Array
@@ -20282,25 +20403,29 @@ def cuMemcpyHtoAAsync(dstArray, size_t dstOffset, srcHost, size_t ByteCount, hSt
     """
     cdef long long _result
     cdef cydriver.CUarray _c_dstArray
+    cdef size_t _c_dstOffset
     cdef _support.BufferRef _view_srcHost
     cdef void* _c_srcHost
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
     _view_srcHost.held = False
     try:
+        _c_dstOffset = <size_t>_support.unsigned_arg(dstOffset, sizeof(size_t), "dstOffset")
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_dstArray = <cydriver.CUarray>_support.handle_value(dstArray, CUarray, "dstArray")
         _c_srcHost = _support.address(srcHost, &_view_srcHost, False, "srcHost")
-        if _view_srcHost.held and <size_t>_view_srcHost.view.len < ByteCount:
+        if _view_srcHost.held and <size_t>_view_srcHost.view.len < _c_ByteCount:
             _support.release_address(&_view_srcHost)
-            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {ByteCount}")
+            raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemcpyHtoAAsync(_c_dstArray, dstOffset, <const void *>_c_srcHost, ByteCount, _c_hStream)
+            _result = cydriver.cuMemcpyHtoAAsync(_c_dstArray, _c_dstOffset, <const void *>_c_srcHost, _c_ByteCount, _c_hStream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_srcHost)
 
-def cuMemcpyAtoHAsync(dstHost, srcArray, size_t srcOffset, size_t ByteCount, hStream):
+def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
     """cuMemcpyAtoHAsync(dstHost: int | Buffer | None, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int, hStream: CUstream | int | None)
 
     Copies memory from Array to Host
@@ -20349,17 +20474,21 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, size_t srcOffset, size_t ByteCount, hSt
     cdef _support.BufferRef _view_dstHost
     cdef void* _c_dstHost
     cdef cydriver.CUarray _c_srcArray
+    cdef size_t _c_srcOffset
+    cdef size_t _c_ByteCount
     cdef cydriver.CUstream _c_hStream
     _view_dstHost.held = False
     try:
+        _c_srcOffset = <size_t>_support.unsigned_arg(srcOffset, sizeof(size_t), "srcOffset")
+        _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
         _c_dstHost = _support.address(dstHost, &_view_dstHost, True, "dstHost")
-        if _view_dstHost.held and <size_t>_view_dstHost.view.len < ByteCount:
+        if _view_dstHost.held and <size_t>_view_dstHost.view.len < _c_ByteCount:
             _support.release_address(&_view_dstHost)
-            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {ByteCount}")
+            raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemcpyAtoHAsync(<void *>_c_dstHost, _c_srcArray, srcOffset, ByteCount, _c_hStream)
+            _result = cydriver.cuMemcpyAtoHAsync(<void *>_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount, _c_hStream)
         return (_status(_result),)
 
     finally:
@@ -20770,7 +20899,7 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
         _result = cydriver.cuMemcpy3DPeerAsync(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy, _c_hStream)
     return (_status(_result),)
 
-def cuMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size_t numAttrs, hStream):
+def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream):
     """cuMemcpyBatchAsync(dsts: Sequence[CUdeviceptr | int] | None, srcs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, attrs: Sequence[CUmemcpyAttributes] | None, attrsIdxs: Sequence[int] | None, numAttrs: int, hStream: CUstream | int | None)
 
     Performs a batch of memory copies asynchronously.
@@ -20849,40 +20978,44 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size_t
     cdef Py_ssize_t _i_srcs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
     cdef cydriver.CUmemcpyAttributes_st* _c_attrs = NULL
     cdef Py_ssize_t _i_attrs
     cdef size_t* _c_attrsIdxs = NULL
     cdef Py_ssize_t _i_attrsIdxs
+    cdef size_t _c_numAttrs
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(dsts, count, "dsts", "count")
-        if count > 0:
-            _c_dsts = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
-            for _i_dsts in range(count):
-                _c_dsts[_i_dsts] = ((<CUdeviceptr>dsts[_i_dsts])._value if type(dsts[_i_dsts]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dsts[_i_dsts], "dsts"))
-        _support.check_count(srcs, count, "srcs", "count")
-        if count > 0:
-            _c_srcs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
-            for _i_srcs in range(count):
-                _c_srcs[_i_srcs] = ((<CUdeviceptr>srcs[_i_srcs])._value if type(srcs[_i_srcs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(srcs[_i_srcs], "srcs"))
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
-        _support.check_count(attrs, numAttrs, "attrs", "numAttrs")
-        if numAttrs > 0:
-            _c_attrs = <cydriver.CUmemcpyAttributes_st*>_support.alloc_array(numAttrs, sizeof(cydriver.CUmemcpyAttributes_st))
-            for _i_attrs in range(numAttrs):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_numAttrs = <size_t>_support.unsigned_arg(numAttrs, sizeof(size_t), "numAttrs")
+        _support.check_list(dsts, _c_count, "dsts", "count", "CUdeviceptr")
+        if _c_count > 0:
+            _c_dsts = <cydriver.CUdeviceptr*>_support.alloc_array(_c_count, sizeof(cydriver.CUdeviceptr))
+            for _i_dsts in range(_c_count):
+                _c_dsts[_i_dsts] = ((<CUdeviceptr>dsts[_i_dsts])._value if type(dsts[_i_dsts]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dsts[_i_dsts], sizeof(cydriver.CUdeviceptr), "dsts"))
+        _support.check_list(srcs, _c_count, "srcs", "count", "CUdeviceptr")
+        if _c_count > 0:
+            _c_srcs = <cydriver.CUdeviceptr*>_support.alloc_array(_c_count, sizeof(cydriver.CUdeviceptr))
+            for _i_srcs in range(_c_count):
+                _c_srcs[_i_srcs] = ((<CUdeviceptr>srcs[_i_srcs])._value if type(srcs[_i_srcs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(srcs[_i_srcs], sizeof(cydriver.CUdeviceptr), "srcs"))
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
+        _support.check_list(attrs, _c_numAttrs, "attrs", "numAttrs", "CUmemcpyAttributes")
+        if _c_numAttrs > 0:
+            _c_attrs = <cydriver.CUmemcpyAttributes_st*>_support.alloc_array(_c_numAttrs, sizeof(cydriver.CUmemcpyAttributes_st))
+            for _i_attrs in range(_c_numAttrs):
                 memcpy(&_c_attrs[_i_attrs], _support.struct_pointer_required(attrs[_i_attrs], CUmemcpyAttributes, "attrs"), sizeof(cydriver.CUmemcpyAttributes_st))
-        _support.check_count(attrsIdxs, numAttrs, "attrsIdxs", "numAttrs")
-        if numAttrs > 0:
-            _c_attrsIdxs = <size_t*>_support.alloc_array(numAttrs, sizeof(size_t))
-            for _i_attrsIdxs in range(numAttrs):
-                _c_attrsIdxs[_i_attrsIdxs] = <size_t>_support.as_int(attrsIdxs[_i_attrsIdxs], "attrsIdxs")
+        _support.check_list(attrsIdxs, _c_numAttrs, "attrsIdxs", "numAttrs", "ints")
+        if _c_numAttrs > 0:
+            _c_attrsIdxs = <size_t*>_support.alloc_array(_c_numAttrs, sizeof(size_t))
+            for _i_attrsIdxs in range(_c_numAttrs):
+                _c_attrsIdxs[_i_attrsIdxs] = <size_t>_support.unsigned_arg(attrsIdxs[_i_attrsIdxs], sizeof(size_t), "attrsIdxs")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemcpyBatchAsync(<cydriver.CUdeviceptr *>_c_dsts, <cydriver.CUdeviceptr *>_c_srcs, <size_t *>_c_sizes, count, <cydriver.CUmemcpyAttributes *>_c_attrs, <size_t *>_c_attrsIdxs, numAttrs, _c_hStream)
+            _result = cydriver.cuMemcpyBatchAsync(<cydriver.CUdeviceptr *>_c_dsts, <cydriver.CUdeviceptr *>_c_srcs, <size_t *>_c_sizes, _c_count, <cydriver.CUmemcpyAttributes *>_c_attrs, <size_t *>_c_attrsIdxs, _c_numAttrs, _c_hStream)
         return (_status(_result),)
 
     finally:
@@ -20892,7 +21025,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size_t
         free(_c_attrs)
         free(_c_attrsIdxs)
 
-def cuMemcpy3DBatchAsync(size_t numOps, opList, unsigned long long flags, hStream):
+def cuMemcpy3DBatchAsync(numOps, opList, flags, hStream):
     """cuMemcpy3DBatchAsync(numOps: int, opList: Sequence[CUDA_MEMCPY3D_BATCH_OP] | None, flags: int, hStream: CUstream | int | None)
 
     Performs a batch of 3D memory copies asynchronously.
@@ -20961,24 +21094,28 @@ def cuMemcpy3DBatchAsync(size_t numOps, opList, unsigned long long flags, hStrea
     C function: cuMemcpy3DBatchAsync (cuda.h)
     """
     cdef long long _result
+    cdef size_t _c_numOps
     cdef cydriver.CUDA_MEMCPY3D_BATCH_OP_st* _c_opList = NULL
     cdef Py_ssize_t _i_opList
+    cdef unsigned long long _c_flags
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(opList, numOps, "opList", "numOps")
-        if numOps > 0:
-            _c_opList = <cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>_support.alloc_array(numOps, sizeof(cydriver.CUDA_MEMCPY3D_BATCH_OP_st))
-            for _i_opList in range(numOps):
+        _c_numOps = <size_t>_support.unsigned_arg(numOps, sizeof(size_t), "numOps")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(opList, _c_numOps, "opList", "numOps", "CUDA_MEMCPY3D_BATCH_OP")
+        if _c_numOps > 0:
+            _c_opList = <cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>_support.alloc_array(_c_numOps, sizeof(cydriver.CUDA_MEMCPY3D_BATCH_OP_st))
+            for _i_opList in range(_c_numOps):
                 memcpy(&_c_opList[_i_opList], _support.struct_pointer_required(opList[_i_opList], CUDA_MEMCPY3D_BATCH_OP, "opList"), sizeof(cydriver.CUDA_MEMCPY3D_BATCH_OP_st))
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemcpy3DBatchAsync(numOps, <cydriver.CUDA_MEMCPY3D_BATCH_OP *>_c_opList, flags, _c_hStream)
+            _result = cydriver.cuMemcpy3DBatchAsync(_c_numOps, <cydriver.CUDA_MEMCPY3D_BATCH_OP *>_c_opList, _c_flags, _c_hStream)
         return (_status(_result),)
 
     finally:
         free(_c_opList)
 
-def cuMemsetD8(dstDevice, unsigned char uc, size_t N):
+def cuMemsetD8(dstDevice, uc, N):
     """cuMemsetD8(dstDevice: CUdeviceptr | int, uc: int, N: int)
 
     Initializes device memory
@@ -21018,12 +21155,16 @@ def cuMemsetD8(dstDevice, unsigned char uc, size_t N):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef unsigned char _c_uc
+    cdef size_t _c_N
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_uc = <unsigned char>_support.unsigned_arg(uc, sizeof(unsigned char), "uc")
+    _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     with nogil:
-        _result = cydriver.cuMemsetD8(_c_dstDevice, uc, N)
+        _result = cydriver.cuMemsetD8(_c_dstDevice, _c_uc, _c_N)
     return (_status(_result),)
 
-def cuMemsetD16(dstDevice, unsigned short us, size_t N):
+def cuMemsetD16(dstDevice, us, N):
     """cuMemsetD16(dstDevice: CUdeviceptr | int, us: int, N: int)
 
     Initializes device memory
@@ -21063,12 +21204,16 @@ def cuMemsetD16(dstDevice, unsigned short us, size_t N):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef unsigned short _c_us
+    cdef size_t _c_N
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_us = <unsigned short>_support.unsigned_arg(us, sizeof(unsigned short), "us")
+    _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     with nogil:
-        _result = cydriver.cuMemsetD16(_c_dstDevice, us, N)
+        _result = cydriver.cuMemsetD16(_c_dstDevice, _c_us, _c_N)
     return (_status(_result),)
 
-def cuMemsetD32(dstDevice, unsigned int ui, size_t N):
+def cuMemsetD32(dstDevice, ui, N):
     """cuMemsetD32(dstDevice: CUdeviceptr | int, ui: int, N: int)
 
     Initializes device memory
@@ -21108,12 +21253,16 @@ def cuMemsetD32(dstDevice, unsigned int ui, size_t N):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef unsigned int _c_ui
+    cdef size_t _c_N
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_ui = <unsigned int>_support.unsigned_arg(ui, sizeof(unsigned int), "ui")
+    _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     with nogil:
-        _result = cydriver.cuMemsetD32(_c_dstDevice, ui, N)
+        _result = cydriver.cuMemsetD32(_c_dstDevice, _c_ui, _c_N)
     return (_status(_result),)
 
-def cuMemsetD2D8(dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height):
+def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
     """cuMemsetD2D8(dstDevice: CUdeviceptr | int, dstPitch: int, uc: int, Width: int, Height: int)
 
     Initializes device memory
@@ -21158,12 +21307,20 @@ def cuMemsetD2D8(dstDevice, size_t dstPitch, unsigned char uc, size_t Width, siz
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef size_t _c_dstPitch
+    cdef unsigned char _c_uc
+    cdef size_t _c_Width
+    cdef size_t _c_Height
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_dstPitch = <size_t>_support.unsigned_arg(dstPitch, sizeof(size_t), "dstPitch")
+    _c_uc = <unsigned char>_support.unsigned_arg(uc, sizeof(unsigned char), "uc")
+    _c_Width = <size_t>_support.unsigned_arg(Width, sizeof(size_t), "Width")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     with nogil:
-        _result = cydriver.cuMemsetD2D8(_c_dstDevice, dstPitch, uc, Width, Height)
+        _result = cydriver.cuMemsetD2D8(_c_dstDevice, _c_dstPitch, _c_uc, _c_Width, _c_Height)
     return (_status(_result),)
 
-def cuMemsetD2D16(dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height):
+def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
     """cuMemsetD2D16(dstDevice: CUdeviceptr | int, dstPitch: int, us: int, Width: int, Height: int)
 
     Initializes device memory
@@ -21209,12 +21366,20 @@ def cuMemsetD2D16(dstDevice, size_t dstPitch, unsigned short us, size_t Width, s
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef size_t _c_dstPitch
+    cdef unsigned short _c_us
+    cdef size_t _c_Width
+    cdef size_t _c_Height
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_dstPitch = <size_t>_support.unsigned_arg(dstPitch, sizeof(size_t), "dstPitch")
+    _c_us = <unsigned short>_support.unsigned_arg(us, sizeof(unsigned short), "us")
+    _c_Width = <size_t>_support.unsigned_arg(Width, sizeof(size_t), "Width")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     with nogil:
-        _result = cydriver.cuMemsetD2D16(_c_dstDevice, dstPitch, us, Width, Height)
+        _result = cydriver.cuMemsetD2D16(_c_dstDevice, _c_dstPitch, _c_us, _c_Width, _c_Height)
     return (_status(_result),)
 
-def cuMemsetD2D32(dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height):
+def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
     """cuMemsetD2D32(dstDevice: CUdeviceptr | int, dstPitch: int, ui: int, Width: int, Height: int)
 
     Initializes device memory
@@ -21260,12 +21425,20 @@ def cuMemsetD2D32(dstDevice, size_t dstPitch, unsigned int ui, size_t Width, siz
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    cdef size_t _c_dstPitch
+    cdef unsigned int _c_ui
+    cdef size_t _c_Width
+    cdef size_t _c_Height
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_dstPitch = <size_t>_support.unsigned_arg(dstPitch, sizeof(size_t), "dstPitch")
+    _c_ui = <unsigned int>_support.unsigned_arg(ui, sizeof(unsigned int), "ui")
+    _c_Width = <size_t>_support.unsigned_arg(Width, sizeof(size_t), "Width")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     with nogil:
-        _result = cydriver.cuMemsetD2D32(_c_dstDevice, dstPitch, ui, Width, Height)
+        _result = cydriver.cuMemsetD2D32(_c_dstDevice, _c_dstPitch, _c_ui, _c_Width, _c_Height)
     return (_status(_result),)
 
-def cuMemsetD8Async(dstDevice, unsigned char uc, size_t N, hStream):
+def cuMemsetD8Async(dstDevice, uc, N, hStream):
     """cuMemsetD8Async(dstDevice: CUdeviceptr | int, uc: int, N: int, hStream: CUstream | int | None)
 
     Sets device memory
@@ -21307,14 +21480,18 @@ def cuMemsetD8Async(dstDevice, unsigned char uc, size_t N, hStream):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
+    cdef unsigned char _c_uc
+    cdef size_t _c_N
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_uc = <unsigned char>_support.unsigned_arg(uc, sizeof(unsigned char), "uc")
+    _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemsetD8Async(_c_dstDevice, uc, N, _c_hStream)
+        _result = cydriver.cuMemsetD8Async(_c_dstDevice, _c_uc, _c_N, _c_hStream)
     return (_status(_result),)
 
-def cuMemsetD16Async(dstDevice, unsigned short us, size_t N, hStream):
+def cuMemsetD16Async(dstDevice, us, N, hStream):
     """cuMemsetD16Async(dstDevice: CUdeviceptr | int, us: int, N: int, hStream: CUstream | int | None)
 
     Sets device memory
@@ -21356,14 +21533,18 @@ def cuMemsetD16Async(dstDevice, unsigned short us, size_t N, hStream):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
+    cdef unsigned short _c_us
+    cdef size_t _c_N
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_us = <unsigned short>_support.unsigned_arg(us, sizeof(unsigned short), "us")
+    _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemsetD16Async(_c_dstDevice, us, N, _c_hStream)
+        _result = cydriver.cuMemsetD16Async(_c_dstDevice, _c_us, _c_N, _c_hStream)
     return (_status(_result),)
 
-def cuMemsetD32Async(dstDevice, unsigned int ui, size_t N, hStream):
+def cuMemsetD32Async(dstDevice, ui, N, hStream):
     """cuMemsetD32Async(dstDevice: CUdeviceptr | int, ui: int, N: int, hStream: CUstream | int | None)
 
     Sets device memory
@@ -21404,14 +21585,18 @@ def cuMemsetD32Async(dstDevice, unsigned int ui, size_t N, hStream):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
+    cdef unsigned int _c_ui
+    cdef size_t _c_N
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_ui = <unsigned int>_support.unsigned_arg(ui, sizeof(unsigned int), "ui")
+    _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemsetD32Async(_c_dstDevice, ui, N, _c_hStream)
+        _result = cydriver.cuMemsetD32Async(_c_dstDevice, _c_ui, _c_N, _c_hStream)
     return (_status(_result),)
 
-def cuMemsetD2D8Async(dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, hStream):
+def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
     """cuMemsetD2D8Async(dstDevice: CUdeviceptr | int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | int | None)
 
     Sets device memory
@@ -21458,14 +21643,22 @@ def cuMemsetD2D8Async(dstDevice, size_t dstPitch, unsigned char uc, size_t Width
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
+    cdef size_t _c_dstPitch
+    cdef unsigned char _c_uc
+    cdef size_t _c_Width
+    cdef size_t _c_Height
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_dstPitch = <size_t>_support.unsigned_arg(dstPitch, sizeof(size_t), "dstPitch")
+    _c_uc = <unsigned char>_support.unsigned_arg(uc, sizeof(unsigned char), "uc")
+    _c_Width = <size_t>_support.unsigned_arg(Width, sizeof(size_t), "Width")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemsetD2D8Async(_c_dstDevice, dstPitch, uc, Width, Height, _c_hStream)
+        _result = cydriver.cuMemsetD2D8Async(_c_dstDevice, _c_dstPitch, _c_uc, _c_Width, _c_Height, _c_hStream)
     return (_status(_result),)
 
-def cuMemsetD2D16Async(dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, hStream):
+def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
     """cuMemsetD2D16Async(dstDevice: CUdeviceptr | int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | int | None)
 
     Sets device memory
@@ -21513,14 +21706,22 @@ def cuMemsetD2D16Async(dstDevice, size_t dstPitch, unsigned short us, size_t Wid
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
+    cdef size_t _c_dstPitch
+    cdef unsigned short _c_us
+    cdef size_t _c_Width
+    cdef size_t _c_Height
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_dstPitch = <size_t>_support.unsigned_arg(dstPitch, sizeof(size_t), "dstPitch")
+    _c_us = <unsigned short>_support.unsigned_arg(us, sizeof(unsigned short), "us")
+    _c_Width = <size_t>_support.unsigned_arg(Width, sizeof(size_t), "Width")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemsetD2D16Async(_c_dstDevice, dstPitch, us, Width, Height, _c_hStream)
+        _result = cydriver.cuMemsetD2D16Async(_c_dstDevice, _c_dstPitch, _c_us, _c_Width, _c_Height, _c_hStream)
     return (_status(_result),)
 
-def cuMemsetD2D32Async(dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, hStream):
+def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
     """cuMemsetD2D32Async(dstDevice: CUdeviceptr | int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | int | None)
 
     Sets device memory
@@ -21568,11 +21769,19 @@ def cuMemsetD2D32Async(dstDevice, size_t dstPitch, unsigned int ui, size_t Width
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dstDevice
+    cdef size_t _c_dstPitch
+    cdef unsigned int _c_ui
+    cdef size_t _c_Width
+    cdef size_t _c_Height
     cdef cydriver.CUstream _c_hStream
-    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dstDevice, "dstDevice"))
+    _c_dstDevice = ((<CUdeviceptr>dstDevice)._value if type(dstDevice) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dstDevice, sizeof(cydriver.CUdeviceptr), "dstDevice"))
+    _c_dstPitch = <size_t>_support.unsigned_arg(dstPitch, sizeof(size_t), "dstPitch")
+    _c_ui = <unsigned int>_support.unsigned_arg(ui, sizeof(unsigned int), "ui")
+    _c_Width = <size_t>_support.unsigned_arg(Width, sizeof(size_t), "Width")
+    _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemsetD2D32Async(_c_dstDevice, dstPitch, ui, Width, Height, _c_hStream)
+        _result = cydriver.cuMemsetD2D32Async(_c_dstDevice, _c_dstPitch, _c_ui, _c_Width, _c_Height, _c_hStream)
     return (_status(_result),)
 
 def cuArrayCreate(pAllocateArray):
@@ -21888,8 +22097,8 @@ def cuArrayGetMemoryRequirements(array, device):
     cdef CUDA_ARRAY_MEMORY_REQUIREMENTS _c_memoryRequirements = CUDA_ARRAY_MEMORY_REQUIREMENTS()
     cdef cydriver.CUarray _c_array
     cdef cydriver.CUdevice _c_device
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     _c_array = <cydriver.CUarray>_support.handle_value(array, CUarray, "array")
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     with nogil:
         _result = cydriver.cuArrayGetMemoryRequirements(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS *>_c_memoryRequirements._ptr, _c_array, _c_device)
     if _result != 0:
@@ -21927,15 +22136,15 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap, device):
     cdef CUDA_ARRAY_MEMORY_REQUIREMENTS _c_memoryRequirements = CUDA_ARRAY_MEMORY_REQUIREMENTS()
     cdef cydriver.CUmipmappedArray _c_mipmap
     cdef cydriver.CUdevice _c_device
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     _c_mipmap = <cydriver.CUmipmappedArray>_support.handle_value(mipmap, CUmipmappedArray, "mipmap")
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     with nogil:
         _result = cydriver.cuMipmappedArrayGetMemoryRequirements(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS *>_c_memoryRequirements._ptr, _c_mipmap, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_memoryRequirements)
 
-def cuArrayGetPlane(hArray, unsigned int planeIdx):
+def cuArrayGetPlane(hArray, planeIdx):
     """cuArrayGetPlane(hArray: CUarray | int | None, planeIdx: int)
 
     Gets a CUDA array plane from a CUDA array
@@ -21974,10 +22183,12 @@ def cuArrayGetPlane(hArray, unsigned int planeIdx):
     cdef long long _result
     cdef cydriver.CUarray _c_pPlaneArray
     cdef cydriver.CUarray _c_hArray
+    cdef unsigned int _c_planeIdx
+    _c_planeIdx = <unsigned int>_support.unsigned_arg(planeIdx, sizeof(unsigned int), "planeIdx")
     memset(&_c_pPlaneArray, 0, sizeof(_c_pPlaneArray))
     _c_hArray = <cydriver.CUarray>_support.handle_value(hArray, CUarray, "hArray")
     with nogil:
-        _result = cydriver.cuArrayGetPlane(&_c_pPlaneArray, _c_hArray, planeIdx)
+        _result = cydriver.cuArrayGetPlane(&_c_pPlaneArray, _c_hArray, _c_planeIdx)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUarray(<void*>_c_pPlaneArray))
@@ -22311,7 +22522,7 @@ def cuArray3DGetDescriptor(hArray):
         return (_status(_result), None)
     return (_status(0), _c_pArrayDescriptor)
 
-def cuMipmappedArrayCreate(pMipmappedArrayDesc, unsigned int numMipmapLevels):
+def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels):
     """cuMipmappedArrayCreate(pMipmappedArrayDesc: Optional[CUDA_ARRAY3D_DESCRIPTOR], numMipmapLevels: int)
 
     Creates a CUDA mipmapped array
@@ -22501,15 +22712,17 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc, unsigned int numMipmapLevels):
     cdef long long _result
     cdef cydriver.CUmipmappedArray _c_pHandle
     cdef void* _c_pMipmappedArrayDesc
+    cdef unsigned int _c_numMipmapLevels
+    _c_numMipmapLevels = <unsigned int>_support.unsigned_arg(numMipmapLevels, sizeof(unsigned int), "numMipmapLevels")
     memset(&_c_pHandle, 0, sizeof(_c_pHandle))
     _c_pMipmappedArrayDesc = _support.struct_pointer(pMipmappedArrayDesc, CUDA_ARRAY3D_DESCRIPTOR, "pMipmappedArrayDesc")
     with nogil:
-        _result = cydriver.cuMipmappedArrayCreate(&_c_pHandle, <const cydriver.CUDA_ARRAY3D_DESCRIPTOR *>_c_pMipmappedArrayDesc, numMipmapLevels)
+        _result = cydriver.cuMipmappedArrayCreate(&_c_pHandle, <const cydriver.CUDA_ARRAY3D_DESCRIPTOR *>_c_pMipmappedArrayDesc, _c_numMipmapLevels)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUmipmappedArray(<void*>_c_pHandle))
 
-def cuMipmappedArrayGetLevel(hMipmappedArray, unsigned int level):
+def cuMipmappedArrayGetLevel(hMipmappedArray, level):
     """cuMipmappedArrayGetLevel(hMipmappedArray: CUmipmappedArray | int | None, level: int)
 
     Gets a mipmap level of a CUDA mipmapped array
@@ -22545,10 +22758,12 @@ def cuMipmappedArrayGetLevel(hMipmappedArray, unsigned int level):
     cdef long long _result
     cdef cydriver.CUarray _c_pLevelArray
     cdef cydriver.CUmipmappedArray _c_hMipmappedArray
+    cdef unsigned int _c_level
+    _c_level = <unsigned int>_support.unsigned_arg(level, sizeof(unsigned int), "level")
     memset(&_c_pLevelArray, 0, sizeof(_c_pLevelArray))
     _c_hMipmappedArray = <cydriver.CUmipmappedArray>_support.handle_value(hMipmappedArray, CUmipmappedArray, "hMipmappedArray")
     with nogil:
-        _result = cydriver.cuMipmappedArrayGetLevel(&_c_pLevelArray, _c_hMipmappedArray, level)
+        _result = cydriver.cuMipmappedArrayGetLevel(&_c_pLevelArray, _c_hMipmappedArray, _c_level)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUarray(<void*>_c_pLevelArray))
@@ -22588,7 +22803,7 @@ def cuMipmappedArrayDestroy(hMipmappedArray):
         _result = cydriver.cuMipmappedArrayDestroy(_c_hMipmappedArray)
     return (_status(_result),)
 
-def cuMemGetHandleForAddressRange(dptr, size_t size, handleType, unsigned long long flags):
+def cuMemGetHandleForAddressRange(dptr, size, handleType, flags):
     """cuMemGetHandleForAddressRange(dptr: CUdeviceptr | int, size: int, handleType: CUmemRangeHandleType | int, flags: int)
 
     Retrieve handle for an address range
@@ -22641,17 +22856,21 @@ def cuMemGetHandleForAddressRange(dptr, size_t size, handleType, unsigned long l
     cdef long long _result
     cdef _support.TypedValue _c_handle
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_size
     cdef cydriver.CUmemRangeHandleType _c_handleType
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
+    cdef unsigned long long _c_flags
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     _c_handleType = <cydriver.CUmemRangeHandleType><long long>_support.as_int(handleType, "handleType")
     _c_handle = _typed_value("CUmemRangeHandleType", handleType, None, "handle", 0)
     with nogil:
-        _result = cydriver.cuMemGetHandleForAddressRange(<void *>_c_handle.ptr, _c_dptr, size, _c_handleType, flags)
+        _result = cydriver.cuMemGetHandleForAddressRange(<void *>_c_handle.ptr, _c_dptr, _c_size, _c_handleType, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_handle.value())
 
-def cuMemBatchDecompressAsync(paramsArray, size_t count, unsigned int flags, stream):
+def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
     """cuMemBatchDecompressAsync(paramsArray: Sequence[CUmemDecompressParams] | None, count: int, flags: int, stream: CUstream | int | None)
 
     Submit a batch of count independent decompression operations.
@@ -22717,18 +22936,22 @@ def cuMemBatchDecompressAsync(paramsArray, size_t count, unsigned int flags, str
     cdef long long _result
     cdef cydriver.CUmemDecompressParams_st* _c_paramsArray = NULL
     cdef Py_ssize_t _i_paramsArray
+    cdef size_t _c_count
+    cdef unsigned int _c_flags
     cdef size_t _c_errorIndex
     cdef cydriver.CUstream _c_stream
     try:
-        _support.check_count(paramsArray, count, "paramsArray", "count")
-        if count > 0:
-            _c_paramsArray = <cydriver.CUmemDecompressParams_st*>_support.alloc_array(count, sizeof(cydriver.CUmemDecompressParams_st))
-            for _i_paramsArray in range(count):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+        _support.check_list(paramsArray, _c_count, "paramsArray", "count", "CUmemDecompressParams")
+        if _c_count > 0:
+            _c_paramsArray = <cydriver.CUmemDecompressParams_st*>_support.alloc_array(_c_count, sizeof(cydriver.CUmemDecompressParams_st))
+            for _i_paramsArray in range(_c_count):
                 memcpy(&_c_paramsArray[_i_paramsArray], _support.struct_pointer_required(paramsArray[_i_paramsArray], CUmemDecompressParams, "paramsArray"), sizeof(cydriver.CUmemDecompressParams_st))
         memset(&_c_errorIndex, 0, sizeof(_c_errorIndex))
         _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
         with nogil:
-            _result = cydriver.cuMemBatchDecompressAsync(<cydriver.CUmemDecompressParams *>_c_paramsArray, count, flags, &_c_errorIndex, _c_stream)
+            _result = cydriver.cuMemBatchDecompressAsync(<cydriver.CUmemDecompressParams *>_c_paramsArray, _c_count, _c_flags, &_c_errorIndex, _c_stream)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_errorIndex)
@@ -22736,7 +22959,7 @@ def cuMemBatchDecompressAsync(paramsArray, size_t count, unsigned int flags, str
     finally:
         free(_c_paramsArray)
 
-def cuMemAddressReserve(size_t size, size_t alignment, addr, unsigned long long flags):
+def cuMemAddressReserve(size, alignment, addr, flags):
     """cuMemAddressReserve(size: int, alignment: int, addr: CUdeviceptr | int, flags: int)
 
     Allocate an address range reservation. 
@@ -22770,16 +22993,22 @@ def cuMemAddressReserve(size_t size, size_t alignment, addr, unsigned long long 
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
+    cdef size_t _c_size
+    cdef size_t _c_alignment
     cdef cydriver.CUdeviceptr _c_addr
+    cdef unsigned long long _c_flags
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_alignment = <size_t>_support.unsigned_arg(alignment, sizeof(size_t), "alignment")
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(addr, sizeof(cydriver.CUdeviceptr), "addr"))
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     memset(&_c_ptr, 0, sizeof(_c_ptr))
-    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
     with nogil:
-        _result = cydriver.cuMemAddressReserve(&_c_ptr, size, alignment, _c_addr, flags)
+        _result = cydriver.cuMemAddressReserve(&_c_ptr, _c_size, _c_alignment, _c_addr, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdeviceptr._from(_c_ptr))
 
-def cuMemAddressFree(ptr, size_t size):
+def cuMemAddressFree(ptr, size):
     """cuMemAddressFree(ptr: CUdeviceptr | int, size: int)
 
     Free an address range reservation.
@@ -22805,12 +23034,14 @@ def cuMemAddressFree(ptr, size_t size):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
+    cdef size_t _c_size
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
-        _result = cydriver.cuMemAddressFree(_c_ptr, size)
+        _result = cydriver.cuMemAddressFree(_c_ptr, _c_size)
     return (_status(_result),)
 
-def cuMemCreate(size_t size, prop, unsigned long long flags):
+def cuMemCreate(size, prop, flags):
     """cuMemCreate(size: int, prop: Optional[CUmemAllocationProp], flags: int)
 
     Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
@@ -22881,11 +23112,15 @@ def cuMemCreate(size_t size, prop, unsigned long long flags):
     """
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
+    cdef size_t _c_size
     cdef void* _c_prop
+    cdef unsigned long long _c_flags
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     memset(&_c_handle, 0, sizeof(_c_handle))
     _c_prop = _support.struct_pointer(prop, CUmemAllocationProp, "prop")
     with nogil:
-        _result = cydriver.cuMemCreate(&_c_handle, size, <const cydriver.CUmemAllocationProp *>_c_prop, flags)
+        _result = cydriver.cuMemCreate(&_c_handle, _c_size, <const cydriver.CUmemAllocationProp *>_c_prop, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUmemGenericAllocationHandle._from(_c_handle))
@@ -22922,12 +23157,12 @@ def cuMemRelease(handle):
     """
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
-    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
     with nogil:
         _result = cydriver.cuMemRelease(_c_handle)
     return (_status(_result),)
 
-def cuMemMap(ptr, size_t size, size_t offset, handle, unsigned long long flags):
+def cuMemMap(ptr, size, offset, handle, flags):
     """cuMemMap(ptr: CUdeviceptr | int, size: int, offset: int, handle: CUmemGenericAllocationHandle | int, flags: int)
 
     Maps an allocation handle to a reserved virtual address range.
@@ -22989,14 +23224,20 @@ def cuMemMap(ptr, size_t size, size_t offset, handle, unsigned long long flags):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
+    cdef size_t _c_size
+    cdef size_t _c_offset
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
-    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
+    cdef unsigned long long _c_flags
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
-        _result = cydriver.cuMemMap(_c_ptr, size, offset, _c_handle, flags)
+        _result = cydriver.cuMemMap(_c_ptr, _c_size, _c_offset, _c_handle, _c_flags)
     return (_status(_result),)
 
-def cuMemMapArrayAsync(mapInfoList, unsigned int count, hStream):
+def cuMemMapArrayAsync(mapInfoList, count, hStream):
     """cuMemMapArrayAsync(mapInfoList: Sequence[CUarrayMapInfo] | None, count: int, hStream: CUstream | int | None)
 
     Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
@@ -23137,22 +23378,24 @@ def cuMemMapArrayAsync(mapInfoList, unsigned int count, hStream):
     cdef long long _result
     cdef cydriver.CUarrayMapInfo_st* _c_mapInfoList = NULL
     cdef Py_ssize_t _i_mapInfoList
+    cdef unsigned int _c_count
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(mapInfoList, count, "mapInfoList", "count")
-        if count > 0:
-            _c_mapInfoList = <cydriver.CUarrayMapInfo_st*>_support.alloc_array(count, sizeof(cydriver.CUarrayMapInfo_st))
-            for _i_mapInfoList in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _support.check_list(mapInfoList, _c_count, "mapInfoList", "count", "CUarrayMapInfo")
+        if _c_count > 0:
+            _c_mapInfoList = <cydriver.CUarrayMapInfo_st*>_support.alloc_array(_c_count, sizeof(cydriver.CUarrayMapInfo_st))
+            for _i_mapInfoList in range(_c_count):
                 memcpy(&_c_mapInfoList[_i_mapInfoList], _support.struct_pointer_required(mapInfoList[_i_mapInfoList], CUarrayMapInfo, "mapInfoList"), sizeof(cydriver.CUarrayMapInfo_st))
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemMapArrayAsync(<cydriver.CUarrayMapInfo *>_c_mapInfoList, count, _c_hStream)
+            _result = cydriver.cuMemMapArrayAsync(<cydriver.CUarrayMapInfo *>_c_mapInfoList, _c_count, _c_hStream)
         return (_status(_result),)
 
     finally:
         free(_c_mapInfoList)
 
-def cuMemUnmap(ptr, size_t size):
+def cuMemUnmap(ptr, size):
     """cuMemUnmap(ptr: CUdeviceptr | int, size: int)
 
     Unmap the backing memory of a given address range.
@@ -23186,12 +23429,14 @@ def cuMemUnmap(ptr, size_t size):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
+    cdef size_t _c_size
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
-        _result = cydriver.cuMemUnmap(_c_ptr, size)
+        _result = cydriver.cuMemUnmap(_c_ptr, _c_size)
     return (_status(_result),)
 
-def cuMemSetAccess(ptr, size_t size, desc, size_t count):
+def cuMemSetAccess(ptr, size, desc, count):
     """cuMemSetAccess(ptr: CUdeviceptr | int, size: int, desc: Sequence[CUmemAccessDesc] | None, count: int)
 
     Set the access flags for each location specified in desc for the given virtual address range
@@ -23230,17 +23475,21 @@ def cuMemSetAccess(ptr, size_t size, desc, size_t count):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_ptr
+    cdef size_t _c_size
     cdef cydriver.CUmemAccessDesc_st* _c_desc = NULL
     cdef Py_ssize_t _i_desc
+    cdef size_t _c_count
     try:
-        _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
-        _support.check_count(desc, count, "desc", "count")
-        if count > 0:
-            _c_desc = <cydriver.CUmemAccessDesc_st*>_support.alloc_array(count, sizeof(cydriver.CUmemAccessDesc_st))
-            for _i_desc in range(count):
+        _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _support.check_list(desc, _c_count, "desc", "count", "CUmemAccessDesc")
+        if _c_count > 0:
+            _c_desc = <cydriver.CUmemAccessDesc_st*>_support.alloc_array(_c_count, sizeof(cydriver.CUmemAccessDesc_st))
+            for _i_desc in range(_c_count):
                 memcpy(&_c_desc[_i_desc], _support.struct_pointer_required(desc[_i_desc], CUmemAccessDesc, "desc"), sizeof(cydriver.CUmemAccessDesc_st))
         with nogil:
-            _result = cydriver.cuMemSetAccess(_c_ptr, size, <const cydriver.CUmemAccessDesc *>_c_desc, count)
+            _result = cydriver.cuMemSetAccess(_c_ptr, _c_size, <const cydriver.CUmemAccessDesc *>_c_desc, _c_count)
         return (_status(_result),)
 
     finally:
@@ -23272,16 +23521,16 @@ def cuMemGetAccess(location, ptr):
     cdef unsigned long long _c_flags
     cdef void* _c_location
     cdef cydriver.CUdeviceptr _c_ptr
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
     memset(&_c_flags, 0, sizeof(_c_flags))
     _c_location = _support.struct_pointer(location, CUmemLocation, "location")
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     with nogil:
         _result = cydriver.cuMemGetAccess(&_c_flags, <const cydriver.CUmemLocation *>_c_location, _c_ptr)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_flags)
 
-def cuMemExportToShareableHandle(handle, handleType, unsigned long long flags):
+def cuMemExportToShareableHandle(handle, handleType, flags):
     """cuMemExportToShareableHandle(handle: CUmemGenericAllocationHandle | int, handleType: CUmemAllocationHandleType | int, flags: int)
 
     Exports an allocation to a requested shareable handle type
@@ -23321,11 +23570,13 @@ def cuMemExportToShareableHandle(handle, handleType, unsigned long long flags):
     cdef _support.TypedValue _c_shareableHandle
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
     cdef cydriver.CUmemAllocationHandleType _c_handleType
-    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
+    cdef unsigned long long _c_flags
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
     _c_shareableHandle = _typed_value("CUmemAllocationHandleType", handleType, None, "shareableHandle", 0)
     with nogil:
-        _result = cydriver.cuMemExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_handle, _c_handleType, flags)
+        _result = cydriver.cuMemExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_handle, _c_handleType, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_shareableHandle.value())
@@ -23444,7 +23695,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle):
     cdef long long _result
     cdef CUmemAllocationProp _c_prop = CUmemAllocationProp()
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
-    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(handle, "handle"))
+    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
     with nogil:
         _result = cydriver.cuMemGetAllocationPropertiesFromHandle(<cydriver.CUmemAllocationProp *>_c_prop._ptr, _c_handle)
     if _result != 0:
@@ -23523,13 +23774,13 @@ def cuMemFreeAsync(dptr, hStream):
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
     cdef cydriver.CUstream _c_hStream
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemFreeAsync(_c_dptr, _c_hStream)
     return (_status(_result),)
 
-def cuMemAllocAsync(size_t bytesize, hStream):
+def cuMemAllocAsync(bytesize, hStream):
     """cuMemAllocAsync(bytesize: int, hStream: CUstream | int | None)
 
     Allocates memory with stream ordered semantics
@@ -23567,16 +23818,18 @@ def cuMemAllocAsync(size_t bytesize, hStream):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_bytesize
     cdef cydriver.CUstream _c_hStream
+    _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemAllocAsync(&_c_dptr, bytesize, _c_hStream)
+        _result = cydriver.cuMemAllocAsync(&_c_dptr, _c_bytesize, _c_hStream)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdeviceptr._from(_c_dptr))
 
-def cuMemPoolTrimTo(pool, size_t minBytesToKeep):
+def cuMemPoolTrimTo(pool, minBytesToKeep):
     """cuMemPoolTrimTo(pool: CUmemoryPool | int | None, minBytesToKeep: int)
 
     Tries to release memory back to the OS
@@ -23607,9 +23860,11 @@ def cuMemPoolTrimTo(pool, size_t minBytesToKeep):
     """
     cdef long long _result
     cdef cydriver.CUmemoryPool _c_pool
+    cdef size_t _c_minBytesToKeep
+    _c_minBytesToKeep = <size_t>_support.unsigned_arg(minBytesToKeep, sizeof(size_t), "minBytesToKeep")
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
-        _result = cydriver.cuMemPoolTrimTo(_c_pool, minBytesToKeep)
+        _result = cydriver.cuMemPoolTrimTo(_c_pool, _c_minBytesToKeep)
     return (_status(_result),)
 
 def cuMemPoolSetAttribute(pool, attr, value):
@@ -23732,7 +23987,7 @@ def cuMemPoolGetAttribute(pool, attr):
         return (_status(_result), None)
     return (_status(0), _c_value.value())
 
-def cuMemPoolSetAccess(pool, map, size_t count):
+def cuMemPoolSetAccess(pool, map, count):
     """cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAccessDesc] | None, count: int)
 
     Controls visibility of pools between devices
@@ -23756,15 +24011,17 @@ def cuMemPoolSetAccess(pool, map, size_t count):
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUmemAccessDesc_st* _c_map = NULL
     cdef Py_ssize_t _i_map
+    cdef size_t _c_count
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-        _support.check_count(map, count, "map", "count")
-        if count > 0:
-            _c_map = <cydriver.CUmemAccessDesc_st*>_support.alloc_array(count, sizeof(cydriver.CUmemAccessDesc_st))
-            for _i_map in range(count):
+        _support.check_list(map, _c_count, "map", "count", "CUmemAccessDesc")
+        if _c_count > 0:
+            _c_map = <cydriver.CUmemAccessDesc_st*>_support.alloc_array(_c_count, sizeof(cydriver.CUmemAccessDesc_st))
+            for _i_map in range(_c_count):
                 memcpy(&_c_map[_i_map], _support.struct_pointer_required(map[_i_map], CUmemAccessDesc, "map"), sizeof(cydriver.CUmemAccessDesc_st))
         with nogil:
-            _result = cydriver.cuMemPoolSetAccess(_c_pool, <const cydriver.CUmemAccessDesc *>_c_map, count)
+            _result = cydriver.cuMemPoolSetAccess(_c_pool, <const cydriver.CUmemAccessDesc *>_c_map, _c_count)
         return (_status(_result),)
 
     finally:
@@ -24018,7 +24275,7 @@ def cuMemSetMemPool(location, typename, pool):
         _result = cydriver.cuMemSetMemPool(<cydriver.CUmemLocation *>_c_location, _c_typename, _c_pool)
     return (_status(_result),)
 
-def cuMemAllocFromPoolAsync(size_t bytesize, pool, hStream):
+def cuMemAllocFromPoolAsync(bytesize, pool, hStream):
     """cuMemAllocFromPoolAsync(bytesize: int, pool: CUmemoryPool | int | None, hStream: CUstream | int | None)
 
     Allocates memory from a specified pool with stream ordered semantics.
@@ -24061,18 +24318,20 @@ def cuMemAllocFromPoolAsync(size_t bytesize, pool, hStream):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_bytesize
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUstream _c_hStream
+    _c_bytesize = <size_t>_support.unsigned_arg(bytesize, sizeof(size_t), "bytesize")
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemAllocFromPoolAsync(&_c_dptr, bytesize, _c_pool, _c_hStream)
+        _result = cydriver.cuMemAllocFromPoolAsync(&_c_dptr, _c_bytesize, _c_pool, _c_hStream)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUdeviceptr._from(_c_dptr))
 
-def cuMemPoolExportToShareableHandle(pool, handleType, unsigned long long flags):
+def cuMemPoolExportToShareableHandle(pool, handleType, flags):
     """cuMemPoolExportToShareableHandle(pool: CUmemoryPool | int | None, handleType: CUmemAllocationHandleType | int, flags: int)
 
     Exports a memory pool to the requested handle type.
@@ -24108,16 +24367,18 @@ def cuMemPoolExportToShareableHandle(pool, handleType, unsigned long long flags)
     cdef _support.TypedValue _c_handle_out
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUmemAllocationHandleType _c_handleType
+    cdef unsigned long long _c_flags
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
     _c_handle_out = _typed_value("CUmemAllocationHandleType", handleType, None, "handle_out", 0)
     with nogil:
-        _result = cydriver.cuMemPoolExportToShareableHandle(<void *>_c_handle_out.ptr, _c_pool, _c_handleType, flags)
+        _result = cydriver.cuMemPoolExportToShareableHandle(<void *>_c_handle_out.ptr, _c_pool, _c_handleType, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_handle_out.value())
 
-def cuMemPoolImportFromShareableHandle(handle, handleType, unsigned long long flags):
+def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
     """cuMemPoolImportFromShareableHandle(handle: int | Buffer | None, handleType: CUmemAllocationHandleType | int, flags: int)
 
     imports a memory pool from a shared handle.
@@ -24153,13 +24414,15 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, unsigned long long fl
     cdef _support.BufferRef _view_handle
     cdef void* _c_handle
     cdef cydriver.CUmemAllocationHandleType _c_handleType
+    cdef unsigned long long _c_flags
     _view_handle.held = False
     try:
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
         memset(&_c_pool_out, 0, sizeof(_c_pool_out))
         _c_handle = _support.address(handle, &_view_handle, False, "handle")
         _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
         with nogil:
-            _result = cydriver.cuMemPoolImportFromShareableHandle(&_c_pool_out, <void *>_c_handle, _c_handleType, flags)
+            _result = cydriver.cuMemPoolImportFromShareableHandle(&_c_pool_out, <void *>_c_handle, _c_handleType, _c_flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUmemoryPool(<void*>_c_pool_out))
@@ -24193,7 +24456,7 @@ def cuMemPoolExportPointer(ptr):
     cdef long long _result
     cdef CUmemPoolPtrExportData _c_shareData_out = CUmemPoolPtrExportData()
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
     with nogil:
         _result = cydriver.cuMemPoolExportPointer(<cydriver.CUmemPoolPtrExportData *>_c_shareData_out._ptr, _c_ptr)
     if _result != 0:
@@ -24341,13 +24604,13 @@ def cuMulticastAddDevice(mcHandle, dev):
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef cydriver.CUdevice _c_dev
-    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(mcHandle, sizeof(cydriver.CUmemGenericAllocationHandle), "mcHandle"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuMulticastAddDevice(_c_mcHandle, _c_dev)
     return (_status(_result),)
 
-def cuMulticastBindMem(mcHandle, size_t mcOffset, memHandle, size_t memOffset, size_t size, unsigned long long flags):
+def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
     """cuMulticastBindMem(mcHandle: CUmemGenericAllocationHandle | int, mcOffset: int, memHandle: CUmemGenericAllocationHandle | int, memOffset: int, size: int, flags: int)
 
     Bind a memory allocation represented by a handle to a multicast object.
@@ -24407,14 +24670,22 @@ def cuMulticastBindMem(mcHandle, size_t mcOffset, memHandle, size_t memOffset, s
     """
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
+    cdef size_t _c_mcOffset
     cdef cydriver.CUmemGenericAllocationHandle _c_memHandle
-    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
-    _c_memHandle = ((<CUmemGenericAllocationHandle>memHandle)._value if type(memHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(memHandle, "memHandle"))
+    cdef size_t _c_memOffset
+    cdef size_t _c_size
+    cdef unsigned long long _c_flags
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(mcHandle, sizeof(cydriver.CUmemGenericAllocationHandle), "mcHandle"))
+    _c_mcOffset = <size_t>_support.unsigned_arg(mcOffset, sizeof(size_t), "mcOffset")
+    _c_memHandle = ((<CUmemGenericAllocationHandle>memHandle)._value if type(memHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(memHandle, sizeof(cydriver.CUmemGenericAllocationHandle), "memHandle"))
+    _c_memOffset = <size_t>_support.unsigned_arg(memOffset, sizeof(size_t), "memOffset")
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
-        _result = cydriver.cuMulticastBindMem(_c_mcHandle, mcOffset, _c_memHandle, memOffset, size, flags)
+        _result = cydriver.cuMulticastBindMem(_c_mcHandle, _c_mcOffset, _c_memHandle, _c_memOffset, _c_size, _c_flags)
     return (_status(_result),)
 
-def cuMulticastBindAddr(mcHandle, size_t mcOffset, memptr, size_t size, unsigned long long flags):
+def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
     """cuMulticastBindAddr(mcHandle: CUmemGenericAllocationHandle | int, mcOffset: int, memptr: CUdeviceptr | int, size: int, flags: int)
 
     Bind a memory allocation represented by a virtual address to a multicast object.
@@ -24472,14 +24743,20 @@ def cuMulticastBindAddr(mcHandle, size_t mcOffset, memptr, size_t size, unsigned
     """
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
+    cdef size_t _c_mcOffset
     cdef cydriver.CUdeviceptr _c_memptr
-    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
-    _c_memptr = ((<CUdeviceptr>memptr)._value if type(memptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(memptr, "memptr"))
+    cdef size_t _c_size
+    cdef unsigned long long _c_flags
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(mcHandle, sizeof(cydriver.CUmemGenericAllocationHandle), "mcHandle"))
+    _c_mcOffset = <size_t>_support.unsigned_arg(mcOffset, sizeof(size_t), "mcOffset")
+    _c_memptr = ((<CUdeviceptr>memptr)._value if type(memptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(memptr, sizeof(cydriver.CUdeviceptr), "memptr"))
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
-        _result = cydriver.cuMulticastBindAddr(_c_mcHandle, mcOffset, _c_memptr, size, flags)
+        _result = cydriver.cuMulticastBindAddr(_c_mcHandle, _c_mcOffset, _c_memptr, _c_size, _c_flags)
     return (_status(_result),)
 
-def cuMulticastUnbind(mcHandle, dev, size_t mcOffset, size_t size):
+def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
     """cuMulticastUnbind(mcHandle: CUmemGenericAllocationHandle | int, dev: CUdevice | int, mcOffset: int, size: int)
 
     Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
@@ -24519,10 +24796,14 @@ def cuMulticastUnbind(mcHandle, dev, size_t mcOffset, size_t size):
     cdef long long _result
     cdef cydriver.CUmemGenericAllocationHandle _c_mcHandle
     cdef cydriver.CUdevice _c_dev
-    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(mcHandle, "mcHandle"))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
+    cdef size_t _c_mcOffset
+    cdef size_t _c_size
+    _c_mcHandle = ((<CUmemGenericAllocationHandle>mcHandle)._value if type(mcHandle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(mcHandle, sizeof(cydriver.CUmemGenericAllocationHandle), "mcHandle"))
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+    _c_mcOffset = <size_t>_support.unsigned_arg(mcOffset, sizeof(size_t), "mcOffset")
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
-        _result = cydriver.cuMulticastUnbind(_c_mcHandle, _c_dev, mcOffset, size)
+        _result = cydriver.cuMulticastUnbind(_c_mcHandle, _c_dev, _c_mcOffset, _c_size)
     return (_status(_result),)
 
 def cuMulticastGetGranularity(prop, option):
@@ -24767,8 +25048,8 @@ def cuPointerGetAttribute(attribute, ptr):
     cdef _support.TypedValue _c_data
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
     _c_attribute = <cydriver.CUpointer_attribute><long long>_support.as_int(attribute, "attribute")
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     _c_data = _typed_value("CUpointer_attribute", attribute, None, "data", 0)
     with nogil:
         _result = cydriver.cuPointerGetAttribute(<void *>_c_data.ptr, _c_attribute, _c_ptr)
@@ -24776,7 +25057,7 @@ def cuPointerGetAttribute(attribute, ptr):
         return (_status(_result), None)
     return (_status(0), _c_data.value())
 
-def cuMemPrefetchAsync(devPtr, size_t count, location, unsigned int flags, hStream):
+def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
     """cuMemPrefetchAsync(devPtr: CUdeviceptr | int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | int | None)
 
     Prefetches memory to the specified destination location
@@ -24858,16 +25139,20 @@ def cuMemPrefetchAsync(devPtr, size_t count, location, unsigned int flags, hStre
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_devPtr
+    cdef size_t _c_count
     cdef cydriver.CUmemLocation_st* _c_location
+    cdef unsigned int _c_flags
     cdef cydriver.CUstream _c_hStream
-    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
+    _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_location = <cydriver.CUmemLocation_st*>_support.struct_pointer_required(location, CUmemLocation, "location")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuMemPrefetchAsync(_c_devPtr, count, _c_location[0], flags, _c_hStream)
+        _result = cydriver.cuMemPrefetchAsync(_c_devPtr, _c_count, _c_location[0], _c_flags, _c_hStream)
     return (_status(_result),)
 
-def cuMemAdvise(devPtr, size_t count, advice, location):
+def cuMemAdvise(devPtr, count, advice, location):
     """cuMemAdvise(devPtr: CUdeviceptr | int, count: int, advice: CUmem_advise | int, location: CUmemLocation)
 
     Advise about the usage of a given memory range
@@ -24993,16 +25278,18 @@ def cuMemAdvise(devPtr, size_t count, advice, location):
     """
     cdef long long _result
     cdef cydriver.CUdeviceptr _c_devPtr
+    cdef size_t _c_count
     cdef cydriver.CUmem_advise _c_advice
     cdef cydriver.CUmemLocation_st* _c_location
-    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
+    _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
     _c_advice = <cydriver.CUmem_advise><long long>_support.as_int(advice, "advice")
     _c_location = <cydriver.CUmemLocation_st*>_support.struct_pointer_required(location, CUmemLocation, "location")
     with nogil:
-        _result = cydriver.cuMemAdvise(_c_devPtr, count, _c_advice, _c_location[0])
+        _result = cydriver.cuMemAdvise(_c_devPtr, _c_count, _c_advice, _c_location[0])
     return (_status(_result),)
 
-def cuMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, hStream):
+def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream):
     """cuMemPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[CUmemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, hStream: CUstream | int | None)
 
     Performs a batch of memory prefetches asynchronously
@@ -25050,35 +25337,41 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLo
     cdef Py_ssize_t _i_dptrs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
     cdef cydriver.CUmemLocation_st* _c_prefetchLocs = NULL
     cdef Py_ssize_t _i_prefetchLocs
     cdef size_t* _c_prefetchLocIdxs = NULL
     cdef Py_ssize_t _i_prefetchLocIdxs
+    cdef size_t _c_numPrefetchLocs
+    cdef unsigned long long _c_flags
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(dptrs, count, "dptrs", "count")
-        if count > 0:
-            _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
-            for _i_dptrs in range(count):
-                _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs"))
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
-        _support.check_count(prefetchLocs, numPrefetchLocs, "prefetchLocs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocs = <cydriver.CUmemLocation_st*>_support.alloc_array(numPrefetchLocs, sizeof(cydriver.CUmemLocation_st))
-            for _i_prefetchLocs in range(numPrefetchLocs):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_numPrefetchLocs = <size_t>_support.unsigned_arg(numPrefetchLocs, sizeof(size_t), "numPrefetchLocs")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(dptrs, _c_count, "dptrs", "count", "CUdeviceptr")
+        if _c_count > 0:
+            _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(_c_count, sizeof(cydriver.CUdeviceptr))
+            for _i_dptrs in range(_c_count):
+                _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptrs[_i_dptrs], sizeof(cydriver.CUdeviceptr), "dptrs"))
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
+        _support.check_list(prefetchLocs, _c_numPrefetchLocs, "prefetchLocs", "numPrefetchLocs", "CUmemLocation")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocs = <cydriver.CUmemLocation_st*>_support.alloc_array(_c_numPrefetchLocs, sizeof(cydriver.CUmemLocation_st))
+            for _i_prefetchLocs in range(_c_numPrefetchLocs):
                 memcpy(&_c_prefetchLocs[_i_prefetchLocs], _support.struct_pointer_required(prefetchLocs[_i_prefetchLocs], CUmemLocation, "prefetchLocs"), sizeof(cydriver.CUmemLocation_st))
-        _support.check_count(prefetchLocIdxs, numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(numPrefetchLocs, sizeof(size_t))
-            for _i_prefetchLocIdxs in range(numPrefetchLocs):
-                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.as_int(prefetchLocIdxs[_i_prefetchLocIdxs], "prefetchLocIdxs")
+        _support.check_list(prefetchLocIdxs, _c_numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs", "ints")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(_c_numPrefetchLocs, sizeof(size_t))
+            for _i_prefetchLocIdxs in range(_c_numPrefetchLocs):
+                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.unsigned_arg(prefetchLocIdxs[_i_prefetchLocIdxs], sizeof(size_t), "prefetchLocIdxs")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemPrefetchBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, count, <cydriver.CUmemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, numPrefetchLocs, flags, _c_hStream)
+            _result = cydriver.cuMemPrefetchBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, _c_count, <cydriver.CUmemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_hStream)
         return (_status(_result),)
 
     finally:
@@ -25087,7 +25380,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLo
         free(_c_prefetchLocs)
         free(_c_prefetchLocIdxs)
 
-def cuMemDiscardBatchAsync(dptrs, sizes, size_t count, unsigned long long flags, hStream):
+def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     """cuMemDiscardBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, flags: int, hStream: CUstream | int | None)
 
     Performs a batch of memory discards asynchronously
@@ -25125,28 +25418,32 @@ def cuMemDiscardBatchAsync(dptrs, sizes, size_t count, unsigned long long flags,
     cdef Py_ssize_t _i_dptrs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
+    cdef unsigned long long _c_flags
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(dptrs, count, "dptrs", "count")
-        if count > 0:
-            _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
-            for _i_dptrs in range(count):
-                _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs"))
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(dptrs, _c_count, "dptrs", "count", "CUdeviceptr")
+        if _c_count > 0:
+            _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(_c_count, sizeof(cydriver.CUdeviceptr))
+            for _i_dptrs in range(_c_count):
+                _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptrs[_i_dptrs], sizeof(cydriver.CUdeviceptr), "dptrs"))
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemDiscardBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, count, flags, _c_hStream)
+            _result = cydriver.cuMemDiscardBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, _c_count, _c_flags, _c_hStream)
         return (_status(_result),)
 
     finally:
         free(_c_dptrs)
         free(_c_sizes)
 
-def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, hStream):
+def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream):
     """cuMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[CUmemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, hStream: CUstream | int | None)
 
     Performs a batch of memory discards and prefetches asynchronously
@@ -25201,35 +25498,41 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, 
     cdef Py_ssize_t _i_dptrs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
     cdef cydriver.CUmemLocation_st* _c_prefetchLocs = NULL
     cdef Py_ssize_t _i_prefetchLocs
     cdef size_t* _c_prefetchLocIdxs = NULL
     cdef Py_ssize_t _i_prefetchLocIdxs
+    cdef size_t _c_numPrefetchLocs
+    cdef unsigned long long _c_flags
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(dptrs, count, "dptrs", "count")
-        if count > 0:
-            _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(count, sizeof(cydriver.CUdeviceptr))
-            for _i_dptrs in range(count):
-                _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptrs[_i_dptrs], "dptrs"))
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
-        _support.check_count(prefetchLocs, numPrefetchLocs, "prefetchLocs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocs = <cydriver.CUmemLocation_st*>_support.alloc_array(numPrefetchLocs, sizeof(cydriver.CUmemLocation_st))
-            for _i_prefetchLocs in range(numPrefetchLocs):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_numPrefetchLocs = <size_t>_support.unsigned_arg(numPrefetchLocs, sizeof(size_t), "numPrefetchLocs")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(dptrs, _c_count, "dptrs", "count", "CUdeviceptr")
+        if _c_count > 0:
+            _c_dptrs = <cydriver.CUdeviceptr*>_support.alloc_array(_c_count, sizeof(cydriver.CUdeviceptr))
+            for _i_dptrs in range(_c_count):
+                _c_dptrs[_i_dptrs] = ((<CUdeviceptr>dptrs[_i_dptrs])._value if type(dptrs[_i_dptrs]) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptrs[_i_dptrs], sizeof(cydriver.CUdeviceptr), "dptrs"))
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
+        _support.check_list(prefetchLocs, _c_numPrefetchLocs, "prefetchLocs", "numPrefetchLocs", "CUmemLocation")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocs = <cydriver.CUmemLocation_st*>_support.alloc_array(_c_numPrefetchLocs, sizeof(cydriver.CUmemLocation_st))
+            for _i_prefetchLocs in range(_c_numPrefetchLocs):
                 memcpy(&_c_prefetchLocs[_i_prefetchLocs], _support.struct_pointer_required(prefetchLocs[_i_prefetchLocs], CUmemLocation, "prefetchLocs"), sizeof(cydriver.CUmemLocation_st))
-        _support.check_count(prefetchLocIdxs, numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(numPrefetchLocs, sizeof(size_t))
-            for _i_prefetchLocIdxs in range(numPrefetchLocs):
-                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.as_int(prefetchLocIdxs[_i_prefetchLocIdxs], "prefetchLocIdxs")
+        _support.check_list(prefetchLocIdxs, _c_numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs", "ints")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(_c_numPrefetchLocs, sizeof(size_t))
+            for _i_prefetchLocIdxs in range(_c_numPrefetchLocs):
+                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.unsigned_arg(prefetchLocIdxs[_i_prefetchLocIdxs], sizeof(size_t), "prefetchLocIdxs")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuMemDiscardAndPrefetchBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, count, <cydriver.CUmemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, numPrefetchLocs, flags, _c_hStream)
+            _result = cydriver.cuMemDiscardAndPrefetchBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, _c_count, <cydriver.CUmemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_hStream)
         return (_status(_result),)
 
     finally:
@@ -25238,7 +25541,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, 
         free(_c_prefetchLocs)
         free(_c_prefetchLocIdxs)
 
-def cuMemRangeGetAttribute(size_t dataSize, attribute, devPtr, size_t count):
+def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int, devPtr: CUdeviceptr | int, count: int)
 
     Query an attribute of a given memory range
@@ -25324,18 +25627,22 @@ def cuMemRangeGetAttribute(size_t dataSize, attribute, devPtr, size_t count):
     """
     cdef long long _result
     cdef _support.TypedValue _c_data
+    cdef size_t _c_dataSize
     cdef cydriver.CUmem_range_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_devPtr
+    cdef size_t _c_count
+    _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
+    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
+    _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
     _c_attribute = <cydriver.CUmem_range_attribute><long long>_support.as_int(attribute, "attribute")
-    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
-    _c_data = _typed_value("CUmem_range_attribute", attribute, None, "data", dataSize)
+    _c_data = _typed_value("CUmem_range_attribute", attribute, None, "data", _c_dataSize)
     with nogil:
-        _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, dataSize, _c_attribute, _c_devPtr, count)
+        _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_data.value())
 
-def cuMemRangeGetAttributes(dataSizes, attributes, size_t numAttributes, devPtr, size_t count):
+def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
     """cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[CUmem_range_attribute | int] | None, numAttributes: int, devPtr: CUdeviceptr | int, count: int)
 
     Query attributes of a given memory range.
@@ -25389,25 +25696,29 @@ def cuMemRangeGetAttributes(dataSizes, attributes, size_t numAttributes, devPtr,
     cdef Py_ssize_t _i_dataSizes
     cdef cydriver.CUmem_range_attribute* _c_attributes = NULL
     cdef Py_ssize_t _i_attributes
+    cdef size_t _c_numAttributes
     cdef cydriver.CUdeviceptr _c_devPtr
+    cdef size_t _c_count
     try:
-        _support.check_count(dataSizes, numAttributes, "dataSizes", "numAttributes")
-        if numAttributes > 0:
-            _c_dataSizes = <size_t*>_support.alloc_array(numAttributes, sizeof(size_t))
-            for _i_dataSizes in range(numAttributes):
-                _c_dataSizes[_i_dataSizes] = <size_t>_support.as_int(dataSizes[_i_dataSizes], "dataSizes")
-        _support.check_count(attributes, numAttributes, "attributes", "numAttributes")
-        if numAttributes > 0:
-            _c_attributes = <cydriver.CUmem_range_attribute*>_support.alloc_array(numAttributes, sizeof(cydriver.CUmem_range_attribute))
-            for _i_attributes in range(numAttributes):
+        _c_numAttributes = <size_t>_support.unsigned_arg(numAttributes, sizeof(size_t), "numAttributes")
+        _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _support.check_list(dataSizes, _c_numAttributes, "dataSizes", "numAttributes", "ints")
+        if _c_numAttributes > 0:
+            _c_dataSizes = <size_t*>_support.alloc_array(_c_numAttributes, sizeof(size_t))
+            for _i_dataSizes in range(_c_numAttributes):
+                _c_dataSizes[_i_dataSizes] = <size_t>_support.unsigned_arg(dataSizes[_i_dataSizes], sizeof(size_t), "dataSizes")
+        _support.check_list(attributes, _c_numAttributes, "attributes", "numAttributes", "CUmem_range_attribute")
+        if _c_numAttributes > 0:
+            _c_attributes = <cydriver.CUmem_range_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUmem_range_attribute))
+            for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cydriver.CUmem_range_attribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
-        _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(devPtr, "devPtr"))
-        _tv_data = [_typed_value("CUmem_range_attribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(numAttributes)]
-        _c_data = <void**>_support.alloc_array(numAttributes, sizeof(void*))
-        for _i_data in range(numAttributes):
+        _tv_data = [_typed_value("CUmem_range_attribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
+        _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
+        for _i_data in range(_c_numAttributes):
             _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).ptr
         with nogil:
-            _result = cydriver.cuMemRangeGetAttributes(<void **>_c_data, <size_t *>_c_dataSizes, <cydriver.CUmem_range_attribute *>_c_attributes, numAttributes, _c_devPtr, count)
+            _result = cydriver.cuMemRangeGetAttributes(<void **>_c_data, <size_t *>_c_dataSizes, <cydriver.CUmem_range_attribute *>_c_attributes, _c_numAttributes, _c_devPtr, _c_count)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [v.value() for v in _tv_data])
@@ -25466,14 +25777,14 @@ def cuPointerSetAttribute(value, attribute, ptr):
     cdef _support.TypedValue _c_value
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
+    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
     _c_attribute = <cydriver.CUpointer_attribute><long long>_support.as_int(attribute, "attribute")
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
     _c_value = _typed_value("CUpointer_attribute", attribute, value, "value", 0)
     with nogil:
         _result = cydriver.cuPointerSetAttribute(<const void *>_c_value.ptr, _c_attribute, _c_ptr)
     return (_status(_result),)
 
-def cuPointerGetAttributes(unsigned int numAttributes, attributes, ptr):
+def cuPointerGetAttributes(numAttributes, attributes, ptr):
     """cuPointerGetAttributes(numAttributes: int, attributes: Sequence[CUpointer_attribute | int] | None, ptr: CUdeviceptr | int)
 
     Returns information about a pointer.
@@ -25527,24 +25838,26 @@ def cuPointerGetAttributes(unsigned int numAttributes, attributes, ptr):
     C function: cuPointerGetAttributes (cuda.h)
     """
     cdef long long _result
+    cdef unsigned int _c_numAttributes
     cdef cydriver.CUpointer_attribute* _c_attributes = NULL
     cdef Py_ssize_t _i_attributes
     cdef void** _c_data = NULL
     cdef Py_ssize_t _i_data
     cdef cydriver.CUdeviceptr _c_ptr
     try:
-        _support.check_count(attributes, numAttributes, "attributes", "numAttributes")
-        if numAttributes > 0:
-            _c_attributes = <cydriver.CUpointer_attribute*>_support.alloc_array(numAttributes, sizeof(cydriver.CUpointer_attribute))
-            for _i_attributes in range(numAttributes):
+        _c_numAttributes = <unsigned int>_support.unsigned_arg(numAttributes, sizeof(unsigned int), "numAttributes")
+        _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+        _support.check_list(attributes, _c_numAttributes, "attributes", "numAttributes", "CUpointer_attribute")
+        if _c_numAttributes > 0:
+            _c_attributes = <cydriver.CUpointer_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUpointer_attribute))
+            for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cydriver.CUpointer_attribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
-        _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(ptr, "ptr"))
-        _tv_data = [_typed_value("CUpointer_attribute", attributes[_i_data], None, "data", 0) for _i_data in range(numAttributes)]
-        _c_data = <void**>_support.alloc_array(numAttributes, sizeof(void*))
-        for _i_data in range(numAttributes):
+        _tv_data = [_typed_value("CUpointer_attribute", attributes[_i_data], None, "data", 0) for _i_data in range(_c_numAttributes)]
+        _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
+        for _i_data in range(_c_numAttributes):
             _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).ptr
         with nogil:
-            _result = cydriver.cuPointerGetAttributes(numAttributes, <cydriver.CUpointer_attribute *>_c_attributes, <void **>_c_data, _c_ptr)
+            _result = cydriver.cuPointerGetAttributes(_c_numAttributes, <cydriver.CUpointer_attribute *>_c_attributes, <void **>_c_data, _c_ptr)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [v.value() for v in _tv_data])
@@ -25553,7 +25866,7 @@ def cuPointerGetAttributes(unsigned int numAttributes, attributes, ptr):
         free(_c_attributes)
         free(_c_data)
 
-def cuStreamCreate(unsigned int Flags):
+def cuStreamCreate(Flags):
     """cuStreamCreate(Flags: int)
 
     Create a stream
@@ -25597,14 +25910,16 @@ def cuStreamCreate(unsigned int Flags):
     """
     cdef long long _result
     cdef cydriver.CUstream _c_phStream
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     memset(&_c_phStream, 0, sizeof(_c_phStream))
     with nogil:
-        _result = cydriver.cuStreamCreate(&_c_phStream, Flags)
+        _result = cydriver.cuStreamCreate(&_c_phStream, _c_Flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUstream(<void*>_c_phStream))
 
-def cuStreamCreateWithPriority(unsigned int flags, int priority):
+def cuStreamCreateWithPriority(flags, priority):
     """cuStreamCreateWithPriority(flags: int, priority: int)
 
     Create a stream with the given priority
@@ -25662,9 +25977,13 @@ def cuStreamCreateWithPriority(unsigned int flags, int priority):
     """
     cdef long long _result
     cdef cydriver.CUstream _c_phStream
+    cdef unsigned int _c_flags
+    cdef int _c_priority
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+    _c_priority = <int>_support.signed_arg(priority, sizeof(int), "priority")
     memset(&_c_phStream, 0, sizeof(_c_phStream))
     with nogil:
-        _result = cydriver.cuStreamCreateWithPriority(&_c_phStream, flags, priority)
+        _result = cydriver.cuStreamCreateWithPriority(&_c_phStream, _c_flags, _c_priority)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUstream(<void*>_c_phStream))
@@ -25984,7 +26303,7 @@ def cuStreamGetCtx_v2(hStream):
         return (_status(_result), None, None)
     return (_status(0), _wrap_CUcontext(<void*>_c_pCtx), _wrap_CUgreenCtx(<void*>_c_pGreenCtx))
 
-def cuStreamWaitEvent(hStream, hEvent, unsigned int Flags):
+def cuStreamWaitEvent(hStream, hEvent, Flags):
     """cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | None, Flags: int)
 
     Make a compute stream wait on an event
@@ -26027,13 +26346,15 @@ def cuStreamWaitEvent(hStream, hEvent, unsigned int Flags):
     cdef long long _result
     cdef cydriver.CUstream _c_hStream
     cdef cydriver.CUevent _c_hEvent
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
-        _result = cydriver.cuStreamWaitEvent(_c_hStream, _c_hEvent, Flags)
+        _result = cydriver.cuStreamWaitEvent(_c_hStream, _c_hEvent, _c_Flags)
     return (_status(_result),)
 
-def cuStreamAddCallback(hStream, callback, userData, unsigned int flags):
+def cuStreamAddCallback(hStream, callback, userData, flags):
     """cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., None] | CUstreamCallback, userData: Any, flags: int)
 
     Add a callback to a compute stream
@@ -26116,21 +26437,23 @@ def cuStreamAddCallback(hStream, callback, userData, unsigned int flags):
     cdef void* _ctx = NULL
     cdef cydriver.CUstreamCallback _c_callback
     cdef bint _trampoline = False
+    cdef unsigned int _c_flags
     cdef cydriver.CUstreamCaptureStatus _capture = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
+    if isinstance(callback, int) and callback != 0:
+        raise TypeError(f"callback: expected a callable, None, 0 or CUstreamCallback(address) for a C function, got the int {callback}")
     with nogil:
         cydriver.cuStreamIsCapturing(_c_hStream, &_capture)
-    if callback is None or isinstance(callback, CUstreamCallback):
+    if callback is None or isinstance(callback, (CUstreamCallback, int)):
         _c_callback = <cydriver.CUstreamCallback>_support.plain_address(callback, "callback")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(callback, int):
-        raise TypeError(f"callback: expected a callable or CUstreamCallback(address) for a C function, got the int {callback}")
     else:
         _ctx = _support.callback_context(callback, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
         _c_callback = <cydriver.CUstreamCallback>_callback_CUstreamCallback
         _trampoline = True
     with nogil:
-        _result = cydriver.cuStreamAddCallback(_c_hStream, _c_callback, _ctx, flags)
+        _result = cydriver.cuStreamAddCallback(_c_hStream, _c_callback, _ctx, _c_flags)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     return (_status(_result),)
@@ -26185,7 +26508,7 @@ def cuStreamBeginCapture(hStream, mode):
         _result = cydriver.cuStreamBeginCapture(_c_hStream, _c_mode)
     return (_status(_result),)
 
-def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, size_t numDependencies, mode):
+def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode):
     """cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, mode: CUstreamCaptureMode | int)
 
     Begins graph capture on a stream to an existing graph
@@ -26241,23 +26564,25 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, s
     cdef Py_ssize_t _i_dependencies
     cdef cydriver.CUgraphEdgeData_st* _c_dependencyData = NULL
     cdef Py_ssize_t _i_dependencyData
+    cdef size_t _c_numDependencies
     cdef cydriver.CUstreamCaptureMode _c_mode
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _support.check_count(dependencyData, numDependencies, "dependencyData", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
-            for _i_dependencyData in range(numDependencies):
+        _support.check_list(dependencyData, _c_numDependencies, "dependencyData", "numDependencies", "CUgraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
+            for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], CUgraphEdgeData, "dependencyData"), sizeof(cydriver.CUgraphEdgeData_st))
         _c_mode = <cydriver.CUstreamCaptureMode><long long>_support.as_int(mode, "mode")
         with nogil:
-            _result = cydriver.cuStreamBeginCaptureToGraph(_c_hStream, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, numDependencies, _c_mode)
+            _result = cydriver.cuStreamBeginCaptureToGraph(_c_hStream, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_mode)
         return (_status(_result),)
 
     finally:
@@ -26509,7 +26834,7 @@ def cuStreamGetCaptureInfo(hStream):
         return (_status(_result), None, None, None, None, None, None)
     return (_status(0), _enum_member("CUstreamCaptureStatus", <long long>_c_captureStatus_out), cuuint64_t._from(_c_id_out), _wrap_CUgraph(<void*>_c_graph_out), [] if _c_dependencies_out == NULL else [_wrap_CUgraphNode(<void*>_c_dependencies_out[i]) for i in range(_c_numDependencies_out)], [] if _c_edgeData_out == NULL else [CUgraphEdgeData._copy(&_c_edgeData_out[i]) for i in range(_c_numDependencies_out)], _c_numDependencies_out)
 
-def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, size_t numDependencies, unsigned int flags):
+def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags):
     """cuStreamUpdateCaptureDependencies(hStream: CUstream | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, flags: int)
 
     Update the set of dependencies in a capturing stream
@@ -26553,27 +26878,31 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, siz
     cdef Py_ssize_t _i_dependencies
     cdef cydriver.CUgraphEdgeData_st* _c_dependencyData = NULL
     cdef Py_ssize_t _i_dependencyData
+    cdef size_t _c_numDependencies
+    cdef unsigned int _c_flags
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _support.check_count(dependencyData, numDependencies, "dependencyData", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
-            for _i_dependencyData in range(numDependencies):
+        _support.check_list(dependencyData, _c_numDependencies, "dependencyData", "numDependencies", "CUgraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
+            for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], CUgraphEdgeData, "dependencyData"), sizeof(cydriver.CUgraphEdgeData_st))
         with nogil:
-            _result = cydriver.cuStreamUpdateCaptureDependencies(_c_hStream, <cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, numDependencies, flags)
+            _result = cydriver.cuStreamUpdateCaptureDependencies(_c_hStream, <cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_flags)
         return (_status(_result),)
 
     finally:
         free(_c_dependencies)
         free(_c_dependencyData)
 
-def cuStreamAttachMemAsync(hStream, dptr, size_t length, unsigned int flags):
+def cuStreamAttachMemAsync(hStream, dptr, length, flags):
     """cuStreamAttachMemAsync(hStream: CUstream | int | None, dptr: CUdeviceptr | int, length: int, flags: int)
 
     Attach memory to a stream asynchronously
@@ -26667,10 +26996,14 @@ def cuStreamAttachMemAsync(hStream, dptr, size_t length, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUstream _c_hStream
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_length
+    cdef unsigned int _c_flags
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
+    _c_length = <size_t>_support.unsigned_arg(length, sizeof(size_t), "length")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
-        _result = cydriver.cuStreamAttachMemAsync(_c_hStream, _c_dptr, length, flags)
+        _result = cydriver.cuStreamAttachMemAsync(_c_hStream, _c_dptr, _c_length, _c_flags)
     return (_status(_result),)
 
 def cuStreamQuery(hStream):
@@ -26897,7 +27230,7 @@ def cuStreamSetAttribute(hStream, attr, value):
         _result = cydriver.cuStreamSetAttribute(_c_hStream, _c_attr, <const cydriver.CUstreamAttrValue *>_c_value.ptr)
     return (_status(_result),)
 
-def cuEventCreate(unsigned int Flags):
+def cuEventCreate(Flags):
     """cuEventCreate(Flags: int)
 
     Creates an event
@@ -26943,9 +27276,11 @@ def cuEventCreate(unsigned int Flags):
     """
     cdef long long _result
     cdef cydriver.CUevent _c_phEvent
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     memset(&_c_phEvent, 0, sizeof(_c_phEvent))
     with nogil:
-        _result = cydriver.cuEventCreate(&_c_phEvent, Flags)
+        _result = cydriver.cuEventCreate(&_c_phEvent, _c_Flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUevent(<void*>_c_phEvent))
@@ -27005,7 +27340,7 @@ def cuEventRecord(hEvent, hStream):
         _result = cydriver.cuEventRecord(_c_hEvent, _c_hStream)
     return (_status(_result),)
 
-def cuEventRecordWithFlags(hEvent, hStream, unsigned int flags):
+def cuEventRecordWithFlags(hEvent, hStream, flags):
     """cuEventRecordWithFlags(hEvent: CUevent | int | None, hStream: CUstream | int | None, flags: int)
 
     Records an event
@@ -27061,10 +27396,12 @@ def cuEventRecordWithFlags(hEvent, hStream, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUevent _c_hEvent
     cdef cydriver.CUstream _c_hStream
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuEventRecordWithFlags(_c_hEvent, _c_hStream, flags)
+        _result = cydriver.cuEventRecordWithFlags(_c_hEvent, _c_hStream, _c_flags)
     return (_status(_result),)
 
 def cuEventQuery(hEvent):
@@ -27788,7 +28125,7 @@ def cuImportExternalSemaphore(semHandleDesc):
         return (_status(_result), None)
     return (_status(0), _wrap_CUexternalSemaphore(<void*>_c_extSem_out))
 
-def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numExtSems, stream):
+def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     """cuSignalExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | int | None] | None, paramsArray: Sequence[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS] | None, numExtSems: int, stream: CUstream | int | None)
 
     Signals a set of external semaphore objects
@@ -27891,28 +28228,30 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numEx
     cdef Py_ssize_t _i_extSemArray
     cdef cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st* _c_paramsArray = NULL
     cdef Py_ssize_t _i_paramsArray
+    cdef unsigned int _c_numExtSems
     cdef cydriver.CUstream _c_stream
     try:
-        _support.check_count(extSemArray, numExtSems, "extSemArray", "numExtSems")
-        if numExtSems > 0:
-            _c_extSemArray = <cydriver.CUexternalSemaphore*>_support.alloc_array(numExtSems, sizeof(cydriver.CUexternalSemaphore))
-            for _i_extSemArray in range(numExtSems):
+        _c_numExtSems = <unsigned int>_support.unsigned_arg(numExtSems, sizeof(unsigned int), "numExtSems")
+        _support.check_list(extSemArray, _c_numExtSems, "extSemArray", "numExtSems", "CUexternalSemaphore")
+        if _c_numExtSems > 0:
+            _c_extSemArray = <cydriver.CUexternalSemaphore*>_support.alloc_array(_c_numExtSems, sizeof(cydriver.CUexternalSemaphore))
+            for _i_extSemArray in range(_c_numExtSems):
                 _c_extSemArray[_i_extSemArray] = <cydriver.CUexternalSemaphore>_support.handle_value(extSemArray[_i_extSemArray], CUexternalSemaphore, "extSemArray")
-        _support.check_count(paramsArray, numExtSems, "paramsArray", "numExtSems")
-        if numExtSems > 0:
-            _c_paramsArray = <cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>_support.alloc_array(numExtSems, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st))
-            for _i_paramsArray in range(numExtSems):
+        _support.check_list(paramsArray, _c_numExtSems, "paramsArray", "numExtSems", "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS")
+        if _c_numExtSems > 0:
+            _c_paramsArray = <cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>_support.alloc_array(_c_numExtSems, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st))
+            for _i_paramsArray in range(_c_numExtSems):
                 memcpy(&_c_paramsArray[_i_paramsArray], _support.struct_pointer_required(paramsArray[_i_paramsArray], CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, "paramsArray"), sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st))
         _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
         with nogil:
-            _result = cydriver.cuSignalExternalSemaphoresAsync(<const cydriver.CUexternalSemaphore *>_c_extSemArray, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_c_paramsArray, numExtSems, _c_stream)
+            _result = cydriver.cuSignalExternalSemaphoresAsync(<const cydriver.CUexternalSemaphore *>_c_extSemArray, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_c_paramsArray, _c_numExtSems, _c_stream)
         return (_status(_result),)
 
     finally:
         free(_c_extSemArray)
         free(_c_paramsArray)
 
-def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numExtSems, stream):
+def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     """cuWaitExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | int | None] | None, paramsArray: Sequence[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS] | None, numExtSems: int, stream: CUstream | int | None)
 
     Waits on a set of external semaphore objects
@@ -27996,21 +28335,23 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numExtS
     cdef Py_ssize_t _i_extSemArray
     cdef cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st* _c_paramsArray = NULL
     cdef Py_ssize_t _i_paramsArray
+    cdef unsigned int _c_numExtSems
     cdef cydriver.CUstream _c_stream
     try:
-        _support.check_count(extSemArray, numExtSems, "extSemArray", "numExtSems")
-        if numExtSems > 0:
-            _c_extSemArray = <cydriver.CUexternalSemaphore*>_support.alloc_array(numExtSems, sizeof(cydriver.CUexternalSemaphore))
-            for _i_extSemArray in range(numExtSems):
+        _c_numExtSems = <unsigned int>_support.unsigned_arg(numExtSems, sizeof(unsigned int), "numExtSems")
+        _support.check_list(extSemArray, _c_numExtSems, "extSemArray", "numExtSems", "CUexternalSemaphore")
+        if _c_numExtSems > 0:
+            _c_extSemArray = <cydriver.CUexternalSemaphore*>_support.alloc_array(_c_numExtSems, sizeof(cydriver.CUexternalSemaphore))
+            for _i_extSemArray in range(_c_numExtSems):
                 _c_extSemArray[_i_extSemArray] = <cydriver.CUexternalSemaphore>_support.handle_value(extSemArray[_i_extSemArray], CUexternalSemaphore, "extSemArray")
-        _support.check_count(paramsArray, numExtSems, "paramsArray", "numExtSems")
-        if numExtSems > 0:
-            _c_paramsArray = <cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>_support.alloc_array(numExtSems, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st))
-            for _i_paramsArray in range(numExtSems):
+        _support.check_list(paramsArray, _c_numExtSems, "paramsArray", "numExtSems", "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS")
+        if _c_numExtSems > 0:
+            _c_paramsArray = <cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>_support.alloc_array(_c_numExtSems, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st))
+            for _i_paramsArray in range(_c_numExtSems):
                 memcpy(&_c_paramsArray[_i_paramsArray], _support.struct_pointer_required(paramsArray[_i_paramsArray], CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, "paramsArray"), sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st))
         _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
         with nogil:
-            _result = cydriver.cuWaitExternalSemaphoresAsync(<const cydriver.CUexternalSemaphore *>_c_extSemArray, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_c_paramsArray, numExtSems, _c_stream)
+            _result = cydriver.cuWaitExternalSemaphoresAsync(<const cydriver.CUexternalSemaphore *>_c_extSemArray, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_c_paramsArray, _c_numExtSems, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -28048,7 +28389,7 @@ def cuDestroyExternalSemaphore(extSem):
         _result = cydriver.cuDestroyExternalSemaphore(_c_extSem)
     return (_status(_result),)
 
-def cuStreamWaitValue32(stream, addr, value, unsigned int flags):
+def cuStreamWaitValue32(stream, addr, value, flags):
     """cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint32_t | int, flags: int)
 
     Wait on a memory location
@@ -28099,14 +28440,16 @@ def cuStreamWaitValue32(stream, addr, value, unsigned int flags):
     cdef cydriver.CUstream _c_stream
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint32_t _c_value
+    cdef unsigned int _c_flags
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(addr, sizeof(cydriver.CUdeviceptr), "addr"))
+    _c_value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(value, sizeof(cydriver.cuuint32_t), "value"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
-    _c_value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
     with nogil:
-        _result = cydriver.cuStreamWaitValue32(_c_stream, _c_addr, _c_value, flags)
+        _result = cydriver.cuStreamWaitValue32(_c_stream, _c_addr, _c_value, _c_flags)
     return (_status(_result),)
 
-def cuStreamWaitValue64(stream, addr, value, unsigned int flags):
+def cuStreamWaitValue64(stream, addr, value, flags):
     """cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint64_t | int, flags: int)
 
     Wait on a memory location
@@ -28156,14 +28499,16 @@ def cuStreamWaitValue64(stream, addr, value, unsigned int flags):
     cdef cydriver.CUstream _c_stream
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint64_t _c_value
+    cdef unsigned int _c_flags
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(addr, sizeof(cydriver.CUdeviceptr), "addr"))
+    _c_value = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(value, sizeof(cydriver.cuuint64_t), "value"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
-    _c_value = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value"))
     with nogil:
-        _result = cydriver.cuStreamWaitValue64(_c_stream, _c_addr, _c_value, flags)
+        _result = cydriver.cuStreamWaitValue64(_c_stream, _c_addr, _c_value, _c_flags)
     return (_status(_result),)
 
-def cuStreamWriteValue32(stream, addr, value, unsigned int flags):
+def cuStreamWriteValue32(stream, addr, value, flags):
     """cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint32_t | int, flags: int)
 
     Write a value to memory
@@ -28199,14 +28544,16 @@ def cuStreamWriteValue32(stream, addr, value, unsigned int flags):
     cdef cydriver.CUstream _c_stream
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint32_t _c_value
+    cdef unsigned int _c_flags
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(addr, sizeof(cydriver.CUdeviceptr), "addr"))
+    _c_value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(value, sizeof(cydriver.cuuint32_t), "value"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
-    _c_value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
     with nogil:
-        _result = cydriver.cuStreamWriteValue32(_c_stream, _c_addr, _c_value, flags)
+        _result = cydriver.cuStreamWriteValue32(_c_stream, _c_addr, _c_value, _c_flags)
     return (_status(_result),)
 
-def cuStreamWriteValue64(stream, addr, value, unsigned int flags):
+def cuStreamWriteValue64(stream, addr, value, flags):
     """cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint64_t | int, flags: int)
 
     Write a value to memory
@@ -28244,14 +28591,16 @@ def cuStreamWriteValue64(stream, addr, value, unsigned int flags):
     cdef cydriver.CUstream _c_stream
     cdef cydriver.CUdeviceptr _c_addr
     cdef cydriver.cuuint64_t _c_value
+    cdef unsigned int _c_flags
+    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(addr, sizeof(cydriver.CUdeviceptr), "addr"))
+    _c_value = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(value, sizeof(cydriver.cuuint64_t), "value"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-    _c_addr = ((<CUdeviceptr>addr)._value if type(addr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(addr, "addr"))
-    _c_value = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value"))
     with nogil:
-        _result = cydriver.cuStreamWriteValue64(_c_stream, _c_addr, _c_value, flags)
+        _result = cydriver.cuStreamWriteValue64(_c_stream, _c_addr, _c_value, _c_flags)
     return (_status(_result),)
 
-def cuStreamBatchMemOp(stream, unsigned int count, paramArray, unsigned int flags):
+def cuStreamBatchMemOp(stream, count, paramArray, flags):
     """cuStreamBatchMemOp(stream: CUstream | int | None, count: int, paramArray: Sequence[CUstreamBatchMemOpParams] | None, flags: int)
 
     Batch operations to synchronize the stream via memory operations
@@ -28297,17 +28646,21 @@ def cuStreamBatchMemOp(stream, unsigned int count, paramArray, unsigned int flag
     """
     cdef long long _result
     cdef cydriver.CUstream _c_stream
+    cdef unsigned int _c_count
     cdef cydriver.CUstreamBatchMemOpParams_union* _c_paramArray = NULL
     cdef Py_ssize_t _i_paramArray
+    cdef unsigned int _c_flags
     try:
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
-        _support.check_count(paramArray, count, "paramArray", "count")
-        if count > 0:
-            _c_paramArray = <cydriver.CUstreamBatchMemOpParams_union*>_support.alloc_array(count, sizeof(cydriver.CUstreamBatchMemOpParams_union))
-            for _i_paramArray in range(count):
+        _support.check_list(paramArray, _c_count, "paramArray", "count", "CUstreamBatchMemOpParams")
+        if _c_count > 0:
+            _c_paramArray = <cydriver.CUstreamBatchMemOpParams_union*>_support.alloc_array(_c_count, sizeof(cydriver.CUstreamBatchMemOpParams_union))
+            for _i_paramArray in range(_c_count):
                 memcpy(&_c_paramArray[_i_paramArray], _support.struct_pointer_required(paramArray[_i_paramArray], CUstreamBatchMemOpParams, "paramArray"), sizeof(cydriver.CUstreamBatchMemOpParams_union))
         with nogil:
-            _result = cydriver.cuStreamBatchMemOp(_c_stream, count, <cydriver.CUstreamBatchMemOpParams *>_c_paramArray, flags)
+            _result = cydriver.cuStreamBatchMemOp(_c_stream, _c_count, <cydriver.CUstreamBatchMemOpParams *>_c_paramArray, _c_flags)
         return (_status(_result),)
 
     finally:
@@ -28425,7 +28778,7 @@ def cuFuncGetAttribute(attrib, hfunc):
         return (_status(_result), None)
     return (_status(0), _c_pi)
 
-def cuFuncSetAttribute(hfunc, attrib, int value):
+def cuFuncSetAttribute(hfunc, attrib, value):
     """cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attribute | int, value: int)
 
     Sets information about a function
@@ -28498,10 +28851,12 @@ def cuFuncSetAttribute(hfunc, attrib, int value):
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
     cdef cydriver.CUfunction_attribute _c_attrib
+    cdef int _c_value
+    _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
     with nogil:
-        _result = cydriver.cuFuncSetAttribute(_c_hfunc, _c_attrib, value)
+        _result = cydriver.cuFuncSetAttribute(_c_hfunc, _c_attrib, _c_value)
     return (_status(_result),)
 
 def cuFuncSetCacheConfig(hfunc, config):
@@ -28632,7 +28987,7 @@ def cuFuncGetName(hfunc):
         return (_status(_result), None)
     return (_status(0), None if _c_name == NULL else <bytes>_c_name)
 
-def cuFuncGetParamInfo(func, size_t paramIndex):
+def cuFuncGetParamInfo(func, paramIndex):
     """cuFuncGetParamInfo(func: CUfunction | int | None, paramIndex: int)
 
     Returns the offset and size of a kernel parameter in the device-side parameter layout
@@ -28661,13 +29016,15 @@ def cuFuncGetParamInfo(func, size_t paramIndex):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_func
+    cdef size_t _c_paramIndex
     cdef size_t _c_paramOffset
     cdef size_t _c_paramSize
+    _c_paramIndex = <size_t>_support.unsigned_arg(paramIndex, sizeof(size_t), "paramIndex")
     _c_func = <cydriver.CUfunction>_support.handle_value(func, CUfunction, "func")
     memset(&_c_paramOffset, 0, sizeof(_c_paramOffset))
     memset(&_c_paramSize, 0, sizeof(_c_paramSize))
     with nogil:
-        _result = cydriver.cuFuncGetParamInfo(_c_func, paramIndex, &_c_paramOffset, &_c_paramSize)
+        _result = cydriver.cuFuncGetParamInfo(_c_func, _c_paramIndex, &_c_paramOffset, &_c_paramSize)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), _c_paramOffset, _c_paramSize)
@@ -28732,7 +29089,7 @@ def cuFuncLoad(function):
         _result = cydriver.cuFuncLoad(_c_function)
     return (_status(_result),)
 
-def cuLaunchKernel(f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, hStream, kernelParams, extra):
+def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra):
     """cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: Any, extra: int | Buffer | None)
 
     Launches a CUDA function CUfunction or a CUDA kernel CUkernel
@@ -28858,19 +29215,33 @@ def cuLaunchKernel(f, unsigned int gridDimX, unsigned int gridDimY, unsigned int
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_f
+    cdef unsigned int _c_gridDimX
+    cdef unsigned int _c_gridDimY
+    cdef unsigned int _c_gridDimZ
+    cdef unsigned int _c_blockDimX
+    cdef unsigned int _c_blockDimY
+    cdef unsigned int _c_blockDimZ
+    cdef unsigned int _c_sharedMemBytes
     cdef cydriver.CUstream _c_hStream
     cdef void** _c_kernelParams
     cdef _support.BufferRef _view_extra
     cdef void* _c_extra
     _view_extra.held = False
     try:
+        _c_gridDimX = <unsigned int>_support.unsigned_arg(gridDimX, sizeof(unsigned int), "gridDimX")
+        _c_gridDimY = <unsigned int>_support.unsigned_arg(gridDimY, sizeof(unsigned int), "gridDimY")
+        _c_gridDimZ = <unsigned int>_support.unsigned_arg(gridDimZ, sizeof(unsigned int), "gridDimZ")
+        _c_blockDimX = <unsigned int>_support.unsigned_arg(blockDimX, sizeof(unsigned int), "blockDimX")
+        _c_blockDimY = <unsigned int>_support.unsigned_arg(blockDimY, sizeof(unsigned int), "blockDimY")
+        _c_blockDimZ = <unsigned int>_support.unsigned_arg(blockDimZ, sizeof(unsigned int), "blockDimZ")
+        _c_sharedMemBytes = <unsigned int>_support.unsigned_arg(sharedMemBytes, sizeof(unsigned int), "sharedMemBytes")
         _c_f = <cydriver.CUfunction>_support.handle_value(f, CUfunction, "f")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         _k_kernelParams = _support.kernel_params(kernelParams)
         _c_kernelParams = _support.kernel_params_pointer(_k_kernelParams)
         _c_extra = _support.address(extra, &_view_extra, False, "extra")
         with nogil:
-            _result = cydriver.cuLaunchKernel(_c_f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, _c_hStream, _c_kernelParams, <void **>_c_extra)
+            _result = cydriver.cuLaunchKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams, <void **>_c_extra)
         return (_status(_result),)
 
     finally:
@@ -29172,7 +29543,7 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
     finally:
         _support.release_address(&_view_extra)
 
-def cuLaunchCooperativeKernel(f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, hStream, kernelParams):
+def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams):
     """cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: Any)
 
     Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks
@@ -29267,17 +29638,31 @@ def cuLaunchCooperativeKernel(f, unsigned int gridDimX, unsigned int gridDimY, u
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_f
+    cdef unsigned int _c_gridDimX
+    cdef unsigned int _c_gridDimY
+    cdef unsigned int _c_gridDimZ
+    cdef unsigned int _c_blockDimX
+    cdef unsigned int _c_blockDimY
+    cdef unsigned int _c_blockDimZ
+    cdef unsigned int _c_sharedMemBytes
     cdef cydriver.CUstream _c_hStream
     cdef void** _c_kernelParams
+    _c_gridDimX = <unsigned int>_support.unsigned_arg(gridDimX, sizeof(unsigned int), "gridDimX")
+    _c_gridDimY = <unsigned int>_support.unsigned_arg(gridDimY, sizeof(unsigned int), "gridDimY")
+    _c_gridDimZ = <unsigned int>_support.unsigned_arg(gridDimZ, sizeof(unsigned int), "gridDimZ")
+    _c_blockDimX = <unsigned int>_support.unsigned_arg(blockDimX, sizeof(unsigned int), "blockDimX")
+    _c_blockDimY = <unsigned int>_support.unsigned_arg(blockDimY, sizeof(unsigned int), "blockDimY")
+    _c_blockDimZ = <unsigned int>_support.unsigned_arg(blockDimZ, sizeof(unsigned int), "blockDimZ")
+    _c_sharedMemBytes = <unsigned int>_support.unsigned_arg(sharedMemBytes, sizeof(unsigned int), "sharedMemBytes")
     _c_f = <cydriver.CUfunction>_support.handle_value(f, CUfunction, "f")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     _k_kernelParams = _support.kernel_params(kernelParams)
     _c_kernelParams = _support.kernel_params_pointer(_k_kernelParams)
     with nogil:
-        _result = cydriver.cuLaunchCooperativeKernel(_c_f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, _c_hStream, _c_kernelParams)
+        _result = cydriver.cuLaunchCooperativeKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams)
     return (_status(_result),)
 
-def cuLaunchCooperativeKernelMultiDevice(launchParamsList, unsigned int numDevices, unsigned int flags):
+def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
     """cuLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[CUDA_LAUNCH_PARAMS] | None, numDevices: int, flags: int)
 
     Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
@@ -29424,14 +29809,18 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList, unsigned int numDevic
     cdef long long _result
     cdef cydriver.CUDA_LAUNCH_PARAMS_st* _c_launchParamsList = NULL
     cdef Py_ssize_t _i_launchParamsList
+    cdef unsigned int _c_numDevices
+    cdef unsigned int _c_flags
     try:
-        _support.check_count(launchParamsList, numDevices, "launchParamsList", "numDevices")
-        if numDevices > 0:
-            _c_launchParamsList = <cydriver.CUDA_LAUNCH_PARAMS_st*>_support.alloc_array(numDevices, sizeof(cydriver.CUDA_LAUNCH_PARAMS_st))
-            for _i_launchParamsList in range(numDevices):
+        _c_numDevices = <unsigned int>_support.unsigned_arg(numDevices, sizeof(unsigned int), "numDevices")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+        _support.check_list(launchParamsList, _c_numDevices, "launchParamsList", "numDevices", "CUDA_LAUNCH_PARAMS")
+        if _c_numDevices > 0:
+            _c_launchParamsList = <cydriver.CUDA_LAUNCH_PARAMS_st*>_support.alloc_array(_c_numDevices, sizeof(cydriver.CUDA_LAUNCH_PARAMS_st))
+            for _i_launchParamsList in range(_c_numDevices):
                 memcpy(&_c_launchParamsList[_i_launchParamsList], _support.struct_pointer_required(launchParamsList[_i_launchParamsList], CUDA_LAUNCH_PARAMS, "launchParamsList"), sizeof(cydriver.CUDA_LAUNCH_PARAMS_st))
         with nogil:
-            _result = cydriver.cuLaunchCooperativeKernelMultiDevice(<cydriver.CUDA_LAUNCH_PARAMS *>_c_launchParamsList, numDevices, flags)
+            _result = cydriver.cuLaunchCooperativeKernelMultiDevice(<cydriver.CUDA_LAUNCH_PARAMS *>_c_launchParamsList, _c_numDevices, _c_flags)
         return (_status(_result),)
 
     finally:
@@ -29512,13 +29901,13 @@ def cuLaunchHostFunc(hStream, fn, userData):
     cdef bint _trampoline = False
     cdef cydriver.CUstreamCaptureStatus _capture = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
+    if isinstance(fn, int) and fn != 0:
+        raise TypeError(f"fn: expected a callable, None, 0 or CUhostFn(address) for a C function, got the int {fn}")
     with nogil:
         cydriver.cuStreamIsCapturing(_c_hStream, &_capture)
-    if fn is None or isinstance(fn, CUhostFn):
+    if fn is None or isinstance(fn, (CUhostFn, int)):
         _c_fn = <cydriver.CUhostFn>_support.plain_address(fn, "fn")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(fn, int):
-        raise TypeError(f"fn: expected a callable or CUhostFn(address) for a C function, got the int {fn}")
     else:
         _ctx = _support.callback_context(fn, userData, _capture == cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
         _c_fn = <cydriver.CUhostFn>_callback_CUhostFn
@@ -29529,7 +29918,7 @@ def cuLaunchHostFunc(hStream, fn, userData):
         _support.callback_discard(_ctx)
     return (_status(_result),)
 
-def cuFuncSetBlockShape(hfunc, int x, int y, int z):
+def cuFuncSetBlockShape(hfunc, x, y, z):
     """cuFuncSetBlockShape(hfunc: CUfunction | int | None, x: int, y: int, z: int)
 
     Sets the block-dimensions for the function
@@ -29571,12 +29960,18 @@ def cuFuncSetBlockShape(hfunc, int x, int y, int z):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef int _c_x
+    cdef int _c_y
+    cdef int _c_z
+    _c_x = <int>_support.signed_arg(x, sizeof(int), "x")
+    _c_y = <int>_support.signed_arg(y, sizeof(int), "y")
+    _c_z = <int>_support.signed_arg(z, sizeof(int), "z")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
-        _result = cydriver.cuFuncSetBlockShape(_c_hfunc, x, y, z)
+        _result = cydriver.cuFuncSetBlockShape(_c_hfunc, _c_x, _c_y, _c_z)
     return (_status(_result),)
 
-def cuFuncSetSharedSize(hfunc, unsigned int numbytes):
+def cuFuncSetSharedSize(hfunc, numbytes):
     """cuFuncSetSharedSize(hfunc: CUfunction | int | None, numbytes: int)
 
     Sets the dynamic shared-memory size for the function
@@ -29616,12 +30011,14 @@ def cuFuncSetSharedSize(hfunc, unsigned int numbytes):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef unsigned int _c_numbytes
+    _c_numbytes = <unsigned int>_support.unsigned_arg(numbytes, sizeof(unsigned int), "bytes")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
-        _result = cydriver.cuFuncSetSharedSize(_c_hfunc, numbytes)
+        _result = cydriver.cuFuncSetSharedSize(_c_hfunc, _c_numbytes)
     return (_status(_result),)
 
-def cuParamSetSize(hfunc, unsigned int numbytes):
+def cuParamSetSize(hfunc, numbytes):
     """cuParamSetSize(hfunc: CUfunction | int | None, numbytes: int)
 
     Sets the parameter size for the function
@@ -29659,12 +30056,14 @@ def cuParamSetSize(hfunc, unsigned int numbytes):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef unsigned int _c_numbytes
+    _c_numbytes = <unsigned int>_support.unsigned_arg(numbytes, sizeof(unsigned int), "numbytes")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
-        _result = cydriver.cuParamSetSize(_c_hfunc, numbytes)
+        _result = cydriver.cuParamSetSize(_c_hfunc, _c_numbytes)
     return (_status(_result),)
 
-def cuParamSeti(hfunc, int offset, unsigned int value):
+def cuParamSeti(hfunc, offset, value):
     """cuParamSeti(hfunc: CUfunction | int | None, offset: int, value: int)
 
     Adds an integer parameter to the function's argument list
@@ -29703,12 +30102,16 @@ def cuParamSeti(hfunc, int offset, unsigned int value):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef int _c_offset
+    cdef unsigned int _c_value
+    _c_offset = <int>_support.signed_arg(offset, sizeof(int), "offset")
+    _c_value = <unsigned int>_support.unsigned_arg(value, sizeof(unsigned int), "value")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
-        _result = cydriver.cuParamSeti(_c_hfunc, offset, value)
+        _result = cydriver.cuParamSeti(_c_hfunc, _c_offset, _c_value)
     return (_status(_result),)
 
-def cuParamSetf(hfunc, int offset, float value):
+def cuParamSetf(hfunc, offset, float value):
     """cuParamSetf(hfunc: CUfunction | int | None, offset: int, value: float)
 
     Adds a floating-point parameter to the function's argument list
@@ -29747,12 +30150,14 @@ def cuParamSetf(hfunc, int offset, float value):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef int _c_offset
+    _c_offset = <int>_support.signed_arg(offset, sizeof(int), "offset")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
-        _result = cydriver.cuParamSetf(_c_hfunc, offset, value)
+        _result = cydriver.cuParamSetf(_c_hfunc, _c_offset, value)
     return (_status(_result),)
 
-def cuParamSetv(hfunc, int offset, ptr, unsigned int numbytes):
+def cuParamSetv(hfunc, offset, ptr, numbytes):
     """cuParamSetv(hfunc: CUfunction | int | None, offset: int, ptr: int | Buffer | None, numbytes: int)
 
     Adds arbitrary data to the function's argument list
@@ -29793,14 +30198,18 @@ def cuParamSetv(hfunc, int offset, ptr, unsigned int numbytes):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef int _c_offset
     cdef _support.BufferRef _view_ptr
     cdef void* _c_ptr
+    cdef unsigned int _c_numbytes
     _view_ptr.held = False
     try:
+        _c_offset = <int>_support.signed_arg(offset, sizeof(int), "offset")
+        _c_numbytes = <unsigned int>_support.unsigned_arg(numbytes, sizeof(unsigned int), "numbytes")
         _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         with nogil:
-            _result = cydriver.cuParamSetv(_c_hfunc, offset, <void *>_c_ptr, numbytes)
+            _result = cydriver.cuParamSetv(_c_hfunc, _c_offset, <void *>_c_ptr, _c_numbytes)
         return (_status(_result),)
 
     finally:
@@ -29869,7 +30278,7 @@ def cuLaunch(f):
         _result = cydriver.cuLaunch(_c_f)
     return (_status(_result),)
 
-def cuLaunchGrid(f, int grid_width, int grid_height):
+def cuLaunchGrid(f, grid_width, grid_height):
     """cuLaunchGrid(f: CUfunction | int | None, grid_width: int, grid_height: int)
 
     Launches a CUDA function
@@ -29929,12 +30338,16 @@ def cuLaunchGrid(f, int grid_width, int grid_height):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_f
+    cdef int _c_grid_width
+    cdef int _c_grid_height
+    _c_grid_width = <int>_support.signed_arg(grid_width, sizeof(int), "grid_width")
+    _c_grid_height = <int>_support.signed_arg(grid_height, sizeof(int), "grid_height")
     _c_f = <cydriver.CUfunction>_support.handle_value(f, CUfunction, "f")
     with nogil:
-        _result = cydriver.cuLaunchGrid(_c_f, grid_width, grid_height)
+        _result = cydriver.cuLaunchGrid(_c_f, _c_grid_width, _c_grid_height)
     return (_status(_result),)
 
-def cuLaunchGridAsync(f, int grid_width, int grid_height, hStream):
+def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
     """cuLaunchGridAsync(f: CUfunction | int | None, grid_width: int, grid_height: int, hStream: CUstream | int | None)
 
     Launches a CUDA function
@@ -30002,14 +30415,18 @@ def cuLaunchGridAsync(f, int grid_width, int grid_height, hStream):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_f
+    cdef int _c_grid_width
+    cdef int _c_grid_height
     cdef cydriver.CUstream _c_hStream
+    _c_grid_width = <int>_support.signed_arg(grid_width, sizeof(int), "grid_width")
+    _c_grid_height = <int>_support.signed_arg(grid_height, sizeof(int), "grid_height")
     _c_f = <cydriver.CUfunction>_support.handle_value(f, CUfunction, "f")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
-        _result = cydriver.cuLaunchGridAsync(_c_f, grid_width, grid_height, _c_hStream)
+        _result = cydriver.cuLaunchGridAsync(_c_f, _c_grid_width, _c_grid_height, _c_hStream)
     return (_status(_result),)
 
-def cuParamSetTexRef(hfunc, int texunit, hTexRef):
+def cuParamSetTexRef(hfunc, texunit, hTexRef):
     """cuParamSetTexRef(hfunc: CUfunction | int | None, texunit: int, hTexRef: CUtexref | int | None)
 
     Adds a texture-reference to the function's argument list
@@ -30039,11 +30456,13 @@ def cuParamSetTexRef(hfunc, int texunit, hTexRef):
     """
     cdef long long _result
     cdef cydriver.CUfunction _c_hfunc
+    cdef int _c_texunit
     cdef cydriver.CUtexref _c_hTexRef
+    _c_texunit = <int>_support.signed_arg(texunit, sizeof(int), "texunit")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
-        _result = cydriver.cuParamSetTexRef(_c_hfunc, texunit, _c_hTexRef)
+        _result = cydriver.cuParamSetTexRef(_c_hfunc, _c_texunit, _c_hTexRef)
     return (_status(_result),)
 
 def cuFuncSetSharedMemConfig(hfunc, config):
@@ -30113,7 +30532,7 @@ def cuFuncSetSharedMemConfig(hfunc, config):
         _result = cydriver.cuFuncSetSharedMemConfig(_c_hfunc, _c_config)
     return (_status(_result),)
 
-def cuGraphCreate(unsigned int flags):
+def cuGraphCreate(flags):
     """cuGraphCreate(flags: int)
 
     Creates a graph
@@ -30151,14 +30570,16 @@ def cuGraphCreate(unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUgraph _c_phGraph
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_phGraph, 0, sizeof(_c_phGraph))
     with nogil:
-        _result = cydriver.cuGraphCreate(&_c_phGraph, flags)
+        _result = cydriver.cuGraphCreate(&_c_phGraph, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraph(<void*>_c_phGraph))
 
-def cuGraphAddKernelNode(hGraph, dependencies, size_t numDependencies, nodeParams):
+def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddKernelNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_KERNEL_NODE_PARAMS])
 
     Creates a kernel execution node and adds it to a graph
@@ -30269,18 +30690,20 @@ def cuGraphAddKernelNode(hGraph, dependencies, size_t numDependencies, nodeParam
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddKernelNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
+            _result = cydriver.cuGraphAddKernelNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -30369,7 +30792,7 @@ def cuGraphKernelNodeSetParams(hNode, nodeParams):
         _result = cydriver.cuGraphKernelNodeSetParams(_c_hNode, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddMemcpyNode(hGraph, dependencies, size_t numDependencies, copyParams, ctx):
+def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx):
     """cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, copyParams: Optional[CUDA_MEMCPY3D], ctx: CUcontext | int | None)
 
     Creates a memcpy node and adds it to a graph
@@ -30426,20 +30849,22 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, size_t numDependencies, copyParam
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_copyParams
     cdef cydriver.CUcontext _c_ctx
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_copyParams = _support.struct_pointer(copyParams, CUDA_MEMCPY3D, "copyParams")
         _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
         with nogil:
-            _result = cydriver.cuGraphAddMemcpyNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_MEMCPY3D *>_c_copyParams, _c_ctx)
+            _result = cydriver.cuGraphAddMemcpyNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_MEMCPY3D *>_c_copyParams, _c_ctx)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -30519,7 +30944,7 @@ def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
         _result = cydriver.cuGraphMemcpyNodeSetParams(_c_hNode, <const cydriver.CUDA_MEMCPY3D *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddMemsetNode(hGraph, dependencies, size_t numDependencies, memsetParams, ctx):
+def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ctx):
     """cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, memsetParams: Optional[CUDA_MEMSET_NODE_PARAMS], ctx: CUcontext | int | None)
 
     Creates a memset node and adds it to a graph
@@ -30570,20 +30995,22 @@ def cuGraphAddMemsetNode(hGraph, dependencies, size_t numDependencies, memsetPar
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_memsetParams
     cdef cydriver.CUcontext _c_ctx
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_memsetParams = _support.struct_pointer(memsetParams, CUDA_MEMSET_NODE_PARAMS, "memsetParams")
         _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
         with nogil:
-            _result = cydriver.cuGraphAddMemsetNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_memsetParams, _c_ctx)
+            _result = cydriver.cuGraphAddMemsetNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_memsetParams, _c_ctx)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -30663,7 +31090,7 @@ def cuGraphMemsetNodeSetParams(hNode, nodeParams):
         _result = cydriver.cuGraphMemsetNodeSetParams(_c_hNode, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddHostNode(hGraph, dependencies, size_t numDependencies, nodeParams):
+def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_HOST_NODE_PARAMS])
 
     Creates a host execution node and adds it to a graph
@@ -30713,18 +31140,20 @@ def cuGraphAddHostNode(hGraph, dependencies, size_t numDependencies, nodeParams)
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddHostNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
+            _result = cydriver.cuGraphAddHostNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -30804,7 +31233,7 @@ def cuGraphHostNodeSetParams(hNode, nodeParams):
         _result = cydriver.cuGraphHostNodeSetParams(_c_hNode, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddChildGraphNode(hGraph, dependencies, size_t numDependencies, childGraph):
+def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
     """cuGraphAddChildGraphNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, childGraph: CUgraph | int | None)
 
     Creates a child graph node and adds it to a graph
@@ -30854,18 +31283,20 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, size_t numDependencies, child
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef cydriver.CUgraph _c_childGraph
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_childGraph = <cydriver.CUgraph>_support.handle_value(childGraph, CUgraph, "childGraph")
         with nogil:
-            _result = cydriver.cuGraphAddChildGraphNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, _c_childGraph)
+            _result = cydriver.cuGraphAddChildGraphNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, _c_childGraph)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -30914,7 +31345,7 @@ def cuGraphChildGraphNodeGetGraph(hNode):
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraph(<void*>_c_phGraph))
 
-def cuGraphAddEmptyNode(hGraph, dependencies, size_t numDependencies):
+def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
     """cuGraphAddEmptyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int)
 
     Creates an empty node and adds it to a graph
@@ -30961,16 +31392,18 @@ def cuGraphAddEmptyNode(hGraph, dependencies, size_t numDependencies):
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         with nogil:
-            _result = cydriver.cuGraphAddEmptyNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies)
+            _result = cydriver.cuGraphAddEmptyNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -30978,7 +31411,7 @@ def cuGraphAddEmptyNode(hGraph, dependencies, size_t numDependencies):
     finally:
         free(_c_dependencies)
 
-def cuGraphAddEventRecordNode(hGraph, dependencies, size_t numDependencies, event):
+def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
     """cuGraphAddEventRecordNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, event: CUevent | int | None)
 
     Creates an event record node and adds it to a graph
@@ -31028,18 +31461,20 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, size_t numDependencies, even
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef cydriver.CUevent _c_event
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_event = <cydriver.CUevent>_support.handle_value(event, CUevent, "event")
         with nogil:
-            _result = cydriver.cuGraphAddEventRecordNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, _c_event)
+            _result = cydriver.cuGraphAddEventRecordNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, _c_event)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -31124,7 +31559,7 @@ def cuGraphEventRecordNodeSetEvent(hNode, event):
         _result = cydriver.cuGraphEventRecordNodeSetEvent(_c_hNode, _c_event)
     return (_status(_result),)
 
-def cuGraphAddEventWaitNode(hGraph, dependencies, size_t numDependencies, event):
+def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
     """cuGraphAddEventWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, event: CUevent | int | None)
 
     Creates an event wait node and adds it to a graph
@@ -31175,18 +31610,20 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, size_t numDependencies, event)
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef cydriver.CUevent _c_event
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_event = <cydriver.CUevent>_support.handle_value(event, CUevent, "event")
         with nogil:
-            _result = cydriver.cuGraphAddEventWaitNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, _c_event)
+            _result = cydriver.cuGraphAddEventWaitNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, _c_event)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -31271,7 +31708,7 @@ def cuGraphEventWaitNodeSetEvent(hNode, event):
         _result = cydriver.cuGraphEventWaitNodeSetEvent(_c_hNode, _c_event)
     return (_status(_result),)
 
-def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, size_t numDependencies, nodeParams):
+def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_EXT_SEM_SIGNAL_NODE_PARAMS])
 
     Creates an external semaphore signal node and adds it to a graph
@@ -31327,18 +31764,20 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, size_t numDepen
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddExternalSemaphoresSignalNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
+            _result = cydriver.cuGraphAddExternalSemaphoresSignalNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -31428,7 +31867,7 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
         _result = cydriver.cuGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, size_t numDependencies, nodeParams):
+def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_EXT_SEM_WAIT_NODE_PARAMS])
 
     Creates an external semaphore wait node and adds it to a graph
@@ -31485,18 +31924,20 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, size_t numDepende
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddExternalSemaphoresWaitNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
+            _result = cydriver.cuGraphAddExternalSemaphoresWaitNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -31586,7 +32027,7 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
         _result = cydriver.cuGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddBatchMemOpNode(hGraph, dependencies, size_t numDependencies, nodeParams):
+def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_BATCH_MEM_OP_NODE_PARAMS])
 
     Creates a batch memory operation node and adds it to a graph
@@ -31647,18 +32088,20 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, size_t numDependencies, nodeP
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddBatchMemOpNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
+            _result = cydriver.cuGraphAddBatchMemOpNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -31807,7 +32250,7 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
         _result = cydriver.cuGraphExecBatchMemOpNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphAddMemAllocNode(hGraph, dependencies, size_t numDependencies, nodeParams):
+def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_MEM_ALLOC_NODE_PARAMS])
 
     Creates an allocation node and adds it to a graph
@@ -31890,18 +32333,20 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, size_t numDependencies, nodePar
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_MEM_ALLOC_NODE_PARAMS, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddMemAllocNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, <cydriver.CUDA_MEM_ALLOC_NODE_PARAMS *>_c_nodeParams)
+            _result = cydriver.cuGraphAddMemAllocNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, <cydriver.CUDA_MEM_ALLOC_NODE_PARAMS *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -31947,7 +32392,7 @@ def cuGraphMemAllocNodeGetParams(hNode):
         return (_status(_result), None)
     return (_status(0), _c_params_out)
 
-def cuGraphAddMemFreeNode(hGraph, dependencies, size_t numDependencies, dptr):
+def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
     """cuGraphAddMemFreeNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, dptr: CUdeviceptr | int)
 
     Creates a memory free node and adds it to a graph
@@ -32013,18 +32458,20 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, size_t numDependencies, dptr):
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUgraphNode* _c_dependencies = NULL
     cdef Py_ssize_t _i_dependencies
+    cdef size_t _c_numDependencies
     cdef cydriver.CUdeviceptr _c_dptr
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
+        _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
         with nogil:
-            _result = cydriver.cuGraphAddMemFreeNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, numDependencies, _c_dptr)
+            _result = cydriver.cuGraphAddMemFreeNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, _c_numDependencies, _c_dptr)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -32093,7 +32540,7 @@ def cuDeviceGraphMemTrim(device):
     """
     cdef long long _result
     cdef cydriver.CUdevice _c_device
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     with nogil:
         _result = cydriver.cuDeviceGraphMemTrim(_c_device)
     return (_status(_result),)
@@ -32133,7 +32580,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUgraphMem_attribute _c_attr
     cdef _support.TypedValue _c_value
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     _c_attr = <cydriver.CUgraphMem_attribute><long long>_support.as_int(attr, "attr")
     _c_value = _typed_value("CUgraphMem_attribute", attr, None, "value", 0)
     with nogil:
@@ -32174,7 +32621,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUgraphMem_attribute _c_attr
     cdef _support.TypedValue _c_value
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     _c_attr = <cydriver.CUgraphMem_attribute><long long>_support.as_int(attr, "attr")
     _c_value = _typed_value("CUgraphMem_attribute", attr, value, "value", 0)
     with nogil:
@@ -32351,7 +32798,7 @@ def cuGraphGetNodes(hGraph, numNodes=0):
     cdef size_t _c_numNodes
     try:
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _c_numNodes = <size_t>_support.as_int(numNodes, "numNodes")
+        _c_numNodes = <size_t>_support.unsigned_arg(numNodes, sizeof(size_t), "numNodes")
         _cap_nodes = <Py_ssize_t>_c_numNodes
         if _cap_nodes < 0:
             raise ValueError(f"numNodes cannot be negative ({_cap_nodes})")
@@ -32407,7 +32854,7 @@ def cuGraphGetRootNodes(hGraph, numRootNodes=0):
     cdef size_t _c_numRootNodes
     try:
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _c_numRootNodes = <size_t>_support.as_int(numRootNodes, "numRootNodes")
+        _c_numRootNodes = <size_t>_support.unsigned_arg(numRootNodes, sizeof(size_t), "numRootNodes")
         _cap_rootNodes = <Py_ssize_t>_c_numRootNodes
         if _cap_rootNodes < 0:
             raise ValueError(f"numRootNodes cannot be negative ({_cap_rootNodes})")
@@ -32476,7 +32923,7 @@ def cuGraphGetEdges(hGraph, numEdges=0):
     cdef size_t _c_numEdges
     try:
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _c_numEdges = <size_t>_support.as_int(numEdges, "numEdges")
+        _c_numEdges = <size_t>_support.unsigned_arg(numEdges, sizeof(size_t), "numEdges")
         _cap_from_ = <Py_ssize_t>_c_numEdges
         if _cap_from_ < 0:
             raise ValueError(f"numEdges cannot be negative ({_cap_from_})")
@@ -32552,7 +32999,7 @@ def cuGraphNodeGetDependencies(hNode, numDependencies=0):
     cdef size_t _c_numDependencies
     try:
         _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-        _c_numDependencies = <size_t>_support.as_int(numDependencies, "numDependencies")
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _cap_dependencies = <Py_ssize_t>_c_numDependencies
         if _cap_dependencies < 0:
             raise ValueError(f"numDependencies cannot be negative ({_cap_dependencies})")
@@ -32623,7 +33070,7 @@ def cuGraphNodeGetDependentNodes(hNode, numDependentNodes=0):
     cdef size_t _c_numDependentNodes
     try:
         _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-        _c_numDependentNodes = <size_t>_support.as_int(numDependentNodes, "numDependentNodes")
+        _c_numDependentNodes = <size_t>_support.unsigned_arg(numDependentNodes, sizeof(size_t), "numDependentNodes")
         _cap_dependentNodes = <Py_ssize_t>_c_numDependentNodes
         if _cap_dependentNodes < 0:
             raise ValueError(f"numDependentNodes cannot be negative ({_cap_dependentNodes})")
@@ -32644,7 +33091,7 @@ def cuGraphNodeGetDependentNodes(hNode, numDependentNodes=0):
         free(_c_dependentNodes)
         free(_c_edgeData)
 
-def cuGraphAddDependencies(hGraph, from_, to, edgeData, size_t numDependencies):
+def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     """cuGraphAddDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraphNode | int | None] | None, to: Sequence[CUgraphNode | int | None] | None, edgeData: Sequence[CUgraphEdgeData] | None, numDependencies: int)
 
     Adds dependency edges to a graph
@@ -32685,25 +33132,27 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, size_t numDependencies):
     cdef Py_ssize_t _i_to
     cdef cydriver.CUgraphEdgeData_st* _c_edgeData = NULL
     cdef Py_ssize_t _i_edgeData
+    cdef size_t _c_numDependencies
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(from_, numDependencies, "from", "numDependencies")
-        if numDependencies > 0:
-            _c_from_ = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_from_ in range(numDependencies):
+        _support.check_list(from_, _c_numDependencies, "from", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_from_ = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_from_ in range(_c_numDependencies):
                 _c_from_[_i_from_] = <cydriver.CUgraphNode>_support.handle_value(from_[_i_from_], CUgraphNode, "from")
-        _support.check_count(to, numDependencies, "to", "numDependencies")
-        if numDependencies > 0:
-            _c_to = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_to in range(numDependencies):
+        _support.check_list(to, _c_numDependencies, "to", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_to = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_to in range(_c_numDependencies):
                 _c_to[_i_to] = <cydriver.CUgraphNode>_support.handle_value(to[_i_to], CUgraphNode, "to")
-        _support.check_count(edgeData, numDependencies, "edgeData", "numDependencies")
-        if numDependencies > 0:
-            _c_edgeData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
-            for _i_edgeData in range(numDependencies):
+        _support.check_list(edgeData, _c_numDependencies, "edgeData", "numDependencies", "CUgraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_edgeData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
+            for _i_edgeData in range(_c_numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], CUgraphEdgeData, "edgeData"), sizeof(cydriver.CUgraphEdgeData_st))
         with nogil:
-            _result = cydriver.cuGraphAddDependencies(_c_hGraph, <const cydriver.CUgraphNode *>_c_from_, <const cydriver.CUgraphNode *>_c_to, <const cydriver.CUgraphEdgeData *>_c_edgeData, numDependencies)
+            _result = cydriver.cuGraphAddDependencies(_c_hGraph, <const cydriver.CUgraphNode *>_c_from_, <const cydriver.CUgraphNode *>_c_to, <const cydriver.CUgraphEdgeData *>_c_edgeData, _c_numDependencies)
         return (_status(_result),)
 
     finally:
@@ -32711,7 +33160,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, size_t numDependencies):
         free(_c_to)
         free(_c_edgeData)
 
-def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, size_t numDependencies):
+def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     """cuGraphRemoveDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraphNode | int | None] | None, to: Sequence[CUgraphNode | int | None] | None, edgeData: Sequence[CUgraphEdgeData] | None, numDependencies: int)
 
     Removes dependency edges from a graph
@@ -32758,25 +33207,27 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, size_t numDependencie
     cdef Py_ssize_t _i_to
     cdef cydriver.CUgraphEdgeData_st* _c_edgeData = NULL
     cdef Py_ssize_t _i_edgeData
+    cdef size_t _c_numDependencies
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(from_, numDependencies, "from", "numDependencies")
-        if numDependencies > 0:
-            _c_from_ = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_from_ in range(numDependencies):
+        _support.check_list(from_, _c_numDependencies, "from", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_from_ = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_from_ in range(_c_numDependencies):
                 _c_from_[_i_from_] = <cydriver.CUgraphNode>_support.handle_value(from_[_i_from_], CUgraphNode, "from")
-        _support.check_count(to, numDependencies, "to", "numDependencies")
-        if numDependencies > 0:
-            _c_to = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_to in range(numDependencies):
+        _support.check_list(to, _c_numDependencies, "to", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_to = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_to in range(_c_numDependencies):
                 _c_to[_i_to] = <cydriver.CUgraphNode>_support.handle_value(to[_i_to], CUgraphNode, "to")
-        _support.check_count(edgeData, numDependencies, "edgeData", "numDependencies")
-        if numDependencies > 0:
-            _c_edgeData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
-            for _i_edgeData in range(numDependencies):
+        _support.check_list(edgeData, _c_numDependencies, "edgeData", "numDependencies", "CUgraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_edgeData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
+            for _i_edgeData in range(_c_numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], CUgraphEdgeData, "edgeData"), sizeof(cydriver.CUgraphEdgeData_st))
         with nogil:
-            _result = cydriver.cuGraphRemoveDependencies(_c_hGraph, <const cydriver.CUgraphNode *>_c_from_, <const cydriver.CUgraphNode *>_c_to, <const cydriver.CUgraphEdgeData *>_c_edgeData, numDependencies)
+            _result = cydriver.cuGraphRemoveDependencies(_c_hGraph, <const cydriver.CUgraphNode *>_c_from_, <const cydriver.CUgraphNode *>_c_to, <const cydriver.CUgraphEdgeData *>_c_edgeData, _c_numDependencies)
         return (_status(_result),)
 
     finally:
@@ -32821,7 +33272,7 @@ def cuGraphDestroyNode(hNode):
         _result = cydriver.cuGraphDestroyNode(_c_hNode)
     return (_status(_result),)
 
-def cuGraphInstantiateWithFlags(hGraph, unsigned long long flags):
+def cuGraphInstantiateWithFlags(hGraph, flags):
     """cuGraphInstantiateWithFlags(hGraph: CUgraph | int | None, flags: int)
 
     Creates an executable graph from a graph
@@ -32899,15 +33350,17 @@ def cuGraphInstantiateWithFlags(hGraph, unsigned long long flags):
     cdef long long _result
     cdef cydriver.CUgraphExec _c_phGraphExec
     cdef cydriver.CUgraph _c_hGraph
+    cdef unsigned long long _c_flags
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     memset(&_c_phGraphExec, 0, sizeof(_c_phGraphExec))
     _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
     with nogil:
-        _result = cydriver.cuGraphInstantiateWithFlags(&_c_phGraphExec, _c_hGraph, flags)
+        _result = cydriver.cuGraphInstantiateWithFlags(&_c_phGraphExec, _c_hGraph, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphExec(<void*>_c_phGraphExec))
 
-def cuGraphInstantiate(hGraph, unsigned long long flags):
+def cuGraphInstantiate(hGraph, flags):
     """cuGraphInstantiate(hGraph: CUgraph | int | None, flags: int)
 
     The same function as cuGraphInstantiateWithFlags.
@@ -32987,10 +33440,12 @@ def cuGraphInstantiate(hGraph, unsigned long long flags):
     cdef long long _result
     cdef cydriver.CUgraphExec _c_phGraphExec
     cdef cydriver.CUgraph _c_hGraph
+    cdef unsigned long long _c_flags
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     memset(&_c_phGraphExec, 0, sizeof(_c_phGraphExec))
     _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
     with nogil:
-        _result = cydriver.cuGraphInstantiate(&_c_phGraphExec, _c_hGraph, flags)
+        _result = cydriver.cuGraphInstantiate(&_c_phGraphExec, _c_hGraph, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphExec(<void*>_c_phGraphExec))
@@ -33687,7 +34142,7 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams
         _result = cydriver.cuGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphNodeSetEnabled(hGraphExec, hNode, unsigned int isEnabled):
+def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     """cuGraphNodeSetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, isEnabled: int)
 
     Enables or disables the specified node in the given graphExec
@@ -33734,10 +34189,12 @@ def cuGraphNodeSetEnabled(hGraphExec, hNode, unsigned int isEnabled):
     cdef long long _result
     cdef cydriver.CUgraphExec _c_hGraphExec
     cdef cydriver.CUgraphNode _c_hNode
+    cdef unsigned int _c_isEnabled
+    _c_isEnabled = <unsigned int>_support.unsigned_arg(isEnabled, sizeof(unsigned int), "isEnabled")
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
     with nogil:
-        _result = cydriver.cuGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, isEnabled)
+        _result = cydriver.cuGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, _c_isEnabled)
     return (_status(_result),)
 
 def cuGraphNodeGetEnabled(hGraphExec, hNode):
@@ -34143,7 +34600,7 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
         _result = cydriver.cuGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cydriver.CUkernelNodeAttrValue *>_c_value.ptr)
     return (_status(_result),)
 
-def cuGraphDebugDotPrint(hGraph, path, unsigned int flags):
+def cuGraphDebugDotPrint(hGraph, path, flags):
     """cuGraphDebugDotPrint(hGraph: CUgraph | int | None, path: bytes | str, flags: int)
 
     Write a DOT file describing graph structure
@@ -34168,15 +34625,17 @@ def cuGraphDebugDotPrint(hGraph, path, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUgraph _c_hGraph
     cdef const char* _c_path = NULL
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
     _b_path = _support.as_bytes(path, "path")
     if _b_path is not None:
         _c_path = PyBytes_AS_STRING(_b_path)
     with nogil:
-        _result = cydriver.cuGraphDebugDotPrint(_c_hGraph, _c_path, flags)
+        _result = cydriver.cuGraphDebugDotPrint(_c_hGraph, _c_path, _c_flags)
     return (_status(_result),)
 
-def cuUserObjectCreate(ptr, destroy, unsigned int initialRefcount, unsigned int flags):
+def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
     """cuUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialRefcount: int, flags: int)
 
     Create a user object
@@ -34220,13 +34679,17 @@ def cuUserObjectCreate(ptr, destroy, unsigned int initialRefcount, unsigned int 
     cdef _support.BufferRef _view_ptr
     cdef void* _c_ptr
     cdef void* _c_destroy
+    cdef unsigned int _c_initialRefcount
+    cdef unsigned int _c_flags
     _view_ptr.held = False
     try:
+        _c_initialRefcount = <unsigned int>_support.unsigned_arg(initialRefcount, sizeof(unsigned int), "initialRefcount")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         memset(&_c_object_out, 0, sizeof(_c_object_out))
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         _c_destroy = _support.plain_address(destroy, "destroy")
         with nogil:
-            _result = cydriver.cuUserObjectCreate(&_c_object_out, <void *>_c_ptr, <cydriver.CUhostFn>_c_destroy, initialRefcount, flags)
+            _result = cydriver.cuUserObjectCreate(&_c_object_out, <void *>_c_ptr, <cydriver.CUhostFn>_c_destroy, _c_initialRefcount, _c_flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUuserObject(<void*>_c_object_out))
@@ -34234,7 +34697,7 @@ def cuUserObjectCreate(ptr, destroy, unsigned int initialRefcount, unsigned int 
     finally:
         _support.release_address(&_view_ptr)
 
-def cuUserObjectRetain(object, unsigned int count):
+def cuUserObjectRetain(object, count):
     """cuUserObjectRetain(object: CUuserObject | int | None, count: int)
 
     Retain a reference to a user object
@@ -34263,12 +34726,14 @@ def cuUserObjectRetain(object, unsigned int count):
     """
     cdef long long _result
     cdef cydriver.CUuserObject _c_object
+    cdef unsigned int _c_count
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
-        _result = cydriver.cuUserObjectRetain(_c_object, count)
+        _result = cydriver.cuUserObjectRetain(_c_object, _c_count)
     return (_status(_result),)
 
-def cuUserObjectRelease(object, unsigned int count):
+def cuUserObjectRelease(object, count):
     """cuUserObjectRelease(object: CUuserObject | int | None, count: int)
 
     Release a reference to a user object
@@ -34301,12 +34766,14 @@ def cuUserObjectRelease(object, unsigned int count):
     """
     cdef long long _result
     cdef cydriver.CUuserObject _c_object
+    cdef unsigned int _c_count
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
-        _result = cydriver.cuUserObjectRelease(_c_object, count)
+        _result = cydriver.cuUserObjectRelease(_c_object, _c_count)
     return (_status(_result),)
 
-def cuGraphRetainUserObject(graph, object, unsigned int count, unsigned int flags):
+def cuGraphRetainUserObject(graph, object, count, flags):
     """cuGraphRetainUserObject(graph: CUgraph | int | None, object: CUuserObject | int | None, count: int, flags: int)
 
     Retain a reference to a user object from a graph
@@ -34340,13 +34807,17 @@ def cuGraphRetainUserObject(graph, object, unsigned int count, unsigned int flag
     cdef long long _result
     cdef cydriver.CUgraph _c_graph
     cdef cydriver.CUuserObject _c_object
+    cdef unsigned int _c_count
+    cdef unsigned int _c_flags
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_graph = <cydriver.CUgraph>_support.handle_value(graph, CUgraph, "graph")
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
-        _result = cydriver.cuGraphRetainUserObject(_c_graph, _c_object, count, flags)
+        _result = cydriver.cuGraphRetainUserObject(_c_graph, _c_object, _c_count, _c_flags)
     return (_status(_result),)
 
-def cuGraphReleaseUserObject(graph, object, unsigned int count):
+def cuGraphReleaseUserObject(graph, object, count):
     """cuGraphReleaseUserObject(graph: CUgraph | int | None, object: CUuserObject | int | None, count: int)
 
     Release a user object reference from a graph
@@ -34377,13 +34848,15 @@ def cuGraphReleaseUserObject(graph, object, unsigned int count):
     cdef long long _result
     cdef cydriver.CUgraph _c_graph
     cdef cydriver.CUuserObject _c_object
+    cdef unsigned int _c_count
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
     _c_graph = <cydriver.CUgraph>_support.handle_value(graph, CUgraph, "graph")
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
-        _result = cydriver.cuGraphReleaseUserObject(_c_graph, _c_object, count)
+        _result = cydriver.cuGraphReleaseUserObject(_c_graph, _c_object, _c_count)
     return (_status(_result),)
 
-def cuGraphAddNode(hGraph, dependencies, dependencyData, size_t numDependencies, nodeParams):
+def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodeParams):
     """cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, nodeParams: Optional[CUgraphNodeParams])
 
     Adds a node of arbitrary type to a graph
@@ -34435,23 +34908,25 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, size_t numDependencies,
     cdef Py_ssize_t _i_dependencies
     cdef cydriver.CUgraphEdgeData_st* _c_dependencyData = NULL
     cdef Py_ssize_t _i_dependencyData
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_phGraphNode, 0, sizeof(_c_phGraphNode))
         _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphNode))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "CUgraphNode")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cydriver.CUgraphNode*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphNode))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cydriver.CUgraphNode>_support.handle_value(dependencies[_i_dependencies], CUgraphNode, "dependencies")
-        _support.check_count(dependencyData, numDependencies, "dependencyData", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
-            for _i_dependencyData in range(numDependencies):
+        _support.check_list(dependencyData, _c_numDependencies, "dependencyData", "numDependencies", "CUgraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
+            for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], CUgraphEdgeData, "dependencyData"), sizeof(cydriver.CUgraphEdgeData_st))
         _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
         with nogil:
-            _result = cydriver.cuGraphAddNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, numDependencies, <cydriver.CUgraphNodeParams *>_c_nodeParams)
+            _result = cydriver.cuGraphAddNode(&_c_phGraphNode, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, _c_numDependencies, <cydriver.CUgraphNodeParams *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUgraphNode(<void*>_c_phGraphNode))
@@ -34559,7 +35034,7 @@ def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
         _result = cydriver.cuGraphExecNodeSetParams(_c_hGraphExec, _c_hNode, <cydriver.CUgraphNodeParams *>_c_nodeParams)
     return (_status(_result),)
 
-def cuGraphConditionalHandleCreate(hGraph, ctx, unsigned int defaultLaunchValue, unsigned int flags):
+def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
     """cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext | int | None, defaultLaunchValue: int, flags: int)
 
     Create a conditional handle
@@ -34596,16 +35071,20 @@ def cuGraphConditionalHandleCreate(hGraph, ctx, unsigned int defaultLaunchValue,
     cdef cydriver.CUgraphConditionalHandle _c_pHandle_out
     cdef cydriver.CUgraph _c_hGraph
     cdef cydriver.CUcontext _c_ctx
+    cdef unsigned int _c_defaultLaunchValue
+    cdef unsigned int _c_flags
+    _c_defaultLaunchValue = <unsigned int>_support.unsigned_arg(defaultLaunchValue, sizeof(unsigned int), "defaultLaunchValue")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pHandle_out, 0, sizeof(_c_pHandle_out))
     _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
-        _result = cydriver.cuGraphConditionalHandleCreate(&_c_pHandle_out, _c_hGraph, _c_ctx, defaultLaunchValue, flags)
+        _result = cydriver.cuGraphConditionalHandleCreate(&_c_pHandle_out, _c_hGraph, _c_ctx, _c_defaultLaunchValue, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUgraphConditionalHandle._from(_c_pHandle_out))
 
-def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, int blockSize, size_t dynamicSMemSize):
+def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize):
     """cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int)
 
     Returns occupancy of a function
@@ -34641,15 +35120,19 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, int blockSize, size_t dyna
     cdef long long _result
     cdef int _c_numBlocks
     cdef cydriver.CUfunction _c_func
+    cdef int _c_blockSize
+    cdef size_t _c_dynamicSMemSize
+    _c_blockSize = <int>_support.signed_arg(blockSize, sizeof(int), "blockSize")
+    _c_dynamicSMemSize = <size_t>_support.unsigned_arg(dynamicSMemSize, sizeof(size_t), "dynamicSMemSize")
     memset(&_c_numBlocks, 0, sizeof(_c_numBlocks))
     _c_func = <cydriver.CUfunction>_support.handle_value(func, CUfunction, "func")
     with nogil:
-        _result = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(&_c_numBlocks, _c_func, blockSize, dynamicSMemSize)
+        _result = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(&_c_numBlocks, _c_func, _c_blockSize, _c_dynamicSMemSize)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_numBlocks)
 
-def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, int blockSize, size_t dynamicSMemSize, unsigned int flags):
+def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags):
     """cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int, flags: int)
 
     Returns occupancy of a function
@@ -34702,15 +35185,21 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, int blockSize, si
     cdef long long _result
     cdef int _c_numBlocks
     cdef cydriver.CUfunction _c_func
+    cdef int _c_blockSize
+    cdef size_t _c_dynamicSMemSize
+    cdef unsigned int _c_flags
+    _c_blockSize = <int>_support.signed_arg(blockSize, sizeof(int), "blockSize")
+    _c_dynamicSMemSize = <size_t>_support.unsigned_arg(dynamicSMemSize, sizeof(size_t), "dynamicSMemSize")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_numBlocks, 0, sizeof(_c_numBlocks))
     _c_func = <cydriver.CUfunction>_support.handle_value(func, CUfunction, "func")
     with nogil:
-        _result = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&_c_numBlocks, _c_func, blockSize, dynamicSMemSize, flags)
+        _result = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&_c_numBlocks, _c_func, _c_blockSize, _c_dynamicSMemSize, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_numBlocks)
 
-def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit):
+def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit):
     """cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToDynamicSMemSize: int | None, dynamicSMemSize: int, blockSizeLimit: int)
 
     Suggest a launch configuration with reasonable occupancy
@@ -34772,17 +35261,21 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, size_t dy
     cdef int _c_blockSize
     cdef cydriver.CUfunction _c_func
     cdef void* _c_blockSizeToDynamicSMemSize
+    cdef size_t _c_dynamicSMemSize
+    cdef int _c_blockSizeLimit
+    _c_dynamicSMemSize = <size_t>_support.unsigned_arg(dynamicSMemSize, sizeof(size_t), "dynamicSMemSize")
+    _c_blockSizeLimit = <int>_support.signed_arg(blockSizeLimit, sizeof(int), "blockSizeLimit")
     memset(&_c_minGridSize, 0, sizeof(_c_minGridSize))
     memset(&_c_blockSize, 0, sizeof(_c_blockSize))
     _c_func = <cydriver.CUfunction>_support.handle_value(func, CUfunction, "func")
     _c_blockSizeToDynamicSMemSize = _support.plain_address(blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize")
     with nogil:
-        _result = cydriver.cuOccupancyMaxPotentialBlockSize(&_c_minGridSize, &_c_blockSize, _c_func, <cydriver.CUoccupancyB2DSize>_c_blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
+        _result = cydriver.cuOccupancyMaxPotentialBlockSize(&_c_minGridSize, &_c_blockSize, _c_func, <cydriver.CUoccupancyB2DSize>_c_blockSizeToDynamicSMemSize, _c_dynamicSMemSize, _c_blockSizeLimit)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), _c_minGridSize, _c_blockSize)
 
-def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags):
+def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags):
     """cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blockSizeToDynamicSMemSize: int | None, dynamicSMemSize: int, blockSizeLimit: int, flags: int)
 
     Suggest a launch configuration with reasonable occupancy
@@ -34841,17 +35334,23 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     cdef int _c_blockSize
     cdef cydriver.CUfunction _c_func
     cdef void* _c_blockSizeToDynamicSMemSize
+    cdef size_t _c_dynamicSMemSize
+    cdef int _c_blockSizeLimit
+    cdef unsigned int _c_flags
+    _c_dynamicSMemSize = <size_t>_support.unsigned_arg(dynamicSMemSize, sizeof(size_t), "dynamicSMemSize")
+    _c_blockSizeLimit = <int>_support.signed_arg(blockSizeLimit, sizeof(int), "blockSizeLimit")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_minGridSize, 0, sizeof(_c_minGridSize))
     memset(&_c_blockSize, 0, sizeof(_c_blockSize))
     _c_func = <cydriver.CUfunction>_support.handle_value(func, CUfunction, "func")
     _c_blockSizeToDynamicSMemSize = _support.plain_address(blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize")
     with nogil:
-        _result = cydriver.cuOccupancyMaxPotentialBlockSizeWithFlags(&_c_minGridSize, &_c_blockSize, _c_func, <cydriver.CUoccupancyB2DSize>_c_blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
+        _result = cydriver.cuOccupancyMaxPotentialBlockSizeWithFlags(&_c_minGridSize, &_c_blockSize, _c_func, <cydriver.CUoccupancyB2DSize>_c_blockSizeToDynamicSMemSize, _c_dynamicSMemSize, _c_blockSizeLimit, _c_flags)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), _c_minGridSize, _c_blockSize)
 
-def cuOccupancyAvailableDynamicSMemPerBlock(func, int numBlocks, int blockSize):
+def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     """cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBlocks: int, blockSize: int)
 
     Returns dynamic shared memory available per block when launching numBlocks blocks on SM 
@@ -34883,10 +35382,14 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, int numBlocks, int blockSize):
     cdef long long _result
     cdef size_t _c_dynamicSmemSize
     cdef cydriver.CUfunction _c_func
+    cdef int _c_numBlocks
+    cdef int _c_blockSize
+    _c_numBlocks = <int>_support.signed_arg(numBlocks, sizeof(int), "numBlocks")
+    _c_blockSize = <int>_support.signed_arg(blockSize, sizeof(int), "blockSize")
     memset(&_c_dynamicSmemSize, 0, sizeof(_c_dynamicSmemSize))
     _c_func = <cydriver.CUfunction>_support.handle_value(func, CUfunction, "func")
     with nogil:
-        _result = cydriver.cuOccupancyAvailableDynamicSMemPerBlock(&_c_dynamicSmemSize, _c_func, numBlocks, blockSize)
+        _result = cydriver.cuOccupancyAvailableDynamicSMemPerBlock(&_c_dynamicSmemSize, _c_func, _c_numBlocks, _c_blockSize)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_dynamicSmemSize)
@@ -35006,7 +35509,7 @@ def cuOccupancyMaxActiveClusters(func, config):
         return (_status(_result), None)
     return (_status(0), _c_numClusters)
 
-def cuTexRefSetArray(hTexRef, hArray, unsigned int Flags):
+def cuTexRefSetArray(hTexRef, hArray, Flags):
     """cuTexRefSetArray(hTexRef: CUtexref | int | None, hArray: CUarray | int | None, Flags: int)
 
     Binds an array as a texture reference
@@ -35044,13 +35547,15 @@ def cuTexRefSetArray(hTexRef, hArray, unsigned int Flags):
     cdef long long _result
     cdef cydriver.CUtexref _c_hTexRef
     cdef cydriver.CUarray _c_hArray
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     _c_hArray = <cydriver.CUarray>_support.handle_value(hArray, CUarray, "hArray")
     with nogil:
-        _result = cydriver.cuTexRefSetArray(_c_hTexRef, _c_hArray, Flags)
+        _result = cydriver.cuTexRefSetArray(_c_hTexRef, _c_hArray, _c_Flags)
     return (_status(_result),)
 
-def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, unsigned int Flags):
+def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
     """cuTexRefSetMipmappedArray(hTexRef: CUtexref | int | None, hMipmappedArray: CUmipmappedArray | int | None, Flags: int)
 
     Binds a mipmapped array to a texture reference
@@ -35087,13 +35592,15 @@ def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, unsigned int Flags):
     cdef long long _result
     cdef cydriver.CUtexref _c_hTexRef
     cdef cydriver.CUmipmappedArray _c_hMipmappedArray
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     _c_hMipmappedArray = <cydriver.CUmipmappedArray>_support.handle_value(hMipmappedArray, CUmipmappedArray, "hMipmappedArray")
     with nogil:
-        _result = cydriver.cuTexRefSetMipmappedArray(_c_hTexRef, _c_hMipmappedArray, Flags)
+        _result = cydriver.cuTexRefSetMipmappedArray(_c_hTexRef, _c_hMipmappedArray, _c_Flags)
     return (_status(_result),)
 
-def cuTexRefSetAddress(hTexRef, dptr, size_t numbytes):
+def cuTexRefSetAddress(hTexRef, dptr, numbytes):
     """cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int, numbytes: int)
 
     Binds an address as a texture reference
@@ -35147,16 +35654,18 @@ def cuTexRefSetAddress(hTexRef, dptr, size_t numbytes):
     cdef size_t _c_ByteOffset
     cdef cydriver.CUtexref _c_hTexRef
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_numbytes
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
+    _c_numbytes = <size_t>_support.unsigned_arg(numbytes, sizeof(size_t), "bytes")
     memset(&_c_ByteOffset, 0, sizeof(_c_ByteOffset))
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
-        _result = cydriver.cuTexRefSetAddress(&_c_ByteOffset, _c_hTexRef, _c_dptr, numbytes)
+        _result = cydriver.cuTexRefSetAddress(&_c_ByteOffset, _c_hTexRef, _c_dptr, _c_numbytes)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_ByteOffset)
 
-def cuTexRefSetAddress2D(hTexRef, desc, dptr, size_t Pitch):
+def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
     """cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: Optional[CUDA_ARRAY_DESCRIPTOR], dptr: CUdeviceptr | int, Pitch: int)
 
     Binds an address as a 2D texture reference
@@ -35219,14 +35728,16 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, size_t Pitch):
     cdef cydriver.CUtexref _c_hTexRef
     cdef void* _c_desc
     cdef cydriver.CUdeviceptr _c_dptr
+    cdef size_t _c_Pitch
+    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
+    _c_Pitch = <size_t>_support.unsigned_arg(Pitch, sizeof(size_t), "Pitch")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     _c_desc = _support.struct_pointer(desc, CUDA_ARRAY_DESCRIPTOR, "desc")
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(dptr, "dptr"))
     with nogil:
-        _result = cydriver.cuTexRefSetAddress2D(_c_hTexRef, <const cydriver.CUDA_ARRAY_DESCRIPTOR *>_c_desc, _c_dptr, Pitch)
+        _result = cydriver.cuTexRefSetAddress2D(_c_hTexRef, <const cydriver.CUDA_ARRAY_DESCRIPTOR *>_c_desc, _c_dptr, _c_Pitch)
     return (_status(_result),)
 
-def cuTexRefSetFormat(hTexRef, fmt, int NumPackedComponents):
+def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     """cuTexRefSetFormat(hTexRef: CUtexref | int | None, fmt: CUarray_format | int, NumPackedComponents: int)
 
     Sets the format for a texture reference
@@ -35265,13 +35776,15 @@ def cuTexRefSetFormat(hTexRef, fmt, int NumPackedComponents):
     cdef long long _result
     cdef cydriver.CUtexref _c_hTexRef
     cdef cydriver.CUarray_format _c_fmt
+    cdef int _c_NumPackedComponents
+    _c_NumPackedComponents = <int>_support.signed_arg(NumPackedComponents, sizeof(int), "NumPackedComponents")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     _c_fmt = <cydriver.CUarray_format><long long>_support.as_int(fmt, "fmt")
     with nogil:
-        _result = cydriver.cuTexRefSetFormat(_c_hTexRef, _c_fmt, NumPackedComponents)
+        _result = cydriver.cuTexRefSetFormat(_c_hTexRef, _c_fmt, _c_NumPackedComponents)
     return (_status(_result),)
 
-def cuTexRefSetAddressMode(hTexRef, int dim, am):
+def cuTexRefSetAddressMode(hTexRef, dim, am):
     """cuTexRefSetAddressMode(hTexRef: CUtexref | int | None, dim: int, am: CUaddress_mode | int)
 
     Sets the addressing mode for a texture reference
@@ -35320,11 +35833,13 @@ def cuTexRefSetAddressMode(hTexRef, int dim, am):
     """
     cdef long long _result
     cdef cydriver.CUtexref _c_hTexRef
+    cdef int _c_dim
     cdef cydriver.CUaddress_mode _c_am
+    _c_dim = <int>_support.signed_arg(dim, sizeof(int), "dim")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     _c_am = <cydriver.CUaddress_mode><long long>_support.as_int(am, "am")
     with nogil:
-        _result = cydriver.cuTexRefSetAddressMode(_c_hTexRef, dim, _c_am)
+        _result = cydriver.cuTexRefSetAddressMode(_c_hTexRef, _c_dim, _c_am)
     return (_status(_result),)
 
 def cuTexRefSetFilterMode(hTexRef, fm):
@@ -35507,7 +36022,7 @@ def cuTexRefSetMipmapLevelClamp(hTexRef, float minMipmapLevelClamp, float maxMip
         _result = cydriver.cuTexRefSetMipmapLevelClamp(_c_hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
     return (_status(_result),)
 
-def cuTexRefSetMaxAnisotropy(hTexRef, unsigned int maxAniso):
+def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
     """cuTexRefSetMaxAnisotropy(hTexRef: CUtexref | int | None, maxAniso: int)
 
     Sets the maximum anisotropy for a texture reference
@@ -35542,9 +36057,11 @@ def cuTexRefSetMaxAnisotropy(hTexRef, unsigned int maxAniso):
     """
     cdef long long _result
     cdef cydriver.CUtexref _c_hTexRef
+    cdef unsigned int _c_maxAniso
+    _c_maxAniso = <unsigned int>_support.unsigned_arg(maxAniso, sizeof(unsigned int), "maxAniso")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
-        _result = cydriver.cuTexRefSetMaxAnisotropy(_c_hTexRef, maxAniso)
+        _result = cydriver.cuTexRefSetMaxAnisotropy(_c_hTexRef, _c_maxAniso)
     return (_status(_result),)
 
 def cuTexRefSetBorderColor(hTexRef, pBorderColor):
@@ -35590,7 +36107,7 @@ def cuTexRefSetBorderColor(hTexRef, pBorderColor):
     cdef Py_ssize_t _i_pBorderColor
     try:
         _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-        _support.check_count(pBorderColor, 4, "pBorderColor", "the required length")
+        _support.check_list(pBorderColor, 4, "pBorderColor", "the required length", "ints")
         if 4 > 0:
             _c_pBorderColor = <float*>_support.alloc_array(4, sizeof(float))
             for _i_pBorderColor in range(4):
@@ -35602,7 +36119,7 @@ def cuTexRefSetBorderColor(hTexRef, pBorderColor):
     finally:
         free(_c_pBorderColor)
 
-def cuTexRefSetFlags(hTexRef, unsigned int Flags):
+def cuTexRefSetFlags(hTexRef, Flags):
     """cuTexRefSetFlags(hTexRef: CUtexref | int | None, Flags: int)
 
     Sets the flags for a texture reference
@@ -35650,9 +36167,11 @@ def cuTexRefSetFlags(hTexRef, unsigned int Flags):
     """
     cdef long long _result
     cdef cydriver.CUtexref _c_hTexRef
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
-        _result = cydriver.cuTexRefSetFlags(_c_hTexRef, Flags)
+        _result = cydriver.cuTexRefSetFlags(_c_hTexRef, _c_Flags)
     return (_status(_result),)
 
 def cuTexRefGetAddress(hTexRef):
@@ -35781,7 +36300,7 @@ def cuTexRefGetMipmappedArray(hTexRef):
         return (_status(_result), None)
     return (_status(0), _wrap_CUmipmappedArray(<void*>_c_phMipmappedArray))
 
-def cuTexRefGetAddressMode(hTexRef, int dim):
+def cuTexRefGetAddressMode(hTexRef, dim):
     """cuTexRefGetAddressMode(hTexRef: CUtexref | int | None, dim: int)
 
     Gets the addressing mode used by a texture reference
@@ -35816,10 +36335,12 @@ def cuTexRefGetAddressMode(hTexRef, int dim):
     cdef long long _result
     cdef cydriver.CUaddress_mode _c_pam
     cdef cydriver.CUtexref _c_hTexRef
+    cdef int _c_dim
+    _c_dim = <int>_support.signed_arg(dim, sizeof(int), "dim")
     memset(&_c_pam, 0, sizeof(_c_pam))
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
-        _result = cydriver.cuTexRefGetAddressMode(&_c_pam, _c_hTexRef, dim)
+        _result = cydriver.cuTexRefGetAddressMode(&_c_pam, _c_hTexRef, _c_dim)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _enum_member("CUaddress_mode", <long long>_c_pam))
@@ -36239,7 +36760,7 @@ def cuTexRefDestroy(hTexRef):
         _result = cydriver.cuTexRefDestroy(_c_hTexRef)
     return (_status(_result),)
 
-def cuSurfRefSetArray(hSurfRef, hArray, unsigned int Flags):
+def cuSurfRefSetArray(hSurfRef, hArray, Flags):
     """cuSurfRefSetArray(hSurfRef: CUsurfref | int | None, hArray: CUarray | int | None, Flags: int)
 
     Sets the CUDA array for a surface reference.
@@ -36274,10 +36795,12 @@ def cuSurfRefSetArray(hSurfRef, hArray, unsigned int Flags):
     cdef long long _result
     cdef cydriver.CUsurfref _c_hSurfRef
     cdef cydriver.CUarray _c_hArray
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     _c_hSurfRef = <cydriver.CUsurfref>_support.handle_value(hSurfRef, CUsurfref, "hSurfRef")
     _c_hArray = <cydriver.CUarray>_support.handle_value(hArray, CUarray, "hArray")
     with nogil:
-        _result = cydriver.cuSurfRefSetArray(_c_hSurfRef, _c_hArray, Flags)
+        _result = cydriver.cuSurfRefSetArray(_c_hSurfRef, _c_hArray, _c_Flags)
     return (_status(_result),)
 
 def cuSurfRefGetArray(hSurfRef):
@@ -36584,7 +37107,7 @@ def cuTexObjectDestroy(texObject):
     """
     cdef long long _result
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.unsigned_arg(texObject, sizeof(cydriver.CUtexObject), "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectDestroy(_c_texObject)
     return (_status(_result),)
@@ -36616,7 +37139,7 @@ def cuTexObjectGetResourceDesc(texObject):
     cdef long long _result
     cdef CUDA_RESOURCE_DESC _c_pResDesc = CUDA_RESOURCE_DESC()
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.unsigned_arg(texObject, sizeof(cydriver.CUtexObject), "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectGetResourceDesc(<cydriver.CUDA_RESOURCE_DESC *>_c_pResDesc._ptr, _c_texObject)
     if _result != 0:
@@ -36650,7 +37173,7 @@ def cuTexObjectGetTextureDesc(texObject):
     cdef long long _result
     cdef CUDA_TEXTURE_DESC _c_pTexDesc = CUDA_TEXTURE_DESC()
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.unsigned_arg(texObject, sizeof(cydriver.CUtexObject), "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectGetTextureDesc(<cydriver.CUDA_TEXTURE_DESC *>_c_pTexDesc._ptr, _c_texObject)
     if _result != 0:
@@ -36685,7 +37208,7 @@ def cuTexObjectGetResourceViewDesc(texObject):
     cdef long long _result
     cdef CUDA_RESOURCE_VIEW_DESC _c_pResViewDesc = CUDA_RESOURCE_VIEW_DESC()
     cdef cydriver.CUtexObject _c_texObject
-    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.unsigned_arg(texObject, sizeof(cydriver.CUtexObject), "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectGetResourceViewDesc(<cydriver.CUDA_RESOURCE_VIEW_DESC *>_c_pResViewDesc._ptr, _c_texObject)
     if _result != 0:
@@ -36759,7 +37282,7 @@ def cuSurfObjectDestroy(surfObject):
     """
     cdef long long _result
     cdef cydriver.CUsurfObject _c_surfObject
-    _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.as_int(surfObject, "surfObject"))
+    _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.unsigned_arg(surfObject, sizeof(cydriver.CUsurfObject), "surfObject"))
     with nogil:
         _result = cydriver.cuSurfObjectDestroy(_c_surfObject)
     return (_status(_result),)
@@ -36791,7 +37314,7 @@ def cuSurfObjectGetResourceDesc(surfObject):
     cdef long long _result
     cdef CUDA_RESOURCE_DESC _c_pResDesc = CUDA_RESOURCE_DESC()
     cdef cydriver.CUsurfObject _c_surfObject
-    _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.as_int(surfObject, "surfObject"))
+    _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.unsigned_arg(surfObject, sizeof(cydriver.CUsurfObject), "surfObject"))
     with nogil:
         _result = cydriver.cuSurfObjectGetResourceDesc(<cydriver.CUDA_RESOURCE_DESC *>_c_pResDesc._ptr, _c_surfObject)
     if _result != 0:
@@ -36799,7 +37322,7 @@ def cuSurfObjectGetResourceDesc(surfObject):
     return (_status(0), _c_pResDesc)
 
 def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
+    """cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
 
     Create a tensor map descriptor object representing tiled memory region
 
@@ -36978,7 +37501,8 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
     cdef void* _c_globalAddress
     cdef cydriver.cuuint64_t* _c_globalDim = NULL
     cdef Py_ssize_t _i_globalDim
-    cdef cydriver.cuuint64_t _c_globalStrides
+    cdef cydriver.cuuint64_t* _c_globalStrides = NULL
+    cdef Py_ssize_t _i_globalStrides
     cdef cydriver.cuuint32_t* _c_boxDim = NULL
     cdef Py_ssize_t _i_boxDim
     cdef cydriver.cuuint32_t* _c_elementStrides = NULL
@@ -36989,31 +37513,35 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
     cdef cydriver.CUtensorMapFloatOOBfill _c_oobFill
     _view_globalAddress.held = False
     try:
+        _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(tensorRank, sizeof(cydriver.cuuint32_t), "tensorRank"))
         _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
-        _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank"))
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
-        _support.check_count(globalDim, tensorRank, "globalDim", "tensorRank")
-        if tensorRank > 0:
-            _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint64_t))
-            for _i_globalDim in range(tensorRank):
-                _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim"))
-        _c_globalStrides = ((<cuuint64_t>globalStrides)._value if type(globalStrides) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalStrides, "globalStrides"))
-        _support.check_count(boxDim, tensorRank, "boxDim", "tensorRank")
-        if tensorRank > 0:
-            _c_boxDim = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
-            for _i_boxDim in range(tensorRank):
-                _c_boxDim[_i_boxDim] = ((<cuuint32_t>boxDim[_i_boxDim])._value if type(boxDim[_i_boxDim]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(boxDim[_i_boxDim], "boxDim"))
-        _support.check_count(elementStrides, tensorRank, "elementStrides", "tensorRank")
-        if tensorRank > 0:
-            _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
-            for _i_elementStrides in range(tensorRank):
-                _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides"))
+        _support.check_list(globalDim, _c_tensorRank, "globalDim", "tensorRank", "cuuint64_t")
+        if _c_tensorRank > 0:
+            _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint64_t))
+            for _i_globalDim in range(_c_tensorRank):
+                _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalDim[_i_globalDim], sizeof(cydriver.cuuint64_t), "globalDim"))
+        _support.check_list(globalStrides, max(<long long>_c_tensorRank - 1, 0), "globalStrides", "tensorRank - 1", "cuuint64_t")
+        if max(<long long>_c_tensorRank - 1, 0) > 0:
+            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
+            for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
+                _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
+        _support.check_list(boxDim, _c_tensorRank, "boxDim", "tensorRank", "cuuint32_t")
+        if _c_tensorRank > 0:
+            _c_boxDim = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
+            for _i_boxDim in range(_c_tensorRank):
+                _c_boxDim[_i_boxDim] = ((<cuuint32_t>boxDim[_i_boxDim])._value if type(boxDim[_i_boxDim]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(boxDim[_i_boxDim], sizeof(cydriver.cuuint32_t), "boxDim"))
+        _support.check_list(elementStrides, _c_tensorRank, "elementStrides", "tensorRank", "cuuint32_t")
+        if _c_tensorRank > 0:
+            _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
+            for _i_elementStrides in range(_c_tensorRank):
+                _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(elementStrides[_i_elementStrides], sizeof(cydriver.cuuint32_t), "elementStrides"))
         _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
         _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
         _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
         _c_oobFill = <cydriver.CUtensorMapFloatOOBfill><long long>_support.as_int(oobFill, "oobFill")
         with nogil:
-            _result = cydriver.cuTensorMapEncodeTiled(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>&_c_globalStrides, <const cydriver.cuuint32_t *>_c_boxDim, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
+            _result = cydriver.cuTensorMapEncodeTiled(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, <const cydriver.cuuint32_t *>_c_boxDim, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_tensorMap)
@@ -37021,11 +37549,12 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
     finally:
         _support.release_address(&_view_globalAddress)
         free(_c_globalDim)
+        free(_c_globalStrides)
         free(_c_boxDim)
         free(_c_elementStrides)
 
 def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
+    """cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
 
     Create a tensor map descriptor object representing im2col memory region
 
@@ -37220,7 +37749,8 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
     cdef void* _c_globalAddress
     cdef cydriver.cuuint64_t* _c_globalDim = NULL
     cdef Py_ssize_t _i_globalDim
-    cdef cydriver.cuuint64_t _c_globalStrides
+    cdef cydriver.cuuint64_t* _c_globalStrides = NULL
+    cdef Py_ssize_t _i_globalStrides
     cdef int _c_pixelBoxLowerCorner
     cdef int _c_pixelBoxUpperCorner
     cdef cydriver.cuuint32_t _c_channelsPerPixel
@@ -37233,30 +37763,34 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
     cdef cydriver.CUtensorMapFloatOOBfill _c_oobFill
     _view_globalAddress.held = False
     try:
+        _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(tensorRank, sizeof(cydriver.cuuint32_t), "tensorRank"))
+        _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(channelsPerPixel, sizeof(cydriver.cuuint32_t), "channelsPerPixel"))
+        _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(pixelsPerColumn, sizeof(cydriver.cuuint32_t), "pixelsPerColumn"))
         _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
-        _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank"))
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
-        _support.check_count(globalDim, tensorRank, "globalDim", "tensorRank")
-        if tensorRank > 0:
-            _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint64_t))
-            for _i_globalDim in range(tensorRank):
-                _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim"))
-        _c_globalStrides = ((<cuuint64_t>globalStrides)._value if type(globalStrides) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalStrides, "globalStrides"))
-        _c_pixelBoxLowerCorner = <int>_support.as_int(pixelBoxLowerCorner, "pixelBoxLowerCorner")
-        _c_pixelBoxUpperCorner = <int>_support.as_int(pixelBoxUpperCorner, "pixelBoxUpperCorner")
-        _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(channelsPerPixel, "channelsPerPixel"))
-        _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(pixelsPerColumn, "pixelsPerColumn"))
-        _support.check_count(elementStrides, tensorRank, "elementStrides", "tensorRank")
-        if tensorRank > 0:
-            _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
-            for _i_elementStrides in range(tensorRank):
-                _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides"))
+        _support.check_list(globalDim, _c_tensorRank, "globalDim", "tensorRank", "cuuint64_t")
+        if _c_tensorRank > 0:
+            _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint64_t))
+            for _i_globalDim in range(_c_tensorRank):
+                _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalDim[_i_globalDim], sizeof(cydriver.cuuint64_t), "globalDim"))
+        _support.check_list(globalStrides, max(<long long>_c_tensorRank - 1, 0), "globalStrides", "tensorRank - 1", "cuuint64_t")
+        if max(<long long>_c_tensorRank - 1, 0) > 0:
+            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
+            for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
+                _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
+        _c_pixelBoxLowerCorner = <int>_support.signed_arg(pixelBoxLowerCorner, sizeof(int), "pixelBoxLowerCorner")
+        _c_pixelBoxUpperCorner = <int>_support.signed_arg(pixelBoxUpperCorner, sizeof(int), "pixelBoxUpperCorner")
+        _support.check_list(elementStrides, _c_tensorRank, "elementStrides", "tensorRank", "cuuint32_t")
+        if _c_tensorRank > 0:
+            _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
+            for _i_elementStrides in range(_c_tensorRank):
+                _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(elementStrides[_i_elementStrides], sizeof(cydriver.cuuint32_t), "elementStrides"))
         _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
         _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
         _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
         _c_oobFill = <cydriver.CUtensorMapFloatOOBfill><long long>_support.as_int(oobFill, "oobFill")
         with nogil:
-            _result = cydriver.cuTensorMapEncodeIm2col(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>&_c_globalStrides, <const int *>&_c_pixelBoxLowerCorner, <const int *>&_c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
+            _result = cydriver.cuTensorMapEncodeIm2col(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, <const int *>&_c_pixelBoxLowerCorner, <const int *>&_c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_tensorMap)
@@ -37264,10 +37798,11 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
     finally:
         _support.release_address(&_view_globalAddress)
         free(_c_globalDim)
+        free(_c_globalStrides)
         free(_c_elementStrides)
 
-def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: cuuint64_t | int, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
+def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill):
+    """cuTensorMapEncodeIm2colWide(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
 
     Create a tensor map descriptor object representing im2col memory region, but where
      the elements are exclusively loaded along the W dimension.
@@ -37461,7 +37996,10 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
     cdef void* _c_globalAddress
     cdef cydriver.cuuint64_t* _c_globalDim = NULL
     cdef Py_ssize_t _i_globalDim
-    cdef cydriver.cuuint64_t _c_globalStrides
+    cdef cydriver.cuuint64_t* _c_globalStrides = NULL
+    cdef Py_ssize_t _i_globalStrides
+    cdef int _c_pixelBoxLowerCornerWidth
+    cdef int _c_pixelBoxUpperCornerWidth
     cdef cydriver.cuuint32_t _c_channelsPerPixel
     cdef cydriver.cuuint32_t _c_pixelsPerColumn
     cdef cydriver.cuuint32_t* _c_elementStrides = NULL
@@ -37473,29 +38011,35 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
     cdef cydriver.CUtensorMapFloatOOBfill _c_oobFill
     _view_globalAddress.held = False
     try:
+        _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(tensorRank, sizeof(cydriver.cuuint32_t), "tensorRank"))
+        _c_pixelBoxLowerCornerWidth = <int>_support.signed_arg(pixelBoxLowerCornerWidth, sizeof(int), "pixelBoxLowerCornerWidth")
+        _c_pixelBoxUpperCornerWidth = <int>_support.signed_arg(pixelBoxUpperCornerWidth, sizeof(int), "pixelBoxUpperCornerWidth")
+        _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(channelsPerPixel, sizeof(cydriver.cuuint32_t), "channelsPerPixel"))
+        _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(pixelsPerColumn, sizeof(cydriver.cuuint32_t), "pixelsPerColumn"))
         _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
-        _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(tensorRank, "tensorRank"))
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
-        _support.check_count(globalDim, tensorRank, "globalDim", "tensorRank")
-        if tensorRank > 0:
-            _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint64_t))
-            for _i_globalDim in range(tensorRank):
-                _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalDim[_i_globalDim], "globalDim"))
-        _c_globalStrides = ((<cuuint64_t>globalStrides)._value if type(globalStrides) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(globalStrides, "globalStrides"))
-        _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(channelsPerPixel, "channelsPerPixel"))
-        _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(pixelsPerColumn, "pixelsPerColumn"))
-        _support.check_count(elementStrides, tensorRank, "elementStrides", "tensorRank")
-        if tensorRank > 0:
-            _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(tensorRank, sizeof(cydriver.cuuint32_t))
-            for _i_elementStrides in range(tensorRank):
-                _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(elementStrides[_i_elementStrides], "elementStrides"))
+        _support.check_list(globalDim, _c_tensorRank, "globalDim", "tensorRank", "cuuint64_t")
+        if _c_tensorRank > 0:
+            _c_globalDim = <cydriver.cuuint64_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint64_t))
+            for _i_globalDim in range(_c_tensorRank):
+                _c_globalDim[_i_globalDim] = ((<cuuint64_t>globalDim[_i_globalDim])._value if type(globalDim[_i_globalDim]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalDim[_i_globalDim], sizeof(cydriver.cuuint64_t), "globalDim"))
+        _support.check_list(globalStrides, max(<long long>_c_tensorRank - 1, 0), "globalStrides", "tensorRank - 1", "cuuint64_t")
+        if max(<long long>_c_tensorRank - 1, 0) > 0:
+            _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
+            for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
+                _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
+        _support.check_list(elementStrides, _c_tensorRank, "elementStrides", "tensorRank", "cuuint32_t")
+        if _c_tensorRank > 0:
+            _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
+            for _i_elementStrides in range(_c_tensorRank):
+                _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(elementStrides[_i_elementStrides], sizeof(cydriver.cuuint32_t), "elementStrides"))
         _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
         _c_mode = <cydriver.CUtensorMapIm2ColWideMode><long long>_support.as_int(mode, "mode")
         _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
         _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
         _c_oobFill = <cydriver.CUtensorMapFloatOOBfill><long long>_support.as_int(oobFill, "oobFill")
         with nogil:
-            _result = cydriver.cuTensorMapEncodeIm2colWide(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>&_c_globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_mode, _c_swizzle, _c_l2Promotion, _c_oobFill)
+            _result = cydriver.cuTensorMapEncodeIm2colWide(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, _c_pixelBoxLowerCornerWidth, _c_pixelBoxUpperCornerWidth, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_mode, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_tensorMap)
@@ -37503,6 +38047,7 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
     finally:
         _support.release_address(&_view_globalAddress)
         free(_c_globalDim)
+        free(_c_globalStrides)
         free(_c_elementStrides)
 
 def cuTensorMapReplaceAddress(tensorMap, globalAddress):
@@ -37585,16 +38130,16 @@ def cuDeviceCanAccessPeer(dev, peerDev):
     cdef int _c_canAccessPeer
     cdef cydriver.CUdevice _c_dev
     cdef cydriver.CUdevice _c_peerDev
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+    _c_peerDev = ((<CUdevice>peerDev)._value if type(peerDev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(peerDev, sizeof(cydriver.CUdevice), "peerDev"))
     memset(&_c_canAccessPeer, 0, sizeof(_c_canAccessPeer))
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
-    _c_peerDev = ((<CUdevice>peerDev)._value if type(peerDev) is CUdevice else <cydriver.CUdevice>_support.as_int(peerDev, "peerDev"))
     with nogil:
         _result = cydriver.cuDeviceCanAccessPeer(&_c_canAccessPeer, _c_dev, _c_peerDev)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_canAccessPeer)
 
-def cuCtxEnablePeerAccess(peerContext, unsigned int Flags):
+def cuCtxEnablePeerAccess(peerContext, Flags):
     """cuCtxEnablePeerAccess(peerContext: CUcontext | int | None, Flags: int)
 
     Enables direct access to memory allocations in a peer context.
@@ -37652,9 +38197,11 @@ def cuCtxEnablePeerAccess(peerContext, unsigned int Flags):
     """
     cdef long long _result
     cdef cydriver.CUcontext _c_peerContext
+    cdef unsigned int _c_Flags
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     _c_peerContext = <cydriver.CUcontext>_support.handle_value(peerContext, CUcontext, "peerContext")
     with nogil:
-        _result = cydriver.cuCtxEnablePeerAccess(_c_peerContext, Flags)
+        _result = cydriver.cuCtxEnablePeerAccess(_c_peerContext, _c_Flags)
     return (_status(_result),)
 
 def cuCtxDisablePeerAccess(peerContext):
@@ -37746,17 +38293,17 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     cdef cydriver.CUdevice_P2PAttribute _c_attrib
     cdef cydriver.CUdevice _c_srcDevice
     cdef cydriver.CUdevice _c_dstDevice
+    _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.signed_arg(srcDevice, sizeof(cydriver.CUdevice), "srcDevice"))
+    _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dstDevice, sizeof(cydriver.CUdevice), "dstDevice"))
     memset(&_c_value, 0, sizeof(_c_value))
     _c_attrib = <cydriver.CUdevice_P2PAttribute><long long>_support.as_int(attrib, "attrib")
-    _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(srcDevice, "srcDevice"))
-    _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(dstDevice, "dstDevice"))
     with nogil:
         _result = cydriver.cuDeviceGetP2PAttribute(&_c_value, _c_attrib, _c_srcDevice, _c_dstDevice)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_value)
 
-def cuDeviceGetP2PAtomicCapabilities(operations, unsigned int count, srcDevice, dstDevice):
+def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     """cuDeviceGetP2PAtomicCapabilities(operations: Sequence[CUatomicOperation | int] | None, count: int, srcDevice: CUdevice | int, dstDevice: CUdevice | int)
 
     Queries details about atomic operations supported between two devices
@@ -37799,23 +38346,25 @@ def cuDeviceGetP2PAtomicCapabilities(operations, unsigned int count, srcDevice, 
     cdef Py_ssize_t _cap_capabilities = 0
     cdef cydriver.CUatomicOperation* _c_operations = NULL
     cdef Py_ssize_t _i_operations
+    cdef unsigned int _c_count
     cdef cydriver.CUdevice _c_srcDevice
     cdef cydriver.CUdevice _c_dstDevice
     try:
-        _support.check_count(operations, count, "operations", "count")
-        if count > 0:
-            _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(count, sizeof(cydriver.CUatomicOperation))
-            for _i_operations in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.signed_arg(srcDevice, sizeof(cydriver.CUdevice), "srcDevice"))
+        _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dstDevice, sizeof(cydriver.CUdevice), "dstDevice"))
+        _support.check_list(operations, _c_count, "operations", "count", "CUatomicOperation")
+        if _c_count > 0:
+            _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(_c_count, sizeof(cydriver.CUatomicOperation))
+            for _i_operations in range(_c_count):
                 _c_operations[_i_operations] = <cydriver.CUatomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
-        _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(srcDevice, "srcDevice"))
-        _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.as_int(dstDevice, "dstDevice"))
-        _cap_capabilities = <Py_ssize_t>count
+        _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
         if _cap_capabilities > 0:
             _c_capabilities = <unsigned int*>_support.alloc_array(_cap_capabilities, sizeof(unsigned int))
         with nogil:
-            _result = cydriver.cuDeviceGetP2PAtomicCapabilities(<unsigned int *>_c_capabilities, <const cydriver.CUatomicOperation *>_c_operations, count, _c_srcDevice, _c_dstDevice)
+            _result = cydriver.cuDeviceGetP2PAtomicCapabilities(<unsigned int *>_c_capabilities, <const cydriver.CUatomicOperation *>_c_operations, _c_count, _c_srcDevice, _c_dstDevice)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_c_capabilities[i] for i in range(_cap_capabilities)])
@@ -37864,7 +38413,7 @@ def cuGraphicsUnregisterResource(resource):
         _result = cydriver.cuGraphicsUnregisterResource(_c_resource)
     return (_status(_result),)
 
-def cuGraphicsSubResourceGetMappedArray(resource, unsigned int arrayIndex, unsigned int mipLevel):
+def cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
     """cuGraphicsSubResourceGetMappedArray(resource: CUgraphicsResource | int | None, arrayIndex: int, mipLevel: int)
 
     Get an array through which to access a subresource of a mapped graphics resource.
@@ -37910,10 +38459,14 @@ def cuGraphicsSubResourceGetMappedArray(resource, unsigned int arrayIndex, unsig
     cdef long long _result
     cdef cydriver.CUarray _c_pArray
     cdef cydriver.CUgraphicsResource _c_resource
+    cdef unsigned int _c_arrayIndex
+    cdef unsigned int _c_mipLevel
+    _c_arrayIndex = <unsigned int>_support.unsigned_arg(arrayIndex, sizeof(unsigned int), "arrayIndex")
+    _c_mipLevel = <unsigned int>_support.unsigned_arg(mipLevel, sizeof(unsigned int), "mipLevel")
     memset(&_c_pArray, 0, sizeof(_c_pArray))
     _c_resource = <cydriver.CUgraphicsResource>_support.handle_value(resource, CUgraphicsResource, "resource")
     with nogil:
-        _result = cydriver.cuGraphicsSubResourceGetMappedArray(&_c_pArray, _c_resource, arrayIndex, mipLevel)
+        _result = cydriver.cuGraphicsSubResourceGetMappedArray(&_c_pArray, _c_resource, _c_arrayIndex, _c_mipLevel)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUarray(<void*>_c_pArray))
@@ -38013,7 +38566,7 @@ def cuGraphicsResourceGetMappedPointer(resource):
         return (_status(_result), None, None)
     return (_status(0), CUdeviceptr._from(_c_pDevPtr), _c_pSize)
 
-def cuGraphicsResourceSetMapFlags(resource, unsigned int flags):
+def cuGraphicsResourceSetMapFlags(resource, flags):
     """cuGraphicsResourceSetMapFlags(resource: CUgraphicsResource | int | None, flags: int)
 
     Set usage flags for mapping a graphics resource
@@ -38059,12 +38612,14 @@ def cuGraphicsResourceSetMapFlags(resource, unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUgraphicsResource _c_resource
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_resource = <cydriver.CUgraphicsResource>_support.handle_value(resource, CUgraphicsResource, "resource")
     with nogil:
-        _result = cydriver.cuGraphicsResourceSetMapFlags(_c_resource, flags)
+        _result = cydriver.cuGraphicsResourceSetMapFlags(_c_resource, _c_flags)
     return (_status(_result),)
 
-def cuGraphicsMapResources(unsigned int count, resources, hStream):
+def cuGraphicsMapResources(count, resources, hStream):
     """cuGraphicsMapResources(count: int, resources: Sequence[CUgraphicsResource | int | None] | None, hStream: CUstream | int | None)
 
     Map graphics resources for access by CUDA
@@ -38108,24 +38663,26 @@ def cuGraphicsMapResources(unsigned int count, resources, hStream):
     C function: cuGraphicsMapResources (cuda.h)
     """
     cdef long long _result
+    cdef unsigned int _c_count
     cdef cydriver.CUgraphicsResource* _c_resources = NULL
     cdef Py_ssize_t _i_resources
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(resources, count, "resources", "count")
-        if count > 0:
-            _c_resources = <cydriver.CUgraphicsResource*>_support.alloc_array(count, sizeof(cydriver.CUgraphicsResource))
-            for _i_resources in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _support.check_list(resources, _c_count, "resources", "count", "CUgraphicsResource")
+        if _c_count > 0:
+            _c_resources = <cydriver.CUgraphicsResource*>_support.alloc_array(_c_count, sizeof(cydriver.CUgraphicsResource))
+            for _i_resources in range(_c_count):
                 _c_resources[_i_resources] = <cydriver.CUgraphicsResource>_support.handle_value(resources[_i_resources], CUgraphicsResource, "resources")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuGraphicsMapResources(count, <cydriver.CUgraphicsResource *>_c_resources, _c_hStream)
+            _result = cydriver.cuGraphicsMapResources(_c_count, <cydriver.CUgraphicsResource *>_c_resources, _c_hStream)
         return (_status(_result),)
 
     finally:
         free(_c_resources)
 
-def cuGraphicsUnmapResources(unsigned int count, resources, hStream):
+def cuGraphicsUnmapResources(count, resources, hStream):
     """cuGraphicsUnmapResources(count: int, resources: Sequence[CUgraphicsResource | int | None] | None, hStream: CUstream | int | None)
 
     Unmap graphics resources.
@@ -38165,24 +38722,26 @@ def cuGraphicsUnmapResources(unsigned int count, resources, hStream):
     C function: cuGraphicsUnmapResources (cuda.h)
     """
     cdef long long _result
+    cdef unsigned int _c_count
     cdef cydriver.CUgraphicsResource* _c_resources = NULL
     cdef Py_ssize_t _i_resources
     cdef cydriver.CUstream _c_hStream
     try:
-        _support.check_count(resources, count, "resources", "count")
-        if count > 0:
-            _c_resources = <cydriver.CUgraphicsResource*>_support.alloc_array(count, sizeof(cydriver.CUgraphicsResource))
-            for _i_resources in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _support.check_list(resources, _c_count, "resources", "count", "CUgraphicsResource")
+        if _c_count > 0:
+            _c_resources = <cydriver.CUgraphicsResource*>_support.alloc_array(_c_count, sizeof(cydriver.CUgraphicsResource))
+            for _i_resources in range(_c_count):
                 _c_resources[_i_resources] = <cydriver.CUgraphicsResource>_support.handle_value(resources[_i_resources], CUgraphicsResource, "resources")
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
-            _result = cydriver.cuGraphicsUnmapResources(count, <cydriver.CUgraphicsResource *>_c_resources, _c_hStream)
+            _result = cydriver.cuGraphicsUnmapResources(_c_count, <cydriver.CUgraphicsResource *>_c_resources, _c_hStream)
         return (_status(_result),)
 
     finally:
         free(_c_resources)
 
-def cuGetProcAddress(symbol, int cudaVersion, flags):
+def cuGetProcAddress(symbol, cudaVersion, flags):
     """cuGetProcAddress(symbol: bytes | str, cudaVersion: int, flags: cuuint64_t | int)
 
     Returns the requested driver API function pointer
@@ -38252,21 +38811,23 @@ def cuGetProcAddress(symbol, int cudaVersion, flags):
     cdef long long _result
     cdef const char* _c_symbol = NULL
     cdef void* _c_pfn = NULL
+    cdef int _c_cudaVersion
     cdef cydriver.cuuint64_t _c_flags
     cdef cydriver.CUdriverProcAddressQueryResult _c_symbolStatus
+    _c_cudaVersion = <int>_support.signed_arg(cudaVersion, sizeof(int), "cudaVersion")
+    _c_flags = ((<cuuint64_t>flags)._value if type(flags) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(flags, sizeof(cydriver.cuuint64_t), "flags"))
     _b_symbol = _support.as_bytes(symbol, "symbol")
     if _b_symbol is not None:
         _c_symbol = PyBytes_AS_STRING(_b_symbol)
-    _c_flags = ((<cuuint64_t>flags)._value if type(flags) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(flags, "flags"))
     memset(&_c_symbolStatus, 0, sizeof(_c_symbolStatus))
     with nogil:
-        _result = cydriver.cuGetProcAddress(_c_symbol, <void **>&_c_pfn, cudaVersion, _c_flags, &_c_symbolStatus)
+        _result = cydriver.cuGetProcAddress(_c_symbol, <void **>&_c_pfn, _c_cudaVersion, _c_flags, &_c_symbolStatus)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), <uintptr_t>_c_pfn, _enum_member("CUdriverProcAddressQueryResult", <long long>_c_symbolStatus))
 
-def cuCoredumpGetAttribute(attrib, size=0):
-    """cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int, size: int = 0)
+def cuCoredumpGetAttribute(attrib):
+    """cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int)
 
     Allows caller to fetch a coredump attribute value for the current context
 
@@ -38335,26 +38896,25 @@ def cuCoredumpGetAttribute(attrib, size=0):
      cuCoredumpSetAttribute,
      cuCoredumpSetAttributeGlobal
 
-    Returns: (status, value, size)
+    Returns: (status, value)
     C function: cuCoredumpGetAttribute (cuda.h)
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
-    cdef size_t _c_size
+    cdef size_t _c_size = 0
     _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
-    _c_size = <size_t>_support.as_int(size, "size")
     _c_value = _typed_value("CUcoredumpSettings", attrib, None, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
     with nogil:
         _result = cydriver.cuCoredumpGetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
     if _result != 0:
-        return (_status(_result), None, None)
-    return (_status(0), _c_value.value(), _c_size)
+        return (_status(_result), None)
+    return (_status(0), _c_value.value())
 
-def cuCoredumpGetAttributeGlobal(attrib, size=0):
-    """cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int, size: int = 0)
+def cuCoredumpGetAttributeGlobal(attrib):
+    """cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int)
 
     Allows caller to fetch a coredump attribute value for the entire application
 
@@ -38417,26 +38977,25 @@ def cuCoredumpGetAttributeGlobal(attrib, size=0):
      cuCoredumpSetAttribute,
      cuCoredumpSetAttributeGlobal
 
-    Returns: (status, value, size)
+    Returns: (status, value)
     C function: cuCoredumpGetAttributeGlobal (cuda.h)
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
-    cdef size_t _c_size
+    cdef size_t _c_size = 0
     _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
-    _c_size = <size_t>_support.as_int(size, "size")
     _c_value = _typed_value("CUcoredumpSettings", attrib, None, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
     with nogil:
         _result = cydriver.cuCoredumpGetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
     if _result != 0:
-        return (_status(_result), None, None)
-    return (_status(0), _c_value.value(), _c_size)
+        return (_status(_result), None)
+    return (_status(0), _c_value.value())
 
-def cuCoredumpSetAttribute(attrib, value, size=0):
-    """cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any, size: int = 0)
+def cuCoredumpSetAttribute(attrib, value):
+    """cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any)
 
     Allows caller to set a coredump attribute value for the current context
 
@@ -38512,26 +39071,23 @@ def cuCoredumpSetAttribute(attrib, value, size=0):
      cuCoredumpGetAttribute,
      cuCoredumpSetAttributeGlobal
 
-    Returns: (status, size)
+    Returns: (status)
     C function: cuCoredumpSetAttribute (cuda.h)
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
-    cdef size_t _c_size
+    cdef size_t _c_size = 0
     _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
-    _c_size = <size_t>_support.as_int(size, "size")
     _c_value = _typed_value("CUcoredumpSettings", attrib, value, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
     with nogil:
         _result = cydriver.cuCoredumpSetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_size)
+    return (_status(_result),)
 
-def cuCoredumpSetAttributeGlobal(attrib, value, size=0):
-    """cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any, size: int = 0)
+def cuCoredumpSetAttributeGlobal(attrib, value):
+    """cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any)
 
     Allows caller to set a coredump attribute value globally
 
@@ -38604,23 +39160,20 @@ def cuCoredumpSetAttributeGlobal(attrib, value, size=0):
      cuCoredumpGetAttributeGlobal,
      cuCoredumpSetAttribute
 
-    Returns: (status, size)
+    Returns: (status)
     C function: cuCoredumpSetAttributeGlobal (cuda.h)
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
-    cdef size_t _c_size
+    cdef size_t _c_size = 0
     _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
-    _c_size = <size_t>_support.as_int(size, "size")
     _c_value = _typed_value("CUcoredumpSettings", attrib, value, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
     with nogil:
         _result = cydriver.cuCoredumpSetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_size)
+    return (_status(_result),)
 
 def cuGetExportTable(pExportTableId):
     """cuGetExportTable(pExportTableId: Optional[CUuuid])
@@ -38640,7 +39193,7 @@ def cuGetExportTable(pExportTableId):
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_ppExportTable)
 
-def cuGreenCtxCreate(desc, dev, unsigned int flags):
+def cuGreenCtxCreate(desc, dev, flags):
     """cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int, flags: int)
 
     Creates a green context with a specified set of resources.
@@ -38692,11 +39245,13 @@ def cuGreenCtxCreate(desc, dev, unsigned int flags):
     cdef cydriver.CUgreenCtx _c_phCtx
     cdef cydriver.CUdevResourceDesc _c_desc
     cdef cydriver.CUdevice _c_dev
+    cdef unsigned int _c_flags
+    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_phCtx, 0, sizeof(_c_phCtx))
     _c_desc = <cydriver.CUdevResourceDesc>_support.handle_value(desc, CUdevResourceDesc, "desc")
-    _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.as_int(dev, "dev"))
     with nogil:
-        _result = cydriver.cuGreenCtxCreate(&_c_phCtx, _c_desc, _c_dev, flags)
+        _result = cydriver.cuGreenCtxCreate(&_c_phCtx, _c_desc, _c_dev, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgreenCtx(<void*>_c_phCtx))
@@ -38810,7 +39365,7 @@ def cuDeviceGetDevResource(device, typename):
     cdef cydriver.CUdevice _c_device
     cdef CUdevResource _c_resource = CUdevResource()
     cdef cydriver.CUdevResourceType _c_typename
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     _c_typename = <cydriver.CUdevResourceType><long long>_support.as_int(typename, "type")
     with nogil:
         _result = cydriver.cuDeviceGetDevResource(_c_device, <cydriver.CUdevResource *>_c_resource._ptr, _c_typename)
@@ -38893,7 +39448,7 @@ def cuGreenCtxGetDevResource(hCtx, typename):
         return (_status(_result), None)
     return (_status(0), _c_resource)
 
-def cuDevSmResourceSplitByCount(nbGroups, input_, unsigned int useFlags, unsigned int minCount):
+def cuDevSmResourceSplitByCount(nbGroups, input_, useFlags, minCount):
     """cuDevSmResourceSplitByCount(nbGroups: int, input_: Optional[CUdevResource], useFlags: int, minCount: int)
 
     Splits CU_DEV_RESOURCE_TYPE_SM resources.
@@ -38966,8 +39521,12 @@ def cuDevSmResourceSplitByCount(nbGroups, input_, unsigned int useFlags, unsigne
     cdef unsigned int _c_nbGroups
     cdef void* _c_input_
     cdef CUdevResource _c_remaining = CUdevResource()
+    cdef unsigned int _c_useFlags
+    cdef unsigned int _c_minCount
     try:
-        _c_nbGroups = <unsigned int>_support.as_int(nbGroups, "nbGroups")
+        _c_useFlags = <unsigned int>_support.unsigned_arg(useFlags, sizeof(unsigned int), "useFlags")
+        _c_minCount = <unsigned int>_support.unsigned_arg(minCount, sizeof(unsigned int), "minCount")
+        _c_nbGroups = <unsigned int>_support.unsigned_arg(nbGroups, sizeof(unsigned int), "nbGroups")
         _c_input_ = _support.struct_pointer(input_, CUdevResource, "input")
         _cap_result = <Py_ssize_t>_c_nbGroups
         if _cap_result < 0:
@@ -38975,7 +39534,7 @@ def cuDevSmResourceSplitByCount(nbGroups, input_, unsigned int useFlags, unsigne
         if _cap_result > 0:
             _c_result = <cydriver.CUdevResource_st*>_support.alloc_array(_cap_result, sizeof(cydriver.CUdevResource_st))
         with nogil:
-            _result = cydriver.cuDevSmResourceSplitByCount(<cydriver.CUdevResource *>_c_result, &_c_nbGroups, <const cydriver.CUdevResource *>_c_input_, <cydriver.CUdevResource *>_c_remaining._ptr, useFlags, minCount)
+            _result = cydriver.cuDevSmResourceSplitByCount(<cydriver.CUdevResource *>_c_result, &_c_nbGroups, <const cydriver.CUdevResource *>_c_input_, <cydriver.CUdevResource *>_c_remaining._ptr, _c_useFlags, _c_minCount)
         if _result != 0:
             return (_status(_result), None, None, None)
         return (_status(0), [CUdevResource._copy(&_c_result[i]) for i in range(min(_cap_result, <Py_ssize_t>_c_nbGroups))], _c_nbGroups, _c_remaining)
@@ -38983,7 +39542,7 @@ def cuDevSmResourceSplitByCount(nbGroups, input_, unsigned int useFlags, unsigne
     finally:
         free(_c_result)
 
-def cuDevResourceGenerateDesc(resources, unsigned int nbResources):
+def cuDevResourceGenerateDesc(resources, nbResources):
     """cuDevResourceGenerateDesc(resources: Sequence[CUdevResource] | None, nbResources: int)
 
     Generate a resource descriptor
@@ -39025,15 +39584,17 @@ def cuDevResourceGenerateDesc(resources, unsigned int nbResources):
     cdef cydriver.CUdevResourceDesc _c_phDesc
     cdef cydriver.CUdevResource_st* _c_resources = NULL
     cdef Py_ssize_t _i_resources
+    cdef unsigned int _c_nbResources
     try:
+        _c_nbResources = <unsigned int>_support.unsigned_arg(nbResources, sizeof(unsigned int), "nbResources")
         memset(&_c_phDesc, 0, sizeof(_c_phDesc))
-        _support.check_count(resources, nbResources, "resources", "nbResources")
-        if nbResources > 0:
-            _c_resources = <cydriver.CUdevResource_st*>_support.alloc_array(nbResources, sizeof(cydriver.CUdevResource_st))
-            for _i_resources in range(nbResources):
+        _support.check_list(resources, _c_nbResources, "resources", "nbResources", "CUdevResource")
+        if _c_nbResources > 0:
+            _c_resources = <cydriver.CUdevResource_st*>_support.alloc_array(_c_nbResources, sizeof(cydriver.CUdevResource_st))
+            for _i_resources in range(_c_nbResources):
                 memcpy(&_c_resources[_i_resources], _support.struct_pointer_required(resources[_i_resources], CUdevResource, "resources"), sizeof(cydriver.CUdevResource_st))
         with nogil:
-            _result = cydriver.cuDevResourceGenerateDesc(&_c_phDesc, <cydriver.CUdevResource *>_c_resources, nbResources)
+            _result = cydriver.cuDevResourceGenerateDesc(&_c_phDesc, <cydriver.CUdevResource *>_c_resources, _c_nbResources)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_CUdevResourceDesc(<void*>_c_phDesc))
@@ -39199,7 +39760,7 @@ def cuStreamGetGreenCtx(hStream):
         return (_status(_result), None)
     return (_status(0), _wrap_CUgreenCtx(<void*>_c_phCtx))
 
-def cuGreenCtxStreamCreate(greenCtx, unsigned int flags, int priority):
+def cuGreenCtxStreamCreate(greenCtx, flags, priority):
     """cuGreenCtxStreamCreate(greenCtx: CUgreenCtx | int | None, flags: int, priority: int)
 
     Create a stream for use in the green context
@@ -39261,10 +39822,14 @@ def cuGreenCtxStreamCreate(greenCtx, unsigned int flags, int priority):
     cdef long long _result
     cdef cydriver.CUstream _c_phStream
     cdef cydriver.CUgreenCtx _c_greenCtx
+    cdef unsigned int _c_flags
+    cdef int _c_priority
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+    _c_priority = <int>_support.signed_arg(priority, sizeof(int), "priority")
     memset(&_c_phStream, 0, sizeof(_c_phStream))
     _c_greenCtx = <cydriver.CUgreenCtx>_support.handle_value(greenCtx, CUgreenCtx, "greenCtx")
     with nogil:
-        _result = cydriver.cuGreenCtxStreamCreate(&_c_phStream, _c_greenCtx, flags, priority)
+        _result = cydriver.cuGreenCtxStreamCreate(&_c_phStream, _c_greenCtx, _c_flags, _c_priority)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUstream(<void*>_c_phStream))
@@ -39331,11 +39896,11 @@ def cuLogsRegisterCallback(callbackFunc, userData):
     cdef bint _trampoline = False
     cdef cydriver.CUlogsCallbackHandle _c_callback_out
     memset(&_c_callback_out, 0, sizeof(_c_callback_out))
-    if callbackFunc is None or isinstance(callbackFunc, CUlogsCallback):
+    if isinstance(callbackFunc, int) and callbackFunc != 0:
+        raise TypeError(f"callbackFunc: expected a callable, None, 0 or CUlogsCallback(address) for a C function, got the int {callbackFunc}")
+    if callbackFunc is None or isinstance(callbackFunc, (CUlogsCallback, int)):
         _c_callbackFunc = <cydriver.CUlogsCallback>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(callbackFunc, int):
-        raise TypeError(f"callbackFunc: expected a callable or CUlogsCallback(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cydriver.CUlogsCallback>_callback_CUlogsCallback
@@ -39369,7 +39934,7 @@ def cuLogsUnregisterCallback(callback):
         _result = cydriver.cuLogsUnregisterCallback(_c_callback)
     return (_status(_result),)
 
-def cuLogsCurrent(unsigned int flags):
+def cuLogsCurrent(flags):
     """cuLogsCurrent(flags: int)
 
     Sets log iterator to point to the end of log buffer, where the next message would be written.
@@ -39386,14 +39951,16 @@ def cuLogsCurrent(unsigned int flags):
     """
     cdef long long _result
     cdef cydriver.CUlogIterator _c_iterator_out
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_iterator_out, 0, sizeof(_c_iterator_out))
     with nogil:
-        _result = cydriver.cuLogsCurrent(&_c_iterator_out, flags)
+        _result = cydriver.cuLogsCurrent(&_c_iterator_out, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), CUlogIterator._from(_c_iterator_out))
 
-def cuLogsDumpToFile(iterator, pathToFile, unsigned int flags):
+def cuLogsDumpToFile(iterator, pathToFile, flags):
     """cuLogsDumpToFile(iterator: CUlogIterator | int | None, pathToFile: bytes | str | None, flags: int)
 
     Dump accumulated driver logs into a file
@@ -39424,20 +39991,22 @@ def cuLogsDumpToFile(iterator, pathToFile, unsigned int flags):
     cdef cydriver.CUlogIterator _c_iterator
     cdef cydriver.CUlogIterator* _p_iterator = &_c_iterator
     cdef const char* _c_pathToFile = NULL
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     if iterator is None:
         _p_iterator = NULL
     else:
-        _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
+        _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.unsigned_arg(iterator, sizeof(cydriver.CUlogIterator), "iterator"))
     _b_pathToFile = None if pathToFile is None else _support.as_bytes(pathToFile, "pathToFile")
     if _b_pathToFile is not None:
         _c_pathToFile = PyBytes_AS_STRING(_b_pathToFile)
     with nogil:
-        _result = cydriver.cuLogsDumpToFile(_p_iterator, _c_pathToFile, flags)
+        _result = cydriver.cuLogsDumpToFile(_p_iterator, _c_pathToFile, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), None if _p_iterator == NULL else CUlogIterator._from(_c_iterator))
 
-def cuLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
+def cuLogsDumpToMemory(iterator, buffer, size, flags):
     """cuLogsDumpToMemory(iterator: CUlogIterator | int | None, buffer: int | Buffer | None, size: int, flags: int)
 
     Dump accumulated driver logs into a buffer
@@ -39482,19 +40051,21 @@ def cuLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
     cdef _support.BufferRef _view_buffer
     cdef void* _c_buffer
     cdef size_t _c_size
+    cdef unsigned int _c_flags
     _view_buffer.held = False
     try:
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         if iterator is None:
             _p_iterator = NULL
         else:
-            _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.as_int(iterator, "iterator"))
+            _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.unsigned_arg(iterator, sizeof(cydriver.CUlogIterator), "iterator"))
         _c_buffer = _support.address(buffer, &_view_buffer, True, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < <size_t>_support.as_int(size, "size"):
             _support.release_address(&_view_buffer)
-            raise ValueError(f"buffer holds {len(memoryview(buffer).cast('B'))} bytes but size is {size}")
-        _c_size = <size_t>_support.as_int(size, "size")
+            raise ValueError(f"buffer holds {len(memoryview(buffer).cast('B'))} bytes but size is {<size_t>_support.as_int(size, "size")}")
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         with nogil:
-            _result = cydriver.cuLogsDumpToMemory(_p_iterator, <char *>_c_buffer, &_c_size, flags)
+            _result = cydriver.cuLogsDumpToMemory(_p_iterator, <char *>_c_buffer, &_c_size, _c_flags)
         if _result != 0:
             return (_status(_result), None, None)
         return (_status(0), None if _p_iterator == NULL else CUlogIterator._from(_c_iterator), _c_size)
@@ -39502,7 +40073,7 @@ def cuLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
     finally:
         _support.release_address(&_view_buffer)
 
-def cuCheckpointProcessGetRestoreThreadId(int pid):
+def cuCheckpointProcessGetRestoreThreadId(pid):
     """cuCheckpointProcessGetRestoreThreadId(pid: int)
 
     Returns the restore thread ID for a CUDA process
@@ -39523,15 +40094,17 @@ def cuCheckpointProcessGetRestoreThreadId(int pid):
     C function: cuCheckpointProcessGetRestoreThreadId (cuda.h)
     """
     cdef long long _result
+    cdef int _c_pid
     cdef int _c_tid
+    _c_pid = <int>_support.signed_arg(pid, sizeof(int), "pid")
     memset(&_c_tid, 0, sizeof(_c_tid))
     with nogil:
-        _result = cydriver.cuCheckpointProcessGetRestoreThreadId(pid, &_c_tid)
+        _result = cydriver.cuCheckpointProcessGetRestoreThreadId(_c_pid, &_c_tid)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_tid)
 
-def cuCheckpointProcessGetState(int pid):
+def cuCheckpointProcessGetState(pid):
     """cuCheckpointProcessGetState(pid: int)
 
     Returns the process state of a CUDA process
@@ -39551,15 +40124,17 @@ def cuCheckpointProcessGetState(int pid):
     C function: cuCheckpointProcessGetState (cuda.h)
     """
     cdef long long _result
+    cdef int _c_pid
     cdef cydriver.CUprocessState _c_state
+    _c_pid = <int>_support.signed_arg(pid, sizeof(int), "pid")
     memset(&_c_state, 0, sizeof(_c_state))
     with nogil:
-        _result = cydriver.cuCheckpointProcessGetState(pid, &_c_state)
+        _result = cydriver.cuCheckpointProcessGetState(_c_pid, &_c_state)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _enum_member("CUprocessState", <long long>_c_state))
 
-def cuCheckpointProcessLock(int pid, args):
+def cuCheckpointProcessLock(pid, args):
     """cuCheckpointProcessLock(pid: int, args: Optional[CUcheckpointLockArgs])
 
     Lock a running CUDA process
@@ -39587,13 +40162,15 @@ def cuCheckpointProcessLock(int pid, args):
     C function: cuCheckpointProcessLock (cuda.h)
     """
     cdef long long _result
+    cdef int _c_pid
     cdef void* _c_args
+    _c_pid = <int>_support.signed_arg(pid, sizeof(int), "pid")
     _c_args = _support.struct_pointer(args, CUcheckpointLockArgs, "args")
     with nogil:
-        _result = cydriver.cuCheckpointProcessLock(pid, <cydriver.CUcheckpointLockArgs *>_c_args)
+        _result = cydriver.cuCheckpointProcessLock(_c_pid, <cydriver.CUcheckpointLockArgs *>_c_args)
     return (_status(_result),)
 
-def cuCheckpointProcessCheckpoint(int pid, args):
+def cuCheckpointProcessCheckpoint(pid, args):
     """cuCheckpointProcessCheckpoint(pid: int, args: Optional[CUcheckpointCheckpointArgs])
 
     Checkpoint a CUDA process's GPU memory contents
@@ -39619,13 +40196,15 @@ def cuCheckpointProcessCheckpoint(int pid, args):
     C function: cuCheckpointProcessCheckpoint (cuda.h)
     """
     cdef long long _result
+    cdef int _c_pid
     cdef void* _c_args
+    _c_pid = <int>_support.signed_arg(pid, sizeof(int), "pid")
     _c_args = _support.struct_pointer(args, CUcheckpointCheckpointArgs, "args")
     with nogil:
-        _result = cydriver.cuCheckpointProcessCheckpoint(pid, <cydriver.CUcheckpointCheckpointArgs *>_c_args)
+        _result = cydriver.cuCheckpointProcessCheckpoint(_c_pid, <cydriver.CUcheckpointCheckpointArgs *>_c_args)
     return (_status(_result),)
 
-def cuCheckpointProcessRestore(int pid, args):
+def cuCheckpointProcessRestore(pid, args):
     """cuCheckpointProcessRestore(pid: int, args: Optional[CUcheckpointRestoreArgs])
 
     Restore a CUDA process's GPU memory contents from its last checkpoint
@@ -39660,13 +40239,15 @@ def cuCheckpointProcessRestore(int pid, args):
     C function: cuCheckpointProcessRestore (cuda.h)
     """
     cdef long long _result
+    cdef int _c_pid
     cdef void* _c_args
+    _c_pid = <int>_support.signed_arg(pid, sizeof(int), "pid")
     _c_args = _support.struct_pointer(args, CUcheckpointRestoreArgs, "args")
     with nogil:
-        _result = cydriver.cuCheckpointProcessRestore(pid, <cydriver.CUcheckpointRestoreArgs *>_c_args)
+        _result = cydriver.cuCheckpointProcessRestore(_c_pid, <cydriver.CUcheckpointRestoreArgs *>_c_args)
     return (_status(_result),)
 
-def cuCheckpointProcessUnlock(int pid, args):
+def cuCheckpointProcessUnlock(pid, args):
     """cuCheckpointProcessUnlock(pid: int, args: Optional[CUcheckpointUnlockArgs])
 
     Unlock a CUDA process to allow CUDA API calls
@@ -39690,10 +40271,12 @@ def cuCheckpointProcessUnlock(int pid, args):
     C function: cuCheckpointProcessUnlock (cuda.h)
     """
     cdef long long _result
+    cdef int _c_pid
     cdef void* _c_args
+    _c_pid = <int>_support.signed_arg(pid, sizeof(int), "pid")
     _c_args = _support.struct_pointer(args, CUcheckpointUnlockArgs, "args")
     with nogil:
-        _result = cydriver.cuCheckpointProcessUnlock(pid, <cydriver.CUcheckpointUnlockArgs *>_c_args)
+        _result = cydriver.cuCheckpointProcessUnlock(_c_pid, <cydriver.CUcheckpointUnlockArgs *>_c_args)
     return (_status(_result),)
 
 def cuProfilerInitialize(configFile, outputFile, outputMode):
@@ -39829,7 +40412,7 @@ def cuProfilerStop():
         _result = cydriver.cuProfilerStop()
     return (_status(_result),)
 
-def cuGraphicsEGLRegisterImage(image, unsigned int flags):
+def cuGraphicsEGLRegisterImage(image, flags):
     """cuGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int)
 
     Registers an EGL image
@@ -39884,10 +40467,12 @@ def cuGraphicsEGLRegisterImage(image, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUgraphicsResource _c_pCudaResource
     cdef cydriver.EGLImageKHR _c_image
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pCudaResource, 0, sizeof(_c_pCudaResource))
     _c_image = <cydriver.EGLImageKHR>_support.handle_value(image, EGLImageKHR, "image")
     with nogil:
-        _result = cydriver.cuGraphicsEGLRegisterImage(&_c_pCudaResource, _c_image, flags)
+        _result = cydriver.cuGraphicsEGLRegisterImage(&_c_pCudaResource, _c_image, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphicsResource(<void*>_c_pCudaResource))
@@ -39928,7 +40513,7 @@ def cuEGLStreamConsumerConnect(stream):
         return (_status(_result), None)
     return (_status(0), _wrap_CUeglStreamConnection(<void*>_c_conn))
 
-def cuEGLStreamConsumerConnectWithFlags(stream, unsigned int flags):
+def cuEGLStreamConsumerConnectWithFlags(stream, flags):
     """cuEGLStreamConsumerConnectWithFlags(stream: EGLStreamKHR | int | None, flags: int)
 
     Connect CUDA to EGLStream as a consumer with given flags.
@@ -39957,10 +40542,12 @@ def cuEGLStreamConsumerConnectWithFlags(stream, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUeglStreamConnection _c_conn
     cdef cydriver.EGLStreamKHR _c_stream
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_conn, 0, sizeof(_c_conn))
     _c_stream = <cydriver.EGLStreamKHR>_support.handle_value(stream, EGLStreamKHR, "stream")
     with nogil:
-        _result = cydriver.cuEGLStreamConsumerConnectWithFlags(&_c_conn, _c_stream, flags)
+        _result = cydriver.cuEGLStreamConsumerConnectWithFlags(&_c_conn, _c_stream, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUeglStreamConnection(<void*>_c_conn))
@@ -39995,7 +40582,7 @@ def cuEGLStreamConsumerDisconnect(conn):
         _support.set_handle(conn, <void*>_c_conn)
     return (_status(_result),)
 
-def cuEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, unsigned int timeout):
+def cuEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout):
     """cuEGLStreamConsumerAcquireFrame(conn: CUeglStreamConnection | int | None, pCudaResource: CUgraphicsResource | int | None, pStream: CUstream | int | None, timeout: int)
 
     Acquire an image frame from the EGLStream with CUDA as a consumer.
@@ -40031,11 +40618,13 @@ def cuEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, unsigned int t
     cdef cydriver.CUeglStreamConnection _c_conn
     cdef cydriver.CUgraphicsResource _c_pCudaResource
     cdef cydriver.CUstream _c_pStream
+    cdef unsigned int _c_timeout
+    _c_timeout = <unsigned int>_support.unsigned_arg(timeout, sizeof(unsigned int), "timeout")
     _c_conn = <cydriver.CUeglStreamConnection>_support.handle_value(conn, CUeglStreamConnection, "conn")
     _c_pCudaResource = <cydriver.CUgraphicsResource>_support.handle_value(pCudaResource, CUgraphicsResource, "pCudaResource")
     _c_pStream = <cydriver.CUstream>_support.handle_value(pStream, CUstream, "pStream")
     with nogil:
-        _result = cydriver.cuEGLStreamConsumerAcquireFrame(<cydriver.CUeglStreamConnection *>&_c_conn, <cydriver.CUgraphicsResource *>&_c_pCudaResource, <cydriver.CUstream *>&_c_pStream, timeout)
+        _result = cydriver.cuEGLStreamConsumerAcquireFrame(<cydriver.CUeglStreamConnection *>&_c_conn, <cydriver.CUgraphicsResource *>&_c_pCudaResource, <cydriver.CUstream *>&_c_pStream, _c_timeout)
     if isinstance(conn, _support.Handle):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pCudaResource, _support.Handle):
@@ -40116,10 +40705,10 @@ def cuEGLStreamProducerConnect(stream, width, height):
     cdef cydriver.EGLStreamKHR _c_stream
     cdef cydriver.EGLint _c_width
     cdef cydriver.EGLint _c_height
+    _c_width = ((<EGLint>width)._value if type(width) is EGLint else <cydriver.EGLint>_support.signed_arg(width, sizeof(cydriver.EGLint), "width"))
+    _c_height = ((<EGLint>height)._value if type(height) is EGLint else <cydriver.EGLint>_support.signed_arg(height, sizeof(cydriver.EGLint), "height"))
     memset(&_c_conn, 0, sizeof(_c_conn))
     _c_stream = <cydriver.EGLStreamKHR>_support.handle_value(stream, EGLStreamKHR, "stream")
-    _c_width = ((<EGLint>width)._value if type(width) is EGLint else <cydriver.EGLint>_support.as_int(width, "width"))
-    _c_height = ((<EGLint>height)._value if type(height) is EGLint else <cydriver.EGLint>_support.as_int(height, "height"))
     with nogil:
         _result = cydriver.cuEGLStreamProducerConnect(&_c_conn, _c_stream, _c_width, _c_height)
     if _result != 0:
@@ -40261,7 +40850,7 @@ def cuEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _support.set_handle(pStream, <void*>_c_pStream)
     return (_status(_result),)
 
-def cuGraphicsResourceGetMappedEglFrame(resource, unsigned int index, unsigned int mipLevel):
+def cuGraphicsResourceGetMappedEglFrame(resource, index, mipLevel):
     """cuGraphicsResourceGetMappedEglFrame(resource: CUgraphicsResource | int | None, index: int, mipLevel: int)
 
     Get an eglFrame through which to access a registered EGL graphics resource.
@@ -40317,14 +40906,18 @@ def cuGraphicsResourceGetMappedEglFrame(resource, unsigned int index, unsigned i
     cdef long long _result
     cdef CUeglFrame _c_eglFrame = CUeglFrame()
     cdef cydriver.CUgraphicsResource _c_resource
+    cdef unsigned int _c_index
+    cdef unsigned int _c_mipLevel
+    _c_index = <unsigned int>_support.unsigned_arg(index, sizeof(unsigned int), "index")
+    _c_mipLevel = <unsigned int>_support.unsigned_arg(mipLevel, sizeof(unsigned int), "mipLevel")
     _c_resource = <cydriver.CUgraphicsResource>_support.handle_value(resource, CUgraphicsResource, "resource")
     with nogil:
-        _result = cydriver.cuGraphicsResourceGetMappedEglFrame(<cydriver.CUeglFrame *>_c_eglFrame._ptr, _c_resource, index, mipLevel)
+        _result = cydriver.cuGraphicsResourceGetMappedEglFrame(<cydriver.CUeglFrame *>_c_eglFrame._ptr, _c_resource, _c_index, _c_mipLevel)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_eglFrame)
 
-def cuEventCreateFromEGLSync(eglSync, unsigned int flags):
+def cuEventCreateFromEGLSync(eglSync, flags):
     """cuEventCreateFromEGLSync(eglSync: EGLSyncKHR | int | None, flags: int)
 
     Creates an event from EGLSync object
@@ -40368,15 +40961,17 @@ def cuEventCreateFromEGLSync(eglSync, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUevent _c_phEvent
     cdef cydriver.EGLSyncKHR _c_eglSync
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_phEvent, 0, sizeof(_c_phEvent))
     _c_eglSync = <cydriver.EGLSyncKHR>_support.handle_value(eglSync, EGLSyncKHR, "eglSync")
     with nogil:
-        _result = cydriver.cuEventCreateFromEGLSync(&_c_phEvent, _c_eglSync, flags)
+        _result = cydriver.cuEventCreateFromEGLSync(&_c_phEvent, _c_eglSync, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUevent(<void*>_c_phEvent))
 
-def cuGraphicsGLRegisterBuffer(buffer, unsigned int Flags):
+def cuGraphicsGLRegisterBuffer(buffer, Flags):
     """cuGraphicsGLRegisterBuffer(buffer: GLuint | int, Flags: int)
 
     Registers an OpenGL buffer object
@@ -40419,15 +41014,17 @@ def cuGraphicsGLRegisterBuffer(buffer, unsigned int Flags):
     cdef long long _result
     cdef cydriver.CUgraphicsResource _c_pCudaResource
     cdef cydriver.GLuint _c_buffer
+    cdef unsigned int _c_Flags
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     memset(&_c_pCudaResource, 0, sizeof(_c_pCudaResource))
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
     with nogil:
-        _result = cydriver.cuGraphicsGLRegisterBuffer(&_c_pCudaResource, _c_buffer, Flags)
+        _result = cydriver.cuGraphicsGLRegisterBuffer(&_c_pCudaResource, _c_buffer, _c_Flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphicsResource(<void*>_c_pCudaResource))
 
-def cuGraphicsGLRegisterImage(image, target, unsigned int Flags):
+def cuGraphicsGLRegisterImage(image, target, Flags):
     """cuGraphicsGLRegisterImage(image: GLuint | int, target: GLenum | int, Flags: int)
 
     Register an OpenGL texture or renderbuffer object
@@ -40493,16 +41090,18 @@ def cuGraphicsGLRegisterImage(image, target, unsigned int Flags):
     cdef cydriver.CUgraphicsResource _c_pCudaResource
     cdef cydriver.GLuint _c_image
     cdef cydriver.GLenum _c_target
+    cdef unsigned int _c_Flags
+    _c_image = ((<GLuint>image)._value if type(image) is GLuint else <cydriver.GLuint>_support.unsigned_arg(image, sizeof(cydriver.GLuint), "image"))
+    _c_target = ((<GLenum>target)._value if type(target) is GLenum else <cydriver.GLenum>_support.unsigned_arg(target, sizeof(cydriver.GLenum), "target"))
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     memset(&_c_pCudaResource, 0, sizeof(_c_pCudaResource))
-    _c_image = ((<GLuint>image)._value if type(image) is GLuint else <cydriver.GLuint>_support.as_int(image, "image"))
-    _c_target = ((<GLenum>target)._value if type(target) is GLenum else <cydriver.GLenum>_support.as_int(target, "target"))
     with nogil:
-        _result = cydriver.cuGraphicsGLRegisterImage(&_c_pCudaResource, _c_image, _c_target, Flags)
+        _result = cydriver.cuGraphicsGLRegisterImage(&_c_pCudaResource, _c_image, _c_target, _c_Flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphicsResource(<void*>_c_pCudaResource))
 
-def cuGLGetDevices(unsigned int cudaDeviceCount, deviceList):
+def cuGLGetDevices(cudaDeviceCount, deviceList):
     """cuGLGetDevices(cudaDeviceCount: int, deviceList: CUGLDeviceList | int)
 
     Gets the CUDA devices associated with the current OpenGL context
@@ -40547,17 +41146,19 @@ def cuGLGetDevices(unsigned int cudaDeviceCount, deviceList):
     cdef unsigned int _c_pCudaDeviceCount
     cdef cydriver.CUdevice* _c_pCudaDevices = NULL
     cdef Py_ssize_t _cap_pCudaDevices = 0
+    cdef unsigned int _c_cudaDeviceCount
     cdef cydriver.CUGLDeviceList _c_deviceList
     try:
+        _c_cudaDeviceCount = <unsigned int>_support.unsigned_arg(cudaDeviceCount, sizeof(unsigned int), "cudaDeviceCount")
         memset(&_c_pCudaDeviceCount, 0, sizeof(_c_pCudaDeviceCount))
         _c_deviceList = <cydriver.CUGLDeviceList><long long>_support.as_int(deviceList, "deviceList")
-        _cap_pCudaDevices = <Py_ssize_t>cudaDeviceCount
+        _cap_pCudaDevices = <Py_ssize_t>_c_cudaDeviceCount
         if _cap_pCudaDevices < 0:
             raise ValueError(f"cudaDeviceCount cannot be negative ({_cap_pCudaDevices})")
         if _cap_pCudaDevices > 0:
             _c_pCudaDevices = <cydriver.CUdevice*>_support.alloc_array(_cap_pCudaDevices, sizeof(cydriver.CUdevice))
         with nogil:
-            _result = cydriver.cuGLGetDevices(&_c_pCudaDeviceCount, <cydriver.CUdevice *>_c_pCudaDevices, cudaDeviceCount, _c_deviceList)
+            _result = cydriver.cuGLGetDevices(&_c_pCudaDeviceCount, <cydriver.CUdevice *>_c_pCudaDevices, _c_cudaDeviceCount, _c_deviceList)
         if _result != 0:
             return (_status(_result), None, None)
         return (_status(0), _c_pCudaDeviceCount, [CUdevice._from(_c_pCudaDevices[i]) for i in range(_cap_pCudaDevices)])
@@ -40565,7 +41166,7 @@ def cuGLGetDevices(unsigned int cudaDeviceCount, deviceList):
     finally:
         free(_c_pCudaDevices)
 
-def cuGLCtxCreate(unsigned int Flags, device):
+def cuGLCtxCreate(Flags, device):
     """cuGLCtxCreate(Flags: int, device: CUdevice | int)
 
     Create a CUDA context for interoperability with OpenGL
@@ -40601,11 +41202,13 @@ def cuGLCtxCreate(unsigned int Flags, device):
     """
     cdef long long _result
     cdef cydriver.CUcontext _c_pCtx
+    cdef unsigned int _c_Flags
     cdef cydriver.CUdevice _c_device
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     memset(&_c_pCtx, 0, sizeof(_c_pCtx))
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
     with nogil:
-        _result = cydriver.cuGLCtxCreate(&_c_pCtx, Flags, _c_device)
+        _result = cydriver.cuGLCtxCreate(&_c_pCtx, _c_Flags, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUcontext(<void*>_c_pCtx))
@@ -40675,7 +41278,7 @@ def cuGLRegisterBufferObject(buffer):
     """
     cdef long long _result
     cdef cydriver.GLuint _c_buffer
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     with nogil:
         _result = cydriver.cuGLRegisterBufferObject(_c_buffer)
     return (_status(_result),)
@@ -40722,9 +41325,9 @@ def cuGLMapBufferObject(buffer):
     cdef cydriver.CUdeviceptr _c_dptr
     cdef size_t _c_size
     cdef cydriver.GLuint _c_buffer
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     memset(&_c_size, 0, sizeof(_c_size))
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
     with nogil:
         _result = cydriver.cuGLMapBufferObject(&_c_dptr, &_c_size, _c_buffer)
     if _result != 0:
@@ -40766,7 +41369,7 @@ def cuGLUnmapBufferObject(buffer):
     """
     cdef long long _result
     cdef cydriver.GLuint _c_buffer
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     with nogil:
         _result = cydriver.cuGLUnmapBufferObject(_c_buffer)
     return (_status(_result),)
@@ -40806,12 +41409,12 @@ def cuGLUnregisterBufferObject(buffer):
     """
     cdef long long _result
     cdef cydriver.GLuint _c_buffer
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     with nogil:
         _result = cydriver.cuGLUnregisterBufferObject(_c_buffer)
     return (_status(_result),)
 
-def cuGLSetBufferObjectMapFlags(buffer, unsigned int Flags):
+def cuGLSetBufferObjectMapFlags(buffer, Flags):
     """cuGLSetBufferObjectMapFlags(buffer: GLuint | int, Flags: int)
 
     Set the map flags for an OpenGL buffer object
@@ -40860,9 +41463,11 @@ def cuGLSetBufferObjectMapFlags(buffer, unsigned int Flags):
     """
     cdef long long _result
     cdef cydriver.GLuint _c_buffer
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
+    cdef unsigned int _c_Flags
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
+    _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     with nogil:
-        _result = cydriver.cuGLSetBufferObjectMapFlags(_c_buffer, Flags)
+        _result = cydriver.cuGLSetBufferObjectMapFlags(_c_buffer, _c_Flags)
     return (_status(_result),)
 
 def cuGLMapBufferObjectAsync(buffer, hStream):
@@ -40909,9 +41514,9 @@ def cuGLMapBufferObjectAsync(buffer, hStream):
     cdef size_t _c_size
     cdef cydriver.GLuint _c_buffer
     cdef cydriver.CUstream _c_hStream
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     memset(&_c_dptr, 0, sizeof(_c_dptr))
     memset(&_c_size, 0, sizeof(_c_size))
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuGLMapBufferObjectAsync(&_c_dptr, &_c_size, _c_buffer, _c_hStream)
@@ -40956,7 +41561,7 @@ def cuGLUnmapBufferObjectAsync(buffer, hStream):
     cdef long long _result
     cdef cydriver.GLuint _c_buffer
     cdef cydriver.CUstream _c_hStream
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.as_int(buffer, "buffer"))
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuGLUnmapBufferObjectAsync(_c_buffer, _c_hStream)
@@ -40995,8 +41600,8 @@ def cuVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
     cdef cydriver.CUdevice _c_pDevice
     cdef cydriver.VdpDevice _c_vdpDevice
     cdef void* _c_vdpGetProcAddress
+    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cydriver.VdpDevice>_support.unsigned_arg(vdpDevice, sizeof(cydriver.VdpDevice), "vdpDevice"))
     memset(&_c_pDevice, 0, sizeof(_c_pDevice))
-    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cydriver.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
     if _c_vdpGetProcAddress == NULL:
         raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
@@ -41006,7 +41611,7 @@ def cuVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
         return (_status(_result), None)
     return (_status(0), CUdevice._from(_c_pDevice))
 
-def cuVDPAUCtxCreate(unsigned int flags, device, vdpDevice, vdpGetProcAddress):
+def cuVDPAUCtxCreate(flags, device, vdpDevice, vdpGetProcAddress):
     """cuVDPAUCtxCreate(flags: int, device: CUdevice | int, vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None)
 
     Create a CUDA context for interoperability with VDPAU
@@ -41043,22 +41648,24 @@ def cuVDPAUCtxCreate(unsigned int flags, device, vdpDevice, vdpGetProcAddress):
     """
     cdef long long _result
     cdef cydriver.CUcontext _c_pCtx
+    cdef unsigned int _c_flags
     cdef cydriver.CUdevice _c_device
     cdef cydriver.VdpDevice _c_vdpDevice
     cdef void* _c_vdpGetProcAddress
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
+    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cydriver.VdpDevice>_support.unsigned_arg(vdpDevice, sizeof(cydriver.VdpDevice), "vdpDevice"))
     memset(&_c_pCtx, 0, sizeof(_c_pCtx))
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.as_int(device, "device"))
-    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cydriver.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
     if _c_vdpGetProcAddress == NULL:
         raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
-        _result = cydriver.cuVDPAUCtxCreate(&_c_pCtx, flags, _c_device, _c_vdpDevice, <cydriver.VdpGetProcAddress *>_c_vdpGetProcAddress)
+        _result = cydriver.cuVDPAUCtxCreate(&_c_pCtx, _c_flags, _c_device, _c_vdpDevice, <cydriver.VdpGetProcAddress *>_c_vdpGetProcAddress)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUcontext(<void*>_c_pCtx))
 
-def cuGraphicsVDPAURegisterVideoSurface(vdpSurface, unsigned int flags):
+def cuGraphicsVDPAURegisterVideoSurface(vdpSurface, flags):
     """cuGraphicsVDPAURegisterVideoSurface(vdpSurface: VdpVideoSurface | int, flags: int)
 
     Registers a VDPAU VdpVideoSurface object
@@ -41138,15 +41745,17 @@ def cuGraphicsVDPAURegisterVideoSurface(vdpSurface, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUgraphicsResource _c_pCudaResource
     cdef cydriver.VdpVideoSurface _c_vdpSurface
+    cdef unsigned int _c_flags
+    _c_vdpSurface = ((<VdpVideoSurface>vdpSurface)._value if type(vdpSurface) is VdpVideoSurface else <cydriver.VdpVideoSurface>_support.unsigned_arg(vdpSurface, sizeof(cydriver.VdpVideoSurface), "vdpSurface"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pCudaResource, 0, sizeof(_c_pCudaResource))
-    _c_vdpSurface = ((<VdpVideoSurface>vdpSurface)._value if type(vdpSurface) is VdpVideoSurface else <cydriver.VdpVideoSurface>_support.as_int(vdpSurface, "vdpSurface"))
     with nogil:
-        _result = cydriver.cuGraphicsVDPAURegisterVideoSurface(&_c_pCudaResource, _c_vdpSurface, flags)
+        _result = cydriver.cuGraphicsVDPAURegisterVideoSurface(&_c_pCudaResource, _c_vdpSurface, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphicsResource(<void*>_c_pCudaResource))
 
-def cuGraphicsVDPAURegisterOutputSurface(vdpSurface, unsigned int flags):
+def cuGraphicsVDPAURegisterOutputSurface(vdpSurface, flags):
     """cuGraphicsVDPAURegisterOutputSurface(vdpSurface: VdpOutputSurface | int, flags: int)
 
     Registers a VDPAU VdpOutputSurface object
@@ -41213,10 +41822,12 @@ def cuGraphicsVDPAURegisterOutputSurface(vdpSurface, unsigned int flags):
     cdef long long _result
     cdef cydriver.CUgraphicsResource _c_pCudaResource
     cdef cydriver.VdpOutputSurface _c_vdpSurface
+    cdef unsigned int _c_flags
+    _c_vdpSurface = ((<VdpOutputSurface>vdpSurface)._value if type(vdpSurface) is VdpOutputSurface else <cydriver.VdpOutputSurface>_support.unsigned_arg(vdpSurface, sizeof(cydriver.VdpOutputSurface), "vdpSurface"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pCudaResource, 0, sizeof(_c_pCudaResource))
-    _c_vdpSurface = ((<VdpOutputSurface>vdpSurface)._value if type(vdpSurface) is VdpOutputSurface else <cydriver.VdpOutputSurface>_support.as_int(vdpSurface, "vdpSurface"))
     with nogil:
-        _result = cydriver.cuGraphicsVDPAURegisterOutputSurface(&_c_pCudaResource, _c_vdpSurface, flags)
+        _result = cydriver.cuGraphicsVDPAURegisterOutputSurface(&_c_pCudaResource, _c_vdpSurface, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_CUgraphicsResource(<void*>_c_pCudaResource))

@@ -95,7 +95,7 @@ def _safe_repr(obj, name):
 
 
 # Functions
-def create(uint32_t num_options, options):
+def create(num_options, options):
     """create(num_options: int, options: Sequence[bytes | str] | None)
 
     nvJitLinkCreate creates an instance of nvJitLinkHandle with the
@@ -120,18 +120,20 @@ def create(uint32_t num_options, options):
     """
     cdef long long _result
     cdef cynvjitlink.nvJitLinkHandle _c_handle
+    cdef uint32_t _c_num_options
     cdef const char** _c_options = NULL
     cdef Py_ssize_t _i_options
     try:
+        _c_num_options = <uint32_t>_support.unsigned_arg(num_options, sizeof(uint32_t), "numOptions")
         memset(&_c_handle, 0, sizeof(_c_handle))
-        _support.check_count(options, num_options, "options", "numOptions")
-        if num_options > 0:
-            _c_options = <const char**>_support.alloc_array(num_options, sizeof(const char*))
-            _keep_options = [_support.as_bytes(x, "options") for x in options[:num_options]]
-            for _i_options in range(num_options):
+        _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
+        if _c_num_options > 0:
+            _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
+            _keep_options = [_support.as_bytes(x, "options") for x in options[:_c_num_options]]
+            for _i_options in range(_c_num_options):
                 _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
-            _result = cynvjitlink.nvJitLinkCreate(&_c_handle, num_options, <const char **>_c_options)
+            _result = cynvjitlink.nvJitLinkCreate(&_c_handle, _c_num_options, <const char **>_c_options)
         _check(_result)
         return _wrap_nvJitLinkHandle(<void*>_c_handle)
 
@@ -165,7 +167,7 @@ def destroy(handle):
     _check(_result)
     return None
 
-def add_data(handle, input_type, data, size_t size, name):
+def add_data(handle, input_type, data, size, name):
     """add_data(handle: nvJitLinkHandle | int | None, input_type: InputType | int, data: int | Buffer | None, size: int, name: bytes | str)
 
     nvJitLinkAddData adds data image to the link. 
@@ -188,17 +190,22 @@ def add_data(handle, input_type, data, size_t size, name):
     cdef cynvjitlink.nvJitLinkInputType _c_input_type
     cdef _support.BufferRef _view_data
     cdef void* _c_data
+    cdef size_t _c_size
     cdef const char* _c_name = NULL
     _view_data.held = False
     try:
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
         _c_input_type = <cynvjitlink.nvJitLinkInputType><long long>_support.as_int(input_type, "inputType")
         _c_data = _support.address(data, &_view_data, False, "data")
+        if _view_data.held and <size_t>_view_data.view.len < _c_size:
+            _support.release_address(&_view_data)
+            raise ValueError(f"data holds {len(memoryview(data).cast('B'))} bytes but size is {_c_size}")
         _b_name = _support.as_bytes(name, "name")
         if _b_name is not None:
             _c_name = PyBytes_AS_STRING(_b_name)
         with nogil:
-            _result = cynvjitlink.nvJitLinkAddData(_c_handle, _c_input_type, <const void *>_c_data, size, _c_name)
+            _result = cynvjitlink.nvJitLinkAddData(_c_handle, _c_input_type, <const void *>_c_data, _c_size, _c_name)
         _check(_result)
         return None
 
@@ -299,7 +306,7 @@ def get_linked_cubin(handle, cubin=None):
      User is responsible for allocating enough space to hold the cubin.
      \\see nvJitLinkGetLinkedCubinSize
 
-    Returns: cubin; raises nvJitLinkError on failure.
+    Returns: cubin (when cubin is given, the call fills it instead); raises nvJitLinkError on failure.
     C function: nvJitLinkGetLinkedCubin (nvJitLink.h)
     """
     cdef long long _result
@@ -316,8 +323,11 @@ def get_linked_cubin(handle, cubin=None):
         _out_cubin = _support.sized_output(cubin, _n_cubin, &_view_cubin, &_c_cubin, "cubin", "nvJitLinkGetLinkedCubinSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedCubin(_c_handle, <void *>_c_cubin)
+        if cubin is not None:
+            _check(_result)
+            return None
         _check(_result)
-        return (bytes(_out_cubin) if cubin is None else cubin)
+        return bytes(_out_cubin)
 
     finally:
         _support.release_address(&_view_cubin)
@@ -366,7 +376,7 @@ def get_linked_ptx(handle, ptx=None):
      User is responsible for allocating enough space to hold the ptx.
      \\see nvJitLinkGetLinkedPtxSize
 
-    Returns: ptx; raises nvJitLinkError on failure.
+    Returns: ptx (when ptx is given, the call fills it instead); raises nvJitLinkError on failure.
     C function: nvJitLinkGetLinkedPtx (nvJitLink.h)
     """
     cdef long long _result
@@ -383,8 +393,11 @@ def get_linked_ptx(handle, ptx=None):
         _out_ptx = _support.sized_output(ptx, _n_ptx, &_view_ptx, &_c_ptx, "ptx", "nvJitLinkGetLinkedPtxSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedPtx(_c_handle, <char *>_c_ptx)
+        if ptx is not None:
+            _check(_result)
+            return None
         _check(_result)
-        return (bytes(_out_ptx) if ptx is None else ptx)
+        return bytes(_out_ptx)
 
     finally:
         _support.release_address(&_view_ptx)
@@ -431,7 +444,7 @@ def get_error_log(handle, log=None):
      User is responsible for allocating enough space to hold the log.
      \\see nvJitLinkGetErrorLogSize
 
-    Returns: log; raises nvJitLinkError on failure.
+    Returns: log (when log is given, the call fills it instead); raises nvJitLinkError on failure.
     C function: nvJitLinkGetErrorLog (nvJitLink.h)
     """
     cdef long long _result
@@ -448,8 +461,11 @@ def get_error_log(handle, log=None):
         _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvJitLinkGetErrorLogSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetErrorLog(_c_handle, <char *>_c_log)
+        if log is not None:
+            _check(_result)
+            return None
         _check(_result)
-        return (bytes(_out_log) if log is None else log)
+        return bytes(_out_log)
 
     finally:
         _support.release_address(&_view_log)
@@ -496,7 +512,7 @@ def get_info_log(handle, log=None):
      User is responsible for allocating enough space to hold the log.
      \\see nvJitLinkGetInfoLogSize
 
-    Returns: log; raises nvJitLinkError on failure.
+    Returns: log (when log is given, the call fills it instead); raises nvJitLinkError on failure.
     C function: nvJitLinkGetInfoLog (nvJitLink.h)
     """
     cdef long long _result
@@ -513,8 +529,11 @@ def get_info_log(handle, log=None):
         _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvJitLinkGetInfoLogSize")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetInfoLog(_c_handle, <char *>_c_log)
+        if log is not None:
+            _check(_result)
+            return None
         _check(_result)
-        return (bytes(_out_log) if log is None else log)
+        return bytes(_out_log)
 
     finally:
         _support.release_address(&_view_log)

@@ -176,7 +176,7 @@ def nvrtcGetSupportedArchs(supportedArchs=None):
         with nogil:
             _result = cynvrtc.nvrtcGetNumSupportedArchs(<int *>&_n_supportedArchs)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if supportedArchs is not None else (_status(_result), None)
         _view_supportedArchs.held = False
         _a_supportedArchs = <int*>_support.alloc_array(_n_supportedArchs if _n_supportedArchs > 0 else 1, sizeof(int))
         _c_supportedArchs = _a_supportedArchs
@@ -189,7 +189,7 @@ def nvrtcGetSupportedArchs(supportedArchs=None):
     finally:
         free(_a_supportedArchs)
 
-def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
+def nvrtcCreateProgram(src, name, numHeaders, headers, includeNames):
     """nvrtcCreateProgram(src: bytes | str, name: bytes | str | None, numHeaders: int, headers: Sequence[bytes | str] | None, includeNames: Sequence[bytes | str] | None)
 
     nvrtcCreateProgram creates an instance of nvrtcProgram with the
@@ -227,11 +227,13 @@ def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef const char* _c_src = NULL
     cdef const char* _c_name = NULL
+    cdef int _c_numHeaders
     cdef const char** _c_headers = NULL
     cdef Py_ssize_t _i_headers
     cdef const char** _c_includeNames = NULL
     cdef Py_ssize_t _i_includeNames
     try:
+        _c_numHeaders = <int>_support.signed_arg(numHeaders, sizeof(int), "numHeaders")
         memset(&_c_prog, 0, sizeof(_c_prog))
         _b_src = _support.as_bytes(src, "src")
         if _b_src is not None:
@@ -239,20 +241,20 @@ def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
         _b_name = None if name is None else _support.as_bytes(name, "name")
         if _b_name is not None:
             _c_name = PyBytes_AS_STRING(_b_name)
-        _support.check_count(headers, numHeaders, "headers", "numHeaders")
-        if numHeaders > 0:
-            _c_headers = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
-            _keep_headers = [_support.as_bytes(x, "headers") for x in headers[:numHeaders]]
-            for _i_headers in range(numHeaders):
+        _support.check_list(headers, _c_numHeaders, "headers", "numHeaders", "bytes")
+        if _c_numHeaders > 0:
+            _c_headers = <const char**>_support.alloc_array(_c_numHeaders, sizeof(const char*))
+            _keep_headers = [_support.as_bytes(x, "headers") for x in headers[:_c_numHeaders]]
+            for _i_headers in range(_c_numHeaders):
                 _c_headers[_i_headers] = PyBytes_AS_STRING(_keep_headers[_i_headers])
-        _support.check_count(includeNames, numHeaders, "includeNames", "numHeaders")
-        if numHeaders > 0:
-            _c_includeNames = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
-            _keep_includeNames = [_support.as_bytes(x, "includeNames") for x in includeNames[:numHeaders]]
-            for _i_includeNames in range(numHeaders):
+        _support.check_list(includeNames, _c_numHeaders, "includeNames", "numHeaders", "bytes")
+        if _c_numHeaders > 0:
+            _c_includeNames = <const char**>_support.alloc_array(_c_numHeaders, sizeof(const char*))
+            _keep_includeNames = [_support.as_bytes(x, "includeNames") for x in includeNames[:_c_numHeaders]]
+            for _i_includeNames in range(_c_numHeaders):
                 _c_includeNames[_i_includeNames] = PyBytes_AS_STRING(_keep_includeNames[_i_includeNames])
         with nogil:
-            _result = cynvrtc.nvrtcCreateProgram(&_c_prog, _c_src, _c_name, numHeaders, <const char *const *>_c_headers, <const char *const *>_c_includeNames)
+            _result = cynvrtc.nvrtcCreateProgram(&_c_prog, _c_src, _c_name, _c_numHeaders, <const char *const *>_c_headers, <const char *const *>_c_includeNames)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_nvrtcProgram(<void*>_c_prog))
@@ -285,7 +287,7 @@ def nvrtcDestroyProgram(prog):
         _support.set_handle(prog, <void*>_c_prog)
     return (_status(_result),)
 
-def nvrtcCompileProgram(prog, int numOptions, options):
+def nvrtcCompileProgram(prog, numOptions, options):
     """nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None)
 
     nvrtcCompileProgram compiles the given program.
@@ -313,18 +315,20 @@ def nvrtcCompileProgram(prog, int numOptions, options):
     """
     cdef long long _result
     cdef cynvrtc.nvrtcProgram _c_prog
+    cdef int _c_numOptions
     cdef const char** _c_options = NULL
     cdef Py_ssize_t _i_options
     try:
+        _c_numOptions = <int>_support.signed_arg(numOptions, sizeof(int), "numOptions")
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-        _support.check_count(options, numOptions, "options", "numOptions")
-        if numOptions > 0:
-            _c_options = <const char**>_support.alloc_array(numOptions, sizeof(const char*))
-            _keep_options = [_support.as_bytes(x, "options") for x in options[:numOptions]]
-            for _i_options in range(numOptions):
+        _support.check_list(options, _c_numOptions, "options", "numOptions", "bytes")
+        if _c_numOptions > 0:
+            _c_options = <const char**>_support.alloc_array(_c_numOptions, sizeof(const char*))
+            _keep_options = [_support.as_bytes(x, "options") for x in options[:_c_numOptions]]
+            for _i_options in range(_c_numOptions):
                 _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
-            _result = cynvrtc.nvrtcCompileProgram(_c_prog, numOptions, <const char *const *>_c_options)
+            _result = cynvrtc.nvrtcCompileProgram(_c_prog, _c_numOptions, <const char *const *>_c_options)
         return (_status(_result),)
 
     finally:
@@ -376,7 +380,7 @@ def nvrtcGetPTX(prog, ptx=None):
 
      \\see     nvrtcGetPTXSize
 
-    Returns: (status, ptx)
+    Returns: (status, ptx); (status,) when ptx is given: the call fills it
     C function: nvrtcGetPTX (nvrtc.h)
     """
     cdef long long _result
@@ -390,13 +394,15 @@ def nvrtcGetPTX(prog, ptx=None):
         with nogil:
             _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if ptx is not None else (_status(_result), None)
         _out_ptx = _support.sized_output(ptx, _n_ptx, &_view_ptx, &_c_ptx, "ptx", "nvrtcGetPTXSize")
         with nogil:
             _result = cynvrtc.nvrtcGetPTX(_c_prog, <char *>_c_ptx)
+        if ptx is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_ptx) if ptx is None else ptx))
+        return (_status(0), bytes(_out_ptx))
 
     finally:
         _support.release_address(&_view_ptx)
@@ -449,7 +455,7 @@ def nvrtcGetCUBIN(prog, cubin=None):
 
      \\see     nvrtcGetCUBINSize
 
-    Returns: (status, cubin)
+    Returns: (status, cubin); (status,) when cubin is given: the call fills it
     C function: nvrtcGetCUBIN (nvrtc.h)
     """
     cdef long long _result
@@ -463,13 +469,15 @@ def nvrtcGetCUBIN(prog, cubin=None):
         with nogil:
             _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, <size_t *>&_n_cubin)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if cubin is not None else (_status(_result), None)
         _out_cubin = _support.sized_output(cubin, _n_cubin, &_view_cubin, &_c_cubin, "cubin", "nvrtcGetCUBINSize")
         with nogil:
             _result = cynvrtc.nvrtcGetCUBIN(_c_prog, <char *>_c_cubin)
+        if cubin is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_cubin) if cubin is None else cubin))
+        return (_status(0), bytes(_out_cubin))
 
     finally:
         _support.release_address(&_view_cubin)
@@ -521,7 +529,7 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
 
      \\see     nvrtcGetLTOIRSize
 
-    Returns: (status, LTOIR)
+    Returns: (status, LTOIR); (status,) when LTOIR is given: the call fills it
     C function: nvrtcGetLTOIR (nvrtc.h)
     """
     cdef long long _result
@@ -535,13 +543,15 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, <size_t *>&_n_LTOIR)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if LTOIR is not None else (_status(_result), None)
         _out_LTOIR = _support.sized_output(LTOIR, _n_LTOIR, &_view_LTOIR, &_c_LTOIR, "LTOIR", "nvrtcGetLTOIRSize")
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIR(_c_prog, <char *>_c_LTOIR)
+        if LTOIR is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_LTOIR) if LTOIR is None else LTOIR))
+        return (_status(0), bytes(_out_LTOIR))
 
     finally:
         _support.release_address(&_view_LTOIR)
@@ -593,7 +603,7 @@ def nvrtcGetOptiXIR(prog, optixir=None):
 
      \\see     nvrtcGetOptiXIRSize
 
-    Returns: (status, optixir)
+    Returns: (status, optixir); (status,) when optixir is given: the call fills it
     C function: nvrtcGetOptiXIR (nvrtc.h)
     """
     cdef long long _result
@@ -607,13 +617,15 @@ def nvrtcGetOptiXIR(prog, optixir=None):
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, <size_t *>&_n_optixir)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if optixir is not None else (_status(_result), None)
         _out_optixir = _support.sized_output(optixir, _n_optixir, &_view_optixir, &_c_optixir, "optixir", "nvrtcGetOptiXIRSize")
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIR(_c_prog, <char *>_c_optixir)
+        if optixir is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_optixir) if optixir is None else optixir))
+        return (_status(0), bytes(_out_optixir))
 
     finally:
         _support.release_address(&_view_optixir)
@@ -667,7 +679,7 @@ def nvrtcGetProgramLog(prog, log=None):
 
      \\see     nvrtcGetProgramLogSize
 
-    Returns: (status, log)
+    Returns: (status, log); (status,) when log is given: the call fills it
     C function: nvrtcGetProgramLog (nvrtc.h)
     """
     cdef long long _result
@@ -681,13 +693,15 @@ def nvrtcGetProgramLog(prog, log=None):
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if log is not None else (_status(_result), None)
         _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvrtcGetProgramLogSize")
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLog(_c_prog, <char *>_c_log)
+        if log is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_log) if log is None else log))
+        return (_status(0), bytes(_out_log))
 
     finally:
         _support.release_address(&_view_log)
@@ -792,7 +806,7 @@ def nvrtcGetPCHHeapSize():
         return (_status(_result), None)
     return (_status(0), _c_ret)
 
-def nvrtcSetPCHHeapSize(size_t size):
+def nvrtcSetPCHHeapSize(size):
     """nvrtcSetPCHHeapSize(size: int)
 
     set the size of the PCH Heap.
@@ -810,8 +824,10 @@ def nvrtcSetPCHHeapSize(size_t size):
     C function: nvrtcSetPCHHeapSize (nvrtc.h)
     """
     cdef long long _result
+    cdef size_t _c_size
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
-        _result = cynvrtc.nvrtcSetPCHHeapSize(size)
+        _result = cynvrtc.nvrtcSetPCHHeapSize(_c_size)
     return (_status(_result),)
 
 def nvrtcGetPCHCreateStatus(prog):

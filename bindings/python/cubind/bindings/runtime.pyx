@@ -14282,7 +14282,7 @@ def cudaDeviceSynchronize():
         _result = cyruntime.cudaDeviceSynchronize()
     return (_status(_result),)
 
-def cudaDeviceSetLimit(limit, size_t value):
+def cudaDeviceSetLimit(limit, value):
     """cudaDeviceSetLimit(limit: cudaLimit | int, value: int)
 
     Set resource limits
@@ -14373,9 +14373,11 @@ def cudaDeviceSetLimit(limit, size_t value):
     """
     cdef long long _result
     cdef cyruntime.cudaLimit _c_limit
+    cdef size_t _c_value
+    _c_value = <size_t>_support.unsigned_arg(value, sizeof(size_t), "value")
     _c_limit = <cyruntime.cudaLimit><long long>_support.as_int(limit, "limit")
     with nogil:
-        _result = cyruntime.cudaDeviceSetLimit(_c_limit, value)
+        _result = cyruntime.cudaDeviceSetLimit(_c_limit, _c_value)
     return (_status(_result),)
 
 def cudaDeviceGetLimit(limit):
@@ -14428,7 +14430,7 @@ def cudaDeviceGetLimit(limit):
         return (_status(_result), None)
     return (_status(0), _c_pValue)
 
-def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, int device):
+def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device):
     """cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: Optional[cudaChannelFormatDesc], device: int)
 
     Returns the maximum number of elements allocatable in a 1D linear texture for a given element size.
@@ -14456,10 +14458,12 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, int device):
     cdef long long _result
     cdef size_t _c_maxWidthInElements
     cdef void* _c_fmtDesc
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     memset(&_c_maxWidthInElements, 0, sizeof(_c_maxWidthInElements))
     _c_fmtDesc = _support.struct_pointer(fmtDesc, cudaChannelFormatDesc, "fmtDesc")
     with nogil:
-        _result = cyruntime.cudaDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, <const cyruntime.cudaChannelFormatDesc *>_c_fmtDesc, device)
+        _result = cyruntime.cudaDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, <const cyruntime.cudaChannelFormatDesc *>_c_fmtDesc, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_maxWidthInElements)
@@ -14657,7 +14661,7 @@ def cudaDeviceGetByPCIBusId(pciBusId):
         return (_status(_result), None)
     return (_status(0), _c_device)
 
-def cudaDeviceGetPCIBusId(int length, int device):
+def cudaDeviceGetPCIBusId(length, device):
     """cudaDeviceGetPCIBusId(length: int, device: int)
 
     Returns a PCI Bus Id string for the device
@@ -14692,15 +14696,19 @@ def cudaDeviceGetPCIBusId(int length, int device):
     """
     cdef long long _result
     cdef char* _c_pciBusId = NULL
+    cdef int _c_length
+    cdef int _c_device
     try:
-        if length < 0:
-            raise ValueError(f"len cannot be negative ({length})")
-        _c_pciBusId = <char*>_support.alloc_array(length if length > 0 else 1, 1)
+        _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
+        _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+        if _c_length < 0:
+            raise ValueError(f"len cannot be negative ({_c_length})")
+        _c_pciBusId = <char*>_support.alloc_array(_c_length if _c_length > 0 else 1, 1)
         with nogil:
-            _result = cyruntime.cudaDeviceGetPCIBusId(_c_pciBusId, length, device)
+            _result = cyruntime.cudaDeviceGetPCIBusId(_c_pciBusId, _c_length, _c_device)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _support.c_string(_c_pciBusId, length))
+        return (_status(0), _support.c_string(_c_pciBusId, _c_length))
 
     finally:
         free(_c_pciBusId)
@@ -14891,7 +14899,7 @@ def cudaIpcGetMemHandle(devPtr):
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaIpcOpenMemHandle(handle, unsigned int flags):
+def cudaIpcOpenMemHandle(handle, flags):
     """cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int)
 
     Opens an interprocess memory handle exported from another process
@@ -14964,9 +14972,11 @@ def cudaIpcOpenMemHandle(handle, unsigned int flags):
     cdef long long _result
     cdef void* _c_devPtr = NULL
     cdef cyruntime.cudaIpcMemHandle_st* _c_handle
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_handle = <cyruntime.cudaIpcMemHandle_st*>_support.struct_pointer_required(handle, cudaIpcMemHandle_t, "handle")
     with nogil:
-        _result = cyruntime.cudaIpcOpenMemHandle(<void **>&_c_devPtr, _c_handle[0], flags)
+        _result = cyruntime.cudaIpcOpenMemHandle(<void **>&_c_devPtr, _c_handle[0], _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_devPtr)
@@ -15069,7 +15079,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target, scope):
         _result = cyruntime.cudaDeviceFlushGPUDirectRDMAWrites(_c_target, _c_scope)
     return (_status(_result),)
 
-def cudaDeviceRegisterAsyncNotification(int device, callbackFunc, userData):
+def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     """cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., None] | cudaAsyncCallback, userData: Any)
 
     Registers a callback function to receive async notifications
@@ -15110,29 +15120,31 @@ def cudaDeviceRegisterAsyncNotification(int device, callbackFunc, userData):
     C function: cudaDeviceRegisterAsyncNotification (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
     cdef void* _ctx = NULL
     cdef cyruntime.cudaAsyncCallback _c_callbackFunc
     cdef bint _trampoline = False
     cdef cyruntime.cudaAsyncCallbackHandle_t _c_callback
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     memset(&_c_callback, 0, sizeof(_c_callback))
-    if callbackFunc is None or isinstance(callbackFunc, cudaAsyncCallback):
+    if isinstance(callbackFunc, int) and callbackFunc != 0:
+        raise TypeError(f"callbackFunc: expected a callable, None, 0 or cudaAsyncCallback(address) for a C function, got the int {callbackFunc}")
+    if callbackFunc is None or isinstance(callbackFunc, (cudaAsyncCallback, int)):
         _c_callbackFunc = <cyruntime.cudaAsyncCallback>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(callbackFunc, int):
-        raise TypeError(f"callbackFunc: expected a callable or cudaAsyncCallback(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cyruntime.cudaAsyncCallback>_callback_cudaAsyncCallback
         _trampoline = True
     with nogil:
-        _result = cyruntime.cudaDeviceRegisterAsyncNotification(device, _c_callbackFunc, _ctx, &_c_callback)
+        _result = cyruntime.cudaDeviceRegisterAsyncNotification(_c_device, _c_callbackFunc, _ctx, &_c_callback)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaAsyncCallbackHandle_t(<void*>_c_callback))
 
-def cudaDeviceUnregisterAsyncNotification(int device, callback):
+def cudaDeviceUnregisterAsyncNotification(device, callback):
     """cudaDeviceUnregisterAsyncNotification(device: int, callback: cudaAsyncCallbackHandle_t | int | None)
 
     Unregisters an async notification callback
@@ -15159,10 +15171,12 @@ def cudaDeviceUnregisterAsyncNotification(int device, callback):
     C function: cudaDeviceUnregisterAsyncNotification (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
     cdef cyruntime.cudaAsyncCallbackHandle_t _c_callback
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_callback = <cyruntime.cudaAsyncCallbackHandle_t>_support.handle_value(callback, cudaAsyncCallbackHandle_t, "callback")
     with nogil:
-        _result = cyruntime.cudaDeviceUnregisterAsyncNotification(device, _c_callback)
+        _result = cyruntime.cudaDeviceUnregisterAsyncNotification(_c_device, _c_callback)
     return (_status(_result),)
 
 def cudaDeviceGetSharedMemConfig():
@@ -15472,7 +15486,7 @@ def cudaGetDeviceCount():
         return (_status(_result), None)
     return (_status(0), _c_count)
 
-def cudaGetDeviceProperties(int device):
+def cudaGetDeviceProperties(device):
     """cudaGetDeviceProperties(device: int)
 
     Returns information about the compute-device
@@ -15499,13 +15513,15 @@ def cudaGetDeviceProperties(int device):
     """
     cdef long long _result
     cdef cudaDeviceProp _c_prop = cudaDeviceProp()
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
-        _result = cyruntime.cudaGetDeviceProperties(<cyruntime.cudaDeviceProp *>_c_prop._ptr, device)
+        _result = cyruntime.cudaGetDeviceProperties(<cyruntime.cudaDeviceProp *>_c_prop._ptr, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_prop)
 
-def cudaDeviceGetAttribute(attr, int device):
+def cudaDeviceGetAttribute(attr, device):
     """cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int)
 
     Returns information about the device
@@ -15536,15 +15552,17 @@ def cudaDeviceGetAttribute(attr, int device):
     cdef long long _result
     cdef int _c_value
     cdef cyruntime.cudaDeviceAttr _c_attr
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     memset(&_c_value, 0, sizeof(_c_value))
     _c_attr = <cyruntime.cudaDeviceAttr><long long>_support.as_int(attr, "attr")
     with nogil:
-        _result = cyruntime.cudaDeviceGetAttribute(&_c_value, _c_attr, device)
+        _result = cyruntime.cudaDeviceGetAttribute(&_c_value, _c_attr, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_value)
 
-def cudaDeviceGetHostAtomicCapabilities(operations, unsigned int count, int device):
+def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
     """cudaDeviceGetHostAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, device: int)
 
     Queries details about atomic operations supported between the device and host.
@@ -15585,19 +15603,23 @@ def cudaDeviceGetHostAtomicCapabilities(operations, unsigned int count, int devi
     cdef Py_ssize_t _cap_capabilities = 0
     cdef cyruntime.cudaAtomicOperation* _c_operations = NULL
     cdef Py_ssize_t _i_operations
+    cdef unsigned int _c_count
+    cdef int _c_device
     try:
-        _support.check_count(operations, count, "operations", "count")
-        if count > 0:
-            _c_operations = <cyruntime.cudaAtomicOperation*>_support.alloc_array(count, sizeof(cyruntime.cudaAtomicOperation))
-            for _i_operations in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+        _support.check_list(operations, _c_count, "operations", "count", "cudaAtomicOperation")
+        if _c_count > 0:
+            _c_operations = <cyruntime.cudaAtomicOperation*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaAtomicOperation))
+            for _i_operations in range(_c_count):
                 _c_operations[_i_operations] = <cyruntime.cudaAtomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
-        _cap_capabilities = <Py_ssize_t>count
+        _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
         if _cap_capabilities > 0:
             _c_capabilities = <unsigned int*>_support.alloc_array(_cap_capabilities, sizeof(unsigned int))
         with nogil:
-            _result = cyruntime.cudaDeviceGetHostAtomicCapabilities(<unsigned int *>_c_capabilities, <const cyruntime.cudaAtomicOperation *>_c_operations, count, device)
+            _result = cyruntime.cudaDeviceGetHostAtomicCapabilities(<unsigned int *>_c_capabilities, <const cyruntime.cudaAtomicOperation *>_c_operations, _c_count, _c_device)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_c_capabilities[i] for i in range(_cap_capabilities)])
@@ -15606,7 +15628,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations, unsigned int count, int devi
         free(_c_capabilities)
         free(_c_operations)
 
-def cudaDeviceGetDefaultMemPool(int device):
+def cudaDeviceGetDefaultMemPool(device):
     """cudaDeviceGetDefaultMemPool(device: int)
 
     Returns the default mempool of a device
@@ -15629,14 +15651,16 @@ def cudaDeviceGetDefaultMemPool(int device):
     """
     cdef long long _result
     cdef cyruntime.cudaMemPool_t _c_memPool
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     memset(&_c_memPool, 0, sizeof(_c_memPool))
     with nogil:
-        _result = cyruntime.cudaDeviceGetDefaultMemPool(&_c_memPool, device)
+        _result = cyruntime.cudaDeviceGetDefaultMemPool(&_c_memPool, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaMemPool_t(<void*>_c_memPool))
 
-def cudaDeviceSetMemPool(int device, memPool):
+def cudaDeviceSetMemPool(device, memPool):
     """cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | int | None)
 
     Sets the current memory pool of a device
@@ -15663,13 +15687,15 @@ def cudaDeviceSetMemPool(int device, memPool):
     C function: cudaDeviceSetMemPool (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
     cdef cyruntime.cudaMemPool_t _c_memPool
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
-        _result = cyruntime.cudaDeviceSetMemPool(device, _c_memPool)
+        _result = cyruntime.cudaDeviceSetMemPool(_c_device, _c_memPool)
     return (_status(_result),)
 
-def cudaDeviceGetMemPool(int device):
+def cudaDeviceGetMemPool(device):
     """cudaDeviceGetMemPool(device: int)
 
     Gets the current mempool for a device
@@ -15694,14 +15720,16 @@ def cudaDeviceGetMemPool(int device):
     """
     cdef long long _result
     cdef cyruntime.cudaMemPool_t _c_memPool
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     memset(&_c_memPool, 0, sizeof(_c_memPool))
     with nogil:
-        _result = cyruntime.cudaDeviceGetMemPool(&_c_memPool, device)
+        _result = cyruntime.cudaDeviceGetMemPool(&_c_memPool, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaMemPool_t(<void*>_c_memPool))
 
-def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, int device, int flags):
+def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags):
     """cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, device: int, flags: int)
 
     Return NvSciSync attributes that this device can support.
@@ -15769,17 +15797,21 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, int device, int flags):
     cdef long long _result
     cdef _support.BufferRef _view_nvSciSyncAttrList
     cdef void* _c_nvSciSyncAttrList
+    cdef int _c_device
+    cdef int _c_flags
     _view_nvSciSyncAttrList.held = False
     try:
+        _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+        _c_flags = <int>_support.signed_arg(flags, sizeof(int), "flags")
         _c_nvSciSyncAttrList = _support.address(nvSciSyncAttrList, &_view_nvSciSyncAttrList, False, "nvSciSyncAttrList")
         with nogil:
-            _result = cyruntime.cudaDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, device, flags)
+            _result = cyruntime.cudaDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, _c_device, _c_flags)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_nvSciSyncAttrList)
 
-def cudaDeviceGetP2PAttribute(attr, int srcDevice, int dstDevice):
+def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
     """cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dstDevice: int)
 
     Queries attributes of the link between two devices.
@@ -15829,15 +15861,19 @@ def cudaDeviceGetP2PAttribute(attr, int srcDevice, int dstDevice):
     cdef long long _result
     cdef int _c_value
     cdef cyruntime.cudaDeviceP2PAttr _c_attr
+    cdef int _c_srcDevice
+    cdef int _c_dstDevice
+    _c_srcDevice = <int>_support.signed_arg(srcDevice, sizeof(int), "srcDevice")
+    _c_dstDevice = <int>_support.signed_arg(dstDevice, sizeof(int), "dstDevice")
     memset(&_c_value, 0, sizeof(_c_value))
     _c_attr = <cyruntime.cudaDeviceP2PAttr><long long>_support.as_int(attr, "attr")
     with nogil:
-        _result = cyruntime.cudaDeviceGetP2PAttribute(&_c_value, _c_attr, srcDevice, dstDevice)
+        _result = cyruntime.cudaDeviceGetP2PAttribute(&_c_value, _c_attr, _c_srcDevice, _c_dstDevice)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_value)
 
-def cudaDeviceGetP2PAtomicCapabilities(operations, unsigned int count, int srcDevice, int dstDevice):
+def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     """cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, srcDevice: int, dstDevice: int)
 
     Queries details about atomic operations supported between two devices
@@ -15880,19 +15916,25 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, unsigned int count, int srcDe
     cdef Py_ssize_t _cap_capabilities = 0
     cdef cyruntime.cudaAtomicOperation* _c_operations = NULL
     cdef Py_ssize_t _i_operations
+    cdef unsigned int _c_count
+    cdef int _c_srcDevice
+    cdef int _c_dstDevice
     try:
-        _support.check_count(operations, count, "operations", "count")
-        if count > 0:
-            _c_operations = <cyruntime.cudaAtomicOperation*>_support.alloc_array(count, sizeof(cyruntime.cudaAtomicOperation))
-            for _i_operations in range(count):
+        _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+        _c_srcDevice = <int>_support.signed_arg(srcDevice, sizeof(int), "srcDevice")
+        _c_dstDevice = <int>_support.signed_arg(dstDevice, sizeof(int), "dstDevice")
+        _support.check_list(operations, _c_count, "operations", "count", "cudaAtomicOperation")
+        if _c_count > 0:
+            _c_operations = <cyruntime.cudaAtomicOperation*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaAtomicOperation))
+            for _i_operations in range(_c_count):
                 _c_operations[_i_operations] = <cyruntime.cudaAtomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
-        _cap_capabilities = <Py_ssize_t>count
+        _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
         if _cap_capabilities > 0:
             _c_capabilities = <unsigned int*>_support.alloc_array(_cap_capabilities, sizeof(unsigned int))
         with nogil:
-            _result = cyruntime.cudaDeviceGetP2PAtomicCapabilities(<unsigned int *>_c_capabilities, <const cyruntime.cudaAtomicOperation *>_c_operations, count, srcDevice, dstDevice)
+            _result = cyruntime.cudaDeviceGetP2PAtomicCapabilities(<unsigned int *>_c_capabilities, <const cyruntime.cudaAtomicOperation *>_c_operations, _c_count, _c_srcDevice, _c_dstDevice)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_c_capabilities[i] for i in range(_cap_capabilities)])
@@ -15937,7 +15979,7 @@ def cudaChooseDevice(prop):
         return (_status(_result), None)
     return (_status(0), _c_device)
 
-def cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags):
+def cudaInitDevice(device, deviceFlags, flags):
     """cudaInitDevice(device: int, deviceFlags: int, flags: int)
 
     Initialize device to be used for GPU executions
@@ -15971,11 +16013,17 @@ def cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags):
     C function: cudaInitDevice (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
+    cdef unsigned int _c_deviceFlags
+    cdef unsigned int _c_flags
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+    _c_deviceFlags = <unsigned int>_support.unsigned_arg(deviceFlags, sizeof(unsigned int), "deviceFlags")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cyruntime.cudaInitDevice(device, deviceFlags, flags)
+        _result = cyruntime.cudaInitDevice(_c_device, _c_deviceFlags, _c_flags)
     return (_status(_result),)
 
-def cudaSetDevice(int device):
+def cudaSetDevice(device):
     """cudaSetDevice(device: int)
 
     Set device to be used for GPU executions
@@ -16026,8 +16074,10 @@ def cudaSetDevice(int device):
     C function: cudaSetDevice (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
-        _result = cyruntime.cudaSetDevice(device)
+        _result = cyruntime.cudaSetDevice(_c_device)
     return (_status(_result),)
 
 def cudaGetDevice():
@@ -16064,7 +16114,7 @@ def cudaGetDevice():
         return (_status(_result), None)
     return (_status(0), _c_device)
 
-def cudaSetValidDevices(device_arr, int length):
+def cudaSetValidDevices(device_arr, length):
     """cudaSetValidDevices(device_arr: Sequence[int] | None, length: int)
 
     Set a list of devices that can be used for CUDA
@@ -16101,20 +16151,22 @@ def cudaSetValidDevices(device_arr, int length):
     cdef long long _result
     cdef int* _c_device_arr = NULL
     cdef Py_ssize_t _i_device_arr
+    cdef int _c_length
     try:
-        _support.check_count(device_arr, length, "device_arr", "len")
-        if length > 0:
-            _c_device_arr = <int*>_support.alloc_array(length, sizeof(int))
-            for _i_device_arr in range(length):
-                _c_device_arr[_i_device_arr] = <int>_support.as_int(device_arr[_i_device_arr], "device_arr")
+        _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
+        _support.check_list(device_arr, _c_length, "device_arr", "len", "ints")
+        if _c_length > 0:
+            _c_device_arr = <int*>_support.alloc_array(_c_length, sizeof(int))
+            for _i_device_arr in range(_c_length):
+                _c_device_arr[_i_device_arr] = <int>_support.signed_arg(device_arr[_i_device_arr], sizeof(int), "device_arr")
         with nogil:
-            _result = cyruntime.cudaSetValidDevices(<int *>_c_device_arr, length)
+            _result = cyruntime.cudaSetValidDevices(<int *>_c_device_arr, _c_length)
         return (_status(_result),)
 
     finally:
         free(_c_device_arr)
 
-def cudaSetDeviceFlags(unsigned int flags):
+def cudaSetDeviceFlags(flags):
     """cudaSetDeviceFlags(flags: int)
 
     Sets flags to be used for device executions
@@ -16188,8 +16240,10 @@ def cudaSetDeviceFlags(unsigned int flags):
     C function: cudaSetDeviceFlags (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cyruntime.cudaSetDeviceFlags(flags)
+        _result = cyruntime.cudaSetDeviceFlags(_c_flags)
     return (_status(_result),)
 
 def cudaGetDeviceFlags():
@@ -16291,7 +16345,7 @@ def cudaStreamCreate():
         return (_status(_result), None)
     return (_status(0), _wrap_cudaStream_t(<void*>_c_pStream))
 
-def cudaStreamCreateWithFlags(unsigned int flags):
+def cudaStreamCreateWithFlags(flags):
     """cudaStreamCreateWithFlags(flags: int)
 
     Create an asynchronous stream
@@ -16332,14 +16386,16 @@ def cudaStreamCreateWithFlags(unsigned int flags):
     """
     cdef long long _result
     cdef cyruntime.cudaStream_t _c_pStream
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pStream, 0, sizeof(_c_pStream))
     with nogil:
-        _result = cyruntime.cudaStreamCreateWithFlags(&_c_pStream, flags)
+        _result = cyruntime.cudaStreamCreateWithFlags(&_c_pStream, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaStream_t(<void*>_c_pStream))
 
-def cudaStreamCreateWithPriority(unsigned int flags, int priority):
+def cudaStreamCreateWithPriority(flags, priority):
     """cudaStreamCreateWithPriority(flags: int, priority: int)
 
     Create an asynchronous stream with the specified priority
@@ -16396,9 +16452,13 @@ def cudaStreamCreateWithPriority(unsigned int flags, int priority):
     """
     cdef long long _result
     cdef cyruntime.cudaStream_t _c_pStream
+    cdef unsigned int _c_flags
+    cdef int _c_priority
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+    _c_priority = <int>_support.signed_arg(priority, sizeof(int), "priority")
     memset(&_c_pStream, 0, sizeof(_c_pStream))
     with nogil:
-        _result = cyruntime.cudaStreamCreateWithPriority(&_c_pStream, flags, priority)
+        _result = cyruntime.cudaStreamCreateWithPriority(&_c_pStream, _c_flags, _c_priority)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaStream_t(<void*>_c_pStream))
@@ -16746,7 +16806,7 @@ def cudaStreamDestroy(stream):
         _result = cyruntime.cudaStreamDestroy(_c_stream)
     return (_status(_result),)
 
-def cudaStreamWaitEvent(stream, event, unsigned int flags):
+def cudaStreamWaitEvent(stream, event, flags):
     """cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | int | None, flags: int)
 
     Make a compute stream wait on an event
@@ -16783,13 +16843,15 @@ def cudaStreamWaitEvent(stream, event, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaStream_t _c_stream
     cdef cyruntime.cudaEvent_t _c_event
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
-        _result = cyruntime.cudaStreamWaitEvent(_c_stream, _c_event, flags)
+        _result = cyruntime.cudaStreamWaitEvent(_c_stream, _c_event, _c_flags)
     return (_status(_result),)
 
-def cudaStreamAddCallback(stream, callback, userData, unsigned int flags):
+def cudaStreamAddCallback(stream, callback, userData, flags):
     """cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., None] | cudaStreamCallback_t, userData: Any, flags: int)
 
     Add a callback to a compute stream
@@ -16864,21 +16926,23 @@ def cudaStreamAddCallback(stream, callback, userData, unsigned int flags):
     cdef void* _ctx = NULL
     cdef cyruntime.cudaStreamCallback_t _c_callback
     cdef bint _trampoline = False
+    cdef unsigned int _c_flags
     cdef cyruntime.cudaStreamCaptureStatus _capture = cyruntime.cudaStreamCaptureStatusNone
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
+    if isinstance(callback, int) and callback != 0:
+        raise TypeError(f"callback: expected a callable, None, 0 or cudaStreamCallback_t(address) for a C function, got the int {callback}")
     with nogil:
         cyruntime.cudaStreamIsCapturing(_c_stream, &_capture)
-    if callback is None or isinstance(callback, cudaStreamCallback_t):
+    if callback is None or isinstance(callback, (cudaStreamCallback_t, int)):
         _c_callback = <cyruntime.cudaStreamCallback_t>_support.plain_address(callback, "callback")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(callback, int):
-        raise TypeError(f"callback: expected a callable or cudaStreamCallback_t(address) for a C function, got the int {callback}")
     else:
         _ctx = _support.callback_context(callback, userData, _capture == cyruntime.cudaStreamCaptureStatusNone)
         _c_callback = <cyruntime.cudaStreamCallback_t>_callback_cudaStreamCallback_t
         _trampoline = True
     with nogil:
-        _result = cyruntime.cudaStreamAddCallback(_c_stream, _c_callback, _ctx, flags)
+        _result = cyruntime.cudaStreamAddCallback(_c_stream, _c_callback, _ctx, _c_flags)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
     return (_status(_result),)
@@ -16951,7 +17015,7 @@ def cudaStreamQuery(stream):
         _result = cyruntime.cudaStreamQuery(_c_stream)
     return (_status(_result),)
 
-def cudaStreamAttachMemAsync(stream, devPtr, size_t length, unsigned int flags):
+def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
     """cudaStreamAttachMemAsync(stream: cudaStream_t | int | None, devPtr: int | Buffer | None, length: int, flags: int)
 
     Attach memory to a stream asynchronously
@@ -17041,12 +17105,16 @@ def cudaStreamAttachMemAsync(stream, devPtr, size_t length, unsigned int flags):
     cdef cyruntime.cudaStream_t _c_stream
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_length
+    cdef unsigned int _c_flags
     _view_devPtr.held = False
     try:
+        _c_length = <size_t>_support.unsigned_arg(length, sizeof(size_t), "length")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         with nogil:
-            _result = cyruntime.cudaStreamAttachMemAsync(_c_stream, <void *>_c_devPtr, length, flags)
+            _result = cyruntime.cudaStreamAttachMemAsync(_c_stream, <void *>_c_devPtr, _c_length, _c_flags)
         return (_status(_result),)
 
     finally:
@@ -17100,7 +17168,7 @@ def cudaStreamBeginCapture(stream, mode):
         _result = cyruntime.cudaStreamBeginCapture(_c_stream, _c_mode)
     return (_status(_result),)
 
-def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, size_t numDependencies, mode):
+def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode):
     """cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cudaGraph_t | int | None, dependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, mode: cudaStreamCaptureMode | int)
 
     Begins graph capture on a stream to an existing graph
@@ -17151,23 +17219,25 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, s
     cdef Py_ssize_t _i_dependencies
     cdef cyruntime.cudaGraphEdgeData_st* _c_dependencyData = NULL
     cdef Py_ssize_t _i_dependencyData
+    cdef size_t _c_numDependencies
     cdef cyruntime.cudaStreamCaptureMode _c_mode
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(dependencies[_i_dependencies], cudaGraphNode_t, "dependencies")
-        _support.check_count(dependencyData, numDependencies, "dependencyData", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
-            for _i_dependencyData in range(numDependencies):
+        _support.check_list(dependencyData, _c_numDependencies, "dependencyData", "numDependencies", "cudaGraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
+            for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], cudaGraphEdgeData, "dependencyData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         _c_mode = <cyruntime.cudaStreamCaptureMode><long long>_support.as_int(mode, "mode")
         with nogil:
-            _result = cyruntime.cudaStreamBeginCaptureToGraph(_c_stream, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, numDependencies, _c_mode)
+            _result = cyruntime.cudaStreamBeginCaptureToGraph(_c_stream, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_mode)
         return (_status(_result),)
 
     finally:
@@ -17413,7 +17483,7 @@ def cudaStreamGetCaptureInfo(stream):
         return (_status(_result), None, None, None, None, None, None)
     return (_status(0), _enum_member("cudaStreamCaptureStatus", <long long>_c_captureStatus_out), _c_id_out, _wrap_cudaGraph_t(<void*>_c_graph_out), [] if _c_dependencies_out == NULL else [_wrap_cudaGraphNode_t(<void*>_c_dependencies_out[i]) for i in range(_c_numDependencies_out)], [] if _c_edgeData_out == NULL else [cudaGraphEdgeData._copy(&_c_edgeData_out[i]) for i in range(_c_numDependencies_out)], _c_numDependencies_out)
 
-def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, size_t numDependencies, unsigned int flags):
+def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags):
     """cudaStreamUpdateCaptureDependencies(stream: cudaStream_t | int | None, dependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, flags: int)
 
     Update the set of dependencies in a capturing stream
@@ -17457,20 +17527,24 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, si
     cdef Py_ssize_t _i_dependencies
     cdef cyruntime.cudaGraphEdgeData_st* _c_dependencyData = NULL
     cdef Py_ssize_t _i_dependencyData
+    cdef size_t _c_numDependencies
+    cdef unsigned int _c_flags
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
-        _support.check_count(dependencies, numDependencies, "dependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_dependencies in range(numDependencies):
+        _support.check_list(dependencies, _c_numDependencies, "dependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_dependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_dependencies in range(_c_numDependencies):
                 _c_dependencies[_i_dependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(dependencies[_i_dependencies], cudaGraphNode_t, "dependencies")
-        _support.check_count(dependencyData, numDependencies, "dependencyData", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
-            for _i_dependencyData in range(numDependencies):
+        _support.check_list(dependencyData, _c_numDependencies, "dependencyData", "numDependencies", "cudaGraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
+            for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], cudaGraphEdgeData, "dependencyData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         with nogil:
-            _result = cyruntime.cudaStreamUpdateCaptureDependencies(_c_stream, <cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, numDependencies, flags)
+            _result = cyruntime.cudaStreamUpdateCaptureDependencies(_c_stream, <cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_flags)
         return (_status(_result),)
 
     finally:
@@ -17513,7 +17587,7 @@ def cudaEventCreate():
         return (_status(_result), None)
     return (_status(0), _wrap_cudaEvent_t(<void*>_c_event))
 
-def cudaEventCreateWithFlags(unsigned int flags):
+def cudaEventCreateWithFlags(flags):
     """cudaEventCreateWithFlags(flags: int)
 
     Creates an event object with the specified flags
@@ -17555,9 +17629,11 @@ def cudaEventCreateWithFlags(unsigned int flags):
     """
     cdef long long _result
     cdef cyruntime.cudaEvent_t _c_event
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_event, 0, sizeof(_c_event))
     with nogil:
-        _result = cyruntime.cudaEventCreateWithFlags(&_c_event, flags)
+        _result = cyruntime.cudaEventCreateWithFlags(&_c_event, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaEvent_t(<void*>_c_event))
@@ -17615,7 +17691,7 @@ def cudaEventRecord(event, stream):
         _result = cyruntime.cudaEventRecord(_c_event, _c_stream)
     return (_status(_result),)
 
-def cudaEventRecordWithFlags(event, stream, unsigned int flags):
+def cudaEventRecordWithFlags(event, stream, flags):
     """cudaEventRecordWithFlags(event: cudaEvent_t | int | None, stream: cudaStream_t | int | None, flags: int)
 
     Records an event
@@ -17668,10 +17744,12 @@ def cudaEventRecordWithFlags(event, stream, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaEvent_t _c_event
     cdef cyruntime.cudaStream_t _c_stream
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
-        _result = cyruntime.cudaEventRecordWithFlags(_c_event, _c_stream, flags)
+        _result = cyruntime.cudaEventRecordWithFlags(_c_event, _c_stream, _c_flags)
     return (_status(_result),)
 
 def cudaEventQuery(event):
@@ -18389,7 +18467,7 @@ def cudaImportExternalSemaphore(semHandleDesc):
         return (_status(_result), None)
     return (_status(0), _wrap_cudaExternalSemaphore_t(<void*>_c_extSem_out))
 
-def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numExtSems, stream):
+def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     """cudaSignalExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_t | int | None] | None, paramsArray: Sequence[cudaExternalSemaphoreSignalParams] | None, numExtSems: int, stream: cudaStream_t | int | None)
 
     Signals a set of external semaphore objects
@@ -18493,28 +18571,30 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int num
     cdef Py_ssize_t _i_extSemArray
     cdef cyruntime.cudaExternalSemaphoreSignalParams* _c_paramsArray = NULL
     cdef Py_ssize_t _i_paramsArray
+    cdef unsigned int _c_numExtSems
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(extSemArray, numExtSems, "extSemArray", "numExtSems")
-        if numExtSems > 0:
-            _c_extSemArray = <cyruntime.cudaExternalSemaphore_t*>_support.alloc_array(numExtSems, sizeof(cyruntime.cudaExternalSemaphore_t))
-            for _i_extSemArray in range(numExtSems):
+        _c_numExtSems = <unsigned int>_support.unsigned_arg(numExtSems, sizeof(unsigned int), "numExtSems")
+        _support.check_list(extSemArray, _c_numExtSems, "extSemArray", "numExtSems", "cudaExternalSemaphore_t")
+        if _c_numExtSems > 0:
+            _c_extSemArray = <cyruntime.cudaExternalSemaphore_t*>_support.alloc_array(_c_numExtSems, sizeof(cyruntime.cudaExternalSemaphore_t))
+            for _i_extSemArray in range(_c_numExtSems):
                 _c_extSemArray[_i_extSemArray] = <cyruntime.cudaExternalSemaphore_t>_support.handle_value(extSemArray[_i_extSemArray], cudaExternalSemaphore_t, "extSemArray")
-        _support.check_count(paramsArray, numExtSems, "paramsArray", "numExtSems")
-        if numExtSems > 0:
-            _c_paramsArray = <cyruntime.cudaExternalSemaphoreSignalParams*>_support.alloc_array(numExtSems, sizeof(cyruntime.cudaExternalSemaphoreSignalParams))
-            for _i_paramsArray in range(numExtSems):
+        _support.check_list(paramsArray, _c_numExtSems, "paramsArray", "numExtSems", "cudaExternalSemaphoreSignalParams")
+        if _c_numExtSems > 0:
+            _c_paramsArray = <cyruntime.cudaExternalSemaphoreSignalParams*>_support.alloc_array(_c_numExtSems, sizeof(cyruntime.cudaExternalSemaphoreSignalParams))
+            for _i_paramsArray in range(_c_numExtSems):
                 memcpy(&_c_paramsArray[_i_paramsArray], _support.struct_pointer_required(paramsArray[_i_paramsArray], cudaExternalSemaphoreSignalParams, "paramsArray"), sizeof(cyruntime.cudaExternalSemaphoreSignalParams))
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaSignalExternalSemaphoresAsync(<const cyruntime.cudaExternalSemaphore_t *>_c_extSemArray, <const cyruntime.cudaExternalSemaphoreSignalParams *>_c_paramsArray, numExtSems, _c_stream)
+            _result = cyruntime.cudaSignalExternalSemaphoresAsync(<const cyruntime.cudaExternalSemaphore_t *>_c_extSemArray, <const cyruntime.cudaExternalSemaphoreSignalParams *>_c_paramsArray, _c_numExtSems, _c_stream)
         return (_status(_result),)
 
     finally:
         free(_c_extSemArray)
         free(_c_paramsArray)
 
-def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numExtSems, stream):
+def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     """cudaWaitExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_t | int | None] | None, paramsArray: Sequence[cudaExternalSemaphoreWaitParams] | None, numExtSems: int, stream: cudaStream_t | int | None)
 
     Waits on a set of external semaphore objects
@@ -18598,21 +18678,23 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, unsigned int numEx
     cdef Py_ssize_t _i_extSemArray
     cdef cyruntime.cudaExternalSemaphoreWaitParams* _c_paramsArray = NULL
     cdef Py_ssize_t _i_paramsArray
+    cdef unsigned int _c_numExtSems
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(extSemArray, numExtSems, "extSemArray", "numExtSems")
-        if numExtSems > 0:
-            _c_extSemArray = <cyruntime.cudaExternalSemaphore_t*>_support.alloc_array(numExtSems, sizeof(cyruntime.cudaExternalSemaphore_t))
-            for _i_extSemArray in range(numExtSems):
+        _c_numExtSems = <unsigned int>_support.unsigned_arg(numExtSems, sizeof(unsigned int), "numExtSems")
+        _support.check_list(extSemArray, _c_numExtSems, "extSemArray", "numExtSems", "cudaExternalSemaphore_t")
+        if _c_numExtSems > 0:
+            _c_extSemArray = <cyruntime.cudaExternalSemaphore_t*>_support.alloc_array(_c_numExtSems, sizeof(cyruntime.cudaExternalSemaphore_t))
+            for _i_extSemArray in range(_c_numExtSems):
                 _c_extSemArray[_i_extSemArray] = <cyruntime.cudaExternalSemaphore_t>_support.handle_value(extSemArray[_i_extSemArray], cudaExternalSemaphore_t, "extSemArray")
-        _support.check_count(paramsArray, numExtSems, "paramsArray", "numExtSems")
-        if numExtSems > 0:
-            _c_paramsArray = <cyruntime.cudaExternalSemaphoreWaitParams*>_support.alloc_array(numExtSems, sizeof(cyruntime.cudaExternalSemaphoreWaitParams))
-            for _i_paramsArray in range(numExtSems):
+        _support.check_list(paramsArray, _c_numExtSems, "paramsArray", "numExtSems", "cudaExternalSemaphoreWaitParams")
+        if _c_numExtSems > 0:
+            _c_paramsArray = <cyruntime.cudaExternalSemaphoreWaitParams*>_support.alloc_array(_c_numExtSems, sizeof(cyruntime.cudaExternalSemaphoreWaitParams))
+            for _i_paramsArray in range(_c_numExtSems):
                 memcpy(&_c_paramsArray[_i_paramsArray], _support.struct_pointer_required(paramsArray[_i_paramsArray], cudaExternalSemaphoreWaitParams, "paramsArray"), sizeof(cyruntime.cudaExternalSemaphoreWaitParams))
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaWaitExternalSemaphoresAsync(<const cyruntime.cudaExternalSemaphore_t *>_c_extSemArray, <const cyruntime.cudaExternalSemaphoreWaitParams *>_c_paramsArray, numExtSems, _c_stream)
+            _result = cyruntime.cudaWaitExternalSemaphoresAsync(<const cyruntime.cudaExternalSemaphore_t *>_c_extSemArray, <const cyruntime.cudaExternalSemaphoreWaitParams *>_c_paramsArray, _c_numExtSems, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -18652,7 +18734,7 @@ def cudaDestroyExternalSemaphore(extSem):
         _result = cyruntime.cudaDestroyExternalSemaphore(_c_extSem)
     return (_status(_result),)
 
-def cudaLaunchKernel(func, gridDim, blockDim, args, size_t sharedMem, stream):
+def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
     """cudaLaunchKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: Any, sharedMem: int, stream: cudaStream_t | int | None)
 
     Launches a device function
@@ -18712,9 +18794,11 @@ def cudaLaunchKernel(func, gridDim, blockDim, args, size_t sharedMem, stream):
     cdef cyruntime.dim3* _c_gridDim
     cdef cyruntime.dim3* _c_blockDim
     cdef void** _c_args
+    cdef size_t _c_sharedMem
     cdef cyruntime.cudaStream_t _c_stream
     _view_func.held = False
     try:
+        _c_sharedMem = <size_t>_support.unsigned_arg(sharedMem, sizeof(size_t), "sharedMem")
         _c_func = _support.address(func, &_view_func, False, "func")
         _c_gridDim = <cyruntime.dim3*>_support.struct_pointer_required(gridDim, dim3, "gridDim")
         _c_blockDim = <cyruntime.dim3*>_support.struct_pointer_required(blockDim, dim3, "blockDim")
@@ -18722,7 +18806,7 @@ def cudaLaunchKernel(func, gridDim, blockDim, args, size_t sharedMem, stream):
         _c_args = _support.kernel_params_pointer(_k_args)
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaLaunchKernel(<const void *>_c_func, _c_gridDim[0], _c_blockDim[0], _c_args, sharedMem, _c_stream)
+            _result = cyruntime.cudaLaunchKernel(<const void *>_c_func, _c_gridDim[0], _c_blockDim[0], _c_args, _c_sharedMem, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -18814,7 +18898,7 @@ def cudaLaunchKernelExC(config, func, args):
     finally:
         _support.release_address(&_view_func)
 
-def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, size_t sharedMem, stream):
+def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream):
     """cudaLaunchCooperativeKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: Any, sharedMem: int, stream: cudaStream_t | int | None)
 
     Launches a device function where thread blocks can cooperate and synchronize as they execute
@@ -18880,9 +18964,11 @@ def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, size_t sharedMem,
     cdef cyruntime.dim3* _c_gridDim
     cdef cyruntime.dim3* _c_blockDim
     cdef void** _c_args
+    cdef size_t _c_sharedMem
     cdef cyruntime.cudaStream_t _c_stream
     _view_func.held = False
     try:
+        _c_sharedMem = <size_t>_support.unsigned_arg(sharedMem, sizeof(size_t), "sharedMem")
         _c_func = _support.address(func, &_view_func, False, "func")
         _c_gridDim = <cyruntime.dim3*>_support.struct_pointer_required(gridDim, dim3, "gridDim")
         _c_blockDim = <cyruntime.dim3*>_support.struct_pointer_required(blockDim, dim3, "blockDim")
@@ -18890,7 +18976,7 @@ def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, size_t sharedMem,
         _c_args = _support.kernel_params_pointer(_k_args)
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaLaunchCooperativeKernel(<const void *>_c_func, _c_gridDim[0], _c_blockDim[0], _c_args, sharedMem, _c_stream)
+            _result = cyruntime.cudaLaunchCooperativeKernel(<const void *>_c_func, _c_gridDim[0], _c_blockDim[0], _c_args, _c_sharedMem, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -19018,7 +19104,7 @@ def cudaFuncGetAttributes(func):
     finally:
         _support.release_address(&_view_func)
 
-def cudaFuncSetAttribute(func, attr, int value):
+def cudaFuncSetAttribute(func, attr, value):
     """cudaFuncSetAttribute(func: int | Buffer | None, attr: cudaFuncAttribute | int, value: int)
 
     Set attributes for a given function
@@ -19083,12 +19169,14 @@ def cudaFuncSetAttribute(func, attr, int value):
     cdef _support.BufferRef _view_func
     cdef void* _c_func
     cdef cyruntime.cudaFuncAttribute _c_attr
+    cdef int _c_value
     _view_func.held = False
     try:
+        _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
         _c_func = _support.address(func, &_view_func, False, "func")
         _c_attr = <cyruntime.cudaFuncAttribute><long long>_support.as_int(attr, "attr")
         with nogil:
-            _result = cyruntime.cudaFuncSetAttribute(<const void *>_c_func, _c_attr, value)
+            _result = cyruntime.cudaFuncSetAttribute(<const void *>_c_func, _c_attr, _c_value)
         return (_status(_result),)
 
     finally:
@@ -19139,7 +19227,7 @@ def cudaFuncGetName(func):
     finally:
         _support.release_address(&_view_func)
 
-def cudaFuncGetParamInfo(func, size_t paramIndex):
+def cudaFuncGetParamInfo(func, paramIndex):
     """cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int)
 
     Returns the offset and size of a kernel parameter in the device-side parameter layout.
@@ -19168,15 +19256,17 @@ def cudaFuncGetParamInfo(func, size_t paramIndex):
     cdef long long _result
     cdef _support.BufferRef _view_func
     cdef void* _c_func
+    cdef size_t _c_paramIndex
     cdef size_t _c_paramOffset
     cdef size_t _c_paramSize
     _view_func.held = False
     try:
+        _c_paramIndex = <size_t>_support.unsigned_arg(paramIndex, sizeof(size_t), "paramIndex")
         _c_func = _support.address(func, &_view_func, False, "func")
         memset(&_c_paramOffset, 0, sizeof(_c_paramOffset))
         memset(&_c_paramSize, 0, sizeof(_c_paramSize))
         with nogil:
-            _result = cyruntime.cudaFuncGetParamInfo(<const void *>_c_func, paramIndex, &_c_paramOffset, &_c_paramSize)
+            _result = cyruntime.cudaFuncGetParamInfo(<const void *>_c_func, _c_paramIndex, &_c_paramOffset, &_c_paramSize)
         if _result != 0:
             return (_status(_result), None, None)
         return (_status(0), _c_paramOffset, _c_paramSize)
@@ -19260,13 +19350,13 @@ def cudaLaunchHostFunc(stream, fn, userData):
     cdef bint _trampoline = False
     cdef cyruntime.cudaStreamCaptureStatus _capture = cyruntime.cudaStreamCaptureStatusNone
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
+    if isinstance(fn, int) and fn != 0:
+        raise TypeError(f"fn: expected a callable, None, 0 or cudaHostFn_t(address) for a C function, got the int {fn}")
     with nogil:
         cyruntime.cudaStreamIsCapturing(_c_stream, &_capture)
-    if fn is None or isinstance(fn, cudaHostFn_t):
+    if fn is None or isinstance(fn, (cudaHostFn_t, int)):
         _c_fn = <cyruntime.cudaHostFn_t>_support.plain_address(fn, "fn")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(fn, int):
-        raise TypeError(f"fn: expected a callable or cudaHostFn_t(address) for a C function, got the int {fn}")
     else:
         _ctx = _support.callback_context(fn, userData, _capture == cyruntime.cudaStreamCaptureStatusNone)
         _c_fn = <cyruntime.cudaHostFn_t>_callback_cudaHostFn_t
@@ -19353,7 +19443,7 @@ def cudaFuncSetSharedMemConfig(func, config):
     finally:
         _support.release_address(&_view_func)
 
-def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, int blockSize, size_t dynamicSMemSize):
+def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize):
     """cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: int | Buffer | None, blockSize: int, dynamicSMemSize: int)
 
     Returns occupancy for a device function
@@ -19392,12 +19482,16 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, int blockSize, size_t dy
     cdef int _c_numBlocks
     cdef _support.BufferRef _view_func
     cdef void* _c_func
+    cdef int _c_blockSize
+    cdef size_t _c_dynamicSMemSize
     _view_func.held = False
     try:
+        _c_blockSize = <int>_support.signed_arg(blockSize, sizeof(int), "blockSize")
+        _c_dynamicSMemSize = <size_t>_support.unsigned_arg(dynamicSMemSize, sizeof(size_t), "dynamicSMemSize")
         memset(&_c_numBlocks, 0, sizeof(_c_numBlocks))
         _c_func = _support.address(func, &_view_func, False, "func")
         with nogil:
-            _result = cyruntime.cudaOccupancyMaxActiveBlocksPerMultiprocessor(&_c_numBlocks, <const void *>_c_func, blockSize, dynamicSMemSize)
+            _result = cyruntime.cudaOccupancyMaxActiveBlocksPerMultiprocessor(&_c_numBlocks, <const void *>_c_func, _c_blockSize, _c_dynamicSMemSize)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_numBlocks)
@@ -19405,7 +19499,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, int blockSize, size_t dy
     finally:
         _support.release_address(&_view_func)
 
-def cudaOccupancyAvailableDynamicSMemPerBlock(func, int numBlocks, int blockSize):
+def cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     """cudaOccupancyAvailableDynamicSMemPerBlock(func: int | Buffer | None, numBlocks: int, blockSize: int)
 
     Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
@@ -19442,12 +19536,16 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func, int numBlocks, int blockSize
     cdef size_t _c_dynamicSmemSize
     cdef _support.BufferRef _view_func
     cdef void* _c_func
+    cdef int _c_numBlocks
+    cdef int _c_blockSize
     _view_func.held = False
     try:
+        _c_numBlocks = <int>_support.signed_arg(numBlocks, sizeof(int), "numBlocks")
+        _c_blockSize = <int>_support.signed_arg(blockSize, sizeof(int), "blockSize")
         memset(&_c_dynamicSmemSize, 0, sizeof(_c_dynamicSmemSize))
         _c_func = _support.address(func, &_view_func, False, "func")
         with nogil:
-            _result = cyruntime.cudaOccupancyAvailableDynamicSMemPerBlock(&_c_dynamicSmemSize, <const void *>_c_func, numBlocks, blockSize)
+            _result = cyruntime.cudaOccupancyAvailableDynamicSMemPerBlock(&_c_dynamicSmemSize, <const void *>_c_func, _c_numBlocks, _c_blockSize)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_dynamicSmemSize)
@@ -19455,7 +19553,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func, int numBlocks, int blockSize
     finally:
         _support.release_address(&_view_func)
 
-def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, int blockSize, size_t dynamicSMemSize, unsigned int flags):
+def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags):
     """cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: int | Buffer | None, blockSize: int, dynamicSMemSize: int, flags: int)
 
     Returns occupancy for a device function with the specified flags
@@ -19508,12 +19606,18 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, int blockSize, 
     cdef int _c_numBlocks
     cdef _support.BufferRef _view_func
     cdef void* _c_func
+    cdef int _c_blockSize
+    cdef size_t _c_dynamicSMemSize
+    cdef unsigned int _c_flags
     _view_func.held = False
     try:
+        _c_blockSize = <int>_support.signed_arg(blockSize, sizeof(int), "blockSize")
+        _c_dynamicSMemSize = <size_t>_support.unsigned_arg(dynamicSMemSize, sizeof(size_t), "dynamicSMemSize")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         memset(&_c_numBlocks, 0, sizeof(_c_numBlocks))
         _c_func = _support.address(func, &_view_func, False, "func")
         with nogil:
-            _result = cyruntime.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&_c_numBlocks, <const void *>_c_func, blockSize, dynamicSMemSize, flags)
+            _result = cyruntime.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&_c_numBlocks, <const void *>_c_func, _c_blockSize, _c_dynamicSMemSize, _c_flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_numBlocks)
@@ -19644,7 +19748,7 @@ def cudaOccupancyMaxActiveClusters(func, launchConfig):
     finally:
         _support.release_address(&_view_func)
 
-def cudaMallocManaged(size_t size, unsigned int flags):
+def cudaMallocManaged(size, flags):
     """cudaMallocManaged(size: int, flags: int)
 
     Allocates memory that will be automatically managed by the Unified Memory system
@@ -19752,13 +19856,17 @@ def cudaMallocManaged(size_t size, unsigned int flags):
     """
     cdef long long _result
     cdef void* _c_devPtr = NULL
+    cdef size_t _c_size
+    cdef unsigned int _c_flags
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cyruntime.cudaMallocManaged(<void **>&_c_devPtr, size, flags)
+        _result = cyruntime.cudaMallocManaged(<void **>&_c_devPtr, _c_size, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_devPtr)
 
-def cudaMalloc(size_t size):
+def cudaMalloc(size):
     """cudaMalloc(size: int)
 
     Allocate memory on the device
@@ -19793,13 +19901,15 @@ def cudaMalloc(size_t size):
     """
     cdef long long _result
     cdef void* _c_devPtr = NULL
+    cdef size_t _c_size
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
-        _result = cyruntime.cudaMalloc(<void **>&_c_devPtr, size)
+        _result = cyruntime.cudaMalloc(<void **>&_c_devPtr, _c_size)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_devPtr)
 
-def cudaMallocHost(size_t size):
+def cudaMallocHost(size):
     """cudaMallocHost(size: int)
 
     Allocates page-locked memory on the host
@@ -19841,13 +19951,15 @@ def cudaMallocHost(size_t size):
     """
     cdef long long _result
     cdef void* _c_ptr = NULL
+    cdef size_t _c_size
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
-        _result = cyruntime.cudaMallocHost(<void **>&_c_ptr, size)
+        _result = cyruntime.cudaMallocHost(<void **>&_c_ptr, _c_size)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_ptr)
 
-def cudaMallocPitch(size_t width, size_t height):
+def cudaMallocPitch(width, height):
     """cudaMallocPitch(width: int, height: int)
 
     Allocates pitched memory on the device
@@ -19896,14 +20008,18 @@ def cudaMallocPitch(size_t width, size_t height):
     cdef long long _result
     cdef void* _c_devPtr = NULL
     cdef size_t _c_pitch
+    cdef size_t _c_width
+    cdef size_t _c_height
+    _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+    _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
     memset(&_c_pitch, 0, sizeof(_c_pitch))
     with nogil:
-        _result = cyruntime.cudaMallocPitch(<void **>&_c_devPtr, &_c_pitch, width, height)
+        _result = cyruntime.cudaMallocPitch(<void **>&_c_devPtr, &_c_pitch, _c_width, _c_height)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), <uintptr_t>_c_devPtr, _c_pitch)
 
-def cudaMallocArray(desc, size_t width, size_t height, unsigned int flags):
+def cudaMallocArray(desc, width, height, flags):
     """cudaMallocArray(desc: Optional[cudaChannelFormatDesc], width: int, height: int, flags: int)
 
     Allocate an array on the device
@@ -19961,10 +20077,16 @@ def cudaMallocArray(desc, size_t width, size_t height, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_array
     cdef void* _c_desc
+    cdef size_t _c_width
+    cdef size_t _c_height
+    cdef unsigned int _c_flags
+    _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+    _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_array, 0, sizeof(_c_array))
     _c_desc = _support.struct_pointer(desc, cudaChannelFormatDesc, "desc")
     with nogil:
-        _result = cyruntime.cudaMallocArray(&_c_array, <const cyruntime.cudaChannelFormatDesc *>_c_desc, width, height, flags)
+        _result = cyruntime.cudaMallocArray(&_c_array, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_width, _c_height, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaArray_t(<void*>_c_array))
@@ -20129,7 +20251,7 @@ def cudaFreeMipmappedArray(mipmappedArray):
         _result = cyruntime.cudaFreeMipmappedArray(_c_mipmappedArray)
     return (_status(_result),)
 
-def cudaHostAlloc(size_t size, unsigned int flags):
+def cudaHostAlloc(size, flags):
     """cudaHostAlloc(size: int, flags: int)
 
     Allocates page-locked memory on the host
@@ -20199,13 +20321,17 @@ def cudaHostAlloc(size_t size, unsigned int flags):
     """
     cdef long long _result
     cdef void* _c_pHost = NULL
+    cdef size_t _c_size
+    cdef unsigned int _c_flags
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cyruntime.cudaHostAlloc(<void **>&_c_pHost, size, flags)
+        _result = cyruntime.cudaHostAlloc(<void **>&_c_pHost, _c_size, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_pHost)
 
-def cudaHostRegister(ptr, size_t size, unsigned int flags):
+def cudaHostRegister(ptr, size, flags):
     """cudaHostRegister(ptr: int | Buffer | None, size: int, flags: int)
 
     Registers an existing host memory range for use by CUDA
@@ -20308,11 +20434,18 @@ def cudaHostRegister(ptr, size_t size, unsigned int flags):
     cdef long long _result
     cdef _support.BufferRef _view_ptr
     cdef void* _c_ptr
+    cdef size_t _c_size
+    cdef unsigned int _c_flags
     _view_ptr.held = False
     try:
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
+        if _view_ptr.held and <size_t>_view_ptr.view.len < _c_size:
+            _support.release_address(&_view_ptr)
+            raise ValueError(f"ptr holds {len(memoryview(ptr).cast('B'))} bytes but size is {_c_size}")
         with nogil:
-            _result = cyruntime.cudaHostRegister(<void *>_c_ptr, size, flags)
+            _result = cyruntime.cudaHostRegister(<void *>_c_ptr, _c_size, _c_flags)
         return (_status(_result),)
 
     finally:
@@ -20357,7 +20490,7 @@ def cudaHostUnregister(ptr):
     finally:
         _support.release_address(&_view_ptr)
 
-def cudaHostGetDevicePointer(pHost, unsigned int flags):
+def cudaHostGetDevicePointer(pHost, flags):
     """cudaHostGetDevicePointer(pHost: int | Buffer | None, flags: int)
 
     Passes back device pointer of mapped host memory allocated by
@@ -20409,11 +20542,13 @@ def cudaHostGetDevicePointer(pHost, unsigned int flags):
     cdef void* _c_pDevice = NULL
     cdef _support.BufferRef _view_pHost
     cdef void* _c_pHost
+    cdef unsigned int _c_flags
     _view_pHost.held = False
     try:
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_pHost = _support.address(pHost, &_view_pHost, False, "pHost")
         with nogil:
-            _result = cyruntime.cudaHostGetDevicePointer(<void **>&_c_pDevice, <void *>_c_pHost, flags)
+            _result = cyruntime.cudaHostGetDevicePointer(<void **>&_c_pDevice, <void *>_c_pHost, _c_flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), <uintptr_t>_c_pDevice)
@@ -20515,7 +20650,7 @@ def cudaMalloc3D(extent):
         return (_status(_result), None)
     return (_status(0), _c_pitchedDevPtr)
 
-def cudaMalloc3DArray(desc, extent, unsigned int flags):
+def cudaMalloc3DArray(desc, extent, flags):
     """cudaMalloc3DArray(desc: Optional[cudaChannelFormatDesc], extent: cudaExtent, flags: int)
 
     Allocate an array on the device
@@ -20666,16 +20801,18 @@ def cudaMalloc3DArray(desc, extent, unsigned int flags):
     cdef cyruntime.cudaArray_t _c_array
     cdef void* _c_desc
     cdef cyruntime.cudaExtent* _c_extent
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_array, 0, sizeof(_c_array))
     _c_desc = _support.struct_pointer(desc, cudaChannelFormatDesc, "desc")
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     with nogil:
-        _result = cyruntime.cudaMalloc3DArray(&_c_array, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_extent[0], flags)
+        _result = cyruntime.cudaMalloc3DArray(&_c_array, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_extent[0], _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaArray_t(<void*>_c_array))
 
-def cudaMallocMipmappedArray(desc, extent, unsigned int numLevels, unsigned int flags):
+def cudaMallocMipmappedArray(desc, extent, numLevels, flags):
     """cudaMallocMipmappedArray(desc: Optional[cudaChannelFormatDesc], extent: cudaExtent, numLevels: int, flags: int)
 
     Allocate a mipmapped array on the device
@@ -20826,16 +20963,20 @@ def cudaMallocMipmappedArray(desc, extent, unsigned int numLevels, unsigned int 
     cdef cyruntime.cudaMipmappedArray_t _c_mipmappedArray
     cdef void* _c_desc
     cdef cyruntime.cudaExtent* _c_extent
+    cdef unsigned int _c_numLevels
+    cdef unsigned int _c_flags
+    _c_numLevels = <unsigned int>_support.unsigned_arg(numLevels, sizeof(unsigned int), "numLevels")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_mipmappedArray, 0, sizeof(_c_mipmappedArray))
     _c_desc = _support.struct_pointer(desc, cudaChannelFormatDesc, "desc")
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     with nogil:
-        _result = cyruntime.cudaMallocMipmappedArray(&_c_mipmappedArray, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_extent[0], numLevels, flags)
+        _result = cyruntime.cudaMallocMipmappedArray(&_c_mipmappedArray, <const cyruntime.cudaChannelFormatDesc *>_c_desc, _c_extent[0], _c_numLevels, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaMipmappedArray_t(<void*>_c_mipmappedArray))
 
-def cudaGetMipmappedArrayLevel(mipmappedArray, unsigned int level):
+def cudaGetMipmappedArrayLevel(mipmappedArray, level):
     """cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | int | None, level: int)
 
     Gets a mipmap level of a CUDA mipmapped array
@@ -20874,10 +21015,12 @@ def cudaGetMipmappedArrayLevel(mipmappedArray, unsigned int level):
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_levelArray
     cdef cyruntime.cudaMipmappedArray_const_t _c_mipmappedArray
+    cdef unsigned int _c_level
+    _c_level = <unsigned int>_support.unsigned_arg(level, sizeof(unsigned int), "level")
     memset(&_c_levelArray, 0, sizeof(_c_levelArray))
     _c_mipmappedArray = <cyruntime.cudaMipmappedArray_const_t>_support.handle_value(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     with nogil:
-        _result = cyruntime.cudaGetMipmappedArrayLevel(&_c_levelArray, _c_mipmappedArray, level)
+        _result = cyruntime.cudaGetMipmappedArrayLevel(&_c_levelArray, _c_mipmappedArray, _c_level)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaArray_t(<void*>_c_levelArray))
@@ -21298,7 +21441,7 @@ def cudaArrayGetInfo(array):
         return (_status(_result), None, None, None)
     return (_status(0), _c_desc, _c_extent, _c_flags)
 
-def cudaArrayGetPlane(hArray, unsigned int planeIdx):
+def cudaArrayGetPlane(hArray, planeIdx):
     """cudaArrayGetPlane(hArray: cudaArray_t | int | None, planeIdx: int)
 
     Gets a CUDA array plane from a CUDA array
@@ -21333,15 +21476,17 @@ def cudaArrayGetPlane(hArray, unsigned int planeIdx):
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_pPlaneArray
     cdef cyruntime.cudaArray_t _c_hArray
+    cdef unsigned int _c_planeIdx
+    _c_planeIdx = <unsigned int>_support.unsigned_arg(planeIdx, sizeof(unsigned int), "planeIdx")
     memset(&_c_pPlaneArray, 0, sizeof(_c_pPlaneArray))
     _c_hArray = <cyruntime.cudaArray_t>_support.handle_value(hArray, cudaArray_t, "hArray")
     with nogil:
-        _result = cyruntime.cudaArrayGetPlane(&_c_pPlaneArray, _c_hArray, planeIdx)
+        _result = cyruntime.cudaArrayGetPlane(&_c_pPlaneArray, _c_hArray, _c_planeIdx)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaArray_t(<void*>_c_pPlaneArray))
 
-def cudaArrayGetMemoryRequirements(array, int device):
+def cudaArrayGetMemoryRequirements(array, device):
     """cudaArrayGetMemoryRequirements(array: cudaArray_t | int | None, device: int)
 
     Returns the memory requirements of a CUDA array
@@ -21370,14 +21515,16 @@ def cudaArrayGetMemoryRequirements(array, int device):
     cdef long long _result
     cdef cudaArrayMemoryRequirements _c_memoryRequirements = cudaArrayMemoryRequirements()
     cdef cyruntime.cudaArray_t _c_array
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_array = <cyruntime.cudaArray_t>_support.handle_value(array, cudaArray_t, "array")
     with nogil:
-        _result = cyruntime.cudaArrayGetMemoryRequirements(<cyruntime.cudaArrayMemoryRequirements *>_c_memoryRequirements._ptr, _c_array, device)
+        _result = cyruntime.cudaArrayGetMemoryRequirements(<cyruntime.cudaArrayMemoryRequirements *>_c_memoryRequirements._ptr, _c_array, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_memoryRequirements)
 
-def cudaMipmappedArrayGetMemoryRequirements(mipmap, int device):
+def cudaMipmappedArrayGetMemoryRequirements(mipmap, device):
     """cudaMipmappedArrayGetMemoryRequirements(mipmap: cudaMipmappedArray_t | int | None, device: int)
 
     Returns the memory requirements of a CUDA mipmapped array
@@ -21407,9 +21554,11 @@ def cudaMipmappedArrayGetMemoryRequirements(mipmap, int device):
     cdef long long _result
     cdef cudaArrayMemoryRequirements _c_memoryRequirements = cudaArrayMemoryRequirements()
     cdef cyruntime.cudaMipmappedArray_t _c_mipmap
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_mipmap = <cyruntime.cudaMipmappedArray_t>_support.handle_value(mipmap, cudaMipmappedArray_t, "mipmap")
     with nogil:
-        _result = cyruntime.cudaMipmappedArrayGetMemoryRequirements(<cyruntime.cudaArrayMemoryRequirements *>_c_memoryRequirements._ptr, _c_mipmap, device)
+        _result = cyruntime.cudaMipmappedArrayGetMemoryRequirements(<cyruntime.cudaArrayMemoryRequirements *>_c_memoryRequirements._ptr, _c_mipmap, _c_device)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_memoryRequirements)
@@ -21495,7 +21644,7 @@ def cudaMipmappedArrayGetSparseProperties(mipmap):
         return (_status(_result), None)
     return (_status(0), _c_sparseProperties)
 
-def cudaMemcpy(dst, src, size_t count, kind):
+def cudaMemcpy(dst, src, count, kind):
     """cudaMemcpy(dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -21547,28 +21696,30 @@ def cudaMemcpy(dst, src, size_t count, kind):
     cdef void* _c_dst
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpy(<void *>_c_dst, <const void *>_c_src, count, _c_kind)
+            _result = cyruntime.cudaMemcpy(<void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaMemcpyPeer(dst, int dstDevice, src, int srcDevice, size_t count):
+def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
     """cudaMemcpyPeer(dst: int | Buffer | None, dstDevice: int, src: int | Buffer | None, srcDevice: int, count: int)
 
     Copies memory between two devices
@@ -21609,28 +21760,34 @@ def cudaMemcpyPeer(dst, int dstDevice, src, int srcDevice, size_t count):
     cdef long long _result
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
+    cdef int _c_dstDevice
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef int _c_srcDevice
+    cdef size_t _c_count
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_dstDevice = <int>_support.signed_arg(dstDevice, sizeof(int), "dstDevice")
+        _c_srcDevice = <int>_support.signed_arg(srcDevice, sizeof(int), "srcDevice")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         with nogil:
-            _result = cyruntime.cudaMemcpyPeer(<void *>_c_dst, dstDevice, <const void *>_c_src, srcDevice, count)
+            _result = cyruntime.cudaMemcpyPeer(<void *>_c_dst, _c_dstDevice, <const void *>_c_src, _c_srcDevice, _c_count)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaMemcpy2D(dst, size_t dpitch, src, size_t spitch, size_t width, size_t height, kind):
+def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
     """cudaMemcpy2D(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -21685,24 +21842,32 @@ def cudaMemcpy2D(dst, size_t dpitch, src, size_t spitch, size_t width, size_t he
     cdef long long _result
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
+    cdef size_t _c_dpitch
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_spitch
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_dpitch = <size_t>_support.unsigned_arg(dpitch, sizeof(size_t), "dpitch")
+        _c_spitch = <size_t>_support.unsigned_arg(spitch, sizeof(size_t), "spitch")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpy2D(<void *>_c_dst, dpitch, <const void *>_c_src, spitch, width, height, _c_kind)
+            _result = cyruntime.cudaMemcpy2D(<void *>_c_dst, _c_dpitch, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaMemcpy2DToArray(dst, size_t wOffset, size_t hOffset, src, size_t spitch, size_t width, size_t height, kind):
+def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind):
     """cudaMemcpy2DToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -21757,22 +21922,32 @@ def cudaMemcpy2DToArray(dst, size_t wOffset, size_t hOffset, src, size_t spitch,
     """
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_dst
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_spitch
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_src.held = False
     try:
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_spitch = <size_t>_support.unsigned_arg(spitch, sizeof(size_t), "spitch")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpy2DToArray(_c_dst, wOffset, hOffset, <const void *>_c_src, spitch, width, height, _c_kind)
+            _result = cyruntime.cudaMemcpy2DToArray(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_src)
 
-def cudaMemcpy2DFromArray(dst, size_t dpitch, src, size_t wOffset, size_t hOffset, size_t width, size_t height, kind):
+def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind):
     """cudaMemcpy2DFromArray(dst: int | Buffer | None, dpitch: int, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, width: int, height: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -21828,21 +22003,31 @@ def cudaMemcpy2DFromArray(dst, size_t dpitch, src, size_t wOffset, size_t hOffse
     cdef long long _result
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
+    cdef size_t _c_dpitch
     cdef cyruntime.cudaArray_const_t _c_src
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     try:
+        _c_dpitch = <size_t>_support.unsigned_arg(dpitch, sizeof(size_t), "dpitch")
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpy2DFromArray(<void *>_c_dst, dpitch, _c_src, wOffset, hOffset, width, height, _c_kind)
+            _result = cyruntime.cudaMemcpy2DFromArray(<void *>_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
 
-def cudaMemcpy2DArrayToArray(dst, size_t wOffsetDst, size_t hOffsetDst, src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, kind):
+def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind):
     """cudaMemcpy2DArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffsetDst: int, src: cudaArray_const_t | int | None, wOffsetSrc: int, hOffsetSrc: int, width: int, height: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -21894,16 +22079,28 @@ def cudaMemcpy2DArrayToArray(dst, size_t wOffsetDst, size_t hOffsetDst, src, siz
     """
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_dst
+    cdef size_t _c_wOffsetDst
+    cdef size_t _c_hOffsetDst
     cdef cyruntime.cudaArray_const_t _c_src
+    cdef size_t _c_wOffsetSrc
+    cdef size_t _c_hOffsetSrc
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
+    _c_wOffsetDst = <size_t>_support.unsigned_arg(wOffsetDst, sizeof(size_t), "wOffsetDst")
+    _c_hOffsetDst = <size_t>_support.unsigned_arg(hOffsetDst, sizeof(size_t), "hOffsetDst")
+    _c_wOffsetSrc = <size_t>_support.unsigned_arg(wOffsetSrc, sizeof(size_t), "wOffsetSrc")
+    _c_hOffsetSrc = <size_t>_support.unsigned_arg(hOffsetSrc, sizeof(size_t), "hOffsetSrc")
+    _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+    _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
     _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
     _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
     _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
     with nogil:
-        _result = cyruntime.cudaMemcpy2DArrayToArray(_c_dst, wOffsetDst, hOffsetDst, _c_src, wOffsetSrc, hOffsetSrc, width, height, _c_kind)
+        _result = cyruntime.cudaMemcpy2DArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_width, _c_height, _c_kind)
     return (_status(_result),)
 
-def cudaMemcpyToSymbol(symbol, src, size_t count, size_t offset, kind):
+def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
     """cudaMemcpyToSymbol(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Copies data to the given symbol on the device
@@ -21954,28 +22151,32 @@ def cudaMemcpyToSymbol(symbol, src, size_t count, size_t offset, kind):
     cdef void* _c_symbol
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_symbol.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpyToSymbol(<const void *>_c_symbol, <const void *>_c_src, count, offset, _c_kind)
+            _result = cyruntime.cudaMemcpyToSymbol(<const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_symbol)
         _support.release_address(&_view_src)
 
-def cudaMemcpyFromSymbol(dst, symbol, size_t count, size_t offset, kind):
+def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     """cudaMemcpyFromSymbol(dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Copies data from the given symbol on the device
@@ -22026,28 +22227,32 @@ def cudaMemcpyFromSymbol(dst, symbol, size_t count, size_t offset, kind):
     cdef void* _c_dst
     cdef _support.BufferRef _view_symbol
     cdef void* _c_symbol
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_symbol.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpyFromSymbol(<void *>_c_dst, <const void *>_c_symbol, count, offset, _c_kind)
+            _result = cyruntime.cudaMemcpyFromSymbol(<void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_symbol)
 
-def cudaMemcpyAsync(dst, src, size_t count, kind, stream):
+def cudaMemcpyAsync(dst, src, count, kind, stream):
     """cudaMemcpyAsync(dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data between host and device
@@ -22111,30 +22316,32 @@ def cudaMemcpyAsync(dst, src, size_t count, kind, stream):
     cdef void* _c_dst
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyAsync(<void *>_c_dst, <const void *>_c_src, count, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpyAsync(<void *>_c_dst, <const void *>_c_src, _c_count, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaMemcpyPeerAsync(dst, int dstDevice, src, int srcDevice, size_t count, stream):
+def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
     """cudaMemcpyPeerAsync(dst: int | Buffer | None, dstDevice: int, src: int | Buffer | None, srcDevice: int, count: int, stream: cudaStream_t | int | None)
 
     Copies memory between two devices asynchronously.
@@ -22175,30 +22382,36 @@ def cudaMemcpyPeerAsync(dst, int dstDevice, src, int srcDevice, size_t count, st
     cdef long long _result
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
+    cdef int _c_dstDevice
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef int _c_srcDevice
+    cdef size_t _c_count
     cdef cyruntime.cudaStream_t _c_stream
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_dstDevice = <int>_support.signed_arg(dstDevice, sizeof(int), "dstDevice")
+        _c_srcDevice = <int>_support.signed_arg(srcDevice, sizeof(int), "srcDevice")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyPeerAsync(<void *>_c_dst, dstDevice, <const void *>_c_src, srcDevice, count, _c_stream)
+            _result = cyruntime.cudaMemcpyPeerAsync(<void *>_c_dst, _c_dstDevice, <const void *>_c_src, _c_srcDevice, _c_count, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size_t numAttrs, stream):
+def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream):
     """cudaMemcpyBatchAsync(dsts: Sequence[int] | None, srcs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, attrs: Sequence[cudaMemcpyAttributes] | None, attrsIdxs: Sequence[int] | None, numAttrs: int, stream: cudaStream_t | int | None)
 
     Performs a batch of memory copies asynchronously.
@@ -22275,40 +22488,44 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size
     cdef Py_ssize_t _i_srcs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyAttributes* _c_attrs = NULL
     cdef Py_ssize_t _i_attrs
     cdef size_t* _c_attrsIdxs = NULL
     cdef Py_ssize_t _i_attrsIdxs
+    cdef size_t _c_numAttrs
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(dsts, count, "dsts", "count")
-        if count > 0:
-            _c_dsts = <void**>_support.alloc_array(count, sizeof(void*))
-            for _i_dsts in range(count):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_numAttrs = <size_t>_support.unsigned_arg(numAttrs, sizeof(size_t), "numAttrs")
+        _support.check_list(dsts, _c_count, "dsts", "count", "addresses")
+        if _c_count > 0:
+            _c_dsts = <void**>_support.alloc_array(_c_count, sizeof(void*))
+            for _i_dsts in range(_c_count):
                 _c_dsts[_i_dsts] = _support.plain_address(dsts[_i_dsts], "dsts")
-        _support.check_count(srcs, count, "srcs", "count")
-        if count > 0:
-            _c_srcs = <void**>_support.alloc_array(count, sizeof(void*))
-            for _i_srcs in range(count):
+        _support.check_list(srcs, _c_count, "srcs", "count", "addresses")
+        if _c_count > 0:
+            _c_srcs = <void**>_support.alloc_array(_c_count, sizeof(void*))
+            for _i_srcs in range(_c_count):
                 _c_srcs[_i_srcs] = _support.plain_address(srcs[_i_srcs], "srcs")
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
-        _support.check_count(attrs, numAttrs, "attrs", "numAttrs")
-        if numAttrs > 0:
-            _c_attrs = <cyruntime.cudaMemcpyAttributes*>_support.alloc_array(numAttrs, sizeof(cyruntime.cudaMemcpyAttributes))
-            for _i_attrs in range(numAttrs):
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
+        _support.check_list(attrs, _c_numAttrs, "attrs", "numAttrs", "cudaMemcpyAttributes")
+        if _c_numAttrs > 0:
+            _c_attrs = <cyruntime.cudaMemcpyAttributes*>_support.alloc_array(_c_numAttrs, sizeof(cyruntime.cudaMemcpyAttributes))
+            for _i_attrs in range(_c_numAttrs):
                 memcpy(&_c_attrs[_i_attrs], _support.struct_pointer_required(attrs[_i_attrs], cudaMemcpyAttributes, "attrs"), sizeof(cyruntime.cudaMemcpyAttributes))
-        _support.check_count(attrsIdxs, numAttrs, "attrsIdxs", "numAttrs")
-        if numAttrs > 0:
-            _c_attrsIdxs = <size_t*>_support.alloc_array(numAttrs, sizeof(size_t))
-            for _i_attrsIdxs in range(numAttrs):
-                _c_attrsIdxs[_i_attrsIdxs] = <size_t>_support.as_int(attrsIdxs[_i_attrsIdxs], "attrsIdxs")
+        _support.check_list(attrsIdxs, _c_numAttrs, "attrsIdxs", "numAttrs", "ints")
+        if _c_numAttrs > 0:
+            _c_attrsIdxs = <size_t*>_support.alloc_array(_c_numAttrs, sizeof(size_t))
+            for _i_attrsIdxs in range(_c_numAttrs):
+                _c_attrsIdxs[_i_attrsIdxs] = <size_t>_support.unsigned_arg(attrsIdxs[_i_attrsIdxs], sizeof(size_t), "attrsIdxs")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyBatchAsync(<void *const *>_c_dsts, <const void *const *>_c_srcs, <const size_t *>_c_sizes, count, <cyruntime.cudaMemcpyAttributes *>_c_attrs, <size_t *>_c_attrsIdxs, numAttrs, _c_stream)
+            _result = cyruntime.cudaMemcpyBatchAsync(<void *const *>_c_dsts, <const void *const *>_c_srcs, <const size_t *>_c_sizes, _c_count, <cyruntime.cudaMemcpyAttributes *>_c_attrs, <size_t *>_c_attrsIdxs, _c_numAttrs, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -22318,7 +22535,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, size_t count, attrs, attrsIdxs, size
         free(_c_attrs)
         free(_c_attrsIdxs)
 
-def cudaMemcpy3DBatchAsync(size_t numOps, opList, unsigned long long flags, stream):
+def cudaMemcpy3DBatchAsync(numOps, opList, flags, stream):
     """cudaMemcpy3DBatchAsync(numOps: int, opList: Sequence[cudaMemcpy3DBatchOp] | None, flags: int, stream: cudaStream_t | int | None)
 
     Performs a batch of 3D memory copies asynchronously.
@@ -22385,24 +22602,28 @@ def cudaMemcpy3DBatchAsync(size_t numOps, opList, unsigned long long flags, stre
     C function: cudaMemcpy3DBatchAsync (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef size_t _c_numOps
     cdef cyruntime.cudaMemcpy3DBatchOp* _c_opList = NULL
     cdef Py_ssize_t _i_opList
+    cdef unsigned long long _c_flags
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(opList, numOps, "opList", "numOps")
-        if numOps > 0:
-            _c_opList = <cyruntime.cudaMemcpy3DBatchOp*>_support.alloc_array(numOps, sizeof(cyruntime.cudaMemcpy3DBatchOp))
-            for _i_opList in range(numOps):
+        _c_numOps = <size_t>_support.unsigned_arg(numOps, sizeof(size_t), "numOps")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(opList, _c_numOps, "opList", "numOps", "cudaMemcpy3DBatchOp")
+        if _c_numOps > 0:
+            _c_opList = <cyruntime.cudaMemcpy3DBatchOp*>_support.alloc_array(_c_numOps, sizeof(cyruntime.cudaMemcpy3DBatchOp))
+            for _i_opList in range(_c_numOps):
                 memcpy(&_c_opList[_i_opList], _support.struct_pointer_required(opList[_i_opList], cudaMemcpy3DBatchOp, "opList"), sizeof(cyruntime.cudaMemcpy3DBatchOp))
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpy3DBatchAsync(numOps, <cyruntime.cudaMemcpy3DBatchOp *>_c_opList, flags, _c_stream)
+            _result = cyruntime.cudaMemcpy3DBatchAsync(_c_numOps, <cyruntime.cudaMemcpy3DBatchOp *>_c_opList, _c_flags, _c_stream)
         return (_status(_result),)
 
     finally:
         free(_c_opList)
 
-def cudaMemcpy2DAsync(dst, size_t dpitch, src, size_t spitch, size_t width, size_t height, kind, stream):
+def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     """cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data between host and device
@@ -22471,26 +22692,34 @@ def cudaMemcpy2DAsync(dst, size_t dpitch, src, size_t spitch, size_t width, size
     cdef long long _result
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
+    cdef size_t _c_dpitch
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_spitch
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_dpitch = <size_t>_support.unsigned_arg(dpitch, sizeof(size_t), "dpitch")
+        _c_spitch = <size_t>_support.unsigned_arg(spitch, sizeof(size_t), "spitch")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpy2DAsync(<void *>_c_dst, dpitch, <const void *>_c_src, spitch, width, height, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpy2DAsync(<void *>_c_dst, _c_dpitch, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaMemcpy2DToArrayAsync(dst, size_t wOffset, size_t hOffset, src, size_t spitch, size_t width, size_t height, kind, stream):
+def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream):
     """cudaMemcpy2DToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data between host and device
@@ -22553,24 +22782,34 @@ def cudaMemcpy2DToArrayAsync(dst, size_t wOffset, size_t hOffset, src, size_t sp
     """
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_dst
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_spitch
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_src.held = False
     try:
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_spitch = <size_t>_support.unsigned_arg(spitch, sizeof(size_t), "spitch")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpy2DToArrayAsync(_c_dst, wOffset, hOffset, <const void *>_c_src, spitch, width, height, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpy2DToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_src)
 
-def cudaMemcpy2DFromArrayAsync(dst, size_t dpitch, src, size_t wOffset, size_t hOffset, size_t width, size_t height, kind, stream):
+def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream):
     """cudaMemcpy2DFromArrayAsync(dst: int | Buffer | None, dpitch: int, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data between host and device
@@ -22633,23 +22872,33 @@ def cudaMemcpy2DFromArrayAsync(dst, size_t dpitch, src, size_t wOffset, size_t h
     cdef long long _result
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
+    cdef size_t _c_dpitch
     cdef cyruntime.cudaArray_const_t _c_src
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_dst.held = False
     try:
+        _c_dpitch = <size_t>_support.unsigned_arg(dpitch, sizeof(size_t), "dpitch")
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpy2DFromArrayAsync(<void *>_c_dst, dpitch, _c_src, wOffset, hOffset, width, height, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpy2DFromArrayAsync(<void *>_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
 
-def cudaMemcpyToSymbolAsync(symbol, src, size_t count, size_t offset, kind, stream):
+def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
     """cudaMemcpyToSymbolAsync(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data to the given symbol on the device
@@ -22708,30 +22957,34 @@ def cudaMemcpyToSymbolAsync(symbol, src, size_t count, size_t offset, kind, stre
     cdef void* _c_symbol
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_symbol.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyToSymbolAsync(<const void *>_c_symbol, <const void *>_c_src, count, offset, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpyToSymbolAsync(<const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_symbol)
         _support.release_address(&_view_src)
 
-def cudaMemcpyFromSymbolAsync(dst, symbol, size_t count, size_t offset, kind, stream):
+def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     """cudaMemcpyFromSymbolAsync(dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data from the given symbol on the device
@@ -22790,30 +23043,34 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, size_t count, size_t offset, kind, st
     cdef void* _c_dst
     cdef _support.BufferRef _view_symbol
     cdef void* _c_symbol
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_dst.held = False
     _view_symbol.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyFromSymbolAsync(<void *>_c_dst, <const void *>_c_symbol, count, offset, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpyFromSymbolAsync(<void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_symbol)
 
-def cudaMemset(devPtr, int value, size_t count):
+def cudaMemset(devPtr, value, count):
     """cudaMemset(devPtr: int | Buffer | None, value: int, count: int)
 
     Initializes or sets device memory to a value
@@ -22847,20 +23104,24 @@ def cudaMemset(devPtr, int value, size_t count):
     cdef long long _result
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef int _c_value
+    cdef size_t _c_count
     _view_devPtr.held = False
     try:
+        _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
-        if _view_devPtr.held and <size_t>_view_devPtr.view.len < count:
+        if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
-            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
         with nogil:
-            _result = cyruntime.cudaMemset(<void *>_c_devPtr, value, count)
+            _result = cyruntime.cudaMemset(<void *>_c_devPtr, _c_value, _c_count)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemset2D(devPtr, size_t pitch, int value, size_t width, size_t height):
+def cudaMemset2D(devPtr, pitch, value, width, height):
     """cudaMemset2D(devPtr: int | Buffer | None, pitch: int, value: int, width: int, height: int)
 
     Initializes or sets device memory to a value
@@ -22900,17 +23161,25 @@ def cudaMemset2D(devPtr, size_t pitch, int value, size_t width, size_t height):
     cdef long long _result
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_pitch
+    cdef int _c_value
+    cdef size_t _c_width
+    cdef size_t _c_height
     _view_devPtr.held = False
     try:
+        _c_pitch = <size_t>_support.unsigned_arg(pitch, sizeof(size_t), "pitch")
+        _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         with nogil:
-            _result = cyruntime.cudaMemset2D(<void *>_c_devPtr, pitch, value, width, height)
+            _result = cyruntime.cudaMemset2D(<void *>_c_devPtr, _c_pitch, _c_value, _c_width, _c_height)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemset3D(pitchedDevPtr, int value, extent):
+def cudaMemset3D(pitchedDevPtr, value, extent):
     """cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent)
 
     Initializes or sets device memory to a value
@@ -22961,14 +23230,16 @@ def cudaMemset3D(pitchedDevPtr, int value, extent):
     """
     cdef long long _result
     cdef cyruntime.cudaPitchedPtr* _c_pitchedDevPtr
+    cdef int _c_value
     cdef cyruntime.cudaExtent* _c_extent
+    _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
     _c_pitchedDevPtr = <cyruntime.cudaPitchedPtr*>_support.struct_pointer_required(pitchedDevPtr, cudaPitchedPtr, "pitchedDevPtr")
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     with nogil:
-        _result = cyruntime.cudaMemset3D(_c_pitchedDevPtr[0], value, _c_extent[0])
+        _result = cyruntime.cudaMemset3D(_c_pitchedDevPtr[0], _c_value, _c_extent[0])
     return (_status(_result),)
 
-def cudaMemsetAsync(devPtr, int value, size_t count, stream):
+def cudaMemsetAsync(devPtr, value, count, stream):
     """cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream: cudaStream_t | int | None)
 
     Initializes or sets device memory to a value
@@ -23010,22 +23281,26 @@ def cudaMemsetAsync(devPtr, int value, size_t count, stream):
     cdef long long _result
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef int _c_value
+    cdef size_t _c_count
     cdef cyruntime.cudaStream_t _c_stream
     _view_devPtr.held = False
     try:
+        _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
-        if _view_devPtr.held and <size_t>_view_devPtr.view.len < count:
+        if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
-            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemsetAsync(<void *>_c_devPtr, value, count, _c_stream)
+            _result = cyruntime.cudaMemsetAsync(<void *>_c_devPtr, _c_value, _c_count, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemset2DAsync(devPtr, size_t pitch, int value, size_t width, size_t height, stream):
+def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
     """cudaMemset2DAsync(devPtr: int | Buffer | None, pitch: int, value: int, width: int, height: int, stream: cudaStream_t | int | None)
 
     Initializes or sets device memory to a value
@@ -23072,19 +23347,27 @@ def cudaMemset2DAsync(devPtr, size_t pitch, int value, size_t width, size_t heig
     cdef long long _result
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_pitch
+    cdef int _c_value
+    cdef size_t _c_width
+    cdef size_t _c_height
     cdef cyruntime.cudaStream_t _c_stream
     _view_devPtr.held = False
     try:
+        _c_pitch = <size_t>_support.unsigned_arg(pitch, sizeof(size_t), "pitch")
+        _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
+        _c_width = <size_t>_support.unsigned_arg(width, sizeof(size_t), "width")
+        _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemset2DAsync(<void *>_c_devPtr, pitch, value, width, height, _c_stream)
+            _result = cyruntime.cudaMemset2DAsync(<void *>_c_devPtr, _c_pitch, _c_value, _c_width, _c_height, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemset3DAsync(pitchedDevPtr, int value, extent, stream):
+def cudaMemset3DAsync(pitchedDevPtr, value, extent, stream):
     """cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, stream: cudaStream_t | int | None)
 
     Initializes or sets device memory to a value
@@ -23142,13 +23425,15 @@ def cudaMemset3DAsync(pitchedDevPtr, int value, extent, stream):
     """
     cdef long long _result
     cdef cyruntime.cudaPitchedPtr* _c_pitchedDevPtr
+    cdef int _c_value
     cdef cyruntime.cudaExtent* _c_extent
     cdef cyruntime.cudaStream_t _c_stream
+    _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
     _c_pitchedDevPtr = <cyruntime.cudaPitchedPtr*>_support.struct_pointer_required(pitchedDevPtr, cudaPitchedPtr, "pitchedDevPtr")
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
-        _result = cyruntime.cudaMemset3DAsync(_c_pitchedDevPtr[0], value, _c_extent[0], _c_stream)
+        _result = cyruntime.cudaMemset3DAsync(_c_pitchedDevPtr[0], _c_value, _c_extent[0], _c_stream)
     return (_status(_result),)
 
 def cudaGetSymbolAddress(symbol):
@@ -23245,7 +23530,7 @@ def cudaGetSymbolSize(symbol):
     finally:
         _support.release_address(&_view_symbol)
 
-def cudaMemPrefetchAsync(devPtr, size_t count, location, unsigned int flags, stream):
+def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
     """cudaMemPrefetchAsync(devPtr: int | Buffer | None, count: int, location: cudaMemLocation, flags: int, stream: cudaStream_t | int | None)
 
     Prefetches memory to the specified destination location
@@ -23331,24 +23616,28 @@ def cudaMemPrefetchAsync(devPtr, size_t count, location, unsigned int flags, str
     cdef long long _result
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_count
     cdef cyruntime.cudaMemLocation* _c_location
+    cdef unsigned int _c_flags
     cdef cyruntime.cudaStream_t _c_stream
     _view_devPtr.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
-        if _view_devPtr.held and <size_t>_view_devPtr.view.len < count:
+        if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
-            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
         _c_location = <cyruntime.cudaMemLocation*>_support.struct_pointer_required(location, cudaMemLocation, "location")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemPrefetchAsync(<const void *>_c_devPtr, count, _c_location[0], flags, _c_stream)
+            _result = cyruntime.cudaMemPrefetchAsync(<const void *>_c_devPtr, _c_count, _c_location[0], _c_flags, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, stream):
+def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream):
     """cudaMemPrefetchBatchAsync(dptrs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[cudaMemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, stream: cudaStream_t | int | None)
 
     Performs a batch of memory prefetches asynchronously
@@ -23396,35 +23685,41 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetch
     cdef Py_ssize_t _i_dptrs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
     cdef cyruntime.cudaMemLocation* _c_prefetchLocs = NULL
     cdef Py_ssize_t _i_prefetchLocs
     cdef size_t* _c_prefetchLocIdxs = NULL
     cdef Py_ssize_t _i_prefetchLocIdxs
+    cdef size_t _c_numPrefetchLocs
+    cdef unsigned long long _c_flags
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(dptrs, count, "dptrs", "count")
-        if count > 0:
-            _c_dptrs = <void**>_support.alloc_array(count, sizeof(void*))
-            for _i_dptrs in range(count):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_numPrefetchLocs = <size_t>_support.unsigned_arg(numPrefetchLocs, sizeof(size_t), "numPrefetchLocs")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(dptrs, _c_count, "dptrs", "count", "addresses")
+        if _c_count > 0:
+            _c_dptrs = <void**>_support.alloc_array(_c_count, sizeof(void*))
+            for _i_dptrs in range(_c_count):
                 _c_dptrs[_i_dptrs] = _support.plain_address(dptrs[_i_dptrs], "dptrs")
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
-        _support.check_count(prefetchLocs, numPrefetchLocs, "prefetchLocs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocs = <cyruntime.cudaMemLocation*>_support.alloc_array(numPrefetchLocs, sizeof(cyruntime.cudaMemLocation))
-            for _i_prefetchLocs in range(numPrefetchLocs):
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
+        _support.check_list(prefetchLocs, _c_numPrefetchLocs, "prefetchLocs", "numPrefetchLocs", "cudaMemLocation")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocs = <cyruntime.cudaMemLocation*>_support.alloc_array(_c_numPrefetchLocs, sizeof(cyruntime.cudaMemLocation))
+            for _i_prefetchLocs in range(_c_numPrefetchLocs):
                 memcpy(&_c_prefetchLocs[_i_prefetchLocs], _support.struct_pointer_required(prefetchLocs[_i_prefetchLocs], cudaMemLocation, "prefetchLocs"), sizeof(cyruntime.cudaMemLocation))
-        _support.check_count(prefetchLocIdxs, numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(numPrefetchLocs, sizeof(size_t))
-            for _i_prefetchLocIdxs in range(numPrefetchLocs):
-                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.as_int(prefetchLocIdxs[_i_prefetchLocIdxs], "prefetchLocIdxs")
+        _support.check_list(prefetchLocIdxs, _c_numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs", "ints")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(_c_numPrefetchLocs, sizeof(size_t))
+            for _i_prefetchLocIdxs in range(_c_numPrefetchLocs):
+                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.unsigned_arg(prefetchLocIdxs[_i_prefetchLocIdxs], sizeof(size_t), "prefetchLocIdxs")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemPrefetchBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, count, <cyruntime.cudaMemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, numPrefetchLocs, flags, _c_stream)
+            _result = cyruntime.cudaMemPrefetchBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, _c_count, <cyruntime.cudaMemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -23433,7 +23728,7 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetch
         free(_c_prefetchLocs)
         free(_c_prefetchLocIdxs)
 
-def cudaMemDiscardBatchAsync(dptrs, sizes, size_t count, unsigned long long flags, stream):
+def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
     """cudaMemDiscardBatchAsync(dptrs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, flags: int, stream: cudaStream_t | int | None)
 
     Performs a batch of memory discards asynchronously
@@ -23471,28 +23766,32 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, size_t count, unsigned long long flag
     cdef Py_ssize_t _i_dptrs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
+    cdef unsigned long long _c_flags
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(dptrs, count, "dptrs", "count")
-        if count > 0:
-            _c_dptrs = <void**>_support.alloc_array(count, sizeof(void*))
-            for _i_dptrs in range(count):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(dptrs, _c_count, "dptrs", "count", "addresses")
+        if _c_count > 0:
+            _c_dptrs = <void**>_support.alloc_array(_c_count, sizeof(void*))
+            for _i_dptrs in range(_c_count):
                 _c_dptrs[_i_dptrs] = _support.plain_address(dptrs[_i_dptrs], "dptrs")
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemDiscardBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, count, flags, _c_stream)
+            _result = cyruntime.cudaMemDiscardBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, _c_count, _c_flags, _c_stream)
         return (_status(_result),)
 
     finally:
         free(_c_dptrs)
         free(_c_sizes)
 
-def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs, prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, stream):
+def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream):
     """cudaMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[cudaMemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, stream: cudaStream_t | int | None)
 
     Performs a batch of memory discards and prefetches asynchronously
@@ -23547,35 +23846,41 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs
     cdef Py_ssize_t _i_dptrs
     cdef size_t* _c_sizes = NULL
     cdef Py_ssize_t _i_sizes
+    cdef size_t _c_count
     cdef cyruntime.cudaMemLocation* _c_prefetchLocs = NULL
     cdef Py_ssize_t _i_prefetchLocs
     cdef size_t* _c_prefetchLocIdxs = NULL
     cdef Py_ssize_t _i_prefetchLocIdxs
+    cdef size_t _c_numPrefetchLocs
+    cdef unsigned long long _c_flags
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(dptrs, count, "dptrs", "count")
-        if count > 0:
-            _c_dptrs = <void**>_support.alloc_array(count, sizeof(void*))
-            for _i_dptrs in range(count):
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_numPrefetchLocs = <size_t>_support.unsigned_arg(numPrefetchLocs, sizeof(size_t), "numPrefetchLocs")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _support.check_list(dptrs, _c_count, "dptrs", "count", "addresses")
+        if _c_count > 0:
+            _c_dptrs = <void**>_support.alloc_array(_c_count, sizeof(void*))
+            for _i_dptrs in range(_c_count):
                 _c_dptrs[_i_dptrs] = _support.plain_address(dptrs[_i_dptrs], "dptrs")
-        _support.check_count(sizes, count, "sizes", "count")
-        if count > 0:
-            _c_sizes = <size_t*>_support.alloc_array(count, sizeof(size_t))
-            for _i_sizes in range(count):
-                _c_sizes[_i_sizes] = <size_t>_support.as_int(sizes[_i_sizes], "sizes")
-        _support.check_count(prefetchLocs, numPrefetchLocs, "prefetchLocs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocs = <cyruntime.cudaMemLocation*>_support.alloc_array(numPrefetchLocs, sizeof(cyruntime.cudaMemLocation))
-            for _i_prefetchLocs in range(numPrefetchLocs):
+        _support.check_list(sizes, _c_count, "sizes", "count", "ints")
+        if _c_count > 0:
+            _c_sizes = <size_t*>_support.alloc_array(_c_count, sizeof(size_t))
+            for _i_sizes in range(_c_count):
+                _c_sizes[_i_sizes] = <size_t>_support.unsigned_arg(sizes[_i_sizes], sizeof(size_t), "sizes")
+        _support.check_list(prefetchLocs, _c_numPrefetchLocs, "prefetchLocs", "numPrefetchLocs", "cudaMemLocation")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocs = <cyruntime.cudaMemLocation*>_support.alloc_array(_c_numPrefetchLocs, sizeof(cyruntime.cudaMemLocation))
+            for _i_prefetchLocs in range(_c_numPrefetchLocs):
                 memcpy(&_c_prefetchLocs[_i_prefetchLocs], _support.struct_pointer_required(prefetchLocs[_i_prefetchLocs], cudaMemLocation, "prefetchLocs"), sizeof(cyruntime.cudaMemLocation))
-        _support.check_count(prefetchLocIdxs, numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs")
-        if numPrefetchLocs > 0:
-            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(numPrefetchLocs, sizeof(size_t))
-            for _i_prefetchLocIdxs in range(numPrefetchLocs):
-                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.as_int(prefetchLocIdxs[_i_prefetchLocIdxs], "prefetchLocIdxs")
+        _support.check_list(prefetchLocIdxs, _c_numPrefetchLocs, "prefetchLocIdxs", "numPrefetchLocs", "ints")
+        if _c_numPrefetchLocs > 0:
+            _c_prefetchLocIdxs = <size_t*>_support.alloc_array(_c_numPrefetchLocs, sizeof(size_t))
+            for _i_prefetchLocIdxs in range(_c_numPrefetchLocs):
+                _c_prefetchLocIdxs[_i_prefetchLocIdxs] = <size_t>_support.unsigned_arg(prefetchLocIdxs[_i_prefetchLocIdxs], sizeof(size_t), "prefetchLocIdxs")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemDiscardAndPrefetchBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, count, <cyruntime.cudaMemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, numPrefetchLocs, flags, _c_stream)
+            _result = cyruntime.cudaMemDiscardAndPrefetchBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, _c_count, <cyruntime.cudaMemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -23584,7 +23889,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, size_t count, prefetchLocs
         free(_c_prefetchLocs)
         free(_c_prefetchLocIdxs)
 
-def cudaMemAdvise(devPtr, size_t count, advice, location):
+def cudaMemAdvise(devPtr, count, advice, location):
     """cudaMemAdvise(devPtr: int | Buffer | None, count: int, advice: cudaMemoryAdvise | int, location: cudaMemLocation)
 
     Advise about the usage of a given memory range
@@ -23713,24 +24018,26 @@ def cudaMemAdvise(devPtr, size_t count, advice, location):
     cdef long long _result
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_count
     cdef cyruntime.cudaMemoryAdvise _c_advice
     cdef cyruntime.cudaMemLocation* _c_location
     _view_devPtr.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
-        if _view_devPtr.held and <size_t>_view_devPtr.view.len < count:
+        if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
-            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
         _c_advice = <cyruntime.cudaMemoryAdvise><long long>_support.as_int(advice, "advice")
         _c_location = <cyruntime.cudaMemLocation*>_support.struct_pointer_required(location, cudaMemLocation, "location")
         with nogil:
-            _result = cyruntime.cudaMemAdvise(<const void *>_c_devPtr, count, _c_advice, _c_location[0])
+            _result = cyruntime.cudaMemAdvise(<const void *>_c_devPtr, _c_count, _c_advice, _c_location[0])
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemRangeGetAttribute(size_t dataSize, attribute, devPtr, size_t count):
+def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: int | Buffer | None, count: int)
 
     Query an attribute of a given memory range
@@ -23817,19 +24124,23 @@ def cudaMemRangeGetAttribute(size_t dataSize, attribute, devPtr, size_t count):
     """
     cdef long long _result
     cdef _support.TypedValue _c_data
+    cdef size_t _c_dataSize
     cdef cyruntime.cudaMemRangeAttribute _c_attribute
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_count
     _view_devPtr.held = False
     try:
+        _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_attribute = <cyruntime.cudaMemRangeAttribute><long long>_support.as_int(attribute, "attribute")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
-        if _view_devPtr.held and <size_t>_view_devPtr.view.len < count:
+        if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
-            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {count}")
-        _c_data = _typed_value("cudaMemRangeAttribute", attribute, None, "data", dataSize)
+            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
+        _c_data = _typed_value("cudaMemRangeAttribute", attribute, None, "data", _c_dataSize)
         with nogil:
-            _result = cyruntime.cudaMemRangeGetAttribute(<void *>_c_data.ptr, dataSize, _c_attribute, <const void *>_c_devPtr, count)
+            _result = cyruntime.cudaMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, <const void *>_c_devPtr, _c_count)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_data.value())
@@ -23837,7 +24148,7 @@ def cudaMemRangeGetAttribute(size_t dataSize, attribute, devPtr, size_t count):
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemRangeGetAttributes(dataSizes, attributes, size_t numAttributes, devPtr, size_t count):
+def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
     """cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[cudaMemRangeAttribute | int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int)
 
     Query attributes of a given memory range.
@@ -23890,30 +24201,34 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, size_t numAttributes, devPt
     cdef Py_ssize_t _i_dataSizes
     cdef cyruntime.cudaMemRangeAttribute* _c_attributes = NULL
     cdef Py_ssize_t _i_attributes
+    cdef size_t _c_numAttributes
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
+    cdef size_t _c_count
     _view_devPtr.held = False
     try:
-        _support.check_count(dataSizes, numAttributes, "dataSizes", "numAttributes")
-        if numAttributes > 0:
-            _c_dataSizes = <size_t*>_support.alloc_array(numAttributes, sizeof(size_t))
-            for _i_dataSizes in range(numAttributes):
-                _c_dataSizes[_i_dataSizes] = <size_t>_support.as_int(dataSizes[_i_dataSizes], "dataSizes")
-        _support.check_count(attributes, numAttributes, "attributes", "numAttributes")
-        if numAttributes > 0:
-            _c_attributes = <cyruntime.cudaMemRangeAttribute*>_support.alloc_array(numAttributes, sizeof(cyruntime.cudaMemRangeAttribute))
-            for _i_attributes in range(numAttributes):
+        _c_numAttributes = <size_t>_support.unsigned_arg(numAttributes, sizeof(size_t), "numAttributes")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _support.check_list(dataSizes, _c_numAttributes, "dataSizes", "numAttributes", "ints")
+        if _c_numAttributes > 0:
+            _c_dataSizes = <size_t*>_support.alloc_array(_c_numAttributes, sizeof(size_t))
+            for _i_dataSizes in range(_c_numAttributes):
+                _c_dataSizes[_i_dataSizes] = <size_t>_support.unsigned_arg(dataSizes[_i_dataSizes], sizeof(size_t), "dataSizes")
+        _support.check_list(attributes, _c_numAttributes, "attributes", "numAttributes", "cudaMemRangeAttribute")
+        if _c_numAttributes > 0:
+            _c_attributes = <cyruntime.cudaMemRangeAttribute*>_support.alloc_array(_c_numAttributes, sizeof(cyruntime.cudaMemRangeAttribute))
+            for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cyruntime.cudaMemRangeAttribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
-        if _view_devPtr.held and <size_t>_view_devPtr.view.len < count:
+        if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
-            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {count}")
-        _tv_data = [_typed_value("cudaMemRangeAttribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(numAttributes)]
-        _c_data = <void**>_support.alloc_array(numAttributes, sizeof(void*))
-        for _i_data in range(numAttributes):
+            raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
+        _tv_data = [_typed_value("cudaMemRangeAttribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
+        _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
+        for _i_data in range(_c_numAttributes):
             _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).ptr
         with nogil:
-            _result = cyruntime.cudaMemRangeGetAttributes(<void **>_c_data, <size_t *>_c_dataSizes, <cyruntime.cudaMemRangeAttribute *>_c_attributes, numAttributes, <const void *>_c_devPtr, count)
+            _result = cyruntime.cudaMemRangeGetAttributes(<void **>_c_data, <size_t *>_c_dataSizes, <cyruntime.cudaMemRangeAttribute *>_c_attributes, _c_numAttributes, <const void *>_c_devPtr, _c_count)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [v.value() for v in _tv_data])
@@ -23924,7 +24239,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, size_t numAttributes, devPt
         free(_c_attributes)
         _support.release_address(&_view_devPtr)
 
-def cudaMemcpyToArray(dst, size_t wOffset, size_t hOffset, src, size_t count, kind):
+def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     """cudaMemcpyToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -23973,25 +24288,31 @@ def cudaMemcpyToArray(dst, size_t wOffset, size_t hOffset, src, size_t count, ki
     """
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_dst
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_src.held = False
     try:
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpyToArray(_c_dst, wOffset, hOffset, <const void *>_c_src, count, _c_kind)
+            _result = cyruntime.cudaMemcpyToArray(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_src)
 
-def cudaMemcpyFromArray(dst, src, size_t wOffset, size_t hOffset, size_t count, kind):
+def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
     """cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, count: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -24041,23 +24362,29 @@ def cudaMemcpyFromArray(dst, src, size_t wOffset, size_t hOffset, size_t count, 
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
     cdef cyruntime.cudaArray_const_t _c_src
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     try:
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaMemcpyFromArray(<void *>_c_dst, _c_src, wOffset, hOffset, count, _c_kind)
+            _result = cyruntime.cudaMemcpyFromArray(<void *>_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
 
-def cudaMemcpyArrayToArray(dst, size_t wOffsetDst, size_t hOffsetDst, src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, kind):
+def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind):
     """cudaMemcpyArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffsetDst: int, src: cudaArray_const_t | int | None, wOffsetSrc: int, hOffsetSrc: int, count: int, kind: cudaMemcpyKind | int)
 
     Copies data between host and device
@@ -24106,16 +24433,26 @@ def cudaMemcpyArrayToArray(dst, size_t wOffsetDst, size_t hOffsetDst, src, size_
     """
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_dst
+    cdef size_t _c_wOffsetDst
+    cdef size_t _c_hOffsetDst
     cdef cyruntime.cudaArray_const_t _c_src
+    cdef size_t _c_wOffsetSrc
+    cdef size_t _c_hOffsetSrc
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
+    _c_wOffsetDst = <size_t>_support.unsigned_arg(wOffsetDst, sizeof(size_t), "wOffsetDst")
+    _c_hOffsetDst = <size_t>_support.unsigned_arg(hOffsetDst, sizeof(size_t), "hOffsetDst")
+    _c_wOffsetSrc = <size_t>_support.unsigned_arg(wOffsetSrc, sizeof(size_t), "wOffsetSrc")
+    _c_hOffsetSrc = <size_t>_support.unsigned_arg(hOffsetSrc, sizeof(size_t), "hOffsetSrc")
+    _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
     _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
     _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
     _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
     with nogil:
-        _result = cyruntime.cudaMemcpyArrayToArray(_c_dst, wOffsetDst, hOffsetDst, _c_src, wOffsetSrc, hOffsetSrc, count, _c_kind)
+        _result = cyruntime.cudaMemcpyArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_count, _c_kind)
     return (_status(_result),)
 
-def cudaMemcpyToArrayAsync(dst, size_t wOffset, size_t hOffset, src, size_t count, kind, stream):
+def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     """cudaMemcpyToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data between host and device
@@ -24171,27 +24508,33 @@ def cudaMemcpyToArrayAsync(dst, size_t wOffset, size_t hOffset, src, size_t coun
     """
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_dst
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_src.held = False
     try:
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyToArrayAsync(_c_dst, wOffset, hOffset, <const void *>_c_src, count, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpyToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_count, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_src)
 
-def cudaMemcpyFromArrayAsync(dst, src, size_t wOffset, size_t hOffset, size_t count, kind, stream):
+def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
     """cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
 
     Copies data between host and device
@@ -24248,25 +24591,31 @@ def cudaMemcpyFromArrayAsync(dst, src, size_t wOffset, size_t hOffset, size_t co
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
     cdef cyruntime.cudaArray_const_t _c_src
+    cdef size_t _c_wOffset
+    cdef size_t _c_hOffset
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     cdef cyruntime.cudaStream_t _c_stream
     _view_dst.held = False
     try:
+        _c_wOffset = <size_t>_support.unsigned_arg(wOffset, sizeof(size_t), "wOffset")
+        _c_hOffset = <size_t>_support.unsigned_arg(hOffset, sizeof(size_t), "hOffset")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaMemcpyFromArrayAsync(<void *>_c_dst, _c_src, wOffset, hOffset, count, _c_kind, _c_stream)
+            _result = cyruntime.cudaMemcpyFromArrayAsync(<void *>_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind, _c_stream)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
 
-def cudaMallocAsync(size_t size, hStream):
+def cudaMallocAsync(size, hStream):
     """cudaMallocAsync(size: int, hStream: cudaStream_t | int | None)
 
     Allocates memory with stream ordered semantics
@@ -24307,10 +24656,12 @@ def cudaMallocAsync(size_t size, hStream):
     """
     cdef long long _result
     cdef void* _c_devPtr = NULL
+    cdef size_t _c_size
     cdef cyruntime.cudaStream_t _c_hStream
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
     with nogil:
-        _result = cyruntime.cudaMallocAsync(<void **>&_c_devPtr, size, _c_hStream)
+        _result = cyruntime.cudaMallocAsync(<void **>&_c_devPtr, _c_size, _c_hStream)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_devPtr)
@@ -24359,7 +24710,7 @@ def cudaFreeAsync(devPtr, hStream):
     finally:
         _support.release_address(&_view_devPtr)
 
-def cudaMemPoolTrimTo(memPool, size_t minBytesToKeep):
+def cudaMemPoolTrimTo(memPool, minBytesToKeep):
     """cudaMemPoolTrimTo(memPool: cudaMemPool_t | int | None, minBytesToKeep: int)
 
     Tries to release memory back to the OS
@@ -24389,9 +24740,11 @@ def cudaMemPoolTrimTo(memPool, size_t minBytesToKeep):
     """
     cdef long long _result
     cdef cyruntime.cudaMemPool_t _c_memPool
+    cdef size_t _c_minBytesToKeep
+    _c_minBytesToKeep = <size_t>_support.unsigned_arg(minBytesToKeep, sizeof(size_t), "minBytesToKeep")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
-        _result = cyruntime.cudaMemPoolTrimTo(_c_memPool, minBytesToKeep)
+        _result = cyruntime.cudaMemPoolTrimTo(_c_memPool, _c_minBytesToKeep)
     return (_status(_result),)
 
 def cudaMemPoolSetAttribute(memPool, attr, value):
@@ -24514,7 +24867,7 @@ def cudaMemPoolGetAttribute(memPool, attr):
         return (_status(_result), None)
     return (_status(0), _c_value.value())
 
-def cudaMemPoolSetAccess(memPool, descList, size_t count):
+def cudaMemPoolSetAccess(memPool, descList, count):
     """cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence[cudaMemAccessDesc] | None, count: int)
 
     Controls visibility of pools between devices
@@ -24536,15 +24889,17 @@ def cudaMemPoolSetAccess(memPool, descList, size_t count):
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef cyruntime.cudaMemAccessDesc* _c_descList = NULL
     cdef Py_ssize_t _i_descList
+    cdef size_t _c_count
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-        _support.check_count(descList, count, "descList", "count")
-        if count > 0:
-            _c_descList = <cyruntime.cudaMemAccessDesc*>_support.alloc_array(count, sizeof(cyruntime.cudaMemAccessDesc))
-            for _i_descList in range(count):
+        _support.check_list(descList, _c_count, "descList", "count", "cudaMemAccessDesc")
+        if _c_count > 0:
+            _c_descList = <cyruntime.cudaMemAccessDesc*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaMemAccessDesc))
+            for _i_descList in range(_c_count):
                 memcpy(&_c_descList[_i_descList], _support.struct_pointer_required(descList[_i_descList], cudaMemAccessDesc, "descList"), sizeof(cyruntime.cudaMemAccessDesc))
         with nogil:
-            _result = cyruntime.cudaMemPoolSetAccess(_c_memPool, <const cyruntime.cudaMemAccessDesc *>_c_descList, count)
+            _result = cyruntime.cudaMemPoolSetAccess(_c_memPool, <const cyruntime.cudaMemAccessDesc *>_c_descList, _c_count)
         return (_status(_result),)
 
     finally:
@@ -24794,7 +25149,7 @@ def cudaMemSetMemPool(location, typename, memPool):
         _result = cyruntime.cudaMemSetMemPool(<cyruntime.cudaMemLocation *>_c_location, _c_typename, _c_memPool)
     return (_status(_result),)
 
-def cudaMallocFromPoolAsync(size_t size, memPool, stream):
+def cudaMallocFromPoolAsync(size, memPool, stream):
     """cudaMallocFromPoolAsync(size: int, memPool: cudaMemPool_t | int | None, stream: cudaStream_t | int | None)
 
     Allocates memory from a specified pool with stream ordered semantics.
@@ -24835,17 +25190,19 @@ def cudaMallocFromPoolAsync(size_t size, memPool, stream):
     """
     cdef long long _result
     cdef void* _c_ptr = NULL
+    cdef size_t _c_size
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef cyruntime.cudaStream_t _c_stream
+    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
-        _result = cyruntime.cudaMallocFromPoolAsync(<void **>&_c_ptr, size, _c_memPool, _c_stream)
+        _result = cyruntime.cudaMallocFromPoolAsync(<void **>&_c_ptr, _c_size, _c_memPool, _c_stream)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_ptr)
 
-def cudaMemPoolExportToShareableHandle(memPool, handleType, unsigned int flags):
+def cudaMemPoolExportToShareableHandle(memPool, handleType, flags):
     """cudaMemPoolExportToShareableHandle(memPool: cudaMemPool_t | int | None, handleType: cudaMemAllocationHandleType | int, flags: int)
 
     Exports a memory pool to the requested handle type.
@@ -24877,16 +25234,18 @@ def cudaMemPoolExportToShareableHandle(memPool, handleType, unsigned int flags):
     cdef _support.TypedValue _c_shareableHandle
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef cyruntime.cudaMemAllocationHandleType _c_handleType
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     _c_handleType = <cyruntime.cudaMemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
     _c_shareableHandle = _typed_value("cudaMemAllocationHandleType", handleType, None, "shareableHandle", 0)
     with nogil:
-        _result = cyruntime.cudaMemPoolExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_memPool, _c_handleType, flags)
+        _result = cyruntime.cudaMemPoolExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_memPool, _c_handleType, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_shareableHandle.value())
 
-def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, unsigned int flags):
+def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
     """cudaMemPoolImportFromShareableHandle(shareableHandle: int | Buffer | None, handleType: cudaMemAllocationHandleType | int, flags: int)
 
     imports a memory pool from a shared handle.
@@ -24917,13 +25276,15 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, unsigned i
     cdef _support.BufferRef _view_shareableHandle
     cdef void* _c_shareableHandle
     cdef cyruntime.cudaMemAllocationHandleType _c_handleType
+    cdef unsigned int _c_flags
     _view_shareableHandle.held = False
     try:
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         memset(&_c_memPool, 0, sizeof(_c_memPool))
         _c_shareableHandle = _support.address(shareableHandle, &_view_shareableHandle, False, "shareableHandle")
         _c_handleType = <cyruntime.cudaMemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
         with nogil:
-            _result = cyruntime.cudaMemPoolImportFromShareableHandle(&_c_memPool, <void *>_c_shareableHandle, _c_handleType, flags)
+            _result = cyruntime.cudaMemPoolImportFromShareableHandle(&_c_memPool, <void *>_c_shareableHandle, _c_handleType, _c_flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaMemPool_t(<void*>_c_memPool))
@@ -25095,7 +25456,7 @@ def cudaPointerGetAttributes(ptr):
     finally:
         _support.release_address(&_view_ptr)
 
-def cudaDeviceCanAccessPeer(int device, int peerDevice):
+def cudaDeviceCanAccessPeer(device, peerDevice):
     """cudaDeviceCanAccessPeer(device: int, peerDevice: int)
 
     Queries if a device may directly access a peer device's memory.
@@ -25127,14 +25488,18 @@ def cudaDeviceCanAccessPeer(int device, int peerDevice):
     """
     cdef long long _result
     cdef int _c_canAccessPeer
+    cdef int _c_device
+    cdef int _c_peerDevice
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+    _c_peerDevice = <int>_support.signed_arg(peerDevice, sizeof(int), "peerDevice")
     memset(&_c_canAccessPeer, 0, sizeof(_c_canAccessPeer))
     with nogil:
-        _result = cyruntime.cudaDeviceCanAccessPeer(&_c_canAccessPeer, device, peerDevice)
+        _result = cyruntime.cudaDeviceCanAccessPeer(&_c_canAccessPeer, _c_device, _c_peerDevice)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_canAccessPeer)
 
-def cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags):
+def cudaDeviceEnablePeerAccess(peerDevice, flags):
     """cudaDeviceEnablePeerAccess(peerDevice: int, flags: int)
 
     Enables direct access to memory allocations on a peer device.
@@ -25180,11 +25545,15 @@ def cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags):
     C function: cudaDeviceEnablePeerAccess (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_peerDevice
+    cdef unsigned int _c_flags
+    _c_peerDevice = <int>_support.signed_arg(peerDevice, sizeof(int), "peerDevice")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cyruntime.cudaDeviceEnablePeerAccess(peerDevice, flags)
+        _result = cyruntime.cudaDeviceEnablePeerAccess(_c_peerDevice, _c_flags)
     return (_status(_result),)
 
-def cudaDeviceDisablePeerAccess(int peerDevice):
+def cudaDeviceDisablePeerAccess(peerDevice):
     """cudaDeviceDisablePeerAccess(peerDevice: int)
 
     Disables direct access to memory allocations on a peer device.
@@ -25210,8 +25579,10 @@ def cudaDeviceDisablePeerAccess(int peerDevice):
     C function: cudaDeviceDisablePeerAccess (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_peerDevice
+    _c_peerDevice = <int>_support.signed_arg(peerDevice, sizeof(int), "peerDevice")
     with nogil:
-        _result = cyruntime.cudaDeviceDisablePeerAccess(peerDevice)
+        _result = cyruntime.cudaDeviceDisablePeerAccess(_c_peerDevice)
     return (_status(_result),)
 
 def cudaGraphicsUnregisterResource(resource):
@@ -25254,7 +25625,7 @@ def cudaGraphicsUnregisterResource(resource):
         _result = cyruntime.cudaGraphicsUnregisterResource(_c_resource)
     return (_status(_result),)
 
-def cudaGraphicsResourceSetMapFlags(resource, unsigned int flags):
+def cudaGraphicsResourceSetMapFlags(resource, flags):
     """cudaGraphicsResourceSetMapFlags(resource: cudaGraphicsResource_t | int | None, flags: int)
 
     Set usage flags for mapping a graphics resource
@@ -25294,12 +25665,14 @@ def cudaGraphicsResourceSetMapFlags(resource, unsigned int flags):
     """
     cdef long long _result
     cdef cyruntime.cudaGraphicsResource_t _c_resource
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_resource = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resource, cudaGraphicsResource_t, "resource")
     with nogil:
-        _result = cyruntime.cudaGraphicsResourceSetMapFlags(_c_resource, flags)
+        _result = cyruntime.cudaGraphicsResourceSetMapFlags(_c_resource, _c_flags)
     return (_status(_result),)
 
-def cudaGraphicsMapResources(int count, resources, stream):
+def cudaGraphicsMapResources(count, resources, stream):
     """cudaGraphicsMapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int | None] | None, stream: cudaStream_t | int | None)
 
     Map graphics resources for access by CUDA
@@ -25342,24 +25715,26 @@ def cudaGraphicsMapResources(int count, resources, stream):
     C function: cudaGraphicsMapResources (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_count
     cdef cyruntime.cudaGraphicsResource_t* _c_resources = NULL
     cdef Py_ssize_t _i_resources
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(resources, count, "resources", "count")
-        if count > 0:
-            _c_resources = <cyruntime.cudaGraphicsResource_t*>_support.alloc_array(count, sizeof(cyruntime.cudaGraphicsResource_t))
-            for _i_resources in range(count):
+        _c_count = <int>_support.signed_arg(count, sizeof(int), "count")
+        _support.check_list(resources, _c_count, "resources", "count", "cudaGraphicsResource_t")
+        if _c_count > 0:
+            _c_resources = <cyruntime.cudaGraphicsResource_t*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaGraphicsResource_t))
+            for _i_resources in range(_c_count):
                 _c_resources[_i_resources] = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resources[_i_resources], cudaGraphicsResource_t, "resources")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaGraphicsMapResources(count, <cyruntime.cudaGraphicsResource_t *>_c_resources, _c_stream)
+            _result = cyruntime.cudaGraphicsMapResources(_c_count, <cyruntime.cudaGraphicsResource_t *>_c_resources, _c_stream)
         return (_status(_result),)
 
     finally:
         free(_c_resources)
 
-def cudaGraphicsUnmapResources(int count, resources, stream):
+def cudaGraphicsUnmapResources(count, resources, stream):
     """cudaGraphicsUnmapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int | None] | None, stream: cudaStream_t | int | None)
 
     Unmap graphics resources.
@@ -25398,18 +25773,20 @@ def cudaGraphicsUnmapResources(int count, resources, stream):
     C function: cudaGraphicsUnmapResources (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_count
     cdef cyruntime.cudaGraphicsResource_t* _c_resources = NULL
     cdef Py_ssize_t _i_resources
     cdef cyruntime.cudaStream_t _c_stream
     try:
-        _support.check_count(resources, count, "resources", "count")
-        if count > 0:
-            _c_resources = <cyruntime.cudaGraphicsResource_t*>_support.alloc_array(count, sizeof(cyruntime.cudaGraphicsResource_t))
-            for _i_resources in range(count):
+        _c_count = <int>_support.signed_arg(count, sizeof(int), "count")
+        _support.check_list(resources, _c_count, "resources", "count", "cudaGraphicsResource_t")
+        if _c_count > 0:
+            _c_resources = <cyruntime.cudaGraphicsResource_t*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaGraphicsResource_t))
+            for _i_resources in range(_c_count):
                 _c_resources[_i_resources] = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resources[_i_resources], cudaGraphicsResource_t, "resources")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
-            _result = cyruntime.cudaGraphicsUnmapResources(count, <cyruntime.cudaGraphicsResource_t *>_c_resources, _c_stream)
+            _result = cyruntime.cudaGraphicsUnmapResources(_c_count, <cyruntime.cudaGraphicsResource_t *>_c_resources, _c_stream)
         return (_status(_result),)
 
     finally:
@@ -25462,7 +25839,7 @@ def cudaGraphicsResourceGetMappedPointer(resource):
         return (_status(_result), None, None)
     return (_status(0), <uintptr_t>_c_devPtr, _c_size)
 
-def cudaGraphicsSubResourceGetMappedArray(resource, unsigned int arrayIndex, unsigned int mipLevel):
+def cudaGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
     """cudaGraphicsSubResourceGetMappedArray(resource: cudaGraphicsResource_t | int | None, arrayIndex: int, mipLevel: int)
 
     Get an array through which to access a subresource of a mapped graphics resource.
@@ -25506,10 +25883,14 @@ def cudaGraphicsSubResourceGetMappedArray(resource, unsigned int arrayIndex, uns
     cdef long long _result
     cdef cyruntime.cudaArray_t _c_array
     cdef cyruntime.cudaGraphicsResource_t _c_resource
+    cdef unsigned int _c_arrayIndex
+    cdef unsigned int _c_mipLevel
+    _c_arrayIndex = <unsigned int>_support.unsigned_arg(arrayIndex, sizeof(unsigned int), "arrayIndex")
+    _c_mipLevel = <unsigned int>_support.unsigned_arg(mipLevel, sizeof(unsigned int), "mipLevel")
     memset(&_c_array, 0, sizeof(_c_array))
     _c_resource = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resource, cudaGraphicsResource_t, "resource")
     with nogil:
-        _result = cyruntime.cudaGraphicsSubResourceGetMappedArray(&_c_array, _c_resource, arrayIndex, mipLevel)
+        _result = cyruntime.cudaGraphicsSubResourceGetMappedArray(&_c_array, _c_resource, _c_arrayIndex, _c_mipLevel)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaArray_t(<void*>_c_array))
@@ -25590,7 +25971,7 @@ def cudaGetChannelDesc(array):
         return (_status(_result), None)
     return (_status(0), _c_desc)
 
-def cudaCreateChannelDesc(int x, int y, int z, int w, f):
+def cudaCreateChannelDesc(x, y, z, w, f):
     """cudaCreateChannelDesc(x: int, y: int, z: int, w: int, f: cudaChannelFormatKind | int)
 
     Returns a channel descriptor using the specified format
@@ -25624,10 +26005,18 @@ def cudaCreateChannelDesc(int x, int y, int z, int w, f):
     C function: cudaCreateChannelDesc (cuda_runtime_api.h)
     """
     cdef cyruntime.cudaChannelFormatDesc _result
+    cdef int _c_x
+    cdef int _c_y
+    cdef int _c_z
+    cdef int _c_w
     cdef cyruntime.cudaChannelFormatKind _c_f
+    _c_x = <int>_support.signed_arg(x, sizeof(int), "x")
+    _c_y = <int>_support.signed_arg(y, sizeof(int), "y")
+    _c_z = <int>_support.signed_arg(z, sizeof(int), "z")
+    _c_w = <int>_support.signed_arg(w, sizeof(int), "w")
     _c_f = <cyruntime.cudaChannelFormatKind><long long>_support.as_int(f, "f")
     with nogil:
-        _result = cyruntime.cudaCreateChannelDesc(x, y, z, w, _c_f)
+        _result = cyruntime.cudaCreateChannelDesc(_c_x, _c_y, _c_z, _c_w, _c_f)
     return (_status(0), cudaChannelFormatDesc._copy(&_result))
 
 def cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc):
@@ -25895,7 +26284,7 @@ def cudaDestroyTextureObject(texObject):
     """
     cdef long long _result
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.unsigned_arg(texObject, sizeof(cyruntime.cudaTextureObject_t), "texObject"))
     with nogil:
         _result = cyruntime.cudaDestroyTextureObject(_c_texObject)
     return (_status(_result),)
@@ -25926,7 +26315,7 @@ def cudaGetTextureObjectResourceDesc(texObject):
     cdef long long _result
     cdef cudaResourceDesc _c_pResDesc = cudaResourceDesc()
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.unsigned_arg(texObject, sizeof(cyruntime.cudaTextureObject_t), "texObject"))
     with nogil:
         _result = cyruntime.cudaGetTextureObjectResourceDesc(<cyruntime.cudaResourceDesc *>_c_pResDesc._ptr, _c_texObject)
     if _result != 0:
@@ -25959,7 +26348,7 @@ def cudaGetTextureObjectTextureDesc(texObject):
     cdef long long _result
     cdef cudaTextureDesc _c_pTexDesc = cudaTextureDesc()
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.unsigned_arg(texObject, sizeof(cyruntime.cudaTextureObject_t), "texObject"))
     with nogil:
         _result = cyruntime.cudaGetTextureObjectTextureDesc(<cyruntime.cudaTextureDesc *>_c_pTexDesc._ptr, _c_texObject)
     if _result != 0:
@@ -25993,7 +26382,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject):
     cdef long long _result
     cdef cudaResourceViewDesc _c_pResViewDesc = cudaResourceViewDesc()
     cdef cyruntime.cudaTextureObject_t _c_texObject
-    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.as_int(texObject, "texObject"))
+    _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.unsigned_arg(texObject, sizeof(cyruntime.cudaTextureObject_t), "texObject"))
     with nogil:
         _result = cyruntime.cudaGetTextureObjectResourceViewDesc(<cyruntime.cudaResourceViewDesc *>_c_pResViewDesc._ptr, _c_texObject)
     if _result != 0:
@@ -26068,7 +26457,7 @@ def cudaDestroySurfaceObject(surfObject):
     """
     cdef long long _result
     cdef cyruntime.cudaSurfaceObject_t _c_surfObject
-    _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.as_int(surfObject, "surfObject"))
+    _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.unsigned_arg(surfObject, sizeof(cyruntime.cudaSurfaceObject_t), "surfObject"))
     with nogil:
         _result = cyruntime.cudaDestroySurfaceObject(_c_surfObject)
     return (_status(_result),)
@@ -26098,7 +26487,7 @@ def cudaGetSurfaceObjectResourceDesc(surfObject):
     cdef long long _result
     cdef cudaResourceDesc _c_pResDesc = cudaResourceDesc()
     cdef cyruntime.cudaSurfaceObject_t _c_surfObject
-    _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.as_int(surfObject, "surfObject"))
+    _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.unsigned_arg(surfObject, sizeof(cyruntime.cudaSurfaceObject_t), "surfObject"))
     with nogil:
         _result = cyruntime.cudaGetSurfaceObjectResourceDesc(<cyruntime.cudaResourceDesc *>_c_pResDesc._ptr, _c_surfObject)
     if _result != 0:
@@ -26206,11 +26595,11 @@ def cudaLogsRegisterCallback(callbackFunc, userData):
     cdef bint _trampoline = False
     cdef cyruntime.cudaLogsCallbackHandle _c_callback_out
     memset(&_c_callback_out, 0, sizeof(_c_callback_out))
-    if callbackFunc is None or isinstance(callbackFunc, cudaLogsCallback_t):
+    if isinstance(callbackFunc, int) and callbackFunc != 0:
+        raise TypeError(f"callbackFunc: expected a callable, None, 0 or cudaLogsCallback_t(address) for a C function, got the int {callbackFunc}")
+    if callbackFunc is None or isinstance(callbackFunc, (cudaLogsCallback_t, int)):
         _c_callbackFunc = <cyruntime.cudaLogsCallback_t>_support.plain_address(callbackFunc, "callbackFunc")
         _ctx = _support.plain_address(userData, "userData")
-    elif isinstance(callbackFunc, int):
-        raise TypeError(f"callbackFunc: expected a callable or cudaLogsCallback_t(address) for a C function, got the int {callbackFunc}")
     else:
         _ctx = _support.callback_context(callbackFunc, userData, False)
         _c_callbackFunc = <cyruntime.cudaLogsCallback_t>_callback_cudaLogsCallback_t
@@ -26244,7 +26633,7 @@ def cudaLogsUnregisterCallback(callback):
         _result = cyruntime.cudaLogsUnregisterCallback(_c_callback)
     return (_status(_result),)
 
-def cudaLogsCurrent(unsigned int flags):
+def cudaLogsCurrent(flags):
     """cudaLogsCurrent(flags: int)
 
     Sets log iterator to point to the end of log buffer, where the next message would be written.
@@ -26261,14 +26650,16 @@ def cudaLogsCurrent(unsigned int flags):
     """
     cdef long long _result
     cdef cyruntime.cudaLogIterator _c_iterator_out
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_iterator_out, 0, sizeof(_c_iterator_out))
     with nogil:
-        _result = cyruntime.cudaLogsCurrent(&_c_iterator_out, flags)
+        _result = cyruntime.cudaLogsCurrent(&_c_iterator_out, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), cudaLogIterator._from(_c_iterator_out))
 
-def cudaLogsDumpToFile(iterator, pathToFile, unsigned int flags):
+def cudaLogsDumpToFile(iterator, pathToFile, flags):
     """cudaLogsDumpToFile(iterator: cudaLogIterator | int | None, pathToFile: bytes | str | None, flags: int)
 
     Dump accumulated driver logs into a file
@@ -26299,20 +26690,22 @@ def cudaLogsDumpToFile(iterator, pathToFile, unsigned int flags):
     cdef cyruntime.cudaLogIterator _c_iterator
     cdef cyruntime.cudaLogIterator* _p_iterator = &_c_iterator
     cdef const char* _c_pathToFile = NULL
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     if iterator is None:
         _p_iterator = NULL
     else:
-        _c_iterator = ((<cudaLogIterator>iterator)._value if type(iterator) is cudaLogIterator else <cyruntime.cudaLogIterator>_support.as_int(iterator, "iterator"))
+        _c_iterator = ((<cudaLogIterator>iterator)._value if type(iterator) is cudaLogIterator else <cyruntime.cudaLogIterator>_support.unsigned_arg(iterator, sizeof(cyruntime.cudaLogIterator), "iterator"))
     _b_pathToFile = None if pathToFile is None else _support.as_bytes(pathToFile, "pathToFile")
     if _b_pathToFile is not None:
         _c_pathToFile = PyBytes_AS_STRING(_b_pathToFile)
     with nogil:
-        _result = cyruntime.cudaLogsDumpToFile(_p_iterator, _c_pathToFile, flags)
+        _result = cyruntime.cudaLogsDumpToFile(_p_iterator, _c_pathToFile, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), None if _p_iterator == NULL else cudaLogIterator._from(_c_iterator))
 
-def cudaLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
+def cudaLogsDumpToMemory(iterator, buffer, size, flags):
     """cudaLogsDumpToMemory(iterator: cudaLogIterator | int | None, buffer: int | Buffer | None, size: int, flags: int)
 
     Dump accumulated driver logs into a buffer
@@ -26357,19 +26750,21 @@ def cudaLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
     cdef _support.BufferRef _view_buffer
     cdef void* _c_buffer
     cdef size_t _c_size
+    cdef unsigned int _c_flags
     _view_buffer.held = False
     try:
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         if iterator is None:
             _p_iterator = NULL
         else:
-            _c_iterator = ((<cudaLogIterator>iterator)._value if type(iterator) is cudaLogIterator else <cyruntime.cudaLogIterator>_support.as_int(iterator, "iterator"))
+            _c_iterator = ((<cudaLogIterator>iterator)._value if type(iterator) is cudaLogIterator else <cyruntime.cudaLogIterator>_support.unsigned_arg(iterator, sizeof(cyruntime.cudaLogIterator), "iterator"))
         _c_buffer = _support.address(buffer, &_view_buffer, True, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < <size_t>_support.as_int(size, "size"):
             _support.release_address(&_view_buffer)
-            raise ValueError(f"buffer holds {len(memoryview(buffer).cast('B'))} bytes but size is {size}")
-        _c_size = <size_t>_support.as_int(size, "size")
+            raise ValueError(f"buffer holds {len(memoryview(buffer).cast('B'))} bytes but size is {<size_t>_support.as_int(size, "size")}")
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         with nogil:
-            _result = cyruntime.cudaLogsDumpToMemory(_p_iterator, <char *>_c_buffer, &_c_size, flags)
+            _result = cyruntime.cudaLogsDumpToMemory(_p_iterator, <char *>_c_buffer, &_c_size, _c_flags)
         if _result != 0:
             return (_status(_result), None, None)
         return (_status(0), None if _p_iterator == NULL else cudaLogIterator._from(_c_iterator), _c_size)
@@ -26377,7 +26772,7 @@ def cudaLogsDumpToMemory(iterator, buffer, size, unsigned int flags):
     finally:
         _support.release_address(&_view_buffer)
 
-def cudaGraphCreate(unsigned int flags):
+def cudaGraphCreate(flags):
     """cudaGraphCreate(flags: int)
 
     Creates a graph
@@ -26415,14 +26810,16 @@ def cudaGraphCreate(unsigned int flags):
     """
     cdef long long _result
     cdef cyruntime.cudaGraph_t _c_pGraph
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pGraph, 0, sizeof(_c_pGraph))
     with nogil:
-        _result = cyruntime.cudaGraphCreate(&_c_pGraph, flags)
+        _result = cyruntime.cudaGraphCreate(&_c_pGraph, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraph_t(<void*>_c_pGraph))
 
-def cudaGraphAddKernelNode(graph, pDependencies, size_t numDependencies, pNodeParams):
+def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
     """cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaKernelNodeParams])
 
     Creates a kernel execution node and adds it to a graph
@@ -26529,18 +26926,20 @@ def cudaGraphAddKernelNode(graph, pDependencies, size_t numDependencies, pNodePa
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_pNodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaKernelNodeParams, "pNodeParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddKernelNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
+            _result = cyruntime.cudaGraphAddKernelNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -26737,7 +27136,7 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
         _result = cyruntime.cudaGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
     return (_status(_result),)
 
-def cudaGraphAddMemcpyNode(graph, pDependencies, size_t numDependencies, pCopyParams):
+def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
     """cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pCopyParams: Optional[cudaMemcpy3DParms])
 
     Creates a memcpy node and adds it to a graph
@@ -26793,18 +27192,20 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, size_t numDependencies, pCopyPa
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_pCopyParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_pCopyParams = _support.struct_pointer(pCopyParams, cudaMemcpy3DParms, "pCopyParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemcpyNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaMemcpy3DParms *>_c_pCopyParams)
+            _result = cyruntime.cudaGraphAddMemcpyNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const cyruntime.cudaMemcpy3DParms *>_c_pCopyParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -26812,7 +27213,7 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, size_t numDependencies, pCopyPa
     finally:
         free(_c_pDependencies)
 
-def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, size_t numDependencies, symbol, src, size_t count, size_t offset, kind):
+def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol, src, count, offset, kind):
     """cudaGraphAddMemcpyNodeToSymbol(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Creates a memcpy node to copy to a symbol on the device and adds it to a graph
@@ -26878,32 +27279,38 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, size_t numDependencies,
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef _support.BufferRef _view_symbol
     cdef void* _c_symbol
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_symbol.held = False
     _view_src.held = False
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemcpyNodeToSymbol(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const void *>_c_symbol, <const void *>_c_src, count, offset, _c_kind)
+            _result = cyruntime.cudaGraphAddMemcpyNodeToSymbol(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -26913,7 +27320,7 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, size_t numDependencies,
         _support.release_address(&_view_symbol)
         _support.release_address(&_view_src)
 
-def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, size_t numDependencies, dst, symbol, size_t count, size_t offset, kind):
+def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst, symbol, count, offset, kind):
     """cudaGraphAddMemcpyNodeFromSymbol(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Creates a memcpy node to copy from a symbol on the device and adds it to a graph
@@ -26979,32 +27386,38 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, size_t numDependencie
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
     cdef _support.BufferRef _view_symbol
     cdef void* _c_symbol
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_symbol.held = False
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemcpyNodeFromSymbol(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <void *>_c_dst, <const void *>_c_symbol, count, offset, _c_kind)
+            _result = cyruntime.cudaGraphAddMemcpyNodeFromSymbol(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27014,7 +27427,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, size_t numDependencie
         _support.release_address(&_view_dst)
         _support.release_address(&_view_symbol)
 
-def cudaGraphAddMemcpyNode1D(graph, pDependencies, size_t numDependencies, dst, src, size_t count, kind):
+def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, count, kind):
     """cudaGraphAddMemcpyNode1D(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int)
 
     Creates a 1D memcpy node and adds it to a graph
@@ -27079,32 +27492,36 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, size_t numDependencies, dst, 
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef _support.BufferRef _view_dst
     cdef void* _c_dst
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemcpyNode1D(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <void *>_c_dst, <const void *>_c_src, count, _c_kind)
+            _result = cyruntime.cudaGraphAddMemcpyNode1D(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27189,7 +27606,7 @@ def cudaGraphMemcpyNodeSetParams(node, pNodeParams):
         _result = cyruntime.cudaGraphMemcpyNodeSetParams(_c_node, <const cyruntime.cudaMemcpy3DParms *>_c_pNodeParams)
     return (_status(_result),)
 
-def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, size_t count, size_t offset, kind):
+def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind):
     """cudaGraphMemcpyNodeSetParamsToSymbol(node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Sets a memcpy node's parameters to copy to a symbol on the device
@@ -27236,29 +27653,33 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, size_t count, size_t
     cdef void* _c_symbol
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_symbol.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphMemcpyNodeSetParamsToSymbol(_c_node, <const void *>_c_symbol, <const void *>_c_src, count, offset, _c_kind)
+            _result = cyruntime.cudaGraphMemcpyNodeSetParamsToSymbol(_c_node, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_symbol)
         _support.release_address(&_view_src)
 
-def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, size_t count, size_t offset, kind):
+def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind):
     """cudaGraphMemcpyNodeSetParamsFromSymbol(node: cudaGraphNode_t | int | None, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Sets a memcpy node's parameters to copy from a symbol on the device
@@ -27305,29 +27726,33 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, size_t count, size
     cdef void* _c_dst
     cdef _support.BufferRef _view_symbol
     cdef void* _c_symbol
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_symbol.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphMemcpyNodeSetParamsFromSymbol(_c_node, <void *>_c_dst, <const void *>_c_symbol, count, offset, _c_kind)
+            _result = cyruntime.cudaGraphMemcpyNodeSetParamsFromSymbol(_c_node, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_symbol)
 
-def cudaGraphMemcpyNodeSetParams1D(node, dst, src, size_t count, kind):
+def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
     """cudaGraphMemcpyNodeSetParams1D(node: cudaGraphNode_t | int | None, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int)
 
     Sets a memcpy node's parameters to perform a 1-dimensional copy
@@ -27374,29 +27799,31 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, size_t count, kind):
     cdef void* _c_dst
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphMemcpyNodeSetParams1D(_c_node, <void *>_c_dst, <const void *>_c_src, count, _c_kind)
+            _result = cyruntime.cudaGraphMemcpyNodeSetParams1D(_c_node, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_src)
 
-def cudaGraphAddMemsetNode(graph, pDependencies, size_t numDependencies, pMemsetParams):
+def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams):
     """cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pMemsetParams: Optional[cudaMemsetParams])
 
     Creates a memset node and adds it to a graph
@@ -27446,18 +27873,20 @@ def cudaGraphAddMemsetNode(graph, pDependencies, size_t numDependencies, pMemset
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_pMemsetParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_pMemsetParams = _support.struct_pointer(pMemsetParams, cudaMemsetParams, "pMemsetParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemsetNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaMemsetParams *>_c_pMemsetParams)
+            _result = cyruntime.cudaGraphAddMemsetNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const cyruntime.cudaMemsetParams *>_c_pMemsetParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27537,7 +27966,7 @@ def cudaGraphMemsetNodeSetParams(node, pNodeParams):
         _result = cyruntime.cudaGraphMemsetNodeSetParams(_c_node, <const cyruntime.cudaMemsetParams *>_c_pNodeParams)
     return (_status(_result),)
 
-def cudaGraphAddHostNode(graph, pDependencies, size_t numDependencies, pNodeParams):
+def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
     """cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaHostNodeParams])
 
     Creates a host execution node and adds it to a graph
@@ -27587,18 +28016,20 @@ def cudaGraphAddHostNode(graph, pDependencies, size_t numDependencies, pNodePara
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_pNodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaHostNodeParams, "pNodeParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddHostNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
+            _result = cyruntime.cudaGraphAddHostNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27678,7 +28109,7 @@ def cudaGraphHostNodeSetParams(node, pNodeParams):
         _result = cyruntime.cudaGraphHostNodeSetParams(_c_node, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
     return (_status(_result),)
 
-def cudaGraphAddChildGraphNode(graph, pDependencies, size_t numDependencies, childGraph):
+def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph):
     """cudaGraphAddChildGraphNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, childGraph: cudaGraph_t | int | None)
 
     Creates a child graph node and adds it to a graph
@@ -27728,18 +28159,20 @@ def cudaGraphAddChildGraphNode(graph, pDependencies, size_t numDependencies, chi
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef cyruntime.cudaGraph_t _c_childGraph
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_childGraph = <cyruntime.cudaGraph_t>_support.handle_value(childGraph, cudaGraph_t, "childGraph")
         with nogil:
-            _result = cyruntime.cudaGraphAddChildGraphNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, _c_childGraph)
+            _result = cyruntime.cudaGraphAddChildGraphNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, _c_childGraph)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27788,7 +28221,7 @@ def cudaGraphChildGraphNodeGetGraph(node):
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraph_t(<void*>_c_pGraph))
 
-def cudaGraphAddEmptyNode(graph, pDependencies, size_t numDependencies):
+def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
     """cudaGraphAddEmptyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int)
 
     Creates an empty node and adds it to a graph
@@ -27834,16 +28267,18 @@ def cudaGraphAddEmptyNode(graph, pDependencies, size_t numDependencies):
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         with nogil:
-            _result = cyruntime.cudaGraphAddEmptyNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies)
+            _result = cyruntime.cudaGraphAddEmptyNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27851,7 +28286,7 @@ def cudaGraphAddEmptyNode(graph, pDependencies, size_t numDependencies):
     finally:
         free(_c_pDependencies)
 
-def cudaGraphAddEventRecordNode(graph, pDependencies, size_t numDependencies, event):
+def cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event):
     """cudaGraphAddEventRecordNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, event: cudaEvent_t | int | None)
 
     Creates an event record node and adds it to a graph
@@ -27902,18 +28337,20 @@ def cudaGraphAddEventRecordNode(graph, pDependencies, size_t numDependencies, ev
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef cyruntime.cudaEvent_t _c_event
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
         with nogil:
-            _result = cyruntime.cudaGraphAddEventRecordNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, _c_event)
+            _result = cyruntime.cudaGraphAddEventRecordNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, _c_event)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -27998,7 +28435,7 @@ def cudaGraphEventRecordNodeSetEvent(node, event):
         _result = cyruntime.cudaGraphEventRecordNodeSetEvent(_c_node, _c_event)
     return (_status(_result),)
 
-def cudaGraphAddEventWaitNode(graph, pDependencies, size_t numDependencies, event):
+def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
     """cudaGraphAddEventWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, event: cudaEvent_t | int | None)
 
     Creates an event wait node and adds it to a graph
@@ -28051,18 +28488,20 @@ def cudaGraphAddEventWaitNode(graph, pDependencies, size_t numDependencies, even
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef cyruntime.cudaEvent_t _c_event
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
         with nogil:
-            _result = cyruntime.cudaGraphAddEventWaitNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, _c_event)
+            _result = cyruntime.cudaGraphAddEventWaitNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, _c_event)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -28147,7 +28586,7 @@ def cudaGraphEventWaitNodeSetEvent(node, event):
         _result = cyruntime.cudaGraphEventWaitNodeSetEvent(_c_node, _c_event)
     return (_status(_result),)
 
-def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, size_t numDependencies, nodeParams):
+def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependencies, nodeParams):
     """cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams])
 
     Creates an external semaphore signal node and adds it to a graph
@@ -28202,18 +28641,20 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, size_t numDep
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddExternalSemaphoresSignalNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
+            _result = cyruntime.cudaGraphAddExternalSemaphoresSignalNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -28303,7 +28744,7 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
         _result = cyruntime.cudaGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
     return (_status(_result),)
 
-def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, size_t numDependencies, nodeParams):
+def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies, nodeParams):
     """cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams])
 
     Creates an external semaphore wait node and adds it to a graph
@@ -28359,18 +28800,20 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, size_t numDepen
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddExternalSemaphoresWaitNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
+            _result = cyruntime.cudaGraphAddExternalSemaphoresWaitNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -28460,7 +28903,7 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
         _result = cyruntime.cudaGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
     return (_status(_result),)
 
-def cudaGraphAddMemAllocNode(graph, pDependencies, size_t numDependencies, nodeParams):
+def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
     """cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaMemAllocNodeParams])
 
     Creates an allocation node and adds it to a graph
@@ -28544,18 +28987,20 @@ def cudaGraphAddMemAllocNode(graph, pDependencies, size_t numDependencies, nodeP
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_nodeParams = _support.struct_pointer(nodeParams, cudaMemAllocNodeParams, "nodeParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemAllocNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <cyruntime.cudaMemAllocNodeParams *>_c_nodeParams)
+            _result = cyruntime.cudaGraphAddMemAllocNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <cyruntime.cudaMemAllocNodeParams *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -28601,7 +29046,7 @@ def cudaGraphMemAllocNodeGetParams(node):
         return (_status(_result), None)
     return (_status(0), _c_params_out)
 
-def cudaGraphAddMemFreeNode(graph, pDependencies, size_t numDependencies, dptr):
+def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
     """cudaGraphAddMemFreeNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, dptr: int | Buffer | None)
 
     Creates a memory free node and adds it to a graph
@@ -28668,20 +29113,22 @@ def cudaGraphAddMemFreeNode(graph, pDependencies, size_t numDependencies, dptr):
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaGraphNode_t* _c_pDependencies = NULL
     cdef Py_ssize_t _i_pDependencies
+    cdef size_t _c_numDependencies
     cdef _support.BufferRef _view_dptr
     cdef void* _c_dptr
     _view_dptr.held = False
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
         _c_dptr = _support.address(dptr, &_view_dptr, False, "dptr")
         with nogil:
-            _result = cyruntime.cudaGraphAddMemFreeNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, numDependencies, <void *>_c_dptr)
+            _result = cyruntime.cudaGraphAddMemFreeNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <void *>_c_dptr)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -28725,7 +29172,7 @@ def cudaGraphMemFreeNodeGetParams(node):
         return (_status(_result), None)
     return (_status(0), <uintptr_t>_c_dptr_out)
 
-def cudaDeviceGraphMemTrim(int device):
+def cudaDeviceGraphMemTrim(device):
     """cudaDeviceGraphMemTrim(device: int)
 
     Free unused memory that was cached on the specified device for use with graphs back to the OS.
@@ -28755,11 +29202,13 @@ def cudaDeviceGraphMemTrim(int device):
     C function: cudaDeviceGraphMemTrim (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
-        _result = cyruntime.cudaDeviceGraphMemTrim(device)
+        _result = cyruntime.cudaDeviceGraphMemTrim(_c_device)
     return (_status(_result),)
 
-def cudaDeviceGetGraphMemAttribute(int device, attr):
+def cudaDeviceGetGraphMemAttribute(device, attr):
     """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int)
 
     Query asynchronous allocation attributes related to graphs
@@ -28798,17 +29247,19 @@ def cudaDeviceGetGraphMemAttribute(int device, attr):
     C function: cudaDeviceGetGraphMemAttribute (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
     cdef cyruntime.cudaGraphMemAttributeType _c_attr
     cdef _support.TypedValue _c_value
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_attr = <cyruntime.cudaGraphMemAttributeType><long long>_support.as_int(attr, "attr")
     _c_value = _typed_value("cudaGraphMemAttributeType", attr, None, "value", 0)
     with nogil:
-        _result = cyruntime.cudaDeviceGetGraphMemAttribute(device, _c_attr, <void *>_c_value.ptr)
+        _result = cyruntime.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_value.value())
 
-def cudaDeviceSetGraphMemAttribute(int device, attr, value):
+def cudaDeviceSetGraphMemAttribute(device, attr, value):
     """cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: Any)
 
     Set asynchronous allocation attributes related to graphs
@@ -28844,12 +29295,14 @@ def cudaDeviceSetGraphMemAttribute(int device, attr, value):
     C function: cudaDeviceSetGraphMemAttribute (cuda_runtime_api.h)
     """
     cdef long long _result
+    cdef int _c_device
     cdef cyruntime.cudaGraphMemAttributeType _c_attr
     cdef _support.TypedValue _c_value
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_attr = <cyruntime.cudaGraphMemAttributeType><long long>_support.as_int(attr, "attr")
     _c_value = _typed_value("cudaGraphMemAttributeType", attr, value, "value", 0)
     with nogil:
-        _result = cyruntime.cudaDeviceSetGraphMemAttribute(device, _c_attr, <void *>_c_value.ptr)
+        _result = cyruntime.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
     return (_status(_result),)
 
 def cudaGraphClone(originalGraph):
@@ -29026,7 +29479,7 @@ def cudaGraphGetNodes(graph, numNodes=0):
     cdef size_t _c_numNodes
     try:
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _c_numNodes = <size_t>_support.as_int(numNodes, "numNodes")
+        _c_numNodes = <size_t>_support.unsigned_arg(numNodes, sizeof(size_t), "numNodes")
         _cap_nodes = <Py_ssize_t>_c_numNodes
         if _cap_nodes < 0:
             raise ValueError(f"numNodes cannot be negative ({_cap_nodes})")
@@ -29082,7 +29535,7 @@ def cudaGraphGetRootNodes(graph, pNumRootNodes=0):
     cdef size_t _c_pNumRootNodes
     try:
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _c_pNumRootNodes = <size_t>_support.as_int(pNumRootNodes, "pNumRootNodes")
+        _c_pNumRootNodes = <size_t>_support.unsigned_arg(pNumRootNodes, sizeof(size_t), "pNumRootNodes")
         _cap_pRootNodes = <Py_ssize_t>_c_pNumRootNodes
         if _cap_pRootNodes < 0:
             raise ValueError(f"pNumRootNodes cannot be negative ({_cap_pRootNodes})")
@@ -29151,7 +29604,7 @@ def cudaGraphGetEdges(graph, numEdges=0):
     cdef size_t _c_numEdges
     try:
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _c_numEdges = <size_t>_support.as_int(numEdges, "numEdges")
+        _c_numEdges = <size_t>_support.unsigned_arg(numEdges, sizeof(size_t), "numEdges")
         _cap_from_ = <Py_ssize_t>_c_numEdges
         if _cap_from_ < 0:
             raise ValueError(f"numEdges cannot be negative ({_cap_from_})")
@@ -29227,7 +29680,7 @@ def cudaGraphNodeGetDependencies(node, pNumDependencies=0):
     cdef size_t _c_pNumDependencies
     try:
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-        _c_pNumDependencies = <size_t>_support.as_int(pNumDependencies, "pNumDependencies")
+        _c_pNumDependencies = <size_t>_support.unsigned_arg(pNumDependencies, sizeof(size_t), "pNumDependencies")
         _cap_pDependencies = <Py_ssize_t>_c_pNumDependencies
         if _cap_pDependencies < 0:
             raise ValueError(f"pNumDependencies cannot be negative ({_cap_pDependencies})")
@@ -29298,7 +29751,7 @@ def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes=0):
     cdef size_t _c_pNumDependentNodes
     try:
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-        _c_pNumDependentNodes = <size_t>_support.as_int(pNumDependentNodes, "pNumDependentNodes")
+        _c_pNumDependentNodes = <size_t>_support.unsigned_arg(pNumDependentNodes, sizeof(size_t), "pNumDependentNodes")
         _cap_pDependentNodes = <Py_ssize_t>_c_pNumDependentNodes
         if _cap_pDependentNodes < 0:
             raise ValueError(f"pNumDependentNodes cannot be negative ({_cap_pDependentNodes})")
@@ -29319,7 +29772,7 @@ def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes=0):
         free(_c_pDependentNodes)
         free(_c_edgeData)
 
-def cudaGraphAddDependencies(graph, from_, to, edgeData, size_t numDependencies):
+def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
     """cudaGraphAddDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cudaGraphNode_t | int | None] | None, to: Sequence[cudaGraphNode_t | int | None] | None, edgeData: Sequence[cudaGraphEdgeData] | None, numDependencies: int)
 
     Adds dependency edges to a graph.
@@ -29362,25 +29815,27 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, size_t numDependencies)
     cdef Py_ssize_t _i_to
     cdef cyruntime.cudaGraphEdgeData_st* _c_edgeData = NULL
     cdef Py_ssize_t _i_edgeData
+    cdef size_t _c_numDependencies
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(from_, numDependencies, "from", "numDependencies")
-        if numDependencies > 0:
-            _c_from_ = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_from_ in range(numDependencies):
+        _support.check_list(from_, _c_numDependencies, "from", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_from_ = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_from_ in range(_c_numDependencies):
                 _c_from_[_i_from_] = <cyruntime.cudaGraphNode_t>_support.handle_value(from_[_i_from_], cudaGraphNode_t, "from")
-        _support.check_count(to, numDependencies, "to", "numDependencies")
-        if numDependencies > 0:
-            _c_to = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_to in range(numDependencies):
+        _support.check_list(to, _c_numDependencies, "to", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_to = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_to in range(_c_numDependencies):
                 _c_to[_i_to] = <cyruntime.cudaGraphNode_t>_support.handle_value(to[_i_to], cudaGraphNode_t, "to")
-        _support.check_count(edgeData, numDependencies, "edgeData", "numDependencies")
-        if numDependencies > 0:
-            _c_edgeData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
-            for _i_edgeData in range(numDependencies):
+        _support.check_list(edgeData, _c_numDependencies, "edgeData", "numDependencies", "cudaGraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_edgeData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
+            for _i_edgeData in range(_c_numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], cudaGraphEdgeData, "edgeData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         with nogil:
-            _result = cyruntime.cudaGraphAddDependencies(_c_graph, <const cyruntime.cudaGraphNode_t *>_c_from_, <const cyruntime.cudaGraphNode_t *>_c_to, <const cyruntime.cudaGraphEdgeData *>_c_edgeData, numDependencies)
+            _result = cyruntime.cudaGraphAddDependencies(_c_graph, <const cyruntime.cudaGraphNode_t *>_c_from_, <const cyruntime.cudaGraphNode_t *>_c_to, <const cyruntime.cudaGraphEdgeData *>_c_edgeData, _c_numDependencies)
         return (_status(_result),)
 
     finally:
@@ -29388,7 +29843,7 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, size_t numDependencies)
         free(_c_to)
         free(_c_edgeData)
 
-def cudaGraphRemoveDependencies(graph, from_, to, edgeData, size_t numDependencies):
+def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
     """cudaGraphRemoveDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cudaGraphNode_t | int | None] | None, to: Sequence[cudaGraphNode_t | int | None] | None, edgeData: Sequence[cudaGraphEdgeData] | None, numDependencies: int)
 
     Removes dependency edges from a graph.
@@ -29434,25 +29889,27 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, size_t numDependenci
     cdef Py_ssize_t _i_to
     cdef cyruntime.cudaGraphEdgeData_st* _c_edgeData = NULL
     cdef Py_ssize_t _i_edgeData
+    cdef size_t _c_numDependencies
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(from_, numDependencies, "from", "numDependencies")
-        if numDependencies > 0:
-            _c_from_ = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_from_ in range(numDependencies):
+        _support.check_list(from_, _c_numDependencies, "from", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_from_ = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_from_ in range(_c_numDependencies):
                 _c_from_[_i_from_] = <cyruntime.cudaGraphNode_t>_support.handle_value(from_[_i_from_], cudaGraphNode_t, "from")
-        _support.check_count(to, numDependencies, "to", "numDependencies")
-        if numDependencies > 0:
-            _c_to = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_to in range(numDependencies):
+        _support.check_list(to, _c_numDependencies, "to", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_to = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_to in range(_c_numDependencies):
                 _c_to[_i_to] = <cyruntime.cudaGraphNode_t>_support.handle_value(to[_i_to], cudaGraphNode_t, "to")
-        _support.check_count(edgeData, numDependencies, "edgeData", "numDependencies")
-        if numDependencies > 0:
-            _c_edgeData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
-            for _i_edgeData in range(numDependencies):
+        _support.check_list(edgeData, _c_numDependencies, "edgeData", "numDependencies", "cudaGraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_edgeData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
+            for _i_edgeData in range(_c_numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], cudaGraphEdgeData, "edgeData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         with nogil:
-            _result = cyruntime.cudaGraphRemoveDependencies(_c_graph, <const cyruntime.cudaGraphNode_t *>_c_from_, <const cyruntime.cudaGraphNode_t *>_c_to, <const cyruntime.cudaGraphEdgeData *>_c_edgeData, numDependencies)
+            _result = cyruntime.cudaGraphRemoveDependencies(_c_graph, <const cyruntime.cudaGraphNode_t *>_c_from_, <const cyruntime.cudaGraphNode_t *>_c_to, <const cyruntime.cudaGraphEdgeData *>_c_edgeData, _c_numDependencies)
         return (_status(_result),)
 
     finally:
@@ -29500,7 +29957,7 @@ def cudaGraphDestroyNode(node):
         _result = cyruntime.cudaGraphDestroyNode(_c_node)
     return (_status(_result),)
 
-def cudaGraphInstantiate(graph, unsigned long long flags):
+def cudaGraphInstantiate(graph, flags):
     """cudaGraphInstantiate(graph: cudaGraph_t | int | None, flags: int)
 
     Creates an executable graph from a graph
@@ -29577,15 +30034,17 @@ def cudaGraphInstantiate(graph, unsigned long long flags):
     cdef long long _result
     cdef cyruntime.cudaGraphExec_t _c_pGraphExec
     cdef cyruntime.cudaGraph_t _c_graph
+    cdef unsigned long long _c_flags
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     memset(&_c_pGraphExec, 0, sizeof(_c_pGraphExec))
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     with nogil:
-        _result = cyruntime.cudaGraphInstantiate(&_c_pGraphExec, _c_graph, flags)
+        _result = cyruntime.cudaGraphInstantiate(&_c_pGraphExec, _c_graph, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphExec_t(<void*>_c_pGraphExec))
 
-def cudaGraphInstantiateWithFlags(graph, unsigned long long flags):
+def cudaGraphInstantiateWithFlags(graph, flags):
     """cudaGraphInstantiateWithFlags(graph: cudaGraph_t | int | None, flags: int)
 
     Creates an executable graph from a graph
@@ -29663,10 +30122,12 @@ def cudaGraphInstantiateWithFlags(graph, unsigned long long flags):
     cdef long long _result
     cdef cyruntime.cudaGraphExec_t _c_pGraphExec
     cdef cyruntime.cudaGraph_t _c_graph
+    cdef unsigned long long _c_flags
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     memset(&_c_pGraphExec, 0, sizeof(_c_pGraphExec))
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     with nogil:
-        _result = cyruntime.cudaGraphInstantiateWithFlags(&_c_pGraphExec, _c_graph, flags)
+        _result = cyruntime.cudaGraphInstantiateWithFlags(&_c_pGraphExec, _c_graph, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphExec_t(<void*>_c_pGraphExec))
@@ -29971,7 +30432,7 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
         _result = cyruntime.cudaGraphExecMemcpyNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaMemcpy3DParms *>_c_pNodeParams)
     return (_status(_result),)
 
-def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, size_t count, size_t offset, kind):
+def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, count, offset, kind):
     """cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device
@@ -30035,30 +30496,34 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, size
     cdef void* _c_symbol
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_symbol.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsToSymbol(_c_hGraphExec, _c_node, <const void *>_c_symbol, <const void *>_c_src, count, offset, _c_kind)
+            _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsToSymbol(_c_hGraphExec, _c_node, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_symbol)
         _support.release_address(&_view_src)
 
-def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, size_t count, size_t offset, kind):
+def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, count, offset, kind):
     """cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
 
     Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device
@@ -30122,30 +30587,34 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, si
     cdef void* _c_dst
     cdef _support.BufferRef _view_symbol
     cdef void* _c_symbol
+    cdef size_t _c_count
+    cdef size_t _c_offset
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_symbol.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_offset = <size_t>_support.unsigned_arg(offset, sizeof(size_t), "offset")
         _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_symbol = _support.address(symbol, &_view_symbol, False, "symbol")
-        if _view_symbol.held and <size_t>_view_symbol.view.len < count:
+        if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
-            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsFromSymbol(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_symbol, count, offset, _c_kind)
+            _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsFromSymbol(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
 
     finally:
         _support.release_address(&_view_dst)
         _support.release_address(&_view_symbol)
 
-def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, size_t count, kind):
+def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
     """cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int)
 
     Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy
@@ -30207,23 +30676,25 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, size_t count,
     cdef void* _c_dst
     cdef _support.BufferRef _view_src
     cdef void* _c_src
+    cdef size_t _c_count
     cdef cyruntime.cudaMemcpyKind _c_kind
     _view_dst.held = False
     _view_src.held = False
     try:
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
         _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
         _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
-        if _view_dst.held and <size_t>_view_dst.view.len < count:
+        if _view_dst.held and <size_t>_view_dst.view.len < _c_count:
             _support.release_address(&_view_dst)
-            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = _support.address(src, &_view_src, False, "src")
-        if _view_src.held and <size_t>_view_src.view.len < count:
+        if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
-            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {count}")
+            raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
         with nogil:
-            _result = cyruntime.cudaGraphExecMemcpyNodeSetParams1D(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_src, count, _c_kind)
+            _result = cyruntime.cudaGraphExecMemcpyNodeSetParams1D(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
 
     finally:
@@ -30644,7 +31115,7 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodePara
         _result = cyruntime.cudaGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
     return (_status(_result),)
 
-def cudaGraphNodeSetEnabled(hGraphExec, hNode, unsigned int isEnabled):
+def cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     """cudaGraphNodeSetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, isEnabled: int)
 
     Enables or disables the specified node in the given graphExec
@@ -30688,10 +31159,12 @@ def cudaGraphNodeSetEnabled(hGraphExec, hNode, unsigned int isEnabled):
     cdef long long _result
     cdef cyruntime.cudaGraphExec_t _c_hGraphExec
     cdef cyruntime.cudaGraphNode_t _c_hNode
+    cdef unsigned int _c_isEnabled
+    _c_isEnabled = <unsigned int>_support.unsigned_arg(isEnabled, sizeof(unsigned int), "isEnabled")
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
     with nogil:
-        _result = cyruntime.cudaGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, isEnabled)
+        _result = cyruntime.cudaGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, _c_isEnabled)
     return (_status(_result),)
 
 def cudaGraphNodeGetEnabled(hGraphExec, hNode):
@@ -30992,7 +31465,7 @@ def cudaGraphDestroy(graph):
         _result = cyruntime.cudaGraphDestroy(_c_graph)
     return (_status(_result),)
 
-def cudaGraphDebugDotPrint(graph, path, unsigned int flags):
+def cudaGraphDebugDotPrint(graph, path, flags):
     """cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str, flags: int)
 
     Write a DOT file describing graph structure
@@ -31017,15 +31490,17 @@ def cudaGraphDebugDotPrint(graph, path, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaGraph_t _c_graph
     cdef const char* _c_path = NULL
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     _b_path = _support.as_bytes(path, "path")
     if _b_path is not None:
         _c_path = PyBytes_AS_STRING(_b_path)
     with nogil:
-        _result = cyruntime.cudaGraphDebugDotPrint(_c_graph, _c_path, flags)
+        _result = cyruntime.cudaGraphDebugDotPrint(_c_graph, _c_path, _c_flags)
     return (_status(_result),)
 
-def cudaUserObjectCreate(ptr, destroy, unsigned int initialRefcount, unsigned int flags):
+def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
     """cudaUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialRefcount: int, flags: int)
 
     Create a user object
@@ -31069,13 +31544,17 @@ def cudaUserObjectCreate(ptr, destroy, unsigned int initialRefcount, unsigned in
     cdef _support.BufferRef _view_ptr
     cdef void* _c_ptr
     cdef void* _c_destroy
+    cdef unsigned int _c_initialRefcount
+    cdef unsigned int _c_flags
     _view_ptr.held = False
     try:
+        _c_initialRefcount = <unsigned int>_support.unsigned_arg(initialRefcount, sizeof(unsigned int), "initialRefcount")
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         memset(&_c_object_out, 0, sizeof(_c_object_out))
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         _c_destroy = _support.plain_address(destroy, "destroy")
         with nogil:
-            _result = cyruntime.cudaUserObjectCreate(&_c_object_out, <void *>_c_ptr, <cyruntime.cudaHostFn_t>_c_destroy, initialRefcount, flags)
+            _result = cyruntime.cudaUserObjectCreate(&_c_object_out, <void *>_c_ptr, <cyruntime.cudaHostFn_t>_c_destroy, _c_initialRefcount, _c_flags)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaUserObject_t(<void*>_c_object_out))
@@ -31083,7 +31562,7 @@ def cudaUserObjectCreate(ptr, destroy, unsigned int initialRefcount, unsigned in
     finally:
         _support.release_address(&_view_ptr)
 
-def cudaUserObjectRetain(object, unsigned int count):
+def cudaUserObjectRetain(object, count):
     """cudaUserObjectRetain(object: cudaUserObject_t | int | None, count: int)
 
     Retain a reference to a user object
@@ -31112,12 +31591,14 @@ def cudaUserObjectRetain(object, unsigned int count):
     """
     cdef long long _result
     cdef cyruntime.cudaUserObject_t _c_object
+    cdef unsigned int _c_count
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
-        _result = cyruntime.cudaUserObjectRetain(_c_object, count)
+        _result = cyruntime.cudaUserObjectRetain(_c_object, _c_count)
     return (_status(_result),)
 
-def cudaUserObjectRelease(object, unsigned int count):
+def cudaUserObjectRelease(object, count):
     """cudaUserObjectRelease(object: cudaUserObject_t | int | None, count: int)
 
     Release a reference to a user object
@@ -31150,12 +31631,14 @@ def cudaUserObjectRelease(object, unsigned int count):
     """
     cdef long long _result
     cdef cyruntime.cudaUserObject_t _c_object
+    cdef unsigned int _c_count
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
-        _result = cyruntime.cudaUserObjectRelease(_c_object, count)
+        _result = cyruntime.cudaUserObjectRelease(_c_object, _c_count)
     return (_status(_result),)
 
-def cudaGraphRetainUserObject(graph, object, unsigned int count, unsigned int flags):
+def cudaGraphRetainUserObject(graph, object, count, flags):
     """cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int, flags: int)
 
     Retain a reference to a user object from a graph
@@ -31189,13 +31672,17 @@ def cudaGraphRetainUserObject(graph, object, unsigned int count, unsigned int fl
     cdef long long _result
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaUserObject_t _c_object
+    cdef unsigned int _c_count
+    cdef unsigned int _c_flags
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
-        _result = cyruntime.cudaGraphRetainUserObject(_c_graph, _c_object, count, flags)
+        _result = cyruntime.cudaGraphRetainUserObject(_c_graph, _c_object, _c_count, _c_flags)
     return (_status(_result),)
 
-def cudaGraphReleaseUserObject(graph, object, unsigned int count):
+def cudaGraphReleaseUserObject(graph, object, count):
     """cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int)
 
     Release a user object reference from a graph
@@ -31226,13 +31713,15 @@ def cudaGraphReleaseUserObject(graph, object, unsigned int count):
     cdef long long _result
     cdef cyruntime.cudaGraph_t _c_graph
     cdef cyruntime.cudaUserObject_t _c_object
+    cdef unsigned int _c_count
+    _c_count = <unsigned int>_support.unsigned_arg(count, sizeof(unsigned int), "count")
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
-        _result = cyruntime.cudaGraphReleaseUserObject(_c_graph, _c_object, count)
+        _result = cyruntime.cudaGraphReleaseUserObject(_c_graph, _c_object, _c_count)
     return (_status(_result),)
 
-def cudaGraphAddNode(graph, pDependencies, dependencyData, size_t numDependencies, nodeParams):
+def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, nodeParams):
     """cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, nodeParams: Optional[cudaGraphNodeParams])
 
     Adds a node of arbitrary type to a graph
@@ -31286,23 +31775,25 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, size_t numDependencie
     cdef Py_ssize_t _i_pDependencies
     cdef cyruntime.cudaGraphEdgeData_st* _c_dependencyData = NULL
     cdef Py_ssize_t _i_dependencyData
+    cdef size_t _c_numDependencies
     cdef void* _c_nodeParams
     try:
+        _c_numDependencies = <size_t>_support.unsigned_arg(numDependencies, sizeof(size_t), "numDependencies")
         memset(&_c_pGraphNode, 0, sizeof(_c_pGraphNode))
         _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
-        _support.check_count(pDependencies, numDependencies, "pDependencies", "numDependencies")
-        if numDependencies > 0:
-            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphNode_t))
-            for _i_pDependencies in range(numDependencies):
+        _support.check_list(pDependencies, _c_numDependencies, "pDependencies", "numDependencies", "cudaGraphNode_t")
+        if _c_numDependencies > 0:
+            _c_pDependencies = <cyruntime.cudaGraphNode_t*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphNode_t))
+            for _i_pDependencies in range(_c_numDependencies):
                 _c_pDependencies[_i_pDependencies] = <cyruntime.cudaGraphNode_t>_support.handle_value(pDependencies[_i_pDependencies], cudaGraphNode_t, "pDependencies")
-        _support.check_count(dependencyData, numDependencies, "dependencyData", "numDependencies")
-        if numDependencies > 0:
-            _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
-            for _i_dependencyData in range(numDependencies):
+        _support.check_list(dependencyData, _c_numDependencies, "dependencyData", "numDependencies", "cudaGraphEdgeData")
+        if _c_numDependencies > 0:
+            _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
+            for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], cudaGraphEdgeData, "dependencyData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         _c_nodeParams = _support.struct_pointer(nodeParams, cudaGraphNodeParams, "nodeParams")
         with nogil:
-            _result = cyruntime.cudaGraphAddNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, numDependencies, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
+            _result = cyruntime.cudaGraphAddNode(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, _c_numDependencies, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaGraphNode_t(<void*>_c_pGraphNode))
@@ -31415,7 +31906,7 @@ def cudaGraphExecNodeSetParams(graphExec, node, nodeParams):
         _result = cyruntime.cudaGraphExecNodeSetParams(_c_graphExec, _c_node, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
     return (_status(_result),)
 
-def cudaGraphConditionalHandleCreate(graph, unsigned int defaultLaunchValue, unsigned int flags):
+def cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags):
     """cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLaunchValue: int, flags: int)
 
     Create a conditional handle
@@ -31448,15 +31939,19 @@ def cudaGraphConditionalHandleCreate(graph, unsigned int defaultLaunchValue, uns
     cdef long long _result
     cdef cyruntime.cudaGraphConditionalHandle _c_pHandle_out
     cdef cyruntime.cudaGraph_t _c_graph
+    cdef unsigned int _c_defaultLaunchValue
+    cdef unsigned int _c_flags
+    _c_defaultLaunchValue = <unsigned int>_support.unsigned_arg(defaultLaunchValue, sizeof(unsigned int), "defaultLaunchValue")
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pHandle_out, 0, sizeof(_c_pHandle_out))
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     with nogil:
-        _result = cyruntime.cudaGraphConditionalHandleCreate(&_c_pHandle_out, _c_graph, defaultLaunchValue, flags)
+        _result = cyruntime.cudaGraphConditionalHandleCreate(&_c_pHandle_out, _c_graph, _c_defaultLaunchValue, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), cudaGraphConditionalHandle._from(_c_pHandle_out))
 
-def cudaGetDriverEntryPoint(symbol, unsigned long long flags):
+def cudaGetDriverEntryPoint(symbol, flags):
     """cudaGetDriverEntryPoint(symbol: bytes | str, flags: int)
 
     Returns the requested driver API function pointer
@@ -31534,18 +32029,20 @@ def cudaGetDriverEntryPoint(symbol, unsigned long long flags):
     cdef long long _result
     cdef const char* _c_symbol = NULL
     cdef void* _c_funcPtr = NULL
+    cdef unsigned long long _c_flags
     cdef cyruntime.cudaDriverEntryPointQueryResult _c_driverStatus
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     _b_symbol = _support.as_bytes(symbol, "symbol")
     if _b_symbol is not None:
         _c_symbol = PyBytes_AS_STRING(_b_symbol)
     memset(&_c_driverStatus, 0, sizeof(_c_driverStatus))
     with nogil:
-        _result = cyruntime.cudaGetDriverEntryPoint(_c_symbol, <void **>&_c_funcPtr, flags, &_c_driverStatus)
+        _result = cyruntime.cudaGetDriverEntryPoint(_c_symbol, <void **>&_c_funcPtr, _c_flags, &_c_driverStatus)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), <uintptr_t>_c_funcPtr, _enum_member("cudaDriverEntryPointQueryResult", <long long>_c_driverStatus))
 
-def cudaGetDriverEntryPointByVersion(symbol, unsigned int cudaVersion, unsigned long long flags):
+def cudaGetDriverEntryPointByVersion(symbol, cudaVersion, flags):
     """cudaGetDriverEntryPointByVersion(symbol: bytes | str, cudaVersion: int, flags: int)
 
     Returns the requested driver API function pointer by CUDA version
@@ -31624,18 +32121,22 @@ def cudaGetDriverEntryPointByVersion(symbol, unsigned int cudaVersion, unsigned 
     cdef long long _result
     cdef const char* _c_symbol = NULL
     cdef void* _c_funcPtr = NULL
+    cdef unsigned int _c_cudaVersion
+    cdef unsigned long long _c_flags
     cdef cyruntime.cudaDriverEntryPointQueryResult _c_driverStatus
+    _c_cudaVersion = <unsigned int>_support.unsigned_arg(cudaVersion, sizeof(unsigned int), "cudaVersion")
+    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     _b_symbol = _support.as_bytes(symbol, "symbol")
     if _b_symbol is not None:
         _c_symbol = PyBytes_AS_STRING(_b_symbol)
     memset(&_c_driverStatus, 0, sizeof(_c_driverStatus))
     with nogil:
-        _result = cyruntime.cudaGetDriverEntryPointByVersion(_c_symbol, <void **>&_c_funcPtr, cudaVersion, flags, &_c_driverStatus)
+        _result = cyruntime.cudaGetDriverEntryPointByVersion(_c_symbol, <void **>&_c_funcPtr, _c_cudaVersion, _c_flags, &_c_driverStatus)
     if _result != 0:
         return (_status(_result), None, None)
     return (_status(0), <uintptr_t>_c_funcPtr, _enum_member("cudaDriverEntryPointQueryResult", <long long>_c_driverStatus))
 
-def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, unsigned int numJitOptions, libraryOptions, libraryOptionValues, unsigned int numLibraryOptions):
+def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
     """cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int] | None, numLibraryOptions: int)
 
     Load a library with specified code and options
@@ -31704,36 +32205,40 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, unsigned int numJitO
     cdef Py_ssize_t _i_jitOptions
     cdef void** _c_jitOptionsValues = NULL
     cdef Py_ssize_t _i_jitOptionsValues
+    cdef unsigned int _c_numJitOptions
     cdef cyruntime.cudaLibraryOption* _c_libraryOptions = NULL
     cdef Py_ssize_t _i_libraryOptions
     cdef void** _c_libraryOptionValues = NULL
     cdef Py_ssize_t _i_libraryOptionValues
+    cdef unsigned int _c_numLibraryOptions
     _view_code.held = False
     try:
+        _c_numJitOptions = <unsigned int>_support.unsigned_arg(numJitOptions, sizeof(unsigned int), "numJitOptions")
+        _c_numLibraryOptions = <unsigned int>_support.unsigned_arg(numLibraryOptions, sizeof(unsigned int), "numLibraryOptions")
         memset(&_c_library, 0, sizeof(_c_library))
         _c_code = _support.address(code, &_view_code, False, "code")
-        _support.check_count(jitOptions, numJitOptions, "jitOptions", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptions = <cyruntime.cudaJitOption*>_support.alloc_array(numJitOptions, sizeof(cyruntime.cudaJitOption))
-            for _i_jitOptions in range(numJitOptions):
+        _support.check_list(jitOptions, _c_numJitOptions, "jitOptions", "numJitOptions", "cudaJitOption")
+        if _c_numJitOptions > 0:
+            _c_jitOptions = <cyruntime.cudaJitOption*>_support.alloc_array(_c_numJitOptions, sizeof(cyruntime.cudaJitOption))
+            for _i_jitOptions in range(_c_numJitOptions):
                 _c_jitOptions[_i_jitOptions] = <cyruntime.cudaJitOption><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
-        _support.check_count(jitOptionsValues, numJitOptions, "jitOptionsValues", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptionsValues = <void**>_support.alloc_array(numJitOptions, sizeof(void*))
-            for _i_jitOptionsValues in range(numJitOptions):
+        _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
+        if _c_numJitOptions > 0:
+            _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
+            for _i_jitOptionsValues in range(_c_numJitOptions):
                 _c_jitOptionsValues[_i_jitOptionsValues] = _support.plain_address(jitOptionsValues[_i_jitOptionsValues], "jitOptionsValues")
-        _support.check_count(libraryOptions, numLibraryOptions, "libraryOptions", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptions = <cyruntime.cudaLibraryOption*>_support.alloc_array(numLibraryOptions, sizeof(cyruntime.cudaLibraryOption))
-            for _i_libraryOptions in range(numLibraryOptions):
+        _support.check_list(libraryOptions, _c_numLibraryOptions, "libraryOptions", "numLibraryOptions", "cudaLibraryOption")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptions = <cyruntime.cudaLibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cyruntime.cudaLibraryOption))
+            for _i_libraryOptions in range(_c_numLibraryOptions):
                 _c_libraryOptions[_i_libraryOptions] = <cyruntime.cudaLibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
-        _support.check_count(libraryOptionValues, numLibraryOptions, "libraryOptionValues", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptionValues = <void**>_support.alloc_array(numLibraryOptions, sizeof(void*))
-            for _i_libraryOptionValues in range(numLibraryOptions):
+        _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
+            for _i_libraryOptionValues in range(_c_numLibraryOptions):
                 _c_libraryOptionValues[_i_libraryOptionValues] = _support.plain_address(libraryOptionValues[_i_libraryOptionValues], "libraryOptionValues")
         with nogil:
-            _result = cyruntime.cudaLibraryLoadData(&_c_library, <const void *>_c_code, <cyruntime.cudaJitOption *>_c_jitOptions, <void **>_c_jitOptionsValues, numJitOptions, <cyruntime.cudaLibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, numLibraryOptions)
+            _result = cyruntime.cudaLibraryLoadData(&_c_library, <const void *>_c_code, <cyruntime.cudaJitOption *>_c_jitOptions, <void **>_c_jitOptionsValues, _c_numJitOptions, <cyruntime.cudaLibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, _c_numLibraryOptions)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaLibrary_t(<void*>_c_library))
@@ -31745,7 +32250,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, unsigned int numJitO
         free(_c_libraryOptions)
         free(_c_libraryOptionValues)
 
-def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, unsigned int numJitOptions, libraryOptions, libraryOptionValues, unsigned int numLibraryOptions):
+def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
     """cudaLibraryLoadFromFile(fileName: bytes | str, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int] | None, numLibraryOptions: int)
 
     Load a library with specified file and options
@@ -31813,37 +32318,41 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, unsigned int
     cdef Py_ssize_t _i_jitOptions
     cdef void** _c_jitOptionsValues = NULL
     cdef Py_ssize_t _i_jitOptionsValues
+    cdef unsigned int _c_numJitOptions
     cdef cyruntime.cudaLibraryOption* _c_libraryOptions = NULL
     cdef Py_ssize_t _i_libraryOptions
     cdef void** _c_libraryOptionValues = NULL
     cdef Py_ssize_t _i_libraryOptionValues
+    cdef unsigned int _c_numLibraryOptions
     try:
+        _c_numJitOptions = <unsigned int>_support.unsigned_arg(numJitOptions, sizeof(unsigned int), "numJitOptions")
+        _c_numLibraryOptions = <unsigned int>_support.unsigned_arg(numLibraryOptions, sizeof(unsigned int), "numLibraryOptions")
         memset(&_c_library, 0, sizeof(_c_library))
         _b_fileName = _support.as_bytes(fileName, "fileName")
         if _b_fileName is not None:
             _c_fileName = PyBytes_AS_STRING(_b_fileName)
-        _support.check_count(jitOptions, numJitOptions, "jitOptions", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptions = <cyruntime.cudaJitOption*>_support.alloc_array(numJitOptions, sizeof(cyruntime.cudaJitOption))
-            for _i_jitOptions in range(numJitOptions):
+        _support.check_list(jitOptions, _c_numJitOptions, "jitOptions", "numJitOptions", "cudaJitOption")
+        if _c_numJitOptions > 0:
+            _c_jitOptions = <cyruntime.cudaJitOption*>_support.alloc_array(_c_numJitOptions, sizeof(cyruntime.cudaJitOption))
+            for _i_jitOptions in range(_c_numJitOptions):
                 _c_jitOptions[_i_jitOptions] = <cyruntime.cudaJitOption><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
-        _support.check_count(jitOptionsValues, numJitOptions, "jitOptionsValues", "numJitOptions")
-        if numJitOptions > 0:
-            _c_jitOptionsValues = <void**>_support.alloc_array(numJitOptions, sizeof(void*))
-            for _i_jitOptionsValues in range(numJitOptions):
+        _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
+        if _c_numJitOptions > 0:
+            _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
+            for _i_jitOptionsValues in range(_c_numJitOptions):
                 _c_jitOptionsValues[_i_jitOptionsValues] = _support.plain_address(jitOptionsValues[_i_jitOptionsValues], "jitOptionsValues")
-        _support.check_count(libraryOptions, numLibraryOptions, "libraryOptions", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptions = <cyruntime.cudaLibraryOption*>_support.alloc_array(numLibraryOptions, sizeof(cyruntime.cudaLibraryOption))
-            for _i_libraryOptions in range(numLibraryOptions):
+        _support.check_list(libraryOptions, _c_numLibraryOptions, "libraryOptions", "numLibraryOptions", "cudaLibraryOption")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptions = <cyruntime.cudaLibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cyruntime.cudaLibraryOption))
+            for _i_libraryOptions in range(_c_numLibraryOptions):
                 _c_libraryOptions[_i_libraryOptions] = <cyruntime.cudaLibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
-        _support.check_count(libraryOptionValues, numLibraryOptions, "libraryOptionValues", "numLibraryOptions")
-        if numLibraryOptions > 0:
-            _c_libraryOptionValues = <void**>_support.alloc_array(numLibraryOptions, sizeof(void*))
-            for _i_libraryOptionValues in range(numLibraryOptions):
+        _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
+        if _c_numLibraryOptions > 0:
+            _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
+            for _i_libraryOptionValues in range(_c_numLibraryOptions):
                 _c_libraryOptionValues[_i_libraryOptionValues] = _support.plain_address(libraryOptionValues[_i_libraryOptionValues], "libraryOptionValues")
         with nogil:
-            _result = cyruntime.cudaLibraryLoadFromFile(&_c_library, _c_fileName, <cyruntime.cudaJitOption *>_c_jitOptions, <void **>_c_jitOptionsValues, numJitOptions, <cyruntime.cudaLibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, numLibraryOptions)
+            _result = cyruntime.cudaLibraryLoadFromFile(&_c_library, _c_fileName, <cyruntime.cudaJitOption *>_c_jitOptions, <void **>_c_jitOptionsValues, _c_numJitOptions, <cyruntime.cudaLibraryOption *>_c_libraryOptions, <void **>_c_libraryOptionValues, _c_numLibraryOptions)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_cudaLibrary_t(<void*>_c_library))
@@ -32111,7 +32620,7 @@ def cudaLibraryGetKernelCount(lib):
         return (_status(_result), None)
     return (_status(0), _c_count)
 
-def cudaLibraryEnumerateKernels(unsigned int numKernels, lib):
+def cudaLibraryEnumerateKernels(numKernels, lib):
     """cudaLibraryEnumerateKernels(numKernels: int, lib: cudaLibrary_t | int | None)
 
     Retrieve the kernel handles within a library.
@@ -32139,16 +32648,18 @@ def cudaLibraryEnumerateKernels(unsigned int numKernels, lib):
     cdef long long _result
     cdef cyruntime.cudaKernel_t* _c_kernels = NULL
     cdef Py_ssize_t _cap_kernels = 0
+    cdef unsigned int _c_numKernels
     cdef cyruntime.cudaLibrary_t _c_lib
     try:
+        _c_numKernels = <unsigned int>_support.unsigned_arg(numKernels, sizeof(unsigned int), "numKernels")
         _c_lib = <cyruntime.cudaLibrary_t>_support.handle_value(lib, cudaLibrary_t, "lib")
-        _cap_kernels = <Py_ssize_t>numKernels
+        _cap_kernels = <Py_ssize_t>_c_numKernels
         if _cap_kernels < 0:
             raise ValueError(f"numKernels cannot be negative ({_cap_kernels})")
         if _cap_kernels > 0:
             _c_kernels = <cyruntime.cudaKernel_t*>_support.alloc_array(_cap_kernels, sizeof(cyruntime.cudaKernel_t))
         with nogil:
-            _result = cyruntime.cudaLibraryEnumerateKernels(<cyruntime.cudaKernel_t *>_c_kernels, numKernels, _c_lib)
+            _result = cyruntime.cudaLibraryEnumerateKernels(<cyruntime.cudaKernel_t *>_c_kernels, _c_numKernels, _c_lib)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), [_wrap_cudaKernel_t(<void*>_c_kernels[i]) for i in range(_cap_kernels)])
@@ -32156,7 +32667,7 @@ def cudaLibraryEnumerateKernels(unsigned int numKernels, lib):
     finally:
         free(_c_kernels)
 
-def cudaKernelSetAttributeForDevice(kernel, attr, int value, int device):
+def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
     """cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | int | None, attr: cudaFuncAttribute | int, value: int, device: int)
 
     Sets information about a kernel
@@ -32231,10 +32742,14 @@ def cudaKernelSetAttributeForDevice(kernel, attr, int value, int device):
     cdef long long _result
     cdef cyruntime.cudaKernel_t _c_kernel
     cdef cyruntime.cudaFuncAttribute _c_attr
+    cdef int _c_value
+    cdef int _c_device
+    _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_kernel = <cyruntime.cudaKernel_t>_support.handle_value(kernel, cudaKernel_t, "kernel")
     _c_attr = <cyruntime.cudaFuncAttribute><long long>_support.as_int(attr, "attr")
     with nogil:
-        _result = cyruntime.cudaKernelSetAttributeForDevice(_c_kernel, _c_attr, value, device)
+        _result = cyruntime.cudaKernelSetAttributeForDevice(_c_kernel, _c_attr, _c_value, _c_device)
     return (_status(_result),)
 
 def cudaGetExportTable(pExportTableId):
@@ -32390,7 +32905,7 @@ def cudaProfilerStop():
         _result = cyruntime.cudaProfilerStop()
     return (_status(_result),)
 
-def make_cudaPitchedPtr(d, size_t p, size_t xsz, size_t ysz):
+def make_cudaPitchedPtr(d, p, xsz, ysz):
     """make_cudaPitchedPtr(d: int | Buffer | None, p: int, xsz: int, ysz: int)
 
     Returns a cudaPitchedPtr based on input parameters
@@ -32414,16 +32929,22 @@ def make_cudaPitchedPtr(d, size_t p, size_t xsz, size_t ysz):
     cdef cyruntime.cudaPitchedPtr _result
     cdef _support.BufferRef _view_d
     cdef void* _c_d
+    cdef size_t _c_p
+    cdef size_t _c_xsz
+    cdef size_t _c_ysz
     _view_d.held = False
     try:
+        _c_p = <size_t>_support.unsigned_arg(p, sizeof(size_t), "p")
+        _c_xsz = <size_t>_support.unsigned_arg(xsz, sizeof(size_t), "xsz")
+        _c_ysz = <size_t>_support.unsigned_arg(ysz, sizeof(size_t), "ysz")
         _c_d = _support.address(d, &_view_d, False, "d")
-        _result = cyruntime.make_cudaPitchedPtr(<void *>_c_d, p, xsz, ysz)
+        _result = cyruntime.make_cudaPitchedPtr(<void *>_c_d, _c_p, _c_xsz, _c_ysz)
         return cudaPitchedPtr._copy(&_result)
 
     finally:
         _support.release_address(&_view_d)
 
-def make_cudaPos(size_t x, size_t y, size_t z):
+def make_cudaPos(x, y, z):
     """make_cudaPos(x: int, y: int, z: int)
 
     Returns a cudaPos based on input parameters
@@ -32444,10 +32965,16 @@ def make_cudaPos(size_t x, size_t y, size_t z):
     C function: make_cudaPos (driver_functions.h)
     """
     cdef cyruntime.cudaPos _result
-    _result = cyruntime.make_cudaPos(x, y, z)
+    cdef size_t _c_x
+    cdef size_t _c_y
+    cdef size_t _c_z
+    _c_x = <size_t>_support.unsigned_arg(x, sizeof(size_t), "x")
+    _c_y = <size_t>_support.unsigned_arg(y, sizeof(size_t), "y")
+    _c_z = <size_t>_support.unsigned_arg(z, sizeof(size_t), "z")
+    _result = cyruntime.make_cudaPos(_c_x, _c_y, _c_z)
     return cudaPos._copy(&_result)
 
-def make_cudaExtent(size_t w, size_t h, size_t d):
+def make_cudaExtent(w, h, d):
     """make_cudaExtent(w: int, h: int, d: int)
 
     Returns a cudaExtent based on input parameters
@@ -32468,10 +32995,16 @@ def make_cudaExtent(size_t w, size_t h, size_t d):
     C function: make_cudaExtent (driver_functions.h)
     """
     cdef cyruntime.cudaExtent _result
-    _result = cyruntime.make_cudaExtent(w, h, d)
+    cdef size_t _c_w
+    cdef size_t _c_h
+    cdef size_t _c_d
+    _c_w = <size_t>_support.unsigned_arg(w, sizeof(size_t), "w")
+    _c_h = <size_t>_support.unsigned_arg(h, sizeof(size_t), "h")
+    _c_d = <size_t>_support.unsigned_arg(d, sizeof(size_t), "d")
+    _result = cyruntime.make_cudaExtent(_c_w, _c_h, _c_d)
     return cudaExtent._copy(&_result)
 
-def cudaGraphicsEGLRegisterImage(image, unsigned int flags):
+def cudaGraphicsEGLRegisterImage(image, flags):
     """cudaGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int)
 
     Registers an EGL image
@@ -32526,10 +33059,12 @@ def cudaGraphicsEGLRegisterImage(image, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaGraphicsResource_t _c_pCudaResource
     cdef cyruntime.EGLImageKHR _c_image
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_pCudaResource, 0, sizeof(_c_pCudaResource))
     _c_image = <cyruntime.EGLImageKHR>_support.handle_value(image, EGLImageKHR, "image")
     with nogil:
-        _result = cyruntime.cudaGraphicsEGLRegisterImage(&_c_pCudaResource, _c_image, flags)
+        _result = cyruntime.cudaGraphicsEGLRegisterImage(&_c_pCudaResource, _c_image, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphicsResource_t(<void*>_c_pCudaResource))
@@ -32572,7 +33107,7 @@ def cudaEGLStreamConsumerConnect(eglStream):
         return (_status(_result), None)
     return (_status(0), _wrap_cudaEglStreamConnection(<void*>_c_conn))
 
-def cudaEGLStreamConsumerConnectWithFlags(eglStream, unsigned int flags):
+def cudaEGLStreamConsumerConnectWithFlags(eglStream, flags):
     """cudaEGLStreamConsumerConnectWithFlags(eglStream: EGLStreamKHR | int | None, flags: int)
 
     Connect CUDA to EGLStream as a consumer with given flags.
@@ -32604,10 +33139,12 @@ def cudaEGLStreamConsumerConnectWithFlags(eglStream, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaEglStreamConnection _c_conn
     cdef cyruntime.EGLStreamKHR _c_eglStream
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_conn, 0, sizeof(_c_conn))
     _c_eglStream = <cyruntime.EGLStreamKHR>_support.handle_value(eglStream, EGLStreamKHR, "eglStream")
     with nogil:
-        _result = cyruntime.cudaEGLStreamConsumerConnectWithFlags(&_c_conn, _c_eglStream, flags)
+        _result = cyruntime.cudaEGLStreamConsumerConnectWithFlags(&_c_conn, _c_eglStream, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaEglStreamConnection(<void*>_c_conn))
@@ -32644,7 +33181,7 @@ def cudaEGLStreamConsumerDisconnect(conn):
         _support.set_handle(conn, <void*>_c_conn)
     return (_status(_result),)
 
-def cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, unsigned int timeout):
+def cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout):
     """cudaEGLStreamConsumerAcquireFrame(conn: cudaEglStreamConnection | int | None, pCudaResource: cudaGraphicsResource_t | int | None, pStream: cudaStream_t | int | None, timeout: int)
 
     Acquire an image frame from the EGLStream with CUDA as a consumer.
@@ -32678,11 +33215,13 @@ def cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, unsigned int
     cdef cyruntime.cudaEglStreamConnection _c_conn
     cdef cyruntime.cudaGraphicsResource_t _c_pCudaResource
     cdef cyruntime.cudaStream_t _c_pStream
+    cdef unsigned int _c_timeout
+    _c_timeout = <unsigned int>_support.unsigned_arg(timeout, sizeof(unsigned int), "timeout")
     _c_conn = <cyruntime.cudaEglStreamConnection>_support.handle_value(conn, cudaEglStreamConnection, "conn")
     _c_pCudaResource = <cyruntime.cudaGraphicsResource_t>_support.handle_value(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     _c_pStream = <cyruntime.cudaStream_t>_support.handle_value(pStream, cudaStream_t, "pStream")
     with nogil:
-        _result = cyruntime.cudaEGLStreamConsumerAcquireFrame(<cyruntime.cudaEglStreamConnection *>&_c_conn, <cyruntime.cudaGraphicsResource_t *>&_c_pCudaResource, <cyruntime.cudaStream_t *>&_c_pStream, timeout)
+        _result = cyruntime.cudaEGLStreamConsumerAcquireFrame(<cyruntime.cudaEglStreamConnection *>&_c_conn, <cyruntime.cudaGraphicsResource_t *>&_c_pCudaResource, <cyruntime.cudaStream_t *>&_c_pStream, _c_timeout)
     if isinstance(conn, _support.Handle):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pCudaResource, _support.Handle):
@@ -32765,10 +33304,10 @@ def cudaEGLStreamProducerConnect(eglStream, width, height):
     cdef cyruntime.EGLStreamKHR _c_eglStream
     cdef cyruntime.EGLint _c_width
     cdef cyruntime.EGLint _c_height
+    _c_width = ((<EGLint>width)._value if type(width) is EGLint else <cyruntime.EGLint>_support.signed_arg(width, sizeof(cyruntime.EGLint), "width"))
+    _c_height = ((<EGLint>height)._value if type(height) is EGLint else <cyruntime.EGLint>_support.signed_arg(height, sizeof(cyruntime.EGLint), "height"))
     memset(&_c_conn, 0, sizeof(_c_conn))
     _c_eglStream = <cyruntime.EGLStreamKHR>_support.handle_value(eglStream, EGLStreamKHR, "eglStream")
-    _c_width = ((<EGLint>width)._value if type(width) is EGLint else <cyruntime.EGLint>_support.as_int(width, "width"))
-    _c_height = ((<EGLint>height)._value if type(height) is EGLint else <cyruntime.EGLint>_support.as_int(height, "height"))
     with nogil:
         _result = cyruntime.cudaEGLStreamProducerConnect(&_c_conn, _c_eglStream, _c_width, _c_height)
     if _result != 0:
@@ -32905,7 +33444,7 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _support.set_handle(pStream, <void*>_c_pStream)
     return (_status(_result),)
 
-def cudaGraphicsResourceGetMappedEglFrame(resource, unsigned int index, unsigned int mipLevel):
+def cudaGraphicsResourceGetMappedEglFrame(resource, index, mipLevel):
     """cudaGraphicsResourceGetMappedEglFrame(resource: cudaGraphicsResource_t | int | None, index: int, mipLevel: int)
 
     Get an eglFrame through which to access a registered EGL graphics resource.
@@ -32951,14 +33490,18 @@ def cudaGraphicsResourceGetMappedEglFrame(resource, unsigned int index, unsigned
     cdef long long _result
     cdef cudaEglFrame _c_eglFrame = cudaEglFrame()
     cdef cyruntime.cudaGraphicsResource_t _c_resource
+    cdef unsigned int _c_index
+    cdef unsigned int _c_mipLevel
+    _c_index = <unsigned int>_support.unsigned_arg(index, sizeof(unsigned int), "index")
+    _c_mipLevel = <unsigned int>_support.unsigned_arg(mipLevel, sizeof(unsigned int), "mipLevel")
     _c_resource = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resource, cudaGraphicsResource_t, "resource")
     with nogil:
-        _result = cyruntime.cudaGraphicsResourceGetMappedEglFrame(<cyruntime.cudaEglFrame *>_c_eglFrame._ptr, _c_resource, index, mipLevel)
+        _result = cyruntime.cudaGraphicsResourceGetMappedEglFrame(<cyruntime.cudaEglFrame *>_c_eglFrame._ptr, _c_resource, _c_index, _c_mipLevel)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _c_eglFrame)
 
-def cudaEventCreateFromEGLSync(eglSync, unsigned int flags):
+def cudaEventCreateFromEGLSync(eglSync, flags):
     """cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | int | None, flags: int)
 
     Creates an event from EGLSync object
@@ -32998,15 +33541,17 @@ def cudaEventCreateFromEGLSync(eglSync, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaEvent_t _c_phEvent
     cdef cyruntime.EGLSyncKHR _c_eglSync
+    cdef unsigned int _c_flags
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_phEvent, 0, sizeof(_c_phEvent))
     _c_eglSync = <cyruntime.EGLSyncKHR>_support.handle_value(eglSync, EGLSyncKHR, "eglSync")
     with nogil:
-        _result = cyruntime.cudaEventCreateFromEGLSync(&_c_phEvent, _c_eglSync, flags)
+        _result = cyruntime.cudaEventCreateFromEGLSync(&_c_phEvent, _c_eglSync, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaEvent_t(<void*>_c_phEvent))
 
-def cudaGLGetDevices(unsigned int cudaDeviceCount, deviceList):
+def cudaGLGetDevices(cudaDeviceCount, deviceList):
     """cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int)
 
     Gets the CUDA devices associated with the current OpenGL context
@@ -33053,17 +33598,19 @@ def cudaGLGetDevices(unsigned int cudaDeviceCount, deviceList):
     cdef unsigned int _c_pCudaDeviceCount
     cdef int* _c_pCudaDevices = NULL
     cdef Py_ssize_t _cap_pCudaDevices = 0
+    cdef unsigned int _c_cudaDeviceCount
     cdef cyruntime.cudaGLDeviceList _c_deviceList
     try:
+        _c_cudaDeviceCount = <unsigned int>_support.unsigned_arg(cudaDeviceCount, sizeof(unsigned int), "cudaDeviceCount")
         memset(&_c_pCudaDeviceCount, 0, sizeof(_c_pCudaDeviceCount))
         _c_deviceList = <cyruntime.cudaGLDeviceList><long long>_support.as_int(deviceList, "deviceList")
-        _cap_pCudaDevices = <Py_ssize_t>cudaDeviceCount
+        _cap_pCudaDevices = <Py_ssize_t>_c_cudaDeviceCount
         if _cap_pCudaDevices < 0:
             raise ValueError(f"cudaDeviceCount cannot be negative ({_cap_pCudaDevices})")
         if _cap_pCudaDevices > 0:
             _c_pCudaDevices = <int*>_support.alloc_array(_cap_pCudaDevices, sizeof(int))
         with nogil:
-            _result = cyruntime.cudaGLGetDevices(&_c_pCudaDeviceCount, <int *>_c_pCudaDevices, cudaDeviceCount, _c_deviceList)
+            _result = cyruntime.cudaGLGetDevices(&_c_pCudaDeviceCount, <int *>_c_pCudaDevices, _c_cudaDeviceCount, _c_deviceList)
         if _result != 0:
             return (_status(_result), None, None)
         return (_status(0), _c_pCudaDeviceCount, [_c_pCudaDevices[i] for i in range(_cap_pCudaDevices)])
@@ -33071,7 +33618,7 @@ def cudaGLGetDevices(unsigned int cudaDeviceCount, deviceList):
     finally:
         free(_c_pCudaDevices)
 
-def cudaGraphicsGLRegisterImage(image, target, unsigned int flags):
+def cudaGraphicsGLRegisterImage(image, target, flags):
     """cudaGraphicsGLRegisterImage(image: GLuint | int, target: GLenum | int, flags: int)
 
     Register an OpenGL texture or renderbuffer object
@@ -33137,16 +33684,18 @@ def cudaGraphicsGLRegisterImage(image, target, unsigned int flags):
     cdef cyruntime.cudaGraphicsResource_t _c_resource
     cdef cyruntime.GLuint _c_image
     cdef cyruntime.GLenum _c_target
+    cdef unsigned int _c_flags
+    _c_image = ((<GLuint>image)._value if type(image) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(image, sizeof(cyruntime.GLuint), "image"))
+    _c_target = ((<GLenum>target)._value if type(target) is GLenum else <cyruntime.GLenum>_support.unsigned_arg(target, sizeof(cyruntime.GLenum), "target"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_resource, 0, sizeof(_c_resource))
-    _c_image = ((<GLuint>image)._value if type(image) is GLuint else <cyruntime.GLuint>_support.as_int(image, "image"))
-    _c_target = ((<GLenum>target)._value if type(target) is GLenum else <cyruntime.GLenum>_support.as_int(target, "target"))
     with nogil:
-        _result = cyruntime.cudaGraphicsGLRegisterImage(&_c_resource, _c_image, _c_target, flags)
+        _result = cyruntime.cudaGraphicsGLRegisterImage(&_c_resource, _c_image, _c_target, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphicsResource_t(<void*>_c_resource))
 
-def cudaGraphicsGLRegisterBuffer(buffer, unsigned int flags):
+def cudaGraphicsGLRegisterBuffer(buffer, flags):
     """cudaGraphicsGLRegisterBuffer(buffer: GLuint | int, flags: int)
 
     Registers an OpenGL buffer object
@@ -33190,15 +33739,17 @@ def cudaGraphicsGLRegisterBuffer(buffer, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaGraphicsResource_t _c_resource
     cdef cyruntime.GLuint _c_buffer
+    cdef unsigned int _c_flags
+    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(buffer, sizeof(cyruntime.GLuint), "buffer"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_resource, 0, sizeof(_c_resource))
-    _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cyruntime.GLuint>_support.as_int(buffer, "buffer"))
     with nogil:
-        _result = cyruntime.cudaGraphicsGLRegisterBuffer(&_c_resource, _c_buffer, flags)
+        _result = cyruntime.cudaGraphicsGLRegisterBuffer(&_c_resource, _c_buffer, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphicsResource_t(<void*>_c_resource))
 
-def cudaGLSetGLDevice(int device):
+def cudaGLSetGLDevice(device):
     """cudaGLSetGLDevice(device: int)
 
     Sets a CUDA device to use OpenGL interoperability
@@ -33227,8 +33778,10 @@ def cudaGLSetGLDevice(int device):
     Deprecated.
     """
     cdef long long _result
+    cdef int _c_device
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
-        _result = cyruntime.cudaGLSetGLDevice(device)
+        _result = cyruntime.cudaGLSetGLDevice(_c_device)
     return (_status(_result),)
 
 def cudaGLRegisterBufferObject(bufObj):
@@ -33259,7 +33812,7 @@ def cudaGLRegisterBufferObject(bufObj):
     """
     cdef long long _result
     cdef cyruntime.GLuint _c_bufObj
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLRegisterBufferObject(_c_bufObj)
     return (_status(_result),)
@@ -33300,7 +33853,7 @@ def cudaGLMapBufferObject(bufObj):
     cdef long long _result
     cdef void* _c_devPtr = NULL
     cdef cyruntime.GLuint _c_bufObj
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLMapBufferObject(<void **>&_c_devPtr, _c_bufObj)
     if _result != 0:
@@ -33339,7 +33892,7 @@ def cudaGLUnmapBufferObject(bufObj):
     """
     cdef long long _result
     cdef cyruntime.GLuint _c_bufObj
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLUnmapBufferObject(_c_bufObj)
     return (_status(_result),)
@@ -33372,12 +33925,12 @@ def cudaGLUnregisterBufferObject(bufObj):
     """
     cdef long long _result
     cdef cyruntime.GLuint _c_bufObj
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLUnregisterBufferObject(_c_bufObj)
     return (_status(_result),)
 
-def cudaGLSetBufferObjectMapFlags(bufObj, unsigned int flags):
+def cudaGLSetBufferObjectMapFlags(bufObj, flags):
     """cudaGLSetBufferObjectMapFlags(bufObj: GLuint | int, flags: int)
 
     Set usage flags for mapping an OpenGL buffer
@@ -33421,9 +33974,11 @@ def cudaGLSetBufferObjectMapFlags(bufObj, unsigned int flags):
     """
     cdef long long _result
     cdef cyruntime.GLuint _c_bufObj
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    cdef unsigned int _c_flags
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
-        _result = cyruntime.cudaGLSetBufferObjectMapFlags(_c_bufObj, flags)
+        _result = cyruntime.cudaGLSetBufferObjectMapFlags(_c_bufObj, _c_flags)
     return (_status(_result),)
 
 def cudaGLMapBufferObjectAsync(bufObj, stream):
@@ -33463,7 +34018,7 @@ def cudaGLMapBufferObjectAsync(bufObj, stream):
     cdef void* _c_devPtr = NULL
     cdef cyruntime.GLuint _c_bufObj
     cdef cyruntime.cudaStream_t _c_stream
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaGLMapBufferObjectAsync(<void **>&_c_devPtr, _c_bufObj, _c_stream)
@@ -33504,7 +34059,7 @@ def cudaGLUnmapBufferObjectAsync(bufObj, stream):
     cdef long long _result
     cdef cyruntime.GLuint _c_bufObj
     cdef cyruntime.cudaStream_t _c_stream
-    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.as_int(bufObj, "bufObj"))
+    _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaGLUnmapBufferObjectAsync(_c_bufObj, _c_stream)
@@ -33537,8 +34092,8 @@ def cudaVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
     cdef int _c_device
     cdef cyruntime.VdpDevice _c_vdpDevice
     cdef void* _c_vdpGetProcAddress
+    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cyruntime.VdpDevice>_support.unsigned_arg(vdpDevice, sizeof(cyruntime.VdpDevice), "vdpDevice"))
     memset(&_c_device, 0, sizeof(_c_device))
-    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cyruntime.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
     if _c_vdpGetProcAddress == NULL:
         raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
@@ -33548,7 +34103,7 @@ def cudaVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
         return (_status(_result), None)
     return (_status(0), _c_device)
 
-def cudaVDPAUSetVDPAUDevice(int device, vdpDevice, vdpGetProcAddress):
+def cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress):
     """cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None)
 
     Sets a CUDA device to use VDPAU interoperability
@@ -33583,17 +34138,19 @@ def cudaVDPAUSetVDPAUDevice(int device, vdpDevice, vdpGetProcAddress):
     C function: cudaVDPAUSetVDPAUDevice (cuda_vdpau_interop.h)
     """
     cdef long long _result
+    cdef int _c_device
     cdef cyruntime.VdpDevice _c_vdpDevice
     cdef void* _c_vdpGetProcAddress
-    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cyruntime.VdpDevice>_support.as_int(vdpDevice, "vdpDevice"))
+    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+    _c_vdpDevice = ((<VdpDevice>vdpDevice)._value if type(vdpDevice) is VdpDevice else <cyruntime.VdpDevice>_support.unsigned_arg(vdpDevice, sizeof(cyruntime.VdpDevice), "vdpDevice"))
     _c_vdpGetProcAddress = _support.plain_address(vdpGetProcAddress, "vdpGetProcAddress")
     if _c_vdpGetProcAddress == NULL:
         raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
-        _result = cyruntime.cudaVDPAUSetVDPAUDevice(device, _c_vdpDevice, <cyruntime.VdpGetProcAddress *>_c_vdpGetProcAddress)
+        _result = cyruntime.cudaVDPAUSetVDPAUDevice(_c_device, _c_vdpDevice, <cyruntime.VdpGetProcAddress *>_c_vdpGetProcAddress)
     return (_status(_result),)
 
-def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface, unsigned int flags):
+def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface, flags):
     """cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: VdpVideoSurface | int, flags: int)
 
     Register a VdpVideoSurface object
@@ -33636,15 +34193,17 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaGraphicsResource_t _c_resource
     cdef cyruntime.VdpVideoSurface _c_vdpSurface
+    cdef unsigned int _c_flags
+    _c_vdpSurface = ((<VdpVideoSurface>vdpSurface)._value if type(vdpSurface) is VdpVideoSurface else <cyruntime.VdpVideoSurface>_support.unsigned_arg(vdpSurface, sizeof(cyruntime.VdpVideoSurface), "vdpSurface"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_resource, 0, sizeof(_c_resource))
-    _c_vdpSurface = ((<VdpVideoSurface>vdpSurface)._value if type(vdpSurface) is VdpVideoSurface else <cyruntime.VdpVideoSurface>_support.as_int(vdpSurface, "vdpSurface"))
     with nogil:
-        _result = cyruntime.cudaGraphicsVDPAURegisterVideoSurface(&_c_resource, _c_vdpSurface, flags)
+        _result = cyruntime.cudaGraphicsVDPAURegisterVideoSurface(&_c_resource, _c_vdpSurface, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphicsResource_t(<void*>_c_resource))
 
-def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface, unsigned int flags):
+def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface, flags):
     """cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: VdpOutputSurface | int, flags: int)
 
     Register a VdpOutputSurface object
@@ -33687,10 +34246,12 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface, unsigned int flags):
     cdef long long _result
     cdef cyruntime.cudaGraphicsResource_t _c_resource
     cdef cyruntime.VdpOutputSurface _c_vdpSurface
+    cdef unsigned int _c_flags
+    _c_vdpSurface = ((<VdpOutputSurface>vdpSurface)._value if type(vdpSurface) is VdpOutputSurface else <cyruntime.VdpOutputSurface>_support.unsigned_arg(vdpSurface, sizeof(cyruntime.VdpOutputSurface), "vdpSurface"))
+    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     memset(&_c_resource, 0, sizeof(_c_resource))
-    _c_vdpSurface = ((<VdpOutputSurface>vdpSurface)._value if type(vdpSurface) is VdpOutputSurface else <cyruntime.VdpOutputSurface>_support.as_int(vdpSurface, "vdpSurface"))
     with nogil:
-        _result = cyruntime.cudaGraphicsVDPAURegisterOutputSurface(&_c_resource, _c_vdpSurface, flags)
+        _result = cyruntime.cudaGraphicsVDPAURegisterOutputSurface(&_c_resource, _c_vdpSurface, _c_flags)
     if _result != 0:
         return (_status(_result), None)
     return (_status(0), _wrap_cudaGraphicsResource_t(<void*>_c_resource))

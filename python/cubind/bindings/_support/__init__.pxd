@@ -3,7 +3,8 @@
 # machinery of every module below, each a module of its own.
 from cubind.bindings._support.buffers cimport BufferRef, address, release_address, sized_output
 from cubind.bindings._support.callbacks cimport callback_context, callback_discard, callback_finished, callback_invoke
-from cubind.bindings._support.conversions cimport alloc_array, as_bytes, as_int, c_string, check_count, plain_address
+from cubind.bindings._support.conversions cimport (
+    alloc_array, as_bytes, as_int, c_string, check_count, check_list, plain_address, signed_arg, unsigned_arg)
 from cubind.bindings._support.enums cimport EnumTable, enum_member, status
 from cubind.bindings._support.fields cimport array_assign, array_view, field_address, keep, struct_array_field
 from cubind.bindings._support.handles cimport (

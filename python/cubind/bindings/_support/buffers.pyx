@@ -2,6 +2,7 @@
 """Addresses of void * parameters: None, an int, a handle, a struct, or an
 object exporting a contiguous buffer, held for the duration of one call."""
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyObject_CheckBuffer, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport uintptr_t
 
@@ -39,15 +40,42 @@ cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? 
 
 cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str name, str reported_by):
     # The buffer a call fills with the n bytes `reported_by` announced: a new
-    # bytearray when obj is None, else the caller's, which must be writable and
-    # hold them. Sets *ptr; returns the buffer (release ref afterwards).
+    # bytearray when obj is None, else the caller's, which must hold them. A
+    # bytes object is filled in place, as programs written for cuda.bindings
+    # expect (`ptx = b" " * size`). Sets *ptr; returns the buffer (release ref
+    # afterwards).
+    ref.held = False
     if obj is None:
         obj = bytearray(n)
+    elif isinstance(obj, bytes):
+        ptr[0] = writable_bytes(<bytes>obj, n, name, reported_by)
+        return obj
     ptr[0] = address(obj, ref, True, name)
     if ref.held and <size_t>ref.view.len < n:
         release_address(ref)
         raise ValueError(f"{name} holds {len(obj)} bytes; {reported_by} reports {n}")
     return obj
+
+
+# Where a call that reports 0 bytes writes them: never a caller's bytes object.
+cdef char _nothing[8]
+
+
+cdef char* writable_bytes(bytes obj, size_t n, str name, str reported_by) except NULL:
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(obj)
+    cdef char* data = PyBytes_AS_STRING(obj)
+    if n == 0:
+        # b"" (b" " * 0) for an empty output: nothing to fill, as in cuda.bindings.
+        return _nothing
+    # The empty bytes and every one-byte bytes made from a literal or a slice
+    # are objects the interpreter shares: writing one would change that value
+    # everywhere in the process.
+    if length == 0 or (length == 1 and PyBytes_FromStringAndSize(data, 1) is obj):
+        raise ValueError(f"{name}: a bytes object of length {length} is shared by the interpreter and cannot be "
+                         f"filled; pass a bytearray or bytes made for the call (b\" \" * size, size > 1)")
+    if <size_t>length < n:
+        raise ValueError(f"{name} holds {length} bytes; {reported_by} reports {n}")
+    return data
 
 
 cdef void release_address(BufferRef* ref) noexcept:

@@ -115,7 +115,7 @@ def nvrtcVersion():
         return (_status(_result), None, None)
     return (_status(0), _c_major, _c_minor)
 
-def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
+def nvrtcCreateProgram(src, name, numHeaders, headers, includeNames):
     """nvrtcCreateProgram(src: bytes | str, name: bytes | str, numHeaders: int, headers: Sequence[bytes | str] | None, includeNames: Sequence[bytes | str] | None)
 
     nvrtcCreateProgram creates an instance of nvrtcProgram.
@@ -134,11 +134,13 @@ def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef const char* _c_src = NULL
     cdef const char* _c_name = NULL
+    cdef int _c_numHeaders
     cdef const char** _c_headers = NULL
     cdef Py_ssize_t _i_headers
     cdef const char** _c_includeNames = NULL
     cdef Py_ssize_t _i_includeNames
     try:
+        _c_numHeaders = <int>_support.signed_arg(numHeaders, sizeof(int), "numHeaders")
         memset(&_c_prog, 0, sizeof(_c_prog))
         _b_src = _support.as_bytes(src, "src")
         if _b_src is not None:
@@ -146,20 +148,20 @@ def nvrtcCreateProgram(src, name, int numHeaders, headers, includeNames):
         _b_name = _support.as_bytes(name, "name")
         if _b_name is not None:
             _c_name = PyBytes_AS_STRING(_b_name)
-        _support.check_count(headers, numHeaders, "headers", "numHeaders")
-        if numHeaders > 0:
-            _c_headers = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
-            _keep_headers = [_support.as_bytes(x, "headers") for x in headers[:numHeaders]]
-            for _i_headers in range(numHeaders):
+        _support.check_list(headers, _c_numHeaders, "headers", "numHeaders", "bytes")
+        if _c_numHeaders > 0:
+            _c_headers = <const char**>_support.alloc_array(_c_numHeaders, sizeof(const char*))
+            _keep_headers = [_support.as_bytes(x, "headers") for x in headers[:_c_numHeaders]]
+            for _i_headers in range(_c_numHeaders):
                 _c_headers[_i_headers] = PyBytes_AS_STRING(_keep_headers[_i_headers])
-        _support.check_count(includeNames, numHeaders, "includeNames", "numHeaders")
-        if numHeaders > 0:
-            _c_includeNames = <const char**>_support.alloc_array(numHeaders, sizeof(const char*))
-            _keep_includeNames = [_support.as_bytes(x, "includeNames") for x in includeNames[:numHeaders]]
-            for _i_includeNames in range(numHeaders):
+        _support.check_list(includeNames, _c_numHeaders, "includeNames", "numHeaders", "bytes")
+        if _c_numHeaders > 0:
+            _c_includeNames = <const char**>_support.alloc_array(_c_numHeaders, sizeof(const char*))
+            _keep_includeNames = [_support.as_bytes(x, "includeNames") for x in includeNames[:_c_numHeaders]]
+            for _i_includeNames in range(_c_numHeaders):
                 _c_includeNames[_i_includeNames] = PyBytes_AS_STRING(_keep_includeNames[_i_includeNames])
         with nogil:
-            _result = cynvrtc.nvrtcCreateProgram(&_c_prog, _c_src, _c_name, numHeaders, <const char *const *>_c_headers, <const char *const *>_c_includeNames)
+            _result = cynvrtc.nvrtcCreateProgram(&_c_prog, _c_src, _c_name, _c_numHeaders, <const char *const *>_c_headers, <const char *const *>_c_includeNames)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _wrap_nvrtcProgram(<void*>_c_prog))
@@ -187,7 +189,7 @@ def nvrtcDestroyProgram(prog=0):
         return (_status(_result), None)
     return (_status(0), _wrap_nvrtcProgram(<void*>_c_prog))
 
-def nvrtcCompileProgram(prog, int numOptions, options):
+def nvrtcCompileProgram(prog, numOptions, options):
     """nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None)
 
     nvrtcCompileProgram compiles the given program.
@@ -201,18 +203,20 @@ def nvrtcCompileProgram(prog, int numOptions, options):
     """
     cdef long long _result
     cdef cynvrtc.nvrtcProgram _c_prog
+    cdef int _c_numOptions
     cdef const char** _c_options = NULL
     cdef Py_ssize_t _i_options
     try:
+        _c_numOptions = <int>_support.signed_arg(numOptions, sizeof(int), "numOptions")
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
-        _support.check_count(options, numOptions, "options", "numOptions")
-        if numOptions > 0:
-            _c_options = <const char**>_support.alloc_array(numOptions, sizeof(const char*))
-            _keep_options = [_support.as_bytes(x, "options") for x in options[:numOptions]]
-            for _i_options in range(numOptions):
+        _support.check_list(options, _c_numOptions, "options", "numOptions", "bytes")
+        if _c_numOptions > 0:
+            _c_options = <const char**>_support.alloc_array(_c_numOptions, sizeof(const char*))
+            _keep_options = [_support.as_bytes(x, "options") for x in options[:_c_numOptions]]
+            for _i_options in range(_c_numOptions):
                 _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
-            _result = cynvrtc.nvrtcCompileProgram(_c_prog, numOptions, <const char *const *>_c_options)
+            _result = cynvrtc.nvrtcCompileProgram(_c_prog, _c_numOptions, <const char *const *>_c_options)
         return (_status(_result),)
 
     finally:
@@ -252,7 +256,7 @@ def nvrtcGetPTX(prog, ptx=None):
      - prog CUDA Runtime Compilation program.
      - ptx  Compiled result.
 
-    Returns: (status, ptx)
+    Returns: (status, ptx); (status,) when ptx is given: the call fills it
     C function: nvrtcGetPTX (nvrtc.h)
     """
     cdef long long _result
@@ -266,13 +270,15 @@ def nvrtcGetPTX(prog, ptx=None):
         with nogil:
             _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if ptx is not None else (_status(_result), None)
         _out_ptx = _support.sized_output(ptx, _n_ptx, &_view_ptx, &_c_ptx, "ptx", "nvrtcGetPTXSize")
         with nogil:
             _result = cynvrtc.nvrtcGetPTX(_c_prog, <char *>_c_ptx)
+        if ptx is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_ptx) if ptx is None else ptx))
+        return (_status(0), bytes(_out_ptx))
 
     finally:
         _support.release_address(&_view_ptx)
@@ -309,7 +315,7 @@ def nvrtcGetProgramLog(prog, log=None):
      - prog CUDA Runtime Compilation program.
      - log  Compilation log.
 
-    Returns: (status, log)
+    Returns: (status, log); (status,) when log is given: the call fills it
     C function: nvrtcGetProgramLog (nvrtc.h)
     """
     cdef long long _result
@@ -323,13 +329,15 @@ def nvrtcGetProgramLog(prog, log=None):
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
         if _result != 0:
-            return (_status(_result), None)
+            return (_status(_result),) if log is not None else (_status(_result), None)
         _out_log = _support.sized_output(log, _n_log, &_view_log, &_c_log, "log", "nvrtcGetProgramLogSize")
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLog(_c_prog, <char *>_c_log)
+        if log is not None:
+            return (_status(_result),)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), (bytes(_out_log) if log is None else log))
+        return (_status(0), bytes(_out_log))
 
     finally:
         _support.release_address(&_view_log)
