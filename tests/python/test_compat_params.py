@@ -422,8 +422,7 @@ def test_integer_errors_name_the_parameter_in_the_driver():
 
 
 def test_type_parameter_is_named_typename_and_does_not_hide_the_builtin():
-    source = inspect.getdoc(driver.cuDeviceGetDevResource) or ""
-    assert source.startswith("cuDeviceGetDevResource(device, typename)")
+    assert list(inspect.signature(driver.cuDeviceGetDevResource).parameters) == ["device", "typename"]
     # Before any library call the device converts with type(): a CUdevice and
     # an int both get past it to the library (or its absence).
     for device in (0, driver.CUdevice(0)):

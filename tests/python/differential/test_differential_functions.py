@@ -147,7 +147,11 @@ def _arguments(module_name, module, pkg, name, their_func):
         if not isinstance(result, tuple):  # nvJitLink returns the size alone and raises on error
             result = (0, result)
         if int(result[0]) == 0:
-            args[1] = b" " * int(result[1])
+            size = int(result[1])
+            # b" " * 1 and b" " * 0 are the interpreter's shared objects, which
+            # cuda.bindings would write into (changing b" " for the whole
+            # process): below two bytes the buffer is a bytearray.
+            args[1] = b" " * size if size > 1 else bytearray(size)
     return args
 
 
