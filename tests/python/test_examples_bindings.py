@@ -56,8 +56,7 @@ SIGNATURES = {
 # What each sample meets on cubind before it reaches the GPU, found by running its
 # CPU-side steps here; every sample compiles through helpers.compile_ptx.
 CUBIND_INCOMPATIBLE = {name: [NVRTC_BUFFER] for name in SAMPLES}
-CUBIND_INCOMPATIBLE["global_to_shmem_async_copy.py"].append(DIM3_FLOAT)
-CUBIND_INCOMPATIBLE["simple_cubemap_texture.py"] += [DIM3_FLOAT, NONE_OPTIONAL]
+CUBIND_INCOMPATIBLE["simple_cubemap_texture.py"] += [NONE_OPTIONAL]
 
 
 def _gpu_count():
@@ -362,7 +361,6 @@ IDIOMS = {name[len("idiom_"):]: fn for name, fn in globals().items() if name.sta
 CUBIND_REFUSES = {
     "nvrtc_ptx_into_bytes": NVRTC_BUFFER,
     "nvrtc_log_into_bytes": NVRTC_BUFFER,
-    "dim3_float": DIM3_FLOAT,
     "texture_object_without_view": NONE_OPTIONAL,
 }
 
