@@ -102,6 +102,8 @@ def test_enum_fields_refuse_negative_ints(pkg):
     # ints, as enum parameters do, but not negative ones.
     with pytest.raises(OverflowError if pkg == "cubind" else AttributeError):
         m.srcMemoryType = -1
+    with pytest.raises(TypeError):
+        m.srcMemoryType = None
     m.srcMemoryType = d.CUmemorytype.CU_MEMORYTYPE_DEVICE
     assert int(m.srcMemoryType) == int(d.CUmemorytype.CU_MEMORYTYPE_DEVICE)
 
@@ -133,6 +135,26 @@ def test_plain_int_setter_stays_exact():
     assert r.x == -5
     with pytest.raises(TypeError, match="x"):
         r.x = None
+
+
+@both
+def test_pointer_fields(pkg):
+    d, _ = modules(pkg)
+    m = d.CUDA_MEMCPY2D()
+    with pytest.raises(OverflowError):
+        m.srcHost = -1
+    with pytest.raises(TypeError):
+        m.srcHost = 4096.5
+    h = d.CUDA_HOST_NODE_PARAMS()
+    h.fn = 2.75
+    assert int(h.fn) == 2 and isinstance(h.fn, d.CUhostFn)
+    with pytest.raises(OverflowError):
+        h.fn = -1
+    k = d.CUDA_KERNEL_NODE_PARAMS()
+    k.extra = 2.5
+    assert k.extra == 2
+    with pytest.raises(OverflowError):
+        k.kernelParams = -1
 
 
 # -- 5. char arrays

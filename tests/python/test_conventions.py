@@ -595,7 +595,7 @@ def test_refused_pointer_field_value_leaves_the_field_and_its_buffer_as_they_wer
     data = bytearray(b"kept alive" * 100)
     m.srcHost = data
     address = m.srcHost
-    with pytest.raises(ValueError, match="srcHost"):
+    with pytest.raises(OverflowError, match="srcHost"):
         m.srcHost = -1
     gc.collect()
     assert m.srcHost == address
@@ -614,7 +614,7 @@ def test_refused_pointer_field_value_leaves_the_field_and_its_buffer_as_they_wer
     params = driver.CUDA_KERNEL_NODE_PARAMS()
     params.kernelParams = ((7,), (ctypes.c_int,))
     pointer = params.kernelParams
-    with pytest.raises(ValueError, match="kernelParams"):
+    with pytest.raises(OverflowError, match="kernelParams"):
         params.kernelParams = -1
     gc.collect()
     assert params.kernelParams == pointer

@@ -377,7 +377,7 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
       g << "        return <uintptr_t>" << p << "\n";
       // Kept only once packed and addressed: a value refused on the way leaves the field as it was.
       s << "        cdef void** _address\n"
-        << "        packed = _support.kernel_params(value)\n"
+        << "        packed = _support.kernel_params(_support.address_number(value, " << q << ", True))\n"
         << "        _address = _support.kernel_params_pointer(packed)\n"
         << "        _support.keep(self, " << q << ", packed)\n"
         << "        " << p << " = <" << pointer_c << ">_address\n";
@@ -432,6 +432,10 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
           s << "        if type(value) is " << t.py << ":\n            " << p << " = (<" << t.py << ">value)._value\n"
             << "        elif type(value) is int:\n            " << p << " = value\n"
             << "        else:\n            " << p << " = _support.value_field(value, " << q << ")\n";
+          break;
+        case TypeInfo::Kind::FunctionPointer:
+          // A function's address: a handle-like class, converted as handle fields are.
+          s << "        " << p << " = <" << t.c << ">_support.handle_field(value, " << t.py << ", " << q << ")\n";
           break;
         default: s << "        " << p << " = " << to_c(t, "value", f.name) << "\n"; break;
       }

@@ -3400,7 +3400,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).kernelParams = <void **>_address
@@ -3414,7 +3414,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).extra = <void **>_address
@@ -3576,7 +3576,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kernelParams = <void **>_address
@@ -3590,7 +3590,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).extra = <void **>_address
@@ -3772,7 +3772,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kernelParams = <void **>_address
@@ -3786,7 +3786,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).extra = <void **>_address
@@ -4130,7 +4130,7 @@ cdef class CUDA_HOST_NODE_PARAMS(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn = <cydriver.CUhostFn>_support.plain_address(value, "fn")
+        (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn = <cydriver.CUhostFn>_support.handle_field(value, CUhostFn, "fn")
 
     @property
     def userData(self):
@@ -4197,7 +4197,7 @@ cdef class CUDA_HOST_NODE_PARAMS_v2_st(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn = <cydriver.CUhostFn>_support.plain_address(value, "fn")
+        (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn = <cydriver.CUhostFn>_support.handle_field(value, CUhostFn, "fn")
 
     @property
     def userData(self):
@@ -8581,7 +8581,7 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).kernelParams = <void **>_address

@@ -7206,7 +7206,7 @@ cdef class cudaHostNodeParams(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cyruntime.cudaHostNodeParams*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.plain_address(value, "fn")
+        (<cyruntime.cudaHostNodeParams*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.handle_field(value, cudaHostFn_t, "fn")
 
     @property
     def userData(self):
@@ -7273,7 +7273,7 @@ cdef class cudaHostNodeParamsV2(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cyruntime.cudaHostNodeParamsV2*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.plain_address(value, "fn")
+        (<cyruntime.cudaHostNodeParamsV2*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.handle_field(value, cudaHostFn_t, "fn")
 
     @property
     def userData(self):
@@ -12561,7 +12561,7 @@ cdef class cudaKernelNodeParams(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cyruntime.cudaKernelNodeParams*>self._ptr).kernelParams = <void **>_address
@@ -12575,7 +12575,7 @@ cdef class cudaKernelNodeParams(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cyruntime.cudaKernelNodeParams*>self._ptr).extra = <void **>_address
@@ -12685,7 +12685,7 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).kernelParams = <void **>_address
@@ -12699,7 +12699,7 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).extra = <void **>_address

@@ -13,6 +13,9 @@ cdef object enum_field(object value, str name)
 cdef double float_field(object value, str name) except? -1.0
 cdef void* handle_field(object value, type cls, str name) except? NULL
 
+# A number given for an address: negative refused (OverflowError), floats
+# truncated if `truncate`; anything else as it is.
+cdef object address_number(object value, str name, bint truncate=*)
 # The address a struct's pointer field takes; buffers are kept alive by `owner`.
 cdef void* field_address(object value, Struct owner, str name) except? NULL
 cdef void keep(Struct owner, str name, object value)

@@ -60,9 +60,7 @@ cdef object enum_field(object value, str name):
     # int must fit the unsigned range cuda.bindings takes.
     if isinstance(value, int) and not type(value) is int and not isinstance(value, bool):
         return int(value)
-    if value is None:
-        return 0
-    if isinstance(value, float) or isinstance(value, (str, bytes, bytearray)):
+    if value is None or isinstance(value, (float, str, bytes, bytearray)):
         return _refuse_number(value, name, "an enum member or an int")
     try:
         number = _index(value)
@@ -110,8 +108,23 @@ cdef void keep(Struct owner, str name, object value):
 # The pointer fields below change what the struct keeps only once the new
 # value is accepted: a refused value leaves the field and what it points at
 # as they were.
+cdef object address_number(object value, str name, bint truncate=False):
+    # An address given as a number: a negative one is an OverflowError, as
+    # cuda.bindings converts a pointer field; floats truncate where it
+    # truncates them (kernel parameters' extra), and are refused elsewhere.
+    if truncate and isinstance(value, float):
+        value = int(value)
+    if isinstance(value, int) and value < 0:
+        raise OverflowError(f"{name}: an address cannot be negative ({value})")
+    return value
+
+
 cdef void* field_address(object value, Struct owner, str name) except? NULL:
     cdef void* p
+    if type(value) is not int:
+        value = address_number(value, name)
+    elif value < 0:
+        raise OverflowError(f"{name}: an address cannot be negative ({value})")
     if not (value is None or isinstance(value, (int, Handle, Struct))) and PyObject_CheckBuffer(value):
         # The struct holds the buffer export until the field changes, so the
         # object cannot be resized under the pointer.
