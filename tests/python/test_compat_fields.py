@@ -155,6 +155,8 @@ def test_pointer_fields(pkg):
     assert k.extra == 2
     with pytest.raises(OverflowError):
         k.kernelParams = -1
+    with pytest.raises(TypeError):
+        k.kernelParams = 2.5
 
 
 # -- 5. char arrays

@@ -376,8 +376,10 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
       // As cuLaunchKernel takes them: None, an address, or (values, types), kept by the struct.
       g << "        return <uintptr_t>" << p << "\n";
       // Kept only once packed and addressed: a value refused on the way leaves the field as it was.
+      // A float truncates for extra and is refused for kernelParams, as in cuda.bindings.
       s << "        cdef void** _address\n"
-        << "        packed = _support.kernel_params(_support.address_number(value, " << q << ", True))\n"
+        << "        packed = _support.kernel_params(_support.address_number(value, " << q << ", "
+        << (f.name == "extra" ? "True" : "False") << "))\n"
         << "        _address = _support.kernel_params_pointer(packed)\n"
         << "        _support.keep(self, " << q << ", packed)\n"
         << "        " << p << " = <" << pointer_c << ">_address\n";

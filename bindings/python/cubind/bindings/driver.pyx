@@ -3400,7 +3400,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).kernelParams = <void **>_address
@@ -3576,7 +3576,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kernelParams = <void **>_address
@@ -3772,7 +3772,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kernelParams = <void **>_address
@@ -8581,7 +8581,7 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).kernelParams = <void **>_address

@@ -12561,7 +12561,7 @@ cdef class cudaKernelNodeParams(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cyruntime.cudaKernelNodeParams*>self._ptr).kernelParams = <void **>_address
@@ -12685,7 +12685,7 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(_support.address_number(value, "kernelParams", True))
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).kernelParams = <void **>_address
