@@ -16,6 +16,8 @@ from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 
 from operator import index as _index
 
+cdef object _ADDRESS_MAX = <uintptr_t>-1
+
 
 # -- numbers
 
@@ -59,7 +61,7 @@ cdef object enum_field(object value, str name):
     # A member keeps its value (some enums have negative members); a plain
     # int must fit the unsigned range cuda.bindings takes.
     if isinstance(value, int) and not type(value) is int and not isinstance(value, bool):
-        return int(value)
+        return value
     if value is None or isinstance(value, (float, str, bytes, bytearray)):
         return _refuse_number(value, name, "an enum member or an int")
     try:
@@ -80,14 +82,17 @@ cdef double float_field(object value, str name) except? -1.0:
 
 
 cdef void* handle_field(object value, type cls, str name) except? NULL:
+    # The common cases first: the handle's own class, None, a plain int.
     if type(value) is cls:
         return (<Handle>value)._value
+    if value is None:
+        return NULL
     if isinstance(value, float):
         value = int(value)
     if isinstance(value, int):
         if value < 0:
             raise OverflowError(f"{name}: a {cls.__name__} address cannot be negative ({value})")
-        if value >= (<object>1) << (8 * sizeof(void*)):
+        if value > _ADDRESS_MAX:
             raise OverflowError(f"{name}: {value} is too large for a {cls.__name__} address")
     elif isinstance(value, (str, bytes, bytearray)):
         _refuse_number(value, name, f"{cls.__name__}, an int or None")
