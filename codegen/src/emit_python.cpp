@@ -24,7 +24,7 @@ std::vector<GeneratedFile> emit_python_module(const Library& library, const Emit
   python::PyxWriter pyx(plan, options);
   const std::string module = pyx.run();
   if (!pyx.errors().empty()) {
-    std::string msg = library.name + ": " + std::to_string(pyx.errors().size()) + " function(s) have no Python form:";
+    std::string msg = library.name + ": " + std::to_string(pyx.errors().size()) + " function(s) or field(s) have no Python form:";
     for (const auto& e : pyx.errors()) msg += "\n  " + e;
     throw std::runtime_error(msg);
   }

@@ -217,6 +217,11 @@ def struct_sweep(module, start):
                     repr(obj)
                 except ALLOWED:
                     pass
+                except AttributeError as e:
+                    # Outputs the library fills (phGraph_out) are read-only, as in cuda.bindings.
+                    if "not writable" not in str(e):
+                        print(f"! {index} {names[index]} {field} {label} AttributeError: {str(e)[:200]!r}",
+                              file=out, flush=True)
                 except BaseException as e:  # noqa: BLE001
                     print(f"! {index} {names[index]} {field} {label} {type(e).__name__}: {str(e)[:200]!r}",
                           file=out, flush=True)

@@ -203,9 +203,13 @@ def test_struct_fields_bad_values():
     m = driver.CUDA_MEMCPY2D()
     for field, value in (("srcY", None), ("srcY", "1"), ("srcY", -1), ("srcY", 2**64), ("srcHost", -1),
                          ("srcHost", "host"), ("srcHost", 2**64), ("srcArray", "array"), ("srcArray", -1),
-                         ("srcDevice", None), ("srcMemoryType", "HOST"), ("srcMemoryType", 2**64)):
+                         ("srcDevice", "x"), ("srcDevice", -1), ("srcMemoryType", "HOST"), ("srcMemoryType", 2**64)):
         with pytest.raises((TypeError, ValueError, OverflowError)):
             setattr(m, field, value)
+    # None is 0 for a value-type field, as a NULL handle is (as in cuda.bindings).
+    m.srcDevice = 0x10
+    m.srcDevice = None
+    assert int(m.srcDevice) == 0
     uuid = driver.CUuuid()
     for value in (bytes(17), [1] * 17, [1] * 15, ["x"] * 16, None, 5):
         with pytest.raises((TypeError, ValueError)):

@@ -10,11 +10,6 @@ cuda.bindings exists, and the calling idioms the samples rely on are accepted (c
 one by one, on both implementations). On a GPU (marker `gpu`, `multi_gpu` for the peer
 sample) each sample must print PASSED on both.
 
-Where cubind still refuses an idiom cuda.bindings accepts, the CPU test is marked
-xfail(strict=True) with the class of the incompatibility, so it fails once fixed and
-the marker goes. On a GPU, a cubind run that fails with the signature of a known class
-is reported as xfail; any other failure fails.
-
 Run as a script, this file checks one idiom in a fresh interpreter:
     python test_examples_bindings.py IMPL IDIOM
 """
@@ -42,16 +37,6 @@ TWO_GPUS = {"simple_p2p.py"}
 IMPLS = ("cubind", "cuda")
 ARCH = "90"
 
-# Classes of cubind incompatibilities, and the text each leaves in a failing run's output.
-DIM3_FLOAT = "float in dim3: runtime.dim3 fields refuse a float (grid sizes computed with /)"
-SIGNATURES = {
-    "expected an int, got float": DIM3_FLOAT,
-}
-# What each sample meets on cubind before it reaches the GPU, found by running its
-# CPU-side steps here; every sample compiles through helpers.compile_ptx.
-CUBIND_INCOMPATIBLE = {name: [] for name in SAMPLES}
-CUBIND_INCOMPATIBLE["global_to_shmem_async_copy.py"].append(DIM3_FLOAT)
-CUBIND_INCOMPATIBLE["simple_cubemap_texture.py"].append(DIM3_FLOAT)
 
 
 def _gpu_count():
@@ -70,16 +55,9 @@ def _sample_path(sample):
     return os.path.join(SAMPLES_DIR, sample)
 
 
-def _params(known_cubind_failure=None):
-    """(sample, impl) pairs; cubind pairs of a sample with a known class are strict xfails."""
-    params = []
-    for sample in SAMPLES:
-        for impl in IMPLS:
-            marks = []
-            if impl == "cubind" and known_cubind_failure and known_cubind_failure(sample):
-                marks.append(pytest.mark.xfail(strict=True, reason=known_cubind_failure(sample)))
-            params.append(pytest.param(sample, impl, marks=marks, id=f"{sample[:-3]}-{impl}"))
-    return params
+def _params():
+    """(sample, impl) pairs."""
+    return [pytest.param(sample, impl, id=f"{sample[:-3]}-{impl}") for sample in SAMPLES for impl in IMPLS]
 
 
 def _implementation_line(result, impl):
@@ -353,23 +331,10 @@ def idiom_texture_object_without_view(driver, runtime, nvrtc):
 
 
 IDIOMS = {name[len("idiom_"):]: fn for name, fn in globals().items() if name.startswith("idiom_")}
-CUBIND_REFUSES = {
-    "dim3_float": DIM3_FLOAT,
-}
 
 
-def _idiom_params():
-    params = []
-    for name in IDIOMS:
-        for impl in IMPLS:
-            marks = []
-            if impl == "cubind" and name in CUBIND_REFUSES:
-                marks.append(pytest.mark.xfail(strict=True, reason=CUBIND_REFUSES[name]))
-            params.append(pytest.param(name, impl, marks=marks, id=f"{name}-{impl}"))
-    return params
-
-
-@pytest.mark.parametrize("idiom,impl", _idiom_params())
+@pytest.mark.parametrize("idiom,impl", [pytest.param(name, impl, id=f"{name}-{impl}")
+                                        for name in IDIOMS for impl in IMPLS])
 def test_idiom_accepted(idiom, impl):
     if _gpu_count() > 0:
         # The calls pass placeholder handles and addresses, safe only where no driver
@@ -404,10 +369,6 @@ def test_sample_passes_on_gpu(sample, impl):
     lines = result.stdout.splitlines()
     if result.returncode == 0 and lines and lines[-1].endswith("; skipped"):
         pytest.skip(lines[-1])
-    if impl == "cubind" and (result.returncode != 0 or "PASSED" not in lines[-1]):
-        known = [cls for signature, cls in SIGNATURES.items() if signature in output]
-        if known:
-            pytest.xfail("; ".join(known))
     assert result.returncode == 0, output
     assert lines[-1].endswith("PASSED"), output
 

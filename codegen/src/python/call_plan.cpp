@@ -335,24 +335,40 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
   return outs;
 }
 
-FieldPlan plan_field(const Model& m, const Field& f) {
+FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Field*>& siblings) {
   FieldPlan fp;
   const Type& t = f.type;
   if (t.kind == Type::Kind::Array) {
     fp.type = m.resolve(t.element);
     for (auto e : t.extents) fp.count *= e;
+    // An array of addresses (void *pPitch[3]): a list of ints.
+    if (t.element.find('*') != std::string::npos && fp.type.kind != TypeInfo::Kind::Handle &&
+        fp.type.kind != TypeInfo::Kind::FunctionPointer) {
+      fp.kind = FieldPlan::Kind::NumberArray;
+      fp.type.c = "void*";
+      fp.format = "P";
+      fp.annotation = "list[int]";
+      return fp;
+    }
     switch (fp.type.kind) {
       case TypeInfo::Kind::Scalar:
-        if (fp.type.is_char) {
+        if (fp.type.format == "b" || fp.type.format == "B") {
           // Text (name) ends at the first NUL; identifiers (uuid bytes, reserved) keep every byte.
           const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos;
           fp.kind = text ? FieldPlan::Kind::Text : FieldPlan::Kind::Bytes;
           fp.annotation = "bytes";
           return fp;
         }
-        [[fallthrough]];
+        fp.format = fp.type.format;
+        fp.kind = FieldPlan::Kind::NumberArray;
+        fp.annotation = fp.type.is_float ? "list[float]" : "list[int]";
+        return fp;
       case TypeInfo::Kind::Enum:
-      case TypeInfo::Kind::Value: fp.kind = FieldPlan::Kind::NumberArray; fp.annotation = "memoryview"; return fp;
+      case TypeInfo::Kind::Value:
+        fp.format = fp.type.kind == TypeInfo::Kind::Enum ? "i" : fp.type.format;
+        fp.kind = FieldPlan::Kind::NumberArray;
+        fp.annotation = fp.type.kind == TypeInfo::Kind::Value ? "list[" + fp.type.py + "]" : "list[int]";
+        return fp;
       case TypeInfo::Kind::Struct: fp.kind = FieldPlan::Kind::StructArray; break;
       case TypeInfo::Kind::Handle: fp.kind = FieldPlan::Kind::HandleArray; break;
       default: return fp;
@@ -362,17 +378,34 @@ FieldPlan plan_field(const Model& m, const Field& f) {
   }
   if (t.kind == Type::Kind::Pointer) {
     fp.annotation = "int";
+    const TypeInfo pointee = t.pointer_depth == 1 ? m.resolve(t.pointee) : TypeInfo{};
     if (t.pointer_depth == 1 && t.pointee == "char" && t.pointee_const) {
       fp.kind = FieldPlan::Kind::String;
       fp.annotation = "bytes | None";
     } else if (t.pointer_depth == 2 && t.pointee == "void *" && (f.name == "kernelParams" || f.name == "extra")) {
       fp.kind = FieldPlan::Kind::KernelParams;
-    } else if (t.pointer_depth == 1 && m.resolve(t.pointee).kind == TypeInfo::Kind::Struct) {
-      fp.kind = FieldPlan::Kind::StructPointer;
-      fp.type = m.resolve(t.pointee);
+    } else if (pointee.kind == TypeInfo::Kind::Struct) {
+      fp.kind = FieldPlan::Kind::StructList;
+      fp.type = pointee;
+      fp.annotation = "list[" + pointee.py + "]";
+    } else if (pointee.kind == TypeInfo::Kind::Handle) {
+      fp.kind = FieldPlan::Kind::HandleList;
+      fp.type = pointee;
+      fp.annotation = "list[" + pointee.py + "]";
+      // An array the library fills and sizes (phGraph_out, `size` graphs):
+      // read-only, its length is the count field's.
+      const std::string suffix = "_out";
+      if (f.name.size() > suffix.size() && f.name.compare(f.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        for (const Field* s : siblings) {
+          if (s->name == "size" && s->type.kind == Type::Kind::Builtin) fp.count_field = s->name;
+        }
+        if (fp.count_field.empty()) fp.kind = FieldPlan::Kind::Pointer;
+        fp.read_only = !fp.count_field.empty();
+      }
     } else {
       fp.kind = FieldPlan::Kind::Pointer;
     }
+    if (fp.kind == FieldPlan::Kind::Pointer) fp.annotation = "int";
     return fp;
   }
   fp.type = m.resolve(t.spelling);

@@ -86,12 +86,13 @@ struct FieldPlan {
     None,          // no Python form: left out
     Text,          // char[N] holding a name: bytes up to the first NUL
     Bytes,         // char[N] of raw bytes (uuid, reserved)
-    NumberArray,   // T[N] of numbers, enums or values: a writable memoryview
+    NumberArray,   // T[N] of numbers, enums, values or addresses: a list that writes items through
     StructArray,   // S[N]: a list of views
     HandleArray,   // H[N]: a list of handles
     String,        // const char *
     KernelParams,  // void **kernelParams / extra, as cuLaunchKernel takes them
-    StructPointer, // S *: a struct, a sequence of them, an address or None
+    StructList,    // S *: a list of structs (copied into an array the struct keeps)
+    HandleList,    // H *: a list of handles (likewise); an output (name_out) reads count_field items
     Pointer,       // any other pointer: an address
     Scalar,        // a number
     Wrapped,       // an enum, handle, value or function pointer
@@ -101,9 +102,14 @@ struct FieldPlan {
   TypeInfo type;           // the element type of arrays, the pointee of struct pointers, else the field's type
   std::uint64_t count = 1; // array elements
   std::string annotation;
+  std::string format;      // NumberArray: the items' struct-module format ("P" for addresses)
+  std::string count_field; // HandleList outputs: the sibling field that counts the items
+  bool read_only = false;  // an output the library fills (phGraph_out): no setter, as in cuda.bindings
 };
 
-FieldPlan plan_field(const Model& m, const Field& f);
+// `siblings`: the record's fields (anonymous members flattened), for the
+// count of an output list.
+FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Field*>& siblings = {});
 
 
 // Whether the role takes a Python argument (outputs do not).

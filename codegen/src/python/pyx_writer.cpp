@@ -224,11 +224,6 @@ void PyxWriter::structs() {
   o_ << "# Structs and unions\n";
   // Classes are declared first: fields of one refer to others.
   for (const auto& sc : m_.structs) struct_class(sc);
-  o_ << "def _safe_repr(obj, name):\n"
-        "    try:\n"
-        "        return repr(getattr(obj, name))\n"
-        "    except Exception as e:\n"
-        "        return f\"<{type(e).__name__}>\"\n\n";
   // #define aliases of struct and handle types.
   for (const auto& [alias, target] : lib_.type_aliases) {
     if (const auto* sc = m_.find_struct(target)) alias_lines_ << alias << " = " << sc->py << "\n";
@@ -249,7 +244,14 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
   // have no default constructor.
   o_ << "    def __cinit__(self, *args, **kwargs):\n"
         "        self._ptr = _support.alloc_struct(sizeof(" << c << "))\n"
-        "        self._own = True\n\n";
+        "        self._own = True\n";
+  // dim3 members start at 1, as C++ constructs them (and cuda.bindings reads them).
+  std::vector<std::string> dims;
+  dim3_paths(*sc.record, "", dims);
+  for (const auto& d : dims) {
+    for (const char* axis : {"x", "y", "z"}) o_ << "        (<" << c << "*>self._ptr)" << d << "." << axis << " = 1\n";
+  }
+  o_ << "\n";
   o_ << "    def __dealloc__(self):\n"
         "        if self._own:\n"
         "            _support.free_struct(self._ptr)\n\n";
@@ -278,28 +280,52 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
         "        return obj\n\n";
   std::vector<const Field*> fields;
   m_.collect_fields(*sc.record, fields);
-  std::vector<std::string> names;
+  std::vector<std::pair<std::string, bool>> printed;
   for (const Field* f : fields) {
-    if (field(c, *f)) names.push_back(f->name);
+    bool hex = false;
+    if (field(c, *f, fields, hex)) printed.emplace_back(python_identifier(f->name), hex);
   }
-  o_ << "    def __repr__(self):\n";
-  o_ << "        return \"" << sc.py << "(\" + \", \".join(f\"{n}={_safe_repr(self, n)}\" for n in (";
-  for (const auto& n : names) o_ << "\"" << python_identifier(n) << "\", ";
-  o_ << ")) + \")\"\n\n";
+  // str() and repr() as cuda.bindings prints a struct: one `field : value` line per field.
+  o_ << "    _fields = (";
+  for (const auto& [n, hex] : printed) o_ << "(\"" << n << "\", " << (hex ? "True" : "False") << "), ";
+  o_ << ")\n\n";
+  o_ << "    def __repr__(self):\n"
+        "        return _support.struct_text(self, " << sc.py << "._fields)\n\n";
   for (const auto& a : sc.aliases) alias_lines_ << a << " = " << sc.py << "\n";
 }
 
+void PyxWriter::dim3_paths(const Record& r, const std::string& prefix, std::vector<std::string>& out) const {
+  if (r.is_union) return;  // a union's members are not constructed
+  if (r.name == "dim3") {
+    out.push_back(prefix);
+    return;
+  }
+  for (const Field& f : r.fields) {
+    if (f.anonymous_member || f.type.kind != Type::Kind::Record) continue;
+    if (const Record* inner = lib_.find_record(f.type.record)) {
+      dim3_paths(*inner, prefix + "." + cython_member(f.name), out);
+    }
+  }
+}
+
 // One property; false when the field has no Python form (it is then left out).
-bool PyxWriter::field(const std::string& c, const Field& f) {
-  const FieldPlan fp = plan_field(m_, f);
-  if (fp.kind == FieldPlan::Kind::None) return false;
+bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<const Field*>& siblings, bool& hex) {
+  const FieldPlan fp = plan_field(m_, f, siblings);
+  if (fp.kind == FieldPlan::Kind::None) {
+    // Every member of every struct and union is reachable (a union member left
+    // out hides a view of the memory): a field type without a Python form is an
+    // error of the generator, not a field to drop.
+    if (f.bit_width == 0) errors_.push_back("field " + c + "." + f.name + " (" + f.type.spelling + ")");
+    return false;
+  }
+  hex = fp.kind == FieldPlan::Kind::Pointer || fp.kind == FieldPlan::Kind::KernelParams;
   const std::string name = python_identifier(f.name);
   std::ostringstream g, s;
   field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
   o_ << "    @property\n    def " << name << "(self):\n";
   if (!f.doc.empty()) o_ << docstring(clean_doc(f.doc), "        ");
   o_ << g.str() << "\n";
-  o_ << "    @" << name << ".setter\n    def " << name << "(self, value):\n" << s.str() << "\n";
+  if (!fp.read_only) o_ << "    @" << name << ".setter\n    def " << name << "(self, value):\n" << s.str() << "\n";
   return true;
 }
 
@@ -312,77 +338,123 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
   const TypeInfo& t = fp.type;
   const std::string n = std::to_string(fp.count);
   const std::string pointer_c = m_.cython_spelling(f.type.spelling);
+  const std::string q = "\"" + f.name + "\"";
+  const std::string self_c = p.substr(0, p.rfind(')') + 1);  // (<C*>self._ptr)
   switch (fp.kind) {
     case FieldPlan::Kind::Text:
     case FieldPlan::Kind::Bytes:
       g << "        return "
         << (fp.kind == FieldPlan::Kind::Text ? "_support.c_string(" : "PyBytes_FromStringAndSize(")
         << "<const char*>" << at << ", " << n << ")\n";
-      s << "        _support.array_assign(<void*>" << at << ", " << n << ", 1, \"b\", value, \"" << f.name << "\")\n";
+      s << "        _support.char_array_assign(<void*>" << at << ", " << n << ", value, "
+        << (fp.kind == FieldPlan::Kind::Text ? "True" : "False") << ", " << q << ")\n";
       break;
-    case FieldPlan::Kind::NumberArray: {
-      const std::string fmt = t.kind == TypeInfo::Kind::Enum ? "i" : t.format;
-      g << "        return _support.array_view(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fmt
-        << "\", self)\n";
-      s << "        _support.array_assign(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fmt
-        << "\", value, \"" << f.name << "\")\n";
+    case FieldPlan::Kind::NumberArray:
+      // Value types read as their objects, as cuda.bindings reads them (pad: [cuuint64_t, ...]).
+      g << "        return _support.array_list(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fp.format
+        << "\", self, " << q << (t.kind == TypeInfo::Kind::Value ? ", " + t.py : std::string()) << ")\n";
+      s << "        _support.array_assign(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fp.format
+        << "\", value, " << q << ")\n";
       break;
-    }
     case FieldPlan::Kind::StructArray:
       g << "        return [" << t.py << "._view(<void*>&(" << at << ")[i], self) for i in range(" << n << ")]\n";
-      s << "        _support.check_count(value, " << n << ", \"" << f.name << "\", \"its length\")\n"
+      s << "        items = _support.field_items(value, " << n << ", " << q << ")\n"
         << "        for i in range(" << n << "):\n"
-        << "            memcpy(&(" << at << ")[i], _support.struct_pointer_required(value[i], " << t.py << ", \""
-        << f.name << "\"), sizeof(" << t.c << "))\n";
+        << "            _support.struct_pointer_required(items[i], " << t.py << ", " << q << ")\n"
+        << "        for i in range(" << n << "):\n"
+        << "            memcpy(&(" << at << ")[i], _support.struct_pointer_required(items[i], " << t.py << ", " << q
+        << "), sizeof(" << t.c << "))\n";
       break;
     case FieldPlan::Kind::HandleArray:
       g << "        return [_wrap_" << t.py << "(<void*>(" << at << ")[i]) for i in range(" << n << ")]\n";
-      s << "        _support.check_count(value, " << n << ", \"" << f.name << "\", \"its length\")\n"
+      s << "        items = [<uintptr_t>_support.handle_field(v, " << t.py << ", " << q
+        << ") for v in _support.field_items(value, " << n << ", " << q << ")]\n"
         << "        for i in range(" << n << "):\n"
-        << "            (" << at << ")[i] = " << to_c(t, "value[i]", f.name) << "\n";
+        << "            (" << at << ")[i] = <" << t.c << "><uintptr_t>items[i]\n";
       break;
     case FieldPlan::Kind::String:
       g << "        return None if " << p << " == NULL else <bytes>" << p << "\n";
       s << "        if value is None:\n"
         << "            " << p << " = NULL\n"
         << "            return\n"
-        << "        data = _support.as_bytes(value, \"" << f.name << "\")\n"
-        << "        _support.keep(self, \"" << f.name << "\", data)\n"
+        << "        data = _support.as_bytes(value, " << q << ")\n"
+        << "        _support.keep(self, " << q << ", data)\n"
         << "        " << p << " = PyBytes_AS_STRING(data)\n";
       break;
     case FieldPlan::Kind::KernelParams:
       // As cuLaunchKernel takes them: None, an address, or (values, types), kept by the struct.
       g << "        return <uintptr_t>" << p << "\n";
       // Kept only once packed and addressed: a value refused on the way leaves the field as it was.
+      // A float truncates for extra and is refused for kernelParams, as in cuda.bindings.
       s << "        cdef void** _address\n"
-        << "        packed = _support.kernel_params(value)\n"
+        << "        packed = _support.kernel_params(_support.address_number(value, " << q << ", "
+        << (f.name == "extra" ? "True" : "False") << "))\n"
         << "        _address = _support.kernel_params_pointer(packed)\n"
-        << "        _support.keep(self, \"" << f.name << "\", packed)\n"
+        << "        _support.keep(self, " << q << ", packed)\n"
         << "        " << p << " = <" << pointer_c << ">_address\n";
       break;
-    case FieldPlan::Kind::StructPointer:
-      // CUlaunchConfig.attrs: a struct, a sequence of them (copied into one array the
-      // struct keeps), an address or None.
-      g << "        return <uintptr_t>" << p << "\n";
-      s << "        " << p << " = <" << pointer_c << ">_support.struct_array_field(value, " << t.py << ", sizeof("
-        << t.c << "), self, \"" << f.name << "\")\n";
+    case FieldPlan::Kind::StructList:
+      // As cuda.bindings: a list (here also one struct), copied into an array the
+      // struct keeps; read back as views of that array's items.
+      g << "        array = _support.kept_array(self, " << q << ", <void*>" << p << ")\n"
+        << "        if array is None:\n            return []\n"
+        << "        return [" << t.py << "._view(<void*>&" << p << "[i], array) for i in range(len(array))]\n";
+      s << "        " << p << " = <" << pointer_c << ">_support.struct_list_field(value, " << t.py << ", sizeof(" << t.c
+        << "), self, " << q << ")\n";
+      break;
+    case FieldPlan::Kind::HandleList:
+      if (!fp.count_field.empty()) {
+        g << "        if " << p << " == NULL:\n            return []\n"
+          << "        return [_wrap_" << t.py << "(<void*>" << p << "[i]) for i in range(" << self_c << "."
+          << cython_member(fp.count_field) << ")]\n";
+        break;
+      }
+      g << "        array = _support.kept_array(self, " << q << ", <void*>" << p << ")\n"
+        << "        if array is None:\n            return []\n"
+        << "        return [_wrap_" << t.py << "(<void*>" << p << "[i]) for i in range(len(array))]\n";
+      s << "        " << p << " = <" << pointer_c << ">_support.handle_list_field(value, " << t.py << ", self, " << q
+        << ")\n";
       break;
     case FieldPlan::Kind::Pointer:
       g << "        return <uintptr_t>" << p << "\n";
-      s << "        " << p << " = <" << pointer_c << ">_support.field_address(value, self, \"" << f.name << "\")\n";
+      s << "        " << p << " = <" << pointer_c << ">_support.field_address(value, self, " << q << ")\n";
       break;
     case FieldPlan::Kind::Scalar:
+      // The exact type first: the common case costs one type check.
       g << "        return " << p << "\n";
-      s << "        " << p << " = " << to_c(t, "value", f.name) << "\n";
+      if (t.is_float) {
+        s << "        if type(value) is float:\n            " << p << " = value\n"
+          << "        else:\n            " << p << " = _support.float_field(value, " << q << ")\n";
+      } else {
+        s << "        if type(value) is int:\n            " << p << " = value\n"
+          << "        else:\n            " << p << " = _support.int_field(value, " << q << ")\n";
+      }
       break;
     case FieldPlan::Kind::Wrapped:
       g << "        return " << to_python(t, p) << "\n";
-      s << "        " << p << " = " << to_c(t, "value", f.name) << "\n";
+      switch (t.kind) {
+        case TypeInfo::Kind::Enum:
+          s << "        " << p << " = <" << t.c << "><long long>_support.enum_field(value, " << q << ")\n";
+          break;
+        case TypeInfo::Kind::Handle:
+          s << "        " << p << " = <" << t.c << ">_support.handle_field(value, " << t.py << ", " << q << ")\n";
+          break;
+        case TypeInfo::Kind::Value:
+          s << "        if type(value) is " << t.py << ":\n            " << p << " = (<" << t.py << ">value)._value\n"
+            << "        elif type(value) is int:\n            " << p << " = value\n"
+            << "        else:\n            " << p << " = _support.value_field(value, " << q << ")\n";
+          break;
+        case TypeInfo::Kind::FunctionPointer:
+          // A function's address: a handle-like class, converted as handle fields are.
+          s << "        " << p << " = <" << t.c << ">_support.handle_field(value, " << t.py << ", " << q << ")\n";
+          break;
+        default: s << "        " << p << " = " << to_c(t, "value", f.name) << "\n"; break;
+      }
       break;
     case FieldPlan::Kind::Struct:
       g << "        return " << t.py << "._view(<void*>&" << p << ", self)\n";
-      s << "        memcpy(&" << p << ", _support.struct_pointer_required(value, " << t.py << ", \"" << f.name
-        << "\"), sizeof(" << p << "))\n";
+      s << "        memcpy(&" << p << ", _support.struct_pointer_required(value, " << t.py << ", " << q
+        << "), sizeof(" << p << "))\n";
       break;
     case FieldPlan::Kind::None: break;
   }

@@ -31,7 +31,10 @@ class PyxWriter {
   void values();
   void structs();
   void struct_class(const Model::StructClass& sc);
-  bool field(const std::string& c, const Field& f);
+  // The field's property; false when it has no Python form. `hex`: printed in hex (an address).
+  bool field(const std::string& c, const Field& f, const std::vector<const Field*>& siblings, bool& hex);
+  // C member paths of the dim3 members a C++ default constructor sets to 1.
+  void dim3_paths(const Record& r, const std::string& prefix, std::vector<std::string>& out) const;
   void field_accessors(const FieldPlan& fp, const Field& f, const std::string& p, std::ostringstream& g,
                        std::ostringstream& s) const;
   void callbacks();

@@ -1765,7 +1765,7 @@ class CUuuid(Struct):
 CUuuid_st = CUuuid
 class CUmemFabricHandle(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    data: memoryview
+    data: bytes
 
 CUmemFabricHandle_v1 = CUmemFabricHandle
 CUmemFabricHandle_st = CUmemFabricHandle
@@ -1816,7 +1816,7 @@ class CUstreamBatchMemOpParams(Struct):
     writeValue: CUstreamMemOpWriteValueParams_st
     flushRemoteWrites: CUstreamMemOpFlushRemoteWritesParams_st
     memoryBarrier: CUstreamMemOpMemoryBarrierParams_st
-    pad: memoryview
+    pad: list[cuuint64_t]
 
 CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams
 CUstreamBatchMemOpParams_union = CUstreamBatchMemOpParams
@@ -1824,7 +1824,7 @@ class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     ctx: CUcontext
     count: int
-    paramArray: int
+    paramArray: list[CUstreamBatchMemOpParams]
     flags: int
 
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS
@@ -1833,7 +1833,7 @@ class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     ctx: CUcontext
     count: int
-    paramArray: int
+    paramArray: list[CUstreamBatchMemOpParams]
     flags: int
 
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st
@@ -1854,8 +1854,8 @@ CUasyncNotificationInfo_st = CUasyncNotificationInfo
 class CUdevprop(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     maxThreadsPerBlock: int
-    maxThreadsDim: memoryview
-    maxGridSize: memoryview
+    maxThreadsDim: list[int]
+    maxGridSize: list[int]
     sharedMemPerBlock: int
     totalConstantMemory: int
     SIMDWidth: int
@@ -1971,7 +1971,7 @@ class CUgraphEdgeData(Struct):
     from_port: int
     to_port: int
     type: int
-    reserved: memoryview
+    reserved: bytes
 
 CUgraphEdgeData_st = CUgraphEdgeData
 class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
@@ -2057,7 +2057,7 @@ class CUlaunchConfig(Struct):
     blockDimZ: int
     sharedMemBytes: int
     hStream: CUstream
-    attrs: int
+    attrs: list[CUlaunchAttribute]
     numAttrs: int
 
 CUlaunchConfig_st = CUlaunchConfig
@@ -2086,9 +2086,9 @@ class CUctxCigParam(Struct):
 CUctxCigParam_st = CUctxCigParam
 class CUctxCreateParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    execAffinityParams: int
+    execAffinityParams: list[CUexecAffinityParam]
     numExecAffinityParams: int
-    cigParams: int
+    cigParams: list[CUctxCigParam]
 
 CUctxCreateParams_st = CUctxCreateParams
 class CUlibraryHostUniversalFunctionAndDataTable(Struct):
@@ -2220,7 +2220,7 @@ class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
     miptailFirstLevel: int
     miptailSize: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES
 CUDA_ARRAY_SPARSE_PROPERTIES_st = CUDA_ARRAY_SPARSE_PROPERTIES
@@ -2228,7 +2228,7 @@ class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     size: int
     alignment: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS
 CUDA_ARRAY_MEMORY_REQUIREMENTS_st = CUDA_ARRAY_MEMORY_REQUIREMENTS
@@ -2258,7 +2258,7 @@ class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(Struct):
 
 class anon_anon_CUDA_RESOURCE_DESC_st_res_reserved(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    reserved: memoryview
+    reserved: list[int]
 
 class anon_CUDA_RESOURCE_DESC_st_res(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2278,7 +2278,7 @@ CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC
 CUDA_RESOURCE_DESC_st = CUDA_RESOURCE_DESC
 class CUDA_TEXTURE_DESC(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    addressMode: memoryview
+    addressMode: list[int]
     filterMode: CUfilter_mode
     flags: int
     maxAnisotropy: int
@@ -2286,8 +2286,8 @@ class CUDA_TEXTURE_DESC(Struct):
     mipmapLevelBias: float
     minMipmapLevelClamp: float
     maxMipmapLevelClamp: float
-    borderColor: memoryview
-    reserved: memoryview
+    borderColor: list[float]
+    reserved: list[int]
 
 CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC
 CUDA_TEXTURE_DESC_st = CUDA_TEXTURE_DESC
@@ -2301,13 +2301,13 @@ class CUDA_RESOURCE_VIEW_DESC(Struct):
     lastMipmapLevel: int
     firstLayer: int
     lastLayer: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC
 CUDA_RESOURCE_VIEW_DESC_st = CUDA_RESOURCE_VIEW_DESC
 class CUtensorMap(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    opaque: memoryview
+    opaque: list[cuuint64_t]
 
 CUtensorMap_st = CUtensorMap
 class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
@@ -2349,7 +2349,7 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
     handle: anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle
     size: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
@@ -2358,7 +2358,7 @@ class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
     offset: int
     size: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
@@ -2367,7 +2367,7 @@ class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
     offset: int
     arrayDesc: CUDA_ARRAY3D_DESCRIPTOR
     numLevels: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
@@ -2387,7 +2387,7 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
     type: CUexternalSemaphoreHandleType
     handle: anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
@@ -2409,13 +2409,13 @@ class anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(Struct):
     fence: anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence
     nvSciSync: anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync
     keyedMutex: anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex
-    reserved: memoryview
+    reserved: list[int]
 
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     params: anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
@@ -2438,43 +2438,43 @@ class anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(Struct):
     fence: anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence
     nvSciSync: anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync
     keyedMutex: anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex
-    reserved: memoryview
+    reserved: list[int]
 
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     params: anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[CUexternalSemaphore]
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS]
     numExtSems: int
 
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[CUexternalSemaphore]
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS]
     numExtSems: int
 
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[CUexternalSemaphore]
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS]
     numExtSems: int
 
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[CUexternalSemaphore]
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS]
     numExtSems: int
 
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st
@@ -2521,7 +2521,7 @@ class CUarrayMapInfo(Struct):
     offset: int
     deviceBitMask: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 CUarrayMapInfo_v1 = CUarrayMapInfo
 CUarrayMapInfo_st = CUarrayMapInfo
@@ -2537,7 +2537,7 @@ class anon_CUmemAllocationProp_st_allocFlags(Struct):
     compressionType: int
     gpuDirectRDMACapable: int
     usage: int
-    reserved: memoryview
+    reserved: bytes
 
 class CUmemAllocationProp(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2581,13 +2581,13 @@ class CUmemPoolProps(Struct):
     win32SecurityAttributes: int
     maxSize: int
     usage: int
-    reserved: memoryview
+    reserved: bytes
 
 CUmemPoolProps_v1 = CUmemPoolProps
 CUmemPoolProps_st = CUmemPoolProps
 class CUmemPoolPtrExportData(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    reserved: memoryview
+    reserved: bytes
 
 CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData
 CUmemPoolPtrExportData_st = CUmemPoolPtrExportData
@@ -2653,7 +2653,7 @@ CUDA_MEMCPY3D_BATCH_OP_st = CUDA_MEMCPY3D_BATCH_OP
 class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     poolProps: CUmemPoolProps
-    accessDescs: int
+    accessDescs: list[CUmemAccessDesc]
     accessDescCount: int
     bytesize: int
     dptr: CUdeviceptr
@@ -2663,7 +2663,7 @@ CUDA_MEM_ALLOC_NODE_PARAMS_v1_st = CUDA_MEM_ALLOC_NODE_PARAMS
 class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     poolProps: CUmemPoolProps
-    accessDescs: int
+    accessDescs: list[CUmemAccessDesc]
     accessDescCount: int
     bytesize: int
     dptr: CUdeviceptr
@@ -2693,8 +2693,8 @@ CUDA_EVENT_WAIT_NODE_PARAMS_st = CUDA_EVENT_WAIT_NODE_PARAMS
 class CUgraphNodeParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: CUgraphNodeType
-    reserved0: memoryview
-    reserved1: memoryview
+    reserved0: list[int]
+    reserved1: list[int]
     kernel: CUDA_KERNEL_NODE_PARAMS_v3_st
     memcpy: CUDA_MEMCPY_NODE_PARAMS
     memset: CUDA_MEMSET_NODE_PARAMS_v2_st
@@ -2715,12 +2715,12 @@ class CUcheckpointLockArgs(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     timeoutMs: int
     reserved0: int
-    reserved1: memoryview
+    reserved1: list[cuuint64_t]
 
 CUcheckpointLockArgs_st = CUcheckpointLockArgs
 class CUcheckpointCheckpointArgs(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    reserved: memoryview
+    reserved: list[cuuint64_t]
 
 CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
 class CUcheckpointGpuPair(Struct):
@@ -2731,7 +2731,7 @@ class CUcheckpointGpuPair(Struct):
 CUcheckpointGpuPair_st = CUcheckpointGpuPair
 class CUcheckpointRestoreArgs(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    gpuPairs: int
+    gpuPairs: list[CUcheckpointGpuPair]
     gpuPairsCount: int
     reserved: bytes
     reserved1: cuuint64_t
@@ -2739,7 +2739,7 @@ class CUcheckpointRestoreArgs(Struct):
 CUcheckpointRestoreArgs_st = CUcheckpointRestoreArgs
 class CUcheckpointUnlockArgs(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    reserved: memoryview
+    reserved: list[cuuint64_t]
 
 CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs
 class CUmemDecompressParams(Struct):
@@ -2750,7 +2750,7 @@ class CUmemDecompressParams(Struct):
     src: int
     dst: int
     algo: CUmemDecompressAlgorithm
-    padding: memoryview
+    padding: bytes
 
 CUmemDecompressParams_st = CUmemDecompressParams
 class CUdevSmResource(Struct):
@@ -2763,15 +2763,16 @@ CUdevSmResource_st = CUdevSmResource
 class CUdevResource(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: CUdevResourceType
-    _internal_padding: memoryview
+    _internal_padding: bytes
     sm: CUdevSmResource
-    _oversize: memoryview
+    _oversize: bytes
 
 CUdevResource_v1 = CUdevResource
 CUdevResource_st = CUdevResource
 class anon_CUeglFrame_st_frame(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     pArray: list[CUarray]
+    pPitch: list[int]
 
 class CUeglFrame(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...

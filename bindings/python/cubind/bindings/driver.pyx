@@ -1956,10 +1956,12 @@ cdef class CUuuid(_support.Struct):
 
     @bytes.setter
     def bytes(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUuuid_st*>self._ptr).bytes[0], 16, 1, "b", value, "bytes")
+        _support.char_array_assign(<void*>&(<cydriver.CUuuid_st*>self._ptr).bytes[0], 16, value, False, "bytes")
+
+    _fields = (("bytes", False), )
 
     def __repr__(self):
-        return "CUuuid(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("bytes", )) + ")"
+        return _support.struct_text(self, CUuuid._fields)
 
 cdef class CUmemFabricHandle(_support.Struct):
     """CUmemFabricHandle(_ptr=0, **fields)
@@ -2008,14 +2010,16 @@ cdef class CUmemFabricHandle(_support.Struct):
 
     @property
     def data(self):
-        return _support.array_view(<void*>&(<cydriver.CUmemFabricHandle_st*>self._ptr).data[0], 64, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUmemFabricHandle_st*>self._ptr).data[0], 64)
 
     @data.setter
     def data(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUmemFabricHandle_st*>self._ptr).data[0], 64, sizeof(unsigned char), "B", value, "data")
+        _support.char_array_assign(<void*>&(<cydriver.CUmemFabricHandle_st*>self._ptr).data[0], 64, value, False, "data")
+
+    _fields = (("data", False), )
 
     def __repr__(self):
-        return "CUmemFabricHandle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("data", )) + ")"
+        return _support.struct_text(self, CUmemFabricHandle._fields)
 
 cdef class CUipcEventHandle(_support.Struct):
     """CUipcEventHandle(_ptr=0, **fields)
@@ -2065,10 +2069,12 @@ cdef class CUipcEventHandle(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUipcEventHandle_st*>self._ptr).reserved[0], 64, 1, "b", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.CUipcEventHandle_st*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "CUipcEventHandle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, CUipcEventHandle._fields)
 
 cdef class CUipcMemHandle(_support.Struct):
     """CUipcMemHandle(_ptr=0, **fields)
@@ -2118,10 +2124,12 @@ cdef class CUipcMemHandle(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUipcMemHandle_st*>self._ptr).reserved[0], 64, 1, "b", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.CUipcMemHandle_st*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "CUipcMemHandle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, CUipcMemHandle._fields)
 
 cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
     """CUstreamMemOpWaitValueParams_st(_ptr=0, **fields)
@@ -2171,7 +2179,7 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @operation.setter
     def operation(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.as_int(value, "operation")
+        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.enum_field(value, "operation")
 
     @property
     def address(self):
@@ -2179,7 +2187,12 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @address.setter
     def address(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).address = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "address"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).address = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).address = value
+        else:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).address = _support.value_field(value, "address")
 
     @property
     def value(self):
@@ -2187,7 +2200,12 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
+        if type(value) is cuuint32_t:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value = (<cuuint32_t>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value = value
+        else:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value = _support.value_field(value, "value")
 
     @property
     def value64(self):
@@ -2195,7 +2213,12 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @value64.setter
     def value64(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value64 = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value64"))
+        if type(value) is cuuint64_t:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value64 = (<cuuint64_t>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value64 = value
+        else:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).value64 = _support.value_field(value, "value64")
 
     @property
     def flags(self):
@@ -2205,7 +2228,10 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def alias(self):
@@ -2215,10 +2241,17 @@ cdef class CUstreamMemOpWaitValueParams_st(_support.Struct):
 
     @alias.setter
     def alias(self, value):
-        (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).alias = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "alias"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).alias = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).alias = value
+        else:
+            (<cydriver.CUstreamMemOpWaitValueParams_st*>self._ptr).alias = _support.value_field(value, "alias")
+
+    _fields = (("operation", False), ("address", False), ("value", False), ("value64", False), ("flags", False), ("alias", False), )
 
     def __repr__(self):
-        return "CUstreamMemOpWaitValueParams_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "address", "value", "value64", "flags", "alias", )) + ")"
+        return _support.struct_text(self, CUstreamMemOpWaitValueParams_st._fields)
 
 cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
     """CUstreamMemOpWriteValueParams_st(_ptr=0, **fields)
@@ -2268,7 +2301,7 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @operation.setter
     def operation(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.as_int(value, "operation")
+        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.enum_field(value, "operation")
 
     @property
     def address(self):
@@ -2276,7 +2309,12 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @address.setter
     def address(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).address = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "address"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).address = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).address = value
+        else:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).address = _support.value_field(value, "address")
 
     @property
     def value(self):
@@ -2284,7 +2322,12 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value = ((<cuuint32_t>value)._value if type(value) is cuuint32_t else <cydriver.cuuint32_t>_support.as_int(value, "value"))
+        if type(value) is cuuint32_t:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value = (<cuuint32_t>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value = value
+        else:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value = _support.value_field(value, "value")
 
     @property
     def value64(self):
@@ -2292,7 +2335,12 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @value64.setter
     def value64(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value64 = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "value64"))
+        if type(value) is cuuint64_t:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value64 = (<cuuint64_t>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value64 = value
+        else:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).value64 = _support.value_field(value, "value64")
 
     @property
     def flags(self):
@@ -2302,7 +2350,10 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def alias(self):
@@ -2312,10 +2363,17 @@ cdef class CUstreamMemOpWriteValueParams_st(_support.Struct):
 
     @alias.setter
     def alias(self, value):
-        (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).alias = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "alias"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).alias = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).alias = value
+        else:
+            (<cydriver.CUstreamMemOpWriteValueParams_st*>self._ptr).alias = _support.value_field(value, "alias")
+
+    _fields = (("operation", False), ("address", False), ("value", False), ("value64", False), ("flags", False), ("alias", False), )
 
     def __repr__(self):
-        return "CUstreamMemOpWriteValueParams_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "address", "value", "value64", "flags", "alias", )) + ")"
+        return _support.struct_text(self, CUstreamMemOpWriteValueParams_st._fields)
 
 cdef class CUstreamMemOpFlushRemoteWritesParams_st(_support.Struct):
     """CUstreamMemOpFlushRemoteWritesParams_st(_ptr=0, **fields)
@@ -2365,7 +2423,7 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(_support.Struct):
 
     @operation.setter
     def operation(self, value):
-        (<cydriver.CUstreamMemOpFlushRemoteWritesParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.as_int(value, "operation")
+        (<cydriver.CUstreamMemOpFlushRemoteWritesParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.enum_field(value, "operation")
 
     @property
     def flags(self):
@@ -2375,10 +2433,15 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUstreamMemOpFlushRemoteWritesParams_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUstreamMemOpFlushRemoteWritesParams_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUstreamMemOpFlushRemoteWritesParams_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("operation", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUstreamMemOpFlushRemoteWritesParams_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "flags", )) + ")"
+        return _support.struct_text(self, CUstreamMemOpFlushRemoteWritesParams_st._fields)
 
 cdef class CUstreamMemOpMemoryBarrierParams_st(_support.Struct):
     """CUstreamMemOpMemoryBarrierParams_st(_ptr=0, **fields)
@@ -2428,7 +2491,7 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(_support.Struct):
 
     @operation.setter
     def operation(self, value):
-        (<cydriver.CUstreamMemOpMemoryBarrierParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.as_int(value, "operation")
+        (<cydriver.CUstreamMemOpMemoryBarrierParams_st*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.enum_field(value, "operation")
 
     @property
     def flags(self):
@@ -2438,10 +2501,15 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUstreamMemOpMemoryBarrierParams_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUstreamMemOpMemoryBarrierParams_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUstreamMemOpMemoryBarrierParams_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("operation", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUstreamMemOpMemoryBarrierParams_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "flags", )) + ")"
+        return _support.struct_text(self, CUstreamMemOpMemoryBarrierParams_st._fields)
 
 cdef class CUstreamBatchMemOpParams(_support.Struct):
     """CUstreamBatchMemOpParams(_ptr=0, **fields)
@@ -2493,7 +2561,7 @@ cdef class CUstreamBatchMemOpParams(_support.Struct):
 
     @operation.setter
     def operation(self, value):
-        (<cydriver.CUstreamBatchMemOpParams_union*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.as_int(value, "operation")
+        (<cydriver.CUstreamBatchMemOpParams_union*>self._ptr).operation = <cydriver.CUstreamBatchMemOpType><long long>_support.enum_field(value, "operation")
 
     @property
     def waitValue(self):
@@ -2537,14 +2605,16 @@ cdef class CUstreamBatchMemOpParams(_support.Struct):
 
     @property
     def pad(self):
-        return _support.array_view(<void*>&(<cydriver.CUstreamBatchMemOpParams_union*>self._ptr).pad[0], 6, sizeof(cydriver.cuuint64_t), "L", self)
+        return _support.array_list(<void*>&(<cydriver.CUstreamBatchMemOpParams_union*>self._ptr).pad[0], 6, sizeof(cydriver.cuuint64_t), "L", self, "pad", cuuint64_t)
 
     @pad.setter
     def pad(self, value):
         _support.array_assign(<void*>&(<cydriver.CUstreamBatchMemOpParams_union*>self._ptr).pad[0], 6, sizeof(cydriver.cuuint64_t), "L", value, "pad")
 
+    _fields = (("operation", False), ("waitValue", False), ("writeValue", False), ("flushRemoteWrites", False), ("memoryBarrier", False), ("pad", False), )
+
     def __repr__(self):
-        return "CUstreamBatchMemOpParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("operation", "waitValue", "writeValue", "flushRemoteWrites", "memoryBarrier", "pad", )) + ")"
+        return _support.struct_text(self, CUstreamBatchMemOpParams._fields)
 
 cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(_support.Struct):
     """CUDA_BATCH_MEM_OP_NODE_PARAMS(_ptr=0, **fields)
@@ -2597,7 +2667,7 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(_support.Struct):
 
     @ctx.setter
     def ctx(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "ctx")
+        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "ctx")
 
     @property
     def count(self):
@@ -2605,15 +2675,21 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(_support.Struct):
 
     @count.setter
     def count(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).count = <unsigned int>_support.as_int(value, "count")
+        if type(value) is int:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).count = value
+        else:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).count = _support.int_field(value, "count")
 
     @property
     def paramArray(self):
-        return <uintptr_t>(<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).paramArray
+        array = _support.kept_array(self, "paramArray", <void*>(<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).paramArray)
+        if array is None:
+            return []
+        return [CUstreamBatchMemOpParams._view(<void*>&(<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).paramArray[i], array) for i in range(len(array))]
 
     @paramArray.setter
     def paramArray(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).paramArray = <cydriver.CUstreamBatchMemOpParams *>_support.struct_array_field(value, CUstreamBatchMemOpParams, sizeof(cydriver.CUstreamBatchMemOpParams_union), self, "paramArray")
+        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).paramArray = <cydriver.CUstreamBatchMemOpParams *>_support.struct_list_field(value, CUstreamBatchMemOpParams, sizeof(cydriver.CUstreamBatchMemOpParams_union), self, "paramArray")
 
     @property
     def flags(self):
@@ -2621,10 +2697,15 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("ctx", False), ("count", False), ("paramArray", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUDA_BATCH_MEM_OP_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ctx", "count", "paramArray", "flags", )) + ")"
+        return _support.struct_text(self, CUDA_BATCH_MEM_OP_NODE_PARAMS._fields)
 
 cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(_support.Struct):
     """CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(_ptr=0, **fields)
@@ -2676,7 +2757,7 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(_support.Struct):
 
     @ctx.setter
     def ctx(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "ctx")
+        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "ctx")
 
     @property
     def count(self):
@@ -2686,17 +2767,23 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(_support.Struct):
 
     @count.setter
     def count(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).count = <unsigned int>_support.as_int(value, "count")
+        if type(value) is int:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).count = value
+        else:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).count = _support.int_field(value, "count")
 
     @property
     def paramArray(self):
         """Array of batch memory operations.
         """
-        return <uintptr_t>(<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).paramArray
+        array = _support.kept_array(self, "paramArray", <void*>(<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).paramArray)
+        if array is None:
+            return []
+        return [CUstreamBatchMemOpParams._view(<void*>&(<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).paramArray[i], array) for i in range(len(array))]
 
     @paramArray.setter
     def paramArray(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).paramArray = <cydriver.CUstreamBatchMemOpParams *>_support.struct_array_field(value, CUstreamBatchMemOpParams, sizeof(cydriver.CUstreamBatchMemOpParams_union), self, "paramArray")
+        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).paramArray = <cydriver.CUstreamBatchMemOpParams *>_support.struct_list_field(value, CUstreamBatchMemOpParams, sizeof(cydriver.CUstreamBatchMemOpParams_union), self, "paramArray")
 
     @property
     def flags(self):
@@ -2706,10 +2793,15 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("ctx", False), ("count", False), ("paramArray", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ctx", "count", "paramArray", "flags", )) + ")"
+        return _support.struct_text(self, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st._fields)
 
 cdef class anon_anon_CUasyncNotificationInfo_st_info_overBudget(_support.Struct):
     """anon_anon_CUasyncNotificationInfo_st_info_overBudget(_ptr=0, **fields)
@@ -2761,10 +2853,15 @@ cdef class anon_anon_CUasyncNotificationInfo_st_info_overBudget(_support.Struct)
 
     @bytesOverBudget.setter
     def bytesOverBudget(self, value):
-        (<cydriver.anon_anon_CUasyncNotificationInfo_st_info_overBudget*>self._ptr).bytesOverBudget = <unsigned long long>_support.as_int(value, "bytesOverBudget")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUasyncNotificationInfo_st_info_overBudget*>self._ptr).bytesOverBudget = value
+        else:
+            (<cydriver.anon_anon_CUasyncNotificationInfo_st_info_overBudget*>self._ptr).bytesOverBudget = _support.int_field(value, "bytesOverBudget")
+
+    _fields = (("bytesOverBudget", False), )
 
     def __repr__(self):
-        return "anon_anon_CUasyncNotificationInfo_st_info_overBudget(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("bytesOverBudget", )) + ")"
+        return _support.struct_text(self, anon_anon_CUasyncNotificationInfo_st_info_overBudget._fields)
 
 cdef class anon_CUasyncNotificationInfo_st_info(_support.Struct):
     """anon_CUasyncNotificationInfo_st_info(_ptr=0, **fields)
@@ -2818,8 +2915,10 @@ cdef class anon_CUasyncNotificationInfo_st_info(_support.Struct):
     def overBudget(self, value):
         memcpy(&(<cydriver.anon_CUasyncNotificationInfo_st_info*>self._ptr).overBudget, _support.struct_pointer_required(value, anon_anon_CUasyncNotificationInfo_st_info_overBudget, "overBudget"), sizeof((<cydriver.anon_CUasyncNotificationInfo_st_info*>self._ptr).overBudget))
 
+    _fields = (("overBudget", False), )
+
     def __repr__(self):
-        return "anon_CUasyncNotificationInfo_st_info(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("overBudget", )) + ")"
+        return _support.struct_text(self, anon_CUasyncNotificationInfo_st_info._fields)
 
 cdef class CUasyncNotificationInfo(_support.Struct):
     """CUasyncNotificationInfo(_ptr=0, **fields)
@@ -2871,7 +2970,7 @@ cdef class CUasyncNotificationInfo(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUasyncNotificationInfo_st*>self._ptr).type_ = <cydriver.CUasyncNotificationType><long long>_support.as_int(value, "type")
+        (<cydriver.CUasyncNotificationInfo_st*>self._ptr).type_ = <cydriver.CUasyncNotificationType><long long>_support.enum_field(value, "type")
 
     @property
     def info(self):
@@ -2883,8 +2982,10 @@ cdef class CUasyncNotificationInfo(_support.Struct):
     def info(self, value):
         memcpy(&(<cydriver.CUasyncNotificationInfo_st*>self._ptr).info, _support.struct_pointer_required(value, anon_CUasyncNotificationInfo_st_info, "info"), sizeof((<cydriver.CUasyncNotificationInfo_st*>self._ptr).info))
 
+    _fields = (("type", False), ("info", False), )
+
     def __repr__(self):
-        return "CUasyncNotificationInfo(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "info", )) + ")"
+        return _support.struct_text(self, CUasyncNotificationInfo._fields)
 
 cdef class CUdevprop(_support.Struct):
     """CUdevprop(_ptr=0, **fields)
@@ -2936,13 +3037,16 @@ cdef class CUdevprop(_support.Struct):
 
     @maxThreadsPerBlock.setter
     def maxThreadsPerBlock(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).maxThreadsPerBlock = <int>_support.as_int(value, "maxThreadsPerBlock")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).maxThreadsPerBlock = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).maxThreadsPerBlock = _support.int_field(value, "maxThreadsPerBlock")
 
     @property
     def maxThreadsDim(self):
         """Maximum size of each dimension of a block
         """
-        return _support.array_view(<void*>&(<cydriver.CUdevprop_st*>self._ptr).maxThreadsDim[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cydriver.CUdevprop_st*>self._ptr).maxThreadsDim[0], 3, sizeof(int), "i", self, "maxThreadsDim")
 
     @maxThreadsDim.setter
     def maxThreadsDim(self, value):
@@ -2952,7 +3056,7 @@ cdef class CUdevprop(_support.Struct):
     def maxGridSize(self):
         """Maximum size of each dimension of a grid
         """
-        return _support.array_view(<void*>&(<cydriver.CUdevprop_st*>self._ptr).maxGridSize[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cydriver.CUdevprop_st*>self._ptr).maxGridSize[0], 3, sizeof(int), "i", self, "maxGridSize")
 
     @maxGridSize.setter
     def maxGridSize(self, value):
@@ -2966,7 +3070,10 @@ cdef class CUdevprop(_support.Struct):
 
     @sharedMemPerBlock.setter
     def sharedMemPerBlock(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).sharedMemPerBlock = <int>_support.as_int(value, "sharedMemPerBlock")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).sharedMemPerBlock = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).sharedMemPerBlock = _support.int_field(value, "sharedMemPerBlock")
 
     @property
     def totalConstantMemory(self):
@@ -2976,7 +3083,10 @@ cdef class CUdevprop(_support.Struct):
 
     @totalConstantMemory.setter
     def totalConstantMemory(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).totalConstantMemory = <int>_support.as_int(value, "totalConstantMemory")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).totalConstantMemory = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).totalConstantMemory = _support.int_field(value, "totalConstantMemory")
 
     @property
     def SIMDWidth(self):
@@ -2986,7 +3096,10 @@ cdef class CUdevprop(_support.Struct):
 
     @SIMDWidth.setter
     def SIMDWidth(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).SIMDWidth = <int>_support.as_int(value, "SIMDWidth")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).SIMDWidth = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).SIMDWidth = _support.int_field(value, "SIMDWidth")
 
     @property
     def memPitch(self):
@@ -2996,7 +3109,10 @@ cdef class CUdevprop(_support.Struct):
 
     @memPitch.setter
     def memPitch(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).memPitch = <int>_support.as_int(value, "memPitch")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).memPitch = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).memPitch = _support.int_field(value, "memPitch")
 
     @property
     def regsPerBlock(self):
@@ -3006,7 +3122,10 @@ cdef class CUdevprop(_support.Struct):
 
     @regsPerBlock.setter
     def regsPerBlock(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).regsPerBlock = <int>_support.as_int(value, "regsPerBlock")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).regsPerBlock = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).regsPerBlock = _support.int_field(value, "regsPerBlock")
 
     @property
     def clockRate(self):
@@ -3016,7 +3135,10 @@ cdef class CUdevprop(_support.Struct):
 
     @clockRate.setter
     def clockRate(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).clockRate = <int>_support.as_int(value, "clockRate")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).clockRate = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).clockRate = _support.int_field(value, "clockRate")
 
     @property
     def textureAlign(self):
@@ -3026,10 +3148,15 @@ cdef class CUdevprop(_support.Struct):
 
     @textureAlign.setter
     def textureAlign(self, value):
-        (<cydriver.CUdevprop_st*>self._ptr).textureAlign = <int>_support.as_int(value, "textureAlign")
+        if type(value) is int:
+            (<cydriver.CUdevprop_st*>self._ptr).textureAlign = value
+        else:
+            (<cydriver.CUdevprop_st*>self._ptr).textureAlign = _support.int_field(value, "textureAlign")
+
+    _fields = (("maxThreadsPerBlock", False), ("maxThreadsDim", False), ("maxGridSize", False), ("sharedMemPerBlock", False), ("totalConstantMemory", False), ("SIMDWidth", False), ("memPitch", False), ("regsPerBlock", False), ("clockRate", False), ("textureAlign", False), )
 
     def __repr__(self):
-        return "CUdevprop(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("maxThreadsPerBlock", "maxThreadsDim", "maxGridSize", "sharedMemPerBlock", "totalConstantMemory", "SIMDWidth", "memPitch", "regsPerBlock", "clockRate", "textureAlign", )) + ")"
+        return _support.struct_text(self, CUdevprop._fields)
 
 cdef class CUaccessPolicyWindow(_support.Struct):
     """CUaccessPolicyWindow(_ptr=0, **fields)
@@ -3100,7 +3227,10 @@ cdef class CUaccessPolicyWindow(_support.Struct):
 
     @num_bytes.setter
     def num_bytes(self, value):
-        (<cydriver.CUaccessPolicyWindow_st*>self._ptr).num_bytes = <size_t>_support.as_int(value, "num_bytes")
+        if type(value) is int:
+            (<cydriver.CUaccessPolicyWindow_st*>self._ptr).num_bytes = value
+        else:
+            (<cydriver.CUaccessPolicyWindow_st*>self._ptr).num_bytes = _support.int_field(value, "num_bytes")
 
     @property
     def hitRatio(self):
@@ -3110,7 +3240,10 @@ cdef class CUaccessPolicyWindow(_support.Struct):
 
     @hitRatio.setter
     def hitRatio(self, value):
-        (<cydriver.CUaccessPolicyWindow_st*>self._ptr).hitRatio = <float>float(value)
+        if type(value) is float:
+            (<cydriver.CUaccessPolicyWindow_st*>self._ptr).hitRatio = value
+        else:
+            (<cydriver.CUaccessPolicyWindow_st*>self._ptr).hitRatio = _support.float_field(value, "hitRatio")
 
     @property
     def hitProp(self):
@@ -3120,7 +3253,7 @@ cdef class CUaccessPolicyWindow(_support.Struct):
 
     @hitProp.setter
     def hitProp(self, value):
-        (<cydriver.CUaccessPolicyWindow_st*>self._ptr).hitProp = <cydriver.CUaccessProperty><long long>_support.as_int(value, "hitProp")
+        (<cydriver.CUaccessPolicyWindow_st*>self._ptr).hitProp = <cydriver.CUaccessProperty><long long>_support.enum_field(value, "hitProp")
 
     @property
     def missProp(self):
@@ -3130,10 +3263,12 @@ cdef class CUaccessPolicyWindow(_support.Struct):
 
     @missProp.setter
     def missProp(self, value):
-        (<cydriver.CUaccessPolicyWindow_st*>self._ptr).missProp = <cydriver.CUaccessProperty><long long>_support.as_int(value, "missProp")
+        (<cydriver.CUaccessPolicyWindow_st*>self._ptr).missProp = <cydriver.CUaccessProperty><long long>_support.enum_field(value, "missProp")
+
+    _fields = (("base_ptr", True), ("num_bytes", False), ("hitRatio", False), ("hitProp", False), ("missProp", False), )
 
     def __repr__(self):
-        return "CUaccessPolicyWindow(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("base_ptr", "num_bytes", "hitRatio", "hitProp", "missProp", )) + ")"
+        return _support.struct_text(self, CUaccessPolicyWindow._fields)
 
 cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
     """CUDA_KERNEL_NODE_PARAMS_st(_ptr=0, **fields)
@@ -3185,7 +3320,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @func.setter
     def func(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).func = <cydriver.CUfunction>_support.handle_value(value, CUfunction, "func")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).func = <cydriver.CUfunction>_support.handle_field(value, CUfunction, "func")
 
     @property
     def gridDimX(self):
@@ -3195,7 +3330,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @gridDimX.setter
     def gridDimX(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimX = <unsigned int>_support.as_int(value, "gridDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimX = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimX = _support.int_field(value, "gridDimX")
 
     @property
     def gridDimY(self):
@@ -3205,7 +3343,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @gridDimY.setter
     def gridDimY(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimY = <unsigned int>_support.as_int(value, "gridDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimY = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimY = _support.int_field(value, "gridDimY")
 
     @property
     def gridDimZ(self):
@@ -3215,7 +3356,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @gridDimZ.setter
     def gridDimZ(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimZ = <unsigned int>_support.as_int(value, "gridDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimZ = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).gridDimZ = _support.int_field(value, "gridDimZ")
 
     @property
     def blockDimX(self):
@@ -3225,7 +3369,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @blockDimX.setter
     def blockDimX(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimX = <unsigned int>_support.as_int(value, "blockDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimX = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimX = _support.int_field(value, "blockDimX")
 
     @property
     def blockDimY(self):
@@ -3235,7 +3382,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @blockDimY.setter
     def blockDimY(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimY = <unsigned int>_support.as_int(value, "blockDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimY = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimY = _support.int_field(value, "blockDimY")
 
     @property
     def blockDimZ(self):
@@ -3245,7 +3395,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @blockDimZ.setter
     def blockDimZ(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimZ = <unsigned int>_support.as_int(value, "blockDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimZ = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).blockDimZ = _support.int_field(value, "blockDimZ")
 
     @property
     def sharedMemBytes(self):
@@ -3255,7 +3408,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).sharedMemBytes = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def kernelParams(self):
@@ -3266,7 +3422,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).kernelParams = <void **>_address
@@ -3280,13 +3436,15 @@ cdef class CUDA_KERNEL_NODE_PARAMS_st(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_st*>self._ptr).extra = <void **>_address
 
+    _fields = (("func", False), ("gridDimX", False), ("gridDimY", False), ("gridDimZ", False), ("blockDimX", False), ("blockDimY", False), ("blockDimZ", False), ("sharedMemBytes", False), ("kernelParams", True), ("extra", True), )
+
     def __repr__(self):
-        return "CUDA_KERNEL_NODE_PARAMS_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", )) + ")"
+        return _support.struct_text(self, CUDA_KERNEL_NODE_PARAMS_st._fields)
 
 cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
     """CUDA_KERNEL_NODE_PARAMS(_ptr=0, **fields)
@@ -3338,7 +3496,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @func.setter
     def func(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).func = <cydriver.CUfunction>_support.handle_value(value, CUfunction, "func")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).func = <cydriver.CUfunction>_support.handle_field(value, CUfunction, "func")
 
     @property
     def gridDimX(self):
@@ -3348,7 +3506,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @gridDimX.setter
     def gridDimX(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimX = <unsigned int>_support.as_int(value, "gridDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimX = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimX = _support.int_field(value, "gridDimX")
 
     @property
     def gridDimY(self):
@@ -3358,7 +3519,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @gridDimY.setter
     def gridDimY(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimY = <unsigned int>_support.as_int(value, "gridDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimY = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimY = _support.int_field(value, "gridDimY")
 
     @property
     def gridDimZ(self):
@@ -3368,7 +3532,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @gridDimZ.setter
     def gridDimZ(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimZ = <unsigned int>_support.as_int(value, "gridDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimZ = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).gridDimZ = _support.int_field(value, "gridDimZ")
 
     @property
     def blockDimX(self):
@@ -3378,7 +3545,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @blockDimX.setter
     def blockDimX(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimX = <unsigned int>_support.as_int(value, "blockDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimX = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimX = _support.int_field(value, "blockDimX")
 
     @property
     def blockDimY(self):
@@ -3388,7 +3558,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @blockDimY.setter
     def blockDimY(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimY = <unsigned int>_support.as_int(value, "blockDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimY = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimY = _support.int_field(value, "blockDimY")
 
     @property
     def blockDimZ(self):
@@ -3398,7 +3571,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @blockDimZ.setter
     def blockDimZ(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimZ = <unsigned int>_support.as_int(value, "blockDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimZ = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).blockDimZ = _support.int_field(value, "blockDimZ")
 
     @property
     def sharedMemBytes(self):
@@ -3408,7 +3584,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).sharedMemBytes = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def kernelParams(self):
@@ -3419,7 +3598,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kernelParams = <void **>_address
@@ -3433,7 +3612,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).extra = <void **>_address
@@ -3446,7 +3625,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @kern.setter
     def kern(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kern = <cydriver.CUkernel>_support.handle_value(value, CUkernel, "kern")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).kern = <cydriver.CUkernel>_support.handle_field(value, CUkernel, "kern")
 
     @property
     def ctx(self):
@@ -3456,10 +3635,12 @@ cdef class CUDA_KERNEL_NODE_PARAMS(_support.Struct):
 
     @ctx.setter
     def ctx(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "ctx")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v2_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "ctx")
+
+    _fields = (("func", False), ("gridDimX", False), ("gridDimY", False), ("gridDimZ", False), ("blockDimX", False), ("blockDimY", False), ("blockDimZ", False), ("sharedMemBytes", False), ("kernelParams", True), ("extra", True), ("kern", False), ("ctx", False), )
 
     def __repr__(self):
-        return "CUDA_KERNEL_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", "kern", "ctx", )) + ")"
+        return _support.struct_text(self, CUDA_KERNEL_NODE_PARAMS._fields)
 
 cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
     """CUDA_KERNEL_NODE_PARAMS_v3_st(_ptr=0, **fields)
@@ -3511,7 +3692,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @func.setter
     def func(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).func = <cydriver.CUfunction>_support.handle_value(value, CUfunction, "func")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).func = <cydriver.CUfunction>_support.handle_field(value, CUfunction, "func")
 
     @property
     def gridDimX(self):
@@ -3521,7 +3702,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @gridDimX.setter
     def gridDimX(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimX = <unsigned int>_support.as_int(value, "gridDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimX = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimX = _support.int_field(value, "gridDimX")
 
     @property
     def gridDimY(self):
@@ -3531,7 +3715,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @gridDimY.setter
     def gridDimY(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimY = <unsigned int>_support.as_int(value, "gridDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimY = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimY = _support.int_field(value, "gridDimY")
 
     @property
     def gridDimZ(self):
@@ -3541,7 +3728,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @gridDimZ.setter
     def gridDimZ(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimZ = <unsigned int>_support.as_int(value, "gridDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimZ = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).gridDimZ = _support.int_field(value, "gridDimZ")
 
     @property
     def blockDimX(self):
@@ -3551,7 +3741,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @blockDimX.setter
     def blockDimX(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimX = <unsigned int>_support.as_int(value, "blockDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimX = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimX = _support.int_field(value, "blockDimX")
 
     @property
     def blockDimY(self):
@@ -3561,7 +3754,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @blockDimY.setter
     def blockDimY(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimY = <unsigned int>_support.as_int(value, "blockDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimY = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimY = _support.int_field(value, "blockDimY")
 
     @property
     def blockDimZ(self):
@@ -3571,7 +3767,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @blockDimZ.setter
     def blockDimZ(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimZ = <unsigned int>_support.as_int(value, "blockDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimZ = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).blockDimZ = _support.int_field(value, "blockDimZ")
 
     @property
     def sharedMemBytes(self):
@@ -3581,7 +3780,10 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).sharedMemBytes = value
+        else:
+            (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def kernelParams(self):
@@ -3592,7 +3794,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kernelParams = <void **>_address
@@ -3606,7 +3808,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).extra = <void **>_address
@@ -3619,7 +3821,7 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @kern.setter
     def kern(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kern = <cydriver.CUkernel>_support.handle_value(value, CUkernel, "kern")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).kern = <cydriver.CUkernel>_support.handle_field(value, CUkernel, "kern")
 
     @property
     def ctx(self):
@@ -3629,10 +3831,12 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3_st(_support.Struct):
 
     @ctx.setter
     def ctx(self, value):
-        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "ctx")
+        (<cydriver.CUDA_KERNEL_NODE_PARAMS_v3_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "ctx")
+
+    _fields = (("func", False), ("gridDimX", False), ("gridDimY", False), ("gridDimZ", False), ("blockDimX", False), ("blockDimY", False), ("blockDimZ", False), ("sharedMemBytes", False), ("kernelParams", True), ("extra", True), ("kern", False), ("ctx", False), )
 
     def __repr__(self):
-        return "CUDA_KERNEL_NODE_PARAMS_v3_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", "kern", "ctx", )) + ")"
+        return _support.struct_text(self, CUDA_KERNEL_NODE_PARAMS_v3_st._fields)
 
 cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
     """CUDA_MEMSET_NODE_PARAMS(_ptr=0, **fields)
@@ -3684,7 +3888,12 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @dst.setter
     def dst(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).dst = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dst"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).dst = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).dst = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).dst = _support.value_field(value, "dst")
 
     @property
     def pitch(self):
@@ -3694,7 +3903,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).pitch = <size_t>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).pitch = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def value(self):
@@ -3704,7 +3916,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).value = <unsigned int>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).value = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).value = _support.int_field(value, "value")
 
     @property
     def elementSize(self):
@@ -3714,7 +3929,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @elementSize.setter
     def elementSize(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).elementSize = <unsigned int>_support.as_int(value, "elementSize")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).elementSize = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).elementSize = _support.int_field(value, "elementSize")
 
     @property
     def width(self):
@@ -3724,7 +3942,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).width = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -3734,10 +3955,15 @@ cdef class CUDA_MEMSET_NODE_PARAMS(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).height = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_st*>self._ptr).height = _support.int_field(value, "height")
+
+    _fields = (("dst", False), ("pitch", False), ("value", False), ("elementSize", False), ("width", False), ("height", False), )
 
     def __repr__(self):
-        return "CUDA_MEMSET_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dst", "pitch", "value", "elementSize", "width", "height", )) + ")"
+        return _support.struct_text(self, CUDA_MEMSET_NODE_PARAMS._fields)
 
 cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
     """CUDA_MEMSET_NODE_PARAMS_v2_st(_ptr=0, **fields)
@@ -3789,7 +4015,12 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @dst.setter
     def dst(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).dst = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dst"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).dst = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).dst = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).dst = _support.value_field(value, "dst")
 
     @property
     def pitch(self):
@@ -3799,7 +4030,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).pitch = <size_t>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).pitch = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def value(self):
@@ -3809,7 +4043,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).value = <unsigned int>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).value = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).value = _support.int_field(value, "value")
 
     @property
     def elementSize(self):
@@ -3819,7 +4056,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @elementSize.setter
     def elementSize(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).elementSize = <unsigned int>_support.as_int(value, "elementSize")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).elementSize = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).elementSize = _support.int_field(value, "elementSize")
 
     @property
     def width(self):
@@ -3829,7 +4069,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).width = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -3839,7 +4082,10 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).height = value
+        else:
+            (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def ctx(self):
@@ -3849,10 +4095,12 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2_st(_support.Struct):
 
     @ctx.setter
     def ctx(self, value):
-        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "ctx")
+        (<cydriver.CUDA_MEMSET_NODE_PARAMS_v2_st*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "ctx")
+
+    _fields = (("dst", False), ("pitch", False), ("value", False), ("elementSize", False), ("width", False), ("height", False), ("ctx", False), )
 
     def __repr__(self):
-        return "CUDA_MEMSET_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dst", "pitch", "value", "elementSize", "width", "height", "ctx", )) + ")"
+        return _support.struct_text(self, CUDA_MEMSET_NODE_PARAMS_v2_st._fields)
 
 cdef class CUDA_HOST_NODE_PARAMS(_support.Struct):
     """CUDA_HOST_NODE_PARAMS(_ptr=0, **fields)
@@ -3904,7 +4152,7 @@ cdef class CUDA_HOST_NODE_PARAMS(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn = <cydriver.CUhostFn>_support.plain_address(value, "fn")
+        (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).fn = <cydriver.CUhostFn>_support.handle_field(value, CUhostFn, "fn")
 
     @property
     def userData(self):
@@ -3916,8 +4164,10 @@ cdef class CUDA_HOST_NODE_PARAMS(_support.Struct):
     def userData(self, value):
         (<cydriver.CUDA_HOST_NODE_PARAMS_st*>self._ptr).userData = <void *>_support.field_address(value, self, "userData")
 
+    _fields = (("fn", False), ("userData", True), )
+
     def __repr__(self):
-        return "CUDA_HOST_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fn", "userData", )) + ")"
+        return _support.struct_text(self, CUDA_HOST_NODE_PARAMS._fields)
 
 cdef class CUDA_HOST_NODE_PARAMS_v2_st(_support.Struct):
     """CUDA_HOST_NODE_PARAMS_v2_st(_ptr=0, **fields)
@@ -3969,7 +4219,7 @@ cdef class CUDA_HOST_NODE_PARAMS_v2_st(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn = <cydriver.CUhostFn>_support.plain_address(value, "fn")
+        (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).fn = <cydriver.CUhostFn>_support.handle_field(value, CUhostFn, "fn")
 
     @property
     def userData(self):
@@ -3981,8 +4231,10 @@ cdef class CUDA_HOST_NODE_PARAMS_v2_st(_support.Struct):
     def userData(self, value):
         (<cydriver.CUDA_HOST_NODE_PARAMS_v2_st*>self._ptr).userData = <void *>_support.field_address(value, self, "userData")
 
+    _fields = (("fn", False), ("userData", True), )
+
     def __repr__(self):
-        return "CUDA_HOST_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fn", "userData", )) + ")"
+        return _support.struct_text(self, CUDA_HOST_NODE_PARAMS_v2_st._fields)
 
 cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
     """CUDA_CONDITIONAL_NODE_PARAMS(_ptr=0, **fields)
@@ -4036,7 +4288,12 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
 
     @handle.setter
     def handle(self, value):
-        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).handle = ((<CUgraphConditionalHandle>value)._value if type(value) is CUgraphConditionalHandle else <cydriver.CUgraphConditionalHandle>_support.as_int(value, "handle"))
+        if type(value) is CUgraphConditionalHandle:
+            (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).handle = (<CUgraphConditionalHandle>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).handle = value
+        else:
+            (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).handle = _support.value_field(value, "handle")
 
     @property
     def type(self):
@@ -4046,7 +4303,7 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).type_ = <cydriver.CUgraphConditionalNodeType><long long>_support.as_int(value, "type")
+        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).type_ = <cydriver.CUgraphConditionalNodeType><long long>_support.enum_field(value, "type")
 
     @property
     def size(self):
@@ -4057,7 +4314,10 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).size = <unsigned int>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).size = value
+        else:
+            (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def phGraph_out(self):
@@ -4081,11 +4341,9 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
         phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
         no body graph is executed.
         """
-        return <uintptr_t>(<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).phGraph_out
-
-    @phGraph_out.setter
-    def phGraph_out(self, value):
-        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).phGraph_out = <cydriver.CUgraph *>_support.field_address(value, self, "phGraph_out")
+        if (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).phGraph_out == NULL:
+            return []
+        return [_wrap_CUgraph(<void*>(<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).phGraph_out[i]) for i in range((<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).size)]
 
     @property
     def ctx(self):
@@ -4095,10 +4353,12 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
 
     @ctx.setter
     def ctx(self, value):
-        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "ctx")
+        (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).ctx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "ctx")
+
+    _fields = (("handle", False), ("type", False), ("size", False), ("phGraph_out", False), ("ctx", False), )
 
     def __repr__(self):
-        return "CUDA_CONDITIONAL_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("handle", "type", "size", "phGraph_out", "ctx", )) + ")"
+        return _support.struct_text(self, CUDA_CONDITIONAL_NODE_PARAMS._fields)
 
 cdef class CUgraphEdgeData(_support.Struct):
     """CUgraphEdgeData(_ptr=0, **fields)
@@ -4161,7 +4421,10 @@ cdef class CUgraphEdgeData(_support.Struct):
 
     @from_port.setter
     def from_port(self, value):
-        (<cydriver.CUgraphEdgeData_st*>self._ptr).from_port = <unsigned char>_support.as_int(value, "from_port")
+        if type(value) is int:
+            (<cydriver.CUgraphEdgeData_st*>self._ptr).from_port = value
+        else:
+            (<cydriver.CUgraphEdgeData_st*>self._ptr).from_port = _support.int_field(value, "from_port")
 
     @property
     def to_port(self):
@@ -4177,7 +4440,10 @@ cdef class CUgraphEdgeData(_support.Struct):
 
     @to_port.setter
     def to_port(self, value):
-        (<cydriver.CUgraphEdgeData_st*>self._ptr).to_port = <unsigned char>_support.as_int(value, "to_port")
+        if type(value) is int:
+            (<cydriver.CUgraphEdgeData_st*>self._ptr).to_port = value
+        else:
+            (<cydriver.CUgraphEdgeData_st*>self._ptr).to_port = _support.int_field(value, "to_port")
 
     @property
     def type(self):
@@ -4189,21 +4455,26 @@ cdef class CUgraphEdgeData(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUgraphEdgeData_st*>self._ptr).type_ = <unsigned char>_support.as_int(value, "type")
+        if type(value) is int:
+            (<cydriver.CUgraphEdgeData_st*>self._ptr).type_ = value
+        else:
+            (<cydriver.CUgraphEdgeData_st*>self._ptr).type_ = _support.int_field(value, "type")
 
     @property
     def reserved(self):
         """These bytes are unused and must be zeroed. This ensures
         compatibility if additional fields are added in the future.
         """
-        return _support.array_view(<void*>&(<cydriver.CUgraphEdgeData_st*>self._ptr).reserved[0], 5, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUgraphEdgeData_st*>self._ptr).reserved[0], 5)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUgraphEdgeData_st*>self._ptr).reserved[0], 5, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.CUgraphEdgeData_st*>self._ptr).reserved[0], 5, value, False, "reserved")
+
+    _fields = (("from_port", False), ("to_port", False), ("type", False), ("reserved", False), )
 
     def __repr__(self):
-        return "CUgraphEdgeData(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("from_port", "to_port", "type", "reserved", )) + ")"
+        return _support.struct_text(self, CUgraphEdgeData._fields)
 
 cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(_support.Struct):
     """CUDA_GRAPH_INSTANTIATE_PARAMS(_ptr=0, **fields)
@@ -4255,7 +4526,12 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).flags = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "flags"))
+        if type(value) is cuuint64_t:
+            (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).flags = (<cuuint64_t>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).flags = _support.value_field(value, "flags")
 
     @property
     def hUploadStream(self):
@@ -4265,7 +4541,7 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(_support.Struct):
 
     @hUploadStream.setter
     def hUploadStream(self, value):
-        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).hUploadStream = <cydriver.CUstream>_support.handle_value(value, CUstream, "hUploadStream")
+        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).hUploadStream = <cydriver.CUstream>_support.handle_field(value, CUstream, "hUploadStream")
 
     @property
     def hErrNode_out(self):
@@ -4275,7 +4551,7 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(_support.Struct):
 
     @hErrNode_out.setter
     def hErrNode_out(self, value):
-        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).hErrNode_out = <cydriver.CUgraphNode>_support.handle_value(value, CUgraphNode, "hErrNode_out")
+        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).hErrNode_out = <cydriver.CUgraphNode>_support.handle_field(value, CUgraphNode, "hErrNode_out")
 
     @property
     def result_out(self):
@@ -4285,10 +4561,12 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(_support.Struct):
 
     @result_out.setter
     def result_out(self, value):
-        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).result_out = <cydriver.CUgraphInstantiateResult><long long>_support.as_int(value, "result_out")
+        (<cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS_st*>self._ptr).result_out = <cydriver.CUgraphInstantiateResult><long long>_support.enum_field(value, "result_out")
+
+    _fields = (("flags", False), ("hUploadStream", False), ("hErrNode_out", False), ("result_out", False), )
 
     def __repr__(self):
-        return "CUDA_GRAPH_INSTANTIATE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("flags", "hUploadStream", "hErrNode_out", "result_out", )) + ")"
+        return _support.struct_text(self, CUDA_GRAPH_INSTANTIATE_PARAMS._fields)
 
 cdef class CUlaunchMemSyncDomainMap(_support.Struct):
     """CUlaunchMemSyncDomainMap(_ptr=0, **fields)
@@ -4348,7 +4626,10 @@ cdef class CUlaunchMemSyncDomainMap(_support.Struct):
 
     @default_.setter
     def default_(self, value):
-        (<cydriver.CUlaunchMemSyncDomainMap_st*>self._ptr).default_ = <unsigned char>_support.as_int(value, "default_")
+        if type(value) is int:
+            (<cydriver.CUlaunchMemSyncDomainMap_st*>self._ptr).default_ = value
+        else:
+            (<cydriver.CUlaunchMemSyncDomainMap_st*>self._ptr).default_ = _support.int_field(value, "default_")
 
     @property
     def remote(self):
@@ -4358,10 +4639,15 @@ cdef class CUlaunchMemSyncDomainMap(_support.Struct):
 
     @remote.setter
     def remote(self, value):
-        (<cydriver.CUlaunchMemSyncDomainMap_st*>self._ptr).remote = <unsigned char>_support.as_int(value, "remote")
+        if type(value) is int:
+            (<cydriver.CUlaunchMemSyncDomainMap_st*>self._ptr).remote = value
+        else:
+            (<cydriver.CUlaunchMemSyncDomainMap_st*>self._ptr).remote = _support.int_field(value, "remote")
+
+    _fields = (("default_", False), ("remote", False), )
 
     def __repr__(self):
-        return "CUlaunchMemSyncDomainMap(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("default_", "remote", )) + ")"
+        return _support.struct_text(self, CUlaunchMemSyncDomainMap._fields)
 
 cdef class anon_CUlaunchAttributeValue_union_clusterDim(_support.Struct):
     """anon_CUlaunchAttributeValue_union_clusterDim(_ptr=0, **fields)
@@ -4419,7 +4705,10 @@ cdef class anon_CUlaunchAttributeValue_union_clusterDim(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).x = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4427,7 +4716,10 @@ cdef class anon_CUlaunchAttributeValue_union_clusterDim(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).y = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4435,10 +4727,15 @@ cdef class anon_CUlaunchAttributeValue_union_clusterDim(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).z = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_clusterDim*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "anon_CUlaunchAttributeValue_union_clusterDim(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, anon_CUlaunchAttributeValue_union_clusterDim._fields)
 
 cdef class anon_CUlaunchAttributeValue_union_programmaticEvent(_support.Struct):
     """anon_CUlaunchAttributeValue_union_programmaticEvent(_ptr=0, **fields)
@@ -4492,7 +4789,7 @@ cdef class anon_CUlaunchAttributeValue_union_programmaticEvent(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).event = <cydriver.CUevent>_support.handle_value(value, CUevent, "event")
+        (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).event = <cydriver.CUevent>_support.handle_field(value, CUevent, "event")
 
     @property
     def flags(self):
@@ -4500,7 +4797,10 @@ cdef class anon_CUlaunchAttributeValue_union_programmaticEvent(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).flags = <int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).flags = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def triggerAtBlockStart(self):
@@ -4508,10 +4808,15 @@ cdef class anon_CUlaunchAttributeValue_union_programmaticEvent(_support.Struct):
 
     @triggerAtBlockStart.setter
     def triggerAtBlockStart(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).triggerAtBlockStart = <int>_support.as_int(value, "triggerAtBlockStart")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).triggerAtBlockStart = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_programmaticEvent*>self._ptr).triggerAtBlockStart = _support.int_field(value, "triggerAtBlockStart")
+
+    _fields = (("event", False), ("flags", False), ("triggerAtBlockStart", False), )
 
     def __repr__(self):
-        return "anon_CUlaunchAttributeValue_union_programmaticEvent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", "flags", "triggerAtBlockStart", )) + ")"
+        return _support.struct_text(self, anon_CUlaunchAttributeValue_union_programmaticEvent._fields)
 
 cdef class anon_CUlaunchAttributeValue_union_launchCompletionEvent(_support.Struct):
     """anon_CUlaunchAttributeValue_union_launchCompletionEvent(_ptr=0, **fields)
@@ -4564,7 +4869,7 @@ cdef class anon_CUlaunchAttributeValue_union_launchCompletionEvent(_support.Stru
 
     @event.setter
     def event(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_launchCompletionEvent*>self._ptr).event = <cydriver.CUevent>_support.handle_value(value, CUevent, "event")
+        (<cydriver.anon_CUlaunchAttributeValue_union_launchCompletionEvent*>self._ptr).event = <cydriver.CUevent>_support.handle_field(value, CUevent, "event")
 
     @property
     def flags(self):
@@ -4572,10 +4877,15 @@ cdef class anon_CUlaunchAttributeValue_union_launchCompletionEvent(_support.Stru
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_launchCompletionEvent*>self._ptr).flags = <int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_launchCompletionEvent*>self._ptr).flags = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_launchCompletionEvent*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("event", False), ("flags", False), )
 
     def __repr__(self):
-        return "anon_CUlaunchAttributeValue_union_launchCompletionEvent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", "flags", )) + ")"
+        return _support.struct_text(self, anon_CUlaunchAttributeValue_union_launchCompletionEvent._fields)
 
 cdef class anon_CUlaunchAttributeValue_union_preferredClusterDim(_support.Struct):
     """anon_CUlaunchAttributeValue_union_preferredClusterDim(_ptr=0, **fields)
@@ -4635,7 +4945,10 @@ cdef class anon_CUlaunchAttributeValue_union_preferredClusterDim(_support.Struct
 
     @x.setter
     def x(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).x = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4643,7 +4956,10 @@ cdef class anon_CUlaunchAttributeValue_union_preferredClusterDim(_support.Struct
 
     @y.setter
     def y(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).y = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4651,10 +4967,15 @@ cdef class anon_CUlaunchAttributeValue_union_preferredClusterDim(_support.Struct
 
     @z.setter
     def z(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).z = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_preferredClusterDim*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "anon_CUlaunchAttributeValue_union_preferredClusterDim(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, anon_CUlaunchAttributeValue_union_preferredClusterDim._fields)
 
 cdef class anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode(_support.Struct):
     """anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode(_ptr=0, **fields)
@@ -4707,7 +5028,10 @@ cdef class anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode(_support.
 
     @deviceUpdatable.setter
     def deviceUpdatable(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode*>self._ptr).deviceUpdatable = <int>_support.as_int(value, "deviceUpdatable")
+        if type(value) is int:
+            (<cydriver.anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode*>self._ptr).deviceUpdatable = value
+        else:
+            (<cydriver.anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode*>self._ptr).deviceUpdatable = _support.int_field(value, "deviceUpdatable")
 
     @property
     def devNode(self):
@@ -4715,10 +5039,12 @@ cdef class anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode(_support.
 
     @devNode.setter
     def devNode(self, value):
-        (<cydriver.anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode*>self._ptr).devNode = <cydriver.CUgraphDeviceNode>_support.handle_value(value, CUgraphDeviceNode, "devNode")
+        (<cydriver.anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode*>self._ptr).devNode = <cydriver.CUgraphDeviceNode>_support.handle_field(value, CUgraphDeviceNode, "devNode")
+
+    _fields = (("deviceUpdatable", False), ("devNode", False), )
 
     def __repr__(self):
-        return "anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("deviceUpdatable", "devNode", )) + ")"
+        return _support.struct_text(self, anon_CUlaunchAttributeValue_union_deviceUpdatableKernelNode._fields)
 
 cdef class CUlaunchAttributeValue(_support.Struct):
     """CUlaunchAttributeValue(_ptr=0, **fields)
@@ -4768,7 +5094,7 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @pad.setter
     def pad(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUlaunchAttributeValue_union*>self._ptr).pad[0], 64, 1, "b", value, "pad")
+        _support.char_array_assign(<void*>&(<cydriver.CUlaunchAttributeValue_union*>self._ptr).pad[0], 64, value, False, "pad")
 
     @property
     def accessPolicyWindow(self):
@@ -4789,7 +5115,10 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @cooperative.setter
     def cooperative(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).cooperative = <int>_support.as_int(value, "cooperative")
+        if type(value) is int:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).cooperative = value
+        else:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).cooperative = _support.int_field(value, "cooperative")
 
     @property
     def syncPolicy(self):
@@ -4801,7 +5130,7 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @syncPolicy.setter
     def syncPolicy(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).syncPolicy = <cydriver.CUsynchronizationPolicy><long long>_support.as_int(value, "syncPolicy")
+        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).syncPolicy = <cydriver.CUsynchronizationPolicy><long long>_support.enum_field(value, "syncPolicy")
 
     @property
     def clusterDim(self):
@@ -4821,7 +5150,7 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).clusterSchedulingPolicyPreference = <cydriver.CUclusterSchedulingPolicy><long long>_support.as_int(value, "clusterSchedulingPolicyPreference")
+        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).clusterSchedulingPolicyPreference = <cydriver.CUclusterSchedulingPolicy><long long>_support.enum_field(value, "clusterSchedulingPolicyPreference")
 
     @property
     def programmaticStreamSerializationAllowed(self):
@@ -4832,7 +5161,10 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @programmaticStreamSerializationAllowed.setter
     def programmaticStreamSerializationAllowed(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).programmaticStreamSerializationAllowed = <int>_support.as_int(value, "programmaticStreamSerializationAllowed")
+        if type(value) is int:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).programmaticStreamSerializationAllowed = value
+        else:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).programmaticStreamSerializationAllowed = _support.int_field(value, "programmaticStreamSerializationAllowed")
 
     @property
     def programmaticEvent(self):
@@ -4858,7 +5190,10 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @priority.setter
     def priority(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).priority = <int>_support.as_int(value, "priority")
+        if type(value) is int:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).priority = value
+        else:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).priority = _support.int_field(value, "priority")
 
     @property
     def memSyncDomainMap(self):
@@ -4881,7 +5216,7 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @memSyncDomain.setter
     def memSyncDomain(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).memSyncDomain = <cydriver.CUlaunchMemSyncDomain><long long>_support.as_int(value, "memSyncDomain")
+        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).memSyncDomain = <cydriver.CUlaunchMemSyncDomain><long long>_support.enum_field(value, "memSyncDomain")
 
     @property
     def preferredClusterDim(self):
@@ -4907,7 +5242,10 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @sharedMemCarveout.setter
     def sharedMemCarveout(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).sharedMemCarveout = <unsigned int>_support.as_int(value, "sharedMemCarveout")
+        if type(value) is int:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).sharedMemCarveout = value
+        else:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).sharedMemCarveout = _support.int_field(value, "sharedMemCarveout")
 
     @property
     def nvlinkUtilCentricScheduling(self):
@@ -4915,10 +5253,15 @@ cdef class CUlaunchAttributeValue(_support.Struct):
 
     @nvlinkUtilCentricScheduling.setter
     def nvlinkUtilCentricScheduling(self, value):
-        (<cydriver.CUlaunchAttributeValue_union*>self._ptr).nvlinkUtilCentricScheduling = <unsigned int>_support.as_int(value, "nvlinkUtilCentricScheduling")
+        if type(value) is int:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).nvlinkUtilCentricScheduling = value
+        else:
+            (<cydriver.CUlaunchAttributeValue_union*>self._ptr).nvlinkUtilCentricScheduling = _support.int_field(value, "nvlinkUtilCentricScheduling")
+
+    _fields = (("pad", False), ("accessPolicyWindow", False), ("cooperative", False), ("syncPolicy", False), ("clusterDim", False), ("clusterSchedulingPolicyPreference", False), ("programmaticStreamSerializationAllowed", False), ("programmaticEvent", False), ("launchCompletionEvent", False), ("priority", False), ("memSyncDomainMap", False), ("memSyncDomain", False), ("preferredClusterDim", False), ("deviceUpdatableKernelNode", False), ("sharedMemCarveout", False), ("nvlinkUtilCentricScheduling", False), )
 
     def __repr__(self):
-        return "CUlaunchAttributeValue(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("pad", "accessPolicyWindow", "cooperative", "syncPolicy", "clusterDim", "clusterSchedulingPolicyPreference", "programmaticStreamSerializationAllowed", "programmaticEvent", "launchCompletionEvent", "priority", "memSyncDomainMap", "memSyncDomain", "preferredClusterDim", "deviceUpdatableKernelNode", "sharedMemCarveout", "nvlinkUtilCentricScheduling", )) + ")"
+        return _support.struct_text(self, CUlaunchAttributeValue._fields)
 
 cdef class CUlaunchAttribute(_support.Struct):
     """CUlaunchAttribute(_ptr=0, **fields)
@@ -4970,7 +5313,7 @@ cdef class CUlaunchAttribute(_support.Struct):
 
     @id.setter
     def id(self, value):
-        (<cydriver.CUlaunchAttribute_st*>self._ptr).id = <cydriver.CUlaunchAttributeID><long long>_support.as_int(value, "id")
+        (<cydriver.CUlaunchAttribute_st*>self._ptr).id = <cydriver.CUlaunchAttributeID><long long>_support.enum_field(value, "id")
 
     @property
     def pad(self):
@@ -4978,7 +5321,7 @@ cdef class CUlaunchAttribute(_support.Struct):
 
     @pad.setter
     def pad(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUlaunchAttribute_st*>self._ptr).pad[0], 4, 1, "b", value, "pad")
+        _support.char_array_assign(<void*>&(<cydriver.CUlaunchAttribute_st*>self._ptr).pad[0], 4, value, False, "pad")
 
     @property
     def value(self):
@@ -4990,8 +5333,10 @@ cdef class CUlaunchAttribute(_support.Struct):
     def value(self, value):
         memcpy(&(<cydriver.CUlaunchAttribute_st*>self._ptr).value, _support.struct_pointer_required(value, CUlaunchAttributeValue, "value"), sizeof((<cydriver.CUlaunchAttribute_st*>self._ptr).value))
 
+    _fields = (("id", False), ("pad", False), ("value", False), )
+
     def __repr__(self):
-        return "CUlaunchAttribute(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("id", "pad", "value", )) + ")"
+        return _support.struct_text(self, CUlaunchAttribute._fields)
 
 cdef class CUlaunchConfig(_support.Struct):
     """CUlaunchConfig(_ptr=0, **fields)
@@ -5043,7 +5388,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @gridDimX.setter
     def gridDimX(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimX = <unsigned int>_support.as_int(value, "gridDimX")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimX = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimX = _support.int_field(value, "gridDimX")
 
     @property
     def gridDimY(self):
@@ -5053,7 +5401,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @gridDimY.setter
     def gridDimY(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimY = <unsigned int>_support.as_int(value, "gridDimY")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimY = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimY = _support.int_field(value, "gridDimY")
 
     @property
     def gridDimZ(self):
@@ -5063,7 +5414,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @gridDimZ.setter
     def gridDimZ(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimZ = <unsigned int>_support.as_int(value, "gridDimZ")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimZ = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).gridDimZ = _support.int_field(value, "gridDimZ")
 
     @property
     def blockDimX(self):
@@ -5073,7 +5427,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @blockDimX.setter
     def blockDimX(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimX = <unsigned int>_support.as_int(value, "blockDimX")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimX = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimX = _support.int_field(value, "blockDimX")
 
     @property
     def blockDimY(self):
@@ -5083,7 +5440,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @blockDimY.setter
     def blockDimY(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimY = <unsigned int>_support.as_int(value, "blockDimY")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimY = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimY = _support.int_field(value, "blockDimY")
 
     @property
     def blockDimZ(self):
@@ -5093,7 +5453,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @blockDimZ.setter
     def blockDimZ(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimZ = <unsigned int>_support.as_int(value, "blockDimZ")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimZ = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).blockDimZ = _support.int_field(value, "blockDimZ")
 
     @property
     def sharedMemBytes(self):
@@ -5103,7 +5466,10 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).sharedMemBytes = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def hStream(self):
@@ -5113,17 +5479,20 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @hStream.setter
     def hStream(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).hStream = <cydriver.CUstream>_support.handle_value(value, CUstream, "hStream")
+        (<cydriver.CUlaunchConfig_st*>self._ptr).hStream = <cydriver.CUstream>_support.handle_field(value, CUstream, "hStream")
 
     @property
     def attrs(self):
         """List of attributes; nullable if CUlaunchConfignumAttrs == 0
         """
-        return <uintptr_t>(<cydriver.CUlaunchConfig_st*>self._ptr).attrs
+        array = _support.kept_array(self, "attrs", <void*>(<cydriver.CUlaunchConfig_st*>self._ptr).attrs)
+        if array is None:
+            return []
+        return [CUlaunchAttribute._view(<void*>&(<cydriver.CUlaunchConfig_st*>self._ptr).attrs[i], array) for i in range(len(array))]
 
     @attrs.setter
     def attrs(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).attrs = <cydriver.CUlaunchAttribute *>_support.struct_array_field(value, CUlaunchAttribute, sizeof(cydriver.CUlaunchAttribute_st), self, "attrs")
+        (<cydriver.CUlaunchConfig_st*>self._ptr).attrs = <cydriver.CUlaunchAttribute *>_support.struct_list_field(value, CUlaunchAttribute, sizeof(cydriver.CUlaunchAttribute_st), self, "attrs")
 
     @property
     def numAttrs(self):
@@ -5133,10 +5502,15 @@ cdef class CUlaunchConfig(_support.Struct):
 
     @numAttrs.setter
     def numAttrs(self, value):
-        (<cydriver.CUlaunchConfig_st*>self._ptr).numAttrs = <unsigned int>_support.as_int(value, "numAttrs")
+        if type(value) is int:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).numAttrs = value
+        else:
+            (<cydriver.CUlaunchConfig_st*>self._ptr).numAttrs = _support.int_field(value, "numAttrs")
+
+    _fields = (("gridDimX", False), ("gridDimY", False), ("gridDimZ", False), ("blockDimX", False), ("blockDimY", False), ("blockDimZ", False), ("sharedMemBytes", False), ("hStream", False), ("attrs", False), ("numAttrs", False), )
 
     def __repr__(self):
-        return "CUlaunchConfig(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "hStream", "attrs", "numAttrs", )) + ")"
+        return _support.struct_text(self, CUlaunchConfig._fields)
 
 cdef class CUexecAffinitySmCount(_support.Struct):
     """CUexecAffinitySmCount(_ptr=0, **fields)
@@ -5188,10 +5562,15 @@ cdef class CUexecAffinitySmCount(_support.Struct):
 
     @val.setter
     def val(self, value):
-        (<cydriver.CUexecAffinitySmCount_st*>self._ptr).val = <unsigned int>_support.as_int(value, "val")
+        if type(value) is int:
+            (<cydriver.CUexecAffinitySmCount_st*>self._ptr).val = value
+        else:
+            (<cydriver.CUexecAffinitySmCount_st*>self._ptr).val = _support.int_field(value, "val")
+
+    _fields = (("val", False), )
 
     def __repr__(self):
-        return "CUexecAffinitySmCount(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("val", )) + ")"
+        return _support.struct_text(self, CUexecAffinitySmCount._fields)
 
 cdef class anon_CUexecAffinityParam_st_param(_support.Struct):
     """anon_CUexecAffinityParam_st_param(_ptr=0, **fields)
@@ -5243,8 +5622,10 @@ cdef class anon_CUexecAffinityParam_st_param(_support.Struct):
     def smCount(self, value):
         memcpy(&(<cydriver.anon_CUexecAffinityParam_st_param*>self._ptr).smCount, _support.struct_pointer_required(value, CUexecAffinitySmCount, "smCount"), sizeof((<cydriver.anon_CUexecAffinityParam_st_param*>self._ptr).smCount))
 
+    _fields = (("smCount", False), )
+
     def __repr__(self):
-        return "anon_CUexecAffinityParam_st_param(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("smCount", )) + ")"
+        return _support.struct_text(self, anon_CUexecAffinityParam_st_param._fields)
 
 cdef class CUexecAffinityParam(_support.Struct):
     """CUexecAffinityParam(_ptr=0, **fields)
@@ -5294,7 +5675,7 @@ cdef class CUexecAffinityParam(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUexecAffinityParam_st*>self._ptr).type_ = <cydriver.CUexecAffinityType><long long>_support.as_int(value, "type")
+        (<cydriver.CUexecAffinityParam_st*>self._ptr).type_ = <cydriver.CUexecAffinityType><long long>_support.enum_field(value, "type")
 
     @property
     def param(self):
@@ -5304,8 +5685,10 @@ cdef class CUexecAffinityParam(_support.Struct):
     def param(self, value):
         memcpy(&(<cydriver.CUexecAffinityParam_st*>self._ptr).param, _support.struct_pointer_required(value, anon_CUexecAffinityParam_st_param, "param"), sizeof((<cydriver.CUexecAffinityParam_st*>self._ptr).param))
 
+    _fields = (("type", False), ("param", False), )
+
     def __repr__(self):
-        return "CUexecAffinityParam(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "param", )) + ")"
+        return _support.struct_text(self, CUexecAffinityParam._fields)
 
 cdef class CUctxCigParam(_support.Struct):
     """CUctxCigParam(_ptr=0, **fields)
@@ -5355,7 +5738,7 @@ cdef class CUctxCigParam(_support.Struct):
 
     @sharedDataType.setter
     def sharedDataType(self, value):
-        (<cydriver.CUctxCigParam_st*>self._ptr).sharedDataType = <cydriver.CUcigDataType><long long>_support.as_int(value, "sharedDataType")
+        (<cydriver.CUctxCigParam_st*>self._ptr).sharedDataType = <cydriver.CUcigDataType><long long>_support.enum_field(value, "sharedDataType")
 
     @property
     def sharedData(self):
@@ -5365,8 +5748,10 @@ cdef class CUctxCigParam(_support.Struct):
     def sharedData(self, value):
         (<cydriver.CUctxCigParam_st*>self._ptr).sharedData = <void *>_support.field_address(value, self, "sharedData")
 
+    _fields = (("sharedDataType", False), ("sharedData", True), )
+
     def __repr__(self):
-        return "CUctxCigParam(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("sharedDataType", "sharedData", )) + ")"
+        return _support.struct_text(self, CUctxCigParam._fields)
 
 cdef class CUctxCreateParams(_support.Struct):
     """CUctxCreateParams(_ptr=0, **fields)
@@ -5414,11 +5799,14 @@ cdef class CUctxCreateParams(_support.Struct):
 
     @property
     def execAffinityParams(self):
-        return <uintptr_t>(<cydriver.CUctxCreateParams_st*>self._ptr).execAffinityParams
+        array = _support.kept_array(self, "execAffinityParams", <void*>(<cydriver.CUctxCreateParams_st*>self._ptr).execAffinityParams)
+        if array is None:
+            return []
+        return [CUexecAffinityParam._view(<void*>&(<cydriver.CUctxCreateParams_st*>self._ptr).execAffinityParams[i], array) for i in range(len(array))]
 
     @execAffinityParams.setter
     def execAffinityParams(self, value):
-        (<cydriver.CUctxCreateParams_st*>self._ptr).execAffinityParams = <cydriver.CUexecAffinityParam *>_support.struct_array_field(value, CUexecAffinityParam, sizeof(cydriver.CUexecAffinityParam_st), self, "execAffinityParams")
+        (<cydriver.CUctxCreateParams_st*>self._ptr).execAffinityParams = <cydriver.CUexecAffinityParam *>_support.struct_list_field(value, CUexecAffinityParam, sizeof(cydriver.CUexecAffinityParam_st), self, "execAffinityParams")
 
     @property
     def numExecAffinityParams(self):
@@ -5426,18 +5814,26 @@ cdef class CUctxCreateParams(_support.Struct):
 
     @numExecAffinityParams.setter
     def numExecAffinityParams(self, value):
-        (<cydriver.CUctxCreateParams_st*>self._ptr).numExecAffinityParams = <int>_support.as_int(value, "numExecAffinityParams")
+        if type(value) is int:
+            (<cydriver.CUctxCreateParams_st*>self._ptr).numExecAffinityParams = value
+        else:
+            (<cydriver.CUctxCreateParams_st*>self._ptr).numExecAffinityParams = _support.int_field(value, "numExecAffinityParams")
 
     @property
     def cigParams(self):
-        return <uintptr_t>(<cydriver.CUctxCreateParams_st*>self._ptr).cigParams
+        array = _support.kept_array(self, "cigParams", <void*>(<cydriver.CUctxCreateParams_st*>self._ptr).cigParams)
+        if array is None:
+            return []
+        return [CUctxCigParam._view(<void*>&(<cydriver.CUctxCreateParams_st*>self._ptr).cigParams[i], array) for i in range(len(array))]
 
     @cigParams.setter
     def cigParams(self, value):
-        (<cydriver.CUctxCreateParams_st*>self._ptr).cigParams = <cydriver.CUctxCigParam *>_support.struct_array_field(value, CUctxCigParam, sizeof(cydriver.CUctxCigParam_st), self, "cigParams")
+        (<cydriver.CUctxCreateParams_st*>self._ptr).cigParams = <cydriver.CUctxCigParam *>_support.struct_list_field(value, CUctxCigParam, sizeof(cydriver.CUctxCigParam_st), self, "cigParams")
+
+    _fields = (("execAffinityParams", False), ("numExecAffinityParams", False), ("cigParams", False), )
 
     def __repr__(self):
-        return "CUctxCreateParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("execAffinityParams", "numExecAffinityParams", "cigParams", )) + ")"
+        return _support.struct_text(self, CUctxCreateParams._fields)
 
 cdef class CUlibraryHostUniversalFunctionAndDataTable(_support.Struct):
     """CUlibraryHostUniversalFunctionAndDataTable(_ptr=0, **fields)
@@ -5495,7 +5891,10 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(_support.Struct):
 
     @functionWindowSize.setter
     def functionWindowSize(self, value):
-        (<cydriver.CUlibraryHostUniversalFunctionAndDataTable_st*>self._ptr).functionWindowSize = <size_t>_support.as_int(value, "functionWindowSize")
+        if type(value) is int:
+            (<cydriver.CUlibraryHostUniversalFunctionAndDataTable_st*>self._ptr).functionWindowSize = value
+        else:
+            (<cydriver.CUlibraryHostUniversalFunctionAndDataTable_st*>self._ptr).functionWindowSize = _support.int_field(value, "functionWindowSize")
 
     @property
     def dataTable(self):
@@ -5511,10 +5910,15 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(_support.Struct):
 
     @dataWindowSize.setter
     def dataWindowSize(self, value):
-        (<cydriver.CUlibraryHostUniversalFunctionAndDataTable_st*>self._ptr).dataWindowSize = <size_t>_support.as_int(value, "dataWindowSize")
+        if type(value) is int:
+            (<cydriver.CUlibraryHostUniversalFunctionAndDataTable_st*>self._ptr).dataWindowSize = value
+        else:
+            (<cydriver.CUlibraryHostUniversalFunctionAndDataTable_st*>self._ptr).dataWindowSize = _support.int_field(value, "dataWindowSize")
+
+    _fields = (("functionTable", True), ("functionWindowSize", False), ("dataTable", True), ("dataWindowSize", False), )
 
     def __repr__(self):
-        return "CUlibraryHostUniversalFunctionAndDataTable(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("functionTable", "functionWindowSize", "dataTable", "dataWindowSize", )) + ")"
+        return _support.struct_text(self, CUlibraryHostUniversalFunctionAndDataTable._fields)
 
 cdef class CUDA_MEMCPY2D(_support.Struct):
     """CUDA_MEMCPY2D(_ptr=0, **fields)
@@ -5566,7 +5970,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcXInBytes.setter
     def srcXInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcXInBytes = <size_t>_support.as_int(value, "srcXInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcXInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcXInBytes = _support.int_field(value, "srcXInBytes")
 
     @property
     def srcY(self):
@@ -5576,7 +5983,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcY.setter
     def srcY(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcY = <size_t>_support.as_int(value, "srcY")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcY = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcY = _support.int_field(value, "srcY")
 
     @property
     def srcMemoryType(self):
@@ -5586,7 +5996,7 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcMemoryType = <cydriver.CUmemorytype><long long>_support.as_int(value, "srcMemoryType")
+        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcMemoryType = <cydriver.CUmemorytype><long long>_support.enum_field(value, "srcMemoryType")
 
     @property
     def srcHost(self):
@@ -5606,7 +6016,12 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcDevice = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcDevice = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcDevice = _support.value_field(value, "srcDevice")
 
     @property
     def srcArray(self):
@@ -5616,7 +6031,7 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcArray.setter
     def srcArray(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "srcArray")
+        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "srcArray")
 
     @property
     def srcPitch(self):
@@ -5626,7 +6041,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @srcPitch.setter
     def srcPitch(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcPitch = <size_t>_support.as_int(value, "srcPitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcPitch = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).srcPitch = _support.int_field(value, "srcPitch")
 
     @property
     def dstXInBytes(self):
@@ -5636,7 +6054,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstXInBytes.setter
     def dstXInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstXInBytes = <size_t>_support.as_int(value, "dstXInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstXInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstXInBytes = _support.int_field(value, "dstXInBytes")
 
     @property
     def dstY(self):
@@ -5646,7 +6067,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstY.setter
     def dstY(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstY = <size_t>_support.as_int(value, "dstY")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstY = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstY = _support.int_field(value, "dstY")
 
     @property
     def dstMemoryType(self):
@@ -5656,7 +6080,7 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstMemoryType = <cydriver.CUmemorytype><long long>_support.as_int(value, "dstMemoryType")
+        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstMemoryType = <cydriver.CUmemorytype><long long>_support.enum_field(value, "dstMemoryType")
 
     @property
     def dstHost(self):
@@ -5676,7 +6100,12 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstDevice = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstDevice = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstDevice = _support.value_field(value, "dstDevice")
 
     @property
     def dstArray(self):
@@ -5686,7 +6115,7 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstArray.setter
     def dstArray(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "dstArray")
+        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "dstArray")
 
     @property
     def dstPitch(self):
@@ -5696,7 +6125,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @dstPitch.setter
     def dstPitch(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstPitch = <size_t>_support.as_int(value, "dstPitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstPitch = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).dstPitch = _support.int_field(value, "dstPitch")
 
     @property
     def WidthInBytes(self):
@@ -5706,7 +6138,10 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @WidthInBytes.setter
     def WidthInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).WidthInBytes = <size_t>_support.as_int(value, "WidthInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).WidthInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).WidthInBytes = _support.int_field(value, "WidthInBytes")
 
     @property
     def Height(self):
@@ -5716,10 +6151,15 @@ cdef class CUDA_MEMCPY2D(_support.Struct):
 
     @Height.setter
     def Height(self, value):
-        (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).Height = <size_t>_support.as_int(value, "Height")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).Height = value
+        else:
+            (<cydriver.CUDA_MEMCPY2D_st*>self._ptr).Height = _support.int_field(value, "Height")
+
+    _fields = (("srcXInBytes", False), ("srcY", False), ("srcMemoryType", False), ("srcHost", True), ("srcDevice", False), ("srcArray", False), ("srcPitch", False), ("dstXInBytes", False), ("dstY", False), ("dstMemoryType", False), ("dstHost", True), ("dstDevice", False), ("dstArray", False), ("dstPitch", False), ("WidthInBytes", False), ("Height", False), )
 
     def __repr__(self):
-        return "CUDA_MEMCPY2D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcXInBytes", "srcY", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcPitch", "dstXInBytes", "dstY", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstPitch", "WidthInBytes", "Height", )) + ")"
+        return _support.struct_text(self, CUDA_MEMCPY2D._fields)
 
 cdef class CUDA_MEMCPY3D(_support.Struct):
     """CUDA_MEMCPY3D(_ptr=0, **fields)
@@ -5771,7 +6211,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcXInBytes.setter
     def srcXInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcXInBytes = <size_t>_support.as_int(value, "srcXInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcXInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcXInBytes = _support.int_field(value, "srcXInBytes")
 
     @property
     def srcY(self):
@@ -5781,7 +6224,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcY.setter
     def srcY(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcY = <size_t>_support.as_int(value, "srcY")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcY = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcY = _support.int_field(value, "srcY")
 
     @property
     def srcZ(self):
@@ -5791,7 +6237,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcZ.setter
     def srcZ(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcZ = <size_t>_support.as_int(value, "srcZ")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcZ = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcZ = _support.int_field(value, "srcZ")
 
     @property
     def srcLOD(self):
@@ -5801,7 +6250,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcLOD.setter
     def srcLOD(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcLOD = <size_t>_support.as_int(value, "srcLOD")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcLOD = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcLOD = _support.int_field(value, "srcLOD")
 
     @property
     def srcMemoryType(self):
@@ -5811,7 +6263,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcMemoryType = <cydriver.CUmemorytype><long long>_support.as_int(value, "srcMemoryType")
+        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcMemoryType = <cydriver.CUmemorytype><long long>_support.enum_field(value, "srcMemoryType")
 
     @property
     def srcHost(self):
@@ -5831,7 +6283,12 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcDevice = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcDevice = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcDevice = _support.value_field(value, "srcDevice")
 
     @property
     def srcArray(self):
@@ -5841,7 +6298,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcArray.setter
     def srcArray(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "srcArray")
+        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "srcArray")
 
     @property
     def reserved0(self):
@@ -5861,7 +6318,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcPitch.setter
     def srcPitch(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcPitch = <size_t>_support.as_int(value, "srcPitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcPitch = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcPitch = _support.int_field(value, "srcPitch")
 
     @property
     def srcHeight(self):
@@ -5871,7 +6331,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @srcHeight.setter
     def srcHeight(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcHeight = <size_t>_support.as_int(value, "srcHeight")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcHeight = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcHeight = _support.int_field(value, "srcHeight")
 
     @property
     def dstXInBytes(self):
@@ -5881,7 +6344,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstXInBytes.setter
     def dstXInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstXInBytes = <size_t>_support.as_int(value, "dstXInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstXInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstXInBytes = _support.int_field(value, "dstXInBytes")
 
     @property
     def dstY(self):
@@ -5891,7 +6357,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstY.setter
     def dstY(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstY = <size_t>_support.as_int(value, "dstY")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstY = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstY = _support.int_field(value, "dstY")
 
     @property
     def dstZ(self):
@@ -5901,7 +6370,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstZ.setter
     def dstZ(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstZ = <size_t>_support.as_int(value, "dstZ")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstZ = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstZ = _support.int_field(value, "dstZ")
 
     @property
     def dstLOD(self):
@@ -5911,7 +6383,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstLOD.setter
     def dstLOD(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstLOD = <size_t>_support.as_int(value, "dstLOD")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstLOD = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstLOD = _support.int_field(value, "dstLOD")
 
     @property
     def dstMemoryType(self):
@@ -5921,7 +6396,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstMemoryType = <cydriver.CUmemorytype><long long>_support.as_int(value, "dstMemoryType")
+        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstMemoryType = <cydriver.CUmemorytype><long long>_support.enum_field(value, "dstMemoryType")
 
     @property
     def dstHost(self):
@@ -5941,7 +6416,12 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstDevice = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstDevice = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstDevice = _support.value_field(value, "dstDevice")
 
     @property
     def dstArray(self):
@@ -5951,7 +6431,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstArray.setter
     def dstArray(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "dstArray")
+        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "dstArray")
 
     @property
     def reserved1(self):
@@ -5971,7 +6451,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstPitch.setter
     def dstPitch(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstPitch = <size_t>_support.as_int(value, "dstPitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstPitch = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstPitch = _support.int_field(value, "dstPitch")
 
     @property
     def dstHeight(self):
@@ -5981,7 +6464,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @dstHeight.setter
     def dstHeight(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstHeight = <size_t>_support.as_int(value, "dstHeight")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstHeight = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstHeight = _support.int_field(value, "dstHeight")
 
     @property
     def WidthInBytes(self):
@@ -5991,7 +6477,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @WidthInBytes.setter
     def WidthInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).WidthInBytes = <size_t>_support.as_int(value, "WidthInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).WidthInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).WidthInBytes = _support.int_field(value, "WidthInBytes")
 
     @property
     def Height(self):
@@ -6001,7 +6490,10 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @Height.setter
     def Height(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Height = <size_t>_support.as_int(value, "Height")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Height = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Height = _support.int_field(value, "Height")
 
     @property
     def Depth(self):
@@ -6011,10 +6503,15 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
 
     @Depth.setter
     def Depth(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Depth = <size_t>_support.as_int(value, "Depth")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Depth = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Depth = _support.int_field(value, "Depth")
+
+    _fields = (("srcXInBytes", False), ("srcY", False), ("srcZ", False), ("srcLOD", False), ("srcMemoryType", False), ("srcHost", True), ("srcDevice", False), ("srcArray", False), ("reserved0", True), ("srcPitch", False), ("srcHeight", False), ("dstXInBytes", False), ("dstY", False), ("dstZ", False), ("dstLOD", False), ("dstMemoryType", False), ("dstHost", True), ("dstDevice", False), ("dstArray", False), ("reserved1", True), ("dstPitch", False), ("dstHeight", False), ("WidthInBytes", False), ("Height", False), ("Depth", False), )
 
     def __repr__(self):
-        return "CUDA_MEMCPY3D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcXInBytes", "srcY", "srcZ", "srcLOD", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "reserved0", "srcPitch", "srcHeight", "dstXInBytes", "dstY", "dstZ", "dstLOD", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "reserved1", "dstPitch", "dstHeight", "WidthInBytes", "Height", "Depth", )) + ")"
+        return _support.struct_text(self, CUDA_MEMCPY3D._fields)
 
 cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
     """CUDA_MEMCPY3D_PEER(_ptr=0, **fields)
@@ -6066,7 +6563,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcXInBytes.setter
     def srcXInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcXInBytes = <size_t>_support.as_int(value, "srcXInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcXInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcXInBytes = _support.int_field(value, "srcXInBytes")
 
     @property
     def srcY(self):
@@ -6076,7 +6576,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcY.setter
     def srcY(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcY = <size_t>_support.as_int(value, "srcY")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcY = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcY = _support.int_field(value, "srcY")
 
     @property
     def srcZ(self):
@@ -6086,7 +6589,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcZ.setter
     def srcZ(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcZ = <size_t>_support.as_int(value, "srcZ")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcZ = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcZ = _support.int_field(value, "srcZ")
 
     @property
     def srcLOD(self):
@@ -6096,7 +6602,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcLOD.setter
     def srcLOD(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcLOD = <size_t>_support.as_int(value, "srcLOD")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcLOD = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcLOD = _support.int_field(value, "srcLOD")
 
     @property
     def srcMemoryType(self):
@@ -6106,7 +6615,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcMemoryType = <cydriver.CUmemorytype><long long>_support.as_int(value, "srcMemoryType")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcMemoryType = <cydriver.CUmemorytype><long long>_support.enum_field(value, "srcMemoryType")
 
     @property
     def srcHost(self):
@@ -6126,7 +6635,12 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "srcDevice"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcDevice = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcDevice = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcDevice = _support.value_field(value, "srcDevice")
 
     @property
     def srcArray(self):
@@ -6136,7 +6650,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcArray.setter
     def srcArray(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "srcArray")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "srcArray")
 
     @property
     def srcContext(self):
@@ -6146,7 +6660,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcContext.setter
     def srcContext(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcContext = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "srcContext")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcContext = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "srcContext")
 
     @property
     def srcPitch(self):
@@ -6156,7 +6670,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcPitch.setter
     def srcPitch(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcPitch = <size_t>_support.as_int(value, "srcPitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcPitch = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcPitch = _support.int_field(value, "srcPitch")
 
     @property
     def srcHeight(self):
@@ -6166,7 +6683,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @srcHeight.setter
     def srcHeight(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcHeight = <size_t>_support.as_int(value, "srcHeight")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcHeight = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).srcHeight = _support.int_field(value, "srcHeight")
 
     @property
     def dstXInBytes(self):
@@ -6176,7 +6696,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstXInBytes.setter
     def dstXInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstXInBytes = <size_t>_support.as_int(value, "dstXInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstXInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstXInBytes = _support.int_field(value, "dstXInBytes")
 
     @property
     def dstY(self):
@@ -6186,7 +6709,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstY.setter
     def dstY(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstY = <size_t>_support.as_int(value, "dstY")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstY = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstY = _support.int_field(value, "dstY")
 
     @property
     def dstZ(self):
@@ -6196,7 +6722,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstZ.setter
     def dstZ(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstZ = <size_t>_support.as_int(value, "dstZ")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstZ = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstZ = _support.int_field(value, "dstZ")
 
     @property
     def dstLOD(self):
@@ -6206,7 +6735,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstLOD.setter
     def dstLOD(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstLOD = <size_t>_support.as_int(value, "dstLOD")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstLOD = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstLOD = _support.int_field(value, "dstLOD")
 
     @property
     def dstMemoryType(self):
@@ -6216,7 +6748,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstMemoryType = <cydriver.CUmemorytype><long long>_support.as_int(value, "dstMemoryType")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstMemoryType = <cydriver.CUmemorytype><long long>_support.enum_field(value, "dstMemoryType")
 
     @property
     def dstHost(self):
@@ -6236,7 +6768,12 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstDevice = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dstDevice"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstDevice = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstDevice = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstDevice = _support.value_field(value, "dstDevice")
 
     @property
     def dstArray(self):
@@ -6246,7 +6783,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstArray.setter
     def dstArray(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "dstArray")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "dstArray")
 
     @property
     def dstContext(self):
@@ -6256,7 +6793,7 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstContext.setter
     def dstContext(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstContext = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "dstContext")
+        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstContext = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "dstContext")
 
     @property
     def dstPitch(self):
@@ -6266,7 +6803,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstPitch.setter
     def dstPitch(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstPitch = <size_t>_support.as_int(value, "dstPitch")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstPitch = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstPitch = _support.int_field(value, "dstPitch")
 
     @property
     def dstHeight(self):
@@ -6276,7 +6816,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @dstHeight.setter
     def dstHeight(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstHeight = <size_t>_support.as_int(value, "dstHeight")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstHeight = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).dstHeight = _support.int_field(value, "dstHeight")
 
     @property
     def WidthInBytes(self):
@@ -6286,7 +6829,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @WidthInBytes.setter
     def WidthInBytes(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).WidthInBytes = <size_t>_support.as_int(value, "WidthInBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).WidthInBytes = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).WidthInBytes = _support.int_field(value, "WidthInBytes")
 
     @property
     def Height(self):
@@ -6296,7 +6842,10 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @Height.setter
     def Height(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).Height = <size_t>_support.as_int(value, "Height")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).Height = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).Height = _support.int_field(value, "Height")
 
     @property
     def Depth(self):
@@ -6306,10 +6855,15 @@ cdef class CUDA_MEMCPY3D_PEER(_support.Struct):
 
     @Depth.setter
     def Depth(self, value):
-        (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).Depth = <size_t>_support.as_int(value, "Depth")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).Depth = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_PEER_st*>self._ptr).Depth = _support.int_field(value, "Depth")
+
+    _fields = (("srcXInBytes", False), ("srcY", False), ("srcZ", False), ("srcLOD", False), ("srcMemoryType", False), ("srcHost", True), ("srcDevice", False), ("srcArray", False), ("srcContext", False), ("srcPitch", False), ("srcHeight", False), ("dstXInBytes", False), ("dstY", False), ("dstZ", False), ("dstLOD", False), ("dstMemoryType", False), ("dstHost", True), ("dstDevice", False), ("dstArray", False), ("dstContext", False), ("dstPitch", False), ("dstHeight", False), ("WidthInBytes", False), ("Height", False), ("Depth", False), )
 
     def __repr__(self):
-        return "CUDA_MEMCPY3D_PEER(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcXInBytes", "srcY", "srcZ", "srcLOD", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcContext", "srcPitch", "srcHeight", "dstXInBytes", "dstY", "dstZ", "dstLOD", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstContext", "dstPitch", "dstHeight", "WidthInBytes", "Height", "Depth", )) + ")"
+        return _support.struct_text(self, CUDA_MEMCPY3D_PEER._fields)
 
 cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
     """CUDA_MEMCPY_NODE_PARAMS(_ptr=0, **fields)
@@ -6361,7 +6915,10 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).flags = <int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
@@ -6371,7 +6928,10 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).reserved = <int>_support.as_int(value, "reserved")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).reserved = value
+        else:
+            (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).reserved = _support.int_field(value, "reserved")
 
     @property
     def copyCtx(self):
@@ -6381,7 +6941,7 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
 
     @copyCtx.setter
     def copyCtx(self, value):
-        (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).copyCtx = <cydriver.CUcontext>_support.handle_value(value, CUcontext, "copyCtx")
+        (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).copyCtx = <cydriver.CUcontext>_support.handle_field(value, CUcontext, "copyCtx")
 
     @property
     def copyParams(self):
@@ -6393,8 +6953,10 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
     def copyParams(self, value):
         memcpy(&(<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).copyParams, _support.struct_pointer_required(value, CUDA_MEMCPY3D, "copyParams"), sizeof((<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).copyParams))
 
+    _fields = (("flags", False), ("reserved", False), ("copyCtx", False), ("copyParams", False), )
+
     def __repr__(self):
-        return "CUDA_MEMCPY_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("flags", "reserved", "copyCtx", "copyParams", )) + ")"
+        return _support.struct_text(self, CUDA_MEMCPY_NODE_PARAMS._fields)
 
 cdef class CUDA_ARRAY_DESCRIPTOR(_support.Struct):
     """CUDA_ARRAY_DESCRIPTOR(_ptr=0, **fields)
@@ -6446,7 +7008,10 @@ cdef class CUDA_ARRAY_DESCRIPTOR(_support.Struct):
 
     @Width.setter
     def Width(self, value):
-        (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Width = <size_t>_support.as_int(value, "Width")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Width = value
+        else:
+            (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Width = _support.int_field(value, "Width")
 
     @property
     def Height(self):
@@ -6456,7 +7021,10 @@ cdef class CUDA_ARRAY_DESCRIPTOR(_support.Struct):
 
     @Height.setter
     def Height(self, value):
-        (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Height = <size_t>_support.as_int(value, "Height")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Height = value
+        else:
+            (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Height = _support.int_field(value, "Height")
 
     @property
     def Format(self):
@@ -6466,7 +7034,7 @@ cdef class CUDA_ARRAY_DESCRIPTOR(_support.Struct):
 
     @Format.setter
     def Format(self, value):
-        (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Format = <cydriver.CUarray_format><long long>_support.as_int(value, "Format")
+        (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).Format = <cydriver.CUarray_format><long long>_support.enum_field(value, "Format")
 
     @property
     def NumChannels(self):
@@ -6476,10 +7044,15 @@ cdef class CUDA_ARRAY_DESCRIPTOR(_support.Struct):
 
     @NumChannels.setter
     def NumChannels(self, value):
-        (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).NumChannels = <unsigned int>_support.as_int(value, "NumChannels")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).NumChannels = value
+        else:
+            (<cydriver.CUDA_ARRAY_DESCRIPTOR_st*>self._ptr).NumChannels = _support.int_field(value, "NumChannels")
+
+    _fields = (("Width", False), ("Height", False), ("Format", False), ("NumChannels", False), )
 
     def __repr__(self):
-        return "CUDA_ARRAY_DESCRIPTOR(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("Width", "Height", "Format", "NumChannels", )) + ")"
+        return _support.struct_text(self, CUDA_ARRAY_DESCRIPTOR._fields)
 
 cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
     """CUDA_ARRAY3D_DESCRIPTOR(_ptr=0, **fields)
@@ -6531,7 +7104,10 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
 
     @Width.setter
     def Width(self, value):
-        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Width = <size_t>_support.as_int(value, "Width")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Width = value
+        else:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Width = _support.int_field(value, "Width")
 
     @property
     def Height(self):
@@ -6541,7 +7117,10 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
 
     @Height.setter
     def Height(self, value):
-        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Height = <size_t>_support.as_int(value, "Height")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Height = value
+        else:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Height = _support.int_field(value, "Height")
 
     @property
     def Depth(self):
@@ -6551,7 +7130,10 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
 
     @Depth.setter
     def Depth(self, value):
-        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Depth = <size_t>_support.as_int(value, "Depth")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Depth = value
+        else:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Depth = _support.int_field(value, "Depth")
 
     @property
     def Format(self):
@@ -6561,7 +7143,7 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
 
     @Format.setter
     def Format(self, value):
-        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Format = <cydriver.CUarray_format><long long>_support.as_int(value, "Format")
+        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Format = <cydriver.CUarray_format><long long>_support.enum_field(value, "Format")
 
     @property
     def NumChannels(self):
@@ -6571,7 +7153,10 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
 
     @NumChannels.setter
     def NumChannels(self, value):
-        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).NumChannels = <unsigned int>_support.as_int(value, "NumChannels")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).NumChannels = value
+        else:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).NumChannels = _support.int_field(value, "NumChannels")
 
     @property
     def Flags(self):
@@ -6581,10 +7166,15 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(_support.Struct):
 
     @Flags.setter
     def Flags(self, value):
-        (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Flags = <unsigned int>_support.as_int(value, "Flags")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Flags = value
+        else:
+            (<cydriver.CUDA_ARRAY3D_DESCRIPTOR_st*>self._ptr).Flags = _support.int_field(value, "Flags")
+
+    _fields = (("Width", False), ("Height", False), ("Depth", False), ("Format", False), ("NumChannels", False), ("Flags", False), )
 
     def __repr__(self):
-        return "CUDA_ARRAY3D_DESCRIPTOR(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("Width", "Height", "Depth", "Format", "NumChannels", "Flags", )) + ")"
+        return _support.struct_text(self, CUDA_ARRAY3D_DESCRIPTOR._fields)
 
 cdef class anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(_support.Struct):
     """anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(_ptr=0, **fields)
@@ -6636,7 +7226,10 @@ cdef class anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).width = <unsigned int>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).width = value
+        else:
+            (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -6646,7 +7239,10 @@ cdef class anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).height = <unsigned int>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).height = value
+        else:
+            (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -6656,10 +7252,15 @@ cdef class anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).depth = <unsigned int>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).depth = value
+        else:
+            (<cydriver.anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent*>self._ptr).depth = _support.int_field(value, "depth")
+
+    _fields = (("width", False), ("height", False), ("depth", False), )
 
     def __repr__(self):
-        return "anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("width", "height", "depth", )) + ")"
+        return _support.struct_text(self, anon_CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent._fields)
 
 cdef class CUDA_ARRAY_SPARSE_PROPERTIES(_support.Struct):
     """CUDA_ARRAY_SPARSE_PROPERTIES(_ptr=0, **fields)
@@ -6719,7 +7320,10 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(_support.Struct):
 
     @miptailFirstLevel.setter
     def miptailFirstLevel(self, value):
-        (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).miptailFirstLevel = <unsigned int>_support.as_int(value, "miptailFirstLevel")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).miptailFirstLevel = value
+        else:
+            (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).miptailFirstLevel = _support.int_field(value, "miptailFirstLevel")
 
     @property
     def miptailSize(self):
@@ -6729,7 +7333,10 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(_support.Struct):
 
     @miptailSize.setter
     def miptailSize(self, value):
-        (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).miptailSize = <unsigned long long>_support.as_int(value, "miptailSize")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).miptailSize = value
+        else:
+            (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).miptailSize = _support.int_field(value, "miptailSize")
 
     @property
     def flags(self):
@@ -6739,18 +7346,23 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("tileExtent", False), ("miptailFirstLevel", False), ("miptailSize", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_ARRAY_SPARSE_PROPERTIES(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("tileExtent", "miptailFirstLevel", "miptailSize", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_ARRAY_SPARSE_PROPERTIES._fields)
 
 cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(_support.Struct):
     """CUDA_ARRAY_MEMORY_REQUIREMENTS(_ptr=0, **fields)
@@ -6802,7 +7414,10 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).size = <size_t>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).size = value
+        else:
+            (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def alignment(self):
@@ -6812,18 +7427,23 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(_support.Struct):
 
     @alignment.setter
     def alignment(self, value):
-        (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).alignment = <size_t>_support.as_int(value, "alignment")
+        if type(value) is int:
+            (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).alignment = value
+        else:
+            (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).alignment = _support.int_field(value, "alignment")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("size", False), ("alignment", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_ARRAY_MEMORY_REQUIREMENTS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("size", "alignment", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_ARRAY_MEMORY_REQUIREMENTS._fields)
 
 cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_array(_support.Struct):
     """anon_anon_CUDA_RESOURCE_DESC_st_res_array(_ptr=0, **fields)
@@ -6875,10 +7495,12 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_array(_support.Struct):
 
     @hArray.setter
     def hArray(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_array*>self._ptr).hArray = <cydriver.CUarray>_support.handle_value(value, CUarray, "hArray")
+        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_array*>self._ptr).hArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "hArray")
+
+    _fields = (("hArray", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_RESOURCE_DESC_st_res_array(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("hArray", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_RESOURCE_DESC_st_res_array._fields)
 
 cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap(_support.Struct):
     """anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap(_ptr=0, **fields)
@@ -6930,10 +7552,12 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap(_support.Struct):
 
     @hMipmappedArray.setter
     def hMipmappedArray(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap*>self._ptr).hMipmappedArray = <cydriver.CUmipmappedArray>_support.handle_value(value, CUmipmappedArray, "hMipmappedArray")
+        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap*>self._ptr).hMipmappedArray = <cydriver.CUmipmappedArray>_support.handle_field(value, CUmipmappedArray, "hMipmappedArray")
+
+    _fields = (("hMipmappedArray", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("hMipmappedArray", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap._fields)
 
 cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_support.Struct):
     """anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_ptr=0, **fields)
@@ -6985,7 +7609,12 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_support.Struct):
 
     @devPtr.setter
     def devPtr(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).devPtr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "devPtr"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).devPtr = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).devPtr = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).devPtr = _support.value_field(value, "devPtr")
 
     @property
     def format(self):
@@ -6995,7 +7624,7 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_support.Struct):
 
     @format.setter
     def format(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).format = <cydriver.CUarray_format><long long>_support.as_int(value, "format")
+        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).format = <cydriver.CUarray_format><long long>_support.enum_field(value, "format")
 
     @property
     def numChannels(self):
@@ -7005,7 +7634,10 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_support.Struct):
 
     @numChannels.setter
     def numChannels(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).numChannels = <unsigned int>_support.as_int(value, "numChannels")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).numChannels = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).numChannels = _support.int_field(value, "numChannels")
 
     @property
     def sizeInBytes(self):
@@ -7015,10 +7647,15 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_linear(_support.Struct):
 
     @sizeInBytes.setter
     def sizeInBytes(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).sizeInBytes = <size_t>_support.as_int(value, "sizeInBytes")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).sizeInBytes = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_linear*>self._ptr).sizeInBytes = _support.int_field(value, "sizeInBytes")
+
+    _fields = (("devPtr", False), ("format", False), ("numChannels", False), ("sizeInBytes", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_RESOURCE_DESC_st_res_linear(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("devPtr", "format", "numChannels", "sizeInBytes", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_RESOURCE_DESC_st_res_linear._fields)
 
 cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
     """anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_ptr=0, **fields)
@@ -7070,7 +7707,12 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @devPtr.setter
     def devPtr(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).devPtr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "devPtr"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).devPtr = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).devPtr = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).devPtr = _support.value_field(value, "devPtr")
 
     @property
     def format(self):
@@ -7080,7 +7722,7 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @format.setter
     def format(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).format = <cydriver.CUarray_format><long long>_support.as_int(value, "format")
+        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).format = <cydriver.CUarray_format><long long>_support.enum_field(value, "format")
 
     @property
     def numChannels(self):
@@ -7090,7 +7732,10 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @numChannels.setter
     def numChannels(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).numChannels = <unsigned int>_support.as_int(value, "numChannels")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).numChannels = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).numChannels = _support.int_field(value, "numChannels")
 
     @property
     def width(self):
@@ -7100,7 +7745,10 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).width = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -7110,7 +7758,10 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).height = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def pitchInBytes(self):
@@ -7120,10 +7771,15 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(_support.Struct):
 
     @pitchInBytes.setter
     def pitchInBytes(self, value):
-        (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).pitchInBytes = <size_t>_support.as_int(value, "pitchInBytes")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).pitchInBytes = value
+        else:
+            (<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D*>self._ptr).pitchInBytes = _support.int_field(value, "pitchInBytes")
+
+    _fields = (("devPtr", False), ("format", False), ("numChannels", False), ("width", False), ("height", False), ("pitchInBytes", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("devPtr", "format", "numChannels", "width", "height", "pitchInBytes", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D._fields)
 
 cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_reserved(_support.Struct):
     """anon_anon_CUDA_RESOURCE_DESC_st_res_reserved(_ptr=0, **fields)
@@ -7169,14 +7825,16 @@ cdef class anon_anon_CUDA_RESOURCE_DESC_st_res_reserved(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_reserved*>self._ptr).reserved[0], 32, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_reserved*>self._ptr).reserved[0], 32, sizeof(int), "i", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.anon_anon_CUDA_RESOURCE_DESC_st_res_reserved*>self._ptr).reserved[0], 32, sizeof(int), "i", value, "reserved")
 
+    _fields = (("reserved", False), )
+
     def __repr__(self):
-        return "anon_anon_CUDA_RESOURCE_DESC_st_res_reserved(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_RESOURCE_DESC_st_res_reserved._fields)
 
 cdef class anon_CUDA_RESOURCE_DESC_st_res(_support.Struct):
     """anon_CUDA_RESOURCE_DESC_st_res(_ptr=0, **fields)
@@ -7260,8 +7918,10 @@ cdef class anon_CUDA_RESOURCE_DESC_st_res(_support.Struct):
     def reserved(self, value):
         memcpy(&(<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).reserved, _support.struct_pointer_required(value, anon_anon_CUDA_RESOURCE_DESC_st_res_reserved, "reserved"), sizeof((<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).reserved))
 
+    _fields = (("array", False), ("mipmap", False), ("linear", False), ("pitch2D", False), ("reserved", False), )
+
     def __repr__(self):
-        return "anon_CUDA_RESOURCE_DESC_st_res(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("array", "mipmap", "linear", "pitch2D", "reserved", )) + ")"
+        return _support.struct_text(self, anon_CUDA_RESOURCE_DESC_st_res._fields)
 
 cdef class CUDA_RESOURCE_DESC(_support.Struct):
     """CUDA_RESOURCE_DESC(_ptr=0, **fields)
@@ -7313,7 +7973,7 @@ cdef class CUDA_RESOURCE_DESC(_support.Struct):
 
     @resType.setter
     def resType(self, value):
-        (<cydriver.CUDA_RESOURCE_DESC_st*>self._ptr).resType = <cydriver.CUresourcetype><long long>_support.as_int(value, "resType")
+        (<cydriver.CUDA_RESOURCE_DESC_st*>self._ptr).resType = <cydriver.CUresourcetype><long long>_support.enum_field(value, "resType")
 
     @property
     def res(self):
@@ -7331,10 +7991,15 @@ cdef class CUDA_RESOURCE_DESC(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_RESOURCE_DESC_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_DESC_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_RESOURCE_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("resType", False), ("res", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUDA_RESOURCE_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("resType", "res", "flags", )) + ")"
+        return _support.struct_text(self, CUDA_RESOURCE_DESC._fields)
 
 cdef class CUDA_TEXTURE_DESC(_support.Struct):
     """CUDA_TEXTURE_DESC(_ptr=0, **fields)
@@ -7382,7 +8047,7 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
     def addressMode(self):
         """Address modes
         """
-        return _support.array_view(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).addressMode[0], 3, sizeof(cydriver.CUaddress_mode), "i", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).addressMode[0], 3, sizeof(cydriver.CUaddress_mode), "i", self, "addressMode")
 
     @addressMode.setter
     def addressMode(self, value):
@@ -7396,7 +8061,7 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @filterMode.setter
     def filterMode(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).filterMode = <cydriver.CUfilter_mode><long long>_support.as_int(value, "filterMode")
+        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).filterMode = <cydriver.CUfilter_mode><long long>_support.enum_field(value, "filterMode")
 
     @property
     def flags(self):
@@ -7406,7 +8071,10 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def maxAnisotropy(self):
@@ -7416,7 +8084,10 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @maxAnisotropy.setter
     def maxAnisotropy(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).maxAnisotropy = <unsigned int>_support.as_int(value, "maxAnisotropy")
+        if type(value) is int:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).maxAnisotropy = value
+        else:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).maxAnisotropy = _support.int_field(value, "maxAnisotropy")
 
     @property
     def mipmapFilterMode(self):
@@ -7426,7 +8097,7 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @mipmapFilterMode.setter
     def mipmapFilterMode(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).mipmapFilterMode = <cydriver.CUfilter_mode><long long>_support.as_int(value, "mipmapFilterMode")
+        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).mipmapFilterMode = <cydriver.CUfilter_mode><long long>_support.enum_field(value, "mipmapFilterMode")
 
     @property
     def mipmapLevelBias(self):
@@ -7436,7 +8107,10 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @mipmapLevelBias.setter
     def mipmapLevelBias(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).mipmapLevelBias = <float>float(value)
+        if type(value) is float:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).mipmapLevelBias = value
+        else:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).mipmapLevelBias = _support.float_field(value, "mipmapLevelBias")
 
     @property
     def minMipmapLevelClamp(self):
@@ -7446,7 +8120,10 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @minMipmapLevelClamp.setter
     def minMipmapLevelClamp(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).minMipmapLevelClamp = <float>float(value)
+        if type(value) is float:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).minMipmapLevelClamp = value
+        else:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).minMipmapLevelClamp = _support.float_field(value, "minMipmapLevelClamp")
 
     @property
     def maxMipmapLevelClamp(self):
@@ -7456,13 +8133,16 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @maxMipmapLevelClamp.setter
     def maxMipmapLevelClamp(self, value):
-        (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).maxMipmapLevelClamp = <float>float(value)
+        if type(value) is float:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).maxMipmapLevelClamp = value
+        else:
+            (<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).maxMipmapLevelClamp = _support.float_field(value, "maxMipmapLevelClamp")
 
     @property
     def borderColor(self):
         """Border Color
         """
-        return _support.array_view(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).borderColor[0], 4, sizeof(float), "f", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).borderColor[0], 4, sizeof(float), "f", self, "borderColor")
 
     @borderColor.setter
     def borderColor(self, value):
@@ -7470,14 +8150,16 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).reserved[0], 12, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).reserved[0], 12, sizeof(int), "i", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).reserved[0], 12, sizeof(int), "i", value, "reserved")
 
+    _fields = (("addressMode", False), ("filterMode", False), ("flags", False), ("maxAnisotropy", False), ("mipmapFilterMode", False), ("mipmapLevelBias", False), ("minMipmapLevelClamp", False), ("maxMipmapLevelClamp", False), ("borderColor", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_TEXTURE_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("addressMode", "filterMode", "flags", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "borderColor", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_TEXTURE_DESC._fields)
 
 cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
     """CUDA_RESOURCE_VIEW_DESC(_ptr=0, **fields)
@@ -7529,7 +8211,7 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @format.setter
     def format(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).format = <cydriver.CUresourceViewFormat><long long>_support.as_int(value, "format")
+        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).format = <cydriver.CUresourceViewFormat><long long>_support.enum_field(value, "format")
 
     @property
     def width(self):
@@ -7539,7 +8221,10 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).width = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -7549,7 +8234,10 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).height = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -7559,7 +8247,10 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).depth = <size_t>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).depth = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).depth = _support.int_field(value, "depth")
 
     @property
     def firstMipmapLevel(self):
@@ -7569,7 +8260,10 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @firstMipmapLevel.setter
     def firstMipmapLevel(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).firstMipmapLevel = <unsigned int>_support.as_int(value, "firstMipmapLevel")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).firstMipmapLevel = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).firstMipmapLevel = _support.int_field(value, "firstMipmapLevel")
 
     @property
     def lastMipmapLevel(self):
@@ -7579,7 +8273,10 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @lastMipmapLevel.setter
     def lastMipmapLevel(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastMipmapLevel = <unsigned int>_support.as_int(value, "lastMipmapLevel")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastMipmapLevel = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastMipmapLevel = _support.int_field(value, "lastMipmapLevel")
 
     @property
     def firstLayer(self):
@@ -7589,7 +8286,10 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @firstLayer.setter
     def firstLayer(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).firstLayer = <unsigned int>_support.as_int(value, "firstLayer")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).firstLayer = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).firstLayer = _support.int_field(value, "firstLayer")
 
     @property
     def lastLayer(self):
@@ -7599,18 +8299,23 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
 
     @lastLayer.setter
     def lastLayer(self, value):
-        (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastLayer = <unsigned int>_support.as_int(value, "lastLayer")
+        if type(value) is int:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastLayer = value
+        else:
+            (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastLayer = _support.int_field(value, "lastLayer")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("format", False), ("width", False), ("height", False), ("depth", False), ("firstMipmapLevel", False), ("lastMipmapLevel", False), ("firstLayer", False), ("lastLayer", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_RESOURCE_VIEW_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("format", "width", "height", "depth", "firstMipmapLevel", "lastMipmapLevel", "firstLayer", "lastLayer", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_RESOURCE_VIEW_DESC._fields)
 
 cdef class CUtensorMap(_support.Struct):
     """CUtensorMap(_ptr=0, **fields)
@@ -7656,14 +8361,16 @@ cdef class CUtensorMap(_support.Struct):
 
     @property
     def opaque(self):
-        return _support.array_view(<void*>&(<cydriver.CUtensorMap_st*>self._ptr).opaque[0], 16, sizeof(cydriver.cuuint64_t), "L", self)
+        return _support.array_list(<void*>&(<cydriver.CUtensorMap_st*>self._ptr).opaque[0], 16, sizeof(cydriver.cuuint64_t), "L", self, "opaque", cuuint64_t)
 
     @opaque.setter
     def opaque(self, value):
         _support.array_assign(<void*>&(<cydriver.CUtensorMap_st*>self._ptr).opaque[0], 16, sizeof(cydriver.cuuint64_t), "L", value, "opaque")
 
+    _fields = (("opaque", False), )
+
     def __repr__(self):
-        return "CUtensorMap(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("opaque", )) + ")"
+        return _support.struct_text(self, CUtensorMap._fields)
 
 cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(_support.Struct):
     """CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(_ptr=0, **fields)
@@ -7713,7 +8420,10 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(_support.Struct):
 
     @p2pToken.setter
     def p2pToken(self, value):
-        (<cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st*>self._ptr).p2pToken = <unsigned long long>_support.as_int(value, "p2pToken")
+        if type(value) is int:
+            (<cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st*>self._ptr).p2pToken = value
+        else:
+            (<cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st*>self._ptr).p2pToken = _support.int_field(value, "p2pToken")
 
     @property
     def vaSpaceToken(self):
@@ -7721,10 +8431,15 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(_support.Struct):
 
     @vaSpaceToken.setter
     def vaSpaceToken(self, value):
-        (<cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st*>self._ptr).vaSpaceToken = <unsigned int>_support.as_int(value, "vaSpaceToken")
+        if type(value) is int:
+            (<cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st*>self._ptr).vaSpaceToken = value
+        else:
+            (<cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st*>self._ptr).vaSpaceToken = _support.int_field(value, "vaSpaceToken")
+
+    _fields = (("p2pToken", False), ("vaSpaceToken", False), )
 
     def __repr__(self):
-        return "CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("p2pToken", "vaSpaceToken", )) + ")"
+        return _support.struct_text(self, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS._fields)
 
 cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
     """CUDA_LAUNCH_PARAMS(_ptr=0, **fields)
@@ -7776,7 +8491,7 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @function.setter
     def function(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).function = <cydriver.CUfunction>_support.handle_value(value, CUfunction, "function")
+        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).function = <cydriver.CUfunction>_support.handle_field(value, CUfunction, "function")
 
     @property
     def gridDimX(self):
@@ -7786,7 +8501,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @gridDimX.setter
     def gridDimX(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimX = <unsigned int>_support.as_int(value, "gridDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimX = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimX = _support.int_field(value, "gridDimX")
 
     @property
     def gridDimY(self):
@@ -7796,7 +8514,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @gridDimY.setter
     def gridDimY(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimY = <unsigned int>_support.as_int(value, "gridDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimY = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimY = _support.int_field(value, "gridDimY")
 
     @property
     def gridDimZ(self):
@@ -7806,7 +8527,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @gridDimZ.setter
     def gridDimZ(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimZ = <unsigned int>_support.as_int(value, "gridDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimZ = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).gridDimZ = _support.int_field(value, "gridDimZ")
 
     @property
     def blockDimX(self):
@@ -7816,7 +8540,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @blockDimX.setter
     def blockDimX(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimX = <unsigned int>_support.as_int(value, "blockDimX")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimX = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimX = _support.int_field(value, "blockDimX")
 
     @property
     def blockDimY(self):
@@ -7826,7 +8553,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @blockDimY.setter
     def blockDimY(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimY = <unsigned int>_support.as_int(value, "blockDimY")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimY = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimY = _support.int_field(value, "blockDimY")
 
     @property
     def blockDimZ(self):
@@ -7836,7 +8566,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @blockDimZ.setter
     def blockDimZ(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimZ = <unsigned int>_support.as_int(value, "blockDimZ")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimZ = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).blockDimZ = _support.int_field(value, "blockDimZ")
 
     @property
     def sharedMemBytes(self):
@@ -7846,7 +8579,10 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).sharedMemBytes = value
+        else:
+            (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def hStream(self):
@@ -7856,7 +8592,7 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
 
     @hStream.setter
     def hStream(self, value):
-        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).hStream = <cydriver.CUstream>_support.handle_value(value, CUstream, "hStream")
+        (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).hStream = <cydriver.CUstream>_support.handle_field(value, CUstream, "hStream")
 
     @property
     def kernelParams(self):
@@ -7867,13 +8603,15 @@ cdef class CUDA_LAUNCH_PARAMS(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cydriver.CUDA_LAUNCH_PARAMS_st*>self._ptr).kernelParams = <void **>_address
 
+    _fields = (("function", False), ("gridDimX", False), ("gridDimY", False), ("gridDimZ", False), ("blockDimX", False), ("blockDimY", False), ("blockDimZ", False), ("sharedMemBytes", False), ("hStream", False), ("kernelParams", True), )
+
     def __repr__(self):
-        return "CUDA_LAUNCH_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("function", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "hStream", "kernelParams", )) + ")"
+        return _support.struct_text(self, CUDA_LAUNCH_PARAMS._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(_ptr=0, **fields)
@@ -7950,8 +8688,10 @@ cdef class anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(_support.S
     def name(self, value):
         (<cydriver.anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32*>self._ptr).name = <const void *>_support.field_address(value, self, "name")
 
+    _fields = (("handle", True), ("name", True), )
+
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("handle", "name", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32._fields)
 
 cdef class anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(_support.Struct):
     """anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(_ptr=0, **fields)
@@ -8005,7 +8745,10 @@ cdef class anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(_support.Struct):
 
     @fd.setter
     def fd(self, value):
-        (<cydriver.anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle*>self._ptr).fd = <int>_support.as_int(value, "fd")
+        if type(value) is int:
+            (<cydriver.anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle*>self._ptr).fd = value
+        else:
+            (<cydriver.anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle*>self._ptr).fd = _support.int_field(value, "fd")
 
     @property
     def win32(self):
@@ -8026,8 +8769,10 @@ cdef class anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(_support.Struct):
     def nvSciBufObject(self, value):
         (<cydriver.anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle*>self._ptr).nvSciBufObject = <const void *>_support.field_address(value, self, "nvSciBufObject")
 
+    _fields = (("fd", False), ("win32", False), ("nvSciBufObject", True), )
+
     def __repr__(self):
-        return "anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fd", "win32", "nvSciBufObject", )) + ")"
+        return _support.struct_text(self, anon_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle._fields)
 
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(_support.Struct):
     """CUDA_EXTERNAL_MEMORY_HANDLE_DESC(_ptr=0, **fields)
@@ -8079,7 +8824,7 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).type_ = <cydriver.CUexternalMemoryHandleType><long long>_support.as_int(value, "type")
+        (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).type_ = <cydriver.CUexternalMemoryHandleType><long long>_support.enum_field(value, "type")
 
     @property
     def handle(self):
@@ -8097,7 +8842,10 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).size = <unsigned long long>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).size = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def flags(self):
@@ -8107,18 +8855,23 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("type", False), ("handle", False), ("size", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_EXTERNAL_MEMORY_HANDLE_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "handle", "size", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_EXTERNAL_MEMORY_HANDLE_DESC._fields)
 
 cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(_support.Struct):
     """CUDA_EXTERNAL_MEMORY_BUFFER_DESC(_ptr=0, **fields)
@@ -8170,7 +8923,10 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(_support.Struct):
 
     @offset.setter
     def offset(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).offset = <unsigned long long>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).offset = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def size(self):
@@ -8180,7 +8936,10 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).size = <unsigned long long>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).size = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def flags(self):
@@ -8190,18 +8949,23 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("offset", False), ("size", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_EXTERNAL_MEMORY_BUFFER_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("offset", "size", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_EXTERNAL_MEMORY_BUFFER_DESC._fields)
 
 cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(_support.Struct):
     """CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(_ptr=0, **fields)
@@ -8254,7 +9018,10 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(_support.Struct):
 
     @offset.setter
     def offset(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).offset = <unsigned long long>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).offset = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def arrayDesc(self):
@@ -8274,18 +9041,23 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(_support.Struct):
 
     @numLevels.setter
     def numLevels(self, value):
-        (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).numLevels = <unsigned int>_support.as_int(value, "numLevels")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).numLevels = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).numLevels = _support.int_field(value, "numLevels")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("offset", False), ("arrayDesc", False), ("numLevels", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("offset", "arrayDesc", "numLevels", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(_ptr=0, **fields)
@@ -8362,8 +9134,10 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(_suppor
     def name(self, value):
         (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32*>self._ptr).name = <const void *>_support.field_address(value, self, "name")
 
+    _fields = (("handle", True), ("name", True), )
+
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("handle", "name", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32._fields)
 
 cdef class anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(_support.Struct):
     """anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(_ptr=0, **fields)
@@ -8418,7 +9192,10 @@ cdef class anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(_support.Struct):
 
     @fd.setter
     def fd(self, value):
-        (<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle*>self._ptr).fd = <int>_support.as_int(value, "fd")
+        if type(value) is int:
+            (<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle*>self._ptr).fd = value
+        else:
+            (<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle*>self._ptr).fd = _support.int_field(value, "fd")
 
     @property
     def win32(self):
@@ -8438,8 +9215,10 @@ cdef class anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(_support.Struct):
     def nvSciSyncObj(self, value):
         (<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle*>self._ptr).nvSciSyncObj = <const void *>_support.field_address(value, self, "nvSciSyncObj")
 
+    _fields = (("fd", False), ("win32", False), ("nvSciSyncObj", True), )
+
     def __repr__(self):
-        return "anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fd", "win32", "nvSciSyncObj", )) + ")"
+        return _support.struct_text(self, anon_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle._fields)
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(_support.Struct):
     """CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(_ptr=0, **fields)
@@ -8491,7 +9270,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).type_ = <cydriver.CUexternalSemaphoreHandleType><long long>_support.as_int(value, "type")
+        (<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).type_ = <cydriver.CUexternalSemaphoreHandleType><long long>_support.enum_field(value, "type")
 
     @property
     def handle(self):
@@ -8509,18 +9288,23 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("type", False), ("handle", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "handle", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(_ptr=0, **fields)
@@ -8572,10 +9356,15 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(_supp
 
     @value.setter
     def value(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence*>self._ptr).value = <unsigned long long>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence*>self._ptr).value = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence*>self._ptr).value = _support.int_field(value, "value")
+
+    _fields = (("value", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("value", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(_ptr=0, **fields)
@@ -8636,10 +9425,15 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(_
 
     @reserved.setter
     def reserved(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).reserved = <unsigned long long>_support.as_int(value, "reserved")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).reserved = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
+
+    _fields = (("fence", True), ("reserved", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "reserved", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(_ptr=0, **fields)
@@ -8691,10 +9485,15 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(
 
     @key.setter
     def key(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex*>self._ptr).key = <unsigned long long>_support.as_int(value, "key")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex*>self._ptr).key = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex*>self._ptr).key = _support.int_field(value, "key")
+
+    _fields = (("key", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("key", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex._fields)
 
 cdef class anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(_support.Struct):
     """anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(_ptr=0, **fields)
@@ -8764,14 +9563,16 @@ cdef class anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(_support.Struct)
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+
     def __repr__(self):
-        return "anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "nvSciSync", "keyedMutex", "reserved", )) + ")"
+        return _support.struct_text(self, anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params._fields)
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(_support.Struct):
     """CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(_ptr=0, **fields)
@@ -8838,18 +9639,23 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("params", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("params", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(_ptr=0, **fields)
@@ -8901,10 +9707,15 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(_suppor
 
     @value.setter
     def value(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence*>self._ptr).value = <unsigned long long>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence*>self._ptr).value = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence*>self._ptr).value = _support.int_field(value, "value")
+
+    _fields = (("value", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("value", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(_ptr=0, **fields)
@@ -8963,10 +9774,15 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(_su
 
     @reserved.setter
     def reserved(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).reserved = <unsigned long long>_support.as_int(value, "reserved")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).reserved = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
+
+    _fields = (("fence", True), ("reserved", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "reserved", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync._fields)
 
 cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(_support.Struct):
     """anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(_ptr=0, **fields)
@@ -9018,7 +9834,10 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(_s
 
     @key.setter
     def key(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex*>self._ptr).key = <unsigned long long>_support.as_int(value, "key")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex*>self._ptr).key = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex*>self._ptr).key = _support.int_field(value, "key")
 
     @property
     def timeoutMs(self):
@@ -9028,10 +9847,15 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(_s
 
     @timeoutMs.setter
     def timeoutMs(self, value):
-        (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex*>self._ptr).timeoutMs = <unsigned int>_support.as_int(value, "timeoutMs")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex*>self._ptr).timeoutMs = value
+        else:
+            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex*>self._ptr).timeoutMs = _support.int_field(value, "timeoutMs")
+
+    _fields = (("key", False), ("timeoutMs", False), )
 
     def __repr__(self):
-        return "anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("key", "timeoutMs", )) + ")"
+        return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex._fields)
 
 cdef class anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(_support.Struct):
     """anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(_ptr=0, **fields)
@@ -9101,14 +9925,16 @@ cdef class anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+
     def __repr__(self):
-        return "anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "nvSciSync", "keyedMutex", "reserved", )) + ")"
+        return _support.struct_text(self, anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params._fields)
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(_support.Struct):
     """CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(_ptr=0, **fields)
@@ -9174,18 +10000,23 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("params", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("params", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS._fields)
 
 cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(_support.Struct):
     """CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(_ptr=0, **fields)
@@ -9233,21 +10064,27 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_CUexternalSemaphore(<void*>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.field_address(value, self, "extSemArray")
+        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.handle_list_field(value, CUexternalSemaphore, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore signal parameters.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS._view(<void*>&(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_support.struct_array_field(value, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st), self, "paramsArray")
+        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_support.struct_list_field(value, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -9257,10 +10094,15 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).numExtSems = value
+        else:
+            (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS._fields)
 
 cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(_support.Struct):
     """CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(_ptr=0, **fields)
@@ -9308,21 +10150,27 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_CUexternalSemaphore(<void*>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.field_address(value, self, "extSemArray")
+        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.handle_list_field(value, CUexternalSemaphore, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore signal parameters.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS._view(<void*>&(<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_support.struct_array_field(value, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st), self, "paramsArray")
+        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_support.struct_list_field(value, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -9332,10 +10180,15 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).numExtSems = value
+        else:
+            (<cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st._fields)
 
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(_support.Struct):
     """CUDA_EXT_SEM_WAIT_NODE_PARAMS(_ptr=0, **fields)
@@ -9383,21 +10236,27 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_CUexternalSemaphore(<void*>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.field_address(value, self, "extSemArray")
+        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.handle_list_field(value, CUexternalSemaphore, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore wait parameters.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS._view(<void*>&(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_support.struct_array_field(value, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st), self, "paramsArray")
+        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_support.struct_list_field(value, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -9407,10 +10266,15 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).numExtSems = value
+        else:
+            (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "CUDA_EXT_SEM_WAIT_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, CUDA_EXT_SEM_WAIT_NODE_PARAMS._fields)
 
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(_support.Struct):
     """CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(_ptr=0, **fields)
@@ -9458,21 +10322,27 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_CUexternalSemaphore(<void*>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.field_address(value, self, "extSemArray")
+        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).extSemArray = <cydriver.CUexternalSemaphore *>_support.handle_list_field(value, CUexternalSemaphore, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore wait parameters.
         """
-        return <uintptr_t>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS._view(<void*>&(<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_support.struct_array_field(value, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st), self, "paramsArray")
+        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).paramsArray = <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_support.struct_list_field(value, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, sizeof(cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -9482,10 +10352,15 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).numExtSems = value
+        else:
+            (<cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st._fields)
 
 cdef class anon_CUarrayMapInfo_st_resource(_support.Struct):
     """anon_CUarrayMapInfo_st_resource(_ptr=0, **fields)
@@ -9535,7 +10410,7 @@ cdef class anon_CUarrayMapInfo_st_resource(_support.Struct):
 
     @mipmap.setter
     def mipmap(self, value):
-        (<cydriver.anon_CUarrayMapInfo_st_resource*>self._ptr).mipmap = <cydriver.CUmipmappedArray>_support.handle_value(value, CUmipmappedArray, "mipmap")
+        (<cydriver.anon_CUarrayMapInfo_st_resource*>self._ptr).mipmap = <cydriver.CUmipmappedArray>_support.handle_field(value, CUmipmappedArray, "mipmap")
 
     @property
     def array(self):
@@ -9543,10 +10418,12 @@ cdef class anon_CUarrayMapInfo_st_resource(_support.Struct):
 
     @array.setter
     def array(self, value):
-        (<cydriver.anon_CUarrayMapInfo_st_resource*>self._ptr).array = <cydriver.CUarray>_support.handle_value(value, CUarray, "array")
+        (<cydriver.anon_CUarrayMapInfo_st_resource*>self._ptr).array = <cydriver.CUarray>_support.handle_field(value, CUarray, "array")
+
+    _fields = (("mipmap", False), ("array", False), )
 
     def __repr__(self):
-        return "anon_CUarrayMapInfo_st_resource(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("mipmap", "array", )) + ")"
+        return _support.struct_text(self, anon_CUarrayMapInfo_st_resource._fields)
 
 cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
     """anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_ptr=0, **fields)
@@ -9598,7 +10475,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @level.setter
     def level(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).level = <unsigned int>_support.as_int(value, "level")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).level = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).level = _support.int_field(value, "level")
 
     @property
     def layer(self):
@@ -9608,7 +10488,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @layer.setter
     def layer(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).layer = <unsigned int>_support.as_int(value, "layer")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).layer = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).layer = _support.int_field(value, "layer")
 
     @property
     def offsetX(self):
@@ -9618,7 +10501,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @offsetX.setter
     def offsetX(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetX = <unsigned int>_support.as_int(value, "offsetX")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetX = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetX = _support.int_field(value, "offsetX")
 
     @property
     def offsetY(self):
@@ -9628,7 +10514,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @offsetY.setter
     def offsetY(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetY = <unsigned int>_support.as_int(value, "offsetY")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetY = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetY = _support.int_field(value, "offsetY")
 
     @property
     def offsetZ(self):
@@ -9638,7 +10527,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @offsetZ.setter
     def offsetZ(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetZ = <unsigned int>_support.as_int(value, "offsetZ")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetZ = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).offsetZ = _support.int_field(value, "offsetZ")
 
     @property
     def extentWidth(self):
@@ -9648,7 +10540,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @extentWidth.setter
     def extentWidth(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentWidth = <unsigned int>_support.as_int(value, "extentWidth")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentWidth = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentWidth = _support.int_field(value, "extentWidth")
 
     @property
     def extentHeight(self):
@@ -9658,7 +10553,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @extentHeight.setter
     def extentHeight(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentHeight = <unsigned int>_support.as_int(value, "extentHeight")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentHeight = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentHeight = _support.int_field(value, "extentHeight")
 
     @property
     def extentDepth(self):
@@ -9668,10 +10566,15 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(_support.Struct):
 
     @extentDepth.setter
     def extentDepth(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentDepth = <unsigned int>_support.as_int(value, "extentDepth")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentDepth = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_sparseLevel*>self._ptr).extentDepth = _support.int_field(value, "extentDepth")
+
+    _fields = (("level", False), ("layer", False), ("offsetX", False), ("offsetY", False), ("offsetZ", False), ("extentWidth", False), ("extentHeight", False), ("extentDepth", False), )
 
     def __repr__(self):
-        return "anon_anon_CUarrayMapInfo_st_subresource_sparseLevel(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("level", "layer", "offsetX", "offsetY", "offsetZ", "extentWidth", "extentHeight", "extentDepth", )) + ")"
+        return _support.struct_text(self, anon_anon_CUarrayMapInfo_st_subresource_sparseLevel._fields)
 
 cdef class anon_anon_CUarrayMapInfo_st_subresource_miptail(_support.Struct):
     """anon_anon_CUarrayMapInfo_st_subresource_miptail(_ptr=0, **fields)
@@ -9723,7 +10626,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_miptail(_support.Struct):
 
     @layer.setter
     def layer(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).layer = <unsigned int>_support.as_int(value, "layer")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).layer = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).layer = _support.int_field(value, "layer")
 
     @property
     def offset(self):
@@ -9733,7 +10639,10 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_miptail(_support.Struct):
 
     @offset.setter
     def offset(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).offset = <unsigned long long>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).offset = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def size(self):
@@ -9743,10 +10652,15 @@ cdef class anon_anon_CUarrayMapInfo_st_subresource_miptail(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).size = <unsigned long long>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).size = value
+        else:
+            (<cydriver.anon_anon_CUarrayMapInfo_st_subresource_miptail*>self._ptr).size = _support.int_field(value, "size")
+
+    _fields = (("layer", False), ("offset", False), ("size", False), )
 
     def __repr__(self):
-        return "anon_anon_CUarrayMapInfo_st_subresource_miptail(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("layer", "offset", "size", )) + ")"
+        return _support.struct_text(self, anon_anon_CUarrayMapInfo_st_subresource_miptail._fields)
 
 cdef class anon_CUarrayMapInfo_st_subresource(_support.Struct):
     """anon_CUarrayMapInfo_st_subresource(_ptr=0, **fields)
@@ -9806,8 +10720,10 @@ cdef class anon_CUarrayMapInfo_st_subresource(_support.Struct):
     def miptail(self, value):
         memcpy(&(<cydriver.anon_CUarrayMapInfo_st_subresource*>self._ptr).miptail, _support.struct_pointer_required(value, anon_anon_CUarrayMapInfo_st_subresource_miptail, "miptail"), sizeof((<cydriver.anon_CUarrayMapInfo_st_subresource*>self._ptr).miptail))
 
+    _fields = (("sparseLevel", False), ("miptail", False), )
+
     def __repr__(self):
-        return "anon_CUarrayMapInfo_st_subresource(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("sparseLevel", "miptail", )) + ")"
+        return _support.struct_text(self, anon_CUarrayMapInfo_st_subresource._fields)
 
 cdef class anon_CUarrayMapInfo_st_memHandle(_support.Struct):
     """anon_CUarrayMapInfo_st_memHandle(_ptr=0, **fields)
@@ -9857,10 +10773,17 @@ cdef class anon_CUarrayMapInfo_st_memHandle(_support.Struct):
 
     @memHandle.setter
     def memHandle(self, value):
-        (<cydriver.anon_CUarrayMapInfo_st_memHandle*>self._ptr).memHandle = ((<CUmemGenericAllocationHandle>value)._value if type(value) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.as_int(value, "memHandle"))
+        if type(value) is CUmemGenericAllocationHandle:
+            (<cydriver.anon_CUarrayMapInfo_st_memHandle*>self._ptr).memHandle = (<CUmemGenericAllocationHandle>value)._value
+        elif type(value) is int:
+            (<cydriver.anon_CUarrayMapInfo_st_memHandle*>self._ptr).memHandle = value
+        else:
+            (<cydriver.anon_CUarrayMapInfo_st_memHandle*>self._ptr).memHandle = _support.value_field(value, "memHandle")
+
+    _fields = (("memHandle", False), )
 
     def __repr__(self):
-        return "anon_CUarrayMapInfo_st_memHandle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("memHandle", )) + ")"
+        return _support.struct_text(self, anon_CUarrayMapInfo_st_memHandle._fields)
 
 cdef class CUarrayMapInfo(_support.Struct):
     """CUarrayMapInfo(_ptr=0, **fields)
@@ -9912,7 +10835,7 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @resourceType.setter
     def resourceType(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).resourceType = <cydriver.CUresourcetype><long long>_support.as_int(value, "resourceType")
+        (<cydriver.CUarrayMapInfo_st*>self._ptr).resourceType = <cydriver.CUresourcetype><long long>_support.enum_field(value, "resourceType")
 
     @property
     def resource(self):
@@ -9930,7 +10853,7 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @subresourceType.setter
     def subresourceType(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).subresourceType = <cydriver.CUarraySparseSubresourceType><long long>_support.as_int(value, "subresourceType")
+        (<cydriver.CUarrayMapInfo_st*>self._ptr).subresourceType = <cydriver.CUarraySparseSubresourceType><long long>_support.enum_field(value, "subresourceType")
 
     @property
     def subresource(self):
@@ -9948,7 +10871,7 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @memOperationType.setter
     def memOperationType(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).memOperationType = <cydriver.CUmemOperationType><long long>_support.as_int(value, "memOperationType")
+        (<cydriver.CUarrayMapInfo_st*>self._ptr).memOperationType = <cydriver.CUmemOperationType><long long>_support.enum_field(value, "memOperationType")
 
     @property
     def memHandleType(self):
@@ -9958,7 +10881,7 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @memHandleType.setter
     def memHandleType(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).memHandleType = <cydriver.CUmemHandleType><long long>_support.as_int(value, "memHandleType")
+        (<cydriver.CUarrayMapInfo_st*>self._ptr).memHandleType = <cydriver.CUmemHandleType><long long>_support.enum_field(value, "memHandleType")
 
     @property
     def memHandle(self):
@@ -9976,7 +10899,10 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @offset.setter
     def offset(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).offset = <unsigned long long>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cydriver.CUarrayMapInfo_st*>self._ptr).offset = value
+        else:
+            (<cydriver.CUarrayMapInfo_st*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def deviceBitMask(self):
@@ -9986,7 +10912,10 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @deviceBitMask.setter
     def deviceBitMask(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).deviceBitMask = <unsigned int>_support.as_int(value, "deviceBitMask")
+        if type(value) is int:
+            (<cydriver.CUarrayMapInfo_st*>self._ptr).deviceBitMask = value
+        else:
+            (<cydriver.CUarrayMapInfo_st*>self._ptr).deviceBitMask = _support.int_field(value, "deviceBitMask")
 
     @property
     def flags(self):
@@ -9996,20 +10925,25 @@ cdef class CUarrayMapInfo(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUarrayMapInfo_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUarrayMapInfo_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUarrayMapInfo_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
         """Reserved for future use, must be zero now.
         """
-        return _support.array_view(<void*>&(<cydriver.CUarrayMapInfo_st*>self._ptr).reserved[0], 2, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cydriver.CUarrayMapInfo_st*>self._ptr).reserved[0], 2, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUarrayMapInfo_st*>self._ptr).reserved[0], 2, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("resourceType", False), ("resource", False), ("subresourceType", False), ("subresource", False), ("memOperationType", False), ("memHandleType", False), ("memHandle", False), ("offset", False), ("deviceBitMask", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "CUarrayMapInfo(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("resourceType", "resource", "subresourceType", "subresource", "memOperationType", "memHandleType", "memHandle", "offset", "deviceBitMask", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, CUarrayMapInfo._fields)
 
 cdef class CUmemLocation(_support.Struct):
     """CUmemLocation(_ptr=0, **fields)
@@ -10061,7 +10995,7 @@ cdef class CUmemLocation(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUmemLocation_st*>self._ptr).type_ = <cydriver.CUmemLocationType><long long>_support.as_int(value, "type")
+        (<cydriver.CUmemLocation_st*>self._ptr).type_ = <cydriver.CUmemLocationType><long long>_support.enum_field(value, "type")
 
     @property
     def id(self):
@@ -10071,10 +11005,15 @@ cdef class CUmemLocation(_support.Struct):
 
     @id.setter
     def id(self, value):
-        (<cydriver.CUmemLocation_st*>self._ptr).id = <int>_support.as_int(value, "id")
+        if type(value) is int:
+            (<cydriver.CUmemLocation_st*>self._ptr).id = value
+        else:
+            (<cydriver.CUmemLocation_st*>self._ptr).id = _support.int_field(value, "id")
+
+    _fields = (("type", False), ("id", False), )
 
     def __repr__(self):
-        return "CUmemLocation(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "id", )) + ")"
+        return _support.struct_text(self, CUmemLocation._fields)
 
 cdef class anon_CUmemAllocationProp_st_allocFlags(_support.Struct):
     """anon_CUmemAllocationProp_st_allocFlags(_ptr=0, **fields)
@@ -10133,7 +11072,10 @@ cdef class anon_CUmemAllocationProp_st_allocFlags(_support.Struct):
 
     @compressionType.setter
     def compressionType(self, value):
-        (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).compressionType = <unsigned char>_support.as_int(value, "compressionType")
+        if type(value) is int:
+            (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).compressionType = value
+        else:
+            (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).compressionType = _support.int_field(value, "compressionType")
 
     @property
     def gpuDirectRDMACapable(self):
@@ -10141,7 +11083,10 @@ cdef class anon_CUmemAllocationProp_st_allocFlags(_support.Struct):
 
     @gpuDirectRDMACapable.setter
     def gpuDirectRDMACapable(self, value):
-        (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).gpuDirectRDMACapable = <unsigned char>_support.as_int(value, "gpuDirectRDMACapable")
+        if type(value) is int:
+            (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).gpuDirectRDMACapable = value
+        else:
+            (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).gpuDirectRDMACapable = _support.int_field(value, "gpuDirectRDMACapable")
 
     @property
     def usage(self):
@@ -10151,18 +11096,23 @@ cdef class anon_CUmemAllocationProp_st_allocFlags(_support.Struct):
 
     @usage.setter
     def usage(self, value):
-        (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).usage = <unsigned short>_support.as_int(value, "usage")
+        if type(value) is int:
+            (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).usage = value
+        else:
+            (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).usage = _support.int_field(value, "usage")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).reserved[0], 4, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).reserved[0], 4)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).reserved[0], 4, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).reserved[0], 4, value, False, "reserved")
+
+    _fields = (("compressionType", False), ("gpuDirectRDMACapable", False), ("usage", False), ("reserved", False), )
 
     def __repr__(self):
-        return "anon_CUmemAllocationProp_st_allocFlags(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("compressionType", "gpuDirectRDMACapable", "usage", "reserved", )) + ")"
+        return _support.struct_text(self, anon_CUmemAllocationProp_st_allocFlags._fields)
 
 cdef class CUmemAllocationProp(_support.Struct):
     """CUmemAllocationProp(_ptr=0, **fields)
@@ -10214,7 +11164,7 @@ cdef class CUmemAllocationProp(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUmemAllocationProp_st*>self._ptr).type_ = <cydriver.CUmemAllocationType><long long>_support.as_int(value, "type")
+        (<cydriver.CUmemAllocationProp_st*>self._ptr).type_ = <cydriver.CUmemAllocationType><long long>_support.enum_field(value, "type")
 
     @property
     def requestedHandleTypes(self):
@@ -10224,7 +11174,7 @@ cdef class CUmemAllocationProp(_support.Struct):
 
     @requestedHandleTypes.setter
     def requestedHandleTypes(self, value):
-        (<cydriver.CUmemAllocationProp_st*>self._ptr).requestedHandleTypes = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(value, "requestedHandleTypes")
+        (<cydriver.CUmemAllocationProp_st*>self._ptr).requestedHandleTypes = <cydriver.CUmemAllocationHandleType><long long>_support.enum_field(value, "requestedHandleTypes")
 
     @property
     def location(self):
@@ -10258,8 +11208,10 @@ cdef class CUmemAllocationProp(_support.Struct):
     def allocFlags(self, value):
         memcpy(&(<cydriver.CUmemAllocationProp_st*>self._ptr).allocFlags, _support.struct_pointer_required(value, anon_CUmemAllocationProp_st_allocFlags, "allocFlags"), sizeof((<cydriver.CUmemAllocationProp_st*>self._ptr).allocFlags))
 
+    _fields = (("type", False), ("requestedHandleTypes", False), ("location", False), ("win32HandleMetaData", True), ("allocFlags", False), )
+
     def __repr__(self):
-        return "CUmemAllocationProp(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "requestedHandleTypes", "location", "win32HandleMetaData", "allocFlags", )) + ")"
+        return _support.struct_text(self, CUmemAllocationProp._fields)
 
 cdef class CUmulticastObjectProp(_support.Struct):
     """CUmulticastObjectProp(_ptr=0, **fields)
@@ -10312,7 +11264,10 @@ cdef class CUmulticastObjectProp(_support.Struct):
 
     @numDevices.setter
     def numDevices(self, value):
-        (<cydriver.CUmulticastObjectProp_st*>self._ptr).numDevices = <unsigned int>_support.as_int(value, "numDevices")
+        if type(value) is int:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).numDevices = value
+        else:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).numDevices = _support.int_field(value, "numDevices")
 
     @property
     def size(self):
@@ -10323,7 +11278,10 @@ cdef class CUmulticastObjectProp(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cydriver.CUmulticastObjectProp_st*>self._ptr).size = <size_t>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).size = value
+        else:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def handleTypes(self):
@@ -10334,7 +11292,10 @@ cdef class CUmulticastObjectProp(_support.Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        (<cydriver.CUmulticastObjectProp_st*>self._ptr).handleTypes = <unsigned long long>_support.as_int(value, "handleTypes")
+        if type(value) is int:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).handleTypes = value
+        else:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).handleTypes = _support.int_field(value, "handleTypes")
 
     @property
     def flags(self):
@@ -10344,10 +11305,15 @@ cdef class CUmulticastObjectProp(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUmulticastObjectProp_st*>self._ptr).flags = <unsigned long long>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUmulticastObjectProp_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("numDevices", False), ("size", False), ("handleTypes", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUmulticastObjectProp(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("numDevices", "size", "handleTypes", "flags", )) + ")"
+        return _support.struct_text(self, CUmulticastObjectProp._fields)
 
 cdef class CUmemAccessDesc(_support.Struct):
     """CUmemAccessDesc(_ptr=0, **fields)
@@ -10409,10 +11375,12 @@ cdef class CUmemAccessDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUmemAccessDesc_st*>self._ptr).flags = <cydriver.CUmemAccess_flags><long long>_support.as_int(value, "flags")
+        (<cydriver.CUmemAccessDesc_st*>self._ptr).flags = <cydriver.CUmemAccess_flags><long long>_support.enum_field(value, "flags")
+
+    _fields = (("location", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUmemAccessDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("location", "flags", )) + ")"
+        return _support.struct_text(self, CUmemAccessDesc._fields)
 
 cdef class CUgraphExecUpdateResultInfo(_support.Struct):
     """CUgraphExecUpdateResultInfo(_ptr=0, **fields)
@@ -10464,7 +11432,7 @@ cdef class CUgraphExecUpdateResultInfo(_support.Struct):
 
     @result.setter
     def result(self, value):
-        (<cydriver.CUgraphExecUpdateResultInfo_st*>self._ptr).result = <cydriver.CUgraphExecUpdateResult><long long>_support.as_int(value, "result")
+        (<cydriver.CUgraphExecUpdateResultInfo_st*>self._ptr).result = <cydriver.CUgraphExecUpdateResult><long long>_support.enum_field(value, "result")
 
     @property
     def errorNode(self):
@@ -10476,7 +11444,7 @@ cdef class CUgraphExecUpdateResultInfo(_support.Struct):
 
     @errorNode.setter
     def errorNode(self, value):
-        (<cydriver.CUgraphExecUpdateResultInfo_st*>self._ptr).errorNode = <cydriver.CUgraphNode>_support.handle_value(value, CUgraphNode, "errorNode")
+        (<cydriver.CUgraphExecUpdateResultInfo_st*>self._ptr).errorNode = <cydriver.CUgraphNode>_support.handle_field(value, CUgraphNode, "errorNode")
 
     @property
     def errorFromNode(self):
@@ -10486,10 +11454,12 @@ cdef class CUgraphExecUpdateResultInfo(_support.Struct):
 
     @errorFromNode.setter
     def errorFromNode(self, value):
-        (<cydriver.CUgraphExecUpdateResultInfo_st*>self._ptr).errorFromNode = <cydriver.CUgraphNode>_support.handle_value(value, CUgraphNode, "errorFromNode")
+        (<cydriver.CUgraphExecUpdateResultInfo_st*>self._ptr).errorFromNode = <cydriver.CUgraphNode>_support.handle_field(value, CUgraphNode, "errorFromNode")
+
+    _fields = (("result", False), ("errorNode", False), ("errorFromNode", False), )
 
     def __repr__(self):
-        return "CUgraphExecUpdateResultInfo(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("result", "errorNode", "errorFromNode", )) + ")"
+        return _support.struct_text(self, CUgraphExecUpdateResultInfo._fields)
 
 cdef class CUmemPoolProps(_support.Struct):
     """CUmemPoolProps(_ptr=0, **fields)
@@ -10541,7 +11511,7 @@ cdef class CUmemPoolProps(_support.Struct):
 
     @allocType.setter
     def allocType(self, value):
-        (<cydriver.CUmemPoolProps_st*>self._ptr).allocType = <cydriver.CUmemAllocationType><long long>_support.as_int(value, "allocType")
+        (<cydriver.CUmemPoolProps_st*>self._ptr).allocType = <cydriver.CUmemAllocationType><long long>_support.enum_field(value, "allocType")
 
     @property
     def handleTypes(self):
@@ -10551,7 +11521,7 @@ cdef class CUmemPoolProps(_support.Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        (<cydriver.CUmemPoolProps_st*>self._ptr).handleTypes = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(value, "handleTypes")
+        (<cydriver.CUmemPoolProps_st*>self._ptr).handleTypes = <cydriver.CUmemAllocationHandleType><long long>_support.enum_field(value, "handleTypes")
 
     @property
     def location(self):
@@ -10584,7 +11554,10 @@ cdef class CUmemPoolProps(_support.Struct):
 
     @maxSize.setter
     def maxSize(self, value):
-        (<cydriver.CUmemPoolProps_st*>self._ptr).maxSize = <size_t>_support.as_int(value, "maxSize")
+        if type(value) is int:
+            (<cydriver.CUmemPoolProps_st*>self._ptr).maxSize = value
+        else:
+            (<cydriver.CUmemPoolProps_st*>self._ptr).maxSize = _support.int_field(value, "maxSize")
 
     @property
     def usage(self):
@@ -10594,20 +11567,25 @@ cdef class CUmemPoolProps(_support.Struct):
 
     @usage.setter
     def usage(self, value):
-        (<cydriver.CUmemPoolProps_st*>self._ptr).usage = <unsigned short>_support.as_int(value, "usage")
+        if type(value) is int:
+            (<cydriver.CUmemPoolProps_st*>self._ptr).usage = value
+        else:
+            (<cydriver.CUmemPoolProps_st*>self._ptr).usage = _support.int_field(value, "usage")
 
     @property
     def reserved(self):
         """reserved for future use, must be 0
         """
-        return _support.array_view(<void*>&(<cydriver.CUmemPoolProps_st*>self._ptr).reserved[0], 54, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUmemPoolProps_st*>self._ptr).reserved[0], 54)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUmemPoolProps_st*>self._ptr).reserved[0], 54, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.CUmemPoolProps_st*>self._ptr).reserved[0], 54, value, False, "reserved")
+
+    _fields = (("allocType", False), ("handleTypes", False), ("location", False), ("win32SecurityAttributes", True), ("maxSize", False), ("usage", False), ("reserved", False), )
 
     def __repr__(self):
-        return "CUmemPoolProps(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("allocType", "handleTypes", "location", "win32SecurityAttributes", "maxSize", "usage", "reserved", )) + ")"
+        return _support.struct_text(self, CUmemPoolProps._fields)
 
 cdef class CUmemPoolPtrExportData(_support.Struct):
     """CUmemPoolPtrExportData(_ptr=0, **fields)
@@ -10653,14 +11631,16 @@ cdef class CUmemPoolPtrExportData(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cydriver.CUmemPoolPtrExportData_st*>self._ptr).reserved[0], 64, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUmemPoolPtrExportData_st*>self._ptr).reserved[0], 64)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUmemPoolPtrExportData_st*>self._ptr).reserved[0], 64, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.CUmemPoolPtrExportData_st*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "CUmemPoolPtrExportData(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, CUmemPoolPtrExportData._fields)
 
 cdef class CUmemcpyAttributes(_support.Struct):
     """CUmemcpyAttributes(_ptr=0, **fields)
@@ -10712,7 +11692,7 @@ cdef class CUmemcpyAttributes(_support.Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        (<cydriver.CUmemcpyAttributes_st*>self._ptr).srcAccessOrder = <cydriver.CUmemcpySrcAccessOrder><long long>_support.as_int(value, "srcAccessOrder")
+        (<cydriver.CUmemcpyAttributes_st*>self._ptr).srcAccessOrder = <cydriver.CUmemcpySrcAccessOrder><long long>_support.enum_field(value, "srcAccessOrder")
 
     @property
     def srcLocHint(self):
@@ -10742,10 +11722,15 @@ cdef class CUmemcpyAttributes(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUmemcpyAttributes_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUmemcpyAttributes_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUmemcpyAttributes_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("srcAccessOrder", False), ("srcLocHint", False), ("dstLocHint", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUmemcpyAttributes(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcAccessOrder", "srcLocHint", "dstLocHint", "flags", )) + ")"
+        return _support.struct_text(self, CUmemcpyAttributes._fields)
 
 cdef class CUoffset3D(_support.Struct):
     """CUoffset3D(_ptr=0, **fields)
@@ -10795,7 +11780,10 @@ cdef class CUoffset3D(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cydriver.CUoffset3D_st*>self._ptr).x = <size_t>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cydriver.CUoffset3D_st*>self._ptr).x = value
+        else:
+            (<cydriver.CUoffset3D_st*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -10803,7 +11791,10 @@ cdef class CUoffset3D(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cydriver.CUoffset3D_st*>self._ptr).y = <size_t>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cydriver.CUoffset3D_st*>self._ptr).y = value
+        else:
+            (<cydriver.CUoffset3D_st*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -10811,10 +11802,15 @@ cdef class CUoffset3D(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cydriver.CUoffset3D_st*>self._ptr).z = <size_t>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cydriver.CUoffset3D_st*>self._ptr).z = value
+        else:
+            (<cydriver.CUoffset3D_st*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "CUoffset3D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, CUoffset3D._fields)
 
 cdef class CUextent3D(_support.Struct):
     """CUextent3D(_ptr=0, **fields)
@@ -10864,7 +11860,10 @@ cdef class CUextent3D(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.CUextent3D_st*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.CUextent3D_st*>self._ptr).width = value
+        else:
+            (<cydriver.CUextent3D_st*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -10872,7 +11871,10 @@ cdef class CUextent3D(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.CUextent3D_st*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.CUextent3D_st*>self._ptr).height = value
+        else:
+            (<cydriver.CUextent3D_st*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -10880,10 +11882,15 @@ cdef class CUextent3D(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cydriver.CUextent3D_st*>self._ptr).depth = <size_t>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cydriver.CUextent3D_st*>self._ptr).depth = value
+        else:
+            (<cydriver.CUextent3D_st*>self._ptr).depth = _support.int_field(value, "depth")
+
+    _fields = (("width", False), ("height", False), ("depth", False), )
 
     def __repr__(self):
-        return "CUextent3D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("width", "height", "depth", )) + ")"
+        return _support.struct_text(self, CUextent3D._fields)
 
 cdef class anon_anon_CUmemcpy3DOperand_st_op_ptr(_support.Struct):
     """anon_anon_CUmemcpy3DOperand_st_op_ptr(_ptr=0, **fields)
@@ -10933,7 +11940,12 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_ptr(_support.Struct):
 
     @ptr.setter
     def ptr(self, value):
-        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).ptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "ptr"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).ptr = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).ptr = value
+        else:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).ptr = _support.value_field(value, "ptr")
 
     @property
     def rowLength(self):
@@ -10943,7 +11955,10 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_ptr(_support.Struct):
 
     @rowLength.setter
     def rowLength(self, value):
-        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).rowLength = <size_t>_support.as_int(value, "rowLength")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).rowLength = value
+        else:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).rowLength = _support.int_field(value, "rowLength")
 
     @property
     def layerHeight(self):
@@ -10953,7 +11968,10 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_ptr(_support.Struct):
 
     @layerHeight.setter
     def layerHeight(self, value):
-        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).layerHeight = <size_t>_support.as_int(value, "layerHeight")
+        if type(value) is int:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).layerHeight = value
+        else:
+            (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).layerHeight = _support.int_field(value, "layerHeight")
 
     @property
     def locHint(self):
@@ -10965,8 +11983,10 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_ptr(_support.Struct):
     def locHint(self, value):
         memcpy(&(<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).locHint, _support.struct_pointer_required(value, CUmemLocation, "locHint"), sizeof((<cydriver.anon_anon_CUmemcpy3DOperand_st_op_ptr*>self._ptr).locHint))
 
+    _fields = (("ptr", False), ("rowLength", False), ("layerHeight", False), ("locHint", False), )
+
     def __repr__(self):
-        return "anon_anon_CUmemcpy3DOperand_st_op_ptr(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ptr", "rowLength", "layerHeight", "locHint", )) + ")"
+        return _support.struct_text(self, anon_anon_CUmemcpy3DOperand_st_op_ptr._fields)
 
 cdef class anon_anon_CUmemcpy3DOperand_st_op_array(_support.Struct):
     """anon_anon_CUmemcpy3DOperand_st_op_array(_ptr=0, **fields)
@@ -11016,7 +12036,7 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_array(_support.Struct):
 
     @array.setter
     def array(self, value):
-        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_array*>self._ptr).array = <cydriver.CUarray>_support.handle_value(value, CUarray, "array")
+        (<cydriver.anon_anon_CUmemcpy3DOperand_st_op_array*>self._ptr).array = <cydriver.CUarray>_support.handle_field(value, CUarray, "array")
 
     @property
     def offset(self):
@@ -11026,8 +12046,10 @@ cdef class anon_anon_CUmemcpy3DOperand_st_op_array(_support.Struct):
     def offset(self, value):
         memcpy(&(<cydriver.anon_anon_CUmemcpy3DOperand_st_op_array*>self._ptr).offset, _support.struct_pointer_required(value, CUoffset3D, "offset"), sizeof((<cydriver.anon_anon_CUmemcpy3DOperand_st_op_array*>self._ptr).offset))
 
+    _fields = (("array", False), ("offset", False), )
+
     def __repr__(self):
-        return "anon_anon_CUmemcpy3DOperand_st_op_array(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("array", "offset", )) + ")"
+        return _support.struct_text(self, anon_anon_CUmemcpy3DOperand_st_op_array._fields)
 
 cdef class anon_CUmemcpy3DOperand_st_op(_support.Struct):
     """anon_CUmemcpy3DOperand_st_op(_ptr=0, **fields)
@@ -11087,8 +12109,10 @@ cdef class anon_CUmemcpy3DOperand_st_op(_support.Struct):
     def array(self, value):
         memcpy(&(<cydriver.anon_CUmemcpy3DOperand_st_op*>self._ptr).array, _support.struct_pointer_required(value, anon_anon_CUmemcpy3DOperand_st_op_array, "array"), sizeof((<cydriver.anon_CUmemcpy3DOperand_st_op*>self._ptr).array))
 
+    _fields = (("ptr", False), ("array", False), )
+
     def __repr__(self):
-        return "anon_CUmemcpy3DOperand_st_op(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ptr", "array", )) + ")"
+        return _support.struct_text(self, anon_CUmemcpy3DOperand_st_op._fields)
 
 cdef class CUmemcpy3DOperand(_support.Struct):
     """CUmemcpy3DOperand(_ptr=0, **fields)
@@ -11138,7 +12162,7 @@ cdef class CUmemcpy3DOperand(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUmemcpy3DOperand_st*>self._ptr).type_ = <cydriver.CUmemcpy3DOperandType><long long>_support.as_int(value, "type")
+        (<cydriver.CUmemcpy3DOperand_st*>self._ptr).type_ = <cydriver.CUmemcpy3DOperandType><long long>_support.enum_field(value, "type")
 
     @property
     def op(self):
@@ -11148,8 +12172,10 @@ cdef class CUmemcpy3DOperand(_support.Struct):
     def op(self, value):
         memcpy(&(<cydriver.CUmemcpy3DOperand_st*>self._ptr).op, _support.struct_pointer_required(value, anon_CUmemcpy3DOperand_st_op, "op"), sizeof((<cydriver.CUmemcpy3DOperand_st*>self._ptr).op))
 
+    _fields = (("type", False), ("op", False), )
+
     def __repr__(self):
-        return "CUmemcpy3DOperand(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "op", )) + ")"
+        return _support.struct_text(self, CUmemcpy3DOperand._fields)
 
 cdef class CUDA_MEMCPY3D_BATCH_OP(_support.Struct):
     """CUDA_MEMCPY3D_BATCH_OP(_ptr=0, **fields)
@@ -11231,7 +12257,7 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(_support.Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        (<cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>self._ptr).srcAccessOrder = <cydriver.CUmemcpySrcAccessOrder><long long>_support.as_int(value, "srcAccessOrder")
+        (<cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>self._ptr).srcAccessOrder = <cydriver.CUmemcpySrcAccessOrder><long long>_support.enum_field(value, "srcAccessOrder")
 
     @property
     def flags(self):
@@ -11241,10 +12267,15 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>self._ptr).flags = value
+        else:
+            (<cydriver.CUDA_MEMCPY3D_BATCH_OP_st*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("src", False), ("dst", False), ("extent", False), ("srcAccessOrder", False), ("flags", False), )
 
     def __repr__(self):
-        return "CUDA_MEMCPY3D_BATCH_OP(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("src", "dst", "extent", "srcAccessOrder", "flags", )) + ")"
+        return _support.struct_text(self, CUDA_MEMCPY3D_BATCH_OP._fields)
 
 cdef class CUDA_MEM_ALLOC_NODE_PARAMS(_support.Struct):
     """CUDA_MEM_ALLOC_NODE_PARAMS(_ptr=0, **fields)
@@ -11303,11 +12334,14 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(_support.Struct):
     def accessDescs(self):
         """in: array of memory access descriptors. Used to describe peer GPU access
         """
-        return <uintptr_t>(<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescs
+        array = _support.kept_array(self, "accessDescs", <void*>(<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescs)
+        if array is None:
+            return []
+        return [CUmemAccessDesc._view(<void*>&(<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescs[i], array) for i in range(len(array))]
 
     @accessDescs.setter
     def accessDescs(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescs = <const cydriver.CUmemAccessDesc *>_support.struct_array_field(value, CUmemAccessDesc, sizeof(cydriver.CUmemAccessDesc_st), self, "accessDescs")
+        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescs = <const cydriver.CUmemAccessDesc *>_support.struct_list_field(value, CUmemAccessDesc, sizeof(cydriver.CUmemAccessDesc_st), self, "accessDescs")
 
     @property
     def accessDescCount(self):
@@ -11317,7 +12351,10 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(_support.Struct):
 
     @accessDescCount.setter
     def accessDescCount(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescCount = <size_t>_support.as_int(value, "accessDescCount")
+        if type(value) is int:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescCount = value
+        else:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).accessDescCount = _support.int_field(value, "accessDescCount")
 
     @property
     def bytesize(self):
@@ -11327,7 +12364,10 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(_support.Struct):
 
     @bytesize.setter
     def bytesize(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).bytesize = <size_t>_support.as_int(value, "bytesize")
+        if type(value) is int:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).bytesize = value
+        else:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).bytesize = _support.int_field(value, "bytesize")
 
     @property
     def dptr(self):
@@ -11337,10 +12377,17 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(_support.Struct):
 
     @dptr.setter
     def dptr(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).dptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dptr"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).dptr = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).dptr = value
+        else:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st*>self._ptr).dptr = _support.value_field(value, "dptr")
+
+    _fields = (("poolProps", False), ("accessDescs", False), ("accessDescCount", False), ("bytesize", False), ("dptr", False), )
 
     def __repr__(self):
-        return "CUDA_MEM_ALLOC_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )) + ")"
+        return _support.struct_text(self, CUDA_MEM_ALLOC_NODE_PARAMS._fields)
 
 cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_support.Struct):
     """CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_ptr=0, **fields)
@@ -11399,11 +12446,14 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_support.Struct):
     def accessDescs(self):
         """in: array of memory access descriptors. Used to describe peer GPU access
         """
-        return <uintptr_t>(<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescs
+        array = _support.kept_array(self, "accessDescs", <void*>(<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescs)
+        if array is None:
+            return []
+        return [CUmemAccessDesc._view(<void*>&(<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescs[i], array) for i in range(len(array))]
 
     @accessDescs.setter
     def accessDescs(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescs = <const cydriver.CUmemAccessDesc *>_support.struct_array_field(value, CUmemAccessDesc, sizeof(cydriver.CUmemAccessDesc_st), self, "accessDescs")
+        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescs = <const cydriver.CUmemAccessDesc *>_support.struct_list_field(value, CUmemAccessDesc, sizeof(cydriver.CUmemAccessDesc_st), self, "accessDescs")
 
     @property
     def accessDescCount(self):
@@ -11413,7 +12463,10 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_support.Struct):
 
     @accessDescCount.setter
     def accessDescCount(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescCount = <size_t>_support.as_int(value, "accessDescCount")
+        if type(value) is int:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescCount = value
+        else:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).accessDescCount = _support.int_field(value, "accessDescCount")
 
     @property
     def bytesize(self):
@@ -11423,7 +12476,10 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_support.Struct):
 
     @bytesize.setter
     def bytesize(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).bytesize = <size_t>_support.as_int(value, "bytesize")
+        if type(value) is int:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).bytesize = value
+        else:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).bytesize = _support.int_field(value, "bytesize")
 
     @property
     def dptr(self):
@@ -11433,10 +12489,17 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_support.Struct):
 
     @dptr.setter
     def dptr(self, value):
-        (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).dptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dptr"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).dptr = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).dptr = value
+        else:
+            (<cydriver.CUDA_MEM_ALLOC_NODE_PARAMS_v2_st*>self._ptr).dptr = _support.value_field(value, "dptr")
+
+    _fields = (("poolProps", False), ("accessDescs", False), ("accessDescCount", False), ("bytesize", False), ("dptr", False), )
 
     def __repr__(self):
-        return "CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )) + ")"
+        return _support.struct_text(self, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st._fields)
 
 cdef class CUDA_MEM_FREE_NODE_PARAMS(_support.Struct):
     """CUDA_MEM_FREE_NODE_PARAMS(_ptr=0, **fields)
@@ -11488,10 +12551,17 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(_support.Struct):
 
     @dptr.setter
     def dptr(self, value):
-        (<cydriver.CUDA_MEM_FREE_NODE_PARAMS_st*>self._ptr).dptr = ((<CUdeviceptr>value)._value if type(value) is CUdeviceptr else <cydriver.CUdeviceptr>_support.as_int(value, "dptr"))
+        if type(value) is CUdeviceptr:
+            (<cydriver.CUDA_MEM_FREE_NODE_PARAMS_st*>self._ptr).dptr = (<CUdeviceptr>value)._value
+        elif type(value) is int:
+            (<cydriver.CUDA_MEM_FREE_NODE_PARAMS_st*>self._ptr).dptr = value
+        else:
+            (<cydriver.CUDA_MEM_FREE_NODE_PARAMS_st*>self._ptr).dptr = _support.value_field(value, "dptr")
+
+    _fields = (("dptr", False), )
 
     def __repr__(self):
-        return "CUDA_MEM_FREE_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dptr", )) + ")"
+        return _support.struct_text(self, CUDA_MEM_FREE_NODE_PARAMS._fields)
 
 cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(_support.Struct):
     """CUDA_CHILD_GRAPH_NODE_PARAMS(_ptr=0, **fields)
@@ -11547,7 +12617,7 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(_support.Struct):
 
     @graph.setter
     def graph(self, value):
-        (<cydriver.CUDA_CHILD_GRAPH_NODE_PARAMS_st*>self._ptr).graph = <cydriver.CUgraph>_support.handle_value(value, CUgraph, "graph")
+        (<cydriver.CUDA_CHILD_GRAPH_NODE_PARAMS_st*>self._ptr).graph = <cydriver.CUgraph>_support.handle_field(value, CUgraph, "graph")
 
     @property
     def ownership(self):
@@ -11557,10 +12627,12 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(_support.Struct):
 
     @ownership.setter
     def ownership(self, value):
-        (<cydriver.CUDA_CHILD_GRAPH_NODE_PARAMS_st*>self._ptr).ownership = <cydriver.CUgraphChildGraphNodeOwnership><long long>_support.as_int(value, "ownership")
+        (<cydriver.CUDA_CHILD_GRAPH_NODE_PARAMS_st*>self._ptr).ownership = <cydriver.CUgraphChildGraphNodeOwnership><long long>_support.enum_field(value, "ownership")
+
+    _fields = (("graph", False), ("ownership", False), )
 
     def __repr__(self):
-        return "CUDA_CHILD_GRAPH_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("graph", "ownership", )) + ")"
+        return _support.struct_text(self, CUDA_CHILD_GRAPH_NODE_PARAMS._fields)
 
 cdef class CUDA_EVENT_RECORD_NODE_PARAMS(_support.Struct):
     """CUDA_EVENT_RECORD_NODE_PARAMS(_ptr=0, **fields)
@@ -11612,10 +12684,12 @@ cdef class CUDA_EVENT_RECORD_NODE_PARAMS(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cydriver.CUDA_EVENT_RECORD_NODE_PARAMS_st*>self._ptr).event = <cydriver.CUevent>_support.handle_value(value, CUevent, "event")
+        (<cydriver.CUDA_EVENT_RECORD_NODE_PARAMS_st*>self._ptr).event = <cydriver.CUevent>_support.handle_field(value, CUevent, "event")
+
+    _fields = (("event", False), )
 
     def __repr__(self):
-        return "CUDA_EVENT_RECORD_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", )) + ")"
+        return _support.struct_text(self, CUDA_EVENT_RECORD_NODE_PARAMS._fields)
 
 cdef class CUDA_EVENT_WAIT_NODE_PARAMS(_support.Struct):
     """CUDA_EVENT_WAIT_NODE_PARAMS(_ptr=0, **fields)
@@ -11667,10 +12741,12 @@ cdef class CUDA_EVENT_WAIT_NODE_PARAMS(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cydriver.CUDA_EVENT_WAIT_NODE_PARAMS_st*>self._ptr).event = <cydriver.CUevent>_support.handle_value(value, CUevent, "event")
+        (<cydriver.CUDA_EVENT_WAIT_NODE_PARAMS_st*>self._ptr).event = <cydriver.CUevent>_support.handle_field(value, CUevent, "event")
+
+    _fields = (("event", False), )
 
     def __repr__(self):
-        return "CUDA_EVENT_WAIT_NODE_PARAMS(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", )) + ")"
+        return _support.struct_text(self, CUDA_EVENT_WAIT_NODE_PARAMS._fields)
 
 cdef class CUgraphNodeParams(_support.Struct):
     """CUgraphNodeParams(_ptr=0, **fields)
@@ -11722,13 +12798,13 @@ cdef class CUgraphNodeParams(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUgraphNodeParams_st*>self._ptr).type_ = <cydriver.CUgraphNodeType><long long>_support.as_int(value, "type")
+        (<cydriver.CUgraphNodeParams_st*>self._ptr).type_ = <cydriver.CUgraphNodeType><long long>_support.enum_field(value, "type")
 
     @property
     def reserved0(self):
         """Reserved. Must be zero.
         """
-        return _support.array_view(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved0[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved0[0], 3, sizeof(int), "i", self, "reserved0")
 
     @reserved0.setter
     def reserved0(self, value):
@@ -11738,7 +12814,7 @@ cdef class CUgraphNodeParams(_support.Struct):
     def reserved1(self):
         """Padding. Unused bytes must be zero.
         """
-        return _support.array_view(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved1[0], 29, sizeof(long long), "q", self)
+        return _support.array_list(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved1[0], 29, sizeof(long long), "q", self, "reserved1")
 
     @reserved1.setter
     def reserved1(self, value):
@@ -11882,10 +12958,15 @@ cdef class CUgraphNodeParams(_support.Struct):
 
     @reserved2.setter
     def reserved2(self, value):
-        (<cydriver.CUgraphNodeParams_st*>self._ptr).reserved2 = <long long>_support.as_int(value, "reserved2")
+        if type(value) is int:
+            (<cydriver.CUgraphNodeParams_st*>self._ptr).reserved2 = value
+        else:
+            (<cydriver.CUgraphNodeParams_st*>self._ptr).reserved2 = _support.int_field(value, "reserved2")
+
+    _fields = (("type", False), ("reserved0", False), ("reserved1", False), ("kernel", False), ("memcpy", False), ("memset", False), ("host", False), ("graph", False), ("eventWait", False), ("eventRecord", False), ("extSemSignal", False), ("extSemWait", False), ("alloc", False), ("free", False), ("memOp", False), ("conditional", False), ("reserved2", False), )
 
     def __repr__(self):
-        return "CUgraphNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "reserved0", "reserved1", "kernel", "memcpy", "memset", "host", "graph", "eventWait", "eventRecord", "extSemSignal", "extSemWait", "alloc", "free", "memOp", "conditional", "reserved2", )) + ")"
+        return _support.struct_text(self, CUgraphNodeParams._fields)
 
 cdef class CUcheckpointLockArgs(_support.Struct):
     """CUcheckpointLockArgs(_ptr=0, **fields)
@@ -11937,7 +13018,10 @@ cdef class CUcheckpointLockArgs(_support.Struct):
 
     @timeoutMs.setter
     def timeoutMs(self, value):
-        (<cydriver.CUcheckpointLockArgs_st*>self._ptr).timeoutMs = <unsigned int>_support.as_int(value, "timeoutMs")
+        if type(value) is int:
+            (<cydriver.CUcheckpointLockArgs_st*>self._ptr).timeoutMs = value
+        else:
+            (<cydriver.CUcheckpointLockArgs_st*>self._ptr).timeoutMs = _support.int_field(value, "timeoutMs")
 
     @property
     def reserved0(self):
@@ -11947,20 +13031,25 @@ cdef class CUcheckpointLockArgs(_support.Struct):
 
     @reserved0.setter
     def reserved0(self, value):
-        (<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved0 = <unsigned int>_support.as_int(value, "reserved0")
+        if type(value) is int:
+            (<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved0 = value
+        else:
+            (<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved0 = _support.int_field(value, "reserved0")
 
     @property
     def reserved1(self):
         """Reserved for future use, must be zeroed
         """
-        return _support.array_view(<void*>&(<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved1[0], 7, sizeof(cydriver.cuuint64_t), "L", self)
+        return _support.array_list(<void*>&(<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved1[0], 7, sizeof(cydriver.cuuint64_t), "L", self, "reserved1", cuuint64_t)
 
     @reserved1.setter
     def reserved1(self, value):
         _support.array_assign(<void*>&(<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved1[0], 7, sizeof(cydriver.cuuint64_t), "L", value, "reserved1")
 
+    _fields = (("timeoutMs", False), ("reserved0", False), ("reserved1", False), )
+
     def __repr__(self):
-        return "CUcheckpointLockArgs(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("timeoutMs", "reserved0", "reserved1", )) + ")"
+        return _support.struct_text(self, CUcheckpointLockArgs._fields)
 
 cdef class CUcheckpointCheckpointArgs(_support.Struct):
     """CUcheckpointCheckpointArgs(_ptr=0, **fields)
@@ -12008,14 +13097,16 @@ cdef class CUcheckpointCheckpointArgs(_support.Struct):
     def reserved(self):
         """Reserved for future use, must be zeroed
         """
-        return _support.array_view(<void*>&(<cydriver.CUcheckpointCheckpointArgs_st*>self._ptr).reserved[0], 8, sizeof(cydriver.cuuint64_t), "L", self)
+        return _support.array_list(<void*>&(<cydriver.CUcheckpointCheckpointArgs_st*>self._ptr).reserved[0], 8, sizeof(cydriver.cuuint64_t), "L", self, "reserved", cuuint64_t)
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUcheckpointCheckpointArgs_st*>self._ptr).reserved[0], 8, sizeof(cydriver.cuuint64_t), "L", value, "reserved")
 
+    _fields = (("reserved", False), )
+
     def __repr__(self):
-        return "CUcheckpointCheckpointArgs(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, CUcheckpointCheckpointArgs._fields)
 
 cdef class CUcheckpointGpuPair(_support.Struct):
     """CUcheckpointGpuPair(_ptr=0, **fields)
@@ -12079,8 +13170,10 @@ cdef class CUcheckpointGpuPair(_support.Struct):
     def newUuid(self, value):
         memcpy(&(<cydriver.CUcheckpointGpuPair_st*>self._ptr).newUuid, _support.struct_pointer_required(value, CUuuid, "newUuid"), sizeof((<cydriver.CUcheckpointGpuPair_st*>self._ptr).newUuid))
 
+    _fields = (("oldUuid", False), ("newUuid", False), )
+
     def __repr__(self):
-        return "CUcheckpointGpuPair(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("oldUuid", "newUuid", )) + ")"
+        return _support.struct_text(self, CUcheckpointGpuPair._fields)
 
 cdef class CUcheckpointRestoreArgs(_support.Struct):
     """CUcheckpointRestoreArgs(_ptr=0, **fields)
@@ -12128,11 +13221,14 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
     def gpuPairs(self):
         """Pointer to array of gpu pairs that indicate how to remap GPUs during restore
         """
-        return <uintptr_t>(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairs
+        array = _support.kept_array(self, "gpuPairs", <void*>(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairs)
+        if array is None:
+            return []
+        return [CUcheckpointGpuPair._view(<void*>&(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairs[i], array) for i in range(len(array))]
 
     @gpuPairs.setter
     def gpuPairs(self, value):
-        (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairs = <cydriver.CUcheckpointGpuPair *>_support.struct_array_field(value, CUcheckpointGpuPair, sizeof(cydriver.CUcheckpointGpuPair_st), self, "gpuPairs")
+        (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairs = <cydriver.CUcheckpointGpuPair *>_support.struct_list_field(value, CUcheckpointGpuPair, sizeof(cydriver.CUcheckpointGpuPair_st), self, "gpuPairs")
 
     @property
     def gpuPairsCount(self):
@@ -12142,7 +13238,10 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
 
     @gpuPairsCount.setter
     def gpuPairsCount(self, value):
-        (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairsCount = <unsigned int>_support.as_int(value, "gpuPairsCount")
+        if type(value) is int:
+            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairsCount = value
+        else:
+            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairsCount = _support.int_field(value, "gpuPairsCount")
 
     @property
     def reserved(self):
@@ -12152,7 +13251,7 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved[0], 44, 1, "b", value, "reserved")
+        _support.char_array_assign(<void*>&(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved[0], 44, value, False, "reserved")
 
     @property
     def reserved1(self):
@@ -12162,10 +13261,17 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
 
     @reserved1.setter
     def reserved1(self, value):
-        (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved1 = ((<cuuint64_t>value)._value if type(value) is cuuint64_t else <cydriver.cuuint64_t>_support.as_int(value, "reserved1"))
+        if type(value) is cuuint64_t:
+            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved1 = (<cuuint64_t>value)._value
+        elif type(value) is int:
+            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved1 = value
+        else:
+            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved1 = _support.value_field(value, "reserved1")
+
+    _fields = (("gpuPairs", False), ("gpuPairsCount", False), ("reserved", False), ("reserved1", False), )
 
     def __repr__(self):
-        return "CUcheckpointRestoreArgs(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("gpuPairs", "gpuPairsCount", "reserved", "reserved1", )) + ")"
+        return _support.struct_text(self, CUcheckpointRestoreArgs._fields)
 
 cdef class CUcheckpointUnlockArgs(_support.Struct):
     """CUcheckpointUnlockArgs(_ptr=0, **fields)
@@ -12213,14 +13319,16 @@ cdef class CUcheckpointUnlockArgs(_support.Struct):
     def reserved(self):
         """Reserved for future use, must be zeroed
         """
-        return _support.array_view(<void*>&(<cydriver.CUcheckpointUnlockArgs_st*>self._ptr).reserved[0], 8, sizeof(cydriver.cuuint64_t), "L", self)
+        return _support.array_list(<void*>&(<cydriver.CUcheckpointUnlockArgs_st*>self._ptr).reserved[0], 8, sizeof(cydriver.cuuint64_t), "L", self, "reserved", cuuint64_t)
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cydriver.CUcheckpointUnlockArgs_st*>self._ptr).reserved[0], 8, sizeof(cydriver.cuuint64_t), "L", value, "reserved")
 
+    _fields = (("reserved", False), )
+
     def __repr__(self):
-        return "CUcheckpointUnlockArgs(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, CUcheckpointUnlockArgs._fields)
 
 cdef class CUmemDecompressParams(_support.Struct):
     """CUmemDecompressParams(_ptr=0, **fields)
@@ -12274,7 +13382,10 @@ cdef class CUmemDecompressParams(_support.Struct):
 
     @srcNumBytes.setter
     def srcNumBytes(self, value):
-        (<cydriver.CUmemDecompressParams_st*>self._ptr).srcNumBytes = <size_t>_support.as_int(value, "srcNumBytes")
+        if type(value) is int:
+            (<cydriver.CUmemDecompressParams_st*>self._ptr).srcNumBytes = value
+        else:
+            (<cydriver.CUmemDecompressParams_st*>self._ptr).srcNumBytes = _support.int_field(value, "srcNumBytes")
 
     @property
     def dstNumBytes(self):
@@ -12287,7 +13398,10 @@ cdef class CUmemDecompressParams(_support.Struct):
 
     @dstNumBytes.setter
     def dstNumBytes(self, value):
-        (<cydriver.CUmemDecompressParams_st*>self._ptr).dstNumBytes = <size_t>_support.as_int(value, "dstNumBytes")
+        if type(value) is int:
+            (<cydriver.CUmemDecompressParams_st*>self._ptr).dstNumBytes = value
+        else:
+            (<cydriver.CUmemDecompressParams_st*>self._ptr).dstNumBytes = _support.int_field(value, "dstNumBytes")
 
     @property
     def dstActBytes(self):
@@ -12332,18 +13446,20 @@ cdef class CUmemDecompressParams(_support.Struct):
 
     @algo.setter
     def algo(self, value):
-        (<cydriver.CUmemDecompressParams_st*>self._ptr).algo = <cydriver.CUmemDecompressAlgorithm><long long>_support.as_int(value, "algo")
+        (<cydriver.CUmemDecompressParams_st*>self._ptr).algo = <cydriver.CUmemDecompressAlgorithm><long long>_support.enum_field(value, "algo")
 
     @property
     def padding(self):
-        return _support.array_view(<void*>&(<cydriver.CUmemDecompressParams_st*>self._ptr).padding[0], 20, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUmemDecompressParams_st*>self._ptr).padding[0], 20)
 
     @padding.setter
     def padding(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUmemDecompressParams_st*>self._ptr).padding[0], 20, sizeof(unsigned char), "B", value, "padding")
+        _support.char_array_assign(<void*>&(<cydriver.CUmemDecompressParams_st*>self._ptr).padding[0], 20, value, False, "padding")
+
+    _fields = (("srcNumBytes", False), ("dstNumBytes", False), ("dstActBytes", True), ("src", True), ("dst", True), ("algo", False), ("padding", False), )
 
     def __repr__(self):
-        return "CUmemDecompressParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcNumBytes", "dstNumBytes", "dstActBytes", "src", "dst", "algo", "padding", )) + ")"
+        return _support.struct_text(self, CUmemDecompressParams._fields)
 
 cdef class CUdevSmResource(_support.Struct):
     """CUdevSmResource(_ptr=0, **fields)
@@ -12396,7 +13512,10 @@ cdef class CUdevSmResource(_support.Struct):
 
     @smCount.setter
     def smCount(self, value):
-        (<cydriver.CUdevSmResource_st*>self._ptr).smCount = <unsigned int>_support.as_int(value, "smCount")
+        if type(value) is int:
+            (<cydriver.CUdevSmResource_st*>self._ptr).smCount = value
+        else:
+            (<cydriver.CUdevSmResource_st*>self._ptr).smCount = _support.int_field(value, "smCount")
 
     @property
     def minSmPartitionSize(self):
@@ -12407,7 +13526,10 @@ cdef class CUdevSmResource(_support.Struct):
 
     @minSmPartitionSize.setter
     def minSmPartitionSize(self, value):
-        (<cydriver.CUdevSmResource_st*>self._ptr).minSmPartitionSize = <unsigned int>_support.as_int(value, "minSmPartitionSize")
+        if type(value) is int:
+            (<cydriver.CUdevSmResource_st*>self._ptr).minSmPartitionSize = value
+        else:
+            (<cydriver.CUdevSmResource_st*>self._ptr).minSmPartitionSize = _support.int_field(value, "minSmPartitionSize")
 
     @property
     def smCoscheduledAlignment(self):
@@ -12419,10 +13541,15 @@ cdef class CUdevSmResource(_support.Struct):
 
     @smCoscheduledAlignment.setter
     def smCoscheduledAlignment(self, value):
-        (<cydriver.CUdevSmResource_st*>self._ptr).smCoscheduledAlignment = <unsigned int>_support.as_int(value, "smCoscheduledAlignment")
+        if type(value) is int:
+            (<cydriver.CUdevSmResource_st*>self._ptr).smCoscheduledAlignment = value
+        else:
+            (<cydriver.CUdevSmResource_st*>self._ptr).smCoscheduledAlignment = _support.int_field(value, "smCoscheduledAlignment")
+
+    _fields = (("smCount", False), ("minSmPartitionSize", False), ("smCoscheduledAlignment", False), )
 
     def __repr__(self):
-        return "CUdevSmResource(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("smCount", "minSmPartitionSize", "smCoscheduledAlignment", )) + ")"
+        return _support.struct_text(self, CUdevSmResource._fields)
 
 cdef class CUdevResource(_support.Struct):
     """CUdevResource(_ptr=0, **fields)
@@ -12486,15 +13613,15 @@ cdef class CUdevResource(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cydriver.CUdevResource_st*>self._ptr).type_ = <cydriver.CUdevResourceType><long long>_support.as_int(value, "type")
+        (<cydriver.CUdevResource_st*>self._ptr).type_ = <cydriver.CUdevResourceType><long long>_support.enum_field(value, "type")
 
     @property
     def _internal_padding(self):
-        return _support.array_view(<void*>&(<cydriver.CUdevResource_st*>self._ptr)._internal_padding[0], 92, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUdevResource_st*>self._ptr)._internal_padding[0], 92)
 
     @_internal_padding.setter
     def _internal_padding(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUdevResource_st*>self._ptr)._internal_padding[0], 92, sizeof(unsigned char), "B", value, "_internal_padding")
+        _support.char_array_assign(<void*>&(<cydriver.CUdevResource_st*>self._ptr)._internal_padding[0], 92, value, False, "_internal_padding")
 
     @property
     def sm(self):
@@ -12508,14 +13635,16 @@ cdef class CUdevResource(_support.Struct):
 
     @property
     def _oversize(self):
-        return _support.array_view(<void*>&(<cydriver.CUdevResource_st*>self._ptr)._oversize[0], 48, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUdevResource_st*>self._ptr)._oversize[0], 48)
 
     @_oversize.setter
     def _oversize(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUdevResource_st*>self._ptr)._oversize[0], 48, sizeof(unsigned char), "B", value, "_oversize")
+        _support.char_array_assign(<void*>&(<cydriver.CUdevResource_st*>self._ptr)._oversize[0], 48, value, False, "_oversize")
+
+    _fields = (("type", False), ("_internal_padding", False), ("sm", False), ("_oversize", False), )
 
     def __repr__(self):
-        return "CUdevResource(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "_internal_padding", "sm", "_oversize", )) + ")"
+        return _support.struct_text(self, CUdevResource._fields)
 
 cdef class anon_CUeglFrame_st_frame(_support.Struct):
     """anon_CUeglFrame_st_frame(_ptr=0, **fields)
@@ -12567,12 +13696,24 @@ cdef class anon_CUeglFrame_st_frame(_support.Struct):
 
     @pArray.setter
     def pArray(self, value):
-        _support.check_count(value, 3, "pArray", "its length")
+        items = [<uintptr_t>_support.handle_field(v, CUarray, "pArray") for v in _support.field_items(value, 3, "pArray")]
         for i in range(3):
-            (&(<cydriver.anon_CUeglFrame_st_frame*>self._ptr).pArray[0])[i] = <cydriver.CUarray>_support.handle_value(value[i], CUarray, "pArray")
+            (&(<cydriver.anon_CUeglFrame_st_frame*>self._ptr).pArray[0])[i] = <cydriver.CUarray><uintptr_t>items[i]
+
+    @property
+    def pPitch(self):
+        """Array of Pointers corresponding to each plane
+        """
+        return _support.array_list(<void*>&(<cydriver.anon_CUeglFrame_st_frame*>self._ptr).pPitch[0], 3, sizeof(void*), "P", self, "pPitch")
+
+    @pPitch.setter
+    def pPitch(self, value):
+        _support.array_assign(<void*>&(<cydriver.anon_CUeglFrame_st_frame*>self._ptr).pPitch[0], 3, sizeof(void*), "P", value, "pPitch")
+
+    _fields = (("pArray", False), ("pPitch", False), )
 
     def __repr__(self):
-        return "anon_CUeglFrame_st_frame(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("pArray", )) + ")"
+        return _support.struct_text(self, anon_CUeglFrame_st_frame._fields)
 
 cdef class CUeglFrame(_support.Struct):
     """CUeglFrame(_ptr=0, **fields)
@@ -12634,7 +13775,10 @@ cdef class CUeglFrame(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).width = <unsigned int>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cydriver.CUeglFrame_st*>self._ptr).width = value
+        else:
+            (<cydriver.CUeglFrame_st*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -12644,7 +13788,10 @@ cdef class CUeglFrame(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).height = <unsigned int>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cydriver.CUeglFrame_st*>self._ptr).height = value
+        else:
+            (<cydriver.CUeglFrame_st*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -12654,7 +13801,10 @@ cdef class CUeglFrame(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).depth = <unsigned int>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cydriver.CUeglFrame_st*>self._ptr).depth = value
+        else:
+            (<cydriver.CUeglFrame_st*>self._ptr).depth = _support.int_field(value, "depth")
 
     @property
     def pitch(self):
@@ -12664,7 +13814,10 @@ cdef class CUeglFrame(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).pitch = <unsigned int>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cydriver.CUeglFrame_st*>self._ptr).pitch = value
+        else:
+            (<cydriver.CUeglFrame_st*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def planeCount(self):
@@ -12674,7 +13827,10 @@ cdef class CUeglFrame(_support.Struct):
 
     @planeCount.setter
     def planeCount(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).planeCount = <unsigned int>_support.as_int(value, "planeCount")
+        if type(value) is int:
+            (<cydriver.CUeglFrame_st*>self._ptr).planeCount = value
+        else:
+            (<cydriver.CUeglFrame_st*>self._ptr).planeCount = _support.int_field(value, "planeCount")
 
     @property
     def numChannels(self):
@@ -12684,7 +13840,10 @@ cdef class CUeglFrame(_support.Struct):
 
     @numChannels.setter
     def numChannels(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).numChannels = <unsigned int>_support.as_int(value, "numChannels")
+        if type(value) is int:
+            (<cydriver.CUeglFrame_st*>self._ptr).numChannels = value
+        else:
+            (<cydriver.CUeglFrame_st*>self._ptr).numChannels = _support.int_field(value, "numChannels")
 
     @property
     def frameType(self):
@@ -12694,7 +13853,7 @@ cdef class CUeglFrame(_support.Struct):
 
     @frameType.setter
     def frameType(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).frameType = <cydriver.CUeglFrameType><long long>_support.as_int(value, "frameType")
+        (<cydriver.CUeglFrame_st*>self._ptr).frameType = <cydriver.CUeglFrameType><long long>_support.enum_field(value, "frameType")
 
     @property
     def eglColorFormat(self):
@@ -12704,7 +13863,7 @@ cdef class CUeglFrame(_support.Struct):
 
     @eglColorFormat.setter
     def eglColorFormat(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).eglColorFormat = <cydriver.CUeglColorFormat><long long>_support.as_int(value, "eglColorFormat")
+        (<cydriver.CUeglFrame_st*>self._ptr).eglColorFormat = <cydriver.CUeglColorFormat><long long>_support.enum_field(value, "eglColorFormat")
 
     @property
     def cuFormat(self):
@@ -12714,16 +13873,12 @@ cdef class CUeglFrame(_support.Struct):
 
     @cuFormat.setter
     def cuFormat(self, value):
-        (<cydriver.CUeglFrame_st*>self._ptr).cuFormat = <cydriver.CUarray_format><long long>_support.as_int(value, "cuFormat")
+        (<cydriver.CUeglFrame_st*>self._ptr).cuFormat = <cydriver.CUarray_format><long long>_support.enum_field(value, "cuFormat")
+
+    _fields = (("frame", False), ("width", False), ("height", False), ("depth", False), ("pitch", False), ("planeCount", False), ("numChannels", False), ("frameType", False), ("eglColorFormat", False), ("cuFormat", False), )
 
     def __repr__(self):
-        return "CUeglFrame(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("frame", "width", "height", "depth", "pitch", "planeCount", "numChannels", "frameType", "eglColorFormat", "cuFormat", )) + ")"
-
-def _safe_repr(obj, name):
-    try:
-        return repr(getattr(obj, name))
-    except Exception as e:
-        return f"<{type(e).__name__}>"
+        return _support.struct_text(self, CUeglFrame._fields)
 
 CUuuid_st = CUuuid
 CUmemFabricHandle_v1 = CUmemFabricHandle

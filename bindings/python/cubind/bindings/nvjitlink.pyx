@@ -87,12 +87,6 @@ cdef inline nvJitLinkHandle _wrap_nvJitLinkHandle(void* value):
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
 # Structs and unions
-def _safe_repr(obj, name):
-    try:
-        return repr(getattr(obj, name))
-    except Exception as e:
-        return f"<{type(e).__name__}>"
-
 
 # Functions
 def create(num_options, options):

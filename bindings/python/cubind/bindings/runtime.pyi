@@ -1747,13 +1747,13 @@ class cudaArraySparseProperties(Struct):
     miptailFirstLevel: int
     miptailSize: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaArrayMemoryRequirements(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     size: int
     alignment: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaPitchedPtr(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -1788,7 +1788,7 @@ class cudaMemcpy3DParms(Struct):
 class cudaMemcpyNodeParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     flags: int
-    reserved: memoryview
+    reserved: list[int]
     copyParams: cudaMemcpy3DParms
 
 class cudaMemcpy3DPeerParms(Struct):
@@ -1863,7 +1863,7 @@ class anon_anon_cudaResourceDesc_res_pitch2D(Struct):
 
 class anon_anon_cudaResourceDesc_res_reserved(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    reserved: memoryview
+    reserved: list[int]
 
 class anon_cudaResourceDesc_res(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -1889,7 +1889,7 @@ class cudaResourceViewDesc(Struct):
     lastMipmapLevel: int
     firstLayer: int
     lastLayer: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaPointerAttributes(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -1897,7 +1897,7 @@ class cudaPointerAttributes(Struct):
     device: int
     devicePointer: int
     hostPointer: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaFuncAttributes(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -1917,7 +1917,7 @@ class cudaFuncAttributes(Struct):
     requiredClusterDepth: int
     clusterSchedulingPolicyPreference: int
     nonPortableClusterSizeAllowed: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaMemLocation(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -1937,16 +1937,16 @@ class cudaMemPoolProps(Struct):
     win32SecurityAttributes: int
     maxSize: int
     usage: int
-    reserved: memoryview
+    reserved: bytes
 
 class cudaMemPoolPtrExportData(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    reserved: memoryview
+    reserved: bytes
 
 class cudaMemAllocNodeParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     poolProps: cudaMemPoolProps
-    accessDescs: int
+    accessDescs: list[cudaMemAccessDesc]
     accessDescCount: int
     bytesize: int
     dptr: int
@@ -1954,7 +1954,7 @@ class cudaMemAllocNodeParams(Struct):
 class cudaMemAllocNodeParamsV2(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     poolProps: cudaMemPoolProps
-    accessDescs: int
+    accessDescs: list[cudaMemAccessDesc]
     accessDescCount: int
     bytesize: int
     dptr: int
@@ -2024,8 +2024,8 @@ class cudaDeviceProp(Struct):
     warpSize: int
     memPitch: int
     maxThreadsPerBlock: int
-    maxThreadsDim: memoryview
-    maxGridSize: memoryview
+    maxThreadsDim: list[int]
+    maxGridSize: list[int]
     totalConstMem: int
     major: int
     minor: int
@@ -2036,23 +2036,23 @@ class cudaDeviceProp(Struct):
     canMapHostMemory: int
     maxTexture1D: int
     maxTexture1DMipmap: int
-    maxTexture2D: memoryview
-    maxTexture2DMipmap: memoryview
-    maxTexture2DLinear: memoryview
-    maxTexture2DGather: memoryview
-    maxTexture3D: memoryview
-    maxTexture3DAlt: memoryview
+    maxTexture2D: list[int]
+    maxTexture2DMipmap: list[int]
+    maxTexture2DLinear: list[int]
+    maxTexture2DGather: list[int]
+    maxTexture3D: list[int]
+    maxTexture3DAlt: list[int]
     maxTextureCubemap: int
-    maxTexture1DLayered: memoryview
-    maxTexture2DLayered: memoryview
-    maxTextureCubemapLayered: memoryview
+    maxTexture1DLayered: list[int]
+    maxTexture2DLayered: list[int]
+    maxTextureCubemapLayered: list[int]
     maxSurface1D: int
-    maxSurface2D: memoryview
-    maxSurface3D: memoryview
-    maxSurface1DLayered: memoryview
-    maxSurface2DLayered: memoryview
+    maxSurface2D: list[int]
+    maxSurface3D: list[int]
+    maxSurface1DLayered: list[int]
+    maxSurface2DLayered: list[int]
     maxSurfaceCubemap: int
-    maxSurfaceCubemapLayered: memoryview
+    maxSurfaceCubemapLayered: list[int]
     surfaceAlignment: int
     concurrentKernels: int
     ECCEnabled: int
@@ -2106,7 +2106,7 @@ class cudaDeviceProp(Struct):
     gpuPciDeviceID: int
     gpuPciSubsystemID: int
     hostNumaMultinodeIpcSupported: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaIpcEventHandle_t(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2140,14 +2140,14 @@ class cudaExternalMemoryHandleDesc(Struct):
     handle: anon_cudaExternalMemoryHandleDesc_handle
     size: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaExternalMemoryBufferDesc(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     offset: int
     size: int
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaExternalMemoryMipmappedArrayDesc(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2156,7 +2156,7 @@ class cudaExternalMemoryMipmappedArrayDesc(Struct):
     extent: cudaExtent
     flags: int
     numLevels: int
-    reserved: memoryview
+    reserved: list[int]
 
 class anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2174,7 +2174,7 @@ class cudaExternalSemaphoreHandleDesc(Struct):
     type: cudaExternalSemaphoreHandleType
     handle: anon_cudaExternalSemaphoreHandleDesc_handle
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 class anon_anon_cudaExternalSemaphoreSignalParams_params_fence(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2194,13 +2194,13 @@ class anon_cudaExternalSemaphoreSignalParams_params(Struct):
     fence: anon_anon_cudaExternalSemaphoreSignalParams_params_fence
     nvSciSync: anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync
     keyedMutex: anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaExternalSemaphoreSignalParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     params: anon_cudaExternalSemaphoreSignalParams_params
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 class anon_anon_cudaExternalSemaphoreWaitParams_params_fence(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2221,13 +2221,13 @@ class anon_cudaExternalSemaphoreWaitParams_params(Struct):
     fence: anon_anon_cudaExternalSemaphoreWaitParams_params_fence
     nvSciSync: anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync
     keyedMutex: anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex
-    reserved: memoryview
+    reserved: list[int]
 
 class cudaExternalSemaphoreWaitParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     params: anon_cudaExternalSemaphoreWaitParams_params
     flags: int
-    reserved: memoryview
+    reserved: list[int]
 
 class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -2256,26 +2256,26 @@ class cudaKernelNodeParamsV2(Struct):
 
 class cudaExternalSemaphoreSignalNodeParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[cudaExternalSemaphore_t]
+    paramsArray: list[cudaExternalSemaphoreSignalParams]
     numExtSems: int
 
 class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[cudaExternalSemaphore_t]
+    paramsArray: list[cudaExternalSemaphoreSignalParams]
     numExtSems: int
 
 class cudaExternalSemaphoreWaitNodeParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[cudaExternalSemaphore_t]
+    paramsArray: list[cudaExternalSemaphoreWaitParams]
     numExtSems: int
 
 class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    extSemArray: int
-    paramsArray: int
+    extSemArray: list[cudaExternalSemaphore_t]
+    paramsArray: list[cudaExternalSemaphoreWaitParams]
     numExtSems: int
 
 class cudaConditionalNodeParams(Struct):
@@ -2301,8 +2301,8 @@ class cudaEventWaitNodeParams(Struct):
 class cudaGraphNodeParams(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaGraphNodeType
-    reserved0: memoryview
-    reserved1: memoryview
+    reserved0: list[int]
+    reserved1: list[int]
     kernel: cudaKernelNodeParamsV2
     memcpy: cudaMemcpyNodeParams
     memset: cudaMemsetParamsV2
@@ -2322,7 +2322,7 @@ class cudaGraphEdgeData(Struct):
     from_port: int
     to_port: int
     type: int
-    reserved: memoryview
+    reserved: bytes
 
 cudaGraphEdgeData_st = cudaGraphEdgeData
 class cudaGraphInstantiateParams(Struct):
@@ -2424,7 +2424,7 @@ class cudaLaunchConfig_t(Struct):
     blockDim: dim3
     dynamicSmemBytes: int
     stream: cudaStream_t
-    attrs: int
+    attrs: list[cudaLaunchAttribute]
     numAttrs: int
 
 cudaLaunchConfig_st = cudaLaunchConfig_t
@@ -2444,11 +2444,11 @@ class cudaAsyncNotificationInfo_t(Struct):
 cudaAsyncNotificationInfo = cudaAsyncNotificationInfo_t
 class cudaTextureDesc(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    addressMode: memoryview
+    addressMode: list[int]
     filterMode: cudaTextureFilterMode
     readMode: cudaTextureReadMode
     sRGB: int
-    borderColor: memoryview
+    borderColor: list[float]
     normalizedCoords: int
     maxAnisotropy: int
     mipmapFilterMode: cudaTextureFilterMode
@@ -2466,7 +2466,7 @@ class cudaEglPlaneDesc(Struct):
     pitch: int
     numChannels: int
     channelDesc: cudaChannelFormatDesc
-    reserved: memoryview
+    reserved: list[int]
 
 cudaEglPlaneDesc_st = cudaEglPlaneDesc
 class anon_cudaEglFrame_st_frame(Struct):

@@ -1286,10 +1286,15 @@ cdef class char1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.char1*>self._ptr).x = <signed char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.char1*>self._ptr).x = value
+        else:
+            (<cyruntime.char1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "char1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, char1._fields)
 
 cdef class uchar1(_support.Struct):
     """uchar1(_ptr=0, **fields)
@@ -1339,10 +1344,15 @@ cdef class uchar1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uchar1*>self._ptr).x = <unsigned char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uchar1*>self._ptr).x = value
+        else:
+            (<cyruntime.uchar1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "uchar1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, uchar1._fields)
 
 cdef class char2(_support.Struct):
     """char2(_ptr=0, **fields)
@@ -1392,7 +1402,10 @@ cdef class char2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.char2*>self._ptr).x = <signed char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.char2*>self._ptr).x = value
+        else:
+            (<cyruntime.char2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1400,10 +1413,15 @@ cdef class char2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.char2*>self._ptr).y = <signed char>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.char2*>self._ptr).y = value
+        else:
+            (<cyruntime.char2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "char2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, char2._fields)
 
 cdef class uchar2(_support.Struct):
     """uchar2(_ptr=0, **fields)
@@ -1453,7 +1471,10 @@ cdef class uchar2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uchar2*>self._ptr).x = <unsigned char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uchar2*>self._ptr).x = value
+        else:
+            (<cyruntime.uchar2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1461,10 +1482,15 @@ cdef class uchar2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.uchar2*>self._ptr).y = <unsigned char>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.uchar2*>self._ptr).y = value
+        else:
+            (<cyruntime.uchar2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "uchar2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, uchar2._fields)
 
 cdef class char3(_support.Struct):
     """char3(_ptr=0, **fields)
@@ -1514,7 +1540,10 @@ cdef class char3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.char3*>self._ptr).x = <signed char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.char3*>self._ptr).x = value
+        else:
+            (<cyruntime.char3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1522,7 +1551,10 @@ cdef class char3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.char3*>self._ptr).y = <signed char>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.char3*>self._ptr).y = value
+        else:
+            (<cyruntime.char3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -1530,10 +1562,15 @@ cdef class char3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.char3*>self._ptr).z = <signed char>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.char3*>self._ptr).z = value
+        else:
+            (<cyruntime.char3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "char3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, char3._fields)
 
 cdef class uchar3(_support.Struct):
     """uchar3(_ptr=0, **fields)
@@ -1583,7 +1620,10 @@ cdef class uchar3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uchar3*>self._ptr).x = <unsigned char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uchar3*>self._ptr).x = value
+        else:
+            (<cyruntime.uchar3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1591,7 +1631,10 @@ cdef class uchar3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.uchar3*>self._ptr).y = <unsigned char>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.uchar3*>self._ptr).y = value
+        else:
+            (<cyruntime.uchar3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -1599,10 +1642,15 @@ cdef class uchar3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.uchar3*>self._ptr).z = <unsigned char>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.uchar3*>self._ptr).z = value
+        else:
+            (<cyruntime.uchar3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "uchar3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, uchar3._fields)
 
 cdef class char4(_support.Struct):
     """char4(_ptr=0, **fields)
@@ -1652,7 +1700,10 @@ cdef class char4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.char4*>self._ptr).x = <signed char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.char4*>self._ptr).x = value
+        else:
+            (<cyruntime.char4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1660,7 +1711,10 @@ cdef class char4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.char4*>self._ptr).y = <signed char>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.char4*>self._ptr).y = value
+        else:
+            (<cyruntime.char4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -1668,7 +1722,10 @@ cdef class char4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.char4*>self._ptr).z = <signed char>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.char4*>self._ptr).z = value
+        else:
+            (<cyruntime.char4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -1676,10 +1733,15 @@ cdef class char4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.char4*>self._ptr).w = <signed char>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.char4*>self._ptr).w = value
+        else:
+            (<cyruntime.char4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "char4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, char4._fields)
 
 cdef class uchar4(_support.Struct):
     """uchar4(_ptr=0, **fields)
@@ -1729,7 +1791,10 @@ cdef class uchar4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uchar4*>self._ptr).x = <unsigned char>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uchar4*>self._ptr).x = value
+        else:
+            (<cyruntime.uchar4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1737,7 +1802,10 @@ cdef class uchar4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.uchar4*>self._ptr).y = <unsigned char>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.uchar4*>self._ptr).y = value
+        else:
+            (<cyruntime.uchar4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -1745,7 +1813,10 @@ cdef class uchar4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.uchar4*>self._ptr).z = <unsigned char>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.uchar4*>self._ptr).z = value
+        else:
+            (<cyruntime.uchar4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -1753,10 +1824,15 @@ cdef class uchar4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.uchar4*>self._ptr).w = <unsigned char>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.uchar4*>self._ptr).w = value
+        else:
+            (<cyruntime.uchar4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "uchar4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, uchar4._fields)
 
 cdef class short1(_support.Struct):
     """short1(_ptr=0, **fields)
@@ -1806,10 +1882,15 @@ cdef class short1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.short1*>self._ptr).x = <short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.short1*>self._ptr).x = value
+        else:
+            (<cyruntime.short1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "short1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, short1._fields)
 
 cdef class ushort1(_support.Struct):
     """ushort1(_ptr=0, **fields)
@@ -1859,10 +1940,15 @@ cdef class ushort1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ushort1*>self._ptr).x = <unsigned short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ushort1*>self._ptr).x = value
+        else:
+            (<cyruntime.ushort1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "ushort1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, ushort1._fields)
 
 cdef class short2(_support.Struct):
     """short2(_ptr=0, **fields)
@@ -1912,7 +1998,10 @@ cdef class short2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.short2*>self._ptr).x = <short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.short2*>self._ptr).x = value
+        else:
+            (<cyruntime.short2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1920,10 +2009,15 @@ cdef class short2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.short2*>self._ptr).y = <short>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.short2*>self._ptr).y = value
+        else:
+            (<cyruntime.short2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "short2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, short2._fields)
 
 cdef class ushort2(_support.Struct):
     """ushort2(_ptr=0, **fields)
@@ -1973,7 +2067,10 @@ cdef class ushort2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ushort2*>self._ptr).x = <unsigned short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ushort2*>self._ptr).x = value
+        else:
+            (<cyruntime.ushort2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -1981,10 +2078,15 @@ cdef class ushort2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ushort2*>self._ptr).y = <unsigned short>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ushort2*>self._ptr).y = value
+        else:
+            (<cyruntime.ushort2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "ushort2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, ushort2._fields)
 
 cdef class short3(_support.Struct):
     """short3(_ptr=0, **fields)
@@ -2034,7 +2136,10 @@ cdef class short3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.short3*>self._ptr).x = <short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.short3*>self._ptr).x = value
+        else:
+            (<cyruntime.short3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2042,7 +2147,10 @@ cdef class short3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.short3*>self._ptr).y = <short>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.short3*>self._ptr).y = value
+        else:
+            (<cyruntime.short3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2050,10 +2158,15 @@ cdef class short3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.short3*>self._ptr).z = <short>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.short3*>self._ptr).z = value
+        else:
+            (<cyruntime.short3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "short3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, short3._fields)
 
 cdef class ushort3(_support.Struct):
     """ushort3(_ptr=0, **fields)
@@ -2103,7 +2216,10 @@ cdef class ushort3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ushort3*>self._ptr).x = <unsigned short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ushort3*>self._ptr).x = value
+        else:
+            (<cyruntime.ushort3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2111,7 +2227,10 @@ cdef class ushort3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ushort3*>self._ptr).y = <unsigned short>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ushort3*>self._ptr).y = value
+        else:
+            (<cyruntime.ushort3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2119,10 +2238,15 @@ cdef class ushort3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ushort3*>self._ptr).z = <unsigned short>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ushort3*>self._ptr).z = value
+        else:
+            (<cyruntime.ushort3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "ushort3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, ushort3._fields)
 
 cdef class short4(_support.Struct):
     """short4(_ptr=0, **fields)
@@ -2172,7 +2296,10 @@ cdef class short4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.short4*>self._ptr).x = <short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.short4*>self._ptr).x = value
+        else:
+            (<cyruntime.short4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2180,7 +2307,10 @@ cdef class short4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.short4*>self._ptr).y = <short>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.short4*>self._ptr).y = value
+        else:
+            (<cyruntime.short4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2188,7 +2318,10 @@ cdef class short4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.short4*>self._ptr).z = <short>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.short4*>self._ptr).z = value
+        else:
+            (<cyruntime.short4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -2196,10 +2329,15 @@ cdef class short4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.short4*>self._ptr).w = <short>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.short4*>self._ptr).w = value
+        else:
+            (<cyruntime.short4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "short4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, short4._fields)
 
 cdef class ushort4(_support.Struct):
     """ushort4(_ptr=0, **fields)
@@ -2249,7 +2387,10 @@ cdef class ushort4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ushort4*>self._ptr).x = <unsigned short>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ushort4*>self._ptr).x = value
+        else:
+            (<cyruntime.ushort4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2257,7 +2398,10 @@ cdef class ushort4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ushort4*>self._ptr).y = <unsigned short>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ushort4*>self._ptr).y = value
+        else:
+            (<cyruntime.ushort4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2265,7 +2409,10 @@ cdef class ushort4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ushort4*>self._ptr).z = <unsigned short>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ushort4*>self._ptr).z = value
+        else:
+            (<cyruntime.ushort4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -2273,10 +2420,15 @@ cdef class ushort4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ushort4*>self._ptr).w = <unsigned short>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ushort4*>self._ptr).w = value
+        else:
+            (<cyruntime.ushort4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ushort4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ushort4._fields)
 
 cdef class int1(_support.Struct):
     """int1(_ptr=0, **fields)
@@ -2326,10 +2478,15 @@ cdef class int1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.int1*>self._ptr).x = <int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.int1*>self._ptr).x = value
+        else:
+            (<cyruntime.int1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "int1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, int1._fields)
 
 cdef class uint1(_support.Struct):
     """uint1(_ptr=0, **fields)
@@ -2379,10 +2536,15 @@ cdef class uint1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uint1*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uint1*>self._ptr).x = value
+        else:
+            (<cyruntime.uint1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "uint1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, uint1._fields)
 
 cdef class int2(_support.Struct):
     """int2(_ptr=0, **fields)
@@ -2432,7 +2594,10 @@ cdef class int2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.int2*>self._ptr).x = <int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.int2*>self._ptr).x = value
+        else:
+            (<cyruntime.int2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2440,10 +2605,15 @@ cdef class int2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.int2*>self._ptr).y = <int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.int2*>self._ptr).y = value
+        else:
+            (<cyruntime.int2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "int2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, int2._fields)
 
 cdef class uint2(_support.Struct):
     """uint2(_ptr=0, **fields)
@@ -2493,7 +2663,10 @@ cdef class uint2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uint2*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uint2*>self._ptr).x = value
+        else:
+            (<cyruntime.uint2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2501,10 +2674,15 @@ cdef class uint2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.uint2*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.uint2*>self._ptr).y = value
+        else:
+            (<cyruntime.uint2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "uint2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, uint2._fields)
 
 cdef class int3(_support.Struct):
     """int3(_ptr=0, **fields)
@@ -2554,7 +2732,10 @@ cdef class int3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.int3*>self._ptr).x = <int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.int3*>self._ptr).x = value
+        else:
+            (<cyruntime.int3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2562,7 +2743,10 @@ cdef class int3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.int3*>self._ptr).y = <int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.int3*>self._ptr).y = value
+        else:
+            (<cyruntime.int3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2570,10 +2754,15 @@ cdef class int3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.int3*>self._ptr).z = <int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.int3*>self._ptr).z = value
+        else:
+            (<cyruntime.int3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "int3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, int3._fields)
 
 cdef class uint3(_support.Struct):
     """uint3(_ptr=0, **fields)
@@ -2623,7 +2812,10 @@ cdef class uint3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uint3*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uint3*>self._ptr).x = value
+        else:
+            (<cyruntime.uint3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2631,7 +2823,10 @@ cdef class uint3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.uint3*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.uint3*>self._ptr).y = value
+        else:
+            (<cyruntime.uint3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2639,10 +2834,15 @@ cdef class uint3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.uint3*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.uint3*>self._ptr).z = value
+        else:
+            (<cyruntime.uint3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "uint3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, uint3._fields)
 
 cdef class int4(_support.Struct):
     """int4(_ptr=0, **fields)
@@ -2692,7 +2892,10 @@ cdef class int4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.int4*>self._ptr).x = <int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.int4*>self._ptr).x = value
+        else:
+            (<cyruntime.int4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2700,7 +2903,10 @@ cdef class int4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.int4*>self._ptr).y = <int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.int4*>self._ptr).y = value
+        else:
+            (<cyruntime.int4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2708,7 +2914,10 @@ cdef class int4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.int4*>self._ptr).z = <int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.int4*>self._ptr).z = value
+        else:
+            (<cyruntime.int4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -2716,10 +2925,15 @@ cdef class int4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.int4*>self._ptr).w = <int>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.int4*>self._ptr).w = value
+        else:
+            (<cyruntime.int4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "int4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, int4._fields)
 
 cdef class uint4(_support.Struct):
     """uint4(_ptr=0, **fields)
@@ -2769,7 +2983,10 @@ cdef class uint4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.uint4*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.uint4*>self._ptr).x = value
+        else:
+            (<cyruntime.uint4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2777,7 +2994,10 @@ cdef class uint4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.uint4*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.uint4*>self._ptr).y = value
+        else:
+            (<cyruntime.uint4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -2785,7 +3005,10 @@ cdef class uint4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.uint4*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.uint4*>self._ptr).z = value
+        else:
+            (<cyruntime.uint4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -2793,10 +3016,15 @@ cdef class uint4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.uint4*>self._ptr).w = <unsigned int>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.uint4*>self._ptr).w = value
+        else:
+            (<cyruntime.uint4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "uint4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, uint4._fields)
 
 cdef class long1(_support.Struct):
     """long1(_ptr=0, **fields)
@@ -2846,10 +3074,15 @@ cdef class long1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.long1*>self._ptr).x = <long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.long1*>self._ptr).x = value
+        else:
+            (<cyruntime.long1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "long1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, long1._fields)
 
 cdef class ulong1(_support.Struct):
     """ulong1(_ptr=0, **fields)
@@ -2899,10 +3132,15 @@ cdef class ulong1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulong1*>self._ptr).x = <unsigned long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulong1*>self._ptr).x = value
+        else:
+            (<cyruntime.ulong1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "ulong1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, ulong1._fields)
 
 cdef class long2(_support.Struct):
     """long2(_ptr=0, **fields)
@@ -2952,7 +3190,10 @@ cdef class long2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.long2*>self._ptr).x = <long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.long2*>self._ptr).x = value
+        else:
+            (<cyruntime.long2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -2960,10 +3201,15 @@ cdef class long2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.long2*>self._ptr).y = <long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.long2*>self._ptr).y = value
+        else:
+            (<cyruntime.long2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "long2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, long2._fields)
 
 cdef class ulong2(_support.Struct):
     """ulong2(_ptr=0, **fields)
@@ -3013,7 +3259,10 @@ cdef class ulong2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulong2*>self._ptr).x = <unsigned long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulong2*>self._ptr).x = value
+        else:
+            (<cyruntime.ulong2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3021,10 +3270,15 @@ cdef class ulong2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulong2*>self._ptr).y = <unsigned long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulong2*>self._ptr).y = value
+        else:
+            (<cyruntime.ulong2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "ulong2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, ulong2._fields)
 
 cdef class long3(_support.Struct):
     """long3(_ptr=0, **fields)
@@ -3074,7 +3328,10 @@ cdef class long3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.long3*>self._ptr).x = <long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.long3*>self._ptr).x = value
+        else:
+            (<cyruntime.long3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3082,7 +3339,10 @@ cdef class long3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.long3*>self._ptr).y = <long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.long3*>self._ptr).y = value
+        else:
+            (<cyruntime.long3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3090,10 +3350,15 @@ cdef class long3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.long3*>self._ptr).z = <long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.long3*>self._ptr).z = value
+        else:
+            (<cyruntime.long3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "long3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, long3._fields)
 
 cdef class ulong3(_support.Struct):
     """ulong3(_ptr=0, **fields)
@@ -3143,7 +3408,10 @@ cdef class ulong3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulong3*>self._ptr).x = <unsigned long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulong3*>self._ptr).x = value
+        else:
+            (<cyruntime.ulong3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3151,7 +3419,10 @@ cdef class ulong3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulong3*>self._ptr).y = <unsigned long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulong3*>self._ptr).y = value
+        else:
+            (<cyruntime.ulong3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3159,10 +3430,15 @@ cdef class ulong3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulong3*>self._ptr).z = <unsigned long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulong3*>self._ptr).z = value
+        else:
+            (<cyruntime.ulong3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "ulong3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, ulong3._fields)
 
 cdef class long4(_support.Struct):
     """long4(_ptr=0, **fields)
@@ -3212,7 +3488,10 @@ cdef class long4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.long4*>self._ptr).x = <long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.long4*>self._ptr).x = value
+        else:
+            (<cyruntime.long4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3220,7 +3499,10 @@ cdef class long4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.long4*>self._ptr).y = <long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.long4*>self._ptr).y = value
+        else:
+            (<cyruntime.long4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3228,7 +3510,10 @@ cdef class long4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.long4*>self._ptr).z = <long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.long4*>self._ptr).z = value
+        else:
+            (<cyruntime.long4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -3236,10 +3521,15 @@ cdef class long4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.long4*>self._ptr).w = <long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.long4*>self._ptr).w = value
+        else:
+            (<cyruntime.long4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "long4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, long4._fields)
 
 cdef class ulong4(_support.Struct):
     """ulong4(_ptr=0, **fields)
@@ -3289,7 +3579,10 @@ cdef class ulong4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulong4*>self._ptr).x = <unsigned long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulong4*>self._ptr).x = value
+        else:
+            (<cyruntime.ulong4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3297,7 +3590,10 @@ cdef class ulong4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulong4*>self._ptr).y = <unsigned long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulong4*>self._ptr).y = value
+        else:
+            (<cyruntime.ulong4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3305,7 +3601,10 @@ cdef class ulong4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulong4*>self._ptr).z = <unsigned long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulong4*>self._ptr).z = value
+        else:
+            (<cyruntime.ulong4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -3313,10 +3612,15 @@ cdef class ulong4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ulong4*>self._ptr).w = <unsigned long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ulong4*>self._ptr).w = value
+        else:
+            (<cyruntime.ulong4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ulong4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ulong4._fields)
 
 cdef class long4_16a(_support.Struct):
     """long4_16a(_ptr=0, **fields)
@@ -3366,7 +3670,10 @@ cdef class long4_16a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.long4_16a*>self._ptr).x = <long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.long4_16a*>self._ptr).x = value
+        else:
+            (<cyruntime.long4_16a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3374,7 +3681,10 @@ cdef class long4_16a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.long4_16a*>self._ptr).y = <long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.long4_16a*>self._ptr).y = value
+        else:
+            (<cyruntime.long4_16a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3382,7 +3692,10 @@ cdef class long4_16a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.long4_16a*>self._ptr).z = <long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.long4_16a*>self._ptr).z = value
+        else:
+            (<cyruntime.long4_16a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -3390,10 +3703,15 @@ cdef class long4_16a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.long4_16a*>self._ptr).w = <long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.long4_16a*>self._ptr).w = value
+        else:
+            (<cyruntime.long4_16a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "long4_16a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, long4_16a._fields)
 
 cdef class ulong4_16a(_support.Struct):
     """ulong4_16a(_ptr=0, **fields)
@@ -3443,7 +3761,10 @@ cdef class ulong4_16a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulong4_16a*>self._ptr).x = <unsigned long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulong4_16a*>self._ptr).x = value
+        else:
+            (<cyruntime.ulong4_16a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3451,7 +3772,10 @@ cdef class ulong4_16a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulong4_16a*>self._ptr).y = <unsigned long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulong4_16a*>self._ptr).y = value
+        else:
+            (<cyruntime.ulong4_16a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3459,7 +3783,10 @@ cdef class ulong4_16a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulong4_16a*>self._ptr).z = <unsigned long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulong4_16a*>self._ptr).z = value
+        else:
+            (<cyruntime.ulong4_16a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -3467,10 +3794,15 @@ cdef class ulong4_16a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ulong4_16a*>self._ptr).w = <unsigned long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ulong4_16a*>self._ptr).w = value
+        else:
+            (<cyruntime.ulong4_16a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ulong4_16a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ulong4_16a._fields)
 
 cdef class long4_32a(_support.Struct):
     """long4_32a(_ptr=0, **fields)
@@ -3520,7 +3852,10 @@ cdef class long4_32a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.long4_32a*>self._ptr).x = <long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.long4_32a*>self._ptr).x = value
+        else:
+            (<cyruntime.long4_32a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3528,7 +3863,10 @@ cdef class long4_32a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.long4_32a*>self._ptr).y = <long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.long4_32a*>self._ptr).y = value
+        else:
+            (<cyruntime.long4_32a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3536,7 +3874,10 @@ cdef class long4_32a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.long4_32a*>self._ptr).z = <long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.long4_32a*>self._ptr).z = value
+        else:
+            (<cyruntime.long4_32a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -3544,10 +3885,15 @@ cdef class long4_32a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.long4_32a*>self._ptr).w = <long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.long4_32a*>self._ptr).w = value
+        else:
+            (<cyruntime.long4_32a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "long4_32a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, long4_32a._fields)
 
 cdef class ulong4_32a(_support.Struct):
     """ulong4_32a(_ptr=0, **fields)
@@ -3597,7 +3943,10 @@ cdef class ulong4_32a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulong4_32a*>self._ptr).x = <unsigned long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulong4_32a*>self._ptr).x = value
+        else:
+            (<cyruntime.ulong4_32a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -3605,7 +3954,10 @@ cdef class ulong4_32a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulong4_32a*>self._ptr).y = <unsigned long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulong4_32a*>self._ptr).y = value
+        else:
+            (<cyruntime.ulong4_32a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -3613,7 +3965,10 @@ cdef class ulong4_32a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulong4_32a*>self._ptr).z = <unsigned long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulong4_32a*>self._ptr).z = value
+        else:
+            (<cyruntime.ulong4_32a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -3621,10 +3976,15 @@ cdef class ulong4_32a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ulong4_32a*>self._ptr).w = <unsigned long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ulong4_32a*>self._ptr).w = value
+        else:
+            (<cyruntime.ulong4_32a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ulong4_32a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ulong4_32a._fields)
 
 cdef class float1(_support.Struct):
     """float1(_ptr=0, **fields)
@@ -3674,10 +4034,15 @@ cdef class float1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.float1*>self._ptr).x = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float1*>self._ptr).x = value
+        else:
+            (<cyruntime.float1*>self._ptr).x = _support.float_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "float1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, float1._fields)
 
 cdef class float2(_support.Struct):
     """float2(_ptr=0, **fields)
@@ -3727,7 +4092,10 @@ cdef class float2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.float2*>self._ptr).x = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float2*>self._ptr).x = value
+        else:
+            (<cyruntime.float2*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -3735,10 +4103,15 @@ cdef class float2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.float2*>self._ptr).y = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float2*>self._ptr).y = value
+        else:
+            (<cyruntime.float2*>self._ptr).y = _support.float_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "float2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, float2._fields)
 
 cdef class float3(_support.Struct):
     """float3(_ptr=0, **fields)
@@ -3788,7 +4161,10 @@ cdef class float3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.float3*>self._ptr).x = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float3*>self._ptr).x = value
+        else:
+            (<cyruntime.float3*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -3796,7 +4172,10 @@ cdef class float3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.float3*>self._ptr).y = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float3*>self._ptr).y = value
+        else:
+            (<cyruntime.float3*>self._ptr).y = _support.float_field(value, "y")
 
     @property
     def z(self):
@@ -3804,10 +4183,15 @@ cdef class float3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.float3*>self._ptr).z = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float3*>self._ptr).z = value
+        else:
+            (<cyruntime.float3*>self._ptr).z = _support.float_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "float3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, float3._fields)
 
 cdef class float4(_support.Struct):
     """float4(_ptr=0, **fields)
@@ -3857,7 +4241,10 @@ cdef class float4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.float4*>self._ptr).x = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float4*>self._ptr).x = value
+        else:
+            (<cyruntime.float4*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -3865,7 +4252,10 @@ cdef class float4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.float4*>self._ptr).y = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float4*>self._ptr).y = value
+        else:
+            (<cyruntime.float4*>self._ptr).y = _support.float_field(value, "y")
 
     @property
     def z(self):
@@ -3873,7 +4263,10 @@ cdef class float4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.float4*>self._ptr).z = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float4*>self._ptr).z = value
+        else:
+            (<cyruntime.float4*>self._ptr).z = _support.float_field(value, "z")
 
     @property
     def w(self):
@@ -3881,10 +4274,15 @@ cdef class float4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.float4*>self._ptr).w = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.float4*>self._ptr).w = value
+        else:
+            (<cyruntime.float4*>self._ptr).w = _support.float_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "float4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, float4._fields)
 
 cdef class longlong1(_support.Struct):
     """longlong1(_ptr=0, **fields)
@@ -3934,10 +4332,15 @@ cdef class longlong1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.longlong1*>self._ptr).x = <long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.longlong1*>self._ptr).x = value
+        else:
+            (<cyruntime.longlong1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "longlong1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, longlong1._fields)
 
 cdef class ulonglong1(_support.Struct):
     """ulonglong1(_ptr=0, **fields)
@@ -3987,10 +4390,15 @@ cdef class ulonglong1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulonglong1*>self._ptr).x = <unsigned long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulonglong1*>self._ptr).x = value
+        else:
+            (<cyruntime.ulonglong1*>self._ptr).x = _support.int_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "ulonglong1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, ulonglong1._fields)
 
 cdef class longlong2(_support.Struct):
     """longlong2(_ptr=0, **fields)
@@ -4040,7 +4448,10 @@ cdef class longlong2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.longlong2*>self._ptr).x = <long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.longlong2*>self._ptr).x = value
+        else:
+            (<cyruntime.longlong2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4048,10 +4459,15 @@ cdef class longlong2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.longlong2*>self._ptr).y = <long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.longlong2*>self._ptr).y = value
+        else:
+            (<cyruntime.longlong2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "longlong2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, longlong2._fields)
 
 cdef class ulonglong2(_support.Struct):
     """ulonglong2(_ptr=0, **fields)
@@ -4101,7 +4517,10 @@ cdef class ulonglong2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulonglong2*>self._ptr).x = <unsigned long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulonglong2*>self._ptr).x = value
+        else:
+            (<cyruntime.ulonglong2*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4109,10 +4528,15 @@ cdef class ulonglong2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulonglong2*>self._ptr).y = <unsigned long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulonglong2*>self._ptr).y = value
+        else:
+            (<cyruntime.ulonglong2*>self._ptr).y = _support.int_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "ulonglong2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, ulonglong2._fields)
 
 cdef class longlong3(_support.Struct):
     """longlong3(_ptr=0, **fields)
@@ -4162,7 +4586,10 @@ cdef class longlong3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.longlong3*>self._ptr).x = <long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.longlong3*>self._ptr).x = value
+        else:
+            (<cyruntime.longlong3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4170,7 +4597,10 @@ cdef class longlong3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.longlong3*>self._ptr).y = <long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.longlong3*>self._ptr).y = value
+        else:
+            (<cyruntime.longlong3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4178,10 +4608,15 @@ cdef class longlong3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.longlong3*>self._ptr).z = <long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.longlong3*>self._ptr).z = value
+        else:
+            (<cyruntime.longlong3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "longlong3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, longlong3._fields)
 
 cdef class ulonglong3(_support.Struct):
     """ulonglong3(_ptr=0, **fields)
@@ -4231,7 +4666,10 @@ cdef class ulonglong3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulonglong3*>self._ptr).x = <unsigned long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulonglong3*>self._ptr).x = value
+        else:
+            (<cyruntime.ulonglong3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4239,7 +4677,10 @@ cdef class ulonglong3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulonglong3*>self._ptr).y = <unsigned long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulonglong3*>self._ptr).y = value
+        else:
+            (<cyruntime.ulonglong3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4247,10 +4688,15 @@ cdef class ulonglong3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulonglong3*>self._ptr).z = <unsigned long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulonglong3*>self._ptr).z = value
+        else:
+            (<cyruntime.ulonglong3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "ulonglong3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, ulonglong3._fields)
 
 cdef class longlong4(_support.Struct):
     """longlong4(_ptr=0, **fields)
@@ -4300,7 +4746,10 @@ cdef class longlong4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.longlong4*>self._ptr).x = <long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.longlong4*>self._ptr).x = value
+        else:
+            (<cyruntime.longlong4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4308,7 +4757,10 @@ cdef class longlong4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.longlong4*>self._ptr).y = <long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.longlong4*>self._ptr).y = value
+        else:
+            (<cyruntime.longlong4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4316,7 +4768,10 @@ cdef class longlong4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.longlong4*>self._ptr).z = <long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.longlong4*>self._ptr).z = value
+        else:
+            (<cyruntime.longlong4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -4324,10 +4779,15 @@ cdef class longlong4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.longlong4*>self._ptr).w = <long long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.longlong4*>self._ptr).w = value
+        else:
+            (<cyruntime.longlong4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "longlong4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, longlong4._fields)
 
 cdef class longlong4_16a(_support.Struct):
     """longlong4_16a(_ptr=0, **fields)
@@ -4377,7 +4837,10 @@ cdef class longlong4_16a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.longlong4_16a*>self._ptr).x = <long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.longlong4_16a*>self._ptr).x = value
+        else:
+            (<cyruntime.longlong4_16a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4385,7 +4848,10 @@ cdef class longlong4_16a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.longlong4_16a*>self._ptr).y = <long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.longlong4_16a*>self._ptr).y = value
+        else:
+            (<cyruntime.longlong4_16a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4393,7 +4859,10 @@ cdef class longlong4_16a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.longlong4_16a*>self._ptr).z = <long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.longlong4_16a*>self._ptr).z = value
+        else:
+            (<cyruntime.longlong4_16a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -4401,10 +4870,15 @@ cdef class longlong4_16a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.longlong4_16a*>self._ptr).w = <long long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.longlong4_16a*>self._ptr).w = value
+        else:
+            (<cyruntime.longlong4_16a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "longlong4_16a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, longlong4_16a._fields)
 
 cdef class longlong4_32a(_support.Struct):
     """longlong4_32a(_ptr=0, **fields)
@@ -4454,7 +4928,10 @@ cdef class longlong4_32a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.longlong4_32a*>self._ptr).x = <long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.longlong4_32a*>self._ptr).x = value
+        else:
+            (<cyruntime.longlong4_32a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4462,7 +4939,10 @@ cdef class longlong4_32a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.longlong4_32a*>self._ptr).y = <long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.longlong4_32a*>self._ptr).y = value
+        else:
+            (<cyruntime.longlong4_32a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4470,7 +4950,10 @@ cdef class longlong4_32a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.longlong4_32a*>self._ptr).z = <long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.longlong4_32a*>self._ptr).z = value
+        else:
+            (<cyruntime.longlong4_32a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -4478,10 +4961,15 @@ cdef class longlong4_32a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.longlong4_32a*>self._ptr).w = <long long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.longlong4_32a*>self._ptr).w = value
+        else:
+            (<cyruntime.longlong4_32a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "longlong4_32a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, longlong4_32a._fields)
 
 cdef class ulonglong4(_support.Struct):
     """ulonglong4(_ptr=0, **fields)
@@ -4531,7 +5019,10 @@ cdef class ulonglong4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulonglong4*>self._ptr).x = <unsigned long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulonglong4*>self._ptr).x = value
+        else:
+            (<cyruntime.ulonglong4*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4539,7 +5030,10 @@ cdef class ulonglong4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulonglong4*>self._ptr).y = <unsigned long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulonglong4*>self._ptr).y = value
+        else:
+            (<cyruntime.ulonglong4*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4547,7 +5041,10 @@ cdef class ulonglong4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulonglong4*>self._ptr).z = <unsigned long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulonglong4*>self._ptr).z = value
+        else:
+            (<cyruntime.ulonglong4*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -4555,10 +5052,15 @@ cdef class ulonglong4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ulonglong4*>self._ptr).w = <unsigned long long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ulonglong4*>self._ptr).w = value
+        else:
+            (<cyruntime.ulonglong4*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ulonglong4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ulonglong4._fields)
 
 cdef class ulonglong4_16a(_support.Struct):
     """ulonglong4_16a(_ptr=0, **fields)
@@ -4608,7 +5110,10 @@ cdef class ulonglong4_16a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulonglong4_16a*>self._ptr).x = <unsigned long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_16a*>self._ptr).x = value
+        else:
+            (<cyruntime.ulonglong4_16a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4616,7 +5121,10 @@ cdef class ulonglong4_16a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulonglong4_16a*>self._ptr).y = <unsigned long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_16a*>self._ptr).y = value
+        else:
+            (<cyruntime.ulonglong4_16a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4624,7 +5132,10 @@ cdef class ulonglong4_16a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulonglong4_16a*>self._ptr).z = <unsigned long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_16a*>self._ptr).z = value
+        else:
+            (<cyruntime.ulonglong4_16a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -4632,10 +5143,15 @@ cdef class ulonglong4_16a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ulonglong4_16a*>self._ptr).w = <unsigned long long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_16a*>self._ptr).w = value
+        else:
+            (<cyruntime.ulonglong4_16a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ulonglong4_16a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ulonglong4_16a._fields)
 
 cdef class ulonglong4_32a(_support.Struct):
     """ulonglong4_32a(_ptr=0, **fields)
@@ -4685,7 +5201,10 @@ cdef class ulonglong4_32a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.ulonglong4_32a*>self._ptr).x = <unsigned long long>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_32a*>self._ptr).x = value
+        else:
+            (<cyruntime.ulonglong4_32a*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -4693,7 +5212,10 @@ cdef class ulonglong4_32a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.ulonglong4_32a*>self._ptr).y = <unsigned long long>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_32a*>self._ptr).y = value
+        else:
+            (<cyruntime.ulonglong4_32a*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -4701,7 +5223,10 @@ cdef class ulonglong4_32a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.ulonglong4_32a*>self._ptr).z = <unsigned long long>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_32a*>self._ptr).z = value
+        else:
+            (<cyruntime.ulonglong4_32a*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -4709,10 +5234,15 @@ cdef class ulonglong4_32a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.ulonglong4_32a*>self._ptr).w = <unsigned long long>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.ulonglong4_32a*>self._ptr).w = value
+        else:
+            (<cyruntime.ulonglong4_32a*>self._ptr).w = _support.int_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "ulonglong4_32a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, ulonglong4_32a._fields)
 
 cdef class double1(_support.Struct):
     """double1(_ptr=0, **fields)
@@ -4762,10 +5292,15 @@ cdef class double1(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.double1*>self._ptr).x = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double1*>self._ptr).x = value
+        else:
+            (<cyruntime.double1*>self._ptr).x = _support.float_field(value, "x")
+
+    _fields = (("x", False), )
 
     def __repr__(self):
-        return "double1(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", )) + ")"
+        return _support.struct_text(self, double1._fields)
 
 cdef class double2(_support.Struct):
     """double2(_ptr=0, **fields)
@@ -4815,7 +5350,10 @@ cdef class double2(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.double2*>self._ptr).x = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double2*>self._ptr).x = value
+        else:
+            (<cyruntime.double2*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -4823,10 +5361,15 @@ cdef class double2(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.double2*>self._ptr).y = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double2*>self._ptr).y = value
+        else:
+            (<cyruntime.double2*>self._ptr).y = _support.float_field(value, "y")
+
+    _fields = (("x", False), ("y", False), )
 
     def __repr__(self):
-        return "double2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", )) + ")"
+        return _support.struct_text(self, double2._fields)
 
 cdef class double3(_support.Struct):
     """double3(_ptr=0, **fields)
@@ -4876,7 +5419,10 @@ cdef class double3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.double3*>self._ptr).x = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double3*>self._ptr).x = value
+        else:
+            (<cyruntime.double3*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -4884,7 +5430,10 @@ cdef class double3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.double3*>self._ptr).y = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double3*>self._ptr).y = value
+        else:
+            (<cyruntime.double3*>self._ptr).y = _support.float_field(value, "y")
 
     @property
     def z(self):
@@ -4892,10 +5441,15 @@ cdef class double3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.double3*>self._ptr).z = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double3*>self._ptr).z = value
+        else:
+            (<cyruntime.double3*>self._ptr).z = _support.float_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "double3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, double3._fields)
 
 cdef class double4(_support.Struct):
     """double4(_ptr=0, **fields)
@@ -4945,7 +5499,10 @@ cdef class double4(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.double4*>self._ptr).x = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4*>self._ptr).x = value
+        else:
+            (<cyruntime.double4*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -4953,7 +5510,10 @@ cdef class double4(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.double4*>self._ptr).y = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4*>self._ptr).y = value
+        else:
+            (<cyruntime.double4*>self._ptr).y = _support.float_field(value, "y")
 
     @property
     def z(self):
@@ -4961,7 +5521,10 @@ cdef class double4(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.double4*>self._ptr).z = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4*>self._ptr).z = value
+        else:
+            (<cyruntime.double4*>self._ptr).z = _support.float_field(value, "z")
 
     @property
     def w(self):
@@ -4969,10 +5532,15 @@ cdef class double4(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.double4*>self._ptr).w = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4*>self._ptr).w = value
+        else:
+            (<cyruntime.double4*>self._ptr).w = _support.float_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "double4(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, double4._fields)
 
 cdef class double4_16a(_support.Struct):
     """double4_16a(_ptr=0, **fields)
@@ -5022,7 +5590,10 @@ cdef class double4_16a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.double4_16a*>self._ptr).x = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_16a*>self._ptr).x = value
+        else:
+            (<cyruntime.double4_16a*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -5030,7 +5601,10 @@ cdef class double4_16a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.double4_16a*>self._ptr).y = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_16a*>self._ptr).y = value
+        else:
+            (<cyruntime.double4_16a*>self._ptr).y = _support.float_field(value, "y")
 
     @property
     def z(self):
@@ -5038,7 +5612,10 @@ cdef class double4_16a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.double4_16a*>self._ptr).z = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_16a*>self._ptr).z = value
+        else:
+            (<cyruntime.double4_16a*>self._ptr).z = _support.float_field(value, "z")
 
     @property
     def w(self):
@@ -5046,10 +5623,15 @@ cdef class double4_16a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.double4_16a*>self._ptr).w = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_16a*>self._ptr).w = value
+        else:
+            (<cyruntime.double4_16a*>self._ptr).w = _support.float_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "double4_16a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, double4_16a._fields)
 
 cdef class double4_32a(_support.Struct):
     """double4_32a(_ptr=0, **fields)
@@ -5099,7 +5681,10 @@ cdef class double4_32a(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.double4_32a*>self._ptr).x = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_32a*>self._ptr).x = value
+        else:
+            (<cyruntime.double4_32a*>self._ptr).x = _support.float_field(value, "x")
 
     @property
     def y(self):
@@ -5107,7 +5692,10 @@ cdef class double4_32a(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.double4_32a*>self._ptr).y = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_32a*>self._ptr).y = value
+        else:
+            (<cyruntime.double4_32a*>self._ptr).y = _support.float_field(value, "y")
 
     @property
     def z(self):
@@ -5115,7 +5703,10 @@ cdef class double4_32a(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.double4_32a*>self._ptr).z = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_32a*>self._ptr).z = value
+        else:
+            (<cyruntime.double4_32a*>self._ptr).z = _support.float_field(value, "z")
 
     @property
     def w(self):
@@ -5123,10 +5714,15 @@ cdef class double4_32a(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.double4_32a*>self._ptr).w = <double>float(value)
+        if type(value) is float:
+            (<cyruntime.double4_32a*>self._ptr).w = value
+        else:
+            (<cyruntime.double4_32a*>self._ptr).w = _support.float_field(value, "w")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), )
 
     def __repr__(self):
-        return "double4_32a(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", )) + ")"
+        return _support.struct_text(self, double4_32a._fields)
 
 cdef class dim3(_support.Struct):
     """dim3(_ptr=0, **fields)
@@ -5143,6 +5739,9 @@ cdef class dim3(_support.Struct):
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cyruntime.dim3))
         self._own = True
+        (<cyruntime.dim3*>self._ptr).x = 1
+        (<cyruntime.dim3*>self._ptr).y = 1
+        (<cyruntime.dim3*>self._ptr).z = 1
 
     def __dealloc__(self):
         if self._own:
@@ -5180,7 +5779,10 @@ cdef class dim3(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.dim3*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.dim3*>self._ptr).x = value
+        else:
+            (<cyruntime.dim3*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -5188,7 +5790,10 @@ cdef class dim3(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.dim3*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.dim3*>self._ptr).y = value
+        else:
+            (<cyruntime.dim3*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -5196,10 +5801,15 @@ cdef class dim3(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.dim3*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.dim3*>self._ptr).z = value
+        else:
+            (<cyruntime.dim3*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "dim3(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, dim3._fields)
 
 cdef class cudaChannelFormatDesc(_support.Struct):
     """cudaChannelFormatDesc(_ptr=0, **fields)
@@ -5251,7 +5861,10 @@ cdef class cudaChannelFormatDesc(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.cudaChannelFormatDesc*>self._ptr).x = <int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).x = value
+        else:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -5261,7 +5874,10 @@ cdef class cudaChannelFormatDesc(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.cudaChannelFormatDesc*>self._ptr).y = <int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).y = value
+        else:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -5271,7 +5887,10 @@ cdef class cudaChannelFormatDesc(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.cudaChannelFormatDesc*>self._ptr).z = <int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).z = value
+        else:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).z = _support.int_field(value, "z")
 
     @property
     def w(self):
@@ -5281,7 +5900,10 @@ cdef class cudaChannelFormatDesc(_support.Struct):
 
     @w.setter
     def w(self, value):
-        (<cyruntime.cudaChannelFormatDesc*>self._ptr).w = <int>_support.as_int(value, "w")
+        if type(value) is int:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).w = value
+        else:
+            (<cyruntime.cudaChannelFormatDesc*>self._ptr).w = _support.int_field(value, "w")
 
     @property
     def f(self):
@@ -5291,10 +5913,12 @@ cdef class cudaChannelFormatDesc(_support.Struct):
 
     @f.setter
     def f(self, value):
-        (<cyruntime.cudaChannelFormatDesc*>self._ptr).f = <cyruntime.cudaChannelFormatKind><long long>_support.as_int(value, "f")
+        (<cyruntime.cudaChannelFormatDesc*>self._ptr).f = <cyruntime.cudaChannelFormatKind><long long>_support.enum_field(value, "f")
+
+    _fields = (("x", False), ("y", False), ("z", False), ("w", False), ("f", False), )
 
     def __repr__(self):
-        return "cudaChannelFormatDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", "w", "f", )) + ")"
+        return _support.struct_text(self, cudaChannelFormatDesc._fields)
 
 cdef class anon_cudaArraySparseProperties_tileExtent(_support.Struct):
     """anon_cudaArraySparseProperties_tileExtent(_ptr=0, **fields)
@@ -5346,7 +5970,10 @@ cdef class anon_cudaArraySparseProperties_tileExtent(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).width = <unsigned int>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).width = value
+        else:
+            (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -5356,7 +5983,10 @@ cdef class anon_cudaArraySparseProperties_tileExtent(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).height = <unsigned int>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).height = value
+        else:
+            (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -5366,10 +5996,15 @@ cdef class anon_cudaArraySparseProperties_tileExtent(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).depth = <unsigned int>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).depth = value
+        else:
+            (<cyruntime.anon_cudaArraySparseProperties_tileExtent*>self._ptr).depth = _support.int_field(value, "depth")
+
+    _fields = (("width", False), ("height", False), ("depth", False), )
 
     def __repr__(self):
-        return "anon_cudaArraySparseProperties_tileExtent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("width", "height", "depth", )) + ")"
+        return _support.struct_text(self, anon_cudaArraySparseProperties_tileExtent._fields)
 
 cdef class cudaArraySparseProperties(_support.Struct):
     """cudaArraySparseProperties(_ptr=0, **fields)
@@ -5429,7 +6064,10 @@ cdef class cudaArraySparseProperties(_support.Struct):
 
     @miptailFirstLevel.setter
     def miptailFirstLevel(self, value):
-        (<cyruntime.cudaArraySparseProperties*>self._ptr).miptailFirstLevel = <unsigned int>_support.as_int(value, "miptailFirstLevel")
+        if type(value) is int:
+            (<cyruntime.cudaArraySparseProperties*>self._ptr).miptailFirstLevel = value
+        else:
+            (<cyruntime.cudaArraySparseProperties*>self._ptr).miptailFirstLevel = _support.int_field(value, "miptailFirstLevel")
 
     @property
     def miptailSize(self):
@@ -5439,7 +6077,10 @@ cdef class cudaArraySparseProperties(_support.Struct):
 
     @miptailSize.setter
     def miptailSize(self, value):
-        (<cyruntime.cudaArraySparseProperties*>self._ptr).miptailSize = <unsigned long long>_support.as_int(value, "miptailSize")
+        if type(value) is int:
+            (<cyruntime.cudaArraySparseProperties*>self._ptr).miptailSize = value
+        else:
+            (<cyruntime.cudaArraySparseProperties*>self._ptr).miptailSize = _support.int_field(value, "miptailSize")
 
     @property
     def flags(self):
@@ -5449,18 +6090,23 @@ cdef class cudaArraySparseProperties(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaArraySparseProperties*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaArraySparseProperties*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaArraySparseProperties*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.cudaArraySparseProperties*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaArraySparseProperties*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaArraySparseProperties*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("tileExtent", False), ("miptailFirstLevel", False), ("miptailSize", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaArraySparseProperties(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("tileExtent", "miptailFirstLevel", "miptailSize", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, cudaArraySparseProperties._fields)
 
 cdef class cudaArrayMemoryRequirements(_support.Struct):
     """cudaArrayMemoryRequirements(_ptr=0, **fields)
@@ -5512,7 +6158,10 @@ cdef class cudaArrayMemoryRequirements(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).size = <size_t>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).size = value
+        else:
+            (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def alignment(self):
@@ -5522,18 +6171,23 @@ cdef class cudaArrayMemoryRequirements(_support.Struct):
 
     @alignment.setter
     def alignment(self, value):
-        (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).alignment = <size_t>_support.as_int(value, "alignment")
+        if type(value) is int:
+            (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).alignment = value
+        else:
+            (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).alignment = _support.int_field(value, "alignment")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.cudaArrayMemoryRequirements*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaArrayMemoryRequirements*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaArrayMemoryRequirements*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("size", False), ("alignment", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaArrayMemoryRequirements(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("size", "alignment", "reserved", )) + ")"
+        return _support.struct_text(self, cudaArrayMemoryRequirements._fields)
 
 cdef class cudaPitchedPtr(_support.Struct):
     """cudaPitchedPtr(_ptr=0, **fields)
@@ -5597,7 +6251,10 @@ cdef class cudaPitchedPtr(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cyruntime.cudaPitchedPtr*>self._ptr).pitch = <size_t>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cyruntime.cudaPitchedPtr*>self._ptr).pitch = value
+        else:
+            (<cyruntime.cudaPitchedPtr*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def xsize(self):
@@ -5607,7 +6264,10 @@ cdef class cudaPitchedPtr(_support.Struct):
 
     @xsize.setter
     def xsize(self, value):
-        (<cyruntime.cudaPitchedPtr*>self._ptr).xsize = <size_t>_support.as_int(value, "xsize")
+        if type(value) is int:
+            (<cyruntime.cudaPitchedPtr*>self._ptr).xsize = value
+        else:
+            (<cyruntime.cudaPitchedPtr*>self._ptr).xsize = _support.int_field(value, "xsize")
 
     @property
     def ysize(self):
@@ -5617,10 +6277,15 @@ cdef class cudaPitchedPtr(_support.Struct):
 
     @ysize.setter
     def ysize(self, value):
-        (<cyruntime.cudaPitchedPtr*>self._ptr).ysize = <size_t>_support.as_int(value, "ysize")
+        if type(value) is int:
+            (<cyruntime.cudaPitchedPtr*>self._ptr).ysize = value
+        else:
+            (<cyruntime.cudaPitchedPtr*>self._ptr).ysize = _support.int_field(value, "ysize")
+
+    _fields = (("ptr", True), ("pitch", False), ("xsize", False), ("ysize", False), )
 
     def __repr__(self):
-        return "cudaPitchedPtr(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ptr", "pitch", "xsize", "ysize", )) + ")"
+        return _support.struct_text(self, cudaPitchedPtr._fields)
 
 cdef class cudaExtent(_support.Struct):
     """cudaExtent(_ptr=0, **fields)
@@ -5674,7 +6339,10 @@ cdef class cudaExtent(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.cudaExtent*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.cudaExtent*>self._ptr).width = value
+        else:
+            (<cyruntime.cudaExtent*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -5684,7 +6352,10 @@ cdef class cudaExtent(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.cudaExtent*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.cudaExtent*>self._ptr).height = value
+        else:
+            (<cyruntime.cudaExtent*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -5694,10 +6365,15 @@ cdef class cudaExtent(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cyruntime.cudaExtent*>self._ptr).depth = <size_t>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cyruntime.cudaExtent*>self._ptr).depth = value
+        else:
+            (<cyruntime.cudaExtent*>self._ptr).depth = _support.int_field(value, "depth")
+
+    _fields = (("width", False), ("height", False), ("depth", False), )
 
     def __repr__(self):
-        return "cudaExtent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("width", "height", "depth", )) + ")"
+        return _support.struct_text(self, cudaExtent._fields)
 
 cdef class cudaPos(_support.Struct):
     """cudaPos(_ptr=0, **fields)
@@ -5751,7 +6427,10 @@ cdef class cudaPos(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.cudaPos*>self._ptr).x = <size_t>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.cudaPos*>self._ptr).x = value
+        else:
+            (<cyruntime.cudaPos*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -5761,7 +6440,10 @@ cdef class cudaPos(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.cudaPos*>self._ptr).y = <size_t>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.cudaPos*>self._ptr).y = value
+        else:
+            (<cyruntime.cudaPos*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -5771,10 +6453,15 @@ cdef class cudaPos(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.cudaPos*>self._ptr).z = <size_t>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.cudaPos*>self._ptr).z = value
+        else:
+            (<cyruntime.cudaPos*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "cudaPos(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, cudaPos._fields)
 
 cdef class cudaMemcpy3DParms(_support.Struct):
     """cudaMemcpy3DParms(_ptr=0, **fields)
@@ -5826,7 +6513,7 @@ cdef class cudaMemcpy3DParms(_support.Struct):
 
     @srcArray.setter
     def srcArray(self, value):
-        (<cyruntime.cudaMemcpy3DParms*>self._ptr).srcArray = <cyruntime.cudaArray_t>_support.handle_value(value, cudaArray_t, "srcArray")
+        (<cyruntime.cudaMemcpy3DParms*>self._ptr).srcArray = <cyruntime.cudaArray_t>_support.handle_field(value, cudaArray_t, "srcArray")
 
     @property
     def srcPos(self):
@@ -5856,7 +6543,7 @@ cdef class cudaMemcpy3DParms(_support.Struct):
 
     @dstArray.setter
     def dstArray(self, value):
-        (<cyruntime.cudaMemcpy3DParms*>self._ptr).dstArray = <cyruntime.cudaArray_t>_support.handle_value(value, cudaArray_t, "dstArray")
+        (<cyruntime.cudaMemcpy3DParms*>self._ptr).dstArray = <cyruntime.cudaArray_t>_support.handle_field(value, cudaArray_t, "dstArray")
 
     @property
     def dstPos(self):
@@ -5896,10 +6583,12 @@ cdef class cudaMemcpy3DParms(_support.Struct):
 
     @kind.setter
     def kind(self, value):
-        (<cyruntime.cudaMemcpy3DParms*>self._ptr).kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(value, "kind")
+        (<cyruntime.cudaMemcpy3DParms*>self._ptr).kind = <cyruntime.cudaMemcpyKind><long long>_support.enum_field(value, "kind")
+
+    _fields = (("srcArray", False), ("srcPos", False), ("srcPtr", False), ("dstArray", False), ("dstPos", False), ("dstPtr", False), ("extent", False), ("kind", False), )
 
     def __repr__(self):
-        return "cudaMemcpy3DParms(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcArray", "srcPos", "srcPtr", "dstArray", "dstPos", "dstPtr", "extent", "kind", )) + ")"
+        return _support.struct_text(self, cudaMemcpy3DParms._fields)
 
 cdef class cudaMemcpyNodeParams(_support.Struct):
     """cudaMemcpyNodeParams(_ptr=0, **fields)
@@ -5951,13 +6640,16 @@ cdef class cudaMemcpyNodeParams(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaMemcpyNodeParams*>self._ptr).flags = <int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaMemcpyNodeParams*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaMemcpyNodeParams*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaMemcpyNodeParams*>self._ptr).reserved[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaMemcpyNodeParams*>self._ptr).reserved[0], 3, sizeof(int), "i", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
@@ -5973,8 +6665,10 @@ cdef class cudaMemcpyNodeParams(_support.Struct):
     def copyParams(self, value):
         memcpy(&(<cyruntime.cudaMemcpyNodeParams*>self._ptr).copyParams, _support.struct_pointer_required(value, cudaMemcpy3DParms, "copyParams"), sizeof((<cyruntime.cudaMemcpyNodeParams*>self._ptr).copyParams))
 
+    _fields = (("flags", False), ("reserved", False), ("copyParams", False), )
+
     def __repr__(self):
-        return "cudaMemcpyNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("flags", "reserved", "copyParams", )) + ")"
+        return _support.struct_text(self, cudaMemcpyNodeParams._fields)
 
 cdef class cudaMemcpy3DPeerParms(_support.Struct):
     """cudaMemcpy3DPeerParms(_ptr=0, **fields)
@@ -6026,7 +6720,7 @@ cdef class cudaMemcpy3DPeerParms(_support.Struct):
 
     @srcArray.setter
     def srcArray(self, value):
-        (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).srcArray = <cyruntime.cudaArray_t>_support.handle_value(value, cudaArray_t, "srcArray")
+        (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).srcArray = <cyruntime.cudaArray_t>_support.handle_field(value, cudaArray_t, "srcArray")
 
     @property
     def srcPos(self):
@@ -6056,7 +6750,10 @@ cdef class cudaMemcpy3DPeerParms(_support.Struct):
 
     @srcDevice.setter
     def srcDevice(self, value):
-        (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).srcDevice = <int>_support.as_int(value, "srcDevice")
+        if type(value) is int:
+            (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).srcDevice = value
+        else:
+            (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).srcDevice = _support.int_field(value, "srcDevice")
 
     @property
     def dstArray(self):
@@ -6066,7 +6763,7 @@ cdef class cudaMemcpy3DPeerParms(_support.Struct):
 
     @dstArray.setter
     def dstArray(self, value):
-        (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).dstArray = <cyruntime.cudaArray_t>_support.handle_value(value, cudaArray_t, "dstArray")
+        (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).dstArray = <cyruntime.cudaArray_t>_support.handle_field(value, cudaArray_t, "dstArray")
 
     @property
     def dstPos(self):
@@ -6096,7 +6793,10 @@ cdef class cudaMemcpy3DPeerParms(_support.Struct):
 
     @dstDevice.setter
     def dstDevice(self, value):
-        (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).dstDevice = <int>_support.as_int(value, "dstDevice")
+        if type(value) is int:
+            (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).dstDevice = value
+        else:
+            (<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).dstDevice = _support.int_field(value, "dstDevice")
 
     @property
     def extent(self):
@@ -6108,8 +6808,10 @@ cdef class cudaMemcpy3DPeerParms(_support.Struct):
     def extent(self, value):
         memcpy(&(<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).extent, _support.struct_pointer_required(value, cudaExtent, "extent"), sizeof((<cyruntime.cudaMemcpy3DPeerParms*>self._ptr).extent))
 
+    _fields = (("srcArray", False), ("srcPos", False), ("srcPtr", False), ("srcDevice", False), ("dstArray", False), ("dstPos", False), ("dstPtr", False), ("dstDevice", False), ("extent", False), )
+
     def __repr__(self):
-        return "cudaMemcpy3DPeerParms(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcArray", "srcPos", "srcPtr", "srcDevice", "dstArray", "dstPos", "dstPtr", "dstDevice", "extent", )) + ")"
+        return _support.struct_text(self, cudaMemcpy3DPeerParms._fields)
 
 cdef class cudaMemsetParams(_support.Struct):
     """cudaMemsetParams(_ptr=0, **fields)
@@ -6171,7 +6873,10 @@ cdef class cudaMemsetParams(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cyruntime.cudaMemsetParams*>self._ptr).pitch = <size_t>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParams*>self._ptr).pitch = value
+        else:
+            (<cyruntime.cudaMemsetParams*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def value(self):
@@ -6181,7 +6886,10 @@ cdef class cudaMemsetParams(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cyruntime.cudaMemsetParams*>self._ptr).value = <unsigned int>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParams*>self._ptr).value = value
+        else:
+            (<cyruntime.cudaMemsetParams*>self._ptr).value = _support.int_field(value, "value")
 
     @property
     def elementSize(self):
@@ -6191,7 +6899,10 @@ cdef class cudaMemsetParams(_support.Struct):
 
     @elementSize.setter
     def elementSize(self, value):
-        (<cyruntime.cudaMemsetParams*>self._ptr).elementSize = <unsigned int>_support.as_int(value, "elementSize")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParams*>self._ptr).elementSize = value
+        else:
+            (<cyruntime.cudaMemsetParams*>self._ptr).elementSize = _support.int_field(value, "elementSize")
 
     @property
     def width(self):
@@ -6201,7 +6912,10 @@ cdef class cudaMemsetParams(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.cudaMemsetParams*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParams*>self._ptr).width = value
+        else:
+            (<cyruntime.cudaMemsetParams*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -6211,10 +6925,15 @@ cdef class cudaMemsetParams(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.cudaMemsetParams*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParams*>self._ptr).height = value
+        else:
+            (<cyruntime.cudaMemsetParams*>self._ptr).height = _support.int_field(value, "height")
+
+    _fields = (("dst", True), ("pitch", False), ("value", False), ("elementSize", False), ("width", False), ("height", False), )
 
     def __repr__(self):
-        return "cudaMemsetParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dst", "pitch", "value", "elementSize", "width", "height", )) + ")"
+        return _support.struct_text(self, cudaMemsetParams._fields)
 
 cdef class cudaMemsetParamsV2(_support.Struct):
     """cudaMemsetParamsV2(_ptr=0, **fields)
@@ -6276,7 +6995,10 @@ cdef class cudaMemsetParamsV2(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cyruntime.cudaMemsetParamsV2*>self._ptr).pitch = <size_t>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).pitch = value
+        else:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def value(self):
@@ -6286,7 +7008,10 @@ cdef class cudaMemsetParamsV2(_support.Struct):
 
     @value.setter
     def value(self, value):
-        (<cyruntime.cudaMemsetParamsV2*>self._ptr).value = <unsigned int>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).value = value
+        else:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).value = _support.int_field(value, "value")
 
     @property
     def elementSize(self):
@@ -6296,7 +7021,10 @@ cdef class cudaMemsetParamsV2(_support.Struct):
 
     @elementSize.setter
     def elementSize(self, value):
-        (<cyruntime.cudaMemsetParamsV2*>self._ptr).elementSize = <unsigned int>_support.as_int(value, "elementSize")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).elementSize = value
+        else:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).elementSize = _support.int_field(value, "elementSize")
 
     @property
     def width(self):
@@ -6306,7 +7034,10 @@ cdef class cudaMemsetParamsV2(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.cudaMemsetParamsV2*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).width = value
+        else:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -6316,10 +7047,15 @@ cdef class cudaMemsetParamsV2(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.cudaMemsetParamsV2*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).height = value
+        else:
+            (<cyruntime.cudaMemsetParamsV2*>self._ptr).height = _support.int_field(value, "height")
+
+    _fields = (("dst", True), ("pitch", False), ("value", False), ("elementSize", False), ("width", False), ("height", False), )
 
     def __repr__(self):
-        return "cudaMemsetParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dst", "pitch", "value", "elementSize", "width", "height", )) + ")"
+        return _support.struct_text(self, cudaMemsetParamsV2._fields)
 
 cdef class cudaAccessPolicyWindow(_support.Struct):
     """cudaAccessPolicyWindow(_ptr=0, **fields)
@@ -6389,7 +7125,10 @@ cdef class cudaAccessPolicyWindow(_support.Struct):
 
     @num_bytes.setter
     def num_bytes(self, value):
-        (<cyruntime.cudaAccessPolicyWindow*>self._ptr).num_bytes = <size_t>_support.as_int(value, "num_bytes")
+        if type(value) is int:
+            (<cyruntime.cudaAccessPolicyWindow*>self._ptr).num_bytes = value
+        else:
+            (<cyruntime.cudaAccessPolicyWindow*>self._ptr).num_bytes = _support.int_field(value, "num_bytes")
 
     @property
     def hitRatio(self):
@@ -6399,7 +7138,10 @@ cdef class cudaAccessPolicyWindow(_support.Struct):
 
     @hitRatio.setter
     def hitRatio(self, value):
-        (<cyruntime.cudaAccessPolicyWindow*>self._ptr).hitRatio = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.cudaAccessPolicyWindow*>self._ptr).hitRatio = value
+        else:
+            (<cyruntime.cudaAccessPolicyWindow*>self._ptr).hitRatio = _support.float_field(value, "hitRatio")
 
     @property
     def hitProp(self):
@@ -6409,7 +7151,7 @@ cdef class cudaAccessPolicyWindow(_support.Struct):
 
     @hitProp.setter
     def hitProp(self, value):
-        (<cyruntime.cudaAccessPolicyWindow*>self._ptr).hitProp = <cyruntime.cudaAccessProperty><long long>_support.as_int(value, "hitProp")
+        (<cyruntime.cudaAccessPolicyWindow*>self._ptr).hitProp = <cyruntime.cudaAccessProperty><long long>_support.enum_field(value, "hitProp")
 
     @property
     def missProp(self):
@@ -6419,10 +7161,12 @@ cdef class cudaAccessPolicyWindow(_support.Struct):
 
     @missProp.setter
     def missProp(self, value):
-        (<cyruntime.cudaAccessPolicyWindow*>self._ptr).missProp = <cyruntime.cudaAccessProperty><long long>_support.as_int(value, "missProp")
+        (<cyruntime.cudaAccessPolicyWindow*>self._ptr).missProp = <cyruntime.cudaAccessProperty><long long>_support.enum_field(value, "missProp")
+
+    _fields = (("base_ptr", True), ("num_bytes", False), ("hitRatio", False), ("hitProp", False), ("missProp", False), )
 
     def __repr__(self):
-        return "cudaAccessPolicyWindow(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("base_ptr", "num_bytes", "hitRatio", "hitProp", "missProp", )) + ")"
+        return _support.struct_text(self, cudaAccessPolicyWindow._fields)
 
 cdef class cudaHostNodeParams(_support.Struct):
     """cudaHostNodeParams(_ptr=0, **fields)
@@ -6474,7 +7218,7 @@ cdef class cudaHostNodeParams(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cyruntime.cudaHostNodeParams*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.plain_address(value, "fn")
+        (<cyruntime.cudaHostNodeParams*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.handle_field(value, cudaHostFn_t, "fn")
 
     @property
     def userData(self):
@@ -6486,8 +7230,10 @@ cdef class cudaHostNodeParams(_support.Struct):
     def userData(self, value):
         (<cyruntime.cudaHostNodeParams*>self._ptr).userData = <void *>_support.field_address(value, self, "userData")
 
+    _fields = (("fn", False), ("userData", True), )
+
     def __repr__(self):
-        return "cudaHostNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fn", "userData", )) + ")"
+        return _support.struct_text(self, cudaHostNodeParams._fields)
 
 cdef class cudaHostNodeParamsV2(_support.Struct):
     """cudaHostNodeParamsV2(_ptr=0, **fields)
@@ -6539,7 +7285,7 @@ cdef class cudaHostNodeParamsV2(_support.Struct):
 
     @fn.setter
     def fn(self, value):
-        (<cyruntime.cudaHostNodeParamsV2*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.plain_address(value, "fn")
+        (<cyruntime.cudaHostNodeParamsV2*>self._ptr).fn = <cyruntime.cudaHostFn_t>_support.handle_field(value, cudaHostFn_t, "fn")
 
     @property
     def userData(self):
@@ -6551,8 +7297,10 @@ cdef class cudaHostNodeParamsV2(_support.Struct):
     def userData(self, value):
         (<cyruntime.cudaHostNodeParamsV2*>self._ptr).userData = <void *>_support.field_address(value, self, "userData")
 
+    _fields = (("fn", False), ("userData", True), )
+
     def __repr__(self):
-        return "cudaHostNodeParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fn", "userData", )) + ")"
+        return _support.struct_text(self, cudaHostNodeParamsV2._fields)
 
 cdef class anon_anon_cudaResourceDesc_res_array(_support.Struct):
     """anon_anon_cudaResourceDesc_res_array(_ptr=0, **fields)
@@ -6604,10 +7352,12 @@ cdef class anon_anon_cudaResourceDesc_res_array(_support.Struct):
 
     @array.setter
     def array(self, value):
-        (<cyruntime.anon_anon_cudaResourceDesc_res_array*>self._ptr).array = <cyruntime.cudaArray_t>_support.handle_value(value, cudaArray_t, "array")
+        (<cyruntime.anon_anon_cudaResourceDesc_res_array*>self._ptr).array = <cyruntime.cudaArray_t>_support.handle_field(value, cudaArray_t, "array")
+
+    _fields = (("array", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaResourceDesc_res_array(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("array", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaResourceDesc_res_array._fields)
 
 cdef class anon_anon_cudaResourceDesc_res_mipmap(_support.Struct):
     """anon_anon_cudaResourceDesc_res_mipmap(_ptr=0, **fields)
@@ -6659,10 +7409,12 @@ cdef class anon_anon_cudaResourceDesc_res_mipmap(_support.Struct):
 
     @mipmap.setter
     def mipmap(self, value):
-        (<cyruntime.anon_anon_cudaResourceDesc_res_mipmap*>self._ptr).mipmap = <cyruntime.cudaMipmappedArray_t>_support.handle_value(value, cudaMipmappedArray_t, "mipmap")
+        (<cyruntime.anon_anon_cudaResourceDesc_res_mipmap*>self._ptr).mipmap = <cyruntime.cudaMipmappedArray_t>_support.handle_field(value, cudaMipmappedArray_t, "mipmap")
+
+    _fields = (("mipmap", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaResourceDesc_res_mipmap(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("mipmap", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaResourceDesc_res_mipmap._fields)
 
 cdef class anon_anon_cudaResourceDesc_res_linear(_support.Struct):
     """anon_anon_cudaResourceDesc_res_linear(_ptr=0, **fields)
@@ -6734,10 +7486,15 @@ cdef class anon_anon_cudaResourceDesc_res_linear(_support.Struct):
 
     @sizeInBytes.setter
     def sizeInBytes(self, value):
-        (<cyruntime.anon_anon_cudaResourceDesc_res_linear*>self._ptr).sizeInBytes = <size_t>_support.as_int(value, "sizeInBytes")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_linear*>self._ptr).sizeInBytes = value
+        else:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_linear*>self._ptr).sizeInBytes = _support.int_field(value, "sizeInBytes")
+
+    _fields = (("devPtr", True), ("desc", False), ("sizeInBytes", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaResourceDesc_res_linear(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("devPtr", "desc", "sizeInBytes", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaResourceDesc_res_linear._fields)
 
 cdef class anon_anon_cudaResourceDesc_res_pitch2D(_support.Struct):
     """anon_anon_cudaResourceDesc_res_pitch2D(_ptr=0, **fields)
@@ -6809,7 +7566,10 @@ cdef class anon_anon_cudaResourceDesc_res_pitch2D(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).width = value
+        else:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -6819,7 +7579,10 @@ cdef class anon_anon_cudaResourceDesc_res_pitch2D(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).height = value
+        else:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def pitchInBytes(self):
@@ -6829,10 +7592,15 @@ cdef class anon_anon_cudaResourceDesc_res_pitch2D(_support.Struct):
 
     @pitchInBytes.setter
     def pitchInBytes(self, value):
-        (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).pitchInBytes = <size_t>_support.as_int(value, "pitchInBytes")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).pitchInBytes = value
+        else:
+            (<cyruntime.anon_anon_cudaResourceDesc_res_pitch2D*>self._ptr).pitchInBytes = _support.int_field(value, "pitchInBytes")
+
+    _fields = (("devPtr", True), ("desc", False), ("width", False), ("height", False), ("pitchInBytes", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaResourceDesc_res_pitch2D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("devPtr", "desc", "width", "height", "pitchInBytes", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaResourceDesc_res_pitch2D._fields)
 
 cdef class anon_anon_cudaResourceDesc_res_reserved(_support.Struct):
     """anon_anon_cudaResourceDesc_res_reserved(_ptr=0, **fields)
@@ -6878,14 +7646,16 @@ cdef class anon_anon_cudaResourceDesc_res_reserved(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.anon_anon_cudaResourceDesc_res_reserved*>self._ptr).reserved[0], 32, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.anon_anon_cudaResourceDesc_res_reserved*>self._ptr).reserved[0], 32, sizeof(int), "i", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.anon_anon_cudaResourceDesc_res_reserved*>self._ptr).reserved[0], 32, sizeof(int), "i", value, "reserved")
 
+    _fields = (("reserved", False), )
+
     def __repr__(self):
-        return "anon_anon_cudaResourceDesc_res_reserved(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaResourceDesc_res_reserved._fields)
 
 cdef class anon_cudaResourceDesc_res(_support.Struct):
     """anon_cudaResourceDesc_res(_ptr=0, **fields)
@@ -6969,8 +7739,10 @@ cdef class anon_cudaResourceDesc_res(_support.Struct):
     def reserved(self, value):
         memcpy(&(<cyruntime.anon_cudaResourceDesc_res*>self._ptr).reserved, _support.struct_pointer_required(value, anon_anon_cudaResourceDesc_res_reserved, "reserved"), sizeof((<cyruntime.anon_cudaResourceDesc_res*>self._ptr).reserved))
 
+    _fields = (("array", False), ("mipmap", False), ("linear", False), ("pitch2D", False), ("reserved", False), )
+
     def __repr__(self):
-        return "anon_cudaResourceDesc_res(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("array", "mipmap", "linear", "pitch2D", "reserved", )) + ")"
+        return _support.struct_text(self, anon_cudaResourceDesc_res._fields)
 
 cdef class cudaResourceDesc(_support.Struct):
     """cudaResourceDesc(_ptr=0, **fields)
@@ -7022,7 +7794,7 @@ cdef class cudaResourceDesc(_support.Struct):
 
     @resType.setter
     def resType(self, value):
-        (<cyruntime.cudaResourceDesc*>self._ptr).resType = <cyruntime.cudaResourceType><long long>_support.as_int(value, "resType")
+        (<cyruntime.cudaResourceDesc*>self._ptr).resType = <cyruntime.cudaResourceType><long long>_support.enum_field(value, "resType")
 
     @property
     def res(self):
@@ -7040,10 +7812,15 @@ cdef class cudaResourceDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaResourceDesc*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaResourceDesc*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaResourceDesc*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("resType", False), ("res", False), ("flags", False), )
 
     def __repr__(self):
-        return "cudaResourceDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("resType", "res", "flags", )) + ")"
+        return _support.struct_text(self, cudaResourceDesc._fields)
 
 cdef class cudaResourceViewDesc(_support.Struct):
     """cudaResourceViewDesc(_ptr=0, **fields)
@@ -7095,7 +7872,7 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @format.setter
     def format(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).format = <cyruntime.cudaResourceViewFormat><long long>_support.as_int(value, "format")
+        (<cyruntime.cudaResourceViewDesc*>self._ptr).format = <cyruntime.cudaResourceViewFormat><long long>_support.enum_field(value, "format")
 
     @property
     def width(self):
@@ -7105,7 +7882,10 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).width = <size_t>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).width = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -7115,7 +7895,10 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).height = <size_t>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).height = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -7125,7 +7908,10 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).depth = <size_t>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).depth = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).depth = _support.int_field(value, "depth")
 
     @property
     def firstMipmapLevel(self):
@@ -7135,7 +7921,10 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @firstMipmapLevel.setter
     def firstMipmapLevel(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).firstMipmapLevel = <unsigned int>_support.as_int(value, "firstMipmapLevel")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).firstMipmapLevel = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).firstMipmapLevel = _support.int_field(value, "firstMipmapLevel")
 
     @property
     def lastMipmapLevel(self):
@@ -7145,7 +7934,10 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @lastMipmapLevel.setter
     def lastMipmapLevel(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).lastMipmapLevel = <unsigned int>_support.as_int(value, "lastMipmapLevel")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).lastMipmapLevel = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).lastMipmapLevel = _support.int_field(value, "lastMipmapLevel")
 
     @property
     def firstLayer(self):
@@ -7155,7 +7947,10 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @firstLayer.setter
     def firstLayer(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).firstLayer = <unsigned int>_support.as_int(value, "firstLayer")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).firstLayer = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).firstLayer = _support.int_field(value, "firstLayer")
 
     @property
     def lastLayer(self):
@@ -7165,20 +7960,25 @@ cdef class cudaResourceViewDesc(_support.Struct):
 
     @lastLayer.setter
     def lastLayer(self, value):
-        (<cyruntime.cudaResourceViewDesc*>self._ptr).lastLayer = <unsigned int>_support.as_int(value, "lastLayer")
+        if type(value) is int:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).lastLayer = value
+        else:
+            (<cyruntime.cudaResourceViewDesc*>self._ptr).lastLayer = _support.int_field(value, "lastLayer")
 
     @property
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaResourceViewDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaResourceViewDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaResourceViewDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("format", False), ("width", False), ("height", False), ("depth", False), ("firstMipmapLevel", False), ("lastMipmapLevel", False), ("firstLayer", False), ("lastLayer", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaResourceViewDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("format", "width", "height", "depth", "firstMipmapLevel", "lastMipmapLevel", "firstLayer", "lastLayer", "reserved", )) + ")"
+        return _support.struct_text(self, cudaResourceViewDesc._fields)
 
 cdef class cudaPointerAttributes(_support.Struct):
     """cudaPointerAttributes(_ptr=0, **fields)
@@ -7231,7 +8031,7 @@ cdef class cudaPointerAttributes(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaPointerAttributes*>self._ptr).type_ = <cyruntime.cudaMemoryType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaPointerAttributes*>self._ptr).type_ = <cyruntime.cudaMemoryType><long long>_support.enum_field(value, "type")
 
     @property
     def device(self):
@@ -7247,7 +8047,10 @@ cdef class cudaPointerAttributes(_support.Struct):
 
     @device.setter
     def device(self, value):
-        (<cyruntime.cudaPointerAttributes*>self._ptr).device = <int>_support.as_int(value, "device")
+        if type(value) is int:
+            (<cyruntime.cudaPointerAttributes*>self._ptr).device = value
+        else:
+            (<cyruntime.cudaPointerAttributes*>self._ptr).device = _support.int_field(value, "device")
 
     @property
     def devicePointer(self):
@@ -7278,14 +8081,16 @@ cdef class cudaPointerAttributes(_support.Struct):
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaPointerAttributes*>self._ptr).reserved[0], 8, sizeof(long), "l", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaPointerAttributes*>self._ptr).reserved[0], 8, sizeof(long), "l", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaPointerAttributes*>self._ptr).reserved[0], 8, sizeof(long), "l", value, "reserved")
 
+    _fields = (("type", False), ("device", False), ("devicePointer", True), ("hostPointer", True), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaPointerAttributes(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "device", "devicePointer", "hostPointer", "reserved", )) + ")"
+        return _support.struct_text(self, cudaPointerAttributes._fields)
 
 cdef class cudaFuncAttributes(_support.Struct):
     """cudaFuncAttributes(_ptr=0, **fields)
@@ -7339,7 +8144,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @sharedSizeBytes.setter
     def sharedSizeBytes(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).sharedSizeBytes = <size_t>_support.as_int(value, "sharedSizeBytes")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).sharedSizeBytes = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).sharedSizeBytes = _support.int_field(value, "sharedSizeBytes")
 
     @property
     def constSizeBytes(self):
@@ -7350,7 +8158,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @constSizeBytes.setter
     def constSizeBytes(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).constSizeBytes = <size_t>_support.as_int(value, "constSizeBytes")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).constSizeBytes = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).constSizeBytes = _support.int_field(value, "constSizeBytes")
 
     @property
     def localSizeBytes(self):
@@ -7360,7 +8171,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @localSizeBytes.setter
     def localSizeBytes(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).localSizeBytes = <size_t>_support.as_int(value, "localSizeBytes")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).localSizeBytes = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).localSizeBytes = _support.int_field(value, "localSizeBytes")
 
     @property
     def maxThreadsPerBlock(self):
@@ -7372,7 +8186,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @maxThreadsPerBlock.setter
     def maxThreadsPerBlock(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).maxThreadsPerBlock = <int>_support.as_int(value, "maxThreadsPerBlock")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).maxThreadsPerBlock = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).maxThreadsPerBlock = _support.int_field(value, "maxThreadsPerBlock")
 
     @property
     def numRegs(self):
@@ -7382,7 +8199,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @numRegs.setter
     def numRegs(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).numRegs = <int>_support.as_int(value, "numRegs")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).numRegs = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).numRegs = _support.int_field(value, "numRegs")
 
     @property
     def ptxVersion(self):
@@ -7394,7 +8214,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @ptxVersion.setter
     def ptxVersion(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).ptxVersion = <int>_support.as_int(value, "ptxVersion")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).ptxVersion = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).ptxVersion = _support.int_field(value, "ptxVersion")
 
     @property
     def binaryVersion(self):
@@ -7406,7 +8229,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @binaryVersion.setter
     def binaryVersion(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).binaryVersion = <int>_support.as_int(value, "binaryVersion")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).binaryVersion = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).binaryVersion = _support.int_field(value, "binaryVersion")
 
     @property
     def cacheModeCA(self):
@@ -7417,7 +8243,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @cacheModeCA.setter
     def cacheModeCA(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).cacheModeCA = <int>_support.as_int(value, "cacheModeCA")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).cacheModeCA = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).cacheModeCA = _support.int_field(value, "cacheModeCA")
 
     @property
     def maxDynamicSharedSizeBytes(self):
@@ -7429,7 +8258,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @maxDynamicSharedSizeBytes.setter
     def maxDynamicSharedSizeBytes(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).maxDynamicSharedSizeBytes = <int>_support.as_int(value, "maxDynamicSharedSizeBytes")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).maxDynamicSharedSizeBytes = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).maxDynamicSharedSizeBytes = _support.int_field(value, "maxDynamicSharedSizeBytes")
 
     @property
     def preferredShmemCarveout(self):
@@ -7443,7 +8275,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @preferredShmemCarveout.setter
     def preferredShmemCarveout(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).preferredShmemCarveout = <int>_support.as_int(value, "preferredShmemCarveout")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).preferredShmemCarveout = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).preferredShmemCarveout = _support.int_field(value, "preferredShmemCarveout")
 
     @property
     def clusterDimMustBeSet(self):
@@ -7454,7 +8289,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @clusterDimMustBeSet.setter
     def clusterDimMustBeSet(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).clusterDimMustBeSet = <int>_support.as_int(value, "clusterDimMustBeSet")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).clusterDimMustBeSet = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).clusterDimMustBeSet = _support.int_field(value, "clusterDimMustBeSet")
 
     @property
     def requiredClusterWidth(self):
@@ -7470,7 +8308,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @requiredClusterWidth.setter
     def requiredClusterWidth(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterWidth = <int>_support.as_int(value, "requiredClusterWidth")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterWidth = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterWidth = _support.int_field(value, "requiredClusterWidth")
 
     @property
     def requiredClusterHeight(self):
@@ -7478,7 +8319,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @requiredClusterHeight.setter
     def requiredClusterHeight(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterHeight = <int>_support.as_int(value, "requiredClusterHeight")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterHeight = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterHeight = _support.int_field(value, "requiredClusterHeight")
 
     @property
     def requiredClusterDepth(self):
@@ -7486,7 +8330,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @requiredClusterDepth.setter
     def requiredClusterDepth(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterDepth = <int>_support.as_int(value, "requiredClusterDepth")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterDepth = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).requiredClusterDepth = _support.int_field(value, "requiredClusterDepth")
 
     @property
     def clusterSchedulingPolicyPreference(self):
@@ -7497,7 +8344,10 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).clusterSchedulingPolicyPreference = <int>_support.as_int(value, "clusterSchedulingPolicyPreference")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).clusterSchedulingPolicyPreference = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).clusterSchedulingPolicyPreference = _support.int_field(value, "clusterSchedulingPolicyPreference")
 
     @property
     def nonPortableClusterSizeAllowed(self):
@@ -7524,20 +8374,25 @@ cdef class cudaFuncAttributes(_support.Struct):
 
     @nonPortableClusterSizeAllowed.setter
     def nonPortableClusterSizeAllowed(self, value):
-        (<cyruntime.cudaFuncAttributes*>self._ptr).nonPortableClusterSizeAllowed = <int>_support.as_int(value, "nonPortableClusterSizeAllowed")
+        if type(value) is int:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).nonPortableClusterSizeAllowed = value
+        else:
+            (<cyruntime.cudaFuncAttributes*>self._ptr).nonPortableClusterSizeAllowed = _support.int_field(value, "nonPortableClusterSizeAllowed")
 
     @property
     def reserved(self):
         """Reserved for future use.
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaFuncAttributes*>self._ptr).reserved[0], 16, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaFuncAttributes*>self._ptr).reserved[0], 16, sizeof(int), "i", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaFuncAttributes*>self._ptr).reserved[0], 16, sizeof(int), "i", value, "reserved")
 
+    _fields = (("sharedSizeBytes", False), ("constSizeBytes", False), ("localSizeBytes", False), ("maxThreadsPerBlock", False), ("numRegs", False), ("ptxVersion", False), ("binaryVersion", False), ("cacheModeCA", False), ("maxDynamicSharedSizeBytes", False), ("preferredShmemCarveout", False), ("clusterDimMustBeSet", False), ("requiredClusterWidth", False), ("requiredClusterHeight", False), ("requiredClusterDepth", False), ("clusterSchedulingPolicyPreference", False), ("nonPortableClusterSizeAllowed", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaFuncAttributes(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("sharedSizeBytes", "constSizeBytes", "localSizeBytes", "maxThreadsPerBlock", "numRegs", "ptxVersion", "binaryVersion", "cacheModeCA", "maxDynamicSharedSizeBytes", "preferredShmemCarveout", "clusterDimMustBeSet", "requiredClusterWidth", "requiredClusterHeight", "requiredClusterDepth", "clusterSchedulingPolicyPreference", "nonPortableClusterSizeAllowed", "reserved", )) + ")"
+        return _support.struct_text(self, cudaFuncAttributes._fields)
 
 cdef class cudaMemLocation(_support.Struct):
     """cudaMemLocation(_ptr=0, **fields)
@@ -7592,7 +8447,7 @@ cdef class cudaMemLocation(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaMemLocation*>self._ptr).type_ = <cyruntime.cudaMemLocationType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaMemLocation*>self._ptr).type_ = <cyruntime.cudaMemLocationType><long long>_support.enum_field(value, "type")
 
     @property
     def id(self):
@@ -7602,10 +8457,15 @@ cdef class cudaMemLocation(_support.Struct):
 
     @id.setter
     def id(self, value):
-        (<cyruntime.cudaMemLocation*>self._ptr).id = <int>_support.as_int(value, "id")
+        if type(value) is int:
+            (<cyruntime.cudaMemLocation*>self._ptr).id = value
+        else:
+            (<cyruntime.cudaMemLocation*>self._ptr).id = _support.int_field(value, "id")
+
+    _fields = (("type", False), ("id", False), )
 
     def __repr__(self):
-        return "cudaMemLocation(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "id", )) + ")"
+        return _support.struct_text(self, cudaMemLocation._fields)
 
 cdef class cudaMemAccessDesc(_support.Struct):
     """cudaMemAccessDesc(_ptr=0, **fields)
@@ -7667,10 +8527,12 @@ cdef class cudaMemAccessDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaMemAccessDesc*>self._ptr).flags = <cyruntime.cudaMemAccessFlags><long long>_support.as_int(value, "flags")
+        (<cyruntime.cudaMemAccessDesc*>self._ptr).flags = <cyruntime.cudaMemAccessFlags><long long>_support.enum_field(value, "flags")
+
+    _fields = (("location", False), ("flags", False), )
 
     def __repr__(self):
-        return "cudaMemAccessDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("location", "flags", )) + ")"
+        return _support.struct_text(self, cudaMemAccessDesc._fields)
 
 cdef class cudaMemPoolProps(_support.Struct):
     """cudaMemPoolProps(_ptr=0, **fields)
@@ -7722,7 +8584,7 @@ cdef class cudaMemPoolProps(_support.Struct):
 
     @allocType.setter
     def allocType(self, value):
-        (<cyruntime.cudaMemPoolProps*>self._ptr).allocType = <cyruntime.cudaMemAllocationType><long long>_support.as_int(value, "allocType")
+        (<cyruntime.cudaMemPoolProps*>self._ptr).allocType = <cyruntime.cudaMemAllocationType><long long>_support.enum_field(value, "allocType")
 
     @property
     def handleTypes(self):
@@ -7732,7 +8594,7 @@ cdef class cudaMemPoolProps(_support.Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        (<cyruntime.cudaMemPoolProps*>self._ptr).handleTypes = <cyruntime.cudaMemAllocationHandleType><long long>_support.as_int(value, "handleTypes")
+        (<cyruntime.cudaMemPoolProps*>self._ptr).handleTypes = <cyruntime.cudaMemAllocationHandleType><long long>_support.enum_field(value, "handleTypes")
 
     @property
     def location(self):
@@ -7765,7 +8627,10 @@ cdef class cudaMemPoolProps(_support.Struct):
 
     @maxSize.setter
     def maxSize(self, value):
-        (<cyruntime.cudaMemPoolProps*>self._ptr).maxSize = <size_t>_support.as_int(value, "maxSize")
+        if type(value) is int:
+            (<cyruntime.cudaMemPoolProps*>self._ptr).maxSize = value
+        else:
+            (<cyruntime.cudaMemPoolProps*>self._ptr).maxSize = _support.int_field(value, "maxSize")
 
     @property
     def usage(self):
@@ -7775,20 +8640,25 @@ cdef class cudaMemPoolProps(_support.Struct):
 
     @usage.setter
     def usage(self, value):
-        (<cyruntime.cudaMemPoolProps*>self._ptr).usage = <unsigned short>_support.as_int(value, "usage")
+        if type(value) is int:
+            (<cyruntime.cudaMemPoolProps*>self._ptr).usage = value
+        else:
+            (<cyruntime.cudaMemPoolProps*>self._ptr).usage = _support.int_field(value, "usage")
 
     @property
     def reserved(self):
         """reserved for future use, must be 0
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaMemPoolProps*>self._ptr).reserved[0], 54, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cyruntime.cudaMemPoolProps*>self._ptr).reserved[0], 54)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaMemPoolProps*>self._ptr).reserved[0], 54, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaMemPoolProps*>self._ptr).reserved[0], 54, value, False, "reserved")
+
+    _fields = (("allocType", False), ("handleTypes", False), ("location", False), ("win32SecurityAttributes", True), ("maxSize", False), ("usage", False), ("reserved", False), )
 
     def __repr__(self):
-        return "cudaMemPoolProps(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("allocType", "handleTypes", "location", "win32SecurityAttributes", "maxSize", "usage", "reserved", )) + ")"
+        return _support.struct_text(self, cudaMemPoolProps._fields)
 
 cdef class cudaMemPoolPtrExportData(_support.Struct):
     """cudaMemPoolPtrExportData(_ptr=0, **fields)
@@ -7834,14 +8704,16 @@ cdef class cudaMemPoolPtrExportData(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.cudaMemPoolPtrExportData*>self._ptr).reserved[0], 64, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cyruntime.cudaMemPoolPtrExportData*>self._ptr).reserved[0], 64)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaMemPoolPtrExportData*>self._ptr).reserved[0], 64, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaMemPoolPtrExportData*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "cudaMemPoolPtrExportData(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, cudaMemPoolPtrExportData._fields)
 
 cdef class cudaMemAllocNodeParams(_support.Struct):
     """cudaMemAllocNodeParams(_ptr=0, **fields)
@@ -7899,11 +8771,14 @@ cdef class cudaMemAllocNodeParams(_support.Struct):
     def accessDescs(self):
         """in: number of memory access descriptors.  Must not exceed the number of GPUs.
         """
-        return <uintptr_t>(<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescs
+        array = _support.kept_array(self, "accessDescs", <void*>(<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescs)
+        if array is None:
+            return []
+        return [cudaMemAccessDesc._view(<void*>&(<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescs[i], array) for i in range(len(array))]
 
     @accessDescs.setter
     def accessDescs(self, value):
-        (<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescs = <const cyruntime.cudaMemAccessDesc *>_support.struct_array_field(value, cudaMemAccessDesc, sizeof(cyruntime.cudaMemAccessDesc), self, "accessDescs")
+        (<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescs = <const cyruntime.cudaMemAccessDesc *>_support.struct_list_field(value, cudaMemAccessDesc, sizeof(cyruntime.cudaMemAccessDesc), self, "accessDescs")
 
     @property
     def accessDescCount(self):
@@ -7913,7 +8788,10 @@ cdef class cudaMemAllocNodeParams(_support.Struct):
 
     @accessDescCount.setter
     def accessDescCount(self, value):
-        (<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescCount = <size_t>_support.as_int(value, "accessDescCount")
+        if type(value) is int:
+            (<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescCount = value
+        else:
+            (<cyruntime.cudaMemAllocNodeParams*>self._ptr).accessDescCount = _support.int_field(value, "accessDescCount")
 
     @property
     def bytesize(self):
@@ -7923,7 +8801,10 @@ cdef class cudaMemAllocNodeParams(_support.Struct):
 
     @bytesize.setter
     def bytesize(self, value):
-        (<cyruntime.cudaMemAllocNodeParams*>self._ptr).bytesize = <size_t>_support.as_int(value, "bytesize")
+        if type(value) is int:
+            (<cyruntime.cudaMemAllocNodeParams*>self._ptr).bytesize = value
+        else:
+            (<cyruntime.cudaMemAllocNodeParams*>self._ptr).bytesize = _support.int_field(value, "bytesize")
 
     @property
     def dptr(self):
@@ -7935,8 +8816,10 @@ cdef class cudaMemAllocNodeParams(_support.Struct):
     def dptr(self, value):
         (<cyruntime.cudaMemAllocNodeParams*>self._ptr).dptr = <void *>_support.field_address(value, self, "dptr")
 
+    _fields = (("poolProps", False), ("accessDescs", False), ("accessDescCount", False), ("bytesize", False), ("dptr", True), )
+
     def __repr__(self):
-        return "cudaMemAllocNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )) + ")"
+        return _support.struct_text(self, cudaMemAllocNodeParams._fields)
 
 cdef class cudaMemAllocNodeParamsV2(_support.Struct):
     """cudaMemAllocNodeParamsV2(_ptr=0, **fields)
@@ -7994,11 +8877,14 @@ cdef class cudaMemAllocNodeParamsV2(_support.Struct):
     def accessDescs(self):
         """in: number of memory access descriptors.  Must not exceed the number of GPUs.
         """
-        return <uintptr_t>(<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescs
+        array = _support.kept_array(self, "accessDescs", <void*>(<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescs)
+        if array is None:
+            return []
+        return [cudaMemAccessDesc._view(<void*>&(<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescs[i], array) for i in range(len(array))]
 
     @accessDescs.setter
     def accessDescs(self, value):
-        (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescs = <const cyruntime.cudaMemAccessDesc *>_support.struct_array_field(value, cudaMemAccessDesc, sizeof(cyruntime.cudaMemAccessDesc), self, "accessDescs")
+        (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescs = <const cyruntime.cudaMemAccessDesc *>_support.struct_list_field(value, cudaMemAccessDesc, sizeof(cyruntime.cudaMemAccessDesc), self, "accessDescs")
 
     @property
     def accessDescCount(self):
@@ -8008,7 +8894,10 @@ cdef class cudaMemAllocNodeParamsV2(_support.Struct):
 
     @accessDescCount.setter
     def accessDescCount(self, value):
-        (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescCount = <size_t>_support.as_int(value, "accessDescCount")
+        if type(value) is int:
+            (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescCount = value
+        else:
+            (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).accessDescCount = _support.int_field(value, "accessDescCount")
 
     @property
     def bytesize(self):
@@ -8018,7 +8907,10 @@ cdef class cudaMemAllocNodeParamsV2(_support.Struct):
 
     @bytesize.setter
     def bytesize(self, value):
-        (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).bytesize = <size_t>_support.as_int(value, "bytesize")
+        if type(value) is int:
+            (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).bytesize = value
+        else:
+            (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).bytesize = _support.int_field(value, "bytesize")
 
     @property
     def dptr(self):
@@ -8030,8 +8922,10 @@ cdef class cudaMemAllocNodeParamsV2(_support.Struct):
     def dptr(self, value):
         (<cyruntime.cudaMemAllocNodeParamsV2*>self._ptr).dptr = <void *>_support.field_address(value, self, "dptr")
 
+    _fields = (("poolProps", False), ("accessDescs", False), ("accessDescCount", False), ("bytesize", False), ("dptr", True), )
+
     def __repr__(self):
-        return "cudaMemAllocNodeParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )) + ")"
+        return _support.struct_text(self, cudaMemAllocNodeParamsV2._fields)
 
 cdef class cudaMemFreeNodeParams(_support.Struct):
     """cudaMemFreeNodeParams(_ptr=0, **fields)
@@ -8085,8 +8979,10 @@ cdef class cudaMemFreeNodeParams(_support.Struct):
     def dptr(self, value):
         (<cyruntime.cudaMemFreeNodeParams*>self._ptr).dptr = <void *>_support.field_address(value, self, "dptr")
 
+    _fields = (("dptr", True), )
+
     def __repr__(self):
-        return "cudaMemFreeNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("dptr", )) + ")"
+        return _support.struct_text(self, cudaMemFreeNodeParams._fields)
 
 cdef class cudaMemcpyAttributes(_support.Struct):
     """cudaMemcpyAttributes(_ptr=0, **fields)
@@ -8138,7 +9034,7 @@ cdef class cudaMemcpyAttributes(_support.Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        (<cyruntime.cudaMemcpyAttributes*>self._ptr).srcAccessOrder = <cyruntime.cudaMemcpySrcAccessOrder><long long>_support.as_int(value, "srcAccessOrder")
+        (<cyruntime.cudaMemcpyAttributes*>self._ptr).srcAccessOrder = <cyruntime.cudaMemcpySrcAccessOrder><long long>_support.enum_field(value, "srcAccessOrder")
 
     @property
     def srcLocHint(self):
@@ -8168,10 +9064,15 @@ cdef class cudaMemcpyAttributes(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaMemcpyAttributes*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaMemcpyAttributes*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaMemcpyAttributes*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("srcAccessOrder", False), ("srcLocHint", False), ("dstLocHint", False), ("flags", False), )
 
     def __repr__(self):
-        return "cudaMemcpyAttributes(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("srcAccessOrder", "srcLocHint", "dstLocHint", "flags", )) + ")"
+        return _support.struct_text(self, cudaMemcpyAttributes._fields)
 
 cdef class cudaOffset3D(_support.Struct):
     """cudaOffset3D(_ptr=0, **fields)
@@ -8221,7 +9122,10 @@ cdef class cudaOffset3D(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.cudaOffset3D*>self._ptr).x = <size_t>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.cudaOffset3D*>self._ptr).x = value
+        else:
+            (<cyruntime.cudaOffset3D*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -8229,7 +9133,10 @@ cdef class cudaOffset3D(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.cudaOffset3D*>self._ptr).y = <size_t>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.cudaOffset3D*>self._ptr).y = value
+        else:
+            (<cyruntime.cudaOffset3D*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -8237,10 +9144,15 @@ cdef class cudaOffset3D(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.cudaOffset3D*>self._ptr).z = <size_t>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.cudaOffset3D*>self._ptr).z = value
+        else:
+            (<cyruntime.cudaOffset3D*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "cudaOffset3D(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, cudaOffset3D._fields)
 
 cdef class anon_anon_cudaMemcpy3DOperand_op_ptr(_support.Struct):
     """anon_anon_cudaMemcpy3DOperand_op_ptr(_ptr=0, **fields)
@@ -8300,7 +9212,10 @@ cdef class anon_anon_cudaMemcpy3DOperand_op_ptr(_support.Struct):
 
     @rowLength.setter
     def rowLength(self, value):
-        (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).rowLength = <size_t>_support.as_int(value, "rowLength")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).rowLength = value
+        else:
+            (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).rowLength = _support.int_field(value, "rowLength")
 
     @property
     def layerHeight(self):
@@ -8310,7 +9225,10 @@ cdef class anon_anon_cudaMemcpy3DOperand_op_ptr(_support.Struct):
 
     @layerHeight.setter
     def layerHeight(self, value):
-        (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).layerHeight = <size_t>_support.as_int(value, "layerHeight")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).layerHeight = value
+        else:
+            (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).layerHeight = _support.int_field(value, "layerHeight")
 
     @property
     def locHint(self):
@@ -8322,8 +9240,10 @@ cdef class anon_anon_cudaMemcpy3DOperand_op_ptr(_support.Struct):
     def locHint(self, value):
         memcpy(&(<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).locHint, _support.struct_pointer_required(value, cudaMemLocation, "locHint"), sizeof((<cyruntime.anon_anon_cudaMemcpy3DOperand_op_ptr*>self._ptr).locHint))
 
+    _fields = (("ptr", True), ("rowLength", False), ("layerHeight", False), ("locHint", False), )
+
     def __repr__(self):
-        return "anon_anon_cudaMemcpy3DOperand_op_ptr(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ptr", "rowLength", "layerHeight", "locHint", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaMemcpy3DOperand_op_ptr._fields)
 
 cdef class anon_anon_cudaMemcpy3DOperand_op_array(_support.Struct):
     """anon_anon_cudaMemcpy3DOperand_op_array(_ptr=0, **fields)
@@ -8373,7 +9293,7 @@ cdef class anon_anon_cudaMemcpy3DOperand_op_array(_support.Struct):
 
     @array.setter
     def array(self, value):
-        (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_array*>self._ptr).array = <cyruntime.cudaArray_t>_support.handle_value(value, cudaArray_t, "array")
+        (<cyruntime.anon_anon_cudaMemcpy3DOperand_op_array*>self._ptr).array = <cyruntime.cudaArray_t>_support.handle_field(value, cudaArray_t, "array")
 
     @property
     def offset(self):
@@ -8383,8 +9303,10 @@ cdef class anon_anon_cudaMemcpy3DOperand_op_array(_support.Struct):
     def offset(self, value):
         memcpy(&(<cyruntime.anon_anon_cudaMemcpy3DOperand_op_array*>self._ptr).offset, _support.struct_pointer_required(value, cudaOffset3D, "offset"), sizeof((<cyruntime.anon_anon_cudaMemcpy3DOperand_op_array*>self._ptr).offset))
 
+    _fields = (("array", False), ("offset", False), )
+
     def __repr__(self):
-        return "anon_anon_cudaMemcpy3DOperand_op_array(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("array", "offset", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaMemcpy3DOperand_op_array._fields)
 
 cdef class anon_cudaMemcpy3DOperand_op(_support.Struct):
     """anon_cudaMemcpy3DOperand_op(_ptr=0, **fields)
@@ -8444,8 +9366,10 @@ cdef class anon_cudaMemcpy3DOperand_op(_support.Struct):
     def array(self, value):
         memcpy(&(<cyruntime.anon_cudaMemcpy3DOperand_op*>self._ptr).array, _support.struct_pointer_required(value, anon_anon_cudaMemcpy3DOperand_op_array, "array"), sizeof((<cyruntime.anon_cudaMemcpy3DOperand_op*>self._ptr).array))
 
+    _fields = (("ptr", False), ("array", False), )
+
     def __repr__(self):
-        return "anon_cudaMemcpy3DOperand_op(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("ptr", "array", )) + ")"
+        return _support.struct_text(self, anon_cudaMemcpy3DOperand_op._fields)
 
 cdef class cudaMemcpy3DOperand(_support.Struct):
     """cudaMemcpy3DOperand(_ptr=0, **fields)
@@ -8495,7 +9419,7 @@ cdef class cudaMemcpy3DOperand(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaMemcpy3DOperand*>self._ptr).type_ = <cyruntime.cudaMemcpy3DOperandType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaMemcpy3DOperand*>self._ptr).type_ = <cyruntime.cudaMemcpy3DOperandType><long long>_support.enum_field(value, "type")
 
     @property
     def op(self):
@@ -8505,8 +9429,10 @@ cdef class cudaMemcpy3DOperand(_support.Struct):
     def op(self, value):
         memcpy(&(<cyruntime.cudaMemcpy3DOperand*>self._ptr).op, _support.struct_pointer_required(value, anon_cudaMemcpy3DOperand_op, "op"), sizeof((<cyruntime.cudaMemcpy3DOperand*>self._ptr).op))
 
+    _fields = (("type", False), ("op", False), )
+
     def __repr__(self):
-        return "cudaMemcpy3DOperand(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "op", )) + ")"
+        return _support.struct_text(self, cudaMemcpy3DOperand._fields)
 
 cdef class cudaMemcpy3DBatchOp(_support.Struct):
     """cudaMemcpy3DBatchOp(_ptr=0, **fields)
@@ -8588,7 +9514,7 @@ cdef class cudaMemcpy3DBatchOp(_support.Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        (<cyruntime.cudaMemcpy3DBatchOp*>self._ptr).srcAccessOrder = <cyruntime.cudaMemcpySrcAccessOrder><long long>_support.as_int(value, "srcAccessOrder")
+        (<cyruntime.cudaMemcpy3DBatchOp*>self._ptr).srcAccessOrder = <cyruntime.cudaMemcpySrcAccessOrder><long long>_support.enum_field(value, "srcAccessOrder")
 
     @property
     def flags(self):
@@ -8598,10 +9524,15 @@ cdef class cudaMemcpy3DBatchOp(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaMemcpy3DBatchOp*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaMemcpy3DBatchOp*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaMemcpy3DBatchOp*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("src", False), ("dst", False), ("extent", False), ("srcAccessOrder", False), ("flags", False), )
 
     def __repr__(self):
-        return "cudaMemcpy3DBatchOp(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("src", "dst", "extent", "srcAccessOrder", "flags", )) + ")"
+        return _support.struct_text(self, cudaMemcpy3DBatchOp._fields)
 
 cdef class CUuuid(_support.Struct):
     """CUuuid(_ptr=0, **fields)
@@ -8651,10 +9582,12 @@ cdef class CUuuid(_support.Struct):
 
     @bytes.setter
     def bytes(self, value):
-        _support.array_assign(<void*>&(<cyruntime.CUuuid_st*>self._ptr).bytes[0], 16, 1, "b", value, "bytes")
+        _support.char_array_assign(<void*>&(<cyruntime.CUuuid_st*>self._ptr).bytes[0], 16, value, False, "bytes")
+
+    _fields = (("bytes", False), )
 
     def __repr__(self):
-        return "CUuuid(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("bytes", )) + ")"
+        return _support.struct_text(self, CUuuid._fields)
 
 cdef class cudaDeviceProp(_support.Struct):
     """cudaDeviceProp(_ptr=0, **fields)
@@ -8706,7 +9639,7 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @name.setter
     def name(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).name[0], 256, 1, "b", value, "name")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).name[0], 256, value, True, "name")
 
     @property
     def uuid(self):
@@ -8726,7 +9659,7 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @luid.setter
     def luid(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).luid[0], 8, 1, "b", value, "luid")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).luid[0], 8, value, False, "luid")
 
     @property
     def luidDeviceNodeMask(self):
@@ -8736,7 +9669,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @luidDeviceNodeMask.setter
     def luidDeviceNodeMask(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).luidDeviceNodeMask = <unsigned int>_support.as_int(value, "luidDeviceNodeMask")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).luidDeviceNodeMask = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).luidDeviceNodeMask = _support.int_field(value, "luidDeviceNodeMask")
 
     @property
     def totalGlobalMem(self):
@@ -8746,7 +9682,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @totalGlobalMem.setter
     def totalGlobalMem(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).totalGlobalMem = <size_t>_support.as_int(value, "totalGlobalMem")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).totalGlobalMem = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).totalGlobalMem = _support.int_field(value, "totalGlobalMem")
 
     @property
     def sharedMemPerBlock(self):
@@ -8756,7 +9695,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @sharedMemPerBlock.setter
     def sharedMemPerBlock(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerBlock = <size_t>_support.as_int(value, "sharedMemPerBlock")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerBlock = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerBlock = _support.int_field(value, "sharedMemPerBlock")
 
     @property
     def regsPerBlock(self):
@@ -8766,7 +9708,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @regsPerBlock.setter
     def regsPerBlock(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).regsPerBlock = <int>_support.as_int(value, "regsPerBlock")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).regsPerBlock = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).regsPerBlock = _support.int_field(value, "regsPerBlock")
 
     @property
     def warpSize(self):
@@ -8776,7 +9721,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @warpSize.setter
     def warpSize(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).warpSize = <int>_support.as_int(value, "warpSize")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).warpSize = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).warpSize = _support.int_field(value, "warpSize")
 
     @property
     def memPitch(self):
@@ -8786,7 +9734,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @memPitch.setter
     def memPitch(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).memPitch = <size_t>_support.as_int(value, "memPitch")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memPitch = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memPitch = _support.int_field(value, "memPitch")
 
     @property
     def maxThreadsPerBlock(self):
@@ -8796,13 +9747,16 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxThreadsPerBlock.setter
     def maxThreadsPerBlock(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsPerBlock = <int>_support.as_int(value, "maxThreadsPerBlock")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsPerBlock = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsPerBlock = _support.int_field(value, "maxThreadsPerBlock")
 
     @property
     def maxThreadsDim(self):
         """Maximum size of each dimension of a block
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsDim[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsDim[0], 3, sizeof(int), "i", self, "maxThreadsDim")
 
     @maxThreadsDim.setter
     def maxThreadsDim(self, value):
@@ -8812,7 +9766,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxGridSize(self):
         """Maximum size of each dimension of a grid
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxGridSize[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxGridSize[0], 3, sizeof(int), "i", self, "maxGridSize")
 
     @maxGridSize.setter
     def maxGridSize(self, value):
@@ -8826,7 +9780,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @totalConstMem.setter
     def totalConstMem(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).totalConstMem = <size_t>_support.as_int(value, "totalConstMem")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).totalConstMem = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).totalConstMem = _support.int_field(value, "totalConstMem")
 
     @property
     def major(self):
@@ -8836,7 +9793,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @major.setter
     def major(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).major = <int>_support.as_int(value, "major")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).major = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).major = _support.int_field(value, "major")
 
     @property
     def minor(self):
@@ -8846,7 +9806,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @minor.setter
     def minor(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).minor = <int>_support.as_int(value, "minor")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).minor = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).minor = _support.int_field(value, "minor")
 
     @property
     def textureAlignment(self):
@@ -8856,7 +9819,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @textureAlignment.setter
     def textureAlignment(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).textureAlignment = <size_t>_support.as_int(value, "textureAlignment")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).textureAlignment = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).textureAlignment = _support.int_field(value, "textureAlignment")
 
     @property
     def texturePitchAlignment(self):
@@ -8866,7 +9832,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @texturePitchAlignment.setter
     def texturePitchAlignment(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).texturePitchAlignment = <size_t>_support.as_int(value, "texturePitchAlignment")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).texturePitchAlignment = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).texturePitchAlignment = _support.int_field(value, "texturePitchAlignment")
 
     @property
     def multiProcessorCount(self):
@@ -8876,7 +9845,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @multiProcessorCount.setter
     def multiProcessorCount(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).multiProcessorCount = <int>_support.as_int(value, "multiProcessorCount")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).multiProcessorCount = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).multiProcessorCount = _support.int_field(value, "multiProcessorCount")
 
     @property
     def integrated(self):
@@ -8886,7 +9858,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @integrated.setter
     def integrated(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).integrated = <int>_support.as_int(value, "integrated")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).integrated = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).integrated = _support.int_field(value, "integrated")
 
     @property
     def canMapHostMemory(self):
@@ -8896,7 +9871,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @canMapHostMemory.setter
     def canMapHostMemory(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).canMapHostMemory = <int>_support.as_int(value, "canMapHostMemory")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).canMapHostMemory = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).canMapHostMemory = _support.int_field(value, "canMapHostMemory")
 
     @property
     def maxTexture1D(self):
@@ -8906,7 +9884,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxTexture1D.setter
     def maxTexture1D(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1D = <int>_support.as_int(value, "maxTexture1D")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1D = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1D = _support.int_field(value, "maxTexture1D")
 
     @property
     def maxTexture1DMipmap(self):
@@ -8916,13 +9897,16 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxTexture1DMipmap.setter
     def maxTexture1DMipmap(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1DMipmap = <int>_support.as_int(value, "maxTexture1DMipmap")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1DMipmap = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1DMipmap = _support.int_field(value, "maxTexture1DMipmap")
 
     @property
     def maxTexture2D(self):
         """Maximum 2D texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2D[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2D[0], 2, sizeof(int), "i", self, "maxTexture2D")
 
     @maxTexture2D.setter
     def maxTexture2D(self, value):
@@ -8932,7 +9916,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTexture2DMipmap(self):
         """Maximum 2D mipmapped texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DMipmap[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DMipmap[0], 2, sizeof(int), "i", self, "maxTexture2DMipmap")
 
     @maxTexture2DMipmap.setter
     def maxTexture2DMipmap(self, value):
@@ -8942,7 +9926,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTexture2DLinear(self):
         """Maximum dimensions (width, height, pitch) for 2D textures bound to pitched memory
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DLinear[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DLinear[0], 3, sizeof(int), "i", self, "maxTexture2DLinear")
 
     @maxTexture2DLinear.setter
     def maxTexture2DLinear(self, value):
@@ -8952,7 +9936,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTexture2DGather(self):
         """Maximum 2D texture dimensions if texture gather operations have to be performed
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DGather[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DGather[0], 2, sizeof(int), "i", self, "maxTexture2DGather")
 
     @maxTexture2DGather.setter
     def maxTexture2DGather(self, value):
@@ -8962,7 +9946,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTexture3D(self):
         """Maximum 3D texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture3D[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture3D[0], 3, sizeof(int), "i", self, "maxTexture3D")
 
     @maxTexture3D.setter
     def maxTexture3D(self, value):
@@ -8972,7 +9956,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTexture3DAlt(self):
         """Maximum alternate 3D texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture3DAlt[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture3DAlt[0], 3, sizeof(int), "i", self, "maxTexture3DAlt")
 
     @maxTexture3DAlt.setter
     def maxTexture3DAlt(self, value):
@@ -8986,13 +9970,16 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxTextureCubemap.setter
     def maxTextureCubemap(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxTextureCubemap = <int>_support.as_int(value, "maxTextureCubemap")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxTextureCubemap = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxTextureCubemap = _support.int_field(value, "maxTextureCubemap")
 
     @property
     def maxTexture1DLayered(self):
         """Maximum 1D layered texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1DLayered[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture1DLayered[0], 2, sizeof(int), "i", self, "maxTexture1DLayered")
 
     @maxTexture1DLayered.setter
     def maxTexture1DLayered(self, value):
@@ -9002,7 +9989,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTexture2DLayered(self):
         """Maximum 2D layered texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DLayered[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTexture2DLayered[0], 3, sizeof(int), "i", self, "maxTexture2DLayered")
 
     @maxTexture2DLayered.setter
     def maxTexture2DLayered(self, value):
@@ -9012,7 +9999,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxTextureCubemapLayered(self):
         """Maximum Cubemap layered texture dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTextureCubemapLayered[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxTextureCubemapLayered[0], 2, sizeof(int), "i", self, "maxTextureCubemapLayered")
 
     @maxTextureCubemapLayered.setter
     def maxTextureCubemapLayered(self, value):
@@ -9026,13 +10013,16 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxSurface1D.setter
     def maxSurface1D(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxSurface1D = <int>_support.as_int(value, "maxSurface1D")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxSurface1D = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxSurface1D = _support.int_field(value, "maxSurface1D")
 
     @property
     def maxSurface2D(self):
         """Maximum 2D surface dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface2D[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface2D[0], 2, sizeof(int), "i", self, "maxSurface2D")
 
     @maxSurface2D.setter
     def maxSurface2D(self, value):
@@ -9042,7 +10032,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxSurface3D(self):
         """Maximum 3D surface dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface3D[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface3D[0], 3, sizeof(int), "i", self, "maxSurface3D")
 
     @maxSurface3D.setter
     def maxSurface3D(self, value):
@@ -9052,7 +10042,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxSurface1DLayered(self):
         """Maximum 1D layered surface dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface1DLayered[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface1DLayered[0], 2, sizeof(int), "i", self, "maxSurface1DLayered")
 
     @maxSurface1DLayered.setter
     def maxSurface1DLayered(self, value):
@@ -9062,7 +10052,7 @@ cdef class cudaDeviceProp(_support.Struct):
     def maxSurface2DLayered(self):
         """Maximum 2D layered surface dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface2DLayered[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurface2DLayered[0], 3, sizeof(int), "i", self, "maxSurface2DLayered")
 
     @maxSurface2DLayered.setter
     def maxSurface2DLayered(self, value):
@@ -9076,13 +10066,16 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxSurfaceCubemap.setter
     def maxSurfaceCubemap(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxSurfaceCubemap = <int>_support.as_int(value, "maxSurfaceCubemap")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxSurfaceCubemap = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxSurfaceCubemap = _support.int_field(value, "maxSurfaceCubemap")
 
     @property
     def maxSurfaceCubemapLayered(self):
         """Maximum Cubemap layered surface dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurfaceCubemapLayered[0], 2, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).maxSurfaceCubemapLayered[0], 2, sizeof(int), "i", self, "maxSurfaceCubemapLayered")
 
     @maxSurfaceCubemapLayered.setter
     def maxSurfaceCubemapLayered(self, value):
@@ -9096,7 +10089,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @surfaceAlignment.setter
     def surfaceAlignment(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).surfaceAlignment = <size_t>_support.as_int(value, "surfaceAlignment")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).surfaceAlignment = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).surfaceAlignment = _support.int_field(value, "surfaceAlignment")
 
     @property
     def concurrentKernels(self):
@@ -9106,7 +10102,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @concurrentKernels.setter
     def concurrentKernels(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).concurrentKernels = <int>_support.as_int(value, "concurrentKernels")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).concurrentKernels = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).concurrentKernels = _support.int_field(value, "concurrentKernels")
 
     @property
     def ECCEnabled(self):
@@ -9116,7 +10115,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @ECCEnabled.setter
     def ECCEnabled(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).ECCEnabled = <int>_support.as_int(value, "ECCEnabled")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).ECCEnabled = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).ECCEnabled = _support.int_field(value, "ECCEnabled")
 
     @property
     def pciBusID(self):
@@ -9126,7 +10128,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @pciBusID.setter
     def pciBusID(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).pciBusID = <int>_support.as_int(value, "pciBusID")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pciBusID = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pciBusID = _support.int_field(value, "pciBusID")
 
     @property
     def pciDeviceID(self):
@@ -9136,7 +10141,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @pciDeviceID.setter
     def pciDeviceID(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).pciDeviceID = <int>_support.as_int(value, "pciDeviceID")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pciDeviceID = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pciDeviceID = _support.int_field(value, "pciDeviceID")
 
     @property
     def pciDomainID(self):
@@ -9146,7 +10154,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @pciDomainID.setter
     def pciDomainID(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).pciDomainID = <int>_support.as_int(value, "pciDomainID")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pciDomainID = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pciDomainID = _support.int_field(value, "pciDomainID")
 
     @property
     def tccDriver(self):
@@ -9156,7 +10167,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @tccDriver.setter
     def tccDriver(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).tccDriver = <int>_support.as_int(value, "tccDriver")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).tccDriver = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).tccDriver = _support.int_field(value, "tccDriver")
 
     @property
     def asyncEngineCount(self):
@@ -9166,7 +10180,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @asyncEngineCount.setter
     def asyncEngineCount(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).asyncEngineCount = <int>_support.as_int(value, "asyncEngineCount")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).asyncEngineCount = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).asyncEngineCount = _support.int_field(value, "asyncEngineCount")
 
     @property
     def unifiedAddressing(self):
@@ -9176,7 +10193,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @unifiedAddressing.setter
     def unifiedAddressing(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).unifiedAddressing = <int>_support.as_int(value, "unifiedAddressing")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).unifiedAddressing = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).unifiedAddressing = _support.int_field(value, "unifiedAddressing")
 
     @property
     def memoryBusWidth(self):
@@ -9186,7 +10206,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @memoryBusWidth.setter
     def memoryBusWidth(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).memoryBusWidth = <int>_support.as_int(value, "memoryBusWidth")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memoryBusWidth = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memoryBusWidth = _support.int_field(value, "memoryBusWidth")
 
     @property
     def l2CacheSize(self):
@@ -9196,7 +10219,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @l2CacheSize.setter
     def l2CacheSize(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).l2CacheSize = <int>_support.as_int(value, "l2CacheSize")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).l2CacheSize = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).l2CacheSize = _support.int_field(value, "l2CacheSize")
 
     @property
     def persistingL2CacheMaxSize(self):
@@ -9206,7 +10232,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @persistingL2CacheMaxSize.setter
     def persistingL2CacheMaxSize(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).persistingL2CacheMaxSize = <int>_support.as_int(value, "persistingL2CacheMaxSize")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).persistingL2CacheMaxSize = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).persistingL2CacheMaxSize = _support.int_field(value, "persistingL2CacheMaxSize")
 
     @property
     def maxThreadsPerMultiProcessor(self):
@@ -9216,7 +10245,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxThreadsPerMultiProcessor.setter
     def maxThreadsPerMultiProcessor(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsPerMultiProcessor = <int>_support.as_int(value, "maxThreadsPerMultiProcessor")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsPerMultiProcessor = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxThreadsPerMultiProcessor = _support.int_field(value, "maxThreadsPerMultiProcessor")
 
     @property
     def streamPrioritiesSupported(self):
@@ -9226,7 +10258,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @streamPrioritiesSupported.setter
     def streamPrioritiesSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).streamPrioritiesSupported = <int>_support.as_int(value, "streamPrioritiesSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).streamPrioritiesSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).streamPrioritiesSupported = _support.int_field(value, "streamPrioritiesSupported")
 
     @property
     def globalL1CacheSupported(self):
@@ -9236,7 +10271,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @globalL1CacheSupported.setter
     def globalL1CacheSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).globalL1CacheSupported = <int>_support.as_int(value, "globalL1CacheSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).globalL1CacheSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).globalL1CacheSupported = _support.int_field(value, "globalL1CacheSupported")
 
     @property
     def localL1CacheSupported(self):
@@ -9246,7 +10284,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @localL1CacheSupported.setter
     def localL1CacheSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).localL1CacheSupported = <int>_support.as_int(value, "localL1CacheSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).localL1CacheSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).localL1CacheSupported = _support.int_field(value, "localL1CacheSupported")
 
     @property
     def sharedMemPerMultiprocessor(self):
@@ -9256,7 +10297,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @sharedMemPerMultiprocessor.setter
     def sharedMemPerMultiprocessor(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerMultiprocessor = <size_t>_support.as_int(value, "sharedMemPerMultiprocessor")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerMultiprocessor = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerMultiprocessor = _support.int_field(value, "sharedMemPerMultiprocessor")
 
     @property
     def regsPerMultiprocessor(self):
@@ -9266,7 +10310,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @regsPerMultiprocessor.setter
     def regsPerMultiprocessor(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).regsPerMultiprocessor = <int>_support.as_int(value, "regsPerMultiprocessor")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).regsPerMultiprocessor = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).regsPerMultiprocessor = _support.int_field(value, "regsPerMultiprocessor")
 
     @property
     def managedMemory(self):
@@ -9276,7 +10323,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @managedMemory.setter
     def managedMemory(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).managedMemory = <int>_support.as_int(value, "managedMemory")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).managedMemory = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).managedMemory = _support.int_field(value, "managedMemory")
 
     @property
     def isMultiGpuBoard(self):
@@ -9286,7 +10336,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @isMultiGpuBoard.setter
     def isMultiGpuBoard(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).isMultiGpuBoard = <int>_support.as_int(value, "isMultiGpuBoard")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).isMultiGpuBoard = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).isMultiGpuBoard = _support.int_field(value, "isMultiGpuBoard")
 
     @property
     def multiGpuBoardGroupID(self):
@@ -9296,7 +10349,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @multiGpuBoardGroupID.setter
     def multiGpuBoardGroupID(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).multiGpuBoardGroupID = <int>_support.as_int(value, "multiGpuBoardGroupID")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).multiGpuBoardGroupID = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).multiGpuBoardGroupID = _support.int_field(value, "multiGpuBoardGroupID")
 
     @property
     def hostNativeAtomicSupported(self):
@@ -9306,7 +10362,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @hostNativeAtomicSupported.setter
     def hostNativeAtomicSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).hostNativeAtomicSupported = <int>_support.as_int(value, "hostNativeAtomicSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostNativeAtomicSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostNativeAtomicSupported = _support.int_field(value, "hostNativeAtomicSupported")
 
     @property
     def pageableMemoryAccess(self):
@@ -9316,7 +10375,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @pageableMemoryAccess.setter
     def pageableMemoryAccess(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).pageableMemoryAccess = <int>_support.as_int(value, "pageableMemoryAccess")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pageableMemoryAccess = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pageableMemoryAccess = _support.int_field(value, "pageableMemoryAccess")
 
     @property
     def concurrentManagedAccess(self):
@@ -9326,7 +10388,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @concurrentManagedAccess.setter
     def concurrentManagedAccess(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).concurrentManagedAccess = <int>_support.as_int(value, "concurrentManagedAccess")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).concurrentManagedAccess = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).concurrentManagedAccess = _support.int_field(value, "concurrentManagedAccess")
 
     @property
     def computePreemptionSupported(self):
@@ -9336,7 +10401,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @computePreemptionSupported.setter
     def computePreemptionSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).computePreemptionSupported = <int>_support.as_int(value, "computePreemptionSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).computePreemptionSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).computePreemptionSupported = _support.int_field(value, "computePreemptionSupported")
 
     @property
     def canUseHostPointerForRegisteredMem(self):
@@ -9346,7 +10414,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @canUseHostPointerForRegisteredMem.setter
     def canUseHostPointerForRegisteredMem(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).canUseHostPointerForRegisteredMem = <int>_support.as_int(value, "canUseHostPointerForRegisteredMem")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).canUseHostPointerForRegisteredMem = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).canUseHostPointerForRegisteredMem = _support.int_field(value, "canUseHostPointerForRegisteredMem")
 
     @property
     def cooperativeLaunch(self):
@@ -9356,7 +10427,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @cooperativeLaunch.setter
     def cooperativeLaunch(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).cooperativeLaunch = <int>_support.as_int(value, "cooperativeLaunch")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).cooperativeLaunch = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).cooperativeLaunch = _support.int_field(value, "cooperativeLaunch")
 
     @property
     def sharedMemPerBlockOptin(self):
@@ -9366,7 +10440,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @sharedMemPerBlockOptin.setter
     def sharedMemPerBlockOptin(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerBlockOptin = <size_t>_support.as_int(value, "sharedMemPerBlockOptin")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerBlockOptin = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sharedMemPerBlockOptin = _support.int_field(value, "sharedMemPerBlockOptin")
 
     @property
     def pageableMemoryAccessUsesHostPageTables(self):
@@ -9376,7 +10453,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @pageableMemoryAccessUsesHostPageTables.setter
     def pageableMemoryAccessUsesHostPageTables(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).pageableMemoryAccessUsesHostPageTables = <int>_support.as_int(value, "pageableMemoryAccessUsesHostPageTables")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pageableMemoryAccessUsesHostPageTables = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).pageableMemoryAccessUsesHostPageTables = _support.int_field(value, "pageableMemoryAccessUsesHostPageTables")
 
     @property
     def directManagedMemAccessFromHost(self):
@@ -9386,7 +10466,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @directManagedMemAccessFromHost.setter
     def directManagedMemAccessFromHost(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).directManagedMemAccessFromHost = <int>_support.as_int(value, "directManagedMemAccessFromHost")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).directManagedMemAccessFromHost = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).directManagedMemAccessFromHost = _support.int_field(value, "directManagedMemAccessFromHost")
 
     @property
     def maxBlocksPerMultiProcessor(self):
@@ -9396,7 +10479,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @maxBlocksPerMultiProcessor.setter
     def maxBlocksPerMultiProcessor(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).maxBlocksPerMultiProcessor = <int>_support.as_int(value, "maxBlocksPerMultiProcessor")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxBlocksPerMultiProcessor = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).maxBlocksPerMultiProcessor = _support.int_field(value, "maxBlocksPerMultiProcessor")
 
     @property
     def accessPolicyMaxWindowSize(self):
@@ -9406,7 +10492,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @accessPolicyMaxWindowSize.setter
     def accessPolicyMaxWindowSize(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).accessPolicyMaxWindowSize = <int>_support.as_int(value, "accessPolicyMaxWindowSize")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).accessPolicyMaxWindowSize = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).accessPolicyMaxWindowSize = _support.int_field(value, "accessPolicyMaxWindowSize")
 
     @property
     def reservedSharedMemPerBlock(self):
@@ -9416,7 +10505,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @reservedSharedMemPerBlock.setter
     def reservedSharedMemPerBlock(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).reservedSharedMemPerBlock = <size_t>_support.as_int(value, "reservedSharedMemPerBlock")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).reservedSharedMemPerBlock = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).reservedSharedMemPerBlock = _support.int_field(value, "reservedSharedMemPerBlock")
 
     @property
     def hostRegisterSupported(self):
@@ -9426,7 +10518,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @hostRegisterSupported.setter
     def hostRegisterSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).hostRegisterSupported = <int>_support.as_int(value, "hostRegisterSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostRegisterSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostRegisterSupported = _support.int_field(value, "hostRegisterSupported")
 
     @property
     def sparseCudaArraySupported(self):
@@ -9436,7 +10531,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @sparseCudaArraySupported.setter
     def sparseCudaArraySupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).sparseCudaArraySupported = <int>_support.as_int(value, "sparseCudaArraySupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sparseCudaArraySupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).sparseCudaArraySupported = _support.int_field(value, "sparseCudaArraySupported")
 
     @property
     def hostRegisterReadOnlySupported(self):
@@ -9446,7 +10544,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @hostRegisterReadOnlySupported.setter
     def hostRegisterReadOnlySupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).hostRegisterReadOnlySupported = <int>_support.as_int(value, "hostRegisterReadOnlySupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostRegisterReadOnlySupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostRegisterReadOnlySupported = _support.int_field(value, "hostRegisterReadOnlySupported")
 
     @property
     def timelineSemaphoreInteropSupported(self):
@@ -9456,7 +10557,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @timelineSemaphoreInteropSupported.setter
     def timelineSemaphoreInteropSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).timelineSemaphoreInteropSupported = <int>_support.as_int(value, "timelineSemaphoreInteropSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).timelineSemaphoreInteropSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).timelineSemaphoreInteropSupported = _support.int_field(value, "timelineSemaphoreInteropSupported")
 
     @property
     def memoryPoolsSupported(self):
@@ -9466,7 +10570,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @memoryPoolsSupported.setter
     def memoryPoolsSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).memoryPoolsSupported = <int>_support.as_int(value, "memoryPoolsSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memoryPoolsSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memoryPoolsSupported = _support.int_field(value, "memoryPoolsSupported")
 
     @property
     def gpuDirectRDMASupported(self):
@@ -9476,7 +10583,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @gpuDirectRDMASupported.setter
     def gpuDirectRDMASupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMASupported = <int>_support.as_int(value, "gpuDirectRDMASupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMASupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMASupported = _support.int_field(value, "gpuDirectRDMASupported")
 
     @property
     def gpuDirectRDMAFlushWritesOptions(self):
@@ -9486,7 +10596,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @gpuDirectRDMAFlushWritesOptions.setter
     def gpuDirectRDMAFlushWritesOptions(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMAFlushWritesOptions = <unsigned int>_support.as_int(value, "gpuDirectRDMAFlushWritesOptions")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMAFlushWritesOptions = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMAFlushWritesOptions = _support.int_field(value, "gpuDirectRDMAFlushWritesOptions")
 
     @property
     def gpuDirectRDMAWritesOrdering(self):
@@ -9496,7 +10609,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @gpuDirectRDMAWritesOrdering.setter
     def gpuDirectRDMAWritesOrdering(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMAWritesOrdering = <int>_support.as_int(value, "gpuDirectRDMAWritesOrdering")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMAWritesOrdering = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuDirectRDMAWritesOrdering = _support.int_field(value, "gpuDirectRDMAWritesOrdering")
 
     @property
     def memoryPoolSupportedHandleTypes(self):
@@ -9506,7 +10622,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @memoryPoolSupportedHandleTypes.setter
     def memoryPoolSupportedHandleTypes(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).memoryPoolSupportedHandleTypes = <unsigned int>_support.as_int(value, "memoryPoolSupportedHandleTypes")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memoryPoolSupportedHandleTypes = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).memoryPoolSupportedHandleTypes = _support.int_field(value, "memoryPoolSupportedHandleTypes")
 
     @property
     def deferredMappingCudaArraySupported(self):
@@ -9516,7 +10635,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @deferredMappingCudaArraySupported.setter
     def deferredMappingCudaArraySupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).deferredMappingCudaArraySupported = <int>_support.as_int(value, "deferredMappingCudaArraySupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).deferredMappingCudaArraySupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).deferredMappingCudaArraySupported = _support.int_field(value, "deferredMappingCudaArraySupported")
 
     @property
     def ipcEventSupported(self):
@@ -9526,7 +10648,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @ipcEventSupported.setter
     def ipcEventSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).ipcEventSupported = <int>_support.as_int(value, "ipcEventSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).ipcEventSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).ipcEventSupported = _support.int_field(value, "ipcEventSupported")
 
     @property
     def clusterLaunch(self):
@@ -9536,7 +10661,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @clusterLaunch.setter
     def clusterLaunch(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).clusterLaunch = <int>_support.as_int(value, "clusterLaunch")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).clusterLaunch = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).clusterLaunch = _support.int_field(value, "clusterLaunch")
 
     @property
     def unifiedFunctionPointers(self):
@@ -9546,7 +10674,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @unifiedFunctionPointers.setter
     def unifiedFunctionPointers(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).unifiedFunctionPointers = <int>_support.as_int(value, "unifiedFunctionPointers")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).unifiedFunctionPointers = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).unifiedFunctionPointers = _support.int_field(value, "unifiedFunctionPointers")
 
     @property
     def deviceNumaConfig(self):
@@ -9556,7 +10687,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @deviceNumaConfig.setter
     def deviceNumaConfig(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).deviceNumaConfig = <int>_support.as_int(value, "deviceNumaConfig")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).deviceNumaConfig = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).deviceNumaConfig = _support.int_field(value, "deviceNumaConfig")
 
     @property
     def deviceNumaId(self):
@@ -9566,7 +10700,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @deviceNumaId.setter
     def deviceNumaId(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).deviceNumaId = <int>_support.as_int(value, "deviceNumaId")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).deviceNumaId = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).deviceNumaId = _support.int_field(value, "deviceNumaId")
 
     @property
     def mpsEnabled(self):
@@ -9576,7 +10713,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @mpsEnabled.setter
     def mpsEnabled(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).mpsEnabled = <int>_support.as_int(value, "mpsEnabled")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).mpsEnabled = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).mpsEnabled = _support.int_field(value, "mpsEnabled")
 
     @property
     def hostNumaId(self):
@@ -9586,7 +10726,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @hostNumaId.setter
     def hostNumaId(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaId = <int>_support.as_int(value, "hostNumaId")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaId = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaId = _support.int_field(value, "hostNumaId")
 
     @property
     def gpuPciDeviceID(self):
@@ -9596,7 +10739,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @gpuPciDeviceID.setter
     def gpuPciDeviceID(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).gpuPciDeviceID = <unsigned int>_support.as_int(value, "gpuPciDeviceID")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuPciDeviceID = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuPciDeviceID = _support.int_field(value, "gpuPciDeviceID")
 
     @property
     def gpuPciSubsystemID(self):
@@ -9606,7 +10752,10 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @gpuPciSubsystemID.setter
     def gpuPciSubsystemID(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).gpuPciSubsystemID = <unsigned int>_support.as_int(value, "gpuPciSubsystemID")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuPciSubsystemID = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).gpuPciSubsystemID = _support.int_field(value, "gpuPciSubsystemID")
 
     @property
     def hostNumaMultinodeIpcSupported(self):
@@ -9616,20 +10765,25 @@ cdef class cudaDeviceProp(_support.Struct):
 
     @hostNumaMultinodeIpcSupported.setter
     def hostNumaMultinodeIpcSupported(self, value):
-        (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaMultinodeIpcSupported = <int>_support.as_int(value, "hostNumaMultinodeIpcSupported")
+        if type(value) is int:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaMultinodeIpcSupported = value
+        else:
+            (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaMultinodeIpcSupported = _support.int_field(value, "hostNumaMultinodeIpcSupported")
 
     @property
     def reserved(self):
         """Reserved for future use
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).reserved[0], 56, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).reserved[0], 56, sizeof(int), "i", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).reserved[0], 56, sizeof(int), "i", value, "reserved")
 
+    _fields = (("name", False), ("uuid", False), ("luid", False), ("luidDeviceNodeMask", False), ("totalGlobalMem", False), ("sharedMemPerBlock", False), ("regsPerBlock", False), ("warpSize", False), ("memPitch", False), ("maxThreadsPerBlock", False), ("maxThreadsDim", False), ("maxGridSize", False), ("totalConstMem", False), ("major", False), ("minor", False), ("textureAlignment", False), ("texturePitchAlignment", False), ("multiProcessorCount", False), ("integrated", False), ("canMapHostMemory", False), ("maxTexture1D", False), ("maxTexture1DMipmap", False), ("maxTexture2D", False), ("maxTexture2DMipmap", False), ("maxTexture2DLinear", False), ("maxTexture2DGather", False), ("maxTexture3D", False), ("maxTexture3DAlt", False), ("maxTextureCubemap", False), ("maxTexture1DLayered", False), ("maxTexture2DLayered", False), ("maxTextureCubemapLayered", False), ("maxSurface1D", False), ("maxSurface2D", False), ("maxSurface3D", False), ("maxSurface1DLayered", False), ("maxSurface2DLayered", False), ("maxSurfaceCubemap", False), ("maxSurfaceCubemapLayered", False), ("surfaceAlignment", False), ("concurrentKernels", False), ("ECCEnabled", False), ("pciBusID", False), ("pciDeviceID", False), ("pciDomainID", False), ("tccDriver", False), ("asyncEngineCount", False), ("unifiedAddressing", False), ("memoryBusWidth", False), ("l2CacheSize", False), ("persistingL2CacheMaxSize", False), ("maxThreadsPerMultiProcessor", False), ("streamPrioritiesSupported", False), ("globalL1CacheSupported", False), ("localL1CacheSupported", False), ("sharedMemPerMultiprocessor", False), ("regsPerMultiprocessor", False), ("managedMemory", False), ("isMultiGpuBoard", False), ("multiGpuBoardGroupID", False), ("hostNativeAtomicSupported", False), ("pageableMemoryAccess", False), ("concurrentManagedAccess", False), ("computePreemptionSupported", False), ("canUseHostPointerForRegisteredMem", False), ("cooperativeLaunch", False), ("sharedMemPerBlockOptin", False), ("pageableMemoryAccessUsesHostPageTables", False), ("directManagedMemAccessFromHost", False), ("maxBlocksPerMultiProcessor", False), ("accessPolicyMaxWindowSize", False), ("reservedSharedMemPerBlock", False), ("hostRegisterSupported", False), ("sparseCudaArraySupported", False), ("hostRegisterReadOnlySupported", False), ("timelineSemaphoreInteropSupported", False), ("memoryPoolsSupported", False), ("gpuDirectRDMASupported", False), ("gpuDirectRDMAFlushWritesOptions", False), ("gpuDirectRDMAWritesOrdering", False), ("memoryPoolSupportedHandleTypes", False), ("deferredMappingCudaArraySupported", False), ("ipcEventSupported", False), ("clusterLaunch", False), ("unifiedFunctionPointers", False), ("deviceNumaConfig", False), ("deviceNumaId", False), ("mpsEnabled", False), ("hostNumaId", False), ("gpuPciDeviceID", False), ("gpuPciSubsystemID", False), ("hostNumaMultinodeIpcSupported", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaDeviceProp(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("name", "uuid", "luid", "luidDeviceNodeMask", "totalGlobalMem", "sharedMemPerBlock", "regsPerBlock", "warpSize", "memPitch", "maxThreadsPerBlock", "maxThreadsDim", "maxGridSize", "totalConstMem", "major", "minor", "textureAlignment", "texturePitchAlignment", "multiProcessorCount", "integrated", "canMapHostMemory", "maxTexture1D", "maxTexture1DMipmap", "maxTexture2D", "maxTexture2DMipmap", "maxTexture2DLinear", "maxTexture2DGather", "maxTexture3D", "maxTexture3DAlt", "maxTextureCubemap", "maxTexture1DLayered", "maxTexture2DLayered", "maxTextureCubemapLayered", "maxSurface1D", "maxSurface2D", "maxSurface3D", "maxSurface1DLayered", "maxSurface2DLayered", "maxSurfaceCubemap", "maxSurfaceCubemapLayered", "surfaceAlignment", "concurrentKernels", "ECCEnabled", "pciBusID", "pciDeviceID", "pciDomainID", "tccDriver", "asyncEngineCount", "unifiedAddressing", "memoryBusWidth", "l2CacheSize", "persistingL2CacheMaxSize", "maxThreadsPerMultiProcessor", "streamPrioritiesSupported", "globalL1CacheSupported", "localL1CacheSupported", "sharedMemPerMultiprocessor", "regsPerMultiprocessor", "managedMemory", "isMultiGpuBoard", "multiGpuBoardGroupID", "hostNativeAtomicSupported", "pageableMemoryAccess", "concurrentManagedAccess", "computePreemptionSupported", "canUseHostPointerForRegisteredMem", "cooperativeLaunch", "sharedMemPerBlockOptin", "pageableMemoryAccessUsesHostPageTables", "directManagedMemAccessFromHost", "maxBlocksPerMultiProcessor", "accessPolicyMaxWindowSize", "reservedSharedMemPerBlock", "hostRegisterSupported", "sparseCudaArraySupported", "hostRegisterReadOnlySupported", "timelineSemaphoreInteropSupported", "memoryPoolsSupported", "gpuDirectRDMASupported", "gpuDirectRDMAFlushWritesOptions", "gpuDirectRDMAWritesOrdering", "memoryPoolSupportedHandleTypes", "deferredMappingCudaArraySupported", "ipcEventSupported", "clusterLaunch", "unifiedFunctionPointers", "deviceNumaConfig", "deviceNumaId", "mpsEnabled", "hostNumaId", "gpuPciDeviceID", "gpuPciSubsystemID", "hostNumaMultinodeIpcSupported", "reserved", )) + ")"
+        return _support.struct_text(self, cudaDeviceProp._fields)
 
 cdef class cudaIpcEventHandle_t(_support.Struct):
     """cudaIpcEventHandle_t(_ptr=0, **fields)
@@ -9679,10 +10833,12 @@ cdef class cudaIpcEventHandle_t(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaIpcEventHandle_st*>self._ptr).reserved[0], 64, 1, "b", value, "reserved")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaIpcEventHandle_st*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "cudaIpcEventHandle_t(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, cudaIpcEventHandle_t._fields)
 
 cdef class cudaIpcMemHandle_t(_support.Struct):
     """cudaIpcMemHandle_t(_ptr=0, **fields)
@@ -9732,10 +10888,12 @@ cdef class cudaIpcMemHandle_t(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaIpcMemHandle_st*>self._ptr).reserved[0], 64, 1, "b", value, "reserved")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaIpcMemHandle_st*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "cudaIpcMemHandle_t(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, cudaIpcMemHandle_t._fields)
 
 cdef class cudaMemFabricHandle_t(_support.Struct):
     """cudaMemFabricHandle_t(_ptr=0, **fields)
@@ -9785,10 +10943,12 @@ cdef class cudaMemFabricHandle_t(_support.Struct):
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaMemFabricHandle_st*>self._ptr).reserved[0], 64, 1, "b", value, "reserved")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaMemFabricHandle_st*>self._ptr).reserved[0], 64, value, False, "reserved")
+
+    _fields = (("reserved", False), )
 
     def __repr__(self):
-        return "cudaMemFabricHandle_t(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("reserved", )) + ")"
+        return _support.struct_text(self, cudaMemFabricHandle_t._fields)
 
 cdef class anon_anon_cudaExternalMemoryHandleDesc_handle_win32(_support.Struct):
     """anon_anon_cudaExternalMemoryHandleDesc_handle_win32(_ptr=0, **fields)
@@ -9865,8 +11025,10 @@ cdef class anon_anon_cudaExternalMemoryHandleDesc_handle_win32(_support.Struct):
     def name(self, value):
         (<cyruntime.anon_anon_cudaExternalMemoryHandleDesc_handle_win32*>self._ptr).name = <const void *>_support.field_address(value, self, "name")
 
+    _fields = (("handle", True), ("name", True), )
+
     def __repr__(self):
-        return "anon_anon_cudaExternalMemoryHandleDesc_handle_win32(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("handle", "name", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalMemoryHandleDesc_handle_win32._fields)
 
 cdef class anon_cudaExternalMemoryHandleDesc_handle(_support.Struct):
     """anon_cudaExternalMemoryHandleDesc_handle(_ptr=0, **fields)
@@ -9920,7 +11082,10 @@ cdef class anon_cudaExternalMemoryHandleDesc_handle(_support.Struct):
 
     @fd.setter
     def fd(self, value):
-        (<cyruntime.anon_cudaExternalMemoryHandleDesc_handle*>self._ptr).fd = <int>_support.as_int(value, "fd")
+        if type(value) is int:
+            (<cyruntime.anon_cudaExternalMemoryHandleDesc_handle*>self._ptr).fd = value
+        else:
+            (<cyruntime.anon_cudaExternalMemoryHandleDesc_handle*>self._ptr).fd = _support.int_field(value, "fd")
 
     @property
     def win32(self):
@@ -9941,8 +11106,10 @@ cdef class anon_cudaExternalMemoryHandleDesc_handle(_support.Struct):
     def nvSciBufObject(self, value):
         (<cyruntime.anon_cudaExternalMemoryHandleDesc_handle*>self._ptr).nvSciBufObject = <const void *>_support.field_address(value, self, "nvSciBufObject")
 
+    _fields = (("fd", False), ("win32", False), ("nvSciBufObject", True), )
+
     def __repr__(self):
-        return "anon_cudaExternalMemoryHandleDesc_handle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fd", "win32", "nvSciBufObject", )) + ")"
+        return _support.struct_text(self, anon_cudaExternalMemoryHandleDesc_handle._fields)
 
 cdef class cudaExternalMemoryHandleDesc(_support.Struct):
     """cudaExternalMemoryHandleDesc(_ptr=0, **fields)
@@ -9994,7 +11161,7 @@ cdef class cudaExternalMemoryHandleDesc(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).type_ = <cyruntime.cudaExternalMemoryHandleType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).type_ = <cyruntime.cudaExternalMemoryHandleType><long long>_support.enum_field(value, "type")
 
     @property
     def handle(self):
@@ -10012,7 +11179,10 @@ cdef class cudaExternalMemoryHandleDesc(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).size = <unsigned long long>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).size = value
+        else:
+            (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def flags(self):
@@ -10022,20 +11192,25 @@ cdef class cudaExternalMemoryHandleDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("type", False), ("handle", False), ("size", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaExternalMemoryHandleDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "handle", "size", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, cudaExternalMemoryHandleDesc._fields)
 
 cdef class cudaExternalMemoryBufferDesc(_support.Struct):
     """cudaExternalMemoryBufferDesc(_ptr=0, **fields)
@@ -10087,7 +11262,10 @@ cdef class cudaExternalMemoryBufferDesc(_support.Struct):
 
     @offset.setter
     def offset(self, value):
-        (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).offset = <unsigned long long>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).offset = value
+        else:
+            (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def size(self):
@@ -10097,7 +11275,10 @@ cdef class cudaExternalMemoryBufferDesc(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).size = <unsigned long long>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).size = value
+        else:
+            (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def flags(self):
@@ -10107,20 +11288,25 @@ cdef class cudaExternalMemoryBufferDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("offset", False), ("size", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaExternalMemoryBufferDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("offset", "size", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, cudaExternalMemoryBufferDesc._fields)
 
 cdef class cudaExternalMemoryMipmappedArrayDesc(_support.Struct):
     """cudaExternalMemoryMipmappedArrayDesc(_ptr=0, **fields)
@@ -10173,7 +11359,10 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(_support.Struct):
 
     @offset.setter
     def offset(self, value):
-        (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).offset = <unsigned long long>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).offset = value
+        else:
+            (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def formatDesc(self):
@@ -10204,7 +11393,10 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def numLevels(self):
@@ -10214,20 +11406,25 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(_support.Struct):
 
     @numLevels.setter
     def numLevels(self, value):
-        (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).numLevels = <unsigned int>_support.as_int(value, "numLevels")
+        if type(value) is int:
+            (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).numLevels = value
+        else:
+            (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).numLevels = _support.int_field(value, "numLevels")
 
     @property
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("offset", False), ("formatDesc", False), ("extent", False), ("flags", False), ("numLevels", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaExternalMemoryMipmappedArrayDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("offset", "formatDesc", "extent", "flags", "numLevels", "reserved", )) + ")"
+        return _support.struct_text(self, cudaExternalMemoryMipmappedArrayDesc._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(_support.Struct):
     """anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(_ptr=0, **fields)
@@ -10304,8 +11501,10 @@ cdef class anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(_support.Struc
     def name(self, value):
         (<cyruntime.anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32*>self._ptr).name = <const void *>_support.field_address(value, self, "name")
 
+    _fields = (("handle", True), ("name", True), )
+
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("handle", "name", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32._fields)
 
 cdef class anon_cudaExternalSemaphoreHandleDesc_handle(_support.Struct):
     """anon_cudaExternalSemaphoreHandleDesc_handle(_ptr=0, **fields)
@@ -10360,7 +11559,10 @@ cdef class anon_cudaExternalSemaphoreHandleDesc_handle(_support.Struct):
 
     @fd.setter
     def fd(self, value):
-        (<cyruntime.anon_cudaExternalSemaphoreHandleDesc_handle*>self._ptr).fd = <int>_support.as_int(value, "fd")
+        if type(value) is int:
+            (<cyruntime.anon_cudaExternalSemaphoreHandleDesc_handle*>self._ptr).fd = value
+        else:
+            (<cyruntime.anon_cudaExternalSemaphoreHandleDesc_handle*>self._ptr).fd = _support.int_field(value, "fd")
 
     @property
     def win32(self):
@@ -10380,8 +11582,10 @@ cdef class anon_cudaExternalSemaphoreHandleDesc_handle(_support.Struct):
     def nvSciSyncObj(self, value):
         (<cyruntime.anon_cudaExternalSemaphoreHandleDesc_handle*>self._ptr).nvSciSyncObj = <const void *>_support.field_address(value, self, "nvSciSyncObj")
 
+    _fields = (("fd", False), ("win32", False), ("nvSciSyncObj", True), )
+
     def __repr__(self):
-        return "anon_cudaExternalSemaphoreHandleDesc_handle(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fd", "win32", "nvSciSyncObj", )) + ")"
+        return _support.struct_text(self, anon_cudaExternalSemaphoreHandleDesc_handle._fields)
 
 cdef class cudaExternalSemaphoreHandleDesc(_support.Struct):
     """cudaExternalSemaphoreHandleDesc(_ptr=0, **fields)
@@ -10433,7 +11637,7 @@ cdef class cudaExternalSemaphoreHandleDesc(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).type_ = <cyruntime.cudaExternalSemaphoreHandleType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).type_ = <cyruntime.cudaExternalSemaphoreHandleType><long long>_support.enum_field(value, "type")
 
     @property
     def handle(self):
@@ -10451,20 +11655,25 @@ cdef class cudaExternalSemaphoreHandleDesc(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
         """Must be zero
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("type", False), ("handle", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaExternalSemaphoreHandleDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "handle", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreHandleDesc._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_fence(_support.Struct):
     """anon_anon_cudaExternalSemaphoreSignalParams_params_fence(_ptr=0, **fields)
@@ -10516,10 +11725,15 @@ cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_fence(_support.Str
 
     @value.setter
     def value(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_fence*>self._ptr).value = <unsigned long long>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_fence*>self._ptr).value = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_fence*>self._ptr).value = _support.int_field(value, "value")
+
+    _fields = (("value", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreSignalParams_params_fence(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("value", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreSignalParams_params_fence._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(_support.Struct):
     """anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(_ptr=0, **fields)
@@ -10580,10 +11794,15 @@ cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(_support
 
     @reserved.setter
     def reserved(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).reserved = <unsigned long long>_support.as_int(value, "reserved")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).reserved = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
+
+    _fields = (("fence", True), ("reserved", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "reserved", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex(_support.Struct):
     """anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex(_ptr=0, **fields)
@@ -10633,10 +11852,15 @@ cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex(_suppor
 
     @key.setter
     def key(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex*>self._ptr).key = <unsigned long long>_support.as_int(value, "key")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex*>self._ptr).key = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex*>self._ptr).key = _support.int_field(value, "key")
+
+    _fields = (("key", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("key", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex._fields)
 
 cdef class anon_cudaExternalSemaphoreSignalParams_params(_support.Struct):
     """anon_cudaExternalSemaphoreSignalParams_params(_ptr=0, **fields)
@@ -10706,14 +11930,16 @@ cdef class anon_cudaExternalSemaphoreSignalParams_params(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+
     def __repr__(self):
-        return "anon_cudaExternalSemaphoreSignalParams_params(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "nvSciSync", "keyedMutex", "reserved", )) + ")"
+        return _support.struct_text(self, anon_cudaExternalSemaphoreSignalParams_params._fields)
 
 cdef class cudaExternalSemaphoreSignalParams(_support.Struct):
     """cudaExternalSemaphoreSignalParams(_ptr=0, **fields)
@@ -10780,18 +12006,23 @@ cdef class cudaExternalSemaphoreSignalParams(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("params", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaExternalSemaphoreSignalParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("params", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreSignalParams._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_fence(_support.Struct):
     """anon_anon_cudaExternalSemaphoreWaitParams_params_fence(_ptr=0, **fields)
@@ -10843,10 +12074,15 @@ cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_fence(_support.Struc
 
     @value.setter
     def value(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_fence*>self._ptr).value = <unsigned long long>_support.as_int(value, "value")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_fence*>self._ptr).value = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_fence*>self._ptr).value = _support.int_field(value, "value")
+
+    _fields = (("value", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreWaitParams_params_fence(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("value", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreWaitParams_params_fence._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(_support.Struct):
     """anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(_ptr=0, **fields)
@@ -10907,10 +12143,15 @@ cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(_support.S
 
     @reserved.setter
     def reserved(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).reserved = <unsigned long long>_support.as_int(value, "reserved")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).reserved = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
+
+    _fields = (("fence", True), ("reserved", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "reserved", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync._fields)
 
 cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(_support.Struct):
     """anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(_ptr=0, **fields)
@@ -10962,7 +12203,10 @@ cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(_support.
 
     @key.setter
     def key(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex*>self._ptr).key = <unsigned long long>_support.as_int(value, "key")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex*>self._ptr).key = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex*>self._ptr).key = _support.int_field(value, "key")
 
     @property
     def timeoutMs(self):
@@ -10972,10 +12216,15 @@ cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(_support.
 
     @timeoutMs.setter
     def timeoutMs(self, value):
-        (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex*>self._ptr).timeoutMs = <unsigned int>_support.as_int(value, "timeoutMs")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex*>self._ptr).timeoutMs = value
+        else:
+            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex*>self._ptr).timeoutMs = _support.int_field(value, "timeoutMs")
+
+    _fields = (("key", False), ("timeoutMs", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("key", "timeoutMs", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex._fields)
 
 cdef class anon_cudaExternalSemaphoreWaitParams_params(_support.Struct):
     """anon_cudaExternalSemaphoreWaitParams_params(_ptr=0, **fields)
@@ -11045,14 +12294,16 @@ cdef class anon_cudaExternalSemaphoreWaitParams_params(_support.Struct):
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+
     def __repr__(self):
-        return "anon_cudaExternalSemaphoreWaitParams_params(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("fence", "nvSciSync", "keyedMutex", "reserved", )) + ")"
+        return _support.struct_text(self, anon_cudaExternalSemaphoreWaitParams_params._fields)
 
 cdef class cudaExternalSemaphoreWaitParams(_support.Struct):
     """cudaExternalSemaphoreWaitParams(_ptr=0, **fields)
@@ -11119,18 +12370,23 @@ cdef class cudaExternalSemaphoreWaitParams(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).flags = <unsigned int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def reserved(self):
-        return _support.array_view(<void*>&(<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("params", False), ("flags", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaExternalSemaphoreWaitParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("params", "flags", "reserved", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreWaitParams._fields)
 
 cdef class cudalibraryHostUniversalFunctionAndDataTable(_support.Struct):
     """cudalibraryHostUniversalFunctionAndDataTable(_ptr=0, **fields)
@@ -11188,7 +12444,10 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(_support.Struct):
 
     @functionWindowSize.setter
     def functionWindowSize(self, value):
-        (<cyruntime.cudalibraryHostUniversalFunctionAndDataTable*>self._ptr).functionWindowSize = <size_t>_support.as_int(value, "functionWindowSize")
+        if type(value) is int:
+            (<cyruntime.cudalibraryHostUniversalFunctionAndDataTable*>self._ptr).functionWindowSize = value
+        else:
+            (<cyruntime.cudalibraryHostUniversalFunctionAndDataTable*>self._ptr).functionWindowSize = _support.int_field(value, "functionWindowSize")
 
     @property
     def dataTable(self):
@@ -11204,10 +12463,15 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(_support.Struct):
 
     @dataWindowSize.setter
     def dataWindowSize(self, value):
-        (<cyruntime.cudalibraryHostUniversalFunctionAndDataTable*>self._ptr).dataWindowSize = <size_t>_support.as_int(value, "dataWindowSize")
+        if type(value) is int:
+            (<cyruntime.cudalibraryHostUniversalFunctionAndDataTable*>self._ptr).dataWindowSize = value
+        else:
+            (<cyruntime.cudalibraryHostUniversalFunctionAndDataTable*>self._ptr).dataWindowSize = _support.int_field(value, "dataWindowSize")
+
+    _fields = (("functionTable", True), ("functionWindowSize", False), ("dataTable", True), ("dataWindowSize", False), )
 
     def __repr__(self):
-        return "cudalibraryHostUniversalFunctionAndDataTable(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("functionTable", "functionWindowSize", "dataTable", "dataWindowSize", )) + ")"
+        return _support.struct_text(self, cudalibraryHostUniversalFunctionAndDataTable._fields)
 
 cdef class cudaKernelNodeParams(_support.Struct):
     """cudaKernelNodeParams(_ptr=0, **fields)
@@ -11220,6 +12484,12 @@ cdef class cudaKernelNodeParams(_support.Struct):
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cyruntime.cudaKernelNodeParams))
         self._own = True
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).gridDim.x = 1
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).gridDim.y = 1
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).gridDim.z = 1
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).blockDim.x = 1
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).blockDim.y = 1
+        (<cyruntime.cudaKernelNodeParams*>self._ptr).blockDim.z = 1
 
     def __dealloc__(self):
         if self._own:
@@ -11289,7 +12559,10 @@ cdef class cudaKernelNodeParams(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cyruntime.cudaKernelNodeParams*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cyruntime.cudaKernelNodeParams*>self._ptr).sharedMemBytes = value
+        else:
+            (<cyruntime.cudaKernelNodeParams*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def kernelParams(self):
@@ -11300,7 +12573,7 @@ cdef class cudaKernelNodeParams(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cyruntime.cudaKernelNodeParams*>self._ptr).kernelParams = <void **>_address
@@ -11314,13 +12587,15 @@ cdef class cudaKernelNodeParams(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cyruntime.cudaKernelNodeParams*>self._ptr).extra = <void **>_address
 
+    _fields = (("func", True), ("gridDim", False), ("blockDim", False), ("sharedMemBytes", False), ("kernelParams", True), ("extra", True), )
+
     def __repr__(self):
-        return "cudaKernelNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra", )) + ")"
+        return _support.struct_text(self, cudaKernelNodeParams._fields)
 
 cdef class cudaKernelNodeParamsV2(_support.Struct):
     """cudaKernelNodeParamsV2(_ptr=0, **fields)
@@ -11333,6 +12608,12 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cyruntime.cudaKernelNodeParamsV2))
         self._own = True
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).gridDim.x = 1
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).gridDim.y = 1
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).gridDim.z = 1
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).blockDim.x = 1
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).blockDim.y = 1
+        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).blockDim.z = 1
 
     def __dealloc__(self):
         if self._own:
@@ -11402,7 +12683,10 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
 
     @sharedMemBytes.setter
     def sharedMemBytes(self, value):
-        (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).sharedMemBytes = <unsigned int>_support.as_int(value, "sharedMemBytes")
+        if type(value) is int:
+            (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).sharedMemBytes = value
+        else:
+            (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).sharedMemBytes = _support.int_field(value, "sharedMemBytes")
 
     @property
     def kernelParams(self):
@@ -11413,7 +12697,7 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
     @kernelParams.setter
     def kernelParams(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "kernelParams", False))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "kernelParams", packed)
         (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).kernelParams = <void **>_address
@@ -11427,13 +12711,15 @@ cdef class cudaKernelNodeParamsV2(_support.Struct):
     @extra.setter
     def extra(self, value):
         cdef void** _address
-        packed = _support.kernel_params(value)
+        packed = _support.kernel_params(_support.address_number(value, "extra", True))
         _address = _support.kernel_params_pointer(packed)
         _support.keep(self, "extra", packed)
         (<cyruntime.cudaKernelNodeParamsV2*>self._ptr).extra = <void **>_address
 
+    _fields = (("func", True), ("gridDim", False), ("blockDim", False), ("sharedMemBytes", False), ("kernelParams", True), ("extra", True), )
+
     def __repr__(self):
-        return "cudaKernelNodeParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra", )) + ")"
+        return _support.struct_text(self, cudaKernelNodeParamsV2._fields)
 
 cdef class cudaExternalSemaphoreSignalNodeParams(_support.Struct):
     """cudaExternalSemaphoreSignalNodeParams(_ptr=0, **fields)
@@ -11481,21 +12767,27 @@ cdef class cudaExternalSemaphoreSignalNodeParams(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_cudaExternalSemaphore_t(<void*>(<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.field_address(value, self, "extSemArray")
+        (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.handle_list_field(value, cudaExternalSemaphore_t, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore signal parameters.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [cudaExternalSemaphoreSignalParams._view(<void*>&(<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreSignalParams *>_support.struct_array_field(value, cudaExternalSemaphoreSignalParams, sizeof(cyruntime.cudaExternalSemaphoreSignalParams), self, "paramsArray")
+        (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreSignalParams *>_support.struct_list_field(value, cudaExternalSemaphoreSignalParams, sizeof(cyruntime.cudaExternalSemaphoreSignalParams), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -11505,10 +12797,15 @@ cdef class cudaExternalSemaphoreSignalNodeParams(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).numExtSems = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreSignalNodeParams*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "cudaExternalSemaphoreSignalNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreSignalNodeParams._fields)
 
 cdef class cudaExternalSemaphoreSignalNodeParamsV2(_support.Struct):
     """cudaExternalSemaphoreSignalNodeParamsV2(_ptr=0, **fields)
@@ -11556,21 +12853,27 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_cudaExternalSemaphore_t(<void*>(<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.field_address(value, self, "extSemArray")
+        (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.handle_list_field(value, cudaExternalSemaphore_t, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore signal parameters.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [cudaExternalSemaphoreSignalParams._view(<void*>&(<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreSignalParams *>_support.struct_array_field(value, cudaExternalSemaphoreSignalParams, sizeof(cyruntime.cudaExternalSemaphoreSignalParams), self, "paramsArray")
+        (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreSignalParams *>_support.struct_list_field(value, cudaExternalSemaphoreSignalParams, sizeof(cyruntime.cudaExternalSemaphoreSignalParams), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -11580,10 +12883,15 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).numExtSems = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreSignalNodeParamsV2*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "cudaExternalSemaphoreSignalNodeParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreSignalNodeParamsV2._fields)
 
 cdef class cudaExternalSemaphoreWaitNodeParams(_support.Struct):
     """cudaExternalSemaphoreWaitNodeParams(_ptr=0, **fields)
@@ -11631,21 +12939,27 @@ cdef class cudaExternalSemaphoreWaitNodeParams(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_cudaExternalSemaphore_t(<void*>(<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.field_address(value, self, "extSemArray")
+        (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.handle_list_field(value, cudaExternalSemaphore_t, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore wait parameters.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [cudaExternalSemaphoreWaitParams._view(<void*>&(<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreWaitParams *>_support.struct_array_field(value, cudaExternalSemaphoreWaitParams, sizeof(cyruntime.cudaExternalSemaphoreWaitParams), self, "paramsArray")
+        (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreWaitParams *>_support.struct_list_field(value, cudaExternalSemaphoreWaitParams, sizeof(cyruntime.cudaExternalSemaphoreWaitParams), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -11655,10 +12969,15 @@ cdef class cudaExternalSemaphoreWaitNodeParams(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).numExtSems = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreWaitNodeParams*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "cudaExternalSemaphoreWaitNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreWaitNodeParams._fields)
 
 cdef class cudaExternalSemaphoreWaitNodeParamsV2(_support.Struct):
     """cudaExternalSemaphoreWaitNodeParamsV2(_ptr=0, **fields)
@@ -11706,21 +13025,27 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(_support.Struct):
     def extSemArray(self):
         """Array of external semaphore handles.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).extSemArray
+        array = _support.kept_array(self, "extSemArray", <void*>(<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).extSemArray)
+        if array is None:
+            return []
+        return [_wrap_cudaExternalSemaphore_t(<void*>(<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).extSemArray[i]) for i in range(len(array))]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.field_address(value, self, "extSemArray")
+        (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).extSemArray = <cyruntime.cudaExternalSemaphore_t *>_support.handle_list_field(value, cudaExternalSemaphore_t, self, "extSemArray")
 
     @property
     def paramsArray(self):
         """Array of external semaphore wait parameters.
         """
-        return <uintptr_t>(<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).paramsArray
+        array = _support.kept_array(self, "paramsArray", <void*>(<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).paramsArray)
+        if array is None:
+            return []
+        return [cudaExternalSemaphoreWaitParams._view(<void*>&(<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).paramsArray[i], array) for i in range(len(array))]
 
     @paramsArray.setter
     def paramsArray(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreWaitParams *>_support.struct_array_field(value, cudaExternalSemaphoreWaitParams, sizeof(cyruntime.cudaExternalSemaphoreWaitParams), self, "paramsArray")
+        (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).paramsArray = <const cyruntime.cudaExternalSemaphoreWaitParams *>_support.struct_list_field(value, cudaExternalSemaphoreWaitParams, sizeof(cyruntime.cudaExternalSemaphoreWaitParams), self, "paramsArray")
 
     @property
     def numExtSems(self):
@@ -11730,10 +13055,15 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(_support.Struct):
 
     @numExtSems.setter
     def numExtSems(self, value):
-        (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).numExtSems = <unsigned int>_support.as_int(value, "numExtSems")
+        if type(value) is int:
+            (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).numExtSems = value
+        else:
+            (<cyruntime.cudaExternalSemaphoreWaitNodeParamsV2*>self._ptr).numExtSems = _support.int_field(value, "numExtSems")
+
+    _fields = (("extSemArray", False), ("paramsArray", False), ("numExtSems", False), )
 
     def __repr__(self):
-        return "cudaExternalSemaphoreWaitNodeParamsV2(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("extSemArray", "paramsArray", "numExtSems", )) + ")"
+        return _support.struct_text(self, cudaExternalSemaphoreWaitNodeParamsV2._fields)
 
 cdef class cudaConditionalNodeParams(_support.Struct):
     """cudaConditionalNodeParams(_ptr=0, **fields)
@@ -11787,7 +13117,12 @@ cdef class cudaConditionalNodeParams(_support.Struct):
 
     @handle.setter
     def handle(self, value):
-        (<cyruntime.cudaConditionalNodeParams*>self._ptr).handle = ((<cudaGraphConditionalHandle>value)._value if type(value) is cudaGraphConditionalHandle else <cyruntime.cudaGraphConditionalHandle>_support.as_int(value, "handle"))
+        if type(value) is cudaGraphConditionalHandle:
+            (<cyruntime.cudaConditionalNodeParams*>self._ptr).handle = (<cudaGraphConditionalHandle>value)._value
+        elif type(value) is int:
+            (<cyruntime.cudaConditionalNodeParams*>self._ptr).handle = value
+        else:
+            (<cyruntime.cudaConditionalNodeParams*>self._ptr).handle = _support.value_field(value, "handle")
 
     @property
     def type(self):
@@ -11797,7 +13132,7 @@ cdef class cudaConditionalNodeParams(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaConditionalNodeParams*>self._ptr).type_ = <cyruntime.cudaGraphConditionalNodeType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaConditionalNodeParams*>self._ptr).type_ = <cyruntime.cudaGraphConditionalNodeType><long long>_support.enum_field(value, "type")
 
     @property
     def size(self):
@@ -11808,7 +13143,10 @@ cdef class cudaConditionalNodeParams(_support.Struct):
 
     @size.setter
     def size(self, value):
-        (<cyruntime.cudaConditionalNodeParams*>self._ptr).size = <unsigned int>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cyruntime.cudaConditionalNodeParams*>self._ptr).size = value
+        else:
+            (<cyruntime.cudaConditionalNodeParams*>self._ptr).size = _support.int_field(value, "size")
 
     @property
     def phGraph_out(self):
@@ -11831,14 +13169,14 @@ cdef class cudaConditionalNodeParams(_support.Struct):
         phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
         no body graph is executed.
         """
-        return <uintptr_t>(<cyruntime.cudaConditionalNodeParams*>self._ptr).phGraph_out
+        if (<cyruntime.cudaConditionalNodeParams*>self._ptr).phGraph_out == NULL:
+            return []
+        return [_wrap_cudaGraph_t(<void*>(<cyruntime.cudaConditionalNodeParams*>self._ptr).phGraph_out[i]) for i in range((<cyruntime.cudaConditionalNodeParams*>self._ptr).size)]
 
-    @phGraph_out.setter
-    def phGraph_out(self, value):
-        (<cyruntime.cudaConditionalNodeParams*>self._ptr).phGraph_out = <cyruntime.cudaGraph_t *>_support.field_address(value, self, "phGraph_out")
+    _fields = (("handle", False), ("type", False), ("size", False), ("phGraph_out", False), )
 
     def __repr__(self):
-        return "cudaConditionalNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("handle", "type", "size", "phGraph_out", )) + ")"
+        return _support.struct_text(self, cudaConditionalNodeParams._fields)
 
 cdef class cudaChildGraphNodeParams(_support.Struct):
     """cudaChildGraphNodeParams(_ptr=0, **fields)
@@ -11894,7 +13232,7 @@ cdef class cudaChildGraphNodeParams(_support.Struct):
 
     @graph.setter
     def graph(self, value):
-        (<cyruntime.cudaChildGraphNodeParams*>self._ptr).graph = <cyruntime.cudaGraph_t>_support.handle_value(value, cudaGraph_t, "graph")
+        (<cyruntime.cudaChildGraphNodeParams*>self._ptr).graph = <cyruntime.cudaGraph_t>_support.handle_field(value, cudaGraph_t, "graph")
 
     @property
     def ownership(self):
@@ -11904,10 +13242,12 @@ cdef class cudaChildGraphNodeParams(_support.Struct):
 
     @ownership.setter
     def ownership(self, value):
-        (<cyruntime.cudaChildGraphNodeParams*>self._ptr).ownership = <cyruntime.cudaGraphChildGraphNodeOwnership><long long>_support.as_int(value, "ownership")
+        (<cyruntime.cudaChildGraphNodeParams*>self._ptr).ownership = <cyruntime.cudaGraphChildGraphNodeOwnership><long long>_support.enum_field(value, "ownership")
+
+    _fields = (("graph", False), ("ownership", False), )
 
     def __repr__(self):
-        return "cudaChildGraphNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("graph", "ownership", )) + ")"
+        return _support.struct_text(self, cudaChildGraphNodeParams._fields)
 
 cdef class cudaEventRecordNodeParams(_support.Struct):
     """cudaEventRecordNodeParams(_ptr=0, **fields)
@@ -11959,10 +13299,12 @@ cdef class cudaEventRecordNodeParams(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cyruntime.cudaEventRecordNodeParams*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_value(value, cudaEvent_t, "event")
+        (<cyruntime.cudaEventRecordNodeParams*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_field(value, cudaEvent_t, "event")
+
+    _fields = (("event", False), )
 
     def __repr__(self):
-        return "cudaEventRecordNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", )) + ")"
+        return _support.struct_text(self, cudaEventRecordNodeParams._fields)
 
 cdef class cudaEventWaitNodeParams(_support.Struct):
     """cudaEventWaitNodeParams(_ptr=0, **fields)
@@ -12014,10 +13356,12 @@ cdef class cudaEventWaitNodeParams(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cyruntime.cudaEventWaitNodeParams*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_value(value, cudaEvent_t, "event")
+        (<cyruntime.cudaEventWaitNodeParams*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_field(value, cudaEvent_t, "event")
+
+    _fields = (("event", False), )
 
     def __repr__(self):
-        return "cudaEventWaitNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", )) + ")"
+        return _support.struct_text(self, cudaEventWaitNodeParams._fields)
 
 cdef class cudaGraphNodeParams(_support.Struct):
     """cudaGraphNodeParams(_ptr=0, **fields)
@@ -12069,13 +13413,13 @@ cdef class cudaGraphNodeParams(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaGraphNodeParams*>self._ptr).type_ = <cyruntime.cudaGraphNodeType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaGraphNodeParams*>self._ptr).type_ = <cyruntime.cudaGraphNodeType><long long>_support.enum_field(value, "type")
 
     @property
     def reserved0(self):
         """Reserved.  Must be zero.
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved0[0], 3, sizeof(int), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved0[0], 3, sizeof(int), "i", self, "reserved0")
 
     @reserved0.setter
     def reserved0(self, value):
@@ -12085,7 +13429,7 @@ cdef class cudaGraphNodeParams(_support.Struct):
     def reserved1(self):
         """Padding. Unused bytes must be zero.
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved1[0], 29, sizeof(long long), "q", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved1[0], 29, sizeof(long long), "q", self, "reserved1")
 
     @reserved1.setter
     def reserved1(self, value):
@@ -12219,10 +13563,15 @@ cdef class cudaGraphNodeParams(_support.Struct):
 
     @reserved2.setter
     def reserved2(self, value):
-        (<cyruntime.cudaGraphNodeParams*>self._ptr).reserved2 = <long long>_support.as_int(value, "reserved2")
+        if type(value) is int:
+            (<cyruntime.cudaGraphNodeParams*>self._ptr).reserved2 = value
+        else:
+            (<cyruntime.cudaGraphNodeParams*>self._ptr).reserved2 = _support.int_field(value, "reserved2")
+
+    _fields = (("type", False), ("reserved0", False), ("reserved1", False), ("kernel", False), ("memcpy", False), ("memset", False), ("host", False), ("graph", False), ("eventWait", False), ("eventRecord", False), ("extSemSignal", False), ("extSemWait", False), ("alloc", False), ("free", False), ("conditional", False), ("reserved2", False), )
 
     def __repr__(self):
-        return "cudaGraphNodeParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "reserved0", "reserved1", "kernel", "memcpy", "memset", "host", "graph", "eventWait", "eventRecord", "extSemSignal", "extSemWait", "alloc", "free", "conditional", "reserved2", )) + ")"
+        return _support.struct_text(self, cudaGraphNodeParams._fields)
 
 cdef class cudaGraphEdgeData(_support.Struct):
     """cudaGraphEdgeData(_ptr=0, **fields)
@@ -12285,7 +13634,10 @@ cdef class cudaGraphEdgeData(_support.Struct):
 
     @from_port.setter
     def from_port(self, value):
-        (<cyruntime.cudaGraphEdgeData_st*>self._ptr).from_port = <unsigned char>_support.as_int(value, "from_port")
+        if type(value) is int:
+            (<cyruntime.cudaGraphEdgeData_st*>self._ptr).from_port = value
+        else:
+            (<cyruntime.cudaGraphEdgeData_st*>self._ptr).from_port = _support.int_field(value, "from_port")
 
     @property
     def to_port(self):
@@ -12301,7 +13653,10 @@ cdef class cudaGraphEdgeData(_support.Struct):
 
     @to_port.setter
     def to_port(self, value):
-        (<cyruntime.cudaGraphEdgeData_st*>self._ptr).to_port = <unsigned char>_support.as_int(value, "to_port")
+        if type(value) is int:
+            (<cyruntime.cudaGraphEdgeData_st*>self._ptr).to_port = value
+        else:
+            (<cyruntime.cudaGraphEdgeData_st*>self._ptr).to_port = _support.int_field(value, "to_port")
 
     @property
     def type(self):
@@ -12313,21 +13668,26 @@ cdef class cudaGraphEdgeData(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaGraphEdgeData_st*>self._ptr).type_ = <unsigned char>_support.as_int(value, "type")
+        if type(value) is int:
+            (<cyruntime.cudaGraphEdgeData_st*>self._ptr).type_ = value
+        else:
+            (<cyruntime.cudaGraphEdgeData_st*>self._ptr).type_ = _support.int_field(value, "type")
 
     @property
     def reserved(self):
         """These bytes are unused and must be zeroed. This ensures
         compatibility if additional fields are added in the future.
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaGraphEdgeData_st*>self._ptr).reserved[0], 5, sizeof(unsigned char), "B", self)
+        return PyBytes_FromStringAndSize(<const char*>&(<cyruntime.cudaGraphEdgeData_st*>self._ptr).reserved[0], 5)
 
     @reserved.setter
     def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaGraphEdgeData_st*>self._ptr).reserved[0], 5, sizeof(unsigned char), "B", value, "reserved")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaGraphEdgeData_st*>self._ptr).reserved[0], 5, value, False, "reserved")
+
+    _fields = (("from_port", False), ("to_port", False), ("type", False), ("reserved", False), )
 
     def __repr__(self):
-        return "cudaGraphEdgeData(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("from_port", "to_port", "type", "reserved", )) + ")"
+        return _support.struct_text(self, cudaGraphEdgeData._fields)
 
 cdef class cudaGraphInstantiateParams(_support.Struct):
     """cudaGraphInstantiateParams(_ptr=0, **fields)
@@ -12379,7 +13739,10 @@ cdef class cudaGraphInstantiateParams(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).flags = <unsigned long long>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).flags = value
+        else:
+            (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def uploadStream(self):
@@ -12389,7 +13752,7 @@ cdef class cudaGraphInstantiateParams(_support.Struct):
 
     @uploadStream.setter
     def uploadStream(self, value):
-        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).uploadStream = <cyruntime.cudaStream_t>_support.handle_value(value, cudaStream_t, "uploadStream")
+        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).uploadStream = <cyruntime.cudaStream_t>_support.handle_field(value, cudaStream_t, "uploadStream")
 
     @property
     def errNode_out(self):
@@ -12399,7 +13762,7 @@ cdef class cudaGraphInstantiateParams(_support.Struct):
 
     @errNode_out.setter
     def errNode_out(self, value):
-        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).errNode_out = <cyruntime.cudaGraphNode_t>_support.handle_value(value, cudaGraphNode_t, "errNode_out")
+        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).errNode_out = <cyruntime.cudaGraphNode_t>_support.handle_field(value, cudaGraphNode_t, "errNode_out")
 
     @property
     def result_out(self):
@@ -12409,10 +13772,12 @@ cdef class cudaGraphInstantiateParams(_support.Struct):
 
     @result_out.setter
     def result_out(self, value):
-        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).result_out = <cyruntime.cudaGraphInstantiateResult><long long>_support.as_int(value, "result_out")
+        (<cyruntime.cudaGraphInstantiateParams_st*>self._ptr).result_out = <cyruntime.cudaGraphInstantiateResult><long long>_support.enum_field(value, "result_out")
+
+    _fields = (("flags", False), ("uploadStream", False), ("errNode_out", False), ("result_out", False), )
 
     def __repr__(self):
-        return "cudaGraphInstantiateParams(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("flags", "uploadStream", "errNode_out", "result_out", )) + ")"
+        return _support.struct_text(self, cudaGraphInstantiateParams._fields)
 
 cdef class cudaGraphExecUpdateResultInfo(_support.Struct):
     """cudaGraphExecUpdateResultInfo(_ptr=0, **fields)
@@ -12464,7 +13829,7 @@ cdef class cudaGraphExecUpdateResultInfo(_support.Struct):
 
     @result.setter
     def result(self, value):
-        (<cyruntime.cudaGraphExecUpdateResultInfo_st*>self._ptr).result = <cyruntime.cudaGraphExecUpdateResult><long long>_support.as_int(value, "result")
+        (<cyruntime.cudaGraphExecUpdateResultInfo_st*>self._ptr).result = <cyruntime.cudaGraphExecUpdateResult><long long>_support.enum_field(value, "result")
 
     @property
     def errorNode(self):
@@ -12476,7 +13841,7 @@ cdef class cudaGraphExecUpdateResultInfo(_support.Struct):
 
     @errorNode.setter
     def errorNode(self, value):
-        (<cyruntime.cudaGraphExecUpdateResultInfo_st*>self._ptr).errorNode = <cyruntime.cudaGraphNode_t>_support.handle_value(value, cudaGraphNode_t, "errorNode")
+        (<cyruntime.cudaGraphExecUpdateResultInfo_st*>self._ptr).errorNode = <cyruntime.cudaGraphNode_t>_support.handle_field(value, cudaGraphNode_t, "errorNode")
 
     @property
     def errorFromNode(self):
@@ -12486,10 +13851,12 @@ cdef class cudaGraphExecUpdateResultInfo(_support.Struct):
 
     @errorFromNode.setter
     def errorFromNode(self, value):
-        (<cyruntime.cudaGraphExecUpdateResultInfo_st*>self._ptr).errorFromNode = <cyruntime.cudaGraphNode_t>_support.handle_value(value, cudaGraphNode_t, "errorFromNode")
+        (<cyruntime.cudaGraphExecUpdateResultInfo_st*>self._ptr).errorFromNode = <cyruntime.cudaGraphNode_t>_support.handle_field(value, cudaGraphNode_t, "errorFromNode")
+
+    _fields = (("result", False), ("errorNode", False), ("errorFromNode", False), )
 
     def __repr__(self):
-        return "cudaGraphExecUpdateResultInfo(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("result", "errorNode", "errorFromNode", )) + ")"
+        return _support.struct_text(self, cudaGraphExecUpdateResultInfo._fields)
 
 cdef class anon_anon_cudaGraphKernelNodeUpdate_updateData_param(_support.Struct):
     """anon_anon_cudaGraphKernelNodeUpdate_updateData_param(_ptr=0, **fields)
@@ -12551,7 +13918,10 @@ cdef class anon_anon_cudaGraphKernelNodeUpdate_updateData_param(_support.Struct)
 
     @offset.setter
     def offset(self, value):
-        (<cyruntime.anon_anon_cudaGraphKernelNodeUpdate_updateData_param*>self._ptr).offset = <size_t>_support.as_int(value, "offset")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaGraphKernelNodeUpdate_updateData_param*>self._ptr).offset = value
+        else:
+            (<cyruntime.anon_anon_cudaGraphKernelNodeUpdate_updateData_param*>self._ptr).offset = _support.int_field(value, "offset")
 
     @property
     def size(self):
@@ -12561,10 +13931,15 @@ cdef class anon_anon_cudaGraphKernelNodeUpdate_updateData_param(_support.Struct)
 
     @size.setter
     def size(self, value):
-        (<cyruntime.anon_anon_cudaGraphKernelNodeUpdate_updateData_param*>self._ptr).size = <size_t>_support.as_int(value, "size")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaGraphKernelNodeUpdate_updateData_param*>self._ptr).size = value
+        else:
+            (<cyruntime.anon_anon_cudaGraphKernelNodeUpdate_updateData_param*>self._ptr).size = _support.int_field(value, "size")
+
+    _fields = (("pValue", True), ("offset", False), ("size", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaGraphKernelNodeUpdate_updateData_param(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("pValue", "offset", "size", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaGraphKernelNodeUpdate_updateData_param._fields)
 
 cdef class anon_cudaGraphKernelNodeUpdate_updateData(_support.Struct):
     """anon_cudaGraphKernelNodeUpdate_updateData(_ptr=0, **fields)
@@ -12636,10 +14011,15 @@ cdef class anon_cudaGraphKernelNodeUpdate_updateData(_support.Struct):
 
     @isEnabled.setter
     def isEnabled(self, value):
-        (<cyruntime.anon_cudaGraphKernelNodeUpdate_updateData*>self._ptr).isEnabled = <unsigned int>_support.as_int(value, "isEnabled")
+        if type(value) is int:
+            (<cyruntime.anon_cudaGraphKernelNodeUpdate_updateData*>self._ptr).isEnabled = value
+        else:
+            (<cyruntime.anon_cudaGraphKernelNodeUpdate_updateData*>self._ptr).isEnabled = _support.int_field(value, "isEnabled")
+
+    _fields = (("gridDim", False), ("param", False), ("isEnabled", False), )
 
     def __repr__(self):
-        return "anon_cudaGraphKernelNodeUpdate_updateData(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("gridDim", "param", "isEnabled", )) + ")"
+        return _support.struct_text(self, anon_cudaGraphKernelNodeUpdate_updateData._fields)
 
 cdef class cudaGraphKernelNodeUpdate(_support.Struct):
     """cudaGraphKernelNodeUpdate(_ptr=0, **fields)
@@ -12691,7 +14071,7 @@ cdef class cudaGraphKernelNodeUpdate(_support.Struct):
 
     @node.setter
     def node(self, value):
-        (<cyruntime.cudaGraphKernelNodeUpdate*>self._ptr).node = <cyruntime.cudaGraphDeviceNode_t>_support.handle_value(value, cudaGraphDeviceNode_t, "node")
+        (<cyruntime.cudaGraphKernelNodeUpdate*>self._ptr).node = <cyruntime.cudaGraphDeviceNode_t>_support.handle_field(value, cudaGraphDeviceNode_t, "node")
 
     @property
     def field(self):
@@ -12701,7 +14081,7 @@ cdef class cudaGraphKernelNodeUpdate(_support.Struct):
 
     @field.setter
     def field(self, value):
-        (<cyruntime.cudaGraphKernelNodeUpdate*>self._ptr).field = <cyruntime.cudaGraphKernelNodeField><long long>_support.as_int(value, "field")
+        (<cyruntime.cudaGraphKernelNodeUpdate*>self._ptr).field = <cyruntime.cudaGraphKernelNodeField><long long>_support.enum_field(value, "field")
 
     @property
     def updateData(self):
@@ -12713,8 +14093,10 @@ cdef class cudaGraphKernelNodeUpdate(_support.Struct):
     def updateData(self, value):
         memcpy(&(<cyruntime.cudaGraphKernelNodeUpdate*>self._ptr).updateData, _support.struct_pointer_required(value, anon_cudaGraphKernelNodeUpdate_updateData, "updateData"), sizeof((<cyruntime.cudaGraphKernelNodeUpdate*>self._ptr).updateData))
 
+    _fields = (("node", False), ("field", False), ("updateData", False), )
+
     def __repr__(self):
-        return "cudaGraphKernelNodeUpdate(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("node", "field", "updateData", )) + ")"
+        return _support.struct_text(self, cudaGraphKernelNodeUpdate._fields)
 
 cdef class cudaLaunchMemSyncDomainMap(_support.Struct):
     """cudaLaunchMemSyncDomainMap(_ptr=0, **fields)
@@ -12774,7 +14156,10 @@ cdef class cudaLaunchMemSyncDomainMap(_support.Struct):
 
     @default_.setter
     def default_(self, value):
-        (<cyruntime.cudaLaunchMemSyncDomainMap_st*>self._ptr).default_ = <unsigned char>_support.as_int(value, "default_")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchMemSyncDomainMap_st*>self._ptr).default_ = value
+        else:
+            (<cyruntime.cudaLaunchMemSyncDomainMap_st*>self._ptr).default_ = _support.int_field(value, "default_")
 
     @property
     def remote(self):
@@ -12784,10 +14169,15 @@ cdef class cudaLaunchMemSyncDomainMap(_support.Struct):
 
     @remote.setter
     def remote(self, value):
-        (<cyruntime.cudaLaunchMemSyncDomainMap_st*>self._ptr).remote = <unsigned char>_support.as_int(value, "remote")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchMemSyncDomainMap_st*>self._ptr).remote = value
+        else:
+            (<cyruntime.cudaLaunchMemSyncDomainMap_st*>self._ptr).remote = _support.int_field(value, "remote")
+
+    _fields = (("default_", False), ("remote", False), )
 
     def __repr__(self):
-        return "cudaLaunchMemSyncDomainMap(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("default_", "remote", )) + ")"
+        return _support.struct_text(self, cudaLaunchMemSyncDomainMap._fields)
 
 cdef class anon_cudaLaunchAttributeValue_clusterDim(_support.Struct):
     """anon_cudaLaunchAttributeValue_clusterDim(_ptr=0, **fields)
@@ -12845,7 +14235,10 @@ cdef class anon_cudaLaunchAttributeValue_clusterDim(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).x = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -12853,7 +14246,10 @@ cdef class anon_cudaLaunchAttributeValue_clusterDim(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).y = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -12861,10 +14257,15 @@ cdef class anon_cudaLaunchAttributeValue_clusterDim(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).z = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_clusterDim*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "anon_cudaLaunchAttributeValue_clusterDim(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, anon_cudaLaunchAttributeValue_clusterDim._fields)
 
 cdef class anon_cudaLaunchAttributeValue_programmaticEvent(_support.Struct):
     """anon_cudaLaunchAttributeValue_programmaticEvent(_ptr=0, **fields)
@@ -12919,7 +14320,7 @@ cdef class anon_cudaLaunchAttributeValue_programmaticEvent(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_value(value, cudaEvent_t, "event")
+        (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_field(value, cudaEvent_t, "event")
 
     @property
     def flags(self):
@@ -12927,7 +14328,10 @@ cdef class anon_cudaLaunchAttributeValue_programmaticEvent(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).flags = <int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).flags = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
     def triggerAtBlockStart(self):
@@ -12935,10 +14339,15 @@ cdef class anon_cudaLaunchAttributeValue_programmaticEvent(_support.Struct):
 
     @triggerAtBlockStart.setter
     def triggerAtBlockStart(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).triggerAtBlockStart = <int>_support.as_int(value, "triggerAtBlockStart")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).triggerAtBlockStart = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_programmaticEvent*>self._ptr).triggerAtBlockStart = _support.int_field(value, "triggerAtBlockStart")
+
+    _fields = (("event", False), ("flags", False), ("triggerAtBlockStart", False), )
 
     def __repr__(self):
-        return "anon_cudaLaunchAttributeValue_programmaticEvent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", "flags", "triggerAtBlockStart", )) + ")"
+        return _support.struct_text(self, anon_cudaLaunchAttributeValue_programmaticEvent._fields)
 
 cdef class anon_cudaLaunchAttributeValue_preferredClusterDim(_support.Struct):
     """anon_cudaLaunchAttributeValue_preferredClusterDim(_ptr=0, **fields)
@@ -12998,7 +14407,10 @@ cdef class anon_cudaLaunchAttributeValue_preferredClusterDim(_support.Struct):
 
     @x.setter
     def x(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).x = <unsigned int>_support.as_int(value, "x")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).x = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).x = _support.int_field(value, "x")
 
     @property
     def y(self):
@@ -13006,7 +14418,10 @@ cdef class anon_cudaLaunchAttributeValue_preferredClusterDim(_support.Struct):
 
     @y.setter
     def y(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).y = <unsigned int>_support.as_int(value, "y")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).y = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).y = _support.int_field(value, "y")
 
     @property
     def z(self):
@@ -13014,10 +14429,15 @@ cdef class anon_cudaLaunchAttributeValue_preferredClusterDim(_support.Struct):
 
     @z.setter
     def z(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).z = <unsigned int>_support.as_int(value, "z")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).z = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_preferredClusterDim*>self._ptr).z = _support.int_field(value, "z")
+
+    _fields = (("x", False), ("y", False), ("z", False), )
 
     def __repr__(self):
-        return "anon_cudaLaunchAttributeValue_preferredClusterDim(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("x", "y", "z", )) + ")"
+        return _support.struct_text(self, anon_cudaLaunchAttributeValue_preferredClusterDim._fields)
 
 cdef class anon_cudaLaunchAttributeValue_launchCompletionEvent(_support.Struct):
     """anon_cudaLaunchAttributeValue_launchCompletionEvent(_ptr=0, **fields)
@@ -13071,7 +14491,7 @@ cdef class anon_cudaLaunchAttributeValue_launchCompletionEvent(_support.Struct):
 
     @event.setter
     def event(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_launchCompletionEvent*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_value(value, cudaEvent_t, "event")
+        (<cyruntime.anon_cudaLaunchAttributeValue_launchCompletionEvent*>self._ptr).event = <cyruntime.cudaEvent_t>_support.handle_field(value, cudaEvent_t, "event")
 
     @property
     def flags(self):
@@ -13079,10 +14499,15 @@ cdef class anon_cudaLaunchAttributeValue_launchCompletionEvent(_support.Struct):
 
     @flags.setter
     def flags(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_launchCompletionEvent*>self._ptr).flags = <int>_support.as_int(value, "flags")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_launchCompletionEvent*>self._ptr).flags = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_launchCompletionEvent*>self._ptr).flags = _support.int_field(value, "flags")
+
+    _fields = (("event", False), ("flags", False), )
 
     def __repr__(self):
-        return "anon_cudaLaunchAttributeValue_launchCompletionEvent(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("event", "flags", )) + ")"
+        return _support.struct_text(self, anon_cudaLaunchAttributeValue_launchCompletionEvent._fields)
 
 cdef class anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode(_support.Struct):
     """anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode(_ptr=0, **fields)
@@ -13135,7 +14560,10 @@ cdef class anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode(_support.Stru
 
     @deviceUpdatable.setter
     def deviceUpdatable(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode*>self._ptr).deviceUpdatable = <int>_support.as_int(value, "deviceUpdatable")
+        if type(value) is int:
+            (<cyruntime.anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode*>self._ptr).deviceUpdatable = value
+        else:
+            (<cyruntime.anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode*>self._ptr).deviceUpdatable = _support.int_field(value, "deviceUpdatable")
 
     @property
     def devNode(self):
@@ -13143,10 +14571,12 @@ cdef class anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode(_support.Stru
 
     @devNode.setter
     def devNode(self, value):
-        (<cyruntime.anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode*>self._ptr).devNode = <cyruntime.cudaGraphDeviceNode_t>_support.handle_value(value, cudaGraphDeviceNode_t, "devNode")
+        (<cyruntime.anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode*>self._ptr).devNode = <cyruntime.cudaGraphDeviceNode_t>_support.handle_field(value, cudaGraphDeviceNode_t, "devNode")
+
+    _fields = (("deviceUpdatable", False), ("devNode", False), )
 
     def __repr__(self):
-        return "anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("deviceUpdatable", "devNode", )) + ")"
+        return _support.struct_text(self, anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode._fields)
 
 cdef class cudaLaunchAttributeValue(_support.Struct):
     """cudaLaunchAttributeValue(_ptr=0, **fields)
@@ -13196,7 +14626,7 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @pad.setter
     def pad(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaLaunchAttributeValue*>self._ptr).pad[0], 64, 1, "b", value, "pad")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaLaunchAttributeValue*>self._ptr).pad[0], 64, value, False, "pad")
 
     @property
     def accessPolicyWindow(self):
@@ -13217,7 +14647,10 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @cooperative.setter
     def cooperative(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).cooperative = <int>_support.as_int(value, "cooperative")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).cooperative = value
+        else:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).cooperative = _support.int_field(value, "cooperative")
 
     @property
     def syncPolicy(self):
@@ -13229,7 +14662,7 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @syncPolicy.setter
     def syncPolicy(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).syncPolicy = <cyruntime.cudaSynchronizationPolicy><long long>_support.as_int(value, "syncPolicy")
+        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).syncPolicy = <cyruntime.cudaSynchronizationPolicy><long long>_support.enum_field(value, "syncPolicy")
 
     @property
     def clusterDim(self):
@@ -13249,7 +14682,7 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).clusterSchedulingPolicyPreference = <cyruntime.cudaClusterSchedulingPolicy><long long>_support.as_int(value, "clusterSchedulingPolicyPreference")
+        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).clusterSchedulingPolicyPreference = <cyruntime.cudaClusterSchedulingPolicy><long long>_support.enum_field(value, "clusterSchedulingPolicyPreference")
 
     @property
     def programmaticStreamSerializationAllowed(self):
@@ -13260,7 +14693,10 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @programmaticStreamSerializationAllowed.setter
     def programmaticStreamSerializationAllowed(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).programmaticStreamSerializationAllowed = <int>_support.as_int(value, "programmaticStreamSerializationAllowed")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).programmaticStreamSerializationAllowed = value
+        else:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).programmaticStreamSerializationAllowed = _support.int_field(value, "programmaticStreamSerializationAllowed")
 
     @property
     def programmaticEvent(self):
@@ -13278,7 +14714,10 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @priority.setter
     def priority(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).priority = <int>_support.as_int(value, "priority")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).priority = value
+        else:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).priority = _support.int_field(value, "priority")
 
     @property
     def memSyncDomainMap(self):
@@ -13301,7 +14740,7 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @memSyncDomain.setter
     def memSyncDomain(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).memSyncDomain = <cyruntime.cudaLaunchMemSyncDomain><long long>_support.as_int(value, "memSyncDomain")
+        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).memSyncDomain = <cyruntime.cudaLaunchMemSyncDomain><long long>_support.enum_field(value, "memSyncDomain")
 
     @property
     def preferredClusterDim(self):
@@ -13335,7 +14774,10 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @sharedMemCarveout.setter
     def sharedMemCarveout(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).sharedMemCarveout = <unsigned int>_support.as_int(value, "sharedMemCarveout")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).sharedMemCarveout = value
+        else:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).sharedMemCarveout = _support.int_field(value, "sharedMemCarveout")
 
     @property
     def nvlinkUtilCentricScheduling(self):
@@ -13345,10 +14787,15 @@ cdef class cudaLaunchAttributeValue(_support.Struct):
 
     @nvlinkUtilCentricScheduling.setter
     def nvlinkUtilCentricScheduling(self, value):
-        (<cyruntime.cudaLaunchAttributeValue*>self._ptr).nvlinkUtilCentricScheduling = <unsigned int>_support.as_int(value, "nvlinkUtilCentricScheduling")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).nvlinkUtilCentricScheduling = value
+        else:
+            (<cyruntime.cudaLaunchAttributeValue*>self._ptr).nvlinkUtilCentricScheduling = _support.int_field(value, "nvlinkUtilCentricScheduling")
+
+    _fields = (("pad", False), ("accessPolicyWindow", False), ("cooperative", False), ("syncPolicy", False), ("clusterDim", False), ("clusterSchedulingPolicyPreference", False), ("programmaticStreamSerializationAllowed", False), ("programmaticEvent", False), ("priority", False), ("memSyncDomainMap", False), ("memSyncDomain", False), ("preferredClusterDim", False), ("launchCompletionEvent", False), ("deviceUpdatableKernelNode", False), ("sharedMemCarveout", False), ("nvlinkUtilCentricScheduling", False), )
 
     def __repr__(self):
-        return "cudaLaunchAttributeValue(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("pad", "accessPolicyWindow", "cooperative", "syncPolicy", "clusterDim", "clusterSchedulingPolicyPreference", "programmaticStreamSerializationAllowed", "programmaticEvent", "priority", "memSyncDomainMap", "memSyncDomain", "preferredClusterDim", "launchCompletionEvent", "deviceUpdatableKernelNode", "sharedMemCarveout", "nvlinkUtilCentricScheduling", )) + ")"
+        return _support.struct_text(self, cudaLaunchAttributeValue._fields)
 
 cdef class cudaLaunchAttribute(_support.Struct):
     """cudaLaunchAttribute(_ptr=0, **fields)
@@ -13400,7 +14847,7 @@ cdef class cudaLaunchAttribute(_support.Struct):
 
     @id.setter
     def id(self, value):
-        (<cyruntime.cudaLaunchAttribute_st*>self._ptr).id = <cyruntime.cudaLaunchAttributeID><long long>_support.as_int(value, "id")
+        (<cyruntime.cudaLaunchAttribute_st*>self._ptr).id = <cyruntime.cudaLaunchAttributeID><long long>_support.enum_field(value, "id")
 
     @property
     def pad(self):
@@ -13408,7 +14855,7 @@ cdef class cudaLaunchAttribute(_support.Struct):
 
     @pad.setter
     def pad(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaLaunchAttribute_st*>self._ptr).pad[0], 4, 1, "b", value, "pad")
+        _support.char_array_assign(<void*>&(<cyruntime.cudaLaunchAttribute_st*>self._ptr).pad[0], 4, value, False, "pad")
 
     @property
     def val(self):
@@ -13420,8 +14867,10 @@ cdef class cudaLaunchAttribute(_support.Struct):
     def val(self, value):
         memcpy(&(<cyruntime.cudaLaunchAttribute_st*>self._ptr).val, _support.struct_pointer_required(value, cudaLaunchAttributeValue, "val"), sizeof((<cyruntime.cudaLaunchAttribute_st*>self._ptr).val))
 
+    _fields = (("id", False), ("pad", False), ("val", False), )
+
     def __repr__(self):
-        return "cudaLaunchAttribute(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("id", "pad", "val", )) + ")"
+        return _support.struct_text(self, cudaLaunchAttribute._fields)
 
 cdef class cudaLaunchConfig_t(_support.Struct):
     """cudaLaunchConfig_t(_ptr=0, **fields)
@@ -13434,6 +14883,12 @@ cdef class cudaLaunchConfig_t(_support.Struct):
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cyruntime.cudaLaunchConfig_st))
         self._own = True
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).gridDim.x = 1
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).gridDim.y = 1
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).gridDim.z = 1
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).blockDim.x = 1
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).blockDim.y = 1
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).blockDim.z = 1
 
     def __dealloc__(self):
         if self._own:
@@ -13493,7 +14948,10 @@ cdef class cudaLaunchConfig_t(_support.Struct):
 
     @dynamicSmemBytes.setter
     def dynamicSmemBytes(self, value):
-        (<cyruntime.cudaLaunchConfig_st*>self._ptr).dynamicSmemBytes = <size_t>_support.as_int(value, "dynamicSmemBytes")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchConfig_st*>self._ptr).dynamicSmemBytes = value
+        else:
+            (<cyruntime.cudaLaunchConfig_st*>self._ptr).dynamicSmemBytes = _support.int_field(value, "dynamicSmemBytes")
 
     @property
     def stream(self):
@@ -13503,17 +14961,20 @@ cdef class cudaLaunchConfig_t(_support.Struct):
 
     @stream.setter
     def stream(self, value):
-        (<cyruntime.cudaLaunchConfig_st*>self._ptr).stream = <cyruntime.cudaStream_t>_support.handle_value(value, cudaStream_t, "stream")
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).stream = <cyruntime.cudaStream_t>_support.handle_field(value, cudaStream_t, "stream")
 
     @property
     def attrs(self):
         """List of attributes; nullable if cudaLaunchConfig_tnumAttrs == 0
         """
-        return <uintptr_t>(<cyruntime.cudaLaunchConfig_st*>self._ptr).attrs
+        array = _support.kept_array(self, "attrs", <void*>(<cyruntime.cudaLaunchConfig_st*>self._ptr).attrs)
+        if array is None:
+            return []
+        return [cudaLaunchAttribute._view(<void*>&(<cyruntime.cudaLaunchConfig_st*>self._ptr).attrs[i], array) for i in range(len(array))]
 
     @attrs.setter
     def attrs(self, value):
-        (<cyruntime.cudaLaunchConfig_st*>self._ptr).attrs = <cyruntime.cudaLaunchAttribute *>_support.struct_array_field(value, cudaLaunchAttribute, sizeof(cyruntime.cudaLaunchAttribute_st), self, "attrs")
+        (<cyruntime.cudaLaunchConfig_st*>self._ptr).attrs = <cyruntime.cudaLaunchAttribute *>_support.struct_list_field(value, cudaLaunchAttribute, sizeof(cyruntime.cudaLaunchAttribute_st), self, "attrs")
 
     @property
     def numAttrs(self):
@@ -13523,10 +14984,15 @@ cdef class cudaLaunchConfig_t(_support.Struct):
 
     @numAttrs.setter
     def numAttrs(self, value):
-        (<cyruntime.cudaLaunchConfig_st*>self._ptr).numAttrs = <unsigned int>_support.as_int(value, "numAttrs")
+        if type(value) is int:
+            (<cyruntime.cudaLaunchConfig_st*>self._ptr).numAttrs = value
+        else:
+            (<cyruntime.cudaLaunchConfig_st*>self._ptr).numAttrs = _support.int_field(value, "numAttrs")
+
+    _fields = (("gridDim", False), ("blockDim", False), ("dynamicSmemBytes", False), ("stream", False), ("attrs", False), ("numAttrs", False), )
 
     def __repr__(self):
-        return "cudaLaunchConfig_t(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("gridDim", "blockDim", "dynamicSmemBytes", "stream", "attrs", "numAttrs", )) + ")"
+        return _support.struct_text(self, cudaLaunchConfig_t._fields)
 
 cdef class anon_anon_cudaAsyncNotificationInfo_info_overBudget(_support.Struct):
     """anon_anon_cudaAsyncNotificationInfo_info_overBudget(_ptr=0, **fields)
@@ -13578,10 +15044,15 @@ cdef class anon_anon_cudaAsyncNotificationInfo_info_overBudget(_support.Struct):
 
     @bytesOverBudget.setter
     def bytesOverBudget(self, value):
-        (<cyruntime.anon_anon_cudaAsyncNotificationInfo_info_overBudget*>self._ptr).bytesOverBudget = <unsigned long long>_support.as_int(value, "bytesOverBudget")
+        if type(value) is int:
+            (<cyruntime.anon_anon_cudaAsyncNotificationInfo_info_overBudget*>self._ptr).bytesOverBudget = value
+        else:
+            (<cyruntime.anon_anon_cudaAsyncNotificationInfo_info_overBudget*>self._ptr).bytesOverBudget = _support.int_field(value, "bytesOverBudget")
+
+    _fields = (("bytesOverBudget", False), )
 
     def __repr__(self):
-        return "anon_anon_cudaAsyncNotificationInfo_info_overBudget(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("bytesOverBudget", )) + ")"
+        return _support.struct_text(self, anon_anon_cudaAsyncNotificationInfo_info_overBudget._fields)
 
 cdef class anon_cudaAsyncNotificationInfo_info(_support.Struct):
     """anon_cudaAsyncNotificationInfo_info(_ptr=0, **fields)
@@ -13635,8 +15106,10 @@ cdef class anon_cudaAsyncNotificationInfo_info(_support.Struct):
     def overBudget(self, value):
         memcpy(&(<cyruntime.anon_cudaAsyncNotificationInfo_info*>self._ptr).overBudget, _support.struct_pointer_required(value, anon_anon_cudaAsyncNotificationInfo_info_overBudget, "overBudget"), sizeof((<cyruntime.anon_cudaAsyncNotificationInfo_info*>self._ptr).overBudget))
 
+    _fields = (("overBudget", False), )
+
     def __repr__(self):
-        return "anon_cudaAsyncNotificationInfo_info(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("overBudget", )) + ")"
+        return _support.struct_text(self, anon_cudaAsyncNotificationInfo_info._fields)
 
 cdef class cudaAsyncNotificationInfo_t(_support.Struct):
     """cudaAsyncNotificationInfo_t(_ptr=0, **fields)
@@ -13688,7 +15161,7 @@ cdef class cudaAsyncNotificationInfo_t(_support.Struct):
 
     @type.setter
     def type(self, value):
-        (<cyruntime.cudaAsyncNotificationInfo*>self._ptr).type_ = <cyruntime.cudaAsyncNotificationType><long long>_support.as_int(value, "type")
+        (<cyruntime.cudaAsyncNotificationInfo*>self._ptr).type_ = <cyruntime.cudaAsyncNotificationType><long long>_support.enum_field(value, "type")
 
     @property
     def info(self):
@@ -13700,8 +15173,10 @@ cdef class cudaAsyncNotificationInfo_t(_support.Struct):
     def info(self, value):
         memcpy(&(<cyruntime.cudaAsyncNotificationInfo*>self._ptr).info, _support.struct_pointer_required(value, anon_cudaAsyncNotificationInfo_info, "info"), sizeof((<cyruntime.cudaAsyncNotificationInfo*>self._ptr).info))
 
+    _fields = (("type", False), ("info", False), )
+
     def __repr__(self):
-        return "cudaAsyncNotificationInfo_t(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("type", "info", )) + ")"
+        return _support.struct_text(self, cudaAsyncNotificationInfo_t._fields)
 
 cdef class cudaTextureDesc(_support.Struct):
     """cudaTextureDesc(_ptr=0, **fields)
@@ -13749,7 +15224,7 @@ cdef class cudaTextureDesc(_support.Struct):
     def addressMode(self):
         """Texture address mode for up to 3 dimensions
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).addressMode[0], 3, sizeof(cyruntime.cudaTextureAddressMode), "i", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).addressMode[0], 3, sizeof(cyruntime.cudaTextureAddressMode), "i", self, "addressMode")
 
     @addressMode.setter
     def addressMode(self, value):
@@ -13763,7 +15238,7 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @filterMode.setter
     def filterMode(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).filterMode = <cyruntime.cudaTextureFilterMode><long long>_support.as_int(value, "filterMode")
+        (<cyruntime.cudaTextureDesc*>self._ptr).filterMode = <cyruntime.cudaTextureFilterMode><long long>_support.enum_field(value, "filterMode")
 
     @property
     def readMode(self):
@@ -13773,7 +15248,7 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @readMode.setter
     def readMode(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).readMode = <cyruntime.cudaTextureReadMode><long long>_support.as_int(value, "readMode")
+        (<cyruntime.cudaTextureDesc*>self._ptr).readMode = <cyruntime.cudaTextureReadMode><long long>_support.enum_field(value, "readMode")
 
     @property
     def sRGB(self):
@@ -13783,13 +15258,16 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @sRGB.setter
     def sRGB(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).sRGB = <int>_support.as_int(value, "sRGB")
+        if type(value) is int:
+            (<cyruntime.cudaTextureDesc*>self._ptr).sRGB = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).sRGB = _support.int_field(value, "sRGB")
 
     @property
     def borderColor(self):
         """Texture Border Color
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).borderColor[0], 4, sizeof(float), "f", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).borderColor[0], 4, sizeof(float), "f", self, "borderColor")
 
     @borderColor.setter
     def borderColor(self, value):
@@ -13803,7 +15281,10 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @normalizedCoords.setter
     def normalizedCoords(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).normalizedCoords = <int>_support.as_int(value, "normalizedCoords")
+        if type(value) is int:
+            (<cyruntime.cudaTextureDesc*>self._ptr).normalizedCoords = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).normalizedCoords = _support.int_field(value, "normalizedCoords")
 
     @property
     def maxAnisotropy(self):
@@ -13813,7 +15294,10 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @maxAnisotropy.setter
     def maxAnisotropy(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).maxAnisotropy = <unsigned int>_support.as_int(value, "maxAnisotropy")
+        if type(value) is int:
+            (<cyruntime.cudaTextureDesc*>self._ptr).maxAnisotropy = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).maxAnisotropy = _support.int_field(value, "maxAnisotropy")
 
     @property
     def mipmapFilterMode(self):
@@ -13823,7 +15307,7 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @mipmapFilterMode.setter
     def mipmapFilterMode(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).mipmapFilterMode = <cyruntime.cudaTextureFilterMode><long long>_support.as_int(value, "mipmapFilterMode")
+        (<cyruntime.cudaTextureDesc*>self._ptr).mipmapFilterMode = <cyruntime.cudaTextureFilterMode><long long>_support.enum_field(value, "mipmapFilterMode")
 
     @property
     def mipmapLevelBias(self):
@@ -13833,7 +15317,10 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @mipmapLevelBias.setter
     def mipmapLevelBias(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).mipmapLevelBias = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.cudaTextureDesc*>self._ptr).mipmapLevelBias = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).mipmapLevelBias = _support.float_field(value, "mipmapLevelBias")
 
     @property
     def minMipmapLevelClamp(self):
@@ -13843,7 +15330,10 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @minMipmapLevelClamp.setter
     def minMipmapLevelClamp(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).minMipmapLevelClamp = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.cudaTextureDesc*>self._ptr).minMipmapLevelClamp = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).minMipmapLevelClamp = _support.float_field(value, "minMipmapLevelClamp")
 
     @property
     def maxMipmapLevelClamp(self):
@@ -13853,7 +15343,10 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @maxMipmapLevelClamp.setter
     def maxMipmapLevelClamp(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).maxMipmapLevelClamp = <float>float(value)
+        if type(value) is float:
+            (<cyruntime.cudaTextureDesc*>self._ptr).maxMipmapLevelClamp = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).maxMipmapLevelClamp = _support.float_field(value, "maxMipmapLevelClamp")
 
     @property
     def disableTrilinearOptimization(self):
@@ -13863,7 +15356,10 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @disableTrilinearOptimization.setter
     def disableTrilinearOptimization(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).disableTrilinearOptimization = <int>_support.as_int(value, "disableTrilinearOptimization")
+        if type(value) is int:
+            (<cyruntime.cudaTextureDesc*>self._ptr).disableTrilinearOptimization = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).disableTrilinearOptimization = _support.int_field(value, "disableTrilinearOptimization")
 
     @property
     def seamlessCubemap(self):
@@ -13873,10 +15369,15 @@ cdef class cudaTextureDesc(_support.Struct):
 
     @seamlessCubemap.setter
     def seamlessCubemap(self, value):
-        (<cyruntime.cudaTextureDesc*>self._ptr).seamlessCubemap = <int>_support.as_int(value, "seamlessCubemap")
+        if type(value) is int:
+            (<cyruntime.cudaTextureDesc*>self._ptr).seamlessCubemap = value
+        else:
+            (<cyruntime.cudaTextureDesc*>self._ptr).seamlessCubemap = _support.int_field(value, "seamlessCubemap")
+
+    _fields = (("addressMode", False), ("filterMode", False), ("readMode", False), ("sRGB", False), ("borderColor", False), ("normalizedCoords", False), ("maxAnisotropy", False), ("mipmapFilterMode", False), ("mipmapLevelBias", False), ("minMipmapLevelClamp", False), ("maxMipmapLevelClamp", False), ("disableTrilinearOptimization", False), ("seamlessCubemap", False), )
 
     def __repr__(self):
-        return "cudaTextureDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("addressMode", "filterMode", "readMode", "sRGB", "borderColor", "normalizedCoords", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "disableTrilinearOptimization", "seamlessCubemap", )) + ")"
+        return _support.struct_text(self, cudaTextureDesc._fields)
 
 cdef class cudaEglPlaneDesc(_support.Struct):
     """cudaEglPlaneDesc(_ptr=0, **fields)
@@ -13928,7 +15429,10 @@ cdef class cudaEglPlaneDesc(_support.Struct):
 
     @width.setter
     def width(self, value):
-        (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).width = <unsigned int>_support.as_int(value, "width")
+        if type(value) is int:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).width = value
+        else:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).width = _support.int_field(value, "width")
 
     @property
     def height(self):
@@ -13938,7 +15442,10 @@ cdef class cudaEglPlaneDesc(_support.Struct):
 
     @height.setter
     def height(self, value):
-        (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).height = <unsigned int>_support.as_int(value, "height")
+        if type(value) is int:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).height = value
+        else:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).height = _support.int_field(value, "height")
 
     @property
     def depth(self):
@@ -13948,7 +15455,10 @@ cdef class cudaEglPlaneDesc(_support.Struct):
 
     @depth.setter
     def depth(self, value):
-        (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).depth = <unsigned int>_support.as_int(value, "depth")
+        if type(value) is int:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).depth = value
+        else:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).depth = _support.int_field(value, "depth")
 
     @property
     def pitch(self):
@@ -13958,7 +15468,10 @@ cdef class cudaEglPlaneDesc(_support.Struct):
 
     @pitch.setter
     def pitch(self, value):
-        (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).pitch = <unsigned int>_support.as_int(value, "pitch")
+        if type(value) is int:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).pitch = value
+        else:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).pitch = _support.int_field(value, "pitch")
 
     @property
     def numChannels(self):
@@ -13968,7 +15481,10 @@ cdef class cudaEglPlaneDesc(_support.Struct):
 
     @numChannels.setter
     def numChannels(self, value):
-        (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).numChannels = <unsigned int>_support.as_int(value, "numChannels")
+        if type(value) is int:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).numChannels = value
+        else:
+            (<cyruntime.cudaEglPlaneDesc_st*>self._ptr).numChannels = _support.int_field(value, "numChannels")
 
     @property
     def channelDesc(self):
@@ -13984,14 +15500,16 @@ cdef class cudaEglPlaneDesc(_support.Struct):
     def reserved(self):
         """Reserved for future use
         """
-        return _support.array_view(<void*>&(<cyruntime.cudaEglPlaneDesc_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self)
+        return _support.array_list(<void*>&(<cyruntime.cudaEglPlaneDesc_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
 
     @reserved.setter
     def reserved(self, value):
         _support.array_assign(<void*>&(<cyruntime.cudaEglPlaneDesc_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
 
+    _fields = (("width", False), ("height", False), ("depth", False), ("pitch", False), ("numChannels", False), ("channelDesc", False), ("reserved", False), )
+
     def __repr__(self):
-        return "cudaEglPlaneDesc(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("width", "height", "depth", "pitch", "numChannels", "channelDesc", "reserved", )) + ")"
+        return _support.struct_text(self, cudaEglPlaneDesc._fields)
 
 cdef class anon_cudaEglFrame_st_frame(_support.Struct):
     """anon_cudaEglFrame_st_frame(_ptr=0, **fields)
@@ -14043,9 +15561,9 @@ cdef class anon_cudaEglFrame_st_frame(_support.Struct):
 
     @pArray.setter
     def pArray(self, value):
-        _support.check_count(value, 3, "pArray", "its length")
+        items = [<uintptr_t>_support.handle_field(v, cudaArray_t, "pArray") for v in _support.field_items(value, 3, "pArray")]
         for i in range(3):
-            (&(<cyruntime.anon_cudaEglFrame_st_frame*>self._ptr).pArray[0])[i] = <cyruntime.cudaArray_t>_support.handle_value(value[i], cudaArray_t, "pArray")
+            (&(<cyruntime.anon_cudaEglFrame_st_frame*>self._ptr).pArray[0])[i] = <cyruntime.cudaArray_t><uintptr_t>items[i]
 
     @property
     def pPitch(self):
@@ -14055,12 +15573,16 @@ cdef class anon_cudaEglFrame_st_frame(_support.Struct):
 
     @pPitch.setter
     def pPitch(self, value):
-        _support.check_count(value, 3, "pPitch", "its length")
+        items = _support.field_items(value, 3, "pPitch")
         for i in range(3):
-            memcpy(&(&(<cyruntime.anon_cudaEglFrame_st_frame*>self._ptr).pPitch[0])[i], _support.struct_pointer_required(value[i], cudaPitchedPtr, "pPitch"), sizeof(cyruntime.cudaPitchedPtr))
+            _support.struct_pointer_required(items[i], cudaPitchedPtr, "pPitch")
+        for i in range(3):
+            memcpy(&(&(<cyruntime.anon_cudaEglFrame_st_frame*>self._ptr).pPitch[0])[i], _support.struct_pointer_required(items[i], cudaPitchedPtr, "pPitch"), sizeof(cyruntime.cudaPitchedPtr))
+
+    _fields = (("pArray", False), ("pPitch", False), )
 
     def __repr__(self):
-        return "anon_cudaEglFrame_st_frame(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("pArray", "pPitch", )) + ")"
+        return _support.struct_text(self, anon_cudaEglFrame_st_frame._fields)
 
 cdef class cudaEglFrame(_support.Struct):
     """cudaEglFrame(_ptr=0, **fields)
@@ -14134,9 +15656,11 @@ cdef class cudaEglFrame(_support.Struct):
 
     @planeDesc.setter
     def planeDesc(self, value):
-        _support.check_count(value, 3, "planeDesc", "its length")
+        items = _support.field_items(value, 3, "planeDesc")
         for i in range(3):
-            memcpy(&(&(<cyruntime.cudaEglFrame_st*>self._ptr).planeDesc[0])[i], _support.struct_pointer_required(value[i], cudaEglPlaneDesc, "planeDesc"), sizeof(cyruntime.cudaEglPlaneDesc_st))
+            _support.struct_pointer_required(items[i], cudaEglPlaneDesc, "planeDesc")
+        for i in range(3):
+            memcpy(&(&(<cyruntime.cudaEglFrame_st*>self._ptr).planeDesc[0])[i], _support.struct_pointer_required(items[i], cudaEglPlaneDesc, "planeDesc"), sizeof(cyruntime.cudaEglPlaneDesc_st))
 
     @property
     def planeCount(self):
@@ -14146,7 +15670,10 @@ cdef class cudaEglFrame(_support.Struct):
 
     @planeCount.setter
     def planeCount(self, value):
-        (<cyruntime.cudaEglFrame_st*>self._ptr).planeCount = <unsigned int>_support.as_int(value, "planeCount")
+        if type(value) is int:
+            (<cyruntime.cudaEglFrame_st*>self._ptr).planeCount = value
+        else:
+            (<cyruntime.cudaEglFrame_st*>self._ptr).planeCount = _support.int_field(value, "planeCount")
 
     @property
     def frameType(self):
@@ -14156,7 +15683,7 @@ cdef class cudaEglFrame(_support.Struct):
 
     @frameType.setter
     def frameType(self, value):
-        (<cyruntime.cudaEglFrame_st*>self._ptr).frameType = <cyruntime.cudaEglFrameType><long long>_support.as_int(value, "frameType")
+        (<cyruntime.cudaEglFrame_st*>self._ptr).frameType = <cyruntime.cudaEglFrameType><long long>_support.enum_field(value, "frameType")
 
     @property
     def eglColorFormat(self):
@@ -14166,16 +15693,12 @@ cdef class cudaEglFrame(_support.Struct):
 
     @eglColorFormat.setter
     def eglColorFormat(self, value):
-        (<cyruntime.cudaEglFrame_st*>self._ptr).eglColorFormat = <cyruntime.cudaEglColorFormat><long long>_support.as_int(value, "eglColorFormat")
+        (<cyruntime.cudaEglFrame_st*>self._ptr).eglColorFormat = <cyruntime.cudaEglColorFormat><long long>_support.enum_field(value, "eglColorFormat")
+
+    _fields = (("frame", False), ("planeDesc", False), ("planeCount", False), ("frameType", False), ("eglColorFormat", False), )
 
     def __repr__(self):
-        return "cudaEglFrame(" + ", ".join(f"{n}={_safe_repr(self, n)}" for n in ("frame", "planeDesc", "planeCount", "frameType", "eglColorFormat", )) + ")"
-
-def _safe_repr(obj, name):
-    try:
-        return repr(getattr(obj, name))
-    except Exception as e:
-        return f"<{type(e).__name__}>"
+        return _support.struct_text(self, cudaEglFrame._fields)
 
 cudaUUID_t = CUuuid
 CUuuid_st = CUuuid

@@ -6,7 +6,9 @@ from cubind.bindings._support.callbacks cimport callback_context, callback_disca
 from cubind.bindings._support.conversions cimport (
     alloc_array, as_bytes, as_int, c_string, check_count, check_list, plain_address, signed_arg, unsigned_arg)
 from cubind.bindings._support.enums cimport EnumTable, enum_member, status
-from cubind.bindings._support.fields cimport array_assign, array_view, field_address, keep, struct_array_field
+from cubind.bindings._support.fields cimport (
+    ArrayList, FieldArray, address_number, array_assign, array_list, char_array_assign, enum_field, field_address, field_items, float_field,
+    handle_field, handle_list_field, int_field, keep, kept_array, struct_list_field, struct_text, value_field)
 from cubind.bindings._support.handles cimport (
     Handle, Struct, alloc_struct, free_struct, handle_value, new_handle, set_handle, struct_pointer,
     struct_pointer_required)

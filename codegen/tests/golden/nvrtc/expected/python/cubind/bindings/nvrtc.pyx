@@ -65,12 +65,6 @@ cdef inline nvrtcProgram _wrap_nvrtcProgram(void* value):
 
 # Integer-valued types with a class of their own (devices, device pointers, ...)
 # Structs and unions
-def _safe_repr(obj, name):
-    try:
-        return repr(getattr(obj, name))
-    except Exception as e:
-        return f"<{type(e).__name__}>"
-
 
 # Functions
 def nvrtcGetErrorString(result):

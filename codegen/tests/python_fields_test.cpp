@@ -1,0 +1,121 @@
+// The Python layer's struct and union fields, emitted from snippet headers:
+// every member reachable, numbers converted with the exact type first, lists
+// for pointers to structs and handles, dim3 defaults and the text of a struct.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "codegen/emit_python.hpp"
+#include "codegen/emitters.hpp"
+#include "test_support.hpp"
+
+using codegen::Library;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+codegen::EmitOptions options() {
+  codegen::EmitOptions o;
+  return o;
+}
+
+
+const char* kFieldsHeader = R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef struct CUarray_st *CUarray;
+typedef struct CUextSem_st *CUexternalSemaphore;
+typedef struct CUgraph_st *CUgraph;
+typedef struct Pitched_st { void *ptr; unsigned long long pitch; } Pitched;
+typedef struct Frame_st {
+  union { CUarray pArray[3]; void *pPitch[3]; } frame;
+  Pitched planes[2];
+  unsigned int planeCount;
+  unsigned char reserved[8];
+  float ratio;
+} Frame;
+typedef struct SemParams_st { CUexternalSemaphore *extSemArray; Frame *frames; unsigned int numExtSems; } SemParams;
+typedef struct Cond_st { CUgraph *phGraph_out; unsigned int size; } Cond;
+struct dim3 { unsigned int x, y, z; };
+typedef struct dim3 dim3;
+typedef struct Launch_st { dim3 gridDim; union { dim3 d; int i; } u; } Launch;
+CUresult cuInit(unsigned int Flags);
+)";
+
+std::string python_module(const std::string& header) {
+  const Library lib = codegen_test::parse_c(header, "fields.h");
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) return f.content;
+  }
+  return "";
+}
+
+// The text of one class, up to the next class.
+std::string class_text(const std::string& module, const std::string& name) {
+  const auto begin = module.find("cdef class " + name + "(");
+  if (begin == std::string::npos) return "";
+  const auto end = module.find("\ncdef class ", begin + 1);
+  return module.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+}  // namespace
+
+TEST(EmitPythonFields, EveryUnionMemberIsReachableArraysOfAddressesIncluded) {
+  const std::string union_class = class_text(python_module(kFieldsHeader), "anon_Frame_st_frame");
+  ASSERT_FALSE(union_class.empty());
+  EXPECT_THAT(union_class, HasSubstr("def pArray(self)"));
+  EXPECT_THAT(union_class, HasSubstr("def pPitch(self)"));
+  EXPECT_THAT(union_class, HasSubstr("_support.array_list(<void*>&"));
+  EXPECT_THAT(union_class, HasSubstr("sizeof(void*), \"P\""));
+}
+
+TEST(EmitPythonFields, NumbersTakeTheExactTypeFirst) {
+  const std::string frame = class_text(python_module(kFieldsHeader), "Frame");
+  EXPECT_THAT(frame, HasSubstr("if type(value) is int:\n            (<cydriver.Frame_st*>self._ptr).planeCount = value\n"
+                               "        else:\n            (<cydriver.Frame_st*>self._ptr).planeCount = "
+                               "_support.int_field(value, \"planeCount\")"));
+  EXPECT_THAT(frame, HasSubstr("if type(value) is float:"));
+  EXPECT_THAT(frame, HasSubstr("_support.float_field(value, \"ratio\")"));
+  // unsigned char arrays read as bytes, like char arrays.
+  EXPECT_THAT(frame, HasSubstr("PyBytes_FromStringAndSize(<const char*>&(<cydriver.Frame_st*>self._ptr).reserved[0], 8)"));
+  EXPECT_THAT(frame, HasSubstr("_support.char_array_assign("));
+  EXPECT_THAT(frame, HasSubstr("_support.field_items(value, 2, \"planes\")"));
+}
+
+TEST(EmitPythonFields, PointersToStructsAndHandlesAreLists) {
+  const std::string module = python_module(kFieldsHeader);
+  const std::string sems = class_text(module, "SemParams");
+  EXPECT_THAT(sems, HasSubstr("_support.handle_list_field(value, CUexternalSemaphore, self, \"extSemArray\")"));
+  EXPECT_THAT(sems, HasSubstr("_support.struct_list_field(value, Frame, sizeof(cydriver.Frame_st), self, \"frames\")"));
+  EXPECT_THAT(sems, HasSubstr("_support.kept_array(self, \"extSemArray\""));
+  // An array the library fills: read-only, `size` items.
+  const std::string cond = class_text(module, "Cond");
+  EXPECT_THAT(cond, HasSubstr("for i in range((<cydriver.Cond_st*>self._ptr).size)]"));
+  EXPECT_THAT(cond, Not(HasSubstr("@phGraph_out.setter")));
+}
+
+TEST(EmitPythonFields, Dim3MembersStartAtOneOutsideUnions) {
+  const std::string module = python_module(kFieldsHeader);
+  EXPECT_THAT(class_text(module, "dim3"), HasSubstr("(<cydriver.dim3*>self._ptr).x = 1\n"));
+  const std::string launch = class_text(module, "Launch");
+  EXPECT_THAT(launch, HasSubstr("(<cydriver.Launch_st*>self._ptr).gridDim.z = 1\n"));
+  EXPECT_THAT(launch, Not(HasSubstr(".u.d.x = 1")));
+}
+
+TEST(EmitPythonFields, TextListsEveryFieldAndMarksAddresses) {
+  const std::string pitched = class_text(python_module(kFieldsHeader), "Pitched");
+  EXPECT_THAT(pitched, HasSubstr("_fields = ((\"ptr\", True), (\"pitch\", False), )"));
+  EXPECT_THAT(pitched, HasSubstr("return _support.struct_text(self, Pitched._fields)"));
+}
+
+TEST(EmitPythonFields, AFieldWithoutAPythonFormIsAnError) {
+  const std::string header = std::string(kFieldsHeader) + "typedef struct Odd_st { long double wide; } Odd;\n";
+  try {
+    python_module(header);
+    FAIL() << "expected an error naming the field";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("field cydriver.Odd_st.wide (long double)"));
+  }
+}

@@ -1,0 +1,394 @@
+"""Struct and union fields as cuda.bindings has them (issue 11, classes 4-7 and
+11): numbers converted as cuda.bindings converts them, char arrays, array and
+list fields, every union member, and the text of a struct. Each test asserts
+cubind's behaviour on its own, and where cuda.bindings is installed, that it
+is the same there."""
+import ctypes
+
+import pytest
+
+from cubind.bindings import driver, runtime
+
+try:
+    from cuda.bindings import driver as cuda_driver
+    from cuda.bindings import runtime as cuda_runtime
+except ImportError:
+    cuda_driver = cuda_runtime = None
+
+both = pytest.mark.parametrize("pkg", ["cubind", "cuda.bindings"])
+
+
+def modules(pkg):
+    if pkg == "cubind":
+        return driver, runtime
+    if cuda_driver is None:
+        pytest.skip("cuda-bindings is not installed")
+    return cuda_driver, cuda_runtime
+
+
+class Index:
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+class Int:
+    def __init__(self, value):
+        self.value = value
+
+    def __int__(self):
+        return self.value
+
+
+# -- 4. numbers
+
+
+@both
+def test_integer_fields_truncate_floats_and_take_index(pkg):
+    d, r = modules(pkg)
+    n = 1000
+    grid = r.dim3()
+    grid.x = n / 256
+    assert grid.x == 3 and type(grid.x) is int
+    m = d.CUDA_MEMCPY2D()
+    m.WidthInBytes = 2.75
+    m.Height = Int(7)
+    assert (m.WidthInBytes, m.Height) == (2, 7)
+    m.dstDevice = 4096.9
+    assert int(m.dstDevice) == 4096
+
+
+def test_integer_fields_also_take_index():
+    # cuda.bindings' setters take __int__ only; cubind takes __index__ as well.
+    m = driver.CUDA_MEMCPY2D()
+    m.Height = Index(7)
+    m.dstDevice = Index(0x100)
+    assert m.Height == 7 and int(m.dstDevice) == 0x100
+
+
+@both
+def test_integer_fields_refuse_what_cuda_bindings_refuses(pkg):
+    d, r = modules(pkg)
+    m = d.CUDA_MEMCPY2D()
+    m.Height = 5
+    for bad, exc in ((-1, OverflowError), (2**64, OverflowError), ("x", TypeError)):
+        with pytest.raises(exc):
+            m.Height = bad
+    assert m.Height == 5, "a refused value leaves the field as it was"
+    for bad, exc in ((-1, OverflowError), ("x", TypeError)):
+        with pytest.raises(exc):
+            m.dstDevice = bad
+        with pytest.raises(exc):
+            m.srcArray = bad
+
+
+@both
+def test_float_fields(pkg):
+    d, _ = modules(pkg)
+    w = d.CUaccessPolicyWindow()
+    w.hitRatio = 1
+    assert w.hitRatio == 1.0 and type(w.hitRatio) is float
+    with pytest.raises(TypeError):
+        w.hitRatio = "x"
+
+
+@both
+def test_enum_fields_refuse_negative_ints(pkg):
+    d, _ = modules(pkg)
+    m = d.CUDA_MEMCPY2D()
+    # cuda.bindings refuses every plain int (AttributeError); cubind takes
+    # ints, as enum parameters do, but not negative ones.
+    with pytest.raises(OverflowError if pkg == "cubind" else AttributeError):
+        m.srcMemoryType = -1
+    with pytest.raises(TypeError):
+        m.srcMemoryType = None
+    m.srcMemoryType = d.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert int(m.srcMemoryType) == int(d.CUmemorytype.CU_MEMORYTYPE_DEVICE)
+
+
+@both
+def test_none_is_null_for_handle_and_value_fields(pkg):
+    d, r = modules(pkg)
+    m = d.CUDA_MEMCPY3D()
+    m.dstDevice = 0x1000
+    m.dstDevice = None
+    assert int(m.dstDevice) == 0 and isinstance(m.dstDevice, d.CUdeviceptr)
+    m.srcArray = d.CUarray(0x20)
+    m.srcArray = None
+    assert int(m.srcArray) == 0
+    p = r.cudaConditionalNodeParams()
+    p.handle = None
+    assert int(p.handle) == 0
+
+
+def test_plain_int_setter_stays_exact():
+    # The fast path stores exactly what it is given, at each width.
+    m = driver.CUDA_MEMCPY3D()
+    m.WidthInBytes = 2**64 - 1
+    assert m.WidthInBytes == 2**64 - 1
+    with pytest.raises(OverflowError):
+        m.srcLOD = 2**64
+    r = runtime.cudaChannelFormatDesc()
+    r.x = -5
+    assert r.x == -5
+    with pytest.raises(TypeError, match="x"):
+        r.x = None
+
+
+@both
+def test_pointer_fields(pkg):
+    d, _ = modules(pkg)
+    m = d.CUDA_MEMCPY2D()
+    with pytest.raises(OverflowError):
+        m.srcHost = -1
+    with pytest.raises(TypeError):
+        m.srcHost = 4096.5
+    h = d.CUDA_HOST_NODE_PARAMS()
+    h.fn = 2.75
+    assert int(h.fn) == 2 and isinstance(h.fn, d.CUhostFn)
+    with pytest.raises(OverflowError):
+        h.fn = -1
+    k = d.CUDA_KERNEL_NODE_PARAMS()
+    k.extra = 2.5
+    assert k.extra == 2
+    with pytest.raises(OverflowError):
+        k.kernelParams = -1
+    with pytest.raises(TypeError):
+        k.kernelParams = 2.5
+
+
+# -- 5. char arrays
+
+
+@both
+def test_char_arrays_take_0_to_255_and_read_bytes(pkg):
+    d, r = modules(pkg)
+    h = d.CUipcMemHandle()
+    h.reserved = [200] * 64
+    assert h.reserved == b"\xc8" * 64
+    h.reserved = [-1] * 64
+    assert h.reserved == b"\xff" * 64
+    h.reserved = [1.5] * 64
+    assert h.reserved == b"\x01" * 64
+    with pytest.raises(OverflowError):
+        h.reserved = [300] * 64
+    assert h.reserved == b"\x01" * 64, "a refused list leaves the field as it was"
+    with pytest.raises(ValueError):
+        h.reserved = b"AB"
+    h.reserved = bytes(range(64))
+    assert h.reserved == bytes(range(64))
+    # unsigned char arrays read the same way
+    props = d.CUmemPoolProps()
+    assert isinstance(props.reserved, bytes) and len(props.reserved) == len(d.CUmemPoolProps().reserved)
+    props.reserved = [255] * len(props.reserved)
+    assert set(props.reserved) == {255}
+    edge = d.CUgraphEdgeData()
+    assert edge.reserved == bytes(5)
+    prop = r.cudaDeviceProp()
+    assert prop.name == b""
+    prop.luid = [200] * 8
+    assert prop.luid == b"\xc8" * 8
+
+
+def test_text_arrays_take_shorter_bytes():
+    prop = runtime.cudaDeviceProp()
+    prop.name = b"Device"
+    assert prop.name == b"Device"
+    prop.name = "GPU"
+    assert prop.name == b"GPU", "the rest is zeroed"
+    prop.name = [200, 65] + [0] * 254
+    assert prop.name == b"\xc8A"
+    with pytest.raises(ValueError, match="name"):
+        prop.name = b"x" * 257
+
+
+# -- 6. array and list fields
+
+
+@both
+def test_numeric_arrays_read_as_lists(pkg):
+    _, r = modules(pkg)
+    prop = r.cudaDeviceProp()
+    prop.maxThreadsDim = [1024, 1024, 64]
+    assert prop.maxThreadsDim == [1024, 1024, 64]
+    assert isinstance(prop.maxThreadsDim, list)
+    assert str(prop.maxThreadsDim) == "[1024, 1024, 64]"
+    prop.maxThreadsDim = [1.5, 2, 3]
+    assert prop.maxThreadsDim == [1, 2, 3]
+
+
+def test_numeric_array_items_write_through():
+    prop = runtime.cudaDeviceProp()
+    dims = prop.maxThreadsDim
+    dims[2] = 32
+    assert dims == [0, 0, 32] and prop.maxThreadsDim == [0, 0, 32]
+    dims[0:2] = [5, 6]
+    assert prop.maxThreadsDim == [5, 6, 32]
+    with pytest.raises(OverflowError):
+        dims[0] = 2**40
+    with pytest.raises(TypeError):
+        dims.append(1)
+    assert prop.maxThreadsDim == [5, 6, 32]
+    with pytest.raises(ValueError, match="maxThreadsDim"):
+        prop.maxThreadsDim = [1, 2]
+    with pytest.raises(TypeError, match="maxThreadsDim"):
+        prop.maxThreadsDim = None
+    params = driver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC()
+    with pytest.raises(OverflowError):
+        params.reserved = [-1] * 16
+
+
+@both
+def test_handle_list_fields(pkg):
+    d, r = modules(pkg)
+    sems = [d.CUexternalSemaphore(0x10), d.CUexternalSemaphore(0x20)]
+    p = d.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS()
+    assert p.extSemArray == []
+    p.extSemArray = sems
+    got = p.extSemArray
+    assert [int(s) for s in got] == [0x10, 0x20] and all(isinstance(s, d.CUexternalSemaphore) for s in got)
+    p.paramsArray = [d.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(), d.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()]
+    assert len(p.paramsArray) == 2 and isinstance(p.paramsArray[1], d.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)
+    rp = r.cudaExternalSemaphoreSignalNodeParams()
+    rp.extSemArray = [r.cudaExternalSemaphore_t(0x30)]
+    assert [int(s) for s in rp.extSemArray] == [0x30]
+    for bad in (None, 5) + (("x",) if pkg == "cubind" else ()):  # cuda.bindings crashes on "x"
+        with pytest.raises(TypeError):
+            rp.extSemArray = bad
+    if pkg == "cubind":  # cuda.bindings frees its array twice after this
+        p.extSemArray = []
+        assert p.extSemArray == []
+
+
+def test_struct_list_items_are_views_of_the_kept_array():
+    config = driver.CUlaunchConfig()
+    attrs = [driver.CUlaunchAttribute(), driver.CUlaunchAttribute()]
+    attrs[1].id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PRIORITY
+    config.attrs = attrs
+    got = config.attrs
+    assert len(got) == 2 and got[1].id == driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PRIORITY
+    got[0].value.priority = 3
+    assert config.attrs[0].value.priority == 3, "items write through to the array the config points to"
+    address = got[1].getPtr()
+    config.attrs = [driver.CUlaunchAttribute()]
+    assert ctypes.c_int.from_address(address).value == int(driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PRIORITY), \
+        "an old item keeps its array alive"
+    with pytest.raises(TypeError, match="attrs"):
+        config.attrs = [driver.CUmemLocation()]
+    assert len(config.attrs) == 1
+
+
+@both
+def test_conditional_graphs_read_size_items(pkg):
+    d, _ = modules(pkg)
+    p = d.CUDA_CONDITIONAL_NODE_PARAMS()
+    assert p.phGraph_out == []
+    with pytest.raises(AttributeError):
+        p.phGraph_out = [d.CUgraph(1)]
+    graphs = (ctypes.c_void_p * 2)(0x100, 0x200)
+    # What cuGraphAddNode does: it points phGraph_out at its `size` graphs.
+    offset = 16  # handle, type, size
+    ctypes.c_void_p.from_address(p.getPtr() + offset).value = ctypes.addressof(graphs)
+    p.size = 2
+    assert [int(g) for g in p.phGraph_out] == [0x100, 0x200]
+    assert all(isinstance(g, d.CUgraph) for g in p.phGraph_out)
+
+
+# -- 7. every union member
+
+
+@both
+def test_egl_frame_union_has_both_members(pkg):
+    d, r = modules(pkg)
+    frame = d.CUeglFrame()
+    frame.frame.pPitch = [1, 2, 3]
+    assert frame.frame.pPitch == [1, 2, 3]
+    assert [int(a) for a in frame.frame.pArray] == [1, 2, 3], "the members share their memory"
+    rframe = r.cudaEglFrame()
+    pitched = rframe.frame.pPitch
+    assert len(pitched) == 3 and all(isinstance(p, r.cudaPitchedPtr) for p in pitched)
+
+
+def test_union_members_match_cuda_bindings():
+    if cuda_driver is None:
+        pytest.skip("cuda-bindings is not installed")
+    checked = 0
+    for ours, theirs in ((driver, cuda_driver), (runtime, cuda_runtime)):
+        for name in dir(theirs):
+            cls = getattr(theirs, name)
+            if name.startswith("_") or not isinstance(cls, type) or not hasattr(cls, "getPtr"):
+                continue
+            mine = getattr(ours, name, None)
+            if mine is None or not hasattr(mine, "getPtr") or hasattr(mine, "__int__"):
+                continue
+            try:
+                their_obj, our_obj = cls(), mine()
+            except Exception:
+                continue
+            stack = [(name, their_obj, our_obj)]
+            while stack:
+                path, t, o = stack.pop()
+                fields = [n for n in dir(type(t)) if not n.startswith("_") and n != "getPtr"]
+                for field in fields:
+                    assert hasattr(o, field), f"{path}.{field} is missing in cubind"
+                    checked += 1
+                    try:
+                        tv, ov = getattr(t, field), getattr(o, field)
+                    except Exception:
+                        continue
+                    if hasattr(tv, "getPtr") and not hasattr(type(tv), "__int__") and hasattr(ov, "getPtr"):
+                        stack.append((f"{path}.{field}", tv, ov))
+    assert checked > 1000
+
+
+# -- 11. text of a struct
+
+
+@both
+def test_struct_text_layout(pkg):
+    d, r = modules(pkg)
+    text = str(d.CUDA_MEMCPY3D())
+    lines = text.splitlines()
+    assert lines[0] == "srcXInBytes : 0"
+    assert "srcHost : 0x0" in lines
+    assert repr(d.CUDA_MEMCPY3D()) == text
+    attr = d.CUlaunchAttributeValue()
+    lines = str(attr).splitlines()
+    i = lines.index("clusterDim :")
+    assert lines[i + 1:i + 4] == ["    x : 0", "    y : 0", "    z : 0"]
+    assert str(r.dim3()) == "x : 1\ny : 1\nz : 1"
+
+
+def test_struct_text_is_cuda_bindings_layout():
+    if cuda_driver is None:
+        pytest.skip("cuda-bindings is not installed")
+
+    def skeleton(text):
+        return [line.partition(" :")[0] for line in text.splitlines()]
+
+    for ours, theirs, name in ((driver, cuda_driver, "CUDA_MEMCPY3D"), (runtime, cuda_runtime, "cudaDeviceProp"),
+                               (driver, cuda_driver, "CUlaunchConfig"), (driver, cuda_driver, "CUlaunchAttributeValue"),
+                               (runtime, cuda_runtime, "cudaKernelNodeParams")):
+        assert skeleton(str(getattr(ours, name)())) == skeleton(str(getattr(theirs, name)())), name
+
+
+# -- dim3 defaults
+
+
+@both
+def test_dim3_members_default_to_one(pkg):
+    _, r = modules(pkg)
+    assert (r.dim3().x, r.dim3().y, r.dim3().z) == (1, 1, 1)
+    k = r.cudaKernelNodeParams()
+    assert (k.gridDim.x, k.blockDim.z) == (1, 1)
+    assert r.cudaKernelNodeParamsV2().gridDim.y == 1
+    # A union's members are not constructed.
+    assert r.cudaGraphNodeParams().kernel.gridDim.x == 0
+
+
+def test_dim3_view_of_memory_is_not_reset():
+    backing = (ctypes.c_uint * 3)(7, 8, 9)
+    view = runtime.dim3(_ptr=ctypes.addressof(backing))
+    assert (view.x, view.y, view.z) == (7, 8, 9)
