@@ -255,7 +255,7 @@ std::string to_python(const TypeInfo& t, const std::string& expr) {
 
 std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& name) {
   switch (t.kind) {
-    case TypeInfo::Kind::Enum: return "<" + t.c + "><long long>_support.as_int(" + obj + ", \"" + name + "\")";
+    case TypeInfo::Kind::Enum: return "<" + t.c + ">_support.enum_arg(" + obj + ", \"" + name + "\")";
     case TypeInfo::Kind::Handle:
       return "<" + t.c + ">_support.handle_value(" + obj + ", " + t.py + ", \"" + name + "\")";
     case TypeInfo::Kind::Value:

@@ -3399,7 +3399,7 @@ def cuMemcpy3D(pCopy: Optional[CUDA_MEMCPY3D]) -> tuple[CUresult]:
     """
     ...
 
-def cuMemcpy3DPeer(pCopy: Optional[CUDA_MEMCPY3D_PEER]) -> tuple[CUresult]:
+def cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER) -> tuple[CUresult]:
     """Copies memory between contexts
     """
     ...
@@ -3449,7 +3449,7 @@ def cuMemcpy3DAsync(pCopy: Optional[CUDA_MEMCPY3D], hStream: CUstream | int | No
     """
     ...
 
-def cuMemcpy3DPeerAsync(pCopy: Optional[CUDA_MEMCPY3D_PEER], hStream: CUstream | int | None) -> tuple[CUresult]:
+def cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER, hStream: CUstream | int | None) -> tuple[CUresult]:
     """Copies memory between contexts asynchronously.
     """
     ...

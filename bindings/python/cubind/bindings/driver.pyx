@@ -14057,7 +14057,7 @@ def cuGetErrorString(error):
     cdef long long _result
     cdef cydriver.CUresult _c_error
     cdef const char* _c_pStr = NULL
-    _c_error = <cydriver.CUresult><long long>_support.as_int(error, "error")
+    _c_error = <cydriver.CUresult>_support.enum_arg(error, "error")
     with nogil:
         _result = cydriver.cuGetErrorString(_c_error, &_c_pStr)
     if _result != 0:
@@ -14091,7 +14091,7 @@ def cuGetErrorName(error):
     cdef long long _result
     cdef cydriver.CUresult _c_error
     cdef const char* _c_pStr = NULL
-    _c_error = <cydriver.CUresult><long long>_support.as_int(error, "error")
+    _c_error = <cydriver.CUresult>_support.enum_arg(error, "error")
     with nogil:
         _result = cydriver.cuGetErrorName(_c_error, &_c_pStr)
     if _result != 0:
@@ -14483,7 +14483,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(pformat, numChannels, dev):
     _c_numChannels = <unsigned int>_support.unsigned_arg(numChannels, sizeof(unsigned int), "numChannels")
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_maxWidthInElements, 0, sizeof(_c_maxWidthInElements))
-    _c_pformat = <cydriver.CUarray_format><long long>_support.as_int(pformat, "format")
+    _c_pformat = <cydriver.CUarray_format>_support.enum_arg(pformat, "format")
     with nogil:
         _result = cydriver.cuDeviceGetTexture1DLinearMaxWidth(&_c_maxWidthInElements, _c_pformat, _c_numChannels, _c_dev)
     if _result != 0:
@@ -14530,7 +14530,7 @@ def cuDeviceGetAttribute(attrib, dev):
     cdef cydriver.CUdevice _c_dev
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pi, 0, sizeof(_c_pi))
-    _c_attrib = <cydriver.CUdevice_attribute><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUdevice_attribute>_support.enum_arg(attrib, "attrib")
     with nogil:
         _result = cydriver.cuDeviceGetAttribute(&_c_pi, _c_attrib, _c_dev)
     if _result != 0:
@@ -14587,7 +14587,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
         if _c_count > 0:
             _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(_c_count, sizeof(cydriver.CUatomicOperation))
             for _i_operations in range(_c_count):
-                _c_operations[_i_operations] = <cydriver.CUatomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
+                _c_operations[_i_operations] = <cydriver.CUatomicOperation>_support.enum_arg(operations[_i_operations], "operations")
         _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
@@ -14818,7 +14818,7 @@ def cuDeviceGetExecAffinitySupport(typename, dev):
     cdef cydriver.CUdevice _c_dev
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pi, 0, sizeof(_c_pi))
-    _c_typename = <cydriver.CUexecAffinityType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUexecAffinityType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuDeviceGetExecAffinitySupport(&_c_pi, _c_typename, _c_dev)
     if _result != 0:
@@ -14870,8 +14870,8 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
     cdef long long _result
     cdef cydriver.CUflushGPUDirectRDMAWritesTarget _c_target
     cdef cydriver.CUflushGPUDirectRDMAWritesScope _c_scope
-    _c_target = <cydriver.CUflushGPUDirectRDMAWritesTarget><long long>_support.as_int(target, "target")
-    _c_scope = <cydriver.CUflushGPUDirectRDMAWritesScope><long long>_support.as_int(scope, "scope")
+    _c_target = <cydriver.CUflushGPUDirectRDMAWritesTarget>_support.enum_arg(target, "target")
+    _c_scope = <cydriver.CUflushGPUDirectRDMAWritesScope>_support.enum_arg(scope, "scope")
     with nogil:
         _result = cydriver.cuFlushGPUDirectRDMAWrites(_c_target, _c_scope)
     return (_status(_result),)
@@ -16116,7 +16116,7 @@ def cuCtxSetLimit(limit, value):
     cdef cydriver.CUlimit _c_limit
     cdef size_t _c_value
     _c_value = <size_t>_support.unsigned_arg(value, sizeof(size_t), "value")
-    _c_limit = <cydriver.CUlimit><long long>_support.as_int(limit, "limit")
+    _c_limit = <cydriver.CUlimit>_support.enum_arg(limit, "limit")
     with nogil:
         _result = cydriver.cuCtxSetLimit(_c_limit, _c_value)
     return (_status(_result),)
@@ -16170,7 +16170,7 @@ def cuCtxGetLimit(limit):
     cdef size_t _c_pvalue
     cdef cydriver.CUlimit _c_limit
     memset(&_c_pvalue, 0, sizeof(_c_pvalue))
-    _c_limit = <cydriver.CUlimit><long long>_support.as_int(limit, "limit")
+    _c_limit = <cydriver.CUlimit>_support.enum_arg(limit, "limit")
     with nogil:
         _result = cydriver.cuCtxGetLimit(&_c_pvalue, _c_limit)
     if _result != 0:
@@ -16290,7 +16290,7 @@ def cuCtxSetCacheConfig(config):
     """
     cdef long long _result
     cdef cydriver.CUfunc_cache _c_config
-    _c_config = <cydriver.CUfunc_cache><long long>_support.as_int(config, "config")
+    _c_config = <cydriver.CUfunc_cache>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuCtxSetCacheConfig(_c_config)
     return (_status(_result),)
@@ -16455,7 +16455,7 @@ def cuCtxGetExecAffinity(typename):
     cdef long long _result
     cdef CUexecAffinityParam _c_pExecAffinity = CUexecAffinityParam()
     cdef cydriver.CUexecAffinityType _c_typename
-    _c_typename = <cydriver.CUexecAffinityType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUexecAffinityType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuCtxGetExecAffinity(<cydriver.CUexecAffinityParam *>_c_pExecAffinity._ptr, _c_typename)
     if _result != 0:
@@ -16781,7 +16781,7 @@ def cuCtxSetSharedMemConfig(config):
     """
     cdef long long _result
     cdef cydriver.CUsharedconfig _c_config
-    _c_config = <cydriver.CUsharedconfig><long long>_support.as_int(config, "config")
+    _c_config = <cydriver.CUsharedconfig>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuCtxSetSharedMemConfig(_c_config)
     return (_status(_result),)
@@ -16959,7 +16959,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
         if _c_numOptions > 0:
             _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
             for _i_options in range(_c_numOptions):
-                _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
+                _c_options[_i_options] = <cydriver.CUjit_option>_support.enum_arg(options[_i_options], "options")
         _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
         if _c_numOptions > 0:
             _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
@@ -17355,7 +17355,7 @@ def cuLinkCreate(numOptions, options, optionValues):
         if _c_numOptions > 0:
             _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
             for _i_options in range(_c_numOptions):
-                _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
+                _c_options[_i_options] = <cydriver.CUjit_option>_support.enum_arg(options[_i_options], "options")
         _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
         if _c_numOptions > 0:
             _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
@@ -17431,7 +17431,7 @@ def cuLinkAddData(state, typename, data, size, name, numOptions, options, option
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_numOptions = <unsigned int>_support.unsigned_arg(numOptions, sizeof(unsigned int), "numOptions")
         _c_state = <cydriver.CUlinkState>_support.handle_value(state, CUlinkState, "state")
-        _c_typename = <cydriver.CUjitInputType><long long>_support.as_int(typename, "type")
+        _c_typename = <cydriver.CUjitInputType>_support.enum_arg(typename, "type")
         _c_data = _support.address(data, &_view_data, False, "data")
         if _view_data.held and <size_t>_view_data.view.len < _c_size:
             _support.release_address(&_view_data)
@@ -17443,7 +17443,7 @@ def cuLinkAddData(state, typename, data, size, name, numOptions, options, option
         if _c_numOptions > 0:
             _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
             for _i_options in range(_c_numOptions):
-                _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
+                _c_options[_i_options] = <cydriver.CUjit_option>_support.enum_arg(options[_i_options], "options")
         _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
         if _c_numOptions > 0:
             _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
@@ -17513,7 +17513,7 @@ def cuLinkAddFile(state, typename, path, numOptions, options, optionValues):
     try:
         _c_numOptions = <unsigned int>_support.unsigned_arg(numOptions, sizeof(unsigned int), "numOptions")
         _c_state = <cydriver.CUlinkState>_support.handle_value(state, CUlinkState, "state")
-        _c_typename = <cydriver.CUjitInputType><long long>_support.as_int(typename, "type")
+        _c_typename = <cydriver.CUjitInputType>_support.enum_arg(typename, "type")
         _b_path = _support.as_bytes(path, "path")
         if _b_path is not None:
             _c_path = PyBytes_AS_STRING(_b_path)
@@ -17521,7 +17521,7 @@ def cuLinkAddFile(state, typename, path, numOptions, options, optionValues):
         if _c_numOptions > 0:
             _c_options = <cydriver.CUjit_option*>_support.alloc_array(_c_numOptions, sizeof(cydriver.CUjit_option))
             for _i_options in range(_c_numOptions):
-                _c_options[_i_options] = <cydriver.CUjit_option><long long>_support.as_int(options[_i_options], "options")
+                _c_options[_i_options] = <cydriver.CUjit_option>_support.enum_arg(options[_i_options], "options")
         _support.check_list(optionValues, _c_numOptions, "optionValues", "numOptions", "addresses")
         if _c_numOptions > 0:
             _c_optionValues = <void**>_support.alloc_array(_c_numOptions, sizeof(void*))
@@ -17793,7 +17793,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         if _c_numJitOptions > 0:
             _c_jitOptions = <cydriver.CUjit_option*>_support.alloc_array(_c_numJitOptions, sizeof(cydriver.CUjit_option))
             for _i_jitOptions in range(_c_numJitOptions):
-                _c_jitOptions[_i_jitOptions] = <cydriver.CUjit_option><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
+                _c_jitOptions[_i_jitOptions] = <cydriver.CUjit_option>_support.enum_arg(jitOptions[_i_jitOptions], "jitOptions")
         _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
         if _c_numJitOptions > 0:
             _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
@@ -17803,7 +17803,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         if _c_numLibraryOptions > 0:
             _c_libraryOptions = <cydriver.CUlibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cydriver.CUlibraryOption))
             for _i_libraryOptions in range(_c_numLibraryOptions):
-                _c_libraryOptions[_i_libraryOptions] = <cydriver.CUlibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
+                _c_libraryOptions[_i_libraryOptions] = <cydriver.CUlibraryOption>_support.enum_arg(libraryOptions[_i_libraryOptions], "libraryOptions")
         _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
         if _c_numLibraryOptions > 0:
             _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
@@ -17909,7 +17909,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         if _c_numJitOptions > 0:
             _c_jitOptions = <cydriver.CUjit_option*>_support.alloc_array(_c_numJitOptions, sizeof(cydriver.CUjit_option))
             for _i_jitOptions in range(_c_numJitOptions):
-                _c_jitOptions[_i_jitOptions] = <cydriver.CUjit_option><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
+                _c_jitOptions[_i_jitOptions] = <cydriver.CUjit_option>_support.enum_arg(jitOptions[_i_jitOptions], "jitOptions")
         _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
         if _c_numJitOptions > 0:
             _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
@@ -17919,7 +17919,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         if _c_numLibraryOptions > 0:
             _c_libraryOptions = <cydriver.CUlibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cydriver.CUlibraryOption))
             for _i_libraryOptions in range(_c_numLibraryOptions):
-                _c_libraryOptions[_i_libraryOptions] = <cydriver.CUlibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
+                _c_libraryOptions[_i_libraryOptions] = <cydriver.CUlibraryOption>_support.enum_arg(libraryOptions[_i_libraryOptions], "libraryOptions")
         _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
         if _c_numLibraryOptions > 0:
             _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
@@ -18445,7 +18445,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
     cdef cydriver.CUdevice _c_dev
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     memset(&_c_pi, 0, sizeof(_c_pi))
-    _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUfunction_attribute>_support.enum_arg(attrib, "attrib")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
     with nogil:
         _result = cydriver.cuKernelGetAttribute(&_c_pi, _c_attrib, _c_kernel, _c_dev)
@@ -18544,7 +18544,7 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
     cdef cydriver.CUdevice _c_dev
     _c_val = <int>_support.signed_arg(val, sizeof(int), "val")
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
-    _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUfunction_attribute>_support.enum_arg(attrib, "attrib")
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
     with nogil:
         _result = cydriver.cuKernelSetAttribute(_c_attrib, _c_val, _c_kernel, _c_dev)
@@ -18617,7 +18617,7 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     cdef cydriver.CUdevice _c_dev
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
-    _c_config = <cydriver.CUfunc_cache><long long>_support.as_int(config, "config")
+    _c_config = <cydriver.CUfunc_cache>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuKernelSetCacheConfig(_c_kernel, _c_config, _c_dev)
     return (_status(_result),)
@@ -21175,7 +21175,7 @@ def cuMemcpy3D(pCopy):
     return (_status(_result),)
 
 def cuMemcpy3DPeer(pCopy):
-    """cuMemcpy3DPeer(pCopy: Optional[CUDA_MEMCPY3D_PEER])
+    """cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER)
 
     Copies memory between contexts
 
@@ -21203,7 +21203,7 @@ def cuMemcpy3DPeer(pCopy):
     """
     cdef long long _result
     cdef void* _c_pCopy
-    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
+    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy3DPeer(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy)
     return (_status(_result),)
@@ -22017,7 +22017,7 @@ def cuMemcpy3DAsync(pCopy, hStream):
     return (_status(_result),)
 
 def cuMemcpy3DPeerAsync(pCopy, hStream):
-    """cuMemcpy3DPeerAsync(pCopy: Optional[CUDA_MEMCPY3D_PEER], hStream: CUstream | int | None)
+    """cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER, hStream: CUstream | int | None)
 
     Copies memory between contexts asynchronously.
 
@@ -22048,7 +22048,7 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
     cdef long long _result
     cdef void* _c_pCopy
     cdef cydriver.CUstream _c_hStream
-    _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
+    _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy3DPeerAsync(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy, _c_hStream)
@@ -24017,7 +24017,7 @@ def cuMemGetHandleForAddressRange(dptr, size, handleType, flags):
     _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
-    _c_handleType = <cydriver.CUmemRangeHandleType><long long>_support.as_int(handleType, "handleType")
+    _c_handleType = <cydriver.CUmemRangeHandleType>_support.enum_arg(handleType, "handleType")
     _c_handle = _typed_value("CUmemRangeHandleType", handleType, None, "handle", 0)
     with nogil:
         _result = cydriver.cuMemGetHandleForAddressRange(<void *>_c_handle.ptr, _c_dptr, _c_size, _c_handleType, _c_flags)
@@ -24728,7 +24728,7 @@ def cuMemExportToShareableHandle(handle, handleType, flags):
     cdef unsigned long long _c_flags
     _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
-    _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
+    _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
     _c_shareableHandle = _typed_value("CUmemAllocationHandleType", handleType, None, "shareableHandle", 0)
     with nogil:
         _result = cydriver.cuMemExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_handle, _c_handleType, _c_flags)
@@ -24779,7 +24779,7 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
     try:
         memset(&_c_handle, 0, sizeof(_c_handle))
         _c_osHandle = _support.address(osHandle, &_view_osHandle, False, "osHandle")
-        _c_shHandleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(shHandleType, "shHandleType")
+        _c_shHandleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(shHandleType, "shHandleType")
         with nogil:
             _result = cydriver.cuMemImportFromShareableHandle(&_c_handle, <void *>_c_osHandle, _c_shHandleType)
         if _result != 0:
@@ -24820,7 +24820,7 @@ def cuMemGetAllocationGranularity(prop, option):
     cdef cydriver.CUmemAllocationGranularity_flags _c_option
     memset(&_c_granularity, 0, sizeof(_c_granularity))
     _c_prop = _support.struct_pointer(prop, CUmemAllocationProp, "prop")
-    _c_option = <cydriver.CUmemAllocationGranularity_flags><long long>_support.as_int(option, "option")
+    _c_option = <cydriver.CUmemAllocationGranularity_flags>_support.enum_arg(option, "option")
     with nogil:
         _result = cydriver.cuMemGetAllocationGranularity(&_c_granularity, <const cydriver.CUmemAllocationProp *>_c_prop, _c_option)
     if _result != 0:
@@ -25073,7 +25073,7 @@ def cuMemPoolSetAttribute(pool, attr, value):
     cdef cydriver.CUmemPool_attribute _c_attr
     cdef _support.TypedValue _c_value
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_attr = <cydriver.CUmemPool_attribute><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUmemPool_attribute>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("CUmemPool_attribute", attr, value, "value", 0)
     with nogil:
         _result = cydriver.cuMemPoolSetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
@@ -25134,7 +25134,7 @@ def cuMemPoolGetAttribute(pool, attr):
     cdef cydriver.CUmemPool_attribute _c_attr
     cdef _support.TypedValue _c_value
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_attr = <cydriver.CUmemPool_attribute><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUmemPool_attribute>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("CUmemPool_attribute", attr, None, "value", 0)
     with nogil:
         _result = cydriver.cuMemPoolGetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
@@ -25344,7 +25344,7 @@ def cuMemGetDefaultMemPool(location, typename):
     cdef cydriver.CUmemAllocationType _c_typename
     memset(&_c_pool_out, 0, sizeof(_c_pool_out))
     _c_location = _support.struct_pointer(location, CUmemLocation, "location")
-    _c_typename = <cydriver.CUmemAllocationType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUmemAllocationType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuMemGetDefaultMemPool(&_c_pool_out, <cydriver.CUmemLocation *>_c_location, _c_typename)
     if _result != 0:
@@ -25382,7 +25382,7 @@ def cuMemGetMemPool(location, typename):
     cdef cydriver.CUmemAllocationType _c_typename
     memset(&_c_pool, 0, sizeof(_c_pool))
     _c_location = _support.struct_pointer(location, CUmemLocation, "location")
-    _c_typename = <cydriver.CUmemAllocationType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUmemAllocationType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuMemGetMemPool(&_c_pool, <cydriver.CUmemLocation *>_c_location, _c_typename)
     if _result != 0:
@@ -25424,7 +25424,7 @@ def cuMemSetMemPool(location, typename, pool):
     cdef cydriver.CUmemAllocationType _c_typename
     cdef cydriver.CUmemoryPool _c_pool
     _c_location = _support.struct_pointer(location, CUmemLocation, "location")
-    _c_typename = <cydriver.CUmemAllocationType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUmemAllocationType>_support.enum_arg(typename, "type")
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuMemSetMemPool(<cydriver.CUmemLocation *>_c_location, _c_typename, _c_pool)
@@ -25525,7 +25525,7 @@ def cuMemPoolExportToShareableHandle(pool, handleType, flags):
     cdef unsigned long long _c_flags
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
+    _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
     _c_handle_out = _typed_value("CUmemAllocationHandleType", handleType, None, "handle_out", 0)
     with nogil:
         _result = cydriver.cuMemPoolExportToShareableHandle(<void *>_c_handle_out.ptr, _c_pool, _c_handleType, _c_flags)
@@ -25575,7 +25575,7 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
         _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
         memset(&_c_pool_out, 0, sizeof(_c_pool_out))
         _c_handle = _support.address(handle, &_view_handle, False, "handle")
-        _c_handleType = <cydriver.CUmemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
+        _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
         with nogil:
             _result = cydriver.cuMemPoolImportFromShareableHandle(&_c_pool_out, <void *>_c_handle, _c_handleType, _c_flags)
         if _result != 0:
@@ -25994,7 +25994,7 @@ def cuMulticastGetGranularity(prop, option):
     cdef cydriver.CUmulticastGranularity_flags _c_option
     memset(&_c_granularity, 0, sizeof(_c_granularity))
     _c_prop = _support.struct_pointer(prop, CUmulticastObjectProp, "prop")
-    _c_option = <cydriver.CUmulticastGranularity_flags><long long>_support.as_int(option, "option")
+    _c_option = <cydriver.CUmulticastGranularity_flags>_support.enum_arg(option, "option")
     with nogil:
         _result = cydriver.cuMulticastGetGranularity(&_c_granularity, <const cydriver.CUmulticastObjectProp *>_c_prop, _c_option)
     if _result != 0:
@@ -26204,7 +26204,7 @@ def cuPointerGetAttribute(attribute, ptr):
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
     _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
-    _c_attribute = <cydriver.CUpointer_attribute><long long>_support.as_int(attribute, "attribute")
+    _c_attribute = <cydriver.CUpointer_attribute>_support.enum_arg(attribute, "attribute")
     _c_data = _typed_value("CUpointer_attribute", attribute, None, "data", 0)
     with nogil:
         _result = cydriver.cuPointerGetAttribute(<void *>_c_data.ptr, _c_attribute, _c_ptr)
@@ -26438,7 +26438,7 @@ def cuMemAdvise(devPtr, count, advice, location):
     cdef cydriver.CUmemLocation_st* _c_location
     _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
     _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
-    _c_advice = <cydriver.CUmem_advise><long long>_support.as_int(advice, "advice")
+    _c_advice = <cydriver.CUmem_advise>_support.enum_arg(advice, "advice")
     _c_location = <cydriver.CUmemLocation_st*>_support.struct_pointer_required(location, CUmemLocation, "location")
     with nogil:
         _result = cydriver.cuMemAdvise(_c_devPtr, _c_count, _c_advice, _c_location[0])
@@ -26789,7 +26789,7 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
     _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
     _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
-    _c_attribute = <cydriver.CUmem_range_attribute><long long>_support.as_int(attribute, "attribute")
+    _c_attribute = <cydriver.CUmem_range_attribute>_support.enum_arg(attribute, "attribute")
     _c_data = _typed_value("CUmem_range_attribute", attribute, None, "data", _c_dataSize)
     with nogil:
         _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
@@ -26867,7 +26867,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
         if _c_numAttributes > 0:
             _c_attributes = <cydriver.CUmem_range_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUmem_range_attribute))
             for _i_attributes in range(_c_numAttributes):
-                _c_attributes[_i_attributes] = <cydriver.CUmem_range_attribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
+                _c_attributes[_i_attributes] = <cydriver.CUmem_range_attribute>_support.enum_arg(attributes[_i_attributes], "attributes")
         _tv_data = [_typed_value("CUmem_range_attribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
@@ -26933,7 +26933,7 @@ def cuPointerSetAttribute(value, attribute, ptr):
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
     _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
-    _c_attribute = <cydriver.CUpointer_attribute><long long>_support.as_int(attribute, "attribute")
+    _c_attribute = <cydriver.CUpointer_attribute>_support.enum_arg(attribute, "attribute")
     _c_value = _typed_value("CUpointer_attribute", attribute, value, "value", 0)
     with nogil:
         _result = cydriver.cuPointerSetAttribute(<const void *>_c_value.ptr, _c_attribute, _c_ptr)
@@ -27006,7 +27006,7 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
         if _c_numAttributes > 0:
             _c_attributes = <cydriver.CUpointer_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUpointer_attribute))
             for _i_attributes in range(_c_numAttributes):
-                _c_attributes[_i_attributes] = <cydriver.CUpointer_attribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
+                _c_attributes[_i_attributes] = <cydriver.CUpointer_attribute>_support.enum_arg(attributes[_i_attributes], "attributes")
         _tv_data = [_typed_value("CUpointer_attribute", attributes[_i_data], None, "data", 0) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
@@ -27658,7 +27658,7 @@ def cuStreamBeginCapture(hStream, mode):
     cdef cydriver.CUstream _c_hStream
     cdef cydriver.CUstreamCaptureMode _c_mode
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_mode = <cydriver.CUstreamCaptureMode><long long>_support.as_int(mode, "mode")
+    _c_mode = <cydriver.CUstreamCaptureMode>_support.enum_arg(mode, "mode")
     with nogil:
         _result = cydriver.cuStreamBeginCapture(_c_hStream, _c_mode)
     return (_status(_result),)
@@ -27735,7 +27735,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
             _c_dependencyData = <cydriver.CUgraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cydriver.CUgraphEdgeData_st))
             for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], CUgraphEdgeData, "dependencyData"), sizeof(cydriver.CUgraphEdgeData_st))
-        _c_mode = <cydriver.CUstreamCaptureMode><long long>_support.as_int(mode, "mode")
+        _c_mode = <cydriver.CUstreamCaptureMode>_support.enum_arg(mode, "mode")
         with nogil:
             _result = cydriver.cuStreamBeginCaptureToGraph(_c_hStream, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_mode)
         return (_status(_result),)
@@ -27802,7 +27802,7 @@ def cuThreadExchangeStreamCaptureMode(mode=0):
     """
     cdef long long _result
     cdef cydriver.CUstreamCaptureMode _c_mode
-    _c_mode = <cydriver.CUstreamCaptureMode><long long>_support.as_int(mode, "mode")
+    _c_mode = <cydriver.CUstreamCaptureMode>_support.enum_arg(mode, "mode")
     with nogil:
         _result = cydriver.cuThreadExchangeStreamCaptureMode(&_c_mode)
     if _result != 0:
@@ -28341,7 +28341,7 @@ def cuStreamGetAttribute(hStream, attr):
     cdef cydriver.CUstreamAttrID _c_attr
     cdef _support.TypedValue _c_value_out
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_attr = <cydriver.CUstreamAttrID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUstreamAttrID>_support.enum_arg(attr, "attr")
     _c_value_out = _typed_value("CUlaunchAttributeID", attr, None, "value_out", 0)
     with nogil:
         _result = cydriver.cuStreamGetAttribute(_c_hStream, _c_attr, <cydriver.CUstreamAttrValue *>_c_value_out.ptr)
@@ -28379,7 +28379,7 @@ def cuStreamSetAttribute(hStream, attr, value):
     cdef cydriver.CUstreamAttrID _c_attr
     cdef _support.TypedValue _c_value
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_attr = <cydriver.CUstreamAttrID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUstreamAttrID>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("CUlaunchAttributeID", attr, value, "value", 0)
     with nogil:
         _result = cydriver.cuStreamSetAttribute(_c_hStream, _c_attr, <const cydriver.CUstreamAttrValue *>_c_value.ptr)
@@ -29925,7 +29925,7 @@ def cuFuncGetAttribute(attrib, hfunc):
     cdef cydriver.CUfunction_attribute _c_attrib
     cdef cydriver.CUfunction _c_hfunc
     memset(&_c_pi, 0, sizeof(_c_pi))
-    _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUfunction_attribute>_support.enum_arg(attrib, "attrib")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
         _result = cydriver.cuFuncGetAttribute(&_c_pi, _c_attrib, _c_hfunc)
@@ -30009,7 +30009,7 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     cdef int _c_value
     _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
-    _c_attrib = <cydriver.CUfunction_attribute><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUfunction_attribute>_support.enum_arg(attrib, "attrib")
     with nogil:
         _result = cydriver.cuFuncSetAttribute(_c_hfunc, _c_attrib, _c_value)
     return (_status(_result),)
@@ -30065,7 +30065,7 @@ def cuFuncSetCacheConfig(hfunc, config):
     cdef cydriver.CUfunction _c_hfunc
     cdef cydriver.CUfunc_cache _c_config
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
-    _c_config = <cydriver.CUfunc_cache><long long>_support.as_int(config, "config")
+    _c_config = <cydriver.CUfunc_cache>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuFuncSetCacheConfig(_c_hfunc, _c_config)
     return (_status(_result),)
@@ -31682,7 +31682,7 @@ def cuFuncSetSharedMemConfig(hfunc, config):
     cdef cydriver.CUfunction _c_hfunc
     cdef cydriver.CUsharedconfig _c_config
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
-    _c_config = <cydriver.CUsharedconfig><long long>_support.as_int(config, "config")
+    _c_config = <cydriver.CUsharedconfig>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuFuncSetSharedMemConfig(_c_hfunc, _c_config)
     return (_status(_result),)
@@ -33736,7 +33736,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     cdef cydriver.CUgraphMem_attribute _c_attr
     cdef _support.TypedValue _c_value
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
-    _c_attr = <cydriver.CUgraphMem_attribute><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUgraphMem_attribute>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("CUgraphMem_attribute", attr, None, "value", 0)
     with nogil:
         _result = cydriver.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
@@ -33777,7 +33777,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     cdef cydriver.CUgraphMem_attribute _c_attr
     cdef _support.TypedValue _c_value
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
-    _c_attr = <cydriver.CUgraphMem_attribute><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUgraphMem_attribute>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("CUgraphMem_attribute", attr, value, "value", 0)
     with nogil:
         _result = cydriver.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
@@ -35712,7 +35712,7 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
     cdef cydriver.CUkernelNodeAttrID _c_attr
     cdef _support.TypedValue _c_value_out
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_attr = <cydriver.CUkernelNodeAttrID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUkernelNodeAttrID>_support.enum_arg(attr, "attr")
     _c_value_out = _typed_value("CUlaunchAttributeID", attr, None, "value_out", 0)
     with nogil:
         _result = cydriver.cuGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cydriver.CUkernelNodeAttrValue *>_c_value_out.ptr)
@@ -35749,7 +35749,7 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     cdef cydriver.CUkernelNodeAttrID _c_attr
     cdef _support.TypedValue _c_value
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_attr = <cydriver.CUkernelNodeAttrID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cydriver.CUkernelNodeAttrID>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("CUlaunchAttributeID", attr, value, "value", 0)
     with nogil:
         _result = cydriver.cuGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cydriver.CUkernelNodeAttrValue *>_c_value.ptr)
@@ -36934,7 +36934,7 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     cdef int _c_NumPackedComponents
     _c_NumPackedComponents = <int>_support.signed_arg(NumPackedComponents, sizeof(int), "NumPackedComponents")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_fmt = <cydriver.CUarray_format><long long>_support.as_int(fmt, "fmt")
+    _c_fmt = <cydriver.CUarray_format>_support.enum_arg(fmt, "fmt")
     with nogil:
         _result = cydriver.cuTexRefSetFormat(_c_hTexRef, _c_fmt, _c_NumPackedComponents)
     return (_status(_result),)
@@ -36992,7 +36992,7 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
     cdef cydriver.CUaddress_mode _c_am
     _c_dim = <int>_support.signed_arg(dim, sizeof(int), "dim")
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_am = <cydriver.CUaddress_mode><long long>_support.as_int(am, "am")
+    _c_am = <cydriver.CUaddress_mode>_support.enum_arg(am, "am")
     with nogil:
         _result = cydriver.cuTexRefSetAddressMode(_c_hTexRef, _c_dim, _c_am)
     return (_status(_result),)
@@ -37041,7 +37041,7 @@ def cuTexRefSetFilterMode(hTexRef, fm):
     cdef cydriver.CUtexref _c_hTexRef
     cdef cydriver.CUfilter_mode _c_fm
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_fm = <cydriver.CUfilter_mode><long long>_support.as_int(fm, "fm")
+    _c_fm = <cydriver.CUfilter_mode>_support.enum_arg(fm, "fm")
     with nogil:
         _result = cydriver.cuTexRefSetFilterMode(_c_hTexRef, _c_fm)
     return (_status(_result),)
@@ -37090,7 +37090,7 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     cdef cydriver.CUtexref _c_hTexRef
     cdef cydriver.CUfilter_mode _c_fm
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-    _c_fm = <cydriver.CUfilter_mode><long long>_support.as_int(fm, "fm")
+    _c_fm = <cydriver.CUfilter_mode>_support.enum_arg(fm, "fm")
     with nogil:
         _result = cydriver.cuTexRefSetMipmapFilterMode(_c_hTexRef, _c_fm)
     return (_status(_result),)
@@ -38669,7 +38669,7 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
     _view_globalAddress.held = False
     try:
         _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(tensorRank, sizeof(cydriver.cuuint32_t), "tensorRank"))
-        _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
+        _c_tensorDataType = <cydriver.CUtensorMapDataType>_support.enum_arg(tensorDataType, "tensorDataType")
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
         _support.check_list(globalDim, _c_tensorRank, "globalDim", "tensorRank", "cuuint64_t")
         if _c_tensorRank > 0:
@@ -38691,10 +38691,10 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
             _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
             for _i_elementStrides in range(_c_tensorRank):
                 _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(elementStrides[_i_elementStrides], sizeof(cydriver.cuuint32_t), "elementStrides"))
-        _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
-        _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
-        _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
-        _c_oobFill = <cydriver.CUtensorMapFloatOOBfill><long long>_support.as_int(oobFill, "oobFill")
+        _c_interleave = <cydriver.CUtensorMapInterleave>_support.enum_arg(interleave, "interleave")
+        _c_swizzle = <cydriver.CUtensorMapSwizzle>_support.enum_arg(swizzle, "swizzle")
+        _c_l2Promotion = <cydriver.CUtensorMapL2promotion>_support.enum_arg(l2Promotion, "l2Promotion")
+        _c_oobFill = <cydriver.CUtensorMapFloatOOBfill>_support.enum_arg(oobFill, "oobFill")
         with nogil:
             _result = cydriver.cuTensorMapEncodeTiled(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, <const cydriver.cuuint32_t *>_c_boxDim, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
@@ -38921,7 +38921,7 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
         _c_tensorRank = ((<cuuint32_t>tensorRank)._value if type(tensorRank) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(tensorRank, sizeof(cydriver.cuuint32_t), "tensorRank"))
         _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(channelsPerPixel, sizeof(cydriver.cuuint32_t), "channelsPerPixel"))
         _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(pixelsPerColumn, sizeof(cydriver.cuuint32_t), "pixelsPerColumn"))
-        _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
+        _c_tensorDataType = <cydriver.CUtensorMapDataType>_support.enum_arg(tensorDataType, "tensorDataType")
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
         _support.check_list(globalDim, _c_tensorRank, "globalDim", "tensorRank", "cuuint64_t")
         if _c_tensorRank > 0:
@@ -38940,10 +38940,10 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
             _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
             for _i_elementStrides in range(_c_tensorRank):
                 _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(elementStrides[_i_elementStrides], sizeof(cydriver.cuuint32_t), "elementStrides"))
-        _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
-        _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
-        _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
-        _c_oobFill = <cydriver.CUtensorMapFloatOOBfill><long long>_support.as_int(oobFill, "oobFill")
+        _c_interleave = <cydriver.CUtensorMapInterleave>_support.enum_arg(interleave, "interleave")
+        _c_swizzle = <cydriver.CUtensorMapSwizzle>_support.enum_arg(swizzle, "swizzle")
+        _c_l2Promotion = <cydriver.CUtensorMapL2promotion>_support.enum_arg(l2Promotion, "l2Promotion")
+        _c_oobFill = <cydriver.CUtensorMapFloatOOBfill>_support.enum_arg(oobFill, "oobFill")
         with nogil:
             _result = cydriver.cuTensorMapEncodeIm2col(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, <const int *>&_c_pixelBoxLowerCorner, <const int *>&_c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
@@ -39171,7 +39171,7 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
         _c_pixelBoxUpperCornerWidth = <int>_support.signed_arg(pixelBoxUpperCornerWidth, sizeof(int), "pixelBoxUpperCornerWidth")
         _c_channelsPerPixel = ((<cuuint32_t>channelsPerPixel)._value if type(channelsPerPixel) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(channelsPerPixel, sizeof(cydriver.cuuint32_t), "channelsPerPixel"))
         _c_pixelsPerColumn = ((<cuuint32_t>pixelsPerColumn)._value if type(pixelsPerColumn) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(pixelsPerColumn, sizeof(cydriver.cuuint32_t), "pixelsPerColumn"))
-        _c_tensorDataType = <cydriver.CUtensorMapDataType><long long>_support.as_int(tensorDataType, "tensorDataType")
+        _c_tensorDataType = <cydriver.CUtensorMapDataType>_support.enum_arg(tensorDataType, "tensorDataType")
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
         _support.check_list(globalDim, _c_tensorRank, "globalDim", "tensorRank", "cuuint64_t")
         if _c_tensorRank > 0:
@@ -39188,11 +39188,11 @@ def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globa
             _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
             for _i_elementStrides in range(_c_tensorRank):
                 _c_elementStrides[_i_elementStrides] = ((<cuuint32_t>elementStrides[_i_elementStrides])._value if type(elementStrides[_i_elementStrides]) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(elementStrides[_i_elementStrides], sizeof(cydriver.cuuint32_t), "elementStrides"))
-        _c_interleave = <cydriver.CUtensorMapInterleave><long long>_support.as_int(interleave, "interleave")
-        _c_mode = <cydriver.CUtensorMapIm2ColWideMode><long long>_support.as_int(mode, "mode")
-        _c_swizzle = <cydriver.CUtensorMapSwizzle><long long>_support.as_int(swizzle, "swizzle")
-        _c_l2Promotion = <cydriver.CUtensorMapL2promotion><long long>_support.as_int(l2Promotion, "l2Promotion")
-        _c_oobFill = <cydriver.CUtensorMapFloatOOBfill><long long>_support.as_int(oobFill, "oobFill")
+        _c_interleave = <cydriver.CUtensorMapInterleave>_support.enum_arg(interleave, "interleave")
+        _c_mode = <cydriver.CUtensorMapIm2ColWideMode>_support.enum_arg(mode, "mode")
+        _c_swizzle = <cydriver.CUtensorMapSwizzle>_support.enum_arg(swizzle, "swizzle")
+        _c_l2Promotion = <cydriver.CUtensorMapL2promotion>_support.enum_arg(l2Promotion, "l2Promotion")
+        _c_oobFill = <cydriver.CUtensorMapFloatOOBfill>_support.enum_arg(oobFill, "oobFill")
         with nogil:
             _result = cydriver.cuTensorMapEncodeIm2colWide(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, _c_pixelBoxLowerCornerWidth, _c_pixelBoxUpperCornerWidth, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_mode, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
@@ -39451,7 +39451,7 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     _c_srcDevice = ((<CUdevice>srcDevice)._value if type(srcDevice) is CUdevice else <cydriver.CUdevice>_support.signed_arg(srcDevice, sizeof(cydriver.CUdevice), "srcDevice"))
     _c_dstDevice = ((<CUdevice>dstDevice)._value if type(dstDevice) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dstDevice, sizeof(cydriver.CUdevice), "dstDevice"))
     memset(&_c_value, 0, sizeof(_c_value))
-    _c_attrib = <cydriver.CUdevice_P2PAttribute><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUdevice_P2PAttribute>_support.enum_arg(attrib, "attrib")
     with nogil:
         _result = cydriver.cuDeviceGetP2PAttribute(&_c_value, _c_attrib, _c_srcDevice, _c_dstDevice)
     if _result != 0:
@@ -39512,7 +39512,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
         if _c_count > 0:
             _c_operations = <cydriver.CUatomicOperation*>_support.alloc_array(_c_count, sizeof(cydriver.CUatomicOperation))
             for _i_operations in range(_c_count):
-                _c_operations[_i_operations] = <cydriver.CUatomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
+                _c_operations[_i_operations] = <cydriver.CUatomicOperation>_support.enum_arg(operations[_i_operations], "operations")
         _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
@@ -40058,7 +40058,7 @@ def cuCoredumpGetAttribute(attrib):
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
     _c_value = _typed_value("CUcoredumpSettings", attrib, None, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
@@ -40139,7 +40139,7 @@ def cuCoredumpGetAttributeGlobal(attrib):
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
     _c_value = _typed_value("CUcoredumpSettings", attrib, None, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
@@ -40233,7 +40233,7 @@ def cuCoredumpSetAttribute(attrib, value):
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
     _c_value = _typed_value("CUcoredumpSettings", attrib, value, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
@@ -40322,7 +40322,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
     cdef cydriver.CUcoredumpSettings _c_attrib
     cdef _support.TypedValue _c_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings><long long>_support.as_int(attrib, "attrib")
+    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
     _c_value = _typed_value("CUcoredumpSettings", attrib, value, "value", _c_size)
     if _c_size == 0:
         _c_size = _c_value.nbytes
@@ -40521,7 +40521,7 @@ def cuDeviceGetDevResource(device, typename):
     cdef CUdevResource _c_resource = CUdevResource()
     cdef cydriver.CUdevResourceType _c_typename
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
-    _c_typename = <cydriver.CUdevResourceType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUdevResourceType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuDeviceGetDevResource(_c_device, <cydriver.CUdevResource *>_c_resource._ptr, _c_typename)
     if _result != 0:
@@ -40560,7 +40560,7 @@ def cuCtxGetDevResource(hCtx, typename):
     cdef CUdevResource _c_resource = CUdevResource()
     cdef cydriver.CUdevResourceType _c_typename
     _c_hCtx = <cydriver.CUcontext>_support.handle_value(hCtx, CUcontext, "hCtx")
-    _c_typename = <cydriver.CUdevResourceType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUdevResourceType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuCtxGetDevResource(_c_hCtx, <cydriver.CUdevResource *>_c_resource._ptr, _c_typename)
     if _result != 0:
@@ -40596,7 +40596,7 @@ def cuGreenCtxGetDevResource(hCtx, typename):
     cdef CUdevResource _c_resource = CUdevResource()
     cdef cydriver.CUdevResourceType _c_typename
     _c_hCtx = <cydriver.CUgreenCtx>_support.handle_value(hCtx, CUgreenCtx, "hCtx")
-    _c_typename = <cydriver.CUdevResourceType><long long>_support.as_int(typename, "type")
+    _c_typename = <cydriver.CUdevResourceType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cydriver.cuGreenCtxGetDevResource(_c_hCtx, <cydriver.CUdevResource *>_c_resource._ptr, _c_typename)
     if _result != 0:
@@ -41500,7 +41500,7 @@ def cuProfilerInitialize(configFile, outputFile, outputMode):
     _b_outputFile = _support.as_bytes(outputFile, "outputFile")
     if _b_outputFile is not None:
         _c_outputFile = PyBytes_AS_STRING(_b_outputFile)
-    _c_outputMode = <cydriver.CUoutput_mode><long long>_support.as_int(outputMode, "outputMode")
+    _c_outputMode = <cydriver.CUoutput_mode>_support.enum_arg(outputMode, "outputMode")
     with nogil:
         _result = cydriver.cuProfilerInitialize(_c_configFile, _c_outputFile, _c_outputMode)
     return (_status(_result),)
@@ -42306,7 +42306,7 @@ def cuGLGetDevices(cudaDeviceCount, deviceList):
     try:
         _c_cudaDeviceCount = <unsigned int>_support.unsigned_arg(cudaDeviceCount, sizeof(unsigned int), "cudaDeviceCount")
         memset(&_c_pCudaDeviceCount, 0, sizeof(_c_pCudaDeviceCount))
-        _c_deviceList = <cydriver.CUGLDeviceList><long long>_support.as_int(deviceList, "deviceList")
+        _c_deviceList = <cydriver.CUGLDeviceList>_support.enum_arg(deviceList, "deviceList")
         _cap_pCudaDevices = <Py_ssize_t>_c_cudaDeviceCount
         if _cap_pCudaDevices < 0:
             raise ValueError(f"cudaDeviceCount cannot be negative ({_cap_pCudaDevices})")

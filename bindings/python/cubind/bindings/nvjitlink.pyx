@@ -190,7 +190,7 @@ def add_data(handle, input_type, data, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-        _c_input_type = <cynvjitlink.nvJitLinkInputType><long long>_support.as_int(input_type, "inputType")
+        _c_input_type = <cynvjitlink.nvJitLinkInputType>_support.enum_arg(input_type, "inputType")
         _c_data = _support.address(data, &_view_data, False, "data")
         if _view_data.held and <size_t>_view_data.view.len < _c_size:
             _support.release_address(&_view_data)
@@ -227,7 +227,7 @@ def add_file(handle, input_type, file_name):
     cdef cynvjitlink.nvJitLinkInputType _c_input_type
     cdef const char* _c_file_name = NULL
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
-    _c_input_type = <cynvjitlink.nvJitLinkInputType><long long>_support.as_int(input_type, "inputType")
+    _c_input_type = <cynvjitlink.nvJitLinkInputType>_support.enum_arg(input_type, "inputType")
     _b_file_name = _support.as_bytes(file_name, "fileName")
     if _b_file_name is not None:
         _c_file_name = PyBytes_AS_STRING(_b_file_name)

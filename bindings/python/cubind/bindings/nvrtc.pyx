@@ -84,7 +84,7 @@ def nvrtcGetErrorString(result):
     """
     cdef const char * _result
     cdef cynvrtc.nvrtcResult _c_result
-    _c_result = <cynvrtc.nvrtcResult><long long>_support.as_int(result, "result")
+    _c_result = <cynvrtc.nvrtcResult>_support.enum_arg(result, "result")
     with nogil:
         _result = cynvrtc.nvrtcGetErrorString(_c_result)
     return (_status(0), None if _result == NULL else <bytes>_result)

@@ -3813,7 +3813,7 @@ def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | int | None) -> tuple[cuda
     """
     ...
 
-def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaKernelNodeParams]) -> tuple[cudaError_t]:
+def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams) -> tuple[cudaError_t]:
     """Sets the parameters for a kernel node in the given graphExec
     """
     ...

@@ -15898,7 +15898,7 @@ def cudaDeviceSetLimit(limit, value):
     cdef cyruntime.cudaLimit _c_limit
     cdef size_t _c_value
     _c_value = <size_t>_support.unsigned_arg(value, sizeof(size_t), "value")
-    _c_limit = <cyruntime.cudaLimit><long long>_support.as_int(limit, "limit")
+    _c_limit = <cyruntime.cudaLimit>_support.enum_arg(limit, "limit")
     with nogil:
         _result = cyruntime.cudaDeviceSetLimit(_c_limit, _c_value)
     return (_status(_result),)
@@ -15946,7 +15946,7 @@ def cudaDeviceGetLimit(limit):
     cdef size_t _c_pValue
     cdef cyruntime.cudaLimit _c_limit
     memset(&_c_pValue, 0, sizeof(_c_pValue))
-    _c_limit = <cyruntime.cudaLimit><long long>_support.as_int(limit, "limit")
+    _c_limit = <cyruntime.cudaLimit>_support.enum_arg(limit, "limit")
     with nogil:
         _result = cyruntime.cudaDeviceGetLimit(&_c_pValue, _c_limit)
     if _result != 0:
@@ -16136,7 +16136,7 @@ def cudaDeviceSetCacheConfig(cacheConfig):
     """
     cdef long long _result
     cdef cyruntime.cudaFuncCache _c_cacheConfig
-    _c_cacheConfig = <cyruntime.cudaFuncCache><long long>_support.as_int(cacheConfig, "cacheConfig")
+    _c_cacheConfig = <cyruntime.cudaFuncCache>_support.enum_arg(cacheConfig, "cacheConfig")
     with nogil:
         _result = cyruntime.cudaDeviceSetCacheConfig(_c_cacheConfig)
     return (_status(_result),)
@@ -16596,8 +16596,8 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target, scope):
     cdef long long _result
     cdef cyruntime.cudaFlushGPUDirectRDMAWritesTarget _c_target
     cdef cyruntime.cudaFlushGPUDirectRDMAWritesScope _c_scope
-    _c_target = <cyruntime.cudaFlushGPUDirectRDMAWritesTarget><long long>_support.as_int(target, "target")
-    _c_scope = <cyruntime.cudaFlushGPUDirectRDMAWritesScope><long long>_support.as_int(scope, "scope")
+    _c_target = <cyruntime.cudaFlushGPUDirectRDMAWritesTarget>_support.enum_arg(target, "target")
+    _c_scope = <cyruntime.cudaFlushGPUDirectRDMAWritesScope>_support.enum_arg(scope, "scope")
     with nogil:
         _result = cyruntime.cudaDeviceFlushGPUDirectRDMAWrites(_c_target, _c_scope)
     return (_status(_result),)
@@ -16800,7 +16800,7 @@ def cudaDeviceSetSharedMemConfig(config):
     """
     cdef long long _result
     cdef cyruntime.cudaSharedMemConfig _c_config
-    _c_config = <cyruntime.cudaSharedMemConfig><long long>_support.as_int(config, "config")
+    _c_config = <cyruntime.cudaSharedMemConfig>_support.enum_arg(config, "config")
     with nogil:
         _result = cyruntime.cudaDeviceSetSharedMemConfig(_c_config)
     return (_status(_result),)
@@ -16944,7 +16944,7 @@ def cudaGetErrorName(error):
     """
     cdef const char * _result
     cdef cyruntime.cudaError_t _c_error
-    _c_error = <cyruntime.cudaError_t><long long>_support.as_int(error, "error")
+    _c_error = <cyruntime.cudaError_t>_support.enum_arg(error, "error")
     with nogil:
         _result = cyruntime.cudaGetErrorName(_c_error)
     return (_status(0), None if _result == NULL else <bytes>_result)
@@ -16970,7 +16970,7 @@ def cudaGetErrorString(error):
     """
     cdef const char * _result
     cdef cyruntime.cudaError_t _c_error
-    _c_error = <cyruntime.cudaError_t><long long>_support.as_int(error, "error")
+    _c_error = <cyruntime.cudaError_t>_support.enum_arg(error, "error")
     with nogil:
         _result = cyruntime.cudaGetErrorString(_c_error)
     return (_status(0), None if _result == NULL else <bytes>_result)
@@ -17078,7 +17078,7 @@ def cudaDeviceGetAttribute(attr, device):
     cdef int _c_device
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     memset(&_c_value, 0, sizeof(_c_value))
-    _c_attr = <cyruntime.cudaDeviceAttr><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaDeviceAttr>_support.enum_arg(attr, "attr")
     with nogil:
         _result = cyruntime.cudaDeviceGetAttribute(&_c_value, _c_attr, _c_device)
     if _result != 0:
@@ -17135,7 +17135,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
         if _c_count > 0:
             _c_operations = <cyruntime.cudaAtomicOperation*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaAtomicOperation))
             for _i_operations in range(_c_count):
-                _c_operations[_i_operations] = <cyruntime.cudaAtomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
+                _c_operations[_i_operations] = <cyruntime.cudaAtomicOperation>_support.enum_arg(operations[_i_operations], "operations")
         _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
@@ -17389,7 +17389,7 @@ def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
     _c_srcDevice = <int>_support.signed_arg(srcDevice, sizeof(int), "srcDevice")
     _c_dstDevice = <int>_support.signed_arg(dstDevice, sizeof(int), "dstDevice")
     memset(&_c_value, 0, sizeof(_c_value))
-    _c_attr = <cyruntime.cudaDeviceP2PAttr><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaDeviceP2PAttr>_support.enum_arg(attr, "attr")
     with nogil:
         _result = cyruntime.cudaDeviceGetP2PAttribute(&_c_value, _c_attr, _c_srcDevice, _c_dstDevice)
     if _result != 0:
@@ -17450,7 +17450,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
         if _c_count > 0:
             _c_operations = <cyruntime.cudaAtomicOperation*>_support.alloc_array(_c_count, sizeof(cyruntime.cudaAtomicOperation))
             for _i_operations in range(_c_count):
-                _c_operations[_i_operations] = <cyruntime.cudaAtomicOperation><long long>_support.as_int(operations[_i_operations], "operations")
+                _c_operations[_i_operations] = <cyruntime.cudaAtomicOperation>_support.enum_arg(operations[_i_operations], "operations")
         _cap_capabilities = <Py_ssize_t>_c_count
         if _cap_capabilities < 0:
             raise ValueError(f"count cannot be negative ({_cap_capabilities})")
@@ -18243,7 +18243,7 @@ def cudaStreamGetAttribute(hStream, attr):
     cdef cyruntime.cudaLaunchAttributeID _c_attr
     cdef _support.TypedValue _c_value_out
     _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
-    _c_attr = <cyruntime.cudaLaunchAttributeID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
     _c_value_out = _typed_value("cudaLaunchAttributeID", attr, None, "value_out", 0)
     with nogil:
         _result = cyruntime.cudaStreamGetAttribute(_c_hStream, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
@@ -18281,7 +18281,7 @@ def cudaStreamSetAttribute(hStream, attr, value):
     cdef cyruntime.cudaLaunchAttributeID _c_attr
     cdef _support.TypedValue _c_value
     _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
-    _c_attr = <cyruntime.cudaLaunchAttributeID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("cudaLaunchAttributeID", attr, value, "value", 0)
     with nogil:
         _result = cyruntime.cudaStreamSetAttribute(_c_hStream, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
@@ -18686,7 +18686,7 @@ def cudaStreamBeginCapture(stream, mode):
     cdef cyruntime.cudaStream_t _c_stream
     cdef cyruntime.cudaStreamCaptureMode _c_mode
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
-    _c_mode = <cyruntime.cudaStreamCaptureMode><long long>_support.as_int(mode, "mode")
+    _c_mode = <cyruntime.cudaStreamCaptureMode>_support.enum_arg(mode, "mode")
     with nogil:
         _result = cyruntime.cudaStreamBeginCapture(_c_stream, _c_mode)
     return (_status(_result),)
@@ -18758,7 +18758,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
             _c_dependencyData = <cyruntime.cudaGraphEdgeData_st*>_support.alloc_array(_c_numDependencies, sizeof(cyruntime.cudaGraphEdgeData_st))
             for _i_dependencyData in range(_c_numDependencies):
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], cudaGraphEdgeData, "dependencyData"), sizeof(cyruntime.cudaGraphEdgeData_st))
-        _c_mode = <cyruntime.cudaStreamCaptureMode><long long>_support.as_int(mode, "mode")
+        _c_mode = <cyruntime.cudaStreamCaptureMode>_support.enum_arg(mode, "mode")
         with nogil:
             _result = cyruntime.cudaStreamBeginCaptureToGraph(_c_stream, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_mode)
         return (_status(_result),)
@@ -18823,7 +18823,7 @@ def cudaThreadExchangeStreamCaptureMode(mode=0):
     """
     cdef long long _result
     cdef cyruntime.cudaStreamCaptureMode _c_mode
-    _c_mode = <cyruntime.cudaStreamCaptureMode><long long>_support.as_int(mode, "mode")
+    _c_mode = <cyruntime.cudaStreamCaptureMode>_support.enum_arg(mode, "mode")
     with nogil:
         _result = cyruntime.cudaThreadExchangeStreamCaptureMode(&_c_mode)
     if _result != 0:
@@ -20565,7 +20565,7 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
     _view_func.held = False
     try:
         _c_func = _support.address(func, &_view_func, False, "func")
-        _c_cacheConfig = <cyruntime.cudaFuncCache><long long>_support.as_int(cacheConfig, "cacheConfig")
+        _c_cacheConfig = <cyruntime.cudaFuncCache>_support.enum_arg(cacheConfig, "cacheConfig")
         with nogil:
             _result = cyruntime.cudaFuncSetCacheConfig(<const void *>_c_func, _c_cacheConfig)
         return (_status(_result),)
@@ -20697,7 +20697,7 @@ def cudaFuncSetAttribute(func, attr, value):
     try:
         _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
         _c_func = _support.address(func, &_view_func, False, "func")
-        _c_attr = <cyruntime.cudaFuncAttribute><long long>_support.as_int(attr, "attr")
+        _c_attr = <cyruntime.cudaFuncAttribute>_support.enum_arg(attr, "attr")
         with nogil:
             _result = cyruntime.cudaFuncSetAttribute(<const void *>_c_func, _c_attr, _c_value)
         return (_status(_result),)
@@ -20958,7 +20958,7 @@ def cudaFuncSetSharedMemConfig(func, config):
     _view_func.held = False
     try:
         _c_func = _support.address(func, &_view_func, False, "func")
-        _c_config = <cyruntime.cudaSharedMemConfig><long long>_support.as_int(config, "config")
+        _c_config = <cyruntime.cudaSharedMemConfig>_support.enum_arg(config, "config")
         with nogil:
             _result = cyruntime.cudaFuncSetSharedMemConfig(<const void *>_c_func, _c_config)
         return (_status(_result),)
@@ -23233,7 +23233,7 @@ def cudaMemcpy(dst, src, count, kind):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy(<void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
@@ -23381,7 +23381,7 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
         _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy2D(<void *>_c_dst, _c_dpitch, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind)
         return (_status(_result),)
@@ -23462,7 +23462,7 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
         _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy2DToArray(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind)
         return (_status(_result),)
@@ -23542,7 +23542,7 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
         _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy2DFromArray(<void *>_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind)
         return (_status(_result),)
@@ -23618,7 +23618,7 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
     _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
     _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
     _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
-    _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+    _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
     with nogil:
         _result = cyruntime.cudaMemcpy2DArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_width, _c_height, _c_kind)
     return (_status(_result),)
@@ -23690,7 +23690,7 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyToSymbol(<const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
@@ -23766,7 +23766,7 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
         if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
             raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyFromSymbol(<void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
@@ -23854,7 +23854,7 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyAsync(<void *>_c_dst, <const void *>_c_src, _c_count, _c_kind, _c_stream)
@@ -24232,7 +24232,7 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
         _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy2DAsync(<void *>_c_dst, _c_dpitch, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind, _c_stream)
@@ -24323,7 +24323,7 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
         _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
         _c_src = _support.address(src, &_view_src, False, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy2DToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind, _c_stream)
@@ -24412,7 +24412,7 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
         _c_height = <size_t>_support.unsigned_arg(height, sizeof(size_t), "height")
         _c_dst = _support.address(dst, &_view_dst, True, "dst")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy2DFromArrayAsync(<void *>_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind, _c_stream)
@@ -24497,7 +24497,7 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyToSymbolAsync(<const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind, _c_stream)
@@ -24583,7 +24583,7 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
         if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
             raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyFromSymbolAsync(<void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind, _c_stream)
@@ -25551,7 +25551,7 @@ def cudaMemAdvise(devPtr, count, advice, location):
         if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
             raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
-        _c_advice = <cyruntime.cudaMemoryAdvise><long long>_support.as_int(advice, "advice")
+        _c_advice = <cyruntime.cudaMemoryAdvise>_support.enum_arg(advice, "advice")
         _c_location = <cyruntime.cudaMemLocation*>_support.struct_pointer_required(location, cudaMemLocation, "location")
         with nogil:
             _result = cyruntime.cudaMemAdvise(<const void *>_c_devPtr, _c_count, _c_advice, _c_location[0])
@@ -25656,7 +25656,7 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     try:
         _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
         _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
-        _c_attribute = <cyruntime.cudaMemRangeAttribute><long long>_support.as_int(attribute, "attribute")
+        _c_attribute = <cyruntime.cudaMemRangeAttribute>_support.enum_arg(attribute, "attribute")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
@@ -25741,7 +25741,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         if _c_numAttributes > 0:
             _c_attributes = <cyruntime.cudaMemRangeAttribute*>_support.alloc_array(_c_numAttributes, sizeof(cyruntime.cudaMemRangeAttribute))
             for _i_attributes in range(_c_numAttributes):
-                _c_attributes[_i_attributes] = <cyruntime.cudaMemRangeAttribute><long long>_support.as_int(attributes[_i_attributes], "attributes")
+                _c_attributes[_i_attributes] = <cyruntime.cudaMemRangeAttribute>_support.enum_arg(attributes[_i_attributes], "attributes")
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
@@ -25827,7 +25827,7 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyToArray(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
@@ -25899,7 +25899,7 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
             _support.release_address(&_view_dst)
             raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyFromArray(<void *>_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind)
         return (_status(_result),)
@@ -25970,7 +25970,7 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
     _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
     _c_dst = <cyruntime.cudaArray_t>_support.handle_value(dst, cudaArray_t, "dst")
     _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
-    _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+    _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
     with nogil:
         _result = cyruntime.cudaMemcpyArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_count, _c_kind)
     return (_status(_result),)
@@ -26048,7 +26048,7 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_count, _c_kind, _c_stream)
@@ -26129,7 +26129,7 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
             _support.release_address(&_view_dst)
             raise ValueError(f"dst holds {len(memoryview(dst).cast('B'))} bytes but count is {_c_count}")
         _c_src = <cyruntime.cudaArray_const_t>_support.handle_value(src, cudaArray_const_t, "src")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyFromArrayAsync(<void *>_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind, _c_stream)
@@ -26321,7 +26321,7 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
     cdef cyruntime.cudaMemPoolAttr _c_attr
     cdef _support.TypedValue _c_value
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_attr = <cyruntime.cudaMemPoolAttr><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaMemPoolAttr>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("cudaMemPoolAttr", attr, value, "value", 0)
     with nogil:
         _result = cyruntime.cudaMemPoolSetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
@@ -26382,7 +26382,7 @@ def cudaMemPoolGetAttribute(memPool, attr):
     cdef cyruntime.cudaMemPoolAttr _c_attr
     cdef _support.TypedValue _c_value
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_attr = <cyruntime.cudaMemPoolAttr><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaMemPoolAttr>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("cudaMemPoolAttr", attr, None, "value", 0)
     with nogil:
         _result = cyruntime.cudaMemPoolGetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
@@ -26582,7 +26582,7 @@ def cudaMemGetDefaultMemPool(location, typename):
     cdef cyruntime.cudaMemAllocationType _c_typename
     memset(&_c_memPool, 0, sizeof(_c_memPool))
     _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
-    _c_typename = <cyruntime.cudaMemAllocationType><long long>_support.as_int(typename, "type")
+    _c_typename = <cyruntime.cudaMemAllocationType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cyruntime.cudaMemGetDefaultMemPool(&_c_memPool, <cyruntime.cudaMemLocation *>_c_location, _c_typename)
     if _result != 0:
@@ -26622,7 +26622,7 @@ def cudaMemGetMemPool(location, typename):
     cdef cyruntime.cudaMemAllocationType _c_typename
     memset(&_c_memPool, 0, sizeof(_c_memPool))
     _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
-    _c_typename = <cyruntime.cudaMemAllocationType><long long>_support.as_int(typename, "type")
+    _c_typename = <cyruntime.cudaMemAllocationType>_support.enum_arg(typename, "type")
     with nogil:
         _result = cyruntime.cudaMemGetMemPool(&_c_memPool, <cyruntime.cudaMemLocation *>_c_location, _c_typename)
     if _result != 0:
@@ -26666,7 +26666,7 @@ def cudaMemSetMemPool(location, typename, memPool):
     cdef cyruntime.cudaMemAllocationType _c_typename
     cdef cyruntime.cudaMemPool_t _c_memPool
     _c_location = _support.struct_pointer(location, cudaMemLocation, "location")
-    _c_typename = <cyruntime.cudaMemAllocationType><long long>_support.as_int(typename, "type")
+    _c_typename = <cyruntime.cudaMemAllocationType>_support.enum_arg(typename, "type")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
         _result = cyruntime.cudaMemSetMemPool(<cyruntime.cudaMemLocation *>_c_location, _c_typename, _c_memPool)
@@ -26760,7 +26760,7 @@ def cudaMemPoolExportToShareableHandle(memPool, handleType, flags):
     cdef unsigned int _c_flags
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_handleType = <cyruntime.cudaMemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
+    _c_handleType = <cyruntime.cudaMemAllocationHandleType>_support.enum_arg(handleType, "handleType")
     _c_shareableHandle = _typed_value("cudaMemAllocationHandleType", handleType, None, "shareableHandle", 0)
     with nogil:
         _result = cyruntime.cudaMemPoolExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_memPool, _c_handleType, _c_flags)
@@ -26805,7 +26805,7 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
         _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         memset(&_c_memPool, 0, sizeof(_c_memPool))
         _c_shareableHandle = _support.address(shareableHandle, &_view_shareableHandle, False, "shareableHandle")
-        _c_handleType = <cyruntime.cudaMemAllocationHandleType><long long>_support.as_int(handleType, "handleType")
+        _c_handleType = <cyruntime.cudaMemAllocationHandleType>_support.enum_arg(handleType, "handleType")
         with nogil:
             _result = cyruntime.cudaMemPoolImportFromShareableHandle(&_c_memPool, <void *>_c_shareableHandle, _c_handleType, _c_flags)
         if _result != 0:
@@ -27537,7 +27537,7 @@ def cudaCreateChannelDesc(x, y, z, w, f):
     _c_y = <int>_support.signed_arg(y, sizeof(int), "y")
     _c_z = <int>_support.signed_arg(z, sizeof(int), "z")
     _c_w = <int>_support.signed_arg(w, sizeof(int), "w")
-    _c_f = <cyruntime.cudaChannelFormatKind><long long>_support.as_int(f, "f")
+    _c_f = <cyruntime.cudaChannelFormatKind>_support.enum_arg(f, "f")
     with nogil:
         _result = cyruntime.cudaCreateChannelDesc(_c_x, _c_y, _c_z, _c_w, _c_f)
     return (_status(0), cudaChannelFormatDesc._copy(&_result))
@@ -28616,7 +28616,7 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
     cdef cyruntime.cudaLaunchAttributeID _c_attr
     cdef _support.TypedValue _c_value_out
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_attr = <cyruntime.cudaLaunchAttributeID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
     _c_value_out = _typed_value("cudaLaunchAttributeID", attr, None, "value_out", 0)
     with nogil:
         _result = cyruntime.cudaGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
@@ -28653,7 +28653,7 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
     cdef cyruntime.cudaLaunchAttributeID _c_attr
     cdef _support.TypedValue _c_value
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_attr = <cyruntime.cudaLaunchAttributeID><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("cudaLaunchAttributeID", attr, value, "value", 0)
     with nogil:
         _result = cyruntime.cudaGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
@@ -28831,7 +28831,7 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphAddMemcpyNodeToSymbol(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         if _result != 0:
@@ -28938,7 +28938,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
         if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
             raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphAddMemcpyNodeFromSymbol(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         if _result != 0:
@@ -29042,7 +29042,7 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphAddMemcpyNode1D(&_c_pGraphNode, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_pDependencies, _c_numDependencies, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         if _result != 0:
@@ -29193,7 +29193,7 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphMemcpyNodeSetParamsToSymbol(_c_node, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
@@ -29266,7 +29266,7 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
         if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
             raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphMemcpyNodeSetParamsFromSymbol(_c_node, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
@@ -29337,7 +29337,7 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphMemcpyNodeSetParams1D(_c_node, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
@@ -30774,7 +30774,7 @@ def cudaDeviceGetGraphMemAttribute(device, attr):
     cdef cyruntime.cudaGraphMemAttributeType _c_attr
     cdef _support.TypedValue _c_value
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
-    _c_attr = <cyruntime.cudaGraphMemAttributeType><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaGraphMemAttributeType>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("cudaGraphMemAttributeType", attr, None, "value", 0)
     with nogil:
         _result = cyruntime.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
@@ -30822,7 +30822,7 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
     cdef cyruntime.cudaGraphMemAttributeType _c_attr
     cdef _support.TypedValue _c_value
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
-    _c_attr = <cyruntime.cudaGraphMemAttributeType><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaGraphMemAttributeType>_support.enum_arg(attr, "attr")
     _c_value = _typed_value("cudaGraphMemAttributeType", attr, value, "value", 0)
     with nogil:
         _result = cyruntime.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
@@ -31817,7 +31817,7 @@ def cudaGraphExecGetFlags(graphExec):
     return (_status(0), _c_flags)
 
 def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
-    """cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaKernelNodeParams])
+    """cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams)
 
     Sets the parameters for a kernel node in the given graphExec
 
@@ -31885,7 +31885,7 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
     cdef void* _c_pNodeParams
     _c_hGraphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(hGraphExec, cudaGraphExec_t, "hGraphExec")
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
-    _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaKernelNodeParams, "pNodeParams")
+    _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaKernelNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecKernelNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
     return (_status(_result),)
@@ -32037,7 +32037,7 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsToSymbol(_c_hGraphExec, _c_node, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
@@ -32128,7 +32128,7 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
         if _view_symbol.held and <size_t>_view_symbol.view.len < _c_count:
             _support.release_address(&_view_symbol)
             raise ValueError(f"symbol holds {len(memoryview(symbol).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsFromSymbol(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
         return (_status(_result),)
@@ -32215,7 +32215,7 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
         if _view_src.held and <size_t>_view_src.view.len < _c_count:
             _support.release_address(&_view_src)
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
-        _c_kind = <cyruntime.cudaMemcpyKind><long long>_support.as_int(kind, "kind")
+        _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphExecMemcpyNodeSetParams1D(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
         return (_status(_result),)
@@ -33744,7 +33744,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         if _c_numJitOptions > 0:
             _c_jitOptions = <cyruntime.cudaJitOption*>_support.alloc_array(_c_numJitOptions, sizeof(cyruntime.cudaJitOption))
             for _i_jitOptions in range(_c_numJitOptions):
-                _c_jitOptions[_i_jitOptions] = <cyruntime.cudaJitOption><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
+                _c_jitOptions[_i_jitOptions] = <cyruntime.cudaJitOption>_support.enum_arg(jitOptions[_i_jitOptions], "jitOptions")
         _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
         if _c_numJitOptions > 0:
             _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
@@ -33754,7 +33754,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         if _c_numLibraryOptions > 0:
             _c_libraryOptions = <cyruntime.cudaLibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cyruntime.cudaLibraryOption))
             for _i_libraryOptions in range(_c_numLibraryOptions):
-                _c_libraryOptions[_i_libraryOptions] = <cyruntime.cudaLibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
+                _c_libraryOptions[_i_libraryOptions] = <cyruntime.cudaLibraryOption>_support.enum_arg(libraryOptions[_i_libraryOptions], "libraryOptions")
         _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
         if _c_numLibraryOptions > 0:
             _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
@@ -33858,7 +33858,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         if _c_numJitOptions > 0:
             _c_jitOptions = <cyruntime.cudaJitOption*>_support.alloc_array(_c_numJitOptions, sizeof(cyruntime.cudaJitOption))
             for _i_jitOptions in range(_c_numJitOptions):
-                _c_jitOptions[_i_jitOptions] = <cyruntime.cudaJitOption><long long>_support.as_int(jitOptions[_i_jitOptions], "jitOptions")
+                _c_jitOptions[_i_jitOptions] = <cyruntime.cudaJitOption>_support.enum_arg(jitOptions[_i_jitOptions], "jitOptions")
         _support.check_list(jitOptionsValues, _c_numJitOptions, "jitOptionsValues", "numJitOptions", "addresses")
         if _c_numJitOptions > 0:
             _c_jitOptionsValues = <void**>_support.alloc_array(_c_numJitOptions, sizeof(void*))
@@ -33868,7 +33868,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         if _c_numLibraryOptions > 0:
             _c_libraryOptions = <cyruntime.cudaLibraryOption*>_support.alloc_array(_c_numLibraryOptions, sizeof(cyruntime.cudaLibraryOption))
             for _i_libraryOptions in range(_c_numLibraryOptions):
-                _c_libraryOptions[_i_libraryOptions] = <cyruntime.cudaLibraryOption><long long>_support.as_int(libraryOptions[_i_libraryOptions], "libraryOptions")
+                _c_libraryOptions[_i_libraryOptions] = <cyruntime.cudaLibraryOption>_support.enum_arg(libraryOptions[_i_libraryOptions], "libraryOptions")
         _support.check_list(libraryOptionValues, _c_numLibraryOptions, "libraryOptionValues", "numLibraryOptions", "addresses")
         if _c_numLibraryOptions > 0:
             _c_libraryOptionValues = <void**>_support.alloc_array(_c_numLibraryOptions, sizeof(void*))
@@ -34270,7 +34270,7 @@ def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
     _c_value = <int>_support.signed_arg(value, sizeof(int), "value")
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     _c_kernel = <cyruntime.cudaKernel_t>_support.handle_value(kernel, cudaKernel_t, "kernel")
-    _c_attr = <cyruntime.cudaFuncAttribute><long long>_support.as_int(attr, "attr")
+    _c_attr = <cyruntime.cudaFuncAttribute>_support.enum_arg(attr, "attr")
     with nogil:
         _result = cyruntime.cudaKernelSetAttributeForDevice(_c_kernel, _c_attr, _c_value, _c_device)
     return (_status(_result),)
@@ -35126,7 +35126,7 @@ def cudaGLGetDevices(cudaDeviceCount, deviceList):
     try:
         _c_cudaDeviceCount = <unsigned int>_support.unsigned_arg(cudaDeviceCount, sizeof(unsigned int), "cudaDeviceCount")
         memset(&_c_pCudaDeviceCount, 0, sizeof(_c_pCudaDeviceCount))
-        _c_deviceList = <cyruntime.cudaGLDeviceList><long long>_support.as_int(deviceList, "deviceList")
+        _c_deviceList = <cyruntime.cudaGLDeviceList>_support.enum_arg(deviceList, "deviceList")
         _cap_pCudaDevices = <Py_ssize_t>_c_cudaDeviceCount
         if _cap_pCudaDevices < 0:
             raise ValueError(f"cudaDeviceCount cannot be negative ({_cap_pCudaDevices})")

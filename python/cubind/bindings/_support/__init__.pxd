@@ -4,7 +4,8 @@
 from cubind.bindings._support.buffers cimport BufferRef, address, release_address, sized_output
 from cubind.bindings._support.callbacks cimport callback_context, callback_discard, callback_finished, callback_invoke
 from cubind.bindings._support.conversions cimport (
-    alloc_array, as_bytes, as_int, c_string, check_count, check_list, plain_address, signed_arg, unsigned_arg)
+    alloc_array, as_bytes, as_int, c_string, check_count, check_list, enum_arg, plain_address, signed_arg,
+    unsigned_arg)
 from cubind.bindings._support.enums cimport EnumTable, enum_member, status
 from cubind.bindings._support.fields cimport (
     ArrayList, FieldArray, address_number, array_assign, array_list, char_array_assign, enum_field, field_address, field_items, float_field,

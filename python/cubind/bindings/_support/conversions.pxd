@@ -1,5 +1,5 @@
 # Small conversions of Python arguments used by the generated code.
-from cpython.long cimport PyLong_CheckExact
+from cpython.long cimport PyLong_Check, PyLong_CheckExact
 
 
 cdef extern from "Python.h":
@@ -80,3 +80,12 @@ cdef inline unsigned long long unsigned_arg(object obj, int nbytes, str name) ex
         if overflow == 0 and v >= 0 and (nbytes >= 8 or v < (1LL << (8 * nbytes))):
             return <unsigned long long>v
     return unsigned_slow(obj, nbytes, name)
+
+
+# An enum argument: a member (an int subclass) or an int of one digit is read
+# in place; anything else goes through as_int (TypeError naming `name`).
+cdef inline long long enum_arg(object obj, str name) except? -1:
+    cdef long long v
+    if PyLong_Check(obj) and cubind_compact_int(obj, &v):
+        return v
+    return <long long>as_int(obj, name)
