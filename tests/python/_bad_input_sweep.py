@@ -62,7 +62,9 @@ BAD_VALUES = [
     # C library dereferences any non-NULL handle it is given, as with cuda.bindings.)
     ("str-list", ["x", "y"]),
     ("object", Opaque()),
-    ("float", 1.5),
+    # Not integral, and truncated to 0 where cuda.bindings truncates (an integer
+    # or a value such as CUmemGenericAllocationHandle), so it never becomes a bogus handle.
+    ("float", 0.5),
     ("minus-one", -1),
     ("2**64", 2**64),
     ("bad-tuple", ((1,), (None,))),

@@ -27,6 +27,27 @@ def _gpu_count():
 GPU_COUNT = _gpu_count()
 
 
+def _same_cuda_reference():
+    """Why NVIDIA's cuda.bindings cannot serve as the reference here, or None.
+    Name-by-name comparisons only hold against the release for the same CUDA
+    version as the headers cubind.bindings was generated from."""
+    try:
+        import cuda.bindings as reference
+    except ImportError:
+        return "cuda-bindings is not installed"
+    import cubind.bindings as ours
+    if reference.__version__.split(".")[:2] != ours.__version__.split(".")[:2]:
+        return (f"cuda-bindings {reference.__version__} is for another CUDA version than "
+                f"cubind.bindings {ours.__version__}")
+    return None
+
+
+NO_SAME_CUDA_REFERENCE = _same_cuda_reference()
+# Marks a test that compares with cuda.bindings: it skips, saying why, without one of the same CUDA version.
+needs_same_cuda_reference = pytest.mark.skipif(NO_SAME_CUDA_REFERENCE is not None,
+                                               reason=NO_SAME_CUDA_REFERENCE or "")
+
+
 def pytest_collection_modifyitems(config, items):
     no_gpu = pytest.mark.skip(reason="no CUDA GPU on this machine (libcuda.so.1 reports none)")
     one_gpu = pytest.mark.skip(reason=f"needs two CUDA GPUs; this machine has {GPU_COUNT}")

@@ -11,6 +11,7 @@ import inspect
 import sys
 
 import pytest
+from conftest import needs_same_cuda_reference
 
 from cubind.bindings import driver, nvjitlink, nvrtc
 
@@ -20,7 +21,6 @@ try:
 except ImportError:  # pragma: no cover
     cuda_nvrtc = cuda_nvjitlink = None
 
-needs_cuda_bindings = pytest.mark.skipif(cuda_nvrtc is None, reason="cuda-bindings is not installed")
 
 SUCCESS = nvrtc.nvrtcResult.NVRTC_SUCCESS
 KERNEL = b'extern "C" __global__ void k(int *p) { *p = 42; }\n'
@@ -78,7 +78,7 @@ def test_bytes_buffer_is_filled_and_the_call_returns_the_status_alone(program, g
     assert err is SUCCESS
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 @pytest.mark.parametrize("getter,sizer,options", GETTERS)
 def test_bytes_buffer_as_in_cuda_bindings(program, getter, sizer, options):
     ours = program(options=options)
@@ -119,7 +119,7 @@ def test_empty_output_takes_empty_bytes_and_writes_nothing(program):
     assert b"" == bytes() and b" " == bytes([0x20])
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 def test_empty_output_as_in_cuda_bindings():
     theirs = compiled(cuda_nvrtc, options=[b"-arch=compute_80"])
     try:
@@ -183,7 +183,7 @@ def test_failure_with_a_buffer_returns_the_status_alone():
     assert nvrtc.nvrtcGetPTX(None) == (invalid, None)
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 def test_failure_with_a_buffer_as_in_cuda_bindings():
     theirs = cuda_nvrtc.nvrtcGetPTX(None, b" " * 64)
     ours = nvrtc.nvrtcGetPTX(None, b" " * 64)
@@ -220,7 +220,7 @@ def test_nvjitlink_buffers_return_none_as_in_cuda_bindings():
         nvjitlink.destroy(handle)
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 def test_nvjitlink_buffer_result_matches_cuda_bindings():
     handle, ptx = _linked()
     theirs = cuda_nvjitlink.create(1, ["-arch=sm_80"])
@@ -257,7 +257,7 @@ def test_size_larger_than_the_data_is_refused_naming_both():
         nvjitlink.destroy(handle)
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 def test_size_larger_than_the_data_raises_what_cuda_bindings_raises():
     theirs = cuda_nvjitlink.create(1, ["-arch=sm_80"])
     ours = nvjitlink.create(1, ["-arch=sm_80"])
@@ -298,7 +298,7 @@ def test_count_too_large_for_the_int_names_the_parameter():
             _create(nvrtc, value, [], [])
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 @pytest.mark.parametrize("value", [2**64, 2**31, "1", None])
 def test_bad_count_raises_the_exception_type_of_cuda_bindings(value):
     with pytest.raises(Exception) as theirs:
@@ -316,7 +316,7 @@ def test_count_larger_than_the_list_is_an_error_of_both_kinds():
     assert "headers" in str(info.value)
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 def test_count_larger_than_the_list_raises_as_cuda_bindings_does():
     with pytest.raises(RuntimeError):
         _create(cuda_nvrtc, 2, [b"a"], [b"b"])
@@ -343,7 +343,7 @@ def test_bytes_where_a_list_goes_names_the_parameter(program):
         nvrtc.nvrtcCompileProgram(prog, 1, 5)
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 def test_bytes_where_a_list_goes_is_a_type_error_in_both(program):
     theirs = compiled(cuda_nvrtc)
     try:
@@ -386,7 +386,7 @@ def test_integer_arguments_convert_as_cuda_bindings_does():
         nvjitlink.destroy(handle)
 
 
-@needs_cuda_bindings
+@needs_same_cuda_reference
 @pytest.mark.parametrize("bad", ["1", None, -1, 2**64])
 def test_integer_argument_errors_have_cuda_bindings_types(bad):
     theirs = cuda_nvjitlink.create(1, ["-arch=sm_80"])

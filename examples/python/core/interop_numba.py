@@ -23,6 +23,7 @@ N = 1 << 16
 
 device = device_or_exit(Device)
 try:
+    import numba
     import numpy as np
     from numba import cuda
 except ImportError as error:
@@ -75,6 +76,16 @@ def add_one(a):
         a[i] += 1.0
 
 
+def numba_cannot_compile():
+    """Why this numba-cuda compiles no kernel here, or None: some releases
+    fail inside their own typing registry against a newer NumPy."""
+    try:
+        add_one.compile("void(float32[:])")
+    except AttributeError as error:
+        return f"numba-cuda {getattr(numba, '__version__', '?')} compiles no kernel with NumPy {np.__version__} ({error})"
+    return None
+
+
 def ours_on_theirs():
     # Their array, their stream, our kernel.
     numba_stream = cuda.stream()
@@ -119,7 +130,11 @@ def theirs_on_ours():
 
 
 first = step("our kernel on a Numba array", ours_on_theirs)
-second = step("a Numba kernel on a Buffer", theirs_on_ours)
-print(f"our kernel on a Numba array: {'OK' if first else 'FAILED'}; "
-      f"a Numba kernel on a Buffer: {'OK' if second else 'FAILED'}")
-sys.exit(0 if first and second else 1)
+broken_jit = numba_cannot_compile()
+if broken_jit:
+    print(f"a Numba kernel on a Buffer: {broken_jit}; skipped")
+    second = "skipped"
+else:
+    second = "OK" if step("a Numba kernel on a Buffer", theirs_on_ours) else "FAILED"
+print(f"our kernel on a Numba array: {'OK' if first else 'FAILED'}; a Numba kernel on a Buffer: {second}")
+sys.exit(0 if first and second != "FAILED" else 1)
