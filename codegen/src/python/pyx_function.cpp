@@ -274,7 +274,7 @@ void PyxFunction::array_in(const Plan& pl) {
   const std::string elem_c = pl.type.is_char ? "const char*" : pl.type.c;
   const std::string item = n + "[_i_" + n + "]";
   locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
-  const std::string what = pl.type.is_char ? "bytes" : pl.type.c == "void*" ? "addresses" : pl.type.kind == TypeInfo::Kind::Scalar ? "ints" : pl.type.py;
+  const std::string what = pl.type.is_char ? "bytes" : pl.type.c == "void*" ? "addresses" : pl.type.kind == TypeInfo::Kind::Scalar ? (pl.type.is_float ? "floats" : "ints") : pl.type.py;
   body_ << "    _support.check_list(" << n << ", " << count << ", \"" << pn << "\", \""
         << (pl.count_is_fixed ? std::string("the required length") : pl.count) << "\", \"" << what << "\")\n";
   body_ << "    if " << count << " > 0:\n"

@@ -25,8 +25,6 @@ REASONS = {
     # -- not fixed: the work plan (what the generator or _support must do)
     "introspect": (9, "inspect.signature() fails on cubind's functions (Cython builtins); emit them as introspectable "
                       "functions (binding=True or __text_signature__) with cuda.bindings' parameter names and annotations"),
-    "tensor-map-strides": (8, "globalStrides (tensorRank - 1 cuuint64_t) converts as one int; cuda.bindings takes a list or None; "
-                              "the annotation needs a count of tensorRank - 1, which annotations cannot express yet"),
     "border-color": (12, "cuTexRefSetBorderColor with a non-list pBorderColor fails with \"object of type 'int' has no len()\", "
                          "naming no parameter (cuda.bindings passes 0 on as NULL)"),
     "bytes-buffer": (1, "a caller buffer made of bytes (b' ' * size, the cuda.bindings idiom) is refused as not writable; "
@@ -37,9 +35,6 @@ REASONS = {
                                 "cudaPitchedPtr); only pArray is generated"),
     "enum-field-negative": (4, "a negative int written to an enum field is stored wrapped (4294967295) instead of refused: "
                                "refuse it with OverflowError as unsigned integer fields do"),
-    "array-as-memoryview": (6, "numeric array fields read as a memoryview (it writes through); cuda.bindings reads a list, "
-                               "so `prop.maxThreadsDim == [1024, 1024, 64]` and printing differ: return a list (or a "
-                               "sequence that compares equal to one)"),
     "pointer-list-field": (6, "a field pointing to an array of structs or handles with a count field (paramArray, "
                               "extSemArray, paramsArray, phGraph_out, ...): cuda.bindings reads and writes a Python list "
                               "of count items, cubind an int address"),
@@ -85,7 +80,6 @@ DIFFERENCES = {
     'call:driver.cuMemRangeGetAttributes': 'accepts-more-args',
     'call:driver.cuMemcpyBatchAsync': 'accepts-more-args',
     'call:driver.cuPointerSetAttribute': 'accepts-more-args',
-    'call:driver.cuTensorMapEncodeIm2col': 'tensor-map-strides',
     'call:driver.cuTexRefSetBorderColor': 'border-color',
     'call:driver.cuVDPAUCtxCreate': 'vdpau-null',
     'call:driver.cuVDPAUGetDevice': 'vdpau-null',
@@ -399,11 +393,9 @@ DIFFERENCES = {
     'field:driver.CUDA_RESOURCE_VIEW_DESC_st.reserved/list-too-long': 'array-length-exception',
     'field:driver.CUDA_RESOURCE_VIEW_DESC_st.reserved/list-too-short': 'array-length-exception',
     'field:driver.CUDA_RESOURCE_VIEW_DESC_st.reserved/str': 'array-length-exception',
-    'field:driver.CUDA_TEXTURE_DESC_st.addressMode/default': 'array-as-memoryview',
     'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-0..255': 'enum-field-bad-exception',
     'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-of-floats': 'enum-field-bad-exception',
     'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-of-ints': 'enum-field-bad-exception',
-    'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-of-members': 'array-as-memoryview',
     'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-of-negatives': 'enum-field-bad-exception',
     'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-too-long': 'enum-field-bad-exception',
     'field:driver.CUDA_TEXTURE_DESC_st.addressMode/list-too-short': 'enum-field-bad-exception',
@@ -1408,11 +1400,9 @@ DIFFERENCES = {
     'field:runtime.cudaResourceViewDesc.reserved/list-too-long': 'array-length-exception',
     'field:runtime.cudaResourceViewDesc.reserved/list-too-short': 'array-length-exception',
     'field:runtime.cudaResourceViewDesc.reserved/str': 'array-length-exception',
-    'field:runtime.cudaTextureDesc.addressMode/default': 'array-as-memoryview',
     'field:runtime.cudaTextureDesc.addressMode/list-0..255': 'enum-field-bad-exception',
     'field:runtime.cudaTextureDesc.addressMode/list-of-floats': 'enum-field-bad-exception',
     'field:runtime.cudaTextureDesc.addressMode/list-of-ints': 'enum-field-bad-exception',
-    'field:runtime.cudaTextureDesc.addressMode/list-of-members': 'array-as-memoryview',
     'field:runtime.cudaTextureDesc.addressMode/list-of-negatives': 'enum-field-bad-exception',
     'field:runtime.cudaTextureDesc.addressMode/list-too-long': 'enum-field-bad-exception',
     'field:runtime.cudaTextureDesc.addressMode/list-too-short': 'enum-field-bad-exception',
@@ -1547,7 +1537,6 @@ DIFFERENCES = {
     'name:runtime.ushort3': 'extra-header-names',
     'name:runtime.ushort4': 'extra-header-names',
     'repr:driver.CUlaunchAttribute_st': 'repr-layout',
-    'repr:runtime.cudaEglFrame_st': 'repr-layout',
     'repr:runtime.cudaLaunchAttribute_st': 'repr-layout',
     'signature:driver.cuThreadExchangeStreamCaptureMode': 'optional-extra-param',
     'signature:nvjitlink.get_error_log': 'optional-output-buffer',

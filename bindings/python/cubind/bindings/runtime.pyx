@@ -15224,7 +15224,7 @@ cdef class cudaTextureDesc(_support.Struct):
     def addressMode(self):
         """Texture address mode for up to 3 dimensions
         """
-        return _support.array_list(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).addressMode[0], 3, sizeof(cyruntime.cudaTextureAddressMode), "i", self, "addressMode")
+        return _support.array_list(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).addressMode[0], 3, sizeof(cyruntime.cudaTextureAddressMode), "i", self, "addressMode", lambda v: _enum_member("cudaTextureAddressMode", v))
 
     @addressMode.setter
     def addressMode(self, value):
