@@ -242,6 +242,27 @@ def test_numeric_array_items_write_through():
 
 
 @both
+def test_enum_arrays_read_as_members(pkg):
+    d, r = modules(pkg)
+    desc = d.CUDA_TEXTURE_DESC()
+    assert desc.addressMode == [d.CUaddress_mode.CU_TR_ADDRESS_MODE_WRAP] * 3
+    assert all(type(m) is d.CUaddress_mode for m in desc.addressMode)
+    desc.addressMode = [d.CUaddress_mode.CU_TR_ADDRESS_MODE_CLAMP, d.CUaddress_mode.CU_TR_ADDRESS_MODE_BORDER,
+                        d.CUaddress_mode.CU_TR_ADDRESS_MODE_MIRROR]
+    assert desc.addressMode == [d.CUaddress_mode.CU_TR_ADDRESS_MODE_CLAMP, d.CUaddress_mode.CU_TR_ADDRESS_MODE_BORDER,
+                                d.CUaddress_mode.CU_TR_ADDRESS_MODE_MIRROR]
+    assert type(r.cudaTextureDesc().addressMode[0]) is r.cudaTextureAddressMode
+
+
+def test_enum_array_items_write_through_as_members():
+    desc = runtime.cudaTextureDesc()
+    modes = desc.addressMode
+    modes[1] = runtime.cudaTextureAddressMode.cudaAddressModeBorder
+    assert modes[1] is runtime.cudaTextureAddressMode.cudaAddressModeBorder
+    assert desc.addressMode[1] is runtime.cudaTextureAddressMode.cudaAddressModeBorder
+
+
+@both
 def test_handle_list_fields(pkg):
     d, r = modules(pkg)
     sems = [d.CUexternalSemaphore(0x10), d.CUexternalSemaphore(0x20)]
@@ -359,6 +380,15 @@ def test_struct_text_layout(pkg):
     i = lines.index("clusterDim :")
     assert lines[i + 1:i + 4] == ["    x : 0", "    y : 0", "    z : 0"]
     assert str(r.dim3()) == "x : 1\ny : 1\nz : 1"
+
+
+@needs_same_cuda_reference
+def test_struct_list_text_is_cuda_bindings_layout():
+    # A list of structs: its name alone, then "[" + the items joined by ", " + "]", indented.
+    assert str(runtime.cudaEglFrame()) == str(cuda_runtime.cudaEglFrame())
+    lines = str(runtime.cudaEglFrame()).splitlines()
+    i = lines.index("planeDesc :")
+    assert lines[i + 1] == "    [width : 0"
 
 
 @needs_same_cuda_reference

@@ -444,3 +444,30 @@ def test_callback_zero_or_none_passes_null_and_other_ints_are_refused():
             pass  # no driver here
     with pytest.raises(TypeError, match="fn"):
         driver.cuLaunchHostFunc(None, 0x1234, None)
+
+
+def test_im2col_pixel_box_corners_are_lists_of_rank_minus_two():
+    args = dict(tensorDataType=driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_UINT8, tensorRank=4,
+                globalAddress=0, globalDim=[1, 1, 1, 1], globalStrides=[16, 16, 16],
+                pixelBoxLowerCorner=[0, 0], pixelBoxUpperCorner=[0, 0], channelsPerPixel=1, pixelsPerColumn=1,
+                elementStrides=[1, 1, 1, 1], interleave=0, swizzle=0, l2Promotion=0, oobFill=0)
+    for name, value, error in (("pixelBoxLowerCorner", 0, TypeError), ("pixelBoxUpperCorner", [0], ValueError)):
+        with pytest.raises(error, match=name):
+            driver.cuTensorMapEncodeIm2col(**dict(args, **{name: value}))
+
+
+def test_border_color_is_four_floats():
+    with pytest.raises(TypeError, match="pBorderColor: expected a list of floats"):
+        driver.cuTexRefSetBorderColor(0, 1.5)
+    with pytest.raises(ValueError, match="pBorderColor"):
+        driver.cuTexRefSetBorderColor(0, [0.0, 0.0])
+
+
+def test_string_outputs_need_room_for_their_nul():
+    # The driver writes a device's name even into a buffer of length 0 (past
+    # it, on an H100): a length below 1 is refused before any library call.
+    for length in (0, 0.5):
+        with pytest.raises(ValueError, match="length must be at least 1"):
+            driver.cuDeviceGetName(length, 0)
+    with pytest.raises(ValueError, match="length must be at least 1"):
+        driver.cuDeviceGetPCIBusId(0, 0)

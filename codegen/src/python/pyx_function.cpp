@@ -274,7 +274,7 @@ void PyxFunction::array_in(const Plan& pl) {
   const std::string elem_c = pl.type.is_char ? "const char*" : pl.type.c;
   const std::string item = n + "[_i_" + n + "]";
   locals_ << "    cdef " << elem_c << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
-  const std::string what = pl.type.is_char ? "bytes" : pl.type.c == "void*" ? "addresses" : pl.type.kind == TypeInfo::Kind::Scalar ? "ints" : pl.type.py;
+  const std::string what = pl.type.is_char ? "bytes" : pl.type.c == "void*" ? "addresses" : pl.type.kind == TypeInfo::Kind::Scalar ? (pl.type.is_float ? "floats" : "ints") : pl.type.py;
   body_ << "    _support.check_list(" << n << ", " << count << ", \"" << pn << "\", \""
         << (pl.count_is_fixed ? std::string("the required length") : pl.count) << "\", \"" << what << "\")\n";
   body_ << "    if " << count << " > 0:\n"
@@ -367,10 +367,19 @@ void PyxFunction::out_buffer(const Plan& pl) {
   const std::string cn = "_c_" + pl.py_name;
   const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : c_value(pl.count, false));
   locals_ << "    cdef char* " << cn << " = NULL\n";
-  body_ << "    if " << size << " < 0:\n"
-        << "        raise ValueError(f\"" << (pl.count.empty() ? "size" : pl.count) << " cannot be negative ({"
-        << size << "})\")\n"
-        << "    " << cn << " = <char*>_support.alloc_array(" << size << " if " << size << " > 0 else 1, 1)\n";
+  if (pl.count.empty() || pl.count_is_fixed) {
+    body_ << "    if " << size << " < 0:\n"
+          << "        raise ValueError(f\"size cannot be negative ({" << size << "})\")\n";
+  } else {
+    // A C string of the caller's length: it needs room for its NUL, and a
+    // library given 0 may write one anyway (cuDeviceGetName did, past the buffer).
+    const Plan* length = plan_named(pl.count);
+    const std::string shown = length != nullptr ? length->py_name : pl.count;
+    body_ << "    if " << size << " < 1:\n"
+          << "        raise ValueError(f\"" << shown << " must be at least 1, room for the string's NUL ({" << size
+          << "})\")\n";
+  }
+  body_ << "    " << cn << " = <char*>_support.alloc_array(" << size << " if " << size << " > 0 else 1, 1)\n";
   cleanup_ << "        free(" << cn << ")\n";
   needs_try_ = true;
   call_args_.push_back(cn);

@@ -351,8 +351,13 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
       break;
     case FieldPlan::Kind::NumberArray:
       // Value types read as their objects, as cuda.bindings reads them (pad: [cuuint64_t, ...]).
+      // Enum arrays read as members (addressMode: [CU_TR_ADDRESS_MODE_WRAP, ...]), as cuda.bindings reads them.
       g << "        return _support.array_list(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fp.format
-        << "\", self, " << q << (t.kind == TypeInfo::Kind::Value ? ", " + t.py : std::string()) << ")\n";
+        << "\", self, " << q
+        << (t.kind == TypeInfo::Kind::Value  ? ", " + t.py
+            : t.kind == TypeInfo::Kind::Enum ? ", lambda v: _enum_member(\"" + t.py + "\", v)"
+                                             : std::string())
+        << ")\n";
       s << "        _support.array_assign(<void*>" << at << ", " << n << ", sizeof(" << t.c << "), \"" << fp.format
         << "\", value, " << q << ")\n";
       break;

@@ -4814,7 +4814,7 @@ def cuTensorMapEncodeTiled(tensorDataType: CUtensorMapDataType | int, tensorRank
     """
     ...
 
-def cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
+def cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: Sequence[int] | None, pixelBoxUpperCorner: Sequence[int] | None, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult, CUtensorMap]:
     """Create a tensor map descriptor object representing im2col memory region
     """
     ...

@@ -8047,7 +8047,7 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
     def addressMode(self):
         """Address modes
         """
-        return _support.array_list(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).addressMode[0], 3, sizeof(cydriver.CUaddress_mode), "i", self, "addressMode")
+        return _support.array_list(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).addressMode[0], 3, sizeof(cydriver.CUaddress_mode), "i", self, "addressMode", lambda v: _enum_member("CUaddress_mode", v))
 
     @addressMode.setter
     def addressMode(self, value):
@@ -14293,8 +14293,8 @@ def cuDeviceGetName(length, dev):
     try:
         _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
         _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
-        if _c_length < 0:
-            raise ValueError(f"len cannot be negative ({_c_length})")
+        if _c_length < 1:
+            raise ValueError(f"length must be at least 1, room for the string's NUL ({_c_length})")
         _c_name = <char*>_support.alloc_array(_c_length if _c_length > 0 else 1, 1)
         with nogil:
             _result = cydriver.cuDeviceGetName(_c_name, _c_length, _c_dev)
@@ -19624,8 +19624,8 @@ def cuDeviceGetPCIBusId(length, dev):
     try:
         _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
         _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
-        if _c_length < 0:
-            raise ValueError(f"len cannot be negative ({_c_length})")
+        if _c_length < 1:
+            raise ValueError(f"length must be at least 1, room for the string's NUL ({_c_length})")
         _c_pciBusId = <char*>_support.alloc_array(_c_length if _c_length > 0 else 1, 1)
         with nogil:
             _result = cydriver.cuDeviceGetPCIBusId(_c_pciBusId, _c_length, _c_dev)
@@ -37262,7 +37262,7 @@ def cuTexRefSetBorderColor(hTexRef, pBorderColor):
     cdef Py_ssize_t _i_pBorderColor
     try:
         _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
-        _support.check_list(pBorderColor, 4, "pBorderColor", "the required length", "ints")
+        _support.check_list(pBorderColor, 4, "pBorderColor", "the required length", "floats")
         if 4 > 0:
             _c_pBorderColor = <float*>_support.alloc_array(4, sizeof(float))
             for _i_pBorderColor in range(4):
@@ -38709,7 +38709,7 @@ def cuTensorMapEncodeTiled(tensorDataType, tensorRank, globalAddress, globalDim,
         free(_c_elementStrides)
 
 def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: int, pixelBoxUpperCorner: int, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
+    """cuTensorMapEncodeIm2col(tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: Sequence[int] | None, pixelBoxUpperCorner: Sequence[int] | None, channelsPerPixel: cuuint32_t | int, pixelsPerColumn: cuuint32_t | int, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int)
 
     Create a tensor map descriptor object representing im2col memory region
 
@@ -38906,8 +38906,10 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
     cdef Py_ssize_t _i_globalDim
     cdef cydriver.cuuint64_t* _c_globalStrides = NULL
     cdef Py_ssize_t _i_globalStrides
-    cdef int _c_pixelBoxLowerCorner
-    cdef int _c_pixelBoxUpperCorner
+    cdef int* _c_pixelBoxLowerCorner = NULL
+    cdef Py_ssize_t _i_pixelBoxLowerCorner
+    cdef int* _c_pixelBoxUpperCorner = NULL
+    cdef Py_ssize_t _i_pixelBoxUpperCorner
     cdef cydriver.cuuint32_t _c_channelsPerPixel
     cdef cydriver.cuuint32_t _c_pixelsPerColumn
     cdef cydriver.cuuint32_t* _c_elementStrides = NULL
@@ -38933,8 +38935,16 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
             _c_globalStrides = <cydriver.cuuint64_t*>_support.alloc_array(max(<long long>_c_tensorRank - 1, 0), sizeof(cydriver.cuuint64_t))
             for _i_globalStrides in range(max(<long long>_c_tensorRank - 1, 0)):
                 _c_globalStrides[_i_globalStrides] = ((<cuuint64_t>globalStrides[_i_globalStrides])._value if type(globalStrides[_i_globalStrides]) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(globalStrides[_i_globalStrides], sizeof(cydriver.cuuint64_t), "globalStrides"))
-        _c_pixelBoxLowerCorner = <int>_support.signed_arg(pixelBoxLowerCorner, sizeof(int), "pixelBoxLowerCorner")
-        _c_pixelBoxUpperCorner = <int>_support.signed_arg(pixelBoxUpperCorner, sizeof(int), "pixelBoxUpperCorner")
+        _support.check_list(pixelBoxLowerCorner, max(<long long>_c_tensorRank - 2, 0), "pixelBoxLowerCorner", "tensorRank - 2", "ints")
+        if max(<long long>_c_tensorRank - 2, 0) > 0:
+            _c_pixelBoxLowerCorner = <int*>_support.alloc_array(max(<long long>_c_tensorRank - 2, 0), sizeof(int))
+            for _i_pixelBoxLowerCorner in range(max(<long long>_c_tensorRank - 2, 0)):
+                _c_pixelBoxLowerCorner[_i_pixelBoxLowerCorner] = <int>_support.signed_arg(pixelBoxLowerCorner[_i_pixelBoxLowerCorner], sizeof(int), "pixelBoxLowerCorner")
+        _support.check_list(pixelBoxUpperCorner, max(<long long>_c_tensorRank - 2, 0), "pixelBoxUpperCorner", "tensorRank - 2", "ints")
+        if max(<long long>_c_tensorRank - 2, 0) > 0:
+            _c_pixelBoxUpperCorner = <int*>_support.alloc_array(max(<long long>_c_tensorRank - 2, 0), sizeof(int))
+            for _i_pixelBoxUpperCorner in range(max(<long long>_c_tensorRank - 2, 0)):
+                _c_pixelBoxUpperCorner[_i_pixelBoxUpperCorner] = <int>_support.signed_arg(pixelBoxUpperCorner[_i_pixelBoxUpperCorner], sizeof(int), "pixelBoxUpperCorner")
         _support.check_list(elementStrides, _c_tensorRank, "elementStrides", "tensorRank", "cuuint32_t")
         if _c_tensorRank > 0:
             _c_elementStrides = <cydriver.cuuint32_t*>_support.alloc_array(_c_tensorRank, sizeof(cydriver.cuuint32_t))
@@ -38945,7 +38955,7 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
         _c_l2Promotion = <cydriver.CUtensorMapL2promotion>_support.enum_arg(l2Promotion, "l2Promotion")
         _c_oobFill = <cydriver.CUtensorMapFloatOOBfill>_support.enum_arg(oobFill, "oobFill")
         with nogil:
-            _result = cydriver.cuTensorMapEncodeIm2col(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, <const int *>&_c_pixelBoxLowerCorner, <const int *>&_c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
+            _result = cydriver.cuTensorMapEncodeIm2col(<cydriver.CUtensorMap *>_c_tensorMap._ptr, _c_tensorDataType, _c_tensorRank, <void *>_c_globalAddress, <const cydriver.cuuint64_t *>_c_globalDim, <const cydriver.cuuint64_t *>_c_globalStrides, <const int *>_c_pixelBoxLowerCorner, <const int *>_c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, <const cydriver.cuuint32_t *>_c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), _c_tensorMap)
@@ -38954,6 +38964,8 @@ def cuTensorMapEncodeIm2col(tensorDataType, tensorRank, globalAddress, globalDim
         _support.release_address(&_view_globalAddress)
         free(_c_globalDim)
         free(_c_globalStrides)
+        free(_c_pixelBoxLowerCorner)
+        free(_c_pixelBoxUpperCorner)
         free(_c_elementStrides)
 
 def cuTensorMapEncodeIm2colWide(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill):

@@ -15224,7 +15224,7 @@ cdef class cudaTextureDesc(_support.Struct):
     def addressMode(self):
         """Texture address mode for up to 3 dimensions
         """
-        return _support.array_list(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).addressMode[0], 3, sizeof(cyruntime.cudaTextureAddressMode), "i", self, "addressMode")
+        return _support.array_list(<void*>&(<cyruntime.cudaTextureDesc*>self._ptr).addressMode[0], 3, sizeof(cyruntime.cudaTextureAddressMode), "i", self, "addressMode", lambda v: _enum_member("cudaTextureAddressMode", v))
 
     @addressMode.setter
     def addressMode(self, value):
@@ -16224,8 +16224,8 @@ def cudaDeviceGetPCIBusId(length, device):
     try:
         _c_length = <int>_support.signed_arg(length, sizeof(int), "len")
         _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
-        if _c_length < 0:
-            raise ValueError(f"len cannot be negative ({_c_length})")
+        if _c_length < 1:
+            raise ValueError(f"length must be at least 1, room for the string's NUL ({_c_length})")
         _c_pciBusId = <char*>_support.alloc_array(_c_length if _c_length > 0 else 1, 1)
         with nogil:
             _result = cyruntime.cudaDeviceGetPCIBusId(_c_pciBusId, _c_length, _c_device)

@@ -356,6 +356,11 @@ cdef str struct_text(object obj, tuple fields):
             inner = str(value)
             lines.append(f"{name} :")
             lines.extend("    " + line for line in inner.splitlines())
+        elif isinstance(value, list) and value and isinstance(value[0], Struct):
+            # A list of structs: below its name, the items' lines joined by ", " inside [ ].
+            inner = "[" + ", ".join(str(item) for item in value) + "]"
+            lines.append(f"{name} :")
+            lines.extend("    " + line for line in inner.splitlines())
         elif hexa and isinstance(value, int):
             lines.append(f"{name} : {value:#x}")
         else:
