@@ -36,6 +36,10 @@ REASONS = {
     "optional-extra-param": (8, "a trailing parameter with a default that cuda.bindings lacks or requires "
                                 "(nvrtcGetSupportedArchs' buffer, StreamCaptureMode's mode)", D),
     "vdpau-null": (3, "vdpGetProcAddress cannot be None or 0: the library calls it", D),
+    "null-dereferenced": (3, "cuMemcpy3DPeer(Async)'s pCopy and cudaGraphExecKernelNodeSetParams' pNodeParams refuse "
+                             "None: the libraries dereference them (NULL crashed both bindings on an H100)", D),
+    "string-length-nul": (12, "a C-string output's length must be at least 1: given 0 the driver writes past the "
+                              "buffer (crashed on an H100)", D),
     "accepts-more-args": (4, "cubind accepts an argument cuda.bindings refuses with an accidental error (None for an "
                              "empty list, an int for a value pointer, an int address for a buffer)", D),
     "enum-field-int": (4, "an enum field accepts a plain int (or None for 0), as enum parameters do", D),
@@ -63,6 +67,12 @@ REASONS = {
 }
 
 DIFFERENCES = {
+    'call:driver.cuMemcpy3DPeer': 'null-dereferenced',
+    'call:driver.cuMemcpy3DPeerAsync': 'null-dereferenced',
+    'call:runtime.cudaGraphExecKernelNodeSetParams': 'null-dereferenced',
+    'call:driver.cuDeviceGetName': 'string-length-nul',
+    'call:driver.cuDeviceGetPCIBusId': 'string-length-nul',
+    'call:runtime.cudaDeviceGetPCIBusId': 'string-length-nul',
     'call:driver.cuDeviceSetGraphMemAttribute': 'accepts-more-args',
     'call:driver.cuLogsDumpToMemory': 'accepts-more-args',
     'call:driver.cuMemDiscardAndPrefetchBatchAsync': 'accepts-more-args',
