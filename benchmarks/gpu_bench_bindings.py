@@ -81,14 +81,19 @@ def build_call_floor():
     return module
 
 
-def build_c_floor():
-    """benchmarks/driver_floor.cpp as a shared library, loaded into this process."""
-    out = tempfile.mkdtemp(prefix="cubind_driver_floor_")
-    so = os.path.join(out, "libcubind_driver_floor.so")
+def load_cpp_floor(name):
+    """benchmarks/<name>.cpp compiled as a shared library and loaded into this process."""
+    out = tempfile.mkdtemp(prefix=f"cubind_{name}_")
+    so = os.path.join(out, f"libcubind_{name}.so")
     cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
     subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-I", cuda_inc,
-                    os.path.join(HERE, "driver_floor.cpp"), "-o", so, "-ldl"], check=True)
-    lib = ctypes.CDLL(so)
+                    os.path.join(HERE, f"{name}.cpp"), "-o", so, "-ldl"], check=True)
+    return ctypes.CDLL(so)
+
+
+def build_c_floor():
+    """benchmarks/driver_floor.cpp as a shared library, loaded into this process."""
+    lib = load_cpp_floor("driver_floor")
     lib.floor_open.restype = ctypes.c_char_p
     lib.floor_call_ns.restype = ctypes.c_double
     lib.floor_call_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.c_uint64,

@@ -19,15 +19,13 @@ import <= 25 ms.
 import ctypes
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import timeit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gpu_bench_bindings import KERNELS, build_c_floor, checked, import_ms  # noqa: E402
+from gpu_bench_bindings import KERNELS, build_c_floor, checked, import_ms, load_cpp_floor  # noqa: E402
 
 import cubind.core as cb  # noqa: E402
 
@@ -41,12 +39,7 @@ GOALS_US = {0: 0.3, 4: 0.4, 16: 0.5}
 
 
 def build_alloc_floor():
-    out = tempfile.mkdtemp(prefix="cubind_alloc_floor_")
-    so = os.path.join(out, "libcubind_alloc_floor.so")
-    cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
-    subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-I", cuda_inc,
-                    os.path.join(HERE, "core_alloc_floor.cpp"), "-o", so, "-ldl"], check=True)
-    lib = ctypes.CDLL(so)
+    lib = load_cpp_floor("core_alloc_floor")
     lib.alloc_free_ns.restype = ctypes.c_double
     lib.alloc_free_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_long, ctypes.c_int]
     if lib.alloc_floor_open() != 0:
