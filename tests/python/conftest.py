@@ -27,6 +27,18 @@ def _gpu_count():
 GPU_COUNT = _gpu_count()
 
 
+def _driver_present():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+# Whether libcuda.so.1 loads at all (a machine may have the driver and no GPU).
+DRIVER_PRESENT = _driver_present()
+
+
 def _same_cuda_reference():
     """Why NVIDIA's cuda.bindings cannot serve as the reference here, or None.
     Name-by-name comparisons only hold against the release for the same CUDA

@@ -20,21 +20,13 @@ import sys
 import tempfile
 
 import pytest
+from conftest import DRIVER_PRESENT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SWEEP = os.path.join(HERE, "_bad_input_sweep.py")
 MODULES = ("driver", "runtime", "nvrtc", "nvjitlink")
 
 
-def _driver_present():
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-DRIVER_PRESENT = _driver_present()
 
 
 def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False):

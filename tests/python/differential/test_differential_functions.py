@@ -12,7 +12,6 @@ NVRTC and nvJitLink run for real, on a program and a link handle made by each
 package, and buffers are passed the way cuda.bindings programs pass them: a
 `bytes` object of the size the matching ...Size function returned.
 """
-import ctypes
 import inspect
 import re
 
@@ -21,6 +20,7 @@ import pytest
 cuda_bindings = pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 
 import _diff  # noqa: E402
+from conftest import DRIVER_PRESENT  # noqa: E402
 
 if _diff.version_mismatch():
     pytest.skip(_diff.version_mismatch(), allow_module_level=True)
@@ -190,18 +190,6 @@ def _call(module_name, pkg, name, their_func):
         return ("raises", type(exc).__name__)
 
 
-def _driver_present():
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-# With a driver, the neutral arguments (0, None) would reach a real device: the
-# driver and runtime call cases compare the paths where no driver loads (CI).
-DRIVER_PRESENT = _driver_present()
-
 _OURS = {m: _diff.PAIRS[m][0] for m in _diff.PAIRS}
 _THEIRS = {m: _diff.PAIRS[m][1] for m in _diff.PAIRS}
 
@@ -209,6 +197,8 @@ _THEIRS = {m: _diff.PAIRS[m][1] for m in _diff.PAIRS}
 @pytest.mark.parametrize("case", CALL_CASES)
 def test_call(case):
     module, ours, theirs, name = _split(case)
+    # With a driver, the neutral arguments (0, None) would reach a real device: the
+    # driver and runtime call cases compare the paths where no driver loads (CI).
     if DRIVER_PRESENT and module in ("driver", "runtime"):
         pytest.skip("libcuda.so.1 loads here: these cases compare the calls where no driver loads")
     their_func = getattr(theirs, name)
