@@ -224,4 +224,15 @@ TEST(LaunchStream, StreamOfANullStreamIsRejectedBeforeAnyDriverCall) {
   }
 }
 
+TEST(LaunchRendered, NullStreamOrKernelIsALogicErrorBeforeAnyDriverCall) {
+  cubind::detail::NativeLaunchConfig rendered;
+  cubind::detail::render_launch_config(LaunchConfig{}, nullptr, rendered);
+  const cubind::Kernel kernel;
+  EXPECT_THROW(cubind::detail::launch_rendered(cubind::StreamRef(cubind::detail::invalid_stream()), rendered, kernel,
+                                               nullptr),
+               std::logic_error);
+  EXPECT_THROW(cubind::detail::launch_rendered(cubind::StreamRef(CUstream{}), rendered, kernel, nullptr),
+               std::logic_error);
+}
+
 }  // namespace

@@ -142,7 +142,7 @@ class LaunchGpu : public ::testing::Test {
 
   // Runs saxpy (a = 2) over 10,000 elements and checks every one; the values
   // are integers below 2^24, so a * x + y is exact with or without fused multiply-add.
-  void run_saxpy(const Kernel& kernel, LaunchConfig config = {}, bool type_erased = false) {
+  void run_saxpy(const Kernel& kernel, LaunchConfig config = {}, bool type_erased = false, bool rendered = false) {
     constexpr unsigned int n = 10000;
     std::vector<float> x(n), y(n);
     for (unsigned int i = 0; i < n; ++i) {
@@ -159,6 +159,13 @@ class LaunchGpu : public ::testing::Test {
                       const_cast<unsigned int*>(&n)};
       const std::size_t sizes[] = {sizeof a, sizeof px, sizeof py, sizeof n};
       cubind::launch_type_erased(stream(), config, kernel, args, sizes, 4);
+    } else if (rendered) {
+      void* args[] = {const_cast<float*>(&a), const_cast<CUdeviceptr*>(&px), const_cast<CUdeviceptr*>(&py),
+                      const_cast<unsigned int*>(&n)};
+      // Rendered for no stream: launch_rendered puts the stream in.
+      cubind::detail::NativeLaunchConfig native;
+      cubind::detail::render_launch_config(config, nullptr, native);
+      cubind::detail::launch_rendered(stream(), native, kernel, args);
     } else {
       cubind::launch(stream(), config, kernel, a, px, py, n);
     }
@@ -182,6 +189,11 @@ TEST_F(LaunchGpu, SaxpyThroughProgramObjectCodeKernelLaunch) {
 TEST_F(LaunchGpu, TypeErasedLaunchRunsTheSameKernel) {
   const ObjectCode code = compile(kSaxpy, "saxpy.cu");
   run_saxpy(code.get_kernel("saxpy"), {}, true);
+}
+
+TEST_F(LaunchGpu, RenderedLaunchRunsTheSameKernelOnTheStreamGiven) {
+  const ObjectCode code = compile(kSaxpy, "saxpy.cu");
+  run_saxpy(code.get_kernel("saxpy"), {}, false, true);
 }
 
 TEST_F(LaunchGpu, KernelWithoutParametersLaunches) {
@@ -419,12 +431,15 @@ TEST_F(LaunchGpu, ClusterAndCooperativeLaunchesRun) {
     clustered.block = 256;
     clustered.cluster = Dim3(2);
     run_saxpy(kernel, clustered);
+    // The attributes of a rendered config are copied for each launch.
+    run_saxpy(kernel, clustered, false, true);
   }
   LaunchConfig cooperative;
   cooperative.grid = 40;  // well within what one GPU keeps resident at once
   cooperative.block = 256;
   cooperative.cooperative = true;
   run_saxpy(kernel, cooperative);
+  run_saxpy(kernel, cooperative, false, true);
 }
 
 TEST_F(LaunchGpu, PtxIsCompiledByTheDriverAtLoad) {

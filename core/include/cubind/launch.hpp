@@ -63,6 +63,15 @@ void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLau
 void check_kernel_arguments(const std::string& kernel_name, const KernelParam* params, std::size_t param_count,
                             const std::size_t* sizes, std::size_t count);
 
+// Launches with a config rendered beforehand by render_launch_config (its
+// stream is replaced by `stream`) and args already laid out as the kernel's
+// parameters. For bindings that convert each argument to the size that
+// kernel.param_info() gives its parameter: checking the sizes again would
+// compare that layout with itself, on every launch.
+// @throws std::logic_error for a null Kernel or the StreamRef of a null Stream
+// @throws CudaError from cuLaunchKernelEx
+void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args);
+
 }  // namespace detail
 
 // Launches with arguments given as pointers to their bytes, as a caller that
