@@ -146,3 +146,35 @@ def pytest_terminal_summary(terminalreporter):
                 counts[outcome] += 1
     terminalreporter.write_line(
         f"gpu-marked tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+
+
+FAKE_DRIVER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_libcuda.c")
+
+
+@pytest.fixture(scope="session")
+def fake_driver_dir():
+    """A folder holding the stand-in libcuda.so.1 of fake_driver/, built once per session."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in driver")
+    workdir = tempfile.mkdtemp(prefix="cubind-fake-driver-")
+    out = os.path.join(workdir, "libcuda.so.1")
+    result = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", out, FAKE_DRIVER_SOURCE, "-lpthread"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.fail(f"building the stand-in driver failed:\n{result.stderr}")
+    yield workdir
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_with_fake_driver(fake_driver_dir, code):
+    """Runs code in a child interpreter whose loader finds the stand-in driver
+    first; it must print nothing after its last line, which adds 'ok'."""
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = fake_driver_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    code = code + "\nprint('ok')\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, (f"child exit {result.returncode}\nstdout:\n{result.stdout[-2000:]}\n"
+                                    f"stderr:\n{result.stderr[-4000:]}")
+    assert result.stdout.strip().endswith("ok"), result.stdout
+    return result

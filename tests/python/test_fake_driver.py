@@ -9,16 +9,9 @@ so the cubind loader picks it up as it would the real driver.
 This checks in CI what the GPU tests check on a device: the packing of every
 kernelParams form, callbacks and their user data, typed attribute values.
 """
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import textwrap
 
-import pytest
-
-FAKE_DRIVER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_libcuda.c")
+from conftest import run_with_fake_driver
 
 PRELUDE = textwrap.dedent("""
     import ctypes, gc, struct, sys
@@ -35,29 +28,8 @@ PRELUDE = textwrap.dedent("""
 """)
 
 
-@pytest.fixture(scope="session")
-def fake_driver_dir():
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the stand-in driver")
-    workdir = tempfile.mkdtemp(prefix="cubind-fake-driver-")
-    out = os.path.join(workdir, "libcuda.so.1")
-    result = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", out, FAKE_DRIVER_SOURCE, "-lpthread"],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.fail(f"building the stand-in driver failed:\n{result.stderr}")
-    yield workdir
-    shutil.rmtree(workdir, ignore_errors=True)
-
-
 def run_fake(fake_driver_dir, body):
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = fake_driver_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-    code = PRELUDE + textwrap.dedent(body) + "\nprint('ok')\n"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 0, f"child exit {result.returncode}\nstdout:\n{result.stdout[-2000:]}\nstderr:\n{result.stderr[-4000:]}"
-    assert result.stdout.strip().endswith("ok"), result.stdout
-    return result
+    return run_with_fake_driver(fake_driver_dir, PRELUDE + textwrap.dedent(body))
 
 
 def test_loader_uses_the_stand_in(fake_driver_dir):

@@ -8,8 +8,14 @@ Every call into a CUDA library releases the GIL.
 """
 
 from cpython.buffer cimport PyBuffer_FillInfo
-from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.object cimport Py_TYPE, PyTypeObject
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+
+cdef extern from "Python.h":
+    PyTypeObject PyLong_Type
+    PyTypeObject PyFloat_Type
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy
 from libcpp cimport bool as cbool

@@ -228,6 +228,14 @@ cdef extern from "cubind/launch.hpp" namespace "cubind" nogil:
     void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
                             void* const* args, const size_t* sizes, size_t count) except +translate
 
+cdef extern from "cubind/launch.hpp" namespace "cubind::detail" nogil:
+    cdef cppclass NativeLaunchConfig:
+        NativeLaunchConfig()
+
+    void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLaunchConfig& out) except +translate
+    void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel,
+                         void* const* args) except +translate
+
 cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     # Owners the C++ core returns by value, moved to the heap for a Python object to hold.
     # Devices by ordinal.

@@ -268,7 +268,13 @@ class Device:
 
     def allocate(self, size, *, stream):
         """size bytes from Device.memory_resource, ordered on stream."""
-        return self.memory_resource.allocate(size, stream=stream)
+        mr = self._memory_resource
+        if mr is None:
+            mr = self.memory_resource
+        if type(mr) is DeviceMemoryResource:
+            # Its allocate is MemoryResource's: called in C, not through Python.
+            return _allocate(<MemoryResource>mr, size, stream)
+        return mr.allocate(size, stream=stream)
 
     def sync(self):
         """Waits for all work on the device's primary context (cuCtxSynchronize)."""

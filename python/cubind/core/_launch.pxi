@@ -31,6 +31,10 @@ How to launch a kernel: grid (blocks) and block (threads per block), each
     shmem_size (dynamic shared memory bytes per block); is_cooperative."""
 
     cdef cpp.LaunchConfig _cpp
+    # _cpp in the driver's form, rendered at the first launch (so a config
+    # the driver cannot take fails there, as it always has) and reused.
+    cdef cpp.NativeLaunchConfig _native
+    cdef bint _rendered
     cdef readonly tuple grid
     cdef readonly object cluster
     cdef readonly tuple block
@@ -77,9 +81,34 @@ How to launch a kernel: grid (blocks) and block (threads per block), each
 
 
 cdef LaunchConfig _launch_config(config):
-    if not isinstance(config, LaunchConfig):
+    cdef LaunchConfig c
+    if type(config) is not LaunchConfig and not isinstance(config, LaunchConfig):
         raise TypeError(f"config must be a LaunchConfig, not {type(config).__name__}")
-    return <LaunchConfig>config
+    c = <LaunchConfig>config
+    if not c._rendered:
+        cpp.render_launch_config(c._cpp, NULL, c._native)
+        c._rendered = True
+    return c
+
+
+cdef extern from "_launch_args.hpp" namespace "cubind_core":
+    bint _pack_int_fast "cubind_core::pack_int"(PyObject* o, size_t size, char* slot) noexcept
+    bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
+
+
+# The common arguments packed without a call into the interpreter: an int
+# for a 4- or 8-byte parameter, a float, a Buffer. False when arg is none of
+# those (or out of range), for _pack to convert or to explain.
+cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
+    cdef PyTypeObject* t = Py_TYPE(<object>arg)
+    if t == &PyLong_Type:
+        return _pack_int_fast(arg, size, slot)
+    if t == &PyFloat_Type:
+        return _pack_float_fast(arg, size, slot)
+    if t == <PyTypeObject*>Buffer and size == 8:
+        (<uint64_t*>slot)[0] = (<Buffer>arg)._ptr
+        return True
+    return False
 
 
 # An int fits a parameter of 1, 2, 4 or 8 bytes as a signed or an unsigned
@@ -172,7 +201,6 @@ def launch(stream, config, kernel, *kernel_args):
     cdef Kernel k
     cdef Py_ssize_t n = len(kernel_args)
     cdef Py_ssize_t i
-    cdef size_t total = 0
     cdef size_t size
     # Up to 32 parameters of up to 8 bytes each without an allocation.
     cdef uint64_t small[32]
@@ -181,7 +209,8 @@ def launch(stream, config, kernel, *kernel_args):
     cdef vector[void*] large_pointers
     cdef char* storage
     cdef void** pointers
-    if not isinstance(kernel, Kernel):
+    cdef PyObject* item
+    if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
     k = <Kernel>kernel
     if not k._have_sizes:
@@ -190,23 +219,23 @@ def launch(stream, config, kernel, *kernel_args):
         raise TypeError(
             f"launch: kernel '{k.name}' takes {k._sizes.size()} arguments, {n} given"
         )
-    for i in range(n):
-        total += (k._sizes[i] + 7) // 8
-    if total <= 32 and n <= 32:
+    if k._slots <= 32 and n <= 32:
         storage = <char*>small
         pointers = small_pointers
     else:
-        large.resize(total)
+        large.resize(k._slots)
         large_pointers.resize(n)
         storage = <char*>large.data()
         pointers = large_pointers.data()
     for i in range(n):
         size = k._sizes[i]
         pointers[i] = storage
-        _pack(kernel_args[i], size, storage, i, k)
-        storage += ((size + 7) // 8) * 8
+        item = PyTuple_GET_ITEM(kernel_args, i)
+        if not _pack_fast(item, size, storage):
+            _pack(<object>item, size, storage, i, k)
+        storage += ((size + 7) >> 3) << 3
     with nogil:
-        cpp.launch_type_erased(cpp.StreamRef(handle), c._cpp, k._cpp, pointers, k._sizes.data(), n)
+        cpp.launch_rendered(cpp.StreamRef(handle), c._native, k._cpp, pointers)
 
 
 def _packed_arguments(sizes, args, kernel_name="kernel"):

@@ -20,22 +20,7 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         return 0
 
     def allocate(self, size, *, stream):
-        cdef Buffer buffer
-        cdef cpp.CUstream handle
-        cdef size_t nbytes
-        self._ensure()
-        if not self._cpp:
-            raise NotImplementedError(f"{type(self).__name__} must implement allocate(size, *, stream)")
-        handle = _stream_handle(stream)
-        nbytes = _size_arg(size, f"{type(self).__name__}.allocate")
-        buffer = Buffer.__new__(Buffer)
-        with nogil:
-            buffer._cpp.reset(cpp.buffer_allocate(self._cpp, nbytes, handle))
-        buffer._ptr = <uintptr_t>buffer._cpp.get().handle()
-        buffer._size = nbytes
-        buffer._mr = self
-        buffer._stream = stream
-        return buffer
+        return _allocate(self, size, stream)
 
     def deallocate(self, ptr, size, *, stream):
         cdef uintptr_t address = int(ptr)
@@ -71,7 +56,42 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         return self._cpp.get().device_id()
 
 
-cdef size_t _size_arg(size, where) except? 0:
+cdef Buffer _allocate(MemoryResource mr, object size, object stream):
+    # MemoryResource.allocate, and Device.allocate's path to its resource
+    # without a second Python call: the size and stream checked, the memory
+    # taken with the GIL released, the Buffer filled in.
+    cdef Buffer buffer
+    cdef cpp.CUstream handle
+    cdef size_t nbytes
+    mr._ensure()
+    if not mr._cpp:
+        raise NotImplementedError(f"{type(mr).__name__} must implement allocate(size, *, stream)")
+    handle = _stream_handle(stream)
+    nbytes = _size_arg(size, mr, "allocate")
+    buffer = Buffer.__new__(Buffer)
+    with nogil:
+        buffer._cpp.reset(cpp.buffer_allocate(mr._cpp, nbytes, handle))
+    buffer._ptr = <uintptr_t>buffer._cpp.get().handle()
+    buffer._size = nbytes
+    buffer._mr = mr
+    buffer._stream = stream
+    return buffer
+
+
+cdef inline size_t _size_arg(object size, object owner, str method) except? 0:
+    # A size in bytes (an int, or anything with __index__) of at least 1; the
+    # error names owner's class and method, and is only built on failure.
+    cdef int overflow = 0
+    cdef long long value
+    if PyLong_CheckExact(size):
+        value = PyLong_AsLongLongAndOverflow(size, &overflow)
+        if overflow == 0 and value > 0:
+            return <size_t>value
+    return _size_arg_slow(size, owner, method)
+
+
+cdef size_t _size_arg_slow(object size, object owner, str method) except? 0:
+    where = f"{type(owner).__name__}.{method}"
     try:
         value = size.__index__()
     except AttributeError:

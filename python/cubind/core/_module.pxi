@@ -338,6 +338,8 @@ cdef class Kernel:
     cdef object _module
     # The parameter sizes, read from the driver at the first launch.
     cdef vector[size_t] _sizes
+    # 8-byte slots the arguments take when each starts on a slot of its own.
+    cdef size_t _slots
     cdef bint _have_sizes
 
     def __cinit__(self):
@@ -351,8 +353,10 @@ cdef class Kernel:
         with nogil:
             params = self._cpp.param_info()
         self._sizes.clear()
+        self._slots = 0
         for p in params:
             self._sizes.push_back(p.size)
+            self._slots += (p.size + 7) // 8
         self._have_sizes = True
         return 0
 

@@ -9,6 +9,7 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int CUresult;
@@ -183,6 +184,95 @@ CUresult cuGLGetDevices(unsigned* count, int* devices, unsigned capacity, int li
 CUresult cuVDPAUGetDevice(int* device, unsigned vdp_device, void* get_proc_address)
 { fake_vdp_device = vdp_device; fake_vdp_get_proc_address = get_proc_address; *device = 5; return 0; }
 
+/* Enough of devices, contexts, streams, libraries, kernels and pools for
+ * cubind.core to load a "library", launch its kernels and allocate from the
+ * default pool. A kernel's parameter sizes are spelled in its name after
+ * "k": cuLibraryGetKernel(lib, "k4_8_1") gives a kernel of three parameters
+ * of 4, 8 and 1 bytes; "k" alone takes none. */
+static int the_context, the_pool, the_library;
+static void* current_context;
+static int next_stream;
+unsigned long long fake_last_alloc, fake_last_free;
+size_t fake_last_alloc_size;
+int fake_live_allocations;
+
+struct kernel { char name[256]; size_t sizes[64]; size_t count; };
+static struct kernel kernels[64];
+static int nkernels;
+
+CUresult cuDeviceGetCount(int* count) { *count = 1; return 0; }
+CUresult cuDeviceGet(int* device, int ordinal) { *device = ordinal; return ordinal == 0 ? 0 : 101; }
+CUresult cuDeviceGetAttribute(int* value, int attribute, int device)
+{
+    (void)device;
+    switch (attribute) {
+    case 75: *value = 9; return 0;   /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: *value = 0; return 0;   /* COMPUTE_CAPABILITY_MINOR */
+    default: *value = 1; return 0;
+    }
+}
+CUresult cuDevicePrimaryCtxRetain(void** context, int device) { (void)device; *context = &the_context; return 0; }
+CUresult cuDevicePrimaryCtxRelease(int device) { (void)device; return 0; }
+CUresult cuCtxGetCurrent(void** context) { *context = current_context; return 0; }
+CUresult cuCtxSetCurrent(void* context) { current_context = context; return 0; }
+CUresult cuCtxPushCurrent(void* context) { current_context = context; return 0; }
+CUresult cuCtxPopCurrent(void** context) { if (context) *context = current_context; return 0; }
+CUresult cuCtxGetDevice(int* device) { *device = 0; return 0; }
+CUresult cuStreamCreateWithPriority(void** stream, unsigned flags, int priority)
+{ (void)flags; (void)priority; *stream = (void*)(uintptr_t)(0x5000 + 16 * ++next_stream); return 0; }
+CUresult cuStreamDestroy(void* stream) { (void)stream; return 0; }
+CUresult cuStreamGetCtx(void* stream, void** context) { (void)stream; *context = &the_context; return 0; }
+CUresult cuStreamGetFlags(void* stream, unsigned* flags) { (void)stream; *flags = 1; return 0; }
+CUresult cuStreamGetPriority(void* stream, int* priority) { (void)stream; *priority = 0; return 0; }
+CUresult cuStreamQuery(void* stream) { (void)stream; return 0; }
+CUresult cuDeviceGetDefaultMemPool(void** pool, int device) { (void)device; *pool = &the_pool; return 0; }
+CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* pool, void* stream)
+{
+    (void)pool; (void)stream;
+    fake_last_alloc = 0x10000000ull + 0x100000ull * (unsigned long long)(++fake_live_allocations);
+    fake_last_alloc_size = bytes;
+    *ptr = fake_last_alloc;
+    return 0;
+}
+CUresult cuMemFreeAsync(unsigned long long ptr, void* stream)
+{ (void)stream; fake_last_free = ptr; --fake_live_allocations; return 0; }
+CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, void* jit_values, unsigned n_jit,
+                           void* library_options, void* library_values, unsigned n_library)
+{
+    (void)code; (void)jit_options; (void)jit_values; (void)n_jit; (void)library_options; (void)library_values;
+    (void)n_library;
+    *library = &the_library;
+    return 0;
+}
+CUresult cuLibraryUnload(void* library) { (void)library; return 0; }
+CUresult cuLibraryGetKernel(void** kernel, void* library, const char* name)
+{
+    (void)library;
+    if (name[0] != 'k' || nkernels >= 64 || strlen(name) >= 256) return 500;   /* NOT_FOUND */
+    struct kernel* k = &kernels[nkernels++];
+    strcpy(k->name, name);
+    k->count = 0;
+    for (const char* c = name + 1; *c && k->count < 64;) {
+        k->sizes[k->count++] = (size_t)strtoul(c, (char**)&c, 10);
+        if (*c == '_') ++c;
+    }
+    *kernel = k;
+    return 0;
+}
+CUresult cuLibraryGetKernelCount(unsigned* count, void* library) { (void)library; *count = 0; return 0; }
+CUresult cuKernelGetName(const char** name, void* kernel) { *name = ((struct kernel*)kernel)->name; return 0; }
+CUresult cuKernelGetParamInfo(void* kernel, size_t index, size_t* offset, size_t* size)
+{
+    struct kernel* k = kernel;
+    if (index >= k->count) return 1;   /* INVALID_VALUE: past the last parameter */
+    size_t at = 0;
+    for (size_t i = 0; i < index; ++i) at += k->sizes[i];
+    if (offset) *offset = at;
+    if (size) *size = k->sizes[index];
+    return 0;
+}
+CUresult cuKernelGetFunction(void** function, void* kernel) { *function = kernel; return 0; }
+
 struct entry { const char* name; void* fn; };
 static const struct entry table[] = {
     {"cuInit", (void*)cuInit},
@@ -206,6 +296,32 @@ static const struct entry table[] = {
     {"cuGraphicsEGLRegisterImage", (void*)cuGraphicsEGLRegisterImage},
     {"cuGLGetDevices", (void*)cuGLGetDevices},
     {"cuVDPAUGetDevice", (void*)cuVDPAUGetDevice},
+    {"cuDeviceGetCount", (void*)cuDeviceGetCount},
+    {"cuDeviceGet", (void*)cuDeviceGet},
+    {"cuDeviceGetAttribute", (void*)cuDeviceGetAttribute},
+    {"cuDevicePrimaryCtxRetain", (void*)cuDevicePrimaryCtxRetain},
+    {"cuDevicePrimaryCtxRelease", (void*)cuDevicePrimaryCtxRelease},
+    {"cuCtxGetCurrent", (void*)cuCtxGetCurrent},
+    {"cuCtxSetCurrent", (void*)cuCtxSetCurrent},
+    {"cuCtxPushCurrent", (void*)cuCtxPushCurrent},
+    {"cuCtxPopCurrent", (void*)cuCtxPopCurrent},
+    {"cuCtxGetDevice", (void*)cuCtxGetDevice},
+    {"cuStreamCreateWithPriority", (void*)cuStreamCreateWithPriority},
+    {"cuStreamDestroy", (void*)cuStreamDestroy},
+    {"cuStreamGetCtx", (void*)cuStreamGetCtx},
+    {"cuStreamGetFlags", (void*)cuStreamGetFlags},
+    {"cuStreamGetPriority", (void*)cuStreamGetPriority},
+    {"cuStreamQuery", (void*)cuStreamQuery},
+    {"cuDeviceGetDefaultMemPool", (void*)cuDeviceGetDefaultMemPool},
+    {"cuMemAllocFromPoolAsync", (void*)cuMemAllocFromPoolAsync},
+    {"cuMemFreeAsync", (void*)cuMemFreeAsync},
+    {"cuLibraryLoadData", (void*)cuLibraryLoadData},
+    {"cuLibraryUnload", (void*)cuLibraryUnload},
+    {"cuLibraryGetKernel", (void*)cuLibraryGetKernel},
+    {"cuLibraryGetKernelCount", (void*)cuLibraryGetKernelCount},
+    {"cuKernelGetName", (void*)cuKernelGetName},
+    {"cuKernelGetParamInfo", (void*)cuKernelGetParamInfo},
+    {"cuKernelGetFunction", (void*)cuKernelGetFunction},
 };
 
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status)

@@ -1,0 +1,158 @@
+"""cubind.core's launch and allocation paths against the stand-in driver
+(tests/python/fake_driver/fake_libcuda.c), so CI checks without a GPU what
+each argument becomes in the kernel's parameter bytes, which config and
+stream reach cuLaunchKernelEx, and that Device.allocate and Buffer.close
+reach the pool. A kernel's parameter sizes are spelled in its name there:
+"k4_8_1" takes 4, 8 and 1 bytes; the stand-in records the parameters of the
+last launch, as many as the config's shmem_size says.
+"""
+import textwrap
+
+from conftest import run_with_fake_driver
+
+PRELUDE = textwrap.dedent("""
+    import ctypes, struct
+    import cubind.core as cc
+    fake = ctypes.CDLL("libcuda.so.1")
+    dev = cc.Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    code = cc.ObjectCode.from_cubin(b"stand-in cubin", name="standin")
+
+    def launched(kernel, *args, grid=1, block=1):
+        n = kernel.num_arguments
+        cc.launch(stream, cc.LaunchConfig(grid=grid, block=block, shmem_size=n), kernel, *args)
+        assert ctypes.c_int.in_dll(fake, "fake_nparams").value == n
+        raw = (ctypes.c_ubyte * 256).in_dll(fake, "fake_params")
+        return [bytes(raw[i * 16:(i + 1) * 16]) for i in range(n)]
+
+    def config_seen():
+        return list((ctypes.c_uint * 8).in_dll(fake, "fake_config"))
+""")
+
+
+def run(fake_driver_dir, body):
+    run_with_fake_driver(fake_driver_dir, PRELUDE + textwrap.dedent(body))
+
+
+def test_ints_fill_4_and_8_byte_parameters_as_signed_or_unsigned(fake_driver_dir):
+    run(fake_driver_dir, """
+        k = code.get_kernel("k4_4_4_8_8_8")
+        p = launched(k, -1, 2**32 - 1, 7, -2**63, 2**64 - 1, 123456789012)
+        assert struct.unpack("<i", p[0][:4]) == (-1,)
+        assert struct.unpack("<I", p[1][:4]) == (2**32 - 1,)
+        assert struct.unpack("<i", p[2][:4]) == (7,)
+        assert struct.unpack("<q", p[3][:8]) == (-2**63,)
+        assert struct.unpack("<Q", p[4][:8]) == (2**64 - 1,)
+        assert struct.unpack("<q", p[5][:8]) == (123456789012,)
+    """)
+
+
+def test_small_ints_bools_floats_buffers_and_numpy_scalars(fake_driver_dir):
+    run(fake_driver_dir, """
+        import numpy as np
+        buf = dev.allocate(256, stream=stream)
+        k = code.get_kernel("k1_2_4_8_8_4_1_2")
+        p = launched(k, -3, 60000, 1.5, 0.25, buf, np.float32(2.5), True, np.int16(-2))
+        assert struct.unpack("<b", p[0][:1]) == (-3,)
+        assert struct.unpack("<H", p[1][:2]) == (60000,)
+        assert struct.unpack("<f", p[2][:4]) == (1.5,)
+        assert struct.unpack("<d", p[3][:8]) == (0.25,)
+        assert struct.unpack("<Q", p[4][:8]) == (int(buf.handle),)
+        assert struct.unpack("<f", p[5][:4]) == (2.5,)
+        assert p[6][:1] == b"\\x01"
+        assert struct.unpack("<h", p[7][:2]) == (-2,)
+        buf.close()
+    """)
+
+
+def test_arguments_out_of_range_or_of_the_wrong_kind_name_the_argument(fake_driver_dir):
+    run(fake_driver_dir, """
+        k = code.get_kernel("k4_8")
+        for args, kind, words in [((2**32, 0), ValueError, "argument 0"),
+                                  ((-2**31 - 1, 0), ValueError, "argument 0"),
+                                  ((0, 2**64), ValueError, "argument 1"),
+                                  ((0, -2**63 - 1), ValueError, "argument 1"),
+                                  (("x", 0), TypeError, "argument 0"),
+                                  ((0,), TypeError, "takes 2 arguments, 1 given")]:
+            try:
+                cc.launch(stream, cc.LaunchConfig(grid=1, block=1), k, *args)
+            except kind as e:
+                assert words in str(e), (args, str(e))
+            else:
+                raise AssertionError(f"no {kind.__name__} for {args}")
+        buf = dev.allocate(64, stream=stream)
+        try:
+            cc.launch(stream, cc.LaunchConfig(grid=1, block=1), k, buf, 0)
+        except (TypeError, ValueError) as e:
+            assert "argument 0" in str(e) and "Buffer" in str(e), str(e)
+        else:
+            raise AssertionError("a Buffer for a 4-byte parameter was accepted")
+        buf.close()
+    """)
+
+
+def test_many_parameters_go_beyond_the_small_array(fake_driver_dir):
+    run(fake_driver_dir, """
+        sizes = [8] * 40
+        k = code.get_kernel("k" + "_".join(map(str, sizes)))
+        assert k.num_arguments == 40
+        cc.launch(stream, cc.LaunchConfig(grid=1, block=1, shmem_size=16), k, *range(40))
+        raw = (ctypes.c_ubyte * 256).in_dll(fake, "fake_params")
+        # The stand-in records as many parameters as shmem_size says, 16 at most.
+        assert [struct.unpack("<q", bytes(raw[i * 16:i * 16 + 8]))[0] for i in range(16)] == list(range(16))
+    """)
+
+
+def test_config_and_stream_reach_the_driver_and_a_config_is_reused(fake_driver_dir):
+    run(fake_driver_dir, """
+        k = code.get_kernel("k4")
+        cfg = cc.LaunchConfig(grid=(3, 2), block=64, shmem_size=1)
+        other = dev.create_stream()
+        for s in (stream, other, stream):
+            cc.launch(s, cfg, k, 5)
+            seen = config_seen()
+            assert seen[0] == 3 and seen[1] == 64 and seen[2] == 1 and seen[3] == 0, seen
+            assert seen[4] == int(s.handle) & 0xFFFFFFFF, (seen, int(s.handle))
+        coop = cc.LaunchConfig(grid=4, block=32, shmem_size=1, is_cooperative=True)
+        cc.launch(stream, coop, k, 5)
+        assert config_seen()[3] == 1
+        assert ctypes.c_int.in_dll(fake, "fake_first_attr_id").value == 2   # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        bad = cc.LaunchConfig(grid=3, cluster=2, block=32)
+        try:
+            cc.launch(stream, bad, k, 5)
+        except ValueError as e:
+            assert "multiple" in str(e), str(e)
+        else:
+            raise AssertionError("a grid that is not a multiple of the cluster was launched")
+    """)
+
+
+def test_device_allocate_and_close_reach_the_pool(fake_driver_dir):
+    run(fake_driver_dir, """
+        live = ctypes.c_int.in_dll(fake, "fake_live_allocations")
+        before = live.value
+        buf = dev.allocate(4096, stream=stream)
+        assert ctypes.c_ulonglong.in_dll(fake, "fake_last_alloc").value == int(buf.handle)
+        assert ctypes.c_size_t.in_dll(fake, "fake_last_alloc_size").value == 4096
+        assert buf.size == 4096 and buf.memory_resource is dev.memory_resource
+        assert live.value == before + 1
+        buf.close()
+        assert ctypes.c_ulonglong.in_dll(fake, "fake_last_free").value == 0x10000000 + 0x100000 * (before + 1)
+        assert live.value == before and buf.is_closed
+        for bad, kind in [(0, ValueError), (-5, ValueError), (2**64, ValueError), ("4096", TypeError),
+                          (4.0, TypeError)]:
+            try:
+                dev.allocate(bad, stream=stream)
+            except kind as e:
+                assert "DeviceMemoryResource.allocate" in str(e) and "size" in str(e), str(e)
+            else:
+                raise AssertionError(f"allocate({bad!r}) gave no {kind.__name__}")
+        class Size:
+            def __index__(self):
+                return 128
+        buf = dev.allocate(Size(), stream=stream)
+        assert buf.size == 128
+        buf.close()
+        assert live.value == before
+    """)
