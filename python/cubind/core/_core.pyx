@@ -7,6 +7,7 @@ that the classes reach each other's C-level fields without a cimport chain.
 Every call into a CUDA library releases the GIL.
 """
 
+cimport cython
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport Py_TYPE, PyTypeObject
