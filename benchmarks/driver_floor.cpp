@@ -23,6 +23,7 @@ struct Driver {
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 };
 
 Driver driver;
@@ -66,6 +67,7 @@ const char* floor_open() {
   if (!sym(lib, "cuStreamQuery", d.cuStreamQuery)) return "cuStreamQuery";
   if (!sym(lib, "cuStreamSynchronize", d.cuStreamSynchronize)) return "cuStreamSynchronize";
   if (!sym(lib, "cuLaunchKernel", d.cuLaunchKernel)) return "cuLaunchKernel";
+  if (!sym(lib, "cuLaunchKernelEx", d.cuLaunchKernelEx)) return "cuLaunchKernelEx";
   driver = d;
   opened = true;
   return nullptr;
@@ -112,8 +114,10 @@ double floor_call_ns(const char* name, long iterations, int repeats, int device,
 
 // ns per launch of `count` launches of a kernel of `nargs` int parameters
 // (0 to 16) with one thread, the stream synchronized before and after, outside
-// the timing; -2 when a call fails or floor_open() has not succeeded.
-double floor_launch_ns(std::uint64_t function, std::uint64_t stream, int nargs, int count) {
+// the timing; through cuLaunchKernel, or with `ex` through cuLaunchKernelEx
+// (the call cubind.core and cuda.core make) with a config of no attributes.
+// -2 when a call fails or floor_open() has not succeeded.
+double floor_launch_ns(std::uint64_t function, std::uint64_t stream, int nargs, int count, int ex) {
   if (!opened || nargs < 0 || nargs > 16 || count <= 0) return -2;
   const auto f = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(function));
   const auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream));
@@ -124,11 +128,16 @@ double floor_launch_ns(std::uint64_t function, std::uint64_t stream, int nargs, 
     params[i] = &values[i];
   }
   void** kernel_params = nargs == 0 ? nullptr : params;
+  CUlaunchConfig config{};
+  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = config.blockDimY = config.blockDimZ = 1;
+  config.hStream = s;
   if (driver.cuStreamSynchronize(s) != CUDA_SUCCESS) return -2;
   CUresult failed = CUDA_SUCCESS;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
-    const CUresult r = driver.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, kernel_params, nullptr);
+    const CUresult r = ex ? driver.cuLaunchKernelEx(&config, f, kernel_params, nullptr)
+                          : driver.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, kernel_params, nullptr);
     if (r != CUDA_SUCCESS) failed = r;
   }
   const auto stop = std::chrono::steady_clock::now();

@@ -99,7 +99,7 @@ def build_c_floor():
     lib.floor_call_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.c_uint64,
                                   ctypes.c_uint64, ctypes.c_uint64]
     lib.floor_launch_ns.restype = ctypes.c_double
-    lib.floor_launch_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int]
+    lib.floor_launch_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     missing = lib.floor_open()
     if missing is not None:
         raise RuntimeError(f"driver floor: libcuda.so.1 lacks {missing.decode()}")
@@ -226,7 +226,7 @@ def main():
     for n in (0, 4, 16):
         name = f"cuLaunchKernel_{n}"
         bursts = {
-            "C": lambda n=n: checked(c_floor.floor_launch_ns(int(k[n]), int(stream), n, LAUNCHES_PER_BURST), name),
+            "C": lambda n=n: checked(c_floor.floor_launch_ns(int(k[n]), int(stream), n, LAUNCHES_PER_BURST, 0), name),
             "cubind": python_burst(cb, k[n], stream, n, LAUNCHES_PER_BURST),
         }
         if have_cuda_bindings:

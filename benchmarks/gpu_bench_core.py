@@ -1,8 +1,9 @@
 """cubind.core against NVIDIA's cuda.core 1.2 and a C floor, side by side in one run.
 
 Launch of an empty kernel with 0, 4 and 16 int arguments: per round a burst of
-launches from C (benchmarks/driver_floor.cpp, cuLaunchKernel loaded into this
-process), through cubind.core.launch and through cuda.core.launch, on the same
+launches from C (benchmarks/driver_floor.cpp, loaded into this process: once
+through cuLaunchKernel, once through cuLaunchKernelEx, the call both Python
+packages make), through cubind.core.launch and through cuda.core.launch, on the same
 context, stream and kernel (cubind's CUkernel; cuda.core's own, loaded from
 the same CUBIN), in rotating order; the overhead is the median over rounds of
 each burst less C's. Allocate + free of 4 KiB from the device's default pool:
@@ -113,12 +114,18 @@ def main():
         cc_module = cc.ObjectCode.from_cubin(cubin)
         sides["cuda.core"] = (cc, cc_stream, {n: cc_module.get_kernel(f"k{n}") for n in (0, 4, 16)})
 
+    # Two C floors in the same rounds: cuLaunchKernel, and cuLaunchKernelEx
+    # (the entry point cubind.core and cuda.core both launch through, which
+    # costs the driver more per launch); each side's overhead over each.
     results = {}
-    print("| launch | C ns | " + " | ".join(f"{s} ns | {s} over C ns" for s in sides) + " | goal over C ns |")
-    print("|---|---:|" + "---:|---:|" * len(sides) + "---:|")
+    floors = ("C", "C Ex")
+    print("| launch | C ns | C Ex ns | " + " | ".join(f"{s} ns | {s} over C | {s} over C Ex" for s in sides)
+          + " | goal over C ns |")
+    print("|---|---:|---:|" + "---:|---:|---:|" * len(sides) + "---:|")
     for n in (0, 4, 16):
-        bursts = {"C": lambda n=n: checked(
-            c_floor.floor_launch_ns(int(kernels[n].handle), int(stream.handle), n, LAUNCHES_PER_BURST), "launch")}
+        bursts = {floor: (lambda n=n, ex=ex: checked(c_floor.floor_launch_ns(
+            int(kernels[n].handle), int(stream.handle), n, LAUNCHES_PER_BURST, ex), "launch"))
+            for floor, ex in zip(floors, (0, 1))}
         for side, (mod, s, ks) in sides.items():
             bursts[side] = python_burst(mod, s, ks[n], n, LAUNCHES_PER_BURST)
         order = list(bursts)
@@ -129,13 +136,14 @@ def main():
             if round_ >= 0:
                 for side, ns in this_round.items():
                     times[side].append(ns)
-        c = statistics.median(times["C"])
         cells = []
         for side in sides:
-            over = statistics.median(v - f for v, f in zip(times[side], times["C"]))
+            over = {floor: statistics.median(v - f for v, f in zip(times[side], times[floor])) for floor in floors}
             results[(side, n)] = over
-            cells.append(f"{statistics.median(times[side]):.0f} | {over:.0f}")
-        print(f"| {n} args | {c:.0f} | " + " | ".join(cells) + f" | {GOALS_US[n] * 1000:.0f} |")
+            cells.append(f"{statistics.median(times[side]):.0f} | {over['C']:.0f} | {over['C Ex']:.0f}")
+        print(f"| {n} args | {statistics.median(times['C']):.0f} | {statistics.median(times['C Ex']):.0f} | "
+              + " | ".join(cells) + f" | {GOALS_US[n] * 1000:.0f} |")
+    print("over = median over rounds of (burst - the floor's burst of the same round), per launch")
 
     # Allocate + free of 4 KiB from the default pool, rounds of C and each side.
     pool = int(device.memory_resource.handle)
