@@ -71,7 +71,8 @@ SmResource::SmResource(const CUdevResource& resource, int device, const SmResour
     : resource_(resource),
       device_(device),
       min_partition_size_(or_else(resource.sm.minSmPartitionSize, parent ? parent->min_partition_size_ : 0)),
-      coscheduled_alignment_(or_else(resource.sm.smCoscheduledAlignment, parent ? parent->coscheduled_alignment_ : 0)) {}
+      coscheduled_alignment_(
+          or_else(resource.sm.smCoscheduledAlignment, parent ? parent->coscheduled_alignment_ : 0)) {}
 
 SmResource SmResource::of(const Device& device) {
   detail::init_driver();
