@@ -15,6 +15,7 @@
 #include "cubind/buffer.hpp"
 #include "cubind/device.hpp"
 #include "cubind/device_resources.hpp"
+#include "cubind/event.hpp"
 #include "cubind/green_context.hpp"
 #include "cubind/launch.hpp"
 #include "cubind/memory_resource.hpp"
@@ -167,6 +168,25 @@ TEST_F(GreenContextGpuTest, BadSplitsAndResourcesAreRefusedWithTheirValues) {
   const SmResource elsewhere = SmResource::from_native(all.split({}).groups.at(0).native(), 1);
   message = message_of<std::invalid_argument>([&] { GreenContext(dev(), {elsewhere}); });
   EXPECT_NE(message.find("resources[0] is of device 1, not of device 0"), std::string::npos) << message;
+}
+
+TEST_F(GreenContextGpuTest, EventsOfTheGreenContextRecordItsStreams) {
+  const SmResource all = SmResource::of(dev());
+  GreenContext green(dev(), all.split({}).groups);
+  Stream stream = green.create_stream();
+  cubind::TimedEvent start(green.context());
+  cubind::TimedEvent end(green.context());
+  start.record(stream);
+  end.record(stream);
+  // Stream::record makes its event in the stream's context too.
+  const cubind::Event recorded = stream.record();
+  Stream other(dev());
+  other.wait(end);
+  other.wait(stream);
+  other.sync();
+  EXPECT_TRUE(end.query());
+  EXPECT_TRUE(recorded.query());
+  EXPECT_GE((end - start).count(), 0.0f);
 }
 
 TEST_F(GreenContextGpuTest, StreamsAreNonBlockingWithCheckedPriorities) {

@@ -275,6 +275,8 @@ cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     Stream* green_stream_new(const GreenContext& green, bool has_priority, int priority) except +translate
     Event* event_new(int ordinal, bool blocking_sync, bool interprocess) except +translate
     TimedEvent* timed_event_new(int ordinal, bool blocking_sync) except +translate
+    Event* event_new_in(CUcontext context, bool blocking_sync, bool interprocess) except +translate
+    TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) except +translate
     Buffer* buffer_allocate(const shared_ptr[MemoryResource]& resource, size_t size, CUstream stream) except +translate
     ObjectCode* object_code_take(ObjectCode& code)
     ObjectCode* object_code_from_bytes(CodeKind kind, const char* data, size_t size, const string& name) except +translate

@@ -192,7 +192,10 @@ cdef class Stream:
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef Event e
         if event is None:
-            event = Event._init(self._device(), options)
+            if self._green.get() != NULL:
+                event = Event._make(self._device_id, options, self._green, self._context._handle)
+            else:
+                event = Event._init(self._device(), options)
         elif not isinstance(event, Event):
             raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
         e = <Event>event

@@ -129,6 +129,18 @@ inline cubind::TimedEvent* timed_event_new(int ordinal, bool blocking_sync) {
   return new cubind::TimedEvent(device(ordinal), blocking_sync);
 }
 
+// Events of a green context's streams are made in that context.
+inline cubind::Event* event_new_in(CUcontext context, bool blocking_sync, bool interprocess) {
+  cubind::EventOptions options;
+  options.blocking_sync = blocking_sync;
+  options.interprocess = interprocess;
+  return new cubind::Event(cubind::Context::from_native_handle(context), options);
+}
+
+inline cubind::TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) {
+  return new cubind::TimedEvent(cubind::Context::from_native_handle(context), blocking_sync);
+}
+
 inline cubind::Buffer* buffer_allocate(const std::shared_ptr<cubind::MemoryResource>& resource, std::size_t size,
                                        CUstream stream) {
   return new cubind::Buffer(cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream)));

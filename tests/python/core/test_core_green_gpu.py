@@ -14,6 +14,7 @@ from cubind.core import (
     ContextOptions,
     Device,
     DeviceResources,
+    EventOptions,
     LaunchConfig,
     LegacyPinnedMemoryResource,
     Program,
@@ -212,6 +213,30 @@ def test_streams_outlive_their_closed_context(device, kernel, sm):
     assert run_fill(device, kernel, stream, 7) == tuple(7 + i for i in range(N))
     assert stream.resources.sm.sm_count == groups[0].sm_count
     stream.close()
+
+
+def test_events_of_a_green_stream_time_it_and_order_other_streams(device, kernel, sm):
+    groups, _ = sm.split(SMResourceOptions())
+    ctx = device.create_context(ContextOptions(resources=groups))
+    stream = ctx.create_stream()
+    out = device.allocate(4 * N, stream=stream)
+    start = stream.record(options=EventOptions(timing_enabled=True))
+    launch(stream, LaunchConfig(grid=(N + BLOCK - 1) // BLOCK, block=BLOCK), kernel, out, 3, N)
+    end = stream.record(options=EventOptions(timing_enabled=True))
+    # A stream of the primary context waits for the green one's work, then reads it.
+    other = device.create_stream()
+    other.wait(end)
+    host = LegacyPinnedMemoryResource().allocate(4 * N, stream=other)
+    out.copy_to(host, stream=other)
+    other.sync()
+    assert struct.unpack(f"{N}i", bytes(memoryview(host))) == tuple(3 + i for i in range(N))
+    assert end.is_done and end - start >= 0
+    other.wait(stream)
+    out.close(other)
+    host.close()
+    other.sync()
+    for obj in (start, end, other, stream, ctx):
+        obj.close()
 
 
 def test_green_streams_are_non_blocking(device, sm):
