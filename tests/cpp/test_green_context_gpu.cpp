@@ -45,11 +45,12 @@ extern "C" __global__ void fill(int* out, int base, int n) {
 
 class GreenContextGpuTest : public cubind_test::DeviceTest {
  protected:
-  // The largest count of SMs two groups can each have, a multiple of the
-  // co-scheduling alignment and at least the minimum partition.
+  // The largest count of SMs two groups can each have, in whole steps of the
+  // minimum partition rounded up to the co-scheduling alignment.
   static unsigned int half_of(const SmResource& all) {
-    const unsigned int alignment = all.coscheduled_alignment() > 0 ? all.coscheduled_alignment() : 1;
-    return all.sm_count() / 2 / alignment * alignment;
+    const unsigned int alignment = std::max(all.coscheduled_alignment(), 1u);
+    const unsigned int step = (std::max(all.min_partition_size(), alignment) + alignment - 1) / alignment * alignment;
+    return all.sm_count() / 2 / step * step;
   }
 
   cubind::ObjectCode compile_fill() const {
@@ -75,7 +76,7 @@ TEST_F(GreenContextGpuTest, TheDevicesSmResourceCountsEverySm) {
 TEST_F(GreenContextGpuTest, TwoGroupsEachRunAKernelOnTheirOwnStream) {
   const SmResource all = SmResource::of(dev());
   const unsigned int count = half_of(all);
-  if (count < all.min_partition_size()) GTEST_SKIP() << all.sm_count() << " SMs are too few for two partitions";
+  if (count == 0 || count < all.min_partition_size()) GTEST_SKIP() << all.sm_count() << " SMs are too few for two partitions";
   const cubind::SmSplit split = all.split(SmSplitOptions{2, count, false});
   ASSERT_EQ(split.groups.size(), 2u);
   unsigned int taken = 0;
@@ -122,7 +123,7 @@ TEST_F(GreenContextGpuTest, TwoGroupsEachRunAKernelOnTheirOwnStream) {
 TEST_F(GreenContextGpuTest, BothGroupsMayMakeOneContext) {
   const SmResource all = SmResource::of(dev());
   const unsigned int count = half_of(all);
-  if (count < all.min_partition_size()) GTEST_SKIP() << all.sm_count() << " SMs are too few for two partitions";
+  if (count == 0 || count < all.min_partition_size()) GTEST_SKIP() << all.sm_count() << " SMs are too few for two partitions";
   const cubind::SmSplit split = all.split(SmSplitOptions{2, count, false});
   ASSERT_EQ(split.groups.size(), 2u);
   GreenContext green(dev(), split.groups);
@@ -156,13 +157,11 @@ TEST_F(GreenContextGpuTest, BadSplitsAndResourcesAreRefusedWithTheirValues) {
   message = message_of<std::invalid_argument>([&] { GreenContext(dev(), {}); });
   EXPECT_NE(message.find("no resources"), std::string::npos) << message;
 
-  // A split that takes every SM leaves an empty remainder.
-  const unsigned int alignment = std::max(all.coscheduled_alignment(), 1u);
-  const cubind::SmSplit whole = all.split(SmSplitOptions{1, all.sm_count() / alignment * alignment, false});
-  if (whole.remainder.sm_count() == 0) {
-    message = message_of<std::invalid_argument>([&] { GreenContext(dev(), {whole.remainder}); });
-    EXPECT_NE(message.find("resources[0] holds 0 SMs"), std::string::npos) << message;
-  }
+  // An empty remainder (a split that took every SM) is refused before the driver sees it.
+  CUdevResource empty{};
+  empty.type = CU_DEV_RESOURCE_TYPE_SM;
+  message = message_of<std::invalid_argument>([&] { GreenContext(dev(), {SmResource::from_native(empty, 0)}); });
+  EXPECT_NE(message.find("resources[0] holds 0 SMs"), std::string::npos) << message;
 
   // A resource that says it is of another device.
   const SmResource elsewhere = SmResource::from_native(all.split({}).groups.at(0).native(), 1);

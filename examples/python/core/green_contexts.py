@@ -31,11 +31,12 @@ N = 1 << 16
 
 device = device_or_exit(Device)
 sm = device.resources.sm
-# Two groups of equal size: a multiple of the co-scheduling alignment, no
-# smaller than the smallest partition the device allows.
+# Two groups of equal size, in whole steps of the smallest partition the
+# device allows (rounded up to the co-scheduling alignment).
 alignment = max(sm.coscheduled_alignment, 1)
-count = sm.sm_count // 2 // alignment * alignment
-if count < sm.min_partition_size:
+step = -(-max(sm.min_partition_size, alignment) // alignment) * alignment
+count = sm.sm_count // 2 // step * step
+if count < sm.min_partition_size or count == 0:
     print(f"green_contexts: {sm.sm_count} SMs are too few for two partitions; skipped")
     sys.exit(0)
 groups, remainder = sm.split(SMResourceOptions(count=[count, count]))

@@ -57,10 +57,12 @@ def sm(device):
 
 
 def half(sm):
-    """The largest SM count two groups can each have, or skip."""
+    """The largest SM count two groups can each have, in whole steps of the
+    minimum partition (rounded to the alignment), or skip."""
     alignment = max(sm.coscheduled_alignment, 1)
-    count = sm.sm_count // 2 // alignment * alignment
-    if count < sm.min_partition_size:
+    step = -(-max(sm.min_partition_size, alignment) // alignment) * alignment
+    count = sm.sm_count // 2 // step * step
+    if count < sm.min_partition_size or count == 0:
         pytest.skip(f"{sm.sm_count} SMs are too few for two partitions")
     return count
 
