@@ -150,7 +150,9 @@ void Buffer::copy_between(CUdeviceptr dst, const MemoryResource* dst_resource, C
   std::optional<ContextGuard> guard;
   if (preferred != nullptr) guard.emplace(Context::from_native_handle(preferred));
   const CUcontext stream_context = detail::stream_context(stream, where);
-  const bool stream_fits = (dst_context != nullptr && detail::shares_device_memory(stream_context, dst_context)) ||
+  // A stream of a green context fits the memory of its device's primary context.
+  const bool stream_fits = stream_context == dst_context || stream_context == src_context ||
+                           (dst_context != nullptr && detail::shares_device_memory(stream_context, dst_context)) ||
                            (src_context != nullptr && detail::shares_device_memory(stream_context, src_context));
   if (preferred != nullptr && !stream_fits) {
     std::string contexts = detail::describe_context(preferred);
