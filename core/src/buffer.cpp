@@ -150,7 +150,11 @@ void Buffer::copy_between(CUdeviceptr dst, const MemoryResource* dst_resource, C
   std::optional<ContextGuard> guard;
   if (preferred != nullptr) guard.emplace(Context::from_native_handle(preferred));
   const CUcontext stream_context = detail::stream_context(stream, where);
-  if (preferred != nullptr && stream_context != dst_context && stream_context != src_context) {
+  // A stream of a green context fits the memory of its device's primary context.
+  const bool stream_fits = stream_context == dst_context || stream_context == src_context ||
+                           (dst_context != nullptr && detail::shares_device_memory(stream_context, dst_context)) ||
+                           (src_context != nullptr && detail::shares_device_memory(stream_context, src_context));
+  if (preferred != nullptr && !stream_fits) {
     std::string contexts = detail::describe_context(preferred);
     if (src_context != nullptr && src_context != preferred) contexts += " or " + detail::describe_context(src_context);
     throw std::invalid_argument(std::string(where) + ": the stream belongs to " +

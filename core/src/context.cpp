@@ -95,6 +95,8 @@ CUcontext primary_context(int ordinal) { return primary_contexts().get(ordinal);
 int context_device(CUcontext context) {
   const int primary = primary_contexts().ordinal_of(context);
   if (primary >= 0) return primary;
+  const int green = green_context_device(context);
+  if (green >= 0) return green;
   CUdevice device = 0;
   {
     ContextGuard guard(Context::from_native_handle(context));
@@ -114,6 +116,8 @@ std::string describe_context(CUcontext context) {
   if (context == nullptr) return "no context";
   const int primary = primary_contexts().ordinal_of(context);
   if (primary >= 0) return "the primary context of device " + std::to_string(primary) + " (" + hex(context) + ")";
+  const int green = green_context_device(context);
+  if (green >= 0) return "a green context of device " + std::to_string(green) + " (" + hex(context) + ")";
   try {
     return "context " + hex(context) + " (a non-primary context of device " + std::to_string(context_device(context)) + ")";
   } catch (const std::exception&) {

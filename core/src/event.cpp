@@ -23,6 +23,13 @@ CUevent create_event(const Device& device, unsigned int flags) {
   return handle;
 }
 
+CUevent create_event(const Context& context, unsigned int flags) {
+  ContextGuard guard(context);
+  CUevent handle = nullptr;
+  detail::check(raw::cuEventCreate(&handle, flags), "cuEventCreate");
+  return handle;
+}
+
 void require_handle(CUevent handle, const char* where) {
   if (handle == nullptr) throw std::invalid_argument(std::string(where) + ": the handle is null");
 }
@@ -62,6 +69,10 @@ void EventRef::sync() const {
 Event::Event(const Device& device, EventOptions options)
     : EventRef(create_event(device, event_flags(false, options.blocking_sync, options.interprocess))),
       context_(detail::primary_context(device.ordinal())) {}
+
+Event::Event(const Context& context, EventOptions options)
+    : EventRef(create_event(context, event_flags(false, options.blocking_sync, options.interprocess))),
+      context_(context.handle()) {}
 
 Event Event::from_native_handle(CUevent handle) {
   require_handle(handle, "cubind::Event::from_native_handle");
@@ -108,6 +119,9 @@ CUipcEventHandle Event::ipc_handle() const {
 
 TimedEvent::TimedEvent(const Device& device, bool blocking_sync)
     : Event(create_event(device, event_flags(true, blocking_sync, false)), detail::primary_context(device.ordinal())) {}
+
+TimedEvent::TimedEvent(const Context& context, bool blocking_sync)
+    : Event(create_event(context, event_flags(true, blocking_sync, false)), context.handle()) {}
 
 TimedEvent TimedEvent::from_native_handle(CUevent handle) {
   require_handle(handle, "cubind::TimedEvent::from_native_handle");

@@ -44,6 +44,19 @@ void stream_disowned(CUstream handle) noexcept;
 // to `expected`.
 void require_stream_context(StreamRef stream, CUcontext expected, const char* where);
 
+// The green contexts cubind made, by the CUcontext each converts to: kept by
+// GreenContext, so that resource queries reach the green context and checks
+// that a stream belongs to a device's primary context accept its green ones.
+void green_context_made(CUcontext context, CUgreenCtx green, int ordinal);
+void green_context_destroyed(CUcontext context) noexcept;
+// The green context `context` was converted from, or null for any other context.
+CUgreenCtx green_context_of(CUcontext context) noexcept;
+// The ordinal of a green context's device, or -1 for any other context.
+int green_context_device(CUcontext context) noexcept;
+// True when `context` is `primary`, or a green context of primary's device:
+// they share the device's memory, so a stream of either may use it.
+bool shares_device_memory(CUcontext context, CUcontext primary) noexcept;
+
 // Destructors release through this: nothing may escape, and a driver that is
 // shutting down (CUDA_ERROR_DEINITIALIZED) or gone is not an error there.
 template <typename Release>

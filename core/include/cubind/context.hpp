@@ -1,7 +1,8 @@
-// Contexts. cubind creates no context of its own: the only ones it retains are
-// the primary contexts, one per device, held for the life of the process. A
-// Context is therefore a copyable view, and ContextGuard is the one way cubind
-// changes which context is current, for a scope.
+// Contexts. The contexts cubind retains are the primary contexts, one per
+// device, held for the life of the process; the only ones it creates are green
+// contexts, owned by GreenContext (green_context.hpp). A Context is therefore a
+// copyable view, and ContextGuard is the one way cubind changes which context
+// is current, for a scope.
 #pragma once
 
 #include <cuda.h>

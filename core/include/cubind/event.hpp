@@ -11,6 +11,7 @@
 
 namespace cubind {
 
+class Context;
 class Device;
 class StreamRef;
 
@@ -53,6 +54,8 @@ class Event : public EventRef {
  public:
   // cuEventCreate in the device's primary context.
   explicit Event(const Device& device, EventOptions options = {});
+  // cuEventCreate in `context`: for a stream of a green context, its context.
+  explicit Event(const Context& context, EventOptions options = {});
 
   // Takes ownership of an event created elsewhere; ~Event destroys it.
   // @throws std::invalid_argument for a null handle.
@@ -94,6 +97,7 @@ class TimedEvent : public Event {
   using Duration = std::chrono::duration<float, std::milli>;
 
   explicit TimedEvent(const Device& device, bool blocking_sync = false);
+  explicit TimedEvent(const Context& context, bool blocking_sync = false);
 
   // Takes ownership; the event must have been created without CU_EVENT_DISABLE_TIMING.
   static TimedEvent from_native_handle(CUevent handle);

@@ -1,7 +1,8 @@
 """cubind.core: the pythonic layer of cubind, over its C++ core.
 
-The public API of NVIDIA's cuda.core 1.2 (Device, Stream, Event, Buffer,
-memory resources, Program, Linker, ObjectCode, Kernel, LaunchConfig, launch),
+The public API of NVIDIA's cuda.core 1.2 (Device, Context and green contexts,
+Stream, Event, Buffer, memory resources, Program, Linker, ObjectCode, Kernel,
+LaunchConfig, launch),
 so that code written for cuda.core runs by changing the import. What differs,
 and why, is listed in docs/migration-from-cuda-core.md.
 
@@ -36,12 +37,15 @@ _check_bindings_version()
 del _check_bindings_version
 
 from cubind.core._options import (  # noqa: E402
+    ContextOptions,
     DeviceMemoryResourceOptions,
     EventOptions,
     LinkerOptions,
     PinnedMemoryResourceOptions,
     ProgramOptions,
+    SMResourceOptions,
     StreamOptions,
+    WorkqueueResourceOptions,
 )
 from cubind.core._core import (  # noqa: E402
     LEGACY_DEFAULT_STREAM,
@@ -53,6 +57,7 @@ from cubind.core._core import (  # noqa: E402
     Device,
     DeviceMemoryResource,
     DeviceProperties,
+    DeviceResources,
     Event,
     Kernel,
     LaunchConfig,
@@ -64,7 +69,9 @@ from cubind.core._core import (  # noqa: E402
     ObjectCode,
     PinnedMemoryResource,
     Program,
+    SMResource,
     Stream,
+    WorkqueueResource,
     launch,
 )
 
@@ -75,10 +82,12 @@ __all__ = [
     "CUDAError",
     "ComputeCapability",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
     "DeviceProperties",
+    "DeviceResources",
     "Event",
     "EventOptions",
     "Kernel",
@@ -94,7 +103,11 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
     "launch",
 ]

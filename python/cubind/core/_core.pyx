@@ -28,17 +28,23 @@ from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 
+import collections.abc
 import os
 import threading
+import weakref
 from collections import namedtuple
 
 from cubind.core._options import (
+    ContextOptions,
     DeviceMemoryResourceOptions,
     EventOptions,
     LinkerOptions,
     PinnedMemoryResourceOptions,
     ProgramOptions,
+    SMResourceOptions,
     StreamOptions,
+    WorkqueueResourceOptions,
+    _sm_split_request,
 )
 
 include "_errors.pxi"
@@ -46,6 +52,8 @@ include "_module.pxi"
 include "_program.pxi"
 include "_linker.pxi"
 include "_device.pxi"
+include "_context.pxi"
+include "_device_resources.pxi"
 include "_stream.pxi"
 include "_event.pxi"
 include "_memory.pxi"

@@ -29,6 +29,8 @@ cdef extern from "<cuda.h>" nogil:
     ctypedef CUkern_st* CUkernel
     ctypedef struct CUlib_st
     ctypedef CUlib_st* CUlibrary
+    ctypedef struct CUgreenCtx_st
+    ctypedef CUgreenCtx_st* CUgreenCtx
     ctypedef struct CUmemPoolHandle_st
     ctypedef CUmemPoolHandle_st* CUmemoryPool
     ctypedef void (*CUhostFn)(void* data) noexcept nogil
@@ -58,6 +60,19 @@ cdef extern from "cubind/stream.hpp" namespace "cubind" nogil:
 
     cdef cppclass Stream:
         CUstream handle()
+
+cdef extern from "cubind/device_resources.hpp" namespace "cubind" nogil:
+    # Held on the heap (no default constructor): made by _support.hpp.
+    cdef cppclass SmResource:
+        unsigned int sm_count()
+        unsigned int min_partition_size()
+        unsigned int coscheduled_alignment()
+        int device_ordinal()
+
+cdef extern from "cubind/green_context.hpp" namespace "cubind" nogil:
+    cdef cppclass GreenContext:
+        CUgreenCtx handle()
+        void sync() except +translate
 
 cdef extern from "cubind/event.hpp" namespace "cubind" nogil:
     cdef cppclass EventRef:
@@ -256,8 +271,20 @@ cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     MemoryResource* pinned_new(int ordinal) except +translate
     int kernel_attribute(const Kernel& kernel, CUfunction_attribute attribute, int ordinal) except +translate
     Stream* stream_new(int ordinal, bool nonblocking, bool has_priority, int priority) except +translate
+    SmResource* sm_resource_of_device(int ordinal) except +translate
+    SmResource* sm_resource_of_context(CUcontext context) except +translate
+    SmResource* sm_resource_of_green(const GreenContext& green) except +translate
+    SmResource* sm_resource_copy(const SmResource& resource) except +translate
+    uintptr_t sm_resource_address(const SmResource& resource)
+    vector[SmResource] sm_resource_split(const SmResource& resource, unsigned int groups, bool has_count,
+                                         unsigned int count) except +translate
+    GreenContext* green_context_new(int ordinal, const vector[SmResource*]& resources) except +translate
+    CUcontext green_context_context(const GreenContext& green) except +translate
+    Stream* green_stream_new(const GreenContext& green, bool has_priority, int priority) except +translate
     Event* event_new(int ordinal, bool blocking_sync, bool interprocess) except +translate
     TimedEvent* timed_event_new(int ordinal, bool blocking_sync) except +translate
+    Event* event_new_in(CUcontext context, bool blocking_sync, bool interprocess) except +translate
+    TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) except +translate
     Buffer* buffer_allocate(const shared_ptr[MemoryResource]& resource, size_t size, CUstream stream) except +translate
     ObjectCode* object_code_take(ObjectCode& code)
     ObjectCode* object_code_from_bytes(CodeKind kind, const char* data, size_t size, const string& name) except +translate

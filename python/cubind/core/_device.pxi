@@ -78,7 +78,8 @@ class Device:
     none is current; Device(n) is device n. There is one Device object per
     device per thread."""
 
-    __slots__ = ("_id", "_memory_resource", "_properties", "_entered", "__weakref__")
+    # _current: the Context set_current(ctx) made current, kept alive while it is.
+    __slots__ = ("_id", "_memory_resource", "_properties", "_entered", "_current", "__weakref__")
 
     def __new__(cls, device_id=None):
         cdef cpp.CUcontext current
@@ -104,6 +105,7 @@ class Device:
             device._memory_resource = None
             device._properties = None
             device._entered = []
+            device._current = None
             devices[ordinal] = device
         return device
 
@@ -183,6 +185,12 @@ class Device:
         return Context._wrap(<uintptr_t>handle, ordinal)
 
     @property
+    def resources(self):
+        """The device's hardware resources: DeviceResources, whose sm is all
+        of its SMs, to split for green contexts (Device.create_context)."""
+        return DeviceResources._of(self._id, 0, shared_ptr[cpp.GreenContext]())
+
+    @property
     def memory_resource(self):
         """Where Device.allocate gets memory: by default a DeviceMemoryResource
         over the device's default pool. Settable to any MemoryResource."""
@@ -227,16 +235,20 @@ class Device:
 
     def set_current(self, ctx=None):
         """Makes the device's primary context current on this thread
-        (cuCtxSetCurrent). With ctx (a Context of this device), makes that one
-        current and returns the Context that was."""
+        (cuCtxSetCurrent). With ctx (a Context of this device, a green one
+        too), makes that one current instead and returns the Context that was;
+        the device keeps ctx alive while it is current."""
         cdef int ordinal = self._id
+        cdef int previous_device = -1
         cdef cpp.CUcontext previous
         if ctx is None:
             with nogil:
                 cpp.device_set_current(ordinal)
+            self._current = None
             return None
         if not isinstance(ctx, Context):
             raise TypeError(f"Device.set_current: ctx must be a Context or None, not {type(ctx).__name__}")
+        (<Context>ctx)._require_open()
         if (<Context>ctx)._device_id != ordinal:
             raise ValueError(
                 f"Device.set_current: ctx belongs to device {(<Context>ctx)._device_id}, not to device {ordinal}"
@@ -244,17 +256,25 @@ class Device:
         with nogil:
             previous = cpp.context_current()
             cpp.context_set_current(<cpp.CUcontext>(<Context>ctx)._handle)
+            if previous != NULL:
+                previous_device = cpp.context_device(previous)
+        self._current = ctx
         if previous == NULL:
             return None
-        return Context._wrap(<uintptr_t>previous, cpp.context_device(previous))
+        return _context_of(<uintptr_t>previous, previous_device)
 
     def create_context(self, options=None):
-        """Not supported: cubind works in each device's primary context and
-        creates no other (see docs/migration-from-cuda-core.md)."""
-        raise NotImplementedError(
-            "Device.create_context: cubind.core works in the primary context of each device "
-            "(Device.context) and creates no other context"
-        )
+        """A new green context on this device, made of the SMResource groups of
+        ContextOptions.resources (cuDevResourceGenerateDesc, cuGreenCtxCreate).
+        It is not made current: pass it to set_current, or make streams in it
+        with Context.create_stream."""
+        if options is None:
+            raise TypeError(
+                "Device.create_context: options is None; pass ContextOptions(resources=[...]) with groups of "
+                "Device.resources.sm.split(...) (the primary context is Device.context)"
+            )
+        options = _checked_options(options, ContextOptions, "Device.create_context")
+        return Context._create_green(self._id, options.resources)
 
     def create_stream(self, obj=None, options=None):
         """A new stream on this device (cuStreamCreateWithPriority), or, with
@@ -315,59 +335,3 @@ class Device:
         with nogil:
             cpp.context_set_current(<cpp.CUcontext>previous)
         return False
-
-
-cdef class Context:
-    """A CUDA context: in cubind, a device's primary context (Device.context)."""
-
-    cdef uintptr_t _handle
-    cdef int _device_id
-    cdef bint _closed
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("Context objects cannot be instantiated directly; use Device.context")
-
-    @staticmethod
-    cdef Context _wrap(uintptr_t handle, int device_id):
-        cdef Context self = Context.__new__(Context)
-        self._handle = handle
-        self._device_id = device_id
-        return self
-
-    @property
-    def handle(self):
-        """The CUcontext (cubind.bindings.driver.CUcontext); None once closed."""
-        if self._closed:
-            return None
-        return _raw_handle("driver", "CUcontext", self._handle)
-
-    @property
-    def is_closed(self):
-        return self._closed
-
-    @property
-    def is_green(self):
-        return False
-
-    def create_stream(self, options=None):
-        """A new stream in this context."""
-        if self._closed:
-            raise RuntimeError("Context has been closed")
-        return Stream._init(None, options, self._device_id)
-
-    def close(self):
-        """Forgets the context; a primary context stays alive for the process."""
-        self._closed = True
-
-    @property
-    def device(self):
-        return Device(self._device_id)
-
-    def __eq__(self, other):
-        return isinstance(other, Context) and (<Context>other)._handle == self._handle
-
-    def __hash__(self):
-        return hash(("Context", self._handle))
-
-    def __repr__(self):
-        return f"<Context handle={self._handle:#x} device={self._device_id}>"

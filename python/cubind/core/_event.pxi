@@ -1,6 +1,18 @@
 # Event (cubind::Event, or cubind::TimedEvent when timing is enabled).
 
 
+cdef object _event_options(options):
+    if options is None:
+        return EventOptions()
+    if isinstance(options, dict):
+        options = EventOptions(**options)
+    elif not isinstance(options, EventOptions):
+        raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
+    if options.timing_enabled and options.ipc_enabled:
+        raise TypeError("IPC-enabled events cannot use timing (EventOptions: timing_enabled and ipc_enabled)")
+    return options
+
+
 cdef class Event:
     """A CUDA event, made by Device.create_event or Stream.record. With
     EventOptions(timing_enabled=True), end - start is the device time between
@@ -13,6 +25,9 @@ cdef class Event:
     cdef bint _timing
     cdef bint _blocking
     cdef bint _ipc
+    # For an event of a green context's stream: a share of the green context,
+    # which must outlive the event.
+    cdef shared_ptr[cpp.GreenContext] _green
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
@@ -28,34 +43,41 @@ cdef class Event:
                 del self._timed
             if self._event != NULL:
                 del self._event
+            self._green.reset()
         self._timed = NULL
         self._event = NULL
         self._handle = NULL
 
     @staticmethod
     def _init(device_id, options=None):
+        options = _event_options(options)
+        return Event._make(_device_ordinal(device_id), options, shared_ptr[cpp.GreenContext](), 0)
+
+    @staticmethod
+    cdef Event _make(int ordinal, options, shared_ptr[cpp.GreenContext] green, uintptr_t context):
+        # In the device's primary context, or, given a green context's share
+        # and its CUcontext, in that one.
         cdef Event self = Event.__new__(Event)
-        cdef int ordinal
-        if options is None:
-            options = EventOptions()
-        elif isinstance(options, dict):
-            options = EventOptions(**options)
-        elif not isinstance(options, EventOptions):
-            raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
+        cdef cpp.CUcontext in_context = <cpp.CUcontext>context
+        options = _event_options(options)
         self._timing = bool(options.timing_enabled)
         self._blocking = bool(options.blocking_sync)
         self._ipc = bool(options.ipc_enabled)
-        if self._timing and self._ipc:
-            raise TypeError("IPC-enabled events cannot use timing (EventOptions: timing_enabled and ipc_enabled)")
-        ordinal = _device_ordinal(device_id)
         self._device_id = ordinal
+        self._green = green
         if self._timing:
             with nogil:
-                self._timed = cpp.timed_event_new(ordinal, self._blocking)
+                if in_context != NULL:
+                    self._timed = cpp.timed_event_new_in(in_context, self._blocking)
+                else:
+                    self._timed = cpp.timed_event_new(ordinal, self._blocking)
             self._handle = self._timed.handle()
         else:
             with nogil:
-                self._event = cpp.event_new(ordinal, self._blocking, self._ipc)
+                if in_context != NULL:
+                    self._event = cpp.event_new_in(in_context, self._blocking, self._ipc)
+                else:
+                    self._event = cpp.event_new(ordinal, self._blocking, self._ipc)
             self._handle = self._event.handle()
         return self
 

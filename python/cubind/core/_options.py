@@ -8,16 +8,20 @@ when rendered, rather than reaching the compiler as text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 __all__ = [
+    "ContextOptions",
     "DeviceMemoryResourceOptions",
     "EventOptions",
     "LinkerOptions",
     "PinnedMemoryResourceOptions",
     "ProgramOptions",
+    "SMResourceOptions",
     "StreamOptions",
+    "WorkqueueResourceOptions",
 ]
 
 
@@ -392,3 +396,124 @@ class PinnedMemoryResourceOptions:
     ipc_enabled: bool = False
     max_size: int = 0
     numa_id: int | None = None
+
+
+@dataclass
+class ContextOptions:
+    """Options of Device.create_context: resources, a sequence of SMResource
+    (groups of one SMResource.split) that the green context is made of."""
+
+    resources: Any
+
+
+@dataclass
+class SMResourceOptions:
+    """Options of SMResource.split. count is the SMs of each group: an int (or
+    None, the smallest partition the device allows) for one group, a sequence
+    for as many groups as it has. The other fields are a scalar or a sequence
+    as long as count.
+
+    cubind is built for CUDA 13.0, whose cuDevSmResourceSplitByCount splits
+    into groups of one size: counts that differ, coscheduled_sm_count,
+    preferred_coscheduled_sm_count and backfill need CUDA 13.1's
+    cuDevSmResourceSplit and raise NotImplementedError, as cuda.core does over
+    13.0 bindings."""
+
+    count: int | Sequence[int] | None = None
+    coscheduled_sm_count: int | Sequence[int] | None = None
+    preferred_coscheduled_sm_count: int | Sequence[int] | None = None
+    backfill: bool | Sequence[bool] = False
+
+
+_SHARING_SCOPES = ("device_ctx", "green_ctx_balanced")
+
+
+@dataclass
+class WorkqueueResourceOptions:
+    """Options of WorkqueueResource.configure: sharing_scope ("device_ctx" or
+    "green_ctx_balanced") and concurrency_limit (at least 1), each None to
+    leave it as it is. Checked when made."""
+
+    sharing_scope: str | None = None
+    concurrency_limit: int | None = None
+
+    def __post_init__(self):
+        scope = self.sharing_scope
+        if scope is not None and (not isinstance(scope, str) or scope not in _SHARING_SCOPES):
+            raise ValueError(
+                f"WorkqueueResourceOptions.sharing_scope is {scope!r}: not a valid WorkqueueSharingScopeType. "
+                "Must be None, 'device_ctx' or 'green_ctx_balanced'"
+            )
+        limit = self.concurrency_limit
+        if limit is None:
+            return
+        if not isinstance(limit, int):
+            raise TypeError(
+                f"WorkqueueResourceOptions.concurrency_limit is {limit!r}: expected int or None, "
+                f"not {type(limit).__name__}"
+            )
+        if limit < 1:
+            raise ValueError(f"WorkqueueResourceOptions.concurrency_limit must be >= 1, got {limit}")
+
+
+def _is_sequence(value):
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def _sm_split_request(options):
+    """(groups, count) for cuDevSmResourceSplitByCount from SMResourceOptions:
+    count is None for the smallest partition. Raises TypeError or ValueError
+    naming the field for a bad value, NotImplementedError for what needs the
+    structured split of CUDA 13.1."""
+    count = options.count
+    if count is None or (isinstance(count, int) and not isinstance(count, bool)):
+        counts, groups = [count], None
+    elif _is_sequence(count):
+        counts = list(count)
+        groups = len(counts)
+        if groups == 0:
+            raise ValueError("SMResourceOptions.count is an empty sequence; give at least one group's count")
+    else:
+        raise TypeError(
+            f"SMResourceOptions.count is {count!r}: expected an int, a sequence of ints or None, "
+            f"not {type(count).__name__}"
+        )
+    for i, value in enumerate(counts):
+        where = "SMResourceOptions.count" + ("" if groups is None else f"[{i}]")
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{where} is {value!r}: expected an int or None, not {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{where} is {value}: an SM count cannot be negative")
+    for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count", "backfill"):
+        value = getattr(options, name)
+        if not _is_sequence(value):
+            continue
+        if groups is None:
+            raise ValueError(
+                f"SMResourceOptions.{name} is a sequence ({value!r}) but count is not; "
+                "count must be a sequence to give several groups"
+            )
+        if len(value) != groups:
+            raise ValueError(
+                f"SMResourceOptions.{name} has {len(value)} values, count has {groups}; they must match"
+            )
+    for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count"):
+        if getattr(options, name) is not None:
+            raise NotImplementedError(
+                f"SMResourceOptions.{name} needs the structured SM split of CUDA 13.1 (cuDevSmResourceSplit); "
+                "cubind is built for CUDA 13.0"
+            )
+    backfill = options.backfill
+    if any(backfill) if _is_sequence(backfill) else backfill:
+        raise NotImplementedError(
+            "SMResourceOptions.backfill needs the structured SM split of CUDA 13.1 (cuDevSmResourceSplit); "
+            "cubind is built for CUDA 13.0"
+        )
+    if any(value != counts[0] for value in counts[1:]):
+        raise NotImplementedError(
+            f"SMResourceOptions.count is {count!r}: groups of different sizes need the structured SM split "
+            "of CUDA 13.1 (cuDevSmResourceSplit); cubind is built for CUDA 13.0, whose split makes groups of one size"
+        )
+    return (1 if groups is None else groups), counts[0]

@@ -27,6 +27,22 @@ cdef cpp.CUstream _stream_handle_of(Stream stream) except? NULL:
     return stream._handle
 
 
+cdef object _stream_options(options):
+    if options is None:
+        return StreamOptions()
+    if isinstance(options, dict):
+        return StreamOptions(**options)
+    if not isinstance(options, StreamOptions):
+        raise TypeError(f"options must be a StreamOptions, a dict or None, not {type(options).__name__}")
+    return options
+
+
+cdef int _stream_priority(priority) except? -1:
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise TypeError(f"StreamOptions.priority must be an int or None, not {priority!r}")
+    return priority
+
+
 cdef class Stream:
     """A CUDA stream: made by Device.create_stream, or Stream.from_handle for
     one owned elsewhere; LEGACY_DEFAULT_STREAM and PER_THREAD_DEFAULT_STREAM
@@ -38,6 +54,10 @@ cdef class Stream:
     cdef int _device_id
     cdef bint _closed
     cdef bint _builtin
+    # A stream of a green context: the Context that made it, and a share of
+    # the green context, which the driver requires to outlive the stream.
+    cdef Context _context
+    cdef shared_ptr[cpp.GreenContext] _green
 
     def __cinit__(self):
         self._device_id = -1
@@ -49,9 +69,10 @@ cdef class Stream:
         )
 
     def __dealloc__(self):
-        if self._owner != NULL:
+        if self._owner != NULL or self._green.get() != NULL:
             with nogil:
                 del self._owner
+                self._green.reset()
 
     @staticmethod
     cdef Stream _wrap(uintptr_t handle, object foreign, int device_id):
@@ -72,18 +93,11 @@ cdef class Stream:
             if options is not None:
                 raise ValueError("obj and options cannot be both specified")
             return Stream._wrap(<uintptr_t>_stream_handle(obj), obj, -1)
-        if options is None:
-            options = StreamOptions()
-        elif isinstance(options, dict):
-            options = StreamOptions(**options)
-        elif not isinstance(options, StreamOptions):
-            raise TypeError(f"options must be a StreamOptions, a dict or None, not {type(options).__name__}")
+        options = _stream_options(options)
         nonblocking = bool(options.nonblocking)
         has_priority = options.priority is not None
         if has_priority:
-            if not isinstance(options.priority, int) or isinstance(options.priority, bool):
-                raise TypeError(f"StreamOptions.priority must be an int or None, not {options.priority!r}")
-            priority = options.priority
+            priority = _stream_priority(options.priority)
         ordinal = _device_ordinal(Device() if device_id is None else device_id)
         self = Stream.__new__(Stream)
         with nogil:
@@ -92,14 +106,39 @@ cdef class Stream:
         self._device_id = ordinal
         return self
 
+    @staticmethod
+    cdef Stream _init_green(Context context, options):
+        # Context.create_stream on a green context.
+        cdef Stream self
+        cdef cbool has_priority
+        cdef int priority = 0
+        options = _stream_options(options)
+        if not options.nonblocking:
+            raise ValueError(
+                "Context.create_stream: StreamOptions.nonblocking is False; the streams of a green context "
+                "are non-blocking (cuGreenCtxStreamCreate takes CU_STREAM_NON_BLOCKING only)"
+            )
+        has_priority = options.priority is not None
+        if has_priority:
+            priority = _stream_priority(options.priority)
+        self = Stream.__new__(Stream)
+        with nogil:
+            self._owner = cpp.green_stream_new(context._green.get()[0], has_priority, priority)
+        self._handle = self._owner.handle()
+        self._device_id = context._device_id
+        self._context = context
+        self._green = context._green
+        return self
+
     def close(self):
         """Destroys a stream this Stream created (cuStreamDestroy: queued work
         still runs); a stream owned elsewhere is only forgotten."""
         if self._builtin:
             return
-        if self._owner != NULL:
+        if self._owner != NULL or self._green.get() != NULL:
             with nogil:
                 del self._owner
+                self._green.reset()
             self._owner = NULL
         self._foreign = None
         self._closed = True
@@ -153,7 +192,10 @@ cdef class Stream:
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef Event e
         if event is None:
-            event = Event._init(self._device(), options)
+            if self._green.get() != NULL:
+                event = Event._make(self._device_id, options, self._green, self._context._handle)
+            else:
+                event = Event._init(self._device(), options)
         elif not isinstance(event, Event):
             raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
         e = <Event>event
@@ -220,14 +262,42 @@ cdef class Stream:
 
     @property
     def context(self):
-        """The stream's context (cuStreamGetCtx)."""
+        """The stream's context (cuStreamGetCtx): for a stream of a green
+        context, the Context that made it."""
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef cpp.CUcontext context
+        if self._context is not None:
+            return self._context
         if self._builtin:
             return Device(self._device()).context
         with nogil:
             context = cpp.stream_context(handle)
-        return Context._wrap(<uintptr_t>context, self._device())
+        return _context_of(<uintptr_t>context, self._device())
+
+    @property
+    def resources(self):
+        """The resources of the stream's context: a green context's SMs, or the
+        whole device's. A default stream has no context of its own: it asks
+        about the context current now (the device's, with none current)."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cpp.CUcontext context
+        cdef int ordinal
+        if self._green.get() != NULL:
+            return DeviceResources._of(self._device_id, <uintptr_t>self._context._handle, self._green)
+        if self._builtin:
+            with nogil:
+                context = cpp.context_current()
+            if context == NULL:
+                return Device().resources
+        else:
+            with nogil:
+                context = cpp.stream_context(handle)
+        with nogil:
+            ordinal = cpp.context_device(context)
+        green = _green_contexts.get(<uintptr_t>context)
+        if green is not None:
+            return (<Context>green).resources
+        return DeviceResources._of(ordinal, <uintptr_t>context, shared_ptr[cpp.GreenContext]())
 
     @staticmethod
     def from_handle(handle):

@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,8 +16,10 @@
 #include "cubind/buffer.hpp"
 #include "cubind/context.hpp"
 #include "cubind/device.hpp"
+#include "cubind/device_resources.hpp"
 #include "cubind/error.hpp"
 #include "cubind/event.hpp"
+#include "cubind/green_context.hpp"
 #include "cubind/kernel.hpp"
 #include "cubind/memory_resource.hpp"
 #include "cubind/object_code.hpp"
@@ -76,6 +79,45 @@ inline cubind::Stream* stream_new(int ordinal, bool nonblocking, bool has_priori
   return new cubind::Stream(device(ordinal), options);
 }
 
+// Device resources and green contexts.
+inline cubind::SmResource* sm_resource_of_device(int ordinal) {
+  return new cubind::SmResource(cubind::SmResource::of(device(ordinal)));
+}
+inline cubind::SmResource* sm_resource_of_context(CUcontext context) {
+  return new cubind::SmResource(cubind::SmResource::of(cubind::Context::from_native_handle(context)));
+}
+inline cubind::SmResource* sm_resource_of_green(const cubind::GreenContext& green) {
+  return new cubind::SmResource(green.sm_resource());
+}
+inline cubind::SmResource* sm_resource_copy(const cubind::SmResource& resource) {
+  return new cubind::SmResource(resource);
+}
+inline std::uintptr_t sm_resource_address(const cubind::SmResource& resource) {
+  return reinterpret_cast<std::uintptr_t>(&resource.native());
+}
+// The groups of the split, then its remainder as the last element.
+inline std::vector<cubind::SmResource> sm_resource_split(const cubind::SmResource& resource, unsigned int groups,
+                                                         bool has_count, unsigned int count) {
+  cubind::SmSplitOptions options;
+  options.groups = groups;
+  if (has_count) options.sm_count = count;
+  cubind::SmSplit split = resource.split(options);
+  split.groups.push_back(split.remainder);
+  return std::move(split.groups);
+}
+inline cubind::GreenContext* green_context_new(int ordinal, const std::vector<cubind::SmResource*>& resources) {
+  std::vector<cubind::SmResource> copies;
+  copies.reserve(resources.size());
+  for (const cubind::SmResource* resource : resources) copies.push_back(*resource);
+  return new cubind::GreenContext(device(ordinal), copies);
+}
+inline CUcontext green_context_context(const cubind::GreenContext& green) { return green.context().handle(); }
+inline cubind::Stream* green_stream_new(const cubind::GreenContext& green, bool has_priority, int priority) {
+  cubind::StreamOptions options;
+  if (has_priority) options.priority = priority;
+  return new cubind::Stream(green.create_stream(options));
+}
+
 inline cubind::Event* event_new(int ordinal, bool blocking_sync, bool interprocess) {
   cubind::EventOptions options;
   options.blocking_sync = blocking_sync;
@@ -85,6 +127,18 @@ inline cubind::Event* event_new(int ordinal, bool blocking_sync, bool interproce
 
 inline cubind::TimedEvent* timed_event_new(int ordinal, bool blocking_sync) {
   return new cubind::TimedEvent(device(ordinal), blocking_sync);
+}
+
+// Events of a green context's streams are made in that context.
+inline cubind::Event* event_new_in(CUcontext context, bool blocking_sync, bool interprocess) {
+  cubind::EventOptions options;
+  options.blocking_sync = blocking_sync;
+  options.interprocess = interprocess;
+  return new cubind::Event(cubind::Context::from_native_handle(context), options);
+}
+
+inline cubind::TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) {
+  return new cubind::TimedEvent(cubind::Context::from_native_handle(context), blocking_sync);
 }
 
 inline cubind::Buffer* buffer_allocate(const std::shared_ptr<cubind::MemoryResource>& resource, std::size_t size,
