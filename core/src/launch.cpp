@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
+#include "runtime_support.hpp"
 
 namespace cubind {
 
@@ -35,6 +37,19 @@ void require_positive(const Dim3& d, const char* field) {
   throw std::invalid_argument("cubind::launch: argument " + std::to_string(index) + " of kernel '" + kernel_name +
                               "' must be " + std::to_string(expected) + " bytes, " + std::to_string(given) +
                               " bytes given");
+}
+
+// The kernel's parameters, read at its first launch. The driver reads them in
+// a current context; where the thread has none (a launch on a green context's
+// stream, say), they are read in the stream's context.
+const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, StreamRef stream) {
+  try {
+    return kernel.param_info();
+  } catch (const CudaError& error) {
+    if (error.status() != CUDA_ERROR_INVALID_CONTEXT) throw;
+  }
+  ContextGuard guard(Context::from_native_handle(stream_context(stream, "cubind::launch")));
+  return kernel.param_info();
 }
 
 }  // namespace
@@ -105,7 +120,7 @@ void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const
 void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
                         const std::size_t* sizes, std::size_t count) {
   detail::require_stream(stream, "cubind::launch");
-  const std::vector<KernelParam>& params = kernel.param_info();
+  const std::vector<KernelParam>& params = detail::parameters_for_launch(kernel, stream);
   detail::check_kernel_arguments(kernel.name(), params.data(), params.size(), sizes, count);
   detail::NativeLaunchConfig native;
   detail::render_launch_config(config, stream.handle(), native);
