@@ -1,16 +1,23 @@
 # Event (cubind::Event, or cubind::TimedEvent when timing is enabled).
 
 
-cdef object _event_options(options):
+cdef int _event_flags(options, bint* timing, bint* blocking, bint* ipc) except -1:
+    # EventOptions (or a dict of its fields) as its three flags; None is every
+    # default, read without making an EventOptions (Stream.record does this
+    # once per call).
     if options is None:
-        return EventOptions()
+        timing[0] = blocking[0] = ipc[0] = False
+        return 0
     if isinstance(options, dict):
         options = EventOptions(**options)
     elif not isinstance(options, EventOptions):
         raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
-    if options.timing_enabled and options.ipc_enabled:
+    timing[0] = bool(options.timing_enabled)
+    blocking[0] = bool(options.blocking_sync)
+    ipc[0] = bool(options.ipc_enabled)
+    if timing[0] and ipc[0]:
         raise TypeError("IPC-enabled events cannot use timing (EventOptions: timing_enabled and ipc_enabled)")
-    return options
+    return 0
 
 
 cdef class Event:
@@ -50,7 +57,9 @@ cdef class Event:
 
     @staticmethod
     def _init(device_id, options=None):
-        options = _event_options(options)
+        cdef bint timing, blocking, ipc
+        # The options are checked before the device (which loads the driver).
+        _event_flags(options, &timing, &blocking, &ipc)
         return Event._make(_device_ordinal(device_id), options, shared_ptr[cpp.GreenContext](), 0)
 
     @staticmethod
@@ -59,10 +68,7 @@ cdef class Event:
         # and its CUcontext, in that one.
         cdef Event self = Event.__new__(Event)
         cdef cpp.CUcontext in_context = <cpp.CUcontext>context
-        options = _event_options(options)
-        self._timing = bool(options.timing_enabled)
-        self._blocking = bool(options.blocking_sync)
-        self._ipc = bool(options.ipc_enabled)
+        _event_flags(options, &self._timing, &self._blocking, &self._ipc)
         self._device_id = ordinal
         self._green = green
         if self._timing:

@@ -195,7 +195,8 @@ cdef class Stream:
             if self._green.get() != NULL:
                 event = Event._make(self._device_id, options, self._green, self._context._handle)
             else:
-                event = Event._init(self._device(), options)
+                # The stream's device is valid: no second check of the ordinal.
+                event = Event._make(self._device(), options, shared_ptr[cpp.GreenContext](), 0)
         elif not isinstance(event, Event):
             raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
         e = <Event>event
