@@ -432,10 +432,12 @@ cdef class Buffer:
         raise RuntimeError("Buffer objects cannot be instantiated directly. Please use MemoryResource APIs.")
 
     def __dealloc__(self):
-        try:
-            self._free(None)
-        except BaseException:
-            pass
+        # A closed Buffer (the common end) has nothing left to return.
+        if self._cpp or (self._mr is not None and self._ptr != 0):
+            try:
+                self._free(None)
+            except BaseException:
+                pass
         if self._cpp:
             with nogil:
                 self._cpp.reset()
