@@ -49,3 +49,81 @@ def ret1_2_nogil(a, b):
     with nogil:
         cubind_floor_opaque()
     return (_status,)
+
+
+# The floors of cubind.core's launch and allocate + close: the driver's own
+# calls (cuLaunchKernelEx, cuMemAllocFromPoolAsync, cuMemFreeAsync, their
+# addresses set once from C) made with the GIL released, behind a Python call
+# of the same shape as cubind.core's. Nothing is checked or converted: the
+# stream, kernel and pool come as ints and the kernel's arguments are ints
+# prepared beforehand, so no binding that releases the GIL can do less.
+
+cdef extern from "cuda.h":
+    ctypedef struct CUlaunchConfig:
+        unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes
+        void* hStream
+        void* attrs
+        unsigned int numAttrs
+
+ctypedef int (*launch_ex_fn)(const CUlaunchConfig*, void*, void**, void**) noexcept nogil
+ctypedef int (*alloc_fn)(unsigned long long*, size_t, void*, void*) noexcept nogil
+ctypedef int (*free_fn)(unsigned long long, void*) noexcept nogil
+
+cdef launch_ex_fn _launch_ex = NULL
+cdef alloc_fn _alloc = NULL
+cdef free_fn _free = NULL
+cdef int _values[16]
+cdef void* _params[16]
+cdef void* _pool = NULL
+
+
+def set_entry_points(size_t launch_ex, size_t alloc, size_t free_, size_t pool):
+    global _launch_ex, _alloc, _free, _pool
+    _launch_ex = <launch_ex_fn>launch_ex
+    _alloc = <alloc_fn>alloc
+    _free = <free_fn>free_
+    _pool = <void*>pool
+    for i in range(16):
+        _values[i] = i
+        _params[i] = &_values[i]
+
+
+def launch(stream, config, kernel, *args):
+    cdef CUlaunchConfig c
+    cdef int status
+    cdef void* f = <void*><size_t>kernel
+    cdef void** params = _params if len(args) else NULL
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1
+    c.blockDimX = c.blockDimY = c.blockDimZ = 1
+    c.sharedMemBytes = 0
+    c.hStream = <void*><size_t>stream
+    c.attrs = NULL
+    c.numAttrs = 0
+    with nogil:
+        status = _launch_ex(&c, f, params, NULL)
+    if status != 0:
+        raise RuntimeError(f"cuLaunchKernelEx: {status}")
+
+
+cdef class FloorBuffer:
+    cdef unsigned long long ptr
+    cdef void* stream
+
+    def close(self):
+        cdef int status
+        with nogil:
+            status = _free(self.ptr, self.stream)
+        if status != 0:
+            raise RuntimeError(f"cuMemFreeAsync: {status}")
+
+
+def allocate(size, *, stream):
+    cdef FloorBuffer b = FloorBuffer.__new__(FloorBuffer)
+    cdef size_t n = size
+    cdef int status
+    b.stream = <void*><size_t>stream
+    with nogil:
+        status = _alloc(&b.ptr, n, _pool, b.stream)
+    if status != 0:
+        raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
+    return b

@@ -73,6 +73,13 @@ const char* floor_open() {
   return nullptr;
 }
 
+// The address of a driver entry point (for the Python floors of
+// benchmarks/call_floor.pyx), or nullptr.
+void* floor_symbol(const char* name) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  return lib != nullptr ? dlsym(lib, name) : nullptr;
+}
+
 // ns per call of the named simple call, the best of `repeats` runs of
 // `iterations` calls, on the calling thread's current context; -1 for an
 // unknown name, -2 when a call fails or floor_open() has not succeeded.

@@ -73,8 +73,9 @@ def build_call_floor():
     subprocess.run([sys.executable, "-m", "cython", "-3", os.path.join(HERE, "call_floor.pyx"), "-o", c_file],
                    check=True)
     so = os.path.join(out, "call_floor" + sysconfig.get_config_var("EXT_SUFFIX"))
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-I", sysconfig.get_paths()["include"], c_file, "-o", so],
-                   check=True)
+    cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-I", sysconfig.get_paths()["include"], "-I", cuda_inc, c_file,
+                    "-o", so], check=True)
     spec = importlib.util.spec_from_file_location("call_floor", so)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -98,6 +99,8 @@ def build_c_floor():
     lib.floor_call_ns.restype = ctypes.c_double
     lib.floor_call_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.c_uint64,
                                   ctypes.c_uint64, ctypes.c_uint64]
+    lib.floor_symbol.restype = ctypes.c_void_p
+    lib.floor_symbol.argtypes = [ctypes.c_char_p]
     lib.floor_launch_ns.restype = ctypes.c_double
     lib.floor_launch_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     missing = lib.floor_open()

@@ -26,7 +26,7 @@ import timeit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gpu_bench_bindings import KERNELS, build_c_floor, checked, import_ms, load_cpp_floor  # noqa: E402
+from gpu_bench_bindings import KERNELS, build_c_floor, build_call_floor, checked, import_ms, load_cpp_floor  # noqa: E402
 
 import cubind.core as cb  # noqa: E402
 
@@ -75,14 +75,35 @@ def python_burst(module, stream, kernel, nargs, count):
     return timed
 
 
-def alloc_free_ns(device, stream):
+def floor_burst(floor, stream, kernel, nargs, count):
+    """The Python launch floor (benchmarks/call_floor.pyx) timed as python_burst times a package."""
+    env = {}
+    exec(compile(_BURST, "<burst>", "exec"), env)
+    burst = env["burst"]
+    args = tuple(range(nargs))
+    r = range(count)
+    handle, function = int(stream.handle), int(kernel.handle)
+    floor.launch(handle, None, function, *args)
+    stream.sync()
+
+    def timed():
+        stream.sync()
+        ns = burst(floor.launch, handle, None, function, args, r, time.perf_counter_ns)
+        stream.sync()
+        return ns / count
+    return timed
+
+
+def alloc_free_ns(allocate, stream, sync_stream=None):
+    """allocate(ALLOC_BYTES, stream=stream).close() in a loop, ns per pair."""
+    sync_stream = stream if sync_stream is None else sync_stream
+
     def one_round():
-        allocate = device.allocate
         start = time.perf_counter_ns()
         for _ in range(ALLOC_PER_ROUND):
             allocate(ALLOC_BYTES, stream=stream).close()
         ns = (time.perf_counter_ns() - start) / ALLOC_PER_ROUND
-        stream.sync()
+        sync_stream.sync()
         return ns
     return one_round
 
@@ -105,6 +126,10 @@ def main():
     kernels = {n: module.get_kernel(f"k{n}") for n in (0, 4, 16)}
     c_floor = build_c_floor()
     alloc_floor = build_alloc_floor()
+    py_floor = build_call_floor()
+    py_floor.set_entry_points(*(c_floor.floor_symbol(name) for name in
+                                (b"cuLaunchKernelEx", b"cuMemAllocFromPoolAsync", b"cuMemFreeAsync")),
+                              int(device.memory_resource.handle))
 
     sides = {"cubind": (cb, stream, kernels)}
     if cc is not None:
@@ -117,15 +142,19 @@ def main():
     # Two C floors in the same rounds: cuLaunchKernel, and cuLaunchKernelEx
     # (the entry point cubind.core and cuda.core both launch through, which
     # costs the driver more per launch); each side's overhead over each.
+    # Beside them the Python floor: cuLaunchKernelEx behind a Python call of
+    # launch's shape with the GIL released, nothing converted.
     results = {}
     floors = ("C", "C Ex")
-    print("| launch | C ns | C Ex ns | " + " | ".join(f"{s} ns | {s} over C | {s} over C Ex" for s in sides)
+    print("| launch | C ns | C Ex ns | Python floor over C Ex | "
+          + " | ".join(f"{s} ns | {s} over C | {s} over C Ex | {s} over Python floor" for s in sides)
           + " | goal over C ns |")
-    print("|---|---:|---:|" + "---:|---:|---:|" * len(sides) + "---:|")
+    print("|---|---:|---:|---:|" + "---:|---:|---:|---:|" * len(sides) + "---:|")
     for n in (0, 4, 16):
         bursts = {floor: (lambda n=n, ex=ex: checked(c_floor.floor_launch_ns(
             int(kernels[n].handle), int(stream.handle), n, LAUNCHES_PER_BURST, ex), "launch"))
             for floor, ex in zip(floors, (0, 1))}
+        bursts["Python floor"] = floor_burst(py_floor, stream, kernels[n], n, LAUNCHES_PER_BURST)
         for side, (mod, s, ks) in sides.items():
             bursts[side] = python_burst(mod, s, ks[n], n, LAUNCHES_PER_BURST)
         order = list(bursts)
@@ -138,30 +167,35 @@ def main():
                     times[side].append(ns)
         cells = []
         for side in sides:
-            over = {floor: statistics.median(v - f for v, f in zip(times[side], times[floor])) for floor in floors}
+            over = {floor: statistics.median(v - f for v, f in zip(times[side], times[floor]))
+                    for floor in floors + ("Python floor",)}
             results[(side, n)] = over
-            cells.append(f"{statistics.median(times[side]):.0f} | {over['C']:.0f} | {over['C Ex']:.0f}")
+            cells.append(f"{statistics.median(times[side]):.0f} | {over['C']:.0f} | {over['C Ex']:.0f} "
+                         f"| {over['Python floor']:.0f}")
+        floor_over = statistics.median(v - f for v, f in zip(times["Python floor"], times["C Ex"]))
         print(f"| {n} args | {statistics.median(times['C']):.0f} | {statistics.median(times['C Ex']):.0f} | "
-              + " | ".join(cells) + f" | {GOALS_US[n] * 1000:.0f} |")
+              f"{floor_over:.0f} | " + " | ".join(cells) + f" | {GOALS_US[n] * 1000:.0f} |")
     print("over = median over rounds of (burst - the floor's burst of the same round), per launch")
 
     # Allocate + free of 4 KiB from the default pool, rounds of C and each side.
     pool = int(device.memory_resource.handle)
     rounds = {"C": lambda: checked(
         alloc_floor.alloc_free_ns(pool, int(stream.handle), ALLOC_BYTES, ALLOC_PER_ROUND, 1), "alloc")}
-    rounds["cubind"] = alloc_free_ns(device, stream)
+    rounds["Python floor"] = alloc_free_ns(py_floor.allocate, int(stream.handle), stream)
+    rounds["cubind"] = alloc_free_ns(device.allocate, stream)
     if cc is not None:
-        rounds["cuda.core"] = alloc_free_ns(cc_device, sides["cuda.core"][1])
+        rounds["cuda.core"] = alloc_free_ns(cc_device.allocate, sides["cuda.core"][1])
     best = {side: float("inf") for side in rounds}
     for _ in range(ALLOC_ROUNDS):
         for side, fn in rounds.items():
             best[side] = min(best[side], fn())
     print()
-    print("| allocate + free 4 KiB | ns | over C ns |")
-    print("|---|---:|---:|")
+    print("| allocate + free 4 KiB | ns | over C ns | over Python floor ns |")
+    print("|---|---:|---:|---:|")
     for side, ns in best.items():
-        print(f"| {side} | {ns:.0f} | {ns - best['C']:.0f} |")
-    print("goal: cubind within C + 250 ns")
+        print(f"| {side} | {ns:.0f} | {ns - best['C']:.0f} | {ns - best['Python floor']:.0f} |")
+    print("goal: cubind within C + 250 ns; the Python floor is allocate + close with the GIL released around "
+          "each driver call and nothing checked")
 
     print()
     print("| call | cubind us | cuda.core us |")
