@@ -127,3 +127,51 @@ def allocate(size, *, stream):
     if status != 0:
         raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
     return b
+
+
+# The simple calls' floors with the driver's own function inside: the same
+# as ret2_*_nogil, but the empty C function is the driver entry point itself
+# (its address set once from C), called with values prepared beforehand. A
+# binding's time less this floor's is what the binding adds, the driver's
+# cost in a Python process (colder caches than C's tight loop) included in both.
+
+ctypedef int (*ctx_get_current_fn)(void**) noexcept nogil
+ctypedef int (*device_get_fn)(int*, int) noexcept nogil
+ctypedef int (*device_get_attribute_fn)(int*, int, int) noexcept nogil
+
+cdef ctx_get_current_fn _ctx_get_current = NULL
+cdef device_get_fn _device_get = NULL
+cdef device_get_attribute_fn _device_get_attribute = NULL
+cdef int _attribute = 0
+cdef int _device = 0
+
+
+def set_simple_entry_points(size_t ctx_get_current, size_t device_get, size_t device_get_attribute,
+                            int attribute, int device):
+    global _ctx_get_current, _device_get, _device_get_attribute, _attribute, _device
+    _ctx_get_current = <ctx_get_current_fn>ctx_get_current
+    _device_get = <device_get_fn>device_get
+    _device_get_attribute = <device_get_attribute_fn>device_get_attribute
+    _attribute = attribute
+    _device = device
+
+
+def cuCtxGetCurrent():
+    cdef void* ctx
+    with nogil:
+        _ctx_get_current(&ctx)
+    return (_status, _value)
+
+
+def cuDeviceGet(a):
+    cdef int d
+    with nogil:
+        _device_get(&d, _device)
+    return (_status, _value)
+
+
+def cuDeviceGetAttribute(a, b):
+    cdef int v
+    with nogil:
+        _device_get_attribute(&v, _attribute, _device)
+    return (_status, _value)
