@@ -41,7 +41,11 @@ static void* captured_data;
 static int capturing;
 
 CUresult cuInit(unsigned flags) { (void)flags; return 0; }
-CUresult cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+/* -DFAKE_DRIVER_VERSION=12000 builds a driver that reports an older CUDA. */
+#ifndef FAKE_DRIVER_VERSION
+#define FAKE_DRIVER_VERSION 13000
+#endif
+CUresult cuDriverGetVersion(int* v) { *v = FAKE_DRIVER_VERSION; return 0; }
 
 CUresult cuDeviceGetName(char* name, int len, int dev)
 {
@@ -211,7 +215,15 @@ CUresult cuDeviceGetAttribute(int* value, int attribute, int device)
     default: *value = 1; return 0;
     }
 }
-CUresult cuDevicePrimaryCtxRetain(void** context, int device) { (void)device; *context = &the_context; return 0; }
+/* How many times the primary context was retained (read by the thread tests). */
+int fake_primary_retains;
+CUresult cuDevicePrimaryCtxRetain(void** context, int device)
+{
+    (void)device;
+    __atomic_add_fetch(&fake_primary_retains, 1, __ATOMIC_SEQ_CST);
+    *context = &the_context;
+    return 0;
+}
 CUresult cuDevicePrimaryCtxRelease(int device) { (void)device; return 0; }
 CUresult cuCtxGetCurrent(void** context) { *context = current_context; return 0; }
 CUresult cuCtxSetCurrent(void* context) { current_context = context; return 0; }
