@@ -336,6 +336,8 @@ static const struct entry table[] = {
     {"cuKernelGetFunction", (void*)cuKernelGetFunction},
 };
 
+/* -DFAKE_DRIVER_NO_PROC_ADDRESS builds a driver from before CUDA 12.0, which lacks it. */
+#ifndef FAKE_DRIVER_NO_PROC_ADDRESS
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status)
 {
     (void)version; (void)flags;
@@ -350,3 +352,4 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsign
     if (status) *status = 1;
     return 500;
 }
+#endif
