@@ -56,11 +56,12 @@ def launch_case(nthreads):
     n = 1 << 16
 
     def work(i):
-        Device(0).set_current()  # each thread's own current context, as cuda.core requires
-        stream = device.create_stream()
+        own = Device(0)  # this thread's Device object, and its current context
+        own.set_current()
+        stream = own.create_stream()
         for repeat in range(20):
             value = 1000 * i + repeat
-            buffer = device.allocate(4 * n, stream=stream)
+            buffer = own.allocate(4 * n, stream=stream)
             launch(stream, LaunchConfig(grid=n // 256, block=256), kernel, buffer, value, n)
             host = LegacyPinnedMemoryResource().allocate(4 * n, stream=stream)
             buffer.copy_to(host, stream=stream)

@@ -42,8 +42,8 @@ GPU_CASES = {
     "gpu_event": (50000, 1000, 4 * MiB),
     "gpu_buffer_device": (100000, 1000, 4 * MiB),
     "gpu_buffer_device_own_pool": (100000, 1000, 4 * MiB),
-    "gpu_buffer_pinned": (100000, 1000, 4 * MiB),
-    # cuMemAllocHost / cuMemFreeHost pin and unpin pages each time: about 100 us a cycle.
+    # cuMemHostAlloc / cuMemFreeHost pin and unpin pages each time: about 100 us a cycle.
+    "gpu_buffer_pinned": (20000, 200, 4 * MiB),
     "gpu_buffer_legacy_pinned": (10000, 200, 4 * MiB),
     # cuLibraryLoadData, cuLibraryGetKernel and cuLibraryUnload each cycle.
     "gpu_object_code": (5000, 200, 4 * MiB),
