@@ -49,9 +49,46 @@ std::string opened_path(void* handle, const std::string& requested) {
   return requested;
 }
 
+// The DT_SONAME of an opened library, or "" when it has none.
+std::string soname_of(void* handle) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_ld == nullptr) return {};
+  ElfW(Addr) strtab = 0;
+  ElfW(Xword) offset = 0;
+  bool has_soname = false;
+  for (const ElfW(Dyn)* dyn = map->l_ld; dyn->d_tag != DT_NULL; ++dyn) {
+    if (dyn->d_tag == DT_STRTAB) strtab = dyn->d_un.d_ptr;
+    if (dyn->d_tag == DT_SONAME) {
+      offset = dyn->d_un.d_val;
+      has_soname = true;
+    }
+  }
+  if (!has_soname || strtab == 0) return {};
+  // glibc relocates DT_STRTAB in place where the dynamic section is writable
+  // (x86-64, AArch64); elsewhere it is still the file's address.
+  if (strtab < map->l_addr) strtab += map->l_addr;
+  return reinterpret_cast<const char*>(strtab + offset);
+}
+
+// A file of another major version (CUBIND_NVRTC_LIBRARY pointing at libnvrtc.so.12, say)
+// has other entry points and other structs behind the same names: refuse it by its soname
+// rather than call into it. Only a soname of the same library with another version
+// ("libnvrtc.so." then something else) is refused; a file without a soname, or one that
+// names itself otherwise (a stand-in, a renamed build), is taken as it is.
+bool check_soname(const std::string& place, void* handle, const char* expected, Attempts& attempts) {
+  const std::string soname = soname_of(handle);
+  const std::string wanted = expected;
+  const std::string::size_type so = wanted.find(".so.");
+  if (so == std::string::npos || soname == wanted || soname.compare(0, so + 4, wanted, 0, so + 4) != 0) return true;
+  dlclose(handle);
+  attempts.fail(place, "its soname is " + soname + ", not " + expected +
+                           ": another version than the one cubind was built for");
+  return false;
+}
+
 // Checking the file first makes a missing file read "no such file" rather than dlerror's
 // longer text, which would also hide whether the file or one of its dependencies is missing.
-bool try_file(const std::string& place, const std::string& path, Attempts& attempts,
+bool try_file(const std::string& place, const std::string& path, const char* soname, Attempts& attempts,
               LoadedLibrary& out) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
@@ -65,6 +102,7 @@ bool try_file(const std::string& place, const std::string& path, Attempts& attem
     attempts.fail(place, last_dlerror());
     return false;
   }
+  if (!check_soname(place, handle, soname, attempts)) return false;
   out.handle = handle;
   out.path = opened_path(handle, path);
   return true;
@@ -80,6 +118,7 @@ bool try_soname(const std::string& place, const char* soname, int extra_flags,
     attempts.fail(place, (extra_flags & RTLD_NOLOAD) != 0 ? "not found" : last_dlerror());
     return false;
   }
+  if (!check_soname(place, handle, soname, attempts)) return false;
   out.handle = handle;
   out.path = opened_path(handle, soname);
   return true;
@@ -147,7 +186,7 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
   // 1. An override is a deliberate choice, so silently using some other copy would hide a typo.
   if (spec.env_override != nullptr) {
     if (const char* path = env_value(spec.env_override)) {
-      if (try_file(std::string(spec.env_override) + "=" + path, path, attempts, out)) return out;
+      if (try_file(std::string(spec.env_override) + "=" + path, path, spec.soname, attempts, out)) return out;
       throw_not_found(spec, attempts, true);
     }
     attempts.fail(spec.env_override, "not set");
@@ -166,7 +205,7 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
       if (earlier == path) return false;
     }
     tried.push_back(path);
-    return try_file(path, path, attempts, out);
+    return try_file(path, path, spec.soname, attempts, out);
   };
 
   if (spec.wheel_count > 0) {

@@ -117,6 +117,37 @@ TEST(LoadLibrary, EnvOverrideToMissingPathThrowsWithoutFallback) {
   EXPECT_NE(message.find("no other place was searched"), std::string::npos) << message;
 }
 
+TEST(LoadLibrary, LibraryOfAnotherMajorVersionIsRefusedBySoname) {
+  ScopedEnv override_path(kTestOverride, CUBIND_TEST_NVRTC12);
+  const std::string message = load_error(spec_for("libnvrtc.so.13"));
+  EXPECT_NE(message.find(std::string(kTestOverride) + "=" + CUBIND_TEST_NVRTC12 +
+                         ": its soname is libnvrtc.so.12, not libnvrtc.so.13"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(count_attempts(message), 1) << message;
+  EXPECT_NE(message.find("no other place was searched"), std::string::npos) << message;
+  // Refused, so not left open either.
+  EXPECT_EQ(dlopen(CUBIND_TEST_NVRTC12, RTLD_NOW | RTLD_NOLOAD), nullptr);
+}
+
+TEST(LoadLibrary, LibraryOfAnotherMajorVersionInADirectoryIsSkipped) {
+  // Named as the right version in $CUDA_HOME/lib64, but its soname says otherwise:
+  // the search goes on to the next place.
+  ScopedLibraryLink home("lib64", "libnvrtc.so.13", CUBIND_TEST_NVRTC12);
+  ScopedEnv no_override(kTestOverride, nullptr);
+  ScopedEnv no_conda("CONDA_PREFIX", nullptr);
+  ScopedEnv cuda_home("CUDA_HOME", home.root().c_str());
+  ScopedEnv no_path("CUDA_PATH", nullptr);
+  try {
+    const auto loaded = load_library(spec_for("libnvrtc.so.13"));
+    EXPECT_NE(loaded.path, home.link());
+    EXPECT_EQ(cubind::detail::find_symbol(loaded.handle, "nvrtcGetCUBIN") != nullptr, true) << loaded.path;
+  } catch (const LoaderError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(home.link() + ": its soname is libnvrtc.so.12"), std::string::npos) << message;
+  }
+}
+
 TEST(LoadLibrary, LibraryAlreadyLoadedIsFoundWithoutSearching) {
   {
     ScopedEnv override_path(kTestOverride, kRealNvrtc.c_str());

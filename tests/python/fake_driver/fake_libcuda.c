@@ -44,7 +44,11 @@ CUresult cuInit(unsigned flags) { (void)flags; return 0; }
 /* NVRTC loads libcuda.so.1 while it compiles and asks for this; the stand-in
  * has no export tables to give (CUDA_ERROR_NOT_SUPPORTED). */
 CUresult cuGetExportTable(const void** table, const void* id) { (void)id; *table = NULL; return 801; }
-CUresult cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+/* -DFAKE_DRIVER_VERSION=12000 builds a driver that reports an older CUDA. */
+#ifndef FAKE_DRIVER_VERSION
+#define FAKE_DRIVER_VERSION 13000
+#endif
+CUresult cuDriverGetVersion(int* v) { *v = FAKE_DRIVER_VERSION; return 0; }
 
 CUresult cuDeviceGetName(char* name, int len, int dev)
 {
@@ -214,7 +218,15 @@ CUresult cuDeviceGetAttribute(int* value, int attribute, int device)
     default: *value = 1; return 0;
     }
 }
-CUresult cuDevicePrimaryCtxRetain(void** context, int device) { (void)device; *context = &the_context; return 0; }
+/* How many times the primary context was retained (read by the thread tests). */
+int fake_primary_retains;
+CUresult cuDevicePrimaryCtxRetain(void** context, int device)
+{
+    (void)device;
+    __atomic_add_fetch(&fake_primary_retains, 1, __ATOMIC_SEQ_CST);
+    *context = &the_context;
+    return 0;
+}
 CUresult cuDevicePrimaryCtxRelease(int device) { (void)device; return 0; }
 CUresult cuCtxGetCurrent(void** context) { *context = current_context; return 0; }
 CUresult cuCtxSetCurrent(void* context) { current_context = context; return 0; }
@@ -356,6 +368,8 @@ static const struct entry table[] = {
     {"cuMemcpyAsync", (void*)cuMemcpyAsync},
 };
 
+/* -DFAKE_DRIVER_NO_PROC_ADDRESS builds a driver from before CUDA 12.0, which lacks it. */
+#ifndef FAKE_DRIVER_NO_PROC_ADDRESS
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status)
 {
     (void)version; (void)flags;
@@ -370,3 +384,4 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsign
     if (status) *status = 1;
     return 500;
 }
+#endif
