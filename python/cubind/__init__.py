@@ -3,6 +3,10 @@
 Subpackages:
   cubind.bindings  one-to-one bindings of the Driver, Runtime, NVRTC and nvJitLink
                    APIs (cydriver, cyruntime, cynvrtc and cynvjitlink for cimport)
+  cubind.core      devices, streams, memory, programs and launches: the API of
+                   NVIDIA's cuda.core over cubind's C++ core
+
+For extensions built on cubind: get_include(), get_cuda_include(), get_library_dir().
 
 Importing cubind loads no CUDA library; the first call that needs one does.
 """
