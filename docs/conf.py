@@ -14,8 +14,17 @@ project = "cubind"
 author = "cubind contributors"
 copyright = "cubind contributors"
 
+# Autodoc would read a native module's .pyi stub in place of the module when
+# both are installed; the reference is of the modules themselves, so they are
+# imported first (the stubs carry the same text).
+os.environ["SPHINX_AUTODOC_IGNORE_NATIVE_MODULE_TYPE_STUBS"] = "1"
 try:
     import cubind
+    import cubind.bindings.driver
+    import cubind.bindings.nvjitlink
+    import cubind.bindings.nvrtc
+    import cubind.bindings.runtime
+    import cubind.core
     release = cubind.__version__
 except ImportError as e:  # the reference needs the built package
     raise RuntimeError(
@@ -39,6 +48,11 @@ myst_heading_anchors = 3
 html_theme = "furo"
 html_title = f"cubind {release}"
 
+# Signatures name builtins (bytes) that are also field names of structs in two
+# modules (CUuuid.bytes): those cross-references are ambiguous by nature. The
+# namespace cubind is declared once per header page section by Breathe.
+suppress_warnings = ["ref.python", "duplicate_declaration.cpp"]
+
 autodoc_default_options = {"members": True, "undoc-members": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"   # the signatures come from the docstrings' first line
@@ -55,8 +69,9 @@ def _run_doxygen():
     os.makedirs(DOXYGEN_OUT, exist_ok=True)
     with open(os.path.join(HERE, "Doxyfile")) as f:
         config = f.read()
-    config += f"\nINPUT = {os.path.join(ROOT, 'core', 'include', 'cubind')}\nOUTPUT_DIRECTORY = {DOXYGEN_OUT}\n"
-               f"INPUT_FILTER = \"{sys.executable} {os.path.join(HERE, '_ext', 'doxygen_filter.py')}\"\n"
+    config += (f"\nINPUT = {os.path.join(ROOT, 'core', 'include', 'cubind')}\n"
+               f"OUTPUT_DIRECTORY = {DOXYGEN_OUT}\n"
+               f"INPUT_FILTER = \"{sys.executable} {os.path.join(HERE, '_ext', 'doxygen_filter.py')}\"\n")
     subprocess.run(["doxygen", "-"], input=config.encode(), check=True, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
 

@@ -24,5 +24,5 @@ if ! "$PYTHON" -c "import cubind.bindings.driver, cubind.core" 2>/dev/null; then
   exit 1
 fi
 
-"$PYTHON" -m sphinx -b html -W --keep-going -q -d build/docs/doctrees docs "$OUT"
+"$PYTHON" -m sphinx -E -b html -W --keep-going -q -d build/docs/doctrees docs "$OUT"
 echo "docs: $OUT/index.html"

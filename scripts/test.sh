@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every test: set up, build with tests, check that bindings/ is exactly what the
 # generator emits, run the generator's check, ctest, then install the Python
-# package and run pytest. Tests that need a GPU skip with a reason where none
-# is present.
+# package and run pytest (the documentation's snippets included), build the
+# documentation site with warnings as errors, and type-check the Python
+# examples against the stubs. Tests that need a GPU skip with a reason where
+# none is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -41,4 +43,8 @@ bash tests/package/check_install.sh "$BUILD"
 
 echo "== pytest"
 python3 -m pip install -q --no-build-isolation .
-python3 -m pytest -ra tests/python
+# CUBIND_BUILD_DIR: the documentation's C++ snippets build against an install of it.
+CUBIND_BUILD_DIR="$BUILD" python3 -m pytest -ra tests/python
+
+echo "== docs: the site, warnings as errors"
+bash scripts/docs.sh python3

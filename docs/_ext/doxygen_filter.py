@@ -17,5 +17,8 @@ for line in lines:
             out.append("/// " + ("\\file\n/// " if not out else "") + stripped[2:].lstrip())
             continue
         opening = False
-    out.append(re.sub(r"^(\s*)//(?!/)", r"\1///", line))
+    line = re.sub(r"^(\s*)//(?!/)", r"\1///", line)
+    # "@throws A, B when ..." names several exceptions, which Doxygen's
+    # \exception cannot carry; it is kept as the sentence it is.
+    out.append(re.sub(r"^(\s*///.*?)@throws\b", r"\1Throws:", line))
 sys.stdout.write("\n".join(out))
