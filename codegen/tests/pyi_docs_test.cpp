@@ -90,8 +90,17 @@ Library widget_ir() {
   desc_alias.record = "CUwidgetDesc_st";
   lib.typedefs.push_back(desc_alias);
 
+  Record launch;
+  launch.order = 5;
+  launch.name = "CUwidgetLaunch_st";
+  launch.tag = "CUwidgetLaunch_st";
+  launch.cpp_name = "CUwidgetLaunch_st";
+  launch.fields = {Field{"kernelParams", pointer("void *", Type::Kind::Void, false, 2)},
+                   Field{"gridDimX", builtin("unsigned int")}};
+  lib.records.push_back(launch);
+
   Function query;
-  query.order = 5;
+  query.order = 6;
   query.name = "cuWidgetGetSize";
   query.abi_symbol = "cuWidgetGetSize";
   query.proc_name = "cuWidgetGetSize";
@@ -176,6 +185,13 @@ TEST(PyiDocs, StructsAndFieldsCarryTheirText) {
   // A field without documentation has none, and no empty docstring.
   EXPECT_THAT(stub, HasSubstr("depth: int\n"));
   EXPECT_THAT(stub, Not(HasSubstr("depth: int\n    \"\"\"")));
+}
+
+TEST(PyiFields, KernelParamsFieldsTakeAnyOfTheirForms) {
+  // The getter gives an address; the setter takes one, None or (values, types).
+  const std::string stub = block(emitted(widget_ir(), ".pyi"), "class CUwidgetLaunch_st(");
+  EXPECT_THAT(stub, HasSubstr("kernelParams: Any\n"));
+  EXPECT_THAT(stub, HasSubstr("gridDimX: int\n"));
 }
 
 TEST(PyiDocs, HandlesCarryTheirTypedefText) {

@@ -4575,10 +4575,10 @@ class CUDA_KERNEL_NODE_PARAMS_st(Struct):
     sharedMemBytes: int
     """Dynamic shared-memory size per thread block in bytes
     """
-    kernelParams: int
+    kernelParams: Any
     """Array of pointers to kernel parameters
     """
-    extra: int
+    extra: Any
     """Extra options
     """
 
@@ -4611,10 +4611,10 @@ class CUDA_KERNEL_NODE_PARAMS(Struct):
     sharedMemBytes: int
     """Dynamic shared-memory size per thread block in bytes
     """
-    kernelParams: int
+    kernelParams: Any
     """Array of pointers to kernel parameters
     """
-    extra: int
+    extra: Any
     """Extra options
     """
     kern: CUkernel
@@ -4654,10 +4654,10 @@ class CUDA_KERNEL_NODE_PARAMS_v3_st(Struct):
     sharedMemBytes: int
     """Dynamic shared-memory size per thread block in bytes
     """
-    kernelParams: int
+    kernelParams: Any
     """Array of pointers to kernel parameters
     """
-    extra: int
+    extra: Any
     """Extra options
     """
     kern: CUkernel
@@ -5611,7 +5611,7 @@ class CUDA_LAUNCH_PARAMS(Struct):
     hStream: CUstream
     """Stream identifier
     """
-    kernelParams: int
+    kernelParams: Any
     """Array of pointers to kernel parameters
     """
 

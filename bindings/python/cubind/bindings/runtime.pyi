@@ -5260,10 +5260,10 @@ class cudaKernelNodeParams(Struct):
     sharedMemBytes: int
     """Dynamic shared-memory size per thread block in bytes
     """
-    kernelParams: int
+    kernelParams: Any
     """Array of pointers to individual kernel arguments
     """
-    extra: int
+    extra: Any
     """Pointer to kernel arguments in the "extra" format
     """
 
@@ -5283,10 +5283,10 @@ class cudaKernelNodeParamsV2(Struct):
     sharedMemBytes: int
     """Dynamic shared-memory size per thread block in bytes
     """
-    kernelParams: int
+    kernelParams: Any
     """Array of pointers to individual kernel arguments
     """
-    extra: int
+    extra: Any
     """Pointer to kernel arguments in the "extra" format
     """
 
