@@ -18,7 +18,6 @@ compile_kernels(ARCH) (NVRTC only, no GPU needed).
 import argparse
 import importlib
 import importlib.abc
-import importlib.util
 import os
 import runpy
 import subprocess
@@ -85,13 +84,9 @@ def _child(impl: str, sample: str, compile_arch: Optional[str], argv: Sequence[s
         sys.argv = [sample, *argv]
         runpy.run_path(sample, run_name="__main__")
         return 0
-    spec = importlib.util.spec_from_file_location(
-        os.path.splitext(os.path.basename(sample))[0], sample)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {sample}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.compile_kernels(compile_arch)
+    # Imported under its own name, so its `if __name__ == "__main__"` part does not run.
+    namespace = runpy.run_path(sample, run_name=os.path.splitext(os.path.basename(sample))[0])
+    namespace["compile_kernels"](compile_arch)
     print(f"compiled the kernels of {os.path.basename(sample)} for compute_{compile_arch}")
     return 0
 
