@@ -13,7 +13,7 @@ SHIM=build/typecheck/shim
 
 if ! "$PYTHON" -c "import mypy, pyright" 2>/dev/null; then
   echo "typecheck: pip install mypy pyright"
-  "$PYTHON" -m pip install -q "mypy>=1.10" "pyright>=1.1.380"
+  "$PYTHON" -m pip install -q "mypy>=2.4,<3" "pyright>=1.1.414,<1.2"
 fi
 
 rm -rf "$SHIM"
