@@ -2,6 +2,10 @@
 
 - The generated modules' docstrings (cubind.bindings.*) are the CUDA headers'
   text, not reStructuredText: they are shown as written, in a literal block.
+- Enum classes carry only their first sentence at run time (their members
+  are built on first use); the generated .pyi stub beside each module has the
+  whole header text of the enum and of each enumerator, which is shown
+  instead: each enum's page entry lists its members with their values and text.
 - cubind's own docstrings are plain text too: the characters reStructuredText
   would read as markup (a `*` of `*, stream`, the `_` ending `"sm_"`) are
   escaped, nothing else changes.
@@ -10,6 +14,8 @@
   the HTML): Python entries by introspecting the installed modules, C++ entries
   from Doxygen's XML.
 """
+import ast
+import functools
 import importlib
 import inspect
 import os
@@ -23,9 +29,68 @@ HAND_WRITTEN = ("cubind.core", "cubind")
 _seen = {}  # qualified name -> True when autodoc found documentation for it
 
 
+@functools.lru_cache(maxsize=None)
+def _stub_docs(module_name):
+    """{"Class": doc, "Class.MEMBER": doc, "Class.": [annotated names in order]}
+    from the module's generated .pyi."""
+    module = importlib.import_module(module_name)
+    stub = os.path.join(os.path.dirname(module.__file__), module_name.rsplit(".", 1)[1] + ".pyi")
+    docs = {}
+    if not os.path.exists(stub):
+        return docs
+    with open(stub, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        doc = ast.get_docstring(node)
+        if doc:
+            docs[node.name] = doc
+        docs[node.name + "."] = [n.target.id for n in node.body
+                                 if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+        for before, after in zip(node.body, node.body[1:]):
+            if (isinstance(before, ast.AnnAssign) and isinstance(before.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[f"{node.name}.{before.target.id}"] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+def _is_enum(obj):
+    return isinstance(obj, type) and issubclass(obj, int)
+
+
+def _from_stub(name, obj, what, lines):
+    """An enum class's text and its members', from the stub."""
+    module_name = next(m for m in GENERATED if name.startswith(m + "."))
+    key = name[len(module_name) + 1:]
+    if what != "class" or not _is_enum(obj):
+        return
+    docs = _stub_docs(module_name)
+    text = docs.get(key, "\n".join(lines)).split("\n")
+    for member in docs.get(key + ".", []):
+        value = getattr(obj, member, None)
+        if value is None:
+            continue
+        text += ["", f"{member} = {int(value)}"]
+        text += ["    " + line for line in docs.get(f"{key}.{member}", "").split("\n") if line]
+    lines[:] = text
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    # Enum members are listed in their class's entry, with the header's text.
+    if what == "class" and isinstance(obj, int) and _is_enum(type(obj)) \
+            and type(obj).__module__.startswith(GENERATED):
+        return True
+    return None
+
+
 def _process_docstring(app, what, name, obj, options, lines):
+    # Counted as documented by its own text, before a list of enum members is added.
     if what != "module":
         _seen[name] = _seen.get(name, False) or any(line.strip() for line in lines)
+    if name.startswith(tuple(m + "." for m in GENERATED)):
+        _from_stub(name, obj, what, lines)
     if name.startswith(GENERATED) and lines:
         text = list(lines)
         lines[:] = ["::", ""] + ["   " + line for line in text] + [""]
@@ -133,5 +198,6 @@ def _report(app, exception):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _process_docstring)
+    app.connect("autodoc-skip-member", _skip_member)
     app.connect("build-finished", _report)
     return {"parallel_read_safe": False, "parallel_write_safe": True}
