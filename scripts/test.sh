@@ -3,7 +3,9 @@
 # generator emits, run the generator's check, ctest, the install check, then
 # build the Python package's wheel (build/wheelhouse), check it in a fresh venv
 # with NVIDIA's wheels and no toolkit, install it into the project's venv
-# (.venv, made by scripts/setup.sh) and run pytest there. Tests that need a GPU
+# (.venv, made by scripts/setup.sh) and run pytest there (the documentation's
+# snippets included), build the documentation site with warnings as errors,
+# and type-check the Python examples against the stubs. Tests that need a GPU
 # skip with a reason where none is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,4 +54,11 @@ bash tests/package/check_wheel.sh "$WHEEL"
 
 echo "== pytest (in $PWD/.venv)"
 "$PY" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$WHEEL"
-"$PY" -m pytest -ra tests/python
+# CUBIND_BUILD_DIR: the documentation's C++ snippets build against an install of it.
+CUBIND_BUILD_DIR="$BUILD" "$PY" -m pytest -ra tests/python
+
+echo "== docs: the site, warnings as errors"
+bash scripts/docs.sh "$PY"
+
+echo "== type check: the cuda.bindings samples against the stubs (mypy --strict, pyright)"
+bash scripts/typecheck.sh "$PY"
