@@ -60,5 +60,5 @@ CUBIND_BUILD_DIR="$BUILD" "$PY" -m pytest -ra tests/python
 echo "== docs: the site, warnings as errors"
 bash scripts/docs.sh "$PY"
 
-echo "== type check: the cuda.bindings samples against the stubs (mypy --strict, pyright)"
+echo "== type check: the Python examples against the stubs (mypy --strict, pyright)"
 bash scripts/typecheck.sh "$PY"

@@ -86,6 +86,9 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def _process_docstring(app, what, name, obj, options, lines):
+    # A Cython property without a docstring reads "None".
+    if [line.strip() for line in lines if line.strip()] == ["None"]:
+        lines[:] = []
     # Counted as documented by its own text, before a list of enum members is added.
     if what != "module":
         _seen[name] = _seen.get(name, False) or any(line.strip() for line in lines)
@@ -174,11 +177,13 @@ def _report(app, exception):
     if exception is not None or app.builder.name != "html":
         return
     lines = []
+    undocumented = []
     all_doc = all_total = 0
     for module_name in GENERATED + HAND_WRITTEN:
         entries = _public(module_name)
         documented = [e for e in entries if any(_seen.get(n) for n in e)]
         absent = [e[0] for e in entries if not any(n in _seen for n in e)]
+        undocumented += [e[0] for e in entries if not any(_seen.get(n) for n in e)]
         all_doc += len(documented)
         all_total += len(entries)
         lines.append(f"{module_name}: {len(documented)} of {len(entries)} documented"
@@ -190,7 +195,8 @@ def _report(app, exception):
     lines.append(f"C++ core (cubind::): {cpp_doc} of {cpp_total} documented")
     summary = f"API entries documented: {all_doc} of {all_total}"
     text = "\n".join([summary] + ["  " + line for line in lines])
-    detail = "\n".join(["", "C++ entries without documentation:"] + ["  " + m for m in cpp_missing])
+    detail = "\n".join(["", "Python entries without documentation:"] + ["  " + m for m in undocumented]
+                       + ["", "C++ entries without documentation:"] + ["  " + m for m in cpp_missing])
     with open(os.path.join(app.outdir, "api-coverage.txt"), "w") as f:
         f.write(text + "\n" + detail + "\n")
     print(text)

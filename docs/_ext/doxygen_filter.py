@@ -20,5 +20,9 @@ for line in lines:
     line = re.sub(r"^(\s*)//(?!/)", r"\1///", line)
     # "@throws A, B when ..." names several exceptions, which Doxygen's
     # \exception cannot carry; it is kept as the sentence it is.
-    out.append(re.sub(r"^(\s*///.*?)@throws\b", r"\1Throws:", line))
+    line = re.sub(r"^(\s*///.*?)@throws\b", r"\1Throws:", line)
+    # "#include" in the text is a word, not a link request.
+    if line.lstrip().startswith("///"):
+        line = re.sub(r"(?<!\\)#(?=\w)", r"\\#", line)
+    out.append(line)
 sys.stdout.write("\n".join(out))

@@ -1,9 +1,10 @@
 """What every example does first: the current device, or a clean exit where
 there is none (no driver, or no GPU)."""
 import sys
+from typing import Any
 
 
-def device_or_exit(Device):
+def device_or_exit(Device: Any) -> Any:
     try:
         device = Device()
         device.set_current()

@@ -4,6 +4,7 @@ DLPack, both without a copy."""
 import ctypes
 import os
 import sys
+from typing import Any, Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import device_or_exit  # noqa: E402
@@ -38,7 +39,7 @@ except RuntimeError as error:
     sys.exit(0)
 
 
-def step(name, check):
+def step(name: str, check: Callable[[], bool]) -> bool:
     # Names the step that failed rather than leaving a bare traceback.
     try:
         return check()
@@ -47,7 +48,7 @@ def step(name, check):
         return False
 
 
-def device_address(array):
+def device_address(array: Any) -> int:
     # A single-device GPU array describes itself through the CUDA Array
     # Interface; its buffer pointer is the fallback.
     cai = getattr(array, "__cuda_array_interface__", None)
@@ -63,7 +64,7 @@ buffer = device.allocate(N * 4, stream=own)
 expected = jax.device_put(3 * jnp.arange(N, dtype=jnp.float32), gpu)
 
 
-def ours_on_theirs():
+def ours_on_theirs() -> bool:
     # Their array, read in place by our kernel: JAX has no stream to share,
     # so its work is finished before ours starts.
     x = jax.device_put(jnp.arange(N, dtype=jnp.float32), gpu)
@@ -73,7 +74,7 @@ def ours_on_theirs():
     return True
 
 
-def theirs_on_ours():
+def theirs_on_ours() -> bool:
     # Our buffer in JAX through DLPack (bytes, viewed as float32), checked
     # by JAX against the values our kernel wrote.
     raw = jax.dlpack.from_dlpack(buffer)

@@ -5,6 +5,7 @@ No copies either way."""
 import ctypes
 import os
 import sys
+from typing import Any, Callable, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import device_or_exit  # noqa: E402
@@ -34,7 +35,7 @@ if not cuda.is_available():
     sys.exit(0)
 
 
-def step(name, check):
+def step(name: str, check: Callable[[], bool]) -> bool:
     # Names the step that failed rather than leaving a bare traceback.
     try:
         return check()
@@ -43,7 +44,7 @@ def step(name, check):
         return False
 
 
-def stream_address(numba_stream):
+def stream_address(numba_stream: Any) -> int:
     # Newer numba-cuda streams speak __cuda_stream__; older ones hand out a
     # ctypes c_void_p or a cuda.bindings CUstream as their handle.
     protocol = getattr(numba_stream, "__cuda_stream__", None)
@@ -53,7 +54,7 @@ def stream_address(numba_stream):
     return int(handle.value) if hasattr(handle, "value") else int(handle)
 
 
-def buffer_from_cai(array, stream):
+def buffer_from_cai(array: Any, stream: Any) -> Any:
     # A Buffer over the array's memory (version 3 of the interface); the array
     # stays alive with it. Where the producer names a stream, ours waits for it.
     cai = array.__cuda_array_interface__
@@ -70,13 +71,13 @@ config = LaunchConfig(grid=(N + 255) // 256, block=256)
 
 
 @cuda.jit
-def add_one(a):
+def add_one(a: Any) -> None:
     i = cuda.grid(1)
     if i < a.size:
         a[i] += 1.0
 
 
-def numba_cannot_compile():
+def numba_cannot_compile() -> Optional[str]:
     """Why this numba-cuda compiles no kernel here, or None: some releases
     fail inside their own typing registry against a newer NumPy."""
     try:
@@ -86,7 +87,7 @@ def numba_cannot_compile():
     return None
 
 
-def ours_on_theirs():
+def ours_on_theirs() -> bool:
     # Their array, their stream, our kernel.
     numba_stream = cuda.stream()
     x = cuda.to_device(np.arange(N, dtype=np.float32), stream=numba_stream)
@@ -100,7 +101,7 @@ def ours_on_theirs():
     return bool((x.copy_to_host() == 3 * np.arange(N, dtype=np.float32)).all())
 
 
-def theirs_on_ours():
+def theirs_on_ours() -> bool:
     # Our buffer, our stream, their kernel: the interface dict describes the
     # Buffer's bytes as float32 and names no stream (ordering is ours).
     own = device.create_stream()

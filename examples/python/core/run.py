@@ -13,7 +13,7 @@ import sys
 IMPORT = re.compile(r"^(\s*)(from|import)\s+cuda\.core\b", re.MULTILINE)
 
 
-def source_for(implementation, path):
+def source_for(implementation: str, path: str) -> str:
     with open(path) as f:
         source = f.read()
     if implementation == "cuda.core":
@@ -26,7 +26,7 @@ def source_for(implementation, path):
     raise SystemExit(f"run.py: implementation is {implementation!r}; expected 'cubind' or 'cuda.core'")
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     if len(argv) != 3:
         raise SystemExit("usage: run.py cubind|cuda.core EXAMPLE.py")
     implementation, path = argv[1], argv[2]

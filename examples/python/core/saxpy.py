@@ -4,6 +4,7 @@ same text."""
 import ctypes
 import os
 import sys
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import device_or_exit  # noqa: E402
@@ -28,7 +29,8 @@ module = Program(SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}", std="c+
     "cubin", name_expressions=names)
 
 failures = 0
-for name, ctype in zip(names, (ctypes.c_float, ctypes.c_double)):
+element_types: tuple[Any, ...] = (ctypes.c_float, ctypes.c_double)
+for name, ctype in zip(names, element_types):
     size = ctypes.sizeof(ctype)
     pinned = LegacyPinnedMemoryResource()
     host_x, host_y = pinned.allocate(N * size, stream=stream), pinned.allocate(N * size, stream=stream)
