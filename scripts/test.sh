@@ -39,6 +39,16 @@ done
 echo "== find_package(cubind) from an install"
 bash tests/package/check_install.sh "$BUILD"
 
+# ---- sanitizers: the C++ core, the loader and the generator with their tests under
+# ASan + UBSan (CMakePresets.json, preset asan); any report fails its test.
+echo "== ctest under AddressSanitizer and UndefinedBehaviorSanitizer (preset asan)"
+SECONDS_BEFORE_ASAN=$SECONDS
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$(nproc)"
+ctest --preset asan -j "$(nproc)"
+echo "asan preset: built and tested in $((SECONDS - SECONDS_BEFORE_ASAN)) s"
+# ---- end of sanitizers
+
 echo "== pytest"
 python3 -m pip install -q --no-build-isolation .
 python3 -m pytest -ra tests/python
