@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, binding=False
 """The least a binding can do per call, for benchmarks/gpu_bench_bindings.py.
 
 Each function takes as many arguments as the driver call it stands for and

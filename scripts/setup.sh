@@ -2,14 +2,18 @@
 # Installs what building and testing cubind needs on a fresh Debian 12 machine
 # with the CUDA toolkit at /usr/local/cuda: clang 19 LibTooling for the
 # generator, yaml-cpp, CLI11, nlohmann-json, GoogleTest, Google Benchmark,
-# ninja; and from PyPI Cython, scikit-build-core, pytest and cuda-bindings.
+# ninja (apt-get); and from PyPI Cython, scikit-build-core, pytest, cuda-bindings
+# and cuda-core, into the project's venv .venv at the repository root (made with
+# python3 -m venv, reused by later runs), never into the system's Python.
+# The other scripts run Python as .venv/bin/python.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 # libegl-dev, libgl-dev, libvdpau-dev: the generator parses CUDA's graphics-interop
 # headers, which include theirs (a build without them uses bindings/loader/standin).
 APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
               nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils
-              libegl-dev libgl-dev libvdpau-dev)
+              libegl-dev libgl-dev libvdpau-dev python3-dev python3-venv)
 # cuda-bindings: NVIDIA's bindings of the same CUDA version, which the
 # compatibility tests compare cubind.bindings with (names, signatures, values);
 # cuda-core: NVIDIA's cuda.core 1.2, which cubind.core is compared with.
@@ -26,9 +30,14 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import Cython, scikit_build_core, pytest, cuda.bindings, cuda.core" 2>/dev/null; then
-  echo "setup: pip install ${PIP_PACKAGES[*]}"
-  python3 -m pip install -q "${PIP_PACKAGES[@]}"
+VENV=$PWD/.venv
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: python3 -m venv $VENV"
+  python3 -m venv "$VENV"
+fi
+if ! "$VENV/bin/python" -c "import Cython, scikit_build_core, pytest, cuda.bindings, cuda.core" 2>/dev/null; then
+  echo "setup: pip install into $VENV: ${PIP_PACKAGES[*]}"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
 
 if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]; then

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Every test: set up, build with tests, check that bindings/ is exactly what the
-# generator emits, run the generator's check, ctest, then install the Python
-# package and run pytest. Tests that need a GPU skip with a reason where none
-# is present.
+# generator emits, run the generator's check, ctest, the install check, then
+# build the Python package's wheel (build/wheelhouse), check it in a fresh venv
+# with NVIDIA's wheels and no toolkit, install it into the project's venv
+# (.venv, made by scripts/setup.sh) and run pytest there (the documentation's
+# snippets included), build the documentation site with warnings as errors,
+# and type-check the Python examples against the stubs. Tests that need a GPU
+# skip with a reason where none is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -49,6 +53,22 @@ ctest --preset asan -j "$(nproc)"
 echo "asan preset: built and tested in $((SECONDS - SECONDS_BEFORE_ASAN)) s"
 # ---- end of sanitizers
 
-echo "== pytest"
-python3 -m pip install -q --no-build-isolation .
-python3 -m pytest -ra tests/python
+PY=$PWD/.venv/bin/python
+echo "== wheel (pip wheel . into build/wheelhouse)"
+rm -rf build/wheelhouse
+"$PY" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w build/wheelhouse .
+WHEEL=$(ls build/wheelhouse/cubind-*.whl)
+
+echo "== the wheel: size, and NVRTC + nvJitLink from NVIDIA's wheels with no toolkit"
+bash tests/package/check_wheel.sh "$WHEEL"
+
+echo "== pytest (in $PWD/.venv)"
+"$PY" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$WHEEL"
+# CUBIND_BUILD_DIR: the documentation's C++ snippets build against an install of it.
+CUBIND_BUILD_DIR="$BUILD" "$PY" -m pytest -ra tests/python
+
+echo "== docs: the site, warnings as errors"
+bash scripts/docs.sh "$PY"
+
+echo "== type check: the cuda.bindings samples against the stubs (mypy --strict, pyright)"
+bash scripts/typecheck.sh "$PY"

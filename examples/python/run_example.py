@@ -18,12 +18,12 @@ compile_kernels(ARCH) (NVRTC only, no GPU needed).
 import argparse
 import importlib
 import importlib.abc
-import importlib.util
 import os
 import runpy
 import subprocess
 import sys
 import types
+from typing import Mapping, Optional, Sequence
 
 IMPLEMENTATIONS = ("cubind", "cuda")
 # The cuda.bindings modules a sample may import, each also a module of cubind.bindings.
@@ -33,7 +33,8 @@ ALIASED = ("driver", "runtime", "nvrtc", "nvjitlink")
 class _OnlyCubind(importlib.abc.MetaPathFinder):
     """Refuses every `cuda.*` module that has no cubind counterpart."""
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None,
+                  target: Optional[types.ModuleType] = None) -> None:
         if fullname == "cuda" or fullname.startswith("cuda."):
             raise ImportError(
                 f"{fullname} has no cubind.bindings counterpart; the sample must "
@@ -41,13 +42,13 @@ class _OnlyCubind(importlib.abc.MetaPathFinder):
         return None
 
 
-def use_cubind():
+def use_cubind() -> None:
     """Makes `cuda.bindings.X` resolve to `cubind.bindings.X` in this process."""
     import cubind.bindings
 
     cuda = types.ModuleType("cuda")
     cuda.__path__ = []
-    cuda.bindings = cubind.bindings
+    setattr(cuda, "bindings", cubind.bindings)
     sys.modules["cuda"] = cuda
     sys.modules["cuda.bindings"] = cubind.bindings
     for name in ALIASED:
@@ -60,7 +61,7 @@ def use_cubind():
     sys.meta_path.insert(0, _OnlyCubind())
 
 
-def announce(impl):
+def announce(impl: str) -> None:
     """Prints the file of the driver module that will answer, and checks it is the asked one."""
     from cuda.bindings import driver
 
@@ -73,7 +74,7 @@ def announce(impl):
         sys.exit(3)
 
 
-def _child(impl, sample, compile_arch, argv):
+def _child(impl: str, sample: str, compile_arch: Optional[str], argv: Sequence[str]) -> int:
     if impl == "cubind":
         use_cubind()
     announce(impl)
@@ -83,16 +84,16 @@ def _child(impl, sample, compile_arch, argv):
         sys.argv = [sample, *argv]
         runpy.run_path(sample, run_name="__main__")
         return 0
-    spec = importlib.util.spec_from_file_location(
-        os.path.splitext(os.path.basename(sample))[0], sample)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.compile_kernels(compile_arch)
+    # Imported under its own name, so its `if __name__ == "__main__"` part does not run.
+    namespace = runpy.run_path(sample, run_name=os.path.splitext(os.path.basename(sample))[0])
+    namespace["compile_kernels"](compile_arch)
     print(f"compiled the kernels of {os.path.basename(sample)} for compute_{compile_arch}")
     return 0
 
 
-def run_sample(sample, impl, *, compile_arch=None, args=(), timeout=600, env=None, capture=True):
+def run_sample(sample: str, impl: str, *, compile_arch: Optional[str] = None, args: Sequence[str] = (),
+               timeout: Optional[float] = 600, env: Optional[Mapping[str, str]] = None,
+               capture: bool = True) -> "subprocess.CompletedProcess[str]":
     """Runs one sample in a fresh interpreter; returns the subprocess.CompletedProcess
     (with its output as text when `capture`, else printed as it comes)."""
     if impl not in IMPLEMENTATIONS:
@@ -106,8 +107,8 @@ def run_sample(sample, impl, *, compile_arch=None, args=(), timeout=600, env=Non
     return subprocess.run(cmd, capture_output=capture, text=True, timeout=timeout, env=full_env)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--impl", choices=IMPLEMENTATIONS, required=True)
     parser.add_argument("--compile-only", metavar="ARCH", default=None)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

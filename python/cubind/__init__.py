@@ -3,6 +3,10 @@
 Subpackages:
   cubind.bindings  one-to-one bindings of the Driver, Runtime, NVRTC and nvJitLink
                    APIs (cydriver, cyruntime, cynvrtc and cynvjitlink for cimport)
+  cubind.core      devices, streams, memory, programs and launches: the API of
+                   NVIDIA's cuda.core over cubind's C++ core
+
+For extensions built on cubind: get_include(), get_cuda_include(), get_library_dir().
 
 Importing cubind loads no CUDA library; the first call that needs one does.
 """
@@ -15,21 +19,83 @@ _HERE = _os.path.dirname(_os.path.abspath(__file__))
 
 
 def get_include():
-    """Directories a Cython or C++ extension that uses cubind needs to include.
+    """The one directory a Cython or C++ extension that uses cubind adds to its
+    include path: cubind's headers (cubind/raw/*.hpp, cubind/detail/...), the
+    C++ core's, and, where this build found no EGL, OpenGL or VDPAU headers,
+    the stand-ins it used for them.
 
-    The CUDA headers (cuda.h, ...) come from the CUDA toolkit: add its include
-    directory too. Where this build found no EGL, OpenGL or VDPAU headers, which
-    CUDA's interop headers include, the stand-ins it used instead come last.
+    The CUDA headers (cuda.h, ...) are not cubind's: get_cuda_include() finds them.
     """
-    include = _os.path.join(_HERE, "include")
-    standin = _os.path.join(include, "cubind", "standin")
-    extra = sorted(_os.path.join(standin, d) for d in _os.listdir(standin)) if _os.path.isdir(standin) else []
-    return [include] + extra
+    return _os.path.join(_HERE, "include")
+
+
+# The headers cubind's own headers include: a directory is taken only when it
+# holds the first of them.
+_CUDA_HEADER = "cuda.h"
+
+
+def _cuda_include_candidates():
+    """(place, directory or None, reason) in search order, as the loader searches for libraries."""
+    site_packages = _os.path.dirname(_HERE)
+    yield "NVIDIA wheels", _os.path.join(site_packages, "nvidia", "cu13", "include"), None
+    conda = _os.environ.get("CONDA_PREFIX")
+    if conda:
+        yield "$CONDA_PREFIX", _os.path.join(conda, "include"), None
+        yield "$CONDA_PREFIX", _os.path.join(conda, "targets", "x86_64-linux", "include"), None
+    else:
+        yield "$CONDA_PREFIX", None, "not set"
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        root = _os.environ.get(variable)
+        if root:
+            yield "$" + variable, _os.path.join(root, "include"), None
+        else:
+            yield "$" + variable, None, "not set"
+    yield "/usr/local/cuda", "/usr/local/cuda/include", None
+
+
+def get_cuda_include():
+    """The directory holding the CUDA headers (cuda.h, ...) that cubind's headers include.
+
+    Searched in the order the loader searches for NVRTC and the others
+    (docs/loading.md): CUBIND_CUDA_INCLUDE (a directory; when set, the only
+    place tried), the include directory of NVIDIA's wheels beside cubind
+    (<site-packages>/nvidia/cu13/include), $CONDA_PREFIX, $CUDA_HOME, $CUDA_PATH,
+    /usr/local/cuda. Raises RuntimeError listing every place tried when none
+    holds cuda.h.
+    """
+    tried = []
+    override = _os.environ.get("CUBIND_CUDA_INCLUDE")
+    if override:
+        candidates = [("CUBIND_CUDA_INCLUDE", override, None)]
+    else:
+        tried.append("  - CUBIND_CUDA_INCLUDE: not set")
+        candidates = _cuda_include_candidates()
+    seen = set()
+    for place, directory, reason in candidates:
+        if directory is None:
+            tried.append(f"  - {place}: {reason}")
+            continue
+        if directory in seen:
+            continue
+        seen.add(directory)
+        if _os.path.isfile(_os.path.join(directory, _CUDA_HEADER)):
+            return directory
+        tried.append(f"  - {place}: no {_CUDA_HEADER} in {directory}")
+    hint = ("CUBIND_CUDA_INCLUDE is set, so no other place was searched: correct it or unset it."
+            if override else
+            "Set CUBIND_CUDA_INCLUDE to the directory holding cuda.h, or install the CUDA toolkit "
+            "or the nvidia-cuda-runtime wheel.")
+    raise RuntimeError("cubind could not find the CUDA headers (cuda.h). Tried:\n"
+                       + "\n".join(tried) + "\n" + hint)
 
 
 def get_library_dir():
     """The directory holding libcubind_raw.so (the raw layer: link -lcubind_raw
-    for cimport cubind.bindings) and libcubind.so (the C++ core, -lcubind)."""
+    for cimport cubind.bindings) and libcubind.so (the C++ core, -lcubind).
+
+    A module built against it finds them at run time through an rpath to this
+    directory (-Wl,-rpath,<dir>), or by being imported after cubind, which has
+    loaded them already."""
     return _HERE
 
 

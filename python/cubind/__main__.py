@@ -1,56 +1,143 @@
-"""python -m cubind: versions, the driver, the devices, and where each CUDA library was found."""
+"""python -m cubind [--json]: versions, the driver, the devices, and where each CUDA library was found.
 
+The text report prints every error whole (a loader error lists every place
+tried, one per line); --json prints the same report as one JSON object, for
+bug reports.
+"""
+
+import argparse
+import json
 import sys
 
 import cubind
 import cubind.bindings
 
 
-def _line(label, value):
-    print(f"{label:<24}{value}")
+def _error_text(e):
+    return str(e).strip() or type(e).__name__
 
 
-def main():
-    _line("cubind", cubind.__version__)
-    _line("cubind.bindings", f"{cubind.bindings.__version__} (CUDA {cubind.bindings._cuda_version} headers)")
-    _line("python", sys.version.split()[0])
+def _driver_report():
+    """The driver's version and the devices, or why they are not available."""
+    from cubind.bindings import driver
 
-    from cubind.bindings import driver, nvjitlink, nvrtc, runtime
-
+    report = {"version": None, "devices": [], "error": None, "path": None}
     try:
         err, version = driver.cuDriverGetVersion()
-        _line("driver API", f"{version // 1000}.{version % 1000 // 10}" if err == 0 else f"error {err!r}")
+        if err != 0:
+            report["error"] = f"cuDriverGetVersion failed: {err!r}"
+            return report
+        report["version"] = f"{version // 1000}.{version % 1000 // 10}"
         err, = driver.cuInit(0)
         if err != 0:
-            _line("devices", f"cuInit failed: {err!r}")
-        else:
-            err, count = driver.cuDeviceGetCount()
-            _line("devices", count if err == 0 else f"error {err!r}")
-            for ordinal in range(count if err == 0 else 0):
-                _, dev = driver.cuDeviceGet(ordinal)
-                _, name = driver.cuDeviceGetName(256, dev)
-                _, major = driver.cuDeviceGetAttribute(
-                    driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
-                _, minor = driver.cuDeviceGetAttribute(
-                    driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
-                _, total = driver.cuDeviceTotalMem(dev)
-                _line(f"  device {ordinal}", f"{name.decode()} (sm_{major}{minor}, {total / 2**30:.1f} GiB)")
+            report["error"] = f"cuInit failed: {err!r}"
+            return report
+        err, count = driver.cuDeviceGetCount()
+        if err != 0:
+            report["error"] = f"cuDeviceGetCount failed: {err!r}"
+            return report
+        for ordinal in range(count):
+            _, dev = driver.cuDeviceGet(ordinal)
+            _, name = driver.cuDeviceGetName(256, dev)
+            _, major = driver.cuDeviceGetAttribute(
+                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+            _, minor = driver.cuDeviceGetAttribute(
+                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+            _, total = driver.cuDeviceTotalMem(dev)
+            report["devices"].append({"ordinal": ordinal, "name": name.split(b"\0")[0].decode(),
+                                      "arch": f"sm_{major}{minor}", "memory_bytes": int(total)})
     except RuntimeError as e:
-        _line("driver", f"not available: {str(e).splitlines()[0]}")
+        report["error"] = _error_text(e)
+    finally:
+        status = cubind.library_status("driver")
+        if status["loaded"]:
+            report["path"] = status["path"]
+    return report
 
-    for name, probe in (("runtime", lambda: runtime.cudaRuntimeGetVersion()[1]),
-                        ("nvrtc", lambda: "%d.%d" % nvrtc.nvrtcVersion()[1:]),
-                        ("nvjitlink", lambda: "%d.%d" % nvjitlink.version())):
-        try:
-            version = probe()
-            if name == "runtime":
-                version = f"{version // 1000}.{version % 1000 // 10}"
-            _line(name, f"{version} from {cubind.library_status(name)['path']}")
-        except RuntimeError as e:
-            _line(name, f"not found: {str(e).splitlines()[0]}")
-    status = cubind.library_status("driver")
-    if status["loaded"]:
-        _line("driver library", status["path"])
+
+def _library_report(name, probe):
+    """One library's version and the file it was loaded from, or the loader's whole error."""
+    try:
+        version = probe()
+    except RuntimeError as e:
+        return {"version": None, "path": None, "error": _error_text(e)}
+    return {"version": version, "path": cubind.library_status(name)["path"], "error": None}
+
+
+def report():
+    """Everything python -m cubind prints, as a dict (what --json writes)."""
+    from cubind.bindings import nvjitlink, nvrtc, runtime
+
+    def runtime_version():
+        err, version = runtime.cudaRuntimeGetVersion()
+        if err != 0:
+            raise RuntimeError(f"cudaRuntimeGetVersion failed: {err!r}")
+        return f"{version // 1000}.{version % 1000 // 10}"
+
+    def nvrtc_version():
+        err, major, minor = nvrtc.nvrtcVersion()
+        if err != 0:
+            raise RuntimeError(f"nvrtcVersion failed: {err!r}")
+        return f"{major}.{minor}"
+
+    return {
+        "cubind": cubind.__version__,
+        "cubind.bindings": cubind.bindings.__version__,
+        "cuda_headers": cubind.bindings._cuda_version,
+        "python": sys.version.split()[0],
+        "platform": sys.platform,
+        "driver": _driver_report(),
+        "libraries": {
+            "runtime": _library_report("runtime", runtime_version),
+            "nvrtc": _library_report("nvrtc", nvrtc_version),
+            "nvjitlink": _library_report("nvjitlink", lambda: "%d.%d" % nvjitlink.version()),
+        },
+    }
+
+
+def _line(label, value):
+    """One labelled line; a value of several lines continues indented under the label."""
+    first, *rest = str(value).splitlines() or [""]
+    print(f"{label:<24}{first}")
+    for line in rest:
+        print(" " * 24 + line)
+
+
+def print_text(r):
+    _line("cubind", r["cubind"])
+    _line("cubind.bindings", f"{r['cubind.bindings']} (CUDA {r['cuda_headers']} headers)")
+    _line("python", r["python"])
+    drv = r["driver"]
+    if drv["version"] is not None:
+        _line("driver API", drv["version"])
+    if drv["error"] is None:
+        _line("devices", len(drv["devices"]))
+        for d in drv["devices"]:
+            _line(f"  device {d['ordinal']}",
+                  f"{d['name']} ({d['arch']}, {d['memory_bytes'] / 2**30:.1f} GiB)")
+    elif drv["version"] is not None:
+        _line("devices", drv["error"])
+    else:
+        _line("driver", f"not available: {drv['error']}")
+    for name, lib in r["libraries"].items():
+        if lib["error"] is None:
+            _line(name, f"{lib['version']} from {lib['path']}")
+        else:
+            _line(name, f"not found: {lib['error']}")
+    if drv["path"]:
+        _line("driver library", drv["path"])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m cubind", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (for bug reports)")
+    args = parser.parse_args(argv)
+    r = report()
+    if args.json:
+        json.dump(r, sys.stdout, indent=2)
+        print()
+    else:
+        print_text(r)
     return 0
 
 

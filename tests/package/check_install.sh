@@ -2,7 +2,8 @@
 # Installs cubind into a temporary prefix, then configures, builds and runs
 # tests/package/consumer against it with find_package(cubind): one program
 # on cubind::core, one on cubind::raw alone, whose binary must not depend on
-# the core.
+# the core. Then builds examples/ (a CMake project of its own) against the
+# same prefix and runs the NVRTC -> nvJitLink example.
 #   tests/package/check_install.sh [build-dir-of-cubind]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,5 +36,13 @@ raw_lib=$(find "$WORK/prefix" -name libcubind_raw.so)
 [ -n "$raw_lib" ] || fail "libcubind_raw.so is not installed"
 if needed "$raw_lib" | grep -q '^libcubind'; then fail "libcubind_raw.so links another cubind library"; fi
 
+# The examples, as a user builds them from an installed cubind.
+cmake -S examples -B "$WORK/examples" -G Ninja -DCMAKE_PREFIX_PATH="$WORK/prefix" >/dev/null
+cmake --build "$WORK/examples"
+for ex in nvrtc_link_launch saxpy_program load_cubin peer_copy; do
+  [ -x "$WORK/examples/cpp/$ex" ] || fail "examples/: $ex was not built against the install"
+done
+"$WORK/examples/cpp/nvrtc_link_launch"
+
 echo "package check: find_package(cubind) gives cubind::core and cubind::raw from $WORK/prefix;" \
-     "the raw consumer needs $(echo $raw_needed | tr ' ' ',') and not libcubind.so"
+     "the raw consumer needs $(echo $raw_needed | tr ' ' ',') and not libcubind.so; examples/ builds against it"

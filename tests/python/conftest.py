@@ -70,14 +70,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_gpu)
 
 
-def cuda_include_dir():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root and os.path.exists(os.path.join(root, "include", "cuda.h")):
-            return os.path.join(root, "include")
-    return "/usr/local/cuda/include"
-
-
 def build_cython_module(pyx_path, workdir):
     """Builds a user's Cython module against the installed cubind, as its
     documentation says: cimport the .pxd files, compile as C++, link libcubind_raw."""
@@ -95,8 +87,8 @@ def build_cython_module(pyx_path, workdir):
     cxx = os.environ.get("CXX", "g++")
     cmd = [cxx, "-shared", "-fPIC", "-std=c++17", "-O1", "-w",
            "-I", sysconfig.get_paths()["include"],
-           *[f"-I{d}" for d in cubind.get_include()],
-           "-I", cuda_include_dir(),
+           "-I", cubind.get_include(),
+           "-I", cubind.get_cuda_include(),
            cpp, "-o", out,
            "-L", cubind.get_library_dir(), "-lcubind_raw",
            f"-Wl,-rpath,{cubind.get_library_dir()}"]

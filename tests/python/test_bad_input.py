@@ -24,13 +24,18 @@ from conftest import DRIVER_PRESENT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SWEEP = os.path.join(HERE, "_bad_input_sweep.py")
+CORE_SWEEP = os.path.join(HERE, "_core_bad_input_sweep.py")
 MODULES = ("driver", "runtime", "nvrtc", "nvjitlink")
 
 
 
 
-def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False):
-    """Runs the sweep to the end, restarting after each crash or hang.
+def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False, script=SWEEP, env=None,
+              unnamed=None):
+    """Runs the sweep (script: _bad_input_sweep.py, or _core_bad_input_sweep.py
+    for cubind.core) to the end, restarting after each crash or hang; env is
+    the child's environment. Exceptions whose message names neither the
+    parameter nor the value's type ("U" lines) are appended to unnamed.
 
     Returns (calls, crashes, suspicious, skipped, runtime_errors)."""
     start = 0
@@ -38,9 +43,9 @@ def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False):
     crashes, suspicious, skipped, runtime_errors = [], [], [], []
     for _ in range(max_restarts):
         with tempfile.TemporaryFile(mode="w+") as out:
-            cmd = [sys.executable, SWEEP, module, str(start)] + (["--gpu"] if gpu else []) + \
+            cmd = [sys.executable, script, module, str(start)] + (["--gpu"] if gpu else []) + \
                 (["--structs"] if structs else [])
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=HERE)
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=HERE, env=env)
             try:
                 rc = proc.wait(timeout=timeout)
                 hung = False
@@ -61,6 +66,8 @@ def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False):
                 skipped.append(line[2:])
             elif line.startswith("R "):
                 runtime_errors.append(line[2:])
+            elif line.startswith("U ") and unnamed is not None:
+                unnamed.append(line[2:])
             elif line.startswith("# done"):
                 calls += int(line.split()[2])
                 done = True
@@ -98,7 +105,7 @@ def _assert_clean(module, result):
         message.append(f"{len(suspicious)} call(s) raised an unexpected exception type "
                        "(not TypeError/ValueError/OverflowError/RuntimeError/MemoryError):\n  "
                        + "\n  ".join(suspicious[:40]))
-    assert not message, f"cubind.bindings.{module}: " + "\n".join(message)
+    assert not message, f"cubind.{'core' if module == 'core' else 'bindings.' + module}: " + "\n".join(message)
     if known:
         pytest.xfail("known crashes: " + "; ".join(f"{c}: {KNOWN_CRASHES[c.split(':', 1)[0]]}" for c in known))
 
@@ -249,3 +256,24 @@ def test_pointer_field_pins_its_buffer():
         return
     now = ctypes.addressof((ctypes.c_char * len(ba)).from_buffer(ba))
     assert m.srcHost == now, "the field points at the bytearray's old, freed storage"
+
+
+def test_core_bad_input_sweep(fake_driver_dir):
+    """Every public method and property of cubind.core with bad arguments and on
+    closed objects, against the stand-in driver (see _core_bad_input_sweep.py)."""
+    env = dict(os.environ, LD_LIBRARY_PATH=fake_driver_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+    unnamed = []
+    result = run_sweep("core", script=CORE_SWEEP, env=env, unnamed=unnamed)
+    print(f"cubind.core sweep, stand-in driver: {result[0]} calls, {len(result[1])} crashes or hangs, "
+          f"{len(unnamed)} errors that name neither the parameter nor the value's type")
+    _assert_clean("core", result)
+
+
+@pytest.mark.gpu
+def test_core_bad_input_sweep_gpu():
+    """The same sweep of cubind.core on a GPU."""
+    unnamed = []
+    result = run_sweep("core", gpu=True, script=CORE_SWEEP, unnamed=unnamed)
+    print(f"cubind.core sweep, GPU: {result[0]} calls, {len(result[1])} crashes or hangs, "
+          f"{len(unnamed)} errors that name neither the parameter nor the value's type")
+    _assert_clean("core", result)

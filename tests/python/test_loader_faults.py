@@ -167,7 +167,8 @@ def test_nvrtc_of_another_major_version_is_refused(tmp_path):
                     "another version than the one cubind was built for\\n"
                     "CUBIND_NVRTC_LIBRARY is set, so no other place was searched: correct it or unset it.")
         for call in (lambda: nvrtc.nvrtcVersion(), lambda: nvrtc.nvrtcGetErrorString(0),
-                     lambda: cc.Program("__global__ void k() {{}}", "c++").compile("ptx")):
+                     lambda: cc.Program("__global__ void k() {{}}", "c++",
+                                        cc.ProgramOptions(arch="sm_90")).compile("ptx")):
             got = message_of(call)
             assert got == expected, got
     """, env={"CUBIND_NVRTC_LIBRARY": standin})
@@ -217,8 +218,9 @@ def test_core_on_an_old_driver_names_the_missing_function(tmp_path):
         import cubind.core as cc
         dev = cc.Device(0)
         dev.set_current()
-        got = message_of(lambda: dev.sync())
-        assert "cuCtxSynchronize" in got and "(driver API 12.0)" in got, got
+        # The stand-in has no cuDeviceGetPCIBusId: an older driver lacking an entry point.
+        got = message_of(lambda: dev.pci_bus_id)
+        assert "cuDeviceGetPCIBusId" in got and "(driver API 12.0)" in got, got
     """, env=_with_driver(folder))
 
 

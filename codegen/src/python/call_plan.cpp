@@ -384,6 +384,8 @@ FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Fie
       fp.annotation = "bytes | None";
     } else if (t.pointer_depth == 2 && t.pointee == "void *" && (f.name == "kernelParams" || f.name == "extra")) {
       fp.kind = FieldPlan::Kind::KernelParams;
+      // Reads as an address; takes an address, None or a (values, types) tuple.
+      fp.annotation = "Any";
     } else if (pointee.kind == TypeInfo::Kind::Struct) {
       fp.kind = FieldPlan::Kind::StructList;
       fp.type = pointee;

@@ -2,6 +2,7 @@
 
 #include "codegen/emit_common.hpp"
 #include "python/docs.hpp"
+#include "python/pyx_function.hpp"
 
 namespace codegen::python {
 
@@ -54,8 +55,11 @@ void PyiWriter::enums() {
     if (e.name.rfind("anon_enum", 0) == 0) continue;
     const std::string py = names.enum_name(e.name);
     o_ << "class " << py << "(Enum):\n";
-    if (!e.doc.empty()) o_ << docstring(names.stub_text(clean_doc(first_sentence(e.doc))), "    ");
-    for (const auto& v : e.enumerators) o_ << "    " << v.name << ": " << py << "\n";
+    if (!e.doc.empty()) o_ << docstring(names.stub_text(clean_doc(e.doc)), "    ");
+    for (const auto& v : e.enumerators) {
+      o_ << "    " << v.name << ": " << py << "\n";
+      if (!v.doc.empty()) o_ << docstring(names.stub_text(clean_doc(v.doc)), "    ");
+    }
     if (e.enumerators.empty()) o_ << "    ...\n";
     o_ << "\n";
   }
@@ -72,7 +76,9 @@ void PyiWriter::status() {
 
 void PyiWriter::handles() {
   for (const auto& name : m_.handle_order) {
-    o_ << "class " << name << "(Handle):\n" << kHandleInit;
+    const Typedef* td = m_.find_typedef(name);
+    const std::string doc = td != nullptr ? clean_doc(td->doc) : "";
+    o_ << "class " << name << "(Handle):\n" << docstring(doc.empty() ? "A CUDA handle." : doc, "    ") << kHandleInit;
     if (name == "CUstream" || name == "cudaStream_t") o_ << "    def __cuda_stream__(self) -> tuple[int, int]: ...\n";
     o_ << "\n";
   }
@@ -89,12 +95,18 @@ void PyiWriter::values() {
 
 void PyiWriter::structs() {
   for (const auto& sc : m_.structs) {
-    o_ << "class " << sc.py << "(Struct):\n    def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...\n";
+    const std::string doc = clean_doc(sc.record->doc);
+    o_ << "class " << sc.py << "(Struct):\n"
+       << docstring(plan_.conventions.stub_text(doc.empty() ? std::string(sc.record->is_union ? "A union." : "A struct.") : doc),
+                    "    ")
+       << "    def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...\n";
     std::vector<const Field*> fields;
     m_.collect_fields(*sc.record, fields);
     for (const Field* f : fields) {
       const FieldPlan fp = plan_field(m_, *f);
-      if (fp.kind != FieldPlan::Kind::None) o_ << "    " << python_identifier(f->name) << ": " << fp.annotation << "\n";
+      if (fp.kind == FieldPlan::Kind::None) continue;
+      o_ << "    " << python_identifier(f->name) << ": " << fp.annotation << "\n";
+      if (!f->doc.empty()) o_ << docstring(plan_.conventions.stub_text(clean_doc(f->doc)), "    ");
     }
     o_ << "\n";
     for (const auto& a : sc.aliases) o_ << a << " = " << sc.py << "\n";
@@ -117,7 +129,9 @@ void PyiWriter::module_functions() {
         args += a.name + ": " + a.annotation + (a.default_value.empty() ? "" : " = " + a.default_value);
       }
       o_ << "def " << helper << "(" << args << ") -> " << return_annotation(fp) << ":\n";
-      o_ << docstring("The same call as " + plan_.conventions.function_name(target) + ".", "    ");
+      o_ << docstring(plan_.conventions.stub_text("The same call as " + plan_.conventions.function_name(target) +
+                                                  ".\n\n" + function_doc(m_, fp, target)),
+                      "    ");
       o_ << "    ...\n\n";
     }
   }
@@ -131,7 +145,7 @@ void PyiWriter::function(const FunctionPlan& fp, const std::string& public_name)
   }
   o_ << "def " << plan_.conventions.function_name(public_name) << "(" << args << ") -> " << return_annotation(fp)
      << ":\n";
-  o_ << docstring(plan_.conventions.stub_text(clean_doc(first_sentence(fp.function->doc))), "    ");
+  o_ << docstring(plan_.conventions.stub_text(function_doc(m_, fp, public_name)), "    ");
   o_ << "    ...\n\n";
 }
 

@@ -674,29 +674,42 @@ std::string PyxFunction::doc() const {
     d << (i ? ", " : "") << a.name << (a.annotation.empty() ? "" : ": " + a.annotation)
       << (a.default_value.empty() ? "" : (a.annotation.empty() ? "=" : " = ") + a.default_value);
   }
-  d << ")\n\n";
-  if (public_name_ != f_.name) d << "The same function as " << f_.name << ".\n\n";
-  d << clean_doc(f_.doc) << "\n\n";
+  d << ")\n\n" << function_doc(m_, plan_, public_name_);
+  return d.str();
+}
+
+std::string function_doc(const Model& m, const FunctionPlan& plan, const std::string& public_name) {
+  const Function& f = *plan.function;
+  // The output a caller's buffer replaces: a sized char or void buffer (see out_sized).
+  const Plan* caller_buffer = nullptr;
+  for (const Plan& pl : plan.params) {
+    if (pl.role == Role::OutSized && (pl.param->type.pointee == "char" || pl.param->type.pointee == "void")) {
+      caller_buffer = &pl;
+    }
+  }
+  std::ostringstream d;
+  if (public_name != f.name) d << "The same function as " << f.name << ".\n\n";
+  d << clean_doc(f.doc) << "\n\n";
   d << "Returns: ";
   std::vector<std::string> names;
-  for (const Output& o : plan_.outputs) names.push_back(o.name);
-  if (f_.header_inline) {
-    d << f_.result.spelling << " (a helper the header defines; no library call)";
-  } else if (m_.conventions.raising()) {
+  for (const Output& o : plan.outputs) names.push_back(o.name);
+  if (f.header_inline) {
+    d << f.result.spelling << " (a helper the header defines; no library call)";
+  } else if (m.conventions.raising()) {
     d << (names.empty() ? std::string("None") : join(names));
-    if (caller_buffer_ != nullptr) d << " (when " << caller_buffer_->py_name << " is given, the call fills it instead)";
-    d << "; raises " << m_.conventions.error_class() << " on failure.";
+    if (caller_buffer != nullptr) d << " (when " << caller_buffer->py_name << " is given, the call fills it instead)";
+    d << "; raises " << m.conventions.error_class() << " on failure.";
   } else {
     names.insert(names.begin(), "status");
     d << "(" << join(names) << ")";
-    if (caller_buffer_ != nullptr) {
-      names.erase(std::find(names.begin(), names.end(), caller_buffer_->py_name));
-      d << "; (" << join(names) << (names.size() == 1 ? ",)" : ")") << " when " << caller_buffer_->py_name
+    if (caller_buffer != nullptr) {
+      names.erase(std::find(names.begin(), names.end(), caller_buffer->py_name));
+      d << "; (" << join(names) << (names.size() == 1 ? ",)" : ")") << " when " << caller_buffer->py_name
         << " is given: the call fills it";
     }
   }
-  d << "\nC function: " << f_.name << " (" << f_.location.file << ")";
-  if (f_.deprecated) d << "\nDeprecated" << (f_.deprecated->empty() ? "." : ": " + *f_.deprecated);
+  d << "\nC function: " << f.name << " (" << f.location.file << ")";
+  if (f.deprecated) d << "\nDeprecated" << (f.deprecated->empty() ? "." : ": " + *f.deprecated);
   return d.str();
 }
 

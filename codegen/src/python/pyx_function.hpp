@@ -12,6 +12,12 @@
 
 namespace codegen::python {
 
+// The docstring of a function below its signature line: the header's text
+// (parameters included), what the call returns, its C function and any
+// deprecation. The .pyx docstring and the .pyi stub both carry it, so an
+// editor's hover shows what __doc__ and the documentation site show.
+std::string function_doc(const Model& m, const FunctionPlan& plan, const std::string& public_name);
+
 class PyxFunction {
  public:
   // status_type: the C spelling of the module's status type (CUresult).

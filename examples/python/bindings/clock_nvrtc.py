@@ -43,11 +43,11 @@ extern "C" __global__ void timedReduction(const float *input, float *output, clo
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "clock_kernel.cu", arch)[0]
 
 
-def main():
+def main() -> None:
     device = findCudaDevice()
     context = checkCudaErrors(driver.cuCtxCreate(None, 0, device))
     module = checkCudaErrors(driver.cuModuleLoadData(compile_kernels(compute_capability(device))))

@@ -4,6 +4,7 @@ cuLaunchCooperativeKernel with a grid sized by cuOccupancyMaxActiveBlocksPerMult
 The solution of a random tridiagonal system is checked on the host."""
 
 import sys
+from typing import Any
 
 import numpy as np
 from cuda.bindings import driver, runtime
@@ -88,11 +89,11 @@ extern "C" __global__ void gpuConjugateGradient(const int *I, const int *J, cons
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "conjugateGradientMultiBlockCG_kernel.cu", arch)[0]
 
 
-def genTridiag(N, rng):
+def genTridiag(N: int, rng: np.random.Generator) -> tuple[Any, Any, Any]:
     """A random symmetric, diagonally dominant tridiagonal matrix in CSR form."""
     off = rng.random(N - 1, dtype=np.float32)
     diag = rng.random(N, dtype=np.float32) + np.float32(10.0)
@@ -109,7 +110,7 @@ def genTridiag(N, rng):
     return I, J, val
 
 
-def main():
+def main() -> None:
     N = 1 << 16
     tol = 1e-5
     max_iter = 10000
@@ -126,7 +127,7 @@ def main():
     nz = len(val)
     rhs = np.ones(N, dtype=np.float32)
 
-    def to_device(array):
+    def to_device(array: Any) -> Any:
         ptr = checkCudaErrors(runtime.cudaMalloc(array.nbytes))
         checkCudaErrors(runtime.cudaMemcpy(ptr, array, array.nbytes, runtime.cudaMemcpyKind.cudaMemcpyHostToDevice))
         return ptr

@@ -5,6 +5,7 @@ tile size, instantiated through NVRTC name expressions."""
 
 import ctypes
 import sys
+from typing import Any
 
 from cuda.bindings import driver, runtime
 
@@ -77,12 +78,12 @@ __global__ void MatrixMulAsyncCopyCG(float *__restrict__ C, const float *__restr
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> tuple[bytes, dict[str, Any]]:
     return compile_ptx(KERNEL_SOURCE, "globalToShmemAsyncCopy_kernel.cu", arch,
                        name_expressions=KERNELS)
 
 
-def main():
+def main() -> None:
     device = findCudaDevice()
     checkCudaErrors(runtime.cudaSetDevice(0))
     ptx, lowered = compile_kernels(compute_capability(device))
@@ -99,7 +100,7 @@ def main():
     h_B = (ctypes.c_float * size_B)(*[((3 * (i // wB) + i % wB) % 5) * 0.5 for i in range(size_B)])
     h_C = (ctypes.c_float * size_C)()
     columns = [[h_B[k * wB + j] for k in range(wA)] for j in range(wB)]
-    reference = []
+    reference: list[float] = []
     for i in range(hA):
         row = h_A[i * wA:(i + 1) * wA]
         reference.extend(sum(x * y for x, y in zip(row, col)) for col in columns)
@@ -116,8 +117,8 @@ def main():
     threads = runtime.dim3()
     threads.x, threads.y = BLOCK_SIZE, BLOCK_SIZE
     grid = runtime.dim3()
-    grid.x = dimsB.x / threads.x
-    grid.y = dimsA.y / threads.y
+    grid.x = dimsB.x // threads.x
+    grid.y = dimsA.y // threads.y
     kernelArgs = ((d_C, d_A, d_B, wA, wB),
                   (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int))
 

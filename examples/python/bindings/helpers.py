@@ -6,22 +6,23 @@ runs on NVIDIA's cuda.bindings or on cubind.bindings.
 
 import os
 import sys
+from typing import Any, NoReturn, Sequence
 
 from cuda.bindings import driver, nvrtc, runtime
 
 
-def _error_name(status):
+def _error_name(status: object) -> str:
     if isinstance(status, driver.CUresult):
         err, name = driver.cuGetErrorName(status)
-        return name.decode() if err == driver.CUresult.CUDA_SUCCESS else "<unknown>"
+        return name.decode() if err == driver.CUresult.CUDA_SUCCESS and name is not None else "<unknown>"
     if isinstance(status, runtime.cudaError_t):
-        return runtime.cudaGetErrorName(status)[1].decode()
+        return (runtime.cudaGetErrorName(status)[1] or b"<unknown>").decode()
     if isinstance(status, nvrtc.nvrtcResult):
-        return nvrtc.nvrtcGetErrorString(status)[1].decode()
+        return (nvrtc.nvrtcGetErrorString(status)[1] or b"<unknown>").decode()
     raise RuntimeError(f"not a CUDA status: {status!r}")
 
 
-def checkCudaErrors(result):
+def checkCudaErrors(result: tuple[Any, ...]) -> Any:
     """Raises on a failed (status, *outputs) tuple; returns None, the one output or the rest."""
     status = result[0]
     if status.value:
@@ -33,7 +34,7 @@ def checkCudaErrors(result):
     return result[1:]
 
 
-def skip(reason):
+def skip(reason: object) -> NoReturn:
     """Ends a sample that cannot run here; a missing GPU or feature is not a failure."""
     # One line, also when the reason is a loader's multi-line message.
     reason = " ".join(line.strip() for line in str(reason).splitlines() if line.strip())
@@ -41,7 +42,7 @@ def skip(reason):
     sys.exit(0)
 
 
-def findCudaDevice(min_count=1):
+def findCudaDevice(min_count: int = 1) -> Any:
     """Initialises the driver and returns device 0, or ends the sample with a 'no GPU' line."""
     try:
         err, = driver.cuInit(0)
@@ -62,7 +63,7 @@ def findCudaDevice(min_count=1):
     return device
 
 
-def compute_capability(device):
+def compute_capability(device: Any) -> str:
     major = checkCudaErrors(driver.cuDeviceGetAttribute(
         driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
     minor = checkCudaErrors(driver.cuDeviceGetAttribute(
@@ -70,7 +71,7 @@ def compute_capability(device):
     return f"{major}{minor}"
 
 
-def cuda_include_dirs():
+def cuda_include_dirs() -> list[str]:
     """Where NVRTC finds cooperative_groups.h and, since CUDA 13 under include/cccl, libcu++."""
     root = "/usr/local/cuda"
     for var in ("CUDA_HOME", "CUDA_PATH"):
@@ -81,7 +82,8 @@ def cuda_include_dirs():
     return [d for d in (include, os.path.join(include, "cccl")) if os.path.isdir(d)]
 
 
-def compile_ptx(source, name, arch, options=(), name_expressions=()):
+def compile_ptx(source: str, name: str, arch: str, options: Sequence[str] = (),
+                name_expressions: Sequence[str] = ()) -> tuple[bytes, dict[str, Any]]:
     """Compiles CUDA C++ with NVRTC for compute_<arch> and returns (ptx, lowered names).
 
     `arch` is the compute capability without a dot ("90"). The PTX and log
@@ -100,7 +102,7 @@ def compile_ptx(source, name, arch, options=(), name_expressions=()):
         log = b" " * logSize
         checkCudaErrors(nvrtc.nvrtcGetProgramLog(prog, log))
         raise RuntimeError(f"NVRTC could not compile {name}:\n{log.decode(errors='replace')}")
-    lowered = {}
+    lowered: dict[str, Any] = {}
     for expression in name_expressions:
         lowered[expression] = checkCudaErrors(nvrtc.nvrtcGetLoweredName(prog, str.encode(expression)))
     ptxSize = checkCudaErrors(nvrtc.nvrtcGetPTXSize(prog))
@@ -110,7 +112,7 @@ def compile_ptx(source, name, arch, options=(), name_expressions=()):
     return ptx, lowered
 
 
-def load_module(ptx, *names):
+def load_module(ptx: bytes, *names: str) -> tuple[Any, list[Any]]:
     """Loads PTX into the current context; returns the module and the named kernels."""
     module = checkCudaErrors(driver.cuModuleLoadData(ptx))
     kernels = [checkCudaErrors(driver.cuModuleGetFunction(module, str.encode(n))) for n in names]

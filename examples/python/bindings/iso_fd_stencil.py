@@ -3,6 +3,7 @@ fourth-order Laplacian (a radius-2 cross of neighbours), three buffers rotated o
 stream, checked against the same steps computed with NumPy."""
 
 import sys
+from typing import Any
 
 import numpy as np
 from cuda.bindings import driver
@@ -37,11 +38,11 @@ extern "C" __global__ void fd_step(const float *__restrict__ prev, const float *
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "isoFDModelling_kernel.cu", arch, options=["--fmad=false"])[0]
 
 
-def reference_step(prev, cur, coef):
+def reference_step(prev: Any, cur: Any, coef: Any) -> Any:
     c0, c1, c2 = np.float32(-5.0 / 2.0), np.float32(4.0 / 3.0), np.float32(-1.0 / 12.0)
     nxt = np.zeros_like(cur)
     R = RADIUS
@@ -55,7 +56,7 @@ def reference_step(prev, cur, coef):
     return nxt
 
 
-def main():
+def main() -> None:
     nx, ny, steps = 512, 384, 50
     # c dt / dx = 0.3: inside the stability limit of this stencil.
     coef = 0.3 ** 2
@@ -83,7 +84,7 @@ def main():
     for step in range(steps):
         prev, cur, nxt = buffers[step % 3], buffers[(step + 1) % 3], buffers[(step + 2) % 3]
         # The values must live until the launch has read them: args holds only their addresses.
-        values = [np.array([int(prev)], dtype=np.uint64), np.array([int(cur)], dtype=np.uint64),
+        values: list[Any] = [np.array([int(prev)], dtype=np.uint64), np.array([int(cur)], dtype=np.uint64),
                   np.array([int(nxt)], dtype=np.uint64), nx_arg, ny_arg, coef_arg]
         args = np.array([arg.ctypes.data for arg in values], dtype=np.uint64)
         checkCudaErrors(driver.cuLaunchKernel(kernel, blocks[0], blocks[1], 1, BLOCK_X, BLOCK_Y, 1,

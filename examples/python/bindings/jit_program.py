@@ -5,6 +5,7 @@ ctypes types and checked."""
 
 import ctypes
 import sys
+from typing import Any
 
 from cuda.bindings import driver
 
@@ -21,19 +22,19 @@ __global__ void saxpy(T a, const T *x, const T *y, T *out, size_t n)
 """
 
 # (name expression, ctypes element type, the scalar a, x[i], y[i])
-INSTANTIATIONS = (
+INSTANTIATIONS: tuple[tuple[str, Any, Any, Any, Any], ...] = (
     ("saxpy<float>", ctypes.c_float, 2.5, lambda i: i * 0.5, lambda i: 1.0 - i),
     ("saxpy<double>", ctypes.c_double, -1.25, lambda i: i / 3.0, lambda i: i * 0.125),
     ("saxpy<int>", ctypes.c_int, 3, lambda i: i - 700, lambda i: 7 * i),
 )
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> tuple[bytes, dict[str, Any]]:
     return compile_ptx(KERNEL_SOURCE, "saxpy.cu", arch,
                        name_expressions=[expression for expression, *_ in INSTANTIATIONS])
 
 
-def main():
+def main() -> None:
     n = 4096
     NUM_THREADS = 128
     NUM_BLOCKS = (n + NUM_THREADS - 1) // NUM_THREADS

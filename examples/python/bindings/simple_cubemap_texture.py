@@ -32,11 +32,11 @@ extern "C" __global__ void transformKernel(float *g_odata, int width, cudaTextur
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "simpleCubemapTexture_kernel.cu", arch)[0]
 
 
-def main():
+def main() -> None:
     device = findCudaDevice()
     checkCudaErrors(runtime.cudaSetDevice(0))
     module = checkCudaErrors(driver.cuModuleLoadData(compile_kernels(compute_capability(device))))
@@ -82,8 +82,8 @@ def main():
     dimBlock.x = dimBlock.y = 8
     dimBlock.z = 1
     dimGrid = runtime.dim3()
-    dimGrid.x = width / dimBlock.x
-    dimGrid.y = width / dimBlock.y
+    dimGrid.x = width // dimBlock.x
+    dimGrid.y = width // dimBlock.y
     dimGrid.z = 1
     print(f"Covering the cubemap of {width} x {width} x {num_faces}: grid {dimGrid.x} x {dimGrid.y}, "
           f"blocks of {dimBlock.x} x {dimBlock.y} threads")

@@ -5,6 +5,7 @@ launched several times and its reduction checked."""
 
 import ctypes
 import sys
+from typing import Any
 
 from cuda.bindings import driver, runtime
 
@@ -51,11 +52,12 @@ extern "C" __global__ void reduceFinal(const double *inputVec, double *result, s
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "simpleCudaGraphs_kernel.cu", arch)[0]
 
 
-def cudaGraphsManual(kernels, stream, d_input, h_input, inputSize, d_partial, numOfBlocks, d_result, h_result):
+def cudaGraphsManual(kernels: Any, stream: Any, d_input: Any, h_input: Any, inputSize: int, d_partial: Any,
+                     numOfBlocks: int, d_result: Any, h_result: Any) -> tuple[Any, Any]:
     """Builds the graph node by node: copy in and clear, two kernels, copy out."""
     reduce, reduceFinal = kernels
     context = checkCudaErrors(driver.cuCtxGetCurrent())
@@ -120,7 +122,8 @@ def cudaGraphsManual(kernels, stream, d_input, h_input, inputSize, d_partial, nu
     return graph, graphExec
 
 
-def cudaGraphsUsingStreamCapture(kernels, stream, d_input, h_input, inputSize, d_partial, numOfBlocks, d_result, h_result):
+def cudaGraphsUsingStreamCapture(kernels: Any, stream: Any, d_input: Any, h_input: Any, inputSize: int,
+                                 d_partial: Any, numOfBlocks: int, d_result: Any, h_result: Any) -> tuple[Any, Any]:
     """Records the same work from a stream and returns the captured graph, instantiated."""
     reduce, reduceFinal = kernels
     checkCudaErrors(runtime.cudaStreamBeginCapture(stream, runtime.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal))
@@ -143,7 +146,7 @@ def cudaGraphsUsingStreamCapture(kernels, stream, d_input, h_input, inputSize, d
     return graph, graphExec
 
 
-def main():
+def main() -> None:
     size = 1 << 20
     maxBlocks = 512
     device = findCudaDevice()

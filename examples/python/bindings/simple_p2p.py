@@ -19,11 +19,11 @@ extern "C" __global__ void SimpleKernel(const float *src, float *dst)
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "simpleP2P_kernel.cu", arch)[0]
 
 
-def main():
+def main() -> None:
     findCudaDevice(min_count=2)
     gpuid = [0, 1]
     can01 = checkCudaErrors(runtime.cudaDeviceCanAccessPeer(gpuid[0], gpuid[1]))
@@ -66,7 +66,7 @@ def main():
     checkCudaErrors(runtime.cudaMemcpy(g0, h0, buf_size, runtime.cudaMemcpyKind.cudaMemcpyHostToDevice))
 
     threads = 512
-    blocks = count / threads
+    blocks = count // threads
     kernelArgs = ((g0, g1), (ctypes.c_void_p, ctypes.c_void_p))
 
     # GPU1 reads g0 on GPU0 and writes g1 locally.

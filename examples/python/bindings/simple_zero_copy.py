@@ -21,11 +21,11 @@ extern "C" __global__ void vectorAddGPU(const float *a, const float *b, float *c
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "simpleZeroCopy_kernel.cu", arch)[0]
 
 
-def main():
+def main() -> None:
     device = findCudaDevice()
     canMap = checkCudaErrors(driver.cuDeviceGetAttribute(
         driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, device))

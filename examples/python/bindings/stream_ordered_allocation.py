@@ -5,6 +5,7 @@ giving memory back between iterations by its release threshold."""
 import ctypes
 import random
 import sys
+from typing import Any
 
 from cuda.bindings import driver, runtime
 
@@ -20,11 +21,11 @@ extern "C" __global__ void vectorAddGPU(const float *a, const float *b, float *c
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "streamOrderedAllocation_kernel.cu", arch)[0]
 
 
-def run_once(kernel, stream, a, b, c, nelem):
+def run_once(kernel: Any, stream: Any, a: Any, b: Any, c: Any, nelem: int) -> None:
     """One round of allocate, copy in, add, copy out and free, all ordered on `stream`."""
     nbytes = nelem * ctypes.sizeof(ctypes.c_float)
     d_a = checkCudaErrors(runtime.cudaMallocAsync(nbytes, stream))
@@ -44,11 +45,11 @@ def run_once(kernel, stream, a, b, c, nelem):
     checkCudaErrors(runtime.cudaStreamSynchronize(stream))
 
 
-def count_errors(a, b, c, nelem):
+def count_errors(a: Any, b: Any, c: Any, nelem: int) -> int:
     return sum(1 for i in range(nelem) if c[i] != ctypes.c_float(a[i] + b[i]).value)
 
 
-def main():
+def main() -> None:
     device = findCudaDevice()
     pools = checkCudaErrors(driver.cuDeviceGetAttribute(
         driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device))

@@ -5,6 +5,7 @@ values the host computes. Needs concurrent managed access."""
 import ctypes
 import functools
 import sys
+from typing import Any
 
 from cuda.bindings import driver, runtime
 
@@ -28,15 +29,15 @@ extern "C" __global__ void atomicKernel(int *atom_arr)
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "systemWideAtomics_kernel.cu", arch)[0]
 
 
-def int32(value):
+def int32(value: int) -> int:
     return ctypes.c_int32(value).value
 
 
-def verify(data, nthreads):
+def verify(data: Any, nthreads: int) -> list[str]:
     """Returns the names of the operations whose final value is wrong."""
     wrong = []
     if data[0] != int32(10 * nthreads):
@@ -64,7 +65,7 @@ def verify(data, nthreads):
     return wrong
 
 
-def main():
+def main() -> None:
     device = findCudaDevice()
     concurrent = checkCudaErrors(driver.cuDeviceGetAttribute(
         driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, device))

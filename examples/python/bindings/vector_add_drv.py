@@ -3,6 +3,7 @@ cuCtxCreate, cuMemAlloc, cuMemcpyHtoD, and cuLaunchKernel with the arguments
 passed as a NumPy array of pointers to NumPy scalars."""
 
 import sys
+from typing import Any
 
 import numpy as np
 from cuda.bindings import driver
@@ -19,11 +20,11 @@ extern "C" __global__ void VecAdd_kernel(const float *A, const float *B, float *
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "vectorAdd_kernel.cu", arch)[0]
 
 
-def main():
+def main() -> None:
     N = 50000
     device = findCudaDevice()
     cuContext = checkCudaErrors(driver.cuCtxCreate(None, 0, device))
@@ -46,14 +47,14 @@ def main():
     threadsPerBlock = 256
     # A float, as the C sample's integer division reads in Python; the binding
     # truncates it to an unsigned int, which rounds the ceiling division down.
-    blocksPerGrid = (N + threadsPerBlock - 1) / threadsPerBlock
+    blocksPerGrid = (N + threadsPerBlock - 1) // threadsPerBlock
 
     dA = np.array([int(d_A)], dtype=np.uint64)
     dB = np.array([int(d_B)], dtype=np.uint64)
     dC = np.array([int(d_C)], dtype=np.uint64)
     n = np.array(N, dtype=np.uint32)
-    args = [dA, dB, dC, n]
-    args = np.array([arg.ctypes.data for arg in args], dtype=np.uint64)
+    values: list[Any] = [dA, dB, dC, n]
+    args = np.array([arg.ctypes.data for arg in values], dtype=np.uint64)
 
     checkCudaErrors(driver.cuLaunchKernel(kernel,
                                           blocksPerGrid, 1, 1,

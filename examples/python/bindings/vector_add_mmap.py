@@ -5,6 +5,7 @@ cuMemMap) and made accessible with cuMemSetAccess."""
 import ctypes
 import random
 import sys
+from typing import Any
 
 from cuda.bindings import driver
 
@@ -20,15 +21,15 @@ extern "C" __global__ void VecAdd_kernel(const float *A, const float *B, float *
 """
 
 
-def compile_kernels(arch):
+def compile_kernels(arch: str) -> bytes:
     return compile_ptx(KERNEL_SOURCE, "vectorAddMMAP_kernel.cu", arch)[0]
 
 
-def round_up(x, y):
+def round_up(x: int, y: int) -> int:
     return ((x + y - 1) // y) * y
 
 
-def simpleMallocMultiDeviceMmap(size, device):
+def simpleMallocMultiDeviceMmap(size: int, device: Any) -> tuple[Any, int]:
     """Returns (address, reserved size) of `size` bytes backed by device memory."""
     prop = driver.CUmemAllocationProp()
     prop.type = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
@@ -52,12 +53,12 @@ def simpleMallocMultiDeviceMmap(size, device):
     return dptr, size
 
 
-def simpleFreeMultiDeviceMmap(dptr, size):
+def simpleFreeMultiDeviceMmap(dptr: Any, size: int) -> None:
     checkCudaErrors(driver.cuMemUnmap(dptr, size))
     checkCudaErrors(driver.cuMemAddressFree(dptr, size))
 
 
-def main():
+def main() -> None:
     N = 50000
     device = findCudaDevice()
     supported = checkCudaErrors(driver.cuDeviceGetAttribute(

@@ -4,8 +4,9 @@ For Cython:
     from cubind.bindings cimport cydriver, cyruntime, cynvrtc, cynvjitlink
 declares every type and function of cuda.h, cuda_runtime_api.h, nvrtc.h and
 nvJitLink.h. The functions reach the CUDA libraries through libcubind_raw.so,
-so a module that uses them links libcubind_raw (see cubind.get_include() and
-cubind.get_library_dir()) and never libcuda. Such modules compile as C++.
+so a module that uses them links libcubind_raw (see cubind.get_include(),
+cubind.get_cuda_include() and cubind.get_library_dir()) and never libcuda.
+Such modules compile as C++.
 """
 
 from cubind.bindings._version import cuda_version as _cuda_version

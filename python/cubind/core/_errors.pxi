@@ -41,3 +41,16 @@ def _text(value, what):
     if isinstance(value, str):
         return value
     raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
+
+
+cdef uintptr_t _handle_address(object handle, str where) except? 0:
+    # An address given as an int, or as an object that converts to one (the
+    # handle classes of cubind.bindings and cuda.bindings); where names the
+    # parameter ("Kernel.from_handle: handle"). A float is refused, not
+    # truncated: a rounded address names nothing.
+    if isinstance(handle, (float, str, bytes)) or not hasattr(handle, "__int__"):
+        raise TypeError(f"{where} must be an int address or a handle object, not {type(handle).__name__}")
+    value = int(handle)
+    if value < 0 or value >= 2**64:
+        raise OverflowError(f"{where} is {value}, which is not a 64-bit address")
+    return <uintptr_t>value

@@ -23,9 +23,12 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         return _allocate(self, size, stream)
 
     def deallocate(self, ptr, size, *, stream):
-        cdef uintptr_t address = int(ptr)
-        cdef size_t nbytes = size
+        cdef uintptr_t address = _handle_address(ptr, f"{type(self).__name__}.deallocate: ptr")
+        cdef size_t nbytes
         cdef cpp.CUstream handle
+        if isinstance(size, float) or not hasattr(size, "__index__") or size < 0:
+            raise TypeError(f"{type(self).__name__}.deallocate: size must be an int >= 0, not {size!r}")
+        nbytes = size
         self._ensure()
         if not self._cpp:
             raise NotImplementedError(f"{type(self).__name__} must implement deallocate(ptr, size, *, stream)")
@@ -480,7 +483,7 @@ cdef class Buffer:
             raise ValueError("owner and memory resource cannot be both specified together")
         if mr is not None and not isinstance(mr, MemoryResource):
             raise TypeError(f"Buffer.from_handle: mr must be a MemoryResource or None, not {type(mr).__name__}")
-        self._ptr = int(ptr)
+        self._ptr = _handle_address(ptr, "Buffer.from_handle: ptr")
         if size < 0:
             raise ValueError(f"Buffer.from_handle: size is {size}; it must be >= 0")
         self._size = size

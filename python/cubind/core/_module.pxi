@@ -403,7 +403,7 @@ cdef class Kernel:
         cdef uintptr_t value
         if mod is not None and not isinstance(mod, ObjectCode):
             raise TypeError(f"Kernel.from_handle: mod must be an ObjectCode or None, not {type(mod).__name__}")
-        value = int(handle)
+        value = _handle_address(handle, "Kernel.from_handle: handle")
         if value == 0:
             raise ValueError("Kernel.from_handle: handle is 0, which names no kernel")
         with nogil:

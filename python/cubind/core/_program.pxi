@@ -15,6 +15,7 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
     cdef object _options
     cdef str _code_type
     cdef str _ptx
+    cdef str _source
     cdef bint _closed
 
     def __init__(self, code, code_type, options=None):
@@ -33,6 +34,7 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
             raise TypeError(f"Program: options must be a ProgramOptions or None, not {type(options).__name__}")
         self._options = options
         self._code_type = code_type
+        self._source = code
         if code_type == "ptx":
             self._ptx = code
             return
@@ -71,9 +73,9 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
         cdef cpp.CompileResult result
         cdef cpp.CodeKind kind
         self._require_open()
-        if cache is not None:
-            raise NotImplementedError("Program.compile: cache= is not supported yet (a program cache is planned)")
         target_type = str(getattr(target_type, "value", target_type)).lower()
+        if cache is not None:
+            return self._compile_cached(target_type, name_expressions, logs, cache)
         if self._code_type == "ptx":
             return self._compile_ptx(target_type, logs)
         if target_type not in _PROGRAM_TARGETS:
@@ -107,6 +109,26 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
         mapping = {n: result.lowered_names[n.encode()] for n in names}
         code = ObjectCode._wrap(cpp.object_code_take(result.code), None, target_type, self._options.name, mapping)
         code._code = _code_bytes(code._cpp.get())
+        return code
+
+    def _compile_cached(self, target_type, name_expressions, logs, cache):
+        # cache: a ProgramCacheResource. A hit is the cached bytes as a new
+        # ObjectCode of target_type; a miss compiles and stores the bytes.
+        from cubind.core.utils import ProgramCacheResource, make_program_cache_key
+        if not isinstance(cache, ProgramCacheResource):
+            raise TypeError(f"Program.compile: cache must be a ProgramCacheResource or None, not {type(cache).__name__}")
+        if len(name_expressions):
+            raise ValueError(
+                "Program.compile: name_expressions cannot be used with cache=: the cache keeps the binary alone, "
+                "so get_kernel(name_expression) would fail on a hit; compile without cache="
+            )
+        key = make_program_cache_key(code=self._source, code_type=self._code_type, options=self._options,
+                                     target_type=target_type)
+        data = cache.get(key)
+        if data is not None:
+            return ObjectCode._init(bytes(data), target_type, name=self._options.name or "")
+        code = self.compile(target_type, (), logs)
+        cache[key] = code
         return code
 
     def _compile_ptx(self, target_type, logs):

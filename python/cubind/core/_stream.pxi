@@ -307,7 +307,7 @@ cdef class Stream:
         cdef uintptr_t value
         if isinstance(handle, Stream):
             return handle
-        value = int(handle)
+        value = _handle_address(handle, "Stream.from_handle: handle")
         if value == 0:
             raise ValueError("Stream.from_handle: handle is 0; use LEGACY_DEFAULT_STREAM for the legacy default stream")
         return Stream._wrap(value, None, -1)

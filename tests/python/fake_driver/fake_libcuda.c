@@ -41,6 +41,9 @@ static void* captured_data;
 static int capturing;
 
 CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+/* NVRTC loads libcuda.so.1 while it compiles and asks for this; the stand-in
+ * has no export tables to give (CUDA_ERROR_NOT_SUPPORTED). */
+CUresult cuGetExportTable(const void** table, const void* id) { (void)id; *table = NULL; return 801; }
 /* -DFAKE_DRIVER_VERSION=12000 builds a driver that reports an older CUDA. */
 #ifndef FAKE_DRIVER_VERSION
 #define FAKE_DRIVER_VERSION 13000
@@ -284,6 +287,23 @@ CUresult cuKernelGetParamInfo(void* kernel, size_t index, size_t* offset, size_t
     return 0;
 }
 CUresult cuKernelGetFunction(void** function, void* kernel) { *function = kernel; return 0; }
+/* Events that are always complete; stream-ordered fills and copies that
+ * touch no memory. */
+static int the_events[4096];
+static int nevents;
+CUresult cuEventCreate(void** event, unsigned flags)
+{ (void)flags; *event = &the_events[nevents++ % 4096]; return 0; }
+CUresult cuEventRecord(void* event, void* stream) { (void)event; (void)stream; return 0; }
+CUresult cuEventDestroy(void* event) { (void)event; return 0; }
+CUresult cuEventQuery(void* event) { (void)event; return 0; }
+CUresult cuEventSynchronize(void* event) { (void)event; return 0; }
+CUresult cuEventElapsedTime(float* ms, void* start, void* end) { (void)start; (void)end; *ms = 0.5f; return 0; }
+CUresult cuStreamWaitEvent(void* stream, void* event, unsigned flags) { (void)stream; (void)event; (void)flags; return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuMemsetD8Async(unsigned long long p, unsigned char v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
+CUresult cuMemsetD16Async(unsigned long long p, unsigned short v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
+CUresult cuMemsetD32Async(unsigned long long p, unsigned v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
+CUresult cuMemcpyAsync(unsigned long long d, unsigned long long s, size_t n, void* st) { (void)d; (void)s; (void)n; (void)st; return 0; }
 
 struct entry { const char* name; void* fn; };
 static const struct entry table[] = {
@@ -334,6 +354,18 @@ static const struct entry table[] = {
     {"cuKernelGetName", (void*)cuKernelGetName},
     {"cuKernelGetParamInfo", (void*)cuKernelGetParamInfo},
     {"cuKernelGetFunction", (void*)cuKernelGetFunction},
+    {"cuEventCreate", (void*)cuEventCreate},
+    {"cuEventRecord", (void*)cuEventRecord},
+    {"cuEventDestroy", (void*)cuEventDestroy},
+    {"cuEventQuery", (void*)cuEventQuery},
+    {"cuEventSynchronize", (void*)cuEventSynchronize},
+    {"cuEventElapsedTime", (void*)cuEventElapsedTime},
+    {"cuStreamWaitEvent", (void*)cuStreamWaitEvent},
+    {"cuCtxSynchronize", (void*)cuCtxSynchronize},
+    {"cuMemsetD8Async", (void*)cuMemsetD8Async},
+    {"cuMemsetD16Async", (void*)cuMemsetD16Async},
+    {"cuMemsetD32Async", (void*)cuMemsetD32Async},
+    {"cuMemcpyAsync", (void*)cuMemcpyAsync},
 };
 
 /* -DFAKE_DRIVER_NO_PROC_ADDRESS builds a driver from before CUDA 12.0, which lacks it. */

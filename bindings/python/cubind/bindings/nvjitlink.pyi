@@ -8,39 +8,95 @@ Buffer = Any  # an object exporting a contiguous buffer
 
 class Result(Enum):
     """The enumerated type Result defines API call result codes.
+             nvJitLink APIs return Result codes to indicate the result.
     """
     NVJITLINK_SUCCESS: Result
     NVJITLINK_ERROR_UNRECOGNIZED_OPTION: Result
+    """Unrecognized Option
+    """
     NVJITLINK_ERROR_MISSING_ARCH: Result
+    """Option `-arch=sm_NN` not specified
+    """
     NVJITLINK_ERROR_INVALID_INPUT: Result
+    """Invalid Input
+    """
     NVJITLINK_ERROR_PTX_COMPILE: Result
+    """Issue during PTX Compilation
+    """
     NVJITLINK_ERROR_NVVM_COMPILE: Result
+    """Issue during NVVM Compilation
+    """
     NVJITLINK_ERROR_INTERNAL: Result
+    """Internal Error
+    """
     NVJITLINK_ERROR_THREADPOOL: Result
+    """Issue with Thread Pool
+    """
     NVJITLINK_ERROR_UNRECOGNIZED_INPUT: Result
+    """Unrecognized Input
+    """
     NVJITLINK_ERROR_FINALIZE: Result
+    """Finalizer Error
+    """
     NVJITLINK_ERROR_NULL_INPUT: Result
+    """Null Input
+    """
     NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: Result
+    """Incompatible Options
+    """
     NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: Result
+    """Incorrect Input Type
+    """
     NVJITLINK_ERROR_ARCH_MISMATCH: Result
+    """Arch Mismatch
+    """
     NVJITLINK_ERROR_OUTDATED_LIBRARY: Result
+    """Outdated Library
+    """
     NVJITLINK_ERROR_MISSING_FATBIN: Result
+    """Missing Fatbin
+    """
     NVJITLINK_ERROR_UNRECOGNIZED_ARCH: Result
+    """Unrecognized -arch value
+    """
     NVJITLINK_ERROR_UNSUPPORTED_ARCH: Result
+    """Unsupported -arch value
+    """
     NVJITLINK_ERROR_LTO_NOT_ENABLED: Result
+    """Requires -lto
+    """
 
 class InputType(Enum):
-    """The enumerated type InputType defines the kind of inputs that can be passed to nvJitLinkAdd* APIs.
+    """The enumerated type InputType defines the kind of inputs
+             that can be passed to nvJitLinkAdd* APIs.
     """
     NVJITLINK_INPUT_NONE: InputType
+    """Error Type
+    """
     NVJITLINK_INPUT_CUBIN: InputType
+    """For CUDA Binaries
+    """
     NVJITLINK_INPUT_PTX: InputType
+    """For PTX
+    """
     NVJITLINK_INPUT_LTOIR: InputType
+    """For LTO-IR
+    """
     NVJITLINK_INPUT_FATBIN: InputType
+    """For Fatbin
+    """
     NVJITLINK_INPUT_OBJECT: InputType
+    """For Host Object
+    """
     NVJITLINK_INPUT_LIBRARY: InputType
+    """For Host Library
+    """
     NVJITLINK_INPUT_INDEX: InputType
+    """For Index File
+    """
     NVJITLINK_INPUT_ANY: InputType
+    """Dynamically chooses from the valid types
+    """
 
 
 class nvJitLinkError(Exception):
@@ -48,75 +104,256 @@ class nvJitLinkError(Exception):
     log: Optional[str]
 
 class nvJitLinkHandle(Handle):
+    """nvJitLinkHandle is the unit of linking, and an opaque handle for
+              a program.
+
+     To link inputs, an instance of nvJitLinkHandle must be created first with
+     nvJitLinkCreate().
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 def create(num_options: int, options: Sequence[bytes | str] | None) -> nvJitLinkHandle:
-    """nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter handle.
+    """nvJitLinkCreate creates an instance of nvJitLinkHandle with the
+              given input options, and sets the output parameter handle.
+
+     - handle       Address of nvJitLink handle.
+     - numOptions   Number of options passed.
+     - options      Array of size numOptions of option strings.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_UNRECOGNIZED_OPTION
+       - NVJITLINK_ERROR_MISSING_ARCH
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     It supports options listed in options.
+
+     \\see nvJitLinkDestroy
+
+    Returns: handle; raises nvJitLinkError on failure.
+    C function: nvJitLinkCreate (nvJitLink.h)
     """
     ...
 
 def destroy(handle: nvJitLinkHandle | int | None) -> None:
-    """nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
+    """nvJitLinkDestroy frees the memory associated with the given handle
+              and sets it to NULL.
+
+     - handle      Address of nvJitLink handle.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     \\see nvJitLinkCreate
+
+    Returns: None; raises nvJitLinkError on failure.
+    C function: nvJitLinkDestroy (nvJitLink.h)
     """
     ...
 
 def add_data(handle: nvJitLinkHandle | int | None, input_type: InputType | int, data: int | Buffer | None, size: int, name: bytes | str) -> None:
-    """nvJitLinkAddData adds data image to the link.
+    """nvJitLinkAddData adds data image to the link. 
+
+     - handle      nvJitLink handle.
+     - inputType   kind of input.
+     - data        pointer to data image in memory.
+     - size        size of the data.
+     - name        name of input object.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+    Returns: None; raises nvJitLinkError on failure.
+    C function: nvJitLinkAddData (nvJitLink.h)
     """
     ...
 
 def add_file(handle: nvJitLinkHandle | int | None, input_type: InputType | int, file_name: bytes | str) -> None:
-    """nvJitLinkAddFile reads data from file and links it in.
+    """nvJitLinkAddFile reads data from file and links it in. 
+
+     - handle      nvJitLink handle.
+     - inputType   kind of input.
+     - fileName    name of file.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+    Returns: None; raises nvJitLinkError on failure.
+    C function: nvJitLinkAddFile (nvJitLink.h)
     """
     ...
 
 def complete(handle: nvJitLinkHandle | int | None) -> None:
-    """nvJitLinkComplete does the actual link.
+    """nvJitLinkComplete does the actual link. 
+
+     - handle      nvJitLink handle.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+    Returns: None; raises nvJitLinkError on failure.
+    C function: nvJitLinkComplete (nvJitLink.h)
     """
     ...
 
 def get_linked_cubin_size(handle: nvJitLinkHandle | int | None) -> int:
     """nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
+
+     - handle      nvJitLink handle.
+     - size       Size of the linked cubin.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     \\see nvJitLinkGetLinkedCubin
+
+    Returns: size; raises nvJitLinkError on failure.
+    C function: nvJitLinkGetLinkedCubinSize (nvJitLink.h)
     """
     ...
 
 def get_linked_cubin(handle: nvJitLinkHandle | int | None, cubin: Buffer | None = None) -> bytes:
     """nvJitLinkGetLinkedCubin gets the linked cubin.
+
+     - handle      nvJitLink handle.
+     - cubin      The linked cubin.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     User is responsible for allocating enough space to hold the cubin.
+     \\see nvJitLinkGetLinkedCubinSize
+
+    Returns: cubin (when cubin is given, the call fills it instead); raises nvJitLinkError on failure.
+    C function: nvJitLinkGetLinkedCubin (nvJitLink.h)
     """
     ...
 
 def get_linked_ptx_size(handle: nvJitLinkHandle | int | None) -> int:
     """nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
+
+     - handle      nvJitLink handle.
+     - size       Size of the linked PTX.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     Linked PTX is only available when using the -lto option.
+     \\see nvJitLinkGetLinkedPtx
+
+    Returns: size; raises nvJitLinkError on failure.
+    C function: nvJitLinkGetLinkedPtxSize (nvJitLink.h)
     """
     ...
 
 def get_linked_ptx(handle: nvJitLinkHandle | int | None, ptx: Buffer | None = None) -> bytes:
     """nvJitLinkGetLinkedPtx gets the linked ptx.
+
+     - handle      nvJitLink handle.
+     - ptx        The linked PTX.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     Linked PTX is only available when using the -lto option.
+     User is responsible for allocating enough space to hold the ptx.
+     \\see nvJitLinkGetLinkedPtxSize
+
+    Returns: ptx (when ptx is given, the call fills it instead); raises nvJitLinkError on failure.
+    C function: nvJitLinkGetLinkedPtx (nvJitLink.h)
     """
     ...
 
 def get_error_log_size(handle: nvJitLinkHandle | int | None) -> int:
     """nvJitLinkGetErrorLogSize gets the size of the error log.
+
+     - handle      nvJitLink handle.
+     - size       Size of the error log.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     \\see nvJitLinkGetErrorLog
+
+    Returns: size; raises nvJitLinkError on failure.
+    C function: nvJitLinkGetErrorLogSize (nvJitLink.h)
     """
     ...
 
 def get_error_log(handle: nvJitLinkHandle | int | None, log: Buffer | None = None) -> bytes:
     """nvJitLinkGetErrorLog puts any error messages in the log.
+
+     - handle      nvJitLink handle.
+     - log        The error log.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     User is responsible for allocating enough space to hold the log.
+     \\see nvJitLinkGetErrorLogSize
+
+    Returns: log (when log is given, the call fills it instead); raises nvJitLinkError on failure.
+    C function: nvJitLinkGetErrorLog (nvJitLink.h)
     """
     ...
 
 def get_info_log_size(handle: nvJitLinkHandle | int | None) -> int:
     """nvJitLinkGetInfoLogSize gets the size of the info log.
+
+     - handle      nvJitLink handle.
+     - size       Size of the info log.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     \\see nvJitLinkGetInfoLog
+
+    Returns: size; raises nvJitLinkError on failure.
+    C function: nvJitLinkGetInfoLogSize (nvJitLink.h)
     """
     ...
 
 def get_info_log(handle: nvJitLinkHandle | int | None, log: Buffer | None = None) -> bytes:
     """nvJitLinkGetInfoLog puts any info messages in the log.
+
+     - handle      nvJitLink handle.
+     - log        The info log.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+     User is responsible for allocating enough space to hold the log.
+     \\see nvJitLinkGetInfoLogSize
+
+    Returns: log (when log is given, the call fills it instead); raises nvJitLinkError on failure.
+    C function: nvJitLinkGetInfoLog (nvJitLink.h)
     """
     ...
 
 def version() -> tuple[int, int]:
     """nvJitLinkVersion returns the current version of nvJitLink.
+
+     - major        The major version.
+     - minor        The minor version.
+     Returns:
+       - NVJITLINK_SUCCESS 
+       - NVJITLINK_ERROR_INVALID_INPUT
+       - NVJITLINK_ERROR_INTERNAL
+
+    Returns: major, minor; raises nvJitLinkError on failure.
+    C function: nvJitLinkVersion (nvJitLink.h)
     """
     ...
 

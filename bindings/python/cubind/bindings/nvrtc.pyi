@@ -8,6 +8,8 @@ Buffer = Any  # an object exporting a contiguous buffer
 
 class nvrtcResult(Enum):
     """The enumerated type nvrtcResult defines API call result codes.
+              NVRTC API functions return nvrtcResult to indicate the call
+              result.
     """
     NVRTC_SUCCESS: nvrtcResult
     NVRTC_ERROR_OUT_OF_MEMORY: nvrtcResult
@@ -30,125 +32,524 @@ class nvrtcResult(Enum):
 
 
 class nvrtcProgram(Handle):
+    """nvrtcProgram is the unit of compilation, and an opaque handle for
+              a program.
+
+     To compile a CUDA program string, an instance of nvrtcProgram must be
+     created first with nvrtcCreateProgram, then compiled with
+     nvrtcCompileProgram.
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes | None]:
-    """nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to "NVRTC_SUCCESS".
+    """nvrtcGetErrorString is a helper function that returns a string
+              describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to
+              "NVRTC_SUCCESS".
+              For unrecognized enumeration values, it returns
+              "NVRTC_ERROR unknown".
+
+     - result CUDA Runtime Compilation API result code.
+     Returns:  Message string for the given #nvrtcResult code.
+
+    Returns: (status)
+    C function: nvrtcGetErrorString (nvrtc.h)
     """
     ...
 
 def nvrtcVersion() -> tuple[nvrtcResult, int, int]:
-    """nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
+    """nvrtcVersion sets the output parameters major and minor
+              with the CUDA Runtime Compilation version number.
+
+     - major CUDA Runtime Compilation major version number.
+     - minor CUDA Runtime Compilation minor version number.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+
+    Returns: (status, major, minor)
+    C function: nvrtcVersion (nvrtc.h)
     """
     ...
 
 def nvrtcGetNumSupportedArchs() -> tuple[nvrtcResult, int]:
-    """nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC.
+    """nvrtcGetNumSupportedArchs sets the output parameter numArchs 
+              with the number of architectures supported by NVRTC. This can 
+              then be used to pass an array to nvrtcGetSupportedArchs to
+              get the supported architectures.
+
+     - numArchs number of supported architectures.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+
+     see    nvrtcGetSupportedArchs
+
+    Returns: (status, numArchs)
+    C function: nvrtcGetNumSupportedArchs (nvrtc.h)
     """
     ...
 
 def nvrtcGetSupportedArchs(supportedArchs: Buffer | None = None) -> tuple[nvrtcResult, list[int]]:
-    """nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC.
+    """nvrtcGetSupportedArchs populates the array passed via the output parameter 
+              supportedArchs with the architectures supported by NVRTC. The array is
+              sorted in the ascending order. The size of the array to be passed can be
+              determined using nvrtcGetNumSupportedArchs.
+
+     - supportedArchs sorted array of supported architectures.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+
+     see    nvrtcGetNumSupportedArchs
+
+    Returns: (status, supportedArchs)
+    C function: nvrtcGetSupportedArchs (nvrtc.h)
     """
     ...
 
 def nvrtcCreateProgram(src: bytes | str, name: bytes | str | None, numHeaders: int, headers: Sequence[bytes | str] | None, includeNames: Sequence[bytes | str] | None) -> tuple[nvrtcResult, nvrtcProgram]:
-    """nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
+    """nvrtcCreateProgram creates an instance of nvrtcProgram with the
+              given input parameters, and sets the output parameter prog with
+              it.
+
+     - prog         CUDA Runtime Compilation program.
+     - src          CUDA program source.
+     - name         CUDA program name.\\n
+                                 name can be NULL; "default_program" is
+                                 used when name is NULL or "".
+     - numHeaders   Number of headers used.\\n
+                                 numHeaders must be greater than or equal to 0.
+     - headers      Sources of the headers.\\n
+                                 headers can be NULL when numHeaders is
+                                 0.
+     - includeNames Name of each header by which they can be
+                                 included in the CUDA program source.\\n
+                                 includeNames can be NULL when numHeaders
+                                 is 0. These headers must be included with the exact
+                                 names specified here.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_OUT_OF_MEMORY 
+       - NVRTC_ERROR_PROGRAM_CREATION_FAILURE 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcDestroyProgram
+
+    Returns: (status, prog)
+    C function: nvrtcCreateProgram (nvrtc.h)
     """
     ...
 
 def nvrtcDestroyProgram(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult]:
     """nvrtcDestroyProgram destroys the given program.
+
+     - prog CUDA Runtime Compilation program.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcCreateProgram
+
+    Returns: (status)
+    C function: nvrtcDestroyProgram (nvrtc.h)
     """
     ...
 
 def nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None) -> tuple[nvrtcResult]:
     """nvrtcCompileProgram compiles the given program.
+
+     - prog       CUDA Runtime Compilation program.
+     - numOptions Number of compiler options passed.
+     - options    Compiler options in the form of C string array.\\n
+                              options can be NULL when numOptions is 0.
+
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_OUT_OF_MEMORY 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+       - NVRTC_ERROR_INVALID_OPTION 
+       - NVRTC_ERROR_COMPILATION 
+       - NVRTC_ERROR_BUILTIN_OPERATION_FAILURE 
+       - NVRTC_ERROR_TIME_FILE_WRITE_FAILED 
+       - NVRTC_ERROR_CANCELLED 
+
+     It supports compile options listed in options.
+
+    Returns: (status)
+    C function: nvrtcCompileProgram (nvrtc.h)
     """
     ...
 
 def nvrtcGetPTXSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
+    """nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX
+              generated by the previous compilation of prog (including the
+              trailing NULL).
+
+     - prog       CUDA Runtime Compilation program.
+     - ptxSizeRet Size of the generated PTX (including the trailing
+                               NULL).
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetPTX
+
+    Returns: (status, ptxSizeRet)
+    C function: nvrtcGetPTXSize (nvrtc.h)
     """
     ...
 
 def nvrtcGetPTX(prog: nvrtcProgram | int | None, ptx: Buffer | None = None) -> tuple[nvrtcResult, bytes]:
-    """nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
+    """nvrtcGetPTX stores the PTX generated by the previous compilation
+              of prog in the memory pointed by ptx.
+
+     - prog CUDA Runtime Compilation program.
+     - ptx  Compiled result.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetPTXSize
+
+    Returns: (status, ptx); (status,) when ptx is given: the call fills it
+    C function: nvrtcGetPTX (nvrtc.h)
     """
     ...
 
 def nvrtcGetCUBINSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog.
+    """nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin
+              generated by the previous compilation of prog. The value of
+              cubinSizeRet is set to 0 if the value specified to -arch is a
+              virtual architecture instead of an actual architecture.
+
+     - prog       CUDA Runtime Compilation program.
+     - cubinSizeRet Size of the generated cubin.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetCUBIN
+
+    Returns: (status, cubinSizeRet)
+    C function: nvrtcGetCUBINSize (nvrtc.h)
     """
     ...
 
 def nvrtcGetCUBIN(prog: nvrtcProgram | int | None, cubin: Buffer | None = None) -> tuple[nvrtcResult, bytes]:
-    """nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin.
+    """nvrtcGetCUBIN stores the cubin generated by the previous compilation
+              of prog in the memory pointed by cubin. No cubin is available
+              if the value specified to -arch is a virtual architecture instead
+              of an actual architecture.
+
+     - prog CUDA Runtime Compilation program.
+     - cubin  Compiled and assembled result.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetCUBINSize
+
+    Returns: (status, cubin); (status,) when cubin is given: the call fills it
+    C function: nvrtcGetCUBIN (nvrtc.h)
     """
     ...
 
 def nvrtcGetLTOIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog.
+    """nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR
+              generated by the previous compilation of prog. The value of
+              LTOIRSizeRet is set to 0 if the program was not compiled with 
+              -dlto.
+
+     - prog       CUDA Runtime Compilation program.
+     - LTOIRSizeRet Size of the generated LTO IR.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetLTOIR
+
+    Returns: (status, LTOIRSizeRet)
+    C function: nvrtcGetLTOIRSize (nvrtc.h)
     """
     ...
 
 def nvrtcGetLTOIR(prog: nvrtcProgram | int | None, LTOIR: Buffer | None = None) -> tuple[nvrtcResult, bytes]:
-    """nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR.
+    """nvrtcGetLTOIR stores the LTO IR generated by the previous compilation
+              of prog in the memory pointed by LTOIR. No LTO IR is available
+              if the program was compiled without -dlto.
+
+     - prog CUDA Runtime Compilation program.
+     - LTOIR Compiled result.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetLTOIRSize
+
+    Returns: (status, LTOIR); (status,) when LTOIR is given: the call fills it
+    C function: nvrtcGetLTOIR (nvrtc.h)
     """
     ...
 
 def nvrtcGetOptiXIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog.
+    """nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR
+              generated by the previous compilation of prog. The value of
+              nvrtcGetOptiXIRSize is set to 0 if the program was compiled with 
+              options incompatible with OptiX IR generation.
+
+     - prog CUDA Runtime Compilation program.
+     - optixirSizeRet Size of the generated LTO IR.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetOptiXIR
+
+    Returns: (status, optixirSizeRet)
+    C function: nvrtcGetOptiXIRSize (nvrtc.h)
     """
     ...
 
 def nvrtcGetOptiXIR(prog: nvrtcProgram | int | None, optixir: Buffer | None = None) -> tuple[nvrtcResult, bytes]:
-    """nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir.
+    """nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation
+              of prog in the memory pointed by optixir. No OptiX IR is available
+              if the program was compiled with options incompatible with OptiX IR generation.
+
+     - prog CUDA Runtime Compilation program.
+     - optixir Optix IR Compiled result.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetOptiXIRSize
+
+    Returns: (status, optixir); (status,) when optixir is given: the call fills it
+    C function: nvrtcGetOptiXIR (nvrtc.h)
     """
     ...
 
 def nvrtcGetProgramLogSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
+    """nvrtcGetProgramLogSize sets logSizeRet with the size of the
+              log generated by the previous compilation of prog (including the
+              trailing NULL).
+
+     Note that compilation log may be generated with warnings and informative
+     messages, even when the compilation of prog succeeds.
+
+     - prog       CUDA Runtime Compilation program.
+     - logSizeRet Size of the compilation log
+                               (including the trailing NULL).
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetProgramLog
+
+    Returns: (status, logSizeRet)
+    C function: nvrtcGetProgramLogSize (nvrtc.h)
     """
     ...
 
 def nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: Buffer | None = None) -> tuple[nvrtcResult, bytes]:
-    """nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
+    """nvrtcGetProgramLog stores the log generated by the previous
+              compilation of prog in the memory pointed by log.
+
+     - prog CUDA Runtime Compilation program.
+     - log  Compilation log.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+
+     \\see     nvrtcGetProgramLogSize
+
+    Returns: (status, log); (status,) when log is given: the call fills it
+    C function: nvrtcGetProgramLog (nvrtc.h)
     """
     ...
 
 def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: bytes | str) -> tuple[nvrtcResult]:
-    """nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
+    """nvrtcAddNameExpression notes the given name expression
+              denoting the address of a __global__ function 
+              or __device__/__constant__ variable.
+
+     The identical name expression string must be provided on a subsequent
+     call to nvrtcGetLoweredName to extract the lowered name.
+     - prog CUDA Runtime Compilation program.
+     - name_expression constant expression denoting the address of
+                   a __global__ function or __device__/__constant__ variable.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION 
+
+     \\see     nvrtcGetLoweredName
+
+    Returns: (status)
+    C function: nvrtcAddNameExpression (nvrtc.h)
     """
     ...
 
 def nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes | str) -> tuple[nvrtcResult, bytes | None]:
-    """nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it.
+    """nvrtcGetLoweredName extracts the lowered (mangled) name
+              for a __global__ function or __device__/__constant__ variable,
+              and updates *lowered_name to point to it. The memory containing
+              the name is released when the NVRTC program is destroyed by 
+              nvrtcDestroyProgram.
+              The identical name expression must have been previously
+              provided to nvrtcAddNameExpression.
+
+     - prog CUDA Runtime Compilation program.
+     - name_expression constant expression denoting the address of 
+                   a __global__ function or __device__/__constant__ variable.
+     - lowered_name initialized by the function to point to a
+                   C string containing the lowered (mangled)
+                   name corresponding to the provided name expression.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+       - NVRTC_ERROR_INVALID_INPUT 
+       - NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID 
+
+     \\see     nvrtcAddNameExpression
+
+    Returns: (status, lowered_name)
+    C function: nvrtcGetLoweredName (nvrtc.h)
     """
     ...
 
 def nvrtcGetPCHHeapSize() -> tuple[nvrtcResult, int]:
     """retrieve the current size of the PCH Heap.
+
+     - ret pointer to location where the size of the PCH Heap
+                     will be stored
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_INPUT 
+
+    Returns: (status, ret)
+    C function: nvrtcGetPCHHeapSize (nvrtc.h)
     """
     ...
 
 def nvrtcSetPCHHeapSize(size: int) -> tuple[nvrtcResult]:
     """set the size of the PCH Heap.
+
+     - size requested size of the PCH Heap, in bytes
+     
+     Returns:
+       - NVRTC_SUCCESS 
+     
+     The requested size may be rounded up to a platform dependent
+     alignment (e.g. page size). If the PCH Heap has already been allocated,
+     the heap memory will be freed and a new PCH Heap will be allocated.
+
+    Returns: (status)
+    C function: nvrtcSetPCHHeapSize (nvrtc.h)
     """
     ...
 
 def nvrtcGetPCHCreateStatus(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult]:
     """returns the PCH creation status.
+
+     - prog CUDA Runtime Compilation program.
+
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED 
+       - NVRTC_ERROR_PCH_CREATE 
+       - NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+     
+     NVRTC_SUCCESS indicates that the PCH was successfully created.
+     NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED indicates that no PCH creation 
+     was attempted, either because PCH functionality was not requested during
+     the preceding nvrtcCompileProgram call, or automatic PCH processing was
+     requested, and compiler chose not to create a PCH file.
+     NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED indicates that a PCH file could 
+     potentially have been created, but the compiler ran out space in the PCH
+     heap. In this scenario, the nvrtcGetPCHHeapSizeRequired() can be used to 
+     query the required heap size, the heap can be reallocated for this size with
+     nvrtcSetPCHHeapSize() and PCH creation may be reattempted again invoking
+     nvrtcCompileProgram() with a new NVRTC program instance.
+     NVRTC_ERROR_PCH_CREATE indicates that an error condition prevented the 
+     PCH file from being created.
+
+    Returns: (status)
+    C function: nvrtcGetPCHCreateStatus (nvrtc.h)
     """
     ...
 
 def nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """retrieve the required size of the PCH heap required to compile the given program.
+    """retrieve the required size of the PCH heap required to compile
+              the given program.
+
+     - prog CUDA Runtime Compilation program.
+     - size pointer to location where the required size of the PCH Heap
+                    will be stored
+
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+       - NVRTC_ERROR_INVALID_INPUT 
+     The size retrieved using this function is only valid if nvrtcGetPCHCreateStatus()
+     returned NVRTC_SUCCESS or NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED
+
+    Returns: (status, size)
+    C function: nvrtcGetPCHHeapSizeRequired (nvrtc.h)
     """
     ...
 
 def nvrtcSetFlowCallback(prog: nvrtcProgram | int | None, callback: int | None, payload: int | Buffer | None) -> tuple[nvrtcResult]:
-    """nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
+    """nvrtcSetFlowCallback registers a callback function that the compiler 
+              will invoke at different points during a call to nvrtcCompileProgram, 
+              and the callback function can decide whether to cancel compilation by
+              returning specific values.
+     
+     The callback function must satisfy the following constraints:
+     
+     (1) Its signature should be:
+         @code
+         int callback(void* param1, void* param2);
+         @endcode
+         When invoking the callback, the compiler will always pass payload to 
+         param1 so that the callback may make decisions based on payload . It'll
+         always pass NULL to param2 for now which is reserved for future extensions.
+     
+     (2) It must return 1 to cancel compilation or 0 to continue. 
+         Other return values are reserved for future use. 
+     
+     (3) It must return consistent values. Once it returns 1 at one point, it must
+         return 1 in all following invocations during the current nvrtcCompileProgram
+         call in progress.
+     
+     (4) It must be thread-safe.
+     
+     (5) It must not invoke any nvrtc/libnvvm/ptx APIs.
+      
+     - prog CUDA Runtime Compilation program.
+     - callback the callback that issues cancellation signal.
+     - payload to be passed as a parameter when invoking the callback.
+     Returns:
+       - NVRTC_SUCCESS 
+       - NVRTC_ERROR_INVALID_PROGRAM 
+       - NVRTC_ERROR_INVALID_INPUT 
+
+    Returns: (status)
+    C function: nvrtcSetFlowCallback (nvrtc.h)
     """
     ...
 

@@ -99,6 +99,10 @@ CUDA_EGL_MAX_PLANES: int
 
 class cudaRoundMode(Enum):
     """*****************************************************************************
+                                                                                *
+                                                                                *
+                                                                                *
+    *****************************************************************************
     """
     cudaRoundNearest: cudaRoundMode
     cudaRoundZero: cudaRoundMode
@@ -109,209 +113,839 @@ class cudaError_t(Enum):
     """CUDA error types
     """
     cudaSuccess: cudaError_t
+    """The API call returned with no errors. In the case of query calls, this
+     also means that the operation being queried is complete (see
+     cudaEventQuery() and cudaStreamQuery()).
+    """
     cudaErrorInvalidValue: cudaError_t
+    """This indicates that one or more of the parameters passed to the API call
+     is not within an acceptable range of values.
+    """
     cudaErrorMemoryAllocation: cudaError_t
+    """The API call failed because it was unable to allocate enough memory or
+     other resources to perform the requested operation.
+    """
     cudaErrorInitializationError: cudaError_t
+    """The API call failed because the CUDA driver and runtime could not be
+     initialized.
+    """
     cudaErrorCudartUnloading: cudaError_t
+    """This indicates that a CUDA Runtime API call cannot be executed because
+     it is being called during process shut down, at a point in time after
+     CUDA driver has been unloaded.
+    """
     cudaErrorProfilerDisabled: cudaError_t
+    """This indicates profiler is not initialized for this run. This can
+     happen when the application is running with external profiling tools
+     like visual profiler.
+    """
     cudaErrorProfilerNotInitialized: cudaError_t
+    """\\deprecated
+     This error return is deprecated as of CUDA 5.0. It is no longer an error
+     to attempt to enable/disable the profiling via cudaProfilerStart or
+     cudaProfilerStop without initialization.
+    """
     cudaErrorProfilerAlreadyStarted: cudaError_t
+    """\\deprecated
+     This error return is deprecated as of CUDA 5.0. It is no longer an error
+     to call cudaProfilerStart() when profiling is already enabled.
+    """
     cudaErrorProfilerAlreadyStopped: cudaError_t
+    """\\deprecated
+     This error return is deprecated as of CUDA 5.0. It is no longer an error
+     to call cudaProfilerStop() when profiling is already disabled.
+    """
     cudaErrorInvalidConfiguration: cudaError_t
+    """This indicates that a kernel launch is requesting resources that can
+     never be satisfied by the current device. Requesting more shared memory
+     per block than the device supports will trigger this error, as will
+     requesting too many threads or blocks. See cudaDeviceProp for more
+     device limitations.
+    """
     cudaErrorInvalidPitchValue: cudaError_t
+    """This indicates that one or more of the pitch-related parameters passed
+     to the API call is not within the acceptable range for pitch.
+    """
     cudaErrorInvalidSymbol: cudaError_t
+    """This indicates that the symbol name/identifier passed to the API call
+     is not a valid name or identifier.
+    """
     cudaErrorInvalidHostPointer: cudaError_t
+    """This indicates that at least one host pointer passed to the API call is
+     not a valid host pointer.
+     \\deprecated
+     This error return is deprecated as of CUDA 10.1.
+    """
     cudaErrorInvalidDevicePointer: cudaError_t
+    """This indicates that at least one device pointer passed to the API call is
+     not a valid device pointer.
+     \\deprecated
+     This error return is deprecated as of CUDA 10.1.
+    """
     cudaErrorInvalidTexture: cudaError_t
+    """This indicates that the texture passed to the API call is not a valid
+     texture.
+    """
     cudaErrorInvalidTextureBinding: cudaError_t
+    """This indicates that the texture binding is not valid. This occurs if you
+     call cudaGetTextureAlignmentOffset() with an unbound texture.
+    """
     cudaErrorInvalidChannelDescriptor: cudaError_t
+    """This indicates that the channel descriptor passed to the API call is not
+     valid. This occurs if the format is not one of the formats specified by
+     cudaChannelFormatKind, or if one of the dimensions is invalid.
+    """
     cudaErrorInvalidMemcpyDirection: cudaError_t
+    """This indicates that the direction of the memcpy passed to the API call is
+     not one of the types specified by cudaMemcpyKind.
+    """
     cudaErrorAddressOfConstant: cudaError_t
+    """This indicated that the user has taken the address of a constant variable,
+     which was forbidden up until the CUDA 3.1 release.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Variables in constant
+     memory may now have their address taken by the runtime via
+     cudaGetSymbolAddress().
+    """
     cudaErrorTextureFetchFailed: cudaError_t
+    """This indicated that a texture fetch was not able to be performed.
+     This was previously used for device emulation of texture operations.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Device emulation mode was
+     removed with the CUDA 3.1 release.
+    """
     cudaErrorTextureNotBound: cudaError_t
+    """This indicated that a texture was not bound for access.
+     This was previously used for device emulation of texture operations.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Device emulation mode was
+     removed with the CUDA 3.1 release.
+    """
     cudaErrorSynchronizationError: cudaError_t
+    """This indicated that a synchronization operation had failed.
+     This was previously used for some device emulation functions.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Device emulation mode was
+     removed with the CUDA 3.1 release.
+    """
     cudaErrorInvalidFilterSetting: cudaError_t
+    """This indicates that a non-float texture was being accessed with linear
+     filtering. This is not supported by CUDA.
+    """
     cudaErrorInvalidNormSetting: cudaError_t
+    """This indicates that an attempt was made to read an unsupported data type as a
+     normalized float. This is not supported by CUDA.
+    """
     cudaErrorMixedDeviceExecution: cudaError_t
+    """Mixing of device and device emulation code was not allowed.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Device emulation mode was
+     removed with the CUDA 3.1 release.
+    """
     cudaErrorNotYetImplemented: cudaError_t
+    """This indicates that the API call is not yet implemented. Production
+     releases of CUDA will never return this error.
+     \\deprecated
+     This error return is deprecated as of CUDA 4.1.
+    """
     cudaErrorMemoryValueTooLarge: cudaError_t
+    """This indicated that an emulated device pointer exceeded the 32-bit address
+     range.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Device emulation mode was
+     removed with the CUDA 3.1 release.
+    """
     cudaErrorStubLibrary: cudaError_t
+    """This indicates that the CUDA driver that the application has loaded is a
+     stub library. Applications that run with the stub rather than a real
+     driver loaded will result in CUDA API returning this error.
+    """
     cudaErrorInsufficientDriver: cudaError_t
+    """This indicates that the installed NVIDIA CUDA driver is older than the
+     CUDA runtime library. This is not a supported configuration. Users should
+     install an updated NVIDIA display driver to allow the application to run.
+    """
     cudaErrorCallRequiresNewerDriver: cudaError_t
+    """This indicates that the API call requires a newer CUDA driver than the one
+     currently installed. Users should install an updated NVIDIA CUDA driver
+     to allow the API call to succeed.
+    """
     cudaErrorInvalidSurface: cudaError_t
+    """This indicates that the surface passed to the API call is not a valid
+     surface.
+    """
     cudaErrorDuplicateVariableName: cudaError_t
+    """This indicates that multiple global or constant variables (across separate
+     CUDA source files in the application) share the same string name.
+    """
     cudaErrorDuplicateTextureName: cudaError_t
+    """This indicates that multiple textures (across separate CUDA source
+     files in the application) share the same string name.
+    """
     cudaErrorDuplicateSurfaceName: cudaError_t
+    """This indicates that multiple surfaces (across separate CUDA source
+     files in the application) share the same string name.
+    """
     cudaErrorDevicesUnavailable: cudaError_t
+    """This indicates that all CUDA devices are busy or unavailable at the current
+     time. Devices are often busy/unavailable due to use of
+     cudaComputeModeProhibited, cudaComputeModeExclusiveProcess, or when long
+     running CUDA kernels have filled up the GPU and are blocking new work
+     from starting. They can also be unavailable due to memory constraints
+     on a device that already has active CUDA work being performed.
+    """
     cudaErrorIncompatibleDriverContext: cudaError_t
+    """This indicates that the current context is not compatible with this
+     the CUDA Runtime. This can only occur if you are using CUDA
+     Runtime/Driver interoperability and have created an existing Driver
+     context using the driver API. The Driver context may be incompatible
+     either because the Driver context was created using an older version 
+     of the API, because the Runtime API call expects a primary driver 
+     context and the Driver context is not primary, or because the Driver 
+     context has been destroyed. Please see CUDART_DRIVER "Interactions 
+     with the CUDA Driver API" for more information.
+    """
     cudaErrorMissingConfiguration: cudaError_t
+    """The device function being invoked (usually via cudaLaunchKernel()) was not
+     previously configured via the cudaConfigureCall() function.
+    """
     cudaErrorPriorLaunchFailure: cudaError_t
+    """This indicated that a previous kernel launch failed. This was previously
+     used for device emulation of kernel launches.
+     \\deprecated
+     This error return is deprecated as of CUDA 3.1. Device emulation mode was
+     removed with the CUDA 3.1 release.
+    """
     cudaErrorLaunchMaxDepthExceeded: cudaError_t
+    """This error indicates that a device runtime grid launch did not occur 
+     because the depth of the child grid would exceed the maximum supported
+     number of nested grid launches.
+    """
     cudaErrorLaunchFileScopedTex: cudaError_t
+    """This error indicates that a grid launch did not occur because the kernel 
+     uses file-scoped textures which are unsupported by the device runtime. 
+     Kernels launched via the device runtime only support textures created with 
+     the Texture Object API's.
+    """
     cudaErrorLaunchFileScopedSurf: cudaError_t
+    """This error indicates that a grid launch did not occur because the kernel 
+     uses file-scoped surfaces which are unsupported by the device runtime.
+     Kernels launched via the device runtime only support surfaces created with
+     the Surface Object API's.
+    """
     cudaErrorSyncDepthExceeded: cudaError_t
+    """This error indicates that a call to cudaDeviceSynchronize made from
+     the device runtime failed because the call was made at grid depth greater
+     than than either the default (2 levels of grids) or user specified device
+     limit cudaLimitDevRuntimeSyncDepth. To be able to synchronize on
+     launched grids at a greater depth successfully, the maximum nested
+     depth at which cudaDeviceSynchronize will be called must be specified
+     with the cudaLimitDevRuntimeSyncDepth limit to the cudaDeviceSetLimit
+     api before the host-side launch of a kernel using the device runtime.
+     Keep in mind that additional levels of sync depth require the runtime
+     to reserve large amounts of device memory that cannot be used for
+     user allocations. Note that cudaDeviceSynchronize made from device
+     runtime is only supported on devices of compute capability < 9.0.
+    """
     cudaErrorLaunchPendingCountExceeded: cudaError_t
+    """This error indicates that a device runtime grid launch failed because
+     the launch would exceed the limit cudaLimitDevRuntimePendingLaunchCount.
+     For this launch to proceed successfully, cudaDeviceSetLimit must be
+     called to set the cudaLimitDevRuntimePendingLaunchCount to be higher 
+     than the upper bound of outstanding launches that can be issued to the
+     device runtime. Keep in mind that raising the limit of pending device
+     runtime launches will require the runtime to reserve device memory that
+     cannot be used for user allocations.
+    """
     cudaErrorInvalidDeviceFunction: cudaError_t
+    """The requested device function does not exist or is not compiled for the
+     proper device architecture.
+    """
     cudaErrorNoDevice: cudaError_t
+    """This indicates that no CUDA-capable devices were detected by the installed
+     CUDA driver.
+    """
     cudaErrorInvalidDevice: cudaError_t
+    """This indicates that the device ordinal supplied by the user does not
+     correspond to a valid CUDA device or that the action requested is
+     invalid for the specified device.
+    """
     cudaErrorDeviceNotLicensed: cudaError_t
+    """This indicates that the device doesn't have a valid Grid License.
+    """
     cudaErrorSoftwareValidityNotEstablished: cudaError_t
+    """By default, the CUDA runtime may perform a minimal set of self-tests,
+     as well as CUDA driver tests, to establish the validity of both.
+     Introduced in CUDA 11.2, this error return indicates that at least one
+     of these tests has failed and the validity of either the runtime
+     or the driver could not be established.
+    """
     cudaErrorStartupFailure: cudaError_t
+    """This indicates an internal startup failure in the CUDA runtime.
+    """
     cudaErrorInvalidKernelImage: cudaError_t
+    """This indicates that the device kernel image is invalid.
+    """
     cudaErrorDeviceUninitialized: cudaError_t
+    """This most frequently indicates that there is no context bound to the
+     current thread. This can also be returned if the context passed to an
+     API call is not a valid handle (such as a context that has had
+     cuCtxDestroy() invoked on it). This can also be returned if a user
+     mixes different API versions (i.e. 3010 context with 3020 API calls).
+     See cuCtxGetApiVersion() for more details.
+    """
     cudaErrorMapBufferObjectFailed: cudaError_t
+    """This indicates that the buffer object could not be mapped.
+    """
     cudaErrorUnmapBufferObjectFailed: cudaError_t
+    """This indicates that the buffer object could not be unmapped.
+    """
     cudaErrorArrayIsMapped: cudaError_t
+    """This indicates that the specified array is currently mapped and thus
+     cannot be destroyed.
+    """
     cudaErrorAlreadyMapped: cudaError_t
+    """This indicates that the resource is already mapped.
+    """
     cudaErrorNoKernelImageForDevice: cudaError_t
+    """This indicates that there is no kernel image available that is suitable
+     for the device. This can occur when a user specifies code generation
+     options for a particular CUDA source file that do not include the
+     corresponding device configuration.
+    """
     cudaErrorAlreadyAcquired: cudaError_t
+    """This indicates that a resource has already been acquired.
+    """
     cudaErrorNotMapped: cudaError_t
+    """This indicates that a resource is not mapped.
+    """
     cudaErrorNotMappedAsArray: cudaError_t
+    """This indicates that a mapped resource is not available for access as an
+     array.
+    """
     cudaErrorNotMappedAsPointer: cudaError_t
+    """This indicates that a mapped resource is not available for access as a
+     pointer.
+    """
     cudaErrorECCUncorrectable: cudaError_t
+    """This indicates that an uncorrectable ECC error was detected during
+     execution.
+    """
     cudaErrorUnsupportedLimit: cudaError_t
+    """This indicates that the cudaLimit passed to the API call is not
+     supported by the active device.
+    """
     cudaErrorDeviceAlreadyInUse: cudaError_t
+    """This indicates that a call tried to access an exclusive-thread device that 
+     is already in use by a different thread.
+    """
     cudaErrorPeerAccessUnsupported: cudaError_t
+    """This error indicates that P2P access is not supported across the given
+     devices.
+    """
     cudaErrorInvalidPtx: cudaError_t
+    """A PTX compilation failed. The runtime may fall back to compiling PTX if
+     an application does not contain a suitable binary for the current device.
+    """
     cudaErrorInvalidGraphicsContext: cudaError_t
+    """This indicates an error with the OpenGL or DirectX context.
+    """
     cudaErrorNvlinkUncorrectable: cudaError_t
+    """This indicates that an uncorrectable NVLink error was detected during the
+     execution.
+    """
     cudaErrorJitCompilerNotFound: cudaError_t
+    """This indicates that the PTX JIT compiler library was not found. The JIT Compiler
+     library is used for PTX compilation. The runtime may fall back to compiling PTX
+     if an application does not contain a suitable binary for the current device.
+    """
     cudaErrorUnsupportedPtxVersion: cudaError_t
+    """This indicates that the provided PTX was compiled with an unsupported toolchain.
+     The most common reason for this, is the PTX was generated by a compiler newer
+     than what is supported by the CUDA driver and PTX JIT compiler.
+    """
     cudaErrorJitCompilationDisabled: cudaError_t
+    """This indicates that the JIT compilation was disabled. The JIT compilation compiles
+     PTX. The runtime may fall back to compiling PTX if an application does not contain
+     a suitable binary for the current device.
+    """
     cudaErrorUnsupportedExecAffinity: cudaError_t
+    """This indicates that the provided execution affinity is not supported by the device.
+    """
     cudaErrorUnsupportedDevSideSync: cudaError_t
+    """This indicates that the code to be compiled by the PTX JIT contains
+     unsupported call to cudaDeviceSynchronize.
+    """
     cudaErrorContained: cudaError_t
+    """This indicates that an exception occurred on the device that is now
+     contained by the GPU's error containment capability. Common causes are -
+     a. Certain types of invalid accesses of peer GPU memory over nvlink
+     b. Certain classes of hardware errors
+     This leaves the process in an inconsistent state and any further CUDA
+     work will return the same error. To continue using CUDA, the process must
+     be terminated and relaunched.
+    """
     cudaErrorInvalidSource: cudaError_t
+    """This indicates that the device kernel source is invalid.
+    """
     cudaErrorFileNotFound: cudaError_t
+    """This indicates that the file specified was not found.
+    """
     cudaErrorSharedObjectSymbolNotFound: cudaError_t
+    """This indicates that a link to a shared object failed to resolve.
+    """
     cudaErrorSharedObjectInitFailed: cudaError_t
+    """This indicates that initialization of a shared object failed.
+    """
     cudaErrorOperatingSystem: cudaError_t
+    """This error indicates that an OS call failed.
+    """
     cudaErrorInvalidResourceHandle: cudaError_t
+    """This indicates that a resource handle passed to the API call was not
+     valid. Resource handles are opaque types like cudaStream_t and
+     cudaEvent_t.
+    """
     cudaErrorIllegalState: cudaError_t
+    """This indicates that a resource required by the API call is not in a
+     valid state to perform the requested operation.
+    """
     cudaErrorLossyQuery: cudaError_t
+    """This indicates an attempt was made to introspect an object in a way that
+     would discard semantically important information. This is either due to
+     the object using funtionality newer than the API version used to
+     introspect it or omission of optional return arguments.
+    """
     cudaErrorSymbolNotFound: cudaError_t
+    """This indicates that a named symbol was not found. Examples of symbols
+     are global/constant variable names, driver function names, texture names,
+     and surface names.
+    """
     cudaErrorNotReady: cudaError_t
+    """This indicates that asynchronous operations issued previously have not
+     completed yet. This result is not actually an error, but must be indicated
+     differently than cudaSuccess (which indicates completion). Calls that
+     may return this value include cudaEventQuery() and cudaStreamQuery().
+    """
     cudaErrorIllegalAddress: cudaError_t
+    """The device encountered a load or store instruction on an invalid memory address.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorLaunchOutOfResources: cudaError_t
+    """This indicates that a launch did not occur because it did not have
+     appropriate resources. Although this error is similar to
+     cudaErrorInvalidConfiguration, this error usually indicates that the
+     user has attempted to pass too many arguments to the device kernel, or the
+     kernel launch specifies too many threads for the kernel's register count.
+    """
     cudaErrorLaunchTimeout: cudaError_t
+    """This indicates that the device kernel took too long to execute. This can
+     only occur if timeouts are enabled - see the device attribute 
+     cudaDeviceAttrcudaDevAttrKernelExecTimeout "cudaDevAttrKernelExecTimeout"
+     for more information.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorLaunchIncompatibleTexturing: cudaError_t
+    """This error indicates a kernel launch that uses an incompatible texturing
+     mode.
+    """
     cudaErrorPeerAccessAlreadyEnabled: cudaError_t
+    """This error indicates that a call to cudaDeviceEnablePeerAccess() is
+     trying to re-enable peer addressing on from a context which has already
+     had peer addressing enabled.
+    """
     cudaErrorPeerAccessNotEnabled: cudaError_t
+    """This error indicates that cudaDeviceDisablePeerAccess() is trying to 
+     disable peer addressing which has not been enabled yet via 
+     cudaDeviceEnablePeerAccess().
+    """
     cudaErrorSetOnActiveProcess: cudaError_t
+    """This indicates that the user has called cudaSetValidDevices(),
+     cudaSetDeviceFlags(), cudaD3D9SetDirect3DDevice(),
+     cudaD3D10SetDirect3DDevice, cudaD3D11SetDirect3DDevice(), or
+     cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime by
+     calling non-device management operations (allocating memory and
+     launching kernels are examples of non-device management operations).
+     This error can also be returned if using runtime/driver
+     interoperability and there is an existing CUcontext active on the
+     host thread.
+    """
     cudaErrorContextIsDestroyed: cudaError_t
+    """This error indicates that the context current to the calling thread
+     has been destroyed using cuCtxDestroy, or is a primary context which
+     has not yet been initialized.
+    """
     cudaErrorAssert: cudaError_t
+    """An assert triggered in device code during kernel execution. The device
+     cannot be used again. All existing allocations are invalid. To continue
+     using CUDA, the process must be terminated and relaunched.
+    """
     cudaErrorTooManyPeers: cudaError_t
+    """This error indicates that the hardware resources required to enable
+     peer access have been exhausted for one or more of the devices 
+     passed to cudaEnablePeerAccess().
+    """
     cudaErrorHostMemoryAlreadyRegistered: cudaError_t
+    """This error indicates that the memory range passed to cudaHostRegister()
+     has already been registered.
+    """
     cudaErrorHostMemoryNotRegistered: cudaError_t
+    """This error indicates that the pointer passed to cudaHostUnregister()
+     does not correspond to any currently registered memory region.
+    """
     cudaErrorHardwareStackError: cudaError_t
+    """Device encountered an error in the call stack during kernel execution,
+     possibly due to stack corruption or exceeding the stack size limit.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorIllegalInstruction: cudaError_t
+    """The device encountered an illegal instruction during kernel execution
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorMisalignedAddress: cudaError_t
+    """The device encountered a load or store instruction
+     on a memory address which is not aligned.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorInvalidAddressSpace: cudaError_t
+    """While executing a kernel, the device encountered an instruction
+     which can only operate on memory locations in certain address spaces
+     (global, shared, or local), but was supplied a memory address not
+     belonging to an allowed address space.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorInvalidPc: cudaError_t
+    """The device encountered an invalid program counter.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorLaunchFailure: cudaError_t
+    """An exception occurred on the device while executing a kernel. Common
+     causes include dereferencing an invalid device pointer and accessing
+     out of bounds shared memory. Less common cases can be system specific - more
+     information about these cases can be found in the system specific user guide.
+     This leaves the process in an inconsistent state and any further CUDA work
+     will return the same error. To continue using CUDA, the process must be terminated
+     and relaunched.
+    """
     cudaErrorCooperativeLaunchTooLarge: cudaError_t
+    """This error indicates that the number of blocks launched per grid for a kernel that was
+     launched via either cudaLaunchCooperativeKernel
+     exceeds the maximum number of blocks as allowed by cudaOccupancyMaxActiveBlocksPerMultiprocessor
+     or cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors
+     as specified by the device attribute cudaDevAttrMultiProcessorCount.
+    """
     cudaErrorTensorMemoryLeak: cudaError_t
+    """An exception occurred on the device while exiting a kernel using tensor memory: the
+     tensor memory was not completely deallocated. This leaves the process in an inconsistent
+     state and any further CUDA work will return the same error. To continue using CUDA, the
+     process must be terminated and relaunched.
+    """
     cudaErrorNotPermitted: cudaError_t
+    """This error indicates the attempted operation is not permitted.
+    """
     cudaErrorNotSupported: cudaError_t
+    """This error indicates the attempted operation is not supported
+     on the current system or device.
+    """
     cudaErrorSystemNotReady: cudaError_t
+    """This error indicates that the system is not yet ready to start any CUDA
+     work.  To continue using CUDA, verify the system configuration is in a
+     valid state and all required driver daemons are actively running.
+     More information about this error can be found in the system specific
+     user guide.
+    """
     cudaErrorSystemDriverMismatch: cudaError_t
+    """This error indicates that there is a mismatch between the versions of
+     the display driver and the CUDA driver. Refer to the compatibility documentation
+     for supported versions.
+    """
     cudaErrorCompatNotSupportedOnDevice: cudaError_t
+    """This error indicates that the system was upgraded to run with forward compatibility
+     but the visible hardware detected by CUDA does not support this configuration.
+     Refer to the compatibility documentation for the supported hardware matrix or ensure
+     that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES
+     environment variable.
+    """
     cudaErrorMpsConnectionFailed: cudaError_t
+    """This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.
+    """
     cudaErrorMpsRpcFailure: cudaError_t
+    """This error indicates that the remote procedural call between the MPS server and the MPS client failed.
+    """
     cudaErrorMpsServerNotReady: cudaError_t
+    """This error indicates that the MPS server is not ready to accept new MPS client requests.
+     This error can be returned when the MPS server is in the process of recovering from a fatal failure.
+    """
     cudaErrorMpsMaxClientsReached: cudaError_t
+    """This error indicates that the hardware resources required to create MPS client have been exhausted.
+    """
     cudaErrorMpsMaxConnectionsReached: cudaError_t
+    """This error indicates the the hardware resources required to device connections have been exhausted.
+    """
     cudaErrorMpsClientTerminated: cudaError_t
+    """This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.
+    """
     cudaErrorCdpNotSupported: cudaError_t
+    """This error indicates, that the program is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.
+    """
     cudaErrorCdpVersionMismatch: cudaError_t
+    """This error indicates, that the program contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.
+    """
     cudaErrorStreamCaptureUnsupported: cudaError_t
+    """The operation is not permitted when the stream is capturing.
+    """
     cudaErrorStreamCaptureInvalidated: cudaError_t
+    """The current capture sequence on the stream has been invalidated due to
+     a previous error.
+    """
     cudaErrorStreamCaptureMerge: cudaError_t
+    """The operation would have resulted in a merge of two independent capture
+     sequences.
+    """
     cudaErrorStreamCaptureUnmatched: cudaError_t
+    """The capture was not initiated in this stream.
+    """
     cudaErrorStreamCaptureUnjoined: cudaError_t
+    """The capture sequence contains a fork that was not joined to the primary
+     stream.
+    """
     cudaErrorStreamCaptureIsolation: cudaError_t
+    """A dependency would have been created which crosses the capture sequence
+     boundary. Only implicit in-stream ordering dependencies are allowed to
+     cross the boundary.
+    """
     cudaErrorStreamCaptureImplicit: cudaError_t
+    """The operation would have resulted in a disallowed implicit dependency on
+     a current capture sequence from cudaStreamLegacy.
+    """
     cudaErrorCapturedEvent: cudaError_t
+    """The operation is not permitted on an event which was last recorded in a
+     capturing stream.
+    """
     cudaErrorStreamCaptureWrongThread: cudaError_t
+    """A stream capture sequence not initiated with the cudaStreamCaptureModeRelaxed
+     argument to cudaStreamBeginCapture was passed to cudaStreamEndCapture in a
+     different thread.
+    """
     cudaErrorTimeout: cudaError_t
+    """This indicates that the wait operation has timed out.
+    """
     cudaErrorGraphExecUpdateFailure: cudaError_t
+    """This error indicates that the graph update was not performed because it included 
+     changes which violated constraints specific to instantiated graph update.
+    """
     cudaErrorExternalDevice: cudaError_t
+    """This indicates that an async error has occurred in a device outside of CUDA.
+     If CUDA was waiting for an external device's signal before consuming shared data,
+     the external device signaled an error indicating that the data is not valid for
+     consumption. This leaves the process in an inconsistent state and any further CUDA
+     work will return the same error. To continue using CUDA, the process must be
+     terminated and relaunched.
+    """
     cudaErrorInvalidClusterSize: cudaError_t
+    """This indicates that a kernel launch error has occurred due to cluster
+     misconfiguration.
+    """
     cudaErrorFunctionNotLoaded: cudaError_t
+    """Indiciates a function handle is not loaded when calling an API that requires
+     a loaded function.
+    """
     cudaErrorInvalidResourceType: cudaError_t
+    """This error indicates one or more resources passed in are not valid resource
+     types for the operation.
+    """
     cudaErrorInvalidResourceConfiguration: cudaError_t
+    """This error indicates one or more resources are insufficient or non-applicable for
+     the operation.
+    """
     cudaErrorUnknown: cudaError_t
+    """This indicates that an unknown internal error has occurred.
+    """
     cudaErrorApiFailureBase: cudaError_t
+    """Any unhandled CUDA driver error is added to this value and returned via
+     the runtime. Production releases of CUDA should not return such errors.
+     \\deprecated
+     This error return is deprecated as of CUDA 4.1.
+    """
 
 class cudaChannelFormatKind(Enum):
     """Channel format kind
     """
     cudaChannelFormatKindSigned: cudaChannelFormatKind
+    """Signed channel format
+    """
     cudaChannelFormatKindUnsigned: cudaChannelFormatKind
+    """Unsigned channel format
+    """
     cudaChannelFormatKindFloat: cudaChannelFormatKind
+    """Float channel format
+    """
     cudaChannelFormatKindNone: cudaChannelFormatKind
+    """No channel format
+    """
     cudaChannelFormatKindNV12: cudaChannelFormatKind
+    """Unsigned 8-bit integers, planar 4:2:0 YUV format
+    """
     cudaChannelFormatKindUnsignedNormalized8X1: cudaChannelFormatKind
+    """1 channel unsigned 8-bit normalized integer
+    """
     cudaChannelFormatKindUnsignedNormalized8X2: cudaChannelFormatKind
+    """2 channel unsigned 8-bit normalized integer
+    """
     cudaChannelFormatKindUnsignedNormalized8X4: cudaChannelFormatKind
+    """4 channel unsigned 8-bit normalized integer
+    """
     cudaChannelFormatKindUnsignedNormalized16X1: cudaChannelFormatKind
+    """1 channel unsigned 16-bit normalized integer
+    """
     cudaChannelFormatKindUnsignedNormalized16X2: cudaChannelFormatKind
+    """2 channel unsigned 16-bit normalized integer
+    """
     cudaChannelFormatKindUnsignedNormalized16X4: cudaChannelFormatKind
+    """4 channel unsigned 16-bit normalized integer
+    """
     cudaChannelFormatKindSignedNormalized8X1: cudaChannelFormatKind
+    """1 channel signed 8-bit normalized integer
+    """
     cudaChannelFormatKindSignedNormalized8X2: cudaChannelFormatKind
+    """2 channel signed 8-bit normalized integer
+    """
     cudaChannelFormatKindSignedNormalized8X4: cudaChannelFormatKind
+    """4 channel signed 8-bit normalized integer
+    """
     cudaChannelFormatKindSignedNormalized16X1: cudaChannelFormatKind
+    """1 channel signed 16-bit normalized integer
+    """
     cudaChannelFormatKindSignedNormalized16X2: cudaChannelFormatKind
+    """2 channel signed 16-bit normalized integer
+    """
     cudaChannelFormatKindSignedNormalized16X4: cudaChannelFormatKind
+    """4 channel signed 16-bit normalized integer
+    """
     cudaChannelFormatKindUnsignedBlockCompressed1: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC1 compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed1SRGB: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding
+    """
     cudaChannelFormatKindUnsignedBlockCompressed2: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC2 compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed2SRGB: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding
+    """
     cudaChannelFormatKindUnsignedBlockCompressed3: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC3 compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed3SRGB: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding
+    """
     cudaChannelFormatKindUnsignedBlockCompressed4: cudaChannelFormatKind
+    """1 channel unsigned normalized block-compressed (BC4 compression) format
+    """
     cudaChannelFormatKindSignedBlockCompressed4: cudaChannelFormatKind
+    """1 channel signed normalized block-compressed (BC4 compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed5: cudaChannelFormatKind
+    """2 channel unsigned normalized block-compressed (BC5 compression) format
+    """
     cudaChannelFormatKindSignedBlockCompressed5: cudaChannelFormatKind
+    """2 channel signed normalized block-compressed (BC5 compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed6H: cudaChannelFormatKind
+    """3 channel unsigned half-float block-compressed (BC6H compression) format
+    """
     cudaChannelFormatKindSignedBlockCompressed6H: cudaChannelFormatKind
+    """3 channel signed half-float block-compressed (BC6H compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed7: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC7 compression) format
+    """
     cudaChannelFormatKindUnsignedBlockCompressed7SRGB: cudaChannelFormatKind
+    """4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding
+    """
     cudaChannelFormatKindUnsignedNormalized1010102: cudaChannelFormatKind
+    """4 channel unsigned normalized (10-bit, 10-bit, 10-bit, 2-bit) format
+    """
 
 class cudaMemoryType(Enum):
     """CUDA memory types
     """
     cudaMemoryTypeUnregistered: cudaMemoryType
+    """Unregistered memory
+    """
     cudaMemoryTypeHost: cudaMemoryType
+    """Host memory
+    """
     cudaMemoryTypeDevice: cudaMemoryType
+    """Device memory
+    """
     cudaMemoryTypeManaged: cudaMemoryType
+    """Managed memory
+    """
 
 class cudaMemcpyKind(Enum):
     """CUDA memory copy types
     """
     cudaMemcpyHostToHost: cudaMemcpyKind
+    """Host   -> Host
+    """
     cudaMemcpyHostToDevice: cudaMemcpyKind
+    """Host   -> Device
+    """
     cudaMemcpyDeviceToHost: cudaMemcpyKind
+    """Device -> Host
+    """
     cudaMemcpyDeviceToDevice: cudaMemcpyKind
+    """Device -> Device
+    """
     cudaMemcpyDefault: cudaMemcpyKind
+    """Direction of the transfer is inferred from the pointer values. Requires unified virtual addressing
+    """
 
 class cudaAccessProperty(Enum):
     """Specifies performance hint with cudaAccessPolicyWindow for hitProp and missProp members.
     """
     cudaAccessPropertyNormal: cudaAccessProperty
+    """Normal cache persistence.
+    """
     cudaAccessPropertyStreaming: cudaAccessProperty
+    """Streaming access is less likely to persit from cache.
+    """
     cudaAccessPropertyPersisting: cudaAccessProperty
+    """Persisting access is more likely to persist in cache.
+    """
 
 class cudaStreamCaptureStatus(Enum):
     """Possible stream capture statuses returned by cudaStreamIsCapturing
     """
     cudaStreamCaptureStatusNone: cudaStreamCaptureStatus
+    """Stream is not capturing
+    """
     cudaStreamCaptureStatusActive: cudaStreamCaptureStatus
+    """Stream is actively capturing
+    """
     cudaStreamCaptureStatusInvalidated: cudaStreamCaptureStatus
+    """Stream is part of a capture sequence that
+      has been invalidated, but not terminated
+    """
 
 class cudaStreamCaptureMode(Enum):
-    """Possible modes for stream capture thread interactions.
+    """Possible modes for stream capture thread interactions. For more details see
+     cudaStreamBeginCapture and cudaThreadExchangeStreamCaptureMode
     """
     cudaStreamCaptureModeGlobal: cudaStreamCaptureMode
     cudaStreamCaptureModeThreadLocal: cudaStreamCaptureMode
@@ -324,425 +958,1015 @@ class cudaSynchronizationPolicy(Enum):
     cudaSyncPolicyBlockingSync: cudaSynchronizationPolicy
 
 class cudaClusterSchedulingPolicy(Enum):
-    """Cluster scheduling policies.
+    """Cluster scheduling policies. These may be passed to cudaFuncSetAttribute
     """
     cudaClusterSchedulingPolicyDefault: cudaClusterSchedulingPolicy
+    """the default policy
+    """
     cudaClusterSchedulingPolicySpread: cudaClusterSchedulingPolicy
+    """spread the blocks within a cluster to the SMs
+    """
     cudaClusterSchedulingPolicyLoadBalancing: cudaClusterSchedulingPolicy
+    """allow the hardware to load-balance the blocks in a cluster to the SMs
+    """
 
 class cudaStreamUpdateCaptureDependenciesFlags(Enum):
     """Flags for cudaStreamUpdateCaptureDependencies
     """
     cudaStreamAddCaptureDependencies: cudaStreamUpdateCaptureDependenciesFlags
+    """Add new nodes to the dependency set
+    """
     cudaStreamSetCaptureDependencies: cudaStreamUpdateCaptureDependenciesFlags
+    """Replace the dependency set with the new nodes
+    """
 
 class cudaUserObjectFlags(Enum):
     """Flags for user objects for graphs
     """
     cudaUserObjectNoDestructorSync: cudaUserObjectFlags
+    """Indicates the destructor execution is not synchronized by any CUDA handle.
+    """
 
 class cudaUserObjectRetainFlags(Enum):
     """Flags for retaining user object references for graphs
     """
     cudaGraphUserObjectMove: cudaUserObjectRetainFlags
+    """Transfer references from the caller rather than creating new references.
+    """
 
 class cudaGraphicsRegisterFlags(Enum):
     """CUDA graphics interop register flags
     """
     cudaGraphicsRegisterFlagsNone: cudaGraphicsRegisterFlags
+    """Default
+    """
     cudaGraphicsRegisterFlagsReadOnly: cudaGraphicsRegisterFlags
+    """CUDA will not write to this resource
+    """
     cudaGraphicsRegisterFlagsWriteDiscard: cudaGraphicsRegisterFlags
+    """CUDA will only write to and will not read from this resource
+    """
     cudaGraphicsRegisterFlagsSurfaceLoadStore: cudaGraphicsRegisterFlags
+    """CUDA will bind this resource to a surface reference
+    """
     cudaGraphicsRegisterFlagsTextureGather: cudaGraphicsRegisterFlags
+    """CUDA will perform texture gather operations on this resource
+    """
 
 class cudaGraphicsMapFlags(Enum):
     """CUDA graphics interop map flags
     """
     cudaGraphicsMapFlagsNone: cudaGraphicsMapFlags
+    """Default; Assume resource can be read/written
+    """
     cudaGraphicsMapFlagsReadOnly: cudaGraphicsMapFlags
+    """CUDA will not write to this resource
+    """
     cudaGraphicsMapFlagsWriteDiscard: cudaGraphicsMapFlags
+    """CUDA will only write to and will not read from this resource
+    """
 
 class cudaGraphicsCubeFace(Enum):
     """CUDA graphics interop array indices for cube maps
     """
     cudaGraphicsCubeFacePositiveX: cudaGraphicsCubeFace
+    """Positive X face of cubemap
+    """
     cudaGraphicsCubeFaceNegativeX: cudaGraphicsCubeFace
+    """Negative X face of cubemap
+    """
     cudaGraphicsCubeFacePositiveY: cudaGraphicsCubeFace
+    """Positive Y face of cubemap
+    """
     cudaGraphicsCubeFaceNegativeY: cudaGraphicsCubeFace
+    """Negative Y face of cubemap
+    """
     cudaGraphicsCubeFacePositiveZ: cudaGraphicsCubeFace
+    """Positive Z face of cubemap
+    """
     cudaGraphicsCubeFaceNegativeZ: cudaGraphicsCubeFace
+    """Negative Z face of cubemap
+    """
 
 class cudaResourceType(Enum):
     """CUDA resource types
     """
     cudaResourceTypeArray: cudaResourceType
+    """Array resource
+    """
     cudaResourceTypeMipmappedArray: cudaResourceType
+    """Mipmapped array resource
+    """
     cudaResourceTypeLinear: cudaResourceType
+    """Linear resource
+    """
     cudaResourceTypePitch2D: cudaResourceType
+    """Pitch 2D resource
+    """
 
 class cudaResourceViewFormat(Enum):
     """CUDA texture resource view formats
     """
     cudaResViewFormatNone: cudaResourceViewFormat
+    """No resource view format (use underlying resource format)
+    """
     cudaResViewFormatUnsignedChar1: cudaResourceViewFormat
+    """1 channel unsigned 8-bit integers
+    """
     cudaResViewFormatUnsignedChar2: cudaResourceViewFormat
+    """2 channel unsigned 8-bit integers
+    """
     cudaResViewFormatUnsignedChar4: cudaResourceViewFormat
+    """4 channel unsigned 8-bit integers
+    """
     cudaResViewFormatSignedChar1: cudaResourceViewFormat
+    """1 channel signed 8-bit integers
+    """
     cudaResViewFormatSignedChar2: cudaResourceViewFormat
+    """2 channel signed 8-bit integers
+    """
     cudaResViewFormatSignedChar4: cudaResourceViewFormat
+    """4 channel signed 8-bit integers
+    """
     cudaResViewFormatUnsignedShort1: cudaResourceViewFormat
+    """1 channel unsigned 16-bit integers
+    """
     cudaResViewFormatUnsignedShort2: cudaResourceViewFormat
+    """2 channel unsigned 16-bit integers
+    """
     cudaResViewFormatUnsignedShort4: cudaResourceViewFormat
+    """4 channel unsigned 16-bit integers
+    """
     cudaResViewFormatSignedShort1: cudaResourceViewFormat
+    """1 channel signed 16-bit integers
+    """
     cudaResViewFormatSignedShort2: cudaResourceViewFormat
+    """2 channel signed 16-bit integers
+    """
     cudaResViewFormatSignedShort4: cudaResourceViewFormat
+    """4 channel signed 16-bit integers
+    """
     cudaResViewFormatUnsignedInt1: cudaResourceViewFormat
+    """1 channel unsigned 32-bit integers
+    """
     cudaResViewFormatUnsignedInt2: cudaResourceViewFormat
+    """2 channel unsigned 32-bit integers
+    """
     cudaResViewFormatUnsignedInt4: cudaResourceViewFormat
+    """4 channel unsigned 32-bit integers
+    """
     cudaResViewFormatSignedInt1: cudaResourceViewFormat
+    """1 channel signed 32-bit integers
+    """
     cudaResViewFormatSignedInt2: cudaResourceViewFormat
+    """2 channel signed 32-bit integers
+    """
     cudaResViewFormatSignedInt4: cudaResourceViewFormat
+    """4 channel signed 32-bit integers
+    """
     cudaResViewFormatHalf1: cudaResourceViewFormat
+    """1 channel 16-bit floating point
+    """
     cudaResViewFormatHalf2: cudaResourceViewFormat
+    """2 channel 16-bit floating point
+    """
     cudaResViewFormatHalf4: cudaResourceViewFormat
+    """4 channel 16-bit floating point
+    """
     cudaResViewFormatFloat1: cudaResourceViewFormat
+    """1 channel 32-bit floating point
+    """
     cudaResViewFormatFloat2: cudaResourceViewFormat
+    """2 channel 32-bit floating point
+    """
     cudaResViewFormatFloat4: cudaResourceViewFormat
+    """4 channel 32-bit floating point
+    """
     cudaResViewFormatUnsignedBlockCompressed1: cudaResourceViewFormat
+    """Block compressed 1
+    """
     cudaResViewFormatUnsignedBlockCompressed2: cudaResourceViewFormat
+    """Block compressed 2
+    """
     cudaResViewFormatUnsignedBlockCompressed3: cudaResourceViewFormat
+    """Block compressed 3
+    """
     cudaResViewFormatUnsignedBlockCompressed4: cudaResourceViewFormat
+    """Block compressed 4 unsigned
+    """
     cudaResViewFormatSignedBlockCompressed4: cudaResourceViewFormat
+    """Block compressed 4 signed
+    """
     cudaResViewFormatUnsignedBlockCompressed5: cudaResourceViewFormat
+    """Block compressed 5 unsigned
+    """
     cudaResViewFormatSignedBlockCompressed5: cudaResourceViewFormat
+    """Block compressed 5 signed
+    """
     cudaResViewFormatUnsignedBlockCompressed6H: cudaResourceViewFormat
+    """Block compressed 6 unsigned half-float
+    """
     cudaResViewFormatSignedBlockCompressed6H: cudaResourceViewFormat
+    """Block compressed 6 signed half-float
+    """
     cudaResViewFormatUnsignedBlockCompressed7: cudaResourceViewFormat
+    """Block compressed 7
+    """
 
 class cudaFuncAttribute(Enum):
     """CUDA function attributes that can be set using cudaFuncSetAttribute
     """
     cudaFuncAttributeMaxDynamicSharedMemorySize: cudaFuncAttribute
+    """Maximum dynamic shared memory size
+    """
     cudaFuncAttributePreferredSharedMemoryCarveout: cudaFuncAttribute
+    """Preferred shared memory-L1 cache split
+    """
     cudaFuncAttributeClusterDimMustBeSet: cudaFuncAttribute
+    """Indicator to enforce valid cluster dimension specification on kernel launch
+    """
     cudaFuncAttributeRequiredClusterWidth: cudaFuncAttribute
+    """Required cluster width
+    """
     cudaFuncAttributeRequiredClusterHeight: cudaFuncAttribute
+    """Required cluster height
+    """
     cudaFuncAttributeRequiredClusterDepth: cudaFuncAttribute
+    """Required cluster depth
+    """
     cudaFuncAttributeNonPortableClusterSizeAllowed: cudaFuncAttribute
+    """Whether non-portable cluster scheduling policy is supported
+    """
     cudaFuncAttributeClusterSchedulingPolicyPreference: cudaFuncAttribute
+    """Required cluster scheduling policy preference
+    """
     cudaFuncAttributeMax: cudaFuncAttribute
 
 class cudaFuncCache(Enum):
     """CUDA function cache configurations
     """
     cudaFuncCachePreferNone: cudaFuncCache
+    """Default function cache configuration, no preference
+    """
     cudaFuncCachePreferShared: cudaFuncCache
+    """Prefer larger shared memory and smaller L1 cache
+    """
     cudaFuncCachePreferL1: cudaFuncCache
+    """Prefer larger L1 cache and smaller shared memory
+    """
     cudaFuncCachePreferEqual: cudaFuncCache
+    """Prefer equal size L1 cache and shared memory
+    """
 
 class cudaSharedMemConfig(Enum):
     """CUDA shared memory configuration
+     \\deprecated
     """
     cudaSharedMemBankSizeDefault: cudaSharedMemConfig
     cudaSharedMemBankSizeFourByte: cudaSharedMemConfig
     cudaSharedMemBankSizeEightByte: cudaSharedMemConfig
 
 class cudaSharedCarveout(Enum):
-    """Shared memory carveout configurations.
+    """Shared memory carveout configurations. These may be passed to cudaFuncSetAttribute
     """
     cudaSharedmemCarveoutDefault: cudaSharedCarveout
+    """No preference for shared memory or L1 (default)
+    """
     cudaSharedmemCarveoutMaxShared: cudaSharedCarveout
+    """Prefer maximum available shared memory, minimum L1 cache
+    """
     cudaSharedmemCarveoutMaxL1: cudaSharedCarveout
+    """Prefer maximum available L1 cache, minimum shared memory
+    """
 
 class cudaComputeMode(Enum):
     """CUDA device compute modes
     """
     cudaComputeModeDefault: cudaComputeMode
+    """Default compute mode (Multiple threads can use cudaSetDevice() with this device)
+    """
     cudaComputeModeExclusive: cudaComputeMode
+    """Compute-exclusive-thread mode (Only one thread in one process will be able to use cudaSetDevice() with this device)
+    """
     cudaComputeModeProhibited: cudaComputeMode
+    """Compute-prohibited mode (No threads can use cudaSetDevice() with this device)
+    """
     cudaComputeModeExclusiveProcess: cudaComputeMode
+    """Compute-exclusive-process mode (Many threads in one process will be able to use cudaSetDevice() with this device)
+    """
 
 class cudaLimit(Enum):
     """CUDA Limits
     """
     cudaLimitStackSize: cudaLimit
+    """GPU thread stack size
+    """
     cudaLimitPrintfFifoSize: cudaLimit
+    """GPU printf FIFO size
+    """
     cudaLimitMallocHeapSize: cudaLimit
+    """GPU malloc heap size
+    """
     cudaLimitDevRuntimeSyncDepth: cudaLimit
+    """GPU device runtime synchronize depth
+    """
     cudaLimitDevRuntimePendingLaunchCount: cudaLimit
+    """GPU device runtime pending launch count
+    """
     cudaLimitMaxL2FetchGranularity: cudaLimit
+    """A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint
+    """
     cudaLimitPersistingL2CacheSize: cudaLimit
+    """A size in bytes for L2 persisting lines cache size
+    """
 
 class cudaMemoryAdvise(Enum):
     """CUDA Memory Advise values
     """
     cudaMemAdviseSetReadMostly: cudaMemoryAdvise
+    """Data will mostly be read and only occassionally be written to
+    """
     cudaMemAdviseUnsetReadMostly: cudaMemoryAdvise
+    """Undo the effect of cudaMemAdviseSetReadMostly
+    """
     cudaMemAdviseSetPreferredLocation: cudaMemoryAdvise
+    """Set the preferred location for the data as the specified device
+    """
     cudaMemAdviseUnsetPreferredLocation: cudaMemoryAdvise
+    """Clear the preferred location for the data
+    """
     cudaMemAdviseSetAccessedBy: cudaMemoryAdvise
+    """Data will be accessed by the specified device, so prevent page faults as much as possible
+    """
     cudaMemAdviseUnsetAccessedBy: cudaMemoryAdvise
+    """Let the Unified Memory subsystem decide on the page faulting policy for the specified device
+    """
 
 class cudaMemRangeAttribute(Enum):
     """CUDA range attributes
     """
     cudaMemRangeAttributeReadMostly: cudaMemRangeAttribute
+    """Whether the range will mostly be read and only occassionally be written to
+    """
     cudaMemRangeAttributePreferredLocation: cudaMemRangeAttribute
+    """The preferred location of the range
+    """
     cudaMemRangeAttributeAccessedBy: cudaMemRangeAttribute
+    """Memory range has cudaMemAdviseSetAccessedBy set for specified device
+    """
     cudaMemRangeAttributeLastPrefetchLocation: cudaMemRangeAttribute
+    """The last location to which the range was prefetched
+    """
     cudaMemRangeAttributePreferredLocationType: cudaMemRangeAttribute
+    """The preferred location type of the range
+    """
     cudaMemRangeAttributePreferredLocationId: cudaMemRangeAttribute
+    """The preferred location id of the range
+    """
     cudaMemRangeAttributeLastPrefetchLocationType: cudaMemRangeAttribute
+    """The last location type to which the range was prefetched
+    """
     cudaMemRangeAttributeLastPrefetchLocationId: cudaMemRangeAttribute
+    """The last location id to which the range was prefetched
+    """
 
 class cudaFlushGPUDirectRDMAWritesOptions(Enum):
     """CUDA GPUDirect RDMA flush writes APIs supported on the device
     """
     cudaFlushGPUDirectRDMAWritesOptionHost: cudaFlushGPUDirectRDMAWritesOptions
+    """cudaDeviceFlushGPUDirectRDMAWrites() and its CUDA Driver API counterpart are supported on the device.
+    """
     cudaFlushGPUDirectRDMAWritesOptionMemOps: cudaFlushGPUDirectRDMAWritesOptions
+    """The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the CUDA device.
+    """
 
 class cudaGPUDirectRDMAWritesOrdering(Enum):
     """CUDA GPUDirect RDMA flush writes ordering features of the device
     """
     cudaGPUDirectRDMAWritesOrderingNone: cudaGPUDirectRDMAWritesOrdering
+    """The device does not natively support ordering of GPUDirect RDMA writes. cudaFlushGPUDirectRDMAWrites() can be leveraged if supported.
+    """
     cudaGPUDirectRDMAWritesOrderingOwner: cudaGPUDirectRDMAWritesOrdering
+    """Natively, the device can consistently consume GPUDirect RDMA writes, although other CUDA devices may not.
+    """
     cudaGPUDirectRDMAWritesOrderingAllDevices: cudaGPUDirectRDMAWritesOrdering
+    """Any CUDA device in the system can consistently consume GPUDirect RDMA writes to this device.
+    """
 
 class cudaFlushGPUDirectRDMAWritesScope(Enum):
     """CUDA GPUDirect RDMA flush writes scopes
     """
     cudaFlushGPUDirectRDMAWritesToOwner: cudaFlushGPUDirectRDMAWritesScope
+    """Blocks until remote writes are visible to the CUDA device context owning the data.
+    """
     cudaFlushGPUDirectRDMAWritesToAllDevices: cudaFlushGPUDirectRDMAWritesScope
+    """Blocks until remote writes are visible to all CUDA device contexts.
+    """
 
 class cudaFlushGPUDirectRDMAWritesTarget(Enum):
     """CUDA GPUDirect RDMA flush writes targets
     """
     cudaFlushGPUDirectRDMAWritesTargetCurrentDevice: cudaFlushGPUDirectRDMAWritesTarget
+    """Sets the target for cudaDeviceFlushGPUDirectRDMAWrites() to the currently active CUDA device context.
+    """
 
 class cudaDeviceAttr(Enum):
     """CUDA device attributes
     """
     cudaDevAttrMaxThreadsPerBlock: cudaDeviceAttr
+    """Maximum number of threads per block
+    """
     cudaDevAttrMaxBlockDimX: cudaDeviceAttr
+    """Maximum block dimension X
+    """
     cudaDevAttrMaxBlockDimY: cudaDeviceAttr
+    """Maximum block dimension Y
+    """
     cudaDevAttrMaxBlockDimZ: cudaDeviceAttr
+    """Maximum block dimension Z
+    """
     cudaDevAttrMaxGridDimX: cudaDeviceAttr
+    """Maximum grid dimension X
+    """
     cudaDevAttrMaxGridDimY: cudaDeviceAttr
+    """Maximum grid dimension Y
+    """
     cudaDevAttrMaxGridDimZ: cudaDeviceAttr
+    """Maximum grid dimension Z
+    """
     cudaDevAttrMaxSharedMemoryPerBlock: cudaDeviceAttr
+    """Maximum shared memory available per block in bytes
+    """
     cudaDevAttrTotalConstantMemory: cudaDeviceAttr
+    """Memory available on device for __constant__ variables in a CUDA C kernel in bytes
+    """
     cudaDevAttrWarpSize: cudaDeviceAttr
+    """Warp size in threads
+    """
     cudaDevAttrMaxPitch: cudaDeviceAttr
+    """Maximum pitch in bytes allowed by memory copies
+    """
     cudaDevAttrMaxRegistersPerBlock: cudaDeviceAttr
+    """Maximum number of 32-bit registers available per block
+    """
     cudaDevAttrClockRate: cudaDeviceAttr
+    """Peak clock frequency in kilohertz
+    """
     cudaDevAttrTextureAlignment: cudaDeviceAttr
+    """Alignment requirement for textures
+    """
     cudaDevAttrGpuOverlap: cudaDeviceAttr
+    """Device can possibly copy memory and execute a kernel concurrently
+    """
     cudaDevAttrMultiProcessorCount: cudaDeviceAttr
+    """Number of multiprocessors on device
+    """
     cudaDevAttrKernelExecTimeout: cudaDeviceAttr
+    """Specifies whether there is a run time limit on kernels
+    """
     cudaDevAttrIntegrated: cudaDeviceAttr
+    """Device is integrated with host memory
+    """
     cudaDevAttrCanMapHostMemory: cudaDeviceAttr
+    """Device can map host memory into CUDA address space
+    """
     cudaDevAttrComputeMode: cudaDeviceAttr
+    """Compute mode (See cudaComputeMode for details)
+    """
     cudaDevAttrMaxTexture1DWidth: cudaDeviceAttr
+    """Maximum 1D texture width
+    """
     cudaDevAttrMaxTexture2DWidth: cudaDeviceAttr
+    """Maximum 2D texture width
+    """
     cudaDevAttrMaxTexture2DHeight: cudaDeviceAttr
+    """Maximum 2D texture height
+    """
     cudaDevAttrMaxTexture3DWidth: cudaDeviceAttr
+    """Maximum 3D texture width
+    """
     cudaDevAttrMaxTexture3DHeight: cudaDeviceAttr
+    """Maximum 3D texture height
+    """
     cudaDevAttrMaxTexture3DDepth: cudaDeviceAttr
+    """Maximum 3D texture depth
+    """
     cudaDevAttrMaxTexture2DLayeredWidth: cudaDeviceAttr
+    """Maximum 2D layered texture width
+    """
     cudaDevAttrMaxTexture2DLayeredHeight: cudaDeviceAttr
+    """Maximum 2D layered texture height
+    """
     cudaDevAttrMaxTexture2DLayeredLayers: cudaDeviceAttr
+    """Maximum layers in a 2D layered texture
+    """
     cudaDevAttrSurfaceAlignment: cudaDeviceAttr
+    """Alignment requirement for surfaces
+    """
     cudaDevAttrConcurrentKernels: cudaDeviceAttr
+    """Device can possibly execute multiple kernels concurrently
+    """
     cudaDevAttrEccEnabled: cudaDeviceAttr
+    """Device has ECC support enabled
+    """
     cudaDevAttrPciBusId: cudaDeviceAttr
+    """PCI bus ID of the device
+    """
     cudaDevAttrPciDeviceId: cudaDeviceAttr
+    """PCI device ID of the device
+    """
     cudaDevAttrTccDriver: cudaDeviceAttr
+    """Device is using TCC driver model
+    """
     cudaDevAttrMemoryClockRate: cudaDeviceAttr
+    """Peak memory clock frequency in kilohertz
+    """
     cudaDevAttrGlobalMemoryBusWidth: cudaDeviceAttr
+    """Global memory bus width in bits
+    """
     cudaDevAttrL2CacheSize: cudaDeviceAttr
+    """Size of L2 cache in bytes
+    """
     cudaDevAttrMaxThreadsPerMultiProcessor: cudaDeviceAttr
+    """Maximum resident threads per multiprocessor
+    """
     cudaDevAttrAsyncEngineCount: cudaDeviceAttr
+    """Number of asynchronous engines
+    """
     cudaDevAttrUnifiedAddressing: cudaDeviceAttr
+    """Device shares a unified address space with the host
+    """
     cudaDevAttrMaxTexture1DLayeredWidth: cudaDeviceAttr
+    """Maximum 1D layered texture width
+    """
     cudaDevAttrMaxTexture1DLayeredLayers: cudaDeviceAttr
+    """Maximum layers in a 1D layered texture
+    """
     cudaDevAttrMaxTexture2DGatherWidth: cudaDeviceAttr
+    """Maximum 2D texture width if cudaArrayTextureGather is set
+    """
     cudaDevAttrMaxTexture2DGatherHeight: cudaDeviceAttr
+    """Maximum 2D texture height if cudaArrayTextureGather is set
+    """
     cudaDevAttrMaxTexture3DWidthAlt: cudaDeviceAttr
+    """Alternate maximum 3D texture width
+    """
     cudaDevAttrMaxTexture3DHeightAlt: cudaDeviceAttr
+    """Alternate maximum 3D texture height
+    """
     cudaDevAttrMaxTexture3DDepthAlt: cudaDeviceAttr
+    """Alternate maximum 3D texture depth
+    """
     cudaDevAttrPciDomainId: cudaDeviceAttr
+    """PCI domain ID of the device
+    """
     cudaDevAttrTexturePitchAlignment: cudaDeviceAttr
+    """Pitch alignment requirement for textures
+    """
     cudaDevAttrMaxTextureCubemapWidth: cudaDeviceAttr
+    """Maximum cubemap texture width/height
+    """
     cudaDevAttrMaxTextureCubemapLayeredWidth: cudaDeviceAttr
+    """Maximum cubemap layered texture width/height
+    """
     cudaDevAttrMaxTextureCubemapLayeredLayers: cudaDeviceAttr
+    """Maximum layers in a cubemap layered texture
+    """
     cudaDevAttrMaxSurface1DWidth: cudaDeviceAttr
+    """Maximum 1D surface width
+    """
     cudaDevAttrMaxSurface2DWidth: cudaDeviceAttr
+    """Maximum 2D surface width
+    """
     cudaDevAttrMaxSurface2DHeight: cudaDeviceAttr
+    """Maximum 2D surface height
+    """
     cudaDevAttrMaxSurface3DWidth: cudaDeviceAttr
+    """Maximum 3D surface width
+    """
     cudaDevAttrMaxSurface3DHeight: cudaDeviceAttr
+    """Maximum 3D surface height
+    """
     cudaDevAttrMaxSurface3DDepth: cudaDeviceAttr
+    """Maximum 3D surface depth
+    """
     cudaDevAttrMaxSurface1DLayeredWidth: cudaDeviceAttr
+    """Maximum 1D layered surface width
+    """
     cudaDevAttrMaxSurface1DLayeredLayers: cudaDeviceAttr
+    """Maximum layers in a 1D layered surface
+    """
     cudaDevAttrMaxSurface2DLayeredWidth: cudaDeviceAttr
+    """Maximum 2D layered surface width
+    """
     cudaDevAttrMaxSurface2DLayeredHeight: cudaDeviceAttr
+    """Maximum 2D layered surface height
+    """
     cudaDevAttrMaxSurface2DLayeredLayers: cudaDeviceAttr
+    """Maximum layers in a 2D layered surface
+    """
     cudaDevAttrMaxSurfaceCubemapWidth: cudaDeviceAttr
+    """Maximum cubemap surface width
+    """
     cudaDevAttrMaxSurfaceCubemapLayeredWidth: cudaDeviceAttr
+    """Maximum cubemap layered surface width
+    """
     cudaDevAttrMaxSurfaceCubemapLayeredLayers: cudaDeviceAttr
+    """Maximum layers in a cubemap layered surface
+    """
     cudaDevAttrMaxTexture1DLinearWidth: cudaDeviceAttr
+    """Maximum 1D linear texture width
+    """
     cudaDevAttrMaxTexture2DLinearWidth: cudaDeviceAttr
+    """Maximum 2D linear texture width
+    """
     cudaDevAttrMaxTexture2DLinearHeight: cudaDeviceAttr
+    """Maximum 2D linear texture height
+    """
     cudaDevAttrMaxTexture2DLinearPitch: cudaDeviceAttr
+    """Maximum 2D linear texture pitch in bytes
+    """
     cudaDevAttrMaxTexture2DMipmappedWidth: cudaDeviceAttr
+    """Maximum mipmapped 2D texture width
+    """
     cudaDevAttrMaxTexture2DMipmappedHeight: cudaDeviceAttr
+    """Maximum mipmapped 2D texture height
+    """
     cudaDevAttrComputeCapabilityMajor: cudaDeviceAttr
+    """Major compute capability version number
+    """
     cudaDevAttrComputeCapabilityMinor: cudaDeviceAttr
+    """Minor compute capability version number
+    """
     cudaDevAttrMaxTexture1DMipmappedWidth: cudaDeviceAttr
+    """Maximum mipmapped 1D texture width
+    """
     cudaDevAttrStreamPrioritiesSupported: cudaDeviceAttr
+    """Device supports stream priorities
+    """
     cudaDevAttrGlobalL1CacheSupported: cudaDeviceAttr
+    """Device supports caching globals in L1
+    """
     cudaDevAttrLocalL1CacheSupported: cudaDeviceAttr
+    """Device supports caching locals in L1
+    """
     cudaDevAttrMaxSharedMemoryPerMultiprocessor: cudaDeviceAttr
+    """Maximum shared memory available per multiprocessor in bytes
+    """
     cudaDevAttrMaxRegistersPerMultiprocessor: cudaDeviceAttr
+    """Maximum number of 32-bit registers available per multiprocessor
+    """
     cudaDevAttrManagedMemory: cudaDeviceAttr
+    """Device can allocate managed memory on this system
+    """
     cudaDevAttrIsMultiGpuBoard: cudaDeviceAttr
+    """Device is on a multi-GPU board
+    """
     cudaDevAttrMultiGpuBoardGroupID: cudaDeviceAttr
+    """Unique identifier for a group of devices on the same multi-GPU board
+    """
     cudaDevAttrHostNativeAtomicSupported: cudaDeviceAttr
+    """Link between the device and the host supports native atomic operations
+    """
     cudaDevAttrSingleToDoublePrecisionPerfRatio: cudaDeviceAttr
+    """Ratio of single precision performance (in floating-point operations per second) to double precision performance
+    """
     cudaDevAttrPageableMemoryAccess: cudaDeviceAttr
+    """Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+    """
     cudaDevAttrConcurrentManagedAccess: cudaDeviceAttr
+    """Device can coherently access managed memory concurrently with the CPU
+    """
     cudaDevAttrComputePreemptionSupported: cudaDeviceAttr
+    """Device supports Compute Preemption
+    """
     cudaDevAttrCanUseHostPointerForRegisteredMem: cudaDeviceAttr
+    """Device can access host registered memory at the same virtual address as the CPU
+    """
     cudaDevAttrReserved92: cudaDeviceAttr
     cudaDevAttrReserved93: cudaDeviceAttr
     cudaDevAttrReserved94: cudaDeviceAttr
     cudaDevAttrCooperativeLaunch: cudaDeviceAttr
+    """Device supports launching cooperative kernels via cudaLaunchCooperativeKernel
+    """
     cudaDevAttrReserved96: cudaDeviceAttr
     cudaDevAttrMaxSharedMemoryPerBlockOptin: cudaDeviceAttr
+    """The maximum optin shared memory per block. This value may vary by chip. See cudaFuncSetAttribute
+    """
     cudaDevAttrCanFlushRemoteWrites: cudaDeviceAttr
+    """Device supports flushing of outstanding remote writes.
+    """
     cudaDevAttrHostRegisterSupported: cudaDeviceAttr
+    """Device supports host memory registration via cudaHostRegister.
+    """
     cudaDevAttrPageableMemoryAccessUsesHostPageTables: cudaDeviceAttr
+    """Device accesses pageable memory via the host's page tables.
+    """
     cudaDevAttrDirectManagedMemAccessFromHost: cudaDeviceAttr
+    """Host can directly access managed memory on the device without migration.
+    """
     cudaDevAttrMaxBlocksPerMultiprocessor: cudaDeviceAttr
+    """Maximum number of blocks per multiprocessor
+    """
     cudaDevAttrMaxPersistingL2CacheSize: cudaDeviceAttr
+    """Maximum L2 persisting lines capacity setting in bytes.
+    """
     cudaDevAttrMaxAccessPolicyWindowSize: cudaDeviceAttr
+    """Maximum value of cudaAccessPolicyWindownum_bytes.
+    """
     cudaDevAttrReservedSharedMemoryPerBlock: cudaDeviceAttr
+    """Shared memory reserved by CUDA driver per block in bytes
+    """
     cudaDevAttrSparseCudaArraySupported: cudaDeviceAttr
+    """Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays
+    """
     cudaDevAttrHostRegisterReadOnlySupported: cudaDeviceAttr
+    """Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU
+    """
     cudaDevAttrTimelineSemaphoreInteropSupported: cudaDeviceAttr
+    """External timeline semaphore interop is supported on the device
+    """
     cudaDevAttrMemoryPoolsSupported: cudaDeviceAttr
+    """Device supports using the cudaMallocAsync and cudaMemPool family of APIs
+    """
     cudaDevAttrGPUDirectRDMASupported: cudaDeviceAttr
+    """Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information)
+    """
     cudaDevAttrGPUDirectRDMAFlushWritesOptions: cudaDeviceAttr
+    """The returned attribute shall be interpreted as a bitmask, where the individual bits are listed in the cudaFlushGPUDirectRDMAWritesOptions enum
+    """
     cudaDevAttrGPUDirectRDMAWritesOrdering: cudaDeviceAttr
+    """GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See cudaGPUDirectRDMAWritesOrdering for the numerical values returned here.
+    """
     cudaDevAttrMemoryPoolSupportedHandleTypes: cudaDeviceAttr
+    """Handle types supported with mempool based IPC
+    """
     cudaDevAttrClusterLaunch: cudaDeviceAttr
+    """Indicates device supports cluster launch
+    """
     cudaDevAttrDeferredMappingCudaArraySupported: cudaDeviceAttr
+    """Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+    """
     cudaDevAttrReserved122: cudaDeviceAttr
     cudaDevAttrReserved123: cudaDeviceAttr
     cudaDevAttrReserved124: cudaDeviceAttr
     cudaDevAttrIpcEventSupport: cudaDeviceAttr
+    """Device supports IPC Events.
+    """
     cudaDevAttrMemSyncDomainCount: cudaDeviceAttr
+    """Number of memory synchronization domains the device supports.
+    """
     cudaDevAttrReserved127: cudaDeviceAttr
     cudaDevAttrReserved128: cudaDeviceAttr
     cudaDevAttrReserved129: cudaDeviceAttr
     cudaDevAttrNumaConfig: cudaDeviceAttr
+    """NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum
+    """
     cudaDevAttrNumaId: cudaDeviceAttr
+    """NUMA node ID of the GPU memory
+    """
     cudaDevAttrReserved132: cudaDeviceAttr
     cudaDevAttrMpsEnabled: cudaDeviceAttr
+    """Contexts created on this device will be shared via MPS
+    """
     cudaDevAttrHostNumaId: cudaDeviceAttr
+    """NUMA ID of the host node closest to the device or -1 when system does not support NUMA
+    """
     cudaDevAttrD3D12CigSupported: cudaDeviceAttr
+    """Device supports CIG with D3D12.
+    """
     cudaDevAttrVulkanCigSupported: cudaDeviceAttr
+    """Device supports CIG with Vulkan.
+    """
     cudaDevAttrGpuPciDeviceId: cudaDeviceAttr
+    """The combined 16-bit PCI device ID and 16-bit PCI vendor ID.
+    """
     cudaDevAttrGpuPciSubsystemId: cudaDeviceAttr
+    """The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID.
+    """
     cudaDevAttrReserved141: cudaDeviceAttr
     cudaDevAttrHostNumaMemoryPoolsSupported: cudaDeviceAttr
+    """Device supports HOST_NUMA location with the cudaMallocAsync and cudaMemPool family of APIs
+    """
     cudaDevAttrHostNumaMultinodeIpcSupported: cudaDeviceAttr
+    """Device supports HostNuma location IPC between nodes in a multi-node system.
+    """
     cudaDevAttrHostMemoryPoolsSupported: cudaDeviceAttr
+    """Device suports HOST location with the cuMemAllocAsync and cuMemPool family of APIs
+    """
     cudaDevAttrReserved145: cudaDeviceAttr
     cudaDevAttrOnlyPartialHostNativeAtomicSupported: cudaDeviceAttr
+    """Link between the device and the host supports only some native atomic operations
+    """
     cudaDevAttrMax: cudaDeviceAttr
 
 class cudaMemPoolAttr(Enum):
     """CUDA memory pool attributes
     """
     cudaMemPoolReuseFollowEventDependencies: cudaMemPoolAttr
+    """(value type = int)
+     Allow cuMemAllocAsync to use memory asynchronously freed
+     in another streams as long as a stream ordering dependency
+     of the allocating stream on the free action exists.
+     Cuda events and null stream interactions can create the required
+     stream ordered dependencies. (default enabled)
+    """
     cudaMemPoolReuseAllowOpportunistic: cudaMemPoolAttr
+    """(value type = int)
+     Allow reuse of already completed frees when there is no dependency
+     between the free and allocation. (default enabled)
+    """
     cudaMemPoolReuseAllowInternalDependencies: cudaMemPoolAttr
+    """(value type = int)
+     Allow cuMemAllocAsync to insert new stream dependencies
+     in order to establish the stream ordering required to reuse
+     a piece of memory released by cuFreeAsync (default enabled).
+    """
     cudaMemPoolAttrReleaseThreshold: cudaMemPoolAttr
+    """(value type = cuuint64_t)
+     Amount of reserved memory in bytes to hold onto before trying
+     to release memory back to the OS. When more than the release
+     threshold bytes of memory are held by the memory pool, the
+     allocator will try to release memory back to the OS on the
+     next call to stream, event or context synchronize. (default 0)
+    """
     cudaMemPoolAttrReservedMemCurrent: cudaMemPoolAttr
+    """(value type = cuuint64_t)
+     Amount of backing memory currently allocated for the mempool.
+    """
     cudaMemPoolAttrReservedMemHigh: cudaMemPoolAttr
+    """(value type = cuuint64_t)
+     High watermark of backing memory allocated for the mempool since the
+     last time it was reset. High watermark can only be reset to zero.
+    """
     cudaMemPoolAttrUsedMemCurrent: cudaMemPoolAttr
+    """(value type = cuuint64_t)
+     Amount of memory from the pool that is currently in use by the application.
+    """
     cudaMemPoolAttrUsedMemHigh: cudaMemPoolAttr
+    """(value type = cuuint64_t)
+     High watermark of the amount of memory from the pool that was in use by the application since
+     the last time it was reset. High watermark can only be reset to zero.
+    """
 
 class cudaMemLocationType(Enum):
     """Specifies the type of location
     """
     cudaMemLocationTypeInvalid: cudaMemLocationType
     cudaMemLocationTypeNone: cudaMemLocationType
+    """Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool
+    """
     cudaMemLocationTypeDevice: cudaMemLocationType
+    """Location is a device location, thus id is a device ordinal
+    """
     cudaMemLocationTypeHost: cudaMemLocationType
+    """Location is host, id is ignored
+    """
     cudaMemLocationTypeHostNuma: cudaMemLocationType
+    """Location is a host NUMA node, thus id is a host NUMA node id
+    """
     cudaMemLocationTypeHostNumaCurrent: cudaMemLocationType
+    """Location is the host NUMA node closest to the current thread's CPU, id is ignored
+    """
 
 class cudaMemAccessFlags(Enum):
     """Specifies the memory protection flags for mapping.
     """
     cudaMemAccessFlagsProtNone: cudaMemAccessFlags
+    """Default, make the address range not accessible
+    """
     cudaMemAccessFlagsProtRead: cudaMemAccessFlags
+    """Make the address range read accessible
+    """
     cudaMemAccessFlagsProtReadWrite: cudaMemAccessFlags
+    """Make the address range read-write accessible
+    """
 
 class cudaMemAllocationType(Enum):
     """Defines the allocation types available
     """
     cudaMemAllocationTypeInvalid: cudaMemAllocationType
     cudaMemAllocationTypePinned: cudaMemAllocationType
+    """This allocation type is 'pinned', i.e. cannot migrate from its current
+    location while the application is actively using it
+    """
     cudaMemAllocationTypeManaged: cudaMemAllocationType
+    """This allocation type is managed memory
+    """
     cudaMemAllocationTypeMax: cudaMemAllocationType
+    """This allocation type is managed memory
+    """
 
 class cudaMemAllocationHandleType(Enum):
     """Flags for specifying particular handle types
     """
     cudaMemHandleTypeNone: cudaMemAllocationHandleType
+    """Does not allow any export mechanism. >
+    """
     cudaMemHandleTypePosixFileDescriptor: cudaMemAllocationHandleType
+    """Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)
+    """
     cudaMemHandleTypeWin32: cudaMemAllocationHandleType
+    """Allows a Win32 NT handle to be used for exporting. (HANDLE)
+    """
     cudaMemHandleTypeWin32Kmt: cudaMemAllocationHandleType
+    """Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)
+    """
     cudaMemHandleTypeFabric: cudaMemAllocationHandleType
+    """Allows a fabric handle to be used for exporting. (cudaMemFabricHandle_t)
+    """
 
 class cudaGraphMemAttributeType(Enum):
     """Graph memory attributes
     """
     cudaGraphMemAttrUsedMemCurrent: cudaGraphMemAttributeType
+    """(value type = cuuint64_t)
+     Amount of memory, in bytes, currently associated with graphs.
+    """
     cudaGraphMemAttrUsedMemHigh: cudaGraphMemAttributeType
+    """(value type = cuuint64_t)
+     High watermark of memory, in bytes, associated with graphs since the
+     last time it was reset.  High watermark can only be reset to zero.
+    """
     cudaGraphMemAttrReservedMemCurrent: cudaGraphMemAttributeType
+    """(value type = cuuint64_t)
+     Amount of memory, in bytes, currently allocated for use by
+     the CUDA graphs asynchronous allocator.
+    """
     cudaGraphMemAttrReservedMemHigh: cudaGraphMemAttributeType
+    """(value type = cuuint64_t)
+     High watermark of memory, in bytes, currently allocated for use by
+     the CUDA graphs asynchronous allocator.
+    """
 
 class cudaMemcpyFlags(Enum):
-    """Flags to specify for copies within a batch.
+    """Flags to specify for copies within a batch. For more details see cudaMemcpyBatchAsync.
     """
     cudaMemcpyFlagDefault: cudaMemcpyFlags
     cudaMemcpyFlagPreferOverlapWithCompute: cudaMemcpyFlags
+    """Hint to the driver to try and overlap the copy with compute work on the SMs.
+    """
 
 class cudaMemcpySrcAccessOrder(Enum):
     cudaMemcpySrcAccessOrderInvalid: cudaMemcpySrcAccessOrder
+    """Default invalid.
+    """
     cudaMemcpySrcAccessOrderStream: cudaMemcpySrcAccessOrder
+    """Indicates that access to the source pointer must be in stream order.
+    """
     cudaMemcpySrcAccessOrderDuringApiCall: cudaMemcpySrcAccessOrder
+    """Indicates that access to the source pointer can be out of stream order and all
+     accesses must be complete before the API call returns. This flag is suited for
+     ephemeral sources (ex., stack variables) when it's known that no prior operations
+     in the stream can be accessing the memory and also that the lifetime of the memory
+     is limited to the scope that the source variable was declared in. Specifying
+     this flag allows the driver to optimize the copy and removes the need for the user
+     to synchronize the stream after the API call.
+    """
     cudaMemcpySrcAccessOrderAny: cudaMemcpySrcAccessOrder
+    """Indicates that access to the source pointer can be out of stream order and the accesses
+     can happen even after the API call returns. This flag is suited for host pointers
+     allocated outside CUDA (ex., via malloc) when it's known that no prior operations
+     in the stream can be accessing the memory. Specifying this flag allows the driver
+     to optimize the copy on certain platforms.
+    """
     cudaMemcpySrcAccessOrderMax: cudaMemcpySrcAccessOrder
+    """Indicates that access to the source pointer can be out of stream order and the accesses
+     can happen even after the API call returns. This flag is suited for host pointers
+     allocated outside CUDA (ex., via malloc) when it's known that no prior operations
+     in the stream can be accessing the memory. Specifying this flag allows the driver
+     to optimize the copy on certain platforms.
+    """
 
 class cudaMemcpy3DOperandType(Enum):
     """These flags allow applications to convey the operand type for individual copies specified in cudaMemcpy3DBatchAsync.
     """
     cudaMemcpyOperandTypePointer: cudaMemcpy3DOperandType
+    """Memcpy operand is a valid pointer.
+    """
     cudaMemcpyOperandTypeArray: cudaMemcpy3DOperandType
+    """Memcpy operand is a CUarray.
+    """
     cudaMemcpyOperandTypeMax: cudaMemcpy3DOperandType
 
 class cudaDeviceP2PAttr(Enum):
     """CUDA device P2P attributes
     """
     cudaDevP2PAttrPerformanceRank: cudaDeviceP2PAttr
+    """A relative value indicating the performance of the link between two devices
+    """
     cudaDevP2PAttrAccessSupported: cudaDeviceP2PAttr
+    """Peer access is enabled
+    """
     cudaDevP2PAttrNativeAtomicSupported: cudaDeviceP2PAttr
+    """Native atomic operation over the link supported
+    """
     cudaDevP2PAttrCudaArrayAccessSupported: cudaDeviceP2PAttr
+    """Accessing CUDA arrays over the link supported
+    """
     cudaDevP2PAttrOnlyPartialNativeAtomicSupported: cudaDeviceP2PAttr
+    """Only some CUDA-valid atomic operations over the link are supported.
+    """
 
 class cudaAtomicOperation(Enum):
     """CUDA-valid Atomic Operations
@@ -776,219 +2000,738 @@ class cudaExternalMemoryHandleType(Enum):
     """External memory handle types
     """
     cudaExternalMemoryHandleTypeOpaqueFd: cudaExternalMemoryHandleType
+    """Handle is an opaque file descriptor
+    """
     cudaExternalMemoryHandleTypeOpaqueWin32: cudaExternalMemoryHandleType
+    """Handle is an opaque shared NT handle
+    """
     cudaExternalMemoryHandleTypeOpaqueWin32Kmt: cudaExternalMemoryHandleType
+    """Handle is an opaque, globally shared handle
+    """
     cudaExternalMemoryHandleTypeD3D12Heap: cudaExternalMemoryHandleType
+    """Handle is a D3D12 heap object
+    """
     cudaExternalMemoryHandleTypeD3D12Resource: cudaExternalMemoryHandleType
+    """Handle is a D3D12 committed resource
+    """
     cudaExternalMemoryHandleTypeD3D11Resource: cudaExternalMemoryHandleType
+    """Handle is a shared NT handle to a D3D11 resource
+    """
     cudaExternalMemoryHandleTypeD3D11ResourceKmt: cudaExternalMemoryHandleType
+    """Handle is a globally shared handle to a D3D11 resource
+    """
     cudaExternalMemoryHandleTypeNvSciBuf: cudaExternalMemoryHandleType
+    """Handle is an NvSciBuf object
+    """
 
 class cudaExternalSemaphoreHandleType(Enum):
     """External semaphore handle types
     """
     cudaExternalSemaphoreHandleTypeOpaqueFd: cudaExternalSemaphoreHandleType
+    """Handle is an opaque file descriptor
+    """
     cudaExternalSemaphoreHandleTypeOpaqueWin32: cudaExternalSemaphoreHandleType
+    """Handle is an opaque shared NT handle
+    """
     cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt: cudaExternalSemaphoreHandleType
+    """Handle is an opaque, globally shared handle
+    """
     cudaExternalSemaphoreHandleTypeD3D12Fence: cudaExternalSemaphoreHandleType
+    """Handle is a shared NT handle referencing a D3D12 fence object
+    """
     cudaExternalSemaphoreHandleTypeD3D11Fence: cudaExternalSemaphoreHandleType
+    """Handle is a shared NT handle referencing a D3D11 fence object
+    """
     cudaExternalSemaphoreHandleTypeNvSciSync: cudaExternalSemaphoreHandleType
+    """Opaque handle to NvSciSync Object
+    """
     cudaExternalSemaphoreHandleTypeKeyedMutex: cudaExternalSemaphoreHandleType
+    """Handle is a shared NT handle referencing a D3D11 keyed mutex object
+    """
     cudaExternalSemaphoreHandleTypeKeyedMutexKmt: cudaExternalSemaphoreHandleType
+    """Handle is a shared KMT handle referencing a D3D11 keyed mutex object
+    """
     cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd: cudaExternalSemaphoreHandleType
+    """Handle is an opaque handle file descriptor referencing a timeline semaphore
+    """
     cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32: cudaExternalSemaphoreHandleType
+    """Handle is an opaque handle file descriptor referencing a timeline semaphore
+    """
 
 class cudaJitOption(Enum):
     """Online compiler and linker options
     """
     cudaJitMaxRegisters: cudaJitOption
+    """Max number of registers that a thread may use.\\n
+     Option type: unsigned int\\n
+     Applies to: compiler only
+    """
     cudaJitThreadsPerBlock: cudaJitOption
+    """IN: Specifies minimum number of threads per block to target compilation
+     for\\n
+     OUT: Returns the number of threads the compiler actually targeted.
+     This restricts the resource utilization of the compiler (e.g. max
+     registers) such that a block with the given number of threads should be
+     able to launch based on register limitations. Note, this option does not
+     currently take into account any other resource limitations, such as
+     shared memory utilization.\\n
+     Option type: unsigned int\\n
+     Applies to: compiler only
+    """
     cudaJitWallTime: cudaJitOption
+    """Overwrites the option value with the total wall clock time, in
+     milliseconds, spent in the compiler and linker\\n
+     Option type: float\\n
+     Applies to: compiler and linker
+    """
     cudaJitInfoLogBuffer: cudaJitOption
+    """Pointer to a buffer in which to print any log messages
+     that are informational in nature (the buffer size is specified via
+     option cudaJitInfoLogBufferSizeBytes)\\n
+     Option type: char *\\n
+     Applies to: compiler and linker
+    """
     cudaJitInfoLogBufferSizeBytes: cudaJitOption
+    """IN: Log buffer size in bytes.  Log messages will be capped at this size
+     (including null terminator)\\n
+     OUT: Amount of log buffer filled with messages\\n
+     Option type: unsigned int\\n
+     Applies to: compiler and linker
+    """
     cudaJitErrorLogBuffer: cudaJitOption
+    """Pointer to a buffer in which to print any log messages that
+     reflect errors (the buffer size is specified via option
+     cudaJitErrorLogBufferSizeBytes)\\n
+     Option type: char *\\n
+     Applies to: compiler and linker
+    """
     cudaJitErrorLogBufferSizeBytes: cudaJitOption
+    """IN: Log buffer size in bytes.  Log messages will be capped at this size
+     (including null terminator)\\n
+     OUT: Amount of log buffer filled with messages\\n
+     Option type: unsigned int\\n
+     Applies to: compiler and linker
+    """
     cudaJitOptimizationLevel: cudaJitOption
+    """Level of optimizations to apply to generated code (0 - 4), with 4
+     being the default and highest level of optimizations.\\n
+     Option type: unsigned int\\n
+     Applies to: compiler only
+    """
     cudaJitFallbackStrategy: cudaJitOption
+    """Specifies choice of fallback strategy if matching cubin is not found.
+     Choice is based on supplied cudaJit_Fallback.
+     Option type: unsigned int for enumerated type cudaJit_Fallback\\n
+     Applies to: compiler only
+    """
     cudaJitGenerateDebugInfo: cudaJitOption
+    """Specifies whether to create debug information in output (-g)
+     (0: false, default)\\n
+     Option type: int\\n
+     Applies to: compiler and linker
+    """
     cudaJitLogVerbose: cudaJitOption
+    """Generate verbose log messages (0: false, default)\\n
+     Option type: int\\n
+     Applies to: compiler and linker
+    """
     cudaJitGenerateLineInfo: cudaJitOption
+    """Generate line number information (-lineinfo) (0: false, default)\\n
+     Option type: int\\n
+     Applies to: compiler only
+    """
     cudaJitCacheMode: cudaJitOption
+    """Specifies whether to enable caching explicitly (-dlcm) \\n
+     Choice is based on supplied cudaJit_CacheMode.\\n
+     Option type: unsigned int for enumerated type cudaJit_CacheMode\\n
+     Applies to: compiler only
+    """
     cudaJitPositionIndependentCode: cudaJitOption
+    """Generate position independent code (0: false)\\n
+     Option type: int\\n
+     Applies to: compiler only
+    """
     cudaJitMinCtaPerSm: cudaJitOption
+    """This option hints to the JIT compiler the minimum number of CTAs from the
+     kernel’s grid to be mapped to a SM. This option is ignored when used together
+     with cudaJitMaxRegisters or cudaJitThreadsPerBlock.
+     Optimizations based on this option need cudaJitMaxThreadsPerBlock to
+     be specified as well. For kernels already using PTX directive .minnctapersm,
+     this option will be ignored by default. Use cudaJitOverrideDirectiveValues
+     to let this option take precedence over the PTX directive.
+     Option type: unsigned int\\n
+     Applies to: compiler only
+    """
     cudaJitMaxThreadsPerBlock: cudaJitOption
+    """Maximum number threads in a thread block, computed as the product of
+     the maximum extent specifed for each dimension of the block. This limit
+     is guaranteed not to be exeeded in any invocation of the kernel. Exceeding
+     the the maximum number of threads results in runtime error or kernel launch
+     failure. For kernels already using PTX directive .maxntid, this option will
+     be ignored by default. Use cudaJitOverrideDirectiveValues to let this
+     option take precedence over the PTX directive.
+     Option type: int\\n
+     Applies to: compiler only
+    """
     cudaJitOverrideDirectiveValues: cudaJitOption
+    """This option lets the values specified using cudaJitMaxRegisters,
+     cudaJitThreadsPerBlock, cudaJitMaxThreadsPerBlock and
+     cudaJitMinCtaPerSm take precedence over any PTX directives.
+     (0: Disable, default; 1: Enable)
+     Option type: int\\n
+     Applies to: compiler only
+    """
 
 class cudaLibraryOption(Enum):
     """Library options to be specified with cudaLibraryLoadData() or cudaLibraryLoadFromFile()
     """
     cudaLibraryHostUniversalFunctionAndDataTable: cudaLibraryOption
     cudaLibraryBinaryIsPreserved: cudaLibraryOption
+    """Specifes that the argument code passed to cudaLibraryLoadData() will be preserved.
+     Specifying this option will let the driver know that code can be accessed at any point
+     until cudaLibraryUnload(). The default behavior is for the driver to allocate and
+     maintain its own copy of code. Note that this is only a memory usage optimization
+     hint and the driver can choose to ignore it if required.
+     Specifying this option with cudaLibraryLoadFromFile() is invalid and
+     will return cudaErrorInvalidValue.
+    """
 
 class cudaJit_CacheMode(Enum):
     """Caching modes for dlcm
     """
     cudaJitCacheOptionNone: cudaJit_CacheMode
+    """Compile with no -dlcm flag specified
+    """
     cudaJitCacheOptionCG: cudaJit_CacheMode
+    """Compile with L1 cache disabled
+    """
     cudaJitCacheOptionCA: cudaJit_CacheMode
+    """Compile with L1 cache enabled
+    """
 
 class cudaJit_Fallback(Enum):
     """Cubin matching fallback strategies
     """
     cudaPreferPtx: cudaJit_Fallback
+    """Prefer to compile ptx if exact binary match not found
+    """
     cudaPreferBinary: cudaJit_Fallback
+    """Prefer to fall back to compatible binary code if exact match not found
+    """
 
 class cudaCGScope(Enum):
     """CUDA cooperative group scope
     """
     cudaCGScopeInvalid: cudaCGScope
+    """Invalid cooperative group scope
+    """
     cudaCGScopeGrid: cudaCGScope
+    """Scope represented by a grid_group
+    """
     cudaCGScopeReserved: cudaCGScope
+    """Reserved
+    """
 
 class cudaGraphConditionalHandleFlags(Enum):
     cudaGraphCondAssignDefault: cudaGraphConditionalHandleFlags
+    """Apply default handle value when graph is launched.
+    """
 
 class cudaGraphConditionalNodeType(Enum):
     """CUDA conditional node types
     """
     cudaGraphCondTypeIf: cudaGraphConditionalNodeType
+    """Conditional 'if/else' Node. Body[0] executed if condition is non-zero.  If size == 2, an optional ELSE graph is created and this is executed if the condition is zero.
+    """
     cudaGraphCondTypeWhile: cudaGraphConditionalNodeType
+    """Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
+    """
     cudaGraphCondTypeSwitch: cudaGraphConditionalNodeType
+    """Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched.
+    """
 
 class cudaGraphNodeType(Enum):
     """CUDA Graph node types
     """
     cudaGraphNodeTypeKernel: cudaGraphNodeType
+    """GPU kernel node
+    """
     cudaGraphNodeTypeMemcpy: cudaGraphNodeType
+    """Memcpy node
+    """
     cudaGraphNodeTypeMemset: cudaGraphNodeType
+    """Memset node
+    """
     cudaGraphNodeTypeHost: cudaGraphNodeType
+    """Host (executable) node
+    """
     cudaGraphNodeTypeGraph: cudaGraphNodeType
+    """Node which executes an embedded graph
+    """
     cudaGraphNodeTypeEmpty: cudaGraphNodeType
+    """Empty (no-op) node
+    """
     cudaGraphNodeTypeWaitEvent: cudaGraphNodeType
+    """External event wait node
+    """
     cudaGraphNodeTypeEventRecord: cudaGraphNodeType
+    """External event record node
+    """
     cudaGraphNodeTypeExtSemaphoreSignal: cudaGraphNodeType
+    """External semaphore signal node
+    """
     cudaGraphNodeTypeExtSemaphoreWait: cudaGraphNodeType
+    """External semaphore wait node
+    """
     cudaGraphNodeTypeMemAlloc: cudaGraphNodeType
+    """Memory allocation node
+    """
     cudaGraphNodeTypeMemFree: cudaGraphNodeType
+    """Memory free node
+    """
     cudaGraphNodeTypeConditional: cudaGraphNodeType
+    """Conditional node
+
+    May be used to implement a conditional execution path or loop
+    inside of a graph. The graph(s) contained within the body of the conditional node
+    can be selectively executed or iterated upon based on the value of a conditional
+    variable.
+
+    Handles must be created in advance of creating the node
+    using cudaGraphConditionalHandleCreate.
+
+    The following restrictions apply to graphs which contain conditional nodes:
+      The graph cannot be used in a child node.
+      Only one instantiation of the graph may exist at any point in time.
+      The graph cannot be cloned.
+
+    To set the control value, supply a default value when creating the handle and/or
+    call cudaGraphSetConditional from device code.
+    """
     cudaGraphNodeTypeCount: cudaGraphNodeType
 
 class cudaGraphChildGraphNodeOwnership(Enum):
     """Child graph node ownership
     """
     cudaGraphChildGraphOwnershipClone: cudaGraphChildGraphNodeOwnership
+    """Default behavior for a child graph node. Child graph is cloned
+    into the parent and memory allocation/free nodes can't be present
+    in the child graph.
+    """
     cudaGraphChildGraphOwnershipMove: cudaGraphChildGraphNodeOwnership
+    """The child graph is moved to the parent. The handle to the child graph
+    is owned by the parent and will be destroyed when the parent is
+    destroyed.
+
+    The following restrictions apply to child graphs after they have been moved:
+     Cannot be independently instantiated or destroyed;
+     Cannot be added as a child graph of a separate parent graph;
+     Cannot be used as an argument to cudaGraphExecUpdate;
+     Cannot have additional memory allocation or free nodes added.
+    """
 
 class cudaGraphDependencyType(Enum):
     """Type annotations that can be applied to graph edges as part of cudaGraphEdgeData.
     """
     cudaGraphDependencyTypeDefault: cudaGraphDependencyType
+    """This is an ordinary dependency.
+    """
     cudaGraphDependencyTypeProgrammatic: cudaGraphDependencyType
+    """This dependency type allows the downstream node to
+    use cudaGridDependencySynchronize(). It may only be used
+    between kernel nodes, and must be used with either the
+    cudaGraphKernelNodePortProgrammatic or
+    cudaGraphKernelNodePortLaunchCompletion outgoing port.
+    """
 
 class cudaGraphExecUpdateResult(Enum):
     """CUDA Graph Update error types
     """
     cudaGraphExecUpdateSuccess: cudaGraphExecUpdateResult
+    """The update succeeded
+    """
     cudaGraphExecUpdateError: cudaGraphExecUpdateResult
+    """The update failed for an unexpected reason which is described in the return value of the function
+    """
     cudaGraphExecUpdateErrorTopologyChanged: cudaGraphExecUpdateResult
+    """The update failed because the topology changed
+    """
     cudaGraphExecUpdateErrorNodeTypeChanged: cudaGraphExecUpdateResult
+    """The update failed because a node type changed
+    """
     cudaGraphExecUpdateErrorFunctionChanged: cudaGraphExecUpdateResult
+    """The update failed because the function of a kernel node changed (CUDA driver < 11.2)
+    """
     cudaGraphExecUpdateErrorParametersChanged: cudaGraphExecUpdateResult
+    """The update failed because the parameters changed in a way that is not supported
+    """
     cudaGraphExecUpdateErrorNotSupported: cudaGraphExecUpdateResult
+    """The update failed because something about the node is not supported
+    """
     cudaGraphExecUpdateErrorUnsupportedFunctionChange: cudaGraphExecUpdateResult
+    """The update failed because the function of a kernel node changed in an unsupported way
+    """
     cudaGraphExecUpdateErrorAttributesChanged: cudaGraphExecUpdateResult
+    """The update failed because the node attributes changed in a way that is not supported
+    """
 
 class cudaGraphInstantiateResult(Enum):
     """Graph instantiation results
     """
     cudaGraphInstantiateSuccess: cudaGraphInstantiateResult
+    """Instantiation succeeded
+    """
     cudaGraphInstantiateError: cudaGraphInstantiateResult
+    """Instantiation failed for an unexpected reason which is described in the return value of the function
+    """
     cudaGraphInstantiateInvalidStructure: cudaGraphInstantiateResult
+    """Instantiation failed due to invalid structure, such as cycles
+    """
     cudaGraphInstantiateNodeOperationNotSupported: cudaGraphInstantiateResult
+    """Instantiation for device launch failed because the graph contained an unsupported operation
+    """
     cudaGraphInstantiateMultipleDevicesNotSupported: cudaGraphInstantiateResult
+    """Instantiation for device launch failed due to the nodes belonging to different contexts
+    """
     cudaGraphInstantiateConditionalHandleUnused: cudaGraphInstantiateResult
+    """One or more conditional handles are not associated with conditional nodes
+    """
 
 class cudaGraphKernelNodeField(Enum):
     """Specifies the field to update when performing multiple node updates from the device
     """
     cudaGraphKernelNodeFieldInvalid: cudaGraphKernelNodeField
+    """Invalid field
+    """
     cudaGraphKernelNodeFieldGridDim: cudaGraphKernelNodeField
+    """Grid dimension update
+    """
     cudaGraphKernelNodeFieldParam: cudaGraphKernelNodeField
+    """Kernel parameter update
+    """
     cudaGraphKernelNodeFieldEnabled: cudaGraphKernelNodeField
+    """Node enable/disable
+    """
 
 class cudaGetDriverEntryPointFlags(Enum):
     """Flags to specify search options to be used with cudaGetDriverEntryPoint
+     For more details see cuGetProcAddress
     """
     cudaEnableDefault: cudaGetDriverEntryPointFlags
+    """Default search mode for driver symbols.
+    """
     cudaEnableLegacyStream: cudaGetDriverEntryPointFlags
+    """Search for legacy versions of driver symbols.
+    """
     cudaEnablePerThreadDefaultStream: cudaGetDriverEntryPointFlags
+    """Search for per-thread versions of driver symbols.
+    """
 
 class cudaDriverEntryPointQueryResult(Enum):
     """Enum for status from obtaining driver entry points, used with cudaApiGetDriverEntryPoint
     """
     cudaDriverEntryPointSuccess: cudaDriverEntryPointQueryResult
+    """Search for symbol found a match
+    """
     cudaDriverEntryPointSymbolNotFound: cudaDriverEntryPointQueryResult
+    """Search for symbol was not found
+    """
     cudaDriverEntryPointVersionNotSufficent: cudaDriverEntryPointQueryResult
+    """Search for symbol was found but version wasn't great enough
+    """
 
 class cudaGraphDebugDotFlags(Enum):
     """CUDA Graph debug write options
     """
     cudaGraphDebugDotFlagsVerbose: cudaGraphDebugDotFlags
+    """Output all debug data as if every debug flag is enabled
+    """
     cudaGraphDebugDotFlagsKernelNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaKernelNodeParams to output
+    """
     cudaGraphDebugDotFlagsMemcpyNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaMemcpy3DParms to output
+    """
     cudaGraphDebugDotFlagsMemsetNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaMemsetParams to output
+    """
     cudaGraphDebugDotFlagsHostNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaHostNodeParams to output
+    """
     cudaGraphDebugDotFlagsEventNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaEvent_t handle from record and wait nodes to output
+    """
     cudaGraphDebugDotFlagsExtSemasSignalNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaExternalSemaphoreSignalNodeParams values to output
+    """
     cudaGraphDebugDotFlagsExtSemasWaitNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaExternalSemaphoreWaitNodeParams to output
+    """
     cudaGraphDebugDotFlagsKernelNodeAttributes: cudaGraphDebugDotFlags
+    """Adds cudaKernelNodeAttrID values to output
+    """
     cudaGraphDebugDotFlagsHandles: cudaGraphDebugDotFlags
+    """Adds node handles and every kernel function handle to output
+    """
     cudaGraphDebugDotFlagsConditionalNodeParams: cudaGraphDebugDotFlags
+    """Adds cudaConditionalNodeParams to output
+    """
 
 class cudaGraphInstantiateFlags(Enum):
     """Flags for instantiating a graph
     """
     cudaGraphInstantiateFlagAutoFreeOnLaunch: cudaGraphInstantiateFlags
+    """Automatically free memory allocated in a graph before relaunching.
+    """
     cudaGraphInstantiateFlagUpload: cudaGraphInstantiateFlags
+    """Automatically upload the graph after instantiation. Only supported by                                                                                                                                                                                                                                                                                                     
+    cudaGraphInstantiateWithParams.  The upload will be performed using the                                                                                                                                                                                                                                                                                                   
+    stream provided in instantiateParams.
+    """
     cudaGraphInstantiateFlagDeviceLaunch: cudaGraphInstantiateFlags
+    """Instantiate the graph to be launchable from the device. This flag can only                                                                                                                                                                                                                                                                                                
+    be used on platforms which support unified addressing. This flag cannot be                                                                                                                                                                                                                                                                                                
+    used in conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+    """
     cudaGraphInstantiateFlagUseNodePriority: cudaGraphInstantiateFlags
+    """Run the graph using the per-node priority attributes rather than the
+    priority of the stream it is launched into.
+    """
 
 class cudaLaunchMemSyncDomain(Enum):
     """Memory Synchronization Domain
+
+     A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
+     that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating
+     latency increase from memory barriers ordering unrelated traffic.
+
+     By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a
+     different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream /
+     graph node / kernel launch. See cudaLaunchAttributeMemSyncDomain, cudaStreamSetAttribute, cudaLaunchKernelEx,
+     cudaGraphKernelNodeSetAttribute.
+
+     Memory operations done in kernels launched in different domains are considered system-scope distanced. In other
+     words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another
+     memory synchronization domain even if they are on the same GPU.
     """
     cudaLaunchMemSyncDomainDefault: cudaLaunchMemSyncDomain
+    """Launch kernels in the default domain
+    """
     cudaLaunchMemSyncDomainRemote: cudaLaunchMemSyncDomain
+    """Launch kernels in the remote domain
+    """
 
 class cudaLaunchAttributeID(Enum):
     """Launch attributes enum; used as id field of cudaLaunchAttribute
     """
     cudaLaunchAttributeIgnore: cudaLaunchAttributeID
+    """Ignored entry, for convenient composition
+    """
     cudaLaunchAttributeAccessPolicyWindow: cudaLaunchAttributeID
+    """Valid for streams, graph nodes, launches. See
+    cudaLaunchAttributeValueaccessPolicyWindow.
+    """
     cudaLaunchAttributeCooperative: cudaLaunchAttributeID
+    """Valid for graph nodes, launches. See
+    cudaLaunchAttributeValuecooperative.
+    """
     cudaLaunchAttributeSynchronizationPolicy: cudaLaunchAttributeID
+    """Valid for streams. See cudaLaunchAttributeValuesyncPolicy.
+    """
     cudaLaunchAttributeClusterDimension: cudaLaunchAttributeID
+    """Valid for graph nodes, launches. See
+    cudaLaunchAttributeValueclusterDim.
+    """
     cudaLaunchAttributeClusterSchedulingPolicyPreference: cudaLaunchAttributeID
+    """Valid for graph nodes, launches. See
+    cudaLaunchAttributeValueclusterSchedulingPolicyPreference.
+    """
     cudaLaunchAttributeProgrammaticStreamSerialization: cudaLaunchAttributeID
+    """Valid for launches. Setting
+    cudaLaunchAttributeValueprogrammaticStreamSerializationAllowed
+    to non-0 signals that the kernel will use programmatic
+    means to resolve its stream dependency, so that the
+    CUDA runtime should opportunistically allow the grid's
+    execution to overlap with the previous kernel in the
+    stream, if that kernel requests the overlap. The
+    dependent launches can choose to wait on the
+    dependency using the programmatic sync
+    (cudaGridDependencySynchronize() or equivalent PTX
+    instructions).
+    """
     cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeID
+    """Valid for launches. Set
+    cudaLaunchAttributeValueprogrammaticEvent to
+    record the event. Event recorded through this launch
+    attribute is guaranteed to only trigger after all
+    block in the associated kernel trigger the event.  A
+    block can trigger the event programmatically in a
+    future CUDA release. A trigger can also be inserted at
+    the beginning of each block's execution if
+    triggerAtBlockStart is set to non-0. The dependent
+    launches can choose to wait on the dependency using
+    the programmatic sync (cudaGridDependencySynchronize()
+    or equivalent PTX instructions). Note that dependents
+    (including the CPU thread calling
+    cudaEventSynchronize()) are not guaranteed to observe
+    the release precisely when it is released. For
+    example, cudaEventSynchronize() may only observe the
+    event trigger long after the associated kernel has
+    completed. This recording type is primarily meant for
+    establishing programmatic dependency between device
+    tasks. Note also this type of dependency allows, but
+    does not guarantee, concurrent execution of tasks.
+    <br>
+    The event supplied must not be an interprocess or
+    interop event. The event must disable timing (i.e.
+    must be created with the cudaEventDisableTiming flag
+    set).
+    """
     cudaLaunchAttributePriority: cudaLaunchAttributeID
+    """Valid for streams, graph nodes, launches. See
+    cudaLaunchAttributeValuepriority.
+    """
     cudaLaunchAttributeMemSyncDomainMap: cudaLaunchAttributeID
+    """Valid for streams, graph nodes, launches. See
+    cudaLaunchAttributeValuememSyncDomainMap.
+    """
     cudaLaunchAttributeMemSyncDomain: cudaLaunchAttributeID
+    """Valid for streams, graph nodes, launches. See
+    cudaLaunchAttributeValuememSyncDomain.
+    """
     cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeID
+    """Valid for graph nodes and launches. Set
+    cudaLaunchAttributeValuepreferredClusterDim
+    to allow the kernel launch to specify a preferred substitute
+    cluster dimension. Blocks may be grouped according to either
+    the dimensions specified with this attribute (grouped into a
+    "preferred substitute cluster"), or the one specified with
+    cudaLaunchAttributeClusterDimension attribute (grouped
+    into a "regular cluster"). The cluster dimensions of a
+    "preferred substitute cluster" shall be an integer multiple
+    greater than zero of the regular cluster dimensions. The
+    device will attempt - on a best-effort basis - to group
+    thread blocks into preferred clusters over grouping them
+    into regular clusters. When it deems necessary (primarily
+    when the device temporarily runs out of physical resources
+    to launch the larger preferred clusters), the device may
+    switch to launch the regular clusters instead to attempt to
+    utilize as much of the physical device resources as possible.
+    <br>
+    Each type of cluster will have its enumeration / coordinate
+    setup as if the grid consists solely of its type of cluster.
+    For example, if the preferred substitute cluster dimensions
+    double the regular cluster dimensions, there might be
+    simultaneously a regular cluster indexed at (1,0,0), and a
+    preferred cluster indexed at (1,0,0). In this example, the
+    preferred substitute cluster (1,0,0) replaces regular
+    clusters (2,0,0) and (3,0,0) and groups their blocks.
+    <br>
+    This attribute will only take effect when a regular cluster
+    dimension has been specified. The preferred substitute cluster
+    dimension must be an integer multiple greater than zero of the
+    regular cluster dimension and must divide the grid. It must
+    also be no more than `maxBlocksPerCluster`, if it is set in
+    the kernel's `__launch_bounds__`. Otherwise it must be less
+    than the maximum value the driver can support. Otherwise,
+    setting this attribute to a value physically unable to fit on
+    any particular device is permitted.
+    """
     cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeID
+    """Valid for launches. Set
+    cudaLaunchAttributeValuelaunchCompletionEvent to record the
+    event.
+    <br>
+    Nominally, the event is triggered once all blocks of the kernel
+    have begun execution. Currently this is a best effort. If a kernel
+    B has a launch completion dependency on a kernel A, B may wait
+    until A is complete. Alternatively, blocks of B may begin before
+    all blocks of A have begun, for example if B can claim execution
+    resources unavailable to A (e.g. they run on different GPUs) or
+    if B is a higher priority than A.
+    Exercise caution if such an ordering inversion could lead
+    to deadlock.
+    <br>
+    A launch completion event is nominally similar to a programmatic
+    event with triggerAtBlockStart set except that it is not
+    visible to cudaGridDependencySynchronize() and can be used with
+    compute capability less than 9.0.
+    <br>
+    The event supplied must not be an interprocess or interop event.
+    The event must disable timing (i.e. must be created with the
+    cudaEventDisableTiming flag set).
+    """
     cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeID
+    """Valid for graph nodes, launches. This attribute is graphs-only,
+    and passing it to a launch in a non-capturing stream will result
+    in an error.
+    <br>
+    :cudaLaunchAttributeValuedeviceUpdatableKernelNodedeviceUpdatable can 
+    only be set to 0 or 1. Setting the field to 1 indicates that the
+    corresponding kernel node should be device-updatable. On success, a handle
+    will be returned via
+    cudaLaunchAttributeValuedeviceUpdatableKernelNodedevNode which can be
+    passed to the various device-side update functions to update the node's
+    kernel parameters from within another kernel. For more information on the
+    types of device updates that can be made, as well as the relevant limitations
+    thereof, see cudaGraphKernelNodeUpdatesApply.
+    <br>
+    Nodes which are device-updatable have additional restrictions compared to
+    regular kernel nodes. Firstly, device-updatable nodes cannot be removed
+    from their graph via cudaGraphDestroyNode. Additionally, once opted-in
+    to this functionality, a node cannot opt out, and any attempt to set the
+    deviceUpdatable attribute to 0 will result in an error. Device-updatable
+    kernel nodes also cannot have their attributes copied to/from another kernel
+    node via cudaGraphKernelNodeCopyAttributes. Graphs containing one or more
+    device-updatable nodes also do not allow multiple instantiation, and neither
+    the graph nor its instantiated version can be passed to cudaGraphExecUpdate.
+    <br>
+    If a graph contains device-updatable nodes and updates those nodes from the device
+    from within the graph, the graph must be uploaded with cuGraphUpload before it
+    is launched. For such a graph, if host-side executable graph updates are made to the
+    device-updatable nodes, the graph must be uploaded before it is launched again.
+    """
     cudaLaunchAttributePreferredSharedMemoryCarveout: cudaLaunchAttributeID
+    """Valid for launches. On devices where the L1 cache and shared memory use the
+    same hardware resources, setting cudaLaunchAttributeValuesharedMemCarveout 
+    to a percentage between 0-100 signals sets the shared memory carveout 
+    preference in percent of the total shared memory for that kernel launch. 
+    This attribute takes precedence over cudaFuncAttributePreferredSharedMemoryCarveout.
+    This is only a hint, and the driver can choose a different configuration if
+    required for the launch.
+    """
     cudaLaunchAttributeNvlinkUtilCentricScheduling: cudaLaunchAttributeID
+    """Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the 
+      launch should attempt to make the kernel maximize its NVLINK utilization.  
+      <br>
+      When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount 
+      of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption.
+      <br>
+      This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be 
+      affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance 
+      characteristics will be maintained between driver versions or a driver update could alter or regress 
+      previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying 
+      the attribute may not improve the performance of either the targeted kernel or the encapsulating application.
+      <br>
+      Valid values for cudaLaunchAttributeValuenvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled).
+    """
 
 class cudaDeviceNumaConfig(Enum):
     """CUDA device NUMA config
     """
     cudaDeviceNumaConfigNone: cudaDeviceNumaConfig
+    """The GPU is not a NUMA node
+    """
     cudaDeviceNumaConfigNumaNode: cudaDeviceNumaConfig
+    """The GPU is a NUMA node, cudaDevAttrNumaId contains its NUMA ID
+    """
 
 class cudaAsyncNotificationType(Enum):
     """Types of async notification that can occur
     """
     cudaAsyncNotificationTypeOverBudget: cudaAsyncNotificationType
+    """Sent when the process has exceeded its device memory budget
+    """
 
 class cudaLogLevel(Enum):
     cudaLogLevelError: cudaLogLevel
@@ -998,34 +2741,60 @@ class cudaSurfaceBoundaryMode(Enum):
     """CUDA Surface boundary modes
     """
     cudaBoundaryModeZero: cudaSurfaceBoundaryMode
+    """Zero boundary mode
+    """
     cudaBoundaryModeClamp: cudaSurfaceBoundaryMode
+    """Clamp boundary mode
+    """
     cudaBoundaryModeTrap: cudaSurfaceBoundaryMode
+    """Trap boundary mode
+    """
 
 class cudaSurfaceFormatMode(Enum):
     """CUDA Surface format modes
     """
     cudaFormatModeForced: cudaSurfaceFormatMode
+    """Forced format mode
+    """
     cudaFormatModeAuto: cudaSurfaceFormatMode
+    """Auto format mode
+    """
 
 class cudaTextureAddressMode(Enum):
     """CUDA texture address modes
     """
     cudaAddressModeWrap: cudaTextureAddressMode
+    """Wrapping address mode
+    """
     cudaAddressModeClamp: cudaTextureAddressMode
+    """Clamp to edge address mode
+    """
     cudaAddressModeMirror: cudaTextureAddressMode
+    """Mirror address mode
+    """
     cudaAddressModeBorder: cudaTextureAddressMode
+    """Border address mode
+    """
 
 class cudaTextureFilterMode(Enum):
     """CUDA texture filter modes
     """
     cudaFilterModePoint: cudaTextureFilterMode
+    """Point filter mode
+    """
     cudaFilterModeLinear: cudaTextureFilterMode
+    """Linear filter mode
+    """
 
 class cudaTextureReadMode(Enum):
     """CUDA texture read modes
     """
     cudaReadModeElementType: cudaTextureReadMode
+    """Read texture as specified element type
+    """
     cudaReadModeNormalizedFloat: cudaTextureReadMode
+    """Read texture as normalized float
+    """
 
 class cudaDataType(Enum):
     CUDA_R_16F: cudaDataType
@@ -1068,22 +2837,51 @@ class cudaEmulationStrategy(Enum):
     """Enum for specifying how to leverage floating-point emulation algorithms
     """
     CUDA_EMULATION_STRATEGY_DEFAULT: cudaEmulationStrategy
+    """The default emulation strategy.  For emulated computations, this is
+    equivalent to CUDA_EMULATION_STRATEGY_PERFORMANT, unless a library
+    dependent environment variable is set
+    """
     CUDA_EMULATION_STRATEGY_PERFORMANT: cudaEmulationStrategy
+    """An emulation strategy which configures libraries to use emulation
+    when it provides a performance benefit
+    """
     CUDA_EMULATION_STRATEGY_EAGER: cudaEmulationStrategy
+    """An emulation strategy which configures libraries to use emulation
+    whenever possible
+    """
 
 class cudaEmulationMantissaControl(Enum):
     """Enum to configure the mantissa related parameters for floating-point
+    emulation algorithms
     """
     CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC: cudaEmulationMantissaControl
+    """The number of retained mantissa bits are computed at runtime to
+    ensure the same or better accuracy than the floating point
+    representation being emulated
+    """
     CUDA_EMULATION_MANTISSA_CONTROL_FIXED: cudaEmulationMantissaControl
+    """The number of retained mantissa bits are known at runtime
+    """
 
 class cudaEmulationSpecialValuesSupport(Enum):
     """Enum to configure how special floating-point values will be handled by
+    emulation algorithms
     """
     CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_DEFAULT: cudaEmulationSpecialValuesSupport
+    """The default special value support mask which contains support for
+    signed infinities and NaN values
+    """
     CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_NONE: cudaEmulationSpecialValuesSupport
+    """There are no requirements for emulation algorithms to support special
+    values
+    """
     CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_INFINITY: cudaEmulationSpecialValuesSupport
+    """Require emulation algorithms to handle signed infinity inputs and
+    outputs
+    """
     CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_NAN: cudaEmulationSpecialValuesSupport
+    """Require emulation algorithms to handle NaN inputs and outputs
+    """
 
 class libraryPropertyType(Enum):
     MAJOR_VERSION: libraryPropertyType
@@ -1094,144 +2892,405 @@ class cudaEglFrameType(Enum):
     """CUDA EglFrame type - array or pointer
     """
     cudaEglFrameTypeArray: cudaEglFrameType
+    """Frame type CUDA array
+    """
     cudaEglFrameTypePitch: cudaEglFrameType
+    """Frame type CUDA pointer
+    """
 
 class cudaEglResourceLocationFlags(Enum):
     """Resource location flags- sysmem or vidmem
+
+     For CUDA context on iGPU, since video and system memory are equivalent -
+     these flags will not have an effect on the execution.
+
+     For CUDA context on dGPU, applications can use the flag cudaEglResourceLocationFlags
+     to give a hint about the desired location.
+
+     cudaEglResourceLocationSysmem - the frame data is made resident on the system memory
+     to be accessed by CUDA.
+
+     cudaEglResourceLocationVidmem - the frame data is made resident on the dedicated
+     video memory to be accessed by CUDA.
+
+     There may be an additional latency due to new allocation and data migration,
+     if the frame is produced on a different memory.
     """
     cudaEglResourceLocationSysmem: cudaEglResourceLocationFlags
+    """Resource location sysmem
+    """
     cudaEglResourceLocationVidmem: cudaEglResourceLocationFlags
+    """Resource location vidmem
+    """
 
 class cudaEglColorFormat(Enum):
     """CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops.
     """
     cudaEglColorFormatYUV420Planar: cudaEglColorFormat
+    """Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYUV420SemiPlanar: cudaEglColorFormat
+    """Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV420Planar.
+    """
     cudaEglColorFormatYUV422Planar: cudaEglColorFormat
+    """Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYUV422SemiPlanar: cudaEglColorFormat
+    """Y, UV in two surfaces with VU byte ordering, width, height ratio same as YUV422Planar.
+    """
     cudaEglColorFormatARGB: cudaEglColorFormat
+    """R/G/B/A four channels in one surface with BGRA byte ordering.
+    """
     cudaEglColorFormatRGBA: cudaEglColorFormat
+    """R/G/B/A four channels in one surface with ABGR byte ordering.
+    """
     cudaEglColorFormatL: cudaEglColorFormat
+    """single luminance channel in one surface.
+    """
     cudaEglColorFormatR: cudaEglColorFormat
+    """single color channel in one surface.
+    """
     cudaEglColorFormatYUV444Planar: cudaEglColorFormat
+    """Y, U, V in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYUV444SemiPlanar: cudaEglColorFormat
+    """Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV444Planar.
+    """
     cudaEglColorFormatYUYV422: cudaEglColorFormat
+    """Y, U, V in one surface, interleaved as UYVY in one channel.
+    """
     cudaEglColorFormatUYVY422: cudaEglColorFormat
+    """Y, U, V in one surface, interleaved as YUYV in one channel.
+    """
     cudaEglColorFormatABGR: cudaEglColorFormat
+    """R/G/B/A four channels in one surface with RGBA byte ordering.
+    """
     cudaEglColorFormatBGRA: cudaEglColorFormat
+    """R/G/B/A four channels in one surface with ARGB byte ordering.
+    """
     cudaEglColorFormatA: cudaEglColorFormat
+    """Alpha color format - one channel in one surface.
+    """
     cudaEglColorFormatRG: cudaEglColorFormat
+    """R/G color format - two channels in one surface with GR byte ordering
+    """
     cudaEglColorFormatAYUV: cudaEglColorFormat
+    """Y, U, V, A four channels in one surface, interleaved as VUYA.
+    """
     cudaEglColorFormatYVU444SemiPlanar: cudaEglColorFormat
+    """Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU422SemiPlanar: cudaEglColorFormat
+    """Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU420SemiPlanar: cudaEglColorFormat
+    """Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY10V10U10_444SemiPlanar: cudaEglColorFormat
+    """Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatY10V10U10_420SemiPlanar: cudaEglColorFormat
+    """Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY12V12U12_444SemiPlanar: cudaEglColorFormat
+    """Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatY12V12U12_420SemiPlanar: cudaEglColorFormat
+    """Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatVYUY_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in one surface, interleaved as YVYU in one channel.
+    """
     cudaEglColorFormatUYVY_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in one surface, interleaved as YUYV in one channel.
+    """
     cudaEglColorFormatYUYV_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
+    """
     cudaEglColorFormatYVYU_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in one surface, interleaved as VYUY in one channel.
+    """
     cudaEglColorFormatYUVA_ER: cudaEglColorFormat
+    """Extended Range Y, U, V, A four channels in one surface, interleaved as AVUY.
+    """
     cudaEglColorFormatAYUV_ER: cudaEglColorFormat
+    """Extended Range Y, U, V, A four channels in one surface, interleaved as VUYA.
+    """
     cudaEglColorFormatYUV444Planar_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in three surfaces, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYUV422Planar_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYUV420Planar_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYUV444SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYUV422SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYUV420SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYVU444Planar_ER: cudaEglColorFormat
+    """Extended Range Y, V, U in three surfaces, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU422Planar_ER: cudaEglColorFormat
+    """Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU420Planar_ER: cudaEglColorFormat
+    """Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYVU444SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU422SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU420SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatBayerRGGB: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved RGGB ordering.
+    """
     cudaEglColorFormatBayerBGGR: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved BGGR ordering.
+    """
     cudaEglColorFormatBayerGRBG: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved GRBG ordering.
+    """
     cudaEglColorFormatBayerGBRG: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved GBRG ordering.
+    """
     cudaEglColorFormatBayer10RGGB: cudaEglColorFormat
+    """Bayer10 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+    """
     cudaEglColorFormatBayer10BGGR: cudaEglColorFormat
+    """Bayer10 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+    """
     cudaEglColorFormatBayer10GRBG: cudaEglColorFormat
+    """Bayer10 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+    """
     cudaEglColorFormatBayer10GBRG: cudaEglColorFormat
+    """Bayer10 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+    """
     cudaEglColorFormatBayer12RGGB: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12BGGR: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12GRBG: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12GBRG: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer14RGGB: cudaEglColorFormat
+    """Bayer14 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+    """
     cudaEglColorFormatBayer14BGGR: cudaEglColorFormat
+    """Bayer14 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+    """
     cudaEglColorFormatBayer14GRBG: cudaEglColorFormat
+    """Bayer14 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+    """
     cudaEglColorFormatBayer14GBRG: cudaEglColorFormat
+    """Bayer14 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+    """
     cudaEglColorFormatBayer20RGGB: cudaEglColorFormat
+    """Bayer20 format - one channel in one surface with interleaved RGGB ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+    """
     cudaEglColorFormatBayer20BGGR: cudaEglColorFormat
+    """Bayer20 format - one channel in one surface with interleaved BGGR ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+    """
     cudaEglColorFormatBayer20GRBG: cudaEglColorFormat
+    """Bayer20 format - one channel in one surface with interleaved GRBG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+    """
     cudaEglColorFormatBayer20GBRG: cudaEglColorFormat
+    """Bayer20 format - one channel in one surface with interleaved GBRG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+    """
     cudaEglColorFormatYVU444Planar: cudaEglColorFormat
+    """Y, V, U in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU422Planar: cudaEglColorFormat
+    """Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = Y height.
+    """
     cudaEglColorFormatYVU420Planar: cudaEglColorFormat
+    """Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatBayerIspRGGB: cudaEglColorFormat
+    """Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved RGGB ordering and mapped to opaque integer datatype.
+    """
     cudaEglColorFormatBayerIspBGGR: cudaEglColorFormat
+    """Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved BGGR ordering and mapped to opaque integer datatype.
+    """
     cudaEglColorFormatBayerIspGRBG: cudaEglColorFormat
+    """Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GRBG ordering and mapped to opaque integer datatype.
+    """
     cudaEglColorFormatBayerIspGBRG: cudaEglColorFormat
+    """Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GBRG ordering and mapped to opaque integer datatype.
+    """
     cudaEglColorFormatBayerBCCR: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved BCCR ordering.
+    """
     cudaEglColorFormatBayerRCCB: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved RCCB ordering.
+    """
     cudaEglColorFormatBayerCRBC: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved CRBC ordering.
+    """
     cudaEglColorFormatBayerCBRC: cudaEglColorFormat
+    """Bayer format - one channel in one surface with interleaved CBRC ordering.
+    """
     cudaEglColorFormatBayer10CCCC: cudaEglColorFormat
+    """Bayer10 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+    """
     cudaEglColorFormatBayer12BCCR: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved BCCR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12RCCB: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved RCCB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12CRBC: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved CRBC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12CBRC: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved CBRC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatBayer12CCCC: cudaEglColorFormat
+    """Bayer12 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+    """
     cudaEglColorFormatY: cudaEglColorFormat
+    """Color format for single Y plane.
+    """
     cudaEglColorFormatYUV420SemiPlanar_2020: cudaEglColorFormat
+    """Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYVU420SemiPlanar_2020: cudaEglColorFormat
+    """Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYUV420Planar_2020: cudaEglColorFormat
+    """Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYVU420Planar_2020: cudaEglColorFormat
+    """Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYUV420SemiPlanar_709: cudaEglColorFormat
+    """Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYVU420SemiPlanar_709: cudaEglColorFormat
+    """Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYUV420Planar_709: cudaEglColorFormat
+    """Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatYVU420Planar_709: cudaEglColorFormat
+    """Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY10V10U10_420SemiPlanar_709: cudaEglColorFormat
+    """Y10, V10U10 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY10V10U10_420SemiPlanar_2020: cudaEglColorFormat
+    """Y10, V10U10 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY10V10U10_422SemiPlanar_2020: cudaEglColorFormat
+    """Y10, V10U10  in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height =  Y height.
+    """
     cudaEglColorFormatY10V10U10_422SemiPlanar: cudaEglColorFormat
+    """Y10, V10U10  in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height =  Y height.
+    """
     cudaEglColorFormatY10V10U10_422SemiPlanar_709: cudaEglColorFormat
+    """Y10, V10U10  in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height =  Y height.
+    """
     cudaEglColorFormatY_ER: cudaEglColorFormat
+    """Extended Range Color format for single Y plane.
+    """
     cudaEglColorFormatY_709_ER: cudaEglColorFormat
+    """Extended Range Color format for single Y plane.
+    """
     cudaEglColorFormatY10_ER: cudaEglColorFormat
+    """Extended Range Color format for single Y10 plane.
+    """
     cudaEglColorFormatY10_709_ER: cudaEglColorFormat
+    """Extended Range Color format for single Y10 plane.
+    """
     cudaEglColorFormatY12_ER: cudaEglColorFormat
+    """Extended Range Color format for single Y12 plane.
+    """
     cudaEglColorFormatY12_709_ER: cudaEglColorFormat
+    """Extended Range Color format for single Y12 plane.
+    """
     cudaEglColorFormatYUVA: cudaEglColorFormat
+    """Y, U, V, A four channels in one surface, interleaved as AVUY.
+    """
     cudaEglColorFormatYVYU: cudaEglColorFormat
+    """Y, U, V in one surface, interleaved as YVYU in one channel.
+    """
     cudaEglColorFormatVYUY: cudaEglColorFormat
+    """Y, U, V in one surface, interleaved as VYUY in one channel.
+    """
     cudaEglColorFormatY10V10U10_420SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY10V10U10_420SemiPlanar_709_ER: cudaEglColorFormat
+    """Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY10V10U10_444SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatY10V10U10_444SemiPlanar_709_ER: cudaEglColorFormat
+    """Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatY12V12U12_420SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY12V12U12_420SemiPlanar_709_ER: cudaEglColorFormat
+    """Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+    """
     cudaEglColorFormatY12V12U12_444SemiPlanar_ER: cudaEglColorFormat
+    """Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatY12V12U12_444SemiPlanar_709_ER: cudaEglColorFormat
+    """Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+    """
     cudaEglColorFormatUYVY709: cudaEglColorFormat
+    """Y, U, V in one surface, interleaved as UYVY in one channel.
+    """
     cudaEglColorFormatUYVY709_ER: cudaEglColorFormat
+    """Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
+    """
     cudaEglColorFormatUYVY2020: cudaEglColorFormat
+    """Y, U, V in one surface, interleaved as UYVY in one channel.
+    """
 
 class cudaGLDeviceList(Enum):
     """CUDA devices corresponding to the current OpenGL context
     """
     cudaGLDeviceListAll: cudaGLDeviceList
+    """The CUDA devices for all GPUs used by the current OpenGL context
+    """
     cudaGLDeviceListCurrentFrame: cudaGLDeviceList
+    """The CUDA devices for the GPUs used by the current OpenGL context in its currently rendering frame
+    """
     cudaGLDeviceListNextFrame: cudaGLDeviceList
+    """The CUDA devices for the GPUs to be used by the current OpenGL context in the next frame
+    """
 
 class cudaGLMapFlags(Enum):
     """CUDA GL Map Flags
     """
     cudaGLMapFlagsNone: cudaGLMapFlags
+    """Default; Assume resource can be read/written
+    """
     cudaGLMapFlagsReadOnly: cudaGLMapFlags
+    """CUDA kernels will not write to this resource
+    """
     cudaGLMapFlagsWriteDiscard: cudaGLMapFlags
+    """CUDA kernels will only write to and will not read from this resource
+    """
 
 cudaDataType_t = cudaDataType
 cudaEmulationMantissaControl_t = cudaEmulationMantissaControl
@@ -1240,76 +3299,124 @@ cudaEmulationStrategy_t = cudaEmulationStrategy
 libraryPropertyType_t = libraryPropertyType
 
 class cudaArray_t(Handle):
+    """CUDA array
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaArray_const_t(Handle):
+    """CUDA array (as source copy argument)
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaMipmappedArray_t(Handle):
+    """CUDA mipmapped array
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaMipmappedArray_const_t(Handle):
+    """CUDA mipmapped array (as source argument)
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaStream_t(Handle):
+    """CUDA stream
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
     def __cuda_stream__(self) -> tuple[int, int]: ...
 
 class cudaEvent_t(Handle):
+    """CUDA event types
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaGraphicsResource_t(Handle):
+    """CUDA graphics resource types
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaExternalMemory_t(Handle):
+    """CUDA external memory
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaExternalSemaphore_t(Handle):
+    """CUDA external semaphore
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaGraph_t(Handle):
+    """CUDA graph
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaGraphNode_t(Handle):
+    """CUDA graph node.
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaUserObject_t(Handle):
+    """CUDA user object for graphs
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaFunction_t(Handle):
+    """CUDA function
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaKernel_t(Handle):
+    """CUDA kernel
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaLibrary_t(Handle):
+    """CUDA library
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaMemPool_t(Handle):
+    """CUDA memory pool
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaGraphExec_t(Handle):
+    """CUDA executable (launchable) graph
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaGraphDeviceNode_t(Handle):
+    """CUDA device node handle for device-side node update
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaAsyncCallbackHandle_t(Handle):
+    """CUDA async callback handle
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaLogsCallbackHandle(Handle):
+    """A CUDA handle.
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class EGLSyncKHR(Handle):
+    """A CUDA handle.
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class EGLImageKHR(Handle):
+    """A CUDA handle.
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class EGLStreamKHR(Handle):
+    """A CUDA handle.
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaEglStreamConnection(Handle):
+    """CUDA EGLSream Connection
+    """
     def __init__(self, init_value: int | Handle | None = 0, _ptr: int = 0) -> None: ...
 
 class cudaHostFn_t(Handle):
@@ -1388,36 +3495,50 @@ class VdpOutputSurface:
     def getPtr(self) -> int: ...
 
 class char1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class uchar1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class char2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class uchar2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class char3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class uchar3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class char4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1425,6 +3546,8 @@ class char4(Struct):
     w: int
 
 class uchar4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1432,36 +3555,50 @@ class uchar4(Struct):
     w: int
 
 class short1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class ushort1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class short2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class ushort2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class short3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class ushort3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class short4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1469,6 +3606,8 @@ class short4(Struct):
     w: int
 
 class ushort4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1476,36 +3615,50 @@ class ushort4(Struct):
     w: int
 
 class int1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class uint1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class int2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class uint2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class int3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class uint3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class int4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1513,6 +3666,8 @@ class int4(Struct):
     w: int
 
 class uint4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1520,36 +3675,50 @@ class uint4(Struct):
     w: int
 
 class long1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class ulong1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class long2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class ulong2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class long3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class ulong3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class long4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1557,6 +3726,8 @@ class long4(Struct):
     w: int
 
 class ulong4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1564,6 +3735,8 @@ class ulong4(Struct):
     w: int
 
 class long4_16a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1571,6 +3744,8 @@ class long4_16a(Struct):
     w: int
 
 class ulong4_16a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1578,6 +3753,8 @@ class ulong4_16a(Struct):
     w: int
 
 class long4_32a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1585,6 +3762,8 @@ class long4_32a(Struct):
     w: int
 
 class ulong4_32a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1592,21 +3771,29 @@ class ulong4_32a(Struct):
     w: int
 
 class float1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
 
 class float2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
 
 class float3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
     z: float
 
 class float4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
@@ -1614,36 +3801,50 @@ class float4(Struct):
     w: float
 
 class longlong1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class ulonglong1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
 
 class longlong2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class ulonglong2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
 
 class longlong3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class ulonglong3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class longlong4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1651,6 +3852,8 @@ class longlong4(Struct):
     w: int
 
 class longlong4_16a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1658,6 +3861,8 @@ class longlong4_16a(Struct):
     w: int
 
 class longlong4_32a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1665,6 +3870,8 @@ class longlong4_32a(Struct):
     w: int
 
 class ulonglong4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1672,6 +3879,8 @@ class ulonglong4(Struct):
     w: int
 
 class ulonglong4_16a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1679,6 +3888,8 @@ class ulonglong4_16a(Struct):
     w: int
 
 class ulonglong4_32a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
@@ -1686,21 +3897,29 @@ class ulonglong4_32a(Struct):
     w: int
 
 class double1(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
 
 class double2(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
 
 class double3(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
     z: float
 
 class double4(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
@@ -1708,6 +3927,8 @@ class double4(Struct):
     w: float
 
 class double4_16a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
@@ -1715,6 +3936,8 @@ class double4_16a(Struct):
     w: float
 
 class double4_32a(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: float
     y: float
@@ -1722,150 +3945,360 @@ class double4_32a(Struct):
     w: float
 
 class dim3(Struct):
+    """*****************************************************************************
+                                                                                *
+                                                                                *
+                                                                                *
+    *****************************************************************************
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class cudaChannelFormatDesc(Struct):
+    """CUDA Channel format descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
+    """x
+    """
     y: int
+    """y
+    """
     z: int
+    """z
+    """
     w: int
+    """w
+    """
     f: cudaChannelFormatKind
+    """Channel format kind
+    """
 
 class anon_cudaArraySparseProperties_tileExtent(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     width: int
+    """Tile width in elements
+    """
     height: int
+    """Tile height in elements
+    """
     depth: int
+    """Tile depth in elements
+    """
 
 class cudaArraySparseProperties(Struct):
+    """Sparse CUDA array and CUDA mipmapped array properties
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     tileExtent: anon_cudaArraySparseProperties_tileExtent
     miptailFirstLevel: int
+    """First mip level at which the mip tail begins
+    """
     miptailSize: int
+    """Total size of the mip tail.
+    """
     flags: int
+    """Flags will either be zero or cudaArraySparsePropertiesSingleMipTail
+    """
     reserved: list[int]
 
 class cudaArrayMemoryRequirements(Struct):
+    """CUDA array and CUDA mipmapped array memory requirements
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     size: int
+    """Total size of the array.
+    """
     alignment: int
+    """Alignment necessary for mapping the array.
+    """
     reserved: list[int]
 
 class cudaPitchedPtr(Struct):
+    """CUDA Pitched memory pointer
+
+     See also: make_cudaPitchedPtr
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     ptr: int
+    """Pointer to allocated memory
+    """
     pitch: int
+    """Pitch of allocated memory in bytes
+    """
     xsize: int
+    """Logical width of allocation in elements
+    """
     ysize: int
+    """Logical height of allocation in elements
+    """
 
 class cudaExtent(Struct):
+    """CUDA extent
+
+     See also: make_cudaExtent
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     width: int
+    """Width in elements when referring to array memory, in bytes when referring to linear memory
+    """
     height: int
+    """Height in elements
+    """
     depth: int
+    """Depth in elements
+    """
 
 class cudaPos(Struct):
+    """CUDA 3D position
+
+     See also: make_cudaPos
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
+    """x
+    """
     y: int
+    """y
+    """
     z: int
+    """z
+    """
 
 class cudaMemcpy3DParms(Struct):
+    """CUDA 3D memory copying parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     srcArray: cudaArray_t
+    """Source memory address
+    """
     srcPos: cudaPos
+    """Source position offset
+    """
     srcPtr: cudaPitchedPtr
+    """Pitched source memory address
+    """
     dstArray: cudaArray_t
+    """Destination memory address
+    """
     dstPos: cudaPos
+    """Destination position offset
+    """
     dstPtr: cudaPitchedPtr
+    """Pitched destination memory address
+    """
     extent: cudaExtent
+    """Requested memory copy size
+    """
     kind: cudaMemcpyKind
+    """Type of transfer
+    """
 
 class cudaMemcpyNodeParams(Struct):
+    """Memcpy node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     flags: int
+    """Must be zero
+    """
     reserved: list[int]
+    """Must be zero
+    """
     copyParams: cudaMemcpy3DParms
+    """Parameters for the memory copy
+    """
 
 class cudaMemcpy3DPeerParms(Struct):
+    """CUDA 3D cross-device memory copying parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     srcArray: cudaArray_t
+    """Source memory address
+    """
     srcPos: cudaPos
+    """Source position offset
+    """
     srcPtr: cudaPitchedPtr
+    """Pitched source memory address
+    """
     srcDevice: int
+    """Source device
+    """
     dstArray: cudaArray_t
+    """Destination memory address
+    """
     dstPos: cudaPos
+    """Destination position offset
+    """
     dstPtr: cudaPitchedPtr
+    """Pitched destination memory address
+    """
     dstDevice: int
+    """Destination device
+    """
     extent: cudaExtent
+    """Requested memory copy size
+    """
 
 class cudaMemsetParams(Struct):
+    """CUDA Memset node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     dst: int
+    """Destination device pointer
+    """
     pitch: int
+    """Pitch of destination device pointer. Unused if height is 1
+    """
     value: int
+    """Value to be set
+    """
     elementSize: int
+    """Size of each element in bytes. Must be 1, 2, or 4.
+    """
     width: int
+    """Width of the row in elements
+    """
     height: int
+    """Number of rows
+    """
 
 class cudaMemsetParamsV2(Struct):
+    """CUDA Memset node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     dst: int
+    """Destination device pointer
+    """
     pitch: int
+    """Pitch of destination device pointer. Unused if height is 1
+    """
     value: int
+    """Value to be set
+    """
     elementSize: int
+    """Size of each element in bytes. Must be 1, 2, or 4.
+    """
     width: int
+    """Width of the row in elements
+    """
     height: int
+    """Number of rows
+    """
 
 class cudaAccessPolicyWindow(Struct):
+    """Specifies an access policy for a window, a contiguous extent of memory
+     beginning at base_ptr and ending at base_ptr + num_bytes.
+     Partition into many segments and assign segments such that.
+     sum of "hit segments" / window == approx. ratio.
+     sum of "miss segments" / window == approx 1-ratio.
+     Segments and ratio specifications are fitted to the capabilities of
+     the architecture.
+     Accesses in a hit segment apply the hitProp access policy.
+     Accesses in a miss segment apply the missProp access policy.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     base_ptr: int
+    """Starting address of the access policy window. CUDA driver may align it.
+    """
     num_bytes: int
+    """Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment.
+    """
     hitRatio: float
+    """hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp.
+    """
     hitProp: cudaAccessProperty
+    """CUaccessProperty set for hit.
+    """
     missProp: cudaAccessProperty
+    """CUaccessProperty set for miss. Must be either NORMAL or STREAMING.
+    """
 
 class cudaHostNodeParams(Struct):
+    """CUDA host node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fn: cudaHostFn_t
+    """The function to call when the node executes
+    """
     userData: int
+    """Argument to pass to the function
+    """
 
 class cudaHostNodeParamsV2(Struct):
+    """CUDA host node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fn: cudaHostFn_t
+    """The function to call when the node executes
+    """
     userData: int
+    """Argument to pass to the function
+    """
 
 class anon_anon_cudaResourceDesc_res_array(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     array: cudaArray_t
+    """CUDA array
+    """
 
 class anon_anon_cudaResourceDesc_res_mipmap(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     mipmap: cudaMipmappedArray_t
+    """CUDA mipmapped array
+    """
 
 class anon_anon_cudaResourceDesc_res_linear(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     devPtr: int
+    """Device pointer
+    """
     desc: cudaChannelFormatDesc
+    """Channel descriptor
+    """
     sizeInBytes: int
+    """Size in bytes
+    """
 
 class anon_anon_cudaResourceDesc_res_pitch2D(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     devPtr: int
+    """Device pointer
+    """
     desc: cudaChannelFormatDesc
+    """Channel descriptor
+    """
     width: int
+    """Width of the array in elements
+    """
     height: int
+    """Height of the array in elements
+    """
     pitchInBytes: int
+    """Pitch between two rows in bytes
+    """
 
 class anon_anon_cudaResourceDesc_res_reserved(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     reserved: list[int]
 
 class anon_cudaResourceDesc_res(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     array: anon_anon_cudaResourceDesc_res_array
     mipmap: anon_anon_cudaResourceDesc_res_mipmap
@@ -1874,322 +4307,856 @@ class anon_cudaResourceDesc_res(Struct):
     reserved: anon_anon_cudaResourceDesc_res_reserved
 
 class cudaResourceDesc(Struct):
+    """CUDA resource descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     resType: cudaResourceType
+    """Resource type
+    """
     res: anon_cudaResourceDesc_res
     flags: int
+    """Flags (must be zero)
+    """
 
 class cudaResourceViewDesc(Struct):
+    """CUDA resource view descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     format: cudaResourceViewFormat
+    """Resource view format
+    """
     width: int
+    """Width of the resource view
+    """
     height: int
+    """Height of the resource view
+    """
     depth: int
+    """Depth of the resource view
+    """
     firstMipmapLevel: int
+    """First defined mipmap level
+    """
     lastMipmapLevel: int
+    """Last defined mipmap level
+    """
     firstLayer: int
+    """First layer index
+    """
     lastLayer: int
+    """Last layer index
+    """
     reserved: list[int]
+    """Must be zero
+    """
 
 class cudaPointerAttributes(Struct):
+    """CUDA pointer attributes
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaMemoryType
+    """The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost,
+     cudaMemoryTypeDevice or cudaMemoryTypeManaged.
+    """
     device: int
+    """The device against which the memory was allocated or registered.
+    If the memory type is cudaMemoryTypeDevice then this identifies 
+    the device on which the memory referred physically resides.  If
+    the memory type is cudaMemoryTypeHost orcudaMemoryTypeManaged then
+    this identifies the device which was current when the memory was allocated
+    or registered (and if that device is deinitialized then this allocation
+    will vanish with that device's state).
+    """
     devicePointer: int
+    """The address which may be dereferenced on the current device to access 
+     the memory or NULL if no such address exists.
+    """
     hostPointer: int
+    """The address which may be dereferenced on the host to access the
+     memory or NULL if no such address exists.
+
+     Note: CUDA doesn't check if unregistered memory is allocated so this field
+     may contain invalid pointer if an invalid pointer has been passed to CUDA.
+    """
     reserved: list[int]
+    """Must be zero
+    """
 
 class cudaFuncAttributes(Struct):
+    """CUDA function attributes
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     sharedSizeBytes: int
+    """The size in bytes of statically-allocated shared memory per block
+     required by this function. This does not include dynamically-allocated
+     shared memory requested by the user at runtime.
+    """
     constSizeBytes: int
+    """The size in bytes of user-allocated constant memory required by this
+     function.
+    """
     localSizeBytes: int
+    """The size in bytes of local memory used by each thread of this function.
+    """
     maxThreadsPerBlock: int
+    """The maximum number of threads per block, beyond which a launch of the
+     function would fail. This number depends on both the function and the
+     device on which the function is currently loaded.
+    """
     numRegs: int
+    """The number of registers used by each thread of this function.
+    """
     ptxVersion: int
+    """The PTX virtual architecture version for which the function was
+     compiled. This value is the major PTX version * 10 + the minor PTX
+     version, so a PTX version 1.3 function would return the value 13.
+    """
     binaryVersion: int
+    """The binary architecture version for which the function was compiled.
+     This value is the major binary version * 10 + the minor binary version,
+     so a binary version 1.3 function would return the value 13.
+    """
     cacheModeCA: int
+    """The attribute to indicate whether the function has been compiled with 
+     user specified option "-Xptxas --dlcm=ca" set.
+    """
     maxDynamicSharedSizeBytes: int
+    """The maximum size in bytes of dynamic shared memory per block for 
+     this function. Any launch must have a dynamic shared memory size
+     smaller than this value.
+    """
     preferredShmemCarveout: int
+    """On devices where the L1 cache and shared memory use the same hardware resources, 
+     this sets the shared memory carveout preference, in percent of the maximum shared memory. 
+     Refer to cudaDevAttrMaxSharedMemoryPerMultiprocessor.
+     This is only a hint, and the driver can choose a different ratio if required to execute the function.
+     See cudaFuncSetAttribute
+    """
     clusterDimMustBeSet: int
+    """If this attribute is set, the kernel must launch with a valid cluster dimension
+     specified.
+    """
     requiredClusterWidth: int
+    """The required cluster width/height/depth in blocks. The values must either
+     all be 0 or all be positive. The validity of the cluster dimensions is
+     otherwise checked at launch time.
+
+     If the value is set during compile time, it cannot be set at runtime.
+     Setting it at runtime should return cudaErrorNotPermitted.
+     See cudaFuncSetAttribute
+    """
     requiredClusterHeight: int
     requiredClusterDepth: int
     clusterSchedulingPolicyPreference: int
+    """The block scheduling policy of a function.
+     See cudaFuncSetAttribute
+    """
     nonPortableClusterSizeAllowed: int
+    """Whether the function can be launched with non-portable cluster size. 1 is
+     allowed, 0 is disallowed. A non-portable cluster size may only function
+     on the specific SKUs the program is tested on. The launch might fail if
+     the program is run on a different hardware platform.
+
+     CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking
+     whether the desired size can be launched on the current device.
+
+     Portable Cluster Size
+
+     A portable cluster size is guaranteed to be functional on all compute
+     capabilities higher than the target compute capability. The portable
+     cluster size for sm_90 is 8 blocks per cluster. This value may increase
+     for future compute capabilities.
+
+     The specific hardware unit may support higher cluster sizes that’s not
+     guaranteed to be portable.
+     See cudaFuncSetAttribute
+    """
     reserved: list[int]
+    """Reserved for future use.
+    """
 
 class cudaMemLocation(Struct):
+    """Specifies a memory location.
+
+     To specify a gpu, set type = cudaMemLocationTypeDevice and set id = the gpu's device ordinal.
+     To specify a cpu NUMA node, set type = cudaMemLocationTypeHostNuma and set id = host NUMA node id.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaMemLocationType
+    """Specifies the location type, which modifies the meaning of id.
+    """
     id: int
+    """identifier for a given this location's CUmemLocationType.
+    """
 
 class cudaMemAccessDesc(Struct):
+    """Memory access descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     location: cudaMemLocation
+    """Location on which the request is to change it's accessibility
+    """
     flags: cudaMemAccessFlags
+    """CUmemProt accessibility flags to set on the request
+    """
 
 class cudaMemPoolProps(Struct):
+    """Specifies the properties of allocations made from the pool.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     allocType: cudaMemAllocationType
+    """Allocation type. Currently must be specified as cudaMemAllocationTypePinned
+    """
     handleTypes: cudaMemAllocationHandleType
+    """Handle types that will be supported by allocations from the pool.
+    """
     location: cudaMemLocation
+    """Location allocations should reside.
+    """
     win32SecurityAttributes: int
+    """Windows-specific LPSECURITYATTRIBUTES required when
+     cudaMemHandleTypeWin32 is specified.  This security attribute defines
+     the scope of which exported allocations may be tranferred to other
+     processes.  In all other cases, this field is required to be zero.
+    """
     maxSize: int
+    """Maximum pool size. When set to 0, defaults to a system dependent value.
+    """
     usage: int
+    """Bitmask indicating intended usage for the pool.
+    """
     reserved: bytes
+    """reserved for future use, must be 0
+    """
 
 class cudaMemPoolPtrExportData(Struct):
+    """Opaque data for exporting a pool allocation
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     reserved: bytes
 
 class cudaMemAllocNodeParams(Struct):
+    """Memory allocation node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     poolProps: cudaMemPoolProps
+    """in: array of memory access descriptors. Used to describe peer GPU access
+    """
     accessDescs: list[cudaMemAccessDesc]
+    """in: number of memory access descriptors.  Must not exceed the number of GPUs.
+    """
     accessDescCount: int
+    """in: Number of `accessDescs`s
+    """
     bytesize: int
+    """in: size in bytes of the requested allocation
+    """
     dptr: int
+    """out: address of the allocation returned by CUDA
+    """
 
 class cudaMemAllocNodeParamsV2(Struct):
+    """Memory allocation node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     poolProps: cudaMemPoolProps
+    """in: array of memory access descriptors. Used to describe peer GPU access
+    """
     accessDescs: list[cudaMemAccessDesc]
+    """in: number of memory access descriptors.  Must not exceed the number of GPUs.
+    """
     accessDescCount: int
+    """in: Number of `accessDescs`s
+    """
     bytesize: int
+    """in: size in bytes of the requested allocation
+    """
     dptr: int
+    """out: address of the allocation returned by CUDA
+    """
 
 class cudaMemFreeNodeParams(Struct):
+    """Memory free node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     dptr: int
+    """in: the pointer to free
+    """
 
 class cudaMemcpyAttributes(Struct):
+    """Attributes specific to copies within a batch. For more details on usage see cudaMemcpyBatchAsync.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     srcAccessOrder: cudaMemcpySrcAccessOrder
+    """Source access ordering to be observed for copies with this attribute.
+    """
     srcLocHint: cudaMemLocation
+    """Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+    """
     dstLocHint: cudaMemLocation
+    """Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+    """
     flags: int
+    """Additional flags for copies with this attribute. See cudaMemcpyFlags.
+    """
 
 class cudaOffset3D(Struct):
+    """Struct representing offset into a cudaArray_t in elements
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class anon_anon_cudaMemcpy3DOperand_op_ptr(Struct):
+    """Struct representing an operand when cudaMemcpy3DOperandtype is cudaMemcpyOperandTypePointer
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     ptr: int
     rowLength: int
+    """Length of each row in elements.
+    """
     layerHeight: int
+    """Height of each layer in elements.
+    """
     locHint: cudaMemLocation
+    """Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+    """
 
 class anon_anon_cudaMemcpy3DOperand_op_array(Struct):
+    """Struct representing an operand when cudaMemcpy3DOperandtype is cudaMemcpyOperandTypeArray
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     array: cudaArray_t
     offset: cudaOffset3D
 
 class anon_cudaMemcpy3DOperand_op(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     ptr: anon_anon_cudaMemcpy3DOperand_op_ptr
     array: anon_anon_cudaMemcpy3DOperand_op_array
 
 class cudaMemcpy3DOperand(Struct):
+    """Struct representing an operand for copy with cudaMemcpy3DBatchAsync
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaMemcpy3DOperandType
     op: anon_cudaMemcpy3DOperand_op
 
 class cudaMemcpy3DBatchOp(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     src: cudaMemcpy3DOperand
+    """Source memcpy operand.
+    """
     dst: cudaMemcpy3DOperand
+    """Destination memcpy operand.
+    """
     extent: cudaExtent
+    """Extents of the memcpy between src and dst. The width, height and depth components must not be 0.
+    """
     srcAccessOrder: cudaMemcpySrcAccessOrder
+    """Source access ordering to be observed for copy from src to dst.
+    """
     flags: int
+    """Additional flags for copy from src to dst. See cudaMemcpyFlags.
+    """
 
 class CUuuid(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     bytes: bytes
 
 cudaUUID_t = CUuuid
 CUuuid_st = CUuuid
 class cudaDeviceProp(Struct):
+    """CUDA device properties
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     name: bytes
+    """ASCII string identifying device
+    """
     uuid: CUuuid
+    """16-byte unique identifier
+    """
     luid: bytes
+    """8-byte locally unique identifier. Value is undefined on TCC and non-Windows platforms
+    """
     luidDeviceNodeMask: int
+    """LUID device node mask. Value is undefined on TCC and non-Windows platforms
+    """
     totalGlobalMem: int
+    """Global memory available on device in bytes
+    """
     sharedMemPerBlock: int
+    """Shared memory available per block in bytes
+    """
     regsPerBlock: int
+    """32-bit registers available per block
+    """
     warpSize: int
+    """Warp size in threads
+    """
     memPitch: int
+    """Maximum pitch in bytes allowed by memory copies
+    """
     maxThreadsPerBlock: int
+    """Maximum number of threads per block
+    """
     maxThreadsDim: list[int]
+    """Maximum size of each dimension of a block
+    """
     maxGridSize: list[int]
+    """Maximum size of each dimension of a grid
+    """
     totalConstMem: int
+    """Constant memory available on device in bytes
+    """
     major: int
+    """Major compute capability
+    """
     minor: int
+    """Minor compute capability
+    """
     textureAlignment: int
+    """Alignment requirement for textures
+    """
     texturePitchAlignment: int
+    """Pitch alignment requirement for texture references bound to pitched memory
+    """
     multiProcessorCount: int
+    """Number of multiprocessors on device
+    """
     integrated: int
+    """Device is integrated as opposed to discrete
+    """
     canMapHostMemory: int
+    """Device can map host memory with cudaHostAlloc/cudaHostGetDevicePointer
+    """
     maxTexture1D: int
+    """Maximum 1D texture size
+    """
     maxTexture1DMipmap: int
+    """Maximum 1D mipmapped texture size
+    """
     maxTexture2D: list[int]
+    """Maximum 2D texture dimensions
+    """
     maxTexture2DMipmap: list[int]
+    """Maximum 2D mipmapped texture dimensions
+    """
     maxTexture2DLinear: list[int]
+    """Maximum dimensions (width, height, pitch) for 2D textures bound to pitched memory
+    """
     maxTexture2DGather: list[int]
+    """Maximum 2D texture dimensions if texture gather operations have to be performed
+    """
     maxTexture3D: list[int]
+    """Maximum 3D texture dimensions
+    """
     maxTexture3DAlt: list[int]
+    """Maximum alternate 3D texture dimensions
+    """
     maxTextureCubemap: int
+    """Maximum Cubemap texture dimensions
+    """
     maxTexture1DLayered: list[int]
+    """Maximum 1D layered texture dimensions
+    """
     maxTexture2DLayered: list[int]
+    """Maximum 2D layered texture dimensions
+    """
     maxTextureCubemapLayered: list[int]
+    """Maximum Cubemap layered texture dimensions
+    """
     maxSurface1D: int
+    """Maximum 1D surface size
+    """
     maxSurface2D: list[int]
+    """Maximum 2D surface dimensions
+    """
     maxSurface3D: list[int]
+    """Maximum 3D surface dimensions
+    """
     maxSurface1DLayered: list[int]
+    """Maximum 1D layered surface dimensions
+    """
     maxSurface2DLayered: list[int]
+    """Maximum 2D layered surface dimensions
+    """
     maxSurfaceCubemap: int
+    """Maximum Cubemap surface dimensions
+    """
     maxSurfaceCubemapLayered: list[int]
+    """Maximum Cubemap layered surface dimensions
+    """
     surfaceAlignment: int
+    """Alignment requirements for surfaces
+    """
     concurrentKernels: int
+    """Device can possibly execute multiple kernels concurrently
+    """
     ECCEnabled: int
+    """Device has ECC support enabled
+    """
     pciBusID: int
+    """PCI bus ID of the device
+    """
     pciDeviceID: int
+    """PCI device ID of the device
+    """
     pciDomainID: int
+    """PCI domain ID of the device
+    """
     tccDriver: int
+    """1 if device is a Tesla device using TCC driver, 0 otherwise
+    """
     asyncEngineCount: int
+    """Number of asynchronous engines
+    """
     unifiedAddressing: int
+    """Device shares a unified address space with the host
+    """
     memoryBusWidth: int
+    """Global memory bus width in bits
+    """
     l2CacheSize: int
+    """Size of L2 cache in bytes
+    """
     persistingL2CacheMaxSize: int
+    """Device's maximum l2 persisting lines capacity setting in bytes
+    """
     maxThreadsPerMultiProcessor: int
+    """Maximum resident threads per multiprocessor
+    """
     streamPrioritiesSupported: int
+    """Device supports stream priorities
+    """
     globalL1CacheSupported: int
+    """Device supports caching globals in L1
+    """
     localL1CacheSupported: int
+    """Device supports caching locals in L1
+    """
     sharedMemPerMultiprocessor: int
+    """Shared memory available per multiprocessor in bytes
+    """
     regsPerMultiprocessor: int
+    """32-bit registers available per multiprocessor
+    """
     managedMemory: int
+    """Device supports allocating managed memory on this system
+    """
     isMultiGpuBoard: int
+    """Device is on a multi-GPU board
+    """
     multiGpuBoardGroupID: int
+    """Unique identifier for a group of devices on the same multi-GPU board
+    """
     hostNativeAtomicSupported: int
+    """Link between the device and the host supports native atomic operations
+    """
     pageableMemoryAccess: int
+    """Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+    """
     concurrentManagedAccess: int
+    """Device can coherently access managed memory concurrently with the CPU
+    """
     computePreemptionSupported: int
+    """Device supports Compute Preemption
+    """
     canUseHostPointerForRegisteredMem: int
+    """Device can access host registered memory at the same virtual address as the CPU
+    """
     cooperativeLaunch: int
+    """Device supports launching cooperative kernels via cudaLaunchCooperativeKernel
+    """
     sharedMemPerBlockOptin: int
+    """Per device maximum shared memory per block usable by special opt in
+    """
     pageableMemoryAccessUsesHostPageTables: int
+    """Device accesses pageable memory via the host's page tables
+    """
     directManagedMemAccessFromHost: int
+    """Host can directly access managed memory on the device without migration.
+    """
     maxBlocksPerMultiProcessor: int
+    """Maximum number of resident blocks per multiprocessor
+    """
     accessPolicyMaxWindowSize: int
+    """The maximum value of cudaAccessPolicyWindownum_bytes.
+    """
     reservedSharedMemPerBlock: int
+    """Shared memory reserved by CUDA driver per block in bytes
+    """
     hostRegisterSupported: int
+    """Device supports host memory registration via cudaHostRegister.
+    """
     sparseCudaArraySupported: int
+    """1 if the device supports sparse CUDA arrays and sparse CUDA mipmapped arrays, 0 otherwise
+    """
     hostRegisterReadOnlySupported: int
+    """Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU
+    """
     timelineSemaphoreInteropSupported: int
+    """External timeline semaphore interop is supported on the device
+    """
     memoryPoolsSupported: int
+    """1 if the device supports using the cudaMallocAsync and cudaMemPool family of APIs, 0 otherwise
+    """
     gpuDirectRDMASupported: int
+    """1 if the device supports GPUDirect RDMA APIs, 0 otherwise
+    """
     gpuDirectRDMAFlushWritesOptions: int
+    """Bitmask to be interpreted according to the cudaFlushGPUDirectRDMAWritesOptions enum
+    """
     gpuDirectRDMAWritesOrdering: int
+    """See the cudaGPUDirectRDMAWritesOrdering enum for numerical values
+    """
     memoryPoolSupportedHandleTypes: int
+    """Bitmask of handle types supported with mempool-based IPC
+    """
     deferredMappingCudaArraySupported: int
+    """1 if the device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+    """
     ipcEventSupported: int
+    """Device supports IPC Events.
+    """
     clusterLaunch: int
+    """Indicates device supports cluster launch
+    """
     unifiedFunctionPointers: int
+    """Indicates device supports unified pointers
+    """
     deviceNumaConfig: int
+    """NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum
+    """
     deviceNumaId: int
+    """NUMA node ID of the GPU memory
+    """
     mpsEnabled: int
+    """Indicates if contexts created on this device will be shared via MPS
+    """
     hostNumaId: int
+    """NUMA ID of the host node closest to the device or -1 when system does not support NUMA
+    """
     gpuPciDeviceID: int
+    """The combined 16-bit PCI device ID and 16-bit PCI vendor ID
+    """
     gpuPciSubsystemID: int
+    """The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID
+    """
     hostNumaMultinodeIpcSupported: int
+    """1 if the device supports HostNuma location IPC between nodes in a multi-node system.
+    """
     reserved: list[int]
+    """Reserved for future use
+    """
 
 class cudaIpcEventHandle_t(Struct):
+    """CUDA IPC event handle
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     reserved: bytes
 
 cudaIpcEventHandle_st = cudaIpcEventHandle_t
 class cudaIpcMemHandle_t(Struct):
+    """CUDA IPC memory handle
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     reserved: bytes
 
 cudaIpcMemHandle_st = cudaIpcMemHandle_t
 class cudaMemFabricHandle_t(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     reserved: bytes
 
 cudaMemFabricHandle_st = cudaMemFabricHandle_t
 class anon_anon_cudaExternalMemoryHandleDesc_handle_win32(Struct):
+    """Win32 handle referencing the semaphore object. Valid when
+     type is one of the following:
+     - cudaExternalMemoryHandleTypeOpaqueWin32
+     - cudaExternalMemoryHandleTypeOpaqueWin32Kmt
+     - cudaExternalMemoryHandleTypeD3D12Heap 
+     - cudaExternalMemoryHandleTypeD3D12Resource
+     - cudaExternalMemoryHandleTypeD3D11Resource
+     - cudaExternalMemoryHandleTypeD3D11ResourceKmt
+     Exactly one of 'handle' and 'name' must be non-NULL. If
+     type is one of the following: 
+     cudaExternalMemoryHandleTypeOpaqueWin32Kmt
+     cudaExternalMemoryHandleTypeD3D11ResourceKmt
+     then 'name' must be NULL.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     handle: int
+    """Valid NT handle. Must be NULL if 'name' is non-NULL
+    """
     name: int
+    """Name of a valid memory object.
+     Must be NULL if 'handle' is non-NULL.
+    """
 
 class anon_cudaExternalMemoryHandleDesc_handle(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fd: int
+    """File descriptor referencing the memory object. Valid
+     when type is
+     cudaExternalMemoryHandleTypeOpaqueFd
+    """
     win32: anon_anon_cudaExternalMemoryHandleDesc_handle_win32
     nvSciBufObject: int
+    """A handle representing NvSciBuf Object. Valid when type
+     is cudaExternalMemoryHandleTypeNvSciBuf
+    """
 
 class cudaExternalMemoryHandleDesc(Struct):
+    """External memory handle descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaExternalMemoryHandleType
+    """Type of the handle
+    """
     handle: anon_cudaExternalMemoryHandleDesc_handle
     size: int
+    """Size of the memory allocation
+    """
     flags: int
+    """Flags must either be zero or cudaExternalMemoryDedicated
+    """
     reserved: list[int]
+    """Must be zero
+    """
 
 class cudaExternalMemoryBufferDesc(Struct):
+    """External memory buffer descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     offset: int
+    """Offset into the memory object where the buffer's base is
+    """
     size: int
+    """Size of the buffer
+    """
     flags: int
+    """Flags reserved for future use. Must be zero.
+    """
     reserved: list[int]
+    """Must be zero
+    """
 
 class cudaExternalMemoryMipmappedArrayDesc(Struct):
+    """External memory mipmap descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     offset: int
+    """Offset into the memory object where the base level of the
+     mipmap chain is.
+    """
     formatDesc: cudaChannelFormatDesc
+    """Format of base level of the mipmap chain
+    """
     extent: cudaExtent
+    """Dimensions of base level of the mipmap chain
+    """
     flags: int
+    """Flags associated with CUDA mipmapped arrays.
+     See cudaMallocMipmappedArray
+    """
     numLevels: int
+    """Total number of levels in the mipmap chain
+    """
     reserved: list[int]
+    """Must be zero
+    """
 
 class anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
+    """Win32 handle referencing the semaphore object. Valid when
+     type is one of the following:
+     - cudaExternalSemaphoreHandleTypeOpaqueWin32
+     - cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt
+     - cudaExternalSemaphoreHandleTypeD3D12Fence
+     - cudaExternalSemaphoreHandleTypeD3D11Fence
+     - cudaExternalSemaphoreHandleTypeKeyedMutex
+     - cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32
+     Exactly one of 'handle' and 'name' must be non-NULL. If
+     type is one of the following:
+     cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt
+     cudaExternalSemaphoreHandleTypeKeyedMutexKmt
+     then 'name' must be NULL.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     handle: int
+    """Valid NT handle. Must be NULL if 'name' is non-NULL
+    """
     name: int
+    """Name of a valid synchronization primitive.
+     Must be NULL if 'handle' is non-NULL.
+    """
 
 class anon_cudaExternalSemaphoreHandleDesc_handle(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fd: int
+    """File descriptor referencing the semaphore object. Valid when
+     type is one of the following:
+     - cudaExternalSemaphoreHandleTypeOpaqueFd
+     - cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd
+    """
     win32: anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32
     nvSciSyncObj: int
+    """Valid NvSciSyncObj. Must be non NULL
+    """
 
 class cudaExternalSemaphoreHandleDesc(Struct):
+    """External semaphore handle descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaExternalSemaphoreHandleType
+    """Type of the handle
+    """
     handle: anon_cudaExternalSemaphoreHandleDesc_handle
     flags: int
+    """Flags reserved for the future. Must be zero.
+    """
     reserved: list[int]
+    """Must be zero
+    """
 
 class anon_anon_cudaExternalSemaphoreSignalParams_params_fence(Struct):
+    """Parameters for fence objects
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     value: int
+    """Value of fence to be signaled
+    """
 
 class anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fence: int
+    """Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType
+     is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
     reserved: int
 
 class anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
+    """Parameters for keyed mutex objects
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     key: int
 
 class anon_cudaExternalSemaphoreSignalParams_params(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fence: anon_anon_cudaExternalSemaphoreSignalParams_params_fence
     nvSciSync: anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync
@@ -2197,26 +5164,54 @@ class anon_cudaExternalSemaphoreSignalParams_params(Struct):
     reserved: list[int]
 
 class cudaExternalSemaphoreSignalParams(Struct):
+    """External semaphore signal parameters, compatible with driver type
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     params: anon_cudaExternalSemaphoreSignalParams_params
     flags: int
+    """Only when cudaExternalSemaphoreSignalParams is used to
+     signal a cudaExternalSemaphore_t of type
+     cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is 
+     cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates
+     that while signaling the cudaExternalSemaphore_t, no memory
+     synchronization operations should be performed for any external memory
+     object imported as cudaExternalMemoryHandleTypeNvSciBuf.
+     For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
     reserved: list[int]
 
 class anon_anon_cudaExternalSemaphoreWaitParams_params_fence(Struct):
+    """Parameters for fence objects
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     value: int
+    """Value of fence to be waited on
+    """
 
 class anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fence: int
+    """Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType
+     is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
     reserved: int
 
 class anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
+    """Parameters for keyed mutex objects
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     key: int
+    """Value of key to acquire the mutex with
+    """
     timeoutMs: int
+    """Timeout in milliseconds to wait to acquire the mutex
+    """
 
 class anon_cudaExternalSemaphoreWaitParams_params(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fence: anon_anon_cudaExternalSemaphoreWaitParams_params_fence
     nvSciSync: anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync
@@ -2224,12 +5219,25 @@ class anon_cudaExternalSemaphoreWaitParams_params(Struct):
     reserved: list[int]
 
 class cudaExternalSemaphoreWaitParams(Struct):
+    """External semaphore wait parameters, compatible with driver type
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     params: anon_cudaExternalSemaphoreWaitParams_params
     flags: int
+    """Only when cudaExternalSemaphoreSignalParams is used to
+     signal a cudaExternalSemaphore_t of type
+     cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is 
+     cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates
+     that while waiting for the cudaExternalSemaphore_t, no memory
+     synchronization operations should be performed for any external memory
+     object imported as cudaExternalMemoryHandleTypeNvSciBuf.
+     For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
     reserved: list[int]
 
 class cudalibraryHostUniversalFunctionAndDataTable(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     functionTable: int
     functionWindowSize: int
@@ -2237,1962 +5245,15301 @@ class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     dataWindowSize: int
 
 class cudaKernelNodeParams(Struct):
+    """CUDA GPU kernel node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     func: int
+    """Kernel to launch
+    """
     gridDim: dim3
+    """Grid dimensions
+    """
     blockDim: dim3
+    """Block dimensions
+    """
     sharedMemBytes: int
-    kernelParams: int
-    extra: int
+    """Dynamic shared-memory size per thread block in bytes
+    """
+    kernelParams: Any
+    """Array of pointers to individual kernel arguments
+    """
+    extra: Any
+    """Pointer to kernel arguments in the "extra" format
+    """
 
 class cudaKernelNodeParamsV2(Struct):
+    """CUDA GPU kernel node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     func: int
+    """Kernel to launch
+    """
     gridDim: dim3
+    """Grid dimensions
+    """
     blockDim: dim3
+    """Block dimensions
+    """
     sharedMemBytes: int
-    kernelParams: int
-    extra: int
+    """Dynamic shared-memory size per thread block in bytes
+    """
+    kernelParams: Any
+    """Array of pointers to individual kernel arguments
+    """
+    extra: Any
+    """Pointer to kernel arguments in the "extra" format
+    """
 
 class cudaExternalSemaphoreSignalNodeParams(Struct):
+    """External semaphore signal node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     extSemArray: list[cudaExternalSemaphore_t]
+    """Array of external semaphore handles.
+    """
     paramsArray: list[cudaExternalSemaphoreSignalParams]
+    """Array of external semaphore signal parameters.
+    """
     numExtSems: int
+    """Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
 class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
+    """External semaphore signal node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     extSemArray: list[cudaExternalSemaphore_t]
+    """Array of external semaphore handles.
+    """
     paramsArray: list[cudaExternalSemaphoreSignalParams]
+    """Array of external semaphore signal parameters.
+    """
     numExtSems: int
+    """Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
 class cudaExternalSemaphoreWaitNodeParams(Struct):
+    """External semaphore wait node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     extSemArray: list[cudaExternalSemaphore_t]
+    """Array of external semaphore handles.
+    """
     paramsArray: list[cudaExternalSemaphoreWaitParams]
+    """Array of external semaphore wait parameters.
+    """
     numExtSems: int
+    """Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
 class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
+    """External semaphore wait node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     extSemArray: list[cudaExternalSemaphore_t]
+    """Array of external semaphore handles.
+    """
     paramsArray: list[cudaExternalSemaphoreWaitParams]
+    """Array of external semaphore wait parameters.
+    """
     numExtSems: int
+    """Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
 class cudaConditionalNodeParams(Struct):
+    """CUDA conditional node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     handle: cudaGraphConditionalHandle
+    """Conditional node handle.
+    Handles must be created in advance of creating the node
+    using cudaGraphConditionalHandleCreate.
+    """
     type: cudaGraphConditionalNodeType
+    """Type of conditional node.
+    """
     size: int
+    """Size of graph output array.  Allowed values are 1 for cudaGraphCondTypeWhile, 1 or 2
+    for cudaGraphCondTypeIf, or any value greater than zero for cudaGraphCondTypeSwitch.
+    """
     phGraph_out: int
+    """CUDA-owned array populated with conditional node child graphs during creation of the node.
+    Valid for the lifetime of the conditional node.
+    The contents of the graph(s) are subject to the following constraints:
+
+    - Allowed node types are kernel nodes, empty nodes, child graphs, memsets,
+      memcopies, and conditionals. This applies recursively to child graphs and conditional bodies.
+    - All kernels, including kernels in nested conditionals or child graphs at any level,
+      must belong to the same CUDA context.
+
+    These graphs may be populated using graph node creation APIs or cudaStreamBeginCaptureToGraph.
+    cudaGraphCondTypeIf:
+    phGraph_out[0] is executed when the condition is non-zero.  If size == 2, phGraph_out[1] will
+    be executed when the condition is zero.
+    cudaGraphCondTypeWhile:
+    phGraph_out[0] is executed as long as the condition is non-zero.
+    cudaGraphCondTypeSwitch:
+    phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
+    no body graph is executed.
+    """
 
 class cudaChildGraphNodeParams(Struct):
+    """Child graph node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     graph: cudaGraph_t
+    """The child graph to clone into the node for node creation, or
+    a handle to the graph owned by the node for node query.
+    The graph must not contain conditional nodes. Graphs
+    containing memory allocation or memory free nodes must
+    set the ownership to be moved to the parent.
+    """
     ownership: cudaGraphChildGraphNodeOwnership
+    """The ownership relationship of the child graph node.
+    """
 
 class cudaEventRecordNodeParams(Struct):
+    """Event record node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     event: cudaEvent_t
+    """The event to record when the node executes
+    """
 
 class cudaEventWaitNodeParams(Struct):
+    """Event wait node parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     event: cudaEvent_t
+    """The event to wait on from the node
+    """
 
 class cudaGraphNodeParams(Struct):
+    """Graph node parameters.  See cudaGraphAddNode.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaGraphNodeType
+    """Type of the node
+    """
     reserved0: list[int]
+    """Reserved.  Must be zero.
+    """
     reserved1: list[int]
+    """Padding. Unused bytes must be zero.
+    """
     kernel: cudaKernelNodeParamsV2
+    """Kernel node parameters.
+    """
     memcpy: cudaMemcpyNodeParams
+    """Memcpy node parameters.
+    """
     memset: cudaMemsetParamsV2
+    """Memset node parameters.
+    """
     host: cudaHostNodeParamsV2
+    """Host node parameters.
+    """
     graph: cudaChildGraphNodeParams
+    """Child graph node parameters.
+    """
     eventWait: cudaEventWaitNodeParams
+    """Event wait node parameters.
+    """
     eventRecord: cudaEventRecordNodeParams
+    """Event record node parameters.
+    """
     extSemSignal: cudaExternalSemaphoreSignalNodeParamsV2
+    """External semaphore signal node parameters.
+    """
     extSemWait: cudaExternalSemaphoreWaitNodeParamsV2
+    """External semaphore wait node parameters.
+    """
     alloc: cudaMemAllocNodeParamsV2
+    """Memory allocation node parameters.
+    """
     free: cudaMemFreeNodeParams
+    """Memory free node parameters.
+    """
     conditional: cudaConditionalNodeParams
+    """Conditional node parameters.
+    """
     reserved2: int
+    """Reserved bytes. Must be zero.
+    """
 
 class cudaGraphEdgeData(Struct):
+    """Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and
+     default to a zero-initialized value if not specified. A zero-initialized struct indicates a
+     standard full serialization of two nodes with memory visibility.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     from_port: int
+    """This indicates when the dependency is triggered from the upstream
+    node on the edge. The meaning is specfic to the node type. A value
+    of 0 in all cases means full completion of the upstream node, with
+    memory visibility to the downstream node or portion thereof
+    (indicated by to_port).
+    <br>
+    Only kernel nodes define non-zero ports. A kernel node
+    can use the following output port types:
+    cudaGraphKernelNodePortDefault, cudaGraphKernelNodePortProgrammatic,
+    or cudaGraphKernelNodePortLaunchCompletion.
+    """
     to_port: int
+    """This indicates what portion of the downstream node is dependent on
+    the upstream node or portion thereof (indicated by from_port). The
+    meaning is specific to the node type. A value of 0 in all cases means
+    the entirety of the downstream node is dependent on the upstream work.
+    <br>
+    Currently no node types define non-zero ports. Accordingly, this field
+    must be set to zero.
+    """
     type: int
+    """This should be populated with a value from cudaGraphDependencyType. (It
+    is typed as char due to compiler-specific layout of bitfields.) See
+    cudaGraphDependencyType.
+    """
     reserved: bytes
+    """These bytes are unused and must be zeroed. This ensures
+    compatibility if additional fields are added in the future.
+    """
 
 cudaGraphEdgeData_st = cudaGraphEdgeData
 class cudaGraphInstantiateParams(Struct):
+    """Graph instantiation parameters
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     flags: int
+    """Instantiation flags
+    """
     uploadStream: cudaStream_t
+    """Upload stream
+    """
     errNode_out: cudaGraphNode_t
+    """The node which caused instantiation to fail, if any
+    """
     result_out: cudaGraphInstantiateResult
+    """Whether instantiation was successful.  If it failed, the reason why
+    """
 
 cudaGraphInstantiateParams_st = cudaGraphInstantiateParams
 class cudaGraphExecUpdateResultInfo(Struct):
+    """Result information returned by cudaGraphExecUpdate
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     result: cudaGraphExecUpdateResult
+    """Gives more specific detail when a cuda graph update fails.
+    """
     errorNode: cudaGraphNode_t
+    """The "to node" of the error edge when the topologies do not match.
+     The error node when the error is associated with a specific node.
+     NULL when the error is generic.
+    """
     errorFromNode: cudaGraphNode_t
+    """The from node of error edge when the topologies do not match. Otherwise NULL.
+    """
 
 cudaGraphExecUpdateResultInfo_st = cudaGraphExecUpdateResultInfo
 class anon_anon_cudaGraphKernelNodeUpdate_updateData_param(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     pValue: int
+    """Kernel parameter data to write in
+    """
     offset: int
+    """Offset into the parameter buffer at which to apply the update
+    """
     size: int
+    """Number of bytes to update
+    """
 
 class anon_cudaGraphKernelNodeUpdate_updateData(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     gridDim: dim3
+    """Grid dimensions
+    """
     param: anon_anon_cudaGraphKernelNodeUpdate_updateData_param
+    """Kernel parameter data
+    """
     isEnabled: int
+    """Node enable/disable data. Nonzero if the node should be enabled, 0 if it should be disabled
+    """
 
 class cudaGraphKernelNodeUpdate(Struct):
+    """Struct to specify a single node update to pass as part of a larger array to cudaGraphKernelNodeUpdatesApply
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     node: cudaGraphDeviceNode_t
+    """Node to update
+    """
     field: cudaGraphKernelNodeField
+    """Which type of update to apply. Determines how updateData is interpreted
+    """
     updateData: anon_cudaGraphKernelNodeUpdate_updateData
+    """Update data to apply. Which field is used depends on field's value
+    """
 
 class cudaLaunchMemSyncDomainMap(Struct):
+    """Memory Synchronization Domain map
+
+     See cudaLaunchMemSyncDomain.
+
+     By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a
+     different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream /
+     graph node / kernel launch. See cudaLaunchAttributeMemSyncDomainMap.
+
+     Domain ID range is available through cudaDevAttrMemSyncDomainCount.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     default_: int
+    """The default domain ID to use for designated kernels
+    """
     remote: int
+    """The remote domain ID to use for designated kernels
+    """
 
 cudaLaunchMemSyncDomainMap_st = cudaLaunchMemSyncDomainMap
 class anon_cudaLaunchAttributeValue_clusterDim(Struct):
+    """Value of launch attribute cudaLaunchAttributeClusterDimension that
+     represents the desired cluster dimensions for the kernel. Opaque type
+     with the following fields:
+         - x - The X dimension of the cluster, in blocks. Must be a divisor
+                  of the grid X dimension.
+         - y - The Y dimension of the cluster, in blocks. Must be a divisor
+                  of the grid Y dimension.
+         - z - The Z dimension of the cluster, in blocks. Must be a divisor
+                  of the grid Z dimension.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class anon_cudaLaunchAttributeValue_programmaticEvent(Struct):
+    """Value of launch attribute cudaLaunchAttributeProgrammaticEvent
+     with the following fields:
+         - cudaEvent_t event - Event to fire when all blocks trigger it.
+         - int flags;        - Event record flags, see cudaEventRecordWithFlags. Does not accept
+                                   cudaEventRecordExternal.
+         - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     event: cudaEvent_t
     flags: int
     triggerAtBlockStart: int
 
 class anon_cudaLaunchAttributeValue_preferredClusterDim(Struct):
+    """Value of launch attribute cudaLaunchAttributePreferredClusterDimension
+     that represents the desired preferred cluster dimensions for the kernel.
+     Opaque type with the following fields:
+         - x - The X dimension of the preferred cluster, in blocks. Must be
+                  a divisor of the grid X dimension, and must be a multiple of
+                  the x field of cudaLaunchAttributeValueclusterDim.
+         - y - The Y dimension of the preferred cluster, in blocks. Must be
+                  a divisor of the grid Y dimension, and must be a multiple of
+                  the y field of cudaLaunchAttributeValueclusterDim.
+         - z - The Z dimension of the preferred cluster, in blocks. Must be
+                  equal to the z field of cudaLaunchAttributeValueclusterDim.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     x: int
     y: int
     z: int
 
 class anon_cudaLaunchAttributeValue_launchCompletionEvent(Struct):
+    """Value of launch attribute cudaLaunchAttributeLaunchCompletionEvent
+     with the following fields:
+         - cudaEvent_t event - Event to fire when the last block launches.
+         - int flags - Event record flags, see cudaEventRecordWithFlags. Does not accept
+                       cudaEventRecordExternal.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     event: cudaEvent_t
     flags: int
 
 class anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
+    """Value of launch attribute cudaLaunchAttributeDeviceUpdatableKernelNode
+     with the following fields:
+        - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable.
+        - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     deviceUpdatable: int
     devNode: cudaGraphDeviceNode_t
 
 class cudaLaunchAttributeValue(Struct):
+    """Launch attributes union; used as value field of cudaLaunchAttribute
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     pad: bytes
     accessPolicyWindow: cudaAccessPolicyWindow
+    """Value of launch attribute cudaLaunchAttributeAccessPolicyWindow.
+    """
     cooperative: int
+    """Value of launch attribute cudaLaunchAttributeCooperative. Nonzero indicates a cooperative
+    kernel (see cudaLaunchCooperativeKernel).
+    """
     syncPolicy: cudaSynchronizationPolicy
+    """Value of launch attribute
+    cudaLaunchAttributeSynchronizationPolicy. cudaSynchronizationPolicy
+    for work queued up in this stream.
+    """
     clusterDim: anon_cudaLaunchAttributeValue_clusterDim
     clusterSchedulingPolicyPreference: cudaClusterSchedulingPolicy
+    """Value of launch attribute
+    cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster
+    scheduling policy preference for the kernel.
+    """
     programmaticStreamSerializationAllowed: int
+    """Value of launch attribute
+    cudaLaunchAttributeProgrammaticStreamSerialization.
+    """
     programmaticEvent: anon_cudaLaunchAttributeValue_programmaticEvent
     priority: int
+    """Value of launch attribute cudaLaunchAttributePriority. Execution priority of the kernel.
+    """
     memSyncDomainMap: cudaLaunchMemSyncDomainMap
+    """Value of launch attribute
+    cudaLaunchAttributeMemSyncDomainMap. See
+    cudaLaunchMemSyncDomainMap.
+    """
     memSyncDomain: cudaLaunchMemSyncDomain
+    """Value of launch attribute cudaLaunchAttributeMemSyncDomain. See
+    cudaLaunchMemSyncDomain.
+    """
     preferredClusterDim: anon_cudaLaunchAttributeValue_preferredClusterDim
     launchCompletionEvent: anon_cudaLaunchAttributeValue_launchCompletionEvent
     deviceUpdatableKernelNode: anon_cudaLaunchAttributeValue_deviceUpdatableKernelNode
     sharedMemCarveout: int
+    """Value of launch attribute cudaLaunchAttributePreferredSharedMemoryCarveout.
+    """
     nvlinkUtilCentricScheduling: int
+    """Value of launch attribute cudaLaunchAttributeNvlinkUtilCentricScheduling.
+    """
 
 class cudaLaunchAttribute(Struct):
+    """Launch attribute
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     id: cudaLaunchAttributeID
+    """Attribute to set
+    """
     pad: bytes
     val: cudaLaunchAttributeValue
+    """Value of the attribute
+    """
 
 cudaLaunchAttribute_st = cudaLaunchAttribute
 class cudaLaunchConfig_t(Struct):
+    """CUDA extensible launch configuration
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     gridDim: dim3
+    """Grid dimensions
+    """
     blockDim: dim3
+    """Block dimensions
+    """
     dynamicSmemBytes: int
+    """Dynamic shared-memory size per thread block in bytes
+    """
     stream: cudaStream_t
+    """Stream identifier
+    """
     attrs: list[cudaLaunchAttribute]
+    """List of attributes; nullable if cudaLaunchConfig_tnumAttrs == 0
+    """
     numAttrs: int
+    """Number of attributes populated in cudaLaunchConfig_tattrs
+    """
 
 cudaLaunchConfig_st = cudaLaunchConfig_t
 class anon_anon_cudaAsyncNotificationInfo_info_overBudget(Struct):
+    """A struct.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     bytesOverBudget: int
+    """The number of bytes that the process has allocated above its device memory budget
+    """
 
 class anon_cudaAsyncNotificationInfo_info(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     overBudget: anon_anon_cudaAsyncNotificationInfo_info_overBudget
+    """Information about notifications of type cudaAsyncNotificationTypeOverBudget
+    """
 
 class cudaAsyncNotificationInfo_t(Struct):
+    """Information describing an async notification event
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     type: cudaAsyncNotificationType
+    """The type of notification being sent
+    """
     info: anon_cudaAsyncNotificationInfo_info
+    """Information about the notification. type must be checked in order to interpret this field.
+    """
 
 cudaAsyncNotificationInfo = cudaAsyncNotificationInfo_t
 class cudaTextureDesc(Struct):
+    """CUDA texture descriptor
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     addressMode: list[int]
+    """Texture address mode for up to 3 dimensions
+    """
     filterMode: cudaTextureFilterMode
+    """Texture filter mode
+    """
     readMode: cudaTextureReadMode
+    """Texture read mode
+    """
     sRGB: int
+    """Perform sRGB->linear conversion during texture read
+    """
     borderColor: list[float]
+    """Texture Border Color
+    """
     normalizedCoords: int
+    """Indicates whether texture reads are normalized or not
+    """
     maxAnisotropy: int
+    """Limit to the anisotropy ratio
+    """
     mipmapFilterMode: cudaTextureFilterMode
+    """Mipmap filter mode
+    """
     mipmapLevelBias: float
+    """Offset applied to the supplied mipmap level
+    """
     minMipmapLevelClamp: float
+    """Lower end of the mipmap level range to clamp access to
+    """
     maxMipmapLevelClamp: float
+    """Upper end of the mipmap level range to clamp access to
+    """
     disableTrilinearOptimization: int
+    """Disable any trilinear filtering optimizations.
+    """
     seamlessCubemap: int
+    """Enable seamless cube map filtering.
+    """
 
 class cudaEglPlaneDesc(Struct):
+    """CUDA EGL Plane Descriptor - structure defining each plane of a CUDA EGLFrame
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     width: int
+    """Width of plane
+    """
     height: int
+    """Height of plane
+    """
     depth: int
+    """Depth of plane
+    """
     pitch: int
+    """Pitch of plane
+    """
     numChannels: int
+    """Number of channels for the plane
+    """
     channelDesc: cudaChannelFormatDesc
+    """Channel Format Descriptor
+    """
     reserved: list[int]
+    """Reserved for future use
+    """
 
 cudaEglPlaneDesc_st = cudaEglPlaneDesc
 class anon_cudaEglFrame_st_frame(Struct):
+    """A union.
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     pArray: list[cudaArray_t]
+    """Array of CUDA arrays corresponding to each plane
+    """
     pPitch: list[cudaPitchedPtr]
+    """Array of Pointers corresponding to each plane
+    """
 
 class cudaEglFrame(Struct):
+    """CUDA EGLFrame Descriptor - structure defining one frame of EGL.
+
+     Each frame may contain one or more planes depending on whether the surface is Multiplanar or not.
+     Each plane of EGLFrame is represented by cudaEglPlaneDesc which is defined as:
+     \\code
+     typedef struct cudaEglPlaneDesc_st {
+         unsigned int width;
+         unsigned int height;
+         unsigned int depth;
+         unsigned int pitch;
+         unsigned int numChannels;
+         struct cudaChannelFormatDesc channelDesc;
+         unsigned int reserved[4];
+     } cudaEglPlaneDesc;
+     \\endcode
+    """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     frame: anon_cudaEglFrame_st_frame
     planeDesc: list[cudaEglPlaneDesc]
+    """CUDA EGL Plane Descriptor cudaEglPlaneDesc
+    """
     planeCount: int
+    """Number of planes
+    """
     frameType: cudaEglFrameType
+    """Array or Pitch
+    """
     eglColorFormat: cudaEglColorFormat
+    """CUDA EGL Color Format
+    """
 
 cudaEglFrame_st = cudaEglFrame
 def cudaDeviceReset() -> tuple[cudaError_t]:
-    """Destroy all allocations and reset all state on the current device in the current process.
+    """Destroy all allocations and reset all state on the current device
+     in the current process.
+
+     Explicitly destroys and cleans up all resources associated with the current
+     device in the current process. It is the caller's responsibility to ensure
+     that the resources are not accessed or passed in subsequent API calls and
+     doing so will result in undefined behavior. These resources include CUDA types
+     cudaStream_t, cudaEvent_t, cudaArray_t, cudaMipmappedArray_t, cudaPitchedPtr,
+     cudaTextureObject_t, cudaSurfaceObject_t, textureReference, surfaceReference,
+     cudaExternalMemory_t, cudaExternalSemaphore_t and cudaGraphicsResource_t.
+     These resources also include memory allocations by cudaMalloc, cudaMallocHost,
+     cudaMallocManaged and cudaMallocPitch.
+     Any subsequent API call to this device will reinitialize the device.
+
+     Note that this function will reset the device immediately.  It is the caller's
+     responsibility to ensure that the device is not being accessed by any 
+     other host threads from the process when this function is called.
+
+     Note: cudaDeviceReset() will not destroy memory allocations by cudaMallocAsync() and
+     cudaMallocFromPoolAsync(). These memory allocations need to be destroyed explicitly.
+     Note: If a non-primary CUcontext is current to the thread, cudaDeviceReset()
+     will destroy only the internal CUDA RT state for that CUcontext.
+
+     Returns:
+     cudaSuccess
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceSynchronize
+
+    Returns: (status)
+    C function: cudaDeviceReset (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceSynchronize() -> tuple[cudaError_t]:
     """Wait for compute device to finish
+
+     Blocks until the device has completed all preceding requested tasks.
+     cudaDeviceSynchronize() returns an error if one of the preceding tasks
+     has failed. If the cudaDeviceScheduleBlockingSync flag was set for 
+     this device, the host thread will block until the device has finished 
+     its work.
+
+     Returns:
+     cudaSuccess
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceReset,
+     cuCtxSynchronize
+
+    Returns: (status)
+    C function: cudaDeviceSynchronize (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> tuple[cudaError_t]:
     """Set resource limits
+
+     Setting limit to value is a request by the application to update
+     the current limit maintained by the device.  The driver is free to
+     modify the requested value to meet h/w requirements (this could be
+     clamping to minimum or maximum values, rounding up to nearest element
+     size, etc).  The application can use cudaDeviceGetLimit() to find out
+     exactly what the limit has been set to.
+
+     Setting each cudaLimit has its own specific restrictions, so each is
+     discussed here.
+
+     - cudaLimitStackSize controls the stack size in bytes of each GPU thread.
+
+     - cudaLimitPrintfFifoSize controls the size in bytes of the shared FIFO
+       used by the printf() device system call. Setting
+       cudaLimitPrintfFifoSize must not be performed after launching any kernel
+       that uses the printf() device system call - in such case
+       cudaErrorInvalidValue will be returned.
+
+     - cudaLimitMallocHeapSize controls the size in bytes of the heap used by
+       the malloc() and free() device system calls. Setting
+       cudaLimitMallocHeapSize must not be performed after launching any kernel
+       that uses the malloc() or free() device system calls - in such case
+       cudaErrorInvalidValue will be returned.
+
+     - cudaLimitDevRuntimeSyncDepth controls the maximum nesting depth of a
+       grid at which a thread can safely call cudaDeviceSynchronize(). Setting
+       this limit must be performed before any launch of a kernel that uses the
+       device runtime and calls cudaDeviceSynchronize() above the default sync
+       depth, two levels of grids. Calls to cudaDeviceSynchronize() will fail
+       with error code cudaErrorSyncDepthExceeded if the limitation is
+       violated. This limit can be set smaller than the default or up the maximum
+       launch depth of 24. When setting this limit, keep in mind that additional
+       levels of sync depth require the runtime to reserve large amounts of
+       device memory which can no longer be used for user allocations. If these
+       reservations of device memory fail, cudaDeviceSetLimit will return
+       cudaErrorMemoryAllocation, and the limit can be reset to a lower value.
+       This limit is only applicable to devices of compute capability < 9.0.
+       Attempting to set this limit on devices of other compute capability will
+       results in error cudaErrorUnsupportedLimit being returned.
+
+     - cudaLimitDevRuntimePendingLaunchCount controls the maximum number of
+       outstanding device runtime launches that can be made from the current
+       device. A grid is outstanding from the point of launch up until the grid
+       is known to have been completed. Device runtime launches which violate
+       this limitation fail and return cudaErrorLaunchPendingCountExceeded when
+       cudaGetLastError() is called after launch. If more pending launches than
+       the default (2048 launches) are needed for a module using the device
+       runtime, this limit can be increased. Keep in mind that being able to
+       sustain additional pending launches will require the runtime to reserve
+       larger amounts of device memory upfront which can no longer be used for
+       allocations. If these reservations fail, cudaDeviceSetLimit will return
+       cudaErrorMemoryAllocation, and the limit can be reset to a lower value.
+       This limit is only applicable to devices of compute capability 3.5 and
+       higher. Attempting to set this limit on devices of compute capability less
+       than 3.5 will result in the error cudaErrorUnsupportedLimit being
+       returned.
+
+     - cudaLimitMaxL2FetchGranularity controls the L2 cache fetch granularity.
+       Values can range from 0B to 128B. This is purely a performance hint and
+       it can be ignored or clamped depending on the platform.
+
+     - cudaLimitPersistingL2CacheSize controls size in bytes available
+       for persisting L2 cache. This is purely a performance hint and it
+       can be ignored or clamped depending on the platform.
+
+     - limit - Limit to set
+     - value - Size of limit
+
+     Returns:
+     cudaSuccess,
+     cudaErrorUnsupportedLimit,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceGetLimit,
+     cuCtxSetLimit
+
+    Returns: (status)
+    C function: cudaDeviceSetLimit (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> tuple[cudaError_t, int]:
     """Return resource limits
+
+     Returns in *pValue the current size of limit. The following cudaLimit values are supported.
+     - cudaLimitStackSize is the stack size in bytes of each GPU thread.
+     - cudaLimitPrintfFifoSize is the size in bytes of the shared FIFO used by the
+       printf() device system call.
+     - cudaLimitMallocHeapSize is the size in bytes of the heap used by the
+       malloc() and free() device system calls.
+     - cudaLimitDevRuntimeSyncDepth is the maximum grid depth at which a
+       thread can isssue the device runtime call cudaDeviceSynchronize()
+       to wait on child grid launches to complete. This functionality is removed
+       for devices of compute capability >= 9.0, and hence will return error
+       cudaErrorUnsupportedLimit on such devices.
+     - cudaLimitDevRuntimePendingLaunchCount is the maximum number of outstanding
+       device runtime launches.
+     - cudaLimitMaxL2FetchGranularity is the L2 cache fetch granularity.
+     - cudaLimitPersistingL2CacheSize is the persisting L2 cache size in bytes.
+
+     - limit  - Limit to query
+     - pValue - Returned size of the limit
+
+     Returns:
+     cudaSuccess,
+     cudaErrorUnsupportedLimit,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceSetLimit,
+     cuCtxGetLimit
+
+    Returns: (status, pValue)
+    C function: cudaDeviceGetLimit (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: Optional[cudaChannelFormatDesc], device: int) -> tuple[cudaError_t, int]:
     """Returns the maximum number of elements allocatable in a 1D linear texture for a given element size.
+
+     Returns in maxWidthInElements the maximum number of elements allocatable in a 1D linear texture
+     for given format descriptor fmtDesc.
+
+     - maxWidthInElements    - Returns maximum number of texture elements allocatable for given fmtDesc.
+     - fmtDesc               - Texture format description.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorUnsupportedLimit,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuDeviceGetTexture1DLinearMaxWidth
+
+    Returns: (status, maxWidthInElements)
+    C function: cudaDeviceGetTexture1DLinearMaxWidth (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetCacheConfig() -> tuple[cudaError_t, cudaFuncCache]:
     """Returns the preferred cache configuration for the current device.
+
+     On devices where the L1 cache and shared memory use the same hardware
+     resources, this returns through pCacheConfig the preferred cache
+     configuration for the current device. This is only a preference. The
+     runtime will use the requested configuration if possible, but it is free to
+     choose a different configuration if required to execute functions.
+
+     This will return a pCacheConfig of cudaFuncCachePreferNone on devices
+     where the size of the L1 cache and shared memory are fixed.
+
+     The supported cache configurations are:
+     - cudaFuncCachePreferNone: no preference for shared memory or L1 (default)
+     - cudaFuncCachePreferShared: prefer larger shared memory and smaller L1 cache
+     - cudaFuncCachePreferL1: prefer larger L1 cache and smaller shared memory
+     - cudaFuncCachePreferEqual: prefer equal size L1 cache and shared memory
+
+     - pCacheConfig - Returned cache configuration
+
+     Returns:
+     cudaSuccess
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceSetCacheConfig,
+     cudaFuncSetCacheConfig(const void*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C API)",
+     cudaFuncSetCacheConfig(T*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C++ API)",
+     cuCtxGetCacheConfig
+
+    Returns: (status, pCacheConfig)
+    C function: cudaDeviceGetCacheConfig (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetStreamPriorityRange() -> tuple[cudaError_t, int, int]:
-    """Returns numerical values that correspond to the least and greatest stream priorities.
+    """Returns numerical values that correspond to the least and
+     greatest stream priorities.
+
+     Returns in *leastPriority and *greatestPriority the numerical values that correspond
+     to the least and greatest stream priorities respectively. Stream priorities
+     follow a convention where lower numbers imply greater priorities. The range of
+     meaningful stream priorities is given by [*greatestPriority, *leastPriority].
+     If the user attempts to create a stream with a priority value that is
+     outside the the meaningful range as specified by this API, the priority is
+     automatically clamped down or up to either *leastPriority or *greatestPriority
+     respectively. See cudaStreamCreateWithPriority for details on creating a
+     priority stream.
+     A NULL may be passed in for *leastPriority or *greatestPriority if the value
+     is not desired.
+
+     This function will return '0' in both *leastPriority and *greatestPriority if
+     the current context's device does not support stream priorities
+     (see cudaDeviceGetAttribute).
+
+     - leastPriority    - Pointer to an int in which the numerical value for least
+                               stream priority is returned
+     - greatestPriority - Pointer to an int in which the numerical value for greatest
+                               stream priority is returned
+
+     Returns:
+     cudaSuccess
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreateWithPriority,
+     cudaStreamGetPriority,
+     cuCtxGetStreamPriorityRange
+
+    Returns: (status, leastPriority, greatestPriority)
+    C function: cudaDeviceGetStreamPriorityRange (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> tuple[cudaError_t]:
     """Sets the preferred cache configuration for the current device.
+
+     On devices where the L1 cache and shared memory use the same hardware
+     resources, this sets through cacheConfig the preferred cache
+     configuration for the current device. This is only a preference. The
+     runtime will use the requested configuration if possible, but it is free to
+     choose a different configuration if required to execute the function. Any
+     function preference set via
+     cudaFuncSetCacheConfig(const void*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C API)"
+     or
+     cudaFuncSetCacheConfig(T*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C++ API)"
+     will be preferred over this device-wide setting. Setting the device-wide
+     cache configuration to cudaFuncCachePreferNone will cause subsequent
+     kernel launches to prefer to not change the cache configuration unless
+     required to launch the kernel.
+
+     This setting does nothing on devices where the size of the L1 cache and
+     shared memory are fixed.
+
+     Launching a kernel with a different preference than the most recent
+     preference setting may insert a device-side synchronization point.
+
+     The supported cache configurations are:
+     - cudaFuncCachePreferNone: no preference for shared memory or L1 (default)
+     - cudaFuncCachePreferShared: prefer larger shared memory and smaller L1 cache
+     - cudaFuncCachePreferL1: prefer larger L1 cache and smaller shared memory
+     - cudaFuncCachePreferEqual: prefer equal size L1 cache and shared memory
+
+     - cacheConfig - Requested cache configuration
+
+     Returns:
+     cudaSuccess
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceGetCacheConfig,
+     cudaFuncSetCacheConfig(const void*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C API)",
+     cudaFuncSetCacheConfig(T*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C++ API)",
+     cuCtxSetCacheConfig
+
+    Returns: (status)
+    C function: cudaDeviceSetCacheConfig (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetByPCIBusId(pciBusId: bytes | str) -> tuple[cudaError_t, int]:
     """Returns a handle to a compute device
+
+     Returns in *device a device ordinal given a PCI bus ID string.
+
+     - device   - Returned device ordinal
+
+     - pciBusId - String in one of the following forms: 
+     [domain]:[bus]:[device].[function]
+     [domain]:[bus]:[device]
+     [bus]:[device].[function]
+     where domain, bus, device, and function are all hexadecimal values
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceGetPCIBusId,
+     cuDeviceGetByPCIBusId
+
+    Returns: (status, device)
+    C function: cudaDeviceGetByPCIBusId (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetPCIBusId(length: int, device: int) -> tuple[cudaError_t, bytes]:
     """Returns a PCI Bus Id string for the device
+
+     Returns an ASCII string identifying the device dev in the NULL-terminated
+     string pointed to by pciBusId. len specifies the maximum length of the
+     string that may be returned.
+
+     - pciBusId - Returned identifier string for the device in the following format
+     [domain]:[bus]:[device].[function]
+     where domain, bus, device, and function are all hexadecimal values.
+     pciBusId should be large enough to store 13 characters including the NULL-terminator.
+
+     - len      - Maximum length of string to store in name
+
+     - device   - Device to get identifier string for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceGetByPCIBusId,
+     cuDeviceGetPCIBusId
+
+    Returns: (status, pciBusId)
+    C function: cudaDeviceGetPCIBusId (cuda_runtime_api.h)
     """
     ...
 
 def cudaIpcGetEventHandle(event: cudaEvent_t | int | None) -> tuple[cudaError_t, cudaIpcEventHandle_t]:
     """Gets an interprocess handle for a previously allocated event
+
+     Takes as input a previously allocated event. This event must have been 
+     created with the cudaEventInterprocess and cudaEventDisableTiming
+     flags set. This opaque handle may be copied into other processes and
+     opened with cudaIpcOpenEventHandle to allow efficient hardware
+     synchronization between GPU work in different processes.
+
+     After the event has been been opened in the importing process, 
+     cudaEventRecord, cudaEventSynchronize, cudaStreamWaitEvent and 
+     cudaEventQuery may be used in either process. Performing operations 
+     on the imported event after the exported event has been freed 
+     with cudaEventDestroy will result in undefined behavior.
+
+     IPC functionality is restricted to devices with support for unified
+     addressing on Linux and Windows operating systems.
+     IPC functionality on Windows is supported for compatibility purposes
+     but not recommended as it comes with performance cost.
+     Users can test their device for IPC functionality by calling
+     cudaDeviceGetAttribute with cudaDevAttrIpcEventSupport
+
+     - handle - Pointer to a user allocated cudaIpcEventHandle
+                        in which to return the opaque event handle
+     - event   - Event allocated with cudaEventInterprocess and 
+                        cudaEventDisableTiming flags.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorMemoryAllocation,
+     cudaErrorMapBufferObjectFailed,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaEventCreate,
+     cudaEventDestroy,
+     cudaEventSynchronize,
+     cudaEventQuery,
+     cudaStreamWaitEvent,
+     cudaIpcOpenEventHandle,
+     cudaIpcGetMemHandle,
+     cudaIpcOpenMemHandle,
+     cudaIpcCloseMemHandle,
+     cuIpcGetEventHandle
+
+    Returns: (status, handle)
+    C function: cudaIpcGetEventHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaIpcOpenEventHandle(handle: cudaIpcEventHandle_t) -> tuple[cudaError_t, cudaEvent_t]:
     """Opens an interprocess event handle for use in the current process
+
+     Opens an interprocess event handle exported from another process with 
+     cudaIpcGetEventHandle. This function returns a cudaEvent_t that behaves like 
+     a locally created event with the cudaEventDisableTiming flag specified. 
+     This event must be freed with cudaEventDestroy.
+
+     Performing operations on the imported event after the exported event has 
+     been freed with cudaEventDestroy will result in undefined behavior.
+
+     IPC functionality is restricted to devices with support for unified
+     addressing on Linux and Windows operating systems.
+     IPC functionality on Windows is supported for compatibility purposes
+     but not recommended as it comes with performance cost.
+     Users can test their device for IPC functionality by calling
+     cudaDeviceGetAttribute with cudaDevAttrIpcEventSupport
+
+     - event - Returns the imported event
+     - handle  - Interprocess handle to open
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorMapBufferObjectFailed,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue,
+     cudaErrorDeviceUninitialized
+     Note:
+     Note:
+
+     See also:
+     cudaEventCreate,
+     cudaEventDestroy,
+     cudaEventSynchronize,
+     cudaEventQuery,
+     cudaStreamWaitEvent,
+     cudaIpcGetEventHandle,
+     cudaIpcGetMemHandle,
+     cudaIpcOpenMemHandle,
+     cudaIpcCloseMemHandle,
+     cuIpcOpenEventHandle
+
+    Returns: (status, event)
+    C function: cudaIpcOpenEventHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaIpcGetMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t, cudaIpcMemHandle_t]:
-    """Gets an interprocess memory handle for an existing device memory allocation
+    """Gets an interprocess memory handle for an existing device memory
+              allocation
+
+     Takes a pointer to the base of an existing device memory allocation created 
+     with cudaMalloc and exports it for use in another process. This is a 
+     lightweight operation and may be called multiple times on an allocation
+     without adverse effects. 
+
+     If a region of memory is freed with cudaFree and a subsequent call
+     to cudaMalloc returns memory with the same device address,
+     cudaIpcGetMemHandle will return a unique handle for the
+     new memory. 
+
+     IPC functionality is restricted to devices with support for unified
+     addressing on Linux and Windows operating systems.
+     IPC functionality on Windows is supported for compatibility purposes
+     but not recommended as it comes with performance cost.
+     Users can test their device for IPC functionality by calling
+     cudaDeviceGetAttribute with cudaDevAttrIpcEventSupport
+
+     - handle - Pointer to user allocated cudaIpcMemHandle to return
+                        the handle in.
+     - devPtr - Base pointer to previously allocated device memory 
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorMemoryAllocation,
+     cudaErrorMapBufferObjectFailed,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaMalloc,
+     cudaFree,
+     cudaIpcGetEventHandle,
+     cudaIpcOpenEventHandle,
+     cudaIpcOpenMemHandle,
+     cudaIpcCloseMemHandle,
+     cuIpcGetMemHandle
+
+    Returns: (status, handle)
+    C function: cudaIpcGetMemHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> tuple[cudaError_t, int]:
-    """Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+    """Opens an interprocess memory handle exported from another process
+              and returns a device pointer usable in the local process.
+
+     Maps memory exported from another process with cudaIpcGetMemHandle into
+     the current device address space. For contexts on different devices 
+     cudaIpcOpenMemHandle can attempt to enable peer access between the
+     devices as if the user called cudaDeviceEnablePeerAccess. This behavior is 
+     controlled by the cudaIpcMemLazyEnablePeerAccess flag. 
+     cudaDeviceCanAccessPeer can determine if a mapping is possible.
+
+     cudaIpcOpenMemHandle can open handles to devices that may not be visible
+     in the process calling the API.
+
+     Contexts that may open cudaIpcMemHandles are restricted in the following way.
+     cudaIpcMemHandles from each device in a given process may only be opened 
+     by one context per device per other process.
+
+     If the memory handle has already been opened by the current context, the
+     reference count on the handle is incremented by 1 and the existing device pointer
+     is returned.
+
+     Memory returned from cudaIpcOpenMemHandle must be freed with
+     cudaIpcCloseMemHandle.
+
+     Calling cudaFree on an exported memory region before calling
+     cudaIpcCloseMemHandle in the importing context will result in undefined
+     behavior.
+     
+     IPC functionality is restricted to devices with support for unified
+     addressing on Linux and Windows operating systems.
+     IPC functionality on Windows is supported for compatibility purposes
+     but not recommended as it comes with performance cost.
+     Users can test their device for IPC functionality by calling
+     cudaDeviceGetAttribute with cudaDevAttrIpcEventSupport
+
+     - devPtr - Returned device pointer
+     - handle - cudaIpcMemHandle to open
+     - flags  - Flags for this operation. Must be specified as cudaIpcMemLazyEnablePeerAccess
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorMapBufferObjectFailed,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorDeviceUninitialized,
+     cudaErrorTooManyPeers,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     Note: No guarantees are made about the address returned in *devPtr.  
+     In particular, multiple processes may not receive the same address for the same handle.
+
+     See also:
+     cudaMalloc,
+     cudaFree,
+     cudaIpcGetEventHandle,
+     cudaIpcOpenEventHandle,
+     cudaIpcGetMemHandle,
+     cudaIpcCloseMemHandle,
+     cudaDeviceEnablePeerAccess,
+     cudaDeviceCanAccessPeer,
+     cuIpcOpenMemHandle
+
+    Returns: (status, devPtr)
+    C function: cudaIpcOpenMemHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaIpcCloseMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
-    """Attempts to close memory mapped with cudaIpcOpenMemHandle Decrements the reference count of the memory returnd by cudaIpcOpenMemHandle by 1.
+    """Attempts to close memory mapped with cudaIpcOpenMemHandle
+     
+     Decrements the reference count of the memory returnd by cudaIpcOpenMemHandle by 1.
+     When the reference count reaches 0, this API unmaps the memory. The original allocation
+     in the exporting process as well as imported mappings in other processes
+     will be unaffected.
+
+     Any resources used to enable peer access will be freed if this is the
+     last mapping using them.
+
+     IPC functionality is restricted to devices with support for unified
+     addressing on Linux and Windows operating systems.
+     IPC functionality on Windows is supported for compatibility purposes
+     but not recommended as it comes with performance cost.
+     Users can test their device for IPC functionality by calling
+     cudaDeviceGetAttribute with cudaDevAttrIpcEventSupport
+
+     - devPtr - Device pointer returned by cudaIpcOpenMemHandle
+     
+     Returns:s
+     cudaSuccess,
+     cudaErrorMapBufferObjectFailed,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaMalloc,
+     cudaFree,
+     cudaIpcGetEventHandle,
+     cudaIpcOpenEventHandle,
+     cudaIpcGetMemHandle,
+     cudaIpcOpenMemHandle,
+     cuIpcCloseMemHandle
+
+    Returns: (status)
+    C function: cudaIpcCloseMemHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceFlushGPUDirectRDMAWrites(target: cudaFlushGPUDirectRDMAWritesTarget | int, scope: cudaFlushGPUDirectRDMAWritesScope | int) -> tuple[cudaError_t]:
     """Blocks until remote writes are visible to the specified scope
+
+     Blocks until remote writes to the target context via mappings created
+     through GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see
+     https://docs.nvidia.com/cuda/gpudirect-rdma for more information), are
+     visible to the specified scope.
+
+     If the scope equals or lies within the scope indicated by
+     cudaDevAttrGPUDirectRDMAWritesOrdering, the call will be a no-op and
+     can be safely omitted for performance. This can be determined by
+     comparing the numerical values between the two enums, with smaller
+     scopes having smaller values.
+
+     Users may query support for this API via cudaDevAttrGPUDirectRDMAFlushWritesOptions.
+
+     - target - The target of the operation, see cudaFlushGPUDirectRDMAWritesTarget
+     - scope  - The scope of the operation, see cudaFlushGPUDirectRDMAWritesScope
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotSupported,
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuFlushGPUDirectRDMAWrites
+
+    Returns: (status)
+    C function: cudaDeviceFlushGPUDirectRDMAWrites (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., None] | cudaAsyncCallback, userData: Any) -> tuple[cudaError_t, cudaAsyncCallbackHandle_t]:
     """Registers a callback function to receive async notifications
+
+     Registers callbackFunc to receive async notifications.
+
+     The userData parameter is passed to the callback function at async notification time.
+     Likewise, callback is also passed to the callback function to distinguish between
+     multiple registered callbacks.
+
+     The callback function being registered should be designed to return quickly (~10ms).
+     Any long running tasks should be queued for execution on an application thread.
+
+     Callbacks may not call cudaDeviceRegisterAsyncNotification or cudaDeviceUnregisterAsyncNotification.
+     Doing so will result in cudaErrorNotPermitted. Async notification callbacks execute
+     in an undefined order and may be serialized.
+
+     Returns in *callback a handle representing the registered callback instance.
+
+     - device - The device on which to register the callback
+     - callbackFunc - The function to register as a callback
+     - userData - A generic pointer to user data. This is passed into the callback function.
+     - callback - A handle representing the registered callback instance
+
+     Returns:
+     cudaSuccess
+     cudaErrorNotSupported
+     cudaErrorInvalidDevice
+     cudaErrorInvalidValue
+     cudaErrorNotPermitted
+     cudaErrorUnknown
+     Note:
+
+     See also:
+     cudaDeviceUnregisterAsyncNotification
+
+    Returns: (status, callback)
+    C function: cudaDeviceRegisterAsyncNotification (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceUnregisterAsyncNotification(device: int, callback: cudaAsyncCallbackHandle_t | int | None) -> tuple[cudaError_t]:
     """Unregisters an async notification callback
+
+     Unregisters callback so that the corresponding callback function will stop receiving
+     async notifications.
+
+     - device - The device from which to remove callback.
+     - callback - The callback instance to unregister from receiving async notifications.
+
+     Returns:
+     cudaSuccess
+     cudaErrorNotSupported
+     cudaErrorInvalidDevice
+     cudaErrorInvalidValue
+     cudaErrorNotPermitted
+     cudaErrorUnknown
+     Note:
+
+     See also:
+     cudaDeviceRegisterAsyncNotification
+
+    Returns: (status)
+    C function: cudaDeviceUnregisterAsyncNotification (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetSharedMemConfig() -> tuple[cudaError_t, cudaSharedMemConfig]:
     """Returns the shared memory configuration for the current device.
+
+     \\deprecated
+
+     This function will return in pConfig the current size of shared memory banks
+     on the current device. On devices with configurable shared memory banks, 
+     cudaDeviceSetSharedMemConfig can be used to change this setting, so that all 
+     subsequent kernel launches will by default use the new bank size. When 
+     cudaDeviceGetSharedMemConfig is called on devices without configurable shared 
+     memory, it will return the fixed bank size of the hardware.
+
+     The returned bank configurations can be either:
+     - cudaSharedMemBankSizeFourByte - shared memory bank width is four bytes.
+     - cudaSharedMemBankSizeEightByte - shared memory bank width is eight bytes.
+
+     - pConfig - Returned cache configuration
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceSetCacheConfig,
+     cudaDeviceGetCacheConfig,
+     cudaDeviceSetSharedMemConfig,
+     cudaFuncSetCacheConfig,
+     cuCtxGetSharedMemConfig
+
+    Returns: (status, pConfig)
+    C function: cudaDeviceGetSharedMemConfig (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> tuple[cudaError_t]:
     """Sets the shared memory configuration for the current device.
+
+     \\deprecated
+
+     On devices with configurable shared memory banks, this function will set
+     the shared memory bank size which is used for all subsequent kernel launches.
+     Any per-function setting of shared memory set via cudaFuncSetSharedMemConfig
+     will override the device wide setting.
+
+     Changing the shared memory configuration between launches may introduce
+     a device side synchronization point.
+
+     Changing the shared memory bank size will not increase shared memory usage
+     or affect occupancy of kernels, but may have major effects on performance. 
+     Larger bank sizes will allow for greater potential bandwidth to shared memory,
+     but will change what kinds of accesses to shared memory will result in bank 
+     conflicts.
+
+     This function will do nothing on devices with fixed shared memory bank size.
+
+     The supported bank configurations are:
+     - cudaSharedMemBankSizeDefault: set bank width the device default (currently,
+       four bytes)
+     - cudaSharedMemBankSizeFourByte: set shared memory bank width to be four bytes
+       natively.
+     - cudaSharedMemBankSizeEightByte: set shared memory bank width to be eight 
+       bytes natively.
+
+     - config - Requested cache configuration
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceSetCacheConfig,
+     cudaDeviceGetCacheConfig,
+     cudaDeviceGetSharedMemConfig,
+     cudaFuncSetCacheConfig,
+     cuCtxSetSharedMemConfig
+
+    Returns: (status)
+    C function: cudaDeviceSetSharedMemConfig (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaGetLastError() -> tuple[cudaError_t]:
     """Returns the last error from a runtime call
+
+     Returns the last error that has been produced by any of the runtime calls
+     in the same instance of the CUDA Runtime library in the host thread and
+     resets it to cudaSuccess.
+
+     Note: Multiple instances of the CUDA Runtime library can be present in an
+     application when using a library that statically links the CUDA Runtime.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorMissingConfiguration,
+     cudaErrorMemoryAllocation,
+     cudaErrorInitializationError,
+     cudaErrorLaunchFailure,
+     cudaErrorLaunchTimeout,
+     cudaErrorLaunchOutOfResources,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidConfiguration,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidSymbol,
+     cudaErrorUnmapBufferObjectFailed,
+     cudaErrorInvalidDevicePointer,
+     cudaErrorInvalidTexture,
+     cudaErrorInvalidTextureBinding,
+     cudaErrorInvalidChannelDescriptor,
+     cudaErrorInvalidMemcpyDirection,
+     cudaErrorInvalidFilterSetting,
+     cudaErrorInvalidNormSetting,
+     cudaErrorUnknown,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorInsufficientDriver,
+     cudaErrorNoDevice,
+     cudaErrorSetOnActiveProcess,
+     cudaErrorStartupFailure,
+     cudaErrorInvalidPtx,
+     cudaErrorUnsupportedPtxVersion,
+     cudaErrorNoKernelImageForDevice,
+     cudaErrorJitCompilerNotFound,
+     cudaErrorJitCompilationDisabled
+     Note:
+     Note:
+     Note:
+
+     See also: cudaPeekAtLastError, cudaGetErrorName, cudaGetErrorString, cudaError
+
+    Returns: (status)
+    C function: cudaGetLastError (cuda_runtime_api.h)
     """
     ...
 
 def cudaPeekAtLastError() -> tuple[cudaError_t]:
     """Returns the last error from a runtime call
+
+     Returns the last error that has been produced by any of the runtime calls
+     in the same instance of the CUDA Runtime library in the host thread. This
+     call does not reset the error to cudaSuccess like cudaGetLastError().
+
+     Note: Multiple instances of the CUDA Runtime library can be present in an
+     application when using a library that statically links the CUDA Runtime.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorMissingConfiguration,
+     cudaErrorMemoryAllocation,
+     cudaErrorInitializationError,
+     cudaErrorLaunchFailure,
+     cudaErrorLaunchTimeout,
+     cudaErrorLaunchOutOfResources,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidConfiguration,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidSymbol,
+     cudaErrorUnmapBufferObjectFailed,
+     cudaErrorInvalidDevicePointer,
+     cudaErrorInvalidTexture,
+     cudaErrorInvalidTextureBinding,
+     cudaErrorInvalidChannelDescriptor,
+     cudaErrorInvalidMemcpyDirection,
+     cudaErrorInvalidFilterSetting,
+     cudaErrorInvalidNormSetting,
+     cudaErrorUnknown,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorInsufficientDriver,
+     cudaErrorNoDevice,
+     cudaErrorSetOnActiveProcess,
+     cudaErrorStartupFailure,
+     cudaErrorInvalidPtx,
+     cudaErrorUnsupportedPtxVersion,
+     cudaErrorNoKernelImageForDevice,
+     cudaErrorJitCompilerNotFound,
+     cudaErrorJitCompilationDisabled
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetLastError, cudaGetErrorName, cudaGetErrorString, cudaError
+
+    Returns: (status)
+    C function: cudaPeekAtLastError (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:
     """Returns the string representation of an error code enum name
+
+     Returns a string containing the name of an error code in the enum.  If the error
+     code is not recognized, "unrecognized error code" is returned.
+
+     - error - Error code to convert to string
+
+     Returns:
+     char* pointer to a NULL-terminated string
+
+     See also: cudaGetErrorString, cudaGetLastError, cudaPeekAtLastError, cudaError,
+     cuGetErrorName
+
+    Returns: (status)
+    C function: cudaGetErrorName (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetErrorString(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:
     """Returns the description string for an error code
+
+     Returns the description string for an error code.  If the error
+     code is not recognized, "unrecognized error code" is returned.
+
+     - error - Error code to convert to string
+
+     Returns:
+     char* pointer to a NULL-terminated string
+
+     See also: cudaGetErrorName, cudaGetLastError, cudaPeekAtLastError, cudaError,
+     cuGetErrorString
+
+    Returns: (status)
+    C function: cudaGetErrorString (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetDeviceCount() -> tuple[cudaError_t, int]:
     """Returns the number of compute-capable devices
+
+     Returns in *count the number of devices with compute capability greater
+     or equal to 2.0 that are available for execution.
+
+     - count - Returns the number of devices with compute capability
+     greater or equal to 2.0
+
+     Returns:
+     cudaSuccess
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDevice, cudaSetDevice, cudaGetDeviceProperties,
+     cudaChooseDevice, 
+     cudaInitDevice,
+     cuDeviceGetCount
+
+    Returns: (status, count)
+    C function: cudaGetDeviceCount (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetDeviceProperties(device: int) -> tuple[cudaError_t, cudaDeviceProp]:
     """Returns information about the compute-device
+
+     Returns in *prop the properties of device dev.
+     - prop   - Properties for the specified device
+     - device - Device number to get properties for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaChooseDevice,
+     cudaDeviceGetAttribute, 
+     cudaInitDevice,
+     cuDeviceGetAttribute,
+     cuDeviceGetName
+
+    Returns: (status, prop)
+    C function: cudaGetDeviceProperties (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> tuple[cudaError_t, int]:
     """Returns information about the device
+
+     Returns in *value the integer value of the attribute attr on device
+     device.
+
+     - value  - Returned device attribute value
+     - attr   - Device attribute to query
+     - device - Device number to query
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaChooseDevice,
+     cudaGetDeviceProperties,
+     cudaInitDevice,
+     cuDeviceGetAttribute
+
+    Returns: (status, value)
+    C function: cudaDeviceGetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetHostAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, device: int) -> tuple[cudaError_t, list[int]]:
     """Queries details about atomic operations supported between the device and host.
+
+     Returns in *capabilities the details about requested atomic *operations over the 
+     the link between dev and the host. The allocated size of *operations and 
+     *capabilities must be count.
+
+     For each cudaAtomicOperation in *operations, the corresponding result in *capabilities
+     will be a bitmask indicating which of cudaAtomicOperationCapability the link supports natively.
+
+     Returns cudaErrorInvalidDevice if dev is not valid.
+
+     Returns cudaErrorInvalidValue if *capabilities or *operations is NULL, if count is 0,
+     or if any of *operations is not valid.
+
+     - capabilities          - Returned capability details of each requested operation
+     - operations            - Requested operations
+     - count                 - Count of requested operations and size of capabilities
+     - dev                   - Device handle
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue
+     Note:
+
+     See also:
+     cudaDeviceGetAttribute,
+     cudaDeviceGetP2PAtomicCapabilities,
+     cuDeviceGeHostAtomicCapabilities
+
+    Returns: (status, capabilities)
+    C function: cudaDeviceGetHostAtomicCapabilities (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetDefaultMemPool(device: int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Returns the default mempool of a device
+
+     The default mempool of a device contains device memory from that device.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+
+     See also: cuDeviceGetDefaultMemPool, cudaMallocAsync, cudaMemPoolTrimTo, cudaMemPoolGetAttribute, cudaDeviceSetMemPool, cudaMemPoolSetAttribute, cudaMemPoolSetAccess
+
+    Returns: (status, memPool)
+    C function: cudaDeviceGetDefaultMemPool (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
     """Sets the current memory pool of a device
+
+     The memory pool must be local to the specified device.
+     Unless a mempool is specified in the cudaMallocAsync call,
+     cudaMallocAsync allocates from the current mempool of the provided stream's device.
+     By default, a device's current memory pool is its default memory pool.
+
+     Note: Use cudaMallocFromPoolAsync to specify asynchronous allocations from a device different
+     than the one the stream runs on.
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+     cudaErrorInvalidDevice
+     cudaErrorNotSupported
+     Note:
+     Note:
+
+     See also: cuDeviceSetMemPool, cudaDeviceGetMemPool, cudaDeviceGetDefaultMemPool, cudaMemPoolCreate, cudaMemPoolDestroy, cudaMallocFromPoolAsync
+
+    Returns: (status)
+    C function: cudaDeviceSetMemPool (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetMemPool(device: int) -> tuple[cudaError_t, cudaMemPool_t]:
     """Gets the current mempool for a device
+
+     Returns the last pool provided to cudaDeviceSetMemPool for this device
+     or the device's default memory pool if cudaDeviceSetMemPool has never been called.
+     By default the current mempool is the default mempool for a device,
+     otherwise the returned pool must have been set with cuDeviceSetMemPool or cudaDeviceSetMemPool.
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+
+     See also: cuDeviceGetMemPool, cudaDeviceGetDefaultMemPool, cudaDeviceSetMemPool
+
+    Returns: (status, memPool)
+    C function: cudaDeviceGetMemPool (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, device: int, flags: int) -> tuple[cudaError_t]:
     """Return NvSciSync attributes that this device can support.
+
+     Returns in nvSciSyncAttrList, the properties of NvSciSync that
+     this CUDA device, dev can support. The returned nvSciSyncAttrList
+     can be used to create an NvSciSync that matches this device's capabilities.
+     
+     If NvSciSyncAttrKey_RequiredPerm field in nvSciSyncAttrList is
+     already set this API will return cudaErrorInvalidValue.
+     
+     The applications should set nvSciSyncAttrList to a valid 
+     NvSciSyncAttrList failing which this API will return
+     cudaErrorInvalidHandle.
+     
+     The flags controls how applications intends to use
+     the NvSciSync created from the nvSciSyncAttrList. The valid flags are:
+     - cudaNvSciSyncAttrSignal, specifies that the applications intends to 
+     signal an NvSciSync on this CUDA device.
+     - cudaNvSciSyncAttrWait, specifies that the applications intends to 
+     wait on an NvSciSync on this CUDA device.
+
+     At least one of these flags must be set, failing which the API
+     returns cudaErrorInvalidValue. Both the flags are orthogonal
+     to one another: a developer may set both these flags that allows to
+     set both wait and signal specific attributes in the same nvSciSyncAttrList.
+
+     Note that this API updates the input nvSciSyncAttrList with values equivalent
+     to the following public attribute key-values:
+     NvSciSyncAttrKey_RequiredPerm is set to
+     - NvSciSyncAccessPerm_SignalOnly if cudaNvSciSyncAttrSignal is set in flags.
+     - NvSciSyncAccessPerm_WaitOnly if cudaNvSciSyncAttrWait is set in flags.
+     - NvSciSyncAccessPerm_WaitSignal if both cudaNvSciSyncAttrWait and
+     cudaNvSciSyncAttrSignal are set in flags.
+     NvSciSyncAttrKey_PrimitiveInfo is set to
+     - NvSciSyncAttrValPrimitiveType_SysmemSemaphore on any valid device.
+     - NvSciSyncAttrValPrimitiveType_Syncpoint if device is a Tegra device.
+     - NvSciSyncAttrValPrimitiveType_SysmemSemaphorePayload64b if device is GA10X+.
+     NvSciSyncAttrKey_GpuId is set to the same UUID that is returned in 
+     cudaDeviceProp.uuid from cudaDeviceGetProperties for this device.
+
+     - nvSciSyncAttrList     - Return NvSciSync attributes supported.
+     - device                - Valid Cuda Device to get NvSciSync attributes for.
+     - flags                 - flags describing NvSciSync usage.
+
+     Returns:
+
+     cudaSuccess,
+     cudaErrorDeviceUninitialized,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidHandle,
+     cudaErrorInvalidDevice,
+     cudaErrorNotSupported,
+     cudaErrorMemoryAllocation
+
+     See also:
+     cudaImportExternalSemaphore,
+     cudaDestroyExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status)
+    C function: cudaDeviceGetNvSciSyncAttributes (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dstDevice: int) -> tuple[cudaError_t, int]:
     """Queries attributes of the link between two devices.
+
+     Returns in *value the value of the requested attribute attrib of the
+     link between srcDevice and dstDevice. The supported attributes are:
+     - cudaDevP2PAttrPerformanceRank: A relative value indicating the
+       performance of the link between two devices. Lower value means better
+       performance (0 being the value used for most performant link).
+     - cudaDevP2PAttrAccessSupported: 1 if peer access is enabled.
+     - cudaDevP2PAttrNativeAtomicSupported: 1 if all native atomic operations 
+       over the link are supported.
+     - cudaDevP2PAttrCudaArrayAccessSupported: 1 if accessing CUDA arrays over
+       the link is supported.
+     - cudaDevP2PAttrOnlyPartialNativeAtomicSupported: 1 if some 
+       CUDA-valid atomic operations over the link are supported. Information about
+       specific operations can be retrieved with cudaDeviceGetP2PAtomicCapabilities.
+
+     Returns cudaErrorInvalidDevice if srcDevice or dstDevice are not valid
+     or if they represent the same device.
+
+     Returns cudaErrorInvalidValue if attrib is not valid or if value is
+     a null pointer.
+
+     - value         - Returned value of the requested attribute
+     - attrib        - The requested attribute of the link between srcDevice and dstDevice.
+     - srcDevice     - The source device of the target link.
+     - dstDevice     - The destination device of the target link.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceEnablePeerAccess,
+     cudaDeviceDisablePeerAccess,
+     cudaDeviceCanAccessPeer,
+     cuDeviceGetP2PAttribute
+     cudaDeviceGetP2PAtomicCapabilities
+
+    Returns: (status, value)
+    C function: cudaDeviceGetP2PAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, srcDevice: int, dstDevice: int) -> tuple[cudaError_t, list[int]]:
     """Queries details about atomic operations supported between two devices
+
+     Returns in *capabilities the details about requested atomic *operations over the 
+     the link between srcDevice and dstDevice. The allocated size of *operations and 
+     *capabilities must be count.
+
+     For each cudaAtomicOperation in *operations, the corresponding result in *capabilities
+     will be a bitmask indicating which of cudaAtomicOperationCapability the link supports natively.
+
+     Returns cudaErrorInvalidDevice if srcDevice or dstDevice are not valid
+     or if they represent the same device.
+
+     Returns cudaErrorInvalidValue if *capabilities or *operations is NULL, if count is 0,
+     or if any of *operations is not valid.
+
+     - capabilities          - Returned capability details of each requested operation
+     - operations            - Requested operations
+     - count                 - Count of requested operations and size of capabilities
+     - srcDevice             - The source device of the target link
+     - dstDevice             - The destination device of the target link
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue
+     Note:
+
+     See also:
+     cudaDeviceGetP2PAttribute,
+     cuDeviceGetP2PAttribute,
+     cuDeviceGetP2PAtomicCapabilities
+
+    Returns: (status, capabilities)
+    C function: cudaDeviceGetP2PAtomicCapabilities (cuda_runtime_api.h)
     """
     ...
 
 def cudaChooseDevice(prop: Optional[cudaDeviceProp]) -> tuple[cudaError_t, int]:
     """Select compute-device which best matches criteria
+
+     Returns in *device the device which has properties that best match
+     *prop.
+
+     - device - Device with best match
+     - prop   - Desired device properties
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaGetDevice, cudaSetDevice,
+     cudaGetDeviceProperties, 
+     cudaInitDevice
+
+    Returns: (status, device)
+    C function: cudaChooseDevice (cuda_runtime_api.h)
     """
     ...
 
 def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> tuple[cudaError_t]:
     """Initialize device to be used for GPU executions
+
+     This function will initialize the CUDA Runtime structures and primary context on device when called,
+     but the context will not be made current to device.
+
+     When cudaInitDeviceFlagsAreValid is set in flags, deviceFlags are applied to the requested device.
+     The values of deviceFlags match those of the flags parameters in cudaSetDeviceFlags. 
+     The effect may be verified by cudaGetDeviceFlags.
+
+     This function will return an error if the device is in cudaComputeModeExclusiveProcess
+     and is occupied by another process or if the device is in cudaComputeModeProhibited.
+
+     - device - Device on which the runtime will initialize itself.
+     - deviceFlags - Parameters for device operation.
+     - flags - Flags for controlling the device initialization.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaGetDevice, cudaGetDeviceProperties,
+     cudaChooseDevice, cudaSetDevice
+     cuCtxSetCurrent
+
+    Returns: (status)
+    C function: cudaInitDevice (cuda_runtime_api.h)
     """
     ...
 
 def cudaSetDevice(device: int) -> tuple[cudaError_t]:
     """Set device to be used for GPU executions
+
+     Sets device as the current device for the calling host thread.
+     Valid device id's are 0 to (cudaGetDeviceCount() - 1).
+
+     Any device memory subsequently allocated from this host thread
+     using cudaMalloc(), cudaMallocPitch() or cudaMallocArray()
+     will be physically resident on device.  Any host memory allocated
+     from this host thread using cudaMallocHost() or cudaHostAlloc() 
+     or cudaHostRegister() will have its lifetime associated  with
+     device.  Any streams or events created from this host thread will 
+     be associated with device.  Any kernels launched from this host
+     thread using the <<<>>> operator or cudaLaunchKernel() will be executed
+     on device.
+
+     This call may be made from any host thread, to any device, and at 
+     any time.  This function will do no synchronization with the previous 
+     or new device, 
+     and should only take significant time when it initializes the runtime's context state.
+     This call will bind the primary context of the specified device to the calling thread and all the
+     subsequent memory allocations, stream and event creations, and kernel launches
+     will be associated with the primary context. 
+     This function will also immediately initialize the runtime state on the primary context, 
+     and the context will be current on device immediately. This function will return an 
+     error if the device is in cudaComputeModeExclusiveProcess and is occupied by another 
+     process or if the device is in cudaComputeModeProhibited.
+     
+     It is not required to call cudaInitDevice before using this function.
+     - device - Device on which the active host thread should execute the
+     device code.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorDeviceUnavailable,
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaGetDevice, cudaGetDeviceProperties,
+     cudaChooseDevice,
+     cudaInitDevice,
+     cuCtxSetCurrent
+
+    Returns: (status)
+    C function: cudaSetDevice (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetDevice() -> tuple[cudaError_t, int]:
     """Returns which device is currently being used
+
+     Returns in *device the current device for the calling host thread.
+
+     - device - Returns the device on which the active host thread
+     executes the device code.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorDeviceUnavailable,
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaSetDevice, cudaGetDeviceProperties,
+     cudaChooseDevice,
+     cuCtxGetCurrent
+
+    Returns: (status, device)
+    C function: cudaGetDevice (cuda_runtime_api.h)
     """
     ...
 
 def cudaSetValidDevices(device_arr: Sequence[int] | None, length: int) -> tuple[cudaError_t]:
     """Set a list of devices that can be used for CUDA
+
+     Sets a list of devices for CUDA execution in priority order using
+     device_arr. The parameter len specifies the number of elements in the
+     list.  CUDA will try devices from the list sequentially until it finds one
+     that works.  If this function is not called, or if it is called with a len
+     of 0, then CUDA will go back to its default behavior of trying devices
+     sequentially from a default list containing all of the available CUDA
+     devices in the system. If a specified device ID in the list does not exist,
+     this function will return cudaErrorInvalidDevice. If len is not 0 and
+     device_arr is NULL or if len exceeds the number of devices in
+     the system, then cudaErrorInvalidValue is returned.
+
+     - device_arr - List of devices to try
+     - len        - Number of devices in specified list
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaSetDevice, cudaGetDeviceProperties,
+     cudaSetDeviceFlags,
+     cudaChooseDevice
+
+    Returns: (status)
+    C function: cudaSetValidDevices (cuda_runtime_api.h)
     """
     ...
 
 def cudaSetDeviceFlags(flags: int) -> tuple[cudaError_t]:
-    """Sets flags to be used for device executions Records flags as the flags for the current device.
+    """Sets flags to be used for device executions
+     
+     Records flags as the flags for the current device. If the current device
+     has been set and that device has already been initialized, the previous flags
+     are overwritten. If the current device has not been initialized, it is
+     initialized with the provided flags. If no device has been made current to
+     the calling thread, a default device is selected and initialized with the
+     provided flags.
+     
+     The three LSBs of the flags parameter can be used to control how the CPU
+     thread interacts with the OS scheduler when waiting for results from the
+     device.
+
+     - cudaDeviceScheduleAuto: The default value if the flags parameter is
+     zero, uses a heuristic based on the number of active CUDA contexts in the
+     process C and the number of logical processors in the system P. If
+     C \\> P, then CUDA will yield to other OS threads when waiting for the
+     device, otherwise CUDA will not yield while waiting for results and
+     actively spin on the processor. Additionally, on Tegra devices,
+     cudaDeviceScheduleAuto uses a heuristic based on the power profile of
+     the platform and may choose cudaDeviceScheduleBlockingSync for low-powered
+     devices.
+     - cudaDeviceScheduleSpin: Instruct CUDA to actively spin when waiting for
+     results from the device. This can decrease latency when waiting for the
+     device, but may lower the performance of CPU threads if they are performing
+     work in parallel with the CUDA thread.
+     - cudaDeviceScheduleYield: Instruct CUDA to yield its thread when waiting
+     for results from the device. This can increase latency when waiting for the
+     device, but can increase the performance of CPU threads performing work in
+     parallel with the device.
+     - cudaDeviceScheduleBlockingSync: Instruct CUDA to block the CPU thread 
+     on a synchronization primitive when waiting for the device to finish work.
+     - cudaDeviceBlockingSync: Instruct CUDA to block the CPU thread on a 
+     synchronization primitive when waiting for the device to finish work. <br>
+     deprecated "Deprecated:" This flag was deprecated as of CUDA 4.0 and
+     replaced with cudaDeviceScheduleBlockingSync.
+     - cudaDeviceMapHost: This flag enables allocating pinned
+     host memory that is accessible to the device. It is implicit for the
+     runtime but may be absent if a context is created using the driver API.
+     If this flag is not set, cudaHostGetDevicePointer() will always return
+     a failure code.
+     - cudaDeviceLmemResizeToMax: Instruct CUDA to not reduce local memory
+     after resizing local memory for a kernel. This can prevent thrashing by
+     local memory allocations when launching many kernels with high local
+     memory usage at the cost of potentially increased memory usage. <br>
+     deprecated "Deprecated:" This flag is deprecated and the behavior enabled
+     by this flag is now the default and cannot be disabled.
+     - cudaDeviceSyncMemops: Ensures that synchronous memory operations initiated
+     on this context will always synchronize. See further documentation in the
+     section titled "API Synchronization behavior" to learn more about cases when
+     synchronous memory operations can exhibit asynchronous behavior.
+
+     - flags - Parameters for device operation
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDeviceFlags, cudaGetDeviceCount, cudaGetDevice, cudaGetDeviceProperties,
+     cudaSetDevice, cudaSetValidDevices,
+     cudaInitDevice,
+     cudaChooseDevice,
+     cuDevicePrimaryCtxSetFlags
+
+    Returns: (status)
+    C function: cudaSetDeviceFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetDeviceFlags() -> tuple[cudaError_t, int]:
     """Gets the flags for the current device
+
+     Returns in flags the flags for the current device. If there is a current
+     device for the calling thread, the flags for the device are returned. If
+     there is no current device, the flags for the first device are returned,
+     which may be the default flags.  Compare to the behavior of
+     cudaSetDeviceFlags.
+
+     Typically, the flags returned should match the behavior that will be seen
+     if the calling thread uses a device after this call, without any change to
+     the flags or current device inbetween by this or another thread.  Note that
+     if the device is not initialized, it is possible for another thread to
+     change the flags for the current device before it is initialized.
+     Additionally, when using exclusive mode, if this thread has not requested a
+     specific device, it may use a device other than the first device, contrary
+     to the assumption made by this function.
+
+     If a context has been created via the driver API and is current to the
+     calling thread, the flags for that context are always returned.
+
+     Flags returned by this function may specifically include cudaDeviceMapHost
+     even though it is not accepted by cudaSetDeviceFlags because it is
+     implicit in runtime API flags.  The reason for this is that the current
+     context may have been created via the driver API in which case the flag is
+     not implicit and may be unset.
+
+     - flags - Pointer to store the device flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also: cudaGetDevice, cudaGetDeviceProperties,
+     cudaSetDevice, cudaSetDeviceFlags,
+     cudaInitDevice,
+     cuCtxGetFlags,
+     cuDevicePrimaryCtxGetState
+
+    Returns: (status, flags)
+    C function: cudaGetDeviceFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamCreate() -> tuple[cudaError_t, cudaStream_t]:
     """Create an asynchronous stream
+
+     Creates a new asynchronous stream on the context that is current to the calling host thread.
+     If no context is current to the calling host thread, then the primary context for a device
+     is selected, made current to the calling thread, and initialized before creating a stream on it.
+
+     - pStream - Pointer to new stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreateWithPriority,
+     cudaStreamCreateWithFlags,
+     cudaStreamGetPriority,
+     cudaStreamGetFlags,
+     cudaStreamGetDevice,
+     cudaStreamQuery,
+     cudaStreamSynchronize,
+     cudaStreamWaitEvent,
+     cudaStreamAddCallback,
+     cudaSetDevice,
+     cudaStreamDestroy,
+     cuStreamCreate
+
+    Returns: (status, pStream)
+    C function: cudaStreamCreate (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamCreateWithFlags(flags: int) -> tuple[cudaError_t, cudaStream_t]:
     """Create an asynchronous stream
+
+     Creates a new asynchronous stream on the context that is current to the calling host thread.
+     If no context is current to the calling host thread, then the primary context for a device
+     is selected, made current to the calling thread, and initialized before creating a stream on it.
+     The flags argument determines the behaviors of the stream.  Valid values for flags are
+     - cudaStreamDefault: Default stream creation flag.
+     - cudaStreamNonBlocking: Specifies that work running in the created 
+       stream may run concurrently with work in stream 0 (the NULL stream), and that
+       the created stream should perform no implicit synchronization with stream 0.
+
+     - pStream - Pointer to new stream identifier
+     - flags   - Parameters for stream creation
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate,
+     cudaStreamCreateWithPriority,
+     cudaStreamGetFlags,
+     cudaStreamGetDevice,
+     cudaStreamQuery,
+     cudaStreamSynchronize,
+     cudaStreamWaitEvent,
+     cudaStreamAddCallback,
+     cudaSetDevice,
+     cudaStreamDestroy,
+     cuStreamCreate
+
+    Returns: (status, pStream)
+    C function: cudaStreamCreateWithFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamCreateWithPriority(flags: int, priority: int) -> tuple[cudaError_t, cudaStream_t]:
     """Create an asynchronous stream with the specified priority
+
+     Creates a stream with the specified priority and returns a handle in pStream.
+     The stream is created on the context that is current to the calling host thread.
+     If no context is current to the calling host thread, then the primary context for a device
+     is selected, made current to the calling thread, and initialized before creating a stream on it.
+     This affects the scheduling priority of work in the stream. Priorities provide a
+     hint to preferentially run work with higher priority when possible, but do
+     not preempt already-running work or provide any other functional guarantee on
+     execution order.
+
+     priority follows a convention where lower numbers represent higher priorities.
+     '0' represents default priority. The range of meaningful numerical priorities can
+     be queried using cudaDeviceGetStreamPriorityRange. If the specified priority is
+     outside the numerical range returned by cudaDeviceGetStreamPriorityRange,
+     it will automatically be clamped to the lowest or the highest number in the range.
+
+     - pStream  - Pointer to new stream identifier
+     - flags    - Flags for stream creation. See cudaStreamCreateWithFlags for a list of valid flags that can be passed
+     - priority - Priority of the stream. Lower numbers represent higher priorities.
+                       See cudaDeviceGetStreamPriorityRange for more information about
+                       the meaningful stream priorities that can be passed.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     Note: Stream priorities are supported only on GPUs
+     with compute capability 3.5 or higher.
+
+     Note: In the current implementation, only compute kernels launched in
+     priority streams are affected by the stream's priority. Stream priorities have
+     no effect on host-to-device and device-to-host memory operations.
+
+     See also: cudaStreamCreate,
+     cudaStreamCreateWithFlags,
+     cudaDeviceGetStreamPriorityRange,
+     cudaStreamGetPriority,
+     cudaStreamQuery,
+     cudaStreamWaitEvent,
+     cudaStreamAddCallback,
+     cudaStreamSynchronize,
+     cudaSetDevice,
+     cudaStreamDestroy,
+     cuStreamCreateWithPriority
+
+    Returns: (status, pStream)
+    C function: cudaStreamCreateWithPriority (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamGetPriority(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Query the priority of a stream
+
+     Query the priority of a stream. The priority is returned in in priority.
+     Note that if the stream was created with a priority outside the meaningful
+     numerical range returned by cudaDeviceGetStreamPriorityRange,
+     this function returns the clamped priority.
+     See cudaStreamCreateWithPriority for details about priority clamping.
+
+     - hStream    - Handle to the stream to be queried
+     - priority   - Pointer to a signed integer in which the stream's priority is returned
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreateWithPriority,
+     cudaDeviceGetStreamPriorityRange,
+     cudaStreamGetFlags,
+     cudaStreamGetDevice,
+     cuStreamGetPriority
+
+    Returns: (status, priority)
+    C function: cudaStreamGetPriority (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamGetFlags(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Query the flags of a stream
+
+     Query the flags of a stream. The flags are returned in flags.
+     See cudaStreamCreateWithFlags for a list of valid flags.
+
+     - hStream - Handle to the stream to be queried
+     - flags   - Pointer to an unsigned integer in which the stream's flags are returned
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreateWithPriority,
+     cudaStreamCreateWithFlags,
+     cudaStreamGetPriority,
+     cudaStreamGetDevice,
+     cuStreamGetFlags
+
+    Returns: (status, flags)
+    C function: cudaStreamGetFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamGetId(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Query the Id of a stream
+
+     Query the Id of a stream. The Id is returned in streamId.
+     The Id is unique for the life of the program.
+
+     The stream handle hStream can refer to any of the following:
+     <ul>
+       <li>a stream created via any of the CUDA runtime APIs such as cudaStreamCreate, 
+       cudaStreamCreateWithFlags and cudaStreamCreateWithPriority, or their driver 
+       API equivalents such as cuStreamCreate or cuStreamCreateWithPriority.
+       Passing an invalid handle will result in undefined behavior.</li>
+       <li>any of the special streams such as the NULL stream, cudaStreamLegacy 
+       and cudaStreamPerThread respectively.  The driver API equivalents of these 
+       are also accepted which are NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD.</li>
+     </ul>
+     
+     - hStream    - Handle to the stream to be queried
+     - streamId   - Pointer to an unsigned long long in which the stream Id is returned
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreateWithPriority,
+     cudaStreamCreateWithFlags,
+     cudaStreamGetPriority,
+     cudaStreamGetFlags,
+     cuStreamGetId
+
+    Returns: (status, streamId)
+    C function: cudaStreamGetId (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamGetDevice(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Query the device of a stream
+
+     Returns in *device the device of the stream.
+
+     - hStream - Handle to the stream to be queried
+     - device - Returns the device to which the stream belongs
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorDeviceUnavailable,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaSetDevice,
+     cudaGetDevice,
+     cudaStreamCreate,
+     cudaStreamGetPriority,
+     cudaStreamGetFlags,
+     cuStreamGetId
+
+    Returns: (status, device)
+    C function: cudaStreamGetDevice (cuda_runtime_api.h)
     """
     ...
 
 def cudaCtxResetPersistingL2Cache() -> tuple[cudaError_t]:
     """Resets all persisting lines in cache to normal status.
+
+     Resets all persisting lines in cache to normal status.
+     Takes effect on function return.
+
+     Returns:
+     cudaSuccess,
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status)
+    C function: cudaCtxResetPersistingL2Cache (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamCopyAttributes(dst: cudaStream_t | int | None, src: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies attributes from source stream to destination stream.
+
+     Copies attributes from source stream src to destination stream dst.
+     Both streams must have the same context.
+
+     - dst Destination stream
+     - src Source stream
+     For attributes see cudaStreamAttrID
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotSupported
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status)
+    C function: cudaStreamCopyAttributes (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamGetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchAttributeID | int) -> tuple[cudaError_t, Any]:
     """Queries stream attribute.
+
+     Queries attribute attr from hStream and stores it in corresponding
+     member of value_out.
+
+     - hStream
+     - attr
+     - value_out
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status, value_out)
+    C function: cudaStreamGetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamSetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchAttributeID | int, value: Any) -> tuple[cudaError_t]:
     """Sets stream attribute.
+
+     Sets attribute attr on hStream from corresponding attribute of
+     value. The updated attribute will be applied to subsequent work
+     submitted to the stream. It will not affect previously submitted work.
+
+     - hStream
+     - attr
+     - value
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status)
+    C function: cudaStreamSetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamDestroy(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Destroys and cleans up an asynchronous stream
+
+     Destroys and cleans up the asynchronous stream specified by stream.
+
+     In case the device is still doing work in the stream stream
+     when cudaStreamDestroy() is called, the function will return immediately 
+     and the resources associated with stream will be released automatically 
+     once the device has completed all work in stream.
+
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate,
+     cudaStreamCreateWithFlags,
+     cudaStreamQuery,
+     cudaStreamWaitEvent,
+     cudaStreamSynchronize,
+     cudaStreamAddCallback,
+     cuStreamDestroy
+
+    Returns: (status)
+    C function: cudaStreamDestroy (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | int | None, flags: int) -> tuple[cudaError_t]:
     """Make a compute stream wait on an event
+
+     Makes all future work submitted to stream wait for all work captured in
+     event.  See cudaEventRecord() for details on what is captured by an event.
+     The synchronization will be performed efficiently on the device when applicable.
+     event may be from a different device than stream.
+
+     flags include:
+     - cudaEventWaitDefault: Default event creation flag.
+     - cudaEventWaitExternal: Event is captured in the graph as an external
+       event node when performing stream capture.
+
+     - stream - Stream to wait
+     - event  - Event to wait on
+     - flags  - Parameters for the operation(See above)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate, cudaStreamCreateWithFlags, cudaStreamQuery, cudaStreamSynchronize, cudaStreamAddCallback, cudaStreamDestroy,
+     cuStreamWaitEvent
+
+    Returns: (status)
+    C function: cudaStreamWaitEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., None] | cudaStreamCallback_t, userData: Any, flags: int) -> tuple[cudaError_t]:
     """Add a callback to a compute stream
+
+     Note: This function is slated for eventual deprecation and removal. If
+     you do not require the callback to execute in case of a device error,
+     consider using cudaLaunchHostFunc. Additionally, this function is not
+     supported with cudaStreamBeginCapture and cudaStreamEndCapture, unlike
+     cudaLaunchHostFunc.
+
+     Adds a callback to be called on the host after all currently enqueued
+     items in the stream have completed.  For each 
+     cudaStreamAddCallback call, a callback will be executed exactly once.
+     The callback will block later work in the stream until it is finished.
+
+     The callback may be passed cudaSuccess or an error code.  In the event
+     of a device error, all subsequently executed callbacks will receive an
+     appropriate cudaError_t.
+
+     Callbacks must not make any CUDA API calls.  Attempting to use CUDA APIs
+     may result in cudaErrorNotPermitted.  Callbacks must not perform any
+     synchronization that may depend on outstanding device work or other callbacks
+     that are not mandated to run earlier.  Callbacks without a mandated order
+     (in independent streams) execute in undefined order and may be serialized.
+
+     For the purposes of Unified Memory, callback execution makes a number of
+     guarantees:
+     <ul>
+       <li>The callback stream is considered idle for the duration of the
+       callback.  Thus, for example, a callback may always use memory attached
+       to the callback stream.</li>
+       <li>The start of execution of a callback has the same effect as
+       synchronizing an event recorded in the same stream immediately prior to
+       the callback.  It thus synchronizes streams which have been "joined"
+       prior to the callback.</li>
+       <li>Adding device work to any stream does not have the effect of making
+       the stream active until all preceding callbacks have executed.  Thus, for
+       example, a callback might use global attached memory even if work has
+       been added to another stream, if it has been properly ordered with an
+       event.</li>
+       <li>Completion of a callback does not cause a stream to become
+       active except as described above.  The callback stream will remain idle
+       if no device work follows the callback, and will remain idle across
+       consecutive callbacks without device work in between.  Thus, for example,
+       stream synchronization can be done by signaling from a callback at the
+       end of the stream.</li>
+     </ul>
+
+     - stream   - Stream to add callback to
+     - callback - The function to call once preceding stream operations are complete
+     - userData - User specified data to be passed to the callback function
+     - flags    - Reserved for future use, must be 0
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate, cudaStreamCreateWithFlags, cudaStreamQuery, cudaStreamSynchronize, cudaStreamWaitEvent, cudaStreamDestroy, cudaMallocManaged, cudaStreamAttachMemAsync,
+     cudaLaunchHostFunc, cuStreamAddCallback
+
+    Returns: (status)
+    C function: cudaStreamAddCallback (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamSynchronize(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Waits for stream tasks to complete
+
+     Blocks until stream has completed all operations. If the
+     cudaDeviceScheduleBlockingSync flag was set for this device, 
+     the host thread will block until the stream is finished with 
+     all of its tasks.
+
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate, cudaStreamCreateWithFlags, cudaStreamQuery, cudaStreamWaitEvent, cudaStreamAddCallback, cudaStreamDestroy,
+     cuStreamSynchronize
+
+    Returns: (status)
+    C function: cudaStreamSynchronize (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamQuery(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Queries an asynchronous stream for completion status
+
+     Returns cudaSuccess if all operations in stream have
+     completed, or cudaErrorNotReady if not.
+
+     For the purposes of Unified Memory, a return value of cudaSuccess
+     is equivalent to having called cudaStreamSynchronize().
+
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotReady,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate, cudaStreamCreateWithFlags, cudaStreamWaitEvent, cudaStreamSynchronize, cudaStreamAddCallback, cudaStreamDestroy,
+     cuStreamQuery
+
+    Returns: (status)
+    C function: cudaStreamQuery (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamAttachMemAsync(stream: cudaStream_t | int | None, devPtr: int | Buffer | None, length: int, flags: int) -> tuple[cudaError_t]:
     """Attach memory to a stream asynchronously
+
+     Enqueues an operation in stream to specify stream association of
+     length bytes of memory starting from devPtr. This function is a
+     stream-ordered operation, meaning that it is dependent on, and will
+     only take effect when, previous work in stream has completed. Any
+     previous association is automatically replaced.
+
+     devPtr must point to an one of the following types of memories:
+     - managed memory declared using the __managed__ keyword or allocated with
+       cudaMallocManaged.
+     - a valid host-accessible region of system-allocated pageable memory. This
+       type of memory may only be specified if the device associated with the
+       stream reports a non-zero value for the device attribute
+       cudaDevAttrPageableMemoryAccess.
+
+     For managed allocations, length must be either zero or the entire
+     allocation's size. Both indicate that the entire allocation's stream
+     association is being changed. Currently, it is not possible to change stream
+     association for a portion of a managed allocation.
+
+     For pageable allocations, length must be non-zero.
+
+     The stream association is specified using flags which must be
+     one of cudaMemAttachGlobal, cudaMemAttachHost or cudaMemAttachSingle.
+     The default value for flags is cudaMemAttachSingle
+     If the cudaMemAttachGlobal flag is specified, the memory can be accessed
+     by any stream on any device.
+     If the cudaMemAttachHost flag is specified, the program makes a guarantee
+     that it won't access the memory on the device from any stream on a device that
+     has a zero value for the device attribute cudaDevAttrConcurrentManagedAccess.
+     If the cudaMemAttachSingle flag is specified and stream is associated with
+     a device that has a zero value for the device attribute cudaDevAttrConcurrentManagedAccess,
+     the program makes a guarantee that it will only access the memory on the device
+     from stream. It is illegal to attach singly to the NULL stream, because the
+     NULL stream is a virtual global stream and not a specific stream. An error will
+     be returned in this case.
+
+     When memory is associated with a single stream, the Unified Memory system will
+     allow CPU access to this memory region so long as all operations in stream
+     have completed, regardless of whether other streams are active. In effect,
+     this constrains exclusive ownership of the managed memory region by
+     an active GPU to per-stream activity instead of whole-GPU activity.
+
+     Accessing memory on the device from streams that are not associated with
+     it will produce undefined results. No error checking is performed by the
+     Unified Memory system to ensure that kernels launched into other streams
+     do not access this region. 
+
+     It is a program's responsibility to order calls to cudaStreamAttachMemAsync
+     via events, synchronization or other means to ensure legal access to memory
+     at all times. Data visibility and coherency will be changed appropriately
+     for all kernels which follow a stream-association change.
+
+     If stream is destroyed while data is associated with it, the association is
+     removed and the association reverts to the default visibility of the allocation
+     as specified at cudaMallocManaged. For __managed__ variables, the default
+     association is always cudaMemAttachGlobal. Note that destroying a stream is an
+     asynchronous operation, and as a result, the change to default association won't
+     happen until all work in the stream has completed.
+
+     - stream  - Stream in which to enqueue the attach operation
+     - devPtr  - Pointer to memory (must be a pointer to managed memory or
+                      to a valid host-accessible region of system-allocated
+                      memory)
+     - length  - Length of memory (defaults to zero)
+     - flags   - Must be one of cudaMemAttachGlobal, cudaMemAttachHost or cudaMemAttachSingle (defaults to cudaMemAttachSingle)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotReady,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate, cudaStreamCreateWithFlags, cudaStreamWaitEvent, cudaStreamSynchronize, cudaStreamAddCallback, cudaStreamDestroy, cudaMallocManaged,
+     cuStreamAttachMemAsync
+
+    Returns: (status)
+    C function: cudaStreamAttachMemAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamBeginCapture(stream: cudaStream_t | int | None, mode: cudaStreamCaptureMode | int) -> tuple[cudaError_t]:
     """Begins graph capture on a stream
+
+     Begin graph capture on stream. When a stream is in capture mode, all operations
+     pushed into the stream will not be executed, but will instead be captured into
+     a graph, which will be returned via cudaStreamEndCapture. Capture may not be initiated
+     if stream is cudaStreamLegacy. Capture must be ended on the same stream in which
+     it was initiated, and it may only be initiated if the stream is not already in capture
+     mode. The capture mode may be queried via cudaStreamIsCapturing. A unique id
+     representing the capture sequence may be queried via cudaStreamGetCaptureInfo.
+
+     If mode is not cudaStreamCaptureModeRelaxed, cudaStreamEndCapture must be
+     called on this stream from the same thread.
+
+     Note: Kernels captured using this API must not use texture and surface references.
+           Reading or writing through any texture or surface reference is undefined
+           behavior. This restriction does not apply to texture and surface objects.
+
+     - stream - Stream in which to initiate capture
+     - mode    - Controls the interaction of this capture sequence with other API
+                      calls that are potentially unsafe. For more details see
+                      cudaThreadExchangeStreamCaptureMode.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+
+     See also:
+     cudaStreamCreate,
+     cudaStreamIsCapturing,
+     cudaStreamEndCapture,
+     cudaThreadExchangeStreamCaptureMode
+
+    Returns: (status)
+    C function: cudaStreamBeginCapture (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cudaGraph_t | int | None, dependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, mode: cudaStreamCaptureMode | int) -> tuple[cudaError_t]:
     """Begins graph capture on a stream to an existing graph
+
+     Begin graph capture on stream. When a stream is in capture mode, all operations
+     pushed into the stream will not be executed, but will instead be captured into
+     graph, which will be returned via cudaStreamEndCapture.
+
+     Capture may not be initiated if stream is cudaStreamLegacy. Capture must be ended on the
+     same stream in which it was initiated, and it may only be initiated if the stream is not
+     already in capture mode. The capture mode may be queried via cudaStreamIsCapturing. A unique id
+     representing the capture sequence may be queried via cudaStreamGetCaptureInfo.
+
+     If mode is not cudaStreamCaptureModeRelaxed, cudaStreamEndCapture must be
+     called on this stream from the same thread.
+
+     Note: Kernels captured using this API must not use texture and surface references.
+           Reading or writing through any texture or surface reference is undefined
+           behavior. This restriction does not apply to texture and surface objects.
+
+     - stream          - Stream in which to initiate capture.
+     - graph           - Graph to capture into.
+     - dependencies    - Dependencies of the first node captured in the stream.  Can be NULL if numDependencies is 0.
+     - dependencyData  - Optional array of data associated with each dependency.
+     - numDependencies - Number of dependencies.
+     - mode            - Controls the interaction of this capture sequence with other API
+                              calls that are potentially unsafe. For more details see
+                              cudaThreadExchangeStreamCaptureMode.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+
+     See also:
+     cudaStreamCreate,
+     cudaStreamIsCapturing,
+     cudaStreamEndCapture,
+     cudaThreadExchangeStreamCaptureMode
+
+    Returns: (status)
+    C function: cudaStreamBeginCaptureToGraph (cuda_runtime_api.h)
     """
     ...
 
 def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode | int = 0) -> tuple[cudaError_t, cudaStreamCaptureMode]:
     """Swaps the stream capture interaction mode for a thread
+
+     Sets the calling thread's stream capture interaction mode to the value contained
+     in *mode, and overwrites *mode with the previous mode for the thread. To
+     facilitate deterministic behavior across function or module boundaries, callers
+     are encouraged to use this API in a push-pop fashion: \\code
+         cudaStreamCaptureMode mode = desiredMode;
+         cudaThreadExchangeStreamCaptureMode(&mode);
+         ...
+         cudaThreadExchangeStreamCaptureMode(&mode); // restore previous mode
+     \\endcode
+
+     During stream capture (see cudaStreamBeginCapture), some actions, such as a call
+     to cudaMalloc, may be unsafe. In the case of cudaMalloc, the operation is
+     not enqueued asynchronously to a stream, and is not observed by stream capture.
+     Therefore, if the sequence of operations captured via cudaStreamBeginCapture
+     depended on the allocation being replayed whenever the graph is launched, the
+     captured graph would be invalid.
+
+     Therefore, stream capture places restrictions on API calls that can be made within
+     or concurrently to a cudaStreamBeginCapture-cudaStreamEndCapture sequence. This
+     behavior can be controlled via this API and flags to cudaStreamBeginCapture.
+
+     A thread's mode is one of the following:
+     - cudaStreamCaptureModeGlobal: This is the default mode. If the local thread has
+       an ongoing capture sequence that was not initiated with
+       cudaStreamCaptureModeRelaxed at cuStreamBeginCapture, or if any other thread
+       has a concurrent capture sequence initiated with cudaStreamCaptureModeGlobal,
+       this thread is prohibited from potentially unsafe API calls.
+     - cudaStreamCaptureModeThreadLocal: If the local thread has an ongoing capture
+       sequence not initiated with cudaStreamCaptureModeRelaxed, it is prohibited
+       from potentially unsafe API calls. Concurrent capture sequences in other threads
+       are ignored.
+     - cudaStreamCaptureModeRelaxed: The local thread is not prohibited from potentially
+       unsafe API calls. Note that the thread is still prohibited from API calls which
+       necessarily conflict with stream capture, for example, attempting cudaEventQuery
+       on an event that was last recorded inside a capture sequence.
+
+     - mode - Pointer to mode value to swap with the current mode
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+
+     See also:
+     cudaStreamBeginCapture
+
+    Returns: (status, mode)
+    C function: cudaThreadExchangeStreamCaptureMode (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamEndCapture(stream: cudaStream_t | int | None) -> tuple[cudaError_t, cudaGraph_t]:
     """Ends capture on a stream, returning the captured graph
+
+     End capture on stream, returning the captured graph via pGraph.
+     Capture must have been initiated on stream via a call to cudaStreamBeginCapture.
+     If capture was invalidated, due to a violation of the rules of stream capture, then
+     a NULL graph will be returned.
+
+     If the mode argument to cudaStreamBeginCapture was not
+     cudaStreamCaptureModeRelaxed, this call must be from the same thread as
+     cudaStreamBeginCapture.
+
+     - stream - Stream to query
+     - pGraph - The captured graph
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorStreamCaptureWrongThread
+     Note:
+
+     See also:
+     cudaStreamCreate,
+     cudaStreamBeginCapture,
+     cudaStreamIsCapturing,
+     cudaGraphDestroy
+
+    Returns: (status, pGraph)
+    C function: cudaStreamEndCapture (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamIsCapturing(stream: cudaStream_t | int | None) -> tuple[cudaError_t, cudaStreamCaptureStatus]:
     """Returns a stream's capture status
+
+     Return the capture status of stream via pCaptureStatus. After a successful
+     call, *pCaptureStatus will contain one of the following:
+     - cudaStreamCaptureStatusNone: The stream is not capturing.
+     - cudaStreamCaptureStatusActive: The stream is capturing.
+     - cudaStreamCaptureStatusInvalidated: The stream was capturing but an error
+       has invalidated the capture sequence. The capture sequence must be terminated
+       with cudaStreamEndCapture on the stream where it was initiated in order to
+       continue using stream.
+
+     Note that, if this is called on cudaStreamLegacy (the "null stream") while
+     a blocking stream on the same device is capturing, it will return
+     cudaErrorStreamCaptureImplicit and *pCaptureStatus is unspecified
+     after the call. The blocking stream capture is not invalidated.
+
+     When a blocking stream is capturing, the legacy stream is in an
+     unusable state until the blocking stream capture is terminated. The legacy
+     stream is not supported for stream capture, but attempted use would have an
+     implicit dependency on the capturing stream(s).
+
+     - stream         - Stream to query
+     - pCaptureStatus - Returns the stream's capture status
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorStreamCaptureImplicit
+     Note:
+
+     See also:
+     cudaStreamCreate,
+     cudaStreamBeginCapture,
+     cudaStreamEndCapture
+
+    Returns: (status, pCaptureStatus)
+    C function: cudaStreamIsCapturing (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamGetCaptureInfo(stream: cudaStream_t | int | None) -> tuple[cudaError_t, cudaStreamCaptureStatus, int, cudaGraph_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Query a stream's capture state
+
+     Query stream state related to stream capture.
+
+     If called on cudaStreamLegacy (the "null stream") while a stream not created 
+     with cudaStreamNonBlocking is capturing, returns cudaErrorStreamCaptureImplicit.
+
+     Valid data (other than capture status) is returned only if both of the following are true:
+     - the call returns cudaSuccess
+     - the returned capture status is cudaStreamCaptureStatusActive
+
+     If edgeData_out is non-NULL then dependencies_out must be as well. If
+     dependencies_out is non-NULL and edgeData_out is NULL, but there is non-zero edge
+     data for one or more of the current stream dependencies, the call will return
+     cudaErrorLossyQuery.
+
+     - stream - The stream to query
+     - captureStatus_out - Location to return the capture status of the stream; required
+     - id_out - Optional location to return an id for the capture sequence, which is
+               unique over the lifetime of the process
+     - graph_out - Optional location to return the graph being captured into. All
+               operations other than destroy and node removal are permitted on the graph
+               while the capture sequence is in progress. This API does not transfer
+               ownership of the graph, which is transferred or destroyed at
+               cudaStreamEndCapture. Note that the graph handle may be invalidated before
+               end of capture for certain errors. Nodes that are or become
+               unreachable from the original stream at cudaStreamEndCapture due to direct
+               actions on the graph do not trigger cudaErrorStreamCaptureUnjoined.
+     - dependencies_out - Optional location to store a pointer to an array of nodes.
+               The next node to be captured in the stream will depend on this set of nodes,
+               absent operations such as event wait which modify this set. The array pointer
+               is valid until the next API call which operates on the stream or until the
+               capture is terminated. The node handles may be copied out and are valid until
+               they or the graph is destroyed. The driver-owned array may also be passed
+               directly to APIs that operate on the graph (not the stream) without copying.
+     - edgeData_out - Optional location to store a pointer to an array of graph edge
+               data. This array parallels dependencies_out; the next node to be added
+               has an edge to dependencies_out[i] with annotation edgeData_out[i] for
+               each i. The array pointer is valid until the next API call which operates
+               on the stream or until the capture is terminated.
+     - numDependencies_out - Optional location to store the size of the array
+               returned in dependencies_out.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorStreamCaptureImplicit,
+     cudaErrorLossyQuery
+     Note:
+     Note:
+
+     See also:
+     cudaStreamBeginCapture,
+     cudaStreamIsCapturing,
+     cudaStreamUpdateCaptureDependencies
+
+    Returns: (status, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
+    C function: cudaStreamGetCaptureInfo (cuda_runtime_api.h)
     """
     ...
 
 def cudaStreamUpdateCaptureDependencies(stream: cudaStream_t | int | None, dependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, flags: int) -> tuple[cudaError_t]:
     """Update the set of dependencies in a capturing stream
+
+     Modifies the dependency set of a capturing stream. The dependency set is the set
+     of nodes that the next captured node in the stream will depend on.
+
+     Valid flags are cudaStreamAddCaptureDependencies and
+     cudaStreamSetCaptureDependencies. These control whether the set passed to
+     the API is added to the existing set or replaces it. A flags value of 0 defaults
+     to cudaStreamAddCaptureDependencies.
+
+     Nodes that are removed from the dependency set via this API do not result in
+     cudaErrorStreamCaptureUnjoined if they are unreachable from the stream at
+     cudaStreamEndCapture.
+
+     Returns cudaErrorIllegalState if the stream is not capturing.
+
+     - stream - The stream to update
+     - dependencies - The set of dependencies to add
+     - dependencyData - Optional array of data associated with each dependency.
+     - numDependencies - The size of the dependencies array
+     - flags - See above
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorIllegalState
+     Note:
+
+     See also:
+     cudaStreamBeginCapture,
+     cudaStreamGetCaptureInfo,
+
+    Returns: (status)
+    C function: cudaStreamUpdateCaptureDependencies (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventCreate() -> tuple[cudaError_t, cudaEvent_t]:
     """Creates an event object
+
+     Creates an event object for the current device using cudaEventDefault.
+
+     - event - Newly created event
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorLaunchFailure,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*, unsigned int) "cudaEventCreate (C++ API)",
+     cudaEventCreateWithFlags, cudaEventRecord, cudaEventQuery,
+     cudaEventSynchronize, cudaEventDestroy, cudaEventElapsedTime,
+     cudaStreamWaitEvent,
+     cuEventCreate
+
+    Returns: (status, event)
+    C function: cudaEventCreate (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventCreateWithFlags(flags: int) -> tuple[cudaError_t, cudaEvent_t]:
     """Creates an event object with the specified flags
+
+     Creates an event object for the current device with the specified flags. Valid
+     flags include:
+     - cudaEventDefault: Default event creation flag.
+     - cudaEventBlockingSync: Specifies that event should use blocking
+       synchronization. A host thread that uses cudaEventSynchronize() to wait
+       on an event created with this flag will block until the event actually
+       completes.
+     - cudaEventDisableTiming: Specifies that the created event does not need
+       to record timing data.  Events created with this flag specified and
+       the cudaEventBlockingSync flag not specified will provide the best
+       performance when used with cudaStreamWaitEvent() and cudaEventQuery().
+     - cudaEventInterprocess: Specifies that the created event may be used as an
+       interprocess event by cudaIpcGetEventHandle(). cudaEventInterprocess must
+       be specified along with cudaEventDisableTiming.
+
+     - event - Newly created event
+     - flags - Flags for new event
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorLaunchFailure,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventSynchronize, cudaEventDestroy, cudaEventElapsedTime,
+     cudaStreamWaitEvent,
+     cuEventCreate
+
+    Returns: (status, event)
+    C function: cudaEventCreateWithFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventRecord(event: cudaEvent_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Records an event
+
+     Captures in event the contents of stream at the time of this call.
+     event and stream must be on the same CUDA context.
+     Calls such as cudaEventQuery() or cudaStreamWaitEvent() will then
+     examine or wait for completion of the work that was captured. Uses of
+     stream after this call do not modify event. See note on default
+     stream behavior for what is captured in the default case.
+
+     cudaEventRecord() can be called multiple times on the same event and
+     will overwrite the previously captured state. Other APIs such as
+     cudaStreamWaitEvent() use the most recently captured state at the time
+     of the API call, and are not affected by later calls to
+     cudaEventRecord(). Before the first call to cudaEventRecord(), an
+     event represents an empty set of work, so for example cudaEventQuery()
+     would return cudaSuccess.
+
+     - event  - Event to record
+     - stream - Stream in which to record event
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorLaunchFailure
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventCreateWithFlags, cudaEventQuery,
+     cudaEventSynchronize, cudaEventDestroy, cudaEventElapsedTime,
+     cudaStreamWaitEvent,
+     cudaEventRecordWithFlags,
+     cuEventRecord
+
+    Returns: (status)
+    C function: cudaEventRecord (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventRecordWithFlags(event: cudaEvent_t | int | None, stream: cudaStream_t | int | None, flags: int) -> tuple[cudaError_t]:
     """Records an event
+
+     Captures in event the contents of stream at the time of this call.
+     event and stream must be on the same CUDA context.
+     Calls such as cudaEventQuery() or cudaStreamWaitEvent() will then
+     examine or wait for completion of the work that was captured. Uses of
+     stream after this call do not modify event. See note on default
+     stream behavior for what is captured in the default case.
+
+     cudaEventRecordWithFlags() can be called multiple times on the same event and
+     will overwrite the previously captured state. Other APIs such as
+     cudaStreamWaitEvent() use the most recently captured state at the time
+     of the API call, and are not affected by later calls to
+     cudaEventRecordWithFlags(). Before the first call to cudaEventRecordWithFlags(), an
+     event represents an empty set of work, so for example cudaEventQuery()
+     would return cudaSuccess.
+
+     flags include:
+     - cudaEventRecordDefault: Default event creation flag.
+     - cudaEventRecordExternal: Event is captured in the graph as an external
+       event node when performing stream capture.
+
+     - event  - Event to record
+     - stream - Stream in which to record event
+     - flags  - Parameters for the operation(See above)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorLaunchFailure
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventCreateWithFlags, cudaEventQuery,
+     cudaEventSynchronize, cudaEventDestroy, cudaEventElapsedTime,
+     cudaStreamWaitEvent,
+     cudaEventRecord,
+     cuEventRecord,
+
+    Returns: (status)
+    C function: cudaEventRecordWithFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventQuery(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Queries an event's status
+
+     Queries the status of all work currently captured by event. See
+     cudaEventRecord() for details on what is captured by an event.
+
+     Returns cudaSuccess if all captured work has been completed, or
+     cudaErrorNotReady if any captured work is incomplete.
+
+     For the purposes of Unified Memory, a return value of cudaSuccess
+     is equivalent to having called cudaEventSynchronize().
+
+     - event - Event to query
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotReady,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorLaunchFailure
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventCreateWithFlags, cudaEventRecord,
+     cudaEventSynchronize, cudaEventDestroy, cudaEventElapsedTime,
+     cuEventQuery
+
+    Returns: (status)
+    C function: cudaEventQuery (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventSynchronize(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Waits for an event to complete
+
+     Waits until the completion of all work currently captured in event.
+     See cudaEventRecord() for details on what is captured by an event.
+
+     Waiting for an event that was created with the cudaEventBlockingSync
+     flag will cause the calling CPU thread to block until the event has
+     been completed by the device.  If the cudaEventBlockingSync flag has
+     not been set, then the CPU thread will busy-wait until the event has
+     been completed by the device.
+
+     - event - Event to wait for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorLaunchFailure
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventCreateWithFlags, cudaEventRecord,
+     cudaEventQuery, cudaEventDestroy, cudaEventElapsedTime,
+     cuEventSynchronize
+
+    Returns: (status)
+    C function: cudaEventSynchronize (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventDestroy(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Destroys an event object
+
+     Destroys the event specified by event.
+
+     An event may be destroyed before it is complete (i.e., while
+     cudaEventQuery() would return cudaErrorNotReady). In this case, the
+     call does not block on completion of the event, and any associated
+     resources will automatically be released asynchronously at completion.
+
+     - event - Event to destroy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorLaunchFailure
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventCreateWithFlags, cudaEventQuery,
+     cudaEventSynchronize, cudaEventRecord, cudaEventElapsedTime,
+     cuEventDestroy
+
+    Returns: (status)
+    C function: cudaEventDestroy (cuda_runtime_api.h)
     """
     ...
 
 def cudaEventElapsedTime(start: cudaEvent_t | int | None, end: cudaEvent_t | int | None) -> tuple[cudaError_t, float]:
     """Computes the elapsed time between events
+
+     Computes the elapsed time between two events (in milliseconds with a
+     resolution of around 0.5 microseconds). Note this API is not guaranteed
+     to return the latest errors for pending work. As such this API is intended to
+     serve as a elapsed time calculation only and polling for completion on the
+     events to be compared should be done with cudaEventQuery instead.
+
+     If either event was last recorded in a non-NULL stream, the resulting time
+     may be greater than expected (even if both used the same stream handle). This
+     happens because the cudaEventRecord() operation takes place asynchronously
+     and there is no guarantee that the measured latency is actually just between
+     the two events. Any number of other different stream operations could execute
+     in between the two measured events, thus altering the timing in a significant
+     way.
+
+     If cudaEventRecord() has not been called on either event, then
+     cudaErrorInvalidResourceHandle is returned. If cudaEventRecord() has been
+     called on both events but one or both of them has not yet been completed
+     (that is, cudaEventQuery() would return cudaErrorNotReady on at least one
+     of the events), cudaErrorNotReady is returned. If either event was created
+     with the cudaEventDisableTiming flag, then this function will return
+     cudaErrorInvalidResourceHandle.
+
+     - ms    - Time between start and end in ms
+     - start - Starting event
+     - end   - Ending event
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotReady,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorLaunchFailure,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaEventCreate(cudaEvent_t*) "cudaEventCreate (C API)",
+     cudaEventCreateWithFlags, cudaEventQuery,
+     cudaEventSynchronize, cudaEventDestroy, cudaEventRecord,
+     cuEventElapsedTime
+
+    Returns: (status, ms)
+    C function: cudaEventElapsedTime (cuda_runtime_api.h)
     """
     ...
 
 def cudaImportExternalMemory(memHandleDesc: Optional[cudaExternalMemoryHandleDesc]) -> tuple[cudaError_t, cudaExternalMemory_t]:
     """Imports an external memory object
+
+     Imports an externally allocated memory object and returns
+     a handle to that in extMem_out.
+
+     The properties of the handle being imported must be described in
+     memHandleDesc. The cudaExternalMemoryHandleDesc structure
+     is defined as follows:
+
+     \\code
+            typedef struct cudaExternalMemoryHandleDesc_st {
+                cudaExternalMemoryHandleType type;
+                union {
+                    int fd;
+                    struct {
+                        void *handle;
+                        const void *name;
+                    } win32;
+                    const void *nvSciBufObject;
+                } handle;
+                unsigned long long size;
+                unsigned int flags;
+            } cudaExternalMemoryHandleDesc;
+     \\endcode
+
+     where cudaExternalMemoryHandleDesctype specifies the type
+     of handle being imported. cudaExternalMemoryHandleType is
+     defined as:
+
+     \\code
+            typedef enum cudaExternalMemoryHandleType_enum {
+                cudaExternalMemoryHandleTypeOpaqueFd         = 1,
+                cudaExternalMemoryHandleTypeOpaqueWin32      = 2,
+                cudaExternalMemoryHandleTypeOpaqueWin32Kmt   = 3,
+                cudaExternalMemoryHandleTypeD3D12Heap        = 4,
+                cudaExternalMemoryHandleTypeD3D12Resource    = 5,
+    	        cudaExternalMemoryHandleTypeD3D11Resource    = 6,
+    		    cudaExternalMemoryHandleTypeD3D11ResourceKmt = 7,
+                cudaExternalMemoryHandleTypeNvSciBuf         = 8
+            } cudaExternalMemoryHandleType;
+     \\endcode
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeOpaqueFd, then
+     cudaExternalMemoryHandleDeschandlefd must be a valid
+     file descriptor referencing a memory object. Ownership of
+     the file descriptor is transferred to the CUDA driver when the
+     handle is imported successfully. Performing any operations on the
+     file descriptor after it is imported results in undefined behavior.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeOpaqueWin32, then exactly one
+     of cudaExternalMemoryHandleDeschandlewin32handle and
+     cudaExternalMemoryHandleDeschandlewin32name must not be
+     NULL. If cudaExternalMemoryHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     references a memory object. Ownership of this handle is
+     not transferred to CUDA after the import operation, so the
+     application must release the handle using the appropriate system
+     call. If cudaExternalMemoryHandleDeschandlewin32name
+     is not NULL, then it must point to a NULL-terminated array of
+     UTF-16 characters that refers to a memory object.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeOpaqueWin32Kmt, then
+     cudaExternalMemoryHandleDeschandlewin32handle must
+     be non-NULL and
+     cudaExternalMemoryHandleDeschandlewin32name
+     must be NULL. The handle specified must be a globally shared KMT
+     handle. This handle does not hold a reference to the underlying
+     object, and thus will be invalid when all references to the
+     memory object are destroyed.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeD3D12Heap, then exactly one
+     of cudaExternalMemoryHandleDeschandlewin32handle and
+     cudaExternalMemoryHandleDeschandlewin32name must not be
+     NULL. If cudaExternalMemoryHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     is returned by ID3D12DeviceCreateSharedHandle when referring to a
+     ID3D12Heap object. This handle holds a reference to the underlying
+     object. If cudaExternalMemoryHandleDeschandlewin32name
+     is not NULL, then it must point to a NULL-terminated array of
+     UTF-16 characters that refers to a ID3D12Heap object.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeD3D12Resource, then exactly one
+     of cudaExternalMemoryHandleDeschandlewin32handle and
+     cudaExternalMemoryHandleDeschandlewin32name must not be
+     NULL. If cudaExternalMemoryHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     is returned by ID3D12DeviceCreateSharedHandle when referring to a
+     ID3D12Resource object. This handle holds a reference to the
+     underlying object. If
+     cudaExternalMemoryHandleDeschandlewin32name
+     is not NULL, then it must point to a NULL-terminated array of
+     UTF-16 characters that refers to a ID3D12Resource object.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeD3D11Resource,then exactly one
+     of cudaExternalMemoryHandleDeschandlewin32handle and
+     cudaExternalMemoryHandleDeschandlewin32name must not be
+     NULL. If cudaExternalMemoryHandleDeschandlewin32handle is    
+     not NULL, then it must represent a valid shared NT handle that is  
+     returned by  IDXGIResource1CreateSharedHandle when referring to a 
+     ID3D11Resource object. If
+     cudaExternalMemoryHandleDeschandlewin32name
+     is not NULL, then it must point to a NULL-terminated array of
+     UTF-16 characters that refers to a ID3D11Resource object.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeD3D11ResourceKmt, then
+     cudaExternalMemoryHandleDeschandlewin32handle must
+     be non-NULL and cudaExternalMemoryHandleDeschandlewin32name
+     must be NULL. The handle specified must be a valid shared KMT
+     handle that is returned by IDXGIResourceGetSharedHandle when
+     referring to a ID3D11Resource object.
+
+     If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeNvSciBuf, then
+     cudaExternalMemoryHandleDeschandlenvSciBufObject must be NON-NULL
+     and reference a valid NvSciBuf object.
+     If the NvSciBuf object imported into CUDA is also mapped by other drivers, then the
+     application must use cudaWaitExternalSemaphoresAsync or cudaSignalExternalSemaphoresAsync
+     as approprriate barriers to maintain coherence between CUDA and the other drivers.
+     See cudaExternalSemaphoreWaitSkipNvSciBufMemSync and cudaExternalSemaphoreSignalSkipNvSciBufMemSync 
+     for memory synchronization.
+
+     The size of the memory object must be specified in
+     cudaExternalMemoryHandleDescsize.
+
+     Specifying the flag cudaExternalMemoryDedicated in
+     cudaExternalMemoryHandleDescflags indicates that the
+     resource is a dedicated resource. The definition of what a
+     dedicated resource is outside the scope of this extension.
+     This flag must be set if cudaExternalMemoryHandleDesctype
+     is one of the following:
+     cudaExternalMemoryHandleTypeD3D12Resource
+     cudaExternalMemoryHandleTypeD3D11Resource
+     cudaExternalMemoryHandleTypeD3D11ResourceKmt
+
+     - extMem_out    - Returned handle to an external memory object
+     - memHandleDesc - Memory import handle descriptor
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorOperatingSystem
+     Note:
+     Note:
+     Note:
+
+     Note: If the Vulkan memory imported into CUDA is mapped on the CPU then the
+     application must use vkInvalidateMappedMemoryRanges/vkFlushMappedMemoryRanges
+     as well as appropriate Vulkan pipeline barriers to maintain coherence between
+     CPU and GPU. For more information on these APIs, please refer to "Synchronization
+     and Cache Control" chapter from Vulkan specification.
+
+     See also: cudaDestroyExternalMemory,
+     cudaExternalMemoryGetMappedBuffer,
+     cudaExternalMemoryGetMappedMipmappedArray
+
+    Returns: (status, extMem_out)
+    C function: cudaImportExternalMemory (cuda_runtime_api.h)
     """
     ...
 
 def cudaExternalMemoryGetMappedBuffer(extMem: cudaExternalMemory_t | int | None, bufferDesc: Optional[cudaExternalMemoryBufferDesc]) -> tuple[cudaError_t, int]:
     """Maps a buffer onto an imported memory object
+
+     Maps a buffer onto an imported memory object and returns a device
+     pointer in devPtr.
+
+     The properties of the buffer being mapped must be described in
+     bufferDesc. The cudaExternalMemoryBufferDesc structure is
+     defined as follows:
+
+     \\code
+            typedef struct cudaExternalMemoryBufferDesc_st {
+                unsigned long long offset;
+                unsigned long long size;
+                unsigned int flags;
+            } cudaExternalMemoryBufferDesc;
+     \\endcode
+
+     where cudaExternalMemoryBufferDescoffset is the offset in
+     the memory object where the buffer's base address is.
+     cudaExternalMemoryBufferDescsize is the size of the buffer.
+     cudaExternalMemoryBufferDescflags must be zero.
+
+     The offset and size have to be suitably aligned to match the
+     requirements of the external API. Mapping two buffers whose ranges
+     overlap may or may not result in the same virtual address being
+     returned for the overlapped portion. In such cases, the application
+     must ensure that all accesses to that region from the GPU are
+     volatile. Otherwise writes made via one address are not guaranteed
+     to be visible via the other address, even if they're issued by the
+     same thread. It is recommended that applications map the combined
+     range instead of mapping separate buffers and then apply the
+     appropriate offsets to the returned pointer to derive the
+     individual buffers.
+
+     The returned pointer devPtr must be freed using cudaFree.
+
+     - devPtr     - Returned device pointer to buffer
+     - extMem     - Handle to external memory object
+     - bufferDesc - Buffer descriptor
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+
+     See also: cudaImportExternalMemory,
+     cudaDestroyExternalMemory,
+     cudaExternalMemoryGetMappedMipmappedArray
+
+    Returns: (status, devPtr)
+    C function: cudaExternalMemoryGetMappedBuffer (cuda_runtime_api.h)
     """
     ...
 
 def cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int | None, mipmapDesc: Optional[cudaExternalMemoryMipmappedArrayDesc]) -> tuple[cudaError_t, cudaMipmappedArray_t]:
     """Maps a CUDA mipmapped array onto an external memory object
+
+     Maps a CUDA mipmapped array onto an external object and returns a
+     handle to it in mipmap.
+
+     The properties of the CUDA mipmapped array being mapped must be
+     described in mipmapDesc. The structure
+     cudaExternalMemoryMipmappedArrayDesc is defined as follows:
+
+     \\code
+            typedef struct cudaExternalMemoryMipmappedArrayDesc_st {
+                unsigned long long offset;
+                cudaChannelFormatDesc formatDesc;
+                cudaExtent extent;
+                unsigned int flags;
+                unsigned int numLevels;
+            } cudaExternalMemoryMipmappedArrayDesc;
+     \\endcode
+
+     where cudaExternalMemoryMipmappedArrayDescoffset is the
+     offset in the memory object where the base level of the mipmap
+     chain is.
+     cudaExternalMemoryMipmappedArrayDescformatDesc describes the
+     format of the data.
+     cudaExternalMemoryMipmappedArrayDescextent specifies the
+     dimensions of the base level of the mipmap chain.
+     cudaExternalMemoryMipmappedArrayDescflags are flags associated
+     with CUDA mipmapped arrays. For further details, please refer to
+     the documentation for cudaMalloc3DArray. Note that if the mipmapped
+     array is bound as a color target in the graphics API, then the flag
+     cudaArrayColorAttachment must be specified in 
+     cudaExternalMemoryMipmappedArrayDescflags.
+     cudaExternalMemoryMipmappedArrayDescnumLevels specifies
+     the total number of levels in the mipmap chain.
+
+     The returned CUDA mipmapped array must be freed using cudaFreeMipmappedArray.
+
+     - mipmap     - Returned CUDA mipmapped array
+     - extMem     - Handle to external memory object
+     - mipmapDesc - CUDA array descriptor
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+
+     See also: cudaImportExternalMemory,
+     cudaDestroyExternalMemory,
+     cudaExternalMemoryGetMappedBuffer
+
+     Note: If cudaExternalMemoryHandleDesctype is
+     cudaExternalMemoryHandleTypeNvSciBuf, then
+     cudaExternalMemoryMipmappedArrayDescnumLevels must not be greater than 1.
+
+    Returns: (status, mipmap)
+    C function: cudaExternalMemoryGetMappedMipmappedArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | int | None) -> tuple[cudaError_t]:
     """Destroys an external memory object.
+
+     Destroys the specified external memory object. Any existing buffers
+     and CUDA mipmapped arrays mapped onto this object must no longer be
+     used and must be explicitly freed using cudaFree and
+     cudaFreeMipmappedArray respectively.
+
+     - extMem - External memory object to be destroyed
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaImportExternalMemory,
+     cudaExternalMemoryGetMappedBuffer,
+     cudaExternalMemoryGetMappedMipmappedArray
+
+    Returns: (status)
+    C function: cudaDestroyExternalMemory (cuda_runtime_api.h)
     """
     ...
 
 def cudaImportExternalSemaphore(semHandleDesc: Optional[cudaExternalSemaphoreHandleDesc]) -> tuple[cudaError_t, cudaExternalSemaphore_t]:
     """Imports an external semaphore
+
+     Imports an externally allocated synchronization object and returns
+     a handle to that in extSem_out.
+
+     The properties of the handle being imported must be described in
+     semHandleDesc. The cudaExternalSemaphoreHandleDesc is defined
+     as follows:
+
+     \\code
+            typedef struct cudaExternalSemaphoreHandleDesc_st {
+                cudaExternalSemaphoreHandleType type;
+                union {
+                    int fd;
+                    struct {
+                        void *handle;
+                        const void *name;
+                    } win32;
+                    const void* NvSciSyncObj;
+                } handle;
+                unsigned int flags;
+            } cudaExternalSemaphoreHandleDesc;
+     \\endcode
+
+     where cudaExternalSemaphoreHandleDesctype specifies the type of
+     handle being imported. cudaExternalSemaphoreHandleType is defined
+     as:
+
+     \\code
+            typedef enum cudaExternalSemaphoreHandleType_enum {
+                cudaExternalSemaphoreHandleTypeOpaqueFd                = 1,
+                cudaExternalSemaphoreHandleTypeOpaqueWin32             = 2,
+                cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt          = 3,
+                cudaExternalSemaphoreHandleTypeD3D12Fence              = 4,
+                cudaExternalSemaphoreHandleTypeD3D11Fence              = 5,
+                cudaExternalSemaphoreHandleTypeNvSciSync               = 6,
+                cudaExternalSemaphoreHandleTypeKeyedMutex              = 7,
+                cudaExternalSemaphoreHandleTypeKeyedMutexKmt           = 8,
+                cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd     = 9,
+                cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32  = 10
+            } cudaExternalSemaphoreHandleType;
+     \\endcode
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeOpaqueFd, then
+     cudaExternalSemaphoreHandleDeschandlefd must be a valid file
+     descriptor referencing a synchronization object. Ownership of the
+     file descriptor is transferred to the CUDA driver when the handle
+     is imported successfully. Performing any operations on the file
+     descriptor after it is imported results in undefined behavior.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeOpaqueWin32, then exactly one of
+     cudaExternalSemaphoreHandleDeschandlewin32handle and
+     cudaExternalSemaphoreHandleDeschandlewin32name must not be
+     NULL. If cudaExternalSemaphoreHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     references a synchronization object. Ownership of this handle is
+     not transferred to CUDA after the import operation, so the
+     application must release the handle using the appropriate system
+     call. If cudaExternalSemaphoreHandleDeschandlewin32name is
+     not NULL, then it must name a valid synchronization object.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt, then
+     cudaExternalSemaphoreHandleDeschandlewin32handle must be
+     non-NULL and cudaExternalSemaphoreHandleDeschandlewin32name
+     must be NULL. The handle specified must be a globally shared KMT
+     handle. This handle does not hold a reference to the underlying
+     object, and thus will be invalid when all references to the
+     synchronization object are destroyed.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeD3D12Fence, then exactly one of
+     cudaExternalSemaphoreHandleDeschandlewin32handle and
+     cudaExternalSemaphoreHandleDeschandlewin32name must not be
+     NULL. If cudaExternalSemaphoreHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     is returned by ID3D12DeviceCreateSharedHandle when referring to a
+     ID3D12Fence object. This handle holds a reference to the underlying
+     object. If cudaExternalSemaphoreHandleDeschandlewin32name
+     is not NULL, then it must name a valid synchronization object that
+     refers to a valid ID3D12Fence object.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeD3D11Fence, then exactly one of
+     cudaExternalSemaphoreHandleDeschandlewin32handle and
+     cudaExternalSemaphoreHandleDeschandlewin32name must not be
+     NULL. If cudaExternalSemaphoreHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     is returned by ID3D11FenceCreateSharedHandle. If 
+     cudaExternalSemaphoreHandleDeschandlewin32name
+     is not NULL, then it must name a valid synchronization object that
+     refers to a valid ID3D11Fence object.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeNvSciSync, then
+     cudaExternalSemaphoreHandleDeschandlenvSciSyncObj
+     represents a valid NvSciSyncObj.
+
+     cudaExternalSemaphoreHandleTypeKeyedMutex, then exactly one of
+     cudaExternalSemaphoreHandleDeschandlewin32handle and
+     cudaExternalSemaphoreHandleDeschandlewin32name must not be
+     NULL. If cudaExternalSemaphoreHandleDeschandlewin32handle
+     is not NULL, then it represent a valid shared NT handle that
+     is returned by IDXGIResource1CreateSharedHandle when referring to
+     a IDXGIKeyedMutex object.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeKeyedMutexKmt, then
+     cudaExternalSemaphoreHandleDeschandlewin32handle must be
+     non-NULL and cudaExternalSemaphoreHandleDeschandlewin32name
+     must be NULL. The handle specified must represent a valid KMT
+     handle that is returned by IDXGIResourceGetSharedHandle when
+     referring to a IDXGIKeyedMutex object.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd, then
+     cudaExternalSemaphoreHandleDeschandlefd must be a valid file
+     descriptor referencing a synchronization object. Ownership of the
+     file descriptor is transferred to the CUDA driver when the handle
+     is imported successfully. Performing any operations on the file
+     descriptor after it is imported results in undefined behavior.
+
+     If cudaExternalSemaphoreHandleDesctype is
+     cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32, then exactly one of
+     cudaExternalSemaphoreHandleDeschandlewin32handle and
+     cudaExternalSemaphoreHandleDeschandlewin32name must not be
+     NULL. If cudaExternalSemaphoreHandleDeschandlewin32handle
+     is not NULL, then it must represent a valid shared NT handle that
+     references a synchronization object. Ownership of this handle is
+     not transferred to CUDA after the import operation, so the
+     application must release the handle using the appropriate system
+     call. If cudaExternalSemaphoreHandleDeschandlewin32name is
+     not NULL, then it must name a valid synchronization object.
+
+     - extSem_out    - Returned handle to an external semaphore
+     - semHandleDesc - Semaphore import handle descriptor
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorOperatingSystem
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDestroyExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status, extSem_out)
+    C function: cudaImportExternalSemaphore (cuda_runtime_api.h)
     """
     ...
 
 def cudaSignalExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_t | int | None] | None, paramsArray: Sequence[cudaExternalSemaphoreSignalParams] | None, numExtSems: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Signals a set of external semaphore objects
+
+     Enqueues a signal operation on a set of externally allocated
+     semaphore object in the specified stream. The operations will be
+     executed when all prior operations in the stream complete.
+
+     The exact semantics of signaling a semaphore depends on the type of
+     the object.
+
+     If the semaphore object is any one of the following types:
+     cudaExternalSemaphoreHandleTypeOpaqueFd,
+     cudaExternalSemaphoreHandleTypeOpaqueWin32,
+     cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt
+     then signaling the semaphore will set it to the signaled state.
+
+     If the semaphore object is any one of the following types:
+     cudaExternalSemaphoreHandleTypeD3D12Fence,
+     cudaExternalSemaphoreHandleTypeD3D11Fence,
+     cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd,
+     cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32
+     then the semaphore will be set to the value specified in
+     cudaExternalSemaphoreSignalParamsparamsfencevalue.
+
+     If the semaphore object is of the type cudaExternalSemaphoreHandleTypeNvSciSync
+     this API sets cudaExternalSemaphoreSignalParamsparamsnvSciSyncfence to a
+     value that can be used by subsequent waiters of the same NvSciSync object to
+     order operations with those currently submitted in stream. Such an update
+     will overwrite previous contents of
+     cudaExternalSemaphoreSignalParamsparamsnvSciSyncfence. By default,
+     signaling such an external semaphore object causes appropriate memory synchronization
+     operations to be performed over all the external memory objects that are imported as
+     cudaExternalMemoryHandleTypeNvSciBuf. This ensures that any subsequent accesses
+     made by other importers of the same set of NvSciBuf memory object(s) are coherent.
+     These operations can be skipped by specifying the flag
+     cudaExternalSemaphoreSignalSkipNvSciBufMemSync, which can be used as a
+     performance optimization when data coherency is not required. But specifying this
+     flag in scenarios where data coherency is required results in undefined behavior.
+     Also, for semaphore object of the type cudaExternalSemaphoreHandleTypeNvSciSync,
+     if the NvSciSyncAttrList used to create the NvSciSyncObj had not set the flags in
+     cudaDeviceGetNvSciSyncAttributes to cudaNvSciSyncAttrSignal, this API will return
+     cudaErrorNotSupported.
+     
+     cudaExternalSemaphoreSignalParamsparamsnvSciSyncfence associated with 
+     semaphore object of the type cudaExternalSemaphoreHandleTypeNvSciSync can be 
+     deterministic. For this the NvSciSyncAttrList used to create the semaphore object 
+     must have value of NvSciSyncAttrKey_RequireDeterministicFences key set to true. 
+     Deterministic fences allow users to enqueue a wait over the semaphore object even 
+     before corresponding signal is enqueued. For such a semaphore object, CUDA guarantees 
+     that each signal operation will increment the fence value by '1'. Users are expected 
+     to track count of signals enqueued on the semaphore object and insert waits accordingly. 
+     When such a semaphore object is signaled from multiple streams, due to concurrent 
+     stream execution, it is possible that the order in which the semaphore gets signaled 
+     is indeterministic. This could lead to waiters of the semaphore getting unblocked 
+     incorrectly. Users are expected to handle such situations, either by not using the 
+     same semaphore object with deterministic fence support enabled in different streams 
+     or by adding explicit dependency amongst such streams so that the semaphore is 
+     signaled in order.
+     cudaExternalSemaphoreSignalParamsparamsnvSciSyncfence associated with
+     semaphore object of the type cudaExternalSemaphoreHandleTypeNvSciSync can be
+     timestamp enabled. For this the NvSciSyncAttrList used to create the object must
+     have the value of NvSciSyncAttrKey_WaiterRequireTimestamps key set to true. Timestamps
+     are emitted asynchronously by the GPU and CUDA saves the GPU timestamp in the
+     corresponding NvSciSyncFence at the time of signal on GPU. Users are expected to 
+     convert GPU clocks to CPU clocks using appropriate scaling functions. Users are 
+     expected to wait for the completion of the fence before extracting timestamp using 
+     appropriate NvSciSync APIs. Users are expected to ensure that there is only one 
+     outstanding timestamp enabled fence per Cuda-NvSciSync object at any point of time, 
+     failing which leads to undefined behavior. Extracting the timestamp before the
+     corresponding fence is signalled could lead to undefined behaviour. Timestamp 
+     extracted via appropriate NvSciSync API would be in microseconds.
+
+     If the semaphore object is any one of the following types:
+     cudaExternalSemaphoreHandleTypeKeyedMutex,
+     cudaExternalSemaphoreHandleTypeKeyedMutexKmt,
+     then the keyed mutex will be released with the key specified in
+     cudaExternalSemaphoreSignalParamsparamskeyedmutexkey.
+
+     - extSemArray - Set of external semaphores to be signaled
+     - paramsArray - Array of semaphore parameters
+     - numExtSems  - Number of semaphores to signal
+     - stream     - Stream to enqueue the signal operations in
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+
+     See also: cudaImportExternalSemaphore,
+     cudaDestroyExternalSemaphore,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status)
+    C function: cudaSignalExternalSemaphoresAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaWaitExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_t | int | None] | None, paramsArray: Sequence[cudaExternalSemaphoreWaitParams] | None, numExtSems: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Waits on a set of external semaphore objects
+
+     Enqueues a wait operation on a set of externally allocated
+     semaphore object in the specified stream. The operations will be
+     executed when all prior operations in the stream complete.
+
+     The exact semantics of waiting on a semaphore depends on the type
+     of the object.
+
+     If the semaphore object is any one of the following types:
+     cudaExternalSemaphoreHandleTypeOpaqueFd,
+     cudaExternalSemaphoreHandleTypeOpaqueWin32,
+     cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt
+     then waiting on the semaphore will wait until the semaphore reaches
+     the signaled state. The semaphore will then be reset to the
+     unsignaled state. Therefore for every signal operation, there can
+     only be one wait operation.
+
+     If the semaphore object is any one of the following types:
+     cudaExternalSemaphoreHandleTypeD3D12Fence,
+     cudaExternalSemaphoreHandleTypeD3D11Fence,
+     cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd,
+     cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32
+     then waiting on the semaphore will wait until the value of the
+     semaphore is greater than or equal to
+     cudaExternalSemaphoreWaitParamsparamsfencevalue.
+
+     If the semaphore object is of the type cudaExternalSemaphoreHandleTypeNvSciSync
+     then, waiting on the semaphore will wait until the
+     cudaExternalSemaphoreSignalParamsparamsnvSciSyncfence is signaled by the
+     signaler of the NvSciSyncObj that was associated with this semaphore object.
+     By default, waiting on such an external semaphore object causes appropriate
+     memory synchronization operations to be performed over all external memory objects
+     that are imported as cudaExternalMemoryHandleTypeNvSciBuf. This ensures that
+     any subsequent accesses made by other importers of the same set of NvSciBuf memory
+     object(s) are coherent. These operations can be skipped by specifying the flag
+     cudaExternalSemaphoreWaitSkipNvSciBufMemSync, which can be used as a
+     performance optimization when data coherency is not required. But specifying this
+     flag in scenarios where data coherency is required results in undefined behavior.
+     Also, for semaphore object of the type cudaExternalSemaphoreHandleTypeNvSciSync,
+     if the NvSciSyncAttrList used to create the NvSciSyncObj had not set the flags in
+     cudaDeviceGetNvSciSyncAttributes to cudaNvSciSyncAttrWait, this API will return
+     cudaErrorNotSupported.
+
+     If the semaphore object is any one of the following types:
+     cudaExternalSemaphoreHandleTypeKeyedMutex,
+     cudaExternalSemaphoreHandleTypeKeyedMutexKmt,
+     then the keyed mutex will be acquired when it is released with the key specified 
+     in cudaExternalSemaphoreSignalParamsparamskeyedmutexkey or
+     until the timeout specified by
+     cudaExternalSemaphoreSignalParamsparamskeyedmutextimeoutMs
+     has lapsed. The timeout interval can either be a finite value
+     specified in milliseconds or an infinite value. In case an infinite
+     value is specified the timeout never elapses. The windows INFINITE
+     macro must be used to specify infinite timeout
+
+     - extSemArray - External semaphores to be waited on
+     - paramsArray - Array of semaphore parameters
+     - numExtSems  - Number of semaphores to wait on
+     - stream      - Stream to enqueue the wait operations in
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle
+     cudaErrorTimeout
+     Note:
+     Note:
+     Note:
+
+     See also: cudaImportExternalSemaphore,
+     cudaDestroyExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync
+
+    Returns: (status)
+    C function: cudaWaitExternalSemaphoresAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | int | None) -> tuple[cudaError_t]:
     """Destroys an external semaphore
+
+     Destroys an external semaphore object and releases any references
+     to the underlying resource. Any outstanding signals or waits must
+     have completed before the semaphore is destroyed.
+
+     - extSem - External semaphore to be destroyed
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaImportExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status)
+    C function: cudaDestroyExternalSemaphore (cuda_runtime_api.h)
     """
     ...
 
 def cudaLaunchKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: Any, sharedMem: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Launches a device function
+
+     The function invokes kernel func on gridDim (gridDim.x &times; gridDim.y
+     &times; gridDim.z) grid of blocks. Each block contains blockDim (blockDim.x &times;
+     blockDim.y &times; blockDim.z) threads.
+
+     If the kernel has N parameters the args should point to array of N pointers.
+     Each pointer, from <tt>args[0]</tt> to <tt>args[N - 1]</tt>, point to the region
+     of memory from which the actual parameter will be copied.
+
+     For templated functions, pass the function symbol as follows:
+     func_name<template_arg_0,...,template_arg_N>
+
+     sharedMem sets the amount of dynamic shared memory that will be available to
+     each thread block.
+
+     stream specifies a stream the invocation is associated to.
+
+     - func        - Device function symbol
+     - gridDim     - Grid dimentions
+     - blockDim    - Block dimentions
+     - args        - Arguments
+     - sharedMem   - Shared memory
+     - stream      - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidConfiguration,
+     cudaErrorLaunchFailure,
+     cudaErrorLaunchTimeout,
+     cudaErrorLaunchOutOfResources,
+     cudaErrorSharedObjectInitFailed,
+     cudaErrorInvalidPtx,
+     cudaErrorUnsupportedPtxVersion,
+     cudaErrorNoKernelImageForDevice,
+     cudaErrorJitCompilerNotFound,
+     cudaErrorJitCompilationDisabled
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaLaunchKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) "cudaLaunchKernel (C++ API)",
+     cuLaunchKernel
+
+    Returns: (status)
+    C function: cudaLaunchKernel (cuda_runtime_api.h)
     """
     ...
 
 def cudaLaunchKernelExC(config: cudaLaunchConfig_t, func: int | Buffer | None, args: Any) -> tuple[cudaError_t]:
     """Launches a CUDA function with launch-time configuration
+
+     Note that the functionally equivalent variadic template cudaLaunchKernelEx
+     is available for C++11 and newer.
+
+     Invokes the kernel func on config->gridDim (config->gridDim.x
+     &times; config->gridDim.y &times; config->gridDim.z) grid of blocks.
+     Each block contains config->blockDim (config->blockDim.x &times;
+     config->blockDim.y &times; config->blockDim.z) threads.
+
+     config->dynamicSmemBytes sets the amount of dynamic shared memory that
+     will be available to each thread block.
+
+     config->stream specifies a stream the invocation is associated to.
+
+     Configuration beyond grid and block dimensions, dynamic shared memory size,
+     and stream can be provided with the following two fields of config:
+
+     config->attrs is an array of config->numAttrs contiguous
+     cudaLaunchAttribute elements. The value of this pointer is not considered
+     if config->numAttrs is zero. However, in that case, it is recommended to
+     set the pointer to NULL.                                  
+     config->numAttrs is the number of attributes populating the first
+     config->numAttrs positions of the config->attrs array.
+
+     If the kernel has N parameters the args should point to array of N
+     pointers. Each pointer, from <tt>args[0]</tt> to <tt>args[N - 1]</tt>, point
+     to the region of memory from which the actual parameter will be copied.
+
+     N.B. This function is so named to avoid unintentionally invoking the
+          templated version, cudaLaunchKernelEx, for kernels taking a single
+          void** or void* parameter.
+
+     - config - Launch configuration
+     - func   - Kernel to launch
+     - args   - Array of pointers to kernel parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidConfiguration,
+     cudaErrorLaunchFailure,
+     cudaErrorLaunchTimeout,
+     cudaErrorLaunchOutOfResources,
+     cudaErrorSharedObjectInitFailed,
+     cudaErrorInvalidPtx,
+     cudaErrorUnsupportedPtxVersion,
+     cudaErrorNoKernelImageForDevice,
+     cudaErrorJitCompilerNotFound,
+     cudaErrorJitCompilationDisabled
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(ExpTypes...), ActTypes &&... args) "cudaLaunchKernelEx (C++ API)",
+     cuLaunchKernelEx
+
+    Returns: (status)
+    C function: cudaLaunchKernelExC (cuda_runtime_api.h)
     """
     ...
 
 def cudaLaunchCooperativeKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: Any, sharedMem: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Launches a device function where thread blocks can cooperate and synchronize as they execute
+
+     The function invokes kernel func on gridDim (gridDim.x &times; gridDim.y
+     &times; gridDim.z) grid of blocks. Each block contains blockDim (blockDim.x &times;
+     blockDim.y &times; blockDim.z) threads.
+
+     The device on which this kernel is invoked must have a non-zero value for
+     the device attribute cudaDevAttrCooperativeLaunch.
+
+     The total number of blocks launched cannot exceed the maximum number of blocks per
+     multiprocessor as returned by cudaOccupancyMaxActiveBlocksPerMultiprocessor (or
+     cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) times the number of multiprocessors
+     as specified by the device attribute cudaDevAttrMultiProcessorCount.
+
+     The kernel cannot make use of CUDA dynamic parallelism.
+
+     If the kernel has N parameters the args should point to array of N pointers.
+     Each pointer, from <tt>args[0]</tt> to <tt>args[N - 1]</tt>, point to the region
+     of memory from which the actual parameter will be copied.
+
+     For templated functions, pass the function symbol as follows:
+     func_name<template_arg_0,...,template_arg_N>
+
+     sharedMem sets the amount of dynamic shared memory that will be available to
+     each thread block.
+
+     stream specifies a stream the invocation is associated to.
+
+     - func        - Device function symbol
+     - gridDim     - Grid dimentions
+     - blockDim    - Block dimentions
+     - args        - Arguments
+     - sharedMem   - Shared memory
+     - stream      - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidConfiguration,
+     cudaErrorLaunchFailure,
+     cudaErrorLaunchTimeout,
+     cudaErrorLaunchOutOfResources,
+     cudaErrorCooperativeLaunchTooLarge,
+     cudaErrorSharedObjectInitFailed
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaLaunchCooperativeKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) "cudaLaunchCooperativeKernel (C++ API)",
+     cuLaunchCooperativeKernel
+
+    Returns: (status)
+    C function: cudaLaunchCooperativeKernel (cuda_runtime_api.h)
     """
     ...
 
 def cudaFuncSetCacheConfig(func: int | Buffer | None, cacheConfig: cudaFuncCache | int) -> tuple[cudaError_t]:
     """Sets the preferred cache configuration for a device function
+
+     On devices where the L1 cache and shared memory use the same hardware
+     resources, this sets through cacheConfig the preferred cache configuration
+     for the function specified via func. This is only a preference. The
+     runtime will use the requested configuration if possible, but it is free to
+     choose a different configuration if required to execute func.
+
+     func is a device function symbol and must be declared as a
+     __global__ function. If the specified function does not exist,
+     then cudaErrorInvalidDeviceFunction is returned. For templated functions,
+     pass the function symbol as follows: func_name<template_arg_0,...,template_arg_N>
+
+     This setting does nothing on devices where the size of the L1 cache and
+     shared memory are fixed.
+
+     Launching a kernel with a different preference than the most recent
+     preference setting may insert a device-side synchronization point.
+
+     The supported cache configurations are:
+     - cudaFuncCachePreferNone: no preference for shared memory or L1 (default)
+     - cudaFuncCachePreferShared: prefer larger shared memory and smaller L1 cache
+     - cudaFuncCachePreferL1: prefer larger L1 cache and smaller shared memory
+     - cudaFuncCachePreferEqual: prefer equal size L1 cache and shared memory
+
+     - func        - Device function symbol
+     - cacheConfig - Requested cache configuration
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction
+     Note:
+     Note:2
+     Note:
+     Note:
+
+     Note: This API does not accept a cudaKernel_t casted as void*. If cache config modification
+     is required for a cudaKernel_t (or a __global__ function), it can be replaced with a call to 
+     cudaFuncSetAttributes with the attribute cudaFuncAttributePreferredSharedMemoryCarveout 
+     to specify a more granular L1 cache and shared memory split configuration.
+
+     See also: 
+     cudaFuncSetCacheConfig(T*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C++ API)",
+     cudaFuncGetAttributes(struct cudaFuncAttributes*, const void*) "cudaFuncGetAttributes (C API)",
+     cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) "cudaLaunchKernel (C API)",
+     cuFuncSetCacheConfig
+
+    Returns: (status)
+    C function: cudaFuncSetCacheConfig (cuda_runtime_api.h)
     """
     ...
 
 def cudaFuncGetAttributes(func: int | Buffer | None) -> tuple[cudaError_t, cudaFuncAttributes]:
     """Find out attributes for a given function
+
+     This function obtains the attributes of a function specified via func.
+     func is a device function symbol and must be declared as a
+     __global__ function. The fetched attributes are placed in attr.
+     If the specified function does not exist, then it is assumed to 
+     be a cudaKernel_t and used as is.
+     For templated functions, pass the function symbol as follows: 
+     func_name<template_arg_0,...,template_arg_N>
+
+     Note that some function attributes such as
+     cudaFuncAttributesmaxThreadsPerBlock "maxThreadsPerBlock"
+     may vary based on the device that is currently being used.
+
+     - attr - Return pointer to function's attributes
+     - func - Device function symbol
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction
+     Note:
+     Note:2
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also: 
+     cudaFuncSetCacheConfig(const void*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C API)",
+     cudaFuncGetAttributes(struct cudaFuncAttributes*, T*) "cudaFuncGetAttributes (C++ API)",
+     cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) "cudaLaunchKernel (C API)",
+     cuFuncGetAttribute
+
+    Returns: (status, attr)
+    C function: cudaFuncGetAttributes (cuda_runtime_api.h)
     """
     ...
 
 def cudaFuncSetAttribute(func: int | Buffer | None, attr: cudaFuncAttribute | int, value: int) -> tuple[cudaError_t]:
     """Set attributes for a given function
+
+     This function sets the attributes of a function specified via func.
+     The parameter func must be a pointer to a function that executes
+     on the device. The parameter specified by func must be declared as a __global__
+     function. The enumeration defined by attr is set to the value defined by value.
+     If the specified function does not exist, then it is assumed to 
+     be a cudaKernel_t and used as is.
+     If the specified attribute cannot be written, or if the value is incorrect, 
+     then cudaErrorInvalidValue is returned.
+
+     Valid values for attr are:
+     - cudaFuncAttributeMaxDynamicSharedMemorySize - The requested maximum size in bytes of dynamically-allocated shared memory. The sum of this value and the function attribute sharedSizeBytes
+       cannot exceed the device attribute cudaDevAttrMaxSharedMemoryPerBlockOptin. The maximal size of requestable dynamic shared memory may differ by GPU architecture.
+     - cudaFuncAttributePreferredSharedMemoryCarveout - On devices where the L1 cache and shared memory use the same hardware resources, 
+       this sets the shared memory carveout preference, in percent of the total shared memory. See cudaDevAttrMaxSharedMemoryPerMultiprocessor.
+       This is only a hint, and the driver can choose a different ratio if required to execute the function.
+     - cudaFuncAttributeRequiredClusterWidth: The required cluster width in
+       blocks. The width, height, and depth values must either all be 0 or all be
+       positive. The validity of the cluster dimensions is checked at launch time.
+       If the value is set during compile time, it cannot be set at runtime.
+       Setting it at runtime will return cudaErrorNotPermitted.
+     - cudaFuncAttributeRequiredClusterHeight: The required cluster height in
+       blocks. The width, height, and depth values must either all be 0 or all be
+       positive. The validity of the cluster dimensions is checked at launch time.
+       If the value is set during compile time, it cannot be set at runtime.
+       Setting it at runtime will return cudaErrorNotPermitted.
+     - cudaFuncAttributeRequiredClusterDepth: The required cluster depth in
+       blocks. The width, height, and depth values must either all be 0 or all be
+       positive. The validity of the cluster dimensions is checked at launch time.
+       If the value is set during compile time, it cannot be set at runtime.
+       Setting it at runtime will return cudaErrorNotPermitted.
+     - cudaFuncAttributeNonPortableClusterSizeAllowed: Indicates whether the
+       function can be launched with non-portable cluster size. 1 is allowed, 0 is
+       disallowed.
+     - cudaFuncAttributeClusterSchedulingPolicyPreference: The block
+       scheduling policy of a function. The value type is cudaClusterSchedulingPolicy.
+
+     - func  - Function to get attributes of
+     - attr  - Attribute to set
+     - value - Value to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     cudaLaunchKernel(const T *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) "cudaLaunchKernel (C++ API)",
+     cudaFuncSetCacheConfig(T*, enum cudaFuncCache) "cudaFuncSetCacheConfig (C++ API)",
+     cudaFuncGetAttributes(struct cudaFuncAttributes*, const void*) "cudaFuncGetAttributes (C API)",
+
+    Returns: (status)
+    C function: cudaFuncSetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaFuncGetName(func: int | Buffer | None) -> tuple[cudaError_t, bytes | None]:
     """Returns the function name for a device entry function pointer.
+
+     Returns in **name the function name associated with the symbol func .
+     The function name is returned as a null-terminated string. This API may
+     return a mangled name if the function is not declared as having C linkage.
+     If **name is NULL, cudaErrorInvalidValue is returned.
+     If func is not a device entry function, then it is assumed to
+     be a cudaKernel_t and used as is.
+
+     - name - The returned name of the function
+     - func - The function pointer to retrieve name for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDeviceFunction
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     cudaFuncGetName(const char **name, const T *func) "cudaFuncGetName (C++ API)"
+
+    Returns: (status, name)
+    C function: cudaFuncGetName (cuda_runtime_api.h)
     """
     ...
 
 def cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int) -> tuple[cudaError_t, int, int]:
     """Returns the offset and size of a kernel parameter in the device-side parameter layout.
+
+     Queries the kernel parameter at paramIndex in func's list of parameters and returns
+     parameter information via paramOffset and paramSize. paramOffset returns the
+     offset of the parameter in the device-side parameter layout. paramSize returns the size
+     in bytes of the parameter. This information can be used to update kernel node parameters
+     from the device via cudaGraphKernelNodeSetParam() and cudaGraphKernelNodeUpdatesApply().
+     paramIndex must be less than the number of parameters that func takes.
+
+     - func        - The function to query
+     - paramIndex  - The parameter index to query
+     - paramOffset - The offset into the device-side parameter layout at which the parameter resides
+     - paramSize   - The size of the parameter in the device-side parameter layout
+
+     Returns:
+     CUDA_SUCCESS,
+     CUDA_ERROR_INVALID_VALUE,
+     Note:
+     Note:Kernel_t
+
+    Returns: (status, paramOffset, paramSize)
+    C function: cudaFuncGetParamInfo (cuda_runtime_api.h)
     """
     ...
 
 def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., None] | cudaHostFn_t, userData: Any) -> tuple[cudaError_t]:
     """Enqueues a host function call in a stream
+
+     Enqueues a host function to run in a stream.  The function will be called
+     after currently enqueued work and will block work added after it.
+
+     The host function must not make any CUDA API calls.  Attempting to use a
+     CUDA API may result in cudaErrorNotPermitted, but this is not required.
+     The host function must not perform any synchronization that may depend on
+     outstanding CUDA work not mandated to run earlier.  Host functions without a
+     mandated order (such as in independent streams) execute in undefined order
+     and may be serialized.
+
+     For the purposes of Unified Memory, execution makes a number of guarantees:
+     <ul>
+       <li>The stream is considered idle for the duration of the function's
+       execution.  Thus, for example, the function may always use memory attached
+       to the stream it was enqueued in.</li>
+       <li>The start of execution of the function has the same effect as
+       synchronizing an event recorded in the same stream immediately prior to
+       the function.  It thus synchronizes streams which have been "joined"
+       prior to the function.</li>
+       <li>Adding device work to any stream does not have the effect of making
+       the stream active until all preceding host functions and stream callbacks
+       have executed.  Thus, for
+       example, a function might use global attached memory even if work has
+       been added to another stream, if the work has been ordered behind the
+       function call with an event.</li>
+       <li>Completion of the function does not cause a stream to become
+       active except as described above.  The stream will remain idle
+       if no device work follows the function, and will remain idle across
+       consecutive host functions or stream callbacks without device work in
+       between.  Thus, for example,
+       stream synchronization can be done by signaling from a host function at the
+       end of the stream.</li>
+     </ul>
+
+     Note that, in constrast to cuStreamAddCallback, the function will not be
+     called in the event of an error in the CUDA context.
+
+     - hStream  - Stream to enqueue function call in
+     - fn       - The function to call once preceding stream operations are complete
+     - userData - User-specified data to be passed to the function
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaStreamCreate,
+     cudaStreamQuery,
+     cudaStreamSynchronize,
+     cudaStreamWaitEvent,
+     cudaStreamDestroy,
+     cudaMallocManaged,
+     cudaStreamAttachMemAsync,
+     cudaStreamAddCallback,
+     cuLaunchHostFunc
+
+    Returns: (status)
+    C function: cudaLaunchHostFunc (cuda_runtime_api.h)
     """
     ...
 
 def cudaFuncSetSharedMemConfig(func: int | Buffer | None, config: cudaSharedMemConfig | int) -> tuple[cudaError_t]:
     """Sets the shared memory configuration for a device function
+
+     \\deprecated
+
+     On devices with configurable shared memory banks, this function will 
+     force all subsequent launches of the specified device function to have
+     the given shared memory bank size configuration. On any given launch of the
+     function, the shared memory configuration of the device will be temporarily
+     changed if needed to suit the function's preferred configuration. Changes in
+     shared memory configuration between subsequent launches of functions, 
+     may introduce a device side synchronization point.
+
+     Any per-function setting of shared memory bank size set via 
+     cudaFuncSetSharedMemConfig will override the device wide setting set by
+     cudaDeviceSetSharedMemConfig.
+
+     Changing the shared memory bank size will not increase shared memory usage
+     or affect occupancy of kernels, but may have major effects on performance. 
+     Larger bank sizes will allow for greater potential bandwidth to shared memory,
+     but will change what kinds of accesses to shared memory will result in bank 
+     conflicts.
+
+     This function will do nothing on devices with fixed shared memory bank size.
+
+     For templated functions, pass the function symbol as follows:
+     func_name<template_arg_0,...,template_arg_N>
+
+     The supported bank configurations are:
+     - cudaSharedMemBankSizeDefault: use the device's shared memory configuration
+       when launching this function.
+     - cudaSharedMemBankSizeFourByte: set shared memory bank width to be 
+       four bytes natively when launching this function.
+     - cudaSharedMemBankSizeEightByte: set shared memory bank width to be eight 
+       bytes natively when launching this function.
+
+     - func   - Device function symbol
+     - config - Requested shared memory configuration
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue,
+     Note:
+     Note:2
+     Note:
+     Note:
+
+     See also: cudaDeviceSetSharedMemConfig,
+     cudaDeviceGetSharedMemConfig,
+     cudaDeviceSetCacheConfig,
+     cudaDeviceGetCacheConfig,
+     cudaFuncSetCacheConfig,
+     cuFuncSetSharedMemConfig
+
+    Returns: (status)
+    C function: cudaFuncSetSharedMemConfig (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: int | Buffer | None, blockSize: int, dynamicSMemSize: int) -> tuple[cudaError_t, int]:
     """Returns occupancy for a device function
+
+     Returns in *numBlocks the maximum number of active blocks per
+     streaming multiprocessor for the device function.
+
+     - numBlocks       - Returned occupancy
+     - func            - Kernel function for which occupancy is calculated
+     - blockSize       - Block size the kernel is intended to be launched with
+     - dynamicSMemSize - Per-block dynamic shared memory usage intended, in bytes
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown,
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also: cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+     cudaOccupancyMaxPotentialBlockSize(int*, int*, T, size_t, int) "cudaOccupancyMaxPotentialBlockSize (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, T, size_t, int, unsigned int) "cudaOccupancyMaxPotentialBlockSizeWithFlags (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeVariableSMem(int*, int*, T, UnaryFunction, int) "cudaOccupancyMaxPotentialBlockSizeVariableSMem (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(int*, int*, T, UnaryFunction, int, unsigned int) "cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags (C++ API)",
+     cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, T, int, int) "cudaOccupancyAvailableDynamicSMemPerBlock (C++ API)",
+     cuOccupancyMaxActiveBlocksPerMultiprocessor
+
+    Returns: (status, numBlocks)
+    C function: cudaOccupancyMaxActiveBlocksPerMultiprocessor (cuda_runtime_api.h)
     """
     ...
 
 def cudaOccupancyAvailableDynamicSMemPerBlock(func: int | Buffer | None, numBlocks: int, blockSize: int) -> tuple[cudaError_t, int]:
     """Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
+
+     Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM. 
+
+     - dynamicSmemSize - Returned maximum dynamic shared memory 
+     - func            - Kernel function for which occupancy is calculated
+     - numBlocks       - Number of blocks to fit on SM 
+     - blockSize       - Size of the block
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown,
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also: cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+     cudaOccupancyMaxPotentialBlockSize(int*, int*, T, size_t, int) "cudaOccupancyMaxPotentialBlockSize (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, T, size_t, int, unsigned int) "cudaOccupancyMaxPotentialBlockSizeWithFlags (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeVariableSMem(int*, int*, T, UnaryFunction, int) "cudaOccupancyMaxPotentialBlockSizeVariableSMem (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(int*, int*, T, UnaryFunction, int, unsigned int) "cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags (C++ API)",
+     cudaOccupancyAvailableDynamicSMemPerBlock
+
+    Returns: (status, dynamicSmemSize)
+    C function: cudaOccupancyAvailableDynamicSMemPerBlock (cuda_runtime_api.h)
     """
     ...
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: int | Buffer | None, blockSize: int, dynamicSMemSize: int, flags: int) -> tuple[cudaError_t, int]:
     """Returns occupancy for a device function with the specified flags
+
+     Returns in *numBlocks the maximum number of active blocks per
+     streaming multiprocessor for the device function.
+
+     The flags parameter controls how special cases are handled. Valid flags include:
+
+     - cudaOccupancyDefault: keeps the default behavior as
+       cudaOccupancyMaxActiveBlocksPerMultiprocessor
+
+     - cudaOccupancyDisableCachingOverride: This flag suppresses the default behavior
+       on platform where global caching affects occupancy. On such platforms, if caching
+       is enabled, but per-block SM resource usage would result in zero occupancy, the
+       occupancy calculator will calculate the occupancy as if caching is disabled.
+       Setting this flag makes the occupancy calculator to return 0 in such cases.
+       More information can be found about this feature in the "Unified L1/Texture Cache"
+       section of the Maxwell tuning guide.
+
+     - numBlocks       - Returned occupancy
+     - func            - Kernel function for which occupancy is calculated
+     - blockSize       - Block size the kernel is intended to be launched with
+     - dynamicSMemSize - Per-block dynamic shared memory usage intended, in bytes
+     - flags           - Requested behavior for the occupancy calculator
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown,
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also: cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+     cudaOccupancyMaxPotentialBlockSize(int*, int*, T, size_t, int) "cudaOccupancyMaxPotentialBlockSize (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, T, size_t, int, unsigned int) "cudaOccupancyMaxPotentialBlockSizeWithFlags (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeVariableSMem(int*, int*, T, UnaryFunction, int) "cudaOccupancyMaxPotentialBlockSizeVariableSMem (C++ API)",
+     cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(int*, int*, T, UnaryFunction, int, unsigned int) "cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags (C++ API)",
+     cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, T, int, int) "cudaOccupancyAvailableDynamicSMemPerBlock (C++ API)",
+     cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+
+    Returns: (status, numBlocks)
+    C function: cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaOccupancyMaxPotentialClusterSize(func: int | Buffer | None, launchConfig: cudaLaunchConfig_t) -> tuple[cudaError_t, int]:
-    """Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
+    """Given the kernel function (func) and launch configuration
+     (config), return the maximum cluster size in *clusterSize.
+
+     The cluster dimensions in config are ignored. If func has a required
+     cluster size set (see cudaFuncGetAttributes),*clusterSize will reflect 
+     the required cluster size.
+
+     By default this function will always return a value that's portable on
+     future hardware. A higher value may be returned if the kernel function
+     allows non-portable cluster sizes.
+
+     This function will respect the compile time launch bounds.
+
+     - clusterSize - Returned maximum cluster size that can be launched
+                          for the given kernel function and launch configuration
+     - func        - Kernel function for which maximum cluster
+                          size is calculated
+     - config      - Launch configuration for the given kernel function
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown,
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also: cudaFuncGetAttributes
+     cudaOccupancyMaxPotentialClusterSize(int*, T, const cudaLaunchConfig_t*) "cudaOccupancyMaxPotentialClusterSize (C++ API)",
+     cuOccupancyMaxPotentialClusterSize
+
+    Returns: (status, clusterSize)
+    C function: cudaOccupancyMaxPotentialClusterSize (cuda_runtime_api.h)
     """
     ...
 
 def cudaOccupancyMaxActiveClusters(func: int | Buffer | None, launchConfig: cudaLaunchConfig_t) -> tuple[cudaError_t, int]:
-    """Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+    """Given the kernel function (func) and launch configuration
+     (config), return the maximum number of clusters that could co-exist
+     on the target device in *numClusters.
+
+     If the function has required cluster size already set (see
+     cudaFuncGetAttributes), the cluster size from config must either be
+     unspecified or match the required size.
+     Without required sizes, the cluster size must be specified in config,
+     else the function will return an error.
+
+     Note that various attributes of the kernel function may affect occupancy
+     calculation. Runtime environment may affect how the hardware schedules
+     the clusters, so the calculated occupancy is not guaranteed to be achievable.
+
+     - numClusters - Returned maximum number of clusters that
+                          could co-exist on the target device
+     - func        - Kernel function for which maximum number
+                          of clusters are calculated
+     - config      - Launch configuration for the given kernel function
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidClusterSize,
+     cudaErrorUnknown,
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaFuncGetAttributes
+     cudaOccupancyMaxActiveClusters(int*, T, const cudaLaunchConfig_t*) "cudaOccupancyMaxActiveClusters (C++ API)",
+     cuOccupancyMaxActiveClusters
+
+    Returns: (status, numClusters)
+    C function: cudaOccupancyMaxActiveClusters (cuda_runtime_api.h)
     """
     ...
 
 def cudaMallocManaged(size: int, flags: int) -> tuple[cudaError_t, int]:
     """Allocates memory that will be automatically managed by the Unified Memory system
+
+     Allocates size bytes of managed memory on the device and returns in
+     *devPtr a pointer to the allocated memory. If the device doesn't support
+     allocating managed memory, cudaErrorNotSupported is returned. Support
+     for managed memory can be queried using the device attribute
+     cudaDevAttrManagedMemory. The allocated memory is suitably
+     aligned for any kind of variable. The memory is not cleared. If size
+     is 0, cudaMallocManaged returns cudaErrorInvalidValue. The pointer
+     is valid on the CPU and on all GPUs in the system that support managed memory.
+     All accesses to this pointer must obey the Unified Memory programming model.
+
+     flags specifies the default stream association for this allocation.
+     flags must be one of cudaMemAttachGlobal or cudaMemAttachHost. The
+     default value for flags is cudaMemAttachGlobal.
+     If cudaMemAttachGlobal is specified, then this memory is accessible from
+     any stream on any device. If cudaMemAttachHost is specified, then the
+     allocation should not be accessed from devices that have a zero value for the
+     device attribute cudaDevAttrConcurrentManagedAccess; an explicit call to
+     cudaStreamAttachMemAsync will be required to enable access on such devices.
+
+     If the association is later changed via cudaStreamAttachMemAsync to
+     a single stream, the default association, as specifed during cudaMallocManaged,
+     is restored when that stream is destroyed. For __managed__ variables, the
+     default association is always cudaMemAttachGlobal. Note that destroying a
+     stream is an asynchronous operation, and as a result, the change to default
+     association won't happen until all work in the stream has completed.
+
+     Memory allocated with cudaMallocManaged should be released with cudaFree.
+
+     Device memory oversubscription is possible for GPUs that have a non-zero value for the
+     device attribute cudaDevAttrConcurrentManagedAccess. Managed memory on
+     such GPUs may be evicted from device memory to host memory at any time by the Unified
+     Memory driver in order to make room for other allocations.
+
+     In a system where all GPUs have a non-zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess, managed memory may not be populated when this
+     API returns and instead may be populated on access. In such systems, managed memory can
+     migrate to any processor's memory at any time. The Unified Memory driver will employ heuristics to
+     maintain data locality and prevent excessive page faults to the extent possible. The application
+     can also guide the driver about memory usage patterns via cudaMemAdvise. The application
+     can also explicitly migrate memory to a desired processor's memory via
+     cudaMemPrefetchAsync.
+
+     In a multi-GPU system where all of the GPUs have a zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess and all the GPUs have peer-to-peer support
+     with each other, the physical storage for managed memory is created on the GPU which is active
+     at the time cudaMallocManaged is called. All other GPUs will reference the data at reduced
+     bandwidth via peer mappings over the PCIe bus. The Unified Memory driver does not migrate
+     memory among such GPUs.
+
+     In a multi-GPU system where not all GPUs have peer-to-peer support with each other and
+     where the value of the device attribute cudaDevAttrConcurrentManagedAccess
+     is zero for at least one of those GPUs, the location chosen for physical storage of managed
+     memory is system-dependent.
+     - On Linux, the location chosen will be device memory as long as the current set of active
+     contexts are on devices that either have peer-to-peer support with each other or have a
+     non-zero value for the device attribute cudaDevAttrConcurrentManagedAccess.
+     If there is an active context on a GPU that does not have a non-zero value for that device
+     attribute and it does not have peer-to-peer support with the other devices that have active
+     contexts on them, then the location for physical storage will be 'zero-copy' or host memory.
+     Note that this means that managed memory that is located in device memory is migrated to
+     host memory if a new context is created on a GPU that doesn't have a non-zero value for
+     the device attribute and does not support peer-to-peer with at least one of the other devices
+     that has an active context. This in turn implies that context creation may fail if there is
+     insufficient host memory to migrate all managed allocations.
+     - On Windows, the physical storage is always created in 'zero-copy' or host memory.
+     All GPUs will reference the data at reduced bandwidth over the PCIe bus. In these
+     circumstances, use of the environment variable CUDA_VISIBLE_DEVICES is recommended to
+     restrict CUDA to only use those GPUs that have peer-to-peer support.
+     Alternatively, users can also set CUDA_MANAGED_FORCE_DEVICE_ALLOC to a non-zero
+     value to force the driver to always use device memory for physical storage.
+     When this environment variable is set to a non-zero value, all devices used in
+     that process that support managed memory have to be peer-to-peer compatible
+     with each other. The error cudaErrorInvalidDevice will be returned if a device
+     that supports managed memory is used and it is not peer-to-peer compatible with
+     any of the other managed memory supporting devices that were previously used in
+     that process, even if cudaDeviceReset has been called on those devices. These
+     environment variables are described in the CUDA programming guide under the
+     "CUDA environment variables" section.
+
+     - devPtr - Pointer to allocated device memory
+     - size   - Requested allocation size in bytes
+     - flags  - Must be either cudaMemAttachGlobal or cudaMemAttachHost (defaults to cudaMemAttachGlobal)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorMemoryAllocation,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMallocPitch, cudaFree, cudaMallocArray, cudaFreeArray,
+     cudaMalloc3D, cudaMalloc3DArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc, cudaDeviceGetAttribute, cudaStreamAttachMemAsync,
+     cuMemAllocManaged
+
+    Returns: (status, devPtr)
+    C function: cudaMallocManaged (cuda_runtime_api.h)
     """
     ...
 
 def cudaMalloc(size: int) -> tuple[cudaError_t, int]:
     """Allocate memory on the device
+
+     Allocates size bytes of linear memory on the device and returns in
+     *devPtr a pointer to the allocated memory. The allocated memory is
+     suitably aligned for any kind of variable. The memory is not cleared.
+     cudaMalloc() returns cudaErrorMemoryAllocation in case of failure.
+
+     The device version of cudaFree cannot be used with a *devPtr
+     allocated using the host API, and vice versa.
+
+     - devPtr - Pointer to allocated device memory
+     - size   - Requested allocation size in bytes
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMallocPitch, cudaFree, cudaMallocArray, cudaFreeArray,
+     cudaMalloc3D, cudaMalloc3DArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc,
+     cuMemAlloc
+
+    Returns: (status, devPtr)
+    C function: cudaMalloc (cuda_runtime_api.h)
     """
     ...
 
 def cudaMallocHost(size: int) -> tuple[cudaError_t, int]:
     """Allocates page-locked memory on the host
+
+     Allocates size bytes of host memory that is page-locked and accessible
+     to the device. The driver tracks the virtual memory ranges allocated with
+     this function and automatically accelerates calls to functions such as
+     cudaMemcpy*(). Since the memory can be accessed directly by the device,
+     it can be read or written with much higher bandwidth than pageable memory
+     obtained with functions such as malloc(). 
+
+     On systems where pageableMemoryAccessUsesHostPageTables
+     is true, cudaMallocHost may not page-lock the allocated memory.
+
+     Page-locking excessive amounts of memory with cudaMallocHost() may degrade 
+     system performance, since it reduces the amount of memory available to the 
+     system for paging. As a result, this function is best used sparingly to allocate 
+     staging areas for data exchange between host and device.
+
+     - ptr  - Pointer to allocated host memory
+     - size - Requested allocation size in bytes
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaMallocPitch, cudaMallocArray, cudaMalloc3D,
+     cudaMalloc3DArray, cudaHostAlloc, cudaFree, cudaFreeArray,
+     cudaMallocHost(void**, size_t, unsigned int) "cudaMallocHost (C++ API)",
+     cudaFreeHost, cudaHostAlloc,
+     cuMemAllocHost
+
+    Returns: (status, ptr)
+    C function: cudaMallocHost (cuda_runtime_api.h)
     """
     ...
 
 def cudaMallocPitch(width: int, height: int) -> tuple[cudaError_t, int, int]:
     """Allocates pitched memory on the device
+
+     Allocates at least width (in bytes) * height bytes of linear memory
+     on the device and returns in *devPtr a pointer to the allocated memory.
+     The function may pad the allocation to ensure that corresponding pointers
+     in any given row will continue to meet the alignment requirements for
+     coalescing as the address is updated from row to row. The pitch returned in
+     *pitch by cudaMallocPitch() is the width in bytes of the allocation.
+     The intended usage of pitch is as a separate parameter of the allocation,
+     used to compute addresses within the 2D array. Given the row and column of
+     an array element of type T, the address is computed as:
+     \\code
+        T* pElement = (T*)((char*)BaseAddress + Row * pitch) + Column;
+       \\endcode
+
+     For allocations of 2D arrays, it is recommended that programmers consider
+     performing pitch allocations using cudaMallocPitch(). Due to pitch
+     alignment restrictions in the hardware, this is especially true if the
+     application will be performing 2D memory copies between different regions
+     of device memory (whether linear memory or CUDA arrays).
+
+     - devPtr - Pointer to allocated pitched device memory
+     - pitch  - Pitch for allocation
+     - width  - Requested pitched allocation width (in bytes)
+     - height - Requested pitched allocation height
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaFree, cudaMallocArray, cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaMalloc3D, cudaMalloc3DArray,
+     cudaHostAlloc,
+     cuMemAllocPitch
+
+    Returns: (status, devPtr, pitch)
+    C function: cudaMallocPitch (cuda_runtime_api.h)
     """
     ...
 
 def cudaMallocArray(desc: Optional[cudaChannelFormatDesc], width: int, height: int, flags: int) -> tuple[cudaError_t, cudaArray_t]:
     """Allocate an array on the device
+
+     Allocates a CUDA array according to the cudaChannelFormatDesc structure
+     desc and returns a handle to the new CUDA array in *array.
+
+     The cudaChannelFormatDesc is defined as:
+     \\code
+        struct cudaChannelFormatDesc {
+            int x, y, z, w;
+        enum cudaChannelFormatKind f;
+        };
+        \\endcode
+     where cudaChannelFormatKind is one of cudaChannelFormatKindSigned,
+     cudaChannelFormatKindUnsigned, or cudaChannelFormatKindFloat.
+
+     The flags parameter enables different options to be specified that affect
+     the allocation, as follows.
+     - cudaArrayDefault: This flag's value is defined to be 0 and provides default array allocation
+     - cudaArraySurfaceLoadStore: Allocates an array that can be read from or written to using a surface reference
+     - cudaArrayTextureGather: This flag indicates that texture gather operations will be performed on the array.
+     - cudaArraySparse: Allocates a CUDA array without physical backing memory. The subregions within this sparse array
+       can later be mapped onto a physical memory allocation by calling cuMemMapArrayAsync. 
+       The physical backing memory must be allocated via cuMemCreate.
+     - cudaArrayDeferredMapping: Allocates a CUDA array without physical backing memory. The entire array can 
+       later be mapped onto a physical memory allocation by calling cuMemMapArrayAsync. 
+       The physical backing memory must be allocated via cuMemCreate.
+
+     width and height must meet certain size requirements. See cudaMalloc3DArray() for more details.
+
+     - array  - Pointer to allocated array in device memory
+     - desc   - Requested channel format
+     - width  - Requested array allocation width
+     - height - Requested array allocation height
+     - flags  - Requested properties of allocated array
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaMallocPitch, cudaFree, cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaMalloc3D, cudaMalloc3DArray,
+     cudaHostAlloc,
+     cuArrayCreate
+
+    Returns: (status, array)
+    C function: cudaMallocArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaFree(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
     """Frees memory on the device
+
+     Frees the memory space pointed to by devPtr, which must have been
+     returned by a previous call to one of the following memory allocation APIs -
+     cudaMalloc(), cudaMallocPitch(), cudaMallocManaged(), cudaMallocAsync(),
+     cudaMallocFromPoolAsync().
+     
+     Note - This API will not perform any implicit synchronization when the pointer was
+     allocated with cudaMallocAsync or cudaMallocFromPoolAsync. Callers must ensure
+     that all accesses to these pointer have completed before invoking cudaFree. For
+     best performance and memory reuse, users should use cudaFreeAsync to free memory
+     allocated via the stream ordered memory allocator.
+     For all other pointers, this API may perform implicit synchronization.
+     
+     If cudaFree(devPtr) has already been called before,
+     an error is returned. If devPtr is 0, no operation is performed.
+     cudaFree() returns cudaErrorValue in case of failure.
+
+     The device version of cudaFree cannot be used with a *devPtr
+     allocated using the host API, and vice versa.
+
+     - devPtr - Device pointer to memory to free
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaMallocPitch, cudaMallocManaged, cudaMallocArray, cudaFreeArray, cudaMallocAsync, cudaMallocFromPoolAsync
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaMalloc3D, cudaMalloc3DArray, cudaFreeAsync
+     cudaHostAlloc,
+     cuMemFree
+
+    Returns: (status)
+    C function: cudaFree (cuda_runtime_api.h)
     """
     ...
 
 def cudaFreeHost(ptr: int | Buffer | None) -> tuple[cudaError_t]:
     """Frees page-locked memory
+
+     Frees the memory space pointed to by hostPtr, which must have been
+     returned by a previous call to cudaMallocHost() or cudaHostAlloc().
+
+     - ptr - Pointer to memory to free
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaMallocPitch, cudaFree, cudaMallocArray,
+     cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaMalloc3D, cudaMalloc3DArray, cudaHostAlloc,
+     cuMemFreeHost
+
+    Returns: (status)
+    C function: cudaFreeHost (cuda_runtime_api.h)
     """
     ...
 
 def cudaFreeArray(array: cudaArray_t | int | None) -> tuple[cudaError_t]:
     """Frees an array on the device
+
+     Frees the CUDA array array, which must have been returned by a
+     previous call to cudaMallocArray(). If devPtr is 0,
+     no operation is performed.
+
+     - array - Pointer to array to free
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaMallocPitch, cudaFree, cudaMallocArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc,
+     cuArrayDestroy
+
+    Returns: (status)
+    C function: cudaFreeArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | int | None) -> tuple[cudaError_t]:
     """Frees a mipmapped array on the device
+
+     Frees the CUDA mipmapped array mipmappedArray, which must have been 
+     returned by a previous call to cudaMallocMipmappedArray(). If devPtr
+     is 0, no operation is performed.
+
+     - mipmappedArray - Pointer to mipmapped array to free
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc, cudaMallocPitch, cudaFree, cudaMallocArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc,
+     cuMipmappedArrayDestroy
+
+    Returns: (status)
+    C function: cudaFreeMipmappedArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaHostAlloc(size: int, flags: int) -> tuple[cudaError_t, int]:
     """Allocates page-locked memory on the host
+
+     Allocates size bytes of host memory that is page-locked and accessible
+     to the device. The driver tracks the virtual memory ranges allocated with
+     this function and automatically accelerates calls to functions such as
+     cudaMemcpy(). Since the memory can be accessed directly by the device, it
+     can be read or written with much higher bandwidth than pageable memory
+     obtained with functions such as malloc(). Allocating excessive amounts of
+     pinned memory may degrade system performance, since it reduces the amount
+     of memory available to the system for paging. As a result, this function is
+     best used sparingly to allocate staging areas for data exchange between host
+     and device.
+
+     The flags parameter enables different options to be specified that affect
+     the allocation, as follows.
+     - cudaHostAllocDefault: This flag's value is defined to be 0 and causes
+     cudaHostAlloc() to emulate cudaMallocHost().
+     - cudaHostAllocPortable: The memory returned by this call will be
+     considered as pinned memory by all CUDA contexts, not just the one that
+     performed the allocation.
+     - cudaHostAllocMapped: Maps the allocation into the CUDA address space.
+     The device pointer to the memory may be obtained by calling
+     cudaHostGetDevicePointer().
+     - cudaHostAllocWriteCombined: Allocates the memory as write-combined (WC).
+     WC memory can be transferred across the PCI Express bus more quickly on some
+     system configurations, but cannot be read efficiently by most CPUs.  WC
+     memory is a good option for buffers that will be written by the CPU and read
+     by the device via mapped pinned memory or host->device transfers.
+
+     All of these flags are orthogonal to one another: a developer may allocate
+     memory that is portable, mapped and/or write-combined with no restrictions.
+
+     In order for the cudaHostAllocMapped flag to have any effect, the CUDA context
+     must support the cudaDeviceMapHost flag, which can be checked via
+     cudaGetDeviceFlags(). The cudaDeviceMapHost flag is implicitly set for
+     contexts created via the runtime API.
+
+     The cudaHostAllocMapped flag may be specified on CUDA contexts for devices
+     that do not support mapped pinned memory. The failure is deferred to
+     cudaHostGetDevicePointer() because the memory may be mapped into other
+     CUDA contexts via the cudaHostAllocPortable flag.
+
+     Memory allocated by this function must be freed with cudaFreeHost().
+
+     - pHost - Device pointer to allocated memory
+     - size  - Requested allocation size in bytes
+     - flags - Requested properties of allocated memory
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaSetDeviceFlags,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost,
+     cudaGetDeviceFlags,
+     cuMemHostAlloc
+
+    Returns: (status, pHost)
+    C function: cudaHostAlloc (cuda_runtime_api.h)
     """
     ...
 
 def cudaHostRegister(ptr: int | Buffer | None, size: int, flags: int) -> tuple[cudaError_t]:
     """Registers an existing host memory range for use by CUDA
+
+     Page-locks the memory range specified by ptr and size and maps it
+     for the device(s) as specified by flags. This memory range also is added
+     to the same tracking mechanism as cudaHostAlloc() to automatically accelerate
+     calls to functions such as cudaMemcpy(). Since the memory can be accessed 
+     directly by the device, it can be read or written with much higher bandwidth 
+     than pageable memory that has not been registered.  Page-locking excessive
+     amounts of memory may degrade system performance, since it reduces the amount
+     of memory available to the system for paging. As a result, this function is
+     best used sparingly to register staging areas for data exchange between
+     host and device.
+     
+     On systems where pageableMemoryAccessUsesHostPageTables is true, cudaHostRegister 
+     will not page-lock the memory range specified by ptr but only populate 
+     unpopulated pages.
+
+     cudaHostRegister is supported only on I/O coherent devices that have a non-zero
+     value for the device attribute cudaDevAttrHostRegisterSupported.
+
+     The flags parameter enables different options to be specified that
+     affect the allocation, as follows.
+
+     - cudaHostRegisterDefault: On a system with unified virtual addressing,
+       the memory will be both mapped and portable.  On a system with no unified
+       virtual addressing, the memory will be neither mapped nor portable.
+
+     - cudaHostRegisterPortable: The memory returned by this call will be
+       considered as pinned memory by all CUDA contexts, not just the one that
+       performed the allocation.
+
+     - cudaHostRegisterMapped: Maps the allocation into the CUDA address
+       space. The device pointer to the memory may be obtained by calling
+       cudaHostGetDevicePointer().
+
+     - cudaHostRegisterIoMemory: The passed memory pointer is treated as
+       pointing to some memory-mapped I/O space, e.g. belonging to a
+       third-party PCIe device, and it will marked as non cache-coherent and
+       contiguous.
+
+     - cudaHostRegisterReadOnly: The passed memory pointer is treated as
+       pointing to memory that is considered read-only by the device.  On
+       platforms without cudaDevAttrPageableMemoryAccessUsesHostPageTables, this
+       flag is required in order to register memory mapped to the CPU as
+       read-only.  Support for the use of this flag can be queried from the device
+       attribute cudaDevAttrHostRegisterReadOnlySupported.  Using this flag with
+       a current context associated with a device that does not have this attribute
+       set will cause cudaHostRegister to error with cudaErrorNotSupported.
+
+     All of these flags are orthogonal to one another: a developer may page-lock
+     memory that is portable or mapped with no restrictions.
+
+     The CUDA context must have been created with the cudaMapHost flag in
+     order for the cudaHostRegisterMapped flag to have any effect.
+
+     The cudaHostRegisterMapped flag may be specified on CUDA contexts for
+     devices that do not support mapped pinned memory. The failure is deferred
+     to cudaHostGetDevicePointer() because the memory may be mapped into
+     other CUDA contexts via the cudaHostRegisterPortable flag.
+
+     For devices that have a non-zero value for the device attribute
+     cudaDevAttrCanUseHostPointerForRegisteredMem, the memory
+     can also be accessed from the device using the host pointer ptr.
+     The device pointer returned by cudaHostGetDevicePointer() may or may not
+     match the original host pointer ptr and depends on the devices visible to the
+     application. If all devices visible to the application have a non-zero value for the
+     device attribute, the device pointer returned by cudaHostGetDevicePointer()
+     will match the original pointer ptr. If any device visible to the application
+     has a zero value for the device attribute, the device pointer returned by
+     cudaHostGetDevicePointer() will not match the original host pointer ptr,
+     but it will be suitable for use on all devices provided Unified Virtual Addressing
+     is enabled. In such systems, it is valid to access the memory using either pointer
+     on devices that have a non-zero value for the device attribute. Note however that
+     such devices should access the memory using only of the two pointers and not both.
+
+     The memory page-locked by this function must be unregistered with cudaHostUnregister().
+
+     - ptr   - Host pointer to memory to page-lock
+     - size  - Size in bytes of the address range to page-lock in bytes
+     - flags - Flags for allocation request
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation,
+     cudaErrorHostMemoryAlreadyRegistered,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+
+     See also: cudaHostUnregister, cudaHostGetFlags, cudaHostGetDevicePointer,
+     cuMemHostRegister
+
+    Returns: (status)
+    C function: cudaHostRegister (cuda_runtime_api.h)
     """
     ...
 
 def cudaHostUnregister(ptr: int | Buffer | None) -> tuple[cudaError_t]:
     """Unregisters a memory range that was registered with cudaHostRegister
+
+     Unmaps the memory range whose base address is specified by ptr, and makes
+     it pageable again.
+
+     The base address must be the same one specified to cudaHostRegister().
+
+     - ptr - Host pointer to memory to unregister
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorHostMemoryNotRegistered
+     Note:
+     Note:
+     Note:
+
+     See also: cudaHostUnregister,
+     cuMemHostUnregister
+
+    Returns: (status)
+    C function: cudaHostUnregister (cuda_runtime_api.h)
     """
     ...
 
 def cudaHostGetDevicePointer(pHost: int | Buffer | None, flags: int) -> tuple[cudaError_t, int]:
-    """Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister
+    """Passes back device pointer of mapped host memory allocated by
+     cudaHostAlloc or registered by cudaHostRegister
+
+     Passes back the device pointer corresponding to the mapped, pinned host
+     buffer allocated by cudaHostAlloc() or registered by cudaHostRegister().
+
+     cudaHostGetDevicePointer() will fail if the cudaDeviceMapHost flag was
+     not specified before deferred context creation occurred, or if called on a
+     device that does not support mapped, pinned memory.
+
+     For devices that have a non-zero value for the device attribute
+     cudaDevAttrCanUseHostPointerForRegisteredMem, the memory
+     can also be accessed from the device using the host pointer pHost.
+     The device pointer returned by cudaHostGetDevicePointer() may or may not
+     match the original host pointer pHost and depends on the devices visible to the
+     application. If all devices visible to the application have a non-zero value for the
+     device attribute, the device pointer returned by cudaHostGetDevicePointer()
+     will match the original pointer pHost. If any device visible to the application
+     has a zero value for the device attribute, the device pointer returned by
+     cudaHostGetDevicePointer() will not match the original host pointer pHost,
+     but it will be suitable for use on all devices provided Unified Virtual Addressing
+     is enabled. In such systems, it is valid to access the memory using either pointer
+     on devices that have a non-zero value for the device attribute. Note however that
+     such devices should access the memory using only of the two pointers and not both.
+
+     flags provides for future releases.  For now, it must be set to 0.
+
+     - pDevice - Returned device pointer for mapped memory
+     - pHost   - Requested host pointer mapping
+     - flags   - Flags for extensions (must be 0 for now)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaSetDeviceFlags, cudaHostAlloc,
+     cuMemHostGetDevicePointer
+
+    Returns: (status, pDevice)
+    C function: cudaHostGetDevicePointer (cuda_runtime_api.h)
     """
     ...
 
 def cudaHostGetFlags(pHost: int | Buffer | None) -> tuple[cudaError_t, int]:
-    """Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc
+    """Passes back flags used to allocate pinned host memory allocated by
+     cudaHostAlloc
+
+     cudaHostGetFlags() will fail if the input pointer does not
+     reside in an address range allocated by cudaHostAlloc().
+
+     - pFlags - Returned flags word
+     - pHost - Host pointer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaHostAlloc,
+     cuMemHostGetFlags
+
+    Returns: (status, pFlags)
+    C function: cudaHostGetFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaMalloc3D(extent: cudaExtent) -> tuple[cudaError_t, cudaPitchedPtr]:
     """Allocates logical 1D, 2D, or 3D memory objects on the device
+
+     Allocates at least width * height * depth bytes of linear memory
+     on the device and returns a cudaPitchedPtr in which ptr is a pointer
+     to the allocated memory. The function may pad the allocation to ensure
+     hardware alignment requirements are met. The pitch returned in the pitch
+     field of pitchedDevPtr is the width in bytes of the allocation.
+
+     The returned cudaPitchedPtr contains additional fields xsize and
+     ysize, the logical width and height of the allocation, which are
+     equivalent to the width and height extent parameters provided by
+     the programmer during allocation.
+
+     For allocations of 2D and 3D objects, it is highly recommended that
+     programmers perform allocations using cudaMalloc3D() or
+     cudaMallocPitch(). Due to alignment restrictions in the hardware, this is
+     especially true if the application will be performing memory copies
+     involving 2D or 3D objects (whether linear memory or CUDA arrays).
+
+     - pitchedDevPtr  - Pointer to allocated pitched device memory
+     - extent         - Requested allocation size (width field in bytes)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMallocPitch, cudaFree, cudaMemcpy3D, cudaMemset3D,
+     cudaMalloc3DArray, cudaMallocArray, cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc, make_cudaPitchedPtr, make_cudaExtent,
+     cuMemAllocPitch
+
+    Returns: (status, pitchedDevPtr)
+    C function: cudaMalloc3D (cuda_runtime_api.h)
     """
     ...
 
 def cudaMalloc3DArray(desc: Optional[cudaChannelFormatDesc], extent: cudaExtent, flags: int) -> tuple[cudaError_t, cudaArray_t]:
     """Allocate an array on the device
+
+     Allocates a CUDA array according to the cudaChannelFormatDesc structure
+     desc and returns a handle to the new CUDA array in *array.
+
+     The cudaChannelFormatDesc is defined as:
+     \\code
+        struct cudaChannelFormatDesc {
+            int x, y, z, w;
+            enum cudaChannelFormatKind f;
+        };
+        \\endcode
+     where cudaChannelFormatKind is one of cudaChannelFormatKindSigned,
+     cudaChannelFormatKindUnsigned, or cudaChannelFormatKindFloat.
+
+     cudaMalloc3DArray() can allocate the following:
+
+     - A 1D array is allocated if the height and depth extents are both zero.
+     - A 2D array is allocated if only the depth extent is zero.
+     - A 3D array is allocated if all three extents are non-zero.
+     - A 1D layered CUDA array is allocated if only the height extent is zero and
+     the cudaArrayLayered flag is set. Each layer is a 1D array. The number of layers is 
+     determined by the depth extent.
+     - A 2D layered CUDA array is allocated if all three extents are non-zero and 
+     the cudaArrayLayered flag is set. Each layer is a 2D array. The number of layers is 
+     determined by the depth extent.
+     - A cubemap CUDA array is allocated if all three extents are non-zero and the
+     cudaArrayCubemap flag is set. Width must be equal to height, and depth must be six. A cubemap is
+     a special type of 2D layered CUDA array, where the six layers represent the six faces of a cube. 
+     The order of the six layers in memory is the same as that listed in cudaGraphicsCubeFace.
+     - A cubemap layered CUDA array is allocated if all three extents are non-zero, and both,
+     cudaArrayCubemap and cudaArrayLayered flags are set. Width must be equal to height, and depth must be 
+     a multiple of six. A cubemap layered CUDA array is a special type of 2D layered CUDA array that consists 
+     of a collection of cubemaps. The first six layers represent the first cubemap, the next six layers form 
+     the second cubemap, and so on.
+
+     The flags parameter enables different options to be specified that affect
+     the allocation, as follows.
+     - cudaArrayDefault: This flag's value is defined to be 0 and provides default array allocation
+     - cudaArrayLayered: Allocates a layered CUDA array, with the depth extent indicating the number of layers
+     - cudaArrayCubemap: Allocates a cubemap CUDA array. Width must be equal to height, and depth must be six.
+       If the cudaArrayLayered flag is also set, depth must be a multiple of six.
+     - cudaArraySurfaceLoadStore: Allocates a CUDA array that could be read from or written to using a surface
+       reference.
+     - cudaArrayTextureGather: This flag indicates that texture gather operations will be performed on the CUDA 
+       array. Texture gather can only be performed on 2D CUDA arrays.
+     - cudaArraySparse: Allocates a CUDA array without physical backing memory. The subregions within this sparse array 
+       can later be mapped onto a physical memory allocation by calling cuMemMapArrayAsync. This flag can only be used for 
+       creating 2D, 3D or 2D layered sparse CUDA arrays. The physical backing memory must be allocated via cuMemCreate.
+     - cudaArrayDeferredMapping: Allocates a CUDA array without physical backing memory. The entire array can
+       later be mapped onto a physical memory allocation by calling cuMemMapArrayAsync. The physical backing memory must be allocated
+       via cuMemCreate.
+
+     The width, height and depth extents must meet certain size requirements as listed in the following table.
+     All values are specified in elements.
+
+     Note that 2D CUDA arrays have different size requirements if the cudaArrayTextureGather flag is set. In that
+     case, the valid range for (width, height, depth) is ((1,maxTexture2DGather[0]), (1,maxTexture2DGather[1]), 0).
+
+     \\xmlonly
+     <table outputclass="xmlonly">
+     <tgroup cols="3" colsep="1" rowsep="1">
+     <colspec colname="c1" colwidth="1.0*"/>
+     <colspec colname="c2" colwidth="3.0*"/>
+     <colspec colname="c3" colwidth="3.0*"/>
+     <thead>
+     <row>
+     <entry>CUDA array type</entry>
+     <entry>Valid extents that must always be met {(width range in elements),
+     (height range), (depth range)}</entry>
+     <entry>Valid extents with cudaArraySurfaceLoadStore set {(width range in
+     elements), (height range), (depth range)}</entry>
+     </row>
+     </thead>
+     <tbody>
+     <row>
+     <entry>1D</entry>
+     <entry>{ (1,maxTexture1D), 0, 0 }</entry>
+     <entry>{ (1,maxSurface1D), 0, 0 }</entry>
+     </row>
+     <row>
+     <entry>2D</entry>
+     <entry>{ (1,maxTexture2D[0]), (1,maxTexture2D[1]), 0 }</entry>
+     <entry>{ (1,maxSurface2D[0]), (1,maxSurface2D[1]), 0 }</entry>
+     </row>
+     <row>
+     <entry>3D</entry>
+     <entry>{ (1,maxTexture3D[0]), (1,maxTexture3D[1]), (1,maxTexture3D[2]) }
+     OR { (1,maxTexture3DAlt[0]), (1,maxTexture3DAlt[1]),
+     (1,maxTexture3DAlt[2]) }</entry>
+     <entry>{ (1,maxSurface3D[0]), (1,maxSurface3D[1]), (1,maxSurface3D[2]) }</entry>
+     </row>
+     <row>
+     <entry>1D Layered</entry>
+     <entry>{ (1,maxTexture1DLayered[0]), 0, (1,maxTexture1DLayered[1]) }</entry>
+     <entry>{ (1,maxSurface1DLayered[0]), 0, (1,maxSurface1DLayered[1]) }</entry>
+     </row>
+     <row>
+     <entry>2D Layered</entry>
+     <entry>{ (1,maxTexture2DLayered[0]), (1,maxTexture2DLayered[1]),
+     (1,maxTexture2DLayered[2]) }</entry>
+     <entry>{ (1,maxSurface2DLayered[0]), (1,maxSurface2DLayered[1]),
+     (1,maxSurface2DLayered[2]) }</entry>
+     </row>
+     <row>
+     <entry>Cubemap</entry>
+     <entry>{ (1,maxTextureCubemap), (1,maxTextureCubemap), 6 }</entry>
+     <entry>{ (1,maxSurfaceCubemap), (1,maxSurfaceCubemap), 6 }</entry>
+     </row>
+     <row>
+     <entry>Cubemap Layered</entry>
+     <entry>{ (1,maxTextureCubemapLayered[0]), (1,maxTextureCubemapLayered[0]),
+     (1,maxTextureCubemapLayered[1]) }</entry>
+     <entry>{ (1,maxSurfaceCubemapLayered[0]), (1,maxSurfaceCubemapLayered[0]),
+     (1,maxSurfaceCubemapLayered[1]) }</entry>
+     </row>
+     </tbody>
+     </tgroup>
+     </table>
+     \\endxmlonly
+
+     - array  - Pointer to allocated array in device memory
+     - desc   - Requested channel format
+     - extent - Requested allocation size (width field in elements)
+     - flags  - Flags for extensions
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc3D, cudaMalloc, cudaMallocPitch, cudaFree,
+     cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc,
+     make_cudaExtent,
+     cuArray3DCreate
+
+    Returns: (status, array)
+    C function: cudaMalloc3DArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaMallocMipmappedArray(desc: Optional[cudaChannelFormatDesc], extent: cudaExtent, numLevels: int, flags: int) -> tuple[cudaError_t, cudaMipmappedArray_t]:
     """Allocate a mipmapped array on the device
+
+     Allocates a CUDA mipmapped array according to the cudaChannelFormatDesc structure
+     desc and returns a handle to the new CUDA mipmapped array in *mipmappedArray.
+     numLevels specifies the number of mipmap levels to be allocated. This value is
+     clamped to the range [1, 1 + floor(log2(max(width, height, depth)))].
+
+     The cudaChannelFormatDesc is defined as:
+     \\code
+        struct cudaChannelFormatDesc {
+            int x, y, z, w;
+            enum cudaChannelFormatKind f;
+        };
+        \\endcode
+     where cudaChannelFormatKind is one of cudaChannelFormatKindSigned,
+     cudaChannelFormatKindUnsigned, or cudaChannelFormatKindFloat.
+
+     cudaMallocMipmappedArray() can allocate the following:
+
+     - A 1D mipmapped array is allocated if the height and depth extents are both zero.
+     - A 2D mipmapped array is allocated if only the depth extent is zero.
+     - A 3D mipmapped array is allocated if all three extents are non-zero.
+     - A 1D layered CUDA mipmapped array is allocated if only the height extent is zero and
+     the cudaArrayLayered flag is set. Each layer is a 1D mipmapped array. The number of layers is 
+     determined by the depth extent.
+     - A 2D layered CUDA mipmapped array is allocated if all three extents are non-zero and 
+     the cudaArrayLayered flag is set. Each layer is a 2D mipmapped array. The number of layers is 
+     determined by the depth extent.
+     - A cubemap CUDA mipmapped array is allocated if all three extents are non-zero and the
+     cudaArrayCubemap flag is set. Width must be equal to height, and depth must be six.
+     The order of the six layers in memory is the same as that listed in cudaGraphicsCubeFace.
+     - A cubemap layered CUDA mipmapped array is allocated if all three extents are non-zero, and both,
+     cudaArrayCubemap and cudaArrayLayered flags are set. Width must be equal to height, and depth must be 
+     a multiple of six. A cubemap layered CUDA mipmapped array is a special type of 2D layered CUDA mipmapped
+     array that consists of a collection of cubemap mipmapped arrays. The first six layers represent the 
+     first cubemap mipmapped array, the next six layers form the second cubemap mipmapped array, and so on.
+
+     The flags parameter enables different options to be specified that affect
+     the allocation, as follows.
+     - cudaArrayDefault: This flag's value is defined to be 0 and provides default mipmapped array allocation
+     - cudaArrayLayered: Allocates a layered CUDA mipmapped array, with the depth extent indicating the number of layers
+     - cudaArrayCubemap: Allocates a cubemap CUDA mipmapped array. Width must be equal to height, and depth must be six.
+       If the cudaArrayLayered flag is also set, depth must be a multiple of six.
+     - cudaArraySurfaceLoadStore: This flag indicates that individual mipmap levels of the CUDA mipmapped array 
+       will be read from or written to using a surface reference.
+     - cudaArrayTextureGather: This flag indicates that texture gather operations will be performed on the CUDA 
+       array. Texture gather can only be performed on 2D CUDA mipmapped arrays, and the gather operations are
+       performed only on the most detailed mipmap level.
+     - cudaArraySparse: Allocates a CUDA mipmapped array without physical backing memory. The subregions within this sparse array
+       can later be mapped onto a physical memory allocation by calling cuMemMapArrayAsync. This flag can only be used for creating 
+       2D, 3D or 2D layered sparse CUDA mipmapped arrays. The physical backing memory must be allocated via cuMemCreate.
+     - cudaArrayDeferredMapping: Allocates a CUDA mipmapped array without physical backing memory. The entire array can
+       later be mapped onto a physical memory allocation by calling cuMemMapArrayAsync. The physical backing memory must be allocated
+       via cuMemCreate.
+
+     The width, height and depth extents must meet certain size requirements as listed in the following table.
+     All values are specified in elements.
+
+     \\xmlonly
+     <table outputclass="xmlonly">
+     <tgroup cols="3" colsep="1" rowsep="1">
+     <colspec colname="c1" colwidth="1.0*"/>
+     <colspec colname="c2" colwidth="3.0*"/>
+     <colspec colname="c3" colwidth="3.0*"/>
+     <thead>
+     <row>
+     <entry>CUDA array type</entry>
+     <entry>Valid extents that must always be met {(width range in elements),
+     (height range), (depth range)}</entry>
+     <entry>Valid extents with cudaArraySurfaceLoadStore set {(width range in
+     elements), (height range), (depth range)}</entry>
+     </row>
+     </thead>
+     <tbody>
+     <row>
+     <entry>1D</entry>
+     <entry>{ (1,maxTexture1DMipmap), 0, 0 }</entry>
+     <entry>{ (1,maxSurface1D), 0, 0 }</entry>
+     </row>
+     <row>
+     <entry>2D</entry>
+     <entry>{ (1,maxTexture2DMipmap[0]), (1,maxTexture2DMipmap[1]), 0 }</entry>
+     <entry>{ (1,maxSurface2D[0]), (1,maxSurface2D[1]), 0 }</entry>
+     </row>
+     <row>
+     <entry>3D</entry>
+     <entry>{ (1,maxTexture3D[0]), (1,maxTexture3D[1]), (1,maxTexture3D[2]) }
+     OR { (1,maxTexture3DAlt[0]), (1,maxTexture3DAlt[1]),
+     (1,maxTexture3DAlt[2]) }</entry>
+     <entry>{ (1,maxSurface3D[0]), (1,maxSurface3D[1]), (1,maxSurface3D[2]) }</entry>
+     </row>
+     <row>
+     <entry>1D Layered</entry>
+     <entry>{ (1,maxTexture1DLayered[0]), 0, (1,maxTexture1DLayered[1]) }</entry>
+     <entry>{ (1,maxSurface1DLayered[0]), 0, (1,maxSurface1DLayered[1]) }</entry>
+     </row>
+     <row>
+     <entry>2D Layered</entry>
+     <entry>{ (1,maxTexture2DLayered[0]), (1,maxTexture2DLayered[1]),
+     (1,maxTexture2DLayered[2]) }</entry>
+     <entry>{ (1,maxSurface2DLayered[0]), (1,maxSurface2DLayered[1]),
+     (1,maxSurface2DLayered[2]) }</entry>
+     </row>
+     <row>
+     <entry>Cubemap</entry>
+     <entry>{ (1,maxTextureCubemap), (1,maxTextureCubemap), 6 }</entry>
+     <entry>{ (1,maxSurfaceCubemap), (1,maxSurfaceCubemap), 6 }</entry>
+     </row>
+     <row>
+     <entry>Cubemap Layered</entry>
+     <entry>{ (1,maxTextureCubemapLayered[0]), (1,maxTextureCubemapLayered[0]),
+     (1,maxTextureCubemapLayered[1]) }</entry>
+     <entry>{ (1,maxSurfaceCubemapLayered[0]), (1,maxSurfaceCubemapLayered[0]),
+     (1,maxSurfaceCubemapLayered[1]) }</entry>
+     </row>
+     </tbody>
+     </tgroup>
+     </table>
+     \\endxmlonly
+
+     - mipmappedArray  - Pointer to allocated mipmapped array in device memory
+     - desc            - Requested channel format
+     - extent          - Requested allocation size (width field in elements)
+     - numLevels       - Number of mipmap levels to allocate
+     - flags           - Flags for extensions
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc3D, cudaMalloc, cudaMallocPitch, cudaFree,
+     cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc,
+     make_cudaExtent,
+     cuMipmappedArrayCreate
+
+    Returns: (status, mipmappedArray)
+    C function: cudaMallocMipmappedArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | int | None, level: int) -> tuple[cudaError_t, cudaArray_t]:
     """Gets a mipmap level of a CUDA mipmapped array
+
+     Returns in *levelArray a CUDA array that represents a single mipmap level
+     of the CUDA mipmapped array mipmappedArray.
+
+     If level is greater than the maximum number of levels in this mipmapped array,
+     cudaErrorInvalidValue is returned.
+
+     If mipmappedArray is NULL,
+     cudaErrorInvalidResourceHandle is returned.
+
+     - levelArray     - Returned mipmap level CUDA array
+     - mipmappedArray - CUDA mipmapped array
+     - level          - Mipmap level
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc3D, cudaMalloc, cudaMallocPitch, cudaFree,
+     cudaFreeArray,
+     cudaMallocHost(void**, size_t) "cudaMallocHost (C API)",
+     cudaFreeHost, cudaHostAlloc,
+     make_cudaExtent,
+     cuMipmappedArrayGetLevel
+
+    Returns: (status, levelArray)
+    C function: cudaGetMipmappedArrayLevel (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy3D(p: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t]:
     """Copies data between 3D objects
+
+    \\code
+    struct cudaExtent {
+      size_t width;
+      size_t height;
+      size_t depth;
+    };
+    struct cudaExtent make_cudaExtent(size_t w, size_t h, size_t d);
+
+    struct cudaPos {
+      size_t x;
+      size_t y;
+      size_t z;
+    };
+    struct cudaPos make_cudaPos(size_t x, size_t y, size_t z);
+
+    struct cudaMemcpy3DParms {
+      cudaArray_t           srcArray;
+      struct cudaPos        srcPos;
+      struct cudaPitchedPtr srcPtr;
+      cudaArray_t           dstArray;
+      struct cudaPos        dstPos;
+      struct cudaPitchedPtr dstPtr;
+      struct cudaExtent     extent;
+      enum cudaMemcpyKind   kind;
+    };
+    \\endcode
+
+     cudaMemcpy3D() copies data betwen two 3D objects. The source and
+     destination objects may be in either host memory, device memory, or a CUDA
+     array. The source, destination, extent, and kind of copy performed is
+     specified by the cudaMemcpy3DParms struct which should be initialized to
+     zero before use:
+    \\code
+    cudaMemcpy3DParms myParms = {0};
+    \\endcode
+
+     The struct passed to cudaMemcpy3D() must specify one of srcArray or
+     srcPtr and one of dstArray or dstPtr. Passing more than one
+     non-zero source or destination will cause cudaMemcpy3D() to return an
+     error.
+
+     The srcPos and dstPos fields are optional offsets into the source and
+     destination objects and are defined in units of each object's elements. The
+     element for a host or device pointer is assumed to be <b>unsigned char</b>.
+
+     The extent field defines the dimensions of the transferred area in
+     elements. If a CUDA array is participating in the copy, the extent is
+     defined in terms of that array's elements. If no CUDA array is
+     participating in the copy then the extents are defined in elements of
+     <b>unsigned char</b>.
+
+     The kind field defines the direction of the copy. It must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     For cudaMemcpyHostToHost or cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost
+     passed as kind and cudaArray type passed as source or destination, if the kind
+     implies cudaArray type to be present on the host, cudaMemcpy3D() will
+     disregard that implication and silently correct the kind based on the fact that
+     cudaArray type can only be present on the device.
+
+     If the source and destination are both arrays, cudaMemcpy3D() will return
+     an error if they do not have the same element size.
+
+     The source and destination object may not overlap. If overlapping source
+     and destination objects are specified, undefined behavior will result.
+
+     The source object must entirely contain the region defined by srcPos
+     and extent. The destination object must entirely contain the region
+     defined by dstPos and extent.
+
+     cudaMemcpy3D() returns an error if the pitch of srcPtr or dstPtr
+     exceeds the maximum allowed. The pitch of a cudaPitchedPtr allocated
+     with cudaMalloc3D() will always be valid.
+
+     - p - 3D memory copy parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc3D, cudaMalloc3DArray, cudaMemset3D, cudaMemcpy3DAsync,
+     cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     make_cudaExtent, make_cudaPos,
+     cuMemcpy3D
+
+    Returns: (status)
+    C function: cudaMemcpy3D (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy3DPeer(p: Optional[cudaMemcpy3DPeerParms]) -> tuple[cudaError_t]:
     """Copies memory between devices
+
+     Perform a 3D memory copy according to the parameters specified in
+     p.  See the definition of the cudaMemcpy3DPeerParms structure
+     for documentation of its parameters.
+
+     Note that this function is synchronous with respect to the host only if
+     the source or destination of the transfer is host memory.  Note also 
+     that this copy is serialized with respect to all pending and future 
+     asynchronous work in to the current device, the copy's source device,
+     and the copy's destination device (use cudaMemcpy3DPeerAsync to avoid 
+     this synchronization).
+
+     - p - Parameters for the memory copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidPitchValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpyPeer, cudaMemcpyAsync, cudaMemcpyPeerAsync,
+     cudaMemcpy3DPeerAsync,
+     cuMemcpy3DPeer
+
+    Returns: (status)
+    C function: cudaMemcpy3DPeer (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy3DAsync(p: Optional[cudaMemcpy3DParms], stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between 3D objects
+
+    \\code
+    struct cudaExtent {
+      size_t width;
+      size_t height;
+      size_t depth;
+    };
+    struct cudaExtent make_cudaExtent(size_t w, size_t h, size_t d);
+
+    struct cudaPos {
+      size_t x;
+      size_t y;
+      size_t z;
+    };
+    struct cudaPos make_cudaPos(size_t x, size_t y, size_t z);
+
+    struct cudaMemcpy3DParms {
+      cudaArray_t           srcArray;
+      struct cudaPos        srcPos;
+      struct cudaPitchedPtr srcPtr;
+      cudaArray_t           dstArray;
+      struct cudaPos        dstPos;
+      struct cudaPitchedPtr dstPtr;
+      struct cudaExtent     extent;
+      enum cudaMemcpyKind   kind;
+    };
+    \\endcode
+
+     cudaMemcpy3DAsync() copies data betwen two 3D objects. The source and
+     destination objects may be in either host memory, device memory, or a CUDA
+     array. The source, destination, extent, and kind of copy performed is
+     specified by the cudaMemcpy3DParms struct which should be initialized to
+     zero before use:
+    \\code
+    cudaMemcpy3DParms myParms = {0};
+    \\endcode
+
+     The struct passed to cudaMemcpy3DAsync() must specify one of srcArray
+     or srcPtr and one of dstArray or dstPtr. Passing more than one
+     non-zero source or destination will cause cudaMemcpy3DAsync() to return an
+     error.
+
+     The srcPos and dstPos fields are optional offsets into the source and
+     destination objects and are defined in units of each object's elements. The
+     element for a host or device pointer is assumed to be <b>unsigned char</b>.
+     For CUDA arrays, positions must be in the range [0, 2048) for any
+     dimension.
+
+     The extent field defines the dimensions of the transferred area in
+     elements. If a CUDA array is participating in the copy, the extent is
+     defined in terms of that array's elements. If no CUDA array is
+     participating in the copy then the extents are defined in elements of
+     <b>unsigned char</b>.
+
+     The kind field defines the direction of the copy. It must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     For cudaMemcpyHostToHost or cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost
+     passed as kind and cudaArray type passed as source or destination, if the kind
+     implies cudaArray type to be present on the host, cudaMemcpy3DAsync() will
+     disregard that implication and silently correct the kind based on the fact that
+     cudaArray type can only be present on the device.
+
+     If the source and destination are both arrays, cudaMemcpy3DAsync() will
+     return an error if they do not have the same element size.
+
+     The source and destination object may not overlap. If overlapping source
+     and destination objects are specified, undefined behavior will result.
+
+     The source object must lie entirely within the region defined by srcPos
+     and extent. The destination object must lie entirely within the region
+     defined by dstPos and extent.
+
+     cudaMemcpy3DAsync() returns an error if the pitch of srcPtr or
+     dstPtr exceeds the maximum allowed. The pitch of a
+     cudaPitchedPtr allocated with cudaMalloc3D() will always be valid.
+
+     cudaMemcpy3DAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally
+     be associated to a stream by passing a non-zero stream argument. If
+     kind is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and stream
+     is non-zero, the copy may overlap with operations in other streams.
+
+     The device version of this function only handles device to device copies and
+     cannot be given local or shared pointers.
+
+     - p      - 3D memory copy parameters
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMalloc3D, cudaMalloc3DArray, cudaMemset3D, cudaMemcpy3D,
+     cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, :cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     make_cudaExtent, make_cudaPos,
+     cuMemcpy3DAsync
+
+    Returns: (status)
+    C function: cudaMemcpy3DAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy3DPeerAsync(p: Optional[cudaMemcpy3DPeerParms], stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies memory between devices asynchronously.
+
+     Perform a 3D memory copy according to the parameters specified in
+     p.  See the definition of the cudaMemcpy3DPeerParms structure
+     for documentation of its parameters.
+
+     - p      - Parameters for the memory copy
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidPitchValue
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpyPeer, cudaMemcpyAsync, cudaMemcpyPeerAsync,
+     cudaMemcpy3DPeerAsync,
+     cuMemcpy3DPeerAsync
+
+    Returns: (status)
+    C function: cudaMemcpy3DPeerAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemGetInfo() -> tuple[cudaError_t, int, int]:
     """Gets free and total device memory
+
+     Returns in *total the total amount of memory available to the the current context.
+     Returns in *free the amount of memory on the device that is free according to the OS.
+     CUDA is not guaranteed to be able to allocate all of the memory that the OS reports as free.
+     In a multi-tenet situation, free estimate returned is prone to race condition where
+     a new allocation/free done by a different process or a different thread in the same
+     process between the time when free memory was estimated and reported, will result in
+     deviation in free value reported and actual free memory.
+
+     The integrated GPU on Tegra shares memory with CPU and other component
+     of the SoC. The free and total values returned by the API excludes
+     the SWAP memory space maintained by the OS on some platforms.
+     The OS may move some of the memory pages into swap area as the GPU or
+     CPU allocate or access memory. See Tegra app note on how to calculate
+     total and free memory on Tegra.
+
+     - free  - Returned free memory in bytes
+     - total - Returned total memory in bytes
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorLaunchFailure
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuMemGetInfo
+
+    Returns: (status, free, total)
+    C function: cudaMemGetInfo (cuda_runtime_api.h)
     """
     ...
 
 def cudaArrayGetInfo(array: cudaArray_t | int | None) -> tuple[cudaError_t, cudaChannelFormatDesc, cudaExtent, int]:
-    """Gets info about the specified cudaArray Returns in *desc, *extent and *flags respectively, the type, shape and flags of array.
+    """Gets info about the specified cudaArray
+     
+     Returns in *desc, *extent and *flags respectively, the type, shape 
+     and flags of array.
+
+     Any of *desc, *extent and *flags may be specified as NULL.
+
+     - desc   - Returned array type
+     - extent - Returned array shape. 2D arrays will have depth of zero
+     - flags  - Returned array flags
+     - array  - The cudaArray to get info for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuArrayGetDescriptor,
+     cuArray3DGetDescriptor
+
+    Returns: (status, desc, extent, flags)
+    C function: cudaArrayGetInfo (cuda_runtime_api.h)
     """
     ...
 
 def cudaArrayGetPlane(hArray: cudaArray_t | int | None, planeIdx: int) -> tuple[cudaError_t, cudaArray_t]:
     """Gets a CUDA array plane from a CUDA array
+
+     Returns in pPlaneArray a CUDA array that represents a single format plane
+     of the CUDA array hArray.
+
+     If planeIdx is greater than the maximum number of planes in this array or if the array does
+     not have a multi-planar format e.g: cudaChannelFormatKindNV12, then cudaErrorInvalidValue is returned.
+
+     Note that if the hArray has format cudaChannelFormatKindNV12, then passing in 0 for planeIdx returns
+     a CUDA array of the same size as hArray but with one 8-bit channel and cudaChannelFormatKindUnsigned as its format kind.
+     If 1 is passed for planeIdx, then the returned CUDA array has half the height and width
+     of hArray with two 8-bit channels and cudaChannelFormatKindUnsigned as its format kind.
+
+     - pPlaneArray   - Returned CUDA array referenced by the planeIdx
+     - hArray        - CUDA array
+     - planeIdx      - Plane index
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     cudaErrorInvalidResourceHandle
+     Note:
+
+     See also:
+     cuArrayGetPlane
+
+    Returns: (status, pPlaneArray)
+    C function: cudaArrayGetPlane (cuda_runtime_api.h)
     """
     ...
 
 def cudaArrayGetMemoryRequirements(array: cudaArray_t | int | None, device: int) -> tuple[cudaError_t, cudaArrayMemoryRequirements]:
     """Returns the memory requirements of a CUDA array
+
+     Returns the memory requirements of a CUDA array in memoryRequirements
+     If the CUDA array is not allocated with flag cudaArrayDeferredMapping
+     cudaErrorInvalidValue will be returned.
+
+     The returned value in cudaArrayMemoryRequirementssize
+     represents the total size of the CUDA array.
+     The returned value in cudaArrayMemoryRequirementsalignment
+     represents the alignment necessary for mapping the CUDA array.
+
+     Returns:
+     cudaSuccess
+     cudaErrorInvalidValue
+
+     - memoryRequirements - Pointer to cudaArrayMemoryRequirements
+     - array - CUDA array to get the memory requirements of
+     - device - Device to get the memory requirements for
+     See also: cudaMipmappedArrayGetMemoryRequirements
+
+    Returns: (status, memoryRequirements)
+    C function: cudaArrayGetMemoryRequirements (cuda_runtime_api.h)
     """
     ...
 
 def cudaMipmappedArrayGetMemoryRequirements(mipmap: cudaMipmappedArray_t | int | None, device: int) -> tuple[cudaError_t, cudaArrayMemoryRequirements]:
     """Returns the memory requirements of a CUDA mipmapped array
+
+     Returns the memory requirements of a CUDA mipmapped array in memoryRequirements
+     If the CUDA mipmapped array is not allocated with flag cudaArrayDeferredMapping
+     cudaErrorInvalidValue will be returned.
+
+     The returned value in cudaArrayMemoryRequirementssize
+     represents the total size of the CUDA mipmapped array.
+     The returned value in cudaArrayMemoryRequirementsalignment
+     represents the alignment necessary for mapping the CUDA mipmapped
+     array.
+
+     Returns:
+     cudaSuccess
+     cudaErrorInvalidValue
+
+     - memoryRequirements - Pointer to cudaArrayMemoryRequirements
+     - mipmap - CUDA mipmapped array to get the memory requirements of
+     - device - Device to get the memory requirements for
+     See also: cudaArrayGetMemoryRequirements
+
+    Returns: (status, memoryRequirements)
+    C function: cudaMipmappedArrayGetMemoryRequirements (cuda_runtime_api.h)
     """
     ...
 
 def cudaArrayGetSparseProperties(array: cudaArray_t | int | None) -> tuple[cudaError_t, cudaArraySparseProperties]:
     """Returns the layout properties of a sparse CUDA array
+
+     Returns the layout properties of a sparse CUDA array in sparseProperties.
+     If the CUDA array is not allocated with flag cudaArraySparse
+     cudaErrorInvalidValue will be returned.
+
+     If the returned value in cudaArraySparsePropertiesflags contains cudaArraySparsePropertiesSingleMipTail,
+     then cudaArraySparsePropertiesmiptailSize represents the total size of the array. Otherwise, it will be zero.
+     Also, the returned value in cudaArraySparsePropertiesmiptailFirstLevel is always zero.
+     Note that the array must have been allocated using cudaMallocArray or cudaMalloc3DArray. For CUDA arrays obtained
+     using cudaMipmappedArrayGetLevel, cudaErrorInvalidValue will be returned. Instead, cudaMipmappedArrayGetSparseProperties
+     must be used to obtain the sparse properties of the entire CUDA mipmapped array to which array belongs to.
+
+     Returns:
+     cudaSuccess
+     cudaErrorInvalidValue
+
+     - sparseProperties - Pointer to return the cudaArraySparseProperties
+     - array             - The CUDA array to get the sparse properties of 
+
+     See also:
+     cudaMipmappedArrayGetSparseProperties,
+     cuMemMapArrayAsync
+
+    Returns: (status, sparseProperties)
+    C function: cudaArrayGetSparseProperties (cuda_runtime_api.h)
     """
     ...
 
 def cudaMipmappedArrayGetSparseProperties(mipmap: cudaMipmappedArray_t | int | None) -> tuple[cudaError_t, cudaArraySparseProperties]:
     """Returns the layout properties of a sparse CUDA mipmapped array
+
+     Returns the sparse array layout properties in sparseProperties.
+     If the CUDA mipmapped array is not allocated with flag cudaArraySparse
+     cudaErrorInvalidValue will be returned.
+
+     For non-layered CUDA mipmapped arrays, cudaArraySparsePropertiesmiptailSize returns the
+     size of the mip tail region. The mip tail region includes all mip levels whose width, height or depth
+     is less than that of the tile.
+     For layered CUDA mipmapped arrays, if cudaArraySparsePropertiesflags contains cudaArraySparsePropertiesSingleMipTail,
+     then cudaArraySparsePropertiesmiptailSize specifies the size of the mip tail of all layers combined.
+     Otherwise, cudaArraySparsePropertiesmiptailSize specifies mip tail size per layer.
+     The returned value of cudaArraySparsePropertiesmiptailFirstLevel is valid only if cudaArraySparsePropertiesmiptailSize is non-zero.
+
+     Returns:
+     cudaSuccess
+     cudaErrorInvalidValue
+
+     - sparseProperties - Pointer to return cudaArraySparseProperties
+     - mipmap            - The CUDA mipmapped array to get the sparse properties of
+
+     See also:
+     cudaArrayGetSparseProperties,
+     cuMemMapArrayAsync
+
+    Returns: (status, sparseProperties)
+    C function: cudaMipmappedArrayGetSparseProperties (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy(dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies count bytes from the memory area pointed to by src to the
+     memory area pointed to by dst, where kind specifies the direction
+     of the copy, and must be one of cudaMemcpyHostToHost,
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing. Calling
+     cudaMemcpy() with dst and src pointers that do not match the direction of
+     the copy results in an undefined behavior.
+
+     - dst   - Destination memory address
+     - src   - Source memory address
+     - count - Size in bytes to copy
+     - kind  - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+
+     Note:
+     Note:
+
+     See also: cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyDtoH,
+     cuMemcpyHtoD,
+     cuMemcpyDtoD,
+     cuMemcpy
+
+    Returns: (status)
+    C function: cudaMemcpy (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyPeer(dst: int | Buffer | None, dstDevice: int, src: int | Buffer | None, srcDevice: int, count: int) -> tuple[cudaError_t]:
     """Copies memory between two devices
+
+     Copies memory from one device to memory on another device.  dst is the 
+     base device pointer of the destination memory and dstDevice is the 
+     destination device.  src is the base device pointer of the source memory 
+     and srcDevice is the source device.  count specifies the number of bytes 
+     to copy.
+
+     Note that this function is asynchronous with respect to the host, but 
+     serialized with respect all pending and future asynchronous work in to the 
+     current device, srcDevice, and dstDevice (use cudaMemcpyPeerAsync 
+     to avoid this synchronization).
+
+     - dst       - Destination device pointer
+     - dstDevice - Destination device
+     - src       - Source device pointer
+     - srcDevice - Source device
+     - count     - Size of memory copy in bytes
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpyAsync, cudaMemcpyPeerAsync,
+     cudaMemcpy3DPeerAsync,
+     cuMemcpyPeer
+
+    Returns: (status)
+    C function: cudaMemcpyPeer (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2D(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the memory
+     area pointed to by src to the memory area pointed to by dst, where
+     kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing. dpitch and
+     spitch are the widths in memory in bytes of the 2D arrays pointed to by
+     dst and src, including any padding added to the end of each row. The
+     memory areas may not overlap. width must not exceed either dpitch or
+     spitch. Calling cudaMemcpy2D() with dst and src pointers that do
+     not match the direction of the copy results in an undefined behavior.
+     cudaMemcpy2D() returns an error if dpitch or spitch exceeds
+     the maximum allowed.
+
+     - dst    - Destination memory address
+     - dpitch - Pitch of destination memory
+     - src    - Source memory address
+     - spitch - Pitch of source memory
+     - width  - Width of matrix transfer (columns in bytes)
+     - height - Height of matrix transfer (rows)
+     - kind   - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2D,
+     cuMemcpy2DUnaligned
+
+    Returns: (status)
+    C function: cudaMemcpy2D (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2DToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the memory
+     area pointed to by src to the CUDA array dst starting at
+     hOffset rows and wOffset bytes from the upper left corner,
+     where kind specifies the direction of the copy, and must be one
+     of cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     spitch is the width in memory in bytes of the 2D array pointed to by
+     src, including any padding added to the end of each row. wOffset +
+     width must not exceed the width of the CUDA array dst. width must
+     not exceed spitch. cudaMemcpy2DToArray() returns an error if spitch
+     exceeds the maximum allowed.
+
+     - dst     - Destination memory address
+     - wOffset - Destination starting X offset (columns in bytes)
+     - hOffset - Destination starting Y offset (rows)
+     - src     - Source memory address
+     - spitch  - Pitch of source memory
+     - width   - Width of matrix transfer (columns in bytes)
+     - height  - Height of matrix transfer (rows)
+     - kind    - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2D,
+     cuMemcpy2DUnaligned
+
+    Returns: (status)
+    C function: cudaMemcpy2DToArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2DFromArray(dst: int | Buffer | None, dpitch: int, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the CUDA
+     array src starting at hOffset rows and wOffset bytes from the
+     upper left corner to the memory area pointed to by dst, where
+     kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing. dpitch is the
+     width in memory in bytes of the 2D array pointed to by dst, including any
+     padding added to the end of each row. wOffset + width must not exceed
+     the width of the CUDA array src. width must not exceed dpitch.
+     cudaMemcpy2DFromArray() returns an error if dpitch exceeds the maximum
+     allowed.
+
+     - dst     - Destination memory address
+     - dpitch  - Pitch of destination memory
+     - src     - Source memory address
+     - wOffset - Source starting X offset (columns in bytes)
+     - hOffset - Source starting Y offset (rows)
+     - width   - Width of matrix transfer (columns in bytes)
+     - height  - Height of matrix transfer (rows)
+     - kind    - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2D,
+     cuMemcpy2DUnaligned
+
+    Returns: (status)
+    C function: cudaMemcpy2DFromArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2DArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffsetDst: int, src: cudaArray_const_t | int | None, wOffsetSrc: int, hOffsetSrc: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the CUDA
+     array src starting at hOffsetSrc rows and wOffsetSrc bytes from the
+     upper left corner to the CUDA array dst starting at hOffsetDst rows
+     and wOffsetDst bytes from the upper left corner, where kind
+     specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     wOffsetDst + width must not exceed the width of the CUDA array dst.
+     wOffsetSrc + width must not exceed the width of the CUDA array src.
+
+     - dst        - Destination memory address
+     - wOffsetDst - Destination starting X offset (columns in bytes)
+     - hOffsetDst - Destination starting Y offset (rows)
+     - src        - Source memory address
+     - wOffsetSrc - Source starting X offset (columns in bytes)
+     - hOffsetSrc - Source starting Y offset (rows)
+     - width      - Width of matrix transfer (columns in bytes)
+     - height     - Height of matrix transfer (rows)
+     - kind       - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2D,
+     cuMemcpy2DUnaligned
+
+    Returns: (status)
+    C function: cudaMemcpy2DArrayToArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyToSymbol(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data to the given symbol on the device
+
+     Copies count bytes from the memory area pointed to by src
+     to the memory area pointed to by offset bytes from the start of symbol
+     symbol. The memory areas may not overlap. symbol is a variable that
+     resides in global or constant memory space. kind can be either
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of
+     transfer is inferred from the pointer values. However, cudaMemcpyDefault
+     is only allowed on systems that support unified virtual addressing.
+
+     - symbol - Device symbol address
+     - src    - Source memory address
+     - count  - Size in bytes to copy
+     - offset - Offset from start of symbol in bytes
+     - kind   - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidSymbol,
+     cudaErrorInvalidMemcpyDirection,
+     cudaErrorNoKernelImageForDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray,  cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy,
+     cuMemcpyHtoD,
+     cuMemcpyDtoD
+
+    Returns: (status)
+    C function: cudaMemcpyToSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyFromSymbol(dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data from the given symbol on the device
+
+     Copies count bytes from the memory area pointed to by offset bytes
+     from the start of symbol symbol to the memory area pointed to by dst.
+     The memory areas may not overlap. symbol is a variable that
+     resides in global or constant memory space. kind can be either
+     cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of
+     transfer is inferred from the pointer values. However, cudaMemcpyDefault
+     is only allowed on systems that support unified virtual addressing.
+
+     - dst    - Destination memory address
+     - symbol - Device symbol address
+     - count  - Size in bytes to copy
+     - offset - Offset from start of symbol in bytes
+     - kind   - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidSymbol,
+     cudaErrorInvalidMemcpyDirection,
+     cudaErrorNoKernelImageForDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy,
+     cuMemcpyDtoH,
+     cuMemcpyDtoD
+
+    Returns: (status)
+    C function: cudaMemcpyFromSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyAsync(dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies count bytes from the memory area pointed to by src to the
+     memory area pointed to by dst, where kind specifies the
+     direction of the copy, and must be one of cudaMemcpyHostToHost,
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     
+     The memory areas may not overlap. Calling cudaMemcpyAsync() with dst and
+     src pointers that do not match the direction of the copy results in an
+     undefined behavior.
+
+     cudaMemcpyAsync() is asynchronous with respect to the host, so the call
+     may return before the copy is complete. The copy can optionally be
+     associated to a stream by passing a non-zero stream argument. If kind
+     is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and the stream is
+     non-zero, the copy may overlap with operations in other streams.
+
+     The device version of this function only handles device to device copies and
+     cannot be given local or shared pointers.
+
+     - dst    - Destination memory address
+     - src    - Source memory address
+     - count  - Size in bytes to copy
+     - kind   - Type of transfer
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyAsync,
+     cuMemcpyDtoHAsync,
+     cuMemcpyHtoDAsync,
+     cuMemcpyDtoDAsync
+
+    Returns: (status)
+    C function: cudaMemcpyAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyPeerAsync(dst: int | Buffer | None, dstDevice: int, src: int | Buffer | None, srcDevice: int, count: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies memory between two devices asynchronously.
+
+     Copies memory from one device to memory on another device.  dst is the 
+     base device pointer of the destination memory and dstDevice is the 
+     destination device.  src is the base device pointer of the source memory 
+     and srcDevice is the source device.  count specifies the number of bytes 
+     to copy.
+
+     Note that this function is asynchronous with respect to the host and all work
+     on other devices.
+
+     - dst       - Destination device pointer
+     - dstDevice - Destination device
+     - src       - Source device pointer
+     - srcDevice - Source device
+     - count     - Size of memory copy in bytes
+     - stream    - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpyPeer, cudaMemcpyAsync,
+     cudaMemcpy3DPeerAsync,
+     cuMemcpyPeerAsync
+
+    Returns: (status)
+    C function: cudaMemcpyPeerAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyBatchAsync(dsts: Sequence[int] | None, srcs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, attrs: Sequence[cudaMemcpyAttributes] | None, attrsIdxs: Sequence[int] | None, numAttrs: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Performs a batch of memory copies asynchronously.
+
+     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
+     batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies.
+     For copies involving CUDA arrays, please see cudaMemcpy3DBatchAsync.
+
+     Performs memory copies from source buffers specified in srcs to destination buffers specified in dsts.
+     The size of each copy is specified in sizes. All three arrays must be of the same length as specified
+     by count. Since there are no ordering guarantees for copies within a batch, specifying any dependent copies
+     within a batch will result in undefined behavior.
+
+     Every copy in the batch has to be associated with a set of attributes specified in the attrs array.
+     Each entry in this array can apply to more than one copy. This can be done by specifying in the attrsIdxs array,
+     the index of the first copy that the corresponding entry in the attrs array applies to. Both attrs and
+     attrsIdxs must be of the same length as specified by numAttrs. For example, if a batch has 10 copies listed
+     in dst/src/sizes, the first 6 of which have one set of attributes and the remaining 4 another, then numAttrs
+     will be 2, attrsIdxs will be {0, 6} and attrs will contains the two sets of attributes. Note that the first entry
+     in attrsIdxs must always be 0. Also, each entry must be greater than the previous entry and the last entry should be
+     less than count. Furthermore, numAttrs must be lesser than or equal to count.
+
+     The cudaMemcpyAttributessrcAccessOrder indicates the source access ordering to be observed for copies associated
+     with the attribute. If the source access order is set to cudaMemcpySrcAccessOrderStream, then the source will
+     be accessed in stream order. If the source access order is set to cudaMemcpySrcAccessOrderDuringApiCall then
+     it indicates that access to the source pointer can be out of stream order and all accesses must be complete before the
+     API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior
+     operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope
+     that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the
+     need for the user to synchronize the stream after the API call. If the source access order is set to
+     cudaMemcpySrcAccessOrderAny then it indicates that access to the source pointer can be out of stream order and the
+     accesses can happen even after the API call returns. This flag is suited for host pointers allocated
+     outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory.
+     Specifying this flag allows the driver to optimize the copy on certain platforms. Each memcpy operation in the batch
+     must have a valid cudaMemcpyAttributes corresponding to it including the appropriate srcAccessOrder setting,
+     otherwise the API will return cudaErrorInvalidValue.
+
+     The cudaMemcpyAttributessrcLocHint and cudaMemcpyAttributesdstLocHint allows applications to specify hint locations
+     for operands of a copy when the operand doesn't have a fixed location. That is, these hints are
+     only applicable for managed memory pointers on devices where cudaDevAttrConcurrentManagedAccess is true or
+     system-allocated pageable memory on devices where cudaDevAttrPageableMemoryAccess is true.
+     For other cases, these hints are ignored.
+
+     The cudaMemcpyAttributesflags field can be used to specify certain flags for copies. Setting the
+     cudaMemcpyFlagPreferOverlapWithCompute flag indicates that the associated copies should preferably overlap with
+     any compute work. Note that this flag is a hint and can be ignored depending on the platform and other parameters of the copy.
+
+     - dsts          - Array of destination pointers.
+     - srcs          - Array of memcpy source pointers.
+     - sizes         - Array of sizes for memcpy operations.
+     - count         - Size of dsts, srcs and sizes arrays
+     - attrs         - Array of memcpy attributes. 
+     - attrsIdxs     - Array of indices to specify which copies each entry in the attrs array applies to.
+                            The attributes specified in attrs[k] will be applied to copies starting from attrsIdxs[k]
+                            through attrsIdxs[k+1] - 1. Also attrs[numAttrs-1] will apply to copies starting from
+                            attrsIdxs[numAttrs-1] through count - 1.
+     - numAttrs      - Size of attrs and attrsIdxs arrays.
+     - hStream       - The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+     Returns:
+     cudaSuccess
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+    Returns: (status)
+    C function: cudaMemcpyBatchAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy3DBatchAsync(numOps: int, opList: Sequence[cudaMemcpy3DBatchOp] | None, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Performs a batch of 3D memory copies asynchronously.
+
+     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
+     batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent
+     copies within a batch will result in undefined behavior.
+
+     Performs memory copies as specified in the opList array. The length of this array is specified in numOps.
+     Each entry in this array describes a copy operation. This includes among other things, the source and destination
+     operands for the copy as specified in cudaMemcpy3DBatchOpsrc and cudaMemcpy3DBatchOpdst respectively.
+     The source and destination operands of a copy can either be a pointer or a CUDA array. The width, height and depth
+     of a copy is specified in cudaMemcpy3DBatchOpextent. The width, height and depth of a copy are specified in
+     elements and must not be zero. For pointer-to-pointer copies, the element size is considered to be 1. For pointer
+     to CUDA array or vice versa copies, the element size is determined by the CUDA array. For CUDA array to CUDA array copies,
+     the element size of the two CUDA arrays must match.
+
+     For a given operand, if cudaMemcpy3DOperandtype is specified as cudaMemcpyOperandTypePointer, then
+     cudaMemcpy3DOperandopptr will be used. The cudaMemcpy3DOperandopptrptr field must contain the pointer where
+     the copy should begin. The cudaMemcpy3DOperandopptrrowLength field specifies the length of each row in elements and
+     must either be zero or be greater than or equal to the width of the copy specified in cudaMemcpy3DBatchOpextentwidth.
+     The cudaMemcpy3DOperandopptrlayerHeight field specifies the height of each layer and must either be
+     zero or be greater than or equal to the height of the copy specified in cudaMemcpy3DBatchOpextentheight.
+     When either of these values is zero, that aspect of the operand is considered to be tightly packed according to the copy extent.
+     For managed memory pointers on devices where cudaDevAttrConcurrentManagedAccess is true or system-allocated pageable memory
+     on devices where cudaDevAttrPageableMemoryAccess is true, the cudaMemcpy3DOperandopptrlocHint field can be used to hint
+     the location of the operand.
+
+     If an operand's type is specified as cudaMemcpyOperandTypeArray, then cudaMemcpy3DOperandoparray will be used.
+     The cudaMemcpy3DOperandoparrayarray field specifies the CUDA array and cudaMemcpy3DOperandoparrayoffset specifies
+     the 3D offset into that array where the copy begins.
+
+     The cudaMemcpyAttributessrcAccessOrder indicates the source access ordering to be observed for copies associated
+     with the attribute. If the source access order is set to cudaMemcpySrcAccessOrderStream, then the source will
+     be accessed in stream order. If the source access order is set to cudaMemcpySrcAccessOrderDuringApiCall then
+     it indicates that access to the source pointer can be out of stream order and all accesses must be complete before the
+     API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior
+     operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope
+     that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the
+     need for the user to synchronize the stream after the API call. If the source access order is set to
+     cudaMemcpySrcAccessOrderAny then it indicates that access to the source pointer can be out of stream order and the
+     accesses can happen even after the API call returns. This flag is suited for host pointers allocated
+     outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory.
+     Specifying this flag allows the driver to optimize the copy on certain platforms. Each memcopy operation in opList
+     must have a valid srcAccessOrder setting, otherwise this API will return cudaErrorInvalidValue.
+
+     The cudaMemcpyAttributesflags field can be used to specify certain flags for copies. Setting the
+     cudaMemcpyFlagPreferOverlapWithCompute flag indicates that the associated copies should preferably overlap with
+     any compute work. Note that this flag is a hint and can be ignored depending on the platform and other parameters of the copy.
+
+     - numOps     - Total number of memcpy operations. 
+     - opList     - Array of size numOps containing the actual memcpy operations. 
+     - flags      - Flags for future use, must be zero now.
+     - hStream    - The stream to enqueue the operations in. Must not be default NULL stream.
+
+     Returns:
+     cudaSuccess
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+    Returns: (status)
+    C function: cudaMemcpy3DBatchAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the memory
+     area pointed to by src to the memory area pointed to by dst, where
+     kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     dpitch and spitch are the widths in memory in bytes of the 2D arrays
+     pointed to by dst and src, including any padding added to the end of
+     each row. The memory areas may not overlap. width must not exceed either
+     dpitch or spitch.
+
+     Calling cudaMemcpy2DAsync() with dst and src pointers that do not
+     match the direction of the copy results in an undefined behavior.
+     cudaMemcpy2DAsync() returns an error if dpitch or spitch is greater
+     than the maximum allowed.
+
+     cudaMemcpy2DAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally
+     be associated to a stream by passing a non-zero stream argument. If
+     kind is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and
+     stream is non-zero, the copy may overlap with operations in other
+     streams.
+
+     The device version of this function only handles device to device copies and
+     cannot be given local or shared pointers.
+
+     - dst    - Destination memory address
+     - dpitch - Pitch of destination memory
+     - src    - Source memory address
+     - spitch - Pitch of source memory
+     - width  - Width of matrix transfer (columns in bytes)
+     - height - Height of matrix transfer (rows)
+     - kind   - Type of transfer
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2DAsync
+
+    Returns: (status)
+    C function: cudaMemcpy2DAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2DToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the memory
+     area pointed to by src to the CUDA array dst starting at hOffset
+     rows and wOffset bytes from the upper left corner, where kind specifies
+     the direction of the copy, and must be one of cudaMemcpyHostToHost,
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     spitch is the width in memory in bytes of the 2D array pointed to by
+     src, including any padding added to the end of each row. wOffset +
+     width must not exceed the width of the CUDA array dst. width must
+     not exceed spitch. cudaMemcpy2DToArrayAsync() returns an error if
+     spitch exceeds the maximum allowed.
+
+     cudaMemcpy2DToArrayAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally
+     be associated to a stream by passing a non-zero stream argument. If
+     kind is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and
+     stream is non-zero, the copy may overlap with operations in other
+     streams.
+
+     - dst     - Destination memory address
+     - wOffset - Destination starting X offset (columns in bytes)
+     - hOffset - Destination starting Y offset (rows)
+     - src     - Source memory address
+     - spitch  - Pitch of source memory
+     - width   - Width of matrix transfer (columns in bytes)
+     - height  - Height of matrix transfer (rows)
+     - kind    - Type of transfer
+     - stream  - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2DAsync
+
+    Returns: (status)
+    C function: cudaMemcpy2DToArrayAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpy2DFromArrayAsync(dst: int | Buffer | None, dpitch: int, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     Copies a matrix (height rows of width bytes each) from the CUDA
+     array src starting at hOffset rows and wOffset bytes from the
+     upper left corner to the memory area pointed to by dst,
+     where kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+     dpitch is the width in memory in bytes of the 2D
+     array pointed to by dst, including any padding added to the end of each
+     row. wOffset + width must not exceed the width of the CUDA array
+     src. width must not exceed dpitch. cudaMemcpy2DFromArrayAsync()
+     returns an error if dpitch exceeds the maximum allowed.
+
+     cudaMemcpy2DFromArrayAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally be
+     associated to a stream by passing a non-zero stream argument. If kind
+     is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and stream is
+     non-zero, the copy may overlap with operations in other streams.
+
+     - dst     - Destination memory address
+     - dpitch  - Pitch of destination memory
+     - src     - Source memory address
+     - wOffset - Source starting X offset (columns in bytes)
+     - hOffset - Source starting Y offset (rows)
+     - width   - Width of matrix transfer (columns in bytes)
+     - height  - Height of matrix transfer (rows)
+     - kind    - Type of transfer
+     - stream  - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidPitchValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpy2DAsync
+
+    Returns: (status)
+    C function: cudaMemcpy2DFromArrayAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyToSymbolAsync(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data to the given symbol on the device
+
+     Copies count bytes from the memory area pointed to by src
+     to the memory area pointed to by offset bytes from the start of symbol
+     symbol. The memory areas may not overlap. symbol is a variable that
+     resides in global or constant memory space. kind can be either
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of transfer
+     is inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     cudaMemcpyToSymbolAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally
+     be associated to a stream by passing a non-zero stream argument. If
+     kind is cudaMemcpyHostToDevice and stream is non-zero, the copy
+     may overlap with operations in other streams.
+
+     - symbol - Device symbol address
+     - src    - Source memory address
+     - count  - Size in bytes to copy
+     - offset - Offset from start of symbol in bytes
+     - kind   - Type of transfer
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidSymbol,
+     cudaErrorInvalidMemcpyDirection,
+     cudaErrorNoKernelImageForDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyFromSymbolAsync,
+     cuMemcpyAsync,
+     cuMemcpyHtoDAsync,
+     cuMemcpyDtoDAsync
+
+    Returns: (status)
+    C function: cudaMemcpyToSymbolAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyFromSymbolAsync(dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data from the given symbol on the device
+
+     Copies count bytes from the memory area pointed to by offset bytes
+     from the start of symbol symbol to the memory area pointed to by dst.
+     The memory areas may not overlap. symbol is a variable that resides in
+     global or constant memory space. kind can be either
+     cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of transfer
+     is inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     cudaMemcpyFromSymbolAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally be
+     associated to a stream by passing a non-zero stream argument. If kind
+     is cudaMemcpyDeviceToHost and stream is non-zero, the copy may overlap
+     with operations in other streams.
+
+     - dst    - Destination memory address
+     - symbol - Device symbol address
+     - count  - Size in bytes to copy
+     - offset - Offset from start of symbol in bytes
+     - kind   - Type of transfer
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidSymbol,
+     cudaErrorInvalidMemcpyDirection,
+     cudaErrorNoKernelImageForDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync,
+     cuMemcpyAsync,
+     cuMemcpyDtoHAsync,
+     cuMemcpyDtoDAsync
+
+    Returns: (status)
+    C function: cudaMemcpyFromSymbolAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemset(devPtr: int | Buffer | None, value: int, count: int) -> tuple[cudaError_t]:
     """Initializes or sets device memory to a value
+
+     Fills the first count bytes of the memory area pointed to by devPtr
+     with the constant byte value value.
+
+     Note that this function is asynchronous with respect to the host unless
+     devPtr refers to pinned host memory.
+
+     - devPtr - Pointer to device memory
+     - value  - Value to set for each byte of specified memory
+     - count  - Size in bytes to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuMemsetD8,
+     cuMemsetD16,
+     cuMemsetD32
+
+    Returns: (status)
+    C function: cudaMemset (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemset2D(devPtr: int | Buffer | None, pitch: int, value: int, width: int, height: int) -> tuple[cudaError_t]:
     """Initializes or sets device memory to a value
+
+     Sets to the specified value value a matrix (height rows of width
+     bytes each) pointed to by dstPtr. pitch is the width in bytes of the
+     2D array pointed to by dstPtr, including any padding added to the end
+     of each row. This function performs fastest when the pitch is one that has
+     been passed back by cudaMallocPitch().
+
+     Note that this function is asynchronous with respect to the host unless
+     devPtr refers to pinned host memory.
+
+     - devPtr - Pointer to 2D device memory
+     - pitch  - Pitch in bytes of 2D device memory(Unused if height is 1)
+     - value  - Value to set for each byte of specified memory
+     - width  - Width of matrix set (columns in bytes)
+     - height - Height of matrix set (rows)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemset, cudaMemset3D, cudaMemsetAsync,
+     cudaMemset2DAsync, cudaMemset3DAsync,
+     cuMemsetD2D8,
+     cuMemsetD2D16,
+     cuMemsetD2D32
+
+    Returns: (status)
+    C function: cudaMemset2D (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) -> tuple[cudaError_t]:
     """Initializes or sets device memory to a value
+
+     Initializes each element of a 3D array to the specified value value.
+     The object to initialize is defined by pitchedDevPtr. The pitch field
+     of pitchedDevPtr is the width in memory in bytes of the 3D array pointed
+     to by pitchedDevPtr, including any padding added to the end of each row.
+     The xsize field specifies the logical width of each row in bytes, while
+     the ysize field specifies the height of each 2D slice in rows.
+     The pitch field of pitchedDevPtr is ignored when height and depth 
+     are both equal to 1. 
+
+     The extents of the initialized region are specified as a width in bytes,
+     a height in rows, and a depth in slices.
+
+     Extents with width greater than or equal to the xsize of
+     pitchedDevPtr may perform significantly faster than extents narrower
+     than the xsize. Secondarily, extents with height equal to the
+     ysize of pitchedDevPtr will perform faster than when the height is
+     shorter than the ysize.
+
+     This function performs fastest when the pitchedDevPtr has been allocated
+     by cudaMalloc3D().
+
+     Note that this function is asynchronous with respect to the host unless
+     pitchedDevPtr refers to pinned host memory.
+
+     - pitchedDevPtr - Pointer to pitched device memory
+     - value         - Value to set for each byte of specified memory
+     - extent        - Size parameters for where to set device memory (width field in bytes)
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemset, cudaMemset2D,
+     cudaMemsetAsync, cudaMemset2DAsync, cudaMemset3DAsync,
+     cudaMalloc3D, make_cudaPitchedPtr,
+     make_cudaExtent
+
+    Returns: (status)
+    C function: cudaMemset3D (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Initializes or sets device memory to a value
+
+     Fills the first count bytes of the memory area pointed to by devPtr
+     with the constant byte value value.
+
+     cudaMemsetAsync() is asynchronous with respect to the host, so
+     the call may return before the memset is complete. The operation can optionally
+     be associated to a stream by passing a non-zero stream argument.
+     If stream is non-zero, the operation may overlap with operations in other streams.
+
+     The device version of this function only handles device to device copies and
+     cannot be given local or shared pointers.
+
+     - devPtr - Pointer to device memory
+     - value  - Value to set for each byte of specified memory
+     - count  - Size in bytes to set
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemset, cudaMemset2D, cudaMemset3D,
+     cudaMemset2DAsync, cudaMemset3DAsync,
+     cuMemsetD8Async,
+     cuMemsetD16Async,
+     cuMemsetD32Async
+
+    Returns: (status)
+    C function: cudaMemsetAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemset2DAsync(devPtr: int | Buffer | None, pitch: int, value: int, width: int, height: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Initializes or sets device memory to a value
+
+     Sets to the specified value value a matrix (height rows of width
+     bytes each) pointed to by dstPtr. pitch is the width in bytes of the
+     2D array pointed to by dstPtr, including any padding added to the end
+     of each row. This function performs fastest when the pitch is one that has
+     been passed back by cudaMallocPitch().
+
+     cudaMemset2DAsync() is asynchronous with respect to the host, so
+     the call may return before the memset is complete. The operation can optionally
+     be associated to a stream by passing a non-zero stream argument.
+     If stream is non-zero, the operation may overlap with operations in other streams.
+
+     The device version of this function only handles device to device copies and
+     cannot be given local or shared pointers.
+
+     - devPtr - Pointer to 2D device memory
+     - pitch  - Pitch in bytes of 2D device memory(Unused if height is 1)
+     - value  - Value to set for each byte of specified memory
+     - width  - Width of matrix set (columns in bytes)
+     - height - Height of matrix set (rows)
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemset, cudaMemset2D, cudaMemset3D,
+     cudaMemsetAsync, cudaMemset3DAsync,
+     cuMemsetD2D8Async,
+     cuMemsetD2D16Async,
+     cuMemsetD2D32Async
+
+    Returns: (status)
+    C function: cudaMemset2DAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Initializes or sets device memory to a value
+
+     Initializes each element of a 3D array to the specified value value.
+     The object to initialize is defined by pitchedDevPtr. The pitch field
+     of pitchedDevPtr is the width in memory in bytes of the 3D array pointed
+     to by pitchedDevPtr, including any padding added to the end of each row.
+     The xsize field specifies the logical width of each row in bytes, while
+     the ysize field specifies the height of each 2D slice in rows.
+     The pitch field of pitchedDevPtr is ignored when height and depth 
+     are both equal to 1. 
+
+     The extents of the initialized region are specified as a width in bytes,
+     a height in rows, and a depth in slices.
+
+     Extents with width greater than or equal to the xsize of
+     pitchedDevPtr may perform significantly faster than extents narrower
+     than the xsize. Secondarily, extents with height equal to the
+     ysize of pitchedDevPtr will perform faster than when the height is
+     shorter than the ysize.
+
+     This function performs fastest when the pitchedDevPtr has been allocated
+     by cudaMalloc3D().
+
+     cudaMemset3DAsync() is asynchronous with respect to the host, so
+     the call may return before the memset is complete. The operation can optionally
+     be associated to a stream by passing a non-zero stream argument.
+     If stream is non-zero, the operation may overlap with operations in other streams.
+
+     The device version of this function only handles device to device copies and
+     cannot be given local or shared pointers.
+
+     - pitchedDevPtr - Pointer to pitched device memory
+     - value         - Value to set for each byte of specified memory
+     - extent        - Size parameters for where to set device memory (width field in bytes)
+     - stream - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemset, cudaMemset2D, cudaMemset3D,
+     cudaMemsetAsync, cudaMemset2DAsync,
+     cudaMalloc3D, make_cudaPitchedPtr,
+     make_cudaExtent
+
+    Returns: (status)
+    C function: cudaMemset3DAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetSymbolAddress(symbol: int | Buffer | None) -> tuple[cudaError_t, int]:
     """Finds the address associated with a CUDA symbol
+
+     Returns in *devPtr the address of symbol symbol on the device.
+     symbol is a variable that resides in global or constant memory space.
+     If symbol cannot be found, or if symbol is not declared in the
+     global or constant memory space, *devPtr is unchanged and the error
+     cudaErrorInvalidSymbol is returned.
+
+     - devPtr - Return device pointer associated with symbol
+     - symbol - Device symbol address
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidSymbol,
+     cudaErrorNoKernelImageForDevice
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGetSymbolAddress(void**, const T&) "cudaGetSymbolAddress (C++ API)",
+     cudaGetSymbolSize(size_t*, const void*) "cudaGetSymbolSize (C API)",
+     cuModuleGetGlobal
+
+    Returns: (status, devPtr)
+    C function: cudaGetSymbolAddress (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetSymbolSize(symbol: int | Buffer | None) -> tuple[cudaError_t, int]:
     """Finds the size of the object associated with a CUDA symbol
+
+     Returns in *size the size of symbol symbol. symbol is a variable that
+     resides in global or constant memory space. If symbol cannot be found, or
+     if symbol is not declared in global or constant memory space, *size is
+     unchanged and the error cudaErrorInvalidSymbol is returned.
+
+     - size   - Size of object associated with symbol
+     - symbol - Device symbol address
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidSymbol,
+     cudaErrorNoKernelImageForDevice
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGetSymbolAddress(void**, const void*) "cudaGetSymbolAddress (C API)",
+     cudaGetSymbolSize(size_t*, const T&) "cudaGetSymbolSize (C++ API)",
+     cuModuleGetGlobal
+
+    Returns: (status, size)
+    C function: cudaGetSymbolSize (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPrefetchAsync(devPtr: int | Buffer | None, count: int, location: cudaMemLocation, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Prefetches memory to the specified destination location
+
+     Prefetches memory to the specified destination location.  devPtr is the
+     base device pointer of the memory to be prefetched and location specifies the
+     destination location. count specifies the number of bytes to copy. stream
+     is the stream in which the operation is enqueued. The memory range must refer
+     to managed memory allocated via cudaMallocManaged or declared via __managed__ variables, 
+     or it may also refer to system-allocated memory on systems with non-zero
+     cudaDevAttrPageableMemoryAccess.
+     
+     Specifying cudaMemLocationTypeDevice for cudaMemLocationtype will prefetch memory to GPU
+     specified by device ordinal cudaMemLocationid which must have non-zero value for the device attribute
+     concurrentManagedAccess. Additionally, stream must be associated with a device
+     that has a non-zero value for the device attribute concurrentManagedAccess.
+     Specifying cudaMemLocationTypeHost as cudaMemLocationtype will prefetch data to host memory.
+     Applications can request prefetching memory to a specific host NUMA node by specifying
+     cudaMemLocationTypeHostNuma for cudaMemLocationtype and a valid host NUMA node id in cudaMemLocationid
+     Users can also request prefetching memory to the host NUMA node closest to the current thread's CPU by specifying
+     cudaMemLocationTypeHostNumaCurrent for cudaMemLocationtype. Note when cudaMemLocationtype is etiher
+     cudaMemLocationTypeHost OR cudaMemLocationTypeHostNumaCurrent, cudaMemLocationid will be ignored.
+
+     The start address and end address of the memory range will be rounded down and rounded up
+     respectively to be aligned to CPU page size before the prefetch operation is enqueued
+     in the stream.
+
+     If no physical memory has been allocated for this region, then this memory region
+     will be populated and mapped on the destination device. If there's insufficient
+     memory to prefetch the desired region, the Unified Memory driver may evict pages from other
+     cudaMallocManaged allocations to host memory in order to make room. Device memory
+     allocated using cudaMalloc or cudaMallocArray will not be evicted.
+
+     By default, any mappings to the previous location of the migrated pages are removed and
+     mappings for the new location are only setup on the destination location. The exact behavior however
+     also depends on the settings applied to this memory range via cuMemAdvise as described
+     below:
+
+     If cudaMemAdviseSetReadMostly was set on any subset of this memory range,
+     then that subset will create a read-only copy of the pages on destination location.
+     If however the destination location is a host NUMA node, then any pages of that subset
+     that are already in another host NUMA node will be transferred to the destination.
+
+     If cudaMemAdviseSetPreferredLocation was called on any subset of this memory
+     range, then the pages will be migrated to location even if location is not the
+     preferred location of any pages in the memory range.
+
+     If cudaMemAdviseSetAccessedBy was called on any subset of this memory range,
+     then mappings to those pages from all the appropriate processors are updated to
+     refer to the new location if establishing such a mapping is possible. Otherwise,
+     those mappings are cleared.
+
+     Note that this API is not required for functionality and only serves to improve performance
+     by allowing the application to migrate data to a suitable location before it is accessed.
+     Memory accesses to this range are always coherent and are allowed even when the data is
+     actively being migrated.
+
+     Note that this function is asynchronous with respect to the host and all work
+     on other devices.
+
+     - devPtr    - Pointer to be prefetched
+     - count     - Size in bytes
+     - location  - location to prefetch to
+     - flags     - flags for future use, must be zero now. 
+     - stream    - Stream to enqueue prefetch operation
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpyPeer, cudaMemcpyAsync,
+     cudaMemcpy3DPeerAsync, cudaMemAdvise, cuMemPrefetchAsync
+
+    Returns: (status)
+    C function: cudaMemPrefetchAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPrefetchBatchAsync(dptrs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[cudaMemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Performs a batch of memory prefetches asynchronously
+
+     Performs a batch of memory prefetches. The batch as a whole executes in stream order
+     but operations within a batch are not guaranteed to execute in any specific order.
+     All devices in the system must have a non-zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess otherwise the API will return an error.
+     
+     The semantics of the individual prefetch operations are as described in cudaMemPrefetchAsync.
+     
+     Performs memory prefetch on address ranges specified in dptrs and sizes.
+     Both arrays must be of the same length as specified by count. Each memory range specified
+     must refer to managed memory allocated via cudaMallocManaged or declared via
+     __managed__ variables or it may also refer to system-allocated memory when all devices
+     have a non-zero value for cudaDevAttrPageableMemoryAccess. The prefetch location for
+     every operation in the batch is specified in the prefetchLocs array. Each entry in
+     this array can apply to more than one operation. This can be done by specifying in the
+     prefetchLocIdxs array, the index of the first prefetch operation that the corresponding entry
+     in the prefetchLocs array applies to. Both prefetchLocs and prefetchLocIdxs must be of
+     the same length as specified by numPrefetchLocs. For example, if a batch has 10 prefetches listed
+     in dptrs/sizes, the first 4 of which are to be prefetched to one location and the remaining 6 are to be prefetched
+     to another, then numPrefetchLocs will be 2, prefetchLocIdxs will be {0, 4} and prefetchLocs
+     will contain the two locations. Note the first entry in prefetchLocIdxs must always be 0.
+     Also, each entry must be greater than the previous entry and the last entry should be less than count.
+     Furthermore, numPrefetchLocs must be lesser than or equal to count.
+
+     - dptrs           - Array of pointers to be prefetched
+     - sizes           - Array of sizes for memory prefetch operations.
+     - count           - Size of dptrs and sizes arrays.
+     - prefetchLocs    - Array of locations to prefetch to.
+     - prefetchLocIdxs - Array of indices to specify which operands each entry in the prefetchLocs array applies to.
+                              The locations specified in prefetchLocs[k] will be applied to copies starting from  prefetchLocIdxs[k]
+                              through  prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to prefetches starting from
+                              prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+     - numPrefetchLocs - Size of prefetchLocs and prefetchLocIdxs arrays.
+     - flags           - Flags reserved for future use. Must be zero.
+     - hStream         - The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+    Returns: (status)
+    C function: cudaMemPrefetchBatchAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemDiscardBatchAsync(dptrs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Performs a batch of memory discards asynchronously
+
+     Performs a batch of memory discards. The batch as a whole executes in stream order
+     but operations within a batch are not guaranteed to execute in any specific order.
+     All devices in the system must have a non-zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess otherwise the API will return an error.
+     
+     Discarding a memory range informs the driver that the contents of that range are no longer useful.
+     Discarding memory ranges allows the driver to optimize certain data migrations and can also help
+     reduce memory pressure. This operation can be undone on any part of the range by either writing to it
+     or prefetching it via cudaMemPrefetchAsync or cudaMemPrefetchBatchAsync. Reading from a discarded range,
+     without a subsequent write or prefetch to that part of the range, will return an indeterminate value.
+     Note that any reads, writes or prefetches to any part of the memory range that occur simultaneously with
+     the discard operation result in undefined behavior.
+
+     Performs memory discard on address ranges specified in dptrs and sizes.
+     Both arrays must be of the same length as specified by count. Each memory range
+     specified must refer to managed memory allocated via cudaMallocManaged or declared
+     via __managed__ variables or it may also refer to system-allocated memory when all devices
+     have a non-zero value for cudaDevAttrPageableMemoryAccess.
+
+     - dptrs   - Array of pointers to be discarded
+     - sizes   - Array of sizes for memory discard operations.
+     - count   - Size of dptrs and sizes arrays.
+     - flags   - Flags reserved for future use. Must be zero.
+     - hStream - The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+    Returns: (status)
+    C function: cudaMemDiscardBatchAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[cudaMemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Performs a batch of memory discards and prefetches asynchronously
+
+     Performs a batch of memory discards followed by prefetches. The batch as a whole executes
+     in stream order but operations within a batch are not guaranteed to execute in any specific order.
+     All devices in the system must have a non-zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess otherwise the API will return an error.
+     
+     Calling cudaMemDiscardAndPrefetchBatchAsync is semantically equivalent to calling
+     cudaMemDiscardBatchAsync followed by cudaMemPrefetchBatchAsync, but is more optimal.
+     For more details on what discarding and prefetching imply, please refer to cudaMemDiscardBatchAsync
+     and cudaMemPrefetchBatchAsync respectively. Note that any reads, writes or prefetches to any part
+     of the memory range that occur simultaneously with this combined discard+prefetch operation
+     result in undefined behavior.
+
+     Performs memory discard and prefetch on address ranges specified in dptrs and sizes.
+     Both arrays must be of the same length as specified by count. Each memory range specified
+     must refer to managed memory allocated via cudaMallocManaged or declared via
+     __managed__ variables or it may also refer to system-allocated memory when all devices
+     have a non-zero value for cudaDevAttrPageableMemoryAccess. Every operation in the batch
+     has to be associated with a valid location to prefetch the address range to and specified in
+     the prefetchLocs array. Each entry in this array can apply to more than one operation.
+     This can be done by specifying in the prefetchLocIdxs array, the index of the first
+     operation that the corresponding entry in the prefetchLocs array applies to.
+     Both prefetchLocs and prefetchLocIdxs must be of the same length as specified by
+     numPrefetchLocs. For example, if a batch has 10 operations listed in dptrs/sizes,
+     the first 6 of which are to be prefetched to one location and the remaining 4 are to be
+     prefetched to another, then numPrefetchLocs will be 2, prefetchLocIdxs will be {0, 6}
+     and prefetchLocs will contain the two set of locations. Note the first entry in
+     prefetchLocIdxs must always be 0. Also, each entry must be greater than the previous
+     entry and the last entry should be less than count. Furthermore, numPrefetchLocs
+     must be lesser than or equal to count.
+
+     - dptrs           - Array of pointers to be discarded
+     - sizes           - Array of sizes for memory discard operations.
+     - count           - Size of dptrs and sizes arrays.
+     - prefetchLocs    - Array of locations to prefetch to.
+     - prefetchLocIdxs - Array of indices to specify which operands each entry in the prefetchLocs array applies to.
+                              The locations specified in prefetchLocs[k] will be applied to operations starting from  prefetchLocIdxs[k]
+                              through prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to copies starting from
+                              prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+     - numPrefetchLocs - Size of prefetchLocs and prefetchLocIdxs arrays.
+     - flags           - Flags reserved for future use. Must be zero.
+     - hStream         - The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+    Returns: (status)
+    C function: cudaMemDiscardAndPrefetchBatchAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemAdvise(devPtr: int | Buffer | None, count: int, advice: cudaMemoryAdvise | int, location: cudaMemLocation) -> tuple[cudaError_t]:
     """Advise about the usage of a given memory range
+
+     Advise the Unified Memory subsystem about the usage pattern for the memory range
+     starting at devPtr with a size of count bytes. The start address and end address of the memory
+     range will be rounded down and rounded up respectively to be aligned to CPU page size before the
+     advice is applied. The memory range must refer to managed memory allocated via cudaMallocManaged
+     or declared via __managed__ variables. The memory range could also refer to system-allocated pageable
+     memory provided it represents a valid, host-accessible region of memory and all additional constraints
+     imposed by advice as outlined below are also satisfied. Specifying an invalid system-allocated pageable
+     memory range results in an error being returned.
+
+     The advice parameter can take the following values:
+     - cudaMemAdviseSetReadMostly: This implies that the data is mostly going to be read
+     from and only occasionally written to. Any read accesses from any processor to this region will create a
+     read-only copy of at least the accessed pages in that processor's memory. Additionally, if cudaMemPrefetchAsync
+     or cudaMemPrefetchAsync is called on this region, it will create a read-only copy of the data on the destination processor.
+     If the target location for cudaMemPrefetchAsync is a host NUMA node and a read-only copy already exists on
+     another host NUMA node, that copy will be migrated to the targeted host NUMA node.
+     If any processor writes to this region, all copies of the corresponding page will be invalidated
+     except for the one where the write occurred. If the writing processor is the CPU and the preferred location of
+     the page is a host NUMA node, then the page will also be migrated to that host NUMA node. The location argument is ignored for this advice.
+     Note that for a page to be read-duplicated, the accessing processor must either be the CPU or a GPU
+     that has a non-zero value for the device attribute cudaDevAttrConcurrentManagedAccess.
+     Also, if a context is created on a device that does not have the device attribute
+     cudaDevAttrConcurrentManagedAccess set, then read-duplication will not occur until
+     all such contexts are destroyed.
+     If the memory region refers to valid system-allocated pageable memory, then the accessing device must
+     have a non-zero value for the device attribute cudaDevAttrPageableMemoryAccess for a read-only
+     copy to be created on that device. Note however that if the accessing device also has a non-zero value for the
+     device attribute cudaDevAttrPageableMemoryAccessUsesHostPageTables, then setting this advice
+     will not create a read-only copy when that device accesses this memory region.
+
+     - cudaMemAdviceUnsetReadMostly:  Undoes the effect of cudaMemAdviseSetReadMostly and also prevents the
+     Unified Memory driver from attempting heuristic read-duplication on the memory range. Any read-duplicated
+     copies of the data will be collapsed into a single copy. The location for the collapsed
+     copy will be the preferred location if the page has a preferred location and one of the read-duplicated
+     copies was resident at that location. Otherwise, the location chosen is arbitrary.
+     Note: The location argument is ignored for this advice.
+
+     - cudaMemAdviseSetPreferredLocation: This advice sets the preferred location for the
+     data to be the memory belonging to location. When cudaMemLocationtype is cudaMemLocationTypeHost,
+     cudaMemLocationid is ignored and the preferred location is set to be host memory. To set the preferred location
+     to a specific host NUMA node, applications must set cudaMemLocationtype to cudaMemLocationTypeHostNuma and
+     cudaMemLocationid must specify the NUMA ID of the host NUMA node. If cudaMemLocationtype is set to cudaMemLocationTypeHostNumaCurrent,
+     cudaMemLocationid will be ignored and the host NUMA node closest to the calling thread's CPU will be used as the preferred location.
+     If cudaMemLocationtype is a cudaMemLocationTypeDevice, then cudaMemLocationid must be a valid device ordinal
+     and the device must have a non-zero value for the device attribute cudaDevAttrConcurrentManagedAccess.
+     Setting the preferred location does not cause data to migrate to that location immediately. Instead, it guides the migration policy
+     when a fault occurs on that memory region. If the data is already in its preferred location and the
+     faulting processor can establish a mapping without requiring the data to be migrated, then
+     data migration will be avoided. On the other hand, if the data is not in its preferred location
+     or if a direct mapping cannot be established, then it will be migrated to the processor accessing
+     it. It is important to note that setting the preferred location does not prevent data prefetching
+     done using cudaMemPrefetchAsync.
+     Having a preferred location can override the page thrash detection and resolution logic in the Unified
+     Memory driver. Normally, if a page is detected to be constantly thrashing between for example host and device
+     memory, the page may eventually be pinned to host memory by the Unified Memory driver. But
+     if the preferred location is set as device memory, then the page will continue to thrash indefinitely.
+     If cudaMemAdviseSetReadMostly is also set on this memory region or any subset of it, then the
+     policies associated with that advice will override the policies of this advice, unless read accesses from
+     location will not result in a read-only copy being created on that procesor as outlined in description for
+     the advice cudaMemAdviseSetReadMostly.
+     If the memory region refers to valid system-allocated pageable memory, and cudaMemLocationtype is cudaMemLocationTypeDevice
+     then cudaMemLocationid must be a valid device that has a non-zero alue for the device attribute cudaDevAttrPageableMemoryAccess.
+
+     - cudaMemAdviseUnsetPreferredLocation: Undoes the effect of cudaMemAdviseSetPreferredLocation
+     and changes the preferred location to none. The location argument is ignored for this advice.
+
+     - cudaMemAdviseSetAccessedBy: This advice implies that the data will be accessed by processor location.
+     The cudaMemLocationtype must be either cudaMemLocationTypeDevice with cudaMemLocationid representing a valid device
+     ordinal or cudaMemLocationTypeHost and cudaMemLocationid will be ignored. All other location types are invalid.
+     If cudaMemLocationid is a GPU, then the device attribute cudaDevAttrConcurrentManagedAccess must be non-zero.
+     This advice does not cause data migration and has no impact on the location of the data per se. Instead,
+     it causes the data to always be mapped in the specified processor's page tables, as long as the
+     location of the data permits a mapping to be established. If the data gets migrated for any reason,
+     the mappings are updated accordingly.
+     This advice is recommended in scenarios where data locality is not important, but avoiding faults is.
+     Consider for example a system containing multiple GPUs with peer-to-peer access enabled, where the
+     data located on one GPU is occasionally accessed by peer GPUs. In such scenarios, migrating data
+     over to the other GPUs is not as important because the accesses are infrequent and the overhead of
+     migration may be too high. But preventing faults can still help improve performance, and so having
+     a mapping set up in advance is useful. Note that on CPU access of this data, the data may be migrated
+     to host memory because the CPU typically cannot access device memory directly. Any GPU that had the
+     cudaMemAdviseSetAccessedBy flag set for this data will now have its mapping updated to point to the
+     page in host memory.
+     If cudaMemAdviseSetReadMostly is also set on this memory region or any subset of it, then the
+     policies associated with that advice will override the policies of this advice. Additionally, if the
+     preferred location of this memory region or any subset of it is also location, then the policies
+     associated with CU_MEM_ADVISE_SET_PREFERRED_LOCATION will override the policies of this advice.
+     If the memory region refers to valid system-allocated pageable memory, and cudaMemLocationtype is cudaMemLocationTypeDevice
+     then device in cudaMemLocationid must have a non-zero value for the device attribute cudaDevAttrPageableMemoryAccess.
+     Additionally, if cudaMemLocationid has a non-zero value for the device attribute cudaDevAttrPageableMemoryAccessUsesHostPageTables,
+     then this call has no effect.
+
+     - CU_MEM_ADVISE_UNSET_ACCESSED_BY: Undoes the effect of cudaMemAdviseSetAccessedBy. Any mappings to
+     the data from location may be removed at any time causing accesses to result in non-fatal page faults.
+     If the memory region refers to valid system-allocated pageable memory, and cudaMemLocationtype is cudaMemLocationTypeDevice
+     then device in cudaMemLocationid must have a non-zero value for the device attribute cudaDevAttrPageableMemoryAccess.
+     Additionally, if cudaMemLocationid has a non-zero value for the device attribute cudaDevAttrPageableMemoryAccessUsesHostPageTables,
+     then this call has no effect.
+
+     - devPtr   - Pointer to memory to set the advice for
+     - count    - Size in bytes of the memory range
+     - advice   - Advice to be applied for the specified memory range
+     - location - location to apply the advice for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpyPeer, cudaMemcpyAsync,
+     cudaMemcpy3DPeerAsync, cudaMemPrefetchAsync,
+     cuMemAdvise
+
+    Returns: (status)
+    C function: cudaMemAdvise (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, Any]:
     """Query an attribute of a given memory range
+
+     Query an attribute about the memory range starting at devPtr with a size of count bytes. The
+     memory range must refer to managed memory allocated via cudaMallocManaged or declared via
+     __managed__ variables.
+
+     The attribute parameter can take the following values:
+     - cudaMemRangeAttributeReadMostly: If this attribute is specified, data will be interpreted
+     as a 32-bit integer, and dataSize must be 4. The result returned will be 1 if all pages in the given
+     memory range have read-duplication enabled, or 0 otherwise.
+     - cudaMemRangeAttributePreferredLocation: If this attribute is specified, data will be
+     interpreted as a 32-bit integer, and dataSize must be 4. The result returned will be a GPU device
+     id if all pages in the memory range have that GPU as their preferred location, or it will be cudaCpuDeviceId
+     if all pages in the memory range have the CPU as their preferred location, or it will be cudaInvalidDeviceId
+     if either all the pages don't have the same preferred location or some of the pages don't have a
+     preferred location at all. Note that the actual location of the pages in the memory range at the time of
+     the query may be different from the preferred location.
+     - cudaMemRangeAttributeAccessedBy: If this attribute is specified, data will be interpreted
+     as an array of 32-bit integers, and dataSize must be a non-zero multiple of 4. The result returned
+     will be a list of device ids that had cudaMemAdviceSetAccessedBy set for that entire memory range.
+     If any device does not have that advice set for the entire memory range, that device will not be included.
+     If data is larger than the number of devices that have that advice set for that memory range,
+     cudaInvalidDeviceId will be returned in all the extra space provided. For ex., if dataSize is 12
+     (i.e. data has 3 elements) and only device 0 has the advice set, then the result returned will be
+     { 0, cudaInvalidDeviceId, cudaInvalidDeviceId }. If data is smaller than the number of devices that have
+     that advice set, then only as many devices will be returned as can fit in the array. There is no
+     guarantee on which specific devices will be returned, however.
+     - cudaMemRangeAttributeLastPrefetchLocation: If this attribute is specified, data will be
+     interpreted as a 32-bit integer, and dataSize must be 4. The result returned will be the last location
+     to which all pages in the memory range were prefetched explicitly via cudaMemPrefetchAsync. This will either be
+     a GPU id or cudaCpuDeviceId depending on whether the last location for prefetch was a GPU or the CPU
+     respectively. If any page in the memory range was never explicitly prefetched or if all pages were not
+     prefetched to the same location, cudaInvalidDeviceId will be returned. Note that this simply returns the
+     last location that the applicaton requested to prefetch the memory range to. It gives no indication as to
+     whether the prefetch operation to that location has completed or even begun.
+     - cudaMemRangeAttributePreferredLocationType: If this attribute is specified, data will be
+     interpreted as a cudaMemLocationType, and dataSize must be sizeof(cudaMemLocationType). The cudaMemLocationType returned will be
+     cudaMemLocationTypeDevice if all pages in the memory range have the same GPU as their preferred location, or cudaMemLocationType
+     will be cudaMemLocationTypeHost if all pages in the memory range have the CPU as their preferred location, or or it will be cudaMemLocationTypeHostNuma
+     if all the pages in the memory range have the same host NUMA node ID as their preferred location or it will be cudaMemLocationTypeInvalid
+     if either all the pages don't have the same preferred location or some of the pages don't have a preferred location at all.
+     Note that the actual location type of the pages in the memory range at the time of the query may be different from the preferred location type.
+      - cudaMemRangeAttributePreferredLocationId: If this attribute is specified, data will be
+     interpreted as a 32-bit integer, and dataSize must be 4. If the cudaMemRangeAttributePreferredLocationType query for the same address range
+     returns cudaMemLocationTypeDevice, it will be a valid device ordinal or if it returns cudaMemLocationTypeHostNuma, it will be a valid host NUMA node ID
+     or if it returns any other location type, the id should be ignored.
+     - cudaMemRangeAttributeLastPrefetchLocationType: If this attribute is specified, data will be
+     interpreted as a cudaMemLocationType, and dataSize must be sizeof(cudaMemLocationType). The result returned will be the last location type
+     to which all pages in the memory range were prefetched explicitly via cuMemPrefetchAsync. The cudaMemLocationType returned
+     will be cudaMemLocationTypeDevice if the last prefetch location was the GPU or cudaMemLocationTypeHost if it was the CPU or cudaMemLocationTypeHostNuma if
+     the last prefetch location was a specific host NUMA node. If any page in the memory range was never explicitly prefetched or if all pages were not
+     prefetched to the same location, CUmemLocationType will be cudaMemLocationTypeInvalid.
+     Note that this simply returns the last location type that the application requested to prefetch the memory range to. It gives no indication as to
+     whether the prefetch operation to that location has completed or even begun.
+      - cudaMemRangeAttributeLastPrefetchLocationId: If this attribute is specified, data will be
+     interpreted as a 32-bit integer, and dataSize must be 4. If the cudaMemRangeAttributeLastPrefetchLocationType query for the same address range
+     returns cudaMemLocationTypeDevice, it will be a valid device ordinal or if it returns cudaMemLocationTypeHostNuma, it will be a valid host NUMA node ID
+     or if it returns any other location type, the id should be ignored.
+
+     - data      - A pointers to a memory location where the result
+                        of each attribute query will be written to.
+     - dataSize  - Array containing the size of data
+     - attribute - The attribute to query
+     - devPtr    - Start of the range to query
+     - count     - Size of the range to query
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemRangeGetAttributes, cudaMemPrefetchAsync,
+     cudaMemAdvise,
+     cuMemRangeGetAttribute
+
+    Returns: (status, data)
+    C function: cudaMemRangeGetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[cudaMemRangeAttribute | int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, list[Any]]:
     """Query attributes of a given memory range.
+
+     Query attributes of the memory range starting at devPtr with a size of count bytes. The
+     memory range must refer to managed memory allocated via cudaMallocManaged or declared via
+     __managed__ variables. The attributes array will be interpreted to have numAttributes
+     entries. The dataSizes array will also be interpreted to have numAttributes entries.
+     The results of the query will be stored in data.
+
+     The list of supported attributes are given below. Please refer to cudaMemRangeGetAttribute for
+     attribute descriptions and restrictions.
+
+     - cudaMemRangeAttributeReadMostly
+     - cudaMemRangeAttributePreferredLocation
+     - cudaMemRangeAttributeAccessedBy
+     - cudaMemRangeAttributeLastPrefetchLocation
+     -  cudaMemRangeAttributePreferredLocationType
+     -  cudaMemRangeAttributePreferredLocationId
+     -  cudaMemRangeAttributeLastPrefetchLocationType
+     -  cudaMemRangeAttributeLastPrefetchLocationId
+
+     - data          - A two-dimensional array containing pointers to memory
+                            locations where the result of each attribute query will be written to.
+     - dataSizes     - Array containing the sizes of each result
+     - attributes    - An array of attributes to query
+                            (numAttributes and the number of attributes in this array should match)
+     - numAttributes - Number of attributes to query
+     - devPtr        - Start of the range to query
+     - count         - Size of the range to query
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemRangeGetAttribute, cudaMemAdvise,
+     cudaMemPrefetchAsync,
+     cuMemRangeGetAttributes
+
+    Returns: (status, data)
+    C function: cudaMemRangeGetAttributes (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemcpyToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     \\deprecated
+
+     Copies count bytes from the memory area pointed to by src to the
+     CUDA array dst starting at hOffset rows and wOffset bytes from
+     the upper left corner, where kind specifies the direction
+     of the copy, and must be one of cudaMemcpyHostToHost,
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     - dst     - Destination memory address
+     - wOffset - Destination starting X offset (columns in bytes)
+     - hOffset - Destination starting Y offset (rows)
+     - src     - Source memory address
+     - count   - Size in bytes to copy
+     - kind    - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D,
+     cudaMemcpy2DToArray, cudaMemcpyFromArray, cudaMemcpy2DFromArray,
+     cudaMemcpyArrayToArray, cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpyToArrayAsync, cudaMemcpy2DToArrayAsync,
+     cudaMemcpyFromArrayAsync, cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyHtoA,
+     cuMemcpyDtoA
+
+    Returns: (status)
+    C function: cudaMemcpyToArray (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     \\deprecated
+
+     Copies count bytes from the CUDA array src starting at hOffset rows
+     and wOffset bytes from the upper left corner to the memory area pointed to
+     by dst, where kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     - dst     - Destination memory address
+     - src     - Source memory address
+     - wOffset - Source starting X offset (columns in bytes)
+     - hOffset - Source starting Y offset (rows)
+     - count   - Size in bytes to copy
+     - kind    - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToArray,
+     cudaMemcpy2DToArray, cudaMemcpy2DFromArray,
+     cudaMemcpyArrayToArray, cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpyToArrayAsync, cudaMemcpy2DToArrayAsync,
+     cudaMemcpyFromArrayAsync, cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyAtoH,
+     cuMemcpyAtoD
+
+    Returns: (status)
+    C function: cudaMemcpyFromArray (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaMemcpyArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffsetDst: int, src: cudaArray_const_t | int | None, wOffsetSrc: int, hOffsetSrc: int, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     \\deprecated
+
+     Copies count bytes from the CUDA array src starting at hOffsetSrc
+     rows and wOffsetSrc bytes from the upper left corner to the CUDA array
+     dst starting at hOffsetDst rows and wOffsetDst bytes from the upper
+     left corner, where kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     - dst        - Destination memory address
+     - wOffsetDst - Destination starting X offset (columns in bytes)
+     - hOffsetDst - Destination starting Y offset (rows)
+     - src        - Source memory address
+     - wOffsetSrc - Source starting X offset (columns in bytes)
+     - hOffsetSrc - Source starting Y offset (rows)
+     - count      - Size in bytes to copy
+     - kind       - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToArray,
+     cudaMemcpy2DToArray, cudaMemcpyFromArray, cudaMemcpy2DFromArray,
+     cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpyToArrayAsync, cudaMemcpy2DToArrayAsync,
+     cudaMemcpyFromArrayAsync, cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyAtoA
+
+    Returns: (status)
+    C function: cudaMemcpyArrayToArray (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaMemcpyToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     \\deprecated
+
+     Copies count bytes from the memory area pointed to by src to the
+     CUDA array dst starting at hOffset rows and wOffset bytes from
+     the upper left corner, where kind specifies the
+     direction of the copy, and must be one of cudaMemcpyHostToHost,
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     cudaMemcpyToArrayAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally
+     be associated to a stream by passing a non-zero stream argument. If kind is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and stream
+     is non-zero, the copy may overlap with operations in other streams.
+
+     - dst     - Destination memory address
+     - wOffset - Destination starting X offset (columns in bytes)
+     - hOffset - Destination starting Y offset (rows)
+     - src     - Source memory address
+     - count   - Size in bytes to copy
+     - kind    - Type of transfer
+     - stream  - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToArray,
+     cudaMemcpy2DToArray, cudaMemcpyFromArray, cudaMemcpy2DFromArray,
+     cudaMemcpyArrayToArray, cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpy2DToArrayAsync,
+     cudaMemcpyFromArrayAsync, cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyHtoAAsync,
+     cuMemcpy2DAsync
+
+    Returns: (status)
+    C function: cudaMemcpyToArrayAsync (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Copies data between host and device
+
+     \\deprecated
+
+     Copies count bytes from the CUDA array src starting at hOffset rows
+     and wOffset bytes from the upper left corner to the memory area pointed to
+     by dst, where kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     cudaMemcpyFromArrayAsync() is asynchronous with respect to the host, so
+     the call may return before the copy is complete. The copy can optionally
+     be associated to a stream by passing a non-zero stream argument. If kind is cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost and stream
+     is non-zero, the copy may overlap with operations in other streams.
+
+     - dst     - Destination memory address
+     - src     - Source memory address
+     - wOffset - Source starting X offset (columns in bytes)
+     - hOffset - Source starting Y offset (rows)
+     - count   - Size in bytes to copy
+     - kind    - Type of transfer
+     - stream  - Stream identifier
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidMemcpyDirection
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToArray,
+     cudaMemcpy2DToArray, cudaMemcpyFromArray, cudaMemcpy2DFromArray,
+     cudaMemcpyArrayToArray, cudaMemcpy2DArrayToArray, cudaMemcpyToSymbol,
+     cudaMemcpyFromSymbol, cudaMemcpyAsync, cudaMemcpy2DAsync,
+     cudaMemcpyToArrayAsync, cudaMemcpy2DToArrayAsync,
+     cudaMemcpy2DFromArrayAsync,
+     cudaMemcpyToSymbolAsync, cudaMemcpyFromSymbolAsync,
+     cuMemcpyAtoHAsync,
+     cuMemcpy2DAsync
+
+    Returns: (status)
+    C function: cudaMemcpyFromArrayAsync (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaMallocAsync(size: int, hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Allocates memory with stream ordered semantics
+
+     Inserts an allocation operation into hStream.
+     A pointer to the allocated memory is returned immediately in *dptr.
+     The allocation must not be accessed until the the allocation operation completes.
+     The allocation comes from the memory pool associated with the stream's device.
+
+     Note: The default memory pool of a device contains device memory from that device.
+     Note: Basic stream ordering allows future work submitted into the same stream to use the allocation.
+           Stream query, stream synchronize, and CUDA events can be used to guarantee that the allocation
+           operation completes before work submitted in a separate stream runs.
+     Note: During stream capture, this function results in the creation of an allocation node.  In this case,
+           the allocation is owned by the graph instead of the memory pool. The memory pool's properties
+           are used to set the node's creation parameters.
+
+     - devPtr  - Returned device pointer
+     - size     - Number of bytes to allocate
+     - hStream  - The stream establishing the stream ordering contract and the memory pool to allocate from
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported,
+     cudaErrorOutOfMemory,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cuMemAllocAsync,
+     cudaMallocAsync(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)  "cudaMallocAsync (C++ API)", 
+     cudaMallocFromPoolAsync, cudaFreeAsync, cudaDeviceSetMemPool, cudaDeviceGetDefaultMemPool, cudaDeviceGetMemPool, cudaMemPoolSetAccess, cudaMemPoolSetAttribute, cudaMemPoolGetAttribute
+
+    Returns: (status, devPtr)
+    C function: cudaMallocAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaFreeAsync(devPtr: int | Buffer | None, hStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Frees memory with stream ordered semantics
+
+     Inserts a free operation into hStream.
+     The allocation must not be accessed after stream execution reaches the free.
+     After this API returns, accessing the memory from any subsequent work launched on the GPU
+     or querying its pointer attributes results in undefined behavior.
+
+     Note: During stream capture, this function results in the creation of a free node and
+           must therefore be passed the address of a graph allocation.
+
+     - dptr - memory to free
+     - hStream - The stream establishing the stream ordering promise
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also: cuMemFreeAsync, cudaMallocAsync
+
+    Returns: (status)
+    C function: cudaFreeAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolTrimTo(memPool: cudaMemPool_t | int | None, minBytesToKeep: int) -> tuple[cudaError_t]:
     """Tries to release memory back to the OS
+
+     Releases memory back to the OS until the pool contains fewer than minBytesToKeep
+     reserved bytes, or there is no more memory that the allocator can safely release.
+     The allocator cannot release OS allocations that back outstanding asynchronous allocations.
+     The OS allocations may happen at different granularity from the user allocations.
+
+     Note:: Allocations that have not been freed count as outstanding.
+     Note:: Allocations that have been asynchronously freed but whose completion has
+            not been observed on the host (eg. by a synchronize) can count as outstanding.
+
+     - pool           - The memory pool to trim
+     - minBytesToKeep - If the pool has less than minBytesToKeep reserved,
+     the TrimTo operation is a no-op.  Otherwise the pool will be guaranteed to have
+     at least minBytesToKeep bytes reserved after the operation.
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+
+     See also: cuMemPoolTrimTo, cudaMallocAsync, cudaFreeAsync, cudaDeviceGetDefaultMemPool, cudaDeviceGetMemPool, cudaMemPoolCreate
+
+    Returns: (status)
+    C function: cudaMemPoolTrimTo (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int, value: Any) -> tuple[cudaError_t]:
     """Sets attributes of a memory pool
+
+     Supported attributes are:
+     - cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t)
+                        Amount of reserved memory in bytes to hold onto before trying
+                        to release memory back to the OS. When more than the release
+                        threshold bytes of memory are held by the memory pool, the
+                        allocator will try to release memory back to the OS on the
+                        next call to stream, event or context synchronize. (default 0)
+     - cudaMemPoolReuseFollowEventDependencies: (value type = int)
+                        Allow cudaMallocAsync to use memory asynchronously freed
+                        in another stream as long as a stream ordering dependency
+                        of the allocating stream on the free action exists.
+                        Cuda events and null stream interactions can create the required
+                        stream ordered dependencies. (default enabled)
+     - cudaMemPoolReuseAllowOpportunistic: (value type = int)
+                        Allow reuse of already completed frees when there is no dependency
+                        between the free and allocation. (default enabled)
+     - cudaMemPoolReuseAllowInternalDependencies: (value type = int)
+                        Allow cudaMallocAsync to insert new stream dependencies
+                        in order to establish the stream ordering required to reuse
+                        a piece of memory released by cudaFreeAsync (default enabled).
+     - cudaMemPoolAttrReservedMemHigh: (value type = cuuint64_t)
+                        Reset the high watermark that tracks the amount of backing memory that was
+                        allocated for the memory pool. It is illegal to set this attribute to a non-zero value.
+     - cudaMemPoolAttrUsedMemHigh: (value type = cuuint64_t)
+                        Reset the high watermark that tracks the amount of used memory that was
+                        allocated for the memory pool. It is illegal to set this attribute to a non-zero value.
+
+     - pool  - The memory pool to modify
+     - attr  - The attribute to modify
+     - value - Pointer to the value to assign
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+
+     See also: cuMemPoolSetAttribute, cudaMallocAsync, cudaFreeAsync, cudaDeviceGetDefaultMemPool, cudaDeviceGetMemPool, cudaMemPoolCreate
+
+    Returns: (status)
+    C function: cudaMemPoolSetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int) -> tuple[cudaError_t, Any]:
     """Gets attributes of a memory pool
+
+     Supported attributes are:
+     - cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t)
+                        Amount of reserved memory in bytes to hold onto before trying
+                        to release memory back to the OS. When more than the release
+                        threshold bytes of memory are held by the memory pool, the
+                        allocator will try to release memory back to the OS on the
+                        next call to stream, event or context synchronize. (default 0)
+     - cudaMemPoolReuseFollowEventDependencies: (value type = int)
+                        Allow cudaMallocAsync to use memory asynchronously freed
+                        in another stream as long as a stream ordering dependency
+                        of the allocating stream on the free action exists.
+                        Cuda events and null stream interactions can create the required
+                        stream ordered dependencies. (default enabled)
+     - cudaMemPoolReuseAllowOpportunistic: (value type = int)
+                        Allow reuse of already completed frees when there is no dependency
+                        between the free and allocation. (default enabled)
+     - cudaMemPoolReuseAllowInternalDependencies: (value type = int)
+                        Allow cudaMallocAsync to insert new stream dependencies
+                        in order to establish the stream ordering required to reuse
+                        a piece of memory released by cudaFreeAsync (default enabled).
+     - cudaMemPoolAttrReservedMemCurrent: (value type = cuuint64_t)
+                        Amount of backing memory currently allocated for the mempool.
+     - cudaMemPoolAttrReservedMemHigh: (value type = cuuint64_t)
+                        High watermark of backing memory allocated for the mempool since
+                        the last time it was reset.
+     - cudaMemPoolAttrUsedMemCurrent: (value type = cuuint64_t)
+                        Amount of memory from the pool that is currently in use by the application.
+     - cudaMemPoolAttrUsedMemHigh: (value type = cuuint64_t)
+                        High watermark of the amount of memory from the pool that was in use by the
+                        application since the last time it was reset.
+
+     - pool  - The memory pool to get attributes of 
+     - attr  - The attribute to get
+     - value - Retrieved value 
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+
+     See also: cuMemPoolGetAttribute, cudaMallocAsync, cudaFreeAsync, cudaDeviceGetDefaultMemPool, cudaDeviceGetMemPool, cudaMemPoolCreate
+
+    Returns: (status, value)
+    C function: cudaMemPoolGetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence[cudaMemAccessDesc] | None, count: int) -> tuple[cudaError_t]:
     """Controls visibility of pools between devices
+
+     - pool  - The pool being modified
+     - map   - Array of access descriptors. Each descriptor instructs the access to enable for a single gpu
+     - count - Number of descriptors in the map array.
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also: cuMemPoolSetAccess, cudaMemPoolGetAccess, cudaMallocAsync, cudaFreeAsync
+
+    Returns: (status)
+    C function: cudaMemPoolSetAccess (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolGetAccess(memPool: cudaMemPool_t | int | None, location: Optional[cudaMemLocation]) -> tuple[cudaError_t, cudaMemAccessFlags]:
     """Returns the accessibility of a pool from a device
+
+     Returns the accessibility of the pool's memory from the specified location.
+
+     - flags   - the accessibility of the pool from the specified location
+     - memPool  - the pool being queried
+     - location - the location accessing the pool
+
+     See also: cuMemPoolGetAccess, cudaMemPoolSetAccess
+
+    Returns: (status, flags)
+    C function: cudaMemPoolGetAccess (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolCreate(poolProps: Optional[cudaMemPoolProps]) -> tuple[cudaError_t, cudaMemPool_t]:
     """Creates a memory pool
+
+     Creates a CUDA memory pool and returns the handle in pool.  The poolProps determines
+     the properties of the pool such as the backing device and IPC capabilities.
+
+     To create a memory pool for host memory not targeting a specific NUMA node, applications must set
+     set cudaMemPoolPropscudaMemLocationtype to cudaMemLocationTypeHost.
+     cudaMemPoolPropscudaMemLocationid is ignored for such pools.
+     Pools created with the type cudaMemLocationTypeHost are not IPC capable and
+     cudaMemPoolPropshandleTypes must be 0, any other values will result in
+     cudaErrorInvalidValue.
+     To create a memory pool targeting a specific host NUMA node, applications must
+     set cudaMemPoolPropscudaMemLocationtype to cudaMemLocationTypeHostNuma and
+     cudaMemPoolPropscudaMemLocationid must specify the NUMA ID of the host memory node.
+     Specifying cudaMemLocationTypeHostNumaCurrent as the
+     cudaMemPoolPropscudaMemLocationtype will result in cudaErrorInvalidValue.
+     By default, the pool's memory will be accessible from the device it is allocated on.
+     In the case of pools created with cudaMemLocationTypeHostNuma or
+     cudaMemLocationTypeHost, their default accessibility will be from the host
+     CPU.
+     Applications can control the maximum size of the pool by specifying a non-zero value for cudaMemPoolPropsmaxSize.
+     If set to 0, the maximum size of the pool will default to a system dependent value.
+
+     Applications that intend to use CU_MEM_HANDLE_TYPE_FABRIC based memory sharing must ensure:
+     (1) `nvidia-caps-imex-channels` character device is created by the driver and is listed under /proc/devices 
+     (2) have at least one IMEX channel file accessible by the user launching the application.
+
+     When exporter and importer CUDA processes have been granted access to the same IMEX channel, they can securely
+     share memory.
+
+     The IMEX channel security model works on a per user basis. Which means all processes under a user can share
+     memory if the user has access to a valid IMEX channel. When multi-user isolation is desired, a separate IMEX
+     channel is required for each user.
+
+     These channel files exist in /dev/nvidia-caps-imex-channels/channel* and can be created using standard OS
+     native calls like mknod on Linux. For example: To create channel0 with the major number from /proc/devices
+     users can execute the following command: `mknod /dev/nvidia-caps-imex-channels/channel0 c <major number> 0`
+
+     Note: Specifying cudaMemHandleTypeNone creates a memory pool that will not support IPC.
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported
+
+     See also: cuMemPoolCreate, cudaDeviceSetMemPool, cudaMallocFromPoolAsync, cudaMemPoolExportToShareableHandle, cudaDeviceGetDefaultMemPool, cudaDeviceGetMemPool
+
+    Returns: (status, memPool)
+    C function: cudaMemPoolCreate (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
-    """Destroys the specified memory pool
+    """Destroys the specified memory pool 
+
+     If any pointers obtained from this pool haven't been freed or
+     the pool has free operations that haven't completed
+     when cudaMemPoolDestroy is invoked, the function will return immediately and the
+     resources associated with the pool will be released automatically
+     once there are no more outstanding allocations.
+
+     Destroying the current mempool of a device sets the default mempool of
+     that device as the current mempool for that device.
+
+     Note: A device's default memory pool cannot be destroyed.
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also: cuMemPoolDestroy, cudaFreeAsync, cudaDeviceSetMemPool, cudaDeviceGetDefaultMemPool, cudaDeviceGetMemPool, cudaMemPoolCreate
+
+    Returns: (status)
+    C function: cudaMemPoolDestroy (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemGetDefaultMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """Returns the default memory pool for a given location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
+    """ * Returns the default memory pool for a given location and allocation type
+     * 
+     * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
+     * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or 
+     * cudaMemAllocationTypeManaged. When the allocation type is cudaMemAllocationTypeManaged, 
+     * the location type can also be cudaMemLocationTypeNone to indicate no preferred location
+     * for the managed memory pool. In all other cases, the call return cudaErrorInvalidValue
+     *
+     * Returns:
+     * cudaSuccess,
+     * cudaErrorInvalidValue,
+     * cudaErrorNotSupported,
+     * Note:
+     *
+     * See also: cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolGetAttribute, cuMemPoolSetAttribute, cuMemPoolSetAccess, cuMemGetMemPool, cuMemPoolCreate
+     
+
+    Returns: (status, memPool)
+    C function: cudaMemGetDefaultMemPool (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemGetMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """Gets the current memory pool for a given memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
+    """ * Gets the current memory pool for a given memory location and allocation type
+     * 
+     * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
+     * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or 
+     * cudaMemAllocationTypeManaged. When the allocation type is cudaMemAllocationTypeManaged, 
+     * the location type can also be cudaMemLocationTypeNone to indicate no preferred location
+     * for the managed memory pool. In all other cases, the call return cudaErrorInvalidValue
+     *
+     * Returns the last pool provided to cudaMemSetMemPool or cudaDeviceSetMemPool for this location and allocation type
+     * or the location's default memory pool if cudaMemSetMemPool or cudaDeviceSetMemPool for that allocType and location 
+     * has never been called. 
+     * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool
+     * Otherwise the returned pool must have been set with cudaDeviceSetMemPool.
+     *
+     * Returns:s
+     * cudaSuccess,
+     * cudaErrorInvalidValue
+     *
+     * See also: cuDeviceGetDefaultMemPool, cuMemPoolCreate, cuDeviceSetMemPool, cuMemSetMemPool
+     
+
+    Returns: (status, memPool)
+    C function: cudaMemGetMemPool (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemSetMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
-    """Sets the current memory pool for a memory location and allocation type  *  * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or  * cudaMemLocationTypeHostNuma.
+    """ * Sets the current memory pool for a memory location and allocation type
+     *
+     * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
+     * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or 
+     * cudaMemAllocationTypeManaged. When the allocation type is cudaMemAllocationTypeManaged, 
+     * the location type can also be cudaMemLocationTypeNone to indicate no preferred location
+     * for the managed memory pool. In all other cases, the call return cudaErrorInvalidValue
+     *
+     * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool.
+     * If the location type or index don't match, the call returns cudaErrorInvalidValue.
+     * The type of memory pool should also match the parameter allocType. Else the call returns cudaErrorInvalidValue.  
+     * By default, a memory location's current memory pool is its default memory pool.
+     * If the location type is cudaMemLocationTypeDevice and the allocation type is cudaMemAllocationTypePinned, then 
+     * this API is the equivalent of calling cudaDeviceSetMemPool with the location id as the device. 
+     * For further details on the implications, please refer to the documentation for cudaDeviceSetMemPool.
+     * 
+     * Note: Use cudaMallocFromPoolAsync to specify asynchronous allocations from a device different
+     * than the one the stream runs on.
+     *
+     * Returns:s
+     * cudaSuccess,
+     * cudaErrorInvalidValue
+     *
+     * See also: cuDeviceGetDefaultMemPool, cuDeviceGetMemPool, cuMemGetMemPool, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync
+     
+
+    Returns: (status)
+    C function: cudaMemSetMemPool (cuda_runtime_api.h)
     """
     ...
 
 def cudaMallocFromPoolAsync(size: int, memPool: cudaMemPool_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Allocates memory from a specified pool with stream ordered semantics.
+
+     Inserts an allocation operation into hStream.
+     A pointer to the allocated memory is returned immediately in *dptr.
+     The allocation must not be accessed until the the allocation operation completes.
+     The allocation comes from the specified memory pool.
+
+     Note:
+        -  The specified memory pool may be from a device different than that of the specified hStream.
+
+        -  Basic stream ordering allows future work submitted into the same stream to use the allocation.
+           Stream query, stream synchronize, and CUDA events can be used to guarantee that the allocation
+           operation completes before work submitted in a separate stream runs.
+
+     Note: During stream capture, this function results in the creation of an allocation node.  In this case,
+           the allocation is owned by the graph instead of the memory pool. The memory pool's properties
+           are used to set the node's creation parameters.
+
+     - ptr     - Returned device pointer
+     - bytesize - Number of bytes to allocate
+     - memPool  - The pool to allocate from
+     - stream   - The stream establishing the stream ordering semantic
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported,
+     cudaErrorOutOfMemory
+
+     See also: cuMemAllocFromPoolAsync,
+     cudaMallocAsync(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)  "cudaMallocAsync (C++ API)", 
+     cudaMallocAsync, cudaFreeAsync, cudaDeviceGetDefaultMemPool, cudaMemPoolCreate, cudaMemPoolSetAccess, cudaMemPoolSetAttribute
+
+    Returns: (status, ptr)
+    C function: cudaMallocFromPoolAsync (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolExportToShareableHandle(memPool: cudaMemPool_t | int | None, handleType: cudaMemAllocationHandleType | int, flags: int) -> tuple[cudaError_t, Any]:
     """Exports a memory pool to the requested handle type.
+
+     Given an IPC capable mempool, create an OS handle to share the pool with another process.
+     A recipient process can convert the shareable handle into a mempool with cudaMemPoolImportFromShareableHandle.
+     Individual pointers can then be shared with the cudaMemPoolExportPointer and cudaMemPoolImportPointer APIs.
+     The implementation of what the shareable handle is and how it can be transferred is defined by the requested
+     handle type.
+
+     Note:: To create an IPC capable mempool, create a mempool with a CUmemAllocationHandleType other than cudaMemHandleTypeNone.
+
+     - handle_out  - pointer to the location in which to store the requested handle 
+     - pool         - pool to export
+     - handleType   - the type of handle to create
+     - flags        - must be 0
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorOutOfMemory
+
+     See also: cuMemPoolExportToShareableHandle, cudaMemPoolImportFromShareableHandle, cudaMemPoolExportPointer, cudaMemPoolImportPointer
+
+    Returns: (status, shareableHandle)
+    C function: cudaMemPoolExportToShareableHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolImportFromShareableHandle(shareableHandle: int | Buffer | None, handleType: cudaMemAllocationHandleType | int, flags: int) -> tuple[cudaError_t, cudaMemPool_t]:
     """imports a memory pool from a shared handle.
+
+     Specific allocations can be imported from the imported pool with cudaMemPoolImportPointer.
+
+     Note: Imported memory pools do not support creating new allocations.
+           As such imported memory pools may not be used in cudaDeviceSetMemPool
+           or cudaMallocFromPoolAsync calls.
+
+     - pool_out    - Returned memory pool
+     - handle       - OS handle of the pool to open
+     - handleType   - The type of handle being imported
+     - flags        - must be 0
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorOutOfMemory
+
+     See also: cuMemPoolImportFromShareableHandle, cudaMemPoolExportToShareableHandle, cudaMemPoolExportPointer, cudaMemPoolImportPointer
+
+    Returns: (status, memPool)
+    C function: cudaMemPoolImportFromShareableHandle (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolExportPointer(ptr: int | Buffer | None) -> tuple[cudaError_t, cudaMemPoolPtrExportData]:
     """Export data to share a memory pool allocation between processes.
+
+     Constructs shareData_out for sharing a specific allocation from an already shared memory pool.
+     The recipient process can import the allocation with the cudaMemPoolImportPointer api.
+     The data is not a handle and may be shared through any IPC mechanism.
+
+     - shareData_out - Returned export data
+     - ptr            - pointer to memory being exported
+
+     Returns:s
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorOutOfMemory
+
+     See also: cuMemPoolExportPointer, cudaMemPoolExportToShareableHandle, cudaMemPoolImportFromShareableHandle, cudaMemPoolImportPointer
+
+    Returns: (status, exportData)
+    C function: cudaMemPoolExportPointer (cuda_runtime_api.h)
     """
     ...
 
 def cudaMemPoolImportPointer(memPool: cudaMemPool_t | int | None, exportData: Optional[cudaMemPoolPtrExportData]) -> tuple[cudaError_t, int]:
     """Import a memory pool allocation from another process.
+
+     Returns in ptr_out a pointer to the imported memory.
+     The imported memory must not be accessed before the allocation operation completes
+     in the exporting process. The imported memory must be freed from all importing processes before
+     being freed in the exporting process. The pointer may be freed with cudaFree
+     or cudaFreeAsync.  If cudaFreeAsync is used, the free must be completed
+     on the importing process before the free operation on the exporting process.
+
+     Note: The cudaFreeAsync api may be used in the exporting process before
+           the cudaFreeAsync operation completes in its stream as long as the
+           cudaFreeAsync in the exporting process specifies a stream with
+           a stream dependency on the importing process's cudaFreeAsync.
+
+     - ptr_out  - pointer to imported memory
+     - pool      - pool from which to import
+     - shareData - data specifying the memory to import
+
+     Returns:s
+     CUDA_SUCCESS,
+     CUDA_ERROR_INVALID_VALUE,
+     CUDA_ERROR_NOT_INITIALIZED,
+     CUDA_ERROR_OUT_OF_MEMORY
+
+     See also: cuMemPoolImportPointer, cudaMemPoolExportToShareableHandle, cudaMemPoolImportFromShareableHandle, cudaMemPoolExportPointer
+
+    Returns: (status, ptr)
+    C function: cudaMemPoolImportPointer (cuda_runtime_api.h)
     """
     ...
 
 def cudaPointerGetAttributes(ptr: int | Buffer | None) -> tuple[cudaError_t, cudaPointerAttributes]:
     """Returns attributes about a specified pointer
+
+     Returns in *attributes the attributes of the pointer ptr.
+     If pointer was not allocated in, mapped by or registered with context
+     supporting unified addressing cudaErrorInvalidValue is returned.
+
+     Note: In CUDA 11.0 forward passing host pointer will return cudaMemoryTypeUnregistered
+     in cudaPointerAttributestype and call will return cudaSuccess.
+
+     The cudaPointerAttributes structure is defined as:
+     \\code
+        struct cudaPointerAttributes {
+            enum cudaMemoryType type;
+            int device;
+            void *devicePointer;
+            void *hostPointer;
+        }
+        \\endcode
+     In this structure, the individual fields mean
+
+     - cudaPointerAttributestype identifies type of memory. It can be
+        cudaMemoryTypeUnregistered for unregistered host memory,
+        cudaMemoryTypeHost for registered host memory, cudaMemoryTypeDevice for device
+        memory or  cudaMemoryTypeManaged for managed memory.
+
+     - cudaPointerAttributesdevice "device" is the device against which
+       ptr was allocated.  If ptr has memory type cudaMemoryTypeDevice
+       then this identifies the device on which the memory referred to by ptr
+       physically resides.  If ptr has memory type cudaMemoryTypeHost then this
+       identifies the device which was current when the allocation was made
+       (and if that device is deinitialized then this allocation will vanish
+       with that device's state).
+
+     - cudaPointerAttributesdevicePointer "devicePointer" is
+       the device pointer alias through which the memory referred to by ptr
+       may be accessed on the current device.
+       If the memory referred to by ptr cannot be accessed directly by the 
+       current device then this is NULL.  
+
+     - cudaPointerAttributeshostPointer "hostPointer" is
+       the host pointer alias through which the memory referred to by ptr
+       may be accessed on the host.
+       If the memory referred to by ptr cannot be accessed directly by the
+       host then this is NULL.
+
+     - attributes - Attributes for the specified pointer
+     - ptr        - Pointer to get attributes for
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also: cudaGetDeviceCount, cudaGetDevice, cudaSetDevice,
+     cudaChooseDevice,
+     cudaInitDevice,
+     cuPointerGetAttributes
+
+    Returns: (status, attributes)
+    C function: cudaPointerGetAttributes (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> tuple[cudaError_t, int]:
     """Queries if a device may directly access a peer device's memory.
+
+     Returns in *canAccessPeer a value of 1 if device device is capable of
+     directly accessing memory from peerDevice and 0 otherwise.  If direct
+     access of peerDevice from device is possible, then access may be
+     enabled by calling cudaDeviceEnablePeerAccess().
+
+     - canAccessPeer - Returned access capability
+     - device        - Device from which allocations on peerDevice are to
+                            be directly accessed.
+     - peerDevice    - Device on which the allocations to be directly accessed 
+                            by device reside.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceEnablePeerAccess,
+     cudaDeviceDisablePeerAccess,
+     cuDeviceCanAccessPeer
+
+    Returns: (status, canAccessPeer)
+    C function: cudaDeviceCanAccessPeer (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> tuple[cudaError_t]:
     """Enables direct access to memory allocations on a peer device.
+
+     On success, all allocations from peerDevice will immediately be accessible by
+     the current device.  They will remain accessible until access is explicitly
+     disabled using cudaDeviceDisablePeerAccess() or either device is reset using
+     cudaDeviceReset().
+
+     Note that access granted by this call is unidirectional and that in order to access
+     memory on the current device from peerDevice, a separate symmetric call 
+     to cudaDeviceEnablePeerAccess() is required.
+
+     Note that there are both device-wide and system-wide limitations per system
+     configuration, as noted in the CUDA Programming Guide under the section
+     "Peer-to-Peer Memory Access".
+
+     Returns cudaErrorInvalidDevice if cudaDeviceCanAccessPeer() indicates
+     that the current device cannot directly access memory from peerDevice.
+
+     Returns cudaErrorPeerAccessAlreadyEnabled if direct access of
+     peerDevice from the current device has already been enabled.
+
+     Returns cudaErrorInvalidValue if flags is not 0.
+
+     - peerDevice  - Peer device to enable direct access to from the current device
+     - flags       - Reserved for future use and must be set to 0
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorPeerAccessAlreadyEnabled,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceCanAccessPeer,
+     cudaDeviceDisablePeerAccess,
+     cuCtxEnablePeerAccess
+
+    Returns: (status)
+    C function: cudaDeviceEnablePeerAccess (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceDisablePeerAccess(peerDevice: int) -> tuple[cudaError_t]:
     """Disables direct access to memory allocations on a peer device.
+
+     Returns cudaErrorPeerAccessNotEnabled if direct access to memory on
+     peerDevice has not yet been enabled from the current device.
+
+     - peerDevice - Peer device to disable direct access to
+
+     Returns:
+     cudaSuccess,
+     cudaErrorPeerAccessNotEnabled,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+
+     See also: cudaDeviceCanAccessPeer,
+     cudaDeviceEnablePeerAccess,
+     cuCtxDisablePeerAccess
+
+    Returns: (status)
+    C function: cudaDeviceDisablePeerAccess (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | int | None) -> tuple[cudaError_t]:
     """Unregisters a graphics resource for access by CUDA
+
+     Unregisters the graphics resource resource so it is not accessible by
+     CUDA unless registered again.
+
+     If resource is invalid then cudaErrorInvalidResourceHandle is
+     returned.
+
+     - resource - Resource to unregister
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsD3D9RegisterResource,
+     cudaGraphicsD3D10RegisterResource,
+     cudaGraphicsD3D11RegisterResource,
+     cudaGraphicsGLRegisterBuffer,
+     cudaGraphicsGLRegisterImage,
+     cuGraphicsUnregisterResource
+
+    Returns: (status)
+    C function: cudaGraphicsUnregisterResource (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsResourceSetMapFlags(resource: cudaGraphicsResource_t | int | None, flags: int) -> tuple[cudaError_t]:
     """Set usage flags for mapping a graphics resource
+
+     Set flags for mapping the graphics resource resource.
+
+     Changes to flags will take effect the next time resource is mapped.
+     The flags argument may be any of the following:
+     - cudaGraphicsMapFlagsNone: Specifies no hints about how resource will
+         be used. It is therefore assumed that CUDA may read from or write to resource.
+     - cudaGraphicsMapFlagsReadOnly: Specifies that CUDA will not write to resource.
+     - cudaGraphicsMapFlagsWriteDiscard: Specifies CUDA will not read from resource and will
+       write over the entire contents of resource, so none of the data
+       previously stored in resource will be preserved.
+
+     If resource is presently mapped for access by CUDA then cudaErrorUnknown is returned.
+     If flags is not one of the above values then cudaErrorInvalidValue is returned.
+
+     - resource - Registered resource to set flags for
+     - flags    - Parameters for resource mapping
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown,
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsMapResources,
+     cuGraphicsResourceSetMapFlags
+
+    Returns: (status)
+    C function: cudaGraphicsResourceSetMapFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsMapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int | None] | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Map graphics resources for access by CUDA
+
+     Maps the count graphics resources in resources for access by CUDA.
+
+     The resources in resources may be accessed by CUDA until they
+     are unmapped. The graphics API from which resources were registered
+     should not access any resources while they are mapped by CUDA. If an
+     application does so, the results are undefined.
+
+     This function provides the synchronization guarantee that any graphics calls
+     issued before cudaGraphicsMapResources() will complete before any subsequent CUDA
+     work issued in stream begins.
+
+     If resources contains any duplicate entries then cudaErrorInvalidResourceHandle
+     is returned. If any of resources are presently mapped for access by
+     CUDA then cudaErrorUnknown is returned.
+
+     - count     - Number of resources to map
+     - resources - Resources to map for CUDA
+     - stream    - Stream for synchronization
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsResourceGetMappedPointer,
+     cudaGraphicsSubResourceGetMappedArray,
+     cudaGraphicsUnmapResources,
+     cuGraphicsMapResources
+
+    Returns: (status)
+    C function: cudaGraphicsMapResources (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsUnmapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int | None] | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Unmap graphics resources.
+
+     Unmaps the count graphics resources in resources.
+
+     Once unmapped, the resources in resources may not be accessed by CUDA
+     until they are mapped again.
+
+     This function provides the synchronization guarantee that any CUDA work issued
+     in stream before cudaGraphicsUnmapResources() will complete before any
+     subsequently issued graphics work begins.
+
+     If resources contains any duplicate entries then cudaErrorInvalidResourceHandle
+     is returned. If any of resources are not presently mapped for access by
+     CUDA then cudaErrorUnknown is returned.
+
+     - count     - Number of resources to unmap
+     - resources - Resources to unmap
+     - stream    - Stream for synchronization
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsMapResources,
+     cuGraphicsUnmapResources
+
+    Returns: (status)
+    C function: cudaGraphicsUnmapResources (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsResourceGetMappedPointer(resource: cudaGraphicsResource_t | int | None) -> tuple[cudaError_t, int, int]:
     """Get an device pointer through which to access a mapped graphics resource.
+
+     Returns in *devPtr a pointer through which the mapped graphics resource
+     resource may be accessed.
+     Returns in *size the size of the memory in bytes which may be accessed from that pointer.
+     The value set in devPtr may change every time that resource is mapped.
+
+     If resource is not a buffer then it cannot be accessed via a pointer and
+     cudaErrorUnknown is returned.
+     If resource is not mapped then cudaErrorUnknown is returned.
+     *
+     - devPtr     - Returned pointer through which resource may be accessed
+     - size       - Returned size of the buffer accessible starting at *devPtr
+     - resource   - Mapped resource to access
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsMapResources,
+     cudaGraphicsSubResourceGetMappedArray,
+     cuGraphicsResourceGetMappedPointer
+
+    Returns: (status, devPtr, size)
+    C function: cudaGraphicsResourceGetMappedPointer (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsSubResourceGetMappedArray(resource: cudaGraphicsResource_t | int | None, arrayIndex: int, mipLevel: int) -> tuple[cudaError_t, cudaArray_t]:
     """Get an array through which to access a subresource of a mapped graphics resource.
+
+     Returns in *array an array through which the subresource of the mapped
+     graphics resource resource which corresponds to array index arrayIndex
+     and mipmap level mipLevel may be accessed.  The value set in array may
+     change every time that resource is mapped.
+
+     If resource is not a texture then it cannot be accessed via an array and
+     cudaErrorUnknown is returned.
+     If arrayIndex is not a valid array index for resource then
+     cudaErrorInvalidValue is returned.
+     If mipLevel is not a valid mipmap level for resource then
+     cudaErrorInvalidValue is returned.
+     If resource is not mapped then cudaErrorUnknown is returned.
+
+     - array       - Returned array through which a subresource of resource may be accessed
+     - resource    - Mapped resource to access
+     - arrayIndex  - Array index for array textures or cubemap face
+                          index as defined by cudaGraphicsCubeFace for
+                          cubemap textures for the subresource to access
+     - mipLevel    - Mipmap level for the subresource to access
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsResourceGetMappedPointer,
+     cuGraphicsSubResourceGetMappedArray
+
+    Returns: (status, array)
+    C function: cudaGraphicsSubResourceGetMappedArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphicsResourceGetMappedMipmappedArray(resource: cudaGraphicsResource_t | int | None) -> tuple[cudaError_t, cudaMipmappedArray_t]:
     """Get a mipmapped array through which to access a mapped graphics resource.
+
+     Returns in *mipmappedArray a mipmapped array through which the mapped
+     graphics resource resource may be accessed. The value set in mipmappedArray may
+     change every time that resource is mapped.
+
+     If resource is not a texture then it cannot be accessed via an array and
+     cudaErrorUnknown is returned.
+     If resource is not mapped then cudaErrorUnknown is returned.
+
+     - mipmappedArray - Returned mipmapped array through which resource may be accessed
+     - resource       - Mapped resource to access
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphicsResourceGetMappedPointer,
+     cuGraphicsResourceGetMappedMipmappedArray
+
+    Returns: (status, mipmappedArray)
+    C function: cudaGraphicsResourceGetMappedMipmappedArray (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetChannelDesc(array: cudaArray_const_t | int | None) -> tuple[cudaError_t, cudaChannelFormatDesc]:
     """Get the channel descriptor of an array
+
+     Returns in *desc the channel descriptor of the CUDA array array.
+
+     - desc  - Channel format
+     - array - Memory array on device
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also: cudaCreateChannelDesc(int, int, int, int, cudaChannelFormatKind) "cudaCreateChannelDesc (C API)",
+     cudaCreateTextureObject, cudaCreateSurfaceObject
+
+    Returns: (status, desc)
+    C function: cudaGetChannelDesc (cuda_runtime_api.h)
     """
     ...
 
 def cudaCreateChannelDesc(x: int, y: int, z: int, w: int, f: cudaChannelFormatKind | int) -> tuple[cudaError_t, cudaChannelFormatDesc]:
     """Returns a channel descriptor using the specified format
+
+     Returns a channel descriptor with format f and number of bits of each
+     component x, y, z, and w.  The cudaChannelFormatDesc is
+     defined as:
+     \\code
+      struct cudaChannelFormatDesc {
+        int x, y, z, w;
+        enum cudaChannelFormatKind f;
+      };
+     \\endcode
+
+     where cudaChannelFormatKind is one of cudaChannelFormatKindSigned,
+     cudaChannelFormatKindUnsigned, or cudaChannelFormatKindFloat.
+
+     - x - X component
+     - y - Y component
+     - z - Z component
+     - w - W component
+     - f - Channel format
+
+     Returns:
+     Channel descriptor with format f
+
+     See also: cudaCreateChannelDesc(void) "cudaCreateChannelDesc (C++ API)",
+     cudaGetChannelDesc, cudaCreateTextureObject, cudaCreateSurfaceObject
+
+    Returns: (status)
+    C function: cudaCreateChannelDesc (cuda_runtime_api.h)
     """
     ...
 
 def cudaCreateTextureObject(pResDesc: Optional[cudaResourceDesc], pTexDesc: Optional[cudaTextureDesc], pResViewDesc: Optional[cudaResourceViewDesc]) -> tuple[cudaError_t, cudaTextureObject_t]:
     """Creates a texture object
+
+     Creates a texture object and returns it in pTexObject. pResDesc describes
+     the data to texture from. pTexDesc describes how the data should be sampled.
+     pResViewDesc is an optional argument that specifies an alternate format for
+     the data described by pResDesc, and also describes the subresource region
+     to restrict access to when texturing. pResViewDesc can only be specified if
+     the type of resource is a CUDA array or a CUDA mipmapped array not in a block
+     compressed format.
+
+     Texture objects are only supported on devices of compute capability 3.0 or higher.
+     Additionally, a texture object is an opaque value, and, as such, should only be
+     accessed through CUDA API calls.
+
+     The cudaResourceDesc structure is defined as:
+     \\code
+            struct cudaResourceDesc {
+                enum cudaResourceType resType;
+                
+                union {
+                    struct {
+                        cudaArray_t array;
+                    } array;
+                    struct {
+                        cudaMipmappedArray_t mipmap;
+                    } mipmap;
+                    struct {
+                        void *devPtr;
+                        struct cudaChannelFormatDesc desc;
+                        size_t sizeInBytes;
+                    } linear;
+                    struct {
+                        void *devPtr;
+                        struct cudaChannelFormatDesc desc;
+                        size_t width;
+                        size_t height;
+                        size_t pitchInBytes;
+                    } pitch2D;
+                } res;
+            };
+     \\endcode
+     where:
+     - cudaResourceDescresType specifies the type of resource to texture from.
+     CUresourceType is defined as:
+     \\code
+            enum cudaResourceType {
+                cudaResourceTypeArray          = 0x00,
+                cudaResourceTypeMipmappedArray = 0x01,
+                cudaResourceTypeLinear         = 0x02,
+                cudaResourceTypePitch2D        = 0x03
+            };
+     \\endcode
+
+     \\par
+     If cudaResourceDescresType is set to cudaResourceTypeArray, cudaResourceDescresarrayarray
+     must be set to a valid CUDA array handle.
+
+     \\par
+     If cudaResourceDescresType is set to cudaResourceTypeMipmappedArray, cudaResourceDescresmipmapmipmap
+     must be set to a valid CUDA mipmapped array handle and cudaTextureDescnormalizedCoords must be set to true.
+
+     \\par
+     If cudaResourceDescresType is set to cudaResourceTypeLinear, cudaResourceDescreslineardevPtr
+     must be set to a valid device pointer, that is aligned to cudaDeviceProptextureAlignment.
+     cudaResourceDescreslineardesc describes the format and the number of components per array element. cudaResourceDescreslinearsizeInBytes
+     specifies the size of the array in bytes. The total number of elements in the linear address range cannot exceed 
+     cudaDeviceGetTexture1DLinearMaxWidth(). The number of elements is computed as (sizeInBytes / sizeof(desc)).
+
+     \\par
+     If cudaResourceDescresType is set to cudaResourceTypePitch2D, cudaResourceDescrespitch2DdevPtr
+     must be set to a valid device pointer, that is aligned to cudaDeviceProptextureAlignment.
+     cudaResourceDescrespitch2Ddesc describes the format and the number of components per array element. cudaResourceDescrespitch2Dwidth
+     and cudaResourceDescrespitch2Dheight specify the width and height of the array in elements, and cannot exceed
+     cudaDevicePropmaxTexture2DLinear[0] and cudaDevicePropmaxTexture2DLinear[1] respectively.
+     cudaResourceDescrespitch2DpitchInBytes specifies the pitch between two rows in bytes and has to be aligned to 
+     cudaDeviceProptexturePitchAlignment. Pitch cannot exceed cudaDevicePropmaxTexture2DLinear[2].
+
+     The cudaTextureDesc struct is defined as
+     \\code
+            struct cudaTextureDesc {
+                enum cudaTextureAddressMode addressMode[3];
+                enum cudaTextureFilterMode  filterMode;
+                enum cudaTextureReadMode    readMode;
+                int                         sRGB;
+                float                       borderColor[4];
+                int                         normalizedCoords;
+                unsigned int                maxAnisotropy;
+                enum cudaTextureFilterMode  mipmapFilterMode;
+                float                       mipmapLevelBias;
+                float                       minMipmapLevelClamp;
+                float                       maxMipmapLevelClamp;
+                int                         disableTrilinearOptimization;
+                int                         seamlessCubemap;
+            };
+     \\endcode
+     where
+     - cudaTextureDescaddressMode specifies the addressing mode for each dimension of the texture data. cudaTextureAddressMode is defined as:
+       \\code
+            enum cudaTextureAddressMode {
+                cudaAddressModeWrap   = 0,
+                cudaAddressModeClamp  = 1,
+                cudaAddressModeMirror = 2,
+                cudaAddressModeBorder = 3
+            };
+       \\endcode
+       This is ignored if cudaResourceDescresType is cudaResourceTypeLinear. Also, if cudaTextureDescnormalizedCoords
+       is set to zero, cudaAddressModeWrap and cudaAddressModeMirror won't be supported and will be switched to cudaAddressModeClamp.
+
+     - cudaTextureDescfilterMode specifies the filtering mode to be used when fetching from the texture. cudaTextureFilterMode is defined as:
+       \\code
+            enum cudaTextureFilterMode {
+                cudaFilterModePoint  = 0,
+                cudaFilterModeLinear = 1
+            };
+       \\endcode
+       This is ignored if cudaResourceDescresType is cudaResourceTypeLinear.
+
+     - cudaTextureDescreadMode specifies whether integer data should be converted to floating point or not. cudaTextureReadMode is defined as:
+       \\code
+            enum cudaTextureReadMode {
+                cudaReadModeElementType     = 0,
+                cudaReadModeNormalizedFloat = 1
+            };
+       \\endcode
+       Note that this applies only to 8-bit and 16-bit integer formats. 32-bit integer format would not be promoted, regardless of 
+       whether or not this cudaTextureDescreadMode is set cudaReadModeNormalizedFloat is specified.
+
+     - cudaTextureDescsRGB specifies whether sRGB to linear conversion should be performed during texture fetch.
+
+     - cudaTextureDescborderColor specifies the float values of color. where:
+       cudaTextureDescborderColor[0] contains value of 'R', 
+       cudaTextureDescborderColor[1] contains value of 'G',
+       cudaTextureDescborderColor[2] contains value of 'B', 
+       cudaTextureDescborderColor[3] contains value of 'A'
+       Note that application using integer border color values will need to <reinterpret_cast> these values to float.
+       The values are set only when the addressing mode specified by cudaTextureDescaddressMode is cudaAddressModeBorder.
+
+     - cudaTextureDescnormalizedCoords specifies whether the texture coordinates will be normalized or not.
+
+     - cudaTextureDescmaxAnisotropy specifies the maximum anistropy ratio to be used when doing anisotropic filtering. This value will be
+       clamped to the range [1,16].
+
+     - cudaTextureDescmipmapFilterMode specifies the filter mode when the calculated mipmap level lies between two defined mipmap levels.
+
+     - cudaTextureDescmipmapLevelBias specifies the offset to be applied to the calculated mipmap level.
+
+     - cudaTextureDescminMipmapLevelClamp specifies the lower end of the mipmap level range to clamp access to.
+
+     - cudaTextureDescmaxMipmapLevelClamp specifies the upper end of the mipmap level range to clamp access to.
+
+     - cudaTextureDescdisableTrilinearOptimization specifies whether the trilinear filtering optimizations will be disabled.
+
+     - cudaTextureDescseamlessCubemap specifies whether seamless cube map filtering is enabled. This flag can only be specified if the 
+       underlying resource is a CUDA array or a CUDA mipmapped array that was created with the flag cudaArrayCubemap.
+       When seamless cube map filtering is enabled, texture address modes specified by cudaTextureDescaddressMode are ignored.
+       Instead, if the cudaTextureDescfilterMode is set to cudaFilterModePoint the address mode cudaAddressModeClamp will be applied for all dimensions.
+       If the cudaTextureDescfilterMode is set to cudaFilterModeLinear seamless cube map filtering will be performed when sampling along the cube face borders.
+
+     The cudaResourceViewDesc struct is defined as
+     \\code
+            struct cudaResourceViewDesc {
+                enum cudaResourceViewFormat format;
+                size_t                      width;
+                size_t                      height;
+                size_t                      depth;
+                unsigned int                firstMipmapLevel;
+                unsigned int                lastMipmapLevel;
+                unsigned int                firstLayer;
+                unsigned int                lastLayer;
+            };
+     \\endcode
+     where:
+     - cudaResourceViewDescformat specifies how the data contained in the CUDA array or CUDA mipmapped array should
+       be interpreted. Note that this can incur a change in size of the texture data. If the resource view format is a block
+       compressed format, then the underlying CUDA array or CUDA mipmapped array has to have a 32-bit unsigned integer format
+       with 2 or 4 channels, depending on the block compressed format. For ex., BC1 and BC4 require the underlying CUDA array to have
+       a 32-bit unsigned int with 2 channels. The other BC formats require the underlying resource to have the same 32-bit unsigned int
+       format but with 4 channels.
+
+     - cudaResourceViewDescwidth specifies the new width of the texture data. If the resource view format is a block
+       compressed format, this value has to be 4 times the original width of the resource. For non block compressed formats,
+       this value has to be equal to that of the original resource.
+
+     - cudaResourceViewDescheight specifies the new height of the texture data. If the resource view format is a block
+       compressed format, this value has to be 4 times the original height of the resource. For non block compressed formats,
+       this value has to be equal to that of the original resource.
+
+     - cudaResourceViewDescdepth specifies the new depth of the texture data. This value has to be equal to that of the
+       original resource.
+
+     - cudaResourceViewDescfirstMipmapLevel specifies the most detailed mipmap level. This will be the new mipmap level zero.
+       For non-mipmapped resources, this value has to be zero.cudaTextureDescminMipmapLevelClamp and cudaTextureDescmaxMipmapLevelClamp
+       will be relative to this value. For ex., if the firstMipmapLevel is set to 2, and a minMipmapLevelClamp of 1.2 is specified,
+       then the actual minimum mipmap level clamp will be 3.2.
+
+     - cudaResourceViewDesclastMipmapLevel specifies the least detailed mipmap level. For non-mipmapped resources, this value
+       has to be zero.
+
+     - cudaResourceViewDescfirstLayer specifies the first layer index for layered textures. This will be the new layer zero.
+       For non-layered resources, this value has to be zero.
+
+     - cudaResourceViewDesclastLayer specifies the last layer index for layered textures. For non-layered resources, 
+       this value has to be zero.
+
+     - pTexObject   - Texture object to create
+     - pResDesc     - Resource descriptor
+     - pTexDesc     - Texture descriptor
+     - pResViewDesc - Resource view descriptor
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaDestroyTextureObject,
+     cuTexObjectCreate
+
+    Returns: (status, pTexObject)
+    C function: cudaCreateTextureObject (cuda_runtime_api.h)
     """
     ...
 
 def cudaDestroyTextureObject(texObject: cudaTextureObject_t | int) -> tuple[cudaError_t]:
     """Destroys a texture object
+
+     Destroys the texture object specified by texObject.
+
+     - texObject - Texture object to destroy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaCreateTextureObject,
+     cuTexObjectDestroy
+
+    Returns: (status)
+    C function: cudaDestroyTextureObject (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetTextureObjectResourceDesc(texObject: cudaTextureObject_t | int) -> tuple[cudaError_t, cudaResourceDesc]:
     """Returns a texture object's resource descriptor
+
+     Returns the resource descriptor for the texture object specified by texObject.
+
+     - pResDesc  - Resource descriptor
+     - texObject - Texture object
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaCreateTextureObject,
+     cuTexObjectGetResourceDesc
+
+    Returns: (status, pResDesc)
+    C function: cudaGetTextureObjectResourceDesc (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetTextureObjectTextureDesc(texObject: cudaTextureObject_t | int) -> tuple[cudaError_t, cudaTextureDesc]:
     """Returns a texture object's texture descriptor
+
+     Returns the texture descriptor for the texture object specified by texObject.
+
+     - pTexDesc  - Texture descriptor
+     - texObject - Texture object
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaCreateTextureObject,
+     cuTexObjectGetTextureDesc
+
+    Returns: (status, pTexDesc)
+    C function: cudaGetTextureObjectTextureDesc (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetTextureObjectResourceViewDesc(texObject: cudaTextureObject_t | int) -> tuple[cudaError_t, cudaResourceViewDesc]:
     """Returns a texture object's resource view descriptor
+
+     Returns the resource view descriptor for the texture object specified by texObject.
+     If no resource view was specified, cudaErrorInvalidValue is returned.
+
+     - pResViewDesc - Resource view descriptor
+     - texObject    - Texture object
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaCreateTextureObject,
+     cuTexObjectGetResourceViewDesc
+
+    Returns: (status, pResViewDesc)
+    C function: cudaGetTextureObjectResourceViewDesc (cuda_runtime_api.h)
     """
     ...
 
 def cudaCreateSurfaceObject(pResDesc: Optional[cudaResourceDesc]) -> tuple[cudaError_t, cudaSurfaceObject_t]:
     """Creates a surface object
+
+     Creates a surface object and returns it in pSurfObject. pResDesc describes
+     the data to perform surface load/stores on. cudaResourceDescresType must be 
+     cudaResourceTypeArray and  cudaResourceDescresarrayarray
+     must be set to a valid CUDA array handle.
+
+     Surface objects are only supported on devices of compute capability 3.0 or higher.
+     Additionally, a surface object is an opaque value, and, as such, should only be
+     accessed through CUDA API calls.
+
+     - pSurfObject - Surface object to create
+     - pResDesc    - Resource descriptor
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidChannelDescriptor,
+     cudaErrorInvalidResourceHandle
+     Note:
+     Note:
+
+     See also:
+     cudaDestroySurfaceObject,
+     cuSurfObjectCreate
+
+    Returns: (status, pSurfObject)
+    C function: cudaCreateSurfaceObject (cuda_runtime_api.h)
     """
     ...
 
 def cudaDestroySurfaceObject(surfObject: cudaSurfaceObject_t | int) -> tuple[cudaError_t]:
     """Destroys a surface object
+
+     Destroys the surface object specified by surfObject.
+
+     - surfObject - Surface object to destroy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaCreateSurfaceObject,
+     cuSurfObjectDestroy
+
+    Returns: (status)
+    C function: cudaDestroySurfaceObject (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetSurfaceObjectResourceDesc(surfObject: cudaSurfaceObject_t | int) -> tuple[cudaError_t, cudaResourceDesc]:
-    """Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.
+    """Returns a surface object's resource descriptor
+     Returns the resource descriptor for the surface object specified by surfObject.
+
+     - pResDesc   - Resource descriptor
+     - surfObject - Surface object
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaCreateSurfaceObject,
+     cuSurfObjectGetResourceDesc
+
+    Returns: (status, pResDesc)
+    C function: cudaGetSurfaceObjectResourceDesc (cuda_runtime_api.h)
     """
     ...
 
 def cudaDriverGetVersion() -> tuple[cudaError_t, int]:
     """Returns the latest version of CUDA supported by the driver
+
+     Returns in *driverVersion the latest version of CUDA supported by
+     the driver. The version is returned as (1000 &times; major + 10 &times; minor).
+     For example, CUDA 9.2 would be represented by 9020. If no driver is installed,
+     then 0 is returned as the driver version.
+
+     This function automatically returns cudaErrorInvalidValue
+     if driverVersion is NULL.
+
+     - driverVersion - Returns the CUDA driver version.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaRuntimeGetVersion,
+     cuDriverGetVersion
+
+    Returns: (status, driverVersion)
+    C function: cudaDriverGetVersion (cuda_runtime_api.h)
     """
     ...
 
 def cudaRuntimeGetVersion() -> tuple[cudaError_t, int]:
     """Returns the CUDA Runtime version
+
+     Returns in *runtimeVersion the version number of the current CUDA
+     Runtime instance. The version is returned as
+     (1000 &times; major + 10 &times; minor). For example,
+     CUDA 9.2 would be represented by 9020.
+
+     As of CUDA 12.0, this function no longer initializes CUDA. The purpose
+     of this API is solely to return a compile-time constant stating the
+     CUDA Toolkit version in the above format.
+
+     This function automatically returns cudaErrorInvalidValue if
+     the runtimeVersion argument is NULL.
+
+     - runtimeVersion - Returns the CUDA Runtime version.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaDriverGetVersion,
+     cuDriverGetVersion
+
+    Returns: (status, runtimeVersion)
+    C function: cudaRuntimeGetVersion (cuda_runtime_api.h)
     """
     ...
 
 def cudaLogsRegisterCallback(callbackFunc: Callable[..., None] | cudaLogsCallback_t, userData: Any) -> tuple[cudaError_t, cudaLogsCallbackHandle]:
-    """Register a callback function to receive error log messages - callbackFunc - The function to register as a callback - userData - A generic pointer to user data.
+    """Register a callback function to receive error log messages
+     
+     - callbackFunc  - The function to register as a callback
+     - userData      - A generic pointer to user data. This is passed into the callback function.
+     - callback_out  - Optional location to store the callback handle after it is registered
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+
+    Returns: (status, callback_out)
+    C function: cudaLogsRegisterCallback (cuda_runtime_api.h)
     """
     ...
 
 def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | int | None) -> tuple[cudaError_t]:
-    """Unregister a log message callback - callback - The callback instance to unregister from receiving log messages
+    """Unregister a log message callback
+     
+     - callback  - The callback instance to unregister from receiving log messages
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+
+    Returns: (status)
+    C function: cudaLogsUnregisterCallback (cuda_runtime_api.h)
     """
     ...
 
 def cudaLogsCurrent(flags: int) -> tuple[cudaError_t, cudaLogIterator]:
     """Sets log iterator to point to the end of log buffer, where the next message would be written.
+     
+     - iterator_out - Location to store an iterator to the current tail of the logs
+     - flags        - Reserved for future use, must be 0
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+
+    Returns: (status, iterator_out)
+    C function: cudaLogsCurrent (cuda_runtime_api.h)
     """
     ...
 
 def cudaLogsDumpToFile(iterator: cudaLogIterator | int | None, pathToFile: bytes | str | None, flags: int) -> tuple[cudaError_t, cudaLogIterator]:
     """Dump accumulated driver logs into a file
+
+     Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
+     This API dumps all driver logs starting from iterator into pathToFile provided.
+
+     Note: iterator is auto-advancing. Dumping logs will update the value of
+           iterator to receive the next generated log.
+
+     Note: The driver reserves limited memory for storing logs.
+           The oldest logs may be overwritten and become unrecoverable. An indication will appear in the
+           destination outupt if the logs have been truncated. Call dump after each failed API to mitigate this 
+           risk.
+
+     - iterator   - Optional auto-advancing iterator specifying the starting log to read. NULL value dumps all logs.
+     - pathToFile - Path to output file for dumping logs
+     - flags      - Reserved for future use, must be 0
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+
+    Returns: (status, iterator)
+    C function: cudaLogsDumpToFile (cuda_runtime_api.h)
     """
     ...
 
 def cudaLogsDumpToMemory(iterator: cudaLogIterator | int | None, buffer: int | Buffer | None, size: int, flags: int) -> tuple[cudaError_t, cudaLogIterator, int]:
     """Dump accumulated driver logs into a buffer
+
+     Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
+     This API dumps driver logs from iterator into buffer up to the size specified in *size.
+     The driver will always null terminate the buffer but there will not be a null character between log 
+     entries, only a newline \\\\n. The driver will then return the actual number of bytes written in 
+     *size, excluding the null terminator. If there are no messages to dump, *size will be set to 0
+     and the function will return CUDA_SUCCESS. 
+     If the provided buffer is not large enough to hold any messages, *size will be set to 0 and
+     the function will return CUDA_ERROR_INVALID_VALUE.
+
+     Note: iterator is auto-advancing. Dumping logs will update the value of
+           iterator to receive the next generated log.
+
+     Note: The driver reserves limited memory for storing logs. The maximum size of the buffer is 25600 bytes.
+           The oldest logs may be overwritten and become unrecoverable. An indication will appear in the
+           destination outupt if the logs have been truncated. Call dump after each failed API to mitigate this 
+           risk.
+
+     Note: If the provided value in *size is not large enough to hold all buffered messages, a message will
+           be added at the head of the buffer indicating this. The driver then computes the number of messages
+           it is able to store in buffer and writes it out. The final message in buffer will always be
+           the most recent log message as of when the API is called.
+
+     - iterator  - Optional auto-advancing iterator specifying the starting log to read. NULL value dumps all logs.
+     - buffer    - Pointer to dump logs
+     - size      - See description
+     - flags     - Reserved for future use, must be 0
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+
+    Returns: (status, iterator, size)
+    C function: cudaLogsDumpToMemory (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphCreate(flags: int) -> tuple[cudaError_t, cudaGraph_t]:
     """Creates a graph
+
+     Creates an empty graph, which is returned via pGraph.
+
+     - pGraph - Returns newly created graph
+     - flags   - Graph creation flags, must be 0
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode,
+     cudaGraphInstantiate,
+     cudaGraphDestroy,
+     cudaGraphGetNodes,
+     cudaGraphGetRootNodes,
+     cudaGraphGetEdges,
+     cudaGraphClone
+
+    Returns: (status, pGraph)
+    C function: cudaGraphCreate (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaKernelNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a kernel execution node and adds it to a graph
+
+     Creates a new kernel execution node and adds it to graph with numDependencies
+     dependencies specified via pDependencies and arguments specified in pNodeParams.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     The cudaKernelNodeParams structure is defined as:
+
+     \\code
+      struct cudaKernelNodeParams
+      {
+          void* func;
+          dim3 gridDim;
+          dim3 blockDim;
+          unsigned int sharedMemBytes;
+          void **kernelParams;
+          void **extra;
+      };
+     \\endcode
+
+     When the graph is launched, the node will invoke kernel func on a (gridDim.x x
+     gridDim.y x gridDim.z) grid of blocks. Each block contains
+     (blockDim.x x blockDim.y x blockDim.z) threads.
+
+     sharedMem sets the amount of dynamic shared memory that will be
+     available to each thread block.
+
+     Kernel parameters to func can be specified in one of two ways:
+
+     1) Kernel parameters can be specified via kernelParams. If the kernel has N
+     parameters, then kernelParams needs to be an array of N pointers. Each pointer,
+     from kernelParams[0] to kernelParams[N-1], points to the region of memory from which the actual
+     parameter will be copied. The number of kernel parameters and their offsets and sizes do not need
+     to be specified as that information is retrieved directly from the kernel's image.
+
+     2) Kernel parameters can also be packaged by the application into a single buffer that is passed in
+     via extra. This places the burden on the application of knowing each kernel
+     parameter's size and alignment/padding within the buffer. The extra parameter exists
+     to allow this function to take additional less commonly used arguments. extra specifies
+     a list of names of extra settings and their corresponding values. Each extra setting name is
+     immediately followed by the corresponding value. The list must be terminated with either NULL or
+     CU_LAUNCH_PARAM_END.
+
+     - CU_LAUNCH_PARAM_END, which indicates the end of the extra
+       array;
+     - CU_LAUNCH_PARAM_BUFFER_POINTER, which specifies that the next
+       value in extra will be a pointer to a buffer
+       containing all the kernel parameters for launching kernel
+       func;
+     - CU_LAUNCH_PARAM_BUFFER_SIZE, which specifies that the next
+       value in extra will be a pointer to a size_t
+       containing the size of the buffer specified with
+       CU_LAUNCH_PARAM_BUFFER_POINTER;
+
+     The error cudaErrorInvalidValue will be returned if kernel parameters are specified with both
+     kernelParams and extra (i.e. both kernelParams and
+     extra are non-NULL).
+
+     The kernelParams or extra array, as well as the argument values it points to,
+     are copied during this call.
+
+     Note: Kernels launched using graphs must not use texture and surface references. Reading or
+           writing through any texture or surface reference is undefined behavior.
+           This restriction does not apply to texture and surface objects.
+
+     - pGraphNode     - Returns newly created node
+     - graph          - Graph to which to add the node
+     - pDependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - pNodeParams      - Parameters for the GPU execution node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDeviceFunction
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaGraphAddNode,
+     cudaLaunchKernel,
+     cudaGraphKernelNodeGetParams,
+     cudaGraphKernelNodeSetParams,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddKernelNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaKernelNodeParams]:
     """Returns a kernel node's parameters
+
+     Returns the parameters of kernel node node in pNodeParams.
+     The kernelParams or extra array returned in pNodeParams,
+     as well as the argument values it points to, are owned by the node.
+     This memory remains valid until the node is destroyed or its
+     parameters are modified, and should not be modified
+     directly. Use cudaGraphKernelNodeSetParams to update the
+     parameters of this node.
+
+     The params will contain either kernelParams or extra,
+     according to which of these was most recently set on the node.
+
+     - node        - Node to get the parameters for
+     - pNodeParams - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDeviceFunction
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaLaunchKernel,
+     cudaGraphAddKernelNode,
+     cudaGraphKernelNodeSetParams
+
+    Returns: (status, pNodeParams)
+    C function: cudaGraphKernelNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphKernelNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaKernelNodeParams]) -> tuple[cudaError_t]:
     """Sets a kernel node's parameters
+
+     Sets the parameters of kernel node node to pNodeParams.
+
+     - node        - Node to set the parameters for
+     - pNodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaLaunchKernel,
+     cudaGraphAddKernelNode,
+     cudaGraphKernelNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphKernelNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphKernelNodeCopyAttributes(hDst: cudaGraphNode_t | int | None, hSrc: cudaGraphNode_t | int | None) -> tuple[cudaError_t]:
     """Copies attributes from source node to destination node.
+
+     Copies attributes from source node hSrc to destination node hDst.
+     Both node must have the same context.
+
+     - hDst Destination node
+     - hSrc Source node
+     For list of attributes see cudaKernelNodeAttrID
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidContext
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status)
+    C function: cudaGraphKernelNodeCopyAttributes (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | int | None, attr: cudaLaunchAttributeID | int) -> tuple[cudaError_t, Any]:
     """Queries node attribute.
+
+     Queries attribute attr from node hNode and stores it in corresponding
+     member of value_out.
+
+     - hNode
+     - attr
+     - value_out
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status, value_out)
+    C function: cudaGraphKernelNodeGetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | int | None, attr: cudaLaunchAttributeID | int, value: Any) -> tuple[cudaError_t]:
     """Sets node attribute.
+
+     Sets attribute attr on node hNode from corresponding attribute of
+     value.
+
+     - hNode
+     - attr
+     - value
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+     Note:
+
+     See also:
+     cudaAccessPolicyWindow
+
+    Returns: (status)
+    C function: cudaGraphKernelNodeSetAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pCopyParams: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memcpy node and adds it to a graph
+
+     Creates a new memcpy node and adds it to graph with numDependencies
+     dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     When the graph is launched, the node will perform the memcpy described by pCopyParams.
+     See cudaMemcpy3D() for a description of the structure and its restrictions.
+
+     Memcpy nodes have some additional restrictions with regards to managed memory, if the
+     system contains at least one device which has a zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess.
+
+     - pGraphNode     - Returns newly created node
+     - graph          - Graph to which to add the node
+     - pDependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - pCopyParams      - Parameters for the memory copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaMemcpy3D,
+     cudaGraphAddMemcpyNodeToSymbol,
+     cudaGraphAddMemcpyNodeFromSymbol,
+     cudaGraphAddMemcpyNode1D,
+     cudaGraphMemcpyNodeGetParams,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemcpyNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemcpyNodeToSymbol(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memcpy node to copy to a symbol on the device and adds it to a graph
+
+     Creates a new memcpy node to copy to symbol and adds it to graph with
+     numDependencies dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     When the graph is launched, the node will copy count bytes from the memory area
+     pointed to by src to the memory area pointed to by offset bytes from the start
+     of symbol symbol. The memory areas may not overlap. symbol is a variable that
+     resides in global or constant memory space. kind can be either
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of
+     transfer is inferred from the pointer values. However, cudaMemcpyDefault
+     is only allowed on systems that support unified virtual addressing.
+
+     Memcpy nodes have some additional restrictions with regards to managed memory, if the
+     system contains at least one device which has a zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - symbol          - Device symbol address
+     - src             - Source memory address
+     - count           - Size in bytes to copy
+     - offset          - Offset from start of symbol in bytes
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpyToSymbol,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemcpyNodeFromSymbol,
+     cudaGraphMemcpyNodeGetParams,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParamsToSymbol,
+     cudaGraphMemcpyNodeSetParamsFromSymbol,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemcpyNodeToSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemcpyNodeFromSymbol(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memcpy node to copy from a symbol on the device and adds it to a graph
+
+     Creates a new memcpy node to copy from symbol and adds it to graph with
+     numDependencies dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     When the graph is launched, the node will copy count bytes from the memory area
+     pointed to by offset bytes from the start of symbol symbol to the memory area
+      pointed to by dst. The memory areas may not overlap. symbol is a variable
+      that resides in global or constant memory space. kind can be either
+     cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of transfer
+     is inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     Memcpy nodes have some additional restrictions with regards to managed memory, if the
+     system contains at least one device which has a zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - dst             - Destination memory address
+     - symbol          - Device symbol address
+     - count           - Size in bytes to copy
+     - offset          - Offset from start of symbol in bytes
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpyFromSymbol,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemcpyNodeToSymbol,
+     cudaGraphMemcpyNodeGetParams,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParamsFromSymbol,
+     cudaGraphMemcpyNodeSetParamsToSymbol,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemcpyNodeFromSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemcpyNode1D(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a 1D memcpy node and adds it to a graph
+
+     Creates a new 1D memcpy node and adds it to graph with numDependencies
+     dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     When the graph is launched, the node will copy count bytes from the memory
+     area pointed to by src to the memory area pointed to by dst, where
+     kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing. Launching a
+     memcpy node with dst and src pointers that do not match the direction of
+     the copy results in an undefined behavior.
+
+     Memcpy nodes have some additional restrictions with regards to managed memory, if the
+     system contains at least one device which has a zero value for the device attribute
+     cudaDevAttrConcurrentManagedAccess.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - dst             - Destination memory address
+     - src             - Source memory address
+     - count           - Size in bytes to copy
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpy,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeGetParams,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParams1D,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemcpyNode1D (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaMemcpy3DParms]:
     """Returns a memcpy node's parameters
+
+     Returns the parameters of memcpy node node in pNodeParams.
+
+     - node        - Node to get the parameters for
+     - pNodeParams - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpy3D,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeSetParams
+
+    Returns: (status, pNodeParams)
+    C function: cudaGraphMemcpyNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemcpyNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t]:
     """Sets a memcpy node's parameters
+
+     Sets the parameters of memcpy node node to pNodeParams.
+
+     - node        - Node to set the parameters for
+     - pNodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaMemcpy3D,
+     cudaGraphMemcpyNodeSetParamsToSymbol,
+     cudaGraphMemcpyNodeSetParamsFromSymbol,
+     cudaGraphMemcpyNodeSetParams1D,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphMemcpyNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemcpyNodeSetParamsToSymbol(node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Sets a memcpy node's parameters to copy to a symbol on the device
+
+     Sets the parameters of memcpy node node to the copy described by the provided parameters.
+
+     When the graph is launched, the node will copy count bytes from the memory area
+     pointed to by src to the memory area pointed to by offset bytes from the start
+     of symbol symbol. The memory areas may not overlap. symbol is a variable that
+     resides in global or constant memory space. kind can be either
+     cudaMemcpyHostToDevice, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of
+     transfer is inferred from the pointer values. However, cudaMemcpyDefault
+     is only allowed on systems that support unified virtual addressing.
+
+     - node            - Node to set the parameters for
+     - symbol          - Device symbol address
+     - src             - Source memory address
+     - count           - Size in bytes to copy
+     - offset          - Offset from start of symbol in bytes
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpyToSymbol,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParamsFromSymbol,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphMemcpyNodeSetParamsToSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemcpyNodeSetParamsFromSymbol(node: cudaGraphNode_t | int | None, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Sets a memcpy node's parameters to copy from a symbol on the device
+
+     Sets the parameters of memcpy node node to the copy described by the provided parameters.
+
+     When the graph is launched, the node will copy count bytes from the memory area
+     pointed to by offset bytes from the start of symbol symbol to the memory area
+      pointed to by dst. The memory areas may not overlap. symbol is a variable
+      that resides in global or constant memory space. kind can be either
+     cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, or cudaMemcpyDefault.
+     Passing cudaMemcpyDefault is recommended, in which case the type of transfer
+     is inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing.
+
+     - node            - Node to set the parameters for
+     - dst             - Destination memory address
+     - symbol          - Device symbol address
+     - count           - Size in bytes to copy
+     - offset          - Offset from start of symbol in bytes
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpyFromSymbol,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParamsToSymbol,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphMemcpyNodeSetParamsFromSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemcpyNodeSetParams1D(node: cudaGraphNode_t | int | None, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Sets a memcpy node's parameters to perform a 1-dimensional copy
+
+     Sets the parameters of memcpy node node to the copy described by the provided parameters.
+
+     When the graph is launched, the node will copy count bytes from the memory
+     area pointed to by src to the memory area pointed to by dst, where
+     kind specifies the direction of the copy, and must be one of
+     cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+     cudaMemcpyDeviceToDevice, or cudaMemcpyDefault. Passing
+     cudaMemcpyDefault is recommended, in which case the type of transfer is
+     inferred from the pointer values. However, cudaMemcpyDefault is only
+     allowed on systems that support unified virtual addressing. Launching a
+     memcpy node with dst and src pointers that do not match the direction of
+     the copy results in an undefined behavior.
+
+     - node            - Node to set the parameters for
+     - dst             - Destination memory address
+     - src             - Source memory address
+     - count           - Size in bytes to copy
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemcpy,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphMemcpyNodeSetParams1D (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pMemsetParams: Optional[cudaMemsetParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memset node and adds it to a graph
+
+     Creates a new memset node and adds it to graph with numDependencies
+     dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     The element size must be 1, 2, or 4 bytes.
+     When the graph is launched, the node will perform the memset described by pMemsetParams.
+
+     - pGraphNode     - Returns newly created node
+     - graph          - Graph to which to add the node
+     - pDependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - pMemsetParams    - Parameters for the memory set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaMemset2D,
+     cudaGraphMemsetNodeGetParams,
+     cudaGraphMemsetNodeSetParams,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemcpyNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemsetNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemsetNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaMemsetParams]:
     """Returns a memset node's parameters
+
+     Returns the parameters of memset node node in pNodeParams.
+
+     - node        - Node to get the parameters for
+     - pNodeParams - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaMemset2D,
+     cudaGraphAddMemsetNode,
+     cudaGraphMemsetNodeSetParams
+
+    Returns: (status, pNodeParams)
+    C function: cudaGraphMemsetNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemsetNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemsetParams]) -> tuple[cudaError_t]:
     """Sets a memset node's parameters
+
+     Sets the parameters of memset node node to pNodeParams.
+
+     - node        - Node to set the parameters for
+     - pNodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaMemset2D,
+     cudaGraphAddMemsetNode,
+     cudaGraphMemsetNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphMemsetNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaHostNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a host execution node and adds it to a graph
+
+     Creates a new CPU execution node and adds it to graph with numDependencies
+     dependencies specified via pDependencies and arguments specified in pNodeParams.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     When the graph is launched, the node will invoke the specified CPU function.
+     Host nodes are not supported under MPS with pre-Volta GPUs.
+
+     - pGraphNode     - Returns newly created node
+     - graph          - Graph to which to add the node
+     - pDependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - pNodeParams      - Parameters for the host node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaLaunchHostFunc,
+     cudaGraphHostNodeGetParams,
+     cudaGraphHostNodeSetParams,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddHostNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphHostNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaHostNodeParams]:
     """Returns a host node's parameters
+
+     Returns the parameters of host node node in pNodeParams.
+
+     - node        - Node to get the parameters for
+     - pNodeParams - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaLaunchHostFunc,
+     cudaGraphAddHostNode,
+     cudaGraphHostNodeSetParams
+
+    Returns: (status, pNodeParams)
+    C function: cudaGraphHostNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphHostNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaHostNodeParams]) -> tuple[cudaError_t]:
     """Sets a host node's parameters
+
+     Sets the parameters of host node node to nodeParams.
+
+     - node        - Node to set the parameters for
+     - pNodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaLaunchHostFunc,
+     cudaGraphAddHostNode,
+     cudaGraphHostNodeGetParams
+
+    Returns: (status)
+    C function: cudaGraphHostNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddChildGraphNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, childGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a child graph node and adds it to a graph
+
+     Creates a new node which executes an embedded graph, and adds it to graph with
+     numDependencies dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     If childGraph contains allocation nodes, free nodes, or conditional nodes, this call will
+     return an error.
+
+     The node executes an embedded child graph. The child graph is cloned in this call.
+
+     - pGraphNode     - Returns newly created node
+     - graph          - Graph to which to add the node
+     - pDependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - childGraph      - The graph to clone into this node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphChildGraphNodeGetGraph,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode,
+     cudaGraphClone
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddChildGraphNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphChildGraphNodeGetGraph(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaGraph_t]:
     """Gets a handle to the embedded graph of a child graph node
+
+     Gets a handle to the embedded graph in a child graph node. This call
+     does not clone the graph. Changes to the graph will be reflected in
+     the node, and the node retains ownership of the graph.
+
+     Allocation and free nodes cannot be added to the returned graph.
+     Attempting to do so will return an error.
+
+     - node   - Node to get the embedded graph for
+     - pGraph - Location to store a handle to the graph
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddChildGraphNode,
+     cudaGraphNodeFindInClone
+
+    Returns: (status, pGraph)
+    C function: cudaGraphChildGraphNodeGetGraph (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddEmptyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an empty node and adds it to a graph
+
+     Creates a new node which performs no operation, and adds it to graph with
+     numDependencies dependencies specified via pDependencies.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries.
+     A handle to the new node will be returned in pGraphNode.
+
+     An empty node performs no operation during execution, but can be used for
+     transitive ordering. For example, a phased execution graph with 2 groups of n
+     nodes with a barrier between them can be represented using an empty node and
+     2*n dependency edges, rather than no empty node and n^2 dependency edges.
+
+     - pGraphNode     - Returns newly created node
+     - graph          - Graph to which to add the node
+     - pDependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddEmptyNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddEventRecordNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, event: cudaEvent_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an event record node and adds it to a graph
+
+     Creates a new event record node and adds it to hGraph with numDependencies
+     dependencies specified via dependencies and event specified in event.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. dependencies may not have any duplicate entries.
+     A handle to the new node will be returned in phGraphNode.
+
+     Each launch of the graph will record event to capture execution of the
+     node's dependencies.
+
+     These nodes may not be used in loops or conditionals.
+
+     - phGraphNode     - Returns newly created node
+     - hGraph          - Graph to which to add the node
+     - dependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - event           - Event for the node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphAddEventWaitNode,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddEventRecordNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaEvent_t]:
     """Returns the event associated with an event record node
+
+     Returns the event of event record node hNode in event_out.
+
+     - hNode     - Node to get the event for
+     - event_out - Pointer to return the event
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddEventRecordNode,
+     cudaGraphEventRecordNodeSetEvent,
+     cudaGraphEventWaitNodeGetEvent,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent
+
+    Returns: (status, event_out)
+    C function: cudaGraphEventRecordNodeGetEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphEventRecordNodeSetEvent(node: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Sets an event record node's event
+
+     Sets the event of event record node hNode to event.
+
+     - hNode - Node to set the event for
+     - event - Event to use
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaGraphAddEventRecordNode,
+     cudaGraphEventRecordNodeGetEvent,
+     cudaGraphEventWaitNodeSetEvent,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent
+
+    Returns: (status)
+    C function: cudaGraphEventRecordNodeSetEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddEventWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, event: cudaEvent_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an event wait node and adds it to a graph
+
+     Creates a new event wait node and adds it to hGraph with numDependencies
+     dependencies specified via dependencies and event specified in event.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. dependencies may not have any duplicate entries.
+     A handle to the new node will be returned in phGraphNode.
+
+     The graph node will wait for all work captured in event.  See cuEventRecord()
+     for details on what is captured by an event.  The synchronization will be performed
+     efficiently on the device when applicable.  event may be from a different context
+     or device than the launch stream.
+
+     These nodes may not be used in loops or conditionals.
+
+     - phGraphNode     - Returns newly created node
+     - hGraph          - Graph to which to add the node
+     - dependencies    - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - event           - Event for the node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphAddEventRecordNode,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddEventWaitNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaEvent_t]:
     """Returns the event associated with an event wait node
+
+     Returns the event of event wait node hNode in event_out.
+
+     - hNode     - Node to get the event for
+     - event_out - Pointer to return the event
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddEventWaitNode,
+     cudaGraphEventWaitNodeSetEvent,
+     cudaGraphEventRecordNodeGetEvent,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent
+
+    Returns: (status, event_out)
+    C function: cudaGraphEventWaitNodeGetEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphEventWaitNodeSetEvent(node: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Sets an event wait node's event
+
+     Sets the event of event wait node hNode to event.
+
+     - hNode - Node to set the event for
+     - event - Event to use
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaGraphAddEventWaitNode,
+     cudaGraphEventWaitNodeGetEvent,
+     cudaGraphEventRecordNodeSetEvent,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent
+
+    Returns: (status)
+    C function: cudaGraphEventWaitNodeSetEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an external semaphore signal node and adds it to a graph
+
+     Creates a new external semaphore signal node and adds it to graph with numDependencies dependencies specified via dependencies and arguments specified
+     in nodeParams. It is possible for numDependencies to be 0, in which case the
+     node will be placed at the root of the graph. dependencies may not have any
+     duplicate entries. A handle to the new node will be returned in pGraphNode.
+
+     Performs a signal operation on a set of externally allocated semaphore objects
+     when the node is launched.  The operation(s) will occur after all of the node's
+     dependencies have completed.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - nodeParams      - Parameters for the node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphExternalSemaphoresSignalNodeGetParams,
+     cudaGraphExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaImportExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddEventRecordNode,
+     cudaGraphAddEventWaitNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddExternalSemaphoresSignalNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaExternalSemaphoreSignalNodeParams]:
     """Returns an external semaphore signal node's parameters
+
+     Returns the parameters of an external semaphore signal node hNode in params_out.
+     The extSemArray and paramsArray returned in params_out,
+     are owned by the node.  This memory remains valid until the node is destroyed or its
+     parameters are modified, and should not be modified
+     directly. Use cudaGraphExternalSemaphoresSignalNodeSetParams to update the
+     parameters of this node.
+
+     - hNode      - Node to get the parameters for
+     - params_out - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaLaunchKernel,
+     cudaGraphAddExternalSemaphoresSignalNode,
+     cudaGraphExternalSemaphoresSignalNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status, params_out)
+    C function: cudaGraphExternalSemaphoresSignalNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams]) -> tuple[cudaError_t]:
     """Sets an external semaphore signal node's parameters
+
+     Sets the parameters of an external semaphore signal node hNode to nodeParams.
+
+     - hNode      - Node to set the parameters for
+     - nodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaGraphAddExternalSemaphoresSignalNode,
+     cudaGraphExternalSemaphoresSignalNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status)
+    C function: cudaGraphExternalSemaphoresSignalNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an external semaphore wait node and adds it to a graph
+
+     Creates a new external semaphore wait node and adds it to graph with numDependencies
+     dependencies specified via dependencies and arguments specified in nodeParams.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. dependencies may not have any duplicate entries. A handle
+     to the new node will be returned in pGraphNode.
+
+     Performs a wait operation on a set of externally allocated semaphore objects
+     when the node is launched.  The node's dependencies will not be launched until
+     the wait operation has completed.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - nodeParams      - Parameters for the node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphExternalSemaphoresWaitNodeGetParams,
+     cudaGraphExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphAddExternalSemaphoresSignalNode,
+     cudaImportExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddEventRecordNode,
+     cudaGraphAddEventWaitNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddExternalSemaphoresWaitNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaExternalSemaphoreWaitNodeParams]:
     """Returns an external semaphore wait node's parameters
+
+     Returns the parameters of an external semaphore wait node hNode in params_out.
+     The extSemArray and paramsArray returned in params_out,
+     are owned by the node.  This memory remains valid until the node is destroyed or its
+     parameters are modified, and should not be modified
+     directly. Use cudaGraphExternalSemaphoresSignalNodeSetParams to update the
+     parameters of this node.
+
+     - hNode      - Node to get the parameters for
+     - params_out - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaLaunchKernel,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaGraphExternalSemaphoresWaitNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status, params_out)
+    C function: cudaGraphExternalSemaphoresWaitNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams]) -> tuple[cudaError_t]:
     """Sets an external semaphore wait node's parameters
+
+     Sets the parameters of an external semaphore wait node hNode to nodeParams.
+
+     - hNode      - Node to set the parameters for
+     - nodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaGraphExternalSemaphoresWaitNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync
+
+    Returns: (status)
+    C function: cudaGraphExternalSemaphoresWaitNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaMemAllocNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates an allocation node and adds it to a graph
+
+     Creates a new allocation node and adds it to graph with numDependencies
+     dependencies specified via pDependencies and arguments specified in nodeParams.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries. A handle
+     to the new node will be returned in pGraphNode.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - nodeParams      - Parameters for the node
+
+     When cudaGraphAddMemAllocNode creates an allocation node, it returns the address of the allocation in
+     nodeParams.dptr.  The allocation's address remains fixed across instantiations and launches.
+
+     If the allocation is freed in the same graph, by creating a free node using cudaGraphAddMemFreeNode,
+     the allocation can be accessed by nodes ordered after the allocation node but before the free node.
+     These allocations cannot be freed outside the owning graph, and they can only be freed once in the
+     owning graph.
+
+     If the allocation is not freed in the same graph, then it can be accessed not only by nodes in the
+     graph which are ordered after the allocation node, but also by stream operations ordered after the
+     graph's execution but before the allocation is freed.
+
+     Allocations which are not freed in the same graph can be freed by:
+     - passing the allocation to cudaMemFreeAsync or cudaMemFree;
+     - launching a graph with a free node for that allocation; or
+     - specifying cudaGraphInstantiateFlagAutoFreeOnLaunch during instantiation, which makes
+       each launch behave as though it called cudaMemFreeAsync for every unfreed allocation.
+
+     It is not possible to free an allocation in both the owning graph and another graph.  If the allocation
+     is freed in the same graph, a free node cannot be added to another graph.  If the allocation is freed
+     in another graph, a free node can no longer be added to the owning graph.
+
+     The following restrictions apply to graphs which contain allocation and/or memory free nodes:
+     - Nodes and edges of the graph cannot be deleted.
+     - The graph can only be used in a child node if the ownership is moved to the parent.
+     - Only one instantiation of the graph may exist at any point in time.
+     - The graph cannot be cloned.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue,
+     cudaErrorOutOfMemory
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphAddMemFreeNode,
+     cudaGraphMemAllocNodeGetParams,
+     cudaDeviceGraphMemTrim,
+     cudaDeviceGetGraphMemAttribute,
+     cudaDeviceSetGraphMemAttribute,
+     cudaMallocAsync,
+     cudaFreeAsync,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddEventRecordNode,
+     cudaGraphAddEventWaitNode,
+     cudaGraphAddExternalSemaphoresSignalNode,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemAllocNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemAllocNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaMemAllocNodeParams]:
     """Returns a memory alloc node's parameters
+
+     Returns the parameters of a memory alloc node hNode in params_out.
+     The poolProps and accessDescs returned in params_out, are owned by the
+     node.  This memory remains valid until the node is destroyed.  The returned
+     parameters must not be modified.
+
+     - node       - Node to get the parameters for
+     - params_out - Pointer to return the parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddMemAllocNode,
+     cudaGraphMemFreeNodeGetParams
+
+    Returns: (status, params_out)
+    C function: cudaGraphMemAllocNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddMemFreeNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, dptr: int | Buffer | None) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Creates a memory free node and adds it to a graph
+
+     Creates a new memory free node and adds it to graph with numDependencies
+     dependencies specified via pDependencies and address specified in dptr.
+     It is possible for numDependencies to be 0, in which case the node will be placed
+     at the root of the graph. pDependencies may not have any duplicate entries. A handle
+     to the new node will be returned in pGraphNode.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - numDependencies - Number of dependencies
+     - dptr            - Address of memory to free
+
+     cudaGraphAddMemFreeNode will return cudaErrorInvalidValue if the user attempts to free:
+     - an allocation twice in the same graph.
+     - an address that was not returned by an allocation node.
+     - an invalid address.
+
+     The following restrictions apply to graphs which contain allocation and/or memory free nodes:
+     - Nodes and edges of the graph cannot be deleted.
+     - The graph can only be used in a child node if the ownership is moved to the parent.
+     - Only one instantiation of the graph may exist at any point in time.
+     - The graph cannot be cloned.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorNotSupported,
+     cudaErrorInvalidValue,
+     cudaErrorOutOfMemory
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphAddMemAllocNode,
+     cudaGraphMemFreeNodeGetParams,
+     cudaDeviceGraphMemTrim,
+     cudaDeviceGetGraphMemAttribute,
+     cudaDeviceSetGraphMemAttribute,
+     cudaMallocAsync,
+     cudaFreeAsync,
+     cudaGraphCreate,
+     cudaGraphDestroyNode,
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddEventRecordNode,
+     cudaGraphAddEventWaitNode,
+     cudaGraphAddExternalSemaphoresSignalNode,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddMemFreeNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, int]:
     """Returns a memory free node's parameters
+
+     Returns the address of a memory free node hNode in dptr_out.
+
+     - node     - Node to get the parameters for
+     - dptr_out - Pointer to return the device address
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddMemFreeNode,
+     cudaGraphMemFreeNodeGetParams
+
+    Returns: (status, dptr_out)
+    C function: cudaGraphMemFreeNodeGetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGraphMemTrim(device: int) -> tuple[cudaError_t]:
     """Free unused memory that was cached on the specified device for use with graphs back to the OS.
+
+     Blocks which are not in use by a graph that is either currently executing or scheduled to execute are
+     freed back to the operating system.
+
+     - device - The device for which cached memory should be freed.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddMemAllocNode,
+     cudaGraphAddMemFreeNode,
+     cudaDeviceGetGraphMemAttribute,
+     cudaDeviceSetGraphMemAttribute,
+     cudaMallocAsync,
+     cudaFreeAsync
+
+    Returns: (status)
+    C function: cudaDeviceGraphMemTrim (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> tuple[cudaError_t, Any]:
     """Query asynchronous allocation attributes related to graphs
+
+     Valid attributes are:
+
+     - cudaGraphMemAttrUsedMemCurrent: Amount of memory, in bytes, currently associated with graphs
+     - cudaGraphMemAttrUsedMemHigh: High watermark of memory, in bytes, associated with graphs since the
+       last time it was reset.  High watermark can only be reset to zero.
+     - cudaGraphMemAttrReservedMemCurrent: Amount of memory, in bytes, currently allocated for use by
+       the CUDA graphs asynchronous allocator.
+     - cudaGraphMemAttrReservedMemHigh: High watermark of memory, in bytes, currently allocated for use by
+       the CUDA graphs asynchronous allocator.
+
+     - device - Specifies the scope of the query
+     - attr - attribute to get
+     - value - retrieved value
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceSetGraphMemAttribute,
+     cudaGraphAddMemAllocNode,
+     cudaGraphAddMemFreeNode,
+     cudaDeviceGraphMemTrim,
+     cudaMallocAsync,
+     cudaFreeAsync
+
+    Returns: (status, value)
+    C function: cudaDeviceGetGraphMemAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: Any) -> tuple[cudaError_t]:
     """Set asynchronous allocation attributes related to graphs
+
+     Valid attributes are:
+
+     - cudaGraphMemAttrUsedMemHigh: High watermark of memory, in bytes, associated with graphs since the
+       last time it was reset.  High watermark can only be reset to zero.
+     - cudaGraphMemAttrReservedMemHigh: High watermark of memory, in bytes, currently allocated for use by
+       the CUDA graphs asynchronous allocator.
+
+     - device - Specifies the scope of the query
+     - attr - attribute to get
+     - value - pointer to value to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaDeviceGetGraphMemAttribute,
+     cudaGraphAddMemAllocNode,
+     cudaGraphAddMemFreeNode,
+     cudaDeviceGraphMemTrim,
+     cudaMallocAsync,
+     cudaFreeAsync
+
+    Returns: (status)
+    C function: cudaDeviceSetGraphMemAttribute (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphClone(originalGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraph_t]:
     """Clones a graph
+
+     This function creates a copy of originalGraph and returns it in pGraphClone.
+     All parameters are copied into the cloned graph. The original graph may be modified 
+     after this call without affecting the clone.
+
+     Child graph nodes in the original graph are recursively copied into the clone.
+
+     Note:: Cloning is not supported for graphs which contain memory allocation nodes,
+            memory free nodes, or conditional nodes.
+
+     - pGraphClone  - Returns newly created cloned graph
+     - originalGraph - Graph to clone
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphCreate,
+     cudaGraphNodeFindInClone
+
+    Returns: (status, pGraphClone)
+    C function: cudaGraphClone (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeFindInClone(originalNode: cudaGraphNode_t | int | None, clonedGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Finds a cloned version of a node
+
+     This function returns the node in clonedGraph corresponding to originalNode 
+     in the original graph.
+
+     clonedGraph must have been cloned from originalGraph via cudaGraphClone. 
+     originalNode must have been in originalGraph at the time of the call to 
+     cudaGraphClone, and the corresponding cloned node in clonedGraph must not have 
+     been removed. The cloned node is then returned via pClonedNode.
+
+     - pNode  - Returns handle to the cloned node
+     - originalNode - Handle to the original node
+     - clonedGraph - Cloned graph to query
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphClone
+
+    Returns: (status, pNode)
+    C function: cudaGraphNodeFindInClone (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeGetType(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaGraphNodeType]:
     """Returns a node's type
+
+     Returns the node type of node in pType.
+
+     - node - Node to query
+     - pType  - Pointer to return the node type
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphGetNodes,
+     cudaGraphGetRootNodes,
+     cudaGraphChildGraphNodeGetGraph,
+     cudaGraphKernelNodeGetParams,
+     cudaGraphKernelNodeSetParams,
+     cudaGraphHostNodeGetParams,
+     cudaGraphHostNodeSetParams,
+     cudaGraphMemcpyNodeGetParams,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemsetNodeGetParams,
+     cudaGraphMemsetNodeSetParams
+
+    Returns: (status, pType)
+    C function: cudaGraphNodeGetType (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int = 0) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
     """Returns a graph's nodes
+
+     Returns a list of graph's nodes. nodes may be NULL, in which case this
+     function will return the number of nodes in numNodes. Otherwise,
+     numNodes entries will be filled in. If numNodes is higher than the actual
+     number of nodes, the remaining entries in nodes will be set to NULL, and the
+     number of nodes actually obtained will be returned in numNodes.
+
+     - graph    - Graph to query
+     - nodes    - Pointer to return the nodes
+     - numNodes - See description
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphCreate,
+     cudaGraphGetRootNodes,
+     cudaGraphGetEdges,
+     cudaGraphNodeGetType,
+     cudaGraphNodeGetDependencies,
+     cudaGraphNodeGetDependentNodes
+
+    Returns: (status, nodes, numNodes)
+    C function: cudaGraphGetNodes (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int = 0) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
     """Returns a graph's root nodes
+
+     Returns a list of graph's root nodes. pRootNodes may be NULL, in which case this
+     function will return the number of root nodes in pNumRootNodes. Otherwise,
+     pNumRootNodes entries will be filled in. If pNumRootNodes is higher than the actual
+     number of root nodes, the remaining entries in pRootNodes will be set to NULL, and the
+     number of nodes actually obtained will be returned in pNumRootNodes.
+
+     - graph       - Graph to query
+     - pRootNodes    - Pointer to return the root nodes
+     - pNumRootNodes - See description
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphCreate,
+     cudaGraphGetNodes,
+     cudaGraphGetEdges,
+     cudaGraphNodeGetType,
+     cudaGraphNodeGetDependencies,
+     cudaGraphNodeGetDependentNodes
+
+    Returns: (status, pRootNodes, pNumRootNodes)
+    C function: cudaGraphGetRootNodes (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int = 0) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Returns a graph's dependency edges
+
+     Returns a list of graph's dependency edges. Edges are returned via corresponding
+     indices in from, to and edgeData; that is, the node in to[i] has a
+     dependency on the node in from[i] with data edgeData[i]. from and to may
+     both be NULL, in which case this function only returns the number of edges in
+     numEdges. Otherwise, numEdges entries will be filled in. If numEdges is higher
+     than the actual number of edges, the remaining entries in from and to will be
+     set to NULL, and the number of edges actually returned will be written to numEdges.
+     edgeData may alone be NULL, in which case the edges must all have default (zeroed)
+     edge data. Attempting a losst query via NULL edgeData will result in
+     cudaErrorLossyQuery. If edgeData is non-NULL then from and to must be as
+     well.
+
+     - graph    - Graph to get the edges from
+     - from     - Location to return edge endpoints
+     - to       - Location to return edge endpoints
+     - edgeData - Optional location to return edge data
+     - numEdges - See description
+
+     Returns:
+     cudaSuccess,
+     cudaErrorLossyQuery,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphGetNodes,
+     cudaGraphGetRootNodes,
+     cudaGraphAddDependencies,
+     cudaGraphRemoveDependencies,
+     cudaGraphNodeGetDependencies,
+     cudaGraphNodeGetDependentNodes
+
+    Returns: (status, from_, to, edgeData, numEdges)
+    C function: cudaGraphGetEdges (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDependencies: int = 0) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Returns a node's dependencies
+
+     Returns a list of node's dependencies. pDependencies may be NULL, in which case this
+     function will return the number of dependencies in pNumDependencies. Otherwise,
+     pNumDependencies entries will be filled in. If pNumDependencies is higher than the actual
+     number of dependencies, the remaining entries in pDependencies will be set to NULL, and the
+     number of nodes actually obtained will be returned in pNumDependencies.
+
+     Note that if an edge has non-zero (non-default) edge data and edgeData is NULL,
+     this API will return cudaErrorLossyQuery. If edgeData is non-NULL, then
+     pDependencies must be as well.
+
+     - node             - Node to query
+     - pDependencies    - Pointer to return the dependencies
+     - edgeData         - Optional array to return edge data for each dependency
+     - pNumDependencies - See description
+
+     Returns:
+     cudaSuccess,
+     cudaErrorLossyQuery,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeGetDependentNodes,
+     cudaGraphGetNodes,
+     cudaGraphGetRootNodes,
+     cudaGraphGetEdges,
+     cudaGraphAddDependencies,
+     cudaGraphRemoveDependencies
+
+    Returns: (status, pDependencies, edgeData, pNumDependencies)
+    C function: cudaGraphNodeGetDependencies (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDependentNodes: int = 0) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Returns a node's dependent nodes
+
+     Returns a list of node's dependent nodes. pDependentNodes may be NULL, in which
+     case this function will return the number of dependent nodes in pNumDependentNodes.
+     Otherwise, pNumDependentNodes entries will be filled in. If pNumDependentNodes is
+     higher than the actual number of dependent nodes, the remaining entries in
+     pDependentNodes will be set to NULL, and the number of nodes actually obtained will
+     be returned in pNumDependentNodes.
+
+     Note that if an edge has non-zero (non-default) edge data and edgeData is NULL,
+     this API will return cudaErrorLossyQuery. If edgeData is non-NULL, then
+     pDependentNodes must be as well.
+
+     - node               - Node to query
+     - pDependentNodes    - Pointer to return the dependent nodes
+     - edgeData           - Optional pointer to return edge data for dependent nodes
+     - pNumDependentNodes - See description
+
+     Returns:
+     cudaSuccess,
+     cudaErrorLossyQuery,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeGetDependencies,
+     cudaGraphGetNodes,
+     cudaGraphGetRootNodes,
+     cudaGraphGetEdges,
+     cudaGraphAddDependencies,
+     cudaGraphRemoveDependencies
+
+    Returns: (status, pDependentNodes, edgeData, pNumDependentNodes)
+    C function: cudaGraphNodeGetDependentNodes (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cudaGraphNode_t | int | None] | None, to: Sequence[cudaGraphNode_t | int | None] | None, edgeData: Sequence[cudaGraphEdgeData] | None, numDependencies: int) -> tuple[cudaError_t]:
     """Adds dependency edges to a graph.
+
+     The number of dependencies to be added is defined by numDependencies
+     Elements in pFrom and pTo at corresponding indices define a dependency.
+     Each node in pFrom and pTo must belong to graph.
+
+     If numDependencies is 0, elements in pFrom and pTo will be ignored.
+     Specifying an existing dependency will return an error.
+
+     - graph - Graph to which dependencies are added
+     - from - Array of nodes that provide the dependencies
+     - to - Array of dependent nodes
+     - edgeData - Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
+     - numDependencies - Number of dependencies to be added
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphRemoveDependencies,
+     cudaGraphGetEdges,
+     cudaGraphNodeGetDependencies,
+     cudaGraphNodeGetDependentNodes
+
+    Returns: (status)
+    C function: cudaGraphAddDependencies (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphRemoveDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cudaGraphNode_t | int | None] | None, to: Sequence[cudaGraphNode_t | int | None] | None, edgeData: Sequence[cudaGraphEdgeData] | None, numDependencies: int) -> tuple[cudaError_t]:
     """Removes dependency edges from a graph.
+
+     The number of pDependencies to be removed is defined by numDependencies.
+     Elements in pFrom and pTo at corresponding indices define a dependency.
+     Each node in pFrom and pTo must belong to graph.
+
+     If numDependencies is 0, elements in pFrom and pTo will be ignored.
+     Specifying an edge that does not exist in the graph, with data matching
+     edgeData, results in an error. edgeData is nullable, which is equivalent
+     to passing default (zeroed) data for each edge.
+
+     - graph - Graph from which to remove dependencies
+     - from - Array of nodes that provide the dependencies
+     - to - Array of dependent nodes
+     - edgeData - Optional array of edge data. If NULL, edge data is assumed to
+                       be default (zeroed).
+     - numDependencies - Number of dependencies to be removed
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddDependencies,
+     cudaGraphGetEdges,
+     cudaGraphNodeGetDependencies,
+     cudaGraphNodeGetDependentNodes
+
+    Returns: (status)
+    C function: cudaGraphRemoveDependencies (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t]:
     """Remove a node from the graph
+
+     Removes node from its graph. This operation also severs any dependencies of other nodes 
+     on node and vice versa.
+
+     Dependencies cannot be removed from graphs which contain allocation or free nodes.
+     Any attempt to do so will return an error.
+
+     - node  - Node to remove
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddChildGraphNode,
+     cudaGraphAddEmptyNode,
+     cudaGraphAddKernelNode,
+     cudaGraphAddHostNode,
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemsetNode
+
+    Returns: (status)
+    C function: cudaGraphDestroyNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphInstantiate(graph: cudaGraph_t | int | None, flags: int) -> tuple[cudaError_t, cudaGraphExec_t]:
     """Creates an executable graph from a graph
+
+     Instantiates graph as an executable graph. The graph is validated for any
+     structural constraints or intra-node constraints which were not previously
+     validated. If instantiation is successful, a handle to the instantiated graph
+     is returned in pGraphExec.
+
+     The flags parameter controls the behavior of instantiation and subsequent
+     graph launches.  Valid flags are:
+
+     - cudaGraphInstantiateFlagAutoFreeOnLaunch, which configures a
+     graph containing memory allocation nodes to automatically free any
+     unfreed memory allocations before the graph is relaunched.
+
+     - cudaGraphInstantiateFlagDeviceLaunch, which configures the graph for launch
+     from the device. If this flag is passed, the executable graph handle returned can be
+     used to launch the graph from both the host and device. This flag cannot be used in
+     conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+
+     - cudaGraphInstantiateFlagUseNodePriority, which causes the graph
+     to use the priorities from the per-node attributes rather than the priority
+     of the launch stream during execution. Note that priorities are only available
+     on kernel nodes, and are copied from stream priority during stream capture.
+
+     If graph contains any allocation or free nodes, there can be at most one
+     executable graph in existence for that graph at a time. An attempt to
+     instantiate a second executable graph before destroying the first with
+     cudaGraphExecDestroy will result in an error.
+     The same also applies if graph contains any device-updatable kernel nodes.
+     
+     Graphs instantiated for launch on the device have additional restrictions which do not
+     apply to host graphs:
+
+     - The graph's nodes must reside on a single device.
+     - The graph can only contain kernel nodes, memcpy nodes, memset nodes, and child graph nodes.
+     - The graph cannot be empty and must contain at least one kernel, memcpy, or memset node.
+       Operation-specific restrictions are outlined below.
+     - Kernel nodes:
+       - Use of CUDA Dynamic Parallelism is not permitted.
+       - Cooperative launches are permitted as long as MPS is not in use.
+     - Memcpy nodes:
+       - Only copies involving device memory and/or pinned device-mapped host memory are permitted.
+       - Copies involving CUDA arrays are not permitted.
+       - Both operands must be accessible from the current device, and the current device must
+         match the device of other nodes in the graph.
+
+     If graph is not instantiated for launch on the device but contains kernels which
+     call device-side cudaGraphLaunch() from multiple devices, this will result in an error.
+
+     - pGraphExec - Returns instantiated graph
+     - graph      - Graph to instantiate
+     - flags      - Flags to control instantiation.  See CUgraphInstantiate_flags.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiateWithFlags,
+     cudaGraphCreate,
+     cudaGraphUpload,
+     cudaGraphLaunch,
+     cudaGraphExecDestroy
+
+    Returns: (status, pGraphExec)
+    C function: cudaGraphInstantiate (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphInstantiateWithFlags(graph: cudaGraph_t | int | None, flags: int) -> tuple[cudaError_t, cudaGraphExec_t]:
     """Creates an executable graph from a graph
+
+     Instantiates graph as an executable graph. The graph is validated for any
+     structural constraints or intra-node constraints which were not previously
+     validated. If instantiation is successful, a handle to the instantiated graph
+     is returned in pGraphExec.
+
+     The flags parameter controls the behavior of instantiation and subsequent
+     graph launches.  Valid flags are:
+
+     - cudaGraphInstantiateFlagAutoFreeOnLaunch, which configures a
+     graph containing memory allocation nodes to automatically free any
+     unfreed memory allocations before the graph is relaunched.
+
+     - cudaGraphInstantiateFlagDeviceLaunch, which configures the graph for launch
+     from the device. If this flag is passed, the executable graph handle returned can be
+     used to launch the graph from both the host and device. This flag can only be used
+     on platforms which support unified addressing. This flag cannot be used in
+     conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+
+     - cudaGraphInstantiateFlagUseNodePriority, which causes the graph
+     to use the priorities from the per-node attributes rather than the priority
+     of the launch stream during execution. Note that priorities are only available
+     on kernel nodes, and are copied from stream priority during stream capture.
+
+     If graph contains any allocation or free nodes, there can be at most one
+     executable graph in existence for that graph at a time. An attempt to
+     instantiate a second executable graph before destroying the first with
+     cudaGraphExecDestroy will result in an error.
+     The same also applies if graph contains any device-updatable kernel nodes.
+
+     If graph contains kernels which call device-side cudaGraphLaunch() from multiple
+     devices, this will result in an error.
+
+     Graphs instantiated for launch on the device have additional restrictions which do not
+     apply to host graphs:
+
+     - The graph's nodes must reside on a single device.
+     - The graph can only contain kernel nodes, memcpy nodes, memset nodes, and child graph nodes.
+     - The graph cannot be empty and must contain at least one kernel, memcpy, or memset node.
+       Operation-specific restrictions are outlined below.
+     - Kernel nodes:
+       - Use of CUDA Dynamic Parallelism is not permitted.
+       - Cooperative launches are permitted as long as MPS is not in use.
+     - Memcpy nodes:
+       - Only copies involving device memory and/or pinned device-mapped host memory are permitted.
+       - Copies involving CUDA arrays are not permitted.
+       - Both operands must be accessible from the current device, and the current device must
+         match the device of other nodes in the graph.
+
+     - pGraphExec - Returns instantiated graph
+     - graph      - Graph to instantiate
+     - flags      - Flags to control instantiation.  See CUgraphInstantiate_flags.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiate,
+     cudaGraphCreate,
+     cudaGraphUpload,
+     cudaGraphLaunch,
+     cudaGraphExecDestroy
+
+    Returns: (status, pGraphExec)
+    C function: cudaGraphInstantiateWithFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphInstantiateWithParams(graph: cudaGraph_t | int | None, instantiateParams: Optional[cudaGraphInstantiateParams]) -> tuple[cudaError_t, cudaGraphExec_t]:
     """Creates an executable graph from a graph
+
+     Instantiates graph as an executable graph according to the instantiateParams structure.
+     The graph is validated for any structural constraints or intra-node constraints
+     which were not previously validated. If instantiation is successful, a handle to
+     the instantiated graph is returned in pGraphExec.
+
+     instantiateParams controls the behavior of instantiation and subsequent
+     graph launches, as well as returning more detailed information in the event of an error.
+     cudaGraphInstantiateParams is defined as:
+
+     \\code
+        typedef struct {
+            unsigned long long flags;
+            cudaStream_t uploadStream;
+            cudaGraphNode_t errNode_out;
+            cudaGraphInstantiateResult result_out;
+        } cudaGraphInstantiateParams;
+     \\endcode
+
+     The flags field controls the behavior of instantiation and subsequent
+     graph launches. Valid flags are:
+
+     - cudaGraphInstantiateFlagAutoFreeOnLaunch, which configures a
+     graph containing memory allocation nodes to automatically free any
+     unfreed memory allocations before the graph is relaunched.
+
+     - cudaGraphInstantiateFlagUpload, which will perform an upload of the graph
+     into uploadStream once the graph has been instantiated.
+
+     - cudaGraphInstantiateFlagDeviceLaunch, which configures the graph for launch
+     from the device. If this flag is passed, the executable graph handle returned can be
+     used to launch the graph from both the host and device. This flag can only be used
+     on platforms which support unified addressing. This flag cannot be used in
+     conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+
+     - cudaGraphInstantiateFlagUseNodePriority, which causes the graph
+     to use the priorities from the per-node attributes rather than the priority
+     of the launch stream during execution. Note that priorities are only available
+     on kernel nodes, and are copied from stream priority during stream capture.
+
+     If graph contains any allocation or free nodes, there can be at most one
+     executable graph in existence for that graph at a time. An attempt to instantiate a
+     second executable graph before destroying the first with cudaGraphExecDestroy will
+     result in an error.
+     The same also applies if graph contains any device-updatable kernel nodes.
+
+     If graph contains kernels which call device-side cudaGraphLaunch() from multiple
+     devices, this will result in an error.
+
+     Graphs instantiated for launch on the device have additional restrictions which do not
+     apply to host graphs:
+
+     - The graph's nodes must reside on a single device.
+     - The graph can only contain kernel nodes, memcpy nodes, memset nodes, and child graph nodes.
+     - The graph cannot be empty and must contain at least one kernel, memcpy, or memset node.
+       Operation-specific restrictions are outlined below.
+     - Kernel nodes:
+       - Use of CUDA Dynamic Parallelism is not permitted.
+       - Cooperative launches are permitted as long as MPS is not in use.
+     - Memcpy nodes:
+       - Only copies involving device memory and/or pinned device-mapped host memory are permitted.
+       - Copies involving CUDA arrays are not permitted.
+       - Both operands must be accessible from the current device, and the current device must
+         match the device of other nodes in the graph.
+
+     In the event of an error, the result_out and errNode_out fields will contain more
+     information about the nature of the error. Possible error reporting includes:
+
+     - cudaGraphInstantiateError, if passed an invalid value or if an unexpected error occurred
+       which is described by the return value of the function. errNode_out will be set to NULL.
+     - cudaGraphInstantiateInvalidStructure, if the graph structure is invalid. errNode_out
+       will be set to one of the offending nodes.
+     - cudaGraphInstantiateNodeOperationNotSupported, if the graph is instantiated for device
+       launch but contains a node of an unsupported node type, or a node which performs unsupported
+       operations, such as use of CUDA dynamic parallelism within a kernel node. errNode_out will
+       be set to this node.
+     - cudaGraphInstantiateMultipleDevicesNotSupported, if the graph is instantiated for device
+       launch but a node’s device differs from that of another node. This error can also be returned
+       if a graph is not instantiated for device launch and it contains kernels which call device-side
+       cudaGraphLaunch() from multiple devices. errNode_out will be set to this node.
+
+     If instantiation is successful, result_out will be set to cudaGraphInstantiateSuccess,
+     and hErrNode_out will be set to NULL.
+
+     - pGraphExec       - Returns instantiated graph
+     - graph            - Graph to instantiate
+     - instantiateParams - Instantiation parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphCreate,
+     cudaGraphInstantiate,
+     cudaGraphInstantiateWithFlags,
+     cudaGraphExecDestroy
+
+    Returns: (status, pGraphExec)
+    C function: cudaGraphInstantiateWithParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | int | None) -> tuple[cudaError_t, int]:
     """Query the instantiation flags of an executable graph
+
+     Returns the flags that were passed to instantiation for the given executable graph.
+     cudaGraphInstantiateFlagUpload will not be returned by this API as it does
+     not affect the resulting executable graph.
+
+     - graphExec - The executable graph to query
+     - flags     - Returns the instantiation flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiate,
+     cudaGraphInstantiateWithFlags,
+     cudaGraphInstantiateWithParams
+
+    Returns: (status, flags)
+    C function: cudaGraphExecGetFlags (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams) -> tuple[cudaError_t]:
     """Sets the parameters for a kernel node in the given graphExec
+
+     Sets the parameters of a kernel node in an executable graph hGraphExec. 
+     The node is identified by the corresponding node node in the 
+     non-executable graph, from which the executable graph was instantiated. 
+
+     node must not have been removed from the original graph. All nodeParams 
+     fields may change, but the following restrictions apply to func updates: 
+
+       - The owning device of the function cannot change.
+       - A node whose function originally did not use CUDA dynamic parallelism cannot be updated
+         to a function which uses CDP
+       - A node whose function originally did not make device-side update calls cannot be updated
+         to a function which makes device-side update calls.
+       - If hGraphExec was not instantiated for device launch, a node whose function originally
+         did not use device-side cudaGraphLaunch() cannot be updated to a function which uses
+         device-side cudaGraphLaunch() unless the node resides on the same device as nodes which
+         contained such calls at instantiate-time. If no such calls were present at instantiation,
+         these updates cannot be performed at all.
+
+     The modifications only affect future launches of hGraphExec. Already 
+     enqueued or running launches of hGraphExec are not affected by this call. 
+     node is also not modified by this call.
+
+     If node is a device-updatable kernel node, the next upload/launch of hGraphExec
+     will overwrite any previous device-side updates. Additionally, applying host updates to a
+     device-updatable kernel node while it is being updated from the device will result in
+     undefined behavior.
+
+     - hGraphExec  - The executable graph in which to set the specified node
+     - node        - kernel node from the graph from which graphExec was instantiated
+     - pNodeParams - Updated Parameters to set
+     
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:Kernel_t
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddKernelNode,
+     cudaGraphKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecKernelNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemcpy3DParms]) -> tuple[cudaError_t]:
     """Sets the parameters for a memcpy node in the given graphExec.
+
+     Updates the work represented by node in hGraphExec as though node had 
+     contained pNodeParams at instantiation.  node must remain in the graph which was 
+     used to instantiate hGraphExec.  Changed edges to and from node are ignored.
+
+     The source and destination memory in pNodeParams must be allocated from the same 
+     contexts as the original source and destination memory.  Both the instantiation-time 
+     memory operands and the memory operands in pNodeParams must be 1-dimensional.
+     Zero-length operations are not supported.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued 
+     or running launches of hGraphExec are not affected by this call.  node is also 
+     not modified by this call.
+
+     Returns cudaErrorInvalidValue if the memory operands' mappings changed or
+     either the original or new memory operands are multidimensional.
+
+     - hGraphExec  - The executable graph in which to set the specified node
+     - node        - Memcpy node from the graph which was used to instantiate graphExec
+     - pNodeParams - Updated Parameters to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddMemcpyNode,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParamsToSymbol,
+     cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+     cudaGraphExecMemcpyNodeSetParams1D,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecMemcpyNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device
+
+     Updates the work represented by node in hGraphExec as though node had 
+     contained the given params at instantiation.  node must remain in the graph which was 
+     used to instantiate hGraphExec.  Changed edges to and from node are ignored.
+
+     src and symbol must be allocated from the same contexts as the original source and
+     destination memory.  The instantiation-time memory operands must be 1-dimensional.
+     Zero-length operations are not supported.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued 
+     or running launches of hGraphExec are not affected by this call.  node is also 
+     not modified by this call.
+
+     Returns cudaErrorInvalidValue if the memory operands' mappings changed or
+     the original memory operands are multidimensional.
+
+     - hGraphExec      - The executable graph in which to set the specified node
+     - node            - Memcpy node from the graph which was used to instantiate graphExec
+     - symbol          - Device symbol address
+     - src             - Source memory address
+     - count           - Size in bytes to copy
+     - offset          - Offset from start of symbol in bytes
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemcpyNodeToSymbol,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParamsToSymbol,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecMemcpyNodeSetParamsToSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device
+
+     Updates the work represented by node in hGraphExec as though node had 
+     contained the given params at instantiation.  node must remain in the graph which was 
+     used to instantiate hGraphExec.  Changed edges to and from node are ignored.
+
+     symbol and dst must be allocated from the same contexts as the original source and
+     destination memory.  The instantiation-time memory operands must be 1-dimensional.
+     Zero-length operations are not supported.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued 
+     or running launches of hGraphExec are not affected by this call.  node is also 
+     not modified by this call.
+
+     Returns cudaErrorInvalidValue if the memory operands' mappings changed or
+     the original memory operands are multidimensional.
+
+     - hGraphExec      - The executable graph in which to set the specified node
+     - node            - Memcpy node from the graph which was used to instantiate graphExec
+     - dst             - Destination memory address
+     - symbol          - Device symbol address
+     - count           - Size in bytes to copy
+     - offset          - Offset from start of symbol in bytes
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemcpyNodeFromSymbol,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParamsFromSymbol,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParamsToSymbol,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecMemcpyNodeSetParamsFromSymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
     """Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy
+
+     Updates the work represented by node in hGraphExec as though node had 
+     contained the given params at instantiation.  node must remain in the graph which was 
+     used to instantiate hGraphExec.  Changed edges to and from node are ignored.
+
+     src and dst must be allocated from the same contexts as the original source
+     and destination memory.  The instantiation-time memory operands must be 1-dimensional.
+     Zero-length operations are not supported.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued 
+     or running launches of hGraphExec are not affected by this call.  node is also 
+     not modified by this call.
+
+     Returns cudaErrorInvalidValue if the memory operands' mappings changed or
+     the original memory operands are multidimensional.
+
+     - hGraphExec      - The executable graph in which to set the specified node
+     - node            - Memcpy node from the graph which was used to instantiate graphExec
+     - dst             - Destination memory address
+     - src             - Source memory address
+     - count           - Size in bytes to copy
+     - kind            - Type of transfer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddMemcpyNode,
+     cudaGraphAddMemcpyNode1D,
+     cudaGraphMemcpyNodeSetParams,
+     cudaGraphMemcpyNodeSetParams1D,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecMemcpyNodeSetParams1D (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecMemsetNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemsetParams]) -> tuple[cudaError_t]:
     """Sets the parameters for a memset node in the given graphExec.
+
+     Updates the work represented by node in hGraphExec as though node had 
+     contained pNodeParams at instantiation.  node must remain in the graph which was 
+     used to instantiate hGraphExec.  Changed edges to and from node are ignored.
+
+     Zero sized operations are not supported.
+
+     The new destination pointer in pNodeParams must be to the same kind of allocation
+     as the original destination pointer and have the same context association and device mapping
+     as the original destination pointer.
+
+     Both the value and pointer address may be updated.  
+     Changing other aspects of the memset (width, height, element size or pitch) may cause the update to be rejected.
+     Specifically, for 2d memsets, all dimension changes are rejected.
+     For 1d memsets, changes in height are explicitly rejected and other changes are opportunistically allowed
+     if the resulting work maps onto the work resources already allocated for the node.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued 
+     or running launches of hGraphExec are not affected by this call.  node is also 
+     not modified by this call.
+
+     - hGraphExec  - The executable graph in which to set the specified node
+     - node        - Memset node from the graph which was used to instantiate graphExec
+     - pNodeParams - Updated Parameters to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddMemsetNode,
+     cudaGraphMemsetNodeSetParams,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecMemsetNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaHostNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for a host node in the given graphExec.
+
+     Updates the work represented by node in hGraphExec as though node had 
+     contained pNodeParams at instantiation.  node must remain in the graph which was 
+     used to instantiate hGraphExec.  Changed edges to and from node are ignored.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued 
+     or running launches of hGraphExec are not affected by this call.  node is also 
+     not modified by this call.
+
+     - hGraphExec  - The executable graph in which to set the specified node
+     - node        - Host node from the graph which was used to instantiate graphExec
+     - pNodeParams - Updated Parameters to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddHostNode,
+     cudaGraphHostNodeSetParams,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecHostNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecChildGraphNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, childGraph: cudaGraph_t | int | None) -> tuple[cudaError_t]:
     """Updates node parameters in the child graph node in the given graphExec.
+
+     Updates the work represented by node in hGraphExec as though the nodes contained
+     in node's graph had the parameters contained in childGraph's nodes at instantiation.
+     node must remain in the graph which was used to instantiate hGraphExec.
+     Changed edges to and from node are ignored.
+
+     The modifications only affect future launches of hGraphExec.  Already enqueued
+     or running launches of hGraphExec are not affected by this call.  node is also
+     not modified by this call.
+
+     The topology of childGraph, as well as the node insertion order,  must match that
+     of the graph contained in node.  See cudaGraphExecUpdate() for a list of restrictions
+     on what can be updated in an instantiated graph.  The update is recursive, so child graph
+     nodes contained within the top level child graph will also be updated.
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - node       - Host node from the graph which was used to instantiate graphExec
+     - childGraph - The graph supplying the updated parameters
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddChildGraphNode,
+     cudaGraphChildGraphNodeGetGraph,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecChildGraphNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecEventRecordNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Sets the event for an event record node in the given graphExec
+
+     Sets the event of an event record node in an executable graph hGraphExec.
+     The node is identified by the corresponding node hNode in the
+     non-executable graph, from which the executable graph was instantiated.
+
+     The modifications only affect future launches of hGraphExec. Already
+     enqueued or running launches of hGraphExec are not affected by this call.
+     hNode is also not modified by this call.
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - hNode      - Event record node from the graph from which graphExec was instantiated
+     - event      - Updated event to use
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddEventRecordNode,
+     cudaGraphEventRecordNodeGetEvent,
+     cudaGraphEventWaitNodeSetEvent,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecEventRecordNodeSetEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecEventWaitNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """Sets the event for an event wait node in the given graphExec
+
+     Sets the event of an event wait node in an executable graph hGraphExec.
+     The node is identified by the corresponding node hNode in the
+     non-executable graph, from which the executable graph was instantiated.
+
+     The modifications only affect future launches of hGraphExec. Already
+     enqueued or running launches of hGraphExec are not affected by this call.
+     hNode is also not modified by this call.
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - hNode      - Event wait node from the graph from which graphExec was instantiated
+     - event      - Updated event to use
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddEventWaitNode,
+     cudaGraphEventWaitNodeGetEvent,
+     cudaGraphEventRecordNodeSetEvent,
+     cudaEventRecordWithFlags,
+     cudaStreamWaitEvent,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecEventWaitNodeSetEvent (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for an external semaphore signal node in the given graphExec
+
+     Sets the parameters of an external semaphore signal node in an executable graph hGraphExec.
+     The node is identified by the corresponding node hNode in the
+     non-executable graph, from which the executable graph was instantiated.
+
+     hNode must not have been removed from the original graph.
+
+     The modifications only affect future launches of hGraphExec. Already
+     enqueued or running launches of hGraphExec are not affected by this call.
+     hNode is also not modified by this call.
+
+     Changing nodeParams->numExtSems is not supported.
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - hNode      - semaphore signal node from the graph from which graphExec was instantiated
+     - nodeParams - Updated Parameters to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddExternalSemaphoresSignalNode,
+     cudaImportExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecExternalSemaphoresSignalNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams]) -> tuple[cudaError_t]:
     """Sets the parameters for an external semaphore wait node in the given graphExec
+
+     Sets the parameters of an external semaphore wait node in an executable graph hGraphExec.
+     The node is identified by the corresponding node hNode in the
+     non-executable graph, from which the executable graph was instantiated.
+
+     hNode must not have been removed from the original graph.
+
+     The modifications only affect future launches of hGraphExec. Already
+     enqueued or running launches of hGraphExec are not affected by this call.
+     hNode is also not modified by this call.
+
+     Changing nodeParams->numExtSems is not supported.
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - hNode      - semaphore wait node from the graph from which graphExec was instantiated
+     - nodeParams - Updated Parameters to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphExecNodeSetParams,
+     cudaGraphAddExternalSemaphoresWaitNode,
+     cudaImportExternalSemaphore,
+     cudaSignalExternalSemaphoresAsync,
+     cudaWaitExternalSemaphoresAsync,
+     cudaGraphExecKernelNodeSetParams,
+     cudaGraphExecMemcpyNodeSetParams,
+     cudaGraphExecMemsetNodeSetParams,
+     cudaGraphExecHostNodeSetParams,
+     cudaGraphExecChildGraphNodeSetParams,
+     cudaGraphExecEventRecordNodeSetEvent,
+     cudaGraphExecEventWaitNodeSetEvent,
+     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecExternalSemaphoresWaitNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeSetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, isEnabled: int) -> tuple[cudaError_t]:
     """Enables or disables the specified node in the given graphExec
+
+     Sets hNode to be either enabled or disabled. Disabled nodes are functionally equivalent 
+     to empty nodes until they are reenabled. Existing node parameters are not affected by 
+     disabling/enabling the node.
+      
+     The node is identified by the corresponding node hNode in the non-executable 
+     graph, from which the executable graph was instantiated.   
+
+     hNode must not have been removed from the original graph.
+
+     The modifications only affect future launches of hGraphExec. Already
+     enqueued or running launches of hGraphExec are not affected by this call.
+     hNode is also not modified by this call.
+
+     Note: Currently only kernel, memset and memcpy nodes are supported. 
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - hNode      - Node from the graph from which graphExec was instantiated
+     - isEnabled  - Node is enabled if != 0, otherwise the node is disabled
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeGetEnabled,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+     cudaGraphLaunch
+
+    Returns: (status)
+    C function: cudaGraphNodeSetEnabled (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeGetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None) -> tuple[cudaError_t, int]:
     """Query whether a node in the given graphExec is enabled
+
+     Sets isEnabled to 1 if hNode is enabled, or 0 if hNode is disabled.
+
+     The node is identified by the corresponding node hNode in the non-executable 
+     graph, from which the executable graph was instantiated.   
+
+     hNode must not have been removed from the original graph.
+
+     Note: Currently only kernel, memset and memcpy nodes are supported. 
+
+     - hGraphExec - The executable graph in which to set the specified node
+     - hNode      - Node from the graph from which graphExec was instantiated
+     - isEnabled  - Location to return the enabled status of the node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphNodeSetEnabled,
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+     cudaGraphLaunch
+
+    Returns: (status, isEnabled)
+    C function: cudaGraphNodeGetEnabled (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphExecUpdateResultInfo]:
     """Check whether an executable graph can be updated with a graph and perform the update if possible
+
+     Updates the node parameters in the instantiated graph specified by hGraphExec with the
+     node parameters in a topologically identical graph specified by hGraph.
+
+     Limitations:
+
+     - Kernel nodes:
+       - The owning context of the function cannot change.
+       - A node whose function originally did not use CUDA dynamic parallelism cannot be updated
+         to a function which uses CDP.
+       - A node whose function originally did not make device-side update calls cannot be updated
+         to a function which makes device-side update calls.
+       - A cooperative node cannot be updated to a non-cooperative node, and vice-versa.
+       - If the graph was instantiated with cudaGraphInstantiateFlagUseNodePriority, the
+         priority attribute cannot change. Equality is checked on the originally requested
+         priority values, before they are clamped to the device's supported range.
+       - If hGraphExec was not instantiated for device launch, a node whose function originally
+         did not use device-side cudaGraphLaunch() cannot be updated to a function which uses
+         device-side cudaGraphLaunch() unless the node resides on the same device as nodes which
+         contained such calls at instantiate-time. If no such calls were present at instantiation,
+         these updates cannot be performed at all.
+       - Neither hGraph nor hGraphExec may contain device-updatable kernel nodes.
+     - Memset and memcpy nodes:
+       - The CUDA device(s) to which the operand(s) was allocated/mapped cannot change.
+       - The source/destination memory must be allocated from the same contexts as the original
+         source/destination memory.
+       - For 2d memsets, only address and assigned value may be updated.
+       - For 1d memsets, updating dimensions is also allowed, but may fail if the resulting operation doesn't
+         map onto the work resources already allocated for the node. 
+     - Additional memcpy node restrictions:
+       - Changing either the source or destination memory type(i.e. CU_MEMORYTYPE_DEVICE,
+         CU_MEMORYTYPE_ARRAY, etc.) is not supported.
+     - Conditional nodes:
+       - Changing node parameters is not supported.
+       - Changing parameters of nodes within the conditional body graph is subject to the rules above.
+       - Conditional handle flags and default values are updated as part of the graph update.
+
+     Note:  The API may add further restrictions in future releases.  The return code should always be checked.
+
+     cudaGraphExecUpdate sets the result member of resultInfo to cudaGraphExecUpdateErrorTopologyChanged
+     under the following conditions:
+     - The count of nodes directly in hGraphExec and hGraph differ, in which case resultInfo->errorNode
+       is set to NULL.
+     - hGraph has more exit nodes than hGraph, in which case resultInfo->errorNode is set to one of
+       the exit nodes in hGraph. 
+     - A node in hGraph has a different number of dependencies than the node from hGraphExec it is paired with,
+       in which case resultInfo->errorNode is set to the node from hGraph.
+     - A node in hGraph has a dependency that does not match with the corresponding dependency of the paired node
+       from hGraphExec. resultInfo->errorNode will be set to the node from hGraph. resultInfo->errorFromNode
+       will be set to the mismatched dependency. The dependencies are paired based on edge order and a dependency
+       does not match when the nodes are already paired based on other edges examined in the graph.
+
+     cudaGraphExecUpdate sets the result member of resultInfo to:
+     - cudaGraphExecUpdateError if passed an invalid value.
+     - cudaGraphExecUpdateErrorTopologyChanged if the graph topology changed
+     - cudaGraphExecUpdateErrorNodeTypeChanged if the type of a node changed, in which case
+       hErrorNode_out is set to the node from hGraph.
+     - cudaGraphExecUpdateErrorFunctionChanged if the function of a kernel node changed (CUDA driver < 11.2)
+     - cudaGraphExecUpdateErrorUnsupportedFunctionChange if the func field of a kernel changed in an
+       unsupported way(see note above), in which case hErrorNode_out is set to the node from hGraph
+     - cudaGraphExecUpdateErrorParametersChanged if any parameters to a node changed in a way 
+       that is not supported, in which case hErrorNode_out is set to the node from hGraph
+     - cudaGraphExecUpdateErrorAttributesChanged if any attributes of a node changed in a way 
+       that is not supported, in which case hErrorNode_out is set to the node from hGraph
+     - cudaGraphExecUpdateErrorNotSupported if something about a node is unsupported, like 
+       the node's type or configuration, in which case hErrorNode_out is set to the node from hGraph
+
+     If the update fails for a reason not listed above, the result member of resultInfo will be set
+     to cudaGraphExecUpdateError. If the update succeeds, the result member will be set to cudaGraphExecUpdateSuccess.
+
+     cudaGraphExecUpdate returns cudaSuccess when the updated was performed successfully.  It returns
+     cudaErrorGraphExecUpdateFailure if the graph update was not performed because it included 
+     changes which violated constraints specific to instantiated graph update.
+
+     - hGraphExec The instantiated graph to be updated
+     - hGraph The graph containing the updated parameters
+       - resultInfo the error info structure
+
+     Returns:
+     cudaSuccess,
+     cudaErrorGraphExecUpdateFailure,
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiate
+
+    Returns: (status, resultInfo)
+    C function: cudaGraphExecUpdate (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphUpload(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Uploads an executable graph in a stream
+
+     Uploads hGraphExec to the device in hStream without executing it. Uploads of
+     the same hGraphExec will be serialized. Each upload is ordered behind both any
+     previous work in hStream and any previous launches of hGraphExec.
+     Uses memory cached by stream to back the allocations owned by graphExec.
+
+     - hGraphExec - Executable graph to upload
+     - hStream    - Stream in which to upload the graph
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiate,
+     cudaGraphLaunch,
+     cudaGraphExecDestroy
+
+    Returns: (status)
+    C function: cudaGraphUpload (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphLaunch(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Launches an executable graph in a stream
+
+     Executes graphExec in stream. Only one instance of graphExec may be executing
+     at a time. Each launch is ordered behind both any previous work in stream
+     and any previous launches of graphExec. To execute a graph concurrently, it must be
+     instantiated multiple times into multiple executable graphs.
+
+     If any allocations created by graphExec remain unfreed (from a previous launch) and
+     graphExec was not instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch,
+     the launch will fail with cudaErrorInvalidValue.
+
+     - graphExec - Executable graph to launch
+     - stream    - Stream in which to launch the graph
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiate,
+     cudaGraphUpload,
+     cudaGraphExecDestroy
+
+    Returns: (status)
+    C function: cudaGraphLaunch (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | int | None) -> tuple[cudaError_t]:
     """Destroys an executable graph
+
+     Destroys the executable graph specified by graphExec.
+
+     - graphExec - Executable graph to destroy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphInstantiate,
+     cudaGraphUpload,
+     cudaGraphLaunch
+
+    Returns: (status)
+    C function: cudaGraphExecDestroy (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphDestroy(graph: cudaGraph_t | int | None) -> tuple[cudaError_t]:
     """Destroys a graph
+
+     Destroys the graph specified by graph, as well as all of its nodes.
+
+     - graph - Graph to destroy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphCreate
+
+    Returns: (status)
+    C function: cudaGraphDestroy (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str, flags: int) -> tuple[cudaError_t]:
     """Write a DOT file describing graph structure
+
+     Using the provided graph, write to path a DOT formatted description of the graph.
+     By default this includes the graph topology, node types, node id, kernel names and memcpy direction.
+     flags can be specified to write more detailed information about each node type such as
+     parameter values, kernel attributes, node and function handles.
+
+     - graph - The graph to create a DOT file from
+     - path  - The path to write the DOT file to
+     - flags - Flags from cudaGraphDebugDotFlags for specifying which additional node information to write
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorOperatingSystem
+
+    Returns: (status)
+    C function: cudaGraphDebugDotPrint (cuda_runtime_api.h)
     """
     ...
 
 def cudaUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialRefcount: int, flags: int) -> tuple[cudaError_t, cudaUserObject_t]:
     """Create a user object
+
+     Create a user object with the specified destructor callback and initial reference count. The
+     initial references are owned by the caller.
+
+     Destructor callbacks cannot make CUDA API calls and should avoid blocking behavior, as they
+     are executed by a shared internal thread. Another thread may be signaled to perform such
+     actions, if it does not block forward progress of tasks scheduled through CUDA.
+
+     See CUDA User Objects in the CUDA C++ Programming Guide for more information on user objects.
+
+     - object_out      - Location to return the user object handle
+     - ptr             - The pointer to pass to the destroy function
+     - destroy         - Callback to free the user object when it is no longer in use
+     - initialRefcount - The initial refcount to create the object with, typically 1. The
+                              initial references are owned by the calling thread.
+     - flags           - Currently it is required to pass cudaUserObjectNoDestructorSync,
+                              which is the only defined flag. This indicates that the destroy
+                              callback cannot be waited on by any CUDA API. Users requiring
+                              synchronization of the callback should signal its completion
+                              manually.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also:
+     cudaUserObjectRetain,
+     cudaUserObjectRelease,
+     cudaGraphRetainUserObject,
+     cudaGraphReleaseUserObject,
+     cudaGraphCreate
+
+    Returns: (status, object_out)
+    C function: cudaUserObjectCreate (cuda_runtime_api.h)
     """
     ...
 
 def cudaUserObjectRetain(object: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
     """Retain a reference to a user object
+
+     Retains new references to a user object. The new references are owned by the caller.
+
+     See CUDA User Objects in the CUDA C++ Programming Guide for more information on user objects.
+
+     - object - The object to retain
+     - count  - The number of references to retain, typically 1. Must be nonzero
+                     and not larger than INT_MAX.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also:
+     cudaUserObjectCreate,
+     cudaUserObjectRelease,
+     cudaGraphRetainUserObject,
+     cudaGraphReleaseUserObject,
+     cudaGraphCreate
+
+    Returns: (status)
+    C function: cudaUserObjectRetain (cuda_runtime_api.h)
     """
     ...
 
 def cudaUserObjectRelease(object: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
     """Release a reference to a user object
+
+     Releases user object references owned by the caller. The object's destructor is invoked if
+     the reference count reaches zero.
+
+     It is undefined behavior to release references not owned by the caller, or to use a user
+     object handle after all references are released.
+
+     See CUDA User Objects in the CUDA C++ Programming Guide for more information on user objects.
+
+     - object - The object to release
+     - count  - The number of references to release, typically 1. Must be nonzero
+                     and not larger than INT_MAX.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also:
+     cudaUserObjectCreate,
+     cudaUserObjectRetain,
+     cudaGraphRetainUserObject,
+     cudaGraphReleaseUserObject,
+     cudaGraphCreate
+
+    Returns: (status)
+    C function: cudaUserObjectRelease (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int, flags: int) -> tuple[cudaError_t]:
     """Retain a reference to a user object from a graph
+
+     Creates or moves user object references that will be owned by a CUDA graph.
+
+     See CUDA User Objects in the CUDA C++ Programming Guide for more information on user objects.
+
+     - graph  - The graph to associate the reference with
+     - object - The user object to retain a reference for
+     - count  - The number of references to add to the graph, typically 1. Must be
+                     nonzero and not larger than INT_MAX.
+     - flags  - The optional flag cudaGraphUserObjectMove transfers references
+                     from the calling thread, rather than create new references. Pass 0
+                     to create new references.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also:
+     cudaUserObjectCreate
+     cudaUserObjectRetain,
+     cudaUserObjectRelease,
+     cudaGraphReleaseUserObject,
+     cudaGraphCreate
+
+    Returns: (status)
+    C function: cudaGraphRetainUserObject (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
     """Release a user object reference from a graph
+
+     Releases user object references owned by a graph.
+
+     See CUDA User Objects in the CUDA C++ Programming Guide for more information on user objects.
+
+     - graph  - The graph that will release the reference
+     - object - The user object to release a reference for
+     - count  - The number of references to release, typically 1. Must be nonzero
+                     and not larger than INT_MAX.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+
+     See also:
+     cudaUserObjectCreate
+     cudaUserObjectRetain,
+     cudaUserObjectRelease,
+     cudaGraphRetainUserObject,
+     cudaGraphCreate
+
+    Returns: (status)
+    C function: cudaGraphReleaseUserObject (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, nodeParams: Optional[cudaGraphNodeParams]) -> tuple[cudaError_t, cudaGraphNode_t]:
     """Adds a node of arbitrary type to a graph
+
+     Creates a new node in graph described by nodeParams with numDependencies
+     dependencies specified via pDependencies. numDependencies may be 0.
+     pDependencies may be null if numDependencies is 0. pDependencies may not have
+     any duplicate entries.
+
+     nodeParams is a tagged union. The node type should be specified in the type field,
+     and type-specific parameters in the corresponding union member. All unused bytes - that
+     is, reserved0 and all bytes past the utilized union member - must be set to zero.
+     It is recommended to use brace initialization or memset to ensure all bytes are
+     initialized.
+
+     Note that for some node types, nodeParams may contain "out parameters" which are
+     modified during the call, such as nodeParams->alloc.dptr.
+
+     A handle to the new node will be returned in phGraphNode.
+
+     - pGraphNode      - Returns newly created node
+     - graph           - Graph to which to add the node
+     - pDependencies   - Dependencies of the node
+     - dependencyData  - Optional edge data for the dependencies. If NULL, the data is
+                              assumed to be default (zeroed) for all dependencies.
+     - numDependencies - Number of dependencies
+     - nodeParams      - Specification of the node
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphCreate,
+     cudaGraphNodeSetParams,
+     cudaGraphExecNodeSetParams
+
+    Returns: (status, pGraphNode)
+    C function: cudaGraphAddNode (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphNodeSetParams(node: cudaGraphNode_t | int | None, nodeParams: Optional[cudaGraphNodeParams]) -> tuple[cudaError_t]:
     """Update's a graph node's parameters
+
+     Sets the parameters of graph node node to nodeParams. The node type specified by
+     nodeParams->type must match the type of node. nodeParams must be fully
+     initialized and all unused bytes (reserved, padding) zeroed.
+
+     Modifying parameters is not supported for node types cudaGraphNodeTypeMemAlloc and
+     cudaGraphNodeTypeMemFree.
+
+     - node       - Node to set the parameters for
+     - nodeParams - Parameters to copy
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphExecNodeSetParams
+
+    Returns: (status)
+    C function: cudaGraphNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, nodeParams: Optional[cudaGraphNodeParams]) -> tuple[cudaError_t]:
     """Update's a graph node's parameters in an instantiated graph
+
+     Sets the parameters of a node in an executable graph graphExec. The node is identified
+     by the corresponding node node in the non-executable graph from which the executable
+     graph was instantiated. node must not have been removed from the original graph.
+
+     The modifications only affect future launches of graphExec. Already
+     enqueued or running launches of graphExec are not affected by this call.
+     node is also not modified by this call.
+
+     Allowed changes to parameters on executable graphs are as follows:
+     <table>
+       <tr><th>Node type<th>Allowed changes
+       <tr><td>kernel<td>See cudaGraphExecKernelNodeSetParams
+       <tr><td>memcpy<td>Addresses for 1-dimensional copies if allocated in same context; see cudaGraphExecMemcpyNodeSetParams
+       <tr><td>memset<td>Addresses for 1-dimensional memsets if allocated in same context; see cudaGraphExecMemsetNodeSetParams
+       <tr><td>host<td>Unrestricted
+       <tr><td>child graph<td>Topology must match and restrictions apply recursively; see cudaGraphExecUpdate
+       <tr><td>event wait<td>Unrestricted
+       <tr><td>event record<td>Unrestricted
+       <tr><td>external semaphore signal<td>Number of semaphore operations cannot change
+       <tr><td>external semaphore wait<td>Number of semaphore operations cannot change
+       <tr><td>memory allocation<td>API unsupported
+       <tr><td>memory free<td>API unsupported
+     </table>
+
+     - graphExec  - The executable graph in which to update the specified node
+     - node       - Corresponding node from the graph from which graphExec was instantiated
+     - nodeParams - Updated Parameters to set
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cudaGraphAddNode,
+     cudaGraphNodeSetParams
+     cudaGraphExecUpdate,
+     cudaGraphInstantiate
+
+    Returns: (status)
+    C function: cudaGraphExecNodeSetParams (cuda_runtime_api.h)
     """
     ...
 
 def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLaunchValue: int, flags: int) -> tuple[cudaError_t, cudaGraphConditionalHandle]:
     """Create a conditional handle
+
+     Creates a conditional handle associated with hGraph.
+
+     The conditional handle must be associated with a conditional node in this graph or one of its children.
+      
+     Handles not associated with a conditional node may cause graph instantiation to fail. 
+
+     - pHandle_out        - Pointer used to return the handle to the caller.
+     - hGraph             - Graph which will contain the conditional node using this handle.
+     - defaultLaunchValue - Optional initial value for the conditional variable.
+                                 Applied at the beginning of each graph execution if cudaGraphCondAssignDefault is set in flags.
+     - flags              - Currently must be cudaGraphCondAssignDefault or 0.
+
+     Returns:
+     CUDA_SUCCESS,
+     CUDA_ERROR_INVALID_VALUE,
+     CUDA_ERROR_NOT_SUPPORTED
+     Note:
+     Note:
+
+     See also:
+     cuGraphAddNode,
+
+    Returns: (status, pHandle_out)
+    C function: cudaGraphConditionalHandleCreate (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetDriverEntryPoint(symbol: bytes | str, flags: int) -> tuple[cudaError_t, int, cudaDriverEntryPointQueryResult]:
     """Returns the requested driver API function pointer
+
+     \\deprecated This function is deprecated as of CUDA 13.0
+
+     Returns in **funcPtr the address of the CUDA driver function for the requested flags.
+
+     For a requested driver symbol, if the CUDA version in which the driver symbol was
+     introduced is less than or equal to the CUDA runtime version, the API will return
+     the function pointer to the corresponding versioned driver function.
+
+     The pointer returned by the API should be cast to a function pointer matching the
+     requested driver function's definition in the API header file. The function pointer
+     typedef can be picked up from the corresponding typedefs header file. For example,
+     cudaTypedefs.h consists of function pointer typedefs for driver APIs defined in cuda.h.
+
+     The API will return cudaSuccess and set the returned funcPtr if the
+     requested driver function is valid and supported on the platform.
+
+     The API will return cudaSuccess and set the returned funcPtr to NULL if the
+     requested driver function is not supported on the platform, no ABI
+     compatible driver function exists for the CUDA runtime version or if the
+     driver symbol is invalid.
+
+     It will also set the optional driverStatus to one of the values in 
+     cudaDriverEntryPointQueryResult with the following meanings:
+     - cudaDriverEntryPointSuccess - The requested symbol was succesfully found based
+       on input arguments and pfn is valid
+     - cudaDriverEntryPointSymbolNotFound - The requested symbol was not found
+     - cudaDriverEntryPointVersionNotSufficent - The requested symbol was found but is
+       not supported by the current runtime version (CUDART_VERSION)
+
+     The requested flags can be:
+     - cudaEnableDefault: This is the default mode. This is equivalent to
+       cudaEnablePerThreadDefaultStream if the code is compiled with
+       --default-stream per-thread compilation flag or the macro CUDA_API_PER_THREAD_DEFAULT_STREAM
+       is defined; cudaEnableLegacyStream otherwise.
+     - cudaEnableLegacyStream: This will enable the search for all driver symbols
+       that match the requested driver symbol name except the corresponding per-thread versions.
+     - cudaEnablePerThreadDefaultStream: This will enable the search for all
+       driver symbols that match the requested driver symbol name including the per-thread
+       versions. If a per-thread version is not found, the API will return the legacy version
+       of the driver function.
+
+     - symbol - The base name of the driver API function to look for. As an example,
+                     for the driver API cuMemAlloc_v2, symbol would be cuMemAlloc.
+                     Note that the API will use the CUDA runtime version to return the
+                     address to the most recent ABI compatible driver symbol, cuMemAlloc
+                     or cuMemAlloc_v2.
+     - funcPtr - Location to return the function pointer to the requested driver function
+     - flags -  Flags to specify search options.
+     - driverStatus - Optional location to store the status of finding the symbol from
+                           the driver. See cudaDriverEntryPointQueryResult for 
+                           possible values.
+
+     Note: This API is deprecated and cudaGetDriverEntryPointByVersion (with a hardcoded 
+           cudaVersion) should be used instead.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuGetProcAddress
+
+    Returns: (status, funcPtr, driverStatus)
+    C function: cudaGetDriverEntryPoint (cuda_runtime_api.h)
+    Deprecated.
     """
     ...
 
 def cudaGetDriverEntryPointByVersion(symbol: bytes | str, cudaVersion: int, flags: int) -> tuple[cudaError_t, int, cudaDriverEntryPointQueryResult]:
     """Returns the requested driver API function pointer by CUDA version
+
+     Returns in **funcPtr the address of the CUDA driver function for the requested flags and CUDA driver version.
+
+     The CUDA version is specified as (1000 * major + 10 * minor), so CUDA 11.2
+     should be specified as 11020. For a requested driver symbol, if the specified
+     CUDA version is greater than or equal to the CUDA version in which the driver symbol
+     was introduced, this API will return the function pointer to the corresponding
+     versioned function. If the specified CUDA version is greater than the driver
+     version, the API will return cudaErrorInvalidValue.
+
+     The pointer returned by the API should be cast to a function pointer matching the
+     requested driver function's definition in the API header file. The function pointer
+     typedef can be picked up from the corresponding typedefs header file. For example,
+     cudaTypedefs.h consists of function pointer typedefs for driver APIs defined in cuda.h.
+
+     For the case where the CUDA version requested is greater than the CUDA Toolkit 
+     installed, there may not be an appropriate function pointer typedef in the
+     corresponding header file and may need a custom typedef to match the driver
+     function signature returned. This can be done by getting the typedefs from a later
+     toolkit or creating appropriately matching custom function typedefs.
+
+     The API will return cudaSuccess and set the returned funcPtr if the
+     requested driver function is valid and supported on the platform.
+
+     The API will return cudaSuccess and set the returned funcPtr to NULL if the
+     requested driver function is not supported on the platform, no ABI
+     compatible driver function exists for the requested version or if the
+     driver symbol is invalid.
+
+     It will also set the optional driverStatus to one of the values in 
+     cudaDriverEntryPointQueryResult with the following meanings:
+     - cudaDriverEntryPointSuccess - The requested symbol was succesfully found based
+       on input arguments and pfn is valid
+     - cudaDriverEntryPointSymbolNotFound - The requested symbol was not found
+     - cudaDriverEntryPointVersionNotSufficent - The requested symbol was found but is
+       not supported by the specified version cudaVersion
+
+     The requested flags can be:
+     - cudaEnableDefault: This is the default mode. This is equivalent to
+       cudaEnablePerThreadDefaultStream if the code is compiled with
+       --default-stream per-thread compilation flag or the macro CUDA_API_PER_THREAD_DEFAULT_STREAM
+       is defined; cudaEnableLegacyStream otherwise.
+     - cudaEnableLegacyStream: This will enable the search for all driver symbols
+       that match the requested driver symbol name except the corresponding per-thread versions.
+     - cudaEnablePerThreadDefaultStream: This will enable the search for all
+       driver symbols that match the requested driver symbol name including the per-thread
+       versions. If a per-thread version is not found, the API will return the legacy version
+       of the driver function.
+
+     - symbol - The base name of the driver API function to look for. As an example,
+                     for the driver API cuMemAlloc_v2, symbol would be cuMemAlloc.
+     - funcPtr - Location to return the function pointer to the requested driver function
+     - cudaVersion - The CUDA version to look for the requested driver symbol 
+     - flags -  Flags to specify search options.
+     - driverStatus - Optional location to store the status of finding the symbol from
+                           the driver. See cudaDriverEntryPointQueryResult for 
+                           possible values.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorNotSupported
+     Note:
+     Note:
+     Note:
+
+     See also:
+     cuGetProcAddress
+
+    Returns: (status, funcPtr, driverStatus)
+    C function: cudaGetDriverEntryPointByVersion (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
     """Load a library with specified code and options
+
+     Takes a pointer code and loads the corresponding library library based on
+     the application defined library loading mode:
+     - If module loading is set to EAGER, via the environment variables described in "Module loading",
+       library is loaded eagerly into all contexts at the time of the call and future contexts
+       at the time of creation until the library is unloaded with cudaLibraryUnload().
+     - If the environment variables are set to LAZY, library
+       is not immediately loaded onto all existent contexts and will only be
+       loaded when a function is needed for that context, such as a kernel launch.
+
+     These environment variables are described in the CUDA programming guide under the 
+     "CUDA environment variables" section.
+
+     The code may be a cubin or fatbin as output by nvcc,
+     or a NULL-terminated PTX, either as output by nvcc or hand-written.
+     A fatbin should also contain relocatable code when doing separate compilation.
+     Please also see the documentation for nvrtc (https://docs.nvidia.com/cuda/nvrtc/index.html), 
+     nvjitlink (https://docs.nvidia.com/cuda/nvjitlink/index.html), and nvfatbin
+     (https://docs.nvidia.com/cuda/nvfatbin/index.html) for more information on generating
+     loadable code at runtime.
+
+     Options are passed as an array via jitOptions and any corresponding parameters are passed in
+     jitOptionsValues. The number of total JIT options is supplied via numJitOptions.
+     Any outputs will be returned via jitOptionsValues.
+
+     Library load options are passed as an array via libraryOptions and any corresponding parameters are passed in
+     libraryOptionValues. The number of total library load options is supplied via numLibraryOptions.
+
+     - library             - Returned library
+     - code                - Code to load
+     - jitOptions          - Options for JIT
+     - jitOptionsValues    - Option values for JIT
+     - numJitOptions       - Number of options
+     - libraryOptions      - Options for loading
+     - libraryOptionValues - Option values for loading
+     - numLibraryOptions   - Number of options for loading
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation,
+     cudaErrorInitializationError,
+     cudaErrorCudartUnloading,
+     cudaErrorInvalidPtx,
+     cudaErrorUnsupportedPtxVersion,
+     cudaErrorNoKernelImageForDevice,
+     cudaErrorSharedObjectSymbolNotFound,
+     cudaErrorSharedObjectInitFailed,
+     cudaErrorJitCompilerNotFound
+
+     See also: cudaLibraryLoadFromFile,
+     cudaLibraryUnload,
+     cuLibraryLoadData
+
+    Returns: (status, library)
+    C function: cudaLibraryLoadData (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryLoadFromFile(fileName: bytes | str, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
     """Load a library with specified file and options
+
+     Takes a pointer code and loads the corresponding library library based on
+     the application defined library loading mode:
+     - If module loading is set to EAGER, via the environment variables described in "Module loading",
+       library is loaded eagerly into all contexts at the time of the call and future contexts
+       at the time of creation until the library is unloaded with cudaLibraryUnload().
+     - If the environment variables are set to LAZY, library
+       is not immediately loaded onto all existent contexts and will only be
+       loaded when a function is needed for that context, such as a kernel launch.
+
+     These environment variables are described in the CUDA programming guide under the 
+     "CUDA environment variables" section.
+
+     The file should be a cubin file as output by nvcc, or a PTX file either
+     as output by nvcc or handwritten, or a fatbin file as output by nvcc.
+     A fatbin should also contain relocatable code when doing separate compilation.
+     Please also see the documentation for nvrtc (https://docs.nvidia.com/cuda/nvrtc/index.html), 
+     nvjitlink (https://docs.nvidia.com/cuda/nvjitlink/index.html), and nvfatbin
+     (https://docs.nvidia.com/cuda/nvfatbin/index.html) for more information on generating
+     loadable code at runtime.
+
+     Options are passed as an array via jitOptions and any corresponding parameters are
+     passed in jitOptionsValues. The number of total options is supplied via numJitOptions.
+     Any outputs will be returned via jitOptionsValues.
+
+     Library load options are passed as an array via libraryOptions and any corresponding parameters are passed in
+     libraryOptionValues. The number of total library load options is supplied via numLibraryOptions.
+
+     - library             - Returned library
+     - fileName            - File to load from
+     - jitOptions          - Options for JIT
+     - jitOptionsValues    - Option values for JIT
+     - numJitOptions       - Number of options
+     - libraryOptions      - Options for loading
+     - libraryOptionValues - Option values for loading
+     - numLibraryOptions   - Number of options for loading
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorMemoryAllocation,
+     cudaErrorInitializationError,
+     cudaErrorCudartUnloading,
+     cudaErrorInvalidPtx,
+     cudaErrorUnsupportedPtxVersion,
+     cudaErrorNoKernelImageForDevice,
+     cudaErrorSharedObjectSymbolNotFound,
+     cudaErrorSharedObjectInitFailed,
+     cudaErrorJitCompilerNotFound
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryUnload,
+     cuLibraryLoadFromFile
+
+    Returns: (status, library)
+    C function: cudaLibraryLoadFromFile (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryUnload(library: cudaLibrary_t | int | None) -> tuple[cudaError_t]:
     """Unloads a library
+
+     Unloads the library specified with library
+
+     - library - Library to unload
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryLoadFromFile,
+     cuLibraryUnload
+
+    Returns: (status)
+    C function: cudaLibraryUnload (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryGetKernel(library: cudaLibrary_t | int | None, name: bytes | str) -> tuple[cudaError_t, cudaKernel_t]:
     """Returns a kernel handle
+
+     Returns in pKernel the handle of the kernel with name name located in library library.
+     If kernel handle is not found, the call returns cudaErrorSymbolNotFound.
+
+     - pKernel - Returned kernel handle
+     - library - Library to retrieve kernel from
+     - name - Name of kernel to retrieve
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorSymbolNotFound
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryLoadFromFile,
+     cudaLibraryUnload,
+     cuLibraryGetKernel
+
+    Returns: (status, pKernel)
+    C function: cudaLibraryGetKernel (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryGetGlobal(library: cudaLibrary_t | int | None, name: bytes | str | None) -> tuple[cudaError_t, int, int]:
     """Returns a global device pointer
+
+     Returns in *dptr and *bytes the base pointer and size of the global with
+     name name for the requested library library and the current device.
+     If no global for the requested name name exists, the call returns cudaErrorSymbolNotFound.
+     One of the parameters dptr or bytes (not both) can be NULL in which
+     case it is ignored. The returned dptr cannot be passed to the Symbol APIs
+     such as cudaMemcpyToSymbol, cudaMemcpyFromSymbol, cudaGetSymbolAddress, or
+     cudaGetSymbolSize.
+
+     - dptr - Returned global device pointer for the requested library
+     - bytes - Returned global size in bytes
+     - library - Library to retrieve global from
+     - name - Name of global to retrieve
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorSymbolNotFound
+     cudaErrorDeviceUninitialized,
+     cudaErrorContextIsDestroyed
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryLoadFromFile,
+     cudaLibraryUnload,
+     cudaLibraryGetManaged,
+     cuLibraryGetGlobal
+
+    Returns: (status, dptr, numbytes)
+    C function: cudaLibraryGetGlobal (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryGetManaged(library: cudaLibrary_t | int | None, name: bytes | str | None) -> tuple[cudaError_t, int, int]:
     """Returns a pointer to managed memory
+
+     Returns in *dptr and *bytes the base pointer and size of the managed memory with
+     name name for the requested library library. If no managed memory with the
+     requested name name exists, the call returns cudaErrorSymbolNotFound. One of the parameters
+     dptr or bytes (not both) can be NULL in which case it is ignored.
+     Note that managed memory for library library is shared across devices and is registered
+     when the library is loaded. The returned dptr cannot be passed to the Symbol APIs
+     such as cudaMemcpyToSymbol, cudaMemcpyFromSymbol, cudaGetSymbolAddress, or
+     cudaGetSymbolSize.
+
+     - dptr - Returned pointer to the managed memory
+     - bytes - Returned memory size in bytes
+     - library - Library to retrieve managed memory from
+     - name - Name of managed memory to retrieve
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorSymbolNotFound
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryLoadFromFile,
+     cudaLibraryUnload,
+     cudaLibraryGetGlobal,
+     cuLibraryGetManaged
+
+    Returns: (status, dptr, numbytes)
+    C function: cudaLibraryGetManaged (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryGetUnifiedFunction(library: cudaLibrary_t | int | None, symbol: bytes | str) -> tuple[cudaError_t, int]:
     """Returns a pointer to a unified function
+
+     Returns in *fptr the function pointer to a unified function denoted by symbol.
+     If no unified function with name symbol exists, the call returns cudaErrorSymbolNotFound.
+     If there is no device with attribute cudaDevicePropunifiedFunctionPointers present in the system,
+     the call may return cudaErrorSymbolNotFound.
+
+     - fptr - Returned pointer to a unified function
+     - library - Library to retrieve function pointer memory from
+     - symbol - Name of function pointer to retrieve
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorSymbolNotFound
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryLoadFromFile,
+     cudaLibraryUnload,
+     cuLibraryGetUnifiedFunction
+
+    Returns: (status, fptr)
+    C function: cudaLibraryGetUnifiedFunction (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryGetKernelCount(lib: cudaLibrary_t | int | None) -> tuple[cudaError_t, int]:
     """Returns the number of kernels within a library
+
+     Returns in count the number of kernels in lib.
+
+     - count - Number of kernels found within the library
+     - lib - Library to query
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+
+     See also: cudaLibraryEnumerateKernels,
+     cudaLibraryLoadFromFile,
+     cudaLibraryLoadData,
+     cuLibraryGetKernelCount
+
+    Returns: (status, count)
+    C function: cudaLibraryGetKernelCount (cuda_runtime_api.h)
     """
     ...
 
 def cudaLibraryEnumerateKernels(numKernels: int, lib: cudaLibrary_t | int | None) -> tuple[cudaError_t, list[cudaKernel_t]]:
     """Retrieve the kernel handles within a library.
+
+     Returns in kernels a maximum number of numKernels kernel handles within lib.
+     The returned kernel handle becomes invalid when the library is unloaded.
+
+     - kernels - Buffer where the kernel handles are returned to
+     - numKernels - Maximum number of kernel handles may be returned to the buffer
+     - lib - Library to query from
+
+     Returns:
+     cudaSuccess,
+     cudaErrorCudartUnloading,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle
+
+     See also: cudaLibraryGetKernelCount,
+     cuLibraryEnumerateKernels
+
+    Returns: (status, kernels)
+    C function: cudaLibraryEnumerateKernels (cuda_runtime_api.h)
     """
     ...
 
 def cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | int | None, attr: cudaFuncAttribute | int, value: int, device: int) -> tuple[cudaError_t]:
     """Sets information about a kernel
+
+     This call sets the value of a specified attribute attr on the kernel kernel
+     for the requested device device to an integer value specified by value.
+     This function returns cudaSuccess if the new value of the attribute could be
+     successfully set. If the set fails, this call will return an error.
+     Not all attributes can have values set. Attempting to set a value on a read-only
+     attribute will result in an error (cudaErrorInvalidValue)
+
+     Note that attributes set using cudaFuncSetAttribute() will override the attribute
+     set by this API irrespective of whether the call to cudaFuncSetAttribute() is made
+     before or after this API call. Because of this and the stricter locking requirements
+     mentioned below it is suggested that this call be used during the initialization path
+     and not on each thread accessing kernel such as on kernel launches or on the
+     critical path.
+
+     Valid values for attr are:
+     - cudaFuncAttributeMaxDynamicSharedMemorySize - The requested maximum size in bytes of dynamically-allocated shared memory. The sum of this value and the function attribute sharedSizeBytes
+       cannot exceed the device attribute cudaDevAttrMaxSharedMemoryPerBlockOptin. The maximal size of requestable dynamic shared memory may differ by GPU architecture.
+     - cudaFuncAttributePreferredSharedMemoryCarveout - On devices where the L1 cache and shared memory use the same hardware resources, 
+       this sets the shared memory carveout preference, in percent of the total shared memory. See cudaDevAttrMaxSharedMemoryPerMultiprocessor.
+       This is only a hint, and the driver can choose a different ratio if required to execute the function.
+     - cudaFuncAttributeRequiredClusterWidth: The required cluster width in
+       blocks. The width, height, and depth values must either all be 0 or all be
+       positive. The validity of the cluster dimensions is checked at launch time.
+       If the value is set during compile time, it cannot be set at runtime.
+       Setting it at runtime will return cudaErrorNotPermitted.
+     - cudaFuncAttributeRequiredClusterHeight: The required cluster height in
+       blocks. The width, height, and depth values must either all be 0 or all be
+       positive. The validity of the cluster dimensions is checked at launch time.
+       If the value is set during compile time, it cannot be set at runtime.
+       Setting it at runtime will return cudaErrorNotPermitted.
+     - cudaFuncAttributeRequiredClusterDepth: The required cluster depth in
+       blocks. The width, height, and depth values must either all be 0 or all be
+       positive. The validity of the cluster dimensions is checked at launch time.
+       If the value is set during compile time, it cannot be set at runtime.
+       Setting it at runtime will return cudaErrorNotPermitted.
+     - cudaFuncAttributeNonPortableClusterSizeAllowed: Indicates whether the
+       function can be launched with non-portable cluster size. 1 is allowed, 0 is
+       disallowed.
+     - cudaFuncAttributeClusterSchedulingPolicyPreference: The block
+       scheduling policy of a function. The value type is cudaClusterSchedulingPolicy.
+
+     Note: The API has stricter locking requirements in comparison to its legacy counterpart
+     cudaFuncSetAttribute() due to device-wide semantics. If multiple threads are trying to
+     set the same attribute on the same device simultaneously, the attribute setting will depend
+     on the interleavings chosen by the OS scheduler and memory consistency.
+
+     - kernel  - Kernel to set attribute of
+     - attr - Attribute requested
+     - value - Value to set
+     - device - Device to set attribute of
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDeviceFunction,
+     cudaErrorInvalidValue
+
+     See also: cudaLibraryLoadData,
+     cudaLibraryLoadFromFile,
+     cudaLibraryUnload,
+     cudaLibraryGetKernel,
+     cudaLaunchKernel,
+     cudaFuncSetAttribute,
+     cuKernelSetAttribute
+
+    Returns: (status)
+    C function: cudaKernelSetAttributeForDevice (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetExportTable(pExportTableId: Optional[CUuuid]) -> tuple[cudaError_t, int]:
+    """\\cond impl_private
+
+    Returns: (status, ppExportTable)
+    C function: cudaGetExportTable (cuda_runtime_api.h)
+    """
     ...
 
 def cudaGetFuncBySymbol(symbolPtr: int | Buffer | None) -> tuple[cudaError_t, cudaFunction_t]:
     """Get pointer to device entry function that matches entry function symbolPtr
+
+     Returns in functionPtr the device entry function corresponding to the symbol symbolPtr.
+
+     - functionPtr     - Returns the device entry function
+     - symbolPtr       - Pointer to device entry function to search for
+
+     Returns:
+     cudaSuccess
+
+    Returns: (status, functionPtr)
+    C function: cudaGetFuncBySymbol (cuda_runtime_api.h)
     """
     ...
 
 def cudaGetKernel(entryFuncAddr: int | Buffer | None) -> tuple[cudaError_t, cudaKernel_t]:
     """Get pointer to device kernel that matches entry function entryFuncAddr
+
+     Returns in kernelPtr the device kernel corresponding to the entry function entryFuncAddr.
+
+     Note that it is possible that there are multiple symbols belonging to different
+     translation units with the same entryFuncAddr registered with this CUDA Runtime
+     and so the order which the translation units are loaded and registered with the
+     CUDA Runtime can lead to differing return pointers in kernelPtr .
+     Suggested methods of ensuring uniqueness are to limit visibility of __global__
+     device functions by using static or hidden visibility attribute in the
+     respective translation units.
+
+     - kernelPtr          - Returns the device kernel
+     - entryFuncAddr      - Address of device entry function to search kernel for
+
+     Returns:
+     cudaSuccess
+
+     See also:
+     cudaGetKernel(cudaKernel_t *kernelPtr, const T *entryFuncAddr) "cudaGetKernel (C++ API)"
+
+    Returns: (status, kernelPtr)
+    C function: cudaGetKernel (cuda_runtime_api.h)
     """
     ...
 
 def cudaProfilerStart() -> tuple[cudaError_t]:
     """Enable profiling.
+
+     Enables profile collection by the active profiling tool for the
+     current context. If profiling is already enabled, then
+     cudaProfilerStart() has no effect.
+
+     cudaProfilerStart and cudaProfilerStop APIs are used to
+     programmatically control the profiling granularity by allowing
+     profiling to be done only on selective pieces of code.
+
+     Returns:
+     cudaSuccess
+     Note:
+
+     See also:
+     cudaProfilerStop,
+     cuProfilerStart
+
+    Returns: (status)
+    C function: cudaProfilerStart (cuda_profiler_api.h)
     """
     ...
 
 def cudaProfilerStop() -> tuple[cudaError_t]:
     """Disable profiling.
+
+     Disables profile collection by the active profiling tool for the
+     current context. If profiling is already disabled, then
+     cudaProfilerStop() has no effect.
+
+     cudaProfilerStart and cudaProfilerStop APIs are used to
+     programmatically control the profiling granularity by allowing
+     profiling to be done only on selective pieces of code.
+
+     Returns:
+     cudaSuccess
+     Note:
+
+     See also:
+     cudaProfilerStart,
+     cuProfilerStop
+
+    Returns: (status)
+    C function: cudaProfilerStop (cuda_profiler_api.h)
     """
     ...
 
 def make_cudaPitchedPtr(d: int | Buffer | None, p: int, xsz: int, ysz: int) -> cudaPitchedPtr:
     """Returns a cudaPitchedPtr based on input parameters
+
+     Returns a cudaPitchedPtr based on the specified input parameters d,
+     p, xsz, and ysz.
+
+     - d   - Pointer to allocated memory
+     - p   - Pitch of allocated memory in bytes
+     - xsz - Logical width of allocation in elements
+     - ysz - Logical height of allocation in elements
+
+     Returns:
+     cudaPitchedPtr specified by d, p, xsz, and ysz
+
+     See also: make_cudaExtent, make_cudaPos
+
+    Returns: struct cudaPitchedPtr (a helper the header defines; no library call)
+    C function: make_cudaPitchedPtr (driver_functions.h)
     """
     ...
 
 def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
     """Returns a cudaPos based on input parameters
+
+     Returns a cudaPos based on the specified input parameters x,
+     y, and z.
+
+     - x - X position
+     - y - Y position
+     - z - Z position
+
+     Returns:
+     cudaPos specified by x, y, and z
+
+     See also: make_cudaExtent, make_cudaPitchedPtr
+
+    Returns: struct cudaPos (a helper the header defines; no library call)
+    C function: make_cudaPos (driver_functions.h)
     """
     ...
 
 def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
     """Returns a cudaExtent based on input parameters
+
+     Returns a cudaExtent based on the specified input parameters w,
+     h, and d.
+
+     - w - Width in elements when referring to array memory, in bytes when referring to linear memory
+     - h - Height in elements
+     - d - Depth in elements
+
+     Returns:
+     cudaExtent specified by w, h, and d
+
+     See also: make_cudaPitchedPtr, make_cudaPos
+
+    Returns: struct cudaExtent (a helper the header defines; no library call)
+    C function: make_cudaExtent (driver_functions.h)
     """
     ...
 
 def cudaGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Registers an EGL image
+
+     Registers the EGLImageKHR specified by image for access by
+     CUDA. A handle to the registered object is returned as pCudaResource.
+     Additional Mapping/Unmapping is not required for the registered resource and
+     cudaGraphicsResourceGetMappedEglFrame can be directly called on the pCudaResource.
+
+     The application will be responsible for synchronizing access to shared objects.
+     The application must ensure that any pending operation which access the objects have completed
+     before passing control to CUDA. This may be accomplished by issuing and waiting for
+     glFinish command on all GLcontexts (for OpenGL and likewise for other APIs).
+     The application will be also responsible for ensuring that any pending operation on the
+     registered CUDA resource has completed prior to executing subsequent commands in other APIs
+     accesing the same memory objects.
+     This can be accomplished by calling cuCtxSynchronize or cuEventSynchronize (preferably).
+
+     The surface's intended usage is specified using flags, as follows:
+
+     - cudaGraphicsRegisterFlagsNone: Specifies no hints about how this
+       resource will be used. It is therefore assumed that this resource will be
+       read from and written to by CUDA. This is the default value.
+     - cudaGraphicsRegisterFlagsReadOnly: Specifies that CUDA
+       will not write to this resource.
+     - cudaGraphicsRegisterFlagsWriteDiscard: Specifies that
+       CUDA will not read from this resource and will write over the
+       entire contents of the resource, so none of the data previously
+       stored in the resource will be preserved.
+
+     The EGLImageKHR is an object which can be used to create EGLImage target resource. It is defined as a void pointer.
+     typedef void* EGLImageKHR
+
+     - pCudaResource   - Pointer to the returned object handle
+     - image           - An EGLImageKHR image which can be used to create target resource.
+     - flags           - Map flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaGraphicsUnregisterResource,
+     cudaGraphicsResourceGetMappedEglFrame,
+     cuGraphicsEGLRegisterImage
+
+    Returns: (status, pCudaResource)
+    C function: cudaGraphicsEGLRegisterImage (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamConsumerConnect(eglStream: EGLStreamKHR | int | None) -> tuple[cudaError_t, cudaEglStreamConnection]:
     """Connect CUDA to EGLStream as a consumer.
+
+     Connect CUDA as a consumer to EGLStreamKHR specified by eglStream.
+
+     The EGLStreamKHR is an EGL object that transfers a sequence of image frames from one
+     API to another.
+
+     - conn              - Pointer to the returned connection handle
+     - eglStream         - EGLStreamKHR handle
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamConsumerDisconnect,
+     cudaEGLStreamConsumerAcquireFrame,
+     cudaEGLStreamConsumerReleaseFrame,
+     cuEGLStreamConsumerConnect
+
+    Returns: (status, conn)
+    C function: cudaEGLStreamConsumerConnect (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamConsumerConnectWithFlags(eglStream: EGLStreamKHR | int | None, flags: int) -> tuple[cudaError_t, cudaEglStreamConnection]:
     """Connect CUDA to EGLStream as a consumer with given flags.
+
+     Connect CUDA as a consumer to EGLStreamKHR specified by stream with specified flags defined by
+     cudaEglResourceLocationFlags.
+
+     The flags specify whether the consumer wants to access frames from system memory or video memory.
+     Default is cudaEglResourceLocationVidmem.
+
+     - conn              - Pointer to the returned connection handle
+     - eglStream         - EGLStreamKHR handle
+     - flags             - Flags denote intended location - system or video.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamConsumerDisconnect,
+     cudaEGLStreamConsumerAcquireFrame,
+     cudaEGLStreamConsumerReleaseFrame,
+     cuEGLStreamConsumerConnectWithFlags
+
+    Returns: (status, conn)
+    C function: cudaEGLStreamConsumerConnectWithFlags (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | int | None) -> tuple[cudaError_t]:
     """Disconnect CUDA as a consumer to EGLStream .
+
+     Disconnect CUDA as a consumer to EGLStreamKHR.
+
+     - conn            - Conection to disconnect.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamConsumerConnect,
+     cudaEGLStreamConsumerAcquireFrame,
+     cudaEGLStreamConsumerReleaseFrame,
+     cuEGLStreamConsumerDisconnect
+
+    Returns: (status)
+    C function: cudaEGLStreamConsumerDisconnect (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamConsumerAcquireFrame(conn: cudaEglStreamConnection | int | None, pCudaResource: cudaGraphicsResource_t | int | None, pStream: cudaStream_t | int | None, timeout: int) -> tuple[cudaError_t]:
     """Acquire an image frame from the EGLStream with CUDA as a consumer.
+
+     Acquire an image frame from EGLStreamKHR.
+     cudaGraphicsResourceGetMappedEglFrame can be called on pCudaResource to get
+     cudaEglFrame.
+
+     - conn            - Connection on which to acquire
+     - pCudaResource   - CUDA resource on which the EGLStream frame will be mapped for use.
+     - pStream         - CUDA stream for synchronization and any data migrations
+     implied by cudaEglResourceLocationFlags.
+     - timeout         - Desired timeout in usec.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown,
+     cudaErrorLaunchTimeout
+
+     See also:
+     cudaEGLStreamConsumerConnect,
+     cudaEGLStreamConsumerDisconnect,
+     cudaEGLStreamConsumerReleaseFrame,
+     cuEGLStreamConsumerAcquireFrame
+
+    Returns: (status)
+    C function: cudaEGLStreamConsumerAcquireFrame (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamConsumerReleaseFrame(conn: cudaEglStreamConnection | int | None, pCudaResource: cudaGraphicsResource_t | int | None, pStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Releases the last frame acquired from the EGLStream.
+
+     Release the acquired image frame specified by pCudaResource to EGLStreamKHR.
+
+     - conn            - Connection on which to release
+     - pCudaResource   - CUDA resource whose corresponding frame is to be released
+     - pStream         - CUDA stream on which release will be done.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamConsumerConnect,
+     cudaEGLStreamConsumerDisconnect,
+     cudaEGLStreamConsumerAcquireFrame,
+     cuEGLStreamConsumerReleaseFrame
+
+    Returns: (status)
+    C function: cudaEGLStreamConsumerReleaseFrame (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamProducerConnect(eglStream: EGLStreamKHR | int | None, width: EGLint | int, height: EGLint | int) -> tuple[cudaError_t, cudaEglStreamConnection]:
     """Connect CUDA to EGLStream as a producer.
+
+     Connect CUDA as a producer to EGLStreamKHR specified by stream.
+
+     The EGLStreamKHR is an EGL object that transfers a sequence of image frames from one
+     API to another.
+
+     - conn   - Pointer to the returned connection handle
+     - eglStream - EGLStreamKHR handle
+     - width  - width of the image to be submitted to the stream
+     - height - height of the image to be submitted to the stream
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamProducerDisconnect,
+     cudaEGLStreamProducerPresentFrame,
+     cudaEGLStreamProducerReturnFrame,
+     cuEGLStreamProducerConnect
+
+    Returns: (status, conn)
+    C function: cudaEGLStreamProducerConnect (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | int | None) -> tuple[cudaError_t]:
-    """Disconnect CUDA as a producer to EGLStream .
+    """Disconnect CUDA as a producer  to EGLStream .
+
+     Disconnect CUDA as a producer to EGLStreamKHR.
+
+     - conn            - Conection to disconnect.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamProducerConnect,
+     cudaEGLStreamProducerPresentFrame,
+     cudaEGLStreamProducerReturnFrame,
+     cuEGLStreamProducerDisconnect
+
+    Returns: (status)
+    C function: cudaEGLStreamProducerDisconnect (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamProducerPresentFrame(conn: cudaEglStreamConnection | int | None, eglframe: cudaEglFrame, pStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
+
+     The cudaEglFrame is defined as:
+     \\code
+     typedef struct cudaEglFrame_st {
+         union {
+             cudaArray_t            pArray[CUDA_EGL_MAX_PLANES];
+             struct cudaPitchedPtr  pPitch[CUDA_EGL_MAX_PLANES];
+         } frame;
+         cudaEglPlaneDesc planeDesc[CUDA_EGL_MAX_PLANES];
+         unsigned int planeCount;
+         cudaEglFrameType frameType;
+         cudaEglColorFormat eglColorFormat;
+     } cudaEglFrame;
+     \\endcode
+
+     For cudaEglFrame of type cudaEglFrameTypePitch, the application may present sub-region of a memory
+     allocation. In that case, cudaPitchedPtrptr will specify the start address of the sub-region in
+     the allocation and cudaEglPlaneDesc will specify the dimensions of the sub-region.
+
+     - conn            - Connection on which to present the CUDA array
+     - eglframe        - CUDA Eglstream Proucer Frame handle to be sent to the consumer over EglStream.
+     - pStream         - CUDA stream on which to present the frame.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamProducerConnect,
+     cudaEGLStreamProducerDisconnect,
+     cudaEGLStreamProducerReturnFrame,
+     cuEGLStreamProducerPresentFrame
+
+    Returns: (status)
+    C function: cudaEGLStreamProducerPresentFrame (cuda_egl_interop.h)
     """
     ...
 
 def cudaEGLStreamProducerReturnFrame(conn: cudaEglStreamConnection | int | None, eglframe: Optional[cudaEglFrame], pStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Return the CUDA eglFrame to the EGLStream last released by the consumer.
+     
+     This API can potentially return cudaErrorLaunchTimeout if the consumer has not 
+     returned a frame to EGL stream. If timeout is returned the application can retry.
+
+     - conn            - Connection on which to present the CUDA array
+     - eglframe        - CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream.
+     - pStream         - CUDA stream on which to return the frame.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorLaunchTimeout,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     See also:
+     cudaEGLStreamProducerConnect,
+     cudaEGLStreamProducerDisconnect,
+     cudaEGLStreamProducerPresentFrame,
+     cuEGLStreamProducerReturnFrame
+
+    Returns: (status)
+    C function: cudaEGLStreamProducerReturnFrame (cuda_egl_interop.h)
     """
     ...
 
 def cudaGraphicsResourceGetMappedEglFrame(resource: cudaGraphicsResource_t | int | None, index: int, mipLevel: int) -> tuple[cudaError_t, cudaEglFrame]:
     """Get an eglFrame through which to access a registered EGL graphics resource.
+
+     Returns in *eglFrame an eglFrame pointer through which the registered graphics resource
+     resource may be accessed.
+     This API can only be called for EGL graphics resources.
+
+     The cudaEglFrame is defined as
+     \\code
+     typedef struct cudaEglFrame_st {
+         union {
+             cudaArray_t             pArray[CUDA_EGL_MAX_PLANES];
+             struct cudaPitchedPtr   pPitch[CUDA_EGL_MAX_PLANES];
+         } frame;
+         cudaEglPlaneDesc planeDesc[CUDA_EGL_MAX_PLANES];
+         unsigned int planeCount;
+         cudaEglFrameType frameType;
+         cudaEglColorFormat eglColorFormat;
+     } cudaEglFrame;
+     \\endcode
+
+     - eglFrame   - Returned eglFrame.
+     - resource   - Registered resource to access.
+     - index      - Index for cubemap surfaces.
+     - mipLevel   - Mipmap level for the subresource to access.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorUnknown
+
+     Note: Note that in case of multiplanar *eglFrame, pitch of only first plane (unsigned int cudaEglPlaneDescpitch) is to be considered by the application.
+
+     See also:
+     cudaGraphicsSubResourceGetMappedArray,
+     cudaGraphicsResourceGetMappedPointer,
+     cuGraphicsResourceGetMappedEglFrame
+
+    Returns: (status, eglFrame)
+    C function: cudaGraphicsResourceGetMappedEglFrame (cuda_egl_interop.h)
     """
     ...
 
 def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | int | None, flags: int) -> tuple[cudaError_t, cudaEvent_t]:
     """Creates an event from EGLSync object
+
+     Creates an event *phEvent from an EGLSyncKHR eglSync with the flages specified
+     via flags. Valid flags include:
+     - cudaEventDefault: Default event creation flag.
+     - cudaEventBlockingSync: Specifies that the created event should use blocking
+     synchronization.  A CPU thread that uses cudaEventSynchronize() to wait on
+     an event created with this flag will block until the event has actually
+     been completed.
+
+     cudaEventRecord and TimingData are not supported for events created from EGLSync.
+
+     The EGLSyncKHR is an opaque handle to an EGL sync object.
+     typedef void* EGLSyncKHR
+
+     - phEvent - Returns newly created event
+     - eglSync - Opaque handle to EGLSync object
+     - flags   - Event creation flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInitializationError,
+     cudaErrorInvalidValue,
+     cudaErrorLaunchFailure,
+     cudaErrorMemoryAllocation
+
+     See also:
+     cudaEventQuery,
+     cudaEventSynchronize,
+     cudaEventDestroy
+
+    Returns: (status, phEvent)
+    C function: cudaEventCreateFromEGLSync (cuda_egl_interop.h)
     """
     ...
 
 def cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -> tuple[cudaError_t, int, list[int]]:
     """Gets the CUDA devices associated with the current OpenGL context
+
+     Returns in *pCudaDeviceCount the number of CUDA-compatible devices 
+     corresponding to the current OpenGL context. Also returns in *pCudaDevices 
+     at most cudaDeviceCount of the CUDA-compatible devices corresponding to 
+     the current OpenGL context. If any of the GPUs being used by the current OpenGL
+     context are not CUDA capable then the call will return cudaErrorNoDevice.
+
+     - pCudaDeviceCount - Returned number of CUDA devices corresponding to the 
+                               current OpenGL context
+     - pCudaDevices     - Returned CUDA devices corresponding to the current 
+                               OpenGL context
+     - cudaDeviceCount  - The size of the output device array pCudaDevices
+     - deviceList       - The set of devices to return.  This set may be
+                               cudaGLDeviceListAll for all devices, 
+                               cudaGLDeviceListCurrentFrame for the devices used to
+                               render the current frame (in SLI), or
+                               cudaGLDeviceListNextFrame for the devices used to
+                               render the next frame (in SLI).
+
+     Returns:
+     cudaSuccess,
+     cudaErrorNoDevice,
+     cudaErrorInvalidGraphicsContext,
+     cudaErrorOperatingSystem,
+     cudaErrorUnknown
+
+     Note: This function is not supported on Mac OS X.
+     Note:
+
+     See also: 
+     cudaGraphicsUnregisterResource,
+     cudaGraphicsMapResources, 
+     cudaGraphicsSubResourceGetMappedArray, 
+     cudaGraphicsResourceGetMappedPointer,
+     cuGLGetDevices
+
+    Returns: (status, pCudaDeviceCount, pCudaDevices)
+    C function: cudaGLGetDevices (cuda_gl_interop.h)
     """
     ...
 
 def cudaGraphicsGLRegisterImage(image: GLuint | int, target: GLenum | int, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Register an OpenGL texture or renderbuffer object
+
+     Registers the texture or renderbuffer object specified by image for access by CUDA.
+     A handle to the registered object is returned as resource.
+
+     target must match the type of the object, and must be one of GL_TEXTURE_2D, 
+     GL_TEXTURE_RECTANGLE, GL_TEXTURE_CUBE_MAP, GL_TEXTURE_3D, GL_TEXTURE_2D_ARRAY, 
+     or GL_RENDERBUFFER.
+
+     The register flags flags specify the intended usage, as follows: 
+     - cudaGraphicsRegisterFlagsNone: Specifies no hints about how this
+       resource will be used. It is therefore assumed that this resource will be
+       read from and written to by CUDA. This is the default value.
+     - cudaGraphicsRegisterFlagsReadOnly: Specifies that CUDA
+       will not write to this resource.
+     - cudaGraphicsRegisterFlagsWriteDiscard: Specifies that
+       CUDA will not read from this resource and will write over the
+       entire contents of the resource, so none of the data previously
+       stored in the resource will be preserved.
+     - cudaGraphicsRegisterFlagsSurfaceLoadStore: Specifies that CUDA will
+       bind this resource to a surface reference.
+     - cudaGraphicsRegisterFlagsTextureGather: Specifies that CUDA will perform
+       texture gather operations on this resource.
+
+     The following image formats are supported. For brevity's sake, the list is abbreviated.
+     For ex., {GL_R, GL_RG} X {8, 16} would expand to the following 4 formats 
+     {GL_R8, GL_R16, GL_RG8, GL_RG16} :
+     - GL_RED, GL_RG, GL_RGBA, GL_LUMINANCE, GL_ALPHA, GL_LUMINANCE_ALPHA, GL_INTENSITY
+     - {GL_R, GL_RG, GL_RGBA} X {8, 16, 16F, 32F, 8UI, 16UI, 32UI, 8I, 16I, 32I}
+     - {GL_LUMINANCE, GL_ALPHA, GL_LUMINANCE_ALPHA, GL_INTENSITY} X
+     {8, 16, 16F_ARB, 32F_ARB, 8UI_EXT, 16UI_EXT, 32UI_EXT, 8I_EXT, 16I_EXT, 32I_EXT}
+
+     The following image classes are currently disallowed:
+     - Textures with borders
+     - Multisampled renderbuffers
+
+     - resource - Pointer to the returned object handle
+     - image    - name of texture or renderbuffer object to be registered
+     - target   - Identifies the type of object specified by image 
+     - flags    - Register flags
+     
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorOperatingSystem,
+     cudaErrorUnknown
+     Note:
+
+     See also: 
+     cudaGraphicsUnregisterResource,
+     cudaGraphicsMapResources, 
+     cudaGraphicsSubResourceGetMappedArray,
+     cuGraphicsGLRegisterImage
+
+    Returns: (status, resource)
+    C function: cudaGraphicsGLRegisterImage (cuda_gl_interop.h)
     """
     ...
 
 def cudaGraphicsGLRegisterBuffer(buffer: GLuint | int, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Registers an OpenGL buffer object
+
+     Registers the buffer object specified by buffer for access by
+     CUDA.  A handle to the registered object is returned as resource.  The register flags flags specify the intended usage,
+     as follows:
+
+     - cudaGraphicsRegisterFlagsNone: Specifies no hints about how this
+       resource will be used. It is therefore assumed that this resource will be
+       read from and written to by CUDA. This is the default value.
+     - cudaGraphicsRegisterFlagsReadOnly: Specifies that CUDA
+       will not write to this resource.
+     - cudaGraphicsRegisterFlagsWriteDiscard: Specifies that
+       CUDA will not read from this resource and will write over the
+       entire contents of the resource, so none of the data previously
+       stored in the resource will be preserved.
+
+     - resource - Pointer to the returned object handle
+     - buffer   - name of buffer object to be registered
+     - flags    - Register flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorOperatingSystem,
+     cudaErrorUnknown
+     Note:
+
+     See also: 
+     cudaGraphicsUnregisterResource,
+     cudaGraphicsMapResources,
+     cudaGraphicsResourceGetMappedPointer,
+     cuGraphicsGLRegisterBuffer
+
+    Returns: (status, resource)
+    C function: cudaGraphicsGLRegisterBuffer (cuda_gl_interop.h)
     """
     ...
 
 def cudaGLSetGLDevice(device: int) -> tuple[cudaError_t]:
     """Sets a CUDA device to use OpenGL interoperability
+
+     \\deprecated This function is deprecated as of CUDA 5.0. 
+
+     This function is deprecated and should no longer be used.  It is
+     no longer necessary to associate a CUDA device with an OpenGL
+     context in order to achieve maximum interoperability performance.
+
+     This function will immediately initialize the primary context on 
+     device if needed.
+
+     - device - Device to use for OpenGL interoperability
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorSetOnActiveProcess
+     Note:
+
+     See also: cudaGraphicsGLRegisterBuffer, cudaGraphicsGLRegisterImage
+
+    Returns: (status)
+    C function: cudaGLSetGLDevice (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLRegisterBufferObject(bufObj: GLuint | int) -> tuple[cudaError_t]:
     """Registers a buffer object for access by CUDA
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Registers the buffer object of ID bufObj for access by
+     CUDA. This function must be called before CUDA can map the buffer
+     object.  The OpenGL context used to create the buffer, or another
+     context from the same share group, must be bound to the current
+     thread when this is called.
+
+     - bufObj - Buffer object ID to register
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInitializationError
+     Note:
+
+     See also: cudaGraphicsGLRegisterBuffer
+
+    Returns: (status)
+    C function: cudaGLRegisterBufferObject (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLMapBufferObject(bufObj: GLuint | int) -> tuple[cudaError_t, int]:
     """Maps a buffer object for access by CUDA
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Maps the buffer object of ID bufObj into the address space of
+     CUDA and returns in *devPtr the base pointer of the resulting
+     mapping.  The buffer must have previously been registered by
+     calling cudaGLRegisterBufferObject().  While a buffer is mapped
+     by CUDA, any OpenGL operation which references the buffer will
+     result in undefined behavior.  The OpenGL context used to create
+     the buffer, or another context from the same share group, must be
+     bound to the current thread when this is called.
+
+     All streams in the current thread are synchronized with the current
+     GL context.
+
+     - devPtr - Returned device pointer to CUDA object
+     - bufObj - Buffer object ID to map
+
+     Returns:
+     cudaSuccess,
+     cudaErrorMapBufferObjectFailed
+     Note:
+
+     See also: cudaGraphicsMapResources
+
+    Returns: (status, devPtr)
+    C function: cudaGLMapBufferObject (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLUnmapBufferObject(bufObj: GLuint | int) -> tuple[cudaError_t]:
     """Unmaps a buffer object for access by CUDA
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Unmaps the buffer object of ID bufObj for access by CUDA.  When
+     a buffer is unmapped, the base address returned by
+     cudaGLMapBufferObject() is invalid and subsequent references to
+     the address result in undefined behavior.  The OpenGL context used
+     to create the buffer, or another context from the same share group,
+     must be bound to the current thread when this is called.
+
+     All streams in the current thread are synchronized with the current
+     GL context.
+
+     - bufObj - Buffer object to unmap
+
+     Returns:
+     cudaSuccess,
+     cudaErrorUnmapBufferObjectFailed
+     Note:
+
+     See also: cudaGraphicsUnmapResources
+
+    Returns: (status)
+    C function: cudaGLUnmapBufferObject (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLUnregisterBufferObject(bufObj: GLuint | int) -> tuple[cudaError_t]:
     """Unregisters a buffer object for access by CUDA
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Unregisters the buffer object of ID bufObj for access by CUDA
+     and releases any CUDA resources associated with the buffer.  Once a
+     buffer is unregistered, it may no longer be mapped by CUDA.  The GL
+     context used to create the buffer, or another context from the
+     same share group, must be bound to the current thread when this is
+     called.
+
+     - bufObj - Buffer object to unregister
+
+     Returns:
+     cudaSuccess
+     Note:
+
+     See also: cudaGraphicsUnregisterResource
+
+    Returns: (status)
+    C function: cudaGLUnregisterBufferObject (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLSetBufferObjectMapFlags(bufObj: GLuint | int, flags: int) -> tuple[cudaError_t]:
     """Set usage flags for mapping an OpenGL buffer
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Set flags for mapping the OpenGL buffer bufObj
+
+     Changes to flags will take effect the next time bufObj is mapped.
+     The flags argument may be any of the following:
+
+     - cudaGLMapFlagsNone: Specifies no hints about how this buffer will
+     be used. It is therefore assumed that this buffer will be read from and
+     written to by CUDA kernels. This is the default value.
+     - cudaGLMapFlagsReadOnly: Specifies that CUDA kernels which access this
+     buffer will not write to the buffer.
+     - cudaGLMapFlagsWriteDiscard: Specifies that CUDA kernels which access
+     this buffer will not read from the buffer and will write over the
+     entire contents of the buffer, so none of the data previously stored in
+     the buffer will be preserved.
+
+     If bufObj has not been registered for use with CUDA, then
+     cudaErrorInvalidResourceHandle is returned. If bufObj is presently
+     mapped for access by CUDA, then cudaErrorUnknown is returned.
+
+     - bufObj    - Registered buffer object to set flags for
+     - flags     - Parameters for buffer mapping
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+
+     See also: cudaGraphicsResourceSetMapFlags
+
+    Returns: (status)
+    C function: cudaGLSetBufferObjectMapFlags (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLMapBufferObjectAsync(bufObj: GLuint | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
     """Maps a buffer object for access by CUDA
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Maps the buffer object of ID bufObj into the address space of
+     CUDA and returns in *devPtr the base pointer of the resulting
+     mapping.  The buffer must have previously been registered by
+     calling cudaGLRegisterBufferObject().  While a buffer is mapped
+     by CUDA, any OpenGL operation which references the buffer will
+     result in undefined behavior.  The OpenGL context used to create
+     the buffer, or another context from the same share group, must be
+     bound to the current thread when this is called.
+
+     Stream /p stream is synchronized with the current GL context.
+
+     - devPtr - Returned device pointer to CUDA object
+     - bufObj - Buffer object ID to map
+     - stream - Stream to synchronize
+
+     Returns:
+     cudaSuccess,
+     cudaErrorMapBufferObjectFailed
+     Note:
+
+     See also: cudaGraphicsMapResources
+
+    Returns: (status, devPtr)
+    C function: cudaGLMapBufferObjectAsync (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaGLUnmapBufferObjectAsync(bufObj: GLuint | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """Unmaps a buffer object for access by CUDA
+
+     \\deprecated This function is deprecated as of CUDA 3.0. 
+
+     Unmaps the buffer object of ID bufObj for access by CUDA.  When
+     a buffer is unmapped, the base address returned by
+     cudaGLMapBufferObject() is invalid and subsequent references to
+     the address result in undefined behavior.  The OpenGL context used
+     to create the buffer, or another context from the same share group,
+     must be bound to the current thread when this is called.
+
+     Stream /p stream is synchronized with the current GL context.
+
+     - bufObj - Buffer object to unmap
+     - stream - Stream to synchronize
+
+     Returns:
+     cudaSuccess,
+     cudaErrorUnmapBufferObjectFailed
+     Note:
+
+     See also: cudaGraphicsUnmapResources
+
+    Returns: (status)
+    C function: cudaGLUnmapBufferObjectAsync (cuda_gl_interop.h)
+    Deprecated.
     """
     ...
 
 def cudaVDPAUGetDevice(vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None) -> tuple[cudaError_t, int]:
     """Gets the CUDA device associated with a VdpDevice.
+
+     Returns the CUDA device associated with a VdpDevice, if applicable.
+
+     - device - Returns the device associated with vdpDevice, or -1 if
+     the device associated with vdpDevice is not a compute device.
+     - vdpDevice - A VdpDevice handle
+     - vdpGetProcAddress - VDPAU's VdpGetProcAddress function pointer
+
+     Returns:
+     cudaSuccess
+     Note:
+
+     See also:
+     cudaVDPAUSetVDPAUDevice,
+     cuVDPAUGetDevice
+
+    Returns: (status, device)
+    C function: cudaVDPAUGetDevice (cuda_vdpau_interop.h)
     """
     ...
 
 def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None) -> tuple[cudaError_t]:
     """Sets a CUDA device to use VDPAU interoperability
+
+     Records vdpDevice as the VdpDevice for VDPAU interoperability 
+     with the CUDA device device and sets device as the current 
+     device for the calling host thread.
+
+     This function will immediately initialize the primary context on 
+     device if needed.
+
+     If device has already been initialized then this call will fail 
+     with the error cudaErrorSetOnActiveProcess.  In this case it is 
+     necessary to reset device using cudaDeviceReset() before 
+     VDPAU interoperability on device may be enabled.
+
+     - device - Device to use for VDPAU interoperability
+     - vdpDevice - The VdpDevice to interoperate with
+     - vdpGetProcAddress - VDPAU's VdpGetProcAddress function pointer
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorSetOnActiveProcess
+     Note:
+
+     See also: cudaGraphicsVDPAURegisterVideoSurface,
+     cudaGraphicsVDPAURegisterOutputSurface,
+     cudaDeviceReset
+
+    Returns: (status)
+    C function: cudaVDPAUSetVDPAUDevice (cuda_vdpau_interop.h)
     """
     ...
 
 def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: VdpVideoSurface | int, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Register a VdpVideoSurface object
+
+     Registers the VdpVideoSurface specified by vdpSurface for access by CUDA.
+     A handle to the registered object is returned as resource.
+     The surface's intended usage is specified using flags, as follows:
+
+     - cudaGraphicsMapFlagsNone: Specifies no hints about how this
+       resource will be used. It is therefore assumed that this resource will be
+       read from and written to by CUDA. This is the default value.
+     - cudaGraphicsMapFlagsReadOnly: Specifies that CUDA
+       will not write to this resource.
+     - cudaGraphicsMapFlagsWriteDiscard: Specifies that
+       CUDA will not read from this resource and will write over the
+       entire contents of the resource, so none of the data previously
+       stored in the resource will be preserved.
+
+     - resource - Pointer to the returned object handle
+     - vdpSurface - VDPAU object to be registered
+     - flags - Map flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+
+     See also:
+     cudaVDPAUSetVDPAUDevice,
+     cudaGraphicsUnregisterResource,
+     cudaGraphicsSubResourceGetMappedArray,
+     cuGraphicsVDPAURegisterVideoSurface
+
+    Returns: (status, resource)
+    C function: cudaGraphicsVDPAURegisterVideoSurface (cuda_vdpau_interop.h)
     """
     ...
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: VdpOutputSurface | int, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Register a VdpOutputSurface object
+
+     Registers the VdpOutputSurface specified by vdpSurface for access by CUDA.
+     A handle to the registered object is returned as resource.
+     The surface's intended usage is specified using flags, as follows:
+
+     - cudaGraphicsMapFlagsNone: Specifies no hints about how this
+       resource will be used. It is therefore assumed that this resource will be
+       read from and written to by CUDA. This is the default value.
+     - cudaGraphicsMapFlagsReadOnly: Specifies that CUDA
+       will not write to this resource.
+     - cudaGraphicsMapFlagsWriteDiscard: Specifies that
+       CUDA will not read from this resource and will write over the
+       entire contents of the resource, so none of the data previously
+       stored in the resource will be preserved.
+
+     - resource - Pointer to the returned object handle
+     - vdpSurface - VDPAU object to be registered
+     - flags - Map flags
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidDevice,
+     cudaErrorInvalidValue,
+     cudaErrorInvalidResourceHandle,
+     cudaErrorUnknown
+     Note:
+
+     See also:
+     cudaVDPAUSetVDPAUDevice,
+     cudaGraphicsUnregisterResource,
+     cudaGraphicsSubResourceGetMappedArray,
+     cuGraphicsVDPAURegisterOutputSurface
+
+    Returns: (status, resource)
+    C function: cudaGraphicsVDPAURegisterOutputSurface (cuda_vdpau_interop.h)
     """
     ...
 
 def getLocalRuntimeVersion() -> tuple[cudaError_t, int]:
     """The same call as cudaRuntimeGetVersion.
+
+    Returns the CUDA Runtime version
+
+     Returns in *runtimeVersion the version number of the current CUDA
+     Runtime instance. The version is returned as
+     (1000 &times; major + 10 &times; minor). For example,
+     CUDA 9.2 would be represented by 9020.
+
+     As of CUDA 12.0, this function no longer initializes CUDA. The purpose
+     of this API is solely to return a compile-time constant stating the
+     CUDA Toolkit version in the above format.
+
+     This function automatically returns cudaErrorInvalidValue if
+     the runtimeVersion argument is NULL.
+
+     - runtimeVersion - Returns the CUDA Runtime version.
+
+     Returns:
+     cudaSuccess,
+     cudaErrorInvalidValue
+     Note:
+     Note:
+
+     See also:
+     cudaDriverGetVersion,
+     cuDriverGetVersion
+
+    Returns: (status, runtimeVersion)
+    C function: cudaRuntimeGetVersion (cuda_runtime_api.h)
     """
     ...
 
