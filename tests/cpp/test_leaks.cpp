@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cubind/error.hpp"
 #include "cubind/linker.hpp"
 #include "cubind/program.hpp"
 
@@ -80,7 +81,9 @@ TEST(Leaks, ProgramCompileCyclesKeepTheResidentSetFlat) {
     ASSERT_GE(code.bytes().size(), 4u);
     ASSERT_EQ(std::string(code.bytes().data() + 1, 3), "ELF");
   });
-  if (!kUnderAsan) EXPECT_LE(grown, kAllowedGrowth);
+  if (!kUnderAsan) {
+    EXPECT_LE(grown, kAllowedGrowth);
+  }
 }
 
 TEST(Leaks, LinkerCyclesKeepTheResidentSetFlat) {
@@ -95,7 +98,23 @@ TEST(Leaks, LinkerCyclesKeepTheResidentSetFlat) {
     ASSERT_TRUE(result.ok) << result.error_log;
     ASSERT_EQ(std::string(result.code.bytes().data() + 1, 3), "ELF");
   });
-  if (!kUnderAsan) EXPECT_LE(grown, kAllowedGrowth);
+  if (!kUnderAsan) {
+    EXPECT_LE(grown, kAllowedGrowth);
+  }
+}
+
+TEST(Leaks, RejectedLinkerOptionsLeaveNothingBehind) {
+  // nvJitLinkCreate makes a handle even when it rejects the options (-ptx without -lto here).
+  cubind::LinkerOptions options;
+  options.arch = "sm_90";
+  options.ptx = true;
+  const int cycles = kUnderAsan ? 50 : 2000;
+  const long grown = growth("cubind::Linker, rejected options", cycles, kUnderAsan ? 5 : 200, [&] {
+    EXPECT_THROW(cubind::Linker linker(options), cubind::NvJitLinkError);
+  });
+  if (!kUnderAsan) {
+    EXPECT_LE(grown, kAllowedGrowth);
+  }
 }
 
 }  // namespace
