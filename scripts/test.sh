@@ -50,6 +50,13 @@ SECONDS_BEFORE_ASAN=$SECONDS
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$(nproc)"
 ctest --preset asan -j "$(nproc)"
+# The generator under the sanitizers on the real headers: check, and a regeneration that changes nothing.
+build/asan/codegen/cubind-codegen check
+bash scripts/regenerate.sh build/asan/codegen/cubind-codegen
+if [ -n "$(git status --porcelain -- "${GENERATED[@]}")" ]; then
+  echo "the generator built with the sanitizers wrote other bindings/ than the release build" >&2
+  exit 1
+fi
 echo "asan preset: built and tested in $((SECONDS - SECONDS_BEFORE_ASAN)) s"
 # ---- end of sanitizers
 
