@@ -43,6 +43,23 @@ done
 echo "== find_package(cubind) from an install"
 bash tests/package/check_install.sh "$BUILD"
 
+# ---- sanitizers: the C++ core, the loader and the generator with their tests under
+# ASan + UBSan (CMakePresets.json, preset asan); any report fails its test.
+echo "== ctest under AddressSanitizer and UndefinedBehaviorSanitizer (preset asan)"
+SECONDS_BEFORE_ASAN=$SECONDS
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$(nproc)"
+ctest --preset asan -j "$(nproc)"
+# The generator under the sanitizers on the real headers: check, and a regeneration that changes nothing.
+build/asan/codegen/cubind-codegen check
+bash scripts/regenerate.sh build/asan/codegen/cubind-codegen
+if [ -n "$(git status --porcelain -- "${GENERATED[@]}")" ]; then
+  echo "the generator built with the sanitizers wrote other bindings/ than the release build" >&2
+  exit 1
+fi
+echo "asan preset: built and tested in $((SECONDS - SECONDS_BEFORE_ASAN)) s"
+# ---- end of sanitizers
+
 PY=$PWD/.venv/bin/python
 echo "== wheel (pip wheel . into build/wheelhouse)"
 rm -rf build/wheelhouse

@@ -94,7 +94,17 @@ Linker::Linker(const LinkerOptions& options) : ptx_(options.ptx) {
   std::vector<const char*> argv;
   argv.reserve(rendered.size());
   for (const std::string& option : rendered) argv.push_back(option.c_str());
-  detail::check(raw::nvJitLinkCreate(&handle_, static_cast<uint32_t>(argv.size()), argv.data()), "nvJitLinkCreate");
+  const nvJitLinkResult status = raw::nvJitLinkCreate(&handle_, static_cast<uint32_t>(argv.size()), argv.data());
+  if (status == NVJITLINK_SUCCESS) return;
+  if (handle_ == nullptr) detail::check(status, "nvJitLinkCreate");
+  // nvJitLink makes a handle even for options it rejects, holding the log that says why: put
+  // the log in the error, then free the handle, since no destructor runs after a constructor throws.
+  try {
+    throw_with_log(status, "nvJitLinkCreate");
+  } catch (...) {
+    destroy(handle_);
+    throw;
+  }
 }
 
 Linker::~Linker() { destroy(handle_); }

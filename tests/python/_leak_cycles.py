@@ -114,6 +114,34 @@ def core_linker():
     return cycle
 
 
+def bindings_nvjitlink_rejected():
+    from cubind.bindings import nvjitlink
+    options = ["-arch=" + ARCH, "-ptx"]  # -ptx needs -lto: nvJitLinkCreate rejects them
+
+    def cycle():
+        try:
+            nvjitlink.create(len(options), options)
+        except nvjitlink.nvJitLinkError:
+            pass
+        else:
+            raise AssertionError("nvJitLinkCreate accepted -ptx without -lto")
+    return cycle
+
+
+def core_linker_rejected():
+    from cubind.core import Linker, LinkerOptions, NvJitLinkError, ObjectCode
+    ptx = ObjectCode.from_ptx(_ptx().rstrip(b"\0"), name="scale.ptx")
+
+    def cycle():
+        try:
+            Linker(ptx, options=LinkerOptions(arch=ARCH, ptx=True))
+        except NvJitLinkError as e:
+            assert "-lto" in str(e), str(e)
+        else:
+            raise AssertionError("nvJitLinkCreate accepted -ptx without -lto")
+    return cycle
+
+
 def core_object_code():
     from cubind.core import ObjectCode, Program, ProgramOptions
     cubin = Program(KERNEL, "c++", ProgramOptions(arch=ARCH)).compile("cubin").code
@@ -253,7 +281,8 @@ def gpu_object_code():
     return cycle
 
 
-CASES = {f.__name__: f for f in (bindings_nvrtc, bindings_nvjitlink, core_program, core_linker, core_object_code,
+CASES = {f.__name__: f for f in (bindings_nvrtc, bindings_nvjitlink, bindings_nvjitlink_rejected, core_program,
+                                 core_linker, core_linker_rejected, core_object_code,
                                  bindings_handles_structs, gpu_stream, gpu_event, gpu_buffer_device,
                                  gpu_buffer_device_own_pool, gpu_buffer_pinned, gpu_buffer_legacy_pinned,
                                  gpu_object_code)}

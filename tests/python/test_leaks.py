@@ -33,6 +33,9 @@ CPU_CASES = {
     "bindings_nvjitlink": (2000, 200, 2 * MiB),
     "core_linker": (1000, 100, 1 * MiB),
     "core_object_code": (10000, 500, 1 * MiB),
+    # nvJitLinkCreate makes a handle even for options it rejects (about 1.4 KiB of it).
+    "core_linker_rejected": (2000, 200, 1 * MiB),
+    "bindings_nvjitlink_rejected": (2000, 200, 1 * MiB),
     "bindings_handles_structs": (100000, 1000, 1 * MiB),
 }
 
@@ -87,7 +90,16 @@ def check(case, figures, rss_bound):
         f"{case}: tracemalloc counts {figures['traced_bytes']} more bytes after {figures['cycles']} cycles")
 
 
-@pytest.mark.parametrize("case", sorted(CPU_CASES))
+# Leaks found and not fixed yet, each with its reason; strict, so a fix shows up as XPASS.
+KNOWN_LEAKS = {
+    "bindings_nvjitlink_rejected": "nvjitlink.create raises nvJitLinkError without destroying the handle "
+                                   "nvJitLinkCreate made for the options it rejected (as cuda.bindings does); "
+                                   "the generated wrapper should destroy it before raising",
+}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_LEAKS[c], strict=True))
+                                  if c in KNOWN_LEAKS else c for c in sorted(CPU_CASES)])
 def test_cycles_leave_no_growth(case, record_property):
     cycles, warmup, rss_bound = CPU_CASES[case]
     check(case, run_case(case, cycles, warmup, record_property), rss_bound)

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -25,10 +26,23 @@ constexpr EntryPoint kEntries[] = {
 // Each test names its own variable, so tables never share a loaded state.
 LibrarySpec spec(const char* env) { return LibrarySpec{"TEST", "libcubind_test_none.so.1", env, nullptr, 0, false}; }
 
+// A table for one test, kept for the rest of the process as the generated tables are:
+// a table never frees what its load wrote, so that calls made during exit still work,
+// and one destroyed early would leave that behind unreachable.
+LibraryTable& new_table(const char* env) {
+  struct Kept {
+    void* slots[3] = {};
+    LibraryTable table;
+    explicit Kept(const char* env) : table(spec(env), Resolution::Symbol, kEntries, 3, slots, 13000) {}
+  };
+  static auto* kept = new std::vector<Kept*>();  // never destroyed, like the tables in it
+  kept->push_back(new Kept(env));
+  return kept->back()->table;
+}
+
 TEST(LibraryTable, ResolvesPresentEntriesAndReportsWhereTheLibraryCameFrom) {
   setenv("CUBIND_TABLE_TEST_A", kNvrtc.c_str(), 1);
-  void* slots[3] = {};
-  LibraryTable table(spec("CUBIND_TABLE_TEST_A"), Resolution::Symbol, kEntries, 3, slots, 13000);
+  LibraryTable& table = new_table("CUBIND_TABLE_TEST_A");
   EXPECT_FALSE(table.status().attempted);
   using Version = int (*)(int*, int*);
   int major = 0, minor = 0;
@@ -43,8 +57,7 @@ TEST(LibraryTable, ResolvesPresentEntriesAndReportsWhereTheLibraryCameFrom) {
 
 TEST(LibraryTable, MissingEntryNamesFunctionLibraryAndVersion) {
   setenv("CUBIND_TABLE_TEST_B", kNvrtc.c_str(), 1);
-  void* slots[3] = {};
-  LibraryTable table(spec("CUBIND_TABLE_TEST_B"), Resolution::Symbol, kEntries, 3, slots, 13000);
+  LibraryTable& table = new_table("CUBIND_TABLE_TEST_B");
   try {
     table.entry(1);
     FAIL() << "expected LoaderError";
@@ -65,8 +78,7 @@ TEST(LibraryTable, MissingEntryNamesFunctionLibraryAndVersion) {
 
 TEST(LibraryTable, ALibraryThatCannotBeLoadedFailsEveryCallWithTheSameReason) {
   setenv("CUBIND_TABLE_TEST_C", "/nonexistent/libtest.so", 1);
-  void* slots[3] = {};
-  LibraryTable table(spec("CUBIND_TABLE_TEST_C"), Resolution::Symbol, kEntries, 3, slots, 13000);
+  LibraryTable& table = new_table("CUBIND_TABLE_TEST_C");
   std::string first;
   try {
     table.entry(0);
