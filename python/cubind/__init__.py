@@ -32,6 +32,10 @@ def get_include():
 # The headers cubind's own headers include: a directory is taken only when it
 # holds the first of them.
 _CUDA_HEADER = "cuda.h"
+# Every CUDA header cubind's own headers include: a folder that lacks one
+# (the nvidia-cuda-runtime wheel alone has no cudaProfiler.h) cannot serve.
+_CUDA_HEADERS = ("cuda.h", "cudaProfiler.h", "cuda_profiler_api.h", "cuda_runtime_api.h", "library_types.h",
+                 "nvrtc.h", "nvJitLink.h")
 
 
 def _cuda_include_candidates():
@@ -60,8 +64,10 @@ def get_cuda_include():
     (docs/loading.md): CUBIND_CUDA_INCLUDE (a directory; when set, the only
     place tried), the include directory of NVIDIA's wheels beside cubind
     (<site-packages>/nvidia/cu13/include), $CONDA_PREFIX, $CUDA_HOME, $CUDA_PATH,
-    /usr/local/cuda. Raises RuntimeError listing every place tried when none
-    holds cuda.h.
+    /usr/local/cuda. The first that holds every CUDA header cubind's headers
+    include (cuda.h, cudaProfiler.h, cuda_runtime_api.h, nvrtc.h, nvJitLink.h,
+    ...) is taken. Raises RuntimeError listing every place tried, and what each
+    lacked, when none does.
     """
     tried = []
     override = _os.environ.get("CUBIND_CUDA_INCLUDE")
@@ -78,9 +84,13 @@ def get_cuda_include():
         if directory in seen:
             continue
         seen.add(directory)
-        if _os.path.isfile(_os.path.join(directory, _CUDA_HEADER)):
+        missing = [h for h in _CUDA_HEADERS if not _os.path.isfile(_os.path.join(directory, h))]
+        if not missing:
             return directory
-        tried.append(f"  - {place}: no {_CUDA_HEADER} in {directory}")
+        if len(missing) == len(_CUDA_HEADERS):
+            tried.append(f"  - {place}: no {_CUDA_HEADER} in {directory}")
+        else:
+            tried.append(f"  - {place}: {directory} lacks {', '.join(missing)}")
     hint = ("CUBIND_CUDA_INCLUDE is set, so no other place was searched: correct it or unset it."
             if override else
             "Set CUBIND_CUDA_INCLUDE to the directory holding cuda.h, or install the CUDA toolkit "

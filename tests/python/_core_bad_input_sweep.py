@@ -29,8 +29,10 @@ import cubind.core as cc  # noqa: E402
 ALLOWED = (TypeError, ValueError, OverflowError, RuntimeError, MemoryError, BufferError, NotImplementedError,
            KeyError, IndexError, OSError)
 
+# The kernel reads and writes nothing: the sweep hands it bad addresses, and a
+# fault would spoil the context for every later call.
 SOURCE = r"""
-extern "C" __global__ void k4_8(int a, double* b) { b[0] = a; }
+extern "C" __global__ void k4_8(int a, double* b) { }
 """
 
 
