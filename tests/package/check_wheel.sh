@@ -62,7 +62,9 @@ run_check() {
 if [ -e /usr/local/cuda ] && unshare -m true 2>/dev/null; then
   # A tmpfs over /usr/local/cuda (over the folder it links to) in this
   # process's own mount namespace: the rest of the machine still sees it.
-  run_check unshare -m sh -c 'mount -t tmpfs cubind-hide /usr/local/cuda && exec "$@"' sh
+  run_check unshare -m sh -c 'mount -t tmpfs cubind-hide /usr/local/cuda ||
+    echo "note: cannot mount over /usr/local/cuda here; it stays visible, after the wheels in the search order"
+    exec "$@"' sh
 else
   [ -e /usr/local/cuda ] && echo "note: unshare -m is not allowed here; /usr/local/cuda stays visible, after the wheels in the search order"
   run_check

@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -78,10 +77,10 @@ def readme_cython_snippet():
     return blocks[0]
 
 
-def test_readme_cython_snippet_builds_and_runs():
+def test_readme_cython_snippet_builds_and_runs(tmp_path):
     snippet = readme_cython_snippet()
     assert "cimport cydriver" in snippet
-    workdir = tempfile.mkdtemp(prefix="cubind-readme-")
+    workdir = str(tmp_path)
     pyx = os.path.join(workdir, "readme_snippet.pyx")
     with open(pyx, "w") as f:
         f.write(snippet + "\nprint('driver version', version)\n")
