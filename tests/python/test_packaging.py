@@ -38,7 +38,14 @@ def test_cuda_include_override_is_the_only_place_tried(tmp_path):
     assert f"CUBIND_CUDA_INCLUDE: no cuda.h in {tmp_path}" in result.stderr
     assert "/usr/local/cuda" not in result.stderr
     assert "correct it or unset it" in result.stderr
+    # cuda.h alone is not enough: cubind's headers include the others too.
     (tmp_path / "cuda.h").write_text("/* stand-in */\n")
+    result = run_python("import cubind; print(cubind.get_cuda_include())",
+                        env={"CUBIND_CUDA_INCLUDE": str(tmp_path)})
+    assert result.returncode != 0
+    assert f"CUBIND_CUDA_INCLUDE: {tmp_path} lacks cudaProfiler.h, cuda_profiler_api.h" in result.stderr
+    for header in cubind._CUDA_HEADERS:
+        (tmp_path / header).write_text("/* stand-in */\n")
     result = run_python("import cubind; print(cubind.get_cuda_include())",
                         env={"CUBIND_CUDA_INCLUDE": str(tmp_path)})
     assert result.returncode == 0, result.stderr
