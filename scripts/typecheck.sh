@@ -30,6 +30,8 @@ for module in driver runtime nvrtc nvjitlink; do
 done
 mkdir -p "$SHIM/cuda/core"
 echo "from cubind.core import *" > "$SHIM/cuda/core/__init__.pyi"
+# cubind.core.utils (the program caches) has no stubs yet: its names are Any.
+printf 'from typing import Any\ndef __getattr__(name: str) -> Any: ...\n' > "$SHIM/cuda/core/utils.pyi"
 mkdir -p "$SHIM/jax"
 for stub in cupy torch numba jax/__init__ jax/dlpack jax/numpy; do
   printf 'from typing import Any\ndef __getattr__(name: str) -> Any: ...\n' > "$SHIM/$stub.pyi"
