@@ -39,9 +39,8 @@ void require_positive(const Dim3& d, const char* field) {
                               " bytes given");
 }
 
-// The kernel's parameters, read at its first launch. The driver reads them in
-// a current context; where the thread has none (a launch on a green context's
-// stream, say), they are read in the stream's context.
+}  // namespace
+
 const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, StreamRef stream) {
   try {
     return kernel.param_info();
@@ -51,8 +50,6 @@ const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, Stre
   ContextGuard guard(Context::from_native_handle(stream_context(stream, "cubind::launch")));
   return kernel.param_info();
 }
-
-}  // namespace
 
 void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLaunchConfig& out) {
   require_positive(config.grid, "grid");

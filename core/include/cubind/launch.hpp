@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cubind/kernel.hpp"
 #include "cubind/stream.hpp"
@@ -62,6 +63,12 @@ void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLau
 // from its parameter's, or the two counts when they differ
 void check_kernel_arguments(const std::string& kernel_name, const KernelParam* params, std::size_t param_count,
                             const std::size_t* sizes, std::size_t count);
+
+// The kernel's parameters, read at its first launch on `stream`. The driver
+// reads them in a current context; where the thread has none (a launch on a
+// green context's stream, say), they are read in the stream's context.
+// @throws CudaError from cuKernelGetParamInfo
+const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, StreamRef stream);
 
 // Launches with a config rendered beforehand by render_launch_config (its
 // stream is replaced by `stream`) and args already laid out as the kernel's

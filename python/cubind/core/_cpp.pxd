@@ -248,6 +248,7 @@ cdef extern from "cubind/launch.hpp" namespace "cubind::detail" nogil:
         NativeLaunchConfig()
 
     void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLaunchConfig& out) except +translate
+    const vector[KernelParam]& parameters_for_launch(const Kernel& kernel, StreamRef stream) except +translate
     void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel,
                          void* const* args) except +translate
 

@@ -43,14 +43,20 @@ def _text(value, what):
     raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
 
 
-cdef uintptr_t _handle_address(object handle, str where) except? 0:
+cdef uintptr_t _handle_address(object handle, object owner, str method, str param) except? 0:
     # An address given as an int, or as an object that converts to one (the
-    # handle classes of cubind.bindings and cuda.bindings); where names the
-    # parameter ("Kernel.from_handle: handle"). A float is refused, not
+    # handle classes of cubind.bindings and cuda.bindings), for parameter
+    # param of owner.method (owner: a class name, or an object whose class it
+    # is); the message is built only on failure. A float is refused, not
     # truncated: a rounded address names nothing.
     if isinstance(handle, (float, str, bytes)) or not hasattr(handle, "__int__"):
-        raise TypeError(f"{where} must be an int address or a handle object, not {type(handle).__name__}")
+        raise TypeError(f"{_where(owner, method, param)} must be an int address or a handle object, "
+                        f"not {type(handle).__name__}")
     value = int(handle)
     if value < 0 or value >= 2**64:
-        raise OverflowError(f"{where} is {value}, which is not a 64-bit address")
+        raise OverflowError(f"{_where(owner, method, param)} is {value}, which is not a 64-bit address")
     return <uintptr_t>value
+
+
+cdef str _where(object owner, str method, str param):
+    return f"{owner if isinstance(owner, str) else type(owner).__name__}.{method}: {param}"

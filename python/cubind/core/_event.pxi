@@ -60,15 +60,18 @@ cdef class Event:
         cdef bint timing, blocking, ipc
         # The options are checked before the device (which loads the driver).
         _event_flags(options, &timing, &blocking, &ipc)
-        return Event._make(_device_ordinal(device_id), options, shared_ptr[cpp.GreenContext](), 0)
+        return Event._make(_device_ordinal(device_id), timing, blocking, ipc, shared_ptr[cpp.GreenContext](), 0)
 
     @staticmethod
-    cdef Event _make(int ordinal, options, shared_ptr[cpp.GreenContext] green, uintptr_t context):
-        # In the device's primary context, or, given a green context's share
-        # and its CUcontext, in that one.
+    cdef Event _make(int ordinal, bint timing, bint blocking, bint ipc, shared_ptr[cpp.GreenContext] green,
+                     uintptr_t context):
+        # With the flags of _event_flags, in the device's primary context, or,
+        # given a green context's share and its CUcontext, in that one.
         cdef Event self = Event.__new__(Event)
         cdef cpp.CUcontext in_context = <cpp.CUcontext>context
-        _event_flags(options, &self._timing, &self._blocking, &self._ipc)
+        self._timing = timing
+        self._blocking = blocking
+        self._ipc = ipc
         self._device_id = ordinal
         self._green = green
         if self._timing:

@@ -214,7 +214,7 @@ def launch(stream, config, kernel, *kernel_args):
         raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
     k = <Kernel>kernel
     if not k._have_sizes:
-        k._load_sizes()
+        k._load_sizes(handle)
     if <size_t>n != k._sizes.size():
         raise TypeError(
             f"launch: kernel '{k.name}' takes {k._sizes.size()} arguments, {n} given"

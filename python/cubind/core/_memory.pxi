@@ -23,7 +23,7 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         return _allocate(self, size, stream)
 
     def deallocate(self, ptr, size, *, stream):
-        cdef uintptr_t address = _handle_address(ptr, f"{type(self).__name__}.deallocate: ptr")
+        cdef uintptr_t address = _handle_address(ptr, self, "deallocate", "ptr")
         cdef size_t nbytes
         cdef cpp.CUstream handle
         if isinstance(size, float) or not hasattr(size, "__index__") or size < 0:
@@ -94,15 +94,15 @@ cdef inline size_t _size_arg(object size, object owner, str method) except? 0:
 
 
 cdef size_t _size_arg_slow(object size, object owner, str method) except? 0:
-    where = f"{type(owner).__name__}.{method}"
+    where = _where(owner, method, "size")
     try:
         value = size.__index__()
     except AttributeError:
-        raise TypeError(f"{where}: size must be an int, not {type(size).__name__}") from None
+        raise TypeError(f"{where} must be an int, not {type(size).__name__}") from None
     if value <= 0:
-        raise ValueError(f"{where}: size is {value}; it must be at least 1 byte")
+        raise ValueError(f"{where} is {value}; it must be at least 1 byte")
     if value >= 2**63:
-        raise ValueError(f"{where}: size is {value}, more than any device can hold")
+        raise ValueError(f"{where} is {value}, more than any device can hold")
     return value
 
 
@@ -483,7 +483,7 @@ cdef class Buffer:
             raise ValueError("owner and memory resource cannot be both specified together")
         if mr is not None and not isinstance(mr, MemoryResource):
             raise TypeError(f"Buffer.from_handle: mr must be a MemoryResource or None, not {type(mr).__name__}")
-        self._ptr = _handle_address(ptr, "Buffer.from_handle: ptr")
+        self._ptr = _handle_address(ptr, "Buffer", "from_handle", "ptr")
         if size < 0:
             raise ValueError(f"Buffer.from_handle: size is {size}; it must be >= 0")
         self._size = size

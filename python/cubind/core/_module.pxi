@@ -348,10 +348,15 @@ cdef class Kernel:
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Kernel objects cannot be instantiated directly; use ObjectCode.get_kernel")
 
-    cdef int _load_sizes(self) except -1:
+    cdef int _load_sizes(self, cpp.CUstream stream=NULL) except -1:
+        # At a launch, on that launch's stream: read in its context where the
+        # thread has none current (cubind::detail::parameters_for_launch).
         cdef vector[cpp.KernelParam] params
         with nogil:
-            params = self._cpp.param_info()
+            if stream != NULL:
+                params = cpp.parameters_for_launch(self._cpp, cpp.StreamRef(stream))
+            else:
+                params = self._cpp.param_info()
         self._sizes.clear()
         self._slots = 0
         for p in params:
@@ -403,7 +408,7 @@ cdef class Kernel:
         cdef uintptr_t value
         if mod is not None and not isinstance(mod, ObjectCode):
             raise TypeError(f"Kernel.from_handle: mod must be an ObjectCode or None, not {type(mod).__name__}")
-        value = _handle_address(handle, "Kernel.from_handle: handle")
+        value = _handle_address(handle, "Kernel", "from_handle", "handle")
         if value == 0:
             raise ValueError("Kernel.from_handle: handle is 0, which names no kernel")
         with nogil:

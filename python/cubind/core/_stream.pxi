@@ -191,12 +191,14 @@ cdef class Stream:
         it captures the work submitted so far (cuEventRecord). Returns it."""
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef Event e
+        cdef bint timing, blocking, ipc
         if event is None:
+            _event_flags(options, &timing, &blocking, &ipc)
             if self._green.get() != NULL:
-                event = Event._make(self._device_id, options, self._green, self._context._handle)
+                event = Event._make(self._device_id, timing, blocking, ipc, self._green, self._context._handle)
             else:
                 # The stream's device is valid: no second check of the ordinal.
-                event = Event._make(self._device(), options, shared_ptr[cpp.GreenContext](), 0)
+                event = Event._make(self._device(), timing, blocking, ipc, shared_ptr[cpp.GreenContext](), 0)
         elif not isinstance(event, Event):
             raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
         e = <Event>event
@@ -307,7 +309,7 @@ cdef class Stream:
         cdef uintptr_t value
         if isinstance(handle, Stream):
             return handle
-        value = _handle_address(handle, "Stream.from_handle: handle")
+        value = _handle_address(handle, "Stream", "from_handle", "handle")
         if value == 0:
             raise ValueError("Stream.from_handle: handle is 0; use LEGACY_DEFAULT_STREAM for the legacy default stream")
         return Stream._wrap(value, None, -1)
