@@ -73,6 +73,11 @@ long growth(const char* what, int cycles, int warmup, Cycle cycle) {
 // NVRTC's own caches move it by some pages): a leaked CUBIN per cycle (about
 // 3 KiB) would be several times more.
 constexpr long kAllowedGrowth = 1 << 20;
+// A link through nvJitLink grows the heap by itself, unevenly: 0.3 MB over
+// 3,000 links through the raw bindings, 2.7 MB over 6,000, and 0.05 to 1.6 MB
+// over 2,000 here in CI. The Linker's own frees are checked exactly by
+// LeakSanitizer, which runs this test in the asan preset.
+constexpr long kAllowedLinkGrowth = 4 << 20;
 
 TEST(Leaks, ProgramCompileCyclesKeepTheResidentSetFlat) {
   const int cycles = kUnderAsan ? 20 : 1000;
@@ -99,7 +104,7 @@ TEST(Leaks, LinkerCyclesKeepTheResidentSetFlat) {
     ASSERT_EQ(std::string(result.code.bytes().data() + 1, 3), "ELF");
   });
   if (!kUnderAsan) {
-    EXPECT_LE(grown, kAllowedGrowth);
+    EXPECT_LE(grown, kAllowedLinkGrowth);
   }
 }
 
