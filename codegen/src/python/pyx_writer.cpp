@@ -56,7 +56,25 @@ void PyxWriter::header() {
   o_ << "from cpython.buffer cimport Py_buffer\n";
   o_ << "from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize\n";
   o_ << "from cubind.bindings cimport " << m_.cy << "\n";
-  o_ << "from cubind.bindings cimport _support\n\n";
+  o_ << "from cubind.bindings cimport _support\n";
+  o_ << "from cpython.object cimport PyObject\n\n";
+  // Handle and value objects are reused in place when only their class's
+  // spare slot refers to them (wrap_function, values()).
+  o_ << "cdef extern from *:\n"
+        "    \"\"\"\n"
+        "    /* True when `o` has no reference but its module's spare slot, so a\n"
+        "       call may hand it out again with a new value. Never with free\n"
+        "       threading, where another thread may be handing it out too. */\n"
+        "    static inline int cubind_only_spare(PyObject* o) {\n"
+        "    #ifdef Py_GIL_DISABLED\n"
+        "        (void)o;\n"
+        "        return 0;\n"
+        "    #else\n"
+        "        return Py_REFCNT(o) == 1;\n"
+        "    #endif\n"
+        "    }\n"
+        "    \"\"\"\n"
+        "    bint _only_spare \"cubind_only_spare\"(PyObject* o) noexcept nogil\n\n";
 }
 
 void PyxWriter::constants() {
@@ -197,10 +215,18 @@ void PyxWriter::values() {
           "            self._value = (<" << c << "*><uintptr_t>_ptr)[0]\n"
           "        else:\n"
           "            self._value = <" << c << ">_support.as_int(init_value, \"init_value\")\n\n";
+    // As handles (wrap_function): the spare, declared after the class, is
+    // reused in place while nothing else refers to it.
+    const std::string spare = "_spare_" + name;
     o_ << "    @staticmethod\n"
           "    cdef " << name << " _from(" << c << " value):\n"
+       << "        global " << spare << "\n"
+       << "        if _only_spare(<PyObject*>" << spare << "):\n"
+       << "            " << spare << "._value = value\n"
+       << "            return " << spare << "\n"
        << "        cdef " << name << " obj = " << name << ".__new__(" << name << ")\n"
        << "        obj._value = value\n"
+       << "        " << spare << " = obj\n"
           "        return obj\n\n";
     o_ << "    def __int__(self):\n        return self._value\n\n"
           "    def __index__(self):\n        return self._value\n\n"
@@ -216,7 +242,8 @@ void PyxWriter::values() {
           "    def __hash__(self):\n        return hash(self._value)\n\n"
           "    def __repr__(self):\n        return f\"<" << name << " {self._value}>\"\n\n"
        << "    def getPtr(self):\n        return <uintptr_t>&self._value\n\n"
-       << "    def __reduce__(self):\n        return (" << name << ", (self._value,))\n\n";
+       << "    def __reduce__(self):\n        return (" << name << ", (self._value,))\n\n"
+       << "cdef " << name << " " << spare << " = None\n\n";
   }
 }
 

@@ -312,9 +312,19 @@ std::string py_result_annotation(const TypeInfo& t) {
 }
 
 std::string wrap_function(const std::string& name) {
-  return "cdef inline " + name + " _wrap_" + name + "(void* value):\n" +
+  // The last object made is kept as a spare and reused in place while nothing
+  // else refers to it: a call whose result is dropped or unpacked and dropped
+  // (the usual case) then makes no object at all.
+  const std::string spare = "_spare_" + name;
+  return "cdef " + name + " " + spare + " = None\n\n" +
+         "cdef inline " + name + " _wrap_" + name + "(void* value):\n" +
+         "    global " + spare + "\n" +
+         "    if _only_spare(<PyObject*>" + spare + "):\n" +
+         "        " + spare + "._value = value\n" +
+         "        return " + spare + "\n" +
          "    cdef " + name + " h = " + name + ".__new__(" + name + ")\n" +
          "    h._value = value\n" +
+         "    " + spare + " = h\n" +
          "    return h\n\n";
 }
 

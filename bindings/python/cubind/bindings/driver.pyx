@@ -18,6 +18,23 @@ from cpython.buffer cimport Py_buffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cubind.bindings cimport cydriver
 from cubind.bindings cimport _support
+from cpython.object cimport PyObject
+
+cdef extern from *:
+    """
+    /* True when `o` has no reference but its module's spare slot, so a
+       call may hand it out again with a new value. Never with free
+       threading, where another thread may be handing it out too. */
+    static inline int cubind_only_spare(PyObject* o) {
+    #ifdef Py_GIL_DISABLED
+        (void)o;
+        return 0;
+    #else
+        return Py_REFCNT(o) == 1;
+    #endif
+    }
+    """
+    bint _only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
 
 # Constants (#define)
 CUDA_VERSION = 13000
@@ -246,9 +263,16 @@ cdef class CUcontext(_support.Handle):
 
     _c_type = "CUctx_st"
 
+cdef CUcontext _spare_CUcontext = None
+
 cdef inline CUcontext _wrap_CUcontext(void* value):
+    global _spare_CUcontext
+    if _only_spare(<PyObject*>_spare_CUcontext):
+        _spare_CUcontext._value = value
+        return _spare_CUcontext
     cdef CUcontext h = CUcontext.__new__(CUcontext)
     h._value = value
+    _spare_CUcontext = h
     return h
 
 cdef class CUmodule(_support.Handle):
@@ -261,9 +285,16 @@ cdef class CUmodule(_support.Handle):
 
     _c_type = "CUmod_st"
 
+cdef CUmodule _spare_CUmodule = None
+
 cdef inline CUmodule _wrap_CUmodule(void* value):
+    global _spare_CUmodule
+    if _only_spare(<PyObject*>_spare_CUmodule):
+        _spare_CUmodule._value = value
+        return _spare_CUmodule
     cdef CUmodule h = CUmodule.__new__(CUmodule)
     h._value = value
+    _spare_CUmodule = h
     return h
 
 cdef class CUfunction(_support.Handle):
@@ -276,9 +307,16 @@ cdef class CUfunction(_support.Handle):
 
     _c_type = "CUfunc_st"
 
+cdef CUfunction _spare_CUfunction = None
+
 cdef inline CUfunction _wrap_CUfunction(void* value):
+    global _spare_CUfunction
+    if _only_spare(<PyObject*>_spare_CUfunction):
+        _spare_CUfunction._value = value
+        return _spare_CUfunction
     cdef CUfunction h = CUfunction.__new__(CUfunction)
     h._value = value
+    _spare_CUfunction = h
     return h
 
 cdef class CUlibrary(_support.Handle):
@@ -291,9 +329,16 @@ cdef class CUlibrary(_support.Handle):
 
     _c_type = "CUlib_st"
 
+cdef CUlibrary _spare_CUlibrary = None
+
 cdef inline CUlibrary _wrap_CUlibrary(void* value):
+    global _spare_CUlibrary
+    if _only_spare(<PyObject*>_spare_CUlibrary):
+        _spare_CUlibrary._value = value
+        return _spare_CUlibrary
     cdef CUlibrary h = CUlibrary.__new__(CUlibrary)
     h._value = value
+    _spare_CUlibrary = h
     return h
 
 cdef class CUkernel(_support.Handle):
@@ -306,9 +351,16 @@ cdef class CUkernel(_support.Handle):
 
     _c_type = "CUkern_st"
 
+cdef CUkernel _spare_CUkernel = None
+
 cdef inline CUkernel _wrap_CUkernel(void* value):
+    global _spare_CUkernel
+    if _only_spare(<PyObject*>_spare_CUkernel):
+        _spare_CUkernel._value = value
+        return _spare_CUkernel
     cdef CUkernel h = CUkernel.__new__(CUkernel)
     h._value = value
+    _spare_CUkernel = h
     return h
 
 cdef class CUarray(_support.Handle):
@@ -321,9 +373,16 @@ cdef class CUarray(_support.Handle):
 
     _c_type = "CUarray_st"
 
+cdef CUarray _spare_CUarray = None
+
 cdef inline CUarray _wrap_CUarray(void* value):
+    global _spare_CUarray
+    if _only_spare(<PyObject*>_spare_CUarray):
+        _spare_CUarray._value = value
+        return _spare_CUarray
     cdef CUarray h = CUarray.__new__(CUarray)
     h._value = value
+    _spare_CUarray = h
     return h
 
 cdef class CUmipmappedArray(_support.Handle):
@@ -336,9 +395,16 @@ cdef class CUmipmappedArray(_support.Handle):
 
     _c_type = "CUmipmappedArray_st"
 
+cdef CUmipmappedArray _spare_CUmipmappedArray = None
+
 cdef inline CUmipmappedArray _wrap_CUmipmappedArray(void* value):
+    global _spare_CUmipmappedArray
+    if _only_spare(<PyObject*>_spare_CUmipmappedArray):
+        _spare_CUmipmappedArray._value = value
+        return _spare_CUmipmappedArray
     cdef CUmipmappedArray h = CUmipmappedArray.__new__(CUmipmappedArray)
     h._value = value
+    _spare_CUmipmappedArray = h
     return h
 
 cdef class CUtexref(_support.Handle):
@@ -351,9 +417,16 @@ cdef class CUtexref(_support.Handle):
 
     _c_type = "CUtexref_st"
 
+cdef CUtexref _spare_CUtexref = None
+
 cdef inline CUtexref _wrap_CUtexref(void* value):
+    global _spare_CUtexref
+    if _only_spare(<PyObject*>_spare_CUtexref):
+        _spare_CUtexref._value = value
+        return _spare_CUtexref
     cdef CUtexref h = CUtexref.__new__(CUtexref)
     h._value = value
+    _spare_CUtexref = h
     return h
 
 cdef class CUsurfref(_support.Handle):
@@ -366,9 +439,16 @@ cdef class CUsurfref(_support.Handle):
 
     _c_type = "CUsurfref_st"
 
+cdef CUsurfref _spare_CUsurfref = None
+
 cdef inline CUsurfref _wrap_CUsurfref(void* value):
+    global _spare_CUsurfref
+    if _only_spare(<PyObject*>_spare_CUsurfref):
+        _spare_CUsurfref._value = value
+        return _spare_CUsurfref
     cdef CUsurfref h = CUsurfref.__new__(CUsurfref)
     h._value = value
+    _spare_CUsurfref = h
     return h
 
 cdef class CUevent(_support.Handle):
@@ -381,9 +461,16 @@ cdef class CUevent(_support.Handle):
 
     _c_type = "CUevent_st"
 
+cdef CUevent _spare_CUevent = None
+
 cdef inline CUevent _wrap_CUevent(void* value):
+    global _spare_CUevent
+    if _only_spare(<PyObject*>_spare_CUevent):
+        _spare_CUevent._value = value
+        return _spare_CUevent
     cdef CUevent h = CUevent.__new__(CUevent)
     h._value = value
+    _spare_CUevent = h
     return h
 
 cdef class CUstream(_support.Handle):
@@ -400,9 +487,16 @@ cdef class CUstream(_support.Handle):
         """The CUDA stream protocol: (version, address)."""
         return (0, <uintptr_t>self._value)
 
+cdef CUstream _spare_CUstream = None
+
 cdef inline CUstream _wrap_CUstream(void* value):
+    global _spare_CUstream
+    if _only_spare(<PyObject*>_spare_CUstream):
+        _spare_CUstream._value = value
+        return _spare_CUstream
     cdef CUstream h = CUstream.__new__(CUstream)
     h._value = value
+    _spare_CUstream = h
     return h
 
 cdef class CUgraphicsResource(_support.Handle):
@@ -415,9 +509,16 @@ cdef class CUgraphicsResource(_support.Handle):
 
     _c_type = "CUgraphicsResource_st"
 
+cdef CUgraphicsResource _spare_CUgraphicsResource = None
+
 cdef inline CUgraphicsResource _wrap_CUgraphicsResource(void* value):
+    global _spare_CUgraphicsResource
+    if _only_spare(<PyObject*>_spare_CUgraphicsResource):
+        _spare_CUgraphicsResource._value = value
+        return _spare_CUgraphicsResource
     cdef CUgraphicsResource h = CUgraphicsResource.__new__(CUgraphicsResource)
     h._value = value
+    _spare_CUgraphicsResource = h
     return h
 
 cdef class CUexternalMemory(_support.Handle):
@@ -430,9 +531,16 @@ cdef class CUexternalMemory(_support.Handle):
 
     _c_type = "CUextMemory_st"
 
+cdef CUexternalMemory _spare_CUexternalMemory = None
+
 cdef inline CUexternalMemory _wrap_CUexternalMemory(void* value):
+    global _spare_CUexternalMemory
+    if _only_spare(<PyObject*>_spare_CUexternalMemory):
+        _spare_CUexternalMemory._value = value
+        return _spare_CUexternalMemory
     cdef CUexternalMemory h = CUexternalMemory.__new__(CUexternalMemory)
     h._value = value
+    _spare_CUexternalMemory = h
     return h
 
 cdef class CUexternalSemaphore(_support.Handle):
@@ -445,9 +553,16 @@ cdef class CUexternalSemaphore(_support.Handle):
 
     _c_type = "CUextSemaphore_st"
 
+cdef CUexternalSemaphore _spare_CUexternalSemaphore = None
+
 cdef inline CUexternalSemaphore _wrap_CUexternalSemaphore(void* value):
+    global _spare_CUexternalSemaphore
+    if _only_spare(<PyObject*>_spare_CUexternalSemaphore):
+        _spare_CUexternalSemaphore._value = value
+        return _spare_CUexternalSemaphore
     cdef CUexternalSemaphore h = CUexternalSemaphore.__new__(CUexternalSemaphore)
     h._value = value
+    _spare_CUexternalSemaphore = h
     return h
 
 cdef class CUgraph(_support.Handle):
@@ -460,9 +575,16 @@ cdef class CUgraph(_support.Handle):
 
     _c_type = "CUgraph_st"
 
+cdef CUgraph _spare_CUgraph = None
+
 cdef inline CUgraph _wrap_CUgraph(void* value):
+    global _spare_CUgraph
+    if _only_spare(<PyObject*>_spare_CUgraph):
+        _spare_CUgraph._value = value
+        return _spare_CUgraph
     cdef CUgraph h = CUgraph.__new__(CUgraph)
     h._value = value
+    _spare_CUgraph = h
     return h
 
 cdef class CUgraphNode(_support.Handle):
@@ -475,9 +597,16 @@ cdef class CUgraphNode(_support.Handle):
 
     _c_type = "CUgraphNode_st"
 
+cdef CUgraphNode _spare_CUgraphNode = None
+
 cdef inline CUgraphNode _wrap_CUgraphNode(void* value):
+    global _spare_CUgraphNode
+    if _only_spare(<PyObject*>_spare_CUgraphNode):
+        _spare_CUgraphNode._value = value
+        return _spare_CUgraphNode
     cdef CUgraphNode h = CUgraphNode.__new__(CUgraphNode)
     h._value = value
+    _spare_CUgraphNode = h
     return h
 
 cdef class CUgraphExec(_support.Handle):
@@ -490,9 +619,16 @@ cdef class CUgraphExec(_support.Handle):
 
     _c_type = "CUgraphExec_st"
 
+cdef CUgraphExec _spare_CUgraphExec = None
+
 cdef inline CUgraphExec _wrap_CUgraphExec(void* value):
+    global _spare_CUgraphExec
+    if _only_spare(<PyObject*>_spare_CUgraphExec):
+        _spare_CUgraphExec._value = value
+        return _spare_CUgraphExec
     cdef CUgraphExec h = CUgraphExec.__new__(CUgraphExec)
     h._value = value
+    _spare_CUgraphExec = h
     return h
 
 cdef class CUmemoryPool(_support.Handle):
@@ -505,9 +641,16 @@ cdef class CUmemoryPool(_support.Handle):
 
     _c_type = "CUmemPoolHandle_st"
 
+cdef CUmemoryPool _spare_CUmemoryPool = None
+
 cdef inline CUmemoryPool _wrap_CUmemoryPool(void* value):
+    global _spare_CUmemoryPool
+    if _only_spare(<PyObject*>_spare_CUmemoryPool):
+        _spare_CUmemoryPool._value = value
+        return _spare_CUmemoryPool
     cdef CUmemoryPool h = CUmemoryPool.__new__(CUmemoryPool)
     h._value = value
+    _spare_CUmemoryPool = h
     return h
 
 cdef class CUuserObject(_support.Handle):
@@ -520,9 +663,16 @@ cdef class CUuserObject(_support.Handle):
 
     _c_type = "CUuserObject_st"
 
+cdef CUuserObject _spare_CUuserObject = None
+
 cdef inline CUuserObject _wrap_CUuserObject(void* value):
+    global _spare_CUuserObject
+    if _only_spare(<PyObject*>_spare_CUuserObject):
+        _spare_CUuserObject._value = value
+        return _spare_CUuserObject
     cdef CUuserObject h = CUuserObject.__new__(CUuserObject)
     h._value = value
+    _spare_CUuserObject = h
     return h
 
 cdef class CUgraphDeviceNode(_support.Handle):
@@ -535,9 +685,16 @@ cdef class CUgraphDeviceNode(_support.Handle):
 
     _c_type = "CUgraphDeviceUpdatableNode_st"
 
+cdef CUgraphDeviceNode _spare_CUgraphDeviceNode = None
+
 cdef inline CUgraphDeviceNode _wrap_CUgraphDeviceNode(void* value):
+    global _spare_CUgraphDeviceNode
+    if _only_spare(<PyObject*>_spare_CUgraphDeviceNode):
+        _spare_CUgraphDeviceNode._value = value
+        return _spare_CUgraphDeviceNode
     cdef CUgraphDeviceNode h = CUgraphDeviceNode.__new__(CUgraphDeviceNode)
     h._value = value
+    _spare_CUgraphDeviceNode = h
     return h
 
 cdef class CUasyncCallbackHandle(_support.Handle):
@@ -550,9 +707,16 @@ cdef class CUasyncCallbackHandle(_support.Handle):
 
     _c_type = "CUasyncCallbackEntry_st"
 
+cdef CUasyncCallbackHandle _spare_CUasyncCallbackHandle = None
+
 cdef inline CUasyncCallbackHandle _wrap_CUasyncCallbackHandle(void* value):
+    global _spare_CUasyncCallbackHandle
+    if _only_spare(<PyObject*>_spare_CUasyncCallbackHandle):
+        _spare_CUasyncCallbackHandle._value = value
+        return _spare_CUasyncCallbackHandle
     cdef CUasyncCallbackHandle h = CUasyncCallbackHandle.__new__(CUasyncCallbackHandle)
     h._value = value
+    _spare_CUasyncCallbackHandle = h
     return h
 
 cdef class CUgreenCtx(_support.Handle):
@@ -565,9 +729,16 @@ cdef class CUgreenCtx(_support.Handle):
 
     _c_type = "CUgreenCtx_st"
 
+cdef CUgreenCtx _spare_CUgreenCtx = None
+
 cdef inline CUgreenCtx _wrap_CUgreenCtx(void* value):
+    global _spare_CUgreenCtx
+    if _only_spare(<PyObject*>_spare_CUgreenCtx):
+        _spare_CUgreenCtx._value = value
+        return _spare_CUgreenCtx
     cdef CUgreenCtx h = CUgreenCtx.__new__(CUgreenCtx)
     h._value = value
+    _spare_CUgreenCtx = h
     return h
 
 cdef class CUlinkState(_support.Handle):
@@ -580,9 +751,16 @@ cdef class CUlinkState(_support.Handle):
 
     _c_type = "CUlinkState_st"
 
+cdef CUlinkState _spare_CUlinkState = None
+
 cdef inline CUlinkState _wrap_CUlinkState(void* value):
+    global _spare_CUlinkState
+    if _only_spare(<PyObject*>_spare_CUlinkState):
+        _spare_CUlinkState._value = value
+        return _spare_CUlinkState
     cdef CUlinkState h = CUlinkState.__new__(CUlinkState)
     h._value = value
+    _spare_CUlinkState = h
     return h
 
 cdef class CUdevResourceDesc(_support.Handle):
@@ -595,9 +773,16 @@ cdef class CUdevResourceDesc(_support.Handle):
 
     _c_type = "CUdevResourceDesc_st"
 
+cdef CUdevResourceDesc _spare_CUdevResourceDesc = None
+
 cdef inline CUdevResourceDesc _wrap_CUdevResourceDesc(void* value):
+    global _spare_CUdevResourceDesc
+    if _only_spare(<PyObject*>_spare_CUdevResourceDesc):
+        _spare_CUdevResourceDesc._value = value
+        return _spare_CUdevResourceDesc
     cdef CUdevResourceDesc h = CUdevResourceDesc.__new__(CUdevResourceDesc)
     h._value = value
+    _spare_CUdevResourceDesc = h
     return h
 
 cdef class CUlogsCallbackHandle(_support.Handle):
@@ -610,9 +795,16 @@ cdef class CUlogsCallbackHandle(_support.Handle):
 
     _c_type = "CUlogsCallbackEntry_st"
 
+cdef CUlogsCallbackHandle _spare_CUlogsCallbackHandle = None
+
 cdef inline CUlogsCallbackHandle _wrap_CUlogsCallbackHandle(void* value):
+    global _spare_CUlogsCallbackHandle
+    if _only_spare(<PyObject*>_spare_CUlogsCallbackHandle):
+        _spare_CUlogsCallbackHandle._value = value
+        return _spare_CUlogsCallbackHandle
     cdef CUlogsCallbackHandle h = CUlogsCallbackHandle.__new__(CUlogsCallbackHandle)
     h._value = value
+    _spare_CUlogsCallbackHandle = h
     return h
 
 cdef class EGLSyncKHR(_support.Handle):
@@ -625,9 +817,16 @@ cdef class EGLSyncKHR(_support.Handle):
 
     _c_type = "void"
 
+cdef EGLSyncKHR _spare_EGLSyncKHR = None
+
 cdef inline EGLSyncKHR _wrap_EGLSyncKHR(void* value):
+    global _spare_EGLSyncKHR
+    if _only_spare(<PyObject*>_spare_EGLSyncKHR):
+        _spare_EGLSyncKHR._value = value
+        return _spare_EGLSyncKHR
     cdef EGLSyncKHR h = EGLSyncKHR.__new__(EGLSyncKHR)
     h._value = value
+    _spare_EGLSyncKHR = h
     return h
 
 cdef class EGLImageKHR(_support.Handle):
@@ -640,9 +839,16 @@ cdef class EGLImageKHR(_support.Handle):
 
     _c_type = "void"
 
+cdef EGLImageKHR _spare_EGLImageKHR = None
+
 cdef inline EGLImageKHR _wrap_EGLImageKHR(void* value):
+    global _spare_EGLImageKHR
+    if _only_spare(<PyObject*>_spare_EGLImageKHR):
+        _spare_EGLImageKHR._value = value
+        return _spare_EGLImageKHR
     cdef EGLImageKHR h = EGLImageKHR.__new__(EGLImageKHR)
     h._value = value
+    _spare_EGLImageKHR = h
     return h
 
 cdef class EGLStreamKHR(_support.Handle):
@@ -655,9 +861,16 @@ cdef class EGLStreamKHR(_support.Handle):
 
     _c_type = "void"
 
+cdef EGLStreamKHR _spare_EGLStreamKHR = None
+
 cdef inline EGLStreamKHR _wrap_EGLStreamKHR(void* value):
+    global _spare_EGLStreamKHR
+    if _only_spare(<PyObject*>_spare_EGLStreamKHR):
+        _spare_EGLStreamKHR._value = value
+        return _spare_EGLStreamKHR
     cdef EGLStreamKHR h = EGLStreamKHR.__new__(EGLStreamKHR)
     h._value = value
+    _spare_EGLStreamKHR = h
     return h
 
 cdef class CUeglStreamConnection(_support.Handle):
@@ -670,9 +883,16 @@ cdef class CUeglStreamConnection(_support.Handle):
 
     _c_type = "CUeglStreamConnection_st"
 
+cdef CUeglStreamConnection _spare_CUeglStreamConnection = None
+
 cdef inline CUeglStreamConnection _wrap_CUeglStreamConnection(void* value):
+    global _spare_CUeglStreamConnection
+    if _only_spare(<PyObject*>_spare_CUeglStreamConnection):
+        _spare_CUeglStreamConnection._value = value
+        return _spare_CUeglStreamConnection
     cdef CUeglStreamConnection h = CUeglStreamConnection.__new__(CUeglStreamConnection)
     h._value = value
+    _spare_CUeglStreamConnection = h
     return h
 
 cdef class CUasyncCallback(_support.Handle):
@@ -685,9 +905,16 @@ cdef class CUasyncCallback(_support.Handle):
 
     _c_type = "CUasyncCallback"
 
+cdef CUasyncCallback _spare_CUasyncCallback = None
+
 cdef inline CUasyncCallback _wrap_CUasyncCallback(void* value):
+    global _spare_CUasyncCallback
+    if _only_spare(<PyObject*>_spare_CUasyncCallback):
+        _spare_CUasyncCallback._value = value
+        return _spare_CUasyncCallback
     cdef CUasyncCallback h = CUasyncCallback.__new__(CUasyncCallback)
     h._value = value
+    _spare_CUasyncCallback = h
     return h
 
 cdef class CUhostFn(_support.Handle):
@@ -700,9 +927,16 @@ cdef class CUhostFn(_support.Handle):
 
     _c_type = "CUhostFn"
 
+cdef CUhostFn _spare_CUhostFn = None
+
 cdef inline CUhostFn _wrap_CUhostFn(void* value):
+    global _spare_CUhostFn
+    if _only_spare(<PyObject*>_spare_CUhostFn):
+        _spare_CUhostFn._value = value
+        return _spare_CUhostFn
     cdef CUhostFn h = CUhostFn.__new__(CUhostFn)
     h._value = value
+    _spare_CUhostFn = h
     return h
 
 cdef class CUstreamCallback(_support.Handle):
@@ -715,9 +949,16 @@ cdef class CUstreamCallback(_support.Handle):
 
     _c_type = "CUstreamCallback"
 
+cdef CUstreamCallback _spare_CUstreamCallback = None
+
 cdef inline CUstreamCallback _wrap_CUstreamCallback(void* value):
+    global _spare_CUstreamCallback
+    if _only_spare(<PyObject*>_spare_CUstreamCallback):
+        _spare_CUstreamCallback._value = value
+        return _spare_CUstreamCallback
     cdef CUstreamCallback h = CUstreamCallback.__new__(CUstreamCallback)
     h._value = value
+    _spare_CUstreamCallback = h
     return h
 
 cdef class CUoccupancyB2DSize(_support.Handle):
@@ -730,9 +971,16 @@ cdef class CUoccupancyB2DSize(_support.Handle):
 
     _c_type = "CUoccupancyB2DSize"
 
+cdef CUoccupancyB2DSize _spare_CUoccupancyB2DSize = None
+
 cdef inline CUoccupancyB2DSize _wrap_CUoccupancyB2DSize(void* value):
+    global _spare_CUoccupancyB2DSize
+    if _only_spare(<PyObject*>_spare_CUoccupancyB2DSize):
+        _spare_CUoccupancyB2DSize._value = value
+        return _spare_CUoccupancyB2DSize
     cdef CUoccupancyB2DSize h = CUoccupancyB2DSize.__new__(CUoccupancyB2DSize)
     h._value = value
+    _spare_CUoccupancyB2DSize = h
     return h
 
 cdef class CUlogsCallback(_support.Handle):
@@ -745,9 +993,16 @@ cdef class CUlogsCallback(_support.Handle):
 
     _c_type = "CUlogsCallback"
 
+cdef CUlogsCallback _spare_CUlogsCallback = None
+
 cdef inline CUlogsCallback _wrap_CUlogsCallback(void* value):
+    global _spare_CUlogsCallback
+    if _only_spare(<PyObject*>_spare_CUlogsCallback):
+        _spare_CUlogsCallback._value = value
+        return _spare_CUlogsCallback
     cdef CUlogsCallback h = CUlogsCallback.__new__(CUlogsCallback)
     h._value = value
+    _spare_CUlogsCallback = h
     return h
 
 cdef class VdpGetProcAddress(_support.Handle):
@@ -760,9 +1015,16 @@ cdef class VdpGetProcAddress(_support.Handle):
 
     _c_type = "VdpGetProcAddress"
 
+cdef VdpGetProcAddress _spare_VdpGetProcAddress = None
+
 cdef inline VdpGetProcAddress _wrap_VdpGetProcAddress(void* value):
+    global _spare_VdpGetProcAddress
+    if _only_spare(<PyObject*>_spare_VdpGetProcAddress):
+        _spare_VdpGetProcAddress._value = value
+        return _spare_VdpGetProcAddress
     cdef VdpGetProcAddress h = VdpGetProcAddress.__new__(VdpGetProcAddress)
     h._value = value
+    _spare_VdpGetProcAddress = h
     return h
 
 
@@ -783,8 +1045,13 @@ cdef class cuuint32_t:
 
     @staticmethod
     cdef cuuint32_t _from(cydriver.cuuint32_t value):
+        global _spare_cuuint32_t
+        if _only_spare(<PyObject*>_spare_cuuint32_t):
+            _spare_cuuint32_t._value = value
+            return _spare_cuuint32_t
         cdef cuuint32_t obj = cuuint32_t.__new__(cuuint32_t)
         obj._value = value
+        _spare_cuuint32_t = obj
         return obj
 
     def __int__(self):
@@ -824,6 +1091,8 @@ cdef class cuuint32_t:
     def __reduce__(self):
         return (cuuint32_t, (self._value,))
 
+cdef cuuint32_t _spare_cuuint32_t = None
+
 @cython.freelist(16)
 cdef class cuuint64_t:
     """cuuint64_t(init_value=0, _ptr=0)
@@ -840,8 +1109,13 @@ cdef class cuuint64_t:
 
     @staticmethod
     cdef cuuint64_t _from(cydriver.cuuint64_t value):
+        global _spare_cuuint64_t
+        if _only_spare(<PyObject*>_spare_cuuint64_t):
+            _spare_cuuint64_t._value = value
+            return _spare_cuuint64_t
         cdef cuuint64_t obj = cuuint64_t.__new__(cuuint64_t)
         obj._value = value
+        _spare_cuuint64_t = obj
         return obj
 
     def __int__(self):
@@ -881,6 +1155,8 @@ cdef class cuuint64_t:
     def __reduce__(self):
         return (cuuint64_t, (self._value,))
 
+cdef cuuint64_t _spare_cuuint64_t = None
+
 @cython.freelist(16)
 cdef class CUdeviceptr_v2:
     """CUdeviceptr_v2(init_value=0, _ptr=0)
@@ -897,8 +1173,13 @@ cdef class CUdeviceptr_v2:
 
     @staticmethod
     cdef CUdeviceptr_v2 _from(cydriver.CUdeviceptr_v2 value):
+        global _spare_CUdeviceptr_v2
+        if _only_spare(<PyObject*>_spare_CUdeviceptr_v2):
+            _spare_CUdeviceptr_v2._value = value
+            return _spare_CUdeviceptr_v2
         cdef CUdeviceptr_v2 obj = CUdeviceptr_v2.__new__(CUdeviceptr_v2)
         obj._value = value
+        _spare_CUdeviceptr_v2 = obj
         return obj
 
     def __int__(self):
@@ -938,6 +1219,8 @@ cdef class CUdeviceptr_v2:
     def __reduce__(self):
         return (CUdeviceptr_v2, (self._value,))
 
+cdef CUdeviceptr_v2 _spare_CUdeviceptr_v2 = None
+
 @cython.freelist(16)
 cdef class CUdeviceptr:
     """CUdeviceptr(init_value=0, _ptr=0)
@@ -954,8 +1237,13 @@ cdef class CUdeviceptr:
 
     @staticmethod
     cdef CUdeviceptr _from(cydriver.CUdeviceptr value):
+        global _spare_CUdeviceptr
+        if _only_spare(<PyObject*>_spare_CUdeviceptr):
+            _spare_CUdeviceptr._value = value
+            return _spare_CUdeviceptr
         cdef CUdeviceptr obj = CUdeviceptr.__new__(CUdeviceptr)
         obj._value = value
+        _spare_CUdeviceptr = obj
         return obj
 
     def __int__(self):
@@ -995,6 +1283,8 @@ cdef class CUdeviceptr:
     def __reduce__(self):
         return (CUdeviceptr, (self._value,))
 
+cdef CUdeviceptr _spare_CUdeviceptr = None
+
 @cython.freelist(16)
 cdef class CUdevice_v1:
     """CUdevice_v1(init_value=0, _ptr=0)
@@ -1011,8 +1301,13 @@ cdef class CUdevice_v1:
 
     @staticmethod
     cdef CUdevice_v1 _from(cydriver.CUdevice_v1 value):
+        global _spare_CUdevice_v1
+        if _only_spare(<PyObject*>_spare_CUdevice_v1):
+            _spare_CUdevice_v1._value = value
+            return _spare_CUdevice_v1
         cdef CUdevice_v1 obj = CUdevice_v1.__new__(CUdevice_v1)
         obj._value = value
+        _spare_CUdevice_v1 = obj
         return obj
 
     def __int__(self):
@@ -1052,6 +1347,8 @@ cdef class CUdevice_v1:
     def __reduce__(self):
         return (CUdevice_v1, (self._value,))
 
+cdef CUdevice_v1 _spare_CUdevice_v1 = None
+
 @cython.freelist(16)
 cdef class CUdevice:
     """CUdevice(init_value=0, _ptr=0)
@@ -1068,8 +1365,13 @@ cdef class CUdevice:
 
     @staticmethod
     cdef CUdevice _from(cydriver.CUdevice value):
+        global _spare_CUdevice
+        if _only_spare(<PyObject*>_spare_CUdevice):
+            _spare_CUdevice._value = value
+            return _spare_CUdevice
         cdef CUdevice obj = CUdevice.__new__(CUdevice)
         obj._value = value
+        _spare_CUdevice = obj
         return obj
 
     def __int__(self):
@@ -1109,6 +1411,8 @@ cdef class CUdevice:
     def __reduce__(self):
         return (CUdevice, (self._value,))
 
+cdef CUdevice _spare_CUdevice = None
+
 @cython.freelist(16)
 cdef class CUtexObject_v1:
     """CUtexObject_v1(init_value=0, _ptr=0)
@@ -1125,8 +1429,13 @@ cdef class CUtexObject_v1:
 
     @staticmethod
     cdef CUtexObject_v1 _from(cydriver.CUtexObject_v1 value):
+        global _spare_CUtexObject_v1
+        if _only_spare(<PyObject*>_spare_CUtexObject_v1):
+            _spare_CUtexObject_v1._value = value
+            return _spare_CUtexObject_v1
         cdef CUtexObject_v1 obj = CUtexObject_v1.__new__(CUtexObject_v1)
         obj._value = value
+        _spare_CUtexObject_v1 = obj
         return obj
 
     def __int__(self):
@@ -1166,6 +1475,8 @@ cdef class CUtexObject_v1:
     def __reduce__(self):
         return (CUtexObject_v1, (self._value,))
 
+cdef CUtexObject_v1 _spare_CUtexObject_v1 = None
+
 @cython.freelist(16)
 cdef class CUtexObject:
     """CUtexObject(init_value=0, _ptr=0)
@@ -1182,8 +1493,13 @@ cdef class CUtexObject:
 
     @staticmethod
     cdef CUtexObject _from(cydriver.CUtexObject value):
+        global _spare_CUtexObject
+        if _only_spare(<PyObject*>_spare_CUtexObject):
+            _spare_CUtexObject._value = value
+            return _spare_CUtexObject
         cdef CUtexObject obj = CUtexObject.__new__(CUtexObject)
         obj._value = value
+        _spare_CUtexObject = obj
         return obj
 
     def __int__(self):
@@ -1223,6 +1539,8 @@ cdef class CUtexObject:
     def __reduce__(self):
         return (CUtexObject, (self._value,))
 
+cdef CUtexObject _spare_CUtexObject = None
+
 @cython.freelist(16)
 cdef class CUsurfObject_v1:
     """CUsurfObject_v1(init_value=0, _ptr=0)
@@ -1239,8 +1557,13 @@ cdef class CUsurfObject_v1:
 
     @staticmethod
     cdef CUsurfObject_v1 _from(cydriver.CUsurfObject_v1 value):
+        global _spare_CUsurfObject_v1
+        if _only_spare(<PyObject*>_spare_CUsurfObject_v1):
+            _spare_CUsurfObject_v1._value = value
+            return _spare_CUsurfObject_v1
         cdef CUsurfObject_v1 obj = CUsurfObject_v1.__new__(CUsurfObject_v1)
         obj._value = value
+        _spare_CUsurfObject_v1 = obj
         return obj
 
     def __int__(self):
@@ -1280,6 +1603,8 @@ cdef class CUsurfObject_v1:
     def __reduce__(self):
         return (CUsurfObject_v1, (self._value,))
 
+cdef CUsurfObject_v1 _spare_CUsurfObject_v1 = None
+
 @cython.freelist(16)
 cdef class CUsurfObject:
     """CUsurfObject(init_value=0, _ptr=0)
@@ -1296,8 +1621,13 @@ cdef class CUsurfObject:
 
     @staticmethod
     cdef CUsurfObject _from(cydriver.CUsurfObject value):
+        global _spare_CUsurfObject
+        if _only_spare(<PyObject*>_spare_CUsurfObject):
+            _spare_CUsurfObject._value = value
+            return _spare_CUsurfObject
         cdef CUsurfObject obj = CUsurfObject.__new__(CUsurfObject)
         obj._value = value
+        _spare_CUsurfObject = obj
         return obj
 
     def __int__(self):
@@ -1337,6 +1667,8 @@ cdef class CUsurfObject:
     def __reduce__(self):
         return (CUsurfObject, (self._value,))
 
+cdef CUsurfObject _spare_CUsurfObject = None
+
 @cython.freelist(16)
 cdef class CUgraphConditionalHandle:
     """CUgraphConditionalHandle(init_value=0, _ptr=0)
@@ -1353,8 +1685,13 @@ cdef class CUgraphConditionalHandle:
 
     @staticmethod
     cdef CUgraphConditionalHandle _from(cydriver.CUgraphConditionalHandle value):
+        global _spare_CUgraphConditionalHandle
+        if _only_spare(<PyObject*>_spare_CUgraphConditionalHandle):
+            _spare_CUgraphConditionalHandle._value = value
+            return _spare_CUgraphConditionalHandle
         cdef CUgraphConditionalHandle obj = CUgraphConditionalHandle.__new__(CUgraphConditionalHandle)
         obj._value = value
+        _spare_CUgraphConditionalHandle = obj
         return obj
 
     def __int__(self):
@@ -1394,6 +1731,8 @@ cdef class CUgraphConditionalHandle:
     def __reduce__(self):
         return (CUgraphConditionalHandle, (self._value,))
 
+cdef CUgraphConditionalHandle _spare_CUgraphConditionalHandle = None
+
 @cython.freelist(16)
 cdef class CUmemGenericAllocationHandle_v1:
     """CUmemGenericAllocationHandle_v1(init_value=0, _ptr=0)
@@ -1410,8 +1749,13 @@ cdef class CUmemGenericAllocationHandle_v1:
 
     @staticmethod
     cdef CUmemGenericAllocationHandle_v1 _from(cydriver.CUmemGenericAllocationHandle_v1 value):
+        global _spare_CUmemGenericAllocationHandle_v1
+        if _only_spare(<PyObject*>_spare_CUmemGenericAllocationHandle_v1):
+            _spare_CUmemGenericAllocationHandle_v1._value = value
+            return _spare_CUmemGenericAllocationHandle_v1
         cdef CUmemGenericAllocationHandle_v1 obj = CUmemGenericAllocationHandle_v1.__new__(CUmemGenericAllocationHandle_v1)
         obj._value = value
+        _spare_CUmemGenericAllocationHandle_v1 = obj
         return obj
 
     def __int__(self):
@@ -1451,6 +1795,8 @@ cdef class CUmemGenericAllocationHandle_v1:
     def __reduce__(self):
         return (CUmemGenericAllocationHandle_v1, (self._value,))
 
+cdef CUmemGenericAllocationHandle_v1 _spare_CUmemGenericAllocationHandle_v1 = None
+
 @cython.freelist(16)
 cdef class CUmemGenericAllocationHandle:
     """CUmemGenericAllocationHandle(init_value=0, _ptr=0)
@@ -1467,8 +1813,13 @@ cdef class CUmemGenericAllocationHandle:
 
     @staticmethod
     cdef CUmemGenericAllocationHandle _from(cydriver.CUmemGenericAllocationHandle value):
+        global _spare_CUmemGenericAllocationHandle
+        if _only_spare(<PyObject*>_spare_CUmemGenericAllocationHandle):
+            _spare_CUmemGenericAllocationHandle._value = value
+            return _spare_CUmemGenericAllocationHandle
         cdef CUmemGenericAllocationHandle obj = CUmemGenericAllocationHandle.__new__(CUmemGenericAllocationHandle)
         obj._value = value
+        _spare_CUmemGenericAllocationHandle = obj
         return obj
 
     def __int__(self):
@@ -1508,6 +1859,8 @@ cdef class CUmemGenericAllocationHandle:
     def __reduce__(self):
         return (CUmemGenericAllocationHandle, (self._value,))
 
+cdef CUmemGenericAllocationHandle _spare_CUmemGenericAllocationHandle = None
+
 @cython.freelist(16)
 cdef class CUlogIterator:
     """CUlogIterator(init_value=0, _ptr=0)
@@ -1524,8 +1877,13 @@ cdef class CUlogIterator:
 
     @staticmethod
     cdef CUlogIterator _from(cydriver.CUlogIterator value):
+        global _spare_CUlogIterator
+        if _only_spare(<PyObject*>_spare_CUlogIterator):
+            _spare_CUlogIterator._value = value
+            return _spare_CUlogIterator
         cdef CUlogIterator obj = CUlogIterator.__new__(CUlogIterator)
         obj._value = value
+        _spare_CUlogIterator = obj
         return obj
 
     def __int__(self):
@@ -1565,6 +1923,8 @@ cdef class CUlogIterator:
     def __reduce__(self):
         return (CUlogIterator, (self._value,))
 
+cdef CUlogIterator _spare_CUlogIterator = None
+
 @cython.freelist(16)
 cdef class EGLint:
     """EGLint(init_value=0, _ptr=0)
@@ -1581,8 +1941,13 @@ cdef class EGLint:
 
     @staticmethod
     cdef EGLint _from(cydriver.EGLint value):
+        global _spare_EGLint
+        if _only_spare(<PyObject*>_spare_EGLint):
+            _spare_EGLint._value = value
+            return _spare_EGLint
         cdef EGLint obj = EGLint.__new__(EGLint)
         obj._value = value
+        _spare_EGLint = obj
         return obj
 
     def __int__(self):
@@ -1622,6 +1987,8 @@ cdef class EGLint:
     def __reduce__(self):
         return (EGLint, (self._value,))
 
+cdef EGLint _spare_EGLint = None
+
 @cython.freelist(16)
 cdef class GLenum:
     """GLenum(init_value=0, _ptr=0)
@@ -1638,8 +2005,13 @@ cdef class GLenum:
 
     @staticmethod
     cdef GLenum _from(cydriver.GLenum value):
+        global _spare_GLenum
+        if _only_spare(<PyObject*>_spare_GLenum):
+            _spare_GLenum._value = value
+            return _spare_GLenum
         cdef GLenum obj = GLenum.__new__(GLenum)
         obj._value = value
+        _spare_GLenum = obj
         return obj
 
     def __int__(self):
@@ -1679,6 +2051,8 @@ cdef class GLenum:
     def __reduce__(self):
         return (GLenum, (self._value,))
 
+cdef GLenum _spare_GLenum = None
+
 @cython.freelist(16)
 cdef class GLuint:
     """GLuint(init_value=0, _ptr=0)
@@ -1695,8 +2069,13 @@ cdef class GLuint:
 
     @staticmethod
     cdef GLuint _from(cydriver.GLuint value):
+        global _spare_GLuint
+        if _only_spare(<PyObject*>_spare_GLuint):
+            _spare_GLuint._value = value
+            return _spare_GLuint
         cdef GLuint obj = GLuint.__new__(GLuint)
         obj._value = value
+        _spare_GLuint = obj
         return obj
 
     def __int__(self):
@@ -1736,6 +2115,8 @@ cdef class GLuint:
     def __reduce__(self):
         return (GLuint, (self._value,))
 
+cdef GLuint _spare_GLuint = None
+
 @cython.freelist(16)
 cdef class VdpDevice:
     """VdpDevice(init_value=0, _ptr=0)
@@ -1752,8 +2133,13 @@ cdef class VdpDevice:
 
     @staticmethod
     cdef VdpDevice _from(cydriver.VdpDevice value):
+        global _spare_VdpDevice
+        if _only_spare(<PyObject*>_spare_VdpDevice):
+            _spare_VdpDevice._value = value
+            return _spare_VdpDevice
         cdef VdpDevice obj = VdpDevice.__new__(VdpDevice)
         obj._value = value
+        _spare_VdpDevice = obj
         return obj
 
     def __int__(self):
@@ -1793,6 +2179,8 @@ cdef class VdpDevice:
     def __reduce__(self):
         return (VdpDevice, (self._value,))
 
+cdef VdpDevice _spare_VdpDevice = None
+
 @cython.freelist(16)
 cdef class VdpVideoSurface:
     """VdpVideoSurface(init_value=0, _ptr=0)
@@ -1809,8 +2197,13 @@ cdef class VdpVideoSurface:
 
     @staticmethod
     cdef VdpVideoSurface _from(cydriver.VdpVideoSurface value):
+        global _spare_VdpVideoSurface
+        if _only_spare(<PyObject*>_spare_VdpVideoSurface):
+            _spare_VdpVideoSurface._value = value
+            return _spare_VdpVideoSurface
         cdef VdpVideoSurface obj = VdpVideoSurface.__new__(VdpVideoSurface)
         obj._value = value
+        _spare_VdpVideoSurface = obj
         return obj
 
     def __int__(self):
@@ -1850,6 +2243,8 @@ cdef class VdpVideoSurface:
     def __reduce__(self):
         return (VdpVideoSurface, (self._value,))
 
+cdef VdpVideoSurface _spare_VdpVideoSurface = None
+
 @cython.freelist(16)
 cdef class VdpOutputSurface:
     """VdpOutputSurface(init_value=0, _ptr=0)
@@ -1866,8 +2261,13 @@ cdef class VdpOutputSurface:
 
     @staticmethod
     cdef VdpOutputSurface _from(cydriver.VdpOutputSurface value):
+        global _spare_VdpOutputSurface
+        if _only_spare(<PyObject*>_spare_VdpOutputSurface):
+            _spare_VdpOutputSurface._value = value
+            return _spare_VdpOutputSurface
         cdef VdpOutputSurface obj = VdpOutputSurface.__new__(VdpOutputSurface)
         obj._value = value
+        _spare_VdpOutputSurface = obj
         return obj
 
     def __int__(self):
@@ -1906,6 +2306,8 @@ cdef class VdpOutputSurface:
 
     def __reduce__(self):
         return (VdpOutputSurface, (self._value,))
+
+cdef VdpOutputSurface _spare_VdpOutputSurface = None
 
 # Structs and unions
 cdef class CUuuid(_support.Struct):

@@ -18,6 +18,23 @@ from cpython.buffer cimport Py_buffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cubind.bindings cimport cyruntime
 from cubind.bindings cimport _support
+from cpython.object cimport PyObject
+
+cdef extern from *:
+    """
+    /* True when `o` has no reference but its module's spare slot, so a
+       call may hand it out again with a new value. Never with free
+       threading, where another thread may be handing it out too. */
+    static inline int cubind_only_spare(PyObject* o) {
+    #ifdef Py_GIL_DISABLED
+        (void)o;
+        return 0;
+    #else
+        return Py_REFCNT(o) == 1;
+    #endif
+    }
+    """
+    bint _only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
 
 # Constants (#define)
 CUDART_VERSION = 13000
@@ -236,9 +253,16 @@ cdef class cudaArray_t(_support.Handle):
 
     _c_type = "cudaArray"
 
+cdef cudaArray_t _spare_cudaArray_t = None
+
 cdef inline cudaArray_t _wrap_cudaArray_t(void* value):
+    global _spare_cudaArray_t
+    if _only_spare(<PyObject*>_spare_cudaArray_t):
+        _spare_cudaArray_t._value = value
+        return _spare_cudaArray_t
     cdef cudaArray_t h = cudaArray_t.__new__(cudaArray_t)
     h._value = value
+    _spare_cudaArray_t = h
     return h
 
 cdef class cudaArray_const_t(_support.Handle):
@@ -251,9 +275,16 @@ cdef class cudaArray_const_t(_support.Handle):
 
     _c_type = "cudaArray"
 
+cdef cudaArray_const_t _spare_cudaArray_const_t = None
+
 cdef inline cudaArray_const_t _wrap_cudaArray_const_t(void* value):
+    global _spare_cudaArray_const_t
+    if _only_spare(<PyObject*>_spare_cudaArray_const_t):
+        _spare_cudaArray_const_t._value = value
+        return _spare_cudaArray_const_t
     cdef cudaArray_const_t h = cudaArray_const_t.__new__(cudaArray_const_t)
     h._value = value
+    _spare_cudaArray_const_t = h
     return h
 
 cdef class cudaMipmappedArray_t(_support.Handle):
@@ -266,9 +297,16 @@ cdef class cudaMipmappedArray_t(_support.Handle):
 
     _c_type = "cudaMipmappedArray"
 
+cdef cudaMipmappedArray_t _spare_cudaMipmappedArray_t = None
+
 cdef inline cudaMipmappedArray_t _wrap_cudaMipmappedArray_t(void* value):
+    global _spare_cudaMipmappedArray_t
+    if _only_spare(<PyObject*>_spare_cudaMipmappedArray_t):
+        _spare_cudaMipmappedArray_t._value = value
+        return _spare_cudaMipmappedArray_t
     cdef cudaMipmappedArray_t h = cudaMipmappedArray_t.__new__(cudaMipmappedArray_t)
     h._value = value
+    _spare_cudaMipmappedArray_t = h
     return h
 
 cdef class cudaMipmappedArray_const_t(_support.Handle):
@@ -281,9 +319,16 @@ cdef class cudaMipmappedArray_const_t(_support.Handle):
 
     _c_type = "cudaMipmappedArray"
 
+cdef cudaMipmappedArray_const_t _spare_cudaMipmappedArray_const_t = None
+
 cdef inline cudaMipmappedArray_const_t _wrap_cudaMipmappedArray_const_t(void* value):
+    global _spare_cudaMipmappedArray_const_t
+    if _only_spare(<PyObject*>_spare_cudaMipmappedArray_const_t):
+        _spare_cudaMipmappedArray_const_t._value = value
+        return _spare_cudaMipmappedArray_const_t
     cdef cudaMipmappedArray_const_t h = cudaMipmappedArray_const_t.__new__(cudaMipmappedArray_const_t)
     h._value = value
+    _spare_cudaMipmappedArray_const_t = h
     return h
 
 cdef class cudaStream_t(_support.Handle):
@@ -300,9 +345,16 @@ cdef class cudaStream_t(_support.Handle):
         """The CUDA stream protocol: (version, address)."""
         return (0, <uintptr_t>self._value)
 
+cdef cudaStream_t _spare_cudaStream_t = None
+
 cdef inline cudaStream_t _wrap_cudaStream_t(void* value):
+    global _spare_cudaStream_t
+    if _only_spare(<PyObject*>_spare_cudaStream_t):
+        _spare_cudaStream_t._value = value
+        return _spare_cudaStream_t
     cdef cudaStream_t h = cudaStream_t.__new__(cudaStream_t)
     h._value = value
+    _spare_cudaStream_t = h
     return h
 
 cdef class cudaEvent_t(_support.Handle):
@@ -315,9 +367,16 @@ cdef class cudaEvent_t(_support.Handle):
 
     _c_type = "CUevent_st"
 
+cdef cudaEvent_t _spare_cudaEvent_t = None
+
 cdef inline cudaEvent_t _wrap_cudaEvent_t(void* value):
+    global _spare_cudaEvent_t
+    if _only_spare(<PyObject*>_spare_cudaEvent_t):
+        _spare_cudaEvent_t._value = value
+        return _spare_cudaEvent_t
     cdef cudaEvent_t h = cudaEvent_t.__new__(cudaEvent_t)
     h._value = value
+    _spare_cudaEvent_t = h
     return h
 
 cdef class cudaGraphicsResource_t(_support.Handle):
@@ -330,9 +389,16 @@ cdef class cudaGraphicsResource_t(_support.Handle):
 
     _c_type = "cudaGraphicsResource"
 
+cdef cudaGraphicsResource_t _spare_cudaGraphicsResource_t = None
+
 cdef inline cudaGraphicsResource_t _wrap_cudaGraphicsResource_t(void* value):
+    global _spare_cudaGraphicsResource_t
+    if _only_spare(<PyObject*>_spare_cudaGraphicsResource_t):
+        _spare_cudaGraphicsResource_t._value = value
+        return _spare_cudaGraphicsResource_t
     cdef cudaGraphicsResource_t h = cudaGraphicsResource_t.__new__(cudaGraphicsResource_t)
     h._value = value
+    _spare_cudaGraphicsResource_t = h
     return h
 
 cdef class cudaExternalMemory_t(_support.Handle):
@@ -345,9 +411,16 @@ cdef class cudaExternalMemory_t(_support.Handle):
 
     _c_type = "CUexternalMemory_st"
 
+cdef cudaExternalMemory_t _spare_cudaExternalMemory_t = None
+
 cdef inline cudaExternalMemory_t _wrap_cudaExternalMemory_t(void* value):
+    global _spare_cudaExternalMemory_t
+    if _only_spare(<PyObject*>_spare_cudaExternalMemory_t):
+        _spare_cudaExternalMemory_t._value = value
+        return _spare_cudaExternalMemory_t
     cdef cudaExternalMemory_t h = cudaExternalMemory_t.__new__(cudaExternalMemory_t)
     h._value = value
+    _spare_cudaExternalMemory_t = h
     return h
 
 cdef class cudaExternalSemaphore_t(_support.Handle):
@@ -360,9 +433,16 @@ cdef class cudaExternalSemaphore_t(_support.Handle):
 
     _c_type = "CUexternalSemaphore_st"
 
+cdef cudaExternalSemaphore_t _spare_cudaExternalSemaphore_t = None
+
 cdef inline cudaExternalSemaphore_t _wrap_cudaExternalSemaphore_t(void* value):
+    global _spare_cudaExternalSemaphore_t
+    if _only_spare(<PyObject*>_spare_cudaExternalSemaphore_t):
+        _spare_cudaExternalSemaphore_t._value = value
+        return _spare_cudaExternalSemaphore_t
     cdef cudaExternalSemaphore_t h = cudaExternalSemaphore_t.__new__(cudaExternalSemaphore_t)
     h._value = value
+    _spare_cudaExternalSemaphore_t = h
     return h
 
 cdef class cudaGraph_t(_support.Handle):
@@ -375,9 +455,16 @@ cdef class cudaGraph_t(_support.Handle):
 
     _c_type = "CUgraph_st"
 
+cdef cudaGraph_t _spare_cudaGraph_t = None
+
 cdef inline cudaGraph_t _wrap_cudaGraph_t(void* value):
+    global _spare_cudaGraph_t
+    if _only_spare(<PyObject*>_spare_cudaGraph_t):
+        _spare_cudaGraph_t._value = value
+        return _spare_cudaGraph_t
     cdef cudaGraph_t h = cudaGraph_t.__new__(cudaGraph_t)
     h._value = value
+    _spare_cudaGraph_t = h
     return h
 
 cdef class cudaGraphNode_t(_support.Handle):
@@ -390,9 +477,16 @@ cdef class cudaGraphNode_t(_support.Handle):
 
     _c_type = "CUgraphNode_st"
 
+cdef cudaGraphNode_t _spare_cudaGraphNode_t = None
+
 cdef inline cudaGraphNode_t _wrap_cudaGraphNode_t(void* value):
+    global _spare_cudaGraphNode_t
+    if _only_spare(<PyObject*>_spare_cudaGraphNode_t):
+        _spare_cudaGraphNode_t._value = value
+        return _spare_cudaGraphNode_t
     cdef cudaGraphNode_t h = cudaGraphNode_t.__new__(cudaGraphNode_t)
     h._value = value
+    _spare_cudaGraphNode_t = h
     return h
 
 cdef class cudaUserObject_t(_support.Handle):
@@ -405,9 +499,16 @@ cdef class cudaUserObject_t(_support.Handle):
 
     _c_type = "CUuserObject_st"
 
+cdef cudaUserObject_t _spare_cudaUserObject_t = None
+
 cdef inline cudaUserObject_t _wrap_cudaUserObject_t(void* value):
+    global _spare_cudaUserObject_t
+    if _only_spare(<PyObject*>_spare_cudaUserObject_t):
+        _spare_cudaUserObject_t._value = value
+        return _spare_cudaUserObject_t
     cdef cudaUserObject_t h = cudaUserObject_t.__new__(cudaUserObject_t)
     h._value = value
+    _spare_cudaUserObject_t = h
     return h
 
 cdef class cudaFunction_t(_support.Handle):
@@ -420,9 +521,16 @@ cdef class cudaFunction_t(_support.Handle):
 
     _c_type = "CUfunc_st"
 
+cdef cudaFunction_t _spare_cudaFunction_t = None
+
 cdef inline cudaFunction_t _wrap_cudaFunction_t(void* value):
+    global _spare_cudaFunction_t
+    if _only_spare(<PyObject*>_spare_cudaFunction_t):
+        _spare_cudaFunction_t._value = value
+        return _spare_cudaFunction_t
     cdef cudaFunction_t h = cudaFunction_t.__new__(cudaFunction_t)
     h._value = value
+    _spare_cudaFunction_t = h
     return h
 
 cdef class cudaKernel_t(_support.Handle):
@@ -435,9 +543,16 @@ cdef class cudaKernel_t(_support.Handle):
 
     _c_type = "CUkern_st"
 
+cdef cudaKernel_t _spare_cudaKernel_t = None
+
 cdef inline cudaKernel_t _wrap_cudaKernel_t(void* value):
+    global _spare_cudaKernel_t
+    if _only_spare(<PyObject*>_spare_cudaKernel_t):
+        _spare_cudaKernel_t._value = value
+        return _spare_cudaKernel_t
     cdef cudaKernel_t h = cudaKernel_t.__new__(cudaKernel_t)
     h._value = value
+    _spare_cudaKernel_t = h
     return h
 
 cdef class cudaLibrary_t(_support.Handle):
@@ -450,9 +565,16 @@ cdef class cudaLibrary_t(_support.Handle):
 
     _c_type = "CUlib_st"
 
+cdef cudaLibrary_t _spare_cudaLibrary_t = None
+
 cdef inline cudaLibrary_t _wrap_cudaLibrary_t(void* value):
+    global _spare_cudaLibrary_t
+    if _only_spare(<PyObject*>_spare_cudaLibrary_t):
+        _spare_cudaLibrary_t._value = value
+        return _spare_cudaLibrary_t
     cdef cudaLibrary_t h = cudaLibrary_t.__new__(cudaLibrary_t)
     h._value = value
+    _spare_cudaLibrary_t = h
     return h
 
 cdef class cudaMemPool_t(_support.Handle):
@@ -465,9 +587,16 @@ cdef class cudaMemPool_t(_support.Handle):
 
     _c_type = "CUmemPoolHandle_st"
 
+cdef cudaMemPool_t _spare_cudaMemPool_t = None
+
 cdef inline cudaMemPool_t _wrap_cudaMemPool_t(void* value):
+    global _spare_cudaMemPool_t
+    if _only_spare(<PyObject*>_spare_cudaMemPool_t):
+        _spare_cudaMemPool_t._value = value
+        return _spare_cudaMemPool_t
     cdef cudaMemPool_t h = cudaMemPool_t.__new__(cudaMemPool_t)
     h._value = value
+    _spare_cudaMemPool_t = h
     return h
 
 cdef class cudaGraphExec_t(_support.Handle):
@@ -480,9 +609,16 @@ cdef class cudaGraphExec_t(_support.Handle):
 
     _c_type = "CUgraphExec_st"
 
+cdef cudaGraphExec_t _spare_cudaGraphExec_t = None
+
 cdef inline cudaGraphExec_t _wrap_cudaGraphExec_t(void* value):
+    global _spare_cudaGraphExec_t
+    if _only_spare(<PyObject*>_spare_cudaGraphExec_t):
+        _spare_cudaGraphExec_t._value = value
+        return _spare_cudaGraphExec_t
     cdef cudaGraphExec_t h = cudaGraphExec_t.__new__(cudaGraphExec_t)
     h._value = value
+    _spare_cudaGraphExec_t = h
     return h
 
 cdef class cudaGraphDeviceNode_t(_support.Handle):
@@ -495,9 +631,16 @@ cdef class cudaGraphDeviceNode_t(_support.Handle):
 
     _c_type = "CUgraphDeviceUpdatableNode_st"
 
+cdef cudaGraphDeviceNode_t _spare_cudaGraphDeviceNode_t = None
+
 cdef inline cudaGraphDeviceNode_t _wrap_cudaGraphDeviceNode_t(void* value):
+    global _spare_cudaGraphDeviceNode_t
+    if _only_spare(<PyObject*>_spare_cudaGraphDeviceNode_t):
+        _spare_cudaGraphDeviceNode_t._value = value
+        return _spare_cudaGraphDeviceNode_t
     cdef cudaGraphDeviceNode_t h = cudaGraphDeviceNode_t.__new__(cudaGraphDeviceNode_t)
     h._value = value
+    _spare_cudaGraphDeviceNode_t = h
     return h
 
 cdef class cudaAsyncCallbackHandle_t(_support.Handle):
@@ -510,9 +653,16 @@ cdef class cudaAsyncCallbackHandle_t(_support.Handle):
 
     _c_type = "cudaAsyncCallbackEntry"
 
+cdef cudaAsyncCallbackHandle_t _spare_cudaAsyncCallbackHandle_t = None
+
 cdef inline cudaAsyncCallbackHandle_t _wrap_cudaAsyncCallbackHandle_t(void* value):
+    global _spare_cudaAsyncCallbackHandle_t
+    if _only_spare(<PyObject*>_spare_cudaAsyncCallbackHandle_t):
+        _spare_cudaAsyncCallbackHandle_t._value = value
+        return _spare_cudaAsyncCallbackHandle_t
     cdef cudaAsyncCallbackHandle_t h = cudaAsyncCallbackHandle_t.__new__(cudaAsyncCallbackHandle_t)
     h._value = value
+    _spare_cudaAsyncCallbackHandle_t = h
     return h
 
 cdef class cudaLogsCallbackHandle(_support.Handle):
@@ -525,9 +675,16 @@ cdef class cudaLogsCallbackHandle(_support.Handle):
 
     _c_type = "CUlogsCallbackEntry_st"
 
+cdef cudaLogsCallbackHandle _spare_cudaLogsCallbackHandle = None
+
 cdef inline cudaLogsCallbackHandle _wrap_cudaLogsCallbackHandle(void* value):
+    global _spare_cudaLogsCallbackHandle
+    if _only_spare(<PyObject*>_spare_cudaLogsCallbackHandle):
+        _spare_cudaLogsCallbackHandle._value = value
+        return _spare_cudaLogsCallbackHandle
     cdef cudaLogsCallbackHandle h = cudaLogsCallbackHandle.__new__(cudaLogsCallbackHandle)
     h._value = value
+    _spare_cudaLogsCallbackHandle = h
     return h
 
 cdef class EGLSyncKHR(_support.Handle):
@@ -540,9 +697,16 @@ cdef class EGLSyncKHR(_support.Handle):
 
     _c_type = "void"
 
+cdef EGLSyncKHR _spare_EGLSyncKHR = None
+
 cdef inline EGLSyncKHR _wrap_EGLSyncKHR(void* value):
+    global _spare_EGLSyncKHR
+    if _only_spare(<PyObject*>_spare_EGLSyncKHR):
+        _spare_EGLSyncKHR._value = value
+        return _spare_EGLSyncKHR
     cdef EGLSyncKHR h = EGLSyncKHR.__new__(EGLSyncKHR)
     h._value = value
+    _spare_EGLSyncKHR = h
     return h
 
 cdef class EGLImageKHR(_support.Handle):
@@ -555,9 +719,16 @@ cdef class EGLImageKHR(_support.Handle):
 
     _c_type = "void"
 
+cdef EGLImageKHR _spare_EGLImageKHR = None
+
 cdef inline EGLImageKHR _wrap_EGLImageKHR(void* value):
+    global _spare_EGLImageKHR
+    if _only_spare(<PyObject*>_spare_EGLImageKHR):
+        _spare_EGLImageKHR._value = value
+        return _spare_EGLImageKHR
     cdef EGLImageKHR h = EGLImageKHR.__new__(EGLImageKHR)
     h._value = value
+    _spare_EGLImageKHR = h
     return h
 
 cdef class EGLStreamKHR(_support.Handle):
@@ -570,9 +741,16 @@ cdef class EGLStreamKHR(_support.Handle):
 
     _c_type = "void"
 
+cdef EGLStreamKHR _spare_EGLStreamKHR = None
+
 cdef inline EGLStreamKHR _wrap_EGLStreamKHR(void* value):
+    global _spare_EGLStreamKHR
+    if _only_spare(<PyObject*>_spare_EGLStreamKHR):
+        _spare_EGLStreamKHR._value = value
+        return _spare_EGLStreamKHR
     cdef EGLStreamKHR h = EGLStreamKHR.__new__(EGLStreamKHR)
     h._value = value
+    _spare_EGLStreamKHR = h
     return h
 
 cdef class cudaEglStreamConnection(_support.Handle):
@@ -585,9 +763,16 @@ cdef class cudaEglStreamConnection(_support.Handle):
 
     _c_type = "CUeglStreamConnection_st"
 
+cdef cudaEglStreamConnection _spare_cudaEglStreamConnection = None
+
 cdef inline cudaEglStreamConnection _wrap_cudaEglStreamConnection(void* value):
+    global _spare_cudaEglStreamConnection
+    if _only_spare(<PyObject*>_spare_cudaEglStreamConnection):
+        _spare_cudaEglStreamConnection._value = value
+        return _spare_cudaEglStreamConnection
     cdef cudaEglStreamConnection h = cudaEglStreamConnection.__new__(cudaEglStreamConnection)
     h._value = value
+    _spare_cudaEglStreamConnection = h
     return h
 
 cdef class cudaHostFn_t(_support.Handle):
@@ -600,9 +785,16 @@ cdef class cudaHostFn_t(_support.Handle):
 
     _c_type = "cudaHostFn_t"
 
+cdef cudaHostFn_t _spare_cudaHostFn_t = None
+
 cdef inline cudaHostFn_t _wrap_cudaHostFn_t(void* value):
+    global _spare_cudaHostFn_t
+    if _only_spare(<PyObject*>_spare_cudaHostFn_t):
+        _spare_cudaHostFn_t._value = value
+        return _spare_cudaHostFn_t
     cdef cudaHostFn_t h = cudaHostFn_t.__new__(cudaHostFn_t)
     h._value = value
+    _spare_cudaHostFn_t = h
     return h
 
 cdef class cudaAsyncCallback(_support.Handle):
@@ -615,9 +807,16 @@ cdef class cudaAsyncCallback(_support.Handle):
 
     _c_type = "cudaAsyncCallback"
 
+cdef cudaAsyncCallback _spare_cudaAsyncCallback = None
+
 cdef inline cudaAsyncCallback _wrap_cudaAsyncCallback(void* value):
+    global _spare_cudaAsyncCallback
+    if _only_spare(<PyObject*>_spare_cudaAsyncCallback):
+        _spare_cudaAsyncCallback._value = value
+        return _spare_cudaAsyncCallback
     cdef cudaAsyncCallback h = cudaAsyncCallback.__new__(cudaAsyncCallback)
     h._value = value
+    _spare_cudaAsyncCallback = h
     return h
 
 cdef class cudaStreamCallback_t(_support.Handle):
@@ -630,9 +829,16 @@ cdef class cudaStreamCallback_t(_support.Handle):
 
     _c_type = "cudaStreamCallback_t"
 
+cdef cudaStreamCallback_t _spare_cudaStreamCallback_t = None
+
 cdef inline cudaStreamCallback_t _wrap_cudaStreamCallback_t(void* value):
+    global _spare_cudaStreamCallback_t
+    if _only_spare(<PyObject*>_spare_cudaStreamCallback_t):
+        _spare_cudaStreamCallback_t._value = value
+        return _spare_cudaStreamCallback_t
     cdef cudaStreamCallback_t h = cudaStreamCallback_t.__new__(cudaStreamCallback_t)
     h._value = value
+    _spare_cudaStreamCallback_t = h
     return h
 
 cdef class cudaLogsCallback_t(_support.Handle):
@@ -645,9 +851,16 @@ cdef class cudaLogsCallback_t(_support.Handle):
 
     _c_type = "cudaLogsCallback_t"
 
+cdef cudaLogsCallback_t _spare_cudaLogsCallback_t = None
+
 cdef inline cudaLogsCallback_t _wrap_cudaLogsCallback_t(void* value):
+    global _spare_cudaLogsCallback_t
+    if _only_spare(<PyObject*>_spare_cudaLogsCallback_t):
+        _spare_cudaLogsCallback_t._value = value
+        return _spare_cudaLogsCallback_t
     cdef cudaLogsCallback_t h = cudaLogsCallback_t.__new__(cudaLogsCallback_t)
     h._value = value
+    _spare_cudaLogsCallback_t = h
     return h
 
 cdef class VdpGetProcAddress(_support.Handle):
@@ -660,9 +873,16 @@ cdef class VdpGetProcAddress(_support.Handle):
 
     _c_type = "VdpGetProcAddress"
 
+cdef VdpGetProcAddress _spare_VdpGetProcAddress = None
+
 cdef inline VdpGetProcAddress _wrap_VdpGetProcAddress(void* value):
+    global _spare_VdpGetProcAddress
+    if _only_spare(<PyObject*>_spare_VdpGetProcAddress):
+        _spare_VdpGetProcAddress._value = value
+        return _spare_VdpGetProcAddress
     cdef VdpGetProcAddress h = VdpGetProcAddress.__new__(VdpGetProcAddress)
     h._value = value
+    _spare_VdpGetProcAddress = h
     return h
 
 
@@ -683,8 +903,13 @@ cdef class cudaGraphConditionalHandle:
 
     @staticmethod
     cdef cudaGraphConditionalHandle _from(cyruntime.cudaGraphConditionalHandle value):
+        global _spare_cudaGraphConditionalHandle
+        if _only_spare(<PyObject*>_spare_cudaGraphConditionalHandle):
+            _spare_cudaGraphConditionalHandle._value = value
+            return _spare_cudaGraphConditionalHandle
         cdef cudaGraphConditionalHandle obj = cudaGraphConditionalHandle.__new__(cudaGraphConditionalHandle)
         obj._value = value
+        _spare_cudaGraphConditionalHandle = obj
         return obj
 
     def __int__(self):
@@ -724,6 +949,8 @@ cdef class cudaGraphConditionalHandle:
     def __reduce__(self):
         return (cudaGraphConditionalHandle, (self._value,))
 
+cdef cudaGraphConditionalHandle _spare_cudaGraphConditionalHandle = None
+
 @cython.freelist(16)
 cdef class cudaLogIterator:
     """cudaLogIterator(init_value=0, _ptr=0)
@@ -740,8 +967,13 @@ cdef class cudaLogIterator:
 
     @staticmethod
     cdef cudaLogIterator _from(cyruntime.cudaLogIterator value):
+        global _spare_cudaLogIterator
+        if _only_spare(<PyObject*>_spare_cudaLogIterator):
+            _spare_cudaLogIterator._value = value
+            return _spare_cudaLogIterator
         cdef cudaLogIterator obj = cudaLogIterator.__new__(cudaLogIterator)
         obj._value = value
+        _spare_cudaLogIterator = obj
         return obj
 
     def __int__(self):
@@ -781,6 +1013,8 @@ cdef class cudaLogIterator:
     def __reduce__(self):
         return (cudaLogIterator, (self._value,))
 
+cdef cudaLogIterator _spare_cudaLogIterator = None
+
 @cython.freelist(16)
 cdef class cudaSurfaceObject_t:
     """cudaSurfaceObject_t(init_value=0, _ptr=0)
@@ -797,8 +1031,13 @@ cdef class cudaSurfaceObject_t:
 
     @staticmethod
     cdef cudaSurfaceObject_t _from(cyruntime.cudaSurfaceObject_t value):
+        global _spare_cudaSurfaceObject_t
+        if _only_spare(<PyObject*>_spare_cudaSurfaceObject_t):
+            _spare_cudaSurfaceObject_t._value = value
+            return _spare_cudaSurfaceObject_t
         cdef cudaSurfaceObject_t obj = cudaSurfaceObject_t.__new__(cudaSurfaceObject_t)
         obj._value = value
+        _spare_cudaSurfaceObject_t = obj
         return obj
 
     def __int__(self):
@@ -838,6 +1077,8 @@ cdef class cudaSurfaceObject_t:
     def __reduce__(self):
         return (cudaSurfaceObject_t, (self._value,))
 
+cdef cudaSurfaceObject_t _spare_cudaSurfaceObject_t = None
+
 @cython.freelist(16)
 cdef class cudaTextureObject_t:
     """cudaTextureObject_t(init_value=0, _ptr=0)
@@ -854,8 +1095,13 @@ cdef class cudaTextureObject_t:
 
     @staticmethod
     cdef cudaTextureObject_t _from(cyruntime.cudaTextureObject_t value):
+        global _spare_cudaTextureObject_t
+        if _only_spare(<PyObject*>_spare_cudaTextureObject_t):
+            _spare_cudaTextureObject_t._value = value
+            return _spare_cudaTextureObject_t
         cdef cudaTextureObject_t obj = cudaTextureObject_t.__new__(cudaTextureObject_t)
         obj._value = value
+        _spare_cudaTextureObject_t = obj
         return obj
 
     def __int__(self):
@@ -895,6 +1141,8 @@ cdef class cudaTextureObject_t:
     def __reduce__(self):
         return (cudaTextureObject_t, (self._value,))
 
+cdef cudaTextureObject_t _spare_cudaTextureObject_t = None
+
 @cython.freelist(16)
 cdef class EGLint:
     """EGLint(init_value=0, _ptr=0)
@@ -911,8 +1159,13 @@ cdef class EGLint:
 
     @staticmethod
     cdef EGLint _from(cyruntime.EGLint value):
+        global _spare_EGLint
+        if _only_spare(<PyObject*>_spare_EGLint):
+            _spare_EGLint._value = value
+            return _spare_EGLint
         cdef EGLint obj = EGLint.__new__(EGLint)
         obj._value = value
+        _spare_EGLint = obj
         return obj
 
     def __int__(self):
@@ -952,6 +1205,8 @@ cdef class EGLint:
     def __reduce__(self):
         return (EGLint, (self._value,))
 
+cdef EGLint _spare_EGLint = None
+
 @cython.freelist(16)
 cdef class GLenum:
     """GLenum(init_value=0, _ptr=0)
@@ -968,8 +1223,13 @@ cdef class GLenum:
 
     @staticmethod
     cdef GLenum _from(cyruntime.GLenum value):
+        global _spare_GLenum
+        if _only_spare(<PyObject*>_spare_GLenum):
+            _spare_GLenum._value = value
+            return _spare_GLenum
         cdef GLenum obj = GLenum.__new__(GLenum)
         obj._value = value
+        _spare_GLenum = obj
         return obj
 
     def __int__(self):
@@ -1009,6 +1269,8 @@ cdef class GLenum:
     def __reduce__(self):
         return (GLenum, (self._value,))
 
+cdef GLenum _spare_GLenum = None
+
 @cython.freelist(16)
 cdef class GLuint:
     """GLuint(init_value=0, _ptr=0)
@@ -1025,8 +1287,13 @@ cdef class GLuint:
 
     @staticmethod
     cdef GLuint _from(cyruntime.GLuint value):
+        global _spare_GLuint
+        if _only_spare(<PyObject*>_spare_GLuint):
+            _spare_GLuint._value = value
+            return _spare_GLuint
         cdef GLuint obj = GLuint.__new__(GLuint)
         obj._value = value
+        _spare_GLuint = obj
         return obj
 
     def __int__(self):
@@ -1066,6 +1333,8 @@ cdef class GLuint:
     def __reduce__(self):
         return (GLuint, (self._value,))
 
+cdef GLuint _spare_GLuint = None
+
 @cython.freelist(16)
 cdef class VdpDevice:
     """VdpDevice(init_value=0, _ptr=0)
@@ -1082,8 +1351,13 @@ cdef class VdpDevice:
 
     @staticmethod
     cdef VdpDevice _from(cyruntime.VdpDevice value):
+        global _spare_VdpDevice
+        if _only_spare(<PyObject*>_spare_VdpDevice):
+            _spare_VdpDevice._value = value
+            return _spare_VdpDevice
         cdef VdpDevice obj = VdpDevice.__new__(VdpDevice)
         obj._value = value
+        _spare_VdpDevice = obj
         return obj
 
     def __int__(self):
@@ -1123,6 +1397,8 @@ cdef class VdpDevice:
     def __reduce__(self):
         return (VdpDevice, (self._value,))
 
+cdef VdpDevice _spare_VdpDevice = None
+
 @cython.freelist(16)
 cdef class VdpVideoSurface:
     """VdpVideoSurface(init_value=0, _ptr=0)
@@ -1139,8 +1415,13 @@ cdef class VdpVideoSurface:
 
     @staticmethod
     cdef VdpVideoSurface _from(cyruntime.VdpVideoSurface value):
+        global _spare_VdpVideoSurface
+        if _only_spare(<PyObject*>_spare_VdpVideoSurface):
+            _spare_VdpVideoSurface._value = value
+            return _spare_VdpVideoSurface
         cdef VdpVideoSurface obj = VdpVideoSurface.__new__(VdpVideoSurface)
         obj._value = value
+        _spare_VdpVideoSurface = obj
         return obj
 
     def __int__(self):
@@ -1180,6 +1461,8 @@ cdef class VdpVideoSurface:
     def __reduce__(self):
         return (VdpVideoSurface, (self._value,))
 
+cdef VdpVideoSurface _spare_VdpVideoSurface = None
+
 @cython.freelist(16)
 cdef class VdpOutputSurface:
     """VdpOutputSurface(init_value=0, _ptr=0)
@@ -1196,8 +1479,13 @@ cdef class VdpOutputSurface:
 
     @staticmethod
     cdef VdpOutputSurface _from(cyruntime.VdpOutputSurface value):
+        global _spare_VdpOutputSurface
+        if _only_spare(<PyObject*>_spare_VdpOutputSurface):
+            _spare_VdpOutputSurface._value = value
+            return _spare_VdpOutputSurface
         cdef VdpOutputSurface obj = VdpOutputSurface.__new__(VdpOutputSurface)
         obj._value = value
+        _spare_VdpOutputSurface = obj
         return obj
 
     def __int__(self):
@@ -1236,6 +1524,8 @@ cdef class VdpOutputSurface:
 
     def __reduce__(self):
         return (VdpOutputSurface, (self._value,))
+
+cdef VdpOutputSurface _spare_VdpOutputSurface = None
 
 # Structs and unions
 cdef class char1(_support.Struct):
