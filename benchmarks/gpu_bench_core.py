@@ -8,8 +8,12 @@ context, stream and kernel (cubind's CUkernel; cuda.core's own, loaded from
 the same CUBIN), in rotating order; the overhead is the median over rounds of
 each burst less C's. Allocate + free of 4 KiB from the device's default pool:
 per round C (benchmarks/core_alloc_floor.cpp), cubind and cuda.core, best of
-rounds. Beside them: Device(0).set_current() + create_stream(), Stream.record(),
-Event timing, and `import cubind.core` against `import cuda.core`.
+rounds. Graph launch of a captured graph of 100 empty-kernel launches (each
+side captures its own through GraphBuilder, then launches it in bursts, in
+rotating order): per graph launch, the time to submit and the time to submit
+and run to a stream sync, with the ratio cubind / cuda.core. Beside them:
+Device(0).set_current() + create_stream(), Stream.record(), Event timing, and
+`import cubind.core` against `import cuda.core`.
 
 Goals (issue "cubind.core in Python, part 1"): launches within C + 0.3, 0.4 and
 0.5 us for 0, 4 and 16 arguments; allocate + free within C + 0.25 us;
@@ -37,6 +41,9 @@ ALLOC_BYTES = 4096
 ALLOC_PER_ROUND = 2000
 ALLOC_ROUNDS = 15
 GOALS_US = {0: 0.3, 4: 0.4, 16: 0.5}
+GRAPH_KERNELS = 100
+GRAPH_LAUNCHES_PER_ROUND = 64
+GRAPH_ROUNDS = 60
 
 
 def build_alloc_floor():
@@ -98,6 +105,41 @@ def alloc_free_ns(allocate, stream, sync_stream=None):
         sync_stream.sync()
         return ns
     return one_round
+
+
+def captured_graph(mod, device, kernel):
+    """A Graph of GRAPH_KERNELS launches of `kernel` (no arguments), captured
+    with mod's GraphBuilder; its builder is closed."""
+    builder = device.create_graph_builder()
+    builder.begin_building()
+    config = mod.LaunchConfig(grid=1, block=1)
+    for _ in range(GRAPH_KERNELS):
+        mod.launch(builder, config, kernel)
+    builder.end_building()
+    graph = builder.complete()
+    builder.close()
+    return graph
+
+
+def graph_rounds(graph, stream):
+    """A function launching `graph` GRAPH_LAUNCHES_PER_ROUND times from an idle
+    stream: (ns to submit, ns to submit and run to the sync), per launch."""
+    graph.upload(stream)
+    graph.launch(stream)
+    stream.sync()
+    launch = graph.launch
+    r = range(GRAPH_LAUNCHES_PER_ROUND)
+
+    def timed():
+        stream.sync()
+        start = time.perf_counter_ns()
+        for _ in r:
+            launch(stream)
+        submitted = time.perf_counter_ns()
+        stream.sync()
+        done = time.perf_counter_ns()
+        return (submitted - start) / GRAPH_LAUNCHES_PER_ROUND, (done - start) / GRAPH_LAUNCHES_PER_ROUND
+    return timed
 
 
 def per_call_us(fn, number=2000):
@@ -188,6 +230,30 @@ def main():
         print(f"| {side} | {ns:.0f} | {ns - best['C']:.0f} | {ns - best['Python floor']:.0f} |")
     print("goal: cubind within C + 250 ns; the Python floor is allocate + close with the GIL released around "
           "each driver call and nothing checked")
+
+    # Graph launch: each side's own graph of the same 100 kernel launches.
+    graphs = {"cubind": graph_rounds(captured_graph(cb, device, kernels[0]), stream)}
+    if cc is not None:
+        graphs["cuda.core"] = graph_rounds(
+            captured_graph(cc, cc_device, sides["cuda.core"][2][0]), sides["cuda.core"][1])
+    submit = {side: [] for side in graphs}
+    total = {side: [] for side in graphs}
+    order = list(graphs)
+    for round_ in range(-WARMUP_ROUNDS, GRAPH_ROUNDS):
+        shift = round_ % len(order)
+        for side in order[shift:] + order[:shift]:
+            sent, ran = graphs[side]()
+            if round_ >= 0:
+                submit[side].append(sent)
+                total[side].append(ran)
+    print()
+    print(f"| graph launch of a {GRAPH_KERNELS}-kernel captured graph | cubind ns | cuda.core ns | cubind / cuda.core |")
+    print("|---|---:|---:|---:|")
+    for label, times in (("submit (Graph.launch returns)", submit), ("submit and run to sync", total)):
+        ours = statistics.median(times["cubind"])
+        theirs = statistics.median(times["cuda.core"]) if cc is not None else float("nan")
+        print(f"| {label} | {ours:.0f} | {theirs:.0f} | {ours / theirs:.2f} |")
+    print(f"per graph launch: median over {GRAPH_ROUNDS} rounds of {GRAPH_LAUNCHES_PER_ROUND} launches each")
 
     print()
     print("| call | cubind us | cuda.core us |")

@@ -59,6 +59,7 @@ from cubind.core._core import (  # noqa: E402
     DeviceProperties,
     DeviceResources,
     Event,
+    GraphMemoryResource,
     Kernel,
     LaunchConfig,
     LegacyPinnedMemoryResource,
@@ -75,6 +76,8 @@ from cubind.core._core import (  # noqa: E402
     launch,
 )
 
+from cubind.core import graph  # noqa: E402
+
 __all__ = [
     "LEGACY_DEFAULT_STREAM",
     "PER_THREAD_DEFAULT_STREAM",
@@ -90,6 +93,7 @@ __all__ = [
     "DeviceResources",
     "Event",
     "EventOptions",
+    "GraphMemoryResource",
     "Kernel",
     "LaunchConfig",
     "LegacyPinnedMemoryResource",
@@ -109,5 +113,6 @@ __all__ = [
     "StreamOptions",
     "WorkqueueResource",
     "WorkqueueResourceOptions",
+    "graph",
     "launch",
 ]

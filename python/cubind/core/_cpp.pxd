@@ -305,3 +305,79 @@ cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     CUcontext context_current() except +translate
     void context_set_current(CUcontext context) except +translate
     int context_device(CUcontext context) except +translate
+
+cdef extern from "<cuda.h>" nogil:
+    ctypedef struct CUgraph_st
+    ctypedef CUgraph_st* CUgraph
+    ctypedef struct CUgraphExec_st
+    ctypedef CUgraphExec_st* CUgraphExec
+    ctypedef unsigned long long CUgraphConditionalHandle
+    ctypedef enum CUstreamCaptureMode:
+        CU_STREAM_CAPTURE_MODE_GLOBAL
+        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        CU_STREAM_CAPTURE_MODE_RELAXED
+    ctypedef enum CUgraphConditionalNodeType:
+        CU_GRAPH_COND_TYPE_IF
+        CU_GRAPH_COND_TYPE_WHILE
+        CU_GRAPH_COND_TYPE_SWITCH
+    ctypedef enum CUgraphMem_attribute:
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+
+cdef extern from "cubind/graph.hpp" namespace "cubind" nogil:
+    cdef cppclass GraphRef:
+        GraphRef(CUgraph handle)
+
+    cdef cppclass Graph:
+        CUgraph handle()
+        size_t node_count() except +translate
+
+    cdef cppclass GraphExec:
+        CUgraphExec handle()
+        void launch(StreamRef stream) except +translate
+        void upload(StreamRef stream) except +translate
+        void update(GraphRef graph) except +translate
+
+    cdef cppclass GraphInstantiateOptions:
+        GraphInstantiateOptions()
+        bool auto_free_on_launch
+        bool device_launch
+        bool use_node_priority
+        CUstream upload_stream
+
+    void debug_dot_print(GraphRef graph, const string& path, unsigned int flags) except +translate
+
+cdef extern from "cubind/graph_capture.hpp" namespace "cubind" nogil:
+    enum class CaptureStatus "cubind::CaptureStatus":
+        none
+        active
+        invalidated
+
+    CaptureStatus capture_status(StreamRef stream) except +translate
+    void begin_capture_into(StreamRef stream, GraphRef graph, CUstreamCaptureMode mode) except +translate
+    void end_capture_into(StreamRef stream) except +translate
+    CUgraphConditionalHandle create_condition(StreamRef stream, optional[unsigned int] default_value) except +translate
+    vector[CUgraph] capture_conditional(StreamRef stream, CUgraphConditionalHandle condition,
+                                        CUgraphConditionalNodeType type, unsigned int count) except +translate
+    void capture_child_graph(StreamRef stream, GraphRef child) except +translate
+    void capture_host_func(StreamRef stream, CUhostFn fn, void* data, CUhostFn release) except +translate
+
+cdef extern from "cubind/graph_memory_resource.hpp" namespace "cubind" nogil:
+    cdef cppclass GraphMemoryResource(MemoryResource):
+        uint64_t attribute(CUgraphMem_attribute attribute) except +translate
+        void reset_high_watermark(CUgraphMem_attribute attribute) except +translate
+        void trim() except +translate
+
+cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
+    # Graph owners on the heap, and the host callbacks of Python callables.
+    void stream_begin_capture(CUstream stream, CUstreamCaptureMode mode) except +translate
+    Graph* stream_end_capture(CUstream stream) except +translate
+    GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
+                                 const GraphInstantiateOptions& options) except +translate
+    shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
+    void run_python_callable(void* callable)
+    void release_python_object(void* object)
+    void release_malloced(void* data)
+    void release_nothing(void* data)

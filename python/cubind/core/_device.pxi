@@ -282,6 +282,11 @@ class Device:
         is kept alive with it."""
         return Stream._init(obj, options, self._id)
 
+    def create_graph_builder(self):
+        """A GraphBuilder capturing on a new stream of this device, which it
+        owns (closed with the builder)."""
+        return _new_graph_builder(self.create_stream(), True)
+
     def create_event(self, options=None):
         """A new event on this device, not yet recorded (cuEventCreate)."""
         return Event._init(self._id, options)

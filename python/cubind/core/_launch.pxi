@@ -173,6 +173,11 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
             _argument_error(kernel, index, size, arg, "cannot take a float")
     elif isinstance(arg, Buffer):
         return _pack(int((<Buffer>arg)._ptr), size, slot, index, kernel)
+    elif t is GraphCondition:
+        # Its CUgraphConditionalHandle, for device code's cudaGraphSetConditional.
+        if size != 8:
+            _argument_error(kernel, index, size, arg, "cannot take a GraphCondition (an 8-byte handle)")
+        memcpy(slot, &(<GraphCondition>arg)._value, 8)
     else:
         try:
             raw = memoryview(arg).cast("B")

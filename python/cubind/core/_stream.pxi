@@ -246,6 +246,11 @@ cdef class Stream:
             Py_DECREF(callback)
             raise
 
+    def create_graph_builder(self):
+        """A GraphBuilder capturing on this stream (which it does not close)."""
+        _stream_handle_of(self)
+        return _new_graph_builder(self, False)
+
     cdef int _device(self) except -1:
         cdef cpp.CUstream handle
         cdef cpp.CUcontext context

@@ -19,7 +19,7 @@ IMPLEMENTATIONS = ["cubind"] + (["cuda.core"] if importlib.util.find_spec("cuda.
 
 def test_there_are_examples():
     assert {os.path.basename(p) for p in EXAMPLES} >= {
-        "vector_add.py", "saxpy.py", "load_from_disk.py", "stream_events.py", "lto.py"}
+        "vector_add.py", "saxpy.py", "load_from_disk.py", "stream_events.py", "lto.py", "graphs.py"}
 
 
 def test_runner_swaps_only_the_cuda_core_import():

@@ -25,6 +25,7 @@ NAMES = [
     "LinkerOptions", "MemoryResource", "ObjectCode", "PinnedMemoryResource", "PinnedMemoryResourceOptions",
     "Program", "ProgramOptions", "SMResource", "SMResourceOptions", "Stream", "StreamOptions", "WorkqueueResource",
     "WorkqueueResourceOptions", "launch", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM",
+    "GraphMemoryResource",
 ]
 
 # Members of those classes cubind.core does not have, each with its reason
@@ -32,8 +33,6 @@ NAMES = [
 LEFT_OUT = {
     "Buffer.ipc_descriptor": "IPC: part 2",
     "Buffer.from_ipc_descriptor": "IPC: part 2",
-    "Device.create_graph_builder": "graphs: part 2",
-    "Stream.create_graph_builder": "graphs: part 2",
     "Device.create_mipmapped_array": "textures: not planned yet",
     "Device.create_opaque_array": "textures: not planned yet",
     "Device.create_surface_object": "textures: not planned yet",
@@ -398,3 +397,85 @@ def test_ptx_compiles_to_the_same_text():
     assert ours.code_type == theirs.code_type == "ptx"
     assert ours.symbol_mapping == theirs.symbol_mapping
     assert ours.code == theirs.code
+
+
+# cuda.core.graph: the names cubind.core.graph provides, and what it leaves out.
+GRAPH_NAMES = ["Graph", "GraphBuilder", "GraphCompleteOptions", "GraphCondition", "GraphDebugPrintOptions"]
+GRAPH_LEFT_OUT = {
+    "GraphBuilder.graph_definition": "graphs: not yet (GraphDefinition)",
+    **{name: "graphs: not yet" for name in (
+        "GraphDefinition", "GraphNode", "AllocNode", "ChildGraphNode", "ConditionalNode", "EmptyNode",
+        "EventRecordNode", "EventWaitNode", "ExecutableChildGraphNode", "ExecutableEventRecordNode",
+        "ExecutableEventWaitNode", "ExecutableGraphNode", "ExecutableHostCallbackNode", "ExecutableKernelNode",
+        "ExecutableMemcpyNode", "ExecutableMemsetNode", "FreeNode", "HostCallbackNode", "IfElseNode", "IfNode",
+        "KernelNode", "MemcpyNode", "MemsetNode", "SwitchNode", "WhileNode")},
+}
+
+
+def test_graph_module_names_are_provided_or_left_out():
+    import cubind.core.graph as cb_graph
+    import cuda.core.graph as cc_graph
+
+    assert sorted(cc_graph.__all__) == sorted(GRAPH_NAMES + [n for n in GRAPH_LEFT_OUT if "." not in n])
+    assert sorted(cb_graph.__all__) == sorted(GRAPH_NAMES)
+    for name in GRAPH_NAMES:
+        assert isinstance(getattr(cb_graph, name), type) == isinstance(getattr(cc_graph, name), type)
+
+
+@pytest.mark.parametrize("name", GRAPH_NAMES)
+def test_graph_members_have_the_same_parameters(name):
+    import cubind.core.graph as cb_graph
+    import cuda.core.graph as cc_graph
+
+    ours, theirs = getattr(cb_graph, name), getattr(cc_graph, name)
+    if dataclasses.is_dataclass(theirs):
+        assert dataclasses.is_dataclass(ours)
+        assert [(f.name, f.default) for f in dataclasses.fields(ours)] == \
+            [(f.name, f.default) for f in dataclasses.fields(theirs)]
+        return
+    problems = []
+    for member in _members(theirs):
+        key = f"{name}.{member}"
+        if key in GRAPH_LEFT_OUT:
+            assert not hasattr(ours, member), f"{key} is listed as left out, but cubind.core has it"
+            continue
+        if not hasattr(ours, member):
+            problems.append(f"{key} is missing")
+            continue
+        their_static = inspect.getattr_static(theirs, member)
+        their_is_data = not callable(getattr(theirs, member)) or inspect.isdatadescriptor(their_static)
+        our_is_data = not callable(getattr(ours, member)) or inspect.isdatadescriptor(inspect.getattr_static(ours, member))
+        if their_is_data != our_is_data:
+            problems.append(f"{key}: a {'property' if their_is_data else 'method'} in cuda.core, not in cubind")
+            continue
+        if their_is_data:
+            continue
+        expected = _from_inspect(getattr(theirs, member), drop_self=True)
+        if expected is None and key in STUBS:
+            expected = _from_stub(STUBS[key], drop_first=not isinstance(their_static, staticmethod))
+        if expected is None:
+            continue
+        got = _from_inspect(getattr(ours, member), drop_self=True)
+        if got is None:
+            problems.append(f"{key}: cubind's signature cannot be read")
+        elif _positional_ok(got) != _positional_ok(expected):
+            problems.append(f"{key}: cubind {got} != cuda.core {expected}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", ["Graph", "GraphBuilder"])
+def test_graph_classes_refuse_direct_construction_alike(name):
+    import cubind.core.graph as cb_graph
+    import cuda.core.graph as cc_graph
+
+    with pytest.raises(Exception) as theirs:
+        getattr(cc_graph, name)()
+    with pytest.raises(type(theirs.value)):
+        getattr(cb_graph, name)()
+
+
+def test_graph_left_out_is_in_the_migration_guide():
+    guide = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "migration-from-cuda-core.md")).read()
+    for key in GRAPH_LEFT_OUT:
+        assert f"`{key}`" in guide or f"`{key.split('.')[-1]}`" in guide, \
+            f"{key} is not in docs/migration-from-cuda-core.md"

@@ -167,6 +167,60 @@ CUresult cuGraphLaunch(void* exec, void* stream)
     return captured_fn ? spawn(captured_fn, NULL, stream, captured_data) : 0;
 }
 
+/* Enough of graphs for cubind.core's GraphBuilder and Graph: the capture's
+ * state, instantiation (with the flags and upload stream recorded), update,
+ * and a DOT file holding the flags it was asked for. */
+unsigned long long fake_instantiate_flags;
+void* fake_upload_stream;
+int fake_graph_updates;
+int fake_graph_uploads;
+int fake_graphs_destroyed;
+int fake_execs_destroyed;
+typedef struct { unsigned long long flags; void* hUploadStream; void* hErrNode_out; int result_out; } instantiate_params;
+CUresult cuStreamGetCaptureInfo(void* stream, int* status, unsigned long long* id, void** graph, const void** deps,
+                                const void** edges, size_t* count)
+{
+    (void)stream;
+    if (status) *status = capturing ? 1 : 0;
+    if (id) *id = capturing ? 1 : 0;
+    if (graph) *graph = capturing ? (void*)0x6a : NULL;
+    if (deps) *deps = NULL;
+    if (edges) *edges = NULL;
+    if (count) *count = 0;
+    return 0;
+}
+CUresult cuGraphInstantiateWithParams(void** exec, void* graph, instantiate_params* params)
+{
+    (void)graph;
+    fake_instantiate_flags = params->flags;
+    fake_upload_stream = params->hUploadStream;
+    params->result_out = 0;
+    *exec = (void*)0xe6;
+    return 0;
+}
+CUresult cuGraphExecDestroy(void* exec) { (void)exec; ++fake_execs_destroyed; return 0; }
+CUresult cuGraphDestroy(void* graph) { (void)graph; ++fake_graphs_destroyed; return 0; }
+CUresult cuGraphUpload(void* exec, void* stream) { (void)exec; (void)stream; ++fake_graph_uploads; return 0; }
+CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) { (void)exec; (void)graph; (void)info; ++fake_graph_updates; return 0; }
+CUresult cuGraphConditionalHandleCreate(unsigned long long* handle, void* graph, void* context, unsigned value,
+                                        unsigned flags)
+{
+    (void)graph; (void)context;
+    if (!capturing) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    *handle = 0x5eed0000ull + value * 2 + flags;
+    return 0;
+}
+#include <stdio.h>
+CUresult cuGraphDebugDotPrint(void* graph, const char* path, unsigned flags)
+{
+    (void)graph;
+    FILE* f = fopen(path, "w");
+    if (!f) return 1;
+    fprintf(f, "digraph fake { flags=%u }\n", flags);
+    fclose(f);
+    return 0;
+}
+
 /* Copies record their sizes and never touch memory. */
 size_t fake_copy_bytes;
 void* fake_copy_host;
@@ -326,6 +380,14 @@ static const struct entry table[] = {
     {"cuGraphInstantiate", (void*)cuGraphInstantiate},
     {"cuGraphInstantiateWithFlags", (void*)cuGraphInstantiate},
     {"cuGraphLaunch", (void*)cuGraphLaunch},
+    {"cuStreamGetCaptureInfo", (void*)cuStreamGetCaptureInfo},
+    {"cuGraphInstantiateWithParams", (void*)cuGraphInstantiateWithParams},
+    {"cuGraphExecDestroy", (void*)cuGraphExecDestroy},
+    {"cuGraphDestroy", (void*)cuGraphDestroy},
+    {"cuGraphUpload", (void*)cuGraphUpload},
+    {"cuGraphExecUpdate", (void*)cuGraphExecUpdate},
+    {"cuGraphConditionalHandleCreate", (void*)cuGraphConditionalHandleCreate},
+    {"cuGraphDebugDotPrint", (void*)cuGraphDebugDotPrint},
     {"cuGraphicsEGLRegisterImage", (void*)cuGraphicsEGLRegisterImage},
     {"cuGLGetDevices", (void*)cuGLGetDevices},
     {"cuVDPAUGetDevice", (void*)cuVDPAUGetDevice},

@@ -1,0 +1,105 @@
+"""CUDA graphs built by stream capture. Three kernels and a copy back are
+captured once with a GraphBuilder, then the whole graph runs five times, one
+call each. A second graph holds a conditional while node: its body, a kernel
+that counts, runs again and again until device code clears the condition
+(cudaGraphSetConditional), with no round trip to the host."""
+import ctypes
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _gpu import device_or_exit  # noqa: E402
+
+from cuda.core import (  # noqa: E402
+    Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions, launch,
+)
+
+# cudaGraphSetConditional is a device-runtime builtin that NVRTC compiles
+# itself once declared: no -rdc, no device runtime library to link.
+SOURCE = r"""
+extern "C" __device__ __cudart_builtin__ void CUDARTAPI cudaGraphSetConditional(cudaGraphConditionalHandle handle,
+                                                                                 unsigned int value);
+extern "C" {
+__global__ void iota(int* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = i;
+}
+__global__ void scale(int* data, int factor, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] *= factor;
+}
+__global__ void add(int* data, int value, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] += value;
+}
+__global__ void count_to(int* counter, int limit, cudaGraphConditionalHandle keep_going)
+{
+    *counter += 1;
+    cudaGraphSetConditional(keep_going, *counter < limit ? 1u : 0u);
+}
+}
+"""
+
+N = 1 << 20
+LIMIT = 100
+
+device = device_or_exit(Device)
+module = Program(SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}", std="c++17")).compile("cubin")
+stream = device.create_stream()
+config = LaunchConfig(grid=(N + 255) // 256, block=256)
+data = device.allocate(N * 4, stream=stream)
+host = LegacyPinnedMemoryResource().allocate(N * 4, stream=stream)
+
+# Capture: nothing runs while the builder is building; work submitted to it is recorded.
+builder = device.create_graph_builder()
+builder.begin_building()
+launch(builder, config, module.get_kernel("iota"), data, N)
+launch(builder, config, module.get_kernel("scale"), data, 3, N)
+launch(builder, config, module.get_kernel("add"), data, 2, N)
+data.copy_to(host, stream=builder)
+builder.end_building()
+graph = builder.complete()
+graph.upload(stream)
+
+values = (ctypes.c_int * N).from_address(host.handle)
+ok = True
+for _ in range(5):
+    ctypes.memset(host.handle, 0, N * 4)
+    graph.launch(stream)
+    stream.sync()
+    ok = ok and all(values[i] == 3 * i + 2 for i in range(0, N, 4099))
+print(f"3 kernels and a copy captured once, launched 5 times: {'OK' if ok else 'FAILED'}")
+
+# A while node: the condition starts at 1 at each launch (its default value);
+# the body's kernel clears it once the counter reaches LIMIT.
+counter = device.allocate(4, stream=stream)
+builder2 = device.create_graph_builder()
+builder2.begin_building()
+counter.fill(0, stream=builder2)
+keep_going = builder2.create_condition(1)
+body = builder2.while_loop(keep_going)
+body.begin_building()
+launch(body, LaunchConfig(grid=1, block=1), module.get_kernel("count_to"), counter, LIMIT, keep_going)
+body.end_building()
+counter.copy_to(host, stream=builder2)
+builder2.end_building()
+loop = builder2.complete()
+
+counted: list[int] = []
+for _ in range(2):
+    loop.launch(stream)
+    stream.sync()
+    counted.append(values[0])
+loop_ok = counted == [LIMIT, LIMIT]
+print(f"while node counted to {counted} (expected {LIMIT} each launch): {'OK' if loop_ok else 'FAILED'}")
+
+for owner in (loop, graph, body, builder2, builder):
+    owner.close()
+counter.close(stream)
+data.close(stream)
+host.close()
+stream.close()
+sys.exit(0 if ok and loop_ok else 1)
