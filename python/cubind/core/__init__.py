@@ -47,6 +47,11 @@ from cubind.core._options import (  # noqa: E402
     StreamOptions,
     WorkqueueResourceOptions,
 )
+from cubind.core._host import Host  # noqa: E402
+from cubind.core._memory_options import (  # noqa: E402
+    ManagedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+)
 from cubind.core._core import (  # noqa: E402
     LEGACY_DEFAULT_STREAM,
     PER_THREAD_DEFAULT_STREAM,
@@ -63,6 +68,8 @@ from cubind.core._core import (  # noqa: E402
     LaunchConfig,
     LegacyPinnedMemoryResource,
     Linker,
+    ManagedBuffer,
+    ManagedMemoryResource,
     MemoryResource,
     NVRTCError,
     NvJitLinkError,
@@ -71,6 +78,7 @@ from cubind.core._core import (  # noqa: E402
     Program,
     SMResource,
     Stream,
+    VirtualMemoryResource,
     WorkqueueResource,
     launch,
 )
@@ -90,11 +98,15 @@ __all__ = [
     "DeviceResources",
     "Event",
     "EventOptions",
+    "Host",
     "Kernel",
     "LaunchConfig",
     "LegacyPinnedMemoryResource",
     "Linker",
     "LinkerOptions",
+    "ManagedBuffer",
+    "ManagedMemoryResource",
+    "ManagedMemoryResourceOptions",
     "MemoryResource",
     "NVRTCError",
     "NvJitLinkError",
@@ -107,6 +119,8 @@ __all__ = [
     "SMResourceOptions",
     "Stream",
     "StreamOptions",
+    "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
     "WorkqueueResource",
     "WorkqueueResourceOptions",
     "launch",
