@@ -239,18 +239,57 @@ void PinnedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRe
 
 ManagedMemoryResource::ManagedMemoryResource(const Device& device) : device_(device) {}
 
+ManagedMemoryResource::ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options)
+    : device_(device) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  if (options.preferred_location) {
+    props.location = *options.preferred_location;
+  } else {
+    props.location.type = CU_MEM_LOCATION_TYPE_NONE;
+  }
+  ContextGuard guard(device_);
+  detail::check(raw::cuMemPoolCreate(&pool_, &props), "cuMemPoolCreate");
+  owns_pool_ = true;
+}
+
+ManagedMemoryResource::ManagedMemoryResource(const Device& device, CUmemoryPool pool, Current)
+    : device_(device), pool_(pool) {}
+
+std::shared_ptr<ManagedMemoryResource> ManagedMemoryResource::current_pool(const Device& device,
+                                                                           CUmemLocation location) {
+  ContextGuard guard(device);
+  CUmemoryPool pool = nullptr;
+  detail::check(raw::cuMemGetMemPool(&pool, &location, CU_MEM_ALLOCATION_TYPE_MANAGED), "cuMemGetMemPool");
+  return std::shared_ptr<ManagedMemoryResource>(new ManagedMemoryResource(device, pool, Current{}));
+}
+
+ManagedMemoryResource::~ManagedMemoryResource() {
+  // The driver defers the destruction until outstanding allocations are freed.
+  if (owns_pool_) detail::release_quietly([&] { return raw::cuMemPoolDestroy(pool_); });
+}
+
 void* ManagedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
   require_bytes(bytes, "cubind::ManagedMemoryResource::allocate");
   detail::require_stream(stream, "cubind::ManagedMemoryResource::allocate");
   ContextGuard guard(device_);
   CUdeviceptr ptr = 0;
-  detail::check(raw::cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+  if (pool_ != nullptr) {
+    detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
+  } else {
+    detail::check(raw::cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+  }
   return to_pointer(ptr);
 }
 
 void ManagedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
   detail::require_stream(stream, "cubind::ManagedMemoryResource::deallocate");
   ContextGuard guard(device_);
+  if (pool_ != nullptr) {
+    detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
+    return;
+  }
   wait_for_stream(stream);
   detail::check(raw::cuMemFree(to_deviceptr(ptr)), "cuMemFree");
 }

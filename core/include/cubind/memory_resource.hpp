@@ -155,21 +155,53 @@ class PinnedMemoryResource final : public MemoryResource {
   Device device_;
 };
 
-// Unified memory, migrated between host and devices on demand
-// (cuMemAllocManaged with CU_MEM_ATTACH_GLOBAL). As with pinned memory,
-// deallocate waits for the stream first.
+struct ManagedMemoryResourceOptions {
+  // Where the pool's pages prefer to live (a device, the host or a host NUMA
+  // node). Unset: no preference (CU_MEM_LOCATION_TYPE_NONE).
+  std::optional<CUmemLocation> preferred_location;
+};
+
+// Unified memory, migrated between host and devices on demand. Two kinds:
+// - cuMemAllocManaged (CU_MEM_ATTACH_GLOBAL), made from a Device alone: as
+//   with pinned memory, deallocate waits for the stream first;
+// - stream-ordered, from a managed memory pool (CUDA 13:
+//   cuMemAllocFromPoolAsync / cuMemFreeAsync on a pool of allocation type
+//   CU_MEM_ALLOCATION_TYPE_MANAGED): the current pool for a location
+//   (current_pool), or a pool of its own made from options, destroyed with
+//   the resource once its allocations are freed.
+// `device`'s primary context performs the driver calls.
 class ManagedMemoryResource final : public MemoryResource {
  public:
   explicit ManagedMemoryResource(const Device& device);
+  // A new managed pool (cuMemPoolCreate).
+  ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options);
+  // The current managed pool for `location` (cuMemGetMemPool); location type
+  // CU_MEM_LOCATION_TYPE_NONE asks for the pool without a preferred location.
+  static std::shared_ptr<ManagedMemoryResource> current_pool(const Device& device, CUmemLocation location);
 
+  ~ManagedMemoryResource() override;
+  ManagedMemoryResource(const ManagedMemoryResource&) = delete;
+  ManagedMemoryResource& operator=(const ManagedMemoryResource&) = delete;
+
+  // @throws std::out_of_range for 0 bytes.
   void* allocate(std::size_t bytes, StreamRef stream) override;
   void deallocate(void* ptr, std::size_t bytes, StreamRef stream) override;
   bool is_device_accessible() const noexcept override { return true; }
   bool is_host_accessible() const noexcept override { return true; }
   int device_id() const noexcept override { return device_.ordinal(); }
 
+  // The pool, or null for cuMemAllocManaged memory.
+  CUmemoryPool handle() const noexcept { return pool_; }
+  bool owns_pool() const noexcept { return owns_pool_; }
+  const Device& device() const noexcept { return device_; }
+
  private:
+  struct Current {};
+  ManagedMemoryResource(const Device& device, CUmemoryPool pool, Current);
+
   Device device_;
+  CUmemoryPool pool_ = nullptr;
+  bool owns_pool_ = false;
 };
 
 }  // namespace cubind

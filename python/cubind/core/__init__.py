@@ -47,6 +47,11 @@ from cubind.core._options import (  # noqa: E402
     StreamOptions,
     WorkqueueResourceOptions,
 )
+from cubind.core._host import Host  # noqa: E402
+from cubind.core._memory_options import (  # noqa: E402
+    ManagedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+)
 from cubind.core._core import (  # noqa: E402
     LEGACY_DEFAULT_STREAM,
     PER_THREAD_DEFAULT_STREAM,
@@ -64,6 +69,8 @@ from cubind.core._core import (  # noqa: E402
     LaunchConfig,
     LegacyPinnedMemoryResource,
     Linker,
+    ManagedBuffer,
+    ManagedMemoryResource,
     MemoryResource,
     NVRTCError,
     NvJitLinkError,
@@ -72,6 +79,7 @@ from cubind.core._core import (  # noqa: E402
     Program,
     SMResource,
     Stream,
+    VirtualMemoryResource,
     WorkqueueResource,
     launch,
 )
@@ -94,11 +102,15 @@ __all__ = [
     "Event",
     "EventOptions",
     "GraphMemoryResource",
+    "Host",
     "Kernel",
     "LaunchConfig",
     "LegacyPinnedMemoryResource",
     "Linker",
     "LinkerOptions",
+    "ManagedBuffer",
+    "ManagedMemoryResource",
+    "ManagedMemoryResourceOptions",
     "MemoryResource",
     "NVRTCError",
     "NvJitLinkError",
@@ -111,6 +123,8 @@ __all__ = [
     "SMResourceOptions",
     "Stream",
     "StreamOptions",
+    "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
     "WorkqueueResource",
     "WorkqueueResourceOptions",
     "graph",

@@ -46,6 +46,18 @@ from cubind.core._options import (
     WorkqueueResourceOptions,
     _sm_split_request,
 )
+from cubind.core._host import Host
+from cubind.core._memory_options import (
+    _OVERLAP_MODE,
+    _SRC_ACCESS_ORDER,
+    HOST_LOCATION_TYPES,
+    CopyOptions,
+    ManagedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+    _managed_location,
+    _virtual_memory_settings,
+)
+from cubind.core.typing import ManagedMemoryLocationType
 
 include "_errors.pxi"
 include "_module.pxi"
@@ -60,3 +72,6 @@ include "_memory.pxi"
 include "_dlpack.pxi"
 include "_launch.pxi"
 include "_graph.pxi"
+include "_managed.pxi"
+include "_virtual_memory.pxi"
+include "_copy_batch.pxi"

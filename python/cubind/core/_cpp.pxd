@@ -127,6 +127,7 @@ cdef extern from "cubind/buffer.hpp" namespace "cubind" nogil:
         size_t size()
         void close() except +translate
         void close(StreamRef stream) except +translate
+        void* release()
         void copy_from(const Buffer& src, StreamRef stream) except +translate
         void fill(uint8_t value, StreamRef stream) except +translate
         void fill(uint16_t value, StreamRef stream) except +translate
@@ -381,3 +382,55 @@ cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
     void release_python_object(void* object)
     void release_malloced(void* data)
     void release_nothing(void* data)
+# Managed memory pools, virtual memory and batched copies (_memory_support.hpp).
+cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
+    cdef cppclass ManagedMemoryResource(MemoryResource):
+        CUmemoryPool handle()
+        bool owns_pool()
+
+cdef extern from "cubind/virtual_memory.hpp" namespace "cubind" nogil:
+    cdef cppclass VirtualMemoryResource(MemoryResource):
+        size_t granularity() except +translate
+        size_t aligned_size(size_t bytes) except +translate
+        size_t mapped_size(void* ptr) except +translate
+        void* grow(void* ptr, size_t new_size) except +translate
+
+cdef extern from "_memory_support.hpp" namespace "cubind_core" nogil:
+    cdef cppclass CopyAttributes:
+        CopyAttributes()
+        int src_access_order
+        int src_type
+        int src_id
+        int dst_type
+        int dst_id
+        unsigned flags
+
+    cdef cppclass VirtualMemorySettings:
+        VirtualMemorySettings()
+        int allocation_type
+        int location_type
+        int location_id
+        int handle_type
+        int granularity
+        bool gpu_direct_rdma
+        uintptr_t addr_hint
+        size_t addr_align
+        vector[int] peers
+        int self_access
+        int peer_access
+
+    ManagedMemoryResource* managed_pool_new(int ordinal, int type, int id) except +translate
+    shared_ptr[ManagedMemoryResource] managed_pool_current(int ordinal) except +translate
+    void managed_prefetch(uintptr_t ptr, size_t size, int type, int id, CUstream stream) except +translate
+    void managed_batch(int which, const vector[uintptr_t]& ptrs, const vector[size_t]& sizes,
+                       const vector[int]& types, const vector[int]& ids, CUstream stream) except +translate
+    void managed_advise(uintptr_t ptr, size_t size, int advice, int type, int id) except +translate
+    int managed_range_attribute(uintptr_t ptr, size_t size, int attribute) except +translate
+    vector[int] managed_accessed_by(uintptr_t ptr, size_t size, size_t slots) except +translate
+    void copy_batch(const vector[uintptr_t]& dsts, const vector[uintptr_t]& srcs, const vector[size_t]& sizes,
+                    const vector[CopyAttributes]& attributes, CUstream stream) except +translate
+    VirtualMemoryResource* virtual_memory_new(int ordinal, const VirtualMemorySettings& settings) except +translate
+    void virtual_memory_set_options(VirtualMemoryResource* resource,
+                                    const VirtualMemorySettings& settings) except +translate
+    Buffer* buffer_adopt(uintptr_t ptr, size_t size, const shared_ptr[MemoryResource]& resource,
+                         CUstream stream) except +translate

@@ -651,7 +651,7 @@ cdef class Buffer:
 
     @property
     def is_managed(self):
-        return False
+        return self._mr.is_managed if self._mr is not None else False
 
     @property
     def is_mapped(self):

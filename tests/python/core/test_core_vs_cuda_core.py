@@ -26,6 +26,8 @@ NAMES = [
     "Program", "ProgramOptions", "SMResource", "SMResourceOptions", "Stream", "StreamOptions", "WorkqueueResource",
     "WorkqueueResourceOptions", "launch", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM",
     "GraphMemoryResource",
+    "Host", "ManagedBuffer", "ManagedMemoryResource", "ManagedMemoryResourceOptions", "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
 ]
 
 # Members of those classes cubind.core does not have, each with its reason
@@ -33,6 +35,8 @@ NAMES = [
 LEFT_OUT = {
     "Buffer.ipc_descriptor": "IPC: part 2",
     "Buffer.from_ipc_descriptor": "IPC: part 2",
+    "ManagedBuffer.ipc_descriptor": "IPC: part 2 (Buffer's)",
+    "ManagedBuffer.from_ipc_descriptor": "IPC: part 2 (Buffer's)",
     "Device.create_mipmapped_array": "textures: not planned yet",
     "Device.create_opaque_array": "textures: not planned yet",
     "Device.create_surface_object": "textures: not planned yet",
@@ -479,3 +483,57 @@ def test_graph_left_out_is_in_the_migration_guide():
     for key in GRAPH_LEFT_OUT:
         assert f"`{key}`" in guide or f"`{key.split('.')[-1]}`" in guide, \
             f"{key} is not in docs/migration-from-cuda-core.md"
+# The batched memory operations of cuda.core.utils.
+UTILS_NAMES = ["copy_batch", "prefetch_batch", "discard_batch", "discard_prefetch_batch", "CopyOptions",
+               "MemcpyOverlapMode", "MemcpySrcAccessOrder"]
+
+
+@pytest.mark.parametrize("name", UTILS_NAMES)
+def test_utils_names_have_the_same_parameters(name):
+    import cubind.core.utils as ours_utils
+    import cuda.core.utils as their_utils
+
+    ours, theirs = getattr(ours_utils, name), getattr(their_utils, name)
+    if dataclasses.is_dataclass(theirs):
+        assert [(f.name, f.default) for f in dataclasses.fields(ours)] == [
+            (f.name, f.default) for f in dataclasses.fields(theirs)]
+        return
+    if isinstance(theirs, type):
+        assert [(m.name, m.value) for m in ours] == [(m.name, m.value) for m in theirs]
+        return
+    expected = _from_inspect(theirs, drop_self=False)
+    if expected is None:
+        expected = _from_stub(STUBS[name], drop_first=False)
+    assert _from_inspect(ours, drop_self=False) == expected
+
+
+def test_typing_enums_agree():
+    import cubind.core.typing as ours_typing
+    import cuda.core.typing as their_typing
+
+    for name in ours_typing.__all__:
+        assert [(m.name, m.value) for m in getattr(ours_typing, name)] == [
+            (m.name, m.value) for m in getattr(their_typing, name)]
+
+
+def test_copy_options_and_host_agree():
+    import cubind.core.utils as ours_utils
+    import cuda.core.utils as their_utils
+
+    for kwargs in ({}, {"src_access_order": "any"}, {"overlap_mode": "prefer_overlap_with_compute"}):
+        assert repr(ours_utils.CopyOptions(**kwargs)).split("(", 1)[1] == repr(
+            their_utils.CopyOptions(**kwargs)).split("(", 1)[1]
+    for bad in ({"src_access_order": "bogus"}, {"overlap_mode": 3}):
+        with pytest.raises(ValueError) as theirs:
+            their_utils.CopyOptions(**bad)
+        with pytest.raises(ValueError) as ours:
+            ours_utils.CopyOptions(**bad)
+        assert str(ours.value) == str(theirs.value)
+    for args, kwargs in (((), {}), ((2,), {}), ((), {"is_numa_current": True})):
+        assert repr(cb.Host(*args, **kwargs)) == repr(cc.Host(*args, **kwargs))
+    for args, kwargs in (((-1,), {}), ((True,), {}), ((1,), {"is_numa_current": True})):
+        with pytest.raises(ValueError) as theirs:
+            cc.Host(*args, **kwargs)
+        with pytest.raises(ValueError) as ours:
+            cb.Host(*args, **kwargs)
+        assert str(ours.value) == str(theirs.value)

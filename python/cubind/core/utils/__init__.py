@@ -1,10 +1,15 @@
-"""cubind.core.utils: the program caches of cuda.core.utils.
+"""cubind.core.utils: cuda.core.utils' batched memory operations and program caches.
 
-ProgramCacheResource, InMemoryProgramCache, FileStreamProgramCache and
-make_program_cache_key; Program.compile(..., cache=) uses them. Importing
-this module loads no CUDA library.
+copy_batch (cuMemcpyBatchAsync) with CopyOptions, MemcpyOverlapMode and
+MemcpySrcAccessOrder; prefetch_batch, discard_batch and
+discard_prefetch_batch over managed memory; ProgramCacheResource,
+InMemoryProgramCache, FileStreamProgramCache and make_program_cache_key,
+which Program.compile(..., cache=) uses. Importing this module loads no
+CUDA library.
 """
 
+from cubind.core._memory_options import CopyOptions, MemcpyOverlapMode, MemcpySrcAccessOrder
+from cubind.core.utils._batch import copy_batch, discard_batch, discard_prefetch_batch, prefetch_batch
 from cubind.core.utils._program_cache import (
     FileStreamProgramCache,
     InMemoryProgramCache,
@@ -12,4 +17,16 @@ from cubind.core.utils._program_cache import (
     make_program_cache_key,
 )
 
-__all__ = ["FileStreamProgramCache", "InMemoryProgramCache", "ProgramCacheResource", "make_program_cache_key"]
+__all__ = [
+    "CopyOptions",
+    "FileStreamProgramCache",
+    "InMemoryProgramCache",
+    "MemcpyOverlapMode",
+    "MemcpySrcAccessOrder",
+    "ProgramCacheResource",
+    "copy_batch",
+    "discard_batch",
+    "discard_prefetch_batch",
+    "make_program_cache_key",
+    "prefetch_batch",
+]
