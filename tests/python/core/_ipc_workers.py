@@ -108,7 +108,7 @@ def expected_pattern(seed, n):
     return [(seed * 2654435761 + i) & 0xFFFFFFFF for i in range(n)]
 
 
-def gpu_producer(queue, results, pinned, words, seed):
+def gpu_producer(queue, outbox, results, pinned, words, seed):
     """Allocates from an IPC pool, holds its stream behind a host callback
     until the consumer has the objects, writes the pattern with a kernel,
     records an IPC event, and waits for the consumer's verdict before it
@@ -148,7 +148,7 @@ def gpu_producer(queue, results, pinned, words, seed):
         try:
             launch(stream, LaunchConfig(grid=(words + 255) // 256, block=256), kernel, buffer, seed, words)
             stream.record(ready)
-            queue.put((mr, buffer, ready))
+            outbox.put((mr, buffer, ready))
             reply = results.get(timeout=120)
         finally:
             gate.set()
