@@ -59,15 +59,30 @@ Buffer Buffer::from_native_handle(void* ptr, std::size_t size, std::shared_ptr<M
   return Buffer(ptr, size, std::move(resource), stream);
 }
 
-Buffer Buffer::from_ipc(std::shared_ptr<DeviceMemoryResource> imported_pool, const IpcBufferDescriptor& descriptor,
+Buffer Buffer::from_ipc(std::shared_ptr<MemoryPool> imported_pool, const IpcBufferDescriptor& descriptor,
                         StreamRef stream) {
-  if (!imported_pool) throw std::invalid_argument("cubind::Buffer::from_ipc: the memory resource is null");
-  require_size(descriptor.size, "cubind::Buffer::from_ipc");
-  detail::require_stream(stream, "cubind::Buffer::from_ipc");
+  constexpr const char* where = "cubind::Buffer::from_ipc";
+  if (!imported_pool) throw std::invalid_argument(std::string(where) + ": the memory resource is null");
+  if (!imported_pool->is_imported()) {
+    throw std::logic_error(std::string(where) +
+                           ": the pool was not imported from another process (from_ipc_handle); a buffer maps "
+                           "only into the imported pool of the pool that allocated it");
+  }
+  require_size(descriptor.size, where);
+  detail::require_stream(stream, where);
   ContextGuard guard(imported_pool->device());
   CUdeviceptr ptr = 0;
   CUmemPoolPtrExportData data = descriptor.data;
   detail::check(raw::cuMemPoolImportPointer(&ptr, imported_pool->handle(), &data), "cuMemPoolImportPointer");
+  // The size comes from the other process: never claim more than was mapped.
+  std::size_t mapped = 0;
+  const CUresult range = raw::cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr);
+  if (range != CUDA_SUCCESS || descriptor.size > mapped) {
+    raw::cuMemFree(ptr);
+    detail::check(range, "cuPointerGetAttribute");
+    throw std::invalid_argument(std::string(where) + ": the descriptor's size, " + std::to_string(descriptor.size) +
+                                " bytes, exceeds the " + std::to_string(mapped) + " bytes of the mapped allocation");
+  }
   return Buffer(to_pointer(ptr), descriptor.size, std::move(imported_pool), stream);
 }
 
@@ -254,11 +269,11 @@ void Buffer::fill(std::uint32_t value, StreamRef stream) {
 
 IpcBufferDescriptor Buffer::export_ipc() const {
   require_buffer("cubind::Buffer::export_ipc");
-  const auto* pool = dynamic_cast<const DeviceMemoryResource*>(resource_.get());
+  const auto* pool = dynamic_cast<const MemoryPool*>(resource_.get());
   if (pool == nullptr || !pool->is_ipc_enabled()) {
     throw std::logic_error(
-        "cubind::Buffer::export_ipc: the buffer was not allocated from a DeviceMemoryResource created with "
-        "ipc_enabled");
+        "cubind::Buffer::export_ipc: the buffer was not allocated from a DeviceMemoryResource or "
+        "PinnedMemoryResource created with ipc_enabled");
   }
   ContextGuard guard(pool->device());
   IpcBufferDescriptor descriptor{};

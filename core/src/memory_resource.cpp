@@ -68,62 +68,56 @@ int IpcPoolHandle::release() {
   return std::exchange(fd_, -1);
 }
 
-// DeviceMemoryResource
+// MemoryPool
 
-DeviceMemoryResource::DeviceMemoryResource(const Device& device)
-    : device_(device), context_(detail::primary_context(device.ordinal())) {
-  detail::check(raw::cuDeviceGetDefaultMemPool(&pool_, device.handle()), "cuDeviceGetDefaultMemPool");
-}
-
-DeviceMemoryResource::DeviceMemoryResource(const Device& device, const DeviceMemoryResourceOptions& options)
-    : device_(device), context_(detail::primary_context(device.ordinal())) {
-  CUmemPoolProps props{};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.handleTypes = options.ipc_enabled ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
-  props.location = device_location(device);
-  props.maxSize = options.max_size;
-  detail::check(raw::cuMemPoolCreate(&pool_, &props), "cuMemPoolCreate");
-  owns_pool_ = true;
-  ipc_enabled_ = options.ipc_enabled;
-  if (options.release_threshold) {
-    try {
-      set_release_threshold(*options.release_threshold);
-    } catch (...) {
-      // The destructor does not run for a half-built object.
-      raw::cuMemPoolDestroy(pool_);
-      throw;
-    }
+MemoryPool::MemoryPool(const char* name, const Device& device, CUmemoryPool pool, bool owns_pool, bool ipc_enabled,
+                       bool imported)
+    : name_(name),
+      allocate_where_(std::string("cubind::") + name + "::allocate"),
+      deallocate_where_(std::string("cubind::") + name + "::deallocate"),
+      device_(device),
+      context_(nullptr),
+      pool_(pool),
+      owns_pool_(owns_pool),
+      ipc_enabled_(ipc_enabled),
+      imported_(imported) {
+  try {
+    context_ = detail::primary_context(device.ordinal());
+  } catch (...) {
+    // The destructor does not run for a half-built object.
+    if (owns_pool) raw::cuMemPoolDestroy(pool);
+    throw;
   }
 }
 
-DeviceMemoryResource::DeviceMemoryResource(const Device& device, CUmemoryPool imported, Imported)
-    : device_(device), context_(detail::primary_context(device.ordinal())), pool_(imported), owns_pool_(true) {}
+MemoryPool::~MemoryPool() {
+  // The driver defers the destruction until outstanding allocations are freed.
+  if (owns_pool_) detail::release_quietly([this] { return raw::cuMemPoolDestroy(pool_); });
+}
 
-std::shared_ptr<DeviceMemoryResource> DeviceMemoryResource::from_ipc_handle(const Device& device,
-                                                                            const IpcPoolHandle& handle) {
-  if (handle.fd() < 0) detail::throw_null("cubind::DeviceMemoryResource::from_ipc_handle", "IpcPoolHandle");
+CUmemoryPool MemoryPool::create(const CUmemPoolProps& props) {
+  CUmemoryPool pool = nullptr;
+  detail::check(raw::cuMemPoolCreate(&pool, &props), "cuMemPoolCreate");
+  return pool;
+}
+
+CUmemoryPool MemoryPool::import(const Device& device, const IpcPoolHandle& handle, const char* where) {
+  if (handle.fd() < 0) detail::throw_null(where, "IpcPoolHandle");
   ContextGuard guard(device);
   CUmemoryPool pool = nullptr;
   // For POSIX descriptors the "handle" argument is the descriptor itself, in a pointer.
   detail::check(raw::cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(handle.fd())),
                                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemPoolImportFromShareableHandle");
-  try {
-    return std::shared_ptr<DeviceMemoryResource>(new DeviceMemoryResource(device, pool, Imported{}));
-  } catch (...) {
-    raw::cuMemPoolDestroy(pool);
-    throw;
+  return pool;
+}
+
+void* MemoryPool::allocate(std::size_t bytes, StreamRef stream) {
+  if (bytes == 0 || imported_) {
+    require_bytes(bytes, allocate_where_.c_str());
+    throw std::logic_error(allocate_where_ +
+                           ": the pool was imported from another process, which alone allocates from it");
   }
-}
-
-DeviceMemoryResource::~DeviceMemoryResource() {
-  // The driver defers the destruction until outstanding allocations are freed.
-  if (owns_pool_) detail::release_quietly([this] { return raw::cuMemPoolDestroy(pool_); });
-}
-
-void* DeviceMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
-  constexpr const char* where = "cubind::DeviceMemoryResource::allocate";
-  require_bytes(bytes, where);
   CUdeviceptr ptr = 0;
   if (detail::is_default_stream(stream.handle())) {
     // Under the guard a default stream is this device's.
@@ -132,48 +126,109 @@ void* DeviceMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
   } else {
     // A stream names its own context, so no guard: this path is the one the
     // allocation benchmarks hold to the raw call's speed.
-    detail::require_stream_context(stream, context_, where);
+    check_stream(stream, allocate_where_.c_str());
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   }
   return to_pointer(ptr);
 }
 
-void DeviceMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
+void MemoryPool::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
   if (detail::is_default_stream(stream.handle())) {
     ContextGuard guard(Context::from_native_handle(context_));
     detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
   } else {
-    detail::require_stream_context(stream, context_, "cubind::DeviceMemoryResource::deallocate");
+    check_stream(stream, deallocate_where_.c_str());
     detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
   }
 }
 
-std::uint64_t DeviceMemoryResource::release_threshold() const {
+void MemoryPool::check_stream(StreamRef stream, const char* where) const {
+  // Device memory is used from its device's contexts; host memory from any.
+  if (device_id() >= 0) {
+    detail::require_stream_context(stream, context_, where);
+  } else {
+    detail::require_stream(stream, where);
+  }
+}
+
+std::uint64_t MemoryPool::release_threshold() const {
   cuuint64_t value = 0;
   detail::check(raw::cuMemPoolGetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value), "cuMemPoolGetAttribute");
   return value;
 }
 
-void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {
+void MemoryPool::set_release_threshold(std::uint64_t bytes) {
   cuuint64_t value = bytes;
   detail::check(raw::cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value), "cuMemPoolSetAttribute");
 }
 
-std::uint64_t DeviceMemoryResource::used_memory() const {
+std::uint64_t MemoryPool::used_memory() const {
   cuuint64_t value = 0;
   detail::check(raw::cuMemPoolGetAttribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value), "cuMemPoolGetAttribute");
   return value;
 }
 
-std::uint64_t DeviceMemoryResource::reserved_memory() const {
+std::uint64_t MemoryPool::reserved_memory() const {
   cuuint64_t value = 0;
   detail::check(raw::cuMemPoolGetAttribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &value),
                 "cuMemPoolGetAttribute");
   return value;
 }
 
-void DeviceMemoryResource::trim_to(std::size_t bytes_to_keep) {
+void MemoryPool::trim_to(std::size_t bytes_to_keep) {
   detail::check(raw::cuMemPoolTrimTo(pool_, bytes_to_keep), "cuMemPoolTrimTo");
+}
+
+IpcPoolHandle MemoryPool::export_ipc_handle() const {
+  if (!ipc_enabled_) {
+    throw std::logic_error(
+        std::string("cubind::") + name_ +
+        "::export_ipc_handle: the pool was not created with ipc_enabled in its options");
+  }
+  ContextGuard guard(device_);
+  int fd = -1;
+  detail::check(raw::cuMemPoolExportToShareableHandle(&fd, pool_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                "cuMemPoolExportToShareableHandle");
+  return IpcPoolHandle::from_native_handle(fd);
+}
+
+// DeviceMemoryResource
+
+namespace {
+
+CUmemoryPool default_device_pool(const Device& device) {
+  CUmemoryPool pool = nullptr;
+  detail::check(raw::cuDeviceGetDefaultMemPool(&pool, device.handle()), "cuDeviceGetDefaultMemPool");
+  return pool;
+}
+
+CUmemoryPool new_device_pool(const Device& device, const DeviceMemoryResourceOptions& options) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = options.ipc_enabled ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+  props.location = device_location(device);
+  props.maxSize = options.max_size;
+  CUmemoryPool pool = nullptr;
+  detail::check(raw::cuMemPoolCreate(&pool, &props), "cuMemPoolCreate");
+  return pool;
+}
+
+}  // namespace
+
+DeviceMemoryResource::DeviceMemoryResource(const Device& device)
+    : MemoryPool("DeviceMemoryResource", device, default_device_pool(device), false, false, false) {}
+
+DeviceMemoryResource::DeviceMemoryResource(const Device& device, const DeviceMemoryResourceOptions& options)
+    : MemoryPool("DeviceMemoryResource", device, new_device_pool(device, options), true, options.ipc_enabled, false) {
+  // From here on the destructor destroys the pool if the body throws.
+  if (options.release_threshold) set_release_threshold(*options.release_threshold);
+}
+
+std::shared_ptr<DeviceMemoryResource> DeviceMemoryResource::from_ipc_handle(const Device& device,
+                                                                            const IpcPoolHandle& handle) {
+  CUmemoryPool pool = import(device, handle, "cubind::DeviceMemoryResource::from_ipc_handle");
+  // The constructor destroys the pool if it throws.
+  return std::shared_ptr<DeviceMemoryResource>(new DeviceMemoryResource(device, pool, true, true, true));
 }
 
 void DeviceMemoryResource::set_access(const Device& peer, CUmemAccess_flags flags, const char* where) {
@@ -202,34 +257,126 @@ bool DeviceMemoryResource::is_accessible_from(const Device& peer) const {
   return flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 }
 
-IpcPoolHandle DeviceMemoryResource::export_ipc_handle() const {
-  if (!ipc_enabled_) {
-    throw std::logic_error(
-        "cubind::DeviceMemoryResource::export_ipc_handle: the pool was not created with "
-        "DeviceMemoryResourceOptions::ipc_enabled");
-  }
-  ContextGuard guard(device_);
-  int fd = -1;
-  detail::check(raw::cuMemPoolExportToShareableHandle(&fd, pool_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                "cuMemPoolExportToShareableHandle");
-  return IpcPoolHandle::from_native_handle(fd);
-}
-
 // PinnedMemoryResource
 
-PinnedMemoryResource::PinnedMemoryResource(const Device& device) : device_(device) {}
+CUmemLocation pinned_pool_location(const PinnedMemoryResourceOptions& options, int device_ordinal,
+                                   int device_numa_id) {
+  CUmemLocation location{};
+  if (options.numa_id) {
+    if (*options.numa_id < 0) {
+      throw std::invalid_argument("cubind::PinnedMemoryResourceOptions: numa_id is " +
+                                  std::to_string(*options.numa_id) + "; it must be >= 0 (or unset)");
+    }
+    location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    location.id = *options.numa_id;
+  } else if (options.ipc_enabled) {
+    // The driver exports only pools placed on a NUMA node.
+    if (device_numa_id < 0) {
+      throw std::runtime_error(
+          "cubind::PinnedMemoryResource: an IPC-enabled pinned pool is placed on a host NUMA node, and device " +
+          std::to_string(device_ordinal) + " reports none (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is " +
+          std::to_string(device_numa_id) + "); set numa_id explicitly");
+    }
+    location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    location.id = device_numa_id;
+  } else {
+    location.type = CU_MEM_LOCATION_TYPE_HOST;
+    location.id = 0;  // ignored for CU_MEM_LOCATION_TYPE_HOST
+  }
+  return location;
+}
 
-void* PinnedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
-  require_bytes(bytes, "cubind::PinnedMemoryResource::allocate");
-  detail::require_stream(stream, "cubind::PinnedMemoryResource::allocate");
+namespace {
+
+int numa_of(const CUmemLocation& location) {
+  return location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? location.id : -1;
+}
+
+CUmemoryPool current_pinned_pool(const Device& device) {
+  ContextGuard guard(device);
+  CUmemLocation location{};
+  location.type = CU_MEM_LOCATION_TYPE_HOST;
+  CUmemoryPool pool = nullptr;
+  detail::check(raw::cuMemGetMemPool(&pool, &location, CU_MEM_ALLOCATION_TYPE_PINNED), "cuMemGetMemPool");
+  return pool;
+}
+
+CUmemLocation pinned_location(const PinnedMemoryResourceOptions& options, const Device& device) {
+  const bool needs_node = options.ipc_enabled && !options.numa_id;
+  return pinned_pool_location(options, device.ordinal(),
+                              needs_node ? device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) : -1);
+}
+
+CUmemoryPool new_pinned_pool(const Device& device, const PinnedMemoryResourceOptions& options) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = options.ipc_enabled ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+  props.location = pinned_location(options, device);
+  props.maxSize = options.max_size;
+  ContextGuard guard(device);
+  CUmemoryPool pool = nullptr;
+  detail::check(raw::cuMemPoolCreate(&pool, &props), "cuMemPoolCreate");
+  return pool;
+}
+
+}  // namespace
+
+PinnedMemoryResource::PinnedMemoryResource(const Device& device, CUmemoryPool pool, bool owns_pool,
+                                           bool ipc_enabled, bool imported, int numa_id)
+    : MemoryPool("PinnedMemoryResource", device, pool, owns_pool, ipc_enabled, imported), numa_id_(numa_id) {
+  // From here on the destructor destroys an owned pool if the body throws.
+  grant_device_access();
+}
+
+PinnedMemoryResource::PinnedMemoryResource(const Device& device)
+    : PinnedMemoryResource(device, current_pinned_pool(device), false, false, false, -1) {}
+
+PinnedMemoryResource::PinnedMemoryResource(const Device& device, const PinnedMemoryResourceOptions& options)
+    : PinnedMemoryResource(device, new_pinned_pool(device, options), true, options.ipc_enabled, false,
+                           numa_of(pinned_location(options, device))) {}
+
+std::shared_ptr<PinnedMemoryResource> PinnedMemoryResource::from_ipc_handle(const Device& device,
+                                                                            const IpcPoolHandle& handle) {
+  CUmemoryPool pool = import(device, handle, "cubind::PinnedMemoryResource::from_ipc_handle");
+  return std::shared_ptr<PinnedMemoryResource>(
+      new PinnedMemoryResource(device, pool, true, true, true, -1));
+}
+
+void PinnedMemoryResource::grant_device_access() {
+  // Shared pools are always placed on a NUMA node.
+  const bool on_numa_node = numa_id_ >= 0 || imported_;
+  const CUdevice_attribute supported = on_numa_node ? CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED
+                                                    : CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED;
+  const int count = Device::count();
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    const Device device = Device::get(ordinal);
+    if (device.attribute(supported) == 0) continue;
+    CUmemLocation location = device_location(device);
+    CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    detail::check(raw::cuMemPoolGetAccess(&flags, pool_, &location), "cuMemPoolGetAccess");
+    if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) continue;
+    CUmemAccessDesc access{};
+    access.location = location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    detail::check(raw::cuMemPoolSetAccess(pool_, &access, 1), "cuMemPoolSetAccess");
+  }
+}
+
+// LegacyPinnedMemoryResource
+
+LegacyPinnedMemoryResource::LegacyPinnedMemoryResource(const Device& device) : device_(device) {}
+
+void* LegacyPinnedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
+  require_bytes(bytes, "cubind::LegacyPinnedMemoryResource::allocate");
+  detail::require_stream(stream, "cubind::LegacyPinnedMemoryResource::allocate");
   ContextGuard guard(device_);
   void* ptr = nullptr;
   detail::check(raw::cuMemHostAlloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
   return ptr;
 }
 
-void PinnedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
-  detail::require_stream(stream, "cubind::PinnedMemoryResource::deallocate");
+void LegacyPinnedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
+  detail::require_stream(stream, "cubind::LegacyPinnedMemoryResource::deallocate");
   ContextGuard guard(device_);
   wait_for_stream(stream);
   detail::check(raw::cuMemFreeHost(ptr), "cuMemFreeHost");

@@ -29,7 +29,7 @@ using cubind::Device;
 using cubind::DeviceMemoryResource;
 using cubind::DeviceMemoryResourceOptions;
 using cubind::ManagedMemoryResource;
-using cubind::PinnedMemoryResource;
+using cubind::LegacyPinnedMemoryResource;
 using cubind::Stream;
 using cubind::StreamRef;
 using cubind::detail::check;
@@ -75,7 +75,7 @@ TEST_F(BufferGpuTest, CopiesRoundTripHostDeviceDeviceHost) {
 TEST_F(BufferGpuTest, PinnedAndManagedMemoryAreReadFromTheHost) {
   const std::vector<std::uint32_t> in = pattern(4096);
   const std::size_t bytes = in.size() * sizeof(std::uint32_t);
-  Buffer pinned = Buffer::allocate(std::make_shared<PinnedMemoryResource>(dev()), bytes, s());
+  Buffer pinned = Buffer::allocate(std::make_shared<LegacyPinnedMemoryResource>(dev()), bytes, s());
   Buffer managed = Buffer::allocate(std::make_shared<ManagedMemoryResource>(dev()), bytes, s());
   Buffer on_device = Buffer::allocate(pool, bytes, s());
   EXPECT_EQ(pinned.device_id(), -1);

@@ -1,5 +1,6 @@
-// Memory and events shared between two processes on one GPU. The parent
-// exports an allocation of an IPC-enabled pool (its pool as a POSIX file
+// Memory and events shared between two processes on one GPU, from a device
+// pool and from a pinned host pool. The parent exports an allocation of an
+// IPC-enabled pool (its pool as a POSIX file
 // descriptor, passed over a Unix socket with SCM_RIGHTS, plus the pointer's
 // export data) and an interprocess event; the child, a fresh exec of this
 // binary, imports them, waits on the event, checks and rewrites the memory.
@@ -33,6 +34,8 @@ using cubind::Device;
 using cubind::DeviceMemoryResource;
 using cubind::Event;
 using cubind::IpcPoolHandle;
+using cubind::MemoryPool;
+using cubind::PinnedMemoryResource;
 using cubind::Stream;
 
 constexpr std::uint32_t kParentWord = 0xa5a5a5a5u;
@@ -45,6 +48,7 @@ struct Handoff {
   cubind::IpcBufferDescriptor buffer;
   CUipcEventHandle event;
   int device_ordinal;
+  int pinned;  // 1: the pool is a PinnedMemoryResource's
 };
 
 // Child to parent: 'N' (event not ready yet) or 'R', then 'K' (done) or 'E' with a reason.
@@ -121,6 +125,16 @@ std::string ipc_unsupported_reason(const Device& device) {
   return {};
 }
 
+std::string pinned_ipc_unsupported_reason(const Device& device) {
+  if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED) == 0) {
+    return "the device does not support host pools on a NUMA node";
+  }
+  if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) < 0) return "the device reports no host NUMA node";
+  return {};
+}
+
+void share_with_another_process(const Device& device, const std::shared_ptr<MemoryPool>& pool, bool pinned);
+
 using IpcGpuTest = cubind_test::GpuTest;
 
 TEST_F(IpcGpuTest, PoolAllocationAndEventAreSharedWithAnotherProcess) {
@@ -130,7 +144,20 @@ TEST_F(IpcGpuTest, PoolAllocationAndEventAreSharedWithAnotherProcess) {
 
   cubind::DeviceMemoryResourceOptions options;
   options.ipc_enabled = true;
-  auto pool = std::make_shared<DeviceMemoryResource>(device, options);
+  share_with_another_process(device, std::make_shared<DeviceMemoryResource>(device, options), false);
+}
+
+TEST_F(IpcGpuTest, PinnedPoolAllocationIsSharedWithAnotherProcess) {
+  const Device device = Device::get(0);
+  const std::string unsupported = pinned_ipc_unsupported_reason(device);
+  if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+
+  cubind::PinnedMemoryResourceOptions options;
+  options.ipc_enabled = true;
+  share_with_another_process(device, std::make_shared<PinnedMemoryResource>(device, options), true);
+}
+
+void share_with_another_process(const Device& device, const std::shared_ptr<MemoryPool>& pool, bool pinned) {
   Stream stream(device);
   Buffer buffer = Buffer::allocate(pool, kBytes, stream);
   stream.sync();
@@ -141,7 +168,7 @@ TEST_F(IpcGpuTest, PoolAllocationAndEventAreSharedWithAnotherProcess) {
   ready.record(stream);
 
   const IpcPoolHandle pool_handle = pool->export_ipc_handle();
-  const Handoff handoff{buffer.export_ipc(), ready.ipc_handle(), device.ordinal()};
+  const Handoff handoff{buffer.export_ipc(), ready.ipc_handle(), device.ordinal(), pinned ? 1 : 0};
 
   int sockets[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0) << std::strerror(errno);
@@ -185,7 +212,12 @@ int cubind_test::ipc_child_main(int socket) {
     const IpcPoolHandle pool_handle = IpcPoolHandle::from_native_handle(receive_with_fd(socket, &handoff, sizeof handoff));
     const Device device = Device::get(handoff.device_ordinal);
     Stream stream(device);
-    auto pool = DeviceMemoryResource::from_ipc_handle(device, pool_handle);
+    std::shared_ptr<MemoryPool> pool;
+    if (handoff.pinned) {
+      pool = PinnedMemoryResource::from_ipc_handle(device, pool_handle);
+    } else {
+      pool = DeviceMemoryResource::from_ipc_handle(device, pool_handle);
+    }
     Buffer buffer = Buffer::from_ipc(pool, handoff.buffer, stream);
     const Event ready = Event::from_ipc_handle(device, handoff.event);
     send_reply(socket, ready.query() ? 'R' : 'N');

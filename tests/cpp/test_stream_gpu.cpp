@@ -153,7 +153,7 @@ TEST_F(StreamGpuTest, CaptureBuildsAGraphThatRunsAgain) {
   Stream stream(dev());
   constexpr std::size_t kWords = 1024;
   auto pool = std::make_shared<cubind::DeviceMemoryResource>(dev());
-  auto pinned = std::make_shared<cubind::PinnedMemoryResource>(dev());
+  auto pinned = std::make_shared<cubind::LegacyPinnedMemoryResource>(dev());
   Buffer device_words = Buffer::allocate(pool, kWords * 4, stream);
   Buffer host_words = Buffer::allocate(pinned, kWords * 4, stream);
   stream.sync();

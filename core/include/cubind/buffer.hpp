@@ -34,10 +34,14 @@ class Buffer {
                                    StreamRef stream);
 
   // Maps an allocation another process exported with export_ipc(), from the
-  // pool it imported with DeviceMemoryResource::from_ipc_handle
-  // (cuMemPoolImportPointer). Closing it unmaps it here; the exporting process
-  // frees the memory, after this one has closed it.
-  static Buffer from_ipc(std::shared_ptr<DeviceMemoryResource> imported_pool, const IpcBufferDescriptor& descriptor,
+  // pool it imported with DeviceMemoryResource::from_ipc_handle or
+  // PinnedMemoryResource::from_ipc_handle (cuMemPoolImportPointer). Closing it
+  // unmaps it here; the exporting process frees the memory, after this one has
+  // closed it.
+  // @throws std::logic_error for a pool that was not imported;
+  // std::invalid_argument when the descriptor claims more bytes than the
+  // mapping has.
+  static Buffer from_ipc(std::shared_ptr<MemoryPool> imported_pool, const IpcBufferDescriptor& descriptor,
                          StreamRef stream);
 
   Buffer(Buffer&& other) noexcept;
@@ -90,7 +94,7 @@ class Buffer {
   void fill(T value, StreamRef stream) = delete;
 
   // The descriptor another process passes to from_ipc (cuMemPoolExportPointer).
-  // @throws std::logic_error unless allocated from an IPC-enabled DeviceMemoryResource.
+  // @throws std::logic_error unless allocated from an IPC-enabled pool.
   IpcBufferDescriptor export_ipc() const;
 
  private:

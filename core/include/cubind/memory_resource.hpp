@@ -1,5 +1,6 @@
 // Where Buffers get their memory. MemoryResource is the interface; cubind
-// provides a stream-ordered device pool, pinned host memory and managed memory.
+// provides stream-ordered device and pinned host pools (MemoryPool), pinned
+// host memory from cuMemHostAlloc, and managed memory.
 // Resources are shared (std::shared_ptr) by the buffers they allocated, so a
 // resource lives as long as its last buffer.
 #pragma once
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "cubind/device.hpp"
 #include "cubind/stream.hpp"
@@ -72,35 +74,31 @@ struct DeviceMemoryResourceOptions {
   bool ipc_enabled = false;
 };
 
-// Stream-ordered device memory from a memory pool (cuMemAllocFromPoolAsync,
-// cuMemFreeAsync). Either the device's default pool, which the device keeps,
-// or a pool of its own, created or imported here and destroyed with the
-// resource (once its outstanding allocations are freed).
-class DeviceMemoryResource final : public MemoryResource {
+// What the stream-ordered pools share (cuMemAllocFromPoolAsync, cuMemFreeAsync
+// on a CUmemoryPool): a pool the resource owns (created or imported, destroyed
+// with the resource once its outstanding allocations are freed) or one the
+// driver keeps (a default or current pool). An imported pool only maps
+// allocations another process exported; it cannot allocate.
+class MemoryPool : public MemoryResource {
  public:
-  // The device's default pool (cuDeviceGetDefaultMemPool).
-  explicit DeviceMemoryResource(const Device& device);
-  // A new pool on the device (cuMemPoolCreate).
-  DeviceMemoryResource(const Device& device, const DeviceMemoryResourceOptions& options);
-  // A pool another process exported with export_ipc_handle()
-  // (cuMemPoolImportFromShareableHandle). The descriptor is not consumed.
-  static std::shared_ptr<DeviceMemoryResource> from_ipc_handle(const Device& device, const IpcPoolHandle& handle);
+  ~MemoryPool() override;
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
 
-  ~DeviceMemoryResource() override;
-  DeviceMemoryResource(const DeviceMemoryResource&) = delete;
-  DeviceMemoryResource& operator=(const DeviceMemoryResource&) = delete;
-
-  // @throws std::out_of_range for 0 bytes; std::invalid_argument when the
-  // stream belongs to another context than the device's primary context.
+  // @throws std::out_of_range for 0 bytes; std::logic_error for an imported
+  // pool; std::invalid_argument when the stream belongs to another context
+  // than the primary context of the device the resource was made with.
   void* allocate(std::size_t bytes, StreamRef stream) override;
   void deallocate(void* ptr, std::size_t bytes, StreamRef stream) override;
-  bool is_device_accessible() const noexcept override { return true; }
-  bool is_host_accessible() const noexcept override { return false; }
-  int device_id() const noexcept override { return device_.ordinal(); }
 
   CUmemoryPool handle() const noexcept { return pool_; }
-  const Device& device() const noexcept { return device_; }
   bool owns_pool() const noexcept { return owns_pool_; }
+  bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
+  // Imported from another process (from_ipc_handle).
+  bool is_imported() const noexcept { return imported_; }
+  // The device whose primary context makes the calls that need a context;
+  // for a DeviceMemoryResource, where the memory lives.
+  const Device& device() const noexcept { return device_; }
 
   std::uint64_t release_threshold() const;
   void set_release_threshold(std::uint64_t bytes);
@@ -111,6 +109,51 @@ class DeviceMemoryResource final : public MemoryResource {
   // Returns reserved memory beyond `bytes_to_keep` to the system (cuMemPoolTrimTo).
   void trim_to(std::size_t bytes_to_keep);
 
+  // The pool as a file descriptor for another process
+  // (cuMemPoolExportToShareableHandle). Each call gives a new descriptor.
+  // @throws std::logic_error unless created with ipc_enabled.
+  IpcPoolHandle export_ipc_handle() const;
+
+ protected:
+  // `device`'s primary context makes the calls that need one. `name` is the
+  // class errors name ("DeviceMemoryResource"), a string literal.
+  MemoryPool(const char* name, const Device& device, CUmemoryPool pool, bool owns_pool, bool ipc_enabled,
+             bool imported);
+  // cuMemPoolCreate.
+  static CUmemoryPool create(const CUmemPoolProps& props);
+  // cuMemPoolImportFromShareableHandle in `device`'s primary context. The
+  // descriptor is not consumed.
+  static CUmemoryPool import(const Device& device, const IpcPoolHandle& handle, const char* where);
+  void check_stream(StreamRef stream, const char* where) const;
+
+  const char* name_;
+  // Built once: the hot paths name them only on failure.
+  std::string allocate_where_;
+  std::string deallocate_where_;
+  Device device_;
+  CUcontext context_;
+  CUmemoryPool pool_ = nullptr;
+  bool owns_pool_ = false;
+  bool ipc_enabled_ = false;
+  bool imported_ = false;
+};
+
+// Stream-ordered device memory from a memory pool. Either the device's default
+// pool, which the device keeps, or a pool of its own, created or imported here.
+class DeviceMemoryResource final : public MemoryPool {
+ public:
+  // The device's default pool (cuDeviceGetDefaultMemPool).
+  explicit DeviceMemoryResource(const Device& device);
+  // A new pool on the device (cuMemPoolCreate).
+  DeviceMemoryResource(const Device& device, const DeviceMemoryResourceOptions& options);
+  // A pool another process exported with export_ipc_handle()
+  // (cuMemPoolImportFromShareableHandle). The descriptor is not consumed.
+  static std::shared_ptr<DeviceMemoryResource> from_ipc_handle(const Device& device, const IpcPoolHandle& handle);
+
+  bool is_device_accessible() const noexcept override { return true; }
+  bool is_host_accessible() const noexcept override { return false; }
+  int device_id() const noexcept override { return device_.ordinal(); }
+
   // Lets `peer` read and write this pool's allocations (cuMemPoolSetAccess).
   // @throws std::invalid_argument when peer is the pool's own device.
   void grant_peer_access(const Device& peer);
@@ -118,32 +161,74 @@ class DeviceMemoryResource final : public MemoryResource {
   // cuMemPoolGetAccess: always true for the pool's own device.
   bool is_accessible_from(const Device& peer) const;
 
-  // The pool as a file descriptor for another process
-  // (cuMemPoolExportToShareableHandle).
-  // @throws std::logic_error unless created with ipc_enabled.
-  IpcPoolHandle export_ipc_handle() const;
-  bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
-
  private:
-  struct Imported {};
-  DeviceMemoryResource(const Device& device, CUmemoryPool imported, Imported);
+  DeviceMemoryResource(const Device& device, CUmemoryPool pool, bool owns_pool, bool ipc_enabled, bool imported)
+      : MemoryPool("DeviceMemoryResource", device, pool, owns_pool, ipc_enabled, imported) {}
   void set_access(const Device& peer, CUmemAccess_flags flags, const char* where);
-
-  Device device_;
-  CUcontext context_;
-  CUmemoryPool pool_ = nullptr;
-  bool owns_pool_ = false;
-  bool ipc_enabled_ = false;
 };
 
-// Page-locked host memory (cuMemHostAlloc, portable to every context and
-// mapped into the device address space). Allocation is not stream-ordered;
-// deallocate first waits for the stream, since queued copies may still read
-// the memory.
-class PinnedMemoryResource final : public MemoryResource {
+struct PinnedMemoryResourceOptions {
+  // Exportable to other processes as a POSIX file descriptor. The driver
+  // shares only pools placed on a NUMA node (CU_MEM_LOCATION_TYPE_HOST_NUMA).
+  bool ipc_enabled = false;
+  // The most the pool may reserve; 0 is the driver's limit.
+  std::size_t max_size = 0;
+  // The host NUMA node the memory is placed on. Unset: wherever the system
+  // places it (CU_MEM_LOCATION_TYPE_HOST), or, with ipc_enabled, the node
+  // closest to the device (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).
+  std::optional<int> numa_id;
+};
+
+// The CUmemLocation a pinned pool with these options is placed on.
+// `device_numa_id` is the CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID of device
+// `device_ordinal`, read only when ipc_enabled leaves numa_id unset.
+// @throws std::invalid_argument for a negative numa_id; std::runtime_error when
+// the node is needed and the device reports none (-1).
+CUmemLocation pinned_pool_location(const PinnedMemoryResourceOptions& options, int device_ordinal,
+                                   int device_numa_id);
+
+// Stream-ordered page-locked host memory from a host memory pool
+// (cuMemAllocFromPoolAsync on a pool placed on the host). Host pools are
+// reachable only from the CPU until given access; the resource grants every
+// device that supports host pools read-write access, so buffers are usable
+// on all of them.
+class PinnedMemoryResource final : public MemoryPool {
+ public:
+  // The driver's current pinned host pool (cuMemGetMemPool), which the driver
+  // keeps. `device`'s primary context makes the allocation calls on the
+  // default streams.
+  explicit PinnedMemoryResource(const Device& device);
+  // A new host pool (cuMemPoolCreate).
+  PinnedMemoryResource(const Device& device, const PinnedMemoryResourceOptions& options);
+  // A pool another process exported with export_ipc_handle().
+  static std::shared_ptr<PinnedMemoryResource> from_ipc_handle(const Device& device, const IpcPoolHandle& handle);
+
+  bool is_device_accessible() const noexcept override { return true; }
+  bool is_host_accessible() const noexcept override { return true; }
+  int device_id() const noexcept override { return -1; }
+
+  // The NUMA node the pool is placed on; -1 when the system chooses, and for
+  // an imported pool (the driver does not report it).
+  int numa_id() const noexcept { return numa_id_; }
+
+ private:
+  PinnedMemoryResource(const Device& device, CUmemoryPool pool, bool owns_pool, bool ipc_enabled, bool imported,
+                       int numa_id);
+  // cuMemPoolSetAccess for every device that supports this kind of host pool
+  // and has no access yet.
+  void grant_device_access();
+
+  int numa_id_ = -1;
+};
+
+// Page-locked host memory from cuMemHostAlloc (portable to every context and
+// mapped into the device address space), as CUDA had before host pools.
+// Allocation is not stream-ordered; deallocate first waits for the stream,
+// since queued copies may still read the memory.
+class LegacyPinnedMemoryResource final : public MemoryResource {
  public:
   // `device`'s primary context performs the allocation calls.
-  explicit PinnedMemoryResource(const Device& device);
+  explicit LegacyPinnedMemoryResource(const Device& device);
 
   void* allocate(std::size_t bytes, StreamRef stream) override;
   void deallocate(void* ptr, std::size_t bytes, StreamRef stream) override;

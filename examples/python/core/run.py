@@ -9,6 +9,7 @@ else, which is what makes the pair of runs a check that the API is the same.
 """
 import re
 import sys
+import types
 
 IMPORT = re.compile(r"^(\s*)(from|import)\s+cuda\.core\b", re.MULTILINE)
 
@@ -32,7 +33,12 @@ def main(argv: list[str]) -> None:
     implementation, path = argv[1], argv[2]
     code = compile(source_for(implementation, path), path, "exec")
     sys.argv = [path]
-    exec(code, {"__name__": "__main__", "__file__": path})
+    # The example runs as the main module, named after its own file, so that
+    # multiprocessing's spawn finds its functions in the processes it starts.
+    main_module = types.ModuleType("__main__")
+    main_module.__file__ = path
+    sys.modules["__main__"] = main_module
+    exec(code, main_module.__dict__)
 
 
 if __name__ == "__main__":

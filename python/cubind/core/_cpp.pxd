@@ -107,15 +107,22 @@ cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
         size_t max_size
         bool ipc_enabled
 
-    cdef cppclass DeviceMemoryResource(MemoryResource):
+    cdef cppclass MemoryPool(MemoryResource):
         CUmemoryPool handle()
         bool owns_pool()
         bool is_ipc_enabled()
+        bool is_imported()
         uint64_t release_threshold() except +translate
         void set_release_threshold(uint64_t bytes) except +translate
         uint64_t used_memory() except +translate
         uint64_t reserved_memory() except +translate
         void trim_to(size_t bytes_to_keep) except +translate
+
+    cdef cppclass DeviceMemoryResource(MemoryPool):
+        pass
+
+    cdef cppclass PinnedMemoryResource(MemoryPool):
+        int numa_id()
 
 
 cdef extern from "cubind/buffer.hpp" namespace "cubind" nogil:
@@ -270,7 +277,17 @@ cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     DeviceMemoryResource* device_pool_default(int ordinal) except +translate
     DeviceMemoryResource* device_pool_new(int ordinal, size_t max_size, bool ipc_enabled) except +translate
     bool pool_peer_access(DeviceMemoryResource* pool, int peer, int change) except +translate
-    MemoryResource* pinned_new(int ordinal) except +translate
+    MemoryResource* legacy_pinned_new(int ordinal) except +translate
+    PinnedMemoryResource* pinned_pool_current(int ordinal) except +translate
+    PinnedMemoryResource* pinned_pool_new(int ordinal, size_t max_size, bool ipc_enabled, int numa_id) except +translate
+    shared_ptr[MemoryPool] device_pool_import(int ordinal, int fd) except +translate
+    shared_ptr[MemoryPool] pinned_pool_import(int ordinal, int fd) except +translate
+    int pool_export_fd(const MemoryPool& pool) except +translate
+    void buffer_export_ipc(const Buffer& buffer, char* out) except +translate
+    Buffer* buffer_import_ipc(const shared_ptr[MemoryPool]& pool, const char* payload, size_t size,
+                              CUstream stream) except +translate
+    void event_export_ipc(const Event& event, char* out) except +translate
+    Event* event_import_ipc(int ordinal, const char* payload) except +translate
     int kernel_attribute(const Kernel& kernel, CUfunction_attribute attribute, int ordinal) except +translate
     Stream* stream_new(int ordinal, bool nonblocking, bool has_priority, int priority) except +translate
     SmResource* sm_resource_of_device(int ordinal) except +translate

@@ -16,7 +16,10 @@ cdef int _event_flags(options, bint* timing, bint* blocking, bint* ipc) except -
     blocking[0] = bool(options.blocking_sync)
     ipc[0] = bool(options.ipc_enabled)
     if timing[0] and ipc[0]:
-        raise TypeError("IPC-enabled events cannot use timing (EventOptions: timing_enabled and ipc_enabled)")
+        raise TypeError(
+            "IPC-enabled events cannot use timing: the driver shares only events created without timing "
+            "(CU_EVENT_DISABLE_TIMING); use EventOptions(ipc_enabled=True, timing_enabled=False)"
+        )
     return 0
 
 
@@ -32,6 +35,7 @@ cdef class Event:
     cdef bint _timing
     cdef bint _blocking
     cdef bint _ipc
+    cdef object _ipc_descriptor
     # For an event of a green context's stream: a share of the green context,
     # which must outlive the event.
     cdef shared_ptr[cpp.GreenContext] _green
@@ -54,6 +58,7 @@ cdef class Event:
         self._timed = NULL
         self._event = NULL
         self._handle = NULL
+        self._ipc_descriptor = None
 
     @staticmethod
     def _init(device_id, options=None):
@@ -134,11 +139,54 @@ cdef class Event:
 
     @property
     def ipc_descriptor(self):
-        raise NotImplementedError("Event.ipc_descriptor: IPC events are not supported yet")
+        """The IPCEventDescriptor another process opens this event with
+        (cuIpcGetEventHandle); the event must be created with
+        EventOptions(ipc_enabled=True)."""
+        cdef char payload[64]
+        self._require_open()
+        if self._ipc_descriptor is not None:
+            return self._ipc_descriptor
+        if not self._ipc or self._event == NULL:
+            raise RuntimeError(
+                "Event is not IPC-enabled: create it with EventOptions(ipc_enabled=True) "
+                "(and timing_enabled=False) to share it with other processes"
+            )
+        with nogil:
+            cpp.event_export_ipc(self._event[0], payload)
+        self._ipc_descriptor = IPCEventDescriptor._init(payload[:64], self._blocking)
+        return self._ipc_descriptor
 
     @classmethod
     def from_ipc_descriptor(cls, ipc_descriptor):
-        raise NotImplementedError("Event.from_ipc_descriptor: IPC events are not supported yet")
+        """Opens an event another process shared (its ipc_descriptor) in the
+        current device's context (cuIpcOpenEventHandle). It can be waited on
+        and queried, not timed; recording it here is seen there."""
+        cdef Event self
+        cdef bytes payload
+        cdef const char* data
+        cdef int ordinal
+        if not isinstance(ipc_descriptor, IPCEventDescriptor):
+            raise TypeError(
+                f"Event.from_ipc_descriptor: ipc_descriptor must be an IPCEventDescriptor, "
+                f"not {type(ipc_descriptor).__name__}"
+            )
+        payload = _payload_of((<IPCEventDescriptor>ipc_descriptor)._reserved, "Event.from_ipc_descriptor")
+        data = payload
+        ordinal = Device()._id
+        self = Event.__new__(cls)
+        with nogil:
+            self._event = cpp.event_import_ipc(ordinal, data)
+        self._handle = self._event.handle()
+        self._device_id = ordinal
+        self._ipc = True
+        self._blocking = (<IPCEventDescriptor>ipc_descriptor)._blocking
+        self._ipc_descriptor = ipc_descriptor
+        return self
+
+    def __reduce__(self):
+        # An IPC event pickles as its descriptor (plain bytes): unpickling
+        # opens it in the receiving process.
+        return type(self).from_ipc_descriptor, (self.ipc_descriptor,)
 
     @property
     def is_ipc_enabled(self):
@@ -182,3 +230,6 @@ cdef class Event:
     @property
     def context(self):
         return Device(self._device_id).context
+
+
+multiprocessing.reduction.register(Event, _reduce_event)

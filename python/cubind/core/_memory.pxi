@@ -1,5 +1,6 @@
 # Buffer and the memory resources (cubind::Buffer, cubind::MemoryResource
-# and its device-pool and pinned implementations).
+# and its device-pool, pinned-pool and cuMemHostAlloc implementations), with
+# the IPC of pools and buffers (the descriptor classes are in _ipc.pxi).
 
 from collections.abc import MutableSet as _MutableSet
 
@@ -107,7 +108,7 @@ cdef size_t _size_arg_slow(object size, object owner, str method) except? 0:
 
 
 class _PoolAttributes:
-    """What a DeviceMemoryResource's pool reports (cuMemPoolGetAttribute)."""
+    """What a memory resource's pool reports (cuMemPoolGetAttribute)."""
 
     __slots__ = ("_mr",)
 
@@ -161,26 +162,181 @@ class PeerAccessibleBySetProxy(_MutableSet):
         return f"{{{', '.join(str(d) for d in self)}}}"
 
 
-cdef class DeviceMemoryResource(MemoryResource):
+cdef class _MemPool(MemoryResource):
+    """What DeviceMemoryResource and PinnedMemoryResource share: a
+    stream-ordered memory pool (cubind::MemoryPool), owned or the driver's,
+    and its IPC state: an IPC-enabled pool exports itself as an
+    IPCAllocationHandle with a uuid; a pool imported from another process
+    ("mapped") maps that process's buffers and cannot allocate."""
+
+    cdef shared_ptr[cpp.MemoryPool] _pool
+    cdef object _alloc_handle
+    cdef bint _mapped
+    cdef object __weakref__
+
+    cdef int _adopt(self, cpp.MemoryPool* pool) except -1:
+        # Takes a pool the C++ core made; an IPC-enabled one exports itself
+        # at once, so that it has its uuid from the start.
+        cdef int fd
+        self._pool = shared_ptr[cpp.MemoryPool](pool)
+        self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.MemoryPool](self._pool)
+        if pool.is_ipc_enabled():
+            with nogil:
+                fd = cpp.pool_export_fd(pool[0])
+            self._alloc_handle = IPCAllocationHandle._init(fd, _uuid_module.uuid4())
+        return 0
+
+    cdef cpp.MemoryPool* _get(self) except NULL:
+        if not self._pool:
+            raise RuntimeError(f"{type(self).__name__} has been closed")
+        return self._pool.get()
+
+    cdef int _ensure(self) except -1:
+        self._get()
+        return 0
+
+    def allocate(self, size, *, stream):
+        if self._mapped:
+            raise TypeError(
+                f"Cannot allocate from a mapped IPC-enabled memory resource: this {type(self).__name__} was "
+                "imported from another process, which alone allocates from the pool"
+            )
+        return _allocate(self, size, stream)
+
+    def close(self):
+        """Lets go of the pool: one of its own is destroyed once its buffers
+        are. The allocation handle is closed with it."""
+        self._pool = shared_ptr[cpp.MemoryPool]()
+        self._cpp = shared_ptr[cpp.MemoryResource]()
+        if self._alloc_handle is not None:
+            self._alloc_handle.close()
+            self._alloc_handle = None
+
+    @property
+    def is_closed(self):
+        return not self._pool
+
+    @property
+    def handle(self):
+        """The CUmemoryPool (cubind.bindings.driver.CUmemoryPool)."""
+        return _raw_handle("driver", "CUmemoryPool", <uintptr_t>self._get().handle())
+
+    @property
+    def is_handle_owned(self):
+        return self._get().owns_pool()
+
+    @property
+    def is_ipc_enabled(self):
+        if not self._pool:
+            return False
+        return self._pool.get().is_ipc_enabled()
+
+    @property
+    def is_mapped(self):
+        """Imported from another process: it maps that process's buffers
+        and cannot allocate."""
+        return self._mapped
+
+    @property
+    def uuid(self):
+        """The uuid of an IPC-enabled pool (its exporter's, for a mapped
+        one); None otherwise."""
+        return None if self._alloc_handle is None else self._alloc_handle.uuid
+
+    @property
+    def allocation_handle(self):
+        """The pool as an IPCAllocationHandle (a POSIX file descriptor) for
+        another process: made once, owned by this resource."""
+        self._get()
+        _require_ipc(self, "export")
+        return self._alloc_handle
+
+    def register(self, uuid):
+        """Registers this mapped resource under uuid (its exporter's), for
+        from_registry and for unpickling buffers; returns the resource
+        already registered under uuid, if any."""
+        self._get()
+        existing = _pool_registry.get(uuid)
+        if existing is not None and not existing.is_closed:
+            return existing
+        _require_ipc(self, "register")
+        if self.uuid is not None and self.uuid != uuid:
+            raise ValueError(f"{type(self).__name__}.register: this resource's uuid is {self.uuid}, not {uuid}")
+        _pool_registry[uuid] = self
+        (<IPCAllocationHandle>self._alloc_handle)._uuid = uuid
+        return self
+
+    def __reduce__(self):
+        # Plain pickle: by uuid, for a process that imported the pool already.
+        # multiprocessing sends the pool itself (its reducer, below).
+        _require_ipc(self, "pickle")
+        return type(self).from_registry, (self.uuid,)
+
+    @property
+    def attributes(self):
+        return _PoolAttributes(self)
+
+    def _pool_query(self, int which):
+        cdef cpp.MemoryPool* pool = self._get()
+        cdef uint64_t value
+        with nogil:
+            if which == 0:
+                value = pool.release_threshold()
+            elif which == 1:
+                value = pool.reserved_memory()
+            else:
+                value = pool.used_memory()
+        return value
+
+
+cdef _MemPool _import_pool(_MemPool self, object alloc_handle, int ordinal, bint pinned, str where):
+    # from_allocation_handle: the registry's resource for the handle's uuid,
+    # else the pool imported here (and registered when the uuid is known).
+    if isinstance(alloc_handle, IPCAllocationHandle) and not alloc_handle.is_closed:
+        known = _pool_registry.get(alloc_handle.uuid) if alloc_handle.uuid is not None else None
+        if known is not None and not known.is_closed:
+            if not isinstance(known, type(self)):
+                raise TypeError(
+                    f"the registry holds a {type(known).__name__} under {alloc_handle.uuid}, "
+                    f"not a {type(self).__name__}"
+                )
+            return known
+    handle = _alloc_handle_arg(alloc_handle, where)
+    cdef int fd = int(handle)
+    with nogil:
+        if pinned:
+            self._pool = cpp.pinned_pool_import(ordinal, fd)
+        else:
+            self._pool = cpp.device_pool_import(ordinal, fd)
+    self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.MemoryPool](self._pool)
+    self._alloc_handle = handle
+    self._mapped = True
+    if handle.uuid is not None:
+        self.register(handle.uuid)
+    return self
+
+
+cdef class DeviceMemoryResource(_MemPool):
     """DeviceMemoryResource(device_id, options=None)
 --
 
 Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
     cuMemFreeAsync): the device's default pool without options, a new pool of
-    its own with DeviceMemoryResourceOptions."""
+    its own with DeviceMemoryResourceOptions. With ipc_enabled=True the pool
+    and its buffers can be shared with other processes (see the IPC guide)."""
 
-    cdef shared_ptr[cpp.DeviceMemoryResource] _pool
     cdef int _device_id
 
     def __init__(self, device_id, options=None):
         cdef int ordinal
         cdef size_t max_size = 0
         cdef cbool ipc_enabled = False
+        cdef cpp.MemoryPool* pool
         if options is None:
             ordinal = _device_ordinal(device_id)
             self._device_id = ordinal
             with nogil:
-                self._pool = shared_ptr[cpp.DeviceMemoryResource](cpp.device_pool_default(ordinal))
+                pool = cpp.device_pool_default(ordinal)
         else:
             if isinstance(options, dict):
                 options = DeviceMemoryResourceOptions(**options)
@@ -195,26 +351,25 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
             ordinal = _device_ordinal(device_id)
             self._device_id = ordinal
             with nogil:
-                self._pool = shared_ptr[cpp.DeviceMemoryResource](cpp.device_pool_new(ordinal, max_size, ipc_enabled))
-        self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.DeviceMemoryResource](self._pool)
+                pool = cpp.device_pool_new(ordinal, max_size, ipc_enabled)
+        self._adopt(pool)
 
-    cdef cpp.DeviceMemoryResource* _get(self) except NULL:
-        if not self._pool:
-            raise RuntimeError("DeviceMemoryResource has been closed")
-        return self._pool.get()
+    @classmethod
+    def from_allocation_handle(cls, device_id, alloc_handle):
+        """The pool another process exported (its allocation_handle, or an
+        int file descriptor, which is duplicated: the caller keeps and closes
+        it), imported on device_id (cuMemPoolImportFromShareableHandle):
+        a mapped resource, registered under the exporter's uuid when the
+        handle carries it."""
+        cdef DeviceMemoryResource self = DeviceMemoryResource.__new__(cls)
+        self._device_id = _device_ordinal(device_id)
+        return _import_pool(self, alloc_handle, self._device_id, False, "DeviceMemoryResource.from_allocation_handle")
 
-    cdef int _ensure(self) except -1:
-        self._get()
-        return 0
-
-    def close(self):
-        """Lets go of the pool: one of its own is destroyed once its buffers are."""
-        self._pool = shared_ptr[cpp.DeviceMemoryResource]()
-        self._cpp = shared_ptr[cpp.MemoryResource]()
-
-    @property
-    def is_closed(self):
-        return not self._pool
+    @staticmethod
+    def from_registry(uuid):
+        """The mapped DeviceMemoryResource registered under uuid.
+        Raises RuntimeError when there is none."""
+        return _pool_from_registry(DeviceMemoryResource, uuid)
 
     @property
     def device_id(self):
@@ -228,42 +383,9 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
     def is_host_accessible(self):
         return False
 
-    @property
-    def handle(self):
-        """The CUmemoryPool (cubind.bindings.driver.CUmemoryPool)."""
-        return _raw_handle("driver", "CUmemoryPool", <uintptr_t>self._get().handle())
-
-    @property
-    def is_handle_owned(self):
-        return self._get().owns_pool()
-
-    @property
-    def is_ipc_enabled(self):
-        return self._get().is_ipc_enabled()
-
-    @property
-    def is_mapped(self):
-        return False
-
-    @property
-    def attributes(self):
-        return _PoolAttributes(self)
-
-    def _pool_query(self, int which):
-        cdef cpp.DeviceMemoryResource* pool = self._get()
-        cdef uint64_t value
-        with nogil:
-            if which == 0:
-                value = pool.release_threshold()
-            elif which == 1:
-                value = pool.reserved_memory()
-            else:
-                value = pool.used_memory()
-        return value
-
     def _peer_access(self, int peer, int change):
         # change: 1 grants, -1 revokes, 0 asks.
-        cdef cpp.DeviceMemoryResource* pool = self._get()
+        cdef cpp.DeviceMemoryResource* pool = <cpp.DeviceMemoryResource*>self._get()
         cdef cbool accessible = False
         if peer == self._device_id:
             if change:
@@ -295,64 +417,81 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
             if d != self._device_id:
                 self._peer_access(d, 1)
 
-    @property
-    def allocation_handle(self):
-        raise NotImplementedError("DeviceMemoryResource.allocation_handle: IPC is not supported yet")
 
-    @classmethod
-    def from_allocation_handle(cls, device_id, alloc_handle):
-        raise NotImplementedError("DeviceMemoryResource.from_allocation_handle: IPC is not supported yet")
-
-    @staticmethod
-    def from_registry(uuid):
-        raise NotImplementedError("DeviceMemoryResource.from_registry: IPC is not supported yet")
-
-    def register(self, uuid):
-        raise NotImplementedError("DeviceMemoryResource.register: IPC is not supported yet")
-
-    @property
-    def uuid(self):
-        return None
-
-
-cdef class PinnedMemoryResource(MemoryResource):
+cdef class PinnedMemoryResource(_MemPool):
     """PinnedMemoryResource(options=None)
 --
 
-Page-locked host memory, accessible from every device (cuMemHostAlloc,
-    portable and mapped). Allocation is immediate; deallocation first waits
-    for the stream. Only the default options are accepted."""
+Stream-ordered page-locked host memory from a host memory pool
+    (cuMemAllocFromPoolAsync on a pool placed on the host), readable and
+    writable from the host and from every device that supports host pools.
+    Without options, the driver's current pinned host pool (cuMemGetMemPool);
+    with PinnedMemoryResourceOptions, a pool of its own: ipc_enabled shares it
+    with other processes (placed on a NUMA node, the current device's unless
+    numa_id says which), max_size bounds it. The current device's context
+    makes the allocation calls on the default streams."""
 
-    cdef bint _closed
+    cdef int _numa_id
 
     def __init__(self, options=None):
+        cdef int ordinal
+        cdef size_t max_size = 0
+        cdef cbool ipc_enabled = False
+        cdef int numa_id = -1
+        cdef cpp.PinnedMemoryResource* pool
         if options is not None:
             if isinstance(options, dict):
                 options = PinnedMemoryResourceOptions(**options)
-            if not isinstance(options, PinnedMemoryResourceOptions):
+            elif not isinstance(options, PinnedMemoryResourceOptions):
                 raise TypeError(
                     f"options must be a PinnedMemoryResourceOptions, a dict or None, not {type(options).__name__}"
                 )
-            if options.ipc_enabled or options.max_size or options.numa_id is not None:
-                raise NotImplementedError(
-                    "PinnedMemoryResource: ipc_enabled, max_size and numa_id are not supported "
-                    "(cubind's pinned memory is cuMemHostAlloc, not a pool)"
-                )
+            if options.max_size < 0:
+                raise ValueError(f"PinnedMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
+            if options.numa_id is not None:
+                if isinstance(options.numa_id, bool) or not isinstance(options.numa_id, int):
+                    raise TypeError(
+                        f"PinnedMemoryResourceOptions.numa_id must be an int or None, not {type(options.numa_id).__name__}"
+                    )
+                if options.numa_id < 0:
+                    raise ValueError(f"numa_id must be >= 0, got {options.numa_id}")
+                numa_id = options.numa_id
+            max_size = options.max_size
+            ipc_enabled = bool(options.ipc_enabled)
+        ordinal = Device()._id
+        with nogil:
+            if options is None:
+                pool = cpp.pinned_pool_current(ordinal)
+            else:
+                pool = cpp.pinned_pool_new(ordinal, max_size, ipc_enabled, numa_id)
+        self._numa_id = pool.numa_id()
+        self._adopt(pool)
 
-    cdef int _ensure(self) except -1:
-        # The current device's context makes the allocation calls.
-        cdef int ordinal
-        if self._closed:
-            raise RuntimeError("PinnedMemoryResource has been closed")
-        if not self._cpp:
-            ordinal = Device()._id
-            with nogil:
-                self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
-        return 0
+    @classmethod
+    def from_allocation_handle(cls, alloc_handle):
+        """The pinned pool another process exported (its allocation_handle,
+        or an int file descriptor, which is duplicated), imported with the
+        current device's context: a mapped resource, registered under the
+        exporter's uuid when the handle carries it."""
+        cdef PinnedMemoryResource self = PinnedMemoryResource.__new__(cls)
+        self._numa_id = -1
+        return _import_pool(self, alloc_handle, Device()._id, True, "PinnedMemoryResource.from_allocation_handle")
+
+    @staticmethod
+    def from_registry(uuid):
+        """The mapped PinnedMemoryResource registered under uuid.
+        Raises RuntimeError when there is none."""
+        return _pool_from_registry(PinnedMemoryResource, uuid)
 
     @property
     def device_id(self):
         return -1
+
+    @property
+    def numa_id(self):
+        """The host NUMA node the pool is placed on; -1 when the system
+        chooses, and for a mapped pool."""
+        return self._numa_id
 
     @property
     def is_device_accessible(self):
@@ -361,23 +500,6 @@ Page-locked host memory, accessible from every device (cuMemHostAlloc,
     @property
     def is_host_accessible(self):
         return True
-
-    @property
-    def is_ipc_enabled(self):
-        return False
-
-    @property
-    def is_mapped(self):
-        return True
-
-    def close(self):
-        """Lets go of the resource; its buffers keep it alive until they are closed."""
-        self._cpp = shared_ptr[cpp.MemoryResource]()
-        self._closed = True
-
-    @property
-    def is_closed(self):
-        return self._closed
 
 
 cdef class LegacyPinnedMemoryResource(MemoryResource):
@@ -394,7 +516,7 @@ Page-locked host memory (cuMemHostAlloc); stream is optional."""
         if not self._cpp:
             ordinal = Device()._id
             with nogil:
-                self._cpp = shared_ptr[cpp.MemoryResource](cpp.pinned_new(ordinal))
+                self._cpp = shared_ptr[cpp.MemoryResource](cpp.legacy_pinned_new(ordinal))
         return 0
 
     def allocate(self, size, *, stream=None):
@@ -416,6 +538,10 @@ Page-locked host memory (cuMemHostAlloc); stream is optional."""
         return True
 
 
+multiprocessing.reduction.register(DeviceMemoryResource, _reduce_device_memory_resource)
+multiprocessing.reduction.register(PinnedMemoryResource, _reduce_pinned_memory_resource)
+
+
 # Made and dropped by the million (allocate + close): a free list spares the allocator.
 @cython.freelist(16)
 cdef class Buffer:
@@ -430,6 +556,9 @@ cdef class Buffer:
     cdef object _owner
     cdef object _stream
     cdef Py_ssize_t _exports
+    # The IPC descriptor, once asked for or when imported; whether imported.
+    cdef object _ipc
+    cdef bint _mapped
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Buffer objects cannot be instantiated directly. Please use MemoryResource APIs.")
@@ -511,10 +640,91 @@ cdef class Buffer:
         self._mr = None
         self._owner = None
         self._stream = None
+        self._ipc = None
+        self._mapped = False
 
     @property
     def is_closed(self):
         return self._ptr == 0 and self._size == 0 and not self._cpp
+
+    @property
+    def ipc_descriptor(self):
+        """The IPCBufferDescriptor another process maps this buffer with
+        (cuMemPoolExportPointer); the buffer must come from an IPC-enabled
+        DeviceMemoryResource or PinnedMemoryResource."""
+        cdef char payload[64]
+        self._require_open()
+        if self._ipc is not None:
+            return self._ipc
+        if not isinstance(self._mr, _MemPool) or not self._mr.is_ipc_enabled or not self._cpp:
+            raise RuntimeError(
+                "Buffer.ipc_descriptor: the buffer's memory resource is not IPC-enabled; allocate it from a "
+                "DeviceMemoryResource or PinnedMemoryResource created with ipc_enabled=True to share it with "
+                f"other processes (its memory resource: {type(self._mr).__name__})"
+            )
+        with nogil:
+            cpp.buffer_export_ipc(self._cpp.get()[0], payload)
+        self._ipc = IPCBufferDescriptor._init(payload[:64], self._size)
+        return self._ipc
+
+    @classmethod
+    def from_ipc_descriptor(cls, mr, ipc_descriptor, *, stream):
+        """Maps a buffer another process exported (its ipc_descriptor) through
+        mr, the pool imported from that process (cuMemPoolImportPointer).
+        Closing it unmaps it, ordered on stream; the exporting process frees
+        the memory, and must not before this one has closed it."""
+        cdef Buffer self
+        cdef _MemPool pool
+        cdef cpp.CUstream handle
+        cdef bytes payload
+        cdef const char* data
+        cdef size_t size
+        if not isinstance(mr, _MemPool):
+            raise TypeError(
+                "Buffer.from_ipc_descriptor: mr must be a DeviceMemoryResource or PinnedMemoryResource, "
+                f"not {type(mr).__name__}"
+            )
+        if not isinstance(ipc_descriptor, IPCBufferDescriptor):
+            raise TypeError(
+                f"Buffer.from_ipc_descriptor: ipc_descriptor must be an IPCBufferDescriptor, "
+                f"not {type(ipc_descriptor).__name__}"
+            )
+        pool = <_MemPool>mr
+        pool._get()
+        if not pool.is_ipc_enabled:
+            raise RuntimeError(
+                f"Buffer.from_ipc_descriptor: the {type(mr).__name__} is not IPC-enabled; pass the resource "
+                "imported from the exporting process (from_allocation_handle)"
+            )
+        payload = _payload_of((<IPCBufferDescriptor>ipc_descriptor)._payload, "Buffer.from_ipc_descriptor")
+        size = (<IPCBufferDescriptor>ipc_descriptor)._size
+        data = payload
+        handle = _stream_handle(stream)
+        self = Buffer.__new__(Buffer)
+        with nogil:
+            self._cpp.reset(cpp.buffer_import_ipc(pool._pool, data, size, handle))
+        self._ptr = <uintptr_t>self._cpp.get().handle()
+        self._size = size
+        self._mr = mr
+        self._stream = stream
+        self._ipc = ipc_descriptor
+        self._mapped = True
+        return self
+
+    @staticmethod
+    def _reduce_helper(mr, ipc_descriptor):
+        # Unpickling: a mapping freed on the default stream of the pool's
+        # device (the sender's stream means nothing here).
+        device_id = mr.device_id
+        device = Device(device_id) if device_id >= 0 else Device()
+        device.set_current()
+        return Buffer.from_ipc_descriptor(mr, ipc_descriptor, stream=device.default_stream)
+
+    def __reduce__(self):
+        # Pickled as its memory resource and descriptor: unpickling maps the
+        # memory, so unpickle buffers only from trusted senders.
+        self._require_open()
+        return Buffer._reduce_helper, (self._mr, self.ipc_descriptor)
 
     def set_deallocation_stream(self, stream):
         """The stream close() frees on by default."""
@@ -655,7 +865,8 @@ cdef class Buffer:
 
     @property
     def is_mapped(self):
-        return self.is_host_accessible and self.is_device_accessible
+        """Mapped from another process (Buffer.from_ipc_descriptor)."""
+        return self._mapped
 
     @property
     def memory_resource(self):

@@ -380,8 +380,8 @@ class EventOptions:
 
 @dataclass
 class DeviceMemoryResourceOptions:
-    """Options of a DeviceMemoryResource with a pool of its own: ipc_enabled and
-    max_size (0: the driver's limit)."""
+    """Options of a DeviceMemoryResource with a pool of its own: ipc_enabled
+    (shareable with other processes) and max_size (0: the driver's limit)."""
 
     ipc_enabled: bool = False
     max_size: int = 0
@@ -389,9 +389,10 @@ class DeviceMemoryResourceOptions:
 
 @dataclass
 class PinnedMemoryResourceOptions:
-    """Options of a PinnedMemoryResource, as cuda.core 1.2 has them. cubind's
-    pinned memory is page-locked host memory (cuMemHostAlloc), not a pool:
-    only the defaults are accepted."""
+    """Options of a PinnedMemoryResource with a host pool of its own:
+    ipc_enabled (shareable with other processes), max_size (0: the driver's
+    limit) and numa_id (the host NUMA node; None places the memory where the
+    system chooses, or, with ipc_enabled, on the current device's node)."""
 
     ipc_enabled: bool = False
     max_size: int = 0

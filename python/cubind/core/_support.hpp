@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,7 +68,66 @@ inline bool pool_peer_access(cubind::DeviceMemoryResource* pool, int peer, int c
   }
   return change > 0;
 }
-inline cubind::MemoryResource* pinned_new(int ordinal) { return new cubind::PinnedMemoryResource(device(ordinal)); }
+inline cubind::MemoryResource* legacy_pinned_new(int ordinal) {
+  return new cubind::LegacyPinnedMemoryResource(device(ordinal));
+}
+inline cubind::PinnedMemoryResource* pinned_pool_current(int ordinal) {
+  return new cubind::PinnedMemoryResource(device(ordinal));
+}
+inline cubind::PinnedMemoryResource* pinned_pool_new(int ordinal, std::size_t max_size, bool ipc_enabled, int numa_id) {
+  cubind::PinnedMemoryResourceOptions options;
+  options.max_size = max_size;
+  options.ipc_enabled = ipc_enabled;
+  if (numa_id >= 0) options.numa_id = numa_id;
+  return new cubind::PinnedMemoryResource(device(ordinal), options);
+}
+
+// IPC. A descriptor the caller owns is lent, not taken: the IpcPoolHandle
+// gives it back before it would close it.
+template <typename Pool>
+std::shared_ptr<cubind::MemoryPool> pool_import(int ordinal, int fd) {
+  cubind::IpcPoolHandle handle = cubind::IpcPoolHandle::from_native_handle(fd);
+  try {
+    std::shared_ptr<cubind::MemoryPool> pool = Pool::from_ipc_handle(device(ordinal), handle);
+    handle.release();
+    return pool;
+  } catch (...) {
+    handle.release();
+    throw;
+  }
+}
+inline std::shared_ptr<cubind::MemoryPool> device_pool_import(int ordinal, int fd) {
+  return pool_import<cubind::DeviceMemoryResource>(ordinal, fd);
+}
+inline std::shared_ptr<cubind::MemoryPool> pinned_pool_import(int ordinal, int fd) {
+  return pool_import<cubind::PinnedMemoryResource>(ordinal, fd);
+}
+// A new descriptor of the pool, owned by the caller.
+inline int pool_export_fd(const cubind::MemoryPool& pool) { return pool.export_ipc_handle().release(); }
+
+constexpr std::size_t kIpcPayloadBytes = sizeof(CUmemPoolPtrExportData);
+static_assert(sizeof(CUipcEventHandle) == kIpcPayloadBytes, "both IPC payloads are 64 bytes");
+// `out` receives kIpcPayloadBytes.
+inline void buffer_export_ipc(const cubind::Buffer& buffer, char* out) {
+  const cubind::IpcBufferDescriptor descriptor = buffer.export_ipc();
+  std::memcpy(out, &descriptor.data, kIpcPayloadBytes);
+}
+inline cubind::Buffer* buffer_import_ipc(const std::shared_ptr<cubind::MemoryPool>& pool, const char* payload,
+                                         std::size_t size, CUstream stream) {
+  cubind::IpcBufferDescriptor descriptor{};
+  std::memcpy(&descriptor.data, payload, kIpcPayloadBytes);
+  descriptor.size = size;
+  return new cubind::Buffer(cubind::Buffer::from_ipc(pool, descriptor, cubind::StreamRef(stream)));
+}
+inline void event_export_ipc(const cubind::Event& event, char* out) {
+  const CUipcEventHandle handle = event.ipc_handle();
+  std::memcpy(out, &handle, kIpcPayloadBytes);
+}
+inline cubind::Event* event_import_ipc(int ordinal, const char* payload) {
+  CUipcEventHandle handle{};
+  std::memcpy(&handle, payload, kIpcPayloadBytes);
+  return new cubind::Event(cubind::Event::from_ipc_handle(device(ordinal), handle));
+}
 inline int kernel_attribute(const cubind::Kernel& kernel, CUfunction_attribute attribute, int ordinal) {
   return kernel.attribute(attribute, device(ordinal));
 }

@@ -223,16 +223,14 @@ def test_the_base_memory_resource_asks_for_an_implementation():
         Incomplete().device_id
 
 
-def test_pinned_resource_options_beyond_the_defaults_are_refused():
+def test_pinned_resource_options_are_checked_before_the_pool_is_made():
+    # The pool itself needs the driver (test_core_ipc_cpu.py runs it on the stand-in).
     from cubind.core import PinnedMemoryResourceOptions
 
-    with pytest.raises(NotImplementedError, match="cuMemHostAlloc"):
-        PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True))
-    mr = PinnedMemoryResource()
-    mr.close()
-    assert mr.is_closed
-    with pytest.raises(RuntimeError, match="closed"):
-        mr.allocate(8, stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(ValueError, match="numa_id must be >= 0"):
+        PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, numa_id=-3))
+    with pytest.raises(TypeError, match="PinnedMemoryResourceOptions"):
+        PinnedMemoryResource(options=[])
 
 
 def test_launch_checks_its_arguments_before_any_cuda_call():

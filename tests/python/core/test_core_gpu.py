@@ -226,6 +226,7 @@ def test_buffers_copy_and_fill(device, stream):
 def test_pinned_memory_is_host_accessible(device, stream):
     for mr in (PinnedMemoryResource(), LegacyPinnedMemoryResource()):
         buf = mr.allocate(16, stream=stream)
+        stream.sync()  # a pool's allocation is stream-ordered: the host waits for it
         assert buf.is_host_accessible and buf.is_device_accessible and buf.device_id == -1
         memoryview(buf)[:4] = b"abcd"
         dev = device.allocate(16, stream=stream)

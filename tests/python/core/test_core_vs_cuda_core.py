@@ -33,25 +33,12 @@ NAMES = [
 # Members of those classes cubind.core does not have, each with its reason
 # (the same list is in docs/migration-from-cuda-core.md).
 LEFT_OUT = {
-    "Buffer.ipc_descriptor": "IPC: part 2",
-    "Buffer.from_ipc_descriptor": "IPC: part 2",
-    "ManagedBuffer.ipc_descriptor": "IPC: part 2 (Buffer's)",
-    "ManagedBuffer.from_ipc_descriptor": "IPC: part 2 (Buffer's)",
     "Device.create_mipmapped_array": "textures: not planned yet",
     "Device.create_opaque_array": "textures: not planned yet",
     "Device.create_surface_object": "textures: not planned yet",
     "Device.create_texture_object": "textures: not planned yet",
     "Device.to_system_device": "cuda.core.system (NVML): not planned yet",
     "ObjectCode.get_module": "cubind loads code as a CUlibrary; there is no CUmodule",
-    "PinnedMemoryResource.allocation_handle": "IPC: part 2",
-    "PinnedMemoryResource.from_allocation_handle": "IPC: part 2",
-    "PinnedMemoryResource.from_registry": "IPC: part 2",
-    "PinnedMemoryResource.register": "IPC: part 2",
-    "PinnedMemoryResource.uuid": "IPC: part 2",
-    "PinnedMemoryResource.attributes": "pinned memory is cuMemHostAlloc, not a pool",
-    "PinnedMemoryResource.handle": "pinned memory is cuMemHostAlloc, not a pool",
-    "PinnedMemoryResource.is_handle_owned": "pinned memory is cuMemHostAlloc, not a pool",
-    "PinnedMemoryResource.numa_id": "pinned memory is cuMemHostAlloc, not a pool",
 }
 
 
@@ -374,7 +361,8 @@ def test_errors_agree_on_closed_objects_and_bad_targets():
 
 
 @pytest.mark.parametrize("module, name", [("_device", "DeviceProperties"), ("_module", "KernelAttributes"),
-                                          ("_module", "KernelOccupancy")])
+                                          ("_module", "KernelOccupancy"), ("_memory._ipc", "IPCAllocationHandle"),
+                                          ("_memory._ipc", "IPCBufferDescriptor"), ("_event", "IPCEventDescriptor")])
 def test_helper_classes_have_the_same_members(module, name):
     from cubind.core import _core
 

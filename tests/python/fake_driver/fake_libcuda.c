@@ -7,6 +7,7 @@
  * functions and stream callbacks run on threads of their own, as the driver
  * runs them, and a "captured" host function runs again at every graph launch.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -346,7 +347,7 @@ CUresult cuKernelGetFunction(void** function, void* kernel) { *function = kernel
 static int the_events[4096];
 static int nevents;
 CUresult cuEventCreate(void** event, unsigned flags)
-{ (void)flags; *event = &the_events[nevents++ % 4096]; return 0; }
+{ int* e = &the_events[nevents++ % 4096]; *e = (int)flags; *event = e; return 0; }
 CUresult cuEventRecord(void* event, void* stream) { (void)event; (void)stream; return 0; }
 CUresult cuEventDestroy(void* event) { (void)event; return 0; }
 CUresult cuEventQuery(void* event) { (void)event; return 0; }
@@ -359,6 +360,78 @@ CUresult cuMemsetD8Async(unsigned long long p, unsigned char v, size_t n, void* 
 CUresult cuMemsetD16Async(unsigned long long p, unsigned short v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
 CUresult cuMemsetD32Async(unsigned long long p, unsigned v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
 CUresult cuMemcpyAsync(unsigned long long d, unsigned long long s, size_t n, void* st) { (void)d; (void)s; (void)n; (void)st; return 0; }
+
+/* Pools and IPC, enough for cubind.core's IPC paths to run end to end in one
+ * or two processes: a created pool is a slot of its own; an exported pool is
+ * a real file descriptor (of /dev/null) and importing checks that it is open;
+ * a pointer's export data and an event's IPC handle carry the address behind
+ * a marker, and importing gives that address back (interprocess events only,
+ * as the driver requires). */
+typedef struct { unsigned char reserved[64]; } blob64;
+static const char pool_marker[8] = "fakepool";
+static const char event_marker[8] = "fakeevnt";
+static int the_pools[256], the_host_pool;
+static int npools;
+int fake_pools_created, fake_pools_destroyed, fake_pools_imported;
+unsigned long long fake_pool_release_threshold;
+
+CUresult cuMemPoolCreate(void** pool, const void* props) { (void)props; ++fake_pools_created; *pool = &the_pools[npools++ % 256]; return 0; }
+CUresult cuMemPoolDestroy(void* pool) { (void)pool; ++fake_pools_destroyed; return 0; }
+CUresult cuMemGetMemPool(void** pool, void* location, int type) { (void)location; (void)type; *pool = &the_host_pool; return 0; }
+CUresult cuMemPoolGetAttribute(void* pool, int attribute, void* value)
+{ (void)pool; *(unsigned long long*)value = attribute == 4 ? fake_pool_release_threshold : 0; return 0; }
+CUresult cuMemPoolSetAttribute(void* pool, int attribute, void* value)
+{ (void)pool; if (attribute == 4) fake_pool_release_threshold = *(unsigned long long*)value; return 0; }
+CUresult cuMemPoolGetAccess(int* flags, void* pool, void* location) { (void)pool; (void)location; *flags = 3; return 0; }
+CUresult cuMemPoolSetAccess(void* pool, const void* map, size_t count) { (void)pool; (void)map; (void)count; return 0; }
+CUresult cuMemPoolExportToShareableHandle(void* handle, void* pool, int type, unsigned long long flags)
+{
+    (void)pool; (void)flags;
+    if (type != 1) return 1;  /* POSIX file descriptors only */
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 2;
+    *(int*)handle = fd;
+    return 0;
+}
+CUresult cuMemPoolImportFromShareableHandle(void** pool, void* handle, int type, unsigned long long flags)
+{
+    (void)flags;
+    int fd = (int)(intptr_t)handle;
+    if (type != 1 || fcntl(fd, F_GETFD) < 0) return 1;  /* CUDA_ERROR_INVALID_VALUE */
+    ++fake_pools_imported;
+    *pool = &the_pools[npools++ % 256];
+    return 0;
+}
+CUresult cuMemPoolExportPointer(blob64* data, unsigned long long ptr)
+{
+    memset(data, 0, sizeof *data);
+    memcpy(data->reserved, pool_marker, 8);
+    memcpy(data->reserved + 8, &ptr, sizeof ptr);
+    return 0;
+}
+CUresult cuMemPoolImportPointer(unsigned long long* ptr, void* pool, const blob64* data)
+{
+    (void)pool;
+    if (memcmp(data->reserved, pool_marker, 8) != 0) return 1;
+    memcpy(ptr, data->reserved + 8, sizeof *ptr);
+    ++fake_live_allocations;
+    return 0;
+}
+CUresult cuMemFree(unsigned long long ptr) { fake_last_free = ptr; --fake_live_allocations; return 0; }
+CUresult cuIpcGetEventHandle(blob64* handle, void* event)
+{
+    if ((*(int*)event & 0x4) == 0) return 1;  /* not CU_EVENT_INTERPROCESS */
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle->reserved, event_marker, 8);
+    memcpy(handle->reserved + 8, &event, sizeof event);
+    return 0;
+}
+CUresult cuIpcOpenEventHandle(void** event, blob64 handle)
+{
+    if (memcmp(handle.reserved, event_marker, 8) != 0) return 1;
+    memcpy(event, handle.reserved + 8, sizeof *event);
+    return 0;
+}
 
 struct entry { const char* name; void* fn; };
 static const struct entry table[] = {
@@ -430,6 +503,20 @@ static const struct entry table[] = {
     {"cuMemsetD16Async", (void*)cuMemsetD16Async},
     {"cuMemsetD32Async", (void*)cuMemsetD32Async},
     {"cuMemcpyAsync", (void*)cuMemcpyAsync},
+    {"cuMemPoolCreate", (void*)cuMemPoolCreate},
+    {"cuMemPoolDestroy", (void*)cuMemPoolDestroy},
+    {"cuMemGetMemPool", (void*)cuMemGetMemPool},
+    {"cuMemPoolGetAttribute", (void*)cuMemPoolGetAttribute},
+    {"cuMemPoolSetAttribute", (void*)cuMemPoolSetAttribute},
+    {"cuMemPoolGetAccess", (void*)cuMemPoolGetAccess},
+    {"cuMemPoolSetAccess", (void*)cuMemPoolSetAccess},
+    {"cuMemPoolExportToShareableHandle", (void*)cuMemPoolExportToShareableHandle},
+    {"cuMemPoolImportFromShareableHandle", (void*)cuMemPoolImportFromShareableHandle},
+    {"cuMemPoolExportPointer", (void*)cuMemPoolExportPointer},
+    {"cuMemPoolImportPointer", (void*)cuMemPoolImportPointer},
+    {"cuMemFree", (void*)cuMemFree},
+    {"cuIpcGetEventHandle", (void*)cuIpcGetEventHandle},
+    {"cuIpcOpenEventHandle", (void*)cuIpcOpenEventHandle},
 };
 
 /* -DFAKE_DRIVER_NO_PROC_ADDRESS builds a driver from before CUDA 12.0, which lacks it. */
