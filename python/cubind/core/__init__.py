@@ -71,9 +71,11 @@ from cubind.core._core import (  # noqa: E402
     Program,
     SMResource,
     Stream,
+    TensorMapDescriptor,
     WorkqueueResource,
     launch,
 )
+from cubind.core._tensor_map import TensorMapDescriptorOptions  # noqa: E402
 
 __all__ = [
     "LEGACY_DEFAULT_STREAM",
@@ -107,6 +109,8 @@ __all__ = [
     "SMResourceOptions",
     "Stream",
     "StreamOptions",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "WorkqueueResource",
     "WorkqueueResourceOptions",
     "launch",

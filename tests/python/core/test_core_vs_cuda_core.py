@@ -25,6 +25,7 @@ NAMES = [
     "LinkerOptions", "MemoryResource", "ObjectCode", "PinnedMemoryResource", "PinnedMemoryResourceOptions",
     "Program", "ProgramOptions", "SMResource", "SMResourceOptions", "Stream", "StreamOptions", "WorkqueueResource",
     "WorkqueueResourceOptions", "launch", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM",
+    "TensorMapDescriptor", "TensorMapDescriptorOptions",
 ]
 
 # Members of those classes cubind.core does not have, each with its reason
