@@ -248,6 +248,10 @@ A TMA tensor map (CUtensorMap) over a device array, made by
         """The 128 bytes of the CUtensorMap, as the kernel receives them."""
         return (<char*>self._map)[:_TENSOR_MAP_BYTES]
 
+    def _address(self):
+        """Where the map lives (what launch passes as its parameter's address)."""
+        return <uintptr_t>self._map
+
     def __repr__(self):
         dtype = self._data_type.name if self._data_type is not None else None
         swizzle = self._swizzle.name if self._swizzle is not None else None

@@ -27,6 +27,7 @@ typedef struct {
 unsigned char fake_params[16][16];
 int fake_nparams = -1;
 void* fake_params_pointer;
+void* fake_param_addresses[16];   /* where each parameter was read from */
 unsigned char fake_extra_buffer[64];
 size_t fake_extra_size;
 unsigned fake_config[8];
@@ -118,12 +119,22 @@ CUresult cuTensorMapEncodeTiled(unsigned long long* map, int data_type, unsigned
     return 0;
 }
 
+CUresult cuTensorMapReplaceAddress(unsigned long long* map, void* address)
+{
+    if ((unsigned long long)address & 15) return 1;
+    map[0] = (unsigned long long)address;
+    return 0;
+}
+
 static void record(unsigned count, void** params, void** extra)
 {
     fake_nparams = (int)count;
     fake_params_pointer = params;
     memset(fake_params, 0, sizeof fake_params);
-    for (unsigned i = 0; params != NULL && i < count && i < 16; ++i) memcpy(fake_params[i], params[i], 16);
+    for (unsigned i = 0; params != NULL && i < count && i < 16; ++i) {
+        memcpy(fake_params[i], params[i], 16);
+        fake_param_addresses[i] = params[i];
+    }
     fake_extra_size = 0;
     if (extra != NULL && extra[0] == (void*)1 && extra[2] == (void*)2) {
         fake_extra_size = *(size_t*)extra[3];
@@ -358,6 +369,7 @@ static const struct entry table[] = {
     {"cuPointerGetAttribute", (void*)cuPointerGetAttribute},
     {"cuPointerGetAttributes", (void*)cuPointerGetAttributes},
     {"cuTensorMapEncodeTiled", (void*)cuTensorMapEncodeTiled},
+    {"cuTensorMapReplaceAddress", (void*)cuTensorMapReplaceAddress},
     {"cuLaunchKernel", (void*)cuLaunchKernel},
     {"cuLaunchKernelEx", (void*)cuLaunchKernelEx},
     {"cuStreamSynchronize", (void*)cuStreamSynchronize},
