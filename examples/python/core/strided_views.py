@@ -6,6 +6,7 @@ a device Buffer viewed with a shape and dtype, and a CuPy array where CuPy
 is installed; each result is checked."""
 import os
 import sys
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import device_or_exit  # noqa: E402
@@ -30,13 +31,13 @@ stream = device.create_stream()
 kernel = Program(SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin").get_kernel("scale_2d")
 
 
-def _on_host(proxy):
+def _on_host(proxy: Any) -> bool:
     # DLPack says where the array lives; the CUDA Array Interface is device memory.
-    return proxy.has_dlpack and proxy.obj.__dlpack_device__()[0] == 1
+    return bool(proxy.has_dlpack and proxy.obj.__dlpack_device__()[0] == 1)
 
 
 @args_viewable_as_strided_memory((0,))
-def scale(array, factor, stream):
+def scale(array: Any, factor: float, stream: Any) -> None:
     """Multiplies a 2-D float32 array (any library, any strides) by factor in place."""
     # A device array is ordered after its producer's stream; host memory has none (-1).
     view = array.view(-1 if _on_host(array) else int(stream.handle))
@@ -44,7 +45,7 @@ def scale(array, factor, stream):
         raise TypeError(f"scale takes a 2-D float32 array, not {view.dtype} of shape {view.shape}")
     rows, cols = view.shape
     row_stride, col_stride = view.strides if view.strides is not None else (cols, 1)
-    staging = None
+    staging = host = None
     ptr = view.ptr
     if not view.is_device_accessible:
         # Host memory: the kernel works on a device copy of the span the view covers.
@@ -52,12 +53,12 @@ def scale(array, factor, stream):
         host = Buffer.from_handle(view.ptr, nbytes, owner=view.exporting_obj)
         staging = device.allocate(nbytes, stream=stream)
         staging.copy_from(host, stream=stream)
-        ptr = staging.handle
+        ptr = int(staging.handle)
     block = (16, 16)
     grid = ((cols + 15) // 16, (rows + 15) // 16)
     launch(stream, LaunchConfig(grid=grid, block=block), kernel, np.uint64(ptr), np.int64(rows), np.int64(cols),
            np.int64(row_stride), np.int64(col_stride), np.float32(factor))
-    if staging is not None:
+    if staging is not None and host is not None:
         host.copy_from(staging, stream=stream)
         stream.sync()
         staging.close()
@@ -90,6 +91,7 @@ if not np.array_equal(back, np.arange(64, dtype=np.float32) * 2):
 buffer.close()
 
 # 3. A CuPy array, where CuPy is installed (DLPack, on CuPy's stream).
+cupy: Any
 try:
     import cupy
 except ImportError:

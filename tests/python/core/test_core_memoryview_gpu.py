@@ -181,7 +181,7 @@ extern "C" __global__ void tma_tile(const __grid_constant__ TensorMap map, float
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(8 * 16 * 4) : "memory");
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                     :: "r"(dst), "l"(&map), "r"(x0), "r"(y0), "r"(bar) : "memory");
+                     :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x0), "r"(y0), "r"(bar) : "memory");
     }
     unsigned done = 0;
     while (!done) {
