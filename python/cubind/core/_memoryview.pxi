@@ -24,6 +24,59 @@ cdef enum:
     _kDLCUDAManaged = 13
 
 cdef uint64_t _DLPACK_READ_ONLY = 1
+
+# DLPack's C exchange table (dlpack.h 1.2+): a producer type may offer it as
+# the capsule type(obj).__dlpack_c_exchange_api__ ("dlpack_exchange_api"),
+# which hands over a DLManagedTensorVersioned without a Python call and
+# without ordering any stream (the consumer does that, with the producer's
+# current stream). PyTorch offers it.
+cdef struct _ExchangeHeader:
+    DLPackVersion version
+    _ExchangeHeader* prev_api
+
+ctypedef int (*_FromPyObject)(void* py_object, DLManagedTensorVersioned** out) noexcept
+ctypedef int (*_CurrentWorkStream)(int device_type, int32_t device_id, void** out_stream) noexcept
+
+cdef struct _ExchangeAPI:
+    _ExchangeHeader header
+    void* managed_tensor_allocator
+    _FromPyObject managed_tensor_from_py_object_no_sync
+    void* managed_tensor_to_py_object_no_sync
+    void* dltensor_from_py_object_no_sync
+    _CurrentWorkStream current_work_stream
+
+# type -> the address of its exchange table, 0 for a type that has none.
+cdef dict _EXCHANGE_APIS = {}
+
+
+cdef _ExchangeAPI* _exchange_api(type t) except? NULL:
+    cdef _ExchangeHeader* header
+    found = _EXCHANGE_APIS.get(t)
+    if found is not None:
+        return <_ExchangeAPI*><uintptr_t>found
+    address = 0
+    capsule = getattr(t, "__dlpack_c_exchange_api__", None)
+    if capsule is not None and PyCapsule_IsValid(capsule, b"dlpack_exchange_api"):
+        header = <_ExchangeHeader*>PyCapsule_GetPointer(capsule, b"dlpack_exchange_api")
+        # The first table of major version 1 in the chain (the fields used here are 1.x's).
+        while header != NULL and header.version.major != 1:
+            header = header.prev_api
+        if header != NULL and (header.version.minor >= 2 or header.version.major > 1):
+            if (<_ExchangeAPI*>header).managed_tensor_from_py_object_no_sync != NULL:
+                address = <uintptr_t>header
+    _EXCHANGE_APIS[t] = address
+    return <_ExchangeAPI*><uintptr_t>address
+
+
+cdef int _exchange_failed(str what) except -1:
+    # A table function returned nonzero: it set the error, or should have.
+    if PyErr_Occurred() == NULL:
+        raise BufferError(f"the producer's DLPack exchange table failed in {what}")
+    return -1
+
+
+cdef extern from "Python.h":
+    PyObject* PyErr_Occurred()
 cdef tuple _MAX_VERSION = (1, 0)
 
 # NumPy, imported at the first dtype asked for (importing cubind.core does not).
@@ -167,6 +220,8 @@ The pointer, shape, strides (in elements) and dtype of an array owned
     cdef object _capsule
     cdef DLTensor* _dl
     cdef bint _versioned
+    # From a producer's exchange table: the tensor owned here, no capsule.
+    cdef DLManagedTensorVersioned* _owned
     # The CUDA Array Interface's or NumPy's interface dict.
     cdef dict _interface
     # from_buffer and view(): the _StridedLayout given, and the Buffer.
@@ -201,6 +256,12 @@ The pointer, shape, strides (in elements) and dtype of an array owned
     def __dealloc__(self):
         cdef DLManagedTensorVersioned* versioned
         cdef DLManagedTensor* plain
+        if self._owned != NULL:
+            if self._owned.deleter != NULL:
+                self._owned.deleter(self._owned)
+            self._owned = NULL
+            self._dl = NULL
+            return
         if self._dl == NULL or self._capsule is None:
             return
         if self._versioned:
@@ -242,9 +303,15 @@ The pointer, shape, strides (in elements) and dtype of an array owned
     @classmethod
     def from_any_interface(cls, obj, stream_ptr=None):
         """from_dlpack when obj has DLPack, else from_cuda_array_interface."""
-        if _has_dlpack(obj):
-            return cls.from_dlpack(obj, stream_ptr)
-        return cls.from_cuda_array_interface(obj, stream_ptr)
+        cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
+        cdef _ExchangeAPI* api = _exchange_api(type(obj))
+        if api != NULL:
+            _view_exchanged(view, obj, stream_ptr, api)
+        elif _has_dlpack(obj):
+            _view_capsule(view, obj, stream_ptr)
+        else:
+            _view_cai(view, obj, stream_ptr)
+        return view
 
     @classmethod
     def from_buffer(cls, buffer, shape, strides=None, *, itemsize=None, dtype=None, is_readonly=False):
@@ -450,6 +517,15 @@ cdef object _typestr_dtype(str typestr):
 
 
 cdef int _view_dlpack(StridedMemoryView view, object obj, object stream_ptr) except -1:
+    # Through the producer type's exchange table where it has one, else its methods.
+    cdef _ExchangeAPI* api = _exchange_api(type(obj))
+    if api != NULL:
+        return _view_exchanged(view, obj, stream_ptr, api)
+    return _view_capsule(view, obj, stream_ptr)
+
+
+cdef int _view_capsule(StridedMemoryView view, object obj, object stream_ptr) except -1:
+    # Through obj.__dlpack_device__() and obj.__dlpack__(...).
     cdef int device_type
     cdef int device_id
     cdef object stream = None
@@ -459,8 +535,11 @@ cdef int _view_dlpack(StridedMemoryView view, object obj, object stream_ptr) exc
     cdef DLTensor* tensor
     cdef bint accessible = False
     dev = obj.__dlpack_device__()
-    device_type = dev[0]
-    device_id = dev[1]
+    if type(dev) is tuple and len(<tuple>dev) == 2:
+        device_type = <object>PyTuple_GET_ITEM(dev, 0)
+        device_id = <object>PyTuple_GET_ITEM(dev, 1)
+    else:
+        device_type, device_id = dev
     if device_type == _kDLCPU:
         if stream_ptr is None:
             raise BufferError("stream=None is ambiguous with view()")
@@ -510,6 +589,48 @@ cdef int _view_dlpack(StridedMemoryView view, object obj, object stream_ptr) exc
     view.device_id = device_id
     view.is_device_accessible = accessible
     view.exporting_obj = obj
+    return 0
+
+
+cdef int _view_exchanged(StridedMemoryView view, object obj, object stream_ptr, _ExchangeAPI* api) except -1:
+    # The exchange table's tensor, then the ordering __dlpack__(stream=...)
+    # would have made: the consumer stream waits for the producer's current one.
+    cdef DLManagedTensorVersioned* managed = NULL
+    cdef DLTensor* tensor
+    cdef void* producer = NULL
+    cdef intptr_t consumer = 0
+    cdef int device_type
+    cdef int device_id
+    if api.managed_tensor_from_py_object_no_sync(<void*>obj, &managed) != 0 or managed == NULL:
+        return _exchange_failed("managed_tensor_from_py_object_no_sync")
+    view._owned = managed
+    view._dl = tensor = &managed.dl_tensor
+    view._versioned = True
+    view.exporting_obj = obj
+    if managed.version.major != 1:
+        raise BufferError(f"DLPack {managed.version.major}.{managed.version.minor} is not supported: "
+                          "this consumer reads DLPack 1.x (and the unversioned 0.x)")
+    view.readonly = (managed.flags & _DLPACK_READ_ONLY) != 0
+    view.ptr = <intptr_t>tensor.data + <intptr_t>tensor.byte_offset
+    device_type = tensor.device.device_type
+    device_id = tensor.device.device_id
+    if device_type == _kDLCPU or device_type == _kDLCUDA:
+        if stream_ptr is None:
+            raise BufferError("stream=None is ambiguous with view()")
+    elif device_type != _kDLCUDAHost and device_type != _kDLCUDAManaged:
+        raise BufferError(f"device not supported: DLPack device type {device_type}")
+    view.is_device_accessible = device_type != _kDLCPU
+    view.device_id = -1 if device_type == _kDLCPU else (device_id if device_type == _kDLCUDA else 0)
+    if device_type == _kDLCUDA and stream_ptr is not None:
+        consumer = int(stream_ptr)
+        if consumer != -1 and consumer != 0:
+            if api.current_work_stream == NULL:
+                raise BufferError("the producer's DLPack exchange table has no current_work_stream")
+            if api.current_work_stream(device_type, device_id, &producer) != 0:
+                return _exchange_failed("current_work_stream")
+            if <intptr_t>producer != consumer:
+                with nogil:
+                    cpp.stream_wait_stream(<cpp.CUstream>consumer, <cpp.CUstream>producer)
     return 0
 
 

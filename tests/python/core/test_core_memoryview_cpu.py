@@ -347,3 +347,76 @@ def test_importing_cubind_core_imports_no_numpy():
             "assert 'numpy' not in sys.modules, 'numpy imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def _exchange_producer(fail=False):
+    """A producer type offering DLPack's C exchange table (made with ctypes):
+    its tensors come from NumPy's versioned capsules, renamed as used."""
+    api = ctypes.pythonapi
+    api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
+                                                                                           ctypes.c_char_p]
+    api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_New.restype = ctypes.py_object
+    api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    from_py_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+    stream_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+    calls = []
+
+    def from_py(address, out):
+        obj = ctypes.cast(address, ctypes.py_object).value
+        calls.append(obj)
+        if fail:
+            return -1
+        capsule = obj.array.__dlpack__(max_version=(1, 0))
+        out[0] = api.PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+        api.PyCapsule_SetName(capsule, b"used_dltensor_versioned")
+        return 0
+
+    def current_stream(device_type, device_id, out):
+        out[0] = None
+        return 0
+
+    class Table(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev", ctypes.c_void_p),
+                    ("allocator", ctypes.c_void_p), ("from_py", from_py_type), ("to_py", ctypes.c_void_p),
+                    ("dltensor", ctypes.c_void_p), ("stream", stream_type)]
+
+    table = Table(1, 3, None, None, from_py_type(from_py), None, None, stream_type(current_stream))
+
+    class Producer:
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, *args, **kwargs):
+            raise AssertionError("the exchange table is used, not __dlpack__")
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    Producer.__dlpack_c_exchange_api__ = api.PyCapsule_New(ctypes.addressof(table), b"dlpack_exchange_api", None)
+    Producer.keep = (table, calls)
+    return Producer, calls
+
+
+def test_dlpack_exchange_table_is_used_when_the_type_offers_one():
+    Producer, calls = _exchange_producer()
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+    p = Producer(a)
+    for make in (StridedMemoryView.from_any_interface, StridedMemoryView.from_dlpack):
+        v = make(p, -1)
+        assert (v.ptr, v.shape, v.strides, v.dtype) == (a.__array_interface__["data"][0], (3, 2), (4, 2), np.float32)
+        assert (v.device_id, v.is_device_accessible, v.readonly, v.exporting_obj) == (-1, False, False, p)
+        assert np.array_equal(np.from_dlpack(v), a)
+        del v
+    assert calls == [p, p]
+    r = np.arange(3.0)
+    r.flags.writeable = False
+    assert StridedMemoryView.from_dlpack(Producer(r), -1).readonly
+    with pytest.raises(BufferError, match="stream=None is ambiguous"):
+        StridedMemoryView.from_dlpack(Producer(a))
+
+
+def test_dlpack_exchange_table_failure_is_reported():
+    Producer, _ = _exchange_producer(fail=True)
+    with pytest.raises(BufferError, match="exchange table failed"):
+        StridedMemoryView.from_dlpack(Producer(np.zeros(3)), -1)
