@@ -393,8 +393,9 @@ The pointer, shape, strides (in elements) and dtype of an array owned
         when max_version allows 1.0), keeping the view alive until the
         consumer is done. No ordering is made (stream is not used)."""
         cdef bint versioned = False
-        if dl_device is not None:
-            raise BufferError("StridedMemoryView.__dlpack__: dl_device other than None is not supported")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"StridedMemoryView.__dlpack__: dl_device {tuple(dl_device)} differs from the "
+                              f"view's {self.__dlpack_device__()}; copies to another device are not supported")
         if copy is True:
             raise BufferError("StridedMemoryView.__dlpack__: copy=True is not supported; the export shares the memory")
         if max_version is not None:
