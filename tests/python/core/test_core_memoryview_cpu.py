@@ -305,6 +305,12 @@ def test_from_buffer_checks_its_arguments():
         StridedMemoryView.from_buffer(buffer, (4,), itemsize=2, dtype=np.float32)
     with pytest.raises(TypeError, match="must be a Buffer"):
         StridedMemoryView.from_buffer(np.zeros(4), (4,), itemsize=4)
+    with pytest.raises(ValueError, match="differ in length"):
+        StridedMemoryView.from_buffer(buffer, (4, 4), (4,), itemsize=4)
+    with pytest.raises(TypeError, match="must hold ints"):
+        StridedMemoryView.from_buffer(buffer, (4, 4), (4.0, 1), itemsize=4)
+    with pytest.raises(ValueError, match="negative extent"):
+        StridedMemoryView.from_buffer(buffer, (-1,), itemsize=4)
 
 
 def test_tensor_map_options():
