@@ -12,7 +12,8 @@ rounds. Graph launch of a captured graph of 100 empty-kernel launches (each
 side captures its own through GraphBuilder, then launches it in bursts, in
 rotating order): per graph launch, the time to submit and the time to submit
 and run to a stream sync, with the ratio cubind / cuda.core. Beside them:
-Device(0).set_current() + create_stream(), Stream.record(), Event timing, and
+Device(0).set_current() + create_stream(), Stream.record(), Event timing,
+StridedMemoryView from a PyTorch tensor and from a CuPy array, and
 `import cubind.core` against `import cuda.core`.
 
 Goals (issue "cubind.core in Python, part 1"): launches within C + 0.3, 0.4 and
@@ -144,6 +145,50 @@ def graph_rounds(graph, stream):
 
 def per_call_us(fn, number=2000):
     return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
+
+
+def strided_memory_view_rows(cc, stream):
+    """StridedMemoryView.from_any_interface of a PyTorch tensor and of a CuPy
+    array, per construction (shape, strides and dtype read once, as a library
+    function does), with stream_ptr=-1 so only the view is timed. Goal:
+    cubind at most half of cuda.core's time."""
+    from cubind.core.utils import StridedMemoryView as ours_view
+
+    theirs_view = None
+    if cc is not None:
+        from cuda.core.utils import StridedMemoryView as theirs_view
+    arrays = []
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            arrays.append(("StridedMemoryView from a PyTorch tensor",
+                           torch.zeros((64, 64), dtype=torch.float32, device="cuda")))
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        arrays.append(("StridedMemoryView from a CuPy array", cupy.zeros((64, 64), dtype=cupy.float32)))
+    except ImportError:
+        pass
+    print()
+    print("| call | cubind us | cuda.core us | cubind / cuda.core | goal |")
+    print("|---|---:|---:|---:|---:|")
+    if not arrays:
+        print("| StridedMemoryView | (neither PyTorch nor CuPy is installed) | | | |")
+        return
+
+    def construct(cls, array):
+        def run():
+            view = cls.from_any_interface(array, -1)
+            return view.ptr, view.shape, view.strides, view.dtype
+        return run
+
+    for label, array in arrays:
+        ours = per_call_us(construct(ours_view, array), number=2000)
+        theirs = per_call_us(construct(theirs_view, array), number=2000) if theirs_view is not None else float("nan")
+        print(f"| {label} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} | <= 0.50 |")
 
 
 def main():
@@ -286,6 +331,8 @@ def main():
         ours = per_call_us(make(cb, device, stream), number=500)
         theirs = per_call_us(make(cc, cc_device, sides["cuda.core"][1]), number=500) if cc is not None else float("nan")
         print(f"| {label} | {ours:.2f} | {theirs:.2f} |")
+
+    strided_memory_view_rows(cc, stream)
 
     print()
     ours = import_ms("cubind.core")

@@ -30,8 +30,14 @@ for module in driver runtime nvrtc nvjitlink; do
 done
 mkdir -p "$SHIM/cuda/core"
 echo "from cubind.core import *" > "$SHIM/cuda/core/__init__.pyi"
-# cubind.core.utils (the program caches) has no stubs yet: its names are Any.
-printf 'from typing import Any\ndef __getattr__(name: str) -> Any: ...\n' > "$SHIM/cuda/core/utils.pyi"
+# cubind.core.utils (the program caches, StridedMemoryView) has no stubs yet:
+# its names are Any, but for the decorator, which keeps the function's type.
+cat > "$SHIM/cuda/core/utils.pyi" <<'PYI'
+from typing import Any, Callable, TypeVar
+_F = TypeVar("_F", bound=Callable[..., Any])
+def args_viewable_as_strided_memory(arg_indices: tuple[int, ...]) -> Callable[[_F], _F]: ...
+def __getattr__(name: str) -> Any: ...
+PYI
 mkdir -p "$SHIM/jax"
 for stub in cupy torch numba jax/__init__ jax/dlpack jax/numpy; do
   printf 'from typing import Any\ndef __getattr__(name: str) -> Any: ...\n' > "$SHIM/$stub.pyi"

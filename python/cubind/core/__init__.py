@@ -83,9 +83,11 @@ from cubind.core._core import (  # noqa: E402
     SMResource,
     Stream,
     VirtualMemoryResource,
+    TensorMapDescriptor,
     WorkqueueResource,
     launch,
 )
+from cubind.core._tensor_map import TensorMapDescriptorOptions  # noqa: E402
 
 from cubind.core import graph  # noqa: E402
 
@@ -131,6 +133,8 @@ __all__ = [
     "StreamOptions",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "WorkqueueResource",
     "WorkqueueResourceOptions",
     "graph",

@@ -162,6 +162,8 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
         memcpy(slot, &(<Buffer>arg)._ptr, 8)
     elif t is int or t is bool:
         _pack_int(arg, size, slot, index, kernel)
+    elif t is TensorMapDescriptor:
+        memcpy(slot, _tensor_map_argument(arg, size, index, kernel), size)
     elif t is float:
         if size == 8:
             d = arg
@@ -237,7 +239,10 @@ def launch(stream, config, kernel, *kernel_args):
         pointers[i] = storage
         item = PyTuple_GET_ITEM(kernel_args, i)
         if not _pack_fast(item, size, storage):
-            _pack(<object>item, size, storage, i, k)
+            if Py_TYPE(<object>item) == <PyTypeObject*>TensorMapDescriptor:
+                pointers[i] = _tensor_map_argument(<object>item, size, i, k)
+            else:
+                _pack(<object>item, size, storage, i, k)
         storage += ((size + 7) >> 3) << 3
     with nogil:
         cpp.launch_rendered(cpp.StreamRef(handle), c._native, k._cpp, pointers)
@@ -247,12 +252,12 @@ def _packed_arguments(sizes, args, kernel_name="kernel"):
     """The bytes launch would pass for args to parameters of these sizes: the
     conversion launch makes, for tests that have no GPU."""
     out = []
-    cdef uint64_t slot[8]
+    cdef uint64_t slot[16]
     if len(sizes) != len(args):
         raise TypeError(f"{len(sizes)} sizes, {len(args)} arguments")
     for i, (size, arg) in enumerate(zip(sizes, args)):
-        if size > 64:
-            raise ValueError("parameters of at most 64 bytes")
+        if size > 128:
+            raise ValueError("parameters of at most 128 bytes")
         _pack(arg, size, <char*>slot, i, kernel_name)
         out.append((<char*>slot)[:size])
     return out

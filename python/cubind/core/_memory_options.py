@@ -11,7 +11,7 @@ from typing import Any
 from cubind.core._host import Host
 from cubind.core.typing import (
     ManagedMemoryLocationType,
-    StrEnum,
+    _StrEnum as StrEnum,
     VirtualMemoryAccessType,
     VirtualMemoryAllocationType,
     VirtualMemoryGranularityType,

@@ -1,50 +1,143 @@
-"""String enums of cubind.core, as in cuda.core.typing: each member is also
-its string value, so either may be passed where one is expected."""
+"""Type aliases, protocols and enumerations of cubind.core's signatures.
+
+The names and values of cuda.core 1.2's ``cuda.core.typing``: each enum is a
+``StrEnum`` whose members compare equal to the strings the API also takes
+(``SourceCodeType.CXX == "c++"``). Importing this module loads no CUDA library.
+"""
 
 from __future__ import annotations
 
-import enum
+import sys
+from collections.abc import Sequence as _Sequence
+from typing import Literal as _Literal
+from typing import Protocol as _Protocol
+from typing import TypeAlias as _TypeAlias
+from typing import Union as _Union
+from typing import runtime_checkable as _runtime_checkable
 
-try:
-    from enum import StrEnum
-except ImportError:  # Python < 3.11
+if sys.version_info >= (3, 11):
+    from enum import StrEnum as _StrEnum
+else:  # pragma: no cover - Python 3.10
+    from enum import Enum as _Enum
 
-    class StrEnum(str, enum.Enum):  # type: ignore[no-redef]
-        def __str__(self) -> str:
+    class _StrEnum(str, _Enum):
+        def __str__(self):
             return str(self.value)
 
 
+from cubind.bindings.driver import CUdeviceptr as _CUdeviceptr  # noqa: E402
+from cubind.core._core import SMResource as _SMResource  # noqa: E402
+from cubind.core._core import WorkqueueResource as _WorkqueueResource  # noqa: E402
+
 __all__ = [
+    "AddressModeType",
+    "ArrayFormatType",
+    "CompilerBackendType",
+    "DevicePointerType",
+    "DeviceResourcesType",
+    "FilterModeType",
+    "GraphConditionalType",
+    "GraphMemoryType",
+    "IsStreamType",
     "ManagedMemoryLocationType",
+    "ObjectCodeFormatType",
+    "PCHStatusType",
+    "ProcessStateType",
+    "ReadModeType",
+    "SourceCodeType",
     "VirtualMemoryAccessType",
     "VirtualMemoryAllocationType",
     "VirtualMemoryGranularityType",
     "VirtualMemoryHandleType",
     "VirtualMemoryLocationType",
+    "WorkqueueSharingScopeType",
 ]
 
 
-class ManagedMemoryLocationType(StrEnum):
-    """What a managed pool's preferred location names: a device, the host,
-    or a host NUMA node."""
+@_runtime_checkable
+class IsStreamType(_Protocol):
+    """Anything that names a CUDA stream through ``__cuda_stream__()``, which
+    returns ``(version, address)``; cubind.core's calls that take a stream
+    take one of these too."""
+
+    def __cuda_stream__(self) -> tuple[int, int]: ...
+
+
+DevicePointerType: _TypeAlias = _Union[_CUdeviceptr, int, None]
+DeviceResourcesType: _TypeAlias = _Sequence[_Union[_SMResource, _WorkqueueResource]]
+ProcessStateType = _Literal["running", "locked", "checkpointed", "failed"]
+
+
+class SourceCodeType(_StrEnum):
+    """The language of a Program's source: C++, PTX or NVVM IR."""
+
+    CXX = "c++"
+    PTX = "ptx"
+    NVVM = "nvvm"
+
+
+class ObjectCodeFormatType(_StrEnum):
+    """What Program.compile and Linker.link produce."""
+
+    PTX = "ptx"
+    CUBIN = "cubin"
+    LTOIR = "ltoir"
+    FATBIN = "fatbin"
+    OBJECT = "object"
+    LIBRARY = "library"
+
+
+class CompilerBackendType(_StrEnum):
+    """The compiler behind a Program (Program.backend)."""
+
+    NVRTC = "NVRTC"
+    NVVM = "NVVM"
+    NVJITLINK = "nvJitLink"
+    DRIVER = "driver"
+
+
+class PCHStatusType(_StrEnum):
+    """What became of a precompiled header during a compile."""
+
+    CREATED = "created"
+    NOT_ATTEMPTED = "not_attempted"
+    FAILED = "failed"
+
+
+class GraphConditionalType(_StrEnum):
+    """The kind of a conditional graph node."""
+
+    IF = "if"
+    WHILE = "while"
+    SWITCH = "switch"
+
+
+class GraphMemoryType(_StrEnum):
+    """Where a graph's memory node allocates."""
+
+    DEVICE = "device"
+    HOST = "host"
+    MANAGED = "managed"
+
+
+class ManagedMemoryLocationType(_StrEnum):
+    """Where managed memory is prefetched or advised to."""
 
     DEVICE = "device"
     HOST = "host"
     HOST_NUMA = "host_numa"
 
 
-class VirtualMemoryHandleType(StrEnum):
-    """The OS handle a virtual memory allocation may be exported as
-    (CUmemAllocationHandleType)."""
+class VirtualMemoryHandleType(_StrEnum):
+    """The operating-system handle a virtual memory allocation exports."""
 
     POSIX_FD = "posix_fd"
     WIN32_KMT = "win32_kmt"
     FABRIC = "fabric"
 
 
-class VirtualMemoryLocationType(StrEnum):
-    """Where a virtual memory allocation's physical memory lives
-    (CUmemLocationType)."""
+class VirtualMemoryLocationType(_StrEnum):
+    """Where a virtual memory allocation's physical memory lives."""
 
     DEVICE = "device"
     HOST = "host"
@@ -52,23 +145,65 @@ class VirtualMemoryLocationType(StrEnum):
     HOST_NUMA_CURRENT = "host_numa_current"
 
 
-class VirtualMemoryGranularityType(StrEnum):
-    """Which granularity sizes are rounded to
-    (CUmemAllocationGranularity_flags)."""
+class VirtualMemoryGranularityType(_StrEnum):
+    """Which allocation granularity to ask for."""
 
     MINIMUM = "minimum"
     RECOMMENDED = "recommended"
 
 
-class VirtualMemoryAccessType(StrEnum):
-    """Access rights of a mapping (CUmemAccess_flags)."""
+class VirtualMemoryAccessType(_StrEnum):
+    """The access a virtual memory mapping grants."""
 
     READ_WRITE = "rw"
     READ = "r"
 
 
-class VirtualMemoryAllocationType(StrEnum):
-    """The kind of physical memory (CUmemAllocationType); managed needs CUDA 13."""
+class VirtualMemoryAllocationType(_StrEnum):
+    """The kind of physical memory behind a virtual memory allocation."""
 
     PINNED = "pinned"
     MANAGED = "managed"
+
+
+class ArrayFormatType(_StrEnum):
+    """The element format of a CUDA array (CUarray_format)."""
+
+    UINT8 = "uint8"
+    UINT16 = "uint16"
+    UINT32 = "uint32"
+    INT8 = "int8"
+    INT16 = "int16"
+    INT32 = "int32"
+    FLOAT16 = "float16"
+    FLOAT32 = "float32"
+
+
+class AddressModeType(_StrEnum):
+    """What a texture read outside its bounds returns (CUaddress_mode)."""
+
+    WRAP = "wrap"
+    CLAMP = "clamp"
+    MIRROR = "mirror"
+    BORDER = "border"
+
+
+class FilterModeType(_StrEnum):
+    """How a texture is sampled (CUfilter_mode)."""
+
+    POINT = "point"
+    LINEAR = "linear"
+
+
+class ReadModeType(_StrEnum):
+    """Whether integer texels are read as they are or as normalised floats."""
+
+    ELEMENT_TYPE = "element_type"
+    NORMALIZED_FLOAT = "normalized_float"
+
+
+class WorkqueueSharingScopeType(_StrEnum):
+    """How a green context shares the device's work queues."""
+
+    DEVICE_CTX = "device_ctx"
+    GREEN_CTX_BALANCED = "green_ctx_balanced"

@@ -28,6 +28,7 @@ NAMES = [
     "GraphMemoryResource",
     "Host", "ManagedBuffer", "ManagedMemoryResource", "ManagedMemoryResourceOptions", "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "TensorMapDescriptor", "TensorMapDescriptorOptions",
 ]
 
 # Members of those classes cubind.core does not have, each with its reason

@@ -28,6 +28,7 @@ typedef struct {
 unsigned char fake_params[16][16];
 int fake_nparams = -1;
 void* fake_params_pointer;
+void* fake_param_addresses[16];   /* where each parameter was read from */
 unsigned char fake_extra_buffer[64];
 size_t fake_extra_size;
 unsigned fake_config[8];
@@ -78,12 +79,63 @@ CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr
     }
 }
 
+CUresult cuPointerGetAttributes(unsigned count, int* attributes, void** data, unsigned long long ptr)
+{
+    for (unsigned i = 0; i < count; ++i) {
+        if (attributes[i] == 4 || attributes[i] == 5 || attributes[i] == 8) {   /* HOST_POINTER, P2P_TOKENS, IS_MANAGED... */
+            if (attributes[i] == 8) *(unsigned*)data[i] = 0;
+            else *(void**)data[i] = NULL;
+            continue;
+        }
+        if (cuPointerGetAttribute(data[i], attributes[i], ptr) != 0) *(unsigned long long*)data[i] = 0;
+    }
+    return 0;
+}
+
+/* Tensor maps: the arguments of the last encode, and a map whose words are
+ * the address, the rank, the data type and the first box size (so a test can
+ * tell two encodes apart). */
+unsigned long long fake_tensor_map_dims[5], fake_tensor_map_strides[4];
+unsigned fake_tensor_map_box[5], fake_tensor_map_element_strides[5], fake_tensor_map_rank;
+int fake_tensor_map_enums[5];   /* data type, interleave, swizzle, L2 promotion, OOB fill */
+CUresult cuTensorMapEncodeTiled(unsigned long long* map, int data_type, unsigned rank, void* address,
+                                const unsigned long long* dims, const unsigned long long* strides, const unsigned* box,
+                                const unsigned* element_strides, int interleave, int swizzle, int l2, int oob)
+{
+    if (rank < 1 || rank > 5 || ((unsigned long long)address & 15)) return 1;
+    fake_tensor_map_rank = rank;
+    for (unsigned i = 0; i < rank; ++i) {
+        fake_tensor_map_dims[i] = dims[i];
+        fake_tensor_map_box[i] = box[i];
+        fake_tensor_map_element_strides[i] = element_strides[i];
+        if (i + 1 < rank) fake_tensor_map_strides[i] = strides[i];
+    }
+    int enums[5] = {data_type, interleave, swizzle, l2, oob};
+    memcpy(fake_tensor_map_enums, enums, sizeof enums);
+    memset(map, 0, 128);
+    map[0] = (unsigned long long)address;
+    map[1] = rank;
+    map[2] = (unsigned long long)data_type;
+    map[3] = box[0];
+    return 0;
+}
+
+CUresult cuTensorMapReplaceAddress(unsigned long long* map, void* address)
+{
+    if ((unsigned long long)address & 15) return 1;
+    map[0] = (unsigned long long)address;
+    return 0;
+}
+
 static void record(unsigned count, void** params, void** extra)
 {
     fake_nparams = (int)count;
     fake_params_pointer = params;
     memset(fake_params, 0, sizeof fake_params);
-    for (unsigned i = 0; params != NULL && i < count && i < 16; ++i) memcpy(fake_params[i], params[i], 16);
+    for (unsigned i = 0; params != NULL && i < count && i < 16; ++i) {
+        memcpy(fake_params[i], params[i], 16);
+        fake_param_addresses[i] = params[i];
+    }
     fake_extra_size = 0;
     if (extra != NULL && extra[0] == (void*)1 && extra[2] == (void*)2) {
         fake_extra_size = *(size_t*)extra[3];
@@ -442,6 +494,9 @@ static const struct entry table[] = {
     {"cuDeviceGetName", (void*)cuDeviceGetName},
     {"cuDeviceGetUuid", (void*)cuDeviceGetUuid},
     {"cuPointerGetAttribute", (void*)cuPointerGetAttribute},
+    {"cuPointerGetAttributes", (void*)cuPointerGetAttributes},
+    {"cuTensorMapEncodeTiled", (void*)cuTensorMapEncodeTiled},
+    {"cuTensorMapReplaceAddress", (void*)cuTensorMapReplaceAddress},
     {"cuLaunchKernel", (void*)cuLaunchKernel},
     {"cuLaunchKernelEx", (void*)cuLaunchKernelEx},
     {"cuStreamSynchronize", (void*)cuStreamSynchronize},

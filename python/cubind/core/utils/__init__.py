@@ -1,6 +1,7 @@
-"""cubind.core.utils: cuda.core.utils' batched memory operations and program caches.
+"""cubind.core.utils: cuda.core.utils' array views, batched memory operations and program caches.
 
-copy_batch (cuMemcpyBatchAsync) with CopyOptions, MemcpyOverlapMode and
+StridedMemoryView and args_viewable_as_strided_memory, for functions that
+take any library's arrays; copy_batch (cuMemcpyBatchAsync) with CopyOptions, MemcpyOverlapMode and
 MemcpySrcAccessOrder; prefetch_batch, discard_batch and
 discard_prefetch_batch over managed memory; ProgramCacheResource,
 InMemoryProgramCache, FileStreamProgramCache and make_program_cache_key,
@@ -10,6 +11,7 @@ CUDA library.
 
 from cubind.core._memory_options import CopyOptions, MemcpyOverlapMode, MemcpySrcAccessOrder
 from cubind.core.utils._batch import copy_batch, discard_batch, discard_prefetch_batch, prefetch_batch
+from cubind.core._core import StridedMemoryView, args_viewable_as_strided_memory
 from cubind.core.utils._program_cache import (
     FileStreamProgramCache,
     InMemoryProgramCache,
@@ -24,6 +26,8 @@ __all__ = [
     "MemcpyOverlapMode",
     "MemcpySrcAccessOrder",
     "ProgramCacheResource",
+    "StridedMemoryView",
+    "args_viewable_as_strided_memory",
     "copy_batch",
     "discard_batch",
     "discard_prefetch_batch",
