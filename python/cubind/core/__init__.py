@@ -48,10 +48,6 @@ from cubind.core._options import (  # noqa: E402
     WorkqueueResourceOptions,
 )
 from cubind.core._host import Host  # noqa: E402
-from cubind.core._memory_options import (  # noqa: E402
-    ManagedMemoryResourceOptions,
-    VirtualMemoryResourceOptions,
-)
 from cubind.core._core import (  # noqa: E402
     LEGACY_DEFAULT_STREAM,
     PER_THREAD_DEFAULT_STREAM,
@@ -88,6 +84,12 @@ from cubind.core._core import (  # noqa: E402
     launch,
 )
 from cubind.core._tensor_map import TensorMapDescriptorOptions  # noqa: E402
+# After _core: _core imports _memory_options, whose enums come from typing,
+# which names _core's classes.
+from cubind.core._memory_options import (  # noqa: E402
+    ManagedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+)
 
 from cubind.core import graph  # noqa: E402
 
