@@ -68,21 +68,10 @@ cdef object _complete_options(options):
 
 cdef Graph _instantiate(cpp.CUgraph graph, cpp.CUstream stream, options):
     # cuGraphInstantiateWithParams in the context of the stream the graph was built on.
-    cdef cpp.GraphInstantiateOptions opts
-    cdef cpp.GraphExec* exec_
     cdef cpp.CUcontext context
-    cdef int device_id
-    options = _complete_options(options)
-    opts.auto_free_on_launch = bool(options.auto_free_on_launch)
-    opts.device_launch = bool(options.device_launch)
-    opts.use_node_priority = bool(options.use_node_priority)
-    if options.upload_stream is not None:
-        opts.upload_stream = _stream_handle(options.upload_stream)
     with nogil:
         context = cpp.stream_context(stream)
-        device_id = cpp.context_device(context)
-        exec_ = cpp.graph_instantiate(graph, context, opts)
-    return Graph._make(exec_, device_id)
+    return _instantiate_in(graph, context, options)
 
 
 cdef class GraphBuilder:
@@ -105,6 +94,7 @@ cdef class GraphBuilder:
     cdef cpp.CUgraph _body          # a body builder's graph, owned by its node
     cdef object _parent             # the builder a body's node was added by
     cdef list _retired              # streams of joined forks, closed once the capture ends
+    cdef object _owner              # a _GraphOwner of _graph's handle, once graph_definition shared it
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(
@@ -145,9 +135,13 @@ cdef class GraphBuilder:
         # The graph of a builder that has ended building.
         if self._closed:
             raise RuntimeError("GraphBuilder has been closed")
-        if not self._ended or (self._graph == NULL and self._body == NULL):
+        if not self._ended or (self._graph == NULL and self._body == NULL and self._owner is None):
             raise RuntimeError(f"GraphBuilder.{method}: Graph has not finished building.")
-        return self._graph.handle() if self._graph != NULL else self._body
+        if self._graph != NULL:
+            return self._graph.handle()
+        if self._owner is not None:
+            return (<_GraphOwner>self._owner)._graph.handle()
+        return self._body
 
     cdef _close_retired(self):
         for stream in self._retired:
@@ -178,6 +172,7 @@ cdef class GraphBuilder:
             del self._graph
         self._graph = NULL
         self._body = NULL
+        self._owner = None
         self._close_retired()
         if self._owns_stream:
             self._stream.close()
@@ -200,6 +195,29 @@ cdef class GraphBuilder:
         """True for a builder from split(): it must be joined back (join)
         before its primary builder ends building."""
         return self._kind == _FORKED
+
+    @property
+    def graph_definition(self):
+        """The graph being built as a GraphDefinition sharing it: nodes added
+        through it are part of what complete() instantiates, and it stays
+        valid after close(). For a primary builder, once it ended building;
+        for a conditional body, before begin_building or after end_building;
+        never for a builder from split()."""
+        if self._closed:
+            raise RuntimeError("GraphBuilder has been closed")
+        if self._kind == _FORKED:
+            raise RuntimeError("GraphBuilder.graph_definition: a builder from split() shares its primary "
+                               "builder's graph; ask the primary builder")
+        if self._started and not self._ended:
+            raise RuntimeError("GraphBuilder.graph_definition: the builder is building; end_building() first")
+        if self._kind == _BODY:
+            return GraphDefinition._view(self._body, self._parent)
+        if not self._ended:
+            raise RuntimeError("GraphBuilder.graph_definition: Graph has not finished building.")
+        if self._owner is None:
+            self._owner = _own_graph(self._graph)
+            self._graph = NULL
+        return GraphDefinition._view((<_GraphOwner>self._owner)._graph.handle(), self._owner)
 
     def begin_building(self, mode="relaxed"):
         """Starts capturing (cuStreamBeginCapture; cuStreamBeginCaptureToGraph
@@ -503,6 +521,7 @@ cdef class Graph:
 
     cdef cpp.GraphExec* _exec
     cdef int _device_id
+    cdef list _kept     # what node updates of this instantiation use (kernel arguments, events, callbacks)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("directly constructing a Graph instance is not supported; use GraphBuilder.complete()")
@@ -542,16 +561,38 @@ cdef class Graph:
         """The CUgraphExec (cubind.bindings.driver); int() gives its address."""
         return _raw_handle("driver", "CUgraphExec", <uintptr_t>self._get().handle())
 
+    cdef _keep(self, object obj):
+        if self._kept is None:
+            self._kept = []
+        self._kept.append(obj)
+
+    cdef _keep_data(self, void* data, cpp.CUhostFn release):
+        cdef _Released kept = _Released.__new__(_Released)
+        kept._data = data
+        kept._release = release
+        self._keep(kept)
+
+    def __getitem__(self, node):
+        """graph[node]: the instance of node (a node of the GraphDefinition
+        this Graph was made from) in this Graph, whose update() changes later
+        launches; kernel, memset and memcpy nodes can also be disabled."""
+        self._get()
+        return _executable_node(self, node)
+
     def update(self, source):
-        """Takes over the parameters of source (a GraphBuilder that ended
-        building), whose graph must have this one's topology
-        (cuGraphExecUpdate); on failure CUDAError says why and the Graph is
-        unchanged."""
+        """Takes over the parameters of source (a GraphDefinition, or a
+        GraphBuilder that ended building), whose graph must have this one's
+        topology (cuGraphExecUpdate); on failure CUDAError says why and the
+        Graph is unchanged."""
         cdef cpp.GraphExec* exec_ = self._get()
         cdef cpp.CUgraph graph
-        if not isinstance(source, GraphBuilder):
-            raise TypeError(f"Graph.update: source must be a GraphBuilder, not {type(source).__name__}")
-        graph = (<GraphBuilder>source)._built("update")
+        if isinstance(source, GraphDefinition):
+            graph = (<GraphDefinition>source)._get()
+        elif isinstance(source, GraphBuilder):
+            graph = (<GraphBuilder>source)._built("update")
+        else:
+            raise TypeError(f"Graph.update: source must be a GraphBuilder or a GraphDefinition, "
+                            f"not {type(source).__name__}")
         with nogil:
             exec_.update(cpp.GraphRef(graph))
 
