@@ -47,10 +47,9 @@ void graph_retain(GraphRef graph, void* data, CUhostFn release) {
   if (release == nullptr) throw std::invalid_argument("cubind::graph_retain: a null release function");
   CUuserObject object = nullptr;
   try {
-    const CUgraph g = checked(graph, "cubind::graph_retain");
+    checked(graph, "cubind::graph_retain");
     detail::check(raw::cuUserObjectCreate(&object, data, release, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
                   "cuUserObjectCreate");
-    (void)g;
   } catch (...) {
     release(data);
     throw;

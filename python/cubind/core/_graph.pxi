@@ -90,23 +90,20 @@ cdef class GraphBuilder:
     cdef bint _started
     cdef bint _ended
     cdef bint _closed
-    cdef cpp.Graph* _graph          # a primary builder's graph, once ended
     cdef cpp.CUgraph _body          # a body builder's graph, owned by its node
     cdef object _parent             # the builder a body's node was added by
     cdef list _retired              # streams of joined forks, closed once the capture ends
-    cdef object _owner              # a _GraphOwner of _graph's handle, once graph_definition shared it
+    # The _GraphOwner of the primary builder's graph (shared by the builders
+    # split from it and the bodies of its conditional nodes): empty until the
+    # capture ends, then the owner of the graph, kept alive by every
+    # GraphDefinition viewing the graph or a body in it.
+    cdef object _owner
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(
             "directly creating a GraphBuilder object can be ambiguous. Please either call "
             "Device.create_graph_builder() or stream.create_graph_builder()"
         )
-
-    def __dealloc__(self):
-        if self._graph != NULL:
-            with nogil:
-                del self._graph
-            self._graph = NULL
 
     @staticmethod
     cdef GraphBuilder _make(Stream stream, bint owns_stream, int kind, object parent):
@@ -116,7 +113,13 @@ cdef class GraphBuilder:
         self._kind = kind
         self._parent = parent
         self._retired = []
+        self._owner = _GraphOwner.__new__(_GraphOwner) if parent is None else (<GraphBuilder>parent)._owner
         return self
+
+    cdef cpp.CUgraph _owned_graph(self):
+        if self._owner is None or (<_GraphOwner>self._owner)._graph == NULL:
+            return NULL
+        return (<_GraphOwner>self._owner)._graph.handle()
 
     @staticmethod
     def _init(stream):
@@ -133,15 +136,13 @@ cdef class GraphBuilder:
 
     cdef cpp.CUgraph _built(self, str method) except? NULL:
         # The graph of a builder that has ended building.
+        cdef cpp.CUgraph graph
         if self._closed:
             raise RuntimeError("GraphBuilder has been closed")
-        if not self._ended or (self._graph == NULL and self._body == NULL and self._owner is None):
+        graph = self._body if self._kind == _BODY else self._owned_graph()
+        if not self._ended or graph == NULL:
             raise RuntimeError(f"GraphBuilder.{method}: Graph has not finished building.")
-        if self._graph != NULL:
-            return self._graph.handle()
-        if self._owner is not None:
-            return (<_GraphOwner>self._owner)._graph.handle()
-        return self._body
+        return graph
 
     cdef _close_retired(self):
         for stream in self._retired:
@@ -169,8 +170,6 @@ cdef class GraphBuilder:
                 pass  # an invalidated capture ends with its error; nothing to keep
         with nogil:
             del dropped
-            del self._graph
-        self._graph = NULL
         self._body = NULL
         self._owner = None
         self._close_retired()
@@ -211,13 +210,10 @@ cdef class GraphBuilder:
         if self._started and not self._ended:
             raise RuntimeError("GraphBuilder.graph_definition: the builder is building; end_building() first")
         if self._kind == _BODY:
-            return GraphDefinition._view(self._body, self._parent)
-        if not self._ended:
+            return GraphDefinition._view(self._body, self._owner)
+        if not self._ended or self._owned_graph() == NULL:
             raise RuntimeError("GraphBuilder.graph_definition: Graph has not finished building.")
-        if self._owner is None:
-            self._owner = _own_graph(self._graph)
-            self._graph = NULL
-        return GraphDefinition._view((<_GraphOwner>self._owner)._graph.handle(), self._owner)
+        return GraphDefinition._view(self._owned_graph(), self._owner)
 
     def begin_building(self, mode="relaxed"):
         """Starts capturing (cuStreamBeginCapture; cuStreamBeginCaptureToGraph
@@ -279,7 +275,8 @@ cdef class GraphBuilder:
             # Failed or not, the capture is over (an invalidated one ends with its error).
             self._ended = True
             self._close_retired()
-        self._graph = graph
+        if self._kind == _PRIMARY:
+            (<_GraphOwner>self._owner)._graph = graph
         return self
 
     def complete(self, options=None):

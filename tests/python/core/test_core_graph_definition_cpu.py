@@ -318,9 +318,18 @@ def test_conditionals_child_graphs_and_builder_views(fake_driver_dir):
         gb.end_building()
         view = gb.graph_definition
         assert view == gb.graph_definition
+        graphs = fake_int("fake_graphs_destroyed")
         gb.close()
-        assert view.is_valid
+        assert view.is_valid and fake_int("fake_graphs_destroyed") == graphs, "the view keeps the graph"
         raises(RuntimeError, "closed", lambda: gb.graph_definition)
+        del view
+        gc.collect()
+        assert fake_int("fake_graphs_destroyed") == graphs + 1
+        gb = stream.create_graph_builder().begin_building()
+        forked = gb.split(2)[1]
+        raises(RuntimeError, "split()", lambda: forked.graph_definition)
+        GraphBuilder.join(gb, forked)
+        gb.end_building()
     """)
 
 

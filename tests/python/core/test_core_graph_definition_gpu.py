@@ -206,6 +206,25 @@ def test_captured_graph_extended_through_graph_definition(device, module, stream
     assert len(definition.nodes()) == 2
 
 
+def test_conditional_body_built_through_graph_definition(device, module, stream):
+    data = device.allocate(N * 4, stream=stream)
+    gb = stream.create_graph_builder().begin_building()
+    launch(gb, config(), module.get_kernel("fill"), data, 0, N)
+    condition = gb.create_condition(1)
+    body = gb.if_then(condition)
+    # A body's graph exists as soon as its node does: filled explicitly,
+    # without capturing into it.
+    body_definition = body.graph_definition
+    body_definition.launch(config(), module.get_kernel("add"), data, 5, N)
+    gb.end_building()
+    graph = gb.complete()
+    body.close()
+    gb.close()
+    assert body_definition.is_valid and len(body_definition.nodes()) == 1
+    graph.launch(stream)
+    assert read_ints(data, stream, N) == tuple(5 + i for i in range(N))
+
+
 def test_stream_host_func_under_capture_runs_at_every_launch(device, module, stream):
     calls = []
     gb = stream.create_graph_builder().begin_building()
