@@ -886,9 +886,12 @@ cdef class KernelNode(GraphNode):
     @property
     def kernel(self):
         """The Kernel launched."""
+        cdef uintptr_t handle
         if isinstance(self._kept, Kernel):
             return self._kept
-        return Kernel.from_handle(<uintptr_t>self._info(_T_KERNEL).kernel)
+        handle = <uintptr_t>self._info(_T_KERNEL).kernel
+        # A node made from a CUfunction (by capture) may report no CUkernel.
+        return Kernel.from_handle(handle) if handle else None
 
     @property
     def config(self):
