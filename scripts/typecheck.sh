@@ -30,6 +30,7 @@ for module in driver runtime nvrtc nvjitlink; do
 done
 mkdir -p "$SHIM/cuda/core"
 echo "from cubind.core import *" > "$SHIM/cuda/core/__init__.pyi"
+echo "from cubind.core.graph import *" > "$SHIM/cuda/core/graph.pyi"
 # cubind.core.utils (the program caches, StridedMemoryView) has no stubs yet:
 # its names are Any, but for the decorator, which keeps the function's type.
 cat > "$SHIM/cuda/core/utils.pyi" <<'PYI'

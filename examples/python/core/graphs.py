@@ -2,7 +2,10 @@
 captured once with a GraphBuilder, then the whole graph runs five times, one
 call each. A second graph holds a conditional while node: its body, a kernel
 that counts, runs again and again until device code clears the condition
-(cudaGraphSetConditional), with no round trip to the host."""
+(cudaGraphSetConditional), with no round trip to the host. A third graph is
+built node by node with a GraphDefinition (graph memory, a fill, a kernel, a
+copy back, a free, and a host callback after them), and one of its kernel
+nodes is then given new arguments in the instantiated graph."""
 import ctypes
 import os
 import sys
@@ -13,6 +16,7 @@ from _gpu import device_or_exit  # noqa: E402
 from cuda.core import (  # noqa: E402
     Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions, launch,
 )
+from cuda.core.graph import GraphDefinition  # noqa: E402
 
 # cudaGraphSetConditional is a device-runtime builtin that NVRTC compiles
 # itself once declared: no -rdc, no device runtime library to link.
@@ -96,10 +100,31 @@ for _ in range(2):
 loop_ok = counted == [LIMIT, LIMIT]
 print(f"while node counted to {counted} (expected {LIMIT} each launch): {'OK' if loop_ok else 'FAILED'}")
 
-for owner in (loop, graph, body, builder2, builder):
+# Node by node: each node says what it depends on; nothing runs until launch.
+launches: list[int] = []
+g = GraphDefinition()
+scratch = g.allocate(N * 4)
+cleared = scratch.memset(scratch.dptr, 0, N * 4)
+summed = cleared.launch(config, module.get_kernel("add"), scratch.dptr, 7, N)
+copied = summed.memcpy(host, scratch.dptr, N * 4)
+freed = copied.deallocate(scratch.dptr)
+freed.callback(lambda: launches.append(1))
+explicit = g.instantiate()
+explicit.launch(stream)
+stream.sync()
+first_ok = all(values[i] == 7 for i in range(0, N, 4099))
+# The kernel node of the instantiated graph takes new arguments in place.
+explicit[summed].update(config=config, kernel=module.get_kernel("add"), args=(scratch.dptr, 40, N))
+explicit.launch(stream)
+stream.sync()
+second_ok = all(values[i] == 40 for i in range(0, N, 4099))
+explicit_ok = first_ok and second_ok and len(launches) == 2 and len(g.nodes()) == 6
+print(f"graph built node by node, then its kernel node updated: {'OK' if explicit_ok else 'FAILED'}")
+
+for owner in (explicit, loop, graph, body, builder2, builder):
     owner.close()
 counter.close(stream)
 data.close(stream)
 host.close()
 stream.close()
-sys.exit(0 if ok and loop_ok else 1)
+sys.exit(0 if ok and loop_ok and explicit_ok else 1)

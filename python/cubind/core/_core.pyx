@@ -23,7 +23,7 @@ from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr, unique_ptr, static_pointer_cast
 from libcpp.optional cimport optional
 from libcpp.string cimport string
-from libcpp.utility cimport move
+from libcpp.utility cimport move, pair
 from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
@@ -78,3 +78,4 @@ include "_graph.pxi"
 include "_managed.pxi"
 include "_virtual_memory.pxi"
 include "_copy_batch.pxi"
+include "_graph_definition.pxi"

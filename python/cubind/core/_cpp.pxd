@@ -9,6 +9,7 @@ from libcpp.map cimport map
 from libcpp.memory cimport shared_ptr, unique_ptr
 from libcpp.optional cimport optional
 from libcpp.string cimport string
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 cdef extern from "<cuda.h>" nogil:
@@ -451,3 +452,66 @@ cdef extern from "_memory_support.hpp" namespace "cubind_core" nogil:
                                     const VirtualMemorySettings& settings) except +translate
     Buffer* buffer_adopt(uintptr_t ptr, size_t size, const shared_ptr[MemoryResource]& resource,
                          CUstream stream) except +translate
+
+cdef extern from "<cuda.h>" nogil:
+    ctypedef struct CUgraphNode_st
+    ctypedef CUgraphNode_st* CUgraphNode
+    ctypedef int CUgraphNodeType
+    ctypedef struct CUgraphNodeParams:
+        CUgraphNodeType type
+
+cdef extern from "cubind/graph_definition.hpp" namespace "cubind" nogil:
+    void graph_retain(GraphRef graph, void* data, CUhostFn release) except +translate
+    CUgraphNode add_host_node(GraphRef graph, const vector[CUgraphNode]& dependencies, CUhostFn fn, void* data,
+                              CUhostFn release) except +translate
+    CUgraphConditionalHandle create_graph_condition(GraphRef graph, CUcontext context, bool has_default,
+                                                    unsigned int default_value) except +translate
+    vector[CUgraphNode] graph_nodes(GraphRef graph) except +translate
+    vector[pair[CUgraphNode, CUgraphNode]] graph_edges(GraphRef graph) except +translate
+    vector[CUgraphNode] node_neighbours(CUgraphNode node, bool successors) except +translate
+    void change_edges(GraphRef graph, const vector[CUgraphNode]& src, const vector[CUgraphNode]& dst,
+                      bool add) except +translate
+    CUgraphNodeType node_type(CUgraphNode node) except +translate
+    void destroy_node(CUgraphNode node) except +translate
+    bool exec_node_enabled(CUgraphExec exec_, CUgraphNode node) except +translate
+    void set_exec_node_enabled(CUgraphExec exec_, CUgraphNode node, bool enabled) except +translate
+
+cdef extern from "_graph_definition_support.hpp" namespace "cubind_core" nogil:
+    Graph* graph_create_new() except +translate
+    Graph* graph_clone_new(CUgraph graph) except +translate
+    CUgraphNodeParams kernel_node(CUkernel kernel, CUcontext context, const unsigned int* grid,
+                                  const unsigned int* block, unsigned int shmem, void** arguments)
+    CUgraphNodeParams memset_node(CUdeviceptr dst, unsigned int value, unsigned int element_size, size_t width,
+                                  size_t height, size_t pitch, CUcontext context)
+    CUgraphNodeParams memcpy_node(CUdeviceptr dst, CUdeviceptr src, size_t size, CUcontext context)
+    CUgraphNodeParams event_node(CUevent event, bool record)
+    CUgraphNodeParams child_node(CUgraph child)
+    CUgraphNodeParams host_node(CUhostFn fn, void* data)
+    CUgraphNode add_empty(CUgraph graph, const vector[CUgraphNode]& deps) except +translate
+    CUgraphNode add_params(CUgraph graph, const vector[CUgraphNode]& deps, CUgraphNodeParams params) except +translate
+    CUgraphNode add_alloc(CUgraph graph, const vector[CUgraphNode]& deps, size_t size, int device, int memory_type,
+                          const vector[int]& peers, CUdeviceptr* address) except +translate
+    CUgraphNode add_free(CUgraph graph, const vector[CUgraphNode]& deps, CUdeviceptr address) except +translate
+    CUgraphNode add_conditional(CUgraph graph, const vector[CUgraphNode]& deps, CUgraphConditionalHandle condition,
+                                CUgraphConditionalNodeType type, unsigned int count, CUcontext context,
+                                vector[CUgraph]* bodies) except +translate
+    void set_params(CUgraphExec exec_, CUgraphNode node, CUgraphNodeParams params) except +translate
+    cdef cppclass NodeInfo:
+        unsigned int grid[3]
+        unsigned int block[3]
+        unsigned int shmem
+        CUkernel kernel
+        CUdeviceptr dst
+        CUdeviceptr src
+        size_t size
+        size_t width
+        size_t height
+        size_t pitch
+        unsigned int value
+        unsigned int element_size
+        int device
+        int memory_type
+        vector[int] peers
+        CUevent event
+        CUgraph child
+    NodeInfo node_info(CUgraphNode node, CUgraphNodeType type) except +translate

@@ -68,21 +68,10 @@ cdef object _complete_options(options):
 
 cdef Graph _instantiate(cpp.CUgraph graph, cpp.CUstream stream, options):
     # cuGraphInstantiateWithParams in the context of the stream the graph was built on.
-    cdef cpp.GraphInstantiateOptions opts
-    cdef cpp.GraphExec* exec_
     cdef cpp.CUcontext context
-    cdef int device_id
-    options = _complete_options(options)
-    opts.auto_free_on_launch = bool(options.auto_free_on_launch)
-    opts.device_launch = bool(options.device_launch)
-    opts.use_node_priority = bool(options.use_node_priority)
-    if options.upload_stream is not None:
-        opts.upload_stream = _stream_handle(options.upload_stream)
     with nogil:
         context = cpp.stream_context(stream)
-        device_id = cpp.context_device(context)
-        exec_ = cpp.graph_instantiate(graph, context, opts)
-    return Graph._make(exec_, device_id)
+    return _instantiate_in(graph, context, options)
 
 
 cdef class GraphBuilder:
@@ -101,22 +90,20 @@ cdef class GraphBuilder:
     cdef bint _started
     cdef bint _ended
     cdef bint _closed
-    cdef cpp.Graph* _graph          # a primary builder's graph, once ended
     cdef cpp.CUgraph _body          # a body builder's graph, owned by its node
     cdef object _parent             # the builder a body's node was added by
     cdef list _retired              # streams of joined forks, closed once the capture ends
+    # The _GraphOwner of the primary builder's graph (shared by the builders
+    # split from it and the bodies of its conditional nodes): empty until the
+    # capture ends, then the owner of the graph, kept alive by every
+    # GraphDefinition viewing the graph or a body in it.
+    cdef object _owner
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(
             "directly creating a GraphBuilder object can be ambiguous. Please either call "
             "Device.create_graph_builder() or stream.create_graph_builder()"
         )
-
-    def __dealloc__(self):
-        if self._graph != NULL:
-            with nogil:
-                del self._graph
-            self._graph = NULL
 
     @staticmethod
     cdef GraphBuilder _make(Stream stream, bint owns_stream, int kind, object parent):
@@ -126,7 +113,13 @@ cdef class GraphBuilder:
         self._kind = kind
         self._parent = parent
         self._retired = []
+        self._owner = _GraphOwner.__new__(_GraphOwner) if parent is None else (<GraphBuilder>parent)._owner
         return self
+
+    cdef cpp.CUgraph _owned_graph(self):
+        if self._owner is None or (<_GraphOwner>self._owner)._graph == NULL:
+            return NULL
+        return (<_GraphOwner>self._owner)._graph.handle()
 
     @staticmethod
     def _init(stream):
@@ -143,11 +136,13 @@ cdef class GraphBuilder:
 
     cdef cpp.CUgraph _built(self, str method) except? NULL:
         # The graph of a builder that has ended building.
+        cdef cpp.CUgraph graph
         if self._closed:
             raise RuntimeError("GraphBuilder has been closed")
-        if not self._ended or (self._graph == NULL and self._body == NULL):
+        graph = self._body if self._kind == _BODY else self._owned_graph()
+        if not self._ended or graph == NULL:
             raise RuntimeError(f"GraphBuilder.{method}: Graph has not finished building.")
-        return self._graph.handle() if self._graph != NULL else self._body
+        return graph
 
     cdef _close_retired(self):
         for stream in self._retired:
@@ -175,9 +170,8 @@ cdef class GraphBuilder:
                 pass  # an invalidated capture ends with its error; nothing to keep
         with nogil:
             del dropped
-            del self._graph
-        self._graph = NULL
         self._body = NULL
+        self._owner = None
         self._close_retired()
         if self._owns_stream:
             self._stream.close()
@@ -200,6 +194,26 @@ cdef class GraphBuilder:
         """True for a builder from split(): it must be joined back (join)
         before its primary builder ends building."""
         return self._kind == _FORKED
+
+    @property
+    def graph_definition(self):
+        """The graph being built as a GraphDefinition sharing it: nodes added
+        through it are part of what complete() instantiates, and it stays
+        valid after close(). For a primary builder, once it ended building;
+        for a conditional body, before begin_building or after end_building;
+        never for a builder from split()."""
+        if self._closed:
+            raise RuntimeError("GraphBuilder has been closed")
+        if self._kind == _FORKED:
+            raise RuntimeError("GraphBuilder.graph_definition: a builder from split() shares its primary "
+                               "builder's graph; ask the primary builder")
+        if self._started and not self._ended:
+            raise RuntimeError("GraphBuilder.graph_definition: the builder is building; end_building() first")
+        if self._kind == _BODY:
+            return GraphDefinition._view(self._body, self._owner)
+        if not self._ended or self._owned_graph() == NULL:
+            raise RuntimeError("GraphBuilder.graph_definition: Graph has not finished building.")
+        return GraphDefinition._view(self._owned_graph(), self._owner)
 
     def begin_building(self, mode="relaxed"):
         """Starts capturing (cuStreamBeginCapture; cuStreamBeginCaptureToGraph
@@ -261,7 +275,8 @@ cdef class GraphBuilder:
             # Failed or not, the capture is over (an invalidated one ends with its error).
             self._ended = True
             self._close_retired()
-        self._graph = graph
+        if self._kind == _PRIMARY:
+            (<_GraphOwner>self._owner)._graph = graph
         return self
 
     def complete(self, options=None):
@@ -503,6 +518,7 @@ cdef class Graph:
 
     cdef cpp.GraphExec* _exec
     cdef int _device_id
+    cdef list _kept     # what node updates of this instantiation use (kernel arguments, events, callbacks)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("directly constructing a Graph instance is not supported; use GraphBuilder.complete()")
@@ -542,16 +558,38 @@ cdef class Graph:
         """The CUgraphExec (cubind.bindings.driver); int() gives its address."""
         return _raw_handle("driver", "CUgraphExec", <uintptr_t>self._get().handle())
 
+    cdef _keep(self, object obj):
+        if self._kept is None:
+            self._kept = []
+        self._kept.append(obj)
+
+    cdef _keep_data(self, void* data, cpp.CUhostFn release):
+        cdef _Released kept = _Released.__new__(_Released)
+        kept._data = data
+        kept._release = release
+        self._keep(kept)
+
+    def __getitem__(self, node):
+        """graph[node]: the instance of node (a node of the GraphDefinition
+        this Graph was made from) in this Graph, whose update() changes later
+        launches; kernel, memset and memcpy nodes can also be disabled."""
+        self._get()
+        return _executable_node(self, node)
+
     def update(self, source):
-        """Takes over the parameters of source (a GraphBuilder that ended
-        building), whose graph must have this one's topology
-        (cuGraphExecUpdate); on failure CUDAError says why and the Graph is
-        unchanged."""
+        """Takes over the parameters of source (a GraphDefinition, or a
+        GraphBuilder that ended building), whose graph must have this one's
+        topology (cuGraphExecUpdate); on failure CUDAError says why and the
+        Graph is unchanged."""
         cdef cpp.GraphExec* exec_ = self._get()
         cdef cpp.CUgraph graph
-        if not isinstance(source, GraphBuilder):
-            raise TypeError(f"Graph.update: source must be a GraphBuilder, not {type(source).__name__}")
-        graph = (<GraphBuilder>source)._built("update")
+        if isinstance(source, GraphDefinition):
+            graph = (<GraphDefinition>source)._get()
+        elif isinstance(source, GraphBuilder):
+            graph = (<GraphBuilder>source)._built("update")
+        else:
+            raise TypeError(f"Graph.update: source must be a GraphBuilder or a GraphDefinition, "
+                            f"not {type(source).__name__}")
         with nogil:
             exec_.update(cpp.GraphRef(graph))
 

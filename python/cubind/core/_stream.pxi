@@ -234,10 +234,24 @@ cdef class Stream:
         """Queues callback() to run on a driver thread once the work submitted
         so far has completed (cuLaunchHostFunc); later work waits for it. The
         callback is kept alive until it has run; it must not call CUDA, and an
-        exception it raises goes to sys.unraisablehook. Beyond cuda.core."""
+        exception it raises goes to sys.unraisablehook. While the stream is
+        being captured, the callback becomes a host node of the graph, run at
+        every launch of it, and the graph keeps it alive (a user object)
+        until the graph and its instantiations are gone. Beyond cuda.core."""
         cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cpp.CaptureStatus status
         if not callable(callback):
             raise TypeError(f"Stream.launch_host_func: callback must be callable, not {type(callback).__name__}")
+        with nogil:
+            status = cpp.capture_status(cpp.StreamRef(handle))
+        if status == cpp.CaptureStatus.active:
+            # The graph's user object owns this reference from here on,
+            # failed or not (release_python_object drops it).
+            Py_INCREF(callback)
+            with nogil:
+                cpp.capture_host_func(cpp.StreamRef(handle), cpp.run_python_callable, <void*>callback,
+                                      cpp.release_python_object)
+            return
         Py_INCREF(callback)
         try:
             with nogil:

@@ -393,16 +393,14 @@ def test_ptx_compiles_to_the_same_text():
 
 
 # cuda.core.graph: the names cubind.core.graph provides, and what it leaves out.
-GRAPH_NAMES = ["Graph", "GraphBuilder", "GraphCompleteOptions", "GraphCondition", "GraphDebugPrintOptions"]
-GRAPH_LEFT_OUT = {
-    "GraphBuilder.graph_definition": "graphs: not yet (GraphDefinition)",
-    **{name: "graphs: not yet" for name in (
-        "GraphDefinition", "GraphNode", "AllocNode", "ChildGraphNode", "ConditionalNode", "EmptyNode",
-        "EventRecordNode", "EventWaitNode", "ExecutableChildGraphNode", "ExecutableEventRecordNode",
-        "ExecutableEventWaitNode", "ExecutableGraphNode", "ExecutableHostCallbackNode", "ExecutableKernelNode",
-        "ExecutableMemcpyNode", "ExecutableMemsetNode", "FreeNode", "HostCallbackNode", "IfElseNode", "IfNode",
-        "KernelNode", "MemcpyNode", "MemsetNode", "SwitchNode", "WhileNode")},
-}
+GRAPH_NAMES = ["Graph", "GraphBuilder", "GraphCompleteOptions", "GraphCondition", "GraphDebugPrintOptions",
+               "GraphDefinition", "GraphNode", "AllocNode", "ChildGraphNode", "ConditionalNode", "EmptyNode",
+               "EventRecordNode", "EventWaitNode", "ExecutableChildGraphNode", "ExecutableEventRecordNode",
+               "ExecutableEventWaitNode", "ExecutableGraphNode", "ExecutableHostCallbackNode",
+               "ExecutableKernelNode", "ExecutableMemcpyNode", "ExecutableMemsetNode", "FreeNode",
+               "HostCallbackNode", "IfElseNode", "IfNode", "KernelNode", "MemcpyNode", "MemsetNode", "SwitchNode",
+               "WhileNode"]
+GRAPH_LEFT_OUT = {}
 
 
 def test_graph_module_names_are_provided_or_left_out():

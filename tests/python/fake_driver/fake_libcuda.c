@@ -6,6 +6,7 @@
  * configs) in exported variables the tests read through ctypes; host
  * functions and stream callbacks run on threads of their own, as the driver
  * runs them, and a "captured" host function runs again at every graph launch.
+ * Graphs built node by node live in fake_graphs.c, compiled beside this file.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -209,6 +210,17 @@ CUresult cuStreamAddCallback(void* stream, stream_cb cb, void* data, unsigned fl
     return spawn(NULL, cb, stream, data);
 }
 
+/* fake_graphs.c's side: its entry points, and its graphs and instantiations.
+ * Weak, so this file alone still builds a driver (without graph building). */
+__attribute__((weak)) void* fake_graph_entry(const char* name);
+__attribute__((weak)) int fake_graph_known(void* graph);
+__attribute__((weak)) int fake_graph_destroy(void* graph);
+__attribute__((weak)) void* fake_graph_instantiate(void* graph);
+__attribute__((weak)) int fake_graph_launch(void* exec, void* stream);
+__attribute__((weak)) int fake_exec_destroy(void* exec);
+void fake_record_launch(unsigned count, void** params) { record(count, params, NULL); }
+int fake_spawn_host(host_fn fn, void* stream, void* data) { return spawn(fn, NULL, stream, data); }
+
 CUresult cuStreamBeginCapture(void* stream, int mode) { (void)stream; (void)mode; capturing = 1; return 0; }
 CUresult cuStreamIsCapturing(void* stream, int* status) { (void)stream; *status = capturing ? 1 : 0; return 0; }
 CUresult cuStreamEndCapture(void* stream, void** graph) { (void)stream; capturing = 0; *graph = (void*)0x6a; return 0; }
@@ -216,7 +228,7 @@ CUresult cuGraphInstantiate(void** exec, void* graph, unsigned long long flags)
 { (void)graph; (void)flags; *exec = (void*)0xe6; return 0; }
 CUresult cuGraphLaunch(void* exec, void* stream)
 {
-    (void)exec;
+    if (fake_graph_launch && fake_graph_launch(exec, stream) == 0) return 0;
     return captured_fn ? spawn(captured_fn, NULL, stream, captured_data) : 0;
 }
 
@@ -244,22 +256,22 @@ CUresult cuStreamGetCaptureInfo(void* stream, int* status, unsigned long long* i
 }
 CUresult cuGraphInstantiateWithParams(void** exec, void* graph, instantiate_params* params)
 {
-    (void)graph;
     fake_instantiate_flags = params->flags;
     fake_upload_stream = params->hUploadStream;
     params->result_out = 0;
-    *exec = (void*)0xe6;
+    *exec = fake_graph_instantiate ? fake_graph_instantiate(graph) : NULL;
+    if (*exec == NULL) *exec = (void*)0xe6;
     return 0;
 }
-CUresult cuGraphExecDestroy(void* exec) { (void)exec; ++fake_execs_destroyed; return 0; }
-CUresult cuGraphDestroy(void* graph) { (void)graph; ++fake_graphs_destroyed; return 0; }
+CUresult cuGraphExecDestroy(void* exec) { if (fake_exec_destroy) fake_exec_destroy(exec); ++fake_execs_destroyed; return 0; }
+CUresult cuGraphDestroy(void* graph) { if (fake_graph_destroy) fake_graph_destroy(graph); ++fake_graphs_destroyed; return 0; }
 CUresult cuGraphUpload(void* exec, void* stream) { (void)exec; (void)stream; ++fake_graph_uploads; return 0; }
 CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) { (void)exec; (void)graph; (void)info; ++fake_graph_updates; return 0; }
 CUresult cuGraphConditionalHandleCreate(unsigned long long* handle, void* graph, void* context, unsigned value,
                                         unsigned flags)
 {
-    (void)graph; (void)context;
-    if (!capturing) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    (void)context;
+    if (!capturing && !(fake_graph_known && fake_graph_known(graph))) return 400; /* CUDA_ERROR_INVALID_HANDLE */
     *handle = 0x5eed0000ull + value * 2 + flags;
     return 0;
 }
@@ -586,7 +598,11 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsign
             return 0;
         }
     }
-    *pfn = NULL;
+    *pfn = fake_graph_entry ? fake_graph_entry(symbol) : NULL;
+    if (*pfn != NULL) {
+        if (status) *status = 0;
+        return 0;
+    }
     if (status) *status = 1;
     return 500;
 }
