@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "codegen/annotations.hpp"
 #include "codegen/emit_python.hpp"
 #include "codegen/emitters.hpp"
 #include "test_support.hpp"
@@ -142,6 +143,33 @@ linkResult linkDestroy(linkHandle *handle);
   const auto destroy = module.find("def link_destroy(");
   ASSERT_NE(destroy, std::string::npos);
   EXPECT_THAT(module.substr(destroy), Not(HasSubstr("_c_handle != NULL")));
+}
+
+// A trampoline runs on a thread CUDA owns: it takes the GIL only while the
+// interpreter is not finalizing (CPython ends a foreign thread that tries).
+TEST(EmitPythonFunctions, TrampolinesTakeTheGilOnlyBeforeFinalization) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef struct CUstream_st *CUstream;
+typedef void (*CUhostFn)(void *userData);
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+)",
+                                      "host.h");
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations("library: {name: driver, headers: [host.h], soname: libcuda.so.1, "
+                                      "display_name: the CUDA driver, python: {title: Driver}}\nfunctions: {}\n",
+                                      "host.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  EXPECT_THAT(module, HasSubstr("cdef void _callback_CUhostFn(void * userData) noexcept nogil:\n"
+                                "    if _support.python_finalizing():\n"
+                                "        return\n"
+                                "    with gil:\n"
+                                "        _support.callback_invoke(userData, ())\n"
+                                "        _support.callback_finished(userData)\n"));
 }
 
 TEST(EmitPythonFields, AFieldWithoutAPythonFormIsAnError) {
