@@ -103,6 +103,7 @@ TEST_F(MisuseGpuTest, AReleasedStreamIsRefusedEverywhereAndItsHandleStaysTheCall
 TEST_F(MisuseGpuTest, LaunchesWithTheWrongArgumentsAreRefusedAndQueueNothing) {
   const Kernel kernel = scale_kernel();
   Buffer data = Buffer::allocate(pool, 16 * sizeof(float), *stream);
+  stream->sync();  // so that query() below sees only what the refused calls queued
   const LaunchConfig config{1, 32};
   std::string message =
       message_of<std::invalid_argument>([&] { cubind::launch(*stream, config, kernel, data.handle(), 2.0f); });
@@ -153,6 +154,7 @@ TEST_F(MisuseGpuTest, AKernelOutlivesItsObjectCodeAndProgram) {
 TEST_F(MisuseGpuTest, CopiesBetweenBuffersOfDifferentSizesCheckTheLargerSide) {
   Buffer small = Buffer::allocate(pool, 64, *stream);
   Buffer large = Buffer::allocate(pool, 256, *stream);
+  stream->sync();
   std::string message = message_of<std::out_of_range>([&] { small.copy_from(large, *stream); });
   EXPECT_EQ(message, "cubind::Buffer::copy_from: the source holds 256 bytes, more than this buffer's 64 bytes");
   message = message_of<std::out_of_range>([&] { large.copy_to(small, *stream); });
