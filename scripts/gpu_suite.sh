@@ -9,11 +9,13 @@
 #   bash scripts/gpu_suite.sh          everything
 #   bash scripts/gpu_suite.sh tests    build, tests and examples
 #   bash scripts/gpu_suite.sh bench    build (a no-op when done) and benchmarks
+#   bash scripts/gpu_suite.sh sanitize build, then a slice of the tests and examples under
+#                                      compute-sanitizer (scripts/gpu_sanitize.sh); not part of all
 # The two halves fit a runner's time limit each; the second reuses the first's build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PHASE=${1:-all}
-case "$PHASE" in all|tests|bench) ;; *) echo "usage: $0 [all|tests|bench]" >&2; exit 2 ;; esac
+case "$PHASE" in all|tests|bench|sanitize) ;; *) echo "usage: $0 [all|tests|bench|sanitize]" >&2; exit 2 ;; esac
 OUT=${OUT:-build/gpu-suite-out}
 mkdir -p "$OUT"
 BUILD=build/gpu
@@ -48,7 +50,20 @@ if ! python3 -c "import cuda.bindings.driver" 2>/dev/null && ls .carry/wheels/*.
   python3 -m pip install -q --no-index --no-deps .carry/wheels/*.whl >>"$OUT/pip.log" 2>&1
 fi
 
-if [ "$PHASE" != bench ]; then
+if [ "$PHASE" = sanitize ]; then
+  if [ "$tests" = ON ]; then
+    BUILD=$BUILD OUT=$OUT bash scripts/gpu_sanitize.sh 2>&1 | tee "$OUT/sanitize.log" | tail -25
+    if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+      RESULT[sanitize]="clean: no sanitizer errors (table in $OUT/sanitize.log)"
+    else
+      RESULT[sanitize]="FAILED: errors, timeouts or failed targets (table in $OUT/sanitize.log)"
+    fi
+  else
+    RESULT[sanitize]="not run (no GoogleTest on this machine)"
+  fi
+fi
+
+if [ "$PHASE" = all ] || [ "$PHASE" = tests ]; then
 if [ "$tests" = ON ]; then
   ctest --test-dir "$BUILD" --output-on-failure -j 4 2>&1 | tee "$OUT/ctest.log" | tail -5
   RESULT[ctest]=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -1)
@@ -119,7 +134,7 @@ done
 
 fi
 
-if [ "$PHASE" != tests ]; then
+if [ "$PHASE" = all ] || [ "$PHASE" = bench ]; then
 for b in benchmarks/gpu_*.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
@@ -138,7 +153,7 @@ fi
 echo
 echo "| step | result |"
 echo "|---|---|"
-for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu; do
+for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest pytest_gpu sanitize; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 

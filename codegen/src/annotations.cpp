@@ -45,6 +45,8 @@
 //         log: {direction: out, size_from: nvrtcGetProgramLogSize}
 //     nvrtcGetPCHHeapSize:
 //       introduced: "12.8"
+//     nvJitLinkCreate:
+//       release_on_error: nvJitLinkDestroy   # frees the handle a failed call still made
 #include "codegen/annotations.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -237,7 +239,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
 FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const YAML::Node& node,
                                  const std::string& name) {
   r.expect_map(node, "function " + name);
-  r.only_keys(node, {"params", "skip", "introduced"}, "function " + name);
+  r.only_keys(node, {"params", "skip", "introduced", "release_on_error"}, "function " + name);
   FunctionAnnotation f;
   f.line = r.line(key);
   if (node["skip"]) f.skip = r.scalar(node["skip"], name + ".skip");
@@ -248,6 +250,7 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
       r.fail(node["introduced"], name + ".introduced is '" + f.introduced + "'; expected MAJOR.MINOR");
     }
   }
+  if (node["release_on_error"]) f.release_on_error = r.scalar(node["release_on_error"], name + ".release_on_error");
   if (node["params"]) {
     const YAML::Node params = node["params"];
     r.expect_map(params, name + ".params");
@@ -257,8 +260,8 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
     }
   }
   if (!f.skip.empty() && !f.params.empty()) r.fail(node, name + " is skipped and also annotates parameters");
-  if (f.skip.empty() && f.params.empty() && f.introduced.empty()) {
-    r.fail(node, name + " annotates nothing (give params, skip or introduced)");
+  if (f.skip.empty() && f.params.empty() && f.introduced.empty() && f.release_on_error.empty()) {
+    r.fail(node, name + " annotates nothing (give params, skip, introduced or release_on_error)");
   }
   return f;
 }
@@ -469,6 +472,13 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
       continue;
     }
     if (fa != annotations.functions.end() && !fa->second.introduced.empty()) f.introduced = fa->second.introduced;
+    if (fa != annotations.functions.end() && !fa->second.release_on_error.empty()) {
+      f.release_on_error = fa->second.release_on_error;
+      if (lib.find_function(f.release_on_error) == nullptr) {
+        problems.push_back(where(fa->second.line) + f.name + ".release_on_error names '" + f.release_on_error +
+                           "', which is no function of " + lib.name);
+      }
+    }
     for (Param& p : f.params) {
       const std::string rule = apply_rules(f, p);
       p.classified_by = rule;

@@ -418,6 +418,29 @@ TEST(Classify, SkipRecordsTheReasonAndNeedsNoClassification) {
   EXPECT_EQ(lib.find_function("cuRead")->introduced, "12.8");
 }
 
+TEST(Classify, ReleaseOnErrorNamesAFunctionOfTheLibrary) {
+  Library lib = library_with_struct_input();
+  auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:
+  cuDo: {params: {x: {direction: in}}}
+  cuRead:
+    release_on_error: cuReadSize
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  EXPECT_THAT(problems, IsEmpty());
+  EXPECT_EQ(lib.find_function("cuRead")->release_on_error, "cuReadSize");
+  Library other = library_with_struct_input();
+  problems = codegen::classify(other, parse(DRIVER_LIBRARY R"(functions:
+  cuDo: {params: {x: {direction: in}}}
+  cuRead:
+    release_on_error: cuFree
+    params:
+      buf: {direction: out, size_from: cuReadSize}
+)"));
+  ASSERT_THAT(problems, SizeIs(1));
+  EXPECT_THAT(problems[0], HasSubstr("ann.yaml:4: cuRead.release_on_error names 'cuFree', which is no function of driver"));
+}
+
 TEST(Classify, StaleAnnotationsAreReportedWithFileAndLine) {
   Library lib = library_with_struct_input();
   const auto problems = codegen::classify(lib, parse(DRIVER_LIBRARY R"(functions:

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "codegen/annotations.hpp"
 #include "codegen/emit_python.hpp"
 #include "codegen/emitters.hpp"
 #include "test_support.hpp"
@@ -108,6 +109,67 @@ TEST(EmitPythonFields, TextListsEveryFieldAndMarksAddresses) {
   const std::string pitched = class_text(python_module(kFieldsHeader), "Pitched");
   EXPECT_THAT(pitched, HasSubstr("_fields = ((\"ptr\", True), (\"pitch\", False), )"));
   EXPECT_THAT(pitched, HasSubstr("return _support.struct_text(self, Pitched._fields)"));
+}
+
+// A function that outputs a handle even when it fails frees it before raising
+// (release_on_error), through a release function that takes the handle's address.
+TEST(EmitPythonFunctions, ReleaseOnErrorFreesTheOutputBeforeRaising) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { LINK_SUCCESS = 0 } linkResult;
+typedef struct link_st *linkHandle;
+linkResult linkCreate(linkHandle *handle, unsigned int flags);
+linkResult linkDestroy(linkHandle *handle);
+)",
+                                      "link.h", false);
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = "linkError";
+  for (auto& f : lib.functions) {
+    for (auto& p : f.params) p.direction = f.name == "linkCreate" && p.name == "handle" ? "out" : "in";
+  }
+  for (auto& f : lib.functions) {
+    if (f.name == "linkCreate") f.release_on_error = "linkDestroy";
+  }
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  const auto begin = module.find("def link_create(");
+  ASSERT_NE(begin, std::string::npos) << module;
+  const std::string create = module.substr(begin, module.find("\ndef ", begin + 1) - begin);
+  EXPECT_THAT(create, HasSubstr("    if _result != 0 and _c_handle != NULL:\n"
+                                "        with nogil:\n"
+                                "            cynvjitlink.linkDestroy(&_c_handle)\n"
+                                "    _check(_result)\n"));
+  const auto destroy = module.find("def link_destroy(");
+  ASSERT_NE(destroy, std::string::npos);
+  EXPECT_THAT(module.substr(destroy), Not(HasSubstr("_c_handle != NULL")));
+}
+
+// A trampoline runs on a thread CUDA owns: it takes the GIL only while the
+// interpreter is not finalizing (CPython ends a foreign thread that tries).
+TEST(EmitPythonFunctions, TrampolinesTakeTheGilOnlyBeforeFinalization) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef struct CUstream_st *CUstream;
+typedef void (*CUhostFn)(void *userData);
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+)",
+                                      "host.h");
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations("library: {name: driver, headers: [host.h], soname: libcuda.so.1, "
+                                      "display_name: the CUDA driver, python: {title: Driver}}\nfunctions: {}\n",
+                                      "host.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  EXPECT_THAT(module, HasSubstr("cdef void _callback_CUhostFn(void * userData) noexcept nogil:\n"
+                                "    if _support.python_finalizing():\n"
+                                "        return\n"
+                                "    with gil:\n"
+                                "        _support.callback_invoke(userData, ())\n"
+                                "        _support.callback_finished(userData)\n"));
 }
 
 TEST(EmitPythonFields, AFieldWithoutAPythonFormIsAnError) {

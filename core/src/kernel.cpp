@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 
 #include "cubind/device.hpp"
@@ -32,6 +33,7 @@ Kernel::Kernel(CUkernel handle, std::string name, std::shared_ptr<const void> li
 }
 
 Kernel Kernel::from_native_handle(CUkernel handle) {
+  if (handle == nullptr) throw std::invalid_argument("cubind::Kernel::from_native_handle: the handle is null");
   const char* name = nullptr;
   detail::check(raw::cuKernelGetName(&name, handle), "cuKernelGetName");
   return Kernel(handle, name != nullptr ? name : "", nullptr);

@@ -117,8 +117,19 @@ void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const
 void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
                         const std::size_t* sizes, std::size_t count) {
   detail::require_stream(stream, "cubind::launch");
+  if (count > 0 && (args == nullptr || sizes == nullptr)) {
+    throw std::invalid_argument(std::string("cubind::launch: ") + std::to_string(count) + " arguments given, but " +
+                                (args == nullptr ? "args" : "sizes") + " is null");
+  }
   const std::vector<KernelParam>& params = detail::parameters_for_launch(kernel, stream);
   detail::check_kernel_arguments(kernel.name(), params.data(), params.size(), sizes, count);
+  for (std::size_t i = 0; i < count; ++i) {
+    // The driver would read the argument's bytes through this pointer.
+    if (args[i] == nullptr) {
+      throw std::invalid_argument("cubind::launch: args[" + std::to_string(i) + "] of kernel '" + kernel.name() +
+                                  "' is null; it must point at the argument's " + std::to_string(sizes[i]) + " bytes");
+    }
+  }
   detail::NativeLaunchConfig native;
   detail::render_launch_config(config, stream.handle(), native);
   // The driver takes a CUkernel where a CUfunction is expected and loads it into

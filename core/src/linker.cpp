@@ -110,19 +110,30 @@ Linker::Linker(const LinkerOptions& options) : ptx_(options.ptx) {
 Linker::~Linker() { destroy(handle_); }
 
 Linker::Linker(Linker&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)), ptx_(std::exchange(other.ptx_, false)) {}
+    : handle_(std::exchange(other.handle_, nullptr)),
+      ptx_(std::exchange(other.ptx_, false)),
+      linked_(std::exchange(other.linked_, false)) {}
 
 Linker& Linker::operator=(Linker&& other) noexcept {
   if (this != &other) {
     destroy(handle_);
     handle_ = std::exchange(other.handle_, nullptr);
     ptx_ = std::exchange(other.ptx_, false);
+    linked_ = std::exchange(other.linked_, false);
   }
   return *this;
 }
 
 void Linker::check_not_null(const char* method) const {
   if (handle_ == nullptr) detail::throw_null_owner("Linker", method, "moved from");
+}
+
+void Linker::check_not_linked(const char* method) const {
+  check_not_null(method);
+  if (linked_) {
+    throw std::logic_error(std::string("cubind::Linker::") + method +
+                           ": this Linker has linked already; a Linker links once, so make a new one");
+  }
 }
 
 nvJitLinkHandle Linker::handle() const {
@@ -143,25 +154,29 @@ void Linker::throw_with_log(nvJitLinkResult status, const char* api_function) co
 }
 
 void Linker::add(const ObjectCode& code) {
-  check_not_null("add");
+  check_not_linked("add");
   add_bytes(code.kind(), code.bytes().data(), code.bytes().size(), code.name());
 }
 
 void Linker::add_bytes(CodeKind kind, const void* data, std::size_t size, const std::string& name) {
-  check_not_null("add_bytes");
+  check_not_linked("add_bytes");
+  if (data == nullptr && size > 0) {
+    throw std::invalid_argument("cubind::Linker::add_bytes: data is null, with size " + std::to_string(size));
+  }
   const nvJitLinkResult status = raw::nvJitLinkAddData(handle_, input_type(kind), data, size, name.c_str());
   if (status != NVJITLINK_SUCCESS) throw_with_log(status, "nvJitLinkAddData");
 }
 
 void Linker::add_file(const std::string& path, std::optional<CodeKind> kind) {
-  check_not_null("add_file");
+  check_not_linked("add_file");
   const CodeKind resolved = kind ? *kind : code_kind_from_path(path);
   const nvJitLinkResult status = raw::nvJitLinkAddFile(handle_, input_type(resolved), path.c_str());
   if (status != NVJITLINK_SUCCESS) throw_with_log(status, "nvJitLinkAddFile");
 }
 
 LinkResult Linker::link() {
-  check_not_null("link");
+  check_not_linked("link");
+  linked_ = true;
   const nvJitLinkResult status = raw::nvJitLinkComplete(handle_);
   LinkResult result;
   result.error_log = error_log_of(handle_);

@@ -132,6 +132,11 @@ std::shared_ptr<const detail::LibraryOwner> load(const char* method, const std::
     throw std::logic_error(std::string("cubind::ObjectCode::") + method + ": " + name + " is " + code_kind_name(kind) +
                            ", which the driver cannot load; link it to a cubin first (cubind::Linker)");
   }
+  // The driver takes the image without its size; an empty one has nothing to read.
+  if (bytes.empty() || (kind == CodeKind::ptx && bytes.front() == '\0')) {
+    throw std::invalid_argument(std::string("cubind::ObjectCode::") + method + ": " + name + " is empty: it holds no " +
+                                code_kind_name(kind));
+  }
   const void* image = bytes.data();
   // The driver reads PTX as a C string.
   std::vector<char> terminated;

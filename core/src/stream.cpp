@@ -290,8 +290,10 @@ void Stream::wait(EventRef event) const {
 }
 
 void Stream::wait(StreamRef other) const {
-  const CUcontext context = context_handle("cubind::Stream::wait");
+  // Both checked before any driver call: finding this stream's context may need one.
+  require_owner("cubind::Stream::wait");
   detail::require_stream(other, "cubind::Stream::wait");
+  const CUcontext context = context_handle("cubind::Stream::wait");
   if (other.handle() == handle_) return;
   // The event must live in the context of the stream it is recorded on; a
   // default stream is taken to be this stream's context's.

@@ -97,11 +97,7 @@ def check(case, figures, rss_bound):
 
 
 # Leaks found and not fixed yet, each with its reason; strict, so a fix shows up as XPASS.
-KNOWN_LEAKS = {
-    "bindings_nvjitlink_rejected": "nvjitlink.create raises nvJitLinkError without destroying the handle "
-                                   "nvJitLinkCreate made for the options it rejected (as cuda.bindings does); "
-                                   "the generated wrapper should destroy it before raising",
-}
+KNOWN_LEAKS = {}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_LEAKS[c], strict=True))

@@ -31,6 +31,7 @@ struct FunctionAnnotation {
   std::map<std::string, ParamAnnotation> params;
   std::string skip;       // not bound, with this reason
   std::string introduced; // the CUDA version that introduced it, for the loader's error
+  std::string release_on_error;  // frees the handle it outputs when it fails (nvJitLinkDestroy)
   unsigned line = 0;
 };
 

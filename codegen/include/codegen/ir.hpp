@@ -77,6 +77,9 @@ struct Function {
   int abi_version = 0;        // driver: the CUDA version to ask cuGetProcAddress for
   std::string proc_name;      // driver: the name to ask it with (cuCtxGetDevice for cuCtxGetDevice_v2)
   std::string introduced;     // "12.8": the CUDA version that introduced it, where known
+  // A function that frees the handle this one outputs even when it fails
+  // (nvJitLinkCreate makes one for options it rejects): called before the error is raised.
+  std::string release_on_error;
   Location location;
 };
 

@@ -602,10 +602,47 @@ void PyxFunction::call(std::ostringstream& inner) const {
     inner << "        _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
   }
   inner << writebacks_.str();
+  if (!f_.release_on_error.empty()) release_on_error(inner);
   if (callback_ != nullptr) {
     // Not registered: the trampoline will never run to release the context.
     inner << "    if _result != 0 and _trampoline:\n        _support.callback_discard(_ctx)\n";
   }
+}
+
+void PyxFunction::release_on_error(std::ostringstream& inner) const {
+  // The handle a failed call made anyway is freed before the error is raised,
+  // through the release function named by the annotation.
+  const Function* release = m_.lib.find_function(f_.release_on_error);
+  if (release == nullptr || release->params.empty()) {
+    throw std::runtime_error(f_.name + ": release_on_error names '" + f_.release_on_error +
+                             "', which is no function taking the handle");
+  }
+  const Param* out = nullptr;
+  for (const Param& p : f_.params) {
+    if (p.direction == "out") {
+      out = &p;
+      break;
+    }
+  }
+  const Plan* plan = out != nullptr ? plan_named(out->name) : nullptr;
+  if (plan == nullptr) throw std::runtime_error(f_.name + ": release_on_error needs an output parameter");
+  // Out parameters are pointers to the handle: the release function takes
+  // either the same pointer (nvJitLinkDestroy) or the handle itself.
+  const std::string& taken = release->params.front().type.spelling;
+  std::string pointee = out->type.spelling;
+  while (!pointee.empty() && (pointee.back() == ' ' || pointee.back() == '*')) pointee.pop_back();
+  std::string argument;
+  if (taken == out->type.spelling) {
+    argument = "&_c_" + plan->py_name;
+  } else if (taken == pointee) {
+    argument = "_c_" + plan->py_name;
+  } else {
+    throw std::runtime_error(f_.name + ": " + release->name + " takes '" + taken + "', not the output '" +
+                             out->type.spelling + "' or what it points to");
+  }
+  inner << "    if _result != 0 and _c_" << plan->py_name << " != NULL:\n"
+        << "        with nogil:\n"
+        << "            " << m_.cy << "." << release->name << "(" << argument << ")\n";
 }
 
 void PyxFunction::returns(std::ostringstream& inner) const {

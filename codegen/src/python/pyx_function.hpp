@@ -53,6 +53,8 @@ class PyxFunction {
 
   void callback_setup(std::ostringstream& prelude, std::ostringstream& inner) const;
   void call(std::ostringstream& inner) const;
+  // Frees what a failed call output anyway (Function::release_on_error).
+  void release_on_error(std::ostringstream& inner) const;
   void returns(std::ostringstream& inner) const;
   void return_values(std::ostringstream& inner, const std::vector<std::string>& outs, const std::string& pad) const;
   std::string signature() const;

@@ -514,9 +514,14 @@ void PyxWriter::trampoline(const std::string& name) {
     if (i) o_ << ", ";
     o_ << m_.cython_c(params[i].type.spelling) << " " << python_identifier(params[i].name);
   }
-  o_ << ") noexcept with gil:\n";
+  o_ << ") noexcept nogil:\n";
+  const bool returns_value = td->fn_result.spelling != "void";
+  // Once the interpreter finalizes, taking the GIL would end the calling
+  // thread, which is the driver's: the callback is skipped, its context left.
+  o_ << "    if _support.python_finalizing():\n        return" << (returns_value ? " 0" : "") << "\n";
+  o_ << "    with gil:\n";
   const std::string user_name = python_identifier(params[user].name);
-  o_ << "    _support.callback_invoke(" << user_name << ", (";
+  o_ << "        _support.callback_invoke(" << user_name << ", (";
   const std::string status_class = m_.resolve(plan_.status_type).py;
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (static_cast<int>(i) == user) continue;
@@ -531,8 +536,8 @@ void PyxWriter::trampoline(const std::string& name) {
     }
   }
   o_ << "))\n";
-  if (one_shot_callback(name)) o_ << "    _support.callback_finished(" << user_name << ")\n";
-  if (td->fn_result.spelling != "void") o_ << "    return 0\n";
+  if (one_shot_callback(name)) o_ << "        _support.callback_finished(" << user_name << ")\n";
+  if (returns_value) o_ << "    return 0\n";
   o_ << "\n";
 }
 

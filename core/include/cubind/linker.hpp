@@ -53,13 +53,15 @@ class Linker {
   Linker& operator=(const Linker&) = delete;
 
   // Inputs; `name` appears in the logs. nvJitLink copies the bytes.
-  // @throws NvJitLinkError (with nvJitLink's error log) for an input it rejects
+  // @throws NvJitLinkError (with nvJitLink's error log) for an input it rejects,
+  // std::invalid_argument for null data, std::logic_error after link()
   void add(const ObjectCode& code);
   void add_bytes(CodeKind kind, const void* data, std::size_t size, const std::string& name);
   // The kind is inferred from the extension when not given (see code_kind_from_path).
   void add_file(const std::string& path, std::optional<CodeKind> kind = std::nullopt);
 
   // nvJitLinkComplete. A Linker links once.
+  // @throws std::logic_error when called again
   LinkResult link();
 
   // The logs so far (nvJitLinkGetErrorLog / nvJitLinkGetInfoLog).
@@ -70,10 +72,12 @@ class Linker {
 
  private:
   void check_not_null(const char* method) const;
+  void check_not_linked(const char* method) const;
   [[noreturn]] void throw_with_log(nvJitLinkResult status, const char* api_function) const;
 
   nvJitLinkHandle handle_ = nullptr;
   bool ptx_ = false;
+  bool linked_ = false;  // nvJitLink's handle takes no input and no second link after nvJitLinkComplete
 };
 
 }  // namespace cubind

@@ -14417,19 +14417,31 @@ CUeglFrame_v1 = CUeglFrame
 CUeglFrame_st = CUeglFrame
 
 # Trampolines: CUDA calls these with the context made by _support.callback_context.
-cdef void _callback_CUasyncCallback(cydriver.CUasyncNotificationInfo * info, void * userData, cydriver.CUasyncCallbackHandle callback) noexcept with gil:
-    _support.callback_invoke(userData, (<uintptr_t>info, _wrap_CUasyncCallbackHandle(<void*>callback), ))
+cdef void _callback_CUasyncCallback(cydriver.CUasyncNotificationInfo * info, void * userData, cydriver.CUasyncCallbackHandle callback) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(userData, (<uintptr_t>info, _wrap_CUasyncCallbackHandle(<void*>callback), ))
 
-cdef void _callback_CUhostFn(void * userData) noexcept with gil:
-    _support.callback_invoke(userData, ())
-    _support.callback_finished(userData)
+cdef void _callback_CUhostFn(void * userData) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(userData, ())
+        _support.callback_finished(userData)
 
-cdef void _callback_CUlogsCallback(void * data, cydriver.CUlogLevel logLevel, char * message, size_t length) noexcept with gil:
-    _support.callback_invoke(data, (_enum_member("CUlogLevel", <long long>logLevel), <uintptr_t>message, length, ))
+cdef void _callback_CUlogsCallback(void * data, cydriver.CUlogLevel logLevel, char * message, size_t length) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(data, (_enum_member("CUlogLevel", <long long>logLevel), <uintptr_t>message, length, ))
 
-cdef void _callback_CUstreamCallback(cydriver.CUstream hStream, cydriver.CUresult status, void * userData) noexcept with gil:
-    _support.callback_invoke(userData, (_wrap_CUstream(<void*>hStream), _status(status), ))
-    _support.callback_finished(userData)
+cdef void _callback_CUstreamCallback(cydriver.CUstream hStream, cydriver.CUresult status, void * userData) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(userData, (_wrap_CUstream(<void*>hStream), _status(status), ))
+        _support.callback_finished(userData)
 
 # Functions
 def cuGetErrorString(error):

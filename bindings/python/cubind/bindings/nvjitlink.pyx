@@ -152,6 +152,9 @@ def create(num_options, options):
                 _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
             _result = cynvjitlink.nvJitLinkCreate(&_c_handle, _c_num_options, <const char **>_c_options)
+        if _result != 0 and _c_handle != NULL:
+            with nogil:
+                cynvjitlink.nvJitLinkDestroy(&_c_handle)
         _check(_result)
         return _wrap_nvJitLinkHandle(<void*>_c_handle)
 

@@ -16008,19 +16008,31 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 cudaStreamAttrValue = cudaLaunchAttributeValue
 
 # Trampolines: CUDA calls these with the context made by _support.callback_context.
-cdef void _callback_cudaAsyncCallback(cyruntime.cudaAsyncNotificationInfo_t * arg0, void * arg1, cyruntime.cudaAsyncCallbackHandle_t arg2) noexcept with gil:
-    _support.callback_invoke(arg1, (<uintptr_t>arg0, _wrap_cudaAsyncCallbackHandle_t(<void*>arg2), ))
+cdef void _callback_cudaAsyncCallback(cyruntime.cudaAsyncNotificationInfo_t * arg0, void * arg1, cyruntime.cudaAsyncCallbackHandle_t arg2) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(arg1, (<uintptr_t>arg0, _wrap_cudaAsyncCallbackHandle_t(<void*>arg2), ))
 
-cdef void _callback_cudaHostFn_t(void * userData) noexcept with gil:
-    _support.callback_invoke(userData, ())
-    _support.callback_finished(userData)
+cdef void _callback_cudaHostFn_t(void * userData) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(userData, ())
+        _support.callback_finished(userData)
 
-cdef void _callback_cudaLogsCallback_t(void * data, cyruntime.cudaLogLevel logLevel, char * message, size_t length) noexcept with gil:
-    _support.callback_invoke(data, (_enum_member("cudaLogLevel", <long long>logLevel), <uintptr_t>message, length, ))
+cdef void _callback_cudaLogsCallback_t(void * data, cyruntime.cudaLogLevel logLevel, char * message, size_t length) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(data, (_enum_member("cudaLogLevel", <long long>logLevel), <uintptr_t>message, length, ))
 
-cdef void _callback_cudaStreamCallback_t(cyruntime.cudaStream_t stream, cyruntime.cudaError_t status, void * userData) noexcept with gil:
-    _support.callback_invoke(userData, (_wrap_cudaStream_t(<void*>stream), _status(status), ))
-    _support.callback_finished(userData)
+cdef void _callback_cudaStreamCallback_t(cyruntime.cudaStream_t stream, cyruntime.cudaError_t status, void * userData) noexcept nogil:
+    if _support.python_finalizing():
+        return
+    with gil:
+        _support.callback_invoke(userData, (_wrap_cudaStream_t(<void*>stream), _status(status), ))
+        _support.callback_finished(userData)
 
 # Functions
 def cudaDeviceReset():

@@ -5,3 +5,16 @@ cdef void* callback_context(object fn, object user_data, bint one_shot=*) except
 cdef void callback_invoke(void* context, tuple leading) noexcept
 cdef void callback_discard(void* context) noexcept
 cdef void callback_finished(void* context) noexcept
+
+# True once the interpreter has begun to finalize: a thread that is not
+# Python's must then not take the GIL (CPython ends such a thread when it
+# tries). Read without the GIL.
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030D0000
+    #define cubind_python_finalizing() Py_IsFinalizing()
+    #else
+    #define cubind_python_finalizing() _Py_IsFinalizing()
+    #endif
+    """
+    bint python_finalizing "cubind_python_finalizing"() noexcept nogil
