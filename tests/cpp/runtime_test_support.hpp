@@ -85,7 +85,7 @@ class MultiGpuTest : public ::testing::Test {
 class HostGate {
  public:
   explicit HostGate(const cubind::Device& device)
-      : word_(cubind::Buffer::allocate(std::make_shared<cubind::PinnedMemoryResource>(device), sizeof(std::uint32_t),
+      : word_(cubind::Buffer::allocate(std::make_shared<cubind::LegacyPinnedMemoryResource>(device), sizeof(std::uint32_t),
                                        cubind::StreamRef::legacy_default())) {
     *static_cast<volatile std::uint32_t*>(word_.data()) = 0;
     cubind::ContextGuard guard(device);

@@ -76,7 +76,7 @@ class GraphCaptureGpu : public cubind_test::DeviceTest {
   // The int at the start of a device buffer, read through pinned memory.
   int read_word(const Buffer& words) {
     Buffer host = Buffer::allocate(pinned, 4, *stream);
-    words.copy_to(host, *stream);
+    words.copy_to(host.data(), 4, *stream);
     stream->sync();
     return *static_cast<int*>(host.data());
   }

@@ -43,7 +43,7 @@ class GraphDefinitionGpu : public cubind_test::DeviceTest {
 
   int read_word(const Buffer& words) {
     Buffer host = Buffer::allocate(pinned, 4, *stream);
-    words.copy_to(host, *stream);
+    words.copy_to(host.data(), 4, *stream);
     stream->sync();
     return *static_cast<int*>(host.data());
   }

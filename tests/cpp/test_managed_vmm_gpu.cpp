@@ -79,6 +79,7 @@ TEST_F(ManagedVmmGpuTest, CurrentManagedPoolAllocates) {
 }
 
 TEST_F(ManagedVmmGpuTest, AdviceIsReadBack) {
+  const cubind::ContextGuard guard(dev());  // range queries and advice act in the current context
   auto resource = std::make_shared<ManagedMemoryResource>(dev());
   Buffer buffer = Buffer::allocate(resource, 1 << 21, *stream);
   const ManagedRange range{buffer.handle(), buffer.size()};
@@ -118,6 +119,7 @@ TEST_F(ManagedVmmGpuTest, BatchedPrefetchDiscardAndCopy) {
 
 TEST_F(ManagedVmmGpuTest, VirtualMemoryGrowsKeepingItsContents) {
   if (!dev().attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)) GTEST_SKIP() << "no VMM support";
+  const cubind::ContextGuard guard(dev());  // for the raw copies below
   VirtualMemoryResourceOptions options;
   options.handle_type = CU_MEM_HANDLE_TYPE_NONE;
   auto resource = std::make_shared<VirtualMemoryResource>(dev(), options);

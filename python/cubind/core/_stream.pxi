@@ -346,17 +346,20 @@ cdef extern from *:
     bint _python_finalizing "cubind_core_python_finalizing"() noexcept nogil
 
 
+cdef void _call_host_callback(void* data) noexcept with gil:
+    # The reference launch_host_func took is this call's; an exception is
+    # reported through sys.unraisablehook, as nothing waits for it.
+    callback = <object>data
+    Py_DECREF(callback)
+    callback()
+
+
 cdef void _run_host_callback(void* data) noexcept nogil:
     # Once the interpreter finalizes, taking the GIL would end this thread,
     # which is the driver's: the callback is skipped and its reference left.
     if _python_finalizing():
         return
-    with gil:
-        # The reference launch_host_func took is this call's; an exception is
-        # reported through sys.unraisablehook, as nothing waits for it.
-        callback = <object>data
-        Py_DECREF(callback)
-        callback()
+    _call_host_callback(data)
 
 
 cdef Stream _builtin_stream(uintptr_t handle):
