@@ -416,7 +416,7 @@ cdef class GraphBuilder:
     def while_loop(self, condition):
         """Adds a while node: its body runs again and again while the
         condition is non-zero (checked before each iteration)."""
-        return self._conditional(condition, cpp.CU_GRAPH_COND_TYPE_WHILE, 1, "while_loop")
+        return self._conditional(condition, cpp.CU_GRAPH_COND_TYPE_WHILE, 1, "while_loop")[0]
 
     def embed(self, child):
         """Adds a child graph node running a copy of child's graph (child

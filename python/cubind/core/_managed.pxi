@@ -157,7 +157,9 @@ cdef class ManagedBuffer(Buffer):
 
     @read_mostly.setter
     def read_mostly(self, value):
-        _advise(self, _SET_READ_MOSTLY if value else _UNSET_READ_MOSTLY, None, "read_mostly")
+        # The driver ignores the location of this advice but refuses one of
+        # no type: the current device is given.
+        _advise(self, _SET_READ_MOSTLY if value else _UNSET_READ_MOSTLY, Device(), "read_mostly")
 
     @property
     def preferred_location(self):
