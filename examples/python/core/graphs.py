@@ -80,6 +80,8 @@ print(f"3 kernels and a copy captured once, launched 5 times: {'OK' if ok else '
 # A while node: the condition starts at 1 at each launch (its default value);
 # the body's kernel clears it once the counter reaches LIMIT.
 counter = device.allocate(4, stream=stream)
+counter_host = LegacyPinnedMemoryResource().allocate(4, stream=stream)
+counter_value = (ctypes.c_int32 * 1).from_address(int(counter_host.handle))
 builder2 = device.create_graph_builder()
 builder2.begin_building()
 counter.fill(0, stream=builder2)
@@ -88,7 +90,7 @@ body = builder2.while_loop(keep_going)
 body.begin_building()
 launch(body, LaunchConfig(grid=1, block=1), module.get_kernel("count_to"), counter, LIMIT, keep_going)
 body.end_building()
-counter.copy_to(host, stream=builder2)
+counter.copy_to(counter_host, stream=builder2)
 builder2.end_building()
 loop = builder2.complete()
 
@@ -96,7 +98,7 @@ counted: list[int] = []
 for _ in range(2):
     loop.launch(stream)
     stream.sync()
-    counted.append(values[0])
+    counted.append(counter_value[0])
 loop_ok = counted == [LIMIT, LIMIT]
 print(f"while node counted to {counted} (expected {LIMIT} each launch): {'OK' if loop_ok else 'FAILED'}")
 
@@ -126,5 +128,6 @@ for owner in (explicit, loop, graph, body, builder2, builder):
 counter.close(stream)
 data.close(stream)
 host.close()
+counter_host.close()
 stream.close()
 sys.exit(0 if ok and loop_ok and explicit_ok else 1)

@@ -36,7 +36,6 @@ values = (ctypes.c_int * N).from_address(buf.handle)
 for i in range(0, N, 1024):
     values[i] = i
 
-buf.read_mostly = False
 buf.prefetch(device, stream=stream)
 launch(stream, LaunchConfig(grid=(N + 255) // 256, block=256), twice, buf, N)
 buf.prefetch(Host(), stream=stream)

@@ -81,7 +81,7 @@ if not np.array_equal(t, np.arange(48, dtype=np.float32).reshape(6, 8) * 0.5):
 buffer = device.allocate(4 * 16 * 4, stream=stream)
 host = np.arange(64, dtype=np.float32)
 buffer.copy_from(Buffer.from_handle(host.ctypes.data, host.nbytes, owner=host), stream=stream)
-view = StridedMemoryView.from_buffer(buffer, (4, 16), dtype=np.float32)
+view = StridedMemoryView.from_buffer(buffer, (4, 16), dtype=np.dtype(np.float32))
 scale(view, 2.0, stream)
 back = np.empty(64, dtype=np.float32)
 buffer.copy_to(Buffer.from_handle(back.ctypes.data, back.nbytes, owner=back), stream=stream)
