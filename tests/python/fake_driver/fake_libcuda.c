@@ -223,19 +223,6 @@ int fake_spawn_host(host_fn fn, void* stream, void* data) { return spawn(fn, NUL
 
 CUresult cuStreamBeginCapture(void* stream, int mode) { (void)stream; (void)mode; capturing = 1; return 0; }
 CUresult cuStreamIsCapturing(void* stream, int* status) { (void)stream; *status = capturing ? 1 : 0; return 0; }
-/* Only the status and the graph, as cubind.core's host functions ask. */
-CUresult cuStreamGetCaptureInfo(void* stream, int* status, unsigned long long* id, void** graph, const void** deps,
-                                const void** edges, size_t* ndeps)
-{
-    (void)stream;
-    if (status) *status = capturing ? 1 : 0;
-    if (id) *id = 1;
-    if (graph) *graph = capturing ? (void*)0x6a : NULL;
-    if (deps) *deps = NULL;
-    if (edges) *edges = NULL;
-    if (ndeps) *ndeps = 0;
-    return 0;
-}
 CUresult cuStreamEndCapture(void* stream, void** graph) { (void)stream; capturing = 0; *graph = (void*)0x6a; return 0; }
 CUresult cuGraphInstantiate(void** exec, void* graph, unsigned long long flags)
 { (void)graph; (void)flags; *exec = (void*)0xe6; return 0; }
@@ -534,7 +521,6 @@ static const struct entry table[] = {
     {"cuGraphInstantiate", (void*)cuGraphInstantiate},
     {"cuGraphInstantiateWithFlags", (void*)cuGraphInstantiate},
     {"cuGraphLaunch", (void*)cuGraphLaunch},
-    {"cuStreamGetCaptureInfo", (void*)cuStreamGetCaptureInfo},
     {"cuGraphInstantiateWithParams", (void*)cuGraphInstantiateWithParams},
     {"cuGraphExecDestroy", (void*)cuGraphExecDestroy},
     {"cuGraphDestroy", (void*)cuGraphDestroy},
