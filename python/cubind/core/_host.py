@@ -20,7 +20,7 @@ class Host:
     _made: dict = {}
     _lock = threading.Lock()
 
-    def __new__(cls, numa_id=None, *, is_numa_current=False):
+    def __new__(cls, numa_id: int | None = None, *, is_numa_current: bool = False) -> Host:
         if is_numa_current and numa_id is not None:
             raise ValueError("numa_id and is_numa_current are mutually exclusive")
         if numa_id is not None and (isinstance(numa_id, bool) or not isinstance(numa_id, int) or numa_id < 0):
@@ -38,26 +38,26 @@ class Host:
         return made
 
     @property
-    def numa_id(self):
+    def numa_id(self) -> int | None:
         """The NUMA node, or None when the location is not one node."""
         return self._numa_id
 
     @property
-    def is_numa_current(self):
+    def is_numa_current(self) -> bool:
         """True for the calling thread's NUMA node (Host.numa_current())."""
         return self._is_numa_current
 
     @classmethod
-    def numa_current(cls):
+    def numa_current(cls) -> Host:
         """The NUMA node of the calling thread."""
         return cls(is_numa_current=True)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Host):
             return NotImplemented
         return self is other
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((Host, self._numa_id, self._is_numa_current))
 
     def __reduce__(self):
@@ -65,7 +65,7 @@ class Host:
             return (Host.numa_current, ())
         return (Host, (self._numa_id,))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._is_numa_current:
             return "Host.numa_current()"
         return "Host()" if self._numa_id is None else f"Host(numa_id={self._numa_id})"
