@@ -98,6 +98,8 @@ TEST_F(ManagedVmmGpuTest, AdviceIsReadBack) {
 
 TEST_F(ManagedVmmGpuTest, BatchedPrefetchDiscardAndCopy) {
   if (!concurrent_managed_access()) GTEST_SKIP() << "the device has no concurrent managed access";
+  // cuMemcpyBatchAsync works in the current context, as cubind.core's callers have it.
+  const cubind::ContextGuard guard(dev());
   auto resource = std::make_shared<ManagedMemoryResource>(dev());
   const std::size_t n = 4096;
   Buffer a = Buffer::allocate(resource, n * 4, *stream), b = Buffer::allocate(resource, n * 4, *stream);
