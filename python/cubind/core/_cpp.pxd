@@ -396,6 +396,8 @@ cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
     GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
                                  const GraphInstantiateOptions& options) except +translate
     shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
+    # False once the interpreter is finalizing or gone (read without the GIL).
+    bint python_is_alive() noexcept
     void run_python_callable(void* callable)
     void release_python_object(void* object)
     void release_malloced(void* data)

@@ -334,18 +334,6 @@ cdef class Stream:
         return Stream._wrap(value, None, -1)
 
 
-# True once the interpreter has begun to finalize, read without the GIL.
-cdef extern from *:
-    """
-    #if PY_VERSION_HEX >= 0x030D0000
-    #define cubind_core_python_finalizing() Py_IsFinalizing()
-    #else
-    #define cubind_core_python_finalizing() _Py_IsFinalizing()
-    #endif
-    """
-    bint _python_finalizing "cubind_core_python_finalizing"() noexcept nogil
-
-
 cdef void _call_host_callback(void* data) noexcept with gil:
     # The reference launch_host_func took is this call's; an exception is
     # reported through sys.unraisablehook, as nothing waits for it.
@@ -357,7 +345,7 @@ cdef void _call_host_callback(void* data) noexcept with gil:
 cdef void _run_host_callback(void* data) noexcept nogil:
     # Once the interpreter finalizes, taking the GIL would end this thread,
     # which is the driver's: the callback is skipped and its reference left.
-    if _python_finalizing():
+    if not cpp.python_is_alive():
         return
     _call_host_callback(data)
 
