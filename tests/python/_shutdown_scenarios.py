@@ -15,12 +15,16 @@ fake_driver/ (the caller puts it first on LD_LIBRARY_PATH): there is no real
 kernel, so the code is the stand-in's and nothing waits on a device.
 """
 import ctypes
+import faulthandler
 import os
+import signal
 import sys
 import threading
 import time
 
 STAND_IN = os.environ.get("CUBIND_SCENARIO_STAND_IN") == "1"
+# test_shutdown.py sends SIGUSR1 to a scenario that outlives its timeout.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 # Long enough that the frees, events, callbacks and graphs queued behind it are
 # still pending when the process ends; short enough not to slow the suite.
 SPIN_CYCLES = 200_000_000

@@ -11,14 +11,16 @@ covers the Python side of the same teardown (the order objects and callback
 references are released in) on machines without a GPU.
 """
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "_shutdown_scenarios.py")
-TIMEOUT = 120
+TIMEOUT = 60
 
 # The order objects are made in (and so the reverse of the order a list of
 # them is released in): s stream, b buffer with a pending free, e event,
@@ -36,11 +38,20 @@ def run_scenario(api, scenario, order="ksbegc", ending="return", stand_in_dir=No
         env["LD_LIBRARY_PATH"] = stand_in_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
         env["CUBIND_SCENARIO_STAND_IN"] = "1"
     args = [sys.executable, SCRIPT, api, scenario, order, ending]
-    try:
-        result = subprocess.run(args, capture_output=True, text=True, cwd=HERE, env=env, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(args[1:])}: still running after {TIMEOUT} s (a hang at exit?)\n"
-                    f"stdout:\n{e.stdout}\nstderr:\n{e.stderr}")
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
+                          env=env) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            # The scenario dumps every thread's stack on SIGUSR1: the report
+            # says where it hung.
+            child.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            child.kill()
+            stdout, stderr = child.communicate()
+            pytest.fail(f"{' '.join(args[1:])}: still running after {TIMEOUT} s (a hang at exit?)\n"
+                        f"stdout:\n{stdout[-3000:]}\nstderr (the stacks at the timeout last):\n{stderr[-8000:]}")
+    result = subprocess.CompletedProcess(args, child.returncode, stdout, stderr)
     report = (f"{' '.join(args[1:])}: exit {result.returncode}\n"
               f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-6000:]}")
     assert "# ready" in result.stdout, report

@@ -30,6 +30,19 @@ cdef class GraphCondition:
     kernel argument, it becomes its CUgraphConditionalHandle value."""
 
     cdef readonly unsigned long long _value
+    cdef bint _used     # a conditional node was made with it
+
+    cdef int _added_node(self, object error, str where) except -1:
+        # After a conditional node was made with it (error None) or failed to
+        # be: the driver refuses a second node of one condition with
+        # INVALID_VALUE alone, so that failure says why.
+        if error is None:
+            self._used = True
+            return 0
+        if self._used:
+            raise ValueError(f"{where}: this GraphCondition already controls a conditional node, and the driver "
+                             "takes a condition for one node only; make another with create_condition()") from error
+        raise error
 
     @staticmethod
     cdef GraphCondition _make(unsigned long long value):
@@ -74,6 +87,7 @@ cdef Graph _instantiate(cpp.CUgraph graph, cpp.CUstream stream, options):
     return _instantiate_in(graph, context, options)
 
 
+@cython.no_gc_clear
 cdef class GraphBuilder:
     """A graph being built by stream capture: made by
     Device.create_graph_builder() (on a new stream of its own) or
@@ -148,6 +162,29 @@ cdef class GraphBuilder:
         for stream in self._retired:
             stream.close()
         self._retired = []
+
+    def __dealloc__(self):
+        # A builder dropped while it captures (an exception between
+        # begin_building and end_building) ends its capture and drops the
+        # graph, so its stream is never destroyed mid-capture. no_gc_clear
+        # keeps _stream set here when the builder was part of a cycle.
+        cdef cpp.CUstream handle
+        cdef cpp.Graph* dropped = NULL
+        if self._closed or not self._started or self._ended or self._kind == _FORKED:
+            return
+        if self._stream is None or self._stream._closed:
+            return
+        handle = self._stream._handle
+        try:
+            with nogil:
+                if self._kind == _BODY:
+                    cpp.end_capture_into(cpp.StreamRef(handle))
+                else:
+                    dropped = cpp.stream_end_capture(handle)
+        except Exception:
+            pass  # an invalidated capture ends with its error; nothing to keep
+        with nogil:
+            del dropped
 
     def close(self):
         """Lets go of the builder: a capture still open is ended and its graph
@@ -385,8 +422,12 @@ cdef class GraphBuilder:
             raise TypeError(f"GraphBuilder.{method}: condition must be a GraphCondition (from create_condition), "
                             f"not {type(condition).__name__}")
         value = (<GraphCondition>condition)._value
-        with nogil:
-            bodies = cpp.capture_conditional(cpp.StreamRef(handle), value, kind, count)
+        try:
+            with nogil:
+                bodies = cpp.capture_conditional(cpp.StreamRef(handle), value, kind, count)
+        except CUDAError as error:
+            (<GraphCondition>condition)._added_node(error, f"GraphBuilder.{method}")
+        (<GraphCondition>condition)._added_node(None, method)
         device = self._stream.device
         out = []
         for i in range(bodies.size()):

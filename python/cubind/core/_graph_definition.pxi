@@ -796,8 +796,12 @@ cdef class GraphNode:
             raise TypeError(f"{where}: condition must be a GraphCondition (from create_condition), "
                             f"not {type(condition).__name__}")
         value = (<GraphCondition>condition)._value
-        with nogil:
-            node = cpp.add_conditional(graph, deps, value, kind, count, context, &bodies)
+        try:
+            with nogil:
+                node = cpp.add_conditional(graph, deps, value, kind, count, context, &bodies)
+        except CUDAError as error:
+            (<GraphCondition>condition)._added_node(error, where)
+        (<GraphCondition>condition)._added_node(None, where)
         made = <ConditionalNode>self._added(cls, node, None)
         made._condition = condition
         made._cond_type = {cpp.CU_GRAPH_COND_TYPE_IF: "if", cpp.CU_GRAPH_COND_TYPE_WHILE: "while",

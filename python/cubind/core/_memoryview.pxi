@@ -170,6 +170,10 @@ cdef int _typestr_itemsize(str typestr) except -1:
 cdef tuple _int64_tuple(const int64_t* values, int n):
     cdef tuple out = PyTuple_New(n)
     cdef int i
+    # A Python object: an untyped name would be inferred as int64_t, and each
+    # use below would make (and drop) an int of its own, leaving the tuple one
+    # reference short.
+    cdef object item
     for i in range(n):
         item = values[i]
         Py_INCREF(item)

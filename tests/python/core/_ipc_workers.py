@@ -5,8 +5,19 @@ so a failure in the child is a test failure with its reason, not a hang.
 """
 import traceback
 
+# Every wait in these workers gives up after WAIT seconds; the test waits a
+# little longer for their reports.
+WAIT = 60
+STACKS_AFTER = 45
+
 
 def _report(queue, body):
+    import faulthandler
+    import sys
+
+    # A child still running after STACKS_AFTER seconds prints every thread's
+    # stack to stderr (the test shows it): a hang reports where it is.
+    faulthandler.dump_traceback_later(STACKS_AFTER, file=sys.stderr)
     try:
         queue.put(("ok", body()))
     except BaseException as error:  # the parent shows it
@@ -94,12 +105,24 @@ def produce_and_exit(queue, pinned):
     queue.join_thread()
 
 
-# The kernel the GPU producer writes its pattern with.
+# The kernels of the GPU producer: fill writes its pattern; wait_flag holds
+# the stream until the host sets a word of pinned memory (or a minute passes).
 FILL_SOURCE = r"""
 extern "C" __global__ void fill(unsigned int* out, unsigned int seed, unsigned int n)
 {
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = seed * 2654435761u + i;
+}
+
+extern "C" __global__ void wait_flag(volatile unsigned int* flag, unsigned long long timeout_ns)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        if (flag[0] != 0) { flag[1] = 1; return; }  // flag[1]: the flag was seen, not timed out
+        __nanosleep(1000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < timeout_ns);
 }
 """
 
@@ -109,20 +132,19 @@ def expected_pattern(seed, n):
 
 
 def gpu_producer(queue, outbox, results, pinned, words, seed):
-    """Allocates from an IPC pool, holds its stream behind a host callback
-    until the consumer has the objects, writes the pattern with a kernel,
-    records an IPC event, and waits for the consumer's verdict before it
-    frees anything."""
+    """Allocates from an IPC pool, holds its stream behind a kernel that
+    waits for a flag in pinned memory until the consumer has the objects,
+    writes the pattern with a kernel, records an IPC event, and waits for the
+    consumer's verdict before it frees anything."""
 
     def body():
-        import threading
-
         from cubind.core import (
             Device,
             DeviceMemoryResource,
             DeviceMemoryResourceOptions,
             EventOptions,
             LaunchConfig,
+            LegacyPinnedMemoryResource,
             PinnedMemoryResource,
             PinnedMemoryResourceOptions,
             Program,
@@ -139,25 +161,31 @@ def gpu_producer(queue, outbox, results, pinned, words, seed):
             mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True))
         buffer = mr.allocate(4 * words, stream=stream)
         stream.sync()
-        kernel = Program(FILL_SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin").get_kernel("fill")
+        code = Program(FILL_SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin")
         ready = device.create_event(EventOptions(ipc_enabled=True))
-        gate = threading.Event()
-        # The kernel waits behind this callback until the consumer has the
-        # objects, so the consumer's wait on the event is what orders its read.
-        stream.launch_host_func(lambda: gate.wait(120))
+        flag = LegacyPinnedMemoryResource().allocate(8, stream=stream)
+        word = memoryview(flag).cast("B").cast("I")
+        word[0] = word[1] = 0
+        # The fill waits behind wait_flag until the consumer has the objects,
+        # so the consumer's wait on the event is what orders its read.
+        launch(stream, LaunchConfig(grid=1, block=1), code.get_kernel("wait_flag"), flag, WAIT * 10**9)
         try:
-            launch(stream, LaunchConfig(grid=(words + 255) // 256, block=256), kernel, buffer, seed, words)
+            launch(stream, LaunchConfig(grid=(words + 255) // 256, block=256), code.get_kernel("fill"),
+                   buffer, seed, words)
             stream.record(ready)
             outbox.put((mr, buffer, ready))
-            reply = results.get(timeout=120)
+            reply = results.get(timeout=WAIT)
         finally:
-            gate.set()
+            word[0] = 1
         # The consumer unmaps the buffer before the verdict; only then is it freed here.
-        verdict = results.get(timeout=120)
+        verdict = results.get(timeout=WAIT)
         stream.sync()
         buffer.close(stream)
         stream.sync()
-        return reply, verdict
+        held = word[1] == 1
+        word.release()
+        flag.close()
+        return reply, verdict, "held until received" if held else "wait_flag timed out"
 
     _report(queue, body)
 
@@ -174,7 +202,7 @@ def gpu_consumer(queue, inbox, results, words, seed):
         device = Device(0)
         device.set_current()
         stream = device.create_stream()
-        mr, buffer, ready = inbox.get(timeout=120)
+        mr, buffer, ready = inbox.get(timeout=WAIT)
         assert mr.is_mapped and buffer.is_mapped and ready.is_ipc_enabled
         results.put("received")
         stream.wait(ready)

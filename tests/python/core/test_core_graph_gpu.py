@@ -187,7 +187,8 @@ def test_if_then_and_switch(device, module, stream):
             case.begin_building()
             launch(case, LaunchConfig(grid=1, block=1), module.get_kernel("add"), words.handle + 4 * index, 1, 1)
             case.end_building()
-        only = gb.if_then(condition)
+        # A condition belongs to one conditional node: the if node has its own.
+        only = gb.if_then(gb.create_condition(value))
         only.begin_building()
         launch(only, LaunchConfig(grid=1, block=1), module.get_kernel("add"), words.handle + 12, 1, 1)
         only.end_building()
@@ -307,3 +308,58 @@ def test_an_invalidated_capture_is_reported_and_ended(device, stream):
     assert not gb.is_building
     with pytest.raises(RuntimeError, match="not finished building"):
         gb.complete()
+
+
+ABANDONED = r"""
+import sys
+from cubind.core import Device
+dev = Device(0)
+dev.set_current()
+stream = dev.create_stream()
+word = dev.allocate(4, stream=stream)
+how = sys.argv[1]
+gb = dev.create_graph_builder().begin_building()
+word.fill(0, stream=gb)
+if how in ("while_body_open", "switch_done"):
+    condition = gb.create_condition(1)
+    if how == "while_body_open":
+        gb.while_loop(condition).begin_building()
+    else:
+        for case in gb.switch(condition, 2):
+            case.begin_building().end_building()
+elif how == "split":
+    gb.split(2)
+if how == "dropped":
+    del gb  # collected at once: the capture ends with the builder
+    stream.sync()
+    print("# dropped and synced")
+else:
+    raise RuntimeError("left while capturing")
+"""
+
+
+@pytest.mark.parametrize("how", ["dropped", "plain", "while_body_open", "switch_done", "split"])
+def test_a_builder_abandoned_while_capturing_ends_its_capture_without_a_crash(how):
+    # A program that raises between begin_building and end_building (or drops
+    # the builder) exits as Python says, never with a signal.
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-X", "faulthandler", "-c", ABANDONED, how],
+                            capture_output=True, text=True, timeout=120)
+    report = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr[-4000:]}"
+    assert "Fatal Python error" not in result.stderr, report
+    if how == "dropped":
+        assert result.returncode == 0 and "# dropped and synced" in result.stdout, report
+    else:
+        assert result.returncode == 1 and "left while capturing" in result.stderr, report
+
+
+def test_a_condition_controls_one_node_and_a_second_is_refused_clearly(device):
+    gb = device.create_graph_builder().begin_building()
+    condition = gb.create_condition(1)
+    gb.if_then(condition).begin_building().end_building()
+    with pytest.raises(ValueError, match="already controls a conditional node"):
+        gb.while_loop(condition)
+    gb.end_building()
+    gb.close()

@@ -1,6 +1,6 @@
 """IPC on a GPU between processes started with multiprocessing's spawn: a
 producer allocates from an IPC-enabled pool (device or pinned host), writes
-a pattern with a kernel behind a host callback that holds its stream, and
+a pattern with a kernel held back by one that waits for a flag, and
 records an IPC event; a consumer receives the pool, the buffer and the event
 through a Queue, waits on the event on its own stream, and checks every word.
 A consumer that outlives its producer gets a clear error. Every join has a
@@ -19,7 +19,7 @@ import _ipc_workers  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-TIMEOUT = 180
+TIMEOUT = _ipc_workers.WAIT + 30
 POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 
 
@@ -62,7 +62,7 @@ def test_a_consumer_reads_what_the_producer_wrote_after_its_event(pinned):
     assert consumed[0] == "ok", f"the consumer raised {consumed[1]}: {consumed[2]}"
     assert consumed[1] is True, "the consumer saw other values than the producer's kernel wrote"
     assert produced[0] == "ok", f"the producer raised {produced[1]}: {produced[2]}"
-    assert produced[1] == ("received", "match")
+    assert produced[1] == ("received", "match", "held until received")
 
 
 @pytest.mark.parametrize("pinned", [False, True], ids=["device_pool", "pinned_pool"])

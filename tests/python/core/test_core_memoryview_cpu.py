@@ -427,3 +427,26 @@ def test_dlpack_exchange_table_failure_is_reported():
     Producer, _ = _exchange_producer(fail=True)
     with pytest.raises(BufferError, match="exchange table failed"):
         StridedMemoryView.from_dlpack(Producer(np.zeros(3)), -1)
+
+
+@pytest.mark.parametrize("how", ["dlpack", "interface"])
+def test_shape_and_strides_outlive_the_producer_and_hold_their_values(how):
+    # Extents and steps above 256 are ints of their own (not the interpreter's
+    # shared small ints): each must be held by the view's tuples, whatever
+    # else is allocated and collected after them.
+    import gc
+
+    a = np.zeros((1000, 7001), dtype=np.float32)[:, ::3]
+    if how == "dlpack":
+        v = StridedMemoryView.from_dlpack(a, -1)
+    else:
+        v = StridedMemoryView.from_array_interface(a)
+    shape, strides = v.shape, v.strides
+    del a
+    gc.collect()
+    junk = [object() for _ in range(10000)]  # reuses any memory freed too early
+    assert shape == (1000, 2334) and all(type(x) is int for x in shape)
+    assert strides == (7001, 3) and all(type(x) is int for x in strides)
+    assert v.size == 1000 * 2334
+    assert all(sys.getrefcount(x) >= 2 for x in shape + strides)
+    del junk

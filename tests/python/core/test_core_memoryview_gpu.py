@@ -97,7 +97,7 @@ def test_numba_device_array(stream):
     assert w.strides == (8, 2)
 
 
-def test_jax_array_through_dlpack():
+def test_jax_array_through_dlpack(stream):
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
@@ -105,7 +105,8 @@ def test_jax_array_through_dlpack():
     if not gpus:
         pytest.skip("JAX has no GPU here")
     x = jax.device_put(jnp.arange(12, dtype=jnp.float32).reshape(3, 4), gpus[0])
-    v = StridedMemoryView.from_dlpack(x, -1)
+    # JAX orders the export on the stream given and takes no -1 ("no ordering").
+    v = StridedMemoryView.from_dlpack(x, int(stream.handle))
     assert v.shape == (3, 4) and v.dtype == np.float32
     assert v.ptr == x.unsafe_buffer_pointer()
     assert v.is_device_accessible
