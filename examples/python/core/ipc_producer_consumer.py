@@ -4,11 +4,11 @@ IPC-enabled event; a consumer, started with multiprocessing's spawn, receives
 the pool, the buffer and the event through a Queue, makes its stream wait on
 the event and reads the buffer. The producer frees the memory only after the
 consumer has let go of its mapping."""
+import ctypes
 import importlib
 import multiprocessing
 import os
 import queue
-import struct
 import sys
 from typing import Any
 
@@ -40,7 +40,7 @@ def consumer(core_name: str, inbox: Any, replies: Any) -> None:
     host = core.LegacyPinnedMemoryResource().allocate(N * 4, stream=stream)
     buffer.copy_to(host, stream=stream)
     stream.sync()
-    values = struct.unpack(f"<{N}I", bytes(memoryview(host)))
+    values = (ctypes.c_uint32 * N).from_address(int(host.handle))  # pinned memory, read in place
     ok = all(values[i] == (SEED * 2654435761 + i) & 0xFFFFFFFF for i in range(0, N, 997))
     buffer.close(stream)  # unmap here before the producer frees the memory
     stream.sync()

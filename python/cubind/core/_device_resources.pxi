@@ -28,7 +28,8 @@ cdef class SMResource:
         raise RuntimeError("SMResource cannot be instantiated directly. Use dev.resources.sm or SMResource.split().")
 
     def __dealloc__(self):
-        del self._cpp
+        with nogil:
+            del self._cpp
 
     @staticmethod
     cdef SMResource _take(cpp.SmResource* resource, bint usable):
@@ -141,6 +142,12 @@ cdef class DeviceResources:
     cdef uintptr_t _context
     # Keeps a green context cubind made alive while its resources are asked for.
     cdef shared_ptr[cpp.GreenContext] _green
+
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._green.reset()
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("DeviceResources cannot be instantiated directly. Use dev.resources.")

@@ -714,6 +714,12 @@ cdef class _GraphMemoryResourceBase(MemoryResource):
     cdef shared_ptr[cpp.GraphMemoryResource] _graph_pool
     cdef int _device_id
 
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._graph_pool.reset()
+
     def __init__(self, device_id):
         pass
 

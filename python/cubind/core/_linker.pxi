@@ -42,7 +42,8 @@ Links ObjectCode (PTX, CUBIN, LTO-IR, fatbin, objects, libraries) into
                 self._cpp.add(code._cpp.get()[0])
 
     def __dealloc__(self):
-        del self._cpp
+        with nogil:
+            del self._cpp
 
     cdef int _require_open(self) except -1:
         if self._cpp == NULL:

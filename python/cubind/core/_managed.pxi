@@ -171,7 +171,8 @@ cdef class ManagedBuffer(Buffer):
     @preferred_location.setter
     def preferred_location(self, value):
         if value is None:
-            _advise(self, _UNSET_PREFERRED, None, "preferred_location")
+            # As for read_mostly: the location is ignored, one of no type refused.
+            _advise(self, _UNSET_PREFERRED, Device(), "preferred_location")
         else:
             _advise(self, _SET_PREFERRED, value, "preferred_location")
 
@@ -285,6 +286,12 @@ Managed (unified) memory, stream-ordered, from a managed memory pool
     cdef shared_ptr[cpp.ManagedMemoryResource] _pool
     cdef object _preferred
     cdef bint _closed
+
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._pool.reset()
 
     def __init__(self, options=None):
         cdef int ordinal

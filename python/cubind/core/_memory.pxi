@@ -20,6 +20,12 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         # Resources that need a driver create their C++ resource here, at first use.
         return 0
 
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._cpp.reset()
+
     def allocate(self, size, *, stream):
         return _allocate(self, size, stream)
 
@@ -194,6 +200,12 @@ cdef class _MemPool(MemoryResource):
     cdef int _ensure(self) except -1:
         self._get()
         return 0
+
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._pool.reset()
 
     def allocate(self, size, *, stream):
         if self._mapped:

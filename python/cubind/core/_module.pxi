@@ -25,6 +25,12 @@ cdef class ObjectCode:
     cdef str _name
     cdef dict _symbol_mapping
 
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._cpp.reset()
+
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
             "ObjectCode objects cannot be instantiated directly. "
@@ -341,6 +347,12 @@ cdef class Kernel:
     # 8-byte slots the arguments take when each starts on a slot of its own.
     cdef size_t _slots
     cdef bint _have_sizes
+
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._cpp = cpp.Kernel()
 
     def __cinit__(self):
         self._cpp = cpp.Kernel()

@@ -44,7 +44,8 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
             self._cpp = new cpp.Program(source, name)
 
     def __dealloc__(self):
-        del self._cpp
+        with nogil:
+            del self._cpp
 
     def close(self):
         """Destroys the program (nvrtcDestroyProgram); later calls raise."""

@@ -17,6 +17,12 @@ Memory through CUDA's virtual memory management: physical memory
     cdef object _device
     cdef object _config
 
+    def __dealloc__(self):
+        # The driver call of its destructor (an unload, a destroy) may wait
+        # on queued work, such as a host callback that needs the GIL.
+        with nogil:
+            self._vmm.reset()
+
     def __init__(self, device_id, config=None):
         cdef cpp.VirtualMemorySettings settings
         cdef int ordinal
