@@ -165,11 +165,12 @@ CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
     if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
   }
   EXPECT_THAT(module, HasSubstr("cdef void _callback_CUhostFn(void * userData) noexcept nogil:\n"
-                                "    if _support.python_finalizing():\n"
+                                "    if not _support.callback_enter():\n"
                                 "        return\n"
                                 "    with gil:\n"
                                 "        _support.callback_invoke(userData, ())\n"
-                                "        _support.callback_finished(userData)\n"));
+                                "        _support.callback_finished(userData)\n"
+                                "    _support.callback_leave()\n"));
 }
 
 TEST(EmitPythonFields, AFieldWithoutAPythonFormIsAnError) {

@@ -34,6 +34,7 @@ class PrimaryContexts {
   }
 
   ~PrimaryContexts() {
+    if (kept_at_exit.load(std::memory_order_relaxed)) return;
     for (int i = 0; i < count_; ++i) {
       if (slots_[i].load(std::memory_order_acquire) == nullptr) continue;
       // After the driver's own teardown this returns CUDA_ERROR_DEINITIALIZED,
@@ -41,6 +42,8 @@ class PrimaryContexts {
       release_quietly([&] { return raw::cuDevicePrimaryCtxRelease(devices_[i]); });
     }
   }
+
+  static inline std::atomic<bool> kept_at_exit{false};
 
   PrimaryContexts(const PrimaryContexts&) = delete;
   PrimaryContexts& operator=(const PrimaryContexts&) = delete;
@@ -169,6 +172,10 @@ ContextGuard::~ContextGuard() {
     CUcontext popped = nullptr;
     return raw::cuCtxPopCurrent(&popped);
   });
+}
+
+void keep_primary_contexts_at_exit() noexcept {
+  detail::PrimaryContexts::kept_at_exit.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace cubind

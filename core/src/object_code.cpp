@@ -11,6 +11,7 @@
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
 #include "runtime_support.hpp"
+#include "runtime_support.hpp"
 #include "owner_support.hpp"
 
 namespace cubind {
@@ -44,10 +45,7 @@ struct LibraryOwner {
   ~LibraryOwner() {
     // At process exit the driver may already be shut down (CUDA_ERROR_DEINITIALIZED):
     // the library is gone with it, so the status is not worth reporting.
-    try {
-      raw::cuLibraryUnload(handle);
-    } catch (...) {
-    }
+    release_quietly([this] { return raw::cuLibraryUnload(handle); });
   }
 };
 

@@ -57,10 +57,16 @@ int green_context_device(CUcontext context) noexcept;
 // they share the device's memory, so a stream of either may use it.
 bool shares_device_memory(CUcontext context, CUcontext primary) noexcept;
 
+// True in the child of a fork made after init_driver (cubind::in_forked_child).
+bool forked_child() noexcept;
+
 // Destructors release through this: nothing may escape, and a driver that is
-// shutting down (CUDA_ERROR_DEINITIALIZED) or gone is not an error there.
+// shutting down (CUDA_ERROR_DEINITIALIZED) or gone is not an error there. In
+// a forked child the driver is not called at all: the handles are the
+// parent's, and the driver cannot be used there.
 template <typename Release>
 void release_quietly(Release&& release) noexcept {
+  if (forked_child()) return;
   try {
     (void)release();
   } catch (...) {

@@ -516,9 +516,11 @@ void PyxWriter::trampoline(const std::string& name) {
   }
   o_ << ") noexcept nogil:\n";
   const bool returns_value = td->fn_result.spelling != "void";
-  // Once the interpreter finalizes, taking the GIL would end the calling
-  // thread, which is the driver's: the callback is skipped, its context left.
-  o_ << "    if _support.python_finalizing():\n        return" << (returns_value ? " 0" : "") << "\n";
+  // Through the callback gate of _support.callbacks: once it shut at exit (or
+  // the interpreter finalizes), taking the GIL could end the calling thread,
+  // which is the driver's: the callback is skipped, its context left. The
+  // exit waits for the callbacks inside the gate.
+  o_ << "    if not _support.callback_enter():\n        return" << (returns_value ? " 0" : "") << "\n";
   o_ << "    with gil:\n";
   const std::string user_name = python_identifier(params[user].name);
   o_ << "        _support.callback_invoke(" << user_name << ", (";
@@ -537,6 +539,7 @@ void PyxWriter::trampoline(const std::string& name) {
   }
   o_ << "))\n";
   if (one_shot_callback(name)) o_ << "        _support.callback_finished(" << user_name << ")\n";
+  o_ << "    _support.callback_leave()\n";
   if (returns_value) o_ << "    return 0\n";
   o_ << "\n";
 }

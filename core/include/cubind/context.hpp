@@ -66,4 +66,16 @@ class ContextGuard {
   bool pushed_ = false;
 };
 
+// Whether this process is the child of a fork() made after cubind initialized
+// the driver. The driver cannot be used in such a child: the owners of
+// cubind let go of their handles there without calling it, and the exit of
+// the child releases nothing.
+bool in_forked_child() noexcept;
+
+// Leaves the primary contexts cubind retained to the driver's own teardown at
+// exit, instead of releasing them (a release waits for the contexts' queued
+// work). For a host whose queued work may never finish, such as a host
+// callback of an interpreter that stopped its thread.
+void keep_primary_contexts_at_exit() noexcept;
+
 }  // namespace cubind

@@ -28,6 +28,7 @@ from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 
+import atexit
 import collections.abc
 import os
 import threading

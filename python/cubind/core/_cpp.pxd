@@ -70,6 +70,10 @@ cdef extern from "cubind/device_resources.hpp" namespace "cubind" nogil:
         unsigned int coscheduled_alignment()
         int device_ordinal()
 
+cdef extern from "cubind/context.hpp" namespace "cubind" nogil:
+    bint in_forked_child() noexcept
+    void keep_primary_contexts_at_exit() noexcept
+
 cdef extern from "cubind/green_context.hpp" namespace "cubind" nogil:
     cdef cppclass GreenContext:
         CUgreenCtx handle()
@@ -396,7 +400,11 @@ cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
     GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
                                  const GraphInstantiateOptions& options) except +translate
     shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
-    # False once the interpreter is finalizing or gone (read without the GIL).
+    # The gate of Python host callbacks (read without the GIL): enter before
+    # taking the GIL, leave after; close at exit, waiting for those inside.
+    bint enter_python_callback() noexcept
+    void leave_python_callback() noexcept
+    bint close_python_callbacks(int timeout_ms) noexcept
     bint python_is_alive() noexcept
     void run_python_callable(void* callable)
     void release_python_object(void* object)

@@ -172,7 +172,7 @@ cdef class GraphBuilder:
         cdef cpp.Graph* dropped = NULL
         if self._closed or not self._started or self._ended or self._kind == _FORKED:
             return
-        if self._stream is None or self._stream._closed:
+        if self._stream is None or self._stream._closed or cpp.in_forked_child():
             return
         handle = self._stream._handle
         try:

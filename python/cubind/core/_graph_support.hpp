@@ -6,8 +6,11 @@
 #include <Python.h>
 #include <cuda.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #include "cubind/error.hpp"
@@ -37,20 +40,56 @@ inline std::shared_ptr<cubind::GraphMemoryResource> graph_memory_resource_new(in
   return std::make_shared<cubind::GraphMemoryResource>(cubind::Device::get(ordinal));
 }
 
-// Python is gone, or going: touching an object then would crash the process,
-// so a callback or release arriving that late does nothing.
-inline bool python_is_alive() {
+// The host callbacks of Python callables (Stream.launch_host_func, graph host
+// nodes) pass through a gate. At exit, before the interpreter finalizes,
+// close_python_callbacks() shuts it and waits for the callbacks running then:
+// a callback still running when the interpreter finalizes would have its
+// thread, the driver's, ended by CPython when it takes the GIL back, and the
+// driver would wait for it forever (in the release of a context at exit).
+// Callbacks that arrive after the gate shut do nothing; their references stay.
+inline std::atomic<int> python_callbacks_running{0};
+inline std::atomic<bool> python_callbacks_closed{false};
+
+// Enters the gate: false (and not entered) once it shut, or once the
+// interpreter is finalizing or gone. leave_python_callback() after a true.
+inline bool enter_python_callback() noexcept {
+  python_callbacks_running.fetch_add(1);
+  bool alive = !python_callbacks_closed.load() && Py_IsInitialized();
 #if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
+  alive = alive && !Py_IsFinalizing();
 #else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
+  alive = alive && !_Py_IsFinalizing();
 #endif
+  if (!alive) python_callbacks_running.fetch_sub(1);
+  return alive;
+}
+
+inline void leave_python_callback() noexcept { python_callbacks_running.fetch_sub(1); }
+
+// Shuts the gate, then waits up to timeout_ms for the callbacks inside it
+// (called without the GIL, which they need). False if some are still running.
+inline bool close_python_callbacks(int timeout_ms) noexcept {
+  python_callbacks_closed.store(true);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (python_callbacks_running.load() != 0) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Whether a callback may run Python now; for callers that take the GIL
+// themselves between enter_python_callback() and leave_python_callback().
+inline bool python_is_alive() noexcept {
+  if (!enter_python_callback()) return false;
+  leave_python_callback();
+  return true;
 }
 
 // CUhostFn of a graph's host node: calls the Python callable (no arguments);
 // what it raises goes to sys.unraisablehook, as nothing waits for it.
 inline void CUDA_CB run_python_callable(void* callable) {
-  if (!python_is_alive()) return;
+  if (!enter_python_callback()) return;
   const PyGILState_STATE state = PyGILState_Ensure();
   PyObject* result = PyObject_CallNoArgs(static_cast<PyObject*>(callable));
   if (result == nullptr) {
@@ -59,15 +98,17 @@ inline void CUDA_CB run_python_callable(void* callable) {
     Py_DECREF(result);
   }
   PyGILState_Release(state);
+  leave_python_callback();
 }
 
 // The release function of the user object that keeps a callable alive for
 // as long as the graph (cuUserObjectCreate).
 inline void CUDA_CB release_python_object(void* object) {
-  if (!python_is_alive()) return;
+  if (!enter_python_callback()) return;
   const PyGILState_STATE state = PyGILState_Ensure();
   Py_DECREF(static_cast<PyObject*>(object));
   PyGILState_Release(state);
+  leave_python_callback();
 }
 
 inline void CUDA_CB release_malloced(void* data) { std::free(data); }

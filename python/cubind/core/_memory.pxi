@@ -576,6 +576,10 @@ cdef class Buffer:
         raise RuntimeError("Buffer objects cannot be instantiated directly. Please use MemoryResource APIs.")
 
     def __dealloc__(self):
+        if cpp.in_forked_child():
+            # The memory is the parent's, and the driver unusable here: let go.
+            self._cpp.release()
+            return
         # A closed Buffer (the common end) has nothing left to return.
         if self._cpp or (self._mr is not None and self._ptr != 0):
             try:

@@ -343,11 +343,28 @@ cdef void _call_host_callback(void* data) noexcept with gil:
 
 
 cdef void _run_host_callback(void* data) noexcept nogil:
-    # Once the interpreter finalizes, taking the GIL would end this thread,
-    # which is the driver's: the callback is skipped and its reference left.
-    if not cpp.python_is_alive():
+    # Through the gate of _graph_support.hpp: once it shut at exit (or the
+    # interpreter finalizes) taking the GIL could end this thread, which is
+    # the driver's, so the callback is skipped and its reference left.
+    if not cpp.enter_python_callback():
         return
     _call_host_callback(data)
+    cpp.leave_python_callback()
+
+
+def _close_host_callbacks():
+    # At exit, before the interpreter finalizes: shut the gate and wait for
+    # the callbacks running (a bounded wait). If some never return, the exit
+    # leaves the primary contexts to the driver rather than release them, as
+    # a release would wait for those callbacks forever.
+    cdef bint drained
+    with nogil:
+        drained = cpp.close_python_callbacks(10000)
+    if not drained:
+        cpp.keep_primary_contexts_at_exit()
+
+
+atexit.register(_close_host_callbacks)
 
 
 cdef Stream _builtin_stream(uintptr_t handle):

@@ -7,12 +7,20 @@
  * functions and stream callbacks run on threads of their own, as the driver
  * runs them, and a "captured" host function runs again at every graph launch.
  * Graphs built node by node live in fake_graphs.c, compiled beside this file.
+ *
+ * Two rules of the real driver are kept strictly, so that breaking them fails
+ * a test instead of hanging or crashing a GPU machine: releasing the primary
+ * context waits for the host functions that are running (one whose thread
+ * never returns makes the release abort after 10 s), and a process forked
+ * after cuInit must not destroy or free anything (the child aborts).
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef void (*host_fn)(void*);
@@ -43,7 +51,25 @@ static host_fn captured_fn;
 static void* captured_data;
 static int capturing;
 
-CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+/* Set in the child of a fork made after cuInit. */
+static int forked_child;
+static void after_fork_in_child(void) { forked_child = 1; }
+
+static void no_release_in_forked_child(const char* name)
+{
+    if (!forked_child) return;
+    fprintf(stderr, "fake driver: %s called in a process forked after cuInit\n", name);
+    abort();
+}
+
+static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
+CUresult cuInit(unsigned flags)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    (void)flags;
+    pthread_once(&once, register_fork_handler);
+    return 0;
+}
 /* NVRTC loads libcuda.so.1 while it compiles and asks for this; the stand-in
  * has no export tables to give (CUDA_ERROR_NOT_SUPPORTED). */
 CUresult cuGetExportTable(const void** table, const void* id) { (void)id; *table = NULL; return 801; }
@@ -166,12 +192,18 @@ CUresult cuLaunchKernelEx(const launch_config* config, void* f, void** params, v
 
 struct job { host_fn fn; stream_cb cb; void* stream; void* data; };
 
+/* Host functions that started and have not returned. */
+static int running_jobs;
+
 static void* run_job(void* arg)
 {
     struct job j = *(struct job*)arg;
+    __atomic_add_fetch(&running_jobs, 1, __ATOMIC_SEQ_CST);
     if (j.fn) j.fn(j.data); else j.cb(j.stream, 0, j.data);
+    __atomic_sub_fetch(&running_jobs, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
+
 
 static struct job jobs[4096];
 
@@ -346,7 +378,22 @@ CUresult cuDevicePrimaryCtxRetain(void** context, int device)
     *context = &the_context;
     return 0;
 }
-CUresult cuDevicePrimaryCtxRelease(int device) { (void)device; return 0; }
+CUresult cuDevicePrimaryCtxRelease(int device)
+{
+    (void)device;
+    no_release_in_forked_child("cuDevicePrimaryCtxRelease");
+    /* The real release waits for the context's work, host functions too. */
+    for (int waited_ms = 0; __atomic_load_n(&running_jobs, __ATOMIC_SEQ_CST) != 0; ++waited_ms) {
+        if (waited_ms == 10000) {
+            fprintf(stderr, "fake driver: cuDevicePrimaryCtxRelease waited 10 s for a host function "
+                            "that never returned\n");
+            abort();
+        }
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
 CUresult cuCtxGetCurrent(void** context) { *context = current_context; return 0; }
 CUresult cuCtxSetCurrent(void* context) { current_context = context; return 0; }
 CUresult cuCtxPushCurrent(void* context) { current_context = context; return 0; }
@@ -354,7 +401,7 @@ CUresult cuCtxPopCurrent(void** context) { if (context) *context = current_conte
 CUresult cuCtxGetDevice(int* device) { *device = 0; return 0; }
 CUresult cuStreamCreateWithPriority(void** stream, unsigned flags, int priority)
 { (void)flags; (void)priority; *stream = (void*)(uintptr_t)(0x5000 + 16 * ++next_stream); return 0; }
-CUresult cuStreamDestroy(void* stream) { (void)stream; return 0; }
+CUresult cuStreamDestroy(void* stream) { (void)stream; no_release_in_forked_child("cuStreamDestroy"); return 0; }
 CUresult cuStreamGetCtx(void* stream, void** context) { (void)stream; *context = &the_context; return 0; }
 CUresult cuStreamGetFlags(void* stream, unsigned* flags) { (void)stream; *flags = 1; return 0; }
 CUresult cuStreamGetPriority(void* stream, int* priority) { (void)stream; *priority = 0; return 0; }
@@ -369,7 +416,7 @@ CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* po
     return 0;
 }
 CUresult cuMemFreeAsync(unsigned long long ptr, void* stream)
-{ (void)stream; fake_last_free = ptr; --fake_live_allocations; return 0; }
+{ (void)stream; no_release_in_forked_child("cuMemFreeAsync"); fake_last_free = ptr; --fake_live_allocations; return 0; }
 CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, void* jit_values, unsigned n_jit,
                            void* library_options, void* library_values, unsigned n_library)
 {
@@ -378,7 +425,7 @@ CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, 
     *library = &the_library;
     return 0;
 }
-CUresult cuLibraryUnload(void* library) { (void)library; return 0; }
+CUresult cuLibraryUnload(void* library) { (void)library; no_release_in_forked_child("cuLibraryUnload"); return 0; }
 CUresult cuLibraryGetKernel(void** kernel, void* library, const char* name)
 {
     (void)library;
@@ -413,7 +460,7 @@ static int nevents;
 CUresult cuEventCreate(void** event, unsigned flags)
 { int* e = &the_events[nevents++ % 4096]; *e = (int)flags; *event = e; return 0; }
 CUresult cuEventRecord(void* event, void* stream) { (void)event; (void)stream; return 0; }
-CUresult cuEventDestroy(void* event) { (void)event; return 0; }
+CUresult cuEventDestroy(void* event) { (void)event; no_release_in_forked_child("cuEventDestroy"); return 0; }
 CUresult cuEventQuery(void* event) { (void)event; return 0; }
 CUresult cuEventSynchronize(void* event) { (void)event; return 0; }
 CUresult cuEventElapsedTime(float* ms, void* start, void* end) { (void)start; (void)end; *ms = 0.5f; return 0; }
@@ -440,7 +487,7 @@ int fake_pools_created, fake_pools_destroyed, fake_pools_imported;
 unsigned long long fake_pool_release_threshold;
 
 CUresult cuMemPoolCreate(void** pool, const void* props) { (void)props; ++fake_pools_created; *pool = &the_pools[npools++ % 256]; return 0; }
-CUresult cuMemPoolDestroy(void* pool) { (void)pool; ++fake_pools_destroyed; return 0; }
+CUresult cuMemPoolDestroy(void* pool) { (void)pool; no_release_in_forked_child("cuMemPoolDestroy"); ++fake_pools_destroyed; return 0; }
 CUresult cuMemGetMemPool(void** pool, void* location, int type) { (void)location; (void)type; *pool = &the_host_pool; return 0; }
 CUresult cuMemPoolGetAttribute(void* pool, int attribute, void* value)
 { (void)pool; *(unsigned long long*)value = attribute == 4 ? fake_pool_release_threshold : 0; return 0; }

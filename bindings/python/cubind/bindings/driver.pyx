@@ -14418,30 +14418,34 @@ CUeglFrame_st = CUeglFrame
 
 # Trampolines: CUDA calls these with the context made by _support.callback_context.
 cdef void _callback_CUasyncCallback(cydriver.CUasyncNotificationInfo * info, void * userData, cydriver.CUasyncCallbackHandle callback) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(userData, (<uintptr_t>info, _wrap_CUasyncCallbackHandle(<void*>callback), ))
+    _support.callback_leave()
 
 cdef void _callback_CUhostFn(void * userData) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(userData, ())
         _support.callback_finished(userData)
+    _support.callback_leave()
 
 cdef void _callback_CUlogsCallback(void * data, cydriver.CUlogLevel logLevel, char * message, size_t length) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(data, (_enum_member("CUlogLevel", <long long>logLevel), <uintptr_t>message, length, ))
+    _support.callback_leave()
 
 cdef void _callback_CUstreamCallback(cydriver.CUstream hStream, cydriver.CUresult status, void * userData) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(userData, (_wrap_CUstream(<void*>hStream), _status(status), ))
         _support.callback_finished(userData)
+    _support.callback_leave()
 
 # Functions
 def cuGetErrorString(error):

@@ -16009,30 +16009,34 @@ cudaStreamAttrValue = cudaLaunchAttributeValue
 
 # Trampolines: CUDA calls these with the context made by _support.callback_context.
 cdef void _callback_cudaAsyncCallback(cyruntime.cudaAsyncNotificationInfo_t * arg0, void * arg1, cyruntime.cudaAsyncCallbackHandle_t arg2) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(arg1, (<uintptr_t>arg0, _wrap_cudaAsyncCallbackHandle_t(<void*>arg2), ))
+    _support.callback_leave()
 
 cdef void _callback_cudaHostFn_t(void * userData) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(userData, ())
         _support.callback_finished(userData)
+    _support.callback_leave()
 
 cdef void _callback_cudaLogsCallback_t(void * data, cyruntime.cudaLogLevel logLevel, char * message, size_t length) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(data, (_enum_member("cudaLogLevel", <long long>logLevel), <uintptr_t>message, length, ))
+    _support.callback_leave()
 
 cdef void _callback_cudaStreamCallback_t(cyruntime.cudaStream_t stream, cyruntime.cudaError_t status, void * userData) noexcept nogil:
-    if _support.python_finalizing():
+    if not _support.callback_enter():
         return
     with gil:
         _support.callback_invoke(userData, (_wrap_cudaStream_t(<void*>stream), _status(status), ))
         _support.callback_finished(userData)
+    _support.callback_leave()
 
 # Functions
 def cudaDeviceReset():

@@ -3,7 +3,8 @@
 # machinery of every module below, each a module of its own.
 from cubind.bindings._support.buffers cimport BufferRef, address, release_address, sized_output
 from cubind.bindings._support.callbacks cimport (
-    callback_context, callback_discard, callback_finished, callback_invoke, python_finalizing)
+    callback_context, callback_discard, callback_enter, callback_finished, callback_invoke, callback_leave,
+    python_finalizing)
 from cubind.bindings._support.conversions cimport (
     alloc_array, as_bytes, as_int, c_string, check_count, check_list, enum_arg, plain_address, signed_arg,
     unsigned_arg)

@@ -6,6 +6,14 @@ cdef void callback_invoke(void* context, tuple leading) noexcept
 cdef void callback_discard(void* context) noexcept
 cdef void callback_finished(void* context) noexcept
 
+# The gate every callback passes, read without the GIL: callback_enter()
+# before taking the GIL (False: skip the callback), callback_leave() after
+# letting it go. At exit, before the interpreter finalizes, the gate shuts
+# and the exit waits for the callbacks inside it: CPython would end a
+# callback's thread (the driver's) that takes the GIL while it finalizes.
+cdef bint callback_enter() noexcept nogil
+cdef void callback_leave() noexcept nogil
+
 # True once the interpreter has begun to finalize: a thread that is not
 # Python's must then not take the GIL (CPython ends such a thread when it
 # tries). Read without the GIL.

@@ -3,7 +3,63 @@
 
 from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
 
+import atexit as _atexit
 import sys as _sys
+
+
+cdef extern from *:
+    """
+    #include <time.h>
+    static int cubind_callbacks_running = 0;
+    static int cubind_callbacks_closed = 0;
+
+    static int cubind_callback_enter(void) {
+        __atomic_add_fetch(&cubind_callbacks_running, 1, __ATOMIC_SEQ_CST);
+        int open = !__atomic_load_n(&cubind_callbacks_closed, __ATOMIC_SEQ_CST) && Py_IsInitialized();
+    #if PY_VERSION_HEX >= 0x030D0000
+        open = open && !Py_IsFinalizing();
+    #else
+        open = open && !_Py_IsFinalizing();
+    #endif
+        if (!open) __atomic_sub_fetch(&cubind_callbacks_running, 1, __ATOMIC_SEQ_CST);
+        return open;
+    }
+
+    static void cubind_callback_leave(void) { __atomic_sub_fetch(&cubind_callbacks_running, 1, __ATOMIC_SEQ_CST); }
+
+    /* Shuts the gate and waits up to timeout_ms for the callbacks inside it. */
+    static int cubind_callbacks_close(int timeout_ms) {
+        __atomic_store_n(&cubind_callbacks_closed, 1, __ATOMIC_SEQ_CST);
+        for (int waited = 0; __atomic_load_n(&cubind_callbacks_running, __ATOMIC_SEQ_CST) != 0; ++waited) {
+            if (waited >= timeout_ms) return 0;
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        return 1;
+    }
+    """
+    bint _gate_enter "cubind_callback_enter"() noexcept nogil
+    void _gate_leave "cubind_callback_leave"() noexcept nogil
+    bint _gate_close "cubind_callbacks_close"(int timeout_ms) noexcept nogil
+
+
+cdef bint callback_enter() noexcept nogil:
+    return _gate_enter()
+
+
+cdef void callback_leave() noexcept nogil:
+    _gate_leave()
+
+
+def _close_callbacks():
+    # At exit, before the interpreter finalizes: the callbacks running get
+    # the GIL (released here) and finish; later ones are skipped. A callback
+    # that never returns is waited for 10 s.
+    with nogil:
+        _gate_close(10000)
+
+
+_atexit.register(_close_callbacks)
 
 
 # A context holds (callable, user data); CUDA is handed the
