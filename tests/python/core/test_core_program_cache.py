@@ -258,3 +258,25 @@ def test_same_names_and_signatures_as_cuda_core_utils():
                 assert [p[0] for p in params(getattr(mine, member))] == \
                     [p[0] for p in params(getattr(theirs, member))], f"{name}.{member}"
             assert not hasattr(mine, "__contains__") or mine.__contains__ is None
+
+
+def test_a_remembered_key_follows_the_options_and_still_checks_its_inputs():
+    # Keys of recent arguments are remembered, compared by value: a changed
+    # option gives the key a fresh computation gives, and an argument refused
+    # once is refused again after an equal-looking one was accepted.
+    from cubind.core.utils import _program_cache
+
+    options = ProgramOptions(arch="sm_90")
+    args = dict(code="__global__ void k() {}", code_type="c++", target_type="cubin")
+    first = make_program_cache_key(options=options, **args)
+    assert make_program_cache_key(options=options, **args) == first
+    options.std = "c++20"
+    changed = make_program_cache_key(options=options, **args)
+    assert changed != first
+    _program_cache._KEYS.clear()
+    assert make_program_cache_key(options=options, **args) == changed
+    make_program_cache_key(options=options, name_expressions=("k",), **args)
+    with pytest.raises(TypeError, match="sequence"):
+        make_program_cache_key(options=options, name_expressions="k", **args)
+    with pytest.raises(ValueError, match="create_pch"):
+        make_program_cache_key(options=ProgramOptions(arch="sm_90", create_pch="x.pch"), **args)

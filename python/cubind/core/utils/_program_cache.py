@@ -19,6 +19,7 @@ import abc
 import collections
 import dataclasses
 import hashlib
+import operator
 import os
 import shutil
 import stat
@@ -60,9 +61,64 @@ def _value_bytes(value):
     raise TypeError(f"a program cache stores bytes, bytearray, memoryview or ObjectCode, not {type(value).__name__}")
 
 
+_FIELD_NAMES = {}   # options class -> (its field names sorted, an attrgetter of them)
+_OPTIONS = {}       # (class, values) -> what the key needs of them, for values that hash
+
+
+def _options_of(options):
+    # What the key needs of the options, from their own values (str, numbers,
+    # None, lists and tuples of str): their text (every field as (name,
+    # value), sorted by name), the first option with side effects that is
+    # set, the options set that read files, and use_libdevice. Remembered for
+    # values met before: a program compiled again asks with the same options.
+    cls = type(options)
+    entry = _FIELD_NAMES.get(cls)
+    if entry is None:
+        names = tuple(sorted(f.name for f in dataclasses.fields(cls)))
+        entry = _FIELD_NAMES[cls] = (names, operator.attrgetter(*names))
+    names, get = entry
+    values = get(options)
+    try:
+        known = _OPTIONS.get((cls, values))
+    except TypeError:  # a list among the values: not remembered
+        return _describe_options(names, values)
+    if known is None:
+        known = _describe_options(names, values)
+        if len(_OPTIONS) >= 256:
+            _OPTIONS.clear()
+        _OPTIONS[(cls, values)] = known
+    return known
+
+
+def _describe_options(names, values):
+    fields = dict(zip(names, values))
+    side_effect = next((name for name in _SIDE_EFFECTS if fields.get(name)), None)
+    reads = tuple(name for name in _READS_FILES if fields.get(name))
+    text = repr(list(fields.items())).encode("utf-8")
+    return text, side_effect, reads, bool(fields.get("use_libdevice"))
+
+
+def _part(data):
+    # Each part of a key with its length, so no two inputs run together alike.
+    return len(data).to_bytes(8, "little") + data
+
+
+_PREFIXES = {}   # (code type, target type) -> the key's first parts, with the compiler's version
+
+
+def _key_prefix(code_type, target_type):
+    # The compiler that turns code_type into target_type is part of the key
+    # (NVRTC for C++, nvJitLink for PTX), its version asked once per process:
+    # the library loaded does not change.
+    prefix = _PREFIXES.get((code_type, target_type))
+    if prefix is None:
+        version = _compiler_version(code_type, target_type)
+        prefix = _PREFIXES[(code_type, target_type)] = b"".join(
+            _part(p) for p in (_KEY_SCHEMA, code_type.encode(), target_type.encode(), version.encode()))
+    return prefix
+
+
 def _compiler_version(code_type, target_type):
-    # The compiler that turns code_type into target_type: NVRTC for C++,
-    # nvJitLink for PTX. Its version is part of the key.
     if code_type == "c++":
         from cubind.bindings import nvrtc
 
@@ -78,6 +134,20 @@ def _compiler_version(code_type, target_type):
     return f"{code_type} -> {target_type}"
 
 
+_PROGRAM_OPTIONS = []
+
+
+def _program_options_class():
+    if not _PROGRAM_OPTIONS:
+        from cubind.core import ProgramOptions
+
+        _PROGRAM_OPTIONS.append(ProgramOptions)
+    return _PROGRAM_OPTIONS[0]
+
+
+_KEYS = {}   # the arguments of recent calls -> their key (value-compared; sources up to 64 KiB)
+
+
 def make_program_cache_key(*, code, code_type, options, target_type, name_expressions=(), extra_digest=None):
     """A stable key (bytes) for compiling code of code_type ("c++", "ptx",
     "nvvm") with options (a ProgramOptions whose arch is set) to target_type
@@ -87,16 +157,39 @@ def make_program_cache_key(*, code, code_type, options, target_type, name_expres
     Raises ValueError for options whose compile has side effects
     (create_pch, time, fdevice_time_trace), or that read files, without
     extra_digest."""
-    from cubind.core import ProgramOptions
-
-    code_type = str(getattr(code_type, "value", code_type)).lower()
-    target_type = str(getattr(target_type, "value", target_type)).lower()
+    if type(code_type) is not str or code_type not in _CODE_TYPES:
+        code_type = str(getattr(code_type, "value", code_type)).lower()
+    if type(target_type) is not str or target_type not in _TARGET_TYPES:
+        target_type = str(getattr(target_type, "value", target_type)).lower()
     if code_type not in _CODE_TYPES:
         raise ValueError(f"make_program_cache_key: code_type {code_type!r} is not one of {_CODE_TYPES}")
     if target_type not in _TARGET_TYPES:
         raise ValueError(f"make_program_cache_key: target_type {target_type!r} is not one of {_TARGET_TYPES}")
-    if not isinstance(options, ProgramOptions):
+    if not isinstance(options, _program_options_class()):
         raise TypeError(f"make_program_cache_key: options must be a ProgramOptions, not {type(options).__name__}")
+    # A program compiled again asks again with equal arguments: its key is
+    # remembered, compared by value (the options by their fields' values).
+    memo = None
+    if isinstance(code, (str, bytes)) and len(code) <= 65536 and type(name_expressions) in (tuple, list):
+        entry = _FIELD_NAMES.get(type(options))
+        if entry is not None:
+            try:
+                memo = (code, code_type, target_type, type(options), entry[1](options),
+                        tuple(name_expressions), extra_digest)
+                key = _KEYS.get(memo)
+            except TypeError:  # something unhashable: computed afresh, not remembered
+                memo = key = None
+            if key is not None:
+                return key
+    key = _make_key(code, code_type, options, target_type, name_expressions, extra_digest)
+    if memo is not None:
+        if len(_KEYS) >= 256:
+            _KEYS.clear()
+        _KEYS[memo] = key
+    return key
+
+
+def _make_key(code, code_type, options, target_type, name_expressions, extra_digest):
     if not options.arch:
         raise ValueError("make_program_cache_key: options.arch must be set")
     if isinstance(code, str):
@@ -105,19 +198,19 @@ def make_program_cache_key(*, code, code_type, options, target_type, name_expres
         raise TypeError(f"make_program_cache_key: code must be str or bytes, not {type(code).__name__}")
     if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
         raise TypeError(f"make_program_cache_key: extra_digest must be bytes or None, not {type(extra_digest).__name__}")
-    fields = dataclasses.asdict(options)
-    for name in _SIDE_EFFECTS:
-        if fields.get(name):
-            raise ValueError(f"make_program_cache_key: ProgramOptions.{name} has effects beyond the compiled "
-                             "code, which a cache hit would skip; compile without a cache")
-    reads = [name for name in _READS_FILES if fields.get(name)]
-    if code_type == "nvvm" and fields.get("use_libdevice"):
-        reads.append("use_libdevice")
-    if code_type == "c++" and options.name and os.path.dirname(options.name):
-        reads.append("name (a path: NVRTC resolves relative includes from its folder)")
-    if reads and extra_digest is None:
-        raise ValueError(f"make_program_cache_key: ProgramOptions {', '.join(reads)} make the compiler read files "
-                         "the key cannot see; fingerprint them and pass extra_digest")
+    options_text, side_effect, reads, use_libdevice = _options_of(options)
+    if side_effect is not None:
+        raise ValueError(f"make_program_cache_key: ProgramOptions.{side_effect} has effects beyond the compiled "
+                         "code, which a cache hit would skip; compile without a cache")
+    if extra_digest is None:
+        reads = list(reads)
+        if code_type == "nvvm" and use_libdevice:
+            reads.append("use_libdevice")
+        if code_type == "c++" and options.name and os.path.dirname(options.name):
+            reads.append("name (a path: NVRTC resolves relative includes from its folder)")
+        if reads:
+            raise ValueError(f"make_program_cache_key: ProgramOptions {', '.join(reads)} make the compiler read "
+                             "files the key cannot see; fingerprint them and pass extra_digest")
     if isinstance(name_expressions, (str, bytes, bytearray)):
         raise TypeError("make_program_cache_key: name_expressions must be a sequence, not one name")
     names = []
@@ -128,22 +221,12 @@ def make_program_cache_key(*, code, code_type, options, target_type, name_expres
             names.append(b"b" + n)
         else:
             raise TypeError(f"make_program_cache_key: a name expression is str or bytes, not {type(n).__name__}")
-    digest = hashlib.sha256()
-
-    def part(data):
-        # Each part with its length, so no two inputs run together alike.
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
-
-    part(_KEY_SCHEMA)
-    part(code_type.encode())
-    part(target_type.encode())
-    part(_compiler_version(code_type, target_type).encode())
-    part(bytes(code))
-    part(repr(sorted(fields.items())).encode("utf-8"))
+    digest = hashlib.sha256(_key_prefix(code_type, target_type))
+    digest.update(_part(bytes(code)))
+    digest.update(_part(options_text))
     for n in sorted(names):
-        part(n)
-    part(b"" if extra_digest is None else b"x" + bytes(extra_digest))
+        digest.update(_part(n))
+    digest.update(_part(b"" if extra_digest is None else b"x" + bytes(extra_digest)))
     return digest.digest()
 
 
@@ -269,6 +352,21 @@ def _private_folder(path, owner):
                               "a cache folder must be private")
 
 
+# A read marks an entry as recently used (its access time, which eviction
+# orders by) when the mark is older than this.
+_RECENCY_STEP_S = 60.0
+
+
+def _read_all(fd, size):
+    # The file's bytes to its end (size is what fstat gave: one read, most often).
+    chunks = []
+    while True:
+        chunk = os.read(fd, max(size + 1, 65536) if not chunks else 65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
 class FileStreamProgramCache(ProgramCacheResource):
     """FileStreamProgramCache(path=None, *, max_size_bytes=None)
 
@@ -284,6 +382,7 @@ class FileStreamProgramCache(ProgramCacheResource):
         self.path = os.fspath(path) if path is not None else _default_cache_path()
         self._entries = os.path.join(self.path, "entries")
         self._tmp = os.path.join(self.path, "tmp")
+        self._seen = {}   # folder -> the name of the entry last read from it
         for folder in (self.path, self._entries, self._tmp):
             _private_folder(folder, "FileStreamProgramCache")
 
@@ -292,33 +391,52 @@ class FileStreamProgramCache(ProgramCacheResource):
 
     def _read_entry(self, folder):
         # The bytes of the folder's entry whose content matches its name, or
-        # None; entries that do not match, or are not ours, are removed.
+        # None; entries that do not match, or are not ours, are removed. The
+        # entry this object read last from the folder is tried first, without
+        # listing the folder.
+        known = self._seen.get(folder)
+        if known is not None:
+            data = self._read_named(folder, known)
+            if data is not None:
+                return data
+            self._seen.pop(folder, None)
         try:
             names = os.listdir(folder)
         except (FileNotFoundError, NotADirectoryError):
             return None
         for name in names:
-            path = os.path.join(folder, name)
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            except OSError:
-                continue
-            try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-                    continue
-                with os.fdopen(fd, "rb", closefd=False) as f:
-                    data = f.read()
-            finally:
-                os.close(fd)
-            if hashlib.sha256(data).hexdigest() == name:
-                now = time.time()
+            data = self._read_named(folder, name)
+            if data is not None:
+                if len(self._seen) >= 1024:
+                    self._seen.clear()
+                self._seen[folder] = name
+                return data
+        return None
+
+    def _read_named(self, folder, name):
+        # The entry's bytes if it is ours and its content matches its name;
+        # one that does not match is removed.
+        path = os.path.join(folder, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                return None
+            data = _read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
+        if hashlib.sha256(data).hexdigest() == name:
+            now = time.time()
+            if now - st.st_atime > _RECENCY_STEP_S:
                 try:
                     os.utime(path, (now, st.st_mtime))   # read recency, for eviction
                 except OSError:
                     pass
-                return data
-            self._discard(path)
+            return data
+        self._discard(path)
         return None
 
     @staticmethod
