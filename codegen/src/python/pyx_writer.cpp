@@ -58,23 +58,6 @@ void PyxWriter::header() {
   o_ << "from cubind.bindings cimport " << m_.cy << "\n";
   o_ << "from cubind.bindings cimport _support\n";
   o_ << "from cpython.object cimport PyObject\n\n";
-  // Handle and value objects are reused in place when only their class's
-  // spare slot refers to them (wrap_function, values()).
-  o_ << "cdef extern from *:\n"
-        "    \"\"\"\n"
-        "    /* True when `o` has no reference but its module's spare slot, so a\n"
-        "       call may hand it out again with a new value. Never with free\n"
-        "       threading, where another thread may be handing it out too. */\n"
-        "    static inline int cubind_only_spare(PyObject* o) {\n"
-        "    #ifdef Py_GIL_DISABLED\n"
-        "        (void)o;\n"
-        "        return 0;\n"
-        "    #else\n"
-        "        return Py_REFCNT(o) == 1;\n"
-        "    #endif\n"
-        "    }\n"
-        "    \"\"\"\n"
-        "    bint _only_spare \"cubind_only_spare\"(PyObject* o) noexcept nogil\n\n";
 }
 
 void PyxWriter::constants() {
@@ -221,7 +204,7 @@ void PyxWriter::values() {
     o_ << "    @staticmethod\n"
           "    cdef " << name << " _from(" << c << " value):\n"
        << "        global " << spare << "\n"
-       << "        if _only_spare(<PyObject*>" << spare << "):\n"
+       << "        if _support.only_spare(<PyObject*>" << spare << "):\n"
        << "            " << spare << "._value = value\n"
        << "            return " << spare << "\n"
        << "        cdef " << name << " obj = " << name << ".__new__(" << name << ")\n"

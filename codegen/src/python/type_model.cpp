@@ -319,7 +319,7 @@ std::string wrap_function(const std::string& name) {
   return "cdef " + name + " " + spare + " = None\n\n" +
          "cdef inline " + name + " _wrap_" + name + "(void* value):\n" +
          "    global " + spare + "\n" +
-         "    if _only_spare(<PyObject*>" + spare + "):\n" +
+         "    if _support.only_spare(<PyObject*>" + spare + "):\n" +
          "        " + spare + "._value = value\n" +
          "        return " + spare + "\n" +
          "    cdef " + name + " h = " + name + ".__new__(" + name + ")\n" +

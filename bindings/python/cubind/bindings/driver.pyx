@@ -20,22 +20,6 @@ from cubind.bindings cimport cydriver
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
 
-cdef extern from *:
-    """
-    /* True when `o` has no reference but its module's spare slot, so a
-       call may hand it out again with a new value. Never with free
-       threading, where another thread may be handing it out too. */
-    static inline int cubind_only_spare(PyObject* o) {
-    #ifdef Py_GIL_DISABLED
-        (void)o;
-        return 0;
-    #else
-        return Py_REFCNT(o) == 1;
-    #endif
-    }
-    """
-    bint _only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
-
 # Constants (#define)
 CUDA_VERSION = 13000
 CU_IPC_HANDLE_SIZE = 64
@@ -267,7 +251,7 @@ cdef CUcontext _spare_CUcontext = None
 
 cdef inline CUcontext _wrap_CUcontext(void* value):
     global _spare_CUcontext
-    if _only_spare(<PyObject*>_spare_CUcontext):
+    if _support.only_spare(<PyObject*>_spare_CUcontext):
         _spare_CUcontext._value = value
         return _spare_CUcontext
     cdef CUcontext h = CUcontext.__new__(CUcontext)
@@ -289,7 +273,7 @@ cdef CUmodule _spare_CUmodule = None
 
 cdef inline CUmodule _wrap_CUmodule(void* value):
     global _spare_CUmodule
-    if _only_spare(<PyObject*>_spare_CUmodule):
+    if _support.only_spare(<PyObject*>_spare_CUmodule):
         _spare_CUmodule._value = value
         return _spare_CUmodule
     cdef CUmodule h = CUmodule.__new__(CUmodule)
@@ -311,7 +295,7 @@ cdef CUfunction _spare_CUfunction = None
 
 cdef inline CUfunction _wrap_CUfunction(void* value):
     global _spare_CUfunction
-    if _only_spare(<PyObject*>_spare_CUfunction):
+    if _support.only_spare(<PyObject*>_spare_CUfunction):
         _spare_CUfunction._value = value
         return _spare_CUfunction
     cdef CUfunction h = CUfunction.__new__(CUfunction)
@@ -333,7 +317,7 @@ cdef CUlibrary _spare_CUlibrary = None
 
 cdef inline CUlibrary _wrap_CUlibrary(void* value):
     global _spare_CUlibrary
-    if _only_spare(<PyObject*>_spare_CUlibrary):
+    if _support.only_spare(<PyObject*>_spare_CUlibrary):
         _spare_CUlibrary._value = value
         return _spare_CUlibrary
     cdef CUlibrary h = CUlibrary.__new__(CUlibrary)
@@ -355,7 +339,7 @@ cdef CUkernel _spare_CUkernel = None
 
 cdef inline CUkernel _wrap_CUkernel(void* value):
     global _spare_CUkernel
-    if _only_spare(<PyObject*>_spare_CUkernel):
+    if _support.only_spare(<PyObject*>_spare_CUkernel):
         _spare_CUkernel._value = value
         return _spare_CUkernel
     cdef CUkernel h = CUkernel.__new__(CUkernel)
@@ -377,7 +361,7 @@ cdef CUarray _spare_CUarray = None
 
 cdef inline CUarray _wrap_CUarray(void* value):
     global _spare_CUarray
-    if _only_spare(<PyObject*>_spare_CUarray):
+    if _support.only_spare(<PyObject*>_spare_CUarray):
         _spare_CUarray._value = value
         return _spare_CUarray
     cdef CUarray h = CUarray.__new__(CUarray)
@@ -399,7 +383,7 @@ cdef CUmipmappedArray _spare_CUmipmappedArray = None
 
 cdef inline CUmipmappedArray _wrap_CUmipmappedArray(void* value):
     global _spare_CUmipmappedArray
-    if _only_spare(<PyObject*>_spare_CUmipmappedArray):
+    if _support.only_spare(<PyObject*>_spare_CUmipmappedArray):
         _spare_CUmipmappedArray._value = value
         return _spare_CUmipmappedArray
     cdef CUmipmappedArray h = CUmipmappedArray.__new__(CUmipmappedArray)
@@ -421,7 +405,7 @@ cdef CUtexref _spare_CUtexref = None
 
 cdef inline CUtexref _wrap_CUtexref(void* value):
     global _spare_CUtexref
-    if _only_spare(<PyObject*>_spare_CUtexref):
+    if _support.only_spare(<PyObject*>_spare_CUtexref):
         _spare_CUtexref._value = value
         return _spare_CUtexref
     cdef CUtexref h = CUtexref.__new__(CUtexref)
@@ -443,7 +427,7 @@ cdef CUsurfref _spare_CUsurfref = None
 
 cdef inline CUsurfref _wrap_CUsurfref(void* value):
     global _spare_CUsurfref
-    if _only_spare(<PyObject*>_spare_CUsurfref):
+    if _support.only_spare(<PyObject*>_spare_CUsurfref):
         _spare_CUsurfref._value = value
         return _spare_CUsurfref
     cdef CUsurfref h = CUsurfref.__new__(CUsurfref)
@@ -465,7 +449,7 @@ cdef CUevent _spare_CUevent = None
 
 cdef inline CUevent _wrap_CUevent(void* value):
     global _spare_CUevent
-    if _only_spare(<PyObject*>_spare_CUevent):
+    if _support.only_spare(<PyObject*>_spare_CUevent):
         _spare_CUevent._value = value
         return _spare_CUevent
     cdef CUevent h = CUevent.__new__(CUevent)
@@ -491,7 +475,7 @@ cdef CUstream _spare_CUstream = None
 
 cdef inline CUstream _wrap_CUstream(void* value):
     global _spare_CUstream
-    if _only_spare(<PyObject*>_spare_CUstream):
+    if _support.only_spare(<PyObject*>_spare_CUstream):
         _spare_CUstream._value = value
         return _spare_CUstream
     cdef CUstream h = CUstream.__new__(CUstream)
@@ -513,7 +497,7 @@ cdef CUgraphicsResource _spare_CUgraphicsResource = None
 
 cdef inline CUgraphicsResource _wrap_CUgraphicsResource(void* value):
     global _spare_CUgraphicsResource
-    if _only_spare(<PyObject*>_spare_CUgraphicsResource):
+    if _support.only_spare(<PyObject*>_spare_CUgraphicsResource):
         _spare_CUgraphicsResource._value = value
         return _spare_CUgraphicsResource
     cdef CUgraphicsResource h = CUgraphicsResource.__new__(CUgraphicsResource)
@@ -535,7 +519,7 @@ cdef CUexternalMemory _spare_CUexternalMemory = None
 
 cdef inline CUexternalMemory _wrap_CUexternalMemory(void* value):
     global _spare_CUexternalMemory
-    if _only_spare(<PyObject*>_spare_CUexternalMemory):
+    if _support.only_spare(<PyObject*>_spare_CUexternalMemory):
         _spare_CUexternalMemory._value = value
         return _spare_CUexternalMemory
     cdef CUexternalMemory h = CUexternalMemory.__new__(CUexternalMemory)
@@ -557,7 +541,7 @@ cdef CUexternalSemaphore _spare_CUexternalSemaphore = None
 
 cdef inline CUexternalSemaphore _wrap_CUexternalSemaphore(void* value):
     global _spare_CUexternalSemaphore
-    if _only_spare(<PyObject*>_spare_CUexternalSemaphore):
+    if _support.only_spare(<PyObject*>_spare_CUexternalSemaphore):
         _spare_CUexternalSemaphore._value = value
         return _spare_CUexternalSemaphore
     cdef CUexternalSemaphore h = CUexternalSemaphore.__new__(CUexternalSemaphore)
@@ -579,7 +563,7 @@ cdef CUgraph _spare_CUgraph = None
 
 cdef inline CUgraph _wrap_CUgraph(void* value):
     global _spare_CUgraph
-    if _only_spare(<PyObject*>_spare_CUgraph):
+    if _support.only_spare(<PyObject*>_spare_CUgraph):
         _spare_CUgraph._value = value
         return _spare_CUgraph
     cdef CUgraph h = CUgraph.__new__(CUgraph)
@@ -601,7 +585,7 @@ cdef CUgraphNode _spare_CUgraphNode = None
 
 cdef inline CUgraphNode _wrap_CUgraphNode(void* value):
     global _spare_CUgraphNode
-    if _only_spare(<PyObject*>_spare_CUgraphNode):
+    if _support.only_spare(<PyObject*>_spare_CUgraphNode):
         _spare_CUgraphNode._value = value
         return _spare_CUgraphNode
     cdef CUgraphNode h = CUgraphNode.__new__(CUgraphNode)
@@ -623,7 +607,7 @@ cdef CUgraphExec _spare_CUgraphExec = None
 
 cdef inline CUgraphExec _wrap_CUgraphExec(void* value):
     global _spare_CUgraphExec
-    if _only_spare(<PyObject*>_spare_CUgraphExec):
+    if _support.only_spare(<PyObject*>_spare_CUgraphExec):
         _spare_CUgraphExec._value = value
         return _spare_CUgraphExec
     cdef CUgraphExec h = CUgraphExec.__new__(CUgraphExec)
@@ -645,7 +629,7 @@ cdef CUmemoryPool _spare_CUmemoryPool = None
 
 cdef inline CUmemoryPool _wrap_CUmemoryPool(void* value):
     global _spare_CUmemoryPool
-    if _only_spare(<PyObject*>_spare_CUmemoryPool):
+    if _support.only_spare(<PyObject*>_spare_CUmemoryPool):
         _spare_CUmemoryPool._value = value
         return _spare_CUmemoryPool
     cdef CUmemoryPool h = CUmemoryPool.__new__(CUmemoryPool)
@@ -667,7 +651,7 @@ cdef CUuserObject _spare_CUuserObject = None
 
 cdef inline CUuserObject _wrap_CUuserObject(void* value):
     global _spare_CUuserObject
-    if _only_spare(<PyObject*>_spare_CUuserObject):
+    if _support.only_spare(<PyObject*>_spare_CUuserObject):
         _spare_CUuserObject._value = value
         return _spare_CUuserObject
     cdef CUuserObject h = CUuserObject.__new__(CUuserObject)
@@ -689,7 +673,7 @@ cdef CUgraphDeviceNode _spare_CUgraphDeviceNode = None
 
 cdef inline CUgraphDeviceNode _wrap_CUgraphDeviceNode(void* value):
     global _spare_CUgraphDeviceNode
-    if _only_spare(<PyObject*>_spare_CUgraphDeviceNode):
+    if _support.only_spare(<PyObject*>_spare_CUgraphDeviceNode):
         _spare_CUgraphDeviceNode._value = value
         return _spare_CUgraphDeviceNode
     cdef CUgraphDeviceNode h = CUgraphDeviceNode.__new__(CUgraphDeviceNode)
@@ -711,7 +695,7 @@ cdef CUasyncCallbackHandle _spare_CUasyncCallbackHandle = None
 
 cdef inline CUasyncCallbackHandle _wrap_CUasyncCallbackHandle(void* value):
     global _spare_CUasyncCallbackHandle
-    if _only_spare(<PyObject*>_spare_CUasyncCallbackHandle):
+    if _support.only_spare(<PyObject*>_spare_CUasyncCallbackHandle):
         _spare_CUasyncCallbackHandle._value = value
         return _spare_CUasyncCallbackHandle
     cdef CUasyncCallbackHandle h = CUasyncCallbackHandle.__new__(CUasyncCallbackHandle)
@@ -733,7 +717,7 @@ cdef CUgreenCtx _spare_CUgreenCtx = None
 
 cdef inline CUgreenCtx _wrap_CUgreenCtx(void* value):
     global _spare_CUgreenCtx
-    if _only_spare(<PyObject*>_spare_CUgreenCtx):
+    if _support.only_spare(<PyObject*>_spare_CUgreenCtx):
         _spare_CUgreenCtx._value = value
         return _spare_CUgreenCtx
     cdef CUgreenCtx h = CUgreenCtx.__new__(CUgreenCtx)
@@ -755,7 +739,7 @@ cdef CUlinkState _spare_CUlinkState = None
 
 cdef inline CUlinkState _wrap_CUlinkState(void* value):
     global _spare_CUlinkState
-    if _only_spare(<PyObject*>_spare_CUlinkState):
+    if _support.only_spare(<PyObject*>_spare_CUlinkState):
         _spare_CUlinkState._value = value
         return _spare_CUlinkState
     cdef CUlinkState h = CUlinkState.__new__(CUlinkState)
@@ -777,7 +761,7 @@ cdef CUdevResourceDesc _spare_CUdevResourceDesc = None
 
 cdef inline CUdevResourceDesc _wrap_CUdevResourceDesc(void* value):
     global _spare_CUdevResourceDesc
-    if _only_spare(<PyObject*>_spare_CUdevResourceDesc):
+    if _support.only_spare(<PyObject*>_spare_CUdevResourceDesc):
         _spare_CUdevResourceDesc._value = value
         return _spare_CUdevResourceDesc
     cdef CUdevResourceDesc h = CUdevResourceDesc.__new__(CUdevResourceDesc)
@@ -799,7 +783,7 @@ cdef CUlogsCallbackHandle _spare_CUlogsCallbackHandle = None
 
 cdef inline CUlogsCallbackHandle _wrap_CUlogsCallbackHandle(void* value):
     global _spare_CUlogsCallbackHandle
-    if _only_spare(<PyObject*>_spare_CUlogsCallbackHandle):
+    if _support.only_spare(<PyObject*>_spare_CUlogsCallbackHandle):
         _spare_CUlogsCallbackHandle._value = value
         return _spare_CUlogsCallbackHandle
     cdef CUlogsCallbackHandle h = CUlogsCallbackHandle.__new__(CUlogsCallbackHandle)
@@ -821,7 +805,7 @@ cdef EGLSyncKHR _spare_EGLSyncKHR = None
 
 cdef inline EGLSyncKHR _wrap_EGLSyncKHR(void* value):
     global _spare_EGLSyncKHR
-    if _only_spare(<PyObject*>_spare_EGLSyncKHR):
+    if _support.only_spare(<PyObject*>_spare_EGLSyncKHR):
         _spare_EGLSyncKHR._value = value
         return _spare_EGLSyncKHR
     cdef EGLSyncKHR h = EGLSyncKHR.__new__(EGLSyncKHR)
@@ -843,7 +827,7 @@ cdef EGLImageKHR _spare_EGLImageKHR = None
 
 cdef inline EGLImageKHR _wrap_EGLImageKHR(void* value):
     global _spare_EGLImageKHR
-    if _only_spare(<PyObject*>_spare_EGLImageKHR):
+    if _support.only_spare(<PyObject*>_spare_EGLImageKHR):
         _spare_EGLImageKHR._value = value
         return _spare_EGLImageKHR
     cdef EGLImageKHR h = EGLImageKHR.__new__(EGLImageKHR)
@@ -865,7 +849,7 @@ cdef EGLStreamKHR _spare_EGLStreamKHR = None
 
 cdef inline EGLStreamKHR _wrap_EGLStreamKHR(void* value):
     global _spare_EGLStreamKHR
-    if _only_spare(<PyObject*>_spare_EGLStreamKHR):
+    if _support.only_spare(<PyObject*>_spare_EGLStreamKHR):
         _spare_EGLStreamKHR._value = value
         return _spare_EGLStreamKHR
     cdef EGLStreamKHR h = EGLStreamKHR.__new__(EGLStreamKHR)
@@ -887,7 +871,7 @@ cdef CUeglStreamConnection _spare_CUeglStreamConnection = None
 
 cdef inline CUeglStreamConnection _wrap_CUeglStreamConnection(void* value):
     global _spare_CUeglStreamConnection
-    if _only_spare(<PyObject*>_spare_CUeglStreamConnection):
+    if _support.only_spare(<PyObject*>_spare_CUeglStreamConnection):
         _spare_CUeglStreamConnection._value = value
         return _spare_CUeglStreamConnection
     cdef CUeglStreamConnection h = CUeglStreamConnection.__new__(CUeglStreamConnection)
@@ -909,7 +893,7 @@ cdef CUasyncCallback _spare_CUasyncCallback = None
 
 cdef inline CUasyncCallback _wrap_CUasyncCallback(void* value):
     global _spare_CUasyncCallback
-    if _only_spare(<PyObject*>_spare_CUasyncCallback):
+    if _support.only_spare(<PyObject*>_spare_CUasyncCallback):
         _spare_CUasyncCallback._value = value
         return _spare_CUasyncCallback
     cdef CUasyncCallback h = CUasyncCallback.__new__(CUasyncCallback)
@@ -931,7 +915,7 @@ cdef CUhostFn _spare_CUhostFn = None
 
 cdef inline CUhostFn _wrap_CUhostFn(void* value):
     global _spare_CUhostFn
-    if _only_spare(<PyObject*>_spare_CUhostFn):
+    if _support.only_spare(<PyObject*>_spare_CUhostFn):
         _spare_CUhostFn._value = value
         return _spare_CUhostFn
     cdef CUhostFn h = CUhostFn.__new__(CUhostFn)
@@ -953,7 +937,7 @@ cdef CUstreamCallback _spare_CUstreamCallback = None
 
 cdef inline CUstreamCallback _wrap_CUstreamCallback(void* value):
     global _spare_CUstreamCallback
-    if _only_spare(<PyObject*>_spare_CUstreamCallback):
+    if _support.only_spare(<PyObject*>_spare_CUstreamCallback):
         _spare_CUstreamCallback._value = value
         return _spare_CUstreamCallback
     cdef CUstreamCallback h = CUstreamCallback.__new__(CUstreamCallback)
@@ -975,7 +959,7 @@ cdef CUoccupancyB2DSize _spare_CUoccupancyB2DSize = None
 
 cdef inline CUoccupancyB2DSize _wrap_CUoccupancyB2DSize(void* value):
     global _spare_CUoccupancyB2DSize
-    if _only_spare(<PyObject*>_spare_CUoccupancyB2DSize):
+    if _support.only_spare(<PyObject*>_spare_CUoccupancyB2DSize):
         _spare_CUoccupancyB2DSize._value = value
         return _spare_CUoccupancyB2DSize
     cdef CUoccupancyB2DSize h = CUoccupancyB2DSize.__new__(CUoccupancyB2DSize)
@@ -997,7 +981,7 @@ cdef CUlogsCallback _spare_CUlogsCallback = None
 
 cdef inline CUlogsCallback _wrap_CUlogsCallback(void* value):
     global _spare_CUlogsCallback
-    if _only_spare(<PyObject*>_spare_CUlogsCallback):
+    if _support.only_spare(<PyObject*>_spare_CUlogsCallback):
         _spare_CUlogsCallback._value = value
         return _spare_CUlogsCallback
     cdef CUlogsCallback h = CUlogsCallback.__new__(CUlogsCallback)
@@ -1019,7 +1003,7 @@ cdef VdpGetProcAddress _spare_VdpGetProcAddress = None
 
 cdef inline VdpGetProcAddress _wrap_VdpGetProcAddress(void* value):
     global _spare_VdpGetProcAddress
-    if _only_spare(<PyObject*>_spare_VdpGetProcAddress):
+    if _support.only_spare(<PyObject*>_spare_VdpGetProcAddress):
         _spare_VdpGetProcAddress._value = value
         return _spare_VdpGetProcAddress
     cdef VdpGetProcAddress h = VdpGetProcAddress.__new__(VdpGetProcAddress)
@@ -1046,7 +1030,7 @@ cdef class cuuint32_t:
     @staticmethod
     cdef cuuint32_t _from(cydriver.cuuint32_t value):
         global _spare_cuuint32_t
-        if _only_spare(<PyObject*>_spare_cuuint32_t):
+        if _support.only_spare(<PyObject*>_spare_cuuint32_t):
             _spare_cuuint32_t._value = value
             return _spare_cuuint32_t
         cdef cuuint32_t obj = cuuint32_t.__new__(cuuint32_t)
@@ -1110,7 +1094,7 @@ cdef class cuuint64_t:
     @staticmethod
     cdef cuuint64_t _from(cydriver.cuuint64_t value):
         global _spare_cuuint64_t
-        if _only_spare(<PyObject*>_spare_cuuint64_t):
+        if _support.only_spare(<PyObject*>_spare_cuuint64_t):
             _spare_cuuint64_t._value = value
             return _spare_cuuint64_t
         cdef cuuint64_t obj = cuuint64_t.__new__(cuuint64_t)
@@ -1174,7 +1158,7 @@ cdef class CUdeviceptr_v2:
     @staticmethod
     cdef CUdeviceptr_v2 _from(cydriver.CUdeviceptr_v2 value):
         global _spare_CUdeviceptr_v2
-        if _only_spare(<PyObject*>_spare_CUdeviceptr_v2):
+        if _support.only_spare(<PyObject*>_spare_CUdeviceptr_v2):
             _spare_CUdeviceptr_v2._value = value
             return _spare_CUdeviceptr_v2
         cdef CUdeviceptr_v2 obj = CUdeviceptr_v2.__new__(CUdeviceptr_v2)
@@ -1238,7 +1222,7 @@ cdef class CUdeviceptr:
     @staticmethod
     cdef CUdeviceptr _from(cydriver.CUdeviceptr value):
         global _spare_CUdeviceptr
-        if _only_spare(<PyObject*>_spare_CUdeviceptr):
+        if _support.only_spare(<PyObject*>_spare_CUdeviceptr):
             _spare_CUdeviceptr._value = value
             return _spare_CUdeviceptr
         cdef CUdeviceptr obj = CUdeviceptr.__new__(CUdeviceptr)
@@ -1302,7 +1286,7 @@ cdef class CUdevice_v1:
     @staticmethod
     cdef CUdevice_v1 _from(cydriver.CUdevice_v1 value):
         global _spare_CUdevice_v1
-        if _only_spare(<PyObject*>_spare_CUdevice_v1):
+        if _support.only_spare(<PyObject*>_spare_CUdevice_v1):
             _spare_CUdevice_v1._value = value
             return _spare_CUdevice_v1
         cdef CUdevice_v1 obj = CUdevice_v1.__new__(CUdevice_v1)
@@ -1366,7 +1350,7 @@ cdef class CUdevice:
     @staticmethod
     cdef CUdevice _from(cydriver.CUdevice value):
         global _spare_CUdevice
-        if _only_spare(<PyObject*>_spare_CUdevice):
+        if _support.only_spare(<PyObject*>_spare_CUdevice):
             _spare_CUdevice._value = value
             return _spare_CUdevice
         cdef CUdevice obj = CUdevice.__new__(CUdevice)
@@ -1430,7 +1414,7 @@ cdef class CUtexObject_v1:
     @staticmethod
     cdef CUtexObject_v1 _from(cydriver.CUtexObject_v1 value):
         global _spare_CUtexObject_v1
-        if _only_spare(<PyObject*>_spare_CUtexObject_v1):
+        if _support.only_spare(<PyObject*>_spare_CUtexObject_v1):
             _spare_CUtexObject_v1._value = value
             return _spare_CUtexObject_v1
         cdef CUtexObject_v1 obj = CUtexObject_v1.__new__(CUtexObject_v1)
@@ -1494,7 +1478,7 @@ cdef class CUtexObject:
     @staticmethod
     cdef CUtexObject _from(cydriver.CUtexObject value):
         global _spare_CUtexObject
-        if _only_spare(<PyObject*>_spare_CUtexObject):
+        if _support.only_spare(<PyObject*>_spare_CUtexObject):
             _spare_CUtexObject._value = value
             return _spare_CUtexObject
         cdef CUtexObject obj = CUtexObject.__new__(CUtexObject)
@@ -1558,7 +1542,7 @@ cdef class CUsurfObject_v1:
     @staticmethod
     cdef CUsurfObject_v1 _from(cydriver.CUsurfObject_v1 value):
         global _spare_CUsurfObject_v1
-        if _only_spare(<PyObject*>_spare_CUsurfObject_v1):
+        if _support.only_spare(<PyObject*>_spare_CUsurfObject_v1):
             _spare_CUsurfObject_v1._value = value
             return _spare_CUsurfObject_v1
         cdef CUsurfObject_v1 obj = CUsurfObject_v1.__new__(CUsurfObject_v1)
@@ -1622,7 +1606,7 @@ cdef class CUsurfObject:
     @staticmethod
     cdef CUsurfObject _from(cydriver.CUsurfObject value):
         global _spare_CUsurfObject
-        if _only_spare(<PyObject*>_spare_CUsurfObject):
+        if _support.only_spare(<PyObject*>_spare_CUsurfObject):
             _spare_CUsurfObject._value = value
             return _spare_CUsurfObject
         cdef CUsurfObject obj = CUsurfObject.__new__(CUsurfObject)
@@ -1686,7 +1670,7 @@ cdef class CUgraphConditionalHandle:
     @staticmethod
     cdef CUgraphConditionalHandle _from(cydriver.CUgraphConditionalHandle value):
         global _spare_CUgraphConditionalHandle
-        if _only_spare(<PyObject*>_spare_CUgraphConditionalHandle):
+        if _support.only_spare(<PyObject*>_spare_CUgraphConditionalHandle):
             _spare_CUgraphConditionalHandle._value = value
             return _spare_CUgraphConditionalHandle
         cdef CUgraphConditionalHandle obj = CUgraphConditionalHandle.__new__(CUgraphConditionalHandle)
@@ -1750,7 +1734,7 @@ cdef class CUmemGenericAllocationHandle_v1:
     @staticmethod
     cdef CUmemGenericAllocationHandle_v1 _from(cydriver.CUmemGenericAllocationHandle_v1 value):
         global _spare_CUmemGenericAllocationHandle_v1
-        if _only_spare(<PyObject*>_spare_CUmemGenericAllocationHandle_v1):
+        if _support.only_spare(<PyObject*>_spare_CUmemGenericAllocationHandle_v1):
             _spare_CUmemGenericAllocationHandle_v1._value = value
             return _spare_CUmemGenericAllocationHandle_v1
         cdef CUmemGenericAllocationHandle_v1 obj = CUmemGenericAllocationHandle_v1.__new__(CUmemGenericAllocationHandle_v1)
@@ -1814,7 +1798,7 @@ cdef class CUmemGenericAllocationHandle:
     @staticmethod
     cdef CUmemGenericAllocationHandle _from(cydriver.CUmemGenericAllocationHandle value):
         global _spare_CUmemGenericAllocationHandle
-        if _only_spare(<PyObject*>_spare_CUmemGenericAllocationHandle):
+        if _support.only_spare(<PyObject*>_spare_CUmemGenericAllocationHandle):
             _spare_CUmemGenericAllocationHandle._value = value
             return _spare_CUmemGenericAllocationHandle
         cdef CUmemGenericAllocationHandle obj = CUmemGenericAllocationHandle.__new__(CUmemGenericAllocationHandle)
@@ -1878,7 +1862,7 @@ cdef class CUlogIterator:
     @staticmethod
     cdef CUlogIterator _from(cydriver.CUlogIterator value):
         global _spare_CUlogIterator
-        if _only_spare(<PyObject*>_spare_CUlogIterator):
+        if _support.only_spare(<PyObject*>_spare_CUlogIterator):
             _spare_CUlogIterator._value = value
             return _spare_CUlogIterator
         cdef CUlogIterator obj = CUlogIterator.__new__(CUlogIterator)
@@ -1942,7 +1926,7 @@ cdef class EGLint:
     @staticmethod
     cdef EGLint _from(cydriver.EGLint value):
         global _spare_EGLint
-        if _only_spare(<PyObject*>_spare_EGLint):
+        if _support.only_spare(<PyObject*>_spare_EGLint):
             _spare_EGLint._value = value
             return _spare_EGLint
         cdef EGLint obj = EGLint.__new__(EGLint)
@@ -2006,7 +1990,7 @@ cdef class GLenum:
     @staticmethod
     cdef GLenum _from(cydriver.GLenum value):
         global _spare_GLenum
-        if _only_spare(<PyObject*>_spare_GLenum):
+        if _support.only_spare(<PyObject*>_spare_GLenum):
             _spare_GLenum._value = value
             return _spare_GLenum
         cdef GLenum obj = GLenum.__new__(GLenum)
@@ -2070,7 +2054,7 @@ cdef class GLuint:
     @staticmethod
     cdef GLuint _from(cydriver.GLuint value):
         global _spare_GLuint
-        if _only_spare(<PyObject*>_spare_GLuint):
+        if _support.only_spare(<PyObject*>_spare_GLuint):
             _spare_GLuint._value = value
             return _spare_GLuint
         cdef GLuint obj = GLuint.__new__(GLuint)
@@ -2134,7 +2118,7 @@ cdef class VdpDevice:
     @staticmethod
     cdef VdpDevice _from(cydriver.VdpDevice value):
         global _spare_VdpDevice
-        if _only_spare(<PyObject*>_spare_VdpDevice):
+        if _support.only_spare(<PyObject*>_spare_VdpDevice):
             _spare_VdpDevice._value = value
             return _spare_VdpDevice
         cdef VdpDevice obj = VdpDevice.__new__(VdpDevice)
@@ -2198,7 +2182,7 @@ cdef class VdpVideoSurface:
     @staticmethod
     cdef VdpVideoSurface _from(cydriver.VdpVideoSurface value):
         global _spare_VdpVideoSurface
-        if _only_spare(<PyObject*>_spare_VdpVideoSurface):
+        if _support.only_spare(<PyObject*>_spare_VdpVideoSurface):
             _spare_VdpVideoSurface._value = value
             return _spare_VdpVideoSurface
         cdef VdpVideoSurface obj = VdpVideoSurface.__new__(VdpVideoSurface)
@@ -2262,7 +2246,7 @@ cdef class VdpOutputSurface:
     @staticmethod
     cdef VdpOutputSurface _from(cydriver.VdpOutputSurface value):
         global _spare_VdpOutputSurface
-        if _only_spare(<PyObject*>_spare_VdpOutputSurface):
+        if _support.only_spare(<PyObject*>_spare_VdpOutputSurface):
             _spare_VdpOutputSurface._value = value
             return _spare_VdpOutputSurface
         cdef VdpOutputSurface obj = VdpOutputSurface.__new__(VdpOutputSurface)

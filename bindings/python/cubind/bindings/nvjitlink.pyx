@@ -20,22 +20,6 @@ from cubind.bindings cimport cynvjitlink
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
 
-cdef extern from *:
-    """
-    /* True when `o` has no reference but its module's spare slot, so a
-       call may hand it out again with a new value. Never with free
-       threading, where another thread may be handing it out too. */
-    static inline int cubind_only_spare(PyObject* o) {
-    #ifdef Py_GIL_DISABLED
-        (void)o;
-        return 0;
-    #else
-        return Py_REFCNT(o) == 1;
-    #endif
-    }
-    """
-    bint _only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
-
 # Constants (#define)
 
 # Enums, built on first use
@@ -100,7 +84,7 @@ cdef nvJitLinkHandle _spare_nvJitLinkHandle = None
 
 cdef inline nvJitLinkHandle _wrap_nvJitLinkHandle(void* value):
     global _spare_nvJitLinkHandle
-    if _only_spare(<PyObject*>_spare_nvJitLinkHandle):
+    if _support.only_spare(<PyObject*>_spare_nvJitLinkHandle):
         _spare_nvJitLinkHandle._value = value
         return _spare_nvJitLinkHandle
     cdef nvJitLinkHandle h = nvJitLinkHandle.__new__(nvJitLinkHandle)

@@ -20,22 +20,6 @@ from cubind.bindings cimport cynvrtc
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
 
-cdef extern from *:
-    """
-    /* True when `o` has no reference but its module's spare slot, so a
-       call may hand it out again with a new value. Never with free
-       threading, where another thread may be handing it out too. */
-    static inline int cubind_only_spare(PyObject* o) {
-    #ifdef Py_GIL_DISABLED
-        (void)o;
-        return 0;
-    #else
-        return Py_REFCNT(o) == 1;
-    #endif
-    }
-    """
-    bint _only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
-
 # Constants (#define)
 
 # Enums, built on first use
@@ -78,7 +62,7 @@ cdef nvrtcProgram _spare_nvrtcProgram = None
 
 cdef inline nvrtcProgram _wrap_nvrtcProgram(void* value):
     global _spare_nvrtcProgram
-    if _only_spare(<PyObject*>_spare_nvrtcProgram):
+    if _support.only_spare(<PyObject*>_spare_nvrtcProgram):
         _spare_nvrtcProgram._value = value
         return _spare_nvrtcProgram
     cdef nvrtcProgram h = nvrtcProgram.__new__(nvrtcProgram)

@@ -20,22 +20,6 @@ from cubind.bindings cimport cyruntime
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
 
-cdef extern from *:
-    """
-    /* True when `o` has no reference but its module's spare slot, so a
-       call may hand it out again with a new value. Never with free
-       threading, where another thread may be handing it out too. */
-    static inline int cubind_only_spare(PyObject* o) {
-    #ifdef Py_GIL_DISABLED
-        (void)o;
-        return 0;
-    #else
-        return Py_REFCNT(o) == 1;
-    #endif
-    }
-    """
-    bint _only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
-
 # Constants (#define)
 CUDART_VERSION = 13000
 cudaHostAllocDefault = 0
@@ -257,7 +241,7 @@ cdef cudaArray_t _spare_cudaArray_t = None
 
 cdef inline cudaArray_t _wrap_cudaArray_t(void* value):
     global _spare_cudaArray_t
-    if _only_spare(<PyObject*>_spare_cudaArray_t):
+    if _support.only_spare(<PyObject*>_spare_cudaArray_t):
         _spare_cudaArray_t._value = value
         return _spare_cudaArray_t
     cdef cudaArray_t h = cudaArray_t.__new__(cudaArray_t)
@@ -279,7 +263,7 @@ cdef cudaArray_const_t _spare_cudaArray_const_t = None
 
 cdef inline cudaArray_const_t _wrap_cudaArray_const_t(void* value):
     global _spare_cudaArray_const_t
-    if _only_spare(<PyObject*>_spare_cudaArray_const_t):
+    if _support.only_spare(<PyObject*>_spare_cudaArray_const_t):
         _spare_cudaArray_const_t._value = value
         return _spare_cudaArray_const_t
     cdef cudaArray_const_t h = cudaArray_const_t.__new__(cudaArray_const_t)
@@ -301,7 +285,7 @@ cdef cudaMipmappedArray_t _spare_cudaMipmappedArray_t = None
 
 cdef inline cudaMipmappedArray_t _wrap_cudaMipmappedArray_t(void* value):
     global _spare_cudaMipmappedArray_t
-    if _only_spare(<PyObject*>_spare_cudaMipmappedArray_t):
+    if _support.only_spare(<PyObject*>_spare_cudaMipmappedArray_t):
         _spare_cudaMipmappedArray_t._value = value
         return _spare_cudaMipmappedArray_t
     cdef cudaMipmappedArray_t h = cudaMipmappedArray_t.__new__(cudaMipmappedArray_t)
@@ -323,7 +307,7 @@ cdef cudaMipmappedArray_const_t _spare_cudaMipmappedArray_const_t = None
 
 cdef inline cudaMipmappedArray_const_t _wrap_cudaMipmappedArray_const_t(void* value):
     global _spare_cudaMipmappedArray_const_t
-    if _only_spare(<PyObject*>_spare_cudaMipmappedArray_const_t):
+    if _support.only_spare(<PyObject*>_spare_cudaMipmappedArray_const_t):
         _spare_cudaMipmappedArray_const_t._value = value
         return _spare_cudaMipmappedArray_const_t
     cdef cudaMipmappedArray_const_t h = cudaMipmappedArray_const_t.__new__(cudaMipmappedArray_const_t)
@@ -349,7 +333,7 @@ cdef cudaStream_t _spare_cudaStream_t = None
 
 cdef inline cudaStream_t _wrap_cudaStream_t(void* value):
     global _spare_cudaStream_t
-    if _only_spare(<PyObject*>_spare_cudaStream_t):
+    if _support.only_spare(<PyObject*>_spare_cudaStream_t):
         _spare_cudaStream_t._value = value
         return _spare_cudaStream_t
     cdef cudaStream_t h = cudaStream_t.__new__(cudaStream_t)
@@ -371,7 +355,7 @@ cdef cudaEvent_t _spare_cudaEvent_t = None
 
 cdef inline cudaEvent_t _wrap_cudaEvent_t(void* value):
     global _spare_cudaEvent_t
-    if _only_spare(<PyObject*>_spare_cudaEvent_t):
+    if _support.only_spare(<PyObject*>_spare_cudaEvent_t):
         _spare_cudaEvent_t._value = value
         return _spare_cudaEvent_t
     cdef cudaEvent_t h = cudaEvent_t.__new__(cudaEvent_t)
@@ -393,7 +377,7 @@ cdef cudaGraphicsResource_t _spare_cudaGraphicsResource_t = None
 
 cdef inline cudaGraphicsResource_t _wrap_cudaGraphicsResource_t(void* value):
     global _spare_cudaGraphicsResource_t
-    if _only_spare(<PyObject*>_spare_cudaGraphicsResource_t):
+    if _support.only_spare(<PyObject*>_spare_cudaGraphicsResource_t):
         _spare_cudaGraphicsResource_t._value = value
         return _spare_cudaGraphicsResource_t
     cdef cudaGraphicsResource_t h = cudaGraphicsResource_t.__new__(cudaGraphicsResource_t)
@@ -415,7 +399,7 @@ cdef cudaExternalMemory_t _spare_cudaExternalMemory_t = None
 
 cdef inline cudaExternalMemory_t _wrap_cudaExternalMemory_t(void* value):
     global _spare_cudaExternalMemory_t
-    if _only_spare(<PyObject*>_spare_cudaExternalMemory_t):
+    if _support.only_spare(<PyObject*>_spare_cudaExternalMemory_t):
         _spare_cudaExternalMemory_t._value = value
         return _spare_cudaExternalMemory_t
     cdef cudaExternalMemory_t h = cudaExternalMemory_t.__new__(cudaExternalMemory_t)
@@ -437,7 +421,7 @@ cdef cudaExternalSemaphore_t _spare_cudaExternalSemaphore_t = None
 
 cdef inline cudaExternalSemaphore_t _wrap_cudaExternalSemaphore_t(void* value):
     global _spare_cudaExternalSemaphore_t
-    if _only_spare(<PyObject*>_spare_cudaExternalSemaphore_t):
+    if _support.only_spare(<PyObject*>_spare_cudaExternalSemaphore_t):
         _spare_cudaExternalSemaphore_t._value = value
         return _spare_cudaExternalSemaphore_t
     cdef cudaExternalSemaphore_t h = cudaExternalSemaphore_t.__new__(cudaExternalSemaphore_t)
@@ -459,7 +443,7 @@ cdef cudaGraph_t _spare_cudaGraph_t = None
 
 cdef inline cudaGraph_t _wrap_cudaGraph_t(void* value):
     global _spare_cudaGraph_t
-    if _only_spare(<PyObject*>_spare_cudaGraph_t):
+    if _support.only_spare(<PyObject*>_spare_cudaGraph_t):
         _spare_cudaGraph_t._value = value
         return _spare_cudaGraph_t
     cdef cudaGraph_t h = cudaGraph_t.__new__(cudaGraph_t)
@@ -481,7 +465,7 @@ cdef cudaGraphNode_t _spare_cudaGraphNode_t = None
 
 cdef inline cudaGraphNode_t _wrap_cudaGraphNode_t(void* value):
     global _spare_cudaGraphNode_t
-    if _only_spare(<PyObject*>_spare_cudaGraphNode_t):
+    if _support.only_spare(<PyObject*>_spare_cudaGraphNode_t):
         _spare_cudaGraphNode_t._value = value
         return _spare_cudaGraphNode_t
     cdef cudaGraphNode_t h = cudaGraphNode_t.__new__(cudaGraphNode_t)
@@ -503,7 +487,7 @@ cdef cudaUserObject_t _spare_cudaUserObject_t = None
 
 cdef inline cudaUserObject_t _wrap_cudaUserObject_t(void* value):
     global _spare_cudaUserObject_t
-    if _only_spare(<PyObject*>_spare_cudaUserObject_t):
+    if _support.only_spare(<PyObject*>_spare_cudaUserObject_t):
         _spare_cudaUserObject_t._value = value
         return _spare_cudaUserObject_t
     cdef cudaUserObject_t h = cudaUserObject_t.__new__(cudaUserObject_t)
@@ -525,7 +509,7 @@ cdef cudaFunction_t _spare_cudaFunction_t = None
 
 cdef inline cudaFunction_t _wrap_cudaFunction_t(void* value):
     global _spare_cudaFunction_t
-    if _only_spare(<PyObject*>_spare_cudaFunction_t):
+    if _support.only_spare(<PyObject*>_spare_cudaFunction_t):
         _spare_cudaFunction_t._value = value
         return _spare_cudaFunction_t
     cdef cudaFunction_t h = cudaFunction_t.__new__(cudaFunction_t)
@@ -547,7 +531,7 @@ cdef cudaKernel_t _spare_cudaKernel_t = None
 
 cdef inline cudaKernel_t _wrap_cudaKernel_t(void* value):
     global _spare_cudaKernel_t
-    if _only_spare(<PyObject*>_spare_cudaKernel_t):
+    if _support.only_spare(<PyObject*>_spare_cudaKernel_t):
         _spare_cudaKernel_t._value = value
         return _spare_cudaKernel_t
     cdef cudaKernel_t h = cudaKernel_t.__new__(cudaKernel_t)
@@ -569,7 +553,7 @@ cdef cudaLibrary_t _spare_cudaLibrary_t = None
 
 cdef inline cudaLibrary_t _wrap_cudaLibrary_t(void* value):
     global _spare_cudaLibrary_t
-    if _only_spare(<PyObject*>_spare_cudaLibrary_t):
+    if _support.only_spare(<PyObject*>_spare_cudaLibrary_t):
         _spare_cudaLibrary_t._value = value
         return _spare_cudaLibrary_t
     cdef cudaLibrary_t h = cudaLibrary_t.__new__(cudaLibrary_t)
@@ -591,7 +575,7 @@ cdef cudaMemPool_t _spare_cudaMemPool_t = None
 
 cdef inline cudaMemPool_t _wrap_cudaMemPool_t(void* value):
     global _spare_cudaMemPool_t
-    if _only_spare(<PyObject*>_spare_cudaMemPool_t):
+    if _support.only_spare(<PyObject*>_spare_cudaMemPool_t):
         _spare_cudaMemPool_t._value = value
         return _spare_cudaMemPool_t
     cdef cudaMemPool_t h = cudaMemPool_t.__new__(cudaMemPool_t)
@@ -613,7 +597,7 @@ cdef cudaGraphExec_t _spare_cudaGraphExec_t = None
 
 cdef inline cudaGraphExec_t _wrap_cudaGraphExec_t(void* value):
     global _spare_cudaGraphExec_t
-    if _only_spare(<PyObject*>_spare_cudaGraphExec_t):
+    if _support.only_spare(<PyObject*>_spare_cudaGraphExec_t):
         _spare_cudaGraphExec_t._value = value
         return _spare_cudaGraphExec_t
     cdef cudaGraphExec_t h = cudaGraphExec_t.__new__(cudaGraphExec_t)
@@ -635,7 +619,7 @@ cdef cudaGraphDeviceNode_t _spare_cudaGraphDeviceNode_t = None
 
 cdef inline cudaGraphDeviceNode_t _wrap_cudaGraphDeviceNode_t(void* value):
     global _spare_cudaGraphDeviceNode_t
-    if _only_spare(<PyObject*>_spare_cudaGraphDeviceNode_t):
+    if _support.only_spare(<PyObject*>_spare_cudaGraphDeviceNode_t):
         _spare_cudaGraphDeviceNode_t._value = value
         return _spare_cudaGraphDeviceNode_t
     cdef cudaGraphDeviceNode_t h = cudaGraphDeviceNode_t.__new__(cudaGraphDeviceNode_t)
@@ -657,7 +641,7 @@ cdef cudaAsyncCallbackHandle_t _spare_cudaAsyncCallbackHandle_t = None
 
 cdef inline cudaAsyncCallbackHandle_t _wrap_cudaAsyncCallbackHandle_t(void* value):
     global _spare_cudaAsyncCallbackHandle_t
-    if _only_spare(<PyObject*>_spare_cudaAsyncCallbackHandle_t):
+    if _support.only_spare(<PyObject*>_spare_cudaAsyncCallbackHandle_t):
         _spare_cudaAsyncCallbackHandle_t._value = value
         return _spare_cudaAsyncCallbackHandle_t
     cdef cudaAsyncCallbackHandle_t h = cudaAsyncCallbackHandle_t.__new__(cudaAsyncCallbackHandle_t)
@@ -679,7 +663,7 @@ cdef cudaLogsCallbackHandle _spare_cudaLogsCallbackHandle = None
 
 cdef inline cudaLogsCallbackHandle _wrap_cudaLogsCallbackHandle(void* value):
     global _spare_cudaLogsCallbackHandle
-    if _only_spare(<PyObject*>_spare_cudaLogsCallbackHandle):
+    if _support.only_spare(<PyObject*>_spare_cudaLogsCallbackHandle):
         _spare_cudaLogsCallbackHandle._value = value
         return _spare_cudaLogsCallbackHandle
     cdef cudaLogsCallbackHandle h = cudaLogsCallbackHandle.__new__(cudaLogsCallbackHandle)
@@ -701,7 +685,7 @@ cdef EGLSyncKHR _spare_EGLSyncKHR = None
 
 cdef inline EGLSyncKHR _wrap_EGLSyncKHR(void* value):
     global _spare_EGLSyncKHR
-    if _only_spare(<PyObject*>_spare_EGLSyncKHR):
+    if _support.only_spare(<PyObject*>_spare_EGLSyncKHR):
         _spare_EGLSyncKHR._value = value
         return _spare_EGLSyncKHR
     cdef EGLSyncKHR h = EGLSyncKHR.__new__(EGLSyncKHR)
@@ -723,7 +707,7 @@ cdef EGLImageKHR _spare_EGLImageKHR = None
 
 cdef inline EGLImageKHR _wrap_EGLImageKHR(void* value):
     global _spare_EGLImageKHR
-    if _only_spare(<PyObject*>_spare_EGLImageKHR):
+    if _support.only_spare(<PyObject*>_spare_EGLImageKHR):
         _spare_EGLImageKHR._value = value
         return _spare_EGLImageKHR
     cdef EGLImageKHR h = EGLImageKHR.__new__(EGLImageKHR)
@@ -745,7 +729,7 @@ cdef EGLStreamKHR _spare_EGLStreamKHR = None
 
 cdef inline EGLStreamKHR _wrap_EGLStreamKHR(void* value):
     global _spare_EGLStreamKHR
-    if _only_spare(<PyObject*>_spare_EGLStreamKHR):
+    if _support.only_spare(<PyObject*>_spare_EGLStreamKHR):
         _spare_EGLStreamKHR._value = value
         return _spare_EGLStreamKHR
     cdef EGLStreamKHR h = EGLStreamKHR.__new__(EGLStreamKHR)
@@ -767,7 +751,7 @@ cdef cudaEglStreamConnection _spare_cudaEglStreamConnection = None
 
 cdef inline cudaEglStreamConnection _wrap_cudaEglStreamConnection(void* value):
     global _spare_cudaEglStreamConnection
-    if _only_spare(<PyObject*>_spare_cudaEglStreamConnection):
+    if _support.only_spare(<PyObject*>_spare_cudaEglStreamConnection):
         _spare_cudaEglStreamConnection._value = value
         return _spare_cudaEglStreamConnection
     cdef cudaEglStreamConnection h = cudaEglStreamConnection.__new__(cudaEglStreamConnection)
@@ -789,7 +773,7 @@ cdef cudaHostFn_t _spare_cudaHostFn_t = None
 
 cdef inline cudaHostFn_t _wrap_cudaHostFn_t(void* value):
     global _spare_cudaHostFn_t
-    if _only_spare(<PyObject*>_spare_cudaHostFn_t):
+    if _support.only_spare(<PyObject*>_spare_cudaHostFn_t):
         _spare_cudaHostFn_t._value = value
         return _spare_cudaHostFn_t
     cdef cudaHostFn_t h = cudaHostFn_t.__new__(cudaHostFn_t)
@@ -811,7 +795,7 @@ cdef cudaAsyncCallback _spare_cudaAsyncCallback = None
 
 cdef inline cudaAsyncCallback _wrap_cudaAsyncCallback(void* value):
     global _spare_cudaAsyncCallback
-    if _only_spare(<PyObject*>_spare_cudaAsyncCallback):
+    if _support.only_spare(<PyObject*>_spare_cudaAsyncCallback):
         _spare_cudaAsyncCallback._value = value
         return _spare_cudaAsyncCallback
     cdef cudaAsyncCallback h = cudaAsyncCallback.__new__(cudaAsyncCallback)
@@ -833,7 +817,7 @@ cdef cudaStreamCallback_t _spare_cudaStreamCallback_t = None
 
 cdef inline cudaStreamCallback_t _wrap_cudaStreamCallback_t(void* value):
     global _spare_cudaStreamCallback_t
-    if _only_spare(<PyObject*>_spare_cudaStreamCallback_t):
+    if _support.only_spare(<PyObject*>_spare_cudaStreamCallback_t):
         _spare_cudaStreamCallback_t._value = value
         return _spare_cudaStreamCallback_t
     cdef cudaStreamCallback_t h = cudaStreamCallback_t.__new__(cudaStreamCallback_t)
@@ -855,7 +839,7 @@ cdef cudaLogsCallback_t _spare_cudaLogsCallback_t = None
 
 cdef inline cudaLogsCallback_t _wrap_cudaLogsCallback_t(void* value):
     global _spare_cudaLogsCallback_t
-    if _only_spare(<PyObject*>_spare_cudaLogsCallback_t):
+    if _support.only_spare(<PyObject*>_spare_cudaLogsCallback_t):
         _spare_cudaLogsCallback_t._value = value
         return _spare_cudaLogsCallback_t
     cdef cudaLogsCallback_t h = cudaLogsCallback_t.__new__(cudaLogsCallback_t)
@@ -877,7 +861,7 @@ cdef VdpGetProcAddress _spare_VdpGetProcAddress = None
 
 cdef inline VdpGetProcAddress _wrap_VdpGetProcAddress(void* value):
     global _spare_VdpGetProcAddress
-    if _only_spare(<PyObject*>_spare_VdpGetProcAddress):
+    if _support.only_spare(<PyObject*>_spare_VdpGetProcAddress):
         _spare_VdpGetProcAddress._value = value
         return _spare_VdpGetProcAddress
     cdef VdpGetProcAddress h = VdpGetProcAddress.__new__(VdpGetProcAddress)
@@ -904,7 +888,7 @@ cdef class cudaGraphConditionalHandle:
     @staticmethod
     cdef cudaGraphConditionalHandle _from(cyruntime.cudaGraphConditionalHandle value):
         global _spare_cudaGraphConditionalHandle
-        if _only_spare(<PyObject*>_spare_cudaGraphConditionalHandle):
+        if _support.only_spare(<PyObject*>_spare_cudaGraphConditionalHandle):
             _spare_cudaGraphConditionalHandle._value = value
             return _spare_cudaGraphConditionalHandle
         cdef cudaGraphConditionalHandle obj = cudaGraphConditionalHandle.__new__(cudaGraphConditionalHandle)
@@ -968,7 +952,7 @@ cdef class cudaLogIterator:
     @staticmethod
     cdef cudaLogIterator _from(cyruntime.cudaLogIterator value):
         global _spare_cudaLogIterator
-        if _only_spare(<PyObject*>_spare_cudaLogIterator):
+        if _support.only_spare(<PyObject*>_spare_cudaLogIterator):
             _spare_cudaLogIterator._value = value
             return _spare_cudaLogIterator
         cdef cudaLogIterator obj = cudaLogIterator.__new__(cudaLogIterator)
@@ -1032,7 +1016,7 @@ cdef class cudaSurfaceObject_t:
     @staticmethod
     cdef cudaSurfaceObject_t _from(cyruntime.cudaSurfaceObject_t value):
         global _spare_cudaSurfaceObject_t
-        if _only_spare(<PyObject*>_spare_cudaSurfaceObject_t):
+        if _support.only_spare(<PyObject*>_spare_cudaSurfaceObject_t):
             _spare_cudaSurfaceObject_t._value = value
             return _spare_cudaSurfaceObject_t
         cdef cudaSurfaceObject_t obj = cudaSurfaceObject_t.__new__(cudaSurfaceObject_t)
@@ -1096,7 +1080,7 @@ cdef class cudaTextureObject_t:
     @staticmethod
     cdef cudaTextureObject_t _from(cyruntime.cudaTextureObject_t value):
         global _spare_cudaTextureObject_t
-        if _only_spare(<PyObject*>_spare_cudaTextureObject_t):
+        if _support.only_spare(<PyObject*>_spare_cudaTextureObject_t):
             _spare_cudaTextureObject_t._value = value
             return _spare_cudaTextureObject_t
         cdef cudaTextureObject_t obj = cudaTextureObject_t.__new__(cudaTextureObject_t)
@@ -1160,7 +1144,7 @@ cdef class EGLint:
     @staticmethod
     cdef EGLint _from(cyruntime.EGLint value):
         global _spare_EGLint
-        if _only_spare(<PyObject*>_spare_EGLint):
+        if _support.only_spare(<PyObject*>_spare_EGLint):
             _spare_EGLint._value = value
             return _spare_EGLint
         cdef EGLint obj = EGLint.__new__(EGLint)
@@ -1224,7 +1208,7 @@ cdef class GLenum:
     @staticmethod
     cdef GLenum _from(cyruntime.GLenum value):
         global _spare_GLenum
-        if _only_spare(<PyObject*>_spare_GLenum):
+        if _support.only_spare(<PyObject*>_spare_GLenum):
             _spare_GLenum._value = value
             return _spare_GLenum
         cdef GLenum obj = GLenum.__new__(GLenum)
@@ -1288,7 +1272,7 @@ cdef class GLuint:
     @staticmethod
     cdef GLuint _from(cyruntime.GLuint value):
         global _spare_GLuint
-        if _only_spare(<PyObject*>_spare_GLuint):
+        if _support.only_spare(<PyObject*>_spare_GLuint):
             _spare_GLuint._value = value
             return _spare_GLuint
         cdef GLuint obj = GLuint.__new__(GLuint)
@@ -1352,7 +1336,7 @@ cdef class VdpDevice:
     @staticmethod
     cdef VdpDevice _from(cyruntime.VdpDevice value):
         global _spare_VdpDevice
-        if _only_spare(<PyObject*>_spare_VdpDevice):
+        if _support.only_spare(<PyObject*>_spare_VdpDevice):
             _spare_VdpDevice._value = value
             return _spare_VdpDevice
         cdef VdpDevice obj = VdpDevice.__new__(VdpDevice)
@@ -1416,7 +1400,7 @@ cdef class VdpVideoSurface:
     @staticmethod
     cdef VdpVideoSurface _from(cyruntime.VdpVideoSurface value):
         global _spare_VdpVideoSurface
-        if _only_spare(<PyObject*>_spare_VdpVideoSurface):
+        if _support.only_spare(<PyObject*>_spare_VdpVideoSurface):
             _spare_VdpVideoSurface._value = value
             return _spare_VdpVideoSurface
         cdef VdpVideoSurface obj = VdpVideoSurface.__new__(VdpVideoSurface)
@@ -1480,7 +1464,7 @@ cdef class VdpOutputSurface:
     @staticmethod
     cdef VdpOutputSurface _from(cyruntime.VdpOutputSurface value):
         global _spare_VdpOutputSurface
-        if _only_spare(<PyObject*>_spare_VdpOutputSurface):
+        if _support.only_spare(<PyObject*>_spare_VdpOutputSurface):
             _spare_VdpOutputSurface._value = value
             return _spare_VdpOutputSurface
         cdef VdpOutputSurface obj = VdpOutputSurface.__new__(VdpOutputSurface)

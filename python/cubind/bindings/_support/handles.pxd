@@ -1,6 +1,25 @@
 # Base classes of the generated handle and struct classes, and the conversions
 # of Python arguments to the handles and structs they stand for.
 
+from cpython.object cimport PyObject
+
+# Whether `o` has no reference but its module's spare slot, so that a call
+# may hand the object out again with a new value (the generated modules reuse
+# handle and value objects so). Never with free threading, where another
+# thread may be handing it out too. Inline in each module that cimports it.
+cdef extern from *:
+    """
+    static inline int cubind_only_spare(PyObject* o) {
+    #ifdef Py_GIL_DISABLED
+        (void)o;
+        return 0;
+    #else
+        return Py_REFCNT(o) == 1;
+    #endif
+    }
+    """
+    bint only_spare "cubind_only_spare"(PyObject* o) noexcept nogil
+
 cdef class Handle:
     # An opaque CUDA handle (a pointer). Subclasses only give it a name.
     cdef void* _value
