@@ -405,7 +405,6 @@ cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
     bint enter_python_callback() noexcept
     void leave_python_callback() noexcept
     bint close_python_callbacks(int timeout_ms) noexcept
-    bint python_is_alive() noexcept
     void run_python_callable(void* callable)
     void release_python_object(void* object)
     void release_malloced(void* data)

@@ -78,14 +78,6 @@ inline bool close_python_callbacks(int timeout_ms) noexcept {
   return true;
 }
 
-// Whether a callback may run Python now; for callers that take the GIL
-// themselves between enter_python_callback() and leave_python_callback().
-inline bool python_is_alive() noexcept {
-  if (!enter_python_callback()) return false;
-  leave_python_callback();
-  return true;
-}
-
 // CUhostFn of a graph's host node: calls the Python callable (no arguments);
 // what it raises goes to sys.unraisablehook, as nothing waits for it.
 inline void CUDA_CB run_python_callable(void* callable) {
