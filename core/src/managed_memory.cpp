@@ -86,18 +86,31 @@ void prefetch(ManagedRange range, CUmemLocation location, StreamRef stream) {
   detail::check(raw::cuMemPrefetchAsync(range.ptr, range.size, location, 0, stream.handle()), "cuMemPrefetchAsync");
 }
 
-void prefetch_batch(const std::vector<ManagedRange>& ranges, const std::vector<CUmemLocation>& locations,
-                    StreamRef stream) {
-  const char* where = "cubind::prefetch_batch";
+namespace {
+
+// A batched call that places ranges at locations (cuMemPrefetchBatchAsync,
+// cuMemDiscardAndPrefetchBatchAsync: the same parameters), the locations
+// collapsed into runs.
+template <typename BatchCall>
+void batch_at_locations(BatchCall call, const char* call_name, const std::vector<ManagedRange>& ranges,
+                        const std::vector<CUmemLocation>& locations, StreamRef stream, const char* where) {
   std::vector<CUdeviceptr> ptrs;
   std::vector<std::size_t> sizes;
   split(ranges, ptrs, sizes, where);
   std::vector<CUmemLocation> locs;
   std::vector<std::size_t> starts;
   detail::collapse_locations(locations, ranges.size(), locs, starts, where);
-  detail::check(raw::cuMemPrefetchBatchAsync(ptrs.data(), sizes.data(), ptrs.size(), locs.data(), starts.data(),
-                                             locs.size(), 0, stream.handle()),
-                "cuMemPrefetchBatchAsync");
+  detail::check(call(ptrs.data(), sizes.data(), ptrs.size(), locs.data(), starts.data(), locs.size(), 0,
+                     stream.handle()),
+                call_name);
+}
+
+}  // namespace
+
+void prefetch_batch(const std::vector<ManagedRange>& ranges, const std::vector<CUmemLocation>& locations,
+                    StreamRef stream) {
+  batch_at_locations(raw::cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync", ranges, locations, stream,
+                     "cubind::prefetch_batch");
 }
 
 void discard_batch(const std::vector<ManagedRange>& ranges, StreamRef stream) {
@@ -110,16 +123,8 @@ void discard_batch(const std::vector<ManagedRange>& ranges, StreamRef stream) {
 
 void discard_prefetch_batch(const std::vector<ManagedRange>& ranges, const std::vector<CUmemLocation>& locations,
                             StreamRef stream) {
-  const char* where = "cubind::discard_prefetch_batch";
-  std::vector<CUdeviceptr> ptrs;
-  std::vector<std::size_t> sizes;
-  split(ranges, ptrs, sizes, where);
-  std::vector<CUmemLocation> locs;
-  std::vector<std::size_t> starts;
-  detail::collapse_locations(locations, ranges.size(), locs, starts, where);
-  detail::check(raw::cuMemDiscardAndPrefetchBatchAsync(ptrs.data(), sizes.data(), ptrs.size(), locs.data(),
-                                                       starts.data(), locs.size(), 0, stream.handle()),
-                "cuMemDiscardAndPrefetchBatchAsync");
+  batch_at_locations(raw::cuMemDiscardAndPrefetchBatchAsync, "cuMemDiscardAndPrefetchBatchAsync", ranges,
+                     locations, stream, "cubind::discard_prefetch_batch");
 }
 
 void advise(ManagedRange range, CUmem_advise advice, CUmemLocation location) {
