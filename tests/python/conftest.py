@@ -174,3 +174,24 @@ def run_with_fake_driver(fake_driver_dir, code):
                                     f"stderr:\n{result.stderr[-4000:]}")
     assert result.stdout.strip().endswith("ok"), result.stdout
     return result
+
+
+# The cubind.core GPU tests' device and stream (tests/python/core/*_gpu.py);
+# a test file that defines its own of either name uses its own.
+@pytest.fixture(scope="module")
+def device():
+    """Device 0 of cubind.core, made current for the test module."""
+    from cubind.core import Device
+
+    dev = Device(0)
+    dev.set_current()
+    return dev
+
+
+@pytest.fixture
+def stream(device):
+    """A stream of its own for the test, synchronized and closed after it."""
+    s = device.create_stream()
+    yield s
+    s.sync()
+    s.close()

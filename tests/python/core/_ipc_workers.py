@@ -80,9 +80,9 @@ def map_shared_objects(queue, mr, buffer, event):
     _report(queue, body)
 
 
-def produce_and_exit(queue, pinned):
-    """Allocates from an IPC pool, sends the pool and a buffer through queue,
-    and exits before anyone receives them."""
+def _shared_allocation(pinned, size):
+    """Device 0 made current, a stream, an IPC-enabled pool (pinned host
+    memory or device memory) and a buffer of size bytes from it, allocated."""
     from cubind.core import (
         Device,
         DeviceMemoryResource,
@@ -98,8 +98,15 @@ def produce_and_exit(queue, pinned):
         mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True))
     else:
         mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True))
-    buffer = mr.allocate(4096, stream=stream)
+    buffer = mr.allocate(size, stream=stream)
     stream.sync()
+    return device, stream, mr, buffer
+
+
+def produce_and_exit(queue, pinned):
+    """Allocates from an IPC pool, sends the pool and a buffer through queue,
+    and exits before anyone receives them."""
+    _, _, mr, buffer = _shared_allocation(pinned, 4096)
     queue.put((mr, buffer))
     queue.close()
     queue.join_thread()
@@ -138,29 +145,9 @@ def gpu_producer(queue, outbox, results, pinned, words, seed):
     consumer's verdict before it frees anything."""
 
     def body():
-        from cubind.core import (
-            Device,
-            DeviceMemoryResource,
-            DeviceMemoryResourceOptions,
-            EventOptions,
-            LaunchConfig,
-            LegacyPinnedMemoryResource,
-            PinnedMemoryResource,
-            PinnedMemoryResourceOptions,
-            Program,
-            ProgramOptions,
-            launch,
-        )
+        from cubind.core import EventOptions, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions, launch
 
-        device = Device(0)
-        device.set_current()
-        stream = device.create_stream()
-        if pinned:
-            mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True))
-        else:
-            mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True))
-        buffer = mr.allocate(4 * words, stream=stream)
-        stream.sync()
+        device, stream, mr, buffer = _shared_allocation(pinned, 4 * words)
         code = Program(FILL_SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin")
         ready = device.create_event(EventOptions(ipc_enabled=True))
         flag = LegacyPinnedMemoryResource().allocate(8, stream=stream)

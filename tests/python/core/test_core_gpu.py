@@ -66,24 +66,9 @@ template <typename T> __global__ void scale(T* data, T factor, int n)
 
 
 @pytest.fixture(scope="module")
-def device():
-    dev = Device(0)
-    dev.set_current()
-    return dev
-
-
-@pytest.fixture(scope="module")
 def module(device):
     program = Program(SOURCE, "c++", ProgramOptions(arch="sm_" + device.arch))
     return program.compile("cubin", name_expressions=("scale<float>", "scale<int>"))
-
-
-@pytest.fixture
-def stream(device):
-    s = device.create_stream()
-    yield s
-    s.sync()
-    s.close()
 
 
 def read_ints(buffer, stream, count, fmt="i"):

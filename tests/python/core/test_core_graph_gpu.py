@@ -13,86 +13,23 @@ import pytest
 
 from cubind.core import (
     CUDAError,
-    Device,
     GraphMemoryResource,
     LaunchConfig,
     LegacyPinnedMemoryResource,
-    Program,
-    ProgramOptions,
     launch,
 )
 from cubind.core.graph import GraphBuilder, GraphCompleteOptions, GraphDebugPrintOptions
 
+from _graph_kernels import BLOCK, N, compile_kernels, config, read_ints  # noqa: E402
+
 pytestmark = pytest.mark.gpu
 
-N = 1000
-BLOCK = 128
 GRID = (N + BLOCK - 1) // BLOCK
-
-# cudaGraphSetConditional is a device-runtime builtin NVRTC lowers itself:
-# declared, it needs neither -rdc nor cudadevrt.
-SOURCE = r"""
-extern "C" __device__ __cudart_builtin__ void CUDARTAPI cudaGraphSetConditional(cudaGraphConditionalHandle handle,
-                                                                                 unsigned int value);
-extern "C" {
-__global__ void fill(int* out, int base, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = base + i;
-}
-
-__global__ void add(int* out, int value, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] += value;
-}
-
-__global__ void count_to(int* word, int limit, cudaGraphConditionalHandle condition)
-{
-    *word += 1;
-    cudaGraphSetConditional(condition, *word < limit ? 1u : 0u);
-}
-
-__global__ void set_condition(cudaGraphConditionalHandle condition, unsigned int value)
-{
-    cudaGraphSetConditional(condition, value);
-}
-}
-"""
-
-
-@pytest.fixture(scope="module")
-def device():
-    dev = Device(0)
-    dev.set_current()
-    return dev
 
 
 @pytest.fixture(scope="module")
 def module(device):
-    program = Program(SOURCE, "c++", ProgramOptions(arch="sm_" + device.arch, std="c++17"))
-    return program.compile("cubin")
-
-
-@pytest.fixture
-def stream(device):
-    s = device.create_stream()
-    yield s
-    s.sync()
-    s.close()
-
-
-def read_ints(buffer, stream, count):
-    host = LegacyPinnedMemoryResource().allocate(buffer.size, stream=stream)
-    buffer.copy_to(host, stream=stream)
-    stream.sync()
-    values = struct.unpack(f"{count}i", bytes(memoryview(host))[: count * 4])
-    host.close()
-    return values
-
-
-def config(n=N):
-    return LaunchConfig(grid=(n + BLOCK - 1) // BLOCK, block=BLOCK)
+    return compile_kernels(device)
 
 
 def test_captured_kernels_and_copy_run_at_every_launch(device, module, stream):

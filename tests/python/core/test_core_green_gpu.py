@@ -40,13 +40,6 @@ extern "C" __global__ void fill(int* out, int base, int n)
 
 
 @pytest.fixture(scope="module")
-def device():
-    dev = Device(0)
-    dev.set_current()
-    return dev
-
-
-@pytest.fixture(scope="module")
 def kernel(device):
     return Program(SOURCE, "c++", ProgramOptions(arch="sm_" + device.arch)).compile("cubin").get_kernel("fill")
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from cubind.core import Buffer, Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions, Stream, launch
+from cubind.core import Buffer, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions, Stream, launch
 
 pytestmark = pytest.mark.gpu
 
@@ -36,24 +36,14 @@ extern "C" __global__ void scaled_copy(const float* src, float* dst, float facto
 
 
 @pytest.fixture(scope="module")
-def device():
-    dev = Device(0)
-    dev.set_current()
-    return dev
-
-
-@pytest.fixture(scope="module")
 def kernels(device):
     code = Program(SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin")
     return code.get_kernel("scale"), code.get_kernel("scaled_copy")
 
 
 @pytest.fixture
-def own(device):
-    stream = device.create_stream()
-    yield stream
-    stream.sync()
-    stream.close()
+def own(stream):
+    return stream
 
 
 @pytest.fixture

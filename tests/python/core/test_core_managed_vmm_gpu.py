@@ -8,7 +8,6 @@ import pytest
 
 from cubind.core import (
     Buffer,
-    Device,
     Host,
     LaunchConfig,
     LegacyPinnedMemoryResource,
@@ -40,24 +39,9 @@ extern "C" __global__ void fill(int* out, int base, int n)
 
 
 @pytest.fixture(scope="module")
-def device():
-    dev = Device(0)
-    dev.set_current()
-    return dev
-
-
-@pytest.fixture(scope="module")
 def kernels(device):
     module = Program(SOURCE, "c++", ProgramOptions(arch=f"sm_{device.arch}")).compile("cubin")
     return module.get_kernel("add_one"), module.get_kernel("fill")
-
-
-@pytest.fixture
-def stream(device):
-    s = device.create_stream()
-    yield s
-    s.sync()
-    s.close()
 
 
 def config(n):

@@ -8,27 +8,12 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from cubind.core import Device, LaunchConfig, Program, ProgramOptions, launch  # noqa: E402
+from cubind.core import LaunchConfig, Program, ProgramOptions, launch  # noqa: E402
 from cubind.core.utils import StridedMemoryView, args_viewable_as_strided_memory  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-
-
-@pytest.fixture(scope="module")
-def device():
-    dev = Device(0)
-    dev.set_current()
-    return dev
-
-
-@pytest.fixture
-def stream(device):
-    s = device.create_stream()
-    yield s
-    s.sync()
-    s.close()
 
 
 def _check(view, ptr, shape, strides, dtype, device_id=0):
