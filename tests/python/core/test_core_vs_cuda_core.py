@@ -93,18 +93,52 @@ def _from_inspect(obj, drop_self):
     return params
 
 
-def _reference(cls_name, member, obj):
-    """cuda.core's parameters for cls_name.member: from the object where
-    inspect can read it, else from the stub."""
-    params = _from_inspect(obj, drop_self=True)
+def _reference(cls_name, cls, member):
+    """cuda.core's parameters for cls.member (cls is cuda.core's class
+    cls_name): from the object where inspect can read it, else from the stub."""
+    params = _from_inspect(getattr(cls, member), drop_self=True)
     if params is not None:
         return params
-    key = f"{cls_name}.{member}" if cls_name else member
-    stub = STUBS.get(key)
+    stub = STUBS.get(f"{cls_name}.{member}")
     if stub is None:
         return None
-    static = isinstance(inspect.getattr_static(getattr(cc, cls_name), member, None), staticmethod) if cls_name else True
+    static = isinstance(inspect.getattr_static(cls, member, None), staticmethod)
     return _from_stub(stub, drop_first=not static)
+
+
+def _member_problems(name, ours, theirs, left_out, skip=()):
+    """What differs between cuda.core's class theirs and cubind's ours, member
+    by member (skip: members not compared here): missing members, a property
+    against a method, other parameters. Members in left_out must be absent."""
+    problems = []
+    for member in _members(theirs):
+        key = f"{name}.{member}"
+        if member in skip:
+            continue
+        if key in left_out:
+            assert not hasattr(ours, member), f"{key} is listed as left out, but cubind.core has it"
+            continue
+        if not hasattr(ours, member):
+            problems.append(f"{key} is missing")
+            continue
+        their_is_data = not callable(getattr(theirs, member)) or inspect.isdatadescriptor(
+            inspect.getattr_static(theirs, member))
+        our_is_data = not callable(getattr(ours, member)) or inspect.isdatadescriptor(
+            inspect.getattr_static(ours, member))
+        if their_is_data != our_is_data:
+            problems.append(f"{key}: a {'property' if their_is_data else 'method'} in cuda.core, not in cubind")
+            continue
+        if their_is_data:
+            continue
+        expected = _reference(name, theirs, member)
+        if expected is None:
+            continue
+        got = _from_inspect(getattr(ours, member), drop_self=True)
+        if got is None:
+            problems.append(f"{key}: cubind's signature cannot be read")
+        elif _positional_ok(got) != _positional_ok(expected):
+            problems.append(f"{key}: cubind {got} != cuda.core {expected}")
+    return problems
 
 
 def _members(cls):
@@ -130,37 +164,10 @@ CLASSES = [n for n in NAMES if isinstance(getattr(cc, n), type)]
 @pytest.mark.parametrize("name", CLASSES)
 def test_every_member_exists_and_has_the_same_parameters(name):
     ours, theirs = getattr(cb, name), getattr(cc, name)
-    problems = []
     # A dataclass's fields are compared by the test of the option dataclasses
     # below; a field without a default is no class attribute of a Python one.
     fields = {f.name for f in dataclasses.fields(theirs)} if dataclasses.is_dataclass(theirs) else set()
-    for member in _members(theirs):
-        key = f"{name}.{member}"
-        if member in fields:
-            continue
-        if key in LEFT_OUT:
-            assert not hasattr(ours, member), f"{key} is listed as left out, but cubind.core has it"
-            continue
-        if not hasattr(ours, member):
-            problems.append(f"{key} is missing")
-            continue
-        their_static = inspect.getattr_static(theirs, member)
-        our_static = inspect.getattr_static(ours, member)
-        their_is_data = not callable(getattr(theirs, member)) or inspect.isdatadescriptor(their_static)
-        our_is_data = not callable(getattr(ours, member)) or inspect.isdatadescriptor(our_static)
-        if their_is_data != our_is_data:
-            problems.append(f"{key}: a {'property' if their_is_data else 'method'} in cuda.core, not in cubind")
-            continue
-        if their_is_data:
-            continue
-        expected = _reference(name, member, getattr(theirs, member))
-        if expected is None:
-            continue
-        got = _from_inspect(getattr(ours, member), drop_self=True)
-        if got is None:
-            problems.append(f"{key}: cubind's signature cannot be read")
-        elif _positional_ok(got) != _positional_ok(expected):
-            problems.append(f"{key}: cubind {got} != cuda.core {expected}")
+    problems = _member_problems(name, ours, theirs, LEFT_OUT, skip=fields)
     assert not problems, "\n".join(problems)
 
 
@@ -424,33 +431,7 @@ def test_graph_members_have_the_same_parameters(name):
         assert [(f.name, f.default) for f in dataclasses.fields(ours)] == \
             [(f.name, f.default) for f in dataclasses.fields(theirs)]
         return
-    problems = []
-    for member in _members(theirs):
-        key = f"{name}.{member}"
-        if key in GRAPH_LEFT_OUT:
-            assert not hasattr(ours, member), f"{key} is listed as left out, but cubind.core has it"
-            continue
-        if not hasattr(ours, member):
-            problems.append(f"{key} is missing")
-            continue
-        their_static = inspect.getattr_static(theirs, member)
-        their_is_data = not callable(getattr(theirs, member)) or inspect.isdatadescriptor(their_static)
-        our_is_data = not callable(getattr(ours, member)) or inspect.isdatadescriptor(inspect.getattr_static(ours, member))
-        if their_is_data != our_is_data:
-            problems.append(f"{key}: a {'property' if their_is_data else 'method'} in cuda.core, not in cubind")
-            continue
-        if their_is_data:
-            continue
-        expected = _from_inspect(getattr(theirs, member), drop_self=True)
-        if expected is None and key in STUBS:
-            expected = _from_stub(STUBS[key], drop_first=not isinstance(their_static, staticmethod))
-        if expected is None:
-            continue
-        got = _from_inspect(getattr(ours, member), drop_self=True)
-        if got is None:
-            problems.append(f"{key}: cubind's signature cannot be read")
-        elif _positional_ok(got) != _positional_ok(expected):
-            problems.append(f"{key}: cubind {got} != cuda.core {expected}")
+    problems = _member_problems(name, ours, theirs, GRAPH_LEFT_OUT)
     assert not problems, "\n".join(problems)
 
 
