@@ -163,6 +163,27 @@ def fake_driver_dir():
     shutil.rmtree(workdir, ignore_errors=True)
 
 
+# Checks for child code run on the stand-in driver (prepend to it): raises()
+# asserts an exception whose message holds a text; fake_int() reads an int the
+# stand-in exports (it needs `fake`, the stand-in loaded with ctypes).
+STAND_IN_CHECKS = """
+import ctypes
+
+
+def raises(exc, text, f, *args, **kwargs):
+    try:
+        f(*args, **kwargs)
+    except exc as error:
+        assert text in str(error), (text, str(error))
+    else:
+        raise AssertionError(f"{f} did not raise {exc.__name__}")
+
+
+def fake_int(name, kind=ctypes.c_int):
+    return kind.in_dll(fake, name).value
+"""
+
+
 def run_with_fake_driver(fake_driver_dir, code):
     """Runs code in a child interpreter whose loader finds the stand-in driver
     first; it must print nothing after its last line, which adds 'ok'."""

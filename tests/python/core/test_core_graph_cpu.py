@@ -8,7 +8,7 @@ import dataclasses
 import textwrap
 
 import pytest
-from conftest import run_with_fake_driver
+from conftest import STAND_IN_CHECKS, run_with_fake_driver
 
 import cubind.core as cc
 from cubind.core.graph import (
@@ -57,7 +57,7 @@ def test_condition_compares_and_hashes_by_value():
     assert a != 0
 
 
-PRELUDE = textwrap.dedent("""
+PRELUDE = STAND_IN_CHECKS + textwrap.dedent("""
     import ctypes, os, struct, tempfile
     import cubind.core as cc
     from cubind.core.graph import GraphBuilder, GraphCompleteOptions, GraphCondition, GraphDebugPrintOptions
@@ -65,17 +65,6 @@ PRELUDE = textwrap.dedent("""
     dev = cc.Device(0)
     dev.set_current()
     stream = dev.create_stream()
-
-    def raises(exc, text, f, *args, **kwargs):
-        try:
-            f(*args, **kwargs)
-        except exc as error:
-            assert text in str(error), (text, str(error))
-        else:
-            raise AssertionError(f"{f} did not raise {exc.__name__}")
-
-    def fake_int(name, kind=ctypes.c_int):
-        return kind.in_dll(fake, name).value
 """)
 
 

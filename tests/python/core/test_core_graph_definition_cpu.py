@@ -8,7 +8,7 @@ child graphs, GraphBuilder.graph_definition, and the argument errors."""
 import textwrap
 
 import pytest
-from conftest import run_with_fake_driver
+from conftest import STAND_IN_CHECKS, run_with_fake_driver
 
 import cubind.core.graph as graph_module
 
@@ -36,7 +36,7 @@ def test_nodes_are_not_made_directly(name):
         getattr(graph_module, name)()
 
 
-PRELUDE = textwrap.dedent("""
+PRELUDE = STAND_IN_CHECKS + textwrap.dedent("""
     import ctypes, gc, struct, time
     import cubind.core as cc
     from cubind.core.graph import *
@@ -47,17 +47,6 @@ PRELUDE = textwrap.dedent("""
     stream = dev.create_stream()
     code = cc.ObjectCode.from_cubin(b"stand-in cubin", name="standin")
     config = cc.LaunchConfig(grid=(2, 3), block=64, shmem_size=16)
-
-    def raises(exc, text, f, *args, **kwargs):
-        try:
-            f(*args, **kwargs)
-        except exc as error:
-            assert text in str(error), (text, str(error))
-        else:
-            raise AssertionError(f"{f} did not raise {exc.__name__}")
-
-    def fake_int(name, kind=ctypes.c_int):
-        return kind.in_dll(fake, name).value
 
     def launched_args(*sizes):
         raw = bytes((ctypes.c_ubyte * 256).in_dll(fake, "fake_params"))
