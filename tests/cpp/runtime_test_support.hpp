@@ -132,4 +132,15 @@ void on_fresh_thread(F&& f) {
 // by re-executing the test binary, so that it owns a fresh CUDA driver state.
 int ipc_child_main(int socket_fd);
 
+// A host function and its data's release, for graph tests: count_host_call
+// adds the int its data points to to host_calls; release_host_data deletes
+// that int and counts host_releases.
+inline std::atomic<int> host_calls{0};
+inline std::atomic<int> host_releases{0};
+inline void CUDA_CB count_host_call(void* data) { host_calls += *static_cast<int*>(data); }
+inline void CUDA_CB release_host_data(void* data) {
+  delete static_cast<int*>(data);
+  ++host_releases;
+}
+
 }  // namespace cubind_test

@@ -34,7 +34,11 @@ namespace {
 
 using cubind::Buffer;
 using cubind::Stream;
+using cubind_test::count_host_call;
+using cubind_test::host_calls;
+using cubind_test::host_releases;
 using cubind_test::message_of;
+using cubind_test::release_host_data;
 using namespace std::chrono_literals;
 
 // cudaGraphSetConditional is a device-runtime builtin NVRTC lowers itself:
@@ -208,33 +212,25 @@ TEST_F(GraphCaptureGpu, ChildGraphIsCopiedIntoTheParent) {
   EXPECT_EQ(read_word(words), 5);
 }
 
-std::atomic<int> g_calls{0};
-std::atomic<int> g_releases{0};
-void CUDA_CB count_call(void* data) { g_calls += *static_cast<int*>(data); }
-void CUDA_CB release_int(void* data) {
-  delete static_cast<int*>(data);
-  ++g_releases;
-}
-
 TEST_F(GraphCaptureGpu, HostFuncRunsAtEveryLaunchAndItsDataLivesAsLongAsTheGraph) {
-  g_calls = 0;
-  g_releases = 0;
+  host_calls = 0;
+  host_releases = 0;
   {
     stream->begin_capture();
-    cubind::capture_host_func(*stream, count_call, new int(3), release_int);
+    cubind::capture_host_func(*stream, count_host_call, new int(3), release_host_data);
     const cubind::GraphExec exec = stream->end_capture().instantiate();
     exec.launch(*stream);
     exec.launch(*stream);
     stream->sync();
-    EXPECT_EQ(g_calls, 6);
-    EXPECT_EQ(g_releases, 0);
+    EXPECT_EQ(host_calls, 6);
+    EXPECT_EQ(host_releases, 0);
   }
-  for (int i = 0; i < 500 && g_releases == 0; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_EQ(g_releases, 1);
+  for (int i = 0; i < 500 && host_releases == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(host_releases, 1);
 
   // Outside a capture the call refuses, and still releases the data.
-  EXPECT_THROW(cubind::capture_host_func(*stream, count_call, new int(1), release_int), std::logic_error);
-  EXPECT_EQ(g_releases, 2);
+  EXPECT_THROW(cubind::capture_host_func(*stream, count_host_call, new int(1), release_host_data), std::logic_error);
+  EXPECT_EQ(host_releases, 2);
 }
 
 TEST_F(GraphCaptureGpu, DebugDotPrintWritesTheGraph) {

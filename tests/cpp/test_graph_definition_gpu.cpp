@@ -29,6 +29,10 @@ namespace {
 
 using cubind::Buffer;
 using cubind::Stream;
+using cubind_test::count_host_call;
+using cubind_test::host_calls;
+using cubind_test::host_releases;
+using cubind_test::release_host_data;
 
 class GraphDefinitionGpu : public cubind_test::DeviceTest {
  protected:
@@ -121,33 +125,25 @@ TEST_F(GraphDefinitionGpu, MemsetThenKernelRunsAndReadsBack) {
   EXPECT_EQ(cubind::graph_nodes(graph).size(), 1u);
 }
 
-std::atomic<int> calls{0};
-std::atomic<int> releases{0};
-void CUDA_CB count_call(void* data) { calls += *static_cast<int*>(data); }
-void CUDA_CB release_count(void* data) {
-  delete static_cast<int*>(data);
-  ++releases;
-}
-
 TEST_F(GraphDefinitionGpu, HostNodeRunsAtEveryLaunchAndItsDataLivesAsLongAsTheGraph) {
-  calls = 0;
-  releases = 0;
+  host_calls = 0;
+  host_releases = 0;
   {
     cubind::Graph graph = cubind::create_graph();
-    cubind::add_host_node(graph, {}, count_call, new int(3), release_count);
+    cubind::add_host_node(graph, {}, count_host_call, new int(3), release_host_data);
     cubind::Graph copy = cubind::clone_graph(graph);
     EXPECT_EQ(cubind::graph_nodes(copy).size(), 1u);
     cubind::GraphExec exec = cubind::instantiate(graph, context, {});
     exec.launch(*stream);
     exec.launch(*stream);
     stream->sync();
-    EXPECT_EQ(calls.load(), 6);
-    EXPECT_EQ(releases.load(), 0);
+    EXPECT_EQ(host_calls.load(), 6);
+    EXPECT_EQ(host_releases.load(), 0);
   }
   // User objects are released asynchronously, after the graph is gone.
   stream->sync();
-  for (int i = 0; i < 1000 && releases.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(releases.load(), 1);
+  for (int i = 0; i < 1000 && host_releases.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(host_releases.load(), 1);
 }
 
 }  // namespace
