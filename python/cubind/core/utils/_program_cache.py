@@ -65,19 +65,22 @@ _FIELD_NAMES = {}   # options class -> (its field names sorted, an attrgetter of
 _OPTIONS = {}       # (class, values) -> what the key needs of them, for values that hash
 
 
-def _options_of(options):
-    # What the key needs of the options, from their own values (str, numbers,
-    # None, lists and tuples of str): their text (every field as (name,
-    # value), sorted by name), the first option with side effects that is
-    # set, the options set that read files, and use_libdevice. Remembered for
-    # values met before: a program compiled again asks with the same options.
+def _option_values(options):
+    """(the options class's field names, sorted; the options' values of them)."""
     cls = type(options)
     entry = _FIELD_NAMES.get(cls)
     if entry is None:
         names = tuple(sorted(f.name for f in dataclasses.fields(cls)))
         entry = _FIELD_NAMES[cls] = (names, operator.attrgetter(*names))
-    names, get = entry
-    values = get(options)
+    return entry[0], entry[1](options)
+
+
+def _options_of(cls, names, values):
+    # What the key needs of options of class cls with these field values (str,
+    # numbers, None, lists and tuples of str): their text (every field as
+    # (name, value), sorted by name), the first option with side effects that
+    # is set, the options set that read files, and use_libdevice. Remembered
+    # for values met before: a program compiled again asks with the same options.
     try:
         known = _OPTIONS.get((cls, values))
     except TypeError:  # a list among the values: not remembered
@@ -169,19 +172,17 @@ def make_program_cache_key(*, code, code_type, options, target_type, name_expres
         raise TypeError(f"make_program_cache_key: options must be a ProgramOptions, not {type(options).__name__}")
     # A program compiled again asks again with equal arguments: its key is
     # remembered, compared by value (the options by their fields' values).
+    names, values = _option_values(options)
     memo = None
     if isinstance(code, (str, bytes)) and len(code) <= 65536 and type(name_expressions) in (tuple, list):
-        entry = _FIELD_NAMES.get(type(options))
-        if entry is not None:
-            try:
-                memo = (code, code_type, target_type, type(options), entry[1](options),
-                        tuple(name_expressions), extra_digest)
-                key = _KEYS.get(memo)
-            except TypeError:  # something unhashable: computed afresh, not remembered
-                memo = key = None
-            if key is not None:
-                return key
-    key = _make_key(code, code_type, options, target_type, name_expressions, extra_digest)
+        try:
+            memo = (code, code_type, target_type, type(options), values, tuple(name_expressions), extra_digest)
+            key = _KEYS.get(memo)
+        except TypeError:  # something unhashable: computed afresh, not remembered
+            memo = key = None
+        if key is not None:
+            return key
+    key = _make_key(code, code_type, options, names, values, target_type, name_expressions, extra_digest)
     if memo is not None:
         if len(_KEYS) >= 256:
             _KEYS.clear()
@@ -189,7 +190,7 @@ def make_program_cache_key(*, code, code_type, options, target_type, name_expres
     return key
 
 
-def _make_key(code, code_type, options, target_type, name_expressions, extra_digest):
+def _make_key(code, code_type, options, names, values, target_type, name_expressions, extra_digest):
     if not options.arch:
         raise ValueError("make_program_cache_key: options.arch must be set")
     if isinstance(code, str):
@@ -198,7 +199,7 @@ def _make_key(code, code_type, options, target_type, name_expressions, extra_dig
         raise TypeError(f"make_program_cache_key: code must be str or bytes, not {type(code).__name__}")
     if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
         raise TypeError(f"make_program_cache_key: extra_digest must be bytes or None, not {type(extra_digest).__name__}")
-    options_text, side_effect, reads, use_libdevice = _options_of(options)
+    options_text, side_effect, reads, use_libdevice = _options_of(type(options), names, values)
     if side_effect is not None:
         raise ValueError(f"make_program_cache_key: ProgramOptions.{side_effect} has effects beyond the compiled "
                          "code, which a cache hit would skip; compile without a cache")
