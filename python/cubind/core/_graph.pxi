@@ -163,17 +163,14 @@ cdef class GraphBuilder:
             stream.close()
         self._retired = []
 
-    def __dealloc__(self):
-        # A builder dropped while it captures (an exception between
-        # begin_building and end_building) ends its capture and drops the
-        # graph, so its stream is never destroyed mid-capture. no_gc_clear
-        # keeps _stream set here when the builder was part of a cycle.
+    cdef int _end_open_capture(self) except -1:
+        # Ends a capture this builder opened and has not ended, dropping its
+        # graph (an invalidated capture ends with its error; nothing to keep).
+        # A builder from split() ends by being joined, so not here.
         cdef cpp.CUstream handle
         cdef cpp.Graph* dropped = NULL
-        if self._closed or not self._started or self._ended or self._kind == _FORKED:
-            return
-        if self._stream is None or self._stream._closed or cpp.in_forked_child():
-            return
+        if not self._started or self._ended or self._kind == _FORKED or self._stream._closed:
+            return 0
         handle = self._stream._handle
         try:
             with nogil:
@@ -181,32 +178,33 @@ cdef class GraphBuilder:
                     cpp.end_capture_into(cpp.StreamRef(handle))
                 else:
                     dropped = cpp.stream_end_capture(handle)
-        except Exception:
-            pass  # an invalidated capture ends with its error; nothing to keep
+        except CUDAError:
+            pass
         with nogil:
             del dropped
+        return 0
+
+    def __dealloc__(self):
+        # A builder dropped while it captures (an exception between
+        # begin_building and end_building) ends its capture, so its stream
+        # is never destroyed mid-capture. no_gc_clear keeps _stream set here
+        # when the builder was part of a cycle. Not in a forked child, where
+        # the driver cannot be used.
+        if self._closed or self._stream is None or cpp.in_forked_child():
+            return
+        try:
+            self._end_open_capture()
+        except Exception:
+            pass
 
     def close(self):
         """Lets go of the builder: a capture still open is ended and its graph
         dropped, the stream is closed when the builder made it, and the graph
         of a builder that ended building is destroyed (Graphs completed from it
         stay valid)."""
-        cdef cpp.CUstream handle
-        cdef cpp.Graph* dropped = NULL
         if self._closed:
             return
-        handle = self._stream._handle
-        if self._started and not self._ended and self._kind != _FORKED and not self._stream._closed:
-            try:
-                with nogil:
-                    if self._kind == _BODY:
-                        cpp.end_capture_into(cpp.StreamRef(handle))
-                    else:
-                        dropped = cpp.stream_end_capture(handle)
-            except CUDAError:
-                pass  # an invalidated capture ends with its error; nothing to keep
-        with nogil:
-            del dropped
+        self._end_open_capture()
         self._body = NULL
         self._owner = None
         self._close_retired()
