@@ -3,7 +3,9 @@
 # and a handful of Python examples (cubind.bindings samples and cubind.core
 # examples), each under memcheck, and the kernels that use shared memory and
 # barriers under racecheck and synccheck. Prints one table row per run: tool,
-# target, the errors the sanitizer reported. About 8 minutes on an H100.
+# target, the sanitizer's findings (memory errors, hazards), and apart from
+# them the CUDA calls that returned an error, which memcheck also reports.
+# About a minute on an H200.
 #
 #   bash scripts/gpu_sanitize.sh [memcheck|racecheck|synccheck ...]   (default: all three)
 #
@@ -82,22 +84,32 @@ for tool in "${TOOLS[@]}"; do
       errors=$(grep -E "RACECHECK SUMMARY" "$log" | grep -oE "\([0-9]+ error" | tr -d '(' |
                awk '{n += $1} END {print n + 0}')
     fi
-    [ "$rc" -eq 0 ] && [ "$errors" -gt 0 ] && rc=86
+    # memcheck also counts every CUDA call that returned an error ("Program hit
+    # CUDA_ERROR_..."): the tests of error paths make them on purpose, and
+    # Kernel::param_info finds the parameter count by asking past the last one.
+    # Those are listed apart; the findings are the memory and hazard errors.
+    api=$(grep -c "Program hit CUDA_ERROR" "$log")
+    findings=$((errors - api))
+    [ "$rc" -eq 86 ] && [ "$findings" -eq 0 ] && rc=0
+    [ "$rc" -eq 0 ] && [ "$findings" -gt 0 ] && rc=86
     case "$rc" in
       0) status="ok" ;;
-      86) status="sanitizer errors"; failed=1 ;;
+      86) status="sanitizer findings"; failed=1 ;;
       124) status="timed out after ${LIMIT} s"; failed=1 ;;
       *) status="target failed (exit $rc)"; failed=1 ;;
     esac
-    row="| $tool | $target | $errors | $status (${seconds} s) |"
+    calls=$(grep -oE "Program hit CUDA_ERROR_[A-Z_]+ .* API call to [A-Za-z0-9_]+" "$log" |
+            sed -E 's/Program hit (CUDA_ERROR_[A-Z_]+) .* API call to ([A-Za-z0-9_]+)/\2:\1/' | sort | uniq -c |
+            awk '{printf "%s%s x%s", sep, $2, $1; sep = ", "}')
+    row="| $tool | $target | $findings | $api${calls:+ ($calls)} | $status (${seconds} s) |"
     ROWS+=("$row")
     echo "$row"
   done
 done
 
 echo
-echo "| tool | target | errors reported | result |"
-echo "|---|---|---|---|"
+echo "| tool | target | findings | CUDA calls that returned an error (error-path tests, probes) | result |"
+echo "|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo "(logs in $OUT/sanitize)"
 exit $failed
