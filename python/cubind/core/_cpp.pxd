@@ -3,6 +3,7 @@
 # it. Every call that can throw translates the C++ exception through
 # cubind_core::translate (_translate.hpp) into CUDAError, ValueError, ...
 
+from cpython.object cimport PyObject
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libcpp cimport bool
 from libcpp.map cimport map
@@ -405,6 +406,7 @@ cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
     bint enter_python_callback() noexcept
     void leave_python_callback() noexcept
     bint close_python_callbacks(int timeout_ms) noexcept
+    void release_later(PyObject* object)
     void run_python_callable(void* callable)
     void release_python_object(void* object)
     void release_malloced(void* data)

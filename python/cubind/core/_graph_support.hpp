@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "cubind/error.hpp"
 #include "cubind/graph.hpp"
@@ -78,6 +80,53 @@ inline bool close_python_callbacks(int timeout_ms) noexcept {
   return true;
 }
 
+// A host function and a user object's destructor run on the driver's threads
+// (or inside the driver call that dropped the last graph) and must not call
+// CUDA. Dropping a Python reference there could: when it is the last one to
+// a Buffer, an Event, a Kernel or a Stream, their destructors free, destroy or
+// unload. So release_later() drops it there only when others remain; a last
+// reference waits in deferred_objects for the interpreter's main thread,
+// which drops it as a pending call (Py_AddPendingCall), out of the driver.
+inline std::mutex deferred_mutex;
+inline std::vector<PyObject*> deferred_objects;  // under deferred_mutex
+inline bool deferred_drain_queued = false;       // under deferred_mutex
+
+// A pending call, on the main thread with the GIL held.
+inline int drain_deferred_objects(void*) {
+  std::vector<PyObject*> objects;
+  {
+    std::lock_guard<std::mutex> lock(deferred_mutex);
+    objects.swap(deferred_objects);
+    deferred_drain_queued = false;
+  }
+  for (PyObject* object : objects) Py_DECREF(object);
+  return 0;
+}
+
+// Drops a reference, with the GIL held, on whatever thread; never runs a
+// destructor there unless others still hold the object.
+inline void release_later(PyObject* object) {
+#ifndef Py_GIL_DISABLED
+  if (Py_REFCNT(object) > 1) {
+    Py_DECREF(object);
+    return;
+  }
+#endif
+  bool queue;
+  {
+    std::lock_guard<std::mutex> lock(deferred_mutex);
+    deferred_objects.push_back(object);
+    queue = !deferred_drain_queued;
+    deferred_drain_queued = true;
+  }
+  // A full queue of pending calls (rare) leaves the objects to the next
+  // release_later, which tries again.
+  if (queue && Py_AddPendingCall(drain_deferred_objects, nullptr) != 0) {
+    std::lock_guard<std::mutex> lock(deferred_mutex);
+    deferred_drain_queued = false;
+  }
+}
+
 // CUhostFn of a graph's host node: calls the Python callable (no arguments);
 // what it raises goes to sys.unraisablehook, as nothing waits for it.
 inline void CUDA_CB run_python_callable(void* callable) {
@@ -93,12 +142,13 @@ inline void CUDA_CB run_python_callable(void* callable) {
   leave_python_callback();
 }
 
-// The release function of the user object that keeps a callable alive for
-// as long as the graph (cuUserObjectCreate).
+// The release function of the user object that keeps a Python object (a
+// callable, a kernel's arguments, an event) alive for as long as the graph
+// (cuUserObjectCreate).
 inline void CUDA_CB release_python_object(void* object) {
   if (!enter_python_callback()) return;
   const PyGILState_STATE state = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(object));
+  release_later(static_cast<PyObject*>(object));
   PyGILState_Release(state);
   leave_python_callback();
 }

@@ -335,11 +335,14 @@ cdef class Stream:
 
 
 cdef void _call_host_callback(void* data) noexcept with gil:
-    # The reference launch_host_func took is this call's; an exception is
-    # reported through sys.unraisablehook, as nothing waits for it.
-    callback = <object>data
-    Py_DECREF(callback)
-    callback()
+    # The reference launch_host_func took is this call's, let go of through
+    # release_later: on this driver thread, dropping the last reference to
+    # what the callable holds (a Buffer, say) must not free it. An exception
+    # is reported through sys.unraisablehook, as nothing waits for it.
+    try:
+        (<object>data)()
+    finally:
+        cpp.release_later(<PyObject*>data)
 
 
 cdef void _run_host_callback(void* data) noexcept nogil:

@@ -230,8 +230,8 @@ def test_host_callbacks_run_at_every_launch_and_live_as_long_as_the_graph(fake_d
         graph.launch(stream)
         wait_for(lambda: len(calls) == 3)
         graph.close()
-        gc.collect()
-        assert ref() is None, "released with the last graph that used it"
+        # Let go of on the main thread, as a pending call, not inside the driver.
+        wait_for(lambda: ref() is None)
 
         # ctypes function pointers with user data, and the errors.
         seen = []
@@ -260,6 +260,36 @@ def test_host_callbacks_run_at_every_launch_and_live_as_long_as_the_graph(fake_d
         del graph, g, node
         gc.collect()
         assert fake_int("fake_live_user_objects") == 0
+    """)
+
+
+def test_what_only_a_graph_or_a_host_function_holds_is_freed_outside_the_driver(fake_driver_dir):
+    # Neither a user object's destructor nor a host function may call CUDA
+    # (the stand-in aborts if one does): the last references to a kernel
+    # node's Buffer argument, an event, and callables holding a Buffer are
+    # dropped on the main thread.
+    run(fake_driver_dir, """
+        live = ctypes.c_int.in_dll(fake, "fake_live_allocations")
+        before = live.value
+        buf = dev.allocate(64, stream=stream)
+        held = dev.allocate(64, stream=stream)
+        event = dev.create_event()
+        g = GraphDefinition()
+        node = g.launch(config, code.get_kernel("k8_4"), buf, 5)
+        node.record(event).callback(lambda held=held: None)
+        graph = g.instantiate()
+        assert live.value == before + 2
+        del buf, held, event, node
+        del g
+        graph.close()
+        wait_for(lambda: live.value == before)
+        assert fake_int("fake_live_user_objects") == 0
+        # Stream.launch_host_func's callable, the last holder of a Buffer.
+        held = dev.allocate(64, stream=stream)
+        stream.launch_host_func(lambda held=held: None)
+        del held
+        stream.sync()
+        wait_for(lambda: live.value == before)
     """)
 
 

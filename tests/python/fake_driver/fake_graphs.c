@@ -65,10 +65,20 @@ int fake_graph_known(void* p) { return as_graph(p) != NULL; }
 
 static struct fgraph* new_graph(void) { struct fgraph* g = calloc(1, sizeof *g); g->magic = GRAPH_MAGIC; ++fake_live_graphs; return g; }
 
+extern __thread int fake_in_callback;
+
 static void release_object(struct fobject* o, int count)
 {
     o->refs -= count;
-    if (o->refs <= 0) { o->destroy(o->ptr); free(o); --fake_live_user_objects; }
+    if (o->refs <= 0) {
+        /* The destructor may run on any thread; CUDA calls from it are refused. */
+        int outer = fake_in_callback;
+        fake_in_callback = 1;
+        o->destroy(o->ptr);
+        fake_in_callback = outer;
+        free(o);
+        --fake_live_user_objects;
+    }
 }
 
 static void free_graph(struct fgraph* g);

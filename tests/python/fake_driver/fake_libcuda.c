@@ -8,11 +8,13 @@
  * runs them, and a "captured" host function runs again at every graph launch.
  * Graphs built node by node live in fake_graphs.c, compiled beside this file.
  *
- * Two rules of the real driver are kept strictly, so that breaking them fails
- * a test instead of hanging or crashing a GPU machine: releasing the primary
- * context waits for the host functions that are running (one whose thread
- * never returns makes the release abort after 10 s), and a process forked
- * after cuInit must not destroy or free anything (the child aborts).
+ * Three rules of the real driver are kept strictly, so that breaking them
+ * fails a test instead of hanging or crashing a GPU machine: releasing the
+ * primary context waits for the host functions that are running (one whose
+ * thread never returns makes the release abort after 10 s); a process forked
+ * after cuInit must not destroy or free anything (the child aborts); and
+ * neither may a host function or a user object's destructor, which run on
+ * the driver's threads and must not call CUDA (the call aborts).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -55,11 +57,21 @@ static int capturing;
 static int forked_child;
 static void after_fork_in_child(void) { forked_child = 1; }
 
-static void no_release_in_forked_child(const char* name)
+/* Set on a thread while it runs a host function or a user object's
+ * destructor (fake_graphs.c's too). */
+__thread int fake_in_callback;
+
+/* The destroy and free entry points start here. */
+static void check_release(const char* name)
 {
-    if (!forked_child) return;
-    fprintf(stderr, "fake driver: %s called in a process forked after cuInit\n", name);
-    abort();
+    if (forked_child) {
+        fprintf(stderr, "fake driver: %s called in a process forked after cuInit\n", name);
+        abort();
+    }
+    if (fake_in_callback) {
+        fprintf(stderr, "fake driver: %s called from a host function or a user object's destructor\n", name);
+        abort();
+    }
 }
 
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
@@ -199,7 +211,9 @@ static void* run_job(void* arg)
 {
     struct job j = *(struct job*)arg;
     __atomic_add_fetch(&running_jobs, 1, __ATOMIC_SEQ_CST);
+    fake_in_callback = 1;
     if (j.fn) j.fn(j.data); else j.cb(j.stream, 0, j.data);
+    fake_in_callback = 0;
     __atomic_sub_fetch(&running_jobs, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
@@ -295,8 +309,8 @@ CUresult cuGraphInstantiateWithParams(void** exec, void* graph, instantiate_para
     if (*exec == NULL) *exec = (void*)0xe6;
     return 0;
 }
-CUresult cuGraphExecDestroy(void* exec) { if (fake_exec_destroy) fake_exec_destroy(exec); ++fake_execs_destroyed; return 0; }
-CUresult cuGraphDestroy(void* graph) { if (fake_graph_destroy) fake_graph_destroy(graph); ++fake_graphs_destroyed; return 0; }
+CUresult cuGraphExecDestroy(void* exec) { check_release("cuGraphExecDestroy"); if (fake_exec_destroy) fake_exec_destroy(exec); ++fake_execs_destroyed; return 0; }
+CUresult cuGraphDestroy(void* graph) { check_release("cuGraphDestroy"); if (fake_graph_destroy) fake_graph_destroy(graph); ++fake_graphs_destroyed; return 0; }
 CUresult cuGraphUpload(void* exec, void* stream) { (void)exec; (void)stream; ++fake_graph_uploads; return 0; }
 CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) { (void)exec; (void)graph; (void)info; ++fake_graph_updates; return 0; }
 CUresult cuGraphConditionalHandleCreate(unsigned long long* handle, void* graph, void* context, unsigned value,
@@ -381,7 +395,7 @@ CUresult cuDevicePrimaryCtxRetain(void** context, int device)
 CUresult cuDevicePrimaryCtxRelease(int device)
 {
     (void)device;
-    no_release_in_forked_child("cuDevicePrimaryCtxRelease");
+    check_release("cuDevicePrimaryCtxRelease");
     /* The real release waits for the context's work, host functions too. */
     for (int waited_ms = 0; __atomic_load_n(&running_jobs, __ATOMIC_SEQ_CST) != 0; ++waited_ms) {
         if (waited_ms == 10000) {
@@ -401,7 +415,7 @@ CUresult cuCtxPopCurrent(void** context) { if (context) *context = current_conte
 CUresult cuCtxGetDevice(int* device) { *device = 0; return 0; }
 CUresult cuStreamCreateWithPriority(void** stream, unsigned flags, int priority)
 { (void)flags; (void)priority; *stream = (void*)(uintptr_t)(0x5000 + 16 * ++next_stream); return 0; }
-CUresult cuStreamDestroy(void* stream) { (void)stream; no_release_in_forked_child("cuStreamDestroy"); return 0; }
+CUresult cuStreamDestroy(void* stream) { (void)stream; check_release("cuStreamDestroy"); return 0; }
 CUresult cuStreamGetCtx(void* stream, void** context) { (void)stream; *context = &the_context; return 0; }
 CUresult cuStreamGetFlags(void* stream, unsigned* flags) { (void)stream; *flags = 1; return 0; }
 CUresult cuStreamGetPriority(void* stream, int* priority) { (void)stream; *priority = 0; return 0; }
@@ -416,7 +430,7 @@ CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* po
     return 0;
 }
 CUresult cuMemFreeAsync(unsigned long long ptr, void* stream)
-{ (void)stream; no_release_in_forked_child("cuMemFreeAsync"); fake_last_free = ptr; --fake_live_allocations; return 0; }
+{ (void)stream; check_release("cuMemFreeAsync"); fake_last_free = ptr; --fake_live_allocations; return 0; }
 CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, void* jit_values, unsigned n_jit,
                            void* library_options, void* library_values, unsigned n_library)
 {
@@ -425,7 +439,7 @@ CUresult cuLibraryLoadData(void** library, const void* code, void* jit_options, 
     *library = &the_library;
     return 0;
 }
-CUresult cuLibraryUnload(void* library) { (void)library; no_release_in_forked_child("cuLibraryUnload"); return 0; }
+CUresult cuLibraryUnload(void* library) { (void)library; check_release("cuLibraryUnload"); return 0; }
 CUresult cuLibraryGetKernel(void** kernel, void* library, const char* name)
 {
     (void)library;
@@ -460,7 +474,7 @@ static int nevents;
 CUresult cuEventCreate(void** event, unsigned flags)
 { int* e = &the_events[nevents++ % 4096]; *e = (int)flags; *event = e; return 0; }
 CUresult cuEventRecord(void* event, void* stream) { (void)event; (void)stream; return 0; }
-CUresult cuEventDestroy(void* event) { (void)event; no_release_in_forked_child("cuEventDestroy"); return 0; }
+CUresult cuEventDestroy(void* event) { (void)event; check_release("cuEventDestroy"); return 0; }
 CUresult cuEventQuery(void* event) { (void)event; return 0; }
 CUresult cuEventSynchronize(void* event) { (void)event; return 0; }
 CUresult cuEventElapsedTime(float* ms, void* start, void* end) { (void)start; (void)end; *ms = 0.5f; return 0; }
@@ -487,7 +501,7 @@ int fake_pools_created, fake_pools_destroyed, fake_pools_imported;
 unsigned long long fake_pool_release_threshold;
 
 CUresult cuMemPoolCreate(void** pool, const void* props) { (void)props; ++fake_pools_created; *pool = &the_pools[npools++ % 256]; return 0; }
-CUresult cuMemPoolDestroy(void* pool) { (void)pool; no_release_in_forked_child("cuMemPoolDestroy"); ++fake_pools_destroyed; return 0; }
+CUresult cuMemPoolDestroy(void* pool) { (void)pool; check_release("cuMemPoolDestroy"); ++fake_pools_destroyed; return 0; }
 CUresult cuMemGetMemPool(void** pool, void* location, int type) { (void)location; (void)type; *pool = &the_host_pool; return 0; }
 CUresult cuMemPoolGetAttribute(void* pool, int attribute, void* value)
 { (void)pool; *(unsigned long long*)value = attribute == 4 ? fake_pool_release_threshold : 0; return 0; }
@@ -528,7 +542,7 @@ CUresult cuMemPoolImportPointer(unsigned long long* ptr, void* pool, const blob6
     ++fake_live_allocations;
     return 0;
 }
-CUresult cuMemFree(unsigned long long ptr) { fake_last_free = ptr; --fake_live_allocations; return 0; }
+CUresult cuMemFree(unsigned long long ptr) { check_release("cuMemFree"); fake_last_free = ptr; --fake_live_allocations; return 0; }
 CUresult cuIpcGetEventHandle(blob64* handle, void* event)
 {
     if ((*(int*)event & 0x4) == 0) return 1;  /* not CU_EVENT_INTERPROCESS */
