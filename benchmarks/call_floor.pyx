@@ -175,3 +175,78 @@ def cuDeviceGetAttribute(a, b):
     with nogil:
         _device_get_attribute(&v, _attribute, _device)
     return (_status, _value)
+
+
+# The floors of StridedMemoryView.from_any_interface: what the producer's
+# export costs a consumer that does nothing else with it, behind a Python
+# call. dlpack_exchange: the tensor of the producer type's DLPack exchange
+# table (type(obj).__dlpack_c_exchange_api__, PyTorch's), made and deleted.
+# dlpack_capsule: obj.__dlpack_device__() and obj.__dlpack__(stream=...,
+# max_version=(1, 0)), the capsule dropped unconsumed (its deleter runs).
+
+cdef extern from *:
+    """
+    typedef struct { unsigned int major, minor; } floor_dlpack_version;
+    typedef struct floor_dlpack_header {
+        floor_dlpack_version version;
+        struct floor_dlpack_header* prev_api;
+    } floor_dlpack_header;
+    typedef struct floor_dlpack_managed {
+        floor_dlpack_version version;
+        void* manager_ctx;
+        void (*deleter)(struct floor_dlpack_managed*);
+    } floor_dlpack_managed;
+    typedef int (*floor_dlpack_from_py)(void*, floor_dlpack_managed**);
+    typedef struct {
+        floor_dlpack_header header;
+        void* managed_tensor_allocator;
+        floor_dlpack_from_py managed_tensor_from_py_object_no_sync;
+    } floor_dlpack_exchange;
+    """
+    ctypedef struct floor_dlpack_version:
+        unsigned int major
+        unsigned int minor
+    ctypedef struct floor_dlpack_header:
+        floor_dlpack_version version
+        floor_dlpack_header* prev_api
+    ctypedef struct floor_dlpack_managed:
+        void (*deleter)(floor_dlpack_managed*) noexcept
+    ctypedef int (*floor_dlpack_from_py)(void*, floor_dlpack_managed**) noexcept
+    ctypedef struct floor_dlpack_exchange:
+        floor_dlpack_from_py managed_tensor_from_py_object_no_sync
+
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+
+cdef floor_dlpack_exchange* _exchange = NULL
+
+
+def set_dlpack_exchange(obj):
+    """Takes the 1.x exchange table of type(obj); False when it has none."""
+    global _exchange
+    cdef floor_dlpack_header* header
+    _exchange = NULL
+    capsule = getattr(type(obj), "__dlpack_c_exchange_api__", None)
+    if capsule is None or not PyCapsule_IsValid(capsule, b"dlpack_exchange_api"):
+        return False
+    header = <floor_dlpack_header*>PyCapsule_GetPointer(capsule, b"dlpack_exchange_api")
+    while header != NULL and header.version.major != 1:
+        header = header.prev_api
+    if header == NULL or header.version.minor < 2:
+        return False
+    _exchange = <floor_dlpack_exchange*>header
+    return _exchange.managed_tensor_from_py_object_no_sync != NULL
+
+
+def dlpack_exchange(obj):
+    cdef floor_dlpack_managed* managed = NULL
+    if _exchange.managed_tensor_from_py_object_no_sync(<void*>obj, &managed) != 0:
+        raise BufferError("the exchange table failed")
+    managed.deleter(managed)
+
+
+cdef tuple _max_version = (1, 0)
+
+
+def dlpack_capsule(obj, stream):
+    obj.__dlpack_device__()
+    return obj.__dlpack__(stream=stream, max_version=_max_version)
