@@ -93,6 +93,11 @@ def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False, sc
 KNOWN_CRASHES = {}
 
 
+def _report(what, result):
+    calls, crashes = result[0], result[1]
+    print(f"\n{what}: {calls} calls, {len(crashes)} crashes or hangs")
+
+
 def _assert_clean(module, result):
     calls, crashes, suspicious, skipped, runtime_errors = result
     assert calls > 100, f"only {calls} calls: the sweep did not get far"
@@ -113,6 +118,7 @@ def _assert_clean(module, result):
 @pytest.mark.parametrize("module", MODULES)
 def test_bad_input_sweep(module):
     result = run_sweep(module)
+    _report(f"cubind.bindings.{module} sweep", result)
     _assert_clean(module, result)
     runtime_errors = result[4]
     if module == "driver" and not DRIVER_PRESENT:
@@ -125,13 +131,16 @@ def test_bad_input_sweep(module):
 @pytest.mark.parametrize("module", ["driver", "runtime"])
 def test_struct_fields_sweep(module):
     """Every field of every struct set to each bad value, then read back and repr()."""
-    _assert_clean(module, run_sweep(module, structs=True))
+    result = run_sweep(module, structs=True)
+    _report(f"cubind.bindings.{module} struct fields sweep", result)
+    _assert_clean(module, result)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("module", ["driver", "runtime"])
 def test_bad_input_sweep_gpu(module):
     result = run_sweep(module, gpu=True, timeout=45, max_restarts=40)
+    _report(f"cubind.bindings.{module} sweep, GPU", result)
     _assert_clean(module, result)
     sys.path.insert(0, HERE)
     from _bad_input_sweep import GPU_SKIP
