@@ -45,16 +45,21 @@ cdef struct _ExchangeAPI:
     void* dltensor_from_py_object_no_sync
     _CurrentWorkStream current_work_stream
 
-# type -> the address of its exchange table, 0 for a type that has none.
-cdef dict _EXCHANGE_APIS = {}
+# What a producer type offers, found once per type: the address of its
+# exchange table; _TYPE_HAS_DLPACK when it has none but the type itself has
+# __dlpack__ and __dlpack_device__; _ASK_INSTANCE otherwise (the instance's
+# attributes are asked at each call, as an instance may carry its own).
+cdef enum:
+    _ASK_INSTANCE = 0
+    _TYPE_HAS_DLPACK = 1
+cdef dict _PROTOCOLS = {}
+# The type asked last and its answer: arrays come many of one type in a row.
+cdef object _last_type = None
+cdef uintptr_t _last_protocol = _ASK_INSTANCE
 
 
-cdef _ExchangeAPI* _exchange_api(type t) except? NULL:
+cdef uintptr_t _probe_protocol(type t) except? 0:
     cdef _ExchangeHeader* header
-    found = _EXCHANGE_APIS.get(t)
-    if found is not None:
-        return <_ExchangeAPI*><uintptr_t>found
-    address = 0
     capsule = getattr(t, "__dlpack_c_exchange_api__", None)
     if capsule is not None and PyCapsule_IsValid(capsule, b"dlpack_exchange_api"):
         header = <_ExchangeHeader*>PyCapsule_GetPointer(capsule, b"dlpack_exchange_api")
@@ -63,9 +68,28 @@ cdef _ExchangeAPI* _exchange_api(type t) except? NULL:
             header = header.prev_api
         if header != NULL and (header.version.minor >= 2 or header.version.major > 1):
             if (<_ExchangeAPI*>header).managed_tensor_from_py_object_no_sync != NULL:
-                address = <uintptr_t>header
-    _EXCHANGE_APIS[t] = address
-    return <_ExchangeAPI*><uintptr_t>address
+                return <uintptr_t>header
+    if hasattr(t, "__dlpack__") and hasattr(t, "__dlpack_device__"):
+        return _TYPE_HAS_DLPACK
+    return _ASK_INSTANCE
+
+
+cdef inline uintptr_t _protocol(type t) except? 0:
+    global _last_type, _last_protocol
+    if t is _last_type:
+        return _last_protocol
+    found = _PROTOCOLS.get(t)
+    if found is None:
+        found = _probe_protocol(t)
+        _PROTOCOLS[t] = found
+    _last_type = t
+    _last_protocol = found
+    return _last_protocol
+
+
+cdef inline _ExchangeAPI* _exchange_api(type t) except? NULL:
+    cdef uintptr_t protocol = _protocol(t)
+    return <_ExchangeAPI*>protocol if protocol > _TYPE_HAS_DLPACK else NULL
 
 
 cdef int _exchange_failed(str what) except -1:
@@ -94,10 +118,20 @@ cdef object _numpy():
 cdef dict _DL_DTYPES = {}
 
 
+# The key asked last and its dtype: views come many of one dtype in a row.
+cdef int _last_dl_key = -1
+cdef object _last_dl_dtype = None
+
+
 cdef object _dtype_from_dl(DLDataType dt):
+    global _last_dl_key, _last_dl_dtype
     cdef int key = (<int>dt.code << 24) | (<int>dt.bits << 8) | (dt.lanes & 0xFF)
+    if key == _last_dl_key:
+        return _last_dl_dtype
     found = _DL_DTYPES.get(key) if dt.lanes == 1 else None
     if found is not None:
+        _last_dl_key = key
+        _last_dl_dtype = found
         return found
     if dt.lanes != 1:
         raise NotImplementedError(f"vector dtypes (lanes={dt.lanes}) is not supported")
@@ -308,10 +342,10 @@ The pointer, shape, strides (in elements) and dtype of an array owned
     def from_any_interface(cls, obj, stream_ptr=None):
         """from_dlpack when obj has DLPack, else from_cuda_array_interface."""
         cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
-        cdef _ExchangeAPI* api = _exchange_api(type(obj))
-        if api != NULL:
-            _view_exchanged(view, obj, stream_ptr, api)
-        elif _has_dlpack(obj):
+        cdef uintptr_t protocol = _protocol(type(obj))
+        if protocol > _TYPE_HAS_DLPACK:
+            _view_exchanged(view, obj, stream_ptr, <_ExchangeAPI*>protocol)
+        elif protocol == _TYPE_HAS_DLPACK or _has_dlpack(obj):
             _view_capsule(view, obj, stream_ptr)
         else:
             _view_cai(view, obj, stream_ptr)

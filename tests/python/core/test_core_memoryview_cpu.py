@@ -161,6 +161,27 @@ def test_object_with_only_dlpack(versioned):
     assert not hasattr(obj, "__cuda_array_interface__")
 
 
+def test_protocols_found_per_type_still_answer_each_object():
+    # from_any_interface remembers what each type offers; objects of types that
+    # alternate, and an instance carrying DLPack methods its type lacks, are
+    # each read through what they offer, with the dtype of each.
+    class PerInstance:
+        pass
+
+    f32 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    i16 = np.arange(4, dtype=np.int16)
+    holder = PerInstance()
+    holder.__dlpack__ = lambda stream=None, max_version=None: i16.__dlpack__(max_version=max_version)
+    holder.__dlpack_device__ = i16.__dlpack_device__
+    for _ in range(3):
+        for obj, shape, dtype in ((f32, (2, 3), np.float32), (_OnlyDLPack(i16), (4,), np.int16),
+                                  (holder, (4,), np.int16), (f32[:, ::2], (2, 2), np.float32)):
+            v = StridedMemoryView.from_any_interface(obj, -1)
+            assert (v.shape, v.dtype, v.exporting_obj) == (shape, dtype, obj)
+    with pytest.raises(BufferError, match="protocol"):
+        StridedMemoryView.from_any_interface(PerInstance(), -1)
+
+
 def test_object_with_only_the_cuda_array_interface_checks_before_the_driver():
     with pytest.raises(BufferError, match="v3"):
         StridedMemoryView.from_cuda_array_interface(
