@@ -52,6 +52,18 @@ def ints(buffer, n):
     return (ctypes.c_int * n).from_address(buffer.handle)
 
 
+def numbered_buffers(mr, stream, count, n):
+    """count managed buffers of n ints from mr, the j-th holding 1000 * j + i
+    at i, written by the host once the allocations are done."""
+    bufs = [mr.allocate(n * 4, stream=stream) for _ in range(count)]
+    stream.sync()
+    for j, b in enumerate(bufs):
+        values = ints(b, n)
+        for i in range(n):
+            values[i] = 1000 * j + i
+    return bufs
+
+
 def needs_concurrent_managed_access(device):
     if not device.properties.concurrent_managed_access:
         pytest.skip("the device has no concurrent managed access")
@@ -204,12 +216,7 @@ def test_host_writes_to_reused_managed_memory_reach_the_device(device, kernels, 
     old.close(stream)
     stream.sync()
     k = 4096
-    bufs = [mr.allocate(k * 4, stream=stream) for _ in range(3)]
-    stream.sync()
-    for j, b in enumerate(bufs):
-        values = ints(b, k)
-        for i in range(k):
-            values[i] = 1000 * j + i
+    bufs = numbered_buffers(mr, stream, 3, k)
     for b in bufs:
         b.prefetch(device, stream=stream)
         launch(stream, config(k), add_one, b, k)
@@ -225,13 +232,7 @@ def test_prefetch_batch(device, kernels, stream, own_pool):
     needs_concurrent_managed_access(device)
     add_one, _ = kernels
     n = 4096
-    mr = own_pool
-    bufs = [mr.allocate(n * 4, stream=stream) for _ in range(3)]
-    stream.sync()
-    for k, b in enumerate(bufs):
-        values = ints(b, n)
-        for i in range(n):
-            values[i] = 1000 * k + i
+    bufs = numbered_buffers(own_pool, stream, 3, n)
     prefetch_batch(stream, bufs, device)
     for b in bufs:
         launch(stream, config(n), add_one, b, n)
