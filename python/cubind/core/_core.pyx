@@ -18,7 +18,7 @@ cdef extern from "Python.h":
     PyTypeObject PyLong_Type
     PyTypeObject PyFloat_Type
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr, unique_ptr, static_pointer_cast
 from libcpp.optional cimport optional

@@ -215,6 +215,32 @@ cdef tuple _int64_tuple(const int64_t* values, int n):
     return out
 
 
+@cython.final
+cdef class _Int64TupleMemo:
+    # The tuple of the values asked last (up to 8 of them): views come many
+    # of one shape in a row, and a tuple is immutable, so they share it.
+    cdef int n
+    cdef int64_t values[8]
+    cdef tuple value
+
+    def __cinit__(self):
+        self.n = -1
+
+    cdef tuple get(self, const int64_t* values, int n):
+        if n == self.n and memcmp(values, self.values, n * sizeof(int64_t)) == 0:
+            return self.value
+        out = _int64_tuple(values, n)
+        if n <= 8:
+            memcpy(self.values, values, n * sizeof(int64_t))
+            self.n = n
+            self.value = out
+        return out
+
+
+cdef _Int64TupleMemo _SHAPES = _Int64TupleMemo()
+cdef _Int64TupleMemo _STRIDES = _Int64TupleMemo()
+
+
 cdef str _simple_repr(obj):
     cls = obj if isinstance(obj, type) else type(obj)
     if cls.__module__ in (None, "builtins"):
@@ -472,7 +498,7 @@ The pointer, shape, strides (in elements) and dtype of an array owned
         """The extent of each dimension."""
         if self._shape is None:
             if self._dl != NULL:
-                self._shape = _int64_tuple(self._dl.shape, self._dl.ndim) if self._dl.ndim else ()
+                self._shape = _SHAPES.get(self._dl.shape, self._dl.ndim) if self._dl.ndim else ()
             elif self._interface is not None:
                 self._shape = tuple(self._interface["shape"])
             elif self._layout_given is not None:
@@ -489,7 +515,7 @@ The pointer, shape, strides (in elements) and dtype of an array owned
         if not self._have_strides:
             if self._dl != NULL:
                 if self._dl.strides != NULL and self._dl.ndim:
-                    self._strides = _int64_tuple(self._dl.strides, self._dl.ndim)
+                    self._strides = _STRIDES.get(self._dl.strides, self._dl.ndim)
             elif self._interface is not None:
                 byte_strides = self._interface.get("strides")
                 if byte_strides is not None:

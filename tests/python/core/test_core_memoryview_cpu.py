@@ -180,6 +180,13 @@ def test_protocols_found_per_type_still_answer_each_object():
             assert (v.shape, v.dtype, v.exporting_obj) == (shape, dtype, obj)
     with pytest.raises(BufferError, match="protocol"):
         StridedMemoryView.from_any_interface(PerInstance(), -1)
+    # Shapes and strides of up to 8 extents are shared between views of one
+    # layout; more are not, and both read back right either way.
+    wide = np.zeros((1, 2) * 5, dtype=np.int8)
+    for obj in (wide, f32, wide[:, :, ::2], f32):
+        v = StridedMemoryView.from_any_interface(obj, -1)
+        assert v.shape == obj.shape
+        assert v.strides == tuple(s // obj.itemsize for s in obj.strides)
 
 
 def test_object_with_only_the_cuda_array_interface_checks_before_the_driver():
