@@ -160,7 +160,6 @@ class Core:
             self.cc.launch(self.stream, self.cc.LaunchConfig(grid=1, block=1), self.spin, SPIN_CYCLES)
 
     def make(self, letter):
-        cc = self.cc
         if letter == "s":
             self.keep.append(self.dev.create_stream())
         elif letter == "b":
