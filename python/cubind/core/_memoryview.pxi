@@ -344,7 +344,7 @@ The pointer, shape, strides (in elements) and dtype of an array owned
         versioned (1.x, with its read-only flag) or not. stream_ptr: the
         consumer stream's address, passed to __dlpack__ (-1: no ordering);
         None is refused for device and host arrays, as it is ambiguous."""
-        cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
+        cdef StridedMemoryView view = _new_view(cls)
         _view_dlpack(view, obj, stream_ptr)
         return view
 
@@ -353,21 +353,21 @@ The pointer, shape, strides (in elements) and dtype of an array owned
         """A view of obj through __cuda_array_interface__ (v3). Unless
         stream_ptr is -1, the consumer stream waits for the interface's
         stream (an event recorded there)."""
-        cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
+        cdef StridedMemoryView view = _new_view(cls)
         _view_cai(view, obj, stream_ptr)
         return view
 
     @classmethod
     def from_array_interface(cls, obj):
         """A view of host memory through NumPy's __array_interface__ (v3)."""
-        cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
+        cdef StridedMemoryView view = _new_view(cls)
         _view_array_interface(view, obj)
         return view
 
     @classmethod
     def from_any_interface(cls, obj, stream_ptr=None):
         """from_dlpack when obj has DLPack, else from_cuda_array_interface."""
-        cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
+        cdef StridedMemoryView view = _new_view(cls)
         cdef uintptr_t protocol = _protocol(type(obj))
         if protocol > _TYPE_HAS_DLPACK:
             _view_exchanged(view, obj, stream_ptr, <_ExchangeAPI*>protocol)
@@ -382,7 +382,7 @@ The pointer, shape, strides (in elements) and dtype of an array owned
         """A view over a Buffer: shape, strides in elements (None:
         C-contiguous) and itemsize or dtype (a NumPy dtype). No ordering is
         made: the caller orders the buffer's users."""
-        cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
+        cdef StridedMemoryView view = _new_view(cls)
         if not isinstance(buffer, Buffer):
             raise TypeError(f"StridedMemoryView.from_buffer: buffer must be a Buffer, not {type(buffer).__name__}")
         if itemsize is None and dtype is None:
@@ -410,7 +410,7 @@ The pointer, shape, strides (in elements) and dtype of an array owned
             layout = self._layout
         if dtype is None:
             dtype = self.dtype
-        out = StridedMemoryView.__new__(type(self))
+        out = _new_view(type(self))
         _view_over_buffer(out, self._get_buffer(), layout, dtype, self.readonly, self.device_id,
                           self.is_device_accessible)
         return out
@@ -964,3 +964,12 @@ def args_viewable_as_strided_memory(tuple arg_indices):
             return func(*args, **kwargs)
         return wrapped
     return decorate
+
+
+cdef inline StridedMemoryView _new_view(type cls):
+    # A view of cls without calling __init__. For StridedMemoryView itself
+    # the type's allocator is called directly (its free list included);
+    # `StridedMemoryView.__new__(cls)` with a variable cls is a Python-level call.
+    if cls is StridedMemoryView:
+        return StridedMemoryView.__new__(StridedMemoryView)
+    return StridedMemoryView.__new__(cls)

@@ -180,6 +180,13 @@ def test_protocols_found_per_type_still_answer_each_object():
             assert (v.shape, v.dtype, v.exporting_obj) == (shape, dtype, obj)
     with pytest.raises(BufferError, match="protocol"):
         StridedMemoryView.from_any_interface(PerInstance(), -1)
+    # A subclass gets views of its own class, from each classmethod and view().
+    class Sub(StridedMemoryView):
+        pass
+
+    for made in (Sub.from_any_interface(f32, -1), Sub.from_dlpack(f32, -1), Sub.from_array_interface(f32)):
+        assert type(made) is Sub and type(made.view()) is Sub and made.shape == (2, 3)
+    assert type(StridedMemoryView.from_any_interface(f32, -1).view()) is StridedMemoryView
     # Shapes and strides of up to 8 extents are shared between views of one
     # layout; more are not, and both read back right either way.
     wide = np.zeros((1, 2) * 5, dtype=np.int8)
