@@ -164,7 +164,7 @@ done
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = bench ]; then
-for b in benchmarks/gpu_*.py benchmarks/program_cache_hit.py benchmarks/strided_view_numpy.py; do
+for b in benchmarks/gpu_*.py benchmarks/program_cache_hit.py benchmarks/strided_view_host.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
 done
