@@ -93,9 +93,12 @@ def run_sweep(module, gpu=False, timeout=300, max_restarts=60, structs=False, sc
 KNOWN_CRASHES = {}
 
 
-def _report(what, result):
+def _report(what, result, unnamed=None):
     calls, crashes = result[0], result[1]
-    print(f"\n{what}: {calls} calls, {len(crashes)} crashes or hangs")
+    line = f"\n{what}: {calls} calls, {len(crashes)} crashes or hangs"
+    if unnamed is not None:
+        line += f", {len(unnamed)} errors that name neither the parameter nor the value's type"
+    print(line)
 
 
 def _assert_clean(module, result):
@@ -273,8 +276,7 @@ def test_core_bad_input_sweep(fake_driver_dir):
     env = dict(os.environ, LD_LIBRARY_PATH=fake_driver_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
     unnamed = []
     result = run_sweep("core", script=CORE_SWEEP, env=env, unnamed=unnamed)
-    print(f"cubind.core sweep, stand-in driver: {result[0]} calls, {len(result[1])} crashes or hangs, "
-          f"{len(unnamed)} errors that name neither the parameter nor the value's type")
+    _report("cubind.core sweep, stand-in driver", result, unnamed)
     _assert_clean("core", result)
 
 
@@ -283,6 +285,5 @@ def test_core_bad_input_sweep_gpu():
     """The same sweep of cubind.core on a GPU."""
     unnamed = []
     result = run_sweep("core", gpu=True, script=CORE_SWEEP, unnamed=unnamed)
-    print(f"cubind.core sweep, GPU: {result[0]} calls, {len(result[1])} crashes or hangs, "
-          f"{len(unnamed)} errors that name neither the parameter nor the value's type")
+    _report("cubind.core sweep, GPU", result, unnamed)
     _assert_clean("core", result)

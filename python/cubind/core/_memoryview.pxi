@@ -368,11 +368,8 @@ The pointer, shape, strides (in elements) and dtype of an array owned
     def from_any_interface(cls, obj, stream_ptr=None):
         """from_dlpack when obj has DLPack, else from_cuda_array_interface."""
         cdef StridedMemoryView view = _new_view(cls)
-        cdef uintptr_t protocol = _protocol(type(obj))
-        if protocol > _TYPE_HAS_DLPACK:
-            _view_exchanged(view, obj, stream_ptr, <_ExchangeAPI*>protocol)
-        elif protocol == _TYPE_HAS_DLPACK or _has_dlpack(obj):
-            _view_capsule(view, obj, stream_ptr)
+        if _protocol(type(obj)) != _ASK_INSTANCE or _has_dlpack(obj):
+            _view_dlpack(view, obj, stream_ptr)
         else:
             _view_cai(view, obj, stream_ptr)
         return view
