@@ -32,6 +32,7 @@ import timeit
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gpu_bench_bindings import KERNELS, build_c_floor, build_call_floor, checked, import_ms, load_cpp_floor  # noqa: E402
+from strided_view_host import export_floors  # noqa: E402
 
 import cubind.core as cb  # noqa: E402
 
@@ -191,13 +192,7 @@ def strided_memory_view_rows(cc, stream, floor):
         return run
 
     for label, array in arrays:
-        floors = {}
-        try:
-            floors["__dlpack__"] = per_call_us(lambda: floor.dlpack_capsule(array, -1), number=2000)
-        except Exception as e:  # a producer that refuses stream=-1: that floor is not measured
-            print(f"(the __dlpack__ floor of {type(array).__name__} failed: {e!r})")
-        if floor.set_dlpack_exchange(array):
-            floors["exchange table"] = per_call_us(lambda: floor.dlpack_exchange(array), number=2000)
+        floors = {how: per_call_us(fn, number=2000) for how, fn in export_floors(floor, array, -1).items()}
         how, least = min(floors.items(), key=lambda item: item[1]) if floors else ("none", float("nan"))
         ours = per_call_us(construct(ours_view, array), number=2000)
         theirs = per_call_us(construct(theirs_view, array), number=2000) if theirs_view is not None else float("nan")
