@@ -5,7 +5,10 @@ and GraphDebugPrintOptions (cuGraphDebugDotPrint's flags)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["GraphCompleteOptions", "GraphDebugPrintOptions"]
 

@@ -4,7 +4,6 @@
 # exporter's uuid, and what multiprocessing needs to pickle them.
 
 import multiprocessing.reduction
-import uuid as _uuid_module
 
 # These objects reach other processes through multiprocessing started with
 # "spawn" or "forkserver": a process made by fork cannot use the CUDA state of
@@ -12,6 +11,11 @@ import uuid as _uuid_module
 
 # The pools imported into this process, by the uuid their exporter gave them.
 cdef object _pool_registry = weakref.WeakValueDictionary()
+
+cdef object _new_uuid():
+    # A fresh uuid for an exported pool (uuid is imported at the first export).
+    import uuid
+    return uuid.uuid4()
 
 # Bytes of CUmemPoolPtrExportData and of CUipcEventHandle.
 cdef Py_ssize_t _IPC_PAYLOAD_BYTES = 64

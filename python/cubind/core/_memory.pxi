@@ -189,7 +189,7 @@ cdef class _MemPool(MemoryResource):
         if pool.is_ipc_enabled():
             with nogil:
                 fd = cpp.pool_export_fd(pool[0])
-            self._alloc_handle = IPCAllocationHandle._init(fd, _uuid_module.uuid4())
+            self._alloc_handle = IPCAllocationHandle._init(fd, _new_uuid())
         return 0
 
     cdef cpp.MemoryPool* _get(self) except NULL:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from cubind.core._host import Host
 from cubind.core.typing import (
@@ -18,6 +17,10 @@ from cubind.core.typing import (
     VirtualMemoryHandleType,
     VirtualMemoryLocationType,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CopyOptions",

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ContextOptions",

@@ -8,12 +8,6 @@ The names and values of cuda.core 1.2's ``cuda.core.typing``: each enum is a
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence as _Sequence
-from typing import Literal as _Literal
-from typing import Protocol as _Protocol
-from typing import TypeAlias as _TypeAlias
-from typing import Union as _Union
-from typing import runtime_checkable as _runtime_checkable
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum as _StrEnum
@@ -25,9 +19,9 @@ else:  # pragma: no cover - Python 3.10
             return str(self.value)
 
 
-from cubind.bindings.driver import CUdeviceptr as _CUdeviceptr  # noqa: E402
-from cubind.core._core import SMResource as _SMResource  # noqa: E402
-from cubind.core._core import WorkqueueResource as _WorkqueueResource  # noqa: E402
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cubind.core._type_aliases import DevicePointerType, DeviceResourcesType, IsStreamType, ProcessStateType
 
 __all__ = [
     "AddressModeType",
@@ -54,18 +48,24 @@ __all__ = [
 ]
 
 
-@_runtime_checkable
-class IsStreamType(_Protocol):
-    """Anything that names a CUDA stream through ``__cuda_stream__()``, which
-    returns ``(version, address)``; cubind.core's calls that take a stream
-    take one of these too."""
-
-    def __cuda_stream__(self) -> tuple[int, int]: ...
+# The protocol and the aliases live in _type_aliases, imported at their first
+# use here: they need the typing module and cubind.bindings.driver, which
+# `import cubind.core` does not otherwise load.
+_LAZY = ("DevicePointerType", "DeviceResourcesType", "IsStreamType", "ProcessStateType")
 
 
-DevicePointerType: _TypeAlias = _Union[_CUdeviceptr, int, None]
-DeviceResourcesType: _TypeAlias = _Sequence[_Union[_SMResource, _WorkqueueResource]]
-ProcessStateType = _Literal["running", "locked", "checkpointed", "failed"]
+def __getattr__(name):
+    if name in _LAZY:
+        from cubind.core import _type_aliases
+
+        value = getattr(_type_aliases, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 class SourceCodeType(_StrEnum):

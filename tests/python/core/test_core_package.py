@@ -40,6 +40,43 @@ def test_import_loads_no_cuda_library_and_no_numpy():
         assert status["loaded"] is False, (name, status)
 
 
+def test_import_leaves_out_what_only_some_calls_need():
+    # typing and cubind.bindings.driver come with cubind.core.typing's aliases,
+    # uuid with the first IPC-enabled pool: none of them at `import cubind.core`.
+    out = _run(
+        """
+        import json, sys
+        import cubind.core
+        import cubind.core.typing
+        before = {n: n in sys.modules for n in ("typing", "uuid", "cubind.bindings.driver")}
+        from cubind.core.typing import DevicePointerType, IsStreamType
+        class Named:
+            def __cuda_stream__(self):
+                return (0, 0)
+        print(json.dumps({"before": before,
+                          "after": "cubind.bindings.driver" in sys.modules,
+                          "protocol": [isinstance(Named(), IsStreamType), isinstance(object(), IsStreamType)],
+                          "module": IsStreamType.__module__,
+                          "alias": repr(DevicePointerType),
+                          "listed": sorted(set(cubind.core.typing.__all__) - set(dir(cubind.core.typing)))}))
+        """
+    )
+    seen = json.loads(out)
+    assert seen["before"] == {"typing": False, "uuid": False, "cubind.bindings.driver": False}
+    assert seen["after"] is True
+    assert seen["protocol"] == [True, False]
+    assert seen["module"] == "cubind.core.typing"
+    assert "CUdeviceptr" in seen["alias"] and "int" in seen["alias"]
+    assert seen["listed"] == []
+
+
+def test_typing_names_not_there_are_attribute_errors():
+    import cubind.core.typing as typing_module
+
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchType'"):
+        typing_module.NoSuchType  # noqa: B018
+
+
 def test_a_bindings_version_out_of_range_is_a_clear_import_error():
     out = _run(
         """
