@@ -126,7 +126,7 @@ void* MemoryPool::allocate(std::size_t bytes, StreamRef stream) {
   } else {
     // A stream names its own context, so no guard: this path is the one the
     // allocation benchmarks hold to the raw call's speed.
-    check_stream(stream, allocate_where_.c_str());
+    detail::require_stream(stream, allocate_where_.c_str());
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   }
   return to_pointer(ptr);
@@ -137,17 +137,8 @@ void MemoryPool::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) 
     ContextGuard guard(Context::from_native_handle(context_));
     detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
   } else {
-    check_stream(stream, deallocate_where_.c_str());
+    detail::require_stream(stream, deallocate_where_.c_str());
     detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
-  }
-}
-
-void MemoryPool::check_stream(StreamRef stream, const char* where) const {
-  // Device memory is used from its device's contexts; host memory from any.
-  if (device_id() >= 0) {
-    detail::require_stream_context(stream, context_, where);
-  } else {
-    detail::require_stream(stream, where);
   }
 }
 

@@ -85,9 +85,11 @@ class MemoryPool : public MemoryResource {
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
 
+  // The stream may belong to any context, of this device or another: CUDA
+  // orders a pool's allocation on a stream of any device
+  // (cuMemAllocFromPoolAsync), and its free likewise.
   // @throws std::out_of_range for 0 bytes; std::logic_error for an imported
-  // pool; std::invalid_argument when the stream belongs to another context
-  // than the primary context of the device the resource was made with.
+  // pool; std::invalid_argument for a closed or moved-from stream.
   void* allocate(std::size_t bytes, StreamRef stream) override;
   void deallocate(void* ptr, std::size_t bytes, StreamRef stream) override;
 
@@ -124,7 +126,6 @@ class MemoryPool : public MemoryResource {
   // cuMemPoolImportFromShareableHandle in `device`'s primary context. The
   // descriptor is not consumed.
   static CUmemoryPool import(const Device& device, const IpcPoolHandle& handle, const char* where);
-  void check_stream(StreamRef stream, const char* where) const;
 
   const char* name_;
   // Built once: the hot paths name them only on failure.
