@@ -37,6 +37,9 @@ try:
 except RuntimeError as error:
     print(f"no JAX: no GPU backend ({' '.join(str(error).split())[:120]}); skipped")
     sys.exit(0)
+# Starting up, JAX makes a context on every GPU and leaves the last one
+# current on this thread; streams and events are made in the current context.
+device.set_current()
 
 
 def step(name: str, check: Callable[[], bool]) -> bool:
