@@ -420,9 +420,13 @@ def test_peer_access_and_pool_access():
     s = a.create_stream()
     src = mr.allocate(64, stream=s)
     src.fill(3, stream=s)
+    # Device 1's pool allocates in stream order on device 0's stream, and a
+    # copy between the two devices' buffers takes a stream of either.
     dst = b.allocate(64, stream=s)
     dst.copy_from(src, stream=s)
-    assert read_ints(dst, s, 1, "B") == (3,)
+    s.sync()
+    # Device 1's memory comes to the host on a stream of device 1.
+    assert read_ints(dst, b.create_stream(), 1, "B") == (3,)
     a.disable_peer_access(b)
 
 
