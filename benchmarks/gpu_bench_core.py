@@ -32,7 +32,7 @@ import timeit
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gpu_bench_bindings import KERNELS, build_c_floor, build_call_floor, checked, import_ms, load_cpp_floor  # noqa: E402
-from strided_view_host import export_floors  # noqa: E402
+from strided_view_host import export_floors, viewer  # noqa: E402
 
 import cubind.core as cb  # noqa: E402
 
@@ -185,17 +185,11 @@ def strided_memory_view_rows(cc, stream, floor):
         print("| StridedMemoryView | (neither PyTorch nor CuPy is installed) | | | | | | | |")
         return
 
-    def construct(cls, array):
-        def run():
-            view = cls.from_any_interface(array, -1)
-            return view.ptr, view.shape, view.strides, view.dtype
-        return run
-
     for label, array in arrays:
         floors = {how: per_call_us(fn, number=2000) for how, fn in export_floors(floor, array, -1).items()}
         how, least = min(floors.items(), key=lambda item: item[1]) if floors else ("none", float("nan"))
-        ours = per_call_us(construct(ours_view, array), number=2000)
-        theirs = per_call_us(construct(theirs_view, array), number=2000) if theirs_view is not None else float("nan")
+        ours = per_call_us(viewer(ours_view, array), number=2000)
+        theirs = per_call_us(viewer(theirs_view, array), number=2000) if theirs_view is not None else float("nan")
         over = (ours - least) / (theirs - least) if theirs > least else float("nan")
         print(f"| {label} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} | {least:.2f} ({how}) "
               f"| {ours - least:.2f} | {theirs - least:.2f} | {over:.2f} | <= 0.50 |")

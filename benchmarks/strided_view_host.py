@@ -35,6 +35,9 @@ def best_ns(fn):
 
 
 def viewer(cls, array):
+    """One view of array as a library function makes it (gpu_bench_core.py's
+    device rows too): from_any_interface with no stream ordering, then ptr,
+    shape, strides and dtype read."""
     def run():
         view = cls.from_any_interface(array, -1)
         return view.ptr, view.shape, view.strides, view.dtype
