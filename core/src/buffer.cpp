@@ -140,7 +140,8 @@ void Buffer::close(StreamRef stream) {
   require_buffer("cubind::Buffer::close");
   detail::require_stream(stream, "cubind::Buffer::close");
   // Only once the resource has taken the memory back does the Buffer let go,
-  // so a failed close (a stream of the wrong context) can be retried.
+  // so a failed close (the resource refused the stream, or the driver
+  // failed) can be retried.
   resource_->deallocate(ptr_, size_, stream);
   ptr_ = nullptr;
   size_ = 0;
