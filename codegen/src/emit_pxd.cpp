@@ -1,6 +1,6 @@
 // cy<library>.pxd: the raw layer for `cimport`. Types come from the CUDA
 // header itself; functions from cubind/raw/<library>.hpp, so a Cython module
-// that calls them links libcubind.so, never the CUDA library. Modules that
+// that calls them links libcubind_raw.so, never the CUDA library. Modules that
 // cimport it compile as C++ (the functions live in namespace cubind::raw and
 // turn a library that cannot be loaded into RuntimeError through `except +`).
 #include <algorithm>
@@ -49,7 +49,8 @@ class PxdWriter {
     o_ << "#\n# The raw " << lib_.name << " layer: every type and function of ";
     for (std::size_t i = 0; i < lib_.headers.size(); ++i) o_ << (i ? ", " : "") << lib_.headers[i];
     o_ << ".\n#   from cubind.bindings cimport cy" << lib_.name << "\n"
-       << "# Modules that cimport it are compiled as C++ and linked with libcubind.so.\n\n";
+       << "# Modules that cimport it are compiled as C++ and linked with libcubind_raw.so, the raw\n"
+       << "# layer whose loader resolves these functions.\n\n";
     o_ << "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, "
           "intptr_t, uintptr_t\n\n";
     types();

@@ -3,7 +3,8 @@
 #
 # The raw driver layer: every type and function of cuda.h, cudaProfiler.h, cudaEGL.h, cudaGL.h, vdpau/vdpau.h, cudaVDPAU.h.
 #   from cubind.bindings cimport cydriver
-# Modules that cimport it are compiled as C++ and linked with libcubind.so.
+# Modules that cimport it are compiled as C++ and linked with libcubind_raw.so, the raw
+# layer whose loader resolves these functions.
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 

@@ -3,7 +3,8 @@
 #
 # The raw nvrtc layer: every type and function of nvrtc.h.
 #   from cubind.bindings cimport cynvrtc
-# Modules that cimport it are compiled as C++ and linked with libcubind.so.
+# Modules that cimport it are compiled as C++ and linked with libcubind_raw.so, the raw
+# layer whose loader resolves these functions.
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 

@@ -3,7 +3,8 @@
 #
 # The raw runtime layer: every type and function of cuda_runtime_api.h, cuda_profiler_api.h, library_types.h, driver_functions.h, cuda_egl_interop.h, cuda_gl_interop.h, cuda_vdpau_interop.h.
 #   from cubind.bindings cimport cyruntime
-# Modules that cimport it are compiled as C++ and linked with libcubind.so.
+# Modules that cimport it are compiled as C++ and linked with libcubind_raw.so, the raw
+# layer whose loader resolves these functions.
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, intptr_t, uintptr_t
 
