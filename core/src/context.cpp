@@ -11,7 +11,8 @@
 #include "cubind/device.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
+#include "context_registry.hpp"
+#include "driver_init.hpp"
 
 namespace cubind {
 

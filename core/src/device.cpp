@@ -7,7 +7,8 @@
 #include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
+#include "context_registry.hpp"
+#include "driver_init.hpp"
 
 namespace cubind {
 

@@ -10,7 +10,9 @@
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_support.hpp"
+#include "context_registry.hpp"
+#include "driver_init.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

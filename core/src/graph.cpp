@@ -9,7 +9,8 @@
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_support.hpp"
+#include "driver_init.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

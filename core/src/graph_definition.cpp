@@ -5,7 +5,6 @@
 
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
 
 namespace cubind {
 

@@ -7,7 +7,6 @@
 #include "cubind/error.hpp"
 #include "cubind/graph_capture.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
 
 namespace cubind {
 

@@ -8,7 +8,9 @@
 
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
+#include "context_registry.hpp"
+#include "driver_init.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

@@ -9,7 +9,7 @@
 #include "cubind/error.hpp"
 #include "cubind/launch.hpp"
 #include "cubind/raw/driver.hpp"
-#include "owner_support.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

@@ -8,7 +8,7 @@
 #include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
+#include "context_registry.hpp"
 
 namespace cubind {
 

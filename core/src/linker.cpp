@@ -6,7 +6,8 @@
 
 #include "cubind/error.hpp"
 #include "cubind/raw/nvjitlink.hpp"
-#include "owner_support.hpp"
+#include "compile_log.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

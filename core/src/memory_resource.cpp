@@ -9,7 +9,9 @@
 #include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
+#include "context_registry.hpp"
+#include "driver_init.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

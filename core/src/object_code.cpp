@@ -10,9 +10,8 @@
 
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
-#include "runtime_support.hpp"
-#include "owner_support.hpp"
+#include "driver_init.hpp"
+#include "null_owner.hpp"
 
 namespace cubind {
 

@@ -9,7 +9,7 @@
 #include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
-#include "runtime_support.hpp"
+#include "driver_init.hpp"
 
 namespace cubind {
 

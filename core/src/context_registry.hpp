@@ -1,5 +1,8 @@
-// Private helpers shared by the runtime owners (Device, Context, Stream, Event,
-// Graph, the memory resources and Buffer). Not installed.
+// Private: which context is which. The primary contexts cubind retains, the
+// green contexts it made, the context a stream belongs to (remembered for the
+// streams cubind owns), and the descriptions of contexts that error messages
+// use. Shared by the runtime owners (Device, Context, Stream, Event, Graph,
+// the memory resources and Buffer). Not installed.
 #pragma once
 
 #include <cuda.h>
@@ -7,12 +10,8 @@
 #include <string>
 
 #include "cubind/stream.hpp"
-#include "owner_support.hpp"
 
 namespace cubind::detail {
-
-// cuInit(0), once per process; a failure is rethrown by every later call.
-void init_driver();
 
 // The primary context of the device with this ordinal: retained on first use,
 // released at exit while the driver is alive.
@@ -56,26 +55,5 @@ int green_context_device(CUcontext context) noexcept;
 // True when `context` is `primary`, or a green context of primary's device:
 // they share the device's memory, so a stream of either may use it.
 bool shares_device_memory(CUcontext context, CUcontext primary) noexcept;
-
-// True in the child of a fork made after init_driver (cubind::in_forked_child).
-bool forked_child() noexcept;
-
-// Destructors release through this: nothing may escape, and a driver that is
-// shutting down (CUDA_ERROR_DEINITIALIZED) or gone is not an error there. In
-// a forked child the driver is not called at all: the handles are the
-// parent's, and the driver cannot be used there.
-template <typename Release>
-void release_quietly(Release&& release) noexcept {
-  if (forked_child()) return;
-  try {
-    (void)release();
-  } catch (...) {
-  }
-}
-
-// A runtime owner used while null: "<where>: this <class_name> is null (moved from, released or closed)".
-[[noreturn]] inline void throw_null(const char* where, const char* class_name) {
-  throw_null(where, (std::string("this ") + class_name).c_str(), "moved from, released or closed");
-}
 
 }  // namespace cubind::detail

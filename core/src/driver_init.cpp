@@ -1,12 +1,11 @@
-#include "runtime_support.hpp"
+#include "driver_init.hpp"
 
 #include <pthread.h>
 
 #include <atomic>
 #include <mutex>
-#include <stdexcept>
-#include <string>
 
+#include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
 
@@ -32,10 +31,6 @@ void init_driver() {
 }
 
 bool forked_child() noexcept { return g_forked_child.load(std::memory_order_relaxed); }
-
-void throw_null(const std::string& where, const char* subject, const char* how) {
-  throw std::logic_error(where + ": " + subject + " is null (" + how + ")");
-}
 
 }  // namespace cubind::detail
 

@@ -1,8 +1,8 @@
-// Private helpers shared by the compile-and-launch owners (Program, Linker,
-// ObjectCode, Kernel). Not installed: nothing public may include it.
+// Private: the std::logic_error every owner (Program, Linker, ObjectCode,
+// Kernel, Stream, Event, Graph, the memory resources, Buffer) raises when
+// used while null. Not installed: nothing public may include it.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
 namespace cubind::detail {
@@ -18,10 +18,9 @@ namespace cubind::detail {
   throw_null(std::string("cubind::") + class_name + "::" + method, (std::string("this ") + class_name).c_str(), how);
 }
 
-// NVRTC and nvJitLink size their logs with the terminating NUL included.
-inline std::string log_text(std::string buffer) {
-  while (!buffer.empty() && buffer.back() == '\0') buffer.pop_back();
-  return buffer;
+// A runtime owner used while null: "<where>: this <class_name> is null (moved from, released or closed)".
+[[noreturn]] inline void throw_null(const char* where, const char* class_name) {
+  throw_null(where, (std::string("this ") + class_name).c_str(), "moved from, released or closed");
 }
 
 }  // namespace cubind::detail
