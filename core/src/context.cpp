@@ -155,6 +155,10 @@ void Context::sync() const {
   detail::check(raw::cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
+void Context::set_current() const { detail::check(raw::cuCtxSetCurrent(handle_), "cuCtxSetCurrent"); }
+
+void Context::clear_current() { detail::check(raw::cuCtxSetCurrent(nullptr), "cuCtxSetCurrent"); }
+
 ContextGuard::ContextGuard(const Context& context) { enter(context.handle()); }
 
 ContextGuard::ContextGuard(const Device& device) { enter(detail::primary_context(device.ordinal())); }

@@ -51,6 +51,15 @@ Device Device::current() {
   return context->device();
 }
 
+std::optional<Device> Device::current_if_any() {
+  CUcontext context = nullptr;
+  if (raw::cuCtxGetCurrent(&context) != CUDA_SUCCESS || context == nullptr) return std::nullopt;
+  CUdevice device = 0;
+  detail::check(raw::cuCtxGetDevice(&device), "cuCtxGetDevice");
+  // A CUdevice is the device's ordinal.
+  return Device(device, static_cast<int>(device));
+}
+
 std::string Device::name() const {
   char buffer[256] = {};
   detail::check(raw::cuDeviceGetName(buffer, sizeof buffer, handle_), "cuDeviceGetName");
@@ -100,9 +109,7 @@ std::size_t Device::total_memory() const {
 
 Context Device::primary_context() const { return Context::from_native_handle(detail::primary_context(ordinal_)); }
 
-void Device::set_current() const {
-  detail::check(raw::cuCtxSetCurrent(detail::primary_context(ordinal_)), "cuCtxSetCurrent");
-}
+void Device::set_current() const { primary_context().set_current(); }
 
 void Device::sync() const { primary_context().sync(); }
 

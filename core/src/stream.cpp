@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -166,6 +167,31 @@ void CUDA_CB run_in_graph(void* data) { static_cast<QueuedCallback*>(data)->run(
 
 void CUDA_CB destroy_queued(void* data) { delete static_cast<QueuedCallback*>(data); }
 
+
+void wait_through_event(CUstream stream, CUcontext context, StreamRef other) {
+  // The event must be made in the context of the stream it is recorded on:
+  // `other`'s own, or for a default `other`, `context` (the waiting stream's),
+  // else the current one.
+  std::optional<ContextGuard> guard;
+  if (!is_default_stream(other.handle())) {
+    guard.emplace(Context::from_native_handle(stream_context(other, "cubind::StreamRef::wait")));
+  } else if (context != nullptr) {
+    guard.emplace(Context::from_native_handle(context));
+  }
+  CUevent event = nullptr;
+  check(raw::cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  CUresult status = raw::cuEventRecord(event, other.handle());
+  const char* failed = "cuEventRecord";
+  if (status == CUDA_SUCCESS) {
+    status = raw::cuStreamWaitEvent(stream, event, 0);
+    failed = "cuStreamWaitEvent";
+  }
+  // Destroying an event still waited on is allowed: the driver keeps what the
+  // wait needs until it is satisfied.
+  raw::cuEventDestroy(event);
+  check(status, failed);
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -257,29 +283,22 @@ Device Stream::device() const { return Device::get(detail::context_device(contex
 
 int Stream::priority() const {
   require_owner("cubind::Stream::priority");
-  int priority = 0;
-  detail::check(raw::cuStreamGetPriority(handle_, &priority), "cuStreamGetPriority");
-  return priority;
+  return StreamRef(handle_).priority();
 }
 
 bool Stream::is_non_blocking() const {
   require_owner("cubind::Stream::is_non_blocking");
-  unsigned int flags = 0;
-  detail::check(raw::cuStreamGetFlags(handle_, &flags), "cuStreamGetFlags");
-  return (flags & CU_STREAM_NON_BLOCKING) != 0;
+  return StreamRef(handle_).is_non_blocking();
 }
 
 bool Stream::query() const {
   require_owner("cubind::Stream::query");
-  const CUresult status = raw::cuStreamQuery(handle_);
-  if (status == CUDA_ERROR_NOT_READY) return false;
-  detail::check(status, "cuStreamQuery");
-  return true;
+  return StreamRef(handle_).query();
 }
 
 void Stream::sync() const {
   require_owner("cubind::Stream::sync");
-  detail::check(raw::cuStreamSynchronize(handle_), "cuStreamSynchronize");
+  StreamRef(handle_).sync();
   if (std::exception_ptr error = callback_errors_->take()) std::rethrow_exception(error);
 }
 
@@ -288,7 +307,7 @@ void Stream::wait(EventRef event) const {
   if (event.handle() == nullptr) {
     throw std::logic_error("cubind::Stream::wait: the event is a null cubind::Event (moved from or released)");
   }
-  detail::check(raw::cuStreamWaitEvent(handle_, event.handle(), 0), "cuStreamWaitEvent");
+  StreamRef(handle_).wait(event);
 }
 
 void Stream::wait(StreamRef other) const {
@@ -297,18 +316,7 @@ void Stream::wait(StreamRef other) const {
   detail::require_stream(other, "cubind::Stream::wait");
   const CUcontext context = context_handle("cubind::Stream::wait");
   if (other.handle() == handle_) return;
-  // The event must live in the context of the stream it is recorded on; a
-  // default stream is taken to be this stream's context's.
-  const CUcontext other_context =
-      detail::is_default_stream(other.handle()) ? context : detail::stream_context(other, "cubind::Stream::wait");
-  ContextGuard guard(Context::from_native_handle(other_context));
-  CUevent handle = nullptr;
-  detail::check(raw::cuEventCreate(&handle, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-  // Destroying it right after the wait is safe: the driver keeps what the
-  // wait needs until it is satisfied.
-  const Event event(handle, other_context);
-  event.record(other);
-  wait(event);
+  detail::wait_through_event(handle_, context, other);
 }
 
 Event Stream::record() const {
@@ -331,7 +339,7 @@ void Stream::launch_host_callback(std::unique_ptr<detail::HostCallback> callback
   detail::check(raw::cuStreamGetCaptureInfo(handle_, &capture, nullptr, &graph, nullptr, nullptr, nullptr),
                 "cuStreamGetCaptureInfo");
   if (capture != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
-    detail::check(raw::cuLaunchHostFunc(handle_, detail::run_once, queued.get()), "cuLaunchHostFunc");
+    StreamRef(handle_).launch_host_func(detail::run_once, queued.get());
     queued.release();  // run_once frees it
     return;
   }
@@ -348,26 +356,112 @@ void Stream::launch_host_callback(std::unique_ptr<detail::HostCallback> callback
     raw::cuUserObjectRelease(object, 1);
     detail::check(retained, "cuGraphRetainUserObject");
   }
-  detail::check(raw::cuLaunchHostFunc(handle_, detail::run_in_graph, owned_by_graph), "cuLaunchHostFunc");
+  StreamRef(handle_).launch_host_func(detail::run_in_graph, owned_by_graph);
 }
 
 void Stream::begin_capture(CUstreamCaptureMode mode) const {
   require_owner("cubind::Stream::begin_capture");
-  detail::check(raw::cuStreamBeginCapture(handle_, mode), "cuStreamBeginCapture");
+  StreamRef(handle_).begin_capture(mode);
 }
 
 Graph Stream::end_capture() const {
-  const CUcontext context = context_handle("cubind::Stream::end_capture");
-  CUgraph graph = nullptr;
-  detail::check(raw::cuStreamEndCapture(handle_, &graph), "cuStreamEndCapture");
-  return Graph(graph, context);
+  context_handle("cubind::Stream::end_capture");
+  return StreamRef(handle_).end_capture();
 }
 
 bool Stream::is_capturing() const {
   require_owner("cubind::Stream::is_capturing");
+  return StreamRef(handle_).is_capturing();
+}
+
+// StreamRef: the driver calls themselves, for any stream.
+
+void StreamRef::sync() const {
+  detail::require_stream(*this, "cubind::StreamRef::sync");
+  detail::check(raw::cuStreamSynchronize(handle_), "cuStreamSynchronize");
+}
+
+bool StreamRef::query() const {
+  detail::require_stream(*this, "cubind::StreamRef::query");
+  const CUresult status = raw::cuStreamQuery(handle_);
+  if (status == CUDA_ERROR_NOT_READY) return false;
+  detail::check(status, "cuStreamQuery");
+  return true;
+}
+
+int StreamRef::priority() const {
+  detail::require_stream(*this, "cubind::StreamRef::priority");
+  int priority = 0;
+  detail::check(raw::cuStreamGetPriority(handle_, &priority), "cuStreamGetPriority");
+  return priority;
+}
+
+bool StreamRef::is_non_blocking() const {
+  detail::require_stream(*this, "cubind::StreamRef::is_non_blocking");
+  unsigned int flags = 0;
+  detail::check(raw::cuStreamGetFlags(handle_, &flags), "cuStreamGetFlags");
+  return (flags & CU_STREAM_NON_BLOCKING) != 0;
+}
+
+Context StreamRef::context() const {
+  return Context::from_native_handle(detail::stream_context(*this, "cubind::StreamRef::context"));
+}
+
+std::optional<Context> StreamRef::context_if_known() const {
+  detail::require_stream(*this, "cubind::StreamRef::context_if_known");
+  CUcontext context = nullptr;
+  if (raw::cuStreamGetCtx(handle_, &context) != CUDA_SUCCESS || context == nullptr) return std::nullopt;
+  return Context::from_native_handle(context);
+}
+
+void StreamRef::wait(EventRef event) const {
+  detail::require_stream(*this, "cubind::StreamRef::wait");
+  if (event.handle() == nullptr) {
+    throw std::logic_error("cubind::StreamRef::wait: the event is a null cubind::Event (moved from or released)");
+  }
+  detail::check(raw::cuStreamWaitEvent(handle_, event.handle(), 0), "cuStreamWaitEvent");
+}
+
+void StreamRef::wait(StreamRef other) const {
+  detail::require_stream(*this, "cubind::StreamRef::wait");
+  detail::require_stream(other, "cubind::StreamRef::wait");
+  if (other.handle_ == handle_) return;
+  // This stream's context matters only when `other` is a default stream.
+  CUcontext context = nullptr;
+  if (detail::is_default_stream(other.handle_) && !detail::is_default_stream(handle_)) {
+    context = detail::stream_context(*this, "cubind::StreamRef::wait");
+  }
+  detail::wait_through_event(handle_, context, other);
+}
+
+void StreamRef::launch_host_func(CUhostFn fn, void* data) const {
+  detail::require_stream(*this, "cubind::StreamRef::launch_host_func");
+  if (fn == nullptr) throw std::invalid_argument("cubind::StreamRef::launch_host_func: the function is null");
+  detail::check(raw::cuLaunchHostFunc(handle_, fn, data), "cuLaunchHostFunc");
+}
+
+void StreamRef::begin_capture(CUstreamCaptureMode mode) const {
+  detail::require_stream(*this, "cubind::StreamRef::begin_capture");
+  detail::check(raw::cuStreamBeginCapture(handle_, mode), "cuStreamBeginCapture");
+}
+
+Graph StreamRef::end_capture() const {
+  // Asked first: the graph remembers where to be instantiated.
+  const std::optional<Context> context = context_if_known();
+  CUgraph graph = nullptr;
+  detail::check(raw::cuStreamEndCapture(handle_, &graph), "cuStreamEndCapture");
+  return Graph(graph, context ? context->handle() : nullptr);
+}
+
+bool StreamRef::is_capturing() const {
+  detail::require_stream(*this, "cubind::StreamRef::is_capturing");
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   detail::check(raw::cuStreamIsCapturing(handle_, &status), "cuStreamIsCapturing");
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+StreamContextGuard::StreamContextGuard(StreamRef stream) {
+  if (const std::optional<Context> context = stream.context_if_known()) guard_.emplace(*context);
 }
 
 }  // namespace cubind

@@ -33,6 +33,15 @@ class Context {
   // Waits for all work in the context (cuCtxSynchronize, under a ContextGuard).
   void sync() const;
 
+  // Makes this context current on the calling thread (cuCtxSetCurrent),
+  // replacing the top of its context stack. The change is permanent; use a
+  // ContextGuard for a scoped one. @throws CudaError
+  void set_current() const;
+  // Leaves no context current on the calling thread (cuCtxSetCurrent with
+  // null), as before any was made current: to restore what
+  // Context::current() returned as none. @throws CudaError
+  static void clear_current();
+
   friend bool operator==(const Context& a, const Context& b) noexcept { return a.handle_ == b.handle_; }
   friend bool operator!=(const Context& a, const Context& b) noexcept { return !(a == b); }
 

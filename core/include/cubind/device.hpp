@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "cubind/context.hpp"
@@ -34,6 +35,9 @@ class Device {
   // The device of the context current on this thread.
   // @throws std::logic_error when no context is current.
   static Device current();
+  // The same, or none when no context is current, or the driver cannot say
+  // (cuCtxGetCurrent fails: not initialized). @throws CudaError from cuCtxGetDevice
+  static std::optional<Device> current_if_any();
 
   CUdevice handle() const noexcept { return handle_; }
   int ordinal() const noexcept { return ordinal_; }

@@ -76,6 +76,7 @@ class Graph {
 
  private:
   friend class Stream;
+  friend class StreamRef;
   Graph(CUgraph handle, CUcontext context) noexcept : handle_(handle), context_(context) {}
 
   CUgraph handle_;

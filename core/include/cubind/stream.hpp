@@ -35,8 +35,80 @@ class StreamRef {
   static StreamRef legacy_default() noexcept { return StreamRef(CU_STREAM_LEGACY); }
   static StreamRef per_thread_default() noexcept { return StreamRef(CU_STREAM_PER_THREAD); }
 
+  // The calls below work on any stream, owned by cubind or not. A default
+  // stream means the one of the context current on the calling thread; with
+  // none current, the driver refuses it (CudaError). Each throws
+  // std::logic_error, naming the call, for the StreamRef of a null Stream.
+
+  // Blocks until all work submitted so far has completed (cuStreamSynchronize).
+  // @throws CudaError
+  void sync() const;
+  // True when all work submitted so far has completed; false for
+  // CUDA_ERROR_NOT_READY (cuStreamQuery). @throws CudaError for any other status
+  bool query() const;
+  // cuStreamGetPriority: lower numbers run first. @throws CudaError
+  int priority() const;
+  // Whether the stream does not synchronize with the legacy default stream
+  // (CU_STREAM_NON_BLOCKING in cuStreamGetFlags). @throws CudaError
+  bool is_non_blocking() const;
+
+  // The stream's context (cuStreamGetCtx); for a default stream, the current one.
+  // @throws CudaError, e.g. for a default stream with no context current
+  Context context() const;
+  // The same, or none where the driver cannot say (a default stream with no
+  // context current): any failure of cuStreamGetCtx is an answer here.
+  std::optional<Context> context_if_known() const;
+
+  // Work submitted after this call waits for the event (cuStreamWaitEvent).
+  // @throws std::logic_error for a null event, CudaError
+  void wait(EventRef event) const;
+  // Work submitted after this call waits for the work submitted to `other`
+  // so far, through a temporary event recorded on `other`, made in `other`'s
+  // context. A default `other` is taken to be the one of this stream's
+  // context (of the current context when this is a default stream too).
+  // Waiting on itself does nothing. @throws CudaError
+  void wait(StreamRef other) const;
+
+  // Queues fn(data) to run on a driver thread after the work submitted so far
+  // (cuLaunchHostFunc); later work waits for it. `data` stays the caller's:
+  // it must live until fn has run (for every launch of a graph this stream
+  // is capturing). fn must not call CUDA. Stream::launch_host_func takes any
+  // C++ callable and keeps it alive itself.
+  // @throws std::invalid_argument for a null fn, CudaError
+  void launch_host_func(CUhostFn fn, void* data) const;
+
+  // cuStreamBeginCapture: work submitted from now on is recorded, not run.
+  // @throws CudaError
+  void begin_capture(CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) const;
+  // cuStreamEndCapture: the recorded work as an owned graph, which
+  // Graph::instantiate() instantiates in this stream's context (when known).
+  // @throws CudaError (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) when an illegal
+  // call during the capture invalidated it
+  Graph end_capture() const;
+  // True from begin_capture to end_capture, even once the capture is
+  // invalidated (cuStreamIsCapturing). @throws CudaError
+  bool is_capturing() const;
+
  private:
   CUstream handle_;
+};
+
+// Makes `stream`'s context current for a scope, when the driver can say which
+// (StreamRef::context_if_known), and restores the one current before; with no
+// answer (a default stream, no context current) it changes nothing. For calls
+// that take their context from the current one, such as those on raw
+// addresses (memory.hpp): so that they work on any thread, with no
+// set_current() first. A ContextGuard underneath, costing what it does.
+class StreamContextGuard {
+ public:
+  // @throws std::logic_error for the StreamRef of a null Stream, CudaError.
+  explicit StreamContextGuard(StreamRef stream);
+
+  StreamContextGuard(const StreamContextGuard&) = delete;
+  StreamContextGuard& operator=(const StreamContextGuard&) = delete;
+
+ private:
+  std::optional<ContextGuard> guard_;
 };
 
 namespace detail {
