@@ -6,6 +6,7 @@
 #include "cubind/context.hpp"
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
+#include "conditional_bodies.hpp"
 #include "context_registry.hpp"
 
 namespace cubind {
@@ -90,13 +91,7 @@ CUgraphConditionalHandle create_condition(StreamRef stream, std::optional<unsign
 
 std::vector<CUgraph> capture_conditional(StreamRef stream, CUgraphConditionalHandle condition,
                                          CUgraphConditionalNodeType type, unsigned int count) {
-  const bool count_ok = (type == CU_GRAPH_COND_TYPE_IF && (count == 1 || count == 2)) ||
-                        (type == CU_GRAPH_COND_TYPE_WHILE && count == 1) ||
-                        (type == CU_GRAPH_COND_TYPE_SWITCH && count >= 1);
-  if (!count_ok) {
-    throw std::invalid_argument("cubind::capture_conditional: " + std::to_string(count) +
-                                " bodies; an if node takes 1 or 2, a while node 1, a switch node 1 or more");
-  }
+  detail::require_conditional_body_count(type, count, "cubind::capture_conditional");
   const CaptureInfo info = active_capture(stream, "cubind::capture_conditional");
   CUgraphNodeParams params{};
   params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;

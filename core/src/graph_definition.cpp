@@ -5,6 +5,7 @@
 
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
+#include "conditional_bodies.hpp"
 
 namespace cubind {
 
@@ -213,6 +214,190 @@ void set_exec_node_params(CUgraphExec exec, CUgraphNode node, CUgraphNodeParams&
   if (exec == nullptr) throw std::invalid_argument("cubind::set_exec_node_params: the instantiation is null");
   detail::check(raw::cuGraphExecNodeSetParams(exec, checked(node, "cubind::set_exec_node_params"), &params),
                 "cuGraphExecNodeSetParams");
+}
+
+CUgraphNodeParams kernel_node(const KernelNode& node) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  p.kernel.kern = node.kernel;
+  p.kernel.ctx = node.context;
+  p.kernel.gridDimX = node.grid.x;
+  p.kernel.gridDimY = node.grid.y;
+  p.kernel.gridDimZ = node.grid.z;
+  p.kernel.blockDimX = node.block.x;
+  p.kernel.blockDimY = node.block.y;
+  p.kernel.blockDimZ = node.block.z;
+  p.kernel.sharedMemBytes = node.shared_memory_bytes;
+  p.kernel.kernelParams = node.arguments;
+  return p;
+}
+
+CUgraphNodeParams memset_node(const MemsetNode& node) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  p.memset.dst = node.dst;
+  p.memset.value = node.value;
+  p.memset.elementSize = node.element_size;
+  p.memset.width = node.width;
+  p.memset.height = node.height;
+  p.memset.pitch = node.pitch;
+  p.memset.ctx = node.context;
+  return p;
+}
+
+CUgraphNodeParams memcpy_node(const MemcpyNode& node) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  p.memcpy.copyCtx = node.context;
+  p.memcpy.copyParams.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  p.memcpy.copyParams.srcDevice = node.src;
+  p.memcpy.copyParams.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  p.memcpy.copyParams.dstDevice = node.dst;
+  p.memcpy.copyParams.WidthInBytes = node.bytes;
+  p.memcpy.copyParams.Height = 1;
+  p.memcpy.copyParams.Depth = 1;
+  return p;
+}
+
+CUgraphNodeParams event_record_node(CUevent event) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+  p.eventRecord.event = event;
+  return p;
+}
+
+CUgraphNodeParams event_wait_node(CUevent event) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+  p.eventWait.event = event;
+  return p;
+}
+
+CUgraphNodeParams child_graph_node(GraphRef child) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+  p.graph.graph = child.handle();
+  return p;
+}
+
+CUgraphNodeParams host_node(CUhostFn fn, void* data) {
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_HOST;
+  p.host.fn = fn;
+  p.host.userData = data;
+  return p;
+}
+
+CUgraphNode add_empty_node(GraphRef graph, const std::vector<CUgraphNode>& dependencies) {
+  checked(graph, "cubind::add_empty_node");
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_EMPTY;
+  return add_node(graph, dependencies, p);
+}
+
+AddedAllocNode add_alloc_node(GraphRef graph, const std::vector<CUgraphNode>& dependencies, const AllocNode& alloc) {
+  checked(graph, "cubind::add_alloc_node");
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  p.alloc.bytesize = alloc.bytes;
+  const bool host = alloc.memory_type == GraphMemoryType::host;
+  p.alloc.poolProps.allocType =
+      alloc.memory_type == GraphMemoryType::managed ? CU_MEM_ALLOCATION_TYPE_MANAGED : CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.alloc.poolProps.location.type = host ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  p.alloc.poolProps.location.id = host ? 0 : alloc.device;
+  std::vector<CUmemAccessDesc> access(alloc.peers.size());
+  for (std::size_t i = 0; i < alloc.peers.size(); ++i) {
+    access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[i].location.id = alloc.peers[i];
+    access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+  p.alloc.accessDescs = access.data();
+  p.alloc.accessDescCount = access.size();
+  AddedAllocNode added;
+  added.node = add_node(graph, dependencies, p);
+  added.address = p.alloc.dptr;
+  return added;
+}
+
+CUgraphNode add_free_node(GraphRef graph, const std::vector<CUgraphNode>& dependencies, CUdeviceptr address) {
+  checked(graph, "cubind::add_free_node");
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+  p.free.dptr = address;
+  return add_node(graph, dependencies, p);
+}
+
+AddedConditionalNode add_conditional_node(GraphRef graph, const std::vector<CUgraphNode>& dependencies,
+                                          CUgraphConditionalHandle condition, CUgraphConditionalNodeType type,
+                                          unsigned int count, CUcontext context) {
+  checked(graph, "cubind::add_conditional_node");
+  detail::require_conditional_body_count(type, count, "cubind::add_conditional_node");
+  CUgraphNodeParams p{};
+  p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  p.conditional.handle = condition;
+  p.conditional.type = type;
+  p.conditional.size = count;
+  p.conditional.ctx = context;
+  AddedConditionalNode added;
+  added.node = add_node(graph, dependencies, p);
+  added.bodies.assign(p.conditional.phGraph_out, p.conditional.phGraph_out + count);
+  return added;
+}
+
+NodeInfo node_info(CUgraphNode node) {
+  checked(node, "cubind::node_info");
+  NodeInfo info;
+  info.type = node_type(node);
+  switch (info.type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const CUDA_KERNEL_NODE_PARAMS p = kernel_node_params(node);
+      info.kernel = p.kern;
+      info.grid = Dim3(p.gridDimX, p.gridDimY, p.gridDimZ);
+      info.block = Dim3(p.blockDimX, p.blockDimY, p.blockDimZ);
+      info.shared_memory_bytes = p.sharedMemBytes;
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const CUDA_MEMSET_NODE_PARAMS p = memset_node_params(node);
+      info.dst = p.dst;
+      info.value = p.value;
+      info.element_size = p.elementSize;
+      info.width = p.width;
+      info.height = p.height;
+      info.pitch = p.pitch;
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+      const CUDA_MEMCPY3D p = memcpy_node_params(node);
+      info.dst = p.dstMemoryType == CU_MEMORYTYPE_HOST ? reinterpret_cast<CUdeviceptr>(p.dstHost) : p.dstDevice;
+      info.src = p.srcMemoryType == CU_MEMORYTYPE_HOST ? reinterpret_cast<CUdeviceptr>(p.srcHost) : p.srcDevice;
+      info.bytes = p.WidthInBytes;
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+      const CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_node_params(node);
+      info.dst = p.dptr;
+      info.bytes = p.bytesize;
+      info.device = p.poolProps.location.id;
+      info.memory_type = p.poolProps.allocType == CU_MEM_ALLOCATION_TYPE_MANAGED ? GraphMemoryType::managed
+                         : p.poolProps.location.type == CU_MEM_LOCATION_TYPE_HOST ? GraphMemoryType::host
+                                                                                  : GraphMemoryType::device;
+      for (std::size_t i = 0; i < p.accessDescCount; ++i) info.peers.push_back(p.accessDescs[i].location.id);
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: info.dst = free_node_address(node); break;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: info.event = event_node_event(node, true); break;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: info.event = event_node_event(node, false); break;
+    case CU_GRAPH_NODE_TYPE_GRAPH: info.child = child_graph_of(node); break;
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      const CUDA_HOST_NODE_PARAMS p = host_node_params(node);
+      info.fn = p.fn;
+      info.data = p.userData;
+      break;
+    }
+    default: break;
+  }
+  return info;
 }
 
 bool exec_node_enabled(CUgraphExec exec, CUgraphNode node) {
