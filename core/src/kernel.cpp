@@ -116,8 +116,8 @@ std::size_t Kernel::available_dynamic_shared_memory_per_block(int blocks_per_mul
 
 int Kernel::max_potential_cluster_size(const LaunchConfig& config) const {
   state("max_potential_cluster_size");
-  detail::NativeLaunchConfig native;
-  detail::render_launch_config(config, nullptr, native);
+  NativeLaunchConfig native;
+  render_launch_config(config, nullptr, native);
   int size = 0;
   detail::check(raw::cuOccupancyMaxPotentialClusterSize(&size, function(), &native.config),
                 "cuOccupancyMaxPotentialClusterSize");
@@ -126,8 +126,8 @@ int Kernel::max_potential_cluster_size(const LaunchConfig& config) const {
 
 int Kernel::max_active_clusters(const LaunchConfig& config) const {
   state("max_active_clusters");
-  detail::NativeLaunchConfig native;
-  detail::render_launch_config(config, nullptr, native);
+  NativeLaunchConfig native;
+  render_launch_config(config, nullptr, native);
   int clusters = 0;
   detail::check(raw::cuOccupancyMaxActiveClusters(&clusters, function(), &native.config),
                 "cuOccupancyMaxActiveClusters");

@@ -12,8 +12,6 @@
 
 namespace cubind {
 
-namespace detail {
-
 namespace {
 
 std::string dims(const Dim3& d) {
@@ -47,7 +45,7 @@ const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, Stre
   } catch (const CudaError& error) {
     if (error.status() != CUDA_ERROR_INVALID_CONTEXT) throw;
   }
-  ContextGuard guard(Context::from_native_handle(stream_context(stream, "cubind::launch")));
+  ContextGuard guard(Context::from_native_handle(detail::stream_context(stream, "cubind::launch")));
   return kernel.param_info();
 }
 
@@ -100,19 +98,17 @@ void check_kernel_arguments(const std::string& kernel_name, const KernelParam* p
 }
 
 void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args) {
-  require_stream(stream, "cubind::launch");
+  detail::require_stream(stream, "cubind::launch");
   // A copy on the stack: `rendered` may be shared by threads launching at once.
   NativeLaunchConfig native;
   native.config = rendered.config;
   for (unsigned int i = 0; i < rendered.config.numAttrs; ++i) native.attributes[i] = rendered.attributes[i];
   native.config.attrs = native.attributes;
   native.config.hStream = stream.handle();
-  check(raw::cuLaunchKernelEx(&native.config, reinterpret_cast<CUfunction>(kernel.handle()), const_cast<void**>(args),
-                              nullptr),
-        "cuLaunchKernelEx");
+  detail::check(raw::cuLaunchKernelEx(&native.config, reinterpret_cast<CUfunction>(kernel.handle()),
+                                      const_cast<void**>(args), nullptr),
+                "cuLaunchKernelEx");
 }
-
-}  // namespace detail
 
 void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
                         const std::size_t* sizes, std::size_t count) {
@@ -121,8 +117,8 @@ void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kern
     throw std::invalid_argument(std::string("cubind::launch: ") + std::to_string(count) + " arguments given, but " +
                                 (args == nullptr ? "args" : "sizes") + " is null");
   }
-  const std::vector<KernelParam>& params = detail::parameters_for_launch(kernel, stream);
-  detail::check_kernel_arguments(kernel.name(), params.data(), params.size(), sizes, count);
+  const std::vector<KernelParam>& params = parameters_for_launch(kernel, stream);
+  check_kernel_arguments(kernel.name(), params.data(), params.size(), sizes, count);
   for (std::size_t i = 0; i < count; ++i) {
     // The driver would read the argument's bytes through this pointer.
     if (args[i] == nullptr) {
@@ -130,8 +126,8 @@ void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kern
                                   "' is null; it must point at the argument's " + std::to_string(sizes[i]) + " bytes");
     }
   }
-  detail::NativeLaunchConfig native;
-  detail::render_launch_config(config, stream.handle(), native);
+  NativeLaunchConfig native;
+  render_launch_config(config, stream.handle(), native);
   // The driver takes a CUkernel where a CUfunction is expected and loads it into
   // the stream's context (the current one for a default stream) on first use,
   // so no per-context lookup is needed here.

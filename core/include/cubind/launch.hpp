@@ -40,10 +40,20 @@ struct LaunchConfig {
       : grid(grid_), block(block_), shared_memory_bytes(shared_memory_bytes_) {}
 };
 
-namespace detail {
+// For bindings (Python, other languages) that launch many times with
+// arguments known only at run time. The steps launch_type_erased takes on
+// every call are split so that a binding does the costly ones once:
+//   1. render_launch_config: a LaunchConfig checked and turned into the
+//      driver's form, once per config (kept beside the binding's config object);
+//   2. parameters_for_launch: the kernel's parameter layout, read once per
+//      kernel (the Kernel keeps it), to convert each argument to its
+//      parameter's size (check_kernel_arguments when sizes come from elsewhere);
+//   3. launch_rendered: the launch itself, per call: no allocation, no check
+//      beyond a null stream, one cuLaunchKernelEx.
 
 // The driver's form of a LaunchConfig. config.attrs points into attributes,
-// so it is filled in place and never copied. Only the first config.numAttrs
+// so it is filled in place and never copied (copying is deleted: a copy's
+// attrs would point into the original). Only the first config.numAttrs
 // attributes are written, so the array is left uninitialised.
 struct NativeLaunchConfig {
   CUlaunchConfig config{};
@@ -54,31 +64,43 @@ struct NativeLaunchConfig {
   NativeLaunchConfig& operator=(const NativeLaunchConfig&) = delete;
 };
 
-// The one place a LaunchConfig becomes a CUlaunchConfig.
+// The one place a LaunchConfig becomes a CUlaunchConfig, for `stream` (any
+// value: launch_rendered puts its own stream in).
 // @throws std::invalid_argument for a zero dimension, shared memory beyond
 // 4 GiB - 1, or a grid that is not a multiple of the cluster
 void render_launch_config(const LaunchConfig& config, CUstream stream, NativeLaunchConfig& out);
 
+// Checks argument sizes against a kernel's parameters (kernel.param_info()).
 // @throws std::invalid_argument naming the first argument whose size differs
 // from its parameter's, or the two counts when they differ
 void check_kernel_arguments(const std::string& kernel_name, const KernelParam* params, std::size_t param_count,
                             const std::size_t* sizes, std::size_t count);
 
-// The kernel's parameters, read at its first launch on `stream`. The driver
-// reads them in a current context; where the thread has none (a launch on a
-// green context's stream, say), they are read in the stream's context.
-// @throws CudaError from cuKernelGetParamInfo
+// The kernel's parameters (kernel.param_info()), read at its first launch on
+// `stream`. The driver reads them in a current context; where the thread has
+// none (a launch on a green context's stream, say), they are read in the
+// stream's context. The reference stays valid as long as the Kernel.
+// @throws std::logic_error for the StreamRef of a null Stream (when a context
+// is needed), CudaError from cuKernelGetParamInfo
 const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, StreamRef stream);
 
 // Launches with a config rendered beforehand by render_launch_config (its
-// stream is replaced by `stream`) and args already laid out as the kernel's
-// parameters. For bindings that convert each argument to the size that
-// kernel.param_info() gives its parameter: checking the sizes again would
-// compare that layout with itself, on every launch.
+// stream is replaced by `stream`; `rendered` is only read, so threads may
+// share it) and args already laid out as the kernel's parameters: args[i]
+// points at the bytes of parameter i. For bindings that convert each argument
+// to the size that kernel.param_info() gives its parameter: checking the
+// sizes again would compare that layout with itself, on every launch.
 // @throws std::logic_error for a null Kernel or the StreamRef of a null Stream
 // @throws CudaError from cuLaunchKernelEx
 void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args);
 
+namespace detail {
+// Their former names, until python/cubind/core/_cpp.pxd names them in cubind::.
+using cubind::check_kernel_arguments;
+using cubind::launch_rendered;
+using cubind::NativeLaunchConfig;
+using cubind::parameters_for_launch;
+using cubind::render_launch_config;
 }  // namespace detail
 
 // Launches with arguments given as pointers to their bytes, as a caller that
