@@ -446,6 +446,7 @@ void StreamRef::begin_capture(CUstreamCaptureMode mode) const {
 }
 
 Graph StreamRef::end_capture() const {
+  detail::require_stream(*this, "cubind::StreamRef::end_capture");
   // Asked first: the graph remembers where to be instantiated.
   const std::optional<Context> context = context_if_known();
   CUgraph graph = nullptr;

@@ -14,9 +14,9 @@ namespace {
 using cubind::Dim3;
 using cubind::KernelParam;
 using cubind::LaunchConfig;
-using cubind::detail::check_kernel_arguments;
-using cubind::detail::NativeLaunchConfig;
-using cubind::detail::render_launch_config;
+using cubind::check_kernel_arguments;
+using cubind::NativeLaunchConfig;
+using cubind::render_launch_config;
 
 CUstream fake_stream() { return reinterpret_cast<CUstream>(std::uintptr_t{0x1234}); }
 
@@ -225,13 +225,13 @@ TEST(LaunchStream, StreamOfANullStreamIsRejectedBeforeAnyDriverCall) {
 }
 
 TEST(LaunchRendered, NullStreamOrKernelIsALogicErrorBeforeAnyDriverCall) {
-  cubind::detail::NativeLaunchConfig rendered;
-  cubind::detail::render_launch_config(LaunchConfig{}, nullptr, rendered);
+  cubind::NativeLaunchConfig rendered;
+  cubind::render_launch_config(LaunchConfig{}, nullptr, rendered);
   const cubind::Kernel kernel;
-  EXPECT_THROW(cubind::detail::launch_rendered(cubind::StreamRef(cubind::detail::invalid_stream()), rendered, kernel,
+  EXPECT_THROW(cubind::launch_rendered(cubind::StreamRef(cubind::detail::invalid_stream()), rendered, kernel,
                                                nullptr),
                std::logic_error);
-  EXPECT_THROW(cubind::detail::launch_rendered(cubind::StreamRef(CUstream{}), rendered, kernel, nullptr),
+  EXPECT_THROW(cubind::launch_rendered(cubind::StreamRef(CUstream{}), rendered, kernel, nullptr),
                std::logic_error);
 }
 

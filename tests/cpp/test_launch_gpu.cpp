@@ -163,9 +163,9 @@ class LaunchGpu : public ::testing::Test {
       void* args[] = {const_cast<float*>(&a), const_cast<CUdeviceptr*>(&px), const_cast<CUdeviceptr*>(&py),
                       const_cast<unsigned int*>(&n)};
       // Rendered for no stream: launch_rendered puts the stream in.
-      cubind::detail::NativeLaunchConfig native;
-      cubind::detail::render_launch_config(config, nullptr, native);
-      cubind::detail::launch_rendered(stream(), native, kernel, args);
+      cubind::NativeLaunchConfig native;
+      cubind::render_launch_config(config, nullptr, native);
+      cubind::launch_rendered(stream(), native, kernel, args);
     } else {
       cubind::launch(stream(), config, kernel, a, px, py, n);
     }
@@ -413,8 +413,8 @@ TEST_F(LaunchGpu, ClusterOccupancyMatchesTheRawCalls) {
   config.grid = 64;
   config.block = 128;
   config.cluster = Dim3(2);
-  cubind::detail::NativeLaunchConfig native;
-  cubind::detail::render_launch_config(config, nullptr, native);
+  cubind::NativeLaunchConfig native;
+  cubind::render_launch_config(config, nullptr, native);
   int size = -1, clusters = -1;
   ASSERT_EQ(raw::cuOccupancyMaxPotentialClusterSize(&size, kernel.function(), &native.config), CUDA_SUCCESS);
   ASSERT_EQ(raw::cuOccupancyMaxActiveClusters(&clusters, kernel.function(), &native.config), CUDA_SUCCESS);

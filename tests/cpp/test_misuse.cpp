@@ -611,13 +611,13 @@ TEST(LaunchMisuse, WrongArgumentCountsAndSizesNameTheKernelAndTheNumbers) {
   const std::size_t too_many[3] = {8, 4, 4};
   const std::size_t wrong[2] = {8, 8};
   std::string message = message_of<std::invalid_argument>(
-      [&] { cubind::detail::check_kernel_arguments("scale", params, 2, too_few, 1); });
+      [&] { cubind::check_kernel_arguments("scale", params, 2, too_few, 1); });
   EXPECT_EQ(message, "cubind::launch: kernel 'scale' takes 2 arguments, 1 given");
   message = message_of<std::invalid_argument>(
-      [&] { cubind::detail::check_kernel_arguments("scale", params, 2, too_many, 3); });
+      [&] { cubind::check_kernel_arguments("scale", params, 2, too_many, 3); });
   EXPECT_EQ(message, "cubind::launch: kernel 'scale' takes 2 arguments, 3 given");
   message = message_of<std::invalid_argument>(
-      [&] { cubind::detail::check_kernel_arguments("scale", params, 2, wrong, 2); });
+      [&] { cubind::check_kernel_arguments("scale", params, 2, wrong, 2); });
   EXPECT_EQ(message, "cubind::launch: argument 1 of kernel 'scale' must be 4 bytes, 8 bytes given");
 }
 

@@ -1,7 +1,8 @@
 // TMA tensor maps (CUtensorMap): the descriptor a kernel on sm_90 or later
 // receives as a `const __grid_constant__ CUtensorMap` argument to copy tiles
 // between global and shared memory. Encoding is a host-side call that checks
-// the layout; it allocates nothing and needs no context.
+// the layout and allocates nothing; the driver wants a context current (any:
+// CUDA_ERROR_INVALID_CONTEXT without one), as a ContextGuard makes it.
 #pragma once
 
 #include <cuda.h>
