@@ -17,8 +17,9 @@ cdef int _unknown(str name) except -1:
 
 
 # Generated (bindings/python/cubind/_libraries.pxi): each library's status and
-# load functions, _status_of(name), _load(name) and NAMES.
-include "_libraries.pxi"
+# load functions, _status_of(name), _load(name) and NAMES. Found through
+# Cython's include directories (bindings/python among them), not beside this file.
+include "cubind/_libraries.pxi"
 
 
 def status(name):
