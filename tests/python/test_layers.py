@@ -1,6 +1,9 @@
-"""The package's layers as installed: every extension module links the raw
-layer (libcubind_raw.so) and nothing of the core, the raw layer links nothing
-of cubind, and the loader inside it finds NVIDIA's wheels next to the package."""
+"""The package's layers as installed. Every extension module's NEEDED list
+follows its layer: cubind.bindings (and cubind._libraries) link the raw layer
+(libcubind_raw.so) and nothing of the core; cubind.core's modules, however
+many there are and in whatever subpackage, link the core (libcubind.so, which
+links libcubind_raw.so). The raw layer links nothing of cubind, and the loader
+inside it finds NVIDIA's wheels next to the package."""
 
 import glob
 import os
@@ -12,6 +15,7 @@ import cubind
 from conftest import run_python
 
 PACKAGE = os.path.dirname(cubind.__file__)
+LIBRARIES = ("libcubind_raw.so", "libcubind.so")
 
 
 def needed(path):
@@ -20,7 +24,27 @@ def needed(path):
 
 
 def extension_modules():
-    return sorted(glob.glob(os.path.join(PACKAGE, "**", "*.so"), recursive=True))
+    """{dotted name: path} of every extension module in the package (the two libraries left out)."""
+    modules = {}
+    for path in glob.glob(os.path.join(PACKAGE, "**", "*.so"), recursive=True):
+        if os.path.basename(path) in LIBRARIES:
+            continue
+        rel = os.path.relpath(path, os.path.dirname(PACKAGE))
+        modules[os.path.dirname(rel).replace(os.sep, ".") + "." + os.path.basename(rel).split(".")[0]] = path
+    return modules
+
+
+def layer(module):
+    """Which library a module sits over: "raw", "core", or None for a module no rule covers."""
+    if module == "cubind._libraries" or module.startswith("cubind.bindings."):
+        return "raw"
+    if module.startswith("cubind.core."):
+        return "core"
+    return None
+
+
+def cubind_libraries(path):
+    return [lib for lib in needed(path) if lib.startswith("libcubind")]
 
 
 def test_both_libraries_are_installed_at_the_package_root():
@@ -37,30 +61,36 @@ def test_the_core_links_the_raw_library():
     assert "libcubind_raw.so" in needed(os.path.join(PACKAGE, "libcubind.so"))
 
 
-def test_every_bindings_module_links_the_raw_layer_only():
-    # cubind.core's modules sit above the C++ core and link it; every other
-    # module sits below it.
-    core_dir = os.path.join(PACKAGE, "core")
-    modules = {os.path.basename(m).split(".")[0]: m for m in extension_modules()
-               if not os.path.basename(m).startswith("libcubind")
-               and os.path.dirname(m) != core_dir}
-    callers = {"_libraries", "driver", "runtime", "nvrtc", "nvjitlink"}
+def test_every_extension_module_has_a_layer():
+    # A module outside cubind.bindings, cubind._libraries and cubind.core
+    # needs its rule written here first.
+    modules = extension_modules()
+    assert not [m for m in modules if layer(m) is None], sorted(modules)
+
+
+def test_bindings_modules_link_the_raw_layer_only():
+    modules = {m: path for m, path in extension_modules().items() if layer(m) == "raw"}
+    callers = {"cubind._libraries", "cubind.bindings.driver", "cubind.bindings.runtime",
+               "cubind.bindings.nvrtc", "cubind.bindings.nvjitlink"}
     assert callers <= set(modules), sorted(modules)
-    for name, module in modules.items():
-        libs = needed(module)
-        assert "libcubind.so" not in libs, (module, libs)
+    for module, path in modules.items():
+        libs = cubind_libraries(path)
+        assert set(libs) <= {"libcubind_raw.so"}, (module, libs)
         # Modules that call into the CUDA libraries need the raw layer; a
-        # module with no such call (_support) may need nothing of cubind.
-        if name in callers:
-            assert "libcubind_raw.so" in libs, (module, libs)
+        # module with no such call (those of _support) may need nothing of cubind.
+        if module in callers:
+            assert libs == ["libcubind_raw.so"], (module, libs)
 
 
 def test_core_modules_link_the_core():
-    core_dir = os.path.join(PACKAGE, "core")
-    modules = [m for m in extension_modules() if os.path.dirname(m) == core_dir]
+    # The core must be named. libcubind_raw.so may be too, while cubind.core's
+    # C++ glue still calls a few raw functions itself (the design wants none).
+    modules = {m: path for m, path in extension_modules().items() if layer(m) == "core"}
     assert modules, "cubind.core has no extension module"
-    for module in modules:
-        assert "libcubind.so" in needed(module), module
+    for module, path in modules.items():
+        libs = cubind_libraries(path)
+        assert "libcubind.so" in libs, (module, libs)
+        assert set(libs) <= set(LIBRARIES), (module, libs)
 
 
 def test_one_table_per_process_shared_by_the_modules():
