@@ -48,44 +48,31 @@ from cubind.core._options import (  # noqa: E402
     WorkqueueResourceOptions,
 )
 from cubind.core._host import Host  # noqa: E402
-from cubind.core._core import (  # noqa: E402
-    LEGACY_DEFAULT_STREAM,
-    PER_THREAD_DEFAULT_STREAM,
-    Buffer,
-    ComputeCapability,
-    Context,
-    CUDAError,
-    Device,
+from cubind.core._context import Context  # noqa: E402
+from cubind.core._device import ComputeCapability, Device  # noqa: E402
+from cubind.core._device_properties import DeviceProperties  # noqa: E402
+from cubind.core._device_resources import DeviceResources, SMResource, WorkqueueResource  # noqa: E402
+from cubind.core._errors import CUDAError, NVRTCError, NvJitLinkError  # noqa: E402
+from cubind.core._event import Event  # noqa: E402
+from cubind.core._graph._graph_builder import GraphMemoryResource  # noqa: E402
+from cubind.core._launch import LaunchConfig, launch  # noqa: E402
+from cubind.core._linker import Linker  # noqa: E402
+from cubind.core._memory._buffer import Buffer, MemoryResource  # noqa: E402
+from cubind.core._memory._ipc import IPCAllocationHandle, IPCBufferDescriptor, IPCEventDescriptor  # noqa: E402
+from cubind.core._memory._managed import ManagedBuffer, ManagedMemoryResource  # noqa: E402
+from cubind.core._memory._memory_pool import (  # noqa: E402
     DeviceMemoryResource,
-    DeviceProperties,
-    DeviceResources,
-    Event,
-    GraphMemoryResource,
-    IPCAllocationHandle,
-    IPCBufferDescriptor,
-    IPCEventDescriptor,
-    Kernel,
-    LaunchConfig,
     LegacyPinnedMemoryResource,
-    Linker,
-    ManagedBuffer,
-    ManagedMemoryResource,
-    MemoryResource,
-    NVRTCError,
-    NvJitLinkError,
-    ObjectCode,
     PinnedMemoryResource,
-    Program,
-    SMResource,
-    Stream,
-    VirtualMemoryResource,
-    TensorMapDescriptor,
-    WorkqueueResource,
-    launch,
 )
-from cubind.core._tensor_map import TensorMapDescriptorOptions  # noqa: E402
-# After _core: _core imports _memory_options, whose enums come from typing,
-# which names _core's classes.
+from cubind.core._memory._virtual_memory import VirtualMemoryResource  # noqa: E402
+from cubind.core._module import Kernel, ObjectCode  # noqa: E402
+from cubind.core._program import Program  # noqa: E402
+from cubind.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream  # noqa: E402
+from cubind.core._tensor_map import TensorMapDescriptor  # noqa: E402
+from cubind.core._tensor_map_options import TensorMapDescriptorOptions  # noqa: E402
+# After the compiled modules: they import _memory_options, whose enums come
+# from typing, which names their classes.
 from cubind.core._memory_options import (  # noqa: E402
     ManagedMemoryResourceOptions,
     VirtualMemoryResourceOptions,

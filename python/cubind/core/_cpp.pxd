@@ -41,7 +41,6 @@ cdef extern from "<cuda.h>" nogil:
 
 cdef extern from "_translate.hpp" namespace "cubind_core":
     void translate()
-    void set_error_classes(object cuda_error, object nvrtc_error, object nvjitlink_error)
 
 cdef extern from "cubind/device.hpp" namespace "cubind" nogil:
     # Device and Context have no default constructor, which Cython's
@@ -395,22 +394,12 @@ cdef extern from "cubind/graph_memory_resource.hpp" namespace "cubind" nogil:
         void trim() except +translate
 
 cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
-    # Graph owners on the heap, and the host callbacks of Python callables.
+    # Graph owners on the heap.
     void stream_begin_capture(CUstream stream, CUstreamCaptureMode mode) except +translate
     Graph* stream_end_capture(CUstream stream) except +translate
     GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
                                  const GraphInstantiateOptions& options) except +translate
     shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
-    # The gate of Python host callbacks (read without the GIL): enter before
-    # taking the GIL, leave after; close at exit, waiting for those inside.
-    bint enter_python_callback() noexcept
-    void leave_python_callback() noexcept
-    bint close_python_callbacks(int timeout_ms) noexcept
-    void release_later(PyObject* object)
-    void run_python_callable(void* callable)
-    void release_python_object(void* object)
-    void release_malloced(void* data)
-    void release_nothing(void* data)
 # Managed memory pools, virtual memory and batched copies (_memory_support.hpp).
 cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
     cdef cppclass ManagedMemoryResource(MemoryResource):

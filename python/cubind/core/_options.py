@@ -31,7 +31,7 @@ __all__ = [
 def _current_arch(owner):
     # As in cuda.core: no arch means the current device's. Imported here, as
     # the device class lives in the compiled module.
-    from cubind.core._core import Device
+    from cubind.core._device import Device
 
     try:
         return "sm_" + Device().arch

@@ -17,18 +17,15 @@
 
 namespace cubind_core {
 
-// The Python exception classes, set by the module at import (set_error_classes).
-inline PyObject* cuda_error_class = nullptr;
-inline PyObject* nvrtc_error_class = nullptr;
-inline PyObject* nvjitlink_error_class = nullptr;
-
-inline void set_error_classes(PyObject* cuda_error, PyObject* nvrtc_error, PyObject* nvjitlink_error) {
-  Py_XINCREF(cuda_error);
-  Py_XINCREF(nvrtc_error);
-  Py_XINCREF(nvjitlink_error);
-  cuda_error_class = cuda_error;
-  nvrtc_error_class = nvrtc_error;
-  nvjitlink_error_class = nvjitlink_error;
+// The exception class `name` of cubind.core._errors (a new reference), or
+// null with no error set where it cannot be had. Looked up on each error, not
+// kept: every cubind.core extension module has its own copy of this header.
+inline PyObject* error_class(const char* name) {
+  PyObject* module = PyImport_ImportModule("cubind.core._errors");
+  PyObject* cls = module == nullptr ? nullptr : PyObject_GetAttrString(module, name);
+  Py_XDECREF(module);
+  if (cls == nullptr) PyErr_Clear();
+  return cls;
 }
 
 inline void set_attribute(PyObject* object, const char* name, PyObject* value) {
@@ -40,19 +37,24 @@ inline void set_attribute(PyObject* object, const char* name, PyObject* value) {
   Py_DECREF(value);
 }
 
-inline void raise_cuda_error(PyObject* cls, const cubind::CudaError& error) {
+inline void raise_cuda_error(const char* class_name, const cubind::CudaError& error) {
+  PyObject* cls = error_class(class_name);
   if (cls == nullptr) {
     PyErr_SetString(PyExc_RuntimeError, error.what());
     return;
   }
   PyObject* exception = PyObject_CallFunction(cls, "s", error.what());
-  if (exception == nullptr) return;  // the call's own error stands
+  if (exception == nullptr) {  // the call's own error stands
+    Py_DECREF(cls);
+    return;
+  }
   set_attribute(exception, "status", PyLong_FromLong(error.status()));
   set_attribute(exception, "api_function", PyUnicode_FromString(error.api_function().c_str()));
   set_attribute(exception, "error_name", PyUnicode_FromString(error.error_name().c_str()));
   set_attribute(exception, "error_string", PyUnicode_FromString(error.error_string().c_str()));
   PyErr_SetObject(cls, exception);
   Py_DECREF(exception);
+  Py_DECREF(cls);
 }
 
 // Called inside the catch block Cython generates: rethrows to read the type.
@@ -60,11 +62,11 @@ inline void translate() {
   try {
     throw;
   } catch (const cubind::NvrtcError& error) {
-    raise_cuda_error(nvrtc_error_class, error);
+    raise_cuda_error("NVRTCError", error);
   } catch (const cubind::NvJitLinkError& error) {
-    raise_cuda_error(nvjitlink_error_class, error);
+    raise_cuda_error("NvJitLinkError", error);
   } catch (const cubind::CudaError& error) {
-    raise_cuda_error(cuda_error_class, error);
+    raise_cuda_error("CUDAError", error);
   } catch (const std::invalid_argument& error) {
     PyErr_SetString(PyExc_ValueError, error.what());
   } catch (const std::out_of_range& error) {

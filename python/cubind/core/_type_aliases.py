@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Literal, Protocol, TypeAlias, Union, runtime_checkable
 
 from cubind.bindings.driver import CUdeviceptr
-from cubind.core._core import SMResource, WorkqueueResource
+from cubind.core._device_resources import SMResource, WorkqueueResource
 
 
 @runtime_checkable

@@ -6,7 +6,8 @@ nodes graph[node] can be changed for later launches), GraphCondition (the
 condition of conditional nodes), GraphCompleteOptions and
 GraphDebugPrintOptions."""
 
-from cubind.core._core import (
+from cubind.core._graph._graph_builder import Graph, GraphBuilder, GraphCondition
+from cubind.core._graph._graph_definition import (
     AllocNode,
     ChildGraphNode,
     ConditionalNode,
@@ -22,9 +23,6 @@ from cubind.core._core import (
     ExecutableMemcpyNode,
     ExecutableMemsetNode,
     FreeNode,
-    Graph,
-    GraphBuilder,
-    GraphCondition,
     GraphDefinition,
     GraphNode,
     HostCallbackNode,

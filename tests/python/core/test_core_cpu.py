@@ -314,7 +314,7 @@ def _has_driver():
 def test_launch_converts_each_argument_to_its_parameters_bytes():
     import struct
 
-    from cubind.core._core import _packed_arguments
+    from cubind.core._launch import _packed_arguments
 
     block = (ctypes.c_char * 8)()
     buffer = Buffer.from_handle(ctypes.addressof(block), 8)
@@ -356,7 +356,7 @@ def test_launch_converts_each_argument_to_its_parameters_bytes():
     (4, Buffer.from_handle(0x1000, 4), TypeError, "cannot take a Buffer"),
 ])
 def test_launch_argument_errors_name_the_argument(size, arg, error, message):
-    from cubind.core._core import _packed_arguments
+    from cubind.core._launch import _packed_arguments
 
     with pytest.raises(error, match=message):
         _packed_arguments([size], [arg], "k")

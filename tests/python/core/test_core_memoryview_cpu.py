@@ -10,7 +10,7 @@ import pytest
 np = pytest.importorskip("numpy")
 
 import cubind.core as cb  # noqa: E402
-from cubind.core import _tensor_map as tm  # noqa: E402
+from cubind.core import _tensor_map_options as tm  # noqa: E402
 from cubind.core.utils import StridedMemoryView, args_viewable_as_strided_memory  # noqa: E402
 
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,

@@ -107,7 +107,7 @@ def test_tensor_map_is_passed_by_value_from_aligned_storage(fake_driver_dir):
         assert first % 64 == 0 and first == tmap._address()
         assert bytes(raw[:16]) == tmap._bytes()[:16]
         assert struct.unpack("<Q", bytes(raw[16:24])) == (buf.handle,)
-        assert cb._core._packed_arguments([128], [tmap])[0] == tmap._bytes()
+        assert cb._launch._packed_arguments([128], [tmap])[0] == tmap._bytes()
         try:
             cb.launch(stream, cb.LaunchConfig(grid=1, block=1, shmem_size=2), code.get_kernel("k8_8"), tmap, buf)
         except TypeError as e:

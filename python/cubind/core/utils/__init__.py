@@ -11,7 +11,7 @@ CUDA library.
 
 from cubind.core._memory_options import CopyOptions, MemcpyOverlapMode, MemcpySrcAccessOrder
 from cubind.core.utils._batch import copy_batch, discard_batch, discard_prefetch_batch, prefetch_batch
-from cubind.core._core import StridedMemoryView, args_viewable_as_strided_memory
+from cubind.core._memoryview import StridedMemoryView, args_viewable_as_strided_memory
 from cubind.core.utils._program_cache import (
     FileStreamProgramCache,
     InMemoryProgramCache,

@@ -1,0 +1,332 @@
+# cython: language_level=3, binding=True, embedsignature=True, embedsignature.format=clinic
+# cython: auto_pickle=False
+# Device and ComputeCapability (cubind::Device): one Device object per device
+# per thread, and what a device makes (streams, events, contexts, buffers).
+
+from libc.stdint cimport uintptr_t
+from libcpp cimport bool as cbool
+from libcpp.memory cimport shared_ptr
+from libcpp.string cimport string
+
+cimport cubind.core._cpp as cpp
+from cubind.core._context cimport Context, _context_of
+from cubind.core._device_resources cimport _checked_options, DeviceResources
+from cubind.core._event cimport Event
+from cubind.core._graph._graph_builder cimport _new_graph_builder
+from cubind.core._memory._buffer cimport _allocate, MemoryResource
+from cubind.core._memory._memory_pool cimport DeviceMemoryResource
+from cubind.core._stream cimport (
+    _legacy_default_stream as LEGACY_DEFAULT_STREAM,
+    _per_thread_default_stream as PER_THREAD_DEFAULT_STREAM,
+    Stream,
+)
+
+import os
+import threading
+from collections import namedtuple
+from cubind.core._device_properties import DeviceProperties
+from cubind.core._options import ContextOptions
+
+
+ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"])
+
+
+ComputeCapability.__doc__ = "A named tuple of (major, minor) CUDA compute capability version numbers."
+
+
+# One Device object per device per thread, as in cuda.core.
+_per_thread = threading.local()
+
+
+cdef int _device_count() except -1:
+    cdef int count
+    with nogil:
+        count = cpp.device_count()
+    return count
+
+
+cdef int _device_ordinal(device) except -1:
+    # A Device or an int, checked against the devices present.
+    if isinstance(device, Device):
+        return device._id
+    try:
+        ordinal = device.__index__()
+    except AttributeError:
+        raise TypeError(f"device must be a Device or an int, not {type(device).__name__}") from None
+    count = _device_count()
+    if not 0 <= ordinal < count:
+        raise ValueError(f"device_id must be within [0, {count}), got {ordinal}")
+    return ordinal
+
+
+class Device:
+    """A CUDA device. Device() is the device of the current context, or 0 when
+    none is current; Device(n) is device n. There is one Device object per
+    device per thread."""
+
+    # _current: the Context set_current(ctx) made current, kept alive while it is.
+    __slots__ = ("_id", "_memory_resource", "_properties", "_entered", "_current", "__weakref__")
+
+    def __new__(cls, device_id=None):
+        cdef cpp.CUcontext current
+        cdef int ordinal
+        devices = getattr(_per_thread, "devices", None)
+        if devices is None:
+            devices = _per_thread.devices = {}
+        if device_id is None:
+            with nogil:
+                current = cpp.context_current()
+            if current != NULL:
+                with nogil:
+                    ordinal = cpp.context_device(current)
+            else:
+                ordinal = 0
+                _device_ordinal(0)
+        else:
+            ordinal = _device_ordinal(device_id)
+        device = devices.get(ordinal)
+        if device is None:
+            device = object.__new__(cls)
+            device._id = ordinal
+            device._memory_resource = None
+            device._properties = None
+            device._entered = []
+            device._current = None
+            devices[ordinal] = device
+        return device
+
+    @classmethod
+    def get_all_devices(cls):
+        """Every device this process sees, as a tuple."""
+        return tuple(cls(i) for i in range(_device_count()))
+
+    @property
+    def device_id(self):
+        return self._id
+
+    @property
+    def pci_bus_id(self):
+        """"0000:3b:00.0" (cuDeviceGetPCIBusId)."""
+        cdef int ordinal = self._id
+        cdef string text
+        with nogil:
+            text = cpp.device_pci_bus_id(ordinal)
+        return text.decode()
+
+    def can_access_peer(self, peer):
+        """Whether this device can read and write peer's memory (cuDeviceCanAccessPeer)."""
+        cdef int ordinal = self._id
+        cdef int other = _device_ordinal(peer)
+        cdef cbool can
+        if other == ordinal:
+            return True
+        with nogil:
+            can = cpp.device_can_access_peer(ordinal, other)
+        return can
+
+    @property
+    def uuid(self):
+        """The device's UUID, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (cuDeviceGetUuid)."""
+        cdef int ordinal = self._id
+        cdef string text
+        with nogil:
+            text = cpp.device_uuid(ordinal)
+        return text.decode()
+
+    @property
+    def name(self):
+        cdef int ordinal = self._id
+        cdef string text
+        with nogil:
+            text = cpp.device_name(ordinal)
+        return text.decode()
+
+    @property
+    def properties(self):
+        if self._properties is None:
+            self._properties = DeviceProperties._init(self._id)
+        return self._properties
+
+    @property
+    def compute_capability(self):
+        cdef int ordinal = self._id
+        cdef cpp.ComputeCapability cc
+        with nogil:
+            cc = cpp.device_compute_capability(ordinal)
+        return ComputeCapability(cc.major, cc.minor)
+
+    @property
+    def arch(self):
+        """The compute capability as digits: "90" for 9.0 (compile for "sm_" + arch)."""
+        major, minor = self.compute_capability
+        return f"{major}{minor}"
+
+    @property
+    def context(self):
+        """The device's primary context."""
+        cdef int ordinal = self._id
+        cdef cpp.CUcontext handle
+        with nogil:
+            handle = cpp.device_primary_context(ordinal)
+        return Context._wrap(<uintptr_t>handle, ordinal)
+
+    @property
+    def resources(self):
+        """The device's hardware resources: DeviceResources, whose sm is all
+        of its SMs, to split for green contexts (Device.create_context)."""
+        return DeviceResources._of(self._id, 0, shared_ptr[cpp.GreenContext]())
+
+    @property
+    def memory_resource(self):
+        """Where Device.allocate gets memory: by default a DeviceMemoryResource
+        over the device's default pool. Settable to any MemoryResource."""
+        if self._memory_resource is None:
+            self._memory_resource = DeviceMemoryResource(self._id)
+        return self._memory_resource
+
+    @memory_resource.setter
+    def memory_resource(self, mr):
+        if not isinstance(mr, MemoryResource):
+            raise TypeError(f"Device.memory_resource must be a MemoryResource, not {type(mr).__name__}")
+        self._memory_resource = mr
+
+    @property
+    def default_stream(self):
+        """The legacy default stream, or the per-thread one when the environment
+        sets CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM (as for cuda.core) or
+        CUBIND_PER_THREAD_DEFAULT_STREAM to a non-zero value."""
+        for variable in ("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "CUBIND_PER_THREAD_DEFAULT_STREAM"):
+            value = os.environ.get(variable, "0")
+            if value not in ("", "0"):
+                return PER_THREAD_DEFAULT_STREAM
+        return LEGACY_DEFAULT_STREAM
+
+    def __int__(self):
+        return self._id
+
+    def __index__(self):
+        return self._id
+
+    def __repr__(self):
+        return f"<Device {self._id}>"
+
+    def __hash__(self):
+        return hash(("Device", self._id))
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other._id == self._id
+
+    def __reduce__(self):
+        return Device, (self._id,)
+
+    def set_current(self, ctx=None):
+        """Makes the device's primary context current on this thread
+        (cuCtxSetCurrent). With ctx (a Context of this device, a green one
+        too), makes that one current instead and returns the Context that was;
+        the device keeps ctx alive while it is current."""
+        cdef int ordinal = self._id
+        cdef int previous_device = -1
+        cdef cpp.CUcontext previous
+        if ctx is None:
+            with nogil:
+                cpp.device_set_current(ordinal)
+            self._current = None
+            return None
+        if not isinstance(ctx, Context):
+            raise TypeError(f"Device.set_current: ctx must be a Context or None, not {type(ctx).__name__}")
+        (<Context>ctx)._require_open()
+        if (<Context>ctx)._device_id != ordinal:
+            raise ValueError(
+                f"Device.set_current: ctx belongs to device {(<Context>ctx)._device_id}, not to device {ordinal}"
+            )
+        with nogil:
+            previous = cpp.context_current()
+            cpp.context_set_current(<cpp.CUcontext>(<Context>ctx)._handle)
+            if previous != NULL:
+                previous_device = cpp.context_device(previous)
+        self._current = ctx
+        if previous == NULL:
+            return None
+        return _context_of(<uintptr_t>previous, previous_device)
+
+    def create_context(self, options=None):
+        """A new green context on this device, made of the SMResource groups of
+        ContextOptions.resources (cuDevResourceGenerateDesc, cuGreenCtxCreate).
+        It is not made current: pass it to set_current, or make streams in it
+        with Context.create_stream."""
+        if options is None:
+            raise TypeError(
+                "Device.create_context: options is None; pass ContextOptions(resources=[...]) with groups of "
+                "Device.resources.sm.split(...) (the primary context is Device.context)"
+            )
+        options = _checked_options(options, ContextOptions, "Device.create_context")
+        return Context._create_green(self._id, options.resources)
+
+    def create_stream(self, obj=None, options=None):
+        """A new stream on this device (cuStreamCreateWithPriority), or, with
+        obj, a Stream over a foreign object's stream (__cuda_stream__), which
+        is kept alive with it."""
+        return Stream._init(obj, options, self._id)
+
+    def create_graph_builder(self):
+        """A GraphBuilder capturing on a new stream of this device, which it
+        owns (closed with the builder)."""
+        return _new_graph_builder(self.create_stream(), True)
+
+    def create_event(self, options=None):
+        """A new event on this device, not yet recorded (cuEventCreate)."""
+        return Event._init(self._id, options)
+
+    def allocate(self, size, *, stream):
+        """size bytes from Device.memory_resource, ordered on stream."""
+        mr = self._memory_resource
+        if mr is None:
+            mr = self.memory_resource
+        if type(mr) is DeviceMemoryResource:
+            # Its allocate is MemoryResource's: called in C, not through Python.
+            return _allocate(<MemoryResource>mr, size, stream)
+        return mr.allocate(size, stream=stream)
+
+    def sync(self):
+        """Waits for all work on the device's primary context (cuCtxSynchronize)."""
+        cdef int ordinal = self._id
+        with nogil:
+            cpp.device_sync(ordinal)
+
+    # Beyond cuda.core.
+
+    def enable_peer_access(self, peer):
+        """Lets this device's context access peer's memory (cuCtxEnablePeerAccess);
+        idempotent. Raises CUDAError where the hardware cannot."""
+        cdef int ordinal = self._id
+        cdef int other = _device_ordinal(peer)
+        with nogil:
+            cpp.device_peer_access(ordinal, other, True)
+
+    def disable_peer_access(self, peer):
+        """cuCtxDisablePeerAccess; idempotent."""
+        cdef int ordinal = self._id
+        cdef int other = _device_ordinal(peer)
+        with nogil:
+            cpp.device_peer_access(ordinal, other, False)
+
+    def __enter__(self):
+        """with Device(n): makes n's primary context current, and restores the
+        context that was current on exit."""
+        cdef int ordinal = self._id
+        cdef cpp.CUcontext previous
+        with nogil:
+            previous = cpp.context_current()
+            cpp.device_set_current(ordinal)
+        self._entered.append(<uintptr_t>previous)
+        return self
+
+    def __exit__(self, *exc):
+        cdef uintptr_t previous = self._entered.pop()
+        with nogil:
+            cpp.context_set_current(<cpp.CUcontext>previous)
+        return False
+
+
+# For the modules this one loads, which cannot import Device by name while it loads.
+_Device = Device

@@ -1,0 +1,41 @@
+# cython: language_level=3
+from cpython.ref cimport PyObject
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
+from cubind.core._memory._buffer cimport Buffer
+
+cdef struct DLDevice:
+    int device_type
+    int32_t device_id
+
+cdef struct DLDataType:
+    uint8_t code
+    uint8_t bits
+    uint16_t lanes
+
+cdef struct DLTensor:
+    void* data
+    DLDevice device
+    int32_t ndim
+    DLDataType dtype
+    int64_t* shape
+    int64_t* strides
+    uint64_t byte_offset
+
+cdef struct DLManagedTensor:
+    DLTensor dl_tensor
+    void* manager_ctx
+    void (*deleter)(DLManagedTensor*) noexcept nogil
+
+cdef struct DLPackVersion:
+    uint32_t major
+    uint32_t minor
+
+cdef struct DLManagedTensorVersioned:
+    DLPackVersion version
+    void* manager_ctx
+    void (*deleter)(DLManagedTensorVersioned*) noexcept nogil
+    uint64_t flags
+    DLTensor dl_tensor
+cdef void _drop_owner(PyObject* owner) noexcept with gil
+cdef void _capsule_destructor(object capsule) noexcept
+cdef object _dlpack_capsule(Buffer buffer, bint versioned_form)

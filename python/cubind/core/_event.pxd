@@ -1,0 +1,21 @@
+# cython: language_level=3
+from libc.stdint cimport uintptr_t
+from libcpp.memory cimport shared_ptr
+
+cimport cubind.core._cpp as cpp
+
+cdef class Event:
+    cdef cpp.Event* _event
+    cdef cpp.TimedEvent* _timed
+    cdef cpp.CUevent _handle
+    cdef int _device_id
+    cdef bint _timing
+    cdef bint _blocking
+    cdef bint _ipc
+    cdef object _ipc_descriptor
+    cdef shared_ptr[cpp.GreenContext] _green
+    cdef void _destroy(self) noexcept
+    @staticmethod
+    cdef Event _make(int ordinal, bint timing, bint blocking, bint ipc, shared_ptr[cpp.GreenContext] green, uintptr_t context)
+    cdef int _require_open(self) except -1
+cdef int _event_flags(options, bint* timing, bint* blocking, bint* ipc) except -1

@@ -1,0 +1,241 @@
+# cython: language_level=3, binding=True, embedsignature=True, embedsignature.format=clinic
+# cython: auto_pickle=False
+# Event (cubind::Event, or cubind::TimedEvent when timing is enabled).
+
+from libc.stdint cimport uintptr_t
+from libcpp cimport bool as cbool
+from libcpp.memory cimport shared_ptr
+
+cimport cubind.core._cpp as cpp
+from cubind.core._device cimport _Device as Device, _device_ordinal
+from cubind.core._errors cimport _raw_handle
+from cubind.core._memory._ipc cimport IPCEventDescriptor, _payload_of
+
+import multiprocessing.reduction
+from cubind.core._memory._ipc import _reduce_event
+from cubind.core._options import EventOptions
+
+
+cdef int _event_flags(options, bint* timing, bint* blocking, bint* ipc) except -1:
+    # EventOptions (or a dict of its fields) as its three flags; None is every
+    # default, read without making an EventOptions (Stream.record does this
+    # once per call).
+    if options is None:
+        timing[0] = blocking[0] = ipc[0] = False
+        return 0
+    if isinstance(options, dict):
+        options = EventOptions(**options)
+    elif not isinstance(options, EventOptions):
+        raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
+    timing[0] = bool(options.timing_enabled)
+    blocking[0] = bool(options.blocking_sync)
+    ipc[0] = bool(options.ipc_enabled)
+    if timing[0] and ipc[0]:
+        raise TypeError(
+            "IPC-enabled events cannot use timing: the driver shares only events created without timing "
+            "(CU_EVENT_DISABLE_TIMING); use EventOptions(ipc_enabled=True, timing_enabled=False)"
+        )
+    return 0
+
+
+cdef class Event:
+    """A CUDA event, made by Device.create_event or Stream.record. With
+    EventOptions(timing_enabled=True), end - start is the device time between
+    two recorded events, in milliseconds."""
+
+    # For an event of a green context's stream: a share of the green context,
+    # which must outlive the event.
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Event objects cannot be instantiated directly. Please use Device or Stream APIs (create_event, record)."
+        )
+
+    def __dealloc__(self):
+        self._destroy()
+
+    cdef void _destroy(self) noexcept:
+        with nogil:
+            if self._timed != NULL:
+                del self._timed
+            if self._event != NULL:
+                del self._event
+            self._green.reset()
+        self._timed = NULL
+        self._event = NULL
+        self._handle = NULL
+        self._ipc_descriptor = None
+
+    @staticmethod
+    def _init(device_id, options=None):
+        cdef bint timing, blocking, ipc
+        # The options are checked before the device (which loads the driver).
+        _event_flags(options, &timing, &blocking, &ipc)
+        return Event._make(_device_ordinal(device_id), timing, blocking, ipc, shared_ptr[cpp.GreenContext](), 0)
+
+    @staticmethod
+    cdef Event _make(int ordinal, bint timing, bint blocking, bint ipc, shared_ptr[cpp.GreenContext] green,
+                     uintptr_t context):
+        # With the flags of _event_flags, in the device's primary context, or,
+        # given a green context's share and its CUcontext, in that one.
+        cdef Event self = Event.__new__(Event)
+        cdef cpp.CUcontext in_context = <cpp.CUcontext>context
+        self._timing = timing
+        self._blocking = blocking
+        self._ipc = ipc
+        self._device_id = ordinal
+        self._green = green
+        if self._timing:
+            with nogil:
+                if in_context != NULL:
+                    self._timed = cpp.timed_event_new_in(in_context, self._blocking)
+                else:
+                    self._timed = cpp.timed_event_new(ordinal, self._blocking)
+            self._handle = self._timed.handle()
+        else:
+            with nogil:
+                if in_context != NULL:
+                    self._event = cpp.event_new_in(in_context, self._blocking, self._ipc)
+                else:
+                    self._event = cpp.event_new(ordinal, self._blocking, self._ipc)
+            self._handle = self._event.handle()
+        return self
+
+    cdef int _require_open(self) except -1:
+        if self._handle == NULL:
+            raise RuntimeError("Event has been closed")
+        return 0
+
+    def close(self):
+        """Destroys the event (cuEventDestroy)."""
+        self._destroy()
+
+    @property
+    def is_closed(self):
+        return self._handle == NULL
+
+    def __sub__(self, other):
+        # end - start: the device time between the two, in milliseconds.
+        cdef Event end
+        cdef Event start
+        cdef float ms
+        if not isinstance(self, Event) or not isinstance(other, Event):
+            return NotImplemented
+        end = <Event>self
+        start = <Event>other
+        end._require_open()
+        start._require_open()
+        if end._timed == NULL or start._timed == NULL:
+            raise RuntimeError(
+                "Event subtraction needs two events with timing enabled: "
+                "create them with EventOptions(timing_enabled=True)"
+            )
+        with nogil:
+            ms = cpp.elapsed_ms(end._timed[0], start._timed[0])
+        return ms
+
+    def __hash__(self):
+        return hash(("Event", <uintptr_t>self._handle))
+
+    def __eq__(self, other):
+        return isinstance(other, Event) and (<Event>other)._handle == self._handle
+
+    def __repr__(self):
+        return f"<Event handle={<uintptr_t>self._handle:#x}>"
+
+    @property
+    def ipc_descriptor(self):
+        """The IPCEventDescriptor another process opens this event with
+        (cuIpcGetEventHandle); the event must be created with
+        EventOptions(ipc_enabled=True)."""
+        cdef char payload[64]
+        self._require_open()
+        if self._ipc_descriptor is not None:
+            return self._ipc_descriptor
+        if not self._ipc or self._event == NULL:
+            raise RuntimeError(
+                "Event is not IPC-enabled: create it with EventOptions(ipc_enabled=True) "
+                "(and timing_enabled=False) to share it with other processes"
+            )
+        with nogil:
+            cpp.event_export_ipc(self._event[0], payload)
+        self._ipc_descriptor = IPCEventDescriptor._init(payload[:64], self._blocking)
+        return self._ipc_descriptor
+
+    @classmethod
+    def from_ipc_descriptor(cls, ipc_descriptor):
+        """Opens an event another process shared (its ipc_descriptor) in the
+        current device's context (cuIpcOpenEventHandle). It can be waited on
+        and queried, not timed; recording it here is seen there."""
+        cdef Event self
+        cdef bytes payload
+        cdef const char* data
+        cdef int ordinal
+        if not isinstance(ipc_descriptor, IPCEventDescriptor):
+            raise TypeError(
+                f"Event.from_ipc_descriptor: ipc_descriptor must be an IPCEventDescriptor, "
+                f"not {type(ipc_descriptor).__name__}"
+            )
+        payload = _payload_of((<IPCEventDescriptor>ipc_descriptor)._reserved, "Event.from_ipc_descriptor")
+        data = payload
+        ordinal = Device()._id
+        self = Event.__new__(cls)
+        with nogil:
+            self._event = cpp.event_import_ipc(ordinal, data)
+        self._handle = self._event.handle()
+        self._device_id = ordinal
+        self._ipc = True
+        self._blocking = (<IPCEventDescriptor>ipc_descriptor)._blocking
+        self._ipc_descriptor = ipc_descriptor
+        return self
+
+    def __reduce__(self):
+        # An IPC event pickles as its descriptor (plain bytes): unpickling
+        # opens it in the receiving process.
+        return type(self).from_ipc_descriptor, (self.ipc_descriptor,)
+
+    @property
+    def is_ipc_enabled(self):
+        return self._ipc
+
+    @property
+    def is_timing_enabled(self):
+        return self._timing
+
+    @property
+    def is_blocking_sync(self):
+        return self._blocking
+
+    def sync(self):
+        """Blocks until the recorded work has completed (cuEventSynchronize)."""
+        self._require_open()
+        cdef cpp.CUevent handle = self._handle
+        with nogil:
+            cpp.EventRef(handle).sync()
+
+    @property
+    def is_done(self):
+        """Whether the recorded work has completed (cuEventQuery)."""
+        self._require_open()
+        cdef cpp.CUevent handle = self._handle
+        cdef cbool done
+        with nogil:
+            done = cpp.EventRef(handle).query()
+        return done
+
+    @property
+    def handle(self):
+        """The CUevent (cubind.bindings.driver.CUevent)."""
+        self._require_open()
+        return _raw_handle("driver", "CUevent", <uintptr_t>self._handle)
+
+    @property
+    def device(self):
+        return Device(self._device_id)
+
+    @property
+    def context(self):
+        return Device(self._device_id).context
+
+
+multiprocessing.reduction.register(Event, _reduce_event)

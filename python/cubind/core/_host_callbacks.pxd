@@ -1,0 +1,16 @@
+# cython: language_level=3
+# The host functions that run Python on the driver's threads, for the modules
+# that queue them (Stream.launch_host_func, graph host nodes, the user objects
+# that keep Python objects alive for a graph). Each is a CUhostFn. They live in
+# this one module, which owns the process's gate of Python callbacks.
+
+# A callable queued once (cuLaunchHostFunc): calls it, then lets go of the
+# reference it was given.
+cdef void run_host_callback(void* callable) noexcept nogil
+# A graph host node's callable, called at every launch of the graph.
+cdef void run_python_callable(void* callable) noexcept nogil
+# The release function of a graph's user object that owns a reference.
+cdef void release_python_object(void* obj) noexcept nogil
+# The release functions of a host node's user data: malloc'ed, or the caller's.
+cdef void release_malloced(void* data) noexcept nogil
+cdef void release_nothing(void* data) noexcept nogil

@@ -1,0 +1,277 @@
+# cython: language_level=3, binding=True, embedsignature=True, embedsignature.format=clinic
+# cython: auto_pickle=False
+# LaunchConfig and launch (cubind::LaunchConfig, cubind::launch_type_erased).
+
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.object cimport Py_TYPE, PyTypeObject
+from cpython.ref cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+from libcpp.vector cimport vector
+
+
+cdef extern from "Python.h":
+    PyTypeObject PyLong_Type
+    PyTypeObject PyFloat_Type
+
+
+cimport cubind.core._cpp as cpp
+from cubind.core._graph._graph_builder cimport GraphCondition
+from cubind.core._memory._buffer cimport Buffer
+from cubind.core._module cimport Kernel
+from cubind.core._stream cimport _stream_handle
+from cubind.core._tensor_map cimport _tensor_map_argument, TensorMapDescriptor
+
+
+cdef tuple _dim3(value, str field, bint optional_):
+    if value is None and optional_:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        dims = (value,)
+    elif isinstance(value, tuple) and 1 <= len(value) <= 3 and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        dims = value
+    elif isinstance(value, tuple):
+        raise ValueError(f"LaunchConfig.{field} must be an int, or a tuple with up to 3 ints (got tuple with length {len(value)})")
+    else:
+        raise ValueError(f"LaunchConfig.{field} must be an int, or a tuple with up to 3 ints (got {type(value)})")
+    for v in dims:
+        if v < 1:
+            raise ValueError(f"LaunchConfig.{field} value must be >= 1 (got {v})")
+        if v > 0xFFFFFFFF:
+            raise ValueError(f"LaunchConfig.{field} value {v} does not fit in 32 bits")
+    return tuple(dims) + (1,) * (3 - len(dims))
+
+
+cdef class LaunchConfig:
+    """LaunchConfig(grid=None, cluster=None, block=None, shmem_size=None, is_cooperative=False, programmatic_stream_serialization=False)
+--
+
+How to launch a kernel: grid (blocks) and block (threads per block), each
+    an int or a tuple of up to 3 ints; cluster (blocks per cluster, sm_90+);
+    shmem_size (dynamic shared memory bytes per block); is_cooperative."""
+
+    # _cpp in the driver's form, rendered at the first launch (so a config
+    # the driver cannot take fails there, as it always has) and reused.
+
+    def __init__(self, grid=None, cluster=None, block=None, shmem_size=None, is_cooperative=False,
+                 programmatic_stream_serialization=False):
+        self.grid = _dim3(grid, "grid", False)
+        self.cluster = _dim3(cluster, "cluster", True)
+        self.block = _dim3(block, "block", False)
+        if shmem_size is None:
+            shmem_size = 0
+        if not isinstance(shmem_size, int) or isinstance(shmem_size, bool):
+            raise TypeError(f"LaunchConfig.shmem_size must be an int, not {type(shmem_size).__name__}")
+        if not 0 <= shmem_size <= 0xFFFFFFFF:
+            raise ValueError(f"LaunchConfig.shmem_size is {shmem_size}; it must be within 0 .. 2**32 - 1 bytes")
+        if programmatic_stream_serialization:
+            raise NotImplementedError("LaunchConfig: programmatic_stream_serialization is not supported yet")
+        self.shmem_size = shmem_size
+        self.is_cooperative = bool(is_cooperative)
+        self.programmatic_stream_serialization = False
+        self._cpp = cpp.LaunchConfig()
+        self._cpp.grid = cpp.Dim3(self.grid[0], self.grid[1], self.grid[2])
+        self._cpp.block = cpp.Dim3(self.block[0], self.block[1], self.block[2])
+        self._cpp.shared_memory_bytes = shmem_size
+        self._cpp.cooperative = self.is_cooperative
+        if self.cluster is not None:
+            self._cpp.cluster = cpp.Dim3(self.cluster[0], self.cluster[1], self.cluster[2])
+
+    def __repr__(self):
+        return (f"LaunchConfig(grid={self.grid}, cluster={self.cluster}, block={self.block}, "
+                f"shmem_size={self.shmem_size}, is_cooperative={self.is_cooperative}, "
+                f"programmatic_stream_serialization={self.programmatic_stream_serialization})")
+
+    def __eq__(self, other):
+        if not isinstance(other, LaunchConfig):
+            return NotImplemented
+        return repr(self) == repr(other)
+
+    def __hash__(self):
+        return hash(repr(self))
+
+
+cdef LaunchConfig _launch_config(config):
+    cdef LaunchConfig c
+    if type(config) is not LaunchConfig and not isinstance(config, LaunchConfig):
+        raise TypeError(f"config must be a LaunchConfig, not {type(config).__name__}")
+    c = <LaunchConfig>config
+    if not c._rendered:
+        cpp.render_launch_config(c._cpp, NULL, c._native)
+        c._rendered = True
+    return c
+
+
+cdef extern from "_launch_args.hpp" namespace "cubind_core":
+    bint _pack_int_fast "cubind_core::pack_int"(PyObject* o, size_t size, char* slot) noexcept
+    bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
+
+
+# The common arguments packed without a call into the interpreter: an int
+# for a 4- or 8-byte parameter, a float, a Buffer. False when arg is none of
+# those (or out of range), for _pack to convert or to explain.
+cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
+    cdef PyTypeObject* t = Py_TYPE(<object>arg)
+    if t == &PyLong_Type:
+        return _pack_int_fast(arg, size, slot)
+    if t == &PyFloat_Type:
+        return _pack_float_fast(arg, size, slot)
+    if t == <PyTypeObject*>Buffer and size == 8:
+        (<uint64_t*>slot)[0] = (<Buffer>arg)._ptr
+        return True
+    return False
+
+
+# An int fits a parameter of 1, 2, 4 or 8 bytes as a signed or an unsigned
+# value of that size; checked in C, as this runs for every argument.
+cdef inline int _pack_int(object value, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
+    cdef int overflow = 0
+    cdef long long v
+    cdef unsigned long long u
+    cdef int bits
+    if size != 1 and size != 2 and size != 4 and size != 8:
+        return _argument_error(kernel, index, size, value, "cannot take an int")
+    v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow == 0:
+        if size < 8:
+            bits = 8 * <int>size
+            if v < -((<long long>1) << (bits - 1)) or v >= ((<long long>1) << bits):
+                return _argument_error(kernel, index, size, value, "is out of range")
+        # Little-endian: the low `size` bytes are the value in that size.
+        memcpy(slot, &v, size)
+        return 0
+    if overflow > 0 and size == 8 and value < (1 << 64):
+        u = value
+        memcpy(slot, &u, 8)
+        return 0
+    return _argument_error(kernel, index, size, value, "is out of range")
+
+
+cdef int _argument_error(object kernel, Py_ssize_t index, size_t size, value, str why) except -1:
+    # A value of a type the parameter cannot take is a TypeError; one of the
+    # right kind but out of range or of another size, a ValueError. kernel is
+    # the Kernel (its name is read only here, off the launch path) or a name.
+    if isinstance(kernel, Kernel):
+        kernel = kernel.name
+    raise (TypeError if why.startswith("cannot take") else ValueError)(
+        f"launch: argument {index} of kernel '{kernel}' ({size}-byte parameter) {why}: "
+        f"{type(value).__name__} {value!r}"
+    )
+
+
+cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
+    # One argument into its parameter's bytes: Buffers as their address, ints
+    # and floats converted to the parameter's size, anything with the buffer
+    # protocol (NumPy and ctypes scalars, structs, bytes) copied as it is.
+    cdef double d
+    cdef float f
+    cdef const unsigned char[::1] raw
+    cdef type t = type(arg)
+    if t is Buffer:
+        if size != 8:
+            _argument_error(kernel, index, size, arg, "cannot take a Buffer (an 8-byte pointer)")
+        memcpy(slot, &(<Buffer>arg)._ptr, 8)
+    elif t is int or t is bool:
+        _pack_int(arg, size, slot, index, kernel)
+    elif t is TensorMapDescriptor:
+        memcpy(slot, _tensor_map_argument(arg, size, index, kernel), size)
+    elif t is float:
+        if size == 8:
+            d = arg
+            memcpy(slot, &d, 8)
+        elif size == 4:
+            f = arg
+            memcpy(slot, &f, 4)
+        else:
+            _argument_error(kernel, index, size, arg, "cannot take a float")
+    elif isinstance(arg, Buffer):
+        return _pack(int((<Buffer>arg)._ptr), size, slot, index, kernel)
+    elif t is GraphCondition:
+        # Its CUgraphConditionalHandle, for device code's cudaGraphSetConditional.
+        if size != 8:
+            _argument_error(kernel, index, size, arg, "cannot take a GraphCondition (an 8-byte handle)")
+        memcpy(slot, &(<GraphCondition>arg)._value, 8)
+    else:
+        try:
+            raw = memoryview(arg).cast("B")
+        except TypeError:
+            if isinstance(arg, int):
+                return _pack(int(arg), size, slot, index, kernel)
+            if isinstance(arg, float):
+                return _pack(float(arg), size, slot, index, kernel)
+            ptr = getattr(arg, "__cuda_array_interface__", None)
+            if ptr is not None:
+                return _pack(int(ptr["data"][0]), size, slot, index, kernel)
+            _argument_error(kernel, index, size, arg, "cannot take this type")
+        if <size_t>raw.shape[0] != size:
+            _argument_error(kernel, index, size, arg, f"differs in size ({raw.shape[0]} bytes)")
+        if size:
+            memcpy(slot, &raw[0], size)
+    return 0
+
+
+def launch(stream, config, kernel, *kernel_args):
+    """Launches kernel on stream (a Stream or an object with __cuda_stream__)
+    with config (a LaunchConfig) and kernel_args, each checked against the
+    kernel's parameter of the same position (cuLaunchKernelEx)."""
+    cdef cpp.CUstream handle = _stream_handle(stream)
+    cdef LaunchConfig c = _launch_config(config)
+    cdef Kernel k
+    cdef Py_ssize_t n = len(kernel_args)
+    cdef Py_ssize_t i
+    cdef size_t size
+    # Up to 32 parameters of up to 8 bytes each without an allocation.
+    cdef uint64_t small[32]
+    cdef void* small_pointers[32]
+    cdef vector[uint64_t] large
+    cdef vector[void*] large_pointers
+    cdef char* storage
+    cdef void** pointers
+    cdef PyObject* item
+    if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
+    k = <Kernel>kernel
+    if not k._have_sizes:
+        k._load_sizes(handle)
+    if <size_t>n != k._sizes.size():
+        raise TypeError(
+            f"launch: kernel '{k.name}' takes {k._sizes.size()} arguments, {n} given"
+        )
+    if k._slots <= 32 and n <= 32:
+        storage = <char*>small
+        pointers = small_pointers
+    else:
+        large.resize(k._slots)
+        large_pointers.resize(n)
+        storage = <char*>large.data()
+        pointers = large_pointers.data()
+    for i in range(n):
+        size = k._sizes[i]
+        pointers[i] = storage
+        item = PyTuple_GET_ITEM(kernel_args, i)
+        if not _pack_fast(item, size, storage):
+            if Py_TYPE(<object>item) == <PyTypeObject*>TensorMapDescriptor:
+                pointers[i] = _tensor_map_argument(<object>item, size, i, k)
+            else:
+                _pack(<object>item, size, storage, i, k)
+        storage += ((size + 7) >> 3) << 3
+    with nogil:
+        cpp.launch_rendered(cpp.StreamRef(handle), c._native, k._cpp, pointers)
+
+
+def _packed_arguments(sizes, args, kernel_name="kernel"):
+    """The bytes launch would pass for args to parameters of these sizes: the
+    conversion launch makes, for tests that have no GPU."""
+    out = []
+    cdef uint64_t slot[16]
+    if len(sizes) != len(args):
+        raise TypeError(f"{len(sizes)} sizes, {len(args)} arguments")
+    for i, (size, arg) in enumerate(zip(sizes, args)):
+        if size > 128:
+            raise ValueError("parameters of at most 128 bytes")
+        _pack(arg, size, <char*>slot, i, kernel_name)
+        out.append((<char*>slot)[:size])
+    return out

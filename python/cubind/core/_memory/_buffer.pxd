@@ -1,0 +1,36 @@
+# cython: language_level=3
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from libc.stdint cimport uintptr_t
+from libcpp.memory cimport shared_ptr, unique_ptr
+
+cimport cubind.core._cpp as cpp
+
+cdef class MemoryResource:
+    cdef shared_ptr[cpp.MemoryResource] _cpp
+    cdef int _ensure(self) except -1
+
+cdef class Buffer:
+    cdef unique_ptr[cpp.Buffer] _cpp
+    cdef uintptr_t _ptr
+    cdef size_t _size
+    cdef object _mr
+    cdef object _owner
+    cdef object _stream
+    cdef Py_ssize_t _exports
+    cdef object _ipc
+    cdef bint _mapped
+    cdef int _free(self, object stream) except -1
+    cdef int _require_open(self) except -1
+cdef Buffer _allocate(MemoryResource mr, object size, object stream)
+cdef size_t _size_arg_slow(object size, object owner, str method) except? 0
+
+cdef inline size_t _size_arg(object size, object owner, str method) except? 0:
+    # A size in bytes (an int, or anything with __index__) of at least 1; the
+    # error names owner's class and method, and is only built on failure.
+    cdef int overflow = 0
+    cdef long long value
+    if PyLong_CheckExact(size):
+        value = PyLong_AsLongLongAndOverflow(size, &overflow)
+        if overflow == 0 and value > 0:
+            return <size_t>value
+    return _size_arg_slow(size, owner, method)

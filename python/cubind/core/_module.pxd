@@ -1,0 +1,31 @@
+# cython: language_level=3
+from libcpp.memory cimport unique_ptr
+from libcpp.vector cimport vector
+
+cimport cubind.core._cpp as cpp
+
+cdef class ObjectCode:
+    cdef unique_ptr[cpp.ObjectCode] _cpp
+    cdef object _code
+    cdef str _code_type
+    cdef str _name
+    cdef dict _symbol_mapping
+    @staticmethod
+    cdef ObjectCode _wrap(cpp.ObjectCode* code, object module, str code_type, str name, dict symbol_mapping)
+    cdef cpp.ObjectCode* _get(self) except NULL
+
+cdef class KernelAttributes:
+    cdef Kernel _kernel
+    cdef int _device_id
+    cdef int _get(self, int attribute) except? -1
+
+cdef class KernelOccupancy:
+    cdef Kernel _kernel
+
+cdef class Kernel:
+    cdef cpp.Kernel _cpp
+    cdef object _module
+    cdef vector[size_t] _sizes
+    cdef size_t _slots
+    cdef bint _have_sizes
+    cdef int _load_sizes(self, cpp.CUstream stream=*) except -1

@@ -1,0 +1,362 @@
+# cython: language_level=3, binding=True, embedsignature=True, embedsignature.format=clinic
+# cython: auto_pickle=False
+# Stream (cubind::Stream owns a created stream; the default streams and
+# foreign streams are used without owning them).
+
+from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from libc.stdint cimport uintptr_t
+from libcpp cimport bool as cbool
+from libcpp.memory cimport shared_ptr
+
+cimport cubind.core._cpp as cpp
+from cubind.core._context cimport Context, _context_of, _green_contexts
+from cubind.core._device cimport _Device as Device, _device_ordinal
+from cubind.core._device_resources cimport DeviceResources
+from cubind.core._errors cimport _handle_address, _raw_handle
+from cubind.core._event cimport Event, _event_flags
+from cubind.core._graph._graph_builder cimport _new_graph_builder
+from cubind.core._host_callbacks cimport release_python_object, run_host_callback, run_python_callable
+
+from cubind.core._options import StreamOptions
+
+
+cdef cpp.CUstream _stream_handle(stream) except? NULL:
+    # The CUstream of a Stream, or of any object with __cuda_stream__.
+    if type(stream) is Stream:
+        if (<Stream>stream)._closed:
+            raise RuntimeError("Stream has been closed")
+        return (<Stream>stream)._handle
+    if isinstance(stream, Stream):
+        return _stream_handle_of(<Stream>stream)
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is None:
+        raise TypeError(
+            f"stream must be a Stream or an object with __cuda_stream__, not {type(stream).__name__}"
+        )
+    info = protocol()
+    if not isinstance(info, tuple) or len(info) != 2:
+        raise TypeError(f"{type(stream).__name__}.__cuda_stream__() must return (version, handle), not {info!r}")
+    return <cpp.CUstream><uintptr_t>int(info[1])
+
+
+cdef cpp.CUstream _stream_handle_of(Stream stream) except? NULL:
+    if stream._closed:
+        raise RuntimeError("Stream has been closed")
+    return stream._handle
+
+
+cdef object _stream_options(options):
+    if options is None:
+        return StreamOptions()
+    if isinstance(options, dict):
+        return StreamOptions(**options)
+    if not isinstance(options, StreamOptions):
+        raise TypeError(f"options must be a StreamOptions, a dict or None, not {type(options).__name__}")
+    return options
+
+
+cdef int _stream_priority(priority) except? -1:
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise TypeError(f"StreamOptions.priority must be an int or None, not {priority!r}")
+    return priority
+
+
+cdef class Stream:
+    """A CUDA stream: made by Device.create_stream, or Stream.from_handle for
+    one owned elsewhere; LEGACY_DEFAULT_STREAM and PER_THREAD_DEFAULT_STREAM
+    are the default streams. Stream-ordered calls take it as stream=."""
+
+    # A stream of a green context: the Context that made it, and a share of
+    # the green context, which the driver requires to outlive the stream.
+
+    def __cinit__(self):
+        self._device_id = -1
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Stream objects cannot be instantiated directly. "
+            "Please use Device APIs (create_stream) or other Stream APIs (from_handle)."
+        )
+
+    def __dealloc__(self):
+        if self._owner != NULL or self._green.get() != NULL:
+            with nogil:
+                del self._owner
+                self._green.reset()
+
+    @staticmethod
+    cdef Stream _wrap(uintptr_t handle, object foreign, int device_id):
+        cdef Stream self = Stream.__new__(Stream)
+        self._handle = <cpp.CUstream>handle
+        self._foreign = foreign
+        self._device_id = device_id
+        return self
+
+    @staticmethod
+    def _init(obj=None, options=None, device_id=None):
+        cdef Stream self
+        cdef int ordinal
+        cdef cbool nonblocking
+        cdef cbool has_priority
+        cdef int priority = 0
+        if obj is not None:
+            if options is not None:
+                raise ValueError("obj and options cannot be both specified")
+            return Stream._wrap(<uintptr_t>_stream_handle(obj), obj, -1)
+        options = _stream_options(options)
+        nonblocking = bool(options.nonblocking)
+        has_priority = options.priority is not None
+        if has_priority:
+            priority = _stream_priority(options.priority)
+        ordinal = _device_ordinal(Device() if device_id is None else device_id)
+        self = Stream.__new__(Stream)
+        with nogil:
+            self._owner = cpp.stream_new(ordinal, nonblocking, has_priority, priority)
+        self._handle = self._owner.handle()
+        self._device_id = ordinal
+        return self
+
+    @staticmethod
+    cdef Stream _init_green(Context context, options):
+        # Context.create_stream on a green context.
+        cdef Stream self
+        cdef cbool has_priority
+        cdef int priority = 0
+        options = _stream_options(options)
+        if not options.nonblocking:
+            raise ValueError(
+                "Context.create_stream: StreamOptions.nonblocking is False; the streams of a green context "
+                "are non-blocking (cuGreenCtxStreamCreate takes CU_STREAM_NON_BLOCKING only)"
+            )
+        has_priority = options.priority is not None
+        if has_priority:
+            priority = _stream_priority(options.priority)
+        self = Stream.__new__(Stream)
+        with nogil:
+            self._owner = cpp.green_stream_new(context._green.get()[0], has_priority, priority)
+        self._handle = self._owner.handle()
+        self._device_id = context._device_id
+        self._context = context
+        self._green = context._green
+        return self
+
+    def close(self):
+        """Destroys a stream this Stream created (cuStreamDestroy: queued work
+        still runs); a stream owned elsewhere is only forgotten."""
+        if self._builtin:
+            return
+        if self._owner != NULL or self._green.get() != NULL:
+            with nogil:
+                del self._owner
+                self._green.reset()
+            self._owner = NULL
+        self._foreign = None
+        self._closed = True
+
+    @property
+    def is_closed(self):
+        return self._closed
+
+    def __cuda_stream__(self):
+        return (0, <uintptr_t>_stream_handle_of(self))
+
+    def __hash__(self):
+        return hash(("Stream", <uintptr_t>self._handle))
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (<Stream>other)._handle == self._handle
+
+    def __repr__(self):
+        return f"<Stream handle={<uintptr_t>self._handle:#x}{' closed' if self._closed else ''}>"
+
+    @property
+    def handle(self):
+        """The CUstream (cubind.bindings.driver.CUstream); int() gives its address."""
+        return _raw_handle("driver", "CUstream", <uintptr_t>_stream_handle_of(self))
+
+    @property
+    def is_nonblocking(self):
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cbool value
+        with nogil:
+            value = cpp.stream_is_nonblocking(handle)
+        return value
+
+    @property
+    def priority(self):
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef int value
+        with nogil:
+            value = cpp.stream_priority(handle)
+        return value
+
+    def sync(self):
+        """Blocks until all work submitted so far has completed (cuStreamSynchronize)."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        with nogil:
+            cpp.stream_sync(handle)
+
+    def record(self, event=None, options=None):
+        """Records event (a new one made with options when None) on this stream:
+        it captures the work submitted so far (cuEventRecord). Returns it."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef Event e
+        cdef bint timing, blocking, ipc
+        if event is None:
+            _event_flags(options, &timing, &blocking, &ipc)
+            if self._green.get() != NULL:
+                event = Event._make(self._device_id, timing, blocking, ipc, self._green, self._context._handle)
+            else:
+                # The stream's device is valid: no second check of the ordinal.
+                event = Event._make(self._device(), timing, blocking, ipc, shared_ptr[cpp.GreenContext](), 0)
+        elif not isinstance(event, Event):
+            raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
+        e = <Event>event
+        e._require_open()
+        with nogil:
+            cpp.EventRef(e._handle).record(cpp.StreamRef(handle))
+        return event
+
+    def wait(self, event_or_stream):
+        """Work submitted to this stream from now on waits for the event, or
+        for the work submitted so far to the other stream (cuStreamWaitEvent)."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cpp.CUstream other
+        cdef cpp.CUevent event
+        if isinstance(event_or_stream, Event):
+            (<Event>event_or_stream)._require_open()
+            event = (<Event>event_or_stream)._handle
+            with nogil:
+                cpp.stream_wait_event(handle, event)
+            return
+        try:
+            other = _stream_handle(event_or_stream)
+        except TypeError:
+            raise TypeError(
+                f"Stream.wait: expected an Event or a stream, not {type(event_or_stream).__name__}"
+            ) from None
+        if other == handle:
+            return
+        with nogil:
+            cpp.stream_wait_stream(handle, other)
+
+    def launch_host_func(self, callback):
+        """Queues callback() to run on a driver thread once the work submitted
+        so far has completed (cuLaunchHostFunc); later work waits for it. The
+        callback is kept alive until it has run; it must not call CUDA, and an
+        exception it raises goes to sys.unraisablehook. While the stream is
+        being captured, the callback becomes a host node of the graph, run at
+        every launch of it, and the graph keeps it alive (a user object)
+        until the graph and its instantiations are gone. Beyond cuda.core."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cpp.CaptureStatus status
+        if not callable(callback):
+            raise TypeError(f"Stream.launch_host_func: callback must be callable, not {type(callback).__name__}")
+        with nogil:
+            status = cpp.capture_status(cpp.StreamRef(handle))
+        if status == cpp.CaptureStatus.active:
+            # The graph's user object owns this reference from here on,
+            # failed or not (release_python_object drops it).
+            Py_INCREF(callback)
+            with nogil:
+                cpp.capture_host_func(cpp.StreamRef(handle), run_python_callable, <void*>callback,
+                                      release_python_object)
+            return
+        Py_INCREF(callback)
+        try:
+            with nogil:
+                cpp.stream_launch_host_func(handle, run_host_callback, <void*>callback)
+        except BaseException:
+            Py_DECREF(callback)
+            raise
+
+    def create_graph_builder(self):
+        """A GraphBuilder capturing on this stream (which it does not close)."""
+        _stream_handle_of(self)
+        return _new_graph_builder(self, False)
+
+    cdef int _device(self) except -1:
+        cdef cpp.CUstream handle
+        cdef cpp.CUcontext context
+        if self._device_id < 0:
+            handle = _stream_handle_of(self)
+            if self._builtin:
+                return Device()._id
+            with nogil:
+                context = cpp.stream_context(handle)
+                self._device_id = cpp.context_device(context)
+        return self._device_id
+
+    @property
+    def device(self):
+        """The device of the stream's context."""
+        return Device(self._device())
+
+    @property
+    def context(self):
+        """The stream's context (cuStreamGetCtx): for a stream of a green
+        context, the Context that made it."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cpp.CUcontext context
+        if self._context is not None:
+            return self._context
+        if self._builtin:
+            return Device(self._device()).context
+        with nogil:
+            context = cpp.stream_context(handle)
+        return _context_of(<uintptr_t>context, self._device())
+
+    @property
+    def resources(self):
+        """The resources of the stream's context: a green context's SMs, or the
+        whole device's. A default stream has no context of its own: it asks
+        about the context current now (the device's, with none current)."""
+        cdef cpp.CUstream handle = _stream_handle_of(self)
+        cdef cpp.CUcontext context
+        cdef int ordinal
+        if self._green.get() != NULL:
+            return DeviceResources._of(self._device_id, <uintptr_t>self._context._handle, self._green)
+        if self._builtin:
+            with nogil:
+                context = cpp.context_current()
+            if context == NULL:
+                return Device().resources
+        else:
+            with nogil:
+                context = cpp.stream_context(handle)
+        with nogil:
+            ordinal = cpp.context_device(context)
+        green = _green_contexts.get(<uintptr_t>context)
+        if green is not None:
+            return (<Context>green).resources
+        return DeviceResources._of(ordinal, <uintptr_t>context, shared_ptr[cpp.GreenContext]())
+
+    @staticmethod
+    def from_handle(handle):
+        """A Stream over a stream created elsewhere (an int address or a
+        CUstream); it is not owned: close() only forgets it."""
+        cdef uintptr_t value
+        if isinstance(handle, Stream):
+            return handle
+        value = _handle_address(handle, "Stream", "from_handle", "handle")
+        if value == 0:
+            raise ValueError("Stream.from_handle: handle is 0; use LEGACY_DEFAULT_STREAM for the legacy default stream")
+        return Stream._wrap(value, None, -1)
+
+
+cdef Stream _builtin_stream(uintptr_t handle):
+    cdef Stream stream = Stream._wrap(handle, None, -1)
+    stream._builtin = True
+    return stream
+
+
+LEGACY_DEFAULT_STREAM = _legacy_default_stream = _builtin_stream(<uintptr_t>cpp.CU_STREAM_LEGACY)
+
+
+PER_THREAD_DEFAULT_STREAM = _per_thread_default_stream = _builtin_stream(<uintptr_t>cpp.CU_STREAM_PER_THREAD)
+
+
+def default_stream():
+    """The default stream: LEGACY_DEFAULT_STREAM, or PER_THREAD_DEFAULT_STREAM
+    where the environment asks for it (see Device.default_stream)."""
+    return Device.default_stream.fget(None)
