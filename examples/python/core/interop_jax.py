@@ -35,7 +35,7 @@ except ImportError as error:
 try:
     gpu = jax.devices("gpu")[0]
 except RuntimeError as error:
-    print(f"no JAX: no GPU backend ({' '.join(str(error).split())[:120]}); skipped")
+    print(f"no JAX: no GPU backend ({' '.join(str(error).split())}); skipped")
     sys.exit(0)
 # Starting up, JAX makes a context on every GPU and leaves the last one
 # current on this thread; streams and events are made in the current context.
