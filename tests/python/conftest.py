@@ -39,6 +39,21 @@ def _driver_present():
 DRIVER_PRESENT = _driver_present()
 
 
+def _no_gpu_reason():
+    """Why a gpu-marked test skips, saying what was found: no driver library
+    at all, or a driver that reports no device (or fails to initialise)."""
+    if not DRIVER_PRESENT:
+        return "no CUDA GPU: no NVIDIA driver on this machine (libcuda.so.1 not found by the system loader)"
+    cuda = ctypes.CDLL("libcuda.so.1")
+    status = cuda.cuInit(0)
+    if status != 0:
+        return f"no CUDA GPU: the NVIDIA driver (libcuda.so.1) is installed but cuInit failed with CUresult {status}"
+    return "no CUDA GPU: the NVIDIA driver (libcuda.so.1) reports no device"
+
+
+NO_GPU_REASON = _no_gpu_reason() if GPU_COUNT < 1 else ""
+
+
 def _same_cuda_reference():
     """Why NVIDIA's cuda.bindings cannot serve as the reference here, or None.
     Name-by-name comparisons only hold against the release for the same CUDA
@@ -61,7 +76,7 @@ needs_same_cuda_reference = pytest.mark.skipif(NO_SAME_CUDA_REFERENCE is not Non
 
 
 def pytest_collection_modifyitems(config, items):
-    no_gpu = pytest.mark.skip(reason="no CUDA GPU on this machine (libcuda.so.1 reports none)")
+    no_gpu = pytest.mark.skip(reason=NO_GPU_REASON)
     one_gpu = pytest.mark.skip(reason=f"needs two CUDA GPUs; this machine has {GPU_COUNT}")
     for item in items:
         if "multi_gpu" in item.keywords and GPU_COUNT < 2:
