@@ -11,9 +11,10 @@
 # line each make every name of theirs Any. Installs mypy and pyright with pip
 # where missing.
 #   bash scripts/typecheck.sh [python]     # python: the interpreter cubind is installed in
+#                                          # (default: the project's venv, .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${1:-python3}
+PYTHON=${1:-$PWD/.venv/bin/python}
 SHIM=build/typecheck/shim
 
 if ! "$PYTHON" -c "import mypy, pyright" 2>/dev/null; then
