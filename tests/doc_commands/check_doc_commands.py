@@ -1,6 +1,7 @@
 """Every shell command the newcomer's documentation shows works as written.
 
-The documents: README.md, examples/README.md and docs/getting-started/*.md.
+The documents: README.md, examples/README.md, docs/writing-docs.md and
+docs/getting-started/*.md.
 Every fenced block of language sh, bash, shell or console is read; each of its
 lines (continuation lines joined, the trailing `# comment` dropped) is one
 command, and every command must match one rule of RULES below, or this check
@@ -51,7 +52,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PAGES = ["README.md", "examples/README.md"] + sorted(
+PAGES = ["README.md", "examples/README.md", "docs/writing-docs.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs/getting-started/*.md")))
 SHELL = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^(`{3,})\s*([\w+-]*)")
