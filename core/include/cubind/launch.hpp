@@ -94,15 +94,6 @@ const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, Stre
 // @throws CudaError from cuLaunchKernelEx
 void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args);
 
-namespace detail {
-// Their former names, until python/cubind/core/_cpp.pxd names them in cubind::.
-using cubind::check_kernel_arguments;
-using cubind::launch_rendered;
-using cubind::NativeLaunchConfig;
-using cubind::parameters_for_launch;
-using cubind::render_launch_config;
-}  // namespace detail
-
 // Launches with arguments given as pointers to their bytes, as a caller that
 // knows argument types only at run time has them: args[i] points at sizes[i]
 // bytes. The sizes are checked against the kernel's parameters before launching.

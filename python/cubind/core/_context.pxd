@@ -1,6 +1,7 @@
 # cython: language_level=3
 from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr
+from libcpp.optional cimport optional
 
 cimport cubind.core._cpp as cpp
 
@@ -17,3 +18,15 @@ cdef class Context:
     cdef int _require_open(self) except -1
 cdef Context _context_of(uintptr_t handle, int device_id)
 cdef object _green_contexts
+
+
+# The current context, through cubind::Context.
+cdef inline cpp.CUcontext _current_context() except? NULL nogil:
+    # The context current on this thread, or NULL.
+    cdef optional[cpp.Context] current = cpp.Context.current()
+    return current.value().handle() if current.has_value() else NULL
+
+
+# Through a Context value (cpp_locals, in _context.pyx).
+cdef int _make_current(cpp.CUcontext context) except -1 nogil
+cdef int _context_device(cpp.CUcontext context) except -1 nogil

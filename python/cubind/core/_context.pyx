@@ -3,6 +3,7 @@
 # Context: a device's primary context (cubind::Context, a view), or a green
 # context made by Device.create_context (it holds the cubind::GreenContext).
 
+cimport cython
 from libc.stdint cimport uintptr_t
 from libcpp.vector cimport vector
 
@@ -143,7 +144,7 @@ cdef class Context:
         if self._closed:
             return
         with nogil:
-            current = cpp.context_current()
+            current = _current_context()
         if <uintptr_t>current == self._handle:
             raise RuntimeError(
                 "Cannot close a CUDA context while it is current. "
@@ -168,3 +169,20 @@ cdef class Context:
     def __repr__(self):
         kind = " green" if self._green.get() != NULL else ""
         return f"<Context handle={self._handle:#x} device={self._device_id}{kind}>"
+
+
+# cubind::Context has no default constructor: cpp_locals lets Cython hold
+# the temporaries.
+@cython.cpp_locals(True)
+cdef int _make_current(cpp.CUcontext context) except -1 nogil:
+    # cuCtxSetCurrent; NULL leaves none current.
+    if context == NULL:
+        cpp.Context.clear_current()
+    else:
+        cpp.Context.from_native_handle(context).set_current()
+    return 0
+
+
+@cython.cpp_locals(True)
+cdef int _context_device(cpp.CUcontext context) except -1 nogil:
+    return cpp.Context.from_native_handle(context).device().ordinal()

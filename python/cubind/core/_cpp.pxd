@@ -14,8 +14,6 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 cdef extern from "<cuda.h>" nogil:
-    ctypedef int CUdevice
-    ctypedef int CUresult
     ctypedef enum CUdevice_attribute:
         pass
     ctypedef enum CUfunction_attribute:
@@ -39,45 +37,57 @@ cdef extern from "<cuda.h>" nogil:
     CUstream CU_STREAM_LEGACY
     CUstream CU_STREAM_PER_THREAD
 
+cdef extern from "<cuda.h>" nogil:
+    ctypedef struct CUgraph_st
+    ctypedef CUgraph_st* CUgraph
+    ctypedef struct CUgraphExec_st
+    ctypedef CUgraphExec_st* CUgraphExec
+    ctypedef unsigned long long CUgraphConditionalHandle
+    ctypedef enum CUstreamCaptureMode:
+        CU_STREAM_CAPTURE_MODE_GLOBAL
+        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        CU_STREAM_CAPTURE_MODE_RELAXED
+    ctypedef enum CUgraphConditionalNodeType:
+        CU_GRAPH_COND_TYPE_IF
+        CU_GRAPH_COND_TYPE_WHILE
+        CU_GRAPH_COND_TYPE_SWITCH
+    ctypedef enum CUgraphMem_attribute:
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+
 cdef extern from "_translate.hpp" namespace "cubind_core":
     void translate()
 
 cdef extern from "cubind/device.hpp" namespace "cubind" nogil:
     # Device and Context have no default constructor, which Cython's
-    # temporaries need: cubind.core reaches them by ordinal (_support.hpp).
+    # temporaries need: cubind.core reaches them by ordinal (_owners.hpp).
     cdef cppclass ComputeCapability:
         int major
         int minor
 
-cdef extern from "cubind/stream.hpp" namespace "cubind" nogil:
-    cdef cppclass StreamRef:
-        StreamRef(CUstream handle)
-        CUstream handle()
-
-    cdef cppclass StreamOptions:
-        StreamOptions()
-        bool non_blocking
-        optional[int] priority
-
-    cdef cppclass Stream:
-        CUstream handle()
-
-cdef extern from "cubind/device_resources.hpp" namespace "cubind" nogil:
-    # Held on the heap (no default constructor): made by _support.hpp.
-    cdef cppclass SmResource:
-        unsigned int sm_count()
-        unsigned int min_partition_size()
-        unsigned int coscheduled_alignment()
-        int device_ordinal()
+    cdef cppclass Device:
+        @staticmethod
+        optional[Device] current_if_any() except +translate
+        int ordinal()
 
 cdef extern from "cubind/context.hpp" namespace "cubind" nogil:
+    # No default constructor: a Context returned by value needs
+    # @cython.cpp_locals(True) on the function that calls.
+    cdef cppclass Context:
+        @staticmethod
+        Context from_native_handle(CUcontext handle) except +translate
+        @staticmethod
+        optional[Context] current() except +translate
+        CUcontext handle()
+        Device device() except +translate
+        void set_current() except +translate
+        @staticmethod
+        void clear_current() except +translate
+
     bint in_forked_child() noexcept
     void keep_primary_contexts_at_exit() noexcept
-
-cdef extern from "cubind/green_context.hpp" namespace "cubind" nogil:
-    cdef cppclass GreenContext:
-        CUgreenCtx handle()
-        void sync() except +translate
 
 cdef extern from "cubind/event.hpp" namespace "cubind" nogil:
     cdef cppclass EventRef:
@@ -87,16 +97,39 @@ cdef extern from "cubind/event.hpp" namespace "cubind" nogil:
         bool query() except +translate
         void sync() except +translate
 
-    cdef cppclass EventOptions:
-        EventOptions()
-        bool blocking_sync
-        bool interprocess
-
     cdef cppclass Event(EventRef):
         pass
 
     cdef cppclass TimedEvent(Event):
         pass
+
+cdef extern from "cubind/stream.hpp" namespace "cubind" nogil:
+    cdef cppclass StreamRef:
+        StreamRef(CUstream handle)
+        CUstream handle()
+        void sync() except +translate
+        int priority() except +translate
+        bool is_non_blocking() except +translate
+        Context context() except +translate
+        void wait(EventRef event) except +translate
+        void wait(StreamRef other) except +translate
+        void launch_host_func(CUhostFn fn, void* data) except +translate
+        void begin_capture(CUstreamCaptureMode mode) except +translate
+
+    cdef cppclass Stream:
+        CUstream handle()
+
+cdef extern from "cubind/device_resources.hpp" namespace "cubind" nogil:
+    # Held on the heap (no default constructor): made by _owners.hpp.
+    cdef cppclass SmResource:
+        unsigned int sm_count()
+        unsigned int min_partition_size()
+        unsigned int coscheduled_alignment()
+
+cdef extern from "cubind/green_context.hpp" namespace "cubind" nogil:
+    cdef cppclass GreenContext:
+        CUgreenCtx handle()
+        void sync() except +translate
 
 cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
     cdef cppclass MemoryResource:
@@ -106,22 +139,13 @@ cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
         bool is_host_accessible()
         int device_id()
 
-    cdef cppclass DeviceMemoryResourceOptions:
-        DeviceMemoryResourceOptions()
-        optional[uint64_t] release_threshold
-        size_t max_size
-        bool ipc_enabled
-
     cdef cppclass MemoryPool(MemoryResource):
         CUmemoryPool handle()
         bool owns_pool()
         bool is_ipc_enabled()
-        bool is_imported()
         uint64_t release_threshold() except +translate
-        void set_release_threshold(uint64_t bytes) except +translate
         uint64_t used_memory() except +translate
         uint64_t reserved_memory() except +translate
-        void trim_to(size_t bytes_to_keep) except +translate
 
     cdef cppclass DeviceMemoryResource(MemoryPool):
         pass
@@ -144,6 +168,65 @@ cdef extern from "cubind/buffer.hpp" namespace "cubind" nogil:
         void fill(uint8_t value, StreamRef stream) except +translate
         void fill(uint16_t value, StreamRef stream) except +translate
         void fill(uint32_t value, StreamRef stream) except +translate
+
+cdef extern from "cubind/memory.hpp" namespace "cubind" nogil:
+    # By raw address, in the stream's context (a StreamContextGuard).
+    void copy_memory(CUdeviceptr dst, CUdeviceptr src, size_t bytes, StreamRef stream) except +translate
+    void fill_memory(CUdeviceptr dst, uint8_t value, size_t count, StreamRef stream) except +translate
+    void fill_memory(CUdeviceptr dst, uint16_t value, size_t count, StreamRef stream) except +translate
+    void fill_memory(CUdeviceptr dst, uint32_t value, size_t count, StreamRef stream) except +translate
+    int pointer_device_ordinal(CUdeviceptr ptr) except +translate
+
+cdef extern from "<cuda.h>" nogil:
+    ctypedef struct CUtensorMap:
+        pass
+    ctypedef enum CUtensorMapDataType:
+        pass
+    ctypedef enum CUtensorMapInterleave:
+        pass
+    ctypedef enum CUtensorMapSwizzle:
+        pass
+    ctypedef enum CUtensorMapL2promotion:
+        pass
+    ctypedef enum CUtensorMapFloatOOBfill:
+        pass
+
+cdef extern from "cubind/tensor_map.hpp" namespace "cubind" nogil:
+    # The driver wants a context current: the caller enters one.
+    cdef cppclass TensorMapTiled:
+        TensorMapTiled()
+        CUtensorMapDataType data_type
+        unsigned int rank
+        void* address
+        uint64_t sizes[5]
+        uint64_t strides[4]
+        uint32_t box[5]
+        uint32_t element_strides[5]
+        CUtensorMapInterleave interleave
+        CUtensorMapSwizzle swizzle
+        CUtensorMapL2promotion l2_promotion
+        CUtensorMapFloatOOBfill oob_fill
+
+    cdef cppclass TensorMapIm2col:
+        TensorMapIm2col()
+        CUtensorMapDataType data_type
+        unsigned int rank
+        void* address
+        uint64_t sizes[5]
+        uint64_t strides[4]
+        int lower_corner[3]
+        int upper_corner[3]
+        unsigned int channels_per_pixel
+        unsigned int pixels_per_column
+        uint32_t element_strides[5]
+        CUtensorMapInterleave interleave
+        CUtensorMapSwizzle swizzle
+        CUtensorMapL2promotion l2_promotion
+        CUtensorMapFloatOOBfill oob_fill
+
+    CUtensorMap encode_tensor_map(const TensorMapTiled& tiled) except +translate
+    CUtensorMap encode_tensor_map(const TensorMapIm2col& im2col) except +translate
+    void replace_tensor_map_address(CUtensorMap& map, void* address) except +translate
 
 cdef extern from "cubind/kernel.hpp" namespace "cubind" nogil:
     cdef cppclass KernelParam:
@@ -180,13 +263,10 @@ cdef extern from "cubind/object_code.hpp" namespace "cubind" nogil:
         ObjectCode()
         @staticmethod
         ObjectCode from_bytes(CodeKind kind, vector[char] bytes, string name) except +translate
-        @staticmethod
-        ObjectCode from_file(const string& path, optional[CodeKind] kind) except +translate
         CodeKind kind() except +translate
         const string& name() except +translate
         const vector[char]& bytes() except +translate
         Kernel get_kernel(const string& kernel_name) except +translate
-        vector[string] kernel_names() except +translate
         CUlibrary handle() except +translate
 
 cdef extern from "<nvrtc.h>" nogil:
@@ -253,10 +333,7 @@ cdef extern from "cubind/launch.hpp" namespace "cubind" nogil:
         optional[Dim3] cluster
         bool cooperative
 
-    void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
-                            void* const* args, const size_t* sizes, size_t count) except +translate
-
-cdef extern from "cubind/launch.hpp" namespace "cubind::detail" nogil:
+    # The steps of a launch whose arguments are known only at run time.
     cdef cppclass NativeLaunchConfig:
         NativeLaunchConfig()
 
@@ -265,7 +342,7 @@ cdef extern from "cubind/launch.hpp" namespace "cubind::detail" nogil:
     void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel,
                          void* const* args) except +translate
 
-cdef extern from "_support.hpp" namespace "cubind_core" nogil:
+cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     # Owners the C++ core returns by value, moved to the heap for a Python object to hold.
     # Devices by ordinal.
     int device_count() except +translate
@@ -313,41 +390,7 @@ cdef extern from "_support.hpp" namespace "cubind_core" nogil:
     ObjectCode* object_code_take(ObjectCode& code)
     ObjectCode* object_code_from_bytes(CodeKind kind, const char* data, size_t size, const string& name) except +translate
     ObjectCode* object_code_from_file(const string& path, CodeKind kind) except +translate
-    # Calls on any stream, owned or not, through the raw layer.
-    void stream_sync(CUstream stream) except +translate
-    bool stream_query(CUstream stream) except +translate
-    int stream_priority(CUstream stream) except +translate
-    bool stream_is_nonblocking(CUstream stream) except +translate
-    CUcontext stream_context(CUstream stream) except +translate
-    void stream_wait_event(CUstream stream, CUevent event) except +translate
-    void stream_wait_stream(CUstream stream, CUstream other) except +translate
-    void stream_launch_host_func(CUstream stream, CUhostFn fn, void* data) except +translate
     float elapsed_ms(const TimedEvent& end, const TimedEvent& start) except +translate
-    void memcpy_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) except +translate
-    void memset_async(CUdeviceptr dst, unsigned int value, int width, size_t count, CUstream stream) except +translate
-    CUcontext context_current() except +translate
-    void context_set_current(CUcontext context) except +translate
-    int context_device(CUcontext context) except +translate
-
-cdef extern from "<cuda.h>" nogil:
-    ctypedef struct CUgraph_st
-    ctypedef CUgraph_st* CUgraph
-    ctypedef struct CUgraphExec_st
-    ctypedef CUgraphExec_st* CUgraphExec
-    ctypedef unsigned long long CUgraphConditionalHandle
-    ctypedef enum CUstreamCaptureMode:
-        CU_STREAM_CAPTURE_MODE_GLOBAL
-        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-        CU_STREAM_CAPTURE_MODE_RELAXED
-    ctypedef enum CUgraphConditionalNodeType:
-        CU_GRAPH_COND_TYPE_IF
-        CU_GRAPH_COND_TYPE_WHILE
-        CU_GRAPH_COND_TYPE_SWITCH
-    ctypedef enum CUgraphMem_attribute:
-        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 
 cdef extern from "cubind/graph.hpp" namespace "cubind" nogil:
     cdef cppclass GraphRef:
@@ -355,7 +398,6 @@ cdef extern from "cubind/graph.hpp" namespace "cubind" nogil:
 
     cdef cppclass Graph:
         CUgraph handle()
-        size_t node_count() except +translate
 
     cdef cppclass GraphExec:
         CUgraphExec handle()
@@ -393,10 +435,9 @@ cdef extern from "cubind/graph_memory_resource.hpp" namespace "cubind" nogil:
         void reset_high_watermark(CUgraphMem_attribute attribute) except +translate
         void trim() except +translate
 
-cdef extern from "_graph_support.hpp" namespace "cubind_core" nogil:
+cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     # Graph owners on the heap.
-    void stream_begin_capture(CUstream stream, CUstreamCaptureMode mode) except +translate
-    Graph* stream_end_capture(CUstream stream) except +translate
+    Graph* graph_from_capture(StreamRef stream) except +translate
     GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
                                  const GraphInstantiateOptions& options) except +translate
     shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
@@ -410,7 +451,6 @@ cdef extern from "cubind/virtual_memory.hpp" namespace "cubind" nogil:
     cdef cppclass VirtualMemoryResource(MemoryResource):
         size_t granularity() except +translate
         size_t aligned_size(size_t bytes) except +translate
-        size_t mapped_size(void* ptr) except +translate
         void* grow(void* ptr, size_t new_size) except +translate
 
 cdef extern from "_memory_support.hpp" namespace "cubind_core" nogil:
@@ -478,7 +518,6 @@ cdef extern from "cubind/graph_definition.hpp" namespace "cubind" nogil:
 
 cdef extern from "_graph_definition_support.hpp" namespace "cubind_core" nogil:
     Graph* graph_create_new() except +translate
-    Graph* graph_clone_new(CUgraph graph) except +translate
     CUgraphNodeParams kernel_node(CUkernel kernel, CUcontext context, const unsigned int* grid,
                                   const unsigned int* block, unsigned int shmem, void** arguments)
     CUgraphNodeParams memset_node(CUdeviceptr dst, unsigned int value, unsigned int element_size, size_t width,

@@ -9,7 +9,7 @@ from libcpp.memory cimport shared_ptr
 from libcpp.string cimport string
 
 cimport cubind.core._cpp as cpp
-from cubind.core._context cimport Context, _context_of
+from cubind.core._context cimport Context, _context_device, _context_of, _current_context, _make_current
 from cubind.core._device_resources cimport _checked_options, DeviceResources
 from cubind.core._event cimport Event
 from cubind.core._graph._graph_builder cimport _new_graph_builder
@@ -75,10 +75,10 @@ class Device:
             devices = _per_thread.devices = {}
         if device_id is None:
             with nogil:
-                current = cpp.context_current()
+                current = _current_context()
             if current != NULL:
                 with nogil:
-                    ordinal = cpp.context_device(current)
+                    ordinal = _context_device(current)
             else:
                 ordinal = 0
                 _device_ordinal(0)
@@ -240,10 +240,10 @@ class Device:
                 f"Device.set_current: ctx belongs to device {(<Context>ctx)._device_id}, not to device {ordinal}"
             )
         with nogil:
-            previous = cpp.context_current()
-            cpp.context_set_current(<cpp.CUcontext>(<Context>ctx)._handle)
+            previous = _current_context()
+            _make_current(<cpp.CUcontext>(<Context>ctx)._handle)
             if previous != NULL:
-                previous_device = cpp.context_device(previous)
+                previous_device = _context_device(previous)
         self._current = ctx
         if previous == NULL:
             return None
@@ -316,7 +316,7 @@ class Device:
         cdef int ordinal = self._id
         cdef cpp.CUcontext previous
         with nogil:
-            previous = cpp.context_current()
+            previous = _current_context()
             cpp.device_set_current(ordinal)
         self._entered.append(<uintptr_t>previous)
         return self
@@ -324,7 +324,7 @@ class Device:
     def __exit__(self, *exc):
         cdef uintptr_t previous = self._entered.pop()
         with nogil:
-            cpp.context_set_current(<cpp.CUcontext>previous)
+            _make_current(<cpp.CUcontext>previous)
         return False
 
 

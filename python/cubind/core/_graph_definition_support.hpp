@@ -16,9 +16,6 @@ namespace cubind_core {
 
 // Owners on the heap, for a Python object to hold.
 inline cubind::Graph* graph_create_new() { return new cubind::Graph(cubind::create_graph()); }
-inline cubind::Graph* graph_clone_new(CUgraph graph) {
-  return new cubind::Graph(cubind::clone_graph(cubind::GraphRef(graph)));
-}
 
 inline CUgraphNodeParams kernel_node(CUkernel kernel, CUcontext context, const unsigned int* grid,
                                      const unsigned int* block, unsigned int shmem, void** arguments) {

@@ -1,6 +1,8 @@
 # cython: language_level=3, binding=True, embedsignature=True, embedsignature.format=clinic
 # cython: auto_pickle=False
-# LaunchConfig and launch (cubind::LaunchConfig, cubind::launch_type_erased).
+# LaunchConfig and launch: the config rendered once per LaunchConfig
+# (cubind::render_launch_config), the kernel's parameter layout read once
+# (cubind::parameters_for_launch), then cubind::launch_rendered per call.
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport Py_TYPE, PyTypeObject

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "_support.hpp"
+#include "_owners.hpp"
 #include "cubind/copy_batch.hpp"
 #include "cubind/managed_memory.hpp"
 #include "cubind/memory_resource.hpp"

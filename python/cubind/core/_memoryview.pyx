@@ -14,9 +14,9 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
+from libcpp.optional cimport optional
 
 cimport cubind.core._cpp as cpp
-from cubind.core._cpp cimport translate as _translate
 from cubind.core._dlpack cimport (
     _capsule_destructor,
     DLDataType,
@@ -40,9 +40,10 @@ cdef extern from "Python.h":
     void PyGILState_Release(PyGILState_STATE) noexcept nogil
 
 
-cdef extern from "_memoryview.hpp" namespace "cubind_core" nogil:
-    int _pointer_device_ordinal "cubind_core::pointer_device_ordinal"(cpp.CUdeviceptr ptr) except +_translate
-    int _current_device_or_none "cubind_core::current_device_or_none"() except +_translate
+cdef int _current_device_ordinal() except -2 nogil:
+    # The device of the current context (cuCtxGetDevice); -1 when none is current.
+    cdef optional[cpp.Device] device = cpp.Device.current_if_any()
+    return device.value().ordinal() if device.has_value() else -1
 
 
 cdef enum:
@@ -721,7 +722,7 @@ cdef int _view_exchanged(StridedMemoryView view, object obj, object stream_ptr, 
                 return _exchange_failed("current_work_stream")
             if <intptr_t>producer != consumer:
                 with nogil:
-                    cpp.stream_wait_stream(<cpp.CUstream>consumer, <cpp.CUstream>producer)
+                    cpp.StreamRef(<cpp.CUstream>consumer).wait(cpp.StreamRef(<cpp.CUstream>producer))
     return 0
 
 
@@ -746,10 +747,10 @@ cdef int _view_cai(StridedMemoryView view, object obj, object stream_ptr) except
     address = <uintptr_t>view.ptr
     if address != 0:
         with nogil:
-            device_id = _pointer_device_ordinal(<cpp.CUdeviceptr>address)
+            device_id = cpp.pointer_device_ordinal(<cpp.CUdeviceptr>address)
     else:
         with nogil:
-            device_id = _current_device_or_none()
+            device_id = _current_device_ordinal()
         if device_id < 0:
             device_id = 0
     view.device_id = device_id
@@ -762,7 +763,7 @@ cdef int _view_cai(StridedMemoryView view, object obj, object stream_ptr) except
                 raise BufferError("__cuda_array_interface__: stream 0 is not allowed by version 3 (it is ambiguous)")
             if producer != consumer:
                 with nogil:
-                    cpp.stream_wait_stream(<cpp.CUstream>consumer, <cpp.CUstream>producer)
+                    cpp.StreamRef(<cpp.CUstream>consumer).wait(cpp.StreamRef(<cpp.CUstream>producer))
     return 0
 
 
@@ -791,7 +792,7 @@ cdef int _buffer_device(Buffer b) except? -2:
     if b._mr is not None:
         return b._mr.device_id
     with nogil:
-        return _pointer_device_ordinal(<cpp.CUdeviceptr>address)
+        return cpp.pointer_device_ordinal(<cpp.CUdeviceptr>address)
 
 
 cdef int _view_over_buffer(StridedMemoryView view, Buffer buffer, object layout, object dtype, bint is_readonly,
@@ -947,12 +948,12 @@ cdef int _copy_views(object dst_obj, object src_obj, object stream, object block
     s = <uintptr_t>src.ptr
     if nbytes:
         with nogil:
-            cpp.memcpy_async(<cpp.CUdeviceptr>d, <cpp.CUdeviceptr>s, nbytes, handle)
+            cpp.copy_memory(<cpp.CUdeviceptr>d, <cpp.CUdeviceptr>s, nbytes, cpp.StreamRef(handle))
     if blocking is None:
         blocking = not (src.is_device_accessible and dst.is_device_accessible)
     if blocking:
         with nogil:
-            cpp.stream_sync(handle)
+            cpp.StreamRef(handle).sync()
     return 0
 
 

@@ -369,7 +369,7 @@ cdef class Kernel:
 
     cdef int _load_sizes(self, cpp.CUstream stream=NULL) except -1:
         # At a launch, on that launch's stream: read in its context where the
-        # thread has none current (cubind::detail::parameters_for_launch).
+        # thread has none current (cubind::parameters_for_launch).
         cdef vector[cpp.KernelParam] params
         with nogil:
             if stream != NULL:

@@ -23,3 +23,6 @@ cdef cpp.CUstream _stream_handle(stream) except? NULL
 cdef cpp.CUstream _stream_handle_of(Stream stream) except? NULL
 cdef Stream _legacy_default_stream
 cdef Stream _per_thread_default_stream
+
+
+cdef cpp.CUcontext _stream_context(cpp.CUstream stream) except? NULL nogil

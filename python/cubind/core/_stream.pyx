@@ -3,13 +3,14 @@
 # Stream (cubind::Stream owns a created stream; the default streams and
 # foreign streams are used without owning them).
 
+cimport cython
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport uintptr_t
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
 
 cimport cubind.core._cpp as cpp
-from cubind.core._context cimport Context, _context_of, _green_contexts
+from cubind.core._context cimport Context, _context_device, _context_of, _current_context, _green_contexts
 from cubind.core._device cimport _Device as Device, _device_ordinal
 from cubind.core._device_resources cimport DeviceResources
 from cubind.core._errors cimport _handle_address, _raw_handle
@@ -37,6 +38,12 @@ cdef cpp.CUstream _stream_handle(stream) except? NULL:
     if not isinstance(info, tuple) or len(info) != 2:
         raise TypeError(f"{type(stream).__name__}.__cuda_stream__() must return (version, handle), not {info!r}")
     return <cpp.CUstream><uintptr_t>int(info[1])
+
+
+@cython.cpp_locals(True)
+cdef cpp.CUcontext _stream_context(cpp.CUstream stream) except? NULL nogil:
+    # cuStreamGetCtx (cubind::StreamRef::context).
+    return cpp.StreamRef(stream).context().handle()
 
 
 cdef cpp.CUstream _stream_handle_of(Stream stream) except? NULL:
@@ -179,7 +186,7 @@ cdef class Stream:
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef cbool value
         with nogil:
-            value = cpp.stream_is_nonblocking(handle)
+            value = cpp.StreamRef(handle).is_non_blocking()
         return value
 
     @property
@@ -187,14 +194,14 @@ cdef class Stream:
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef int value
         with nogil:
-            value = cpp.stream_priority(handle)
+            value = cpp.StreamRef(handle).priority()
         return value
 
     def sync(self):
         """Blocks until all work submitted so far has completed (cuStreamSynchronize)."""
         cdef cpp.CUstream handle = _stream_handle_of(self)
         with nogil:
-            cpp.stream_sync(handle)
+            cpp.StreamRef(handle).sync()
 
     def record(self, event=None, options=None):
         """Records event (a new one made with options when None) on this stream:
@@ -227,7 +234,7 @@ cdef class Stream:
             (<Event>event_or_stream)._require_open()
             event = (<Event>event_or_stream)._handle
             with nogil:
-                cpp.stream_wait_event(handle, event)
+                cpp.StreamRef(handle).wait(cpp.EventRef(event))
             return
         try:
             other = _stream_handle(event_or_stream)
@@ -238,7 +245,7 @@ cdef class Stream:
         if other == handle:
             return
         with nogil:
-            cpp.stream_wait_stream(handle, other)
+            cpp.StreamRef(handle).wait(cpp.StreamRef(other))
 
     def launch_host_func(self, callback):
         """Queues callback() to run on a driver thread once the work submitted
@@ -265,7 +272,7 @@ cdef class Stream:
         Py_INCREF(callback)
         try:
             with nogil:
-                cpp.stream_launch_host_func(handle, run_host_callback, <void*>callback)
+                cpp.StreamRef(handle).launch_host_func(run_host_callback, <void*>callback)
         except BaseException:
             Py_DECREF(callback)
             raise
@@ -283,8 +290,8 @@ cdef class Stream:
             if self._builtin:
                 return Device()._id
             with nogil:
-                context = cpp.stream_context(handle)
-                self._device_id = cpp.context_device(context)
+                context = _stream_context(handle)
+                self._device_id = _context_device(context)
         return self._device_id
 
     @property
@@ -303,7 +310,7 @@ cdef class Stream:
         if self._builtin:
             return Device(self._device()).context
         with nogil:
-            context = cpp.stream_context(handle)
+            context = _stream_context(handle)
         return _context_of(<uintptr_t>context, self._device())
 
     @property
@@ -318,14 +325,14 @@ cdef class Stream:
             return DeviceResources._of(self._device_id, <uintptr_t>self._context._handle, self._green)
         if self._builtin:
             with nogil:
-                context = cpp.context_current()
+                context = _current_context()
             if context == NULL:
                 return Device().resources
         else:
             with nogil:
-                context = cpp.stream_context(handle)
+                context = _stream_context(handle)
         with nogil:
-            ordinal = cpp.context_device(context)
+            ordinal = _context_device(context)
         green = _green_contexts.get(<uintptr_t>context)
         if green is not None:
             return (<Context>green).resources

@@ -1,8 +1,6 @@
 # cython: language_level=3
 
-cdef extern from "<cuda.h>" nogil:
-    ctypedef struct CUtensorMap:
-        pass
+from cubind.core._cpp cimport CUtensorMap
 
 # A CUtensorMap's size; the storage below leaves room to align it to 64 bytes.
 cdef enum:

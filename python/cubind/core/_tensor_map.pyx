@@ -9,7 +9,7 @@ from libc.stdint cimport uint32_t, uint64_t, uintptr_t
 from libc.string cimport memset
 from libcpp.string cimport string
 
-from cubind.core._cpp cimport translate as _translate
+cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _Device as Device
 from cubind.core._launch cimport _argument_error
 from cubind.core._memoryview cimport StridedMemoryView
@@ -25,20 +25,6 @@ from cubind.core._tensor_map_options import (  # noqa: F401
     TensorMapOOBFill,
     TensorMapSwizzle,
 )
-
-
-cdef extern from "_memoryview.hpp" namespace "cubind_core" nogil:
-    void _tensor_map_encode_tiled "cubind_core::tensor_map_encode_tiled"(
-        CUtensorMap* map, int data_type, unsigned rank, void* address, const uint64_t* dims,
-        const uint64_t* strides, const uint32_t* box, const uint32_t* element_strides, int interleave, int swizzle,
-        int l2_promotion, int oob_fill) except +_translate
-    void _tensor_map_encode_im2col "cubind_core::tensor_map_encode_im2col"(
-        CUtensorMap* map, int data_type, unsigned rank, void* address, const uint64_t* dims,
-        const uint64_t* strides, const int* lower, const int* upper, unsigned channels, unsigned pixels,
-        const uint32_t* element_strides, int interleave, int swizzle, int l2_promotion,
-        int oob_fill) except +_translate
-    void _tensor_map_replace_address "cubind_core::tensor_map_replace_address"(
-        CUtensorMap* map, void* address) except +_translate
 
 
 cdef StridedMemoryView _tensor_map_view(object tensor):
@@ -113,13 +99,8 @@ A TMA tensor map (CUtensorMap) over a device array, made by
 
         cdef TensorMapDescriptor self
         cdef StridedMemoryView v
-        cdef uint64_t c_dims[5]
-        cdef uint64_t c_strides[5]
-        cdef uint32_t c_box[5]
-        cdef uint32_t c_elem[5]
-        cdef int c_type, c_interleave, c_swizzle, c_l2, c_oob
+        cdef cpp.TensorMapTiled spec
         cdef unsigned rank
-        cdef void* address
         cdef int i
         opts = tm._coerce_options(
             box_dim, options, element_strides=element_strides, data_type=data_type,
@@ -136,21 +117,21 @@ A TMA tensor map (CUtensorMap) over a device array, made by
         estrides = tm._check_tiled(rank, opts.box_dim, opts.element_strides, opts.interleave, opts.swizzle, elem_size)
         dims, byte_strides = _global_layout(v, elem_size)
         for i in range(rank):
-            c_dims[i] = dims[i]
-            c_box[i] = opts.box_dim[rank - 1 - i]
-            c_elem[i] = estrides[rank - 1 - i]
+            spec.sizes[i] = dims[i]
+            spec.box[i] = opts.box_dim[rank - 1 - i]
+            spec.element_strides[i] = estrides[rank - 1 - i]
         for i in range(rank - 1):
-            c_strides[i] = byte_strides[i]
-        c_type = kind
-        c_interleave = opts.interleave
-        c_swizzle = opts.swizzle
-        c_l2 = opts.l2_promotion
-        c_oob = opts.oob_fill
-        address = <void*>v.ptr
+            spec.strides[i] = byte_strides[i]
+        spec.data_type = <cpp.CUtensorMapDataType>kind
+        spec.interleave = <cpp.CUtensorMapInterleave><int>opts.interleave
+        spec.swizzle = <cpp.CUtensorMapSwizzle><int>opts.swizzle
+        spec.l2_promotion = <cpp.CUtensorMapL2promotion><int>opts.l2_promotion
+        spec.oob_fill = <cpp.CUtensorMapFloatOOBfill><int>opts.oob_fill
+        spec.rank = rank
+        spec.address = <void*>v.ptr
         self = TensorMapDescriptor.__new__(TensorMapDescriptor)
         with nogil:
-            _tensor_map_encode_tiled(self._map, c_type, rank, address, c_dims, c_strides, c_box, c_elem,
-                                     c_interleave, c_swizzle, c_l2, c_oob)
+            self._map[0] = cpp.encode_tensor_map(spec)
         self._source = v
         self._device_id = v.device_id
         self._kind = "tiled"
@@ -167,15 +148,8 @@ A TMA tensor map (CUtensorMap) over a device array, made by
 
         cdef TensorMapDescriptor self
         cdef StridedMemoryView v
-        cdef uint64_t c_dims[5]
-        cdef uint64_t c_strides[5]
-        cdef int c_lower[3]
-        cdef int c_upper[3]
-        cdef uint32_t c_elem[5]
-        cdef unsigned c_channels, c_pixels
-        cdef int c_type, c_interleave, c_swizzle, c_l2, c_oob
+        cdef cpp.TensorMapIm2col spec
         cdef unsigned rank
-        cdef void* address
         cdef int i
         interleave = tm.TensorMapInterleave.NONE if interleave is None else interleave
         swizzle = tm.TensorMapSwizzle.NONE if swizzle is None else swizzle
@@ -206,25 +180,25 @@ A TMA tensor map (CUtensorMap) over a device array, made by
             raise ValueError(f"element_strides must have {rank} elements, got {len(estrides)}")
         dims, byte_strides = _global_layout(v, elem_size)
         for i in range(rank):
-            c_dims[i] = dims[i]
-            c_elem[i] = estrides[rank - 1 - i]
+            spec.sizes[i] = dims[i]
+            spec.element_strides[i] = estrides[rank - 1 - i]
         for i in range(rank - 1):
-            c_strides[i] = byte_strides[i]
+            spec.strides[i] = byte_strides[i]
         for i in range(rank - 2):
-            c_lower[i] = lower[rank - 3 - i]
-            c_upper[i] = upper[rank - 3 - i]
-        c_channels = channels_per_pixel
-        c_pixels = pixels_per_column
-        c_type = kind
-        c_interleave = interleave
-        c_swizzle = swizzle
-        c_l2 = l2_promotion
-        c_oob = oob_fill
-        address = <void*>v.ptr
+            spec.lower_corner[i] = lower[rank - 3 - i]
+            spec.upper_corner[i] = upper[rank - 3 - i]
+        spec.channels_per_pixel = channels_per_pixel
+        spec.pixels_per_column = pixels_per_column
+        spec.data_type = <cpp.CUtensorMapDataType>kind
+        spec.interleave = <cpp.CUtensorMapInterleave><int>interleave
+        spec.swizzle = <cpp.CUtensorMapSwizzle><int>swizzle
+        spec.l2_promotion = <cpp.CUtensorMapL2promotion><int>l2_promotion
+        spec.oob_fill = <cpp.CUtensorMapFloatOOBfill><int>oob_fill
+        spec.rank = rank
+        spec.address = <void*>v.ptr
         self = TensorMapDescriptor.__new__(TensorMapDescriptor)
         with nogil:
-            _tensor_map_encode_im2col(self._map, c_type, rank, address, c_dims, c_strides, c_lower, c_upper,
-                                      c_channels, c_pixels, c_elem, c_interleave, c_swizzle, c_l2, c_oob)
+            self._map[0] = cpp.encode_tensor_map(spec)
         self._source = v
         self._device_id = v.device_id
         self._kind = "im2col"
@@ -247,7 +221,7 @@ A TMA tensor map (CUtensorMap) over a device array, made by
         cdef StridedMemoryView v = _tensor_map_view(tensor)
         cdef void* address = <void*>v.ptr
         with nogil:
-            _tensor_map_replace_address(self._map, address)
+            cpp.replace_tensor_map_address(self._map[0], address)
         self._source = v
         self._device_id = v.device_id
 

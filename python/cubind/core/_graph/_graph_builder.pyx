@@ -32,7 +32,7 @@ from cubind.core._host_callbacks cimport (
     run_python_callable,
 )
 from cubind.core._memory._buffer cimport MemoryResource
-from cubind.core._stream cimport Stream, _stream_handle, _stream_handle_of
+from cubind.core._stream cimport Stream, _stream_context, _stream_handle, _stream_handle_of
 
 import os
 import threading
@@ -114,7 +114,7 @@ cdef Graph _instantiate(cpp.CUgraph graph, cpp.CUstream stream, options):
     # cuGraphInstantiateWithParams in the context of the stream the graph was built on.
     cdef cpp.CUcontext context
     with nogil:
-        context = cpp.stream_context(stream)
+        context = _stream_context(stream)
     return _instantiate_in(graph, context, options)
 
 
@@ -198,7 +198,7 @@ cdef class GraphBuilder:
                 if self._kind == _BODY:
                     cpp.end_capture_into(cpp.StreamRef(handle))
                 else:
-                    dropped = cpp.stream_end_capture(handle)
+                    dropped = cpp.graph_from_capture(cpp.StreamRef(handle))
         except CUDAError:
             pass
         with nogil:
@@ -292,7 +292,7 @@ cdef class GraphBuilder:
             if self._kind == _BODY:
                 cpp.begin_capture_into(cpp.StreamRef(handle), cpp.GraphRef(self._body), cmode)
             else:
-                cpp.stream_begin_capture(handle, cmode)
+                cpp.StreamRef(handle).begin_capture(cmode)
         self._started = True
         return self
 
@@ -326,7 +326,7 @@ cdef class GraphBuilder:
                 if self._kind == _BODY:
                     cpp.end_capture_into(cpp.StreamRef(handle))
                 else:
-                    graph = cpp.stream_end_capture(handle)
+                    graph = cpp.graph_from_capture(cpp.StreamRef(handle))
         finally:
             # Failed or not, the capture is over (an invalidated one ends with its error).
             self._ended = True
@@ -366,7 +366,7 @@ cdef class GraphBuilder:
             stream = device.create_stream()
             forked = _stream_handle_of(<Stream>stream)
             with nogil:
-                cpp.stream_wait_stream(forked, handle)
+                cpp.StreamRef(forked).wait(cpp.StreamRef(handle))
             builder = GraphBuilder._make(<Stream>stream, True, _FORKED, self)
             builder._started = True
             builders.append(builder)
@@ -398,7 +398,7 @@ cdef class GraphBuilder:
                 continue
             other_handle = other._handle()
             with nogil:
-                cpp.stream_wait_stream(root_handle, other_handle)
+                cpp.StreamRef(root_handle).wait(cpp.StreamRef(other_handle))
             # The fork's stream is part of the capture until it ends: closed then.
             root._retired.extend(other._retired)
             other._retired = []

@@ -13,6 +13,7 @@ from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
+from cubind.core._context cimport _context_device, _current_context as _context_current
 from cubind.core._device cimport _Device as Device, _device_ordinal
 from cubind.core._errors cimport _handle_address, _raw_handle
 from cubind.core._event cimport Event
@@ -77,7 +78,7 @@ cdef _GraphOwner _own_graph(cpp.Graph* graph):
 cdef cpp.CUcontext _current_context(str where) except NULL:
     cdef cpp.CUcontext context
     with nogil:
-        context = cpp.context_current()
+        context = _context_current()
     if context == NULL:
         raise RuntimeError(f"{where}: no CUDA context is current; call Device().set_current() first")
     return context
@@ -406,7 +407,7 @@ cdef Graph _instantiate_in(cpp.CUgraph graph, cpp.CUcontext context, options):
     if options.upload_stream is not None:
         opts.upload_stream = _stream_handle(options.upload_stream)
     with nogil:
-        device_id = cpp.context_device(context)
+        device_id = _context_device(context)
         exec_ = cpp.graph_instantiate(graph, context, opts)
     return Graph._make(exec_, device_id)
 

@@ -6,7 +6,7 @@
 
 cimport cython
 from cpython.buffer cimport PyBuffer_FillInfo
-from libc.stdint cimport uintptr_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uintptr_t
 from libc.string cimport memcpy
 
 cimport cubind.core._cpp as cpp
@@ -366,7 +366,12 @@ cdef class Buffer:
             raise ValueError(f"Buffer.fill: the buffer's {self._size} bytes are not a multiple of {width}")
         count = self._size // width
         with nogil:
-            cpp.memset_async(<cpp.CUdeviceptr>ptr, pattern, width, count, handle)
+            if width == 1:
+                cpp.fill_memory(<cpp.CUdeviceptr>ptr, <uint8_t>pattern, count, cpp.StreamRef(handle))
+            elif width == 2:
+                cpp.fill_memory(<cpp.CUdeviceptr>ptr, <uint16_t>pattern, count, cpp.StreamRef(handle))
+            else:
+                cpp.fill_memory(<cpp.CUdeviceptr>ptr, <uint32_t>pattern, count, cpp.StreamRef(handle))
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The buffer as a DLPack capsule of a 1-D int8 tensor over its bytes:
@@ -464,5 +469,5 @@ cdef int _copy(Buffer dst, Buffer src, cpp.CUstream stream) except -1:
             dst._cpp.get().copy_from(src._cpp.get()[0], cpp.StreamRef(stream))
     else:
         with nogil:
-            cpp.memcpy_async(<cpp.CUdeviceptr>d, <cpp.CUdeviceptr>s, n, stream)
+            cpp.copy_memory(<cpp.CUdeviceptr>d, <cpp.CUdeviceptr>s, n, cpp.StreamRef(stream))
     return 0

@@ -1,7 +1,7 @@
-// What cubind.core needs beside the C++ core's classes: move-only owners put
-// on the heap (Cython cannot hold a C++ object without a default constructor),
-// and the few calls a Python Stream makes on a stream it may not own (the
-// default streams, a foreign stream), through the raw layer.
+// Glue between cubind.core's Cython and the C++ core, for what Cython cannot
+// hold, since it has no default constructor: owners the core returns by value
+// or constructs, moved to the heap for a Python object to hold, and a Device
+// reached by ordinal (or a TimedEvent pair's duration) asked for plain values.
 #pragma once
 
 #include <cuda.h>
@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,12 +18,13 @@
 #include "cubind/device.hpp"
 #include "cubind/device_resources.hpp"
 #include "cubind/error.hpp"
+#include "cubind/graph.hpp"
+#include "cubind/graph_memory_resource.hpp"
 #include "cubind/event.hpp"
 #include "cubind/green_context.hpp"
 #include "cubind/kernel.hpp"
 #include "cubind/memory_resource.hpp"
 #include "cubind/object_code.hpp"
-#include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
 
 namespace cubind_core {
@@ -217,114 +217,20 @@ inline cubind::ObjectCode* object_code_from_file(const std::string& path, cubind
   return new cubind::ObjectCode(cubind::ObjectCode::from_file(path, kind));
 }
 
-inline void stream_sync(CUstream stream) {
-  cubind::detail::check(cubind::raw::cuStreamSynchronize(stream), "cuStreamSynchronize");
-}
-
-inline bool stream_query(CUstream stream) {
-  const CUresult status = cubind::raw::cuStreamQuery(stream);
-  if (status == CUDA_ERROR_NOT_READY) return false;
-  cubind::detail::check(status, "cuStreamQuery");
-  return true;
-}
-
-inline int stream_priority(CUstream stream) {
-  int priority = 0;
-  cubind::detail::check(cubind::raw::cuStreamGetPriority(stream, &priority), "cuStreamGetPriority");
-  return priority;
-}
-
-inline bool stream_is_nonblocking(CUstream stream) {
-  unsigned int flags = 0;
-  cubind::detail::check(cubind::raw::cuStreamGetFlags(stream, &flags), "cuStreamGetFlags");
-  return (flags & CU_STREAM_NON_BLOCKING) != 0;
-}
-
-inline CUcontext stream_context(CUstream stream) {
-  CUcontext context = nullptr;
-  cubind::detail::check(cubind::raw::cuStreamGetCtx(stream, &context), "cuStreamGetCtx");
-  return context;
-}
-
-// The context of `stream`, or null where the driver cannot say (a default
-// stream with no context current): calls that take their context from the
-// current one enter it, so that cubind.core needs no set_current() first.
-inline CUcontext context_of(CUstream stream) {
-  CUcontext context = nullptr;
-  if (cubind::raw::cuStreamGetCtx(stream, &context) != CUDA_SUCCESS) return nullptr;
-  return context;
-}
-
-class StreamContextGuard {
- public:
-  explicit StreamContextGuard(CUstream stream) {
-    if (CUcontext context = context_of(stream)) guard_.emplace(cubind::Context::from_native_handle(context));
-  }
-
- private:
-  std::optional<cubind::ContextGuard> guard_;
-};
-
-inline void stream_wait_event(CUstream stream, CUevent event) {
-  cubind::detail::check(cubind::raw::cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
-}
-
-// Work submitted to `stream` from now on waits for the work submitted to
-// `other` so far, through an event of its own recorded on `other`.
-inline void stream_wait_stream(CUstream stream, CUstream other) {
-  StreamContextGuard guard(other);
-  CUevent event = nullptr;
-  cubind::detail::check(cubind::raw::cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-  CUresult status = cubind::raw::cuEventRecord(event, other);
-  const char* failed = "cuEventRecord";
-  if (status == CUDA_SUCCESS) {
-    status = cubind::raw::cuStreamWaitEvent(stream, event, 0);
-    failed = "cuStreamWaitEvent";
-  }
-  // Destroying an event still waited on is allowed: the wait keeps what it needs.
-  cubind::raw::cuEventDestroy(event);
-  cubind::detail::check(status, failed);
-}
-
-inline void stream_launch_host_func(CUstream stream, CUhostFn fn, void* data) {
-  cubind::detail::check(cubind::raw::cuLaunchHostFunc(stream, fn, data), "cuLaunchHostFunc");
-}
-
 inline float elapsed_ms(const cubind::TimedEvent& end, const cubind::TimedEvent& start) {
   return (end - start).count();
 }
 
-inline void memcpy_async(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
-  StreamContextGuard guard(stream);
-  cubind::detail::check(cubind::raw::cuMemcpyAsync(dst, src, bytes, stream), "cuMemcpyAsync");
+// Graphs.
+inline cubind::Graph* graph_from_capture(cubind::StreamRef stream) { return new cubind::Graph(stream.end_capture()); }
+
+inline cubind::GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
+                                            const cubind::GraphInstantiateOptions& options) {
+  return new cubind::GraphExec(cubind::instantiate(cubind::GraphRef(graph), context, options));
 }
 
-// width is 1, 2 or 4 bytes; count is in elements of that width.
-inline void memset_async(CUdeviceptr dst, unsigned int value, int width, std::size_t count, CUstream stream) {
-  StreamContextGuard guard(stream);
-  if (width == 1) {
-    cubind::detail::check(cubind::raw::cuMemsetD8Async(dst, static_cast<unsigned char>(value), count, stream),
-                          "cuMemsetD8Async");
-  } else if (width == 2) {
-    cubind::detail::check(cubind::raw::cuMemsetD16Async(dst, static_cast<unsigned short>(value), count, stream),
-                          "cuMemsetD16Async");
-  } else {
-    cubind::detail::check(cubind::raw::cuMemsetD32Async(dst, value, count, stream), "cuMemsetD32Async");
-  }
-}
-
-// The context current on this thread, or null.
-inline CUcontext context_current() {
-  std::optional<cubind::Context> current = cubind::Context::current();
-  return current ? current->handle() : nullptr;
-}
-
-inline void context_set_current(CUcontext context) {
-  cubind::detail::check(cubind::raw::cuCtxSetCurrent(context), "cuCtxSetCurrent");
-}
-
-inline int context_device(CUcontext context) {
-  return cubind::Context::from_native_handle(context).device().ordinal();
+inline std::shared_ptr<cubind::GraphMemoryResource> graph_memory_resource_new(int ordinal) {
+  return std::make_shared<cubind::GraphMemoryResource>(cubind::Device::get(ordinal));
 }
 
 }  // namespace cubind_core
