@@ -11,7 +11,7 @@ from cubind.core._device cimport _Device as Device, _device_ordinal
 from cubind.core._errors cimport _raw_handle
 from cubind.core._memory._ipc cimport IPCEventDescriptor, _payload_of
 
-import multiprocessing.reduction
+from cubind.core import _reduction
 from cubind.core._memory._ipc import _reduce_event
 from cubind.core._options import EventOptions
 
@@ -238,4 +238,4 @@ cdef class Event:
         return Device(self._device_id).context
 
 
-multiprocessing.reduction.register(Event, _reduce_event)
+_reduction.register(Event, _reduce_event)

@@ -6,9 +6,9 @@
 # exporter's uuid, and what multiprocessing needs to pickle them.
 
 
-import multiprocessing.reduction
 import os
 import weakref
+from cubind.core import _reduction
 
 
 # The pools imported into this process, by the uuid their exporter gave them.
@@ -202,7 +202,9 @@ def _reduce_allocation_handle(alloc_handle):
     # must then still be running).
     if alloc_handle.is_closed:
         raise RuntimeError(f"IPCAllocationHandle (uuid {alloc_handle.uuid}) has been closed; there is nothing to send")
-    duplicate = multiprocessing.reduction.DupFd(alloc_handle.handle)
+    from multiprocessing.reduction import DupFd  # loaded: multiprocessing is pickling this
+
+    duplicate = DupFd(alloc_handle.handle)
     return _reconstruct_allocation_handle, (type(alloc_handle), duplicate, alloc_handle.uuid)
 
 
@@ -281,4 +283,4 @@ cdef object _alloc_handle_arg(object alloc_handle, str where):
         raise
 
 
-multiprocessing.reduction.register(IPCAllocationHandle, _reduce_allocation_handle)
+_reduction.register(IPCAllocationHandle, _reduce_allocation_handle)

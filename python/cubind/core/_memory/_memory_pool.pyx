@@ -21,8 +21,8 @@ from cubind.core._memory._ipc cimport (
 )
 from cubind.core._stream cimport _legacy_default_stream as LEGACY_DEFAULT_STREAM
 
-import multiprocessing.reduction
 from collections.abc import MutableSet as _MutableSet
+from cubind.core import _reduction
 from cubind.core._memory._ipc import _reduce_device_memory_resource, _reduce_pinned_memory_resource
 from cubind.core._options import DeviceMemoryResourceOptions, PinnedMemoryResourceOptions
 
@@ -458,7 +458,7 @@ Page-locked host memory (cuMemHostAlloc); stream is optional."""
         return True
 
 
-multiprocessing.reduction.register(DeviceMemoryResource, _reduce_device_memory_resource)
+_reduction.register(DeviceMemoryResource, _reduce_device_memory_resource)
 
 
-multiprocessing.reduction.register(PinnedMemoryResource, _reduce_pinned_memory_resource)
+_reduction.register(PinnedMemoryResource, _reduce_pinned_memory_resource)
