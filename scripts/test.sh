@@ -9,9 +9,10 @@
 #   examples       the C++ examples (without a GPU: compile and link, launch skipped)
 #   install        find_package(cubind) from an install (tests/package/check_install.sh)
 #   wheel          pip wheel . into build/wheelhouse (progress: scikit-build-core's
-#                  stages and ninja's count; the whole log build/wheelhouse.log)
-#   pytest         the wheel installed into .venv, pytest there (the documentation's
-#                  snippets included, their C++ ones against build/test)
+#                  stages and ninja's count; the whole log build/wheelhouse.log),
+#                  installed into .venv
+#   pytest         pytest in .venv (the documentation's snippets included, their
+#                  C++ ones against build/test)
 #   docs           the documentation site, warnings as errors
 #   typecheck      the Python examples against the stubs (mypy --strict, pyright)
 #   doc-commands   every command of the README, examples/README.md and
@@ -92,10 +93,10 @@ st_wheel() {
     return 1
   fi
   ls build/wheelhouse/cubind-*.whl
+  "$PY" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall build/wheelhouse/cubind-*.whl
 }
 
 st_pytest() {
-  "$PY" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall build/wheelhouse/cubind-*.whl
   # CUBIND_BUILD_DIR: the documentation's C++ snippets build against an install of it.
   # Exit status 5 (no tests collected) fails this stage as any other non-zero one.
   CUBIND_BUILD_DIR="$BUILD" "$PY" -m pytest -ra tests/python
@@ -164,9 +165,9 @@ stage examples      "build"       st_examples
 stage install       "build"       st_install
 stage wheel         "setup"       st_wheel
 stage pytest        "wheel"       st_pytest
-stage docs          "pytest"      st_docs
-stage typecheck     "pytest"      st_typecheck
-stage doc-commands  "pytest"      st_doc_commands
+stage docs          "wheel"       st_docs
+stage typecheck     "wheel"       st_typecheck
+stage doc-commands  "wheel"       st_doc_commands
 stage wheel-check   "wheel"       st_wheel_check
 stage asan          "setup"       st_asan
 

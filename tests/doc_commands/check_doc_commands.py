@@ -32,13 +32,13 @@ A rule says how its command is verified:
 
 Why not run everything: each full build of cubind takes minutes on CI's two
 cores, and CI must end within 90 minutes. The scratch copy shares .venv
-(where scripts/test.sh's pytest stage installed the wheel) and the test build's
+(where scripts/test.sh's wheel stage installed the wheel) and the test build's
 generator, so what needs them costs seconds; the only compile here is the C++
 libraries' Release build of the documents' install commands (a few minutes).
 
 A command that drifts (a script renamed, a path or a flag that is wrong) fails
 the run, or for `stage`/`ci` rules the check that the script still says it.
-Run by scripts/test.sh (stage doc-commands) after pytest:
+Run by scripts/test.sh (stage doc-commands) after the wheel stage:
     .venv/bin/python tests/doc_commands/check_doc_commands.py [-k SUBSTRING]
 """
 import argparse
