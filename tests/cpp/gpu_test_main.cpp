@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--cubind-ipc-child") == 0) {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cubind/buffer.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

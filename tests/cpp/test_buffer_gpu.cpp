@@ -19,7 +19,7 @@
 #include "cubind/memory_resource.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

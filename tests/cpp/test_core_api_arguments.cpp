@@ -21,7 +21,7 @@
 #include "cubind/memory.hpp"
 #include "cubind/stream.hpp"
 #include "cubind/tensor_map.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

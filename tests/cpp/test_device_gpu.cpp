@@ -17,7 +17,7 @@
 #include "cubind/event.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "cubind/raw/driver.hpp"
 #include "cubind/raw/nvjitlink.hpp"
 #include "cubind/raw/nvrtc.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

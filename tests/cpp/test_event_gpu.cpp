@@ -10,7 +10,7 @@
 #include "cubind/error.hpp"
 #include "cubind/event.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "cubind/program.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "cubind/copy_batch.hpp"
 #include "cubind/managed_memory.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

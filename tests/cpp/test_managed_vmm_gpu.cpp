@@ -17,7 +17,7 @@
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
 #include "cubind/virtual_memory.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

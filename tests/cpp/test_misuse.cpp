@@ -32,7 +32,7 @@
 #include "cubind/object_code.hpp"
 #include "cubind/program.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

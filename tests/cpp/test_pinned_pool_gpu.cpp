@@ -12,7 +12,7 @@
 #include "cubind/buffer.hpp"
 #include "cubind/memory_resource.hpp"
 #include "cubind/stream.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cubind/memory_resource.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

@@ -26,7 +26,7 @@
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
 #include "cubind/tensor_map.hpp"
-#include "runtime_test_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 

@@ -1,6 +1,7 @@
-// Shared by the runtime tests (device, context, stream, event, graph, memory):
-// checking exception messages, skipping without a GPU, and a host-controlled
-// gate that holds a stream back so that ordering can be tested deterministically.
+// Shared by the tests of the core's owners (device, context, stream, event,
+// graph, memory): checking exception messages, skipping without a GPU, and a
+// host-controlled gate that holds a stream back so that ordering can be tested
+// deterministically.
 #pragma once
 
 #include <gtest/gtest.h>
