@@ -441,55 +441,120 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
                                  const GraphInstantiateOptions& options) except +translate
     shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
-# Managed memory pools, virtual memory and batched copies (_memory_support.hpp).
+# Managed memory, virtual memory and batched copies: the core's option
+# structs and the driver structs they hold, filled by one conversion each
+# (_managed.pyx, _virtual_memory.pyx, _copy_batch.pyx).
+cdef extern from "<cuda.h>" nogil:
+    ctypedef enum CUmemLocationType:
+        CU_MEM_LOCATION_TYPE_INVALID
+        CU_MEM_LOCATION_TYPE_DEVICE
+        CU_MEM_LOCATION_TYPE_HOST
+        CU_MEM_LOCATION_TYPE_HOST_NUMA
+        CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+    ctypedef struct CUmemLocation:
+        CUmemLocationType type
+        int id
+    ctypedef enum CUmemAllocationType:
+        CU_MEM_ALLOCATION_TYPE_PINNED
+        CU_MEM_ALLOCATION_TYPE_MANAGED
+    ctypedef enum CUmemAllocationHandleType:
+        CU_MEM_HANDLE_TYPE_NONE
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+        CU_MEM_HANDLE_TYPE_WIN32_KMT
+        CU_MEM_HANDLE_TYPE_FABRIC
+    ctypedef enum CUmemAllocationGranularity_flags:
+        CU_MEM_ALLOC_GRANULARITY_MINIMUM
+        CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+    ctypedef enum CUmemAccess_flags:
+        CU_MEM_ACCESS_FLAGS_PROT_NONE
+        CU_MEM_ACCESS_FLAGS_PROT_READ
+        CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+    ctypedef enum CUmem_advise:
+        CU_MEM_ADVISE_SET_READ_MOSTLY
+        CU_MEM_ADVISE_UNSET_READ_MOSTLY
+        CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+        CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
+        CU_MEM_ADVISE_SET_ACCESSED_BY
+        CU_MEM_ADVISE_UNSET_ACCESSED_BY
+    ctypedef enum CUmem_range_attribute:
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+    ctypedef enum CUmemcpySrcAccessOrder:
+        CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+        CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
+        CU_MEMCPY_SRC_ACCESS_ORDER_ANY
+    ctypedef enum CUmemcpyFlags:
+        CU_MEMCPY_FLAG_DEFAULT
+        CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+    ctypedef struct CUmemcpyAttributes:
+        CUmemcpySrcAccessOrder srcAccessOrder
+        CUmemLocation srcLocHint
+        CUmemLocation dstLocHint
+        unsigned int flags
+
 cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
+    cdef cppclass ManagedMemoryResourceOptions:
+        ManagedMemoryResourceOptions()
+        optional[CUmemLocation] preferred_location
+
     cdef cppclass ManagedMemoryResource(MemoryResource):
         CUmemoryPool handle()
         bool owns_pool()
 
+cdef extern from "cubind/managed_memory.hpp" namespace "cubind" nogil:
+    cdef cppclass ManagedRange:
+        ManagedRange()
+        CUdeviceptr ptr
+        size_t size
+
+    void prefetch(ManagedRange range, CUmemLocation location, StreamRef stream) except +translate
+    void prefetch_batch(const vector[ManagedRange]& ranges, const vector[CUmemLocation]& locations,
+                        StreamRef stream) except +translate
+    void discard_batch(const vector[ManagedRange]& ranges, StreamRef stream) except +translate
+    void discard_prefetch_batch(const vector[ManagedRange]& ranges, const vector[CUmemLocation]& locations,
+                                StreamRef stream) except +translate
+    void advise(ManagedRange range, CUmem_advise advice, CUmemLocation location) except +translate
+    int range_attribute(ManagedRange range, CUmem_range_attribute attribute) except +translate
+    vector[int] range_accessed_by(ManagedRange range, size_t slots) except +translate
+
+cdef extern from "cubind/copy_batch.hpp" namespace "cubind" nogil:
+    cdef cppclass BatchCopy:
+        BatchCopy()
+        CUdeviceptr dst
+        CUdeviceptr src
+        size_t size
+
+    CUmemcpyAttributes default_copy_attributes()
+    void copy_batch(const vector[BatchCopy]& copies, const vector[CUmemcpyAttributes]& attributes,
+                    StreamRef stream) except +translate
+
 cdef extern from "cubind/virtual_memory.hpp" namespace "cubind" nogil:
+    cdef cppclass VirtualMemoryResourceOptions:
+        VirtualMemoryResourceOptions()
+        CUmemAllocationType allocation_type
+        CUmemLocationType location_type
+        int location_id
+        CUmemAllocationHandleType handle_type
+        CUmemAllocationGranularity_flags granularity
+        bool gpu_direct_rdma
+        CUdeviceptr addr_hint
+        size_t addr_align
+        vector[int] peers
+        CUmemAccess_flags self_access
+        CUmemAccess_flags peer_access
+
     cdef cppclass VirtualMemoryResource(MemoryResource):
         size_t granularity() except +translate
         size_t aligned_size(size_t bytes) except +translate
         void* grow(void* ptr, size_t new_size) except +translate
+        void set_options(VirtualMemoryResourceOptions options) except +translate
 
-cdef extern from "_memory_support.hpp" namespace "cubind_core" nogil:
-    cdef cppclass CopyAttributes:
-        CopyAttributes()
-        int src_access_order
-        int src_type
-        int src_id
-        int dst_type
-        int dst_id
-        unsigned flags
-
-    cdef cppclass VirtualMemorySettings:
-        VirtualMemorySettings()
-        int allocation_type
-        int location_type
-        int location_id
-        int handle_type
-        int granularity
-        bool gpu_direct_rdma
-        uintptr_t addr_hint
-        size_t addr_align
-        vector[int] peers
-        int self_access
-        int peer_access
-
-    ManagedMemoryResource* managed_pool_new(int ordinal, int type, int id) except +translate
+cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
+    # Managed and virtual memory owners on the heap.
+    ManagedMemoryResource* managed_pool_new(int ordinal, const ManagedMemoryResourceOptions& options) except +translate
     shared_ptr[ManagedMemoryResource] managed_pool_current(int ordinal) except +translate
-    void managed_prefetch(uintptr_t ptr, size_t size, int type, int id, CUstream stream) except +translate
-    void managed_batch(int which, const vector[uintptr_t]& ptrs, const vector[size_t]& sizes,
-                       const vector[int]& types, const vector[int]& ids, CUstream stream) except +translate
-    void managed_advise(uintptr_t ptr, size_t size, int advice, int type, int id) except +translate
-    int managed_range_attribute(uintptr_t ptr, size_t size, int attribute) except +translate
-    vector[int] managed_accessed_by(uintptr_t ptr, size_t size, size_t slots) except +translate
-    void copy_batch(const vector[uintptr_t]& dsts, const vector[uintptr_t]& srcs, const vector[size_t]& sizes,
-                    const vector[CopyAttributes]& attributes, CUstream stream) except +translate
-    VirtualMemoryResource* virtual_memory_new(int ordinal, const VirtualMemorySettings& settings) except +translate
-    void virtual_memory_set_options(VirtualMemoryResource* resource,
-                                    const VirtualMemorySettings& settings) except +translate
+    VirtualMemoryResource* virtual_memory_new(int ordinal, const VirtualMemoryResourceOptions& options) except +translate
     Buffer* buffer_adopt(uintptr_t ptr, size_t size, const shared_ptr[MemoryResource]& resource,
                          CUstream stream) except +translate
 

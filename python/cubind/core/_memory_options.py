@@ -98,55 +98,6 @@ class VirtualMemoryResourceOptions:
     peer_access: VirtualMemoryAccessType = VirtualMemoryAccessType.READ_WRITE
 
 
-# The driver's values (cuda.h, CUDA 13.0).
-_ALLOCATION_TYPES = {"pinned": 1, "managed": 2}
-_LOCATION_TYPES = {"device": 1, "host": 2, "host_numa": 3, "host_numa_current": 4}
-_HANDLE_TYPES = {None: 0, "posix_fd": 1, "win32_kmt": 4, "fabric": 8}
-_GRANULARITIES = {"minimum": 0, "recommended": 1}
-_ACCESS = {None: 0, "r": 1, "rw": 3}
-HOST_LOCATION_TYPES = frozenset({"host", "host_numa", "host_numa_current"})
-
-
-def _lookup(table, value, what):
-    key = value.value if isinstance(value, StrEnum) else value
-    try:
-        return table[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unsupported {what}: {value!r}") from None
-
-
-def _virtual_memory_settings(config):
-    """The driver values of a VirtualMemoryResourceOptions, checked: a dict
-    of allocation_type, location_type, handle_type, granularity,
-    gpu_direct_rdma, addr_hint, addr_align, peers, self_access, peer_access."""
-    if config.handle_type == "win32":
-        raise NotImplementedError("handle_type 'win32' is not supported; use 'win32_kmt' on Windows")
-    settings = {
-        "allocation_type": _lookup(_ALLOCATION_TYPES, config.allocation_type, "allocation_type"),
-        "location_type": _lookup(_LOCATION_TYPES, config.location_type, "location_type"),
-        "handle_type": _lookup(_HANDLE_TYPES, config.handle_type, "handle_type"),
-        "granularity": _lookup(_GRANULARITIES, config.granularity, "granularity"),
-        "self_access": _lookup(_ACCESS, config.self_access, "access spec"),
-        "peer_access": _lookup(_ACCESS, config.peer_access, "access spec"),
-        "gpu_direct_rdma": bool(config.gpu_direct_rdma),
-    }
-    hint = 0 if config.addr_hint is None else config.addr_hint
-    align = 0 if config.addr_align is None else config.addr_align
-    for name, value in (("addr_hint", hint), ("addr_align", align)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"VirtualMemoryResourceOptions.{name} must be an int >= 0 or None, not {value!r}")
-    if align & (align - 1):
-        raise ValueError(f"VirtualMemoryResourceOptions.addr_align is {align}; it must be a power of two")
-    peers = []
-    for peer in config.peers:
-        ordinal = getattr(peer, "device_id", peer)
-        if isinstance(ordinal, bool) or not isinstance(ordinal, int) or ordinal < 0:
-            raise ValueError(f"VirtualMemoryResourceOptions.peers holds {peer!r}; expected device ordinals")
-        peers.append(ordinal)
-    settings.update(addr_hint=hint, addr_align=align, peers=peers)
-    return settings
-
-
 class MemcpySrcAccessOrder(StrEnum):
     """When a batched copy may read its source (CUmemcpySrcAccessOrder):
     STREAM in stream order; DURING_API_CALL before copy_batch returns;
@@ -187,6 +138,3 @@ class CopyOptions:
                 except (ValueError, TypeError) as error:
                     raise ValueError(f"invalid {name}: {value!r}") from error
 
-
-_SRC_ACCESS_ORDER = {"stream": 1, "during_api_call": 2, "any": 3}
-_OVERLAP_MODE = {"default": 0, "prefer_overlap_with_compute": 1}

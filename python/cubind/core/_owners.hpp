@@ -23,9 +23,11 @@
 #include "cubind/event.hpp"
 #include "cubind/green_context.hpp"
 #include "cubind/kernel.hpp"
+#include "cubind/managed_memory.hpp"
 #include "cubind/memory_resource.hpp"
 #include "cubind/object_code.hpp"
 #include "cubind/stream.hpp"
+#include "cubind/virtual_memory.hpp"
 
 namespace cubind_core {
 
@@ -80,6 +82,24 @@ inline cubind::PinnedMemoryResource* pinned_pool_new(int ordinal, std::size_t ma
   options.ipc_enabled = ipc_enabled;
   if (numa_id >= 0) options.numa_id = numa_id;
   return new cubind::PinnedMemoryResource(device(ordinal), options);
+}
+
+inline cubind::ManagedMemoryResource* managed_pool_new(int ordinal,
+                                                      const cubind::ManagedMemoryResourceOptions& options) {
+  return new cubind::ManagedMemoryResource(device(ordinal), options);
+}
+inline std::shared_ptr<cubind::ManagedMemoryResource> managed_pool_current(int ordinal) {
+  return cubind::ManagedMemoryResource::current_pool(device(ordinal), CUmemLocation{});
+}
+inline cubind::VirtualMemoryResource* virtual_memory_new(int ordinal,
+                                                        const cubind::VirtualMemoryResourceOptions& options) {
+  return new cubind::VirtualMemoryResource(device(ordinal), options);
+}
+// A Buffer over memory `resource` already allocated (a VirtualMemoryResource's grown range).
+inline cubind::Buffer* buffer_adopt(std::uintptr_t ptr, std::size_t size,
+                                    const std::shared_ptr<cubind::MemoryResource>& resource, CUstream stream) {
+  return new cubind::Buffer(
+      cubind::Buffer::from_native_handle(reinterpret_cast<void*>(ptr), size, resource, cubind::StreamRef(stream)));
 }
 
 // IPC. A descriptor the caller owns is lent, not taken: the IpcPoolHandle

@@ -7,7 +7,8 @@ import pytest
 
 import cubind.core as cb
 import cubind.core.utils as utils
-from cubind.core._memory_options import _managed_location, _virtual_memory_settings
+from cubind.core._memory._virtual_memory import _options_fields
+from cubind.core._memory_options import _managed_location
 
 
 class FakeStream:
@@ -63,17 +64,18 @@ def test_managed_resource_refuses_other_options():
         cb.ManagedMemoryResource("device")
 
 
-def test_virtual_memory_options_render_to_driver_values():
-    settings = _virtual_memory_settings(cb.VirtualMemoryResourceOptions())
+def test_virtual_memory_options_convert_to_the_core_struct():
+    # The fields of cubind::VirtualMemoryResourceOptions, in the driver's values.
+    settings = _options_fields(cb.VirtualMemoryResourceOptions())
     assert settings == {"allocation_type": 1, "location_type": 1, "handle_type": 1, "granularity": 1,
                         "self_access": 3, "peer_access": 3, "gpu_direct_rdma": False, "addr_hint": 0,
-                        "addr_align": 0, "peers": []}
-    settings = _virtual_memory_settings(cb.VirtualMemoryResourceOptions(
+                        "addr_align": 0, "peers": [], "location_id": 0}
+    settings = _options_fields(cb.VirtualMemoryResourceOptions(
         allocation_type="managed", location_type="host_numa", handle_type=None, granularity="minimum",
         self_access="r", peer_access=None, peers=(1, 2), addr_align=1 << 21, addr_hint=None, gpu_direct_rdma=True))
     assert settings == {"allocation_type": 2, "location_type": 3, "handle_type": 0, "granularity": 0,
                         "self_access": 1, "peer_access": 0, "gpu_direct_rdma": True, "addr_hint": 0,
-                        "addr_align": 1 << 21, "peers": [1, 2]}
+                        "addr_align": 1 << 21, "peers": [1, 2], "location_id": 0}
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -89,14 +91,14 @@ def test_virtual_memory_options_render_to_driver_values():
 def test_virtual_memory_options_refuse_bad_values(field, value, message):
     config = cb.VirtualMemoryResourceOptions(**{field: value})
     with pytest.raises(ValueError, match=message):
-        _virtual_memory_settings(config)
+        _options_fields(config)
     with pytest.raises(ValueError, match=message):
         cb.VirtualMemoryResource(0, config)
 
 
 def test_virtual_memory_refuses_win32_and_other_configs():
     with pytest.raises(NotImplementedError):
-        _virtual_memory_settings(cb.VirtualMemoryResourceOptions(handle_type="win32"))
+        _options_fields(cb.VirtualMemoryResourceOptions(handle_type="win32"))
     with pytest.raises(TypeError, match="VirtualMemoryResourceOptions"):
         cb.VirtualMemoryResource(0, "device")
 

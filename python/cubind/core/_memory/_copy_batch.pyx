@@ -7,37 +7,39 @@ from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 from cubind.core._memory._buffer cimport Buffer
-from cubind.core._memory._managed cimport _location_arg
+from cubind.core._memory._managed cimport _memory_location
 from cubind.core._stream cimport _legacy_default_stream as LEGACY_DEFAULT_STREAM, _stream_handle
 
 import collections.abc
-from cubind.core._memory_options import CopyOptions, _OVERLAP_MODE, _SRC_ACCESS_ORDER
+from cubind.core._memory_options import CopyOptions
 
 
-cdef int _copy_hint(object hint, int* kind, int* ident, str where) except -1:
-    if hint is None:
-        kind[0] = 0
-        ident[0] = 0
-        return 0
-    kind[0], ident[0] = _location_arg(hint, where)
-    return 0
+_SRC_ACCESS_ORDER = {
+    "stream": cpp.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+    "during_api_call": cpp.CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL,
+    "any": cpp.CU_MEMCPY_SRC_ACCESS_ORDER_ANY,
+}
+_OVERLAP_MODE = {
+    "default": cpp.CU_MEMCPY_FLAG_DEFAULT,
+    "prefer_overlap_with_compute": cpp.CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE,
+}
 
 
-cdef cpp.CopyAttributes _copy_attributes(options, str where) except *:
-    cdef cpp.CopyAttributes out
-    out.src_access_order = _SRC_ACCESS_ORDER[options.src_access_order.value]
-    out.flags = _OVERLAP_MODE[options.overlap_mode.value]
-    _copy_hint(options.src_location_hint, &out.src_type, &out.src_id, where)
-    _copy_hint(options.dst_location_hint, &out.dst_type, &out.dst_id, where)
+cdef cpp.CUmemcpyAttributes _copy_attributes(options, str where) except *:
+    # The one conversion of a CopyOptions to the driver's CUmemcpyAttributes.
+    cdef cpp.CUmemcpyAttributes out = cpp.default_copy_attributes()
+    out.srcAccessOrder = <cpp.CUmemcpySrcAccessOrder><int>_SRC_ACCESS_ORDER[options.src_access_order.value]
+    out.flags = <unsigned int><int>_OVERLAP_MODE[options.overlap_mode.value]
+    out.srcLocHint = _memory_location(options.src_location_hint, where, False)
+    out.dstLocHint = _memory_location(options.dst_location_hint, where, False)
     return out
 
 
 def _copy_batch(stream, srcs, dsts, *, options=None):
     cdef cpp.CUstream handle
-    cdef vector[uintptr_t] dst_ptrs
-    cdef vector[uintptr_t] src_ptrs
-    cdef vector[size_t] sizes
-    cdef vector[cpp.CopyAttributes] attributes
+    cdef vector[cpp.BatchCopy] copies
+    cdef cpp.BatchCopy copy
+    cdef vector[cpp.CUmemcpyAttributes] attributes
     cdef Buffer src
     cdef Buffer dst
     if stream is LEGACY_DEFAULT_STREAM:
@@ -80,10 +82,11 @@ def _copy_batch(stream, srcs, dsts, *, options=None):
             raise RuntimeError(f"copy_batch: the buffers of copy {i} include a closed one")
         if src._size != dst._size:
             raise ValueError(f"copy_batch: copy {i}: the source has {src._size} bytes, the destination {dst._size}")
-        src_ptrs.push_back(src._ptr)
-        dst_ptrs.push_back(dst._ptr)
-        sizes.push_back(src._size)
+        copy.dst = dst._ptr
+        copy.src = src._ptr
+        copy.size = src._size
+        copies.push_back(copy)
     for item in per_copy:
         attributes.push_back(_copy_attributes(item, "copy_batch"))
     with nogil:
-        cpp.copy_batch(dst_ptrs, src_ptrs, sizes, attributes, handle)
+        cpp.copy_batch(copies, attributes, cpp.StreamRef(handle))

@@ -12,4 +12,4 @@ cdef class ManagedMemoryResource(MemoryResource):
     cdef object _preferred
     cdef bint _closed
     cdef int _ensure(self) except -1
-cdef tuple _location_arg(location, str where)
+cdef cpp.CUmemLocation _memory_location(location, str where, bint required) except *

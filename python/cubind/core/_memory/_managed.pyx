@@ -24,74 +24,49 @@ from cubind.core._memory_options import _managed_location, ManagedMemoryResource
 from cubind.core.typing import ManagedMemoryLocationType
 
 
-# CUmemLocationType, CUmem_advise and CUmem_range_attribute values (cuda.h, CUDA 13.0).
-DEF _LOC_NONE = 0
-
-
-DEF _LOC_DEVICE = 1
-
-
-DEF _LOC_HOST = 2
-
-
-DEF _LOC_HOST_NUMA = 3
-
-
-DEF _LOC_HOST_NUMA_CURRENT = 4
-
-
-DEF _SET_READ_MOSTLY = 1
-
-
-DEF _UNSET_READ_MOSTLY = 2
-
-
-DEF _SET_PREFERRED = 3
-
-
-DEF _UNSET_PREFERRED = 4
-
-
-DEF _SET_ACCESSED_BY = 5
-
-
-DEF _UNSET_ACCESSED_BY = 6
-
-
-DEF _ATTR_READ_MOSTLY = 1
-
-
-DEF _ATTR_PREFERRED_TYPE = 5
-
-
-DEF _ATTR_PREFERRED_ID = 6
-
-
-cdef tuple _location_arg(location, str where):
-    # (CUmemLocationType, id) of a Device or Host.
+cdef cpp.CUmemLocation _memory_location(location, str where, bint required) except *:
+    # The one conversion of a location to the driver's CUmemLocation: a
+    # Device, a Host, or None, which is refused where a location is
+    # required and is a location of no type elsewhere.
+    cdef cpp.CUmemLocation out
+    out.type = cpp.CU_MEM_LOCATION_TYPE_INVALID
+    out.id = 0
     if isinstance(location, Device):
-        return (_LOC_DEVICE, (<object>location)._id)
-    if isinstance(location, Host):
+        out.type = cpp.CU_MEM_LOCATION_TYPE_DEVICE
+        out.id = (<object>location)._id
+    elif isinstance(location, Host):
         if location.is_numa_current:
-            return (_LOC_HOST_NUMA_CURRENT, 0)
-        if location.numa_id is not None:
-            return (_LOC_HOST_NUMA, location.numa_id)
-        return (_LOC_HOST, 0)
-    if location is None:
-        raise ValueError(f"{where}: location is required")
-    raise TypeError(f"{where}: location must be a Device, Host, or None; got {type(location).__name__}")
+            out.type = cpp.CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+        elif location.numa_id is not None:
+            out.type = cpp.CU_MEM_LOCATION_TYPE_HOST_NUMA
+            out.id = location.numa_id
+        else:
+            out.type = cpp.CU_MEM_LOCATION_TYPE_HOST
+    elif location is None:
+        if required:
+            raise ValueError(f"{where}: location is required")
+    else:
+        raise TypeError(f"{where}: location must be a Device, Host, or None; got {type(location).__name__}")
+    return out
 
 
 cdef object _location_object(int kind, int ident):
-    if kind == _LOC_DEVICE:
+    if kind == cpp.CU_MEM_LOCATION_TYPE_DEVICE:
         return Device(ident)
-    if kind == _LOC_HOST:
+    if kind == cpp.CU_MEM_LOCATION_TYPE_HOST:
         return Host()
-    if kind == _LOC_HOST_NUMA:
+    if kind == cpp.CU_MEM_LOCATION_TYPE_HOST_NUMA:
         return Host(numa_id=ident)
-    if kind == _LOC_HOST_NUMA_CURRENT:
+    if kind == cpp.CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
         return Host.numa_current()
     return None
+
+
+cdef inline cpp.ManagedRange _range(Buffer buffer):
+    cdef cpp.ManagedRange out
+    out.ptr = buffer._ptr
+    out.size = buffer._size
+    return out
 
 
 cdef int _managed_open(Buffer buffer) except -1:
@@ -100,38 +75,36 @@ cdef int _managed_open(Buffer buffer) except -1:
     return 0
 
 
-cdef int _advise(Buffer buffer, int advice, location, str where) except -1:
-    cdef int kind = _LOC_NONE
-    cdef int ident = 0
-    cdef uintptr_t ptr = buffer._ptr
-    cdef size_t size = buffer._size
+cdef int _advise(Buffer buffer, cpp.CUmem_advise advice, location, str where) except -1:
+    cdef cpp.CUmemLocation target
+    cdef cpp.ManagedRange range_
     _managed_open(buffer)
-    if location is not None:
-        kind, ident = _location_arg(location, where)
+    target = _memory_location(location, where, False)
+    range_ = _range(buffer)
     with nogil:
-        cpp.managed_advise(ptr, size, advice, kind, ident)
+        cpp.advise(range_, advice, target)
     return 0
 
 
-cdef int _range_attribute(Buffer buffer, int attribute) except? -3:
-    cdef uintptr_t ptr = buffer._ptr
-    cdef size_t size = buffer._size
+cdef int _range_attribute(Buffer buffer, cpp.CUmem_range_attribute attribute) except? -3:
+    cdef cpp.ManagedRange range_
     cdef int value
     _managed_open(buffer)
+    range_ = _range(buffer)
     with nogil:
-        value = cpp.managed_range_attribute(ptr, size, attribute)
+        value = cpp.range_attribute(range_, attribute)
     return value
 
 
 cdef list _accessed_by(Buffer buffer):
-    cdef uintptr_t ptr = buffer._ptr
-    cdef size_t size = buffer._size
+    cdef cpp.ManagedRange range_
     cdef size_t slots
     cdef vector[int] found
     _managed_open(buffer)
+    range_ = _range(buffer)
     slots = _device_count() + 1
     with nogil:
-        found = cpp.managed_accessed_by(ptr, size, slots)
+        found = cpp.range_accessed_by(range_, slots)
     return [Host() if v == -1 else Device(v) for v in found]
 
 
@@ -164,14 +137,14 @@ class AccessedBySetProxy(_ManagedMutableSet):
     def add(self, location):
         if not isinstance(location, (Device, Host)):
             raise TypeError(f"expected Device or Host, got {type(location).__name__}")
-        _advise(self._buf, _SET_ACCESSED_BY, location, "accessed_by.add")
+        _advise(self._buf, cpp.CU_MEM_ADVISE_SET_ACCESSED_BY, location, "accessed_by.add")
 
     def discard(self, location):
         if not isinstance(location, (Device, Host)):
             return
         if isinstance(location, Host) and (location.numa_id is not None or location.is_numa_current):
             return  # never in the set
-        _advise(self._buf, _UNSET_ACCESSED_BY, location, "accessed_by.discard")
+        _advise(self._buf, cpp.CU_MEM_ADVISE_UNSET_ACCESSED_BY, location, "accessed_by.discard")
 
     def __repr__(self):
         return f"AccessedBySetProxy({set(_accessed_by(self._buf))!r})"
@@ -199,28 +172,28 @@ cdef class ManagedBuffer(Buffer):
     @property
     def read_mostly(self):
         """Whether the read-mostly advice is set (CU_MEM_ADVISE_SET_READ_MOSTLY)."""
-        return _range_attribute(self, _ATTR_READ_MOSTLY) != 0
+        return _range_attribute(self, cpp.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) != 0
 
     @read_mostly.setter
     def read_mostly(self, value):
         # The driver ignores the location of this advice but refuses one of
         # no type: the current device is given.
-        _advise(self, _SET_READ_MOSTLY if value else _UNSET_READ_MOSTLY, Device(), "read_mostly")
+        _advise(self, cpp.CU_MEM_ADVISE_SET_READ_MOSTLY if value else cpp.CU_MEM_ADVISE_UNSET_READ_MOSTLY, Device(), "read_mostly")
 
     @property
     def preferred_location(self):
         """The advised preferred location (a Device or Host), or None."""
-        cdef int kind = _range_attribute(self, _ATTR_PREFERRED_TYPE)
-        cdef int ident = _range_attribute(self, _ATTR_PREFERRED_ID)
+        cdef int kind = _range_attribute(self, cpp.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE)
+        cdef int ident = _range_attribute(self, cpp.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID)
         return _location_object(kind, ident)
 
     @preferred_location.setter
     def preferred_location(self, value):
         if value is None:
             # As for read_mostly: the location is ignored, one of no type refused.
-            _advise(self, _UNSET_PREFERRED, Device(), "preferred_location")
+            _advise(self, cpp.CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, Device(), "preferred_location")
         else:
-            _advise(self, _SET_PREFERRED, value, "preferred_location")
+            _advise(self, cpp.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, value, "preferred_location")
 
     @property
     def accessed_by(self):
@@ -242,21 +215,21 @@ cdef class ManagedBuffer(Buffer):
                 raise ValueError(f"advise CU_MEM_ADVISE_SET_ACCESSED_BY does not support location_type='{kind}'")
         current = set(_accessed_by(self))
         for location in current - wanted:
-            _advise(self, _UNSET_ACCESSED_BY, location, "accessed_by")
+            _advise(self, cpp.CU_MEM_ADVISE_UNSET_ACCESSED_BY, location, "accessed_by")
         for location in wanted - current:
-            _advise(self, _SET_ACCESSED_BY, location, "accessed_by")
+            _advise(self, cpp.CU_MEM_ADVISE_SET_ACCESSED_BY, location, "accessed_by")
 
     def prefetch(self, location, *, stream):
         """Migrates the memory to location (a Device or Host), ordered on
         stream (cuMemPrefetchAsync)."""
         cdef cpp.CUstream handle = _stream_handle(stream)
-        cdef uintptr_t ptr = self._ptr
-        cdef size_t size = self._size
-        cdef int kind, ident
+        cdef cpp.ManagedRange range_
+        cdef cpp.CUmemLocation target
         _managed_open(self)
-        kind, ident = _location_arg(location, "ManagedBuffer.prefetch")
+        target = _memory_location(location, "ManagedBuffer.prefetch", True)
+        range_ = _range(self)
         with nogil:
-            cpp.managed_prefetch(ptr, size, kind, ident, handle)
+            cpp.prefetch(range_, target, cpp.StreamRef(handle))
 
     def discard(self, *, stream):
         """Drops the contents, ordered on stream: the pages are released
@@ -273,10 +246,8 @@ cdef class ManagedBuffer(Buffer):
 
 cdef int _managed_batch(int which, stream, buffers, locations, str where) except -1:
     cdef cpp.CUstream handle = _stream_handle(stream)
-    cdef vector[uintptr_t] ptrs
-    cdef vector[size_t] sizes
-    cdef vector[int] types
-    cdef vector[int] ids
+    cdef vector[cpp.ManagedRange] ranges
+    cdef vector[cpp.CUmemLocation] targets
     cdef Buffer buffer
     if isinstance(buffers, Buffer) or not isinstance(buffers, collections.abc.Sequence):
         raise TypeError(f"{where}: buffers must be a sequence of Buffers, not {type(buffers).__name__}")
@@ -288,8 +259,7 @@ cdef int _managed_batch(int which, stream, buffers, locations, str where) except
         buffer = <Buffer>item
         if buffer.is_closed:
             raise RuntimeError(f"{where}: buffers[{i}] has been closed")
-        ptrs.push_back(buffer._ptr)
-        sizes.push_back(buffer._size)
+        ranges.push_back(_range(buffer))
     if which != 1:
         if isinstance(locations, (Device, Host)):
             locations = [locations]
@@ -299,11 +269,14 @@ cdef int _managed_batch(int which, stream, buffers, locations, str where) except
             raise ValueError(f"{where}: {len(locations)} locations for {len(buffers)} buffers; "
                              "give one location for all or one per buffer")
         for location in locations:
-            kind, ident = _location_arg(location, where)
-            types.push_back(kind)
-            ids.push_back(ident)
+            targets.push_back(_memory_location(location, where, True))
     with nogil:
-        cpp.managed_batch(which, ptrs, sizes, types, ids, handle)
+        if which == 0:
+            cpp.prefetch_batch(ranges, targets, cpp.StreamRef(handle))
+        elif which == 1:
+            cpp.discard_batch(ranges, cpp.StreamRef(handle))
+        else:
+            cpp.discard_prefetch_batch(ranges, targets, cpp.StreamRef(handle))
     return 0
 
 
@@ -317,6 +290,16 @@ def _discard_batch(stream, buffers):
 
 def _discard_prefetch_batch(stream, buffers, locations):
     _managed_batch(2, stream, buffers, locations, "discard_prefetch_batch")
+
+
+cdef cpp.ManagedMemoryResourceOptions _managed_options(preferred) except *:
+    # The one conversion to the core's ManagedMemoryResourceOptions, from the
+    # preferred location that _managed_location checked (a Device, a Host or
+    # None).
+    cdef cpp.ManagedMemoryResourceOptions out
+    if preferred is not None:
+        out.preferred_location = _memory_location(preferred, "ManagedMemoryResource", True)
+    return out
 
 
 cdef class ManagedMemoryResource(MemoryResource):
@@ -338,8 +321,7 @@ Managed (unified) memory, stream-ordered, from a managed memory pool
 
     def __init__(self, options=None):
         cdef int ordinal
-        cdef int kind = _LOC_NONE
-        cdef int ident = 0
+        cdef cpp.ManagedMemoryResourceOptions pool_options
         if options is None:
             ordinal = Device()._id
             with nogil:
@@ -360,17 +342,16 @@ Managed (unified) memory, stream-ordered, from a managed memory pool
                                        "give preferred_location")
             if where == "device":
                 ordinal = _device_ordinal(location)
-                kind, ident = _LOC_DEVICE, ordinal
+                location = ordinal
+                pool_options = _managed_options(Device(ordinal))
             else:
                 ordinal = Device()._id
-                if where == "host":
-                    kind = _LOC_HOST
-                elif where == "host_numa":
-                    kind, ident = _LOC_HOST_NUMA, location
+                pool_options = _managed_options(
+                    None if where is None else Host() if where == "host" else Host(numa_id=location))
             with nogil:
-                self._pool = shared_ptr[cpp.ManagedMemoryResource](cpp.managed_pool_new(ordinal, kind, ident))
+                self._pool = shared_ptr[cpp.ManagedMemoryResource](cpp.managed_pool_new(ordinal, pool_options))
             self._preferred = None if where is None else (ManagedMemoryLocationType(where),
-                                                          None if where == "host" else ident)
+                                                          None if where == "host" else location)
         self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.ManagedMemoryResource](self._pool)
 
     cdef int _ensure(self) except -1:

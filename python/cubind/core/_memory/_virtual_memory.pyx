@@ -11,11 +11,11 @@ from cubind.core._device cimport _Device as Device
 from cubind.core._memory._buffer cimport Buffer, MemoryResource, _size_arg
 from cubind.core._stream cimport _legacy_default_stream as LEGACY_DEFAULT_STREAM, _stream_handle
 
-from cubind.core._memory_options import (
-    HOST_LOCATION_TYPES,
-    _virtual_memory_settings,
-    VirtualMemoryResourceOptions,
-)
+from cubind.core._memory_options import VirtualMemoryResourceOptions
+from cubind.core.typing import _StrEnum as StrEnum
+
+
+HOST_LOCATION_TYPES = frozenset({"host", "host_numa", "host_numa_current"})
 
 
 cdef class VirtualMemoryResource(MemoryResource):
@@ -37,10 +37,10 @@ Memory through CUDA's virtual memory management: physical memory
             self._vmm.reset()
 
     def __init__(self, device_id, config=None):
-        cdef cpp.VirtualMemorySettings settings
+        cdef cpp.VirtualMemoryResourceOptions options
         cdef int ordinal
         config = _virtual_memory_config(config)
-        _virtual_memory_fill(config, &settings)
+        options = _virtual_memory_options(config)
         device = Device(device_id)
         if str(config.location_type) in HOST_LOCATION_TYPES:
             self._device = None
@@ -53,7 +53,7 @@ Memory through CUDA's virtual memory management: physical memory
         self._config = config
         ordinal = device._id
         with nogil:
-            self._vmm = shared_ptr[cpp.VirtualMemoryResource](cpp.virtual_memory_new(ordinal, settings))
+            self._vmm = shared_ptr[cpp.VirtualMemoryResource](cpp.virtual_memory_new(ordinal, options))
         self._cpp = static_pointer_cast[cpp.MemoryResource, cpp.VirtualMemoryResource](self._vmm)
 
     @property
@@ -68,11 +68,11 @@ Memory through CUDA's virtual memory management: physical memory
 
     @config.setter
     def config(self, config):
-        cdef cpp.VirtualMemorySettings settings
+        cdef cpp.VirtualMemoryResourceOptions options
         config = _virtual_memory_config(config)
-        _virtual_memory_fill(config, &settings)
+        options = _virtual_memory_options(config)
         with nogil:
-            cpp.virtual_memory_set_options(self._vmm.get(), settings)
+            self._vmm.get().set_options(options)
         self._config = config
 
     def allocate(self, size, *, stream=None):
@@ -177,17 +177,69 @@ cdef object _virtual_memory_config(config):
     return config
 
 
-cdef int _virtual_memory_fill(config, cpp.VirtualMemorySettings* out) except -1:
-    settings = _virtual_memory_settings(config)
-    out.allocation_type = settings["allocation_type"]
-    out.location_type = settings["location_type"]
-    out.location_id = 0
-    out.handle_type = settings["handle_type"]
-    out.granularity = settings["granularity"]
-    out.gpu_direct_rdma = settings["gpu_direct_rdma"]
-    out.addr_hint = settings["addr_hint"]
-    out.addr_align = settings["addr_align"]
-    out.peers = settings["peers"]
-    out.self_access = settings["self_access"]
-    out.peer_access = settings["peer_access"]
-    return 0
+# The driver's values of VirtualMemoryResourceOptions' strings.
+_ALLOCATION_TYPES = {"pinned": cpp.CU_MEM_ALLOCATION_TYPE_PINNED, "managed": cpp.CU_MEM_ALLOCATION_TYPE_MANAGED}
+_LOCATION_TYPES = {
+    "device": cpp.CU_MEM_LOCATION_TYPE_DEVICE,
+    "host": cpp.CU_MEM_LOCATION_TYPE_HOST,
+    "host_numa": cpp.CU_MEM_LOCATION_TYPE_HOST_NUMA,
+    "host_numa_current": cpp.CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT,
+}
+_HANDLE_TYPES = {
+    None: cpp.CU_MEM_HANDLE_TYPE_NONE,
+    "posix_fd": cpp.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    "win32_kmt": cpp.CU_MEM_HANDLE_TYPE_WIN32_KMT,
+    "fabric": cpp.CU_MEM_HANDLE_TYPE_FABRIC,
+}
+_GRANULARITIES = {"minimum": cpp.CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+                  "recommended": cpp.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED}
+_ACCESS = {None: cpp.CU_MEM_ACCESS_FLAGS_PROT_NONE, "r": cpp.CU_MEM_ACCESS_FLAGS_PROT_READ,
+           "rw": cpp.CU_MEM_ACCESS_FLAGS_PROT_READWRITE}
+
+
+cdef int _lookup(dict table, value, str what) except -1:
+    key = value.value if isinstance(value, StrEnum) else value
+    try:
+        return table[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unsupported {what}: {value!r}") from None
+
+
+cdef cpp.VirtualMemoryResourceOptions _virtual_memory_options(config) except *:
+    # The one conversion of a VirtualMemoryResourceOptions to the core's
+    # struct, with its checks.
+    cdef cpp.VirtualMemoryResourceOptions out
+    if config.handle_type == "win32":
+        raise NotImplementedError("handle_type 'win32' is not supported; use 'win32_kmt' on Windows")
+    out.allocation_type = <cpp.CUmemAllocationType>_lookup(_ALLOCATION_TYPES, config.allocation_type, "allocation_type")
+    out.location_type = <cpp.CUmemLocationType>_lookup(_LOCATION_TYPES, config.location_type, "location_type")
+    out.handle_type = <cpp.CUmemAllocationHandleType>_lookup(_HANDLE_TYPES, config.handle_type, "handle_type")
+    out.granularity = <cpp.CUmemAllocationGranularity_flags>_lookup(_GRANULARITIES, config.granularity, "granularity")
+    out.self_access = <cpp.CUmemAccess_flags>_lookup(_ACCESS, config.self_access, "access spec")
+    out.peer_access = <cpp.CUmemAccess_flags>_lookup(_ACCESS, config.peer_access, "access spec")
+    out.gpu_direct_rdma = bool(config.gpu_direct_rdma)
+    hint = 0 if config.addr_hint is None else config.addr_hint
+    align = 0 if config.addr_align is None else config.addr_align
+    for name, value in (("addr_hint", hint), ("addr_align", align)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"VirtualMemoryResourceOptions.{name} must be an int >= 0 or None, not {value!r}")
+    if align & (align - 1):
+        raise ValueError(f"VirtualMemoryResourceOptions.addr_align is {align}; it must be a power of two")
+    out.addr_hint = hint
+    out.addr_align = align
+    for peer in config.peers:
+        ordinal = getattr(peer, "device_id", peer)
+        if isinstance(ordinal, bool) or not isinstance(ordinal, int) or ordinal < 0:
+            raise ValueError(f"VirtualMemoryResourceOptions.peers holds {peer!r}; expected device ordinals")
+        out.peers.push_back(ordinal)
+    return out
+
+
+def _options_fields(config):
+    """The core's VirtualMemoryResourceOptions that config converts to, as a
+    dict of its fields: for tests of the conversion."""
+    cdef cpp.VirtualMemoryResourceOptions o = _virtual_memory_options(config)
+    return {"allocation_type": <int>o.allocation_type, "location_type": <int>o.location_type,
+            "location_id": o.location_id, "handle_type": <int>o.handle_type, "granularity": <int>o.granularity,
+            "gpu_direct_rdma": o.gpu_direct_rdma, "addr_hint": o.addr_hint, "addr_align": o.addr_align,
+            "peers": list(o.peers), "self_access": <int>o.self_access, "peer_access": <int>o.peer_access}
