@@ -97,6 +97,11 @@ cdef extern from "cubind/event.hpp" namespace "cubind" nogil:
         bool query() except +translate
         void sync() except +translate
 
+    cdef cppclass EventOptions:
+        EventOptions()
+        bool blocking_sync
+        bool interprocess
+
     cdef cppclass Event(EventRef):
         pass
 
@@ -116,6 +121,11 @@ cdef extern from "cubind/stream.hpp" namespace "cubind" nogil:
         void launch_host_func(CUhostFn fn, void* data) except +translate
         void begin_capture(CUstreamCaptureMode mode) except +translate
 
+    cdef cppclass StreamOptions:
+        StreamOptions()
+        bool non_blocking
+        optional[int] priority
+
     cdef cppclass Stream:
         CUstream handle()
 
@@ -125,6 +135,12 @@ cdef extern from "cubind/device_resources.hpp" namespace "cubind" nogil:
         unsigned int sm_count()
         unsigned int min_partition_size()
         unsigned int coscheduled_alignment()
+
+    cdef cppclass SmSplitOptions:
+        SmSplitOptions()
+        unsigned int groups
+        optional[unsigned int] sm_count
+        bool ignore_coscheduling
 
 cdef extern from "cubind/green_context.hpp" namespace "cubind" nogil:
     cdef cppclass GreenContext:
@@ -147,8 +163,20 @@ cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
         uint64_t used_memory() except +translate
         uint64_t reserved_memory() except +translate
 
+    cdef cppclass DeviceMemoryResourceOptions:
+        DeviceMemoryResourceOptions()
+        optional[uint64_t] release_threshold
+        size_t max_size
+        bool ipc_enabled
+
     cdef cppclass DeviceMemoryResource(MemoryPool):
         pass
+
+    cdef cppclass PinnedMemoryResourceOptions:
+        PinnedMemoryResourceOptions()
+        bool ipc_enabled
+        size_t max_size
+        optional[int] numa_id
 
     cdef cppclass PinnedMemoryResource(MemoryPool):
         int numa_id()
@@ -357,11 +385,11 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     bool device_can_access_peer(int ordinal, int peer) except +translate
     void device_peer_access(int ordinal, int peer, bool enable) except +translate
     DeviceMemoryResource* device_pool_default(int ordinal) except +translate
-    DeviceMemoryResource* device_pool_new(int ordinal, size_t max_size, bool ipc_enabled) except +translate
+    DeviceMemoryResource* device_pool_new(int ordinal, const DeviceMemoryResourceOptions& options) except +translate
     bool pool_peer_access(DeviceMemoryResource* pool, int peer, int change) except +translate
     MemoryResource* legacy_pinned_new(int ordinal) except +translate
     PinnedMemoryResource* pinned_pool_current(int ordinal) except +translate
-    PinnedMemoryResource* pinned_pool_new(int ordinal, size_t max_size, bool ipc_enabled, int numa_id) except +translate
+    PinnedMemoryResource* pinned_pool_new(int ordinal, const PinnedMemoryResourceOptions& options) except +translate
     shared_ptr[MemoryPool] device_pool_import(int ordinal, int fd) except +translate
     shared_ptr[MemoryPool] pinned_pool_import(int ordinal, int fd) except +translate
     int pool_export_fd(const MemoryPool& pool) except +translate
@@ -371,20 +399,19 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     void event_export_ipc(const Event& event, char* out) except +translate
     Event* event_import_ipc(int ordinal, const char* payload) except +translate
     int kernel_attribute(const Kernel& kernel, CUfunction_attribute attribute, int ordinal) except +translate
-    Stream* stream_new(int ordinal, bool nonblocking, bool has_priority, int priority) except +translate
+    Stream* stream_new(int ordinal, const StreamOptions& options) except +translate
     SmResource* sm_resource_of_device(int ordinal) except +translate
     SmResource* sm_resource_of_context(CUcontext context) except +translate
     SmResource* sm_resource_of_green(const GreenContext& green) except +translate
     SmResource* sm_resource_copy(const SmResource& resource) except +translate
     uintptr_t sm_resource_address(const SmResource& resource)
-    vector[SmResource] sm_resource_split(const SmResource& resource, unsigned int groups, bool has_count,
-                                         unsigned int count) except +translate
+    vector[SmResource] sm_resource_split(const SmResource& resource, const SmSplitOptions& options) except +translate
     GreenContext* green_context_new(int ordinal, const vector[SmResource*]& resources) except +translate
     CUcontext green_context_context(const GreenContext& green) except +translate
-    Stream* green_stream_new(const GreenContext& green, bool has_priority, int priority) except +translate
-    Event* event_new(int ordinal, bool blocking_sync, bool interprocess) except +translate
+    Stream* green_stream_new(const GreenContext& green, const StreamOptions& options) except +translate
+    Event* event_new(int ordinal, const EventOptions& options) except +translate
     TimedEvent* timed_event_new(int ordinal, bool blocking_sync) except +translate
-    Event* event_new_in(CUcontext context, bool blocking_sync, bool interprocess) except +translate
+    Event* event_new_in(CUcontext context, const EventOptions& options) except +translate
     TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) except +translate
     Buffer* buffer_allocate(const shared_ptr[MemoryResource]& resource, size_t size, CUstream stream) except +translate
     ObjectCode* object_code_take(ObjectCode& code)

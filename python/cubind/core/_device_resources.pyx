@@ -28,6 +28,18 @@ cdef object _checked_options(options, cls, str where):
     raise TypeError(f"{where}: options must be a {cls.__name__} or a dict of its fields, not {type(options).__name__}")
 
 
+cdef int _sm_split_options(options, cpp.SmSplitOptions* out) except -1:
+    # The one conversion of SMResourceOptions to the core's SmSplitOptions,
+    # through _sm_split_request's checks.
+    cdef unsigned int count
+    group_count, sm_count = _sm_split_request(options)
+    out.groups = group_count
+    if sm_count is not None:
+        count = sm_count
+        out.sm_count = count
+    return 0
+
+
 cdef class SMResource:
     """A set of streaming multiprocessors: all of a device's
     (Device.resources.sm), a context's, or one group of SMResource.split.
@@ -79,22 +91,16 @@ cdef class SMResource:
         makes fewer groups than asked where the SMs' layout allows no more.
         With dry_run=True the results only describe the split and cannot make
         a context."""
-        cdef unsigned int groups
-        cdef unsigned int count = 0
-        cdef cbool has_count
+        cdef cpp.SmSplitOptions split_options
         cdef vector[cpp.SmResource] parts
         cdef size_t i
         if options is None:
             raise TypeError("SMResource.split: options is None; pass SMResourceOptions(count=...)")
         options = _checked_options(options, SMResourceOptions, "SMResource.split")
-        group_count, sm_count = _sm_split_request(options)
-        groups = group_count
-        has_count = sm_count is not None
-        if has_count:
-            count = sm_count
+        _sm_split_options(options, &split_options)
         try:
             with nogil:
-                parts = cpp.sm_resource_split(self._cpp[0], groups, has_count, count)
+                parts = cpp.sm_resource_split(self._cpp[0], split_options)
         except ValueError as error:
             raise ValueError(f"SMResource.split: SMResourceOptions(count={options.count!r}): {error}") from None
         usable = not dry_run

@@ -16,6 +16,7 @@ cdef class Event:
     cdef shared_ptr[cpp.GreenContext] _green
     cdef void _destroy(self) noexcept
     @staticmethod
-    cdef Event _make(int ordinal, bint timing, bint blocking, bint ipc, shared_ptr[cpp.GreenContext] green, uintptr_t context)
+    cdef Event _make(int ordinal, bint timing, const cpp.EventOptions& options, shared_ptr[cpp.GreenContext] green,
+                     uintptr_t context)
     cdef int _require_open(self) except -1
-cdef int _event_flags(options, bint* timing, bint* blocking, bint* ipc) except -1
+cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1

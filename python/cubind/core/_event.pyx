@@ -16,21 +16,22 @@ from cubind.core._memory._ipc import _reduce_event
 from cubind.core._options import EventOptions
 
 
-cdef int _event_flags(options, bint* timing, bint* blocking, bint* ipc) except -1:
-    # EventOptions (or a dict of its fields) as its three flags; None is every
-    # default, read without making an EventOptions (Stream.record does this
-    # once per call).
+cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1:
+    # The one conversion of an EventOptions (or a dict of its fields) to the
+    # core's struct, and whether the event is timed (a cubind::TimedEvent);
+    # None is every default, read without making an EventOptions
+    # (Stream.record does this once per call).
     if options is None:
-        timing[0] = blocking[0] = ipc[0] = False
+        timing[0] = False
         return 0
     if isinstance(options, dict):
         options = EventOptions(**options)
     elif not isinstance(options, EventOptions):
         raise TypeError(f"options must be an EventOptions, a dict or None, not {type(options).__name__}")
     timing[0] = bool(options.timing_enabled)
-    blocking[0] = bool(options.blocking_sync)
-    ipc[0] = bool(options.ipc_enabled)
-    if timing[0] and ipc[0]:
+    out.blocking_sync = bool(options.blocking_sync)
+    out.interprocess = bool(options.ipc_enabled)
+    if timing[0] and out.interprocess:
         raise TypeError(
             "IPC-enabled events cannot use timing: the driver shares only events created without timing "
             "(CU_EVENT_DISABLE_TIMING); use EventOptions(ipc_enabled=True, timing_enabled=False)"
@@ -68,21 +69,22 @@ cdef class Event:
 
     @staticmethod
     def _init(device_id, options=None):
-        cdef bint timing, blocking, ipc
+        cdef bint timing
+        cdef cpp.EventOptions event_options
         # The options are checked before the device (which loads the driver).
-        _event_flags(options, &timing, &blocking, &ipc)
-        return Event._make(_device_ordinal(device_id), timing, blocking, ipc, shared_ptr[cpp.GreenContext](), 0)
+        _event_options(options, &timing, &event_options)
+        return Event._make(_device_ordinal(device_id), timing, event_options, shared_ptr[cpp.GreenContext](), 0)
 
     @staticmethod
-    cdef Event _make(int ordinal, bint timing, bint blocking, bint ipc, shared_ptr[cpp.GreenContext] green,
+    cdef Event _make(int ordinal, bint timing, const cpp.EventOptions& options, shared_ptr[cpp.GreenContext] green,
                      uintptr_t context):
-        # With the flags of _event_flags, in the device's primary context, or,
+        # With what _event_options made, in the device's primary context, or,
         # given a green context's share and its CUcontext, in that one.
         cdef Event self = Event.__new__(Event)
         cdef cpp.CUcontext in_context = <cpp.CUcontext>context
         self._timing = timing
-        self._blocking = blocking
-        self._ipc = ipc
+        self._blocking = options.blocking_sync
+        self._ipc = options.interprocess
         self._device_id = ordinal
         self._green = green
         if self._timing:
@@ -95,9 +97,9 @@ cdef class Event:
         else:
             with nogil:
                 if in_context != NULL:
-                    self._event = cpp.event_new_in(in_context, self._blocking, self._ipc)
+                    self._event = cpp.event_new_in(in_context, options)
                 else:
-                    self._event = cpp.event_new(ordinal, self._blocking, self._ipc)
+                    self._event = cpp.event_new(ordinal, options)
             self._handle = self._event.handle()
         return self
 

@@ -53,10 +53,7 @@ inline void device_peer_access(int ordinal, int peer, bool enable) {
 inline cubind::DeviceMemoryResource* device_pool_default(int ordinal) {
   return new cubind::DeviceMemoryResource(device(ordinal));
 }
-inline cubind::DeviceMemoryResource* device_pool_new(int ordinal, std::size_t max_size, bool ipc_enabled) {
-  cubind::DeviceMemoryResourceOptions options;
-  options.max_size = max_size;
-  options.ipc_enabled = ipc_enabled;
+inline cubind::DeviceMemoryResource* device_pool_new(int ordinal, const cubind::DeviceMemoryResourceOptions& options) {
   return new cubind::DeviceMemoryResource(device(ordinal), options);
 }
 // change: 1 grants `peer` access to the pool, -1 revokes it, 0 asks.
@@ -76,11 +73,7 @@ inline cubind::MemoryResource* legacy_pinned_new(int ordinal) {
 inline cubind::PinnedMemoryResource* pinned_pool_current(int ordinal) {
   return new cubind::PinnedMemoryResource(device(ordinal));
 }
-inline cubind::PinnedMemoryResource* pinned_pool_new(int ordinal, std::size_t max_size, bool ipc_enabled, int numa_id) {
-  cubind::PinnedMemoryResourceOptions options;
-  options.max_size = max_size;
-  options.ipc_enabled = ipc_enabled;
-  if (numa_id >= 0) options.numa_id = numa_id;
+inline cubind::PinnedMemoryResource* pinned_pool_new(int ordinal, const cubind::PinnedMemoryResourceOptions& options) {
   return new cubind::PinnedMemoryResource(device(ordinal), options);
 }
 
@@ -152,10 +145,7 @@ inline int kernel_attribute(const cubind::Kernel& kernel, CUfunction_attribute a
   return kernel.attribute(attribute, device(ordinal));
 }
 
-inline cubind::Stream* stream_new(int ordinal, bool nonblocking, bool has_priority, int priority) {
-  cubind::StreamOptions options;
-  options.non_blocking = nonblocking;
-  if (has_priority) options.priority = priority;
+inline cubind::Stream* stream_new(int ordinal, const cubind::StreamOptions& options) {
   return new cubind::Stream(device(ordinal), options);
 }
 
@@ -176,11 +166,8 @@ inline std::uintptr_t sm_resource_address(const cubind::SmResource& resource) {
   return reinterpret_cast<std::uintptr_t>(&resource.native());
 }
 // The groups of the split, then its remainder as the last element.
-inline std::vector<cubind::SmResource> sm_resource_split(const cubind::SmResource& resource, unsigned int groups,
-                                                         bool has_count, unsigned int count) {
-  cubind::SmSplitOptions options;
-  options.groups = groups;
-  if (has_count) options.sm_count = count;
+inline std::vector<cubind::SmResource> sm_resource_split(const cubind::SmResource& resource,
+                                                         const cubind::SmSplitOptions& options) {
   cubind::SmSplit split = resource.split(options);
   split.groups.push_back(split.remainder);
   return std::move(split.groups);
@@ -192,16 +179,11 @@ inline cubind::GreenContext* green_context_new(int ordinal, const std::vector<cu
   return new cubind::GreenContext(device(ordinal), copies);
 }
 inline CUcontext green_context_context(const cubind::GreenContext& green) { return green.context().handle(); }
-inline cubind::Stream* green_stream_new(const cubind::GreenContext& green, bool has_priority, int priority) {
-  cubind::StreamOptions options;
-  if (has_priority) options.priority = priority;
+inline cubind::Stream* green_stream_new(const cubind::GreenContext& green, const cubind::StreamOptions& options) {
   return new cubind::Stream(green.create_stream(options));
 }
 
-inline cubind::Event* event_new(int ordinal, bool blocking_sync, bool interprocess) {
-  cubind::EventOptions options;
-  options.blocking_sync = blocking_sync;
-  options.interprocess = interprocess;
+inline cubind::Event* event_new(int ordinal, const cubind::EventOptions& options) {
   return new cubind::Event(device(ordinal), options);
 }
 
@@ -210,10 +192,7 @@ inline cubind::TimedEvent* timed_event_new(int ordinal, bool blocking_sync) {
 }
 
 // Events of a green context's streams are made in that context.
-inline cubind::Event* event_new_in(CUcontext context, bool blocking_sync, bool interprocess) {
-  cubind::EventOptions options;
-  options.blocking_sync = blocking_sync;
-  options.interprocess = interprocess;
+inline cubind::Event* event_new_in(CUcontext context, const cubind::EventOptions& options) {
   return new cubind::Event(cubind::Context::from_native_handle(context), options);
 }
 

@@ -14,7 +14,7 @@ from cubind.core._context cimport Context, _context_device, _context_of, _curren
 from cubind.core._device cimport _Device as Device, _device_ordinal
 from cubind.core._device_resources cimport DeviceResources
 from cubind.core._errors cimport _handle_address, _raw_handle
-from cubind.core._event cimport Event, _event_flags
+from cubind.core._event cimport Event, _event_options
 from cubind.core._graph._graph_builder cimport _new_graph_builder
 from cubind.core._host_callbacks cimport release_python_object, run_host_callback, run_python_callable
 
@@ -68,6 +68,16 @@ cdef int _stream_priority(priority) except? -1:
     return priority
 
 
+cdef int _stream_options_fill(options, cpp.StreamOptions* out) except -1:
+    # The one conversion of a StreamOptions to the core's struct.
+    cdef int priority
+    out.non_blocking = bool(options.nonblocking)
+    if options.priority is not None:
+        priority = _stream_priority(options.priority)
+        out.priority = priority
+    return 0
+
+
 cdef class Stream:
     """A CUDA stream: made by Device.create_stream, or Stream.from_handle for
     one owned elsewhere; LEGACY_DEFAULT_STREAM and PER_THREAD_DEFAULT_STREAM
@@ -103,22 +113,16 @@ cdef class Stream:
     def _init(obj=None, options=None, device_id=None):
         cdef Stream self
         cdef int ordinal
-        cdef cbool nonblocking
-        cdef cbool has_priority
-        cdef int priority = 0
+        cdef cpp.StreamOptions stream_options
         if obj is not None:
             if options is not None:
                 raise ValueError("obj and options cannot be both specified")
             return Stream._wrap(<uintptr_t>_stream_handle(obj), obj, -1)
-        options = _stream_options(options)
-        nonblocking = bool(options.nonblocking)
-        has_priority = options.priority is not None
-        if has_priority:
-            priority = _stream_priority(options.priority)
+        _stream_options_fill(_stream_options(options), &stream_options)
         ordinal = _device_ordinal(Device() if device_id is None else device_id)
         self = Stream.__new__(Stream)
         with nogil:
-            self._owner = cpp.stream_new(ordinal, nonblocking, has_priority, priority)
+            self._owner = cpp.stream_new(ordinal, stream_options)
         self._handle = self._owner.handle()
         self._device_id = ordinal
         return self
@@ -127,20 +131,17 @@ cdef class Stream:
     cdef Stream _init_green(Context context, options):
         # Context.create_stream on a green context.
         cdef Stream self
-        cdef cbool has_priority
-        cdef int priority = 0
+        cdef cpp.StreamOptions stream_options
         options = _stream_options(options)
         if not options.nonblocking:
             raise ValueError(
                 "Context.create_stream: StreamOptions.nonblocking is False; the streams of a green context "
                 "are non-blocking (cuGreenCtxStreamCreate takes CU_STREAM_NON_BLOCKING only)"
             )
-        has_priority = options.priority is not None
-        if has_priority:
-            priority = _stream_priority(options.priority)
+        _stream_options_fill(options, &stream_options)
         self = Stream.__new__(Stream)
         with nogil:
-            self._owner = cpp.green_stream_new(context._green.get()[0], has_priority, priority)
+            self._owner = cpp.green_stream_new(context._green.get()[0], stream_options)
         self._handle = self._owner.handle()
         self._device_id = context._device_id
         self._context = context
@@ -208,14 +209,15 @@ cdef class Stream:
         it captures the work submitted so far (cuEventRecord). Returns it."""
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef Event e
-        cdef bint timing, blocking, ipc
+        cdef bint timing
+        cdef cpp.EventOptions event_options
         if event is None:
-            _event_flags(options, &timing, &blocking, &ipc)
+            _event_options(options, &timing, &event_options)
             if self._green.get() != NULL:
-                event = Event._make(self._device_id, timing, blocking, ipc, self._green, self._context._handle)
+                event = Event._make(self._device_id, timing, event_options, self._green, self._context._handle)
             else:
                 # The stream's device is valid: no second check of the ordinal.
-                event = Event._make(self._device(), timing, blocking, ipc, shared_ptr[cpp.GreenContext](), 0)
+                event = Event._make(self._device(), timing, event_options, shared_ptr[cpp.GreenContext](), 0)
         elif not isinstance(event, Event):
             raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
         e = <Event>event

@@ -238,6 +238,15 @@ cdef _MemPool _import_pool(_MemPool self, object alloc_handle, int ordinal, bint
     return self
 
 
+cdef int _device_pool_options(options, cpp.DeviceMemoryResourceOptions* out) except -1:
+    # The one conversion of a DeviceMemoryResourceOptions to the core's struct.
+    if options.max_size < 0:
+        raise ValueError(f"DeviceMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
+    out.max_size = options.max_size
+    out.ipc_enabled = bool(options.ipc_enabled)
+    return 0
+
+
 cdef class DeviceMemoryResource(_MemPool):
     """DeviceMemoryResource(device_id, options=None)
 --
@@ -250,8 +259,7 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
 
     def __init__(self, device_id, options=None):
         cdef int ordinal
-        cdef size_t max_size = 0
-        cdef cbool ipc_enabled = False
+        cdef cpp.DeviceMemoryResourceOptions pool_options
         cdef cpp.MemoryPool* pool
         if options is None:
             ordinal = _device_ordinal(device_id)
@@ -265,14 +273,11 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
                 raise TypeError(
                     f"options must be a DeviceMemoryResourceOptions, a dict or None, not {type(options).__name__}"
                 )
-            if options.max_size < 0:
-                raise ValueError(f"DeviceMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
-            max_size = options.max_size
-            ipc_enabled = bool(options.ipc_enabled)
+            _device_pool_options(options, &pool_options)
             ordinal = _device_ordinal(device_id)
             self._device_id = ordinal
             with nogil:
-                pool = cpp.device_pool_new(ordinal, max_size, ipc_enabled)
+                pool = cpp.device_pool_new(ordinal, pool_options)
         self._adopt(pool)
 
     @classmethod
@@ -339,6 +344,25 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
                 self._peer_access(d, 1)
 
 
+cdef int _pinned_pool_options(options, cpp.PinnedMemoryResourceOptions* out) except -1:
+    # The one conversion of a PinnedMemoryResourceOptions to the core's struct.
+    cdef int numa_id
+    if options.max_size < 0:
+        raise ValueError(f"PinnedMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
+    if options.numa_id is not None:
+        if isinstance(options.numa_id, bool) or not isinstance(options.numa_id, int):
+            raise TypeError(
+                f"PinnedMemoryResourceOptions.numa_id must be an int or None, not {type(options.numa_id).__name__}"
+            )
+        if options.numa_id < 0:
+            raise ValueError(f"numa_id must be >= 0, got {options.numa_id}")
+        numa_id = options.numa_id
+        out.numa_id = numa_id
+    out.max_size = options.max_size
+    out.ipc_enabled = bool(options.ipc_enabled)
+    return 0
+
+
 cdef class PinnedMemoryResource(_MemPool):
     """PinnedMemoryResource(options=None)
 --
@@ -355,9 +379,7 @@ Stream-ordered page-locked host memory from a host memory pool
 
     def __init__(self, options=None):
         cdef int ordinal
-        cdef size_t max_size = 0
-        cdef cbool ipc_enabled = False
-        cdef int numa_id = -1
+        cdef cpp.PinnedMemoryResourceOptions pool_options
         cdef cpp.PinnedMemoryResource* pool
         if options is not None:
             if isinstance(options, dict):
@@ -366,24 +388,13 @@ Stream-ordered page-locked host memory from a host memory pool
                 raise TypeError(
                     f"options must be a PinnedMemoryResourceOptions, a dict or None, not {type(options).__name__}"
                 )
-            if options.max_size < 0:
-                raise ValueError(f"PinnedMemoryResourceOptions.max_size is {options.max_size}; it must be >= 0")
-            if options.numa_id is not None:
-                if isinstance(options.numa_id, bool) or not isinstance(options.numa_id, int):
-                    raise TypeError(
-                        f"PinnedMemoryResourceOptions.numa_id must be an int or None, not {type(options.numa_id).__name__}"
-                    )
-                if options.numa_id < 0:
-                    raise ValueError(f"numa_id must be >= 0, got {options.numa_id}")
-                numa_id = options.numa_id
-            max_size = options.max_size
-            ipc_enabled = bool(options.ipc_enabled)
+            _pinned_pool_options(options, &pool_options)
         ordinal = Device()._id
         with nogil:
             if options is None:
                 pool = cpp.pinned_pool_current(ordinal)
             else:
-                pool = cpp.pinned_pool_new(ordinal, max_size, ipc_enabled, numa_id)
+                pool = cpp.pinned_pool_new(ordinal, pool_options)
         self._numa_id = pool.numa_id()
         self._adopt(pool)
 
