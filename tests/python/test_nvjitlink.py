@@ -236,6 +236,38 @@ def test_outputs_into_caller_buffers(linker):
             nvjitlink.get_info_log(handle, bytearray(len(info_log) - 1))
 
 
+def test_logs_into_bytes_of_the_reported_size(linker):
+    # `log = b" " * size` for every log: the error log of a successful link
+    # is empty or its NUL alone (b"" and b" " are the interpreter's shared
+    # objects), which the call leaves as they are.
+    a = nvrtc_compile(SINGLE, "-arch=sm_80", "-dlto")
+    handle = linker("-arch=sm_80", "-lto")
+    nvjitlink.add_data(handle, InputType.NVJITLINK_INPUT_LTOIR, a, len(a), "single")
+    nvjitlink.complete(handle)
+    for sizer, getter in ((nvjitlink.get_error_log_size, nvjitlink.get_error_log),
+                          (nvjitlink.get_info_log_size, nvjitlink.get_info_log)):
+        size = sizer(handle)
+        log = b" " * size
+        assert getter(handle, log) is None
+        if size <= 1:
+            assert log == b" " * size
+    assert b" " == bytes([0x20]) and b"" == bytes()
+
+
+@pytest.mark.parametrize("getter", ["get_linked_cubin", "get_linked_ptx", "get_error_log", "get_info_log"])
+@pytest.mark.parametrize("bad", [12345, True, 2**64 - 1])
+def test_output_buffer_never_an_int(linker, getter, bad):
+    # cuda.bindings takes an int here as an address and writes through it;
+    # cubind takes only memory the object owns (bytes, bytearray, a ctypes
+    # array, any writable buffer).
+    a = nvrtc_compile(SINGLE, "-arch=sm_80", "-dlto")
+    handle = linker("-arch=sm_80", "-lto", *(["-ptx"] if getter == "get_linked_ptx" else []))
+    nvjitlink.add_data(handle, InputType.NVJITLINK_INPUT_LTOIR, a, len(a), "single")
+    nvjitlink.complete(handle)
+    with pytest.raises(TypeError, match="found"):
+        getattr(nvjitlink, getter)(handle, bad)
+
+
 # ---------------------------------------------------------------------------
 # Errors
 

@@ -460,20 +460,64 @@ def test_bytes_buffer_is_filled_in_place(program):
     placeholder = b" " * size
     assert nvrtc.nvrtcGetPTX(prog, placeholder) == (SUCCESS,)
     assert placeholder == ok(nvrtc.nvrtcGetPTX(prog))
-    # The interpreter's shared empty and one-byte objects are never written.
+    # The interpreter's shared empty and one-byte objects are too small for
+    # the PTX, and are never written.
     for shared in (b"", b" "):
-        with pytest.raises(ValueError, match="shared"):
+        with pytest.raises(ValueError, match=f"reports {size}"):
             nvrtc.nvrtcGetPTX(prog, shared)
     assert b" " == bytes([0x20])
 
 
-def test_address_output_through_ctypes(program):
+def test_one_byte_log_into_the_shared_object(program):
+    # NVIDIA's samples: `log = b" " * logSize; nvrtcGetProgramLog(prog, log)`.
+    # A successful compile's log is its NUL alone, and b" " * 1 is the
+    # interpreter's shared b" ": the call succeeds and leaves it b" ".
+    prog = program()
+    compile_ok(prog, "-arch=compute_80")
+    size = ok(nvrtc.nvrtcGetProgramLogSize(prog))
+    assert size == 1
+    log = b" " * size
+    assert log is b" "[:1]
+    assert nvrtc.nvrtcGetProgramLog(prog, log) == (SUCCESS,)
+    assert log == b" " and b" " == bytes([0x20]) and b" " * 1 == bytes([0x20])
+    assert nvrtc.nvrtcGetProgramLog(prog, b"") == (SUCCESS,) and b"" == bytes()
+
+
+def test_output_buffer_as_ctypes_array(program):
     prog = program()
     compile_ok(prog, "-arch=sm_80")
     size = ok(nvrtc.nvrtcGetPTXSize(prog))
     buf = ctypes.create_string_buffer(size)
-    assert nvrtc.nvrtcGetPTX(prog, ctypes.addressof(buf)) == (SUCCESS,)
+    assert nvrtc.nvrtcGetPTX(prog, buf) == (SUCCESS,)
     assert buf.raw == ok(nvrtc.nvrtcGetPTX(prog))
+    # An address is no buffer: the call would write wherever it points.
+    with pytest.raises(TypeError, match="int found"):
+        nvrtc.nvrtcGetPTX(prog, ctypes.addressof(buf))
+
+
+@pytest.mark.parametrize("getter,sizer", [("nvrtcGetPTX", "nvrtcGetPTXSize"), ("nvrtcGetCUBIN", "nvrtcGetCUBINSize"),
+                                          ("nvrtcGetLTOIR", "nvrtcGetLTOIRSize"),
+                                          ("nvrtcGetOptiXIR", "nvrtcGetOptiXIRSize"),
+                                          ("nvrtcGetProgramLog", "nvrtcGetProgramLogSize")])
+@pytest.mark.parametrize("bad", [12345, 0, True, 2**64 - 1, object()])
+def test_output_buffer_never_an_int(program, getter, sizer, bad):
+    # cuda.bindings: TypeError (expected bytes, int found); taking the int as
+    # an address would write through it (nvrtcGetPTX(prog, 12345) killed the
+    # interpreter).
+    prog = program()
+    compile_ok(prog, "-arch=sm_80")
+    with pytest.raises(TypeError, match="found"):
+        getattr(nvrtc, getter)(prog, bad)
+
+
+def test_pointer_object_is_its_own_storage(program):
+    # A ctypes.c_void_p exports its own 8 bytes: too small, never the address it holds.
+    prog = program()
+    compile_ok(prog, "-arch=sm_80")
+    pointer = ctypes.c_void_p(4096)
+    with pytest.raises(ValueError, match="holds 8 bytes"):
+        nvrtc.nvrtcGetPTX(prog, pointer)
+    assert pointer.value == 4096
 
 
 # ---------------------------------------------------------------------------

@@ -40,39 +40,57 @@ cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? 
 
 cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str name, str reported_by):
     # The buffer a call fills with the n bytes `reported_by` announced: a new
-    # bytearray when obj is None, else the caller's, which must hold them. A
-    # bytes object is filled in place, as programs written for cuda.bindings
-    # expect (`ptx = b" " * size`). Sets *ptr; returns the buffer (release ref
-    # afterwards).
+    # bytearray when obj is None, else the caller's, which must own memory
+    # for them: bytes (filled in place, as programs written for cuda.bindings
+    # expect: `ptx = b" " * size`) or an object exporting a writable buffer.
+    # Never a bare int: an address says nothing of the memory behind it.
+    # Sets *ptr; returns the buffer (release ref afterwards).
     ref.held = False
     if obj is None:
         obj = bytearray(n)
     elif isinstance(obj, bytes):
         ptr[0] = writable_bytes(<bytes>obj, n, name, reported_by)
         return obj
+    elif not PyObject_CheckBuffer(obj):
+        raise TypeError(f"{name}: expected bytes, a bytearray or another writable buffer of {n} bytes, "
+                        f"{type(obj).__name__} found")
     ptr[0] = address(obj, ref, True, name)
-    if ref.held and <size_t>ref.view.len < n:
+    cdef Py_ssize_t held = ref.view.len
+    if <size_t>held < n:
         release_address(ref)
-        raise ValueError(f"{name} holds {len(obj)} bytes; {reported_by} reports {n}")
+        raise ValueError(f"{name} holds {held} bytes; {reported_by} reports {n}")
     return obj
 
 
-# Where a call that reports 0 bytes writes them: never a caller's bytes object.
-cdef char _nothing[8]
+# Where a call writes an output of at most one byte (nothing, or the NUL of an
+# empty log) that the caller passed in a bytes object the interpreter shares:
+# one per thread, since the call runs without the GIL.
+cdef extern from *:
+    """
+    #ifdef __cplusplus
+    static thread_local char cubind_private_bytes[8];
+    #else
+    static _Thread_local char cubind_private_bytes[8];
+    #endif
+    """
+    char* private_bytes "cubind_private_bytes"
 
 
 cdef char* writable_bytes(bytes obj, size_t n, str name, str reported_by) except NULL:
     cdef Py_ssize_t length = PyBytes_GET_SIZE(obj)
     cdef char* data = PyBytes_AS_STRING(obj)
+    # The empty bytes and every one-byte bytes made from a literal, a slice or
+    # b" " * 1 are objects the interpreter shares: writing one would change
+    # that value everywhere in the process. An output of 0 bytes (b" " * 0) or
+    # of 1 (b" " * 1: only the NUL of an empty log) goes to a private byte
+    # instead; the caller's object keeps its value, which holds no more than
+    # the NUL would have.
     if n == 0:
-        # b"" (b" " * 0) for an empty output: nothing to fill, as in cuda.bindings.
-        return _nothing
-    # The empty bytes and every one-byte bytes made from a literal or a slice
-    # are objects the interpreter shares: writing one would change that value
-    # everywhere in the process.
+        return private_bytes
     if length == 0 or (length == 1 and PyBytes_FromStringAndSize(data, 1) is obj):
-        raise ValueError(f"{name}: a bytes object of length {length} is shared by the interpreter and cannot be "
-                         f"filled; pass a bytearray or bytes made for the call (b\" \" * size, size > 1)")
+        if n == 1:
+            return private_bytes
+        raise ValueError(f"{name} holds {length} bytes; {reported_by} reports {n}")
     if <size_t>length < n:
         raise ValueError(f"{name} holds {length} bytes; {reported_by} reports {n}")
     return data
