@@ -334,6 +334,12 @@ bool known_type(const Library& lib, std::string type) {
       "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
       "unsigned long", "long long", "unsigned long long", "float", "double", "size_t", "void *",
       "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t"};
+  // `T as bool`: an integer the library reads and writes as a boolean.
+  static const std::string as_bool = " as bool";
+  if (type.size() > as_bool.size() && type.compare(type.size() - as_bool.size(), as_bool.size(), as_bool) == 0) {
+    type.resize(type.size() - as_bool.size());
+    return builtins.count(type) && type != "float" && type != "double" && type != "void *";
+  }
   if (const auto bracket = type.find('['); bracket != std::string::npos) {
     static const std::regex extent_re(R"(\[\d*\])");  // T[4], or T[] sized by the call
     if (!std::regex_match(type.substr(bracket), extent_re)) return false;

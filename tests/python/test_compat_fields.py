@@ -318,6 +318,22 @@ def test_conditional_graphs_read_size_items(pkg):
     assert all(isinstance(g, d.CUgraph) for g in p.phGraph_out)
 
 
+@both
+def test_conditional_graphs_before_the_call(pkg):
+    # cuda.bindings' test_cudart_conditional: with size set and no call yet,
+    # phGraph_out holds `size` null graphs (not []).
+    d, r = modules(pkg)
+    for params, graph in ((d.CUgraphNodeParams(), d.CUgraph), (r.cudaGraphNodeParams(), r.cudaGraph_t)):
+        params.conditional.size = 1
+        assert len(params.conditional.phGraph_out) == 1
+        assert int(params.conditional.phGraph_out[0]) == 0
+        assert isinstance(params.conditional.phGraph_out[0], graph)
+    if pkg == "cubind":  # cuda.bindings reads address 8 for the second one
+        p = d.CUDA_CONDITIONAL_NODE_PARAMS()
+        p.size = 3
+        assert [int(g) for g in p.phGraph_out] == [0, 0, 0]
+
+
 # -- 7. every union member
 
 
@@ -331,6 +347,38 @@ def test_egl_frame_union_has_both_members(pkg):
     rframe = r.cudaEglFrame()
     pitched = rframe.frame.pPitch
     assert len(pitched) == 3 and all(isinstance(p, r.cudaPitchedPtr) for p in pitched)
+
+
+@both
+def test_struct_array_assignment_copies(pkg):
+    # cuda.bindings' test_cudart_eglFrame: a plane assigned to the array is
+    # copied; changing the object afterwards leaves the frame as assigned,
+    # even when that object came from the frame itself.
+    _, r = modules(pkg)
+    frame = r.cudaEglFrame()
+    x = frame.frame.pPitch[0]
+    x.pitch = 123
+    frame.frame.pPitch = [x, x, x]
+    assert [int(p.pitch) for p in frame.frame.pPitch] == [123, 123, 123]
+    x.pitch = 1234
+    assert [int(p.pitch) for p in frame.frame.pPitch] == [123, 123, 123]
+    assert int(x.pitch) == 1234
+    planes = [r.cudaEglPlaneDesc() for _ in range(3)]
+    frame.planeDesc = planes
+    planes[0].width = 5
+    assert frame.planeDesc[0].width == 0
+    y = frame.planeDesc[2]
+    frame.planeDesc = [y, y, y]
+    y.width = 9
+    assert [p.width for p in frame.planeDesc] == [0, 0, 0]
+
+
+def test_struct_array_items_write_through():
+    # cubind only (cuda.bindings reads copies): an item of the array is a view.
+    frame = runtime.cudaEglFrame()
+    frame.frame.pPitch[1].pitch = 77
+    frame.planeDesc[2].height = 5
+    assert frame.frame.pPitch[1].pitch == 77 and frame.planeDesc[2].height == 5
 
 
 @needs_same_cuda_reference

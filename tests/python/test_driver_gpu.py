@@ -490,7 +490,7 @@ def test_pointer_attributes(env, alloc):
     inner = int(dptr) + 64
     assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, inner)) == dptr
     assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_RANGE_SIZE, inner)) >= n
-    assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_IS_MANAGED, dptr)) == 0
+    assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_IS_MANAGED, dptr)) is False  # as cuda.bindings
 
     values = ok(driver.cuPointerGetAttributes(3, [a.CU_POINTER_ATTRIBUTE_CONTEXT, a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                                   a.CU_POINTER_ATTRIBUTE_DEVICE_POINTER], dptr))
@@ -1088,3 +1088,39 @@ def test_graphics_interop_without_a_graphics_api_fails_cleanly(env):
         assert all(r is None for r in result[1:]), (name, result)
     with pytest.raises(ValueError, match="vdpGetProcAddress"):
         driver.cuVDPAUGetDevice(driver.VdpDevice(1), None)
+
+
+def test_coredump_boolean_settings_take_and_give_bools(env):
+    # cuda.bindings' test_cuda_coredump_attr: booleans in, booleans out.
+    s = driver.CUcoredumpSettings
+    saved = {a: ok(driver.cuCoredumpGetAttributeGlobal(a)) for a in (s.CU_COREDUMP_TRIGGER_HOST,
+                                                                    s.CU_COREDUMP_LIGHTWEIGHT)}
+    try:
+        assert driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_TRIGGER_HOST, False) == (SUCCESS,)
+        assert driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_LIGHTWEIGHT, True) == (SUCCESS,)
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_TRIGGER_HOST)) is False
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_LIGHTWEIGHT)) is True
+    finally:
+        for attribute, value in saved.items():
+            driver.cuCoredumpSetAttributeGlobal(attribute, value)
+
+
+def test_conditional_node_gives_its_graphs(env):
+    # cuda.bindings' test_conditional: the driver's `size` graphs after the call.
+    graph = ok(driver.cuGraphCreate(0))
+    try:
+        handle = ok(driver.cuGraphConditionalHandleCreate(graph, env.ctx, 0, 0))
+        params = driver.CUgraphNodeParams()
+        params.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+        params.conditional.handle = handle
+        params.conditional.type = driver.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_IF
+        params.conditional.size = 2
+        params.conditional.ctx = env.ctx
+        assert [int(g) for g in params.conditional.phGraph_out] == [0, 0]
+        ok(driver.cuGraphAddNode(graph, None, None, 0, params))
+        bodies = params.conditional.phGraph_out
+        assert len(bodies) == 2 and all(int(g) != 0 for g in bodies)
+        assert all(isinstance(g, driver.CUgraph) for g in bodies)
+        ok(driver.cuGraphAddEmptyNode(bodies[0], None, 0))  # a graph the driver made, usable
+    finally:
+        driver.cuGraphDestroy(graph)

@@ -357,3 +357,42 @@ def test_copies_check_buffer_sizes(fake_driver_dir):
                 continue
             raise AssertionError("a buffer smaller than the byte count was accepted")
     """)
+
+
+def test_boolean_attribute_values(fake_driver_dir):
+    # cuda.bindings' test_cuda_coredump_attr: the C bools of the coredump
+    # settings (one byte each; the stand-in checks the size) take and give
+    # True/False, as do the boolean pointer attributes.
+    run_fake(fake_driver_dir, """
+        s = driver.CUcoredumpSettings
+        bools = (ctypes.c_ubyte * 5).in_dll(fake, "fake_coredump_bools")
+        assert driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_TRIGGER_HOST, False) == (driver.CUresult.CUDA_SUCCESS,)
+        assert driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_LIGHTWEIGHT, True) == (driver.CUresult.CUDA_SUCCESS,)
+        assert bools[2] == 0 and bools[3] == 1
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_TRIGGER_HOST)) is False
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_LIGHTWEIGHT)) is True
+        ok(driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_ENABLE_ON_EXCEPTION, 1))
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_ENABLE_ON_EXCEPTION)) is True
+        ok(driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_FILE, b"corefile"))
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_FILE)) == b"corefile"
+        a = driver.CUpointer_attribute
+        assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_IS_MANAGED, 0x1000)) is True
+        values = ok(driver.cuPointerGetAttributes(2, [a.CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                                      a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE], 0x1000))
+        assert values[0] is False and values[1] == 2
+    """)
+
+
+def test_conditional_node_graphs_after_the_call(fake_driver_dir):
+    # The stand-in, as the driver, points phGraph_out at the `size` graphs it made.
+    run_fake(fake_driver_dir, """
+        graph = ok(driver.cuGraphCreate(0))
+        params = driver.CUgraphNodeParams()
+        params.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+        params.conditional.size = 2
+        assert [int(g) for g in params.conditional.phGraph_out] == [0, 0]
+        ok(driver.cuGraphAddNode(graph, None, None, 0, params))
+        bodies = params.conditional.phGraph_out
+        assert len(bodies) == 2 and all(int(g) != 0 for g in bodies), bodies
+        assert len(set(int(g) for g in bodies)) == 2
+    """)

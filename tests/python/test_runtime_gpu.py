@@ -495,3 +495,21 @@ def test_peer_copy_runtime(env):
         ok(runtime.cudaFree(dst))
         ok(runtime.cudaSetDevice(0))
         ok(runtime.cudaFree(src))
+
+
+def test_conditional_node_gives_its_graphs(env):
+    # cuda.bindings' test_cudart_conditional: one null graph before the call,
+    # the runtime's graph after it.
+    graph = ok(runtime.cudaGraphCreate(0))
+    try:
+        handle = ok(runtime.cudaGraphConditionalHandleCreate(graph, 0, 0))
+        params = runtime.cudaGraphNodeParams()
+        params.type = runtime.cudaGraphNodeType.cudaGraphNodeTypeConditional
+        params.conditional.handle = handle
+        params.conditional.type = runtime.cudaGraphConditionalNodeType.cudaGraphCondTypeIf
+        params.conditional.size = 1
+        assert len(params.conditional.phGraph_out) == 1 and int(params.conditional.phGraph_out[0]) == 0
+        ok(runtime.cudaGraphAddNode(graph, None, None, 0, params))
+        assert len(params.conditional.phGraph_out) == 1 and int(params.conditional.phGraph_out[0]) != 0
+    finally:
+        runtime.cudaGraphDestroy(graph)

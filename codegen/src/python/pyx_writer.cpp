@@ -376,6 +376,9 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
       s << "        items = _support.field_items(value, " << n << ", " << q << ")\n"
         << "        for i in range(" << n << "):\n"
         << "            _support.struct_pointer_required(items[i], " << t.py << ", " << q << ")\n"
+        // Assigning copies (as cuda.bindings does): an item that views this
+        // very array (x = s.f[0]; s.f = [x, x]) gets storage of its own first.
+        << "        _support.detach_views(items, <void*>&(" << at << ")[0], sizeof(" << t.c << "), " << n << ")\n"
         << "        for i in range(" << n << "):\n"
         << "            memcpy(&(" << at << ")[i], _support.struct_pointer_required(items[i], " << t.py << ", " << q
         << "), sizeof(" << t.c << "))\n";
@@ -419,7 +422,10 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
       break;
     case FieldPlan::Kind::HandleList:
       if (!fp.count_field.empty()) {
-        g << "        if " << p << " == NULL:\n            return []\n"
+        // Before the call that fills it the array is NULL: `size` null handles,
+        // as cuda.bindings reads it; after, the handles the library wrote.
+        g << "        if " << p << " == NULL:\n            return [_wrap_" << t.py << "(NULL) for i in range(" << self_c
+          << "." << cython_member(fp.count_field) << ")]\n"
           << "        return [_wrap_" << t.py << "(<void*>" << p << "[i]) for i in range(" << self_c << "."
           << cython_member(fp.count_field) << ")]\n";
         break;
@@ -634,6 +640,12 @@ std::string PyxWriter::typed_spec(const std::string& type) const {
     count = extent.empty() ? "0" : extent;
   }
   if (base == "void *") return "(\"pointer\", sizeof(void*), None, None, " + count + ")";
+  // `T as bool`: the integer T, read as True/False and set from any truth value.
+  static const std::string as_bool = " as bool";
+  if (base.size() > as_bool.size() && base.compare(base.size() - as_bool.size(), as_bool.size(), as_bool) == 0) {
+    const TypeInfo t = m_.resolve(base.substr(0, base.size() - as_bool.size()));
+    return "(\"bool\", sizeof(" + t.c + "), \"" + t.format + "\", None, " + count + ")";
+  }
   const TypeInfo t = m_.resolve(base);
   const std::string size = "sizeof(" + t.c + ")";
   switch (t.kind) {

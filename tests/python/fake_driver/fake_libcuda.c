@@ -114,6 +114,7 @@ CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr
     case 3: *(unsigned long long*)data = ptr; return 0;                  /* DEVICE_POINTER */
     case 9: *(int*)data = 0; return 0;                                    /* DEVICE_ORDINAL */
     case 12: *(size_t*)data = 4096; return 0;                             /* RANGE_SIZE */
+    case 8: *(unsigned*)data = 1; return 0;                               /* IS_MANAGED: true */
     default: return 1;
     }
 }
@@ -558,6 +559,37 @@ CUresult cuIpcOpenEventHandle(void** event, blob64 handle)
     return 0;
 }
 
+/* Coredump settings: the C bools are one byte each (the driver reports a
+ * size of 1 and checks it); the file name is up to 1023 characters. */
+unsigned char fake_coredump_bools[5];
+static char coredump_file[1024];
+CUresult cuCoredumpSetAttributeGlobal(int attrib, void* value, size_t* size)
+{
+    if (attrib >= 1 && attrib <= 4) {
+        if (*size != 1) return 1;
+        fake_coredump_bools[attrib] = *(unsigned char*)value;
+        return 0;
+    }
+    if (attrib == 5) { snprintf(coredump_file, sizeof coredump_file, "%s", (const char*)value); return 0; }
+    return 1;
+}
+CUresult cuCoredumpGetAttributeGlobal(int attrib, void* value, size_t* size)
+{
+    if (attrib >= 1 && attrib <= 4) {
+        if (value == NULL) { *size = 1; return 0; }
+        if (*size < 1) return 1;
+        *(unsigned char*)value = fake_coredump_bools[attrib];
+        *size = 1;
+        return 0;
+    }
+    if (attrib == 5) {
+        if (value == NULL) { *size = sizeof coredump_file; return 0; }
+        snprintf((char*)value, *size, "%s", coredump_file);
+        return 0;
+    }
+    return 1;
+}
+
 struct entry { const char* name; void* fn; };
 static const struct entry table[] = {
     {"cuInit", (void*)cuInit},
@@ -568,6 +600,8 @@ static const struct entry table[] = {
     {"cuDeviceGetUuid", (void*)cuDeviceGetUuid},
     {"cuPointerGetAttribute", (void*)cuPointerGetAttribute},
     {"cuPointerGetAttributes", (void*)cuPointerGetAttributes},
+    {"cuCoredumpSetAttributeGlobal", (void*)cuCoredumpSetAttributeGlobal},
+    {"cuCoredumpGetAttributeGlobal", (void*)cuCoredumpGetAttributeGlobal},
     {"cuTensorMapEncodeTiled", (void*)cuTensorMapEncodeTiled},
     {"cuTensorMapReplaceAddress", (void*)cuTensorMapReplaceAddress},
     {"cuLaunchKernel", (void*)cuLaunchKernel},

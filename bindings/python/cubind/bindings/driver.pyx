@@ -4728,7 +4728,7 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(_support.Struct):
         no body graph is executed.
         """
         if (<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).phGraph_out == NULL:
-            return []
+            return [_wrap_CUgraph(NULL) for i in range((<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).size)]
         return [_wrap_CUgraph(<void*>(<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).phGraph_out[i]) for i in range((<cydriver.CUDA_CONDITIONAL_NODE_PARAMS*>self._ptr).size)]
 
     @property
@@ -43597,14 +43597,14 @@ def sizeof(objType):
 # void * values typed by an attribute: member -> C type.
 cdef dict _ATTRIBUTE_TYPES = {
     "CUcoredumpSettings": {
-        1: ("scalar", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_ON_EXCEPTION
-        4: ("scalar", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_USER_TRIGGER
+        1: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_ON_EXCEPTION
+        4: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_USER_TRIGGER
         5: ("bytes", 1, "b", None, 1024),  # CU_COREDUMP_FILE
         7: ("scalar", sizeof(int), "i", None, 1),  # CU_COREDUMP_GENERATION_FLAGS
-        3: ("scalar", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_LIGHTWEIGHT
+        3: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_LIGHTWEIGHT
         8: ("scalar", sizeof(int), "i", None, 1),  # CU_COREDUMP_MAX
         6: ("bytes", 1, "b", None, 1024),  # CU_COREDUMP_PIPE
-        2: ("scalar", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_TRIGGER_HOST
+        2: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_TRIGGER_HOST
     },
     "CUgraphMem_attribute": {
         2: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
@@ -43671,10 +43671,10 @@ cdef dict _ATTRIBUTE_TYPES = {
         3: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
         4: ("pointer", sizeof(void*), None, None, 1),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
         15: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-        21: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
-        10: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-        8: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
-        13: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPED
+        21: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+        10: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+        8: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+        13: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPED
         19: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
         18: ("scalar", sizeof(size_t), "N", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
         20: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
@@ -43683,7 +43683,7 @@ cdef dict _ATTRIBUTE_TYPES = {
         5: ("struct", sizeof(cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st), None, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, 1),  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
         12: ("scalar", sizeof(size_t), "N", None, 1),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
         11: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-        6: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+        6: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
     },
 }
 

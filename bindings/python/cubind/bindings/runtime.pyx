@@ -13444,7 +13444,7 @@ cdef class cudaConditionalNodeParams(_support.Struct):
         no body graph is executed.
         """
         if (<cyruntime.cudaConditionalNodeParams*>self._ptr).phGraph_out == NULL:
-            return []
+            return [_wrap_cudaGraph_t(NULL) for i in range((<cyruntime.cudaConditionalNodeParams*>self._ptr).size)]
         return [_wrap_cudaGraph_t(<void*>(<cyruntime.cudaConditionalNodeParams*>self._ptr).phGraph_out[i]) for i in range((<cyruntime.cudaConditionalNodeParams*>self._ptr).size)]
 
     _fields = (("handle", False), ("type", False), ("size", False), ("phGraph_out", False), )
@@ -15850,6 +15850,7 @@ cdef class anon_cudaEglFrame_st_frame(_support.Struct):
         items = _support.field_items(value, 3, "pPitch")
         for i in range(3):
             _support.struct_pointer_required(items[i], cudaPitchedPtr, "pPitch")
+        _support.detach_views(items, <void*>&(&(<cyruntime.anon_cudaEglFrame_st_frame*>self._ptr).pPitch[0])[0], sizeof(cyruntime.cudaPitchedPtr), 3)
         for i in range(3):
             memcpy(&(&(<cyruntime.anon_cudaEglFrame_st_frame*>self._ptr).pPitch[0])[i], _support.struct_pointer_required(items[i], cudaPitchedPtr, "pPitch"), sizeof(cyruntime.cudaPitchedPtr))
 
@@ -15933,6 +15934,7 @@ cdef class cudaEglFrame(_support.Struct):
         items = _support.field_items(value, 3, "planeDesc")
         for i in range(3):
             _support.struct_pointer_required(items[i], cudaEglPlaneDesc, "planeDesc")
+        _support.detach_views(items, <void*>&(&(<cyruntime.cudaEglFrame_st*>self._ptr).planeDesc[0])[0], sizeof(cyruntime.cudaEglPlaneDesc_st), 3)
         for i in range(3):
             memcpy(&(&(<cyruntime.cudaEglFrame_st*>self._ptr).planeDesc[0])[i], _support.struct_pointer_required(items[i], cudaEglPlaneDesc, "planeDesc"), sizeof(cyruntime.cudaEglPlaneDesc_st))
 

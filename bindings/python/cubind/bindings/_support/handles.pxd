@@ -48,6 +48,11 @@ cdef void* struct_pointer(object obj, type cls, str name) except? NULL
 # The struct at `obj` (TypeError for anything else, None included).
 cdef void* struct_pointer_required(object obj, type cls, str name) except NULL
 
+# Items of a list assigned to a struct-array field (already checked to be
+# structs of its type) that view the n elements of `size` bytes at `start`
+# get storage of their own, holding the same bytes: assignment copies.
+cdef int detach_views(object items, void* start, size_t size, Py_ssize_t n) except -1
+
 # Zeroed, 64-byte aligned storage for a struct (MemoryError when it cannot be had).
 cdef void* alloc_struct(size_t size) except NULL
 cdef void free_struct(void* ptr) noexcept

@@ -5,7 +5,7 @@ Python arguments to the handles and structs they stand for."""
 cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 
 # Handles are made by the million (every call that returns one): a free
@@ -109,6 +109,22 @@ cdef void* struct_pointer_required(object obj, type cls, str name) except NULL:
     if isinstance(obj, cls):
         return (<Struct>obj)._ptr
     raise TypeError(f"{name}: expected {cls.__name__}, got {type(obj).__name__}")
+
+
+cdef int detach_views(object items, void* start, size_t size, Py_ssize_t n) except -1:
+    cdef char* lo = <char*>start
+    cdef char* hi = lo + size * <size_t>n
+    cdef Struct s
+    cdef void* p
+    for item in items:
+        s = <Struct?>item
+        if not s._own and lo <= <char*>s._ptr < hi:
+            p = alloc_struct(size)
+            memcpy(p, s._ptr, size)
+            s._ptr = p
+            s._own = True
+            s._owner = None
+    return 0
 
 
 cdef extern from "<stdlib.h>" nogil:

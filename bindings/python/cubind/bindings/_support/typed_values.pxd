@@ -8,6 +8,7 @@ cdef enum TypedKind:
     TYPED_POINTER   # an address
     TYPED_STRUCT    # a struct class's storage
     TYPED_BYTES     # raw bytes
+    TYPED_BOOL      # a C integer holding a boolean: True/False, as cuda.bindings reads it
 
 
 cdef class TypedSpec:

@@ -6,7 +6,7 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
 from cubind.bindings._support.conversions cimport alloc_array, as_int, c_string, plain_address
-from cubind.bindings._support.fields cimport array_assign
+from cubind.bindings._support.fields cimport array_assign, char_array_assign
 from cubind.bindings._support.handles cimport Struct, handle_value, new_handle, struct_pointer_required
 from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 
@@ -15,7 +15,7 @@ from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 # count 0 means as many as the size hint holds.
 
 _TYPED_KINDS = {"scalar": TYPED_SCALAR, "enum": TYPED_WRAPPED, "value": TYPED_WRAPPED, "handle": TYPED_HANDLE, "pointer": TYPED_POINTER,
-                "struct": TYPED_STRUCT, "bytes": TYPED_BYTES}
+                "struct": TYPED_STRUCT, "bytes": TYPED_BYTES, "bool": TYPED_BOOL}
 
 
 cdef class TypedSpec:
@@ -56,8 +56,19 @@ cdef class TypedValue:
                 (<void**>self._buf)[i] = handle_value(v, spec.cls, name)
             elif spec.kind == TYPED_POINTER:
                 (<void**>self._buf)[i] = plain_address(v, name)
+            elif spec.kind == TYPED_BYTES and isinstance(v, (bytes, bytearray, str)):
+                # A C string (CU_COREDUMP_FILE: b"corefile"), as cuda.bindings
+                # takes it; the size passed is its length with the NUL.
+                data = v.encode() if isinstance(v, str) else bytes(v)
+                if len(data) >= spec.size * self._count:
+                    raise ValueError(f"{name}: at most {spec.size * self._count - 1} bytes and a NUL, got {len(data)}")
+                char_array_assign(self._buf, spec.size * self._count, data, True, name)
+                self.nbytes = len(data) + 1
             elif spec.kind == TYPED_BYTES:
                 array_assign(self._buf, spec.size * self._count, 1, "b", v, name)
+            elif spec.kind == TYPED_BOOL:
+                # Any truth value (True, 1, numpy.bool_), as cuda.bindings takes it.
+                store_scalar(self._buf + i * spec.size, spec.fmt, 1 if v else 0)
             elif spec.fmt == b"f" or spec.fmt == b"d":
                 store_scalar(self._buf + i * spec.size, spec.fmt, float(v))
             else:
@@ -67,6 +78,8 @@ cdef class TypedValue:
         cdef TypedSpec spec = self._spec
         if spec.kind == TYPED_SCALAR:
             return load_scalar(self._buf + i * spec.size, spec.fmt)
+        if spec.kind == TYPED_BOOL:
+            return load_scalar(self._buf + i * spec.size, spec.fmt) != 0
         if spec.kind == TYPED_WRAPPED:
             return spec.cls(load_scalar(self._buf + i * spec.size, spec.fmt))
         if spec.kind == TYPED_HANDLE:
