@@ -47,13 +47,25 @@ cdef tuple _dim3(value, str field, bint optional_):
     return tuple(dims) + (1,) * (3 - len(dims))
 
 
+cdef tuple _blocks_of_clusters(tuple grid, tuple cluster):
+    # grid clusters of cluster blocks each, per dimension.
+    blocks = tuple(g * c for g, c in zip(grid, cluster))
+    for g, c, b in zip(grid, cluster, blocks):
+        if b > 0xFFFFFFFF:
+            raise ValueError(f"LaunchConfig: grid {grid} of clusters {cluster} is {blocks} blocks, and {g} * {c} "
+                             "does not fit in 32 bits")
+    return blocks
+
+
 cdef class LaunchConfig:
     """LaunchConfig(grid=None, cluster=None, block=None, shmem_size=None, is_cooperative=False, programmatic_stream_serialization=False)
 --
 
-How to launch a kernel: grid (blocks) and block (threads per block), each
-    an int or a tuple of up to 3 ints; cluster (blocks per cluster, sm_90+);
-    shmem_size (dynamic shared memory bytes per block); is_cooperative."""
+How to launch a kernel: grid and block (threads per block), each an int
+    or a tuple of up to 3 ints; cluster (blocks per cluster, sm_90+);
+    shmem_size (dynamic shared memory bytes per block); is_cooperative. As in
+    cuda.core, grid counts blocks without a cluster and clusters with one:
+    grid=4, cluster=2 launches 8 blocks in 4 clusters of 2."""
 
     # _cpp in the driver's form, rendered at the first launch (so a config
     # the driver cannot take fails there, as it always has) and reused.
@@ -75,7 +87,9 @@ How to launch a kernel: grid (blocks) and block (threads per block), each
         self.is_cooperative = bool(is_cooperative)
         self.programmatic_stream_serialization = False
         self._cpp = cpp.LaunchConfig()
-        self._cpp.grid = cpp.Dim3(self.grid[0], self.grid[1], self.grid[2])
+        # The core counts the grid in blocks.
+        blocks = self.grid if self.cluster is None else _blocks_of_clusters(self.grid, self.cluster)
+        self._cpp.grid = cpp.Dim3(blocks[0], blocks[1], blocks[2])
         self._cpp.block = cpp.Dim3(self.block[0], self.block[1], self.block[2])
         self._cpp.shared_memory_bytes = shmem_size
         self._cpp.cooperative = self.is_cooperative

@@ -118,13 +118,17 @@ def test_config_and_stream_reach_the_driver_and_a_config_is_reused(fake_driver_d
         cc.launch(stream, coop, k, 5)
         assert config_seen()[3] == 1
         assert ctypes.c_int.in_dll(fake, "fake_first_attr_id").value == 2   # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-        bad = cc.LaunchConfig(grid=3, cluster=2, block=32)
+        # As in cuda.core, a cluster's grid counts clusters: 3 clusters of 2 blocks.
+        clustered = cc.LaunchConfig(grid=3, cluster=2, block=32)
+        assert clustered.grid == (3, 1, 1)
+        cc.launch(stream, clustered, k, 5)
+        assert config_seen()[0] == 6, config_seen()
         try:
-            cc.launch(stream, bad, k, 5)
+            cc.LaunchConfig(grid=2**31, cluster=2, block=32)
         except ValueError as e:
-            assert "multiple" in str(e), str(e)
+            assert "does not fit in 32 bits" in str(e), str(e)
         else:
-            raise AssertionError("a grid that is not a multiple of the cluster was launched")
+            raise AssertionError("a grid of 2**32 blocks was accepted")
     """)
 
 

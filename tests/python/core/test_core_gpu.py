@@ -326,8 +326,45 @@ def test_launch_errors_name_the_parameter(device, module, stream):
         launch(stream, config, fill, "pointer", 1, 1)
     with pytest.raises(ValueError, match="argument 7 .*differs in size \\(3 bytes\\)"):
         launch(stream, config, module.get_kernel("widths"), out, 1, 1, 1, 1, 1.0, 1.0, b"abc")
-    with pytest.raises(ValueError, match="grid"):
-        launch(stream, LaunchConfig(grid=(1, 1, 1), block=1, cluster=2), fill, out, 1, 1)
+
+
+CLUSTER_SOURCE = r"""
+// out: the blocks that ran, then gridDim and the cluster's shape in blocks,
+// as block (0, 0, 0) sees them.
+extern "C" __global__ void shape(unsigned* out)
+{
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        atomicAdd(&out[0], 1u);
+        if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) {
+            unsigned cx, cy, cz;
+            asm("mov.u32 %0, %%cluster_nctaid.x;" : "=r"(cx));
+            asm("mov.u32 %0, %%cluster_nctaid.y;" : "=r"(cy));
+            asm("mov.u32 %0, %%cluster_nctaid.z;" : "=r"(cz));
+            out[1] = gridDim.x; out[2] = gridDim.y; out[3] = gridDim.z;
+            out[4] = cx; out[5] = cy; out[6] = cz;
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("grid, cluster", [(4, 2), ((3, 2), (2, 1)), ((2, 2, 2), (1, 2, 2)), ((2, 3, 1), 2)])
+def test_cluster_launch_counts_the_grid_in_clusters(device, stream, grid, cluster):
+    # As cuda.core's LaunchConfig: with a cluster, grid is the number of
+    # clusters in each dimension, and each cluster has cluster blocks.
+    if int(device.arch) < 90:
+        pytest.skip(f"thread block clusters need sm_90; this device is sm_{device.arch}")
+    kernel = Program(CLUSTER_SOURCE, "c++", ProgramOptions(arch="sm_" + device.arch)).compile("cubin").get_kernel("shape")
+    config = LaunchConfig(grid=grid, cluster=cluster, block=32)
+    clusters, blocks_per_cluster = config.grid, config.cluster
+    out = device.allocate(7 * 4, stream=stream)
+    out.fill(0, stream=stream)
+    launch(stream, config, kernel, out)
+    seen = read_ints(out, stream, 7)
+    expected_grid = tuple(g * c for g, c in zip(clusters, blocks_per_cluster))
+    assert seen[0] == expected_grid[0] * expected_grid[1] * expected_grid[2], seen
+    assert tuple(seen[1:4]) == expected_grid, seen
+    assert tuple(seen[4:7]) == blocks_per_cluster, seen
 
 
 def test_launch_takes_a_foreign_stream(device, module, stream):
