@@ -467,6 +467,7 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     Graph* graph_from_capture(StreamRef stream) except +translate
     GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
                                  const GraphInstantiateOptions& options) except +translate
+    Graph* graph_create_new() except +translate
     shared_ptr[GraphMemoryResource] graph_memory_resource_new(int ordinal) except +translate
 # Managed memory, virtual memory and batched copies: the core's option
 # structs and the driver structs they hold, filled by one conversion each
@@ -607,42 +608,99 @@ cdef extern from "cubind/graph_definition.hpp" namespace "cubind" nogil:
     void destroy_node(CUgraphNode node) except +translate
     bool exec_node_enabled(CUgraphExec exec_, CUgraphNode node) except +translate
     void set_exec_node_enabled(CUgraphExec exec_, CUgraphNode node, bool enabled) except +translate
+    CUgraphNode add_node(GraphRef graph, const vector[CUgraphNode]& dependencies,
+                         CUgraphNodeParams& params) except +translate
+    void set_node_params(CUgraphNode node, CUgraphNodeParams& params) except +translate
+    void set_exec_node_params(CUgraphExec exec_, CUgraphNode node, CUgraphNodeParams& params) except +translate
 
-cdef extern from "_graph_definition_support.hpp" namespace "cubind_core" nogil:
-    Graph* graph_create_new() except +translate
-    CUgraphNodeParams kernel_node(CUkernel kernel, CUcontext context, const unsigned int* grid,
-                                  const unsigned int* block, unsigned int shmem, void** arguments)
-    CUgraphNodeParams memset_node(CUdeviceptr dst, unsigned int value, unsigned int element_size, size_t width,
-                                  size_t height, size_t pitch, CUcontext context)
-    CUgraphNodeParams memcpy_node(CUdeviceptr dst, CUdeviceptr src, size_t size, CUcontext context)
-    CUgraphNodeParams event_node(CUevent event, bool record)
-    CUgraphNodeParams child_node(CUgraph child)
-    CUgraphNodeParams host_node(CUhostFn fn, void* data)
-    CUgraphNode add_empty(CUgraph graph, const vector[CUgraphNode]& deps) except +translate
-    CUgraphNode add_params(CUgraph graph, const vector[CUgraphNode]& deps, CUgraphNodeParams params) except +translate
-    CUgraphNode add_alloc(CUgraph graph, const vector[CUgraphNode]& deps, size_t size, int device, int memory_type,
-                          const vector[int]& peers, CUdeviceptr* address) except +translate
-    CUgraphNode add_free(CUgraph graph, const vector[CUgraphNode]& deps, CUdeviceptr address) except +translate
-    CUgraphNode add_conditional(CUgraph graph, const vector[CUgraphNode]& deps, CUgraphConditionalHandle condition,
-                                CUgraphConditionalNodeType type, unsigned int count, CUcontext context,
-                                vector[CUgraph]* bodies) except +translate
-    void set_params(CUgraphExec exec_, CUgraphNode node, CUgraphNodeParams params) except +translate
-    cdef cppclass NodeInfo:
-        unsigned int grid[3]
-        unsigned int block[3]
-        unsigned int shmem
+    # Each node type's CUgraphNodeParams from plain values (they check nothing).
+    cdef cppclass KernelNode:
+        KernelNode()
         CUkernel kernel
+        CUcontext context
+        Dim3 grid
+        Dim3 block
+        unsigned int shared_memory_bytes
+        void** arguments
+    CUgraphNodeParams kernel_node(const KernelNode& node)
+
+    cdef cppclass MemsetNode:
+        MemsetNode()
         CUdeviceptr dst
-        CUdeviceptr src
-        size_t size
+        unsigned int value
+        unsigned int element_size
         size_t width
         size_t height
         size_t pitch
+        CUcontext context
+    CUgraphNodeParams memset_node(const MemsetNode& node)
+
+    cdef cppclass MemcpyNode:
+        MemcpyNode()
+        CUdeviceptr dst
+        CUdeviceptr src
+        size_t bytes
+        CUcontext context
+    CUgraphNodeParams memcpy_node(const MemcpyNode& node)
+
+    CUgraphNodeParams event_record_node(CUevent event)
+    CUgraphNodeParams event_wait_node(CUevent event)
+    CUgraphNodeParams child_graph_node(GraphRef child)
+    CUgraphNodeParams host_node(CUhostFn fn, void* data)
+
+    CUgraphNode add_empty_node(GraphRef graph, const vector[CUgraphNode]& dependencies) except +translate
+
+    enum class GraphMemoryType "cubind::GraphMemoryType":
+        device
+        host
+        managed
+
+    cdef cppclass AllocNode:
+        AllocNode()
+        size_t bytes
+        int device
+        GraphMemoryType memory_type
+        vector[int] peers
+
+    cdef cppclass AddedAllocNode:
+        AddedAllocNode()
+        CUgraphNode node
+        CUdeviceptr address
+    AddedAllocNode add_alloc_node(GraphRef graph, const vector[CUgraphNode]& dependencies,
+                                  const AllocNode& alloc) except +translate
+
+    CUgraphNode add_free_node(GraphRef graph, const vector[CUgraphNode]& dependencies,
+                              CUdeviceptr address) except +translate
+
+    cdef cppclass AddedConditionalNode:
+        AddedConditionalNode()
+        CUgraphNode node
+        vector[CUgraph] bodies
+    AddedConditionalNode add_conditional_node(GraphRef graph, const vector[CUgraphNode]& dependencies,
+                                              CUgraphConditionalHandle condition, CUgraphConditionalNodeType type,
+                                              unsigned int count, CUcontext context) except +translate
+
+    # A node's parameters, whichever fields its type has (it reads the type).
+    cdef cppclass NodeInfo:
+        NodeInfo()
+        CUgraphNodeType type
+        CUkernel kernel
+        Dim3 grid
+        Dim3 block
+        unsigned int shared_memory_bytes
+        CUdeviceptr dst
+        CUdeviceptr src
+        size_t bytes
         unsigned int value
         unsigned int element_size
+        size_t width
+        size_t height
+        size_t pitch
         int device
-        int memory_type
+        GraphMemoryType memory_type
         vector[int] peers
         CUevent event
         CUgraph child
-    NodeInfo node_info(CUgraphNode node, CUgraphNodeType type) except +translate
+        CUhostFn fn
+        void* data
+    NodeInfo node_info(CUgraphNode node) except +translate

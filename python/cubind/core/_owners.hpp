@@ -19,6 +19,7 @@
 #include "cubind/device_resources.hpp"
 #include "cubind/error.hpp"
 #include "cubind/graph.hpp"
+#include "cubind/graph_definition.hpp"
 #include "cubind/graph_memory_resource.hpp"
 #include "cubind/event.hpp"
 #include "cubind/green_context.hpp"
@@ -221,6 +222,8 @@ inline float elapsed_ms(const cubind::TimedEvent& end, const cubind::TimedEvent&
 }
 
 // Graphs.
+inline cubind::Graph* graph_create_new() { return new cubind::Graph(cubind::create_graph()); }
+
 inline cubind::Graph* graph_from_capture(cubind::StreamRef stream) { return new cubind::Graph(stream.end_capture()); }
 
 inline cubind::GraphExec* graph_instantiate(CUgraph graph, CUcontext context,

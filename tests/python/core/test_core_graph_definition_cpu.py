@@ -122,6 +122,30 @@ def test_nodes_and_edges_read_back_as_built(fake_driver_dir):
     """)
 
 
+def test_alloc_nodes_of_each_memory_type_read_back_with_their_peers(fake_driver_dir):
+    run(fake_driver_dir, """
+        import enum
+
+        class Kind(enum.Enum):
+            MANAGED = "managed"
+
+        g = GraphDefinition()
+        host = g.allocate(64, memory_type="host")
+        assert (host.memory_type, host.bytesize, host.device_id, host.peer_access) == ("host", 64, 0, ())
+        managed = host.allocate(128, device=0, memory_type=Kind.MANAGED, peer_access=[dev, 0])
+        assert (managed.memory_type, managed.bytesize, managed.device_id) == ("managed", 128, 0)
+        assert managed.peer_access == (0, 0) and managed.dptr not in (0, host.dptr)
+        on_device = managed.allocate(32, device=dev, peer_access=[0])
+        assert (on_device.memory_type, on_device.peer_access) == ("device", (0,))
+        assert g.nodes() == {host, managed, on_device}
+        raises(ValueError, "GraphNode.allocate: memory_type must be 'device', 'host' or 'managed', not 'pinned'",
+               g.allocate, 8, memory_type="pinned")
+        raises(ValueError, "device_id must be within", g.allocate, 8, peer_access=[3])
+        raises(ValueError, "size is -1", g.allocate, -1)
+        assert len(g.nodes()) == 3
+    """)
+
+
 def test_instantiated_kernel_node_takes_new_arguments(fake_driver_dir):
     run(fake_driver_dir, """
         g = GraphDefinition()

@@ -30,7 +30,7 @@ cdef class GraphNode:
     cdef GraphNode _added(self, object cls, cpp.CUgraphNode node, object kept)
     cdef _event_node(self, event, bint record, object cls, str where)
     cdef _conditional(self, condition, cpp.CUgraphConditionalNodeType kind, unsigned int count, object cls, str where)
-    cdef cpp.NodeInfo _info(self, int kind) except *
+    cdef cpp.NodeInfo _info(self) except *
 
 cdef class EmptyNode(GraphNode):
     pass

@@ -55,7 +55,25 @@ cdef enum:
     _T_CONDITIONAL = 13
 
 
-_MEMORY_TYPES = ("device", "host", "managed")
+# Where graph memory lives, between its Python names ("device", "host",
+# "managed", or an enum whose value is one) and the core's GraphMemoryType.
+cdef cpp.GraphMemoryType _graph_memory_type(object memory_type, str where) except *:
+    memory_type = str(memory_type.value if hasattr(memory_type, "value") else memory_type)
+    if memory_type == "device":
+        return cpp.GraphMemoryType.device
+    if memory_type == "host":
+        return cpp.GraphMemoryType.host
+    if memory_type == "managed":
+        return cpp.GraphMemoryType.managed
+    raise ValueError(f"{where}: memory_type must be 'device', 'host' or 'managed', not {memory_type!r}")
+
+
+cdef str _memory_type_name(cpp.GraphMemoryType memory_type):
+    if memory_type == cpp.GraphMemoryType.host:
+        return "host"
+    if memory_type == cpp.GraphMemoryType.managed:
+        return "managed"
+    return "device"
 
 
 cdef class _GraphOwner:
@@ -161,8 +179,7 @@ cdef object _packed_kernel_args(Kernel k, tuple args, vector[uint64_t]& storage,
 cdef cpp.CUgraphNodeParams _kernel_params(object config, object kernel, tuple args, cpp.CUcontext context,
                                           vector[uint64_t]& storage, vector[void*]& pointers, str where) except *:
     cdef LaunchConfig c
-    cdef unsigned int grid[3]
-    cdef unsigned int block[3]
+    cdef cpp.KernelNode node
     if not isinstance(config, LaunchConfig):
         raise TypeError(f"{where}: config must be a LaunchConfig, not {type(config).__name__}")
     if not isinstance(kernel, Kernel):
@@ -170,21 +187,45 @@ cdef cpp.CUgraphNodeParams _kernel_params(object config, object kernel, tuple ar
     c = <LaunchConfig>config
     if c.cluster is not None or c.is_cooperative:
         raise ValueError(f"{where}: clustered and cooperative launches are not supported in graph kernel nodes")
-    for i in range(3):
-        grid[i] = c.grid[i]
-        block[i] = c.block[i]
+    node.grid = cpp.Dim3(c.grid[0], c.grid[1], c.grid[2])
+    node.block = cpp.Dim3(c.block[0], c.block[1], c.block[2])
     _packed_kernel_args(<Kernel>kernel, args, storage, pointers)
-    return cpp.kernel_node((<Kernel>kernel)._cpp.handle(), context, grid, block, c.shmem_size, pointers.data())
+    node.kernel = (<Kernel>kernel)._cpp.handle()
+    node.context = context
+    node.shared_memory_bytes = c.shmem_size
+    node.arguments = pointers.data()
+    return cpp.kernel_node(node)
 
 
 cdef cpp.CUgraphNodeParams _memset_params(object dst, object value, object width, object height, object pitch,
                                           cpp.CUcontext context, str where) except *:
-    cdef uintptr_t address = _address_of(dst, where, "dst")
+    cdef cpp.MemsetNode node
+    node.dst = _address_of(dst, where, "dst")
     fill, element_size = _memset_value(value, where)
     _check_size(width, where, "width")
     _check_size(height, where, "height")
     _check_size(pitch, where, "pitch")
-    return cpp.memset_node(address, fill, element_size, width, height, pitch, context)
+    node.value = fill
+    node.element_size = element_size
+    node.width = width
+    node.height = height
+    node.pitch = pitch
+    node.context = context
+    return cpp.memset_node(node)
+
+
+cdef cpp.CUgraphNodeParams _memcpy_params(cpp.CUdeviceptr dst, cpp.CUdeviceptr src, size_t size,
+                                          cpp.CUcontext context) noexcept:
+    cdef cpp.MemcpyNode node
+    node.dst = dst
+    node.src = src
+    node.bytes = size
+    node.context = context
+    return cpp.memcpy_node(node)
+
+
+cdef cpp.CUgraphNodeParams _event_params(cpp.CUevent event, bint record) noexcept:
+    return cpp.event_record_node(event) if record else cpp.event_wait_node(event)
 
 
 cdef object _host_callback(object fn, object user_data, str where, cpp.CUhostFn* function, void** data,
@@ -655,7 +696,7 @@ cdef class GraphNode:
         cdef cpp.CUgraphNode node
         _retain(graph, (kernel, args))
         with nogil:
-            node = cpp.add_params(graph, deps, params)
+            node = cpp.add_node(cpp.GraphRef(graph), deps, params)
         return self._added(KernelNode, node, kernel)
 
     def join(self, *nodes):
@@ -671,7 +712,7 @@ cdef class GraphNode:
             if (<GraphNode>other)._handle() != NULL:
                 deps.push_back((<GraphNode>other)._node)
         with nogil:
-            node = cpp.add_empty(graph, deps)
+            node = cpp.add_empty_node(cpp.GraphRef(graph), deps)
         return self._added(EmptyNode, node, None)
 
     def allocate(self, size, *, device=None, memory_type="device", peer_access=None):
@@ -681,28 +722,20 @@ cdef class GraphNode:
         access. Its address is AllocNode.dptr."""
         cdef vector[cpp.CUgraphNode] deps = self._deps()
         cdef cpp.CUgraph graph = self._graph_def._get()
-        cdef vector[int] peers
-        cdef int ordinal
-        cdef int kind
-        cdef size_t nbytes
-        cdef cpp.CUdeviceptr address = 0
-        cdef cpp.CUgraphNode node
+        cdef cpp.AllocNode alloc
+        cdef cpp.AddedAllocNode added
         _check_size(size, "GraphNode.allocate", "size")
-        nbytes = size
+        alloc.bytes = size
         if device is None:
-            ordinal = Device()._id
+            alloc.device = Device()._id
         else:
-            ordinal = _device_ordinal(device)
-        memory_type = str(memory_type.value if hasattr(memory_type, "value") else memory_type)
-        if memory_type not in _MEMORY_TYPES:
-            raise ValueError(f"GraphNode.allocate: memory_type must be 'device', 'host' or 'managed', "
-                             f"not {memory_type!r}")
-        kind = _MEMORY_TYPES.index(memory_type)
+            alloc.device = _device_ordinal(device)
+        alloc.memory_type = _graph_memory_type(memory_type, "GraphNode.allocate")
         for peer in peer_access or ():
-            peers.push_back(_device_ordinal(peer))
+            alloc.peers.push_back(_device_ordinal(peer))
         with nogil:
-            node = cpp.add_alloc(graph, deps, nbytes, ordinal, kind, peers, &address)
-        return self._added(AllocNode, node, None)
+            added = cpp.add_alloc_node(cpp.GraphRef(graph), deps, alloc)
+        return self._added(AllocNode, added.node, None)
 
     def deallocate(self, dptr):
         """Adds a free node after this one, for an address an allocation node
@@ -712,7 +745,7 @@ cdef class GraphNode:
         cdef cpp.CUdeviceptr address = _address_of(dptr, "GraphNode.deallocate", "dptr")
         cdef cpp.CUgraphNode node
         with nogil:
-            node = cpp.add_free(graph, deps, address)
+            node = cpp.add_free_node(cpp.GraphRef(graph), deps, address)
         return self._added(FreeNode, node, None)
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
@@ -730,7 +763,7 @@ cdef class GraphNode:
         if owner is not None:
             _retain(graph, owner)
         with nogil:
-            node = cpp.add_params(graph, deps, params)
+            node = cpp.add_node(cpp.GraphRef(graph), deps, params)
         return self._added(MemsetNode, node, None)
 
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
@@ -745,13 +778,13 @@ cdef class GraphNode:
         cdef cpp.CUgraphNodeParams params
         cdef cpp.CUgraphNode node
         _check_size(size, "GraphNode.memcpy", "size")
-        params = cpp.memcpy_node(d, s, size, context)
+        params = _memcpy_params(d, s, size, context)
         owners = (_owner_for(dst, dst_owner, "GraphNode.memcpy", "dst"),
                   _owner_for(src, src_owner, "GraphNode.memcpy", "src"))
         if owners != (None, None):
             _retain(graph, owners)
         with nogil:
-            node = cpp.add_params(graph, deps, params)
+            node = cpp.add_node(cpp.GraphRef(graph), deps, params)
         return self._added(MemcpyNode, node, None)
 
     def embed(self, child):
@@ -763,9 +796,9 @@ cdef class GraphNode:
         cdef cpp.CUgraphNodeParams params
         if not isinstance(child, GraphDefinition):
             raise TypeError(f"GraphNode.embed: child must be a GraphDefinition, not {type(child).__name__}")
-        params = cpp.child_node((<GraphDefinition>child)._get())
+        params = cpp.child_graph_node(cpp.GraphRef((<GraphDefinition>child)._get()))
         with nogil:
-            node = cpp.add_params(graph, deps, params)
+            node = cpp.add_node(cpp.GraphRef(graph), deps, params)
         return self._added(ChildGraphNode, node, None)
 
     cdef _event_node(self, event, bint record, object cls, str where):
@@ -775,10 +808,10 @@ cdef class GraphNode:
         cdef cpp.CUgraphNodeParams params
         if not isinstance(event, Event):
             raise TypeError(f"{where}: event must be an Event, not {type(event).__name__}")
-        params = cpp.event_node((<Event>event)._handle, record)
+        params = _event_params((<Event>event)._handle, record)
         _retain(graph, event)
         with nogil:
-            node = cpp.add_params(graph, deps, params)
+            node = cpp.add_node(cpp.GraphRef(graph), deps, params)
         return self._added(cls, node, event)
 
     def record(self, event):
@@ -811,9 +844,8 @@ cdef class GraphNode:
         cdef vector[cpp.CUgraphNode] deps = self._deps()
         cdef cpp.CUgraph graph = self._graph_def._get()
         cdef cpp.CUcontext context = _current_context(where)
-        cdef vector[cpp.CUgraph] bodies
+        cdef cpp.AddedConditionalNode added
         cdef unsigned long long value
-        cdef cpp.CUgraphNode node
         cdef ConditionalNode made
         if not isinstance(condition, GraphCondition):
             raise TypeError(f"{where}: condition must be a GraphCondition (from create_condition), "
@@ -821,15 +853,15 @@ cdef class GraphNode:
         value = (<GraphCondition>condition)._value
         try:
             with nogil:
-                node = cpp.add_conditional(graph, deps, value, kind, count, context, &bodies)
+                added = cpp.add_conditional_node(cpp.GraphRef(graph), deps, value, kind, count, context)
         except CUDAError as error:
             (<GraphCondition>condition)._added_node(error, where)
         (<GraphCondition>condition)._added_node(None, where)
-        made = <ConditionalNode>self._added(cls, node, None)
+        made = <ConditionalNode>self._added(cls, added.node, None)
         made._condition = condition
         made._cond_type = {cpp.CU_GRAPH_COND_TYPE_IF: "if", cpp.CU_GRAPH_COND_TYPE_WHILE: "while",
                            cpp.CU_GRAPH_COND_TYPE_SWITCH: "switch"}[kind]
-        made._branches = tuple(GraphDefinition._view(b, self._graph_def._owner) for b in bodies)
+        made._branches = tuple(GraphDefinition._view(b, self._graph_def._owner) for b in added.bodies)
         return made
 
     def if_then(self, condition):
@@ -855,11 +887,12 @@ cdef class GraphNode:
             raise ValueError(f"GraphNode.switch: count is {count}; it must be at least 1")
         return self._conditional(condition, cpp.CU_GRAPH_COND_TYPE_SWITCH, count, SwitchNode, "GraphNode.switch")
 
-    cdef cpp.NodeInfo _info(self, int kind) except *:
+    cdef cpp.NodeInfo _info(self) except *:
+        # The node's parameters (node_info reads its type).
         cdef cpp.CUgraphNode node = self._handle()
         cdef cpp.NodeInfo info
         with nogil:
-            info = cpp.node_info(node, <cpp.CUgraphNodeType>kind)
+            info = cpp.node_info(node)
         return info
 
 
@@ -893,22 +926,22 @@ cdef class KernelNode(GraphNode):
         params = _kernel_params(config, kernel, tuple(args), context, storage, pointers, "KernelNode.update")
         _retain(self._graph_def._get(), (kernel, tuple(args)))
         with nogil:
-            cpp.set_params(NULL, node, params)
+            cpp.set_node_params(node, params)
         self._kept = kernel
 
     @property
     def grid(self):
-        info = self._info(_T_KERNEL)
-        return tuple(info.grid)
+        info = self._info()
+        return (info.grid.x, info.grid.y, info.grid.z)
 
     @property
     def block(self):
-        info = self._info(_T_KERNEL)
-        return tuple(info.block)
+        info = self._info()
+        return (info.block.x, info.block.y, info.block.z)
 
     @property
     def shmem_size(self):
-        return self._info(_T_KERNEL).shmem
+        return self._info().shared_memory_bytes
 
     @property
     def kernel(self):
@@ -916,15 +949,16 @@ cdef class KernelNode(GraphNode):
         cdef uintptr_t handle
         if isinstance(self._kept, Kernel):
             return self._kept
-        handle = <uintptr_t>self._info(_T_KERNEL).kernel
+        handle = <uintptr_t>self._info().kernel
         # A node made from a CUfunction (by capture) may report no CUkernel.
         return Kernel.from_handle(handle) if handle else None
 
     @property
     def config(self):
         """A LaunchConfig of the node's grid, block and shmem_size."""
-        cdef cpp.NodeInfo info = self._info(_T_KERNEL)
-        return LaunchConfig(grid=tuple(info.grid), block=tuple(info.block), shmem_size=info.shmem)
+        cdef cpp.NodeInfo info = self._info()
+        return LaunchConfig(grid=(info.grid.x, info.grid.y, info.grid.z),
+                            block=(info.block.x, info.block.y, info.block.z), shmem_size=info.shared_memory_bytes)
 
 
 cdef class AllocNode(GraphNode):
@@ -935,23 +969,23 @@ cdef class AllocNode(GraphNode):
 
     @property
     def dptr(self):
-        return self._info(_T_MEM_ALLOC).dst
+        return self._info().dst
 
     @property
     def bytesize(self):
-        return self._info(_T_MEM_ALLOC).size
+        return self._info().bytes
 
     @property
     def device_id(self):
-        return self._info(_T_MEM_ALLOC).device
+        return self._info().device
 
     @property
     def memory_type(self):
-        return _MEMORY_TYPES[self._info(_T_MEM_ALLOC).memory_type]
+        return _memory_type_name(self._info().memory_type)
 
     @property
     def peer_access(self):
-        return tuple(self._info(_T_MEM_ALLOC).peers)
+        return tuple(self._info().peers)
 
 
 cdef class FreeNode(GraphNode):
@@ -962,7 +996,7 @@ cdef class FreeNode(GraphNode):
 
     @property
     def dptr(self):
-        return self._info(_T_MEM_FREE).dst
+        return self._info().dst
 
 
 cdef class MemsetNode(GraphNode):
@@ -975,7 +1009,7 @@ cdef class MemsetNode(GraphNode):
         """Replaces the given parameters in the graph (cuGraphNodeSetParams)."""
         cdef cpp.CUgraphNode node = self._handle()
         cdef cpp.CUcontext context = _current_context("MemsetNode.update")
-        cdef cpp.NodeInfo info = self._info(_T_MEMSET)
+        cdef cpp.NodeInfo info = self._info()
         cdef cpp.CUgraphNodeParams params
         if value is None:
             value = info.value.to_bytes(info.element_size, "little") if info.element_size != 1 else info.value
@@ -987,31 +1021,31 @@ cdef class MemsetNode(GraphNode):
             if owner is not None:
                 _retain(self._graph_def._get(), owner)
         with nogil:
-            cpp.set_params(NULL, node, params)
+            cpp.set_node_params(node, params)
 
     @property
     def dptr(self):
-        return self._info(_T_MEMSET).dst
+        return self._info().dst
 
     @property
     def value(self):
-        return self._info(_T_MEMSET).value
+        return self._info().value
 
     @property
     def element_size(self):
-        return self._info(_T_MEMSET).element_size
+        return self._info().element_size
 
     @property
     def width(self):
-        return self._info(_T_MEMSET).width
+        return self._info().width
 
     @property
     def height(self):
-        return self._info(_T_MEMSET).height
+        return self._info().height
 
     @property
     def pitch(self):
-        return self._info(_T_MEMSET).pitch
+        return self._info().pitch
 
 
 cdef class MemcpyNode(GraphNode):
@@ -1024,33 +1058,33 @@ cdef class MemcpyNode(GraphNode):
         """Replaces the given parameters in the graph (cuGraphNodeSetParams)."""
         cdef cpp.CUgraphNode node = self._handle()
         cdef cpp.CUcontext context = _current_context("MemcpyNode.update")
-        cdef cpp.NodeInfo info = self._info(_T_MEMCPY)
+        cdef cpp.NodeInfo info = self._info()
         cdef cpp.CUdeviceptr d = info.dst if dst is None else _address_of(dst, "MemcpyNode.update", "dst")
         cdef cpp.CUdeviceptr s = info.src if src is None else _address_of(src, "MemcpyNode.update", "src")
-        cdef size_t n = info.size
+        cdef size_t n = info.bytes
         cdef cpp.CUgraphNodeParams params
         if size is not None:
             _check_size(size, "MemcpyNode.update", "size")
             n = size
-        params = cpp.memcpy_node(d, s, n, context)
+        params = _memcpy_params(d, s, n, context)
         owners = (_owner_for(dst, dst_owner, "MemcpyNode.update", "dst") if dst is not None else None,
                   _owner_for(src, src_owner, "MemcpyNode.update", "src") if src is not None else None)
         if owners != (None, None):
             _retain(self._graph_def._get(), owners)
         with nogil:
-            cpp.set_params(NULL, node, params)
+            cpp.set_node_params(node, params)
 
     @property
     def dst(self):
-        return self._info(_T_MEMCPY).dst
+        return self._info().dst
 
     @property
     def src(self):
-        return self._info(_T_MEMCPY).src
+        return self._info().src
 
     @property
     def size(self):
-        return self._info(_T_MEMCPY).size
+        return self._info().bytes
 
 
 cdef class ChildGraphNode(GraphNode):
@@ -1066,14 +1100,14 @@ cdef class ChildGraphNode(GraphNode):
         cdef cpp.CUgraphNodeParams params
         if not isinstance(child, GraphDefinition):
             raise TypeError(f"ChildGraphNode.update: child must be a GraphDefinition, not {type(child).__name__}")
-        params = cpp.child_node((<GraphDefinition>child)._get())
+        params = cpp.child_graph_node(cpp.GraphRef((<GraphDefinition>child)._get()))
         with nogil:
-            cpp.set_params(NULL, node, params)
+            cpp.set_node_params(node, params)
 
     @property
     def child_graph(self):
         """The graph the node runs, as a GraphDefinition that does not own it."""
-        return GraphDefinition._view(self._info(_T_GRAPH).child, self._graph_def._owner)
+        return GraphDefinition._view(self._info().child, self._graph_def._owner)
 
 
 cdef class EventRecordNode(GraphNode):
@@ -1111,10 +1145,10 @@ cdef _update_event(GraphNode self, event, bint record, str where):
     cdef cpp.CUgraphNodeParams params
     if not isinstance(event, Event):
         raise TypeError(f"{where}: event must be an Event, not {type(event).__name__}")
-    params = cpp.event_node((<Event>event)._handle, record)
+    params = _event_params((<Event>event)._handle, record)
     _retain(self._graph_def._get(), event)
     with nogil:
-        cpp.set_params(NULL, node, params)
+        cpp.set_node_params(node, params)
     self._kept = event
 
 
@@ -1137,7 +1171,7 @@ cdef class HostCallbackNode(GraphNode):
             cpp.graph_retain(cpp.GraphRef(graph), data, release)
         params = cpp.host_node(function, data)
         with nogil:
-            cpp.set_params(NULL, node, params)
+            cpp.set_node_params(node, params)
         self._kept = kept
 
     @property
@@ -1234,7 +1268,7 @@ cdef class ExecutableGraphNode:
         cdef cpp.CUgraphExec exec_ = self._exec()
         cdef cpp.CUgraphNode node = self._source._handle()
         with nogil:
-            cpp.set_params(exec_, node, params)
+            cpp.set_exec_node_params(exec_, node, params)
 
     cdef bint _enabled(self) except -1:
         cdef cpp.CUgraphExec exec_ = self._exec()
@@ -1304,7 +1338,7 @@ cdef class ExecutableMemcpyNode(_Switchable):
         cdef cpp.CUdeviceptr s = _address_of(src, "ExecutableMemcpyNode.update", "src")
         _check_size(size, "ExecutableMemcpyNode.update", "size")
         self._exec_graph._keep((dst, src))
-        self._set(cpp.memcpy_node(d, s, size, context))
+        self._set(_memcpy_params(d, s, size, context))
 
 
 cdef class ExecutableChildGraphNode(ExecutableGraphNode):
@@ -1315,7 +1349,7 @@ cdef class ExecutableChildGraphNode(ExecutableGraphNode):
         if not isinstance(child, GraphDefinition):
             raise TypeError(f"ExecutableChildGraphNode.update: child must be a GraphDefinition, "
                             f"not {type(child).__name__}")
-        self._set(cpp.child_node((<GraphDefinition>child)._get()))
+        self._set(cpp.child_graph_node(cpp.GraphRef((<GraphDefinition>child)._get())))
 
 
 cdef class ExecutableEventRecordNode(ExecutableGraphNode):
@@ -1326,7 +1360,7 @@ cdef class ExecutableEventRecordNode(ExecutableGraphNode):
         if not isinstance(event, Event):
             raise TypeError(f"ExecutableEventRecordNode.update: event must be an Event, not {type(event).__name__}")
         self._exec_graph._keep(event)
-        self._set(cpp.event_node((<Event>event)._handle, True))
+        self._set(_event_params((<Event>event)._handle, True))
 
 
 cdef class ExecutableEventWaitNode(ExecutableGraphNode):
@@ -1337,7 +1371,7 @@ cdef class ExecutableEventWaitNode(ExecutableGraphNode):
         if not isinstance(event, Event):
             raise TypeError(f"ExecutableEventWaitNode.update: event must be an Event, not {type(event).__name__}")
         self._exec_graph._keep(event)
-        self._set(cpp.event_node((<Event>event)._handle, False))
+        self._set(_event_params((<Event>event)._handle, False))
 
 
 cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
