@@ -50,35 +50,68 @@ from cubind.core._options import (  # noqa: E402
 from cubind.core._host import Host  # noqa: E402
 from cubind.core._context import Context  # noqa: E402
 from cubind.core._device import ComputeCapability, Device  # noqa: E402
-from cubind.core._device_properties import DeviceProperties  # noqa: E402
 from cubind.core._device_resources import DeviceResources, SMResource, WorkqueueResource  # noqa: E402
 from cubind.core._errors import CUDAError, NVRTCError, NvJitLinkError  # noqa: E402
 from cubind.core._event import Event  # noqa: E402
-from cubind.core._graph._graph_builder import GraphMemoryResource  # noqa: E402
 from cubind.core._launch import LaunchConfig, launch  # noqa: E402
 from cubind.core._linker import Linker  # noqa: E402
 from cubind.core._memory._buffer import Buffer, MemoryResource  # noqa: E402
 from cubind.core._memory._ipc import IPCAllocationHandle, IPCBufferDescriptor, IPCEventDescriptor  # noqa: E402
-from cubind.core._memory._managed import ManagedBuffer, ManagedMemoryResource  # noqa: E402
 from cubind.core._memory._memory_pool import (  # noqa: E402
     DeviceMemoryResource,
     LegacyPinnedMemoryResource,
     PinnedMemoryResource,
 )
-from cubind.core._memory._virtual_memory import VirtualMemoryResource  # noqa: E402
 from cubind.core._module import Kernel, ObjectCode  # noqa: E402
 from cubind.core._program import Program  # noqa: E402
 from cubind.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream  # noqa: E402
-from cubind.core._tensor_map import TensorMapDescriptor  # noqa: E402
-from cubind.core._tensor_map_options import TensorMapDescriptorOptions  # noqa: E402
-# After the compiled modules: they import _memory_options, whose enums come
-# from typing, which names their classes.
-from cubind.core._memory_options import (  # noqa: E402
-    ManagedMemoryResourceOptions,
-    VirtualMemoryResourceOptions,
-)
 
-from cubind.core import graph  # noqa: E402
+# What only some programs use is imported at its first use (module
+# __getattr__, PEP 562), so that `import cubind.core` loads neither it nor
+# what it needs (graphs, tensor maps and strided views, managed and virtual
+# memory, the device attribute table): `cubind.core.GraphMemoryResource`,
+# `from cubind.core import *` and `import cubind.core.graph` all work as if
+# it were imported here.
+_LAZY = {
+    "DeviceProperties": "cubind.core._device_properties",
+    "GraphMemoryResource": "cubind.core._graph._graph_builder",
+    "ManagedBuffer": "cubind.core._memory._managed",
+    "ManagedMemoryResource": "cubind.core._memory._managed",
+    "ManagedMemoryResourceOptions": "cubind.core._memory_options",
+    "TensorMapDescriptor": "cubind.core._tensor_map",
+    "TensorMapDescriptorOptions": "cubind.core._tensor_map_options",
+    "VirtualMemoryResource": "cubind.core._memory._virtual_memory",
+    "VirtualMemoryResourceOptions": "cubind.core._memory_options",
+    "graph": "cubind.core.graph",
+}
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cubind.core import graph
+    from cubind.core._device_properties import DeviceProperties
+    from cubind.core._graph._graph_builder import GraphMemoryResource
+    from cubind.core._memory._managed import ManagedBuffer, ManagedMemoryResource
+    from cubind.core._memory._virtual_memory import VirtualMemoryResource
+    from cubind.core._memory_options import ManagedMemoryResourceOptions, VirtualMemoryResourceOptions
+    from cubind.core._tensor_map import TensorMapDescriptor
+    from cubind.core._tensor_map_options import TensorMapDescriptorOptions
+
+
+def __getattr__(name):
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'cubind.core' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(module_name)
+    value = module if name == "graph" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "LEGACY_DEFAULT_STREAM",

@@ -12,7 +12,6 @@ cimport cubind.core._cpp as cpp
 from cubind.core._context cimport Context, _context_device, _context_of, _current_context, _make_current
 from cubind.core._device_resources cimport _checked_options, DeviceResources
 from cubind.core._event cimport Event
-from cubind.core._graph._graph_builder cimport _new_graph_builder
 from cubind.core._memory._buffer cimport _allocate, MemoryResource
 from cubind.core._memory._memory_pool cimport DeviceMemoryResource
 from cubind.core._stream cimport (
@@ -24,7 +23,6 @@ from cubind.core._stream cimport (
 import os
 import threading
 from collections import namedtuple
-from cubind.core._device_properties import DeviceProperties
 from cubind.core._options import ContextOptions
 
 
@@ -144,6 +142,8 @@ class Device:
     @property
     def properties(self):
         if self._properties is None:
+            from cubind.core._device_properties import DeviceProperties
+
             self._properties = DeviceProperties._init(self._id)
         return self._properties
 
@@ -271,7 +271,9 @@ class Device:
     def create_graph_builder(self):
         """A GraphBuilder capturing on a new stream of this device, which it
         owns (closed with the builder)."""
-        return _new_graph_builder(self.create_stream(), True)
+        from cubind.core._graph._graph_builder import _graph_builder_on
+
+        return _graph_builder_on(self.create_stream(), True)
 
     def create_event(self, options=None):
         """A new event on this device, not yet recorded (cuEventCreate)."""

@@ -19,11 +19,9 @@ cdef extern from "Python.h":
 
 
 cimport cubind.core._cpp as cpp
-from cubind.core._graph._graph_builder cimport GraphCondition
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core._module cimport Kernel
 from cubind.core._stream cimport _stream_handle
-from cubind.core._tensor_map cimport _tensor_map_argument, TensorMapDescriptor
 
 
 cdef tuple _dim3(value, str field, bint optional_):
@@ -178,6 +176,31 @@ cdef int _argument_error(object kernel, Py_ssize_t index, size_t size, value, st
     )
 
 
+# The types registered by _accept_argument_type (TensorMapDescriptor, GraphCondition).
+cdef PyTypeObject* _argument_types[2]
+cdef ArgumentBytes _argument_bytes[2]
+cdef int _argument_type_count = 0
+
+
+cdef int _accept_argument_type(type cls, ArgumentBytes bytes_of) except -1:
+    global _argument_type_count
+    if _argument_type_count == 2:
+        raise RuntimeError(f"launch: no room to register {cls.__name__} as a kernel argument type")
+    _argument_bytes[_argument_type_count] = bytes_of
+    _argument_types[_argument_type_count] = <PyTypeObject*>cls
+    _argument_type_count += 1
+    return 0
+
+
+cdef inline int _registered_type(PyTypeObject* t) noexcept:
+    # Its index in _argument_types, or -1.
+    if _argument_type_count > 0 and t == _argument_types[0]:
+        return 0
+    if _argument_type_count > 1 and t == _argument_types[1]:
+        return 1
+    return -1
+
+
 cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object kernel) except -1:
     # One argument into its parameter's bytes: Buffers as their address, ints
     # and floats converted to the parameter's size, anything with the buffer
@@ -192,8 +215,8 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
         memcpy(slot, &(<Buffer>arg)._ptr, 8)
     elif t is int or t is bool:
         _pack_int(arg, size, slot, index, kernel)
-    elif t is TensorMapDescriptor:
-        memcpy(slot, _tensor_map_argument(arg, size, index, kernel), size)
+    elif _registered_type(<PyTypeObject*>t) >= 0:
+        memcpy(slot, _argument_bytes[_registered_type(<PyTypeObject*>t)](arg, size, index, kernel), size)
     elif t is float:
         if size == 8:
             d = arg
@@ -205,11 +228,6 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
             _argument_error(kernel, index, size, arg, "cannot take a float")
     elif isinstance(arg, Buffer):
         return _pack(int((<Buffer>arg)._ptr), size, slot, index, kernel)
-    elif t is GraphCondition:
-        # Its CUgraphConditionalHandle, for device code's cudaGraphSetConditional.
-        if size != 8:
-            _argument_error(kernel, index, size, arg, "cannot take a GraphCondition (an 8-byte handle)")
-        memcpy(slot, &(<GraphCondition>arg)._value, 8)
     else:
         try:
             raw = memoryview(arg).cast("B")
@@ -247,6 +265,7 @@ def launch(stream, config, kernel, *kernel_args):
     cdef char* storage
     cdef void** pointers
     cdef PyObject* item
+    cdef int registered
     if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
     k = <Kernel>kernel
@@ -269,8 +288,10 @@ def launch(stream, config, kernel, *kernel_args):
         pointers[i] = storage
         item = PyTuple_GET_ITEM(kernel_args, i)
         if not _pack_fast(item, size, storage):
-            if Py_TYPE(<object>item) == <PyTypeObject*>TensorMapDescriptor:
-                pointers[i] = _tensor_map_argument(<object>item, size, i, k)
+            registered = _registered_type(Py_TYPE(<object>item))
+            if registered >= 0:
+                # Passed where it lies: a CUtensorMap must stay 64-byte aligned.
+                pointers[i] = _argument_bytes[registered](<object>item, size, i, k)
             else:
                 _pack(<object>item, size, storage, i, k)
         storage += ((size + 7) >> 3) << 3

@@ -15,7 +15,6 @@ from cubind.core._device cimport _Device as Device, _device_ordinal
 from cubind.core._device_resources cimport DeviceResources
 from cubind.core._errors cimport _handle_address, _raw_handle
 from cubind.core._event cimport Event, _event_options
-from cubind.core._graph._graph_builder cimport _new_graph_builder
 from cubind.core._host_callbacks cimport release_python_object, run_host_callback, run_python_callable
 
 from cubind.core._options import StreamOptions
@@ -282,7 +281,9 @@ cdef class Stream:
     def create_graph_builder(self):
         """A GraphBuilder capturing on this stream (which it does not close)."""
         _stream_handle_of(self)
-        return _new_graph_builder(self, False)
+        from cubind.core._graph._graph_builder import _graph_builder_on
+
+        return _graph_builder_on(self, False)
 
     cdef int _device(self) except -1:
         cdef cpp.CUstream handle

@@ -11,7 +11,7 @@ from libcpp.string cimport string
 
 cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _Device as Device
-from cubind.core._launch cimport _argument_error
+from cubind.core._launch cimport _accept_argument_type, _argument_error
 from cubind.core._memoryview cimport StridedMemoryView
 
 # The options and enums live in _tensor_map_options (plain Python); cuda.core
@@ -244,3 +244,6 @@ cdef void* _tensor_map_argument(object arg, size_t size, Py_ssize_t index, objec
     if size != _TENSOR_MAP_BYTES:
         _argument_error(kernel, index, size, arg, "cannot take a TensorMapDescriptor (a 128-byte CUtensorMap)")
     return <void*>(<TensorMapDescriptor>arg)._map
+
+
+_accept_argument_type(TensorMapDescriptor, _tensor_map_argument)

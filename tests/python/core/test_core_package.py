@@ -70,6 +70,46 @@ def test_import_leaves_out_what_only_some_calls_need():
     assert seen["listed"] == []
 
 
+def test_what_some_programs_use_is_imported_at_its_first_use():
+    # Graphs, tensor maps and strided views, managed and virtual memory and the
+    # device attribute table load when a program first names them, each name
+    # then the same object as its module's.
+    out = _run(
+        """
+        import json, sys
+        import cubind.core
+        lazy = ["cubind.core._graph._graph_builder", "cubind.core._graph._graph_definition", "cubind.core.graph",
+                "cubind.core._tensor_map", "cubind.core._memoryview", "cubind.core._memory._managed",
+                "cubind.core._memory._virtual_memory", "cubind.core._memory._copy_batch",
+                "cubind.core._device_properties", "cubind.core._memory_options", "cubind.core.typing"]
+        loaded = [m for m in lazy if m in sys.modules]
+        names = sorted(cubind.core._LAZY)
+        same = [n for n in names
+                if getattr(cubind.core, n) is not (sys.modules[cubind.core._LAZY[n]] if n == "graph"
+                                                  else getattr(sys.modules[cubind.core._LAZY[n]], n))]
+        star = {}
+        exec("from cubind.core import *", star)
+        print(json.dumps({"loaded": loaded, "same": same, "missing": sorted(set(cubind.core.__all__) - set(star)),
+                          "listed": sorted(set(names) - set(dir(cubind.core)))}))
+        """
+    )
+    seen = json.loads(out)
+    assert seen == {"loaded": [], "same": [], "missing": [], "listed": []}
+
+
+def test_a_name_cubind_core_lacks_is_an_attribute_error():
+    out = _run(
+        """
+        import cubind.core
+        try:
+            cubind.core.NoSuchThing
+        except AttributeError as error:
+            print(error)
+        """
+    )
+    assert "no attribute 'NoSuchThing'" in out
+
+
 def test_typing_names_not_there_are_attribute_errors():
     import cubind.core.typing as typing_module
 

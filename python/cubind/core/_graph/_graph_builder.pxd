@@ -47,5 +47,4 @@ cdef class _GraphMemoryResourceBase(MemoryResource):
     cdef int _device_id
     cdef int _ensure(self) except -1
 cdef object _complete_options(options)
-cdef GraphBuilder _new_graph_builder(Stream stream, bint owns_stream)
 cdef _dot_print(cpp.CUgraph graph, path, options)

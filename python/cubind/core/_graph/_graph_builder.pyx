@@ -9,7 +9,7 @@ cimport cython
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport malloc
-from libc.string cimport memcpy, memcpy as _graph_memcpy
+from libc.string cimport memcpy
 from libcpp.memory cimport static_pointer_cast
 from libcpp.optional cimport optional
 from libcpp.string cimport string
@@ -31,6 +31,7 @@ from cubind.core._host_callbacks cimport (
     release_python_object,
     run_python_callable,
 )
+from cubind.core._launch cimport _accept_argument_type, _argument_error
 from cubind.core._memory._buffer cimport MemoryResource
 from cubind.core._stream cimport Stream, _stream_context, _stream_handle, _stream_handle_of
 
@@ -528,7 +529,7 @@ cdef class GraphBuilder:
                 if data == NULL:
                     raise MemoryError()
                 if size:
-                    _graph_memcpy(data, &raw[0], size)
+                    memcpy(data, &raw[0], size)
                 release = release_malloced
             with nogil:
                 cpp.capture_host_func(cpp.StreamRef(handle), function, data, release)
@@ -552,7 +553,9 @@ cdef class GraphBuilder:
         return f"<GraphBuilder {kind} {state}>"
 
 
-cdef GraphBuilder _new_graph_builder(Stream stream, bint owns_stream):
+def _graph_builder_on(Stream stream, bint owns_stream):
+    # Device.create_graph_builder and Stream.create_graph_builder, which load
+    # this module on their first call rather than with cubind.core.
     return GraphBuilder._make(stream, owns_stream, _PRIMARY, None)
 
 
@@ -811,3 +814,14 @@ class GraphMemoryResource(_GraphMemoryResourceBase):
                 (<_GraphMemoryResourceBase>found)._device_id = ordinal
                 _GRAPH_MEMORY_RESOURCES[ordinal] = found
         return found
+
+
+cdef void* _condition_bytes(object arg, size_t size, Py_ssize_t index, object kernel) except NULL:
+    # A GraphCondition as a kernel argument: its CUgraphConditionalHandle, for
+    # device code's cudaGraphSetConditional.
+    if size != 8:
+        _argument_error(kernel, index, size, arg, "cannot take a GraphCondition (an 8-byte handle)")
+    return &(<GraphCondition>arg)._value
+
+
+_accept_argument_type(GraphCondition, _condition_bytes)

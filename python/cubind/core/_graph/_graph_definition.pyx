@@ -8,7 +8,7 @@
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport malloc
-from libc.string cimport memcpy, memcpy as _graph_memcpy, memset
+from libc.string cimport memcpy, memset
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
@@ -257,7 +257,7 @@ cdef object _host_callback(object fn, object user_data, str where, cpp.CUhostFn*
             if data[0] == NULL:
                 raise MemoryError()
             if size:
-                _graph_memcpy(data[0], &raw[0], size)
+                memcpy(data[0], &raw[0], size)
             release[0] = release_malloced
         return None
     if not callable(fn):
