@@ -22,28 +22,11 @@ echo "== coverage (cubind-codegen coverage)"
 echo "== example: NVRTC -> nvJitLink -> launch"
 "$BUILD/examples/cpp/nvrtc_link_launch"
 
-# pip -v prints every compiler line of the build; keep scikit-build-core's
-# "*** ..." stage lines, ninja's count every 10 % (rewritten in place on a
-# terminal), and pip's last word.
-condense() {
-  awk -v tty="$([ -t 1 ] && echo 1 || echo 0)" '
-    function endline() { if (open) { printf "\n"; open = 0 } }
-    /^ *\*\*\* / { endline(); sub(/^ +/, ""); print "  " $0; fflush(); next }
-    match($0, /^ *\[[0-9]+\/[0-9]+\]/) {
-      s = substr($0, 1, RLENGTH); gsub(/[ \[\]]/, "", s); split(s, c, "/"); pct = int(100 * c[1] / c[2])
-      if (c[1] == 1) step = 0
-      if (tty) { printf "\r  ninja: %d/%d (%d%%)", c[1], c[2], pct; open = 1 }
-      else if (pct >= step || c[1] == c[2]) { printf "  ninja: %d/%d (%d%%)\n", c[1], c[2], pct; step = pct - pct % 10 + 10 }
-      fflush(); next }
-    /^Successfully (installed|built)/ { endline(); print "  " $0; fflush() }
-    END { endline() }'
-}
-
 PY=$PWD/.venv/bin/python
 LOG=build/pip-install.log
 mkdir -p build
 echo "== install the Python package into .venv (pip install --no-build-isolation .; build tree build/<wheel tag>)"
-if ! "$PY" -m pip install -v --disable-pip-version-check --no-build-isolation --no-deps . 2>&1 | tee "$LOG" | condense; then
+if ! "$PY" -m pip install -v --disable-pip-version-check --no-build-isolation --no-deps . 2>&1 | tee "$LOG" | bash scripts/condense_build_log.sh; then
   tail -n 40 "$LOG" >&2
   echo "pip install FAILED; the whole log: $LOG" >&2
   exit 1

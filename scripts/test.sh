@@ -35,23 +35,6 @@ PY=$PWD/.venv/bin/python
 # are hand-written, and the generator never writes there.
 GENERATED=(bindings/include/cubind/raw bindings/src bindings/python)
 
-# pip -v prints every compiler line of the build; keep scikit-build-core's
-# "*** ..." stage lines, ninja's count every 10 % (rewritten in place on a
-# terminal), and pip's last word.
-condense() {
-  awk -v tty="$([ -t 1 ] && echo 1 || echo 0)" '
-    function endline() { if (open) { printf "\n"; open = 0 } }
-    /^ *\*\*\* / { endline(); sub(/^ +/, ""); print "  " $0; fflush(); next }
-    match($0, /^ *\[[0-9]+\/[0-9]+\]/) {
-      s = substr($0, 1, RLENGTH); gsub(/[ \[\]]/, "", s); split(s, c, "/"); pct = int(100 * c[1] / c[2])
-      if (c[1] == 1) step = 0
-      if (tty) { printf "\r  ninja: %d/%d (%d%%)", c[1], c[2], pct; open = 1 }
-      else if (pct >= step || c[1] == c[2]) { printf "  ninja: %d/%d (%d%%)\n", c[1], c[2], pct; step = pct - pct % 10 + 10 }
-      fflush(); next }
-    /^(Successfully (installed|built)|Saved) / { endline(); print "  " $0; fflush() }
-    END { endline() }'
-}
-
 st_setup() { bash scripts/setup.sh; }
 
 st_build() {
@@ -87,7 +70,7 @@ st_wheel() {
   rm -rf build/wheelhouse
   mkdir -p build
   if ! "$PY" -m pip wheel -v --disable-pip-version-check --no-build-isolation --no-deps -w build/wheelhouse . \
-       2>&1 | tee build/wheelhouse.log | condense; then
+       2>&1 | tee build/wheelhouse.log | bash scripts/condense_build_log.sh; then
     tail -n 40 build/wheelhouse.log >&2
     echo "pip wheel FAILED; the whole log: build/wheelhouse.log" >&2
     return 1
