@@ -1,7 +1,16 @@
 # cython: language_level=3
+# The DLPack 1.0 structs (dlpack.h), and the GIL calls of a deleter that a
+# consumer may call from any thread, for this module and _memoryview.
 from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
 from cubind.core._memory._buffer cimport Buffer
+
+# Declared here rather than cimported from cpython.pystate, whose
+# declarations are not nogil.
+cdef extern from "Python.h":
+    ctypedef int PyGILState_STATE
+    PyGILState_STATE PyGILState_Ensure() noexcept nogil
+    void PyGILState_Release(PyGILState_STATE) noexcept nogil
 
 cdef struct DLDevice:
     int device_type

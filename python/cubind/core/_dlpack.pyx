@@ -11,12 +11,6 @@ from libc.stdlib cimport free, malloc
 from cubind.core._memory._buffer cimport Buffer
 
 
-cdef extern from "Python.h":
-    ctypedef int PyGILState_STATE
-    PyGILState_STATE PyGILState_Ensure() noexcept nogil
-    void PyGILState_Release(PyGILState_STATE) noexcept nogil
-
-
 # One export: either managed form, the shape it points at, and the Buffer it
 # keeps alive until the consumer calls the deleter.
 cdef struct _Export:

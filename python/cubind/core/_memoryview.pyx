@@ -19,6 +19,9 @@ from libcpp.optional cimport optional
 cimport cubind.core._cpp as cpp
 from cubind.core._dlpack cimport (
     _capsule_destructor,
+    PyGILState_Ensure,
+    PyGILState_Release,
+    PyGILState_STATE,
     DLDataType,
     DLManagedTensor,
     DLManagedTensorVersioned,
@@ -32,12 +35,6 @@ from cubind.core._tensor_map cimport TensorMapDescriptor
 
 import functools
 import warnings
-
-
-cdef extern from "Python.h":
-    ctypedef int PyGILState_STATE
-    PyGILState_STATE PyGILState_Ensure() noexcept nogil
-    void PyGILState_Release(PyGILState_STATE) noexcept nogil
 
 
 cdef int _current_device_ordinal() except -2 nogil:

@@ -69,6 +69,18 @@ cdef tuple _global_layout(StridedMemoryView view, int elem_size):
     return dims, tuple(byte_strides)
 
 
+cdef TensorMapDescriptor _new_descriptor(StridedMemoryView v, str kind, unsigned rank, data_type, swizzle):
+    # A descriptor of v, its map still to be encoded.
+    cdef TensorMapDescriptor self = TensorMapDescriptor.__new__(TensorMapDescriptor)
+    self._source = v
+    self._device_id = v.device_id
+    self._kind = kind
+    self._rank = rank
+    self._data_type = data_type
+    self._swizzle = swizzle
+    return self
+
+
 cdef class TensorMapDescriptor:
     """TensorMapDescriptor()
 --
@@ -129,15 +141,9 @@ A TMA tensor map (CUtensorMap) over a device array, made by
         spec.oob_fill = <cpp.CUtensorMapFloatOOBfill><int>opts.oob_fill
         spec.rank = rank
         spec.address = <void*>v.ptr
-        self = TensorMapDescriptor.__new__(TensorMapDescriptor)
+        self = _new_descriptor(v, "tiled", rank, tm.TensorMapDataType(kind), tm.TensorMapSwizzle(opts.swizzle))
         with nogil:
             self._map[0] = cpp.encode_tensor_map(spec)
-        self._source = v
-        self._device_id = v.device_id
-        self._kind = "tiled"
-        self._rank = rank
-        self._data_type = tm.TensorMapDataType(kind)
-        self._swizzle = tm.TensorMapSwizzle(opts.swizzle)
         return self
 
     @classmethod
@@ -196,15 +202,9 @@ A TMA tensor map (CUtensorMap) over a device array, made by
         spec.oob_fill = <cpp.CUtensorMapFloatOOBfill><int>oob_fill
         spec.rank = rank
         spec.address = <void*>v.ptr
-        self = TensorMapDescriptor.__new__(TensorMapDescriptor)
+        self = _new_descriptor(v, "im2col", rank, tm.TensorMapDataType(kind), tm.TensorMapSwizzle(swizzle))
         with nogil:
             self._map[0] = cpp.encode_tensor_map(spec)
-        self._source = v
-        self._device_id = v.device_id
-        self._kind = "im2col"
-        self._rank = rank
-        self._data_type = tm.TensorMapDataType(kind)
-        self._swizzle = tm.TensorMapSwizzle(swizzle)
         return self
 
     @classmethod
