@@ -27,6 +27,15 @@ declare -A RESULT
 SAMPLE_ROWS=()
 CORE_EXAMPLES=()
 
+# The EGL and OpenGL loaders (.gl, from scripts/prepare_gpu_carry.sh, carried)
+# for the OpenGL interop tests, which render headless; without them those skip.
+if ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  egl_vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  [ -f "$egl_vendor" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl_vendor
+fi
+
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$OUT/gpus.txt"
 
 # GoogleTest and Google Benchmark come from .carry (scripts/prepare_gpu_carry.sh) there.
