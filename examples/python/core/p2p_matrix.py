@@ -86,7 +86,7 @@ def time_copies(setup: Setup, i: int, j: int, size: int, repeats: int) -> float:
         src.copy_to(dst, stream=stream)
     end = stream.record(options=setup.timing)
     end.sync()
-    return end - start
+    return float(end - start)
 
 
 def measure(setup: Any = None) -> Dict[str, Any]:
