@@ -107,7 +107,9 @@ GraphicsResource GraphicsResource::register_gl_image(unsigned int image, unsigne
 }
 
 GraphicsResource GraphicsResource::from_native_handle(CUgraphicsResource handle) {
-  if (handle == nullptr) throw std::invalid_argument("cubind::GraphicsResource::from_native_handle: the handle is null");
+  if (handle == nullptr) {
+    throw std::invalid_argument("cubind::GraphicsResource::from_native_handle: the handle is null");
+  }
   return GraphicsResource(handle);
 }
 

@@ -62,7 +62,8 @@ TEST(Checkpoint, UuidTextParsesWithOrWithoutHyphensAndPrefix) {
     EXPECT_EQ(static_cast<unsigned char>(a.bytes[i]), 0x11 * i) << i;
     EXPECT_EQ(a.bytes[i], b.bytes[i]) << i;
   }
-  for (const char* bad : {"", "0011", "00112233-4455-6677-8899-aabbccddeeffaa", "zz112233-4455-6677-8899-aabbccddeeff"}) {
+  for (const char* bad :
+       {"", "0011", "00112233-4455-6677-8899-aabbccddeeffaa", "zz112233-4455-6677-8899-aabbccddeeff"}) {
     const std::string message =
         message_of<std::invalid_argument>([&] { cubind::checkpoint::parse_uuid(bad); });
     EXPECT_NE(message.find("32 hex characters"), std::string::npos) << message;

@@ -136,7 +136,8 @@ An OpenGL buffer object, texture or renderbuffer registered for CUDA
         cdef Buffer buffer
         self._require_open("map")
         if self._get_mapped_buffer() is not None or self._cpp.get().is_mapped():
-            raise RuntimeError("GraphicsResource is already mapped: unmap it (or close the Buffer map() returned) first")
+            raise RuntimeError(
+                "GraphicsResource is already mapped: unmap it (or close the Buffer map() returned) first")
         handle = _stream_handle(stream)
         buffer = Buffer.__new__(Buffer)
         with nogil:

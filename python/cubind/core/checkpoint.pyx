@@ -38,7 +38,8 @@ cdef int _require_driver() except -1:
     if _driver_checked:
         return 0
     if not cpp.driver_supports_checkpoint():
-        raise RuntimeError(f"{_NOT_SUPPORTED} The checkpoint API came in CUDA 12.8 (driver r570); this driver is older.")
+        raise RuntimeError(
+            f"{_NOT_SUPPORTED} The checkpoint API came in CUDA 12.8 (driver r570); this driver is older.")
     _driver_checked = True
     return 0
 

@@ -170,7 +170,8 @@ def test_a_driver_that_refuses_says_so_with_the_operation_and_pid(fake_driver_di
 
 def test_a_state_newer_than_the_headers_is_a_runtime_error(fake_driver_dir):
     run(fake_driver_dir, """
-        raises(RuntimeError, "Unknown CUDA checkpoint process state: 7 (Process(pid=777).state", lambda: Process(777).state)
+        raises(RuntimeError, "Unknown CUDA checkpoint process state: 7 (Process(pid=777).state",
+               lambda: Process(777).state)
     """)
 
 
