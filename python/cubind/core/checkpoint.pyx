@@ -32,14 +32,14 @@ _STATE_NAMES = {
 cdef bint _driver_checked = False
 
 
-cdef int _require_driver() except -1:
+cdef int _require_driver(int pid, str operation) except -1:
     # Once per process: a driver older than CUDA 12.8 has no checkpoint calls.
     global _driver_checked
     if _driver_checked:
         return 0
     if not cpp.driver_supports_checkpoint():
-        raise RuntimeError(
-            f"{_NOT_SUPPORTED} The checkpoint API came in CUDA 12.8 (driver r570); this driver is older.")
+        raise RuntimeError(f"{_NOT_SUPPORTED} (Process(pid={pid}).{operation}: the checkpoint API came in "
+                           "CUDA 12.8, driver r570; this driver is older)")
     _driver_checked = True
     return 0
 
@@ -102,7 +102,7 @@ naming the operation and the pid."""
         """The process's checkpoint state (cuCheckpointProcessGetState):
         "running", "locked", "checkpointed" or "failed"."""
         cdef cpp.ProcessState state
-        _require_driver()
+        _require_driver(self._pid, "state")
         try:
             with nogil:
                 state = self._cpp.get().state()
@@ -118,7 +118,7 @@ naming the operation and the pid."""
     def restore_thread_id(self):
         """The id of the thread that restores the process (cuCheckpointProcessGetRestoreThreadId)."""
         cdef int tid = 0
-        _require_driver()
+        _require_driver(self._pid, "restore_thread_id")
         try:
             with nogil:
                 tid = self._cpp.get().restore_thread_id()
@@ -138,7 +138,7 @@ naming the operation and the pid."""
         if timeout_ms > 2**32 - 1:
             raise ValueError(f"Process.lock: timeout_ms is {timeout_ms}; it must be at most 2**32 - 1 (about 49 days)")
         timeout = timeout_ms
-        _require_driver()
+        _require_driver(self._pid, "lock")
         try:
             with nogil:
                 self._cpp.get().lock(timeout)
@@ -148,7 +148,7 @@ naming the operation and the pid."""
     def checkpoint(self):
         """Saves the GPU memory of the locked process to host memory and
         releases its GPUs (cuCheckpointProcessCheckpoint)."""
-        _require_driver()
+        _require_driver(self._pid, "checkpoint")
         try:
             with nogil:
                 self._cpp.get().checkpoint()
@@ -168,7 +168,7 @@ naming the operation and the pid."""
         if gpu_mapping:
             pairs = b"".join(_uuid_bytes(old, "checkpointed") + _uuid_bytes(new, "restore")
                              for old, new in gpu_mapping.items())
-        _require_driver()
+        _require_driver(self._pid, "restore")
         try:
             with nogil:
                 cpp.checkpoint_restore(self._cpp.get()[0], pairs)
@@ -177,7 +177,7 @@ naming the operation and the pid."""
 
     def unlock(self):
         """Lets the locked process run its CUDA calls again (cuCheckpointProcessUnlock)."""
-        _require_driver()
+        _require_driver(self._pid, "unlock")
         try:
             with nogil:
                 self._cpp.get().unlock()

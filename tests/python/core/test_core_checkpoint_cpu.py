@@ -187,6 +187,8 @@ def test_a_driver_older_than_cuda_12_8_is_not_supported(tmp_path):
         pytest.skip(f"no C compiler for the stand-in driver: {result.stderr[-500:]}")
     run_with_fake_driver(str(folder), STAND_IN_CHECKS + textwrap.dedent("""
         from cubind.core.checkpoint import Process
-        raises(RuntimeError, "CUDA checkpointing is not supported by the installed NVIDIA driver", Process(5).lock)
-        raises(RuntimeError, "came in CUDA 12.8", lambda: Process(5).state)
+        raises(RuntimeError, "CUDA checkpointing is not supported by the installed NVIDIA driver. Upgrade to a "
+               "driver version with CUDA checkpoint API support. (Process(pid=5).lock: the checkpoint API came in "
+               "CUDA 12.8", Process(5).lock)
+        raises(RuntimeError, "(Process(pid=6).state: the checkpoint API came in CUDA 12.8", lambda: Process(6).state)
     """))
