@@ -19,6 +19,14 @@ CudaError::CudaError(int status, std::string api_function, std::string error_nam
       error_name_(std::move(error_name)),
       error_string_(std::move(error_string)) {}
 
+CudaError::CudaError(int status, std::string api_function, std::string error_name, std::string error_string,
+                     const std::string& subject)
+    : std::runtime_error(subject + ": " + format(api_function, error_name, status, error_string)),
+      status_(status),
+      api_function_(std::move(api_function)),
+      error_name_(std::move(error_name)),
+      error_string_(std::move(error_string)) {}
+
 namespace detail {
 
 std::string driver_error_name(CUresult status) {
@@ -47,6 +55,10 @@ std::string nvjitlink_result_name(nvJitLinkResult status) {
 
 void throw_driver_error(CUresult status, const char* api_function) {
   throw CudaError(status, api_function, driver_error_name(status), driver_error_string(status));
+}
+
+void throw_driver_error(CUresult status, const char* api_function, const std::string& subject) {
+  throw CudaError(status, api_function, driver_error_name(status), driver_error_string(status), subject);
 }
 
 std::string nvrtc_result_name(nvrtcResult status) {

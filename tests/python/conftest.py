@@ -157,6 +157,7 @@ def pytest_terminal_summary(terminalreporter):
 
 FAKE_DRIVER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_libcuda.c")
 FAKE_DRIVER_GRAPHS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_graphs.c")
+FAKE_DRIVER_INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_interop.c")
 
 
 @pytest.fixture(scope="session")
@@ -170,7 +171,7 @@ def fake_driver_dir():
     # The graph-building part is C over cuda.h's types (fake_graphs.c).
     import cubind
     result = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-I", cubind.get_cuda_include(), "-o", out,
-                             FAKE_DRIVER_SOURCE, FAKE_DRIVER_GRAPHS, "-lpthread"],
+                             FAKE_DRIVER_SOURCE, FAKE_DRIVER_GRAPHS, FAKE_DRIVER_INTEROP, "-lpthread"],
                             capture_output=True, text=True)
     if result.returncode != 0:
         pytest.fail(f"building the stand-in driver failed:\n{result.stderr}")

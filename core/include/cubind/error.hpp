@@ -17,6 +17,10 @@ namespace cubind {
 class CudaError : public std::runtime_error {
  public:
   CudaError(int status, std::string api_function, std::string error_name, std::string error_string);
+  // The same, the message starting with what the call was about
+  // ("Process(pid=42).lock: cuCheckpointProcessLock failed: ...").
+  CudaError(int status, std::string api_function, std::string error_name, std::string error_string,
+            const std::string& subject);
 
   int status() const noexcept { return status_; }
   const std::string& api_function() const noexcept { return api_function_; }
@@ -50,6 +54,8 @@ inline void check(nvrtcResult status, const char* api_function);
 inline void check(nvJitLinkResult status, const char* api_function);
 
 [[noreturn]] void throw_driver_error(CUresult status, const char* api_function);
+// The same, the message starting with `subject` (the object and operation).
+[[noreturn]] void throw_driver_error(CUresult status, const char* api_function, const std::string& subject);
 [[noreturn]] void throw_nvrtc_error(nvrtcResult status, const char* api_function);
 [[noreturn]] void throw_nvjitlink_error(nvJitLinkResult status, const char* api_function);
 

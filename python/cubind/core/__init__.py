@@ -74,6 +74,7 @@ from cubind.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM
 # it were imported here.
 _LAZY = {
     "DeviceProperties": "cubind.core._device_properties",
+    "GraphicsResource": "cubind.core._graphics",
     "GraphMemoryResource": "cubind.core._graph._graph_builder",
     "ManagedBuffer": "cubind.core._memory._managed",
     "ManagedMemoryResource": "cubind.core._memory._managed",
@@ -82,14 +83,18 @@ _LAZY = {
     "TensorMapDescriptorOptions": "cubind.core._tensor_map_options",
     "VirtualMemoryResource": "cubind.core._memory._virtual_memory",
     "VirtualMemoryResourceOptions": "cubind.core._memory_options",
+    "checkpoint": "cubind.core.checkpoint",
     "graph": "cubind.core.graph",
 }
+# The lazy names that are modules themselves.
+_LAZY_MODULES = ("checkpoint", "graph")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cubind.core import graph
+    from cubind.core import checkpoint, graph
     from cubind.core._device_properties import DeviceProperties
     from cubind.core._graph._graph_builder import GraphMemoryResource
+    from cubind.core._graphics import GraphicsResource
     from cubind.core._memory._managed import ManagedBuffer, ManagedMemoryResource
     from cubind.core._memory._virtual_memory import VirtualMemoryResource
     from cubind.core._memory_options import ManagedMemoryResourceOptions, VirtualMemoryResourceOptions
@@ -104,7 +109,7 @@ def __getattr__(name):
     import importlib
 
     module = importlib.import_module(module_name)
-    value = module if name == "graph" else getattr(module, name)
+    value = module if name in _LAZY_MODULES else getattr(module, name)
     globals()[name] = value
     return value
 
@@ -129,6 +134,7 @@ __all__ = [
     "Event",
     "EventOptions",
     "GraphMemoryResource",
+    "GraphicsResource",
     "Host",
     "IPCAllocationHandle",
     "IPCBufferDescriptor",

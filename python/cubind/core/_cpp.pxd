@@ -205,6 +205,53 @@ cdef extern from "cubind/memory.hpp" namespace "cubind" nogil:
     void fill_memory(CUdeviceptr dst, uint32_t value, size_t count, StreamRef stream) except +translate
     int pointer_device_ordinal(CUdeviceptr ptr) except +translate
 
+cdef extern from "cubind/graphics_resource.hpp" namespace "cubind" nogil:
+    # The CUgraphicsResource, CUarray and CUmipmappedArray handles are read
+    # as void* (each converts to it), as cubind.core hands them out as ints.
+    enum class GraphicsMapFlags "cubind::GraphicsMapFlags":
+        none
+        read_only
+        write_discard
+
+    cdef cppclass GraphicsResource:
+        void* handle()
+        bool is_mapped()
+        void set_map_flags(GraphicsMapFlags flags) except +translate
+        void map(StreamRef stream) except +translate
+        void* mapped_array(unsigned int array_index, unsigned int mip_level) except +translate
+        void* mapped_mipmapped_array() except +translate
+        void unmap(StreamRef stream) except +translate
+        void unmap() except +translate
+        void close() except +translate
+
+cdef extern from "cubind/checkpoint.hpp" namespace "cubind::checkpoint" nogil:
+    enum class ProcessState "cubind::checkpoint::ProcessState":
+        running
+        locked
+        checkpointed
+        failed
+
+    const char* process_state_name "cubind::checkpoint::to_string"(ProcessState state)
+    bool driver_supports_checkpoint() except +translate
+
+    cdef cppclass Process "cubind::checkpoint::Process":
+        Process(int pid) except +translate
+        int pid()
+        ProcessState state() except +translate
+        int restore_thread_id() except +translate
+        void lock(unsigned int timeout_ms) except +translate
+        void checkpoint() except +translate
+        void unlock() except +translate
+
+cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
+    # OpenGL interop and checkpointing (graphics_resource.hpp, checkpoint.hpp).
+    GraphicsResource* graphics_register_gl_buffer(unsigned int buffer, unsigned int flags) except +translate
+    GraphicsResource* graphics_register_gl_image(unsigned int image, unsigned int target,
+                                                 unsigned int flags) except +translate
+    Buffer* graphics_map_buffer(GraphicsResource& resource, CUstream stream) except +translate
+    string checkpoint_uuid_bytes(const string& text) except +translate
+    void checkpoint_restore(const Process& process, const string& pairs) except +translate
+
 cdef extern from "<cuda.h>" nogil:
     ctypedef struct CUtensorMap:
         pass

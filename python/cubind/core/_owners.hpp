@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cubind/buffer.hpp"
+#include "cubind/checkpoint.hpp"
 #include "cubind/context.hpp"
 #include "cubind/device.hpp"
 #include "cubind/device_resources.hpp"
@@ -22,6 +23,7 @@
 #include "cubind/graph_definition.hpp"
 #include "cubind/graph_memory_resource.hpp"
 #include "cubind/event.hpp"
+#include "cubind/graphics_resource.hpp"
 #include "cubind/green_context.hpp"
 #include "cubind/kernel.hpp"
 #include "cubind/managed_memory.hpp"
@@ -94,6 +96,34 @@ inline cubind::Buffer* buffer_adopt(std::uintptr_t ptr, std::size_t size,
                                     const std::shared_ptr<cubind::MemoryResource>& resource, CUstream stream) {
   return new cubind::Buffer(
       cubind::Buffer::from_native_handle(reinterpret_cast<void*>(ptr), size, resource, cubind::StreamRef(stream)));
+}
+
+// OpenGL interop: a registered resource on the heap, and the Buffer over a
+// mapped buffer object, whose close unmaps it.
+inline cubind::GraphicsResource* graphics_register_gl_buffer(unsigned int buffer, unsigned int flags) {
+  return new cubind::GraphicsResource(cubind::GraphicsResource::register_gl_buffer(buffer, flags));
+}
+inline cubind::GraphicsResource* graphics_register_gl_image(unsigned int image, unsigned int target,
+                                                            unsigned int flags) {
+  return new cubind::GraphicsResource(cubind::GraphicsResource::register_gl_image(image, target, flags));
+}
+inline cubind::Buffer* graphics_map_buffer(cubind::GraphicsResource& resource, CUstream stream) {
+  return new cubind::Buffer(resource.map_buffer(cubind::StreamRef(stream)));
+}
+
+// Checkpointing: GPU UUIDs travel as 16 bytes each. `pairs` holds a restore's
+// remapping, each pair's checkpointed UUID then the one to restore onto.
+inline std::string checkpoint_uuid_bytes(const std::string& text) {
+  const CUuuid id = cubind::checkpoint::parse_uuid(text);
+  return std::string(id.bytes, sizeof id.bytes);
+}
+inline void checkpoint_restore(const cubind::checkpoint::Process& process, const std::string& pairs) {
+  std::vector<cubind::checkpoint::GpuPair> mapping(pairs.size() / 32);
+  for (std::size_t i = 0; i < mapping.size(); ++i) {
+    std::memcpy(mapping[i].checkpointed.bytes, pairs.data() + 32 * i, 16);
+    std::memcpy(mapping[i].restore_onto.bytes, pairs.data() + 32 * i + 16, 16);
+  }
+  process.restore(mapping);
 }
 
 // IPC. A descriptor the caller owns is lent, not taken: the IpcPoolHandle

@@ -81,11 +81,12 @@ def test_what_some_programs_use_is_imported_at_its_first_use():
         lazy = ["cubind.core._graph._graph_builder", "cubind.core._graph._graph_definition", "cubind.core.graph",
                 "cubind.core._tensor_map", "cubind.core._memoryview", "cubind.core._memory._managed",
                 "cubind.core._memory._virtual_memory", "cubind.core._memory._copy_batch",
-                "cubind.core._device_properties", "cubind.core._memory_options", "cubind.core.typing"]
+                "cubind.core._device_properties", "cubind.core._memory_options", "cubind.core.typing",
+                "cubind.core._graphics", "cubind.core.checkpoint"]
         loaded = [m for m in lazy if m in sys.modules]
         names = sorted(cubind.core._LAZY)
         same = [n for n in names
-                if getattr(cubind.core, n) is not (sys.modules[cubind.core._LAZY[n]] if n == "graph"
+                if getattr(cubind.core, n) is not (sys.modules[cubind.core._LAZY[n]] if n in cubind.core._LAZY_MODULES
                                                   else getattr(sys.modules[cubind.core._LAZY[n]], n))]
         star = {}
         exec("from cubind.core import *", star)

@@ -29,6 +29,7 @@ NAMES = [
     "Host", "ManagedBuffer", "ManagedMemoryResource", "ManagedMemoryResourceOptions", "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
     "TensorMapDescriptor", "TensorMapDescriptorOptions",
+    "GraphicsResource",
 ]
 
 # Members of those classes cubind.core does not have, each with its reason
@@ -385,6 +386,31 @@ def test_helper_classes_have_the_same_members(module, name, our_module):
                 expected = _from_stub(STUBS[f"{name}.{member}"], drop_first=True)
             if expected is not None:
                 assert _positional_ok(_from_inspect(getattr(ours, member), drop_self=True)) == _positional_ok(expected)
+
+
+def test_checkpoint_process_has_the_same_members_and_refuses_the_same_input():
+    theirs, ours = cc.checkpoint, cb.checkpoint
+    assert ours.__all__ == theirs.__all__ == ["Process"]
+    problems = _member_problems("Process", ours.Process, theirs.Process, {})
+    assert not problems, "\n".join(problems)
+    assert _positional_ok(_from_inspect(ours.Process, drop_self=False)) == _from_inspect(theirs.Process, drop_self=False)
+    for pid in (True, 1.5, "1", None, 0, -3):
+        with pytest.raises(Exception) as expected:
+            theirs.Process(pid)
+        with pytest.raises(expected.type) as got:
+            ours.Process(pid)
+        # cuda.core's words, and the value besides.
+        assert str(expected.value) in str(got.value), (str(expected.value), str(got.value))
+
+
+def test_graphics_resource_refuses_direct_construction_and_bad_flags_alike():
+    for module in (cb, cc):
+        with pytest.raises(RuntimeError, match="cannot be instantiated directly"):
+            module.GraphicsResource()
+        with pytest.raises(ValueError, match="Unknown register flag 'bogus'"):
+            module.GraphicsResource.from_gl_buffer(1, flags="bogus")
+        with pytest.raises(ValueError, match="Unknown register flag 'bogus'"):
+            module.GraphicsResource.from_gl_image(1, 0x0DE1, flags=("read_only", "bogus"))
 
 
 @pytest.mark.gpu

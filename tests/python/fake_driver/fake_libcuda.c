@@ -265,6 +265,8 @@ __attribute__((weak)) int fake_graph_destroy(void* graph);
 __attribute__((weak)) void* fake_graph_instantiate(void* graph);
 __attribute__((weak)) int fake_graph_launch(void* exec, void* stream);
 __attribute__((weak)) int fake_exec_destroy(void* exec);
+/* fake_interop.c's OpenGL interop and checkpoint entry points, weak likewise. */
+__attribute__((weak)) void* fake_interop_entry(const char* name);
 void fake_record_launch(unsigned count, void** params) { record(count, params, NULL); }
 int fake_spawn_host(host_fn fn, void* stream, void* data) { return spawn(fn, NULL, stream, data); }
 
@@ -694,6 +696,7 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsign
         }
     }
     *pfn = fake_graph_entry ? fake_graph_entry(symbol) : NULL;
+    if (*pfn == NULL && fake_interop_entry) *pfn = fake_interop_entry(symbol);
     if (*pfn != NULL) {
         if (status) *status = 0;
         return 0;
