@@ -180,7 +180,9 @@ def test_a_green_context_made_current_is_given_back_and_cannot_close_while_curre
     ctx = device.create_context(ContextOptions(resources=groups))
     previous = device.set_current(ctx)
     try:
-        assert previous == device.context and not previous.is_green
+        assert not previous.is_green and previous.handle is not None
+        # As in cuda.core, the device's context is the one set current.
+        assert device.context is ctx
         assert Device() is device
         with pytest.raises(RuntimeError, match="while it is current"):
             ctx.close()
@@ -196,6 +198,31 @@ def test_a_green_context_made_current_is_given_back_and_cannot_close_while_curre
     with pytest.raises(RuntimeError, match="Context has been closed"):
         device.set_current(ctx)
     device.set_current()
+
+
+def test_streams_and_events_made_while_a_green_context_is_current_are_its_own(device, kernel, sm):
+    groups, _ = sm.split(SMResourceOptions())
+    ctx = device.create_context(ContextOptions(resources=groups))
+    previous = device.set_current(ctx)
+    try:
+        stream = device.create_stream()
+        assert stream.context.is_green and stream.context == ctx
+        assert stream.resources.sm.sm_count == groups[0].sm_count
+        event = stream.record()
+        assert event.context.is_green and event.context == ctx
+        made = device.create_event(EventOptions(timing_enabled=True))
+        assert made.context == ctx
+        assert run_fill(device, kernel, stream, 11) == tuple(11 + i for i in range(N))
+        stream.record(made)
+        made.sync()
+        assert event.is_done
+    finally:
+        device.set_current(previous)
+    # Back on the primary context, new streams are the primary context's.
+    plain = device.create_stream()
+    assert not plain.context.is_green and device.context == previous
+    for obj in (plain, made, event, stream, ctx):
+        obj.close()
 
 
 def test_streams_outlive_their_closed_context(device, kernel, sm):

@@ -478,7 +478,16 @@ CUresult cuEventRecord(void* event, void* stream) { (void)event; (void)stream; r
 CUresult cuEventDestroy(void* event) { (void)event; check_release("cuEventDestroy"); return 0; }
 CUresult cuEventQuery(void* event) { (void)event; return 0; }
 CUresult cuEventSynchronize(void* event) { (void)event; return 0; }
-CUresult cuEventElapsedTime(float* ms, void* start, void* end) { (void)start; (void)end; *ms = 0.5f; return 0; }
+/* What cuEventElapsedTime answers: 0, or a status a test sets (400: an event
+   never recorded; 600: one not yet complete). */
+int fake_elapsed_status;
+CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
+    (void)start;
+    (void)end;
+    if (fake_elapsed_status != 0) return (CUresult)fake_elapsed_status;
+    *ms = 0.5f;
+    return 0;
+}
 CUresult cuStreamWaitEvent(void* stream, void* event, unsigned flags) { (void)stream; (void)event; (void)flags; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuMemGetInfo(size_t* free_bytes, size_t* total) { *free_bytes = (size_t)1 << 34; *total = (size_t)1 << 35; return 0; }
