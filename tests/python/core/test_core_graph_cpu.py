@@ -172,7 +172,8 @@ def test_conditions_and_their_arguments(fake_driver_dir):
         raises(TypeError, "GraphCondition", gb.while_loop, 3)
         raises(TypeError, "GraphCondition", gb.if_then, None)
         raises(TypeError, "count", gb.switch, plain, 2.0)
-        raises(ValueError, "count", gb.switch, plain, 0)
+        raises(cc.CUDAError, "count is 0", gb.switch, plain, 0)
+        raises(OverflowError, "count is -1", gb.switch, plain, -1)
 
         # Passed to a kernel, a condition is its 8-byte handle.
         code = cc.ObjectCode.from_cubin(b"stand-in cubin", name="standin")

@@ -218,8 +218,10 @@ def test_graph_memory_is_allocated_and_freed_by_the_graph(device, module, stream
     attributes = mr.attributes
     assert attributes.reserved_mem_current >= N * 4
     attributes.used_mem_high = 0
-    with pytest.raises(ValueError, match="0"):
+    with pytest.raises(AttributeError, match=r"Attribute 'reserved_mem_high' may only be set to zero \(got 5\)"):
         attributes.reserved_mem_high = 5
+    with pytest.raises(AttributeError, match=r"attribute 'used_mem_current' .* is not writable"):
+        attributes.used_mem_current = 0
     mr.trim()
 
 

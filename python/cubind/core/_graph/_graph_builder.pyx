@@ -37,7 +37,7 @@ from cubind.core._stream cimport Stream, _stream_context, _stream_handle, _strea
 
 import os
 import threading
-from cubind.core._errors import CUDAError
+from cubind.core._errors import _invalid_value, CUDAError
 from cubind.core._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 
 
@@ -470,8 +470,11 @@ cdef class GraphBuilder:
         runs when the condition is n, none when it is count or more."""
         if not isinstance(count, int) or isinstance(count, bool):
             raise TypeError(f"GraphBuilder.switch: count must be an int, not {type(count).__name__}")
-        if not 1 <= count <= 0xFFFFFFFF:
-            raise ValueError(f"GraphBuilder.switch: count is {count}; it must be at least 1")
+        if not 0 <= count <= 0xFFFFFFFF:
+            raise OverflowError(f"GraphBuilder.switch: count is {count}, which is not an unsigned 32-bit int")
+        if count == 0:
+            raise _invalid_value("GraphBuilder.switch: count is 0; a switch node needs at least 1 branch",
+                                 "cuStreamUpdateCaptureDependencies")
         return self._conditional(condition, cpp.CU_GRAPH_COND_TYPE_SWITCH, count, "switch")
 
     def while_loop(self, condition):
@@ -680,6 +683,14 @@ _GRAPH_MEMORY_RESOURCES = {}
 _GRAPH_MEMORY_LOCK = threading.Lock()
 
 
+def _zero_only(name, value):
+    # A high watermark is only reset (set to 0); cuda.core's type and words,
+    # then what setting it to 0 does.
+    if not isinstance(value, int) or isinstance(value, bool) or value != 0:
+        raise AttributeError(f"Attribute '{name}' may only be set to zero (got {value!r}). "
+                             f"Setting GraphMemoryResourceAttributes.{name} to 0 resets it to the current usage")
+
+
 class GraphMemoryResourceAttributes:
     """The memory graphs hold on a device (cuDeviceGetGraphMemAttribute); the
     high watermarks can be reset by setting them to 0."""
@@ -704,6 +715,13 @@ class GraphMemoryResourceAttributes:
         """Bytes of backing memory reserved for graphs now."""
         return self._mr._query(cpp.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
 
+    @reserved_mem_current.setter
+    def reserved_mem_current(self, value):
+        # What a read-only attribute of a compiled class says, as cuda.core's does.
+        raise AttributeError(f"attribute 'reserved_mem_current' of "
+                             f"'{type(self).__module__}.{type(self).__qualname__}' objects is not writable "
+                             "(it is read from the driver)")
+
     @property
     def reserved_mem_high(self):
         """High watermark of reserved_mem_current; set it to 0 to reset it."""
@@ -711,12 +729,20 @@ class GraphMemoryResourceAttributes:
 
     @reserved_mem_high.setter
     def reserved_mem_high(self, value):
+        _zero_only("reserved_mem_high", value)
         self._mr._reset(cpp.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, "reserved_mem_high", value)
 
     @property
     def used_mem_current(self):
         """Bytes of graph allocations in use now."""
         return self._mr._query(cpp.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)
+
+    @used_mem_current.setter
+    def used_mem_current(self, value):
+        # What a read-only attribute of a compiled class says, as cuda.core's does.
+        raise AttributeError(f"attribute 'used_mem_current' of "
+                             f"'{type(self).__module__}.{type(self).__qualname__}' objects is not writable "
+                             "(it is read from the driver)")
 
     @property
     def used_mem_high(self):
@@ -725,6 +751,7 @@ class GraphMemoryResourceAttributes:
 
     @used_mem_high.setter
     def used_mem_high(self, value):
+        _zero_only("used_mem_high", value)
         self._mr._reset(cpp.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, "used_mem_high", value)
 
 
@@ -773,9 +800,7 @@ cdef class _GraphMemoryResourceBase(MemoryResource):
         return value
 
     def _reset(self, int which, str name, value):
-        if not isinstance(value, int) or isinstance(value, bool) or value != 0:
-            raise ValueError(f"GraphMemoryResourceAttributes.{name} can only be set to 0 "
-                             f"(which resets it to the current value), not {value!r}")
+        _zero_only(name, value)
         self._ensure()
         with nogil:
             self._graph_pool.get().reset_high_watermark(<cpp.CUgraphMem_attribute>which)
