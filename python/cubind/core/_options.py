@@ -122,6 +122,26 @@ _NVRTC_RENDERING = (
 )
 
 
+# The smallest value each integer field takes; the compilers take smaller
+# ones without a word (NVRTC compiles with --maxrregcount=-1) or fail later
+# with a message that names no field.
+_MINIMUM = {
+    "max_register_count": (1, "a register count of at least 1"),
+    "split_compile": (0, "a thread count >= 0 (0: as many as there are CPUs)"),
+    "split_compile_extended": (0, "a level >= 0"),
+    "diag_error": (0, "a diagnostic number >= 0"),
+    "diag_suppress": (0, "a diagnostic number >= 0"),
+    "diag_warn": (0, "a diagnostic number >= 0"),
+}
+
+
+def _at_least(value, field, name):
+    minimum = _MINIMUM.get(field)
+    if minimum is not None and value < minimum[0]:
+        raise ValueError(f"{name} is {value!r}: expected {minimum[1]}")
+    return value
+
+
 def _render(options, rendering, owner, prefix):
     out = []
     for field, kind, option in rendering:
@@ -137,11 +157,11 @@ def _render(options, rendering, owner, prefix):
         elif kind == "value":
             out.append(f"{option}={_check(value, name, (str,))}")
         elif kind == "int":
-            out.append(f"{option}={_check(value, name, (int,))}")
+            out.append(f"{option}={_at_least(_check(value, name, (int,)), field, name)}")
         elif kind == "list":
             out.extend(f"{option}={item}" for item in _as_list(value, name, (str,)))
         elif kind == "ints":
-            out.extend(f"{option}={item}" for item in _as_list(value, name, (int,)))
+            out.extend(f"{option}={_at_least(item, field, name)}" for item in _as_list(value, name, (int,)))
         elif kind == "macros":
             if not isinstance(value, (str, tuple, list)):
                 raise TypeError(f"{name} is {value!r}: expected a macro name, a (name, value) tuple, or a list of them")
@@ -445,7 +465,7 @@ class WorkqueueResourceOptions:
         scope = self.sharing_scope
         if scope is not None and (not isinstance(scope, str) or scope not in _SHARING_SCOPES):
             raise ValueError(
-                f"WorkqueueResourceOptions.sharing_scope is {scope!r}: not a valid WorkqueueSharingScopeType. "
+                f"WorkqueueResourceOptions.sharing_scope: {scope!r} is not a valid WorkqueueSharingScopeType. "
                 "Must be None, 'device_ctx' or 'green_ctx_balanced'"
             )
         limit = self.concurrency_limit

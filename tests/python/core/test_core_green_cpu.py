@@ -93,7 +93,7 @@ def test_workqueue_options_accept_what_is_valid(kwargs):
 
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    ({"sharing_scope": "bad"}, ValueError, "WorkqueueResourceOptions.sharing_scope is 'bad'"),
+    ({"sharing_scope": "bad"}, ValueError, "WorkqueueResourceOptions.sharing_scope: 'bad' is not a valid WorkqueueSharingScopeType"),
     ({"sharing_scope": 3}, ValueError, "Must be None, 'device_ctx' or 'green_ctx_balanced'"),
     ({"concurrency_limit": 0}, ValueError, "concurrency_limit must be >= 1, got 0"),
     ({"concurrency_limit": -1}, ValueError, "concurrency_limit must be >= 1, got -1"),
