@@ -509,19 +509,19 @@ def _sm_split_request(options):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"{where} is {value!r}: expected an int or None, not {type(value).__name__}")
         if value < 0:
-            raise ValueError(f"{where} is {value}: an SM count cannot be negative")
+            raise ValueError(f"SMResourceOptions.count must be non-negative: {where} is {value}")
     for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count", "backfill"):
         value = getattr(options, name)
         if not _is_sequence(value):
             continue
         if groups is None:
             raise ValueError(
-                f"SMResourceOptions.{name} is a sequence ({value!r}) but count is not; "
+                f"SMResourceOptions.{name} is a sequence ({value!r}) but count is scalar; "
                 "count must be a sequence to give several groups"
             )
         if len(value) != groups:
             raise ValueError(
-                f"SMResourceOptions.{name} has {len(value)} values, count has {groups}; they must match"
+                f"SMResourceOptions.{name} has {len(value)} values, expected {groups} (one per group of count)"
             )
     for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count"):
         if getattr(options, name) is not None:

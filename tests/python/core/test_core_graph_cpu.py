@@ -125,9 +125,10 @@ def test_complete_passes_the_options_and_the_graph_runs(fake_driver_dir):
         raises(TypeError, "stream", g.launch, 5)
         g.update(gb)
         assert fake_int("fake_graph_updates") == 1
-        raises(TypeError, "GraphBuilder", g.update, g2)
+        raises(TypeError, "expected GraphBuilder or GraphDefinition, got Graph", g.update, g2)
         unfinished = stream.create_graph_builder()
-        raises(RuntimeError, "not finished building", g.update, unfinished)
+        # cuda.core's ValueError for a builder that has not ended building.
+        raises(ValueError, "Graph has not finished building.", g.update, unfinished)
 
         destroyed = fake_int("fake_execs_destroyed")
         g.close()

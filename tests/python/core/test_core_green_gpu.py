@@ -138,7 +138,7 @@ def test_both_groups_may_make_one_context(device, sm):
 def test_a_dry_run_describes_a_split_it_cannot_make_a_context_of(device, sm):
     groups, remainder = sm.split(SMResourceOptions(count=sm.min_partition_size), dry_run=True)
     assert groups[0].sm_count >= sm.min_partition_size
-    with pytest.raises(ValueError, match="dry_run"):
+    with pytest.raises(ValueError, match="dry-run SMResource"):
         device.create_context(ContextOptions(resources=groups))
 
 
@@ -264,7 +264,7 @@ def test_events_of_a_green_stream_time_it_and_order_other_streams(device, kernel
 def test_green_streams_are_non_blocking(device, sm):
     groups, _ = sm.split(SMResourceOptions())
     ctx = device.create_context(ContextOptions(resources=groups))
-    with pytest.raises(ValueError, match="StreamOptions.nonblocking is False"):
+    with pytest.raises(ValueError, match="nonblocking is False; green context streams must be non-blocking"):
         ctx.create_stream(StreamOptions(nonblocking=False))
     with pytest.raises(ValueError, match="priority 1000"):
         ctx.create_stream({"priority": 1000})

@@ -58,6 +58,10 @@ cdef enum:
     _BODY = 2
 
 
+# cuGraphExecUpdate's status when the graph cannot take the source's parameters.
+cdef int _CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910
+
+
 cdef class GraphCondition:
     """The condition of conditional nodes (GraphBuilder.create_condition):
     device code sets it with cudaGraphSetConditional. Passed to launch() as a
@@ -649,12 +653,24 @@ cdef class Graph:
         if isinstance(source, GraphDefinition):
             graph = (<GraphDefinition>source)._get()
         elif isinstance(source, GraphBuilder):
+            if not (<GraphBuilder>source)._ended and not (<GraphBuilder>source)._closed:
+                # cuda.core's type and words, then which call is missing.
+                raise ValueError("Graph has not finished building. (Graph.update: the source GraphBuilder has not "
+                                 "ended building; call its end_building() first)")
             graph = (<GraphBuilder>source)._built("update")
         else:
-            raise TypeError(f"Graph.update: source must be a GraphBuilder or a GraphDefinition, "
-                            f"not {type(source).__name__}")
-        with nogil:
-            exec_.update(cpp.GraphRef(graph))
+            raise TypeError(f"expected GraphBuilder or GraphDefinition, got {type(source).__name__} "
+                            "(Graph.update's source)")
+        try:
+            with nogil:
+                exec_.update(cpp.GraphRef(graph))
+        except CUDAError as error:
+            if error.status != _CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
+                raise
+            failed = CUDAError(f"Graph update failed: {error}")
+            for name in ("status", "api_function", "error_name", "error_string"):
+                setattr(failed, name, getattr(error, name))
+            raise failed from error
 
     def upload(self, stream):
         """Prepares the graph's resources on the device ahead of its first
