@@ -137,4 +137,19 @@ def test_switch_of_no_branches_is_the_drivers_error(fake_driver_dir):
             assert error.error_name == "CUDA_ERROR_INVALID_VALUE" and "count is 0" in str(error)
         else:
             raise AssertionError("switch(cond, 0) did not raise CUDAError")
+        # The entry node has no edges, and none can be added to it.
+        entry = g._entry
+        assert set(entry.pred) == set() and set(entry.succ) == set() and len(entry.succ) == 0
+        assert node not in entry.succ
+        entry.succ.clear()
+        try:
+            entry.succ.add(node)
+        except cc.CUDAError as error:
+            assert error.error_name == "CUDA_ERROR_INVALID_VALUE" and "entry node" in str(error)
+        else:
+            raise AssertionError("an edge from the entry node did not raise CUDAError")
+        other = g.join()
+        raises(TypeError, "expected GraphNode, got int", other.succ.add, 5)
+        other.succ.discard(5)
+        assert 5 not in other.succ
     """)

@@ -637,7 +637,9 @@ cdef class GraphNode:
         cdef cpp.CUgraphNode node = self._handle()
         cdef vector[cpp.CUgraphNode] found
         if node == NULL:
-            raise RuntimeError("the entry node has no edges")
+            # The entry node stands for "no dependencies": it has no edges,
+            # as in cuda.core.
+            return []
         with nogil:
             found = cpp.node_neighbours(node, forward)
         return [_node_of(self._graph_def, n) for n in found]
@@ -647,9 +649,18 @@ cdef class GraphNode:
         cdef vector[cpp.CUgraphNode] dst
         cdef cpp.CUgraphNode node = self._handle()
         cdef cpp.CUgraph graph = self._graph_def._get()
+        if not others:
+            return None
         for other in others:
-            if not isinstance(other, GraphNode) or (<GraphNode>other)._node == NULL:
-                raise TypeError(f"an edge needs a GraphNode of the graph, not {other!r}")
+            if not isinstance(other, GraphNode):
+                raise TypeError(f"expected GraphNode, got {type(other).__name__}: an edge needs a GraphNode of "
+                                f"the graph, not {other!r:.60}")
+        if others and (node == NULL or any((<GraphNode>other)._node == NULL for other in others)):
+            # What the driver answers for an edge to nothing (cuGraphAddDependencies
+            # with a null node), said before it is asked.
+            raise _invalid_value("the entry node (GraphDefinition's, standing for no dependencies) can have no "
+                                 "edges; add nodes after it with its methods instead", "cuGraphAddDependencies")
+        for other in others:
             if (<GraphNode>other)._graph_def._graph != graph:
                 raise ValueError(f"{other!r} belongs to another graph")
             src.push_back(node if forward else (<GraphNode>other)._handle())
