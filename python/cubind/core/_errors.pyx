@@ -33,9 +33,11 @@ def _invalid_value(str message, str api_function=None):
     return error
 
 
-class CUDAWarning(UserWarning):
-    """A warning of cubind.core about a CUDA operation (the category of the
-    warnings it issues, as in later cuda.core releases)."""
+class CUDAWarning(RuntimeWarning):
+    """The warning category for CUDA errors that cannot be raised (a failed
+    driver call while a resource is released by the garbage collector), as
+    cuda.core 1.3 names it: warnings.filterwarnings("error",
+    category=CUDAWarning) makes them loud."""
 
 
 class NVRTCError(CUDAError):

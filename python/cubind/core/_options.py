@@ -58,6 +58,21 @@ def _check(value, field, types):
     return value
 
 
+def _typed(options, field, kind):
+    # A field cuda.core's options type as bool or int, checked when made, with
+    # cuda.core's words ("Expected bool, got str"), then the field and value.
+    value = getattr(options, field)
+    if value is None:
+        return
+    if kind is bool:
+        ok = isinstance(value, bool)
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, bool)
+    if not ok:
+        raise TypeError(f"Expected {kind.__name__}, got {type(value).__name__}: "
+                        f"{type(options).__name__}.{field} is {value!r:.60}")
+
+
 def _true_false(value):
     return "true" if value else "false"
 
@@ -187,6 +202,23 @@ def _render(options, rendering, owner, prefix):
     return [prefix + o if prefix else o for o in out]
 
 
+def _check_extra_sources(value):
+    # ProgramOptions.extra_sources: a sequence of (name, source) 2-tuples, as
+    # cuda.core checks it when made.
+    if value is None:
+        return
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        if isinstance(value, str):
+            raise TypeError("ProgramOptions.extra_sources: Each extra module must be a 2-tuple (name, source), "
+                            "got str at index 0")
+        raise TypeError("ProgramOptions.extra_sources must be a sequence of 2-tuples: ((name1, source1), "
+                        f"(name2, source2), ...), not {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"ProgramOptions.extra_sources: Each extra module must be a 2-tuple (name, source), "
+                            f"got {type(item).__name__} at index {i}")
+
+
 def _is_macro_list(value):
     # ("A", "1") is one macro with a value; ("A", ("B", "1")) is a list of two.
     return isinstance(value, tuple) and not (len(value) == 2 and all(isinstance(v, str) for v in value))
@@ -269,6 +301,13 @@ class ProgramOptions:
             self.arch = _current_arch("ProgramOptions")
         _check(self.arch, "ProgramOptions.arch", (str,))
         _check(self.name, "ProgramOptions.name", (str,))
+        if self.use_bundled_headers:
+            # cuda.core's type, when made: NVRTC 13.0 has no bundled headers.
+            raise RuntimeError(
+                "ProgramOptions.use_bundled_headers requires NVRTC >= 13.3 (--use-bundled-headers); "
+                "cubind is built for CUDA 13.0"
+            )
+        _check_extra_sources(self.extra_sources)
 
     def _nvrtc_options(self):
         return [f"-arch={self.arch}"] + _render(self, _NVRTC_RENDERING, "ProgramOptions", "")
@@ -350,6 +389,7 @@ class LinkerOptions:
         if self.arch is None:
             self.arch = _current_arch("LinkerOptions")
         _check(self.arch, "LinkerOptions.arch", (str,))
+        _check(self.name, "LinkerOptions.name", (str,))
         if self.numba_debug is not None:
             import warnings
 
@@ -390,6 +430,9 @@ class StreamOptions:
     nonblocking: Any = True
     priority: int | None = None
 
+    def __post_init__(self):
+        _typed(self, "priority", int)
+
 
 @dataclass
 class EventOptions:
@@ -400,6 +443,10 @@ class EventOptions:
     blocking_sync: bool | None = False
     ipc_enabled: bool | None = False
 
+    def __post_init__(self):
+        for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
+            _typed(self, field, bool)
+
 
 @dataclass
 class DeviceMemoryResourceOptions:
@@ -408,6 +455,9 @@ class DeviceMemoryResourceOptions:
 
     ipc_enabled: bool = False
     max_size: int = 0
+
+    def __post_init__(self):
+        _typed(self, "max_size", int)
 
 
 @dataclass
@@ -420,6 +470,10 @@ class PinnedMemoryResourceOptions:
     ipc_enabled: bool = False
     max_size: int = 0
     numa_id: int | None = None
+
+    def __post_init__(self):
+        _typed(self, "max_size", int)
+        _typed(self, "numa_id", int)
 
 
 @dataclass

@@ -311,7 +311,7 @@ def test_program_backend_is_the_enum():
 def test_cuda_warning_is_a_warning():
     import warnings
 
-    assert issubclass(cb.CUDAWarning, Warning)
+    assert issubclass(cb.CUDAWarning, RuntimeWarning) and "CUDAWarning" in cb.__all__
     with pytest.warns(cb.CUDAWarning):
         warnings.warn("test", cb.CUDAWarning)
 
@@ -322,3 +322,53 @@ def test_name_expressions_that_are_not_a_sequence_are_named():
         program.compile("ptx", name_expressions=5)
     with pytest.raises(TypeError, match="not one string"):
         program.compile("cubin", name_expressions="k")
+
+
+# Every option dataclass of both packages, every field, a value of each kind:
+# made in both, each refuses (with the same type) or takes it. The fields
+# where cubind refuses what cuda.core takes, or refuses with another type
+# than cuda.core's AttributeError, are listed with the reason.
+OPTION_VALUES = ["x", 1.5, -1, None, True, 2**70]
+OPTION_REQUIRED = {"ContextOptions": {"resources": []}, "TensorMapDescriptorOptions": {"box_dim": (8,)},
+                   "ProgramOptions": {"arch": ARCH}, "LinkerOptions": {"arch": ARCH}}
+OPTION_STRICTER = {
+    "ProgramOptions.arch": "an arch that is not text names no GPU (cuda.core renders -arch=1.5)",
+    "LinkerOptions.arch": "an arch that is not text names no GPU; None needs a current device in cubind",
+    "ProgramOptions.name": "TypeError naming the field (cuda.core: AttributeError, 'int' object has no attribute "
+                           "'encode')",
+    "LinkerOptions.name": "TypeError naming the field (cuda.core: AttributeError on encode; None is the default)",
+    "WorkqueueResourceOptions.concurrency_limit": "a float is refused, not truncated",
+}
+
+
+def _option_classes():
+    import dataclasses
+
+    found = []
+    for part in ("core", "utils", "graph"):
+        theirs, ours = PACKAGES["cuda.core"], PACKAGES["cubind.core"]
+        for name in sorted(dir(getattr(theirs, part))):
+            cls = getattr(getattr(theirs, part), name)
+            if isinstance(cls, type) and dataclasses.is_dataclass(cls) and hasattr(getattr(ours, part), name):
+                found.append((part, name, [f.name for f in dataclasses.fields(cls)]))
+    return [(part, name, field) for part, name, fields in found for field in fields]
+
+
+@pytest.mark.parametrize("part, name, field", _option_classes(), ids=lambda v: v if isinstance(v, str) else None)
+def test_option_fields_refuse_what_cuda_core_refuses(part, name, field):
+    import warnings
+
+    if f"{name}.{field}" in OPTION_STRICTER:
+        pytest.skip(OPTION_STRICTER[f"{name}.{field}"])
+    for value in OPTION_VALUES:
+        kwargs = dict(OPTION_REQUIRED.get(name, {}), **{field: value})
+        results = []
+        for package in ("cuda.core", "cubind.core"):
+            cls = getattr(getattr(PACKAGES[package], part), name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                results.append(_outcome(lambda m: cls(**kwargs), package)[1])
+        theirs, ours = results
+        assert (theirs is None) == (ours is None), f"{name}({field}={value!r}): cuda.core {theirs!r}, cubind {ours!r}"
+        if theirs is not None:
+            assert _kind(ours) == _kind(theirs), f"{name}({field}={value!r}): cuda.core {theirs!r}, cubind {ours!r}"

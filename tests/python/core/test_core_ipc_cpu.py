@@ -61,8 +61,8 @@ def test_option_dataclasses_have_cuda_core_fields_and_defaults():
 def test_pinned_options_are_checked_before_any_cuda_call():
     with pytest.raises(ValueError, match="numa_id must be >= 0, got -1"):
         PinnedMemoryResource(PinnedMemoryResourceOptions(numa_id=-1))
-    with pytest.raises(TypeError, match="numa_id must be an int or None"):
-        PinnedMemoryResource(PinnedMemoryResourceOptions(numa_id="0"))
+    with pytest.raises(TypeError, match="Expected int, got str: PinnedMemoryResourceOptions.numa_id is '0'"):
+        PinnedMemoryResourceOptions(numa_id="0")
     with pytest.raises(ValueError, match="max_size is -1"):
         PinnedMemoryResource({"max_size": -1})
     with pytest.raises(TypeError, match="PinnedMemoryResourceOptions, a dict or None"):
