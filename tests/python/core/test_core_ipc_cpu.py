@@ -360,6 +360,26 @@ def test_objects_sent_to_a_spawned_process_arrive_mapped(fake_driver_dir):
     """)
 
 
+@pytest.mark.parametrize("blocking", [False, True])
+def test_an_ipc_event_sent_after_the_start_reports_its_properties_back(fake_driver_dir, blocking):
+    run(fake_driver_dir, f"""
+        import multiprocessing, sys
+        sys.path.insert(0, {HERE!r})
+        import _ipc_workers
+        ctx = multiprocessing.get_context("spawn")
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        process = ctx.Process(target=_ipc_workers.event_properties, args=(inbox, outbox))
+        process.start()
+        event = stream.record(options=EventOptions(ipc_enabled=True, blocking_sync={blocking}))
+        inbox.put(event)
+        report = outbox.get(timeout=60)
+        process.join(60)
+        assert not process.is_alive() and process.exitcode == 0
+        assert report[0] == "ok", report
+        assert report[1] == (event.ipc_descriptor, True, False, {blocking}, None, None), report[1]
+    """)
+
+
 @pytest.mark.parametrize("pinned", [False, True], ids=["device", "pinned"])
 def test_a_consumer_whose_producer_has_exited_gets_a_clear_error(fake_driver_dir, pinned):
     run(fake_driver_dir, f"""
