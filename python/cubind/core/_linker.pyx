@@ -127,5 +127,8 @@ Links ObjectCode (PTX, CUBIN, LTO-IR, fatbin, objects, libraries) into
 
     @classmethod
     def which_backend(cls):
-        """"nvJitLink": cubind.core links with nvJitLink only."""
-        return "nvJitLink"
+        """CompilerBackendType.NVJITLINK (equal to "nvJitLink"): cubind.core
+        links with nvJitLink only."""
+        from cubind.core.typing import CompilerBackendType
+
+        return CompilerBackendType("nvJitLink")

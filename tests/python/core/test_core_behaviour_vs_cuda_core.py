@@ -308,6 +308,12 @@ def test_program_backend_is_the_enum():
     assert ours.backend == theirs.backend == "NVRTC"
 
 
+def test_linker_backend_is_the_enum():
+    ours, theirs = cb.Linker.which_backend(), cc.Linker.which_backend()
+    assert type(ours).__name__ == "CompilerBackendType" and ours == "nvJitLink"
+    assert type(theirs).__name__ == "CompilerBackendType"
+
+
 def test_cuda_warning_is_a_warning():
     import warnings
 

@@ -138,7 +138,7 @@ def test_alloc_nodes_of_each_memory_type_read_back_with_their_peers(fake_driver_
         on_device = managed.allocate(32, device=dev, peer_access=[0])
         assert (on_device.memory_type, on_device.peer_access) == ("device", (0,))
         assert g.nodes() == {host, managed, on_device}
-        raises(ValueError, "GraphNode.allocate: memory_type must be 'device', 'host' or 'managed', not 'pinned'",
+        raises(ValueError, "GraphNode.allocate: memory_type: 'pinned' is not a valid GraphMemoryType",
                g.allocate, 8, memory_type="pinned")
         raises(ValueError, "device_id must be within", g.allocate, 8, peer_access=[3])
         raises(ValueError, "size is -1", g.allocate, -1)

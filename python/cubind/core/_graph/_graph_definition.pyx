@@ -66,7 +66,8 @@ cdef cpp.GraphMemoryType _graph_memory_type(object memory_type, str where) excep
         return cpp.GraphMemoryType.host
     if memory_type == "managed":
         return cpp.GraphMemoryType.managed
-    raise ValueError(f"{where}: memory_type must be 'device', 'host' or 'managed', not {memory_type!r}")
+    raise ValueError(f"{where}: memory_type: {memory_type!r} is not a valid GraphMemoryType "
+                     "(must be 'device', 'host' or 'managed')")
 
 
 cdef str _memory_type_name(cpp.GraphMemoryType memory_type):
