@@ -247,6 +247,10 @@ PICKLES = [
     ("ObjectCode", lambda m: m.core.ObjectCode.from_cubin(b"abc", name="n"),
      lambda a, b: (a.code, a.code_type, a.name) == (b.code, b.code_type, b.name)),
     ("Program", lambda m: _program(m), None),
+    ("LaunchConfig", lambda m: m.core.LaunchConfig(grid=2, block=32), None),
+    ("CopyOptions", lambda m: m.utils.CopyOptions(src_access_order="any"), lambda a, b: repr(a) == repr(b)),
+    ("GraphCompleteOptions", lambda m: m.graph.GraphCompleteOptions(auto_free_on_launch=True), lambda a, b: a == b),
+    ("GraphConditionalType", lambda m: m.typing.GraphConditionalType("while"), lambda a, b: a == b),
 ]
 
 
