@@ -275,11 +275,18 @@ class Device:
         It is not made current: pass it to set_current, or make streams in it
         with Context.create_stream."""
         if options is None:
-            raise TypeError(
-                "Device.create_context: options is None; pass ContextOptions(resources=[...]) with groups of "
-                "Device.resources.sm.split(...) (the primary context is Device.context)"
+            # As in cuda.core: only green contexts are made here.
+            raise NotImplementedError(
+                "Device.create_context: options is None, and only green contexts can be made; pass "
+                "ContextOptions(resources=[...]) with groups of Device.resources.sm.split(...) (the primary "
+                "context is Device.context)"
             )
         options = _checked_options(options, ContextOptions, "Device.create_context")
+        if options.resources is None:
+            raise NotImplementedError(
+                "Device.create_context: ContextOptions.resources is None, and only green contexts can be made; "
+                "give the SMResource groups of Device.resources.sm.split(...)"
+            )
         return Context._create_green(self._id, options.resources)
 
     def create_stream(self, obj=None, options=None):

@@ -153,3 +153,12 @@ def test_switch_of_no_branches_is_the_drivers_error(fake_driver_dir):
         other.succ.discard(5)
         assert 5 not in other.succ
     """)
+
+
+def test_only_green_contexts_are_made_as_in_cuda_core(fake_driver_dir):
+    run(fake_driver_dir, """
+        raises(NotImplementedError, "only green contexts", dev.create_context)
+        raises(NotImplementedError, "resources is None", dev.create_context, cc.ContextOptions(resources=None))
+        raises(NotImplementedError, "resources is None", dev.create_context, {"resources": None})
+        raises(TypeError, "ContextOptions", dev.create_context, object())
+    """)

@@ -163,8 +163,13 @@ def test_bad_splits_name_the_count(sm):
 
 
 def test_bad_contexts_name_what_is_wrong(device, sm):
-    with pytest.raises(TypeError, match="options is None"):
+    # As in cuda.core: a context that is not green is not implemented.
+    with pytest.raises(NotImplementedError, match="options is None"):
         device.create_context()
+    with pytest.raises(NotImplementedError, match="resources is None"):
+        device.create_context(ContextOptions(resources=None))
+    with pytest.raises(TypeError):
+        device.create_context(object())
     with pytest.raises(TypeError, match="ContextOptions"):
         device.create_context(sm)
     with pytest.raises(ValueError, match="ContextOptions.resources is empty"):
