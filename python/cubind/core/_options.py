@@ -64,10 +64,9 @@ def _typed(options, field, kind):
     value = getattr(options, field)
     if value is None:
         return
-    if kind is bool:
-        ok = isinstance(value, bool)
-    else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, bool)
+    # cuda.core's int fields take any number (a float is truncated, a bool is
+    # 0 or 1) and its bool fields a bool only.
+    ok = isinstance(value, bool) if kind is bool else isinstance(value, (int, float))
     if not ok:
         raise TypeError(f"Expected {kind.__name__}, got {type(value).__name__}: "
                         f"{type(options).__name__}.{field} is {value!r:.60}")
