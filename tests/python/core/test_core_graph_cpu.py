@@ -126,6 +126,16 @@ def test_complete_passes_the_options_and_the_graph_runs(fake_driver_dir):
         g.update(gb)
         assert fake_int("fake_graph_updates") == 1
         raises(TypeError, "expected GraphBuilder or GraphDefinition, got Graph", g.update, g2)
+        # A graph that cannot take the source's parameters: cuda.core's words and the driver's reason.
+        ctypes.c_int.in_dll(fake, "fake_update_result").value = 2  # CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+        try:
+            g.update(gb)
+        except cc.CUDAError as error:
+            assert str(error).startswith("Graph update failed: ") and "TOPOLOGY_CHANGED" in str(error), str(error)
+            assert error.status == 910 and error.api_function == "cuGraphExecUpdate"
+        else:
+            raise AssertionError("a failed update did not raise CUDAError")
+        ctypes.c_int.in_dll(fake, "fake_update_result").value = 0
         unfinished = stream.create_graph_builder()
         # cuda.core's ValueError for a builder that has not ended building.
         raises(ValueError, "Graph has not finished building.", g.update, unfinished)

@@ -313,7 +313,20 @@ CUresult cuGraphInstantiateWithParams(void** exec, void* graph, instantiate_para
 CUresult cuGraphExecDestroy(void* exec) { check_release("cuGraphExecDestroy"); if (fake_exec_destroy) fake_exec_destroy(exec); ++fake_execs_destroyed; return 0; }
 CUresult cuGraphDestroy(void* graph) { check_release("cuGraphDestroy"); if (fake_graph_destroy) fake_graph_destroy(graph); ++fake_graphs_destroyed; return 0; }
 CUresult cuGraphUpload(void* exec, void* stream) { (void)exec; (void)stream; ++fake_graph_uploads; return 0; }
-CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) { (void)exec; (void)graph; (void)info; ++fake_graph_updates; return 0; }
+/* A CUgraphExecUpdateResult a test sets: cuGraphExecUpdate then reports it
+   (the first field of CUgraphExecUpdateResultInfo) and fails with
+   CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE (910). */
+int fake_update_result;
+CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) {
+    (void)exec;
+    (void)graph;
+    ++fake_graph_updates;
+    if (fake_update_result != 0) {
+        *(int*)info = fake_update_result;
+        return (CUresult)910;
+    }
+    return 0;
+}
 CUresult cuGraphConditionalHandleCreate(unsigned long long* handle, void* graph, void* context, unsigned value,
                                         unsigned flags)
 {
