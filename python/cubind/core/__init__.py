@@ -51,7 +51,7 @@ from cubind.core._host import Host  # noqa: E402
 from cubind.core._context import Context  # noqa: E402
 from cubind.core._device import ComputeCapability, Device  # noqa: E402
 from cubind.core._device_resources import DeviceResources, SMResource, WorkqueueResource  # noqa: E402
-from cubind.core._errors import CUDAError, NVRTCError, NvJitLinkError  # noqa: E402
+from cubind.core._errors import CUDAError, CUDAWarning, NVRTCError, NvJitLinkError  # noqa: E402
 from cubind.core._event import Event  # noqa: E402
 from cubind.core._launch import LaunchConfig, launch  # noqa: E402
 from cubind.core._linker import Linker  # noqa: E402
@@ -123,6 +123,7 @@ __all__ = [
     "PER_THREAD_DEFAULT_STREAM",
     "Buffer",
     "CUDAError",
+    "CUDAWarning",
     "ComputeCapability",
     "Context",
     "ContextOptions",

@@ -77,7 +77,8 @@ cdef class Context:
                 )
             if not (<SMResource>resource)._usable:
                 raise ValueError(
-                    f"ContextOptions.resources[{i}] comes from SMResource.split(..., dry_run=True), which only "
+                    f"ContextOptions.resources[{i}] is a dry-run SMResource (from SMResource.split(..., "
+                    "dry_run=True)), which only "
                     "describes a split; split again without dry_run to make a context"
                 )
             natives.push_back((<SMResource>resource)._cpp)

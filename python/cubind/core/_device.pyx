@@ -11,7 +11,7 @@ from libcpp.string cimport string
 cimport cubind.core._cpp as cpp
 from cubind.core._context cimport Context, _context_device, _context_of, _current_context, _make_current
 from cubind.core._device_resources cimport _checked_options, DeviceResources
-from cubind.core._event cimport Event
+from cubind.core._event cimport _event_options, Event
 from cubind.core._memory._buffer cimport _allocate, MemoryResource
 from cubind.core._memory._memory_pool cimport DeviceMemoryResource
 from cubind.core._stream cimport (
@@ -55,6 +55,26 @@ cdef int _device_ordinal(device) except -1:
     if not 0 <= ordinal < count:
         raise ValueError(f"device_id must be within [0, {count}), got {ordinal}")
     return ordinal
+
+
+cdef object _primary_context(int ordinal):
+    # The device's primary context, as a Context.
+    cdef cpp.CUcontext handle
+    with nogil:
+        handle = cpp.device_primary_context(ordinal)
+    return Context._wrap(<uintptr_t>handle, ordinal)
+
+
+cdef object _green_current(device):
+    # The green Context that device.set_current(ctx) made current on this
+    # thread, while it still is; else None.
+    cdef Context ctx = device._current
+    cdef cpp.CUcontext current
+    if ctx is None or ctx._green.get() == NULL or ctx._closed:
+        return None
+    with nogil:
+        current = _current_context()
+    return ctx if <uintptr_t>current == ctx._handle else None
 
 
 class Device:
@@ -163,12 +183,12 @@ class Device:
 
     @property
     def context(self):
-        """The device's primary context."""
-        cdef int ordinal = self._id
-        cdef cpp.CUcontext handle
-        with nogil:
-            handle = cpp.device_primary_context(ordinal)
-        return Context._wrap(<uintptr_t>handle, ordinal)
+        """The context of this device current on this thread: a green context
+        made current by set_current(ctx), else the primary context."""
+        green = _green_current(self)
+        if green is not None:
+            return green
+        return _primary_context(self._id)
 
     @property
     def resources(self):
@@ -255,17 +275,29 @@ class Device:
         It is not made current: pass it to set_current, or make streams in it
         with Context.create_stream."""
         if options is None:
-            raise TypeError(
-                "Device.create_context: options is None; pass ContextOptions(resources=[...]) with groups of "
-                "Device.resources.sm.split(...) (the primary context is Device.context)"
+            # As in cuda.core: only green contexts are made here.
+            raise NotImplementedError(
+                "Device.create_context: options is None, and only green contexts can be made; pass "
+                "ContextOptions(resources=[...]) with groups of Device.resources.sm.split(...) (the primary "
+                "context is Device.context)"
             )
         options = _checked_options(options, ContextOptions, "Device.create_context")
+        if options.resources is None:
+            raise NotImplementedError(
+                "Device.create_context: ContextOptions.resources is None, and only green contexts can be made; "
+                "give the SMResource groups of Device.resources.sm.split(...)"
+            )
         return Context._create_green(self._id, options.resources)
 
     def create_stream(self, obj=None, options=None):
         """A new stream on this device (cuStreamCreateWithPriority), or, with
         obj, a Stream over a foreign object's stream (__cuda_stream__), which
-        is kept alive with it."""
+        is kept alive with it. While set_current(ctx) has a green context
+        current, a new stream is that context's (Context.create_stream)."""
+        if obj is None:
+            green = _green_current(self)
+            if green is not None:
+                return Stream._init_green(green, options)
         return Stream._init(obj, options, self._id)
 
     def create_graph_builder(self):
@@ -276,7 +308,14 @@ class Device:
         return _graph_builder_on(self.create_stream(), True)
 
     def create_event(self, options=None):
-        """A new event on this device, not yet recorded (cuEventCreate)."""
+        """A new event on this device, not yet recorded (cuEventCreate); in
+        the green context set_current(ctx) made current, while it is."""
+        cdef bint timing
+        cdef cpp.EventOptions event_options
+        cdef Context green = _green_current(self)
+        if green is not None:
+            _event_options(options, &timing, &event_options)
+            return Event._make(self._id, timing, event_options, green._green, green._handle)
         return Event._init(self._id, options)
 
     def allocate(self, size, *, stream):

@@ -5,15 +5,17 @@ from libcpp.memory cimport shared_ptr
 cimport cubind.core._cpp as cpp
 
 cdef class SMResource:
+    cdef object __weakref__
     cdef cpp.SmResource* _cpp
     cdef bint _usable
     @staticmethod
     cdef SMResource _take(cpp.SmResource* resource, bint usable)
 
 cdef class WorkqueueResource:
-    pass
+    cdef object __weakref__
 
 cdef class DeviceResources:
+    cdef object __weakref__
     cdef int _device_id
     cdef uintptr_t _context
     cdef shared_ptr[cpp.GreenContext] _green

@@ -21,6 +21,25 @@ class CUDAError(Exception):
     error_string = None
 
 
+def _invalid_value(str message, str api_function=None):
+    # A CUDAError for CUDA_ERROR_INVALID_VALUE found before the driver is
+    # called: the type and status the driver's refusal would have, with a
+    # message that names what is wrong.
+    error = CUDAError(message)
+    error.status = 1
+    error.api_function = api_function
+    error.error_name = "CUDA_ERROR_INVALID_VALUE"
+    error.error_string = "invalid argument"
+    return error
+
+
+class CUDAWarning(RuntimeWarning):
+    """The warning category for CUDA errors that cannot be raised (a failed
+    driver call while a resource is released by the garbage collector), as
+    cuda.core 1.3 names it: warnings.filterwarnings("error",
+    category=CUDAWarning) makes them loud."""
+
+
 class NVRTCError(CUDAError):
     """An NVRTC call failed, or NVRTC reported a failed compile (the log is in
     the message)."""

@@ -7,13 +7,18 @@ from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
 
 cimport cubind.core._cpp as cpp
-from cubind.core._device cimport _Device as Device, _device_ordinal
+from cubind.core._device cimport _Device as Device, _device_ordinal, _primary_context
 from cubind.core._errors cimport _raw_handle
 from cubind.core._memory._ipc cimport IPCEventDescriptor, _payload_of
 
 from cubind.core import _reduction
 from cubind.core._memory._ipc import _reduce_event
+from cubind.core._errors import CUDAError
 from cubind.core._options import EventOptions
+
+# CUresult values that __sub__ explains.
+cdef int _CUDA_ERROR_INVALID_HANDLE = 400
+cdef int _CUDA_ERROR_NOT_READY = 600
 
 
 cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1:
@@ -87,6 +92,9 @@ cdef class Event:
         self._ipc = options.interprocess
         self._device_id = ordinal
         self._green = green
+        if context != 0:
+            from cubind.core._context import _green_contexts
+            self._context = _green_contexts.get(context)
         if self._timing:
             with nogil:
                 if in_context != NULL:
@@ -117,7 +125,9 @@ cdef class Event:
         return self._handle == NULL
 
     def __sub__(self, other):
-        # end - start: the device time between the two, in milliseconds.
+        # end - start: the device time between the two, in milliseconds. As
+        # in cuda.core, only Event - Event is defined: anything else is
+        # Python's TypeError for unsupported operands.
         cdef Event end
         cdef Event start
         cdef float ms
@@ -128,13 +138,37 @@ cdef class Event:
         end._require_open()
         start._require_open()
         if end._timed == NULL or start._timed == NULL:
+            untimed = [name for name, e in (("the left", end), ("the right", start)) if e._timed == NULL]
             raise RuntimeError(
-                "Event subtraction needs two events with timing enabled: "
-                "create them with EventOptions(timing_enabled=True)"
+                "Both Events must be created with timing enabled in order to subtract them; "
+                "use EventOptions(timing_enabled=True) when creating both events "
+                f"({' and '.join(untimed)} operand{'s have' if len(untimed) == 2 else ' has'} no timing)"
             )
-        with nogil:
-            ms = cpp.elapsed_ms(end._timed[0], start._timed[0])
+        try:
+            with nogil:
+                ms = cpp.elapsed_ms(end._timed[0], start._timed[0])
+        except CUDAError as error:
+            if error.status == _CUDA_ERROR_INVALID_HANDLE:
+                raise RuntimeError(
+                    "Both Events must be recorded before they can be subtracted; "
+                    "use Stream.record() to record both events to a stream "
+                    f"(cuEventElapsedTime: {error.error_name})"
+                ) from error
+            if error.status == _CUDA_ERROR_NOT_READY:
+                raise RuntimeError(
+                    "One or both events have not completed; use Event.sync(), Stream.sync(), or Device.sync() "
+                    "to wait for the events to complete before subtracting them "
+                    f"(cuEventElapsedTime: {error.error_name})"
+                ) from error
+            raise
         return ms
+
+    def __rsub__(self, other):
+        return NotImplemented
+
+    def __isub__(self, other):
+        # Not in place: e -= other is e - other, as in cuda.core.
+        return NotImplemented
 
     def __hash__(self):
         return hash(("Event", <uintptr_t>self._handle))
@@ -187,6 +221,7 @@ cdef class Event:
         self._handle = self._event.handle()
         self._device_id = ordinal
         self._ipc = True
+        self._imported = True
         self._blocking = (<IPCEventDescriptor>ipc_descriptor)._blocking
         self._ipc_descriptor = ipc_descriptor
         return self
@@ -233,11 +268,22 @@ cdef class Event:
 
     @property
     def device(self):
+        """The device the event was made on; None for an event opened from
+        another process's descriptor, whose device this process cannot know
+        (as in cuda.core)."""
+        if self._imported:
+            return None
         return Device(self._device_id)
 
     @property
     def context(self):
-        return Device(self._device_id).context
+        """The context the event was made in: the green Context for an
+        event of a green context's stream, else the device's primary one."""
+        if self._imported:
+            return None
+        if self._context is not None:
+            return self._context
+        return _primary_context(self._device_id)
 
 
 _reduction.register(Event, _reduce_event)

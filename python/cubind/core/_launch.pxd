@@ -3,6 +3,7 @@
 cimport cubind.core._cpp as cpp
 
 cdef class LaunchConfig:
+    cdef object __weakref__
     cdef cpp.LaunchConfig _cpp
     cdef cpp.NativeLaunchConfig _native
     cdef bint _rendered

@@ -30,11 +30,17 @@ Links ObjectCode (PTX, CUBIN, LTO-IR, fatbin, objects, libraries) into
             raise ValueError("At least one ObjectCode object must be provided")
         for i, c in enumerate(object_codes):
             if not isinstance(c, ObjectCode):
-                raise TypeError(f"Linker: object_codes[{i}] is a {type(c).__name__}, not an ObjectCode")
+                raise TypeError(f"Expected type ObjectCode, but got {type(c).__name__}: Linker's object_codes[{i}] "
+                                f"is {c!r:.60}")
         if options is None:
             options = LinkerOptions()
+        elif isinstance(options, dict):
+            options = LinkerOptions(**options)
         elif not isinstance(options, LinkerOptions):
-            raise TypeError(f"Linker: options must be a LinkerOptions or None, not {type(options).__name__}")
+            raise TypeError(
+                "The Linker options must be provided as an object of type LinkerOptions or as a dict with valid "
+                f"Linker options. The provided object is {options!r:.60} (a {type(options).__name__})."
+            )
         self._options = options
         rendered = options._nvjitlink_options()
         cpp_options.arch = options.arch.encode()
@@ -121,5 +127,8 @@ Links ObjectCode (PTX, CUBIN, LTO-IR, fatbin, objects, libraries) into
 
     @classmethod
     def which_backend(cls):
-        """"nvJitLink": cubind.core links with nvJitLink only."""
-        return "nvJitLink"
+        """CompilerBackendType.NVJITLINK (equal to "nvJitLink"): cubind.core
+        links with nvJitLink only."""
+        from cubind.core.typing import CompilerBackendType
+
+        return CompilerBackendType("nvJitLink")

@@ -43,6 +43,11 @@ class ManagedMemoryResourceOptions:
     preferred_location: int | None = None
     preferred_location_type: ManagedMemoryLocationType | str | None = None
 
+    def __post_init__(self):
+        from cubind.core._options import _typed
+
+        _typed(self, "preferred_location", int)
+
 
 def _managed_location(options):
     """(kind, id) of a ManagedMemoryResourceOptions: kind is None (no

@@ -5,6 +5,7 @@ from libcpp.vector cimport vector
 cimport cubind.core._cpp as cpp
 
 cdef class ObjectCode:
+    cdef object __weakref__
     cdef unique_ptr[cpp.ObjectCode] _cpp
     cdef object _code
     cdef str _code_type
@@ -23,6 +24,7 @@ cdef class KernelOccupancy:
     cdef Kernel _kernel
 
 cdef class Kernel:
+    cdef object __weakref__
     cdef cpp.Kernel _cpp
     cdef object _module
     cdef vector[size_t] _sizes

@@ -90,8 +90,8 @@ cdef class ObjectCode:
                 code = cpp.object_code_from_file(path, kind)
         else:
             raise TypeError(
-                f"ObjectCode.from_{code_type}: module must be bytes or a path (str or os.PathLike), "
-                f"not {type(module).__name__}"
+                f"Expected type str or bytes or bytearray, but got {type(module).__name__}: "
+                f"ObjectCode.from_{code_type}'s module is the code's bytes or a path (str or os.PathLike)"
             )
         return ObjectCode._wrap(code, module, code_type, name, symbol_mapping)
 

@@ -58,6 +58,20 @@ def _check(value, field, types):
     return value
 
 
+def _typed(options, field, kind):
+    # A field cuda.core's options type as bool or int, checked when made, with
+    # cuda.core's words ("Expected bool, got str"), then the field and value.
+    value = getattr(options, field)
+    if value is None:
+        return
+    # cuda.core's int fields take any number (a float is truncated, a bool is
+    # 0 or 1) and its bool fields a bool only.
+    ok = isinstance(value, bool) if kind is bool else isinstance(value, (int, float))
+    if not ok:
+        raise TypeError(f"Expected {kind.__name__}, got {type(value).__name__}: "
+                        f"{type(options).__name__}.{field} is {value!r:.60}")
+
+
 def _true_false(value):
     return "true" if value else "false"
 
@@ -122,6 +136,26 @@ _NVRTC_RENDERING = (
 )
 
 
+# The smallest value each integer field takes; the compilers take smaller
+# ones without a word (NVRTC compiles with --maxrregcount=-1) or fail later
+# with a message that names no field.
+_MINIMUM = {
+    "max_register_count": (1, "a register count of at least 1"),
+    "split_compile": (0, "a thread count >= 0 (0: as many as there are CPUs)"),
+    "split_compile_extended": (0, "a level >= 0"),
+    "diag_error": (0, "a diagnostic number >= 0"),
+    "diag_suppress": (0, "a diagnostic number >= 0"),
+    "diag_warn": (0, "a diagnostic number >= 0"),
+}
+
+
+def _at_least(value, field, name):
+    minimum = _MINIMUM.get(field)
+    if minimum is not None and value < minimum[0]:
+        raise ValueError(f"{name} is {value!r}: expected {minimum[1]}")
+    return value
+
+
 def _render(options, rendering, owner, prefix):
     out = []
     for field, kind, option in rendering:
@@ -137,11 +171,11 @@ def _render(options, rendering, owner, prefix):
         elif kind == "value":
             out.append(f"{option}={_check(value, name, (str,))}")
         elif kind == "int":
-            out.append(f"{option}={_check(value, name, (int,))}")
+            out.append(f"{option}={_at_least(_check(value, name, (int,)), field, name)}")
         elif kind == "list":
             out.extend(f"{option}={item}" for item in _as_list(value, name, (str,)))
         elif kind == "ints":
-            out.extend(f"{option}={item}" for item in _as_list(value, name, (int,)))
+            out.extend(f"{option}={_at_least(item, field, name)}" for item in _as_list(value, name, (int,)))
         elif kind == "macros":
             if not isinstance(value, (str, tuple, list)):
                 raise TypeError(f"{name} is {value!r}: expected a macro name, a (name, value) tuple, or a list of them")
@@ -165,6 +199,23 @@ def _render(options, rendering, owner, prefix):
             if value:
                 raise ValueError(f"{name} applies to the NVVM backend only, which cubind.core does not provide")
     return [prefix + o if prefix else o for o in out]
+
+
+def _check_extra_sources(value):
+    # ProgramOptions.extra_sources: a sequence of (name, source) 2-tuples, as
+    # cuda.core checks it when made.
+    if value is None:
+        return
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        if isinstance(value, str):
+            raise TypeError("ProgramOptions.extra_sources: Each extra module must be a 2-tuple (name, source), "
+                            "got str at index 0")
+        raise TypeError("ProgramOptions.extra_sources must be a sequence of 2-tuples: ((name1, source1), "
+                        f"(name2, source2), ...), not {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"ProgramOptions.extra_sources: Each extra module must be a 2-tuple (name, source), "
+                            f"got {type(item).__name__} at index {i}")
 
 
 def _is_macro_list(value):
@@ -249,6 +300,13 @@ class ProgramOptions:
             self.arch = _current_arch("ProgramOptions")
         _check(self.arch, "ProgramOptions.arch", (str,))
         _check(self.name, "ProgramOptions.name", (str,))
+        if self.use_bundled_headers:
+            # cuda.core's type, when made: NVRTC 13.0 has no bundled headers.
+            raise RuntimeError(
+                "ProgramOptions.use_bundled_headers requires NVRTC >= 13.3 (--use-bundled-headers); "
+                "cubind is built for CUDA 13.0"
+            )
+        _check_extra_sources(self.extra_sources)
 
     def _nvrtc_options(self):
         return [f"-arch={self.arch}"] + _render(self, _NVRTC_RENDERING, "ProgramOptions", "")
@@ -330,6 +388,7 @@ class LinkerOptions:
         if self.arch is None:
             self.arch = _current_arch("LinkerOptions")
         _check(self.arch, "LinkerOptions.arch", (str,))
+        _check(self.name, "LinkerOptions.name", (str,))
         if self.numba_debug is not None:
             import warnings
 
@@ -370,6 +429,9 @@ class StreamOptions:
     nonblocking: Any = True
     priority: int | None = None
 
+    def __post_init__(self):
+        _typed(self, "priority", int)
+
 
 @dataclass
 class EventOptions:
@@ -380,6 +442,10 @@ class EventOptions:
     blocking_sync: bool | None = False
     ipc_enabled: bool | None = False
 
+    def __post_init__(self):
+        for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
+            _typed(self, field, bool)
+
 
 @dataclass
 class DeviceMemoryResourceOptions:
@@ -388,6 +454,9 @@ class DeviceMemoryResourceOptions:
 
     ipc_enabled: bool = False
     max_size: int = 0
+
+    def __post_init__(self):
+        _typed(self, "max_size", int)
 
 
 @dataclass
@@ -400,6 +469,10 @@ class PinnedMemoryResourceOptions:
     ipc_enabled: bool = False
     max_size: int = 0
     numa_id: int | None = None
+
+    def __post_init__(self):
+        _typed(self, "max_size", int)
+        _typed(self, "numa_id", int)
 
 
 @dataclass
@@ -445,7 +518,7 @@ class WorkqueueResourceOptions:
         scope = self.sharing_scope
         if scope is not None and (not isinstance(scope, str) or scope not in _SHARING_SCOPES):
             raise ValueError(
-                f"WorkqueueResourceOptions.sharing_scope is {scope!r}: not a valid WorkqueueSharingScopeType. "
+                f"WorkqueueResourceOptions.sharing_scope: {scope!r} is not a valid WorkqueueSharingScopeType. "
                 "Must be None, 'device_ctx' or 'green_ctx_balanced'"
             )
         limit = self.concurrency_limit
@@ -489,19 +562,19 @@ def _sm_split_request(options):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"{where} is {value!r}: expected an int or None, not {type(value).__name__}")
         if value < 0:
-            raise ValueError(f"{where} is {value}: an SM count cannot be negative")
+            raise ValueError(f"SMResourceOptions.count must be non-negative: {where} is {value}")
     for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count", "backfill"):
         value = getattr(options, name)
         if not _is_sequence(value):
             continue
         if groups is None:
             raise ValueError(
-                f"SMResourceOptions.{name} is a sequence ({value!r}) but count is not; "
+                f"SMResourceOptions.{name} is a sequence ({value!r}) but count is scalar; "
                 "count must be a sequence to give several groups"
             )
         if len(value) != groups:
             raise ValueError(
-                f"SMResourceOptions.{name} has {len(value)} values, count has {groups}; they must match"
+                f"SMResourceOptions.{name} has {len(value)} values, expected {groups} (one per group of count)"
             )
     for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count"):
         if getattr(options, name) is not None:

@@ -4,6 +4,7 @@ cimport cubind.core._cpp as cpp
 from cubind.core._module cimport ObjectCode
 
 cdef class Program:
+    cdef object __weakref__
     cdef cpp.Program* _cpp
     cdef object _options
     cdef str _code_type

@@ -19,6 +19,30 @@ from cubind.core._options import LinkerOptions, ProgramOptions
 _PROGRAM_TARGETS = ("ptx", "cubin", "ltoir")
 
 
+def _short(value):
+    # A value as an error message shows it: its repr, cut to a line.
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _name_expressions(name_expressions):
+    # Program.compile's name_expressions: a sequence of str (or bytes), each
+    # checked, as a list of str.
+    if isinstance(name_expressions, (str, bytes)):
+        raise TypeError(
+            "Program.compile: name_expressions must be a sequence of str, not one string "
+            f"({_short(name_expressions)}); pass [name]"
+        )
+    try:
+        items = list(name_expressions)
+    except TypeError:
+        raise TypeError(
+            f"Program.compile: name_expressions must be a sequence of str, not {type(name_expressions).__name__} "
+            f"({_short(name_expressions)})"
+        ) from None
+    return [_text(n, f"Program.compile: name_expressions[{i}]") for i, n in enumerate(items)]
+
+
 cdef class Program:
     """Program(code, code_type, options=None)
 --
@@ -37,11 +61,19 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
         if code_type == "nvvm":
             raise NotImplementedError("Program: cubind.core has no NVVM backend (code_type 'nvvm'); use 'c++' or 'ptx'")
         if not isinstance(code, str):
-            raise TypeError(f"Expected type str, but got {type(code).__name__}")
+            raise TypeError(
+                f"Expected type str, but got {type(code).__name__}: Program's code takes the source as text, "
+                f"not {_short(code)}"
+            )
         if options is None:
             options = ProgramOptions()
+        elif isinstance(options, dict):
+            options = ProgramOptions(**options)
         elif not isinstance(options, ProgramOptions):
-            raise TypeError(f"Program: options must be a ProgramOptions or None, not {type(options).__name__}")
+            raise TypeError(
+                "The Program options must be provided as an object of type ProgramOptions or as a dict with valid "
+                f"Program options. The provided object is {_short(options)} (a {type(options).__name__})."
+            )
         self._options = options
         self._code_type = code_type
         self._source = code
@@ -85,17 +117,15 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
         cdef cpp.CodeKind kind
         self._require_open()
         target_type = str(getattr(target_type, "value", target_type)).lower()
+        names = _name_expressions(name_expressions)
         if cache is not None:
-            return self._compile_cached(target_type, name_expressions, logs, cache)
+            return self._compile_cached(target_type, names, logs, cache)
         if self._code_type == "ptx":
             return self._compile_ptx(target_type, logs)
         if target_type not in _PROGRAM_TARGETS:
             raise ValueError(
-                f"Unsupported target_type={target_type!r} for NVRTC (supported: 'ptx', 'cubin', 'ltoir')"
+                f'Unsupported target_type="{target_type}" for NVRTC (supported: \'ptx\', \'cubin\', \'ltoir\')'
             )
-        if isinstance(name_expressions, (str, bytes)):
-            raise TypeError("Program.compile: name_expressions must be a sequence of str, not one string")
-        names = [_text(n, "Program.compile: each name expression") for n in name_expressions]
         for n in names:
             expressions.push_back(n.encode())
         rendered = self._options._nvrtc_options()
@@ -170,8 +200,11 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
 
     @property
     def backend(self):
-        """"NVRTC" for C++ sources, "nvJitLink" for PTX."""
-        return "NVRTC" if self._code_type == "c++" else "nvJitLink"
+        """CompilerBackendType.NVRTC for C++ sources, .NVJITLINK for PTX (each
+        equal to its text, "NVRTC" and "nvJitLink")."""
+        from cubind.core.typing import CompilerBackendType
+
+        return CompilerBackendType("NVRTC" if self._code_type == "c++" else "nvJitLink")
 
     @property
     def handle(self):
@@ -182,7 +215,7 @@ Source code compiled to ObjectCode: CUDA C++ by NVRTC (code_type "c++"),
         return _raw_handle("nvrtc", "nvrtcProgram", <uintptr_t>self._cpp.handle())
 
     def __repr__(self):
-        return f"<Program backend={self.backend!r}>"
+        return f"<Program backend={self.backend.value!r}>"
 
 
 cdef bytes _code_bytes(cpp.ObjectCode* code):

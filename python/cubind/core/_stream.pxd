@@ -6,6 +6,7 @@ cimport cubind.core._cpp as cpp
 from cubind.core._context cimport Context
 
 cdef class Stream:
+    cdef object __weakref__
     cdef cpp.CUstream _handle
     cdef cpp.Stream* _owner
     cdef object _foreign

@@ -134,8 +134,8 @@ cdef class Stream:
         options = _stream_options(options)
         if not options.nonblocking:
             raise ValueError(
-                "Context.create_stream: StreamOptions.nonblocking is False; the streams of a green context "
-                "are non-blocking (cuGreenCtxStreamCreate takes CU_STREAM_NON_BLOCKING only)"
+                "Context.create_stream: StreamOptions.nonblocking is False; green context streams must be "
+                "non-blocking (cuGreenCtxStreamCreate takes CU_STREAM_NON_BLOCKING only)"
             )
         _stream_options_fill(options, &stream_options)
         self = Stream.__new__(Stream)

@@ -122,10 +122,27 @@ class TensorMapDescriptorOptions:
         self.box_dim = _int_tuple("box_dim", self.box_dim)
         if self.element_strides is not None:
             self.element_strides = _int_tuple("element_strides", self.element_strides)
+        if self.data_type is not None and not isinstance(self.data_type, TensorMapDataType):
+            _check_dtype(self.data_type)
         _require_enum("interleave", self.interleave, TensorMapInterleave)
         _require_enum("swizzle", self.swizzle, TensorMapSwizzle)
         _require_enum("l2_promotion", self.l2_promotion, TensorMapL2Promotion)
         _require_enum("oob_fill", self.oob_fill, TensorMapOOBFill)
+
+
+def _check_dtype(data_type):
+    # data_type is a TensorMapDataType or what NumPy takes as a dtype (a dtype,
+    # a scalar type, "float32"); checked when the options are made, as in
+    # cuda.core. NumPy is imported only here, for a data_type of this kind.
+    try:
+        import numpy
+    except ImportError:
+        return
+    try:
+        numpy.dtype(data_type)
+    except (TypeError, ValueError):
+        raise TypeError(f"data_type must be a TensorMapDataType or a numpy/ml_dtypes dtype, got {type(data_type)} "
+                        f"(TensorMapDescriptorOptions.data_type is {data_type!r:.60})") from None
 
 
 def _coerce_options(box_dim, options, *, element_strides, data_type, interleave, swizzle, l2_promotion, oob_fill):

@@ -80,6 +80,22 @@ def map_shared_objects(queue, mr, buffer, event):
     _report(queue, body)
 
 
+def event_properties(inbox, outbox):
+    """What a consumer sees of an IPC event received through a queue after it
+    started (as cuda.core's tests send one), sent back through another: the
+    tuple must pickle, so an opened event's device and context are None."""
+    from cubind.core import Device
+
+    Device().set_current()
+
+    def body():
+        event = inbox.get(timeout=WAIT)
+        return (event.ipc_descriptor, event.is_ipc_enabled, event.is_timing_enabled, event.is_blocking_sync,
+                event.device, event.context)
+
+    _report(outbox, body)
+
+
 def _shared_allocation(pinned, size):
     """Device 0 made current, a stream, an IPC-enabled pool (pinned host
     memory or device memory) and a buffer of size bytes from it, allocated."""

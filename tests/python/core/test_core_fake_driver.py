@@ -144,7 +144,14 @@ def test_device_allocate_and_close_reach_the_pool(fake_driver_dir):
         buf.close()
         assert ctypes.c_ulonglong.in_dll(fake, "fake_last_free").value == 0x10000000 + 0x100000 * (before + 1)
         assert live.value == before and buf.is_closed
-        for bad, kind in [(0, ValueError), (-5, ValueError), (2**64, ValueError), ("4096", TypeError),
+        # 0 bytes: an open, empty buffer of the resource, and no driver call.
+        empty = dev.allocate(0, stream=stream)
+        assert (empty.size, empty.handle, empty.is_closed) == (0, 0, False)
+        assert empty.memory_resource is dev.memory_resource and empty.device_id == 0
+        assert live.value == before
+        empty.close()
+        assert empty.is_closed and live.value == before
+        for bad, kind in [(-5, OverflowError), (2**64, OverflowError), (2**63, ValueError), ("4096", TypeError),
                           (4.0, TypeError)]:
             try:
                 dev.allocate(bad, stream=stream)

@@ -208,6 +208,38 @@ def test_buffers_copy_and_fill(device, stream):
         assert buf.is_closed
 
 
+def test_copies_with_copy_options_reach_the_destination(device, stream):
+    from cubind.core.utils import CopyOptions
+
+    a = device.allocate(64, stream=stream)
+    a.fill(9, stream=stream)
+    b = a.copy_to(stream=stream, options=CopyOptions(src_access_order="any"))
+    assert read_ints(b, stream, 4, "B") == (9, 9, 9, 9)
+    c = device.allocate(64, stream=stream)
+    c.fill(0, stream=stream)
+    c.copy_from(b, stream=stream, options=CopyOptions(overlap_mode="prefer_overlap_with_compute"))
+    assert read_ints(c, stream, 4, "B") == (9, 9, 9, 9)
+    for buf in (a, b, c):
+        buf.close(stream)
+
+
+def test_event_subtraction_explains_what_is_missing(device, module, stream):
+    timed = EventOptions(timing_enabled=True)
+    never = device.create_event(timed)
+    start = stream.record(options=timed)
+    stream.sync()
+    with pytest.raises(RuntimeError, match="^Both Events must be recorded before they can be subtracted"):
+        never - start
+    with pytest.raises(RuntimeError, match="^Both Events must be created with timing enabled"):
+        stream.record() - start
+    with pytest.raises(TypeError):
+        start - 1
+    later = stream.record(options=timed)
+    later.sync()
+    later -= start
+    assert isinstance(later, float) and later >= 0
+
+
 def test_pinned_memory_is_host_accessible(device, stream):
     for mr in (PinnedMemoryResource(), LegacyPinnedMemoryResource()):
         buf = mr.allocate(16, stream=stream)
@@ -241,9 +273,14 @@ def test_device_memory_resource_of_its_own_pool(device, stream):
         device.memory_resource = default
     with pytest.raises(TypeError):
         device.memory_resource = object()
-    with pytest.raises(ValueError, match="at least 1 byte"):
-        mr.allocate(0, stream=stream)
-    with pytest.raises(ValueError, match="size is -1"):
+    empty = mr.allocate(0, stream=stream)
+    assert (empty.size, empty.handle, empty.device_id, empty.is_closed) == (0, 0, 0, False)
+    assert empty.memory_resource is mr
+    empty.close()
+    assert empty.is_closed
+    empty = device.allocate(0, stream=stream)
+    assert empty.size == 0 and empty.device_id == device.device_id
+    with pytest.raises(OverflowError, match="size is -1"):
         mr.allocate(-1, stream=stream)
     mr.close()
     with pytest.raises(RuntimeError, match="closed"):
@@ -451,9 +488,15 @@ def test_peer_access_and_pool_access():
     a.enable_peer_access(b)
     mr = DeviceMemoryResource(a, DeviceMemoryResourceOptions())
     mr.peer_accessible_by.add(b)
-    assert 1 in mr.peer_accessible_by
+    assert 1 in mr.peer_accessible_by and b in mr.peer_accessible_by
+    # As in cuda.core: Device objects, whether Devices or ints were given.
+    assert set(mr.peer_accessible_by) == {b} and list(mr.peer_accessible_by)[0] is b
     mr.peer_accessible_by = []
     assert 1 not in mr.peer_accessible_by
+    mr.peer_accessible_by = [1]
+    assert set(mr.peer_accessible_by) == {b}
+    mr.peer_accessible_by.discard(b)
+    assert set(mr.peer_accessible_by) == set()
     s = a.create_stream()
     src = mr.allocate(64, stream=s)
     src.fill(3, stream=s)

@@ -125,9 +125,20 @@ def test_complete_passes_the_options_and_the_graph_runs(fake_driver_dir):
         raises(TypeError, "stream", g.launch, 5)
         g.update(gb)
         assert fake_int("fake_graph_updates") == 1
-        raises(TypeError, "GraphBuilder", g.update, g2)
+        raises(TypeError, "expected GraphBuilder or GraphDefinition, got Graph", g.update, g2)
+        # A graph that cannot take the source's parameters: cuda.core's words and the driver's reason.
+        ctypes.c_int.in_dll(fake, "fake_update_result").value = 2  # CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+        try:
+            g.update(gb)
+        except cc.CUDAError as error:
+            assert str(error).startswith("Graph update failed: ") and "TOPOLOGY_CHANGED" in str(error), str(error)
+            assert error.status == 910 and error.api_function == "cuGraphExecUpdate"
+        else:
+            raise AssertionError("a failed update did not raise CUDAError")
+        ctypes.c_int.in_dll(fake, "fake_update_result").value = 0
         unfinished = stream.create_graph_builder()
-        raises(RuntimeError, "not finished building", g.update, unfinished)
+        # cuda.core's ValueError for a builder that has not ended building.
+        raises(ValueError, "Graph has not finished building.", g.update, unfinished)
 
         destroyed = fake_int("fake_execs_destroyed")
         g.close()
@@ -172,7 +183,8 @@ def test_conditions_and_their_arguments(fake_driver_dir):
         raises(TypeError, "GraphCondition", gb.while_loop, 3)
         raises(TypeError, "GraphCondition", gb.if_then, None)
         raises(TypeError, "count", gb.switch, plain, 2.0)
-        raises(ValueError, "count", gb.switch, plain, 0)
+        raises(cc.CUDAError, "count is 0", gb.switch, plain, 0)
+        raises(OverflowError, "count is -1", gb.switch, plain, -1)
 
         # Passed to a kernel, a condition is its 8-byte handle.
         code = cc.ObjectCode.from_cubin(b"stand-in cubin", name="standin")

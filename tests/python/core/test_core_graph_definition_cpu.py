@@ -138,7 +138,7 @@ def test_alloc_nodes_of_each_memory_type_read_back_with_their_peers(fake_driver_
         on_device = managed.allocate(32, device=dev, peer_access=[0])
         assert (on_device.memory_type, on_device.peer_access) == ("device", (0,))
         assert g.nodes() == {host, managed, on_device}
-        raises(ValueError, "GraphNode.allocate: memory_type must be 'device', 'host' or 'managed', not 'pinned'",
+        raises(ValueError, "GraphNode.allocate: memory_type: 'pinned' is not a valid GraphMemoryType",
                g.allocate, 8, memory_type="pinned")
         raises(ValueError, "device_id must be within", g.allocate, 8, peer_access=[3])
         raises(ValueError, "size is -1", g.allocate, -1)
@@ -333,7 +333,15 @@ def test_conditionals_child_graphs_and_builder_views(fake_driver_dir):
         assert isinstance(g.if_then(cond), IfNode)
         sw = g.switch(cond, 3)
         assert isinstance(sw, SwitchNode) and len(sw.branches) == 3 and sw.cond_type == "switch"
-        raises(ValueError, "at least 1", g.switch, cond, 0)
+        from cubind.core.typing import GraphConditionalType
+        assert sw.cond_type is GraphConditionalType.SWITCH and loop.cond_type is GraphConditionalType.WHILE
+        try:
+            g.switch(cond, 0)
+        except cc.CUDAError as error:
+            assert "at least 1 branch" in str(error) and error.error_name == "CUDA_ERROR_INVALID_VALUE"
+        else:
+            raise AssertionError("switch(cond, 0) did not raise")
+        raises(OverflowError, "-1", g.switch, cond, -1)
         raises(TypeError, "GraphCondition", g.while_loop, 1)
 
         child = GraphDefinition()

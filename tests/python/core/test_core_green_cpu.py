@@ -60,14 +60,14 @@ def test_a_split_request_is_groups_and_one_count(options, expected):
     (SMResourceOptions(count=8.0), TypeError, "SMResourceOptions.count is 8.0"),
     (SMResourceOptions(count=True), TypeError, "SMResourceOptions.count is True"),
     (SMResourceOptions(count=[8, "8"]), TypeError, "SMResourceOptions.count[1] is '8'"),
-    (SMResourceOptions(count=-8), ValueError, "SMResourceOptions.count is -8: an SM count cannot be negative"),
+    (SMResourceOptions(count=-8), ValueError, "SMResourceOptions.count must be non-negative: SMResourceOptions.count is -8"),
     (SMResourceOptions(count=[8, -8]), ValueError, "SMResourceOptions.count[1] is -8"),
     (SMResourceOptions(count=8, coscheduled_sm_count=[8]), ValueError,
-     "SMResourceOptions.coscheduled_sm_count is a sequence ([8]) but count is not"),
+     "SMResourceOptions.coscheduled_sm_count is a sequence ([8]) but count is scalar"),
     (SMResourceOptions(count=[8, 8], preferred_coscheduled_sm_count=[8]), ValueError,
-     "SMResourceOptions.preferred_coscheduled_sm_count has 1 values, count has 2"),
+     "SMResourceOptions.preferred_coscheduled_sm_count has 1 values, expected 2"),
     (SMResourceOptions(count=[8, 8], backfill=[True, False, False]), ValueError,
-     "SMResourceOptions.backfill has 3 values, count has 2"),
+     "SMResourceOptions.backfill has 3 values, expected 2"),
     (SMResourceOptions(count=8, coscheduled_sm_count=8), NotImplementedError,
      "SMResourceOptions.coscheduled_sm_count needs the structured SM split of CUDA 13.1"),
     (SMResourceOptions(count=[8], preferred_coscheduled_sm_count=[8]), NotImplementedError,
@@ -93,7 +93,7 @@ def test_workqueue_options_accept_what_is_valid(kwargs):
 
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    ({"sharing_scope": "bad"}, ValueError, "WorkqueueResourceOptions.sharing_scope is 'bad'"),
+    ({"sharing_scope": "bad"}, ValueError, "WorkqueueResourceOptions.sharing_scope: 'bad' is not a valid WorkqueueSharingScopeType"),
     ({"sharing_scope": 3}, ValueError, "Must be None, 'device_ctx' or 'green_ctx_balanced'"),
     ({"concurrency_limit": 0}, ValueError, "concurrency_limit must be >= 1, got 0"),
     ({"concurrency_limit": -1}, ValueError, "concurrency_limit must be >= 1, got -1"),

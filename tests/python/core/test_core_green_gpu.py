@@ -138,7 +138,7 @@ def test_both_groups_may_make_one_context(device, sm):
 def test_a_dry_run_describes_a_split_it_cannot_make_a_context_of(device, sm):
     groups, remainder = sm.split(SMResourceOptions(count=sm.min_partition_size), dry_run=True)
     assert groups[0].sm_count >= sm.min_partition_size
-    with pytest.raises(ValueError, match="dry_run"):
+    with pytest.raises(ValueError, match="dry-run SMResource"):
         device.create_context(ContextOptions(resources=groups))
 
 
@@ -163,8 +163,13 @@ def test_bad_splits_name_the_count(sm):
 
 
 def test_bad_contexts_name_what_is_wrong(device, sm):
-    with pytest.raises(TypeError, match="options is None"):
+    # As in cuda.core: a context that is not green is not implemented.
+    with pytest.raises(NotImplementedError, match="options is None"):
         device.create_context()
+    with pytest.raises(NotImplementedError, match="resources is None"):
+        device.create_context(ContextOptions(resources=None))
+    with pytest.raises(TypeError):
+        device.create_context(object())
     with pytest.raises(TypeError, match="ContextOptions"):
         device.create_context(sm)
     with pytest.raises(ValueError, match="ContextOptions.resources is empty"):
@@ -180,7 +185,9 @@ def test_a_green_context_made_current_is_given_back_and_cannot_close_while_curre
     ctx = device.create_context(ContextOptions(resources=groups))
     previous = device.set_current(ctx)
     try:
-        assert previous == device.context and not previous.is_green
+        assert not previous.is_green and previous.handle is not None
+        # As in cuda.core, the device's context is the one set current.
+        assert device.context is ctx
         assert Device() is device
         with pytest.raises(RuntimeError, match="while it is current"):
             ctx.close()
@@ -196,6 +203,31 @@ def test_a_green_context_made_current_is_given_back_and_cannot_close_while_curre
     with pytest.raises(RuntimeError, match="Context has been closed"):
         device.set_current(ctx)
     device.set_current()
+
+
+def test_streams_and_events_made_while_a_green_context_is_current_are_its_own(device, kernel, sm):
+    groups, _ = sm.split(SMResourceOptions())
+    ctx = device.create_context(ContextOptions(resources=groups))
+    previous = device.set_current(ctx)
+    try:
+        stream = device.create_stream()
+        assert stream.context.is_green and stream.context == ctx
+        assert stream.resources.sm.sm_count == groups[0].sm_count
+        event = stream.record()
+        assert event.context.is_green and event.context == ctx
+        made = device.create_event(EventOptions(timing_enabled=True))
+        assert made.context == ctx
+        assert run_fill(device, kernel, stream, 11) == tuple(11 + i for i in range(N))
+        stream.record(made)
+        made.sync()
+        assert event.is_done
+    finally:
+        device.set_current(previous)
+    # Back on the primary context, new streams are the primary context's.
+    plain = device.create_stream()
+    assert not plain.context.is_green and device.context == previous
+    for obj in (plain, made, event, stream, ctx):
+        obj.close()
 
 
 def test_streams_outlive_their_closed_context(device, kernel, sm):
@@ -237,7 +269,7 @@ def test_events_of_a_green_stream_time_it_and_order_other_streams(device, kernel
 def test_green_streams_are_non_blocking(device, sm):
     groups, _ = sm.split(SMResourceOptions())
     ctx = device.create_context(ContextOptions(resources=groups))
-    with pytest.raises(ValueError, match="StreamOptions.nonblocking is False"):
+    with pytest.raises(ValueError, match="nonblocking is False; green context streams must be non-blocking"):
         ctx.create_stream(StreamOptions(nonblocking=False))
     with pytest.raises(ValueError, match="priority 1000"):
         ctx.create_stream({"priority": 1000})

@@ -61,8 +61,8 @@ def test_option_dataclasses_have_cuda_core_fields_and_defaults():
 def test_pinned_options_are_checked_before_any_cuda_call():
     with pytest.raises(ValueError, match="numa_id must be >= 0, got -1"):
         PinnedMemoryResource(PinnedMemoryResourceOptions(numa_id=-1))
-    with pytest.raises(TypeError, match="numa_id must be an int or None"):
-        PinnedMemoryResource(PinnedMemoryResourceOptions(numa_id="0"))
+    with pytest.raises(TypeError, match="Expected int, got str: PinnedMemoryResourceOptions.numa_id is '0'"):
+        PinnedMemoryResourceOptions(numa_id="0")
     with pytest.raises(ValueError, match="max_size is -1"):
         PinnedMemoryResource({"max_size": -1})
     with pytest.raises(TypeError, match="PinnedMemoryResourceOptions, a dict or None"):
@@ -357,6 +357,26 @@ def test_objects_sent_to_a_spawned_process_arrive_mapped(fake_driver_dir):
         seen = report[1]
         assert seen == {{"mapped": True, "registered": True, "same_pool": True, "handle": buffer.handle,
                          "size": 2048, "buffer_mapped": True, "event_ipc": True}}, seen
+    """)
+
+
+@pytest.mark.parametrize("blocking", [False, True])
+def test_an_ipc_event_sent_after_the_start_reports_its_properties_back(fake_driver_dir, blocking):
+    run(fake_driver_dir, f"""
+        import multiprocessing, sys
+        sys.path.insert(0, {HERE!r})
+        import _ipc_workers
+        ctx = multiprocessing.get_context("spawn")
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        process = ctx.Process(target=_ipc_workers.event_properties, args=(inbox, outbox))
+        process.start()
+        event = stream.record(options=EventOptions(ipc_enabled=True, blocking_sync={blocking}))
+        inbox.put(event)
+        report = outbox.get(timeout=60)
+        process.join(60)
+        assert not process.is_alive() and process.exitcode == 0
+        assert report[0] == "ok", report
+        assert report[1] == (event.ipc_descriptor, True, False, {blocking}, None, None), report[1]
     """)
 
 

@@ -81,6 +81,26 @@ def test_a_consumer_whose_producer_has_exited_gets_a_clear_error(pinned):
         queue.get(timeout=TIMEOUT)
 
 
+@pytest.mark.parametrize("blocking", [False, True])
+def test_an_ipc_event_sent_after_the_start_reports_its_properties_back(blocking):
+    from cubind.core import EventOptions
+
+    device = Device(0)
+    device.set_current()
+    stream = device.create_stream()
+    ctx = multiprocessing.get_context("spawn")
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    process = ctx.Process(target=_ipc_workers.event_properties, args=(inbox, outbox))
+    process.start()
+    event = stream.record(options=EventOptions(ipc_enabled=True, blocking_sync=blocking))
+    inbox.put(event)
+    report = report_of(process, outbox, "consumer")
+    assert report[0] == "ok", f"the consumer raised {report[1]}: {report[2]}"
+    assert report[1] == (event.ipc_descriptor, True, False, blocking, None, None)
+    stream.sync()
+    stream.close()
+
+
 def test_a_pool_cannot_map_its_own_buffers_and_a_mapped_pool_cannot_allocate():
     skip_unless_shareable(False)
     device = Device(0)

@@ -52,6 +52,11 @@ def test_managed_options_name_the_preferred_location(location, kind, expected):
     (-3, "host_numa", ValueError), (0, "bogus", ValueError), ("0", None, TypeError), (True, None, TypeError),
 ])
 def test_managed_options_refuse_bad_locations(location, kind, error):
+    if isinstance(location, str):
+        # A location that is not a number is refused when made, as in cuda.core.
+        with pytest.raises(error, match="Expected int, got str: ManagedMemoryResourceOptions.preferred_location"):
+            cb.ManagedMemoryResourceOptions(preferred_location=location, preferred_location_type=kind)
+        return
     options = cb.ManagedMemoryResourceOptions(preferred_location=location, preferred_location_type=kind)
     with pytest.raises(error, match="preferred_location"):
         _managed_location(options)

@@ -110,8 +110,12 @@ def test_bad_targets_and_code_types():
         Program("x", "nvvm", ProgramOptions(arch=ARCH))
     with pytest.raises(TypeError, match="str"):
         Program(b"__global__ void k() {}", "c++", ProgramOptions(arch=ARCH))
-    with pytest.raises(TypeError, match="ProgramOptions"):
-        Program("x", "c++", {"arch": ARCH})
+    # A dict of options is taken, as in cuda.core; anything else is refused.
+    assert Program("__global__ void k() {}", "c++", {"arch": ARCH}).compile("ptx").code_type == "ptx"
+    with pytest.raises(TypeError, match="ProgramOptions or as a dict"):
+        Program("x", "c++", 5)
+    with pytest.raises(TypeError, match="not int"):
+        program.compile("ptx", name_expressions=5)
     with pytest.raises(TypeError, match="name_expressions"):
         program.compile("ptx", name_expressions="k")
     with pytest.raises(ValueError, match="arch"):

@@ -315,7 +315,20 @@ CUresult cuGraphInstantiateWithParams(void** exec, void* graph, instantiate_para
 CUresult cuGraphExecDestroy(void* exec) { check_release("cuGraphExecDestroy"); if (fake_exec_destroy) fake_exec_destroy(exec); ++fake_execs_destroyed; return 0; }
 CUresult cuGraphDestroy(void* graph) { check_release("cuGraphDestroy"); if (fake_graph_destroy) fake_graph_destroy(graph); ++fake_graphs_destroyed; return 0; }
 CUresult cuGraphUpload(void* exec, void* stream) { (void)exec; (void)stream; ++fake_graph_uploads; return 0; }
-CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) { (void)exec; (void)graph; (void)info; ++fake_graph_updates; return 0; }
+/* A CUgraphExecUpdateResult a test sets: cuGraphExecUpdate then reports it
+   (the first field of CUgraphExecUpdateResultInfo) and fails with
+   CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE (910). */
+int fake_update_result;
+CUresult cuGraphExecUpdate(void* exec, void* graph, void* info) {
+    (void)exec;
+    (void)graph;
+    ++fake_graph_updates;
+    if (fake_update_result != 0) {
+        *(int*)info = fake_update_result;
+        return (CUresult)910;
+    }
+    return 0;
+}
 CUresult cuGraphConditionalHandleCreate(unsigned long long* handle, void* graph, void* context, unsigned value,
                                         unsigned flags)
 {
@@ -480,7 +493,16 @@ CUresult cuEventRecord(void* event, void* stream) { (void)event; (void)stream; r
 CUresult cuEventDestroy(void* event) { (void)event; check_release("cuEventDestroy"); return 0; }
 CUresult cuEventQuery(void* event) { (void)event; return 0; }
 CUresult cuEventSynchronize(void* event) { (void)event; return 0; }
-CUresult cuEventElapsedTime(float* ms, void* start, void* end) { (void)start; (void)end; *ms = 0.5f; return 0; }
+/* What cuEventElapsedTime answers: 0, or a status a test sets (400: an event
+   never recorded; 600: one not yet complete). */
+int fake_elapsed_status;
+CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
+    (void)start;
+    (void)end;
+    if (fake_elapsed_status != 0) return (CUresult)fake_elapsed_status;
+    *ms = 0.5f;
+    return 0;
+}
 CUresult cuStreamWaitEvent(void* stream, void* event, unsigned flags) { (void)stream; (void)event; (void)flags; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuMemGetInfo(size_t* free_bytes, size_t* total) { *free_bytes = (size_t)1 << 34; *total = (size_t)1 << 35; return 0; }

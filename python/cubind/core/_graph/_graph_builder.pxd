@@ -6,6 +6,7 @@ from cubind.core._memory._buffer cimport MemoryResource
 from cubind.core._stream cimport Stream
 
 cdef class GraphCondition:
+    cdef object __weakref__
     cdef readonly unsigned long long _value
     cdef bint _used     # a conditional node was made with it
     cdef int _added_node(self, object error, str where) except -1
@@ -13,6 +14,7 @@ cdef class GraphCondition:
     cdef GraphCondition _make(unsigned long long value)
 
 cdef class GraphBuilder:
+    cdef object __weakref__
     cdef Stream _stream
     cdef bint _owns_stream
     cdef int _kind
@@ -33,6 +35,7 @@ cdef class GraphBuilder:
     cdef tuple _conditional(self, condition, cpp.CUgraphConditionalNodeType kind, unsigned int count, str method)
 
 cdef class Graph:
+    cdef object __weakref__
     cdef cpp.GraphExec* _exec
     cdef int _device_id
     cdef list _kept     # what node updates of this instantiation use (kernel arguments, events, callbacks)

@@ -37,7 +37,7 @@ from cubind.core._stream cimport Stream, _stream_context, _stream_handle, _strea
 
 import os
 import threading
-from cubind.core._errors import CUDAError
+from cubind.core._errors import _invalid_value, CUDAError
 from cubind.core._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 
 
@@ -56,6 +56,10 @@ cdef enum:
     _PRIMARY = 0
     _FORKED = 1
     _BODY = 2
+
+
+# cuGraphExecUpdate's status when the graph cannot take the source's parameters.
+cdef int _CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910
 
 
 cdef class GraphCondition:
@@ -470,8 +474,11 @@ cdef class GraphBuilder:
         runs when the condition is n, none when it is count or more."""
         if not isinstance(count, int) or isinstance(count, bool):
             raise TypeError(f"GraphBuilder.switch: count must be an int, not {type(count).__name__}")
-        if not 1 <= count <= 0xFFFFFFFF:
-            raise ValueError(f"GraphBuilder.switch: count is {count}; it must be at least 1")
+        if not 0 <= count <= 0xFFFFFFFF:
+            raise OverflowError(f"GraphBuilder.switch: count is {count}, which is not an unsigned 32-bit int")
+        if count == 0:
+            raise _invalid_value("GraphBuilder.switch: count is 0; a switch node needs at least 1 branch",
+                                 "cuStreamUpdateCaptureDependencies")
         return self._conditional(condition, cpp.CU_GRAPH_COND_TYPE_SWITCH, count, "switch")
 
     def while_loop(self, condition):
@@ -646,12 +653,26 @@ cdef class Graph:
         if isinstance(source, GraphDefinition):
             graph = (<GraphDefinition>source)._get()
         elif isinstance(source, GraphBuilder):
+            if not (<GraphBuilder>source)._ended and not (<GraphBuilder>source)._closed:
+                # cuda.core's type and words, then which call is missing.
+                raise ValueError("Graph has not finished building. (Graph.update: the source GraphBuilder has not "
+                                 "ended building; call its end_building() first)")
             graph = (<GraphBuilder>source)._built("update")
         else:
-            raise TypeError(f"Graph.update: source must be a GraphBuilder or a GraphDefinition, "
-                            f"not {type(source).__name__}")
-        with nogil:
-            exec_.update(cpp.GraphRef(graph))
+            raise TypeError(f"expected GraphBuilder or GraphDefinition, got {type(source).__name__} "
+                            "(Graph.update's source)")
+        try:
+            with nogil:
+                exec_.update(cpp.GraphRef(graph))
+        except CUDAError as error:
+            # The core names the driver's reason (CUgraphExecUpdateResult) when
+            # the graph could not take the source's parameters.
+            if error.status != _CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE and "the driver's reason" not in str(error):
+                raise
+            failed = CUDAError(f"Graph update failed: {error}")
+            for name in ("status", "api_function", "error_name", "error_string"):
+                setattr(failed, name, getattr(error, name))
+            raise failed from error
 
     def upload(self, stream):
         """Prepares the graph's resources on the device ahead of its first
@@ -680,6 +701,14 @@ _GRAPH_MEMORY_RESOURCES = {}
 _GRAPH_MEMORY_LOCK = threading.Lock()
 
 
+def _zero_only(name, value):
+    # A high watermark is only reset (set to 0); cuda.core's type and words,
+    # then what setting it to 0 does.
+    if not isinstance(value, int) or isinstance(value, bool) or value != 0:
+        raise AttributeError(f"Attribute '{name}' may only be set to zero (got {value!r}). "
+                             f"Setting GraphMemoryResourceAttributes.{name} to 0 resets it to the current usage")
+
+
 class GraphMemoryResourceAttributes:
     """The memory graphs hold on a device (cuDeviceGetGraphMemAttribute); the
     high watermarks can be reset by setting them to 0."""
@@ -704,6 +733,13 @@ class GraphMemoryResourceAttributes:
         """Bytes of backing memory reserved for graphs now."""
         return self._mr._query(cpp.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
 
+    @reserved_mem_current.setter
+    def reserved_mem_current(self, value):
+        # What a read-only attribute of a compiled class says, as cuda.core's does.
+        raise AttributeError(f"attribute 'reserved_mem_current' of "
+                             f"'{type(self).__module__}.{type(self).__qualname__}' objects is not writable "
+                             "(it is read from the driver)")
+
     @property
     def reserved_mem_high(self):
         """High watermark of reserved_mem_current; set it to 0 to reset it."""
@@ -711,12 +747,20 @@ class GraphMemoryResourceAttributes:
 
     @reserved_mem_high.setter
     def reserved_mem_high(self, value):
+        _zero_only("reserved_mem_high", value)
         self._mr._reset(cpp.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, "reserved_mem_high", value)
 
     @property
     def used_mem_current(self):
         """Bytes of graph allocations in use now."""
         return self._mr._query(cpp.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)
+
+    @used_mem_current.setter
+    def used_mem_current(self, value):
+        # What a read-only attribute of a compiled class says, as cuda.core's does.
+        raise AttributeError(f"attribute 'used_mem_current' of "
+                             f"'{type(self).__module__}.{type(self).__qualname__}' objects is not writable "
+                             "(it is read from the driver)")
 
     @property
     def used_mem_high(self):
@@ -725,6 +769,7 @@ class GraphMemoryResourceAttributes:
 
     @used_mem_high.setter
     def used_mem_high(self, value):
+        _zero_only("used_mem_high", value)
         self._mr._reset(cpp.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, "used_mem_high", value)
 
 
@@ -773,9 +818,7 @@ cdef class _GraphMemoryResourceBase(MemoryResource):
         return value
 
     def _reset(self, int which, str name, value):
-        if not isinstance(value, int) or isinstance(value, bool) or value != 0:
-            raise ValueError(f"GraphMemoryResourceAttributes.{name} can only be set to 0 "
-                             f"(which resets it to the current value), not {value!r}")
+        _zero_only(name, value)
         self._ensure()
         with nogil:
             self._graph_pool.get().reset_high_watermark(<cpp.CUgraphMem_attribute>which)

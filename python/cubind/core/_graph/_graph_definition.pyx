@@ -33,7 +33,8 @@ import collections.abc
 import weakref
 import weakref as _weakref
 from collections.abc import MutableSet as _MutableSet
-from cubind.core._errors import CUDAError
+from cubind.core._errors import _invalid_value, CUDAError
+from cubind.core.typing import GraphConditionalType
 
 
 # One Python object per live node handle, so nodes() and edges() give back
@@ -65,7 +66,8 @@ cdef cpp.GraphMemoryType _graph_memory_type(object memory_type, str where) excep
         return cpp.GraphMemoryType.host
     if memory_type == "managed":
         return cpp.GraphMemoryType.managed
-    raise ValueError(f"{where}: memory_type must be 'device', 'host' or 'managed', not {memory_type!r}")
+    raise ValueError(f"{where}: memory_type: {memory_type!r} is not a valid GraphMemoryType "
+                     "(must be 'device', 'host' or 'managed')")
 
 
 cdef str _memory_type_name(cpp.GraphMemoryType memory_type):
@@ -636,7 +638,9 @@ cdef class GraphNode:
         cdef cpp.CUgraphNode node = self._handle()
         cdef vector[cpp.CUgraphNode] found
         if node == NULL:
-            raise RuntimeError("the entry node has no edges")
+            # The entry node stands for "no dependencies": it has no edges,
+            # as in cuda.core.
+            return []
         with nogil:
             found = cpp.node_neighbours(node, forward)
         return [_node_of(self._graph_def, n) for n in found]
@@ -646,9 +650,18 @@ cdef class GraphNode:
         cdef vector[cpp.CUgraphNode] dst
         cdef cpp.CUgraphNode node = self._handle()
         cdef cpp.CUgraph graph = self._graph_def._get()
+        if not others:
+            return None
         for other in others:
-            if not isinstance(other, GraphNode) or (<GraphNode>other)._node == NULL:
-                raise TypeError(f"an edge needs a GraphNode of the graph, not {other!r}")
+            if not isinstance(other, GraphNode):
+                raise TypeError(f"expected GraphNode, got {type(other).__name__}: an edge needs a GraphNode of "
+                                f"the graph, not {other!r:.60}")
+        if others and (node == NULL or any((<GraphNode>other)._node == NULL for other in others)):
+            # What the driver answers for an edge to nothing (cuGraphAddDependencies
+            # with a null node), said before it is asked.
+            raise _invalid_value("the entry node (GraphDefinition's, standing for no dependencies) can have no "
+                                 "edges; add nodes after it with its methods instead", "cuGraphAddDependencies")
+        for other in others:
             if (<GraphNode>other)._graph_def._graph != graph:
                 raise ValueError(f"{other!r} belongs to another graph")
             src.push_back(node if forward else (<GraphNode>other)._handle())
@@ -859,8 +872,9 @@ cdef class GraphNode:
         (<GraphCondition>condition)._added_node(None, where)
         made = <ConditionalNode>self._added(cls, added.node, None)
         made._condition = condition
-        made._cond_type = {cpp.CU_GRAPH_COND_TYPE_IF: "if", cpp.CU_GRAPH_COND_TYPE_WHILE: "while",
-                           cpp.CU_GRAPH_COND_TYPE_SWITCH: "switch"}[kind]
+        made._cond_type = {cpp.CU_GRAPH_COND_TYPE_IF: GraphConditionalType("if"),
+                           cpp.CU_GRAPH_COND_TYPE_WHILE: GraphConditionalType("while"),
+                           cpp.CU_GRAPH_COND_TYPE_SWITCH: GraphConditionalType("switch")}[kind]
         made._branches = tuple(GraphDefinition._view(b, self._graph_def._owner) for b in added.bodies)
         return made
 
@@ -883,8 +897,12 @@ cdef class GraphNode:
         runs when the condition is n, none when it is count or more."""
         if not isinstance(count, int) or isinstance(count, bool):
             raise TypeError(f"GraphNode.switch: count must be an int, not {type(count).__name__}")
-        if not 1 <= count <= 0xFFFFFFFF:
-            raise ValueError(f"GraphNode.switch: count is {count}; it must be at least 1")
+        if not 0 <= count <= 0xFFFFFFFF:
+            raise OverflowError(f"GraphNode.switch: count is {count}, which is not an unsigned 32-bit int")
+        if count == 0:
+            # What the driver answers (cuGraphAddNode), said before it is asked.
+            raise _invalid_value("GraphNode.switch: count is 0; a switch node needs at least 1 branch",
+                                 "cuGraphAddNode")
         return self._conditional(condition, cpp.CU_GRAPH_COND_TYPE_SWITCH, count, SwitchNode, "GraphNode.switch")
 
     cdef cpp.NodeInfo _info(self) except *:
@@ -1180,13 +1198,13 @@ cdef class HostCallbackNode(GraphNode):
 
 
 cdef class ConditionalNode(GraphNode):
-    """A conditional node: condition, cond_type ("if", "while", "switch")
+    """A conditional node: condition, cond_type (a GraphConditionalType: IF, WHILE, SWITCH)
     and branches, its body graphs. A conditional node read back from the
     driver (nodes()) has neither: CUDA 13.0 cannot report them."""
 
 
     def __repr__(self):
-        return f"<{type(self).__name__} handle={<uintptr_t>self._node:#x} cond_type={self._cond_type!r}>"
+        return f"<{type(self).__name__} handle={<uintptr_t>self._node:#x} cond_type={getattr(self._cond_type, 'value', None)!r}>"
 
     @property
     def condition(self):

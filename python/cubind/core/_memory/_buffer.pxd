@@ -6,10 +6,12 @@ from libcpp.memory cimport shared_ptr, unique_ptr
 cimport cubind.core._cpp as cpp
 
 cdef class MemoryResource:
+    cdef object __weakref__
     cdef shared_ptr[cpp.MemoryResource] _cpp
     cdef int _ensure(self) except -1
 
 cdef class Buffer:
+    cdef object __weakref__
     cdef unique_ptr[cpp.Buffer] _cpp
     cdef uintptr_t _ptr
     cdef size_t _size
@@ -19,6 +21,7 @@ cdef class Buffer:
     cdef Py_ssize_t _exports
     cdef object _ipc
     cdef bint _mapped
+    cdef bint _empty      # an open buffer of 0 bytes (no memory, no address), until closed
     cdef int _free(self, object stream) except -1
     cdef int _require_open(self) except -1
 cdef Buffer _allocate(MemoryResource mr, object size, object stream)

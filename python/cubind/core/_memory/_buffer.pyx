@@ -92,6 +92,14 @@ cdef Buffer _allocate(MemoryResource mr, object size, object stream):
     if not mr._cpp:
         raise NotImplementedError(f"{type(mr).__name__} must implement allocate(size, *, stream)")
     handle = _stream_handle(stream)
+    if type(size) is int and size == 0:
+        # As in cuda.core: a buffer of 0 bytes at address 0, of this
+        # resource, with no driver call (there is nothing to allocate).
+        buffer = Buffer.__new__(Buffer)
+        buffer._mr = mr
+        buffer._stream = stream
+        buffer._empty = True
+        return buffer
     nbytes = _size_arg(size, mr, "allocate")
     buffer = Buffer.__new__(Buffer)
     with nogil:
@@ -103,14 +111,32 @@ cdef Buffer _allocate(MemoryResource mr, object size, object stream):
     return buffer
 
 
+cdef int _copy_with_options(Buffer dst, Buffer src, object stream, object options) except -1:
+    # Buffer.copy_to / copy_from with a CopyOptions: a batch of one copy
+    # (cuMemcpyBatchAsync takes the attributes), checked as copy_batch checks
+    # its own; imported at first use, as utils.copy_batch is.
+    from cubind.core._memory._copy_batch import _copy_batch
+    from cubind.core._memory_options import CopyOptions
+
+    if not isinstance(options, CopyOptions):
+        raise TypeError(f"options must be a CopyOptions or None, not {type(options).__name__}")
+    _copy_batch(stream, [src], [dst], options=options)
+    return 0
+
+
 cdef size_t _size_arg_slow(object size, object owner, str method) except? 0:
     where = _where(owner, method, "size")
     try:
         value = size.__index__()
     except AttributeError:
         raise TypeError(f"{where} must be an int, not {type(size).__name__}") from None
-    if value <= 0:
-        raise ValueError(f"{where} is {value}; it must be at least 1 byte")
+    if value < 0:
+        # cuda.core's type (its size is a size_t); then what is wrong.
+        raise OverflowError(f"{where} is {value}; a size cannot be negative")
+    if value == 0:
+        raise ValueError(f"{where} is 0; it must be at least 1 byte")
+    if value >= 2**64:
+        raise OverflowError(f"{where} is {value}, which does not fit a size_t")
     if value >= 2**63:
         raise ValueError(f"{where} is {value}, more than any device can hold")
     return value
@@ -183,7 +209,8 @@ cdef class Buffer:
             raise TypeError(f"Buffer.from_handle: mr must be a MemoryResource or None, not {type(mr).__name__}")
         self._ptr = _handle_address(ptr, "Buffer", "from_handle", "ptr")
         if size < 0:
-            raise ValueError(f"Buffer.from_handle: size is {size}; it must be >= 0")
+            # cuda.core's type (its size is a size_t); then what is wrong.
+            raise OverflowError(f"Buffer.from_handle: size is {size}; a size cannot be negative")
         self._size = size
         self._mr = mr
         self._owner = owner
@@ -193,7 +220,7 @@ cdef class Buffer:
         return self
 
     cdef int _require_open(self) except -1:
-        if self._ptr == 0 and self._size == 0 and not self._cpp:
+        if self._ptr == 0 and self._size == 0 and not self._cpp and not self._empty:
             raise RuntimeError("Buffer has been closed")
         return 0
 
@@ -211,10 +238,11 @@ cdef class Buffer:
         self._stream = None
         self._ipc = None
         self._mapped = False
+        self._empty = False
 
     @property
     def is_closed(self):
-        return self._ptr == 0 and self._size == 0 and not self._cpp
+        return self._ptr == 0 and self._size == 0 and not self._cpp and not self._empty
 
     @property
     def ipc_descriptor(self):
@@ -309,12 +337,12 @@ cdef class Buffer:
 
     def copy_to(self, dst=None, *, stream, options=None):
         """Copies this buffer into dst (a new buffer of the same resource when
-        None), ordered on stream; returns dst. Sizes must be equal."""
+        None), ordered on stream; returns dst. Sizes must be equal. With
+        options (a CopyOptions), the copy is one cuMemcpyBatchAsync with
+        those attributes, as utils.copy_batch makes it."""
         cdef cpp.CUstream handle = _stream_handle(stream)
         cdef Buffer target
         self._require_open()
-        if options is not None:
-            raise NotImplementedError("Buffer.copy_to: options (CopyOptions) are not supported yet")
         if dst is None:
             if self._mr is None:
                 raise ValueError("Buffer.copy_to: a buffer without a memory resource needs dst")
@@ -322,17 +350,22 @@ cdef class Buffer:
         if not isinstance(dst, Buffer):
             raise TypeError(f"Buffer.copy_to: dst must be a Buffer, not {type(dst).__name__}")
         target = <Buffer>dst
+        if options is not None:
+            _copy_with_options(target, self, stream, options)
+            return dst
         _copy(target, self, handle)
         return dst
 
     def copy_from(self, src, *, stream, options=None):
-        """Copies src into this buffer, ordered on stream. Sizes must be equal."""
+        """Copies src into this buffer, ordered on stream. Sizes must be equal.
+        options: a CopyOptions, as for copy_to."""
         cdef cpp.CUstream handle = _stream_handle(stream)
         self._require_open()
-        if options is not None:
-            raise NotImplementedError("Buffer.copy_from: options (CopyOptions) are not supported yet")
         if not isinstance(src, Buffer):
             raise TypeError(f"Buffer.copy_from: src must be a Buffer, not {type(src).__name__}")
+        if options is not None:
+            _copy_with_options(self, <Buffer>src, stream, options)
+            return
         _copy(self, <Buffer>src, handle)
 
     def fill(self, value, *, stream):

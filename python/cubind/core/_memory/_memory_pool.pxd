@@ -8,7 +8,6 @@ cdef class _MemPool(MemoryResource):
     cdef shared_ptr[cpp.MemoryPool] _pool
     cdef object _alloc_handle
     cdef bint _mapped
-    cdef object __weakref__
     cdef int _adopt(self, cpp.MemoryPool* pool) except -1
     cdef cpp.MemoryPool* _get(self) except NULL
     cdef int _ensure(self) except -1

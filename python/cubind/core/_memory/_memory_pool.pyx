@@ -53,33 +53,76 @@ class _PoolAttributes:
 
 
 class PeerAccessibleBySetProxy(_MutableSet):
-    """The devices (ids) that may access a DeviceMemoryResource's memory
-    besides its own: adding a device grants access to the pool
-    (cuMemPoolSetAccess), discarding revokes it."""
+    """The devices that may access a DeviceMemoryResource's memory besides its
+    own, as Device objects: adding a device (a Device or its ordinal) grants
+    access to the pool (cuMemPoolSetAccess), discarding revokes it. The
+    pool's own device is ignored, as in cuda.core."""
 
     __slots__ = ("_mr",)
 
     def __init__(self, mr):
         self._mr = mr
 
+    @classmethod
+    def _from_iterable(cls, it):
+        # What the set operators (|, &, -, ^) return: a plain set of Devices.
+        return set(it)
+
+    def _peer(self, device):
+        # The ordinal of device, or None for the pool's own device.
+        ordinal = _device_ordinal(device)
+        return None if ordinal == self._mr.device_id else ordinal
+
     def __contains__(self, device):
-        return self._mr._peer_access(_device_ordinal(device), 0)
+        if not isinstance(device, (Device, int)):
+            return False
+        ordinal = self._peer(device)
+        return ordinal is not None and bool(self._mr._peer_access(ordinal, 0))
 
     def __iter__(self):
         own = self._mr.device_id
-        return iter([i for i in range(_device_count()) if i != own and self._mr._peer_access(i, 0)])
+        return iter([Device(i) for i in range(_device_count()) if i != own and self._mr._peer_access(i, 0)])
 
     def __len__(self):
         return sum(1 for _ in self)
 
     def add(self, device):
-        self._mr._peer_access(_device_ordinal(device), 1)
+        ordinal = self._peer(device)
+        if ordinal is not None:
+            self._mr._peer_access(ordinal, 1)
 
     def discard(self, device):
-        self._mr._peer_access(_device_ordinal(device), -1)
+        ordinal = self._peer(device)
+        if ordinal is not None:
+            self._mr._peer_access(ordinal, -1)
+
+    def update(self, *others):
+        for other in others:
+            for device in other:
+                self.add(device)
+
+    def difference_update(self, *others):
+        for other in others:
+            for device in other:
+                self.discard(device)
+
+    def intersection_update(self, *others):
+        keep = {d.device_id for d in self}
+        for other in others:
+            keep &= {_device_ordinal(d) for d in other}
+        for device in list(self):
+            if device.device_id not in keep:
+                self.discard(device)
+
+    def symmetric_difference_update(self, other):
+        for device in {_device_ordinal(d) for d in other}:
+            if device in self:
+                self.discard(device)
+            else:
+                self.add(device)
 
     def __repr__(self):
-        return f"{{{', '.join(str(d) for d in self)}}}"
+        return f"{{{', '.join(repr(d) for d in self)}}}"
 
 
 cdef class _MemPool(MemoryResource):
@@ -329,14 +372,14 @@ Stream-ordered device memory from a pool (cuMemAllocFromPoolAsync,
     @property
     def peer_accessible_by(self):
         """The other devices that may access this pool's memory: a live set of
-        device ids (add grants, discard revokes). Assign an iterable of devices
-        to set it whole."""
+        Device objects (add grants, discard revokes; each takes a Device or an
+        ordinal). Assign an iterable of Devices or ordinals to set it whole."""
         return PeerAccessibleBySetProxy(self)
 
     @peer_accessible_by.setter
     def peer_accessible_by(self, devices):
         wanted = {_device_ordinal(d) for d in devices}
-        current = set(PeerAccessibleBySetProxy(self))
+        current = {d.device_id for d in PeerAccessibleBySetProxy(self)}
         for d in current - wanted:
             self._peer_access(d, -1)
         for d in wanted - current:

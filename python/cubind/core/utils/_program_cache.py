@@ -42,7 +42,7 @@ def _key_bytes(key):
         return key
     if isinstance(key, str):
         return key.encode("utf-8")
-    raise TypeError(f"a program cache key is bytes or str, not {type(key).__name__}")
+    raise TypeError(f"cache keys must be bytes or str, got {type(key).__name__} ({key!r:.60})")
 
 
 def _value_bytes(value):
@@ -58,7 +58,8 @@ def _value_bytes(value):
             with open(code, "rb") as f:
                 return f.read()
         return bytes(code)
-    raise TypeError(f"a program cache stores bytes, bytearray, memoryview or ObjectCode, not {type(value).__name__}")
+    raise TypeError(f"cache values must be bytes-like or ObjectCode, got {type(value).__name__} "
+                    "(a program cache stores bytes, bytearray, memoryview or ObjectCode)")
 
 
 _FIELD_NAMES = {}   # options class -> (its field names sorted, an attrgetter of them)
@@ -165,9 +166,14 @@ def make_program_cache_key(*, code, code_type, options, target_type, name_expres
     if type(target_type) is not str or target_type not in _TARGET_TYPES:
         target_type = str(getattr(target_type, "value", target_type)).lower()
     if code_type not in _CODE_TYPES:
-        raise ValueError(f"make_program_cache_key: code_type {code_type!r} is not one of {_CODE_TYPES}")
+        raise ValueError(f"make_program_cache_key: code_type: {code_type!r} is not a valid SourceCodeType. "
+                         "Must be 'c++', 'nvvm' or 'ptx'")
     if target_type not in _TARGET_TYPES:
-        raise ValueError(f"make_program_cache_key: target_type {target_type!r} is not one of {_TARGET_TYPES}")
+        raise ValueError(f"make_program_cache_key: target_type={target_type!r} is not supported by the program "
+                         "cache (must be 'cubin', 'ltoir' or 'ptx')")
+    if code_type == "ptx" and target_type == "ltoir":
+        raise ValueError("make_program_cache_key: target_type='ltoir' is not valid for code_type='ptx' "
+                         "(supported: ['cubin', 'ptx']): Program.compile refuses it, so no key is made for it")
     if not isinstance(options, _program_options_class()):
         raise TypeError(f"make_program_cache_key: options must be a ProgramOptions, not {type(options).__name__}")
     # A program compiled again asks again with equal arguments: its key is
@@ -196,7 +202,7 @@ def _make_key(code, code_type, options, names, values, target_type, name_express
     if isinstance(code, str):
         code = code.encode("utf-8")
     elif not isinstance(code, (bytes, bytearray)):
-        raise TypeError(f"make_program_cache_key: code must be str or bytes, not {type(code).__name__}")
+        raise TypeError(f"make_program_cache_key: code must be str or bytes, got {type(code).__name__}")
     if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
         raise TypeError(f"make_program_cache_key: extra_digest must be bytes or None, not {type(extra_digest).__name__}")
     options_text, side_effect, reads, use_libdevice = _options_of(type(options), names, values)
@@ -283,8 +289,9 @@ def _check_max_size(max_size_bytes, owner):
         return None
     if isinstance(max_size_bytes, bool) or not isinstance(max_size_bytes, int):
         raise TypeError(f"{owner}: max_size_bytes must be an int or None, not {type(max_size_bytes).__name__}")
-    if max_size_bytes < 0:
-        raise ValueError(f"{owner}: max_size_bytes is {max_size_bytes}; it must be >= 0")
+    if max_size_bytes <= 0:
+        raise ValueError(f"{owner}: max_size_bytes must be positive or None (got {max_size_bytes}; "
+                         "0 would evict every write)")
     return max_size_bytes
 
 

@@ -1,0 +1,164 @@
+"""Objects of cubind.core behave as cuda.core's do, checked against the
+stand-in driver: event arithmetic and the errors of timing, weak references,
+the peer set of a memory pool, IPC events opened in another process, a
+0-byte buffer and copies with CopyOptions."""
+import textwrap
+
+from conftest import STAND_IN_CHECKS, run_with_fake_driver
+
+PRELUDE = STAND_IN_CHECKS + textwrap.dedent("""
+    import ctypes, pickle, weakref
+    import cubind.core as cc
+    from cubind.core import EventOptions
+    fake = ctypes.CDLL("libcuda.so.1")
+    dev = cc.Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    elapsed_status = ctypes.c_int.in_dll(fake, "fake_elapsed_status")
+""")
+
+
+def run(fake_driver_dir, body):
+    run_with_fake_driver(fake_driver_dir, PRELUDE + textwrap.dedent(body))
+
+
+def test_event_arithmetic_raises_what_cuda_core_raises(fake_driver_dir):
+    run(fake_driver_dir, """
+        timed = EventOptions(timing_enabled=True)
+        start, end = stream.record(options=timed), stream.record(options=timed)
+        assert end - start == 0.5
+        plain = stream.record()
+        for left, right in ((end, plain), (plain, start), (plain, plain)):
+            raises(RuntimeError, "Both Events must be created with timing enabled", lambda: left - right)
+        raises(RuntimeError, "EventOptions(timing_enabled=True)", lambda: end - plain)
+        elapsed_status.value = 400   # CUDA_ERROR_INVALID_HANDLE: never recorded
+        raises(RuntimeError, "Both Events must be recorded before they can be subtracted", lambda: end - start)
+        elapsed_status.value = 600   # CUDA_ERROR_NOT_READY
+        raises(RuntimeError, "One or both events have not completed", lambda: end - start)
+        try:
+            end - start
+        except RuntimeError as error:
+            assert isinstance(error.__cause__, cc.CUDAError) and error.__cause__.status == 600
+        elapsed_status.value = 1     # anything else is the driver's CUDAError
+        raises(cc.CUDAError, "", lambda: end - start)
+        elapsed_status.value = 0
+        # Only Event - Event is defined: the rest is Python's TypeError.
+        for bad in (lambda: end - 1, lambda: 1 - end, lambda: end + start, lambda: end < start):
+            raises(TypeError, "", bad)
+        value = end
+        value -= start
+        assert value == 0.5
+        holder = [end]
+        def subtract_in_place():
+            holder[0] -= 1
+        raises(TypeError, "", subtract_in_place)
+        assert (end == start) is False and (end == 1) is False and end == end
+    """)
+
+
+def test_weak_references_reach_the_objects_of_cubind(fake_driver_dir):
+    run(fake_driver_dir, """
+        buffer = dev.allocate(64, stream=stream)
+        objects = [buffer, stream, stream.record(), dev.memory_resource, cc.LaunchConfig(grid=1, block=1),
+                   cc.ObjectCode.from_cubin(b"stand-in cubin"), dev, dev.context]
+        refs = [weakref.ref(o) for o in objects]
+        assert [r() for r in refs] == objects
+        ref = weakref.ref(buffer)
+        buffer.close()
+        del buffer, objects
+        assert ref() is None
+    """)
+
+
+def test_peer_accessible_by_reads_back_devices_and_ignores_its_own(fake_driver_dir):
+    run(fake_driver_dir, """
+        mr = cc.DeviceMemoryResource(dev, cc.DeviceMemoryResourceOptions(max_size=1 << 20))
+        peers = mr.peer_accessible_by
+        assert set(peers) == set() and len(peers) == 0
+        peers.add(0)
+        peers.add(dev)
+        assert 0 not in peers and dev not in peers and list(peers) == []
+        mr.peer_accessible_by = [0, dev]
+        assert set(mr.peer_accessible_by) == set()
+        assert (peers | {dev}) == {dev}
+        raises(ValueError, "device_id", peers.add, 5)
+        raises(TypeError, "Device or an int", peers.add, "1")
+    """)
+
+
+def test_an_ipc_event_opened_elsewhere_has_no_device_or_context(fake_driver_dir):
+    run(fake_driver_dir, """
+        event = stream.record(options=EventOptions(ipc_enabled=True))
+        assert event.device is dev and event.context == dev.context
+        opened = cc.Event.from_ipc_descriptor(event.ipc_descriptor)
+        assert opened.device is None and opened.context is None
+        assert opened.is_ipc_enabled and not opened.is_timing_enabled
+        # What a child process sends back about the event pickles.
+        props = pickle.loads(pickle.dumps((opened.ipc_descriptor, opened.is_ipc_enabled, opened.device,
+                                           opened.context)))
+        assert props == (event.ipc_descriptor, True, None, None)
+        stream.wait(opened)
+    """)
+
+
+def test_a_buffer_of_zero_bytes_and_copies_with_options(fake_driver_dir):
+    run(fake_driver_dir, """
+        from cubind.core.utils import CopyOptions
+        empty = dev.memory_resource.allocate(0, stream=stream)
+        assert empty.size == 0 and empty.handle == 0 and not empty.is_closed
+        assert weakref.ref(empty)() is empty
+        empty.close()
+        assert empty.is_closed
+        raises(OverflowError, "size is -1", dev.memory_resource.allocate, -1, stream=stream)
+        src, dst = dev.allocate(256, stream=stream), dev.allocate(256, stream=stream)
+        # With options the copy is a batch of one: cuMemcpyBatchAsync, which the
+        # stand-in driver lacks (the GPU tests run it).
+        raises(RuntimeError, "cuMemcpyBatchAsync", src.copy_to, dst, stream=stream,
+               options=CopyOptions(src_access_order="any"))
+        raises(RuntimeError, "cuMemcpyBatchAsync", dst.copy_from, src, stream=stream, options=CopyOptions())
+        raises(TypeError, "CopyOptions", src.copy_to, dst, stream=stream, options={"src_access_order": "any"})
+        raises(TypeError, "LEGACY_DEFAULT_STREAM", src.copy_to, dst, stream=cc.LEGACY_DEFAULT_STREAM,
+               options=CopyOptions())
+        src.close(); dst.close()
+    """)
+
+
+def test_switch_of_no_branches_is_the_drivers_error(fake_driver_dir):
+    run(fake_driver_dir, """
+        from cubind.core.graph import GraphDefinition
+        from cubind.core.typing import GraphConditionalType
+        g = GraphDefinition()
+        cond = g.create_condition(1)
+        node = g.if_then(cond)
+        assert node.cond_type is GraphConditionalType.IF and "'if'" in repr(node)
+        try:
+            g.switch(g.create_condition(0), 0)
+        except cc.CUDAError as error:
+            assert error.error_name == "CUDA_ERROR_INVALID_VALUE" and "count is 0" in str(error)
+        else:
+            raise AssertionError("switch(cond, 0) did not raise CUDAError")
+        # The entry node has no edges, and none can be added to it.
+        entry = g._entry
+        assert set(entry.pred) == set() and set(entry.succ) == set() and len(entry.succ) == 0
+        assert node not in entry.succ
+        entry.succ.clear()
+        try:
+            entry.succ.add(node)
+        except cc.CUDAError as error:
+            assert error.error_name == "CUDA_ERROR_INVALID_VALUE" and "entry node" in str(error)
+        else:
+            raise AssertionError("an edge from the entry node did not raise CUDAError")
+        other = g.join()
+        raises(TypeError, "expected GraphNode, got int", other.succ.add, 5)
+        other.succ.discard(5)
+        assert 5 not in other.succ
+    """)
+
+
+def test_only_green_contexts_are_made_as_in_cuda_core(fake_driver_dir):
+    run(fake_driver_dir, """
+        raises(NotImplementedError, "only green contexts", dev.create_context)
+        raises(NotImplementedError, "resources is None", dev.create_context, cc.ContextOptions(resources=None))
+        raises(NotImplementedError, "resources is None", dev.create_context, {"resources": None})
+        raises(TypeError, "ContextOptions", dev.create_context, object())
+    """)
