@@ -69,9 +69,9 @@ from cubind.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM
 # What only some programs use is imported at its first use (module
 # __getattr__, PEP 562), so that `import cubind.core` loads neither it nor
 # what it needs (graphs, tensor maps and strided views, managed and virtual
-# memory, the device attribute table): `cubind.core.GraphMemoryResource`,
-# `from cubind.core import *` and `import cubind.core.graph` all work as if
-# it were imported here.
+# memory, the device attribute table, textures): `cubind.core.GraphMemoryResource`,
+# `from cubind.core import *`, `import cubind.core.graph` and
+# `cubind.core.texture` all work as if it were imported here.
 _LAZY = {
     "DeviceProperties": "cubind.core._device_properties",
     "GraphMemoryResource": "cubind.core._graph._graph_builder",
@@ -83,11 +83,12 @@ _LAZY = {
     "VirtualMemoryResource": "cubind.core._memory._virtual_memory",
     "VirtualMemoryResourceOptions": "cubind.core._memory_options",
     "graph": "cubind.core.graph",
+    "texture": "cubind.core.texture",
 }
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cubind.core import graph
+    from cubind.core import graph, texture
     from cubind.core._device_properties import DeviceProperties
     from cubind.core._graph._graph_builder import GraphMemoryResource
     from cubind.core._memory._managed import ManagedBuffer, ManagedMemoryResource
@@ -104,7 +105,7 @@ def __getattr__(name):
     import importlib
 
     module = importlib.import_module(module_name)
-    value = module if name == "graph" else getattr(module, name)
+    value = module if module_name == f"cubind.core.{name}" else getattr(module, name)
     globals()[name] = value
     return value
 
