@@ -94,6 +94,7 @@ class ResourceDescriptor:
         typed 1-D range of elements of format with num_channels channels."""
         if not isinstance(buffer, Buffer):
             raise TypeError(f"buffer must be a Buffer, got {type(buffer).__name__}")
+        (<Buffer>buffer)._require_open()
         fmt = _validate_format_channels(format, num_channels)
         buffer_size = int(buffer.size)
         element = _FORMAT_BYTES[fmt] * int(num_channels)
@@ -119,6 +120,7 @@ class ResourceDescriptor:
         texture_pitch_alignment for the driver to take it)."""
         if not isinstance(buffer, Buffer):
             raise TypeError(f"buffer must be a Buffer, got {type(buffer).__name__}")
+        (<Buffer>buffer)._require_open()
         fmt = _validate_format_channels(format, num_channels)
         w = _whole(width, "width")
         h = _whole(height, "height")
