@@ -187,10 +187,12 @@ cdef class OpaqueArray:
             return 0
         try:
             PyObject_GetBuffer(other, &view, PyBUF_SIMPLE if to_array else PyBUF_SIMPLE | PyBUF_WRITABLE)
-        except TypeError:
-            raise TypeError(
+        except (TypeError, BufferError, ValueError) as error:
+            # The type the object raised (TypeError without the buffer protocol,
+            # BufferError when read-only or not contiguous), saying which argument.
+            raise type(error)(
                 f"OpaqueArray.{method}: {'src' if to_array else 'dst'} must be a Buffer or a contiguous "
-                f"{'' if to_array else 'writable '}buffer-protocol object, got {type(other).__name__}"
+                f"{'' if to_array else 'writable '}buffer-protocol object, got {type(other).__name__} ({error})"
             ) from None
         try:
             if <size_t>view.len < needed:
