@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "cubind/error.hpp"
 #include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
+#include "context_registry.hpp"
 #include "driver_init.hpp"
 #include "null_owner.hpp"
 
@@ -23,6 +25,17 @@ void check_channels(unsigned int num_channels, const char* where) {
     throw std::invalid_argument(std::string(where) + ": num_channels must be 1, 2, or 4, got " +
                                 std::to_string(num_channels));
   }
+}
+
+// Destructors release in the owner's context, where they know it, so that
+// no context need be current on the thread that lets go of the last share.
+template <typename Release>
+void release_in(CUcontext context, Release&& release) noexcept {
+  detail::release_quietly([&] {
+    std::optional<ContextGuard> guard;
+    if (context != nullptr) guard.emplace(Context::from_native_handle(context));
+    return release();
+  });
 }
 
 // One side of a whole-array copy: the array, or the packed rows of the other side.
@@ -177,28 +190,31 @@ CUarray create_array(const Device& device, const ArrayDescriptor& descriptor) {
 }  // namespace
 
 OpaqueArray::OpaqueArray(const Device& device, const ArrayDescriptor& descriptor)
-    : ArrayRef(create_array(device, descriptor), descriptor) {}
+    : ArrayRef(create_array(device, descriptor), descriptor), context_(detail::primary_context(device.ordinal())) {}
 
 OpaqueArray OpaqueArray::from_native_handle(CUarray handle) {
   if (handle == nullptr) throw std::invalid_argument("cubind::OpaqueArray::from_native_handle: the handle is null");
   const ArrayRef view = ArrayRef::from_native_handle(handle);
-  return OpaqueArray(handle, view.descriptor());
+  const std::optional<Context> current = Context::current();
+  return OpaqueArray(handle, view.descriptor(), current ? current->handle() : nullptr);
 }
 
 OpaqueArray::OpaqueArray(OpaqueArray&& other) noexcept
-    : ArrayRef(std::exchange(other.handle_, nullptr), other.descriptor_) {}
+    : ArrayRef(std::exchange(other.handle_, nullptr), other.descriptor_),
+      context_(std::exchange(other.context_, nullptr)) {}
 
 OpaqueArray& OpaqueArray::operator=(OpaqueArray&& other) noexcept {
   if (this != &other) {
     OpaqueArray old(std::move(*this));
     handle_ = std::exchange(other.handle_, nullptr);
     descriptor_ = other.descriptor_;
+    context_ = std::exchange(other.context_, nullptr);
   }
   return *this;
 }
 
 OpaqueArray::~OpaqueArray() {
-  if (handle_ != nullptr) detail::release_quietly([this] { return raw::cuArrayDestroy(handle_); });
+  if (handle_ != nullptr) release_in(context_, [this] { return raw::cuArrayDestroy(handle_); });
 }
 
 CUarray OpaqueArray::release() {
@@ -220,12 +236,16 @@ CUmipmappedArray create_mipmapped(const Device& device, const ArrayDescriptor& d
 }  // namespace
 
 MipmappedArray::MipmappedArray(const Device& device, const ArrayDescriptor& descriptor, unsigned int num_levels)
-    : handle_(create_mipmapped(device, descriptor, num_levels)), descriptor_(descriptor), num_levels_(num_levels) {}
+    : handle_(create_mipmapped(device, descriptor, num_levels)),
+      descriptor_(descriptor),
+      num_levels_(num_levels),
+      context_(detail::primary_context(device.ordinal())) {}
 
 MipmappedArray::MipmappedArray(MipmappedArray&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       descriptor_(other.descriptor_),
-      num_levels_(std::exchange(other.num_levels_, 0u)) {}
+      num_levels_(std::exchange(other.num_levels_, 0u)),
+      context_(std::exchange(other.context_, nullptr)) {}
 
 MipmappedArray& MipmappedArray::operator=(MipmappedArray&& other) noexcept {
   if (this != &other) {
@@ -233,12 +253,13 @@ MipmappedArray& MipmappedArray::operator=(MipmappedArray&& other) noexcept {
     handle_ = std::exchange(other.handle_, nullptr);
     descriptor_ = other.descriptor_;
     num_levels_ = std::exchange(other.num_levels_, 0u);
+    context_ = std::exchange(other.context_, nullptr);
   }
   return *this;
 }
 
 MipmappedArray::~MipmappedArray() {
-  if (handle_ != nullptr) detail::release_quietly([this] { return raw::cuMipmappedArrayDestroy(handle_); });
+  if (handle_ != nullptr) release_in(context_, [this] { return raw::cuMipmappedArrayDestroy(handle_); });
 }
 
 ArrayRef MipmappedArray::level(unsigned int level) const {
@@ -247,6 +268,7 @@ ArrayRef MipmappedArray::level(unsigned int level) const {
     throw std::out_of_range("cubind::MipmappedArray::level: level (" + std::to_string(level) +
                             ") must be < num_levels (" + std::to_string(num_levels_) + ")");
   }
+  ContextGuard guard(Context::from_native_handle(context_));
   CUarray array = nullptr;
   detail::check(raw::cuMipmappedArrayGetLevel(&array, handle_, level), "cuMipmappedArrayGetLevel");
   return ArrayRef::from_native_handle(array);
@@ -388,41 +410,51 @@ CUsurfObject create_surface(const Device& device, const std::shared_ptr<const Ar
 }  // namespace
 
 TextureObject::TextureObject(const Device& device, TextureResource resource, const TextureOptions& options)
-    : handle_(create_texture(device, resource, options)), resource_(std::move(resource)) {}
+    : handle_(create_texture(device, resource, options)),
+      resource_(std::move(resource)),
+      context_(detail::primary_context(device.ordinal())) {}
 
 TextureObject::TextureObject(TextureObject&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)), resource_(std::move(other.resource_)) {}
+    : handle_(std::exchange(other.handle_, 0)),
+      resource_(std::move(other.resource_)),
+      context_(std::exchange(other.context_, nullptr)) {}
 
 TextureObject& TextureObject::operator=(TextureObject&& other) noexcept {
   if (this != &other) {
     TextureObject old(std::move(*this));
     handle_ = std::exchange(other.handle_, 0);
     resource_ = std::move(other.resource_);
+    context_ = std::exchange(other.context_, nullptr);
   }
   return *this;
 }
 
 TextureObject::~TextureObject() {
-  if (handle_ != 0) detail::release_quietly([this] { return raw::cuTexObjectDestroy(handle_); });
+  if (handle_ != 0) release_in(context_, [this] { return raw::cuTexObjectDestroy(handle_); });
 }
 
 SurfaceObject::SurfaceObject(const Device& device, std::shared_ptr<const ArrayRef> array)
-    : handle_(create_surface(device, array)), array_(std::move(array)) {}
+    : handle_(create_surface(device, array)),
+      array_(std::move(array)),
+      context_(detail::primary_context(device.ordinal())) {}
 
 SurfaceObject::SurfaceObject(SurfaceObject&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)), array_(std::move(other.array_)) {}
+    : handle_(std::exchange(other.handle_, 0)),
+      array_(std::move(other.array_)),
+      context_(std::exchange(other.context_, nullptr)) {}
 
 SurfaceObject& SurfaceObject::operator=(SurfaceObject&& other) noexcept {
   if (this != &other) {
     SurfaceObject old(std::move(*this));
     handle_ = std::exchange(other.handle_, 0);
     array_ = std::move(other.array_);
+    context_ = std::exchange(other.context_, nullptr);
   }
   return *this;
 }
 
 SurfaceObject::~SurfaceObject() {
-  if (handle_ != 0) detail::release_quietly([this] { return raw::cuSurfObjectDestroy(handle_); });
+  if (handle_ != 0) release_in(context_, [this] { return raw::cuSurfObjectDestroy(handle_); });
 }
 
 }  // namespace cubind

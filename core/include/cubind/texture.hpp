@@ -101,7 +101,8 @@ class OpaqueArray : public ArrayRef {
   OpaqueArray& operator=(OpaqueArray&& other) noexcept;
   OpaqueArray(const OpaqueArray&) = delete;
   OpaqueArray& operator=(const OpaqueArray&) = delete;
-  // cuArrayDestroy; errors, a driver shut down included, are ignored.
+  // cuArrayDestroy, in the context it was made in; errors, a driver shut
+  // down included, are ignored.
   ~OpaqueArray();
 
   // Gives up ownership; the OpaqueArray becomes null.
@@ -109,7 +110,10 @@ class OpaqueArray : public ArrayRef {
   CUarray release();
 
  private:
-  explicit OpaqueArray(CUarray handle, const ArrayDescriptor& descriptor) noexcept : ArrayRef(handle, descriptor) {}
+  OpaqueArray(CUarray handle, const ArrayDescriptor& descriptor, CUcontext context) noexcept
+      : ArrayRef(handle, descriptor), context_(context) {}
+
+  CUcontext context_;  // current while it is destroyed; null when adopted with none current
 };
 
 // An owned mipmapped array: `num_levels` arrays, each half the size of the
@@ -125,7 +129,7 @@ class MipmappedArray {
   MipmappedArray& operator=(MipmappedArray&& other) noexcept;
   MipmappedArray(const MipmappedArray&) = delete;
   MipmappedArray& operator=(const MipmappedArray&) = delete;
-  // cuMipmappedArrayDestroy (every level with it); errors are ignored.
+  // cuMipmappedArrayDestroy (every level with it), in its context; errors are ignored.
   ~MipmappedArray();
 
   CUmipmappedArray handle() const noexcept { return handle_; }
@@ -145,6 +149,7 @@ class MipmappedArray {
   CUmipmappedArray handle_;
   ArrayDescriptor descriptor_;
   unsigned int num_levels_;
+  CUcontext context_;  // the device's primary context: current for level() and the destructor
 };
 
 // What a texture object reads: an array, a mipmapped array, or linear memory
@@ -230,6 +235,7 @@ class TextureObject {
  private:
   CUtexObject handle_;
   TextureResource resource_;
+  CUcontext context_;  // current while it is destroyed
 };
 
 // An owned surface object (cuSurfObjectCreate) over one array: kernels load
@@ -255,6 +261,7 @@ class SurfaceObject {
  private:
   CUsurfObject handle_;
   std::shared_ptr<const ArrayRef> array_;
+  CUcontext context_;  // current while it is destroyed
 };
 
 }  // namespace cubind
