@@ -138,13 +138,15 @@ TEST_F(TextureGpuTest, TexturesOfEveryResourceKindAreCreated) {
   EXPECT_NE(mipmapped.handle(), 0u);
   Stream stream(dev());
   auto pool = std::make_shared<cubind::DeviceMemoryResource>(dev());
-  cubind::Buffer linear_memory = cubind::Buffer::allocate(pool, 4096, stream);
-  TextureObject linear(dev(), TextureResource::linear(linear_memory.handle(), CU_AD_FORMAT_FLOAT, 1, 4096));
+  // The driver wants linear memory aligned to CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT.
+  const auto alignment = static_cast<CUdeviceptr>(dev().attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT));
+  cubind::Buffer linear_memory = cubind::Buffer::allocate(pool, 4096 + alignment, stream);
+  const CUdeviceptr aligned = (linear_memory.handle() + alignment - 1) / alignment * alignment;
+  TextureObject linear(dev(), TextureResource::linear(aligned, CU_AD_FORMAT_FLOAT, 1, 4096));
   EXPECT_NE(linear.handle(), 0u);
   const std::size_t pitch = static_cast<std::size_t>(dev().attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT));
   const std::size_t row = pitch < 128 ? 128 : pitch;
-  TextureObject pitched(dev(), TextureResource::pitch2d(linear_memory.handle(), CU_AD_FORMAT_UNSIGNED_INT8, 4, 32,
-                                                        4096 / row, row));
+  TextureObject pitched(dev(), TextureResource::pitch2d(aligned, CU_AD_FORMAT_UNSIGNED_INT8, 4, 32, 4096 / row, row));
   EXPECT_NE(pitched.handle(), 0u);
   stream.sync();
 }
