@@ -162,13 +162,17 @@ cdef class OpaqueArray:
 
     cdef int _copy(self, other, stream, bint to_array, str method) except -1:
         cdef cpp.CUstream handle = _stream_handle(stream)
+        cdef shared_ptr[cpp.ArrayRef] share
         cdef cpp.ArrayRef* array
         cdef Py_buffer view
         cdef uintptr_t ptr
         cdef size_t size
         cdef size_t needed
         self._require_open()
-        array = self._cpp.get()
+        # A share of its own: a close() on another thread while the GIL is
+        # released cannot destroy the array under the copy.
+        share = self._cpp
+        array = share.get()
         needed = self.size_bytes
         if isinstance(other, Buffer):
             (<Buffer>other)._require_open()

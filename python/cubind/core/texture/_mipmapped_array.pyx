@@ -61,6 +61,7 @@ cdef class MipmappedArray:
         nothing."""
         cdef unsigned int index
         cdef shared_ptr[cpp.ArrayRef] array
+        cdef shared_ptr[cpp.MipmappedArray] share = self._cpp
         self._require_open()
         try:
             lvl = int(level)
@@ -72,7 +73,7 @@ cdef class MipmappedArray:
             raise ValueError(f"level ({lvl}) must be < num_levels ({self._num_levels})")
         index = lvl
         with nogil:
-            array = cpp.mipmapped_array_level(self._cpp, index)
+            array = cpp.mipmapped_array_level(share, index)
         return _array_of(array, self._device_id)
 
     @property
