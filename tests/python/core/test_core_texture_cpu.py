@@ -301,3 +301,16 @@ def test_surfaces_take_only_arrays_made_for_them(fake_driver_dir):
         assert surf.is_closed and surf.handle == 0 and surf.resource is None
         assert live("surfaces") == 0 and live("mipmaps") == 0
     """)
+
+
+def test_copies_take_a_graph_builder_as_their_stream(fake_driver_dir):
+    run(fake_driver_dir, """
+        a = dev.create_opaque_array(OpaqueArrayOptions(shape=(8,), format="float32", num_channels=1))
+        buf = dev.allocate(a.size_bytes, stream=stream)
+        builder = dev.create_graph_builder().begin_building()
+        a.copy_from(buf, stream=builder)
+        assert fake_int("fake_copy3d_stream", ctypes.c_void_p) == builder.__cuda_stream__()[1]
+        a.copy_to(buf, stream=builder)
+        assert fake_int("fake_copy3d_src_type") == 3
+        builder.end_building()
+    """)
