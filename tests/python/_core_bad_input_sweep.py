@@ -93,6 +93,23 @@ class World:
     def context(self):
         return self.device.context
 
+    # Textures: an 8 x 8 float array holds 256 bytes, as buffer() does.
+    def opaque_array(self):
+        return self.device.create_opaque_array(cc.texture.OpaqueArrayOptions(
+            shape=(8, 8), format="float32", num_channels=1, is_surface_load_store=True))
+
+    def mipmapped_array(self):
+        return self.device.create_mipmapped_array(cc.texture.MipmappedArrayOptions(
+            shape=(8, 8), format="float32", num_channels=1, num_levels=2))
+
+    def texture_object(self):
+        return self.device.create_texture_object(
+            resource=cc.texture.ResourceDescriptor.from_opaque_array(self.opaque_array()))
+
+    def surface_object(self):
+        return self.device.create_surface_object(
+            resource=cc.texture.ResourceDescriptor.from_opaque_array(self.opaque_array()))
+
 
 # The neutral value of a parameter, by its name.
 def neutral(world, name):
@@ -103,7 +120,8 @@ def neutral(world, name):
         "target_type": lambda: "cubin", "name": lambda: "k4_8", "kernel_name": lambda: "k4_8",
         "name_expressions": lambda: (), "ptr": lambda: 0, "code": lambda: "int x;", "code_type": lambda: "c++",
         "module": lambda: world.cubin, "ctx": world.context, "layout": lambda: None, "fn": lambda: (lambda: None),
-        "callback": lambda: (lambda: None), "handle": lambda: 0, "count": lambda: 1,
+        "callback": lambda: (lambda: None), "handle": lambda: 0, "count": lambda: 1, "level": lambda: 0,
+        "resource": lambda: cc.texture.ResourceDescriptor.from_opaque_array(world.opaque_array()),
     }
     make = table.get(name)
     return make() if make is not None else None
@@ -114,6 +132,8 @@ def makers(world):
         "Device": lambda: world.device, "Stream": world.stream, "Event": world.event, "Buffer": world.buffer,
         "DeviceMemoryResource": world.memory_resource, "Program": world.program, "ObjectCode": world.object_code,
         "Kernel": world.kernel, "Linker": world.linker, "LaunchConfig": world.config, "Context": world.context,
+        "OpaqueArray": world.opaque_array, "MipmappedArray": world.mipmapped_array,
+        "TextureObject": world.texture_object, "SurfaceObject": world.surface_object,
     }
 
 
@@ -122,7 +142,9 @@ def closers(world):
     made = {}
     for name, make in (("Stream", world.stream), ("Event", world.event), ("Buffer", world.buffer),
                        ("Program", world.program), ("Linker", world.linker),
-                       ("DeviceMemoryResource", world.memory_resource)):
+                       ("DeviceMemoryResource", world.memory_resource), ("OpaqueArray", world.opaque_array),
+                       ("MipmappedArray", world.mipmapped_array), ("TextureObject", world.texture_object),
+                       ("SurfaceObject", world.surface_object)):
         try:
             obj = make()
             obj.close()
@@ -193,7 +215,7 @@ def main():
     closed = closers(world)
     values = bad_values(closed)
     for cls_name, make in sorted(makers(world).items()):
-        cls = getattr(cc, cls_name)
+        cls = getattr(cc, cls_name, None) or getattr(cc.texture, cls_name)
         for name, member in public_members(cls):
             label = f"{cls_name}.{name}"
             if isinstance(member, property) or type(member).__name__ in ("getset_descriptor", "member_descriptor"):

@@ -158,6 +158,7 @@ def pytest_terminal_summary(terminalreporter):
 FAKE_DRIVER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_libcuda.c")
 FAKE_DRIVER_GRAPHS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_graphs.c")
 FAKE_DRIVER_INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_interop.c")
+FAKE_DRIVER_TEXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_driver", "fake_texture.c")
 
 
 @pytest.fixture(scope="session")
@@ -168,10 +169,11 @@ def fake_driver_dir():
         pytest.skip("no C compiler to build the stand-in driver")
     workdir = tempfile.mkdtemp(prefix="cubind-fake-driver-")
     out = os.path.join(workdir, "libcuda.so.1")
-    # The graph-building part is C over cuda.h's types (fake_graphs.c).
+    # The graph-building and texture parts are C over cuda.h's types
+    # (fake_graphs.c, fake_texture.c).
     import cubind
     result = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-I", cubind.get_cuda_include(), "-o", out,
-                             FAKE_DRIVER_SOURCE, FAKE_DRIVER_GRAPHS, FAKE_DRIVER_INTEROP, "-lpthread"],
+                             FAKE_DRIVER_SOURCE, FAKE_DRIVER_GRAPHS, FAKE_DRIVER_INTEROP, FAKE_DRIVER_TEXTURE, "-lpthread"],
                             capture_output=True, text=True)
     if result.returncode != 0:
         pytest.fail(f"building the stand-in driver failed:\n{result.stderr}")

@@ -69,9 +69,9 @@ from cubind.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM
 # What only some programs use is imported at its first use (module
 # __getattr__, PEP 562), so that `import cubind.core` loads neither it nor
 # what it needs (graphs, tensor maps and strided views, managed and virtual
-# memory, the device attribute table): `cubind.core.GraphMemoryResource`,
-# `from cubind.core import *` and `import cubind.core.graph` all work as if
-# it were imported here.
+# memory, the device attribute table, textures): `cubind.core.GraphMemoryResource`,
+# `from cubind.core import *`, `import cubind.core.graph` and
+# `cubind.core.texture` all work as if it were imported here.
 _LAZY = {
     "DeviceProperties": "cubind.core._device_properties",
     "GraphicsResource": "cubind.core._graphics",
@@ -85,13 +85,12 @@ _LAZY = {
     "VirtualMemoryResourceOptions": "cubind.core._memory_options",
     "checkpoint": "cubind.core.checkpoint",
     "graph": "cubind.core.graph",
+    "texture": "cubind.core.texture",
 }
-# The lazy names that are modules themselves.
-_LAZY_MODULES = ("checkpoint", "graph")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cubind.core import checkpoint, graph
+    from cubind.core import checkpoint, graph, texture
     from cubind.core._device_properties import DeviceProperties
     from cubind.core._graph._graph_builder import GraphMemoryResource
     from cubind.core._graphics import GraphicsResource
@@ -109,7 +108,7 @@ def __getattr__(name):
     import importlib
 
     module = importlib.import_module(module_name)
-    value = module if name in _LAZY_MODULES else getattr(module, name)
+    value = module if module_name == f"cubind.core.{name}" else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -751,3 +751,87 @@ cdef extern from "cubind/graph_definition.hpp" namespace "cubind" nogil:
         CUhostFn fn
         void* data
     NodeInfo node_info(CUgraphNode node) except +translate
+
+
+# Texture and surface memory (texture.hpp): arrays held as shared_ptr, the
+# objects on the heap, both made by _owners.hpp.
+cdef extern from "<cuda.h>" nogil:
+    ctypedef enum CUarray_format:
+        pass
+    ctypedef enum CUaddress_mode:
+        CU_TR_ADDRESS_MODE_WRAP
+        CU_TR_ADDRESS_MODE_CLAMP
+        CU_TR_ADDRESS_MODE_MIRROR
+        CU_TR_ADDRESS_MODE_BORDER
+    ctypedef enum CUfilter_mode:
+        CU_TR_FILTER_MODE_POINT
+        CU_TR_FILTER_MODE_LINEAR
+    ctypedef struct CUarray_st
+    ctypedef CUarray_st* CUarray
+    ctypedef struct CUmipmappedArray_st
+    ctypedef CUmipmappedArray_st* CUmipmappedArray
+    ctypedef unsigned long long CUtexObject
+    ctypedef unsigned long long CUsurfObject
+
+cdef extern from "cubind/texture.hpp" namespace "cubind" nogil:
+    cdef cppclass ArrayDescriptor:
+        ArrayDescriptor()
+        size_t width
+        size_t height
+        size_t depth
+        CUarray_format format
+        unsigned int num_channels
+        bool surface_load_store
+
+    cdef cppclass ArrayRef:
+        CUarray handle()
+        const ArrayDescriptor& descriptor()
+        void copy_from_host(const void* src, size_t bytes, StreamRef stream) except +translate
+        void copy_from(CUdeviceptr src, size_t bytes, StreamRef stream) except +translate
+        void copy_to_host(void* dst, size_t bytes, StreamRef stream) except +translate
+        void copy_to(CUdeviceptr dst, size_t bytes, StreamRef stream) except +translate
+
+    cdef cppclass MipmappedArray:
+        CUmipmappedArray handle()
+        unsigned int num_levels()
+
+    cdef cppclass TextureOptions:
+        TextureOptions()
+        CUfilter_mode filter_mode
+        bool normalized_coords
+        bool srgb
+        bool disable_trilinear_optimization
+        bool seamless_cubemap
+        unsigned int max_anisotropy
+        CUfilter_mode mipmap_filter_mode
+        float mipmap_level_bias
+        float min_mipmap_level_clamp
+        float max_mipmap_level_clamp
+
+    cdef cppclass TextureObject:
+        CUtexObject handle()
+
+    cdef cppclass SurfaceObject:
+        CUsurfObject handle()
+
+cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
+    shared_ptr[ArrayRef] opaque_array_new(int ordinal, const ArrayDescriptor& descriptor) except +translate
+    shared_ptr[ArrayRef] array_adopt(uintptr_t handle, bool owning) except +translate
+    shared_ptr[MipmappedArray] mipmapped_array_new(int ordinal, const ArrayDescriptor& descriptor,
+                                                  unsigned int num_levels) except +translate
+    shared_ptr[ArrayRef] mipmapped_array_level(const shared_ptr[MipmappedArray]& mipmap,
+                                               unsigned int level) except +translate
+    TextureObject* texture_object_of_array(int ordinal, const shared_ptr[ArrayRef]& array,
+                                           const TextureOptions& options) except +translate
+    TextureObject* texture_object_of_mipmap(int ordinal, const shared_ptr[MipmappedArray]& mipmap,
+                                            const TextureOptions& options) except +translate
+    TextureObject* texture_object_of_linear(int ordinal, CUdeviceptr ptr, CUarray_format format,
+                                            unsigned int num_channels, size_t bytes,
+                                            const TextureOptions& options) except +translate
+    TextureObject* texture_object_of_pitch2d(int ordinal, CUdeviceptr ptr, CUarray_format format,
+                                             unsigned int num_channels, size_t width, size_t height,
+                                             size_t pitch_bytes, const TextureOptions& options) except +translate
+    SurfaceObject* surface_object_new(int ordinal, const shared_ptr[ArrayRef]& array) except +translate
+    void texture_options_set_address_mode(TextureOptions& options, int axis, CUaddress_mode mode)
+    void texture_options_set_border(TextureOptions& options, int channel, float value)
+    void texture_options_set_normalized_float(TextureOptions& options, bool normalized)

@@ -307,6 +307,36 @@ class Device:
 
         return _graph_builder_on(self.create_stream(), True)
 
+    def create_opaque_array(self, options):
+        """A new OpaqueArray on this device (cuArray3DCreate): options is an
+        OpaqueArrayOptions or a dict of its fields."""
+        from cubind.core.texture._array import _create_opaque_array
+
+        return _create_opaque_array(options, self._id)
+
+    def create_mipmapped_array(self, options):
+        """A new MipmappedArray on this device (cuMipmappedArrayCreate):
+        options is a MipmappedArrayOptions or a dict of its fields."""
+        from cubind.core.texture._mipmapped_array import _create_mipmapped_array
+
+        return _create_mipmapped_array(options, self._id)
+
+    def create_texture_object(self, *, resource, options=None):
+        """A new TextureObject on this device reading resource (a
+        ResourceDescriptor) with options (a TextureObjectOptions, a dict of
+        its fields, or None for the defaults) (cuTexObjectCreate)."""
+        from cubind.core.texture._texture import _create_texture_object
+
+        return _create_texture_object(resource, options, self._id)
+
+    def create_surface_object(self, *, resource):
+        """A new SurfaceObject on this device over resource, a
+        ResourceDescriptor of an OpaqueArray made with
+        is_surface_load_store=True (cuSurfObjectCreate)."""
+        from cubind.core.texture._surface import _create_surface_object
+
+        return _create_surface_object(resource, self._id)
+
     def create_event(self, options=None):
         """A new event on this device, not yet recorded (cuEventCreate); in
         the green context set_current(ctx) made current, while it is."""

@@ -30,6 +30,7 @@
 #include "cubind/memory_resource.hpp"
 #include "cubind/object_code.hpp"
 #include "cubind/stream.hpp"
+#include "cubind/texture.hpp"
 #include "cubind/virtual_memory.hpp"
 
 namespace cubind_core {
@@ -263,6 +264,65 @@ inline cubind::GraphExec* graph_instantiate(CUgraph graph, CUcontext context,
 
 inline std::shared_ptr<cubind::GraphMemoryResource> graph_memory_resource_new(int ordinal) {
   return std::make_shared<cubind::GraphMemoryResource>(cubind::Device::get(ordinal));
+}
+
+// Texture and surface memory. Arrays are shared (a texture or surface object,
+// a mipmap level, holds a share of what it reads); Cython holds them as
+// shared_ptr<ArrayRef> (the core's are of const ArrayRef, which Cython cannot
+// name), made here.
+inline std::shared_ptr<cubind::ArrayRef> opaque_array_new(int ordinal, const cubind::ArrayDescriptor& descriptor) {
+  return std::make_shared<cubind::OpaqueArray>(device(ordinal), descriptor);
+}
+// An array made elsewhere (a graphics resource's), owned or viewed.
+inline std::shared_ptr<cubind::ArrayRef> array_adopt(std::uintptr_t handle, bool owning) {
+  const CUarray array = reinterpret_cast<CUarray>(handle);
+  if (owning) return std::make_shared<cubind::OpaqueArray>(cubind::OpaqueArray::from_native_handle(array));
+  return std::make_shared<cubind::ArrayRef>(cubind::ArrayRef::from_native_handle(array));
+}
+inline std::shared_ptr<cubind::MipmappedArray> mipmapped_array_new(int ordinal,
+                                                                   const cubind::ArrayDescriptor& descriptor,
+                                                                   unsigned int num_levels) {
+  return std::make_shared<cubind::MipmappedArray>(device(ordinal), descriptor, num_levels);
+}
+inline std::shared_ptr<cubind::ArrayRef> mipmapped_array_level(const std::shared_ptr<cubind::MipmappedArray>& mipmap,
+                                                               unsigned int level) {
+  return std::const_pointer_cast<cubind::ArrayRef>(cubind::MipmappedArray::level(mipmap, level));
+}
+inline cubind::TextureObject* texture_object_of_array(int ordinal, const std::shared_ptr<cubind::ArrayRef>& array,
+                                                      const cubind::TextureOptions& options) {
+  return new cubind::TextureObject(device(ordinal), cubind::TextureResource::array(array), options);
+}
+inline cubind::TextureObject* texture_object_of_mipmap(int ordinal,
+                                                       const std::shared_ptr<cubind::MipmappedArray>& mipmap,
+                                                       const cubind::TextureOptions& options) {
+  return new cubind::TextureObject(device(ordinal), cubind::TextureResource::mipmapped_array(mipmap), options);
+}
+inline cubind::TextureObject* texture_object_of_linear(int ordinal, CUdeviceptr ptr, CUarray_format format,
+                                                       unsigned int num_channels, std::size_t bytes,
+                                                       const cubind::TextureOptions& options) {
+  return new cubind::TextureObject(device(ordinal), cubind::TextureResource::linear(ptr, format, num_channels, bytes),
+                                   options);
+}
+inline cubind::TextureObject* texture_object_of_pitch2d(int ordinal, CUdeviceptr ptr, CUarray_format format,
+                                                        unsigned int num_channels, std::size_t width,
+                                                        std::size_t height, std::size_t pitch_bytes,
+                                                        const cubind::TextureOptions& options) {
+  return new cubind::TextureObject(
+      device(ordinal), cubind::TextureResource::pitch2d(ptr, format, num_channels, width, height, pitch_bytes),
+      options);
+}
+inline cubind::SurfaceObject* surface_object_new(int ordinal, const std::shared_ptr<cubind::ArrayRef>& array) {
+  return new cubind::SurfaceObject(device(ordinal), array);
+}
+// TextureOptions' per-dimension and per-channel arrays, by index.
+inline void texture_options_set_address_mode(cubind::TextureOptions& options, int axis, CUaddress_mode mode) {
+  options.address_mode[static_cast<std::size_t>(axis)] = mode;
+}
+inline void texture_options_set_border(cubind::TextureOptions& options, int channel, float value) {
+  options.border_color[static_cast<std::size_t>(channel)] = value;
+}
+inline void texture_options_set_normalized_float(cubind::TextureOptions& options, bool normalized) {
+  options.read_mode = normalized ? cubind::TextureReadMode::normalized_float : cubind::TextureReadMode::element_type;
 }
 
 }  // namespace cubind_core

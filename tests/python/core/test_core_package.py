@@ -71,9 +71,10 @@ def test_import_leaves_out_what_only_some_calls_need():
 
 
 def test_what_some_programs_use_is_imported_at_its_first_use():
-    # Graphs, tensor maps and strided views, managed and virtual memory and the
-    # device attribute table load when a program first names them, each name
-    # then the same object as its module's.
+    # Graphs, tensor maps and strided views, managed and virtual memory, the
+    # device attribute table and textures load when a program first names
+    # them, each name then the same object as its module's (a subpackage's
+    # name, the subpackage).
     out = _run(
         """
         import json, sys
@@ -82,11 +83,14 @@ def test_what_some_programs_use_is_imported_at_its_first_use():
                 "cubind.core._tensor_map", "cubind.core._memoryview", "cubind.core._memory._managed",
                 "cubind.core._memory._virtual_memory", "cubind.core._memory._copy_batch",
                 "cubind.core._device_properties", "cubind.core._memory_options", "cubind.core.typing",
-                "cubind.core._graphics", "cubind.core.checkpoint"]
+                "cubind.core._graphics", "cubind.core.checkpoint",
+                "cubind.core.texture", "cubind.core.texture._array", "cubind.core.texture._mipmapped_array",
+                "cubind.core.texture._texture", "cubind.core.texture._surface", "cubind.core.texture._options"]
         loaded = [m for m in lazy if m in sys.modules]
         names = sorted(cubind.core._LAZY)
         same = [n for n in names
-                if getattr(cubind.core, n) is not (sys.modules[cubind.core._LAZY[n]] if n in cubind.core._LAZY_MODULES
+                if getattr(cubind.core, n) is not (sys.modules[cubind.core._LAZY[n]]
+                                                  if cubind.core._LAZY[n] == "cubind.core." + n
                                                   else getattr(sys.modules[cubind.core._LAZY[n]], n))]
         star = {}
         exec("from cubind.core import *", star)

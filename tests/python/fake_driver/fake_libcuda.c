@@ -74,6 +74,9 @@ static void check_release(const char* name)
     }
 }
 
+/* For the stand-in's other files. */
+void fake_check_release(const char* name) { check_release(name); }
+
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
 CUresult cuInit(unsigned flags)
 {
@@ -260,6 +263,8 @@ CUresult cuStreamAddCallback(void* stream, stream_cb cb, void* data, unsigned fl
 /* fake_graphs.c's side: its entry points, and its graphs and instantiations.
  * Weak, so this file alone still builds a driver (without graph building). */
 __attribute__((weak)) void* fake_graph_entry(const char* name);
+/* fake_texture.c's entry points (arrays, texture and surface objects). */
+__attribute__((weak)) void* fake_texture_entry(const char* name);
 __attribute__((weak)) int fake_graph_known(void* graph);
 __attribute__((weak)) int fake_graph_destroy(void* graph);
 __attribute__((weak)) void* fake_graph_instantiate(void* graph);
@@ -719,6 +724,7 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsign
     }
     *pfn = fake_graph_entry ? fake_graph_entry(symbol) : NULL;
     if (*pfn == NULL && fake_interop_entry) *pfn = fake_interop_entry(symbol);
+    if (*pfn == NULL && fake_texture_entry) *pfn = fake_texture_entry(symbol);
     if (*pfn != NULL) {
         if (status) *status = 0;
         return 0;

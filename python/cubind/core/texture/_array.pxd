@@ -1,0 +1,21 @@
+# cython: language_level=3
+from libcpp.memory cimport shared_ptr
+
+cimport cubind.core._cpp as cpp
+
+cdef class OpaqueArray:
+    # A share of the array: the array itself (owned), a view of an array made
+    # elsewhere, or a mipmap level holding a share of its mipmapped array.
+    cdef shared_ptr[cpp.ArrayRef] _cpp
+    cdef tuple _shape
+    cdef object _format
+    cdef unsigned int _num_channels
+    cdef int _device_id
+    cdef bint _surface_load_store
+    cdef int _require_open(self) except -1
+    cdef int _copy(self, other, stream, bint to_array, str method) except -1
+    cpdef close(self)
+
+cdef OpaqueArray _array_of(shared_ptr[cpp.ArrayRef] array, int device_id)
+cdef int _fill_descriptor(shape, format, num_channels, is_surface_load_store,
+                          cpp.ArrayDescriptor* out) except -1
