@@ -4,7 +4,9 @@ place that takes a callable (GraphDefinition and its nodes, GraphBuilder,
 Stream.launch_host_func, instantiated nodes) is called as a C function with
 its user data and kept alive until the driver is done with it, even after
 the caller dropped every reference of its own (the stand-in holds the host
-functions back while the test drops them and collects garbage)."""
+functions back while the test drops them and collects garbage); and a
+capture refuses a pool allocation, as cuda.core does, before the driver is
+asked, while graph memory and what a relaxed capture allows still work."""
 import textwrap
 
 from conftest import STAND_IN_CHECKS, run_with_fake_driver
@@ -237,3 +239,45 @@ def test_bad_callbacks_and_user_data_name_the_parameter(fake_driver_dir):
         assert fake_int("fake_live_user_objects") == 0
     """)
 
+
+def test_a_capture_refuses_pool_allocations_before_the_driver_is_asked(fake_driver_dir):
+    run(fake_driver_dir, """
+        from cubind.core import (DeviceMemoryResource, DeviceMemoryResourceOptions, GraphMemoryResource,
+                                 PinnedMemoryResource)
+        dmr = DeviceMemoryResource(dev)
+        pinned = PinnedMemoryResource()
+        gmr = GraphMemoryResource(dev)
+        dmr.allocate(64, stream=stream).close(stream=stream)     # before the capture: fine
+        for mode in ("global", "thread_local", "relaxed"):
+            live = fake_int("fake_live_allocations")
+            gb = dev.create_graph_builder().begin_building(mode)
+            for mr in (dmr, pinned):
+                raises(RuntimeError, f"{type(mr).__name__} cannot perform memory operations on a capturing stream "
+                       "(consider using GraphMemoryResource).", mr.allocate, 64, stream=gb)
+            raises(RuntimeError, "capturing stream", dev.allocate, 64, stream=gb.stream)
+            assert fake_int("fake_pool_allocs_in_capture") == 0, "refused before the driver was asked"
+            assert fake_int("fake_live_allocations") == live
+            # Graph memory is what a capture allocates: an allocation node.
+            graph_allocs = fake_int("fake_graph_allocs")
+            buf = gmr.allocate(64, stream=gb)
+            assert fake_int("fake_graph_allocs") == graph_allocs + 1
+            buf.close()
+            gb.end_building().complete().launch(stream)
+            stream.sync()
+        # After the capture the pools allocate again.
+        dmr.allocate(64, stream=stream).close(stream=stream)
+        assert fake_int("fake_capture_refusals") == 0, "nothing unsafe was called during the captures"
+        raises(RuntimeError, "non-capturing stream", gmr.allocate, 64, stream=stream)
+
+        # What the driver refuses during a global capture surfaces as its error
+        # (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900);
+        # a relaxed capture allows it.
+        from cubind.core import CUDAError
+        gb = dev.create_graph_builder().begin_building("global")
+        raises(CUDAError, "cuMemPoolCreate", DeviceMemoryResource, dev,
+               DeviceMemoryResourceOptions(max_size=1 << 20))
+        gb.end_building()
+        gb = dev.create_graph_builder().begin_building("relaxed")
+        DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=1 << 20)).close()
+        gb.end_building()
+    """)
