@@ -74,7 +74,7 @@ cdef void release_nothing(void* data) noexcept nogil:
 cdef str _CUHOSTFN = "CUhostFn (void (*)(void*)), declared as ctypes.CFUNCTYPE(None, ctypes.c_void_p)"
 
 
-cdef object host_function(object fn, object user_data, str owner, str method,
+cdef object host_function(object fn, object user_data, str owner, str method, str param,
                           cpp.CUhostFn* function, void** data, cpp.CUhostFn* release):
     cdef const unsigned char[::1] raw = None
     cdef size_t size = 0
@@ -86,7 +86,7 @@ cdef object host_function(object fn, object user_data, str owner, str method,
     if isinstance(fn, ctypes._CFuncPtr):
         if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
             raise TypeError(
-                f"{owner}.{method}: fn {fn!r} is a host callback with prototype restype={fn.restype!r}, "
+                f"{owner}.{method}: {param} {fn!r} is a host callback with prototype restype={fn.restype!r}, "
                 f"argtypes={fn.argtypes!r}; CUDA requires a callback matching {_CUHOSTFN}. "
                 "Alternatively, pass a Python callable."
             )
@@ -94,7 +94,7 @@ cdef object host_function(object fn, object user_data, str owner, str method,
         # (a cycle that only the garbage collector frees).
         code = <uintptr_t>(ctypes.c_void_p.from_buffer(fn).value or 0)
         if code == 0:
-            raise ValueError(f"{owner}.{method}: fn {fn!r} is a NULL function pointer")
+            raise ValueError(f"{owner}.{method}: {param} {fn!r} is a NULL function pointer")
         if user_data is None:
             pass
         elif isinstance(user_data, int) and not isinstance(user_data, bool):
@@ -123,7 +123,7 @@ cdef object host_function(object fn, object user_data, str owner, str method,
         release[0] = release_c_function
         return None
     if not callable(fn):
-        raise TypeError(f"{owner}.{method}: fn must be callable or a ctypes function pointer matching {_CUHOSTFN}, "
+        raise TypeError(f"{owner}.{method}: {param} must be callable or a ctypes function pointer matching {_CUHOSTFN}, "
                         f"not {type(fn).__name__} ({fn!r:.60})")
     if user_data is not None:
         raise ValueError(f"{owner}.{method}: user_data is only for ctypes function pointers (got {user_data!r:.60} "

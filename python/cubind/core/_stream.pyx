@@ -268,7 +268,7 @@ cdef class Stream:
         cdef void* data
         # Checked before any driver call; release(data) lets go of what
         # host_function took on every path that does not hand it over.
-        host_function(callback, user_data, "Stream", "launch_host_func", &function, &data, &release)
+        host_function(callback, user_data, "Stream", "launch_host_func", "callback", &function, &data, &release)
         try:
             with nogil:
                 status = cpp.capture_status(cpp.StreamRef(handle))

@@ -214,12 +214,12 @@ def test_bad_callbacks_and_user_data_name_the_parameter(fake_driver_dir):
         g = GraphDefinition()
         gb = stream.create_graph_builder().begin_building()
         good = c_callback([], 0)
-        places = [("GraphNode.callback", g.callback), ("GraphBuilder.callback", gb.callback),
-                  ("Stream.launch_host_func", stream.launch_host_func)]
+        places = [("GraphNode.callback: fn", g.callback), ("GraphBuilder.callback: fn", gb.callback),
+                  ("Stream.launch_host_func: callback", stream.launch_host_func)]
         for where, add in places:
-            raises(TypeError, where + ": fn must be callable", add, 3)
+            raises(TypeError, where + " must be callable", add, 3)
             raises(TypeError, "not int (3)", add, 3)
-            raises(ValueError, where + ": user_data is only for ctypes", add, print, user_data=b"x")
+            raises(ValueError, where.split(":")[0] + ": user_data is only for ctypes", add, print, user_data=b"x")
             wrong = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(lambda p: 0)
             raises(TypeError, "restype=<class 'ctypes.c_int'>", add, wrong)
             raises(TypeError, "CUDA requires a callback matching CUhostFn", add, wrong)
@@ -228,7 +228,8 @@ def test_bad_callbacks_and_user_data_name_the_parameter(fake_driver_dir):
             # A function of a library keeps ctypes' default prototype until declared.
             raises(TypeError, "CUhostFn", add, ctypes.CDLL(None).free)
             raises(ValueError, "NULL function pointer", add, CALLBACK())
-            raises(TypeError, where + ": user_data must be", add, good, user_data=1.5)
+            raises(TypeError, where.split(":")[0] + ": user_data must be", add, good, user_data=1.5)
+            raises(ValueError, where + " <CFunctionType", add, CALLBACK())
             raises(TypeError, "not str ('text')", add, good, user_data="text")
             raises(OverflowError, "user_data is -1", add, good, user_data=-1)
         gb.end_building()

@@ -495,7 +495,7 @@ cdef class GraphBuilder:
         cdef void* data
         cdef cpp.CUhostFn release
         cdef cpp.CUhostFn function
-        host_function(fn, user_data, "GraphBuilder", "callback", &function, &data, &release)
+        host_function(fn, user_data, "GraphBuilder", "callback", "fn", &function, &data, &release)
         # The graph's user object owns data from here on, failed or not
         # (capture_host_func releases it on failure).
         with nogil:

@@ -787,7 +787,7 @@ cdef class GraphNode:
         cdef cpp.CUhostFn release
         cdef void* data
         cdef cpp.CUgraphNode node
-        kept = host_function(fn, user_data, "GraphNode", "callback", &function, &data, &release)
+        kept = host_function(fn, user_data, "GraphNode", "callback", "fn", &function, &data, &release)
         with nogil:
             node = cpp.add_host_node(cpp.GraphRef(graph), deps, function, data, release)
         return self._added(HostCallbackNode, node, kept)
@@ -1119,7 +1119,7 @@ cdef class HostCallbackNode(GraphNode):
         cdef cpp.CUhostFn release
         cdef void* data
         cdef cpp.CUgraphNodeParams params
-        kept = host_function(fn, user_data, "HostCallbackNode", "update", &function, &data, &release)
+        kept = host_function(fn, user_data, "HostCallbackNode", "update", "fn", &function, &data, &release)
         with nogil:
             cpp.graph_retain(cpp.GraphRef(graph), data, release)
         params = cpp.host_node(function, data)
@@ -1335,7 +1335,7 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
         cdef cpp.CUhostFn function
         cdef cpp.CUhostFn release
         cdef void* data
-        kept = host_function(fn, user_data, "ExecutableHostCallbackNode", "update", &function, &data, &release)
+        kept = host_function(fn, user_data, "ExecutableHostCallbackNode", "update", "fn", &function, &data, &release)
         # The Graph keeps fn (or the copied user_data) as long as it lives.
         self._exec_graph._keep_data(data, release)
         self._set(cpp.host_node(function, data))
