@@ -33,6 +33,22 @@ CUmemLocation device_location(const Device& device) {
   return location;
 }
 
+// A pool's allocation on a stream being captured would become a graph's
+// allocation node, owned by the graph and not by the pool (cuda.core refuses
+// it the same way): refused before the driver is asked for anything. The
+// legacy default stream cannot be captured; another stream's global capture
+// makes the query fail, with the driver's reason.
+void refuse_capture(StreamRef stream, const std::string& name) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  detail::check(raw::cuStreamIsCapturing(stream.handle(), &status), "cuStreamIsCapturing");
+  if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
+    throw std::logic_error(name +
+                           " cannot perform memory operations on a capturing stream (consider using "
+                           "GraphMemoryResource). Allocate graph memory from a GraphMemoryResource while "
+                           "capturing, or from this resource before the capture begins.");
+  }
+}
+
 // Pinned and managed memory are not freed in stream order: the stream's queued
 // work may still read or write them, so it has to finish first.
 void wait_for_stream(StreamRef stream) {
@@ -124,11 +140,13 @@ void* MemoryPool::allocate(std::size_t bytes, StreamRef stream) {
   if (detail::is_default_stream(stream.handle())) {
     // Under the guard a default stream is this device's.
     ContextGuard guard(Context::from_native_handle(context_));
+    refuse_capture(stream, name_);
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   } else {
     // A stream names its own context, so no guard: this path is the one the
     // allocation benchmarks hold to the raw call's speed.
     detail::require_stream(stream, allocate_where_.c_str());
+    refuse_capture(stream, name_);
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   }
   return to_pointer(ptr);
@@ -414,6 +432,7 @@ void* ManagedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
   require_bytes(bytes, "cubind::ManagedMemoryResource::allocate");
   detail::require_stream(stream, "cubind::ManagedMemoryResource::allocate");
   ContextGuard guard(device_);
+  refuse_capture(stream, "ManagedMemoryResource");
   CUdeviceptr ptr = 0;
   if (pool_ != nullptr) {
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");

@@ -258,6 +258,12 @@ TEST_F(GraphCaptureGpu, GraphMemoryIsAllocatedAndFreedByTheGraph) {
   Buffer result = Buffer::allocate(pool, 4, *stream);
   stream->sync();
   stream->begin_capture();
+  // A pool's allocation would be the graph's, not the pool's: refused before
+  // the driver is asked, and the capture goes on.
+  const std::string refused = message_of<std::logic_error>([&] { pool->allocate(64, *stream); });
+  EXPECT_NE(refused.find("DeviceMemoryResource cannot perform memory operations on a capturing stream"),
+            std::string::npos)
+      << refused;
   {
     Buffer scratch = Buffer::allocate(graph_memory, 1 << 20, *stream);
     scratch.fill(std::uint32_t{11}, *stream);

@@ -5,16 +5,23 @@ that counts, runs again and again until device code clears the condition
 (cudaGraphSetConditional), with no round trip to the host. A third graph is
 built node by node with a GraphDefinition (graph memory, a fill, a kernel, a
 copy back, a free, and a host callback after them), and one of its kernel
-nodes is then given new arguments in the instantiated graph."""
+nodes is then given new arguments in the instantiated graph. A fourth graph
+allocates under capture: graph memory (GraphMemoryResource) becomes the
+graph's own allocation node, while a pool's allocation (DeviceMemoryResource)
+on the capturing stream is refused without spoiling the capture; it ends with
+a C function (a ctypes function pointer) as a host callback, called with a
+copy of its user data, captured and in a graph built node by node."""
 import ctypes
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import device_or_exit  # noqa: E402
 
 from cuda.core import (  # noqa: E402
-    Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions, launch,
+    Device, DeviceMemoryResource, GraphMemoryResource, LaunchConfig, LegacyPinnedMemoryResource, Program,
+    ProgramOptions, launch,
 )
 from cuda.core.graph import GraphDefinition  # noqa: E402
 
@@ -123,11 +130,49 @@ second_ok = all(values[i] == 40 for i in range(0, N, 4099))
 explicit_ok = first_ok and second_ok and len(launches) == 2 and len(g.nodes()) == 6
 print(f"graph built node by node, then its kernel node updated: {'OK' if explicit_ok else 'FAILED'}")
 
-for owner in (explicit, loop, graph, body, builder2, builder):
+# Allocation under capture. Graph memory is allocated and freed by each launch
+# of the graph; a pool's allocation on the capturing stream raises RuntimeError
+# before anything reaches the driver, and the capture carries on.
+pool, graph_memory = DeviceMemoryResource(device), GraphMemoryResource(device)
+builder3 = device.create_graph_builder().begin_building("thread_local")
+try:
+    pool.allocate(64, stream=builder3)
+    refused = False
+except RuntimeError:
+    refused = True
+temp = graph_memory.allocate(N * 4, stream=builder3)
+launch(builder3, config, module.get_kernel("iota"), temp, N)
+launch(builder3, config, module.get_kernel("add"), temp, 5, N)
+temp.copy_to(host, stream=builder3)
+temp.close(stream=builder3)
+
+# A C function as a host callback: the driver calls it with its user data,
+# here a copy of the bytes given (an int would be passed as an address).
+seen: list[int] = []
+HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # CUhostFn: void (*)(void*)
+on_done = HOST_FN(lambda user_data: seen.append(ctypes.c_int32.from_address(user_data).value))
+builder3.callback(on_done, user_data=struct.pack("i", 42))
+captured = builder3.end_building().complete()
+g2 = GraphDefinition()
+g2.callback(on_done, user_data=struct.pack("i", 7))
+by_node = g2.instantiate()
+values_ok = True
+for _ in range(2):
+    ctypes.memset(host.handle, 0, N * 4)
+    captured.launch(stream)
+    stream.sync()
+    values_ok = values_ok and all(values[i] == i + 5 for i in range(0, N, 4099))
+by_node.launch(stream)
+stream.sync()
+capture_ok = refused and values_ok and seen == [42, 42, 7]
+print(f"graph memory under capture, a pool refused ({refused}), ctypes callbacks saw {seen}: "
+      f"{'OK' if capture_ok else 'FAILED'}")
+
+for owner in (by_node, captured, builder3, explicit, loop, graph, body, builder2, builder):
     owner.close()
 counter.close(stream)
 data.close(stream)
 host.close()
 counter_host.close()
 stream.close()
-sys.exit(0 if ok and loop_ok and explicit_ok else 1)
+sys.exit(0 if ok and loop_ok and explicit_ok and capture_ok else 1)

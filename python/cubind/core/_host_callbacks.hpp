@@ -128,6 +128,48 @@ inline void CUDA_CB release_python_object(void* object) {
   leave_python_callback();
 }
 
+// A C function as a host function (a ctypes function pointer of CUhostFn's
+// prototype): the driver calls run_c_function with this record, which calls
+// fn(data). owner is a strong reference to the Python object whose code fn
+// is (a ctypes CFUNCTYPE object frees its thunk when it dies), so the record
+// keeps it alive for as long as the driver may call it; bytes-like user data
+// is copied into the record's tail, and data points there. One malloc, freed
+// with the record by release_c_function.
+struct CHostFunction {
+  CUhostFn fn;
+  void* data;
+  PyObject* owner;
+};
+
+// CUhostFn of a C function. fn runs without the GIL (a ctypes thunk takes it
+// itself), inside the gate: once it shut at exit, a thunk taking the GIL
+// could end the driver's thread, so the call is skipped.
+inline void CUDA_CB run_c_function(void* record) {
+  if (!enter_python_callback()) return;
+  const CHostFunction* call = static_cast<const CHostFunction*>(record);
+  call->fn(call->data);
+  leave_python_callback();
+}
+
+// Releases a record: its owner through release_later, on whatever thread.
+// Once the gate shut at exit the record is left, as a Python reference is.
+inline void CUDA_CB release_c_function(void* record) {
+  if (!enter_python_callback()) return;
+  CHostFunction* call = static_cast<CHostFunction*>(record);
+  const PyGILState_STATE state = PyGILState_Ensure();
+  release_later(call->owner);
+  PyGILState_Release(state);
+  leave_python_callback();
+  std::free(call);
+}
+
+// A C function queued once (cuLaunchHostFunc outside a capture): the record
+// is released after the call.
+inline void CUDA_CB run_c_function_once(void* record) {
+  run_c_function(record);
+  release_c_function(record);
+}
+
 inline void CUDA_CB release_malloced(void* data) { std::free(data); }
 
 inline void CUDA_CB release_nothing(void*) {}

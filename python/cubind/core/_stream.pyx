@@ -4,7 +4,7 @@
 # foreign streams are used without owning them).
 
 cimport cython
-from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+
 from libc.stdint cimport uintptr_t
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
@@ -15,7 +15,7 @@ from cubind.core._device cimport _Device as Device, _device_ordinal
 from cubind.core._device_resources cimport DeviceResources
 from cubind.core._errors cimport _handle_address, _raw_handle
 from cubind.core._event cimport Event, _event_options
-from cubind.core._host_callbacks cimport release_python_object, run_host_callback, run_python_callable
+from cubind.core._host_callbacks cimport host_function, run_once
 
 from cubind.core._options import StreamOptions
 
@@ -248,34 +248,45 @@ cdef class Stream:
         with nogil:
             cpp.StreamRef(handle).wait(cpp.StreamRef(other))
 
-    def launch_host_func(self, callback):
-        """Queues callback() to run on a driver thread once the work submitted
-        so far has completed (cuLaunchHostFunc); later work waits for it. The
-        callback is kept alive until it has run; it must not call CUDA, and an
-        exception it raises goes to sys.unraisablehook. While the stream is
-        being captured, the callback becomes a host node of the graph, run at
-        every launch of it, and the graph keeps it alive (a user object)
-        until the graph and its instantiations are gone. Beyond cuda.core."""
+    def launch_host_func(self, callback, *, user_data=None):
+        """Queues callback to run on a driver thread once the work submitted
+        so far has completed (cuLaunchHostFunc); later work waits for it.
+        callback is a Python callable taking no arguments, or a ctypes
+        function pointer of CUhostFn's prototype, CFUNCTYPE(None, c_void_p),
+        called with user_data (an int address passed as it is, or a
+        bytes-like object, copied), as GraphBuilder.callback takes them. It
+        is kept alive (with the copy) until it has run, whatever the caller
+        drops; it must not call CUDA, and what a Python callable raises goes
+        to sys.unraisablehook. While the stream is being captured, the
+        callback becomes a host node of the graph, run at every launch of
+        it, and the graph keeps it alive (a user object) until the graph and
+        its instantiations are gone. Beyond cuda.core."""
         cdef cpp.CUstream handle = _stream_handle_of(self)
         cdef cpp.CaptureStatus status
-        if not callable(callback):
-            raise TypeError(f"Stream.launch_host_func: callback must be callable, not {type(callback).__name__}")
-        with nogil:
-            status = cpp.capture_status(cpp.StreamRef(handle))
-        if status == cpp.CaptureStatus.active:
-            # The graph's user object owns this reference from here on,
-            # failed or not (release_python_object drops it).
-            Py_INCREF(callback)
-            with nogil:
-                cpp.capture_host_func(cpp.StreamRef(handle), run_python_callable, <void*>callback,
-                                      release_python_object)
-            return
-        Py_INCREF(callback)
+        cdef cpp.CUhostFn function
+        cdef cpp.CUhostFn release
+        cdef void* data
+        # Checked before any driver call; release(data) lets go of what
+        # host_function took on every path that does not hand it over.
+        host_function(callback, user_data, "Stream", "launch_host_func", "callback", &function, &data, &release)
         try:
             with nogil:
-                cpp.StreamRef(handle).launch_host_func(run_host_callback, <void*>callback)
+                status = cpp.capture_status(cpp.StreamRef(handle))
         except BaseException:
-            Py_DECREF(callback)
+            release(data)
+            raise
+        if status == cpp.CaptureStatus.active:
+            # The graph's user object owns data from here on, failed or not.
+            with nogil:
+                cpp.capture_host_func(cpp.StreamRef(handle), function, data, release)
+            return
+        # Queued, the host function releases data itself after its call.
+        function = run_once(function)
+        try:
+            with nogil:
+                cpp.StreamRef(handle).launch_host_func(function, data)
+        except BaseException:
+            release(data)
             raise
 
     def create_graph_builder(self):

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef void (*host_fn)(void*);
@@ -52,6 +53,25 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static host_fn captured_fn;
 static void* captured_data;
 static int capturing;
+static int capture_mode;          /* CUstreamCaptureMode of the capture */
+
+/* A capture in global or thread-local mode refuses the calls CUDA calls
+ * unsafe while it lasts (pool creation, pinned allocation, device-wide
+ * synchronization), as the driver does: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+ * Each refusal is counted; so is a pool allocation made during a capture
+ * (the driver would make it a graph node), which cubind.core refuses first. */
+int fake_capture_refusals;
+int fake_pool_allocs_in_capture;
+static int refused_in_capture(void)
+{
+    if (!capturing || capture_mode == 2) return 0;
+    ++fake_capture_refusals;
+    return 1;
+}
+
+/* While set, host functions wait before they run: a test drops its own
+ * references meanwhile and checks what the callback still needs is alive. */
+int fake_hold_host_functions;
 
 /* Set in the child of a fork made after cuInit. */
 static int forked_child;
@@ -214,6 +234,7 @@ static int running_jobs;
 static void* run_job(void* arg)
 {
     struct job j = *(struct job*)arg;
+    while (__atomic_load_n(&fake_hold_host_functions, __ATOMIC_SEQ_CST)) usleep(1000);
     __atomic_add_fetch(&running_jobs, 1, __ATOMIC_SEQ_CST);
     fake_in_callback = 1;
     if (j.fn) j.fn(j.data); else j.cb(j.stream, 0, j.data);
@@ -275,7 +296,7 @@ __attribute__((weak)) void* fake_interop_entry(const char* name);
 void fake_record_launch(unsigned count, void** params) { record(count, params, NULL); }
 int fake_spawn_host(host_fn fn, void* stream, void* data) { return spawn(fn, NULL, stream, data); }
 
-CUresult cuStreamBeginCapture(void* stream, int mode) { (void)stream; (void)mode; capturing = 1; return 0; }
+CUresult cuStreamBeginCapture(void* stream, int mode) { (void)stream; capture_mode = mode; capturing = 1; return 0; }
 CUresult cuStreamIsCapturing(void* stream, int* status) { (void)stream; *status = capturing ? 1 : 0; return 0; }
 CUresult cuStreamEndCapture(void* stream, void** graph) { (void)stream; capturing = 0; *graph = (void*)0x6a; return 0; }
 CUresult cuGraphInstantiate(void** exec, void* graph, unsigned long long flags)
@@ -442,12 +463,26 @@ CUresult cuStreamGetFlags(void* stream, unsigned* flags) { (void)stream; *flags 
 CUresult cuStreamGetPriority(void* stream, int* priority) { (void)stream; *priority = 0; return 0; }
 CUresult cuStreamQuery(void* stream) { (void)stream; return 0; }
 CUresult cuDeviceGetDefaultMemPool(void** pool, int device) { (void)device; *pool = &the_pool; return 0; }
-CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* pool, void* stream)
+static void fake_alloc(unsigned long long* ptr, size_t bytes)
 {
-    (void)pool; (void)stream;
     fake_last_alloc = 0x10000000ull + 0x100000ull * (unsigned long long)(++fake_live_allocations);
     fake_last_alloc_size = bytes;
     *ptr = fake_last_alloc;
+}
+CUresult cuMemAllocFromPoolAsync(unsigned long long* ptr, size_t bytes, void* pool, void* stream)
+{
+    (void)pool; (void)stream;
+    if (capturing) ++fake_pool_allocs_in_capture;
+    fake_alloc(ptr, bytes);
+    return 0;
+}
+/* Graph memory (GraphMemoryResource): an allocation node while capturing. */
+int fake_graph_allocs;
+CUresult cuMemAllocAsync(unsigned long long* ptr, size_t bytes, void* stream)
+{
+    (void)stream;
+    if (capturing) ++fake_graph_allocs;
+    fake_alloc(ptr, bytes);
     return 0;
 }
 CUresult cuMemFreeAsync(unsigned long long ptr, void* stream)
@@ -509,7 +544,7 @@ CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
     return 0;
 }
 CUresult cuStreamWaitEvent(void* stream, void* event, unsigned flags) { (void)stream; (void)event; (void)flags; return 0; }
-CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuCtxSynchronize(void) { return refused_in_capture() ? 900 : 0; }
 CUresult cuMemGetInfo(size_t* free_bytes, size_t* total) { *free_bytes = (size_t)1 << 34; *total = (size_t)1 << 35; return 0; }
 CUresult cuMemsetD8Async(unsigned long long p, unsigned char v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
 CUresult cuMemsetD16Async(unsigned long long p, unsigned short v, size_t n, void* s) { (void)p; (void)v; (void)n; (void)s; return 0; }
@@ -530,7 +565,7 @@ static int npools;
 int fake_pools_created, fake_pools_destroyed, fake_pools_imported;
 unsigned long long fake_pool_release_threshold;
 
-CUresult cuMemPoolCreate(void** pool, const void* props) { (void)props; ++fake_pools_created; *pool = &the_pools[npools++ % 256]; return 0; }
+CUresult cuMemPoolCreate(void** pool, const void* props) { (void)props; if (refused_in_capture()) return 900; ++fake_pools_created; *pool = &the_pools[npools++ % 256]; return 0; }
 CUresult cuMemPoolDestroy(void* pool) { (void)pool; check_release("cuMemPoolDestroy"); ++fake_pools_destroyed; return 0; }
 CUresult cuMemGetMemPool(void** pool, void* location, int type) { (void)location; (void)type; *pool = &the_host_pool; return 0; }
 CUresult cuMemPoolGetAttribute(void* pool, int attribute, void* value)
@@ -673,6 +708,7 @@ static const struct entry table[] = {
     {"cuStreamQuery", (void*)cuStreamQuery},
     {"cuDeviceGetDefaultMemPool", (void*)cuDeviceGetDefaultMemPool},
     {"cuMemAllocFromPoolAsync", (void*)cuMemAllocFromPoolAsync},
+    {"cuMemAllocAsync", (void*)cuMemAllocAsync},
     {"cuMemFreeAsync", (void*)cuMemFreeAsync},
     {"cuLibraryLoadData", (void*)cuLibraryLoadData},
     {"cuLibraryUnload", (void*)cuLibraryUnload},

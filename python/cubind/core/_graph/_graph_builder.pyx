@@ -6,10 +6,7 @@
 # condition, GraphMemoryResource the memory a graph allocates.
 
 cimport cython
-from cpython.ref cimport Py_INCREF
 from libc.stdint cimport uint64_t, uintptr_t
-from libc.stdlib cimport malloc
-from libc.string cimport memcpy
 from libcpp.memory cimport static_pointer_cast
 from libcpp.optional cimport optional
 from libcpp.string cimport string
@@ -17,7 +14,7 @@ from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _device_ordinal
-from cubind.core._errors cimport _handle_address, _raw_handle
+from cubind.core._errors cimport _raw_handle
 from cubind.core._graph._graph_definition cimport (
     _executable_node,
     GraphDefinition,
@@ -25,12 +22,7 @@ from cubind.core._graph._graph_definition cimport (
     _instantiate_in,
     _Released,
 )
-from cubind.core._host_callbacks cimport (
-    release_malloced,
-    release_nothing,
-    release_python_object,
-    run_python_callable,
-)
+from cubind.core._host_callbacks cimport host_function
 from cubind.core._launch cimport _accept_argument_type, _argument_error
 from cubind.core._memory._buffer cimport MemoryResource
 from cubind.core._stream cimport Stream, _stream_context, _stream_handle, _stream_handle_of
@@ -500,59 +492,21 @@ cdef class GraphBuilder:
     def callback(self, fn, *, user_data=None):
         """Adds a host node calling fn on a driver thread at every launch of
         the graph (cuLaunchHostFunc under capture). fn is a Python callable
-        taking no arguments (kept alive as long as the graph), or a ctypes
-        function pointer of CUhostFn's prototype, CFUNCTYPE(None, c_void_p),
-        called with user_data: an int (an address passed as it is) or a
-        bytes-like object (copied; the copy lives as long as the graph). fn
-        must not call CUDA; what a Python callable raises goes to
-        sys.unraisablehook."""
+        taking no arguments, or a ctypes function pointer of CUhostFn's
+        prototype, CFUNCTYPE(None, c_void_p), called with user_data: an int
+        (an address passed as it is) or a bytes-like object (copied). The
+        graph keeps fn (the ctypes object too) and the copy alive for as
+        long as it or an instantiation of it lives. fn must not call CUDA;
+        what a Python callable raises goes to sys.unraisablehook."""
         cdef cpp.CUstream handle = self._handle()
-        cdef void* data = NULL
-        cdef cpp.CUhostFn release = release_nothing
+        cdef void* data
+        cdef cpp.CUhostFn release
         cdef cpp.CUhostFn function
-        cdef const unsigned char[::1] raw
-        cdef size_t size
-        import ctypes
-
-        if isinstance(fn, ctypes._CFuncPtr):
-            if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
-                raise TypeError(
-                    "GraphBuilder.callback: a ctypes function pointer must have CUhostFn's prototype, "
-                    f"CFUNCTYPE(None, c_void_p); this one returns {fn.restype!r} and takes {fn.argtypes!r}"
-                )
-            function = <cpp.CUhostFn><void*><uintptr_t>ctypes.cast(fn, ctypes.c_void_p).value
-            if user_data is None:
-                pass
-            elif isinstance(user_data, int) and not isinstance(user_data, bool):
-                data = <void*><uintptr_t>_handle_address(user_data, "GraphBuilder", "callback", "user_data")
-            else:
-                try:
-                    raw = memoryview(user_data).cast("B")
-                except TypeError:
-                    raise TypeError(f"GraphBuilder.callback: user_data must be an int, a bytes-like object or "
-                                    f"None, not {type(user_data).__name__}") from None
-                size = raw.shape[0]
-                data = malloc(size if size else 1)
-                if data == NULL:
-                    raise MemoryError()
-                if size:
-                    memcpy(data, &raw[0], size)
-                release = release_malloced
-            with nogil:
-                cpp.capture_host_func(cpp.StreamRef(handle), function, data, release)
-            return
-        if not callable(fn):
-            raise TypeError(f"GraphBuilder.callback: fn must be callable or a ctypes function pointer, "
-                            f"not {type(fn).__name__}")
-        if user_data is not None:
-            raise ValueError("GraphBuilder.callback: user_data is only for ctypes function pointers; bind state "
-                             "to a Python callable with a closure or functools.partial")
-        # The graph's user object owns this reference (release_python_object
-        # drops it), from this call on, failed or not.
-        Py_INCREF(fn)
+        host_function(fn, user_data, "GraphBuilder", "callback", "fn", &function, &data, &release)
+        # The graph's user object owns data from here on, failed or not
+        # (capture_host_func releases it on failure).
         with nogil:
-            cpp.capture_host_func(cpp.StreamRef(handle), run_python_callable, <void*>fn,
-                                  release_python_object)
+            cpp.capture_host_func(cpp.StreamRef(handle), function, data, release)
 
     def __repr__(self):
         state = "closed" if self._closed else "built" if self._ended else "building" if self._started else "new"

@@ -7,23 +7,17 @@
 
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport uint64_t, uintptr_t
-from libc.stdlib cimport malloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 from cubind.core._context cimport _context_device, _current_context as _context_current
 from cubind.core._device cimport _Device as Device, _device_ordinal
-from cubind.core._errors cimport _handle_address, _raw_handle
+from cubind.core._errors cimport _raw_handle
 from cubind.core._event cimport Event
 from cubind.core._graph._graph_builder cimport _complete_options, _dot_print, Graph, GraphCondition
-from cubind.core._host_callbacks cimport (
-    release_malloced,
-    release_nothing,
-    release_python_object,
-    run_python_callable,
-)
+from cubind.core._host_callbacks cimport host_function, release_python_object
 from cubind.core._launch cimport LaunchConfig, _pack
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core._module cimport Kernel
@@ -228,50 +222,6 @@ cdef cpp.CUgraphNodeParams _memcpy_params(cpp.CUdeviceptr dst, cpp.CUdeviceptr s
 
 cdef cpp.CUgraphNodeParams _event_params(cpp.CUevent event, bint record) noexcept:
     return cpp.event_record_node(event) if record else cpp.event_wait_node(event)
-
-
-cdef object _host_callback(object fn, object user_data, str where, cpp.CUhostFn* function, void** data,
-                           cpp.CUhostFn* release):
-    # fn as the driver calls it: a Python callable (kept by the graph) or a
-    # ctypes function pointer of CUhostFn's prototype with its user_data.
-    # Returns the Python callable, or None for a ctypes one.
-    cdef const unsigned char[::1] raw
-    cdef size_t size
-    import ctypes
-    if isinstance(fn, ctypes._CFuncPtr):
-        if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
-            raise TypeError(f"{where}: a ctypes function pointer must have CUhostFn's prototype, "
-                            f"CFUNCTYPE(None, c_void_p); this one returns {fn.restype!r} and takes {fn.argtypes!r}")
-        function[0] = <cpp.CUhostFn><void*><uintptr_t>ctypes.cast(fn, ctypes.c_void_p).value
-        release[0] = release_nothing
-        if user_data is None:
-            data[0] = NULL
-        elif isinstance(user_data, int) and not isinstance(user_data, bool):
-            data[0] = <void*><uintptr_t>_handle_address(user_data, where, "callback", "user_data")
-        else:
-            try:
-                raw = memoryview(user_data).cast("B")
-            except TypeError:
-                raise TypeError(f"{where}: user_data must be an int, a bytes-like object or None, "
-                                f"not {type(user_data).__name__}") from None
-            size = raw.shape[0]
-            data[0] = malloc(size if size else 1)
-            if data[0] == NULL:
-                raise MemoryError()
-            if size:
-                memcpy(data[0], &raw[0], size)
-            release[0] = release_malloced
-        return None
-    if not callable(fn):
-        raise TypeError(f"{where}: fn must be callable or a ctypes function pointer, not {type(fn).__name__}")
-    if user_data is not None:
-        raise ValueError(f"{where}: user_data is only for ctypes function pointers; bind state to a Python "
-                         "callable with a closure or functools.partial")
-    Py_INCREF(fn)  # owned by the graph's user object from here on (release_python_object)
-    function[0] = run_python_callable
-    data[0] = <void*>fn
-    release[0] = release_python_object
-    return fn
 
 
 cdef class GraphDefinition:
@@ -837,17 +787,20 @@ cdef class GraphNode:
 
     def callback(self, fn, *, user_data=None):
         """Adds a host node after this one calling fn on a driver thread at
-        every launch: a Python callable taking no arguments (kept alive by the
-        graph), or a ctypes function pointer of CUhostFn's prototype,
-        CFUNCTYPE(None, c_void_p), called with user_data (an int address, or
-        a bytes-like object copied for the graph). fn must not call CUDA."""
+        every launch: a Python callable taking no arguments, or a ctypes
+        function pointer of CUhostFn's prototype, CFUNCTYPE(None, c_void_p),
+        called with user_data (an int address passed as it is, or a
+        bytes-like object, copied). The graph keeps fn (the ctypes object
+        too, which cuda.core leaves to the caller) and the copy alive for as
+        long as it, a clone of it or an instantiation lives. fn must not
+        call CUDA."""
         cdef vector[cpp.CUgraphNode] deps = self._deps()
         cdef cpp.CUgraph graph = self._graph_def._get()
         cdef cpp.CUhostFn function
         cdef cpp.CUhostFn release
         cdef void* data
         cdef cpp.CUgraphNode node
-        kept = _host_callback(fn, user_data, "GraphNode.callback", &function, &data, &release)
+        kept = host_function(fn, user_data, "GraphNode", "callback", "fn", &function, &data, &release)
         with nogil:
             node = cpp.add_host_node(cpp.GraphRef(graph), deps, function, data, release)
         return self._added(HostCallbackNode, node, kept)
@@ -1184,7 +1137,7 @@ cdef class HostCallbackNode(GraphNode):
         cdef cpp.CUhostFn release
         cdef void* data
         cdef cpp.CUgraphNodeParams params
-        kept = _host_callback(fn, user_data, "HostCallbackNode.update", &function, &data, &release)
+        kept = host_function(fn, user_data, "HostCallbackNode", "update", "fn", &function, &data, &release)
         with nogil:
             cpp.graph_retain(cpp.GraphRef(graph), data, release)
         params = cpp.host_node(function, data)
@@ -1400,7 +1353,7 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
         cdef cpp.CUhostFn function
         cdef cpp.CUhostFn release
         cdef void* data
-        kept = _host_callback(fn, user_data, "ExecutableHostCallbackNode.update", &function, &data, &release)
+        kept = host_function(fn, user_data, "ExecutableHostCallbackNode", "update", "fn", &function, &data, &release)
         # The Graph keeps fn (or the copied user_data) as long as it lives.
         self._exec_graph._keep_data(data, release)
         self._set(cpp.host_node(function, data))
