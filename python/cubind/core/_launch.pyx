@@ -15,7 +15,9 @@ from libcpp.vector cimport vector
 
 cdef extern from "Python.h":
     PyTypeObject PyLong_Type
+    PyTypeObject PyBool_Type
     PyTypeObject PyFloat_Type
+    bint PyObject_TypeCheck(object o, PyTypeObject* t)
 
 
 cimport cubind.core._cpp as cpp
@@ -122,21 +124,31 @@ cdef LaunchConfig _launch_config(config):
 cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_int_fast "cubind_core::pack_int"(PyObject* o, size_t size, char* slot) noexcept
     bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
+    bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
+    bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
 
 
-# The common arguments packed without a call into the interpreter: an int
-# for a 4- or 8-byte parameter, a float, a Buffer. False when arg is none of
-# those (or out of range), for _pack to convert or to explain.
+# Every argument of the kinds users pass packed without a call into the
+# interpreter: an int or bool in range, a float, a Buffer, and the bytes of
+# an object with the buffer protocol (NumPy and ctypes scalars, structs by
+# value). False when arg is none of those, or is one that the general way
+# (_pack) refuses or takes by another rule, which it then converts or
+# explains: what this packs is byte for byte what _pack packs.
 cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
     cdef PyTypeObject* t = Py_TYPE(<object>arg)
-    if t == &PyLong_Type:
+    if t == &PyLong_Type or t == &PyBool_Type:
         return _pack_int_fast(arg, size, slot)
     if t == &PyFloat_Type:
         return _pack_float_fast(arg, size, slot)
-    if t == <PyTypeObject*>Buffer and size == 8:
+    if t == <PyTypeObject*>Buffer:
+        if size != 8:
+            return False
         (<uint64_t*>slot)[0] = (<Buffer>arg)._ptr
         return True
-    return False
+    if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
+        # A Buffer subclass is its address, not its bytes, as in _pack.
+        return False
+    return _pack_buffer_fast(arg, size, slot)
 
 
 # An int fits a parameter of 1, 2, 4 or 8 bytes as a signed or an unsigned

@@ -36,21 +36,22 @@ inline bool read_small_int(PyObject* o, long long* out) {
   return overflow == 0;
 }
 
-// An exact int into a 4-byte (signed or unsigned) or 8-byte parameter.
+// An int (or bool) into a parameter of 1, 2, 4 or 8 bytes, as a signed or
+// an unsigned value of that size: the ranges launch's general way accepts
+// (-2**(8n-1) .. 2**(8n) - 1), so either way packs the same bytes or refuses.
+// An 8-byte parameter takes 2**63 .. 2**64 - 1 only the general way.
 inline bool pack_int(PyObject* o, std::size_t size, char* slot) {
   long long v;
   if (!read_small_int(o, &v)) return false;
-  if (size == 4) {
-    if (v < INT32_MIN || v > static_cast<long long>(UINT32_MAX)) return false;
-    const std::uint32_t low = static_cast<std::uint32_t>(v);
-    std::memcpy(slot, &low, 4);
-    return true;
-  }
   if (size == 8) {
     std::memcpy(slot, &v, 8);
     return true;
   }
-  return false;
+  if (size != 4 && size != 2 && size != 1) return false;
+  const int bits = 8 * static_cast<int>(size);
+  if (v < -(1LL << (bits - 1)) || v >= (1LL << bits)) return false;
+  std::memcpy(slot, &v, size);  // little-endian: the low bytes are the value in that size
+  return true;
 }
 
 // An exact float into a float (rounded) or double parameter.
@@ -66,6 +67,41 @@ inline bool pack_float(PyObject* o, std::size_t size, char* slot) {
     return true;
   }
   return false;
+}
+
+// The bytes of an object with the buffer protocol (NumPy scalars of every
+// width and structured scalars, ctypes scalars, Structures and arrays,
+// bytes) into a parameter of `size` bytes, taken as launch's general way
+// takes them, memoryview(o).cast("B"), without making either memoryview: the
+// same export (PyBUF_FULL_RO) and the conditions under which memoryview and
+// its cast accept it (at most 64 dimensions, C-contiguous, no suboffsets, no
+// zero in the shape unless 1-D). Returns false, with no error set, when the
+// export fails, a condition does not hold or the length is not `size`:
+// launch then goes the general way, which exports again and explains.
+inline bool exports_buffer(PyTypeObject* t) {
+  return t->tp_as_buffer != nullptr && t->tp_as_buffer->bf_getbuffer != nullptr;
+}
+
+inline bool pack_buffer(PyObject* o, std::size_t size, char* slot) {
+  if (!exports_buffer(Py_TYPE(o))) return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(o, &view, PyBUF_FULL_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  bool ok = view.ndim >= 0 && view.ndim <= PyBUF_MAX_NDIM && view.suboffsets == nullptr &&
+            static_cast<std::size_t>(view.len) == size;
+  if (ok && view.ndim == 1) {
+    // memoryview's test of one dimension (a missing shape or strides is contiguous).
+    ok = view.shape == nullptr || view.strides == nullptr || view.shape[0] == 1 ||
+         view.strides[0] == view.itemsize;
+  } else if (ok && view.ndim > 1) {
+    ok = PyBuffer_IsContiguous(&view, 'C') != 0;
+    for (int i = 0; ok && view.shape != nullptr && i < view.ndim; ++i) ok = view.shape[i] != 0;
+  }
+  if (ok && size != 0) std::memcpy(slot, view.buf, size);
+  PyBuffer_Release(&view);
+  return ok;
 }
 
 }  // namespace cubind_core
