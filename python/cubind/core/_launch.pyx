@@ -145,6 +145,12 @@ cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
             return False
         (<uint64_t*>slot)[0] = (<Buffer>arg)._ptr
         return True
+    return _pack_buffer_of(arg, t, size, slot)
+
+
+# Out of line, so that the int, float and Buffer tests above stay small
+# enough to inline into launch's loop.
+cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slot) noexcept:
     if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
         # A Buffer subclass is its address, not its bytes, as in _pack.
         return False

@@ -43,15 +43,27 @@ inline bool read_small_int(PyObject* o, long long* out) {
 inline bool pack_int(PyObject* o, std::size_t size, char* slot) {
   long long v;
   if (!read_small_int(o, &v)) return false;
-  if (size == 8) {
-    std::memcpy(slot, &v, 8);
-    return true;
+  // Little-endian: the low bytes are the value in that size. Each size is
+  // its own constant copy, so none is a call to memcpy.
+  switch (size) {
+    case 8:
+      std::memcpy(slot, &v, 8);
+      return true;
+    case 4:
+      if (v < INT32_MIN || v > static_cast<long long>(UINT32_MAX)) return false;
+      std::memcpy(slot, &v, 4);
+      return true;
+    case 2:
+      if (v < INT16_MIN || v > static_cast<long long>(UINT16_MAX)) return false;
+      std::memcpy(slot, &v, 2);
+      return true;
+    case 1:
+      if (v < INT8_MIN || v > static_cast<long long>(UINT8_MAX)) return false;
+      std::memcpy(slot, &v, 1);
+      return true;
+    default:
+      return false;
   }
-  if (size != 4 && size != 2 && size != 1) return false;
-  const int bits = 8 * static_cast<int>(size);
-  if (v < -(1LL << (bits - 1)) || v >= (1LL << bits)) return false;
-  std::memcpy(slot, &v, size);  // little-endian: the low bytes are the value in that size
-  return true;
 }
 
 // An exact float into a float (rounded) or double parameter.
@@ -99,7 +111,16 @@ inline bool pack_buffer(PyObject* o, std::size_t size, char* slot) {
     ok = PyBuffer_IsContiguous(&view, 'C') != 0;
     for (int i = 0; ok && view.shape != nullptr && i < view.ndim; ++i) ok = view.shape[i] != 0;
   }
-  if (ok && size != 0) std::memcpy(slot, view.buf, size);
+  if (ok) {
+    switch (size) {
+      case 1: std::memcpy(slot, view.buf, 1); break;
+      case 2: std::memcpy(slot, view.buf, 2); break;
+      case 4: std::memcpy(slot, view.buf, 4); break;
+      case 8: std::memcpy(slot, view.buf, 8); break;
+      case 16: std::memcpy(slot, view.buf, 16); break;
+      default: std::memcpy(slot, view.buf, size);
+    }
+  }
   PyBuffer_Release(&view);
   return ok;
 }
