@@ -27,6 +27,8 @@ from cubind.core._stream cimport _stream_handle
 
 
 cdef tuple _dim3(value, str field, bint optional_):
+    if type(value) is int and 1 <= <object>value <= 0xFFFFFFFF:
+        return (value, 1, 1)   # the common case, as the general way below makes it
     if value is None and optional_:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
