@@ -164,7 +164,14 @@ done
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = bench ]; then
-for b in benchmarks/gpu_*.py benchmarks/program_cache_hit.py benchmarks/strided_view_host.py; do
+# cubind against NVIDIA's packages, CuPy and the C floor, one table with a
+# goal per row (benchmarks/README.md); the progress lines go to the log.
+timeout 900 python3 benchmarks/side_by_side.py --json "$OUT/side_by_side.json" \
+  2>"$OUT/side_by_side.log" | tee "$OUT/side_by_side.md"
+rc=${PIPESTATUS[0]}
+RESULT[side_by_side]="exit $rc: $(grep -E '^goals:' "$OUT/side_by_side.md" | tail -1) (table in $OUT/side_by_side.md)"
+[ "$rc" -eq 0 ] || tail -20 "$OUT/side_by_side.log"
+for b in benchmarks/program_cache_hit.py benchmarks/strided_view_host.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
 done
@@ -182,7 +189,7 @@ fi
 echo
 echo "| step | result |"
 echo "|---|---|"
-for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest_gpu sanitize; do
+for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest_gpu sanitize side_by_side; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 
@@ -191,6 +198,10 @@ if ((${#SAMPLE_ROWS[@]})); then
   echo "| sample | cubind | cuda.bindings |"
   echo "|---|---|---|"
   printf '%s\n' "${SAMPLE_ROWS[@]}"
+fi
+if [ -s "$OUT/side_by_side.md" ]; then
+  echo
+  cat "$OUT/side_by_side.md"
 fi
 if ((${#CORE_EXAMPLES[@]})); then
   echo
