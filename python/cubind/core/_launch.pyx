@@ -12,6 +12,8 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
+import sys
+
 
 cdef extern from "Python.h":
     PyTypeObject PyLong_Type
@@ -128,6 +130,10 @@ cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
     bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
     bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
+    bint _pack_inline_scalar "cubind_core::pack_inline_scalar"(PyObject* o, PyTypeObject* t, size_t size,
+                                                               char* slot) noexcept
+    int _buffer_type_kind "cubind_core::buffer_type_kind"(PyTypeObject* t) noexcept
+    void _remember_buffer_type "cubind_core::remember_buffer_type"(PyObject* o, PyTypeObject* t, bint numeric) noexcept
 
 
 # Every argument of the kinds users pass packed without a call into the
@@ -153,10 +159,29 @@ cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
 # Out of line, so that the int, float and Buffer tests above stay small
 # enough to inline into launch's loop.
 cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slot) noexcept:
+    cdef int kind = _buffer_type_kind(t)
+    if kind == 1:
+        return _pack_inline_scalar(arg, t, size, slot)
+    if kind == 0:
+        # A type that passed the tests below when it was remembered.
+        return _pack_buffer_fast(arg, size, slot)
     if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
         # A Buffer subclass is its address, not its bytes, as in _pack.
         return False
-    return _pack_buffer_fast(arg, size, slot)
+    if not _pack_buffer_fast(arg, size, slot):
+        return False
+    _remember_buffer_type(arg, t, _is_numpy_number(<type>t))
+    return True
+
+
+cdef bint _is_numpy_number(type t) noexcept:
+    # One of NumPy's own numeric scalar types (not a subclass made elsewhere).
+    try:
+        numpy = sys.modules.get("numpy")
+        return (numpy is not None and t.__module__ == "numpy"
+                and issubclass(t, (numpy.number, numpy.bool_)))
+    except BaseException:
+        return False
 
 
 # An int fits a parameter of 1, 2, 4 or 8 bytes as a signed or an unsigned

@@ -125,4 +125,76 @@ inline bool pack_buffer(PyObject* o, std::size_t size, char* slot) {
   return ok;
 }
 
+// NumPy's numeric scalar types (np.bool_, np.int8 ... np.uint64, the floats
+// and complexes) keep their value in the object itself at a fixed offset.
+// launch looks at each type with the buffer protocol once (the first time
+// pack_buffer packs one of its objects) and remembers it here, with that
+// offset and size for those types, and with size 0 for any other, so that
+// later arguments of the type cost one probe: a NumPy scalar's value is then
+// copied from where its export would point. One entry per hash of the type;
+// a type that loses its entry to another is looked at again.
+struct BufferType {
+  PyTypeObject* type;  // a reference held while here
+  Py_ssize_t offset;
+  Py_ssize_t size;     // 0: not an inline scalar type
+};
+static BufferType buffer_types[128];
+
+inline BufferType& buffer_type_entry(PyTypeObject* t) {
+  const auto p = reinterpret_cast<std::uintptr_t>(t);
+  return buffer_types[((p >> 4) ^ (p >> 11)) & 127];
+}
+
+// -1: t has no entry (not looked at, or lost it); 0: its bytes go through
+// pack_buffer; 1: an inline scalar type.
+inline int buffer_type_kind(PyTypeObject* t) {
+  const BufferType& known = buffer_type_entry(t);
+  if (known.type != t) return -1;
+  return known.size == 0 ? 0 : 1;
+}
+
+// For a type of kind 1.
+inline bool pack_inline_scalar(PyObject* o, PyTypeObject* t, std::size_t size, char* slot) {
+  const BufferType& known = buffer_type_entry(t);
+  if (static_cast<std::size_t>(known.size) != size) return false;  // the general way explains
+  const char* value = reinterpret_cast<const char*>(o) + known.offset;
+  switch (size) {
+    case 1: std::memcpy(slot, value, 1); break;
+    case 2: std::memcpy(slot, value, 2); break;
+    case 4: std::memcpy(slot, value, 4); break;
+    case 8: std::memcpy(slot, value, 8); break;
+    case 16: std::memcpy(slot, value, 16); break;
+    default: std::memcpy(slot, value, size);
+  }
+  return true;
+}
+
+// Gives t its entry: an inline scalar type when `numeric` (the caller has
+// checked that t is one of NumPy's numeric scalar types, whose instances all
+// keep their value at the same place) and o's export is its whole value
+// inside o (0-dimensional, within the object's fixed size); otherwise a type
+// whose bytes go through pack_buffer.
+inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numeric) {
+  BufferType entry{t, 0, 0};
+  if (numeric) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_FULL_RO) == 0) {
+      const char* start = reinterpret_cast<const char*>(o);
+      const char* at = static_cast<const char*>(view.buf);
+      if (view.ndim == 0 && view.len > 0 && at >= start && at + view.len <= start + t->tp_basicsize) {
+        entry.offset = at - start;
+        entry.size = view.len;
+      }
+      PyBuffer_Release(&view);
+    } else {
+      PyErr_Clear();
+    }
+  }
+  BufferType& slot = buffer_type_entry(t);
+  PyTypeObject* old = slot.type;
+  Py_INCREF(reinterpret_cast<PyObject*>(t));
+  slot = entry;
+  Py_XDECREF(reinterpret_cast<PyObject*>(old));
+}
+
 }  // namespace cubind_core
