@@ -78,9 +78,13 @@ const char* floor_open() {
   if (!sym(lib, "cuLaunchKernelEx", d.cuLaunchKernelEx)) return "cuLaunchKernelEx";
   if (!sym(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent)) return "cuCtxSetCurrent";
   if (!sym(lib, "cuStreamCreateWithPriority", d.cuStreamCreateWithPriority)) return "cuStreamCreateWithPriority";
-  if (!sym(lib, "cuStreamDestroy_v2", d.cuStreamDestroy)) return "cuStreamDestroy_v2";
+  if (!sym(lib, "cuStreamDestroy_v2", d.cuStreamDestroy) && !sym(lib, "cuStreamDestroy", d.cuStreamDestroy)) {
+    return "cuStreamDestroy_v2";
+  }
   if (!sym(lib, "cuEventCreate", d.cuEventCreate)) return "cuEventCreate";
-  if (!sym(lib, "cuEventDestroy_v2", d.cuEventDestroy)) return "cuEventDestroy_v2";
+  if (!sym(lib, "cuEventDestroy_v2", d.cuEventDestroy) && !sym(lib, "cuEventDestroy", d.cuEventDestroy)) {
+    return "cuEventDestroy_v2";
+  }
   if (!sym(lib, "cuMemAllocFromPoolAsync", d.cuMemAllocFromPoolAsync)) return "cuMemAllocFromPoolAsync";
   if (!sym(lib, "cuMemFreeAsync", d.cuMemFreeAsync)) return "cuMemFreeAsync";
   driver = d;

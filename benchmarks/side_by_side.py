@@ -188,6 +188,16 @@ class Missing(Exception):
     no such operation; the text says which."""
 
 
+class _NoFloor:
+    """In place of call_floor when it cannot be built: every use is Missing."""
+
+    def __init__(self, why):
+        self.why = why
+
+    def __getattr__(self, name):
+        raise Missing(self.why)
+
+
 class World:
     """Everything the rows use, made once: cubind.core's device, stream,
     buffer and kernels, NVIDIA's and CuPy's counterparts where installed,
@@ -215,22 +225,36 @@ class World:
         else:
             self.cubin = self._compile()
         self.code = cc.ObjectCode.from_cubin(self.cubin, name="side_by_side")
-        self.floor = build_call_floor(call_floor_so)
-        self.c_floor = build_c_floor() if with_c_floor and not standin else "not run on the stand-in driver"
-        self.floor.set_entry_points(driver_address("cuLaunchKernelEx"), driver_address("cuMemAllocFromPoolAsync"),
-                                    driver_address("cuMemFreeAsync"), int(self.device.memory_resource.handle))
-        attr = cbd.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-        self.attr = attr
-        self.floor.set_simple_entry_points(driver_address("cuCtxGetCurrent"), driver_address("cuDeviceGet"),
-                                           driver_address("cuDeviceGetAttribute"), int(attr), 0)
+        self.attr = cbd.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
         self.context = int(cbd.cuCtxGetCurrent()[1])
-        self.floor.set_life_cycle_entry_points(
-            driver_address("cuCtxSetCurrent"), self.context, driver_address("cuStreamCreateWithPriority"),
-            driver_address("cuStreamDestroy"), driver_address("cuEventCreate"), driver_address("cuEventDestroy"),
-            driver_address("cuEventRecord"), driver_address("cuLaunchKernel"))
+        self.floor = self._floor(call_floor_so)
+        if standin or not with_c_floor:
+            self.c_floor = "not run on the stand-in driver"
+        else:
+            try:
+                self.c_floor = build_c_floor()
+            except Exception as e:  # a missing compiler: the column says so
+                self.c_floor = f"not built: {type(e).__name__}: {e}"[:120]
         self._kernels = {}
         self.nvidia = self._nvidia()
         self.cupy = self._cupy()
+
+    def _floor(self, so):
+        """call_floor with its entry points set, or a stand-in whose every
+        use says why there is none."""
+        try:
+            floor = build_call_floor(so)
+        except Exception as e:
+            return _NoFloor(f"not built: {type(e).__name__}: {e}"[:120])
+        floor.set_entry_points(driver_address("cuLaunchKernelEx"), driver_address("cuMemAllocFromPoolAsync"),
+                               driver_address("cuMemFreeAsync"), int(self.device.memory_resource.handle))
+        floor.set_simple_entry_points(driver_address("cuCtxGetCurrent"), driver_address("cuDeviceGet"),
+                                      driver_address("cuDeviceGetAttribute"), int(self.attr), 0)
+        floor.set_life_cycle_entry_points(
+            driver_address("cuCtxSetCurrent"), self.context, driver_address("cuStreamCreateWithPriority"),
+            driver_address("cuStreamDestroy"), driver_address("cuEventCreate"), driver_address("cuEventDestroy"),
+            driver_address("cuEventRecord"), driver_address("cuLaunchKernel"))
+        return floor
 
     def _compile(self):
         cc = self.cc
@@ -262,21 +286,28 @@ class World:
             from cuda.bindings import driver as nd
         except ImportError:
             out["bindings"] = "cuda.bindings not installed"
+        except Exception as e:
+            out["bindings"] = f"cuda.bindings failed to import: {type(e).__name__}: {e}"[:120]
         else:
             out["bindings"] = nd
-            out["module"] = nd.cuModuleLoadData(self.cubin)[1]
         try:
             import cuda.core as ncc
         except ImportError:
             out["core"] = "cuda.core not installed"
+        except Exception as e:
+            out["core"] = f"cuda.core failed to import: {type(e).__name__}: {e}"[:120]
         else:
-            out["core"] = ncc
-            out["device"] = ncc.Device(0)
-            out["device"].set_current()
-            out["stream"] = ncc.Stream.from_handle(int(self.stream.handle))
-            out["code"] = ncc.ObjectCode.from_cubin(self.cubin)
-            out["buffer"] = out["device"].allocate(1 << 16, stream=out["stream"])
-            out["kernels"] = {}
+            try:
+                out["device"] = ncc.Device(0)
+                out["device"].set_current()
+                out["stream"] = ncc.Stream.from_handle(int(self.stream.handle))
+                out["code"] = ncc.ObjectCode.from_cubin(self.cubin)
+                out["buffer"] = out["device"].allocate(1 << 16, stream=out["stream"])
+                out["kernels"] = {}
+                out["core"] = ncc
+            except Exception as e:
+                out["core"] = f"cuda.core failed to set up: {type(e).__name__}: {e}"[:120]
+            self.device.set_current()
         return out
 
     def _cupy(self):
@@ -284,9 +315,11 @@ class World:
             return "not run on the stand-in driver"
         try:
             import cupy
+            cupy.cuda.Device(0).use()
         except ImportError:
             return "CuPy not installed"
-        cupy.cuda.Device(0).use()
+        except Exception as e:
+            return f"CuPy failed to set up: {type(e).__name__}: {e}"[:120]
         return cupy
 
     def nvidia_part(self, key):
