@@ -25,9 +25,9 @@ cdef object _SimpleCData = None
 
 # The layout of the last types tuple packed (held, so its identity stays unique).
 cdef object _last_kinds = None
-cdef char _last_fmts[32]
-cdef Py_ssize_t _last_sizes[32]
-cdef Py_ssize_t _last_offsets[32]
+cdef char _last_fmts[64]
+cdef Py_ssize_t _last_sizes[64]
+cdef Py_ssize_t _last_offsets[64]
 cdef Py_ssize_t _last_total = 0
 
 
@@ -78,13 +78,13 @@ cdef class KernelParams:
         cdef char fmt
         cdef tuple info
         # Per argument: format, size and alignment, read once from the cache.
-        cdef char fmts[32]
-        cdef Py_ssize_t sizes[32]
-        cdef Py_ssize_t offsets[32]
+        cdef char fmts[64]
+        cdef Py_ssize_t sizes[64]
+        cdef Py_ssize_t offsets[64]
         if len(kinds) != n:
             raise ValueError(f"kernelParams: {n} values but {len(kinds)} types")
-        if n > 32:
-            # Rare: more than 32 arguments go through a list of layouts.
+        if n > 64:
+            # Rare: more than 64 arguments go through a list of layouts.
             self._pack_many(vals, kinds)
             return
         if _ctypes is None:
