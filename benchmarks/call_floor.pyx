@@ -1,5 +1,6 @@
 # cython: language_level=3, binding=False
-"""The least a binding can do per call, for benchmarks/gpu_bench_bindings.py.
+"""The least a binding can do per call, for benchmarks/side_by_side.py and
+benchmarks/instruction_counts.py.
 
 Each function takes as many arguments as the driver call it stands for and
 returns a tuple as long as that call's, holding objects made beforehand, and
@@ -72,8 +73,9 @@ ctypedef int (*free_fn)(unsigned long long, void*) noexcept nogil
 cdef launch_ex_fn _launch_ex = NULL
 cdef alloc_fn _alloc = NULL
 cdef free_fn _free = NULL
-cdef int _values[16]
-cdef void* _params[16]
+# Up to 64 parameters of up to 16 bytes each, prepared once.
+cdef unsigned long long _values[128]
+cdef void* _params[64]
 cdef void* _pool = NULL
 
 
@@ -83,9 +85,10 @@ def set_entry_points(size_t launch_ex, size_t alloc, size_t free_, size_t pool):
     _alloc = <alloc_fn>alloc
     _free = <free_fn>free_
     _pool = <void*>pool
-    for i in range(16):
-        _values[i] = i
-        _params[i] = &_values[i]
+    for i in range(64):
+        _values[2 * i] = i
+        _values[2 * i + 1] = 0
+        _params[i] = &_values[2 * i]
 
 
 def launch(stream, config, kernel, *args):
@@ -250,3 +253,130 @@ cdef tuple _max_version = (1, 0)
 def dlpack_capsule(obj, stream):
     obj.__dlpack_device__()
     return obj.__dlpack__(stream=stream, max_version=_max_version)
+
+
+# The floors of object life cycles and of cubind.bindings' cuLaunchKernel:
+# the driver's calls (addresses set once by name), the GIL released around
+# each, behind Python calls of the shapes users write. Nothing is checked.
+
+ctypedef int (*ctx_set_current_fn)(void*) noexcept nogil
+ctypedef int (*stream_create_fn)(void**, unsigned int, int) noexcept nogil
+ctypedef int (*handle_fn)(void*) noexcept nogil
+ctypedef int (*event_create_fn)(void**, unsigned int) noexcept nogil
+ctypedef int (*event_record_fn)(void*, void*) noexcept nogil
+ctypedef int (*launch_kernel_fn)(void*, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                                 unsigned int, unsigned int, void*, void**, void**) noexcept nogil
+
+cdef ctx_set_current_fn _ctx_set_current = NULL
+cdef stream_create_fn _stream_create = NULL
+cdef handle_fn _stream_destroy = NULL
+cdef event_create_fn _event_create = NULL
+cdef handle_fn _event_destroy = NULL
+cdef event_record_fn _event_record = NULL
+cdef launch_kernel_fn _launch_kernel = NULL
+cdef void* _context = NULL
+
+
+def set_life_cycle_entry_points(size_t ctx_set_current, size_t context, size_t stream_create, size_t stream_destroy,
+                                size_t event_create, size_t event_destroy, size_t event_record, size_t launch_kernel):
+    global _ctx_set_current, _context, _stream_create, _stream_destroy, _event_create, _event_destroy
+    global _event_record, _launch_kernel
+    _ctx_set_current = <ctx_set_current_fn>ctx_set_current
+    _context = <void*>context
+    _stream_create = <stream_create_fn>stream_create
+    _stream_destroy = <handle_fn>stream_destroy
+    _event_create = <event_create_fn>event_create
+    _event_destroy = <handle_fn>event_destroy
+    _event_record = <event_record_fn>event_record
+    _launch_kernel = <launch_kernel_fn>launch_kernel
+
+
+cdef inline int _ok(int status, str what) except -1:
+    if status != 0:
+        raise RuntimeError(f"{what}: {status}")
+    return 0
+
+
+def lookup(a):
+    """Device(n)'s floor: a call of one argument returning a prepared object."""
+    return _value
+
+
+def set_current():
+    cdef int status
+    with nogil:
+        status = _ctx_set_current(_context)
+    _ok(status, "cuCtxSetCurrent")
+
+
+cdef class FloorStream:
+    cdef void* handle
+
+    def close(self):
+        cdef int status
+        with nogil:
+            status = _stream_destroy(self.handle)
+        _ok(status, "cuStreamDestroy")
+
+
+def create_stream():
+    """A non-blocking stream of priority 0, as create_stream() makes."""
+    cdef FloorStream s = FloorStream.__new__(FloorStream)
+    cdef int status
+    with nogil:
+        status = _stream_create(&s.handle, 1, 0)
+    _ok(status, "cuStreamCreateWithPriority")
+    return s
+
+
+cdef class FloorEvent:
+    cdef void* handle
+
+    def close(self):
+        cdef int status
+        if self.handle != NULL:
+            with nogil:
+                status = _event_destroy(self.handle)
+            self.handle = NULL
+            _ok(status, "cuEventDestroy")
+
+    def __dealloc__(self):
+        if self.handle != NULL:
+            with nogil:
+                _event_destroy(self.handle)
+
+
+def create_event():
+    """An event without timing, as create_event() makes."""
+    cdef FloorEvent e = FloorEvent.__new__(FloorEvent)
+    cdef int status
+    with nogil:
+        status = _event_create(&e.handle, 2)
+    _ok(status, "cuEventCreate")
+    return e
+
+
+def record(stream):
+    """Stream.record()'s floor: a new event without timing, recorded."""
+    cdef FloorEvent e = FloorEvent.__new__(FloorEvent)
+    cdef void* s = <void*><size_t>stream
+    cdef int status
+    with nogil:
+        status = _event_create(&e.handle, 2)
+        if status == 0:
+            status = _event_record(e.handle, s)
+    _ok(status, "cuEventCreate, cuEventRecord")
+    return e
+
+
+def cu_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
+    """cuLaunchKernel's floor: f and stream as ints, the grid and block of
+    one thread, the prepared parameters (or none for params=None)."""
+    cdef int status
+    cdef void* fn = <void*><size_t>f
+    cdef void* s = <void*><size_t>stream
+    cdef void** p = NULL if params is None else _params
+    with nogil:
+        status = _launch_kernel(fn, 1, 1, 1, 1, 1, 1, 0, s, p, NULL)
+    _ok(status, "cuLaunchKernel")
+    return (_status,)

@@ -1,4 +1,4 @@
-// The C floor for benchmarks/gpu_bench_bindings.py: the same driver calls,
+// The C floor for benchmarks/side_by_side.py: the same driver calls,
 // made directly through entry points taken from libcuda.so.1 with dlsym.
 // Built as a shared library and loaded into the benchmark's own process, so
 // that C and Python time the same context, stream, event and kernels in the
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -24,6 +25,13 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuStreamCreateWithPriority)(CUstream*, unsigned, int);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, std::size_t, CUmemoryPool, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
 };
 
 Driver driver;
@@ -68,6 +76,17 @@ const char* floor_open() {
   if (!sym(lib, "cuStreamSynchronize", d.cuStreamSynchronize)) return "cuStreamSynchronize";
   if (!sym(lib, "cuLaunchKernel", d.cuLaunchKernel)) return "cuLaunchKernel";
   if (!sym(lib, "cuLaunchKernelEx", d.cuLaunchKernelEx)) return "cuLaunchKernelEx";
+  if (!sym(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent)) return "cuCtxSetCurrent";
+  if (!sym(lib, "cuStreamCreateWithPriority", d.cuStreamCreateWithPriority)) return "cuStreamCreateWithPriority";
+  if (!sym(lib, "cuStreamDestroy_v2", d.cuStreamDestroy) && !sym(lib, "cuStreamDestroy", d.cuStreamDestroy)) {
+    return "cuStreamDestroy_v2";
+  }
+  if (!sym(lib, "cuEventCreate", d.cuEventCreate)) return "cuEventCreate";
+  if (!sym(lib, "cuEventDestroy_v2", d.cuEventDestroy) && !sym(lib, "cuEventDestroy", d.cuEventDestroy)) {
+    return "cuEventDestroy_v2";
+  }
+  if (!sym(lib, "cuMemAllocFromPoolAsync", d.cuMemAllocFromPoolAsync)) return "cuMemAllocFromPoolAsync";
+  if (!sym(lib, "cuMemFreeAsync", d.cuMemFreeAsync)) return "cuMemFreeAsync";
   driver = d;
   opened = true;
   return nullptr;
@@ -119,20 +138,21 @@ double floor_call_ns(const char* name, long iterations, int repeats, int device,
   return ns;
 }
 
-// ns per launch of `count` launches of a kernel of `nargs` int parameters
-// (0 to 16) with one thread, the stream synchronized before and after, outside
-// the timing; through cuLaunchKernel, or with `ex` through cuLaunchKernelEx
-// (the call cubind.core and cuda.core make) with a config of no attributes.
-// -2 when a call fails or floor_open() has not succeeded.
+// ns per launch of `count` launches of a kernel of `nargs` parameters (0 to
+// 64, each read from its own 16 bytes) with one thread, the stream
+// synchronized before and after, outside the timing; through cuLaunchKernel,
+// or with `ex` through cuLaunchKernelEx (the call cubind.core and cuda.core
+// make) with a config of no attributes. -2 when a call fails or floor_open()
+// has not succeeded.
 double floor_launch_ns(std::uint64_t function, std::uint64_t stream, int nargs, int count, int ex) {
-  if (!opened || nargs < 0 || nargs > 16 || count <= 0) return -2;
+  if (!opened || nargs < 0 || nargs > 64 || count <= 0) return -2;
   const auto f = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(function));
   const auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream));
-  int values[16];
-  void* params[16];
-  for (int i = 0; i < 16; ++i) {
-    values[i] = i;
-    params[i] = &values[i];
+  static std::uint64_t values[128];
+  void* params[64];
+  for (int i = 0; i < 64; ++i) {
+    values[2 * i] = static_cast<std::uint64_t>(i);
+    params[i] = &values[2 * i];
   }
   void** kernel_params = nargs == 0 ? nullptr : params;
   CUlaunchConfig config{};
@@ -146,6 +166,60 @@ double floor_launch_ns(std::uint64_t function, std::uint64_t stream, int nargs, 
     const CUresult r = ex ? driver.cuLaunchKernelEx(&config, f, kernel_params, nullptr)
                           : driver.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, kernel_params, nullptr);
     if (r != CUDA_SUCCESS) failed = r;
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  if (failed != CUDA_SUCCESS || driver.cuStreamSynchronize(s) != CUDA_SUCCESS) return -2;
+  return std::chrono::duration<double, std::nano>(stop - start).count() / count;
+}
+
+// ns per operation of `count` operations, once: "set_current"
+// (cuCtxSetCurrent(context)), "stream" (cuStreamCreateWithPriority of a
+// non-blocking stream of priority 0, cuStreamDestroy), "event" (cuEventCreate
+// without timing, cuEventDestroy), "record" (cuEventCreate without timing,
+// cuEventRecord on stream, cuEventDestroy), "allocate" (cuMemAllocFromPoolAsync
+// of `bytes` from pool on stream, cuMemFreeAsync). The stream is
+// synchronized after, outside the timing. -1 for an unknown name, -2 when a
+// call fails or floor_open() has not succeeded.
+double floor_op_ns(const char* name, long count, std::uint64_t context, std::uint64_t stream, std::uint64_t pool,
+                   std::size_t bytes) {
+  if (!opened || count <= 0) return -2;
+  const auto ctx = reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(context));
+  const auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream));
+  const auto p = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(pool));
+  CUresult failed = CUDA_SUCCESS;
+  auto keep = [&](CUresult r) {
+    if (r != CUDA_SUCCESS) failed = r;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  if (std::strcmp(name, "set_current") == 0) {
+    for (long i = 0; i < count; ++i) keep(driver.cuCtxSetCurrent(ctx));
+  } else if (std::strcmp(name, "stream") == 0) {
+    for (long i = 0; i < count; ++i) {
+      CUstream created = nullptr;
+      keep(driver.cuStreamCreateWithPriority(&created, CU_STREAM_NON_BLOCKING, 0));
+      keep(driver.cuStreamDestroy(created));
+    }
+  } else if (std::strcmp(name, "event") == 0) {
+    for (long i = 0; i < count; ++i) {
+      CUevent created = nullptr;
+      keep(driver.cuEventCreate(&created, CU_EVENT_DISABLE_TIMING));
+      keep(driver.cuEventDestroy(created));
+    }
+  } else if (std::strcmp(name, "record") == 0) {
+    for (long i = 0; i < count; ++i) {
+      CUevent created = nullptr;
+      keep(driver.cuEventCreate(&created, CU_EVENT_DISABLE_TIMING));
+      keep(driver.cuEventRecord(created, s));
+      keep(driver.cuEventDestroy(created));
+    }
+  } else if (std::strcmp(name, "allocate") == 0) {
+    for (long i = 0; i < count; ++i) {
+      CUdeviceptr ptr = 0;
+      keep(driver.cuMemAllocFromPoolAsync(&ptr, bytes, p, s));
+      keep(driver.cuMemFreeAsync(ptr, s));
+    }
+  } else {
+    return -1;
   }
   const auto stop = std::chrono::steady_clock::now();
   if (failed != CUDA_SUCCESS || driver.cuStreamSynchronize(s) != CUDA_SUCCESS) return -2;

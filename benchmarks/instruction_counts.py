@@ -1,18 +1,32 @@
-"""Instructions per call of cubind's Python layers beside their Python floors,
-counted by callgrind against the stand-in driver of tests/python/fake_driver
-(no GPU needed: every driver call returns at once, so what is counted is the
-binding's own work, the interpreter's and the GIL's).
+"""Instructions per call of every row of benchmarks/side_by_side.py that runs
+without a GPU, cubind's side and its Python floor, counted by callgrind
+against the stand-in driver of tests/python/fake_driver (every driver call
+returns at once, so what is counted is the binding's own work, the
+interpreter's and the GIL's), and the guard that keeps them from growing.
 
-Each case runs N1 and N2 times in a child process under callgrind; the
-difference of the two totals over N2 - N1 is the count per call, which
-leaves out start-up and import. Floors (benchmarks/call_floor.pyx) make the
-same Python call with the GIL released around the same stand-in entry point
-and convert nothing. Counts are exact for one build and one interpreter;
-they are the tool for finding where a call's time goes, not a timing.
+One child interpreter runs under valgrind with instrumentation off; per row
+and side it warms the statement up, then turns instrumentation on, runs the
+statement N1 times and dumps the counters, N2 times and dumps again: the
+count per call is the difference over N2 - N1, which leaves out the loop's
+start and the dumps. The cyclic garbage collector is off while a row is
+counted, so a collection started by another row's garbage does not fall on
+it. Counts are exact for one build, interpreter and NumPy; they are the tool
+for finding where a call's time goes and for catching a change that slows
+one, not a timing. Imports are counted in children of their own.
 
-    python3 benchmarks/instruction_counts.py        (needs valgrind and a C compiler)
+    python3 benchmarks/instruction_counts.py                 print the table
+    python3 benchmarks/instruction_counts.py --check         compare with benchmarks/instruction_counts.json:
+                                                             exit 1 when a row grows by more than 5%
+    python3 benchmarks/instruction_counts.py --update "why"  rewrite benchmarks/instruction_counts.json
+                                                             (commit it with the reason)
+
+Needs valgrind (with its callgrind.h), a C compiler and Cython.
 """
+import argparse
+import datetime
+import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -20,103 +34,240 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from gpu_bench_bindings import build_call_floor  # noqa: E402
+TABLE = os.path.join(HERE, "instruction_counts.json")
+FAKE_DIR = os.path.join(HERE, "..", "tests", "python", "fake_driver")
+N1, N2 = 200, 1200
+GROWTH = 0.05          # a row fails the check when it grows by more than this
+SLACK = 20             # ... and by more than this many instructions (rows of a few hundred)
 
-N1, N2 = 2000, 12000
-FAKE_DRIVER = os.path.join(HERE, "..", "tests", "python", "fake_driver", "fake_libcuda.c")
+CONTROL = r"""
+#include <valgrind/callgrind.h>
+void cg_start(void) { CALLGRIND_START_INSTRUMENTATION; }
+void cg_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+void cg_zero(void) { CALLGRIND_ZERO_STATS; }
+void cg_dump(const char* why) { CALLGRIND_DUMP_STATS_AT(why); }
+"""
 
 CHILD = r'''
-import ctypes, importlib.util, sys
-case, n = sys.argv[1], int(sys.argv[2])
-spec = importlib.util.spec_from_file_location("call_floor", sys.argv[3])
-floor = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(floor)
-fake = ctypes.CDLL("libcuda.so.1")
-address = lambda name: ctypes.cast(getattr(fake, name), ctypes.c_void_p).value
-from cubind.bindings import driver
-import cubind.core as core
-driver.cuInit(0)
-dev = driver.cuDeviceGet(0)[1]
-attr = driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-floor.set_simple_entry_points(address("cuCtxGetCurrent"), address("cuDeviceGet"), address("cuDeviceGetAttribute"),
-                              int(attr), 0)
-device = core.Device(0)
-device.set_current()
-stream = device.create_stream()
-floor.set_entry_points(address("cuLaunchKernelEx"), address("cuMemAllocFromPoolAsync"), address("cuMemFreeAsync"),
-                       int(device.memory_resource.handle))
-code = core.ObjectCode.from_cubin(b"stand-in", name="standin")
-kernels = {k: code.get_kernel("k" + "_".join(["4"] * k)) for k in (0, 4, 16)}
-config = core.LaunchConfig(grid=1, block=1)
-sh, kh = int(stream.handle), {k: int(kernels[k].handle) for k in kernels}
-
-def allocate_close():
-    device.allocate(4096, stream=stream).close()
-
-def floor_allocate_close():
-    floor.allocate(4096, stream=sh).close()
-
-cases = {
-    "cuCtxGetCurrent": (driver.cuCtxGetCurrent, ()),
-    "floor cuCtxGetCurrent": (floor.cuCtxGetCurrent, ()),
-    "cuDeviceGet": (driver.cuDeviceGet, (0,)),
-    "floor cuDeviceGet": (floor.cuDeviceGet, (0,)),
-    "cuDeviceGetAttribute": (driver.cuDeviceGetAttribute, (attr, dev)),
-    "floor cuDeviceGetAttribute": (floor.cuDeviceGetAttribute, (attr, dev)),
-    "allocate + close": (allocate_close, ()),
-    "floor allocate + close": (floor_allocate_close, ()),
-}
-for k in (0, 4, 16):
-    cases[f"launch, {k} args"] = (core.launch, (stream, config, kernels[k]) + tuple(range(k)))
-    cases[f"floor launch, {k} args"] = (floor.launch, (sh, None, kh[k]) + tuple(range(k)))
-f, args = cases[case]
-for _ in range(100):
-    f(*args)
-names = [f"a{i}" for i in range(len(args))]
-source = f"def run(f, r, {', '.join(names)}):\n    for _ in r:\n        f({', '.join(names)})\n"
-env = {}
-exec(compile(source, "<run>", "exec"), env)
-env["run"](f, range(n), *args)
+import ctypes, gc, json, sys
+sys.path.insert(0, sys.argv[1])
+import side_by_side as sbs
+control = ctypes.CDLL(sys.argv[2])
+control.cg_dump.argtypes = [ctypes.c_char_p]
+n1, n2 = int(sys.argv[4]), int(sys.argv[5])
+only = sys.argv[6]
+world = sbs.World(standin=True, call_floor_so=sys.argv[3], with_c_floor=False)
+skipped = {}
+for row in sbs.all_rows():
+    if only and only not in row.name:
+        continue
+    for side in ("cubind", "Python floor"):
+        if side not in row.sides:
+            continue
+        try:
+            spec = row.sides[side](world)
+            loop = sbs.compile_loop(spec)
+            loop(50)
+            if spec.sync is not None:
+                spec.sync()
+        except sbs.Missing as e:
+            skipped[f"{row.name}|{side}"] = str(e)
+            continue
+        except Exception as e:
+            skipped[f"{row.name}|{side}"] = f"fails on the stand-in driver: {type(e).__name__}: {e}"[:200]
+            continue
+        gc.collect()
+        gc.disable()
+        control.cg_start()
+        control.cg_zero()
+        loop(n1)
+        control.cg_dump(f"{row.name}|{side}|n1".encode())
+        loop(n2)
+        control.cg_dump(f"{row.name}|{side}|n2".encode())
+        control.cg_stop()
+        gc.enable()
+        if spec.sync is not None:
+            spec.sync()
+print("SKIPPED " + json.dumps(skipped))
 '''
 
-CASES = ["cuCtxGetCurrent", "cuDeviceGet", "cuDeviceGetAttribute", "launch, 0 args", "launch, 4 args",
-         "launch, 16 args", "allocate + close"]
+IMPORT_CHILD = r'''
+import ctypes, sys
+control = ctypes.CDLL(sys.argv[1])
+control.cg_dump.argtypes = [ctypes.c_char_p]
+control.cg_start()
+control.cg_zero()
+__import__(sys.argv[2])
+control.cg_dump(("import " + sys.argv[2] + "|cubind|once").encode())
+control.cg_stop()
+'''
+
+IMPORTS = ("cubind.bindings.driver", "cubind.core")
 
 
-def main():
-    if shutil.which("valgrind") is None:
-        sys.exit("instruction_counts: valgrind is not installed (apt-get install valgrind)")
+def run(cmd, **kw):
+    out = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if out.returncode != 0:
+        sys.exit(f"instruction_counts: {' '.join(cmd[:6])} ... failed (exit {out.returncode}):\n"
+                 f"{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+def read_dumps(prefix):
+    """{description: total instructions} of every dump callgrind wrote under
+    prefix (prefix.1, prefix.2, ...), in the order they were written."""
+    totals = {}
+    folder, base = os.path.split(prefix)
+    numbered = [n for n in os.listdir(folder) if re.fullmatch(re.escape(base) + r"(\.\d+)?", n)]
+    for name in sorted(numbered, key=lambda n: int(n.rsplit(".", 1)[1]) if n != base else 0):
+        desc, total = None, None
+        with open(os.path.join(folder, name)) as f:
+            for line in f:
+                if line.startswith("desc: Trigger: Client Request: "):
+                    desc = line[len("desc: Trigger: Client Request: "):].strip()
+                elif line.startswith(("totals:", "summary:")):
+                    total = int(line.split()[1])
+        if desc is not None and total is not None:
+            totals[desc] = total
+    return totals
+
+
+def count(only=""):
+    """({row: {"cubind": n, "Python floor": n}}, {row|side: why not counted})."""
+    for tool in ("valgrind",):
+        if shutil.which(tool) is None:
+            sys.exit(f"instruction_counts: {tool} is not installed (scripts/setup.sh installs it)")
+    sys.path.insert(0, HERE)
+    import side_by_side as sbs
+
     work = tempfile.mkdtemp(prefix="cubind_instructions_")
     cc = shutil.which(os.environ.get("CC", "cc")) or "gcc"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", os.path.join(work, "libcuda.so.1"), FAKE_DRIVER,
-                    "-lpthread"], check=True)
-    floor_so = build_call_floor().__file__
+    import cubind
+    run([cc, "-shared", "-fPIC", "-O1", "-I", cubind.get_cuda_include(), "-o", os.path.join(work, "libcuda.so.1"),
+         os.path.join(FAKE_DIR, "fake_libcuda.c"), os.path.join(FAKE_DIR, "fake_graphs.c"), "-lpthread"])
+    control_c = os.path.join(work, "control.c")
+    with open(control_c, "w") as f:
+        f.write(CONTROL)
+    control = os.path.join(work, "libcontrol.so")
+    run([cc, "-shared", "-fPIC", "-O1", "-o", control, control_c])
+    floor_so = sbs._compile_pyx("call_floor")
     child = os.path.join(work, "child.py")
     with open(child, "w") as f:
         f.write(CHILD)
+    import_child = os.path.join(work, "import_child.py")
+    with open(import_child, "w") as f:
+        f.write(IMPORT_CHILD)
     env = dict(os.environ, LD_LIBRARY_PATH=work + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""),
-               PYTHONHASHSEED="0")
-    python = os.path.realpath(sys.executable)
-
-    def total(case, n):
-        out = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/cg.out", python, child,
-                              case, str(n), floor_so], env=env, capture_output=True, text=True)
-        found = re.search(r"Collected : (\d+)", out.stderr)
-        if out.returncode != 0 or found is None:
-            sys.exit(f"instruction_counts: {case} failed:\n{out.stderr[-2000:]}")
-        return int(found.group(1))
-
-    def per_call(case):
-        return (total(case, N2) - total(case, N1)) / (N2 - N1)
-
-    print("| call | cubind instructions | floor instructions | cubind - floor |")
-    print("|---|---:|---:|---:|")
-    for case in CASES:
-        ours, floor = per_call(case), per_call("floor " + case)
-        print(f"| {case} | {ours:.0f} | {floor:.0f} | {ours - floor:.0f} |")
+               PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    python = sys.executable
+    prefix = os.path.join(work, "cg.out")
+    valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}"]
+    out = run(valgrind + [python, child, HERE, control, floor_so, str(N1), str(N2), only], env=env)
+    skipped = json.loads(out.stdout.split("SKIPPED ", 1)[1].splitlines()[0])
+    dumps = read_dumps(prefix)
+    counts = {}
+    for desc, total in dumps.items():
+        row, side, which = desc.rsplit("|", 2)
+        if which == "n1" and f"{row}|{side}|n2" in dumps:
+            counts.setdefault(row, {})[side] = round((dumps[f"{row}|{side}|n2"] - total) / (N2 - N1))
+    for module in IMPORTS:
+        name = f"import {module}"
+        if only and only not in name:
+            continue
+        for old in os.listdir(work):
+            if old.startswith("cg.out"):
+                os.remove(os.path.join(work, old))
+        run(valgrind + [python, import_child, control, module], env=env)
+        for desc, total in read_dumps(prefix).items():
+            counts.setdefault(name, {})["cubind"] = total
     shutil.rmtree(work, ignore_errors=True)
+    return counts, skipped
+
+
+def environment():
+    import Cython
+    numpy = sys.modules.get("numpy")
+    try:
+        import numpy
+    except ImportError:
+        numpy = None
+    cc = subprocess.run([os.environ.get("CC", "cc"), "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    return {"python": platform.python_version(), "numpy": getattr(numpy, "__version__", None),
+            "cython": Cython.__version__, "cc": cc, "machine": platform.machine()}
+
+
+def print_table(counts, skipped):
+    print("| row | cubind instructions | Python floor instructions | cubind - floor |")
+    print("|---|---:|---:|---:|")
+    for row, sides in counts.items():
+        ours, floor = sides.get("cubind"), sides.get("Python floor")
+        over = f"{ours - floor}" if ours is not None and floor is not None else "-"
+        print(f"| {row} | {ours if ours is not None else '-'} | {floor if floor is not None else '-'} | {over} |")
+    if skipped:
+        print()
+        print("not counted here: " + "; ".join(f"{k} ({v})" for k, v in sorted(skipped.items())))
+
+
+def check(counts, table):
+    """Lines saying what grew, appeared or disappeared; empty when all is well."""
+    problems = []
+    committed = table["rows"]
+    for row, sides in counts.items():
+        if row not in committed:
+            problems.append(f"{row}: not in {os.path.basename(TABLE)} (a new row: run --update with the reason)")
+            continue
+        for side, now in sides.items():
+            before = committed[row].get(side)
+            if before is None:
+                problems.append(f"{row} ({side}): not in {os.path.basename(TABLE)}")
+            elif now > before * (1 + GROWTH) and now - before > SLACK:
+                problems.append(f"{row} ({side}): {now} instructions per call, {before} committed "
+                                f"(+{(now - before) / before:.1%}, more than {GROWTH:.0%})")
+    for row in committed:
+        if row not in counts:
+            problems.append(f"{row}: committed but not counted now (a row removed: run --update with the reason)")
+    return problems
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--check", action="store_true", help=f"fail when a row grows by more than {GROWTH:.0%}")
+    group.add_argument("--update", metavar="REASON", help=f"rewrite {os.path.basename(TABLE)}, saying why")
+    parser.add_argument("--only", default="", help="only the rows whose name contains this text")
+    args = parser.parse_args(argv)
+    if args.update is not None and (args.only or not args.update.strip()):
+        sys.exit("instruction_counts: --update needs a reason and every row (no --only)")
+    counts, skipped = count(args.only)
+    print_table(counts, skipped)
+    env = environment()
+    if args.update is not None:
+        with open(TABLE, "w") as f:
+            json.dump({"updated": datetime.date.today().isoformat(), "reason": args.update.strip(),
+                       "environment": env, "rows": counts}, f, indent=1, sort_keys=False)
+            f.write("\n")
+        print(f"\nwrote {TABLE}; commit it with the reason: {args.update.strip()}")
+        return 0
+    if args.check:
+        with open(TABLE) as f:
+            table = json.load(f)
+        if args.only:
+            table["rows"] = {k: v for k, v in table["rows"].items() if args.only in k}
+        problems = check(counts, table)
+        if problems:
+            print(f"\ninstruction counts: {len(problems)} rows differ from {os.path.basename(TABLE)} "
+                  f"(last updated {table.get('updated')}: {table.get('reason')}):")
+            for line in problems:
+                print("  " + line)
+            if table.get("environment") != env:
+                print(f"  (the table was counted with {table.get('environment')}, this run with {env}: "
+                      "a different interpreter, NumPy or compiler changes every count)")
+            print("If the growth is meant, run: python3 benchmarks/instruction_counts.py --update \"<why>\" "
+                  "and commit the table with that reason.")
+            return 1
+        print(f"\ninstruction counts: all {len(counts)} rows within {GROWTH:.0%} of {os.path.basename(TABLE)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

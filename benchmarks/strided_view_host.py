@@ -8,9 +8,9 @@ floor (benchmarks/call_floor.pyx) is the producer's own export behind a
 Python call, which no consumer can avoid: through the type's DLPack exchange
 table where it has one (PyTorch), and `array.__dlpack_device__()` and
 `array.__dlpack__(max_version=(1, 0))`, the capsule dropped; the least of the
-two (export_floors, which gpu_bench_core.py shares). Per side best of
+two (export_floors). Per side best of
 rounds, the sides in rotating order. No GPU is needed; on a GPU machine,
-benchmarks/gpu_bench_core.py has the same rows for PyTorch and CuPy device arrays.
+benchmarks/side_by_side.py has the same rows for PyTorch and CuPy device arrays.
 
 Goal (issue "cubind.core in Python, part 2"): cubind at most half of
 cuda.core's time, and at most half of its time over the floor.
@@ -24,7 +24,7 @@ import timeit
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_bench_bindings import build_call_floor  # noqa: E402
+from side_by_side import build_call_floor  # noqa: E402
 
 ROUNDS = 7
 NUMBER = 20000
@@ -35,7 +35,7 @@ def best_ns(fn):
 
 
 def viewer(cls, array):
-    """One view of array as a library function makes it (gpu_bench_core.py's
+    """One view of array as a library function makes it (side_by_side.py's
     device rows too): from_any_interface with no stream ordering, then ptr,
     shape, strides and dtype read."""
     def run():

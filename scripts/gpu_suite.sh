@@ -173,7 +173,16 @@ done
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = bench ]; then
-for b in benchmarks/gpu_*.py benchmarks/program_cache_hit.py benchmarks/strided_view_host.py; do
+# cubind against NVIDIA's packages, CuPy and the C floor, one table with a
+# goal per row (benchmarks/README.md); the progress lines go to the log.
+# The whole table (over a hundred rows) goes to $OUT/side_by_side.md; the
+# summary below prints the rows whose goal is not met.
+timeout 900 python3 benchmarks/side_by_side.py --json "$OUT/side_by_side.json" \
+  >"$OUT/side_by_side.md" 2>"$OUT/side_by_side.log"
+rc=$?
+RESULT[side_by_side]="exit $rc: $(grep -E '^goals:' "$OUT/side_by_side.md" | tail -1) (table in $OUT/side_by_side.md)"
+[ "$rc" -eq 0 ] || tail -20 "$OUT/side_by_side.log"
+for b in benchmarks/program_cache_hit.py benchmarks/strided_view_host.py; do
   [ -e "$b" ] || continue
   timeout 300 python3 "$b" 2>&1 | tee "$OUT/$(basename "$b" .py).txt"
 done
@@ -191,7 +200,7 @@ fi
 echo
 echo "| step | result |"
 echo "|---|---|"
-for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest_gpu sanitize; do
+for k in build ctest ctest_multi_gpu ctest_skipped ctest_one_gpu example_nvrtc_link_launch example_saxpy_program example_load_cubin example_peer_copy pytest_gpu sanitize side_by_side; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 
@@ -200,6 +209,14 @@ if ((${#SAMPLE_ROWS[@]})); then
   echo "| sample | cubind | cuda.bindings |"
   echo "|---|---|---|"
   printf '%s\n' "${SAMPLE_ROWS[@]}"
+fi
+if { [ "$PHASE" = all ] || [ "$PHASE" = bench ]; } && [ -s "$OUT/side_by_side.md" ]; then
+  echo
+  echo "side by side: the rows whose goal is not met or not judged (the whole table: $OUT/side_by_side.md)"
+  head -2 "$OUT/side_by_side.md"
+  grep -E "NOT met|not judged" "$OUT/side_by_side.md" | grep -v "^goals:"
+  grep -A4 -E "^\| import \| goal" "$OUT/side_by_side.md"
+  grep -E "^goals:" "$OUT/side_by_side.md"
 fi
 if ((${#CORE_EXAMPLES[@]})); then
   echo

@@ -2,7 +2,7 @@
 # Installs what building and testing cubind needs on a fresh Debian 12 machine
 # with the CUDA toolkit at /usr/local/cuda: clang 19 LibTooling for the
 # generator, yaml-cpp, CLI11, nlohmann-json, GoogleTest, Google Benchmark,
-# ninja (apt-get); and from PyPI Cython, scikit-build-core, pytest, cuda-bindings
+# ninja, valgrind (apt-get); and from PyPI Cython, scikit-build-core, pytest, cuda-bindings
 # and cuda-core, into the project's venv .venv at the repository root (made with
 # python3 -m venv, reused by later runs), never into the system's Python.
 # The other scripts run Python as .venv/bin/python.
@@ -11,9 +11,10 @@ cd "$(dirname "$0")/.."
 
 # libegl-dev, libgl-dev, libvdpau-dev: the generator parses CUDA's graphics-interop
 # headers, which include theirs (a build without them uses bindings/loader/standin).
+# valgrind: test.sh's instructions stage counts instructions with callgrind.
 APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
               nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils
-              libegl-dev libgl-dev libvdpau-dev python3-dev python3-venv)
+              libegl-dev libgl-dev libvdpau-dev python3-dev python3-venv valgrind)
 # cuda-bindings: NVIDIA's bindings of the same CUDA version, which the
 # compatibility tests compare cubind.bindings with (names, signatures, values);
 # cuda-core: NVIDIA's cuda.core 1.2, which cubind.core is compared with.

@@ -13,6 +13,10 @@
 #                  installed into .venv
 #   pytest         pytest in .venv (the documentation's snippets included, their
 #                  C++ ones against build/test)
+#   instructions   the instructions per call of every benchmark row that runs
+#                  without a GPU (callgrind, stand-in driver) against the committed
+#                  benchmarks/instruction_counts.json: fails when a row grows by
+#                  more than 5% (benchmarks/README.md says how to update the table)
 #   docs           the documentation site, warnings as errors
 #   typecheck      the Python examples against the stubs (mypy --strict, pyright)
 #   doc-commands   every command of the README, examples/README.md and
@@ -85,6 +89,8 @@ st_pytest() {
   CUBIND_BUILD_DIR="$BUILD" "$PY" -m pytest -ra tests/python
 }
 
+st_instructions() { "$PY" benchmarks/instruction_counts.py --check; }
+
 st_docs() { bash scripts/docs.sh "$PY"; }
 
 st_typecheck() { bash scripts/typecheck.sh "$PY"; }
@@ -148,6 +154,7 @@ stage examples      "build"       st_examples
 stage install       "build"       st_install
 stage wheel         "setup"       st_wheel
 stage pytest        "wheel"       st_pytest
+stage instructions  "wheel"       st_instructions
 stage docs          "wheel"       st_docs
 stage typecheck     "wheel"       st_typecheck
 stage doc-commands  "wheel"       st_doc_commands

@@ -637,6 +637,19 @@ def test_launch_params_as_address_of_packed_array(env, alloc, stream):
     assert read_ints(dptr, N) == [100 + i for i in range(N)]
 
 
+def test_launch_params_as_numpy_array_of_addresses(env, alloc, stream):
+    # As cuda.bindings takes it: the array's memory is the void* array.
+    np = pytest.importorskip("numpy")
+    dptr = alloc(4 * N)
+    out = ctypes.c_void_p(int(dptr))
+    base = ctypes.c_int(300)
+    count = ctypes.c_int(N)
+    argv = np.array([ctypes.addressof(out), ctypes.addressof(base), ctypes.addressof(count)], dtype=np.uint64)
+    ok(driver.cuLaunchKernel(env.fn["fill"], GRID, 1, 1, BLOCK, 1, 1, 0, stream, argv, None))
+    ok(driver.cuStreamSynchronize(stream))
+    assert read_ints(dptr, N) == [300 + i for i in range(N)]
+
+
 def test_launch_params_values_and_types(env, alloc, stream):
     dptr = alloc(4 * N)
     # A cubind object with a None type is passed by the address of its storage.

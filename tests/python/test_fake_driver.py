@@ -95,6 +95,43 @@ def test_kernel_params_address(fake_driver_dir):
     """)
 
 
+def test_kernel_params_array_of_pointers(fake_driver_dir):
+    # As cuda.bindings takes it: an object with the buffer protocol (a NumPy
+    # array of addresses) is the void* array itself, held for the call.
+    run_fake(fake_driver_dir, """
+        import numpy as np
+        a, b = ctypes.c_int(7), ctypes.c_double(2.5)
+        argv = np.array([ctypes.addressof(a), ctypes.addressof(b)], dtype=np.uint64)
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 2, None, argv, None))
+        p = params()
+        assert struct.unpack("<i", p[0][:4]) == (7,) and struct.unpack("<d", p[1][:8]) == (2.5,), p
+        assert ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value == argv.ctypes.data
+        try:
+            driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 0, None, "text", None)
+        except TypeError as e:
+            assert "kernelParams" in str(e) and "str" in str(e), str(e)
+        else:
+            raise AssertionError("a str was taken as kernelParams")
+    """)
+
+
+def test_kernel_params_of_up_to_64_and_more_arguments(fake_driver_dir):
+    # Up to 64 arguments are packed with the layout kept from the previous
+    # launch of the same types tuple; more go through a list of layouts.
+    # The stand-in records the first 16 parameters.
+    run_fake(fake_driver_dir, """
+        for n in (33, 64, 70):
+            types = tuple(ctypes.c_int if i % 2 else ctypes.c_double for i in range(n))
+            for shift in (0, 5):   # the second launch reuses the layout
+                values = tuple(i + shift for i in range(n))
+                ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 16, None, (values, types), None))
+                p = params()
+                for i in range(16):
+                    fmt = "<i" if i % 2 else "<d"
+                    assert struct.unpack_from(fmt, p[i])[0] == i + shift, (n, shift, i, p[i])
+    """)
+
+
 def test_kernel_params_values_and_types(fake_driver_dir):
     run_fake(fake_driver_dir, """
         class Pair(ctypes.Structure):

@@ -3,6 +3,7 @@
 # Device and ComputeCapability (cubind::Device): one Device object per device
 # per thread, and what a device makes (streams, events, contexts, buffers).
 
+from cpython.ref cimport PyObject
 from libc.stdint cimport uintptr_t
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
@@ -11,17 +12,17 @@ from libcpp.string cimport string
 cimport cubind.core._cpp as cpp
 from cubind.core._context cimport Context, _context_device, _context_of, _current_context, _make_current
 from cubind.core._device_resources cimport _checked_options, DeviceResources
-from cubind.core._event cimport _event_options, Event
+from cubind.core._event cimport _event_options, _new_event, Event
 from cubind.core._memory._buffer cimport _allocate, MemoryResource
 from cubind.core._memory._memory_pool cimport DeviceMemoryResource
 from cubind.core._stream cimport (
     _legacy_default_stream as LEGACY_DEFAULT_STREAM,
     _per_thread_default_stream as PER_THREAD_DEFAULT_STREAM,
+    _new_stream,
     Stream,
 )
 
 import os
-import threading
 from collections import namedtuple
 from cubind.core._options import ContextOptions
 
@@ -32,20 +33,61 @@ ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"])
 ComputeCapability.__doc__ = "A named tuple of (major, minor) CUDA compute capability version numbers."
 
 
-# One Device object per device per thread, as in cuda.core.
-_per_thread = threading.local()
+# One Device object per device per thread, as in cuda.core: a list of them
+# (index: ordinal) in the thread state's dictionary, where threading.local
+# keeps its values too, read there without an attribute lookup.
+cdef extern from "Python.h":
+    PyObject* PyThreadState_GetDict()
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
+
+cdef extern from "_device_call.hpp" namespace "cubind_core":
+    ctypedef object (*DeviceLookup)(object cls, object device_id)
+    void _install_device_call "cubind_core::install_device_call"(object cls, DeviceLookup lookup, object key)
+    int _call_known_device_count "cubind_core::known_device_count"
+
+cdef str _DEVICES_KEY = "cubind.core._device.devices"
+
+
+cdef list _thread_devices():
+    # This thread's Devices: a list indexed by ordinal, None where not made yet.
+    cdef PyObject* state = PyThreadState_GetDict()
+    cdef PyObject* found
+    if state == NULL:
+        raise RuntimeError("Device: this thread has no Python thread state")
+    found = PyDict_GetItemWithError(<object>state, _DEVICES_KEY)
+    if found != NULL:
+        return <list><object>found
+    devices = [None] * _device_count()
+    (<dict><object>state)[_DEVICES_KEY] = devices
+    return devices
+
+
+# The device count, asked of the driver once: it cannot change in a process.
+cdef int _known_device_count = -1
 
 
 cdef int _device_count() except -1:
+    global _known_device_count, _call_known_device_count
     cdef int count
+    if _known_device_count >= 0:
+        return _known_device_count
     with nogil:
         count = cpp.device_count()
+    _known_device_count = count
+    _call_known_device_count = count
     return count
 
 
 cdef int _device_ordinal(device) except -1:
     # A Device or an int, checked against the devices present.
-    if isinstance(device, Device):
+    cdef int overflow = 0
+    cdef long long value
+    if type(device) is int:
+        value = PyLong_AsLongLongAndOverflow(device, &overflow)
+        if overflow == 0 and 0 <= value < _device_count():
+            return <int>value
+    elif isinstance(device, Device):
         return device._id
     try:
         ordinal = device.__index__()
@@ -77,6 +119,37 @@ cdef object _green_current(device):
     return ctx if <uintptr_t>current == ctx._handle else None
 
 
+cdef object _device_call(object cls, object device_id):
+    # Device(device_id) for cls: this thread's Device of that ordinal, made
+    # at its first use.
+    cdef cpp.CUcontext current
+    cdef int ordinal
+    cdef PyObject* found
+    if device_id is None:
+        with nogil:
+            current = _current_context()
+        if current != NULL:
+            with nogil:
+                ordinal = _context_device(current)
+        else:
+            ordinal = 0
+            _device_ordinal(0)
+    else:
+        ordinal = _device_ordinal(device_id)
+    devices = _thread_devices()
+    device = devices[ordinal]
+    if device is not None:
+        return device
+    device = object.__new__(cls)
+    device._id = ordinal
+    device._memory_resource = None
+    device._properties = None
+    device._entered = []
+    device._current = None
+    devices[ordinal] = device
+    return device
+
+
 class Device:
     """A CUDA device. Device() is the device of the current context, or 0 when
     none is current; Device(n) is device n. There is one Device object per
@@ -86,32 +159,9 @@ class Device:
     __slots__ = ("_id", "_memory_resource", "_properties", "_entered", "_current", "__weakref__")
 
     def __new__(cls, device_id=None):
-        cdef cpp.CUcontext current
-        cdef int ordinal
-        devices = getattr(_per_thread, "devices", None)
-        if devices is None:
-            devices = _per_thread.devices = {}
-        if device_id is None:
-            with nogil:
-                current = _current_context()
-            if current != NULL:
-                with nogil:
-                    ordinal = _context_device(current)
-            else:
-                ordinal = 0
-                _device_ordinal(0)
-        else:
-            ordinal = _device_ordinal(device_id)
-        device = devices.get(ordinal)
-        if device is None:
-            device = object.__new__(cls)
-            device._id = ordinal
-            device._memory_resource = None
-            device._properties = None
-            device._entered = []
-            device._current = None
-            devices[ordinal] = device
-        return device
+        # Device(...) itself reaches _device_call directly (install_device_call
+        # below); this is the way of subclasses and of keyword arguments.
+        return _device_call(cls, device_id)
 
     @classmethod
     def get_all_devices(cls):
@@ -298,6 +348,7 @@ class Device:
             green = _green_current(self)
             if green is not None:
                 return Stream._init_green(green, options)
+            return _new_stream(self._id, options)
         return Stream._init(obj, options, self._id)
 
     def create_graph_builder(self):
@@ -346,7 +397,7 @@ class Device:
         if green is not None:
             _event_options(options, &timing, &event_options)
             return Event._make(self._id, timing, event_options, green._green, green._handle)
-        return Event._init(self._id, options)
+        return _new_event(self._id, options)
 
     def allocate(self, size, *, stream):
         """size bytes from Device.memory_resource, ordered on stream."""
@@ -401,3 +452,4 @@ class Device:
 
 # For the modules this one loads, which cannot import Device by name while it loads.
 _Device = Device
+_install_device_call(Device, _device_call, _DEVICES_KEY)

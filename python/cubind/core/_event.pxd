@@ -23,3 +23,4 @@ cdef class Event:
                      uintptr_t context)
     cdef int _require_open(self) except -1
 cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1
+cdef Event _new_event(int ordinal, options)

@@ -44,6 +44,14 @@ cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1:
     return 0
 
 
+cdef Event _new_event(int ordinal, options):
+    # A new event on device `ordinal` (Device.create_event).
+    cdef bint timing
+    cdef cpp.EventOptions event_options
+    _event_options(options, &timing, &event_options)
+    return Event._make(ordinal, timing, event_options, shared_ptr[cpp.GreenContext](), 0)
+
+
 cdef class Event:
     """A CUDA event, made by Device.create_event or Stream.record. With
     EventOptions(timing_enabled=True), end - start is the device time between

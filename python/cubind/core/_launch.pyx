@@ -12,10 +12,14 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
+import sys
+
 
 cdef extern from "Python.h":
     PyTypeObject PyLong_Type
+    PyTypeObject PyBool_Type
     PyTypeObject PyFloat_Type
+    bint PyObject_TypeCheck(object o, PyTypeObject* t)
 
 
 cimport cubind.core._cpp as cpp
@@ -25,6 +29,8 @@ from cubind.core._stream cimport _stream_handle
 
 
 cdef tuple _dim3(value, str field, bint optional_):
+    if type(value) is int and 1 <= <object>value <= 0xFFFFFFFF:
+        return (value, 1, 1)   # the common case, as the general way below makes it
     if value is None and optional_:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -122,21 +128,60 @@ cdef LaunchConfig _launch_config(config):
 cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_int_fast "cubind_core::pack_int"(PyObject* o, size_t size, char* slot) noexcept
     bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
+    bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
+    bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
+    bint _pack_inline_scalar "cubind_core::pack_inline_scalar"(PyObject* o, PyTypeObject* t, size_t size,
+                                                               char* slot) noexcept
+    int _buffer_type_kind "cubind_core::buffer_type_kind"(PyTypeObject* t) noexcept
+    void _remember_buffer_type "cubind_core::remember_buffer_type"(PyObject* o, PyTypeObject* t, bint numeric) noexcept
 
 
-# The common arguments packed without a call into the interpreter: an int
-# for a 4- or 8-byte parameter, a float, a Buffer. False when arg is none of
-# those (or out of range), for _pack to convert or to explain.
+# Every argument of the kinds users pass packed without a call into the
+# interpreter: an int or bool in range, a float, a Buffer, and the bytes of
+# an object with the buffer protocol (NumPy and ctypes scalars, structs by
+# value). False when arg is none of those, or is one that the general way
+# (_pack) refuses or takes by another rule, which it then converts or
+# explains: what this packs is byte for byte what _pack packs.
 cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
     cdef PyTypeObject* t = Py_TYPE(<object>arg)
-    if t == &PyLong_Type:
+    if t == &PyLong_Type or t == &PyBool_Type:
         return _pack_int_fast(arg, size, slot)
     if t == &PyFloat_Type:
         return _pack_float_fast(arg, size, slot)
-    if t == <PyTypeObject*>Buffer and size == 8:
+    if t == <PyTypeObject*>Buffer:
+        if size != 8:
+            return False
         (<uint64_t*>slot)[0] = (<Buffer>arg)._ptr
         return True
-    return False
+    return _pack_buffer_of(arg, t, size, slot)
+
+
+# Out of line, so that the int, float and Buffer tests above stay small
+# enough to inline into launch's loop.
+cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slot) noexcept:
+    cdef int kind = _buffer_type_kind(t)
+    if kind == 1:
+        return _pack_inline_scalar(arg, t, size, slot)
+    if kind == 0:
+        # A type that passed the tests below when it was remembered.
+        return _pack_buffer_fast(arg, size, slot)
+    if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
+        # A Buffer subclass is its address, not its bytes, as in _pack.
+        return False
+    if not _pack_buffer_fast(arg, size, slot):
+        return False
+    _remember_buffer_type(arg, t, _is_numpy_number(<type>t))
+    return True
+
+
+cdef bint _is_numpy_number(type t) noexcept:
+    # One of NumPy's own numeric scalar types (not a subclass made elsewhere).
+    try:
+        numpy = sys.modules.get("numpy")
+        return (numpy is not None and t.__module__ == "numpy"
+                and issubclass(t, (numpy.number, numpy.bool_)))
+    except BaseException:
+        return False
 
 
 # An int fits a parameter of 1, 2, 4 or 8 bytes as a signed or an unsigned

@@ -6,9 +6,12 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +39,26 @@
 namespace cubind_core {
 
 inline int device_count() { return cubind::Device::count(); }
-inline cubind::Device device(int ordinal) { return cubind::Device::get(ordinal); }
+// cubind::Device::get asks the driver for the device count and the device's
+// handle at every call; neither changes in a process, so each ordinal's
+// Device is kept after its first get, and set_current, create_stream,
+// create_event and the rest make no driver call to name their device.
+inline cubind::Device device(int ordinal) {
+  constexpr int kept = 64;
+  static std::atomic<bool> ready[kept];
+  static std::optional<cubind::Device> devices[kept];
+  if (ordinal >= 0 && ordinal < kept && ready[ordinal].load(std::memory_order_acquire)) return *devices[ordinal];
+  cubind::Device found = cubind::Device::get(ordinal);  // a bad ordinal throws, as always
+  if (ordinal < kept) {
+    static std::mutex guard;
+    std::lock_guard<std::mutex> lock(guard);
+    if (!ready[ordinal].load(std::memory_order_relaxed)) {
+      devices[ordinal].emplace(found);
+      ready[ordinal].store(true, std::memory_order_release);
+    }
+  }
+  return found;
+}
 inline int device_attribute(int ordinal, CUdevice_attribute attribute) { return device(ordinal).attribute(attribute); }
 inline std::string device_name(int ordinal) { return device(ordinal).name(); }
 inline std::string device_uuid(int ordinal) { return device(ordinal).uuid(); }

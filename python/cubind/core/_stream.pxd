@@ -21,6 +21,7 @@ cdef class Stream:
     cdef Stream _init_green(Context context, options)
     cdef int _device(self) except -1
 cdef cpp.CUstream _stream_handle(stream) except? NULL
+cdef Stream _new_stream(int ordinal, options)
 cdef cpp.CUstream _stream_handle_of(Stream stream) except? NULL
 cdef Stream _legacy_default_stream
 cdef Stream _per_thread_default_stream

@@ -77,6 +77,22 @@ cdef int _stream_options_fill(options, cpp.StreamOptions* out) except -1:
     return 0
 
 
+cdef Stream _new_stream(int ordinal, options):
+    # A new stream on device `ordinal` (Device.create_stream): None is every
+    # default, which the core's StreamOptions holds, read without making a
+    # StreamOptions.
+    cdef Stream self
+    cdef cpp.StreamOptions stream_options
+    if options is not None:
+        _stream_options_fill(_stream_options(options), &stream_options)
+    self = Stream.__new__(Stream)
+    with nogil:
+        self._owner = cpp.stream_new(ordinal, stream_options)
+    self._handle = self._owner.handle()
+    self._device_id = ordinal
+    return self
+
+
 cdef class Stream:
     """A CUDA stream: made by Device.create_stream, or Stream.from_handle for
     one owned elsewhere; LEGACY_DEFAULT_STREAM and PER_THREAD_DEFAULT_STREAM
@@ -110,21 +126,15 @@ cdef class Stream:
 
     @staticmethod
     def _init(obj=None, options=None, device_id=None):
-        cdef Stream self
-        cdef int ordinal
-        cdef cpp.StreamOptions stream_options
+        cdef cpp.StreamOptions checked
         if obj is not None:
             if options is not None:
                 raise ValueError("obj and options cannot be both specified")
             return Stream._wrap(<uintptr_t>_stream_handle(obj), obj, -1)
-        _stream_options_fill(_stream_options(options), &stream_options)
-        ordinal = _device_ordinal(Device() if device_id is None else device_id)
-        self = Stream.__new__(Stream)
-        with nogil:
-            self._owner = cpp.stream_new(ordinal, stream_options)
-        self._handle = self._owner.handle()
-        self._device_id = ordinal
-        return self
+        if options is not None:
+            options = _stream_options(options)
+            _stream_options_fill(options, &checked)   # checked before the device (which loads the driver)
+        return _new_stream(_device_ordinal(Device() if device_id is None else device_id), options)
 
     @staticmethod
     cdef Stream _init_green(Context context, options):

@@ -340,6 +340,30 @@ def test_every_width_and_a_struct_by_value(device, module, stream):
     assert read_ints(out, stream, 8, "q") == (-3, -300, -70000, -(2**40), 5, 11, 11, 10)
 
 
+def test_every_width_from_numpy_and_ctypes_scalars_and_structs(device, module, stream):
+    # The kinds launch packs in C (NumPy and ctypes scalars, a NumPy
+    # structured scalar, a ctypes Structure), read back from the kernel.
+    np = pytest.importorskip("numpy")
+
+    class Pair(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+
+    out = device.allocate(8 * 8, stream=stream)
+    kernel = module.get_kernel("widths")
+    pair_dtype = np.dtype([("a", "<i4"), ("b", "<f8")], align=True)
+    forms = [
+        (np.int8(-3), np.int16(-300), np.int32(-70000), np.int64(-(2**40)), np.float32(1.25), np.float64(2.75),
+         np.array([(11, 2.5)], dtype=pair_dtype)[0]),
+        (ctypes.c_int8(-3), ctypes.c_int16(-300), ctypes.c_int32(-70000), ctypes.c_int64(-(2**40)),
+         ctypes.c_float(1.25), ctypes.c_double(2.75), Pair(11, 2.5)),
+        (np.int8(-3), ctypes.c_int16(-300), -70000, np.int64(-(2**40)), ctypes.c_float(1.25), 2.75, Pair(11, 2.5)),
+    ]
+    for args in forms:
+        out.fill(0, stream=stream)
+        launch(stream, LaunchConfig(grid=1, block=1), kernel, out, *args)
+        assert read_ints(out, stream, 8, "q") == (-3, -300, -70000, -(2**40), 5, 11, 11, 10), args
+
+
 def test_template_kernels_through_name_expressions(device, module, stream):
     data = device.allocate(4 * N, stream=stream)
     launch(stream, LaunchConfig(grid=GRID, block=BLOCK), module.get_kernel("fill"), data, 1, N)

@@ -411,7 +411,7 @@ size_t fake_last_alloc_size;
 int fake_live_allocations;
 
 struct kernel { char name[256]; size_t sizes[64]; size_t count; };
-static struct kernel kernels[64];
+static struct kernel kernels[512];
 static int nkernels;
 
 CUresult cuDeviceGetCount(int* count) { *count = 1; return 0; }
@@ -499,7 +499,14 @@ CUresult cuLibraryUnload(void* library) { (void)library; check_release("cuLibrar
 CUresult cuLibraryGetKernel(void** kernel, void* library, const char* name)
 {
     (void)library;
-    if (name[0] != 'k' || nkernels >= 64 || strlen(name) >= 256) return 500;   /* NOT_FOUND */
+    if (name[0] != 'k' || strlen(name) >= 256) return 500;   /* NOT_FOUND */
+    for (int i = 0; i < nkernels; ++i) {   /* a kernel asked for again is the same kernel */
+        if (strcmp(kernels[i].name, name) == 0) {
+            *kernel = &kernels[i];
+            return 0;
+        }
+    }
+    if (nkernels >= 512) return 500;
     struct kernel* k = &kernels[nkernels++];
     strcpy(k->name, name);
     k->count = 0;
@@ -523,6 +530,9 @@ CUresult cuKernelGetParamInfo(void* kernel, size_t index, size_t* offset, size_t
     return 0;
 }
 CUresult cuKernelGetFunction(void** function, void* kernel) { *function = kernel; return 0; }
+/* Every attribute of every kernel reads 1024 more than the attribute's number. */
+CUresult cuKernelGetAttribute(int* value, int attribute, void* kernel, int device)
+{ (void)kernel; (void)device; *value = 1024 + attribute; return 0; }
 /* Events that are always complete; stream-ordered fills and copies that
  * touch no memory. */
 static int the_events[4096];
@@ -607,6 +617,10 @@ CUresult cuMemPoolImportPointer(unsigned long long* ptr, void* pool, const blob6
     ++fake_live_allocations;
     return 0;
 }
+/* Page-locked host memory is plain heap memory here. */
+CUresult cuMemHostAlloc(void** ptr, size_t bytes, unsigned flags)
+{ (void)flags; *ptr = malloc(bytes ? bytes : 1); ++fake_live_allocations; return *ptr ? 0 : 2; }
+CUresult cuMemFreeHost(void* ptr) { check_release("cuMemFreeHost"); free(ptr); --fake_live_allocations; return 0; }
 CUresult cuMemFree(unsigned long long ptr) { check_release("cuMemFree"); fake_last_free = ptr; --fake_live_allocations; return 0; }
 CUresult cuIpcGetEventHandle(blob64* handle, void* event)
 {
@@ -716,6 +730,9 @@ static const struct entry table[] = {
     {"cuLibraryGetKernelCount", (void*)cuLibraryGetKernelCount},
     {"cuKernelGetName", (void*)cuKernelGetName},
     {"cuKernelGetParamInfo", (void*)cuKernelGetParamInfo},
+    {"cuKernelGetAttribute", (void*)cuKernelGetAttribute},
+    {"cuMemHostAlloc", (void*)cuMemHostAlloc},
+    {"cuMemFreeHost", (void*)cuMemFreeHost},
     {"cuKernelGetFunction", (void*)cuKernelGetFunction},
     {"cuEventCreate", (void*)cuEventCreate},
     {"cuEventRecord", (void*)cuEventRecord},

@@ -5,7 +5,7 @@ cdef class KernelParams:
     cdef void** args
     cdef char* _data
     cdef char _inline[256]
-    cdef void* _inline_args[32]
+    cdef void* _inline_args[64]
     cdef list _keep
     cdef void* _object_pointer(self, object v, Py_ssize_t i) except? NULL
     cdef int _store(self, object v, object t, char fmt, char* dst, Py_ssize_t size, Py_ssize_t i) except -1

@@ -1,6 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Kernel arguments of cuLaunchKernel and its kin: None, an address, or
-(values, types) packed into one pointer per argument."""
+"""Kernel arguments of cuLaunchKernel and its kin: None, an address,
+(values, types) packed into one pointer per argument, or an object with the
+buffer protocol holding the pointers (a NumPy array of addresses)."""
+
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
@@ -22,9 +25,9 @@ cdef object _SimpleCData = None
 
 # The layout of the last types tuple packed (held, so its identity stays unique).
 cdef object _last_kinds = None
-cdef char _last_fmts[32]
-cdef Py_ssize_t _last_sizes[32]
-cdef Py_ssize_t _last_offsets[32]
+cdef char _last_fmts[64]
+cdef Py_ssize_t _last_sizes[64]
+cdef Py_ssize_t _last_offsets[64]
 cdef Py_ssize_t _last_total = 0
 
 
@@ -75,13 +78,13 @@ cdef class KernelParams:
         cdef char fmt
         cdef tuple info
         # Per argument: format, size and alignment, read once from the cache.
-        cdef char fmts[32]
-        cdef Py_ssize_t sizes[32]
-        cdef Py_ssize_t offsets[32]
+        cdef char fmts[64]
+        cdef Py_ssize_t sizes[64]
+        cdef Py_ssize_t offsets[64]
         if len(kinds) != n:
             raise ValueError(f"kernelParams: {n} values but {len(kinds)} types")
-        if n > 32:
-            # Rare: more than 32 arguments go through a list of layouts.
+        if n > 64:
+            # Rare: more than 64 arguments go through a list of layouts.
             self._pack_many(vals, kinds)
             return
         if _ctypes is None:
@@ -190,6 +193,21 @@ cdef class KernelParams:
             free(self.args)
 
 
+cdef class KernelParamsBuffer:
+    # The pointer array of an object with the buffer protocol, as
+    # cuda.bindings takes it: its memory, exported while this lives (the call).
+    cdef Py_buffer view
+    cdef bint held
+
+    def __cinit__(self, obj):
+        PyObject_GetBuffer(obj, &self.view, PyBUF_ANY_CONTIGUOUS)
+        self.held = True
+
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+
+
 cdef object kernel_params(object obj):
     if obj is None or isinstance(obj, int):
         return obj
@@ -198,10 +216,12 @@ cdef object kernel_params(object obj):
     if isinstance(obj, tuple) and len(obj) == 2:
         values, types = obj
         return KernelParams(values, types)
+    if PyObject_CheckBuffer(obj):
+        return KernelParamsBuffer(obj)
     try:
         return _index(obj)
     except TypeError:
-        raise TypeError(f"kernelParams: expected None, an address or a (values, types) tuple, "
+        raise TypeError(f"kernelParams: expected None, an address, a (values, types) tuple or an array of pointers, "
                         f"got {type(obj).__name__}") from None
 
 
@@ -210,6 +230,8 @@ cdef void** kernel_params_pointer(object packed) except? NULL:
         return NULL
     if isinstance(packed, KernelParams):
         return (<KernelParams>packed).args
+    if isinstance(packed, KernelParamsBuffer):
+        return <void**>(<KernelParamsBuffer>packed).view.buf
     if packed < 0:
         raise ValueError(f"kernelParams: an address cannot be negative ({packed})")
     return <void**><uintptr_t>packed

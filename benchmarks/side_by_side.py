@@ -1,0 +1,980 @@
+"""cubind against NVIDIA's packages, side by side in one process: every row of
+issue 26 (launches with every argument kind, object life cycles, cubind.bindings'
+simple calls and launches, imports) with its goal and whether it is met.
+
+Per row, each side is one statement (what a user writes), compiled into a
+loop of its own with everything in locals, and timed in batches: the sides
+of a row in rotating order, ROUNDS rounds, best batch per side (launch
+batches start from an idle stream, synchronized outside the timing). The
+sides: cubind; NVIDIA's cuda.core 1.2 / cuda.bindings; CuPy where it has the
+operation; the Python floor (benchmarks/call_floor.pyx: a Python call of the
+same shape that releases the GIL around the same driver calls and converts
+nothing); the C floor (benchmarks/driver_floor.cpp: the same driver calls
+from C, loaded into this process). A package that is not installed is a
+column that says so; a side that fails says how, and the run goes on.
+
+    python3 benchmarks/side_by_side.py [--rounds N] [--only TEXT] [--json FILE]
+
+Without a GPU, `--standin` runs every row once against the stand-in driver
+(tests/python/fake_driver, LD_LIBRARY_PATH set by the caller) to check the
+rows themselves; benchmarks/instruction_counts.py counts the cubind and
+floor sides of the same rows under callgrind there.
+"""
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CUDA_INCLUDE = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+ROUNDS = 15
+LAUNCH_BATCH = 256          # launches per batch, from an idle stream
+BATCH_SECONDS = 0.002       # other rows: as many calls as take about this long
+ALLOC_BYTES = 4096
+
+# ---------------------------------------------------------------- argument kinds
+# name -> (C type of the kernel parameter, its size, how a value is made).
+# The kernels are empty, so only a parameter's size and alignment matter.
+
+
+class Pair(ctypes.Structure):
+    _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
+def _np(name):
+    return lambda w, i: getattr(w.np, name)(i % 100)
+
+
+def _ct(name):
+    return lambda w, i: getattr(ctypes, name)(i % 100)
+
+
+def _np_struct(w, i):
+    np = w.np
+    dtype = np.dtype([("a", "<i4"), ("b", "<f8")], align=True)
+    return np.array([(i, 0.5)], dtype=dtype)[0]
+
+
+KINDS = {
+    "int": ("int", 4, lambda w, i: i),
+    "float": ("double", 8, lambda w, i: i + 0.5),
+    "pointer as int": ("void*", 8, lambda w, i: w.address),
+    "Buffer": ("void*", 8, lambda w, i: w.buffer),
+    "np.bool_": ("bool", 1, lambda w, i: w.np.bool_(i % 2)),
+    "np.int8": ("signed char", 1, _np("int8")),
+    "np.uint8": ("unsigned char", 1, _np("uint8")),
+    "np.int16": ("short", 2, _np("int16")),
+    "np.uint16": ("unsigned short", 2, _np("uint16")),
+    "np.int32": ("int", 4, _np("int32")),
+    "np.uint32": ("unsigned int", 4, _np("uint32")),
+    "np.int64": ("long long", 8, _np("int64")),
+    "np.uint64": ("unsigned long long", 8, _np("uint64")),
+    "np.float16": ("unsigned short", 2, _np("float16")),
+    "np.float32": ("float", 4, _np("float32")),
+    "np.float64": ("double", 8, _np("float64")),
+    "np.complex64": ("float2", 8, _np("complex64")),
+    "np.complex128": ("double2", 16, _np("complex128")),
+    "np struct": ("Pair", 16, _np_struct),
+    "c_bool": ("bool", 1, lambda w, i: ctypes.c_bool(i % 2)),
+    "c_int8": ("signed char", 1, _ct("c_int8")),
+    "c_uint8": ("unsigned char", 1, _ct("c_uint8")),
+    "c_int16": ("short", 2, _ct("c_int16")),
+    "c_uint16": ("unsigned short", 2, _ct("c_uint16")),
+    "c_int32": ("int", 4, _ct("c_int32")),
+    "c_uint32": ("unsigned int", 4, _ct("c_uint32")),
+    "c_int64": ("long long", 8, _ct("c_int64")),
+    "c_uint64": ("unsigned long long", 8, _ct("c_uint64")),
+    "c_float": ("float", 4, _ct("c_float")),
+    "c_double": ("double", 8, _ct("c_double")),
+    "c_void_p": ("void*", 8, lambda w, i: ctypes.c_void_p(w.address)),
+    "ctypes Structure": ("Pair", 16, lambda w, i: Pair(i, 0.5)),
+}
+# The mixes of issue 26's first table, cycled to the count.
+MIXED = ["Buffer", "np.int32", "np.float32", "Buffer", "np.float64", "np.int64", "int", "float"]
+KERNEL_PRELUDE = "struct Pair { int a; double b; };\n"
+
+
+def launch_shapes():
+    """(row label, kinds of its arguments) of every launch row."""
+    shapes = [("0 arguments", ())]
+    for kind in KINDS:
+        counts = (1, 4, 16, 64) if kind in ("int", "np.int32") else (1, 16)
+        for n in counts:
+            shapes.append((f"{n} x {kind}", (kind,) * n))
+    for n in (4, 16, 64):
+        shapes.append((f"{n} mixed (Buffer, NumPy, int, float)", tuple(MIXED[i % len(MIXED)] for i in range(n))))
+    return shapes
+
+
+# ---------------------------------------------------------------- building the floors
+
+
+def _compile_pyx(name):
+    out = tempfile.mkdtemp(prefix=f"cubind_{name}_")
+    c_file = os.path.join(out, f"{name}.c")
+    subprocess.run([sys.executable, "-m", "cython", "-3", os.path.join(HERE, f"{name}.pyx"), "-o", c_file],
+                   check=True)
+    so = os.path.join(out, name + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([os.environ.get("CC", "gcc"), "-O2", "-shared", "-fPIC", "-I", sysconfig.get_paths()["include"],
+                    "-I", CUDA_INCLUDE, c_file, "-o", so], check=True)
+    return so
+
+
+def build_call_floor(so=None):
+    """benchmarks/call_floor.pyx, compiled (unless `so` is given) and imported."""
+    import importlib.util
+    so = so or _compile_pyx("call_floor")
+    spec = importlib.util.spec_from_file_location("call_floor", so)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_c_floor():
+    """benchmarks/driver_floor.cpp as a shared library loaded into this
+    process, or the reason it cannot be."""
+    out = tempfile.mkdtemp(prefix="cubind_driver_floor_")
+    so = os.path.join(out, "libcubind_driver_floor.so")
+    subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-I", CUDA_INCLUDE,
+                    os.path.join(HERE, "driver_floor.cpp"), "-o", so, "-ldl"], check=True)
+    lib = ctypes.CDLL(so)
+    lib.floor_open.restype = ctypes.c_char_p
+    lib.floor_call_ns.restype = ctypes.c_double
+    lib.floor_call_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_int, ctypes.c_int, ctypes.c_uint64,
+                                  ctypes.c_uint64, ctypes.c_uint64]
+    lib.floor_symbol.restype = ctypes.c_void_p
+    lib.floor_symbol.argtypes = [ctypes.c_char_p]
+    lib.floor_launch_ns.restype = ctypes.c_double
+    lib.floor_launch_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    lib.floor_op_ns.restype = ctypes.c_double
+    lib.floor_op_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
+                                ctypes.c_size_t]
+    missing = lib.floor_open()
+    if missing is not None:
+        return f"libcuda.so.1 lacks {missing.decode()}"
+    return lib
+
+
+def driver_address(name):
+    """The address of a driver entry point of the libcuda.so.1 this process
+    loaded (its _v2 where the header renames it), or 0."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    for candidate in (name + "_v2", name):
+        try:
+            return ctypes.cast(getattr(lib, candidate), ctypes.c_void_p).value
+        except AttributeError:
+            continue
+    return 0
+
+
+# ---------------------------------------------------------------- the world
+
+
+class Missing(Exception):
+    """A side that cannot run here: the package is not installed, or it has
+    no such operation; the text says which."""
+
+
+class _NoFloor:
+    """In place of call_floor when it cannot be built: every use is Missing."""
+
+    def __init__(self, why):
+        self.why = why
+
+    def __getattr__(self, name):
+        raise Missing(self.why)
+
+
+class World:
+    """Everything the rows use, made once: cubind.core's device, stream,
+    buffer and kernels, NVIDIA's and CuPy's counterparts where installed,
+    the floors. `standin`: against the stand-in driver (no NVRTC, kernels
+    named by their parameter sizes, no NVIDIA or CuPy side)."""
+
+    def __init__(self, standin, call_floor_so=None, with_c_floor=True):
+        import cubind.core as cc
+        from cubind.bindings import driver as cbd
+
+        self.standin = standin
+        self.np = _numpy()
+        self.cc, self.cbd = cc, cbd
+        self.device = cc.Device(0)
+        self.device.set_current()
+        self.stream = self.device.create_stream()
+        self.buffer = self.device.allocate(1 << 16, stream=self.stream)
+        self.address = int(self.buffer.handle)
+        self.shapes = launch_shapes()
+        self.signatures = {}
+        for _, kinds in self.shapes:
+            self.signatures.setdefault(tuple(KINDS[k][0] for k in kinds), f"k_{len(self.signatures)}")
+        if standin:
+            self.cubin = b"stand-in cubin"
+        else:
+            self.cubin = self._compile()
+        self.code = cc.ObjectCode.from_cubin(self.cubin, name="side_by_side")
+        self.attr = cbd.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        self.context = int(cbd.cuCtxGetCurrent()[1])
+        self.floor = self._floor(call_floor_so)
+        if standin or not with_c_floor:
+            self.c_floor = "not run on the stand-in driver"
+        else:
+            try:
+                self.c_floor = build_c_floor()
+            except Exception as e:  # a missing compiler: the column says so
+                self.c_floor = f"not built: {type(e).__name__}: {e}"[:120]
+        self._kernels = {}
+        self.nvidia = self._nvidia()
+        self.cupy = self._cupy()
+
+    def _floor(self, so):
+        """call_floor with its entry points set, or a stand-in whose every
+        use says why there is none."""
+        try:
+            floor = build_call_floor(so)
+        except Exception as e:
+            return _NoFloor(f"not built: {type(e).__name__}: {e}"[:120])
+        floor.set_entry_points(driver_address("cuLaunchKernelEx"), driver_address("cuMemAllocFromPoolAsync"),
+                               driver_address("cuMemFreeAsync"), int(self.device.memory_resource.handle))
+        floor.set_simple_entry_points(driver_address("cuCtxGetCurrent"), driver_address("cuDeviceGet"),
+                                      driver_address("cuDeviceGetAttribute"), int(self.attr), 0)
+        floor.set_life_cycle_entry_points(
+            driver_address("cuCtxSetCurrent"), self.context, driver_address("cuStreamCreateWithPriority"),
+            driver_address("cuStreamDestroy"), driver_address("cuEventCreate"), driver_address("cuEventDestroy"),
+            driver_address("cuEventRecord"), driver_address("cuLaunchKernel"))
+        return floor
+
+    def _compile(self):
+        cc = self.cc
+        source = KERNEL_PRELUDE + "".join(
+            f'extern "C" __global__ void {name}('
+            + ", ".join(f"{t} a{i}" for i, t in enumerate(signature)) + ") {}\n"
+            for signature, name in self.signatures.items())
+        options = cc.ProgramOptions(arch=f"sm_{self.device.arch}")
+        return cc.Program(source, "c++", options).compile("cubin").code
+
+    def kernel_name(self, kinds):
+        if self.standin:
+            return "k" + "_".join(str(KINDS[k][1]) for k in kinds)
+        return self.signatures[tuple(KINDS[k][0] for k in kinds)]
+
+    def kernel(self, kinds):
+        name = self.kernel_name(kinds)
+        if name not in self._kernels:
+            self._kernels[name] = self.code.get_kernel(name)
+        return self._kernels[name]
+
+    def _nvidia(self):
+        """cuda.core's and cuda.bindings' objects over the same device,
+        stream and cubin, or the reason there are none."""
+        if self.standin:
+            return "not run on the stand-in driver"
+        out = {}
+        try:
+            from cuda.bindings import driver as nd
+        except ImportError:
+            out["bindings"] = "cuda.bindings not installed"
+        except Exception as e:
+            out["bindings"] = f"cuda.bindings failed to import: {type(e).__name__}: {e}"[:120]
+        else:
+            out["bindings"] = nd
+        try:
+            import cuda.core as ncc
+        except ImportError:
+            out["core"] = "cuda.core not installed"
+        except Exception as e:
+            out["core"] = f"cuda.core failed to import: {type(e).__name__}: {e}"[:120]
+        else:
+            try:
+                out["device"] = ncc.Device(0)
+                out["device"].set_current()
+                out["stream"] = ncc.Stream.from_handle(int(self.stream.handle))
+                out["code"] = ncc.ObjectCode.from_cubin(self.cubin)
+                out["buffer"] = out["device"].allocate(1 << 16, stream=out["stream"])
+                out["kernels"] = {}
+                out["core"] = ncc
+            except Exception as e:
+                out["core"] = f"cuda.core failed to set up: {type(e).__name__}: {e}"[:120]
+            self.device.set_current()
+        return out
+
+    def _cupy(self):
+        if self.standin:
+            return "not run on the stand-in driver"
+        try:
+            import cupy
+            cupy.cuda.Device(0).use()
+        except ImportError:
+            return "CuPy not installed"
+        except Exception as e:
+            return f"CuPy failed to set up: {type(e).__name__}: {e}"[:120]
+        return cupy
+
+    def nvidia_part(self, key):
+        if isinstance(self.nvidia, str):
+            raise Missing(self.nvidia)
+        value = self.nvidia.get(key)
+        if isinstance(value, str):
+            raise Missing(value)
+        return value
+
+    def nvidia_kernel(self, kinds):
+        ncc = self.nvidia_part("core")
+        name = self.kernel_name(kinds)
+        kernels = self.nvidia["kernels"]
+        if name not in kernels:
+            kernels[name] = self.nvidia["code"].get_kernel(name)
+        return ncc, kernels[name]
+
+    def value(self, kind, i, nvidia=False):
+        """Argument i of `kind`; for cuda.core a Buffer is its own Buffer."""
+        if kind == "Buffer" and nvidia:
+            return self.nvidia_part("buffer")
+        if self.np is None and (kind.startswith("np.") or kind == "np struct"):
+            raise Missing("NumPy not installed")
+        return KINDS[kind][2](self, i)
+
+
+# ---------------------------------------------------------------- rows
+
+
+class Side:
+    """A statement and its names; `sync` runs outside the timing after each
+    batch; `batch` fixes the calls per batch."""
+
+    def __init__(self, stmt, names, sync=None, batch=None):
+        self.stmt, self.names, self.sync, self.batch = stmt, names, sync, batch
+
+
+class CSide:
+    """A C floor: `run(count)` gives ns per operation."""
+
+    def __init__(self, run, batch):
+        self.run, self.batch = run, batch
+
+
+class Row:
+    """name; group; goal text; `judge(times)` -> True/False/None (None when a
+    side it needs is missing); sides: name -> function(world) giving a Side
+    or CSide, or raising Missing."""
+
+    def __init__(self, group, name, goal, judge, sides):
+        self.group, self.name, self.goal, self.judge, self.sides = group, name, goal, judge, sides
+
+
+NVIDIA = {"core": "cuda.core", "bindings": "cuda.bindings"}
+
+
+def _need(times, *sides):
+    return all(s in times for s in sides)
+
+
+def core_goal(extra=None, extra_text=""):
+    """cubind <= 0.7 x cuda.core, <= CuPy where CuPy has the operation, and `extra`."""
+    def judge(t):
+        if not _need(t, "cubind", "cuda.core"):
+            return None
+        met = t["cubind"] <= 0.7 * t["cuda.core"] and ("CuPy" not in t or t["cubind"] <= t["CuPy"])
+        if extra is not None:
+            more = extra(t)
+            if more is None:
+                return None
+            met = met and more
+        return met
+    return "<= 0.7 x cuda.core, <= CuPy where it has it" + extra_text, judge
+
+
+def _launch_sides(kinds, per_call_config=False):
+    n = len(kinds)
+    names_args = [f"a{i}" for i in range(n)]
+    arglist = "".join(", " + a for a in names_args)
+    config = "LaunchConfig(grid=1, block=1)" if per_call_config else "config"
+
+    def cubind(w):
+        names = {f"a{i}": w.value(k, i) for i, k in enumerate(kinds)}
+        names.update(launch=w.cc.launch, s=w.stream, k=w.kernel(kinds), LaunchConfig=w.cc.LaunchConfig,
+                     config=w.cc.LaunchConfig(grid=1, block=1))
+        return Side(f"launch(s, {config}, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
+
+    def nvidia(w):
+        ncc, kernel = w.nvidia_kernel(kinds)
+        names = {f"a{i}": w.value(k, i, nvidia=True) for i, k in enumerate(kinds)}
+        stream = w.nvidia["stream"]
+        names.update(launch=ncc.launch, s=stream, k=kernel, LaunchConfig=ncc.LaunchConfig,
+                     config=ncc.LaunchConfig(grid=1, block=1))
+        return Side(f"launch(s, {config}, k{arglist})", names, sync=stream.sync, batch=LAUNCH_BATCH)
+
+    def floor(w):
+        names = {f"a{i}": w.value(k, i) for i, k in enumerate(kinds)}
+        names.update(launch=w.floor.launch, s=int(w.stream.handle), k=int(w.kernel(kinds).handle))
+        return Side(f"launch(s, None, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
+
+    def c_floor(w):
+        lib = w.c_floor
+        if isinstance(lib, str):
+            raise Missing(lib)
+        f, s = int(w.kernel(kinds).handle), int(w.stream.handle)
+        return CSide(lambda count: lib.floor_launch_ns(f, s, n, count, 1), LAUNCH_BATCH)
+
+    return {"cubind": cubind, "cuda.core": nvidia, "Python floor": floor, "C floor": c_floor}
+
+
+def launch_rows():
+    rows = []
+
+    def judge_launch(t):
+        if not _need(t, "cubind", "Python floor"):
+            return None
+        over_ok = t["cubind"] - t["Python floor"] <= 60
+        if "cuda.core" not in t:
+            return None
+        return over_ok and t["cubind"] <= 0.7 * t["cuda.core"]
+
+    for label, kinds in launch_shapes():
+        rows.append(Row("launch", f"launch, {label}", "<= Python floor + 60 ns, <= 0.7 x cuda.core", judge_launch,
+                        _launch_sides(kinds)))
+    rows.append(Row("launch", "launch, 4 x int, LaunchConfig made per call",
+                    "<= Python floor + 60 ns, <= 0.7 x cuda.core", judge_launch,
+                    _launch_sides(("int",) * 4, per_call_config=True)))
+    return rows
+
+
+def _c_op(name, batch=2000):
+    def make(w):
+        lib = w.c_floor
+        if isinstance(lib, str):
+            raise Missing(lib)
+        pool = int(w.device.memory_resource.handle)
+        return CSide(lambda count: lib.floor_op_ns(name.encode(), count, w.context, int(w.stream.handle), pool,
+                                                   ALLOC_BYTES), batch)
+    return make
+
+
+def _nvidia_core_side(stmt, names_of, sync=None, batch=None):
+    def make(w):
+        ncc = w.nvidia_part("core")
+        names = names_of(w, ncc)
+        return Side(stmt, names, sync=sync(w) if sync else None, batch=batch)
+    return make
+
+
+def _cupy_side(stmt, names_of):
+    def make(w):
+        if isinstance(w.cupy, str):
+            raise Missing(w.cupy)
+        return Side(stmt, names_of(w, w.cupy))
+    return make
+
+
+def _nothing(why):
+    def make(w):
+        raise Missing(why)
+    return make
+
+
+def life_cycle_rows():
+    rows = []
+    d = lambda w: {"Device": w.cc.Device}  # noqa: E731
+
+    def judge_device(t):
+        if "cubind" not in t:
+            return None
+        if t["cubind"] > 100:
+            return False
+        return core_goal()[1](t)
+
+    rows.append(Row("objects", "Device(0)", "<= 100 ns, <= 0.7 x cuda.core", judge_device, {
+        "cubind": lambda w: Side("Device(0)", d(w)),
+        "cuda.core": _nvidia_core_side("Device(0)", lambda w, n: {"Device": n.Device}),
+        "CuPy": _cupy_side("Device(0)", lambda w, cp: {"Device": cp.cuda.Device}),
+        "Python floor": lambda w: Side("lookup(0)", {"lookup": w.floor.lookup}),
+    }))
+    goal, judge = core_goal()
+    rows.append(Row("objects", "Device.set_current()", goal, judge, {
+        "cubind": lambda w: Side("device.set_current()", {"device": w.device}),
+        "cuda.core": _nvidia_core_side("device.set_current()", lambda w, n: {"device": w.nvidia["device"]}),
+        "CuPy": _cupy_side("device.use()", lambda w, cp: {"device": cp.cuda.Device(0)}),
+        "Python floor": lambda w: Side("set_current()", {"set_current": w.floor.set_current}),
+        "C floor": _c_op("set_current"),
+    }))
+
+    def within_c(limit):
+        def extra(t):
+            if "C floor" not in t:
+                return None
+            return t["cubind"] <= limit * t["C floor"]
+        return extra
+
+    goal, judge = core_goal(within_c(1.15), ", <= 1.15 x C floor")
+    rows.append(Row("objects", "create_stream().close()", goal, judge, {
+        "cubind": lambda w: Side("device.create_stream().close()", {"device": w.device}),
+        "cuda.core": _nvidia_core_side("device.create_stream().close()", lambda w, n: {"device": w.nvidia["device"]}),
+        "CuPy": _cupy_side("Stream(non_blocking=True)", lambda w, cp: {"Stream": cp.cuda.Stream}),
+        "Python floor": lambda w: Side("create_stream().close()", {"create_stream": w.floor.create_stream}),
+        "C floor": _c_op("stream"),
+    }))
+    rows.append(Row("objects", "create_event().close()", goal, judge, {
+        "cubind": lambda w: Side("device.create_event().close()", {"device": w.device}),
+        "cuda.core": _nvidia_core_side("device.create_event().close()", lambda w, n: {"device": w.nvidia["device"]}),
+        "CuPy": _cupy_side("Event(disable_timing=True)", lambda w, cp: {"Event": cp.cuda.Event}),
+        "Python floor": lambda w: Side("create_event().close()", {"create_event": w.floor.create_event}),
+        "C floor": _c_op("event"),
+    }))
+    goal, judge = core_goal()
+    rows.append(Row("objects", "Stream.record()", goal, judge, {
+        "cubind": lambda w: Side("s.record()", {"s": w.stream}),
+        "cuda.core": _nvidia_core_side("s.record()", lambda w, n: {"s": w.nvidia["stream"]}),
+        "CuPy": _cupy_side("s.record()", lambda w, cp: {"s": cp.cuda.Stream(non_blocking=True)}),
+        "Python floor": lambda w: Side("record(s)", {"record": w.floor.record, "s": int(w.stream.handle)}),
+        "C floor": _c_op("record"),
+    }))
+    timing = ("a = s.record(options=timed); b = s.record(options=timed); b.sync(); b - a")
+    rows.append(Row("objects", "event timing (two timed records, sync, subtract)", goal, judge, {
+        "cubind": lambda w: Side(timing, {"s": w.stream, "timed": w.cc.EventOptions(timing_enabled=True)}),
+        "cuda.core": _nvidia_core_side(timing, lambda w, n: {"s": w.nvidia["stream"],
+                                                             "timed": n.EventOptions(timing_enabled=True)}),
+        "CuPy": _cupy_side("a = s.record(); b = s.record(); b.synchronize(); elapsed(a, b)",
+                           lambda w, cp: {"s": cp.cuda.Stream(non_blocking=True),
+                                          "elapsed": cp.cuda.get_elapsed_time}),
+    }))
+
+    def allocate_row(label, ours, theirs, cupy=None, c_floor=False):
+        sides = {
+            "cubind": lambda w: Side("mr.allocate(4096, stream=s).close()", {"mr": ours(w), "s": w.stream},
+                                     sync=w.stream.sync),
+            "cuda.core": _nvidia_core_side("mr.allocate(4096, stream=s).close()",
+                                           lambda w, n: {"mr": theirs(w, n), "s": w.nvidia["stream"]},
+                                           sync=lambda w: w.nvidia["stream"].sync),
+        }
+        if cupy is not None:
+            sides["CuPy"] = _cupy_side(cupy[0], cupy[1])
+        if c_floor:
+            sides["Python floor"] = lambda w: Side("allocate(4096, stream=s).close()",
+                                                   {"allocate": w.floor.allocate, "s": int(w.stream.handle)},
+                                                   sync=w.stream.sync)
+            sides["C floor"] = _c_op("allocate")
+        goal, judge = core_goal()
+        return Row("objects", f"allocate(4096).close(), {label}", goal, judge, sides)
+
+    rows.append(allocate_row(
+        "DeviceMemoryResource", lambda w: w.device.memory_resource,
+        lambda w, n: w.nvidia["device"].memory_resource,
+        cupy=("alloc(4096)", lambda w, cp: {"alloc": cp.cuda.MemoryAsyncPool().malloc}),
+        c_floor=True))
+    rows.append(allocate_row("PinnedMemoryResource", lambda w: w.cc.PinnedMemoryResource(),
+                             lambda w, n: n.PinnedMemoryResource()))
+    rows.append(allocate_row("ManagedMemoryResource", lambda w: w.cc.ManagedMemoryResource(),
+                             lambda w, n: n.ManagedMemoryResource()))
+    rows.append(allocate_row("LegacyPinnedMemoryResource", lambda w: w.cc.LegacyPinnedMemoryResource(),
+                             lambda w, n: n.LegacyPinnedMemoryResource()))
+
+    source = 'extern "C" __global__ void small(float* x) { x[threadIdx.x] *= 2.0f; }'
+    compile_stmt = "Program(source, 'c++', options).compile('cubin')"
+    rows.append(Row("objects", "Program.compile('cubin'), one small kernel", goal, judge, {
+        "cubind": lambda w: _needs_gpu(w) or Side(compile_stmt, {
+            "Program": w.cc.Program, "source": source,
+            "options": w.cc.ProgramOptions(arch=f"sm_{w.device.arch}")}, batch=3),
+        "cuda.core": _nvidia_core_side(compile_stmt, lambda w, n: {
+            "Program": n.Program, "source": source, "options": n.ProgramOptions(arch=f"sm_{w.device.arch}")},
+            batch=3),
+    }))
+    rows.append(Row("objects", "ObjectCode.get_kernel", goal, judge, {
+        "cubind": lambda w: Side("code.get_kernel(name)", {"code": w.code, "name": w.kernel_name(())}),
+        "cuda.core": _nvidia_core_side("code.get_kernel(name)", lambda w, n: {"code": w.nvidia["code"],
+                                                                             "name": w.kernel_name(())}),
+    }))
+    rows.append(Row("objects", "Kernel.attributes.max_threads_per_block", goal, judge, {
+        "cubind": lambda w: Side("k.attributes.max_threads_per_block", {"k": w.kernel(())}),
+        "cuda.core": _nvidia_core_side("k.attributes.max_threads_per_block",
+                                       lambda w, n: {"k": w.nvidia_kernel(())[1]}),
+    }))
+    def graph_side(module_of, device_of, kernel_of, stream_of):
+        def make(w):
+            mod, device, kernel, stream = module_of(w), device_of(w), kernel_of(w), stream_of(w)
+            builder = device.create_graph_builder()
+            builder.begin_building()
+            config = mod.LaunchConfig(grid=1, block=1)
+            for _ in range(100):
+                mod.launch(builder, config, kernel)
+            builder.end_building()
+            graph = builder.complete()
+            builder.close()
+            graph.upload(stream)
+            return Side("graph.launch(s)", {"graph": graph, "s": stream}, sync=stream.sync, batch=64)
+        return make
+
+    rows.append(Row("objects", "Graph.launch of a captured graph of 100 kernel launches", goal, judge, {
+        "cubind": graph_side(lambda w: w.cc, lambda w: w.device, lambda w: w.kernel(()), lambda w: w.stream),
+        "cuda.core": graph_side(lambda w: w.nvidia_part("core"), lambda w: w.nvidia["device"],
+                                lambda w: w.nvidia_kernel(())[1], lambda w: w.nvidia["stream"]),
+    }))
+    view = "v = View.from_any_interface(x, -1); v.ptr, v.shape, v.strides, v.dtype"
+
+    def view_row(label, array_of):
+        def ours(w):
+            from cubind.core.utils import StridedMemoryView
+            return Side(view, {"View": StridedMemoryView, "x": array_of(w)})
+
+        def theirs(w):
+            w.nvidia_part("core")
+            from cuda.core.utils import StridedMemoryView
+            return Side(view, {"View": StridedMemoryView, "x": array_of(w)})
+        return Row("objects", f"StridedMemoryView of {label}", goal, judge, {"cubind": ours, "cuda.core": theirs})
+
+    def numpy_array(w):
+        if w.np is None:
+            raise Missing("NumPy not installed")
+        return w.np.zeros((64, 64), dtype=w.np.float32)
+
+    def cupy_array(w):
+        if isinstance(w.cupy, str):
+            raise Missing(w.cupy)
+        return w.cupy.zeros((64, 64), dtype=w.cupy.float32)
+
+    def torch_tensor(w):
+        if w.standin:
+            raise Missing("not run on the stand-in driver")
+        try:
+            import torch
+        except ImportError:
+            raise Missing("PyTorch not installed") from None
+        if not torch.cuda.is_available():
+            raise Missing("PyTorch sees no GPU")
+        return torch.zeros((64, 64), dtype=torch.float32, device="cuda")
+
+    rows.append(view_row("a NumPy array", numpy_array))
+    rows.append(view_row("a CuPy array", cupy_array))
+    rows.append(view_row("a PyTorch tensor", torch_tensor))
+    return rows
+
+
+def _needs_gpu(w):
+    if w.standin:
+        raise Missing("needs NVRTC and a GPU")
+    return None
+
+
+def bindings_rows():
+    rows = []
+
+    def judge_simple(t):
+        if not _need(t, "cubind", "Python floor"):
+            return None
+        return t["cubind"] - t["Python floor"] <= 15
+
+    def simple(name, args_of, floor_name, floor_args_of):
+        def ours(w):
+            names, argtext = args_of(w, w.cbd)
+            return Side(f"f({argtext})", dict(names, f=getattr(w.cbd, name)))
+
+        def theirs(w):
+            nd = w.nvidia_part("bindings")
+            names, argtext = args_of(w, nd)
+            return Side(f"f({argtext})", dict(names, f=getattr(nd, name)))
+
+        def floor(w):
+            names, argtext = floor_args_of(w)
+            return Side(f"f({argtext})", dict(names, f=getattr(w.floor, floor_name)))
+        return Row("bindings", name, "<= Python floor + 15 ns", judge_simple,
+                   {"cubind": ours, "cuda.bindings": theirs, "Python floor": floor})
+
+    def attr_of(w, lib):
+        return ({"a": lib.CUdevice_attribute(int(w.attr)), "d": lib.CUdevice(0)}, "a, d")
+
+    def pointer_of(w, lib):
+        return ({"a": lib.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, "p": lib.CUdeviceptr(w.address)},
+                "a, p")
+
+    def stream_of(w, lib):
+        return {"s": lib.CUstream(int(w.stream.handle))}, "s"
+
+    rows.append(simple("cuCtxGetCurrent", lambda w, lib: ({}, ""), "cuCtxGetCurrent", lambda w: ({}, "")))
+    rows.append(simple("cuDeviceGet", lambda w, lib: ({}, "0"), "cuDeviceGet", lambda w: ({}, "0")))
+    rows.append(simple("cuDeviceGetAttribute", attr_of, "cuDeviceGetAttribute",
+                       lambda w: ({"a": int(w.attr), "d": 0}, "a, d")))
+    rows.append(simple("cuPointerGetAttribute", pointer_of, "ret2_2_nogil",
+                       lambda w: ({"a": 1, "p": w.address}, "a, p")))
+    rows.append(simple("cuStreamQuery", stream_of, "ret1_1_nogil", lambda w: ({"s": 1}, "s")))
+
+    def event_of(w, lib):
+        if not hasattr(w, "_event"):
+            w._event = int(w.cbd.cuEventCreate(2)[1])
+        return {"e": lib.CUevent(w._event), "s": lib.CUstream(int(w.stream.handle))}, "e, s"
+    rows.append(simple("cuEventRecord", event_of, "ret1_2_nogil", lambda w: ({"e": 1, "s": 1}, "e, s")))
+
+    def judge_launch(t):
+        if not _need(t, "cubind", "cuda.bindings", "C floor"):
+            return None
+        ours, theirs = t["cubind"] - t["C floor"], t["cuda.bindings"] - t["C floor"]
+        return ours <= 0.5 * theirs
+
+    def launch(label, n, form):
+        def params_of(lib, w):
+            if form == "None":
+                return None
+            if form == "ctypes-typed tuple":
+                return (tuple(range(n)), (ctypes.c_int,) * n)
+            if form == "int address":
+                return w._params_address(n)
+            if form == "NumPy array of addresses":
+                return w._params_array(n)
+            raise ValueError(form)
+
+        stmt = "f(k, 1, 1, 1, 1, 1, 1, 0, s, p, 0)"
+
+        def ours(w):
+            return Side(stmt, {"f": w.cbd.cuLaunchKernel, "k": _function(w, w.cbd, n),
+                               "s": w.cbd.CUstream(int(w.stream.handle)), "p": params_of(w.cbd, w)},
+                        sync=w.stream.sync, batch=LAUNCH_BATCH)
+
+        def theirs(w):
+            nd = w.nvidia_part("bindings")
+            return Side(stmt, {"f": nd.cuLaunchKernel, "k": _function(w, nd, n),
+                               "s": nd.CUstream(int(w.stream.handle)), "p": params_of(nd, w)},
+                        sync=w.stream.sync, batch=LAUNCH_BATCH)
+
+        def floor(w):
+            return Side(stmt, {"f": w.floor.cu_launch, "k": int(_function(w, w.cbd, n)), "s": int(w.stream.handle),
+                               "p": None if n == 0 else ()}, sync=w.stream.sync, batch=LAUNCH_BATCH)
+
+        def c_floor(w):
+            lib = w.c_floor
+            if isinstance(lib, str):
+                raise Missing(lib)
+            f, s = int(_function(w, w.cbd, n)), int(w.stream.handle)
+            return CSide(lambda count: lib.floor_launch_ns(f, s, n, count, 0), LAUNCH_BATCH)
+        return Row("bindings", f"cuLaunchKernel, {label}", "cubind over C floor <= 0.5 x cuda.bindings over C floor",
+                   judge_launch, {"cubind": ours, "cuda.bindings": theirs, "Python floor": floor, "C floor": c_floor})
+
+    rows.append(launch("0 arguments, None", 0, "None"))
+    for n in (1, 4, 16, 64):
+        rows.append(launch(f"{n} arguments, ctypes-typed tuple", n, "ctypes-typed tuple"))
+    for n in (4, 16):
+        rows.append(launch(f"{n} arguments, int address of the pointer array", n, "int address"))
+        rows.append(launch(f"{n} arguments, NumPy array of addresses", n, "NumPy array of addresses"))
+    return rows
+
+
+def _function(w, lib, n):
+    """The CUfunction (of lib's type) of the kernel of n int parameters."""
+    return lib.CUfunction(w.cc_function(("int",) * n))
+
+
+def _cc_function(self, kinds):
+    # The kernel's CUfunction in the current context (cuKernelGetFunction).
+    kernel = self.kernel(kinds)
+    return int(self.cbd.cuKernelGetFunction(self.cbd.CUkernel(int(kernel.handle)))[1])
+
+
+def _params_keep(self, n):
+    # The int parameters of a launch kept alive: 64 ints and the array of their addresses.
+    if not hasattr(self, "_kept"):
+        self._kept_values = (ctypes.c_int * 64)(*range(64))
+        self._kept = (ctypes.c_void_p * 64)(*[ctypes.addressof(self._kept_values) + 4 * i for i in range(64)])
+    return self._kept
+
+
+World.cc_function = _cc_function
+World._params_address = lambda self, n: ctypes.addressof(_params_keep(self, n))
+
+
+def _params_array(self, n):
+    if self.np is None:
+        raise Missing("NumPy not installed")
+    kept = _params_keep(self, n)
+    return self.np.array([kept[i] for i in range(n)], dtype=self.np.uint64)
+
+
+World._params_array = _params_array
+
+
+def all_rows():
+    return launch_rows() + life_cycle_rows() + bindings_rows()
+
+
+# ---------------------------------------------------------------- timing
+
+
+def compile_loop(side):
+    """A function running side's statement `count` times, its names as locals."""
+    names = sorted(side.names)
+    source = (f"def loop(_r, {', '.join(names)}):\n" if names else "def loop(_r):\n") + \
+        f"    for _ in _r:\n        {side.stmt}\n"
+    env = {}
+    exec(compile(source, "<side>", "exec"), env)
+    loop = env["loop"]
+    values = [side.names[n] for n in names]
+    return lambda count: loop(range(count), *values)
+
+
+def batch_timer(side):
+    """A function timing one batch of side, in ns per call."""
+    if isinstance(side, CSide):
+        def timed():
+            ns = side.run(side.batch)
+            if ns < 0:
+                raise RuntimeError(f"the C floor failed ({ns})")
+            return ns
+        return timed
+    loop = compile_loop(side)
+    loop(3)
+    if side.sync is not None:
+        side.sync()
+    batch = side.batch
+    if batch is None:
+        start = time.perf_counter()
+        loop(20)
+        per_call = (time.perf_counter() - start) / 20
+        batch = max(10, min(100000, int(BATCH_SECONDS / max(per_call, 1e-9))))
+    clock, sync = time.perf_counter_ns, side.sync
+
+    def timed():
+        if sync is not None:
+            sync()
+        start = clock()
+        loop(batch)
+        ns = clock() - start
+        if sync is not None:
+            sync()
+        return ns / batch
+    return timed
+
+
+def measure(world, row, rounds):
+    """{side: best ns} and {side: why it did not run}."""
+    timers, missing = {}, {}
+    for name, make in row.sides.items():
+        try:
+            timers[name] = batch_timer(make(world))
+        except Missing as e:
+            missing[name] = str(e)
+        except Exception as e:  # a side that fails says how; the run goes on
+            missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
+    best = {name: float("inf") for name in timers}
+    order = list(timers)
+    for r in range(rounds):
+        shift = r % max(1, len(order))
+        for name in order[shift:] + order[:shift]:
+            if name in missing:
+                continue
+            try:
+                best[name] = min(best[name], timers[name]())
+            except Exception as e:
+                missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
+                best.pop(name, None)
+    return {k: v for k, v in best.items() if k not in missing}, missing
+
+
+def import_rows():
+    """(module, goal ms, cubind ms, NVIDIA's ms or why none): best of 7
+    fresh interpreters each."""
+    def best_ms(module):
+        code = f"import time; t = time.perf_counter(); import {module}; print((time.perf_counter() - t) * 1e3)"
+        runs = []
+        for _ in range(7):
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            if out.returncode != 0:
+                return None
+            runs.append(float(out.stdout))
+        return min(runs)
+
+    rows = []
+    for ours, theirs, goal in (("cubind.bindings.driver", "cuda.bindings.driver", 5.0),
+                               ("cubind.core", "cuda.core", 20.0)):
+        rows.append((ours, theirs, goal, best_ms(ours), best_ms(theirs)))
+    return rows
+
+
+# ---------------------------------------------------------------- the table
+
+COLUMNS = ["cubind", "cuda.core", "cuda.bindings", "CuPy", "Python floor", "C floor"]
+
+
+def fmt(ns):
+    if ns >= 10000:
+        return f"{ns / 1000:.1f} us"
+    if ns >= 1000:
+        return f"{ns / 1000:.2f} us"
+    return f"{ns:.0f} ns"
+
+
+def table(results, imports):
+    lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | C floor | cubind / NVIDIA "
+             "| cubind - Python floor | goal met |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    summary = {"met": 0, "not met": 0, "not judged": 0}
+    for row, times, missing in results:
+        def cell(side):
+            if side in times:
+                return fmt(times[side])
+            why = missing.get(side)
+            return why if why else "-"
+        nvidia = "cuda.core" if "cuda.core" in row.sides else "cuda.bindings"
+        ratio = f"{times['cubind'] / times[nvidia]:.2f}" if _need(times, "cubind", nvidia) else "-"
+        over = f"{times['cubind'] - times['Python floor']:.0f} ns" if _need(times, "cubind", "Python floor") else "-"
+        verdict = row.judge(times)
+        text = {True: "met", False: "**NOT met**", None: "not judged (a side is missing)"}[verdict]
+        summary[{True: "met", False: "not met", None: "not judged"}[verdict]] += 1
+        lines.append(f"| {row.name} | {row.goal} | {cell('cubind')} | {cell(nvidia)} "
+                     f"| {cell('CuPy') if 'CuPy' in row.sides else '-'} | {cell('Python floor')} "
+                     f"| {cell('C floor')} | {ratio} | {over} | {text} |")
+    if imports:
+        lines += ["", "| import | goal | cubind | NVIDIA's | goal met |", "|---|---|---:|---:|---|"]
+        for ours, theirs, goal, ms, theirs_ms in imports:
+            met = None if ms is None else ms <= goal
+            summary[{True: "met", False: "not met", None: "not judged"}[met]] += 1
+            lines.append(f"| import {ours} | <= {goal:.0f} ms | {'failed' if ms is None else f'{ms:.1f} ms'} "
+                         f"| {f'{theirs_ms:.1f} ms' if theirs_ms is not None else theirs + ' not installed'} "
+                         f"| {'met' if met else ('**NOT met**' if met is False else 'not judged')} |")
+    lines += ["", f"goals: {summary['met']} met, {summary['not met']} not met, {summary['not judged']} not judged"]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--only", default="", help="only the rows whose name contains this text")
+    parser.add_argument("--standin", action="store_true", help="check the rows against the stand-in driver, once each")
+    parser.add_argument("--json", help="write the times here too")
+    args = parser.parse_args(argv)
+    world = World(standin=args.standin)
+    rounds = 1 if args.standin else args.rounds
+    results = []
+    for row in all_rows():
+        if args.only and args.only not in row.name:
+            continue
+        times, missing = measure(world, row, rounds)
+        results.append((row, times, missing))
+        print(f"  {row.name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in times.items()), file=sys.stderr, flush=True)
+    imports = [] if args.standin or args.only else import_rows()
+    out = table(results, imports)
+    print(out)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": [{"row": r.name, "goal": r.goal, "times_ns": t, "missing": m, "met": r.judge(t)}
+                                for r, t, m in results],
+                       "imports": [{"module": i[0], "goal_ms": i[2], "cubind_ms": i[3], "nvidia_ms": i[4]}
+                                   for i in imports]}, f, indent=1)
+    # A cubind side that cannot run here (no GPU, a package missing) is a
+    # cell that says so; one that fails is an error of the run.
+    failed = [f"{r.name}: cubind {m['cubind']}" for r, t, m in results if m.get("cubind", "").startswith("failed")]
+    if failed:
+        print("\ncubind sides that failed:\n  " + "\n  ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
