@@ -10,6 +10,7 @@ cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _Device as Device, _device_ordinal, _primary_context
 from cubind.core._errors cimport _raw_handle
 from cubind.core._memory._ipc cimport IPCEventDescriptor, _payload_of
+from cubind.core._context cimport _green_contexts
 
 from cubind.core import _reduction
 from cubind.core._memory._ipc import _reduce_event
@@ -101,7 +102,6 @@ cdef class Event:
         self._device_id = ordinal
         self._green = green
         if context != 0:
-            from cubind.core._context import _green_contexts
             self._context = _green_contexts.get(context)
         if self._timing:
             with nogil:

@@ -79,9 +79,6 @@ process stays locked); unlocking lets it run. The process must be one this
 one may trace (the same user, or CAP_SYS_PTRACE); a refusal raises an error
 naming the operation and the pid."""
 
-    cdef unique_ptr[cpp.Process] _cpp
-    cdef int _pid
-
     def __init__(self, pid):
         if isinstance(pid, bool) or not isinstance(pid, int):
             raise TypeError(f"Process: pid must be an int, not {type(pid).__name__}")
