@@ -7,6 +7,8 @@ import os
 import struct
 import sys
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _egl import GL_TEXTURE_2D, GLUnavailable, headless_gl  # noqa: E402
 from _gpu import device_or_exit  # noqa: E402
@@ -36,7 +38,8 @@ stream = device.create_stream()
 vbo = gl.gen_buffer(struct.pack(f"<{N}f", *range(N)))
 with GraphicsResource.from_gl_buffer(vbo) as resource:
     with resource.map(stream=stream) as buf:
-        launch(stream, LaunchConfig(grid=(N + 255) // 256, block=256), kernel, buf, 3.0, N)
+        # The float parameter gets a float32 scalar: cuda.core passes a Python float as a double.
+        launch(stream, LaunchConfig(grid=(N + 255) // 256, block=256), kernel, buf, np.float32(3.0), np.int32(N))
     stream.sync()
 seen = struct.unpack(f"<{N}f", gl.read_buffer(vbo, N * 4))
 ok = seen == tuple(i * 3.0 + 0.5 for i in range(N))
