@@ -38,7 +38,7 @@ stream = device.create_stream()
 vbo = gl.gen_buffer(struct.pack(f"<{N}f", *range(N)))
 with GraphicsResource.from_gl_buffer(vbo) as resource:
     with resource.map(stream=stream) as buf:
-        # The float parameter gets a float32 scalar: cuda.core passes a Python float as a double.
+        # The float parameter gets a float32 scalar: NVIDIA's package passes a Python float as a double.
         launch(stream, LaunchConfig(grid=(N + 255) // 256, block=256), kernel, buf, np.float32(3.0), np.int32(N))
     stream.sync()
 seen = struct.unpack(f"<{N}f", gl.read_buffer(vbo, N * 4))
