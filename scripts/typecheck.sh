@@ -32,6 +32,9 @@ done
 mkdir -p "$SHIM/cuda/core"
 echo "from cubind.core import *" > "$SHIM/cuda/core/__init__.pyi"
 echo "from cubind.core.graph import *" > "$SHIM/cuda/core/graph.pyi"
+echo "from cubind.core.texture import *" > "$SHIM/cuda/core/texture.pyi"
+# cubind.core.checkpoint is an extension module without stubs: its names are Any.
+printf 'from typing import Any\ndef __getattr__(name: str) -> Any: ...\n' > "$SHIM/cuda/core/checkpoint.pyi"
 # cubind.core.utils (the program caches, StridedMemoryView) has no stubs yet:
 # its names are Any, but for the decorator, which keeps the function's type.
 cat > "$SHIM/cuda/core/utils.pyi" <<'PYI'
@@ -50,9 +53,11 @@ cat > build/typecheck/mypy.ini <<'INI'
 [mypy-interop_numba]
 disallow_untyped_decorators = False
 # _egl.py is the examples' ctypes wrapper of libEGL and libGL (no stubs exist for
-# them); it is checked as Python, not for annotations.
+# them); it is not checked for annotations, and gl_interop may call it untyped.
 [mypy-_egl]
 ignore_errors = True
+[mypy-gl_interop]
+disallow_untyped_calls = False
 INI
 
 FILES=(examples/python/bindings examples/python/run_example.py examples/python/core)

@@ -1,3 +1,5 @@
+# pyright: reportAttributeAccessIssue=false
+# (the GL entry points are set on HeadlessGL by name, from eglGetProcAddress)
 """A headless OpenGL context through EGL, with ctypes alone: no window, no X
 server. Shared by the GL interop example and its tests.
 
@@ -239,7 +241,7 @@ def _device_displays(egl, cuda_ordinal, tried):
     return out
 
 
-def headless_gl(cuda_ordinal=0):
+def headless_gl(cuda_ordinal: int = 0) -> "HeadlessGL":
     """A current headless GL context, on the EGL device of CUDA device
     cuda_ordinal where EGL can say which that is.
     @raises GLUnavailable with the reason where none can be made."""

@@ -39,6 +39,7 @@ CHILD = textwrap.dedent("""
 
 device = device_or_exit(Device)
 child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+assert child.stdin is not None and child.stdout is not None  # both are pipes
 ok = False
 try:
     if child.stdout.readline().strip() != "ready":

@@ -6,6 +6,7 @@ reads that array back and checks it against NumPy."""
 import ctypes
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ W, H = 24, 16
 image = (np.sin(np.arange(W)[None, :] * 0.7) * np.cos(np.arange(H)[:, None] * 0.4)).astype(np.float32)
 
 
-def bilinear(img, out_w, out_h):
+def bilinear(img: Any, out_w: int, out_h: int) -> Any:
     """What a texture with linear filtering and clamped edges returns at the
     centre of each texel of an out_w x out_h grid over img."""
     h, w = img.shape
@@ -39,9 +40,10 @@ def bilinear(img, out_w, out_h):
     ys = (np.arange(out_h) + 0.5) / out_h * h - 0.5
     x0, y0 = np.floor(xs).astype(int), np.floor(ys).astype(int)
     a, b = (xs - x0)[None, :], (ys - y0)[:, None]
-    cx = lambda i: np.clip(i, 0, w - 1)  # noqa: E731
-    cy = lambda i: np.clip(i, 0, h - 1)  # noqa: E731
-    p = lambda yy, xx: img[cy(yy)[:, None], cx(xx)[None, :]]  # noqa: E731
+
+    def p(yy: Any, xx: Any) -> Any:
+        return img[np.clip(yy, 0, h - 1)[:, None], np.clip(xx, 0, w - 1)[None, :]]
+
     return ((1 - a) * (1 - b) * p(y0, x0) + a * (1 - b) * p(y0, x0 + 1) + (1 - a) * b * p(y0 + 1, x0)
             + a * b * p(y0 + 1, x0 + 1)).astype(np.float32)
 
