@@ -38,6 +38,14 @@ fi
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$OUT/gpus.txt"
 
+# The pinned CUDA headers the committed bindings were generated from: fetched here
+# by scripts/setup.sh, or carried (.carry/cuda-headers, scripts/prepare_gpu_carry.sh)
+# to a machine without network; checked against scripts/cuda-headers.lock.json.
+if [ ! -f .cuda-headers/include/cuda.h ] && [ -f .carry/cuda-headers/include/cuda.h ]; then
+  rm -rf .cuda-headers && cp -r .carry/cuda-headers .cuda-headers
+fi
+python3 scripts/cuda_headers.py verify | tee "$OUT/cuda_headers.txt" || { echo "no pinned CUDA headers: run scripts/prepare_gpu_carry.sh where there is network and carry .carry" >&2; exit 1; }
+
 # GoogleTest and Google Benchmark come from .carry (scripts/prepare_gpu_carry.sh) there.
 PREFIX=""
 [ -d .carry/root/usr ] && PREFIX="-DCMAKE_PREFIX_PATH=$PWD/.carry/root/usr"

@@ -15,10 +15,11 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(libclang-cpp19-dev llvm-19-dev libclang-19-dev clang-19 libyaml-cpp-dev libcli11-dev
               nlohmann-json3-dev libgtest-dev libbenchmark-dev ninja-build cmake g++ binutils
               libegl-dev libgl-dev libvdpau-dev python3-dev python3-venv valgrind)
-# cuda-bindings: NVIDIA's bindings of the same CUDA version, which the
+# cuda-bindings: NVIDIA's bindings of the same CUDA version as the pinned
+# headers (scripts/cuda-headers.lock.json), which the
 # compatibility tests compare cubind.bindings with (names, signatures, values);
 # cuda-core: NVIDIA's cuda.core 1.2, which cubind.core is compared with.
-PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7" "cuda-bindings==13.0.*" "cuda-core==1.2.*")
+PIP_PACKAGES=("cython>=3.0" "scikit-build-core>=0.10" "pytest>=7" "cuda-bindings==13.5.0" "cuda-core==1.2.*")
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -36,7 +37,8 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "setup: python3 -m venv $VENV"
   python3 -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -c "import Cython, scikit_build_core, pytest, cuda.bindings, cuda.core" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import Cython, scikit_build_core, pytest, cuda.bindings, cuda.core
+from importlib.metadata import version; assert version('cuda-bindings') == '13.5.0'" 2>/dev/null; then
   echo "setup: pip install into $VENV: ${PIP_PACKAGES[*]}"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
@@ -45,3 +47,8 @@ if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]; then
   echo "setup: no CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda} (cuda.h missing); set CUDA_HOME" >&2
   exit 1
 fi
+
+# The CUDA headers the bindings are generated and built from: NVIDIA's wheels at
+# the versions of scripts/cuda-headers.lock.json, every header's sha256 checked,
+# unpacked into .cuda-headers/include (a no-op when it already matches).
+"$VENV/bin/python" scripts/cuda_headers.py fetch

@@ -49,9 +49,9 @@ std::string args(const std::vector<Param>& params) {
 std::string introduced_in(const Function& f) {
   if (!f.introduced.empty()) return f.introduced;
   if (f.abi_version != 0) return cuda_version_string(f.abi_version);
-  static const std::regex suffix_re(R"(.*_(\d+)_(\d+)$)");
-  std::smatch m;
-  if (std::regex_match(f.versioned_symbol, m, suffix_re)) return std::string(m[1]) + "." + std::string(m[2]);
+  // Not a versioned symbol's suffix: nvJitLink's (__nvJitLinkCreate_13_5) name
+  // the header's release, not the one that added the function (the loader
+  // falls back to older ones). An annotation's `introduced` says that.
   return "";
 }
 

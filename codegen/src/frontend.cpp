@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -599,6 +600,11 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       r.synthesized_name = true;
       types_.record_names[rd] = r.name;
     }
+    // The C++ class through which this record's members are named: its own
+    // name, or for a C11 anonymous member the enclosing record's (whose
+    // members the anonymous struct or union's are).
+    const auto inherited = member_scope_.find(rd);
+    const std::string scope = inherited != member_scope_.end() ? inherited->second : r.cpp_name;
     unsigned anonymous_index = 0;
     for (const clang::FieldDecl* fd : rd->fields()) {
       const clang::QualType ft = fd->getType();
@@ -617,9 +623,10 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       if (nested != nullptr) {
         const std::string nested_name = "anon_" + r.name + "_" +
             (fd->isAnonymousStructOrUnion() ? std::to_string(anonymous_index++) : fd->getName().str());
-        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || r.cpp_name.empty()
+        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || scope.empty()
                                            ? ""
-                                           : "decltype(" + r.cpp_name + "::" + fd->getName().str() + ")";
+                                           : "decltype(" + scope + "::" + fd->getName().str() + ")";
+        if (fd->isAnonymousStructOrUnion() && !scope.empty()) member_scope_[nested] = scope;
         convert_record(nested, nested_name, nested_cpp);
       }
       Field f;
@@ -656,6 +663,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
   std::set<std::string> seen_functions_;
   std::set<std::string> opaque_;
   std::set<const clang::RecordDecl*> converted_;
+  std::map<const clang::RecordDecl*, std::string> member_scope_;
   std::map<std::string, std::size_t> enum_by_tag_;
   std::map<std::string, std::string> versioned_docs_;
   std::vector<std::size_t> pending_doc_;
@@ -928,33 +936,59 @@ void apply_renames(const std::vector<RawMacro>& macros, const LibraryDescriptor&
 // The ABI version to ask cuGetProcAddress for: the newest PFN_<name>_v<N>
 // typedef whose parameter count matches the declaration. A function whose
 // name carries its own version (cuCtxGetDevice_v2) is asked for by its base
-// name: cudaTypedefs.h spells it PFN_cuCtxGetDevice_v13000.
+// name: cudaTypedefs.h spells it PFN_cuCtxGetDevice_v13000. Where one base
+// name has several declarations (cuGraphAddNode, #defined to cuGraphAddNode_v2,
+// and cuGraphAddNode_v3, whose PFN typedefs have the same parameters), the
+// newest declaration takes the newest typedef and each older one the newest
+// typedef older than that of the next: asking with the newest version would
+// hand the older declaration an ABI it was not written for.
 void apply_pfn_versions(const AstResult& ast, Library& lib) {
   if (ast.pfn.empty()) return;
-  static const std::regex versioned_re(R"((\w+?)_v\d+)");
-  const auto best_match = [&](const std::string& name, std::size_t params) -> int {
+  static const std::regex versioned_re(R"((\w+?)_v(\d+))");
+  const auto best_match = [&](const std::string& name, std::size_t params, int below) -> int {
     auto it = ast.pfn.find(name);
     if (it == ast.pfn.end()) return 0;
     int best = 0;
     for (const auto& [version, count] : it->second) {
-      if (count == params) best = std::max(best, version);
+      if (count == params && version < below) best = std::max(best, version);
     }
     return best;
   };
+  // Each function's base name and declared version (1 for an unversioned name).
+  struct Decl {
+    Function* f;
+    std::string base;
+    int declared;
+  };
+  std::map<std::string, std::vector<Decl>> by_base;
   for (Function& f : lib.functions) {
-    f.proc_name = f.name;
-    int version = best_match(f.name, f.params.size());
+    const std::string& spelled = f.abi_symbol.empty() ? f.name : f.abi_symbol;
     std::smatch m;
-    if (version == 0 && std::regex_match(f.name, m, versioned_re)) {
-      version = best_match(m[1], f.params.size());
-      if (version != 0) f.proc_name = m[1];
+    Decl d{&f, spelled, 1};
+    if (std::regex_match(spelled, m, versioned_re)) d = Decl{&f, m[1], std::stoi(m[2])};
+    by_base[d.base].push_back(d);
+  }
+  for (auto& [base, decls] : by_base) {
+    std::sort(decls.begin(), decls.end(), [](const Decl& a, const Decl& b) { return a.declared > b.declared; });
+    int below = std::numeric_limits<int>::max();
+    for (const Decl& d : decls) {
+      Function& f = *d.f;
+      f.proc_name = f.name;
+      int version = best_match(f.name, f.params.size(), below);
+      std::smatch m;
+      if (version == 0 && std::regex_match(f.name, m, versioned_re)) {
+        version = best_match(m[1], f.params.size(), below);
+        if (version != 0) f.proc_name = m[1];
+      }
+      if (version == 0) {
+        version = lib.cuda_version;
+        lib.notes.push_back(f.name + ": no PFN typedef in cudaTypedefs.h with " + std::to_string(f.params.size()) +
+                            " parameters; asking cuGetProcAddress for version " + std::to_string(version));
+      } else if (decls.size() > 1) {
+        below = version;
+      }
+      f.abi_version = version;
     }
-    if (version == 0) {
-      version = lib.cuda_version;
-      lib.notes.push_back(f.name + ": no PFN typedef in cudaTypedefs.h with " + std::to_string(f.params.size()) +
-                          " parameters; asking cuGetProcAddress for version " + std::to_string(version));
-    }
-    f.abi_version = version;
   }
 }
 

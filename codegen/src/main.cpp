@@ -27,7 +27,10 @@ struct Inputs {
   std::vector<std::string> libraries;
 };
 
+// The pinned headers (scripts/cuda_headers.py fetch) when run from the
+// repository root, as the scripts do; else the toolkit's.
 std::string default_cuda_include() {
+  if (fs::exists(".cuda-headers/include/cuda.h")) return ".cuda-headers/include";
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return std::string(v) + "/include";
   }
@@ -35,7 +38,7 @@ std::string default_cuda_include() {
 }
 
 void add_input_options(CLI::App* cmd, Inputs& in) {
-  cmd->add_option("--cuda-include", in.cuda_include, "directory holding cuda.h (default: $CUDA_HOME/include)");
+  cmd->add_option("--cuda-include", in.cuda_include, "directory holding cuda.h (default: .cuda-headers/include, else $CUDA_HOME/include)");
   cmd->add_option("--annotations", in.annotations_dir, "directory of <library>.yaml annotation files")
       ->capture_default_str();
   cmd->add_option("--resource-dir", in.resource_dir, "clang's resource directory")->capture_default_str();

@@ -502,7 +502,9 @@ TEST(EmitLoaderSource, NvrtcEntriesUseTheSymbol) {
   EXPECT_THAT(file.content, HasSubstr("cubind::detail::Resolution::Symbol,"));
 }
 
-TEST(EmitLoaderSource, NvJitLinkEntriesUseTheVersionedSymbolAndItsVersion) {
+// The suffix of nvJitLink's versioned symbols names the header's release, not
+// the one that added the function: only an annotation's `introduced` says that.
+TEST(EmitLoaderSource, NvJitLinkEntriesUseTheVersionedSymbolAndTheAnnotatedRelease) {
   Library lib = nvrtc_ir();
   lib.name = "nvjitlink";
   lib.headers = {"nvJitLink.h"};
@@ -511,9 +513,15 @@ TEST(EmitLoaderSource, NvJitLinkEntriesUseTheVersionedSymbolAndItsVersion) {
   Function create = function("nvJitLinkCreate", {param("handle", pointer("nvJitLinkHandle", Type::Kind::Handle))}, 0);
   create.versioned_symbol = "__nvJitLinkCreate_13_0";
   create.abi_symbol = create.versioned_symbol;
-  lib.functions = {create};
+  Function ltoir = function("nvJitLinkGetLinkedLTOIRSize", {param("handle", named(Type::Kind::Handle, "nvJitLinkHandle"))}, 1);
+  ltoir.versioned_symbol = "__nvJitLinkGetLinkedLTOIRSize_13_5";
+  ltoir.abi_symbol = ltoir.versioned_symbol;
+  ltoir.introduced = "13.3";
+  lib.functions = {create, ltoir};
   const auto cpp = codegen::emit_loader_source(lib, options()).content;
-  EXPECT_THAT(cpp, HasSubstr("    {\"nvJitLinkCreate\", \"__nvJitLinkCreate_13_0\", \"13.0\", 0, false},\n"));
+  EXPECT_THAT(cpp, HasSubstr("    {\"nvJitLinkCreate\", \"__nvJitLinkCreate_13_0\", \"\", 0, false},\n"));
+  EXPECT_THAT(cpp, HasSubstr("    {\"nvJitLinkGetLinkedLTOIRSize\", \"__nvJitLinkGetLinkedLTOIRSize_13_5\", \"13.3\", 0, "
+                             "false},\n"));
   EXPECT_THAT(cpp, HasSubstr("\"CUBIND_NVJITLINK_LIBRARY\""));
 }
 

@@ -579,6 +579,21 @@ int cuNoPfn(void);
   EXPECT_THAT(lib.notes[0], HasSubstr("cuNoPfn"));
 }
 
+// cuBar_v3 takes the newest typedef; cuBar, older, the newest before it, though
+// both have one parameter: asking for 13040 would give cuBar the newer ABI.
+TEST_F(FrontendPfn, AnOlderDeclarationNeverTakesTheAbiOfANewerOne) {
+  const Library lib = parse(R"(
+#define CUDA_VERSION 13050
+int cuBar(int a);
+int cuBar_v3(int a);
+)");
+  const auto& bar = function(lib, "cuBar");
+  EXPECT_EQ(bar.abi_version, 12030);
+  const auto& bar3 = function(lib, "cuBar_v3");
+  EXPECT_EQ(bar3.abi_version, 13040);
+  EXPECT_EQ(bar3.proc_name, "cuBar");
+}
+
 TEST_F(FrontendPfn, DeclarationsOfTheExtraHeaderAreNotOwned) {
   const Library lib = parse("int cuFoo(int a);\n");
   EXPECT_THAT(function_names(lib), ElementsAre("cuFoo"));

@@ -509,7 +509,10 @@ void PyxWriter::trampoline(const std::string& name) {
   // the interpreter finalizes), taking the GIL could end the calling thread,
   // which is the driver's: the callback is skipped, its context left. The
   // exit waits for the callbacks inside the gate.
-  o_ << "    if not _support.callback_enter():\n        return" << (returns_value ? " 0" : "") << "\n";
+  // A callback that returns a status (CUgraphRecaptureCallback) returns success:
+  // the cast, since Cython assigns no int to an enum.
+  const std::string zero = returns_value ? " <" + m_.cython_c(td->fn_result.spelling) + ">0" : "";
+  o_ << "    if not _support.callback_enter():\n        return" << zero << "\n";
   o_ << "    with gil:\n";
   const std::string user_name = python_identifier(params[user].name);
   o_ << "        _support.callback_invoke(" << user_name << ", (";
@@ -529,7 +532,7 @@ void PyxWriter::trampoline(const std::string& name) {
   o_ << "))\n";
   if (one_shot_callback(name)) o_ << "        _support.callback_finished(" << user_name << ")\n";
   o_ << "    _support.callback_leave()\n";
-  if (returns_value) o_ << "    return 0\n";
+  if (returns_value) o_ << "    return" << zero << "\n";
   o_ << "\n";
 }
 
