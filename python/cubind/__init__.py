@@ -57,6 +57,27 @@ def _cuda_include_candidates():
     yield "/usr/local/cuda", "/usr/local/cuda/include", None
 
 
+def _cuda_h_version(path):
+    """CUDA_VERSION as cuda.h defines it (13050), or None where it cannot be read."""
+    import re
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            match = re.search(r"^#define CUDA_VERSION (\d+)", f.read(), re.M)
+    except OSError:
+        return None
+    return int(match.group(1)) if match else None
+
+
+def _bindings_cuda_text():
+    from cubind.bindings._version import cuda_version
+    return cuda_version
+
+
+def _bindings_cuda_version():
+    major, minor = (int(x) for x in _bindings_cuda_text().split("."))
+    return major * 1000 + minor * 10
+
+
 def get_cuda_include():
     """The directory holding the CUDA headers (cuda.h, ...) that cubind's headers include.
 
@@ -66,8 +87,10 @@ def get_cuda_include():
     (<site-packages>/nvidia/cu13/include), $CONDA_PREFIX, $CUDA_HOME, $CUDA_PATH,
     /usr/local/cuda. The first that holds every CUDA header cubind's headers
     include (cuda.h, cudaProfiler.h, cuda_runtime_api.h, nvrtc.h, nvJitLink.h,
-    ...) is taken. Raises RuntimeError listing every place tried, and what each
-    lacked, when none does.
+    ...) of at least the CUDA release cubind.bindings was generated from
+    (cubind.bindings.__version__) is taken: older headers lack its types.
+    Raises RuntimeError listing every place tried, and what each lacked, when
+    none does.
     """
     tried = []
     override = _os.environ.get("CUBIND_CUDA_INCLUDE")
@@ -86,15 +109,20 @@ def get_cuda_include():
         seen.add(directory)
         missing = [h for h in _CUDA_HEADERS if not _os.path.isfile(_os.path.join(directory, h))]
         if not missing:
-            return directory
+            version = _cuda_h_version(_os.path.join(directory, _CUDA_HEADER))
+            if version is None or version >= _bindings_cuda_version():
+                return directory
+            tried.append(f"  - {place}: {directory} holds the CUDA {version // 1000}.{version % 1000 // 10} "
+                         f"headers, older than the CUDA {_bindings_cuda_text()} headers cubind was generated from")
+            continue
         if len(missing) == len(_CUDA_HEADERS):
             tried.append(f"  - {place}: no {_CUDA_HEADER} in {directory}")
         else:
             tried.append(f"  - {place}: {directory} lacks {', '.join(missing)}")
     hint = ("CUBIND_CUDA_INCLUDE is set, so no other place was searched: correct it or unset it."
             if override else
-            "Set CUBIND_CUDA_INCLUDE to the directory holding cuda.h, or install the CUDA toolkit "
-            "or the nvidia-cuda-runtime wheel.")
+            f"Set CUBIND_CUDA_INCLUDE to the directory holding cuda.h, or install the CUDA {_bindings_cuda_text()} "
+            "toolkit (or newer) or the nvidia-cuda-runtime wheel.")
     raise RuntimeError("cubind could not find the CUDA headers (cuda.h). Tried:\n"
                        + "\n".join(tried) + "\n" + hint)
 
@@ -113,7 +141,10 @@ def library_status(name):
     """Whether a CUDA library is loaded, from where, or why it could not be.
 
     name: "driver", "runtime", "nvrtc" or "nvjitlink". Loads nothing.
-    Returns a dict with keys attempted, loaded, path and error.
+    Returns a dict with keys attempted, loaded, path, error and missing: once
+    loaded, the (function, CUDA version that introduced it) pairs of the entry
+    points the library lacks, because it is older than the headers cubind was
+    generated from or leaves out an optional part; calling one raises.
     """
     from cubind import _libraries
 

@@ -1,8 +1,10 @@
-"""python -m cubind [--json]: versions, the driver, the devices, and where each CUDA library was found.
+"""python -m cubind [--json]: versions, the driver, the devices, where each CUDA library was found, and the functions each lacks.
 
 The text report prints every error whole (a loader error lists every place
 tried, one per line); --json prints the same report as one JSON object, for
-bug reports.
+bug reports. A library older than the headers cubind was generated from
+lacks their newer functions (calling one raises, naming the CUDA version that
+introduced it): the report lists them under the library.
 """
 
 import argparse
@@ -21,7 +23,7 @@ def _driver_report():
     """The driver's version and the devices, or why they are not available."""
     from cubind.bindings import driver
 
-    report = {"version": None, "devices": [], "error": None, "path": None}
+    report = {"version": None, "devices": [], "error": None, "path": None, "missing": []}
     try:
         err, version = driver.cuDriverGetVersion()
         if err != 0:
@@ -52,16 +54,24 @@ def _driver_report():
         status = cubind.library_status("driver")
         if status["loaded"]:
             report["path"] = status["path"]
+            report["missing"] = _missing(status)
     return report
 
 
+def _missing(status):
+    """The functions a loaded library lacks: [{"function", "introduced"}]."""
+    return [{"function": f, "introduced": v} for f, v in status["missing"]]
+
+
 def _library_report(name, probe):
-    """One library's version and the file it was loaded from, or the loader's whole error."""
+    """One library's version, the file it was loaded from and the functions it
+    lacks, or the loader's whole error."""
     try:
         version = probe()
     except RuntimeError as e:
-        return {"version": None, "path": None, "error": _error_text(e)}
-    return {"version": version, "path": cubind.library_status(name)["path"], "error": None}
+        return {"version": None, "path": None, "error": _error_text(e), "missing": []}
+    status = cubind.library_status(name)
+    return {"version": version, "path": status["path"], "error": None, "missing": _missing(status)}
 
 
 def report():
@@ -119,13 +129,29 @@ def print_text(r):
         _line("devices", drv["error"])
     else:
         _line("driver", f"not available: {drv['error']}")
+    _lacks("driver", drv["missing"])
     for name, lib in r["libraries"].items():
         if lib["error"] is None:
             _line(name, f"{lib['version']} from {lib['path']}")
+            _lacks(name, lib["missing"])
         else:
             _line(name, f"not found: {lib['error']}")
     if drv["path"]:
         _line("driver library", drv["path"])
+
+
+def _lacks(name, missing):
+    """The functions a library lacks, by the CUDA version that introduced them."""
+    if not missing:
+        return
+    by_version = {}
+    for m in missing:
+        by_version.setdefault(m["introduced"] or "?", []).append(m["function"])
+    lines = [f"{len(missing)} function(s) of the CUDA {cubind.bindings._cuda_version} headers; "
+             "calling one raises"]
+    for version in sorted(by_version, key=lambda v: [int(x) for x in v.split(".")] if v != "?" else [99]):
+        lines.append(f"CUDA {version}: " + ", ".join(by_version[version]))
+    _line(f"  {name} lacks", "\n".join(lines))
 
 
 def main(argv=None):

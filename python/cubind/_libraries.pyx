@@ -2,7 +2,9 @@
 """Status and explicit loading of the CUDA libraries behind cubind."""
 
 from libcpp cimport bool
+from libcpp.pair cimport pair
 from libcpp.string cimport string
+from libcpp.vector cimport vector
 
 cdef extern from "cubind/detail/loader_support.hpp" namespace "cubind::detail" nogil:
     cdef cppclass LibraryStatus:
@@ -10,6 +12,7 @@ cdef extern from "cubind/detail/loader_support.hpp" namespace "cubind::detail" n
         bool loaded
         string path
         string error
+        vector[pair[string, string]] missing
 
 
 cdef int _unknown(str name) except -1:
@@ -29,6 +32,9 @@ def status(name):
         "loaded": s.loaded,
         "path": s.path.decode("utf-8", "replace") if s.loaded else None,
         "error": s.error.decode("utf-8", "replace") if s.attempted and not s.loaded else None,
+        # (function, the CUDA version that introduced it or None), for each entry
+        # point the loaded library lacks
+        "missing": [(m.first.decode(), m.second.decode() or None) for m in s.missing],
     }
 
 

@@ -9,6 +9,14 @@ import tempfile
 
 import pytest
 
+# The CUDA headers extensions compile against (cubind.get_cuda_include()) must be
+# at least the release the bindings were generated from: in a checkout, the
+# pinned ones of scripts/cuda_headers.py, unless the caller chose others.
+_PINNED_HEADERS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                               ".cuda-headers", "include")
+if "CUBIND_CUDA_INCLUDE" not in os.environ and os.path.isfile(os.path.join(_PINNED_HEADERS, "cuda.h")):
+    os.environ["CUBIND_CUDA_INCLUDE"] = _PINNED_HEADERS
+
 
 def _gpu_count():
     """Devices the driver reports, asked directly through libcuda.so.1 (not cubind)."""

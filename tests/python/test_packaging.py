@@ -142,7 +142,7 @@ def test_main_json_is_the_same_report(tmp_path):
     assert nvrtc["path"] is None and nvrtc["version"] is None
     assert nvrtc["error"].startswith("cubind could not load NVRTC (libnvrtc.so.13). Tried:\n")
     assert nvrtc["error"].endswith("correct it or unset it.")
-    assert set(report["driver"]) == {"version", "devices", "error", "path"}
+    assert set(report["driver"]) == {"version", "devices", "error", "path", "missing"}
     if not DRIVER_PRESENT:
         assert "system loader (libcuda.so.1)" in report["driver"]["error"]
     # The text report says the same, line for line.

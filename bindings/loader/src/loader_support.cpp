@@ -257,6 +257,32 @@ std::string cuda_version_string(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+// nvJitLink's header calls versioned symbols named for the header's release
+// (__nvJitLinkCreate_13_5); a library of an earlier release exports those of its
+// own release and the ones before (__nvJitLinkCreate_13_0 ...), and every
+// release the public name. So a function a 13.0 library has resolves there to
+// its newest versioned symbol, else to its public name; one it lacks stays
+// missing, and its first call says so.
+void* find_older_symbol(void* handle, const EntryPoint& e) {
+  const std::string symbol = e.symbol;
+  const auto minor_sep = symbol.rfind('_');
+  const auto major_sep = minor_sep == std::string::npos || minor_sep == 0 ? std::string::npos
+                                                                          : symbol.rfind('_', minor_sep - 1);
+  if (symbol.rfind("__", 0) != 0 || major_sep == std::string::npos) return nullptr;
+  const std::string stem = symbol.substr(0, major_sep + 1);
+  const std::string major = symbol.substr(major_sep + 1, minor_sep - major_sep - 1);
+  int minor = 0;
+  try {
+    minor = std::stoi(symbol.substr(minor_sep + 1));
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  for (int m = minor - 1; m >= 0; --m) {
+    if (void* fn = find_symbol(handle, (stem + major + "_" + std::to_string(m)).c_str())) return fn;
+  }
+  return find_symbol(handle, e.name);
+}
+
 // ---------------------------------------------------------------------------
 // LibraryTable
 
@@ -273,6 +299,11 @@ LibraryStatus LibraryTable::status() const noexcept {
   if (state != kNotTried) {
     status.path = outcome_->path;
     status.error = outcome_->error;
+  }
+  if (state == kLoaded) {
+    for (int i = 0; i < count_; ++i) {
+      if (slots_[i] == nullptr) status.missing.emplace_back(entries_[i].name, entries_[i].introduced);
+    }
   }
   return status;
 }
@@ -324,6 +355,7 @@ void LibraryTable::load() noexcept {
             slots_[i] = fn != nullptr ? fn : find_symbol(lib.handle, (symbol + "_ptsz").c_str());
           } else {
             slots_[i] = find_symbol(lib.handle, entries_[i].symbol);
+            if (slots_[i] == nullptr) slots_[i] = find_older_symbol(lib.handle, entries_[i]);
           }
         }
         break;
@@ -355,6 +387,15 @@ void LibraryTable::missing(int index) const {
   } else {
     message += ": the library is older than the CUDA " + cuda_version_string(header_version_) +
                " headers cubind was generated from";
+  }
+  if (resolution_ != Resolution::ProcAddress) {
+    // The file behind the soname names the library's release (libnvrtc.so.13.0.88).
+    if (char* real = realpath(outcome_->path.c_str(), nullptr)) {
+      if (outcome_->path != real) message += std::string(" (the library loaded is ") + real + ")";
+      std::free(real);
+    }
+    message += "; install a newer " + std::string(spec_.display_name) + " or point " +
+               (spec_.env_override != nullptr ? spec_.env_override : "the search") + " at one";
   }
   if (resolution_ == Resolution::ProcAddress && !driver_new_enough) {
     message += "; install a newer NVIDIA driver";

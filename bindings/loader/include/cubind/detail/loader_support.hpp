@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cubind {
@@ -38,6 +39,10 @@ struct LibraryStatus {
   bool loaded = false;
   std::string path;        // where it was loaded from
   std::string error;       // why it could not be, when attempted and not loaded
+  // Once loaded: the entry points the library lacks (older than the headers,
+  // or an installation without an optional part), each with the CUDA version
+  // that introduced it ("" where unknown), in the table's order.
+  std::vector<std::pair<std::string, std::string>> missing;
 };
 
 struct LoadedLibrary {
@@ -81,6 +86,10 @@ enum class Resolution {
   Symbol,       // dlsym of each symbol
   SymbolPerThreadVariants,  // dlsym, and <symbol>_ptds/_ptsz with CUBIND_PER_THREAD_DEFAULT_STREAM=1
 };
+
+// For a versioned symbol the library lacks (__nvJitLinkCreate_13_5), the newest
+// older one of the same major release, else the public name; nullptr when none.
+void* find_older_symbol(void* handle, const EntryPoint& e);
 
 // The table of one library's entry points: filled once, by the first call
 // that needs it (thread-safe), read lock-free afterwards. Constant-initialised
