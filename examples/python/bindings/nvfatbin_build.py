@@ -34,12 +34,9 @@ def nvrtc_compile(arch_option: str, cubin: bool) -> bytes:
         log = b" " * logSize
         checkCudaErrors(nvrtc.nvrtcGetProgramLog(prog, log))
         raise RuntimeError(f"NVRTC could not compile square.cu:\n{log.decode(errors='replace')}")
-    if cubin:
-        code = b" " * checkCudaErrors(nvrtc.nvrtcGetCUBINSize(prog))
-        checkCudaErrors(nvrtc.nvrtcGetCUBIN(prog, code))
-    else:
-        code = b" " * checkCudaErrors(nvrtc.nvrtcGetPTXSize(prog))
-        checkCudaErrors(nvrtc.nvrtcGetPTX(prog, code))
+    size: int = checkCudaErrors(nvrtc.nvrtcGetCUBINSize(prog) if cubin else nvrtc.nvrtcGetPTXSize(prog))
+    code = b" " * size
+    checkCudaErrors(nvrtc.nvrtcGetCUBIN(prog, code) if cubin else nvrtc.nvrtcGetPTX(prog, code))
     checkCudaErrors(nvrtc.nvrtcDestroyProgram(prog))
     return code
 
