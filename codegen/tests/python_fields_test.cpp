@@ -157,20 +157,17 @@ fbResult fbAddPTX(fbHandle handle, const char *code, unsigned long size, const c
 )",
                                       "fb.h", false);
   const auto problems = codegen::classify(
-      lib, codegen::parse_annotations(
-               "library: {name: fb, headers: [fb.h], soname: libfb.so.1, display_name: fb, python: {title: fb, "
-               "errors: raise, error_class: fbError, prefix: fb}}
+      lib, codegen::parse_annotations(R"(library: {name: fb, headers: [fb.h], soname: libfb.so.1, display_name: fb,
+          python: {title: fb, errors: raise, error_class: fbError, prefix: fb}}
 functions:
   fbDestroy:
     params:
-"
-               "      handle_indirect: {direction: in, python_name: handle}
+      handle_indirect: {direction: in, python_name: handle}
   fbAddPTX:
     params:
-"
-               "      code: {direction: in, size: size}
-",
-               "fb.yaml"));
+      code: {direction: in, size: size}
+)",
+                                      "fb.yaml"));
   ASSERT_TRUE(problems.empty()) << problems.front();
   std::string module;
   for (auto& f : codegen::emit_python_module(lib, options())) {

@@ -2,14 +2,19 @@
 run with the folder of the cuda-bindings release that has nvfatbin first on
 sys.path. Reads the inputs from DIR (ptx, cubin, ltoir), writes DIR/fatbin.
 
-    python _nvfatbin_reference.py DIR ARCH
+    python _nvfatbin_reference.py DIR ARCH LIBRARY
+
+LIBRARY, the libnvfatbin that cubind loaded, is loaded first, so that NVIDIA's
+module finds it already in the process and both packages call the same library.
 """
+import ctypes
 import os
 import sys
 
-from cuda.bindings import nvfatbin
+folder, arch, library = sys.argv[1], sys.argv[2], sys.argv[3]
+ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
 
-folder, arch = sys.argv[1], sys.argv[2]
+from cuda.bindings import nvfatbin  # noqa: E402
 
 
 def read(name):
