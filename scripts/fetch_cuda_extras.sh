@@ -42,8 +42,8 @@ while read -r dist version platform sha256; do
     rm -rf "$tmp"
     touch "$stamp"
   fi
-  if [[ "$platform" == *"$machine"* ]] &&
-     ! "$PY" -m pip show "$dist" 2>/dev/null | grep -qx "Version: $version"; then
+  installed=$("$PY" -m pip show "$dist" 2>/dev/null | sed -n 's/^Version: //p' || true)
+  if [[ "$platform" == *"$machine"* && "$installed" != "$version" ]]; then
     echo "setup: pip install $(basename "$wheel") into $("$PY" -c 'import sys; print(sys.prefix)')"
     "$PY" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
   fi

@@ -128,7 +128,8 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "library");
   r.only_keys(node,
               {"name", "headers", "owned_files", "extra_headers", "soname", "display_name", "env_override",
-               "wheel_dirs", "toolkit_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types", "python"},
+               "wheel_dirs", "toolkit_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types",
+               "python"},
               "library");
   for (const char* key : {"name", "headers", "soname", "display_name", "python"}) {
     if (!node[key]) r.fail(node, std::string("library needs '") + key + "'");

@@ -88,7 +88,9 @@ std::vector<codegen::Library> load(const Inputs& in, std::vector<std::string>& p
   codegen::FrontendOptions options;
   options.include_dirs = {in.cuda_include.empty() ? default_cuda_include() : in.cuda_include};
   const std::string extras = in.extras_include.empty() ? default_extras_include() : in.extras_include;
-  if (!in.extras_include.empty() || fs::is_directory(extras)) options.include_dirs.insert(options.include_dirs.begin(), extras);
+  if (!in.extras_include.empty() || fs::is_directory(extras)) {
+    options.include_dirs.insert(options.include_dirs.begin(), extras);
+  }
   options.resource_dir = in.resource_dir;
   std::vector<codegen::Library> out;
   for (const fs::path& file : annotation_files(in)) {

@@ -169,6 +169,9 @@ functions:
 )",
                                       "fb.yaml"));
   ASSERT_TRUE(problems.empty()) << problems.front();
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = "fbError";
+  lib.python.prefix = "fb";
   std::string module;
   for (auto& f : codegen::emit_python_module(lib, options())) {
     if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
