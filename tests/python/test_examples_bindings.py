@@ -36,7 +36,6 @@ NEEDS_NUMPY = {"vector_add_drv.py", "conjugate_gradient_multi_block_cg.py", "iso
 # Samples of modules that cuda-bindings 13.0 lacks: on NVIDIA's package they run with
 # the newer cuda-bindings that scripts/setup.sh installs in .cuda-bindings-new.
 NEEDS_NEWER = {"nvfatbin_build.py"}
-NEWER_SITE = os.path.join(REPO, ".cuda-bindings-new")
 TWO_GPUS = {"simple_p2p.py"}
 IMPLS = ("cubind", "cuda")
 ARCH = "90"
@@ -53,16 +52,18 @@ def _needs(sample, impl):
         pytest.skip(f"{sample} uses NumPy, which is not installed")
     if impl == "cuda" and importlib.util.find_spec("cuda") is None:
         pytest.skip("NVIDIA's cuda.bindings is not installed")
-    if impl == "cuda" and sample in NEEDS_NEWER and not os.path.isdir(os.path.join(NEWER_SITE, "cuda")):
-        pytest.skip(f"{sample} needs a newer cuda-bindings than 13.0, which scripts/setup.sh installs in {NEWER_SITE}")
+    if impl == "cuda" and sample in NEEDS_NEWER:
+        from conftest import newer_cuda_bindings_missing
+        if newer_cuda_bindings_missing():
+            pytest.skip(f"{sample} needs a newer cuda-bindings than 13.0: {newer_cuda_bindings_missing()}")
 
 
 def _env(sample, impl):
-    """The environment of a sample's run: NEEDS_NEWER samples on NVIDIA's package import it from NEWER_SITE."""
+    """The environment of a sample's run: NEEDS_NEWER samples on NVIDIA's package take the newer cuda-bindings."""
     if impl != "cuda" or sample not in NEEDS_NEWER:
         return None
-    path = [NEWER_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {"PYTHONPATH": os.pathsep.join(path)}
+    from conftest import newer_cuda_bindings_env
+    return newer_cuda_bindings_env()
 
 
 def _sample_path(sample):

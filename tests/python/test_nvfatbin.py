@@ -14,8 +14,9 @@ import pytest
 import cubind
 from cubind.bindings import nvfatbin, nvrtc
 
+from conftest import NEWER_CUDA_BINDINGS, newer_cuda_bindings_env, newer_cuda_bindings_missing
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-NEWER_SITE = os.path.normpath(os.path.join(HERE, "..", "..", ".cuda-bindings-new"))
 
 SOURCE = b"""
 extern "C" __global__ void add_one(int* data, int n)
@@ -161,18 +162,17 @@ def test_error_pickles():
 
 
 def test_same_bytes_as_cuda_bindings(fatbin, inputs, tmp_path):
-    if not os.path.isdir(os.path.join(NEWER_SITE, "cuda", "bindings")):
-        pytest.skip(f"no cuda-bindings with nvfatbin in {NEWER_SITE}: scripts/setup.sh installs it there")
+    if newer_cuda_bindings_missing():
+        pytest.skip(newer_cuda_bindings_missing())
     for name, data in inputs.items():
         (tmp_path / name).write_bytes(data)
-    path = [NEWER_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     ours = nvfatbin.get(build(fatbin, inputs))
     library = cubind.library_status("nvfatbin")["path"]
     proc = subprocess.run([sys.executable, os.path.join(HERE, "_nvfatbin_reference.py"), str(tmp_path), "80", library],
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(path)), capture_output=True, text=True,
+                          env={**os.environ, **newer_cuda_bindings_env()}, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip().startswith(NEWER_SITE), proc.stdout  # NVIDIA's module, not another copy
+    assert proc.stdout.strip().startswith(NEWER_CUDA_BINDINGS), proc.stdout  # NVIDIA's module, not another copy
     assert ours == (tmp_path / "fatbin").read_bytes()
 
 

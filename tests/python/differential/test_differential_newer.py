@@ -11,23 +11,22 @@ import sys
 import pytest
 
 import _diff  # noqa: E402
+from conftest import newer_cuda_bindings_env, newer_cuda_bindings_missing  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NEWER_SITE = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".cuda-bindings-new"))
 
 if _diff.NEWER:
     pytest.skip("this is the child process", allow_module_level=True)
 
 
 def test_newer_modules_against_newer_cuda_bindings():
-    if not os.path.isdir(os.path.join(NEWER_SITE, "cuda", "bindings")):
-        pytest.skip(f"no cuda-bindings in {NEWER_SITE}: scripts/setup.sh installs it there")
-    path = [NEWER_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env = dict(os.environ, CUBIND_DIFF_NEWER="1", PYTHONPATH=os.pathsep.join(path))
+    if newer_cuda_bindings_missing():
+        pytest.skip(newer_cuda_bindings_missing())
+    env = {**os.environ, **newer_cuda_bindings_env(), "CUBIND_DIFF_NEWER": "1"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", HERE],
                           env=env, cwd=HERE, capture_output=True, text=True, timeout=900)
     out = proc.stdout + proc.stderr
     summary = [line for line in out.splitlines() if line.startswith(("differential suite", "  "))
                and ("passed" in line or "differences listed" in line or "failed" in line)]
     print("\n".join(summary))
-    assert proc.returncode == 0, f"the suite against {NEWER_SITE} failed:\n{out[-6000:]}"
+    assert proc.returncode == 0, f"the suite against the newer cuda-bindings failed:\n{out[-6000:]}"
