@@ -233,3 +233,26 @@ def test_cuda_bindings_call_forms_work(program):
         assert b".entry twice" in buf
     finally:
         nvvm.destroy_program(prog)
+
+
+@pytest.mark.parametrize("name", ["nvjitlink", "nvvm", "nvfatbin"])
+def test_stub_lists_every_enum_member_under_both_names(name):
+    """A type checker reading the .pyi accepts Result.SUCCESS (cuda.bindings' name) as well
+    as Result.NVVM_SUCCESS (the header's): the stub lists every member the module has."""
+    import ast
+    import importlib
+
+    module = importlib.import_module(f"cubind.bindings.{name}")
+    with open(os.path.splitext(module.__file__)[0].split(".cpython")[0] + ".pyi") as f:
+        tree = ast.parse(f.read())
+    stub = {node.name: {t.target.id for t in node.body if isinstance(t, ast.AnnAssign)}
+            for node in tree.body if isinstance(node, ast.ClassDef)}
+    checked = 0
+    for enum_name in ("Result", "InputType"):
+        cls = getattr(module, enum_name, None)
+        if cls is None:
+            continue
+        assert set(cls.__members__) == stub[enum_name], enum_name
+        assert "SUCCESS" in stub[enum_name] or enum_name == "InputType"
+        checked += 1
+    assert checked
