@@ -64,6 +64,11 @@ if ! python3 -c "import cuda.bindings.driver" 2>/dev/null && ls .carry/wheels/*.
   python3 -m pip install -q --no-index --no-deps .carry/wheels/*.whl >>"$OUT/pip.log" 2>&1
 fi
 
+# nvFatbin's and cuFile's libraries: the wheels of scripts/cuda-extras.lock for this
+# machine, from .cuda-extras (carried; its headers are what the build above needs).
+for whl in .cuda-extras/wheels/*"$(uname -m)"*.whl; do
+  [ -f "$whl" ] && python3 -m pip install -q --no-index --no-deps "$whl" >>"$OUT/pip.log" 2>&1
+done
 if [ "$PHASE" = sanitize ]; then
   if [ "$tests" = ON ]; then
     BUILD=$BUILD OUT=$OUT bash scripts/gpu_sanitize.sh 2>&1 | tee "$OUT/sanitize.log" | tail -25
