@@ -20,7 +20,7 @@ BUILD=${CUBIND_BUILD_DIR:-build/main}
 
 echo "== pin the CUDA $RELEASE headers"
 "$PY" scripts/cuda_headers.py lock "nvidia-cuda-runtime==$RELEASE.*" "nvidia-cuda-crt==$RELEASE.*" \
-  "nvidia-cuda-nvrtc==$RELEASE.*" "nvidia-nvjitlink==$RELEASE.*" "nvidia-cuda-profiler-api>=13,<14"
+  "nvidia-cuda-nvrtc==$RELEASE.*" "nvidia-nvjitlink==$RELEASE.*" "nvidia-nvvm==$RELEASE.*" "nvidia-cuda-profiler-api>=13,<14"
 "$PY" scripts/cuda_headers.py fetch
 
 echo "== generator: check and regenerate"

@@ -190,8 +190,8 @@ def bindings_handles_structs():
         prop.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
         signal = driver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()
         signal.params.fence.value = 5
-        signal.reserved[0] = 1
-        assert signal.reserved[0] == 1
+        signal.flags = 1
+        assert signal.flags == 1
         desc = driver.CUDA_RESOURCE_DESC()
         desc.res.linear.devPtr = ptr
         assert desc.res.linear.devPtr == ptr

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "python/type_model.hpp"
 
 #include <cctype>
@@ -232,12 +233,24 @@ const Model::StructClass* Model::find_struct(const std::string& name) const {
   return it == structs_by_c_.end() ? nullptr : &structs[it->second];
 }
 
+// Reserved members (reserved, reserved0, padding, unused) are left out, as
+// cuda.bindings 13.5 leaves them out: their bytes stay zeroed, as the driver
+// requires. Where such a member is the struct's only one (CUipcMemHandle's
+// reserved[64], the handle's bytes), it stays: without it the handle could not
+// be read or sent to another process.
+bool is_reserved_member(const Field& f) {
+  static const std::regex reserved_re(R"((reserved|padding|unused)\d*)");
+  return !f.anonymous_member && std::regex_match(f.name, reserved_re);
+}
+
 void Model::collect_fields(const Record& r, std::vector<const Field*>& out) const {
+  const bool only_reserved = std::all_of(r.fields.begin(), r.fields.end(), is_reserved_member);
   for (const Field& f : r.fields) {
     if (f.anonymous_member) {
       if (const Record* inner = lib.find_record(f.type.record)) collect_fields(*inner, out);
       continue;
     }
+    if (is_reserved_member(f) && !only_reserved) continue;
     out.push_back(&f);
   }
 }

@@ -5335,10 +5335,6 @@ class CUgraphEdgeData(Struct):
     is typed as char due to compiler-specific layout of bitfields.) See
     CUgraphDependencyType.
     """
-    reserved: bytes
-    """These bytes are unused and must be zeroed. This ensures
-    compatibility if additional fields are added in the future.
-    """
 
 CUgraphEdgeData_st = CUgraphEdgeData
 class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
@@ -5726,9 +5722,6 @@ class CUDA_MEMCPY3D(Struct):
     srcArray: CUarray
     """Source array reference
     """
-    reserved0: int
-    """Must be NULL
-    """
     srcPitch: int
     """Source pitch (ignored when src is array)
     """
@@ -5758,9 +5751,6 @@ class CUDA_MEMCPY3D(Struct):
     """
     dstArray: CUarray
     """Destination array reference
-    """
-    reserved1: int
-    """Must be NULL
     """
     dstPitch: int
     """Destination pitch (ignored when dst is array)
@@ -5869,9 +5859,6 @@ class CUDA_MEMCPY_NODE_PARAMS(Struct):
     flags: int
     """Must be zero
     """
-    reserved: int
-    """Must be zero
-    """
     copyCtx: CUcontext
     """Context on which to run the node
     """
@@ -5952,7 +5939,6 @@ class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
     flags: int
     """Flags will either be zero or CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL
     """
-    reserved: list[int]
 
 CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES
 CUDA_ARRAY_SPARSE_PROPERTIES_st = CUDA_ARRAY_SPARSE_PROPERTIES
@@ -5966,7 +5952,6 @@ class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
     alignment: int
     """alignment requirement
     """
-    reserved: list[int]
 
 CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS
 CUDA_ARRAY_MEMORY_REQUIREMENTS_st = CUDA_ARRAY_MEMORY_REQUIREMENTS
@@ -6040,7 +6025,6 @@ class anon_CUDA_RESOURCE_DESC_st_res(Struct):
     mipmap: anon_anon_CUDA_RESOURCE_DESC_st_res_mipmap
     linear: anon_anon_CUDA_RESOURCE_DESC_st_res_linear
     pitch2D: anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D
-    reserved: anon_anon_CUDA_RESOURCE_DESC_st_res_reserved
 
 class CUDA_RESOURCE_DESC(Struct):
     """CUDA Resource descriptor
@@ -6087,7 +6071,6 @@ class CUDA_TEXTURE_DESC(Struct):
     borderColor: list[float]
     """Border Color
     """
-    reserved: list[int]
 
 CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC
 CUDA_TEXTURE_DESC_st = CUDA_TEXTURE_DESC
@@ -6119,7 +6102,6 @@ class CUDA_RESOURCE_VIEW_DESC(Struct):
     lastLayer: int
     """Last layer index
     """
-    reserved: list[int]
 
 CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC
 CUDA_RESOURCE_VIEW_DESC_st = CUDA_RESOURCE_VIEW_DESC
@@ -6229,7 +6211,6 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
     flags: int
     """Flags must either be zero or CUDA_EXTERNAL_MEMORY_DEDICATED
     """
-    reserved: list[int]
 
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
@@ -6246,7 +6227,6 @@ class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
     flags: int
     """Flags reserved for future use. Must be zero.
     """
-    reserved: list[int]
 
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
@@ -6264,7 +6244,6 @@ class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
     numLevels: int
     """Total number of levels in the mipmap chain
     """
-    reserved: list[int]
 
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
@@ -6318,7 +6297,6 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
     flags: int
     """Flags reserved for the future. Must be zero.
     """
-    reserved: list[int]
 
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
@@ -6338,7 +6316,6 @@ class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(Struct
     """Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType
      is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC.
     """
-    reserved: int
 
 class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(Struct):
     """Parameters for keyed mutex objects
@@ -6355,7 +6332,6 @@ class anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(Struct):
     fence: anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence
     nvSciSync: anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync
     keyedMutex: anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex
-    reserved: list[int]
 
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
     """External semaphore signal parameters
@@ -6372,7 +6348,6 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
      as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF.
      For all other types of CUexternalSemaphore, flags must be zero.
     """
-    reserved: list[int]
 
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
@@ -6390,7 +6365,6 @@ class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(Struct):
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     fence: int
-    reserved: int
 
 class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(Struct):
     """Parameters for keyed mutex objects
@@ -6410,7 +6384,6 @@ class anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(Struct):
     fence: anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence
     nvSciSync: anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync
     keyedMutex: anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex
-    reserved: list[int]
 
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
     """External semaphore wait parameters
@@ -6426,7 +6399,6 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
      object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF.
      For all other types of CUexternalSemaphore, flags must be zero.
     """
-    reserved: list[int]
 
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
@@ -6587,9 +6559,6 @@ class CUarrayMapInfo(Struct):
     flags: int
     """flags for future use, must be zero now.
     """
-    reserved: list[int]
-    """Reserved for future use, must be zero now.
-    """
 
 CUarrayMapInfo_v1 = CUarrayMapInfo
 CUarrayMapInfo_st = CUarrayMapInfo
@@ -6647,7 +6616,6 @@ class anon_CUmemAllocationProp_st_allocFlags(Struct):
     usage: int
     """Bitmask indicating intended usage for this allocation
     """
-    reserved: bytes
 
 class CUmemAllocationProp(Struct):
     """Specifies the allocation properties for a allocation.
@@ -6762,9 +6730,6 @@ class CUmemPoolProps(Struct):
      To use GPUDirect RDMA with localized pools on platforms where the default RDMA path does not support localized allocations,
      handles must be acquired with the flag CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE.
      Note that CUDA memory pools are only compatible with dma_buf mappings.
-    """
-    reserved: bytes
-    """reserved for future use, must be 0
     """
 
 CUmemPoolProps_v1 = CUmemPoolProps
@@ -7051,12 +7016,6 @@ class CUgraphNodeParams(Struct):
     type: CUgraphNodeType
     """Type of the node
     """
-    reserved0: list[int]
-    """Reserved. Must be zero.
-    """
-    reserved1: list[int]
-    """Padding. Unused bytes must be zero.
-    """
     kernel: CUDA_KERNEL_NODE_PARAMS_v3_st
     """Kernel node parameters.
     """
@@ -7105,9 +7064,6 @@ class CUgraphNodeParams(Struct):
     asBytes: bytes
     """Padding as bytes
     """
-    reserved2: int
-    """Reserved bytes. Must be zero.
-    """
 
 CUgraphNodeParams_st = CUgraphNodeParams
 class CUcheckpointCustomStoragePerDeviceData(Struct):
@@ -7147,12 +7103,6 @@ class CUcheckpointLockArgs(Struct):
     timeoutMs: int
     """Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout
     """
-    reserved0: int
-    """Reserved for future use, must be zero
-    """
-    reserved1: list[cuuint64_t]
-    """Reserved for future use, must be zeroed
-    """
 
 CUcheckpointLockArgs_st = CUcheckpointLockArgs
 class CUcheckpointCheckpointArgs(Struct):
@@ -7161,9 +7111,6 @@ class CUcheckpointCheckpointArgs(Struct):
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     customStorageInfo_out: int
     """Optional custom storage; if NULL, GPU memory is checkpointed to host
-    """
-    reserved: bytes
-    """Reserved for future use, must be zeroed
     """
 
 CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
@@ -7189,14 +7136,8 @@ class CUcheckpointRestoreArgs(Struct):
     gpuPairsCount: int
     """Number of gpu pairs to remap
     """
-    padding0: int
-    """Padding to align the following fields
-    """
     customStorageInfo_out: int
     """Optional custom storage; if NULL, GPU memory is restored from host
-    """
-    reserved: bytes
-    """Reserved for future use, must be zeroed; includes alignment before customStorageInfo
     """
 
 CUcheckpointRestoreArgs_st = CUcheckpointRestoreArgs
@@ -7241,7 +7182,6 @@ class CUmemDecompressParams(Struct):
     algo: CUmemDecompressAlgorithm
     """The decompression algorithm to use.
     """
-    padding: bytes
 
 CUmemDecompressParams_st = CUmemDecompressParams
 class CUcliqueInfo(Struct):
@@ -7431,7 +7371,6 @@ class CU_DEV_SM_RESOURCE_GROUP_PARAMS(Struct):
     localityDomainId: int
     """Locality domain that the SM must be located on. Only valid if CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID is set in flags
     """
-    reserved: list[int]
 
 CU_DEV_SM_RESOURCE_GROUP_PARAMS_st = CU_DEV_SM_RESOURCE_GROUP_PARAMS
 class CUdevResource(Struct):

@@ -5183,18 +5183,7 @@ cdef class CUgraphEdgeData(_support.Struct):
         else:
             (<cydriver.CUgraphEdgeData_st*>self._ptr).type_ = _support.int_field(value, "type")
 
-    @property
-    def reserved(self):
-        """These bytes are unused and must be zeroed. This ensures
-        compatibility if additional fields are added in the future.
-        """
-        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUgraphEdgeData_st*>self._ptr).reserved[0], 5)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cydriver.CUgraphEdgeData_st*>self._ptr).reserved[0], 5, value, False, "reserved")
-
-    _fields = (("from_port", False), ("to_port", False), ("type", False), ("reserved", False), )
+    _fields = (("from_port", False), ("to_port", False), ("type", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUgraphEdgeData._fields)
@@ -7186,16 +7175,6 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
         (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).srcArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "srcArray")
 
     @property
-    def reserved0(self):
-        """Must be NULL
-        """
-        return <uintptr_t>(<cydriver.CUDA_MEMCPY3D_st*>self._ptr).reserved0
-
-    @reserved0.setter
-    def reserved0(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).reserved0 = <void *>_support.field_address(value, self, "reserved0")
-
-    @property
     def srcPitch(self):
         """Source pitch (ignored when src is array)
         """
@@ -7319,16 +7298,6 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
         (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).dstArray = <cydriver.CUarray>_support.handle_field(value, CUarray, "dstArray")
 
     @property
-    def reserved1(self):
-        """Must be NULL
-        """
-        return <uintptr_t>(<cydriver.CUDA_MEMCPY3D_st*>self._ptr).reserved1
-
-    @reserved1.setter
-    def reserved1(self, value):
-        (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).reserved1 = <void *>_support.field_address(value, self, "reserved1")
-
-    @property
     def dstPitch(self):
         """Destination pitch (ignored when dst is array)
         """
@@ -7393,7 +7362,7 @@ cdef class CUDA_MEMCPY3D(_support.Struct):
         else:
             (<cydriver.CUDA_MEMCPY3D_st*>self._ptr).Depth = _support.int_field(value, "Depth")
 
-    _fields = (("srcXInBytes", False), ("srcY", False), ("srcZ", False), ("srcLOD", False), ("srcMemoryType", False), ("srcHost", True), ("srcDevice", False), ("srcArray", False), ("reserved0", True), ("srcPitch", False), ("srcHeight", False), ("dstXInBytes", False), ("dstY", False), ("dstZ", False), ("dstLOD", False), ("dstMemoryType", False), ("dstHost", True), ("dstDevice", False), ("dstArray", False), ("reserved1", True), ("dstPitch", False), ("dstHeight", False), ("WidthInBytes", False), ("Height", False), ("Depth", False), )
+    _fields = (("srcXInBytes", False), ("srcY", False), ("srcZ", False), ("srcLOD", False), ("srcMemoryType", False), ("srcHost", True), ("srcDevice", False), ("srcArray", False), ("srcPitch", False), ("srcHeight", False), ("dstXInBytes", False), ("dstY", False), ("dstZ", False), ("dstLOD", False), ("dstMemoryType", False), ("dstHost", True), ("dstDevice", False), ("dstArray", False), ("dstPitch", False), ("dstHeight", False), ("WidthInBytes", False), ("Height", False), ("Depth", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_MEMCPY3D._fields)
@@ -7806,19 +7775,6 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
             (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
-    def reserved(self):
-        """Must be zero
-        """
-        return (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).reserved
-
-    @reserved.setter
-    def reserved(self, value):
-        if type(value) is int:
-            (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).reserved = value
-        else:
-            (<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).reserved = _support.int_field(value, "reserved")
-
-    @property
     def copyCtx(self):
         """Context on which to run the node
         """
@@ -7838,7 +7794,7 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(_support.Struct):
     def copyParams(self, value):
         memcpy(&(<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).copyParams, _support.struct_pointer_required(value, CUDA_MEMCPY3D, "copyParams"), sizeof((<cydriver.CUDA_MEMCPY_NODE_PARAMS_st*>self._ptr).copyParams))
 
-    _fields = (("flags", False), ("reserved", False), ("copyCtx", False), ("copyParams", False), )
+    _fields = (("flags", False), ("copyCtx", False), ("copyParams", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_MEMCPY_NODE_PARAMS._fields)
@@ -8236,15 +8192,7 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(_support.Struct):
         else:
             (<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_ARRAY_SPARSE_PROPERTIES_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("tileExtent", False), ("miptailFirstLevel", False), ("miptailSize", False), ("flags", False), ("reserved", False), )
+    _fields = (("tileExtent", False), ("miptailFirstLevel", False), ("miptailSize", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_ARRAY_SPARSE_PROPERTIES._fields)
@@ -8317,15 +8265,7 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(_support.Struct):
         else:
             (<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).alignment = _support.int_field(value, "alignment")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_ARRAY_MEMORY_REQUIREMENTS_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("size", False), ("alignment", False), ("reserved", False), )
+    _fields = (("size", False), ("alignment", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_ARRAY_MEMORY_REQUIREMENTS._fields)
@@ -8795,15 +8735,7 @@ cdef class anon_CUDA_RESOURCE_DESC_st_res(_support.Struct):
     def pitch2D(self, value):
         memcpy(&(<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).pitch2D, _support.struct_pointer_required(value, anon_anon_CUDA_RESOURCE_DESC_st_res_pitch2D, "pitch2D"), sizeof((<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).pitch2D))
 
-    @property
-    def reserved(self):
-        return anon_anon_CUDA_RESOURCE_DESC_st_res_reserved._view(<void*>&(<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).reserved, self)
-
-    @reserved.setter
-    def reserved(self, value):
-        memcpy(&(<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).reserved, _support.struct_pointer_required(value, anon_anon_CUDA_RESOURCE_DESC_st_res_reserved, "reserved"), sizeof((<cydriver.anon_CUDA_RESOURCE_DESC_st_res*>self._ptr).reserved))
-
-    _fields = (("array", False), ("mipmap", False), ("linear", False), ("pitch2D", False), ("reserved", False), )
+    _fields = (("array", False), ("mipmap", False), ("linear", False), ("pitch2D", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_CUDA_RESOURCE_DESC_st_res._fields)
@@ -9033,15 +8965,7 @@ cdef class CUDA_TEXTURE_DESC(_support.Struct):
     def borderColor(self, value):
         _support.array_assign(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).borderColor[0], 4, sizeof(float), "f", value, "borderColor")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).reserved[0], 12, sizeof(int), "i", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_TEXTURE_DESC_st*>self._ptr).reserved[0], 12, sizeof(int), "i", value, "reserved")
-
-    _fields = (("addressMode", False), ("filterMode", False), ("flags", False), ("maxAnisotropy", False), ("mipmapFilterMode", False), ("mipmapLevelBias", False), ("minMipmapLevelClamp", False), ("maxMipmapLevelClamp", False), ("borderColor", False), ("reserved", False), )
+    _fields = (("addressMode", False), ("filterMode", False), ("flags", False), ("maxAnisotropy", False), ("mipmapFilterMode", False), ("mipmapLevelBias", False), ("minMipmapLevelClamp", False), ("maxMipmapLevelClamp", False), ("borderColor", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_TEXTURE_DESC._fields)
@@ -9189,15 +9113,7 @@ cdef class CUDA_RESOURCE_VIEW_DESC(_support.Struct):
         else:
             (<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).lastLayer = _support.int_field(value, "lastLayer")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_RESOURCE_VIEW_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("format", False), ("width", False), ("height", False), ("depth", False), ("firstMipmapLevel", False), ("lastMipmapLevel", False), ("firstLayer", False), ("lastLayer", False), ("reserved", False), )
+    _fields = (("format", False), ("width", False), ("height", False), ("depth", False), ("firstMipmapLevel", False), ("lastMipmapLevel", False), ("firstLayer", False), ("lastLayer", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_RESOURCE_VIEW_DESC._fields)
@@ -9745,15 +9661,7 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(_support.Struct):
         else:
             (<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("type", False), ("handle", False), ("size", False), ("flags", False), ("reserved", False), )
+    _fields = (("type", False), ("handle", False), ("size", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_EXTERNAL_MEMORY_HANDLE_DESC._fields)
@@ -9839,15 +9747,7 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(_support.Struct):
         else:
             (<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("offset", False), ("size", False), ("flags", False), ("reserved", False), )
+    _fields = (("offset", False), ("size", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_EXTERNAL_MEMORY_BUFFER_DESC._fields)
@@ -9931,15 +9831,7 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(_support.Struct):
         else:
             (<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).numLevels = _support.int_field(value, "numLevels")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("offset", False), ("arrayDesc", False), ("numLevels", False), ("reserved", False), )
+    _fields = (("offset", False), ("arrayDesc", False), ("numLevels", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC._fields)
@@ -10178,15 +10070,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(_support.Struct):
         else:
             (<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("type", False), ("handle", False), ("flags", False), ("reserved", False), )
+    _fields = (("type", False), ("handle", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC._fields)
@@ -10304,18 +10188,7 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(_
     def fence(self, value):
         (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).fence = <void *>_support.field_address(value, self, "fence")
 
-    @property
-    def reserved(self):
-        return (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).reserved
-
-    @reserved.setter
-    def reserved(self, value):
-        if type(value) is int:
-            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).reserved = value
-        else:
-            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
-
-    _fields = (("fence", True), ("reserved", False), )
+    _fields = (("fence", True), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync._fields)
@@ -10446,15 +10319,7 @@ cdef class anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(_support.Struct)
     def keyedMutex(self, value):
         memcpy(&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).keyedMutex, _support.struct_pointer_required(value, anon_anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, "keyedMutex"), sizeof((<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).keyedMutex))
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params._fields)
@@ -10529,15 +10394,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(_support.Struct):
         else:
             (<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("params", False), ("flags", False), ("reserved", False), )
+    _fields = (("params", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS._fields)
@@ -10653,18 +10510,7 @@ cdef class anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(_su
     def fence(self, value):
         (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).fence = <void *>_support.field_address(value, self, "fence")
 
-    @property
-    def reserved(self):
-        return (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).reserved
-
-    @reserved.setter
-    def reserved(self, value):
-        if type(value) is int:
-            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).reserved = value
-        else:
-            (<cydriver.anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
-
-    _fields = (("fence", True), ("reserved", False), )
+    _fields = (("fence", True), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync._fields)
@@ -10808,15 +10654,7 @@ cdef class anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(_support.Struct):
     def keyedMutex(self, value):
         memcpy(&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).keyedMutex, _support.struct_pointer_required(value, anon_anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, "keyedMutex"), sizeof((<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).keyedMutex))
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params._fields)
@@ -10890,15 +10728,7 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(_support.Struct):
         else:
             (<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("params", False), ("flags", False), ("reserved", False), )
+    _fields = (("params", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS._fields)
@@ -11847,17 +11677,7 @@ cdef class CUarrayMapInfo(_support.Struct):
         else:
             (<cydriver.CUarrayMapInfo_st*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        """Reserved for future use, must be zero now.
-        """
-        return _support.array_list(<void*>&(<cydriver.CUarrayMapInfo_st*>self._ptr).reserved[0], 2, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUarrayMapInfo_st*>self._ptr).reserved[0], 2, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("resourceType", False), ("resource", False), ("subresourceType", False), ("subresource", False), ("memOperationType", False), ("memHandleType", False), ("memHandle", False), ("offset", False), ("deviceBitMask", False), ("flags", False), ("reserved", False), )
+    _fields = (("resourceType", False), ("resource", False), ("subresourceType", False), ("subresource", False), ("memOperationType", False), ("memHandleType", False), ("memHandle", False), ("offset", False), ("deviceBitMask", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUarrayMapInfo._fields)
@@ -12110,15 +11930,7 @@ cdef class anon_CUmemAllocationProp_st_allocFlags(_support.Struct):
         else:
             (<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).usage = _support.int_field(value, "usage")
 
-    @property
-    def reserved(self):
-        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).reserved[0], 4)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cydriver.anon_CUmemAllocationProp_st_allocFlags*>self._ptr).reserved[0], 4, value, False, "reserved")
-
-    _fields = (("compressionType", False), ("gpuDirectRDMACapable", False), ("usage", False), ("reserved", False), )
+    _fields = (("compressionType", False), ("gpuDirectRDMACapable", False), ("usage", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_CUmemAllocationProp_st_allocFlags._fields)
@@ -12603,17 +12415,7 @@ cdef class CUmemPoolProps(_support.Struct):
         else:
             (<cydriver.CUmemPoolProps_st*>self._ptr).gpuDirectRDMACapable = _support.int_field(value, "gpuDirectRDMACapable")
 
-    @property
-    def reserved(self):
-        """reserved for future use, must be 0
-        """
-        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUmemPoolProps_st*>self._ptr).reserved[0], 53)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cydriver.CUmemPoolProps_st*>self._ptr).reserved[0], 53, value, False, "reserved")
-
-    _fields = (("allocType", False), ("handleTypes", False), ("location", False), ("win32SecurityAttributes", True), ("maxSize", False), ("usage", False), ("gpuDirectRDMACapable", False), ("reserved", False), )
+    _fields = (("allocType", False), ("handleTypes", False), ("location", False), ("win32SecurityAttributes", True), ("maxSize", False), ("usage", False), ("gpuDirectRDMACapable", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUmemPoolProps._fields)
@@ -14122,26 +13924,6 @@ cdef class CUgraphNodeParams(_support.Struct):
         (<cydriver.CUgraphNodeParams_st*>self._ptr).type_ = <cydriver.CUgraphNodeType><long long>_support.enum_field(value, "type")
 
     @property
-    def reserved0(self):
-        """Reserved. Must be zero.
-        """
-        return _support.array_list(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved0[0], 3, sizeof(int), "i", self, "reserved0")
-
-    @reserved0.setter
-    def reserved0(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved0[0], 3, sizeof(int), "i", value, "reserved0")
-
-    @property
-    def reserved1(self):
-        """Padding. Unused bytes must be zero.
-        """
-        return _support.array_list(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved1[0], 29, sizeof(long long), "q", self, "reserved1")
-
-    @reserved1.setter
-    def reserved1(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).reserved1[0], 29, sizeof(long long), "q", value, "reserved1")
-
-    @property
     def kernel(self):
         """Kernel node parameters.
         """
@@ -14301,20 +14083,7 @@ cdef class CUgraphNodeParams(_support.Struct):
     def asBytes(self, value):
         _support.char_array_assign(<void*>&(<cydriver.CUgraphNodeParams_st*>self._ptr).asBytes[0], 232, value, False, "asBytes")
 
-    @property
-    def reserved2(self):
-        """Reserved bytes. Must be zero.
-        """
-        return (<cydriver.CUgraphNodeParams_st*>self._ptr).reserved2
-
-    @reserved2.setter
-    def reserved2(self, value):
-        if type(value) is int:
-            (<cydriver.CUgraphNodeParams_st*>self._ptr).reserved2 = value
-        else:
-            (<cydriver.CUgraphNodeParams_st*>self._ptr).reserved2 = _support.int_field(value, "reserved2")
-
-    _fields = (("type", False), ("reserved0", False), ("reserved1", False), ("kernel", False), ("memcpy", False), ("memset", False), ("host", False), ("graph", False), ("eventWait", False), ("eventRecord", False), ("extSemSignal", False), ("extSemWait", False), ("alloc", False), ("free", False), ("memOp", False), ("conditional", False), ("memcpyBatch", False), ("fabricCpyBatch", False), ("asBytes", False), ("reserved2", False), )
+    _fields = (("type", False), ("kernel", False), ("memcpy", False), ("memset", False), ("host", False), ("graph", False), ("eventWait", False), ("eventRecord", False), ("extSemSignal", False), ("extSemWait", False), ("alloc", False), ("free", False), ("memOp", False), ("conditional", False), ("memcpyBatch", False), ("fabricCpyBatch", False), ("asBytes", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUgraphNodeParams._fields)
@@ -14542,30 +14311,7 @@ cdef class CUcheckpointLockArgs(_support.Struct):
         else:
             (<cydriver.CUcheckpointLockArgs_st*>self._ptr).timeoutMs = _support.int_field(value, "timeoutMs")
 
-    @property
-    def reserved0(self):
-        """Reserved for future use, must be zero
-        """
-        return (<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved0
-
-    @reserved0.setter
-    def reserved0(self, value):
-        if type(value) is int:
-            (<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved0 = value
-        else:
-            (<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved0 = _support.int_field(value, "reserved0")
-
-    @property
-    def reserved1(self):
-        """Reserved for future use, must be zeroed
-        """
-        return _support.array_list(<void*>&(<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved1[0], 7, sizeof(cydriver.cuuint64_t), "L", self, "reserved1", cuuint64_t)
-
-    @reserved1.setter
-    def reserved1(self, value):
-        _support.array_assign(<void*>&(<cydriver.CUcheckpointLockArgs_st*>self._ptr).reserved1[0], 7, sizeof(cydriver.cuuint64_t), "L", value, "reserved1")
-
-    _fields = (("timeoutMs", False), ("reserved0", False), ("reserved1", False), )
+    _fields = (("timeoutMs", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUcheckpointLockArgs._fields)
@@ -14622,17 +14368,7 @@ cdef class CUcheckpointCheckpointArgs(_support.Struct):
     def customStorageInfo_out(self, value):
         (<cydriver.CUcheckpointCheckpointArgs_st*>self._ptr).customStorageInfo_out = <cydriver.CUcheckpointCustomStorageInfo **>_support.field_address(value, self, "customStorageInfo_out")
 
-    @property
-    def reserved(self):
-        """Reserved for future use, must be zeroed
-        """
-        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUcheckpointCheckpointArgs_st*>self._ptr).reserved[0], 56)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cydriver.CUcheckpointCheckpointArgs_st*>self._ptr).reserved[0], 56, value, False, "reserved")
-
-    _fields = (("customStorageInfo_out", True), ("reserved", False), )
+    _fields = (("customStorageInfo_out", True), )
 
     def __repr__(self):
         return _support.struct_text(self, CUcheckpointCheckpointArgs._fields)
@@ -14773,19 +14509,6 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
             (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).gpuPairsCount = _support.int_field(value, "gpuPairsCount")
 
     @property
-    def padding0(self):
-        """Padding to align the following fields
-        """
-        return (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).padding0
-
-    @padding0.setter
-    def padding0(self, value):
-        if type(value) is int:
-            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).padding0 = value
-        else:
-            (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).padding0 = _support.int_field(value, "padding0")
-
-    @property
     def customStorageInfo_out(self):
         """Optional custom storage; if NULL, GPU memory is restored from host
         """
@@ -14795,17 +14518,7 @@ cdef class CUcheckpointRestoreArgs(_support.Struct):
     def customStorageInfo_out(self, value):
         (<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).customStorageInfo_out = <cydriver.CUcheckpointCustomStorageInfo **>_support.field_address(value, self, "customStorageInfo_out")
 
-    @property
-    def reserved(self):
-        """Reserved for future use, must be zeroed; includes alignment before customStorageInfo
-        """
-        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved[0], 40)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cydriver.CUcheckpointRestoreArgs_st*>self._ptr).reserved[0], 40, value, False, "reserved")
-
-    _fields = (("gpuPairs", False), ("gpuPairsCount", False), ("padding0", False), ("customStorageInfo_out", True), ("reserved", False), )
+    _fields = (("gpuPairs", False), ("gpuPairsCount", False), ("customStorageInfo_out", True), )
 
     def __repr__(self):
         return _support.struct_text(self, CUcheckpointRestoreArgs._fields)
@@ -14985,15 +14698,7 @@ cdef class CUmemDecompressParams(_support.Struct):
     def algo(self, value):
         (<cydriver.CUmemDecompressParams_st*>self._ptr).algo = <cydriver.CUmemDecompressAlgorithm><long long>_support.enum_field(value, "algo")
 
-    @property
-    def padding(self):
-        return PyBytes_FromStringAndSize(<const char*>&(<cydriver.CUmemDecompressParams_st*>self._ptr).padding[0], 20)
-
-    @padding.setter
-    def padding(self, value):
-        _support.char_array_assign(<void*>&(<cydriver.CUmemDecompressParams_st*>self._ptr).padding[0], 20, value, False, "padding")
-
-    _fields = (("srcNumBytes", False), ("dstNumBytes", False), ("dstActBytes", True), ("src", True), ("dst", True), ("algo", False), ("padding", False), )
+    _fields = (("srcNumBytes", False), ("dstNumBytes", False), ("dstActBytes", True), ("src", True), ("dst", True), ("algo", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUmemDecompressParams._fields)
@@ -16098,15 +15803,7 @@ cdef class CU_DEV_SM_RESOURCE_GROUP_PARAMS(_support.Struct):
         else:
             (<cydriver.CU_DEV_SM_RESOURCE_GROUP_PARAMS_st*>self._ptr).localityDomainId = _support.int_field(value, "localityDomainId")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cydriver.CU_DEV_SM_RESOURCE_GROUP_PARAMS_st*>self._ptr).reserved[0], 11, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cydriver.CU_DEV_SM_RESOURCE_GROUP_PARAMS_st*>self._ptr).reserved[0], 11, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("smCount", False), ("coscheduledSmCount", False), ("preferredCoscheduledSmCount", False), ("flags", False), ("localityDomainId", False), ("reserved", False), )
+    _fields = (("smCount", False), ("coscheduledSmCount", False), ("preferredCoscheduledSmCount", False), ("flags", False), ("localityDomainId", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CU_DEV_SM_RESOURCE_GROUP_PARAMS._fields)

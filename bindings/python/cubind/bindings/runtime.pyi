@@ -4326,7 +4326,6 @@ class cudaArraySparseProperties(Struct):
     flags: int
     """Flags will either be zero or cudaArraySparsePropertiesSingleMipTail
     """
-    reserved: list[int]
 
 class cudaArrayMemoryRequirements(Struct):
     """CUDA array and CUDA mipmapped array memory requirements
@@ -4338,7 +4337,6 @@ class cudaArrayMemoryRequirements(Struct):
     alignment: int
     """Alignment necessary for mapping the array.
     """
-    reserved: list[int]
 
 class cudaPitchedPtr(Struct):
     """CUDA Pitched memory pointer
@@ -4425,9 +4423,6 @@ class cudaMemcpyNodeParams(Struct):
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     flags: int
-    """Must be zero
-    """
-    reserved: int
     """Must be zero
     """
     ctx: cudaExecutionContext_t
@@ -4638,7 +4633,6 @@ class anon_cudaResourceDesc_res(Struct):
     mipmap: anon_anon_cudaResourceDesc_res_mipmap
     linear: anon_anon_cudaResourceDesc_res_linear
     pitch2D: anon_anon_cudaResourceDesc_res_pitch2D
-    reserved: anon_anon_cudaResourceDesc_res_reserved
 
 class cudaResourceDesc(Struct):
     """CUDA resource descriptor
@@ -4680,9 +4674,6 @@ class cudaResourceViewDesc(Struct):
     lastLayer: int
     """Last layer index
     """
-    reserved: list[int]
-    """Must be zero
-    """
 
 class cudaPointerAttributes(Struct):
     """CUDA pointer attributes
@@ -4713,10 +4704,6 @@ class cudaPointerAttributes(Struct):
      may contain invalid pointer if an invalid pointer has been passed to CUDA.
     """
     localityDomainOrdinal: int
-    unused: int
-    reserved: list[int]
-    """Must be zero
-    """
 
 class cudaFuncAttributes(Struct):
     """CUDA function attributes
@@ -4829,9 +4816,6 @@ class cudaFuncAttributes(Struct):
 
      See cudaFuncSetAttribute
     """
-    reserved: list[int]
-    """Reserved for future use.
-    """
 
 class anon_anon_cudaMemLocation_0_localized(Struct):
     """A struct.
@@ -4896,12 +4880,6 @@ class cudaMemPoolProps(Struct):
     """
     usage: int
     """Bitmask indicating intended usage for the pool.
-    """
-    reserved: bytes
-    """reserved for future use, must be 0
-    """
-    reserved1: int
-    """reserved for future use, must be 0
     """
 
 class cudaMemPoolPtrExportData(Struct):
@@ -5327,9 +5305,6 @@ class cudaDeviceProp(Struct):
     hostNumaMultinodeIpcSupported: int
     """1 if the device supports HostNuma location IPC between nodes in a multi-node system.
     """
-    reserved: list[int]
-    """Reserved for future use
-    """
 
 class cudaIpcEventHandle_t(Struct):
     """CUDA IPC event handle
@@ -5405,9 +5380,6 @@ class cudaExternalMemoryHandleDesc(Struct):
     flags: int
     """Flags must either be zero or cudaExternalMemoryDedicated
     """
-    reserved: list[int]
-    """Must be zero
-    """
 
 class cudaExternalMemoryBufferDesc(Struct):
     """External memory buffer descriptor
@@ -5421,9 +5393,6 @@ class cudaExternalMemoryBufferDesc(Struct):
     """
     flags: int
     """Flags reserved for future use. Must be zero.
-    """
-    reserved: list[int]
-    """Must be zero
     """
 
 class cudaExternalMemoryMipmappedArrayDesc(Struct):
@@ -5446,9 +5415,6 @@ class cudaExternalMemoryMipmappedArrayDesc(Struct):
     """
     numLevels: int
     """Total number of levels in the mipmap chain
-    """
-    reserved: list[int]
-    """Must be zero
     """
 
 class anon_anon_cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
@@ -5501,9 +5467,6 @@ class cudaExternalSemaphoreHandleDesc(Struct):
     flags: int
     """Flags reserved for the future. Must be zero.
     """
-    reserved: list[int]
-    """Must be zero
-    """
 
 class anon_anon_cudaExternalSemaphoreSignalParams_params_fence(Struct):
     """Parameters for fence objects
@@ -5521,7 +5484,6 @@ class anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
     """Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType
      is of type cudaExternalSemaphoreHandleTypeNvSciSync.
     """
-    reserved: int
 
 class anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
     """Parameters for keyed mutex objects
@@ -5536,7 +5498,6 @@ class anon_cudaExternalSemaphoreSignalParams_params(Struct):
     fence: anon_anon_cudaExternalSemaphoreSignalParams_params_fence
     nvSciSync: anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync
     keyedMutex: anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex
-    reserved: list[int]
 
 class cudaExternalSemaphoreSignalParams(Struct):
     """External semaphore signal parameters, compatible with driver type
@@ -5553,7 +5514,6 @@ class cudaExternalSemaphoreSignalParams(Struct):
      object imported as cudaExternalMemoryHandleTypeNvSciBuf.
      For all other types of cudaExternalSemaphore_t, flags must be zero.
     """
-    reserved: list[int]
 
 class anon_anon_cudaExternalSemaphoreWaitParams_params_fence(Struct):
     """Parameters for fence objects
@@ -5571,7 +5531,6 @@ class anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
     """Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType
      is of type cudaExternalSemaphoreHandleTypeNvSciSync.
     """
-    reserved: int
 
 class anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
     """Parameters for keyed mutex objects
@@ -5591,7 +5550,6 @@ class anon_cudaExternalSemaphoreWaitParams_params(Struct):
     fence: anon_anon_cudaExternalSemaphoreWaitParams_params_fence
     nvSciSync: anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync
     keyedMutex: anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex
-    reserved: list[int]
 
 class cudaExternalSemaphoreWaitParams(Struct):
     """External semaphore wait parameters, compatible with driver type
@@ -5608,7 +5566,6 @@ class cudaExternalSemaphoreWaitParams(Struct):
      object imported as cudaExternalMemoryHandleTypeNvSciBuf.
      For all other types of cudaExternalSemaphore_t, flags must be zero.
     """
-    reserved: list[int]
 
 class cudaDevSmResource(Struct):
     """Data for SM-related resources
@@ -5674,7 +5631,6 @@ class cudaDevSmResourceGroupParams(Struct):
     localityDomainId: int
     """Locality domain that the SM must be located on. Only valid if cudaDevSmResourceGroupLocalityDomainId is set in flags
     """
-    reserved: list[int]
 
 cudaDevSmResourceGroupParams_st = cudaDevSmResourceGroupParams
 class cudaDevResource(Struct):
@@ -5962,12 +5918,6 @@ class cudaGraphNodeParams(Struct):
     type: cudaGraphNodeType
     """Type of the node
     """
-    reserved0: list[int]
-    """Reserved.  Must be zero.
-    """
-    reserved1: list[int]
-    """Padding. Unused bytes must be zero.
-    """
     kernel: cudaKernelNodeParamsV2
     """Kernel node parameters.
     """
@@ -6007,9 +5957,6 @@ class cudaGraphNodeParams(Struct):
     memcpyBatch: cudaMemcpyBatchNodeParams
     """Batch memcpy node parameters.
     """
-    reserved2: int
-    """Reserved bytes. Must be zero.
-    """
 
 class cudaGraphEdgeData(Struct):
     """Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and
@@ -6042,10 +5989,6 @@ class cudaGraphEdgeData(Struct):
     """This should be populated with a value from cudaGraphDependencyType. (It
     is typed as char due to compiler-specific layout of bitfields.) See
     cudaGraphDependencyType.
-    """
-    reserved: bytes
-    """These bytes are unused and must be zeroed. This ensures
-    compatibility if additional fields are added in the future.
     """
 
 cudaGraphEdgeData_st = cudaGraphEdgeData
@@ -6412,9 +6355,6 @@ class cudaEglPlaneDesc(Struct):
     """
     channelDesc: cudaChannelFormatDesc
     """Channel Format Descriptor
-    """
-    reserved: list[int]
-    """Reserved for future use
     """
 
 cudaEglPlaneDesc_st = cudaEglPlaneDesc

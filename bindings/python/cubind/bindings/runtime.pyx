@@ -6447,15 +6447,7 @@ cdef class cudaArraySparseProperties(_support.Struct):
         else:
             (<cyruntime.cudaArraySparseProperties*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.cudaArraySparseProperties*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaArraySparseProperties*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("tileExtent", False), ("miptailFirstLevel", False), ("miptailSize", False), ("flags", False), ("reserved", False), )
+    _fields = (("tileExtent", False), ("miptailFirstLevel", False), ("miptailSize", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaArraySparseProperties._fields)
@@ -6528,15 +6520,7 @@ cdef class cudaArrayMemoryRequirements(_support.Struct):
         else:
             (<cyruntime.cudaArrayMemoryRequirements*>self._ptr).alignment = _support.int_field(value, "alignment")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.cudaArrayMemoryRequirements*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaArrayMemoryRequirements*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("size", False), ("alignment", False), ("reserved", False), )
+    _fields = (("size", False), ("alignment", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaArrayMemoryRequirements._fields)
@@ -6998,19 +6982,6 @@ cdef class cudaMemcpyNodeParams(_support.Struct):
             (<cyruntime.cudaMemcpyNodeParams*>self._ptr).flags = _support.int_field(value, "flags")
 
     @property
-    def reserved(self):
-        """Must be zero
-        """
-        return (<cyruntime.cudaMemcpyNodeParams*>self._ptr).reserved
-
-    @reserved.setter
-    def reserved(self, value):
-        if type(value) is int:
-            (<cyruntime.cudaMemcpyNodeParams*>self._ptr).reserved = value
-        else:
-            (<cyruntime.cudaMemcpyNodeParams*>self._ptr).reserved = _support.int_field(value, "reserved")
-
-    @property
     def ctx(self):
         """Context in which to run the memcpy. If NULL will try to use the current context.
         """
@@ -7030,7 +7001,7 @@ cdef class cudaMemcpyNodeParams(_support.Struct):
     def copyParams(self, value):
         memcpy(&(<cyruntime.cudaMemcpyNodeParams*>self._ptr).copyParams, _support.struct_pointer_required(value, cudaMemcpy3DParms, "copyParams"), sizeof((<cyruntime.cudaMemcpyNodeParams*>self._ptr).copyParams))
 
-    _fields = (("flags", False), ("reserved", False), ("ctx", False), ("copyParams", False), )
+    _fields = (("flags", False), ("ctx", False), ("copyParams", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaMemcpyNodeParams._fields)
@@ -8129,15 +8100,7 @@ cdef class anon_cudaResourceDesc_res(_support.Struct):
     def pitch2D(self, value):
         memcpy(&(<cyruntime.anon_cudaResourceDesc_res*>self._ptr).pitch2D, _support.struct_pointer_required(value, anon_anon_cudaResourceDesc_res_pitch2D, "pitch2D"), sizeof((<cyruntime.anon_cudaResourceDesc_res*>self._ptr).pitch2D))
 
-    @property
-    def reserved(self):
-        return anon_anon_cudaResourceDesc_res_reserved._view(<void*>&(<cyruntime.anon_cudaResourceDesc_res*>self._ptr).reserved, self)
-
-    @reserved.setter
-    def reserved(self, value):
-        memcpy(&(<cyruntime.anon_cudaResourceDesc_res*>self._ptr).reserved, _support.struct_pointer_required(value, anon_anon_cudaResourceDesc_res_reserved, "reserved"), sizeof((<cyruntime.anon_cudaResourceDesc_res*>self._ptr).reserved))
-
-    _fields = (("array", False), ("mipmap", False), ("linear", False), ("pitch2D", False), ("reserved", False), )
+    _fields = (("array", False), ("mipmap", False), ("linear", False), ("pitch2D", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_cudaResourceDesc_res._fields)
@@ -8363,17 +8326,7 @@ cdef class cudaResourceViewDesc(_support.Struct):
         else:
             (<cyruntime.cudaResourceViewDesc*>self._ptr).lastLayer = _support.int_field(value, "lastLayer")
 
-    @property
-    def reserved(self):
-        """Must be zero
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaResourceViewDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaResourceViewDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("format", False), ("width", False), ("height", False), ("depth", False), ("firstMipmapLevel", False), ("lastMipmapLevel", False), ("firstLayer", False), ("lastLayer", False), ("reserved", False), )
+    _fields = (("format", False), ("width", False), ("height", False), ("depth", False), ("firstMipmapLevel", False), ("lastMipmapLevel", False), ("firstLayer", False), ("lastLayer", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaResourceViewDesc._fields)
@@ -8486,28 +8439,7 @@ cdef class cudaPointerAttributes(_support.Struct):
         else:
             (<cyruntime.cudaPointerAttributes*>self._ptr).localityDomainOrdinal = _support.int_field(value, "localityDomainOrdinal")
 
-    @property
-    def unused(self):
-        return (<cyruntime.cudaPointerAttributes*>self._ptr).unused
-
-    @unused.setter
-    def unused(self, value):
-        if type(value) is int:
-            (<cyruntime.cudaPointerAttributes*>self._ptr).unused = value
-        else:
-            (<cyruntime.cudaPointerAttributes*>self._ptr).unused = _support.int_field(value, "unused")
-
-    @property
-    def reserved(self):
-        """Must be zero
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaPointerAttributes*>self._ptr).reserved[0], 7, sizeof(long), "l", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaPointerAttributes*>self._ptr).reserved[0], 7, sizeof(long), "l", value, "reserved")
-
-    _fields = (("type", False), ("device", False), ("devicePointer", True), ("hostPointer", True), ("localityDomainOrdinal", False), ("unused", False), ("reserved", False), )
+    _fields = (("type", False), ("device", False), ("devicePointer", True), ("hostPointer", True), ("localityDomainOrdinal", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaPointerAttributes._fields)
@@ -8838,17 +8770,7 @@ cdef class cudaFuncAttributes(_support.Struct):
     def sharedMemoryMode(self, value):
         (<cyruntime.cudaFuncAttributes*>self._ptr).sharedMemoryMode = <cyruntime.cudaSharedMemoryMode><long long>_support.enum_field(value, "sharedMemoryMode")
 
-    @property
-    def reserved(self):
-        """Reserved for future use.
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaFuncAttributes*>self._ptr).reserved[0], 14, sizeof(int), "i", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaFuncAttributes*>self._ptr).reserved[0], 14, sizeof(int), "i", value, "reserved")
-
-    _fields = (("sharedSizeBytes", False), ("constSizeBytes", False), ("localSizeBytes", False), ("maxThreadsPerBlock", False), ("numRegs", False), ("ptxVersion", False), ("binaryVersion", False), ("cacheModeCA", False), ("maxDynamicSharedSizeBytes", False), ("preferredShmemCarveout", False), ("clusterDimMustBeSet", False), ("requiredClusterWidth", False), ("requiredClusterHeight", False), ("requiredClusterDepth", False), ("clusterSchedulingPolicyPreference", False), ("nonPortableClusterSizeAllowed", False), ("deviceNodeUpdateStatus", False), ("sharedMemoryMode", False), ("reserved", False), )
+    _fields = (("sharedSizeBytes", False), ("constSizeBytes", False), ("localSizeBytes", False), ("maxThreadsPerBlock", False), ("numRegs", False), ("ptxVersion", False), ("binaryVersion", False), ("cacheModeCA", False), ("maxDynamicSharedSizeBytes", False), ("preferredShmemCarveout", False), ("clusterDimMustBeSet", False), ("requiredClusterWidth", False), ("requiredClusterHeight", False), ("requiredClusterDepth", False), ("clusterSchedulingPolicyPreference", False), ("nonPortableClusterSizeAllowed", False), ("deviceNodeUpdateStatus", False), ("sharedMemoryMode", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaFuncAttributes._fields)
@@ -9187,30 +9109,7 @@ cdef class cudaMemPoolProps(_support.Struct):
         else:
             (<cyruntime.cudaMemPoolProps*>self._ptr).usage = _support.int_field(value, "usage")
 
-    @property
-    def reserved(self):
-        """reserved for future use, must be 0
-        """
-        return PyBytes_FromStringAndSize(<const char*>&(<cyruntime.cudaMemPoolProps*>self._ptr).reserved[0], 53)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cyruntime.cudaMemPoolProps*>self._ptr).reserved[0], 53, value, False, "reserved")
-
-    @property
-    def reserved1(self):
-        """reserved for future use, must be 0
-        """
-        return (<cyruntime.cudaMemPoolProps*>self._ptr).reserved1
-
-    @reserved1.setter
-    def reserved1(self, value):
-        if type(value) is int:
-            (<cyruntime.cudaMemPoolProps*>self._ptr).reserved1 = value
-        else:
-            (<cyruntime.cudaMemPoolProps*>self._ptr).reserved1 = _support.int_field(value, "reserved1")
-
-    _fields = (("allocType", False), ("handleTypes", False), ("location", False), ("win32SecurityAttributes", True), ("maxSize", False), ("usage", False), ("reserved", False), ("reserved1", False), )
+    _fields = (("allocType", False), ("handleTypes", False), ("location", False), ("win32SecurityAttributes", True), ("maxSize", False), ("usage", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaMemPoolProps._fields)
@@ -11325,17 +11224,7 @@ cdef class cudaDeviceProp(_support.Struct):
         else:
             (<cyruntime.cudaDeviceProp*>self._ptr).hostNumaMultinodeIpcSupported = _support.int_field(value, "hostNumaMultinodeIpcSupported")
 
-    @property
-    def reserved(self):
-        """Reserved for future use
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).reserved[0], 56, sizeof(int), "i", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaDeviceProp*>self._ptr).reserved[0], 56, sizeof(int), "i", value, "reserved")
-
-    _fields = (("name", False), ("uuid", False), ("luid", False), ("luidDeviceNodeMask", False), ("totalGlobalMem", False), ("sharedMemPerBlock", False), ("regsPerBlock", False), ("warpSize", False), ("memPitch", False), ("maxThreadsPerBlock", False), ("maxThreadsDim", False), ("maxGridSize", False), ("totalConstMem", False), ("major", False), ("minor", False), ("textureAlignment", False), ("texturePitchAlignment", False), ("multiProcessorCount", False), ("integrated", False), ("canMapHostMemory", False), ("maxTexture1D", False), ("maxTexture1DMipmap", False), ("maxTexture2D", False), ("maxTexture2DMipmap", False), ("maxTexture2DLinear", False), ("maxTexture2DGather", False), ("maxTexture3D", False), ("maxTexture3DAlt", False), ("maxTextureCubemap", False), ("maxTexture1DLayered", False), ("maxTexture2DLayered", False), ("maxTextureCubemapLayered", False), ("maxSurface1D", False), ("maxSurface2D", False), ("maxSurface3D", False), ("maxSurface1DLayered", False), ("maxSurface2DLayered", False), ("maxSurfaceCubemap", False), ("maxSurfaceCubemapLayered", False), ("surfaceAlignment", False), ("concurrentKernels", False), ("ECCEnabled", False), ("pciBusID", False), ("pciDeviceID", False), ("pciDomainID", False), ("tccDriver", False), ("asyncEngineCount", False), ("unifiedAddressing", False), ("memoryBusWidth", False), ("l2CacheSize", False), ("persistingL2CacheMaxSize", False), ("maxThreadsPerMultiProcessor", False), ("streamPrioritiesSupported", False), ("globalL1CacheSupported", False), ("localL1CacheSupported", False), ("sharedMemPerMultiprocessor", False), ("regsPerMultiprocessor", False), ("managedMemory", False), ("isMultiGpuBoard", False), ("multiGpuBoardGroupID", False), ("hostNativeAtomicSupported", False), ("pageableMemoryAccess", False), ("concurrentManagedAccess", False), ("computePreemptionSupported", False), ("canUseHostPointerForRegisteredMem", False), ("cooperativeLaunch", False), ("sharedMemPerBlockOptin", False), ("pageableMemoryAccessUsesHostPageTables", False), ("directManagedMemAccessFromHost", False), ("maxBlocksPerMultiProcessor", False), ("accessPolicyMaxWindowSize", False), ("reservedSharedMemPerBlock", False), ("hostRegisterSupported", False), ("sparseCudaArraySupported", False), ("hostRegisterReadOnlySupported", False), ("timelineSemaphoreInteropSupported", False), ("memoryPoolsSupported", False), ("gpuDirectRDMASupported", False), ("gpuDirectRDMAFlushWritesOptions", False), ("gpuDirectRDMAWritesOrdering", False), ("memoryPoolSupportedHandleTypes", False), ("deferredMappingCudaArraySupported", False), ("ipcEventSupported", False), ("clusterLaunch", False), ("unifiedFunctionPointers", False), ("deviceNumaConfig", False), ("deviceNumaId", False), ("mpsEnabled", False), ("hostNumaId", False), ("gpuPciDeviceID", False), ("gpuPciSubsystemID", False), ("hostNumaMultinodeIpcSupported", False), ("reserved", False), )
+    _fields = (("name", False), ("uuid", False), ("luid", False), ("luidDeviceNodeMask", False), ("totalGlobalMem", False), ("sharedMemPerBlock", False), ("regsPerBlock", False), ("warpSize", False), ("memPitch", False), ("maxThreadsPerBlock", False), ("maxThreadsDim", False), ("maxGridSize", False), ("totalConstMem", False), ("major", False), ("minor", False), ("textureAlignment", False), ("texturePitchAlignment", False), ("multiProcessorCount", False), ("integrated", False), ("canMapHostMemory", False), ("maxTexture1D", False), ("maxTexture1DMipmap", False), ("maxTexture2D", False), ("maxTexture2DMipmap", False), ("maxTexture2DLinear", False), ("maxTexture2DGather", False), ("maxTexture3D", False), ("maxTexture3DAlt", False), ("maxTextureCubemap", False), ("maxTexture1DLayered", False), ("maxTexture2DLayered", False), ("maxTextureCubemapLayered", False), ("maxSurface1D", False), ("maxSurface2D", False), ("maxSurface3D", False), ("maxSurface1DLayered", False), ("maxSurface2DLayered", False), ("maxSurfaceCubemap", False), ("maxSurfaceCubemapLayered", False), ("surfaceAlignment", False), ("concurrentKernels", False), ("ECCEnabled", False), ("pciBusID", False), ("pciDeviceID", False), ("pciDomainID", False), ("tccDriver", False), ("asyncEngineCount", False), ("unifiedAddressing", False), ("memoryBusWidth", False), ("l2CacheSize", False), ("persistingL2CacheMaxSize", False), ("maxThreadsPerMultiProcessor", False), ("streamPrioritiesSupported", False), ("globalL1CacheSupported", False), ("localL1CacheSupported", False), ("sharedMemPerMultiprocessor", False), ("regsPerMultiprocessor", False), ("managedMemory", False), ("isMultiGpuBoard", False), ("multiGpuBoardGroupID", False), ("hostNativeAtomicSupported", False), ("pageableMemoryAccess", False), ("concurrentManagedAccess", False), ("computePreemptionSupported", False), ("canUseHostPointerForRegisteredMem", False), ("cooperativeLaunch", False), ("sharedMemPerBlockOptin", False), ("pageableMemoryAccessUsesHostPageTables", False), ("directManagedMemAccessFromHost", False), ("maxBlocksPerMultiProcessor", False), ("accessPolicyMaxWindowSize", False), ("reservedSharedMemPerBlock", False), ("hostRegisterSupported", False), ("sparseCudaArraySupported", False), ("hostRegisterReadOnlySupported", False), ("timelineSemaphoreInteropSupported", False), ("memoryPoolsSupported", False), ("gpuDirectRDMASupported", False), ("gpuDirectRDMAFlushWritesOptions", False), ("gpuDirectRDMAWritesOrdering", False), ("memoryPoolSupportedHandleTypes", False), ("deferredMappingCudaArraySupported", False), ("ipcEventSupported", False), ("clusterLaunch", False), ("unifiedFunctionPointers", False), ("deviceNumaConfig", False), ("deviceNumaId", False), ("mpsEnabled", False), ("hostNumaId", False), ("gpuPciDeviceID", False), ("gpuPciSubsystemID", False), ("hostNumaMultinodeIpcSupported", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaDeviceProp._fields)
@@ -11752,17 +11641,7 @@ cdef class cudaExternalMemoryHandleDesc(_support.Struct):
         else:
             (<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        """Must be zero
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaExternalMemoryHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("type", False), ("handle", False), ("size", False), ("flags", False), ("reserved", False), )
+    _fields = (("type", False), ("handle", False), ("size", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaExternalMemoryHandleDesc._fields)
@@ -11848,17 +11727,7 @@ cdef class cudaExternalMemoryBufferDesc(_support.Struct):
         else:
             (<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        """Must be zero
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaExternalMemoryBufferDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("offset", False), ("size", False), ("flags", False), ("reserved", False), )
+    _fields = (("offset", False), ("size", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaExternalMemoryBufferDesc._fields)
@@ -11966,17 +11835,7 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(_support.Struct):
         else:
             (<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).numLevels = _support.int_field(value, "numLevels")
 
-    @property
-    def reserved(self):
-        """Must be zero
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaExternalMemoryMipmappedArrayDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("offset", False), ("formatDesc", False), ("extent", False), ("flags", False), ("numLevels", False), ("reserved", False), )
+    _fields = (("offset", False), ("formatDesc", False), ("extent", False), ("flags", False), ("numLevels", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaExternalMemoryMipmappedArrayDesc._fields)
@@ -12215,17 +12074,7 @@ cdef class cudaExternalSemaphoreHandleDesc(_support.Struct):
         else:
             (<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        """Must be zero
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaExternalSemaphoreHandleDesc*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("type", False), ("handle", False), ("flags", False), ("reserved", False), )
+    _fields = (("type", False), ("handle", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaExternalSemaphoreHandleDesc._fields)
@@ -12343,18 +12192,7 @@ cdef class anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync(_support
     def fence(self, value):
         (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).fence = <void *>_support.field_address(value, self, "fence")
 
-    @property
-    def reserved(self):
-        return (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).reserved
-
-    @reserved.setter
-    def reserved(self, value):
-        if type(value) is int:
-            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).reserved = value
-        else:
-            (<cyruntime.anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
-
-    _fields = (("fence", True), ("reserved", False), )
+    _fields = (("fence", True), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_anon_cudaExternalSemaphoreSignalParams_params_nvSciSync._fields)
@@ -12483,15 +12321,7 @@ cdef class anon_cudaExternalSemaphoreSignalParams_params(_support.Struct):
     def keyedMutex(self, value):
         memcpy(&(<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).keyedMutex, _support.struct_pointer_required(value, anon_anon_cudaExternalSemaphoreSignalParams_params_keyedMutex, "keyedMutex"), sizeof((<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).keyedMutex))
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.anon_cudaExternalSemaphoreSignalParams_params*>self._ptr).reserved[0], 12, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_cudaExternalSemaphoreSignalParams_params._fields)
@@ -12566,15 +12396,7 @@ cdef class cudaExternalSemaphoreSignalParams(_support.Struct):
         else:
             (<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaExternalSemaphoreSignalParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("params", False), ("flags", False), ("reserved", False), )
+    _fields = (("params", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaExternalSemaphoreSignalParams._fields)
@@ -12692,18 +12514,7 @@ cdef class anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync(_support.S
     def fence(self, value):
         (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).fence = <void *>_support.field_address(value, self, "fence")
 
-    @property
-    def reserved(self):
-        return (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).reserved
-
-    @reserved.setter
-    def reserved(self, value):
-        if type(value) is int:
-            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).reserved = value
-        else:
-            (<cyruntime.anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync*>self._ptr).reserved = _support.int_field(value, "reserved")
-
-    _fields = (("fence", True), ("reserved", False), )
+    _fields = (("fence", True), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_anon_cudaExternalSemaphoreWaitParams_params_nvSciSync._fields)
@@ -12847,15 +12658,7 @@ cdef class anon_cudaExternalSemaphoreWaitParams_params(_support.Struct):
     def keyedMutex(self, value):
         memcpy(&(<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).keyedMutex, _support.struct_pointer_required(value, anon_anon_cudaExternalSemaphoreWaitParams_params_keyedMutex, "keyedMutex"), sizeof((<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).keyedMutex))
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.anon_cudaExternalSemaphoreWaitParams_params*>self._ptr).reserved[0], 10, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), ("reserved", False), )
+    _fields = (("fence", False), ("nvSciSync", False), ("keyedMutex", False), )
 
     def __repr__(self):
         return _support.struct_text(self, anon_cudaExternalSemaphoreWaitParams_params._fields)
@@ -12930,15 +12733,7 @@ cdef class cudaExternalSemaphoreWaitParams(_support.Struct):
         else:
             (<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).flags = _support.int_field(value, "flags")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaExternalSemaphoreWaitParams*>self._ptr).reserved[0], 16, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("params", False), ("flags", False), ("reserved", False), )
+    _fields = (("params", False), ("flags", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaExternalSemaphoreWaitParams._fields)
@@ -13305,15 +13100,7 @@ cdef class cudaDevSmResourceGroupParams(_support.Struct):
         else:
             (<cyruntime.cudaDevSmResourceGroupParams_st*>self._ptr).localityDomainId = _support.int_field(value, "localityDomainId")
 
-    @property
-    def reserved(self):
-        return _support.array_list(<void*>&(<cyruntime.cudaDevSmResourceGroupParams_st*>self._ptr).reserved[0], 11, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaDevSmResourceGroupParams_st*>self._ptr).reserved[0], 11, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("smCount", False), ("coscheduledSmCount", False), ("preferredCoscheduledSmCount", False), ("flags", False), ("localityDomainId", False), ("reserved", False), )
+    _fields = (("smCount", False), ("coscheduledSmCount", False), ("preferredCoscheduledSmCount", False), ("flags", False), ("localityDomainId", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaDevSmResourceGroupParams._fields)
@@ -14701,26 +14488,6 @@ cdef class cudaGraphNodeParams(_support.Struct):
         (<cyruntime.cudaGraphNodeParams*>self._ptr).type_ = <cyruntime.cudaGraphNodeType><long long>_support.enum_field(value, "type")
 
     @property
-    def reserved0(self):
-        """Reserved.  Must be zero.
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved0[0], 3, sizeof(int), "i", self, "reserved0")
-
-    @reserved0.setter
-    def reserved0(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved0[0], 3, sizeof(int), "i", value, "reserved0")
-
-    @property
-    def reserved1(self):
-        """Padding. Unused bytes must be zero.
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved1[0], 29, sizeof(long long), "q", self, "reserved1")
-
-    @reserved1.setter
-    def reserved1(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaGraphNodeParams*>self._ptr).reserved1[0], 29, sizeof(long long), "q", value, "reserved1")
-
-    @property
     def kernel(self):
         """Kernel node parameters.
         """
@@ -14850,20 +14617,7 @@ cdef class cudaGraphNodeParams(_support.Struct):
     def memcpyBatch(self, value):
         memcpy(&(<cyruntime.cudaGraphNodeParams*>self._ptr).memcpyBatch, _support.struct_pointer_required(value, cudaMemcpyBatchNodeParams, "memcpyBatch"), sizeof((<cyruntime.cudaGraphNodeParams*>self._ptr).memcpyBatch))
 
-    @property
-    def reserved2(self):
-        """Reserved bytes. Must be zero.
-        """
-        return (<cyruntime.cudaGraphNodeParams*>self._ptr).reserved2
-
-    @reserved2.setter
-    def reserved2(self, value):
-        if type(value) is int:
-            (<cyruntime.cudaGraphNodeParams*>self._ptr).reserved2 = value
-        else:
-            (<cyruntime.cudaGraphNodeParams*>self._ptr).reserved2 = _support.int_field(value, "reserved2")
-
-    _fields = (("type", False), ("reserved0", False), ("reserved1", False), ("kernel", False), ("memcpy", False), ("memset", False), ("host", False), ("graph", False), ("eventWait", False), ("eventRecord", False), ("extSemSignal", False), ("extSemWait", False), ("alloc", False), ("free", False), ("conditional", False), ("memcpyBatch", False), ("reserved2", False), )
+    _fields = (("type", False), ("kernel", False), ("memcpy", False), ("memset", False), ("host", False), ("graph", False), ("eventWait", False), ("eventRecord", False), ("extSemSignal", False), ("extSemWait", False), ("alloc", False), ("free", False), ("conditional", False), ("memcpyBatch", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaGraphNodeParams._fields)
@@ -14968,18 +14722,7 @@ cdef class cudaGraphEdgeData(_support.Struct):
         else:
             (<cyruntime.cudaGraphEdgeData_st*>self._ptr).type_ = _support.int_field(value, "type")
 
-    @property
-    def reserved(self):
-        """These bytes are unused and must be zeroed. This ensures
-        compatibility if additional fields are added in the future.
-        """
-        return PyBytes_FromStringAndSize(<const char*>&(<cyruntime.cudaGraphEdgeData_st*>self._ptr).reserved[0], 5)
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.char_array_assign(<void*>&(<cyruntime.cudaGraphEdgeData_st*>self._ptr).reserved[0], 5, value, False, "reserved")
-
-    _fields = (("from_port", False), ("to_port", False), ("type", False), ("reserved", False), )
+    _fields = (("from_port", False), ("to_port", False), ("type", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaGraphEdgeData._fields)
@@ -16879,17 +16622,7 @@ cdef class cudaEglPlaneDesc(_support.Struct):
     def channelDesc(self, value):
         memcpy(&(<cyruntime.cudaEglPlaneDesc_st*>self._ptr).channelDesc, _support.struct_pointer_required(value, cudaChannelFormatDesc, "channelDesc"), sizeof((<cyruntime.cudaEglPlaneDesc_st*>self._ptr).channelDesc))
 
-    @property
-    def reserved(self):
-        """Reserved for future use
-        """
-        return _support.array_list(<void*>&(<cyruntime.cudaEglPlaneDesc_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", self, "reserved")
-
-    @reserved.setter
-    def reserved(self, value):
-        _support.array_assign(<void*>&(<cyruntime.cudaEglPlaneDesc_st*>self._ptr).reserved[0], 4, sizeof(unsigned int), "I", value, "reserved")
-
-    _fields = (("width", False), ("height", False), ("depth", False), ("pitch", False), ("numChannels", False), ("channelDesc", False), ("reserved", False), )
+    _fields = (("width", False), ("height", False), ("depth", False), ("pitch", False), ("numChannels", False), ("channelDesc", False), )
 
     def __repr__(self):
         return _support.struct_text(self, cudaEglPlaneDesc._fields)
