@@ -29,11 +29,22 @@ class _Utilization(ctypes.Structure):
 
 
 class _Array(list):
-    """A list of records that also answers a field name with the first record's
-    (as the bindings' one-element arrays do)."""
+    """Records as the bindings' struct arrays give them: an item is a
+    one-element array, and a field name answers with the field of a
+    one-element array, or the list of the fields of a longer one."""
+
+    def __getitem__(self, index):
+        item = list.__getitem__(self, index)
+        return _Array(item) if isinstance(index, slice) else _Array([item])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
     def __getattr__(self, name):
-        return getattr(self[0], name)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        values = [getattr(list.__getitem__(self, i), name) for i in range(len(self))]
+        return values[0] if len(values) == 1 else values
 
 
 def _field(field_id, scope_id, kind, value, status=0):
@@ -68,6 +79,21 @@ class FakeNvml:
         error.args = (status,)
         return error
 
+    @staticmethod
+    def _unsigned(value):
+        # The bindings' typed parameters: an int, not negative.
+        if not isinstance(value, int):
+            raise TypeError(f"an integer is required, got {type(value).__name__}")
+        if value < 0:
+            raise OverflowError("can't convert negative value to unsigned int")
+        return value
+
+    @staticmethod
+    def _str(value):
+        if not isinstance(value, str):
+            raise TypeError(f"expected str, got {type(value).__name__}")
+        return value
+
     def _device(self, handle):
         if handle not in HANDLES and handle != MIG_HANDLE:
             raise self._error("InvalidArgumentError", int(self._real.Return.ERROR_INVALID_ARGUMENT))
@@ -100,27 +126,32 @@ class FakeNvml:
         return "r580_00"
 
     def system_get_process_name(self, pid):
+        self._unsigned(pid)
         return f"python-{pid}"
 
     def device_get_count_v2(self):
         return len(HANDLES)
 
     def system_get_topology_gpu_set(self, cpu):
+        self._unsigned(cpu)
         return [HANDLES[0]] if cpu < 32 else [HANDLES[1]]
 
     # handles
     def device_get_handle_by_index_v2(self, index):
+        self._unsigned(index)
         if index >= len(HANDLES):
             raise self._error("InvalidArgumentError", int(self._real.Return.ERROR_INVALID_ARGUMENT))
         return HANDLES[index]
 
     def device_get_handle_by_uuid(self, uuid):
+        self._str(uuid)
         for i, known in enumerate(UUIDS):
             if uuid in (known, known[4:]):
                 return HANDLES[i]
         raise self._error("NotFoundError", int(self._real.Return.ERROR_NOT_FOUND))
 
     def device_get_handle_by_pci_bus_id_v2(self, bus_id):
+        self._str(bus_id)
         for i, known in enumerate(BUS_IDS):
             if bus_id.upper() in (known, known[4:]):
                 return HANDLES[i]
@@ -204,6 +235,7 @@ class FakeNvml:
         return HANDLES[0]
 
     def device_get_mig_device_handle_by_index(self, h, index):
+        self._unsigned(index)
         if index == 0:
             return MIG_HANDLE
         raise self._error("NotFoundError", int(self._real.Return.ERROR_NOT_FOUND))

@@ -391,8 +391,13 @@ def test_performance_processes_repair(fake):
     with pytest.raises(IndexError):
         info[len(info)]
     processes = dev0.compute_running_processes
-    assert [(p.pid, p.used_gpu_memory, p.gpu_instance_id, p.compute_instance_id) for p in processes] == [
-        (4242, 1 << 30, 0xFFFFFFFF, 0xFFFFFFFF), (4343, 1 << 29, 1, 0)]
+    assert [(p.pid, p.used_gpu_memory) for p in processes] == [(4242, 1 << 30), (4343, 1 << 29)]
+    with pytest.raises(system.NotSupportedError):
+        processes[0].gpu_instance_id  # not a MIG device
+    with pytest.raises(system.NotSupportedError):
+        processes[1].compute_instance_id
+    mig_processes = dev0.mig.get_device_by_index(0).compute_running_processes
+    assert [(p.gpu_instance_id, p.compute_instance_id) for p in mig_processes] == [(0xFFFFFFFF, 0xFFFFFFFF), (1, 0)]
     repair = dev0.repair_status
     assert (repair.channel_repair_pending, repair.tpc_repair_pending) == (False, True)
     assert dev0.utilization.gpu == 87 and dev0.utilization.memory == 42
