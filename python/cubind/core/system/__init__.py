@@ -29,7 +29,6 @@ from cubind.core.system._system import (
 )
 from cubind.core.system._system_events import register_events
 from cubind.core.system.exceptions import *  # noqa: F403
-from cubind.core.system.exceptions import __all__ as _exceptions_all
 
 __all__ = [
     "CUDA_BINDINGS_NVML_IS_COMPATIBLE",
@@ -44,5 +43,36 @@ __all__ = [
     "get_topology_common_ancestor",
     "NvlinkInfo",
     "register_events",
-    *_exceptions_all,
+    "AlreadyInitializedError",
+    "ArgumentVersionMismatchError",
+    "CorruptedInforomError",
+    "DeprecatedError",
+    "DriverNotLoadedError",
+    "FreqNotSupportedError",
+    "FunctionNotFoundError",
+    "GpuIsLostError",
+    "GpuNotFoundError",
+    "InUseError",
+    "InsufficientPowerError",
+    "InsufficientResourcesError",
+    "InsufficientSizeError",
+    "InvalidArgumentError",
+    "InvalidStateError",
+    "IrqIssueError",
+    "LibRmVersionMismatchError",
+    "LibraryNotFoundError",
+    "MemoryError",
+    "NoDataError",
+    "NoPermissionError",
+    "NotFoundError",
+    "NotReadyError",
+    "NotSupportedError",
+    "NvmlError",
+    "OperatingSystemError",
+    "ResetRequiredError",
+    "ResetTypeNotSupportedError",
+    "TimeoutError",
+    "UninitializedError",
+    "UnknownError",
+    "VgpuEccNotSupportedError",
 ]

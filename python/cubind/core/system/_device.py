@@ -284,7 +284,7 @@ _GPU_TOPOLOGY_LEVEL_INV_MAPPING = {int(value): member for member, value in _GPU_
 class ClockOffsets:
     """A clock domain's offset at one performance state, and its range."""
 
-    def __init__(self, clock_offset: nvml.ClockOffset):
+    def __init__(self, clock_offset: nvml.ClockOffset_v1):
         self._clock_offset = clock_offset
 
     @property
@@ -338,7 +338,7 @@ class ClockInfo:
 class CoolerInfo:
     """A device's cooler: how it is driven and what it cools."""
 
-    def __init__(self, cooler_info: nvml.CoolerInfo):
+    def __init__(self, cooler_info: nvml.CoolerInfo_v1):
         self._cooler_info = cooler_info
 
     @property
