@@ -115,6 +115,26 @@ def _enabled(state):
     return int(state) == int(nvml.EnableState.FEATURE_ENABLED)
 
 
+def _address(struct):
+    """The address of a bindings struct (``ptr``, or ``getPtr()`` in cuda.bindings'
+    driver style)."""
+    ptr = getattr(struct, "ptr", None)
+    return int(ptr if ptr is not None else struct.getPtr())
+
+
+def _element_address(array, index, size):
+    """The address of element ``index`` of a struct array field: a list of
+    struct views, or one object over the whole array."""
+    if isinstance(array, (list, tuple)):
+        return _address(array[index])
+    return _address(array) + index * size
+
+
+def _scalar(value):
+    """A union member that the bindings give as a one-element array or as a number."""
+    return value if isinstance(value, (int, float)) else value[0]
+
+
 def _device_from_handle(handle):
     device = Device.__new__(Device)
     device._handle = int(handle)
@@ -538,7 +558,7 @@ def _field_value_of(field_value):
     value = field_value.value
     ValueType = nvml.ValueType
     if kind == ValueType.DOUBLE:
-        return float(value.d_val[0])
+        return float(_scalar(value.d_val))
     readers = {
         ValueType.UNSIGNED_INT: "ui_val",
         ValueType.UNSIGNED_LONG: "ul_val",
@@ -551,7 +571,7 @@ def _field_value_of(field_value):
         name = readers[kind]
     except KeyError:
         raise ValueError(f"NVML returned a field value of unknown type {kind}") from None
-    return int(getattr(value, name)[0])
+    return int(_scalar(getattr(value, name)))
 
 
 class FieldValue:
@@ -941,10 +961,9 @@ class GpuDynamicPstatesInfo:
         idx = _int(idx, "idx")
         if not 0 <= idx < nvml.MAX_GPU_UTILIZATIONS:
             raise IndexError(f"GPU dynamic P-states index {idx} out of range [0, {nvml.MAX_GPU_UTILIZATIONS})")
-        address = self._gpu_dynamic_pstates_info.utilization.ptr
-        return GpuDynamicPstatesUtilization(
-            address + idx * ctypes.sizeof(_GpuDynamicPstatesUtilizationStruct), self._gpu_dynamic_pstates_info
-        )
+        address = _element_address(self._gpu_dynamic_pstates_info.utilization, idx,
+                                   ctypes.sizeof(_GpuDynamicPstatesUtilizationStruct))
+        return GpuDynamicPstatesUtilization(address, self._gpu_dynamic_pstates_info)
 
 
 class ProcessInfo:
@@ -1063,8 +1082,8 @@ class ThermalSettings:
         idx = _int(idx, "idx")
         if not 0 <= idx < len(self):
             raise IndexError(f"Thermal sensor index {idx} out of range [0, {len(self)})")
-        address = self._thermal_settings.sensor.ptr
-        return ThermalSensor(address + idx * ctypes.sizeof(_ThermalSensorStruct), self._thermal_settings)
+        address = _element_address(self._thermal_settings.sensor, idx, ctypes.sizeof(_ThermalSensorStruct))
+        return ThermalSensor(address, self._thermal_settings)
 
 
 class Temperature:
