@@ -103,7 +103,9 @@ class FakeNvml:
         status = int(status)
         if status:
             names = {int(self._real.Return.ERROR_NOT_SUPPORTED): "NotSupportedError",
-                     int(self._real.Return.ERROR_NO_PERMISSION): "NoPermissionError"}
+                     int(self._real.Return.ERROR_NO_PERMISSION): "NoPermissionError",
+                     int(self._real.Return.ERROR_UNINITIALIZED): "UninitializedError",
+                     int(self._real.Return.ERROR_GPU_NOT_FOUND): "GpuNotFoundError"}
             raise self._error(names.get(status, "UnknownError"), status)
         return 0
 

@@ -94,6 +94,15 @@ def test_initialization_happens_once_per_process(fake):
     assert _nvml_context._get_nvml_state() == _nvml_context.INITIALIZED
 
 
+def test_validate_says_what_is_missing(fake, monkeypatch):
+    with pytest.raises(system.UninitializedError):
+        _nvml_context.validate()
+    system.get_num_devices()
+    monkeypatch.setattr(fake, "device_get_count_v2", lambda: 0)
+    with pytest.raises(system.GpuNotFoundError):
+        _nvml_context.validate()
+
+
 def test_module_functions(fake):
     assert system.get_user_mode_driver_version() == (13, 2)
     assert system.get_kernel_mode_driver_version() == (580, 65, 6)

@@ -13,8 +13,6 @@ import threading
 
 from cubind.bindings import nvml
 
-from cubind.core.system import exceptions
-
 UNINITIALIZED = 0
 INITIALIZED = 1
 
@@ -62,6 +60,6 @@ def validate():
         NVML sees no GPU.
     """
     if not is_initialized():
-        raise exceptions.UninitializedError(nvml.Return.ERROR_UNINITIALIZED)
+        nvml.check_status(int(nvml.Return.ERROR_UNINITIALIZED))
     if nvml.device_get_count_v2() == 0:
-        raise exceptions.GpuNotFoundError(nvml.Return.ERROR_GPU_NOT_FOUND)
+        nvml.check_status(int(nvml.Return.ERROR_GPU_NOT_FOUND))
