@@ -5,6 +5,7 @@ from __future__ import annotations
 from cubind.bindings import nvml
 
 from cubind.core.system import _device
+from cubind.core.system._device_utils import _choice, _int, _unsigned
 from cubind.core.system._nvml_context import initialize
 from cubind.core.system.typing import SystemEventType
 
@@ -75,7 +76,7 @@ class RegisteredSystemEvents:
             )
         mask = 0
         for event in events:
-            mask |= _device._choice(_SYSTEM_EVENT_TYPE_INV_MAPPING, event, "event type", SystemEventType)
+            mask |= _choice(_SYSTEM_EVENT_TYPE_INV_MAPPING, event, "event type", SystemEventType)
         initialize()
         self._event_set = nvml.system_event_set_create()
         nvml.system_register_events(mask, self._event_set)
@@ -97,8 +98,8 @@ class RegisteredSystemEvents:
         cubind.core.system.TimeoutError
             No event came in time.
         """
-        timeout_ms = _device._unsigned(timeout_ms, "timeout_ms")
-        buffer_size = _device._int(buffer_size, "buffer_size")
+        timeout_ms = _unsigned(timeout_ms, "timeout_ms")
+        buffer_size = _int(buffer_size, "buffer_size")
         if buffer_size < 1:
             raise ValueError(f"buffer_size must be at least 1, got {buffer_size}")
         return SystemEvents(nvml.system_event_set_wait(self._event_set, timeout_ms, buffer_size))
