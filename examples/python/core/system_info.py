@@ -25,14 +25,16 @@ def optional(get: Callable[[], T]) -> Any:
         return f"n/a ({error.__class__.__name__})"
 
 
-if not hasattr(system, "Device"):
-    skip("this cuda.core's system has no Device: it needs cuda-bindings >= 13.1.2 with its nvml module")
 try:
     count = system.get_num_devices()
 except Exception as error:  # no NVML library, no driver loaded
     skip(f"{error.__class__.__name__}: {' '.join(str(error).split())}")
 if count == 0:
     skip("NVML sees no GPU")
+if not hasattr(system, "Device"):
+    # cuda.core defines system.Device only over cuda-bindings >= 13.1.2 (its nvml module).
+    print("skipped: this cuda.core's system has no Device; install cuda-bindings >= 13.1.2 beside it")
+    sys.exit(0)
 
 print(f"CUDA driver {'.'.join(map(str, system.get_user_mode_driver_version()))}, "
       f"kernel driver {'.'.join(map(str, system.get_kernel_mode_driver_version()))} "
