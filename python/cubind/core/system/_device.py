@@ -481,7 +481,7 @@ class Device:
 
     def get_nvlink_count(self) -> int:
         """The device's number of NVLinks (field NVML_FI_DEV_NVLINK_LINK_COUNT)."""
-        return self.get_field_values([FieldId.DEV_NVLINK_LINK_COUNT])[0].value
+        return int(self.get_field_values([FieldId.DEV_NVLINK_LINK_COUNT])[0].value)
 
     def get_nvlinks(self) -> Iterable[NvlinkInfo]:
         """Every NVLink of the device."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from typing import Iterable, cast
 
 from cubind.bindings import nvml
 
@@ -53,9 +54,9 @@ def _pstate_to_enum(pstate):
 def _unpack_bitmask(arr: object) -> list[int]:
     """The indices of the bits set in a sequence of 64-bit masks (bit j of
     element i is index 64 * i + j)."""
-    found = []
-    for i, word in enumerate(arr):
-        word = int(word)
+    found: list[int] = []
+    for i, item in enumerate(cast("Iterable[int]", arr)):
+        word = int(item)
         bit = 0
         while word:
             if word & 1:
