@@ -5,7 +5,6 @@ from __future__ import annotations
 from cubind.bindings import nvml
 
 
-
 class DeviceAttributes:
     """A device's engine counts and memory size (nvmlDeviceGetAttributes_v2)."""
 

@@ -8,7 +8,6 @@ from typing import Iterable, cast
 from cubind.bindings import nvml
 
 
-
 def _choice(mapping, value, parameter, enum):
     """mapping[value], or an error that names the parameter, the value and the choices."""
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from cubind.bindings import nvml
 
 
-
 class MemoryInfo:
     """A device's memory, in bytes (nvmlDeviceGetMemoryInfo_v2)."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from cubind.bindings import nvml
 
 
-
 class PciInfo:
     """A device's PCI identity and link (nvmlDeviceGetPciInfoExt, and one call per link query)."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from cubind.bindings import nvml
 
 
-
 class RepairStatus:
     """Whether TPC or channel repairs are pending (nvmlDeviceGetRepairStatus)."""
 
