@@ -1,5 +1,5 @@
-"""The machine's GPUs as NVIDIA's management library (NVML) sees them, in
-cuda.core's system module: driver and NVML versions, then for each GPU its
+"""The machine's GPUs as NVIDIA's management library (NVML) sees them,
+through the system module: driver and NVML versions, then for each GPU its
 identity, memory, temperature, clocks, PCI link, utilization and NVLinks,
 the CUDA device of the same UUID (Device.to_system_device and back), and,
 with two GPUs or more, the topology and peer-to-peer status of each pair,
@@ -32,8 +32,8 @@ except Exception as error:  # no NVML library, no driver loaded
 if count == 0:
     skip("NVML sees no GPU")
 if not hasattr(system, "Device"):
-    # cuda.core defines system.Device only over cuda-bindings >= 13.1.2 (its nvml module).
-    print("skipped: this cuda.core's system has no Device; install cuda-bindings >= 13.1.2 beside it")
+    # NVIDIA's package defines system.Device only over cuda-bindings >= 13.1.2 (its nvml module).
+    print("skipped: this package's system module has no Device; install cuda-bindings >= 13.1.2 beside it")
     sys.exit(0)
 
 print(f"CUDA driver {'.'.join(map(str, system.get_user_mode_driver_version()))}, "
