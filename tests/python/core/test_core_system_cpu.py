@@ -474,14 +474,34 @@ def test_to_cuda_device_matches_by_uuid(dev, monkeypatch):
         dev.to_cuda_device()
 
 
-def test_cuda_device_to_system_device_asks_nvml_by_uuid(fake):
-    import cubind.core
+def test_cuda_device_and_system_device_meet_by_uuid(fake_driver_dir):
+    # The stand-in driver's device 0 has UUID f0f1f2f3-...; the scripted NVML
+    # gives that UUID to its second GPU.
+    from conftest import run_with_fake_driver
 
-    class WithUuid(cubind.core.Device):
-        uuid = _fake_nvml.UUIDS[1][4:]
+    run_with_fake_driver(fake_driver_dir, textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        import pytest
+        import _fake_nvml
+        from cubind.bindings import nvml
+        import cubind.core
+        from cubind.core import system
 
-    device = WithUuid.__new__(WithUuid)
-    assert device.to_system_device()._handle == _fake_nvml.HANDLES[1]
+        uuid = cubind.core.Device(0).uuid
+        assert uuid == "f0f1f2f3-f4f5-f6f7-f8f9-fafbfcfdfeff", uuid
+        _fake_nvml.UUIDS = (_fake_nvml.UUIDS[0], "GPU-" + uuid)
+        _fake_nvml.install(pytest.MonkeyPatch(), "cubind.core.system", nvml)
+        gpu = cubind.core.Device(0).to_system_device()
+        assert gpu._handle == _fake_nvml.HANDLES[1], gpu
+        assert gpu.to_cuda_device() == cubind.core.Device(0)
+        try:
+            system.Device(index=0).to_cuda_device()
+        except RuntimeError as error:
+            assert "No corresponding CUDA device" in str(error)
+        else:
+            raise AssertionError("an NVML device CUDA does not see found a CUDA device")
+    """))
 
 
 def test_exceptions_are_the_bindings_classes():
