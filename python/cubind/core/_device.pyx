@@ -210,7 +210,9 @@ class Device:
         """
         from cubind.core.system import Device as SystemDevice
 
-        return SystemDevice(uuid="GPU-" + self.uuid)
+        # NVML takes the UUID as CUDA writes it, without its "GPU-"/"MIG-"
+        # prefix, which is also right for a MIG device's.
+        return SystemDevice(uuid=self.uuid)
 
     @property
     def name(self):

@@ -82,6 +82,7 @@ def test_lookups_agree(pairs):
         assert dev.uuid.startswith(("GPU-", "MIG-"))
         assert system.Device(uuid=dev.uuid)._handle == dev._handle
         assert system.Device(uuid=dev.uuid.encode())._handle == dev._handle
+        assert system.Device(uuid=dev.uuid_without_prefix)._handle == dev._handle  # as to_system_device asks
         assert system.Device(pci_bus_id=dev.pci_bus_id)._handle == dev._handle
         assert system.Device(index=dev.index)._handle == dev._handle
         assert dev.to_cuda_device().device_id == cuda_device.device_id

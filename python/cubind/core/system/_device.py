@@ -138,8 +138,8 @@ class Device:
         NVML's index of the device, 0 to ``get_num_devices() - 1``
         (nvmlDeviceGetHandleByIndex_v2). The order may change across reboots.
     uuid: bytes or str, optional
-        The device's UUID as NVML writes it, ``"GPU-..."`` or ``"MIG-..."``
-        (nvmlDeviceGetHandleByUUID).
+        The device's UUID, as NVML writes it (``"GPU-..."``, ``"MIG-..."``) or
+        as CUDA does, without the prefix (nvmlDeviceGetHandleByUUID).
     pci_bus_id: bytes or str, optional
         The device's PCI bus id, e.g. ``"0000:3b:00.0"``
         (nvmlDeviceGetHandleByPciBusId_v2).
