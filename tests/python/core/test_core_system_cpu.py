@@ -518,3 +518,30 @@ def test_enums_take_their_strings():
         for member in enum:
             assert member == member.value and str(member) == member.value
     assert DeviceArch.BLACKWELL > DeviceArch.HOPPER > DeviceArch.AMPERE
+
+
+def _nvml_names_used():
+    """Every nvml.NAME the subpackage's code reads (annotations left out)."""
+    import ast
+    import glob
+
+    used = set()
+    for path in glob.glob(os.path.join(os.path.dirname(system.__file__), "*.py")):
+        tree = ast.parse(open(path).read())
+        annotations = set()
+        for node in ast.walk(tree):
+            for field in ("annotation", "returns"):
+                value = getattr(node, field, None)
+                if value is not None:
+                    annotations.update(id(n) for n in ast.walk(value))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "nvml"
+                    and id(node) not in annotations):
+                used.add(node.attr)
+    return sorted(used)
+
+
+def test_the_bindings_have_every_nvml_name_the_subpackage_uses():
+    used = _nvml_names_used()
+    assert len(used) > 100
+    assert [name for name in used if not hasattr(real_nvml, name)] == []
