@@ -22,6 +22,9 @@ namespace {
 
 struct Inputs {
   std::string cuda_include;
+  // Headers the toolkit lacks (nvml.h), which scripts/setup.sh unpacks from
+  // NVIDIA's wheels: searched after the toolkit's, where the folder exists.
+  std::vector<std::string> extra_includes = {".headers/include"};
   std::string annotations_dir = "codegen/annotations";
   std::string resource_dir = CUBIND_CLANG_RESOURCE_DIR;
   std::vector<std::string> libraries;
@@ -36,6 +39,8 @@ std::string default_cuda_include() {
 
 void add_input_options(CLI::App* cmd, Inputs& in) {
   cmd->add_option("--cuda-include", in.cuda_include, "directory holding cuda.h (default: $CUDA_HOME/include)");
+  cmd->add_option("--include", in.extra_includes, "more header directories (default: .headers/include)")
+      ->capture_default_str();
   cmd->add_option("--annotations", in.annotations_dir, "directory of <library>.yaml annotation files")
       ->capture_default_str();
   cmd->add_option("--resource-dir", in.resource_dir, "clang's resource directory")->capture_default_str();
@@ -75,6 +80,9 @@ std::vector<fs::path> annotation_files(const Inputs& in) {
 std::vector<codegen::Library> load(const Inputs& in, std::vector<std::string>& problems) {
   codegen::FrontendOptions options;
   options.include_dirs = {in.cuda_include.empty() ? default_cuda_include() : in.cuda_include};
+  for (const auto& dir : in.extra_includes) {
+    if (fs::is_directory(dir)) options.include_dirs.push_back(dir);
+  }
   options.resource_dir = in.resource_dir;
   std::vector<codegen::Library> out;
   for (const fs::path& file : annotation_files(in)) {

@@ -66,7 +66,7 @@ def _library_report(name, probe):
 
 def report():
     """Everything python -m cubind prints, as a dict (what --json writes)."""
-    from cubind.bindings import nvjitlink, nvrtc, runtime
+    from cubind.bindings import nvjitlink, nvml, nvrtc, runtime
 
     def runtime_version():
         err, version = runtime.cudaRuntimeGetVersion()
@@ -80,6 +80,17 @@ def report():
             raise RuntimeError(f"nvrtcVersion failed: {err!r}")
         return f"{major}.{minor}"
 
+    def nvml_version():
+        # NVML's own errors (no library included) read as the loader's do.
+        try:
+            nvml.init_v2()
+            try:
+                return nvml.system_get_nvml_version()
+            finally:
+                nvml.shutdown()
+        except nvml.NvmlError as e:
+            raise RuntimeError(e.log or str(e)) from e
+
     return {
         "cubind": cubind.__version__,
         "cubind.bindings": cubind.bindings.__version__,
@@ -91,6 +102,7 @@ def report():
             "runtime": _library_report("runtime", runtime_version),
             "nvrtc": _library_report("nvrtc", nvrtc_version),
             "nvjitlink": _library_report("nvjitlink", lambda: "%d.%d" % nvjitlink.version()),
+            "nvml": _library_report("nvml", nvml_version),
         },
     }
 

@@ -8,6 +8,9 @@ cdef extern from "cubind/raw/driver.hpp" namespace "cubind::raw" nogil:
 cdef extern from "cubind/raw/nvjitlink.hpp" namespace "cubind::raw" nogil:
     LibraryStatus nvjitlink_status()
     void nvjitlink_load() except +
+cdef extern from "cubind/raw/nvml.hpp" namespace "cubind::raw" nogil:
+    LibraryStatus nvml_status()
+    void nvml_load() except +
 cdef extern from "cubind/raw/nvrtc.hpp" namespace "cubind::raw" nogil:
     LibraryStatus nvrtc_status()
     void nvrtc_load() except +
@@ -15,7 +18,7 @@ cdef extern from "cubind/raw/runtime.hpp" namespace "cubind::raw" nogil:
     LibraryStatus runtime_status()
     void runtime_load() except +
 
-NAMES = ("driver", "nvjitlink", "nvrtc", "runtime")
+NAMES = ("driver", "nvjitlink", "nvml", "nvrtc", "runtime")
 
 
 cdef LibraryStatus _status_of(str name) except *:
@@ -23,6 +26,8 @@ cdef LibraryStatus _status_of(str name) except *:
         return driver_status()
     if name == "nvjitlink":
         return nvjitlink_status()
+    if name == "nvml":
+        return nvml_status()
     if name == "nvrtc":
         return nvrtc_status()
     if name == "runtime":
@@ -38,6 +43,10 @@ cdef int _load(str name) except -1:
     if name == "nvjitlink":
         with nogil:
             nvjitlink_load()
+        return 0
+    if name == "nvml":
+        with nogil:
+            nvml_load()
         return 0
     if name == "nvrtc":
         with nogil:

@@ -38,12 +38,15 @@ void PyiWriter::header() {
 }
 
 void PyiWriter::constants() {
+  const Conventions& names = plan_.conventions;
   for (const Macro& mc : lib_.macros) {
+    if (!names.exports_constant(mc.name)) continue;
+    const std::string name = names.constant_name(mc.name);
     switch (mc.kind) {
       case Macro::Kind::Integer:
-      case Macro::Kind::Pointer: o_ << mc.name << ": int\n"; break;
-      case Macro::Kind::Float: o_ << mc.name << ": float\n"; break;
-      case Macro::Kind::String: o_ << mc.name << ": bytes\n"; break;
+      case Macro::Kind::Pointer: o_ << name << ": int\n"; break;
+      case Macro::Kind::Float: o_ << name << ": float\n"; break;
+      case Macro::Kind::String: o_ << name << ": bytes\n"; break;
     }
   }
   o_ << "\n";
@@ -71,7 +74,21 @@ void PyiWriter::enums() {
 
 void PyiWriter::status() {
   if (!plan_.conventions.raising()) return;
-  o_ << "class " << plan_.conventions.error_class() << "(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n\n";
+  const std::string& base = plan_.conventions.error_class();
+  o_ << "class " << base << "(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n"
+     << "    def __init__(self, status: int, log: Optional[str] = None) -> None: ...\n\n";
+  if (!plan_.conventions.error_subclasses()) return;
+  for (const Enum& e : lib_.enums) {
+    if (plan_.conventions.enum_name(e.name) != plan_.status_py) continue;
+    for (const auto& v : e.enumerators) {
+      if (v.value == 0) continue;
+      std::string alias;
+      const std::string cls = plan_.conventions.error_subclass(e, v, alias);
+      o_ << "class " << cls << "(" << base << "): ...\n";
+      if (!alias.empty()) o_ << alias << " = " << cls << "\n";
+    }
+  }
+  o_ << "\ndef check_status(status: int) -> int: ...\ndef check_status_size(status: int) -> int: ...\n\n";
 }
 
 void PyiWriter::handles() {
@@ -105,7 +122,8 @@ void PyiWriter::structs() {
     for (const Field* f : fields) {
       const FieldPlan fp = plan_field(m_, *f);
       if (fp.kind == FieldPlan::Kind::None) continue;
-      o_ << "    " << python_identifier(f->name) << ": " << fp.annotation << "\n";
+      o_ << "    " << plan_.conventions.field_name(f->name) << ": "
+         << (fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? std::string("str") : fp.annotation) << "\n";
       if (!f->doc.empty()) o_ << docstring(plan_.conventions.stub_text(clean_doc(f->doc)), "    ");
     }
     o_ << "\n";
@@ -156,6 +174,7 @@ std::string PyiWriter::return_annotation(const FunctionPlan& fp) const {
   for (const Output& o : fp.outputs) outs.push_back(o.annotation);
   if (f.header_inline) return py_result_annotation(result);
   if (plan_.conventions.raising()) {
+    if (f.result.spelling == "const char *") return plan_.conventions.text_as_str() ? "str | None" : "bytes | None";
     if (outs.empty()) return "None";
     return outs.size() == 1 ? outs[0] : "tuple[" + join(outs) + "]";
   }
@@ -170,6 +189,7 @@ std::string PyiWriter::return_annotation(const FunctionPlan& fp) const {
 // #define aliases of enum and struct types.
 void PyiWriter::aliases() {
   const Conventions& names = plan_.conventions;
+  if (names.raising()) return;  // as in the .pyx: no C-named aliases
   for (const auto& [alias, target] : lib_.type_aliases) {
     if (const Enum* e = m_.find_enum(target)) o_ << names.enum_name(alias) << " = " << names.enum_name(e->name) << "\n";
   }
