@@ -545,3 +545,46 @@ def test_the_bindings_have_every_nvml_name_the_subpackage_uses():
     used = _nvml_names_used()
     assert len(used) > 100
     assert [name for name in used if not hasattr(real_nvml, name)] == []
+
+
+def _nvml_calls():
+    """(function, positional argument count, file:line) of every nvml.f(...) call of the subpackage."""
+    import ast
+    import glob
+
+    calls = []
+    for path in glob.glob(os.path.join(os.path.dirname(system.__file__), "*.py")):
+        for node in ast.walk(ast.parse(open(path).read())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "nvml"
+                    and node.func.attr[0].islower()):
+                calls.append((node.func.attr, len(node.args), f"{os.path.basename(path)}:{node.lineno}"))
+    return calls
+
+
+# Functions whose cubind.bindings.nvml parameters are not yet cuda.bindings
+# 13.5's (each takes its versioned request struct's input fields there); the
+# members that call them raise TypeError until the bindings take them so:
+# ClockInfo.get_offsets, FanInfo.speed_rpm, Temperature.get_sensor,
+# Device.get_field_values, clear_field_values and get_nvlink_count (and so
+# get_nvlink, get_nvlinks), supported_pstates, get_driver_branch, system events.
+BINDINGS_NOT_YET_MATCHED = {
+    "device_get_clock_offsets", "device_get_fan_speed_rpm", "device_get_temperature_v", "device_get_field_values",
+    "device_clear_field_values", "device_get_supported_performance_states", "system_get_driver_branch",
+    "system_register_events", "system_event_set_wait", "system_event_set_free",
+}
+
+
+def test_the_bindings_take_the_arguments_the_subpackage_passes():
+    import inspect
+
+    wrong = []
+    for name, count, where in _nvml_calls():
+        try:
+            parameters = inspect.signature(getattr(real_nvml, name)).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        required = sum(p.default is p.empty for p in parameters)
+        if not required <= count <= len(parameters) and name not in BINDINGS_NOT_YET_MATCHED:
+            wrong.append(f"{where}: nvml.{name} takes {[p.name for p in parameters]}, given {count}")
+    assert wrong == []

@@ -66,9 +66,9 @@ def test_what_the_library_lacks_and_bad_lookups_raise_nvml_errors(fake_nvml_dir)
         from cubind.core import system
         a = system.Device(index=0)
         try:
-            a.temperature.get_sensor()
+            a.numa_node_id
         except system.FunctionNotFoundError as error:
-            assert "nvmlDeviceGetTemperatureV" in str(error) or str(error), error
+            assert "nvmlDeviceGetNumaNodeId" in str(error), error
         else:
             raise AssertionError("a query the library lacks answered")
         for lookup, error in ((lambda: system.Device(index=2), system.InvalidArgumentError),
