@@ -375,7 +375,9 @@ FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Fie
       case TypeInfo::Kind::Scalar:
         if (fp.type.format == "b" || fp.type.format == "B") {
           // Text (name) ends at the first NUL; identifiers (uuid bytes, reserved) keep every byte.
-          const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos;
+          // Where text is str (NVML), every char array is text: busId, serial, version.
+          const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos ||
+                            (m.conventions.text_as_str() && strip_qualifiers(f.type.element) == "char");
           fp.kind = text ? FieldPlan::Kind::Text : FieldPlan::Kind::Bytes;
           fp.annotation = "bytes";
           return fp;

@@ -60,7 +60,7 @@ void PyiWriter::enums() {
     o_ << "class " << py << "(Enum):\n";
     if (!e.doc.empty()) o_ << docstring(names.stub_text(clean_doc(e.doc)), "    ");
     for (const auto& v : e.enumerators) {
-      o_ << "    " << v.name << ": " << py << "\n";
+      o_ << "    " << names.constant_name(v.name) << ": " << py << "\n";
       if (!v.doc.empty()) o_ << docstring(names.stub_text(clean_doc(v.doc)), "    ");
     }
     if (e.enumerators.empty()) o_ << "    ...\n";
