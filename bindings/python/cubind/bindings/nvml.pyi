@@ -6644,7 +6644,7 @@ def unit_get_psu_info(unit: int) -> PSUInfo:
     """
     ...
 
-def unit_get_temperature(unit: int, typename: int) -> int:
+def unit_get_temperature(unit: int, type: int) -> int:
     """Retrieves the temperature readings for the unit, in degrees C.
 
      For S-class products.
@@ -7011,7 +7011,7 @@ def device_get_brand(device: int) -> BrandType:
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: typename; raises NvmlError on failure.
+    Returns: type; raises NvmlError on failure.
     C function: nvmlDeviceGetBrand (nvml.h)
     """
     ...
@@ -7944,7 +7944,7 @@ def device_get_pcie_replay_counter(device: int) -> int:
     """
     ...
 
-def device_get_clock_info(device: int, typename: ClockType | int) -> int:
+def device_get_clock_info(device: int, type: ClockType | int) -> int:
     """Retrieves the current clock speeds for the device.
 
      For Fermi &tm; or newer fully supported devices.
@@ -7968,7 +7968,7 @@ def device_get_clock_info(device: int, typename: ClockType | int) -> int:
     """
     ...
 
-def device_get_max_clock_info(device: int, typename: ClockType | int) -> int:
+def device_get_max_clock_info(device: int, type: ClockType | int) -> int:
     """Retrieves the maximum clock speeds for the device.
 
      For Fermi &tm; or newer fully supported devices.
@@ -8584,7 +8584,7 @@ def device_get_mem_clk_vf_offset(device: int) -> int:
     """
     ...
 
-def device_get_min_max_clock_of_p_state(device: int, typename: ClockType | int, pstate: Pstates | int) -> tuple[int, int]:
+def device_get_min_max_clock_of_p_state(device: int, type: ClockType | int, pstate: Pstates | int) -> tuple[int, int]:
     """Retrieve min and max clocks of some clock domain for a given PState
 
      @param device                               The identifier of the target device
@@ -10102,7 +10102,7 @@ def device_get_api_restriction(device: int, api_type: RestrictedAPI | int) -> En
     """
     ...
 
-def device_get_samples(device: int, typename: SamplingType | int, last_seen_time_stamp: int) -> tuple[ValueType, list[Sample]]:
+def device_get_samples(device: int, type: SamplingType | int, last_seen_time_stamp: int) -> tuple[ValueType, list[Sample]]:
     """Gets recent samples for the GPU.
 
      For Kepler &tm; or newer fully supported devices.
@@ -10321,7 +10321,7 @@ def device_get_bus_type(device: int) -> int:
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or type is NULL
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: typename; raises NvmlError on failure.
+    Returns: type; raises NvmlError on failure.
     C function: nvmlDeviceGetBusType (nvml.h)
     """
     ...

@@ -20980,8 +20980,8 @@ def unit_get_psu_info(unit):
     _check(_result)
     return _c_psu
 
-def unit_get_temperature(unit, typename):
-    """unit_get_temperature(unit: int, typename: int)
+def unit_get_temperature(unit, type):
+    """unit_get_temperature(unit: int, type: int)
 
     Retrieves the temperature readings for the unit, in degrees C.
 
@@ -21006,14 +21006,14 @@ def unit_get_temperature(unit, typename):
     """
     cdef long long _result
     cdef cynvml.nvmlUnit_t _c_unit
-    cdef unsigned int _c_typename
+    cdef unsigned int _c_type
     cdef unsigned int _c_temp
-    _c_typename = <unsigned int>_support.unsigned_arg(typename, sizeof(unsigned int), "type")
+    _c_type = <unsigned int>_support.unsigned_arg(type, sizeof(unsigned int), "type")
     _c_unit = <cynvml.nvmlUnit_t><intptr_t>_support.signed_arg(unit, sizeof(intptr_t), "unit")
     memset(&_c_temp, 0, sizeof(_c_temp))
     try:
         with nogil:
-            _result = cynvml.nvmlUnitGetTemperature(_c_unit, _c_typename, &_c_temp)
+            _result = cynvml.nvmlUnitGetTemperature(_c_unit, _c_type, &_c_temp)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -21513,21 +21513,21 @@ def device_get_brand(device):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: typename; raises NvmlError on failure.
+    Returns: type; raises NvmlError on failure.
     C function: nvmlDeviceGetBrand (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlBrandType_t _c_typename
+    cdef cynvml.nvmlBrandType_t _c_type
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_typename, 0, sizeof(_c_typename))
+    memset(&_c_type, 0, sizeof(_c_type))
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceGetBrand(_c_device, &_c_typename)
+            _result = cynvml.nvmlDeviceGetBrand(_c_device, &_c_type)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _enum_member("BrandType", <long long>_c_typename)
+    return _enum_member("BrandType", <long long>_c_type)
 
 def device_get_index(device):
     """device_get_index(device: int)
@@ -23033,8 +23033,8 @@ def device_get_pcie_replay_counter(device):
     _check(_result)
     return _c_value
 
-def device_get_clock_info(device, typename):
-    """device_get_clock_info(device: int, typename: ClockType | int)
+def device_get_clock_info(device, type):
+    """device_get_clock_info(device: int, type: ClockType | int)
 
     Retrieves the current clock speeds for the device.
 
@@ -23059,21 +23059,21 @@ def device_get_clock_info(device, typename):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlClockType_t _c_typename
+    cdef cynvml.nvmlClockType_t _c_type
     cdef unsigned int _c_clock
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_typename = <cynvml.nvmlClockType_t>_support.enum_arg(typename, "type")
+    _c_type = <cynvml.nvmlClockType_t>_support.enum_arg(type, "type")
     memset(&_c_clock, 0, sizeof(_c_clock))
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceGetClockInfo(_c_device, _c_typename, &_c_clock)
+            _result = cynvml.nvmlDeviceGetClockInfo(_c_device, _c_type, &_c_clock)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
     return _c_clock
 
-def device_get_max_clock_info(device, typename):
-    """device_get_max_clock_info(device: int, typename: ClockType | int)
+def device_get_max_clock_info(device, type):
+    """device_get_max_clock_info(device: int, type: ClockType | int)
 
     Retrieves the maximum clock speeds for the device.
 
@@ -23101,14 +23101,14 @@ def device_get_max_clock_info(device, typename):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlClockType_t _c_typename
+    cdef cynvml.nvmlClockType_t _c_type
     cdef unsigned int _c_clock
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_typename = <cynvml.nvmlClockType_t>_support.enum_arg(typename, "type")
+    _c_type = <cynvml.nvmlClockType_t>_support.enum_arg(type, "type")
     memset(&_c_clock, 0, sizeof(_c_clock))
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceGetMaxClockInfo(_c_device, _c_typename, &_c_clock)
+            _result = cynvml.nvmlDeviceGetMaxClockInfo(_c_device, _c_type, &_c_clock)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -24051,8 +24051,8 @@ def device_get_mem_clk_vf_offset(device):
     _check(_result)
     return _c_offset
 
-def device_get_min_max_clock_of_p_state(device, typename, pstate):
-    """device_get_min_max_clock_of_p_state(device: int, typename: ClockType | int, pstate: Pstates | int)
+def device_get_min_max_clock_of_p_state(device, type, pstate):
+    """device_get_min_max_clock_of_p_state(device: int, type: ClockType | int, pstate: Pstates | int)
 
     Retrieve min and max clocks of some clock domain for a given PState
 
@@ -24074,18 +24074,18 @@ def device_get_min_max_clock_of_p_state(device, typename, pstate):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlClockType_t _c_typename
+    cdef cynvml.nvmlClockType_t _c_type
     cdef cynvml.nvmlPstates_t _c_pstate
     cdef unsigned int _c_min_clock_m_hz
     cdef unsigned int _c_max_clock_m_hz
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_typename = <cynvml.nvmlClockType_t>_support.enum_arg(typename, "type")
+    _c_type = <cynvml.nvmlClockType_t>_support.enum_arg(type, "type")
     _c_pstate = <cynvml.nvmlPstates_t>_support.enum_arg(pstate, "pstate")
     memset(&_c_min_clock_m_hz, 0, sizeof(_c_min_clock_m_hz))
     memset(&_c_max_clock_m_hz, 0, sizeof(_c_max_clock_m_hz))
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceGetMinMaxClockOfPState(_c_device, _c_typename, _c_pstate, &_c_min_clock_m_hz, &_c_max_clock_m_hz)
+            _result = cynvml.nvmlDeviceGetMinMaxClockOfPState(_c_device, _c_type, _c_pstate, &_c_min_clock_m_hz, &_c_max_clock_m_hz)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -26337,8 +26337,8 @@ def device_get_api_restriction(device, api_type):
     _check(_result)
     return _enum_member("EnableState", <long long>_c_is_restricted)
 
-def device_get_samples(device, typename, last_seen_time_stamp):
-    """device_get_samples(device: int, typename: SamplingType | int, last_seen_time_stamp: int)
+def device_get_samples(device, type, last_seen_time_stamp):
+    """device_get_samples(device: int, type: SamplingType | int, last_seen_time_stamp: int)
 
     Gets recent samples for the GPU.
 
@@ -26386,7 +26386,7 @@ def device_get_samples(device, typename, last_seen_time_stamp):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlSamplingType_t _c_typename
+    cdef cynvml.nvmlSamplingType_t _c_type
     cdef unsigned long long _c_last_seen_time_stamp
     cdef cynvml.nvmlValueType_t _c_sample_val_type
     cdef unsigned int _c_sample_count = 0
@@ -26394,11 +26394,11 @@ def device_get_samples(device, typename, last_seen_time_stamp):
     try:
         _c_last_seen_time_stamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "lastSeenTimeStamp")
         _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-        _c_typename = <cynvml.nvmlSamplingType_t>_support.enum_arg(typename, "type")
+        _c_type = <cynvml.nvmlSamplingType_t>_support.enum_arg(type, "type")
         memset(&_c_sample_val_type, 0, sizeof(_c_sample_val_type))
         try:
             with nogil:
-                _result = cynvml.nvmlDeviceGetSamples(_c_device, _c_typename, _c_last_seen_time_stamp, &_c_sample_val_type, &_c_sample_count, <cynvml.nvmlSample_t *>_c_samples)
+                _result = cynvml.nvmlDeviceGetSamples(_c_device, _c_type, _c_last_seen_time_stamp, &_c_sample_val_type, &_c_sample_count, <cynvml.nvmlSample_t *>_c_samples)
         except RuntimeError as _e:
             _loader_error(_e)
         while _result == 7 and _c_sample_count > 0:
@@ -26406,7 +26406,7 @@ def device_get_samples(device, typename, last_seen_time_stamp):
             _c_samples = NULL
             _c_samples = <cynvml.nvmlSample_st*>_support.alloc_array(_c_sample_count, sizeof(cynvml.nvmlSample_st))
             with nogil:
-                _result = cynvml.nvmlDeviceGetSamples(_c_device, _c_typename, _c_last_seen_time_stamp, &_c_sample_val_type, &_c_sample_count, <cynvml.nvmlSample_t *>_c_samples)
+                _result = cynvml.nvmlDeviceGetSamples(_c_device, _c_type, _c_last_seen_time_stamp, &_c_sample_val_type, &_c_sample_count, <cynvml.nvmlSample_t *>_c_samples)
         _check(_result)
         return (_enum_member("ValueType", <long long>_c_sample_val_type), [Sample._copy(&_c_samples[i]) for i in range(_c_sample_count)], )
 
@@ -26690,21 +26690,21 @@ def device_get_bus_type(device):
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or type is NULL
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: typename; raises NvmlError on failure.
+    Returns: type; raises NvmlError on failure.
     C function: nvmlDeviceGetBusType (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlBusType_t _c_typename
+    cdef cynvml.nvmlBusType_t _c_type
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_typename, 0, sizeof(_c_typename))
+    memset(&_c_type, 0, sizeof(_c_type))
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceGetBusType(_c_device, &_c_typename)
+            _result = cynvml.nvmlDeviceGetBusType(_c_device, &_c_type)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_typename
+    return _c_type
 
 def device_get_gpu_fabric_info_v(device):
     """device_get_gpu_fabric_info_v(device: int)
