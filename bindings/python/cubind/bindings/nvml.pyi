@@ -27,6 +27,11 @@ class ProcessMode(Enum):
     PROCESS_MODE_MAX: ProcessMode
     """Maximum value for bounds checking
     """
+    COMPUTE: ProcessMode
+    GRAPHICS: ProcessMode
+    MPS: ProcessMode
+    ALL: ProcessMode
+    MAX: ProcessMode
 
 class DeviceAddressingModeType(Enum):
     """Enum to represent device addressing mode values
@@ -40,12 +45,17 @@ class DeviceAddressingModeType(Enum):
     DEVICE_ADDRESSING_MODE_ATS: DeviceAddressingModeType
     """Address Translation Services mode
     """
+    NONE: DeviceAddressingModeType
+    HMM: DeviceAddressingModeType
+    ATS: DeviceAddressingModeType
 
 class BridgeChipType(Enum):
     """Enum to represent type of bridge chip
     """
     BRIDGE_CHIP_PLX: BridgeChipType
     BRIDGE_CHIP_BRO4: BridgeChipType
+    PLX: BridgeChipType
+    BRO4: BridgeChipType
 
 class NvLinkUtilizationCountUnits(Enum):
     """Enum to represent the NvLink utilization counter packet units
@@ -55,6 +65,11 @@ class NvLinkUtilizationCountUnits(Enum):
     NVLINK_COUNTER_UNIT_BYTES: NvLinkUtilizationCountUnits
     NVLINK_COUNTER_UNIT_RESERVED: NvLinkUtilizationCountUnits
     NVLINK_COUNTER_UNIT_COUNT: NvLinkUtilizationCountUnits
+    CYCLES: NvLinkUtilizationCountUnits
+    PACKETS: NvLinkUtilizationCountUnits
+    BYTES: NvLinkUtilizationCountUnits
+    RESERVED: NvLinkUtilizationCountUnits
+    COUNT: NvLinkUtilizationCountUnits
 
 class NvLinkUtilizationCountPktTypes(Enum):
     """Enum to represent the NvLink utilization counter packet types to count
@@ -72,6 +87,15 @@ class NvLinkUtilizationCountPktTypes(Enum):
     NVLINK_COUNTER_PKTFILTER_RESPDATA: NvLinkUtilizationCountPktTypes
     NVLINK_COUNTER_PKTFILTER_RESPNODATA: NvLinkUtilizationCountPktTypes
     NVLINK_COUNTER_PKTFILTER_ALL: NvLinkUtilizationCountPktTypes
+    NOP: NvLinkUtilizationCountPktTypes
+    READ: NvLinkUtilizationCountPktTypes
+    WRITE: NvLinkUtilizationCountPktTypes
+    RATOM: NvLinkUtilizationCountPktTypes
+    NRATOM: NvLinkUtilizationCountPktTypes
+    FLUSH: NvLinkUtilizationCountPktTypes
+    RESPDATA: NvLinkUtilizationCountPktTypes
+    RESPNODATA: NvLinkUtilizationCountPktTypes
+    ALL: NvLinkUtilizationCountPktTypes
 
 class NvLinkCapability(Enum):
     """Enum to represent NvLink queryable capabilities
@@ -83,6 +107,13 @@ class NvLinkCapability(Enum):
     NVLINK_CAP_SLI_BRIDGE: NvLinkCapability
     NVLINK_CAP_VALID: NvLinkCapability
     NVLINK_CAP_COUNT: NvLinkCapability
+    P2P_SUPPORTED: NvLinkCapability
+    SYSMEM_ACCESS: NvLinkCapability
+    P2P_ATOMICS: NvLinkCapability
+    SYSMEM_ATOMICS: NvLinkCapability
+    SLI_BRIDGE: NvLinkCapability
+    VALID: NvLinkCapability
+    COUNT: NvLinkCapability
 
 class NvLinkErrorCounter(Enum):
     """Enum to represent NvLink queryable error counters
@@ -93,6 +124,12 @@ class NvLinkErrorCounter(Enum):
     NVLINK_ERROR_DL_CRC_DATA: NvLinkErrorCounter
     NVLINK_ERROR_DL_ECC_DATA: NvLinkErrorCounter
     NVLINK_ERROR_COUNT: NvLinkErrorCounter
+    DL_REPLAY: NvLinkErrorCounter
+    DL_RECOVERY: NvLinkErrorCounter
+    DL_CRC_FLIT: NvLinkErrorCounter
+    DL_CRC_DATA: NvLinkErrorCounter
+    DL_ECC_DATA: NvLinkErrorCounter
+    COUNT: NvLinkErrorCounter
 
 class IntNvLinkDeviceType(Enum):
     """Enum to represent NvLink's remote device type
@@ -101,6 +138,10 @@ class IntNvLinkDeviceType(Enum):
     NVLINK_DEVICE_TYPE_IBMNPU: IntNvLinkDeviceType
     NVLINK_DEVICE_TYPE_SWITCH: IntNvLinkDeviceType
     NVLINK_DEVICE_TYPE_UNKNOWN: IntNvLinkDeviceType
+    GPU: IntNvLinkDeviceType
+    IBMNPU: IntNvLinkDeviceType
+    SWITCH: IntNvLinkDeviceType
+    UNKNOWN: IntNvLinkDeviceType
 
 class GpuTopologyLevel(Enum):
     """Represents level relationships within a system between two GPUs
@@ -112,6 +153,12 @@ class GpuTopologyLevel(Enum):
     TOPOLOGY_HOSTBRIDGE: GpuTopologyLevel
     TOPOLOGY_NODE: GpuTopologyLevel
     TOPOLOGY_SYSTEM: GpuTopologyLevel
+    INTERNAL: GpuTopologyLevel
+    SINGLE: GpuTopologyLevel
+    MULTIPLE: GpuTopologyLevel
+    HOSTBRIDGE: GpuTopologyLevel
+    NODE: GpuTopologyLevel
+    SYSTEM: GpuTopologyLevel
 
 class GpuP2PStatus(Enum):
     P2P_STATUS_OK: GpuP2PStatus
@@ -122,6 +169,14 @@ class GpuP2PStatus(Enum):
     P2P_STATUS_DISABLED_BY_REGKEY: GpuP2PStatus
     P2P_STATUS_NOT_SUPPORTED: GpuP2PStatus
     P2P_STATUS_UNKNOWN: GpuP2PStatus
+    OK: GpuP2PStatus
+    CHIPSET_NOT_SUPPORED: GpuP2PStatus
+    CHIPSET_NOT_SUPPORTED: GpuP2PStatus
+    GPU_NOT_SUPPORTED: GpuP2PStatus
+    IOH_TOPOLOGY_NOT_SUPPORTED: GpuP2PStatus
+    DISABLED_BY_REGKEY: GpuP2PStatus
+    NOT_SUPPORTED: GpuP2PStatus
+    UNKNOWN: GpuP2PStatus
 
 class GpuP2PCapsIndex(Enum):
     P2P_CAPS_INDEX_READ: GpuP2PCapsIndex
@@ -131,6 +186,13 @@ class GpuP2PCapsIndex(Enum):
     P2P_CAPS_INDEX_PCI: GpuP2PCapsIndex
     P2P_CAPS_INDEX_PROP: GpuP2PCapsIndex
     P2P_CAPS_INDEX_UNKNOWN: GpuP2PCapsIndex
+    READ: GpuP2PCapsIndex
+    WRITE: GpuP2PCapsIndex
+    NVLINK: GpuP2PCapsIndex
+    ATOMICS: GpuP2PCapsIndex
+    PCI: GpuP2PCapsIndex
+    PROP: GpuP2PCapsIndex
+    UNKNOWN: GpuP2PCapsIndex
 
 class SamplingType(Enum):
     """Represents Type of Sampling Event
@@ -166,6 +228,17 @@ class SamplingType(Enum):
     """To represent percent of time during which NVOFA remains busy
     """
     SAMPLINGTYPE_COUNT: SamplingType
+    TOTAL_POWER_SAMPLES: SamplingType
+    GPU_UTILIZATION_SAMPLES: SamplingType
+    MEMORY_UTILIZATION_SAMPLES: SamplingType
+    ENC_UTILIZATION_SAMPLES: SamplingType
+    DEC_UTILIZATION_SAMPLES: SamplingType
+    PROCESSOR_CLK_SAMPLES: SamplingType
+    MEMORY_CLK_SAMPLES: SamplingType
+    MODULE_POWER_SAMPLES: SamplingType
+    JPG_UTILIZATION_SAMPLES: SamplingType
+    OFA_UTILIZATION_SAMPLES: SamplingType
+    SAMPLINGTYPE_COUNT: SamplingType
 
 class PcieUtilCounter(Enum):
     """Represents the queryable PCIe utilization counters
@@ -173,6 +246,9 @@ class PcieUtilCounter(Enum):
     PCIE_UTIL_TX_BYTES: PcieUtilCounter
     PCIE_UTIL_RX_BYTES: PcieUtilCounter
     PCIE_UTIL_COUNT: PcieUtilCounter
+    TX_BYTES: PcieUtilCounter
+    RX_BYTES: PcieUtilCounter
+    COUNT: PcieUtilCounter
 
 class ValueType(Enum):
     """Represents the type for sample value returned
@@ -201,6 +277,14 @@ class ValueType(Enum):
     VALUE_TYPE_COUNT: ValueType
     """Maximum value above +1
     """
+    DOUBLE: ValueType
+    UNSIGNED_INT: ValueType
+    UNSIGNED_LONG: ValueType
+    UNSIGNED_LONG_LONG: ValueType
+    SIGNED_LONG_LONG: ValueType
+    SIGNED_INT: ValueType
+    UNSIGNED_SHORT: ValueType
+    COUNT: ValueType
 
 class PerfPolicyType(Enum):
     """Represents type of perf policy for which violation times can be queried
@@ -230,6 +314,15 @@ class PerfPolicyType(Enum):
     """Total time the GPU was held below base clocks
     """
     PERF_POLICY_COUNT: PerfPolicyType
+    POWER: PerfPolicyType
+    THERMAL: PerfPolicyType
+    SYNC_BOOST: PerfPolicyType
+    BOARD_LIMIT: PerfPolicyType
+    LOW_UTILIZATION: PerfPolicyType
+    RELIABILITY: PerfPolicyType
+    TOTAL_APP_CLOCKS: PerfPolicyType
+    TOTAL_BASE_CLOCKS: PerfPolicyType
+    COUNT: PerfPolicyType
 
 class ThermalTarget(Enum):
     """Represents the thermal sensor targets
@@ -258,6 +351,16 @@ class ThermalTarget(Enum):
     """
     THERMAL_TARGET_ALL: ThermalTarget
     THERMAL_TARGET_UNKNOWN: ThermalTarget
+    NONE: ThermalTarget
+    GPU: ThermalTarget
+    MEMORY: ThermalTarget
+    POWER_SUPPLY: ThermalTarget
+    BOARD: ThermalTarget
+    VCD_BOARD: ThermalTarget
+    VCD_INLET: ThermalTarget
+    VCD_OUTLET: ThermalTarget
+    ALL: ThermalTarget
+    UNKNOWN: ThermalTarget
 
 class ThermalController(Enum):
     """Represents the thermal sensor controllers
@@ -281,6 +384,25 @@ class ThermalController(Enum):
     THERMAL_CONTROLLER_MAX6649R: ThermalController
     THERMAL_CONTROLLER_ADT7473S: ThermalController
     THERMAL_CONTROLLER_UNKNOWN: ThermalController
+    NONE: ThermalController
+    GPU_INTERNAL: ThermalController
+    ADM1032: ThermalController
+    ADT7461: ThermalController
+    MAX6649: ThermalController
+    MAX1617: ThermalController
+    LM99: ThermalController
+    LM89: ThermalController
+    LM64: ThermalController
+    G781: ThermalController
+    ADT7473: ThermalController
+    SBMAX6649: ThermalController
+    VBIOSEVT: ThermalController
+    OS: ThermalController
+    NVSYSCON_CANOAS: ThermalController
+    NVSYSCON_E551: ThermalController
+    MAX6649R: ThermalController
+    ADT7473S: ThermalController
+    UNKNOWN: ThermalController
 
 class CoolerControl(Enum):
     """Cooler control type
@@ -295,6 +417,10 @@ class CoolerControl(Enum):
     """This cooler's level can be adjusted from some minimum to some maximum (eg a knob).
     """
     THERMAL_COOLER_SIGNAL_COUNT: CoolerControl
+    NONE: CoolerControl
+    TOGGLE: CoolerControl
+    VARIABLE: CoolerControl
+    COUNT: CoolerControl
 
 class CoolerTarget(Enum):
     """Cooler's target
@@ -314,6 +440,11 @@ class CoolerTarget(Enum):
     THERMAL_COOLER_TARGET_GPU_RELATED: CoolerTarget
     """This cooler cools all of the components related to its target gpu. GPU_RELATED = GPU | MEMORY | POWER_SUPPLY
     """
+    NONE: CoolerTarget
+    GPU: CoolerTarget
+    MEMORY: CoolerTarget
+    POWER_SUPPLY: CoolerTarget
+    GPU_RELATED: CoolerTarget
 
 class UUIDType(Enum):
     """Enum to represent different UUID types
@@ -327,6 +458,9 @@ class UUIDType(Enum):
     UUID_TYPE_BINARY: UUIDType
     """Binary format type
     """
+    NONE: UUIDType
+    ASCII: UUIDType
+    BINARY: UUIDType
 
 class EnableState(Enum):
     """Generic enable/disable enum.
@@ -337,6 +471,8 @@ class EnableState(Enum):
     FEATURE_ENABLED: EnableState
     """Feature enabled
     """
+    DISABLED: EnableState
+    ENABLED: EnableState
 
 class BrandType(Enum):
     """* The Brand of the GPU
@@ -363,6 +499,28 @@ class BrandType(Enum):
     BRAND_NVIDIA_NPU: BrandType
     BRAND_NVIDIA_VGAMEDEV: BrandType
     BRAND_COUNT: BrandType
+    UNKNOWN: BrandType
+    QUADRO: BrandType
+    TESLA: BrandType
+    NVS: BrandType
+    GRID: BrandType
+    GEFORCE: BrandType
+    TITAN: BrandType
+    NVIDIA_VAPPS: BrandType
+    NVIDIA_VPC: BrandType
+    NVIDIA_VCS: BrandType
+    NVIDIA_VWS: BrandType
+    NVIDIA_CLOUD_GAMING: BrandType
+    NVIDIA_VGAMING: BrandType
+    QUADRO_RTX: BrandType
+    NVIDIA_RTX: BrandType
+    NVIDIA: BrandType
+    GEFORCE_RTX: BrandType
+    TITAN_RTX: BrandType
+    NVIDIA_DLA: BrandType
+    NVIDIA_NPU: BrandType
+    NVIDIA_VGAMEDEV: BrandType
+    COUNT: BrandType
 
 class TemperatureThresholds(Enum):
     """Temperature thresholds.
@@ -400,6 +558,15 @@ class TemperatureThresholds(Enum):
     gps threshold.
     """
     TEMPERATURE_THRESHOLD_COUNT: TemperatureThresholds
+    SHUTDOWN: TemperatureThresholds
+    SLOWDOWN: TemperatureThresholds
+    MEM_MAX: TemperatureThresholds
+    GPU_MAX: TemperatureThresholds
+    ACOUSTIC_MIN: TemperatureThresholds
+    ACOUSTIC_CURR: TemperatureThresholds
+    ACOUSTIC_MAX: TemperatureThresholds
+    GPS_CURR: TemperatureThresholds
+    COUNT: TemperatureThresholds
 
 class TemperatureSensors(Enum):
     """Temperature sensors.
@@ -411,6 +578,9 @@ class TemperatureSensors(Enum):
     """Temperature from the hottest part of the GPU die
     """
     TEMPERATURE_COUNT: TemperatureSensors
+    GPU: TemperatureSensors
+    GPU_MAX: TemperatureSensors
+    COUNT: TemperatureSensors
 
 class ComputeMode(Enum):
     """Compute mode.
@@ -432,6 +602,11 @@ class ComputeMode(Enum):
     """Compute-exclusive-process mode -- only one context per device, usable from multiple threads at a time
     """
     COMPUTEMODE_COUNT: ComputeMode
+    DEFAULT: ComputeMode
+    EXCLUSIVE_THREAD: ComputeMode
+    PROHIBITED: ComputeMode
+    EXCLUSIVE_PROCESS: ComputeMode
+    COUNT: ComputeMode
 
 class MemoryErrorType(Enum):
     """Memory error types
@@ -451,6 +626,9 @@ class MemoryErrorType(Enum):
     MEMORY_ERROR_TYPE_COUNT: MemoryErrorType
     """Count of memory error types
     """
+    CORRECTED: MemoryErrorType
+    UNCORRECTED: MemoryErrorType
+    COUNT: MemoryErrorType
 
 class EccCounterType(Enum):
     """ECC counter types.
@@ -469,6 +647,9 @@ class EccCounterType(Enum):
     ECC_COUNTER_TYPE_COUNT: EccCounterType
     """Count of memory counter types
     """
+    VOLATILE_ECC: EccCounterType
+    AGGREGATE_ECC: EccCounterType
+    ECC_COUNTER_TYPE_COUNT: EccCounterType
 
 class ClockType(Enum):
     """Clock types.
@@ -490,6 +671,11 @@ class ClockType(Enum):
     CLOCK_COUNT: ClockType
     """Count of clock types
     """
+    GRAPHICS: ClockType
+    SM: ClockType
+    MEM: ClockType
+    VIDEO: ClockType
+    COUNT: ClockType
 
 class ClockId(Enum):
     """Clock Ids.  These are used in combination with ClockType
@@ -512,6 +698,11 @@ class ClockId(Enum):
     CLOCK_ID_COUNT: ClockId
     """Count of Clock Ids.
     """
+    CURRENT: ClockId
+    APP_CLOCK_TARGET: ClockId
+    APP_CLOCK_DEFAULT: ClockId
+    CUSTOMER_BOOST_MAX: ClockId
+    COUNT: ClockId
 
 class DriverModel(Enum):
     """Driver models.
@@ -527,6 +718,9 @@ class DriverModel(Enum):
     DRIVER_MCDM: DriverModel
     """MCDM driver model -- GPU treated as a Microsoft compute device
     """
+    WDDM: DriverModel
+    WDM: DriverModel
+    MCDM: DriverModel
 
 class Pstates(Enum):
     """Allowed PStates.
@@ -582,6 +776,7 @@ class Pstates(Enum):
     PSTATE_UNKNOWN: Pstates
     """Unknown performance state
     """
+    UNKNOWN: Pstates
 
 class GpuOperationMode(Enum):
     """GPU Operation Mode
@@ -601,6 +796,9 @@ class GpuOperationMode(Enum):
     """Designed for running graphics applications that don't require
     high bandwidth double precision
     """
+    ALL_ON: GpuOperationMode
+    COMPUTE: GpuOperationMode
+    LOW_DP: GpuOperationMode
 
 class InforomObject(Enum):
     """Available infoROM objects.
@@ -620,6 +818,11 @@ class InforomObject(Enum):
     INFOROM_COUNT: InforomObject
     """This counts the number of infoROM objects the driver knows about
     """
+    OEM: InforomObject
+    ECC: InforomObject
+    POWER: InforomObject
+    DEN: InforomObject
+    COUNT: InforomObject
 
 class Return(Enum):
     """Return values for NVML API calls.
@@ -720,6 +923,38 @@ class Return(Enum):
     ERROR_UNKNOWN: Return
     """An internal driver error occurred
     """
+    SUCCESS: Return
+    ERROR_UNINITIALIZED: Return
+    ERROR_INVALID_ARGUMENT: Return
+    ERROR_NOT_SUPPORTED: Return
+    ERROR_NO_PERMISSION: Return
+    ERROR_ALREADY_INITIALIZED: Return
+    ERROR_NOT_FOUND: Return
+    ERROR_INSUFFICIENT_SIZE: Return
+    ERROR_INSUFFICIENT_POWER: Return
+    ERROR_DRIVER_NOT_LOADED: Return
+    ERROR_TIMEOUT: Return
+    ERROR_IRQ_ISSUE: Return
+    ERROR_LIBRARY_NOT_FOUND: Return
+    ERROR_FUNCTION_NOT_FOUND: Return
+    ERROR_CORRUPTED_INFOROM: Return
+    ERROR_GPU_IS_LOST: Return
+    ERROR_RESET_REQUIRED: Return
+    ERROR_OPERATING_SYSTEM: Return
+    ERROR_LIB_RM_VERSION_MISMATCH: Return
+    ERROR_IN_USE: Return
+    ERROR_MEMORY: Return
+    ERROR_NO_DATA: Return
+    ERROR_VGPU_ECC_NOT_SUPPORTED: Return
+    ERROR_INSUFFICIENT_RESOURCES: Return
+    ERROR_FREQ_NOT_SUPPORTED: Return
+    ERROR_ARGUMENT_VERSION_MISMATCH: Return
+    ERROR_DEPRECATED: Return
+    ERROR_NOT_READY: Return
+    ERROR_GPU_NOT_FOUND: Return
+    ERROR_INVALID_STATE: Return
+    ERROR_RESET_TYPE_NOT_SUPPORTED: Return
+    ERROR_UNKNOWN: Return
 
 class MemoryLocation(Enum):
     """See nvmlDeviceGetMemoryErrorCounter
@@ -754,6 +989,16 @@ class MemoryLocation(Enum):
     MEMORY_LOCATION_COUNT: MemoryLocation
     """This counts the number of memory locations the driver knows about
     """
+    L1_CACHE: MemoryLocation
+    L2_CACHE: MemoryLocation
+    DRAM: MemoryLocation
+    DEVICE_MEMORY: MemoryLocation
+    REGISTER_FILE: MemoryLocation
+    TEXTURE_MEMORY: MemoryLocation
+    TEXTURE_SHM: MemoryLocation
+    CBU: MemoryLocation
+    SRAM: MemoryLocation
+    COUNT: MemoryLocation
 
 class PageRetirementCause(Enum):
     """Causes for page retirement
@@ -765,6 +1010,9 @@ class PageRetirementCause(Enum):
     """Page was retired due to double bit ECC error
     """
     PAGE_RETIREMENT_CAUSE_COUNT: PageRetirementCause
+    MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
+    DOUBLE_BIT_ECC_ERROR: PageRetirementCause
+    COUNT: PageRetirementCause
 
 class RestrictedAPI(Enum):
     """API types that allow changes to default permission restrictions
@@ -779,6 +1027,9 @@ class RestrictedAPI(Enum):
     see nvmlDeviceSetAutoBoostedClocksEnabled
     """
     RESTRICTED_API_COUNT: RestrictedAPI
+    SET_APPLICATION_CLOCKS: RestrictedAPI
+    SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
+    COUNT: RestrictedAPI
 
 class GpuUtilizationDomainId(Enum):
     """Represents the GPU utilization domains
@@ -795,6 +1046,10 @@ class GpuUtilizationDomainId(Enum):
     GPU_UTILIZATION_DOMAIN_BUS: GpuUtilizationDomainId
     """Bus interface domain
     """
+    GPU: GpuUtilizationDomainId
+    FB: GpuUtilizationDomainId
+    VID: GpuUtilizationDomainId
+    BUS: GpuUtilizationDomainId
 
 class GpuVirtualizationMode(Enum):
     """GPU virtualization mode types.
@@ -814,6 +1069,11 @@ class GpuVirtualizationMode(Enum):
     GPU_VIRTUALIZATION_MODE_HOST_VSGA: GpuVirtualizationMode
     """Device is associated with VGX hypervisor in vSGA mode
     """
+    NONE: GpuVirtualizationMode
+    PASSTHROUGH: GpuVirtualizationMode
+    VGPU: GpuVirtualizationMode
+    HOST_VGPU: GpuVirtualizationMode
+    HOST_VSGA: GpuVirtualizationMode
 
 class HostVgpuMode(Enum):
     """Host vGPU modes
@@ -824,6 +1084,8 @@ class HostVgpuMode(Enum):
     HOST_VGPU_MODE_SRIOV: HostVgpuMode
     """SR-IOV mode
     """
+    NON_SRIOV: HostVgpuMode
+    SRIOV: HostVgpuMode
 
 class VgpuVmIdType(Enum):
     """Types of VM identifiers
@@ -834,6 +1096,8 @@ class VgpuVmIdType(Enum):
     VGPU_VM_ID_UUID: VgpuVmIdType
     """VM ID represents UUID
     """
+    DOMAIN_ID: VgpuVmIdType
+    UUID: VgpuVmIdType
 
 class VgpuGuestInfoState(Enum):
     """vGPU GUEST info state
@@ -844,6 +1108,8 @@ class VgpuGuestInfoState(Enum):
     VGPU_INSTANCE_GUEST_INFO_STATE_INITIALIZED: VgpuGuestInfoState
     """Guest-dependent fields initialized
     """
+    UNINITIALIZED: VgpuGuestInfoState
+    INITIALIZED: VgpuGuestInfoState
 
 class GridLicenseFeatureCode(Enum):
     """vGPU software licensable features
@@ -869,6 +1135,13 @@ class GridLicenseFeatureCode(Enum):
     GRID_LICENSE_FEATURE_CODE_VGAMEDEV: GridLicenseFeatureCode
     """vGameDev
     """
+    UNKNOWN: GridLicenseFeatureCode
+    VGPU: GridLicenseFeatureCode
+    NVIDIA_RTX: GridLicenseFeatureCode
+    VWORKSTATION: GridLicenseFeatureCode
+    GAMING: GridLicenseFeatureCode
+    COMPUTE: GridLicenseFeatureCode
+    VGAMEDEV: GridLicenseFeatureCode
 
 class VgpuCapability(Enum):
     """vGPU queryable capabilities
@@ -889,6 +1162,12 @@ class VgpuCapability(Enum):
     """vGPU profile cannot run on a GPU alongside other profiles of different size
     """
     VGPU_CAP_COUNT: VgpuCapability
+    NVLINK_P2P: VgpuCapability
+    GPUDIRECT: VgpuCapability
+    MULTI_VGPU_EXCLUSIVE: VgpuCapability
+    EXCLUSIVE_TYPE: VgpuCapability
+    EXCLUSIVE_SIZE: VgpuCapability
+    COUNT: VgpuCapability
 
 class VgpuDriverCapability(Enum):
     """vGPU driver queryable capabilities
@@ -900,6 +1179,9 @@ class VgpuDriverCapability(Enum):
     """Supports FSR and warm update of vGPU host driver without terminating the running guest VM
     """
     VGPU_DRIVER_CAP_COUNT: VgpuDriverCapability
+    HETEROGENEOUS_MULTI_VGPU: VgpuDriverCapability
+    WARM_UPDATE: VgpuDriverCapability
+    COUNT: VgpuDriverCapability
 
 class DeviceVgpuCapability(Enum):
     """Device vGPU queryable capabilities
@@ -944,6 +1226,20 @@ class DeviceVgpuCapability(Enum):
     """Query whether the GPU supports UVM stun
     """
     DEVICE_VGPU_CAP_COUNT: DeviceVgpuCapability
+    FRACTIONAL_MULTI_VGPU: DeviceVgpuCapability
+    HETEROGENEOUS_TIMESLICE_PROFILES: DeviceVgpuCapability
+    HETEROGENEOUS_TIMESLICE_SIZES: DeviceVgpuCapability
+    READ_DEVICE_BUFFER_BW: DeviceVgpuCapability
+    WRITE_DEVICE_BUFFER_BW: DeviceVgpuCapability
+    DEVICE_STREAMING: DeviceVgpuCapability
+    MINI_QUARTER_GPU: DeviceVgpuCapability
+    COMPUTE_MEDIA_ENGINE_GPU: DeviceVgpuCapability
+    WARM_UPDATE: DeviceVgpuCapability
+    HOMOGENEOUS_PLACEMENTS: DeviceVgpuCapability
+    MIG_TIMESLICING_SUPPORTED: DeviceVgpuCapability
+    MIG_TIMESLICING_ENABLED: DeviceVgpuCapability
+    UVM_STUN: DeviceVgpuCapability
+    COUNT: DeviceVgpuCapability
 
 class DeviceGpuRecoveryAction(Enum):
     """Enum describing the GPU Recovery Action
@@ -972,6 +1268,14 @@ class DeviceGpuRecoveryAction(Enum):
     GPU_RECOVERY_ACTION_SYSTEM_REBOOT: DeviceGpuRecoveryAction
     """Reboot the system
     """
+    NONE: DeviceGpuRecoveryAction
+    GPU_RESET: DeviceGpuRecoveryAction
+    NODE_REBOOT: DeviceGpuRecoveryAction
+    DRAIN_P2P: DeviceGpuRecoveryAction
+    DRAIN_AND_RESET: DeviceGpuRecoveryAction
+    RECOVER_IMEX_DOMAIN: DeviceGpuRecoveryAction
+    BUS_RESET: DeviceGpuRecoveryAction
+    SYSTEM_REBOOT: DeviceGpuRecoveryAction
 
 class FanState(Enum):
     """Fan state enum.
@@ -982,6 +1286,8 @@ class FanState(Enum):
     FAN_FAILED: FanState
     """Fan has failed
     """
+    NORMAL: FanState
+    FAILED: FanState
 
 class LedColor(Enum):
     """Led color enum.
@@ -992,6 +1298,8 @@ class LedColor(Enum):
     LED_COLOR_AMBER: LedColor
     """AMBER, indicates problem
     """
+    GREEN: LedColor
+    AMBER: LedColor
 
 class GpuOperationalEventLogLevel(Enum):
     """@brief Log-level values used by GPU Operational Events.
@@ -1020,6 +1328,12 @@ class GpuOperationalEventLogLevel(Enum):
     GPU_OPERATIONAL_EVENT_LOG_LEVEL_ERROR: GpuOperationalEventLogLevel
     """Error events.
     """
+    ALL: GpuOperationalEventLogLevel
+    TELEMETRY: GpuOperationalEventLogLevel
+    DIAG: GpuOperationalEventLogLevel
+    NOTICE: GpuOperationalEventLogLevel
+    WARNING: GpuOperationalEventLogLevel
+    ERROR: GpuOperationalEventLogLevel
 
 class OperationalEventSeverity(Enum):
     """@brief Severity values used by Operational Events.
@@ -1045,6 +1359,11 @@ class OperationalEventSeverity(Enum):
     OPERATIONAL_EVENT_SEVERITY_FATAL: OperationalEventSeverity
     """Fatal error event.
     """
+    ALL: OperationalEventSeverity
+    INFORMATIONAL: OperationalEventSeverity
+    CORRECTED: OperationalEventSeverity
+    RECOVERABLE: OperationalEventSeverity
+    FATAL: OperationalEventSeverity
 
 class EventDataType(Enum):
     """@brief Event data formats returned by nvmlEventSetWait_v3.
@@ -1055,6 +1374,8 @@ class EventDataType(Enum):
     EVENT_DATA_TYPE_GPU_OPERATIONAL_EVENT: EventDataType
     """Structured GPU Operational Event data.
     """
+    NVML_EVENT: EventDataType
+    GPU_OPERATIONAL_EVENT: EventDataType
 
 class GpuOperationalEventContextType(Enum):
     """@brief NVML-defined GPU Operational Event context classifications.
@@ -1069,6 +1390,8 @@ class GpuOperationalEventContextType(Enum):
     GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_LEGACY_XID: GpuOperationalEventContextType
     """Context payload can be decoded with nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1.
     """
+    UNKNOWN: GpuOperationalEventContextType
+    LEGACY_XID: GpuOperationalEventContextType
 
 class EncoderType(Enum):
     """Represents type of encoder for capacity can be queried
@@ -1085,6 +1408,10 @@ class EncoderType(Enum):
     ENCODER_QUERY_UNKNOWN: EncoderType
     """Unknown encoder
     """
+    H264: EncoderType
+    HEVC: EncoderType
+    AV1: EncoderType
+    UNKNOWN: EncoderType
 
 class FBCSessionType(Enum):
     """Represents frame buffer capture session type
@@ -1104,18 +1431,27 @@ class FBCSessionType(Enum):
     FBC_SESSION_TYPE_HWENC: FBCSessionType
     """HEnc
     """
+    UNKNOWN: FBCSessionType
+    TOSYS: FBCSessionType
+    CUDA: FBCSessionType
+    VID: FBCSessionType
+    HWENC: FBCSessionType
 
 class DetachGpuState(Enum):
     """Is the GPU device to be removed from the kernel by nvmlDeviceRemoveGpu()
     """
     DETACH_GPU_KEEP: DetachGpuState
     DETACH_GPU_REMOVE: DetachGpuState
+    KEEP: DetachGpuState
+    REMOVE: DetachGpuState
 
 class PcieLinkState(Enum):
     """Parent bridge PCIe link state requested by nvmlDeviceRemoveGpu()
     """
     PCIE_LINK_KEEP: PcieLinkState
     PCIE_LINK_SHUT_DOWN: PcieLinkState
+    KEEP: PcieLinkState
+    SHUT_DOWN: PcieLinkState
 
 class CPERType(Enum):
     """Bitmask of CPER record types. Multiple values may be combined
@@ -1129,6 +1465,9 @@ class ClockLimitId(Enum):
     CLOCK_LIMIT_ID_RANGE_START: ClockLimitId
     CLOCK_LIMIT_ID_TDP: ClockLimitId
     CLOCK_LIMIT_ID_UNLIMITED: ClockLimitId
+    RANGE_START: ClockLimitId
+    TDP: ClockLimitId
+    UNLIMITED: ClockLimitId
 
 class NvlinkVersion(Enum):
     """Represents Nvlink Version
@@ -1160,6 +1499,7 @@ class NvlinkVersion(Enum):
     NVLINK_VERSION_6_0: NvlinkVersion
     """NVLink Version 6.0
     """
+    INVALID: NvlinkVersion
 
 class NvlinkTelemetrySampleType(Enum):
     """Per-link NVLink telemetry sample types.
@@ -1173,6 +1513,9 @@ class NvlinkTelemetrySampleType(Enum):
     NVLINK_TELEMETRY_SAMPLE_TYPE_COUNT: NvlinkTelemetrySampleType
     """Number of valid sample types
     """
+    THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
+    THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
+    COUNT: NvlinkTelemetrySampleType
 
 class VgpuVmCompatibility(Enum):
     """vGPU VM compatibility codes
@@ -1192,6 +1535,11 @@ class VgpuVmCompatibility(Enum):
     VGPU_VM_COMPATIBILITY_LIVE: VgpuVmCompatibility
     """vGPU is runnable from a live/paused (ACPI S0)
     """
+    NONE: VgpuVmCompatibility
+    COLD: VgpuVmCompatibility
+    HIBERNATE: VgpuVmCompatibility
+    SLEEP: VgpuVmCompatibility
+    LIVE: VgpuVmCompatibility
 
 class VgpuPgpuCompatibilityLimitCode(Enum):
     """vGPU-pGPU compatibility limit codes
@@ -1211,6 +1559,11 @@ class VgpuPgpuCompatibilityLimitCode(Enum):
     VGPU_COMPATIBILITY_LIMIT_OTHER: VgpuPgpuCompatibilityLimitCode
     """Compatibility is limited by an undefined factor.
     """
+    NONE: VgpuPgpuCompatibilityLimitCode
+    HOST_DRIVER: VgpuPgpuCompatibilityLimitCode
+    GUEST_DRIVER: VgpuPgpuCompatibilityLimitCode
+    GPU: VgpuPgpuCompatibilityLimitCode
+    OTHER: VgpuPgpuCompatibilityLimitCode
 
 class PRMCounterId(Enum):
     """PRM Counter IDs
@@ -1284,6 +1637,29 @@ class PRMCounterId(Enum):
     PRM_COUNTER_ID_PPRM_OPER_RECOVERY: PRMCounterId
     """PPRM, oper_recovery
     """
+    NONE: PRMCounterId
+    PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
+    PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
+    PPCNT_PLR_RCV_CODES: PRMCounterId
+    PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
+    PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
+    PPCNT_PLR_XMIT_CODES: PRMCounterId
+    PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
+    PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
+    PPCNT_PLR_SYNC_EVENTS: PRMCounterId
+    PPRM_OPER_RECOVERY: PRMCounterId
 
 class GpmMetricId(Enum):
     """GPM Metric Identifiers
@@ -2629,6 +3005,453 @@ class GpmMetricId(Enum):
     GPM_METRIC_MAX: GpmMetricId
     """Maximum value above +1
     """
+    GRAPHICS_UTIL: GpmMetricId
+    SM_UTIL: GpmMetricId
+    SM_OCCUPANCY: GpmMetricId
+    INTEGER_UTIL: GpmMetricId
+    ANY_TENSOR_UTIL: GpmMetricId
+    DFMA_TENSOR_UTIL: GpmMetricId
+    HMMA_TENSOR_UTIL: GpmMetricId
+    DMMA_TENSOR_UTIL: GpmMetricId
+    IMMA_TENSOR_UTIL: GpmMetricId
+    DRAM_BW_UTIL: GpmMetricId
+    FP64_UTIL: GpmMetricId
+    FP32_UTIL: GpmMetricId
+    FP16_UTIL: GpmMetricId
+    PCIE_TX_PER_SEC: GpmMetricId
+    PCIE_RX_PER_SEC: GpmMetricId
+    NVDEC_0_UTIL: GpmMetricId
+    NVDEC_1_UTIL: GpmMetricId
+    NVDEC_2_UTIL: GpmMetricId
+    NVDEC_3_UTIL: GpmMetricId
+    NVDEC_4_UTIL: GpmMetricId
+    NVDEC_5_UTIL: GpmMetricId
+    NVDEC_6_UTIL: GpmMetricId
+    NVDEC_7_UTIL: GpmMetricId
+    NVJPG_0_UTIL: GpmMetricId
+    NVJPG_1_UTIL: GpmMetricId
+    NVJPG_2_UTIL: GpmMetricId
+    NVJPG_3_UTIL: GpmMetricId
+    NVJPG_4_UTIL: GpmMetricId
+    NVJPG_5_UTIL: GpmMetricId
+    NVJPG_6_UTIL: GpmMetricId
+    NVJPG_7_UTIL: GpmMetricId
+    NVOFA_0_UTIL: GpmMetricId
+    NVOFA_1_UTIL: GpmMetricId
+    NVLINK_TOTAL_RX_PER_SEC: GpmMetricId
+    NVLINK_TOTAL_TX_PER_SEC: GpmMetricId
+    NVLINK_L0_RX_PER_SEC: GpmMetricId
+    NVLINK_L0_TX_PER_SEC: GpmMetricId
+    NVLINK_L1_RX_PER_SEC: GpmMetricId
+    NVLINK_L1_TX_PER_SEC: GpmMetricId
+    NVLINK_L2_RX_PER_SEC: GpmMetricId
+    NVLINK_L2_TX_PER_SEC: GpmMetricId
+    NVLINK_L3_RX_PER_SEC: GpmMetricId
+    NVLINK_L3_TX_PER_SEC: GpmMetricId
+    NVLINK_L4_RX_PER_SEC: GpmMetricId
+    NVLINK_L4_TX_PER_SEC: GpmMetricId
+    NVLINK_L5_RX_PER_SEC: GpmMetricId
+    NVLINK_L5_TX_PER_SEC: GpmMetricId
+    NVLINK_L6_RX_PER_SEC: GpmMetricId
+    NVLINK_L6_TX_PER_SEC: GpmMetricId
+    NVLINK_L7_RX_PER_SEC: GpmMetricId
+    NVLINK_L7_TX_PER_SEC: GpmMetricId
+    NVLINK_L8_RX_PER_SEC: GpmMetricId
+    NVLINK_L8_TX_PER_SEC: GpmMetricId
+    NVLINK_L9_RX_PER_SEC: GpmMetricId
+    NVLINK_L9_TX_PER_SEC: GpmMetricId
+    NVLINK_L10_RX_PER_SEC: GpmMetricId
+    NVLINK_L10_TX_PER_SEC: GpmMetricId
+    NVLINK_L11_RX_PER_SEC: GpmMetricId
+    NVLINK_L11_TX_PER_SEC: GpmMetricId
+    NVLINK_L12_RX_PER_SEC: GpmMetricId
+    NVLINK_L12_TX_PER_SEC: GpmMetricId
+    NVLINK_L13_RX_PER_SEC: GpmMetricId
+    NVLINK_L13_TX_PER_SEC: GpmMetricId
+    NVLINK_L14_RX_PER_SEC: GpmMetricId
+    NVLINK_L14_TX_PER_SEC: GpmMetricId
+    NVLINK_L15_RX_PER_SEC: GpmMetricId
+    NVLINK_L15_TX_PER_SEC: GpmMetricId
+    NVLINK_L16_RX_PER_SEC: GpmMetricId
+    NVLINK_L16_TX_PER_SEC: GpmMetricId
+    NVLINK_L17_RX_PER_SEC: GpmMetricId
+    NVLINK_L17_TX_PER_SEC: GpmMetricId
+    C2C_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_DATA_TX_PER_SEC: GpmMetricId
+    C2C_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK0_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK0_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK0_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK0_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK1_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK1_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK1_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK1_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK2_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK2_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK2_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK2_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK3_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK3_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK3_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK3_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK4_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK4_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK4_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK4_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK5_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK5_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK5_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK5_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK6_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK6_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK6_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK6_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK7_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK7_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK7_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK7_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK8_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK8_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK8_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK8_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK9_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK9_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK9_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK9_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK10_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK10_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK10_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK10_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK11_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK11_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK11_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK11_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK12_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK12_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK12_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK12_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK13_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK13_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK13_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK13_DATA_RX_PER_SEC: GpmMetricId
+    HOSTMEM_CACHE_HIT: GpmMetricId
+    HOSTMEM_CACHE_MISS: GpmMetricId
+    PEERMEM_CACHE_HIT: GpmMetricId
+    PEERMEM_CACHE_MISS: GpmMetricId
+    DRAM_CACHE_HIT: GpmMetricId
+    DRAM_CACHE_MISS: GpmMetricId
+    NVENC_0_UTIL: GpmMetricId
+    NVENC_1_UTIL: GpmMetricId
+    NVENC_2_UTIL: GpmMetricId
+    NVENC_3_UTIL: GpmMetricId
+    GR0_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR0_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR0_CTXSW_REQUESTS: GpmMetricId
+    GR0_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR0_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR1_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR1_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR1_CTXSW_REQUESTS: GpmMetricId
+    GR1_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR1_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR2_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR2_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR2_CTXSW_REQUESTS: GpmMetricId
+    GR2_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR2_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR3_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR3_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR3_CTXSW_REQUESTS: GpmMetricId
+    GR3_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR3_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR4_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR4_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR4_CTXSW_REQUESTS: GpmMetricId
+    GR4_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR4_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR5_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR5_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR5_CTXSW_REQUESTS: GpmMetricId
+    GR5_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR5_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR6_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR6_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR6_CTXSW_REQUESTS: GpmMetricId
+    GR6_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR6_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR7_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR7_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR7_CTXSW_REQUESTS: GpmMetricId
+    GR7_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR7_CTXSW_ACTIVE_PCT: GpmMetricId
+    NVLINK_L18_RX_PER_SEC: GpmMetricId
+    NVLINK_L18_TX_PER_SEC: GpmMetricId
+    NVLINK_L19_RX_PER_SEC: GpmMetricId
+    NVLINK_L19_TX_PER_SEC: GpmMetricId
+    NVLINK_L20_RX_PER_SEC: GpmMetricId
+    NVLINK_L20_TX_PER_SEC: GpmMetricId
+    NVLINK_L21_RX_PER_SEC: GpmMetricId
+    NVLINK_L21_TX_PER_SEC: GpmMetricId
+    NVLINK_L22_RX_PER_SEC: GpmMetricId
+    NVLINK_L22_TX_PER_SEC: GpmMetricId
+    NVLINK_L23_RX_PER_SEC: GpmMetricId
+    NVLINK_L23_TX_PER_SEC: GpmMetricId
+    NVLINK_L24_RX_PER_SEC: GpmMetricId
+    NVLINK_L24_TX_PER_SEC: GpmMetricId
+    NVLINK_L25_RX_PER_SEC: GpmMetricId
+    NVLINK_L25_TX_PER_SEC: GpmMetricId
+    NVLINK_L26_RX_PER_SEC: GpmMetricId
+    NVLINK_L26_TX_PER_SEC: GpmMetricId
+    NVLINK_L27_RX_PER_SEC: GpmMetricId
+    NVLINK_L27_TX_PER_SEC: GpmMetricId
+    NVLINK_L28_RX_PER_SEC: GpmMetricId
+    NVLINK_L28_TX_PER_SEC: GpmMetricId
+    NVLINK_L29_RX_PER_SEC: GpmMetricId
+    NVLINK_L29_TX_PER_SEC: GpmMetricId
+    NVLINK_L30_RX_PER_SEC: GpmMetricId
+    NVLINK_L30_TX_PER_SEC: GpmMetricId
+    NVLINK_L31_RX_PER_SEC: GpmMetricId
+    NVLINK_L31_TX_PER_SEC: GpmMetricId
+    NVLINK_L32_RX_PER_SEC: GpmMetricId
+    NVLINK_L32_TX_PER_SEC: GpmMetricId
+    NVLINK_L33_RX_PER_SEC: GpmMetricId
+    NVLINK_L33_TX_PER_SEC: GpmMetricId
+    NVLINK_L34_RX_PER_SEC: GpmMetricId
+    NVLINK_L34_TX_PER_SEC: GpmMetricId
+    NVLINK_L35_RX_PER_SEC: GpmMetricId
+    NVLINK_L35_TX_PER_SEC: GpmMetricId
+    SM_CYCLES_ELAPSED: GpmMetricId
+    SM_CYCLES_ACTIVE: GpmMetricId
+    MMA_CYCLES_ACTIVE: GpmMetricId
+    DMMA_CYCLES_ACTIVE: GpmMetricId
+    HMMA_CYCLES_ACTIVE: GpmMetricId
+    IMMA_CYCLES_ACTIVE: GpmMetricId
+    DFMA_CYCLES_ACTIVE: GpmMetricId
+    PCIE_TX: GpmMetricId
+    PCIE_RX: GpmMetricId
+    INTEGER_CYCLES_ACTIVE: GpmMetricId
+    FP64_CYCLES_ACTIVE: GpmMetricId
+    FP32_CYCLES_ACTIVE: GpmMetricId
+    FP16_CYCLES_ACTIVE: GpmMetricId
+    NVLINK_L0_RX: GpmMetricId
+    NVLINK_L0_TX: GpmMetricId
+    NVLINK_L1_RX: GpmMetricId
+    NVLINK_L1_TX: GpmMetricId
+    NVLINK_L2_RX: GpmMetricId
+    NVLINK_L2_TX: GpmMetricId
+    NVLINK_L3_RX: GpmMetricId
+    NVLINK_L3_TX: GpmMetricId
+    NVLINK_L4_RX: GpmMetricId
+    NVLINK_L4_TX: GpmMetricId
+    NVLINK_L5_RX: GpmMetricId
+    NVLINK_L5_TX: GpmMetricId
+    NVLINK_L6_RX: GpmMetricId
+    NVLINK_L6_TX: GpmMetricId
+    NVLINK_L7_RX: GpmMetricId
+    NVLINK_L7_TX: GpmMetricId
+    NVLINK_L8_RX: GpmMetricId
+    NVLINK_L8_TX: GpmMetricId
+    NVLINK_L9_RX: GpmMetricId
+    NVLINK_L9_TX: GpmMetricId
+    NVLINK_L10_RX: GpmMetricId
+    NVLINK_L10_TX: GpmMetricId
+    NVLINK_L11_RX: GpmMetricId
+    NVLINK_L11_TX: GpmMetricId
+    NVLINK_L12_RX: GpmMetricId
+    NVLINK_L12_TX: GpmMetricId
+    NVLINK_L13_RX: GpmMetricId
+    NVLINK_L13_TX: GpmMetricId
+    NVLINK_L14_RX: GpmMetricId
+    NVLINK_L14_TX: GpmMetricId
+    NVLINK_L15_RX: GpmMetricId
+    NVLINK_L15_TX: GpmMetricId
+    NVLINK_L16_RX: GpmMetricId
+    NVLINK_L16_TX: GpmMetricId
+    NVLINK_L17_RX: GpmMetricId
+    NVLINK_L17_TX: GpmMetricId
+    NVLINK_L18_RX: GpmMetricId
+    NVLINK_L18_TX: GpmMetricId
+    NVLINK_L19_RX: GpmMetricId
+    NVLINK_L19_TX: GpmMetricId
+    NVLINK_L20_RX: GpmMetricId
+    NVLINK_L20_TX: GpmMetricId
+    NVLINK_L21_RX: GpmMetricId
+    NVLINK_L21_TX: GpmMetricId
+    NVLINK_L22_RX: GpmMetricId
+    NVLINK_L22_TX: GpmMetricId
+    NVLINK_L23_RX: GpmMetricId
+    NVLINK_L23_TX: GpmMetricId
+    NVLINK_L24_RX: GpmMetricId
+    NVLINK_L24_TX: GpmMetricId
+    NVLINK_L25_RX: GpmMetricId
+    NVLINK_L25_TX: GpmMetricId
+    NVLINK_L26_RX: GpmMetricId
+    NVLINK_L26_TX: GpmMetricId
+    NVLINK_L27_RX: GpmMetricId
+    NVLINK_L27_TX: GpmMetricId
+    NVLINK_L28_RX: GpmMetricId
+    NVLINK_L28_TX: GpmMetricId
+    NVLINK_L29_RX: GpmMetricId
+    NVLINK_L29_TX: GpmMetricId
+    NVLINK_L30_RX: GpmMetricId
+    NVLINK_L30_TX: GpmMetricId
+    NVLINK_L31_RX: GpmMetricId
+    NVLINK_L31_TX: GpmMetricId
+    NVLINK_L32_RX: GpmMetricId
+    NVLINK_L32_TX: GpmMetricId
+    NVLINK_L33_RX: GpmMetricId
+    NVLINK_L33_TX: GpmMetricId
+    NVLINK_L34_RX: GpmMetricId
+    NVLINK_L34_TX: GpmMetricId
+    NVLINK_L35_RX: GpmMetricId
+    NVLINK_L35_TX: GpmMetricId
+    NVLINK_L36_RX: GpmMetricId
+    NVLINK_L36_TX: GpmMetricId
+    NVLINK_L37_RX: GpmMetricId
+    NVLINK_L37_TX: GpmMetricId
+    NVLINK_L38_RX: GpmMetricId
+    NVLINK_L38_TX: GpmMetricId
+    NVLINK_L39_RX: GpmMetricId
+    NVLINK_L39_TX: GpmMetricId
+    NVLINK_L40_RX: GpmMetricId
+    NVLINK_L40_TX: GpmMetricId
+    NVLINK_L41_RX: GpmMetricId
+    NVLINK_L41_TX: GpmMetricId
+    NVLINK_L42_RX: GpmMetricId
+    NVLINK_L42_TX: GpmMetricId
+    NVLINK_L43_RX: GpmMetricId
+    NVLINK_L43_TX: GpmMetricId
+    NVLINK_L44_RX: GpmMetricId
+    NVLINK_L44_TX: GpmMetricId
+    NVLINK_L45_RX: GpmMetricId
+    NVLINK_L45_TX: GpmMetricId
+    NVLINK_L46_RX: GpmMetricId
+    NVLINK_L46_TX: GpmMetricId
+    NVLINK_L47_RX: GpmMetricId
+    NVLINK_L47_TX: GpmMetricId
+    NVLINK_L48_RX: GpmMetricId
+    NVLINK_L48_TX: GpmMetricId
+    NVLINK_L49_RX: GpmMetricId
+    NVLINK_L49_TX: GpmMetricId
+    NVLINK_L50_RX: GpmMetricId
+    NVLINK_L50_TX: GpmMetricId
+    NVLINK_L51_RX: GpmMetricId
+    NVLINK_L51_TX: GpmMetricId
+    NVLINK_L52_RX: GpmMetricId
+    NVLINK_L52_TX: GpmMetricId
+    NVLINK_L53_RX: GpmMetricId
+    NVLINK_L53_TX: GpmMetricId
+    NVLINK_L54_RX: GpmMetricId
+    NVLINK_L54_TX: GpmMetricId
+    NVLINK_L55_RX: GpmMetricId
+    NVLINK_L55_TX: GpmMetricId
+    NVLINK_L56_RX: GpmMetricId
+    NVLINK_L56_TX: GpmMetricId
+    NVLINK_L57_RX: GpmMetricId
+    NVLINK_L57_TX: GpmMetricId
+    NVLINK_L58_RX: GpmMetricId
+    NVLINK_L58_TX: GpmMetricId
+    NVLINK_L59_RX: GpmMetricId
+    NVLINK_L59_TX: GpmMetricId
+    NVLINK_L60_RX: GpmMetricId
+    NVLINK_L60_TX: GpmMetricId
+    NVLINK_L61_RX: GpmMetricId
+    NVLINK_L61_TX: GpmMetricId
+    NVLINK_L62_RX: GpmMetricId
+    NVLINK_L62_TX: GpmMetricId
+    NVLINK_L63_RX: GpmMetricId
+    NVLINK_L63_TX: GpmMetricId
+    NVLINK_L64_RX: GpmMetricId
+    NVLINK_L64_TX: GpmMetricId
+    NVLINK_L65_RX: GpmMetricId
+    NVLINK_L65_TX: GpmMetricId
+    NVLINK_L66_RX: GpmMetricId
+    NVLINK_L66_TX: GpmMetricId
+    NVLINK_L67_RX: GpmMetricId
+    NVLINK_L67_TX: GpmMetricId
+    NVLINK_L68_RX: GpmMetricId
+    NVLINK_L68_TX: GpmMetricId
+    NVLINK_L69_RX: GpmMetricId
+    NVLINK_L69_TX: GpmMetricId
+    NVLINK_L70_RX: GpmMetricId
+    NVLINK_L70_TX: GpmMetricId
+    NVLINK_L71_RX: GpmMetricId
+    NVLINK_L71_TX: GpmMetricId
+    NVLINK_L36_RX_PER_SEC: GpmMetricId
+    NVLINK_L36_TX_PER_SEC: GpmMetricId
+    NVLINK_L37_RX_PER_SEC: GpmMetricId
+    NVLINK_L37_TX_PER_SEC: GpmMetricId
+    NVLINK_L38_RX_PER_SEC: GpmMetricId
+    NVLINK_L38_TX_PER_SEC: GpmMetricId
+    NVLINK_L39_RX_PER_SEC: GpmMetricId
+    NVLINK_L39_TX_PER_SEC: GpmMetricId
+    NVLINK_L40_RX_PER_SEC: GpmMetricId
+    NVLINK_L40_TX_PER_SEC: GpmMetricId
+    NVLINK_L41_RX_PER_SEC: GpmMetricId
+    NVLINK_L41_TX_PER_SEC: GpmMetricId
+    NVLINK_L42_RX_PER_SEC: GpmMetricId
+    NVLINK_L42_TX_PER_SEC: GpmMetricId
+    NVLINK_L43_RX_PER_SEC: GpmMetricId
+    NVLINK_L43_TX_PER_SEC: GpmMetricId
+    NVLINK_L44_RX_PER_SEC: GpmMetricId
+    NVLINK_L44_TX_PER_SEC: GpmMetricId
+    NVLINK_L45_RX_PER_SEC: GpmMetricId
+    NVLINK_L45_TX_PER_SEC: GpmMetricId
+    NVLINK_L46_RX_PER_SEC: GpmMetricId
+    NVLINK_L46_TX_PER_SEC: GpmMetricId
+    NVLINK_L47_RX_PER_SEC: GpmMetricId
+    NVLINK_L47_TX_PER_SEC: GpmMetricId
+    NVLINK_L48_RX_PER_SEC: GpmMetricId
+    NVLINK_L48_TX_PER_SEC: GpmMetricId
+    NVLINK_L49_RX_PER_SEC: GpmMetricId
+    NVLINK_L49_TX_PER_SEC: GpmMetricId
+    NVLINK_L50_RX_PER_SEC: GpmMetricId
+    NVLINK_L50_TX_PER_SEC: GpmMetricId
+    NVLINK_L51_RX_PER_SEC: GpmMetricId
+    NVLINK_L51_TX_PER_SEC: GpmMetricId
+    NVLINK_L52_RX_PER_SEC: GpmMetricId
+    NVLINK_L52_TX_PER_SEC: GpmMetricId
+    NVLINK_L53_RX_PER_SEC: GpmMetricId
+    NVLINK_L53_TX_PER_SEC: GpmMetricId
+    NVLINK_L54_RX_PER_SEC: GpmMetricId
+    NVLINK_L54_TX_PER_SEC: GpmMetricId
+    NVLINK_L55_RX_PER_SEC: GpmMetricId
+    NVLINK_L55_TX_PER_SEC: GpmMetricId
+    NVLINK_L56_RX_PER_SEC: GpmMetricId
+    NVLINK_L56_TX_PER_SEC: GpmMetricId
+    NVLINK_L57_RX_PER_SEC: GpmMetricId
+    NVLINK_L57_TX_PER_SEC: GpmMetricId
+    NVLINK_L58_RX_PER_SEC: GpmMetricId
+    NVLINK_L58_TX_PER_SEC: GpmMetricId
+    NVLINK_L59_RX_PER_SEC: GpmMetricId
+    NVLINK_L59_TX_PER_SEC: GpmMetricId
+    NVLINK_L60_RX_PER_SEC: GpmMetricId
+    NVLINK_L60_TX_PER_SEC: GpmMetricId
+    NVLINK_L61_RX_PER_SEC: GpmMetricId
+    NVLINK_L61_TX_PER_SEC: GpmMetricId
+    NVLINK_L62_RX_PER_SEC: GpmMetricId
+    NVLINK_L62_TX_PER_SEC: GpmMetricId
+    NVLINK_L63_RX_PER_SEC: GpmMetricId
+    NVLINK_L63_TX_PER_SEC: GpmMetricId
+    NVLINK_L64_RX_PER_SEC: GpmMetricId
+    NVLINK_L64_TX_PER_SEC: GpmMetricId
+    NVLINK_L65_RX_PER_SEC: GpmMetricId
+    NVLINK_L65_TX_PER_SEC: GpmMetricId
+    NVLINK_L66_RX_PER_SEC: GpmMetricId
+    NVLINK_L66_TX_PER_SEC: GpmMetricId
+    NVLINK_L67_RX_PER_SEC: GpmMetricId
+    NVLINK_L67_TX_PER_SEC: GpmMetricId
+    NVLINK_L68_RX_PER_SEC: GpmMetricId
+    NVLINK_L68_TX_PER_SEC: GpmMetricId
+    NVLINK_L69_RX_PER_SEC: GpmMetricId
+    NVLINK_L69_TX_PER_SEC: GpmMetricId
+    NVLINK_L70_RX_PER_SEC: GpmMetricId
+    NVLINK_L70_TX_PER_SEC: GpmMetricId
+    NVLINK_L71_RX_PER_SEC: GpmMetricId
+    NVLINK_L71_TX_PER_SEC: GpmMetricId
+    MAX: GpmMetricId
 
 class PowerProfileType(Enum):
     """Workload power profile identifiers.
@@ -2659,6 +3482,32 @@ class PowerProfileType(Enum):
     POWER_PROFILE_MAX_Q_3: PowerProfileType
     POWER_PROFILE_LOW_PRIORITY_BACKGROUND: PowerProfileType
     POWER_PROFILE_MAX: PowerProfileType
+    MAX_P: PowerProfileType
+    MAX_Q: PowerProfileType
+    COMPUTE: PowerProfileType
+    MEMORY_BOUND: PowerProfileType
+    NETWORK: PowerProfileType
+    BALANCED: PowerProfileType
+    LLM_INFERENCE: PowerProfileType
+    LLM_TRAINING: PowerProfileType
+    RBM: PowerProfileType
+    DCPCIE: PowerProfileType
+    HMMA_SPARSE: PowerProfileType
+    HMMA_DENSE: PowerProfileType
+    SYNC_BALANCED: PowerProfileType
+    HPC: PowerProfileType
+    MIG: PowerProfileType
+    MAX_Q_1: PowerProfileType
+    NETWORK_BOUND: PowerProfileType
+    HIGH_THROUGHPUT_INFERENCE: PowerProfileType
+    MEDIUM_THROUGHPUT_INFERENCE: PowerProfileType
+    LOW_LATENCY_INFERENCE: PowerProfileType
+    TRAINING: PowerProfileType
+    INFERENCE: PowerProfileType
+    MAX_Q_2: PowerProfileType
+    MAX_Q_3: PowerProfileType
+    LOW_PRIORITY_BACKGROUND: PowerProfileType
+    MAX: PowerProfileType
 
 class PowerProfileOperation(Enum):
     """Enum for operation to perform on the requested profiles
@@ -2675,6 +3524,10 @@ class PowerProfileOperation(Enum):
     POWER_PROFILE_OPERATION_MAX: PowerProfileOperation
     """Max value above +1
     """
+    CLEAR: PowerProfileOperation
+    SET: PowerProfileOperation
+    SET_AND_OVERWRITE: PowerProfileOperation
+    MAX: PowerProfileOperation
 
 
 class NvmlError(Exception):
@@ -6307,7 +7160,7 @@ def shutdown() -> None:
     """
     ...
 
-def error_string(result: Return | int) -> str | None:
+def error_string(result: Return | int) -> str:
     """Helper method for converting NVML error codes into readable strings.
 
      For all products.
@@ -6319,7 +7172,7 @@ def error_string(result: Return | int) -> str | None:
 
      @return String representation of the error.
 
-    Returns: None; raises NvmlError on failure.
+    Returns: str (no status: nothing is raised)
     C function: nvmlErrorString (nvml.h)
     """
     ...

@@ -20443,7 +20443,7 @@ def error_string(result):
 
      @return String representation of the error.
 
-    Returns: None; raises NvmlError on failure.
+    Returns: str (no status: nothing is raised)
     C function: nvmlErrorString (nvml.h)
     """
     cdef const char * _result
@@ -20454,7 +20454,7 @@ def error_string(result):
             _result = cynvml.nvmlErrorString(_c_result)
     except RuntimeError as _e:
         _loader_error(_e)
-    return None if _result == NULL else (<bytes>_result).decode("utf-8", "replace")
+    return "" if _result == NULL else (<bytes>_result).decode()
 
 def system_get_driver_version():
     """system_get_driver_version()
