@@ -41,43 +41,17 @@ if ! "$VENV/bin/python" -c "import Cython, scikit_build_core, pytest, cuda.bindi
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
 
+# Headers a toolkit may lack (nvFatbin.h, cufile.h, cudla.h, nvml.h), from the NVIDIA wheels
+# pinned in scripts/cuda-extras.lock, into .cuda-extras/.
+bash scripts/fetch_cuda_extras.sh "$VENV/bin/python"
+# cuda-bindings 13.5 beside the venv's 13.0: the differential suite compares the
+# modules that 13.0 lacks (nvfatbin, cudla, nvml) with it, in processes of their own.
+if [ ! -d .cuda-bindings-new/cuda/bindings ]; then
+  echo "setup: pip install --target .cuda-bindings-new cuda-bindings==13.5.0"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --target .cuda-bindings-new "cuda-bindings==13.5.0"
+fi
+
 if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]; then
   echo "setup: no CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda} (cuda.h missing); set CUDA_HOME" >&2
   exit 1
-fi
-
-# Headers the toolkit lacks (nvml.h), from NVIDIA's wheels at the versions and
-# digests of scripts/header-wheels.lock, into .headers/include.
-HEADERS=$PWD/.headers
-while read -r pkg version digest; do
-  case "$pkg" in ''|'#'*) continue ;; esac
-  stamp="$HEADERS/.$pkg-$version"
-  [ -f "$stamp" ] && continue
-  dl=$(mktemp -d)
-  echo "setup: pip download $pkg==$version (headers)"
-  "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform manylinux_2_17_x86_64 -d "$dl" "$pkg==$version"
-  whl=$(ls "$dl"/*.whl)
-  if [ "$(sha256sum "$whl" | cut -d' ' -f1)" != "$digest" ]; then
-    echo "setup: $whl does not have the sha256 in scripts/header-wheels.lock ($digest)" >&2
-    exit 1
-  fi
-  mkdir -p "$HEADERS/include"
-  "$VENV/bin/python" - "$whl" "$HEADERS/include" <<'PY'
-import sys, zipfile, os
-with zipfile.ZipFile(sys.argv[1]) as z:
-    for n in z.namelist():
-        if n.startswith("nvidia/cu13/include/") and not n.endswith("/"):
-            with open(os.path.join(sys.argv[2], os.path.basename(n)), "wb") as f:
-                f.write(z.read(n))
-PY
-  rm -rf "$dl"
-  touch "$stamp"
-done < scripts/header-wheels.lock
-
-# cuda-bindings 13.5, whose nvml module the differential suite compares with,
-# in a folder of its own (.cuda-bindings-new): the venv keeps 13.0.
-if [ ! -d .cuda-bindings-new/cuda/bindings ]; then
-  echo "setup: pip install --target .cuda-bindings-new cuda-bindings==13.5.0"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --target .cuda-bindings-new cuda-bindings==13.5.0
 fi

@@ -66,7 +66,7 @@ def _library_report(name, probe):
 
 def report():
     """Everything python -m cubind prints, as a dict (what --json writes)."""
-    from cubind.bindings import nvjitlink, nvml, nvrtc, runtime
+    from cubind.bindings import nvfatbin, nvjitlink, nvml, nvrtc, nvvm, runtime
 
     def runtime_version():
         err, version = runtime.cudaRuntimeGetVersion()
@@ -102,6 +102,8 @@ def report():
             "runtime": _library_report("runtime", runtime_version),
             "nvrtc": _library_report("nvrtc", nvrtc_version),
             "nvjitlink": _library_report("nvjitlink", lambda: "%d.%d" % nvjitlink.version()),
+            "nvvm": _library_report("nvvm", lambda: "%d.%d" % nvvm.version()),
+            "nvfatbin": _library_report("nvfatbin", lambda: "%d.%d" % nvfatbin.version()),
             "nvml": _library_report("nvml", nvml_version),
         },
     }

@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_get_include_is_one_directory_with_every_cubind_header():
     include = cubind.get_include()
     assert isinstance(include, str)
-    for header in ("cubind/raw/driver.hpp", "cubind/raw/nvrtc.hpp", "cubind/raw/nvjitlink.hpp", "cubind/raw/nvml.hpp", "nvml.h",
-                   "cubind/raw/runtime.hpp", "cubind/detail/loader_support.hpp", "cubind/stream.hpp"):
+    for header in ("cubind/raw/driver.hpp", "cubind/raw/nvrtc.hpp", "cubind/raw/nvjitlink.hpp",
+                   "cubind/raw/runtime.hpp", "cubind/raw/nvvm.hpp", "cubind/raw/nvfatbin.hpp", "nvFatbin.h", "cubind/raw/nvml.hpp", "nvml.h", "cubind/detail/loader_support.hpp", "cubind/stream.hpp"):
         assert os.path.isfile(os.path.join(include, header)), header
 
 
@@ -137,7 +137,7 @@ def test_main_json_is_the_same_report(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["cubind"] == cubind.__version__
-    assert set(report["libraries"]) == {"runtime", "nvrtc", "nvjitlink", "nvml"}
+    assert set(report["libraries"]) == {"runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml"}
     nvml = report["libraries"]["nvml"]
     if not DRIVER_PRESENT:
         assert nvml["version"] is None and "libnvidia-ml.so.1" in nvml["error"], nvml
@@ -152,7 +152,10 @@ def test_main_json_is_the_same_report(tmp_path):
     text = run_main(env={"CUBIND_NVRTC_LIBRARY": missing}).stdout
     for line in nvrtc["error"].splitlines():
         assert line in text
-    nvjitlink = report["libraries"]["nvjitlink"]
-    if nvjitlink["error"] is None:
-        assert os.path.isfile(nvjitlink["path"])
-        assert re.fullmatch(r"\d+\.\d+", nvjitlink["version"])
+    for name in ("nvjitlink", "nvvm", "nvfatbin"):
+        lib = report["libraries"][name]
+        if lib["error"] is None:
+            assert os.path.isfile(lib["path"]), name
+            assert re.fullmatch(r"\d+\.\d+", lib["version"]), name
+        else:
+            assert lib["error"].startswith("cubind could not load "), name

@@ -120,6 +120,8 @@ std::string Conventions::parameter_name(const std::string& c_name) const {
       {"bytes", "numbytes"}, {"input", "input_"}, {"object", "object"},
   };
   const std::string name = raising_ ? snake_case(c_name) : c_name;
+  // cuda.bindings.nvml keeps `type` (device_get_clock_info(device, type)).
+  if (raising_ && name == "type") return name;
   const auto it = renamed.find(name);
   return it != renamed.end() ? it->second : python_identifier(name);
 }

@@ -42,8 +42,9 @@ class Conventions {
   std::string field_name(const std::string& c_name) const;
 
   // The #define constants the module exports (all when python.constants is
-  // not given), and the Python name of one: without the library's upper-case
-  // prefix when raising (NVML_NVLINK_MAX_LINKS -> NVLINK_MAX_LINKS).
+  // not given), and the Python name of one, or of an enum member: without the
+  // library's upper-case prefix when python.constants is given
+  // (NVML_NVLINK_MAX_LINKS -> NVLINK_MAX_LINKS, NVML_P2P_STATUS_OK -> P2P_STATUS_OK).
   bool exports_constant(const std::string& c_name) const;
   std::string constant_name(const std::string& c_name) const;
 

@@ -12,49 +12,64 @@ GRID_LICENSE_FEATURE_MAX_COUNT: int
 class ProcessMode(Enum):
     """Enum to represent process mode.
     """
-    NVML_PROCESS_MODE_COMPUTE: ProcessMode
+    PROCESS_MODE_COMPUTE: ProcessMode
     """Processes with a compute context
     """
-    NVML_PROCESS_MODE_GRAPHICS: ProcessMode
+    PROCESS_MODE_GRAPHICS: ProcessMode
     """Processes with a graphics context
     """
-    NVML_PROCESS_MODE_MPS: ProcessMode
+    PROCESS_MODE_MPS: ProcessMode
     """Processes with a MPS (Multi-Process Service) compute context
     """
-    NVML_PROCESS_MODE_ALL: ProcessMode
+    PROCESS_MODE_ALL: ProcessMode
     """All processes running on the GPU (compute, graphics, MPS, and other types)
     """
-    NVML_PROCESS_MODE_MAX: ProcessMode
+    PROCESS_MODE_MAX: ProcessMode
     """Maximum value for bounds checking
     """
+    COMPUTE: ProcessMode
+    GRAPHICS: ProcessMode
+    MPS: ProcessMode
+    ALL: ProcessMode
+    MAX: ProcessMode
 
 class DeviceAddressingModeType(Enum):
     """Enum to represent device addressing mode values
     """
-    NVML_DEVICE_ADDRESSING_MODE_NONE: DeviceAddressingModeType
+    DEVICE_ADDRESSING_MODE_NONE: DeviceAddressingModeType
     """No active mode
     """
-    NVML_DEVICE_ADDRESSING_MODE_HMM: DeviceAddressingModeType
+    DEVICE_ADDRESSING_MODE_HMM: DeviceAddressingModeType
     """Heterogeneous Memory Management mode
     """
-    NVML_DEVICE_ADDRESSING_MODE_ATS: DeviceAddressingModeType
+    DEVICE_ADDRESSING_MODE_ATS: DeviceAddressingModeType
     """Address Translation Services mode
     """
+    NONE: DeviceAddressingModeType
+    HMM: DeviceAddressingModeType
+    ATS: DeviceAddressingModeType
 
 class BridgeChipType(Enum):
     """Enum to represent type of bridge chip
     """
-    NVML_BRIDGE_CHIP_PLX: BridgeChipType
-    NVML_BRIDGE_CHIP_BRO4: BridgeChipType
+    BRIDGE_CHIP_PLX: BridgeChipType
+    BRIDGE_CHIP_BRO4: BridgeChipType
+    PLX: BridgeChipType
+    BRO4: BridgeChipType
 
 class NvLinkUtilizationCountUnits(Enum):
     """Enum to represent the NvLink utilization counter packet units
     """
-    NVML_NVLINK_COUNTER_UNIT_CYCLES: NvLinkUtilizationCountUnits
-    NVML_NVLINK_COUNTER_UNIT_PACKETS: NvLinkUtilizationCountUnits
-    NVML_NVLINK_COUNTER_UNIT_BYTES: NvLinkUtilizationCountUnits
-    NVML_NVLINK_COUNTER_UNIT_RESERVED: NvLinkUtilizationCountUnits
-    NVML_NVLINK_COUNTER_UNIT_COUNT: NvLinkUtilizationCountUnits
+    NVLINK_COUNTER_UNIT_CYCLES: NvLinkUtilizationCountUnits
+    NVLINK_COUNTER_UNIT_PACKETS: NvLinkUtilizationCountUnits
+    NVLINK_COUNTER_UNIT_BYTES: NvLinkUtilizationCountUnits
+    NVLINK_COUNTER_UNIT_RESERVED: NvLinkUtilizationCountUnits
+    NVLINK_COUNTER_UNIT_COUNT: NvLinkUtilizationCountUnits
+    CYCLES: NvLinkUtilizationCountUnits
+    PACKETS: NvLinkUtilizationCountUnits
+    BYTES: NvLinkUtilizationCountUnits
+    RESERVED: NvLinkUtilizationCountUnits
+    COUNT: NvLinkUtilizationCountUnits
 
 class NvLinkUtilizationCountPktTypes(Enum):
     """Enum to represent the NvLink utilization counter packet types to count
@@ -63,354 +78,509 @@ class NvLinkUtilizationCountPktTypes(Enum):
       ** all packet filter descriptions are target GPU centric
       ** these can be "OR'd" together
     """
-    NVML_NVLINK_COUNTER_PKTFILTER_NOP: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_READ: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_WRITE: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_RATOM: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_NRATOM: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_FLUSH: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_RESPDATA: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_RESPNODATA: NvLinkUtilizationCountPktTypes
-    NVML_NVLINK_COUNTER_PKTFILTER_ALL: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_NOP: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_READ: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_WRITE: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_RATOM: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_NRATOM: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_FLUSH: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_RESPDATA: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_RESPNODATA: NvLinkUtilizationCountPktTypes
+    NVLINK_COUNTER_PKTFILTER_ALL: NvLinkUtilizationCountPktTypes
+    NOP: NvLinkUtilizationCountPktTypes
+    READ: NvLinkUtilizationCountPktTypes
+    WRITE: NvLinkUtilizationCountPktTypes
+    RATOM: NvLinkUtilizationCountPktTypes
+    NRATOM: NvLinkUtilizationCountPktTypes
+    FLUSH: NvLinkUtilizationCountPktTypes
+    RESPDATA: NvLinkUtilizationCountPktTypes
+    RESPNODATA: NvLinkUtilizationCountPktTypes
+    ALL: NvLinkUtilizationCountPktTypes
 
 class NvLinkCapability(Enum):
     """Enum to represent NvLink queryable capabilities
     """
-    NVML_NVLINK_CAP_P2P_SUPPORTED: NvLinkCapability
-    NVML_NVLINK_CAP_SYSMEM_ACCESS: NvLinkCapability
-    NVML_NVLINK_CAP_P2P_ATOMICS: NvLinkCapability
-    NVML_NVLINK_CAP_SYSMEM_ATOMICS: NvLinkCapability
-    NVML_NVLINK_CAP_SLI_BRIDGE: NvLinkCapability
-    NVML_NVLINK_CAP_VALID: NvLinkCapability
-    NVML_NVLINK_CAP_COUNT: NvLinkCapability
+    NVLINK_CAP_P2P_SUPPORTED: NvLinkCapability
+    NVLINK_CAP_SYSMEM_ACCESS: NvLinkCapability
+    NVLINK_CAP_P2P_ATOMICS: NvLinkCapability
+    NVLINK_CAP_SYSMEM_ATOMICS: NvLinkCapability
+    NVLINK_CAP_SLI_BRIDGE: NvLinkCapability
+    NVLINK_CAP_VALID: NvLinkCapability
+    NVLINK_CAP_COUNT: NvLinkCapability
+    P2P_SUPPORTED: NvLinkCapability
+    SYSMEM_ACCESS: NvLinkCapability
+    P2P_ATOMICS: NvLinkCapability
+    SYSMEM_ATOMICS: NvLinkCapability
+    SLI_BRIDGE: NvLinkCapability
+    VALID: NvLinkCapability
+    COUNT: NvLinkCapability
 
 class NvLinkErrorCounter(Enum):
     """Enum to represent NvLink queryable error counters
     """
-    NVML_NVLINK_ERROR_DL_REPLAY: NvLinkErrorCounter
-    NVML_NVLINK_ERROR_DL_RECOVERY: NvLinkErrorCounter
-    NVML_NVLINK_ERROR_DL_CRC_FLIT: NvLinkErrorCounter
-    NVML_NVLINK_ERROR_DL_CRC_DATA: NvLinkErrorCounter
-    NVML_NVLINK_ERROR_DL_ECC_DATA: NvLinkErrorCounter
-    NVML_NVLINK_ERROR_COUNT: NvLinkErrorCounter
+    NVLINK_ERROR_DL_REPLAY: NvLinkErrorCounter
+    NVLINK_ERROR_DL_RECOVERY: NvLinkErrorCounter
+    NVLINK_ERROR_DL_CRC_FLIT: NvLinkErrorCounter
+    NVLINK_ERROR_DL_CRC_DATA: NvLinkErrorCounter
+    NVLINK_ERROR_DL_ECC_DATA: NvLinkErrorCounter
+    NVLINK_ERROR_COUNT: NvLinkErrorCounter
+    DL_REPLAY: NvLinkErrorCounter
+    DL_RECOVERY: NvLinkErrorCounter
+    DL_CRC_FLIT: NvLinkErrorCounter
+    DL_CRC_DATA: NvLinkErrorCounter
+    DL_ECC_DATA: NvLinkErrorCounter
+    COUNT: NvLinkErrorCounter
 
 class IntNvLinkDeviceType(Enum):
     """Enum to represent NvLink's remote device type
     """
-    NVML_NVLINK_DEVICE_TYPE_GPU: IntNvLinkDeviceType
-    NVML_NVLINK_DEVICE_TYPE_IBMNPU: IntNvLinkDeviceType
-    NVML_NVLINK_DEVICE_TYPE_SWITCH: IntNvLinkDeviceType
-    NVML_NVLINK_DEVICE_TYPE_UNKNOWN: IntNvLinkDeviceType
+    NVLINK_DEVICE_TYPE_GPU: IntNvLinkDeviceType
+    NVLINK_DEVICE_TYPE_IBMNPU: IntNvLinkDeviceType
+    NVLINK_DEVICE_TYPE_SWITCH: IntNvLinkDeviceType
+    NVLINK_DEVICE_TYPE_UNKNOWN: IntNvLinkDeviceType
+    GPU: IntNvLinkDeviceType
+    IBMNPU: IntNvLinkDeviceType
+    SWITCH: IntNvLinkDeviceType
+    UNKNOWN: IntNvLinkDeviceType
 
 class GpuTopologyLevel(Enum):
     """Represents level relationships within a system between two GPUs
      The enums are spaced to allow for future relationships
     """
-    NVML_TOPOLOGY_INTERNAL: GpuTopologyLevel
-    NVML_TOPOLOGY_SINGLE: GpuTopologyLevel
-    NVML_TOPOLOGY_MULTIPLE: GpuTopologyLevel
-    NVML_TOPOLOGY_HOSTBRIDGE: GpuTopologyLevel
-    NVML_TOPOLOGY_NODE: GpuTopologyLevel
-    NVML_TOPOLOGY_SYSTEM: GpuTopologyLevel
+    TOPOLOGY_INTERNAL: GpuTopologyLevel
+    TOPOLOGY_SINGLE: GpuTopologyLevel
+    TOPOLOGY_MULTIPLE: GpuTopologyLevel
+    TOPOLOGY_HOSTBRIDGE: GpuTopologyLevel
+    TOPOLOGY_NODE: GpuTopologyLevel
+    TOPOLOGY_SYSTEM: GpuTopologyLevel
+    INTERNAL: GpuTopologyLevel
+    SINGLE: GpuTopologyLevel
+    MULTIPLE: GpuTopologyLevel
+    HOSTBRIDGE: GpuTopologyLevel
+    NODE: GpuTopologyLevel
+    SYSTEM: GpuTopologyLevel
 
 class GpuP2PStatus(Enum):
-    NVML_P2P_STATUS_OK: GpuP2PStatus
-    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED: GpuP2PStatus
-    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED: GpuP2PStatus
-    NVML_P2P_STATUS_GPU_NOT_SUPPORTED: GpuP2PStatus
-    NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED: GpuP2PStatus
-    NVML_P2P_STATUS_DISABLED_BY_REGKEY: GpuP2PStatus
-    NVML_P2P_STATUS_NOT_SUPPORTED: GpuP2PStatus
-    NVML_P2P_STATUS_UNKNOWN: GpuP2PStatus
+    P2P_STATUS_OK: GpuP2PStatus
+    P2P_STATUS_CHIPSET_NOT_SUPPORED: GpuP2PStatus
+    P2P_STATUS_CHIPSET_NOT_SUPPORTED: GpuP2PStatus
+    P2P_STATUS_GPU_NOT_SUPPORTED: GpuP2PStatus
+    P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED: GpuP2PStatus
+    P2P_STATUS_DISABLED_BY_REGKEY: GpuP2PStatus
+    P2P_STATUS_NOT_SUPPORTED: GpuP2PStatus
+    P2P_STATUS_UNKNOWN: GpuP2PStatus
+    OK: GpuP2PStatus
+    CHIPSET_NOT_SUPPORED: GpuP2PStatus
+    CHIPSET_NOT_SUPPORTED: GpuP2PStatus
+    GPU_NOT_SUPPORTED: GpuP2PStatus
+    IOH_TOPOLOGY_NOT_SUPPORTED: GpuP2PStatus
+    DISABLED_BY_REGKEY: GpuP2PStatus
+    NOT_SUPPORTED: GpuP2PStatus
+    UNKNOWN: GpuP2PStatus
 
 class GpuP2PCapsIndex(Enum):
-    NVML_P2P_CAPS_INDEX_READ: GpuP2PCapsIndex
-    NVML_P2P_CAPS_INDEX_WRITE: GpuP2PCapsIndex
-    NVML_P2P_CAPS_INDEX_NVLINK: GpuP2PCapsIndex
-    NVML_P2P_CAPS_INDEX_ATOMICS: GpuP2PCapsIndex
-    NVML_P2P_CAPS_INDEX_PCI: GpuP2PCapsIndex
-    NVML_P2P_CAPS_INDEX_PROP: GpuP2PCapsIndex
-    NVML_P2P_CAPS_INDEX_UNKNOWN: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_READ: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_WRITE: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_NVLINK: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_ATOMICS: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_PCI: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_PROP: GpuP2PCapsIndex
+    P2P_CAPS_INDEX_UNKNOWN: GpuP2PCapsIndex
+    READ: GpuP2PCapsIndex
+    WRITE: GpuP2PCapsIndex
+    NVLINK: GpuP2PCapsIndex
+    ATOMICS: GpuP2PCapsIndex
+    PCI: GpuP2PCapsIndex
+    PROP: GpuP2PCapsIndex
+    UNKNOWN: GpuP2PCapsIndex
 
 class SamplingType(Enum):
     """Represents Type of Sampling Event
     """
-    NVML_TOTAL_POWER_SAMPLES: SamplingType
+    TOTAL_POWER_SAMPLES: SamplingType
     """To represent total power drawn by GPU
     """
-    NVML_GPU_UTILIZATION_SAMPLES: SamplingType
+    GPU_UTILIZATION_SAMPLES: SamplingType
     """To represent percent of time during which one or more kernels was executing on the GPU
     """
-    NVML_MEMORY_UTILIZATION_SAMPLES: SamplingType
+    MEMORY_UTILIZATION_SAMPLES: SamplingType
     """To represent percent of time during which global (device) memory was being read or written
     """
-    NVML_ENC_UTILIZATION_SAMPLES: SamplingType
+    ENC_UTILIZATION_SAMPLES: SamplingType
     """To represent percent of time during which NVENC remains busy
     """
-    NVML_DEC_UTILIZATION_SAMPLES: SamplingType
+    DEC_UTILIZATION_SAMPLES: SamplingType
     """To represent percent of time during which NVDEC remains busy
     """
-    NVML_PROCESSOR_CLK_SAMPLES: SamplingType
+    PROCESSOR_CLK_SAMPLES: SamplingType
     """To represent processor clock samples
     """
-    NVML_MEMORY_CLK_SAMPLES: SamplingType
+    MEMORY_CLK_SAMPLES: SamplingType
     """To represent memory clock samples
     """
-    NVML_MODULE_POWER_SAMPLES: SamplingType
+    MODULE_POWER_SAMPLES: SamplingType
     """To represent module power samples for total module starting Grace Hopper
     """
-    NVML_JPG_UTILIZATION_SAMPLES: SamplingType
+    JPG_UTILIZATION_SAMPLES: SamplingType
     """To represent percent of time during which NVJPG remains busy
     """
-    NVML_OFA_UTILIZATION_SAMPLES: SamplingType
+    OFA_UTILIZATION_SAMPLES: SamplingType
     """To represent percent of time during which NVOFA remains busy
     """
-    NVML_SAMPLINGTYPE_COUNT: SamplingType
+    SAMPLINGTYPE_COUNT: SamplingType
+    TOTAL_POWER_SAMPLES: SamplingType
+    GPU_UTILIZATION_SAMPLES: SamplingType
+    MEMORY_UTILIZATION_SAMPLES: SamplingType
+    ENC_UTILIZATION_SAMPLES: SamplingType
+    DEC_UTILIZATION_SAMPLES: SamplingType
+    PROCESSOR_CLK_SAMPLES: SamplingType
+    MEMORY_CLK_SAMPLES: SamplingType
+    MODULE_POWER_SAMPLES: SamplingType
+    JPG_UTILIZATION_SAMPLES: SamplingType
+    OFA_UTILIZATION_SAMPLES: SamplingType
+    SAMPLINGTYPE_COUNT: SamplingType
 
 class PcieUtilCounter(Enum):
     """Represents the queryable PCIe utilization counters
     """
-    NVML_PCIE_UTIL_TX_BYTES: PcieUtilCounter
-    NVML_PCIE_UTIL_RX_BYTES: PcieUtilCounter
-    NVML_PCIE_UTIL_COUNT: PcieUtilCounter
+    PCIE_UTIL_TX_BYTES: PcieUtilCounter
+    PCIE_UTIL_RX_BYTES: PcieUtilCounter
+    PCIE_UTIL_COUNT: PcieUtilCounter
+    TX_BYTES: PcieUtilCounter
+    RX_BYTES: PcieUtilCounter
+    COUNT: PcieUtilCounter
 
 class ValueType(Enum):
     """Represents the type for sample value returned
     """
-    NVML_VALUE_TYPE_DOUBLE: ValueType
+    VALUE_TYPE_DOUBLE: ValueType
     """Double-precision floating-point value
     """
-    NVML_VALUE_TYPE_UNSIGNED_INT: ValueType
+    VALUE_TYPE_UNSIGNED_INT: ValueType
     """Unsigned 32-bit integer value
     """
-    NVML_VALUE_TYPE_UNSIGNED_LONG: ValueType
+    VALUE_TYPE_UNSIGNED_LONG: ValueType
     """Unsigned long integer value
     """
-    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: ValueType
+    VALUE_TYPE_UNSIGNED_LONG_LONG: ValueType
     """Unsigned 64-bit integer value
     """
-    NVML_VALUE_TYPE_SIGNED_LONG_LONG: ValueType
+    VALUE_TYPE_SIGNED_LONG_LONG: ValueType
     """Signed 64-bit integer value
     """
-    NVML_VALUE_TYPE_SIGNED_INT: ValueType
+    VALUE_TYPE_SIGNED_INT: ValueType
     """Signed 32-bit integer value
     """
-    NVML_VALUE_TYPE_UNSIGNED_SHORT: ValueType
+    VALUE_TYPE_UNSIGNED_SHORT: ValueType
     """Unsigned 16-bit integer value
     """
-    NVML_VALUE_TYPE_COUNT: ValueType
+    VALUE_TYPE_COUNT: ValueType
     """Maximum value above +1
     """
+    DOUBLE: ValueType
+    UNSIGNED_INT: ValueType
+    UNSIGNED_LONG: ValueType
+    UNSIGNED_LONG_LONG: ValueType
+    SIGNED_LONG_LONG: ValueType
+    SIGNED_INT: ValueType
+    UNSIGNED_SHORT: ValueType
+    COUNT: ValueType
 
 class PerfPolicyType(Enum):
     """Represents type of perf policy for which violation times can be queried
     """
-    NVML_PERF_POLICY_POWER: PerfPolicyType
+    PERF_POLICY_POWER: PerfPolicyType
     """How long did power violations cause the GPU to be below application clocks
     """
-    NVML_PERF_POLICY_THERMAL: PerfPolicyType
+    PERF_POLICY_THERMAL: PerfPolicyType
     """How long did thermal violations cause the GPU to be below application clocks
     """
-    NVML_PERF_POLICY_SYNC_BOOST: PerfPolicyType
+    PERF_POLICY_SYNC_BOOST: PerfPolicyType
     """How long did sync boost cause the GPU to be below application clocks
     """
-    NVML_PERF_POLICY_BOARD_LIMIT: PerfPolicyType
+    PERF_POLICY_BOARD_LIMIT: PerfPolicyType
     """How long did the board limit cause the GPU to be below application clocks
     """
-    NVML_PERF_POLICY_LOW_UTILIZATION: PerfPolicyType
+    PERF_POLICY_LOW_UTILIZATION: PerfPolicyType
     """How long did low utilization cause the GPU to be below application clocks
     """
-    NVML_PERF_POLICY_RELIABILITY: PerfPolicyType
+    PERF_POLICY_RELIABILITY: PerfPolicyType
     """How long did the board reliability limit cause the GPU to be below application clocks
     """
-    NVML_PERF_POLICY_TOTAL_APP_CLOCKS: PerfPolicyType
+    PERF_POLICY_TOTAL_APP_CLOCKS: PerfPolicyType
     """Total time the GPU was held below application clocks by any limiter (0 - 5 above)
     """
-    NVML_PERF_POLICY_TOTAL_BASE_CLOCKS: PerfPolicyType
+    PERF_POLICY_TOTAL_BASE_CLOCKS: PerfPolicyType
     """Total time the GPU was held below base clocks
     """
-    NVML_PERF_POLICY_COUNT: PerfPolicyType
+    PERF_POLICY_COUNT: PerfPolicyType
+    POWER: PerfPolicyType
+    THERMAL: PerfPolicyType
+    SYNC_BOOST: PerfPolicyType
+    BOARD_LIMIT: PerfPolicyType
+    LOW_UTILIZATION: PerfPolicyType
+    RELIABILITY: PerfPolicyType
+    TOTAL_APP_CLOCKS: PerfPolicyType
+    TOTAL_BASE_CLOCKS: PerfPolicyType
+    COUNT: PerfPolicyType
 
 class ThermalTarget(Enum):
     """Represents the thermal sensor targets
     """
-    NVML_THERMAL_TARGET_NONE: ThermalTarget
-    NVML_THERMAL_TARGET_GPU: ThermalTarget
+    THERMAL_TARGET_NONE: ThermalTarget
+    THERMAL_TARGET_GPU: ThermalTarget
     """GPU core temperature requires NvPhysicalGpuHandle
     """
-    NVML_THERMAL_TARGET_MEMORY: ThermalTarget
+    THERMAL_TARGET_MEMORY: ThermalTarget
     """GPU memory temperature requires NvPhysicalGpuHandle
     """
-    NVML_THERMAL_TARGET_POWER_SUPPLY: ThermalTarget
+    THERMAL_TARGET_POWER_SUPPLY: ThermalTarget
     """GPU power supply temperature requires NvPhysicalGpuHandle
     """
-    NVML_THERMAL_TARGET_BOARD: ThermalTarget
+    THERMAL_TARGET_BOARD: ThermalTarget
     """GPU board ambient temperature requires NvPhysicalGpuHandle
     """
-    NVML_THERMAL_TARGET_VCD_BOARD: ThermalTarget
+    THERMAL_TARGET_VCD_BOARD: ThermalTarget
     """Visual Computing Device Board temperature requires NvVisualComputingDeviceHandle
     """
-    NVML_THERMAL_TARGET_VCD_INLET: ThermalTarget
+    THERMAL_TARGET_VCD_INLET: ThermalTarget
     """Visual Computing Device Inlet temperature requires NvVisualComputingDeviceHandle
     """
-    NVML_THERMAL_TARGET_VCD_OUTLET: ThermalTarget
+    THERMAL_TARGET_VCD_OUTLET: ThermalTarget
     """Visual Computing Device Outlet temperature requires NvVisualComputingDeviceHandle
     """
-    NVML_THERMAL_TARGET_ALL: ThermalTarget
-    NVML_THERMAL_TARGET_UNKNOWN: ThermalTarget
+    THERMAL_TARGET_ALL: ThermalTarget
+    THERMAL_TARGET_UNKNOWN: ThermalTarget
+    NONE: ThermalTarget
+    GPU: ThermalTarget
+    MEMORY: ThermalTarget
+    POWER_SUPPLY: ThermalTarget
+    BOARD: ThermalTarget
+    VCD_BOARD: ThermalTarget
+    VCD_INLET: ThermalTarget
+    VCD_OUTLET: ThermalTarget
+    ALL: ThermalTarget
+    UNKNOWN: ThermalTarget
 
 class ThermalController(Enum):
     """Represents the thermal sensor controllers
     """
-    NVML_THERMAL_CONTROLLER_NONE: ThermalController
-    NVML_THERMAL_CONTROLLER_GPU_INTERNAL: ThermalController
-    NVML_THERMAL_CONTROLLER_ADM1032: ThermalController
-    NVML_THERMAL_CONTROLLER_ADT7461: ThermalController
-    NVML_THERMAL_CONTROLLER_MAX6649: ThermalController
-    NVML_THERMAL_CONTROLLER_MAX1617: ThermalController
-    NVML_THERMAL_CONTROLLER_LM99: ThermalController
-    NVML_THERMAL_CONTROLLER_LM89: ThermalController
-    NVML_THERMAL_CONTROLLER_LM64: ThermalController
-    NVML_THERMAL_CONTROLLER_G781: ThermalController
-    NVML_THERMAL_CONTROLLER_ADT7473: ThermalController
-    NVML_THERMAL_CONTROLLER_SBMAX6649: ThermalController
-    NVML_THERMAL_CONTROLLER_VBIOSEVT: ThermalController
-    NVML_THERMAL_CONTROLLER_OS: ThermalController
-    NVML_THERMAL_CONTROLLER_NVSYSCON_CANOAS: ThermalController
-    NVML_THERMAL_CONTROLLER_NVSYSCON_E551: ThermalController
-    NVML_THERMAL_CONTROLLER_MAX6649R: ThermalController
-    NVML_THERMAL_CONTROLLER_ADT7473S: ThermalController
-    NVML_THERMAL_CONTROLLER_UNKNOWN: ThermalController
+    THERMAL_CONTROLLER_NONE: ThermalController
+    THERMAL_CONTROLLER_GPU_INTERNAL: ThermalController
+    THERMAL_CONTROLLER_ADM1032: ThermalController
+    THERMAL_CONTROLLER_ADT7461: ThermalController
+    THERMAL_CONTROLLER_MAX6649: ThermalController
+    THERMAL_CONTROLLER_MAX1617: ThermalController
+    THERMAL_CONTROLLER_LM99: ThermalController
+    THERMAL_CONTROLLER_LM89: ThermalController
+    THERMAL_CONTROLLER_LM64: ThermalController
+    THERMAL_CONTROLLER_G781: ThermalController
+    THERMAL_CONTROLLER_ADT7473: ThermalController
+    THERMAL_CONTROLLER_SBMAX6649: ThermalController
+    THERMAL_CONTROLLER_VBIOSEVT: ThermalController
+    THERMAL_CONTROLLER_OS: ThermalController
+    THERMAL_CONTROLLER_NVSYSCON_CANOAS: ThermalController
+    THERMAL_CONTROLLER_NVSYSCON_E551: ThermalController
+    THERMAL_CONTROLLER_MAX6649R: ThermalController
+    THERMAL_CONTROLLER_ADT7473S: ThermalController
+    THERMAL_CONTROLLER_UNKNOWN: ThermalController
+    NONE: ThermalController
+    GPU_INTERNAL: ThermalController
+    ADM1032: ThermalController
+    ADT7461: ThermalController
+    MAX6649: ThermalController
+    MAX1617: ThermalController
+    LM99: ThermalController
+    LM89: ThermalController
+    LM64: ThermalController
+    G781: ThermalController
+    ADT7473: ThermalController
+    SBMAX6649: ThermalController
+    VBIOSEVT: ThermalController
+    OS: ThermalController
+    NVSYSCON_CANOAS: ThermalController
+    NVSYSCON_E551: ThermalController
+    MAX6649R: ThermalController
+    ADT7473S: ThermalController
+    UNKNOWN: ThermalController
 
 class CoolerControl(Enum):
     """Cooler control type
     """
-    NVML_THERMAL_COOLER_SIGNAL_NONE: CoolerControl
+    THERMAL_COOLER_SIGNAL_NONE: CoolerControl
     """This cooler has no control signal.
     """
-    NVML_THERMAL_COOLER_SIGNAL_TOGGLE: CoolerControl
+    THERMAL_COOLER_SIGNAL_TOGGLE: CoolerControl
     """This cooler can only be toggled either ON or OFF (eg a switch).
     """
-    NVML_THERMAL_COOLER_SIGNAL_VARIABLE: CoolerControl
+    THERMAL_COOLER_SIGNAL_VARIABLE: CoolerControl
     """This cooler's level can be adjusted from some minimum to some maximum (eg a knob).
     """
-    NVML_THERMAL_COOLER_SIGNAL_COUNT: CoolerControl
+    THERMAL_COOLER_SIGNAL_COUNT: CoolerControl
+    NONE: CoolerControl
+    TOGGLE: CoolerControl
+    VARIABLE: CoolerControl
+    COUNT: CoolerControl
 
 class CoolerTarget(Enum):
     """Cooler's target
     """
-    NVML_THERMAL_COOLER_TARGET_NONE: CoolerTarget
+    THERMAL_COOLER_TARGET_NONE: CoolerTarget
     """This cooler cools nothing.
     """
-    NVML_THERMAL_COOLER_TARGET_GPU: CoolerTarget
+    THERMAL_COOLER_TARGET_GPU: CoolerTarget
     """This cooler can cool the GPU.
     """
-    NVML_THERMAL_COOLER_TARGET_MEMORY: CoolerTarget
+    THERMAL_COOLER_TARGET_MEMORY: CoolerTarget
     """This cooler can cool the memory.
     """
-    NVML_THERMAL_COOLER_TARGET_POWER_SUPPLY: CoolerTarget
+    THERMAL_COOLER_TARGET_POWER_SUPPLY: CoolerTarget
     """This cooler can cool the power supply.
     """
-    NVML_THERMAL_COOLER_TARGET_GPU_RELATED: CoolerTarget
+    THERMAL_COOLER_TARGET_GPU_RELATED: CoolerTarget
     """This cooler cools all of the components related to its target gpu. GPU_RELATED = GPU | MEMORY | POWER_SUPPLY
     """
+    NONE: CoolerTarget
+    GPU: CoolerTarget
+    MEMORY: CoolerTarget
+    POWER_SUPPLY: CoolerTarget
+    GPU_RELATED: CoolerTarget
 
 class UUIDType(Enum):
     """Enum to represent different UUID types
     """
-    NVML_UUID_TYPE_NONE: UUIDType
+    UUID_TYPE_NONE: UUIDType
     """Undefined type
     """
-    NVML_UUID_TYPE_ASCII: UUIDType
+    UUID_TYPE_ASCII: UUIDType
     """ASCII format type
     """
-    NVML_UUID_TYPE_BINARY: UUIDType
+    UUID_TYPE_BINARY: UUIDType
     """Binary format type
     """
+    NONE: UUIDType
+    ASCII: UUIDType
+    BINARY: UUIDType
 
 class EnableState(Enum):
     """Generic enable/disable enum.
     """
-    NVML_FEATURE_DISABLED: EnableState
+    FEATURE_DISABLED: EnableState
     """Feature disabled
     """
-    NVML_FEATURE_ENABLED: EnableState
+    FEATURE_ENABLED: EnableState
     """Feature enabled
     """
+    DISABLED: EnableState
+    ENABLED: EnableState
 
 class BrandType(Enum):
     """* The Brand of the GPU
     """
-    NVML_BRAND_UNKNOWN: BrandType
-    NVML_BRAND_QUADRO: BrandType
-    NVML_BRAND_TESLA: BrandType
-    NVML_BRAND_NVS: BrandType
-    NVML_BRAND_GRID: BrandType
-    NVML_BRAND_GEFORCE: BrandType
-    NVML_BRAND_TITAN: BrandType
-    NVML_BRAND_NVIDIA_VAPPS: BrandType
-    NVML_BRAND_NVIDIA_VPC: BrandType
-    NVML_BRAND_NVIDIA_VCS: BrandType
-    NVML_BRAND_NVIDIA_VWS: BrandType
-    NVML_BRAND_NVIDIA_CLOUD_GAMING: BrandType
-    NVML_BRAND_NVIDIA_VGAMING: BrandType
-    NVML_BRAND_QUADRO_RTX: BrandType
-    NVML_BRAND_NVIDIA_RTX: BrandType
-    NVML_BRAND_NVIDIA: BrandType
-    NVML_BRAND_GEFORCE_RTX: BrandType
-    NVML_BRAND_TITAN_RTX: BrandType
-    NVML_BRAND_NVIDIA_DLA: BrandType
-    NVML_BRAND_NVIDIA_NPU: BrandType
-    NVML_BRAND_NVIDIA_VGAMEDEV: BrandType
-    NVML_BRAND_COUNT: BrandType
+    BRAND_UNKNOWN: BrandType
+    BRAND_QUADRO: BrandType
+    BRAND_TESLA: BrandType
+    BRAND_NVS: BrandType
+    BRAND_GRID: BrandType
+    BRAND_GEFORCE: BrandType
+    BRAND_TITAN: BrandType
+    BRAND_NVIDIA_VAPPS: BrandType
+    BRAND_NVIDIA_VPC: BrandType
+    BRAND_NVIDIA_VCS: BrandType
+    BRAND_NVIDIA_VWS: BrandType
+    BRAND_NVIDIA_CLOUD_GAMING: BrandType
+    BRAND_NVIDIA_VGAMING: BrandType
+    BRAND_QUADRO_RTX: BrandType
+    BRAND_NVIDIA_RTX: BrandType
+    BRAND_NVIDIA: BrandType
+    BRAND_GEFORCE_RTX: BrandType
+    BRAND_TITAN_RTX: BrandType
+    BRAND_NVIDIA_DLA: BrandType
+    BRAND_NVIDIA_NPU: BrandType
+    BRAND_NVIDIA_VGAMEDEV: BrandType
+    BRAND_COUNT: BrandType
+    UNKNOWN: BrandType
+    QUADRO: BrandType
+    TESLA: BrandType
+    NVS: BrandType
+    GRID: BrandType
+    GEFORCE: BrandType
+    TITAN: BrandType
+    NVIDIA_VAPPS: BrandType
+    NVIDIA_VPC: BrandType
+    NVIDIA_VCS: BrandType
+    NVIDIA_VWS: BrandType
+    NVIDIA_CLOUD_GAMING: BrandType
+    NVIDIA_VGAMING: BrandType
+    QUADRO_RTX: BrandType
+    NVIDIA_RTX: BrandType
+    NVIDIA: BrandType
+    GEFORCE_RTX: BrandType
+    TITAN_RTX: BrandType
+    NVIDIA_DLA: BrandType
+    NVIDIA_NPU: BrandType
+    NVIDIA_VGAMEDEV: BrandType
+    COUNT: BrandType
 
 class TemperatureThresholds(Enum):
     """Temperature thresholds.
     """
-    NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_SHUTDOWN: TemperatureThresholds
     """Temperature at which the GPU will
     shut down for HW protection
     """
-    NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_SLOWDOWN: TemperatureThresholds
     """Temperature at which the GPU will
     begin HW slowdown
     """
-    NVML_TEMPERATURE_THRESHOLD_MEM_MAX: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_MEM_MAX: TemperatureThresholds
     """Memory Temperature at which the GPU will
     begin SW slowdown
     """
-    NVML_TEMPERATURE_THRESHOLD_GPU_MAX: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_GPU_MAX: TemperatureThresholds
     """GPU Temperature at which the GPU
     can be throttled below base clock
     """
-    NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_ACOUSTIC_MIN: TemperatureThresholds
     """Minimum GPU Temperature that can be
     set as acoustic threshold
     """
-    NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_ACOUSTIC_CURR: TemperatureThresholds
     """Current temperature that is set as
     acoustic threshold.
     """
-    NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_ACOUSTIC_MAX: TemperatureThresholds
     """Maximum GPU temperature that can be
     set as acoustic threshold.
     """
-    NVML_TEMPERATURE_THRESHOLD_GPS_CURR: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_GPS_CURR: TemperatureThresholds
     """Current temperature that is set as
     gps threshold.
     """
-    NVML_TEMPERATURE_THRESHOLD_COUNT: TemperatureThresholds
+    TEMPERATURE_THRESHOLD_COUNT: TemperatureThresholds
+    SHUTDOWN: TemperatureThresholds
+    SLOWDOWN: TemperatureThresholds
+    MEM_MAX: TemperatureThresholds
+    GPU_MAX: TemperatureThresholds
+    ACOUSTIC_MIN: TemperatureThresholds
+    ACOUSTIC_CURR: TemperatureThresholds
+    ACOUSTIC_MAX: TemperatureThresholds
+    GPS_CURR: TemperatureThresholds
+    COUNT: TemperatureThresholds
 
 class TemperatureSensors(Enum):
     """Temperature sensors.
     """
-    NVML_TEMPERATURE_GPU: TemperatureSensors
+    TEMPERATURE_GPU: TemperatureSensors
     """Temperature sensor for the GPU die
     """
-    NVML_TEMPERATURE_GPU_MAX: TemperatureSensors
+    TEMPERATURE_GPU_MAX: TemperatureSensors
     """Temperature from the hottest part of the GPU die
     """
-    NVML_TEMPERATURE_COUNT: TemperatureSensors
+    TEMPERATURE_COUNT: TemperatureSensors
+    GPU: TemperatureSensors
+    GPU_MAX: TemperatureSensors
+    COUNT: TemperatureSensors
 
 class ComputeMode(Enum):
     """Compute mode.
@@ -419,38 +589,46 @@ class ComputeMode(Enum):
      Earlier CUDA versions supported a single exclusive mode,
      which is equivalent to NVML_COMPUTEMODE_EXCLUSIVE_THREAD in CUDA 4.0 and beyond.
     """
-    NVML_COMPUTEMODE_DEFAULT: ComputeMode
+    COMPUTEMODE_DEFAULT: ComputeMode
     """Default compute mode -- multiple contexts per device
     """
-    NVML_COMPUTEMODE_EXCLUSIVE_THREAD: ComputeMode
+    COMPUTEMODE_EXCLUSIVE_THREAD: ComputeMode
     """Support Removed
     """
-    NVML_COMPUTEMODE_PROHIBITED: ComputeMode
+    COMPUTEMODE_PROHIBITED: ComputeMode
     """Compute-prohibited mode -- no contexts per device
     """
-    NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: ComputeMode
+    COMPUTEMODE_EXCLUSIVE_PROCESS: ComputeMode
     """Compute-exclusive-process mode -- only one context per device, usable from multiple threads at a time
     """
-    NVML_COMPUTEMODE_COUNT: ComputeMode
+    COMPUTEMODE_COUNT: ComputeMode
+    DEFAULT: ComputeMode
+    EXCLUSIVE_THREAD: ComputeMode
+    PROHIBITED: ComputeMode
+    EXCLUSIVE_PROCESS: ComputeMode
+    COUNT: ComputeMode
 
 class MemoryErrorType(Enum):
     """Memory error types
     """
-    NVML_MEMORY_ERROR_TYPE_CORRECTED: MemoryErrorType
+    MEMORY_ERROR_TYPE_CORRECTED: MemoryErrorType
     """A memory error that was corrected
 
      For ECC errors, these are single bit errors
      For Texture memory, these are errors fixed by resend
     """
-    NVML_MEMORY_ERROR_TYPE_UNCORRECTED: MemoryErrorType
+    MEMORY_ERROR_TYPE_UNCORRECTED: MemoryErrorType
     """A memory error that was not corrected
 
      For ECC errors, these are double bit errors
      For Texture memory, these are errors where the resend fails
     """
-    NVML_MEMORY_ERROR_TYPE_COUNT: MemoryErrorType
+    MEMORY_ERROR_TYPE_COUNT: MemoryErrorType
     """Count of memory error types
     """
+    CORRECTED: MemoryErrorType
+    UNCORRECTED: MemoryErrorType
+    COUNT: MemoryErrorType
 
 class EccCounterType(Enum):
     """ECC counter types.
@@ -460,128 +638,145 @@ class EccCounterType(Enum):
            client active (e.g. X11), then Linux also sees per-boot behavior. If not, volatile counts are reset each time a compute app
            is run.
     """
-    NVML_VOLATILE_ECC: EccCounterType
+    VOLATILE_ECC: EccCounterType
     """Volatile counts are reset each time the driver loads.
     """
-    NVML_AGGREGATE_ECC: EccCounterType
+    AGGREGATE_ECC: EccCounterType
     """Aggregate counts persist across reboots (i.e. for the lifetime of the device)
     """
-    NVML_ECC_COUNTER_TYPE_COUNT: EccCounterType
+    ECC_COUNTER_TYPE_COUNT: EccCounterType
     """Count of memory counter types
     """
+    VOLATILE_ECC: EccCounterType
+    AGGREGATE_ECC: EccCounterType
+    ECC_COUNTER_TYPE_COUNT: EccCounterType
 
 class ClockType(Enum):
     """Clock types.
 
      All speeds are in Mhz.
     """
-    NVML_CLOCK_GRAPHICS: ClockType
+    CLOCK_GRAPHICS: ClockType
     """Graphics clock domain
     """
-    NVML_CLOCK_SM: ClockType
+    CLOCK_SM: ClockType
     """SM clock domain
     """
-    NVML_CLOCK_MEM: ClockType
+    CLOCK_MEM: ClockType
     """Memory clock domain
     """
-    NVML_CLOCK_VIDEO: ClockType
+    CLOCK_VIDEO: ClockType
     """Video encoder/decoder clock domain
     """
-    NVML_CLOCK_COUNT: ClockType
+    CLOCK_COUNT: ClockType
     """Count of clock types
     """
+    GRAPHICS: ClockType
+    SM: ClockType
+    MEM: ClockType
+    VIDEO: ClockType
+    COUNT: ClockType
 
 class ClockId(Enum):
     """Clock Ids.  These are used in combination with ClockType
      to specify a single clock value.
     """
-    NVML_CLOCK_ID_CURRENT: ClockId
+    CLOCK_ID_CURRENT: ClockId
     """Current actual clock value
     """
-    NVML_CLOCK_ID_APP_CLOCK_TARGET: ClockId
+    CLOCK_ID_APP_CLOCK_TARGET: ClockId
     """Target application clock.
     Deprecated, do not use.
     """
-    NVML_CLOCK_ID_APP_CLOCK_DEFAULT: ClockId
+    CLOCK_ID_APP_CLOCK_DEFAULT: ClockId
     """Default application clock target
     Deprecated, do not use.
     """
-    NVML_CLOCK_ID_CUSTOMER_BOOST_MAX: ClockId
+    CLOCK_ID_CUSTOMER_BOOST_MAX: ClockId
     """OEM-defined maximum clock rate
     """
-    NVML_CLOCK_ID_COUNT: ClockId
+    CLOCK_ID_COUNT: ClockId
     """Count of Clock Ids.
     """
+    CURRENT: ClockId
+    APP_CLOCK_TARGET: ClockId
+    APP_CLOCK_DEFAULT: ClockId
+    CUSTOMER_BOOST_MAX: ClockId
+    COUNT: ClockId
 
 class DriverModel(Enum):
     """Driver models.
 
      Windows only.
     """
-    NVML_DRIVER_WDDM: DriverModel
+    DRIVER_WDDM: DriverModel
     """WDDM driver model -- GPU treated as a display device
     """
-    NVML_DRIVER_WDM: DriverModel
+    DRIVER_WDM: DriverModel
     """WDM (TCC) model (deprecated) -- GPU treated as a generic compute device
     """
-    NVML_DRIVER_MCDM: DriverModel
+    DRIVER_MCDM: DriverModel
     """MCDM driver model -- GPU treated as a Microsoft compute device
     """
+    WDDM: DriverModel
+    WDM: DriverModel
+    MCDM: DriverModel
 
 class Pstates(Enum):
     """Allowed PStates.
     """
-    NVML_PSTATE_0: Pstates
+    PSTATE_0: Pstates
     """Performance state 0 -- Maximum Performance
     """
-    NVML_PSTATE_1: Pstates
+    PSTATE_1: Pstates
     """Performance state 1
     """
-    NVML_PSTATE_2: Pstates
+    PSTATE_2: Pstates
     """Performance state 2
     """
-    NVML_PSTATE_3: Pstates
+    PSTATE_3: Pstates
     """Performance state 3
     """
-    NVML_PSTATE_4: Pstates
+    PSTATE_4: Pstates
     """Performance state 4
     """
-    NVML_PSTATE_5: Pstates
+    PSTATE_5: Pstates
     """Performance state 5
     """
-    NVML_PSTATE_6: Pstates
+    PSTATE_6: Pstates
     """Performance state 6
     """
-    NVML_PSTATE_7: Pstates
+    PSTATE_7: Pstates
     """Performance state 7
     """
-    NVML_PSTATE_8: Pstates
+    PSTATE_8: Pstates
     """Performance state 8
     """
-    NVML_PSTATE_9: Pstates
+    PSTATE_9: Pstates
     """Performance state 9
     """
-    NVML_PSTATE_10: Pstates
+    PSTATE_10: Pstates
     """Performance state 10
     """
-    NVML_PSTATE_11: Pstates
+    PSTATE_11: Pstates
     """Performance state 11
     """
-    NVML_PSTATE_12: Pstates
+    PSTATE_12: Pstates
     """Performance state 12
     """
-    NVML_PSTATE_13: Pstates
+    PSTATE_13: Pstates
     """Performance state 13
     """
-    NVML_PSTATE_14: Pstates
+    PSTATE_14: Pstates
     """Performance state 14
     """
-    NVML_PSTATE_15: Pstates
+    PSTATE_15: Pstates
     """Performance state 15 -- Minimum Performance
     """
-    NVML_PSTATE_UNKNOWN: Pstates
+    PSTATE_UNKNOWN: Pstates
     """Unknown performance state
     """
+    UNKNOWN: Pstates
 
 class GpuOperationMode(Enum):
     """GPU Operation Mode
@@ -590,408 +785,521 @@ class GpuOperationMode(Enum):
 
      Each GOM is designed to meet specific user needs.
     """
-    NVML_GOM_ALL_ON: GpuOperationMode
+    GOM_ALL_ON: GpuOperationMode
     """Everything is enabled and running at full speed
     """
-    NVML_GOM_COMPUTE: GpuOperationMode
+    GOM_COMPUTE: GpuOperationMode
     """Designed for running only compute tasks. Graphics operations
     are not allowed
     """
-    NVML_GOM_LOW_DP: GpuOperationMode
+    GOM_LOW_DP: GpuOperationMode
     """Designed for running graphics applications that don't require
     high bandwidth double precision
     """
+    ALL_ON: GpuOperationMode
+    COMPUTE: GpuOperationMode
+    LOW_DP: GpuOperationMode
 
 class InforomObject(Enum):
     """Available infoROM objects.
     """
-    NVML_INFOROM_OEM: InforomObject
+    INFOROM_OEM: InforomObject
     """An object defined by OEM
     """
-    NVML_INFOROM_ECC: InforomObject
+    INFOROM_ECC: InforomObject
     """The ECC object determining the level of ECC support
     """
-    NVML_INFOROM_POWER: InforomObject
+    INFOROM_POWER: InforomObject
     """The power management object
     """
-    NVML_INFOROM_DEN: InforomObject
+    INFOROM_DEN: InforomObject
     """DRAM Encryption object
     """
-    NVML_INFOROM_COUNT: InforomObject
+    INFOROM_COUNT: InforomObject
     """This counts the number of infoROM objects the driver knows about
     """
+    OEM: InforomObject
+    ECC: InforomObject
+    POWER: InforomObject
+    DEN: InforomObject
+    COUNT: InforomObject
 
 class Return(Enum):
     """Return values for NVML API calls.
     """
-    NVML_SUCCESS: Return
+    SUCCESS: Return
     """The operation was successful
     """
-    NVML_ERROR_UNINITIALIZED: Return
+    ERROR_UNINITIALIZED: Return
     """NVML was not first initialized with nvmlInit()
     """
-    NVML_ERROR_INVALID_ARGUMENT: Return
+    ERROR_INVALID_ARGUMENT: Return
     """A supplied argument is invalid
     """
-    NVML_ERROR_NOT_SUPPORTED: Return
+    ERROR_NOT_SUPPORTED: Return
     """The requested operation is not available on target device
     """
-    NVML_ERROR_NO_PERMISSION: Return
+    ERROR_NO_PERMISSION: Return
     """The current user does not have permission for operation
     """
-    NVML_ERROR_ALREADY_INITIALIZED: Return
+    ERROR_ALREADY_INITIALIZED: Return
     """Deprecated: Multiple initializations are now allowed through ref counting
     """
-    NVML_ERROR_NOT_FOUND: Return
+    ERROR_NOT_FOUND: Return
     """A query to find an object was unsuccessful
     """
-    NVML_ERROR_INSUFFICIENT_SIZE: Return
+    ERROR_INSUFFICIENT_SIZE: Return
     """An input argument is not large enough
     """
-    NVML_ERROR_INSUFFICIENT_POWER: Return
+    ERROR_INSUFFICIENT_POWER: Return
     """A device's external power cables are not properly attached
     """
-    NVML_ERROR_DRIVER_NOT_LOADED: Return
+    ERROR_DRIVER_NOT_LOADED: Return
     """NVIDIA driver is not loaded
     """
-    NVML_ERROR_TIMEOUT: Return
+    ERROR_TIMEOUT: Return
     """User provided timeout passed
     """
-    NVML_ERROR_IRQ_ISSUE: Return
+    ERROR_IRQ_ISSUE: Return
     """NVIDIA Kernel detected an interrupt issue with a GPU
     """
-    NVML_ERROR_LIBRARY_NOT_FOUND: Return
+    ERROR_LIBRARY_NOT_FOUND: Return
     """NVML Shared Library couldn't be found or loaded
     """
-    NVML_ERROR_FUNCTION_NOT_FOUND: Return
+    ERROR_FUNCTION_NOT_FOUND: Return
     """Local version of NVML doesn't implement this function
     """
-    NVML_ERROR_CORRUPTED_INFOROM: Return
+    ERROR_CORRUPTED_INFOROM: Return
     """infoROM is corrupted
     """
-    NVML_ERROR_GPU_IS_LOST: Return
+    ERROR_GPU_IS_LOST: Return
     """The GPU has fallen off the bus or has otherwise become inaccessible
     """
-    NVML_ERROR_RESET_REQUIRED: Return
+    ERROR_RESET_REQUIRED: Return
     """The GPU requires a reset before it can be used again
     """
-    NVML_ERROR_OPERATING_SYSTEM: Return
+    ERROR_OPERATING_SYSTEM: Return
     """A generic operating system error occurred
     """
-    NVML_ERROR_LIB_RM_VERSION_MISMATCH: Return
+    ERROR_LIB_RM_VERSION_MISMATCH: Return
     """RM detects a driver/library version mismatch
     """
-    NVML_ERROR_IN_USE: Return
+    ERROR_IN_USE: Return
     """An operation cannot be performed because the GPU is currently in use
     """
-    NVML_ERROR_MEMORY: Return
+    ERROR_MEMORY: Return
     """Insufficient memory
     """
-    NVML_ERROR_NO_DATA: Return
+    ERROR_NO_DATA: Return
     """No data
     """
-    NVML_ERROR_VGPU_ECC_NOT_SUPPORTED: Return
+    ERROR_VGPU_ECC_NOT_SUPPORTED: Return
     """The requested vgpu operation is not available on target device, becasue ECC is enabled
     """
-    NVML_ERROR_INSUFFICIENT_RESOURCES: Return
+    ERROR_INSUFFICIENT_RESOURCES: Return
     """Ran out of critical resources, other than memory
     """
-    NVML_ERROR_FREQ_NOT_SUPPORTED: Return
+    ERROR_FREQ_NOT_SUPPORTED: Return
     """Ran out of critical resources, other than memory
     """
-    NVML_ERROR_ARGUMENT_VERSION_MISMATCH: Return
+    ERROR_ARGUMENT_VERSION_MISMATCH: Return
     """The provided version is invalid/unsupported
     """
-    NVML_ERROR_DEPRECATED: Return
+    ERROR_DEPRECATED: Return
     """The requested functionality has been deprecated
     """
-    NVML_ERROR_NOT_READY: Return
+    ERROR_NOT_READY: Return
     """The system is not ready for the request
     """
-    NVML_ERROR_GPU_NOT_FOUND: Return
+    ERROR_GPU_NOT_FOUND: Return
     """No GPUs were found
     """
-    NVML_ERROR_INVALID_STATE: Return
+    ERROR_INVALID_STATE: Return
     """Resource not in correct state to perform requested operation
     """
-    NVML_ERROR_RESET_TYPE_NOT_SUPPORTED: Return
+    ERROR_RESET_TYPE_NOT_SUPPORTED: Return
     """Reset not supported for given device/parameters
     """
-    NVML_ERROR_UNKNOWN: Return
+    ERROR_UNKNOWN: Return
     """An internal driver error occurred
     """
+    SUCCESS: Return
+    ERROR_UNINITIALIZED: Return
+    ERROR_INVALID_ARGUMENT: Return
+    ERROR_NOT_SUPPORTED: Return
+    ERROR_NO_PERMISSION: Return
+    ERROR_ALREADY_INITIALIZED: Return
+    ERROR_NOT_FOUND: Return
+    ERROR_INSUFFICIENT_SIZE: Return
+    ERROR_INSUFFICIENT_POWER: Return
+    ERROR_DRIVER_NOT_LOADED: Return
+    ERROR_TIMEOUT: Return
+    ERROR_IRQ_ISSUE: Return
+    ERROR_LIBRARY_NOT_FOUND: Return
+    ERROR_FUNCTION_NOT_FOUND: Return
+    ERROR_CORRUPTED_INFOROM: Return
+    ERROR_GPU_IS_LOST: Return
+    ERROR_RESET_REQUIRED: Return
+    ERROR_OPERATING_SYSTEM: Return
+    ERROR_LIB_RM_VERSION_MISMATCH: Return
+    ERROR_IN_USE: Return
+    ERROR_MEMORY: Return
+    ERROR_NO_DATA: Return
+    ERROR_VGPU_ECC_NOT_SUPPORTED: Return
+    ERROR_INSUFFICIENT_RESOURCES: Return
+    ERROR_FREQ_NOT_SUPPORTED: Return
+    ERROR_ARGUMENT_VERSION_MISMATCH: Return
+    ERROR_DEPRECATED: Return
+    ERROR_NOT_READY: Return
+    ERROR_GPU_NOT_FOUND: Return
+    ERROR_INVALID_STATE: Return
+    ERROR_RESET_TYPE_NOT_SUPPORTED: Return
+    ERROR_UNKNOWN: Return
 
 class MemoryLocation(Enum):
     """See nvmlDeviceGetMemoryErrorCounter
     """
-    NVML_MEMORY_LOCATION_L1_CACHE: MemoryLocation
+    MEMORY_LOCATION_L1_CACHE: MemoryLocation
     """GPU L1 Cache
     """
-    NVML_MEMORY_LOCATION_L2_CACHE: MemoryLocation
+    MEMORY_LOCATION_L2_CACHE: MemoryLocation
     """GPU L2 Cache
     """
-    NVML_MEMORY_LOCATION_DRAM: MemoryLocation
+    MEMORY_LOCATION_DRAM: MemoryLocation
     """Turing+ DRAM
     """
-    NVML_MEMORY_LOCATION_DEVICE_MEMORY: MemoryLocation
+    MEMORY_LOCATION_DEVICE_MEMORY: MemoryLocation
     """GPU Device Memory
     """
-    NVML_MEMORY_LOCATION_REGISTER_FILE: MemoryLocation
+    MEMORY_LOCATION_REGISTER_FILE: MemoryLocation
     """GPU Register File
     """
-    NVML_MEMORY_LOCATION_TEXTURE_MEMORY: MemoryLocation
+    MEMORY_LOCATION_TEXTURE_MEMORY: MemoryLocation
     """GPU Texture Memory
     """
-    NVML_MEMORY_LOCATION_TEXTURE_SHM: MemoryLocation
+    MEMORY_LOCATION_TEXTURE_SHM: MemoryLocation
     """Shared memory
     """
-    NVML_MEMORY_LOCATION_CBU: MemoryLocation
+    MEMORY_LOCATION_CBU: MemoryLocation
     """CBU
     """
-    NVML_MEMORY_LOCATION_SRAM: MemoryLocation
+    MEMORY_LOCATION_SRAM: MemoryLocation
     """Turing+ SRAM
     """
-    NVML_MEMORY_LOCATION_COUNT: MemoryLocation
+    MEMORY_LOCATION_COUNT: MemoryLocation
     """This counts the number of memory locations the driver knows about
     """
+    L1_CACHE: MemoryLocation
+    L2_CACHE: MemoryLocation
+    DRAM: MemoryLocation
+    DEVICE_MEMORY: MemoryLocation
+    REGISTER_FILE: MemoryLocation
+    TEXTURE_MEMORY: MemoryLocation
+    TEXTURE_SHM: MemoryLocation
+    CBU: MemoryLocation
+    SRAM: MemoryLocation
+    COUNT: MemoryLocation
 
 class PageRetirementCause(Enum):
     """Causes for page retirement
     """
-    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
+    PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
     """Page was retired due to multiple single bit ECC error
     """
-    NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR: PageRetirementCause
+    PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR: PageRetirementCause
     """Page was retired due to double bit ECC error
     """
-    NVML_PAGE_RETIREMENT_CAUSE_COUNT: PageRetirementCause
+    PAGE_RETIREMENT_CAUSE_COUNT: PageRetirementCause
+    MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
+    DOUBLE_BIT_ECC_ERROR: PageRetirementCause
+    COUNT: PageRetirementCause
 
 class RestrictedAPI(Enum):
     """API types that allow changes to default permission restrictions
     """
-    NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS: RestrictedAPI
+    RESTRICTED_API_SET_APPLICATION_CLOCKS: RestrictedAPI
     """APIs that change application clocks, see nvmlDeviceSetApplicationsClocks
     and see nvmlDeviceResetApplicationsClocks.
     Deprecated, keeping definition for backward compatibility.
     """
-    NVML_RESTRICTED_API_SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
+    RESTRICTED_API_SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
     """APIs that enable/disable Auto Boosted clocks
     see nvmlDeviceSetAutoBoostedClocksEnabled
     """
-    NVML_RESTRICTED_API_COUNT: RestrictedAPI
+    RESTRICTED_API_COUNT: RestrictedAPI
+    SET_APPLICATION_CLOCKS: RestrictedAPI
+    SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
+    COUNT: RestrictedAPI
 
 class GpuUtilizationDomainId(Enum):
     """Represents the GPU utilization domains
     """
-    NVML_GPU_UTILIZATION_DOMAIN_GPU: GpuUtilizationDomainId
+    GPU_UTILIZATION_DOMAIN_GPU: GpuUtilizationDomainId
     """Graphics engine domain
     """
-    NVML_GPU_UTILIZATION_DOMAIN_FB: GpuUtilizationDomainId
+    GPU_UTILIZATION_DOMAIN_FB: GpuUtilizationDomainId
     """Frame buffer domain
     """
-    NVML_GPU_UTILIZATION_DOMAIN_VID: GpuUtilizationDomainId
+    GPU_UTILIZATION_DOMAIN_VID: GpuUtilizationDomainId
     """Video engine domain
     """
-    NVML_GPU_UTILIZATION_DOMAIN_BUS: GpuUtilizationDomainId
+    GPU_UTILIZATION_DOMAIN_BUS: GpuUtilizationDomainId
     """Bus interface domain
     """
+    GPU: GpuUtilizationDomainId
+    FB: GpuUtilizationDomainId
+    VID: GpuUtilizationDomainId
+    BUS: GpuUtilizationDomainId
 
 class GpuVirtualizationMode(Enum):
     """GPU virtualization mode types.
     """
-    NVML_GPU_VIRTUALIZATION_MODE_NONE: GpuVirtualizationMode
+    GPU_VIRTUALIZATION_MODE_NONE: GpuVirtualizationMode
     """Represents Bare Metal GPU
     """
-    NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH: GpuVirtualizationMode
+    GPU_VIRTUALIZATION_MODE_PASSTHROUGH: GpuVirtualizationMode
     """Device is associated with GPU-Passthorugh
     """
-    NVML_GPU_VIRTUALIZATION_MODE_VGPU: GpuVirtualizationMode
+    GPU_VIRTUALIZATION_MODE_VGPU: GpuVirtualizationMode
     """Device is associated with vGPU inside virtual machine.
     """
-    NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU: GpuVirtualizationMode
+    GPU_VIRTUALIZATION_MODE_HOST_VGPU: GpuVirtualizationMode
     """Device is associated with VGX hypervisor in vGPU mode
     """
-    NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA: GpuVirtualizationMode
+    GPU_VIRTUALIZATION_MODE_HOST_VSGA: GpuVirtualizationMode
     """Device is associated with VGX hypervisor in vSGA mode
     """
+    NONE: GpuVirtualizationMode
+    PASSTHROUGH: GpuVirtualizationMode
+    VGPU: GpuVirtualizationMode
+    HOST_VGPU: GpuVirtualizationMode
+    HOST_VSGA: GpuVirtualizationMode
 
 class HostVgpuMode(Enum):
     """Host vGPU modes
     """
-    NVML_HOST_VGPU_MODE_NON_SRIOV: HostVgpuMode
+    HOST_VGPU_MODE_NON_SRIOV: HostVgpuMode
     """Non SR-IOV mode
     """
-    NVML_HOST_VGPU_MODE_SRIOV: HostVgpuMode
+    HOST_VGPU_MODE_SRIOV: HostVgpuMode
     """SR-IOV mode
     """
+    NON_SRIOV: HostVgpuMode
+    SRIOV: HostVgpuMode
 
 class VgpuVmIdType(Enum):
     """Types of VM identifiers
     """
-    NVML_VGPU_VM_ID_DOMAIN_ID: VgpuVmIdType
+    VGPU_VM_ID_DOMAIN_ID: VgpuVmIdType
     """VM ID represents DOMAIN ID
     """
-    NVML_VGPU_VM_ID_UUID: VgpuVmIdType
+    VGPU_VM_ID_UUID: VgpuVmIdType
     """VM ID represents UUID
     """
+    DOMAIN_ID: VgpuVmIdType
+    UUID: VgpuVmIdType
 
 class VgpuGuestInfoState(Enum):
     """vGPU GUEST info state
     """
-    NVML_VGPU_INSTANCE_GUEST_INFO_STATE_UNINITIALIZED: VgpuGuestInfoState
+    VGPU_INSTANCE_GUEST_INFO_STATE_UNINITIALIZED: VgpuGuestInfoState
     """Guest-dependent fields uninitialized
     """
-    NVML_VGPU_INSTANCE_GUEST_INFO_STATE_INITIALIZED: VgpuGuestInfoState
+    VGPU_INSTANCE_GUEST_INFO_STATE_INITIALIZED: VgpuGuestInfoState
     """Guest-dependent fields initialized
     """
+    UNINITIALIZED: VgpuGuestInfoState
+    INITIALIZED: VgpuGuestInfoState
 
 class GridLicenseFeatureCode(Enum):
     """vGPU software licensable features
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_UNKNOWN: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_UNKNOWN: GridLicenseFeatureCode
     """Unknown
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_VGPU: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_VGPU: GridLicenseFeatureCode
     """Virtual GPU
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_NVIDIA_RTX: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_NVIDIA_RTX: GridLicenseFeatureCode
     """Nvidia RTX
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_VWORKSTATION: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_VWORKSTATION: GridLicenseFeatureCode
     """Deprecated, do not use.
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_GAMING: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_GAMING: GridLicenseFeatureCode
     """Gaming
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_COMPUTE: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_COMPUTE: GridLicenseFeatureCode
     """Compute
     """
-    NVML_GRID_LICENSE_FEATURE_CODE_VGAMEDEV: GridLicenseFeatureCode
+    GRID_LICENSE_FEATURE_CODE_VGAMEDEV: GridLicenseFeatureCode
     """vGameDev
     """
+    UNKNOWN: GridLicenseFeatureCode
+    VGPU: GridLicenseFeatureCode
+    NVIDIA_RTX: GridLicenseFeatureCode
+    VWORKSTATION: GridLicenseFeatureCode
+    GAMING: GridLicenseFeatureCode
+    COMPUTE: GridLicenseFeatureCode
+    VGAMEDEV: GridLicenseFeatureCode
 
 class VgpuCapability(Enum):
     """vGPU queryable capabilities
     """
-    NVML_VGPU_CAP_NVLINK_P2P: VgpuCapability
+    VGPU_CAP_NVLINK_P2P: VgpuCapability
     """P2P over NVLink is supported
     """
-    NVML_VGPU_CAP_GPUDIRECT: VgpuCapability
+    VGPU_CAP_GPUDIRECT: VgpuCapability
     """GPUDirect capability is supported
     """
-    NVML_VGPU_CAP_MULTI_VGPU_EXCLUSIVE: VgpuCapability
+    VGPU_CAP_MULTI_VGPU_EXCLUSIVE: VgpuCapability
     """vGPU profile cannot be mixed with other vGPU profiles in same VM
     """
-    NVML_VGPU_CAP_EXCLUSIVE_TYPE: VgpuCapability
+    VGPU_CAP_EXCLUSIVE_TYPE: VgpuCapability
     """vGPU profile cannot run on a GPU alongside other profiles of different type
     """
-    NVML_VGPU_CAP_EXCLUSIVE_SIZE: VgpuCapability
+    VGPU_CAP_EXCLUSIVE_SIZE: VgpuCapability
     """vGPU profile cannot run on a GPU alongside other profiles of different size
     """
-    NVML_VGPU_CAP_COUNT: VgpuCapability
+    VGPU_CAP_COUNT: VgpuCapability
+    NVLINK_P2P: VgpuCapability
+    GPUDIRECT: VgpuCapability
+    MULTI_VGPU_EXCLUSIVE: VgpuCapability
+    EXCLUSIVE_TYPE: VgpuCapability
+    EXCLUSIVE_SIZE: VgpuCapability
+    COUNT: VgpuCapability
 
 class VgpuDriverCapability(Enum):
     """vGPU driver queryable capabilities
     """
-    NVML_VGPU_DRIVER_CAP_HETEROGENEOUS_MULTI_VGPU: VgpuDriverCapability
+    VGPU_DRIVER_CAP_HETEROGENEOUS_MULTI_VGPU: VgpuDriverCapability
     """Supports mixing of different vGPU profiles within one guest VM
     """
-    NVML_VGPU_DRIVER_CAP_WARM_UPDATE: VgpuDriverCapability
+    VGPU_DRIVER_CAP_WARM_UPDATE: VgpuDriverCapability
     """Supports FSR and warm update of vGPU host driver without terminating the running guest VM
     """
-    NVML_VGPU_DRIVER_CAP_COUNT: VgpuDriverCapability
+    VGPU_DRIVER_CAP_COUNT: VgpuDriverCapability
+    HETEROGENEOUS_MULTI_VGPU: VgpuDriverCapability
+    WARM_UPDATE: VgpuDriverCapability
+    COUNT: VgpuDriverCapability
 
 class DeviceVgpuCapability(Enum):
     """Device vGPU queryable capabilities
     """
-    NVML_DEVICE_VGPU_CAP_FRACTIONAL_MULTI_VGPU: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_FRACTIONAL_MULTI_VGPU: DeviceVgpuCapability
     """Query whether the fractional vGPU profiles on this GPU can be used in multi-vGPU configurations
     """
-    NVML_DEVICE_VGPU_CAP_HETEROGENEOUS_TIMESLICE_PROFILES: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_HETEROGENEOUS_TIMESLICE_PROFILES: DeviceVgpuCapability
     """Query whether the GPU support concurrent execution of timesliced vGPU profiles of differing types
     """
-    NVML_DEVICE_VGPU_CAP_HETEROGENEOUS_TIMESLICE_SIZES: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_HETEROGENEOUS_TIMESLICE_SIZES: DeviceVgpuCapability
     """Query whether the GPU support concurrent execution of timesliced vGPU profiles of differing framebuffer sizes
     """
-    NVML_DEVICE_VGPU_CAP_READ_DEVICE_BUFFER_BW: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_READ_DEVICE_BUFFER_BW: DeviceVgpuCapability
     """Query the GPU's read_device_buffer expected bandwidth capacity in megabytes per second
     """
-    NVML_DEVICE_VGPU_CAP_WRITE_DEVICE_BUFFER_BW: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_WRITE_DEVICE_BUFFER_BW: DeviceVgpuCapability
     """Query the GPU's write_device_buffer expected bandwidth capacity in megabytes per second
     """
-    NVML_DEVICE_VGPU_CAP_DEVICE_STREAMING: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_DEVICE_STREAMING: DeviceVgpuCapability
     """Query whether the vGPU profiles on the GPU supports migration data streaming
     """
-    NVML_DEVICE_VGPU_CAP_MINI_QUARTER_GPU: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_MINI_QUARTER_GPU: DeviceVgpuCapability
     """Set/Get support for mini-quarter vGPU profiles
     """
-    NVML_DEVICE_VGPU_CAP_COMPUTE_MEDIA_ENGINE_GPU: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_COMPUTE_MEDIA_ENGINE_GPU: DeviceVgpuCapability
     """Set/Get support for compute media engine vGPU profiles
     """
-    NVML_DEVICE_VGPU_CAP_WARM_UPDATE: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_WARM_UPDATE: DeviceVgpuCapability
     """Query whether the GPU supports FSR and warm update
     """
-    NVML_DEVICE_VGPU_CAP_HOMOGENEOUS_PLACEMENTS: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_HOMOGENEOUS_PLACEMENTS: DeviceVgpuCapability
     """Query whether the GPU supports reporting of placements of timesliced vGPU profiles with identical framebuffer sizes
     """
-    NVML_DEVICE_VGPU_CAP_MIG_TIMESLICING_SUPPORTED: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_MIG_TIMESLICING_SUPPORTED: DeviceVgpuCapability
     """Query whether the GPU supports timesliced vGPU on MIG
     """
-    NVML_DEVICE_VGPU_CAP_MIG_TIMESLICING_ENABLED: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_MIG_TIMESLICING_ENABLED: DeviceVgpuCapability
     """Set/Get MIG timesliced mode reporting, without impacting the underlying functionality
     """
-    NVML_DEVICE_VGPU_CAP_UVM_STUN: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_UVM_STUN: DeviceVgpuCapability
     """Query whether the GPU supports UVM stun
     """
-    NVML_DEVICE_VGPU_CAP_COUNT: DeviceVgpuCapability
+    DEVICE_VGPU_CAP_COUNT: DeviceVgpuCapability
+    FRACTIONAL_MULTI_VGPU: DeviceVgpuCapability
+    HETEROGENEOUS_TIMESLICE_PROFILES: DeviceVgpuCapability
+    HETEROGENEOUS_TIMESLICE_SIZES: DeviceVgpuCapability
+    READ_DEVICE_BUFFER_BW: DeviceVgpuCapability
+    WRITE_DEVICE_BUFFER_BW: DeviceVgpuCapability
+    DEVICE_STREAMING: DeviceVgpuCapability
+    MINI_QUARTER_GPU: DeviceVgpuCapability
+    COMPUTE_MEDIA_ENGINE_GPU: DeviceVgpuCapability
+    WARM_UPDATE: DeviceVgpuCapability
+    HOMOGENEOUS_PLACEMENTS: DeviceVgpuCapability
+    MIG_TIMESLICING_SUPPORTED: DeviceVgpuCapability
+    MIG_TIMESLICING_ENABLED: DeviceVgpuCapability
+    UVM_STUN: DeviceVgpuCapability
+    COUNT: DeviceVgpuCapability
 
 class DeviceGpuRecoveryAction(Enum):
     """Enum describing the GPU Recovery Action
     """
-    NVML_GPU_RECOVERY_ACTION_NONE: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_NONE: DeviceGpuRecoveryAction
     """No action needed
     """
-    NVML_GPU_RECOVERY_ACTION_GPU_RESET: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_GPU_RESET: DeviceGpuRecoveryAction
     """Reset Gpu
     """
-    NVML_GPU_RECOVERY_ACTION_NODE_REBOOT: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_NODE_REBOOT: DeviceGpuRecoveryAction
     """Reboot Node
     """
-    NVML_GPU_RECOVERY_ACTION_DRAIN_P2P: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_DRAIN_P2P: DeviceGpuRecoveryAction
     """Drain P2P
     """
-    NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_DRAIN_AND_RESET: DeviceGpuRecoveryAction
     """Drain P2P and Reset Gpu
     """
-    NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN: DeviceGpuRecoveryAction
     """Recover IMEX Domain.
     """
-    NVML_GPU_RECOVERY_ACTION_BUS_RESET: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_BUS_RESET: DeviceGpuRecoveryAction
     """Reset the GPU's PCIe bus
     """
-    NVML_GPU_RECOVERY_ACTION_SYSTEM_REBOOT: DeviceGpuRecoveryAction
+    GPU_RECOVERY_ACTION_SYSTEM_REBOOT: DeviceGpuRecoveryAction
     """Reboot the system
     """
+    NONE: DeviceGpuRecoveryAction
+    GPU_RESET: DeviceGpuRecoveryAction
+    NODE_REBOOT: DeviceGpuRecoveryAction
+    DRAIN_P2P: DeviceGpuRecoveryAction
+    DRAIN_AND_RESET: DeviceGpuRecoveryAction
+    RECOVER_IMEX_DOMAIN: DeviceGpuRecoveryAction
+    BUS_RESET: DeviceGpuRecoveryAction
+    SYSTEM_REBOOT: DeviceGpuRecoveryAction
 
 class FanState(Enum):
     """Fan state enum.
     """
-    NVML_FAN_NORMAL: FanState
+    FAN_NORMAL: FanState
     """Fan is working properly
     """
-    NVML_FAN_FAILED: FanState
+    FAN_FAILED: FanState
     """Fan has failed
     """
+    NORMAL: FanState
+    FAILED: FanState
 
 class LedColor(Enum):
     """Led color enum.
     """
-    NVML_LED_COLOR_GREEN: LedColor
+    LED_COLOR_GREEN: LedColor
     """GREEN, indicates good health
     """
-    NVML_LED_COLOR_AMBER: LedColor
+    LED_COLOR_AMBER: LedColor
     """AMBER, indicates problem
     """
+    GREEN: LedColor
+    AMBER: LedColor
 
 class GpuOperationalEventLogLevel(Enum):
     """@brief Log-level values used by GPU Operational Events.
@@ -1002,24 +1310,30 @@ class GpuOperationalEventLogLevel(Enum):
      when used as a subscription threshold. Event data may contain newer log-level values that are
      not named in this header; clients should handle unrecognized numeric values.
     """
-    NVML_GPU_OPERATIONAL_EVENT_LOG_LEVEL_ALL: GpuOperationalEventLogLevel
+    GPU_OPERATIONAL_EVENT_LOG_LEVEL_ALL: GpuOperationalEventLogLevel
     """Matches all GPU Operational Event log levels.
     """
-    NVML_GPU_OPERATIONAL_EVENT_LOG_LEVEL_TELEMETRY: GpuOperationalEventLogLevel
+    GPU_OPERATIONAL_EVENT_LOG_LEVEL_TELEMETRY: GpuOperationalEventLogLevel
     """High-volume telemetry events.
     """
-    NVML_GPU_OPERATIONAL_EVENT_LOG_LEVEL_DIAG: GpuOperationalEventLogLevel
+    GPU_OPERATIONAL_EVENT_LOG_LEVEL_DIAG: GpuOperationalEventLogLevel
     """Diagnostic events.
     """
-    NVML_GPU_OPERATIONAL_EVENT_LOG_LEVEL_NOTICE: GpuOperationalEventLogLevel
+    GPU_OPERATIONAL_EVENT_LOG_LEVEL_NOTICE: GpuOperationalEventLogLevel
     """Notable operational events.
     """
-    NVML_GPU_OPERATIONAL_EVENT_LOG_LEVEL_WARNING: GpuOperationalEventLogLevel
+    GPU_OPERATIONAL_EVENT_LOG_LEVEL_WARNING: GpuOperationalEventLogLevel
     """Warning events.
     """
-    NVML_GPU_OPERATIONAL_EVENT_LOG_LEVEL_ERROR: GpuOperationalEventLogLevel
+    GPU_OPERATIONAL_EVENT_LOG_LEVEL_ERROR: GpuOperationalEventLogLevel
     """Error events.
     """
+    ALL: GpuOperationalEventLogLevel
+    TELEMETRY: GpuOperationalEventLogLevel
+    DIAG: GpuOperationalEventLogLevel
+    NOTICE: GpuOperationalEventLogLevel
+    WARNING: GpuOperationalEventLogLevel
+    ERROR: GpuOperationalEventLogLevel
 
 class OperationalEventSeverity(Enum):
     """@brief Severity values used by Operational Events.
@@ -1030,31 +1344,38 @@ class OperationalEventSeverity(Enum):
      used as a subscription threshold. Event data may contain newer severity values that are not
      named in this header; clients should handle unrecognized numeric values.
     """
-    NVML_OPERATIONAL_EVENT_SEVERITY_ALL: OperationalEventSeverity
+    OPERATIONAL_EVENT_SEVERITY_ALL: OperationalEventSeverity
     """Matches all Operational Event severities.
     """
-    NVML_OPERATIONAL_EVENT_SEVERITY_INFORMATIONAL: OperationalEventSeverity
+    OPERATIONAL_EVENT_SEVERITY_INFORMATIONAL: OperationalEventSeverity
     """Informational event.
     """
-    NVML_OPERATIONAL_EVENT_SEVERITY_CORRECTED: OperationalEventSeverity
+    OPERATIONAL_EVENT_SEVERITY_CORRECTED: OperationalEventSeverity
     """Corrected error event.
     """
-    NVML_OPERATIONAL_EVENT_SEVERITY_RECOVERABLE: OperationalEventSeverity
+    OPERATIONAL_EVENT_SEVERITY_RECOVERABLE: OperationalEventSeverity
     """Recoverable error event.
     """
-    NVML_OPERATIONAL_EVENT_SEVERITY_FATAL: OperationalEventSeverity
+    OPERATIONAL_EVENT_SEVERITY_FATAL: OperationalEventSeverity
     """Fatal error event.
     """
+    ALL: OperationalEventSeverity
+    INFORMATIONAL: OperationalEventSeverity
+    CORRECTED: OperationalEventSeverity
+    RECOVERABLE: OperationalEventSeverity
+    FATAL: OperationalEventSeverity
 
 class EventDataType(Enum):
     """@brief Event data formats returned by nvmlEventSetWait_v3.
     """
-    NVML_EVENT_DATA_TYPE_NVML_EVENT: EventDataType
+    EVENT_DATA_TYPE_NVML_EVENT: EventDataType
     """NVML event-bit data. eventType contains an NVML event bit.
     """
-    NVML_EVENT_DATA_TYPE_GPU_OPERATIONAL_EVENT: EventDataType
+    EVENT_DATA_TYPE_GPU_OPERATIONAL_EVENT: EventDataType
     """Structured GPU Operational Event data.
     """
+    NVML_EVENT: EventDataType
+    GPU_OPERATIONAL_EVENT: EventDataType
 
 class GpuOperationalEventContextType(Enum):
     """@brief NVML-defined GPU Operational Event context classifications.
@@ -1063,1618 +1384,2150 @@ class GpuOperationalEventContextType(Enum):
      original source-defined context type is returned separately in
      nvmlEventSetGetContextInfo_v1_tsourceEventContextType.
     """
-    NVML_GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_UNKNOWN: GpuOperationalEventContextType
+    GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_UNKNOWN: GpuOperationalEventContextType
     """No NVML public interpretation is defined for this context payload.
     """
-    NVML_GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_LEGACY_XID: GpuOperationalEventContextType
+    GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_LEGACY_XID: GpuOperationalEventContextType
     """Context payload can be decoded with nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1.
     """
+    UNKNOWN: GpuOperationalEventContextType
+    LEGACY_XID: GpuOperationalEventContextType
 
 class EncoderType(Enum):
     """Represents type of encoder for capacity can be queried
     """
-    NVML_ENCODER_QUERY_H264: EncoderType
+    ENCODER_QUERY_H264: EncoderType
     """H264 encoder
     """
-    NVML_ENCODER_QUERY_HEVC: EncoderType
+    ENCODER_QUERY_HEVC: EncoderType
     """HEVC encoder
     """
-    NVML_ENCODER_QUERY_AV1: EncoderType
+    ENCODER_QUERY_AV1: EncoderType
     """AV1 encoder
     """
-    NVML_ENCODER_QUERY_UNKNOWN: EncoderType
+    ENCODER_QUERY_UNKNOWN: EncoderType
     """Unknown encoder
     """
+    H264: EncoderType
+    HEVC: EncoderType
+    AV1: EncoderType
+    UNKNOWN: EncoderType
 
 class FBCSessionType(Enum):
     """Represents frame buffer capture session type
     """
-    NVML_FBC_SESSION_TYPE_UNKNOWN: FBCSessionType
+    FBC_SESSION_TYPE_UNKNOWN: FBCSessionType
     """Unknown
     """
-    NVML_FBC_SESSION_TYPE_TOSYS: FBCSessionType
+    FBC_SESSION_TYPE_TOSYS: FBCSessionType
     """ToSys
     """
-    NVML_FBC_SESSION_TYPE_CUDA: FBCSessionType
+    FBC_SESSION_TYPE_CUDA: FBCSessionType
     """Cuda
     """
-    NVML_FBC_SESSION_TYPE_VID: FBCSessionType
+    FBC_SESSION_TYPE_VID: FBCSessionType
     """Vid
     """
-    NVML_FBC_SESSION_TYPE_HWENC: FBCSessionType
+    FBC_SESSION_TYPE_HWENC: FBCSessionType
     """HEnc
     """
+    UNKNOWN: FBCSessionType
+    TOSYS: FBCSessionType
+    CUDA: FBCSessionType
+    VID: FBCSessionType
+    HWENC: FBCSessionType
 
 class DetachGpuState(Enum):
     """Is the GPU device to be removed from the kernel by nvmlDeviceRemoveGpu()
     """
-    NVML_DETACH_GPU_KEEP: DetachGpuState
-    NVML_DETACH_GPU_REMOVE: DetachGpuState
+    DETACH_GPU_KEEP: DetachGpuState
+    DETACH_GPU_REMOVE: DetachGpuState
+    KEEP: DetachGpuState
+    REMOVE: DetachGpuState
 
 class PcieLinkState(Enum):
     """Parent bridge PCIe link state requested by nvmlDeviceRemoveGpu()
     """
-    NVML_PCIE_LINK_KEEP: PcieLinkState
-    NVML_PCIE_LINK_SHUT_DOWN: PcieLinkState
+    PCIE_LINK_KEEP: PcieLinkState
+    PCIE_LINK_SHUT_DOWN: PcieLinkState
+    KEEP: PcieLinkState
+    SHUT_DOWN: PcieLinkState
 
 class CPERType(Enum):
     """Bitmask of CPER record types. Multiple values may be combined
      to request records from several sources in one call.
     """
-    NVML_CPER_ACCESS_TYPE_GPU: CPERType
+    CPER_ACCESS_TYPE_GPU: CPERType
     """Access GPU CPER records
     """
 
 class ClockLimitId(Enum):
-    NVML_CLOCK_LIMIT_ID_RANGE_START: ClockLimitId
-    NVML_CLOCK_LIMIT_ID_TDP: ClockLimitId
-    NVML_CLOCK_LIMIT_ID_UNLIMITED: ClockLimitId
+    CLOCK_LIMIT_ID_RANGE_START: ClockLimitId
+    CLOCK_LIMIT_ID_TDP: ClockLimitId
+    CLOCK_LIMIT_ID_UNLIMITED: ClockLimitId
+    RANGE_START: ClockLimitId
+    TDP: ClockLimitId
+    UNLIMITED: ClockLimitId
 
 class NvlinkVersion(Enum):
     """Represents Nvlink Version
     """
-    NVML_NVLINK_VERSION_INVALID: NvlinkVersion
+    NVLINK_VERSION_INVALID: NvlinkVersion
     """NVLink version is invalid
     """
-    NVML_NVLINK_VERSION_1_0: NvlinkVersion
+    NVLINK_VERSION_1_0: NvlinkVersion
     """NVLink Version 1.0
     """
-    NVML_NVLINK_VERSION_2_0: NvlinkVersion
+    NVLINK_VERSION_2_0: NvlinkVersion
     """NVLink Version 2.0
     """
-    NVML_NVLINK_VERSION_2_2: NvlinkVersion
+    NVLINK_VERSION_2_2: NvlinkVersion
     """NVLink Version 2.2
     """
-    NVML_NVLINK_VERSION_3_0: NvlinkVersion
+    NVLINK_VERSION_3_0: NvlinkVersion
     """NVLink Version 3.0
     """
-    NVML_NVLINK_VERSION_3_1: NvlinkVersion
+    NVLINK_VERSION_3_1: NvlinkVersion
     """NVLink Version 3.1
     """
-    NVML_NVLINK_VERSION_4_0: NvlinkVersion
+    NVLINK_VERSION_4_0: NvlinkVersion
     """NVLink Version 4.0
     """
-    NVML_NVLINK_VERSION_5_0: NvlinkVersion
+    NVLINK_VERSION_5_0: NvlinkVersion
     """NVLink Version 5.0
     """
-    NVML_NVLINK_VERSION_6_0: NvlinkVersion
+    NVLINK_VERSION_6_0: NvlinkVersion
     """NVLink Version 6.0
     """
+    INVALID: NvlinkVersion
 
 class NvlinkTelemetrySampleType(Enum):
     """Per-link NVLink telemetry sample types.
     """
-    NVML_NVLINK_TELEMETRY_SAMPLE_TYPE_THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
+    NVLINK_TELEMETRY_SAMPLE_TYPE_THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
     """Raw TX flit counter for a single link
     """
-    NVML_NVLINK_TELEMETRY_SAMPLE_TYPE_THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
+    NVLINK_TELEMETRY_SAMPLE_TYPE_THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
     """Raw RX flit counter for a single link
     """
-    NVML_NVLINK_TELEMETRY_SAMPLE_TYPE_COUNT: NvlinkTelemetrySampleType
+    NVLINK_TELEMETRY_SAMPLE_TYPE_COUNT: NvlinkTelemetrySampleType
     """Number of valid sample types
     """
+    THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
+    THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
+    COUNT: NvlinkTelemetrySampleType
 
 class VgpuVmCompatibility(Enum):
     """vGPU VM compatibility codes
     """
-    NVML_VGPU_VM_COMPATIBILITY_NONE: VgpuVmCompatibility
+    VGPU_VM_COMPATIBILITY_NONE: VgpuVmCompatibility
     """vGPU is not runnable
     """
-    NVML_VGPU_VM_COMPATIBILITY_COLD: VgpuVmCompatibility
+    VGPU_VM_COMPATIBILITY_COLD: VgpuVmCompatibility
     """vGPU is runnable from a cold / powered-off state (ACPI S5)
     """
-    NVML_VGPU_VM_COMPATIBILITY_HIBERNATE: VgpuVmCompatibility
+    VGPU_VM_COMPATIBILITY_HIBERNATE: VgpuVmCompatibility
     """vGPU is runnable from a hibernated state (ACPI S4)
     """
-    NVML_VGPU_VM_COMPATIBILITY_SLEEP: VgpuVmCompatibility
+    VGPU_VM_COMPATIBILITY_SLEEP: VgpuVmCompatibility
     """vGPU is runnable from a sleeped state (ACPI S3)
     """
-    NVML_VGPU_VM_COMPATIBILITY_LIVE: VgpuVmCompatibility
+    VGPU_VM_COMPATIBILITY_LIVE: VgpuVmCompatibility
     """vGPU is runnable from a live/paused (ACPI S0)
     """
+    NONE: VgpuVmCompatibility
+    COLD: VgpuVmCompatibility
+    HIBERNATE: VgpuVmCompatibility
+    SLEEP: VgpuVmCompatibility
+    LIVE: VgpuVmCompatibility
 
 class VgpuPgpuCompatibilityLimitCode(Enum):
     """vGPU-pGPU compatibility limit codes
     """
-    NVML_VGPU_COMPATIBILITY_LIMIT_NONE: VgpuPgpuCompatibilityLimitCode
+    VGPU_COMPATIBILITY_LIMIT_NONE: VgpuPgpuCompatibilityLimitCode
     """Compatibility is not limited.
     """
-    NVML_VGPU_COMPATIBILITY_LIMIT_HOST_DRIVER: VgpuPgpuCompatibilityLimitCode
+    VGPU_COMPATIBILITY_LIMIT_HOST_DRIVER: VgpuPgpuCompatibilityLimitCode
     """ompatibility is limited by host driver version.
     """
-    NVML_VGPU_COMPATIBILITY_LIMIT_GUEST_DRIVER: VgpuPgpuCompatibilityLimitCode
+    VGPU_COMPATIBILITY_LIMIT_GUEST_DRIVER: VgpuPgpuCompatibilityLimitCode
     """Compatibility is limited by guest driver version.
     """
-    NVML_VGPU_COMPATIBILITY_LIMIT_GPU: VgpuPgpuCompatibilityLimitCode
+    VGPU_COMPATIBILITY_LIMIT_GPU: VgpuPgpuCompatibilityLimitCode
     """Compatibility is limited by GPU hardware.
     """
-    NVML_VGPU_COMPATIBILITY_LIMIT_OTHER: VgpuPgpuCompatibilityLimitCode
+    VGPU_COMPATIBILITY_LIMIT_OTHER: VgpuPgpuCompatibilityLimitCode
     """Compatibility is limited by an undefined factor.
     """
+    NONE: VgpuPgpuCompatibilityLimitCode
+    HOST_DRIVER: VgpuPgpuCompatibilityLimitCode
+    GUEST_DRIVER: VgpuPgpuCompatibilityLimitCode
+    GPU: VgpuPgpuCompatibilityLimitCode
+    OTHER: VgpuPgpuCompatibilityLimitCode
 
 class PRMCounterId(Enum):
     """PRM Counter IDs
     """
-    NVML_PRM_COUNTER_ID_NONE: PRMCounterId
+    PRM_COUNTER_ID_NONE: PRMCounterId
     """Sentinel
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
     """PPCNT group 0x12, link_down_events
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
     """PPCNT group 0x12, successful_recovery_events
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
     """PPCNT group 0x1A, total_successful_recovery_events
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
     """PPCNT group 0x1A, time_since_last_recovery
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
     """PPCNT group 0x1A, time_between_last_two_recoveries
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
     """PPCNT group 0x1A, time_in_last_host_serdes_feq_recovery
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
     """PPCNT group 0x1A, total_time_in_host_serdes_feq_recovery
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
     """PPCNT group 0x1A, total_host_serdes_feq_recovery_count
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
     """PPCNT group 0x1A, total_host_serdes_feq_successful_recovery_count
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
     """PPCNT group 0x1A, last_host_serdes_feq_attempts_count
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
     """PPCNT group 0x1A, last_successful_recovery_step_attempts
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
     """PPCNT group 0x1A, last_successful_recovery_time
     """
-    NVML_PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
     """PPCNT group 0x1A, total_successful_recovery_time
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
     """PPCNT group 0x20, port_xmit_wait
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_RCV_CODES: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_RCV_CODES: PRMCounterId
     """PPCNT group 0x22, plr_rcv_codes
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
     """PPCNT group 0x22, plr_rcv_code_err
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
     """PPCNT group 0x22, plr_rcv_uncorrectable_code
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_XMIT_CODES: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_XMIT_CODES: PRMCounterId
     """PPCNT group 0x22, plr_xmit_codes
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
     """PPCNT group 0x22, plr_xmit_retry_codes
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
     """PPCNT group 0x22, plr_xmit_retry_events
     """
-    NVML_PRM_COUNTER_ID_PPCNT_PLR_SYNC_EVENTS: PRMCounterId
+    PRM_COUNTER_ID_PPCNT_PLR_SYNC_EVENTS: PRMCounterId
     """PPCNT group 0x22, plr_sync_events
     """
-    NVML_PRM_COUNTER_ID_PPRM_OPER_RECOVERY: PRMCounterId
+    PRM_COUNTER_ID_PPRM_OPER_RECOVERY: PRMCounterId
     """PPRM, oper_recovery
     """
+    NONE: PRMCounterId
+    PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
+    PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
+    PPCNT_PLR_RCV_CODES: PRMCounterId
+    PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
+    PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
+    PPCNT_PLR_XMIT_CODES: PRMCounterId
+    PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
+    PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
+    PPCNT_PLR_SYNC_EVENTS: PRMCounterId
+    PPRM_OPER_RECOVERY: PRMCounterId
 
 class GpmMetricId(Enum):
     """GPM Metric Identifiers
     """
-    NVML_GPM_METRIC_GRAPHICS_UTIL: GpmMetricId
+    GPM_METRIC_GRAPHICS_UTIL: GpmMetricId
     """Percentage of time any compute/graphics app was active on the GPU. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_SM_UTIL: GpmMetricId
+    GPM_METRIC_SM_UTIL: GpmMetricId
     """Percentage of SMs that were busy. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_SM_OCCUPANCY: GpmMetricId
+    GPM_METRIC_SM_OCCUPANCY: GpmMetricId
     """Percentage of warps that were active vs theoretical maximum. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_INTEGER_UTIL: GpmMetricId
+    GPM_METRIC_INTEGER_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing integer operations. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_ANY_TENSOR_UTIL: GpmMetricId
+    GPM_METRIC_ANY_TENSOR_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing ANY tensor operations. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_DFMA_TENSOR_UTIL: GpmMetricId
+    GPM_METRIC_DFMA_TENSOR_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing DFMA tensor operations. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_HMMA_TENSOR_UTIL: GpmMetricId
+    GPM_METRIC_HMMA_TENSOR_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing HMMA tensor operations. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_DMMA_TENSOR_UTIL: GpmMetricId
+    GPM_METRIC_DMMA_TENSOR_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing DMMA tensor operations. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_IMMA_TENSOR_UTIL: GpmMetricId
+    GPM_METRIC_IMMA_TENSOR_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing IMMA tensor operations. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_DRAM_BW_UTIL: GpmMetricId
+    GPM_METRIC_DRAM_BW_UTIL: GpmMetricId
     """Percentage of DRAM bw used vs theoretical maximum. 0.0 - 100.0 */
     """
-    NVML_GPM_METRIC_FP64_UTIL: GpmMetricId
+    GPM_METRIC_FP64_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing non-tensor FP64 math. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_FP32_UTIL: GpmMetricId
+    GPM_METRIC_FP32_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing non-tensor FP32 math. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_FP16_UTIL: GpmMetricId
+    GPM_METRIC_FP16_UTIL: GpmMetricId
     """Percentage of time the GPU's SMs were doing non-tensor FP16 math. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_PCIE_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_PCIE_TX_PER_SEC: GpmMetricId
     """PCIe traffic from this GPU in MiB/sec
     """
-    NVML_GPM_METRIC_PCIE_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_PCIE_RX_PER_SEC: GpmMetricId
     """PCIe traffic to this GPU in MiB/sec
     """
-    NVML_GPM_METRIC_NVDEC_0_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_0_UTIL: GpmMetricId
     """Percent utilization of NVDEC 0. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_1_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_1_UTIL: GpmMetricId
     """Percent utilization of NVDEC 1. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_2_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_2_UTIL: GpmMetricId
     """Percent utilization of NVDEC 2. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_3_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_3_UTIL: GpmMetricId
     """Percent utilization of NVDEC 3. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_4_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_4_UTIL: GpmMetricId
     """Percent utilization of NVDEC 4. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_5_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_5_UTIL: GpmMetricId
     """Percent utilization of NVDEC 5. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_6_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_6_UTIL: GpmMetricId
     """Percent utilization of NVDEC 6. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVDEC_7_UTIL: GpmMetricId
+    GPM_METRIC_NVDEC_7_UTIL: GpmMetricId
     """Percent utilization of NVDEC 7. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_0_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_0_UTIL: GpmMetricId
     """Percent utilization of NVJPG 0. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_1_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_1_UTIL: GpmMetricId
     """Percent utilization of NVJPG 1. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_2_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_2_UTIL: GpmMetricId
     """Percent utilization of NVJPG 2. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_3_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_3_UTIL: GpmMetricId
     """Percent utilization of NVJPG 3. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_4_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_4_UTIL: GpmMetricId
     """Percent utilization of NVJPG 4. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_5_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_5_UTIL: GpmMetricId
     """Percent utilization of NVJPG 5. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_6_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_6_UTIL: GpmMetricId
     """Percent utilization of NVJPG 6. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVJPG_7_UTIL: GpmMetricId
+    GPM_METRIC_NVJPG_7_UTIL: GpmMetricId
     """Percent utilization of NVJPG 7. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVOFA_0_UTIL: GpmMetricId
+    GPM_METRIC_NVOFA_0_UTIL: GpmMetricId
     """Percent utilization of NVOFA 0. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVOFA_1_UTIL: GpmMetricId
+    GPM_METRIC_NVOFA_1_UTIL: GpmMetricId
     """Percent utilization of NVOFA 1. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for all links in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for all links in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L0_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L0_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 0 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L0_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L0_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 0 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L1_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L1_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 1 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L1_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L1_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 1 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L2_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L2_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 2 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L2_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L2_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 2 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L3_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L3_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 3 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L3_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L3_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 3 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L4_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L4_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 4 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L4_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L4_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 4 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L5_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L5_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 5 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L5_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L5_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 5 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L6_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L6_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 6 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L6_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L6_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 6 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L7_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L7_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 7 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L7_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L7_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 7 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L8_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L8_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 8 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L8_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L8_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 8 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L9_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L9_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 9 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L9_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L9_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 9 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L10_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L10_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 10 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L10_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L10_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 10 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L11_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L11_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 11 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L11_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L11_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 11 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L12_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L12_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 12 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L12_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L12_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 12 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L13_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L13_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 13 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L13_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L13_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 13 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L14_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L14_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 14 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L14_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L14_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 14 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L15_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L15_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 15 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L15_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L15_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 15 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L16_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L16_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 16 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L16_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L16_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 16 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L17_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L17_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 17 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L17_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L17_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 17 in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_DATA_TX_PER_SEC: GpmMetricId
     """C2C data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_DATA_RX_PER_SEC: GpmMetricId
     """C2C data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK0_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK0_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 0 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK0_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK0_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 0 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK0_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK0_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 0 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK0_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK0_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 0 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK1_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK1_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 1 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK1_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK1_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 1 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK1_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK1_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 1 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK1_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK1_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 1 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK2_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK2_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 2 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK2_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK2_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 2 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK2_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK2_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 2 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK2_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK2_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 2 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK3_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK3_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 3 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK3_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK3_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 3 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK3_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK3_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 3 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK3_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK3_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 3 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK4_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK4_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 4 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK4_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK4_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 4 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK4_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK4_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 4 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK4_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK4_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 4 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK5_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK5_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 5 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK5_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK5_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 5 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK5_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK5_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 5 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK5_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK5_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 5 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK6_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK6_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 6 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK6_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK6_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 6 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK6_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK6_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 6 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK6_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK6_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 6 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK7_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK7_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 7 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK7_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK7_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 7 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK7_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK7_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 7 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK7_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK7_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 7 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK8_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK8_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 8 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK8_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK8_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 8 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK8_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK8_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 8 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK8_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK8_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 8 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK9_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK9_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 9 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK9_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK9_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 9 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK9_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK9_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 9 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK9_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK9_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 9 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK10_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK10_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 10 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK10_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK10_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 10 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK10_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK10_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 10 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK10_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK10_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 10 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK11_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK11_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 11 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK11_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK11_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 11 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK11_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK11_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 11 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK11_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK11_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 11 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK12_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK12_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 12 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK12_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK12_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 12 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK12_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK12_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 12 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK12_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK12_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 12 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK13_TOTAL_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK13_TOTAL_TX_PER_SEC: GpmMetricId
     """C2C link 13 total transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK13_TOTAL_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK13_TOTAL_RX_PER_SEC: GpmMetricId
     """C2C link 13 total receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK13_DATA_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK13_DATA_TX_PER_SEC: GpmMetricId
     """C2C link 13 data transmit bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_C2C_LINK13_DATA_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_C2C_LINK13_DATA_RX_PER_SEC: GpmMetricId
     """C2C link 13 data receive bandwidth in MiB/sec
     """
-    NVML_GPM_METRIC_HOSTMEM_CACHE_HIT: GpmMetricId
+    GPM_METRIC_HOSTMEM_CACHE_HIT: GpmMetricId
     """Percentage of host memory cache hits. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_HOSTMEM_CACHE_MISS: GpmMetricId
+    GPM_METRIC_HOSTMEM_CACHE_MISS: GpmMetricId
     """Percentage of host memory cache misses. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_PEERMEM_CACHE_HIT: GpmMetricId
+    GPM_METRIC_PEERMEM_CACHE_HIT: GpmMetricId
     """Percentage of peer memory cache hits. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_PEERMEM_CACHE_MISS: GpmMetricId
+    GPM_METRIC_PEERMEM_CACHE_MISS: GpmMetricId
     """Percentage of peer memory cache misses. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_DRAM_CACHE_HIT: GpmMetricId
+    GPM_METRIC_DRAM_CACHE_HIT: GpmMetricId
     """Percentage of DRAM cache hits. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_DRAM_CACHE_MISS: GpmMetricId
+    GPM_METRIC_DRAM_CACHE_MISS: GpmMetricId
     """Percentage of DRAM cache misses. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVENC_0_UTIL: GpmMetricId
+    GPM_METRIC_NVENC_0_UTIL: GpmMetricId
     """Percent utilization of NVENC 0. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVENC_1_UTIL: GpmMetricId
+    GPM_METRIC_NVENC_1_UTIL: GpmMetricId
     """Percent utilization of NVENC 1. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVENC_2_UTIL: GpmMetricId
+    GPM_METRIC_NVENC_2_UTIL: GpmMetricId
     """Percent utilization of NVENC 2. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVENC_3_UTIL: GpmMetricId
+    GPM_METRIC_NVENC_3_UTIL: GpmMetricId
     """Percent utilization of NVENC 3. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR0_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR0_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 0
     """
-    NVML_GPM_METRIC_GR0_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR0_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 0
     """
-    NVML_GPM_METRIC_GR0_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR0_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 0
     """
-    NVML_GPM_METRIC_GR0_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR0_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 0
     """
-    NVML_GPM_METRIC_GR0_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR0_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 0 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR1_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR1_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 1
     """
-    NVML_GPM_METRIC_GR1_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR1_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 1
     """
-    NVML_GPM_METRIC_GR1_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR1_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 1
     """
-    NVML_GPM_METRIC_GR1_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR1_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 1
     """
-    NVML_GPM_METRIC_GR1_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR1_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 1 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR2_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR2_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 2
     """
-    NVML_GPM_METRIC_GR2_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR2_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 2
     """
-    NVML_GPM_METRIC_GR2_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR2_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 2
     """
-    NVML_GPM_METRIC_GR2_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR2_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 2
     """
-    NVML_GPM_METRIC_GR2_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR2_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 2 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR3_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR3_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 3
     """
-    NVML_GPM_METRIC_GR3_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR3_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 3
     """
-    NVML_GPM_METRIC_GR3_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR3_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 3
     """
-    NVML_GPM_METRIC_GR3_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR3_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 3
     """
-    NVML_GPM_METRIC_GR3_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR3_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 3 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR4_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR4_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 4
     """
-    NVML_GPM_METRIC_GR4_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR4_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 4
     """
-    NVML_GPM_METRIC_GR4_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR4_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 4
     """
-    NVML_GPM_METRIC_GR4_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR4_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 4
     """
-    NVML_GPM_METRIC_GR4_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR4_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 4 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR5_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR5_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 5
     """
-    NVML_GPM_METRIC_GR5_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR5_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 5
     """
-    NVML_GPM_METRIC_GR5_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR5_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 5
     """
-    NVML_GPM_METRIC_GR5_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR5_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 5
     """
-    NVML_GPM_METRIC_GR5_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR5_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 5 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR6_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR6_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 6
     """
-    NVML_GPM_METRIC_GR6_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR6_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 6
     """
-    NVML_GPM_METRIC_GR6_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR6_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 6
     """
-    NVML_GPM_METRIC_GR6_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR6_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 6
     """
-    NVML_GPM_METRIC_GR6_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR6_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 6 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_GR7_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_GR7_CTXSW_CYCLES_ELAPSED: GpmMetricId
     """Total context switch cycles elapsed for GR engine 7
     """
-    NVML_GPM_METRIC_GR7_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_GR7_CTXSW_CYCLES_ACTIVE: GpmMetricId
     """Active context switch cycles for GR engine 7
     """
-    NVML_GPM_METRIC_GR7_CTXSW_REQUESTS: GpmMetricId
+    GPM_METRIC_GR7_CTXSW_REQUESTS: GpmMetricId
     """Number of context switch requests for GR engine 7
     """
-    NVML_GPM_METRIC_GR7_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GPM_METRIC_GR7_CTXSW_CYCLES_PER_REQ: GpmMetricId
     """Average context switch cycles per request for GR engine 7
     """
-    NVML_GPM_METRIC_GR7_CTXSW_ACTIVE_PCT: GpmMetricId
+    GPM_METRIC_GR7_CTXSW_ACTIVE_PCT: GpmMetricId
     """Percentage of time GR engine 7 context switches were active. 0.0 - 100.0
     """
-    NVML_GPM_METRIC_NVLINK_L18_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L18_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 18 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L18_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L18_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 18 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L19_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L19_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 19 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L19_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L19_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 19 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L20_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L20_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 20 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L20_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L20_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 20 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L21_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L21_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 21 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L21_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L21_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 21 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L22_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L22_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 22 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L22_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L22_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 22 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L23_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L23_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 23 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L23_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L23_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 23 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L24_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L24_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 24 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L24_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L24_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 24 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L25_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L25_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 25 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L25_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L25_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 25 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L26_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L26_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 26 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L26_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L26_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 26 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L27_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L27_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 27 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L27_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L27_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 27 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L28_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L28_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 28 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L28_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L28_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 28 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L29_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L29_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 29 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L29_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L29_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 29 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L30_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L30_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 30 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L30_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L30_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 30 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L31_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L31_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 31 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L31_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L31_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 31 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L32_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L32_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 32 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L32_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L32_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 32 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L33_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L33_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 33 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L33_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L33_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 33 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L34_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L34_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 34 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L34_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L34_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 34 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L35_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L35_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 35 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L35_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L35_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 35 in MiB/sec
     """
-    NVML_GPM_METRIC_SM_CYCLES_ELAPSED: GpmMetricId
+    GPM_METRIC_SM_CYCLES_ELAPSED: GpmMetricId
     """The GPU's SM cycles elapsed since reboot
     """
-    NVML_GPM_METRIC_SM_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_SM_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM activity since reboot
     """
-    NVML_GPM_METRIC_MMA_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_MMA_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM MMA tensor activity since reboot
     """
-    NVML_GPM_METRIC_DMMA_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_DMMA_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM DMMA tensor activity since reboot
     """
-    NVML_GPM_METRIC_HMMA_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_HMMA_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM HMMA tensor activity since reboot
     """
-    NVML_GPM_METRIC_IMMA_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_IMMA_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM IMMA tensor activity since reboot
     """
-    NVML_GPM_METRIC_DFMA_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_DFMA_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM DFMA tensor activity since reboot
     """
-    NVML_GPM_METRIC_PCIE_TX: GpmMetricId
+    GPM_METRIC_PCIE_TX: GpmMetricId
     """The PCIe TX traffic since reboot
     """
-    NVML_GPM_METRIC_PCIE_RX: GpmMetricId
+    GPM_METRIC_PCIE_RX: GpmMetricId
     """The PCIe RX traffic since reboot
     """
-    NVML_GPM_METRIC_INTEGER_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_INTEGER_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM integer activity since reboot
     """
-    NVML_GPM_METRIC_FP64_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_FP64_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM FP64 activity since reboot
     """
-    NVML_GPM_METRIC_FP32_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_FP32_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM FP32 activity since reboot
     """
-    NVML_GPM_METRIC_FP16_CYCLES_ACTIVE: GpmMetricId
+    GPM_METRIC_FP16_CYCLES_ACTIVE: GpmMetricId
     """The GPU's SM FP16 activity since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L0_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L0_RX: GpmMetricId
     """NvLink read for link 0 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L0_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L0_TX: GpmMetricId
     """NvLink write for link 0 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L1_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L1_RX: GpmMetricId
     """NvLink read for link 1 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L1_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L1_TX: GpmMetricId
     """NvLink write for link 1 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L2_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L2_RX: GpmMetricId
     """NvLink read for link 2 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L2_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L2_TX: GpmMetricId
     """NvLink write for link 2 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L3_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L3_RX: GpmMetricId
     """NvLink read for link 3 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L3_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L3_TX: GpmMetricId
     """NvLink write for link 3 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L4_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L4_RX: GpmMetricId
     """NvLink read for link 4 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L4_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L4_TX: GpmMetricId
     """NvLink write for link 4 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L5_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L5_RX: GpmMetricId
     """NvLink read for link 5 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L5_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L5_TX: GpmMetricId
     """NvLink write for link 5 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L6_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L6_RX: GpmMetricId
     """NvLink read for link 6 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L6_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L6_TX: GpmMetricId
     """NvLink write for link 6 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L7_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L7_RX: GpmMetricId
     """NvLink read for link 7 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L7_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L7_TX: GpmMetricId
     """NvLink write for link 7 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L8_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L8_RX: GpmMetricId
     """NvLink read for link 8 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L8_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L8_TX: GpmMetricId
     """NvLink write for link 8 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L9_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L9_RX: GpmMetricId
     """NvLink read for link 9 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L9_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L9_TX: GpmMetricId
     """NvLink write for link 9 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L10_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L10_RX: GpmMetricId
     """NvLink read for link 10 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L10_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L10_TX: GpmMetricId
     """NvLink write for link 10 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L11_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L11_RX: GpmMetricId
     """NvLink read for link 11 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L11_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L11_TX: GpmMetricId
     """NvLink write for link 11 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L12_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L12_RX: GpmMetricId
     """NvLink read for link 12 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L12_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L12_TX: GpmMetricId
     """NvLink write for link 12 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L13_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L13_RX: GpmMetricId
     """NvLink read for link 13 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L13_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L13_TX: GpmMetricId
     """NvLink write for link 13 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L14_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L14_RX: GpmMetricId
     """NvLink read for link 14 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L14_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L14_TX: GpmMetricId
     """NvLink write for link 14 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L15_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L15_RX: GpmMetricId
     """NvLink read for link 15 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L15_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L15_TX: GpmMetricId
     """NvLink write for link 15 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L16_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L16_RX: GpmMetricId
     """NvLink read for link 16 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L16_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L16_TX: GpmMetricId
     """NvLink write for link 16 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L17_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L17_RX: GpmMetricId
     """NvLink read for link 17 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L17_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L17_TX: GpmMetricId
     """NvLink write for link 17 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L18_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L18_RX: GpmMetricId
     """NvLink read for link 18 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L18_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L18_TX: GpmMetricId
     """NvLink write for link 18 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L19_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L19_RX: GpmMetricId
     """NvLink read for link 19 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L19_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L19_TX: GpmMetricId
     """NvLink write for link 19 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L20_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L20_RX: GpmMetricId
     """NvLink read for link 20 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L20_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L20_TX: GpmMetricId
     """NvLink write for link 20 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L21_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L21_RX: GpmMetricId
     """NvLink read for link 21 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L21_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L21_TX: GpmMetricId
     """NvLink write for link 21 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L22_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L22_RX: GpmMetricId
     """NvLink read for link 22 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L22_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L22_TX: GpmMetricId
     """NvLink write for link 22 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L23_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L23_RX: GpmMetricId
     """NvLink read for link 23 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L23_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L23_TX: GpmMetricId
     """NvLink write for link 23 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L24_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L24_RX: GpmMetricId
     """NvLink read for link 24 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L24_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L24_TX: GpmMetricId
     """NvLink write for link 24 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L25_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L25_RX: GpmMetricId
     """NvLink read for link 25 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L25_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L25_TX: GpmMetricId
     """NvLink write for link 25 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L26_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L26_RX: GpmMetricId
     """NvLink read for link 26 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L26_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L26_TX: GpmMetricId
     """NvLink write for link 26 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L27_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L27_RX: GpmMetricId
     """NvLink read for link 27 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L27_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L27_TX: GpmMetricId
     """NvLink write for link 27 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L28_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L28_RX: GpmMetricId
     """NvLink read for link 28 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L28_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L28_TX: GpmMetricId
     """NvLink write for link 28 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L29_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L29_RX: GpmMetricId
     """NvLink read for link 29 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L29_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L29_TX: GpmMetricId
     """NvLink write for link 29 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L30_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L30_RX: GpmMetricId
     """NvLink read for link 30 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L30_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L30_TX: GpmMetricId
     """NvLink write for link 30 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L31_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L31_RX: GpmMetricId
     """NvLink read for link 31 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L31_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L31_TX: GpmMetricId
     """NvLink write for link 31 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L32_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L32_RX: GpmMetricId
     """NvLink read for link 32 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L32_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L32_TX: GpmMetricId
     """NvLink write for link 32 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L33_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L33_RX: GpmMetricId
     """NvLink read for link 33 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L33_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L33_TX: GpmMetricId
     """NvLink write for link 33 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L34_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L34_RX: GpmMetricId
     """NvLink read for link 34 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L34_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L34_TX: GpmMetricId
     """NvLink write for link 34 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L35_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L35_RX: GpmMetricId
     """NvLink read for link 35 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L35_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L35_TX: GpmMetricId
     """NvLink write for link 35 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L36_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L36_RX: GpmMetricId
     """NvLink read for link 36 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L36_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L36_TX: GpmMetricId
     """NvLink write for link 36 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L37_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L37_RX: GpmMetricId
     """NvLink read for link 37 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L37_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L37_TX: GpmMetricId
     """NvLink write for link 37 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L38_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L38_RX: GpmMetricId
     """NvLink read for link 38 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L38_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L38_TX: GpmMetricId
     """NvLink write for link 38 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L39_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L39_RX: GpmMetricId
     """NvLink read for link 39 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L39_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L39_TX: GpmMetricId
     """NvLink write for link 39 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L40_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L40_RX: GpmMetricId
     """NvLink read for link 40 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L40_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L40_TX: GpmMetricId
     """NvLink write for link 40 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L41_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L41_RX: GpmMetricId
     """NvLink read for link 41 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L41_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L41_TX: GpmMetricId
     """NvLink write for link 41 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L42_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L42_RX: GpmMetricId
     """NvLink read for link 42 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L42_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L42_TX: GpmMetricId
     """NvLink write for link 42 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L43_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L43_RX: GpmMetricId
     """NvLink read for link 43 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L43_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L43_TX: GpmMetricId
     """NvLink write for link 43 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L44_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L44_RX: GpmMetricId
     """NvLink read for link 44 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L44_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L44_TX: GpmMetricId
     """NvLink write for link 44 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L45_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L45_RX: GpmMetricId
     """NvLink read for link 45 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L45_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L45_TX: GpmMetricId
     """NvLink write for link 45 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L46_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L46_RX: GpmMetricId
     """NvLink read for link 46 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L46_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L46_TX: GpmMetricId
     """NvLink write for link 46 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L47_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L47_RX: GpmMetricId
     """NvLink read for link 47 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L47_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L47_TX: GpmMetricId
     """NvLink write for link 47 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L48_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L48_RX: GpmMetricId
     """NvLink read for link 48 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L48_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L48_TX: GpmMetricId
     """NvLink write for link 48 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L49_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L49_RX: GpmMetricId
     """NvLink read for link 49 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L49_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L49_TX: GpmMetricId
     """NvLink write for link 49 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L50_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L50_RX: GpmMetricId
     """NvLink read for link 50 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L50_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L50_TX: GpmMetricId
     """NvLink write for link 50 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L51_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L51_RX: GpmMetricId
     """NvLink read for link 51 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L51_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L51_TX: GpmMetricId
     """NvLink write for link 51 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L52_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L52_RX: GpmMetricId
     """NvLink read for link 52 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L52_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L52_TX: GpmMetricId
     """NvLink write for link 52 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L53_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L53_RX: GpmMetricId
     """NvLink read for link 53 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L53_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L53_TX: GpmMetricId
     """NvLink write for link 53 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L54_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L54_RX: GpmMetricId
     """NvLink read for link 54 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L54_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L54_TX: GpmMetricId
     """NvLink write for link 54 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L55_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L55_RX: GpmMetricId
     """NvLink read for link 55 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L55_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L55_TX: GpmMetricId
     """NvLink write for link 55 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L56_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L56_RX: GpmMetricId
     """NvLink read for link 56 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L56_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L56_TX: GpmMetricId
     """NvLink write for link 56 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L57_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L57_RX: GpmMetricId
     """NvLink read for link 57 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L57_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L57_TX: GpmMetricId
     """NvLink write for link 57 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L58_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L58_RX: GpmMetricId
     """NvLink read for link 58 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L58_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L58_TX: GpmMetricId
     """NvLink write for link 58 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L59_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L59_RX: GpmMetricId
     """NvLink read for link 59 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L59_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L59_TX: GpmMetricId
     """NvLink write for link 59 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L60_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L60_RX: GpmMetricId
     """NvLink read for link 60 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L60_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L60_TX: GpmMetricId
     """NvLink write for link 60 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L61_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L61_RX: GpmMetricId
     """NvLink read for link 61 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L61_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L61_TX: GpmMetricId
     """NvLink write for link 61 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L62_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L62_RX: GpmMetricId
     """NvLink read for link 62 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L62_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L62_TX: GpmMetricId
     """NvLink write for link 62 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L63_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L63_RX: GpmMetricId
     """NvLink read for link 63 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L63_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L63_TX: GpmMetricId
     """NvLink write for link 63 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L64_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L64_RX: GpmMetricId
     """NvLink read for link 64 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L64_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L64_TX: GpmMetricId
     """NvLink write for link 64 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L65_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L65_RX: GpmMetricId
     """NvLink read for link 65 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L65_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L65_TX: GpmMetricId
     """NvLink write for link 65 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L66_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L66_RX: GpmMetricId
     """NvLink read for link 66 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L66_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L66_TX: GpmMetricId
     """NvLink write for link 66 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L67_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L67_RX: GpmMetricId
     """NvLink read for link 67 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L67_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L67_TX: GpmMetricId
     """NvLink write for link 67 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L68_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L68_RX: GpmMetricId
     """NvLink read for link 68 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L68_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L68_TX: GpmMetricId
     """NvLink write for link 68 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L69_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L69_RX: GpmMetricId
     """NvLink read for link 69 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L69_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L69_TX: GpmMetricId
     """NvLink write for link 69 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L70_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L70_RX: GpmMetricId
     """NvLink read for link 70 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L70_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L70_TX: GpmMetricId
     """NvLink write for link 70 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L71_RX: GpmMetricId
+    GPM_METRIC_NVLINK_L71_RX: GpmMetricId
     """NvLink read for link 71 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L71_TX: GpmMetricId
+    GPM_METRIC_NVLINK_L71_TX: GpmMetricId
     """NvLink write for link 71 in bytes since reboot
     """
-    NVML_GPM_METRIC_NVLINK_L36_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L36_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 36 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L36_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L36_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 36 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L37_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L37_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 37 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L37_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L37_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 37 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L38_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L38_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 38 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L38_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L38_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 38 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L39_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L39_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 39 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L39_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L39_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 39 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L40_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L40_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 40 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L40_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L40_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 40 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L41_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L41_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 41 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L41_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L41_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 41 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L42_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L42_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 42 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L42_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L42_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 42 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L43_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L43_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 43 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L43_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L43_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 43 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L44_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L44_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 44 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L44_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L44_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 44 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L45_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L45_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 45 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L45_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L45_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 45 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L46_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L46_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 46 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L46_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L46_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 46 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L47_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L47_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 47 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L47_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L47_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 47 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L48_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L48_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 48 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L48_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L48_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 48 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L49_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L49_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 49 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L49_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L49_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 49 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L50_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L50_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 50 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L50_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L50_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 50 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L51_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L51_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 51 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L51_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L51_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 51 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L52_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L52_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 52 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L52_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L52_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 52 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L53_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L53_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 53 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L53_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L53_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 53 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L54_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L54_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 54 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L54_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L54_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 54 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L55_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L55_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 55 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L55_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L55_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 55 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L56_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L56_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 56 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L56_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L56_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 56 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L57_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L57_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 57 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L57_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L57_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 57 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L58_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L58_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 58 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L58_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L58_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 58 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L59_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L59_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 59 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L59_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L59_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 59 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L60_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L60_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 60 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L60_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L60_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 60 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L61_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L61_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 61 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L61_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L61_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 61 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L62_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L62_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 62 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L62_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L62_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 62 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L63_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L63_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 63 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L63_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L63_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 63 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L64_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L64_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 64 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L64_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L64_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 64 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L65_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L65_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 65 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L65_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L65_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 65 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L66_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L66_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 66 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L66_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L66_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 66 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L67_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L67_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 67 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L67_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L67_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 67 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L68_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L68_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 68 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L68_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L68_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 68 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L69_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L69_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 69 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L69_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L69_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 69 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L70_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L70_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 70 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L70_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L70_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 70 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L71_RX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L71_RX_PER_SEC: GpmMetricId
     """NvLink read bandwidth for link 71 in MiB/sec
     """
-    NVML_GPM_METRIC_NVLINK_L71_TX_PER_SEC: GpmMetricId
+    GPM_METRIC_NVLINK_L71_TX_PER_SEC: GpmMetricId
     """NvLink write bandwidth for link 71 in MiB/sec
     """
-    NVML_GPM_METRIC_MAX: GpmMetricId
+    GPM_METRIC_MAX: GpmMetricId
     """Maximum value above +1
     """
+    GRAPHICS_UTIL: GpmMetricId
+    SM_UTIL: GpmMetricId
+    SM_OCCUPANCY: GpmMetricId
+    INTEGER_UTIL: GpmMetricId
+    ANY_TENSOR_UTIL: GpmMetricId
+    DFMA_TENSOR_UTIL: GpmMetricId
+    HMMA_TENSOR_UTIL: GpmMetricId
+    DMMA_TENSOR_UTIL: GpmMetricId
+    IMMA_TENSOR_UTIL: GpmMetricId
+    DRAM_BW_UTIL: GpmMetricId
+    FP64_UTIL: GpmMetricId
+    FP32_UTIL: GpmMetricId
+    FP16_UTIL: GpmMetricId
+    PCIE_TX_PER_SEC: GpmMetricId
+    PCIE_RX_PER_SEC: GpmMetricId
+    NVDEC_0_UTIL: GpmMetricId
+    NVDEC_1_UTIL: GpmMetricId
+    NVDEC_2_UTIL: GpmMetricId
+    NVDEC_3_UTIL: GpmMetricId
+    NVDEC_4_UTIL: GpmMetricId
+    NVDEC_5_UTIL: GpmMetricId
+    NVDEC_6_UTIL: GpmMetricId
+    NVDEC_7_UTIL: GpmMetricId
+    NVJPG_0_UTIL: GpmMetricId
+    NVJPG_1_UTIL: GpmMetricId
+    NVJPG_2_UTIL: GpmMetricId
+    NVJPG_3_UTIL: GpmMetricId
+    NVJPG_4_UTIL: GpmMetricId
+    NVJPG_5_UTIL: GpmMetricId
+    NVJPG_6_UTIL: GpmMetricId
+    NVJPG_7_UTIL: GpmMetricId
+    NVOFA_0_UTIL: GpmMetricId
+    NVOFA_1_UTIL: GpmMetricId
+    NVLINK_TOTAL_RX_PER_SEC: GpmMetricId
+    NVLINK_TOTAL_TX_PER_SEC: GpmMetricId
+    NVLINK_L0_RX_PER_SEC: GpmMetricId
+    NVLINK_L0_TX_PER_SEC: GpmMetricId
+    NVLINK_L1_RX_PER_SEC: GpmMetricId
+    NVLINK_L1_TX_PER_SEC: GpmMetricId
+    NVLINK_L2_RX_PER_SEC: GpmMetricId
+    NVLINK_L2_TX_PER_SEC: GpmMetricId
+    NVLINK_L3_RX_PER_SEC: GpmMetricId
+    NVLINK_L3_TX_PER_SEC: GpmMetricId
+    NVLINK_L4_RX_PER_SEC: GpmMetricId
+    NVLINK_L4_TX_PER_SEC: GpmMetricId
+    NVLINK_L5_RX_PER_SEC: GpmMetricId
+    NVLINK_L5_TX_PER_SEC: GpmMetricId
+    NVLINK_L6_RX_PER_SEC: GpmMetricId
+    NVLINK_L6_TX_PER_SEC: GpmMetricId
+    NVLINK_L7_RX_PER_SEC: GpmMetricId
+    NVLINK_L7_TX_PER_SEC: GpmMetricId
+    NVLINK_L8_RX_PER_SEC: GpmMetricId
+    NVLINK_L8_TX_PER_SEC: GpmMetricId
+    NVLINK_L9_RX_PER_SEC: GpmMetricId
+    NVLINK_L9_TX_PER_SEC: GpmMetricId
+    NVLINK_L10_RX_PER_SEC: GpmMetricId
+    NVLINK_L10_TX_PER_SEC: GpmMetricId
+    NVLINK_L11_RX_PER_SEC: GpmMetricId
+    NVLINK_L11_TX_PER_SEC: GpmMetricId
+    NVLINK_L12_RX_PER_SEC: GpmMetricId
+    NVLINK_L12_TX_PER_SEC: GpmMetricId
+    NVLINK_L13_RX_PER_SEC: GpmMetricId
+    NVLINK_L13_TX_PER_SEC: GpmMetricId
+    NVLINK_L14_RX_PER_SEC: GpmMetricId
+    NVLINK_L14_TX_PER_SEC: GpmMetricId
+    NVLINK_L15_RX_PER_SEC: GpmMetricId
+    NVLINK_L15_TX_PER_SEC: GpmMetricId
+    NVLINK_L16_RX_PER_SEC: GpmMetricId
+    NVLINK_L16_TX_PER_SEC: GpmMetricId
+    NVLINK_L17_RX_PER_SEC: GpmMetricId
+    NVLINK_L17_TX_PER_SEC: GpmMetricId
+    C2C_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_DATA_TX_PER_SEC: GpmMetricId
+    C2C_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK0_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK0_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK0_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK0_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK1_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK1_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK1_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK1_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK2_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK2_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK2_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK2_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK3_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK3_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK3_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK3_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK4_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK4_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK4_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK4_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK5_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK5_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK5_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK5_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK6_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK6_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK6_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK6_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK7_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK7_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK7_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK7_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK8_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK8_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK8_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK8_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK9_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK9_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK9_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK9_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK10_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK10_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK10_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK10_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK11_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK11_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK11_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK11_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK12_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK12_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK12_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK12_DATA_RX_PER_SEC: GpmMetricId
+    C2C_LINK13_TOTAL_TX_PER_SEC: GpmMetricId
+    C2C_LINK13_TOTAL_RX_PER_SEC: GpmMetricId
+    C2C_LINK13_DATA_TX_PER_SEC: GpmMetricId
+    C2C_LINK13_DATA_RX_PER_SEC: GpmMetricId
+    HOSTMEM_CACHE_HIT: GpmMetricId
+    HOSTMEM_CACHE_MISS: GpmMetricId
+    PEERMEM_CACHE_HIT: GpmMetricId
+    PEERMEM_CACHE_MISS: GpmMetricId
+    DRAM_CACHE_HIT: GpmMetricId
+    DRAM_CACHE_MISS: GpmMetricId
+    NVENC_0_UTIL: GpmMetricId
+    NVENC_1_UTIL: GpmMetricId
+    NVENC_2_UTIL: GpmMetricId
+    NVENC_3_UTIL: GpmMetricId
+    GR0_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR0_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR0_CTXSW_REQUESTS: GpmMetricId
+    GR0_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR0_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR1_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR1_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR1_CTXSW_REQUESTS: GpmMetricId
+    GR1_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR1_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR2_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR2_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR2_CTXSW_REQUESTS: GpmMetricId
+    GR2_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR2_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR3_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR3_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR3_CTXSW_REQUESTS: GpmMetricId
+    GR3_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR3_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR4_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR4_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR4_CTXSW_REQUESTS: GpmMetricId
+    GR4_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR4_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR5_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR5_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR5_CTXSW_REQUESTS: GpmMetricId
+    GR5_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR5_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR6_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR6_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR6_CTXSW_REQUESTS: GpmMetricId
+    GR6_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR6_CTXSW_ACTIVE_PCT: GpmMetricId
+    GR7_CTXSW_CYCLES_ELAPSED: GpmMetricId
+    GR7_CTXSW_CYCLES_ACTIVE: GpmMetricId
+    GR7_CTXSW_REQUESTS: GpmMetricId
+    GR7_CTXSW_CYCLES_PER_REQ: GpmMetricId
+    GR7_CTXSW_ACTIVE_PCT: GpmMetricId
+    NVLINK_L18_RX_PER_SEC: GpmMetricId
+    NVLINK_L18_TX_PER_SEC: GpmMetricId
+    NVLINK_L19_RX_PER_SEC: GpmMetricId
+    NVLINK_L19_TX_PER_SEC: GpmMetricId
+    NVLINK_L20_RX_PER_SEC: GpmMetricId
+    NVLINK_L20_TX_PER_SEC: GpmMetricId
+    NVLINK_L21_RX_PER_SEC: GpmMetricId
+    NVLINK_L21_TX_PER_SEC: GpmMetricId
+    NVLINK_L22_RX_PER_SEC: GpmMetricId
+    NVLINK_L22_TX_PER_SEC: GpmMetricId
+    NVLINK_L23_RX_PER_SEC: GpmMetricId
+    NVLINK_L23_TX_PER_SEC: GpmMetricId
+    NVLINK_L24_RX_PER_SEC: GpmMetricId
+    NVLINK_L24_TX_PER_SEC: GpmMetricId
+    NVLINK_L25_RX_PER_SEC: GpmMetricId
+    NVLINK_L25_TX_PER_SEC: GpmMetricId
+    NVLINK_L26_RX_PER_SEC: GpmMetricId
+    NVLINK_L26_TX_PER_SEC: GpmMetricId
+    NVLINK_L27_RX_PER_SEC: GpmMetricId
+    NVLINK_L27_TX_PER_SEC: GpmMetricId
+    NVLINK_L28_RX_PER_SEC: GpmMetricId
+    NVLINK_L28_TX_PER_SEC: GpmMetricId
+    NVLINK_L29_RX_PER_SEC: GpmMetricId
+    NVLINK_L29_TX_PER_SEC: GpmMetricId
+    NVLINK_L30_RX_PER_SEC: GpmMetricId
+    NVLINK_L30_TX_PER_SEC: GpmMetricId
+    NVLINK_L31_RX_PER_SEC: GpmMetricId
+    NVLINK_L31_TX_PER_SEC: GpmMetricId
+    NVLINK_L32_RX_PER_SEC: GpmMetricId
+    NVLINK_L32_TX_PER_SEC: GpmMetricId
+    NVLINK_L33_RX_PER_SEC: GpmMetricId
+    NVLINK_L33_TX_PER_SEC: GpmMetricId
+    NVLINK_L34_RX_PER_SEC: GpmMetricId
+    NVLINK_L34_TX_PER_SEC: GpmMetricId
+    NVLINK_L35_RX_PER_SEC: GpmMetricId
+    NVLINK_L35_TX_PER_SEC: GpmMetricId
+    SM_CYCLES_ELAPSED: GpmMetricId
+    SM_CYCLES_ACTIVE: GpmMetricId
+    MMA_CYCLES_ACTIVE: GpmMetricId
+    DMMA_CYCLES_ACTIVE: GpmMetricId
+    HMMA_CYCLES_ACTIVE: GpmMetricId
+    IMMA_CYCLES_ACTIVE: GpmMetricId
+    DFMA_CYCLES_ACTIVE: GpmMetricId
+    PCIE_TX: GpmMetricId
+    PCIE_RX: GpmMetricId
+    INTEGER_CYCLES_ACTIVE: GpmMetricId
+    FP64_CYCLES_ACTIVE: GpmMetricId
+    FP32_CYCLES_ACTIVE: GpmMetricId
+    FP16_CYCLES_ACTIVE: GpmMetricId
+    NVLINK_L0_RX: GpmMetricId
+    NVLINK_L0_TX: GpmMetricId
+    NVLINK_L1_RX: GpmMetricId
+    NVLINK_L1_TX: GpmMetricId
+    NVLINK_L2_RX: GpmMetricId
+    NVLINK_L2_TX: GpmMetricId
+    NVLINK_L3_RX: GpmMetricId
+    NVLINK_L3_TX: GpmMetricId
+    NVLINK_L4_RX: GpmMetricId
+    NVLINK_L4_TX: GpmMetricId
+    NVLINK_L5_RX: GpmMetricId
+    NVLINK_L5_TX: GpmMetricId
+    NVLINK_L6_RX: GpmMetricId
+    NVLINK_L6_TX: GpmMetricId
+    NVLINK_L7_RX: GpmMetricId
+    NVLINK_L7_TX: GpmMetricId
+    NVLINK_L8_RX: GpmMetricId
+    NVLINK_L8_TX: GpmMetricId
+    NVLINK_L9_RX: GpmMetricId
+    NVLINK_L9_TX: GpmMetricId
+    NVLINK_L10_RX: GpmMetricId
+    NVLINK_L10_TX: GpmMetricId
+    NVLINK_L11_RX: GpmMetricId
+    NVLINK_L11_TX: GpmMetricId
+    NVLINK_L12_RX: GpmMetricId
+    NVLINK_L12_TX: GpmMetricId
+    NVLINK_L13_RX: GpmMetricId
+    NVLINK_L13_TX: GpmMetricId
+    NVLINK_L14_RX: GpmMetricId
+    NVLINK_L14_TX: GpmMetricId
+    NVLINK_L15_RX: GpmMetricId
+    NVLINK_L15_TX: GpmMetricId
+    NVLINK_L16_RX: GpmMetricId
+    NVLINK_L16_TX: GpmMetricId
+    NVLINK_L17_RX: GpmMetricId
+    NVLINK_L17_TX: GpmMetricId
+    NVLINK_L18_RX: GpmMetricId
+    NVLINK_L18_TX: GpmMetricId
+    NVLINK_L19_RX: GpmMetricId
+    NVLINK_L19_TX: GpmMetricId
+    NVLINK_L20_RX: GpmMetricId
+    NVLINK_L20_TX: GpmMetricId
+    NVLINK_L21_RX: GpmMetricId
+    NVLINK_L21_TX: GpmMetricId
+    NVLINK_L22_RX: GpmMetricId
+    NVLINK_L22_TX: GpmMetricId
+    NVLINK_L23_RX: GpmMetricId
+    NVLINK_L23_TX: GpmMetricId
+    NVLINK_L24_RX: GpmMetricId
+    NVLINK_L24_TX: GpmMetricId
+    NVLINK_L25_RX: GpmMetricId
+    NVLINK_L25_TX: GpmMetricId
+    NVLINK_L26_RX: GpmMetricId
+    NVLINK_L26_TX: GpmMetricId
+    NVLINK_L27_RX: GpmMetricId
+    NVLINK_L27_TX: GpmMetricId
+    NVLINK_L28_RX: GpmMetricId
+    NVLINK_L28_TX: GpmMetricId
+    NVLINK_L29_RX: GpmMetricId
+    NVLINK_L29_TX: GpmMetricId
+    NVLINK_L30_RX: GpmMetricId
+    NVLINK_L30_TX: GpmMetricId
+    NVLINK_L31_RX: GpmMetricId
+    NVLINK_L31_TX: GpmMetricId
+    NVLINK_L32_RX: GpmMetricId
+    NVLINK_L32_TX: GpmMetricId
+    NVLINK_L33_RX: GpmMetricId
+    NVLINK_L33_TX: GpmMetricId
+    NVLINK_L34_RX: GpmMetricId
+    NVLINK_L34_TX: GpmMetricId
+    NVLINK_L35_RX: GpmMetricId
+    NVLINK_L35_TX: GpmMetricId
+    NVLINK_L36_RX: GpmMetricId
+    NVLINK_L36_TX: GpmMetricId
+    NVLINK_L37_RX: GpmMetricId
+    NVLINK_L37_TX: GpmMetricId
+    NVLINK_L38_RX: GpmMetricId
+    NVLINK_L38_TX: GpmMetricId
+    NVLINK_L39_RX: GpmMetricId
+    NVLINK_L39_TX: GpmMetricId
+    NVLINK_L40_RX: GpmMetricId
+    NVLINK_L40_TX: GpmMetricId
+    NVLINK_L41_RX: GpmMetricId
+    NVLINK_L41_TX: GpmMetricId
+    NVLINK_L42_RX: GpmMetricId
+    NVLINK_L42_TX: GpmMetricId
+    NVLINK_L43_RX: GpmMetricId
+    NVLINK_L43_TX: GpmMetricId
+    NVLINK_L44_RX: GpmMetricId
+    NVLINK_L44_TX: GpmMetricId
+    NVLINK_L45_RX: GpmMetricId
+    NVLINK_L45_TX: GpmMetricId
+    NVLINK_L46_RX: GpmMetricId
+    NVLINK_L46_TX: GpmMetricId
+    NVLINK_L47_RX: GpmMetricId
+    NVLINK_L47_TX: GpmMetricId
+    NVLINK_L48_RX: GpmMetricId
+    NVLINK_L48_TX: GpmMetricId
+    NVLINK_L49_RX: GpmMetricId
+    NVLINK_L49_TX: GpmMetricId
+    NVLINK_L50_RX: GpmMetricId
+    NVLINK_L50_TX: GpmMetricId
+    NVLINK_L51_RX: GpmMetricId
+    NVLINK_L51_TX: GpmMetricId
+    NVLINK_L52_RX: GpmMetricId
+    NVLINK_L52_TX: GpmMetricId
+    NVLINK_L53_RX: GpmMetricId
+    NVLINK_L53_TX: GpmMetricId
+    NVLINK_L54_RX: GpmMetricId
+    NVLINK_L54_TX: GpmMetricId
+    NVLINK_L55_RX: GpmMetricId
+    NVLINK_L55_TX: GpmMetricId
+    NVLINK_L56_RX: GpmMetricId
+    NVLINK_L56_TX: GpmMetricId
+    NVLINK_L57_RX: GpmMetricId
+    NVLINK_L57_TX: GpmMetricId
+    NVLINK_L58_RX: GpmMetricId
+    NVLINK_L58_TX: GpmMetricId
+    NVLINK_L59_RX: GpmMetricId
+    NVLINK_L59_TX: GpmMetricId
+    NVLINK_L60_RX: GpmMetricId
+    NVLINK_L60_TX: GpmMetricId
+    NVLINK_L61_RX: GpmMetricId
+    NVLINK_L61_TX: GpmMetricId
+    NVLINK_L62_RX: GpmMetricId
+    NVLINK_L62_TX: GpmMetricId
+    NVLINK_L63_RX: GpmMetricId
+    NVLINK_L63_TX: GpmMetricId
+    NVLINK_L64_RX: GpmMetricId
+    NVLINK_L64_TX: GpmMetricId
+    NVLINK_L65_RX: GpmMetricId
+    NVLINK_L65_TX: GpmMetricId
+    NVLINK_L66_RX: GpmMetricId
+    NVLINK_L66_TX: GpmMetricId
+    NVLINK_L67_RX: GpmMetricId
+    NVLINK_L67_TX: GpmMetricId
+    NVLINK_L68_RX: GpmMetricId
+    NVLINK_L68_TX: GpmMetricId
+    NVLINK_L69_RX: GpmMetricId
+    NVLINK_L69_TX: GpmMetricId
+    NVLINK_L70_RX: GpmMetricId
+    NVLINK_L70_TX: GpmMetricId
+    NVLINK_L71_RX: GpmMetricId
+    NVLINK_L71_TX: GpmMetricId
+    NVLINK_L36_RX_PER_SEC: GpmMetricId
+    NVLINK_L36_TX_PER_SEC: GpmMetricId
+    NVLINK_L37_RX_PER_SEC: GpmMetricId
+    NVLINK_L37_TX_PER_SEC: GpmMetricId
+    NVLINK_L38_RX_PER_SEC: GpmMetricId
+    NVLINK_L38_TX_PER_SEC: GpmMetricId
+    NVLINK_L39_RX_PER_SEC: GpmMetricId
+    NVLINK_L39_TX_PER_SEC: GpmMetricId
+    NVLINK_L40_RX_PER_SEC: GpmMetricId
+    NVLINK_L40_TX_PER_SEC: GpmMetricId
+    NVLINK_L41_RX_PER_SEC: GpmMetricId
+    NVLINK_L41_TX_PER_SEC: GpmMetricId
+    NVLINK_L42_RX_PER_SEC: GpmMetricId
+    NVLINK_L42_TX_PER_SEC: GpmMetricId
+    NVLINK_L43_RX_PER_SEC: GpmMetricId
+    NVLINK_L43_TX_PER_SEC: GpmMetricId
+    NVLINK_L44_RX_PER_SEC: GpmMetricId
+    NVLINK_L44_TX_PER_SEC: GpmMetricId
+    NVLINK_L45_RX_PER_SEC: GpmMetricId
+    NVLINK_L45_TX_PER_SEC: GpmMetricId
+    NVLINK_L46_RX_PER_SEC: GpmMetricId
+    NVLINK_L46_TX_PER_SEC: GpmMetricId
+    NVLINK_L47_RX_PER_SEC: GpmMetricId
+    NVLINK_L47_TX_PER_SEC: GpmMetricId
+    NVLINK_L48_RX_PER_SEC: GpmMetricId
+    NVLINK_L48_TX_PER_SEC: GpmMetricId
+    NVLINK_L49_RX_PER_SEC: GpmMetricId
+    NVLINK_L49_TX_PER_SEC: GpmMetricId
+    NVLINK_L50_RX_PER_SEC: GpmMetricId
+    NVLINK_L50_TX_PER_SEC: GpmMetricId
+    NVLINK_L51_RX_PER_SEC: GpmMetricId
+    NVLINK_L51_TX_PER_SEC: GpmMetricId
+    NVLINK_L52_RX_PER_SEC: GpmMetricId
+    NVLINK_L52_TX_PER_SEC: GpmMetricId
+    NVLINK_L53_RX_PER_SEC: GpmMetricId
+    NVLINK_L53_TX_PER_SEC: GpmMetricId
+    NVLINK_L54_RX_PER_SEC: GpmMetricId
+    NVLINK_L54_TX_PER_SEC: GpmMetricId
+    NVLINK_L55_RX_PER_SEC: GpmMetricId
+    NVLINK_L55_TX_PER_SEC: GpmMetricId
+    NVLINK_L56_RX_PER_SEC: GpmMetricId
+    NVLINK_L56_TX_PER_SEC: GpmMetricId
+    NVLINK_L57_RX_PER_SEC: GpmMetricId
+    NVLINK_L57_TX_PER_SEC: GpmMetricId
+    NVLINK_L58_RX_PER_SEC: GpmMetricId
+    NVLINK_L58_TX_PER_SEC: GpmMetricId
+    NVLINK_L59_RX_PER_SEC: GpmMetricId
+    NVLINK_L59_TX_PER_SEC: GpmMetricId
+    NVLINK_L60_RX_PER_SEC: GpmMetricId
+    NVLINK_L60_TX_PER_SEC: GpmMetricId
+    NVLINK_L61_RX_PER_SEC: GpmMetricId
+    NVLINK_L61_TX_PER_SEC: GpmMetricId
+    NVLINK_L62_RX_PER_SEC: GpmMetricId
+    NVLINK_L62_TX_PER_SEC: GpmMetricId
+    NVLINK_L63_RX_PER_SEC: GpmMetricId
+    NVLINK_L63_TX_PER_SEC: GpmMetricId
+    NVLINK_L64_RX_PER_SEC: GpmMetricId
+    NVLINK_L64_TX_PER_SEC: GpmMetricId
+    NVLINK_L65_RX_PER_SEC: GpmMetricId
+    NVLINK_L65_TX_PER_SEC: GpmMetricId
+    NVLINK_L66_RX_PER_SEC: GpmMetricId
+    NVLINK_L66_TX_PER_SEC: GpmMetricId
+    NVLINK_L67_RX_PER_SEC: GpmMetricId
+    NVLINK_L67_TX_PER_SEC: GpmMetricId
+    NVLINK_L68_RX_PER_SEC: GpmMetricId
+    NVLINK_L68_TX_PER_SEC: GpmMetricId
+    NVLINK_L69_RX_PER_SEC: GpmMetricId
+    NVLINK_L69_TX_PER_SEC: GpmMetricId
+    NVLINK_L70_RX_PER_SEC: GpmMetricId
+    NVLINK_L70_TX_PER_SEC: GpmMetricId
+    NVLINK_L71_RX_PER_SEC: GpmMetricId
+    NVLINK_L71_TX_PER_SEC: GpmMetricId
+    MAX: GpmMetricId
 
 class PowerProfileType(Enum):
     """Workload power profile identifiers.
     """
-    NVML_POWER_PROFILE_MAX_P: PowerProfileType
-    NVML_POWER_PROFILE_MAX_Q: PowerProfileType
-    NVML_POWER_PROFILE_COMPUTE: PowerProfileType
-    NVML_POWER_PROFILE_MEMORY_BOUND: PowerProfileType
-    NVML_POWER_PROFILE_NETWORK: PowerProfileType
-    NVML_POWER_PROFILE_BALANCED: PowerProfileType
-    NVML_POWER_PROFILE_LLM_INFERENCE: PowerProfileType
-    NVML_POWER_PROFILE_LLM_TRAINING: PowerProfileType
-    NVML_POWER_PROFILE_RBM: PowerProfileType
-    NVML_POWER_PROFILE_DCPCIE: PowerProfileType
-    NVML_POWER_PROFILE_HMMA_SPARSE: PowerProfileType
-    NVML_POWER_PROFILE_HMMA_DENSE: PowerProfileType
-    NVML_POWER_PROFILE_SYNC_BALANCED: PowerProfileType
-    NVML_POWER_PROFILE_HPC: PowerProfileType
-    NVML_POWER_PROFILE_MIG: PowerProfileType
-    NVML_POWER_PROFILE_MAX_Q_1: PowerProfileType
-    NVML_POWER_PROFILE_NETWORK_BOUND: PowerProfileType
-    NVML_POWER_PROFILE_HIGH_THROUGHPUT_INFERENCE: PowerProfileType
-    NVML_POWER_PROFILE_MEDIUM_THROUGHPUT_INFERENCE: PowerProfileType
-    NVML_POWER_PROFILE_LOW_LATENCY_INFERENCE: PowerProfileType
-    NVML_POWER_PROFILE_TRAINING: PowerProfileType
-    NVML_POWER_PROFILE_INFERENCE: PowerProfileType
-    NVML_POWER_PROFILE_MAX_Q_2: PowerProfileType
-    NVML_POWER_PROFILE_MAX_Q_3: PowerProfileType
-    NVML_POWER_PROFILE_LOW_PRIORITY_BACKGROUND: PowerProfileType
-    NVML_POWER_PROFILE_MAX: PowerProfileType
+    POWER_PROFILE_MAX_P: PowerProfileType
+    POWER_PROFILE_MAX_Q: PowerProfileType
+    POWER_PROFILE_COMPUTE: PowerProfileType
+    POWER_PROFILE_MEMORY_BOUND: PowerProfileType
+    POWER_PROFILE_NETWORK: PowerProfileType
+    POWER_PROFILE_BALANCED: PowerProfileType
+    POWER_PROFILE_LLM_INFERENCE: PowerProfileType
+    POWER_PROFILE_LLM_TRAINING: PowerProfileType
+    POWER_PROFILE_RBM: PowerProfileType
+    POWER_PROFILE_DCPCIE: PowerProfileType
+    POWER_PROFILE_HMMA_SPARSE: PowerProfileType
+    POWER_PROFILE_HMMA_DENSE: PowerProfileType
+    POWER_PROFILE_SYNC_BALANCED: PowerProfileType
+    POWER_PROFILE_HPC: PowerProfileType
+    POWER_PROFILE_MIG: PowerProfileType
+    POWER_PROFILE_MAX_Q_1: PowerProfileType
+    POWER_PROFILE_NETWORK_BOUND: PowerProfileType
+    POWER_PROFILE_HIGH_THROUGHPUT_INFERENCE: PowerProfileType
+    POWER_PROFILE_MEDIUM_THROUGHPUT_INFERENCE: PowerProfileType
+    POWER_PROFILE_LOW_LATENCY_INFERENCE: PowerProfileType
+    POWER_PROFILE_TRAINING: PowerProfileType
+    POWER_PROFILE_INFERENCE: PowerProfileType
+    POWER_PROFILE_MAX_Q_2: PowerProfileType
+    POWER_PROFILE_MAX_Q_3: PowerProfileType
+    POWER_PROFILE_LOW_PRIORITY_BACKGROUND: PowerProfileType
+    POWER_PROFILE_MAX: PowerProfileType
+    MAX_P: PowerProfileType
+    MAX_Q: PowerProfileType
+    COMPUTE: PowerProfileType
+    MEMORY_BOUND: PowerProfileType
+    NETWORK: PowerProfileType
+    BALANCED: PowerProfileType
+    LLM_INFERENCE: PowerProfileType
+    LLM_TRAINING: PowerProfileType
+    RBM: PowerProfileType
+    DCPCIE: PowerProfileType
+    HMMA_SPARSE: PowerProfileType
+    HMMA_DENSE: PowerProfileType
+    SYNC_BALANCED: PowerProfileType
+    HPC: PowerProfileType
+    MIG: PowerProfileType
+    MAX_Q_1: PowerProfileType
+    NETWORK_BOUND: PowerProfileType
+    HIGH_THROUGHPUT_INFERENCE: PowerProfileType
+    MEDIUM_THROUGHPUT_INFERENCE: PowerProfileType
+    LOW_LATENCY_INFERENCE: PowerProfileType
+    TRAINING: PowerProfileType
+    INFERENCE: PowerProfileType
+    MAX_Q_2: PowerProfileType
+    MAX_Q_3: PowerProfileType
+    LOW_PRIORITY_BACKGROUND: PowerProfileType
+    MAX: PowerProfileType
 
 class PowerProfileOperation(Enum):
     """Enum for operation to perform on the requested profiles
     """
-    NVML_POWER_PROFILE_OPERATION_CLEAR: PowerProfileOperation
+    POWER_PROFILE_OPERATION_CLEAR: PowerProfileOperation
     """Remove the requested profiles from the existing list of requested profiles
     """
-    NVML_POWER_PROFILE_OPERATION_SET: PowerProfileOperation
+    POWER_PROFILE_OPERATION_SET: PowerProfileOperation
     """Add the requested profiles to the existing list of requested profiles
     """
-    NVML_POWER_PROFILE_OPERATION_SET_AND_OVERWRITE: PowerProfileOperation
+    POWER_PROFILE_OPERATION_SET_AND_OVERWRITE: PowerProfileOperation
     """Overwrite the existing list of requested profiles with just the requested profiles
     """
-    NVML_POWER_PROFILE_OPERATION_MAX: PowerProfileOperation
+    POWER_PROFILE_OPERATION_MAX: PowerProfileOperation
     """Max value above +1
     """
+    CLEAR: PowerProfileOperation
+    SET: PowerProfileOperation
+    SET_AND_OVERWRITE: PowerProfileOperation
+    MAX: PowerProfileOperation
 
 
 class NvmlError(Exception):
@@ -2747,7 +3600,7 @@ class PciInfoExt(Struct):
     sub_class: int
     """The 8-bit PCI sub class code
     """
-    bus_id: bytes
+    bus_id: str
     """The tuple domain:bus:device.function PCI identifier (&amp; NULL terminator)
     """
 
@@ -2755,7 +3608,7 @@ class PciInfo(Struct):
     """PCI information about a GPU device.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    bus_id_legacy: bytes
+    bus_id_legacy: str
     """The legacy tuple domain:bus:device.function PCI identifier (&amp; NULL terminator)
     """
     domain: int
@@ -2773,7 +3626,7 @@ class PciInfo(Struct):
     pci_sub_system_id: int
     """The 32-bit Sub System Device ID
     """
-    bus_id: bytes
+    bus_id: str
     """The tuple domain:bus:device.function PCI identifier (&amp; NULL terminator)
     """
 
@@ -3185,7 +4038,7 @@ class UUIDValue(Struct):
     """Union to represent different UUID values
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    str: bytes
+    str: str
     """ASCII format value
     """
     bytes: bytes
@@ -3511,7 +4364,7 @@ class DevicePerfModes(Struct):
     version: int
     """the API version number
     """
-    str: bytes
+    str: str
     """OUT: the performance modes string.
     """
 
@@ -3522,7 +4375,7 @@ class DeviceCurrentClockFreqs(Struct):
     version: int
     """the API version number
     """
-    str: bytes
+    str: str
     """OUT: the current clock frequency string.
     """
 
@@ -3718,7 +4571,7 @@ class Hostname_v1(Struct):
     """Stores the hostname string assigned to a GPU device.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    value: bytes
+    value: str
     """null-terminated hostname string
     """
 
@@ -4311,7 +5164,7 @@ class GridLicensableFeature(Struct):
     feature_state: int
     """Non-zero if feature is currently licensed, otherwise zero
     """
-    license_info: bytes
+    license_info: str
     """Deprecated.
     """
     product_name: str
@@ -4588,13 +5441,13 @@ class HwbcEntry(Struct):
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
     hwbc_id: int
-    firmware_version: bytes
+    firmware_version: str
 
 class LedState(Struct):
     """LED states for an S-class unit.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    cause: bytes
+    cause: str
     """If amber, a text description of the cause
     """
     color: LedColor
@@ -4608,13 +5461,13 @@ class UnitInfo(Struct):
     name: str
     """Product name
     """
-    id: bytes
+    id: str
     """Product identifier
     """
-    serial: bytes
+    serial: str
     """Product serial number
     """
-    firmware_version: bytes
+    firmware_version: str
     """Firmware version
     """
 
@@ -4634,7 +5487,7 @@ class PSUInfo(Struct):
         - Short pin transition
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    state: bytes
+    state: str
     """The power supply state
     """
     current: int
@@ -5180,7 +6033,7 @@ class GpuOperationalEventConfig_v1(Struct):
      register new device-wide events with log-level and severity filters disabled.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
-    uuid: bytes
+    uuid: str
     """[in] Target GPU UUID string. Must be a NULL-terminated "GPU-..." UUID.
     """
     min_log_level: int
@@ -5212,10 +6065,10 @@ class EventSetWait_v3(Struct):
     data_type: int
     """[out] EventDataType value indicating which event-data format is populated.
     """
-    uuid: bytes
+    uuid: str
     """[out] UUID for the GPU where the event occurred. Empty if unavailable.
     """
-    source_module: bytes
+    source_module: str
     """[out] Source module signature for structured events. Not guaranteed to be NULL-terminated. Empty for NVML event-bit events.
     """
     event_type: int
@@ -5297,7 +6150,7 @@ class CPERCursor_v1(Struct):
     cper_type_mask: int
     """[IN] Types of records to access. Bitmask of CPERType values. To change, reset handle to NVML_CPER_CURSOR_HANDLE_INIT.
     """
-    uuid: bytes
+    uuid: str
     """[IN] UUID of target to filter records for. Required for NVML_CPER_ACCESS_TYPE_GPU. To change, reset handle to NVML_CPER_CURSOR_HANDLE_INIT.
     """
     handle: int
@@ -5325,7 +6178,7 @@ class SystemDriverBranchInfo(Struct):
     version: int
     """The version number of this struct
     """
-    branch: bytes
+    branch: str
     """driver branch
     """
 
@@ -5560,10 +6413,10 @@ class VgpuMetadata(Struct):
     guest_info_state: VgpuGuestInfoState
     """Current state of Guest-dependent fields
     """
-    guest_driver_version: bytes
+    guest_driver_version: str
     """Version of driver installed in guest
     """
-    host_driver_version: bytes
+    host_driver_version: str
     """Version of driver installed in host
     """
     reserved: list[int]
@@ -5578,7 +6431,7 @@ class VgpuMetadata(Struct):
     opaque_data_size: int
     """Size of opaque data field in bytes
     """
-    opaque_data: bytes
+    opaque_data: str
     """Opaque data
     """
 
@@ -5592,7 +6445,7 @@ class VgpuPgpuMetadata(Struct):
     revision: int
     """Current revision of the structure
     """
-    host_driver_version: bytes
+    host_driver_version: str
     """Host driver version
     """
     pgpu_virtualization_caps: int
@@ -5607,7 +6460,7 @@ class VgpuPgpuMetadata(Struct):
     opaque_data_size: int
     """Size of opaque data field in bytes
     """
-    opaque_data: bytes
+    opaque_data: str
     """Opaque data
     """
 
@@ -5629,7 +6482,7 @@ class ExcludedDeviceInfo(Struct):
     pci_info: PciInfo
     """The PCI information for the excluded GPU
     """
-    uuid: bytes
+    uuid: str
     """The ASCII string UUID for the excluded GPU
     """
 
@@ -6307,7 +7160,7 @@ def shutdown() -> None:
     """
     ...
 
-def error_string(result: Return | int) -> str | None:
+def error_string(result: Return | int) -> str:
     """Helper method for converting NVML error codes into readable strings.
 
      For all products.
@@ -6319,7 +7172,7 @@ def error_string(result: Return | int) -> str | None:
 
      @return String representation of the error.
 
-    Returns: None; raises NvmlError on failure.
+    Returns: str (no status: nothing is raised)
     C function: nvmlErrorString (nvml.h)
     """
     ...
@@ -6644,7 +7497,7 @@ def unit_get_psu_info(unit: int) -> PSUInfo:
     """
     ...
 
-def unit_get_temperature(unit: int, typename: int) -> int:
+def unit_get_temperature(unit: int, type: int) -> int:
     """Retrieves the temperature readings for the unit, in degrees C.
 
      For S-class products.
@@ -7011,7 +7864,7 @@ def device_get_brand(device: int) -> BrandType:
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: typename; raises NvmlError on failure.
+    Returns: type; raises NvmlError on failure.
     C function: nvmlDeviceGetBrand (nvml.h)
     """
     ...
@@ -7944,7 +8797,7 @@ def device_get_pcie_replay_counter(device: int) -> int:
     """
     ...
 
-def device_get_clock_info(device: int, typename: ClockType | int) -> int:
+def device_get_clock_info(device: int, type: ClockType | int) -> int:
     """Retrieves the current clock speeds for the device.
 
      For Fermi &tm; or newer fully supported devices.
@@ -7968,7 +8821,7 @@ def device_get_clock_info(device: int, typename: ClockType | int) -> int:
     """
     ...
 
-def device_get_max_clock_info(device: int, typename: ClockType | int) -> int:
+def device_get_max_clock_info(device: int, type: ClockType | int) -> int:
     """Retrieves the maximum clock speeds for the device.
 
      For Fermi &tm; or newer fully supported devices.
@@ -8584,7 +9437,7 @@ def device_get_mem_clk_vf_offset(device: int) -> int:
     """
     ...
 
-def device_get_min_max_clock_of_p_state(device: int, typename: ClockType | int, pstate: Pstates | int) -> tuple[int, int]:
+def device_get_min_max_clock_of_p_state(device: int, type: ClockType | int, pstate: Pstates | int) -> tuple[int, int]:
     """Retrieve min and max clocks of some clock domain for a given PState
 
      @param device                               The identifier of the target device
@@ -10102,7 +10955,7 @@ def device_get_api_restriction(device: int, api_type: RestrictedAPI | int) -> En
     """
     ...
 
-def device_get_samples(device: int, typename: SamplingType | int, last_seen_time_stamp: int) -> tuple[ValueType, list[Sample]]:
+def device_get_samples(device: int, type: SamplingType | int, last_seen_time_stamp: int) -> tuple[ValueType, list[Sample]]:
     """Gets recent samples for the GPU.
 
      For Kepler &tm; or newer fully supported devices.
@@ -10321,7 +11174,7 @@ def device_get_bus_type(device: int) -> int:
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or type is NULL
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: typename; raises NvmlError on failure.
+    Returns: type; raises NvmlError on failure.
     C function: nvmlDeviceGetBusType (nvml.h)
     """
     ...
