@@ -14,6 +14,8 @@ distinct members, a P-state list padded with NVML's PSTATE_UNKNOWN.
 import ctypes
 import types
 
+from cubind.core.system import _nvml_values as V
+
 HANDLES = (0x1000, 0x2000)
 UUIDS = ("GPU-11111111-2222-3333-4444-555555555555", "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
 BUS_IDS = ("00000000:3B:00.0", "00000000:86:00.0")
@@ -67,7 +69,7 @@ class FakeNvml:
         self.cpu_affinity = None
         self.cleared = None
         self.nvlink_count = 4
-        self.threshold_arch = int(real.DeviceArch.HOPPER)
+        self.threshold_arch = V.DEVICE_ARCH["HOPPER"]
         self._keep = []
 
     def __getattr__(self, name):
@@ -187,7 +189,7 @@ class FakeNvml:
 
     def device_get_brand(self, h):
         self._device(h)
-        return self._real.BrandType.BRAND_NVIDIA
+        return 14
 
     def device_get_serial(self, h):
         return f"16523220{self._device(h):05d}"
@@ -204,7 +206,7 @@ class FakeNvml:
 
     def device_get_persistence_mode(self, h):
         self._device(h)
-        return self._real.EnableState.FEATURE_ENABLED
+        return V.FEATURE_ENABLED
 
     def device_set_persistence_mode(self, h, mode):
         self.persistence_set = (h, int(mode))
@@ -215,7 +217,7 @@ class FakeNvml:
 
     def device_get_addressing_mode(self, h):
         self._device(h)
-        return types.SimpleNamespace(value=int(self._real.DeviceAddressingModeType.DEVICE_ADDRESSING_MODE_HMM))
+        return types.SimpleNamespace(value=V.ADDRESSING_MODE_HMM)
 
     # MIG
     def device_is_mig_device_handle(self, h):
@@ -223,7 +225,7 @@ class FakeNvml:
 
     def device_get_mig_mode(self, h):
         self._device(h)
-        return (self._real.EnableState.FEATURE_DISABLED, self._real.EnableState.FEATURE_ENABLED)
+        return (V.FEATURE_DISABLED, V.FEATURE_ENABLED)
 
     def device_set_mig_mode(self, h, mode):
         self.mig_set = (h, int(mode))
@@ -275,19 +277,18 @@ class FakeNvml:
                                      min_clock_offset_m_hz=-200)
 
     def device_get_auto_boosted_clocks_enabled(self, h):
-        return (self._real.EnableState.FEATURE_ENABLED, self._real.EnableState.FEATURE_DISABLED)
+        return (V.FEATURE_ENABLED, V.FEATURE_DISABLED)
 
     def device_get_current_clocks_event_reasons(self, h):
-        return int(self._real.ClocksEventReasons.EVENT_REASON_GPU_IDLE) | int(
-            self._real.ClocksEventReasons.EVENT_REASON_SW_POWER_CAP)
+        return V.CLOCKS_EVENT_REASONS["GPU_IDLE"] | V.CLOCKS_EVENT_REASONS["SW_POWER_CAP"]
 
     def device_get_supported_clocks_event_reasons(self, h):
         return 0x1FF
 
     def device_get_cooler_info(self, h):
-        return types.SimpleNamespace(signal_type=int(self._real.CoolerControl.THERMAL_COOLER_SIGNAL_VARIABLE),
-                                     target=int(self._real.CoolerTarget.THERMAL_GPU)
-                                     | int(self._real.CoolerTarget.THERMAL_MEMORY))
+        return types.SimpleNamespace(signal_type=V.COOLER_SIGNAL_VARIABLE,
+                                     target=V.COOLER_TARGET_GPU
+                                     | V.COOLER_TARGET_MEMORY)
 
     def device_get_attributes_v2(self, h):
         return types.SimpleNamespace(multiprocessor_count=132, shared_copy_engine_count=1, shared_decoder_count=7,
@@ -296,10 +297,10 @@ class FakeNvml:
                                      memory_size_mb=81559)
 
     def device_get_display_mode(self, h):
-        return self._real.EnableState.FEATURE_DISABLED
+        return V.FEATURE_DISABLED
 
     def device_get_display_active(self, h):
-        return self._real.EnableState.FEATURE_ENABLED
+        return V.FEATURE_ENABLED
 
     # events
     def event_set_create(self):
@@ -311,14 +312,14 @@ class FakeNvml:
     def event_set_wait_v2(self, event_set, timeout):
         self.calls.append(("wait", event_set, timeout))
         return types.SimpleNamespace(device_=HANDLES[1], device=HANDLES[1],
-                                     event_type=int(self._real.EventType.XID_CRITICAL_ERROR), event_data=79,
+                                     event_type=V.EVENT_XID_CRITICAL_ERROR, event_data=79,
                                      gpu_instance_id=0xFFFFFFFF, compute_instance_id=0xFFFFFFFF)
 
     def event_set_free(self, event_set):
         self.freed.append(event_set)
 
     def device_get_supported_event_types(self, h):
-        return int(self._real.EventType.XID_CRITICAL_ERROR) | int(self._real.EventType.PSTATE)
+        return V.EVENT_XID_CRITICAL_ERROR | V.EVENT_PSTATE
 
     def system_event_set_create(self):
         return 0xE1
@@ -328,7 +329,7 @@ class FakeNvml:
 
     def system_event_set_wait(self, event_set, timeout, size):
         self.calls.append(("system_wait", event_set, timeout, size))
-        return _Array([types.SimpleNamespace(event_type=int(self._real.SystemEventType.GPU_DRIVER_BIND),
+        return _Array([types.SimpleNamespace(event_type=V.SYSTEM_EVENT_GPU_DRIVER_BIND,
                                              gpu_id=0x8600)])
 
     def system_event_set_free(self, event_set):
@@ -354,7 +355,7 @@ class FakeNvml:
         return (20, 100)
 
     def device_get_fan_control_policy_v2(self, h, fan):
-        return self._real.FanControlPolicy.MANUAL if fan else self._real.FanControlPolicy.TEMPERATURE_CONTINUOUS_SW
+        return V.FAN_POLICY_MANUAL if fan else V.FAN_POLICY_TEMPERATURE_CONTINUOUS_SW
 
     def device_set_default_fan_speed_v2(self, h, fan):
         self.fan_speed_set = (h, fan, "default")
@@ -368,9 +369,9 @@ class FakeNvml:
         out = _Array()
         for item in ids:
             field, scope = item if isinstance(item, tuple) else (item, 0)
-            if int(field) == int(self._real.FieldId.DEV_NVLINK_LINK_COUNT):
+            if int(field) == V.FI_DEV_NVLINK_LINK_COUNT:
                 out.append(_field(field, scope, int(self._real.ValueType.UNSIGNED_INT), self.nvlink_count))
-            elif int(field) == int(self._real.FieldId.DEV_POWER_INSTANT):
+            elif int(field) == 186:
                 out.append(_field(field, scope, int(self._real.ValueType.UNSIGNED_INT), 0,
                                   status=int(self._real.Return.ERROR_NOT_SUPPORTED)))
             else:
@@ -408,10 +409,10 @@ class FakeNvml:
 
     # NVLink
     def device_get_nvlink_version(self, h, link):
-        return self._real.NvlinkVersion.VERSION_4_0
+        return 6
 
     def device_get_nvlink_state(self, h, link):
-        return self._real.EnableState.FEATURE_ENABLED if link % 2 == 0 else self._real.EnableState.FEATURE_DISABLED
+        return V.FEATURE_ENABLED if link % 2 == 0 else V.FEATURE_DISABLED
 
     # PCI
     def device_get_max_pcie_link_generation(self, h):
@@ -430,14 +431,14 @@ class FakeNvml:
         return 8
 
     def device_get_pcie_throughput(self, h, counter):
-        return 111 if int(counter) == int(self._real.PcieUtilCounter.PCIE_UTIL_TX_BYTES) else 222
+        return 111 if int(counter) == V.PCIE_UTIL_TX_BYTES else 222
 
     def device_get_pcie_replay_counter(self, h):
         return 3
 
     # performance
     def device_get_performance_state(self, h):
-        return self._real.Pstates.PSTATE_0 if h == HANDLES[0] else self._real.Pstates.PSTATE_UNKNOWN
+        return 0 if h == HANDLES[0] else V.PSTATE_UNKNOWN
 
     def device_get_dynamic_pstates_info(self, h):
         array = (_Utilization * int(self._real.MAX_GPU_UTILIZATIONS))()
@@ -448,8 +449,8 @@ class FakeNvml:
                                      keep=array)
 
     def device_get_supported_performance_states(self, h):
-        unknown = self._real.Pstates.PSTATE_UNKNOWN
-        return [self._real.Pstates.PSTATE_0, self._real.Pstates.PSTATE_2, self._real.Pstates.PSTATE_8] + [unknown] * 13
+        unknown = V.PSTATE_UNKNOWN
+        return [0, 2, 8] + [unknown] * 13
 
     def device_get_compute_running_processes_v3(self, h):
         return _Array([types.SimpleNamespace(pid=4242, used_gpu_memory=1 << 30, gpu_instance_id=0xFFFFFFFF,
@@ -473,8 +474,8 @@ class FakeNvml:
     def device_get_thermal_settings(self, h, index):
         sensors = (_ThermalSensor * 3)()
         sensors[0].controller, sensors[0].min, sensors[0].max, sensors[0].current = (
-            int(self._real.ThermalController.GPU_INTERNAL), 5, 90, 36)
-        sensors[0].target = int(self._real.ThermalTarget.GPU)
+            1, 5, 90, 36)
+        sensors[0].target = 1
         sensors[1].controller, sensors[1].target = 9999, 9999
         self._keep.append(sensors)
         return types.SimpleNamespace(count=2, sensor=types.SimpleNamespace(ptr=ctypes.addressof(sensors)),
@@ -485,13 +486,13 @@ class FakeNvml:
         return [HANDLES[1]] if h == HANDLES[0] else [HANDLES[0]]
 
     def device_get_topology_common_ancestor(self, h1, h2):
-        return self._real.GpuTopologyLevel.TOPOLOGY_SYSTEM if h1 != h2 else self._real.GpuTopologyLevel.TOPOLOGY_INTERNAL
+        return 50 if h1 != h2 else 0
 
     def device_get_p2p_status(self, h1, h2, index):
         self.calls.append(("p2p", h1, h2, int(index)))
-        if int(index) == int(self._real.GpuP2PCapsIndex.P2P_CAPS_INDEX_NVLINK):
-            return self._real.GpuP2PStatus.P2P_STATUS_NOT_SUPPORTED
-        return self._real.GpuP2PStatus.P2P_STATUS_OK
+        if int(index) == 2:
+            return 5
+        return 0
 
     def device_get_utilization_rates(self, h):
         return types.SimpleNamespace(gpu=87, memory=42)

@@ -4,38 +4,24 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _choice, _pstate_to_enum
 from cubind.core.system.typing import ClockId, ClocksEventReasons, ClockType
 
 
 _CLOCK_ID_MAPPING = {
-    ClockId.CURRENT: nvml.ClockId.CURRENT,
-    ClockId.CUSTOMER_BOOST_MAX: nvml.ClockId.CUSTOMER_BOOST_MAX,
+    ClockId.CURRENT: V.CLOCK_ID_CURRENT,
+    ClockId.CUSTOMER_BOOST_MAX: V.CLOCK_ID_CUSTOMER_BOOST_MAX,
 }
 
-
-_CLOCKS_EVENT_REASONS_MAPPING = {
-    int(nvml.ClocksEventReasons.EVENT_REASON_NONE): ClocksEventReasons.NONE,
-    int(nvml.ClocksEventReasons.EVENT_REASON_GPU_IDLE): ClocksEventReasons.GPU_IDLE,
-    int(nvml.ClocksEventReasons.EVENT_REASON_APPLICATIONS_CLOCKS_SETTING):
-        ClocksEventReasons.APPLICATIONS_CLOCKS_SETTING,
-    int(nvml.ClocksEventReasons.EVENT_REASON_SW_POWER_CAP): ClocksEventReasons.SW_POWER_CAP,
-    int(nvml.ClocksEventReasons.THROTTLE_REASON_HW_SLOWDOWN): ClocksEventReasons.HW_SLOWDOWN,
-    int(nvml.ClocksEventReasons.EVENT_REASON_SYNC_BOOST): ClocksEventReasons.SYNC_BOOST,
-    int(nvml.ClocksEventReasons.EVENT_REASON_SW_THERMAL_SLOWDOWN): ClocksEventReasons.SW_THERMAL_SLOWDOWN,
-    int(nvml.ClocksEventReasons.THROTTLE_REASON_HW_THERMAL_SLOWDOWN): ClocksEventReasons.HW_THERMAL_SLOWDOWN,
-    int(nvml.ClocksEventReasons.THROTTLE_REASON_HW_POWER_BRAKE_SLOWDOWN): ClocksEventReasons.HW_POWER_BRAKE_SLOWDOWN,
-    int(nvml.ClocksEventReasons.EVENT_REASON_DISPLAY_CLOCK_SETTING): ClocksEventReasons.DISPLAY_CLOCK_SETTING,
-    int(getattr(nvml.ClocksEventReasons, "EVENT_REASON_BOARD_LIMIT", 0x200)): ClocksEventReasons.BOARD_LIMIT,
-    int(getattr(nvml.ClocksEventReasons, "EVENT_REASON_RELIABILITY", 0x400)): ClocksEventReasons.RELIABILITY,
-}
-
+_CLOCKS_EVENT_REASONS_MAPPING = {bit: ClocksEventReasons[name] for name, bit in V.CLOCKS_EVENT_REASONS.items()}
 
 _CLOCK_TYPE_MAPPING = {
-    ClockType.GRAPHICS: nvml.ClockType.CLOCK_GRAPHICS,
-    ClockType.SM: nvml.ClockType.CLOCK_SM,
-    ClockType.MEMORY: nvml.ClockType.CLOCK_MEM,
-    ClockType.VIDEO: nvml.ClockType.CLOCK_VIDEO,
+    ClockType.GRAPHICS: V.CLOCK_GRAPHICS,
+    ClockType.SM: V.CLOCK_SM,
+    ClockType.MEMORY: V.CLOCK_MEM,
+    ClockType.VIDEO: V.CLOCK_VIDEO,
 }
 
 

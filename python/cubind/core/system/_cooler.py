@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _bits_to_members
 from cubind.core.system.typing import CoolerControl, CoolerTarget
 
 
 _COOLER_CONTROL_MAPPING = {
-    int(nvml.CoolerControl.THERMAL_COOLER_SIGNAL_TOGGLE): CoolerControl.TOGGLE,
-    int(nvml.CoolerControl.THERMAL_COOLER_SIGNAL_VARIABLE): CoolerControl.VARIABLE,
+    V.COOLER_SIGNAL_TOGGLE: CoolerControl.TOGGLE,
+    V.COOLER_SIGNAL_VARIABLE: CoolerControl.VARIABLE,
 }
 
-
 _COOLER_TARGET_MAPPING = {
-    int(nvml.CoolerTarget.THERMAL_NONE): CoolerTarget.NONE,
-    int(nvml.CoolerTarget.THERMAL_GPU): CoolerTarget.GPU,
-    int(nvml.CoolerTarget.THERMAL_MEMORY): CoolerTarget.MEMORY,
-    int(nvml.CoolerTarget.THERMAL_POWER_SUPPLY): CoolerTarget.POWER_SUPPLY,
+    V.COOLER_TARGET_NONE: CoolerTarget.NONE,
+    V.COOLER_TARGET_GPU: CoolerTarget.GPU,
+    V.COOLER_TARGET_MEMORY: CoolerTarget.MEMORY,
+    V.COOLER_TARGET_POWER_SUPPLY: CoolerTarget.POWER_SUPPLY,
 }
 
 

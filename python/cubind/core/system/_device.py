@@ -15,6 +15,8 @@ from typing import Iterable
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._clock import _CLOCKS_EVENT_REASONS_MAPPING, ClockInfo
 from cubind.core.system._cooler import CoolerInfo
 from cubind.core.system._device_attributes import DeviceAttributes
@@ -50,7 +52,6 @@ from cubind.core.system.typing import (
     ClockType,
     DeviceArch,
     EventType,
-    FieldId,
     GpuP2PCapsIndex,
     GpuP2PStatus,
     GpuTopologyLevel,
@@ -68,57 +69,23 @@ __all__ = ["Device", "get_p2p_status", "get_topology_common_ancestor", "NvlinkIn
 
 
 _ADDRESSING_MODE_MAPPING = {
-    int(nvml.DeviceAddressingModeType.DEVICE_ADDRESSING_MODE_HMM): AddressingMode.HMM,
-    int(nvml.DeviceAddressingModeType.DEVICE_ADDRESSING_MODE_ATS): AddressingMode.ATS,
+    V.ADDRESSING_MODE_HMM: AddressingMode.HMM,
+    V.ADDRESSING_MODE_ATS: AddressingMode.ATS,
 }
-
 
 _AFFINITY_SCOPE_MAPPING = {
-    AffinityScope.NODE: nvml.AffinityScope.NODE,
-    AffinityScope.SOCKET: nvml.AffinityScope.SOCKET,
+    AffinityScope.NODE: V.AFFINITY_SCOPE_NODE,
+    AffinityScope.SOCKET: V.AFFINITY_SCOPE_SOCKET,
 }
 
+_BRAND_TYPE_MAPPING = V.BRANDS
 
-_BRAND_NAMES = {
-    "BRAND_UNKNOWN": "Unknown",
-    "BRAND_QUADRO": "Quadro",
-    "BRAND_TESLA": "Tesla",
-    "BRAND_NVS": "NVS",
-    "BRAND_GRID": "GRID",
-    "BRAND_GEFORCE": "GeForce",
-    "BRAND_TITAN": "Titan",
-    "BRAND_NVIDIA_VAPPS": "NVIDIA vApps",
-    "BRAND_NVIDIA_VPC": "NVIDIA VPC",
-    "BRAND_NVIDIA_VCS": "NVIDIA VCS",
-    "BRAND_NVIDIA_VWS": "NVIDIA VWS",
-    "BRAND_NVIDIA_CLOUD_GAMING": "NVIDIA Cloud Gaming",
-    "BRAND_NVIDIA_VGAMING": "NVIDIA vGaming",
-    "BRAND_QUADRO_RTX": "Quadro RTX",
-    "BRAND_NVIDIA_RTX": "NVIDIA RTX",
-    "BRAND_NVIDIA": "NVIDIA",
-    "BRAND_GEFORCE_RTX": "GeForce RTX",
-    "BRAND_TITAN_RTX": "Titan RTX",
-}
+_GPU_P2P_CAPS_INDEX_MAPPING = {member: V.P2P_CAPS_INDEX[member.name] for member in GpuP2PCapsIndex}
 
+# PROP shares PCI's value: the status of either is the status of the value.
+_GPU_P2P_STATUS_MAPPING = {V.P2P_STATUS[member.name]: member for member in GpuP2PStatus}
 
-_BRAND_TYPE_MAPPING = {int(getattr(nvml.BrandType, name)): text for name, text in _BRAND_NAMES.items()}
-
-
-_GPU_P2P_CAPS_INDEX_MAPPING = {
-    member: getattr(nvml.GpuP2PCapsIndex, "P2P_CAPS_INDEX_" + member.name) for member in GpuP2PCapsIndex
-}
-
-
-_GPU_P2P_STATUS_MAPPING = {
-    int(getattr(nvml.GpuP2PStatus, "P2P_STATUS_" + member.name)): member for member in GpuP2PStatus
-}
-
-
-_GPU_TOPOLOGY_LEVEL_MAPPING = {
-    member: getattr(nvml.GpuTopologyLevel, "TOPOLOGY_" + member.name) for member in GpuTopologyLevel
-}
-
-
+_GPU_TOPOLOGY_LEVEL_MAPPING = {member: V.TOPOLOGY[member.name] for member in GpuTopologyLevel}
 _GPU_TOPOLOGY_LEVEL_INV_MAPPING = {int(value): member for member, value in _GPU_TOPOLOGY_LEVEL_MAPPING.items()}
 
 
@@ -261,7 +228,7 @@ class Device:
 
     @is_persistence_mode_enabled.setter
     def is_persistence_mode_enabled(self, enabled: bool) -> None:
-        state = nvml.EnableState.FEATURE_ENABLED if enabled else nvml.EnableState.FEATURE_DISABLED
+        state = V.FEATURE_ENABLED if enabled else V.FEATURE_DISABLED
         nvml.device_set_persistence_mode(self._handle, state)
 
     @property
@@ -481,7 +448,7 @@ class Device:
 
     def get_nvlink_count(self) -> int:
         """The device's number of NVLinks (field NVML_FI_DEV_NVLINK_LINK_COUNT)."""
-        return int(self.get_field_values([FieldId.DEV_NVLINK_LINK_COUNT])[0].value)
+        return int(self.get_field_values([V.FI_DEV_NVLINK_LINK_COUNT])[0].value)
 
     def get_nvlinks(self) -> Iterable[NvlinkInfo]:
         """Every NVLink of the device."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Iterable, cast
 
-from cubind.bindings import nvml
+from cubind.core.system import _nvml_values as V
 
 
 def _choice(mapping, value, parameter, enum):
@@ -38,16 +38,16 @@ def _unsigned(value, parameter):
 
 
 def _pstate_to_int(pstate):
-    if int(pstate) == int(nvml.Pstates.PSTATE_UNKNOWN):
+    if int(pstate) == V.PSTATE_UNKNOWN:
         return None
-    return int(pstate) - int(nvml.Pstates.PSTATE_0)
+    return int(pstate) - V.PSTATE_0
 
 
 def _pstate_to_enum(pstate):
     pstate = _int(pstate, "pstate")
     if not 0 <= pstate <= 15:
         raise ValueError(f"Invalid pstate: {pstate}. Must be between 0 and 15 inclusive (0 is P0, the fastest)")
-    return pstate + int(nvml.Pstates.PSTATE_0)
+    return pstate + V.PSTATE_0
 
 
 def _unpack_bitmask(arr: object) -> list[int]:
@@ -76,7 +76,7 @@ def _bits_to_members(mask, mapping, what):
 
 
 def _enabled(state):
-    return int(state) == int(nvml.EnableState.FEATURE_ENABLED)
+    return int(state) == V.FEATURE_ENABLED
 
 
 def _address(struct):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _choice, _device_from_handle, _unsigned
 from cubind.core.system.typing import EventType
 
@@ -12,23 +14,7 @@ if TYPE_CHECKING:
     from cubind.core.system._device import Device
 
 
-_EVENT_TYPE_MAPPING = {
-    int(nvml.EventType.NONE): EventType.NONE,
-    int(nvml.EventType.SINGLE_BIT_ECC_ERROR): EventType.SINGLE_BIT_ECC_ERROR,
-    int(nvml.EventType.DOUBLE_BIT_ECC_ERROR): EventType.DOUBLE_BIT_ECC_ERROR,
-    int(nvml.EventType.PSTATE): EventType.PSTATE,
-    int(nvml.EventType.XID_CRITICAL_ERROR): EventType.XID_CRITICAL_ERROR,
-    int(nvml.EventType.CLOCK): EventType.CLOCK,
-    int(nvml.EventType.POWER_SOURCE_CHANGE): EventType.POWER_SOURCE_CHANGE,
-    int(nvml.EventType.MIG_CONFIG_CHANGE): EventType.MIG_CONFIG_CHANGE,
-    int(nvml.EventType.SINGLE_BIT_ECC_ERROR_STORM): EventType.SINGLE_BIT_ECC_ERROR_STORM,
-    int(nvml.EventType.DRAM_RETIREMENT_EVENT): EventType.DRAM_RETIREMENT_EVENT,
-    int(nvml.EventType.DRAM_RETIREMENT_FAILURE): EventType.DRAM_RETIREMENT_FAILURE,
-    int(nvml.EventType.NON_FATAL_POISON_ERROR): EventType.NON_FATAL_POISON_ERROR,
-    int(nvml.EventType.FATAL_POISON_ERROR): EventType.FATAL_POISON_ERROR,
-    int(nvml.EventType.GPU_UNAVAILABLE_ERROR): EventType.GPU_UNAVAILABLE_ERROR,
-    int(nvml.EventType.GPU_RECOVERY_ACTION): EventType.GPU_RECOVERY_ACTION,
-}
+_EVENT_TYPE_MAPPING = {getattr(V, "EVENT_" + member.name): member for member in EventType}
 
 
 _EVENT_TYPE_INV_MAPPING = {member: bit for bit, member in _EVENT_TYPE_MAPPING.items()}
@@ -41,7 +27,7 @@ class EventData:
         self._event_data = event_data
 
     def _xid_only(self, name):
-        if int(self._event_data.event_type) != int(nvml.EventType.XID_CRITICAL_ERROR):
+        if int(self._event_data.event_type) != V.EVENT_XID_CRITICAL_ERROR:
             raise ValueError(
                 f"{name} is only available for Xid critical error events; this event is {self.event_type!s}"
             )

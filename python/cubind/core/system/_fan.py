@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _unsigned
 from cubind.core.system.typing import FanControlPolicy
 
 
 _FAN_CONTROL_POLICY_MAPPING = {
-    int(nvml.FanControlPolicy.TEMPERATURE_CONTINUOUS_SW): FanControlPolicy.TEMPERATURE_CONTROLLED,
-    int(nvml.FanControlPolicy.MANUAL): FanControlPolicy.MANUAL,
+    V.FAN_POLICY_TEMPERATURE_CONTINUOUS_SW: FanControlPolicy.TEMPERATURE_CONTROLLED,
+    V.FAN_POLICY_MANUAL: FanControlPolicy.MANUAL,
 }
 
 

@@ -39,7 +39,8 @@ class FieldValue:
     @property
     def field_id(self) -> FieldId:
         """The field's identifier."""
-        return FieldId(int(self._field_value.field_id))
+        field_id = int(self._field_value.field_id)
+        return FieldId(field_id) if FieldId is not None else field_id
 
     @property
     def scope_id(self) -> int:

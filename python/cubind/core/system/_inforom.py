@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _choice
 from cubind.core.system.typing import InforomObject
 
@@ -13,10 +15,10 @@ if TYPE_CHECKING:
 
 
 _INFOROM_OBJECT_MAPPING = {
-    InforomObject.OEM: nvml.InforomObject.INFOROM_OEM,
-    InforomObject.ECC: nvml.InforomObject.INFOROM_ECC,
-    InforomObject.POWER: nvml.InforomObject.INFOROM_POWER,
-    InforomObject.DEN: nvml.InforomObject.INFOROM_DEN,
+    InforomObject.OEM: V.INFOROM_OEM,
+    InforomObject.ECC: V.INFOROM_ECC,
+    InforomObject.POWER: V.INFOROM_POWER,
+    InforomObject.DEN: V.INFOROM_DEN,
 }
 
 

@@ -6,6 +6,8 @@ from typing import Iterable
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _device_from_handle, _enabled, _unsigned
 
 TYPE_CHECKING = False
@@ -33,7 +35,7 @@ class MigInfo:
 
     @mode.setter
     def mode(self, mode: bool) -> None:
-        state = nvml.EnableState.FEATURE_ENABLED if mode else nvml.EnableState.FEATURE_DISABLED
+        state = V.FEATURE_ENABLED if mode else V.FEATURE_DISABLED
         nvml.device_set_mig_mode(self._device._handle, state)
 
     @property

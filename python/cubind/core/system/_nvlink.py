@@ -6,6 +6,8 @@ import warnings
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _enabled
 
 TYPE_CHECKING = False
@@ -13,19 +15,7 @@ if TYPE_CHECKING:
     from cubind.core.system._device import Device
 
 
-_NVLINK_VERSION_MAPPING = {
-    int(nvml.NvlinkVersion.VERSION_1_0): (1, 0),
-    int(nvml.NvlinkVersion.VERSION_2_0): (2, 0),
-    int(nvml.NvlinkVersion.VERSION_2_2): (2, 2),
-    int(nvml.NvlinkVersion.VERSION_3_0): (3, 0),
-    int(nvml.NvlinkVersion.VERSION_3_1): (3, 1),
-    int(nvml.NvlinkVersion.VERSION_4_0): (4, 0),
-    int(nvml.NvlinkVersion.VERSION_5_0): (5, 0),
-}
-
-
-if hasattr(nvml.NvlinkVersion, "VERSION_6_0"):
-    _NVLINK_VERSION_MAPPING[int(nvml.NvlinkVersion.VERSION_6_0)] = (6, 0)
+_NVLINK_VERSION_MAPPING = V.NVLINK_VERSIONS
 
 
 class _NvlinkInfoMeta(type):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 
 class PciInfo:
     """A device's PCI identity and link (nvmlDeviceGetPciInfoExt, and one call per link query)."""
@@ -87,12 +89,12 @@ class PciInfo:
     @property
     def rx_throughput(self) -> int:
         """Bytes received over PCIe in the last 20 ms, in KB/s (nvmlDeviceGetPcieThroughput)."""
-        return nvml.device_get_pcie_throughput(self._handle, nvml.PcieUtilCounter.PCIE_UTIL_RX_BYTES)
+        return nvml.device_get_pcie_throughput(self._handle, V.PCIE_UTIL_RX_BYTES)
 
     @property
     def tx_throughput(self) -> int:
         """Bytes sent over PCIe in the last 20 ms, in KB/s (nvmlDeviceGetPcieThroughput)."""
-        return nvml.device_get_pcie_throughput(self._handle, nvml.PcieUtilCounter.PCIE_UTIL_TX_BYTES)
+        return nvml.device_get_pcie_throughput(self._handle, V.PCIE_UTIL_TX_BYTES)
 
     @property
     def replay_counter(self) -> int:

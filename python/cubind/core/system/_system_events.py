@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system import _device
 from cubind.core.system._device_utils import _choice, _int, _unsigned
 from cubind.core.system._nvml_context import initialize
@@ -12,8 +14,8 @@ from cubind.core.system.typing import SystemEventType
 __all__ = ["register_events"]
 
 _SYSTEM_EVENT_TYPE_MAPPING = {
-    int(nvml.SystemEventType.GPU_DRIVER_UNBIND): SystemEventType.UNBIND,
-    int(nvml.SystemEventType.GPU_DRIVER_BIND): SystemEventType.BIND,
+    V.SYSTEM_EVENT_GPU_DRIVER_UNBIND: SystemEventType.UNBIND,
+    V.SYSTEM_EVENT_GPU_DRIVER_BIND: SystemEventType.BIND,
 }
 _SYSTEM_EVENT_TYPE_INV_MAPPING = {member: bit for bit, member in _SYSTEM_EVENT_TYPE_MAPPING.items()}
 

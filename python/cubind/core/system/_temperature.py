@@ -7,22 +7,13 @@ import warnings
 
 from cubind.bindings import nvml
 
+from cubind.core.system import _nvml_values as V
+
 from cubind.core.system._device_utils import _choice, _element_address, _int
 from cubind.core.system.typing import TemperatureThresholds, ThermalController, ThermalTarget
 
 
-_TEMPERATURE_THRESHOLD_MAPPING = {
-    TemperatureThresholds.SHUTDOWN: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_SHUTDOWN,
-    TemperatureThresholds.SLOWDOWN: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_SLOWDOWN,
-    TemperatureThresholds.MEM_MAX: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_MEM_MAX,
-    TemperatureThresholds.GPU_MAX: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_GPU_MAX,
-    TemperatureThresholds.ACOUSTIC_MIN: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_ACOUSTIC_MIN,
-    TemperatureThresholds.ACOUSTIC_CURR: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_ACOUSTIC_CURR,
-    TemperatureThresholds.ACOUSTIC_MAX: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_ACOUSTIC_MAX,
-    TemperatureThresholds.GPS_CURR: nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_GPS_CURR,
-}
-
-
+_TEMPERATURE_THRESHOLD_MAPPING = {member: getattr(V, "TEMPERATURE_THRESHOLD_" + member.name) for member in TemperatureThresholds}
 # Thresholds NVML reads through field values instead on Ada and newer.
 _THRESHOLDS_MOVED_TO_FIELDS = (
     TemperatureThresholds.SHUTDOWN,
@@ -32,16 +23,10 @@ _THRESHOLDS_MOVED_TO_FIELDS = (
 )
 
 
-_THERMAL_CONTROLLER_MAPPING = {
-    int(getattr(nvml.ThermalController, member.name)): member
-    for member in ThermalController
-    if member is not ThermalController.UNKNOWN
-}
+_THERMAL_CONTROLLER_MAPPING = {V.THERMAL_CONTROLLER[member.name]: member
+                               for member in ThermalController if member is not ThermalController.UNKNOWN}
 
-
-_THERMAL_TARGET_MAPPING = {int(getattr(nvml.ThermalTarget, member.name)): member for member in ThermalTarget}
-
-
+_THERMAL_TARGET_MAPPING = {V.THERMAL_TARGET[member.name]: member for member in ThermalTarget}
 _THERMAL_TARGET_INV_MAPPING = {member: value for value, member in _THERMAL_TARGET_MAPPING.items()}
 
 
@@ -119,7 +104,7 @@ class Temperature:
 
     def get_sensor(self) -> int:
         """The GPU's temperature in °C (nvmlDeviceGetTemperatureV, NVML_TEMPERATURE_GPU)."""
-        return nvml.device_get_temperature_v(self._handle, nvml.TemperatureSensors.TEMPERATURE_GPU)
+        return nvml.device_get_temperature_v(self._handle, V.TEMPERATURE_GPU)
 
     def get_threshold(self, threshold_type: TemperatureThresholds | str) -> int:
         """A temperature threshold in °C (nvmlDeviceGetTemperatureThreshold).
@@ -130,7 +115,7 @@ class Temperature:
         """
         threshold = _choice(_TEMPERATURE_THRESHOLD_MAPPING, threshold_type, "threshold_type", TemperatureThresholds)
         if TemperatureThresholds(threshold_type) in _THRESHOLDS_MOVED_TO_FIELDS:
-            if int(nvml.device_get_architecture(self._handle)) >= int(nvml.DeviceArch.ADA):
+            if int(nvml.device_get_architecture(self._handle)) >= V.DEVICE_ARCH["ADA"]:
                 warnings.warn(
                     f"temperature threshold {threshold_type!s} is no longer recommended on Ada and newer GPUs; "
                     "read the NVML_FI_DEV_TEMPERATURE_* fields with Device.get_field_values instead",

@@ -15,6 +15,8 @@ import sys
 
 from cubind.bindings import nvml as _nvml
 
+from cubind.core.system import _nvml_values
+
 if sys.version_info >= (3, 11):
     from enum import StrEnum
 else:  # pragma: no cover - Python 3.9 and 3.10
@@ -291,19 +293,10 @@ ThermalTarget.VCD_INLET.__doc__ = "A visual computing device's inlet."
 ThermalTarget.VCD_OUTLET.__doc__ = "A visual computing device's outlet."
 
 
-class DeviceArch(enum.IntEnum):
-    """A device's architecture, in the order they came (NVML's values)."""
+DeviceArch = enum.IntEnum("DeviceArch", dict(_nvml_values.DEVICE_ARCH), module=__name__)
+DeviceArch.__doc__ = "A device's architecture, in the order they came (NVML's values)."
 
-    KEPLER = int(_nvml.DeviceArch.KEPLER)
-    MAXWELL = int(_nvml.DeviceArch.MAXWELL)
-    PASCAL = int(_nvml.DeviceArch.PASCAL)
-    VOLTA = int(_nvml.DeviceArch.VOLTA)
-    TURING = int(_nvml.DeviceArch.TURING)
-    AMPERE = int(_nvml.DeviceArch.AMPERE)
-    ADA = int(_nvml.DeviceArch.ADA)
-    HOPPER = int(_nvml.DeviceArch.HOPPER)
-    BLACKWELL = int(_nvml.DeviceArch.BLACKWELL)
-    UNKNOWN = int(_nvml.DeviceArch.UNKNOWN)
-
-
-FieldId = _nvml.FieldId
+# NVML's field identifiers, where the bindings group them into an enum.
+FieldId = getattr(_nvml, "FieldId", None)
+if FieldId is None:
+    __all__.remove("FieldId")
