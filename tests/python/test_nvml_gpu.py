@@ -22,7 +22,7 @@ def ok(result):
 
 
 def driver_uuid(dev):
-    raw = bytes(ok(driver.cuDeviceGetUuid_v2(dev)).bytes)
+    raw = bytes(ok(driver.cuDeviceGetUuid(dev)).bytes)
     h = raw.hex()
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 

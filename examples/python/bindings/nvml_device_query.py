@@ -1,7 +1,7 @@
 """What NVML says of each GPU, checked against the driver API: name, UUID,
 PCI bus id and total memory through cuda.bindings.nvml (device_get_name,
 device_get_uuid, device_get_pci_info_v3, device_get_memory_info_v2), the same
-facts through cuDeviceGetName, cuDeviceGetUuid_v2, cuDeviceGetPCIBusId and
+facts through cuDeviceGetName, cuDeviceGetUuid, cuDeviceGetPCIBusId and
 cuDeviceTotalMem, and the P2P status and common ancestor of each pair of GPUs.
 
 NVML's functions raise on failure and return their outputs; the driver's
@@ -34,7 +34,7 @@ def main() -> None:
         handles = []
         for ordinal in range(count):
             device = checkCudaErrors(driver.cuDeviceGet(ordinal))
-            uuid = uuid_text(bytes(checkCudaErrors(driver.cuDeviceGetUuid_v2(device)).bytes))
+            uuid = uuid_text(bytes(checkCudaErrors(driver.cuDeviceGetUuid(device)).bytes))
             handle = nvml.device_get_handle_by_uuid(uuid)
             handles.append(handle)
             name = checkCudaErrors(driver.cuDeviceGetName(256, device)).split(b"\0")[0].decode()
