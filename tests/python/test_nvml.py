@@ -190,6 +190,8 @@ def test_queried_arrays(fake_nvml_dir):
         assert nvml.device_get_compute_running_processes_v3(b) == []
         assert list(nvml.device_get_supported_memory_clocks(a)) == [2619, 1593]
         assert list(nvml.device_get_cpu_affinity(a, 2)) == [0xF, 1]
+        # A string whose length the call reads and writes.
+        assert nvml.vgpu_type_get_name(7) == "GRID Stand-in-4C"
     """)
 
 

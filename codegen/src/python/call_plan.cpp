@@ -92,12 +92,17 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
   }
   // An output array counted by an output (unsigned int *infoCount) is queried:
   // the count is neither an argument nor an output.
+  // A char buffer counted so (nvmlVgpuTypeGetName's size) is queried too, and returned as text.
   for (Plan& array : fp.params) {
-    if (array.role != Role::OutArray || array.count_is_fixed) continue;
+    if ((array.role != Role::OutArray && array.role != Role::OutBuffer) || array.count_is_fixed) continue;
     for (Plan& count : fp.params) {
       if (count.param->name == array.count && count.role == Role::OutScalar) {
         count.role = Role::QueriedCount;
         array.queried = true;
+        if (array.role == Role::OutBuffer) {
+          array.role = Role::OutArray;
+          array.type.c = "char";
+        }
       }
     }
   }
@@ -351,6 +356,12 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
         break;
       case Role::OutSized: outs.push_back({pl.py_name, sized_as_bytes(pl) ? "bytes" : list}); break;
       case Role::OutArray:
+        if (pl.queried && pl.param->type.pointee == "char") {
+          outs.push_back({pl.py_name, m_.conventions.text_as_str() ? "str" : "bytes"});
+          break;
+        }
+        outs.push_back({pl.py_name, list});
+        break;
       case Role::OutArrayRef: outs.push_back({pl.py_name, list}); break;
       case Role::OutTyped: outs.push_back({pl.py_name, "Any"}); break;
       case Role::OutTypedArray: outs.push_back({pl.py_name, "list[Any]"}); break;

@@ -471,6 +471,12 @@ void PyxFunction::out_array_queried(const Plan& pl) {
   needs_try_ = true;
   queried_ = &pl;
   call_args_.push_back(cast_param(pl) + cn);
+  if (pl.param->type.pointee == "char") {
+    // Text up to its NUL ("" when the call reported no length).
+    out_exprs_.push_back("(b\"\" if " + cn + " == NULL else _support.c_string(" + cn + ", " + count + "))" +
+                         (m_.conventions.text_as_str() ? ".decode(\"utf-8\", \"replace\")" : ""));
+    return;
+  }
   out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + count + ")]");
 }
 

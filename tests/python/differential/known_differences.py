@@ -1584,9 +1584,8 @@ REASONS.update({
                               "BusType, ...): the descriptor has to name each group for the generator"),
     "nvml-struct-names": (10, "struct classes cuda.bindings.nvml names after another typedef of the same struct "
                               "(PciInfoExt_v1, VgpuTypeIdInfo_v1): the descriptor has to say which"),
-    "nvml-not-yet-bound": (10, "functions with a char buffer whose length the call reads and writes "
-                               "(vgpu_type_get_name, device_get_gsp_firmware_version): skipped in nvml.yaml until the "
-                               "generator queries them"),
+    "nvml-not-yet-bound": (10, "device_get_gsp_firmware_version, whose char buffer has no length parameter: "
+                               "skipped in nvml.yaml until the descriptor can give a buffer's size"),
     "nvml-flattened-args": (1, "cuda.bindings.nvml takes the fields of an input or versioned in/out struct as arguments "
                                "(device_get_clock_offsets(device, clock_type, pstate)) or gives a length itself; cubind "
                                "passes the struct or asks for the length: the descriptor has to name those fields"),
@@ -1783,7 +1782,6 @@ DIFFERENCES.update({
     'nvml-name:device_addressing_mode_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:device_attributes_dtype': 'nvml-numpy-structs',
     'nvml-name:device_get_gsp_firmware_version': 'nvml-not-yet-bound',
-    'nvml-name:device_get_pgpu_metadata_string': 'nvml-not-yet-bound',
     'nvml-name:device_power_mizer_modes_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:ecc_bank_remapper_histogram_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:ecc_bank_remapper_status_v1_dtype': 'nvml-numpy-structs',
@@ -1879,7 +1877,6 @@ DIFFERENCES.update({
     'nvml-name:utilization_dtype': 'nvml-numpy-structs',
     'nvml-name:value_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_creatable_placement_info_v1_dtype': 'nvml-numpy-structs',
-    'nvml-name:vgpu_instance_get_gpu_pci_id': 'nvml-not-yet-bound',
     'nvml-name:vgpu_instance_utilization_info_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_instance_utilization_sample_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_instances_utilization_info_v1_dtype': 'nvml-numpy-structs',
@@ -1906,8 +1903,6 @@ DIFFERENCES.update({
     'nvml-name:vgpu_scheduler_state_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_scheduler_state_v2_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_type_bar1info_v1_dtype': 'nvml-numpy-structs',
-    'nvml-name:vgpu_type_get_class': 'nvml-not-yet-bound',
-    'nvml-name:vgpu_type_get_name': 'nvml-not-yet-bound',
     'nvml-name:vgpu_type_id_info_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_version_dtype': 'nvml-numpy-structs',
     'nvml-signature:device_clear_field_values': 'nvml-flattened-args',

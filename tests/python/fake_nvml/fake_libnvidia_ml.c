@@ -280,3 +280,19 @@ nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpu_set_
     }
     return NVML_SUCCESS;
 }
+
+/* vGPU type 7 is named "GRID Stand-in-4C"; the size is in and out. */
+nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t type, char* name, unsigned int* size) {
+    NEEDS_INIT();
+    static const char text[] = "GRID Stand-in-4C";
+    if (size == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (type != 7) return NVML_ERROR_INVALID_ARGUMENT;
+    if (*size < sizeof(text)) {
+        *size = sizeof(text);
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (name == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    memcpy(name, text, sizeof(text));
+    *size = sizeof(text);
+    return NVML_SUCCESS;
+}

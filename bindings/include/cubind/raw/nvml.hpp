@@ -580,6 +580,10 @@ nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCa
 nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds);
 // nvmlDeviceGetCreatableVgpus: Retrieve the currently creatable vGPU types on a physical GPU (device). (nvml.h:12058)
 nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds);
+// nvmlVgpuTypeGetClass: Retrieve the class of a vGPU type. (nvml.h:12076)
+nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeClass, unsigned int *size);
+// nvmlVgpuTypeGetName: Retrieve the vGPU type name. (nvml.h:12097)
+nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeName, unsigned int *size);
 // nvmlVgpuTypeGetGpuInstanceProfileId: Retrieve the GPU Instance Profile ID for the given vGPU type ID. (nvml.h:12115)
 nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *gpuInstanceProfileId);
 // nvmlVgpuTypeGetDeviceID: Retrieve the device ID of a vGPU type. (nvml.h:12132)
@@ -633,6 +637,8 @@ nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFB
 nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo);
 // nvmlVgpuInstanceGetGpuInstanceId: Retrieve the GPU Instance ID for the given vGPU Instance. (nvml.h:12624)
 nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int *gpuInstanceId);
+// nvmlVgpuInstanceGetGpuPciId: Retrieves the PCI Id of the given vGPU Instance i.e. (nvml.h:12644)
+nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char *vgpuPciId, unsigned int *length);
 // nvmlVgpuTypeGetCapabilities: Retrieve the requested capability for a given vGPU type. (nvml.h:12663)
 nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int *capResult);
 // nvmlVgpuInstanceGetMdevUUID: Retrieve the MDEV UUID of a vGPU instance. (nvml.h:12688)
@@ -676,6 +682,8 @@ nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVg
 nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t *pgpuMetadata, unsigned int *bufferSize);
 // nvmlGetVgpuCompatibility: Takes a vGPU instance metadata structure read from \ref nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a (nvml.h:13203)
 nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t *vgpuMetadata, nvmlVgpuPgpuMetadata_t *pgpuMetadata, nvmlVgpuPgpuCompatibility_t *compatibilityInfo);
+// nvmlDeviceGetPgpuMetadataString: Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format. (nvml.h:13223)
+nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char *pgpuMetadata, unsigned int *bufferSize);
 // nvmlDeviceGetVgpuSchedulerLog: @deprecated Will be deprecated in a future release. (nvml.h:13245)
 CUBIND_DEPRECATED("nvmlDeviceGetVgpuSchedulerLog is deprecated")
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t *pSchedulerLog);

@@ -14332,6 +14332,50 @@ def device_get_creatable_vgpus(device: int) -> list[int]:
     """
     ...
 
+def vgpu_type_get_class(vgpu_type_id: int) -> str:
+    """Retrieve the class of a vGPU type. It will not exceed 64 characters in length (including the NUL terminator).
+     See nvmlConstantsNVML_DEVICE_NAME_BUFFER_SIZE.
+
+     For Kepler &tm; or newer fully supported devices.
+
+     @param vgpuTypeId               Handle to vGPU type
+     @param vgpuTypeClass            Pointer to string array to return class in
+     @param size                     Size of string
+
+     @return
+             - NVML_SUCCESS                   successful completion
+             - NVML_ERROR_INVALID_ARGUMENT    if vgpuTypeId is invalid, or vgpuTypeClass is NULL
+             - NVML_ERROR_INSUFFICIENT_SIZE   if size is too small
+             - NVML_ERROR_UNKNOWN             on any unexpected error
+
+    Returns: vgpu_type_class; raises NvmlError on failure.
+    C function: nvmlVgpuTypeGetClass (nvml.h)
+    """
+    ...
+
+def vgpu_type_get_name(vgpu_type_id: int) -> str:
+    """Retrieve the vGPU type name.
+
+     The name is an alphanumeric string that denotes a particular vGPU, e.g. GRID M60-2Q. It will not
+     exceed 64 characters in length (including the NUL terminator).  See nvmlConstantsNVML_DEVICE_NAME_BUFFER_SIZE.
+
+     For Kepler &tm; or newer fully supported devices.
+
+     @param vgpuTypeId               Handle to vGPU type
+     @param vgpuTypeName             Pointer to buffer to return name
+     @param size                     Size of buffer
+
+     @return
+             - NVML_SUCCESS                 successful completion
+             - NVML_ERROR_INVALID_ARGUMENT  if vgpuTypeId is invalid, or name is NULL
+             - NVML_ERROR_INSUFFICIENT_SIZE if size is too small
+             - NVML_ERROR_UNKNOWN           on any unexpected error
+
+    Returns: vgpu_type_name; raises NvmlError on failure.
+    C function: nvmlVgpuTypeGetName (nvml.h)
+    """
+    ...
+
 def vgpu_type_get_gpu_instance_profile_id(vgpu_type_id: int) -> int:
     """Retrieve the GPU Instance Profile ID for the given vGPU type ID.
      The API will return a valid GPU Instance Profile ID for the MIG capable vGPU types, else INVALID_GPU_INSTANCE_PROFILE_ID is
@@ -14937,6 +14981,29 @@ def vgpu_instance_get_gpu_instance_id(vgpu_instance: int) -> int:
     """
     ...
 
+def vgpu_instance_get_gpu_pci_id(vgpu_instance: int) -> str:
+    """Retrieves the PCI Id of the given vGPU Instance i.e. the PCI Id of the GPU as seen inside the VM.
+
+     The vGPU PCI id is returned as "00000000:00:00.0" if NVIDIA driver is not installed on the vGPU instance.
+
+     @param vgpuInstance                         Identifier of the target vGPU instance
+     @param vgpuPciId                            Caller-supplied buffer to return vGPU PCI Id string
+     @param length                               Size of the vgpuPciId buffer
+
+     @return
+             - NVML_SUCCESS                 if vGPU PCI Id is successfully retrieved
+             - NVML_ERROR_UNINITIALIZED     if the library has not been successfully initialized
+             - NVML_ERROR_INVALID_ARGUMENT  if vgpuInstance is 0, or vgpuPciId is NULL
+             - NVML_ERROR_NOT_FOUND         if vgpuInstance does not match a valid active vGPU instance on the system
+             - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running on the vGPU instance
+             - NVML_ERROR_INSUFFICIENT_SIZE if length is too small, length is set to required length
+             - NVML_ERROR_UNKNOWN           on any unexpected error
+
+    Returns: vgpu_pci_id; raises NvmlError on failure.
+    C function: nvmlVgpuInstanceGetGpuPciId (nvml.h)
+    """
+    ...
+
 def vgpu_type_get_capabilities(vgpu_type_id: int, capability: VgpuCapability | int) -> int:
     """Retrieve the requested capability for a given vGPU type. Refer to the VgpuCapability structure
      for the specific capabilities that can be queried. The return value in capResult should be treated as
@@ -15473,6 +15540,29 @@ def get_vgpu_compatibility(vgpu_metadata: Optional[VgpuMetadata], pgpu_metadata:
 
     Returns: compatibility_info; raises NvmlError on failure.
     C function: nvmlGetVgpuCompatibility (nvml.h)
+    """
+    ...
+
+def device_get_pgpu_metadata_string(device: int) -> str:
+    """Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format.
+
+     The caller passes in a buffer via pgpuMetadata, with the size of the buffer in bufferSize. If the
+     string is too large to fit in the supplied buffer, the function returns NVML_ERROR_INSUFFICIENT_SIZE with the size needed
+     in bufferSize.
+
+     @param device                The identifier of the target device
+     @param pgpuMetadata          Pointer to caller-supplied buffer into which pgpuMetadata is written
+     @param bufferSize            Pointer to size of pgpuMetadata buffer
+
+     @return
+             - NVML_SUCCESS                   GPU metadata structure was successfully returned
+             - NVML_ERROR_INSUFFICIENT_SIZE   pgpuMetadata buffer is too small, required size is returned in bufferSize
+             - NVML_ERROR_INVALID_ARGUMENT    If bufferSize is NULL or device is invalid; if pgpuMetadata is NULL and the value of bufferSize is not 0.
+             - NVML_ERROR_NOT_SUPPORTED       If vGPU is not supported by the system
+             - NVML_ERROR_UNKNOWN             On any unexpected error
+
+    Returns: pgpu_metadata; raises NvmlError on failure.
+    C function: nvmlDeviceGetPgpuMetadataString (nvml.h)
     """
     ...
 

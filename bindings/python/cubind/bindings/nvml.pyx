@@ -31425,6 +31425,96 @@ def device_get_creatable_vgpus(device):
     finally:
         free(_c_vgpu_type_ids)
 
+def vgpu_type_get_class(vgpu_type_id):
+    """vgpu_type_get_class(vgpu_type_id: int)
+
+    Retrieve the class of a vGPU type. It will not exceed 64 characters in length (including the NUL terminator).
+     See nvmlConstantsNVML_DEVICE_NAME_BUFFER_SIZE.
+
+     For Kepler &tm; or newer fully supported devices.
+
+     @param vgpuTypeId               Handle to vGPU type
+     @param vgpuTypeClass            Pointer to string array to return class in
+     @param size                     Size of string
+
+     @return
+             - NVML_SUCCESS                   successful completion
+             - NVML_ERROR_INVALID_ARGUMENT    if vgpuTypeId is invalid, or vgpuTypeClass is NULL
+             - NVML_ERROR_INSUFFICIENT_SIZE   if size is too small
+             - NVML_ERROR_UNKNOWN             on any unexpected error
+
+    Returns: vgpu_type_class; raises NvmlError on failure.
+    C function: nvmlVgpuTypeGetClass (nvml.h)
+    """
+    cdef long long _result
+    cdef cynvml.nvmlVgpuTypeId_t _c_vgpu_type_id
+    cdef char* _c_vgpu_type_class = NULL
+    cdef unsigned int _c_size = 0
+    try:
+        _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
+        try:
+            with nogil:
+                _result = cynvml.nvmlVgpuTypeGetClass(_c_vgpu_type_id, <char *>_c_vgpu_type_class, &_c_size)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while _result == 7 and _c_size > 0:
+            free(_c_vgpu_type_class)
+            _c_vgpu_type_class = NULL
+            _c_vgpu_type_class = <char*>_support.alloc_array(_c_size, sizeof(char))
+            with nogil:
+                _result = cynvml.nvmlVgpuTypeGetClass(_c_vgpu_type_id, <char *>_c_vgpu_type_class, &_c_size)
+        _check(_result)
+        return (b"" if _c_vgpu_type_class == NULL else _support.c_string(_c_vgpu_type_class, _c_size)).decode("utf-8", "replace")
+
+    finally:
+        free(_c_vgpu_type_class)
+
+def vgpu_type_get_name(vgpu_type_id):
+    """vgpu_type_get_name(vgpu_type_id: int)
+
+    Retrieve the vGPU type name.
+
+     The name is an alphanumeric string that denotes a particular vGPU, e.g. GRID M60-2Q. It will not
+     exceed 64 characters in length (including the NUL terminator).  See nvmlConstantsNVML_DEVICE_NAME_BUFFER_SIZE.
+
+     For Kepler &tm; or newer fully supported devices.
+
+     @param vgpuTypeId               Handle to vGPU type
+     @param vgpuTypeName             Pointer to buffer to return name
+     @param size                     Size of buffer
+
+     @return
+             - NVML_SUCCESS                 successful completion
+             - NVML_ERROR_INVALID_ARGUMENT  if vgpuTypeId is invalid, or name is NULL
+             - NVML_ERROR_INSUFFICIENT_SIZE if size is too small
+             - NVML_ERROR_UNKNOWN           on any unexpected error
+
+    Returns: vgpu_type_name; raises NvmlError on failure.
+    C function: nvmlVgpuTypeGetName (nvml.h)
+    """
+    cdef long long _result
+    cdef cynvml.nvmlVgpuTypeId_t _c_vgpu_type_id
+    cdef char* _c_vgpu_type_name = NULL
+    cdef unsigned int _c_size = 0
+    try:
+        _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
+        try:
+            with nogil:
+                _result = cynvml.nvmlVgpuTypeGetName(_c_vgpu_type_id, <char *>_c_vgpu_type_name, &_c_size)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while _result == 7 and _c_size > 0:
+            free(_c_vgpu_type_name)
+            _c_vgpu_type_name = NULL
+            _c_vgpu_type_name = <char*>_support.alloc_array(_c_size, sizeof(char))
+            with nogil:
+                _result = cynvml.nvmlVgpuTypeGetName(_c_vgpu_type_id, <char *>_c_vgpu_type_name, &_c_size)
+        _check(_result)
+        return (b"" if _c_vgpu_type_name == NULL else _support.c_string(_c_vgpu_type_name, _c_size)).decode("utf-8", "replace")
+
+    finally:
+        free(_c_vgpu_type_name)
+
 def vgpu_type_get_gpu_instance_profile_id(vgpu_type_id):
     """vgpu_type_get_gpu_instance_profile_id(vgpu_type_id: int)
 
@@ -32446,6 +32536,52 @@ def vgpu_instance_get_gpu_instance_id(vgpu_instance):
     _check(_result)
     return _c_gpu_instance_id
 
+def vgpu_instance_get_gpu_pci_id(vgpu_instance):
+    """vgpu_instance_get_gpu_pci_id(vgpu_instance: int)
+
+    Retrieves the PCI Id of the given vGPU Instance i.e. the PCI Id of the GPU as seen inside the VM.
+
+     The vGPU PCI id is returned as "00000000:00:00.0" if NVIDIA driver is not installed on the vGPU instance.
+
+     @param vgpuInstance                         Identifier of the target vGPU instance
+     @param vgpuPciId                            Caller-supplied buffer to return vGPU PCI Id string
+     @param length                               Size of the vgpuPciId buffer
+
+     @return
+             - NVML_SUCCESS                 if vGPU PCI Id is successfully retrieved
+             - NVML_ERROR_UNINITIALIZED     if the library has not been successfully initialized
+             - NVML_ERROR_INVALID_ARGUMENT  if vgpuInstance is 0, or vgpuPciId is NULL
+             - NVML_ERROR_NOT_FOUND         if vgpuInstance does not match a valid active vGPU instance on the system
+             - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running on the vGPU instance
+             - NVML_ERROR_INSUFFICIENT_SIZE if length is too small, length is set to required length
+             - NVML_ERROR_UNKNOWN           on any unexpected error
+
+    Returns: vgpu_pci_id; raises NvmlError on failure.
+    C function: nvmlVgpuInstanceGetGpuPciId (nvml.h)
+    """
+    cdef long long _result
+    cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
+    cdef char* _c_vgpu_pci_id = NULL
+    cdef unsigned int _c_length = 0
+    try:
+        _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
+        try:
+            with nogil:
+                _result = cynvml.nvmlVgpuInstanceGetGpuPciId(_c_vgpu_instance, <char *>_c_vgpu_pci_id, &_c_length)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while _result == 7 and _c_length > 0:
+            free(_c_vgpu_pci_id)
+            _c_vgpu_pci_id = NULL
+            _c_vgpu_pci_id = <char*>_support.alloc_array(_c_length, sizeof(char))
+            with nogil:
+                _result = cynvml.nvmlVgpuInstanceGetGpuPciId(_c_vgpu_instance, <char *>_c_vgpu_pci_id, &_c_length)
+        _check(_result)
+        return (b"" if _c_vgpu_pci_id == NULL else _support.c_string(_c_vgpu_pci_id, _c_length)).decode("utf-8", "replace")
+
+    finally:
+        free(_c_vgpu_pci_id)
+
 def vgpu_type_get_capabilities(vgpu_type_id, capability):
     """vgpu_type_get_capabilities(vgpu_type_id: int, capability: VgpuCapability | int)
 
@@ -33243,6 +33379,52 @@ def get_vgpu_compatibility(vgpu_metadata, pgpu_metadata):
         _loader_error(_e)
     _check(_result)
     return _c_compatibility_info
+
+def device_get_pgpu_metadata_string(device):
+    """device_get_pgpu_metadata_string(device: int)
+
+    Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format.
+
+     The caller passes in a buffer via pgpuMetadata, with the size of the buffer in bufferSize. If the
+     string is too large to fit in the supplied buffer, the function returns NVML_ERROR_INSUFFICIENT_SIZE with the size needed
+     in bufferSize.
+
+     @param device                The identifier of the target device
+     @param pgpuMetadata          Pointer to caller-supplied buffer into which pgpuMetadata is written
+     @param bufferSize            Pointer to size of pgpuMetadata buffer
+
+     @return
+             - NVML_SUCCESS                   GPU metadata structure was successfully returned
+             - NVML_ERROR_INSUFFICIENT_SIZE   pgpuMetadata buffer is too small, required size is returned in bufferSize
+             - NVML_ERROR_INVALID_ARGUMENT    If bufferSize is NULL or device is invalid; if pgpuMetadata is NULL and the value of bufferSize is not 0.
+             - NVML_ERROR_NOT_SUPPORTED       If vGPU is not supported by the system
+             - NVML_ERROR_UNKNOWN             On any unexpected error
+
+    Returns: pgpu_metadata; raises NvmlError on failure.
+    C function: nvmlDeviceGetPgpuMetadataString (nvml.h)
+    """
+    cdef long long _result
+    cdef cynvml.nvmlDevice_t _c_device
+    cdef char* _c_pgpu_metadata = NULL
+    cdef unsigned int _c_buffer_size = 0
+    try:
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetPgpuMetadataString(_c_device, <char *>_c_pgpu_metadata, &_c_buffer_size)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while _result == 7 and _c_buffer_size > 0:
+            free(_c_pgpu_metadata)
+            _c_pgpu_metadata = NULL
+            _c_pgpu_metadata = <char*>_support.alloc_array(_c_buffer_size, sizeof(char))
+            with nogil:
+                _result = cynvml.nvmlDeviceGetPgpuMetadataString(_c_device, <char *>_c_pgpu_metadata, &_c_buffer_size)
+        _check(_result)
+        return (b"" if _c_pgpu_metadata == NULL else _support.c_string(_c_pgpu_metadata, _c_buffer_size)).decode("utf-8", "replace")
+
+    finally:
+        free(_c_pgpu_metadata)
 
 def device_get_vgpu_scheduler_log(device):
     """device_get_vgpu_scheduler_log(device: int)
