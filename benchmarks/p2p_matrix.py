@@ -24,7 +24,7 @@ EXAMPLES = os.path.join(HERE, "..", "examples", "python", "core")
 sys.path.insert(0, EXAMPLES)
 import run  # noqa: E402  (examples/python/core/run.py)
 
-ROUNDS = 3
+ROUNDS = 7
 GOAL = 0.97
 
 

@@ -22,6 +22,8 @@ try:
     import cubind
     import cubind.bindings.driver
     import cubind.bindings.nvjitlink
+    import cubind.bindings.nvvm
+    import cubind.bindings.nvfatbin
     import cubind.bindings.nvrtc
     import cubind.bindings.runtime
     import cubind.core

@@ -13,7 +13,8 @@
 #                                      compute-sanitizer (scripts/gpu_sanitize.sh); not part of all
 # The two halves fit a runner's time limit each; the second reuses the first's build.
 # CUBIND_GPU_SKIP leaves parts of the tests phase out, to split it over calls
-# on one machine: any of ctest, pytest, samples, core_examples.
+# on one machine: any of ctest, ctest_one_gpu (the rerun as one GPU on a machine of
+# several), pytest, samples, core_examples.
 # CUBIND_GPU_PYTEST_ONLY runs only the test files whose path contains it.
 # The tests phase runs the GPU-marked tests; CI runs all the others.
 set -uo pipefail
@@ -63,6 +64,11 @@ if ! python3 -c "import cuda.bindings.driver" 2>/dev/null && ls .carry/wheels/*.
   python3 -m pip install -q --no-index --no-deps .carry/wheels/*.whl >>"$OUT/pip.log" 2>&1
 fi
 
+# nvFatbin's and cuFile's libraries: the wheels of scripts/cuda-extras.lock for this
+# machine, from .cuda-extras (carried; its headers are what the build above needs).
+for whl in .cuda-extras/wheels/*"$(uname -m)"*.whl; do
+  [ -f "$whl" ] && python3 -m pip install -q --no-index --no-deps "$whl" >>"$OUT/pip.log" 2>&1
+done
 if [ "$PHASE" = sanitize ]; then
   if [ "$tests" = ON ]; then
     BUILD=$BUILD OUT=$OUT bash scripts/gpu_sanitize.sh 2>&1 | tee "$OUT/sanitize.log" | tail -25
@@ -88,7 +94,7 @@ elif [ "$tests" = ON ]; then
   RESULT[ctest_multi_gpu]=$(grep -E "tests passed|tests failed|No tests" "$OUT/ctest_multi_gpu.log" | tail -1)
   RESULT[ctest_skipped]="$(grep -c "(Skipped)" "$OUT/ctest.log") skipped"
   # On a machine of several GPUs, the suite again as a one-GPU machine sees it.
-  if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -gt 1 ]; then
+  if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -gt 1 ] && ! skip ctest_one_gpu; then
     CUDA_VISIBLE_DEVICES=0 ctest --test-dir "$BUILD" -j 4 >"$OUT/ctest_one_gpu.log" 2>&1
     RESULT[ctest_one_gpu]="$(grep -E "tests passed|tests failed" "$OUT/ctest_one_gpu.log" | tail -1), $(grep -c "(Skipped)" "$OUT/ctest_one_gpu.log") skipped"
   fi

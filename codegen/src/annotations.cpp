@@ -11,6 +11,7 @@
 //     display_name: NVRTC                # required: how the loader's messages name it
 //     env_override: CUBIND_NVRTC_LIBRARY # a full path tried first (default: none)
 //     wheel_dirs: [nvidia/cu13/lib]      # under site-packages (default: none)
+//     toolkit_dirs: [nvvm/lib64]         # under a toolkit's root (default: lib64, lib)
 //     system_loader_only: false          # true: dlopen(soname) only; no env_override, no wheel_dirs
 //     resolution: symbol                 # symbol | proc_address | symbol_per_thread_variants
 //     per_thread_macros: [__CUDA_API_PTDS]  # select per-thread default stream variants
@@ -50,6 +51,10 @@
 //       makes_handle: handle                 # the raw layer records the handles it makes...
 //     nvJitLinkDestroy:
 //       destroys_handle: handle              # ...until this destroys them; bindings refuse others
+//     nvFatbinDestroy:
+//       params:
+//         handle_indirect: {direction: in, python_name: handle}   # the Python name, where cuda.bindings
+//                                                                 # does not snake_case the C name
 #include "codegen/annotations.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -126,7 +131,8 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "library");
   r.only_keys(node,
               {"name", "headers", "owned_files", "extra_headers", "soname", "display_name", "env_override",
-               "wheel_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types", "python"},
+               "wheel_dirs", "toolkit_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types",
+               "python"},
               "library");
   for (const char* key : {"name", "headers", "soname", "display_name", "python"}) {
     if (!node[key]) r.fail(node, std::string("library needs '") + key + "'");
@@ -153,12 +159,13 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
     }
   }
   if (node["wheel_dirs"]) d.wheel_dirs = string_list(r, node["wheel_dirs"], "library.wheel_dirs");
+  if (node["toolkit_dirs"]) d.toolkit_dirs = string_list(r, node["toolkit_dirs"], "library.toolkit_dirs");
   if (node["system_loader_only"]) {
     d.system_loader_only = boolean(r, node["system_loader_only"], "library.system_loader_only");
   }
-  if (d.system_loader_only && (!d.env_override.empty() || !d.wheel_dirs.empty())) {
-    r.fail(node["system_loader_only"],
-           "library.system_loader_only is true, so env_override and wheel_dirs would never be searched; drop them");
+  if (d.system_loader_only && (!d.env_override.empty() || !d.wheel_dirs.empty() || !d.toolkit_dirs.empty())) {
+    r.fail(node["system_loader_only"], "library.system_loader_only is true, so env_override, wheel_dirs and "
+                                       "toolkit_dirs would never be searched; drop them");
   }
   if (node["resolution"]) {
     const std::string v = r.scalar(node["resolution"], "library.resolution");
@@ -216,7 +223,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
 
 ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
-  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable"}, where);
+  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name"}, where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
   if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
@@ -228,6 +235,13 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   if (node["size"]) p.size = r.scalar(node["size"], where + ".size");
   if (node["typed_by"]) p.typed_by = r.scalar(node["typed_by"], where + ".typed_by");
   if (node["size_from"]) p.size_from = r.scalar(node["size_from"], where + ".size_from");
+  if (node["python_name"]) {
+    p.python_name = r.scalar(node["python_name"], where + ".python_name");
+    static const std::regex identifier("[a-z_][a-z0-9_]*");
+    if (!std::regex_match(p.python_name, identifier)) {
+      r.fail(node["python_name"], where + ".python_name is '" + p.python_name + "'; expected a snake_case identifier");
+    }
+  }
   if (node["nullable"]) {
     const std::string v = r.scalar(node["nullable"], where + ".nullable");
     if (v != "true" && v != "false") r.fail(node["nullable"], where + ".nullable is '" + v + "'; expected true or false");
@@ -527,6 +541,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.typed_by = pa->second.typed_by;
           p.size_from = pa->second.size_from;
           p.nullable = pa->second.nullable;
+          p.python_name = pa->second.python_name;
           p.classified_by = "annotation";
         }
       }

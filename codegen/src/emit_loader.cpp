@@ -190,11 +190,18 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   for (std::size_t i = 0; i < lib.wheel_dirs.size(); ++i) o << (i ? ", " : "") << quoted(lib.wheel_dirs[i]);
   if (lib.wheel_dirs.empty()) o << "nullptr";
   o << "};\n";
+  // Only a library with toolkit folders of its own names them: the others keep the loader's default.
+  if (!lib.toolkit_dirs.empty()) {
+    o << "constexpr const char* kToolkitDirs[] = {";
+    for (std::size_t i = 0; i < lib.toolkit_dirs.size(); ++i) o << (i ? ", " : "") << quoted(lib.toolkit_dirs[i]);
+    o << "};\n";
+  }
   o << "void* g_slots[kEntryCount];\n";
   o << "// Constant-initialised: nothing runs before main, and it outlives every other object.\n";
   o << "cubind::detail::LibraryTable g_table({" << quoted(lib.display_name) << ", " << quoted(lib.soname) << ", "
     << (lib.env_override.empty() ? "nullptr" : quoted(lib.env_override)) << ", kWheelDirs, "
-    << lib.wheel_dirs.size() << ", " << (lib.system_loader_only ? "true" : "false") << "},\n"
+    << lib.wheel_dirs.size() << ", " << (lib.system_loader_only ? "true" : "false")
+    << (lib.toolkit_dirs.empty() ? "" : ", kToolkitDirs, " + std::to_string(lib.toolkit_dirs.size())) << "},\n"
     << "                                       cubind::detail::Resolution::" << resolution_enumerator(lib.resolution)
     << ", kEntries, kEntryCount, g_slots, " << lib.cuda_version << ");\n\n";
   const auto live = live_handles(lib);

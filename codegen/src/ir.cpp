@@ -136,6 +136,7 @@ json params_json(const std::vector<Param>& params) {
     if (!p.count_param.empty()) j["count"] = p.count_param;
     if (!p.size_param.empty()) j["size"] = p.size_param;
     if (!p.size_from.empty()) j["size_from"] = p.size_from;
+    if (!p.python_name.empty()) j["python_name"] = p.python_name;
     if (!p.typed_by.empty()) j["typed_by"] = p.typed_by;
     if (!p.doc.empty()) j["doc"] = p.doc;
     arr.push_back(std::move(j));
@@ -159,6 +160,7 @@ json to_json(const Library& lib) {
   j["display_name"] = lib.display_name;
   j["env_override"] = lib.env_override;
   j["wheel_dirs"] = lib.wheel_dirs;
+  if (!lib.toolkit_dirs.empty()) j["toolkit_dirs"] = lib.toolkit_dirs;
   j["system_loader_only"] = lib.system_loader_only;
   j["resolution"] = to_string(lib.resolution);
   j["per_thread_macros"] = lib.per_thread_macros;

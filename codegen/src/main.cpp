@@ -22,6 +22,7 @@ namespace {
 
 struct Inputs {
   std::string cuda_include;
+  std::string extras_include;
   std::string annotations_dir = "codegen/annotations";
   std::string resource_dir = CUBIND_CLANG_RESOURCE_DIR;
   std::vector<std::string> libraries;
@@ -34,8 +35,19 @@ std::string default_cuda_include() {
   return "/usr/local/cuda/include";
 }
 
+// Headers of NVIDIA wheels that a toolkit may lack (nvFatbin.h, cufile.h, cudla.h),
+// unpacked by scripts/fetch_cuda_extras.sh: searched before the toolkit's, so that
+// the bindings come from the pinned versions wherever the toolkit has its own copy.
+std::string default_extras_include() {
+  if (const char* v = std::getenv("CUBIND_CUDA_EXTRAS"); v != nullptr && *v != '\0') return std::string(v) + "/include";
+  return ".cuda-extras/include";
+}
+
 void add_input_options(CLI::App* cmd, Inputs& in) {
   cmd->add_option("--cuda-include", in.cuda_include, "directory holding cuda.h (default: $CUDA_HOME/include)");
+  cmd->add_option("--extras-include", in.extras_include,
+                  "directory holding the headers of scripts/cuda-extras.lock (default: $CUBIND_CUDA_EXTRAS/include, "
+                  "else .cuda-extras/include; skipped when absent)");
   cmd->add_option("--annotations", in.annotations_dir, "directory of <library>.yaml annotation files")
       ->capture_default_str();
   cmd->add_option("--resource-dir", in.resource_dir, "clang's resource directory")->capture_default_str();
@@ -75,6 +87,10 @@ std::vector<fs::path> annotation_files(const Inputs& in) {
 std::vector<codegen::Library> load(const Inputs& in, std::vector<std::string>& problems) {
   codegen::FrontendOptions options;
   options.include_dirs = {in.cuda_include.empty() ? default_cuda_include() : in.cuda_include};
+  const std::string extras = in.extras_include.empty() ? default_extras_include() : in.extras_include;
+  if (!in.extras_include.empty() || fs::is_directory(extras)) {
+    options.include_dirs.insert(options.include_dirs.begin(), extras);
+  }
   options.resource_dir = in.resource_dir;
   std::vector<codegen::Library> out;
   for (const fs::path& file : annotation_files(in)) {

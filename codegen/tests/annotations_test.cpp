@@ -102,6 +102,28 @@ TEST(AnnotationSchema, ReadsFunctionsParamsSkipsAndIntroduced) {
   EXPECT_EQ(a.functions.at("nvrtcGetPCHHeapSize").introduced, "12.8");
 }
 
+TEST(AnnotationSchema, ReadsAParametersPythonNameAndToolkitDirs) {
+  const Annotations a = parse(R"(library:
+  name: nvfatbin
+  headers: [nvFatbin.h]
+  soname: libnvfatbin.so.13
+  display_name: nvFatbin
+  toolkit_dirs: [nvvm/lib64, lib64]
+  python: {title: t, errors: raise, error_class: nvFatbinError, prefix: nvFatbin}
+functions:
+  nvFatbinDestroy:
+    params:
+      handle_indirect: {direction: in, python_name: handle}
+)");
+  EXPECT_THAT(a.library.toolkit_dirs, ElementsAre("nvvm/lib64", "lib64"));
+  EXPECT_EQ(a.functions.at("nvFatbinDestroy").params.at("handle_indirect").python_name, "handle");
+  EXPECT_THAT(error_of(NVRTC_LIBRARY R"(functions:
+  nvrtcDestroyProgram:
+    params:
+      prog: {direction: in, python_name: Prog}
+)"), HasSubstr("python_name is 'Prog'; expected a snake_case identifier"));
+}
+
 TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {
   EXPECT_THAT(parse(DRIVER_LIBRARY "functions: {}\n").functions, IsEmpty());
 }
@@ -249,7 +271,7 @@ TEST(LibraryDescriptor, ContradictionsAreErrors) {
   const std::string head = "library:\n  name: x\n  headers: [x.h]\n  soname: libx.so.1\n  display_name: X\n"
                            "  python: {title: X}\n";
   EXPECT_THAT(error_of(head + "  system_loader_only: true\n  env_override: CUBIND_X_LIBRARY\nfunctions: {}\n"),
-              HasSubstr("env_override and wheel_dirs would never be searched"));
+              HasSubstr("env_override, wheel_dirs and toolkit_dirs would never be searched"));
   EXPECT_THAT(error_of(head + "  resolution: symbol_per_thread_variants\nfunctions: {}\n"),
               HasSubstr("needs per_thread_macros"));
   EXPECT_THAT(error_of("library: {name: X, headers: [x.h], soname: s, display_name: X, python: {title: X}}\n"
@@ -271,13 +293,15 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
     EXPECT_FALSE(a.library.python.title.empty()) << a.library.name;
     names.insert(a.library.name);
   }
-  EXPECT_THAT(names, ElementsAre("driver", "nvjitlink", "nvrtc", "runtime"));
+  EXPECT_THAT(names, ElementsAre("driver", "nvfatbin", "nvjitlink", "nvrtc", "nvvm", "runtime"));
   const auto driver = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/driver.yaml").library;
   EXPECT_EQ(driver.resolution, codegen::LibraryDescriptor::Resolution::ProcAddress);
   EXPECT_TRUE(driver.system_loader_only);
   const auto nvjitlink =
       codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/nvjitlink.yaml").library;
   EXPECT_EQ(nvjitlink.python.errors, codegen::LibraryDescriptor::Errors::Raise);
+  const auto nvvm = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/nvvm.yaml").library;
+  EXPECT_EQ(nvvm.toolkit_dirs.front(), "nvvm/lib64");
 }
 
 TEST(AnnotationSchema, MissingFunctionsIsAnError) {

@@ -560,6 +560,16 @@ TEST(EmitLoaderSource, ANewLibraryIsLoadedAsItsDescriptorSays) {
   EXPECT_THAT(file.content, HasSubstr("cubind::detail::Resolution::Symbol,"));
   EXPECT_THAT(file.content, HasSubstr("void cufile_load() { g_table.ensure_loaded(); }\n"));
   EXPECT_THAT(codegen::emit_loader_header(lib, options()).content, Not(HasSubstr("CUDA_API_PER_THREAD_DEFAULT_STREAM")));
+  // No toolkit folders of its own: the loader's default, and the spec's last fields left out.
+  EXPECT_THAT(file.content, Not(HasSubstr("kToolkitDirs")));
+}
+
+TEST(EmitLoaderSource, ToolkitDirsOfTheDescriptorReachTheSpec) {
+  Library lib = nvrtc_ir();
+  lib.toolkit_dirs = {"nvvm/lib64", "lib64"};
+  const auto cpp = codegen::emit_loader_source(lib, options()).content;
+  EXPECT_THAT(cpp, HasSubstr("constexpr const char* kToolkitDirs[] = {\"nvvm/lib64\", \"lib64\"};\n"));
+  EXPECT_THAT(cpp, HasSubstr(", kWheelDirs, 2, false, kToolkitDirs, 2},\n"));
 }
 
 TEST(EmitPythonLibraries, EveryLibraryHasItsStatusAndLoadBranch) {

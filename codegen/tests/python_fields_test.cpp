@@ -208,6 +208,44 @@ progResult progCompile(progHandle prog, int level);
   EXPECT_THAT(problems[1], HasSubstr("handle type progHandle has 1 makes_handle and 0 destroys_handle functions"));
 }
 
+// A parameter annotated with python_name takes that name (cuda.bindings.nvfatbin's
+// destroy(handle) for nvFatbinDestroy's handle_indirect), and a const char * of
+// `size` bytes is a buffer (NVVM IR, PTX), not a NUL-terminated string.
+TEST(EmitPythonFunctions, PythonNameAndSizedCharBuffers) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { FB_SUCCESS = 0 } fbResult;
+typedef struct fb_st *fbHandle;
+fbResult fbDestroy(fbHandle *handle_indirect);
+fbResult fbAddPTX(fbHandle handle, const char *code, unsigned long size, const char *arch);
+)",
+                                      "fb.h", false);
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations(R"(library: {name: fb, headers: [fb.h], soname: libfb.so.1, display_name: fb,
+          python: {title: fb, errors: raise, error_class: fbError, prefix: fb}}
+functions:
+  fbDestroy:
+    params:
+      handle_indirect: {direction: in, python_name: handle}
+  fbAddPTX:
+    params:
+      code: {direction: in, size: size}
+)",
+                                      "fb.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = "fbError";
+  lib.python.prefix = "fb";
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  EXPECT_THAT(module, HasSubstr("def destroy(handle):\n"));
+  EXPECT_THAT(module, HasSubstr("def add_ptx(handle, code, size, arch):\n"
+                                "    \"\"\"add_ptx(handle: fbHandle | int | None, code: int | Buffer | None, size: int, "
+                                "arch: bytes | str)"));
+  EXPECT_THAT(module, HasSubstr("raise ValueError(f\"code holds {len(memoryview(code).cast('B'))} bytes but size is"));
+}
+
 // A trampoline runs on a thread CUDA owns: it takes the GIL only while the
 // interpreter is not finalizing (CPython ends a foreign thread that tries).
 TEST(EmitPythonFunctions, TrampolinesTakeTheGilOnlyBeforeFinalization) {

@@ -1,8 +1,9 @@
 """cubind: low-level CUDA bindings for Python and C++.
 
 Subpackages:
-  cubind.bindings  one-to-one bindings of the Driver, Runtime, NVRTC and nvJitLink
-                   APIs (cydriver, cyruntime, cynvrtc and cynvjitlink for cimport)
+  cubind.bindings  one-to-one bindings of the Driver, Runtime, NVRTC, nvJitLink, libNVVM
+                   and nvFatbin APIs (cydriver, cyruntime, cynvrtc, cynvjitlink, cynvvm and
+                   cynvfatbin for cimport)
   cubind.core      devices, streams, memory, programs and launches: the API of
                    NVIDIA's cuda.core over cubind's C++ core
 

@@ -66,7 +66,7 @@ def _library_report(name, probe):
 
 def report():
     """Everything python -m cubind prints, as a dict (what --json writes)."""
-    from cubind.bindings import nvjitlink, nvrtc, runtime
+    from cubind.bindings import nvfatbin, nvjitlink, nvrtc, nvvm, runtime
 
     def runtime_version():
         err, version = runtime.cudaRuntimeGetVersion()
@@ -91,6 +91,8 @@ def report():
             "runtime": _library_report("runtime", runtime_version),
             "nvrtc": _library_report("nvrtc", nvrtc_version),
             "nvjitlink": _library_report("nvjitlink", lambda: "%d.%d" % nvjitlink.version()),
+            "nvvm": _library_report("nvvm", lambda: "%d.%d" % nvvm.version()),
+            "nvfatbin": _library_report("nvfatbin", lambda: "%d.%d" % nvfatbin.version()),
         },
     }
 

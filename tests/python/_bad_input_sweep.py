@@ -240,9 +240,9 @@ def main():
     stubs = sig.stub_functions(module_name)
     names = sorted(n for n in sig.public_functions(module) if n in stubs and n != "sizeof")
     restore = gpu_setup(module_name) if gpu else (lambda final=False: None)
-    extra_allowed = ()
-    if module_name == "nvjitlink":
-        extra_allowed = (module.nvJitLinkError,)
+    # The modules in cuda.bindings.nvjitlink's style raise their own error class (nvJitLinkError, nvvmError, ...).
+    extra_allowed = tuple(v for n, v in vars(module).items()
+                          if isinstance(v, type) and issubclass(v, Exception) and n.endswith("Error"))
     made = 0
     runtime_errors = {}
     out = sys.stdout

@@ -6,7 +6,7 @@ import importlib
 import os
 import re
 
-MODULES = ("driver", "runtime", "nvrtc", "nvjitlink")
+MODULES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin")
 
 _SIGNATURE = re.compile(r"^\s*(\w+)\((.*)\)\s*(->.*)?$")
 

@@ -141,6 +141,35 @@ def run_python(code, env=None):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
 
 
+# The newer cuda-bindings that scripts/setup.sh installs apart (pip --target), for the
+# modules that cuda-bindings 13.0 lacks (nvfatbin): put first on a child's sys.path.
+NEWER_CUDA_BINDINGS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                    ".cuda-bindings-new"))
+
+
+def newer_cuda_bindings_env():
+    """A child's environment whose sys.path puts NEWER_CUDA_BINDINGS first."""
+    path = [NEWER_CUDA_BINDINGS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {"PYTHONPATH": os.pathsep.join(path)}
+
+
+_newer_reason = []
+
+
+def newer_cuda_bindings_missing():
+    """Why NEWER_CUDA_BINDINGS cannot serve here, or None: absent, or built for another
+    Python than this one (a folder carried to a machine of another version)."""
+    if not _newer_reason:
+        if not os.path.isdir(os.path.join(NEWER_CUDA_BINDINGS, "cuda", "bindings")):
+            _newer_reason.append(f"no cuda-bindings in {NEWER_CUDA_BINDINGS}: scripts/setup.sh installs it there")
+        else:
+            result = run_python("import cuda.bindings.nvfatbin", env=newer_cuda_bindings_env())
+            _newer_reason.append(None if result.returncode == 0 else
+                                 f"the cuda-bindings in {NEWER_CUDA_BINDINGS} does not import with Python "
+                                 f"{sys.version.split()[0]}: {result.stderr.strip().splitlines()[-1:]}")
+    return _newer_reason[0]
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line counting the tests marked gpu or multi_gpu, for scripts/gpu_suite.sh."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}

@@ -23,7 +23,7 @@ NVRTC12_SOURCE = os.path.join(ROOT, "bindings", "loader", "tests", "standin_nvrt
 
 # Variables that would send the search elsewhere than the case intends.
 SEARCH_VARIABLES = ("CUBIND_NVRTC_LIBRARY", "CUBIND_NVJITLINK_LIBRARY", "CUBIND_CUDART_LIBRARY",
-                    "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH")
+                    "CUBIND_NVVM_LIBRARY", "CUBIND_NVFATBIN_LIBRARY", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH")
 
 
 # What child() puts before its code: the message of a call's RuntimeError.
@@ -83,6 +83,48 @@ def test_override_naming_a_missing_file(variable, soname, name, call, tmp_path):
         assert message_of(lambda: {call}) == expected
         assert message_of(lambda: {core_call}) == expected
     """, env={variable: missing})
+
+
+@pytest.mark.parametrize("variable,soname,name,call", [
+    ("CUBIND_NVVM_LIBRARY", "libnvvm.so.4", "libNVVM", "nvvm.version()"),
+    ("CUBIND_NVFATBIN_LIBRARY", "libnvfatbin.so.13", "nvFatbin", "nvfatbin.create([], 0)"),
+])
+def test_nvvm_and_nvfatbin_import_without_their_library_and_say_what_was_tried(variable, soname, name, call,
+                                                                                 tmp_path):
+    missing = str(tmp_path / soname)
+    child(f"""
+        from cubind.bindings import nvvm, nvfatbin
+        assert nvvm.Result.SUCCESS == 0 and nvfatbin.Result.SUCCESS == 0  # importing loads nothing
+        expected = ("cubind could not load {name} ({soname}). Tried:\\n"
+                    "  - {variable}={missing}: no such file\\n"
+                    "{variable} is set, so no other place was searched: correct it or unset it.")
+        assert message_of(lambda: {call}) == expected, message_of(lambda: {call})
+        assert message_of(lambda: {call}) == expected
+        import cubind
+        status = cubind.library_status("{call.split(".")[0]}")
+        assert status["attempted"] and not status["loaded"] and status["error"] == expected, status
+    """, env={variable: missing})
+
+
+def test_nvvm_is_looked_for_in_the_toolkits_nvvm_folder_first(tmp_path):
+    """A toolkit keeps libNVVM in nvvm/lib64: under $CUDA_HOME that folder is tried before lib64."""
+    real = _library_dirs("libnvvm.so.4")
+    if not real:
+        pytest.skip("libnvvm.so.4 is not installed here")
+    root = tmp_path / "toolkit"
+    for sub in ("nvvm/lib64", "lib64"):
+        (root / sub).mkdir(parents=True)
+        (root / sub / "libnvvm.so.4").symlink_to(os.path.join(real[0], "libnvvm.so.4"))
+    out = child("""
+        import cubind
+        from cubind.bindings import nvvm
+        nvvm.version()
+        print("loaded from", cubind.library_status("nvvm")["path"])
+    """, env={"CUDA_HOME": str(root)})
+    path = out.split("loaded from", 1)[1].split()[0]
+    if "site-packages" in path or "dist-packages" in path:
+        pytest.skip(f"an NVIDIA wheel's libNVVM comes first here ({path})")
+    assert path == str(root / "nvvm" / "lib64" / "libnvvm.so.4"), out
 
 
 def _library_dirs(soname):

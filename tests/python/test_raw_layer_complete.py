@@ -1,4 +1,4 @@
-"""Every declaration of the four raw-layer .pxd files compiles against the
+"""Every declaration of the raw-layer .pxd files compiles against the
 CUDA headers and libcubind: a generated module takes the address of every
 function and the size of every complete type."""
 import os
@@ -11,7 +11,7 @@ import pytest
 import cubind.bindings
 from conftest import build_cython_module
 
-LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink")
+LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin")
 FUNCTION_RE = re.compile(r"^    \S.*?\b(\w+)\(.*\) except \+$")
 COMPLETE_TYPE_RE = re.compile(r"^    (?:cdef (?:struct|union|enum)|ctypedef (?:struct|union|enum)) (\w+):$")
 TYPEDEF_RE = re.compile(r"^    ctypedef (?!struct |union |enum ).*?\b(\w+)(?:\)\(.*\))?$")
@@ -44,6 +44,8 @@ def test_pxd_files_declare_what_the_headers_have():
     assert len(counts["runtime"][0]) >= 300
     assert len(counts["nvrtc"][0]) >= 20
     assert len(counts["nvjitlink"][0]) >= 14
+    assert len(counts["nvvm"][0]) >= 13
+    assert len(counts["nvfatbin"][0]) >= 12
     for lib in LIBRARIES:
         assert f"{lib}_load" in counts[lib][0]
 
@@ -52,7 +54,7 @@ def test_every_declaration_compiles():
     workdir = tempfile.mkdtemp(prefix="cubind-all-")
     try:
         lines = ["# cython: language_level=3",
-                 "from cubind.bindings cimport cydriver, cyruntime, cynvrtc, cynvjitlink",
+                 "from cubind.bindings cimport " + ", ".join("cy" + lib for lib in LIBRARIES),
                  "cdef list addresses = []", "cdef list sizes = []"]
         total_functions = total_types = 0
         for lib in LIBRARIES:

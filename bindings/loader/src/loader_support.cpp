@@ -226,15 +226,27 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
     attempts.fail("$CONDA_PREFIX", "not set");
   }
 
+  // A toolkit keeps most libraries in lib64 (lib on some installs), libNVVM in nvvm/lib64.
+  static const char* const kDefaultToolkitDirs[] = {"lib64", "lib"};
+  const bool own_dirs = spec.toolkit_subdirs != nullptr;
+  const char* const* toolkit_dirs = own_dirs ? spec.toolkit_subdirs : kDefaultToolkitDirs;
+  const int toolkit_count = own_dirs ? spec.toolkit_count : 2;
+  auto try_toolkit = [&](const std::string& root, int count) {
+    for (int i = 0; i < count; ++i) {
+      if (try_dir(root + "/" + toolkit_dirs[i])) return true;
+    }
+    return false;
+  };
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* root = env_value(variable)) {
-      if (try_dir(std::string(root) + "/lib64") || try_dir(std::string(root) + "/lib")) return out;
+      if (try_toolkit(root, toolkit_count)) return out;
     } else {
       attempts.fail(std::string("$") + variable, "not set");
     }
   }
 
-  if (try_dir("/usr/local/cuda/lib64")) return out;
+  // /usr/local/cuda: lib64 only, unless the library names its own folders.
+  if (try_toolkit("/usr/local/cuda", own_dirs ? toolkit_count : 1)) return out;
 
   // 7. Last, so that a toolkit found above wins over whatever ldconfig happens to list.
   if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;

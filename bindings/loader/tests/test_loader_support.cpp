@@ -210,6 +210,36 @@ TEST(LoadLibrary, MissingLibraryListsEveryStepInOrder) {
   EXPECT_EQ(count_attempts(message), 9) << message;
 }
 
+// libNVVM's descriptor names its own toolkit folders: each root's nvvm/lib64 first,
+// then lib64, and /usr/local/cuda's the same; never the default lib64-then-lib alone.
+TEST(LoadLibrary, ToolkitSubdirsReplaceTheDefaultFolders) {
+  ScopedEnv no_override(kTestOverride, nullptr);
+  ScopedEnv no_conda("CONDA_PREFIX", nullptr);
+  ScopedEnv cuda_home("CUDA_HOME", "/nonexistent/cuda_home");
+  ScopedEnv no_path("CUDA_PATH", nullptr);
+  static const char* const kToolkitDirs[] = {"nvvm/lib64", "lib64"};
+  LibrarySpec spec = spec_for(kMissingSoname);
+  spec.toolkit_subdirs = kToolkitDirs;
+  spec.toolkit_count = 2;
+  const std::string message = load_error(spec);
+  const std::string so = kMissingSoname;
+  const std::string expected_in_order[] = {
+      "  - /nonexistent/cuda_home/nvvm/lib64/" + so + ": no such file\n",
+      "  - /nonexistent/cuda_home/lib64/" + so + ": no such file\n",
+      "  - $CUDA_PATH: not set\n",
+      "  - /usr/local/cuda/nvvm/lib64/" + so + ": no such file\n",
+      "  - /usr/local/cuda/lib64/" + so + ": no such file\n",
+      "  - system loader (" + so + "): ",
+  };
+  std::string::size_type from = 0;
+  for (const std::string& expected : expected_in_order) {
+    const auto at = message.find(expected, from);
+    ASSERT_NE(at, std::string::npos) << "missing or out of order: " << expected << "\nin:\n" << message;
+    from = at + expected.size();
+  }
+  EXPECT_EQ(message.find("/nonexistent/cuda_home/lib/"), std::string::npos) << message;
+}
+
 TEST(LoadLibrary, SystemLoaderOnlyTriesNothingElse) {
   // Every other place is set up to succeed or to be listed, and must be ignored.
   ScopedEnv override_path(kTestOverride, kRealNvrtc.c_str());

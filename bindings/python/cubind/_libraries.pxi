@@ -5,26 +5,36 @@
 cdef extern from "cubind/raw/driver.hpp" namespace "cubind::raw" nogil:
     LibraryStatus driver_status()
     void driver_load() except +
+cdef extern from "cubind/raw/nvfatbin.hpp" namespace "cubind::raw" nogil:
+    LibraryStatus nvfatbin_status()
+    void nvfatbin_load() except +
 cdef extern from "cubind/raw/nvjitlink.hpp" namespace "cubind::raw" nogil:
     LibraryStatus nvjitlink_status()
     void nvjitlink_load() except +
 cdef extern from "cubind/raw/nvrtc.hpp" namespace "cubind::raw" nogil:
     LibraryStatus nvrtc_status()
     void nvrtc_load() except +
+cdef extern from "cubind/raw/nvvm.hpp" namespace "cubind::raw" nogil:
+    LibraryStatus nvvm_status()
+    void nvvm_load() except +
 cdef extern from "cubind/raw/runtime.hpp" namespace "cubind::raw" nogil:
     LibraryStatus runtime_status()
     void runtime_load() except +
 
-NAMES = ("driver", "nvjitlink", "nvrtc", "runtime")
+NAMES = ("driver", "nvfatbin", "nvjitlink", "nvrtc", "nvvm", "runtime")
 
 
 cdef LibraryStatus _status_of(str name) except *:
     if name == "driver":
         return driver_status()
+    if name == "nvfatbin":
+        return nvfatbin_status()
     if name == "nvjitlink":
         return nvjitlink_status()
     if name == "nvrtc":
         return nvrtc_status()
+    if name == "nvvm":
+        return nvvm_status()
     if name == "runtime":
         return runtime_status()
     _unknown(name)
@@ -35,6 +45,10 @@ cdef int _load(str name) except -1:
         with nogil:
             driver_load()
         return 0
+    if name == "nvfatbin":
+        with nogil:
+            nvfatbin_load()
+        return 0
     if name == "nvjitlink":
         with nogil:
             nvjitlink_load()
@@ -42,6 +56,10 @@ cdef int _load(str name) except -1:
     if name == "nvrtc":
         with nogil:
             nvrtc_load()
+        return 0
+    if name == "nvvm":
+        with nogil:
+            nvvm_load()
         return 0
     if name == "runtime":
         with nogil:

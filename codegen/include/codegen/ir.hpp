@@ -58,6 +58,7 @@ struct Param {
   std::string size_from;          // a buffer whose size this other function reports
   std::string typed_by;           // a void* whose type this (attribute) parameter selects
   int nullable = 0;               // 1: takes NULL (None), -1: must not be NULL, 0: as its documentation says
+  std::string python_name;        // annotation: the Python name, where it is not the C name's
 };
 
 enum class PerThread { None, Ptds, Ptsz };
@@ -213,6 +214,9 @@ struct LibraryDescriptor {
   std::string display_name;                // "the CUDA driver": how the loader's messages name it
   std::string env_override;                // CUBIND_NVRTC_LIBRARY: a full path tried first; "" for none
   std::vector<std::string> wheel_dirs;     // under site-packages, where NVIDIA's wheels put the library
+  // Under a toolkit's root ($CUDA_HOME, /usr/local/cuda): where it keeps the
+  // library; empty for the loader's default, lib64 then lib (libNVVM: nvvm/lib64).
+  std::vector<std::string> toolkit_dirs;
   bool system_loader_only = false;         // dlopen(soname) and no other place (the driver)
   Resolution resolution = Resolution::Symbol;
   // Identifiers that select per-thread default stream variants when defined,

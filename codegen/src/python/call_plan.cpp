@@ -98,7 +98,7 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
 Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_callback, bool has_user_data) const {
   Plan pl;
   pl.param = &p;
-  pl.py_name = m_.conventions.parameter_name(p.name);
+  pl.py_name = p.python_name.empty() ? m_.conventions.parameter_name(p.name) : p.python_name;
   pl.count = !p.count_param.empty() ? p.count_param : p.size_param;
   pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
   pl.typed_by = p.typed_by;
@@ -166,6 +166,10 @@ void FunctionPlanner::plan_pointer(const Function& f, const Param& p, bool has_c
   } else if (t.pointer_depth == 1 && t.pointee == "void") {
     // An output through void * is an address the call writes (cudaGraphMemFreeNodeGetParams).
     pl.role = dir == "out" ? Role::OutPointer : Role::Address;
+  } else if (t.pointer_depth == 1 && t.pointee == "char" && t.pointee_const && !p.size_param.empty()) {
+    // Bytes the call reads, of size_param bytes (nvvmAddModuleToProgram's IR, nvFatbinAddPTX's
+    // PTX): a buffer or an address, as a const void * is, not a string that ends at a NUL.
+    pl.role = Role::Address;
   } else if (t.pointer_depth == 1 && t.pointee == "char" && t.pointee_const) {
     pl.role = pl.count.empty() ? Role::String : Role::ArrayIn;
     if (!pl.count.empty()) pl.type.is_char = true;

@@ -1,5 +1,7 @@
 #include "python/pyi_writer.hpp"
 
+#include <cctype>
+
 #include "codegen/emit_common.hpp"
 #include "python/docs.hpp"
 #include "python/pyx_function.hpp"
@@ -59,6 +61,15 @@ void PyiWriter::enums() {
     for (const auto& v : e.enumerators) {
       o_ << "    " << v.name << ": " << py << "\n";
       if (!v.doc.empty()) o_ << docstring(names.stub_text(clean_doc(v.doc)), "    ");
+    }
+    // The members under the names cuda.bindings gives them (Result.SUCCESS for
+    // NVJITLINK_SUCCESS), which the module also has (_ENUM_PREFIXES of the .pyx).
+    const std::string prefix = names.member_prefix(e);
+    for (const auto& v : e.enumerators) {
+      if (!prefix.empty() && v.name.size() > prefix.size() && v.name.rfind(prefix, 0) == 0 &&
+          !std::isdigit(static_cast<unsigned char>(v.name[prefix.size()]))) {
+        o_ << "    " << v.name.substr(prefix.size()) << ": " << py << "\n";
+      }
     }
     if (e.enumerators.empty()) o_ << "    ...\n";
     o_ << "\n";
@@ -155,6 +166,9 @@ std::string PyiWriter::return_annotation(const FunctionPlan& fp) const {
   std::vector<std::string> outs;
   for (const Output& o : fp.outputs) outs.push_back(o.annotation);
   if (f.header_inline) return py_result_annotation(result);
+  if (plan_.conventions.raising() && f.result.spelling != plan_.status_type) {
+    return f.result.spelling == "const char *" ? "str" : py_result_annotation(result);
+  }
   if (plan_.conventions.raising()) {
     if (outs.empty()) return "None";
     return outs.size() == 1 ? outs[0] : "tuple[" + join(outs) + "]";

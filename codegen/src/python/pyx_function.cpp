@@ -694,7 +694,14 @@ void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std
                                        : to_python(result, "_result");
   std::string outs;
   for (const auto& e : out_exprs) outs += ", " + e;
-  if (m_.conventions.raising()) {
+  if (m_.conventions.raising() && !returns_status_) {
+    // A value rather than a status (nvvmGetErrorString): returned as cuda.bindings
+    // returns it, a C string as str ("" for NULL: nvFatbinGetErrorString of success).
+    const std::string value = f_.result.spelling == "const char *"
+                                  ? "\"\" if _result == NULL else (<bytes>_result).decode()"
+                                  : to_python(result, "_result");
+    inner << pad << "return " << (out_exprs.empty() ? value : "(" + value + outs + ", )") << "\n";
+  } else if (m_.conventions.raising()) {
     inner << pad << "_check(_result)\n";
     if (out_exprs.empty()) {
       inner << pad << "return None\n";
@@ -760,6 +767,9 @@ std::string function_doc(const Model& m, const FunctionPlan& plan, const std::st
   for (const Output& o : plan.outputs) names.push_back(o.name);
   if (f.header_inline) {
     d << f.result.spelling << " (a helper the header defines; no library call)";
+  } else if (m.conventions.raising() && m.resolve(f.result.spelling).kind != TypeInfo::Kind::Enum) {
+    // No status to raise on (nvvmGetErrorString): the value itself.
+    d << (f.result.spelling == "const char *" ? "str" : f.result.spelling) << " (no status: nothing is raised)";
   } else if (m.conventions.raising()) {
     d << (names.empty() ? std::string("None") : join(names));
     if (caller_buffer != nullptr) d << " (when " << caller_buffer->py_name << " is given, the call fills it instead)";

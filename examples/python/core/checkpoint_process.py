@@ -7,7 +7,6 @@ example says why and skips."""
 import os
 import subprocess
 import sys
-import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import device_or_exit  # noqa: E402
@@ -15,30 +14,13 @@ from _gpu import device_or_exit  # noqa: E402
 from cuda.core import Device  # noqa: E402
 from cuda.core.checkpoint import Process  # noqa: E402
 
-CHILD = textwrap.dedent("""
-    import ctypes, sys
-    from cuda.core import Device, LegacyPinnedMemoryResource
-    N = 1 << 16
-    device = Device(0)
-    device.set_current()
-    stream = device.create_stream()
-    pinned = LegacyPinnedMemoryResource().allocate(N * 4, stream=stream)
-    host = (ctypes.c_uint32 * N).from_address(int(pinned.handle))
-    for i in range(N):
-        host[i] = i * 7 + 3
-    data = device.allocate(N * 4, stream=stream)
-    data.copy_from(pinned, stream=stream)
-    stream.sync()
-    ctypes.memset(int(pinned.handle), 0, N * 4)
-    print("ready", flush=True)
-    sys.stdin.readline()                       # the parent has restored us
-    data.copy_to(pinned, stream=stream)
-    stream.sync()
-    print("verified" if all(host[i] == i * 7 + 3 for i in range(N)) else "corrupted", flush=True)
-""")
+# The child runs the same package as this process (cuda.core, or the package
+# that replaced it).
+CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_checkpoint_child.py")
+PACKAGE = ".".join(Device.__module__.split(".")[:2])
 
 device = device_or_exit(Device)
-child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+child = subprocess.Popen([sys.executable, CHILD, PACKAGE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 assert child.stdin is not None and child.stdout is not None  # both are pipes
 ok = False
 try:
@@ -64,14 +46,14 @@ try:
     process.unlock()
     states.append(process.state)
     print("states:", " -> ".join(states))
-    child.stdin.write("go\n")
+    child.stdin.write("check\n")
     child.stdin.flush()
     answer = child.stdout.readline().strip()
     ok = states == ["running", "locked", "checkpointed", "locked", "running"] and answer == "verified"
     print(f"the child's buffer after checkpoint and restore: {answer}")
 finally:
     if child.poll() is None:
-        child.stdin.close()
+        child.stdin.close()  # the end of its input ends the child
         child.wait(timeout=60)
 print("PASSED" if ok else "FAILED")
 sys.exit(0 if ok else 1)

@@ -12,6 +12,7 @@ import ctypes
 import importlib
 import multiprocessing
 import os
+import queue
 import sys
 from typing import Any, List, Optional
 
@@ -107,9 +108,22 @@ def main() -> int:
         process.start()
 
     def receive(kind: str) -> List[Any]:
+        # Waits a second at a time, so that a worker that died (a crash
+        # prints no message) ends the run at once instead of at the timeout.
         got: List[Any] = []
+        waited = 0
         while len(got) < count:
-            message = outbox.get(timeout=TIMEOUT)
+            try:
+                message = outbox.get(timeout=1)
+            except queue.Empty:
+                dead = [f"process {rank} (exit code {p.exitcode})" for rank, p in enumerate(workers)
+                        if p.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(f"waiting for {kind!r}: {', '.join(dead)} ended without answering") from None
+                waited += 1
+                if waited >= TIMEOUT:
+                    raise RuntimeError(f"no {kind!r} from every worker after {TIMEOUT} s") from None
+                continue
             if message[0] != kind:
                 raise RuntimeError(f"expected {kind!r} from the workers, got {message[0]!r}")
             got.append(message)
@@ -125,7 +139,7 @@ def main() -> int:
         ok = all(m[3] for m in rows)
     finally:
         for process in workers:
-            process.join(TIMEOUT)
+            process.join(TIMEOUT if ok else 2)  # after a failure the others wait on their inboxes
             if process.is_alive():
                 process.kill()
                 ok = False

@@ -93,6 +93,21 @@ cdef Stream _new_stream(int ordinal, options):
     return self
 
 
+cdef int _require_ipc_event_device(Stream stream, Event event) except -1:
+    # An event opened from another process belongs to the context that was
+    # current when it was opened; the driver crashes (SIGSEGV) when a stream
+    # of another device waits on it, so that wait is refused here.
+    cdef int ordinal = stream._device()
+    if ordinal != event._device_id:
+        raise ValueError(
+            f"Stream.wait: the event was opened from another process's descriptor while device "
+            f"{event._device_id} was current, and this stream belongs to device {ordinal}; the driver "
+            f"cannot wait on it there. Unpickle (or Event.from_ipc_descriptor) the event while device "
+            f"{ordinal} is current"
+        )
+    return 0
+
+
 cdef class Stream:
     """A CUDA stream: made by Device.create_stream, or Stream.from_handle for
     one owned elsewhere; LEGACY_DEFAULT_STREAM and PER_THREAD_DEFAULT_STREAM
@@ -243,6 +258,8 @@ cdef class Stream:
         cdef cpp.CUevent event
         if isinstance(event_or_stream, Event):
             (<Event>event_or_stream)._require_open()
+            if (<Event>event_or_stream)._imported:
+                _require_ipc_event_device(self, <Event>event_or_stream)
             event = (<Event>event_or_stream)._handle
             with nogil:
                 cpp.StreamRef(handle).wait(cpp.EventRef(event))

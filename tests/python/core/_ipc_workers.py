@@ -220,3 +220,65 @@ def gpu_consumer(queue, inbox, results, words, seed):
         return good
 
     _report(queue, body)
+
+
+def peer_producer(queue, outbox, results):
+    """On device 1: an IPC pool, a buffer from it and an IPC event recorded
+    after the allocation, sent to the consumer; frees once it is done."""
+
+    def body():
+        from cubind.core import Device, DeviceMemoryResource, DeviceMemoryResourceOptions, EventOptions
+
+        device = Device(1)
+        device.set_current()
+        stream = device.create_stream()
+        mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True))
+        buffer = mr.allocate(1 << 20, stream=stream)
+        ready = stream.record(options=EventOptions(ipc_enabled=True))
+        outbox.put((mr, buffer, ready))
+        verdict = results.get(timeout=WAIT)
+        stream.sync()
+        buffer.close(stream)
+        stream.sync()
+        mr.close()
+        return verdict
+
+    _report(queue, body)
+
+
+def peer_consumer(queue, inbox, results):
+    """On device 0: receives device 1's pool, buffer and event. Unpickling
+    leaves device 0 current, so the event opens in device 0's context and a
+    stream of device 0 waits on it; an event opened while device 1 is
+    current is refused by that stream with ValueError (the driver would
+    crash)."""
+
+    def body():
+        from cubind.core import Device, Event
+
+        device = Device(0)
+        device.set_current()
+        stream = device.create_stream()
+        try:
+            mr, buffer, ready = inbox.get(timeout=WAIT)
+            current_after = Device().device_id
+            stream.wait(ready)
+            local = device.allocate(buffer.size, stream=stream)
+            buffer.copy_to(local, stream=stream)
+            stream.sync()
+            Device(1).set_current()
+            elsewhere = Event.from_ipc_descriptor(ready.ipc_descriptor)
+            device.set_current()
+            try:
+                stream.wait(elsewhere)
+                refused = "accepted"
+            except ValueError as error:
+                refused = str(error)
+            local.close(stream)
+            buffer.close(stream)
+            stream.sync()
+            return current_after, refused
+        finally:
+            results.put("done")
+
+    _report(queue, body)

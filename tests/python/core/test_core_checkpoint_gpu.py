@@ -7,7 +7,6 @@ driver's own error, after checking that the error is the clear one."""
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -16,36 +15,14 @@ from cubind.core.checkpoint import Process
 
 pytestmark = pytest.mark.gpu
 
-CHILD = textwrap.dedent("""
-    import ctypes, sys
-    from cubind.core import Device, LegacyPinnedMemoryResource
-    N = 1 << 16
-    dev = Device(0)
-    dev.set_current()
-    stream = dev.create_stream()
-    pinned = LegacyPinnedMemoryResource().allocate(N * 4, stream=stream)
-    host = (ctypes.c_uint32 * N).from_address(int(pinned.handle))
-    for i in range(N):
-        host[i] = (i * 2654435761) & 0xFFFFFFFF
-    data = dev.allocate(N * 4, stream=stream)
-    data.copy_from(pinned, stream=stream)
-    stream.sync()
-    ctypes.memset(int(pinned.handle), 0, N * 4)
-    print("ready", flush=True)
-    for line in sys.stdin:            # one line per checkpoint cycle of the parent
-        if line.strip() == "done":
-            break
-        data.copy_to(pinned, stream=stream)
-        stream.sync()
-        bad = [i for i in range(N) if host[i] != (i * 2654435761) & 0xFFFFFFFF]
-        print("verified" if not bad else f"mismatch at {bad[:5]}", flush=True)
-        ctypes.memset(int(pinned.handle), 0, N * 4)
-""")
+# The child process of examples/python/core/checkpoint_process.py, on cubind.core.
+CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "python", "core",
+                     "_checkpoint_child.py")
 
 
 @pytest.fixture
 def child():
-    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, CHILD, "cubind.core"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline().strip()
     if line != "ready":

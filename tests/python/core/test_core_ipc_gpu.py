@@ -115,3 +115,22 @@ def test_a_pool_cannot_map_its_own_buffers_and_a_mapped_pool_cannot_allocate():
     buffer.close()
     stream.sync()
     mr.close()
+
+
+@pytest.mark.multi_gpu
+def test_a_peer_devices_pool_buffer_and_event_arrive_in_the_receivers_context():
+    skip_unless_shareable(False)
+    ctx = multiprocessing.get_context("spawn")
+    producer_report, consumer_report = ctx.Queue(), ctx.Queue()
+    inbox, results = ctx.Queue(), ctx.Queue()
+    producer = ctx.Process(target=_ipc_workers.peer_producer, args=(producer_report, inbox, results))
+    consumer = ctx.Process(target=_ipc_workers.peer_consumer, args=(consumer_report, inbox, results))
+    producer.start()
+    consumer.start()
+    consumed = report_of(consumer, consumer_report, "consumer")
+    produced = report_of(producer, producer_report, "producer")
+    assert consumed[0] == "ok", consumed
+    assert produced[0] == "ok", produced
+    current_after, refused = consumed[1]
+    assert current_after == 0  # unpickling device 1's buffer left device 0 current
+    assert "device 1 was current" in refused and "belongs to device 0" in refused, refused

@@ -5,6 +5,11 @@ outcome so that objects of the two packages compare.
 Every case has an id `KIND:module.name[.path]`; known_differences.py matches
 those ids. The case lists are built from dir() of both packages when the tests
 are collected, so the suite grows with the modules and nothing is listed by hand.
+
+The modules that cuda-bindings 13.0 lacks (NEWER_MODULES) are compared with a newer
+cuda-bindings, installed apart in the repository's .cuda-bindings-new: the suite
+runs again in a child process whose sys.path puts that folder first and whose
+environment sets CUBIND_DIFF_NEWER=1 (test_differential_newer.py starts it).
 """
 import ast
 import enum
@@ -19,20 +24,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import _signatures as sig  # noqa: E402
 
+import importlib
+
 from cubind.bindings import _support  # noqa: E402
-from cubind.bindings import driver, nvjitlink, nvrtc, runtime  # noqa: E402
+
+# In the child process of test_differential_newer.py: the modules of the newer cuda-bindings.
+NEWER = os.environ.get("CUBIND_DIFF_NEWER") == "1"
+NEWER_MODULES = ("nvfatbin",)
+NEWER_VERSION = (13, 5)
+MODULES = NEWER_MODULES if NEWER else ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm")
 
 try:
-    from cuda.bindings import driver as cuda_driver
-    from cuda.bindings import nvjitlink as cuda_nvjitlink
-    from cuda.bindings import nvrtc as cuda_nvrtc
-    from cuda.bindings import runtime as cuda_runtime
     from cuda.bindings import __version__ as _their_version
+    _THEIRS = {m: importlib.import_module("cuda.bindings." + m) for m in MODULES}
     AVAILABLE = True
 except ImportError:  # the suite skips as a whole (see conftest.py)
     AVAILABLE = False
-
-MODULES = ("driver", "runtime", "nvrtc", "nvjitlink")
 
 
 def _major_minor(version):
@@ -41,21 +48,20 @@ def _major_minor(version):
 
 def version_mismatch():
     """Why the packages cannot be compared name by name, or None: they must be
-    for the same CUDA major.minor (cuda-bindings 13.0 for these bindings)."""
+    for the same CUDA major.minor (cuda-bindings 13.0 for these bindings; for
+    NEWER_MODULES, the cuda-bindings release their headers were pinned to)."""
     import cubind.bindings
     if not AVAILABLE:
         return "cuda-bindings is not installed"
-    if _major_minor(_their_version) != _major_minor(cubind.bindings.__version__):
-        return (f"cuda-bindings {_their_version} is for another CUDA version than cubind.bindings "
-                f"{cubind.bindings.__version__}")
+    expected = NEWER_VERSION if NEWER else _major_minor(cubind.bindings.__version__)
+    if _major_minor(_their_version) != expected:
+        return (f"cuda-bindings {_their_version} is for another CUDA version than the "
+                f"{'.'.join(map(str, expected))} that cubind.bindings' {', '.join(MODULES)} are compared with")
     return None
+
+
 if AVAILABLE:
-    PAIRS = {
-        "driver": (driver, cuda_driver),
-        "runtime": (runtime, cuda_runtime),
-        "nvrtc": (nvrtc, cuda_nvrtc),
-        "nvjitlink": (nvjitlink, cuda_nvjitlink),
-    }
+    PAIRS = {m: (importlib.import_module("cubind.bindings." + m), _THEIRS[m]) for m in MODULES}
 else:
     PAIRS = {}
 
@@ -93,12 +99,18 @@ def public_names(module):
 
 
 def is_enum_class(obj):
-    return isinstance(obj, type) and (issubclass(obj, enum.Enum) or issubclass(obj, _support.Enum))
+    # cuda-bindings 13.5's enums are FastEnum classes: int subclasses with __members__, not enum.Enum.
+    return isinstance(obj, type) and (issubclass(obj, enum.Enum) or issubclass(obj, _support.Enum)
+                                      or (issubclass(obj, int) and hasattr(obj, "__members__")))
+
+
+def is_enum_member(value):
+    return isinstance(value, (enum.Enum, _support.Enum)) or (isinstance(value, int) and is_enum_class(type(value)))
 
 
 def is_handle(obj):
     """A handle or a value type (CUdeviceptr, cuuint64_t): an int-convertible object of a package's class."""
-    if isinstance(obj, (bool, int, float, enum.Enum)):
+    if isinstance(obj, (bool, int, float, enum.Enum)) or is_enum_member(obj):
         return False
     return hasattr(obj, "getPtr") and hasattr(type(obj), "__int__")
 
@@ -315,7 +327,7 @@ def normal(value, depth=0):
         return value
     if isinstance(value, BaseException):
         return ("raises", type(value).__name__)
-    if isinstance(value, enum.Enum) or isinstance(value, _support.Enum):
+    if is_enum_member(value):
         return ("enum", type(value).__name__, int(value))
     if type(value) is int:
         return ("int", value)
@@ -363,10 +375,6 @@ def _member(module, cname, index=1):
     return members[min(index, len(members) - 1)]
 
 
-def _is_enum_value(value):
-    return isinstance(value, (enum.Enum, _support.Enum))
-
-
 def _constructible(cls):
     try:
         cls()
@@ -388,7 +396,7 @@ def value_kinds(their_default, our_default=None):
         ("str", lambda m, d: "x"),
     ]
     d = their_default if their_default is not None else our_default
-    if _is_enum_value(d):
+    if is_enum_member(d):
         cname = type(d).__name__
         kinds.append(("member", lambda m, _, c=cname: _member(m, c)))
     elif is_handle(d):
@@ -418,7 +426,7 @@ def value_kinds(their_default, our_default=None):
             kinds.append(("list-of-handles", lambda m, _, n=n, c=cname: [_of_class(m, c, 0x1000 + i) for i in range(n)]))
         elif first is not None and is_struct(first) and _constructible(type(first)):
             kinds.append(("list-of-structs", lambda m, cur, n=n: [type(cur[0])() for _ in range(n)]))
-        elif _is_enum_value(first):
+        elif is_enum_member(first):
             cname = type(first).__name__
             kinds.append(("list-of-members", lambda m, _, n=n, c=cname: [_member(m, c)] * n))
     return kinds

@@ -62,6 +62,10 @@ REASONS = {
                          "not one; cuda.bindings takes one float and the driver reads past it", D),
     "nvjitlink-bytes-buffer": (1, "nvJitLink's get_* accept a bytes buffer (the nvrtcGetPTX idiom) and fill it; "
                                   "cuda.bindings' nvjitlink raises ValueError", D),
+    "typed-handles": (8, "nvvm and nvfatbin handles are nvvmProgram/nvFatbinHandle objects (int-convertible) and the "
+                         "modules have sizeof(), as nvjitlink's", D),
+    "bytes-output-buffer": (1, "libNVVM's get_compiled_result/get_program_log and nvFatbin's get accept a bytes buffer "
+                               "(the nvrtcGetPTX idiom) and fill it; cuda.bindings raises ValueError", D),
     "uuid-bytes": (5, "CUuuid.bytes accepts 16 bytes; cuda.bindings 13.0's setter raises AttributeError for every value", D),
     "field-accepts-none": (3, "a pointer field (kernel params' extra) accepts None as NULL", D),
 }
@@ -84,6 +88,19 @@ DIFFERENCES = {
     'call:driver.cuVDPAUCtxCreate': 'vdpau-null',
     'call:driver.cuVDPAUGetDevice': 'vdpau-null',
     'call:nvjitlink.create': 'nvjitlink-handle',
+    'call:nvvm.create_program': 'typed-handles',
+    'call:nvfatbin.create': 'typed-handles',
+    'call:nvvm.get_compiled_result': 'bytes-output-buffer',
+    'call:nvfatbin.get': 'bytes-output-buffer',
+    'enum:nvvm.Result': 'enum-extra-members',
+    'enum:nvfatbin.Result': 'enum-extra-members',
+    'name:nvvm.nvvmProgram': 'typed-handles',
+    'name:nvvm.sizeof': 'typed-handles',
+    'name:nvfatbin.nvFatbinHandle': 'typed-handles',
+    'name:nvfatbin.sizeof': 'typed-handles',
+    'signature:nvvm.get_compiled_result': 'optional-output-buffer',
+    'signature:nvvm.get_program_log': 'optional-output-buffer',
+    'signature:nvfatbin.get': 'optional-output-buffer',
     'call:nvjitlink.get_linked_cubin': 'nvjitlink-bytes-buffer',
     'call:runtime.cudaDeviceSetGraphMemAttribute': 'accepts-more-args',
     'call:runtime.cudaMemDiscardAndPrefetchBatchAsync': 'accepts-more-args',

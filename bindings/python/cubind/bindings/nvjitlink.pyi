@@ -65,6 +65,25 @@ class Result(Enum):
     NVJITLINK_ERROR_LTO_NOT_ENABLED: Result
     """Requires -lto
     """
+    SUCCESS: Result
+    ERROR_UNRECOGNIZED_OPTION: Result
+    ERROR_MISSING_ARCH: Result
+    ERROR_INVALID_INPUT: Result
+    ERROR_PTX_COMPILE: Result
+    ERROR_NVVM_COMPILE: Result
+    ERROR_INTERNAL: Result
+    ERROR_THREADPOOL: Result
+    ERROR_UNRECOGNIZED_INPUT: Result
+    ERROR_FINALIZE: Result
+    ERROR_NULL_INPUT: Result
+    ERROR_INCOMPATIBLE_OPTIONS: Result
+    ERROR_INCORRECT_INPUT_TYPE: Result
+    ERROR_ARCH_MISMATCH: Result
+    ERROR_OUTDATED_LIBRARY: Result
+    ERROR_MISSING_FATBIN: Result
+    ERROR_UNRECOGNIZED_ARCH: Result
+    ERROR_UNSUPPORTED_ARCH: Result
+    ERROR_LTO_NOT_ENABLED: Result
 
 class InputType(Enum):
     """The enumerated type InputType defines the kind of inputs
@@ -97,6 +116,15 @@ class InputType(Enum):
     NVJITLINK_INPUT_ANY: InputType
     """Dynamically chooses from the valid types
     """
+    NONE: InputType
+    CUBIN: InputType
+    PTX: InputType
+    LTOIR: InputType
+    FATBIN: InputType
+    OBJECT: InputType
+    LIBRARY: InputType
+    INDEX: InputType
+    ANY: InputType
 
 
 class nvJitLinkError(Exception):

@@ -311,10 +311,11 @@ cdef class Buffer:
     @staticmethod
     def _reduce_helper(mr, ipc_descriptor):
         # Unpickling: a mapping freed on the default stream of the pool's
-        # device (the sender's stream means nothing here).
+        # device (the sender's stream means nothing here). The current device
+        # stays as it is: what is unpickled next (an IPC event, say) opens in
+        # the receiver's context, as it does on cuda.core.
         device_id = mr.device_id
         device = Device(device_id) if device_id >= 0 else Device()
-        device.set_current()
         return Buffer.from_ipc_descriptor(mr, ipc_descriptor, stream=device.default_stream)
 
     def __reduce__(self):

@@ -9,6 +9,7 @@ from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr
 
 cimport cubind.core._cpp as cpp
+from cubind.core.texture._handle_object cimport _HandleObject
 from cubind.core._device cimport _Device as Device
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core._stream cimport _stream_handle
@@ -74,15 +75,20 @@ def _create_opaque_array(options, device_id=None):
     return _array_of(array, ordinal)
 
 
-cdef class OpaqueArray:
+cdef class OpaqueArray(_HandleObject):
     """A CUDA array: storage laid out by the hardware for 2-D and 3-D
     locality, with no address. Kernels read it through a TextureObject and
     write it through a SurfaceObject; the host fills and reads it with
     copy_from and copy_to. Made by Device.create_opaque_array, or by
     MipmappedArray.get_level for one level of a mipmapped array."""
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("OpaqueArray cannot be instantiated directly. Use Device.create_opaque_array().")
+    _maker = "create_opaque_array"
+
+    cdef bint _open(self):
+        return self._cpp.get() != NULL
+
+    cdef unsigned long long _raw_handle(self):
+        return <uintptr_t>self._cpp.get().handle()
 
     cdef int _require_open(self) except -1:
         if not self._cpp:
@@ -102,18 +108,6 @@ cdef class OpaqueArray:
         with nogil:
             array = cpp.array_adopt(address, owns)
         return _array_of(array, ordinal)
-
-    @property
-    def handle(self):
-        """The CUarray, as an int; 0 once closed."""
-        if not self._cpp:
-            return 0
-        return <uintptr_t>self._cpp.get().handle()
-
-    @property
-    def is_closed(self):
-        """Whether close() was called."""
-        return not self._cpp
 
     @property
     def shape(self):
@@ -142,11 +136,6 @@ cdef class OpaqueArray:
         for extent in self._shape:
             size *= extent
         return size
-
-    @property
-    def device(self):
-        """The Device the array is on."""
-        return Device(self._device_id)
 
     @property
     def is_surface_load_store(self):
@@ -233,13 +222,6 @@ cdef class OpaqueArray:
         it either. A mipmap level's array goes with its mipmapped array.
         Closing twice does nothing."""
         self._cpp.reset()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return f"OpaqueArray(shape={self._shape}, format={self._format.name}, num_channels={self._num_channels})"

@@ -8,6 +8,7 @@ from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr
 
 cimport cubind.core._cpp as cpp
+from cubind.core.texture._handle_object cimport _HandleObject
 from cubind.core._device cimport _Device as Device
 from cubind.core.texture._array cimport _array_of, _fill_descriptor
 
@@ -40,14 +41,19 @@ def _create_mipmapped_array(options, device_id=None):
     return self
 
 
-cdef class MipmappedArray:
+cdef class MipmappedArray(_HandleObject):
     """A mipmapped CUDA array: num_levels arrays, each half the size of the
     one before in every dimension (at least 1). A TextureObject samples it
     across levels; get_level gives one level as an OpaqueArray (to fill it,
     or to bind it to a SurfaceObject). Made by Device.create_mipmapped_array."""
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("MipmappedArray cannot be instantiated directly. Use Device.create_mipmapped_array().")
+    _maker = "create_mipmapped_array"
+
+    cdef bint _open(self):
+        return self._cpp.get() != NULL
+
+    cdef unsigned long long _raw_handle(self):
+        return <uintptr_t>self._cpp.get().handle()
 
     cdef int _require_open(self) except -1:
         if not self._cpp:
@@ -77,18 +83,6 @@ cdef class MipmappedArray:
         return _array_of(array, self._device_id)
 
     @property
-    def handle(self):
-        """The CUmipmappedArray, as an int; 0 once closed."""
-        if not self._cpp:
-            return 0
-        return <uintptr_t>self._cpp.get().handle()
-
-    @property
-    def is_closed(self):
-        """Whether close() was called."""
-        return not self._cpp
-
-    @property
     def shape(self):
         """Level 0's shape, in elements."""
         return self._shape
@@ -113,23 +107,11 @@ cdef class MipmappedArray:
         """Whether every level may back a SurfaceObject (CUDA_ARRAY3D_SURFACE_LDST)."""
         return self._surface_load_store
 
-    @property
-    def device(self):
-        """The Device the array is on."""
-        return Device(self._device_id)
-
     cpdef close(self):
         """Lets go of this object's share; the arrays are destroyed
         (cuMipmappedArrayDestroy) once no level, texture object or surface
         object holds them either. Closing twice does nothing."""
         self._cpp.reset()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return (f"MipmappedArray(shape={self._shape}, format={self._format.name}, "

@@ -7,6 +7,7 @@
 from libcpp.memory cimport shared_ptr
 
 cimport cubind.core._cpp as cpp
+from cubind.core.texture._handle_object cimport _HandleObject
 from cubind.core._device cimport _Device as Device
 from cubind.core.texture._array cimport OpaqueArray
 
@@ -48,50 +49,31 @@ def _create_surface_object(resource, device_id=None):
     return self
 
 
-cdef class SurfaceObject:
+cdef class SurfaceObject(_HandleObject):
     """A bindless surface: a kernel loads and stores the elements of one
     OpaqueArray by integer coordinates (surf2Dread, surf2Dwrite), with no
     filtering or addressing. A kernel takes its handle (a 64-bit
     cudaSurfaceObject_t). It keeps its array alive until it is closed. Made by
     Device.create_surface_object."""
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("SurfaceObject cannot be instantiated directly. Use Device.create_surface_object().")
+    _maker = "create_surface_object"
 
-    @property
-    def handle(self):
-        """The CUsurfObject, as an int, to pass to a kernel; 0 once closed."""
-        if not self._cpp:
-            return 0
+    cdef bint _open(self):
+        return self._cpp.get() != NULL
+
+    cdef unsigned long long _raw_handle(self):
         return self._cpp.get().handle()
-
-    @property
-    def is_closed(self):
-        """Whether close() was called."""
-        return not self._cpp
 
     @property
     def resource(self):
         """The ResourceDescriptor of the array; None once closed."""
         return self._resource
 
-    @property
-    def device(self):
-        """The Device the surface was made on."""
-        return Device(self._device_id)
-
     cpdef close(self):
         """Destroys the surface (cuSurfObjectDestroy) and lets go of its
         array. Closing twice does nothing."""
         self._cpp.reset()
         self._resource = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return f"SurfaceObject(handle={self.handle:#x})"

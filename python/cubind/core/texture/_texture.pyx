@@ -9,6 +9,7 @@ from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr
 
 cimport cubind.core._cpp as cpp
+from cubind.core.texture._handle_object cimport _HandleObject
 from cubind.core._device cimport _Device as Device
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core.texture._array cimport OpaqueArray
@@ -287,26 +288,19 @@ def _create_texture_object(resource, options=None, device_id=None):
     return self
 
 
-cdef class TextureObject:
+cdef class TextureObject(_HandleObject):
     """A bindless texture: sampled reads of a ResourceDescriptor's memory
     with the filtering, addressing and read mode of a TextureObjectOptions.
     A kernel takes its handle (a 64-bit cudaTextureObject_t). It keeps what
     it reads alive until it is closed. Made by Device.create_texture_object."""
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("TextureObject cannot be instantiated directly. Use Device.create_texture_object().")
+    _maker = "create_texture_object"
 
-    @property
-    def handle(self):
-        """The CUtexObject, as an int, to pass to a kernel; 0 once closed."""
-        if not self._cpp:
-            return 0
+    cdef bint _open(self):
+        return self._cpp.get() != NULL
+
+    cdef unsigned long long _raw_handle(self):
         return self._cpp.get().handle()
-
-    @property
-    def is_closed(self):
-        """Whether close() was called."""
-        return not self._cpp
 
     @property
     def resource(self):
@@ -318,23 +312,11 @@ cdef class TextureObject:
         """The TextureObjectOptions the texture was made with."""
         return self._options
 
-    @property
-    def device(self):
-        """The Device the texture was made on."""
-        return Device(self._device_id)
-
     cpdef close(self):
         """Destroys the texture (cuTexObjectDestroy) and lets go of what it
         read. Closing twice does nothing."""
         self._cpp.reset()
         self._resource = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return f"TextureObject(handle={self.handle:#x})"

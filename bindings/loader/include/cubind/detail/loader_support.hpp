@@ -30,6 +30,9 @@ struct LibrarySpec {
   const char* const* wheel_subdirs;   // under site-packages: {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}
   int wheel_count;                    // entries of wheel_subdirs
   bool system_loader_only;            // the driver: dlopen(soname) and nothing else
+  // Under a toolkit's root, in order: {"nvvm/lib64"} for libNVVM. nullptr: lib64, then lib.
+  const char* const* toolkit_subdirs = nullptr;
+  int toolkit_count = 0;
 };
 
 // What a generated loader reports of its library (cubind::raw::<lib>_status()).
@@ -50,8 +53,9 @@ struct LoadedLibrary {
 //   2. already loaded in this process (dlopen RTLD_NOLOAD of the soname);
 //   3. NVIDIA wheels in the site-packages that holds libcubind_raw.so;
 //   4. $CONDA_PREFIX/lib;
-//   5. $CUDA_HOME/lib64, $CUDA_HOME/lib, $CUDA_PATH/lib64, $CUDA_PATH/lib;
-//   6. /usr/local/cuda/lib64;
+//   5. $CUDA_HOME/lib64, $CUDA_HOME/lib, $CUDA_PATH/lib64, $CUDA_PATH/lib
+//      (a library with toolkit_subdirs: those folders of each root instead);
+//   6. /usr/local/cuda/lib64 (or its toolkit_subdirs);
 //   7. the system loader (dlopen of the bare soname).
 // With system_loader_only, only step 7 is taken. Throws LoaderError listing
 // every place tried and why each failed.
