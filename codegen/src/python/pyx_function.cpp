@@ -139,7 +139,7 @@ void PyxFunction::check_live(const Plan& pl, const std::string& handle_type, con
   for (const LiveHandle& h : live_handles(m_.lib)) {
     if (h.type != handle_type) continue;
     body_ << "    if <void*>" << cn << " != NULL and not " << m_.cy << "." << h.type << "_is_live(" << cn << "):\n"
-          << "        _support.not_live(" << pl.py_name << ", \"" << pl.param->name << "\", \"" << h.type << "\", \""
+          << "        _support.not_live(" << pl.py_name << ", \"" << pl.py_name << "\", \"" << h.type << "\", \""
           << h.made_by->name << "\", \"" << h.destroyed_by->name << "\")\n";
   }
 }

@@ -207,6 +207,8 @@ def destroy_program(prog):
     cdef long long _result
     cdef cynvvm.nvvmProgram _c_prog
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     with nogil:
         _result = cynvvm.nvvmDestroyProgram(<cynvvm.nvvmProgram *>&_c_prog)
     if isinstance(prog, _support.Handle):
@@ -250,6 +252,8 @@ def add_module_to_program(prog, buffer, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _c_buffer = _support.address(buffer, &_view_buffer, False, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < _c_size:
             _support.release_address(&_view_buffer)
@@ -306,6 +310,8 @@ def lazy_add_module_to_program(prog, buffer, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _c_buffer = _support.address(buffer, &_view_buffer, False, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < _c_size:
             _support.release_address(&_view_buffer)
@@ -412,6 +418,8 @@ def compile_program(prog, num_options, options):
     try:
         _c_num_options = <int>_support.signed_arg(num_options, sizeof(int), "numOptions")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
         if _c_num_options > 0:
             _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
@@ -460,6 +468,8 @@ def verify_program(prog, num_options, options):
     try:
         _c_num_options = <int>_support.signed_arg(num_options, sizeof(int), "numOptions")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
         if _c_num_options > 0:
             _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
@@ -493,6 +503,8 @@ def get_compiled_result_size(prog):
     cdef cynvvm.nvvmProgram _c_prog
     cdef size_t _c_buffer_size_ret
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     memset(&_c_buffer_size_ret, 0, sizeof(_c_buffer_size_ret))
     with nogil:
         _result = cynvvm.nvvmGetCompiledResultSize(_c_prog, &_c_buffer_size_ret)
@@ -523,6 +535,8 @@ def get_compiled_result(prog, buffer=None):
     _view_buffer.held = False
     try:
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         with nogil:
             _result = cynvvm.nvvmGetCompiledResultSize(_c_prog, <size_t *>&_n_buffer)
         _check(_result)
@@ -560,6 +574,8 @@ def get_program_log_size(prog):
     cdef cynvvm.nvvmProgram _c_prog
     cdef size_t _c_buffer_size_ret
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     memset(&_c_buffer_size_ret, 0, sizeof(_c_buffer_size_ret))
     with nogil:
         _result = cynvvm.nvvmGetProgramLogSize(_c_prog, &_c_buffer_size_ret)
@@ -591,6 +607,8 @@ def get_program_log(prog, buffer=None):
     _view_buffer.held = False
     try:
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         with nogil:
             _result = cynvvm.nvvmGetProgramLogSize(_c_prog, <size_t *>&_n_buffer)
         _check(_result)
