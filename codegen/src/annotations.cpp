@@ -130,7 +130,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   }
   r.expect_map(node, "library");
   r.only_keys(node,
-              {"name", "headers", "owned_files", "extra_headers", "soname", "display_name", "env_override",
+              {"name", "headers", "owned_files", "extra_headers", "defines", "soname", "display_name", "env_override",
                "wheel_dirs", "toolkit_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types",
                "python"},
               "library");
@@ -148,6 +148,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (d.headers.empty()) r.fail(node["headers"], "library.headers is empty; a library has at least one header");
   d.owned_files = node["owned_files"] ? string_list(r, node["owned_files"], "library.owned_files") : d.headers;
   if (node["extra_headers"]) d.extra_headers = string_list(r, node["extra_headers"], "library.extra_headers");
+  if (node["defines"]) d.defines = string_list(r, node["defines"], "library.defines");
   d.soname = r.scalar(node["soname"], "library.soname");
   d.display_name = r.scalar(node["display_name"], "library.display_name");
   if (node["env_override"]) {
@@ -163,9 +164,10 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (node["system_loader_only"]) {
     d.system_loader_only = boolean(r, node["system_loader_only"], "library.system_loader_only");
   }
-  if (d.system_loader_only && (!d.env_override.empty() || !d.wheel_dirs.empty() || !d.toolkit_dirs.empty())) {
-    r.fail(node["system_loader_only"], "library.system_loader_only is true, so env_override, wheel_dirs and "
-                                       "toolkit_dirs would never be searched; drop them");
+  // A library of the driver (NVML) may still take an override, tried first.
+  if (d.system_loader_only && (!d.wheel_dirs.empty() || !d.toolkit_dirs.empty())) {
+    r.fail(node["system_loader_only"], "library.system_loader_only is true, so wheel_dirs and toolkit_dirs would "
+                                       "never be searched; drop them");
   }
   if (node["resolution"]) {
     const std::string v = r.scalar(node["resolution"], "library.resolution");
@@ -191,7 +193,9 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (node["foreign_types"]) d.foreign_types = string_list(r, node["foreign_types"], "library.foreign_types");
   const YAML::Node python = node["python"];
   r.expect_map(python, "library.python");
-  r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases"}, "library.python");
+  r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
+                       "error_subclasses"},
+              "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
   if (python["errors"]) {
@@ -211,6 +215,30 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (raising && !python["error_class"]) r.fail(python, "library.python has errors: raise, which needs 'error_class'");
   if (python["error_class"]) d.python.error_class = r.scalar(python["error_class"], "library.python.error_class");
   if (python["prefix"]) d.python.prefix = r.scalar(python["prefix"], "library.python.prefix");
+  if (const YAML::Node names = python["names"]) {
+    r.expect_map(names, "library.python.names");
+    for (const auto& entry : names) {
+      const std::string name = r.scalar(entry.first, "a name of library.python.names");
+      d.python.names[name] = r.scalar(entry.second, "library.python.names." + name);
+    }
+  }
+  if (python["constants"]) d.python.constants = string_list(r, python["constants"], "library.python.constants");
+  if (python["handles"]) {
+    const std::string v = r.scalar(python["handles"], "library.python.handles");
+    if (v != "int" && v != "class") r.fail(python["handles"], "library.python.handles is '" + v + "'; expected int or class");
+    d.python.int_handles = v == "int";
+  }
+  if (python["text"]) {
+    const std::string v = r.scalar(python["text"], "library.python.text");
+    if (v != "str" && v != "bytes") r.fail(python["text"], "library.python.text is '" + v + "'; expected str or bytes");
+    d.python.text_as_str = v == "str";
+  }
+  if (python["error_subclasses"]) {
+    d.python.error_subclasses = boolean(r, python["error_subclasses"], "library.python.error_subclasses");
+    if (d.python.error_subclasses && !raising) {
+      r.fail(python["error_subclasses"], "library.python.error_subclasses needs errors: raise");
+    }
+  }
   if (const YAML::Node aliases = python["aliases"]) {
     r.expect_map(aliases, "library.python.aliases");
     for (const auto& entry : aliases) {
@@ -223,7 +251,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
 
 ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
-  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name"}, where);
+  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value"}, where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
   if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
@@ -235,6 +263,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   if (node["size"]) p.size = r.scalar(node["size"], where + ".size");
   if (node["typed_by"]) p.typed_by = r.scalar(node["typed_by"], where + ".typed_by");
   if (node["size_from"]) p.size_from = r.scalar(node["size_from"], where + ".size_from");
+  if (node["value"]) p.value = r.scalar(node["value"], where + ".value");
   if (node["python_name"]) {
     p.python_name = r.scalar(node["python_name"], where + ".python_name");
     static const std::regex identifier("[a-z_][a-z0-9_]*");
@@ -541,6 +570,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.typed_by = pa->second.typed_by;
           p.size_from = pa->second.size_from;
           p.nullable = pa->second.nullable;
+          p.fixed_value = pa->second.value;
           p.python_name = pa->second.python_name;
           p.classified_by = "annotation";
         }

@@ -617,9 +617,12 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       if (nested != nullptr) {
         const std::string nested_name = "anon_" + r.name + "_" +
             (fd->isAnonymousStructOrUnion() ? std::to_string(anonymous_index++) : fd->getName().str());
-        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || r.cpp_name.empty()
-                                           ? ""
-                                           : "decltype(" + r.cpp_name + "::" + fd->getName().str() + ")";
+        // struct { ... } sensor[3]: the element's type, not the array's.
+        const std::string member_type = "decltype(" + r.cpp_name + "::" + fd->getName().str() + ")";
+        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || r.cpp_name.empty() ? ""
+                                       : fd->getType()->isArrayType()
+                                           ? "std::remove_all_extents<" + member_type + ">::type"
+                                           : member_type;
         convert_record(nested, nested_name, nested_cpp);
       }
       Field f;
@@ -845,6 +848,7 @@ Inputs make_inputs(const LibraryDescriptor& source, const FrontendOptions& optio
   for (const auto& h : source.headers) in.main_code += "#include <" + h + ">\n";
   for (const auto& h : source.extra_headers) in.main_code += "#include <" + h + ">\n";
   in.args = {"-x", "c", "-std=gnu11", "-w"};
+  for (const auto& d : source.defines) in.args.push_back("-D" + d);
   if (!options.resource_dir.empty()) in.args.push_back("-resource-dir=" + options.resource_dir);
   if (!virtual_files.empty()) in.args.push_back(std::string("-I") + kVirtualDir);
   for (const auto& dir : options.include_dirs) in.args.push_back("-I" + dir);

@@ -157,12 +157,12 @@ bool find_site_packages(std::string& site_packages, std::string& reason) {
                                   bool override_was_set) {
   std::string message = std::string("cubind could not load ") + spec.display_name + " (" +
                         spec.soname + "). Tried:\n" + attempts.lines;
-  if (spec.system_loader_only) {
-    message += std::string("The NVIDIA driver is not installed, or ") + spec.soname +
-               " is not on the loader path.";
-  } else if (override_was_set) {
+  if (override_was_set) {
     message += std::string(spec.env_override) +
                " is set, so no other place was searched: correct it or unset it.";
+  } else if (spec.system_loader_only) {
+    message += std::string("The NVIDIA driver is not installed, or ") + spec.soname +
+               " is not on the loader path.";
   } else if (spec.env_override != nullptr) {
     message += std::string("Set ") + spec.env_override + " to the full path of " + spec.soname +
                ", or install the CUDA toolkit or the NVIDIA wheel.";
@@ -180,6 +180,14 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
   const std::string soname = spec.soname;
 
   if (spec.system_loader_only) {
+    // A driver library (NVML) may name its override, tried alone where set.
+    if (spec.env_override != nullptr) {
+      if (const char* path = env_value(spec.env_override)) {
+        if (try_file(std::string(spec.env_override) + "=" + path, path, spec.soname, attempts, out)) return out;
+        throw_not_found(spec, attempts, true);
+      }
+      attempts.fail(spec.env_override, "not set");
+    }
     if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;
     throw_not_found(spec, attempts, false);
   }

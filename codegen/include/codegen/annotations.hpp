@@ -24,6 +24,7 @@ struct ParamAnnotation {
   std::string typed_by;   // a void* whose type the named attribute parameter selects
   std::string size_from;  // a caller-allocated buffer whose size this function reports
   int nullable = 0;       // 1 / -1: whether the pointer takes NULL, overriding the documentation
+  std::string value;      // not a Python argument: always this value (a number or a macro of the header)
   std::string python_name;  // the Python parameter's name, where it is not the C name's (handle for handle_indirect)
   unsigned line = 0;
 };

@@ -47,6 +47,7 @@ class PyxFunction {
   void out_buffer(const Plan& pl);
   void out_sized(const Plan& pl);
   void out_array(const Plan& pl);
+  void out_array_queried(const Plan& pl);
   void out_array_ref(const Plan& pl);
   void out_typed(const Plan& pl);
   void out_typed_array(const Plan& pl);
@@ -88,6 +89,7 @@ class PyxFunction {
   const Plan* caller_buffer_ = nullptr;
   std::size_t caller_buffer_index_ = 0;
   const Plan* callback_ = nullptr;
+  const Plan* queried_ = nullptr;  // the array of a two-call query
 };
 
 }  // namespace codegen::python

@@ -54,6 +54,7 @@ class nvJitLinkError(Exception):
     """A failed nvJitLink call: .status is the Result, .log the error log when one was kept."""
 
     def __init__(self, status, log=None):
+        status = _status(int(status))
         self.status = status
         self.log = log
         text = f"{status.name} ({int(status)})"

@@ -36,6 +36,7 @@ class Result(Enum):
 class nvvmError(Exception):
     status: Result
     log: Optional[str]
+    def __init__(self, status: int, log: Optional[str] = None) -> None: ...
 
 class nvvmProgram(Handle):
     """NVVM Program.

@@ -52,6 +52,7 @@ class nvvmError(Exception):
     """A failed libNVVM call: .status is the Result, .log the error log when one was kept."""
 
     def __init__(self, status, log=None):
+        status = _status(int(status))
         self.status = status
         self.log = log
         text = f"{status.name} ({int(status)})"

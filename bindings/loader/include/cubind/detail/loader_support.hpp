@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>  // std::remove_all_extents: the .pxd's name of an unnamed struct array member's type
 #include <vector>
 
 namespace cubind {
