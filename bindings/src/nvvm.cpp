@@ -49,9 +49,13 @@ void* g_slots[kEntryCount];
 cubind::detail::LibraryTable g_table({"libNVVM", "libnvvm.so.4", "CUBIND_NVVM_LIBRARY", kWheelDirs, 3, false, kToolkitDirs, 3},
                                        cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13000);
 
+cubind::detail::LiveHandles g_live_nvvmProgram;
+
 }  // namespace
 
 void nvvm_load() { g_table.ensure_loaded(); }
+
+bool nvvmProgram_is_live(nvvmProgram handle) noexcept { return g_live_nvvmProgram.contains(handle); }
 
 cubind::detail::LibraryStatus nvvm_status() noexcept { return g_table.status(); }
 
@@ -95,12 +99,18 @@ nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDb
 
 nvvmResult nvvmCreateProgram(nvvmProgram *prog) {
   using Fn = nvvmResult (*)(nvvmProgram *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmCreateProgram))(prog);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvvmCreateProgram))(prog);
+  if (static_cast<long long>(result) == 0 && prog != nullptr) g_live_nvvmProgram.add(*prog);
+  return result;
 }
 
 nvvmResult nvvmDestroyProgram(nvvmProgram *prog) {
   using Fn = nvvmResult (*)(nvvmProgram *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmDestroyProgram))(prog);
+  const void* destroyed = prog != nullptr ? *prog : nullptr;
+  const bool recorded = g_live_nvvmProgram.remove(destroyed);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvvmDestroyProgram))(prog);
+  if (static_cast<long long>(result) != 0 && recorded) g_live_nvvmProgram.add(destroyed);
+  return result;
 }
 
 nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name) {

@@ -48,6 +48,9 @@
 //       introduced: "12.8"
 //     nvJitLinkCreate:
 //       release_on_error: nvJitLinkDestroy   # frees the handle a failed call still made
+//       makes_handle: handle                 # the raw layer records the handles it makes...
+//     nvJitLinkDestroy:
+//       destroys_handle: handle              # ...until this destroys them; bindings refuse others
 //     nvFatbinDestroy:
 //       params:
 //         handle_indirect: {direction: in, python_name: handle}   # the Python name, where cuda.bindings
@@ -282,7 +285,8 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
 FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const YAML::Node& node,
                                  const std::string& name) {
   r.expect_map(node, "function " + name);
-  r.only_keys(node, {"params", "skip", "introduced", "release_on_error"}, "function " + name);
+  r.only_keys(node, {"params", "skip", "introduced", "release_on_error", "makes_handle", "destroys_handle"},
+              "function " + name);
   FunctionAnnotation f;
   f.line = r.line(key);
   if (node["skip"]) f.skip = r.scalar(node["skip"], name + ".skip");
@@ -294,6 +298,8 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
     }
   }
   if (node["release_on_error"]) f.release_on_error = r.scalar(node["release_on_error"], name + ".release_on_error");
+  if (node["makes_handle"]) f.makes_handle = r.scalar(node["makes_handle"], name + ".makes_handle");
+  if (node["destroys_handle"]) f.destroys_handle = r.scalar(node["destroys_handle"], name + ".destroys_handle");
   if (node["params"]) {
     const YAML::Node params = node["params"];
     r.expect_map(params, name + ".params");
@@ -303,10 +309,20 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
     }
   }
   if (!f.skip.empty() && !f.params.empty()) r.fail(node, name + " is skipped and also annotates parameters");
-  if (f.skip.empty() && f.params.empty() && f.introduced.empty() && f.release_on_error.empty()) {
-    r.fail(node, name + " annotates nothing (give params, skip, introduced or release_on_error)");
+  if (f.skip.empty() && f.params.empty() && f.introduced.empty() && f.release_on_error.empty() &&
+      f.makes_handle.empty() && f.destroys_handle.empty()) {
+    r.fail(node, name + " annotates nothing (give params, skip, introduced, release_on_error, makes_handle or "
+                        "destroys_handle)");
   }
   return f;
+}
+
+// The handle type a `Handle *` parameter points to.
+std::string pointee_of(const Function& f, const std::string& param) {
+  for (const Param& p : f.params) {
+    if (p.name == param) return p.type.pointee;
+  }
+  return "";
 }
 
 // ---------------------------------------------------------------------------
@@ -528,6 +544,21 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
                            "', which is no function of " + lib.name);
       }
     }
+    if (fa != annotations.functions.end()) {
+      // makes_handle / destroys_handle name a `Handle *` parameter.
+      for (auto [key, value, field] : {std::tuple{"makes_handle", fa->second.makes_handle, &f.makes_handle},
+                                       std::tuple{"destroys_handle", fa->second.destroys_handle, &f.destroys_handle}}) {
+        if (value.empty()) continue;
+        const auto p = std::find_if(f.params.begin(), f.params.end(), [&](const Param& q) { return q.name == value; });
+        if (p == f.params.end() || p->type.pointer_depth != 1 || p->type.pointee_kind != Type::Kind::Handle ||
+            p->type.pointee_const) {
+          problems.push_back(where(fa->second.line) + f.name + "." + key + " names '" + value +
+                             "', which is no parameter of " + f.name + " of type `handle *`");
+          continue;
+        }
+        *field = value;
+      }
+    }
     for (Param& p : f.params) {
       const std::string rule = apply_rules(f, p);
       p.classified_by = rule;
@@ -549,6 +580,19 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
         if (!p.doc_direction.empty()) why += " (documented as [" + p.doc_direction + "])";
         problems.push_back(annotations.file + ": " + describe(f, p) + " is " + why);
       }
+    }
+  }
+  // A recorded handle type has one function that makes it and one that destroys it.
+  std::map<std::string, std::pair<int, int>> made_destroyed;
+  for (const Function& f : lib.functions) {
+    if (!f.makes_handle.empty()) made_destroyed[pointee_of(f, f.makes_handle)].first++;
+    if (!f.destroys_handle.empty()) made_destroyed[pointee_of(f, f.destroys_handle)].second++;
+  }
+  for (const auto& [type, counts] : made_destroyed) {
+    if (counts.first != 1 || counts.second != 1) {
+      problems.push_back(annotations.file + ": handle type " + type + " has " + std::to_string(counts.first) +
+                         " makes_handle and " + std::to_string(counts.second) +
+                         " destroys_handle functions; a recorded handle needs one of each");
     }
   }
   return problems;

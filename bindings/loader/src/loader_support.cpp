@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <new>
+#include <unordered_set>
 
 #include <dlfcn.h>
 #include <link.h>
@@ -258,6 +259,30 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
   // 7. Last, so that a toolkit found above wins over whatever ldconfig happens to list.
   if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;
   throw_not_found(spec, attempts, false);
+}
+
+using HandleSet = std::unordered_set<const void*>;
+
+void LiveHandles::add(const void* handle) noexcept {
+  if (handle == nullptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    if (set_ == nullptr) set_ = new HandleSet();  // never freed: see the class comment
+    static_cast<HandleSet*>(set_)->insert(handle);
+  } catch (const std::bad_alloc&) {
+  }
+}
+
+bool LiveHandles::remove(const void* handle) noexcept {
+  if (handle == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return set_ != nullptr && static_cast<HandleSet*>(set_)->erase(handle) > 0;
+}
+
+bool LiveHandles::contains(const void* handle) const noexcept {
+  if (handle == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return set_ != nullptr && static_cast<HandleSet*>(set_)->count(handle) > 0;
 }
 
 void* find_symbol(void* handle, const char* name) noexcept {

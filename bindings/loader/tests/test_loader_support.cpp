@@ -311,4 +311,18 @@ TEST(CudaVersionString, FormatsMajorDotMinor) {
   EXPECT_EQ(cubind::detail::cuda_version_string(13010), "13.1");
 }
 
+TEST(LiveHandles, RecordsWhatWasAddedUntilRemoved) {
+  static cubind::detail::LiveHandles live;  // as the generated wrappers hold it
+  int a = 0, b = 0;
+  EXPECT_FALSE(live.contains(&a));
+  live.add(&a);
+  live.add(nullptr);
+  EXPECT_TRUE(live.contains(&a));
+  EXPECT_FALSE(live.contains(&b));
+  EXPECT_FALSE(live.contains(nullptr));
+  EXPECT_TRUE(live.remove(&a));
+  EXPECT_FALSE(live.remove(&a));
+  EXPECT_FALSE(live.contains(&a));
+}
+
 }  // namespace

@@ -34,6 +34,8 @@ struct FunctionAnnotation {
   std::string skip;       // not bound, with this reason
   std::string introduced; // the CUDA version that introduced it, for the loader's error
   std::string release_on_error;  // frees the handle it outputs when it fails (nvJitLinkDestroy)
+  std::string makes_handle;      // the output parameter of a handle the raw layer records as live
+  std::string destroys_handle;   // the parameter of a handle it destroys, no longer live
   unsigned line = 0;
 };
 

@@ -82,6 +82,12 @@ struct Function {
   // A function that frees the handle this one outputs even when it fails
   // (nvJitLinkCreate makes one for options it rejects): called before the error is raised.
   std::string release_on_error;
+  // The output parameter through which it makes a handle (nvrtcCreateProgram's
+  // prog), or the parameter through which it destroys one (nvrtcDestroyProgram's
+  // prog): the raw layer records the handles it made, so that the bindings can
+  // tell a live handle from a made-up or destroyed one.
+  std::string makes_handle;
+  std::string destroys_handle;
   Location location;
 };
 
@@ -257,6 +263,16 @@ struct Library : LibraryDescriptor {
   const Typedef* find_typedef(const std::string& name) const;
   const Enum* find_enum(const std::string& name) const;
 };
+
+// A handle type whose live handles the raw layer records: the function that
+// makes them and the one that destroys them, each with its parameter.
+struct LiveHandle {
+  std::string type;  // nvrtcProgram
+  const Function* made_by = nullptr;
+  const Function* destroyed_by = nullptr;
+};
+// Those of a library, in the order of their make functions.
+std::vector<LiveHandle> live_handles(const Library& lib);
 
 const char* to_string(Type::Kind kind);
 const char* to_string(Typedef::Kind kind);

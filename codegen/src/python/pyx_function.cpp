@@ -141,7 +141,17 @@ void PyxFunction::by_value(const Plan& pl) {
   locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
   // A value (cuuint32_t tensorRank) may count an array: it converts first too.
   (pl.role == Role::Value ? scalars_ : body_) << "    " << cn << " = " << arg_to_c(pl.type, pl.py_name, pl.param->name) << "\n";
+  if (pl.role == Role::Handle) check_live(pl, strip_qualifiers(pl.param->type.spelling), cn);
   call_args_.push_back(cn);
+}
+
+void PyxFunction::check_live(const Plan& pl, const std::string& handle_type, const std::string& cn) {
+  for (const LiveHandle& h : live_handles(m_.lib)) {
+    if (h.type != handle_type) continue;
+    body_ << "    if <void*>" << cn << " != NULL and not " << m_.cy << "." << h.type << "_is_live(" << cn << "):\n"
+          << "        _support.not_live(" << pl.py_name << ", \"" << pl.py_name << "\", \"" << h.type << "\", \""
+          << h.made_by->name << "\", \"" << h.destroyed_by->name << "\")\n";
+  }
 }
 
 // The address of a C function (ctypes.cast(fn, c_void_p).value), or None.
@@ -217,6 +227,23 @@ void PyxFunction::address(const Plan& pl) {
       !pl.param->type.pointee_const && (lower.rfind("dst", 0) == 0 || pl.param->direction == "inout");
   if (pl.param->nullable < 0) {
     body_ << "    if " << n << " is None:\n        raise TypeError(\"" << pn << " cannot be None\")\n";
+  }
+  if (pl.param->direction == "inout" && !pl.param->size_param.empty() && pl.param->type.pointee == "char") {
+    // A char * the call fills, of `size` bytes (cuLogsDumpToMemory's buffer):
+    // cuda.bindings takes bytes there, so programs pass b" " * size; an int
+    // would be taken as an address of memory no one checked.
+    const Plan* sized = plan_named(pl.param->size_param);
+    if (sized == nullptr) throw std::runtime_error(f_.name + ": size names no parameter");
+    const std::string value = sized->role == Role::Scalar && is_integer(sized->type)
+                                  ? "_c_" + sized->py_name
+                                  : "<size_t>_support.unsigned_arg(" + sized->py_name + ", sizeof(size_t), \"" +
+                                        sized->param->name + "\")";
+    body_ << "    " << cn << " = _support.caller_buffer(" << n << ", " << value << ", &_view_" << n << ", \"" << pn
+          << "\", \"" << sized->param->name << "\")\n";
+    cleanup_ << "        _support.release_address(&_view_" << n << ")\n";
+    needs_try_ = true;
+    call_args_.push_back(cast_param(pl) + cn);
+    return;
   }
   body_ << "    " << cn << " = _support.address(" << n << ", &_view_" << n << ", " << (writable ? "True" : "False")
         << ", \"" << pn << "\")\n";
@@ -316,6 +343,7 @@ void PyxFunction::in_pointer(const Plan& pl) {
   const std::string cn = "_c_" + n;
   locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
   body_ << "    " << cn << " = " << arg_to_c(pl.type, n, pl.param->name) << "\n";
+  if (pl.type.kind == TypeInfo::Kind::Handle) check_live(pl, strip_qualifiers(pl.param->type.pointee), cn);
   call_args_.push_back(cast_param(pl) + "&" + cn);
   if (pl.type.kind == TypeInfo::Kind::Handle) {
     // Destroy functions zero the handle they are given: so does its object.

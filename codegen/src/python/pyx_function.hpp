@@ -71,6 +71,9 @@ class PyxFunction {
   std::string size_hint(const Plan& pl) const;
   std::string typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const;
   std::string cast_param(const Plan& pl) const;
+  // A handle of a type the raw layer records (nvrtcProgram) must be one it made
+  // and has not destroyed, or NULL: anything else raises before the call.
+  void check_live(const Plan& pl, const std::string& handle_type, const std::string& cn);
   const Plan* plan_named(const std::string& c_name) const;
 
   const Model& m_;

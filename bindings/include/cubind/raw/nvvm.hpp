@@ -32,6 +32,10 @@ cubind::detail::LibraryStatus nvvm_status() noexcept;
 // these headers do not know. Loads nothing.
 const char* nvvm_status_name(nvvmResult status) noexcept;
 
+// Whether `handle` is a nvvmProgram that nvvmCreateProgram made in this process and
+// nvvmDestroyProgram has not destroyed (the two record it); false for nullptr. Loads nothing.
+bool nvvmProgram_is_live(nvvmProgram handle) noexcept;
+
 // nvvmGetErrorString: Get the message string for the given #nvvmResult code. (nvvm.h:58)
 const char * nvvmGetErrorString(nvvmResult result);
 // nvvmVersion: Get the NVVM version. (nvvm.h:78)

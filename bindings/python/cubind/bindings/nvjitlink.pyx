@@ -166,6 +166,8 @@ def destroy(handle):
     cdef long long _result
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     with nogil:
         _result = cynvjitlink.nvJitLinkDestroy(<cynvjitlink.nvJitLinkHandle *>&_c_handle)
     if isinstance(handle, _support.Handle):
@@ -202,6 +204,8 @@ def add_data(handle, input_type, data, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         _c_input_type = <cynvjitlink.nvJitLinkInputType>_support.enum_arg(input_type, "inputType")
         _c_data = _support.address(data, &_view_data, False, "data")
         if _view_data.held and <size_t>_view_data.view.len < _c_size:
@@ -239,6 +243,8 @@ def add_file(handle, input_type, file_name):
     cdef cynvjitlink.nvJitLinkInputType _c_input_type
     cdef const char* _c_file_name = NULL
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     _c_input_type = <cynvjitlink.nvJitLinkInputType>_support.enum_arg(input_type, "inputType")
     _b_file_name = _support.as_bytes(file_name, "fileName")
     if _b_file_name is not None:
@@ -265,6 +271,8 @@ def complete(handle):
     cdef long long _result
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     with nogil:
         _result = cynvjitlink.nvJitLinkComplete(_c_handle)
     _check(_result)
@@ -291,6 +299,8 @@ def get_linked_cubin_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, &_c_size)
@@ -323,6 +333,8 @@ def get_linked_cubin(handle, cubin=None):
     _view_cubin.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, <size_t *>&_n_cubin)
         _check(_result)
@@ -360,6 +372,8 @@ def get_linked_ptx_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, &_c_size)
@@ -393,6 +407,8 @@ def get_linked_ptx(handle, ptx=None):
     _view_ptx.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, <size_t *>&_n_ptx)
         _check(_result)
@@ -429,6 +445,8 @@ def get_error_log_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, &_c_size)
@@ -461,6 +479,8 @@ def get_error_log(handle, log=None):
     _view_log.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, <size_t *>&_n_log)
         _check(_result)
@@ -497,6 +517,8 @@ def get_info_log_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, &_c_size)
@@ -529,6 +551,8 @@ def get_info_log(handle, log=None):
     _view_log.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, <size_t *>&_n_log)
         _check(_result)

@@ -283,6 +283,8 @@ def nvrtcDestroyProgram(prog):
     cdef long long _result
     cdef cynvrtc.nvrtcProgram _c_prog
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     with nogil:
         _result = cynvrtc.nvrtcDestroyProgram(<cynvrtc.nvrtcProgram *>&_c_prog)
     if isinstance(prog, _support.Handle):
@@ -323,6 +325,8 @@ def nvrtcCompileProgram(prog, numOptions, options):
     try:
         _c_numOptions = <int>_support.signed_arg(numOptions, sizeof(int), "numOptions")
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         _support.check_list(options, _c_numOptions, "options", "numOptions", "bytes")
         if _c_numOptions > 0:
             _c_options = <const char**>_support.alloc_array(_c_numOptions, sizeof(const char*))
@@ -360,6 +364,8 @@ def nvrtcGetPTXSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_ptxSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_ptxSizeRet, 0, sizeof(_c_ptxSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetPTXSize(_c_prog, &_c_ptxSizeRet)
@@ -393,6 +399,8 @@ def nvrtcGetPTX(prog, ptx=None):
     _view_ptx.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
         if _result != 0:
@@ -433,6 +441,8 @@ def nvrtcGetCUBINSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_cubinSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_cubinSizeRet, 0, sizeof(_c_cubinSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, &_c_cubinSizeRet)
@@ -468,6 +478,8 @@ def nvrtcGetCUBIN(prog, cubin=None):
     _view_cubin.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, <size_t *>&_n_cubin)
         if _result != 0:
@@ -508,6 +520,8 @@ def nvrtcGetLTOIRSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_LTOIRSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_LTOIRSizeRet, 0, sizeof(_c_LTOIRSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, &_c_LTOIRSizeRet)
@@ -542,6 +556,8 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
     _view_LTOIR.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, <size_t *>&_n_LTOIR)
         if _result != 0:
@@ -582,6 +598,8 @@ def nvrtcGetOptiXIRSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_optixirSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_optixirSizeRet, 0, sizeof(_c_optixirSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, &_c_optixirSizeRet)
@@ -616,6 +634,8 @@ def nvrtcGetOptiXIR(prog, optixir=None):
     _view_optixir.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, <size_t *>&_n_optixir)
         if _result != 0:
@@ -659,6 +679,8 @@ def nvrtcGetProgramLogSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_logSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_logSizeRet, 0, sizeof(_c_logSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, &_c_logSizeRet)
@@ -692,6 +714,8 @@ def nvrtcGetProgramLog(prog, log=None):
     _view_log.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
         if _result != 0:
@@ -735,6 +759,8 @@ def nvrtcAddNameExpression(prog, name_expression):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef const char* _c_name_expression = NULL
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     _b_name_expression = _support.as_bytes(name_expression, "name_expression")
     if _b_name_expression is not None:
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
@@ -776,6 +802,8 @@ def nvrtcGetLoweredName(prog, name_expression):
     cdef const char* _c_name_expression = NULL
     cdef const char* _c_lowered_name = NULL
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     _b_name_expression = _support.as_bytes(name_expression, "name_expression")
     if _b_name_expression is not None:
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
@@ -866,6 +894,8 @@ def nvrtcGetPCHCreateStatus(prog):
     cdef long long _result
     cdef cynvrtc.nvrtcProgram _c_prog
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     with nogil:
         _result = cynvrtc.nvrtcGetPCHCreateStatus(_c_prog)
     return (_status(_result),)
@@ -894,6 +924,8 @@ def nvrtcGetPCHHeapSizeRequired(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_size
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvrtc.nvrtcGetPCHHeapSizeRequired(_c_prog, &_c_size)
@@ -949,6 +981,8 @@ def nvrtcSetFlowCallback(prog, callback, payload):
     _view_payload.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         _c_callback = _support.plain_address(callback, "callback")
         _c_payload = _support.address(payload, &_view_payload, False, "payload")
         with nogil:

@@ -208,6 +208,8 @@ def destroy_program(prog):
     cdef long long _result
     cdef cynvvm.nvvmProgram _c_prog
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     with nogil:
         _result = cynvvm.nvvmDestroyProgram(<cynvvm.nvvmProgram *>&_c_prog)
     if isinstance(prog, _support.Handle):
@@ -251,6 +253,8 @@ def add_module_to_program(prog, buffer, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _c_buffer = _support.address(buffer, &_view_buffer, False, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < _c_size:
             _support.release_address(&_view_buffer)
@@ -307,6 +311,8 @@ def lazy_add_module_to_program(prog, buffer, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _c_buffer = _support.address(buffer, &_view_buffer, False, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < _c_size:
             _support.release_address(&_view_buffer)
@@ -413,6 +419,8 @@ def compile_program(prog, num_options, options):
     try:
         _c_num_options = <int>_support.signed_arg(num_options, sizeof(int), "numOptions")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
         if _c_num_options > 0:
             _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
@@ -461,6 +469,8 @@ def verify_program(prog, num_options, options):
     try:
         _c_num_options = <int>_support.signed_arg(num_options, sizeof(int), "numOptions")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
         if _c_num_options > 0:
             _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
@@ -494,6 +504,8 @@ def get_compiled_result_size(prog):
     cdef cynvvm.nvvmProgram _c_prog
     cdef size_t _c_buffer_size_ret
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     memset(&_c_buffer_size_ret, 0, sizeof(_c_buffer_size_ret))
     with nogil:
         _result = cynvvm.nvvmGetCompiledResultSize(_c_prog, &_c_buffer_size_ret)
@@ -524,6 +536,8 @@ def get_compiled_result(prog, buffer=None):
     _view_buffer.held = False
     try:
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         with nogil:
             _result = cynvvm.nvvmGetCompiledResultSize(_c_prog, <size_t *>&_n_buffer)
         _check(_result)
@@ -561,6 +575,8 @@ def get_program_log_size(prog):
     cdef cynvvm.nvvmProgram _c_prog
     cdef size_t _c_buffer_size_ret
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     memset(&_c_buffer_size_ret, 0, sizeof(_c_buffer_size_ret))
     with nogil:
         _result = cynvvm.nvvmGetProgramLogSize(_c_prog, &_c_buffer_size_ret)
@@ -592,6 +608,8 @@ def get_program_log(prog, buffer=None):
     _view_buffer.held = False
     try:
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         with nogil:
             _result = cynvvm.nvvmGetProgramLogSize(_c_prog, <size_t *>&_n_buffer)
         _check(_result)
