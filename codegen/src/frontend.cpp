@@ -31,6 +31,13 @@
 #include <sstream>
 #include <stdexcept>
 
+
+// An integer constant as int64_t: an unsigned one above INT64_MAX (NVML's
+// 0xFFFFFFFFFFFFFFFFULL) keeps its 64 bits, where APSInt::getExtValue asserts.
+static int64_t ext_value(const llvm::APSInt& v) {
+  return v.isSigned() ? v.getSExtValue() : static_cast<int64_t>(v.getZExtValue());
+}
+
 namespace codegen {
 namespace {
 
@@ -339,7 +346,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     for (const clang::EnumConstantDecl* c : ed->enumerators()) {
       Enumerator en;
       en.name = c->getName().str();
-      en.value = c->getInitVal().getExtValue();
+      en.value = ext_value(c->getInitVal());
       en.doc = doc_of(c);
       e.enumerators.push_back(std::move(en));
     }
@@ -740,7 +747,7 @@ class EvalConsumer : public clang::ASTConsumer {
       if (type->isIntegralOrEnumerationType()) {
         if (!init->EvaluateAsInt(value, ctx)) continue;
         r.kind = Macro::Kind::Integer;
-        r.int_value = value.Val.getInt().getExtValue();
+        r.int_value = ext_value(value.Val.getInt());
       } else if (type->isRealFloatingType()) {
         llvm::APFloat f(0.0);
         if (!init->EvaluateAsFloat(f, ctx)) continue;
