@@ -38,7 +38,10 @@ while read -r dist version platform sha256; do
     tmp=$(mktemp -d)
     "$PY" -m zipfile -e "$wheel" "$tmp"
     cp -f "$tmp"/nvidia/*/include/* "$DEST/include/"
-    if [[ "$platform" == *"$machine"* ]]; then cp -f "$tmp"/nvidia/*/lib/* "$DEST/lib/"; fi
+    # nvidia-nvml-dev has headers only (libnvidia-ml comes with the driver).
+    if [[ "$platform" == *"$machine"* ]] && compgen -G "$tmp/nvidia/*/lib/*" >/dev/null; then
+      cp -f "$tmp"/nvidia/*/lib/* "$DEST/lib/"
+    fi
     rm -rf "$tmp"
     touch "$stamp"
   fi
@@ -48,3 +51,11 @@ while read -r dist version platform sha256; do
     "$PY" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
   fi
 done < scripts/cuda-extras.lock
+
+# nvvm.h comes with the toolkit the generator reads; a copy here travels with
+# .cuda-extras to a machine that builds from the committed bindings and has the
+# CUDA headers but not libNVVM's.
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+for header in "$cuda_home/include/nvvm.h" "$cuda_home/nvvm/include/nvvm.h"; do
+  if [ -f "$header" ]; then cp -f "$header" "$DEST/include/"; break; fi
+done

@@ -43,11 +43,11 @@ from importlib.metadata import version; assert version('cuda-bindings') == '13.5
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
 
-# Headers a toolkit may lack (nvFatbin.h, cufile.h, cudla.h), from the NVIDIA wheels
+# Headers a toolkit may lack (nvFatbin.h, cufile.h, cudla.h, nvml.h), from the NVIDIA wheels
 # pinned in scripts/cuda-extras.lock, into .cuda-extras/.
 bash scripts/fetch_cuda_extras.sh "$VENV/bin/python"
 # cuda-bindings 13.5 beside the venv's 13.0: the differential suite compares the
-# modules that 13.0 lacks (nvfatbin, cudla) with it, in processes of their own.
+# modules that 13.0 lacks (nvfatbin, cudla, nvml) with it, in processes of their own.
 if [ ! -d .cuda-bindings-new/cuda/bindings ]; then
   echo "setup: pip install --target .cuda-bindings-new cuda-bindings==13.5.0"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --target .cuda-bindings-new "cuda-bindings==13.5.0"

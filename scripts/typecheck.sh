@@ -26,13 +26,17 @@ rm -rf "$SHIM"
 mkdir -p "$SHIM/cuda/bindings"
 : > "$SHIM/cuda/__init__.pyi"
 : > "$SHIM/cuda/bindings/__init__.pyi"
-for module in driver runtime nvrtc nvjitlink nvvm nvfatbin; do
+for module in driver runtime nvrtc nvjitlink nvvm nvfatbin nvml; do
   echo "from cubind.bindings.$module import *" > "$SHIM/cuda/bindings/$module.pyi"
 done
 mkdir -p "$SHIM/cuda/core"
 echo "from cubind.core import *" > "$SHIM/cuda/core/__init__.pyi"
 echo "from cubind.core.graph import *" > "$SHIM/cuda/core/graph.pyi"
 echo "from cubind.core.texture import *" > "$SHIM/cuda/core/texture.pyi"
+# cubind.core.system is plain Python with annotations: the shim re-exports it, typed.
+mkdir -p "$SHIM/cuda/core/system"
+echo "from cubind.core.system import *" > "$SHIM/cuda/core/system/__init__.pyi"
+echo "from cubind.core.system.typing import *" > "$SHIM/cuda/core/system/typing.pyi"
 # cubind.core.checkpoint is an extension module without stubs: its names are Any.
 printf 'from typing import Any\ndef __getattr__(name: str) -> Any: ...\n' > "$SHIM/cuda/core/checkpoint.pyi"
 # cubind.core.utils (the program caches, StridedMemoryView) has no stubs yet:

@@ -46,9 +46,13 @@ void* g_slots[kEntryCount];
 cubind::detail::LibraryTable g_table({"nvFatbin", "libnvfatbin.so.13", "CUBIND_NVFATBIN_LIBRARY", kWheelDirs, 2, false},
                                        cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13050);
 
+cubind::detail::LiveHandles g_live_nvFatbinHandle;
+
 }  // namespace
 
 void nvfatbin_load() { g_table.ensure_loaded(); }
+
+bool nvFatbinHandle_is_live(nvFatbinHandle handle) noexcept { return g_live_nvFatbinHandle.contains(handle); }
 
 cubind::detail::LibraryStatus nvfatbin_status() noexcept { return g_table.status(); }
 
@@ -89,12 +93,18 @@ const char * nvFatbinGetErrorString(nvFatbinResult result) {
 
 nvFatbinResult nvFatbinCreate(nvFatbinHandle *handle_indirect, const char **options, size_t optionsCount) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle *, const char **, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinCreate))(handle_indirect, options, optionsCount);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvFatbinCreate))(handle_indirect, options, optionsCount);
+  if (static_cast<long long>(result) == 0 && handle_indirect != nullptr) g_live_nvFatbinHandle.add(*handle_indirect);
+  return result;
 }
 
 nvFatbinResult nvFatbinDestroy(nvFatbinHandle *handle_indirect) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinDestroy))(handle_indirect);
+  const void* destroyed = handle_indirect != nullptr ? *handle_indirect : nullptr;
+  const bool recorded = g_live_nvFatbinHandle.remove(destroyed);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvFatbinDestroy))(handle_indirect);
+  if (static_cast<long long>(result) != 0 && recorded) g_live_nvFatbinHandle.add(destroyed);
+  return result;
 }
 
 nvFatbinResult nvFatbinAddPTX(nvFatbinHandle handle, const char *code, size_t size, const char *arch, const char *identifier, const char *optionsCmdLine) {

@@ -54,9 +54,13 @@ void* g_slots[kEntryCount];
 cubind::detail::LibraryTable g_table({"nvJitLink", "libnvJitLink.so.13", "CUBIND_NVJITLINK_LIBRARY", kWheelDirs, 2, false},
                                        cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13050);
 
+cubind::detail::LiveHandles g_live_nvJitLinkHandle;
+
 }  // namespace
 
 void nvjitlink_load() { g_table.ensure_loaded(); }
+
+bool nvJitLinkHandle_is_live(nvJitLinkHandle handle) noexcept { return g_live_nvJitLinkHandle.contains(handle); }
 
 cubind::detail::LibraryStatus nvjitlink_status() noexcept { return g_table.status(); }
 
@@ -93,12 +97,18 @@ const char* nvjitlink_status_name(nvJitLinkResult status) noexcept {
 
 nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle *, uint32_t, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkCreate))(handle, numOptions, options);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkCreate))(handle, numOptions, options);
+  if (static_cast<long long>(result) == 0 && handle != nullptr) g_live_nvJitLinkHandle.add(*handle);
+  return result;
 }
 
 nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkDestroy))(handle);
+  const void* destroyed = handle != nullptr ? *handle : nullptr;
+  const bool recorded = g_live_nvJitLinkHandle.remove(destroyed);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkDestroy))(handle);
+  if (static_cast<long long>(result) != 0 && recorded) g_live_nvJitLinkHandle.add(destroyed);
+  return result;
 }
 
 nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name) {

@@ -80,9 +80,13 @@ void* g_slots[kEntryCount];
 cubind::detail::LibraryTable g_table({"NVRTC", "libnvrtc.so.13", "CUBIND_NVRTC_LIBRARY", kWheelDirs, 2, false},
                                        cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13050);
 
+cubind::detail::LiveHandles g_live_nvrtcProgram;
+
 }  // namespace
 
 void nvrtc_load() { g_table.ensure_loaded(); }
+
+bool nvrtcProgram_is_live(nvrtcProgram handle) noexcept { return g_live_nvrtcProgram.contains(handle); }
 
 cubind::detail::LibraryStatus nvrtc_status() noexcept { return g_table.status(); }
 
@@ -139,12 +143,18 @@ nvrtcResult nvrtcGetSupportedArchs(int *supportedArchs) {
 
 nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames) {
   using Fn = nvrtcResult (*)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCreateProgram))(prog, src, name, numHeaders, headers, includeNames);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvrtcCreateProgram))(prog, src, name, numHeaders, headers, includeNames);
+  if (static_cast<long long>(result) == 0 && prog != nullptr) g_live_nvrtcProgram.add(*prog);
+  return result;
 }
 
 nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
   using Fn = nvrtcResult (*)(nvrtcProgram *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcDestroyProgram))(prog);
+  const void* destroyed = prog != nullptr ? *prog : nullptr;
+  const bool recorded = g_live_nvrtcProgram.remove(destroyed);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvrtcDestroyProgram))(prog);
+  if (static_cast<long long>(result) != 0 && recorded) g_live_nvrtcProgram.add(destroyed);
+  return result;
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {

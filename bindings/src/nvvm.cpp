@@ -13,7 +13,6 @@ constexpr EntryPoint kEntries[] = {
     {"nvvmGetErrorString", "nvvmGetErrorString", "", 0, false},
     {"nvvmVersion", "nvvmVersion", "", 0, false},
     {"nvvmIRVersion", "nvvmIRVersion", "", 0, false},
-    {"nvvmLLVMVersion", "nvvmLLVMVersion", "", 0, false},
     {"nvvmCreateProgram", "nvvmCreateProgram", "", 0, false},
     {"nvvmDestroyProgram", "nvvmDestroyProgram", "", 0, false},
     {"nvvmAddModuleToProgram", "nvvmAddModuleToProgram", "", 0, false},
@@ -31,17 +30,16 @@ enum EntryIndex : int {
   k_nvvmGetErrorString = 0,
   k_nvvmVersion = 1,
   k_nvvmIRVersion = 2,
-  k_nvvmLLVMVersion = 3,
-  k_nvvmCreateProgram = 4,
-  k_nvvmDestroyProgram = 5,
-  k_nvvmAddModuleToProgram = 6,
-  k_nvvmLazyAddModuleToProgram = 7,
-  k_nvvmCompileProgram = 8,
-  k_nvvmVerifyProgram = 9,
-  k_nvvmGetCompiledResultSize = 10,
-  k_nvvmGetCompiledResult = 11,
-  k_nvvmGetProgramLogSize = 12,
-  k_nvvmGetProgramLog = 13,
+  k_nvvmCreateProgram = 3,
+  k_nvvmDestroyProgram = 4,
+  k_nvvmAddModuleToProgram = 5,
+  k_nvvmLazyAddModuleToProgram = 6,
+  k_nvvmCompileProgram = 7,
+  k_nvvmVerifyProgram = 8,
+  k_nvvmGetCompiledResultSize = 9,
+  k_nvvmGetCompiledResult = 10,
+  k_nvvmGetProgramLogSize = 11,
+  k_nvvmGetProgramLog = 12,
 };
 
 constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib", "nvidia/cu13/nvvm/lib64", "nvidia/cuda_nvcc/nvvm/lib64"};
@@ -51,9 +49,13 @@ void* g_slots[kEntryCount];
 cubind::detail::LibraryTable g_table({"libNVVM", "libnvvm.so.4", "CUBIND_NVVM_LIBRARY", kWheelDirs, 3, false, kToolkitDirs, 3},
                                        cubind::detail::Resolution::Symbol, kEntries, kEntryCount, g_slots, 13050);
 
+cubind::detail::LiveHandles g_live_nvvmProgram;
+
 }  // namespace
 
 void nvvm_load() { g_table.ensure_loaded(); }
+
+bool nvvmProgram_is_live(nvvmProgram handle) noexcept { return g_live_nvvmProgram.contains(handle); }
 
 cubind::detail::LibraryStatus nvvm_status() noexcept { return g_table.status(); }
 
@@ -95,19 +97,20 @@ nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDb
   return reinterpret_cast<Fn>(g_table.entry(k_nvvmIRVersion))(majorIR, minorIR, majorDbg, minorDbg);
 }
 
-nvvmResult nvvmLLVMVersion(const char *arch, int *major) {
-  using Fn = nvvmResult (*)(const char *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmLLVMVersion))(arch, major);
-}
-
 nvvmResult nvvmCreateProgram(nvvmProgram *prog) {
   using Fn = nvvmResult (*)(nvvmProgram *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmCreateProgram))(prog);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvvmCreateProgram))(prog);
+  if (static_cast<long long>(result) == 0 && prog != nullptr) g_live_nvvmProgram.add(*prog);
+  return result;
 }
 
 nvvmResult nvvmDestroyProgram(nvvmProgram *prog) {
   using Fn = nvvmResult (*)(nvvmProgram *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmDestroyProgram))(prog);
+  const void* destroyed = prog != nullptr ? *prog : nullptr;
+  const bool recorded = g_live_nvvmProgram.remove(destroyed);
+  const auto result = reinterpret_cast<Fn>(g_table.entry(k_nvvmDestroyProgram))(prog);
+  if (static_cast<long long>(result) != 0 && recorded) g_live_nvvmProgram.add(destroyed);
+  return result;
 }
 
 nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name) {

@@ -48,6 +48,9 @@
 //       introduced: "12.8"
 //     nvJitLinkCreate:
 //       release_on_error: nvJitLinkDestroy   # frees the handle a failed call still made
+//       makes_handle: handle                 # the raw layer records the handles it makes...
+//     nvJitLinkDestroy:
+//       destroys_handle: handle              # ...until this destroys them; bindings refuse others
 //     nvFatbinDestroy:
 //       params:
 //         handle_indirect: {direction: in, python_name: handle}   # the Python name, where cuda.bindings
@@ -127,7 +130,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   }
   r.expect_map(node, "library");
   r.only_keys(node,
-              {"name", "headers", "owned_files", "extra_headers", "soname", "display_name", "env_override",
+              {"name", "headers", "owned_files", "extra_headers", "defines", "soname", "display_name", "env_override",
                "wheel_dirs", "toolkit_dirs", "system_loader_only", "resolution", "per_thread_macros", "foreign_types",
                "python"},
               "library");
@@ -145,6 +148,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (d.headers.empty()) r.fail(node["headers"], "library.headers is empty; a library has at least one header");
   d.owned_files = node["owned_files"] ? string_list(r, node["owned_files"], "library.owned_files") : d.headers;
   if (node["extra_headers"]) d.extra_headers = string_list(r, node["extra_headers"], "library.extra_headers");
+  if (node["defines"]) d.defines = string_list(r, node["defines"], "library.defines");
   d.soname = r.scalar(node["soname"], "library.soname");
   d.display_name = r.scalar(node["display_name"], "library.display_name");
   if (node["env_override"]) {
@@ -160,9 +164,10 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (node["system_loader_only"]) {
     d.system_loader_only = boolean(r, node["system_loader_only"], "library.system_loader_only");
   }
-  if (d.system_loader_only && (!d.env_override.empty() || !d.wheel_dirs.empty() || !d.toolkit_dirs.empty())) {
-    r.fail(node["system_loader_only"], "library.system_loader_only is true, so env_override, wheel_dirs and "
-                                       "toolkit_dirs would never be searched; drop them");
+  // A library of the driver (NVML) may still take an override, tried first.
+  if (d.system_loader_only && (!d.wheel_dirs.empty() || !d.toolkit_dirs.empty())) {
+    r.fail(node["system_loader_only"], "library.system_loader_only is true, so wheel_dirs and toolkit_dirs would "
+                                       "never be searched; drop them");
   }
   if (node["resolution"]) {
     const std::string v = r.scalar(node["resolution"], "library.resolution");
@@ -188,7 +193,9 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (node["foreign_types"]) d.foreign_types = string_list(r, node["foreign_types"], "library.foreign_types");
   const YAML::Node python = node["python"];
   r.expect_map(python, "library.python");
-  r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases"}, "library.python");
+  r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
+                       "error_subclasses"},
+              "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
   if (python["errors"]) {
@@ -208,6 +215,30 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (raising && !python["error_class"]) r.fail(python, "library.python has errors: raise, which needs 'error_class'");
   if (python["error_class"]) d.python.error_class = r.scalar(python["error_class"], "library.python.error_class");
   if (python["prefix"]) d.python.prefix = r.scalar(python["prefix"], "library.python.prefix");
+  if (const YAML::Node names = python["names"]) {
+    r.expect_map(names, "library.python.names");
+    for (const auto& entry : names) {
+      const std::string name = r.scalar(entry.first, "a name of library.python.names");
+      d.python.names[name] = r.scalar(entry.second, "library.python.names." + name);
+    }
+  }
+  if (python["constants"]) d.python.constants = string_list(r, python["constants"], "library.python.constants");
+  if (python["handles"]) {
+    const std::string v = r.scalar(python["handles"], "library.python.handles");
+    if (v != "int" && v != "class") r.fail(python["handles"], "library.python.handles is '" + v + "'; expected int or class");
+    d.python.int_handles = v == "int";
+  }
+  if (python["text"]) {
+    const std::string v = r.scalar(python["text"], "library.python.text");
+    if (v != "str" && v != "bytes") r.fail(python["text"], "library.python.text is '" + v + "'; expected str or bytes");
+    d.python.text_as_str = v == "str";
+  }
+  if (python["error_subclasses"]) {
+    d.python.error_subclasses = boolean(r, python["error_subclasses"], "library.python.error_subclasses");
+    if (d.python.error_subclasses && !raising) {
+      r.fail(python["error_subclasses"], "library.python.error_subclasses needs errors: raise");
+    }
+  }
   if (const YAML::Node aliases = python["aliases"]) {
     r.expect_map(aliases, "library.python.aliases");
     for (const auto& entry : aliases) {
@@ -220,7 +251,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
 
 ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
-  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name"}, where);
+  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value"}, where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
   if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
@@ -232,6 +263,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   if (node["size"]) p.size = r.scalar(node["size"], where + ".size");
   if (node["typed_by"]) p.typed_by = r.scalar(node["typed_by"], where + ".typed_by");
   if (node["size_from"]) p.size_from = r.scalar(node["size_from"], where + ".size_from");
+  if (node["value"]) p.value = r.scalar(node["value"], where + ".value");
   if (node["python_name"]) {
     p.python_name = r.scalar(node["python_name"], where + ".python_name");
     static const std::regex identifier("[a-z_][a-z0-9_]*");
@@ -253,7 +285,8 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
 FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const YAML::Node& node,
                                  const std::string& name) {
   r.expect_map(node, "function " + name);
-  r.only_keys(node, {"params", "skip", "introduced", "release_on_error"}, "function " + name);
+  r.only_keys(node, {"params", "skip", "introduced", "release_on_error", "makes_handle", "destroys_handle"},
+              "function " + name);
   FunctionAnnotation f;
   f.line = r.line(key);
   if (node["skip"]) f.skip = r.scalar(node["skip"], name + ".skip");
@@ -265,6 +298,8 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
     }
   }
   if (node["release_on_error"]) f.release_on_error = r.scalar(node["release_on_error"], name + ".release_on_error");
+  if (node["makes_handle"]) f.makes_handle = r.scalar(node["makes_handle"], name + ".makes_handle");
+  if (node["destroys_handle"]) f.destroys_handle = r.scalar(node["destroys_handle"], name + ".destroys_handle");
   if (node["params"]) {
     const YAML::Node params = node["params"];
     r.expect_map(params, name + ".params");
@@ -274,10 +309,20 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
     }
   }
   if (!f.skip.empty() && !f.params.empty()) r.fail(node, name + " is skipped and also annotates parameters");
-  if (f.skip.empty() && f.params.empty() && f.introduced.empty() && f.release_on_error.empty()) {
-    r.fail(node, name + " annotates nothing (give params, skip, introduced or release_on_error)");
+  if (f.skip.empty() && f.params.empty() && f.introduced.empty() && f.release_on_error.empty() &&
+      f.makes_handle.empty() && f.destroys_handle.empty()) {
+    r.fail(node, name + " annotates nothing (give params, skip, introduced, release_on_error, makes_handle or "
+                        "destroys_handle)");
   }
   return f;
+}
+
+// The handle type a `Handle *` parameter points to.
+std::string pointee_of(const Function& f, const std::string& param) {
+  for (const Param& p : f.params) {
+    if (p.name == param) return p.type.pointee;
+  }
+  return "";
 }
 
 // ---------------------------------------------------------------------------
@@ -499,6 +544,21 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
                            "', which is no function of " + lib.name);
       }
     }
+    if (fa != annotations.functions.end()) {
+      // makes_handle / destroys_handle name a `Handle *` parameter.
+      for (auto [key, value, field] : {std::tuple{"makes_handle", fa->second.makes_handle, &f.makes_handle},
+                                       std::tuple{"destroys_handle", fa->second.destroys_handle, &f.destroys_handle}}) {
+        if (value.empty()) continue;
+        const auto p = std::find_if(f.params.begin(), f.params.end(), [&](const Param& q) { return q.name == value; });
+        if (p == f.params.end() || p->type.pointer_depth != 1 || p->type.pointee_kind != Type::Kind::Handle ||
+            p->type.pointee_const) {
+          problems.push_back(where(fa->second.line) + f.name + "." + key + " names '" + value +
+                             "', which is no parameter of " + f.name + " of type `handle *`");
+          continue;
+        }
+        *field = value;
+      }
+    }
     for (Param& p : f.params) {
       const std::string rule = apply_rules(f, p);
       p.classified_by = rule;
@@ -510,6 +570,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.typed_by = pa->second.typed_by;
           p.size_from = pa->second.size_from;
           p.nullable = pa->second.nullable;
+          p.fixed_value = pa->second.value;
           p.python_name = pa->second.python_name;
           p.classified_by = "annotation";
         }
@@ -519,6 +580,19 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
         if (!p.doc_direction.empty()) why += " (documented as [" + p.doc_direction + "])";
         problems.push_back(annotations.file + ": " + describe(f, p) + " is " + why);
       }
+    }
+  }
+  // A recorded handle type has one function that makes it and one that destroys it.
+  std::map<std::string, std::pair<int, int>> made_destroyed;
+  for (const Function& f : lib.functions) {
+    if (!f.makes_handle.empty()) made_destroyed[pointee_of(f, f.makes_handle)].first++;
+    if (!f.destroys_handle.empty()) made_destroyed[pointee_of(f, f.destroys_handle)].second++;
+  }
+  for (const auto& [type, counts] : made_destroyed) {
+    if (counts.first != 1 || counts.second != 1) {
+      problems.push_back(annotations.file + ": handle type " + type + " has " + std::to_string(counts.first) +
+                         " makes_handle and " + std::to_string(counts.second) +
+                         " destroys_handle functions; a recorded handle needs one of each");
     }
   }
   return problems;

@@ -72,6 +72,14 @@ const Enum* status_enum(const Library& lib) {
   return nullptr;
 }
 
+// The handle type that the parameter `name` (a `Handle *`) points to.
+std::string pointee_type(const Function& f, const std::string& name) {
+  for (const Param& p : f.params) {
+    if (p.name == name) return p.type.pointee;
+  }
+  throw std::logic_error(f.name + " has no parameter " + name);
+}
+
 std::vector<const Function*> bound_functions(const Library& lib) {
   std::vector<const Function*> out;
   for (const auto& f : lib.functions) {
@@ -125,6 +133,11 @@ GeneratedFile emit_loader_header(const Library& lib, const EmitOptions& options)
     o << "// The enumerator's name of a " << st->name << " (\"" << st->enumerators.back().name
       << "\"), or nullptr for a value\n// these headers do not know. Loads nothing.\n";
     o << "const char* " << lib.name << "_status_name(" << st->name << " status) noexcept;\n\n";
+  }
+  for (const LiveHandle& h : live_handles(lib)) {
+    o << "// Whether `handle` is a " << h.type << " that " << h.made_by->name << " made in this process and\n// "
+      << h.destroyed_by->name << " has not destroyed (the two record it); false for nullptr. Loads nothing.\n";
+    o << "bool " << h.type << "_is_live(" << h.type << " handle) noexcept;\n\n";
   }
   for (const Function* f : bound_functions(lib)) {
     const std::string brief = first_sentence(f->doc);
@@ -191,8 +204,15 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
     << (lib.toolkit_dirs.empty() ? "" : ", kToolkitDirs, " + std::to_string(lib.toolkit_dirs.size())) << "},\n"
     << "                                       cubind::detail::Resolution::" << resolution_enumerator(lib.resolution)
     << ", kEntries, kEntryCount, g_slots, " << lib.cuda_version << ");\n\n";
+  const auto live = live_handles(lib);
+  for (const LiveHandle& h : live) o << "cubind::detail::LiveHandles g_live_" << h.type << ";\n";
+  if (!live.empty()) o << "\n";
   o << "}  // namespace\n\n";
   o << "void " << lib.name << "_load() { g_table.ensure_loaded(); }\n\n";
+  for (const LiveHandle& h : live) {
+    o << "bool " << h.type << "_is_live(" << h.type << " handle) noexcept { return g_live_" << h.type
+      << ".contains(handle); }\n\n";
+  }
   o << "cubind::detail::LibraryStatus " << lib.name << "_status() noexcept { return g_table.status(); }\n\n";
   if (const Enum* st = status_enum(lib)) {
     // A table rather than a switch: enumerators may share a value.
@@ -208,7 +228,29 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
   for (const Function* f : functions) {
     o << f->result.spelling << " " << f->name << "(" << params_decl(f->params) << ") {\n";
     o << "  using Fn = " << function_type(f->result, f->params) << ";\n";
-    o << "  return reinterpret_cast<Fn>(g_table.entry(k_" << f->name << "))(" << args(f->params) << ");\n";
+    const std::string call = "reinterpret_cast<Fn>(g_table.entry(k_" + f->name + "))(" + args(f->params) + ")";
+    const std::string type = f->makes_handle.empty() && f->destroys_handle.empty()
+                                 ? ""
+                                 : (f->makes_handle.empty() ? pointee_type(*f, f->destroys_handle)
+                                                            : pointee_type(*f, f->makes_handle));
+    if (!f->makes_handle.empty()) {
+      // Recorded on success only: what a failed call leaves in the output is not a handle to trust.
+      o << "  const auto result = " << call << ";\n";
+      o << "  if (static_cast<long long>(result) == 0 && " << f->makes_handle << " != nullptr) g_live_" << type
+        << ".add(*" << f->makes_handle << ");\n";
+      o << "  return result;\n";
+    } else if (!f->destroys_handle.empty()) {
+      // Forgotten before the call, so that a handle another thread makes at the
+      // freed address is not forgotten after it; recorded again if the call fails.
+      const std::string& p = f->destroys_handle;
+      o << "  const void* destroyed = " << p << " != nullptr ? *" << p << " : nullptr;\n";
+      o << "  const bool recorded = g_live_" << type << ".remove(destroyed);\n";
+      o << "  const auto result = " << call << ";\n";
+      o << "  if (static_cast<long long>(result) != 0 && recorded) g_live_" << type << ".add(destroyed);\n";
+      o << "  return result;\n";
+    } else {
+      o << "  return " << call << ";\n";
+    }
     o << "}\n\n";
   }
   o << "}  // namespace cubind::raw\n";

@@ -212,6 +212,11 @@ class PxdWriter {
     o_ << "cdef extern from \"cubind/raw/" << lib_.name << ".hpp\" namespace \"cubind::raw\" nogil:\n\n";
     o_ << "    # Loads " << lib_.soname << " now; raises RuntimeError naming every place tried.\n";
     o_ << "    void " << lib_.name << "_load() except +\n\n";
+    for (const LiveHandle& h : live_handles(lib_)) {
+      o_ << "    # Whether the handle is one " << h.made_by->name << " made and " << h.destroyed_by->name
+         << " has not destroyed.\n";
+      o_ << "    bint " << h.type << "_is_live(" << h.type << " handle) noexcept\n\n";
+    }
     for (const Function& f : lib_.functions) {
       if (lib_.skipped.count(f.name)) continue;
       std::vector<std::string> names = {f.name};

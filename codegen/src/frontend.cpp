@@ -32,6 +32,13 @@
 #include <sstream>
 #include <stdexcept>
 
+
+// An integer constant as int64_t: an unsigned one above INT64_MAX (NVML's
+// 0xFFFFFFFFFFFFFFFFULL) keeps its 64 bits, where APSInt::getExtValue asserts.
+static int64_t ext_value(const llvm::APSInt& v) {
+  return v.isSigned() ? v.getSExtValue() : static_cast<int64_t>(v.getZExtValue());
+}
+
 namespace codegen {
 namespace {
 
@@ -340,7 +347,7 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
     for (const clang::EnumConstantDecl* c : ed->enumerators()) {
       Enumerator en;
       en.name = c->getName().str();
-      en.value = c->getInitVal().getExtValue();
+      en.value = ext_value(c->getInitVal());
       en.doc = doc_of(c);
       e.enumerators.push_back(std::move(en));
     }
@@ -623,9 +630,12 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
       if (nested != nullptr) {
         const std::string nested_name = "anon_" + r.name + "_" +
             (fd->isAnonymousStructOrUnion() ? std::to_string(anonymous_index++) : fd->getName().str());
-        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || scope.empty()
-                                           ? ""
-                                           : "decltype(" + scope + "::" + fd->getName().str() + ")";
+        // struct { ... } sensor[3]: the element's type, not the array's.
+        const std::string member_type = "decltype(" + scope + "::" + fd->getName().str() + ")";
+        const std::string nested_cpp = fd->isAnonymousStructOrUnion() || scope.empty() ? ""
+                                       : fd->getType()->isArrayType()
+                                           ? "std::remove_all_extents<" + member_type + ">::type"
+                                           : member_type;
         if (fd->isAnonymousStructOrUnion() && !scope.empty()) member_scope_[nested] = scope;
         convert_record(nested, nested_name, nested_cpp);
       }
@@ -745,7 +755,7 @@ class EvalConsumer : public clang::ASTConsumer {
       if (type->isIntegralOrEnumerationType()) {
         if (!init->EvaluateAsInt(value, ctx)) continue;
         r.kind = Macro::Kind::Integer;
-        r.int_value = value.Val.getInt().getExtValue();
+        r.int_value = ext_value(value.Val.getInt());
       } else if (type->isRealFloatingType()) {
         llvm::APFloat f(0.0);
         if (!init->EvaluateAsFloat(f, ctx)) continue;
@@ -853,6 +863,7 @@ Inputs make_inputs(const LibraryDescriptor& source, const FrontendOptions& optio
   for (const auto& h : source.headers) in.main_code += "#include <" + h + ">\n";
   for (const auto& h : source.extra_headers) in.main_code += "#include <" + h + ">\n";
   in.args = {"-x", "c", "-std=gnu11", "-w"};
+  for (const auto& d : source.defines) in.args.push_back("-D" + d);
   if (!options.resource_dir.empty()) in.args.push_back("-resource-dir=" + options.resource_dir);
   if (!virtual_files.empty()) in.args.push_back(std::string("-I") + kVirtualDir);
   for (const auto& dir : options.include_dirs) in.args.push_back("-I" + dir);

@@ -18,6 +18,28 @@ const Record* Library::find_record(const std::string& name) const { return find_
 const Typedef* Library::find_typedef(const std::string& name) const { return find_by_name(typedefs, name); }
 const Enum* Library::find_enum(const std::string& name) const { return find_by_name(enums, name); }
 
+std::vector<LiveHandle> live_handles(const Library& lib) {
+  const auto pointee = [](const Function& f, const std::string& param) {
+    for (const Param& p : f.params) {
+      if (p.name == param) return p.type.pointee;
+    }
+    return std::string();
+  };
+  std::vector<LiveHandle> out;
+  for (const Function& f : lib.functions) {
+    if (!f.makes_handle.empty()) out.push_back({pointee(f, f.makes_handle), &f, nullptr});
+  }
+  for (LiveHandle& h : out) {
+    for (const Function& f : lib.functions) {
+      if (!f.destroys_handle.empty() && pointee(f, f.destroys_handle) == h.type) h.destroyed_by = &f;
+    }
+  }
+  // classify() reports a type without its destroy function; emitters see only complete pairs.
+  out.erase(std::remove_if(out.begin(), out.end(), [](const LiveHandle& h) { return h.destroyed_by == nullptr; }),
+            out.end());
+  return out;
+}
+
 const char* to_string(Type::Kind kind) {
   switch (kind) {
     case Type::Kind::Void: return "void";

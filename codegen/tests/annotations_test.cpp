@@ -270,8 +270,8 @@ TEST(LibraryDescriptor, BadValuesAreReportedAtTheValue) {
 TEST(LibraryDescriptor, ContradictionsAreErrors) {
   const std::string head = "library:\n  name: x\n  headers: [x.h]\n  soname: libx.so.1\n  display_name: X\n"
                            "  python: {title: X}\n";
-  EXPECT_THAT(error_of(head + "  system_loader_only: true\n  env_override: CUBIND_X_LIBRARY\nfunctions: {}\n"),
-              HasSubstr("env_override, wheel_dirs and toolkit_dirs would never be searched"));
+  EXPECT_THAT(error_of(head + "  system_loader_only: true\n  wheel_dirs: [nvidia/x/lib]\nfunctions: {}\n"),
+              HasSubstr("wheel_dirs and toolkit_dirs would never be searched"));
   EXPECT_THAT(error_of(head + "  resolution: symbol_per_thread_variants\nfunctions: {}\n"),
               HasSubstr("needs per_thread_macros"));
   EXPECT_THAT(error_of("library: {name: X, headers: [x.h], soname: s, display_name: X, python: {title: X}}\n"
@@ -293,7 +293,7 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
     EXPECT_FALSE(a.library.python.title.empty()) << a.library.name;
     names.insert(a.library.name);
   }
-  EXPECT_THAT(names, ElementsAre("driver", "nvfatbin", "nvjitlink", "nvrtc", "nvvm", "runtime"));
+  EXPECT_THAT(names, ElementsAre("driver", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm", "runtime"));
   const auto driver = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/driver.yaml").library;
   EXPECT_EQ(driver.resolution, codegen::LibraryDescriptor::Resolution::ProcAddress);
   EXPECT_TRUE(driver.system_loader_only);
@@ -302,6 +302,11 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
   EXPECT_EQ(nvjitlink.python.errors, codegen::LibraryDescriptor::Errors::Raise);
   const auto nvvm = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/nvvm.yaml").library;
   EXPECT_EQ(nvvm.toolkit_dirs.front(), "nvvm/lib64");
+  const auto nvml = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/nvml.yaml").library;
+  EXPECT_TRUE(nvml.system_loader_only);
+  EXPECT_EQ(nvml.env_override, "CUBIND_NVML_LIBRARY");
+  EXPECT_TRUE(nvml.python.int_handles && nvml.python.text_as_str && nvml.python.error_subclasses);
+  EXPECT_EQ(nvml.defines, std::vector<std::string>{"NVML_NO_UNVERSIONED_FUNC_DEFS"});
 }
 
 TEST(AnnotationSchema, MissingFunctionsIsAnError) {

@@ -145,6 +145,69 @@ linkResult linkDestroy(linkHandle *handle);
   EXPECT_THAT(module.substr(destroy), Not(HasSubstr("_c_handle != NULL")));
 }
 
+// A handle type with makes_handle/destroys_handle: the raw layer records what
+// the make function made (on success) and forgets what the destroy function
+// destroys; the Python layer refuses a non-NULL handle it did not record.
+TEST(EmitLiveHandles, RawLayerRecordsAndPythonChecks) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { PROG_SUCCESS = 0 } progResult;
+typedef struct prog_st *progHandle;
+progResult progCreate(progHandle *prog, const char *src);
+progResult progDestroy(progHandle *prog);
+progResult progCompile(progHandle prog, int level);
+)",
+                                      "prog.h", false);
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations(
+               "library: {name: prog, headers: [prog.h], soname: libprog.so.1, display_name: Prog, "
+               "python: {title: Prog}}\nfunctions:\n"
+               "  progCreate: {makes_handle: prog, params: {prog: {direction: out}}}\n"
+               "  progDestroy: {destroys_handle: prog, params: {prog: {direction: in}}}\n",
+               "prog.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  const std::string hpp = codegen::emit_loader_header(lib, options()).content;
+  EXPECT_THAT(hpp, HasSubstr("bool progHandle_is_live(progHandle handle) noexcept;"));
+  const std::string cpp = codegen::emit_loader_source(lib, options()).content;
+  EXPECT_THAT(cpp, HasSubstr("cubind::detail::LiveHandles g_live_progHandle;"));
+  EXPECT_THAT(cpp, HasSubstr("  if (static_cast<long long>(result) == 0 && prog != nullptr) "
+                             "g_live_progHandle.add(*prog);\n"));
+  EXPECT_THAT(cpp, HasSubstr("  const bool recorded = g_live_progHandle.remove(destroyed);\n"));
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  const std::string check = "    if <void*>_c_prog != NULL and not cy" + lib.name + ".progHandle_is_live(_c_prog):\n"
+                            "        _support.not_live(prog, \"prog\", \"progHandle\", \"progCreate\", \"progDestroy\")\n";
+  for (const char* fn : {"def progCompile(", "def progDestroy("}) {
+    const auto begin = module.find(fn);
+    ASSERT_NE(begin, std::string::npos) << module;
+    EXPECT_THAT(module.substr(begin, module.find("\ndef ", begin + 1) - begin), HasSubstr(check)) << fn;
+  }
+  const auto create = module.find("def progCreate(");
+  EXPECT_THAT(module.substr(create, module.find("\ndef ", create + 1) - create), Not(HasSubstr("_is_live")));
+}
+
+TEST(EmitLiveHandles, AnnotationsNameAHandlePointerAndBothFunctions) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { PROG_SUCCESS = 0 } progResult;
+typedef struct prog_st *progHandle;
+progResult progCreate(progHandle *prog, const char *src);
+progResult progCompile(progHandle prog, int level);
+)",
+                                      "prog.h", false);
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations(
+               "library: {name: prog, headers: [prog.h], soname: libprog.so.1, display_name: Prog, "
+               "python: {title: Prog}}\nfunctions:\n"
+               "  progCreate: {makes_handle: prog, params: {prog: {direction: out}}}\n"
+               "  progCompile: {destroys_handle: level}\n",
+               "prog.yaml"));
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_THAT(problems[0], HasSubstr("progCompile.destroys_handle names 'level', which is no parameter of "
+                                     "progCompile of type `handle *`"));
+  EXPECT_THAT(problems[1], HasSubstr("handle type progHandle has 1 makes_handle and 0 destroys_handle functions"));
+}
+
 // A parameter annotated with python_name takes that name (cuda.bindings.nvfatbin's
 // destroy(handle) for nvFatbinDestroy's handle_indirect), and a const char * of
 // `size` bytes is a buffer (NVVM IR, PTX), not a NUL-terminated string.

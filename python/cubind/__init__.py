@@ -141,7 +141,7 @@ def get_library_dir():
 def library_status(name):
     """Whether a CUDA library is loaded, from where, or why it could not be.
 
-    name: "driver", "runtime", "nvrtc" or "nvjitlink". Loads nothing.
+    name: "driver", "runtime", "nvrtc", "nvjitlink" or "nvml". Loads nothing.
     Returns a dict with keys attempted, loaded, path, error and missing: once
     loaded, the (function, CUDA version that introduced it) pairs of the entry
     points the library lacks, because it is older than the headers cubind was

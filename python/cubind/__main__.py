@@ -76,7 +76,7 @@ def _library_report(name, probe):
 
 def report():
     """Everything python -m cubind prints, as a dict (what --json writes)."""
-    from cubind.bindings import nvfatbin, nvjitlink, nvrtc, nvvm, runtime
+    from cubind.bindings import nvfatbin, nvjitlink, nvml, nvrtc, nvvm, runtime
 
     def runtime_version():
         err, version = runtime.cudaRuntimeGetVersion()
@@ -89,6 +89,17 @@ def report():
         if err != 0:
             raise RuntimeError(f"nvrtcVersion failed: {err!r}")
         return f"{major}.{minor}"
+
+    def nvml_version():
+        # NVML's own errors (no library included) read as the loader's do.
+        try:
+            nvml.init_v2()
+            try:
+                return nvml.system_get_nvml_version()
+            finally:
+                nvml.shutdown()
+        except nvml.NvmlError as e:
+            raise RuntimeError(e.log or str(e)) from e
 
     return {
         "cubind": cubind.__version__,
@@ -103,6 +114,7 @@ def report():
             "nvjitlink": _library_report("nvjitlink", lambda: "%d.%d" % nvjitlink.version()),
             "nvvm": _library_report("nvvm", lambda: "%d.%d" % nvvm.version()),
             "nvfatbin": _library_report("nvfatbin", lambda: "%d.%d" % nvfatbin.version()),
+            "nvml": _library_report("nvml", nvml_version),
         },
     }
 

@@ -152,6 +152,9 @@ def scratch_copy(dest):
     if tar.returncode or untar.wait():
         raise SystemExit("doc-commands: copying the repository failed")
     os.symlink(os.path.join(ROOT, ".venv"), os.path.join(dest, ".venv"))
+    # The pinned headers scripts/setup.sh fetched (cubind-codegen reads them there).
+    if os.path.isdir(os.path.join(ROOT, ".cuda-extras")):
+        os.symlink(os.path.join(ROOT, ".cuda-extras"), os.path.join(dest, ".cuda-extras"))
 
 
 def main():

@@ -218,6 +218,42 @@ def fake_driver_dir():
     shutil.rmtree(workdir, ignore_errors=True)
 
 
+FAKE_NVML_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_nvml", "fake_libnvidia_ml.c")
+
+
+@pytest.fixture(scope="session")
+def fake_nvml_dir():
+    """A folder holding the stand-in libnvidia-ml.so.1 of fake_nvml/, built once
+    per session against the nvml.h cubind installs (cubind.get_include())."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in NVML")
+    workdir = tempfile.mkdtemp(prefix="cubind-fake-nvml-")
+    import cubind
+    result = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-I", cubind.get_include(), "-o",
+                             os.path.join(workdir, "libnvidia-ml.so.1"), FAKE_NVML_SOURCE],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.fail(f"building the stand-in NVML failed:\n{result.stderr}")
+    yield workdir
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_with_fake_nvml(fake_nvml_dir, code, env_extra=None):
+    """Runs code in a child interpreter whose loader finds the stand-in NVML
+    first (as run_with_fake_driver does for libcuda); it ends by printing 'ok'."""
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = fake_nvml_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    env.pop("CUBIND_NVML_LIBRARY", None)
+    env.update(env_extra or {})
+    code = code + "\nprint('ok')\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, (f"child exit {result.returncode}\nstdout:\n{result.stdout[-2000:]}\n"
+                                    f"stderr:\n{result.stderr[-4000:]}")
+    assert result.stdout.strip().endswith("ok"), result.stdout
+    return result
+
+
 # Checks for child code run on the stand-in driver (prepend to it): raises()
 # asserts an exception whose message holds a text; fake_int() reads an int the
 # stand-in exports (it needs `fake`, the stand-in loaded with ctypes).

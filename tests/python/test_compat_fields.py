@@ -381,6 +381,94 @@ def test_struct_array_items_write_through():
     assert frame.frame.pPitch[1].pitch == 77 and frame.planeDesc[2].height == 5
 
 
+def _struct_classes():
+    from cubind.bindings import _support
+    seen = set()
+    for module in (driver, runtime):
+        for name in sorted(dir(module)):
+            cls = getattr(module, name)
+            if (isinstance(cls, type) and issubclass(cls, _support.Struct) and hasattr(cls, "_fields")
+                    and cls not in seen):
+                seen.add(cls)
+                yield f"{module.__name__.rsplit('.', 1)[1]}.{name}", cls
+
+
+def _first_int_field(item):
+    # A plain integer field of a struct item, to write a value through.
+    for field, _ in type(item)._fields:
+        try:
+            if type(getattr(item, field)) is int:
+                setattr(item, field, 0)
+                return field
+        except (AttributeError, TypeError, ValueError):
+            continue
+    return None
+
+
+def _is_struct(value):
+    return hasattr(value, "getPtr") and not hasattr(type(value), "__int__")
+
+
+def test_every_struct_array_field_copies_on_assignment_and_items_write_through():
+    # cuda.bindings' test_cudart_eglFrame, run on every array-of-struct field
+    # that the classes have, nested members included (found from them, not
+    # listed): an item is a view that writes the array; assigning a list
+    # copies its items, even ones that view that very array, so changing the
+    # item afterwards leaves the array as assigned.
+    checked = []
+    for where, cls in _struct_classes():
+        stack = [(where, cls())]
+        while stack:
+            path, obj = stack.pop()
+            for field, _ in type(obj)._fields:
+                try:
+                    items = getattr(obj, field)
+                except Exception:
+                    continue
+                if _is_struct(items):
+                    stack.append((f"{path}.{field}", items))
+                    continue
+                if not (isinstance(items, list) and items and _is_struct(items[0])):
+                    continue
+                name = _first_int_field(items[0])
+                if name is None:
+                    continue
+                setattr(getattr(obj, field)[-1], name, 77)
+                assert getattr(getattr(obj, field)[-1], name) == 77, f"{path}.{field}[-1].{name}: no write-through"
+                x = getattr(obj, field)[0]
+                setattr(x, name, 123)
+                setattr(obj, field, [x] * len(items))
+                setattr(x, name, 1234)
+                assert [getattr(i, name) for i in getattr(obj, field)] == [123] * len(items), f"{path}.{field}"
+                assert getattr(x, name) == 1234
+                checked.append(f"{path}.{field}")
+    assert "runtime.cudaEglFrame.frame.pPitch" in checked, checked
+    assert "runtime.cudaEglFrame.planeDesc" in checked, checked
+
+
+def test_every_output_array_field_is_read_only_and_sized():
+    # Arrays the library makes and points a field at (phGraph_out: the
+    # conditional node's graphs), found from the classes: each reads `size`
+    # items before the call and cannot be assigned.
+    found = []
+    for where, cls in _struct_classes():
+        for field, _ in cls._fields:
+            obj = cls()
+            try:
+                value = getattr(obj, field)
+            except Exception:
+                continue
+            if not field.endswith("_out") or not isinstance(value, list):
+                continue
+            found.append(f"{where}.{field}")
+            obj.size = 2
+            assert [int(g) for g in getattr(obj, field)] == [0, 0], where
+            with pytest.raises(AttributeError):
+                setattr(obj, field, [])
+    assert sorted(found) == ["driver.CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out",
+                             "runtime.cudaConditionalNodeParams.phGraph_out"], found
+
+
 @needs_same_cuda_reference
 def test_union_members_match_cuda_bindings():
     checked = 0

@@ -1118,6 +1118,32 @@ def test_coredump_boolean_settings_take_and_give_bools(env):
             driver.cuCoredumpSetAttributeGlobal(attribute, value)
 
 
+def test_coredump_family_round_trips(env):
+    # Every boolean setting of the family takes any truth value and reads
+    # True/False; the file and pipe names take bytes and str (cuda.bindings'
+    # test_cuda_coredump_attr sets b"corefile" and b"corepipe").
+    s = driver.CUcoredumpSettings
+    bools = (s.CU_COREDUMP_ENABLE_ON_EXCEPTION, s.CU_COREDUMP_TRIGGER_HOST, s.CU_COREDUMP_LIGHTWEIGHT,
+             s.CU_COREDUMP_ENABLE_USER_TRIGGER)
+    names = (s.CU_COREDUMP_FILE, s.CU_COREDUMP_PIPE)
+    saved = {a: ok(driver.cuCoredumpGetAttributeGlobal(a)) for a in bools + names}
+    assert all(type(saved[a]) is bool for a in bools), saved
+    try:
+        for attribute in bools:
+            for value, expected in ((True, True), (0, False), (1, True), (False, False)):
+                assert driver.cuCoredumpSetAttributeGlobal(attribute, value) == (SUCCESS,), (attribute, value)
+                assert ok(driver.cuCoredumpGetAttributeGlobal(attribute)) is expected, (attribute, value)
+        assert driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_FILE, b"corefile") == (SUCCESS,)
+        assert driver.cuCoredumpSetAttributeGlobal(s.CU_COREDUMP_PIPE, "corepipe") == (SUCCESS,)
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_FILE)) == b"corefile"
+        assert ok(driver.cuCoredumpGetAttributeGlobal(s.CU_COREDUMP_PIPE)) == b"corepipe"
+    finally:
+        for attribute, value in saved.items():
+            if attribute in names and not value:
+                continue  # an empty name is not a setting the driver takes back
+            driver.cuCoredumpSetAttributeGlobal(attribute, value)
+
+
 def test_conditional_node_gives_its_graphs(env):
     # cuda.bindings' test_conditional: the driver's `size` graphs after the call.
     graph = ok(driver.cuGraphCreate(0))

@@ -420,6 +420,35 @@ def test_boolean_attribute_values(fake_driver_dir):
     """)
 
 
+def test_logs_dump_fills_bytes_as_cuda_bindings_programs_pass_them(fake_driver_dir):
+    # cuda.bindings declares the buffer char *: programs pass b" " * size and
+    # read it after the call. The interpreter's shared b" " and b"" take the
+    # output privately and keep their values.
+    run_fake(fake_driver_dir, """
+        SUCCESS = driver.CUresult.CUDA_SUCCESS
+        buf = b" " * 64
+        status, iterator, written = driver.cuLogsDumpToMemory(None, buf, 64, 0)
+        assert status is SUCCESS and iterator is None and written == 21, (status, written)
+        assert buf[:written] == b"[fake] one log line\\n\\0" and buf[written:] == b" " * 43
+        arr = bytearray(10)
+        status, iterator, written = driver.cuLogsDumpToMemory(driver.CUlogIterator(3), arr, 10, 0)
+        assert status is SUCCESS and int(iterator) == 4 and bytes(arr) == b"[fake] on\\0"
+        one = b" " * 1
+        status, _, written = driver.cuLogsDumpToMemory(None, one, 1, 0)
+        assert status is SUCCESS and written == 1
+        status, _, written = driver.cuLogsDumpToMemory(None, b"", 0, 0)
+        assert status is SUCCESS and written == 0
+        assert one == b" " and b" " == bytes([0x20]) and b"" == bytes(0)
+        for bad in (12345, 0):
+            try:
+                driver.cuLogsDumpToMemory(None, bad, 64, 0)
+            except TypeError as e:
+                assert "buffer: expected bytes" in str(e) and "int found" in str(e), str(e)
+            else:
+                raise AssertionError("an int was taken as the buffer")
+    """)
+
+
 def test_conditional_node_graphs_after_the_call(fake_driver_dir):
     # The stand-in, as the driver, points phGraph_out at the `size` graphs it made.
     run_fake(fake_driver_dir, """

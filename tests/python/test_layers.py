@@ -75,7 +75,7 @@ def test_every_extension_module_has_a_layer():
 def test_bindings_modules_link_the_raw_layer_only():
     modules = {m: path for m, path in extension_modules().items() if layer(m) == "raw"}
     callers = {"cubind._libraries", "cubind.bindings.driver", "cubind.bindings.runtime",
-               "cubind.bindings.nvrtc", "cubind.bindings.nvjitlink"}
+               "cubind.bindings.nvrtc", "cubind.bindings.nvjitlink", "cubind.bindings.nvml"}
     assert callers <= set(modules), sorted(modules)
     for module, path in modules.items():
         libs = cubind_libraries(path)

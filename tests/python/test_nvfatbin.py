@@ -150,6 +150,20 @@ def test_bad_input_is_a_python_exception(fatbin, inputs):
         nvfatbin.get(handle, 12345)  # an int is no output buffer
 
 
+def test_made_up_or_destroyed_handle_raises_instead_of_crashing():
+    # nvFatbin reads a handle as its own object; the raw layer records the
+    # handles nvFatbinCreate made until nvFatbinDestroy.
+    for call in (nvfatbin.size, nvfatbin.get, nvfatbin.destroy):
+        with pytest.raises(ValueError, match="handle: 123456 is not a live nvFatbinHandle: nvFatbinCreate made no"):
+            call(123456)
+    handle = nvfatbin.create([], 0)
+    address = int(handle)
+    assert nvfatbin.size(address) >= 0  # a live handle's address works
+    nvfatbin.destroy(handle)
+    with pytest.raises(ValueError, match="nvFatbinDestroy has destroyed it"):
+        nvfatbin.size(address)
+
+
 def test_null_handle_raises_nvfatbin_error():
     with pytest.raises(nvfatbin.nvFatbinError):
         nvfatbin.size(0)

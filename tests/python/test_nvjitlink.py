@@ -333,6 +333,27 @@ def test_null_handle_raises():
             nvjitlink.get_linked_cubin(null)
 
 
+@pytest.mark.parametrize("made_up", [123456, nvjitlink.nvJitLinkHandle(123456)])
+def test_made_up_handle_raises_instead_of_crashing(made_up):
+    # nvJitLink reads a handle as its own object: a made-up one crashed the
+    # interpreter, in cuda.bindings too. The raw layer records the handles
+    # nvJitLinkCreate made, so any other value is refused first.
+    for call in (nvjitlink.complete, nvjitlink.get_linked_cubin_size, nvjitlink.get_error_log, nvjitlink.destroy):
+        with pytest.raises(ValueError, match=r"handle: .* is not a live nvJitLinkHandle: nvJitLinkCreate made no"):
+            call(made_up)
+
+
+def test_destroyed_handle_raises():
+    handle = nvjitlink.create(1, ["-arch=sm_80"])
+    address = int(handle)
+    assert nvjitlink.get_error_log_size(address) >= 0  # a live handle's address works
+    nvjitlink.destroy(handle)
+    with pytest.raises(ValueError, match="nvJitLinkDestroy has destroyed it"):
+        nvjitlink.complete(address)
+    with pytest.raises(ValueError, match="is not a live nvJitLinkHandle"):
+        nvjitlink.destroy(address)
+
+
 def test_error_pickles():
     import pickle
     err = nvjitlink.nvJitLinkError(Result.NVJITLINK_ERROR_INTERNAL, "log text")

@@ -510,6 +510,47 @@ def test_output_buffer_never_an_int(program, getter, sizer, bad):
         getattr(nvrtc, getter)(prog, bad)
 
 
+@pytest.mark.parametrize("call", [
+    lambda p: nvrtc.nvrtcCompileProgram(p, 0, []),
+    lambda p: nvrtc.nvrtcGetPTXSize(p),
+    lambda p: nvrtc.nvrtcGetProgramLog(p),
+    lambda p: nvrtc.nvrtcAddNameExpression(p, b"k"),
+    lambda p: nvrtc.nvrtcDestroyProgram(p),
+], ids=["compile", "ptx-size", "log", "name-expression", "destroy"])
+@pytest.mark.parametrize("made_up", [123456, nvrtc.nvrtcProgram(123456), 2**64 - 1])
+def test_made_up_program_raises_instead_of_crashing(call, made_up):
+    # NVRTC reads a program handle as its own object: a made-up one crashed
+    # the interpreter, in cuda.bindings too. The raw layer records the
+    # programs nvrtcCreateProgram made, so any other value is refused first.
+    with pytest.raises(ValueError, match=r"prog: .* is not a live nvrtcProgram: nvrtcCreateProgram made no such"):
+        call(made_up)
+
+
+def test_destroyed_program_raises_and_null_reaches_nvrtc(program):
+    prog = create()
+    address = int(prog)
+    compile_ok(address, "-arch=sm_80")  # a live program's address works as the object does
+    destroy(prog)
+    assert int(prog) == 0
+    with pytest.raises(ValueError, match="nvrtcDestroyProgram has destroyed it"):
+        nvrtc.nvrtcCompileProgram(address, 0, [])
+    with pytest.raises(ValueError, match="is not a live nvrtcProgram"):
+        nvrtc.nvrtcDestroyProgram(address)
+    # NULL stays NVRTC's to report, as in cuda.bindings.
+    for null in (None, 0, prog):
+        assert nvrtc.nvrtcCompileProgram(null, 0, []) == (nvrtc.nvrtcResult.NVRTC_ERROR_INVALID_PROGRAM,)
+
+
+def test_program_made_by_the_core_is_live():
+    # cubind.core's Program is made through the same raw layer.
+    from cubind.core import Program, ProgramOptions
+    p = Program("extern \"C\" __global__ void k() {}", "c++", ProgramOptions(arch="sm_80"))
+    try:
+        assert ok(nvrtc.nvrtcGetProgramLogSize(int(p.handle))) >= 1
+    finally:
+        p.close()
+
+
 def test_pointer_object_is_its_own_storage(program):
     # A ctypes.c_void_p exports its own 8 bytes: too small, never the address it holds.
     prog = program()

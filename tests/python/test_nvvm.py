@@ -193,6 +193,20 @@ def test_bad_input_is_a_python_exception(program):
         nvvm.add_module_to_program(prog, TWICE, len(TWICE) + 100, "x.ll")  # size past the buffer
 
 
+def test_made_up_or_destroyed_program_raises_instead_of_crashing():
+    # libNVVM reads a program handle as its own object; the raw layer records
+    # the programs nvvmCreateProgram made until nvvmDestroyProgram.
+    for call in (lambda p: nvvm.compile_program(p, 0, []), nvvm.get_program_log_size, nvvm.destroy_program):
+        with pytest.raises(ValueError, match="prog: 123456 is not a live nvvmProgram: nvvmCreateProgram made no"):
+            call(123456)
+    prog = nvvm.create_program()
+    address = int(prog)
+    assert nvvm.get_program_log_size(address) >= 1  # a live program's address works
+    nvvm.destroy_program(prog)
+    with pytest.raises(ValueError, match="nvvmDestroyProgram has destroyed it"):
+        nvvm.get_program_log_size(address)
+
+
 def test_null_program_raises_nvvm_error():
     with pytest.raises(nvvm.nvvmError) as info:
         nvvm.compile_program(0, 0, [])

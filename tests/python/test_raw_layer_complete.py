@@ -11,7 +11,7 @@ import pytest
 import cubind.bindings
 from conftest import build_cython_module
 
-LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin")
+LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
 FUNCTION_RE = re.compile(r"^    \S.*?\b(\w+)\(.*\) except \+$")
 COMPLETE_TYPE_RE = re.compile(r"^    (?:cdef (?:struct|union|enum)|ctypedef (?:struct|union|enum)) (\w+):$")
 TYPEDEF_RE = re.compile(r"^    ctypedef (?!struct |union |enum ).*?\b(\w+)(?:\)\(.*\))?$")
@@ -46,6 +46,7 @@ def test_pxd_files_declare_what_the_headers_have():
     assert len(counts["nvjitlink"][0]) >= 14
     assert len(counts["nvvm"][0]) >= 13
     assert len(counts["nvfatbin"][0]) >= 12
+    assert len(counts["nvml"][0]) >= 350
     for lib in LIBRARIES:
         assert f"{lib}_load" in counts[lib][0]
 

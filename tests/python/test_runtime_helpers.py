@@ -34,5 +34,10 @@ def test_logs_dump_to_memory_checks_the_caller_buffer(fn):
     small = bytearray(8)
     with pytest.raises(ValueError, match="buffer holds 8 bytes but size is 64"):
         fn(None, small, 64, 0)
-    with pytest.raises(TypeError):
-        fn(None, b"read-only bytes", 4, 0)
+    with pytest.raises(ValueError, match="buffer holds 15 bytes but size is 64"):
+        fn(None, b"too short bytes", 64, 0)
+    # cuda.bindings takes the buffer as char *: an int is no buffer there
+    # (TypeError), and taking it as an address would write through it.
+    for bad in (12345, 0, object()):
+        with pytest.raises(TypeError, match="buffer: expected bytes.*found"):
+            fn(None, bad, 64, 0)

@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <new>
+#include <unordered_set>
 
 #include <dlfcn.h>
 #include <link.h>
@@ -156,12 +157,12 @@ bool find_site_packages(std::string& site_packages, std::string& reason) {
                                   bool override_was_set) {
   std::string message = std::string("cubind could not load ") + spec.display_name + " (" +
                         spec.soname + "). Tried:\n" + attempts.lines;
-  if (spec.system_loader_only) {
-    message += std::string("The NVIDIA driver is not installed, or ") + spec.soname +
-               " is not on the loader path.";
-  } else if (override_was_set) {
+  if (override_was_set) {
     message += std::string(spec.env_override) +
                " is set, so no other place was searched: correct it or unset it.";
+  } else if (spec.system_loader_only) {
+    message += std::string("The NVIDIA driver is not installed, or ") + spec.soname +
+               " is not on the loader path.";
   } else if (spec.env_override != nullptr) {
     message += std::string("Set ") + spec.env_override + " to the full path of " + spec.soname +
                ", or install the CUDA toolkit or the NVIDIA wheel.";
@@ -179,6 +180,14 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
   const std::string soname = spec.soname;
 
   if (spec.system_loader_only) {
+    // A driver library (NVML) may name its override, tried alone where set.
+    if (spec.env_override != nullptr) {
+      if (const char* path = env_value(spec.env_override)) {
+        if (try_file(std::string(spec.env_override) + "=" + path, path, spec.soname, attempts, out)) return out;
+        throw_not_found(spec, attempts, true);
+      }
+      attempts.fail(spec.env_override, "not set");
+    }
     if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;
     throw_not_found(spec, attempts, false);
   }
@@ -250,6 +259,30 @@ LoadedLibrary load_library(const LibrarySpec& spec) {
   // 7. Last, so that a toolkit found above wins over whatever ldconfig happens to list.
   if (try_soname("system loader (" + soname + ")", spec.soname, 0, attempts, out)) return out;
   throw_not_found(spec, attempts, false);
+}
+
+using HandleSet = std::unordered_set<const void*>;
+
+void LiveHandles::add(const void* handle) noexcept {
+  if (handle == nullptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    if (set_ == nullptr) set_ = new HandleSet();  // never freed: see the class comment
+    static_cast<HandleSet*>(set_)->insert(handle);
+  } catch (const std::bad_alloc&) {
+  }
+}
+
+bool LiveHandles::remove(const void* handle) noexcept {
+  if (handle == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return set_ != nullptr && static_cast<HandleSet*>(set_)->erase(handle) > 0;
+}
+
+bool LiveHandles::contains(const void* handle) const noexcept {
+  if (handle == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return set_ != nullptr && static_cast<HandleSet*>(set_)->count(handle) > 0;
 }
 
 void* find_symbol(void* handle, const char* name) noexcept {

@@ -76,6 +76,11 @@ LibrarySpec spec_for(const char* soname, bool system_loader_only = false) {
   return LibrarySpec{"Test library", soname, kTestOverride, kWheelDirs, 1, system_loader_only};
 }
 
+// The driver: the system loader alone, no override.
+LibrarySpec driver_like_spec(const char* soname) {
+  return LibrarySpec{"Test library", soname, nullptr, nullptr, 0, true};
+}
+
 std::string load_error(const LibrarySpec& spec) {
   try {
     load_library(spec);
@@ -244,13 +249,31 @@ TEST(LoadLibrary, SystemLoaderOnlyTriesNothingElse) {
   // Every other place is set up to succeed or to be listed, and must be ignored.
   ScopedEnv override_path(kTestOverride, kRealNvrtc.c_str());
   ScopedEnv cuda_home("CUDA_HOME", "/usr/local/cuda");
-  const std::string message = load_error(spec_for(kMissingSoname, true));
+  const std::string message = load_error(driver_like_spec(kMissingSoname));
   EXPECT_EQ(count_attempts(message), 1) << message;
   EXPECT_NE(message.find(std::string("  - system loader (") + kMissingSoname + "): "),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("The NVIDIA driver is not installed"), std::string::npos) << message;
   EXPECT_EQ(message.find(kTestOverride), std::string::npos) << message;
+}
+
+// A driver library with an override (NVML): the override alone where set,
+// else the system loader alone.
+TEST(LoadLibrary, SystemLoaderOnlyWithAnOverrideTriesItAlone) {
+  {
+    ScopedEnv override_path(kTestOverride, "/nonexistent/libtest.so.1");
+    const std::string message = load_error(spec_for("libm.so.6", true));
+    EXPECT_EQ(count_attempts(message), 1) << message;
+    EXPECT_NE(message.find(std::string(kTestOverride) + "=/nonexistent/libtest.so.1: no such file"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("is set, so no other place was searched"), std::string::npos) << message;
+  }
+  ScopedEnv unset(kTestOverride, nullptr);
+  const std::string message = load_error(spec_for(kMissingSoname, true));
+  EXPECT_EQ(count_attempts(message), 2) << message;
+  EXPECT_NE(message.find(std::string("  - ") + kTestOverride + ": not set"), std::string::npos) << message;
+  EXPECT_NE(message.find("The NVIDIA driver is not installed"), std::string::npos) << message;
 }
 
 TEST(LoadLibrary, SystemLoaderReportsTheResolvedPath) {
@@ -286,6 +309,20 @@ TEST(CudaVersionString, FormatsMajorDotMinor) {
   EXPECT_EQ(cubind::detail::cuda_version_string(13000), "13.0");
   EXPECT_EQ(cubind::detail::cuda_version_string(11080), "11.8");
   EXPECT_EQ(cubind::detail::cuda_version_string(13010), "13.1");
+}
+
+TEST(LiveHandles, RecordsWhatWasAddedUntilRemoved) {
+  static cubind::detail::LiveHandles live;  // as the generated wrappers hold it
+  int a = 0, b = 0;
+  EXPECT_FALSE(live.contains(&a));
+  live.add(&a);
+  live.add(nullptr);
+  EXPECT_TRUE(live.contains(&a));
+  EXPECT_FALSE(live.contains(&b));
+  EXPECT_FALSE(live.contains(nullptr));
+  EXPECT_TRUE(live.remove(&a));
+  EXPECT_FALSE(live.remove(&a));
+  EXPECT_FALSE(live.contains(&a));
 }
 
 }  // namespace

@@ -11,6 +11,9 @@ cdef extern from "cubind/raw/nvfatbin.hpp" namespace "cubind::raw" nogil:
 cdef extern from "cubind/raw/nvjitlink.hpp" namespace "cubind::raw" nogil:
     LibraryStatus nvjitlink_status()
     void nvjitlink_load() except +
+cdef extern from "cubind/raw/nvml.hpp" namespace "cubind::raw" nogil:
+    LibraryStatus nvml_status()
+    void nvml_load() except +
 cdef extern from "cubind/raw/nvrtc.hpp" namespace "cubind::raw" nogil:
     LibraryStatus nvrtc_status()
     void nvrtc_load() except +
@@ -21,7 +24,7 @@ cdef extern from "cubind/raw/runtime.hpp" namespace "cubind::raw" nogil:
     LibraryStatus runtime_status()
     void runtime_load() except +
 
-NAMES = ("driver", "nvfatbin", "nvjitlink", "nvrtc", "nvvm", "runtime")
+NAMES = ("driver", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm", "runtime")
 
 
 cdef LibraryStatus _status_of(str name) except *:
@@ -31,6 +34,8 @@ cdef LibraryStatus _status_of(str name) except *:
         return nvfatbin_status()
     if name == "nvjitlink":
         return nvjitlink_status()
+    if name == "nvml":
+        return nvml_status()
     if name == "nvrtc":
         return nvrtc_status()
     if name == "nvvm":
@@ -52,6 +57,10 @@ cdef int _load(str name) except -1:
     if name == "nvjitlink":
         with nogil:
             nvjitlink_load()
+        return 0
+    if name == "nvml":
+        with nogil:
+            nvml_load()
         return 0
     if name == "nvrtc":
         with nogil:

@@ -24,6 +24,7 @@ struct ParamAnnotation {
   std::string typed_by;   // a void* whose type the named attribute parameter selects
   std::string size_from;  // a caller-allocated buffer whose size this function reports
   int nullable = 0;       // 1 / -1: whether the pointer takes NULL, overriding the documentation
+  std::string value;      // not a Python argument: always this value (a number or a macro of the header)
   std::string python_name;  // the Python parameter's name, where it is not the C name's (handle for handle_indirect)
   unsigned line = 0;
 };
@@ -33,6 +34,8 @@ struct FunctionAnnotation {
   std::string skip;       // not bound, with this reason
   std::string introduced; // the CUDA version that introduced it, for the loader's error
   std::string release_on_error;  // frees the handle it outputs when it fails (nvJitLinkDestroy)
+  std::string makes_handle;      // the output parameter of a handle the raw layer records as live
+  std::string destroys_handle;   // the parameter of a handle it destroys, no longer live
   unsigned line = 0;
 };
 

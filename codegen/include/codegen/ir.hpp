@@ -58,6 +58,7 @@ struct Param {
   std::string size_from;          // a buffer whose size this other function reports
   std::string typed_by;           // a void* whose type this (attribute) parameter selects
   int nullable = 0;               // 1: takes NULL (None), -1: must not be NULL, 0: as its documentation says
+  std::string fixed_value;        // not a Python argument: always this value (NVML_DEVICE_NAME_V2_BUFFER_SIZE)
   std::string python_name;        // annotation: the Python name, where it is not the C name's
 };
 
@@ -81,6 +82,12 @@ struct Function {
   // A function that frees the handle this one outputs even when it fails
   // (nvJitLinkCreate makes one for options it rejects): called before the error is raised.
   std::string release_on_error;
+  // The output parameter through which it makes a handle (nvrtcCreateProgram's
+  // prog), or the parameter through which it destroys one (nvrtcDestroyProgram's
+  // prog): the raw layer records the handles it made, so that the bindings can
+  // tell a live handle from a made-up or destroyed one.
+  std::string makes_handle;
+  std::string destroys_handle;
   Location location;
 };
 
@@ -198,12 +205,21 @@ struct LibraryDescriptor {
     // Module helpers that cuda.bindings offers beyond the headers, each the
     // same call as a bound function: getLocalRuntimeVersion -> cudaRuntimeGetVersion.
     std::map<std::string, std::string> aliases;
+    // Function names where cuda.bindings' snake_case is not the rule's
+    // (nvmlDeviceGetNvLinkState -> device_get_nvlink_state).
+    std::map<std::string, std::string> names;
+    // The #define constants the module exports, when not all (cuda.bindings.nvml exports three).
+    std::vector<std::string> constants;
+    bool int_handles = false;       // handles: int -- handles are plain integers (cuda.bindings.nvml)
+    bool text_as_str = false;       // text: str -- C strings the call fills come back as str
+    bool error_subclasses = false;  // a subclass of error_class per failing status (UninitializedError)
   };
 
   std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name
   std::vector<std::string> headers;        // included, in order, by the parsed translation unit
   std::vector<std::string> owned_files;    // base names whose declarations belong to the library
   std::vector<std::string> extra_headers;  // included after `headers`, declarations not owned (cudaTypedefs.h)
+  std::vector<std::string> defines;        // macros defined before the headers (NVML_NO_UNVERSIONED_FUNC_DEFS)
   std::string soname;                      // libcuda.so.1
   std::string display_name;                // "the CUDA driver": how the loader's messages name it
   std::string env_override;                // CUBIND_NVRTC_LIBRARY: a full path tried first; "" for none
@@ -247,6 +263,16 @@ struct Library : LibraryDescriptor {
   const Typedef* find_typedef(const std::string& name) const;
   const Enum* find_enum(const std::string& name) const;
 };
+
+// A handle type whose live handles the raw layer records: the function that
+// makes them and the one that destroys them, each with its parameter.
+struct LiveHandle {
+  std::string type;  // nvrtcProgram
+  const Function* made_by = nullptr;
+  const Function* destroyed_by = nullptr;
+};
+// Those of a library, in the order of their make functions.
+std::vector<LiveHandle> live_handles(const Library& lib);
 
 const char* to_string(Type::Kind kind);
 const char* to_string(Typedef::Kind kind);

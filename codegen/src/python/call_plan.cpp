@@ -44,7 +44,9 @@ bool takes_argument(Role r) {
     case Role::OutArrayRef:
     case Role::OutTyped:
     case Role::OutTypedArray:
-    case Role::DerivedSize: return false;
+    case Role::DerivedSize:
+    case Role::QueriedCount:
+    case Role::Fixed: return false;
     default: return true;
   }
 }
@@ -88,6 +90,22 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
       if (size.role == Role::InOut && size.param->name == typed.param->size_param) size.role = Role::DerivedSize;
     }
   }
+  // An output array counted by an output (unsigned int *infoCount) is queried:
+  // the count is neither an argument nor an output.
+  // A char buffer counted so (nvmlVgpuTypeGetName's size) is queried too, and returned as text.
+  for (Plan& array : fp.params) {
+    if ((array.role != Role::OutArray && array.role != Role::OutBuffer) || array.count_is_fixed) continue;
+    for (Plan& count : fp.params) {
+      if (count.param->name == array.count && count.role == Role::OutScalar) {
+        count.role = Role::QueriedCount;
+        array.queried = true;
+        if (array.role == Role::OutBuffer) {
+          array.role = Role::OutArray;
+          array.type.c = "char";
+        }
+      }
+    }
+  }
   // A count parameter that belongs to an output array stays an argument: the
   // array's capacity. An inout count is an optional argument, returned.
   fp.arguments = arguments(fp.params);
@@ -103,6 +121,12 @@ Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_cal
   pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
   pl.typed_by = p.typed_by;
   const Type& t = p.type;
+  if (!p.fixed_value.empty()) {
+    if (t.kind == Type::Kind::Pointer) fail(f, p, "a value: is given to a parameter passed by value only");
+    pl.type = m_.resolve(t.spelling);
+    pl.role = Role::Fixed;
+    return pl;
+  }
   if (t.kind == Type::Kind::FunctionPointer ||
       (t.kind == Type::Kind::Builtin && m_.resolve(t.spelling).kind == TypeInfo::Kind::FunctionPointer)) {
     pl.type = m_.resolve(t.spelling);
@@ -327,9 +351,17 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
       case Role::OutStruct: outs.push_back({pl.py_name, pl.type.py}); break;
       case Role::OutString: outs.push_back({pl.py_name, "bytes | None"}); break;
       case Role::OutPointer: outs.push_back({pl.py_name, "int"}); break;
-      case Role::OutBuffer: outs.push_back({pl.py_name, "bytes"}); break;
+      case Role::OutBuffer:
+        outs.push_back({pl.py_name, m_.conventions.text_as_str() && !pl.count.empty() ? "str" : "bytes"});
+        break;
       case Role::OutSized: outs.push_back({pl.py_name, sized_as_bytes(pl) ? "bytes" : list}); break;
       case Role::OutArray:
+        if (pl.queried && pl.param->type.pointee == "char") {
+          outs.push_back({pl.py_name, m_.conventions.text_as_str() ? "str" : "bytes"});
+          break;
+        }
+        outs.push_back({pl.py_name, list});
+        break;
       case Role::OutArrayRef: outs.push_back({pl.py_name, list}); break;
       case Role::OutTyped: outs.push_back({pl.py_name, "Any"}); break;
       case Role::OutTypedArray: outs.push_back({pl.py_name, "list[Any]"}); break;
@@ -358,7 +390,9 @@ FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Fie
       case TypeInfo::Kind::Scalar:
         if (fp.type.format == "b" || fp.type.format == "B") {
           // Text (name) ends at the first NUL; identifiers (uuid bytes, reserved) keep every byte.
-          const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos;
+          // Where text is str (NVML), every char array is text: busId, serial, version.
+          const bool text = f.name.find("name") != std::string::npos || f.name.find("Name") != std::string::npos ||
+                            (m.conventions.text_as_str() && strip_qualifiers(f.type.element) == "char");
           fp.kind = text ? FieldPlan::Kind::Text : FieldPlan::Kind::Bytes;
           fp.annotation = "bytes";
           return fp;

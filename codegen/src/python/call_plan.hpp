@@ -42,6 +42,8 @@ enum class Role {
   InOut,           // T * in and out: an optional argument, returned
   InPointer,       // T * to one value the caller gives (const int *value, nvrtcProgram *prog)
   DerivedSize,     // size_t *size of a typed value: derived from the attribute, neither argument nor output
+  Fixed,           // by value, always the annotation's value (a buffer's length): not an argument
+  QueriedCount,    // T *count of a queried array: 0 first, then what the call reported; not an argument
 };
 
 struct Plan {
@@ -55,6 +57,9 @@ struct Plan {
   std::string typed_by;
   std::string attribute_enum;  // the enum of the typed_by parameter (InTyped, OutTyped, OutTypedArray)
   bool accepts_null = false;   // StructIn and String: None passes NULL
+  // OutArray whose count the call reads and writes (unsigned int *infoCount):
+  // asked with 0 first, then again with room for the count it reported.
+  bool queried = false;
 };
 
 // One Python argument, as the .pyx declares it and the .pyi annotates it.

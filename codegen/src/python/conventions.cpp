@@ -1,5 +1,6 @@
 #include "python/conventions.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -40,8 +41,73 @@ std::string Conventions::snake_case(const std::string& base) {
 
 std::string Conventions::function_name(const std::string& c_name) const {
   if (!raising_) return c_name;
+  if (auto it = lib_.python.names.find(c_name); it != lib_.python.names.end()) return it->second;
   // nvJitLinkAddData -> add_data, as cuda.bindings.nvjitlink spells it.
   return snake_case(drop_prefix(c_name));
+}
+
+std::string Conventions::type_name(const std::string& c_name) const {
+  if (!raising_) return c_name;
+  // nvmlMemory_v2_t -> Memory_v2, as cuda.bindings.nvml spells its classes.
+  std::string name = drop_prefix(c_name);
+  if (name.size() > 2 && name.compare(name.size() - 2, 2, "_t") == 0) name.resize(name.size() - 2);
+  return name;
+}
+
+std::string Conventions::field_name(const std::string& c_name) const {
+  if (!raising_) return python_identifier(c_name);
+  // cuda.bindings.nvml's one exception: nvmlPciInfo_t.device is device_.
+  const std::string name = snake_case(c_name);
+  return name == "device" ? "device_" : python_identifier(name);
+}
+
+long long Conventions::insufficient_size_status() const {
+  static const std::string suffix = "ERROR_INSUFFICIENT_SIZE";
+  for (const auto& e : lib_.enums) {
+    for (const auto& v : e.enumerators) {
+      if (v.name.size() >= suffix.size() && v.name.compare(v.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return v.value;
+      }
+    }
+  }
+  return -1;
+}
+
+std::string Conventions::error_subclass(const Enum& status, const Enumerator& v, std::string& alias) const {
+  std::string member = v.name.substr(member_prefix(status).size());
+  if (member.rfind("ERROR_", 0) == 0) member = member.substr(6);
+  std::string camel;
+  bool upper = true;
+  for (char c : member) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    camel += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+                   : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    upper = false;
+  }
+  const std::string name = camel + "Error";
+  alias.clear();
+  if (name == "MemoryError" || name == "TimeoutError") {
+    alias = name;
+    const std::string& base = error_class();
+    return base.substr(0, base.size() - 5) + name;
+  }
+  return name;
+}
+
+bool Conventions::exports_constant(const std::string& c_name) const {
+  const auto& list = lib_.python.constants;
+  return list.empty() || std::find(list.begin(), list.end(), c_name) != list.end();
+}
+
+std::string Conventions::constant_name(const std::string& c_name) const {
+  if (!raising_ || lib_.python.constants.empty()) return c_name;
+  std::string upper = lib_.python.prefix;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  upper += "_";
+  return c_name.rfind(upper, 0) == 0 ? c_name.substr(upper.size()) : c_name;
 }
 
 std::string Conventions::parameter_name(const std::string& c_name) const {
@@ -54,13 +120,15 @@ std::string Conventions::parameter_name(const std::string& c_name) const {
       {"bytes", "numbytes"}, {"input", "input_"}, {"object", "object"},
   };
   const std::string name = raising_ ? snake_case(c_name) : c_name;
+  // cuda.bindings.nvml keeps `type` (device_get_clock_info(device, type)).
+  if (raising_ && name == "type") return name;
   const auto it = renamed.find(name);
   return it != renamed.end() ? it->second : python_identifier(name);
 }
 
 std::string Conventions::enum_name(const std::string& c_name) const {
   if (!raising_) return c_name;
-  return drop_prefix(c_name);  // nvJitLinkInputType -> InputType
+  return type_name(c_name);  // nvJitLinkInputType -> InputType
 }
 
 // nvJitLinkInputType's members share NVJITLINK_INPUT_; cuda.bindings drops it.

@@ -33,6 +33,34 @@ class Conventions {
   // Python-visible name of an enum: nvJitLinkInputType -> InputType when raising.
   std::string enum_name(const std::string& c_name) const;
 
+  // Python name of an enum or struct class when raising: the prefix and a
+  // trailing _t dropped (nvmlMemory_v2_t -> Memory_v2); else the C name.
+  std::string type_name(const std::string& c_name) const;
+
+  // Python name of a struct field: snake_case when raising (pciDeviceId ->
+  // pci_device_id), as cuda.bindings.nvml spells them; else the C name.
+  std::string field_name(const std::string& c_name) const;
+
+  // The #define constants the module exports (all when python.constants is
+  // not given), and the Python name of one, or of an enum member: without the
+  // library's upper-case prefix when python.constants is given
+  // (NVML_NVLINK_MAX_LINKS -> NVLINK_MAX_LINKS, NVML_P2P_STATUS_OK -> P2P_STATUS_OK).
+  bool exports_constant(const std::string& c_name) const;
+  std::string constant_name(const std::string& c_name) const;
+
+  // Handles are plain ints (cuda.bindings.nvml), not classes.
+  bool int_handles() const { return lib_.python.int_handles; }
+  // C strings the call fills come back as str.
+  bool text_as_str() const { return lib_.python.text_as_str; }
+  // The status code of a buffer or array too small (NVML_ERROR_INSUFFICIENT_SIZE), or -1.
+  long long insufficient_size_status() const;
+  // The error subclass of a failing status (NVML_ERROR_GPU_IS_LOST of
+  // nvmlReturn_t -> GpuIsLostError), as cuda.bindings names them. A name that
+  // would shadow a builtin exception (MemoryError) becomes NvmlMemoryError,
+  // and `alias` is set to the builtin's name, which the module binds to it too.
+  std::string error_subclass(const Enum& status, const Enumerator& v, std::string& alias) const;
+  bool error_subclasses() const { return lib_.python.error_subclasses; }
+
   // The prefix an enum's members are also reachable without (NVJITLINK_INPUT_), or "".
   std::string member_prefix(const Enum& e) const;
 

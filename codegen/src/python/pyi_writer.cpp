@@ -40,12 +40,15 @@ void PyiWriter::header() {
 }
 
 void PyiWriter::constants() {
+  const Conventions& names = plan_.conventions;
   for (const Macro& mc : lib_.macros) {
+    if (!names.exports_constant(mc.name)) continue;
+    const std::string name = names.constant_name(mc.name);
     switch (mc.kind) {
       case Macro::Kind::Integer:
-      case Macro::Kind::Pointer: o_ << mc.name << ": int\n"; break;
-      case Macro::Kind::Float: o_ << mc.name << ": float\n"; break;
-      case Macro::Kind::String: o_ << mc.name << ": bytes\n"; break;
+      case Macro::Kind::Pointer: o_ << name << ": int\n"; break;
+      case Macro::Kind::Float: o_ << name << ": float\n"; break;
+      case Macro::Kind::String: o_ << name << ": bytes\n"; break;
     }
   }
   o_ << "\n";
@@ -59,7 +62,7 @@ void PyiWriter::enums() {
     o_ << "class " << py << "(Enum):\n";
     if (!e.doc.empty()) o_ << docstring(names.stub_text(clean_doc(e.doc)), "    ");
     for (const auto& v : e.enumerators) {
-      o_ << "    " << v.name << ": " << py << "\n";
+      o_ << "    " << names.constant_name(v.name) << ": " << py << "\n";
       if (!v.doc.empty()) o_ << docstring(names.stub_text(clean_doc(v.doc)), "    ");
     }
     // The members under the names cuda.bindings gives them (Result.SUCCESS for
@@ -82,7 +85,21 @@ void PyiWriter::enums() {
 
 void PyiWriter::status() {
   if (!plan_.conventions.raising()) return;
-  o_ << "class " << plan_.conventions.error_class() << "(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n\n";
+  const std::string& base = plan_.conventions.error_class();
+  o_ << "class " << base << "(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n"
+     << "    def __init__(self, status: int, log: Optional[str] = None) -> None: ...\n\n";
+  if (!plan_.conventions.error_subclasses()) return;
+  for (const Enum& e : lib_.enums) {
+    if (plan_.conventions.enum_name(e.name) != plan_.status_py) continue;
+    for (const auto& v : e.enumerators) {
+      if (v.value == 0) continue;
+      std::string alias;
+      const std::string cls = plan_.conventions.error_subclass(e, v, alias);
+      o_ << "class " << cls << "(" << base << "): ...\n";
+      if (!alias.empty()) o_ << alias << " = " << cls << "\n";
+    }
+  }
+  o_ << "\ndef check_status(status: int) -> int: ...\ndef check_status_size(status: int) -> int: ...\n\n";
 }
 
 void PyiWriter::handles() {
@@ -116,7 +133,8 @@ void PyiWriter::structs() {
     for (const Field* f : fields) {
       const FieldPlan fp = plan_field(m_, *f);
       if (fp.kind == FieldPlan::Kind::None) continue;
-      o_ << "    " << python_identifier(f->name) << ": " << fp.annotation << "\n";
+      o_ << "    " << plan_.conventions.field_name(f->name) << ": "
+         << (fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? std::string("str") : fp.annotation) << "\n";
       if (!f->doc.empty()) o_ << docstring(plan_.conventions.stub_text(clean_doc(f->doc)), "    ");
     }
     o_ << "\n";
@@ -184,6 +202,7 @@ std::string PyiWriter::return_annotation(const FunctionPlan& fp) const {
 // #define aliases of enum and struct types.
 void PyiWriter::aliases() {
   const Conventions& names = plan_.conventions;
+  if (names.raising()) return;  // as in the .pyx: no C-named aliases
   for (const auto& [alias, target] : lib_.type_aliases) {
     if (const Enum* e = m_.find_enum(target)) o_ << names.enum_name(alias) << " = " << names.enum_name(e->name) << "\n";
   }

@@ -1,6 +1,7 @@
 #include "python/pyx_function.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 
@@ -75,6 +76,14 @@ void PyxFunction::convert(const Plan& pl) {
     case Role::ArrayIn: array_in(pl); break;
     case Role::InPointer: in_pointer(pl); break;
     case Role::InOut: in_out(pl); break;
+    case Role::Fixed:
+      // A macro of the header is the raw module's constant.
+      locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = "
+              << (std::isdigit(static_cast<unsigned char>(pl.param->fixed_value[0])) ? "" : m_.cy + ".")
+              << pl.param->fixed_value << "\n";
+      call_args_.push_back("_c_" + pl.py_name);
+      break;
+    case Role::QueriedCount:
     case Role::DerivedSize:
       locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = 0\n";
       call_args_.push_back("&_c_" + pl.py_name);
@@ -85,7 +94,7 @@ void PyxFunction::convert(const Plan& pl) {
     case Role::OutPointer: out_value(pl); break;
     case Role::OutBuffer: out_buffer(pl); break;
     case Role::OutSized: out_sized(pl); break;
-    case Role::OutArray: out_array(pl); break;
+    case Role::OutArray: pl.queried ? out_array_queried(pl) : out_array(pl); break;
     case Role::OutArrayRef: out_array_ref(pl); break;
     case Role::OutTyped: out_typed(pl); break;
     case Role::OutTypedArray: out_typed_array(pl); break;
@@ -120,6 +129,7 @@ std::string PyxFunction::c_value(const std::string& c_name, bool after_inputs) c
   const Plan* q = plan_named(c_name);
   if (q == nullptr) return python_identifier(c_name);
   if ((q->role == Role::Scalar && is_integer(q->type)) || q->role == Role::Value || q->role == Role::DerivedSize ||
+      q->role == Role::Fixed ||
       (after_inputs && q->role == Role::InOut)) {
     return "_c_" + q->py_name;
   }
@@ -131,7 +141,17 @@ void PyxFunction::by_value(const Plan& pl) {
   locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
   // A value (cuuint32_t tensorRank) may count an array: it converts first too.
   (pl.role == Role::Value ? scalars_ : body_) << "    " << cn << " = " << arg_to_c(pl.type, pl.py_name, pl.param->name) << "\n";
+  if (pl.role == Role::Handle) check_live(pl, strip_qualifiers(pl.param->type.spelling), cn);
   call_args_.push_back(cn);
+}
+
+void PyxFunction::check_live(const Plan& pl, const std::string& handle_type, const std::string& cn) {
+  for (const LiveHandle& h : live_handles(m_.lib)) {
+    if (h.type != handle_type) continue;
+    body_ << "    if <void*>" << cn << " != NULL and not " << m_.cy << "." << h.type << "_is_live(" << cn << "):\n"
+          << "        _support.not_live(" << pl.py_name << ", \"" << pl.py_name << "\", \"" << h.type << "\", \""
+          << h.made_by->name << "\", \"" << h.destroyed_by->name << "\")\n";
+  }
 }
 
 // The address of a C function (ctypes.cast(fn, c_void_p).value), or None.
@@ -207,6 +227,23 @@ void PyxFunction::address(const Plan& pl) {
       !pl.param->type.pointee_const && (lower.rfind("dst", 0) == 0 || pl.param->direction == "inout");
   if (pl.param->nullable < 0) {
     body_ << "    if " << n << " is None:\n        raise TypeError(\"" << pn << " cannot be None\")\n";
+  }
+  if (pl.param->direction == "inout" && !pl.param->size_param.empty() && pl.param->type.pointee == "char") {
+    // A char * the call fills, of `size` bytes (cuLogsDumpToMemory's buffer):
+    // cuda.bindings takes bytes there, so programs pass b" " * size; an int
+    // would be taken as an address of memory no one checked.
+    const Plan* sized = plan_named(pl.param->size_param);
+    if (sized == nullptr) throw std::runtime_error(f_.name + ": size names no parameter");
+    const std::string value = sized->role == Role::Scalar && is_integer(sized->type)
+                                  ? "_c_" + sized->py_name
+                                  : "<size_t>_support.unsigned_arg(" + sized->py_name + ", sizeof(size_t), \"" +
+                                        sized->param->name + "\")";
+    body_ << "    " << cn << " = _support.caller_buffer(" << n << ", " << value << ", &_view_" << n << ", \"" << pn
+          << "\", \"" << sized->param->name << "\")\n";
+    cleanup_ << "        _support.release_address(&_view_" << n << ")\n";
+    needs_try_ = true;
+    call_args_.push_back(cast_param(pl) + cn);
+    return;
   }
   body_ << "    " << cn << " = _support.address(" << n << ", &_view_" << n << ", " << (writable ? "True" : "False")
         << ", \"" << pn << "\")\n";
@@ -306,6 +343,7 @@ void PyxFunction::in_pointer(const Plan& pl) {
   const std::string cn = "_c_" + n;
   locals_ << "    cdef " << pl.type.c << " " << cn << "\n";
   body_ << "    " << cn << " = " << arg_to_c(pl.type, n, pl.param->name) << "\n";
+  if (pl.type.kind == TypeInfo::Kind::Handle) check_live(pl, strip_qualifiers(pl.param->type.pointee), cn);
   call_args_.push_back(cast_param(pl) + "&" + cn);
   if (pl.type.kind == TypeInfo::Kind::Handle) {
     // Destroy functions zero the handle they are given: so does its object.
@@ -347,6 +385,10 @@ void PyxFunction::out_value(const Plan& pl) {
       break;
     case Role::OutStruct:
       locals_ << "    cdef " << pl.type.py << " " << cn << " = " << pl.type.py << "()\n";
+      // A versioned struct (NVML's) says which layout it is before the call reads it.
+      if (const std::string v = m_.version_macro(pl.param->type.pointee); !v.empty()) {
+        body_ << "    (<" << pl.type.c << "*>" << cn << "._ptr).version = " << m_.cy << "." << v << "\n";
+      }
       call_args_.push_back(cast_param(pl) + cn + "._ptr");
       out_exprs_.push_back(cn);
       break;
@@ -386,7 +428,8 @@ void PyxFunction::out_buffer(const Plan& pl) {
   if (pl.count.empty()) {
     out_exprs_.push_back("PyBytes_FromStringAndSize(" + cn + ", " + size + ")");
   } else {
-    out_exprs_.push_back("_support.c_string(" + cn + ", " + size + ")");
+    out_exprs_.push_back("_support.c_string(" + cn + ", " + size + ")" +
+                         (m_.conventions.text_as_str() ? ".decode(\"utf-8\", \"replace\")" : ""));
   }
 }
 
@@ -444,6 +487,25 @@ void PyxFunction::out_array(const Plan& pl) {
   call_args_.push_back(cast_param(pl) + cn);
   const std::string n_out = inout_count ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")" : "_cap_" + n;
   out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
+}
+
+// Asked first with a count of 0 and no array; while the call answers that
+// the array is too small, again with room for the count it reported.
+void PyxFunction::out_array_queried(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  const std::string count = "_c_" + plan_named(pl.count)->py_name;
+  locals_ << "    cdef " << pl.type.c << "* " << cn << " = NULL\n";
+  cleanup_ << "        free(" << cn << ")\n";
+  needs_try_ = true;
+  queried_ = &pl;
+  call_args_.push_back(cast_param(pl) + cn);
+  if (pl.param->type.pointee == "char") {
+    // Text up to its NUL ("" when the call reported no length).
+    out_exprs_.push_back("(b\"\" if " + cn + " == NULL else _support.c_string(" + cn + ", " + count + "))" +
+                         (m_.conventions.text_as_str() ? ".decode(\"utf-8\", \"replace\")" : ""));
+    return;
+  }
+  out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + count + ")]");
 }
 
 void PyxFunction::out_array_ref(const Plan& pl) {
@@ -597,9 +659,28 @@ void PyxFunction::call(std::ostringstream& inner) const {
     // A helper defined in the header (make_cudaExtent): no library call, so
     // no GIL release, and its value comes back alone, as in cuda.bindings.
     inner << "    _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+  } else if (m_.conventions.error_subclasses()) {
+    // The loader's RuntimeError (no library, or no such entry point in it)
+    // becomes the library's own error (LibraryNotFoundError, FunctionNotFoundError).
+    inner << "    try:\n"
+          << "        with nogil:\n"
+          << "            _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n"
+          << "    except RuntimeError as _e:\n"
+          << "        _loader_error(_e)\n";
   } else {
     inner << "    with nogil:\n";
     inner << "        _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+  }
+  if (queried_ != nullptr) {
+    const std::string cn = "_c_" + queried_->py_name;
+    const std::string count = "_c_" + plan_named(queried_->count)->py_name;
+    inner << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count << " > 0:\n"
+          << "        free(" << cn << ")\n"
+          << "        " << cn << " = NULL\n"
+          << "        " << cn << " = <" << queried_->type.c << "*>_support.alloc_array(" << count << ", sizeof("
+          << queried_->type.c << "))\n"
+          << "        with nogil:\n"
+          << "            _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
   }
   inner << writebacks_.str();
   if (!f_.release_on_error.empty()) release_on_error(inner);

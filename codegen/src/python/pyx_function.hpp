@@ -47,6 +47,7 @@ class PyxFunction {
   void out_buffer(const Plan& pl);
   void out_sized(const Plan& pl);
   void out_array(const Plan& pl);
+  void out_array_queried(const Plan& pl);
   void out_array_ref(const Plan& pl);
   void out_typed(const Plan& pl);
   void out_typed_array(const Plan& pl);
@@ -70,6 +71,9 @@ class PyxFunction {
   std::string size_hint(const Plan& pl) const;
   std::string typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const;
   std::string cast_param(const Plan& pl) const;
+  // A handle of a type the raw layer records (nvrtcProgram) must be one it made
+  // and has not destroyed, or NULL: anything else raises before the call.
+  void check_live(const Plan& pl, const std::string& handle_type, const std::string& cn);
   const Plan* plan_named(const std::string& c_name) const;
 
   const Model& m_;
@@ -85,6 +89,7 @@ class PyxFunction {
   const Plan* caller_buffer_ = nullptr;
   std::size_t caller_buffer_index_ = 0;
   const Plan* callback_ = nullptr;
+  const Plan* queried_ = nullptr;  // the array of a two-call query
 };
 
 }  // namespace codegen::python

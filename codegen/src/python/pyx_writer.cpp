@@ -62,12 +62,15 @@ void PyxWriter::header() {
 
 void PyxWriter::constants() {
   o_ << "# Constants (#define)\n";
+  const Conventions& names = plan_.conventions;
   for (const Macro& mc : lib_.macros) {
+    if (!names.exports_constant(mc.name)) continue;
+    const std::string name = names.constant_name(mc.name);
     switch (mc.kind) {
       case Macro::Kind::Integer:
-      case Macro::Kind::Pointer: o_ << mc.name << " = " << mc.int_value << "\n"; break;
-      case Macro::Kind::Float: o_ << mc.name << " = " << mc.float_value << "\n"; break;
-      case Macro::Kind::String: o_ << mc.name << " = b\"" << mc.string_value << "\"\n"; break;
+      case Macro::Kind::Pointer: o_ << name << " = " << mc.int_value << "\n"; break;
+      case Macro::Kind::Float: o_ << name << " = " << mc.float_value << "\n"; break;
+      case Macro::Kind::String: o_ << name << " = b\"" << mc.string_value << "\"\n"; break;
     }
   }
   o_ << "\n";
@@ -86,13 +89,14 @@ void PyxWriter::enums() {
     std::string spec = first_sentence(e.doc);
     std::replace(spec.begin(), spec.end(), '\n', ' ');
     spec += "\n";
-    for (const auto& v : e.enumerators) spec += v.name + " " + std::to_string(v.value) + " ";
+    // Members as constants are named (NVML_P2P_CAPS_INDEX_READ -> P2P_CAPS_INDEX_READ).
+    for (const auto& v : e.enumerators) spec += names.constant_name(v.name) + " " + std::to_string(v.value) + " ";
     o_ << "    \"" << names.enum_name(e.name) << "\": " << py_string(spec) << ",\n";
   }
   o_ << "}\n";
   o_ << "cdef dict _ENUM_PREFIXES = {\n";
   for (const Enum& e : lib_.enums) {
-    const std::string prefix = names.member_prefix(e);
+    const std::string prefix = names.constant_name(names.member_prefix(e));
     if (!prefix.empty()) o_ << "    \"" << names.enum_name(e.name) << "\": \"" << prefix << "\",\n";
   }
   o_ << "}\n";
@@ -133,6 +137,7 @@ void PyxWriter::status() {
   o_ << "class " << error_class << "(Exception):\n"
      << "    \"\"\"A failed " << lib_.display_name << " call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
      << "    def __init__(self, status, log=None):\n"
+     << "        status = _status(int(status))\n"
      << "        self.status = status\n"
      << "        self.log = log\n"
      << "        text = f\"{status.name} ({int(status)})\"\n"
@@ -143,8 +148,55 @@ void PyxWriter::status() {
      << "        return (type(self), (self.status, self.log))\n\n"
      << "cdef int _check(long long code) except -1:\n"
      << "    if code != 0:\n"
-     << "        raise " << error_class << "(_status(code))\n"
+     << "        raise " << (plan_.conventions.error_subclasses() ? "_ERRORS.get(code, " + error_class + ")" : error_class)
+     << "(_status(code))\n"
      << "    return 0\n\n";
+  if (plan_.conventions.error_subclasses()) error_subclasses();
+}
+
+// One subclass of the error class per failing status, named as cuda.bindings
+// names them: NVML_ERROR_GPU_IS_LOST -> GpuIsLostError. A name that would
+// shadow a builtin exception (MemoryError) is the class NvmlMemoryError, and
+// the builtin's name is an alias of it.
+void PyxWriter::error_subclasses() {
+  const std::string& error_class = plan_.conventions.error_class();
+  const Enum* status = nullptr;
+  for (const Enum& e : lib_.enums) {
+    if (plan_.conventions.enum_name(e.name) == plan_.status_py) status = &e;
+  }
+  if (status == nullptr) throw std::runtime_error(lib_.name + ": error_subclasses, but no status enum " + plan_.status_py);
+  std::ostringstream table;
+  std::string insufficient_size = "-1", not_found_library = "-1", not_found_function = "-1";
+  const auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (const auto& v : status->enumerators) {
+    if (v.value == 0) continue;
+    if (ends_with(v.name, "INSUFFICIENT_SIZE")) insufficient_size = std::to_string(v.value);
+    if (ends_with(v.name, "LIBRARY_NOT_FOUND")) not_found_library = std::to_string(v.value);
+    if (ends_with(v.name, "FUNCTION_NOT_FOUND")) not_found_function = std::to_string(v.value);
+    std::string alias;
+    const std::string cls = plan_.conventions.error_subclass(*status, v, alias);
+    o_ << "class " << cls << "(" << error_class << "):\n"
+       << "    \"\"\"" << v.name << ": " << clean_doc(first_sentence(v.doc)) << "\"\"\"\n\n";
+    if (!alias.empty()) o_ << alias << " = " << cls << "\n\n";
+    table << "    " << v.value << ": " << cls << ",\n";
+  }
+  o_ << "cdef dict _ERRORS = {\n" << table.str() << "}\n\n";
+  // The loader's RuntimeError as the library's status: the library cannot be
+  // loaded, or lacks the function (older than the header).
+  o_ << "cdef int _loader_error(object error) except -1:\n"
+     << "    text = str(error)\n"
+     << "    code = " << not_found_library << " if text.startswith(\"cubind could not load\") else " << not_found_function << "\n"
+     << "    raise _ERRORS.get(code, " << error_class << ")(_status(code), text) from error\n\n";
+  o_ << "cpdef int check_status(int status) except? -1:\n"
+     << "    \"\"\"Raises the " << error_class << " subclass of a failing status; returns 0 for success.\"\"\"\n"
+     << "    return _check(status)\n\n"
+     << "cpdef int check_status_size(int status) except? -1:\n"
+     << "    \"\"\"As check_status, but a status that only says the buffer was too small returns 0.\"\"\"\n"
+     << "    if status == " << insufficient_size << ":\n"
+     << "        return 0\n"
+     << "    return _check(status)\n\n";
 }
 
 void PyxWriter::handles() {
@@ -234,8 +286,9 @@ void PyxWriter::structs() {
   o_ << "# Structs and unions\n";
   // Classes are declared first: fields of one refer to others.
   for (const auto& sc : m_.structs) struct_class(sc);
-  // #define aliases of struct and handle types.
+  // #define aliases of struct and handle types (none where names are Python's).
   for (const auto& [alias, target] : lib_.type_aliases) {
+    if (plan_.conventions.raising()) break;
     if (const auto* sc = m_.find_struct(target)) alias_lines_ << alias << " = " << sc->py << "\n";
   }
   o_ << alias_lines_.str() << "\n";
@@ -293,7 +346,7 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
   std::vector<std::pair<std::string, bool>> printed;
   for (const Field* f : fields) {
     bool hex = false;
-    if (field(c, *f, fields, hex)) printed.emplace_back(python_identifier(f->name), hex);
+    if (field(c, *f, fields, hex)) printed.emplace_back(plan_.conventions.field_name(f->name), hex);
   }
   // str() and repr() as cuda.bindings prints a struct: one `field : value` line per field.
   o_ << "    _fields = (";
@@ -329,7 +382,7 @@ bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<co
     return false;
   }
   hex = fp.kind == FieldPlan::Kind::Pointer || fp.kind == FieldPlan::Kind::KernelParams;
-  const std::string name = python_identifier(f.name);
+  const std::string name = plan_.conventions.field_name(f.name);
   std::ostringstream g, s;
   field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
   o_ << "    @property\n    def " << name << "(self):\n";
@@ -355,7 +408,9 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
     case FieldPlan::Kind::Bytes:
       g << "        return "
         << (fp.kind == FieldPlan::Kind::Text ? "_support.c_string(" : "PyBytes_FromStringAndSize(")
-        << "<const char*>" << at << ", " << n << ")\n";
+        << "<const char*>" << at << ", " << n << ")"
+        << (fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? ".decode(\"utf-8\", \"replace\")" : "")
+        << "\n";
       s << "        _support.char_array_assign(<void*>" << at << ", " << n << ", value, "
         << (fp.kind == FieldPlan::Kind::Text ? "True" : "False") << ", " << q << ")\n";
       break;

@@ -27,6 +27,7 @@ class PyxWriter {
   void enums();
   void enum_table();
   void status();
+  void error_subclasses();
   void handles();
   void values();
   void structs();

@@ -69,14 +69,15 @@ void Model::add_handles_and_values() {
         (t.target.kind == Type::Kind::Pointer && t.target.pointer_depth == 1 && t.target.pointee == "void")) {
       // Also an opaque pointer of another library (EGLImageKHR: void *).
       handles_[t.name] = t.name;
-    } else if (t.target.kind == Type::Kind::Builtin && scalars().count(t.target.canonical) &&
+    } else if (!conventions.int_handles() && t.target.kind == Type::Kind::Builtin && scalars().count(t.target.canonical) &&
                !scalars().at(t.target.canonical).second && t.target.canonical != "_Bool") {
       values_[t.name] = t.target.canonical;
       value_order.push_back(t.name);
     }
   }
   for (const auto& t : lib.typedefs) {
-    if (handles_.count(t.name)) handle_order.push_back(t.name);
+    // Plain-int handles have no class of their own.
+    if (handles_.count(t.name) && !conventions.int_handles()) handle_order.push_back(t.name);
     if (t.kind == Typedef::Kind::FunctionPointer || is_function_type(t)) function_pointer_order.push_back(t.name);
   }
 }
@@ -98,11 +99,29 @@ void Model::add_structs() {
         break;
       }
     }
+    if (conventions.raising()) {
+      // The typedef users write (nvmlMemory_v2_t), as cuda.bindings names it:
+      // Memory_v2; an unnamed member's type is private (_anon_...).
+      // An unversioned alias first (nvmlProcessInfo_t of nvmlProcessInfo_v2_t: ProcessInfo).
+      std::string c_name = r.name;
+      for (const bool versioned : {false, true}) {
+        for (const auto& n : names) {
+          if (n.size() > 2 && n.compare(n.size() - 2, 2, "_t") == 0 &&
+              std::regex_match(n.substr(0, n.size() - 2), versioned_re) == versioned) {
+            c_name = n;
+            break;
+          }
+        }
+        if (c_name != r.name) break;
+      }
+      py = r.synthesized_name ? "_" + r.name : conventions.type_name(c_name);
+    }
     StructClass sc{py, &r, {}};
     for (const auto& n : names) {
       if (n != py) sc.aliases.push_back(n);
     }
     if (py != r.name && !r.synthesized_name) sc.aliases.push_back(r.name);
+    if (conventions.raising()) sc.aliases.clear();  // cuda.bindings.nvml has no C-named aliases
     structs_by_c_[r.name] = structs.size();
     for (const auto& n : names) structs_by_c_[n] = structs.size();
     if (!r.tag.empty()) structs_by_c_[r.tag] = structs.size();
@@ -158,7 +177,8 @@ TypeInfo Model::resolve(const std::string& spelling) const {
   if (handles_.count(name)) {
     t.kind = TypeInfo::Kind::Handle;
     t.c = cy + "." + name;
-    t.py = name;
+    t.py = conventions.int_handles() ? "int" : name;
+    t.plain_int = conventions.int_handles();
     return t;
   }
   if (auto it = values_.find(name); it != values_.end()) {
@@ -233,6 +253,22 @@ const Model::StructClass* Model::find_struct(const std::string& name) const {
   return it == structs_by_c_.end() ? nullptr : &structs[it->second];
 }
 
+std::string Model::version_macro(const std::string& c_type) const {
+  const StructClass* sc = find_struct(c_type);
+  if (sc == nullptr || sc->record->fields.empty() || sc->record->fields.front().name != "version") return "";
+  std::vector<std::string> candidates = {strip_qualifiers(c_type)};
+  for (const auto& t : lib.typedefs) {
+    if (t.kind == Typedef::Kind::RecordAlias && t.record == sc->record->name) candidates.push_back(t.name);
+  }
+  for (std::string name : candidates) {
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, "_t") == 0) name.resize(name.size() - 2);
+    for (const auto& mc : lib.macros) {
+      if (mc.name == name && mc.kind == Macro::Kind::Integer) return name;
+    }
+  }
+  return "";
+}
+
 // Reserved members (reserved, reserved0, padding, unused) are left out, as
 // cuda.bindings 13.5 leaves them out: their bytes stay zeroed, as the driver
 // requires. Where such a member is the struct's only one (CUipcMemHandle's
@@ -258,7 +294,9 @@ void Model::collect_fields(const Record& r, std::vector<const Field*>& out) cons
 std::string to_python(const TypeInfo& t, const std::string& expr) {
   switch (t.kind) {
     case TypeInfo::Kind::Enum: return "_enum_member(\"" + t.py + "\", <long long>" + expr + ")";
-    case TypeInfo::Kind::Handle: return "_wrap_" + t.py + "(<void*>" + expr + ")";
+    case TypeInfo::Kind::Handle:
+      if (t.plain_int) return "<intptr_t>" + expr;
+      return "_wrap_" + t.py + "(<void*>" + expr + ")";
     case TypeInfo::Kind::Value: return t.py + "._from(" + expr + ")";
     case TypeInfo::Kind::Struct: return t.py + "._copy(&" + expr + ")";
     case TypeInfo::Kind::FunctionPointer: return "_wrap_" + t.py + "(<void*>" + expr + ")";
@@ -270,6 +308,7 @@ std::string to_c(const TypeInfo& t, const std::string& obj, const std::string& n
   switch (t.kind) {
     case TypeInfo::Kind::Enum: return "<" + t.c + ">_support.enum_arg(" + obj + ", \"" + name + "\")";
     case TypeInfo::Kind::Handle:
+      if (t.plain_int) return "<" + t.c + "><intptr_t>_support.signed_arg(" + obj + ", sizeof(intptr_t), \"" + name + "\")";
       return "<" + t.c + ">_support.handle_value(" + obj + ", " + t.py + ", \"" + name + "\")";
     case TypeInfo::Kind::Value:
       return "((<" + t.py + ">" + obj + ")._value if type(" + obj + ") is " + t.py + " else <" + t.c +
@@ -303,7 +342,7 @@ std::string integer_to_c(const TypeInfo& t, const std::string& obj, const std::s
 std::string py_annotation(const TypeInfo& t) {
   switch (t.kind) {
     case TypeInfo::Kind::Enum: return t.py + " | int";
-    case TypeInfo::Kind::Handle: return t.py + " | int | None";
+    case TypeInfo::Kind::Handle: return t.plain_int ? "int" : t.py + " | int | None";
     case TypeInfo::Kind::Value: return t.py + " | int";
     case TypeInfo::Kind::Struct: return t.py;
     case TypeInfo::Kind::FunctionPointer: return t.py + " | int | None";

@@ -22,6 +22,7 @@ struct TypeInfo {
   bool is_float = false;
   bool is_char = false;
   std::string format;  // struct-module format of a scalar: "i", "Q", "f"
+  bool plain_int = false;  // a handle given and returned as a plain int (python.handles: int)
 };
 
 // The spelling without const, volatile and the struct/union/enum keywords.
@@ -63,6 +64,10 @@ class Model {
   const Typedef* find_typedef(const std::string& name) const;
   const StructClass* find_struct(const std::string& name) const;
   std::string value_c_type(const std::string& name) const { return values_.at(name); }
+
+  // The macro that gives a versioned struct's version field its value
+  // (nvmlMemory_v2 for nvmlMemory_v2_t, whose first field is `version`), or "".
+  std::string version_macro(const std::string& c_type) const;
 
   // Fields of a record, C11 anonymous members flattened into it.
   void collect_fields(const Record& r, std::vector<const Field*>& out) const;

@@ -14,7 +14,7 @@ from _gpu import device_or_exit  # noqa: E402
 from cuda.core import Device  # noqa: E402
 from cuda.core.checkpoint import Process  # noqa: E402
 
-# The child runs the same package as this process (cuda.core, or the package
+# The child runs the same package as this process (NVIDIA's, or the package
 # that replaced it).
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_checkpoint_child.py")
 PACKAGE = ".".join(Device.__module__.split(".")[:2])

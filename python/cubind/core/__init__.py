@@ -69,9 +69,10 @@ from cubind.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM
 # What only some programs use is imported at its first use (module
 # __getattr__, PEP 562), so that `import cubind.core` loads neither it nor
 # what it needs (graphs, tensor maps and strided views, managed and virtual
-# memory, the device attribute table, textures): `cubind.core.GraphMemoryResource`,
-# `from cubind.core import *`, `import cubind.core.graph` and
-# `cubind.core.texture` all work as if it were imported here.
+# memory, the device attribute table, textures, NVML's system view):
+# `cubind.core.GraphMemoryResource`, `from cubind.core import *`,
+# `import cubind.core.graph`, `cubind.core.texture` and
+# `from cubind.core import system` all work as if it were imported here.
 _LAZY = {
     "DeviceProperties": "cubind.core._device_properties",
     "GraphicsResource": "cubind.core._graphics",
@@ -85,12 +86,13 @@ _LAZY = {
     "VirtualMemoryResourceOptions": "cubind.core._memory_options",
     "checkpoint": "cubind.core.checkpoint",
     "graph": "cubind.core.graph",
+    "system": "cubind.core.system",
     "texture": "cubind.core.texture",
 }
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cubind.core import checkpoint, graph, texture
+    from cubind.core import checkpoint, graph, system, texture
     from cubind.core._device_properties import DeviceProperties
     from cubind.core._graph._graph_builder import GraphMemoryResource
     from cubind.core._graphics import GraphicsResource

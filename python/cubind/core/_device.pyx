@@ -201,6 +201,19 @@ class Device:
             text = cpp.device_uuid(ordinal)
         return text.decode()
 
+    def to_system_device(self):
+        """The :class:`cubind.core.system.Device` of this GPU (its NVML view:
+        temperatures, clocks, PCI and NVLink state, ...), found by UUID.
+
+        Raises what the NVML query raises where NVML is missing or does not
+        know the UUID (cubind.core.system's NVML errors).
+        """
+        from cubind.core.system import Device as SystemDevice
+
+        # NVML takes the UUID as CUDA writes it, without its "GPU-"/"MIG-"
+        # prefix, which is also right for a MIG device's.
+        return SystemDevice(uuid=self.uuid)
+
     @property
     def name(self):
         cdef int ordinal = self._id

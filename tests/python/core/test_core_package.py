@@ -72,7 +72,7 @@ def test_import_leaves_out_what_only_some_calls_need():
 
 def test_what_some_programs_use_is_imported_at_its_first_use():
     # Graphs, tensor maps and strided views, managed and virtual memory, the
-    # device attribute table and textures load when a program first names
+    # device attribute table, textures and NVML's system view load when a program first names
     # them, each name then the same object as its module's (a subpackage's
     # name, the subpackage).
     out = _run(
@@ -85,7 +85,9 @@ def test_what_some_programs_use_is_imported_at_its_first_use():
                 "cubind.core._device_properties", "cubind.core._memory_options", "cubind.core.typing",
                 "cubind.core._graphics", "cubind.core.checkpoint",
                 "cubind.core.texture", "cubind.core.texture._array", "cubind.core.texture._mipmapped_array",
-                "cubind.core.texture._texture", "cubind.core.texture._surface", "cubind.core.texture._options"]
+                "cubind.core.texture._texture", "cubind.core.texture._surface", "cubind.core.texture._options",
+                "cubind.core.system", "cubind.core.system._device", "cubind.core.system._system",
+                "cubind.core.system._system_events", "cubind.core.system.typing", "cubind.bindings.nvml"]
         loaded = [m for m in lazy if m in sys.modules]
         names = sorted(cubind.core._LAZY)
         same = [n for n in names

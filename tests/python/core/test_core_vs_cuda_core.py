@@ -36,7 +36,6 @@ NAMES = [
 # Members of those classes cubind.core does not have, each with its reason
 # (the same list is in docs/migration-from-cuda-core.md).
 LEFT_OUT = {
-    "Device.to_system_device": "cuda.core.system (NVML): not planned yet",
     "ObjectCode.get_module": "cubind loads code as a CUlibrary; there is no CUmodule",
 }
 

@@ -668,6 +668,23 @@ CUresult cuCoredumpGetAttributeGlobal(int attrib, void* value, size_t* size)
     return 1;
 }
 
+/* The driver's log: the text and its NUL go to the caller's buffer, cut to
+ * its size as the driver cuts it; *size says how many bytes were written. */
+static const char fake_log[] = "[fake] one log line\n";
+CUresult cuLogsDumpToMemory(unsigned int* iterator, char* buffer, size_t* size, unsigned int flags)
+{
+    (void)flags;
+    if (buffer == NULL || size == NULL) return 1;
+    size_t n = *size < sizeof fake_log ? *size : sizeof fake_log;
+    if (n > 0) {
+        memcpy(buffer, fake_log, n);
+        buffer[n - 1] = '\0';
+    }
+    *size = n;
+    if (iterator != NULL) *iterator += 1;
+    return 0;
+}
+
 struct entry { const char* name; void* fn; };
 static const struct entry table[] = {
     {"cuInit", (void*)cuInit},
@@ -680,6 +697,7 @@ static const struct entry table[] = {
     {"cuPointerGetAttributes", (void*)cuPointerGetAttributes},
     {"cuCoredumpSetAttributeGlobal", (void*)cuCoredumpSetAttributeGlobal},
     {"cuCoredumpGetAttributeGlobal", (void*)cuCoredumpGetAttributeGlobal},
+    {"cuLogsDumpToMemory", (void*)cuLogsDumpToMemory},
     {"cuTensorMapEncodeTiled", (void*)cuTensorMapEncodeTiled},
     {"cuTensorMapReplaceAddress", (void*)cuTensorMapReplaceAddress},
     {"cuLaunchKernel", (void*)cuLaunchKernel},

@@ -32,6 +32,10 @@ cubind::detail::LibraryStatus nvfatbin_status() noexcept;
 // these headers do not know. Loads nothing.
 const char* nvfatbin_status_name(nvFatbinResult status) noexcept;
 
+// Whether `handle` is a nvFatbinHandle that nvFatbinCreate made in this process and
+// nvFatbinDestroy has not destroyed (the two record it); false for nullptr. Loads nothing.
+bool nvFatbinHandle_is_live(nvFatbinHandle handle) noexcept;
+
 // nvFatbinGetErrorString: nvFatbinGetErrorString returns an error description string for each error code. (nvFatbin.h:73)
 const char * nvFatbinGetErrorString(nvFatbinResult result);
 // nvFatbinCreate: nvFatbinCreate creates a new handle (nvFatbin.h:139)

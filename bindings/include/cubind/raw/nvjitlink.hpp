@@ -32,6 +32,10 @@ cubind::detail::LibraryStatus nvjitlink_status() noexcept;
 // these headers do not know. Loads nothing.
 const char* nvjitlink_status_name(nvJitLinkResult status) noexcept;
 
+// Whether `handle` is a nvJitLinkHandle that nvJitLinkCreate made in this process and
+// nvJitLinkDestroy has not destroyed (the two record it); false for nullptr. Loads nothing.
+bool nvJitLinkHandle_is_live(nvJitLinkHandle handle) noexcept;
+
 // nvJitLinkCreate: nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle. (nvJitLink.h:201)
 nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options);
 // nvJitLinkDestroy: nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL. (nvJitLink.h:230)

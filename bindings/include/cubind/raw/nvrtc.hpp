@@ -32,6 +32,10 @@ cubind::detail::LibraryStatus nvrtc_status() noexcept;
 // these headers do not know. Loads nothing.
 const char* nvrtc_status_name(nvrtcResult status) noexcept;
 
+// Whether `handle` is a nvrtcProgram that nvrtcCreateProgram made in this process and
+// nvrtcDestroyProgram has not destroyed (the two record it); false for nullptr. Loads nothing.
+bool nvrtcProgram_is_live(nvrtcProgram handle) noexcept;
+
 // nvrtcGetErrorString: nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \c "NVRTC_SUCCESS". (nvrtc.h:75)
 const char * nvrtcGetErrorString(nvrtcResult result);
 // nvrtcVersion: nvrtcVersion sets the output parameters \p major and \p minor with the CUDA Runtime Compilation version number. (nvrtc.h:99)

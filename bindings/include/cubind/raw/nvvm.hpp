@@ -32,33 +32,35 @@ cubind::detail::LibraryStatus nvvm_status() noexcept;
 // these headers do not know. Loads nothing.
 const char* nvvm_status_name(nvvmResult status) noexcept;
 
+// Whether `handle` is a nvvmProgram that nvvmCreateProgram made in this process and
+// nvvmDestroyProgram has not destroyed (the two record it); false for nullptr. Loads nothing.
+bool nvvmProgram_is_live(nvvmProgram handle) noexcept;
+
 // nvvmGetErrorString: Get the message string for the given #nvvmResult code. (nvvm.h:58)
 const char * nvvmGetErrorString(nvvmResult result);
 // nvvmVersion: Get the NVVM version. (nvvm.h:78)
 nvvmResult nvvmVersion(int *major, int *minor);
 // nvvmIRVersion: Get the NVVM IR version. (nvvm.h:93)
 nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg);
-// nvvmLLVMVersion: Get the LLVM IR version guaranteed to be supported by NVVM. (nvvm.h:108)
-nvvmResult nvvmLLVMVersion(const char *arch, int *major);
-// nvvmCreateProgram: Create a program, and set the value of its handle to \p *prog. (nvvm.h:136)
+// nvvmCreateProgram: Create a program, and set the value of its handle to \p *prog. (nvvm.h:122)
 nvvmResult nvvmCreateProgram(nvvmProgram *prog);
-// nvvmDestroyProgram: Destroy a program. (nvvm.h:150)
+// nvvmDestroyProgram: Destroy a program. (nvvm.h:136)
 nvvmResult nvvmDestroyProgram(nvvmProgram *prog);
-// nvvmAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:175)
+// nvvmAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:161)
 nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name);
-// nvvmLazyAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:204)
+// nvvmLazyAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:190)
 nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name);
-// nvvmCompileProgram: Compile the NVVM program. (nvvm.h:295)
+// nvvmCompileProgram: Compile the NVVM program. (nvvm.h:271)
 nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char **options);
-// nvvmVerifyProgram: Verify the NVVM program. (nvvm.h:319)
+// nvvmVerifyProgram: Verify the NVVM program. (nvvm.h:295)
 nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char **options);
-// nvvmGetCompiledResultSize: Get the size of the compiled result. (nvvm.h:332)
+// nvvmGetCompiledResultSize: Get the size of the compiled result. (nvvm.h:308)
 nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t *bufferSizeRet);
-// nvvmGetCompiledResult: Get the compiled result. (nvvm.h:347)
+// nvvmGetCompiledResult: Get the compiled result. (nvvm.h:323)
 nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char *buffer);
-// nvvmGetProgramLogSize: Get the Size of Compiler/Verifier Message. (nvvm.h:363)
+// nvvmGetProgramLogSize: Get the Size of Compiler/Verifier Message. (nvvm.h:339)
 nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t *bufferSizeRet);
-// nvvmGetProgramLog: Get the Compiler/Verifier Message. (nvvm.h:378)
+// nvvmGetProgramLog: Get the Compiler/Verifier Message. (nvvm.h:354)
 nvvmResult nvvmGetProgramLog(nvvmProgram prog, char *buffer);
 
 }  // namespace cubind::raw

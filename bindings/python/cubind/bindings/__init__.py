@@ -1,10 +1,10 @@
-"""One-to-one bindings of the CUDA Driver, Runtime, NVRTC, nvJitLink, libNVVM and
-nvFatbin APIs.
+"""One-to-one bindings of the CUDA Driver, Runtime, NVRTC, nvJitLink, libNVVM,
+nvFatbin and NVML APIs.
 
 For Cython:
-    from cubind.bindings cimport cydriver, cyruntime, cynvrtc, cynvjitlink, cynvvm, cynvfatbin
+    from cubind.bindings cimport cydriver, cyruntime, cynvrtc, cynvjitlink, cynvvm, cynvfatbin, cynvml
 declares every type and function of cuda.h, cuda_runtime_api.h, nvrtc.h,
-nvJitLink.h, nvvm.h and nvFatbin.h. The functions reach the CUDA libraries through libcubind_raw.so,
+nvJitLink.h, nvvm.h, nvFatbin.h and nvml.h. The functions reach the CUDA libraries through libcubind_raw.so,
 so a module that uses them links libcubind_raw (see cubind.get_include(),
 cubind.get_cuda_include() and cubind.get_library_dir()) and never libcuda.
 Such modules compile as C++.

@@ -38,6 +38,9 @@ cdef extern from "cubind/raw/nvfatbin.hpp" namespace "cubind::raw" nogil:
     # Loads libnvfatbin.so.13 now; raises RuntimeError naming every place tried.
     void nvfatbin_load() except +
 
+    # Whether the handle is one nvFatbinCreate made and nvFatbinDestroy has not destroyed.
+    bint nvFatbinHandle_is_live(nvFatbinHandle handle) noexcept
+
     const char * nvFatbinGetErrorString(nvFatbinResult result) except +
     nvFatbinResult nvFatbinCreate(nvFatbinHandle *handle_indirect, const char **options, size_t optionsCount) except +
     nvFatbinResult nvFatbinDestroy(nvFatbinHandle *handle_indirect) except +

@@ -50,6 +50,9 @@ cdef extern from "cubind/raw/nvjitlink.hpp" namespace "cubind::raw" nogil:
     # Loads libnvJitLink.so.13 now; raises RuntimeError naming every place tried.
     void nvjitlink_load() except +
 
+    # Whether the handle is one nvJitLinkCreate made and nvJitLinkDestroy has not destroyed.
+    bint nvJitLinkHandle_is_live(nvJitLinkHandle handle) noexcept
+
     nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char **options) except +
     nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle) except +
     nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name) except +

@@ -53,6 +53,9 @@ cdef extern from "cubind/raw/nvrtc.hpp" namespace "cubind::raw" nogil:
     # Loads libnvrtc.so.13 now; raises RuntimeError naming every place tried.
     void nvrtc_load() except +
 
+    # Whether the handle is one nvrtcCreateProgram made and nvrtcDestroyProgram has not destroyed.
+    bint nvrtcProgram_is_live(nvrtcProgram handle) noexcept
+
     const char * nvrtcGetErrorString(nvrtcResult result) except +
     nvrtcResult nvrtcVersion(int *major, int *minor) except +
     nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs) except +

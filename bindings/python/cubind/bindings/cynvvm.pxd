@@ -31,10 +31,12 @@ cdef extern from "cubind/raw/nvvm.hpp" namespace "cubind::raw" nogil:
     # Loads libnvvm.so.4 now; raises RuntimeError naming every place tried.
     void nvvm_load() except +
 
+    # Whether the handle is one nvvmCreateProgram made and nvvmDestroyProgram has not destroyed.
+    bint nvvmProgram_is_live(nvvmProgram handle) noexcept
+
     const char * nvvmGetErrorString(nvvmResult result) except +
     nvvmResult nvvmVersion(int *major, int *minor) except +
     nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg) except +
-    nvvmResult nvvmLLVMVersion(const char *arch, int *major) except +
     nvvmResult nvvmCreateProgram(nvvmProgram *prog) except +
     nvvmResult nvvmDestroyProgram(nvvmProgram *prog) except +
     nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name) except +

@@ -46490,10 +46490,7 @@ def cuLogsDumpToMemory(iterator, buffer, size, flags):
             _p_iterator = NULL
         else:
             _c_iterator = ((<CUlogIterator>iterator)._value if type(iterator) is CUlogIterator else <cydriver.CUlogIterator>_support.unsigned_arg(iterator, sizeof(cydriver.CUlogIterator), "iterator"))
-        _c_buffer = _support.address(buffer, &_view_buffer, True, "buffer")
-        if _view_buffer.held and <size_t>_view_buffer.view.len < <size_t>_support.as_int(size, "size"):
-            _support.release_address(&_view_buffer)
-            raise ValueError(f"buffer holds {len(memoryview(buffer).cast('B'))} bytes but size is {<size_t>_support.as_int(size, "size")}")
+        _c_buffer = _support.caller_buffer(buffer, <size_t>_support.unsigned_arg(size, sizeof(size_t), "size"), &_view_buffer, "buffer", "size")
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         with nogil:
             _result = cydriver.cuLogsDumpToMemory(_p_iterator, <char *>_c_buffer, &_c_size, _c_flags)

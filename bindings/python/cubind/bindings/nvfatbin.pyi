@@ -51,6 +51,7 @@ class Result(Enum):
 class nvFatbinError(Exception):
     status: Result
     log: Optional[str]
+    def __init__(self, status: int, log: Optional[str] = None) -> None: ...
 
 class nvFatbinHandle(Handle):
     """nvFatbinHandle is the unit of fatbin creation, and an opaque handle for

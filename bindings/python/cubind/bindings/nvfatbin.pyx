@@ -52,6 +52,7 @@ class nvFatbinError(Exception):
     """A failed nvFatbin call: .status is the Result, .log the error log when one was kept."""
 
     def __init__(self, status, log=None):
+        status = _status(int(status))
         self.status = status
         self.log = log
         text = f"{status.name} ({int(status)})"
@@ -174,6 +175,8 @@ def destroy(handle):
     cdef long long _result
     cdef cynvfatbin.nvFatbinHandle _c_handle
     _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle_indirect")
+    if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
     with nogil:
         _result = cynvfatbin.nvFatbinDestroy(<cynvfatbin.nvFatbinHandle *>&_c_handle)
     if isinstance(handle, _support.Handle):
@@ -228,6 +231,8 @@ def add_ptx(handle, code, size, arch, identifier, options_cmd_line):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         _c_code = _support.address(code, &_view_code, False, "code")
         if _view_code.held and <size_t>_view_code.view.len < _c_size:
             _support.release_address(&_view_code)
@@ -287,6 +292,8 @@ def add_cubin(handle, code, size, arch, identifier):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         _c_code = _support.address(code, &_view_code, False, "code")
         if _view_code.held and <size_t>_view_code.view.len < _c_size:
             _support.release_address(&_view_code)
@@ -359,6 +366,8 @@ def add_ltoir(handle, code, size, arch, identifier, options_cmd_line):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         _c_code = _support.address(code, &_view_code, False, "code")
         if _view_code.held and <size_t>_view_code.view.len < _c_size:
             _support.release_address(&_view_code)
@@ -417,6 +426,8 @@ def add_index(handle, code, size, identifier):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         _c_code = _support.address(code, &_view_code, False, "code")
         if _view_code.held and <size_t>_view_code.view.len < _c_size:
             _support.release_address(&_view_code)
@@ -478,6 +489,8 @@ def add_reloc(handle, code, size):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         _c_code = _support.address(code, &_view_code, False, "code")
         if _view_code.held and <size_t>_view_code.view.len < _c_size:
             _support.release_address(&_view_code)
@@ -528,6 +541,8 @@ def add_tile_ir(handle, code, size, identifier, options_cmd_line):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         _c_code = _support.address(code, &_view_code, False, "code")
         if _view_code.held and <size_t>_view_code.view.len < _c_size:
             _support.release_address(&_view_code)
@@ -566,6 +581,8 @@ def size(handle):
     cdef cynvfatbin.nvFatbinHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvfatbin.nvFatbinSize(_c_handle, &_c_size)
@@ -600,6 +617,8 @@ def get(handle, buffer=None):
     _view_buffer.held = False
     try:
         _c_handle = <cynvfatbin.nvFatbinHandle>_support.handle_value(handle, nvFatbinHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvfatbin.nvFatbinHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvFatbinHandle", "nvFatbinCreate", "nvFatbinDestroy")
         with nogil:
             _result = cynvfatbin.nvFatbinSize(_c_handle, <size_t *>&_n_buffer)
         _check(_result)

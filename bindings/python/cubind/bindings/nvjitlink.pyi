@@ -130,6 +130,7 @@ class InputType(Enum):
 class nvJitLinkError(Exception):
     status: Result
     log: Optional[str]
+    def __init__(self, status: int, log: Optional[str] = None) -> None: ...
 
 class nvJitLinkHandle(Handle):
     """nvJitLinkHandle is the unit of linking, and an opaque handle for

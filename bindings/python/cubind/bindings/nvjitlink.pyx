@@ -54,6 +54,7 @@ class nvJitLinkError(Exception):
     """A failed nvJitLink call: .status is the Result, .log the error log when one was kept."""
 
     def __init__(self, status, log=None):
+        status = _status(int(status))
         self.status = status
         self.log = log
         text = f"{status.name} ({int(status)})"
@@ -165,6 +166,8 @@ def destroy(handle):
     cdef long long _result
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     with nogil:
         _result = cynvjitlink.nvJitLinkDestroy(<cynvjitlink.nvJitLinkHandle *>&_c_handle)
     if isinstance(handle, _support.Handle):
@@ -201,6 +204,8 @@ def add_data(handle, input_type, data, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         _c_input_type = <cynvjitlink.nvJitLinkInputType>_support.enum_arg(input_type, "inputType")
         _c_data = _support.address(data, &_view_data, False, "data")
         if _view_data.held and <size_t>_view_data.view.len < _c_size:
@@ -238,6 +243,8 @@ def add_file(handle, input_type, file_name):
     cdef cynvjitlink.nvJitLinkInputType _c_input_type
     cdef const char* _c_file_name = NULL
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     _c_input_type = <cynvjitlink.nvJitLinkInputType>_support.enum_arg(input_type, "inputType")
     _b_file_name = _support.as_bytes(file_name, "fileName")
     if _b_file_name is not None:
@@ -264,6 +271,8 @@ def complete(handle):
     cdef long long _result
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     with nogil:
         _result = cynvjitlink.nvJitLinkComplete(_c_handle)
     _check(_result)
@@ -290,6 +299,8 @@ def get_linked_cubin_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, &_c_size)
@@ -322,6 +333,8 @@ def get_linked_cubin(handle, cubin=None):
     _view_cubin.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedCubinSize(_c_handle, <size_t *>&_n_cubin)
         _check(_result)
@@ -359,6 +372,8 @@ def get_linked_ptx_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, &_c_size)
@@ -392,6 +407,8 @@ def get_linked_ptx(handle, ptx=None):
     _view_ptx.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedPtxSize(_c_handle, <size_t *>&_n_ptx)
         _check(_result)
@@ -430,6 +447,8 @@ def get_linked_ltoir_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetLinkedLTOIRSize(_c_handle, &_c_size)
@@ -464,6 +483,8 @@ def get_linked_ltoir(handle, ltoir=None):
     _view_ltoir.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetLinkedLTOIRSize(_c_handle, <size_t *>&_n_ltoir)
         _check(_result)
@@ -500,6 +521,8 @@ def get_error_log_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, &_c_size)
@@ -532,6 +555,8 @@ def get_error_log(handle, log=None):
     _view_log.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetErrorLogSize(_c_handle, <size_t *>&_n_log)
         _check(_result)
@@ -568,6 +593,8 @@ def get_info_log_size(handle):
     cdef cynvjitlink.nvJitLinkHandle _c_handle
     cdef size_t _c_size
     _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+    if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+        _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, &_c_size)
@@ -600,6 +627,8 @@ def get_info_log(handle, log=None):
     _view_log.held = False
     try:
         _c_handle = <cynvjitlink.nvJitLinkHandle>_support.handle_value(handle, nvJitLinkHandle, "handle")
+        if <void*>_c_handle != NULL and not cynvjitlink.nvJitLinkHandle_is_live(_c_handle):
+            _support.not_live(handle, "handle", "nvJitLinkHandle", "nvJitLinkCreate", "nvJitLinkDestroy")
         with nogil:
             _result = cynvjitlink.nvJitLinkGetInfoLogSize(_c_handle, <size_t *>&_n_log)
         _check(_result)

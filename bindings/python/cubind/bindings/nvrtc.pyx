@@ -411,6 +411,8 @@ def nvrtcDestroyProgram(prog):
     cdef long long _result
     cdef cynvrtc.nvrtcProgram _c_prog
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     with nogil:
         _result = cynvrtc.nvrtcDestroyProgram(<cynvrtc.nvrtcProgram *>&_c_prog)
     if isinstance(prog, _support.Handle):
@@ -451,6 +453,8 @@ def nvrtcCompileProgram(prog, numOptions, options):
     try:
         _c_numOptions = <int>_support.signed_arg(numOptions, sizeof(int), "numOptions")
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         _support.check_list(options, _c_numOptions, "options", "numOptions", "bytes")
         if _c_numOptions > 0:
             _c_options = <const char**>_support.alloc_array(_c_numOptions, sizeof(const char*))
@@ -488,6 +492,8 @@ def nvrtcGetPTXSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_ptxSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_ptxSizeRet, 0, sizeof(_c_ptxSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetPTXSize(_c_prog, &_c_ptxSizeRet)
@@ -521,6 +527,8 @@ def nvrtcGetPTX(prog, ptx=None):
     _view_ptx.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetPTXSize(_c_prog, <size_t *>&_n_ptx)
         if _result != 0:
@@ -561,6 +569,8 @@ def nvrtcGetCUBINSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_cubinSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_cubinSizeRet, 0, sizeof(_c_cubinSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, &_c_cubinSizeRet)
@@ -599,6 +609,8 @@ def nvrtcGetCUBIN(prog, cubin=None):
     _view_cubin.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetCUBINSize(_c_prog, <size_t *>&_n_cubin)
         if _result != 0:
@@ -639,6 +651,8 @@ def nvrtcGetLTOIRSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_LTOIRSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_LTOIRSizeRet, 0, sizeof(_c_LTOIRSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, &_c_LTOIRSizeRet)
@@ -673,6 +687,8 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
     _view_LTOIR.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIRSize(_c_prog, <size_t *>&_n_LTOIR)
         if _result != 0:
@@ -713,6 +729,8 @@ def nvrtcGetOptiXIRSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_optixirSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_optixirSizeRet, 0, sizeof(_c_optixirSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, &_c_optixirSizeRet)
@@ -747,6 +765,8 @@ def nvrtcGetOptiXIR(prog, optixir=None):
     _view_optixir.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIRSize(_c_prog, <size_t *>&_n_optixir)
         if _result != 0:
@@ -790,6 +810,8 @@ def nvrtcGetProgramLogSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_logSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_logSizeRet, 0, sizeof(_c_logSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, &_c_logSizeRet)
@@ -823,6 +845,8 @@ def nvrtcGetProgramLog(prog, log=None):
     _view_log.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLogSize(_c_prog, <size_t *>&_n_log)
         if _result != 0:
@@ -866,6 +890,8 @@ def nvrtcAddNameExpression(prog, name_expression):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef const char* _c_name_expression = NULL
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     _b_name_expression = _support.as_bytes(name_expression, "name_expression")
     if _b_name_expression is not None:
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
@@ -907,6 +933,8 @@ def nvrtcGetLoweredName(prog, name_expression):
     cdef const char* _c_name_expression = NULL
     cdef const char* _c_lowered_name = NULL
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     _b_name_expression = _support.as_bytes(name_expression, "name_expression")
     if _b_name_expression is not None:
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
@@ -997,6 +1025,8 @@ def nvrtcGetPCHCreateStatus(prog):
     cdef long long _result
     cdef cynvrtc.nvrtcProgram _c_prog
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     with nogil:
         _result = cynvrtc.nvrtcGetPCHCreateStatus(_c_prog)
     return (_status(_result),)
@@ -1025,6 +1055,8 @@ def nvrtcGetPCHHeapSizeRequired(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_size
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_size, 0, sizeof(_c_size))
     with nogil:
         _result = cynvrtc.nvrtcGetPCHHeapSizeRequired(_c_prog, &_c_size)
@@ -1080,6 +1112,8 @@ def nvrtcSetFlowCallback(prog, callback, payload):
     _view_payload.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         _c_callback = _support.plain_address(callback, "callback")
         _c_payload = _support.address(payload, &_view_payload, False, "payload")
         with nogil:
@@ -1111,6 +1145,8 @@ def nvrtcGetTileIRSize(prog):
     cdef cynvrtc.nvrtcProgram _c_prog
     cdef size_t _c_TileIRSizeRet
     _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     memset(&_c_TileIRSizeRet, 0, sizeof(_c_TileIRSizeRet))
     with nogil:
         _result = cynvrtc.nvrtcGetTileIRSize(_c_prog, &_c_TileIRSizeRet)
@@ -1144,6 +1180,8 @@ def nvrtcGetTileIR(prog, TileIR=None):
     _view_TileIR.held = False
     try:
         _c_prog = <cynvrtc.nvrtcProgram>_support.handle_value(prog, nvrtcProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvrtc.nvrtcProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
         with nogil:
             _result = cynvrtc.nvrtcGetTileIRSize(_c_prog, <size_t *>&_n_TileIR)
         if _result != 0:

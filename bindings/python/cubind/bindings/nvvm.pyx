@@ -52,6 +52,7 @@ class nvvmError(Exception):
     """A failed libNVVM call: .status is the Result, .log the error log when one was kept."""
 
     def __init__(self, status, log=None):
+        status = _status(int(status))
         self.status = status
         self.log = log
         text = f"{status.name} ({int(status)})"
@@ -165,34 +166,6 @@ def ir_version():
     _check(_result)
     return (_c_major_ir, _c_minor_ir, _c_major_dbg, _c_minor_dbg, )
 
-def llvm_version(arch):
-    """llvm_version(arch: bytes | str)
-
-    Get the LLVM IR version guaranteed to be supported by NVVM.
-
-     The valid arch strings are the ones supported by nvvmCompileProgram().
-
-     - arch Architecture string.
-     - major LLVM IR version number.
-     Returns:
-       - NVVM_SUCCESS 
-       - NVVM_ERROR_INVALID_INPUT 
-
-    Returns: major; raises nvvmError on failure.
-    C function: nvvmLLVMVersion (nvvm.h)
-    """
-    cdef long long _result
-    cdef const char* _c_arch = NULL
-    cdef int _c_major
-    _b_arch = _support.as_bytes(arch, "arch")
-    if _b_arch is not None:
-        _c_arch = PyBytes_AS_STRING(_b_arch)
-    memset(&_c_major, 0, sizeof(_c_major))
-    with nogil:
-        _result = cynvvm.nvvmLLVMVersion(_c_arch, &_c_major)
-    _check(_result)
-    return _c_major
-
 def create_program():
     """create_program()
 
@@ -235,6 +208,8 @@ def destroy_program(prog):
     cdef long long _result
     cdef cynvvm.nvvmProgram _c_prog
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     with nogil:
         _result = cynvvm.nvvmDestroyProgram(<cynvvm.nvvmProgram *>&_c_prog)
     if isinstance(prog, _support.Handle):
@@ -278,6 +253,8 @@ def add_module_to_program(prog, buffer, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _c_buffer = _support.address(buffer, &_view_buffer, False, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < _c_size:
             _support.release_address(&_view_buffer)
@@ -334,6 +311,8 @@ def lazy_add_module_to_program(prog, buffer, size, name):
     try:
         _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _c_buffer = _support.address(buffer, &_view_buffer, False, "buffer")
         if _view_buffer.held and <size_t>_view_buffer.view.len < _c_size:
             _support.release_address(&_view_buffer)
@@ -416,16 +395,6 @@ def compile_program(prog, num_options, options):
             instruction) will be used to implement a switch statement. Default
             value is 101. The percentage ranges from 0 to 101 inclusively.
        - -gen-lto (Generate LTO IR instead of PTX).
-       - -ptx-version-target=[86-94]
-            Specify the target PTX version as (MAJOR VERSION * 10 + MINOR
-            VERSION). This is supported only for Blackwell and later architectures
-            (compute capability compute_100 or greater). Using this option implies
-            that the operations in incoming prog are compliant with targeted
-            PTX version. If not set, highest available PTX version is used.
-       - -nvvm-latest
-            Use the most recent LLVM-based NVVM release. Previews this newer NVVM
-            on all GPU architectures. No-op for Blackwell and later where it is
-            already the default.
 
      - prog       NVVM program.
      - numOptions Number of compiler options passed.
@@ -450,6 +419,8 @@ def compile_program(prog, num_options, options):
     try:
         _c_num_options = <int>_support.signed_arg(num_options, sizeof(int), "numOptions")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
         if _c_num_options > 0:
             _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
@@ -498,6 +469,8 @@ def verify_program(prog, num_options, options):
     try:
         _c_num_options = <int>_support.signed_arg(num_options, sizeof(int), "numOptions")
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         _support.check_list(options, _c_num_options, "options", "numOptions", "bytes")
         if _c_num_options > 0:
             _c_options = <const char**>_support.alloc_array(_c_num_options, sizeof(const char*))
@@ -531,6 +504,8 @@ def get_compiled_result_size(prog):
     cdef cynvvm.nvvmProgram _c_prog
     cdef size_t _c_buffer_size_ret
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     memset(&_c_buffer_size_ret, 0, sizeof(_c_buffer_size_ret))
     with nogil:
         _result = cynvvm.nvvmGetCompiledResultSize(_c_prog, &_c_buffer_size_ret)
@@ -561,6 +536,8 @@ def get_compiled_result(prog, buffer=None):
     _view_buffer.held = False
     try:
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         with nogil:
             _result = cynvvm.nvvmGetCompiledResultSize(_c_prog, <size_t *>&_n_buffer)
         _check(_result)
@@ -598,6 +575,8 @@ def get_program_log_size(prog):
     cdef cynvvm.nvvmProgram _c_prog
     cdef size_t _c_buffer_size_ret
     _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+    if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+        _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
     memset(&_c_buffer_size_ret, 0, sizeof(_c_buffer_size_ret))
     with nogil:
         _result = cynvvm.nvvmGetProgramLogSize(_c_prog, &_c_buffer_size_ret)
@@ -629,6 +608,8 @@ def get_program_log(prog, buffer=None):
     _view_buffer.held = False
     try:
         _c_prog = <cynvvm.nvvmProgram>_support.handle_value(prog, nvvmProgram, "prog")
+        if <void*>_c_prog != NULL and not cynvvm.nvvmProgram_is_live(_c_prog):
+            _support.not_live(prog, "prog", "nvvmProgram", "nvvmCreateProgram", "nvvmDestroyProgram")
         with nogil:
             _result = cynvvm.nvvmGetProgramLogSize(_c_prog, <size_t *>&_n_buffer)
         _check(_result)

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>  // std::remove_all_extents: the .pxd's name of an unnamed struct array member's type
 #include <utility>
 #include <vector>
 
@@ -74,6 +75,30 @@ bool env_flag(const char* name) noexcept;
 
 // "12.5" from 12050.
 std::string cuda_version_string(int version);
+
+// The handles of one type (nvrtcProgram, nvJitLinkHandle) that the raw
+// layer's create function made in this process and its destroy function has
+// not destroyed yet, so that a binding can refuse a made-up or destroyed
+// handle with an error where the library would read freed or foreign memory.
+// Constant-initialised and never destroyed, like LibraryTable: its set is
+// allocated at the first handle and outlives every other object.
+class LiveHandles {
+ public:
+  constexpr LiveHandles() noexcept = default;
+  LiveHandles(const LiveHandles&) = delete;
+  LiveHandles& operator=(const LiveHandles&) = delete;
+
+  // Records a handle the library made (nullptr is ignored). Under memory
+  // exhaustion the handle goes unrecorded: contains() then says false for it.
+  void add(const void* handle) noexcept;
+  // Forgets a handle; returns whether it was recorded.
+  bool remove(const void* handle) noexcept;
+  bool contains(const void* handle) const noexcept;
+
+ private:
+  mutable std::mutex mutex_;
+  void* set_ = nullptr;  // std::unordered_set<const void*>*, kept out of the header
+};
 
 // One entry point of a library's table (emitted by the generator).
 struct EntryPoint {

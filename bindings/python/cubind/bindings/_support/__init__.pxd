@@ -1,7 +1,7 @@
 # The one cimport the generated modules (driver, runtime, nvrtc, nvjitlink)
 # use: `from cubind.bindings cimport _support`, then _support.<name> for the
 # machinery of every module below, each a module of its own.
-from cubind.bindings._support.buffers cimport BufferRef, address, release_address, sized_output
+from cubind.bindings._support.buffers cimport BufferRef, address, caller_buffer, release_address, sized_output
 from cubind.bindings._support.callbacks cimport (
     callback_context, callback_discard, callback_enter, callback_finished, callback_invoke, callback_leave,
     python_finalizing)
@@ -13,8 +13,8 @@ from cubind.bindings._support.fields cimport (
     ArrayList, FieldArray, address_number, array_assign, array_list, char_array_assign, enum_field, field_address, field_items, float_field,
     handle_field, handle_list_field, int_field, keep, kept_array, struct_list_field, struct_text, value_field)
 from cubind.bindings._support.handles cimport (
-    Handle, Struct, alloc_struct, detach_views, free_struct, handle_value, new_handle, only_spare, set_handle, struct_pointer,
-    struct_pointer_required)
+    Handle, Struct, alloc_struct, detach_views, free_struct, handle_value, new_handle, not_live, only_spare, set_handle,
+    struct_pointer, struct_pointer_required)
 from cubind.bindings._support.kernel_params cimport KernelParams, kernel_params, kernel_params_pointer
 from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 from cubind.bindings._support.typed_values cimport TypedSpec, TypedValue, typed_spec, typed_value

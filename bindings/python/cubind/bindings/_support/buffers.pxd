@@ -13,3 +13,6 @@ cdef struct BufferRef:
 cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? NULL
 cdef void release_address(BufferRef* ref) noexcept
 cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str name, str reported_by)
+# A char * of n bytes (the parameter `size_name`) that the call fills: None
+# (NULL), bytes (filled in place) or a writable buffer, never an int.
+cdef void* caller_buffer(object obj, size_t n, BufferRef* ref, str name, str size_name) except? NULL

@@ -62,6 +62,32 @@ cdef object sized_output(object obj, size_t n, BufferRef* ref, void** ptr, str n
     return obj
 
 
+cdef void* caller_buffer(object obj, size_t n, BufferRef* ref, str name, str size_name) except? NULL:
+    # cuda.bindings declares such a parameter char *, so its programs pass
+    # bytes (b" " * size) and read them after the call: bytes are filled in
+    # place, a shared one (0 or 1 byte) never. A bytearray or another
+    # writable buffer works as well. An int is refused as cuda.bindings
+    # refuses it: an address says nothing of the memory behind it.
+    ref.held = False
+    if obj is None:
+        return NULL
+    cdef Py_ssize_t length
+    if isinstance(obj, bytes):
+        length = PyBytes_GET_SIZE(<bytes>obj)
+        if <size_t>length < n and n > 1:
+            raise ValueError(f"{name} holds {length} bytes but {size_name} is {n}")
+        return writable_bytes(<bytes>obj, n, name, size_name)
+    if not PyObject_CheckBuffer(obj):
+        raise TypeError(f"{name}: expected bytes, a bytearray or another writable buffer of {n} bytes, "
+                        f"{type(obj).__name__} found")
+    cdef void* ptr = address(obj, ref, True, name)
+    if <size_t>ref.view.len < n:
+        length = ref.view.len
+        release_address(ref)
+        raise ValueError(f"{name} holds {length} bytes but {size_name} is {n}")
+    return ptr
+
+
 # Where a call writes an output of at most one byte (nothing, or the NUL of an
 # empty log) that the caller passed in a bytes object the interpreter shares:
 # one per thread, since the call runs without the GIL.

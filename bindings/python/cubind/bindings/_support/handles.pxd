@@ -36,6 +36,11 @@ cdef class Struct:
 # A handle object of class `cls` holding `value`.
 cdef object new_handle(type cls, void* value)
 
+# Raises ValueError for a handle `obj` (parameter `name`) of a type the raw
+# layer records that `made_by` did not make in this process, or that
+# `destroyed_by` has destroyed: the library would read memory that is no handle.
+cdef int not_live(object obj, str name, str type_name, str made_by, str destroyed_by) except -1
+
 # Sets the handle an object holds (destroy functions zero it).
 cdef void set_handle(Handle h, void* value) noexcept
 

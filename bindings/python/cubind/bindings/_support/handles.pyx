@@ -87,6 +87,11 @@ cdef void* handle_value(object obj, type cls, str name) except? NULL:
     return <void*>address
 
 
+cdef int not_live(object obj, str name, str type_name, str made_by, str destroyed_by) except -1:
+    raise ValueError(f"{name}: {obj!r} is not a live {type_name}: {made_by} made no such handle in this process "
+                     f"(through cubind), or {destroyed_by} has destroyed it")
+
+
 cdef object new_handle(type cls, void* value):
     cdef Handle h = cls.__new__(cls)
     h._value = value

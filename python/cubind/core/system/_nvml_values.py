@@ -1,0 +1,100 @@
+"""NVML's values that cubind.core.system passes and reads, as nvml.h defines
+them (a stable ABI), so that the subpackage depends on the bindings'
+functions and not on how they name the members of each enum or whether they
+group nvml.h's #define constants (event types, clock event reasons, device
+architectures) into enums at all."""
+
+# nvmlClockType_t, nvmlClockId_t
+CLOCK_GRAPHICS, CLOCK_SM, CLOCK_MEM, CLOCK_VIDEO = 0, 1, 2, 3
+CLOCK_ID_CURRENT, CLOCK_ID_CUSTOMER_BOOST_MAX = 0, 3
+
+# nvmlEnableState_t
+FEATURE_DISABLED, FEATURE_ENABLED = 0, 1
+
+# nvmlCoolerControl_t, nvmlCoolerTarget_t
+COOLER_SIGNAL_TOGGLE, COOLER_SIGNAL_VARIABLE = 1, 2
+COOLER_TARGET_NONE, COOLER_TARGET_GPU, COOLER_TARGET_MEMORY, COOLER_TARGET_POWER_SUPPLY = 1, 2, 4, 8
+
+# nvmlDeviceAddressingModeType_t
+ADDRESSING_MODE_HMM, ADDRESSING_MODE_ATS = 1, 2
+
+# nvmlInforomObject_t
+INFOROM_OEM, INFOROM_ECC, INFOROM_POWER, INFOROM_DEN = 0, 1, 2, 3
+
+# nvmlNvlinkVersion_t: value -> (major, minor)
+NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0), 7: (5, 0), 8: (6, 0)}
+
+# nvmlPcieUtilCounter_t
+PCIE_UTIL_TX_BYTES, PCIE_UTIL_RX_BYTES = 0, 1
+
+# nvmlPstates_t
+PSTATE_0, PSTATE_UNKNOWN = 0, 32
+
+# nvmlTemperatureSensors_t
+TEMPERATURE_GPU = 0
+
+# nvmlTemperatureThresholds_t
+TEMPERATURE_THRESHOLD_SHUTDOWN = 0
+TEMPERATURE_THRESHOLD_SLOWDOWN = 1
+TEMPERATURE_THRESHOLD_MEM_MAX = 2
+TEMPERATURE_THRESHOLD_GPU_MAX = 3
+TEMPERATURE_THRESHOLD_ACOUSTIC_MIN = 4
+TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5
+TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6
+TEMPERATURE_THRESHOLD_GPS_CURR = 7
+
+# NVML_DEVICE_ARCH_*
+DEVICE_ARCH = {"KEPLER": 2, "MAXWELL": 3, "PASCAL": 4, "VOLTA": 5, "TURING": 6, "AMPERE": 7, "ADA": 8,
+               "HOPPER": 9, "BLACKWELL": 10, "UNKNOWN": 0xFFFFFFFF}
+
+# NVML_AFFINITY_SCOPE_*, NVML_FAN_POLICY_*
+AFFINITY_SCOPE_NODE, AFFINITY_SCOPE_SOCKET = 0, 1
+FAN_POLICY_TEMPERATURE_CONTINUOUS_SW, FAN_POLICY_MANUAL = 0, 1
+
+# nvmlEventType* bits
+EVENT_NONE = 0
+EVENT_SINGLE_BIT_ECC_ERROR = 0x1
+EVENT_DOUBLE_BIT_ECC_ERROR = 0x2
+EVENT_PSTATE = 0x4
+EVENT_XID_CRITICAL_ERROR = 0x8
+EVENT_CLOCK = 0x10
+EVENT_POWER_SOURCE_CHANGE = 0x80
+EVENT_MIG_CONFIG_CHANGE = 0x100
+EVENT_SINGLE_BIT_ECC_ERROR_STORM = 0x200
+EVENT_DRAM_RETIREMENT_EVENT = 0x400
+EVENT_DRAM_RETIREMENT_FAILURE = 0x800
+EVENT_NON_FATAL_POISON_ERROR = 0x1000
+EVENT_FATAL_POISON_ERROR = 0x2000
+EVENT_GPU_UNAVAILABLE_ERROR = 0x4000
+EVENT_GPU_RECOVERY_ACTION = 0x8000
+
+# nvmlClocksEventReason* bits
+CLOCKS_EVENT_REASONS = {
+    "NONE": 0x0, "GPU_IDLE": 0x1, "APPLICATIONS_CLOCKS_SETTING": 0x2, "SW_POWER_CAP": 0x4, "HW_SLOWDOWN": 0x8,
+    "SYNC_BOOST": 0x10, "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40, "HW_POWER_BRAKE_SLOWDOWN": 0x80,
+    "DISPLAY_CLOCK_SETTING": 0x100, "BOARD_LIMIT": 0x200, "RELIABILITY": 0x400,
+}
+
+# nvmlSystemEventType* bits
+SYSTEM_EVENT_GPU_DRIVER_UNBIND, SYSTEM_EVENT_GPU_DRIVER_BIND = 0x1, 0x2
+
+# NVML_FI_DEV_NVLINK_LINK_COUNT
+FI_DEV_NVLINK_LINK_COUNT = 91
+
+# nvmlBrandType_t: value -> cuda.core's brand name (11 is both CLOUD_GAMING and VGAMING)
+BRANDS = {0: "Unknown", 1: "Quadro", 2: "Tesla", 3: "NVS", 4: "GRID", 5: "GeForce", 6: "Titan",
+          7: "NVIDIA vApps", 8: "NVIDIA VPC", 9: "NVIDIA VCS", 10: "NVIDIA VWS", 11: "NVIDIA vGaming",
+          12: "Quadro RTX", 13: "NVIDIA RTX", 14: "NVIDIA", 15: "GeForce RTX", 16: "Titan RTX"}
+
+# nvmlGpuP2PCapsIndex_t (PROP is PCI's value), nvmlGpuP2PStatus_t, nvmlGpuTopologyLevel_t
+P2P_CAPS_INDEX = {"READ": 0, "WRITE": 1, "NVLINK": 2, "ATOMICS": 3, "PCI": 4, "PROP": 4, "UNKNOWN": 5}
+P2P_STATUS = {"OK": 0, "CHIPSET_NOT_SUPPORTED": 1, "GPU_NOT_SUPPORTED": 2, "IOH_TOPOLOGY_NOT_SUPPORTED": 3,
+              "DISABLED_BY_REGKEY": 4, "NOT_SUPPORTED": 5, "UNKNOWN": 6}
+TOPOLOGY = {"INTERNAL": 0, "SINGLE": 10, "MULTIPLE": 20, "HOSTBRIDGE": 30, "NODE": 40, "SYSTEM": 50}
+
+# nvmlThermalTarget_t, nvmlThermalController_t (GPU_INTERNAL = 1, then in order)
+THERMAL_TARGET = {"NONE": 0, "GPU": 1, "MEMORY": 2, "POWER_SUPPLY": 4, "BOARD": 8, "VCD_BOARD": 9, "VCD_INLET": 10,
+                  "VCD_OUTLET": 11, "ALL": 15}
+THERMAL_CONTROLLER = {name: i + 1 for i, name in enumerate((
+    "GPU_INTERNAL", "ADM1032", "ADT7461", "MAX6649", "MAX1617", "LM99", "LM89", "LM64", "G781", "ADT7473",
+    "SBMAX6649", "VBIOSEVT", "OS", "NVSYSCON_CANOAS", "NVSYSCON_E551", "MAX6649R", "ADT7473S"))}

@@ -1,0 +1,298 @@
+/* A stand-in libnvidia-ml.so.1 for the NVML tests that need no GPU
+ * (tests/python/conftest.py's fake_nvml_dir builds it with the system C
+ * compiler against nvml.h, NVML_NO_UNVERSIONED_FUNC_DEFS defined).
+ *
+ * Two devices, answering a handful of queries as the real library does:
+ * NVML_ERROR_UNINITIALIZED before nvmlInit_v2 (and after as many
+ * nvmlShutdown calls), NVML_ERROR_INVALID_ARGUMENT for a NULL output or a
+ * handle it did not give out, NVML_ERROR_INSUFFICIENT_SIZE (with the size
+ * needed) for a buffer or an array too small, and
+ * NVML_ERROR_ARGUMENT_VERSION_MISMATCH for a versioned struct whose version
+ * field is not the one nvml.h defines. Every other entry point is absent, as
+ * in a library older than the header.
+ *
+ * FAKE_NVML_DEVICES in the environment sets the device count (0 to 2).
+ */
+#define NVML_NO_UNVERSIONED_FUNC_DEFS
+#include <nvml.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nvmlDevice_st {
+    unsigned int index;
+    const char* name;
+    const char* uuid;
+    const char* bus_id;
+    unsigned int pci_device_id;
+    unsigned long long total;
+    unsigned long long used;
+    int major, minor;
+};
+
+static struct nvmlDevice_st devices[2] = {
+    {0, "NVIDIA Stand-in GPU A", "GPU-00000000-1111-2222-3333-444444444444", "00000000:1A:00.0", 0x233010DE,
+     80ull << 30, 1ull << 30, 9, 0},
+    {1, "NVIDIA Stand-in GPU B", "GPU-55555555-6666-7777-8888-999999999999", "00000000:2B:00.0", 0x233010DE,
+     80ull << 30, 2ull << 30, 9, 0},
+};
+
+/* How many nvmlInit_v2 calls no nvmlShutdown has matched yet. */
+int fake_nvml_init_count;
+/* The last flags nvmlInitWithFlags received. */
+unsigned int fake_nvml_init_flags;
+
+static unsigned int device_count(void) {
+    const char* v = getenv("FAKE_NVML_DEVICES");
+    if (v == NULL) return 2;
+    int n = atoi(v);
+    return n < 0 ? 0 : n > 2 ? 2 : (unsigned int)n;
+}
+
+static int valid(nvmlDevice_t d) {
+    for (unsigned int i = 0; i < device_count(); ++i) {
+        if (d == &devices[i]) return 1;
+    }
+    return 0;
+}
+
+#define NEEDS_INIT() \
+    do { if (fake_nvml_init_count == 0) return NVML_ERROR_UNINITIALIZED; } while (0)
+#define NEEDS_DEVICE(d) \
+    do { NEEDS_INIT(); if (!valid(d)) return NVML_ERROR_INVALID_ARGUMENT; } while (0)
+
+static nvmlReturn_t copy_string(char* out, unsigned int length, const char* text) {
+    if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(text) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(out, text, strlen(text) + 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInit_v2(void) {
+    ++fake_nvml_init_count;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
+    fake_nvml_init_flags = flags;
+    ++fake_nvml_init_count;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+    NEEDS_INIT();
+    --fake_nvml_init_count;
+    return NVML_SUCCESS;
+}
+
+const char* nvmlErrorString(nvmlReturn_t result) {
+    switch (result) {
+        case NVML_SUCCESS: return "Success";
+        case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+        case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+        case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+        case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+        case NVML_ERROR_NOT_FOUND: return "Not Found";
+        case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
+        default: return "Unknown Error";
+    }
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+    NEEDS_INIT();
+    return copy_string(version, length, "999.99.99");
+}
+
+nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
+    NEEDS_INIT();
+    return copy_string(version, length, "13.999.99");
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+    if (version == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *version = 13050;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+    NEEDS_INIT();
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = device_count();
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+    NEEDS_INIT();
+    if (device == NULL || index >= device_count()) return NVML_ERROR_INVALID_ARGUMENT;
+    *device = &devices[index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+    NEEDS_INIT();
+    if (uuid == NULL || device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < device_count(); ++i) {
+        if (strcmp(devices[i].uuid, uuid) == 0) {
+            *device = &devices[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+    NEEDS_INIT();
+    if (bus_id == NULL || device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < device_count(); ++i) {
+        if (strcmp(devices[i].bus_id, bus_id) == 0) {
+            *device = &devices[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+    NEEDS_DEVICE(device);
+    if (index == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *index = device->index;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+    NEEDS_DEVICE(device);
+    return copy_string(name, length, device->name);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+    NEEDS_DEVICE(device);
+    return copy_string(uuid, length, device->uuid);
+}
+
+nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length) {
+    NEEDS_DEVICE(device);
+    (void)serial;
+    (void)length;
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
+    NEEDS_DEVICE(device);
+    if (memory == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (memory->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    memory->total = device->total;
+    memory->reserved = 512ull << 20;
+    memory->used = device->used;
+    memory->free = device->total - device->used - memory->reserved;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+    NEEDS_DEVICE(device);
+    if (pci == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    memset(pci, 0, sizeof(*pci));
+    snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%s", device->bus_id + 4);
+    snprintf(pci->busId, sizeof(pci->busId), "%s", device->bus_id);
+    pci->domain = 0;
+    pci->bus = device->index == 0 ? 0x1A : 0x2B;
+    pci->device = 0;
+    pci->pciDeviceId = device->pci_device_id;
+    pci->pciSubSystemId = 0x16F110DE;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+    NEEDS_DEVICE(device);
+    if (major == NULL || minor == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *major = device->major;
+    *minor = device->minor;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t index,
+                                    nvmlGpuP2PStatus_t* status) {
+    NEEDS_DEVICE(device1);
+    if (!valid(device2) || status == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    /* Reads and writes between the two stand-in devices; nothing else. */
+    if (device1 == device2) {
+        *status = NVML_P2P_STATUS_NOT_SUPPORTED;
+    } else if (index == NVML_P2P_CAPS_INDEX_READ || index == NVML_P2P_CAPS_INDEX_WRITE) {
+        *status = NVML_P2P_STATUS_OK;
+    } else {
+        *status = NVML_P2P_STATUS_NOT_SUPPORTED;
+    }
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                 nvmlGpuTopologyLevel_t* path) {
+    NEEDS_DEVICE(device1);
+    if (!valid(device2) || path == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *path = device1 == device2 ? NVML_TOPOLOGY_INTERNAL : NVML_TOPOLOGY_HOSTBRIDGE;
+    return NVML_SUCCESS;
+}
+
+/* Three processes on device 0, none on device 1: the count is in and out. */
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_t* infos) {
+    NEEDS_DEVICE(device);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int n = device->index == 0 ? 3 : 0;
+    if (*count < n) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (n > 0 && infos == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < n; ++i) {
+        infos[i].pid = 1000 + i;
+        infos[i].usedGpuMemory = (unsigned long long)(i + 1) << 20;
+        infos[i].gpuInstanceId = 0xFFFFFFFF;
+        infos[i].computeInstanceId = 0xFFFFFFFF;
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+/* Two memory clocks: the count is in and out. */
+nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int* count, unsigned int* clocks) {
+    NEEDS_DEVICE(device);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (*count < 2) {
+        *count = 2;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (clocks == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    clocks[0] = 2619;
+    clocks[1] = 1593;
+    *count = 2;
+    return NVML_SUCCESS;
+}
+
+/* Device 0 is nearest CPUs 0-3 and 64: one bit each. */
+nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpu_set_size, unsigned long* cpu_set) {
+    NEEDS_DEVICE(device);
+    if (cpu_set == NULL || cpu_set_size == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    memset(cpu_set, 0, cpu_set_size * sizeof(unsigned long));
+    if (device->index == 0) {
+        cpu_set[0] = 0xF;
+        if (cpu_set_size > 1) cpu_set[1] = 1;
+    }
+    return NVML_SUCCESS;
+}
+
+/* vGPU type 7 is named "GRID Stand-in-4C"; the size is in and out. */
+nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t type, char* name, unsigned int* size) {
+    NEEDS_INIT();
+    static const char text[] = "GRID Stand-in-4C";
+    if (size == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (type != 7) return NVML_ERROR_INVALID_ARGUMENT;
+    if (*size < sizeof(text)) {
+        *size = sizeof(text);
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (name == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    memcpy(name, text, sizeof(text));
+    *size = sizeof(text);
+    return NVML_SUCCESS;
+}
