@@ -13,6 +13,7 @@ constexpr EntryPoint kEntries[] = {
     {"nvvmGetErrorString", "nvvmGetErrorString", "", 0, false},
     {"nvvmVersion", "nvvmVersion", "", 0, false},
     {"nvvmIRVersion", "nvvmIRVersion", "", 0, false},
+    {"nvvmLLVMVersion", "nvvmLLVMVersion", "", 0, false},
     {"nvvmCreateProgram", "nvvmCreateProgram", "", 0, false},
     {"nvvmDestroyProgram", "nvvmDestroyProgram", "", 0, false},
     {"nvvmAddModuleToProgram", "nvvmAddModuleToProgram", "", 0, false},
@@ -30,16 +31,17 @@ enum EntryIndex : int {
   k_nvvmGetErrorString = 0,
   k_nvvmVersion = 1,
   k_nvvmIRVersion = 2,
-  k_nvvmCreateProgram = 3,
-  k_nvvmDestroyProgram = 4,
-  k_nvvmAddModuleToProgram = 5,
-  k_nvvmLazyAddModuleToProgram = 6,
-  k_nvvmCompileProgram = 7,
-  k_nvvmVerifyProgram = 8,
-  k_nvvmGetCompiledResultSize = 9,
-  k_nvvmGetCompiledResult = 10,
-  k_nvvmGetProgramLogSize = 11,
-  k_nvvmGetProgramLog = 12,
+  k_nvvmLLVMVersion = 3,
+  k_nvvmCreateProgram = 4,
+  k_nvvmDestroyProgram = 5,
+  k_nvvmAddModuleToProgram = 6,
+  k_nvvmLazyAddModuleToProgram = 7,
+  k_nvvmCompileProgram = 8,
+  k_nvvmVerifyProgram = 9,
+  k_nvvmGetCompiledResultSize = 10,
+  k_nvvmGetCompiledResult = 11,
+  k_nvvmGetProgramLogSize = 12,
+  k_nvvmGetProgramLog = 13,
 };
 
 constexpr const char* kWheelDirs[] = {"nvidia/cu13/lib", "nvidia/cu13/nvvm/lib64", "nvidia/cuda_nvcc/nvvm/lib64"};
@@ -95,6 +97,11 @@ nvvmResult nvvmVersion(int *major, int *minor) {
 nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg) {
   using Fn = nvvmResult (*)(int *, int *, int *, int *);
   return reinterpret_cast<Fn>(g_table.entry(k_nvvmIRVersion))(majorIR, minorIR, majorDbg, minorDbg);
+}
+
+nvvmResult nvvmLLVMVersion(const char *arch, int *major) {
+  using Fn = nvvmResult (*)(const char *, int *);
+  return reinterpret_cast<Fn>(g_table.entry(k_nvvmLLVMVersion))(arch, major);
 }
 
 nvvmResult nvvmCreateProgram(nvvmProgram *prog) {

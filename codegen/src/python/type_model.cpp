@@ -269,8 +269,9 @@ std::string Model::version_macro(const std::string& c_type) const {
   return "";
 }
 
-// Reserved members (reserved, reserved0, padding, unused) are left out, as
-// cuda.bindings 13.5 leaves them out: their bytes stay zeroed, as the driver
+// Reserved members (reserved, reserved0, padding, unused) of the driver's and
+// the runtime's structs are left out, as cuda.bindings 13.5 leaves them out:
+// their bytes stay zeroed, as the driver
 // requires. Where such a member is the struct's only one (CUipcMemHandle's
 // reserved[64], the handle's bytes), it stays: without it the handle could not
 // be read or sent to another process.
@@ -280,13 +281,16 @@ bool is_reserved_member(const Field& f) {
 }
 
 void Model::collect_fields(const Record& r, std::vector<const Field*>& out) const {
+  // cuda.bindings leaves reserved members out of the driver's and the runtime's
+  // structs only; NVML's are values (nvmlMemory_v2_t.reserved: bytes of memory).
+  const bool drop_reserved = lib.name == "driver" || lib.name == "runtime";
   const bool only_reserved = std::all_of(r.fields.begin(), r.fields.end(), is_reserved_member);
   for (const Field& f : r.fields) {
     if (f.anonymous_member) {
       if (const Record* inner = lib.find_record(f.type.record)) collect_fields(*inner, out);
       continue;
     }
-    if (is_reserved_member(f) && !only_reserved) continue;
+    if (drop_reserved && is_reserved_member(f) && !only_reserved) continue;
     out.push_back(&f);
   }
 }

@@ -42,25 +42,27 @@ const char * nvvmGetErrorString(nvvmResult result);
 nvvmResult nvvmVersion(int *major, int *minor);
 // nvvmIRVersion: Get the NVVM IR version. (nvvm.h:93)
 nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg);
-// nvvmCreateProgram: Create a program, and set the value of its handle to \p *prog. (nvvm.h:122)
+// nvvmLLVMVersion: Get the LLVM IR version guaranteed to be supported by NVVM. (nvvm.h:108)
+nvvmResult nvvmLLVMVersion(const char *arch, int *major);
+// nvvmCreateProgram: Create a program, and set the value of its handle to \p *prog. (nvvm.h:136)
 nvvmResult nvvmCreateProgram(nvvmProgram *prog);
-// nvvmDestroyProgram: Destroy a program. (nvvm.h:136)
+// nvvmDestroyProgram: Destroy a program. (nvvm.h:150)
 nvvmResult nvvmDestroyProgram(nvvmProgram *prog);
-// nvvmAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:161)
+// nvvmAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:175)
 nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name);
-// nvvmLazyAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:190)
+// nvvmLazyAddModuleToProgram: Add a module level NVVM IR to a program. (nvvm.h:204)
 nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name);
-// nvvmCompileProgram: Compile the NVVM program. (nvvm.h:271)
+// nvvmCompileProgram: Compile the NVVM program. (nvvm.h:295)
 nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char **options);
-// nvvmVerifyProgram: Verify the NVVM program. (nvvm.h:295)
+// nvvmVerifyProgram: Verify the NVVM program. (nvvm.h:319)
 nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char **options);
-// nvvmGetCompiledResultSize: Get the size of the compiled result. (nvvm.h:308)
+// nvvmGetCompiledResultSize: Get the size of the compiled result. (nvvm.h:332)
 nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t *bufferSizeRet);
-// nvvmGetCompiledResult: Get the compiled result. (nvvm.h:323)
+// nvvmGetCompiledResult: Get the compiled result. (nvvm.h:347)
 nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char *buffer);
-// nvvmGetProgramLogSize: Get the Size of Compiler/Verifier Message. (nvvm.h:339)
+// nvvmGetProgramLogSize: Get the Size of Compiler/Verifier Message. (nvvm.h:363)
 nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t *bufferSizeRet);
-// nvvmGetProgramLog: Get the Compiler/Verifier Message. (nvvm.h:354)
+// nvvmGetProgramLog: Get the Compiler/Verifier Message. (nvvm.h:378)
 nvvmResult nvvmGetProgramLog(nvvmProgram prog, char *buffer);
 
 }  // namespace cubind::raw

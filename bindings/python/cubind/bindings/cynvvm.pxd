@@ -37,6 +37,7 @@ cdef extern from "cubind/raw/nvvm.hpp" namespace "cubind::raw" nogil:
     const char * nvvmGetErrorString(nvvmResult result) except +
     nvvmResult nvvmVersion(int *major, int *minor) except +
     nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg) except +
+    nvvmResult nvvmLLVMVersion(const char *arch, int *major) except +
     nvvmResult nvvmCreateProgram(nvvmProgram *prog) except +
     nvvmResult nvvmDestroyProgram(nvvmProgram *prog) except +
     nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name) except +

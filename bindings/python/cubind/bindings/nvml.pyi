@@ -3690,6 +3690,9 @@ class Memory_v2(Struct):
     total: int
     """Total physical device memory (in bytes)
     """
+    reserved: int
+    """Device memory (in bytes) reserved for system use (driver or firmware)
+    """
     free: int
     """Unallocated device memory (in bytes)
     """
@@ -5688,6 +5691,9 @@ class AccountingStats(Struct):
     is_running: int
     """Flag to represent if the process is running (1 for running, 0 for terminated)
     """
+    reserved: list[int]
+    """Reserved for future use
+    """
 
 class AccountingStats_v2(Struct):
     """Describes accounting statistics (v2) of a process.
@@ -6413,6 +6419,9 @@ class VgpuMetadata(Struct):
     host_driver_version: str
     """Version of driver installed in host
     """
+    reserved: list[int]
+    """Reserved for internal use
+    """
     vgpu_virtualization_caps: int
     """vGPU virtualization capabilities bitfield
     """
@@ -6441,6 +6450,9 @@ class VgpuPgpuMetadata(Struct):
     """
     pgpu_virtualization_caps: int
     """Pgpu virtualization capabilities bitfield
+    """
+    reserved: list[int]
+    """Reserved for internal use
     """
     host_supported_vgpu_range: VgpuVersion
     """vGPU version range supported by host driver

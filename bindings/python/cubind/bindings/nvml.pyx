@@ -978,6 +978,19 @@ cdef class Memory_v2(_support.Struct):
             (<cynvml.nvmlMemory_v2_st*>self._ptr).total = _support.int_field(value, "total")
 
     @property
+    def reserved(self):
+        """Device memory (in bytes) reserved for system use (driver or firmware)
+        """
+        return (<cynvml.nvmlMemory_v2_st*>self._ptr).reserved
+
+    @reserved.setter
+    def reserved(self, value):
+        if type(value) is int:
+            (<cynvml.nvmlMemory_v2_st*>self._ptr).reserved = value
+        else:
+            (<cynvml.nvmlMemory_v2_st*>self._ptr).reserved = _support.int_field(value, "reserved")
+
+    @property
     def free(self):
         """Unallocated device memory (in bytes)
         """
@@ -1003,7 +1016,7 @@ cdef class Memory_v2(_support.Struct):
         else:
             (<cynvml.nvmlMemory_v2_st*>self._ptr).used = _support.int_field(value, "used")
 
-    _fields = (("version", False), ("total", False), ("free", False), ("used", False), )
+    _fields = (("version", False), ("total", False), ("reserved", False), ("free", False), ("used", False), )
 
     def __repr__(self):
         return _support.struct_text(self, Memory_v2._fields)
@@ -12590,7 +12603,17 @@ cdef class AccountingStats(_support.Struct):
         else:
             (<cynvml.nvmlAccountingStats_st*>self._ptr).isRunning = _support.int_field(value, "isRunning")
 
-    _fields = (("gpu_utilization", False), ("memory_utilization", False), ("max_memory_usage", False), ("time", False), ("start_time", False), ("is_running", False), )
+    @property
+    def reserved(self):
+        """Reserved for future use
+        """
+        return _support.array_list(<void*>&(<cynvml.nvmlAccountingStats_st*>self._ptr).reserved[0], 5, sizeof(unsigned int), "I", self, "reserved")
+
+    @reserved.setter
+    def reserved(self, value):
+        _support.array_assign(<void*>&(<cynvml.nvmlAccountingStats_st*>self._ptr).reserved[0], 5, sizeof(unsigned int), "I", value, "reserved")
+
+    _fields = (("gpu_utilization", False), ("memory_utilization", False), ("max_memory_usage", False), ("time", False), ("start_time", False), ("is_running", False), ("reserved", False), )
 
     def __repr__(self):
         return _support.struct_text(self, AccountingStats._fields)
@@ -16813,6 +16836,16 @@ cdef class VgpuMetadata(_support.Struct):
         _support.char_array_assign(<void*>&(<cynvml.nvmlVgpuMetadata_st*>self._ptr).hostDriverVersion[0], 80, value, True, "hostDriverVersion")
 
     @property
+    def reserved(self):
+        """Reserved for internal use
+        """
+        return _support.array_list(<void*>&(<cynvml.nvmlVgpuMetadata_st*>self._ptr).reserved[0], 6, sizeof(unsigned int), "I", self, "reserved")
+
+    @reserved.setter
+    def reserved(self, value):
+        _support.array_assign(<void*>&(<cynvml.nvmlVgpuMetadata_st*>self._ptr).reserved[0], 6, sizeof(unsigned int), "I", value, "reserved")
+
+    @property
     def vgpu_virtualization_caps(self):
         """vGPU virtualization capabilities bitfield
         """
@@ -16861,7 +16894,7 @@ cdef class VgpuMetadata(_support.Struct):
     def opaque_data(self, value):
         _support.char_array_assign(<void*>&(<cynvml.nvmlVgpuMetadata_st*>self._ptr).opaqueData[0], 4, value, True, "opaqueData")
 
-    _fields = (("version", False), ("revision", False), ("guest_info_state", False), ("guest_driver_version", False), ("host_driver_version", False), ("vgpu_virtualization_caps", False), ("guest_vgpu_version", False), ("opaque_data_size", False), ("opaque_data", False), )
+    _fields = (("version", False), ("revision", False), ("guest_info_state", False), ("guest_driver_version", False), ("host_driver_version", False), ("reserved", False), ("vgpu_virtualization_caps", False), ("guest_vgpu_version", False), ("opaque_data_size", False), ("opaque_data", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuMetadata._fields)
@@ -16958,6 +16991,16 @@ cdef class VgpuPgpuMetadata(_support.Struct):
             (<cynvml.nvmlVgpuPgpuMetadata_st*>self._ptr).pgpuVirtualizationCaps = _support.int_field(value, "pgpuVirtualizationCaps")
 
     @property
+    def reserved(self):
+        """Reserved for internal use
+        """
+        return _support.array_list(<void*>&(<cynvml.nvmlVgpuPgpuMetadata_st*>self._ptr).reserved[0], 5, sizeof(unsigned int), "I", self, "reserved")
+
+    @reserved.setter
+    def reserved(self, value):
+        _support.array_assign(<void*>&(<cynvml.nvmlVgpuPgpuMetadata_st*>self._ptr).reserved[0], 5, sizeof(unsigned int), "I", value, "reserved")
+
+    @property
     def host_supported_vgpu_range(self):
         """vGPU version range supported by host driver
         """
@@ -16990,7 +17033,7 @@ cdef class VgpuPgpuMetadata(_support.Struct):
     def opaque_data(self, value):
         _support.char_array_assign(<void*>&(<cynvml.nvmlVgpuPgpuMetadata_st*>self._ptr).opaqueData[0], 4, value, True, "opaqueData")
 
-    _fields = (("version", False), ("revision", False), ("host_driver_version", False), ("pgpu_virtualization_caps", False), ("host_supported_vgpu_range", False), ("opaque_data_size", False), ("opaque_data", False), )
+    _fields = (("version", False), ("revision", False), ("host_driver_version", False), ("pgpu_virtualization_caps", False), ("reserved", False), ("host_supported_vgpu_range", False), ("opaque_data_size", False), ("opaque_data", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuPgpuMetadata._fields)

@@ -84,6 +84,22 @@ def ir_version() -> tuple[int, int, int, int]:
     """
     ...
 
+def llvm_version(arch: bytes | str) -> int:
+    """Get the LLVM IR version guaranteed to be supported by NVVM.
+
+     The valid arch strings are the ones supported by nvvmCompileProgram().
+
+     - arch Architecture string.
+     - major LLVM IR version number.
+     Returns:
+       - NVVM_SUCCESS 
+       - NVVM_ERROR_INVALID_INPUT 
+
+    Returns: major; raises nvvmError on failure.
+    C function: nvvmLLVMVersion (nvvm.h)
+    """
+    ...
+
 def create_program() -> nvvmProgram:
     """Create a program, and set the value of its handle to *prog.
 
@@ -237,6 +253,16 @@ def compile_program(prog: nvvmProgram | int | None, num_options: int, options: S
             instruction) will be used to implement a switch statement. Default
             value is 101. The percentage ranges from 0 to 101 inclusively.
        - -gen-lto (Generate LTO IR instead of PTX).
+       - -ptx-version-target=[86-94]
+            Specify the target PTX version as (MAJOR VERSION * 10 + MINOR
+            VERSION). This is supported only for Blackwell and later architectures
+            (compute capability compute_100 or greater). Using this option implies
+            that the operations in incoming prog are compliant with targeted
+            PTX version. If not set, highest available PTX version is used.
+       - -nvvm-latest
+            Use the most recent LLVM-based NVVM release. Previews this newer NVVM
+            on all GPU architectures. No-op for Blackwell and later where it is
+            already the default.
 
      - prog       NVVM program.
      - numOptions Number of compiler options passed.

@@ -166,6 +166,34 @@ def ir_version():
     _check(_result)
     return (_c_major_ir, _c_minor_ir, _c_major_dbg, _c_minor_dbg, )
 
+def llvm_version(arch):
+    """llvm_version(arch: bytes | str)
+
+    Get the LLVM IR version guaranteed to be supported by NVVM.
+
+     The valid arch strings are the ones supported by nvvmCompileProgram().
+
+     - arch Architecture string.
+     - major LLVM IR version number.
+     Returns:
+       - NVVM_SUCCESS 
+       - NVVM_ERROR_INVALID_INPUT 
+
+    Returns: major; raises nvvmError on failure.
+    C function: nvvmLLVMVersion (nvvm.h)
+    """
+    cdef long long _result
+    cdef const char* _c_arch = NULL
+    cdef int _c_major
+    _b_arch = _support.as_bytes(arch, "arch")
+    if _b_arch is not None:
+        _c_arch = PyBytes_AS_STRING(_b_arch)
+    memset(&_c_major, 0, sizeof(_c_major))
+    with nogil:
+        _result = cynvvm.nvvmLLVMVersion(_c_arch, &_c_major)
+    _check(_result)
+    return _c_major
+
 def create_program():
     """create_program()
 
@@ -395,6 +423,16 @@ def compile_program(prog, num_options, options):
             instruction) will be used to implement a switch statement. Default
             value is 101. The percentage ranges from 0 to 101 inclusively.
        - -gen-lto (Generate LTO IR instead of PTX).
+       - -ptx-version-target=[86-94]
+            Specify the target PTX version as (MAJOR VERSION * 10 + MINOR
+            VERSION). This is supported only for Blackwell and later architectures
+            (compute capability compute_100 or greater). Using this option implies
+            that the operations in incoming prog are compliant with targeted
+            PTX version. If not set, highest available PTX version is used.
+       - -nvvm-latest
+            Use the most recent LLVM-based NVVM release. Previews this newer NVVM
+            on all GPU architectures. No-op for Blackwell and later where it is
+            already the default.
 
      - prog       NVVM program.
      - numOptions Number of compiler options passed.
