@@ -46,8 +46,10 @@ fi
 # Headers a toolkit may lack (nvFatbin.h, cufile.h, cudla.h, nvml.h), from the NVIDIA wheels
 # pinned in scripts/cuda-extras.lock, into .cuda-extras/.
 bash scripts/fetch_cuda_extras.sh "$VENV/bin/python"
-# cuda-bindings 13.5 beside the venv's 13.0: the differential suite compares the
-# modules that 13.0 lacks (nvfatbin, cudla, nvml) with it, in processes of their own.
+# The same cuda-bindings 13.5 installed apart: the tests compare with it where the
+# environment's own cuda-bindings is another release (a venv made for 13.0), putting
+# it first on sys.path (tests/python/conftest.py) and on the PYTHONPATH of the
+# processes they start.
 if [ ! -d .cuda-bindings-new/cuda/bindings ]; then
   echo "setup: pip install --target .cuda-bindings-new cuda-bindings==13.5.0"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --target .cuda-bindings-new "cuda-bindings==13.5.0"

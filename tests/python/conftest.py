@@ -18,6 +18,42 @@ if "CUBIND_CUDA_INCLUDE" not in os.environ and os.path.isfile(os.path.join(_PINN
     os.environ["CUBIND_CUDA_INCLUDE"] = _PINNED_HEADERS
 
 
+# The reference the compatibility tests and the differential suite compare with is
+# NVIDIA's cuda-bindings for the CUDA release of the pinned headers (13.5). Where the
+# environment's own cuda-bindings is another release (a venv made for 13.0), the one
+# scripts/setup.sh installs apart in .cuda-bindings-new takes its place, in this
+# process (first on sys.path, before anything imports cuda.bindings) and in the
+# processes tests start (PYTHONPATH), provided it was built for this Python.
+def _reference_cuda_bindings():
+    import glob
+    import importlib.metadata
+    import json
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    folder = os.path.join(root, ".cuda-bindings-new")
+    try:
+        with open(os.path.join(root, "scripts", "cuda-headers.lock.json"), encoding="utf-8") as f:
+            pinned = json.load(f)["cuda"]
+    except (OSError, ValueError, KeyError):
+        return
+    try:
+        installed = importlib.metadata.version("cuda-bindings")
+    except importlib.metadata.PackageNotFoundError:
+        installed = ""
+    if installed.split(".")[:2] == pinned.split(".")[:2]:
+        return
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    if not glob.glob(os.path.join(folder, "cuda", "bindings", "*" + suffix)):
+        return
+    if not glob.glob(os.path.join(folder, f"cuda_bindings-{pinned}.*dist-info")):
+        return
+    sys.path.insert(0, folder)
+    os.environ["PYTHONPATH"] = os.pathsep.join([folder] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+
+_reference_cuda_bindings()
+
+
 def _gpu_count():
     """Devices the driver reports, asked directly through libcuda.so.1 (not cubind)."""
     try:
@@ -149,8 +185,8 @@ def run_python(code, env=None):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
 
 
-# The newer cuda-bindings that scripts/setup.sh installs apart (pip --target), for the
-# modules that cuda-bindings 13.0 lacks (nvfatbin): put first on a child's sys.path.
+# The cuda-bindings 13.5 that scripts/setup.sh installs apart (pip --target): put first
+# on a child's sys.path where a test runs NVIDIA's package in a process of its own.
 NEWER_CUDA_BINDINGS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                                     ".cuda-bindings-new"))
 

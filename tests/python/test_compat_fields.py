@@ -96,15 +96,23 @@ def test_float_fields(pkg):
 
 
 @both
-def test_enum_fields_refuse_negative_ints(pkg):
+def test_enum_fields_convert_as_cuda_bindings_does(pkg):
     d, _ = modules(pkg)
     m = d.CUDA_MEMCPY2D()
-    # cuda.bindings refuses every plain int (AttributeError); cubind takes
-    # ints, as enum parameters do, but not negative ones.
-    with pytest.raises(OverflowError if pkg == "cubind" else AttributeError):
-        m.srcMemoryType = -1
-    with pytest.raises(TypeError):
-        m.srcMemoryType = None
+    for bad, exc in (("x", ValueError), (float("nan"), ValueError), (2**32, OverflowError),
+                     (float("inf"), OverflowError), (None, TypeError), ([1], TypeError)):
+        with pytest.raises(exc):
+            m.srcMemoryType = bad
+    if pkg == "cubind":
+        # cuda.bindings 13.5 raises ValueError for -1 in a fresh process (the
+        # differential suite's sweep) but not always after other writes.
+        with pytest.raises(ValueError, match="srcMemoryType"):
+            m.srcMemoryType = -1
+    # An int that is a member, and a float, truncated to one.
+    m.srcMemoryType = 2
+    assert m.srcMemoryType == d.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    m.srcMemoryType = 3.75
+    assert m.srcMemoryType == d.CUmemorytype.CU_MEMORYTYPE_ARRAY
     m.srcMemoryType = d.CUmemorytype.CU_MEMORYTYPE_DEVICE
     assert int(m.srcMemoryType) == int(d.CUmemorytype.CU_MEMORYTYPE_DEVICE)
 
@@ -142,10 +150,15 @@ def test_plain_int_setter_stays_exact():
 def test_pointer_fields(pkg):
     d, _ = modules(pkg)
     m = d.CUDA_MEMCPY2D()
-    with pytest.raises(OverflowError):
-        m.srcHost = -1
-    with pytest.raises(TypeError):
-        m.srcHost = 4096.5
+    for bad in (-1, 2**64, float("nan"), float("inf"), 1e20, "x"):
+        with pytest.raises(TypeError):
+            m.srcHost = bad
+    m.srcHost = 4096.5
+    assert m.srcHost == 4096
+    m.srcHost = 2**64 - 1
+    assert m.srcHost == 2**64 - 1
+    m.srcHost = Int(0x2000)
+    assert m.srcHost == 0x2000
     h = d.CUDA_HOST_NODE_PARAMS()
     h.fn = 2.75
     assert int(h.fn) == 2 and isinstance(h.fn, d.CUhostFn)
@@ -165,9 +178,9 @@ def test_pointer_fields(pkg):
 
 def test_char_arrays_take_0_to_255_and_read_bytes():
     # cubind only: cuda.bindings 13.5 leaves every reserved member out, an IPC
-    # handle's bytes (its only member) included; cubind keeps those, and converts
-    # as cuda.bindings 13.0 did.
-    d = driver
+    # handle's bytes (its only member) included; cubind keeps those
+    # (reserved-only-member in the migration guide).
+    d, r = driver, runtime
     h = d.CUipcMemHandle()
     h.reserved = [200] * 64
     assert h.reserved == b"\xc8" * 64
@@ -185,8 +198,7 @@ def test_char_arrays_take_0_to_255_and_read_bytes():
     # Reserved members of other structs are left out, as in cuda.bindings 13.5.
     assert not hasattr(d.CUmemPoolProps(), "reserved")
     assert "reserved" not in str(d.CUmemPoolProps())
-    edge = d.CUgraphEdgeData()
-    assert edge.reserved == bytes(5)
+    assert not hasattr(d.CUgraphEdgeData(), "reserved")
     prop = r.cudaDeviceProp()
     assert prop.name == b""
     prop.luid = [200] * 8
@@ -236,9 +248,8 @@ def test_numeric_array_items_write_through():
         prop.maxThreadsDim = [1, 2]
     with pytest.raises(TypeError, match="maxThreadsDim"):
         prop.maxThreadsDim = None
-    params = driver.CUDA_EXTERNAL_MEMORY_BUFFER_DESC()
     with pytest.raises(OverflowError):
-        params.reserved = [-1] * 16
+        prop.maxThreadsDim = [2**31, 1, 1]
 
 
 @both
@@ -489,6 +500,8 @@ def test_union_members_match_cuda_bindings():
                 path, t, o = stack.pop()
                 fields = [n for n in dir(type(t)) if not n.startswith("_") and n != "getPtr"]
                 for field in fields:
+                    if field == "set_dsts_srcs":  # shared-count-lists, open in known_differences.py
+                        continue
                     assert hasattr(o, field), f"{path}.{field} is missing in cubind"
                     checked += 1
                     try:
@@ -548,7 +561,8 @@ def test_dim3_members_default_to_one(pkg):
     assert (r.dim3().x, r.dim3().y, r.dim3().z) == (1, 1, 1)
     k = r.cudaKernelNodeParams()
     assert (k.gridDim.x, k.blockDim.z) == (1, 1)
-    assert r.cudaKernelNodeParamsV2().gridDim.y == 1
+    # cuda.bindings 13.5 leaves cudaKernelNodeParamsV2's at 0 (dim3-default-one in the migration guide).
+    assert r.cudaKernelNodeParamsV2().gridDim.y == (1 if pkg == "cubind" else 0)
     # A union's members are not constructed.
     assert r.cudaGraphNodeParams().kernel.gridDim.x == 0
 

@@ -93,7 +93,7 @@ RENAMED = {
     ("driver", "cuTexRefSetAddress"): ["hTexRef", "dptr", "numbytes"],
     ("driver", "cuUserObjectRetain"): ["object", "count"],
     ("driver", "cuGraphRetainUserObject"): ["graph", "object", "count", "flags"],
-    ("driver", "cuDevSmResourceSplitByCount"): ["nbGroups", "input_", "useFlags", "minCount"],
+    ("driver", "cuDevSmResourceSplitByCount"): ["nbGroups", "input_", "flags", "minCount"],
     ("runtime", "cudaDeviceGetPCIBusId"): ["length", "device"],
     ("runtime", "cudaMemGetMemPool"): ["location", "typename"],
     ("runtime", "cudaUserObjectRelease"): ["object", "count"],

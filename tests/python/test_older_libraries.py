@@ -168,3 +168,39 @@ def test_real_driver_older_than_the_headers_raises_for_a_newer_function():
     err, count = driver.cuDeviceGetCount()
     assert err == driver.CUresult.CUDA_SUCCESS and count >= 1
     assert headers >= (13, 5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("library, function, call", [
+    ("nvrtc", "nvrtcGetTileIRSize", lambda m: m.nvrtcGetTileIRSize(0)),
+    ("nvjitlink", "nvJitLinkGetLinkedLTOIRSize", lambda m: m.get_linked_ltoir_size(0)),
+    ("runtime", "cudaExecutionCtxGetId", lambda m: m.cudaExecutionCtxGetId(0)),
+])
+def test_real_library_and_a_function_newer_than_13_0(library, function, call):
+    """One post-13.0 function of each library the machine has: where the library
+    loaded is older than the function, the call raises the clear error naming the
+    function and the release that introduced it; where it is as new, the call
+    reaches the library (a status or the library's own error for the null handle)."""
+    import importlib
+
+    import cubind
+
+    module = importlib.import_module("cubind.bindings." + library)
+    try:
+        cubind.load_library(library)
+    except RuntimeError as exc:
+        pytest.skip(f"no {library} library on this machine: {exc}")
+    missing = dict(cubind.library_status(library)["missing"])
+    if function in missing:
+        with pytest.raises(RuntimeError) as info:
+            call(module)
+        text = str(info.value)
+        assert text.startswith(f"{function} is not available in "), text
+        assert f"introduced in CUDA {missing[function]}" in text, text
+    else:
+        try:
+            call(module)
+        except RuntimeError as exc:
+            assert "is not available in" not in str(exc), str(exc)
+        except Exception:
+            pass  # nvJitLink raises its own error for the null handle

@@ -30,7 +30,7 @@ def all_cases():
 
 
 def test_every_entry_is_a_case_of_the_suite():
-    # The entries of the modules this process compares (the others: in the child of test_differential_newer.py).
+    # The entries of the modules this suite compares (NVML's: test_differential_nvml.py).
     ours = {k for k in known.DIFFERENCES if k.split(":", 1)[1].split(".", 1)[0] in _diff.PAIRS}
     stale = sorted(ours - all_cases())
     assert not stale, f"entries of known_differences.py that name no case: {stale[:20]}"

@@ -16,6 +16,8 @@ from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 
 from operator import index as _index
 
+from cubind.bindings._support.enums import Enum as _Enum
+
 cdef object _ADDRESS_MAX = <uintptr_t>-1
 
 
@@ -58,18 +60,35 @@ cdef object value_field(object value, str name):
 
 
 cdef object enum_field(object value, str name):
-    # A member keeps its value (some enums have negative members); a plain
-    # int must fit the unsigned range cuda.bindings takes.
+    # Converted as cuda.bindings 13.5 converts an enum field: a member keeps its
+    # value (some enums have negative members); otherwise the value as int()
+    # gives it (a float truncates), NaN, text and negative numbers are a
+    # ValueError, numbers beyond 32 bits (and infinities) an OverflowError, and
+    # None a TypeError. Unlike cuda.bindings, a value that is no member of the
+    # field's enum is written (a value newer than these bindings' headers).
     if isinstance(value, int) and not type(value) is int and not isinstance(value, bool):
         return value
-    if value is None or isinstance(value, (float, str, bytes, bytearray)):
+    if value is None:
         return _refuse_number(value, name, "an enum member or an int")
-    try:
-        number = _index(value)
-    except TypeError:
-        return _refuse_number(value, name, "an enum member or an int")
+    if isinstance(value, float):
+        if value != value:
+            raise ValueError(f"{name}: NaN is not an enum value")
+        if value in (float("inf"), float("-inf")):
+            raise OverflowError(f"{name}: {value} is not an enum value")
+        number = int(value)
+    elif isinstance(value, (str, bytes, bytearray)):
+        raise ValueError(f"{name}: expected an enum member or an int, got {type(value).__name__} {value!r}")
+    else:
+        try:
+            number = _index(value)
+        except TypeError:
+            if not hasattr(type(value), "__int__"):
+                return _refuse_number(value, name, "an enum member or an int")
+            number = int(value)
     if number < 0:
-        raise OverflowError(f"{name}: an enum value cannot be negative ({number})")
+        raise ValueError(f"{name}: {number} is not a value of this enum (a plain int cannot be negative)")
+    if number > 0xFFFFFFFF:
+        raise OverflowError(f"{name}: {number} does not fit an enum (32 bits)")
     return number
 
 
@@ -124,12 +143,28 @@ cdef object address_number(object value, str name, bint truncate=False):
     return value
 
 
+cdef object _field_address_number(object value, str name):
+    # A number written to a pointer field, converted as cuda.bindings 13.5
+    # converts it: a finite float truncates toward zero, anything with __int__
+    # converts, and a value outside 0..2**64-1 (or a NaN or infinity) is a
+    # TypeError, as it is there, naming the field and the value.
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise TypeError(f"{name}: {value} is not an address")
+        value = int(value)
+    elif not isinstance(value, int) and not isinstance(value, (str, bytes, bytearray, Handle, Struct)) \
+            and not PyObject_CheckBuffer(value) and hasattr(type(value), "__int__") \
+            and not hasattr(type(value), "__index__"):
+        value = int(value)
+    if isinstance(value, int) and not (0 <= value <= _ADDRESS_MAX):
+        raise TypeError(f"{name}: {value} is not an address (0..{_ADDRESS_MAX})")
+    return value
+
+
 cdef void* field_address(object value, Struct owner, str name) except? NULL:
     cdef void* p
-    if type(value) is not int:
-        value = address_number(value, name)
-    elif value < 0:
-        raise OverflowError(f"{name}: an address cannot be negative ({value})")
+    if type(value) is not int or not (0 <= value <= _ADDRESS_MAX):
+        value = _field_address_number(value, name)
     if not (value is None or isinstance(value, (int, Handle, Struct))) and PyObject_CheckBuffer(value):
         # The struct holds the buffer export until the field changes, so the
         # object cannot be resized under the pointer.
@@ -344,7 +379,7 @@ cdef int char_array_assign(void* ptr, Py_ssize_t n, object value, bint text, str
 cdef str struct_text(object obj, tuple fields):
     # As cuda.bindings prints a struct: `name : value` per field, nested
     # structs on the lines below their name, indented four spaces; pointers
-    # in hex.
+    # in hex; enum members as their repr.
     lines = []
     for name, hexa in fields:
         try:
@@ -363,6 +398,9 @@ cdef str struct_text(object obj, tuple fields):
             lines.extend("    " + line for line in inner.splitlines())
         elif hexa and isinstance(value, int):
             lines.append(f"{name} : {value:#x}")
+        elif isinstance(value, _Enum):
+            # An enum member as cuda.bindings 13.5 prints one: <Type.NAME: value>.
+            lines.append(f"{name} : {value!r}")
         else:
             lines.append(f"{name} : {value}")
     return "\n".join(lines)
