@@ -226,6 +226,54 @@ def set_simple_entry_points(size_t ctx_get_current, size_t device_get, size_t de
     _device = device
 
 
+
+# cuStreamQuery, cuEventRecord and cuPointerGetAttribute the same way: the
+# stream, event and pointer are set once (set_handle_entry_points) and the
+# Python arguments, of the binding call's shape, are not read.
+ctypedef int (*stream_query_fn)(void*) noexcept nogil
+ctypedef int (*event_record2_fn)(void*, void*) noexcept nogil
+ctypedef int (*pointer_get_attribute_fn)(void*, int, unsigned long long) noexcept nogil
+
+cdef stream_query_fn _stream_query = NULL
+cdef event_record2_fn _event_record2 = NULL
+cdef pointer_get_attribute_fn _pointer_get_attribute = NULL
+cdef void* _h_stream = NULL
+cdef void* _h_event = NULL
+cdef unsigned long long _h_pointer = 0
+cdef int _pointer_attribute = 0
+
+
+def set_handle_entry_points(size_t stream_query, size_t event_record, size_t pointer_get_attribute,
+                            size_t stream, size_t event, unsigned long long pointer, int pointer_attribute):
+    global _stream_query, _event_record2, _pointer_get_attribute, _h_stream, _h_event, _h_pointer
+    global _pointer_attribute
+    _stream_query = <stream_query_fn>stream_query
+    _event_record2 = <event_record2_fn>event_record
+    _pointer_get_attribute = <pointer_get_attribute_fn>pointer_get_attribute
+    _h_stream = <void*>stream
+    _h_event = <void*>event
+    _h_pointer = pointer
+    _pointer_attribute = pointer_attribute
+
+
+def cuStreamQuery(s):
+    with nogil:
+        _stream_query(_h_stream)
+    return (_status,)
+
+
+def cuEventRecord(e, s):
+    with nogil:
+        _event_record2(_h_event, _h_stream)
+    return (_status,)
+
+
+def cuPointerGetAttribute(a, p):
+    cdef unsigned long long data[4]
+    with nogil:
+        _pointer_get_attribute(data, _pointer_attribute, _h_pointer)
+    return (_status, _value)
+
 def cuCtxGetCurrent():
     cdef void* ctx
     with nogil:

@@ -4,12 +4,15 @@ simple calls and launches, imports) with its goal and whether it is met.
 
 Per row, each side is one statement (what a user writes), compiled into a
 loop of its own with everything in locals, and timed in batches: the sides
-of a row in rotating order, ROUNDS rounds, best batch per side (launch
-batches start from an idle stream, synchronized outside the timing). The
+of a row in rotating order, ROUNDS rounds (LAUNCH_ROUNDS for the launch
+rows, whose driver time varies most from batch to batch), best batch per
+side (launch batches start from an idle stream, synchronized outside the
+timing), the process held on one CPU. The
 sides: cubind; NVIDIA's cuda.core 1.2 / cuda.bindings; CuPy where it has the
 operation; the Python floor (benchmarks/call_floor.pyx: a Python call of the
 same shape that releases the GIL around the same driver calls and converts
-nothing); the C floor (benchmarks/driver_floor.cpp: the same driver calls
+nothing), and for launches the converting floor (the same, with each
+argument's value read the cheapest way for its kind); the C floor (benchmarks/driver_floor.cpp: the same driver calls
 from C, loaded into this process). A package that is not installed is a
 column that says so; a side that fails says how, and the run goes on.
 
@@ -33,6 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 CUDA_INCLUDE = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
 ROUNDS = 15
+LAUNCH_ROUNDS = 45
 LAUNCH_BATCH = 256          # launches per batch, from an idle stream
 BATCH_SECONDS = 0.002       # other rows: as many calls as take about this long
 ALLOC_BYTES = 4096
@@ -259,6 +263,11 @@ class World:
             driver_address("cuCtxSetCurrent"), self.context, driver_address("cuStreamCreateWithPriority"),
             driver_address("cuStreamDestroy"), driver_address("cuEventCreate"), driver_address("cuEventDestroy"),
             driver_address("cuEventRecord"), driver_address("cuLaunchKernel"))
+        self.floor_event = int(self.cbd.cuEventCreate(2)[1])  # CU_EVENT_DISABLE_TIMING
+        floor.set_handle_entry_points(
+            driver_address("cuStreamQuery"), driver_address("cuEventRecord"), driver_address("cuPointerGetAttribute"),
+            int(self.stream.handle), self.floor_event, self.address,
+            int(self.cbd.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE))
         return floor
 
     def _compile(self):
@@ -764,15 +773,15 @@ def bindings_rows():
     rows.append(simple("cuDeviceGet", lambda w, lib: ({}, "0"), "cuDeviceGet", lambda w: ({}, "0")))
     rows.append(simple("cuDeviceGetAttribute", attr_of, "cuDeviceGetAttribute",
                        lambda w: ({"a": int(w.attr), "d": 0}, "a, d")))
-    rows.append(simple("cuPointerGetAttribute", pointer_of, "ret2_2_nogil",
+    rows.append(simple("cuPointerGetAttribute", pointer_of, "cuPointerGetAttribute",
                        lambda w: ({"a": 1, "p": w.address}, "a, p")))
-    rows.append(simple("cuStreamQuery", stream_of, "ret1_1_nogil", lambda w: ({"s": 1}, "s")))
+    rows.append(simple("cuStreamQuery", stream_of, "cuStreamQuery", lambda w: ({"s": 1}, "s")))
 
     def event_of(w, lib):
         if not hasattr(w, "_event"):
             w._event = int(w.cbd.cuEventCreate(2)[1])
         return {"e": lib.CUevent(w._event), "s": lib.CUstream(int(w.stream.handle))}, "e, s"
-    rows.append(simple("cuEventRecord", event_of, "ret1_2_nogil", lambda w: ({"e": 1, "s": 1}, "e, s")))
+    rows.append(simple("cuEventRecord", event_of, "cuEventRecord", lambda w: ({"e": 1, "s": 1}, "e, s")))
 
     judge_launch = judge_parts(OverPart(
         "over C floor <= 0.5 x cuda.bindings'", "cubind", "C floor",
@@ -1021,11 +1030,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     world = World(standin=args.standin)
     rounds = 1 if args.standin else args.rounds
+    # One CPU for the whole run: a launch's time changes with the core it
+    # is made from, and sides compared at 60 ns must not move between them.
+    if hasattr(os, "sched_setaffinity") and not args.standin:
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
     results = []
     for row in all_rows():
         if args.only and args.only not in row.name:
             continue
-        times, missing = measure(world, row, rounds)
+        times, missing = measure(world, row, rounds * LAUNCH_ROUNDS // ROUNDS if row.group == "launch" else rounds)
         results.append((row, times, missing))
         print(f"  {row.name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in times.items()), file=sys.stderr, flush=True)
     imports = [] if args.standin or args.only else import_rows()
