@@ -20732,8 +20732,8 @@ def system_get_topology_gpu_set(cpu_number):
     finally:
         free(_c_device_array)
 
-def system_get_driver_branch(length):
-    """system_get_driver_branch(length: int)
+def system_get_driver_branch():
+    """system_get_driver_branch()
 
     Retrieves the driver branch of the NVIDIA driver installed on the system.
 
@@ -20752,20 +20752,20 @@ def system_get_driver_branch(length):
              - NVML_ERROR_INSUFFICIENT_SIZE if length is too small
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: branch_info; raises NvmlError on failure.
+    Returns: branch; raises NvmlError on failure.
     C function: nvmlSystemGetDriverBranch (nvml.h)
     """
     cdef long long _result
     cdef SystemDriverBranchInfo _c_branch_info = SystemDriverBranchInfo()
-    cdef unsigned int _c_length
-    _c_length = <unsigned int>_support.unsigned_arg(length, sizeof(unsigned int), "length")
+    cdef unsigned int _c_length = cynvml.NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+    (<cynvml.nvmlSystemDriverBranchInfo_v1_t*>_c_branch_info._ptr).version = cynvml.nvmlSystemDriverBranchInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemGetDriverBranch(<cynvml.nvmlSystemDriverBranchInfo_t *>_c_branch_info._ptr, _c_length)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_branch_info
+    return _c_branch_info.branch
 
 def system_get_cper_v1():
     """system_get_cper_v1()
@@ -21992,6 +21992,7 @@ def device_get_addressing_mode(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef DeviceAddressingMode _c_mode = DeviceAddressingMode()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDeviceAddressingMode_v1_t*>_c_mode._ptr).version = cynvml.nvmlDeviceAddressingMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetAddressingMode(_c_device, <cynvml.nvmlDeviceAddressingMode_t *>_c_mode._ptr)
@@ -22025,6 +22026,7 @@ def device_get_repair_status(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef RepairStatus _c_repair_status = RepairStatus()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlRepairStatus_v1_t*>_c_repair_status._ptr).version = cynvml.nvmlRepairStatus_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetRepairStatus(_c_device, <cynvml.nvmlRepairStatus_t *>_c_repair_status._ptr)
@@ -22735,6 +22737,7 @@ def device_get_pci_info_ext(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef PciInfoExt _c_pci = PciInfoExt()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlPciInfoExt_v1_t*>_c_pci._ptr).version = cynvml.nvmlPciInfoExt_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPciInfoExt(_c_device, <cynvml.nvmlPciInfoExt_t *>_c_pci._ptr)
@@ -23452,8 +23455,8 @@ def device_get_fan_speed_v2(device, fan):
     _check(_result)
     return _c_speed
 
-def device_get_fan_speed_rpm(device):
-    """device_get_fan_speed_rpm(device: int)
+def device_get_fan_speed_rpm(device, fan):
+    """device_get_fan_speed_rpm(device: int, fan: int)
 
     Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan.
 
@@ -23476,20 +23479,22 @@ def device_get_fan_speed_rpm(device):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported
              - NVML_ERROR_NOT_SUPPORTED             If the device does not support this feature
 
-    Returns: fan_speed; raises NvmlError on failure.
+    Returns: speed; raises NvmlError on failure.
     C function: nvmlDeviceGetFanSpeedRPM (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef FanSpeedInfo _c_fan_speed = FanSpeedInfo()
+    (<cynvml.nvmlFanSpeedInfo_v1_t*>_c_fan_speed._ptr).fan = <unsigned int>_support.unsigned_arg(fan, sizeof(unsigned int), "fan")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlFanSpeedInfo_v1_t*>_c_fan_speed._ptr).version = cynvml.nvmlFanSpeedInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetFanSpeedRPM(_c_device, <cynvml.nvmlFanSpeedInfo_t *>_c_fan_speed._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_fan_speed
+    return _c_fan_speed.speed
 
 def device_get_target_fan_speed(device, fan):
     """device_get_target_fan_speed(device: int, fan: int)
@@ -23677,6 +23682,7 @@ def device_get_cooler_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef CoolerInfo _c_cooler_info = CoolerInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlCoolerInfo_v1_t*>_c_cooler_info._ptr).version = cynvml.nvmlCoolerInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetCoolerInfo(_c_device, <cynvml.nvmlCoolerInfo_t *>_c_cooler_info._ptr)
@@ -23685,8 +23691,8 @@ def device_get_cooler_info(device):
     _check(_result)
     return _c_cooler_info
 
-def device_get_temperature_v(device):
-    """device_get_temperature_v(device: int)
+def device_get_temperature_v(device, sensorType):
+    """device_get_temperature_v(device: int, sensorType: TemperatureSensors | int)
 
     Retrieves the current temperature readings (in degrees C) for the given device.
 
@@ -23715,14 +23721,16 @@ def device_get_temperature_v(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef Temperature _c_temperature = Temperature()
+    (<cynvml.nvmlTemperature_v1_t*>_c_temperature._ptr).sensorType = <cynvml.nvmlTemperatureSensors_t>_support.enum_arg(sensorType, "sensorType")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlTemperature_v1_t*>_c_temperature._ptr).version = cynvml.nvmlTemperature_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetTemperatureV(_c_device, <cynvml.nvmlTemperature_t *>_c_temperature._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_temperature
+    return _c_temperature.temperature
 
 def device_get_temperature_threshold(device, threshold_type):
     """device_get_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int)
@@ -23786,20 +23794,21 @@ def device_get_margin_temperature(device):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH   if the right versioned structure is not used
              - NVML_ERROR_UNKNOWN                     on any unexpected error
 
-    Returns: margin_temp_info; raises NvmlError on failure.
+    Returns: margin_temperature; raises NvmlError on failure.
     C function: nvmlDeviceGetMarginTemperature (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef MarginTemperature _c_margin_temp_info = MarginTemperature()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlMarginTemperature_v1_t*>_c_margin_temp_info._ptr).version = cynvml.nvmlMarginTemperature_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetMarginTemperature(_c_device, <cynvml.nvmlMarginTemperature_t *>_c_margin_temp_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_margin_temp_info
+    return _c_margin_temp_info.margin_temperature
 
 def device_get_thermal_settings(device, sensor_index):
     """device_get_thermal_settings(device: int, sensor_index: int)
@@ -24091,8 +24100,8 @@ def device_get_min_max_clock_of_p_state(device, type, pstate):
     _check(_result)
     return (_c_min_clock_m_hz, _c_max_clock_m_hz, )
 
-def device_get_supported_performance_states(device, size):
-    """device_get_supported_performance_states(device: int, size: int)
+def device_get_supported_performance_states(device):
+    """device_get_supported_performance_states(device: int)
 
     Get all supported Performance States (P-States) for the device.
 
@@ -24121,18 +24130,26 @@ def device_get_supported_performance_states(device, size):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlPstates_t _c_pstates
-    cdef unsigned int _c_size
-    _c_size = <unsigned int>_support.unsigned_arg(size, sizeof(unsigned int), "size")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_pstates, 0, sizeof(_c_pstates))
+    cdef cynvml.nvmlPstates_t* _c_pstates = NULL
+    cdef Py_ssize_t _cap_pstates = 0
+    cdef unsigned int _c_size = <unsigned int>(16 * sizeof(cynvml.nvmlPstates_t))
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetSupportedPerformanceStates(_c_device, &_c_pstates, _c_size)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return _enum_member("Pstates", <long long>_c_pstates)
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _cap_pstates = <Py_ssize_t>16
+        if _cap_pstates < 0:
+            raise ValueError(f"16 cannot be negative ({_cap_pstates})")
+        if _cap_pstates > 0:
+            _c_pstates = <cynvml.nvmlPstates_t*>_support.alloc_array(_cap_pstates, sizeof(cynvml.nvmlPstates_t))
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetSupportedPerformanceStates(_c_device, <cynvml.nvmlPstates_t *>_c_pstates, _c_size)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        _check(_result)
+        return [_enum_member("Pstates", <long long>_c_pstates[i]) for i in range(_cap_pstates)]
+
+    finally:
+        free(_c_pstates)
 
 def device_get_gpc_clk_min_max_vf_offset(device):
     """device_get_gpc_clk_min_max_vf_offset(device: int)
@@ -24200,8 +24217,8 @@ def device_get_mem_clk_min_max_vf_offset(device):
     _check(_result)
     return (_c_min_offset, _c_max_offset, )
 
-def device_get_clock_offsets(device):
-    """device_get_clock_offsets(device: int)
+def device_get_clock_offsets(device, clock_type, pstate):
+    """device_get_clock_offsets(device: int, clock_type: ClockType | int, pstate: Pstates | int)
 
     Retrieve min, max and current clock offset of some clock domain for a given PState
 
@@ -24230,7 +24247,10 @@ def device_get_clock_offsets(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef ClockOffset _c_info = ClockOffset()
+    (<cynvml.nvmlClockOffset_v1_t*>_c_info._ptr).type_ = <cynvml.nvmlClockType_t>_support.enum_arg(clock_type, "clock_type")
+    (<cynvml.nvmlClockOffset_v1_t*>_c_info._ptr).pstate = <cynvml.nvmlPstates_t>_support.enum_arg(pstate, "pstate")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlClockOffset_v1_t*>_c_info._ptr).version = cynvml.nvmlClockOffset_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetClockOffsets(_c_device, <cynvml.nvmlClockOffset_t *>_c_info._ptr)
@@ -24334,20 +24354,21 @@ def device_get_performance_modes(device):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: perf_modes; raises NvmlError on failure.
+    Returns: str; raises NvmlError on failure.
     C function: nvmlDeviceGetPerformanceModes (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef DevicePerfModes _c_perf_modes = DevicePerfModes()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDevicePerfModes_v1_t*>_c_perf_modes._ptr).version = cynvml.nvmlDevicePerfModes_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPerformanceModes(_c_device, <cynvml.nvmlDevicePerfModes_t *>_c_perf_modes._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_perf_modes
+    return _c_perf_modes.str
 
 def device_get_current_clock_freqs(device):
     """device_get_current_clock_freqs(device: int)
@@ -24397,20 +24418,21 @@ def device_get_current_clock_freqs(device):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: current_clock_freqs; raises NvmlError on failure.
+    Returns: str; raises NvmlError on failure.
     C function: nvmlDeviceGetCurrentClockFreqs (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef DeviceCurrentClockFreqs _c_current_clock_freqs = DeviceCurrentClockFreqs()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDeviceCurrentClockFreqs_v1_t*>_c_current_clock_freqs._ptr).version = cynvml.nvmlDeviceCurrentClockFreqs_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetCurrentClockFreqs(_c_device, <cynvml.nvmlDeviceCurrentClockFreqs_t *>_c_current_clock_freqs._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_current_clock_freqs
+    return _c_current_clock_freqs.str
 
 def device_get_power_management_limit(device):
     """device_get_power_management_limit(device: int)
@@ -25104,6 +25126,8 @@ def device_get_dram_encryption_mode(device):
     cdef DramEncryptionInfo _c_current = DramEncryptionInfo()
     cdef DramEncryptionInfo _c_pending = DramEncryptionInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDramEncryptionInfo_v1_t*>_c_current._ptr).version = cynvml.nvmlDramEncryptionInfo_v1
+    (<cynvml.nvmlDramEncryptionInfo_v1_t*>_c_pending._ptr).version = cynvml.nvmlDramEncryptionInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetDramEncryptionMode(_c_device, <cynvml.nvmlDramEncryptionInfo_t *>_c_current._ptr, <cynvml.nvmlDramEncryptionInfo_t *>_c_pending._ptr)
@@ -26190,8 +26214,8 @@ def device_get_mps_compute_running_processes_v3(device):
     finally:
         free(_c_infos)
 
-def device_get_running_process_detail_list(device):
-    """device_get_running_process_detail_list(device: int)
+def device_get_running_process_detail_list(device, mode):
+    """device_get_running_process_detail_list(device: int, mode: int)
 
     Get information about running processes on a device for input context
 
@@ -26246,12 +26270,20 @@ def device_get_running_process_detail_list(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef ProcessDetailList _c_plist = ProcessDetailList()
+    (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).version = cynvml.nvmlProcessDetailList_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetRunningProcessDetailList(_c_device, <cynvml.nvmlProcessDetailList_t *>_c_plist._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries > 0:
+        _c_plist.proc_array = [ProcessDetail_v1() for _ in range((<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries)]
+        with nogil:
+            _result = cynvml.nvmlDeviceGetRunningProcessDetailList(_c_device, <cynvml.nvmlProcessDetailList_t *>_c_plist._ptr)
+    if _result == 0 and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries < len(_c_plist.proc_array):
+        _c_plist.proc_array = _c_plist.proc_array[:(<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries]
     _check(_result)
     return _c_plist
 
@@ -26736,6 +26768,7 @@ def device_get_gpu_fabric_info_v(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef GpuFabricInfoV _c_gpu_fabric_info = GpuFabricInfoV()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlGpuFabricInfo_v3_t*>_c_gpu_fabric_info._ptr).version = cynvml.nvmlGpuFabricInfo_v3
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetGpuFabricInfoV(_c_device, <cynvml.nvmlGpuFabricInfoV_t *>_c_gpu_fabric_info._ptr)
@@ -26977,8 +27010,8 @@ def device_get_conf_compute_gpu_certificate(device):
     _check(_result)
     return _c_gpu_cert
 
-def device_get_conf_compute_gpu_attestation_report(device):
-    """device_get_conf_compute_gpu_attestation_report(device: int)
+def device_get_conf_compute_gpu_attestation_report(device, nonce):
+    """device_get_conf_compute_gpu_attestation_report(device: int, nonce: bytes)
 
     Get Conf Computing GPU attestation report.
 
@@ -27002,6 +27035,7 @@ def device_get_conf_compute_gpu_attestation_report(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef ConfComputeGpuAttestationReport _c_gpu_atst_report = ConfComputeGpuAttestationReport()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    _c_gpu_atst_report.nonce = nonce
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetConfComputeGpuAttestationReport(_c_device, <cynvml.nvmlConfComputeGpuAttestationReport_t *>_c_gpu_atst_report._ptr)
@@ -27027,7 +27061,7 @@ def system_get_conf_compute_key_rotation_threshold_info():
              - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: p_key_rotation_thr_info; raises NvmlError on failure.
+    Returns: attacker_advantage; raises NvmlError on failure.
     C function: nvmlSystemGetConfComputeKeyRotationThresholdInfo (nvml.h)
     """
     cdef long long _result
@@ -27039,7 +27073,7 @@ def system_get_conf_compute_key_rotation_threshold_info():
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_key_rotation_thr_info
+    return _c_p_key_rotation_thr_info.attacker_advantage
 
 def device_set_conf_compute_unprotected_mem_size(device, size_ki_b):
     """device_set_conf_compute_unprotected_mem_size(device: int, size_ki_b: int)
@@ -27105,8 +27139,8 @@ def system_set_conf_compute_gpus_ready_state(is_accepting_work):
     _check(_result)
     return None
 
-def system_set_conf_compute_key_rotation_threshold_info():
-    """system_set_conf_compute_key_rotation_threshold_info()
+def system_set_conf_compute_key_rotation_threshold_info(max_attacker_advantage):
+    """system_set_conf_compute_key_rotation_threshold_info(max_attacker_advantage: int)
 
     Set Conf Computing key rotation threshold.
 
@@ -27128,11 +27162,12 @@ def system_set_conf_compute_key_rotation_threshold_info():
              - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: p_key_rotation_thr_info; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemSetConfComputeKeyRotationThresholdInfo (nvml.h)
     """
     cdef long long _result
     cdef ConfComputeSetKeyRotationThresholdInfo _c_p_key_rotation_thr_info = ConfComputeSetKeyRotationThresholdInfo()
+    (<cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st*>_c_p_key_rotation_thr_info._ptr).maxAttackerAdvantage = <unsigned long long>_support.unsigned_arg(max_attacker_advantage, sizeof(unsigned long long), "max_attacker_advantage")
     (<cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st*>_c_p_key_rotation_thr_info._ptr).version = cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_v1
     try:
         with nogil:
@@ -27140,7 +27175,7 @@ def system_set_conf_compute_key_rotation_threshold_info():
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_key_rotation_thr_info
+    return None
 
 def system_get_conf_compute_settings():
     """system_get_conf_compute_settings()
@@ -27166,6 +27201,7 @@ def system_get_conf_compute_settings():
     """
     cdef long long _result
     cdef SystemConfComputeSettings _c_settings = SystemConfComputeSettings()
+    (<cynvml.nvmlSystemConfComputeSettings_v1_t*>_c_settings._ptr).version = cynvml.nvmlSystemConfComputeSettings_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemGetConfComputeSettings(<cynvml.nvmlSystemConfComputeSettings_t *>_c_settings._ptr)
@@ -27279,6 +27315,7 @@ def device_get_sram_ecc_error_status(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef EccSramErrorStatus _c_status = EccSramErrorStatus()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlEccSramErrorStatus_v1_t*>_c_status._ptr).version = cynvml.nvmlEccSramErrorStatus_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetSramEccErrorStatus(_c_device, <cynvml.nvmlEccSramErrorStatus_t *>_c_status._ptr)
@@ -27287,8 +27324,8 @@ def device_get_sram_ecc_error_status(device):
     _check(_result)
     return _c_status
 
-def device_set_power_management_limit_v2(device):
-    """device_set_power_management_limit_v2(device: int)
+def device_set_power_management_limit_v2(device, power_scope, power_value_mw):
+    """device_set_power_management_limit_v2(device: int, power_scope: int, power_value_mw: int)
 
     Set new power limit of this device.
 
@@ -27321,12 +27358,14 @@ def device_set_power_management_limit_v2(device):
      @see NVML_FI_DEV_POWER_MAX_LIMIT
      @see NVML_FI_DEV_POWER_CURRENT_LIMIT
 
-    Returns: power_value; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetPowerManagementLimit_v2 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef PowerValue_v2 _c_power_value = PowerValue_v2()
+    (<cynvml.nvmlPowerValue_v2_t*>_c_power_value._ptr).powerScope = <cynvml.nvmlPowerScopeType_t>_support.unsigned_arg(power_scope, sizeof(cynvml.nvmlPowerScopeType_t), "power_scope")
+    (<cynvml.nvmlPowerValue_v2_t*>_c_power_value._ptr).powerValueMw = <unsigned int>_support.unsigned_arg(power_value_mw, sizeof(unsigned int), "power_value_mw")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     (<cynvml.nvmlPowerValue_v2_t*>_c_power_value._ptr).version = cynvml.nvmlPowerValue_v2
     try:
@@ -27335,7 +27374,7 @@ def device_set_power_management_limit_v2(device):
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_power_value
+    return None
 
 def device_get_accounting_mode(device):
     """device_get_accounting_mode(device: int)
@@ -27940,8 +27979,8 @@ def device_get_process_utilization(device, last_seen_time_stamp):
     _check(_result)
     return (_c_utilization, _c_process_samples_count, )
 
-def device_get_processes_utilization_info(device):
-    """device_get_processes_utilization_info(device: int)
+def device_get_processes_utilization_info(device, last_seen_time_stamp):
+    """device_get_processes_utilization_info(device: int, last_seen_time_stamp: int)
 
     Retrieves the recent utilization and process ID for all running processes
 
@@ -27992,12 +28031,20 @@ def device_get_processes_utilization_info(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef ProcessesUtilizationInfo _c_proceses_util_info = ProcessesUtilizationInfo()
+    (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).lastSeenTimeStamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "last_seen_time_stamp")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).version = cynvml.nvmlProcessesUtilizationInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetProcessesUtilizationInfo(_c_device, <cynvml.nvmlProcessesUtilizationInfo_t *>_c_proceses_util_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount > 0:
+        _c_proceses_util_info.proc_util_array = [ProcessUtilizationInfo_v1() for _ in range((<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount)]
+        with nogil:
+            _result = cynvml.nvmlDeviceGetProcessesUtilizationInfo(_c_device, <cynvml.nvmlProcessesUtilizationInfo_t *>_c_proceses_util_info._ptr)
+    if _result == 0 and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount < len(_c_proceses_util_info.proc_util_array):
+        _c_proceses_util_info.proc_util_array = _c_proceses_util_info.proc_util_array[:(<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount]
     _check(_result)
     return _c_proceses_util_info
 
@@ -28028,6 +28075,7 @@ def device_get_platform_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef PlatformInfo _c_platform_info = PlatformInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlPlatformInfo_v2_t*>_c_platform_info._ptr).version = cynvml.nvmlPlatformInfo_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPlatformInfo(_c_device, <cynvml.nvmlPlatformInfo_t *>_c_platform_info._ptr)
@@ -28057,20 +28105,21 @@ def device_get_pdi(device):
              - NVML_ERROR_GPU_IS_LOST                if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN                    on any unexpected error
 
-    Returns: pdi; raises NvmlError on failure.
+    Returns: value; raises NvmlError on failure.
     C function: nvmlDeviceGetPdi (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef Pdi _c_pdi = Pdi()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlPdi_v1_t*>_c_pdi._ptr).version = cynvml.nvmlPdi_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPdi(_c_device, <cynvml.nvmlPdi_t *>_c_pdi._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_pdi
+    return _c_pdi.value
 
 def device_set_hostname_v1(device, hostname):
     """device_set_hostname_v1(device: int, hostname: Optional[Hostname_v1])
@@ -28835,8 +28884,8 @@ def device_set_fan_control_policy(device, fan, policy):
     _check(_result)
     return None
 
-def device_set_temperature_threshold(device, threshold_type):
-    """device_set_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int)
+def device_set_temperature_threshold(device, threshold_type, temp):
+    """device_set_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int, temp: int)
 
     Sets the temperature threshold for the GPU with the specified threshold type in degrees C.
 
@@ -28855,7 +28904,7 @@ def device_set_temperature_threshold(device, threshold_type):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: temp; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetTemperatureThreshold (nvml.h)
     """
     cdef long long _result
@@ -28864,14 +28913,14 @@ def device_set_temperature_threshold(device, threshold_type):
     cdef int _c_temp
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     _c_threshold_type = <cynvml.nvmlTemperatureThresholds_t>_support.enum_arg(threshold_type, "thresholdType")
-    memset(&_c_temp, 0, sizeof(_c_temp))
+    _c_temp = <int>_support.signed_arg(temp, sizeof(int), "temp")
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceSetTemperatureThreshold(_c_device, _c_threshold_type, &_c_temp)
+            _result = cynvml.nvmlDeviceSetTemperatureThreshold(_c_device, _c_threshold_type, <int *>&_c_temp)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_temp
+    return None
 
 def device_set_gpu_operation_mode(device, mode):
     """device_set_gpu_operation_mode(device: int, mode: GpuOperationMode | int)
@@ -29354,8 +29403,8 @@ def device_get_nvlink_remote_device_type(device, link):
     _check(_result)
     return _enum_member("IntNvLinkDeviceType", <long long>_c_p_nv_link_device_type)
 
-def device_set_nvlink_device_low_power_threshold(device):
-    """device_set_nvlink_device_low_power_threshold(device: int)
+def device_set_nvlink_device_low_power_threshold(device, threshold):
+    """device_set_nvlink_device_low_power_threshold(device: int, threshold: int)
 
     Set NvLink Low Power Threshold for device.
 
@@ -29372,12 +29421,13 @@ def device_set_nvlink_device_low_power_threshold(device):
             - NVML_ERROR_NOT_READY         if an internal driver setting prevents the threshold from being used
             - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
 
-    Returns: info; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetNvLinkDeviceLowPowerThreshold (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvLinkPowerThres _c_info = NvLinkPowerThres()
+    (<cynvml.nvmlNvLinkPowerThres_st*>_c_info._ptr).lowPwrThreshold = <unsigned int>_support.unsigned_arg(threshold, sizeof(unsigned int), "threshold")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     try:
         with nogil:
@@ -29385,7 +29435,7 @@ def device_set_nvlink_device_low_power_threshold(device):
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_info
+    return None
 
 def system_set_nvlink_bw_mode(nvlink_bw_mode):
     """system_set_nvlink_bw_mode(nvlink_bw_mode: int)
@@ -29463,6 +29513,7 @@ def device_get_nvlink_supported_bw_modes(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvlinkSupportedBwModes _c_supported_bw_mode = NvlinkSupportedBwModes()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlNvlinkSupportedBwModes_v1_t*>_c_supported_bw_mode._ptr).version = cynvml.nvmlNvlinkSupportedBwModes_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetNvlinkSupportedBwModes(_c_device, <cynvml.nvmlNvlinkSupportedBwModes_t *>_c_supported_bw_mode._ptr)
@@ -29494,6 +29545,7 @@ def device_get_nvlink_bw_mode(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvlinkGetBwMode _c_get_bw_mode = NvlinkGetBwMode()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlNvlinkGetBwMode_v1_t*>_c_get_bw_mode._ptr).version = cynvml.nvmlNvlinkGetBwMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetNvlinkBwMode(_c_device, <cynvml.nvmlNvlinkGetBwMode_t *>_c_get_bw_mode._ptr)
@@ -29593,6 +29645,7 @@ def device_get_nvlink_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvLinkInfo _c_info = NvLinkInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlNvLinkInfo_v2_t*>_c_info._ptr).version = cynvml.nvmlNvLinkInfo_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetNvLinkInfo(_c_device, <cynvml.nvmlNvLinkInfo_t *>_c_info._ptr)
@@ -30074,8 +30127,8 @@ def event_set_register_gpu_operational_events_v1(event_set, config):
     _check(_result)
     return None
 
-def event_set_wait_v3(set):
-    """event_set_wait_v3(set: int)
+def event_set_wait_v3(set, timeout_ms):
+    """event_set_wait_v3(set: int, timeout_ms: int)
 
     @brief Waits on an event set and returns the next event in the extended event format.
 
@@ -30129,6 +30182,7 @@ def event_set_wait_v3(set):
     cdef long long _result
     cdef cynvml.nvmlEventSet_t _c_set
     cdef EventSetWait_v3 _c_params = EventSetWait_v3()
+    (<cynvml.nvmlEventSetWait_v3_t*>_c_params._ptr).timeoutMs = <unsigned int>_support.unsigned_arg(timeout_ms, sizeof(unsigned int), "timeout_ms")
     _c_set = <cynvml.nvmlEventSet_t><intptr_t>_support.signed_arg(set, sizeof(intptr_t), "set")
     try:
         with nogil:
@@ -30181,8 +30235,8 @@ def event_set_get_context_count_v1(set):
     _check(_result)
     return _c_params
 
-def event_set_get_context_info_v1(set):
-    """event_set_get_context_info_v1(set: int)
+def event_set_get_context_info_v1(set, index):
+    """event_set_get_context_info_v1(set: int, index: int)
 
     @brief Gets metadata for a context record from the most recent event returned by
      nvmlEventSetWait_v3.
@@ -30219,6 +30273,7 @@ def event_set_get_context_info_v1(set):
     cdef long long _result
     cdef cynvml.nvmlEventSet_t _c_set
     cdef EventSetGetContextInfo_v1 _c_params = EventSetGetContextInfo_v1()
+    (<cynvml.nvmlEventSetGetContextInfo_v1_t*>_c_params._ptr).index = <unsigned int>_support.unsigned_arg(index, sizeof(unsigned int), "index")
     _c_set = <cynvml.nvmlEventSet_t><intptr_t>_support.signed_arg(set, sizeof(intptr_t), "set")
     try:
         with nogil:
@@ -30274,8 +30329,8 @@ def event_set_get_context_data_v1(set):
     _check(_result)
     return _c_params
 
-def event_set_get_gpu_operational_event_context_legacy_xid_v1(set):
-    """event_set_get_gpu_operational_event_context_legacy_xid_v1(set: int)
+def event_set_get_gpu_operational_event_context_legacy_xid_v1(set, index):
+    """event_set_get_gpu_operational_event_context_legacy_xid_v1(set: int, index: int)
 
     @brief Gets decoded GPU legacy-Xid context data for a context record from the most recent event returned
      by nvmlEventSetWait_v3.
@@ -30309,6 +30364,7 @@ def event_set_get_gpu_operational_event_context_legacy_xid_v1(set):
     cdef long long _result
     cdef cynvml.nvmlEventSet_t _c_set
     cdef EventSetGetGpuOperationalEventContextLegacyXid_v1 _c_params = EventSetGetGpuOperationalEventContextLegacyXid_v1()
+    (<cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t*>_c_params._ptr).index = <unsigned int>_support.unsigned_arg(index, sizeof(unsigned int), "index")
     _c_set = <cynvml.nvmlEventSet_t><intptr_t>_support.signed_arg(set, sizeof(intptr_t), "set")
     try:
         with nogil:
@@ -30366,21 +30422,22 @@ def system_event_set_create():
 
      @see nvmlSystemEventSetFree
 
-    Returns: request; raises NvmlError on failure.
+    Returns: set; raises NvmlError on failure.
     C function: nvmlSystemEventSetCreate (nvml.h)
     """
     cdef long long _result
     cdef SystemEventSetCreateRequest _c_request = SystemEventSetCreateRequest()
+    (<cynvml.nvmlSystemEventSetCreateRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemEventSetCreateRequest_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemEventSetCreate(<cynvml.nvmlSystemEventSetCreateRequest_t *>_c_request._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_request
+    return _c_request.set
 
-def system_event_set_free():
-    """system_event_set_free()
+def system_event_set_free(event_set):
+    """system_event_set_free(event_set: int)
 
     Releases system event set
 
@@ -30397,21 +30454,23 @@ def system_event_set_free():
 
      @see nvmlDeviceRegisterEvents
 
-    Returns: request; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemEventSetFree (nvml.h)
     """
     cdef long long _result
     cdef SystemEventSetFreeRequest _c_request = SystemEventSetFreeRequest()
+    (<cynvml.nvmlSystemEventSetFreeRequest_v1_t*>_c_request._ptr).set = <cynvml.nvmlSystemEventSet_t><intptr_t>_support.signed_arg(event_set, sizeof(intptr_t), "event_set")
+    (<cynvml.nvmlSystemEventSetFreeRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemEventSetFreeRequest_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemEventSetFree(<cynvml.nvmlSystemEventSetFreeRequest_t *>_c_request._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_request
+    return None
 
-def system_register_events():
-    """system_register_events()
+def system_register_events(event_types, event_set):
+    """system_register_events(event_types: int, event_set: int)
 
     Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
 
@@ -30438,21 +30497,24 @@ def system_register_events():
      @see nvmlSystemEventSetWait
      @see nvmlEventSetFree
 
-    Returns: request; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemRegisterEvents (nvml.h)
     """
     cdef long long _result
     cdef SystemRegisterEventRequest _c_request = SystemRegisterEventRequest()
+    (<cynvml.nvmlSystemRegisterEventRequest_v1_t*>_c_request._ptr).eventTypes = <unsigned long long>_support.unsigned_arg(event_types, sizeof(unsigned long long), "event_types")
+    (<cynvml.nvmlSystemRegisterEventRequest_v1_t*>_c_request._ptr).set = <cynvml.nvmlSystemEventSet_t><intptr_t>_support.signed_arg(event_set, sizeof(intptr_t), "event_set")
+    (<cynvml.nvmlSystemRegisterEventRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemRegisterEventRequest_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemRegisterEvents(<cynvml.nvmlSystemRegisterEventRequest_t *>_c_request._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_request
+    return None
 
-def system_event_set_wait():
-    """system_event_set_wait()
+def system_event_set_wait(event_set, timeout_ms, buffer_size):
+    """system_event_set_wait(event_set: int, timeout_ms: int, buffer_size: int)
 
     Waits on system events and delivers events
 
@@ -30479,18 +30541,29 @@ def system_event_set_wait():
      @see nvmlSystemEventType
      @see nvmlSystemRegisterEvents
 
-    Returns: request; raises NvmlError on failure.
+    Returns: data; raises NvmlError on failure.
     C function: nvmlSystemEventSetWait (nvml.h)
     """
     cdef long long _result
     cdef SystemEventSetWaitRequest _c_request = SystemEventSetWaitRequest()
+    cdef cynvml.nvmlSystemEventData_v1_t* _b_request_data = NULL
     try:
-        with nogil:
-            _result = cynvml.nvmlSystemEventSetWait(<cynvml.nvmlSystemEventSetWaitRequest_t *>_c_request._ptr)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return _c_request
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).set = <cynvml.nvmlSystemEventSet_t><intptr_t>_support.signed_arg(event_set, sizeof(intptr_t), "event_set")
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).timeoutms = <unsigned int>_support.unsigned_arg(timeout_ms, sizeof(unsigned int), "timeout_ms")
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).dataSize = <unsigned int>_support.unsigned_arg(buffer_size, sizeof(unsigned int), "buffer_size")
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemEventSetWaitRequest_v1
+        _b_request_data = <cynvml.nvmlSystemEventData_v1_t*>_support.alloc_array((<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).dataSize, sizeof(cynvml.nvmlSystemEventData_v1_t))
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).data = _b_request_data
+        try:
+            with nogil:
+                _result = cynvml.nvmlSystemEventSetWait(<cynvml.nvmlSystemEventSetWaitRequest_t *>_c_request._ptr)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        _check(_result)
+        return [SystemEventData_v1._copy(&_b_request_data[i]) for i in range(min((<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).numEvent, (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).dataSize))]
+
+    finally:
+        free(_b_request_data)
 
 def device_modify_drain_state(pci_info, new_state):
     """device_modify_drain_state(pci_info: PciInfo, new_state: EnableState | int)
@@ -30661,8 +30734,8 @@ def device_discover_gpus(pci_info):
     _check(_result)
     return None
 
-def device_get_field_values(device, values_count, values):
-    """device_get_field_values(device: int, values_count: int, values: Optional[FieldValue])
+def device_get_field_values(device, values):
+    """device_get_field_values(device: int, values: Sequence[FieldValue | int | tuple[int, int]] | FieldValue)
 
     Request values for a list of fields for a device. This API allows multiple fields to be queried at once.
      If any of the underlying fieldIds are populated by the same driver call, the results for those field IDs
@@ -30679,26 +30752,54 @@ def device_get_field_values(device, values_count, values):
                                                  status
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or values is NULL
 
-    Returns: None; raises NvmlError on failure.
+    Returns: values; raises NvmlError on failure.
     C function: nvmlDeviceGetFieldValues (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef int _c_values_count
-    cdef void* _c_values
-    _c_values_count = <int>_support.signed_arg(values_count, sizeof(int), "valuesCount")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_values = _support.struct_pointer(values, FieldValue, "values")
+    cdef int _c_values_count = 0
+    cdef cynvml.nvmlFieldValue_st* _c_values = NULL
+    cdef Py_ssize_t _i_values
+    cdef Py_ssize_t _len_values = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return None
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _seq_values = [values] if isinstance(values, FieldValue) else values
+        try:
+            _seq_values = list(_seq_values)
+        except TypeError:
+            raise TypeError(f"values: expected a sequence, each item a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple, got {type(values).__name__}") from None
+        _len_values = len(_seq_values)
+        _c_values = <cynvml.nvmlFieldValue_st*>_support.alloc_array(_len_values, sizeof(cynvml.nvmlFieldValue_st))
+        for _i_values in range(_len_values):
+            _item_values = _seq_values[_i_values]
+            if isinstance(_item_values, FieldValue):
+                memcpy(&_c_values[_i_values], (<FieldValue>_item_values)._ptr, sizeof(cynvml.nvmlFieldValue_st))
+            elif isinstance(_item_values, tuple) and 1 <= len(_item_values) <= 2:
+                if len(_item_values) > 0:
+                    _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values[0], sizeof(unsigned int), "values")
+                if len(_item_values) > 1:
+                    _c_values[_i_values].scopeId = <unsigned int>_support.unsigned_arg(_item_values[1], sizeof(unsigned int), "values")
+            elif isinstance(_item_values, int):
+                _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values, sizeof(unsigned int), "values")
+            else:
+                raise ValueError(f"values: each item must be a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple; item {_i_values} is {_item_values!r}")
+        _c_values_count = <int>_len_values
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        for _i_values in range(_len_values):
+            if isinstance(_seq_values[_i_values], FieldValue):
+                memcpy((<FieldValue>_seq_values[_i_values])._ptr, &_c_values[_i_values], sizeof(cynvml.nvmlFieldValue_st))
+        _check(_result)
+        return [FieldValue._copy(&_c_values[i]) for i in range(_len_values)]
 
-def device_clear_field_values(device, values_count, values):
-    """device_clear_field_values(device: int, values_count: int, values: Optional[FieldValue])
+    finally:
+        free(_c_values)
+
+def device_clear_field_values(device, values):
+    """device_clear_field_values(device: int, values: Sequence[FieldValue | int | tuple[int, int]] | FieldValue)
 
     Clear values for a list of fields for a device. This API allows multiple fields to be cleared at once.
 
@@ -30713,23 +30814,51 @@ def device_clear_field_values(device, values_count, values):
                                                  status
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or values is NULL
 
-    Returns: None; raises NvmlError on failure.
+    Returns: values; raises NvmlError on failure.
     C function: nvmlDeviceClearFieldValues (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef int _c_values_count
-    cdef void* _c_values
-    _c_values_count = <int>_support.signed_arg(values_count, sizeof(int), "valuesCount")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_values = _support.struct_pointer(values, FieldValue, "values")
+    cdef int _c_values_count = 0
+    cdef cynvml.nvmlFieldValue_st* _c_values = NULL
+    cdef Py_ssize_t _i_values
+    cdef Py_ssize_t _len_values = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceClearFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return None
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _seq_values = [values] if isinstance(values, FieldValue) else values
+        try:
+            _seq_values = list(_seq_values)
+        except TypeError:
+            raise TypeError(f"values: expected a sequence, each item a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple, got {type(values).__name__}") from None
+        _len_values = len(_seq_values)
+        _c_values = <cynvml.nvmlFieldValue_st*>_support.alloc_array(_len_values, sizeof(cynvml.nvmlFieldValue_st))
+        for _i_values in range(_len_values):
+            _item_values = _seq_values[_i_values]
+            if isinstance(_item_values, FieldValue):
+                memcpy(&_c_values[_i_values], (<FieldValue>_item_values)._ptr, sizeof(cynvml.nvmlFieldValue_st))
+            elif isinstance(_item_values, tuple) and 1 <= len(_item_values) <= 2:
+                if len(_item_values) > 0:
+                    _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values[0], sizeof(unsigned int), "values")
+                if len(_item_values) > 1:
+                    _c_values[_i_values].scopeId = <unsigned int>_support.unsigned_arg(_item_values[1], sizeof(unsigned int), "values")
+            elif isinstance(_item_values, int):
+                _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values, sizeof(unsigned int), "values")
+            else:
+                raise ValueError(f"values: each item must be a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple; item {_i_values} is {_item_values!r}")
+        _c_values_count = <int>_len_values
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceClearFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        for _i_values in range(_len_values):
+            if isinstance(_seq_values[_i_values], FieldValue):
+                memcpy((<FieldValue>_seq_values[_i_values])._ptr, &_c_values[_i_values], sizeof(cynvml.nvmlFieldValue_st))
+        _check(_result)
+        return [FieldValue._copy(&_c_values[i]) for i in range(_len_values)]
+
+    finally:
+        free(_c_values)
 
 def device_get_virtualization_mode(device):
     """device_get_virtualization_mode(device: int)
@@ -30855,23 +30984,24 @@ def device_get_vgpu_heterogeneous_mode(device):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pHeterogeneousMode is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_heterogeneous_mode; raises NvmlError on failure.
+    Returns: mode; raises NvmlError on failure.
     C function: nvmlDeviceGetVgpuHeterogeneousMode (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuHeterogeneousMode(_c_device, <cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_heterogeneous_mode
+    return _c_p_heterogeneous_mode.mode
 
-def device_set_vgpu_heterogeneous_mode(device, p_heterogeneous_mode):
-    """device_set_vgpu_heterogeneous_mode(device: int, p_heterogeneous_mode: Optional[VgpuHeterogeneousMode])
+def device_set_vgpu_heterogeneous_mode(device, mode):
+    """device_set_vgpu_heterogeneous_mode(device: int, mode: int)
 
     Enable or disable vGPU heterogeneous mode for the device.
 
@@ -30904,12 +31034,13 @@ def device_set_vgpu_heterogeneous_mode(device, p_heterogeneous_mode):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef void* _c_p_heterogeneous_mode
+    cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_p_heterogeneous_mode = _support.struct_pointer(p_heterogeneous_mode, VgpuHeterogeneousMode, "pHeterogeneousMode")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceSetVgpuHeterogeneousMode(_c_device, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode)
+            _result = cynvml.nvmlDeviceSetVgpuHeterogeneousMode(_c_device, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -30935,20 +31066,21 @@ def vgpu_instance_get_placement_id(vgpu_instance):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pPlacement is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_placement; raises NvmlError on failure.
+    Returns: placement_id; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetPlacementId (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
     cdef VgpuPlacementId _c_p_placement = VgpuPlacementId()
     _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
+    (<cynvml.nvmlVgpuPlacementId_v1_t*>_c_p_placement._ptr).version = cynvml.nvmlVgpuPlacementId_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuInstanceGetPlacementId(_c_vgpu_instance, <cynvml.nvmlVgpuPlacementId_t *>_c_p_placement._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_placement
+    return _c_p_placement.placement_id
 
 def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
     """device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int)
@@ -30989,6 +31121,7 @@ def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
     cdef VgpuPlacementList _c_p_placement_list = VgpuPlacementList()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).version = cynvml.nvmlVgpuPlacementList_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuTypeSupportedPlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
@@ -31034,6 +31167,7 @@ def device_get_vgpu_type_creatable_placements(device, vgpu_type_id):
     cdef VgpuPlacementList _c_p_placement_list = VgpuPlacementList()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).version = cynvml.nvmlVgpuPlacementList_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuTypeCreatablePlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
@@ -31121,20 +31255,21 @@ def vgpu_instance_get_runtime_state_size(vgpu_instance):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pState is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_state; raises NvmlError on failure.
+    Returns: size; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetRuntimeStateSize (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
     cdef VgpuRuntimeState _c_p_state = VgpuRuntimeState()
     _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
+    (<cynvml.nvmlVgpuRuntimeState_v1_t*>_c_p_state._ptr).version = cynvml.nvmlVgpuRuntimeState_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuInstanceGetRuntimeStateSize(_c_vgpu_instance, <cynvml.nvmlVgpuRuntimeState_t *>_c_p_state._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_state
+    return _c_p_state.size
 
 def device_set_vgpu_capabilities(device, capability, state):
     """device_set_vgpu_capabilities(device: int, capability: DeviceVgpuCapability | int, state: EnableState | int)
@@ -31857,6 +31992,7 @@ def vgpu_type_get_bar1_info(vgpu_type_id):
     cdef cynvml.nvmlVgpuTypeId_t _c_vgpu_type_id
     cdef VgpuTypeBar1Info _c_bar1_info = VgpuTypeBar1Info()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
+    (<cynvml.nvmlVgpuTypeBar1Info_v1_t*>_c_bar1_info._ptr).version = cynvml.nvmlVgpuTypeBar1Info_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuTypeGetBAR1Info(_c_vgpu_type_id, <cynvml.nvmlVgpuTypeBar1Info_t *>_c_bar1_info._ptr)
@@ -32705,6 +32841,7 @@ def gpu_instance_get_creatable_vgpus(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuTypeIdInfo _c_p_vgpus = VgpuTypeIdInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>_c_p_vgpus._ptr).version = cynvml.nvmlVgpuTypeIdInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetCreatableVgpus(_c_gpu_instance, <cynvml.nvmlVgpuTypeIdInfo_t *>_c_p_vgpus._ptr)
@@ -32713,8 +32850,8 @@ def gpu_instance_get_creatable_vgpus(gpu_instance):
     _check(_result)
     return _c_p_vgpus
 
-def vgpu_type_get_max_instances_per_gpu_instance():
-    """vgpu_type_get_max_instances_per_gpu_instance()
+def vgpu_type_get_max_instances_per_gpu_instance(vgpu_type_id):
+    """vgpu_type_get_max_instances_per_gpu_instance(vgpu_type_id: int)
 
     Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type
 
@@ -32728,18 +32865,20 @@ def vgpu_type_get_max_instances_per_gpu_instance():
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pMaxInstance is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_max_instance; raises NvmlError on failure.
+    Returns: max_instance_per_gi; raises NvmlError on failure.
     C function: nvmlVgpuTypeGetMaxInstancesPerGpuInstance (nvml.h)
     """
     cdef long long _result
     cdef VgpuTypeMaxInstance _c_p_max_instance = VgpuTypeMaxInstance()
+    (<cynvml.nvmlVgpuTypeMaxInstance_v1_t*>_c_p_max_instance._ptr).vgpuTypeId = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpu_type_id")
+    (<cynvml.nvmlVgpuTypeMaxInstance_v1_t*>_c_p_max_instance._ptr).version = cynvml.nvmlVgpuTypeMaxInstance_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuTypeGetMaxInstancesPerGpuInstance(<cynvml.nvmlVgpuTypeMaxInstance_t *>_c_p_max_instance._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_max_instance
+    return _c_p_max_instance.max_instance_per_gi
 
 def gpu_instance_get_active_vgpus(gpu_instance):
     """gpu_instance_get_active_vgpus(gpu_instance: int)
@@ -32779,6 +32918,7 @@ def gpu_instance_get_active_vgpus(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef ActiveVgpuInstanceInfo _c_p_vgpu_instance_info = ActiveVgpuInstanceInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>_c_p_vgpu_instance_info._ptr).version = cynvml.nvmlActiveVgpuInstanceInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetActiveVgpus(_c_gpu_instance, <cynvml.nvmlActiveVgpuInstanceInfo_t *>_c_p_vgpu_instance_info._ptr)
@@ -32861,6 +33001,7 @@ def gpu_instance_get_vgpu_scheduler_state(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuSchedulerStateInfo _c_p_scheduler_state_info = VgpuSchedulerStateInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuSchedulerStateInfo_v1_t*>_c_p_scheduler_state_info._ptr).version = cynvml.nvmlVgpuSchedulerStateInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuSchedulerState(_c_gpu_instance, <cynvml.nvmlVgpuSchedulerStateInfo_t *>_c_p_scheduler_state_info._ptr)
@@ -32902,6 +33043,7 @@ def gpu_instance_get_vgpu_scheduler_log(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuSchedulerLogInfo _c_p_scheduler_log_info = VgpuSchedulerLogInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuSchedulerLogInfo_v1_t*>_c_p_scheduler_log_info._ptr).version = cynvml.nvmlVgpuSchedulerLogInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuSchedulerLog(_c_gpu_instance, <cynvml.nvmlVgpuSchedulerLogInfo_t *>_c_p_scheduler_log_info._ptr)
@@ -32947,6 +33089,7 @@ def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuCreatablePlacementInfo _c_p_creatable_placement_info = VgpuCreatablePlacementInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).version = cynvml.nvmlVgpuCreatablePlacementInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuTypeCreatablePlacements(_c_gpu_instance, <cynvml.nvmlVgpuCreatablePlacementInfo_t *>_c_p_creatable_placement_info._ptr)
@@ -32988,6 +33131,7 @@ def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuHeterogeneousMode(_c_gpu_instance, <cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
@@ -32996,8 +33140,8 @@ def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance):
     _check(_result)
     return _c_p_heterogeneous_mode
 
-def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance, p_heterogeneous_mode):
-    """gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance: int, p_heterogeneous_mode: Optional[VgpuHeterogeneousMode])
+def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance, mode):
+    """gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance: int, mode: int)
 
     Enable or disable vGPU heterogeneous mode for the GPU instance.
 
@@ -33029,12 +33173,13 @@ def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance, p_heterogeneous_mode)
     """
     cdef long long _result
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
-    cdef void* _c_p_heterogeneous_mode
+    cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
-    _c_p_heterogeneous_mode = _support.struct_pointer(p_heterogeneous_mode, VgpuHeterogeneousMode, "pHeterogeneousMode")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
-            _result = cynvml.nvmlGpuInstanceSetVgpuHeterogeneousMode(_c_gpu_instance, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode)
+            _result = cynvml.nvmlGpuInstanceSetVgpuHeterogeneousMode(_c_gpu_instance, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -33786,6 +33931,7 @@ def device_get_vgpu_instances_utilization_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuInstancesUtilizationInfo _c_vgpu_util_info = VgpuInstancesUtilizationInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>_c_vgpu_util_info._ptr).version = cynvml.nvmlVgpuInstancesUtilizationInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuInstancesUtilizationInfo(_c_device, <cynvml.nvmlVgpuInstancesUtilizationInfo_t *>_c_vgpu_util_info._ptr)
@@ -33867,8 +34013,8 @@ def device_get_vgpu_process_utilization(device, last_seen_time_stamp):
     finally:
         free(_c_utilization_samples)
 
-def device_get_vgpu_processes_utilization_info(device):
-    """device_get_vgpu_processes_utilization_info(device: int)
+def device_get_vgpu_processes_utilization_info(device, last_seen_time_stamp):
+    """device_get_vgpu_processes_utilization_info(device: int, last_seen_time_stamp: int)
 
     Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
 
@@ -33918,12 +34064,20 @@ def device_get_vgpu_processes_utilization_info(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuProcessesUtilizationInfo _c_vgpu_proc_util_info = VgpuProcessesUtilizationInfo()
+    (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).lastSeenTimeStamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "last_seen_time_stamp")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).version = cynvml.nvmlVgpuProcessesUtilizationInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuProcessesUtilizationInfo(_c_device, <cynvml.nvmlVgpuProcessesUtilizationInfo_t *>_c_vgpu_proc_util_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount > 0:
+        _c_vgpu_proc_util_info.vgpu_proc_util_array = [VgpuProcessUtilizationInfo_v1() for _ in range((<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount)]
+        with nogil:
+            _result = cynvml.nvmlDeviceGetVgpuProcessesUtilizationInfo(_c_device, <cynvml.nvmlVgpuProcessesUtilizationInfo_t *>_c_vgpu_proc_util_info._ptr)
+    if _result == 0 and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount < len(_c_vgpu_proc_util_info.vgpu_proc_util_array):
+        _c_vgpu_proc_util_info.vgpu_proc_util_array = _c_vgpu_proc_util_info.vgpu_proc_util_array[:(<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount]
     _check(_result)
     return _c_vgpu_proc_util_info
 
@@ -35413,6 +35567,7 @@ def device_get_capabilities(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef DeviceCapabilities _c_caps = DeviceCapabilities()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDeviceCapabilities_v1_t*>_c_caps._ptr).version = cynvml.nvmlDeviceCapabilities_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetCapabilities(_c_device, <cynvml.nvmlDeviceCapabilities_t *>_c_caps._ptr)
@@ -35583,6 +35738,7 @@ def device_get_sram_unique_uncorrected_ecc_error_counts(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef EccSramUniqueUncorrectedErrorCounts _c_error_counts = EccSramUniqueUncorrectedErrorCounts()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>_c_error_counts._ptr).version = cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(_c_device, <cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_t *>_c_error_counts._ptr)
@@ -35628,8 +35784,8 @@ def device_get_remapped_rows_v2(device):
     _check(_result)
     return _c_info
 
-def device_set_rusd_settings_v1(device):
-    """device_set_rusd_settings_v1(device: int)
+def device_set_rusd_settings_v1(device, poll_mask):
+    """device_set_rusd_settings_v1(device: int, poll_mask: int)
 
     @addtogroup nvmlDeviceCommands
     @{
@@ -35647,12 +35803,13 @@ def device_set_rusd_settings_v1(device):
           - NVML_ERROR_NOT_SUPPORTED             if this feature is not supported by NVIDIA kernel driver
           - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the input version is not supported
 
-    Returns: settings; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetRusdSettings_v1 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef RusdSettings_v1 _c_settings = RusdSettings_v1()
+    (<cynvml.nvmlRusdSettings_v1_t*>_c_settings._ptr).pollMask = <unsigned long long>_support.unsigned_arg(poll_mask, sizeof(unsigned long long), "poll_mask")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     (<cynvml.nvmlRusdSettings_v1_t*>_c_settings._ptr).version = cynvml.nvmlRusdSettings_v1
     try:
@@ -35661,7 +35818,7 @@ def device_set_rusd_settings_v1(device):
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_settings
+    return None
 
 def device_get_bank_remapper_status_v1(device):
     """device_get_bank_remapper_status_v1(device: int)
