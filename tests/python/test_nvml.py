@@ -321,6 +321,9 @@ def test_field_values(fake_nvml_dir):
         assert given.value.ui_val == 5 and out[0].value.ui_val == 5 and out[1].value.d_val == 1.5
         assert nvml.device_get_field_values(h, given)[0].value.ui_val == 5
         assert nvml.device_get_field_values(h, []) == []
+        # cuda.bindings.nvml's FieldValue(3) is an array of three; here it is refused, not
+        # taken as the address 3.
+        raises(ValueError, "not a count", nvml.FieldValue, 3)
         raises(ValueError, "item 1 is 'x'", nvml.device_get_field_values, h, [91, "x"])
         raises(ValueError, "item 0 is (1, 2, 3)", nvml.device_get_field_values, h, [(1, 2, 3)])
         raises(TypeError, "values", nvml.device_get_field_values, h, 91)

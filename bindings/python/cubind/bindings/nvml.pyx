@@ -368,6 +368,8 @@ cdef class PciInfoExt(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PciInfoExt(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PciInfoExt holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -529,6 +531,8 @@ cdef class PciInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PciInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PciInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -664,6 +668,8 @@ cdef class EccErrorCounts(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccErrorCounts(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccErrorCounts holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -764,6 +770,8 @@ cdef class Utilization(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Utilization(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Utilization holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -838,6 +846,8 @@ cdef class Memory(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Memory(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Memory holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -927,6 +937,8 @@ cdef class Memory_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Memory_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Memory_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1053,6 +1065,8 @@ cdef class SetMemoryLimits_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SetMemoryLimits_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SetMemoryLimits_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1154,6 +1168,8 @@ cdef class GetMemoryLimits_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GetMemoryLimits_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GetMemoryLimits_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1255,6 +1271,8 @@ cdef class BAR1Memory(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BAR1Memory(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BAR1Memory holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1342,6 +1360,8 @@ cdef class ProcessInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1415,6 +1435,8 @@ cdef class ProcessInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1514,6 +1536,8 @@ cdef class ProcessDetail_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessDetail_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessDetail_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1626,6 +1650,8 @@ cdef class ProcessDetailList(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessDetailList(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessDetailList holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1725,6 +1751,8 @@ cdef class DeviceAttributes(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceAttributes(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceAttributes holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1889,6 +1917,8 @@ cdef class C2cModeInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"C2cModeInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a C2cModeInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1947,6 +1977,8 @@ cdef class DeviceAddressingMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceAddressingMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceAddressingMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2020,6 +2052,8 @@ cdef class RepairStatus(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RepairStatus(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RepairStatus holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2106,6 +2140,8 @@ cdef class UnrepairableMemoryStatus_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnrepairableMemoryStatus_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnrepairableMemoryStatus_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2169,6 +2205,8 @@ cdef class RowRemapperHistogramValues(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RowRemapperHistogramValues(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RowRemapperHistogramValues holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2271,6 +2309,8 @@ cdef class NvLinkUtilizationControl(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkUtilizationControl(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkUtilizationControl holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2334,6 +2374,8 @@ cdef class BridgeChipInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BridgeChipInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BridgeChipInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2405,6 +2447,8 @@ cdef class BridgeChipHierarchy(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BridgeChipHierarchy(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BridgeChipHierarchy holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2480,6 +2524,8 @@ cdef class Value(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Value(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Value holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2618,6 +2664,8 @@ cdef class Sample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Sample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Sample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2688,6 +2736,8 @@ cdef class ViolationTime(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ViolationTime(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ViolationTime holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2761,6 +2811,8 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlGpuThermalSettings_t_sensor(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlGpuThermalSettings_t_sensor holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2857,6 +2909,8 @@ cdef class GpuThermalSettings(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuThermalSettings(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuThermalSettings holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2928,6 +2982,8 @@ cdef class CoolerInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"CoolerInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a CoolerInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3021,6 +3077,8 @@ cdef class UUIDValue(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UUIDValue(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UUIDValue holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3088,6 +3146,8 @@ cdef class UUID(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UUID(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UUID holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3171,6 +3231,8 @@ cdef class Pdi(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Pdi(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Pdi holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3244,6 +3306,8 @@ cdef class PmgrPwrTuple(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PmgrPwrTuple(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PmgrPwrTuple holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3304,6 +3368,8 @@ cdef class RailMetrics(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RailMetrics(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RailMetrics holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3377,6 +3443,8 @@ cdef class CoreRailMetrics(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"CoreRailMetrics(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a CoreRailMetrics holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3439,6 +3507,8 @@ cdef class PwrModelMetricsDlppm1xPerf(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsDlppm1xPerf(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsDlppm1xPerf holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3499,6 +3569,8 @@ cdef class PwrModelMetricsDlppm1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsDlppm1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsDlppm1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3599,6 +3671,8 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsDlppm1xDramclkEstimates(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsDlppm1xDramclkEstimates holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3674,6 +3748,8 @@ cdef class ObservedMetrics(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ObservedMetrics(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ObservedMetrics holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3789,6 +3865,8 @@ cdef class PerfMetricsDlppc2xSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsDlppc2xSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsDlppc2xSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3846,6 +3924,8 @@ cdef class PwrModelMetricsSamplePfpp1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsSamplePfpp1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsSamplePfpp1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3916,6 +3996,8 @@ cdef class PwrModelOperatingPointPfpp1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelOperatingPointPfpp1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelOperatingPointPfpp1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3989,6 +4071,8 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsPfpp1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsPfpp1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4110,6 +4194,8 @@ cdef class PerfMetricsPfpp1xSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsPfpp1xSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsPfpp1xSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4167,6 +4253,8 @@ cdef class _anon_nvmlPerfMetricControllerSample_t_data(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlPerfMetricControllerSample_t_data(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlPerfMetricControllerSample_t_data holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4234,6 +4322,8 @@ cdef class PerfMetricControllerSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricControllerSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricControllerSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4304,6 +4394,8 @@ cdef class PerfMetricsSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4380,6 +4472,8 @@ cdef class PerfMetricsSamples_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsSamples_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsSamples_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4455,6 +4549,8 @@ cdef class BBXTimeData_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BBXTimeData_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BBXTimeData_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4515,6 +4611,8 @@ cdef class GpuUptime_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuUptime_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuUptime_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4575,6 +4673,8 @@ cdef class DramEncryptionInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DramEncryptionInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DramEncryptionInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4645,6 +4745,8 @@ cdef class MarginTemperature(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"MarginTemperature(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a MarginTemperature holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4718,6 +4820,8 @@ cdef class ClkMonFaultInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ClkMonFaultInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ClkMonFaultInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4793,6 +4897,8 @@ cdef class ClkMonStatus(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ClkMonStatus(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ClkMonStatus holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4881,6 +4987,8 @@ cdef class ClockOffset(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ClockOffset(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ClockOffset holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4990,6 +5098,8 @@ cdef class FanSpeedInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FanSpeedInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FanSpeedInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5076,6 +5186,8 @@ cdef class DevicePerfModes(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DevicePerfModes(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DevicePerfModes holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5146,6 +5258,8 @@ cdef class DeviceCurrentClockFreqs(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceCurrentClockFreqs(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceCurrentClockFreqs holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5216,6 +5330,8 @@ cdef class DevicePowerMizerModes_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DevicePowerMizerModes_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DevicePowerMizerModes_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5302,6 +5418,8 @@ cdef class ProcessUtilizationSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessUtilizationSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessUtilizationSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5427,6 +5545,8 @@ cdef class ProcessUtilizationInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessUtilizationInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessUtilizationInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5578,6 +5698,8 @@ cdef class ProcessesUtilizationInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessesUtilizationInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessesUtilizationInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5677,6 +5799,8 @@ cdef class EccSramErrorStatus(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccSramErrorStatus(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccSramErrorStatus holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5896,6 +6020,8 @@ cdef class PlatformInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PlatformInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PlatformInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6041,6 +6167,8 @@ cdef class PlatformInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PlatformInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PlatformInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6186,6 +6314,8 @@ cdef class Hostname_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Hostname_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Hostname_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6243,6 +6373,8 @@ cdef class EccSramUniqueUncorrectedErrorEntry_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccSramUniqueUncorrectedErrorEntry_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccSramUniqueUncorrectedErrorEntry_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6381,6 +6513,8 @@ cdef class EccSramUniqueUncorrectedErrorCounts(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccSramUniqueUncorrectedErrorCounts(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccSramUniqueUncorrectedErrorCounts holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6467,6 +6601,8 @@ cdef class RemappedRowsInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RemappedRowsInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RemappedRowsInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6592,6 +6728,8 @@ cdef class RusdSettings_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RusdSettings_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RusdSettings_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6663,6 +6801,8 @@ cdef class _anon_nvmlGpuDynamicPstatesInfo_st_utilization(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlGpuDynamicPstatesInfo_st_utilization(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlGpuDynamicPstatesInfo_st_utilization holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6762,6 +6902,8 @@ cdef class GpuDynamicPstatesInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuDynamicPstatesInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuDynamicPstatesInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6835,6 +6977,8 @@ cdef class PowerValue_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PowerValue_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PowerValue_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6921,6 +7065,8 @@ cdef class AdaptiveTgpModeInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"AdaptiveTgpModeInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a AdaptiveTgpModeInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7021,6 +7167,8 @@ cdef class VgpuHeterogeneousMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuHeterogeneousMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuHeterogeneousMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7094,6 +7242,8 @@ cdef class VgpuPlacementId(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPlacementId(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPlacementId holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7167,6 +7317,8 @@ cdef class VgpuPlacementList_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPlacementList_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPlacementList_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7263,6 +7415,8 @@ cdef class VgpuPlacementList(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPlacementList(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPlacementList holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7372,6 +7526,8 @@ cdef class VgpuTypeBar1Info(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuTypeBar1Info(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuTypeBar1Info holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7445,6 +7601,8 @@ cdef class VgpuInstanceUtilizationSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuInstanceUtilizationSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuInstanceUtilizationSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7558,6 +7716,8 @@ cdef class VgpuInstanceUtilizationInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuInstanceUtilizationInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuInstanceUtilizationInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7691,6 +7851,8 @@ cdef class VgpuInstancesUtilizationInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuInstancesUtilizationInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuInstancesUtilizationInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7800,6 +7962,8 @@ cdef class VgpuProcessUtilizationSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuProcessUtilizationSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuProcessUtilizationSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7948,6 +8112,8 @@ cdef class VgpuProcessUtilizationInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuProcessUtilizationInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuProcessUtilizationInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8122,6 +8288,8 @@ cdef class VgpuProcessesUtilizationInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuProcessesUtilizationInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuProcessesUtilizationInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8221,6 +8389,8 @@ cdef class VgpuRuntimeState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuRuntimeState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuRuntimeState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8294,6 +8464,8 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_support.Struct)
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8367,6 +8539,8 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8427,6 +8601,8 @@ cdef class VgpuSchedulerParams(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerParams(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerParams holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8490,6 +8666,8 @@ cdef class VgpuSchedulerLogEntry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogEntry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogEntry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8615,6 +8793,8 @@ cdef class VgpuSchedulerLog(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLog(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLog holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8735,6 +8915,8 @@ cdef class VgpuSchedulerGetState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerGetState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerGetState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8816,6 +8998,8 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_support.Stru
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8889,6 +9073,8 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8949,6 +9135,8 @@ cdef class VgpuSchedulerSetParams(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerSetParams(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerSetParams holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9012,6 +9200,8 @@ cdef class VgpuSchedulerSetState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerSetState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerSetState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9093,6 +9283,8 @@ cdef class VgpuSchedulerCapabilities(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerCapabilities(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerCapabilities holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9241,6 +9433,8 @@ cdef class VgpuLicenseExpiry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuLicenseExpiry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuLicenseExpiry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9379,6 +9573,8 @@ cdef class VgpuLicenseInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuLicenseInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuLicenseInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9462,6 +9658,8 @@ cdef class GridLicenseExpiry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GridLicenseExpiry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GridLicenseExpiry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9600,6 +9798,8 @@ cdef class GridLicensableFeature(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GridLicensableFeature(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GridLicensableFeature holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9713,6 +9913,8 @@ cdef class GridLicensableFeatures(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GridLicensableFeatures(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GridLicensableFeatures holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9801,6 +10003,8 @@ cdef class VgpuTypeIdInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuTypeIdInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuTypeIdInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9884,6 +10088,8 @@ cdef class VgpuTypeMaxInstance(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuTypeMaxInstance(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuTypeMaxInstance holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9970,6 +10176,8 @@ cdef class ActiveVgpuInstanceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ActiveVgpuInstanceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ActiveVgpuInstanceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10053,6 +10261,8 @@ cdef class VgpuSchedulerState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10162,6 +10372,8 @@ cdef class VgpuSchedulerStateInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerStateInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerStateInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10271,6 +10483,8 @@ cdef class VgpuSchedulerLogInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10408,6 +10622,8 @@ cdef class VgpuCreatablePlacementInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuCreatablePlacementInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuCreatablePlacementInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10517,6 +10733,8 @@ cdef class VgpuSchedulerStateInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerStateInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerStateInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10616,6 +10834,8 @@ cdef class VgpuSchedulerLogEntry_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogEntry_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogEntry_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10754,6 +10974,8 @@ cdef class VgpuSchedulerLogInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10881,6 +11103,8 @@ cdef class VgpuSchedulerState_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerState_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerState_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10980,6 +11204,8 @@ cdef class NvLinkPowerThres(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkPowerThres(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkPowerThres holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11040,6 +11266,8 @@ cdef class FieldValue(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FieldValue(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FieldValue holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11169,6 +11397,8 @@ cdef class HwbcEntry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"HwbcEntry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a HwbcEntry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11235,6 +11465,8 @@ cdef class LedState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"LedState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a LedState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11302,6 +11534,8 @@ cdef class UnitInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnitInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnitInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11401,6 +11635,8 @@ cdef class PSUInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PSUInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PSUInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11497,6 +11733,8 @@ cdef class UnitFanInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnitFanInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnitFanInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11567,6 +11805,8 @@ cdef class UnitFanSpeeds(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnitFanSpeeds(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnitFanSpeeds holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11642,6 +11882,8 @@ cdef class EventData(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventData(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventData holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11751,6 +11993,8 @@ cdef class EventSetGetContextCount_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetContextCount_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetContextCount_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11811,6 +12055,8 @@ cdef class EventSetGetContextInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetContextInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetContextInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11923,6 +12169,8 @@ cdef class EventSetGetContextData_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetContextData_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetContextData_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12006,6 +12254,8 @@ cdef class EventSetGetGpuOperationalEventContextLegacyXid_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetGpuOperationalEventContextLegacyXid_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetGpuOperationalEventContextLegacyXid_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12079,6 +12329,8 @@ cdef class SystemEventSetCreateRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventSetCreateRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventSetCreateRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12149,6 +12401,8 @@ cdef class SystemEventSetFreeRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventSetFreeRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventSetFreeRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12219,6 +12473,8 @@ cdef class SystemRegisterEventRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemRegisterEventRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemRegisterEventRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12304,6 +12560,8 @@ cdef class SystemEventData_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventData_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventData_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12377,6 +12635,8 @@ cdef class SystemEventSetWaitRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventSetWaitRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventSetWaitRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12500,6 +12760,8 @@ cdef class AccountingStats(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"AccountingStats(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a AccountingStats holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12636,6 +12898,8 @@ cdef class AccountingStats_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"AccountingStats_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a AccountingStats_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12813,6 +13077,8 @@ cdef class EncoderSessionInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EncoderSessionInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EncoderSessionInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12961,6 +13227,8 @@ cdef class FBCStats(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FBCStats(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FBCStats holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13047,6 +13315,8 @@ cdef class FBCSessionInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FBCSessionInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FBCSessionInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13247,6 +13517,8 @@ cdef class ConfComputeSystemCaps(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeSystemCaps(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeSystemCaps holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13316,6 +13588,8 @@ cdef class ConfComputeSystemState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeSystemState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeSystemState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13396,6 +13670,8 @@ cdef class SystemConfComputeSettings(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemConfComputeSettings(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemConfComputeSettings holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13501,6 +13777,8 @@ cdef class SystemConfComputeSettings_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemConfComputeSettings_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemConfComputeSettings_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13614,6 +13892,8 @@ cdef class ConfComputeMemSizeInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeMemSizeInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeMemSizeInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13683,6 +13963,8 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeGpuCertificate(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeGpuCertificate holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13768,6 +14050,8 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeGpuAttestationReport(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeGpuAttestationReport holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13884,6 +14168,8 @@ cdef class ConfComputeSetKeyRotationThresholdInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeSetKeyRotationThresholdInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeSetKeyRotationThresholdInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13953,6 +14239,8 @@ cdef class ConfComputeGetKeyRotationThresholdInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeGetKeyRotationThresholdInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeGetKeyRotationThresholdInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14022,6 +14310,8 @@ cdef class GpuFabricInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14123,6 +14413,8 @@ cdef class GpuFabricInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14245,6 +14537,8 @@ cdef class GpuFabricInfoV(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfoV(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfoV holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14378,6 +14672,8 @@ cdef class GpuFabricClique_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricClique_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricClique_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14455,6 +14751,8 @@ cdef class GpuFabricInfo_v4(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfo_v4(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfo_v4 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14593,6 +14891,8 @@ cdef class GpuOperationalEventConfig_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuOperationalEventConfig_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuOperationalEventConfig_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14688,6 +14988,8 @@ cdef class EventSetWait_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetWait_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetWait_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15062,6 +15364,8 @@ cdef class CPERCursor_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"CPERCursor_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a CPERCursor_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15145,6 +15449,8 @@ cdef class GetCPER_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GetCPER_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GetCPER_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15225,6 +15531,8 @@ cdef class SystemDriverBranchInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemDriverBranchInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemDriverBranchInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15295,6 +15603,8 @@ cdef class Temperature(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Temperature(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Temperature holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15372,6 +15682,8 @@ cdef class NvlinkSupportedBwModes(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSupportedBwModes(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSupportedBwModes holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15449,6 +15761,8 @@ cdef class NvlinkGetBwMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkGetBwMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkGetBwMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15529,6 +15843,8 @@ cdef class NvlinkSetBwMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetBwMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetBwMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15613,6 +15929,8 @@ cdef class NvlinkSetBwModeAsync_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetBwModeAsync_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetBwModeAsync_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15699,6 +16017,8 @@ cdef class NvLinkInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15772,6 +16092,8 @@ cdef class NvlinkFirmwareVersion(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkFirmwareVersion(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkFirmwareVersion holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15863,6 +16185,8 @@ cdef class NvlinkFirmwareInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkFirmwareInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkFirmwareInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15938,6 +16262,8 @@ cdef class NvLinkInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16021,6 +16347,8 @@ cdef class NvLinkInfo_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkInfo_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkInfo_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16104,6 +16432,8 @@ cdef class NvlinkTelemetrySample_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkTelemetrySample_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkTelemetrySample_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16210,6 +16540,8 @@ cdef class NvlinkTelemetrySamples_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkTelemetrySamples_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkTelemetrySamples_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16283,6 +16615,8 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkGetRemapTableInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkGetRemapTableInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16376,6 +16710,8 @@ cdef class NvlinkSetNvleReady_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetNvleReady_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetNvleReady_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16436,6 +16772,8 @@ cdef class NvlinkLockRemapTable_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkLockRemapTable_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkLockRemapTable_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16509,6 +16847,8 @@ cdef class NvlinkNvlePrivateInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkNvlePrivateInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkNvlePrivateInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16579,6 +16919,8 @@ cdef class NvlinkSetupNvleEncryptionKey_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetupNvleEncryptionKey_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetupNvleEncryptionKey_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16682,6 +17024,8 @@ cdef class VgpuVersion(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuVersion(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuVersion holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16755,6 +17099,8 @@ cdef class VgpuMetadata(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuMetadata(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuMetadata holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16917,6 +17263,8 @@ cdef class VgpuPgpuMetadata(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPgpuMetadata(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPgpuMetadata holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17056,6 +17404,8 @@ cdef class VgpuPgpuCompatibility(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPgpuCompatibility(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPgpuCompatibility holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17123,6 +17473,8 @@ cdef class ExcludedDeviceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ExcludedDeviceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ExcludedDeviceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17190,6 +17542,8 @@ cdef class PRMTLV_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMTLV_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMTLV_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17283,6 +17637,8 @@ cdef class PRMCounterInput_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounterInput_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounterInput_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17343,6 +17699,8 @@ cdef class PRMCounterValue_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounterValue_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounterValue_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17420,6 +17778,8 @@ cdef class PRMCounter_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounter_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounter_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17500,6 +17860,8 @@ cdef class PRMCounterList_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounterList_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounterList_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17573,6 +17935,8 @@ cdef class GpuInstancePlacement(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstancePlacement(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstancePlacement holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17646,6 +18010,8 @@ cdef class GpuInstanceProfileInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceProfileInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceProfileInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17841,6 +18207,8 @@ cdef class GpuInstanceProfileInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceProfileInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceProfileInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18057,6 +18425,8 @@ cdef class GpuInstanceProfileInfo_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceProfileInfo_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceProfileInfo_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18270,6 +18640,8 @@ cdef class GpuInstanceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18363,6 +18735,8 @@ cdef class ComputeInstancePlacement(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstancePlacement(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstancePlacement holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18436,6 +18810,8 @@ cdef class ComputeInstanceProfileInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceProfileInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceProfileInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18605,6 +18981,8 @@ cdef class ComputeInstanceProfileInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceProfileInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceProfileInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18795,6 +19173,8 @@ cdef class ComputeInstanceProfileInfo_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceProfileInfo_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceProfileInfo_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18995,6 +19375,8 @@ cdef class ComputeInstanceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19098,6 +19480,8 @@ cdef class _anon_nvmlGpmMetric_t_metricInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlGpmMetric_t_metricInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlGpmMetric_t_metricInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19169,6 +19553,8 @@ cdef class GpmMetric(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpmMetric(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpmMetric holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19262,6 +19648,8 @@ cdef class GpmMetricsGet(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpmMetricsGet(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpmMetricsGet holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19370,6 +19758,8 @@ cdef class GpmSupport(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpmSupport(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpmSupport holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19443,6 +19833,8 @@ cdef class DeviceCapabilities(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceCapabilities(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceCapabilities holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19516,6 +19908,8 @@ cdef class Mask255(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Mask255(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Mask255 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19571,6 +19965,8 @@ cdef class WorkloadPowerProfileInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19667,6 +20063,8 @@ cdef class WorkloadPowerProfileProfilesInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileProfilesInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileProfilesInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19752,6 +20150,8 @@ cdef class WorkloadPowerProfileCurrentProfiles(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileCurrentProfiles(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileCurrentProfiles holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19840,6 +20240,8 @@ cdef class WorkloadPowerProfileRequestedProfiles(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileRequestedProfiles(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileRequestedProfiles holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19910,6 +20312,8 @@ cdef class WorkloadPowerProfileUpdateProfiles_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileUpdateProfiles_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileUpdateProfiles_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19977,6 +20381,8 @@ cdef class PowerSmoothingProfile(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PowerSmoothingProfile(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PowerSmoothingProfile holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20076,6 +20482,8 @@ cdef class PowerSmoothingState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PowerSmoothingState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PowerSmoothingState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20149,6 +20557,8 @@ cdef class EccBankRemapperHistogram_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccBankRemapperHistogram_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccBankRemapperHistogram_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20222,6 +20632,8 @@ cdef class EccBankRemapperStatus_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccBankRemapperStatus_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccBankRemapperStatus_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
