@@ -108,6 +108,73 @@ def launch(stream, config, kernel, *args):
         raise RuntimeError(f"cuLaunchKernelEx: {status}")
 
 
+
+# The least a launch that passes its arguments' values can do: the launch
+# floor above, with each argument's bytes copied into the parameter slots by
+# the cheapest public C-API read for its kind, the kind told beforehand (one
+# byte per argument in `kinds`), so nothing is looked up or checked: an int
+# by PyLong_AsLongLong, a float by PyFloat_AS_DOUBLE, a NumPy numeric scalar
+# by a copy of its value's bytes, which NumPy's scalar objects keep right
+# after the object header (arrayscalars.h), an object that exports a buffer
+# (ctypes, a NumPy structured scalar) by a PyBUF_SIMPLE export, a copy and a
+# release; a Buffer is passed for free. A binding has to find each
+# argument's kind as well, so none can do less.
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.long cimport PyLong_AsLongLong
+from cpython.float cimport PyFloat_AS_DOUBLE
+from libc.string cimport memcpy
+
+cdef extern from *:
+    """
+    #define cubind_floor_scalar_value(o) ((const char*)(o) + sizeof(PyObject))
+    """
+    const char* cubind_floor_scalar_value(object)
+
+
+def launch_converting(stream, bytes kinds, kernel, *args):
+    cdef CUlaunchConfig c
+    cdef int status
+    cdef void* f = <void*><size_t>kernel
+    cdef Py_ssize_t i, n = len(args)
+    cdef void** params = _params if n else NULL
+    cdef const char* k = kinds
+    cdef unsigned long long* slot
+    cdef Py_buffer view
+    if n > 64 or len(kinds) != n:
+        raise ValueError(f"at most 64 arguments and one kind each, got {n} and {kinds!r}")
+    for i in range(n):
+        slot = &_values[2 * i]
+        a = args[i]
+        if k[i] == b'i':
+            slot[0] = <unsigned long long>PyLong_AsLongLong(a)
+        elif k[i] == b'f':
+            (<double*>slot)[0] = PyFloat_AS_DOUBLE(a)
+        elif k[i] == b'1':
+            memcpy(slot, cubind_floor_scalar_value(a), 1)
+        elif k[i] == b'2':
+            memcpy(slot, cubind_floor_scalar_value(a), 2)
+        elif k[i] == b'4':
+            memcpy(slot, cubind_floor_scalar_value(a), 4)
+        elif k[i] == b'8':
+            memcpy(slot, cubind_floor_scalar_value(a), 8)
+        elif k[i] == b'g':
+            memcpy(slot, cubind_floor_scalar_value(a), 16)
+        elif k[i] == b'b':
+            PyObject_GetBuffer(a, &view, PyBUF_SIMPLE)
+            memcpy(slot, view.buf, view.len if view.len <= 16 else 16)
+            PyBuffer_Release(&view)
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1
+    c.blockDimX = c.blockDimY = c.blockDimZ = 1
+    c.sharedMemBytes = 0
+    c.hStream = <void*><size_t>stream
+    c.attrs = NULL
+    c.numAttrs = 0
+    with nogil:
+        status = _launch_ex(&c, f, params, NULL)
+    if status != 0:
+        raise RuntimeError(f"cuLaunchKernelEx: {status}")
+
 cdef class FloorBuffer:
     cdef unsigned long long ptr
     cdef void* stream

@@ -102,6 +102,11 @@ KINDS = {
     "c_void_p": ("void*", 8, lambda w, i: ctypes.c_void_p(w.address)),
     "ctypes Structure": ("Pair", 16, lambda w, i: Pair(i, 0.5)),
 }
+# How call_floor.launch_converting reads each kind: an int, a float, a NumPy
+# numeric scalar's value of 1 to 16 bytes, a buffer export, or for free.
+CONVERSIONS = {kind: ord({"int": "i", "pointer as int": "i", "float": "f", "Buffer": "-", "np struct": "b"}.get(
+    kind, "b" if kind.startswith("c_") or kind == "ctypes Structure" else
+    {1: "1", 2: "2", 4: "4", 8: "8", 16: "g"}[size])) for kind, (_, size, _) in KINDS.items()}
 # The mixes of issue 26's first table, cycled to the count.
 MIXED = ["Buffer", "np.int32", "np.float32", "Buffer", "np.float64", "np.int64", "int", "float"]
 KERNEL_PRELUDE = "struct Pair { int a; double b; };\n"
@@ -381,19 +386,80 @@ def _need(times, *sides):
     return all(s in times for s in sides)
 
 
-def core_goal(extra=None, extra_text=""):
-    """cubind <= 0.7 x cuda.core, <= CuPy where CuPy has the operation, and `extra`."""
-    def judge(t):
-        if not _need(t, "cubind", "cuda.core"):
+# A goal is a list of parts; each part compares one value of a row with a
+# bound, both read from the row's times. Where a part is not met, the floors
+# measured in the same run say whether it could be: a floor is the least any
+# binding can take, so a floor above the bound means no binding meets it.
+FLOORS = ("Python floor", "converting floor", "C floor")
+
+
+class Part:
+    def __init__(self, text, value, bound, floors=FLOORS, needs=()):
+        # value(t), bound(t): ns; floors: the sides whose times bound `value` from below.
+        self.text, self.value, self.bound, self.floors, self.needs = text, value, bound, floors, needs
+
+    def verdict(self, t):
+        """True (met), False (not met), a str (not met, and why it cannot
+        be: the floor above the bound) or None (a side is missing)."""
+        if not _need(t, *self.needs):
             return None
-        met = t["cubind"] <= 0.7 * t["cuda.core"] and ("CuPy" not in t or t["cubind"] <= t["CuPy"])
-        if extra is not None:
-            more = extra(t)
-            if more is None:
-                return None
-            met = met and more
-        return met
-    return "<= 0.7 x cuda.core, <= CuPy where it has it" + extra_text, judge
+        bound = self.bound(t)
+        if self.value(t) <= bound:
+            return True
+        least = [(t[f], f) for f in self.floors if f in t]
+        if least:
+            floor_ns, name = max(least)
+            if self.value_of_floor(floor_ns, t) > bound:
+                return f"{self.text}: {name} {fmt(floor_ns)} > {fmt(bound)}"
+        return False
+
+    def value_of_floor(self, floor_ns, t):
+        return floor_ns
+
+
+class OverPart(Part):
+    """A part on what a side adds over a reference (the C floor): the floor's
+    own addition bounds it from below."""
+
+    def __init__(self, text, side, reference, bound, floors=FLOORS, needs=()):
+        super().__init__(text, lambda t: t[side] - t[reference], bound, floors, needs=(side, reference) + tuple(needs))
+        self.reference = reference
+
+    def value_of_floor(self, floor_ns, t):
+        return floor_ns - t[self.reference]
+
+
+def judge_parts(*parts):
+    """A row's judge: True when every part is met; a str (why no binding can
+    meet it) when every part not met has a floor above its bound; False when
+    one not met could be; None when a part cannot be judged."""
+    def judge(t):
+        verdicts = [p.verdict(t) for p in parts]
+        if any(v is None for v in verdicts):
+            return None
+        unmet = [v for v in verdicts if v is not True]
+        if not unmet:
+            return True
+        if all(isinstance(v, str) for v in unmet):
+            return "; ".join(unmet)
+        return False
+    return judge
+
+
+def part_vs_nvidia(nvidia="cuda.core", factor=0.7):
+    return Part(f"<= {factor} x {nvidia}", lambda t: t["cubind"], lambda t: factor * t[nvidia],
+                needs=("cubind", nvidia))
+
+
+def part_vs_cupy():
+    # Judged only where CuPy has the operation and is installed.
+    return Part("<= CuPy", lambda t: t["cubind"], lambda t: t.get("CuPy", float("inf")), needs=("cubind",))
+
+
+def core_goal(*extra, extra_text=""):
+    """cubind <= 0.7 x cuda.core, <= CuPy where CuPy has the operation, and the `extra` parts."""
+    return ("<= 0.7 x cuda.core, <= CuPy where it has it" + extra_text,
+            judge_parts(part_vs_nvidia(), part_vs_cupy(), *extra))
 
 
 def _launch_sides(kinds, per_call_config=False):
@@ -421,6 +487,12 @@ def _launch_sides(kinds, per_call_config=False):
         names.update(launch=w.floor.launch, s=int(w.stream.handle), k=int(w.kernel(kinds).handle))
         return Side(f"launch(s, None, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
 
+    def converting_floor(w):
+        names = {f"a{i}": w.value(k, i) for i, k in enumerate(kinds)}
+        names.update(launch=w.floor.launch_converting, s=int(w.stream.handle), k=int(w.kernel(kinds).handle),
+                     kinds=bytes(CONVERSIONS[k] for k in kinds))
+        return Side(f"launch(s, kinds, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
+
     def c_floor(w):
         lib = w.c_floor
         if isinstance(lib, str):
@@ -428,19 +500,18 @@ def _launch_sides(kinds, per_call_config=False):
         f, s = int(w.kernel(kinds).handle), int(w.stream.handle)
         return CSide(lambda count: lib.floor_launch_ns(f, s, n, count, 1), LAUNCH_BATCH)
 
-    return {"cubind": cubind, "cuda.core": nvidia, "Python floor": floor, "C floor": c_floor}
+    return {"cubind": cubind, "cuda.core": nvidia, "Python floor": floor, "converting floor": converting_floor,
+            "C floor": c_floor}
 
 
 def launch_rows():
     rows = []
 
-    def judge_launch(t):
-        if not _need(t, "cubind", "Python floor"):
-            return None
-        over_ok = t["cubind"] - t["Python floor"] <= 60
-        if "cuda.core" not in t:
-            return None
-        return over_ok and t["cubind"] <= 0.7 * t["cuda.core"]
+    # What a launch adds over the floor that converts nothing is bounded from
+    # below by the floor that converts the arguments the cheapest way.
+    over_floor = Part("<= Python floor + 60 ns", lambda t: t["cubind"], lambda t: t["Python floor"] + 60,
+                      floors=("converting floor",), needs=("cubind", "Python floor"))
+    judge_launch = judge_parts(over_floor, part_vs_nvidia())
 
     for label, kinds in launch_shapes():
         rows.append(Row("launch", f"launch, {label}", "<= Python floor + 60 ns, <= 0.7 x cuda.core", judge_launch,
@@ -488,12 +559,8 @@ def life_cycle_rows():
     rows = []
     d = lambda w: {"Device": w.cc.Device}  # noqa: E731
 
-    def judge_device(t):
-        if "cubind" not in t:
-            return None
-        if t["cubind"] > 100:
-            return False
-        return core_goal()[1](t)
+    judge_device = judge_parts(Part("<= 100 ns", lambda t: t["cubind"], lambda t: 100, needs=("cubind",)),
+                               part_vs_nvidia(), part_vs_cupy())
 
     rows.append(Row("objects", "Device(0)", "<= 100 ns, <= 0.7 x cuda.core", judge_device, {
         "cubind": lambda w: Side("Device(0)", d(w)),
@@ -510,14 +577,9 @@ def life_cycle_rows():
         "C floor": _c_op("set_current"),
     }))
 
-    def within_c(limit):
-        def extra(t):
-            if "C floor" not in t:
-                return None
-            return t["cubind"] <= limit * t["C floor"]
-        return extra
-
-    goal, judge = core_goal(within_c(1.15), ", <= 1.15 x C floor")
+    within_c = Part("<= 1.15 x C floor", lambda t: t["cubind"], lambda t: 1.15 * t["C floor"],
+                    floors=("Python floor",), needs=("cubind", "C floor"))
+    goal, judge = core_goal(within_c, extra_text=", <= 1.15 x C floor")
     rows.append(Row("objects", "create_stream().close()", goal, judge, {
         "cubind": lambda w: Side("device.create_stream().close()", {"device": w.device}),
         "cuda.core": _nvidia_core_side("device.create_stream().close()", lambda w, n: {"device": w.nvidia["device"]}),
@@ -669,10 +731,8 @@ def _needs_gpu(w):
 def bindings_rows():
     rows = []
 
-    def judge_simple(t):
-        if not _need(t, "cubind", "Python floor"):
-            return None
-        return t["cubind"] - t["Python floor"] <= 15
+    judge_simple = judge_parts(Part("<= Python floor + 15 ns", lambda t: t["cubind"],
+                                    lambda t: t["Python floor"] + 15, floors=(), needs=("cubind", "Python floor")))
 
     def simple(name, args_of, floor_name, floor_args_of):
         def ours(w):
@@ -714,11 +774,9 @@ def bindings_rows():
         return {"e": lib.CUevent(w._event), "s": lib.CUstream(int(w.stream.handle))}, "e, s"
     rows.append(simple("cuEventRecord", event_of, "ret1_2_nogil", lambda w: ({"e": 1, "s": 1}, "e, s")))
 
-    def judge_launch(t):
-        if not _need(t, "cubind", "cuda.bindings", "C floor"):
-            return None
-        ours, theirs = t["cubind"] - t["C floor"], t["cuda.bindings"] - t["C floor"]
-        return ours <= 0.5 * theirs
+    judge_launch = judge_parts(OverPart(
+        "over C floor <= 0.5 x cuda.bindings'", "cubind", "C floor",
+        lambda t: 0.5 * (t["cuda.bindings"] - t["C floor"]), floors=("Python floor",), needs=("cuda.bindings",)))
 
     def launch(label, n, form):
         def params_of(lib, w):
@@ -910,11 +968,22 @@ def fmt(ns):
     return f"{ns:.0f} ns"
 
 
+def verdict_text(verdict):
+    """The goal column's text, and the summary's key."""
+    if verdict is True:
+        return "met", "met"
+    if verdict is False:
+        return "**NOT met**", "not met"
+    if verdict is None:
+        return "not judged (a side is missing)", "not judged"
+    return f"cannot be met: {verdict}", "cannot be met"
+
+
 def table(results, imports):
-    lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | C floor | cubind / NVIDIA "
+    lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | converting floor | C floor | cubind / NVIDIA "
              "| cubind - Python floor | goal met |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    summary = {"met": 0, "not met": 0, "not judged": 0}
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    summary = {"met": 0, "not met": 0, "cannot be met": 0, "not judged": 0}
     for row, times, missing in results:
         def cell(side):
             if side in times:
@@ -924,21 +993,22 @@ def table(results, imports):
         nvidia = "cuda.core" if "cuda.core" in row.sides else "cuda.bindings"
         ratio = f"{times['cubind'] / times[nvidia]:.2f}" if _need(times, "cubind", nvidia) else "-"
         over = f"{times['cubind'] - times['Python floor']:.0f} ns" if _need(times, "cubind", "Python floor") else "-"
-        verdict = row.judge(times)
-        text = {True: "met", False: "**NOT met**", None: "not judged (a side is missing)"}[verdict]
-        summary[{True: "met", False: "not met", None: "not judged"}[verdict]] += 1
+        text, key = verdict_text(row.judge(times))
+        summary[key] += 1
         lines.append(f"| {row.name} | {row.goal} | {cell('cubind')} | {cell(nvidia)} "
                      f"| {cell('CuPy') if 'CuPy' in row.sides else '-'} | {cell('Python floor')} "
+                     f"| {cell('converting floor') if 'converting floor' in row.sides else '-'} "
                      f"| {cell('C floor')} | {ratio} | {over} | {text} |")
     if imports:
         lines += ["", "| import | goal | cubind | NVIDIA's | goal met |", "|---|---|---:|---:|---|"]
         for ours, theirs, goal, ms, theirs_ms in imports:
             met = None if ms is None else ms <= goal
-            summary[{True: "met", False: "not met", None: "not judged"}[met]] += 1
+            summary[verdict_text(met)[1]] += 1
             lines.append(f"| import {ours} | <= {goal:.0f} ms | {'failed' if ms is None else f'{ms:.1f} ms'} "
                          f"| {f'{theirs_ms:.1f} ms' if theirs_ms is not None else theirs + ' not installed'} "
                          f"| {'met' if met else ('**NOT met**' if met is False else 'not judged')} |")
-    lines += ["", f"goals: {summary['met']} met, {summary['not met']} not met, {summary['not judged']} not judged"]
+    lines += ["", f"goals: {summary['met']} met, {summary['not met']} not met, {summary['cannot be met']} cannot be "
+              f"met by any binding (a floor measured above is over the goal), {summary['not judged']} not judged"]
     return "\n".join(lines)
 
 
