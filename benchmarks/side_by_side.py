@@ -531,13 +531,15 @@ def launch_rows():
     return rows
 
 
-def _c_op(name, batch=2000):
+def _c_op(name, batch=2000, handle_of=None):
+    """The C floor's operation `name`; handle_of(w): the memory pool (or the
+    kernel) it works on, the device's memory resource's pool by default."""
     def make(w):
         lib = w.c_floor
         if isinstance(lib, str):
             raise Missing(lib)
-        pool = int(w.device.memory_resource.handle)
-        return CSide(lambda count: lib.floor_op_ns(name.encode(), count, w.context, int(w.stream.handle), pool,
+        handle = int(handle_of(w) if handle_of is not None else w.device.memory_resource.handle)
+        return CSide(lambda count: lib.floor_op_ns(name.encode(), count, w.context, int(w.stream.handle), handle,
                                                    ALLOC_BYTES), batch)
     return make
 
@@ -619,9 +621,10 @@ def life_cycle_rows():
         "CuPy": _cupy_side("a = s.record(); b = s.record(); b.synchronize(); elapsed(a, b)",
                            lambda w, cp: {"s": cp.cuda.Stream(non_blocking=True),
                                           "elapsed": cp.cuda.get_elapsed_time}),
+        "C floor": _c_op("timing", batch=200),
     }))
 
-    def allocate_row(label, ours, theirs, cupy=None, c_floor=False):
+    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None):
         sides = {
             "cubind": lambda w: Side("mr.allocate(4096, stream=s).close()", {"mr": ours(w), "s": w.stream},
                                      sync=w.stream.sync),
@@ -636,6 +639,9 @@ def life_cycle_rows():
                                                    {"allocate": w.floor.allocate, "s": int(w.stream.handle)},
                                                    sync=w.stream.sync)
             sides["C floor"] = _c_op("allocate")
+        elif c_op is not None:
+            # The driver's calls of the same resource, from C.
+            sides["C floor"] = c_op
         goal, judge = core_goal()
         return Row("objects", f"allocate(4096).close(), {label}", goal, judge, sides)
 
@@ -644,12 +650,21 @@ def life_cycle_rows():
         lambda w, n: w.nvidia["device"].memory_resource,
         cupy=("alloc(4096)", lambda w, cp: {"alloc": cp.cuda.MemoryAsyncPool().malloc}),
         c_floor=True))
-    rows.append(allocate_row("PinnedMemoryResource", lambda w: w.cc.PinnedMemoryResource(),
-                             lambda w, n: n.PinnedMemoryResource()))
-    rows.append(allocate_row("ManagedMemoryResource", lambda w: w.cc.ManagedMemoryResource(),
-                             lambda w, n: n.ManagedMemoryResource()))
+    def kept(attr, make):
+        # One resource per world, shared by the cubind side and its C floor.
+        def get(w):
+            if not hasattr(w, attr):
+                setattr(w, attr, make(w))
+            return getattr(w, attr)
+        return get
+    pinned = kept("_pinned_mr", lambda w: w.cc.PinnedMemoryResource())
+    managed = kept("_managed_mr", lambda w: w.cc.ManagedMemoryResource())
+    rows.append(allocate_row("PinnedMemoryResource", pinned, lambda w, n: n.PinnedMemoryResource(),
+                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle)))
+    rows.append(allocate_row("ManagedMemoryResource", managed, lambda w, n: n.ManagedMemoryResource(),
+                             c_op=_c_op("allocate", handle_of=lambda w: managed(w).handle)))
     rows.append(allocate_row("LegacyPinnedMemoryResource", lambda w: w.cc.LegacyPinnedMemoryResource(),
-                             lambda w, n: n.LegacyPinnedMemoryResource()))
+                             lambda w, n: n.LegacyPinnedMemoryResource(), c_op=_c_op("host_alloc", batch=20)))
 
     source = 'extern "C" __global__ void small(float* x) { x[threadIdx.x] *= 2.0f; }'
     compile_stmt = "Program(source, 'c++', options).compile('cubin')"
@@ -670,6 +685,7 @@ def life_cycle_rows():
         "cubind": lambda w: Side("k.attributes.max_threads_per_block", {"k": w.kernel(())}),
         "cuda.core": _nvidia_core_side("k.attributes.max_threads_per_block",
                                        lambda w, n: {"k": w.nvidia_kernel(())[1]}),
+        "C floor": _c_op("kernel_attribute", handle_of=lambda w: w.kernel(()).handle),
     }))
     def graph_side(module_of, device_of, kernel_of, stream_of):
         def make(w):
