@@ -108,6 +108,73 @@ def launch(stream, config, kernel, *args):
         raise RuntimeError(f"cuLaunchKernelEx: {status}")
 
 
+
+# The least a launch that passes its arguments' values can do: the launch
+# floor above, with each argument's bytes copied into the parameter slots by
+# the cheapest public C-API read for its kind, the kind told beforehand (one
+# byte per argument in `kinds`), so nothing is looked up or checked: an int
+# by PyLong_AsLongLong, a float by PyFloat_AS_DOUBLE, a NumPy numeric scalar
+# by a copy of its value's bytes, which NumPy's scalar objects keep right
+# after the object header (arrayscalars.h), an object that exports a buffer
+# (ctypes, a NumPy structured scalar) by a PyBUF_SIMPLE export, a copy and a
+# release; a Buffer is passed for free. A binding has to find each
+# argument's kind as well, so none can do less.
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.long cimport PyLong_AsLongLong
+from cpython.float cimport PyFloat_AS_DOUBLE
+from libc.string cimport memcpy
+
+cdef extern from *:
+    """
+    #define cubind_floor_scalar_value(o) ((const char*)(o) + sizeof(PyObject))
+    """
+    const char* cubind_floor_scalar_value(object)
+
+
+def launch_converting(stream, bytes kinds, kernel, *args):
+    cdef CUlaunchConfig c
+    cdef int status
+    cdef void* f = <void*><size_t>kernel
+    cdef Py_ssize_t i, n = len(args)
+    cdef void** params = _params if n else NULL
+    cdef const char* k = kinds
+    cdef unsigned long long* slot
+    cdef Py_buffer view
+    if n > 64 or len(kinds) != n:
+        raise ValueError(f"at most 64 arguments and one kind each, got {n} and {kinds!r}")
+    for i in range(n):
+        slot = &_values[2 * i]
+        a = args[i]
+        if k[i] == b'i':
+            slot[0] = <unsigned long long>PyLong_AsLongLong(a)
+        elif k[i] == b'f':
+            (<double*>slot)[0] = PyFloat_AS_DOUBLE(a)
+        elif k[i] == b'1':
+            memcpy(slot, cubind_floor_scalar_value(a), 1)
+        elif k[i] == b'2':
+            memcpy(slot, cubind_floor_scalar_value(a), 2)
+        elif k[i] == b'4':
+            memcpy(slot, cubind_floor_scalar_value(a), 4)
+        elif k[i] == b'8':
+            memcpy(slot, cubind_floor_scalar_value(a), 8)
+        elif k[i] == b'g':
+            memcpy(slot, cubind_floor_scalar_value(a), 16)
+        elif k[i] == b'b':
+            PyObject_GetBuffer(a, &view, PyBUF_SIMPLE)
+            memcpy(slot, view.buf, view.len if view.len <= 16 else 16)
+            PyBuffer_Release(&view)
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1
+    c.blockDimX = c.blockDimY = c.blockDimZ = 1
+    c.sharedMemBytes = 0
+    c.hStream = <void*><size_t>stream
+    c.attrs = NULL
+    c.numAttrs = 0
+    with nogil:
+        status = _launch_ex(&c, f, params, NULL)
+    if status != 0:
+        raise RuntimeError(f"cuLaunchKernelEx: {status}")
+
 cdef class FloorBuffer:
     cdef unsigned long long ptr
     cdef void* stream
@@ -158,6 +225,54 @@ def set_simple_entry_points(size_t ctx_get_current, size_t device_get, size_t de
     _attribute = attribute
     _device = device
 
+
+
+# cuStreamQuery, cuEventRecord and cuPointerGetAttribute the same way: the
+# stream, event and pointer are set once (set_handle_entry_points) and the
+# Python arguments, of the binding call's shape, are not read.
+ctypedef int (*stream_query_fn)(void*) noexcept nogil
+ctypedef int (*event_record2_fn)(void*, void*) noexcept nogil
+ctypedef int (*pointer_get_attribute_fn)(void*, int, unsigned long long) noexcept nogil
+
+cdef stream_query_fn _stream_query = NULL
+cdef event_record2_fn _event_record2 = NULL
+cdef pointer_get_attribute_fn _pointer_get_attribute = NULL
+cdef void* _h_stream = NULL
+cdef void* _h_event = NULL
+cdef unsigned long long _h_pointer = 0
+cdef int _pointer_attribute = 0
+
+
+def set_handle_entry_points(size_t stream_query, size_t event_record, size_t pointer_get_attribute,
+                            size_t stream, size_t event, unsigned long long pointer, int pointer_attribute):
+    global _stream_query, _event_record2, _pointer_get_attribute, _h_stream, _h_event, _h_pointer
+    global _pointer_attribute
+    _stream_query = <stream_query_fn>stream_query
+    _event_record2 = <event_record2_fn>event_record
+    _pointer_get_attribute = <pointer_get_attribute_fn>pointer_get_attribute
+    _h_stream = <void*>stream
+    _h_event = <void*>event
+    _h_pointer = pointer
+    _pointer_attribute = pointer_attribute
+
+
+def cuStreamQuery(s):
+    with nogil:
+        _stream_query(_h_stream)
+    return (_status,)
+
+
+def cuEventRecord(e, s):
+    with nogil:
+        _event_record2(_h_event, _h_stream)
+    return (_status,)
+
+
+def cuPointerGetAttribute(a, p):
+    cdef unsigned long long data[4]
+    with nogil:
+        _pointer_get_attribute(data, _pointer_attribute, _h_pointer)
+    return (_status, _value)
 
 def cuCtxGetCurrent():
     cdef void* ctx

@@ -32,6 +32,11 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, std::size_t, CUmemoryPool, CUstream);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuMemAllocHost)(void**, std::size_t);
+  CUresult (*cuMemFreeHost)(void*);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuKernelGetAttribute)(int*, CUfunction_attribute, CUkernel, CUdevice);
 };
 
 Driver driver;
@@ -87,6 +92,14 @@ const char* floor_open() {
   }
   if (!sym(lib, "cuMemAllocFromPoolAsync", d.cuMemAllocFromPoolAsync)) return "cuMemAllocFromPoolAsync";
   if (!sym(lib, "cuMemFreeAsync", d.cuMemFreeAsync)) return "cuMemFreeAsync";
+  if (!sym(lib, "cuMemAllocHost_v2", d.cuMemAllocHost)) return "cuMemAllocHost_v2";
+  if (!sym(lib, "cuMemFreeHost", d.cuMemFreeHost)) return "cuMemFreeHost";
+  if (!sym(lib, "cuEventSynchronize", d.cuEventSynchronize)) return "cuEventSynchronize";
+  if (!sym(lib, "cuEventElapsedTime_v2", d.cuEventElapsedTime) &&
+      !sym(lib, "cuEventElapsedTime", d.cuEventElapsedTime)) {
+    return "cuEventElapsedTime_v2";
+  }
+  if (!sym(lib, "cuKernelGetAttribute", d.cuKernelGetAttribute)) return "cuKernelGetAttribute";
   driver = d;
   opened = true;
   return nullptr;
@@ -217,6 +230,43 @@ double floor_op_ns(const char* name, long count, std::uint64_t context, std::uin
       CUdeviceptr ptr = 0;
       keep(driver.cuMemAllocFromPoolAsync(&ptr, bytes, p, s));
       keep(driver.cuMemFreeAsync(ptr, s));
+    }
+  } else if (std::strcmp(name, "host_alloc") == 0) {
+    for (long i = 0; i < count; ++i) {
+      void* ptr = nullptr;
+      keep(driver.cuMemAllocHost(&ptr, bytes));
+      keep(driver.cuMemFreeHost(ptr));
+    }
+  } else if (std::strcmp(name, "timing") == 0) {
+    // Two timed records, a wait for the second and the time between them;
+    // the two events are made once, before the clock starts, for all.
+    CUevent a = nullptr;
+    CUevent b = nullptr;
+    if (driver.cuEventCreate(&a, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+        driver.cuEventCreate(&b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+      return -2;
+    }
+    const auto begin = std::chrono::steady_clock::now();
+    float ms = 0;
+    for (long i = 0; i < count; ++i) {
+      keep(driver.cuEventRecord(a, s));
+      keep(driver.cuEventRecord(b, s));
+      keep(driver.cuEventSynchronize(b));
+      keep(driver.cuEventElapsedTime(&ms, a, b));
+    }
+    const auto end = std::chrono::steady_clock::now();
+    driver.cuEventDestroy(a);
+    driver.cuEventDestroy(b);
+    if (failed != CUDA_SUCCESS) return -2;
+    return std::chrono::duration<double, std::nano>(end - begin).count() / count;
+  } else if (std::strcmp(name, "kernel_attribute") == 0) {
+    // `pool` is the CUkernel here.
+    const auto kernel = reinterpret_cast<CUkernel>(static_cast<std::uintptr_t>(pool));
+    CUdevice device = 0;
+    keep(driver.cuDeviceGet(&device, 0));
+    int value = 0;
+    for (long i = 0; i < count; ++i) {
+      keep(driver.cuKernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, device));
     }
   } else {
     return -1;

@@ -51,6 +51,40 @@
 //       makes_handle: handle                 # the raw layer records the handles it makes...
 //     nvJitLinkDestroy:
 //       destroys_handle: handle              # ...until this destroys them; bindings refuse others
+//     nvmlDeviceGetClockOffsets:
+//       params:
+//         info:                          # a struct the binding builds, its version set from nvml.h's
+//           direction: out               # NVML_STRUCT_VERSION macro; these fields are arguments
+//           fields: [type, pstate]       # (clock_type, pstate), in this order, and it is returned
+//           field_names: {type: clock_type}   # Python names where not the snake_case field name
+//     nvmlDeviceGetTemperatureV:
+//       params:
+//         temperature: {direction: out, fields: [sensorType], returns: temperature}   # one field returned
+//     nvmlSystemEventSetWait:
+//       params:
+//         request:
+//           direction: inout
+//           fields: [set, timeoutms, dataSize]
+//           buffers: {data: dataSize}    # the pointer field `data` gets an array of dataSize elements
+//           returns: data                # ...which comes back, numEvent elements of it
+//           returns_count: numEvent
+//     nvmlDeviceGetRunningProcessDetailList:
+//       params:
+//         plist:
+//           direction: inout
+//           fields: [mode]
+//           queried: {procArray: numProcArrayEntries}   # asked with the count at 0, then with an
+//                                                       # array of as many structs as it reported
+//     nvmlDeviceGetSupportedPerformanceStates:
+//       params:
+//         pstates: {direction: out, count: 16}
+//         size: {direction: in, bytes_of: pstates}   # not an argument: the array's size in bytes
+//     nvmlDeviceGetFieldValues:
+//       params:
+//         values:                        # a sequence of structs, or of ints / tuples that set these
+//           direction: inout             # fields; the count is its length; returned as a list and
+//           count: valuesCount           # written back to the structs given
+//           item_fields: [fieldId, scopeId]
 //     nvFatbinDestroy:
 //       params:
 //         handle_indirect: {direction: in, python_name: handle}   # the Python name, where cuda.bindings
@@ -251,7 +285,10 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
 
 ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::Node& node, const std::string& where) {
   r.expect_map(node, where);
-  r.only_keys(node, {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value"}, where);
+  r.only_keys(node,
+              {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value", "fields",
+               "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields"},
+              where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
   if (!node["direction"]) r.fail(node, where + " needs a direction (in, out or inout)");
@@ -276,6 +313,33 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
     if (v != "true" && v != "false") r.fail(node["nullable"], where + ".nullable is '" + v + "'; expected true or false");
     p.nullable = v == "true" ? 1 : -1;
   }
+  if (node["fields"]) p.fields = string_list(r, node["fields"], where + ".fields");
+  if (node["item_fields"]) p.item_fields = string_list(r, node["item_fields"], where + ".item_fields");
+  for (const char* key : {"field_names", "buffers", "queried"}) {
+    if (!node[key]) continue;
+    r.expect_map(node[key], where + "." + key);
+    auto& out = std::string(key) == "field_names" ? p.field_names : std::string(key) == "buffers" ? p.buffers : p.queried;
+    for (const auto& kv : node[key]) {
+      const std::string field = r.scalar(kv.first, "a field of " + where + "." + key);
+      out[field] = r.scalar(kv.second, where + "." + key + "." + field);
+    }
+  }
+  for (const auto& [field, name] : p.field_names) {
+    static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+    if (!std::regex_match(name, identifier)) {
+      r.fail(node["field_names"], where + ".field_names." + field + " is '" + name + "'; expected an identifier");
+    }
+    if (std::find(p.fields.begin(), p.fields.end(), field) == p.fields.end()) {
+      r.fail(node["field_names"], where + ".field_names names '" + field + "', which fields does not list");
+    }
+  }
+  if (node["returns"]) p.returns = r.scalar(node["returns"], where + ".returns");
+  if (node["returns_count"]) p.returns_count = r.scalar(node["returns_count"], where + ".returns_count");
+  if (!p.returns_count.empty() && !p.buffers.count(p.returns)) {
+    r.fail(node["returns_count"], where + ".returns_count is for a returned pointer field that buffers names");
+  }
+  if (node["bytes_of"]) p.bytes_of = r.scalar(node["bytes_of"], where + ".bytes_of");
+  if (!p.bytes_of.empty() && !p.value.empty()) r.fail(node, where + " gives both value and bytes_of");
   if ((!p.count.empty()) + (!p.size.empty()) + (!p.size_from.empty()) > 1) {
     r.fail(node, where + " gives more than one of count, size and size_from; a buffer has one length");
   }
@@ -517,6 +581,10 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
         problems.push_back(where(pa.line) + name + "." + pname + ".size_from names '" + pa.size_from +
                            "', which is no function of " + lib.name);
       }
+      if (!pa.bytes_of.empty() && !has(pa.bytes_of)) {
+        problems.push_back(where(pa.line) + name + "." + pname + ".bytes_of names '" + pa.bytes_of +
+                           "', which is no parameter of " + name);
+      }
       for (const auto* ref : {&pa.count, &pa.size, &pa.typed_by}) {
         const bool fixed_length = ref != &pa.typed_by && !ref->empty() &&
                                   std::all_of(ref->begin(), ref->end(), [](unsigned char c) { return std::isdigit(c); });
@@ -572,6 +640,14 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.nullable = pa->second.nullable;
           p.fixed_value = pa->second.value;
           p.python_name = pa->second.python_name;
+          p.struct_fields = pa->second.fields;
+          p.field_names = pa->second.field_names;
+          p.returns_field = pa->second.returns;
+          p.returns_count = pa->second.returns_count;
+          p.field_buffers = pa->second.buffers;
+          p.field_queried = pa->second.queried;
+          p.bytes_of = pa->second.bytes_of;
+          p.item_fields = pa->second.item_fields;
           p.classified_by = "annotation";
         }
       }

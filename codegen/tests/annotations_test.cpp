@@ -124,6 +124,47 @@ functions:
 )"), HasSubstr("python_name is 'Prog'; expected a snake_case identifier"));
 }
 
+TEST(AnnotationSchema, ReadsTheKeysOfAStructTheBindingBuilds) {
+  const Annotations a = parse(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      req:
+        direction: inout
+        fields: [set, timeoutms, dataSize]
+        field_names: {set: event_set, dataSize: buffer_size}
+        buffers: {data: dataSize}
+        queried: {list: count}
+        returns: data
+        returns_count: numEvent
+      values: {direction: inout, count: n, item_fields: [fieldId, scopeId]}
+      size: {direction: in, bytes_of: values}
+)");
+  const codegen::ParamAnnotation& req = a.functions.at("cuFoo").params.at("req");
+  EXPECT_THAT(req.fields, ElementsAre("set", "timeoutms", "dataSize"));
+  EXPECT_EQ(req.field_names.at("set"), "event_set");
+  EXPECT_EQ(req.buffers.at("data"), "dataSize");
+  EXPECT_EQ(req.queried.at("list"), "count");
+  EXPECT_EQ(req.returns, "data");
+  EXPECT_EQ(req.returns_count, "numEvent");
+  EXPECT_THAT(a.functions.at("cuFoo").params.at("values").item_fields, ElementsAre("fieldId", "scopeId"));
+  EXPECT_EQ(a.functions.at("cuFoo").params.at("size").bytes_of, "values");
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      req: {direction: out, fields: [a], field_names: {b: c}}
+)"), HasSubstr("field_names names 'b', which fields does not list"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      req: {direction: out, fields: [a], returns: a, returns_count: n}
+)"), HasSubstr("returns_count is for a returned pointer field that buffers names"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      size: {direction: in, value: 4, bytes_of: x}
+)"), HasSubstr("gives both value and bytes_of"));
+}
+
 TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {
   EXPECT_THAT(parse(DRIVER_LIBRARY "functions: {}\n").functions, IsEmpty());
 }

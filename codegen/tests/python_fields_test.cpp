@@ -283,3 +283,59 @@ TEST(EmitPythonFields, AFieldWithoutAPythonFormIsAnError) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("field cydriver.Odd_st.wide (long double)"));
   }
 }
+
+// A struct the binding builds (NVML's request structs): its version from the
+// header's NVML_STRUCT_VERSION macro, even where the parameter is spelled with
+// an alias of the versioned typedef; its fields as arguments; one field
+// returned; an array of structs given as ids; a byte size from an array's count.
+TEST(EmitPythonFunctions, StructFieldsAsArgumentsAndItemsAndVersions) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { ml_SUCCESS = 0, ml_ERROR_INSUFFICIENT_SIZE = 7 } mlReturn_t;
+typedef struct ml_dev_st *mlDevice_t;
+typedef struct { unsigned int version; int sensorType; int temperature; } mlTemperature_v1_t;
+typedef mlTemperature_v1_t mlTemperature_t;
+#define ML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(ml ## data ## _v ## ver ## _t) | (ver << 24U))
+#define mlTemperature_v1 ML_STRUCT_VERSION(Temperature, 1)
+typedef struct { unsigned int fieldId; unsigned int scopeId; long long value; } mlFieldValue_t;
+mlReturn_t mlDeviceGetTemperatureV(mlDevice_t device, mlTemperature_t *temperature);
+mlReturn_t mlDeviceGetFieldValues(mlDevice_t device, int valuesCount, mlFieldValue_t *values);
+mlReturn_t mlDeviceGetStates(mlDevice_t device, unsigned int *states, unsigned int size);
+)",
+                                      "ml.h", false);
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,
+          python: {title: ml, errors: raise, error_class: mlError, prefix: ml}}
+functions:
+  mlDeviceGetTemperatureV:
+    params:
+      temperature: {direction: out, fields: [sensorType], field_names: {sensorType: sensorType}, returns: temperature}
+  mlDeviceGetFieldValues:
+    params:
+      values: {direction: inout, count: valuesCount, item_fields: [fieldId, scopeId]}
+  mlDeviceGetStates:
+    params:
+      states: {direction: out, count: 16}
+      size: {direction: in, bytes_of: states}
+)",
+                                      "ml.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = "mlError";
+  lib.python.prefix = "ml";
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  EXPECT_THAT(module, HasSubstr("def device_get_temperature_v(device, sensorType):\n"));
+  // The parameter is spelled mlTemperature_t; the macro is the versioned typedef's.
+  EXPECT_THAT(module, HasSubstr("*>_c_temperature._ptr).version = "));
+  EXPECT_THAT(module, HasSubstr(".mlTemperature_v1\n"));
+  EXPECT_THAT(module, HasSubstr("._ptr).sensorType = <int>"));
+  EXPECT_THAT(module, HasSubstr("return _c_temperature.temperature\n"));
+  EXPECT_THAT(module, HasSubstr("def device_get_field_values(device, values):\n"));
+  EXPECT_THAT(module, HasSubstr("_c_values_count = <int>_len_values\n"));
+  EXPECT_THAT(module, HasSubstr("elif isinstance(_item_values, tuple) and 1 <= len(_item_values) <= 2:\n"));
+  EXPECT_THAT(module, HasSubstr("return [FieldValue._copy(&_c_values[i]) for i in range(_len_values)]\n"));
+  EXPECT_THAT(module, HasSubstr("def device_get_states(device):\n"));
+  EXPECT_THAT(module, HasSubstr("cdef unsigned int _c_size = <unsigned int>(16 * sizeof(unsigned int))\n"));
+}

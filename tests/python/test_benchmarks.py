@@ -31,3 +31,51 @@ def test_side_by_side_rows_run_on_the_stand_in_driver(fake_driver_dir, tmp_path)
     # The NVIDIA and C columns say why they are empty.
     assert "not run on the stand-in driver" in table
     assert table.rstrip().splitlines()[-1].startswith("goals:")
+    # The launch rows carry the floor that converts the arguments.
+    line = next(l for l in table.splitlines() if l.startswith("| launch, 16 x np.int32 "))
+    assert line.split("|")[7].strip().endswith(("ns", "us")), line
+
+
+def _side_by_side():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("side_by_side", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_goal_below_a_floor_of_the_same_run_is_reported_as_unreachable():
+    sbs = _side_by_side()
+    judge = sbs.judge_parts(sbs.part_vs_nvidia())
+    # cubind 3.4 us against cuda.core's 3.8 us: 0.7 x 3.8 = 2.66 us is under the
+    # C floor's 3.1 us, so no binding can meet it.
+    verdict = judge({"cubind": 3400.0, "cuda.core": 3800.0, "C floor": 3100.0, "Python floor": 3300.0})
+    assert isinstance(verdict, str) and "Python floor" in verdict and "3.30 us" in verdict, verdict
+    # The same times with the floors under the bound: not met, and could be.
+    assert judge({"cubind": 3400.0, "cuda.core": 3800.0, "C floor": 2000.0, "Python floor": 2100.0}) is False
+    assert judge({"cubind": 2500.0, "cuda.core": 3800.0, "C floor": 2000.0}) is True
+    assert judge({"cubind": 2500.0}) is None
+
+
+def test_a_launch_row_is_unreachable_only_where_converting_its_arguments_costs_more_than_the_margin():
+    sbs = _side_by_side()
+    row = next(r for r in sbs.launch_rows() if r.name == "launch, 16 x np.int32")
+    base = {"cuda.core": 10000.0, "Python floor": 3000.0, "C floor": 2900.0}
+    assert row.judge(dict(base, cubind=3050.0, **{"converting floor": 3040.0})) is True
+    # Over the margin, with the converting floor within it: cubind's to mend.
+    assert row.judge(dict(base, cubind=3200.0, **{"converting floor": 3040.0})) is False
+    verdict = row.judge(dict(base, cubind=3200.0, **{"converting floor": 3100.0}))
+    assert isinstance(verdict, str) and "converting floor" in verdict, verdict
+    # Both parts missed, one of them reachable: not met.
+    assert row.judge({"cuda.core": 3000.0, "Python floor": 2950.0, "C floor": 2900.0,
+                      "converting floor": 2990.0, "cubind": 3100.0}) is False
+
+
+def test_a_bindings_launch_is_judged_on_what_it_adds_over_the_c_floor():
+    sbs = _side_by_side()
+    row = next(r for r in sbs.bindings_rows() if r.name == "cuLaunchKernel, 16 arguments, ctypes-typed tuple")
+    t = {"C floor": 3000.0, "cuda.bindings": 4000.0, "Python floor": 3200.0}
+    assert row.judge(dict(t, cubind=3400.0)) is True
+    assert row.judge(dict(t, cubind=3600.0)) is False
+    verdict = row.judge(dict(t, cubind=3700.0, **{"Python floor": 3600.0}))
+    assert isinstance(verdict, str), verdict

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_with_fake_nvml
+from conftest import STAND_IN_CHECKS, run_with_fake_nvml
 
 
 def run_child(code, env_extra=None):
@@ -115,6 +115,11 @@ fake = ctypes.CDLL(cubind.library_status("nvml")["path"] or "libnvidia-ml.so.1")
 
 def run_fake(fake_nvml_dir, body, env_extra=None):
     return run_with_fake_nvml(fake_nvml_dir, textwrap.dedent(body), env_extra)
+
+
+def run_checked(fake_nvml_dir, body):
+    """run_fake with the stand-in loaded as `fake` and conftest's raises() and fake_int()."""
+    return run_with_fake_nvml(fake_nvml_dir, PRELUDE + STAND_IN_CHECKS + textwrap.dedent(body))
 
 
 def test_uninitialized_raises_its_subclass(fake_nvml_dir):
@@ -253,3 +258,107 @@ def test_override_names_the_library(fake_nvml_dir):
         assert status["loaded"] and status["path"].endswith("libnvidia-ml.so.1"), status
         assert nvml.device_get_count_v2() == 1
     """, {"CUBIND_NVML_LIBRARY": os.path.join(fake_nvml_dir, "libnvidia-ml.so.1"), "FAKE_NVML_DEVICES": "1"})
+
+
+def test_versioned_structs_carry_the_header_version(fake_nvml_dir):
+    # The stand-in, as NVML, answers ERROR_ARGUMENT_VERSION_MISMATCH to a struct whose
+    # version field is not nvml.h's NVML_STRUCT_VERSION of it (0 included).
+    run_fake(fake_nvml_dir, """
+        from cubind.bindings import nvml
+        nvml.init_v2()
+        h = nvml.device_get_handle_by_index_v2(1)
+        pci = nvml.device_get_pci_info_ext(h)
+        assert pci.version == (64 | (1 << 24)), hex(pci.version)
+        assert pci.bus_id == "00000000:2B:00.0" and (pci.base_class, pci.sub_class) == (3, 2)
+    """)
+
+
+def test_struct_fields_as_arguments(fake_nvml_dir):
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
+        branch = nvml.system_get_driver_branch()
+        assert branch == "r999_00" and type(branch) is str, repr(branch)
+        assert fake_int("fake_nvml_last_length", ctypes.c_uint) == 80  # NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+        gpu = nvml.TemperatureSensors.TEMPERATURE_GPU
+        assert nvml.device_get_temperature_v(a, gpu) == 41 and nvml.device_get_temperature_v(b, 0) == 42
+        raises(nvml.InvalidArgumentError, "", nvml.device_get_temperature_v, a, 1)
+        raises(TypeError, "sensorType", nvml.device_get_temperature_v, a, "gpu")
+        assert nvml.device_get_fan_speed_rpm(a, 0) == 1200
+        raises(OverflowError, "fan", nvml.device_get_fan_speed_rpm, a, -1)
+        offsets = nvml.device_get_clock_offsets(a, nvml.ClockType.CLOCK_SM, nvml.Pstates.PSTATE_2)
+        assert isinstance(offsets, nvml.ClockOffset)
+        assert (offsets.type, offsets.pstate) == (nvml.ClockType.CLOCK_SM, nvml.Pstates.PSTATE_2)
+        assert (offsets.clock_offset_m_hz, offsets.min_clock_offset_m_hz, offsets.max_clock_offset_m_hz) == (10, -100, 250)
+        raises(TypeError, "clock_type", nvml.device_get_clock_offsets, a, None, 0)
+        assert nvml.device_set_temperature_threshold(a, nvml.TemperatureThresholds.TEMPERATURE_THRESHOLD_SHUTDOWN, 85) is None
+        assert fake_int("fake_nvml_last_int") == 85
+        raises(TypeError, "temp", nvml.device_set_temperature_threshold, a, 0, "85")
+        assert nvml.device_set_power_management_limit_v2(a, 1, 300000) is None
+        assert (fake_int("fake_nvml_last_int"), fake_int("fake_nvml_last_length", ctypes.c_uint)) == (1, 300000)
+        # Room for NVML_MAX_GPU_PERF_PSTATES, padded by NVML with PSTATE_UNKNOWN.
+        states = nvml.device_get_supported_performance_states(a)
+        assert fake_int("fake_nvml_last_length", ctypes.c_uint) == 16 * 4
+        assert states[:3] == [0, 2, 8] and states[3:] == [nvml.Pstates.PSTATE_UNKNOWN] * 13, states
+    """)
+
+
+def test_field_values(fake_nvml_dir):
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        h = nvml.device_get_handle_by_index_v2(0)
+        UINT, DOUBLE = nvml.ValueType.UNSIGNED_INT, nvml.ValueType.DOUBLE
+        values = nvml.device_get_field_values(h, [91, (91, 2), 1, 5])
+        assert [type(v) for v in values] == [nvml.FieldValue] * 4
+        assert [(v.field_id, v.scope_id) for v in values] == [(91, 0), (91, 2), (1, 0), (5, 0)]
+        assert [v.value_type for v in values[:3]] == [UINT, UINT, DOUBLE]
+        assert (values[0].value.ui_val, values[1].value.ui_val, values[2].value.d_val) == (4, 6, 1.5)
+        assert [v.nvml_return for v in values] == [0, 0, 0, nvml.Return.ERROR_NOT_SUPPORTED]
+        assert values[0].latency_usec == 7 and values[3].timestamp == 1700000000000003
+        # FieldValue objects are read, and filled in place too.
+        given = nvml.FieldValue(field_id=91, scope_id=1)
+        out = nvml.device_get_field_values(h, [given, 1])
+        assert given.value.ui_val == 5 and out[0].value.ui_val == 5 and out[1].value.d_val == 1.5
+        assert nvml.device_get_field_values(h, given)[0].value.ui_val == 5
+        assert nvml.device_get_field_values(h, []) == []
+        # cuda.bindings.nvml's FieldValue(3) is an array of three; here it is refused, not
+        # taken as the address 3.
+        raises(ValueError, "not a count", nvml.FieldValue, 3)
+        raises(ValueError, "item 1 is 'x'", nvml.device_get_field_values, h, [91, "x"])
+        raises(ValueError, "item 0 is (1, 2, 3)", nvml.device_get_field_values, h, [(1, 2, 3)])
+        raises(TypeError, "values", nvml.device_get_field_values, h, 91)
+        raises(OverflowError, "values", nvml.device_get_field_values, h, [-1])
+        assert nvml.device_clear_field_values(h, [91, (1, 0)])[1].nvml_return == 0
+        cleared = (ctypes.c_uint * 8).in_dll(fake, "fake_nvml_cleared")
+        assert fake_int("fake_nvml_last_length", ctypes.c_uint) == 2 and list(cleared[:2]) == [91, 1]
+    """)
+
+
+def test_system_events(fake_nvml_dir):
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        event_set = nvml.system_event_set_create()
+        assert nvml.system_register_events(3, event_set) is None
+        assert ctypes.c_ulonglong.in_dll(fake, "fake_nvml_last_mask").value == 3
+        events = nvml.system_event_set_wait(event_set, 250, 4)
+        assert fake_int("fake_nvml_last_length", ctypes.c_uint) == 4 and fake_int("fake_nvml_last_int") == 250
+        assert len(events) == 1 and isinstance(events[0], nvml.SystemEventData_v1)
+        assert (events[0].event_type, events[0].gpu_id) == (2, 0x1A00)
+        raises(nvml.InvalidArgumentError, "", nvml.system_event_set_wait, event_set, 0, 0)
+        raises(nvml.InvalidArgumentError, "", nvml.system_event_set_free, event_set + 8)
+        assert nvml.system_event_set_free(event_set) is None
+    """)
+
+
+def test_struct_array_asked_for_by_size(fake_nvml_dir):
+    # The count field is asked with 0 first, then with room for what NVML reported.
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
+        details = nvml.device_get_running_process_detail_list(a, nvml.ProcessMode.COMPUTE)
+        assert details.num_proc_array_entries == 2 and details.mode == 0
+        assert [(p.pid, p.used_gpu_memory) for p in details.proc_array] == [(2000, 2 << 20), (2001, 4 << 20)]
+        empty = nvml.device_get_running_process_detail_list(b, 0)
+        assert empty.num_proc_array_entries == 0 and empty.proc_array == []
+        raises(nvml.InvalidArgumentError, "", nvml.device_get_running_process_detail_list, a, 7)
+    """)

@@ -98,3 +98,41 @@ def test_p2p_status_agrees_with_the_driver(devices):
     assert (read == nvml.GpuP2PStatus.P2P_STATUS_OK) == bool(can), (read, can)
     level = nvml.device_get_topology_common_ancestor(a, b)
     assert level in set(nvml.GpuTopologyLevel.__members__.values())
+
+
+def test_calls_that_build_a_versioned_struct_agree_with_nvidia_smi(devices):
+    # Each call fills an NVML struct from its arguments and sets the struct's version
+    # from nvml.h; a driver that refused the version would raise ArgumentVersionMismatchError.
+    out = subprocess.run(["nvidia-smi", "--query-gpu=uuid,temperature.gpu,pstate,pci.bus_id",
+                          "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=60, check=True)
+    smi = {row[0]: row for row in ([c.strip() for c in line.split(",")] for line in out.stdout.strip().splitlines())}
+    branch = nvml.system_get_driver_branch()
+    assert type(branch) is str and branch.startswith("r"), branch
+    unknown = nvml.Pstates.PSTATE_UNKNOWN
+    for dev, handle in devices:
+        row = smi[nvml.device_get_uuid(handle)]
+        assert nvml.device_get_pci_info_ext(handle).bus_id.upper() == row[3].upper()
+        temperature = nvml.device_get_temperature_v(handle, nvml.TemperatureSensors.TEMPERATURE_GPU)
+        assert type(temperature) is int and abs(temperature - int(row[1])) <= 5, (temperature, row[1])
+        states = nvml.device_get_supported_performance_states(handle)
+        assert len(states) == 16 and states[0] != unknown
+        current = nvml.device_get_performance_state(handle)
+        assert row[2] == f"P{int(current)}" and current in states, (row[2], states)
+        # Data-center GPUs may refuse these two; a refusal is NotSupportedError, never a version mismatch.
+        try:
+            offsets = nvml.device_get_clock_offsets(handle, nvml.ClockType.CLOCK_GRAPHICS, states[0])
+        except nvml.NotSupportedError:
+            pass
+        else:
+            assert offsets.min_clock_offset_m_hz <= offsets.clock_offset_m_hz <= offsets.max_clock_offset_m_hz
+        try:
+            assert isinstance(nvml.device_get_margin_temperature(handle), int)
+        except nvml.NotSupportedError:
+            pass
+        # NVML_FI_DEV_NVLINK_LINK_COUNT (91), and field 0, which is no field.
+        link_count, bad = nvml.device_get_field_values(handle, [91, 0])
+        # Where NVML reports no NVLink for the GPU, the field is NOT_SUPPORTED (an H200, driver 580).
+        assert link_count.nvml_return in (nvml.Return.SUCCESS, nvml.Return.ERROR_NOT_SUPPORTED), link_count.nvml_return
+        if link_count.nvml_return == nvml.Return.SUCCESS:
+            assert 0 <= link_count.value.ui_val <= nvml.NVLINK_MAX_LINKS
+        assert bad.nvml_return != nvml.Return.SUCCESS

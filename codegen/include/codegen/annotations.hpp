@@ -26,6 +26,14 @@ struct ParamAnnotation {
   int nullable = 0;       // 1 / -1: whether the pointer takes NULL, overriding the documentation
   std::string value;      // not a Python argument: always this value (a number or a macro of the header)
   std::string python_name;  // the Python parameter's name, where it is not the C name's (handle for handle_indirect)
+  std::vector<std::string> fields;               // a struct's fields given as Python arguments
+  std::map<std::string, std::string> field_names;  // their Python names, where not the snake_case field name
+  std::string returns;                           // the one field the call returns
+  std::string returns_count;                     // ...of this many elements (a pointer field)
+  std::map<std::string, std::string> buffers;    // pointer field -> the field counting its array
+  std::map<std::string, std::string> queried;    // pointer field -> its count field, asked for first
+  std::string bytes_of;                          // the byte size of another (array) parameter
+  std::vector<std::string> item_fields;          // a struct array's items may be ints or tuples of these fields
   unsigned line = 0;
 };
 

@@ -60,6 +60,24 @@ struct Param {
   int nullable = 0;               // 1: takes NULL (None), -1: must not be NULL, 0: as its documentation says
   std::string fixed_value;        // not a Python argument: always this value (NVML_DEVICE_NAME_V2_BUFFER_SIZE)
   std::string python_name;        // annotation: the Python name, where it is not the C name's
+  // A struct the binding builds (NVML's versioned request structs): these fields are
+  // Python arguments, in this order (field_names: their Python names where cuda.bindings
+  // does not snake_case the C name); the call returns the struct, or only the field
+  // `returns` names (of `returns_count` elements where it is a pointer field).
+  std::vector<std::string> struct_fields;
+  std::map<std::string, std::string> field_names;
+  std::string returns_field;
+  std::string returns_count;
+  // Pointer fields pointed at an array the binding allocates, of as many elements as
+  // the named field (an argument) holds.
+  std::map<std::string, std::string> field_buffers;
+  // A pointer field to an array of structs filled by a two-call query: asked with
+  // the count field at 0, then with an array of as many as the call reported.
+  std::map<std::string, std::string> field_queried;
+  std::string bytes_of;           // not a Python argument: the byte size of this array parameter
+  // An array of structs the call reads and fills, its count its length: each item is a
+  // struct, or an int or tuple that sets these fields in order (fieldId, scopeId).
+  std::vector<std::string> item_fields;
 };
 
 enum class PerThread { None, Ptds, Ptsz };

@@ -46,6 +46,8 @@ bool takes_argument(Role r) {
     case Role::OutTypedArray:
     case Role::DerivedSize:
     case Role::QueriedCount:
+    case Role::StructFields:  // its field arguments stand for it
+    case Role::ItemCount:
     case Role::Fixed: return false;
     default: return true;
   }
@@ -106,6 +108,13 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
       }
     }
   }
+  // The count of an array of struct items is the length of the sequence given.
+  for (const Plan& items : fp.params) {
+    if (items.role != Role::StructItems) continue;
+    for (Plan& count : fp.params) {
+      if (count.param->name == items.count) count.role = Role::ItemCount;
+    }
+  }
   // A count parameter that belongs to an output array stays an argument: the
   // array's capacity. An inout count is an optional argument, returned.
   fp.arguments = arguments(fp.params);
@@ -121,6 +130,12 @@ Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_cal
   pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
   pl.typed_by = p.typed_by;
   const Type& t = p.type;
+  if (!p.bytes_of.empty()) {
+    if (t.kind == Type::Kind::Pointer) fail(f, p, "bytes_of: is given to a parameter passed by value only");
+    pl.type = m_.resolve(t.spelling);
+    pl.role = Role::Fixed;
+    return pl;
+  }
   if (!p.fixed_value.empty()) {
     if (t.kind == Type::Kind::Pointer) fail(f, p, "a value: is given to a parameter passed by value only");
     pl.type = m_.resolve(t.spelling);
@@ -149,7 +164,46 @@ Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_cal
     pl.attribute_enum = attribute_enum(f, pl);
   }
   if (pl.role == Role::StructIn || pl.role == Role::String) pl.accepts_null = accepts_null(f, p);
+  if (pl.role == Role::StructFields || pl.role == Role::StructItems) plan_struct_fields(f, p, pl);
   return pl;
+}
+
+// The fields a built struct takes as arguments, and those it returns, named as its class names them.
+void FunctionPlanner::plan_struct_fields(const Function& f, const Param& p, Plan& pl) const {
+  const Model::StructClass* sc = m_.find_struct(strip_qualifiers(p.type.pointee));
+  if (sc == nullptr) fail(f, p, "fields: the pointee is no struct");
+  m_.collect_fields(*sc->record, pl.fields);
+  const auto field = [&](const std::string& name, const char* key) -> const Field* {
+    for (const Field* fd : pl.fields) {
+      if (fd->name == name) return fd;
+    }
+    fail(f, p, std::string(key) + " names '" + name + "', which is no field of " + sc->record->name);
+  };
+  for (const std::string& name : p.struct_fields) {
+    FieldArgument a;
+    a.field = field(name, "fields");
+    const auto renamed = p.field_names.find(name);
+    a.py_name = renamed != p.field_names.end() ? renamed->second : m_.conventions.field_name(name);
+    a.type = a.field->type.kind == Type::Kind::Array ? TypeInfo{} : m_.resolve(a.field->type.spelling);
+    pl.field_args.push_back(a);
+  }
+  for (const std::string& name : p.item_fields) field(name, "item_fields");
+  if (!p.returns_field.empty()) field(p.returns_field, "returns");
+  if (!p.returns_count.empty()) field(p.returns_count, "returns_count");
+  for (const auto& [pointer, count] : p.field_queried) {
+    const Field* array = field(pointer, "queried");
+    if (array->type.kind != Type::Kind::Pointer || m_.resolve(array->type.pointee).kind != TypeInfo::Kind::Struct) {
+      fail(f, p, "queried: '" + pointer + "' is no pointer to structs");
+    }
+    field(count, "queried");
+  }
+  for (const auto& [pointer, count] : p.field_buffers) {
+    if (field(pointer, "buffers")->type.kind != Type::Kind::Pointer) fail(f, p, "buffers: '" + pointer + "' is no pointer field");
+    field(count, "buffers");
+    if (std::find(p.struct_fields.begin(), p.struct_fields.end(), count) == p.struct_fields.end()) {
+      fail(f, p, "buffers: the count '" + count + "' must be one of fields, an argument");
+    }
+  }
 }
 
 bool FunctionPlanner::plan_by_value(const Param& p, Plan& pl) const {
@@ -261,8 +315,13 @@ void FunctionPlanner::plan_single_pointer(const Param& p, const TypeInfo& pointe
     const Typedef* td = m_.find_typedef(p.type.pointee);
     const bool function_type = td != nullptr && Model::is_function_type(*td);
     pl.role = dir == "out" ? Role::OutScalar : function_type ? Role::FunctionPointer : Role::Address;
+  } else if (!p.item_fields.empty() && pointee.kind == TypeInfo::Kind::Struct && !pl.count.empty()) {
+    pl.role = Role::StructItems;
   } else if (!pl.count.empty()) {
     pl.role = dir == "in" ? Role::ArrayIn : Role::OutArray;
+  } else if (pointee.kind == TypeInfo::Kind::Struct &&
+             (!p.struct_fields.empty() || !p.returns_field.empty() || !p.field_queried.empty())) {
+    pl.role = Role::StructFields;
   } else if (pointee.kind == TypeInfo::Kind::Struct) {
     pl.role = dir == "out" ? Role::OutStruct : Role::StructIn;
   } else if (dir == "out") {
@@ -303,6 +362,9 @@ std::string FunctionPlanner::attribute_enum(const Function& f, const Plan& pl) c
 std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans) const {
   std::vector<Argument> args;
   for (const Plan& pl : plans) {
+    for (const FieldArgument& fa : pl.field_args) {
+      args.push_back({fa.py_name, fa.py_name, fa.type.kind == TypeInfo::Kind::Unknown ? "bytes" : py_annotation(fa.type), ""});
+    }
     if (!takes_argument(pl.role)) continue;
     const std::string& n = pl.py_name;
     Argument a{n, n, "", ""};
@@ -329,13 +391,23 @@ std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans)
         a.annotation = py_annotation(pl.type) + (pl.param->nullable > 0 ? " | None" : "");
         break;
       case Role::OutSized: a.annotation = "Buffer | None"; break;
+      case Role::StructItems: {
+        std::string item = pl.type.py + " | int";
+        if (pl.param->item_fields.size() > 1) {
+          item += " | tuple[int";
+          for (std::size_t i = 1; i < pl.param->item_fields.size(); ++i) item += ", int";
+          item += "]";
+        }
+        a.annotation = "Sequence[" + item + "] | " + pl.type.py;
+        break;
+      }
       default: a.annotation = py_annotation(pl.type); break;  // Enum, Handle, Value, InPointer
     }
     args.push_back(a);
   }
   for (std::size_t i = args.size(); i-- > 0;) {
     const auto it = std::find_if(plans.begin(), plans.end(), [&](const Plan& pl) { return pl.py_name == args[i].name; });
-    if (it->role != Role::InOut && it->role != Role::OutSized) break;
+    if (it == plans.end() || (it->role != Role::InOut && it->role != Role::OutSized)) break;
     args[i].default_value = it->role == Role::OutSized ? "None" : "0";
   }
   return args;
@@ -363,6 +435,27 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
         outs.push_back({pl.py_name, list});
         break;
       case Role::OutArrayRef: outs.push_back({pl.py_name, list}); break;
+      case Role::StructItems: outs.push_back({pl.py_name, "list[" + pl.type.py + "]"}); break;
+      case Role::StructFields: {
+        if (pl.param->returns_field.empty()) {
+          if (pl.param->direction != "in") outs.push_back({pl.py_name, pl.type.py});
+          break;
+        }
+        const Field* returned = nullptr;
+        for (const Field* fd : pl.fields) {
+          if (fd->name == pl.param->returns_field) returned = fd;
+        }
+        if (!pl.param->returns_count.empty()) {
+          outs.push_back({m_.conventions.field_name(returned->name),
+                          "list[" + m_.resolve(returned->type.pointee).py + "]"});
+        } else {
+          const FieldPlan field = plan_field(m_, *returned, pl.fields);
+          // Text the struct class reads as str where the module's text is str (NVML).
+          const bool text = field.kind == FieldPlan::Kind::Text && m_.conventions.text_as_str();
+          outs.push_back({m_.conventions.field_name(returned->name), text ? "str" : field.annotation});
+        }
+        break;
+      }
       case Role::OutTyped: outs.push_back({pl.py_name, "Any"}); break;
       case Role::OutTypedArray: outs.push_back({pl.py_name, "list[Any]"}); break;
       default: break;

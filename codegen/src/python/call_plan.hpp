@@ -44,6 +44,16 @@ enum class Role {
   DerivedSize,     // size_t *size of a typed value: derived from the attribute, neither argument nor output
   Fixed,           // by value, always the annotation's value (a buffer's length): not an argument
   QueriedCount,    // T *count of a queried array: 0 first, then what the call reported; not an argument
+  StructFields,    // T * to a struct the binding builds from field arguments; returned whole or one field
+  StructItems,     // T * to `count` structs, given as a sequence of structs, ints or tuples; returned as a list
+  ItemCount,       // the count of a StructItems array: its length, not an argument
+};
+
+// A struct field given as a Python argument (StructFields).
+struct FieldArgument {
+  const Field* field = nullptr;
+  std::string py_name;
+  TypeInfo type;
 };
 
 struct Plan {
@@ -60,6 +70,8 @@ struct Plan {
   // OutArray whose count the call reads and writes (unsigned int *infoCount):
   // asked with 0 first, then again with room for the count it reported.
   bool queried = false;
+  std::vector<FieldArgument> field_args;  // StructFields: the fields given as arguments, in order
+  std::vector<const Field*> fields;       // StructFields, StructItems: the struct's fields
 };
 
 // One Python argument, as the .pyx declares it and the .pyi annotates it.
@@ -144,6 +156,7 @@ class FunctionPlanner {
   void plan_pointer(const Function& f, const Param& p, bool has_callback, Plan& pl) const;
   bool plan_double_pointer(const Param& p, Plan& pl) const;
   void plan_single_pointer(const Param& p, const TypeInfo& pointee, Plan& pl) const;
+  void plan_struct_fields(const Function& f, const Param& p, Plan& pl) const;
   std::string attribute_enum(const Function& f, const Plan& pl) const;
   std::vector<Argument> arguments(const std::vector<Plan>& plans) const;
   std::vector<Output> outputs(const std::vector<Plan>& plans) const;

@@ -76,7 +76,24 @@ void PyxFunction::convert(const Plan& pl) {
     case Role::ArrayIn: array_in(pl); break;
     case Role::InPointer: in_pointer(pl); break;
     case Role::InOut: in_out(pl); break;
+    case Role::StructFields: struct_fields(pl); break;
+    case Role::StructItems: struct_items(pl); break;
+    case Role::ItemCount:
+      locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = 0\n";
+      call_args_.push_back("_c_" + pl.py_name);
+      break;
     case Role::Fixed:
+      if (!pl.param->bytes_of.empty()) {
+        // The byte size of an array of a fixed count (nvmlDeviceGetSupportedPerformanceStates' size).
+        const Plan* array = plan_named(pl.param->bytes_of);
+        if (array == nullptr || !array->count_is_fixed) {
+          throw std::runtime_error(f_.name + ": bytes_of names '" + pl.param->bytes_of + "', which is no array of a fixed count");
+        }
+        locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = <" << pl.type.c << ">(" << array->count
+                << " * sizeof(" << array->type.c << "))\n";
+        call_args_.push_back("_c_" + pl.py_name);
+        break;
+      }
       // A macro of the header is the raw module's constant.
       locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = "
               << (std::isdigit(static_cast<unsigned char>(pl.param->fixed_value[0])) ? "" : m_.cy + ".")
@@ -405,6 +422,140 @@ void PyxFunction::out_value(const Plan& pl) {
   }
 }
 
+// A struct built here: its version from nvml.h's macro, the fields given as
+// arguments, arrays for its pointer fields; returned whole, or one field of it.
+void PyxFunction::struct_fields(const Plan& pl) {
+  const std::string cn = "_c_" + pl.py_name;
+  const std::string c_struct = "(<" + pl.type.c + "*>" + cn + "._ptr)";
+  locals_ << "    cdef " << pl.type.py << " " << cn << " = " << pl.type.py << "()\n";
+  if (const std::string v = m_.version_macro(pl.param->type.pointee); !v.empty()) {
+    body_ << "    " << c_struct << ".version = " << m_.cy << "." << v << "\n";
+  }
+  for (const FieldArgument& fa : pl.field_args) {
+    const TypeInfo::Kind k = fa.type.kind;
+    if (k == TypeInfo::Kind::Scalar || k == TypeInfo::Kind::Enum || k == TypeInfo::Kind::Handle ||
+        k == TypeInfo::Kind::Value) {
+      // Converted as a parameter is, so an error names the argument.
+      scalars_ << "    " << c_struct << "." << cython_member(fa.field->name) << " = " << arg_to_c(fa.type, fa.py_name, fa.py_name)
+               << "\n";
+    } else {
+      // Arrays and nested structs: through the struct class's own setter.
+      body_ << "    " << cn << "." << m_.conventions.field_name(fa.field->name) << " = " << fa.py_name << "\n";
+    }
+  }
+  const Field* returned = nullptr;
+  for (const Field* fd : pl.fields) {
+    if (fd->name == pl.param->returns_field) returned = fd;
+  }
+  std::string returned_buffer;
+  for (const auto& [pointer, count] : pl.param->field_buffers) {
+    const Field* pointer_field = nullptr;
+    for (const Field* fd : pl.fields) {
+      if (fd->name == pointer) pointer_field = fd;
+    }
+    const TypeInfo elem = m_.resolve(pointer_field->type.pointee);
+    const std::string bn = "_b_" + pl.py_name + "_" + pointer;
+    locals_ << "    cdef " << elem.c << "* " << bn << " = NULL\n";
+    after_inputs_ << "    " << bn << " = <" << elem.c << "*>_support.alloc_array(" << c_struct << "."
+                  << cython_member(count) << ", sizeof(" << elem.c << "))\n"
+                  << "    " << c_struct << "." << cython_member(pointer) << " = " << bn << "\n";
+    cleanup_ << "        free(" << bn << ")\n";
+    needs_try_ = true;
+    if (returned == pointer_field) {
+      // At most as many elements as the array holds, whatever the count field says.
+      returned_buffer = "[" + elem.py + "._copy(&" + bn + "[i]) for i in range(min(" + c_struct + "." +
+                        cython_member(pl.param->returns_count) + ", " + c_struct + "." + cython_member(count) + "))]";
+    }
+  }
+  for (const auto& [pointer, count] : pl.param->field_queried) {
+    // The array is the struct's own (its class keeps what a list field is set to).
+    const Field* array = nullptr;
+    for (const Field* fd : pl.fields) {
+      if (fd->name == pointer) array = fd;
+    }
+    const std::string elem = m_.resolve(array->type.pointee).py;
+    const std::string field_py = cn + "." + m_.conventions.field_name(pointer);
+    const std::string count_c = c_struct + "." + cython_member(count);
+    std::ostringstream q;
+    q << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count_c << " > 0:\n"
+      << "        " << field_py << " = [" << elem << "() for _ in range(" << count_c << ")]\n"
+      << "        with nogil:\n            _result = " << m_.cy << "." << public_name_ << "(@ARGS@)\n"
+      << "    if _result == 0 and " << count_c << " < len(" << field_py << "):\n"
+      << "        " << field_py << " = " << field_py << "[:" << count_c << "]\n";
+    struct_query_ += q.str();
+  }
+  call_args_.push_back(cast_param(pl) + cn + "._ptr");
+  if (returned == nullptr) {
+    if (pl.param->direction != "in") out_exprs_.push_back(cn);
+  } else if (!pl.param->returns_count.empty()) {
+    out_exprs_.push_back(returned_buffer);
+  } else {
+    out_exprs_.push_back(cn + "." + m_.conventions.field_name(returned->name));
+  }
+}
+
+// A sequence of structs, or of ints and tuples that set the item_fields in
+// order; the count is its length. The call's answers come back as new structs
+// and are copied into the structs given.
+void PyxFunction::struct_items(const Plan& pl) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  const std::string& elem = pl.type.c;
+  const std::string& cls = pl.type.py;
+  const Plan* count = plan_named(pl.count);
+  if (count == nullptr) throw std::runtime_error(f_.name + ": item_fields: the count names no parameter");
+  std::vector<TypeInfo> item_types;
+  for (const std::string& name : pl.param->item_fields) {
+    for (const Field* fd : pl.fields) {
+      if (fd->name == name) item_types.push_back(m_.resolve(fd->type.spelling));
+    }
+  }
+  const std::vector<std::string>& names = pl.param->item_fields;
+  std::string what = "a " + cls + ", an int (" + names[0] + ")";
+  if (names.size() > 1) {
+    what += " or a (" + names[0];
+    for (std::size_t i = 1; i < names.size(); ++i) what += ", " + names[i];
+    what += ") tuple";
+  }
+  locals_ << "    cdef " << elem << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n    cdef Py_ssize_t _len_"
+          << n << " = 0\n";
+  body_ << "    _seq_" << n << " = [" << n << "] if isinstance(" << n << ", " << cls << ") else " << n << "\n"
+        << "    try:\n        _seq_" << n << " = list(_seq_" << n << ")\n"
+        << "    except TypeError:\n        raise TypeError(f\"" << n << ": expected a sequence, each item " << what
+        << ", got {type(" << n << ").__name__}\") from None\n"
+        << "    _len_" << n << " = len(_seq_" << n << ")\n"
+        << "    " << cn << " = <" << elem << "*>_support.alloc_array(_len_" << n << ", sizeof(" << elem << "))\n"
+        << "    for _i_" << n << " in range(_len_" << n << "):\n"
+        << "        _item_" << n << " = _seq_" << n << "[_i_" << n << "]\n"
+        << "        if isinstance(_item_" << n << ", " << cls << "):\n"
+        << "            memcpy(&" << cn << "[_i_" << n << "], (<" << cls << ">_item_" << n << ")._ptr, sizeof(" << elem
+        << "))\n";
+  if (names.size() > 1) {
+    body_ << "        elif isinstance(_item_" << n << ", tuple) and 1 <= len(_item_" << n << ") <= " << names.size()
+          << ":\n";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      body_ << "            if len(_item_" << n << ") > " << i << ":\n"
+            << "                " << cn << "[_i_" << n << "]." << cython_member(names[i]) << " = "
+            << integer_to_c(item_types[i], "_item_" + n + "[" + std::to_string(i) + "]", n) << "\n";
+    }
+  }
+  body_ << "        elif isinstance(_item_" << n << ", int):\n"
+        << "            " << cn << "[_i_" << n << "]." << cython_member(names[0]) << " = " << integer_to_c(item_types[0], "_item_" + n, n)
+        << "\n"
+        << "        else:\n"
+        << "            raise ValueError(f\"" << n << ": each item must be " << what << "; item {_i_" << n
+        << "} is {_item_" << n << "!r}\")\n"
+        << "    _c_" << count->py_name << " = <" << count->type.c << ">_len_" << n << "\n";
+  cleanup_ << "        free(" << cn << ")\n";
+  needs_try_ = true;
+  call_args_.push_back(cast_param(pl) + cn);
+  writebacks_ << "    for _i_" << n << " in range(_len_" << n << "):\n"
+              << "        if isinstance(_seq_" << n << "[_i_" << n << "], " << cls << "):\n"
+              << "            memcpy((<" << cls << ">_seq_" << n << "[_i_" << n << "])._ptr, &" << cn << "[_i_" << n
+              << "], sizeof(" << elem << "))\n";
+  out_exprs_.push_back("[" + cls + "._copy(&" + cn + "[i]) for i in range(_len_" + n + ")]");
+}
+
 void PyxFunction::out_buffer(const Plan& pl) {
   const std::string cn = "_c_" + pl.py_name;
   const std::string size = pl.count.empty() ? "8" : (pl.count_is_fixed ? pl.count : c_value(pl.count, false));
@@ -681,6 +832,11 @@ void PyxFunction::call(std::ostringstream& inner) const {
           << queried_->type.c << "))\n"
           << "        with nogil:\n"
           << "            _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+  }
+  if (!struct_query_.empty()) {
+    std::string q = struct_query_;
+    for (std::size_t at = q.find("@ARGS@"); at != std::string::npos; at = q.find("@ARGS@")) q.replace(at, 6, args);
+    inner << q;
   }
   inner << writebacks_.str();
   if (!f_.release_on_error.empty()) release_on_error(inner);

@@ -44,6 +44,8 @@ class PyxFunction {
   void in_pointer(const Plan& pl);
   void in_out(const Plan& pl);
   void out_value(const Plan& pl);
+  void struct_fields(const Plan& pl);
+  void struct_items(const Plan& pl);
   void out_buffer(const Plan& pl);
   void out_sized(const Plan& pl);
   void out_array(const Plan& pl);
@@ -90,6 +92,7 @@ class PyxFunction {
   std::size_t caller_buffer_index_ = 0;
   const Plan* callback_ = nullptr;
   const Plan* queried_ = nullptr;  // the array of a two-call query
+  std::string struct_query_;       // the repeated call of a struct's queried array (@ARGS@: the arguments)
 };
 
 }  // namespace codegen::python

@@ -319,8 +319,15 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
         "        if self._own:\n"
         "            _support.free_struct(self._ptr)\n\n";
   o_ << "    def __init__(self, _ptr=0, **fields):\n"
-        "        if _ptr:\n"
-        "            if self._own:\n"
+        "        if _ptr:\n";
+  if (m_.conventions.int_handles()) {
+    // cuda.bindings.nvml's struct classes take a count first (FieldValue(3): an
+    // array of three); here a small int would be viewed as an address and crash.
+    o_ << "            if _support.as_int(_ptr, \"_ptr\") < 65536:\n"
+          "                raise ValueError(f\"" << sc.py << "(_ptr={_ptr!r}): _ptr is the address of a struct to view, "
+          "not a count: a " << sc.py << " holds one struct, and functions take and return lists of them\")\n";
+  }
+  o_ << "            if self._own:\n"
         "                _support.free_struct(self._ptr)\n"
         "                self._own = False\n"
         "            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, \"_ptr\")\n"

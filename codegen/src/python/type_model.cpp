@@ -256,7 +256,10 @@ const Model::StructClass* Model::find_struct(const std::string& name) const {
 std::string Model::version_macro(const std::string& c_type) const {
   const StructClass* sc = find_struct(c_type);
   if (sc == nullptr || sc->record->fields.empty() || sc->record->fields.front().name != "version") return "";
-  std::vector<std::string> candidates = {strip_qualifiers(c_type)};
+  // The parameter's spelling (nvmlMemory_v2_t), the record's own name where a
+  // typedef names an anonymous struct (nvmlPciInfoExt_v1_t, which nvmlPciInfoExt_t
+  // aliases), and every other alias of the record.
+  std::vector<std::string> candidates = {strip_qualifiers(c_type), sc->record->name};
   for (const auto& t : lib.typedefs) {
     if (t.kind == Typedef::Kind::RecordAlias && t.record == sc->record->name) candidates.push_back(t.name);
   }

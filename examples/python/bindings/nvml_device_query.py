@@ -3,6 +3,10 @@ PCI bus id and total memory through cuda.bindings.nvml (device_get_name,
 device_get_uuid, device_get_pci_info_v3, device_get_memory_info_v2), the same
 facts through cuDeviceGetName, cuDeviceGetUuid, cuDeviceGetPCIBusId and
 cuDeviceTotalMem, and the P2P status and common ancestor of each pair of GPUs.
+Also the driver's branch, each GPU's temperature and its P-states, through
+calls whose NVML struct the bindings fill from the arguments
+(system_get_driver_branch, device_get_temperature_v,
+device_get_supported_performance_states).
 
 NVML's functions raise on failure and return their outputs; the driver's
 return (status, *outputs). Devices are matched by UUID: NVML numbers them in PCI
@@ -29,7 +33,7 @@ def main() -> None:
     failures = 0
     try:
         print(f"driver {nvml.system_get_driver_version()}, NVML {nvml.system_get_nvml_version()}, "
-              f"{nvml.device_get_count_v2()} GPU(s)")
+              f"{nvml.device_get_count_v2()} GPU(s), branch {nvml.system_get_driver_branch()}")
         count = checkCudaErrors(driver.cuDeviceGetCount())
         handles = []
         for ordinal in range(count):
@@ -51,6 +55,12 @@ def main() -> None:
                       # (about 0.4% of an H200); CUDA's is what allocations can use.
                       ("total memory", total <= memory.total <= total * 1.02, True),
                       ("PCI bus id", pci.bus_id.upper()[-12:], bus_id.upper()[-12:])]
+            temperature = nvml.device_get_temperature_v(handle, nvml.TemperatureSensors.TEMPERATURE_GPU)
+            unknown = int(nvml.Pstates.PSTATE_UNKNOWN)
+            pstates = [int(p) for p in nvml.device_get_supported_performance_states(handle) if int(p) != unknown]
+            print(f"  {temperature} C, P-states {', '.join(f'P{p}' for p in pstates)}")
+            checks += [("temperature in 1..119 C", 0 < temperature < 120, True),
+                       ("P-states listed, each 0..15", bool(pstates) and all(0 <= p <= 15 for p in pstates), True)]
             for what, theirs, ours in checks:
                 if theirs != ours:
                     print(f"  {what}: NVML says {theirs!r}, the driver {ours!r}")

@@ -70,12 +70,15 @@ cdef class Event:
         self._destroy()
 
     cdef void _destroy(self) noexcept:
-        with nogil:
-            if self._timed != NULL:
-                del self._timed
-            if self._event != NULL:
-                del self._event
-            self._green.reset()
+        # The GIL is released only around a driver call: a closed event's
+        # deallocation makes none.
+        if self._timed != NULL or self._event != NULL or self._green.get() != NULL:
+            with nogil:
+                if self._timed != NULL:
+                    del self._timed
+                if self._event != NULL:
+                    del self._event
+                self._green.reset()
         self._timed = NULL
         self._event = NULL
         self._handle = NULL

@@ -7,6 +7,7 @@ cdef class LaunchConfig:
     cdef cpp.LaunchConfig _cpp
     cdef cpp.NativeLaunchConfig _native
     cdef bint _rendered
+    cdef bint _initialized
     cdef readonly tuple grid
     cdef readonly object cluster
     cdef readonly tuple block

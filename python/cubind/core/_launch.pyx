@@ -76,6 +76,10 @@ How to launch a kernel: grid and block (threads per block), each an int
 
     def __init__(self, grid=None, cluster=None, block=None, shmem_size=None, is_cooperative=False,
                  programmatic_stream_serialization=False):
+        if self._initialized:
+            # Initialized again: no longer what it was made from, nor rendered.
+            _forget_launch_config(self)
+            self._rendered = False
         self.grid = _dim3(grid, "grid", False)
         self.cluster = _dim3(cluster, "cluster", True)
         self.block = _dim3(block, "block", False)
@@ -99,6 +103,9 @@ How to launch a kernel: grid and block (threads per block), each an int
         self._cpp.cooperative = self.is_cooperative
         if self.cluster is not None:
             self._cpp.cluster = cpp.Dim3(self.cluster[0], self.cluster[1], self.cluster[2])
+        else:
+            self._cpp.cluster.reset()
+        self._initialized = True
 
     def __repr__(self):
         return (f"LaunchConfig(grid={self.grid}, cluster={self.cluster}, block={self.block}, "
@@ -112,6 +119,17 @@ How to launch a kernel: grid and block (threads per block), each an int
 
     def __hash__(self):
         return hash(repr(self))
+
+
+cdef extern from "_launch_config_call.hpp" namespace "cubind_core":
+    void _install_launch_config_call "cubind_core::install_launch_config_call"(object cls)
+    void _forget_launch_config "cubind_core::forget_launch_config"(object config)
+
+
+# LaunchConfig(grid=g, block=b[, shmem_size=s]) with exact ints gives the
+# config made last for those values (it is immutable); any other call is the
+# class's usual one.
+_install_launch_config_call(LaunchConfig)
 
 
 cdef LaunchConfig _launch_config(config):

@@ -7,6 +7,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
+from cubind.core._context cimport _context_device, _current_context
 from cubind.core._device cimport _Device as Device
 from cubind.core._errors cimport _handle_address, _raw_handle
 from cubind.core._launch cimport _launch_config, LaunchConfig
@@ -225,8 +226,20 @@ cdef class KernelAttributes:
         return other
 
     cdef int _get(self, int attribute) except? -1:
-        cdef int device_id = self._device_id if self._device_id >= 0 else Device().device_id
-        cdef int value
+        cdef int device_id = self._device_id
+        cdef int value = 0
+        cdef cpp.CUcontext current = NULL
+        if device_id < 0:
+            # The current context's device, read with the attribute under
+            # one release of the GIL; with no context current, Device()'s.
+            with nogil:
+                current = _current_context()
+                if current != NULL:
+                    device_id = _context_device(current)
+                    value = cpp.kernel_attribute(self._kernel._cpp, <cpp.CUfunction_attribute>attribute, device_id)
+            if current != NULL:
+                return value
+            device_id = Device().device_id
         with nogil:
             value = cpp.kernel_attribute(self._kernel._cpp, <cpp.CUfunction_attribute>attribute, device_id)
         return value

@@ -128,6 +128,41 @@ def test_launch_config_values_and_errors():
         LaunchConfig(grid=1, block=1, programmatic_stream_serialization=True)
 
 
+
+def test_a_launch_config_made_at_every_launch_is_the_same_immutable_config():
+    # LaunchConfig(grid=..., block=...[, shmem_size=...]) with exact ints is
+    # kept and given again for the same values; it is immutable, so sharing
+    # it changes nothing a program can see but identity.
+    first = LaunchConfig(grid=4, block=128)
+    assert LaunchConfig(grid=4, block=128) is first
+    assert LaunchConfig(block=128, grid=4) is first
+    assert LaunchConfig(grid=4, block=128, shmem_size=0) is first
+    assert LaunchConfig(grid=4, block=128, shmem_size=64) is not first
+    assert LaunchConfig(grid=4, block=128, shmem_size=64).shmem_size == 64
+    other = LaunchConfig(grid=5, block=128)
+    assert (other.grid, other.block) == ((5, 1, 1), (128, 1, 1))
+    # Every other form is made anew, and checked as before.
+    assert LaunchConfig(grid=(4,), block=128) == first and LaunchConfig(grid=(4,), block=128) is not first
+    assert LaunchConfig(4, None, 128) == first
+    with pytest.raises(ValueError, match="grid value must be >= 1"):
+        LaunchConfig(grid=0, block=1)
+    with pytest.raises(ValueError, match="32 bits"):
+        LaunchConfig(grid=1, block=2**32)
+    with pytest.raises(ValueError, match="grid"):
+        LaunchConfig(grid=True, block=1)
+    with pytest.raises(TypeError, match="unexpected keyword|got an unexpected"):
+        LaunchConfig(grid=1, block=1, blocks=2)
+    # A config initialized again holds its new values and is no longer given
+    # for its old ones.
+    first.__init__(grid=8, block=64)
+    assert (first.grid, first.block) == ((8, 1, 1), (64, 1, 1))
+    again = LaunchConfig(grid=4, block=128)
+    assert again is not first and again.grid == (4, 1, 1)
+
+    class Mine(LaunchConfig):
+        pass
+    assert type(Mine(grid=4, block=128)) is Mine
+
 def test_default_streams_and_foreign_streams_by_handle():
     assert LEGACY_DEFAULT_STREAM.__cuda_stream__() == (0, 1)
     assert PER_THREAD_DEFAULT_STREAM.__cuda_stream__() == (0, 2)

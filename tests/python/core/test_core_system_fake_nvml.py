@@ -96,3 +96,42 @@ def test_no_devices(fake_nvml_dir):
         else:
             raise AssertionError("validate() passed without a GPU")
     """, FAKE_NVML_DEVICES="0")
+
+
+def test_queries_whose_nvml_struct_takes_arguments(fake_nvml_dir):
+    # Each of these NVML calls reads a versioned struct the bindings fill from their
+    # arguments; the stand-in refuses a struct of another version, as NVML does.
+    _run(fake_nvml_dir, """
+        import ctypes
+        from cubind.core import system
+        from cubind.core.system.typing import SystemEventType
+        fake = ctypes.CDLL("libnvidia-ml.so.1")
+        assert system.get_driver_branch() == "r999_00"
+        a, b = system.Device(index=0), system.Device(index=1)
+        assert a.pci_bus_id == "00000000:1A:00.0" and b.pci_info.bus == 0x2B
+        assert system.Device(pci_bus_id=b.pci_bus_id)._handle == b._handle
+        assert (a.temperature.get_sensor(), b.temperature.get_sensor()) == (41, 42)
+        assert a.num_fans == 1 and a.get_fan(0).speed_rpm == 1200
+        offsets = a.get_clock("sm").get_offsets(4)
+        assert (offsets.clock_offset_mhz, offsets.min_offset_mhz, offsets.max_offset_mhz) == (20, -100, 250)
+        assert a.supported_pstates == [0, 2, 8]
+        assert a.get_nvlink_count() == 4
+        values = a.get_field_values([91, (91, 3), 1, 5])
+        assert len(values) == 4 and [v.scope_id for v in values] == [0, 3, 0, 0]
+        assert values[1].value == 7 and values[2].value == 1.5
+        try:
+            values.validate()
+        except system.NotSupportedError:
+            pass
+        else:
+            raise AssertionError("field 5 is not supported by the stand-in")
+        assert len(a.get_field_values([])) == 0
+        a.clear_field_values([(91, 1), 1])
+        assert list((ctypes.c_uint * 8).in_dll(fake, "fake_nvml_cleared")[:2]) == [91, 1]
+        events = system.register_events([SystemEventType.BIND, "unbind"])
+        assert ctypes.c_ulonglong.in_dll(fake, "fake_nvml_last_mask").value == 3
+        got = events.wait(timeout_ms=5, buffer_size=2)
+        assert len(got) == 1 and got[0].event_type is SystemEventType.BIND and got[0].gpu_id == 0x1A00
+        assert got[0].device._handle == a._handle
+        del events
+    """)

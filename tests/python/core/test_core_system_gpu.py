@@ -21,8 +21,10 @@ from cubind.core.system.typing import (AffinityScope, ClockId, ClockType, EventT
 pytestmark = pytest.mark.gpu
 
 # What a GPU, a driver or an unprivileged container may decline.
+# What NVML may answer for a query this GPU, driver or container does not
+# serve (NotReadyError: the InfoROM's black box has not been flushed yet).
 REFUSED = (system.NotSupportedError, system.NoPermissionError, system.NotFoundError, system.InvalidArgumentError,
-           system.FunctionNotFoundError)
+           system.FunctionNotFoundError, system.NotReadyError)
 
 
 def _check(status):
@@ -107,7 +109,9 @@ def test_identity_agrees_with_the_driver_and_nvidia_smi(pairs):
         assert row["compute_cap"] == f"{major}.{minor}"
         assert dev.arch >= system.typing.DeviceArch.VOLTA if major >= 7 else True
         total = _driver(driver.cuDeviceTotalMem(ordinal))
-        assert dev.memory_info.total == total
+        # NVML counts what the driver reserves too: at least CUDA's total, and
+        # within 2% of it (150754820096 against 150109880320 on an H200).
+        assert total <= dev.memory_info.total <= total * 1.02, (dev.memory_info.total, total)
         assert abs(dev.memory_info.total / 2**20 - int(row["memory.total"])) <= 1
         memory = dev.memory_info
         assert memory.used + memory.free <= memory.total

@@ -1322,9 +1322,10 @@ REASONS.update({
                               "(PciInfoExt_v1, VgpuTypeIdInfo_v1): the descriptor has to say which"),
     "nvml-not-yet-bound": (10, "device_get_gsp_firmware_version, whose char buffer has no length parameter: "
                                "skipped in nvml.yaml until the descriptor can give a buffer's size"),
-    "nvml-flattened-args": (1, "cuda.bindings.nvml takes the fields of an input or versioned in/out struct as arguments "
-                               "(device_get_clock_offsets(device, clock_type, pstate)) or gives a length itself; cubind "
-                               "passes the struct or asks for the length: the descriptor has to name those fields"),
+    "nvml-flattened-args": (1, "cuda.bindings.nvml builds these structs from its arguments its own way: a UUID union "
+                               "chosen by type (device_get_handle_by_uuidv), PRM TLV and counter lists, a context's data "
+                               "bytes, the vGPU placement id arrays (unsigned int *, not structs); the descriptor's "
+                               "struct keys (fields, queried, buffers) do not yet express those"),
     "nvml-enum-members": (8, "enum members named otherwise: cubind gives each member its header name less NVML_ and "
                              "its name less the enum's common prefix; cuda.bindings.nvml keeps one of the two for some "
                              "enums, spells some prefixes its own way (CoolerTarget.THERMAL_GPU) or leaves out a COUNT"),
@@ -1641,38 +1642,13 @@ DIFFERENCES.update({
     'nvml-name:vgpu_type_bar1info_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_type_id_info_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_version_dtype': 'nvml-numpy-structs',
-    'nvml-signature:device_clear_field_values': 'nvml-flattened-args',
-    'nvml-signature:device_get_clock_offsets': 'nvml-flattened-args',
-    'nvml-signature:device_get_conf_compute_gpu_attestation_report': 'nvml-flattened-args',
-    'nvml-signature:device_get_fan_speed_rpm': 'nvml-flattened-args',
-    'nvml-signature:device_get_field_values': 'nvml-flattened-args',
     'nvml-signature:device_get_handle_by_uuidv': 'nvml-flattened-args',
-    'nvml-signature:device_get_processes_utilization_info': 'nvml-flattened-args',
-    'nvml-signature:device_get_running_process_detail_list': 'nvml-flattened-args',
-    'nvml-signature:device_get_supported_performance_states': 'nvml-flattened-args',
-    'nvml-signature:device_get_temperature_v': 'nvml-flattened-args',
-    'nvml-signature:device_get_vgpu_processes_utilization_info': 'nvml-flattened-args',
     'nvml-signature:device_get_vgpu_type_creatable_placements': 'nvml-flattened-args',
     'nvml-signature:device_get_vgpu_type_supported_placements': 'nvml-flattened-args',
     'nvml-signature:device_read_prm_counters_v1': 'nvml-flattened-args',
     'nvml-signature:device_read_write_prm_v1': 'nvml-flattened-args',
-    'nvml-signature:device_set_nvlink_device_low_power_threshold': 'nvml-flattened-args',
-    'nvml-signature:device_set_power_management_limit_v2': 'nvml-flattened-args',
-    'nvml-signature:device_set_rusd_settings_v1': 'nvml-flattened-args',
-    'nvml-signature:device_set_temperature_threshold': 'nvml-flattened-args',
-    'nvml-signature:device_set_vgpu_heterogeneous_mode': 'nvml-flattened-args',
     'nvml-signature:event_set_get_context_data_v1': 'nvml-flattened-args',
-    'nvml-signature:event_set_get_context_info_v1': 'nvml-flattened-args',
-    'nvml-signature:event_set_get_gpu_operational_event_context_legacy_xid_v1': 'nvml-flattened-args',
-    'nvml-signature:event_set_wait_v3': 'nvml-flattened-args',
     'nvml-signature:gpu_instance_get_vgpu_type_creatable_placements': 'nvml-flattened-args',
-    'nvml-signature:gpu_instance_set_vgpu_heterogeneous_mode': 'nvml-flattened-args',
-    'nvml-signature:system_event_set_free': 'nvml-flattened-args',
-    'nvml-signature:system_event_set_wait': 'nvml-flattened-args',
-    'nvml-signature:system_get_driver_branch': 'nvml-flattened-args',
-    'nvml-signature:system_register_events': 'nvml-flattened-args',
-    'nvml-signature:system_set_conf_compute_key_rotation_threshold_info': 'nvml-flattened-args',
-    'nvml-signature:vgpu_type_get_max_instances_per_gpu_instance': 'nvml-flattened-args',
     'nvml-enum:ClockId': 'nvml-enum-members',
     'nvml-enum:ClockLimitId': 'nvml-enum-members',
     'nvml-enum:CoolerTarget': 'nvml-enum-members',

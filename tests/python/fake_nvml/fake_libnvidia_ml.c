@@ -8,7 +8,8 @@
  * handle it did not give out, NVML_ERROR_INSUFFICIENT_SIZE (with the size
  * needed) for a buffer or an array too small, and
  * NVML_ERROR_ARGUMENT_VERSION_MISMATCH for a versioned struct whose version
- * field is not the one nvml.h defines. Every other entry point is absent, as
+ * field is not the one nvml.h defines. The exported fake_nvml_* variables hold
+ * what the last call of some entry points was given, for the tests to check. Every other entry point is absent, as
  * in a library older than the header.
  *
  * FAKE_NVML_DEVICES in the environment sets the device count (0 to 2).
@@ -294,5 +295,199 @@ nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t type, char* name, unsigned int
     if (name == NULL) return NVML_ERROR_INVALID_ARGUMENT;
     memcpy(name, text, sizeof(text));
     *size = sizeof(text);
+    return NVML_SUCCESS;
+}
+
+/* The version a versioned struct must carry: what nvml.h's macro says. */
+#define NEEDS_VERSION(p, v) \
+    do { if ((p) == NULL) return NVML_ERROR_INVALID_ARGUMENT; \
+         if ((p)->version != (v)) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH; } while (0)
+
+/* The last length, count or value an entry point below was given, for the tests to read. */
+unsigned int fake_nvml_last_length;
+int fake_nvml_last_int;
+unsigned long long fake_nvml_last_mask;
+unsigned int fake_nvml_cleared[8];
+
+nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t* pci) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(pci, nvmlPciInfoExt_v1);
+    snprintf(pci->busId, sizeof(pci->busId), "%s", device->bus_id);
+    pci->domain = 0;
+    pci->bus = device->index == 0 ? 0x1A : 0x2B;
+    pci->device = 0;
+    pci->pciDeviceId = device->pci_device_id;
+    pci->pciSubSystemId = 0x16F110DE;
+    pci->baseClass = 3;
+    pci->subClass = 2;
+    return NVML_SUCCESS;
+}
+
+/* The branch of a driver whose branch string fills a buffer of `length` bytes. */
+nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo_t* info, unsigned int length) {
+    NEEDS_INIT();
+    NEEDS_VERSION(info, nvmlSystemDriverBranchInfo_v1);
+    fake_nvml_last_length = length;
+    return copy_string(info->branch, length < sizeof(info->branch) ? length : sizeof(info->branch), "r999_00");
+}
+
+/* The GPU sensor only: 41 degrees on device 0, 42 on device 1. */
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t* temperature) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(temperature, nvmlTemperature_v1);
+    if (temperature->sensorType != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    temperature->temperature = 41 + (int)device->index;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t type, int* temp) {
+    NEEDS_DEVICE(device);
+    if (temp == NULL || type >= NVML_TEMPERATURE_THRESHOLD_COUNT) return NVML_ERROR_INVALID_ARGUMENT;
+    fake_nvml_last_int = *temp;
+    return NVML_SUCCESS;
+}
+
+/* One fan each, at 1200 RPM. */
+nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* count) {
+    NEEDS_DEVICE(device);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = 1;
+    return NVML_SUCCESS;
+}
+
+
+nvmlReturn_t nvmlDeviceGetFanSpeedRPM(nvmlDevice_t device, nvmlFanSpeedInfo_t* info) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(info, nvmlFanSpeedInfo_v1);
+    if (info->fan != 0) return NVML_ERROR_INVALID_ARGUMENT;
+    info->speed = 1200;
+    return NVML_SUCCESS;
+}
+
+/* Offsets of -100..250 MHz, now 5 times the P-state's number, for any clock type but the count. */
+nvmlReturn_t nvmlDeviceGetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t* info) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(info, nvmlClockOffset_v1);
+    if (info->type >= NVML_CLOCK_COUNT || info->pstate > NVML_PSTATE_15) return NVML_ERROR_INVALID_ARGUMENT;
+    info->clockOffsetMHz = 5 * (int)info->pstate;
+    info->minClockOffsetMHz = -100;
+    info->maxClockOffsetMHz = 250;
+    return NVML_SUCCESS;
+}
+
+/* P0, P2 and P8, then NVML_PSTATE_UNKNOWN to the end of the caller's `size` bytes. */
+nvmlReturn_t nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_t device, nvmlPstates_t* pstates, unsigned int size) {
+    NEEDS_DEVICE(device);
+    if (pstates == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    fake_nvml_last_length = size;
+    const unsigned int n = size / sizeof(nvmlPstates_t);
+    if (n < 3) return NVML_ERROR_INSUFFICIENT_SIZE;
+    pstates[0] = NVML_PSTATE_0;
+    pstates[1] = NVML_PSTATE_2;
+    pstates[2] = NVML_PSTATE_8;
+    for (unsigned int i = 3; i < n; ++i) pstates[i] = NVML_PSTATE_UNKNOWN;
+    return NVML_SUCCESS;
+}
+
+/* NVML_FI_DEV_NVLINK_LINK_COUNT is 4 (an unsigned int), NVML_FI_DEV_ECC_CURRENT 1.5 (a double, to show
+ * the type travels); any other field reports NVML_ERROR_NOT_SUPPORTED in its own nvmlReturn. */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+    NEEDS_DEVICE(device);
+    if (count < 0 || (count > 0 && values == NULL)) return NVML_ERROR_INVALID_ARGUMENT;
+    fake_nvml_last_length = (unsigned int)count;
+    for (int i = 0; i < count; ++i) {
+        values[i].timestamp = 1700000000000000ll + i;
+        values[i].latencyUsec = 7;
+        if (values[i].fieldId == NVML_FI_DEV_NVLINK_LINK_COUNT) {
+            values[i].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+            values[i].value.uiVal = 4 + values[i].scopeId;
+            values[i].nvmlReturn = NVML_SUCCESS;
+        } else if (values[i].fieldId == NVML_FI_DEV_ECC_CURRENT) {
+            values[i].valueType = NVML_VALUE_TYPE_DOUBLE;
+            values[i].value.dVal = 1.5;
+            values[i].nvmlReturn = NVML_SUCCESS;
+        } else {
+            values[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+/* Records the first 8 field ids it clears. */
+nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+    NEEDS_DEVICE(device);
+    if (count < 0 || (count > 0 && values == NULL)) return NVML_ERROR_INVALID_ARGUMENT;
+    fake_nvml_last_length = (unsigned int)count;
+    for (int i = 0; i < count && i < 8; ++i) fake_nvml_cleared[i] = values[i].fieldId;
+    for (int i = 0; i < count; ++i) values[i].nvmlReturn = NVML_SUCCESS;
+    return NVML_SUCCESS;
+}
+
+/* System events: one set; a wait reports one driver-bind event of GPU 0x1A00. */
+static struct nvmlSystemEventSet_st { int unused; } system_event_set;
+
+nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t* request) {
+    NEEDS_INIT();
+    NEEDS_VERSION(request, nvmlSystemEventSetCreateRequest_v1);
+    request->set = &system_event_set;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request) {
+    NEEDS_INIT();
+    NEEDS_VERSION(request, nvmlSystemRegisterEventRequest_v1);
+    if (request->set != &system_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+    fake_nvml_last_mask = request->eventTypes;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t* request) {
+    NEEDS_INIT();
+    NEEDS_VERSION(request, nvmlSystemEventSetWaitRequest_v1);
+    if (request->set != &system_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+    fake_nvml_last_length = request->dataSize;
+    fake_nvml_last_int = (int)request->timeoutms;
+    if (request->dataSize == 0 || request->data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    request->data[0].eventType = nvmlSystemEventTypeGpuDriverBind;
+    request->data[0].gpuId = 0x1A00;
+    request->numEvent = 1;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* request) {
+    NEEDS_INIT();
+    NEEDS_VERSION(request, nvmlSystemEventSetFreeRequest_v1);
+    if (request->set != &system_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit_v2(nvmlDevice_t device, nvmlPowerValue_v2_t* value) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(value, nvmlPowerValue_v2);
+    fake_nvml_last_int = (int)value->powerScope;
+    fake_nvml_last_length = value->powerValueMw;
+    return NVML_SUCCESS;
+}
+
+/* Two compute processes on device 0, none of another mode or on device 1: the array's
+ * length is in and out, as nvmlDeviceGetRunningProcessDetailList documents. */
+nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t* plist) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(plist, nvmlProcessDetailList_v1);
+    if (plist->mode > NVML_PROCESS_MODE_MPS) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int n = device->index == 0 && plist->mode == NVML_PROCESS_MODE_COMPUTE ? 2 : 0;
+    if (plist->numProcArrayEntries < n) {
+        plist->numProcArrayEntries = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (n > 0 && plist->procArray == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < n; ++i) {
+        plist->procArray[i].pid = 2000 + i;
+        plist->procArray[i].usedGpuMemory = (unsigned long long)(i + 1) << 21;
+        plist->procArray[i].gpuInstanceId = 0xFFFFFFFF;
+        plist->procArray[i].computeInstanceId = 0xFFFFFFFF;
+        plist->procArray[i].usedGpuCcProtectedMemory = 0;
+    }
+    plist->numProcArrayEntries = n;
     return NVML_SUCCESS;
 }

@@ -7331,7 +7331,7 @@ def system_get_topology_gpu_set(cpu_number: int) -> list[int]:
     """
     ...
 
-def system_get_driver_branch(length: int) -> SystemDriverBranchInfo:
+def system_get_driver_branch() -> str:
     """Retrieves the driver branch of the NVIDIA driver installed on the system.
 
      For all products.
@@ -7349,7 +7349,7 @@ def system_get_driver_branch(length: int) -> SystemDriverBranchInfo:
              - NVML_ERROR_INSUFFICIENT_SIZE if length is too small
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: branch_info; raises NvmlError on failure.
+    Returns: branch; raises NvmlError on failure.
     C function: nvmlSystemGetDriverBranch (nvml.h)
     """
     ...
@@ -9050,7 +9050,7 @@ def device_get_fan_speed_v2(device: int, fan: int) -> int:
     """
     ...
 
-def device_get_fan_speed_rpm(device: int) -> FanSpeedInfo:
+def device_get_fan_speed_rpm(device: int, fan: int) -> int:
     """Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan.
 
      For Maxwell &tm; or newer fully supported devices.
@@ -9072,7 +9072,7 @@ def device_get_fan_speed_rpm(device: int) -> FanSpeedInfo:
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported
              - NVML_ERROR_NOT_SUPPORTED             If the device does not support this feature
 
-    Returns: fan_speed; raises NvmlError on failure.
+    Returns: speed; raises NvmlError on failure.
     C function: nvmlDeviceGetFanSpeedRPM (nvml.h)
     """
     ...
@@ -9201,7 +9201,7 @@ def device_get_cooler_info(device: int) -> CoolerInfo:
     """
     ...
 
-def device_get_temperature_v(device: int) -> Temperature:
+def device_get_temperature_v(device: int, sensorType: TemperatureSensors | int) -> int:
     """Retrieves the current temperature readings (in degrees C) for the given device.
 
      For all products.
@@ -9259,7 +9259,7 @@ def device_get_temperature_threshold(device: int, threshold_type: TemperatureThr
     """
     ...
 
-def device_get_margin_temperature(device: int) -> MarginTemperature:
+def device_get_margin_temperature(device: int) -> int:
     """Retrieves the thermal margin temperature (distance to nearest slowdown threshold).
 
      @param[in]     device                                The identifier of the target device
@@ -9273,7 +9273,7 @@ def device_get_margin_temperature(device: int) -> MarginTemperature:
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH   if the right versioned structure is not used
              - NVML_ERROR_UNKNOWN                     on any unexpected error
 
-    Returns: margin_temp_info; raises NvmlError on failure.
+    Returns: margin_temperature; raises NvmlError on failure.
     C function: nvmlDeviceGetMarginTemperature (nvml.h)
     """
     ...
@@ -9458,7 +9458,7 @@ def device_get_min_max_clock_of_p_state(device: int, type: ClockType | int, psta
     """
     ...
 
-def device_get_supported_performance_states(device: int, size: int) -> Pstates:
+def device_get_supported_performance_states(device: int) -> list[Pstates]:
     """Get all supported Performance States (P-States) for the device.
 
      The returned array would contain a contiguous list of valid P-States supported by
@@ -9522,7 +9522,7 @@ def device_get_mem_clk_min_max_vf_offset(device: int) -> tuple[int, int]:
     """
     ...
 
-def device_get_clock_offsets(device: int) -> ClockOffset:
+def device_get_clock_offsets(device: int, clock_type: ClockType | int, pstate: Pstates | int) -> ClockOffset:
     """Retrieve min, max and current clock offset of some clock domain for a given PState
 
      For Maxwell &tm; or newer fully supported devices.
@@ -9574,7 +9574,7 @@ def device_set_clock_offsets(device: int, info: ClockOffset) -> None:
     """
     ...
 
-def device_get_performance_modes(device: int) -> DevicePerfModes:
+def device_get_performance_modes(device: int) -> str:
     """Retrieves a performance mode string with all the
      performance modes defined for this device along with their associated
      GPU Clock and Memory Clock values.
@@ -9629,12 +9629,12 @@ def device_get_performance_modes(device: int) -> DevicePerfModes:
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: perf_modes; raises NvmlError on failure.
+    Returns: str; raises NvmlError on failure.
     C function: nvmlDeviceGetPerformanceModes (nvml.h)
     """
     ...
 
-def device_get_current_clock_freqs(device: int) -> DeviceCurrentClockFreqs:
+def device_get_current_clock_freqs(device: int) -> str:
     """Retrieves a string with the associated current GPU Clock and Memory Clock values.
 
      Not all tokens will be reported on all GPUs, and additional tokens
@@ -9680,7 +9680,7 @@ def device_get_current_clock_freqs(device: int) -> DeviceCurrentClockFreqs:
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: current_clock_freqs; raises NvmlError on failure.
+    Returns: str; raises NvmlError on failure.
     C function: nvmlDeviceGetCurrentClockFreqs (nvml.h)
     """
     ...
@@ -10850,7 +10850,7 @@ def device_get_mps_compute_running_processes_v3(device: int) -> list[ProcessInfo
     """
     ...
 
-def device_get_running_process_detail_list(device: int) -> ProcessDetailList:
+def device_get_running_process_detail_list(device: int, mode: int) -> ProcessDetailList:
     """Get information about running processes on a device for input context
 
      For Hopper &tm; or newer fully supported devices.
@@ -11359,7 +11359,7 @@ def device_get_conf_compute_gpu_certificate(device: int) -> ConfComputeGpuCertif
     """
     ...
 
-def device_get_conf_compute_gpu_attestation_report(device: int) -> ConfComputeGpuAttestationReport:
+def device_get_conf_compute_gpu_attestation_report(device: int, nonce: bytes) -> ConfComputeGpuAttestationReport:
     """Get Conf Computing GPU attestation report.
 
      For Ampere &tm; or newer fully supported devices.
@@ -11380,7 +11380,7 @@ def device_get_conf_compute_gpu_attestation_report(device: int) -> ConfComputeGp
     """
     ...
 
-def system_get_conf_compute_key_rotation_threshold_info() -> ConfComputeGetKeyRotationThresholdInfo:
+def system_get_conf_compute_key_rotation_threshold_info() -> int:
     """Get Conf Computing key rotation threshold detail.
 
      For Hopper &tm; or newer fully supported devices.
@@ -11395,7 +11395,7 @@ def system_get_conf_compute_key_rotation_threshold_info() -> ConfComputeGetKeyRo
              - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: p_key_rotation_thr_info; raises NvmlError on failure.
+    Returns: attacker_advantage; raises NvmlError on failure.
     C function: nvmlSystemGetConfComputeKeyRotationThresholdInfo (nvml.h)
     """
     ...
@@ -11440,7 +11440,7 @@ def system_set_conf_compute_gpus_ready_state(is_accepting_work: int) -> None:
     """
     ...
 
-def system_set_conf_compute_key_rotation_threshold_info() -> ConfComputeSetKeyRotationThresholdInfo:
+def system_set_conf_compute_key_rotation_threshold_info(max_attacker_advantage: int) -> None:
     """Set Conf Computing key rotation threshold.
 
      For Hopper &tm; or newer fully supported devices.
@@ -11461,7 +11461,7 @@ def system_set_conf_compute_key_rotation_threshold_info() -> ConfComputeSetKeyRo
              - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: p_key_rotation_thr_info; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemSetConfComputeKeyRotationThresholdInfo (nvml.h)
     """
     ...
@@ -11563,7 +11563,7 @@ def device_get_sram_ecc_error_status(device: int) -> EccSramErrorStatus:
     """
     ...
 
-def device_set_power_management_limit_v2(device: int) -> PowerValue_v2:
+def device_set_power_management_limit_v2(device: int, power_scope: int, power_value_mw: int) -> None:
     """Set new power limit of this device.
 
      For Kepler &tm; or newer fully supported devices.
@@ -11595,7 +11595,7 @@ def device_set_power_management_limit_v2(device: int) -> PowerValue_v2:
      @see NVML_FI_DEV_POWER_MAX_LIMIT
      @see NVML_FI_DEV_POWER_CURRENT_LIMIT
 
-    Returns: power_value; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetPowerManagementLimit_v2 (nvml.h)
     """
     ...
@@ -11991,7 +11991,7 @@ def device_get_process_utilization(device: int, last_seen_time_stamp: int) -> tu
     """
     ...
 
-def device_get_processes_utilization_info(device: int) -> ProcessesUtilizationInfo:
+def device_get_processes_utilization_info(device: int, last_seen_time_stamp: int) -> ProcessesUtilizationInfo:
     """Retrieves the recent utilization and process ID for all running processes
 
      For Maxwell &tm; or newer fully supported devices.
@@ -12063,7 +12063,7 @@ def device_get_platform_info(device: int) -> PlatformInfo:
     """
     ...
 
-def device_get_pdi(device: int) -> Pdi:
+def device_get_pdi(device: int) -> int:
     """Retrieves the Per Device Identifier (PDI) associated with this device.
 
      For Pascal &tm; or newer fully supported devices.
@@ -12082,7 +12082,7 @@ def device_get_pdi(device: int) -> Pdi:
              - NVML_ERROR_GPU_IS_LOST                if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN                    on any unexpected error
 
-    Returns: pdi; raises NvmlError on failure.
+    Returns: value; raises NvmlError on failure.
     C function: nvmlDeviceGetPdi (nvml.h)
     """
     ...
@@ -12625,7 +12625,7 @@ def device_set_fan_control_policy(device: int, fan: int, policy: int) -> None:
     """
     ...
 
-def device_set_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int) -> int:
+def device_set_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int, temp: int) -> None:
     """Sets the temperature threshold for the GPU with the specified threshold type in degrees C.
 
      For Maxwell &tm; or newer fully supported devices.
@@ -12643,7 +12643,7 @@ def device_set_temperature_threshold(device: int, threshold_type: TemperatureThr
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: temp; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetTemperatureThreshold (nvml.h)
     """
     ...
@@ -12956,7 +12956,7 @@ def device_get_nvlink_remote_device_type(device: int, link: int) -> IntNvLinkDev
     """
     ...
 
-def device_set_nvlink_device_low_power_threshold(device: int) -> NvLinkPowerThres:
+def device_set_nvlink_device_low_power_threshold(device: int, threshold: int) -> None:
     """Set NvLink Low Power Threshold for device.
 
      For Hopper &tm; or newer fully supported devices.
@@ -12972,7 +12972,7 @@ def device_set_nvlink_device_low_power_threshold(device: int) -> NvLinkPowerThre
             - NVML_ERROR_NOT_READY         if an internal driver setting prevents the threshold from being used
             - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
 
-    Returns: info; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetNvLinkDeviceLowPowerThreshold (nvml.h)
     """
     ...
@@ -13428,7 +13428,7 @@ def event_set_register_gpu_operational_events_v1(event_set: int, config: GpuOper
     """
     ...
 
-def event_set_wait_v3(set: int) -> EventSetWait_v3:
+def event_set_wait_v3(set: int, timeout_ms: int) -> EventSetWait_v3:
     """@brief Waits on an event set and returns the next event in the extended event format.
 
      This API is the unified wait surface for NVML event-bit subscriptions registered with
@@ -13511,7 +13511,7 @@ def event_set_get_context_count_v1(set: int) -> EventSetGetContextCount_v1:
     """
     ...
 
-def event_set_get_context_info_v1(set: int) -> EventSetGetContextInfo_v1:
+def event_set_get_context_info_v1(set: int, index: int) -> EventSetGetContextInfo_v1:
     """@brief Gets metadata for a context record from the most recent event returned by
      nvmlEventSetWait_v3.
 
@@ -13580,7 +13580,7 @@ def event_set_get_context_data_v1(set: int) -> EventSetGetContextData_v1:
     """
     ...
 
-def event_set_get_gpu_operational_event_context_legacy_xid_v1(set: int) -> EventSetGetGpuOperationalEventContextLegacyXid_v1:
+def event_set_get_gpu_operational_event_context_legacy_xid_v1(set: int, index: int) -> EventSetGetGpuOperationalEventContextLegacyXid_v1:
     """@brief Gets decoded GPU legacy-Xid context data for a context record from the most recent event returned
      by nvmlEventSetWait_v3.
 
@@ -13631,7 +13631,7 @@ def event_set_free(set: int) -> None:
     """
     ...
 
-def system_event_set_create() -> SystemEventSetCreateRequest:
+def system_event_set_create() -> int:
     """Create an empty set of system events.
      Event set should be freed by nvmlSystemEventSetFree
 
@@ -13647,12 +13647,12 @@ def system_event_set_create() -> SystemEventSetCreateRequest:
 
      @see nvmlSystemEventSetFree
 
-    Returns: request; raises NvmlError on failure.
+    Returns: set; raises NvmlError on failure.
     C function: nvmlSystemEventSetCreate (nvml.h)
     """
     ...
 
-def system_event_set_free() -> SystemEventSetFreeRequest:
+def system_event_set_free(event_set: int) -> None:
     """Releases system event set
 
      For Fermi &tm; or newer fully supported devices.
@@ -13668,12 +13668,12 @@ def system_event_set_free() -> SystemEventSetFreeRequest:
 
      @see nvmlDeviceRegisterEvents
 
-    Returns: request; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemEventSetFree (nvml.h)
     """
     ...
 
-def system_register_events() -> SystemRegisterEventRequest:
+def system_register_events(event_types: int, event_set: int) -> None:
     """Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
 
      For Linux only.
@@ -13699,12 +13699,12 @@ def system_register_events() -> SystemRegisterEventRequest:
      @see nvmlSystemEventSetWait
      @see nvmlEventSetFree
 
-    Returns: request; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemRegisterEvents (nvml.h)
     """
     ...
 
-def system_event_set_wait() -> SystemEventSetWaitRequest:
+def system_event_set_wait(event_set: int, timeout_ms: int, buffer_size: int) -> list[SystemEventData_v1]:
     """Waits on system events and delivers events
 
      For Fermi &tm; or newer fully supported devices.
@@ -13730,7 +13730,7 @@ def system_event_set_wait() -> SystemEventSetWaitRequest:
      @see nvmlSystemEventType
      @see nvmlSystemRegisterEvents
 
-    Returns: request; raises NvmlError on failure.
+    Returns: data; raises NvmlError on failure.
     C function: nvmlSystemEventSetWait (nvml.h)
     """
     ...
@@ -13852,7 +13852,7 @@ def device_discover_gpus(pci_info: PciInfo) -> None:
     """
     ...
 
-def device_get_field_values(device: int, values_count: int, values: Optional[FieldValue]) -> None:
+def device_get_field_values(device: int, values: Sequence[FieldValue | int | tuple[int, int]] | FieldValue) -> list[FieldValue]:
     """Request values for a list of fields for a device. This API allows multiple fields to be queried at once.
      If any of the underlying fieldIds are populated by the same driver call, the results for those field IDs
      will be populated from a single call rather than making a driver call for each fieldId.
@@ -13868,12 +13868,12 @@ def device_get_field_values(device: int, values_count: int, values: Optional[Fie
                                                  status
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or values is NULL
 
-    Returns: None; raises NvmlError on failure.
+    Returns: values; raises NvmlError on failure.
     C function: nvmlDeviceGetFieldValues (nvml.h)
     """
     ...
 
-def device_clear_field_values(device: int, values_count: int, values: Optional[FieldValue]) -> None:
+def device_clear_field_values(device: int, values: Sequence[FieldValue | int | tuple[int, int]] | FieldValue) -> list[FieldValue]:
     """Clear values for a list of fields for a device. This API allows multiple fields to be cleared at once.
 
      @param device                               The device handle of the GPU to request field values for
@@ -13887,7 +13887,7 @@ def device_clear_field_values(device: int, values_count: int, values: Optional[F
                                                  status
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or values is NULL
 
-    Returns: None; raises NvmlError on failure.
+    Returns: values; raises NvmlError on failure.
     C function: nvmlDeviceClearFieldValues (nvml.h)
     """
     ...
@@ -13954,7 +13954,7 @@ def device_set_virtualization_mode(device: int, virtual_mode: GpuVirtualizationM
     """
     ...
 
-def device_get_vgpu_heterogeneous_mode(device: int) -> VgpuHeterogeneousMode:
+def device_get_vgpu_heterogeneous_mode(device: int) -> int:
     """Get the vGPU heterogeneous mode for the device.
 
      When in heterogeneous mode, a vGPU can concurrently host timesliced vGPUs with differing framebuffer sizes.
@@ -13975,12 +13975,12 @@ def device_get_vgpu_heterogeneous_mode(device: int) -> VgpuHeterogeneousMode:
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pHeterogeneousMode is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_heterogeneous_mode; raises NvmlError on failure.
+    Returns: mode; raises NvmlError on failure.
     C function: nvmlDeviceGetVgpuHeterogeneousMode (nvml.h)
     """
     ...
 
-def device_set_vgpu_heterogeneous_mode(device: int, p_heterogeneous_mode: Optional[VgpuHeterogeneousMode]) -> None:
+def device_set_vgpu_heterogeneous_mode(device: int, mode: int) -> None:
     """Enable or disable vGPU heterogeneous mode for the device.
 
      When in heterogeneous mode, a vGPU can concurrently host timesliced vGPUs with differing framebuffer sizes.
@@ -14012,7 +14012,7 @@ def device_set_vgpu_heterogeneous_mode(device: int, p_heterogeneous_mode: Option
     """
     ...
 
-def vgpu_instance_get_placement_id(vgpu_instance: int) -> VgpuPlacementId:
+def vgpu_instance_get_placement_id(vgpu_instance: int) -> int:
     """Query the placement ID of active vGPU instance.
 
      When in vGPU heterogeneous mode, this function returns a valid placement ID as pPlacement->placementId
@@ -14030,7 +14030,7 @@ def vgpu_instance_get_placement_id(vgpu_instance: int) -> VgpuPlacementId:
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pPlacement is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_placement; raises NvmlError on failure.
+    Returns: placement_id; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetPlacementId (nvml.h)
     """
     ...
@@ -14131,7 +14131,7 @@ def vgpu_type_get_fb_reservation(vgpu_type_id: int) -> int:
     """
     ...
 
-def vgpu_instance_get_runtime_state_size(vgpu_instance: int) -> VgpuRuntimeState:
+def vgpu_instance_get_runtime_state_size(vgpu_instance: int) -> int:
     """Retrieve the currently used runtime state size of the vGPU instance
 
      This size represents the maximum in-memory data size utilized by a vGPU instance during standard operation.
@@ -14150,7 +14150,7 @@ def vgpu_instance_get_runtime_state_size(vgpu_instance: int) -> VgpuRuntimeState
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pState is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_state; raises NvmlError on failure.
+    Returns: size; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetRuntimeStateSize (nvml.h)
     """
     ...
@@ -15088,7 +15088,7 @@ def gpu_instance_get_creatable_vgpus(gpu_instance: int) -> VgpuTypeIdInfo:
     """
     ...
 
-def vgpu_type_get_max_instances_per_gpu_instance() -> VgpuTypeMaxInstance:
+def vgpu_type_get_max_instances_per_gpu_instance(vgpu_type_id: int) -> int:
     """Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type
 
      @param pMaxInstance                         Pointer to the caller-provided structure of nvmlVgpuTypeMaxInstance_t
@@ -15101,7 +15101,7 @@ def vgpu_type_get_max_instances_per_gpu_instance() -> VgpuTypeMaxInstance:
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pMaxInstance is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_max_instance; raises NvmlError on failure.
+    Returns: max_instance_per_gi; raises NvmlError on failure.
     C function: nvmlVgpuTypeGetMaxInstancesPerGpuInstance (nvml.h)
     """
     ...
@@ -15288,7 +15288,7 @@ def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance: int) -> VgpuHeterogen
     """
     ...
 
-def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance: int, p_heterogeneous_mode: Optional[VgpuHeterogeneousMode]) -> None:
+def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance: int, mode: int) -> None:
     """Enable or disable vGPU heterogeneous mode for the GPU instance.
 
      When in heterogeneous mode, a vGPU can concurrently host timesliced vGPUs with differing framebuffer sizes.
@@ -15872,7 +15872,7 @@ def device_get_vgpu_process_utilization(device: int, last_seen_time_stamp: int) 
     """
     ...
 
-def device_get_vgpu_processes_utilization_info(device: int) -> VgpuProcessesUtilizationInfo:
+def device_get_vgpu_processes_utilization_info(device: int, last_seen_time_stamp: int) -> VgpuProcessesUtilizationInfo:
     """Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
 
      For Maxwell &tm; or newer fully supported devices.
@@ -17033,7 +17033,7 @@ def device_get_remapped_rows_v2(device: int) -> RemappedRowsInfo_v2:
     """
     ...
 
-def device_set_rusd_settings_v1(device: int) -> RusdSettings_v1:
+def device_set_rusd_settings_v1(device: int, poll_mask: int) -> None:
     """@addtogroup nvmlDeviceCommands
     @{
 
@@ -17050,7 +17050,7 @@ def device_set_rusd_settings_v1(device: int) -> RusdSettings_v1:
           - NVML_ERROR_NOT_SUPPORTED             if this feature is not supported by NVIDIA kernel driver
           - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the input version is not supported
 
-    Returns: settings; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetRusdSettings_v1 (nvml.h)
     """
     ...

@@ -368,6 +368,8 @@ cdef class PciInfoExt(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PciInfoExt(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PciInfoExt holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -529,6 +531,8 @@ cdef class PciInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PciInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PciInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -664,6 +668,8 @@ cdef class EccErrorCounts(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccErrorCounts(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccErrorCounts holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -764,6 +770,8 @@ cdef class Utilization(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Utilization(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Utilization holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -838,6 +846,8 @@ cdef class Memory(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Memory(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Memory holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -927,6 +937,8 @@ cdef class Memory_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Memory_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Memory_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1053,6 +1065,8 @@ cdef class SetMemoryLimits_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SetMemoryLimits_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SetMemoryLimits_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1154,6 +1168,8 @@ cdef class GetMemoryLimits_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GetMemoryLimits_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GetMemoryLimits_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1255,6 +1271,8 @@ cdef class BAR1Memory(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BAR1Memory(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BAR1Memory holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1342,6 +1360,8 @@ cdef class ProcessInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1415,6 +1435,8 @@ cdef class ProcessInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1514,6 +1536,8 @@ cdef class ProcessDetail_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessDetail_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessDetail_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1626,6 +1650,8 @@ cdef class ProcessDetailList(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessDetailList(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessDetailList holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1725,6 +1751,8 @@ cdef class DeviceAttributes(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceAttributes(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceAttributes holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1889,6 +1917,8 @@ cdef class C2cModeInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"C2cModeInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a C2cModeInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -1947,6 +1977,8 @@ cdef class DeviceAddressingMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceAddressingMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceAddressingMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2020,6 +2052,8 @@ cdef class RepairStatus(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RepairStatus(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RepairStatus holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2106,6 +2140,8 @@ cdef class UnrepairableMemoryStatus_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnrepairableMemoryStatus_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnrepairableMemoryStatus_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2169,6 +2205,8 @@ cdef class RowRemapperHistogramValues(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RowRemapperHistogramValues(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RowRemapperHistogramValues holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2271,6 +2309,8 @@ cdef class NvLinkUtilizationControl(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkUtilizationControl(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkUtilizationControl holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2334,6 +2374,8 @@ cdef class BridgeChipInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BridgeChipInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BridgeChipInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2405,6 +2447,8 @@ cdef class BridgeChipHierarchy(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BridgeChipHierarchy(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BridgeChipHierarchy holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2480,6 +2524,8 @@ cdef class Value(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Value(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Value holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2618,6 +2664,8 @@ cdef class Sample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Sample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Sample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2688,6 +2736,8 @@ cdef class ViolationTime(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ViolationTime(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ViolationTime holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2761,6 +2811,8 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlGpuThermalSettings_t_sensor(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlGpuThermalSettings_t_sensor holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2857,6 +2909,8 @@ cdef class GpuThermalSettings(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuThermalSettings(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuThermalSettings holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -2928,6 +2982,8 @@ cdef class CoolerInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"CoolerInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a CoolerInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3021,6 +3077,8 @@ cdef class UUIDValue(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UUIDValue(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UUIDValue holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3088,6 +3146,8 @@ cdef class UUID(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UUID(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UUID holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3171,6 +3231,8 @@ cdef class Pdi(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Pdi(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Pdi holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3244,6 +3306,8 @@ cdef class PmgrPwrTuple(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PmgrPwrTuple(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PmgrPwrTuple holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3304,6 +3368,8 @@ cdef class RailMetrics(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RailMetrics(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RailMetrics holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3377,6 +3443,8 @@ cdef class CoreRailMetrics(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"CoreRailMetrics(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a CoreRailMetrics holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3439,6 +3507,8 @@ cdef class PwrModelMetricsDlppm1xPerf(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsDlppm1xPerf(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsDlppm1xPerf holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3499,6 +3569,8 @@ cdef class PwrModelMetricsDlppm1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsDlppm1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsDlppm1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3599,6 +3671,8 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsDlppm1xDramclkEstimates(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsDlppm1xDramclkEstimates holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3674,6 +3748,8 @@ cdef class ObservedMetrics(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ObservedMetrics(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ObservedMetrics holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3789,6 +3865,8 @@ cdef class PerfMetricsDlppc2xSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsDlppc2xSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsDlppc2xSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3846,6 +3924,8 @@ cdef class PwrModelMetricsSamplePfpp1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsSamplePfpp1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsSamplePfpp1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3916,6 +3996,8 @@ cdef class PwrModelOperatingPointPfpp1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelOperatingPointPfpp1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelOperatingPointPfpp1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -3989,6 +4071,8 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PwrModelMetricsPfpp1x(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PwrModelMetricsPfpp1x holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4110,6 +4194,8 @@ cdef class PerfMetricsPfpp1xSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsPfpp1xSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsPfpp1xSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4167,6 +4253,8 @@ cdef class _anon_nvmlPerfMetricControllerSample_t_data(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlPerfMetricControllerSample_t_data(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlPerfMetricControllerSample_t_data holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4234,6 +4322,8 @@ cdef class PerfMetricControllerSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricControllerSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricControllerSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4304,6 +4394,8 @@ cdef class PerfMetricsSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4380,6 +4472,8 @@ cdef class PerfMetricsSamples_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PerfMetricsSamples_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerfMetricsSamples_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4455,6 +4549,8 @@ cdef class BBXTimeData_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"BBXTimeData_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a BBXTimeData_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4515,6 +4611,8 @@ cdef class GpuUptime_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuUptime_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuUptime_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4575,6 +4673,8 @@ cdef class DramEncryptionInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DramEncryptionInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DramEncryptionInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4645,6 +4745,8 @@ cdef class MarginTemperature(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"MarginTemperature(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a MarginTemperature holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4718,6 +4820,8 @@ cdef class ClkMonFaultInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ClkMonFaultInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ClkMonFaultInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4793,6 +4897,8 @@ cdef class ClkMonStatus(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ClkMonStatus(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ClkMonStatus holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4881,6 +4987,8 @@ cdef class ClockOffset(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ClockOffset(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ClockOffset holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -4990,6 +5098,8 @@ cdef class FanSpeedInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FanSpeedInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FanSpeedInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5076,6 +5186,8 @@ cdef class DevicePerfModes(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DevicePerfModes(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DevicePerfModes holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5146,6 +5258,8 @@ cdef class DeviceCurrentClockFreqs(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceCurrentClockFreqs(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceCurrentClockFreqs holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5216,6 +5330,8 @@ cdef class DevicePowerMizerModes_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DevicePowerMizerModes_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DevicePowerMizerModes_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5302,6 +5418,8 @@ cdef class ProcessUtilizationSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessUtilizationSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessUtilizationSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5427,6 +5545,8 @@ cdef class ProcessUtilizationInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessUtilizationInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessUtilizationInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5578,6 +5698,8 @@ cdef class ProcessesUtilizationInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ProcessesUtilizationInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ProcessesUtilizationInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5677,6 +5799,8 @@ cdef class EccSramErrorStatus(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccSramErrorStatus(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccSramErrorStatus holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -5896,6 +6020,8 @@ cdef class PlatformInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PlatformInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PlatformInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6041,6 +6167,8 @@ cdef class PlatformInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PlatformInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PlatformInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6186,6 +6314,8 @@ cdef class Hostname_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Hostname_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Hostname_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6243,6 +6373,8 @@ cdef class EccSramUniqueUncorrectedErrorEntry_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccSramUniqueUncorrectedErrorEntry_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccSramUniqueUncorrectedErrorEntry_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6381,6 +6513,8 @@ cdef class EccSramUniqueUncorrectedErrorCounts(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccSramUniqueUncorrectedErrorCounts(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccSramUniqueUncorrectedErrorCounts holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6467,6 +6601,8 @@ cdef class RemappedRowsInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RemappedRowsInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RemappedRowsInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6592,6 +6728,8 @@ cdef class RusdSettings_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"RusdSettings_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a RusdSettings_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6663,6 +6801,8 @@ cdef class _anon_nvmlGpuDynamicPstatesInfo_st_utilization(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlGpuDynamicPstatesInfo_st_utilization(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlGpuDynamicPstatesInfo_st_utilization holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6762,6 +6902,8 @@ cdef class GpuDynamicPstatesInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuDynamicPstatesInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuDynamicPstatesInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6835,6 +6977,8 @@ cdef class PowerValue_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PowerValue_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PowerValue_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -6921,6 +7065,8 @@ cdef class AdaptiveTgpModeInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"AdaptiveTgpModeInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a AdaptiveTgpModeInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7021,6 +7167,8 @@ cdef class VgpuHeterogeneousMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuHeterogeneousMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuHeterogeneousMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7094,6 +7242,8 @@ cdef class VgpuPlacementId(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPlacementId(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPlacementId holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7167,6 +7317,8 @@ cdef class VgpuPlacementList_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPlacementList_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPlacementList_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7263,6 +7415,8 @@ cdef class VgpuPlacementList(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPlacementList(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPlacementList holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7372,6 +7526,8 @@ cdef class VgpuTypeBar1Info(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuTypeBar1Info(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuTypeBar1Info holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7445,6 +7601,8 @@ cdef class VgpuInstanceUtilizationSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuInstanceUtilizationSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuInstanceUtilizationSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7558,6 +7716,8 @@ cdef class VgpuInstanceUtilizationInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuInstanceUtilizationInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuInstanceUtilizationInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7691,6 +7851,8 @@ cdef class VgpuInstancesUtilizationInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuInstancesUtilizationInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuInstancesUtilizationInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7800,6 +7962,8 @@ cdef class VgpuProcessUtilizationSample(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuProcessUtilizationSample(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuProcessUtilizationSample holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -7948,6 +8112,8 @@ cdef class VgpuProcessUtilizationInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuProcessUtilizationInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuProcessUtilizationInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8122,6 +8288,8 @@ cdef class VgpuProcessesUtilizationInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuProcessesUtilizationInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuProcessesUtilizationInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8221,6 +8389,8 @@ cdef class VgpuRuntimeState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuRuntimeState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuRuntimeState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8294,6 +8464,8 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_support.Struct)
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8367,6 +8539,8 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8427,6 +8601,8 @@ cdef class VgpuSchedulerParams(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerParams(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerParams holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8490,6 +8666,8 @@ cdef class VgpuSchedulerLogEntry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogEntry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogEntry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8615,6 +8793,8 @@ cdef class VgpuSchedulerLog(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLog(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLog holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8735,6 +8915,8 @@ cdef class VgpuSchedulerGetState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerGetState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerGetState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8816,6 +8998,8 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_support.Stru
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8889,6 +9073,8 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -8949,6 +9135,8 @@ cdef class VgpuSchedulerSetParams(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerSetParams(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerSetParams holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9012,6 +9200,8 @@ cdef class VgpuSchedulerSetState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerSetState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerSetState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9093,6 +9283,8 @@ cdef class VgpuSchedulerCapabilities(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerCapabilities(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerCapabilities holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9241,6 +9433,8 @@ cdef class VgpuLicenseExpiry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuLicenseExpiry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuLicenseExpiry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9379,6 +9573,8 @@ cdef class VgpuLicenseInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuLicenseInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuLicenseInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9462,6 +9658,8 @@ cdef class GridLicenseExpiry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GridLicenseExpiry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GridLicenseExpiry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9600,6 +9798,8 @@ cdef class GridLicensableFeature(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GridLicensableFeature(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GridLicensableFeature holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9713,6 +9913,8 @@ cdef class GridLicensableFeatures(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GridLicensableFeatures(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GridLicensableFeatures holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9801,6 +10003,8 @@ cdef class VgpuTypeIdInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuTypeIdInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuTypeIdInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9884,6 +10088,8 @@ cdef class VgpuTypeMaxInstance(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuTypeMaxInstance(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuTypeMaxInstance holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -9970,6 +10176,8 @@ cdef class ActiveVgpuInstanceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ActiveVgpuInstanceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ActiveVgpuInstanceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10053,6 +10261,8 @@ cdef class VgpuSchedulerState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10162,6 +10372,8 @@ cdef class VgpuSchedulerStateInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerStateInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerStateInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10271,6 +10483,8 @@ cdef class VgpuSchedulerLogInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10408,6 +10622,8 @@ cdef class VgpuCreatablePlacementInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuCreatablePlacementInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuCreatablePlacementInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10517,6 +10733,8 @@ cdef class VgpuSchedulerStateInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerStateInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerStateInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10616,6 +10834,8 @@ cdef class VgpuSchedulerLogEntry_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogEntry_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogEntry_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10754,6 +10974,8 @@ cdef class VgpuSchedulerLogInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerLogInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerLogInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10881,6 +11103,8 @@ cdef class VgpuSchedulerState_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuSchedulerState_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuSchedulerState_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -10980,6 +11204,8 @@ cdef class NvLinkPowerThres(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkPowerThres(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkPowerThres holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11040,6 +11266,8 @@ cdef class FieldValue(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FieldValue(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FieldValue holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11169,6 +11397,8 @@ cdef class HwbcEntry(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"HwbcEntry(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a HwbcEntry holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11235,6 +11465,8 @@ cdef class LedState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"LedState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a LedState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11302,6 +11534,8 @@ cdef class UnitInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnitInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnitInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11401,6 +11635,8 @@ cdef class PSUInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PSUInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PSUInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11497,6 +11733,8 @@ cdef class UnitFanInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnitFanInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnitFanInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11567,6 +11805,8 @@ cdef class UnitFanSpeeds(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"UnitFanSpeeds(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a UnitFanSpeeds holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11642,6 +11882,8 @@ cdef class EventData(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventData(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventData holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11751,6 +11993,8 @@ cdef class EventSetGetContextCount_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetContextCount_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetContextCount_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11811,6 +12055,8 @@ cdef class EventSetGetContextInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetContextInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetContextInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -11923,6 +12169,8 @@ cdef class EventSetGetContextData_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetContextData_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetContextData_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12006,6 +12254,8 @@ cdef class EventSetGetGpuOperationalEventContextLegacyXid_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetGetGpuOperationalEventContextLegacyXid_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetGetGpuOperationalEventContextLegacyXid_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12079,6 +12329,8 @@ cdef class SystemEventSetCreateRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventSetCreateRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventSetCreateRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12149,6 +12401,8 @@ cdef class SystemEventSetFreeRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventSetFreeRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventSetFreeRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12219,6 +12473,8 @@ cdef class SystemRegisterEventRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemRegisterEventRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemRegisterEventRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12304,6 +12560,8 @@ cdef class SystemEventData_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventData_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventData_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12377,6 +12635,8 @@ cdef class SystemEventSetWaitRequest(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemEventSetWaitRequest(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemEventSetWaitRequest holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12500,6 +12760,8 @@ cdef class AccountingStats(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"AccountingStats(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a AccountingStats holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12636,6 +12898,8 @@ cdef class AccountingStats_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"AccountingStats_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a AccountingStats_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12813,6 +13077,8 @@ cdef class EncoderSessionInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EncoderSessionInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EncoderSessionInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -12961,6 +13227,8 @@ cdef class FBCStats(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FBCStats(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FBCStats holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13047,6 +13315,8 @@ cdef class FBCSessionInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"FBCSessionInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a FBCSessionInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13247,6 +13517,8 @@ cdef class ConfComputeSystemCaps(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeSystemCaps(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeSystemCaps holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13316,6 +13588,8 @@ cdef class ConfComputeSystemState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeSystemState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeSystemState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13396,6 +13670,8 @@ cdef class SystemConfComputeSettings(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemConfComputeSettings(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemConfComputeSettings holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13501,6 +13777,8 @@ cdef class SystemConfComputeSettings_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemConfComputeSettings_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemConfComputeSettings_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13614,6 +13892,8 @@ cdef class ConfComputeMemSizeInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeMemSizeInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeMemSizeInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13683,6 +13963,8 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeGpuCertificate(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeGpuCertificate holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13768,6 +14050,8 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeGpuAttestationReport(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeGpuAttestationReport holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13884,6 +14168,8 @@ cdef class ConfComputeSetKeyRotationThresholdInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeSetKeyRotationThresholdInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeSetKeyRotationThresholdInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -13953,6 +14239,8 @@ cdef class ConfComputeGetKeyRotationThresholdInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ConfComputeGetKeyRotationThresholdInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ConfComputeGetKeyRotationThresholdInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14022,6 +14310,8 @@ cdef class GpuFabricInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14123,6 +14413,8 @@ cdef class GpuFabricInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14245,6 +14537,8 @@ cdef class GpuFabricInfoV(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfoV(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfoV holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14378,6 +14672,8 @@ cdef class GpuFabricClique_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricClique_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricClique_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14455,6 +14751,8 @@ cdef class GpuFabricInfo_v4(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuFabricInfo_v4(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuFabricInfo_v4 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14593,6 +14891,8 @@ cdef class GpuOperationalEventConfig_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuOperationalEventConfig_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuOperationalEventConfig_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -14688,6 +14988,8 @@ cdef class EventSetWait_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EventSetWait_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EventSetWait_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15062,6 +15364,8 @@ cdef class CPERCursor_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"CPERCursor_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a CPERCursor_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15145,6 +15449,8 @@ cdef class GetCPER_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GetCPER_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GetCPER_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15225,6 +15531,8 @@ cdef class SystemDriverBranchInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"SystemDriverBranchInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a SystemDriverBranchInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15295,6 +15603,8 @@ cdef class Temperature(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Temperature(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Temperature holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15372,6 +15682,8 @@ cdef class NvlinkSupportedBwModes(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSupportedBwModes(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSupportedBwModes holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15449,6 +15761,8 @@ cdef class NvlinkGetBwMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkGetBwMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkGetBwMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15529,6 +15843,8 @@ cdef class NvlinkSetBwMode(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetBwMode(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetBwMode holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15613,6 +15929,8 @@ cdef class NvlinkSetBwModeAsync_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetBwModeAsync_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetBwModeAsync_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15699,6 +16017,8 @@ cdef class NvLinkInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15772,6 +16092,8 @@ cdef class NvlinkFirmwareVersion(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkFirmwareVersion(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkFirmwareVersion holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15863,6 +16185,8 @@ cdef class NvlinkFirmwareInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkFirmwareInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkFirmwareInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -15938,6 +16262,8 @@ cdef class NvLinkInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16021,6 +16347,8 @@ cdef class NvLinkInfo_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvLinkInfo_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvLinkInfo_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16104,6 +16432,8 @@ cdef class NvlinkTelemetrySample_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkTelemetrySample_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkTelemetrySample_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16210,6 +16540,8 @@ cdef class NvlinkTelemetrySamples_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkTelemetrySamples_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkTelemetrySamples_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16283,6 +16615,8 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkGetRemapTableInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkGetRemapTableInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16376,6 +16710,8 @@ cdef class NvlinkSetNvleReady_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetNvleReady_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetNvleReady_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16436,6 +16772,8 @@ cdef class NvlinkLockRemapTable_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkLockRemapTable_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkLockRemapTable_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16509,6 +16847,8 @@ cdef class NvlinkNvlePrivateInfo_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkNvlePrivateInfo_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkNvlePrivateInfo_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16579,6 +16919,8 @@ cdef class NvlinkSetupNvleEncryptionKey_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"NvlinkSetupNvleEncryptionKey_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a NvlinkSetupNvleEncryptionKey_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16682,6 +17024,8 @@ cdef class VgpuVersion(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuVersion(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuVersion holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16755,6 +17099,8 @@ cdef class VgpuMetadata(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuMetadata(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuMetadata holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -16917,6 +17263,8 @@ cdef class VgpuPgpuMetadata(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPgpuMetadata(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPgpuMetadata holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17056,6 +17404,8 @@ cdef class VgpuPgpuCompatibility(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"VgpuPgpuCompatibility(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a VgpuPgpuCompatibility holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17123,6 +17473,8 @@ cdef class ExcludedDeviceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ExcludedDeviceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ExcludedDeviceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17190,6 +17542,8 @@ cdef class PRMTLV_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMTLV_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMTLV_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17283,6 +17637,8 @@ cdef class PRMCounterInput_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounterInput_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounterInput_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17343,6 +17699,8 @@ cdef class PRMCounterValue_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounterValue_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounterValue_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17420,6 +17778,8 @@ cdef class PRMCounter_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounter_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounter_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17500,6 +17860,8 @@ cdef class PRMCounterList_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PRMCounterList_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PRMCounterList_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17573,6 +17935,8 @@ cdef class GpuInstancePlacement(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstancePlacement(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstancePlacement holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17646,6 +18010,8 @@ cdef class GpuInstanceProfileInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceProfileInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceProfileInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -17841,6 +18207,8 @@ cdef class GpuInstanceProfileInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceProfileInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceProfileInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18057,6 +18425,8 @@ cdef class GpuInstanceProfileInfo_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceProfileInfo_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceProfileInfo_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18270,6 +18640,8 @@ cdef class GpuInstanceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpuInstanceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpuInstanceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18363,6 +18735,8 @@ cdef class ComputeInstancePlacement(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstancePlacement(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstancePlacement holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18436,6 +18810,8 @@ cdef class ComputeInstanceProfileInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceProfileInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceProfileInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18605,6 +18981,8 @@ cdef class ComputeInstanceProfileInfo_v2(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceProfileInfo_v2(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceProfileInfo_v2 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18795,6 +19173,8 @@ cdef class ComputeInstanceProfileInfo_v3(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceProfileInfo_v3(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceProfileInfo_v3 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -18995,6 +19375,8 @@ cdef class ComputeInstanceInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"ComputeInstanceInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a ComputeInstanceInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19098,6 +19480,8 @@ cdef class _anon_nvmlGpmMetric_t_metricInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"_anon_nvmlGpmMetric_t_metricInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a _anon_nvmlGpmMetric_t_metricInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19169,6 +19553,8 @@ cdef class GpmMetric(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpmMetric(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpmMetric holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19262,6 +19648,8 @@ cdef class GpmMetricsGet(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpmMetricsGet(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpmMetricsGet holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19370,6 +19758,8 @@ cdef class GpmSupport(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"GpmSupport(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a GpmSupport holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19443,6 +19833,8 @@ cdef class DeviceCapabilities(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"DeviceCapabilities(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a DeviceCapabilities holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19516,6 +19908,8 @@ cdef class Mask255(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"Mask255(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Mask255 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19571,6 +19965,8 @@ cdef class WorkloadPowerProfileInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19667,6 +20063,8 @@ cdef class WorkloadPowerProfileProfilesInfo(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileProfilesInfo(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileProfilesInfo holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19752,6 +20150,8 @@ cdef class WorkloadPowerProfileCurrentProfiles(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileCurrentProfiles(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileCurrentProfiles holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19840,6 +20240,8 @@ cdef class WorkloadPowerProfileRequestedProfiles(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileRequestedProfiles(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileRequestedProfiles holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19910,6 +20312,8 @@ cdef class WorkloadPowerProfileUpdateProfiles_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"WorkloadPowerProfileUpdateProfiles_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a WorkloadPowerProfileUpdateProfiles_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -19977,6 +20381,8 @@ cdef class PowerSmoothingProfile(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PowerSmoothingProfile(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PowerSmoothingProfile holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20076,6 +20482,8 @@ cdef class PowerSmoothingState(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"PowerSmoothingState(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PowerSmoothingState holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20149,6 +20557,8 @@ cdef class EccBankRemapperHistogram_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccBankRemapperHistogram_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccBankRemapperHistogram_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20222,6 +20632,8 @@ cdef class EccBankRemapperStatus_v1(_support.Struct):
 
     def __init__(self, _ptr=0, **fields):
         if _ptr:
+            if _support.as_int(_ptr, "_ptr") < 65536:
+                raise ValueError(f"EccBankRemapperStatus_v1(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a EccBankRemapperStatus_v1 holds one struct, and functions take and return lists of them")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
@@ -20732,8 +21144,8 @@ def system_get_topology_gpu_set(cpu_number):
     finally:
         free(_c_device_array)
 
-def system_get_driver_branch(length):
-    """system_get_driver_branch(length: int)
+def system_get_driver_branch():
+    """system_get_driver_branch()
 
     Retrieves the driver branch of the NVIDIA driver installed on the system.
 
@@ -20752,20 +21164,20 @@ def system_get_driver_branch(length):
              - NVML_ERROR_INSUFFICIENT_SIZE if length is too small
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: branch_info; raises NvmlError on failure.
+    Returns: branch; raises NvmlError on failure.
     C function: nvmlSystemGetDriverBranch (nvml.h)
     """
     cdef long long _result
     cdef SystemDriverBranchInfo _c_branch_info = SystemDriverBranchInfo()
-    cdef unsigned int _c_length
-    _c_length = <unsigned int>_support.unsigned_arg(length, sizeof(unsigned int), "length")
+    cdef unsigned int _c_length = cynvml.NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+    (<cynvml.nvmlSystemDriverBranchInfo_v1_t*>_c_branch_info._ptr).version = cynvml.nvmlSystemDriverBranchInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemGetDriverBranch(<cynvml.nvmlSystemDriverBranchInfo_t *>_c_branch_info._ptr, _c_length)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_branch_info
+    return _c_branch_info.branch
 
 def system_get_cper_v1():
     """system_get_cper_v1()
@@ -21992,6 +22404,7 @@ def device_get_addressing_mode(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef DeviceAddressingMode _c_mode = DeviceAddressingMode()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDeviceAddressingMode_v1_t*>_c_mode._ptr).version = cynvml.nvmlDeviceAddressingMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetAddressingMode(_c_device, <cynvml.nvmlDeviceAddressingMode_t *>_c_mode._ptr)
@@ -22025,6 +22438,7 @@ def device_get_repair_status(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef RepairStatus _c_repair_status = RepairStatus()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlRepairStatus_v1_t*>_c_repair_status._ptr).version = cynvml.nvmlRepairStatus_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetRepairStatus(_c_device, <cynvml.nvmlRepairStatus_t *>_c_repair_status._ptr)
@@ -22735,6 +23149,7 @@ def device_get_pci_info_ext(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef PciInfoExt _c_pci = PciInfoExt()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlPciInfoExt_v1_t*>_c_pci._ptr).version = cynvml.nvmlPciInfoExt_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPciInfoExt(_c_device, <cynvml.nvmlPciInfoExt_t *>_c_pci._ptr)
@@ -23452,8 +23867,8 @@ def device_get_fan_speed_v2(device, fan):
     _check(_result)
     return _c_speed
 
-def device_get_fan_speed_rpm(device):
-    """device_get_fan_speed_rpm(device: int)
+def device_get_fan_speed_rpm(device, fan):
+    """device_get_fan_speed_rpm(device: int, fan: int)
 
     Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan.
 
@@ -23476,20 +23891,22 @@ def device_get_fan_speed_rpm(device):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported
              - NVML_ERROR_NOT_SUPPORTED             If the device does not support this feature
 
-    Returns: fan_speed; raises NvmlError on failure.
+    Returns: speed; raises NvmlError on failure.
     C function: nvmlDeviceGetFanSpeedRPM (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef FanSpeedInfo _c_fan_speed = FanSpeedInfo()
+    (<cynvml.nvmlFanSpeedInfo_v1_t*>_c_fan_speed._ptr).fan = <unsigned int>_support.unsigned_arg(fan, sizeof(unsigned int), "fan")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlFanSpeedInfo_v1_t*>_c_fan_speed._ptr).version = cynvml.nvmlFanSpeedInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetFanSpeedRPM(_c_device, <cynvml.nvmlFanSpeedInfo_t *>_c_fan_speed._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_fan_speed
+    return _c_fan_speed.speed
 
 def device_get_target_fan_speed(device, fan):
     """device_get_target_fan_speed(device: int, fan: int)
@@ -23677,6 +24094,7 @@ def device_get_cooler_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef CoolerInfo _c_cooler_info = CoolerInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlCoolerInfo_v1_t*>_c_cooler_info._ptr).version = cynvml.nvmlCoolerInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetCoolerInfo(_c_device, <cynvml.nvmlCoolerInfo_t *>_c_cooler_info._ptr)
@@ -23685,8 +24103,8 @@ def device_get_cooler_info(device):
     _check(_result)
     return _c_cooler_info
 
-def device_get_temperature_v(device):
-    """device_get_temperature_v(device: int)
+def device_get_temperature_v(device, sensorType):
+    """device_get_temperature_v(device: int, sensorType: TemperatureSensors | int)
 
     Retrieves the current temperature readings (in degrees C) for the given device.
 
@@ -23715,14 +24133,16 @@ def device_get_temperature_v(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef Temperature _c_temperature = Temperature()
+    (<cynvml.nvmlTemperature_v1_t*>_c_temperature._ptr).sensorType = <cynvml.nvmlTemperatureSensors_t>_support.enum_arg(sensorType, "sensorType")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlTemperature_v1_t*>_c_temperature._ptr).version = cynvml.nvmlTemperature_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetTemperatureV(_c_device, <cynvml.nvmlTemperature_t *>_c_temperature._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_temperature
+    return _c_temperature.temperature
 
 def device_get_temperature_threshold(device, threshold_type):
     """device_get_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int)
@@ -23786,20 +24206,21 @@ def device_get_margin_temperature(device):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH   if the right versioned structure is not used
              - NVML_ERROR_UNKNOWN                     on any unexpected error
 
-    Returns: margin_temp_info; raises NvmlError on failure.
+    Returns: margin_temperature; raises NvmlError on failure.
     C function: nvmlDeviceGetMarginTemperature (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef MarginTemperature _c_margin_temp_info = MarginTemperature()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlMarginTemperature_v1_t*>_c_margin_temp_info._ptr).version = cynvml.nvmlMarginTemperature_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetMarginTemperature(_c_device, <cynvml.nvmlMarginTemperature_t *>_c_margin_temp_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_margin_temp_info
+    return _c_margin_temp_info.margin_temperature
 
 def device_get_thermal_settings(device, sensor_index):
     """device_get_thermal_settings(device: int, sensor_index: int)
@@ -24091,8 +24512,8 @@ def device_get_min_max_clock_of_p_state(device, type, pstate):
     _check(_result)
     return (_c_min_clock_m_hz, _c_max_clock_m_hz, )
 
-def device_get_supported_performance_states(device, size):
-    """device_get_supported_performance_states(device: int, size: int)
+def device_get_supported_performance_states(device):
+    """device_get_supported_performance_states(device: int)
 
     Get all supported Performance States (P-States) for the device.
 
@@ -24121,18 +24542,26 @@ def device_get_supported_performance_states(device, size):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef cynvml.nvmlPstates_t _c_pstates
-    cdef unsigned int _c_size
-    _c_size = <unsigned int>_support.unsigned_arg(size, sizeof(unsigned int), "size")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_pstates, 0, sizeof(_c_pstates))
+    cdef cynvml.nvmlPstates_t* _c_pstates = NULL
+    cdef Py_ssize_t _cap_pstates = 0
+    cdef unsigned int _c_size = <unsigned int>(16 * sizeof(cynvml.nvmlPstates_t))
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetSupportedPerformanceStates(_c_device, &_c_pstates, _c_size)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return _enum_member("Pstates", <long long>_c_pstates)
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _cap_pstates = <Py_ssize_t>16
+        if _cap_pstates < 0:
+            raise ValueError(f"16 cannot be negative ({_cap_pstates})")
+        if _cap_pstates > 0:
+            _c_pstates = <cynvml.nvmlPstates_t*>_support.alloc_array(_cap_pstates, sizeof(cynvml.nvmlPstates_t))
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetSupportedPerformanceStates(_c_device, <cynvml.nvmlPstates_t *>_c_pstates, _c_size)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        _check(_result)
+        return [_enum_member("Pstates", <long long>_c_pstates[i]) for i in range(_cap_pstates)]
+
+    finally:
+        free(_c_pstates)
 
 def device_get_gpc_clk_min_max_vf_offset(device):
     """device_get_gpc_clk_min_max_vf_offset(device: int)
@@ -24200,8 +24629,8 @@ def device_get_mem_clk_min_max_vf_offset(device):
     _check(_result)
     return (_c_min_offset, _c_max_offset, )
 
-def device_get_clock_offsets(device):
-    """device_get_clock_offsets(device: int)
+def device_get_clock_offsets(device, clock_type, pstate):
+    """device_get_clock_offsets(device: int, clock_type: ClockType | int, pstate: Pstates | int)
 
     Retrieve min, max and current clock offset of some clock domain for a given PState
 
@@ -24230,7 +24659,10 @@ def device_get_clock_offsets(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef ClockOffset _c_info = ClockOffset()
+    (<cynvml.nvmlClockOffset_v1_t*>_c_info._ptr).type_ = <cynvml.nvmlClockType_t>_support.enum_arg(clock_type, "clock_type")
+    (<cynvml.nvmlClockOffset_v1_t*>_c_info._ptr).pstate = <cynvml.nvmlPstates_t>_support.enum_arg(pstate, "pstate")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlClockOffset_v1_t*>_c_info._ptr).version = cynvml.nvmlClockOffset_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetClockOffsets(_c_device, <cynvml.nvmlClockOffset_t *>_c_info._ptr)
@@ -24334,20 +24766,21 @@ def device_get_performance_modes(device):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: perf_modes; raises NvmlError on failure.
+    Returns: str; raises NvmlError on failure.
     C function: nvmlDeviceGetPerformanceModes (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef DevicePerfModes _c_perf_modes = DevicePerfModes()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDevicePerfModes_v1_t*>_c_perf_modes._ptr).version = cynvml.nvmlDevicePerfModes_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPerformanceModes(_c_device, <cynvml.nvmlDevicePerfModes_t *>_c_perf_modes._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_perf_modes
+    return _c_perf_modes.str
 
 def device_get_current_clock_freqs(device):
     """device_get_current_clock_freqs(device: int)
@@ -24397,20 +24830,21 @@ def device_get_current_clock_freqs(device):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: current_clock_freqs; raises NvmlError on failure.
+    Returns: str; raises NvmlError on failure.
     C function: nvmlDeviceGetCurrentClockFreqs (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef DeviceCurrentClockFreqs _c_current_clock_freqs = DeviceCurrentClockFreqs()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDeviceCurrentClockFreqs_v1_t*>_c_current_clock_freqs._ptr).version = cynvml.nvmlDeviceCurrentClockFreqs_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetCurrentClockFreqs(_c_device, <cynvml.nvmlDeviceCurrentClockFreqs_t *>_c_current_clock_freqs._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_current_clock_freqs
+    return _c_current_clock_freqs.str
 
 def device_get_power_management_limit(device):
     """device_get_power_management_limit(device: int)
@@ -25104,6 +25538,8 @@ def device_get_dram_encryption_mode(device):
     cdef DramEncryptionInfo _c_current = DramEncryptionInfo()
     cdef DramEncryptionInfo _c_pending = DramEncryptionInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDramEncryptionInfo_v1_t*>_c_current._ptr).version = cynvml.nvmlDramEncryptionInfo_v1
+    (<cynvml.nvmlDramEncryptionInfo_v1_t*>_c_pending._ptr).version = cynvml.nvmlDramEncryptionInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetDramEncryptionMode(_c_device, <cynvml.nvmlDramEncryptionInfo_t *>_c_current._ptr, <cynvml.nvmlDramEncryptionInfo_t *>_c_pending._ptr)
@@ -26190,8 +26626,8 @@ def device_get_mps_compute_running_processes_v3(device):
     finally:
         free(_c_infos)
 
-def device_get_running_process_detail_list(device):
-    """device_get_running_process_detail_list(device: int)
+def device_get_running_process_detail_list(device, mode):
+    """device_get_running_process_detail_list(device: int, mode: int)
 
     Get information about running processes on a device for input context
 
@@ -26246,12 +26682,20 @@ def device_get_running_process_detail_list(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef ProcessDetailList _c_plist = ProcessDetailList()
+    (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).version = cynvml.nvmlProcessDetailList_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetRunningProcessDetailList(_c_device, <cynvml.nvmlProcessDetailList_t *>_c_plist._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries > 0:
+        _c_plist.proc_array = [ProcessDetail_v1() for _ in range((<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries)]
+        with nogil:
+            _result = cynvml.nvmlDeviceGetRunningProcessDetailList(_c_device, <cynvml.nvmlProcessDetailList_t *>_c_plist._ptr)
+    if _result == 0 and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries < len(_c_plist.proc_array):
+        _c_plist.proc_array = _c_plist.proc_array[:(<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries]
     _check(_result)
     return _c_plist
 
@@ -26736,6 +27180,7 @@ def device_get_gpu_fabric_info_v(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef GpuFabricInfoV _c_gpu_fabric_info = GpuFabricInfoV()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlGpuFabricInfo_v3_t*>_c_gpu_fabric_info._ptr).version = cynvml.nvmlGpuFabricInfo_v3
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetGpuFabricInfoV(_c_device, <cynvml.nvmlGpuFabricInfoV_t *>_c_gpu_fabric_info._ptr)
@@ -26977,8 +27422,8 @@ def device_get_conf_compute_gpu_certificate(device):
     _check(_result)
     return _c_gpu_cert
 
-def device_get_conf_compute_gpu_attestation_report(device):
-    """device_get_conf_compute_gpu_attestation_report(device: int)
+def device_get_conf_compute_gpu_attestation_report(device, nonce):
+    """device_get_conf_compute_gpu_attestation_report(device: int, nonce: bytes)
 
     Get Conf Computing GPU attestation report.
 
@@ -27002,6 +27447,7 @@ def device_get_conf_compute_gpu_attestation_report(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef ConfComputeGpuAttestationReport _c_gpu_atst_report = ConfComputeGpuAttestationReport()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    _c_gpu_atst_report.nonce = nonce
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetConfComputeGpuAttestationReport(_c_device, <cynvml.nvmlConfComputeGpuAttestationReport_t *>_c_gpu_atst_report._ptr)
@@ -27027,7 +27473,7 @@ def system_get_conf_compute_key_rotation_threshold_info():
              - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: p_key_rotation_thr_info; raises NvmlError on failure.
+    Returns: attacker_advantage; raises NvmlError on failure.
     C function: nvmlSystemGetConfComputeKeyRotationThresholdInfo (nvml.h)
     """
     cdef long long _result
@@ -27039,7 +27485,7 @@ def system_get_conf_compute_key_rotation_threshold_info():
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_key_rotation_thr_info
+    return _c_p_key_rotation_thr_info.attacker_advantage
 
 def device_set_conf_compute_unprotected_mem_size(device, size_ki_b):
     """device_set_conf_compute_unprotected_mem_size(device: int, size_ki_b: int)
@@ -27105,8 +27551,8 @@ def system_set_conf_compute_gpus_ready_state(is_accepting_work):
     _check(_result)
     return None
 
-def system_set_conf_compute_key_rotation_threshold_info():
-    """system_set_conf_compute_key_rotation_threshold_info()
+def system_set_conf_compute_key_rotation_threshold_info(max_attacker_advantage):
+    """system_set_conf_compute_key_rotation_threshold_info(max_attacker_advantage: int)
 
     Set Conf Computing key rotation threshold.
 
@@ -27128,11 +27574,12 @@ def system_set_conf_compute_key_rotation_threshold_info():
              - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: p_key_rotation_thr_info; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemSetConfComputeKeyRotationThresholdInfo (nvml.h)
     """
     cdef long long _result
     cdef ConfComputeSetKeyRotationThresholdInfo _c_p_key_rotation_thr_info = ConfComputeSetKeyRotationThresholdInfo()
+    (<cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st*>_c_p_key_rotation_thr_info._ptr).maxAttackerAdvantage = <unsigned long long>_support.unsigned_arg(max_attacker_advantage, sizeof(unsigned long long), "max_attacker_advantage")
     (<cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st*>_c_p_key_rotation_thr_info._ptr).version = cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_v1
     try:
         with nogil:
@@ -27140,7 +27587,7 @@ def system_set_conf_compute_key_rotation_threshold_info():
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_key_rotation_thr_info
+    return None
 
 def system_get_conf_compute_settings():
     """system_get_conf_compute_settings()
@@ -27166,6 +27613,7 @@ def system_get_conf_compute_settings():
     """
     cdef long long _result
     cdef SystemConfComputeSettings _c_settings = SystemConfComputeSettings()
+    (<cynvml.nvmlSystemConfComputeSettings_v1_t*>_c_settings._ptr).version = cynvml.nvmlSystemConfComputeSettings_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemGetConfComputeSettings(<cynvml.nvmlSystemConfComputeSettings_t *>_c_settings._ptr)
@@ -27279,6 +27727,7 @@ def device_get_sram_ecc_error_status(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef EccSramErrorStatus _c_status = EccSramErrorStatus()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlEccSramErrorStatus_v1_t*>_c_status._ptr).version = cynvml.nvmlEccSramErrorStatus_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetSramEccErrorStatus(_c_device, <cynvml.nvmlEccSramErrorStatus_t *>_c_status._ptr)
@@ -27287,8 +27736,8 @@ def device_get_sram_ecc_error_status(device):
     _check(_result)
     return _c_status
 
-def device_set_power_management_limit_v2(device):
-    """device_set_power_management_limit_v2(device: int)
+def device_set_power_management_limit_v2(device, power_scope, power_value_mw):
+    """device_set_power_management_limit_v2(device: int, power_scope: int, power_value_mw: int)
 
     Set new power limit of this device.
 
@@ -27321,12 +27770,14 @@ def device_set_power_management_limit_v2(device):
      @see NVML_FI_DEV_POWER_MAX_LIMIT
      @see NVML_FI_DEV_POWER_CURRENT_LIMIT
 
-    Returns: power_value; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetPowerManagementLimit_v2 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef PowerValue_v2 _c_power_value = PowerValue_v2()
+    (<cynvml.nvmlPowerValue_v2_t*>_c_power_value._ptr).powerScope = <cynvml.nvmlPowerScopeType_t>_support.unsigned_arg(power_scope, sizeof(cynvml.nvmlPowerScopeType_t), "power_scope")
+    (<cynvml.nvmlPowerValue_v2_t*>_c_power_value._ptr).powerValueMw = <unsigned int>_support.unsigned_arg(power_value_mw, sizeof(unsigned int), "power_value_mw")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     (<cynvml.nvmlPowerValue_v2_t*>_c_power_value._ptr).version = cynvml.nvmlPowerValue_v2
     try:
@@ -27335,7 +27786,7 @@ def device_set_power_management_limit_v2(device):
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_power_value
+    return None
 
 def device_get_accounting_mode(device):
     """device_get_accounting_mode(device: int)
@@ -27940,8 +28391,8 @@ def device_get_process_utilization(device, last_seen_time_stamp):
     _check(_result)
     return (_c_utilization, _c_process_samples_count, )
 
-def device_get_processes_utilization_info(device):
-    """device_get_processes_utilization_info(device: int)
+def device_get_processes_utilization_info(device, last_seen_time_stamp):
+    """device_get_processes_utilization_info(device: int, last_seen_time_stamp: int)
 
     Retrieves the recent utilization and process ID for all running processes
 
@@ -27992,12 +28443,20 @@ def device_get_processes_utilization_info(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef ProcessesUtilizationInfo _c_proceses_util_info = ProcessesUtilizationInfo()
+    (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).lastSeenTimeStamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "last_seen_time_stamp")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).version = cynvml.nvmlProcessesUtilizationInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetProcessesUtilizationInfo(_c_device, <cynvml.nvmlProcessesUtilizationInfo_t *>_c_proceses_util_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount > 0:
+        _c_proceses_util_info.proc_util_array = [ProcessUtilizationInfo_v1() for _ in range((<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount)]
+        with nogil:
+            _result = cynvml.nvmlDeviceGetProcessesUtilizationInfo(_c_device, <cynvml.nvmlProcessesUtilizationInfo_t *>_c_proceses_util_info._ptr)
+    if _result == 0 and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount < len(_c_proceses_util_info.proc_util_array):
+        _c_proceses_util_info.proc_util_array = _c_proceses_util_info.proc_util_array[:(<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount]
     _check(_result)
     return _c_proceses_util_info
 
@@ -28028,6 +28487,7 @@ def device_get_platform_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef PlatformInfo _c_platform_info = PlatformInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlPlatformInfo_v2_t*>_c_platform_info._ptr).version = cynvml.nvmlPlatformInfo_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPlatformInfo(_c_device, <cynvml.nvmlPlatformInfo_t *>_c_platform_info._ptr)
@@ -28057,20 +28517,21 @@ def device_get_pdi(device):
              - NVML_ERROR_GPU_IS_LOST                if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN                    on any unexpected error
 
-    Returns: pdi; raises NvmlError on failure.
+    Returns: value; raises NvmlError on failure.
     C function: nvmlDeviceGetPdi (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef Pdi _c_pdi = Pdi()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlPdi_v1_t*>_c_pdi._ptr).version = cynvml.nvmlPdi_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetPdi(_c_device, <cynvml.nvmlPdi_t *>_c_pdi._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_pdi
+    return _c_pdi.value
 
 def device_set_hostname_v1(device, hostname):
     """device_set_hostname_v1(device: int, hostname: Optional[Hostname_v1])
@@ -28835,8 +29296,8 @@ def device_set_fan_control_policy(device, fan, policy):
     _check(_result)
     return None
 
-def device_set_temperature_threshold(device, threshold_type):
-    """device_set_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int)
+def device_set_temperature_threshold(device, threshold_type, temp):
+    """device_set_temperature_threshold(device: int, threshold_type: TemperatureThresholds | int, temp: int)
 
     Sets the temperature threshold for the GPU with the specified threshold type in degrees C.
 
@@ -28855,7 +29316,7 @@ def device_set_temperature_threshold(device, threshold_type):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: temp; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetTemperatureThreshold (nvml.h)
     """
     cdef long long _result
@@ -28864,14 +29325,14 @@ def device_set_temperature_threshold(device, threshold_type):
     cdef int _c_temp
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     _c_threshold_type = <cynvml.nvmlTemperatureThresholds_t>_support.enum_arg(threshold_type, "thresholdType")
-    memset(&_c_temp, 0, sizeof(_c_temp))
+    _c_temp = <int>_support.signed_arg(temp, sizeof(int), "temp")
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceSetTemperatureThreshold(_c_device, _c_threshold_type, &_c_temp)
+            _result = cynvml.nvmlDeviceSetTemperatureThreshold(_c_device, _c_threshold_type, <int *>&_c_temp)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_temp
+    return None
 
 def device_set_gpu_operation_mode(device, mode):
     """device_set_gpu_operation_mode(device: int, mode: GpuOperationMode | int)
@@ -29354,8 +29815,8 @@ def device_get_nvlink_remote_device_type(device, link):
     _check(_result)
     return _enum_member("IntNvLinkDeviceType", <long long>_c_p_nv_link_device_type)
 
-def device_set_nvlink_device_low_power_threshold(device):
-    """device_set_nvlink_device_low_power_threshold(device: int)
+def device_set_nvlink_device_low_power_threshold(device, threshold):
+    """device_set_nvlink_device_low_power_threshold(device: int, threshold: int)
 
     Set NvLink Low Power Threshold for device.
 
@@ -29372,12 +29833,13 @@ def device_set_nvlink_device_low_power_threshold(device):
             - NVML_ERROR_NOT_READY         if an internal driver setting prevents the threshold from being used
             - NVML_ERROR_NOT_SUPPORTED     if this query is not supported by the device
 
-    Returns: info; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetNvLinkDeviceLowPowerThreshold (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvLinkPowerThres _c_info = NvLinkPowerThres()
+    (<cynvml.nvmlNvLinkPowerThres_st*>_c_info._ptr).lowPwrThreshold = <unsigned int>_support.unsigned_arg(threshold, sizeof(unsigned int), "threshold")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     try:
         with nogil:
@@ -29385,7 +29847,7 @@ def device_set_nvlink_device_low_power_threshold(device):
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_info
+    return None
 
 def system_set_nvlink_bw_mode(nvlink_bw_mode):
     """system_set_nvlink_bw_mode(nvlink_bw_mode: int)
@@ -29463,6 +29925,7 @@ def device_get_nvlink_supported_bw_modes(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvlinkSupportedBwModes _c_supported_bw_mode = NvlinkSupportedBwModes()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlNvlinkSupportedBwModes_v1_t*>_c_supported_bw_mode._ptr).version = cynvml.nvmlNvlinkSupportedBwModes_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetNvlinkSupportedBwModes(_c_device, <cynvml.nvmlNvlinkSupportedBwModes_t *>_c_supported_bw_mode._ptr)
@@ -29494,6 +29957,7 @@ def device_get_nvlink_bw_mode(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvlinkGetBwMode _c_get_bw_mode = NvlinkGetBwMode()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlNvlinkGetBwMode_v1_t*>_c_get_bw_mode._ptr).version = cynvml.nvmlNvlinkGetBwMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetNvlinkBwMode(_c_device, <cynvml.nvmlNvlinkGetBwMode_t *>_c_get_bw_mode._ptr)
@@ -29593,6 +30057,7 @@ def device_get_nvlink_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef NvLinkInfo _c_info = NvLinkInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlNvLinkInfo_v2_t*>_c_info._ptr).version = cynvml.nvmlNvLinkInfo_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetNvLinkInfo(_c_device, <cynvml.nvmlNvLinkInfo_t *>_c_info._ptr)
@@ -30074,8 +30539,8 @@ def event_set_register_gpu_operational_events_v1(event_set, config):
     _check(_result)
     return None
 
-def event_set_wait_v3(set):
-    """event_set_wait_v3(set: int)
+def event_set_wait_v3(set, timeout_ms):
+    """event_set_wait_v3(set: int, timeout_ms: int)
 
     @brief Waits on an event set and returns the next event in the extended event format.
 
@@ -30129,6 +30594,7 @@ def event_set_wait_v3(set):
     cdef long long _result
     cdef cynvml.nvmlEventSet_t _c_set
     cdef EventSetWait_v3 _c_params = EventSetWait_v3()
+    (<cynvml.nvmlEventSetWait_v3_t*>_c_params._ptr).timeoutMs = <unsigned int>_support.unsigned_arg(timeout_ms, sizeof(unsigned int), "timeout_ms")
     _c_set = <cynvml.nvmlEventSet_t><intptr_t>_support.signed_arg(set, sizeof(intptr_t), "set")
     try:
         with nogil:
@@ -30181,8 +30647,8 @@ def event_set_get_context_count_v1(set):
     _check(_result)
     return _c_params
 
-def event_set_get_context_info_v1(set):
-    """event_set_get_context_info_v1(set: int)
+def event_set_get_context_info_v1(set, index):
+    """event_set_get_context_info_v1(set: int, index: int)
 
     @brief Gets metadata for a context record from the most recent event returned by
      nvmlEventSetWait_v3.
@@ -30219,6 +30685,7 @@ def event_set_get_context_info_v1(set):
     cdef long long _result
     cdef cynvml.nvmlEventSet_t _c_set
     cdef EventSetGetContextInfo_v1 _c_params = EventSetGetContextInfo_v1()
+    (<cynvml.nvmlEventSetGetContextInfo_v1_t*>_c_params._ptr).index = <unsigned int>_support.unsigned_arg(index, sizeof(unsigned int), "index")
     _c_set = <cynvml.nvmlEventSet_t><intptr_t>_support.signed_arg(set, sizeof(intptr_t), "set")
     try:
         with nogil:
@@ -30274,8 +30741,8 @@ def event_set_get_context_data_v1(set):
     _check(_result)
     return _c_params
 
-def event_set_get_gpu_operational_event_context_legacy_xid_v1(set):
-    """event_set_get_gpu_operational_event_context_legacy_xid_v1(set: int)
+def event_set_get_gpu_operational_event_context_legacy_xid_v1(set, index):
+    """event_set_get_gpu_operational_event_context_legacy_xid_v1(set: int, index: int)
 
     @brief Gets decoded GPU legacy-Xid context data for a context record from the most recent event returned
      by nvmlEventSetWait_v3.
@@ -30309,6 +30776,7 @@ def event_set_get_gpu_operational_event_context_legacy_xid_v1(set):
     cdef long long _result
     cdef cynvml.nvmlEventSet_t _c_set
     cdef EventSetGetGpuOperationalEventContextLegacyXid_v1 _c_params = EventSetGetGpuOperationalEventContextLegacyXid_v1()
+    (<cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t*>_c_params._ptr).index = <unsigned int>_support.unsigned_arg(index, sizeof(unsigned int), "index")
     _c_set = <cynvml.nvmlEventSet_t><intptr_t>_support.signed_arg(set, sizeof(intptr_t), "set")
     try:
         with nogil:
@@ -30366,21 +30834,22 @@ def system_event_set_create():
 
      @see nvmlSystemEventSetFree
 
-    Returns: request; raises NvmlError on failure.
+    Returns: set; raises NvmlError on failure.
     C function: nvmlSystemEventSetCreate (nvml.h)
     """
     cdef long long _result
     cdef SystemEventSetCreateRequest _c_request = SystemEventSetCreateRequest()
+    (<cynvml.nvmlSystemEventSetCreateRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemEventSetCreateRequest_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemEventSetCreate(<cynvml.nvmlSystemEventSetCreateRequest_t *>_c_request._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_request
+    return _c_request.set
 
-def system_event_set_free():
-    """system_event_set_free()
+def system_event_set_free(event_set):
+    """system_event_set_free(event_set: int)
 
     Releases system event set
 
@@ -30397,21 +30866,23 @@ def system_event_set_free():
 
      @see nvmlDeviceRegisterEvents
 
-    Returns: request; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemEventSetFree (nvml.h)
     """
     cdef long long _result
     cdef SystemEventSetFreeRequest _c_request = SystemEventSetFreeRequest()
+    (<cynvml.nvmlSystemEventSetFreeRequest_v1_t*>_c_request._ptr).set = <cynvml.nvmlSystemEventSet_t><intptr_t>_support.signed_arg(event_set, sizeof(intptr_t), "event_set")
+    (<cynvml.nvmlSystemEventSetFreeRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemEventSetFreeRequest_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemEventSetFree(<cynvml.nvmlSystemEventSetFreeRequest_t *>_c_request._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_request
+    return None
 
-def system_register_events():
-    """system_register_events()
+def system_register_events(event_types, event_set):
+    """system_register_events(event_types: int, event_set: int)
 
     Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
 
@@ -30438,21 +30909,24 @@ def system_register_events():
      @see nvmlSystemEventSetWait
      @see nvmlEventSetFree
 
-    Returns: request; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlSystemRegisterEvents (nvml.h)
     """
     cdef long long _result
     cdef SystemRegisterEventRequest _c_request = SystemRegisterEventRequest()
+    (<cynvml.nvmlSystemRegisterEventRequest_v1_t*>_c_request._ptr).eventTypes = <unsigned long long>_support.unsigned_arg(event_types, sizeof(unsigned long long), "event_types")
+    (<cynvml.nvmlSystemRegisterEventRequest_v1_t*>_c_request._ptr).set = <cynvml.nvmlSystemEventSet_t><intptr_t>_support.signed_arg(event_set, sizeof(intptr_t), "event_set")
+    (<cynvml.nvmlSystemRegisterEventRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemRegisterEventRequest_v1
     try:
         with nogil:
             _result = cynvml.nvmlSystemRegisterEvents(<cynvml.nvmlSystemRegisterEventRequest_t *>_c_request._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_request
+    return None
 
-def system_event_set_wait():
-    """system_event_set_wait()
+def system_event_set_wait(event_set, timeout_ms, buffer_size):
+    """system_event_set_wait(event_set: int, timeout_ms: int, buffer_size: int)
 
     Waits on system events and delivers events
 
@@ -30479,18 +30953,29 @@ def system_event_set_wait():
      @see nvmlSystemEventType
      @see nvmlSystemRegisterEvents
 
-    Returns: request; raises NvmlError on failure.
+    Returns: data; raises NvmlError on failure.
     C function: nvmlSystemEventSetWait (nvml.h)
     """
     cdef long long _result
     cdef SystemEventSetWaitRequest _c_request = SystemEventSetWaitRequest()
+    cdef cynvml.nvmlSystemEventData_v1_t* _b_request_data = NULL
     try:
-        with nogil:
-            _result = cynvml.nvmlSystemEventSetWait(<cynvml.nvmlSystemEventSetWaitRequest_t *>_c_request._ptr)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return _c_request
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).set = <cynvml.nvmlSystemEventSet_t><intptr_t>_support.signed_arg(event_set, sizeof(intptr_t), "event_set")
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).timeoutms = <unsigned int>_support.unsigned_arg(timeout_ms, sizeof(unsigned int), "timeout_ms")
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).dataSize = <unsigned int>_support.unsigned_arg(buffer_size, sizeof(unsigned int), "buffer_size")
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).version = cynvml.nvmlSystemEventSetWaitRequest_v1
+        _b_request_data = <cynvml.nvmlSystemEventData_v1_t*>_support.alloc_array((<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).dataSize, sizeof(cynvml.nvmlSystemEventData_v1_t))
+        (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).data = _b_request_data
+        try:
+            with nogil:
+                _result = cynvml.nvmlSystemEventSetWait(<cynvml.nvmlSystemEventSetWaitRequest_t *>_c_request._ptr)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        _check(_result)
+        return [SystemEventData_v1._copy(&_b_request_data[i]) for i in range(min((<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).numEvent, (<cynvml.nvmlSystemEventSetWaitRequest_v1_t*>_c_request._ptr).dataSize))]
+
+    finally:
+        free(_b_request_data)
 
 def device_modify_drain_state(pci_info, new_state):
     """device_modify_drain_state(pci_info: PciInfo, new_state: EnableState | int)
@@ -30661,8 +31146,8 @@ def device_discover_gpus(pci_info):
     _check(_result)
     return None
 
-def device_get_field_values(device, values_count, values):
-    """device_get_field_values(device: int, values_count: int, values: Optional[FieldValue])
+def device_get_field_values(device, values):
+    """device_get_field_values(device: int, values: Sequence[FieldValue | int | tuple[int, int]] | FieldValue)
 
     Request values for a list of fields for a device. This API allows multiple fields to be queried at once.
      If any of the underlying fieldIds are populated by the same driver call, the results for those field IDs
@@ -30679,26 +31164,54 @@ def device_get_field_values(device, values_count, values):
                                                  status
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or values is NULL
 
-    Returns: None; raises NvmlError on failure.
+    Returns: values; raises NvmlError on failure.
     C function: nvmlDeviceGetFieldValues (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef int _c_values_count
-    cdef void* _c_values
-    _c_values_count = <int>_support.signed_arg(values_count, sizeof(int), "valuesCount")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_values = _support.struct_pointer(values, FieldValue, "values")
+    cdef int _c_values_count = 0
+    cdef cynvml.nvmlFieldValue_st* _c_values = NULL
+    cdef Py_ssize_t _i_values
+    cdef Py_ssize_t _len_values = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return None
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _seq_values = [values] if isinstance(values, FieldValue) else values
+        try:
+            _seq_values = list(_seq_values)
+        except TypeError:
+            raise TypeError(f"values: expected a sequence, each item a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple, got {type(values).__name__}") from None
+        _len_values = len(_seq_values)
+        _c_values = <cynvml.nvmlFieldValue_st*>_support.alloc_array(_len_values, sizeof(cynvml.nvmlFieldValue_st))
+        for _i_values in range(_len_values):
+            _item_values = _seq_values[_i_values]
+            if isinstance(_item_values, FieldValue):
+                memcpy(&_c_values[_i_values], (<FieldValue>_item_values)._ptr, sizeof(cynvml.nvmlFieldValue_st))
+            elif isinstance(_item_values, tuple) and 1 <= len(_item_values) <= 2:
+                if len(_item_values) > 0:
+                    _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values[0], sizeof(unsigned int), "values")
+                if len(_item_values) > 1:
+                    _c_values[_i_values].scopeId = <unsigned int>_support.unsigned_arg(_item_values[1], sizeof(unsigned int), "values")
+            elif isinstance(_item_values, int):
+                _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values, sizeof(unsigned int), "values")
+            else:
+                raise ValueError(f"values: each item must be a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple; item {_i_values} is {_item_values!r}")
+        _c_values_count = <int>_len_values
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        for _i_values in range(_len_values):
+            if isinstance(_seq_values[_i_values], FieldValue):
+                memcpy((<FieldValue>_seq_values[_i_values])._ptr, &_c_values[_i_values], sizeof(cynvml.nvmlFieldValue_st))
+        _check(_result)
+        return [FieldValue._copy(&_c_values[i]) for i in range(_len_values)]
 
-def device_clear_field_values(device, values_count, values):
-    """device_clear_field_values(device: int, values_count: int, values: Optional[FieldValue])
+    finally:
+        free(_c_values)
+
+def device_clear_field_values(device, values):
+    """device_clear_field_values(device: int, values: Sequence[FieldValue | int | tuple[int, int]] | FieldValue)
 
     Clear values for a list of fields for a device. This API allows multiple fields to be cleared at once.
 
@@ -30713,23 +31226,51 @@ def device_clear_field_values(device, values_count, values):
                                                  status
              - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or values is NULL
 
-    Returns: None; raises NvmlError on failure.
+    Returns: values; raises NvmlError on failure.
     C function: nvmlDeviceClearFieldValues (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef int _c_values_count
-    cdef void* _c_values
-    _c_values_count = <int>_support.signed_arg(values_count, sizeof(int), "valuesCount")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_values = _support.struct_pointer(values, FieldValue, "values")
+    cdef int _c_values_count = 0
+    cdef cynvml.nvmlFieldValue_st* _c_values = NULL
+    cdef Py_ssize_t _i_values
+    cdef Py_ssize_t _len_values = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceClearFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return None
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _seq_values = [values] if isinstance(values, FieldValue) else values
+        try:
+            _seq_values = list(_seq_values)
+        except TypeError:
+            raise TypeError(f"values: expected a sequence, each item a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple, got {type(values).__name__}") from None
+        _len_values = len(_seq_values)
+        _c_values = <cynvml.nvmlFieldValue_st*>_support.alloc_array(_len_values, sizeof(cynvml.nvmlFieldValue_st))
+        for _i_values in range(_len_values):
+            _item_values = _seq_values[_i_values]
+            if isinstance(_item_values, FieldValue):
+                memcpy(&_c_values[_i_values], (<FieldValue>_item_values)._ptr, sizeof(cynvml.nvmlFieldValue_st))
+            elif isinstance(_item_values, tuple) and 1 <= len(_item_values) <= 2:
+                if len(_item_values) > 0:
+                    _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values[0], sizeof(unsigned int), "values")
+                if len(_item_values) > 1:
+                    _c_values[_i_values].scopeId = <unsigned int>_support.unsigned_arg(_item_values[1], sizeof(unsigned int), "values")
+            elif isinstance(_item_values, int):
+                _c_values[_i_values].fieldId = <unsigned int>_support.unsigned_arg(_item_values, sizeof(unsigned int), "values")
+            else:
+                raise ValueError(f"values: each item must be a FieldValue, an int (fieldId) or a (fieldId, scopeId) tuple; item {_i_values} is {_item_values!r}")
+        _c_values_count = <int>_len_values
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceClearFieldValues(_c_device, _c_values_count, <cynvml.nvmlFieldValue_t *>_c_values)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        for _i_values in range(_len_values):
+            if isinstance(_seq_values[_i_values], FieldValue):
+                memcpy((<FieldValue>_seq_values[_i_values])._ptr, &_c_values[_i_values], sizeof(cynvml.nvmlFieldValue_st))
+        _check(_result)
+        return [FieldValue._copy(&_c_values[i]) for i in range(_len_values)]
+
+    finally:
+        free(_c_values)
 
 def device_get_virtualization_mode(device):
     """device_get_virtualization_mode(device: int)
@@ -30855,23 +31396,24 @@ def device_get_vgpu_heterogeneous_mode(device):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pHeterogeneousMode is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_heterogeneous_mode; raises NvmlError on failure.
+    Returns: mode; raises NvmlError on failure.
     C function: nvmlDeviceGetVgpuHeterogeneousMode (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuHeterogeneousMode(_c_device, <cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_heterogeneous_mode
+    return _c_p_heterogeneous_mode.mode
 
-def device_set_vgpu_heterogeneous_mode(device, p_heterogeneous_mode):
-    """device_set_vgpu_heterogeneous_mode(device: int, p_heterogeneous_mode: Optional[VgpuHeterogeneousMode])
+def device_set_vgpu_heterogeneous_mode(device, mode):
+    """device_set_vgpu_heterogeneous_mode(device: int, mode: int)
 
     Enable or disable vGPU heterogeneous mode for the device.
 
@@ -30904,12 +31446,13 @@ def device_set_vgpu_heterogeneous_mode(device, p_heterogeneous_mode):
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef void* _c_p_heterogeneous_mode
+    cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    _c_p_heterogeneous_mode = _support.struct_pointer(p_heterogeneous_mode, VgpuHeterogeneousMode, "pHeterogeneousMode")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceSetVgpuHeterogeneousMode(_c_device, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode)
+            _result = cynvml.nvmlDeviceSetVgpuHeterogeneousMode(_c_device, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -30935,20 +31478,21 @@ def vgpu_instance_get_placement_id(vgpu_instance):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pPlacement is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_placement; raises NvmlError on failure.
+    Returns: placement_id; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetPlacementId (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
     cdef VgpuPlacementId _c_p_placement = VgpuPlacementId()
     _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
+    (<cynvml.nvmlVgpuPlacementId_v1_t*>_c_p_placement._ptr).version = cynvml.nvmlVgpuPlacementId_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuInstanceGetPlacementId(_c_vgpu_instance, <cynvml.nvmlVgpuPlacementId_t *>_c_p_placement._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_placement
+    return _c_p_placement.placement_id
 
 def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
     """device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int)
@@ -30989,6 +31533,7 @@ def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
     cdef VgpuPlacementList _c_p_placement_list = VgpuPlacementList()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).version = cynvml.nvmlVgpuPlacementList_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuTypeSupportedPlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
@@ -31034,6 +31579,7 @@ def device_get_vgpu_type_creatable_placements(device, vgpu_type_id):
     cdef VgpuPlacementList _c_p_placement_list = VgpuPlacementList()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).version = cynvml.nvmlVgpuPlacementList_v2
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuTypeCreatablePlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
@@ -31121,20 +31667,21 @@ def vgpu_instance_get_runtime_state_size(vgpu_instance):
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pState is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_state; raises NvmlError on failure.
+    Returns: size; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetRuntimeStateSize (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
     cdef VgpuRuntimeState _c_p_state = VgpuRuntimeState()
     _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
+    (<cynvml.nvmlVgpuRuntimeState_v1_t*>_c_p_state._ptr).version = cynvml.nvmlVgpuRuntimeState_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuInstanceGetRuntimeStateSize(_c_vgpu_instance, <cynvml.nvmlVgpuRuntimeState_t *>_c_p_state._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_state
+    return _c_p_state.size
 
 def device_set_vgpu_capabilities(device, capability, state):
     """device_set_vgpu_capabilities(device: int, capability: DeviceVgpuCapability | int, state: EnableState | int)
@@ -31857,6 +32404,7 @@ def vgpu_type_get_bar1_info(vgpu_type_id):
     cdef cynvml.nvmlVgpuTypeId_t _c_vgpu_type_id
     cdef VgpuTypeBar1Info _c_bar1_info = VgpuTypeBar1Info()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
+    (<cynvml.nvmlVgpuTypeBar1Info_v1_t*>_c_bar1_info._ptr).version = cynvml.nvmlVgpuTypeBar1Info_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuTypeGetBAR1Info(_c_vgpu_type_id, <cynvml.nvmlVgpuTypeBar1Info_t *>_c_bar1_info._ptr)
@@ -32705,6 +33253,7 @@ def gpu_instance_get_creatable_vgpus(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuTypeIdInfo _c_p_vgpus = VgpuTypeIdInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>_c_p_vgpus._ptr).version = cynvml.nvmlVgpuTypeIdInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetCreatableVgpus(_c_gpu_instance, <cynvml.nvmlVgpuTypeIdInfo_t *>_c_p_vgpus._ptr)
@@ -32713,8 +33262,8 @@ def gpu_instance_get_creatable_vgpus(gpu_instance):
     _check(_result)
     return _c_p_vgpus
 
-def vgpu_type_get_max_instances_per_gpu_instance():
-    """vgpu_type_get_max_instances_per_gpu_instance()
+def vgpu_type_get_max_instances_per_gpu_instance(vgpu_type_id):
+    """vgpu_type_get_max_instances_per_gpu_instance(vgpu_type_id: int)
 
     Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type
 
@@ -32728,18 +33277,20 @@ def vgpu_type_get_max_instances_per_gpu_instance():
              - NVML_ERROR_ARGUMENT_VERSION_MISMATCH  If the version of pMaxInstance is invalid
              - NVML_ERROR_UNKNOWN                    On any unexpected error
 
-    Returns: p_max_instance; raises NvmlError on failure.
+    Returns: max_instance_per_gi; raises NvmlError on failure.
     C function: nvmlVgpuTypeGetMaxInstancesPerGpuInstance (nvml.h)
     """
     cdef long long _result
     cdef VgpuTypeMaxInstance _c_p_max_instance = VgpuTypeMaxInstance()
+    (<cynvml.nvmlVgpuTypeMaxInstance_v1_t*>_c_p_max_instance._ptr).vgpuTypeId = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpu_type_id")
+    (<cynvml.nvmlVgpuTypeMaxInstance_v1_t*>_c_p_max_instance._ptr).version = cynvml.nvmlVgpuTypeMaxInstance_v1
     try:
         with nogil:
             _result = cynvml.nvmlVgpuTypeGetMaxInstancesPerGpuInstance(<cynvml.nvmlVgpuTypeMaxInstance_t *>_c_p_max_instance._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_p_max_instance
+    return _c_p_max_instance.max_instance_per_gi
 
 def gpu_instance_get_active_vgpus(gpu_instance):
     """gpu_instance_get_active_vgpus(gpu_instance: int)
@@ -32779,6 +33330,7 @@ def gpu_instance_get_active_vgpus(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef ActiveVgpuInstanceInfo _c_p_vgpu_instance_info = ActiveVgpuInstanceInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>_c_p_vgpu_instance_info._ptr).version = cynvml.nvmlActiveVgpuInstanceInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetActiveVgpus(_c_gpu_instance, <cynvml.nvmlActiveVgpuInstanceInfo_t *>_c_p_vgpu_instance_info._ptr)
@@ -32861,6 +33413,7 @@ def gpu_instance_get_vgpu_scheduler_state(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuSchedulerStateInfo _c_p_scheduler_state_info = VgpuSchedulerStateInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuSchedulerStateInfo_v1_t*>_c_p_scheduler_state_info._ptr).version = cynvml.nvmlVgpuSchedulerStateInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuSchedulerState(_c_gpu_instance, <cynvml.nvmlVgpuSchedulerStateInfo_t *>_c_p_scheduler_state_info._ptr)
@@ -32902,6 +33455,7 @@ def gpu_instance_get_vgpu_scheduler_log(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuSchedulerLogInfo _c_p_scheduler_log_info = VgpuSchedulerLogInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuSchedulerLogInfo_v1_t*>_c_p_scheduler_log_info._ptr).version = cynvml.nvmlVgpuSchedulerLogInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuSchedulerLog(_c_gpu_instance, <cynvml.nvmlVgpuSchedulerLogInfo_t *>_c_p_scheduler_log_info._ptr)
@@ -32947,6 +33501,7 @@ def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuCreatablePlacementInfo _c_p_creatable_placement_info = VgpuCreatablePlacementInfo()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).version = cynvml.nvmlVgpuCreatablePlacementInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuTypeCreatablePlacements(_c_gpu_instance, <cynvml.nvmlVgpuCreatablePlacementInfo_t *>_c_p_creatable_placement_info._ptr)
@@ -32988,6 +33543,7 @@ def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance):
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuHeterogeneousMode(_c_gpu_instance, <cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
@@ -32996,8 +33552,8 @@ def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance):
     _check(_result)
     return _c_p_heterogeneous_mode
 
-def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance, p_heterogeneous_mode):
-    """gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance: int, p_heterogeneous_mode: Optional[VgpuHeterogeneousMode])
+def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance, mode):
+    """gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance: int, mode: int)
 
     Enable or disable vGPU heterogeneous mode for the GPU instance.
 
@@ -33029,12 +33585,13 @@ def gpu_instance_set_vgpu_heterogeneous_mode(gpu_instance, p_heterogeneous_mode)
     """
     cdef long long _result
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
-    cdef void* _c_p_heterogeneous_mode
+    cdef VgpuHeterogeneousMode _c_p_heterogeneous_mode = VgpuHeterogeneousMode()
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
-    _c_p_heterogeneous_mode = _support.struct_pointer(p_heterogeneous_mode, VgpuHeterogeneousMode, "pHeterogeneousMode")
+    (<cynvml.nvmlVgpuHeterogeneousMode_v1_t*>_c_p_heterogeneous_mode._ptr).version = cynvml.nvmlVgpuHeterogeneousMode_v1
     try:
         with nogil:
-            _result = cynvml.nvmlGpuInstanceSetVgpuHeterogeneousMode(_c_gpu_instance, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode)
+            _result = cynvml.nvmlGpuInstanceSetVgpuHeterogeneousMode(_c_gpu_instance, <const cynvml.nvmlVgpuHeterogeneousMode_t *>_c_p_heterogeneous_mode._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
@@ -33786,6 +34343,7 @@ def device_get_vgpu_instances_utilization_info(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuInstancesUtilizationInfo _c_vgpu_util_info = VgpuInstancesUtilizationInfo()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>_c_vgpu_util_info._ptr).version = cynvml.nvmlVgpuInstancesUtilizationInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuInstancesUtilizationInfo(_c_device, <cynvml.nvmlVgpuInstancesUtilizationInfo_t *>_c_vgpu_util_info._ptr)
@@ -33867,8 +34425,8 @@ def device_get_vgpu_process_utilization(device, last_seen_time_stamp):
     finally:
         free(_c_utilization_samples)
 
-def device_get_vgpu_processes_utilization_info(device):
-    """device_get_vgpu_processes_utilization_info(device: int)
+def device_get_vgpu_processes_utilization_info(device, last_seen_time_stamp):
+    """device_get_vgpu_processes_utilization_info(device: int, last_seen_time_stamp: int)
 
     Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
 
@@ -33918,12 +34476,20 @@ def device_get_vgpu_processes_utilization_info(device):
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuProcessesUtilizationInfo _c_vgpu_proc_util_info = VgpuProcessesUtilizationInfo()
+    (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).lastSeenTimeStamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "last_seen_time_stamp")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).version = cynvml.nvmlVgpuProcessesUtilizationInfo_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuProcessesUtilizationInfo(_c_device, <cynvml.nvmlVgpuProcessesUtilizationInfo_t *>_c_vgpu_proc_util_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount > 0:
+        _c_vgpu_proc_util_info.vgpu_proc_util_array = [VgpuProcessUtilizationInfo_v1() for _ in range((<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount)]
+        with nogil:
+            _result = cynvml.nvmlDeviceGetVgpuProcessesUtilizationInfo(_c_device, <cynvml.nvmlVgpuProcessesUtilizationInfo_t *>_c_vgpu_proc_util_info._ptr)
+    if _result == 0 and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount < len(_c_vgpu_proc_util_info.vgpu_proc_util_array):
+        _c_vgpu_proc_util_info.vgpu_proc_util_array = _c_vgpu_proc_util_info.vgpu_proc_util_array[:(<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount]
     _check(_result)
     return _c_vgpu_proc_util_info
 
@@ -35413,6 +35979,7 @@ def device_get_capabilities(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef DeviceCapabilities _c_caps = DeviceCapabilities()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlDeviceCapabilities_v1_t*>_c_caps._ptr).version = cynvml.nvmlDeviceCapabilities_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetCapabilities(_c_device, <cynvml.nvmlDeviceCapabilities_t *>_c_caps._ptr)
@@ -35583,6 +36150,7 @@ def device_get_sram_unique_uncorrected_ecc_error_counts(device):
     cdef cynvml.nvmlDevice_t _c_device
     cdef EccSramUniqueUncorrectedErrorCounts _c_error_counts = EccSramUniqueUncorrectedErrorCounts()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>_c_error_counts._ptr).version = cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(_c_device, <cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_t *>_c_error_counts._ptr)
@@ -35628,8 +36196,8 @@ def device_get_remapped_rows_v2(device):
     _check(_result)
     return _c_info
 
-def device_set_rusd_settings_v1(device):
-    """device_set_rusd_settings_v1(device: int)
+def device_set_rusd_settings_v1(device, poll_mask):
+    """device_set_rusd_settings_v1(device: int, poll_mask: int)
 
     @addtogroup nvmlDeviceCommands
     @{
@@ -35647,12 +36215,13 @@ def device_set_rusd_settings_v1(device):
           - NVML_ERROR_NOT_SUPPORTED             if this feature is not supported by NVIDIA kernel driver
           - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the input version is not supported
 
-    Returns: settings; raises NvmlError on failure.
+    Returns: None; raises NvmlError on failure.
     C function: nvmlDeviceSetRusdSettings_v1 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef RusdSettings_v1 _c_settings = RusdSettings_v1()
+    (<cynvml.nvmlRusdSettings_v1_t*>_c_settings._ptr).pollMask = <unsigned long long>_support.unsigned_arg(poll_mask, sizeof(unsigned long long), "poll_mask")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     (<cynvml.nvmlRusdSettings_v1_t*>_c_settings._ptr).version = cynvml.nvmlRusdSettings_v1
     try:
@@ -35661,7 +36230,7 @@ def device_set_rusd_settings_v1(device):
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_settings
+    return None
 
 def device_get_bank_remapper_status_v1(device):
     """device_get_bank_remapper_status_v1(device: int)

@@ -407,7 +407,7 @@ class Device:
         """
         field_ids = _field_ids(field_ids)
         if not field_ids:
-            return FieldValues(nvml.FieldValue(0))
+            return FieldValues([])
         return FieldValues(nvml.device_get_field_values(self._handle, field_ids))
 
     def clear_field_values(self, field_ids: list[int | tuple[int, int]]) -> None:

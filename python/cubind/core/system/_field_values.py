@@ -66,7 +66,7 @@ class FieldValue:
 class FieldValues:
     """The fields of one :meth:`Device.get_field_values` call, in the order asked."""
 
-    def __init__(self, field_values: nvml.FieldValue):
+    def __init__(self, field_values: list[nvml.FieldValue]):
         self._field_values = field_values
 
     def __getitem__(self, idx: int) -> FieldValue:

@@ -52,7 +52,7 @@ class SystemEvent:
 class SystemEvents:
     """The events one :meth:`RegisteredSystemEvents.wait` returned."""
 
-    def __init__(self, event_data: nvml.SystemEventData_v1):
+    def __init__(self, event_data: list[nvml.SystemEventData_v1]):
         self._event_data = event_data
 
     def __len__(self) -> int:

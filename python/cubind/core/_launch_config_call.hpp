@@ -1,0 +1,131 @@
+// LaunchConfig(grid=g, block=b) and LaunchConfig(grid=g, block=b,
+// shmem_size=s) as a vectorcall of the class itself (the type object's
+// tp_vectorcall, which CPython calls for LaunchConfig(...) before any of
+// type.__call__'s machinery). A LaunchConfig is immutable (read-only fields,
+// its driver form rendered once), so one made from exact ints is kept and
+// given again for the same three values, as a program that builds its config
+// at every launch does: no argument tuple, keyword dict or __init__ per call.
+// Any other call (positional arguments, cluster, is_cooperative, a tuple or
+// a value out of range, which __init__ explains) takes the class's usual
+// call. Subclasses do not inherit tp_vectorcall. Included by _launch only.
+#pragma once
+
+#include <Python.h>
+
+namespace cubind_core {
+
+struct LaunchConfigKey {
+  unsigned long long grid;
+  unsigned long long block;
+  unsigned long long shmem;
+};
+
+struct KeptLaunchConfig {
+  LaunchConfigKey key;
+  PyObject* config;  // a reference held while here, or nullptr
+};
+
+static KeptLaunchConfig kept_launch_configs[16];
+static PyObject* launch_config_names[3];  // "grid", "block", "shmem_size", interned
+
+// An exact int within [low, high], into *out.
+inline bool exact_int_in(PyObject* o, long long low, long long high, unsigned long long* out) {
+  if (Py_TYPE(o) != &PyLong_Type) return false;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);  // an exact int sets no error
+  if (overflow != 0 || v < low || v > high) return false;
+  *out = static_cast<unsigned long long>(v);
+  return true;
+}
+
+inline int launch_config_name(PyObject* name) {
+  for (int i = 0; i < 3; ++i) {
+    if (name == launch_config_names[i]) return i;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (PyUnicode_Check(name) && PyUnicode_Compare(name, launch_config_names[i]) == 0) return i;
+  }
+  return -1;
+}
+
+inline KeptLaunchConfig& kept_launch_config(const LaunchConfigKey& key) {
+  return kept_launch_configs[(key.grid * 31 + key.block * 7 + key.shmem) & 15];
+}
+
+// The class's usual call, with the arguments as a tuple and a dict.
+inline PyObject* launch_config_usual_call(PyObject* type, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+  PyObject* positional = PyTuple_New(n);
+  if (positional == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(positional, i, args[i]);
+  }
+  PyObject* keywords = nullptr;
+  const Py_ssize_t nk = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nk > 0) {
+    keywords = PyDict_New();
+    for (Py_ssize_t i = 0; keywords != nullptr && i < nk; ++i) {
+      if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) Py_CLEAR(keywords);
+    }
+    if (keywords == nullptr) {
+      Py_DECREF(positional);
+      return nullptr;
+    }
+  }
+  PyObject* result = PyType_Type.tp_call(type, positional, keywords);
+  Py_DECREF(positional);
+  Py_XDECREF(keywords);
+  return result;
+}
+
+inline PyObject* launch_config_vectorcall(PyObject* type, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n != 0 || kwnames == nullptr) return launch_config_usual_call(type, args, n, kwnames);
+  const Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+  LaunchConfigKey key{0, 0, 0};
+  bool given[3] = {false, false, false};
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    const int which = launch_config_name(PyTuple_GET_ITEM(kwnames, i));
+    bool ok = which >= 0;
+    if (which == 0) ok = exact_int_in(args[i], 1, 0xFFFFFFFFLL, &key.grid);
+    if (which == 1) ok = exact_int_in(args[i], 1, 0xFFFFFFFFLL, &key.block);
+    if (which == 2) ok = exact_int_in(args[i], 0, 0xFFFFFFFFLL, &key.shmem);
+    if (!ok) return launch_config_usual_call(type, args, n, kwnames);
+    given[which] = true;
+  }
+  if (!given[0] || !given[1]) return launch_config_usual_call(type, args, n, kwnames);
+  KeptLaunchConfig& kept = kept_launch_config(key);
+  if (kept.config != nullptr && kept.key.grid == key.grid && kept.key.block == key.block &&
+      kept.key.shmem == key.shmem) {
+    Py_INCREF(kept.config);
+    return kept.config;
+  }
+  PyObject* config = launch_config_usual_call(type, args, n, kwnames);
+  if (config == nullptr) return nullptr;
+  PyObject* old = kept.config;
+  Py_INCREF(config);
+  kept.key = key;
+  kept.config = config;
+  Py_XDECREF(old);
+  return config;
+}
+
+// Called by LaunchConfig.__init__ on an object it initializes again, so that
+// no later call is given it for values it no longer holds.
+inline void forget_launch_config(PyObject* config) {
+  for (KeptLaunchConfig& kept : kept_launch_configs) {
+    if (kept.config == config) {
+      kept.config = nullptr;
+      Py_DECREF(config);
+    }
+  }
+}
+
+inline void install_launch_config_call(PyObject* type) {
+  launch_config_names[0] = PyUnicode_InternFromString("grid");
+  launch_config_names[1] = PyUnicode_InternFromString("block");
+  launch_config_names[2] = PyUnicode_InternFromString("shmem_size");
+  reinterpret_cast<PyTypeObject*>(type)->tp_vectorcall = launch_config_vectorcall;
+}
+
+}  // namespace cubind_core
