@@ -52,10 +52,3 @@ while read -r dist version platform sha256; do
   fi
 done < scripts/cuda-extras.lock
 
-# nvvm.h comes with the toolkit the generator reads; a copy here travels with
-# .cuda-extras to a machine that builds from the committed bindings and has the
-# CUDA headers but not libNVVM's.
-cuda_home=${CUDA_HOME:-/usr/local/cuda}
-for header in "$cuda_home/include/nvvm.h" "$cuda_home/nvvm/include/nvvm.h"; do
-  if [ -f "$header" ]; then cp -f "$header" "$DEST/include/"; break; fi
-done
