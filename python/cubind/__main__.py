@@ -164,7 +164,9 @@ def _lacks(name, missing):
     lines = [f"{len(missing)} function(s) of the CUDA {cubind.bindings._cuda_version} headers; "
              "calling one raises"]
     for version in sorted(by_version, key=lambda v: [int(x) for x in v.split(".")] if v != "?" else [99]):
-        lines.append(f"CUDA {version}: " + ", ".join(by_version[version]))
+        # NVML's header is not in the toolkits the releases are read from.
+        label = f"CUDA {version}" if version != "?" else "newer than this library (release not recorded)"
+        lines.append(f"{label}: " + ", ".join(by_version[version]))
     _line(f"  {name} lacks", "\n".join(lines))
 
 
