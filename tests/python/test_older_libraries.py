@@ -94,6 +94,17 @@ def test_python_m_cubind_lists_what_the_driver_lacks(tmp_path):
     assert "driver lacks" in text and "CUDA 13.5: " in text and "cuTensorMapSetAllocationClass" in text, text
 
 
+
+def test_a_missing_function_of_no_recorded_release_is_listed_as_newer_than_the_library(capsys):
+    # NVML's functions have no CUDA release in scripts/cuda_api_diff.py's table.
+    from cubind.__main__ import _lacks
+    _lacks("nvml", [{"function": "nvmlDeviceGetGpuUptime_v1", "introduced": None},
+                    {"function": "cuStreamGetDevResource", "introduced": "13.1"}])
+    text = capsys.readouterr().out
+    assert "CUDA 13.1: cuStreamGetDevResource" in text, text
+    assert "newer than this library (release not recorded): nvmlDeviceGetGpuUptime_v1" in text, text
+    assert "CUDA ?" not in text
+
 # ---------------------------------------------------------------------------
 # NVRTC, nvJitLink and the runtime of CUDA 13.0
 
