@@ -34,6 +34,12 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The stand-in driver compiles against the headers the bindings were generated
+# from (cubind.get_cuda_include() takes no older ones): in a checkout, the
+# pinned ones of scripts/cuda_headers.py, unless the caller chose others.
+_PINNED_HEADERS = os.path.join(HERE, "..", ".cuda-headers", "include")
+if "CUBIND_CUDA_INCLUDE" not in os.environ and os.path.isfile(os.path.join(_PINNED_HEADERS, "cuda.h")):
+    os.environ["CUBIND_CUDA_INCLUDE"] = os.path.abspath(_PINNED_HEADERS)
 TABLE = os.path.join(HERE, "instruction_counts.json")
 FAKE_DIR = os.path.join(HERE, "..", "tests", "python", "fake_driver")
 N1, N2 = 200, 1200
