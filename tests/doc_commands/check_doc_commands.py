@@ -153,8 +153,9 @@ def scratch_copy(dest):
         raise SystemExit("doc-commands: copying the repository failed")
     os.symlink(os.path.join(ROOT, ".venv"), os.path.join(dest, ".venv"))
     # The pinned headers scripts/setup.sh fetched (cubind-codegen reads them there).
-    if os.path.isdir(os.path.join(ROOT, ".cuda-extras")):
-        os.symlink(os.path.join(ROOT, ".cuda-extras"), os.path.join(dest, ".cuda-extras"))
+    for pinned in (".cuda-extras", ".cuda-headers"):
+        if os.path.isdir(os.path.join(ROOT, pinned)):
+            os.symlink(os.path.join(ROOT, pinned), os.path.join(dest, pinned))
 
 
 def main():
@@ -171,6 +172,11 @@ def main():
                                                 os.path.join(build, "codegen"), env.get("PATH", "")]))
     for name in ("CUBIND_BUILD_DIR", "CUBIND_INSTALL_PREFIX", "VIRTUAL_ENV", "PYTHONPATH"):
         env.pop(name, None)
+    # As the README says for a checkout whose toolkit is older than the bindings'
+    # headers: the pinned ones scripts/setup.sh fetched.
+    pinned_headers = os.path.join(repo, ".cuda-headers", "include")
+    if "CUBIND_CUDA_INCLUDE" not in env and os.path.isfile(os.path.join(ROOT, ".cuda-headers", "include", "cuda.h")):
+        env["CUBIND_CUDA_INCLUDE"] = pinned_headers
 
     results, done, unknown = [], set(), []
     ci = open(os.path.join(ROOT, ".ci/run"), encoding="utf-8").read()
