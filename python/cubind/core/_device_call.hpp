@@ -10,6 +10,8 @@
 
 #include <Python.h>
 
+#include "_type_call.hpp"
+
 namespace cubind_core {
 
 // Device(device_id) for the class `type`: a new reference, or nullptr with
@@ -51,29 +53,7 @@ inline PyObject* device_vectorcall(PyObject* type, PyObject* const* args, size_t
     return device_lookup(type, args[0]);
   }
   if (kwnames == nullptr && n == 0) return device_lookup(type, Py_None);
-  // The class's usual call, with the arguments as a tuple and a dict.
-  PyObject* positional = PyTuple_New(n);
-  if (positional == nullptr) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    Py_INCREF(args[i]);
-    PyTuple_SET_ITEM(positional, i, args[i]);
-  }
-  PyObject* keywords = nullptr;
-  const Py_ssize_t nk = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (nk > 0) {
-    keywords = PyDict_New();
-    for (Py_ssize_t i = 0; keywords != nullptr && i < nk; ++i) {
-      if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) Py_CLEAR(keywords);
-    }
-    if (keywords == nullptr) {
-      Py_DECREF(positional);
-      return nullptr;
-    }
-  }
-  PyObject* result = PyType_Type.tp_call(type, positional, keywords);
-  Py_DECREF(positional);
-  Py_XDECREF(keywords);
-  return result;
+  return usual_type_call(type, args, n, kwnames);
 }
 
 inline void install_device_call(PyObject* type, DeviceLookup lookup, PyObject* key) {

@@ -12,6 +12,8 @@
 
 #include <Python.h>
 
+#include "_type_call.hpp"
+
 namespace cubind_core {
 
 struct LaunchConfigKey {
@@ -52,35 +54,9 @@ inline KeptLaunchConfig& kept_launch_config(const LaunchConfigKey& key) {
   return kept_launch_configs[(key.grid * 31 + key.block * 7 + key.shmem) & 15];
 }
 
-// The class's usual call, with the arguments as a tuple and a dict.
-inline PyObject* launch_config_usual_call(PyObject* type, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
-  PyObject* positional = PyTuple_New(n);
-  if (positional == nullptr) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    Py_INCREF(args[i]);
-    PyTuple_SET_ITEM(positional, i, args[i]);
-  }
-  PyObject* keywords = nullptr;
-  const Py_ssize_t nk = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (nk > 0) {
-    keywords = PyDict_New();
-    for (Py_ssize_t i = 0; keywords != nullptr && i < nk; ++i) {
-      if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) Py_CLEAR(keywords);
-    }
-    if (keywords == nullptr) {
-      Py_DECREF(positional);
-      return nullptr;
-    }
-  }
-  PyObject* result = PyType_Type.tp_call(type, positional, keywords);
-  Py_DECREF(positional);
-  Py_XDECREF(keywords);
-  return result;
-}
-
 inline PyObject* launch_config_vectorcall(PyObject* type, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (n != 0 || kwnames == nullptr) return launch_config_usual_call(type, args, n, kwnames);
+  if (n != 0 || kwnames == nullptr) return usual_type_call(type, args, n, kwnames);
   const Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
   LaunchConfigKey key{0, 0, 0};
   bool given[3] = {false, false, false};
@@ -90,17 +66,17 @@ inline PyObject* launch_config_vectorcall(PyObject* type, PyObject* const* args,
     if (which == 0) ok = exact_int_in(args[i], 1, 0xFFFFFFFFLL, &key.grid);
     if (which == 1) ok = exact_int_in(args[i], 1, 0xFFFFFFFFLL, &key.block);
     if (which == 2) ok = exact_int_in(args[i], 0, 0xFFFFFFFFLL, &key.shmem);
-    if (!ok) return launch_config_usual_call(type, args, n, kwnames);
+    if (!ok) return usual_type_call(type, args, n, kwnames);
     given[which] = true;
   }
-  if (!given[0] || !given[1]) return launch_config_usual_call(type, args, n, kwnames);
+  if (!given[0] || !given[1]) return usual_type_call(type, args, n, kwnames);
   KeptLaunchConfig& kept = kept_launch_config(key);
   if (kept.config != nullptr && kept.key.grid == key.grid && kept.key.block == key.block &&
       kept.key.shmem == key.shmem) {
     Py_INCREF(kept.config);
     return kept.config;
   }
-  PyObject* config = launch_config_usual_call(type, args, n, kwnames);
+  PyObject* config = usual_type_call(type, args, n, kwnames);
   if (config == nullptr) return nullptr;
   PyObject* old = kept.config;
   Py_INCREF(config);
