@@ -91,11 +91,11 @@ def set_entry_points(size_t launch_ex, size_t alloc, size_t free_, size_t pool):
         _params[i] = &_values[2 * i]
 
 
-def launch(stream, config, kernel, *args):
+cdef int _launch_one_block(stream, kernel, void** params) except -1:
+    # cuLaunchKernelEx of one block of one thread on stream, the GIL released.
     cdef CUlaunchConfig c
     cdef int status
     cdef void* f = <void*><size_t>kernel
-    cdef void** params = _params if len(args) else NULL
     c.gridDimX = c.gridDimY = c.gridDimZ = 1
     c.blockDimX = c.blockDimY = c.blockDimZ = 1
     c.sharedMemBytes = 0
@@ -106,6 +106,11 @@ def launch(stream, config, kernel, *args):
         status = _launch_ex(&c, f, params, NULL)
     if status != 0:
         raise RuntimeError(f"cuLaunchKernelEx: {status}")
+    return 0
+
+
+def launch(stream, config, kernel, *args):
+    _launch_one_block(stream, kernel, _params if len(args) else NULL)
 
 
 
@@ -133,9 +138,6 @@ cdef extern from *:
 
 
 def launch_converting(stream, bytes kinds, kernel, *args):
-    cdef CUlaunchConfig c
-    cdef int status
-    cdef void* f = <void*><size_t>kernel
     cdef Py_ssize_t i, n = len(args)
     cdef void** params = _params if n else NULL
     cdef const char* k = kinds
@@ -164,16 +166,7 @@ def launch_converting(stream, bytes kinds, kernel, *args):
             PyObject_GetBuffer(a, &view, PyBUF_SIMPLE)
             memcpy(slot, view.buf, view.len if view.len <= 16 else 16)
             PyBuffer_Release(&view)
-    c.gridDimX = c.gridDimY = c.gridDimZ = 1
-    c.blockDimX = c.blockDimY = c.blockDimZ = 1
-    c.sharedMemBytes = 0
-    c.hStream = <void*><size_t>stream
-    c.attrs = NULL
-    c.numAttrs = 0
-    with nogil:
-        status = _launch_ex(&c, f, params, NULL)
-    if status != 0:
-        raise RuntimeError(f"cuLaunchKernelEx: {status}")
+    _launch_one_block(stream, kernel, params)
 
 cdef class FloorBuffer:
     cdef unsigned long long ptr
