@@ -321,9 +321,14 @@ def test_field_values(fake_nvml_dir):
         assert given.value.ui_val == 5 and out[0].value.ui_val == 5 and out[1].value.d_val == 1.5
         assert nvml.device_get_field_values(h, given)[0].value.ui_val == 5
         assert nvml.device_get_field_values(h, []) == []
-        # cuda.bindings.nvml's FieldValue(3) is an array of three; here it is refused, not
-        # taken as the address 3.
-        raises(ValueError, "not a count", nvml.FieldValue, 3)
+        # FieldValue(3) is an array of three, as in cuda.bindings.nvml: filled in place.
+        array = nvml.FieldValue(3)
+        array.field_id = [91, 1, 5]
+        out = nvml.device_get_field_values(h, array)
+        got = (len(out), array[0].value.ui_val, array[1].value.d_val, array.nvml_return.tolist())
+        assert got == (3, 4, 1.5, [0, 0, int(nvml.Return.ERROR_NOT_SUPPORTED)]), got
+        # Another struct class still refuses a count where its address goes.
+        raises(ValueError, "not a count", nvml.PciInfo, 3)
         raises(ValueError, "item 1 is 'x'", nvml.device_get_field_values, h, [91, "x"])
         raises(ValueError, "item 0 is (1, 2, 3)", nvml.device_get_field_values, h, [(1, 2, 3)])
         raises(TypeError, "values", nvml.device_get_field_values, h, 91)
