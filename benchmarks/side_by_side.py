@@ -641,13 +641,16 @@ def life_cycle_rows():
         "C floor": _c_op("timing", batch=200),
     }))
 
-    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None):
+    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None, batch=None):
+        # batch: allocations per timed batch, the same on every side (the C
+        # floor's too), where a pool's cost per batch (pinning host memory
+        # again after the synchronisation between batches) is spread over it.
         sides = {
             "cubind": lambda w: Side("mr.allocate(4096, stream=s).close()", {"mr": ours(w), "s": w.stream},
-                                     sync=w.stream.sync),
+                                     sync=w.stream.sync, batch=batch),
             "cuda.core": _nvidia_core_side("mr.allocate(4096, stream=s).close()",
                                            lambda w, n: {"mr": theirs(w, n), "s": w.nvidia["stream"]},
-                                           sync=lambda w: w.nvidia["stream"].sync),
+                                           sync=lambda w: w.nvidia["stream"].sync, batch=batch),
         }
         if cupy is not None:
             sides["CuPy"] = _cupy_side(cupy[0], cupy[1])
@@ -677,11 +680,12 @@ def life_cycle_rows():
     pinned = kept("_pinned_mr", lambda w: w.cc.PinnedMemoryResource())
     managed = kept("_managed_mr", lambda w: w.cc.ManagedMemoryResource())
     rows.append(allocate_row("PinnedMemoryResource", pinned, lambda w, n: n.PinnedMemoryResource(),
-                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle)))
+                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle), batch=20))
     rows.append(allocate_row("ManagedMemoryResource", managed, lambda w, n: n.ManagedMemoryResource(),
                              c_op=_c_op("allocate", handle_of=lambda w: managed(w).handle)))
     rows.append(allocate_row("LegacyPinnedMemoryResource", lambda w: w.cc.LegacyPinnedMemoryResource(),
-                             lambda w, n: n.LegacyPinnedMemoryResource(), c_op=_c_op("host_alloc", batch=20)))
+                             lambda w, n: n.LegacyPinnedMemoryResource(), c_op=_c_op("host_alloc", batch=20),
+                             batch=20))
 
     source = 'extern "C" __global__ void small(float* x) { x[threadIdx.x] *= 2.0f; }'
     compile_stmt = "Program(source, 'c++', options).compile('cubin')"
