@@ -2,7 +2,8 @@
 libnvidia-ml, its enums, structs and exception classes, NVML's error where no
 driver is installed, and the conversions of the Python layer (str outputs,
 struct outputs with their version set, queried arrays, errors per status)
-against the stand-in libnvidia-ml.so.1 of fake_nvml/.
+against the stand-in libnvidia-ml.so.1 of fake_nvml/; and the module and its
+structs without NumPy (the NumPy layer itself: test_nvml_numpy.py).
 """
 import os
 import subprocess
@@ -367,3 +368,34 @@ def test_struct_array_asked_for_by_size(fake_nvml_dir):
         assert empty.num_proc_array_entries == 0 and empty.proc_array == []
         raises(nvml.InvalidArgumentError, "", nvml.device_get_running_process_detail_list, a, 7)
     """)
+
+
+def test_import_and_fields_work_without_numpy():
+    code = textwrap.dedent("""
+        import sys
+
+        class NoNumpy:
+            def find_spec(self, name, path=None, target=None):
+                if name == "numpy" or name.startswith("numpy."):
+                    raise ImportError("numpy is blocked")
+
+        sys.meta_path.insert(0, NoNumpy())
+        from cubind.bindings import nvml
+        assert "numpy" not in sys.modules
+        p = nvml.PciInfo()
+        p.domain = 3
+        assert p.domain == 3 and p.ptr != 0
+        copy = nvml.PciInfo.from_ptr(p.ptr)
+        assert copy.domain == 3
+        assert nvml.PciInfo.from_buffer(bytearray(68)).domain == 0
+        assert len(nvml.FieldValue(2)) == 2
+        assert "pci_info_dtype" in dir(nvml)
+        try:
+            nvml.pci_info_dtype
+        except ImportError as e:
+            assert "NumPy" in str(e), e
+        else:
+            raise AssertionError("no ImportError")
+        print("ok")
+    """)
+    run_child(code.replace('print("ok")\n', ""))
