@@ -491,3 +491,32 @@ nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProc
     plist->numProcArrayEntries = n;
     return NVML_SUCCESS;
 }
+
+/* No length parameter: nvml.h sizes the buffer NVML_GSP_FIRMWARE_VERSION_BUF_SIZE,
+ * and the stand-in fills all of it (its last byte the NUL). */
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char* version) {
+    NEEDS_DEVICE(device);
+    if (version == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    memset(version, device->index == 0 ? 'a' : 'b', NVML_GSP_FIRMWARE_VERSION_BUF_SIZE - 1);
+    version[NVML_GSP_FIRMWARE_VERSION_BUF_SIZE - 1] = '\0';
+    return NVML_SUCCESS;
+}
+
+/* The raw payload of a context record: record 0 holds 13 bytes, record 1 none.
+ * Asked with no buffer (or too small a one) it reports the size needed. */
+unsigned int fake_nvml_context_calls;
+
+nvmlReturn_t nvmlEventSetGetContextData_v1(nvmlEventSet_t set, nvmlEventSetGetContextData_v1_t* params) {
+    static const char payload[] = "ctx\0payload-0";
+    NEEDS_INIT();
+    ++fake_nvml_context_calls;
+    if (set == NULL || params == NULL || params->index > 1) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int size = params->index == 0 ? (unsigned int)(sizeof(payload) - 1) : 0;
+    if (size > 0 && (params->data == NULL || params->dataSize < size)) {
+        params->dataSize = size;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (size > 0) memcpy(params->data, payload, size);
+    params->dataSize = size;
+    return NVML_SUCCESS;
+}
