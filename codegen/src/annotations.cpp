@@ -89,6 +89,13 @@
 //           fields: [mode]
 //           queried: {procArray: numProcArrayEntries}   # asked with the count at 0, then with an
 //                                                       # array of as many structs as it reported
+//     nvmlDeviceGetHandleByUUIDV:
+//       params:
+//         uuid:
+//           direction: in
+//           fields: [type, value]
+//           field_names: {value: uuid}
+//           bytes_fields: [value]        # given as bytes or str, copied into the field (a union)
 //     nvmlEventSetGetContextData_v1:
 //       params:
 //         params: {direction: inout, fields: [index], queried: {data: dataSize}, returns: data}
@@ -351,7 +358,8 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   r.expect_map(node, where);
   r.only_keys(node,
               {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value", "fields",
-               "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields"},
+               "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields",
+               "bytes_fields"},
               where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
@@ -379,6 +387,12 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   }
   if (node["fields"]) p.fields = string_list(r, node["fields"], where + ".fields");
   if (node["item_fields"]) p.item_fields = string_list(r, node["item_fields"], where + ".item_fields");
+  if (node["bytes_fields"]) p.bytes_fields = string_list(r, node["bytes_fields"], where + ".bytes_fields");
+  for (const auto& field : p.bytes_fields) {
+    if (std::find(p.fields.begin(), p.fields.end(), field) == p.fields.end()) {
+      r.fail(node["bytes_fields"], where + ".bytes_fields names '" + field + "', which fields does not list");
+    }
+  }
   for (const char* key : {"field_names", "buffers", "queried"}) {
     if (!node[key]) continue;
     r.expect_map(node[key], where + "." + key);
@@ -716,6 +730,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.field_queried = pa->second.queried;
           p.bytes_of = pa->second.bytes_of;
           p.item_fields = pa->second.item_fields;
+          p.bytes_fields = pa->second.bytes_fields;
           p.classified_by = "annotation";
         }
       }

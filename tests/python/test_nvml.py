@@ -448,3 +448,19 @@ def test_event_context_data_is_returned_as_bytes(fake_nvml_dir):
         raises(nvml.InvalidArgumentError, "", nvml.event_set_get_context_data_v1, 1, 5)
         raises(OverflowError, "index", nvml.event_set_get_context_data_v1, 1, -1)
     """)
+
+
+def test_handle_by_uuid_in_either_form(fake_nvml_dir):
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        b = nvml.device_get_handle_by_index_v2(1)
+        ascii_uuid = "GPU-55555555-6666-7777-8888-999999999999"
+        assert nvml.device_get_handle_by_uuidv(nvml.UUIDType.ASCII, ascii_uuid) == b
+        assert nvml.device_get_handle_by_uuidv(nvml.UUIDType.ASCII, ascii_uuid.encode()) == b
+        assert nvml.device_get_handle_by_uuidv(nvml.UUIDType.BINARY, bytes([0x20] * 16)) == b
+        raises(nvml.NotFoundError, "", nvml.device_get_handle_by_uuidv, nvml.UUIDType.BINARY, bytes(16))
+        raises(TypeError, "uuid: expected bytes or str, got int", nvml.device_get_handle_by_uuidv,
+               nvml.UUIDType.ASCII, 5)
+        raises(ValueError, "uuid: at most 41 bytes, got 42", nvml.device_get_handle_by_uuidv,
+               nvml.UUIDType.ASCII, "x" * 42)
+    """)

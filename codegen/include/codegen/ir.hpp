@@ -78,6 +78,9 @@ struct Param {
   // An array of structs the call reads and fills, its count its length: each item is a
   // struct, or an int or tuple that sets these fields in order (fieldId, scopeId).
   std::vector<std::string> item_fields;
+  // Of struct_fields, those given as bytes or str (UTF-8), copied into the field's
+  // storage, the rest zero (nvmlUUID_t's value union: an ASCII UUID or 16 bytes).
+  std::vector<std::string> bytes_fields;
 };
 
 enum class PerThread { None, Ptds, Ptsz };

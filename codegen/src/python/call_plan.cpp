@@ -377,7 +377,11 @@ std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans)
   std::vector<Argument> args;
   for (const Plan& pl : plans) {
     for (const FieldArgument& fa : pl.field_args) {
-      args.push_back({fa.py_name, fa.py_name, fa.type.kind == TypeInfo::Kind::Unknown ? "bytes" : py_annotation(fa.type), ""});
+      const bool as_bytes = std::find(pl.param->bytes_fields.begin(), pl.param->bytes_fields.end(), fa.field->name) !=
+                            pl.param->bytes_fields.end();
+      args.push_back({fa.py_name, fa.py_name,
+                      as_bytes ? "bytes | str" : fa.type.kind == TypeInfo::Kind::Unknown ? "bytes" : py_annotation(fa.type),
+                      ""});
     }
     if (!takes_argument(pl.role)) continue;
     const std::string& n = pl.py_name;

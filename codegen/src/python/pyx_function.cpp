@@ -433,6 +433,24 @@ void PyxFunction::struct_fields(const Plan& pl) {
   }
   for (const FieldArgument& fa : pl.field_args) {
     const TypeInfo::Kind k = fa.type.kind;
+    const auto& as_bytes = pl.param->bytes_fields;
+    if (std::find(as_bytes.begin(), as_bytes.end(), fa.field->name) != as_bytes.end()) {
+      // bytes or str (UTF-8), copied into the field's storage; what follows stays zero.
+      const std::string b = "_bytes_" + fa.py_name;
+      const std::string member = "&" + c_struct + "." + cython_member(fa.field->name);
+      const std::string size = "sizeof(" + c_struct + "." + cython_member(fa.field->name) + ")";
+      body_ << "    if isinstance(" << fa.py_name << ", str):\n"
+            << "        " << b << " = (<str>" << fa.py_name << ").encode(\"utf-8\")\n"
+            << "    elif isinstance(" << fa.py_name << ", (bytes, bytearray)):\n"
+            << "        " << b << " = bytes(" << fa.py_name << ")\n"
+            << "    else:\n"
+            << "        raise TypeError(f\"" << fa.py_name << ": expected bytes or str, got {" << fa.py_name
+            << ".__class__.__name__}\")\n"
+            << "    if len(" << b << ") > " << size << ":\n"
+            << "        raise ValueError(f\"" << fa.py_name << ": at most {" << size << "} bytes, got {len(" << b << ")}\")\n"
+            << "    memcpy(" << member << ", PyBytes_AS_STRING(" << b << "), len(" << b << "))\n";
+      continue;
+    }
     if (k == TypeInfo::Kind::Scalar || k == TypeInfo::Kind::Enum || k == TypeInfo::Kind::Handle ||
         k == TypeInfo::Kind::Value) {
       // Converted as a parameter is, so an error names the argument.

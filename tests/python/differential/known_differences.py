@@ -1316,8 +1316,8 @@ REASONS.update({
     "nvml-numpy-structs": (7, "cuda.bindings.nvml's struct classes are NumPy-backed (ptr, from_data, from_ptr, "
                               "from_buffer, arrays of structs, a *_dtype per struct); cubind's are Struct classes with "
                               "the same snake_case fields: the generator has to emit the NumPy layer"),
-    "nvml-flattened-args": (1, "cuda.bindings.nvml builds these structs from its arguments its own way: a UUID union "
-                               "chosen by type (device_get_handle_by_uuidv), PRM TLV and counter lists, the vGPU placement id arrays (unsigned int *, "
+    "nvml-flattened-args": (1, "cuda.bindings.nvml builds these structs from its arguments its own way: PRM TLV and "
+                               "counter lists, the vGPU placement id arrays (unsigned int *, "
                                "returned inside the struct, which needs the NumPy layer's owned arrays); the descriptor's "
                                "struct keys (fields, queried, buffers) do not yet express those"),
     "nvml-nvlink-max-links": (8, "NVLINK_MAX_LINKS is nvml.h's value, 36; cuda.bindings.nvml 13.5 has 18", D),
@@ -1556,7 +1556,6 @@ DIFFERENCES.update({
     'nvml-name:vgpu_type_bar1info_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_type_id_info_v1_dtype': 'nvml-numpy-structs',
     'nvml-name:vgpu_version_dtype': 'nvml-numpy-structs',
-    'nvml-signature:device_get_handle_by_uuidv': 'nvml-flattened-args',
     'nvml-signature:device_get_vgpu_type_creatable_placements': 'nvml-flattened-args',
     'nvml-signature:device_get_vgpu_type_supported_placements': 'nvml-flattened-args',
     'nvml-signature:device_read_prm_counters_v1': 'nvml-flattened-args',

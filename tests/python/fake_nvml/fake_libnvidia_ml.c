@@ -520,3 +520,27 @@ nvmlReturn_t nvmlEventSetGetContextData_v1(nvmlEventSet_t set, nvmlEventSetGetCo
     params->dataSize = size;
     return NVML_SUCCESS;
 }
+
+/* A device by its UUID in either form: ASCII (its "GPU-..." string) or binary
+ * (the stand-in's 16 bytes: each 0x10 times one more than the index). */
+nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t* uuid, nvmlDevice_t* device) {
+    NEEDS_INIT();
+    NEEDS_VERSION(uuid, nvmlUUID_v1);
+    if (device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < device_count(); ++i) {
+        int match = 0;
+        if (uuid->type == NVML_UUID_TYPE_ASCII) {
+            match = strncmp(uuid->value.str, devices[i].uuid, sizeof(uuid->value.str)) == 0;
+        } else if (uuid->type == NVML_UUID_TYPE_BINARY) {
+            match = 1;
+            for (unsigned int b = 0; b < NVML_DEVICE_UUID_BINARY_LEN; ++b) match &= uuid->value.bytes[b] == 0x10 * (i + 1);
+        } else {
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        if (match) {
+            *device = &devices[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}

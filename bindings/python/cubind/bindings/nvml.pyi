@@ -8735,7 +8735,7 @@ def device_get_handle_by_uuid(uuid: bytes | str) -> int:
     """
     ...
 
-def device_get_handle_by_uuidv(uuid: UUID_v1) -> int:
+def device_get_handle_by_uuidv(type: int, uuid: bytes | str) -> int:
     """Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device.
      See nvmlUUID_v1_t for more information on the UUID struct. The caller must set the appropriate version prior to calling this API.
 

@@ -21781,8 +21781,8 @@ def device_get_handle_by_uuid(uuid):
     _check(_result)
     return <intptr_t>_c_device
 
-def device_get_handle_by_uuidv(uuid):
-    """device_get_handle_by_uuidv(uuid: UUID_v1)
+def device_get_handle_by_uuidv(type, uuid):
+    """device_get_handle_by_uuidv(type: int, uuid: bytes | str)
 
     Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device.
      See nvmlUUID_v1_t for more information on the UUID struct. The caller must set the appropriate version prior to calling this API.
@@ -21812,13 +21812,23 @@ def device_get_handle_by_uuidv(uuid):
     C function: nvmlDeviceGetHandleByUUIDV (nvml.h)
     """
     cdef long long _result
-    cdef void* _c_uuid
+    cdef UUID_v1 _c_uuid = UUID_v1()
     cdef cynvml.nvmlDevice_t _c_device
-    _c_uuid = _support.struct_pointer_required(uuid, UUID_v1, "uuid")
+    (<cynvml.nvmlUUID_v1_t*>_c_uuid._ptr).type_ = <unsigned int>_support.unsigned_arg(type, sizeof(unsigned int), "type")
+    (<cynvml.nvmlUUID_v1_t*>_c_uuid._ptr).version = cynvml.nvmlUUID_v1
+    if isinstance(uuid, str):
+        _bytes_uuid = (<str>uuid).encode("utf-8")
+    elif isinstance(uuid, (bytes, bytearray)):
+        _bytes_uuid = bytes(uuid)
+    else:
+        raise TypeError(f"uuid: expected bytes or str, got {uuid.__class__.__name__}")
+    if len(_bytes_uuid) > sizeof((<cynvml.nvmlUUID_v1_t*>_c_uuid._ptr).value):
+        raise ValueError(f"uuid: at most {sizeof((<cynvml.nvmlUUID_v1_t*>_c_uuid._ptr).value)} bytes, got {len(_bytes_uuid)}")
+    memcpy(&(<cynvml.nvmlUUID_v1_t*>_c_uuid._ptr).value, PyBytes_AS_STRING(_bytes_uuid), len(_bytes_uuid))
     memset(&_c_device, 0, sizeof(_c_device))
     try:
         with nogil:
-            _result = cynvml.nvmlDeviceGetHandleByUUIDV(<const cynvml.nvmlUUID_t *>_c_uuid, &_c_device)
+            _result = cynvml.nvmlDeviceGetHandleByUUIDV(<const cynvml.nvmlUUID_t *>_c_uuid._ptr, &_c_device)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
