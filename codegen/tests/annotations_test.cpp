@@ -163,6 +163,18 @@ TEST(AnnotationSchema, ReadsTheKeysOfAStructTheBindingBuilds) {
     params:
       size: {direction: in, value: 4, bytes_of: x}
 )"), HasSubstr("gives both value and bytes_of"));
+  // A field given as bytes: one of the fields.
+  EXPECT_THAT(parse(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      uuid: {direction: in, fields: [type, value], bytes_fields: [value]}
+)").functions.at("cuFoo").params.at("uuid").bytes_fields,
+              ElementsAre("value"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      uuid: {direction: in, fields: [type], bytes_fields: [value]}
+)"), HasSubstr("bytes_fields names 'value', which fields does not list"));
 }
 
 TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {
