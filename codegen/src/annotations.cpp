@@ -23,6 +23,17 @@
 //       prefix: nvJitLink                # with errors: raise: dropped from Python names (default: none)
 //       aliases:                         # Python helpers that call a bound function (default: none)
 //         getLocalRuntimeVersion: cudaRuntimeGetVersion
+//       define_enums:                    # with errors: raise: enums built from groups of constants
+//         BusType: NVML_BUS_TYPE_        # every constant named NVML_BUS_TYPE_*, less the prefix
+//         EventType:                     # CamelCase rests in UPPER_SNAKE: SINGLE_BIT_ECC_ERROR
+//           prefix: nvmlEventType
+//           exclude: [nvmlEventTypeAll]  # constants left out (those marked @deprecated always are)
+//           members: {MIG_CONFIG_CHANGE: nvmlEventMigConfigChange}   # named here, any constant
+//         PcieLinkMaxSpeed:
+//           prefix: NVML_PCIE_LINK_MAX_SPEED_
+//           strip: NVML_PCIE_LINK_MAX_   # dropped from the names instead of the prefix: SPEED_2500MBPS
+//       member_names:                    # more names of a header enum's members, where no rule gives them
+//         nvmlCoolerTarget_t: {THERMAL_GPU: NVML_THERMAL_COOLER_TARGET_GPU}
 //   functions:                           # required, may be empty ({})
 //     cuDeviceGetName:
 //       params:
@@ -33,6 +44,9 @@
 //     cuTexRefGetBorderColor:
 //       params:
 //         pBorderColor: {direction: out, count: 4}   # a fixed length
+//     nvmlDeviceGetGspFirmwareVersion:
+//       params:
+//         version: {direction: out, count: NVML_GSP_FIRMWARE_VERSION_BUF_SIZE}   # one a header #defines
 //     cuTensorMapEncodeTiled:
 //       params:
 //         globalStrides: {direction: in, count: tensorRank - 1}   # a parameter minus a constant
@@ -75,6 +89,17 @@
 //           fields: [mode]
 //           queried: {procArray: numProcArrayEntries}   # asked with the count at 0, then with an
 //                                                       # array of as many structs as it reported
+//     nvmlDeviceGetHandleByUUIDV:
+//       params:
+//         uuid:
+//           direction: in
+//           fields: [type, value]
+//           field_names: {value: uuid}
+//           bytes_fields: [value]        # given as bytes or str, copied into the field (a union)
+//     nvmlEventSetGetContextData_v1:
+//       params:
+//         params: {direction: inout, fields: [index], queried: {data: dataSize}, returns: data}
+//                                        # a void * field: as many bytes as it reported, returned as bytes
 //     nvmlDeviceGetSupportedPerformanceStates:
 //       params:
 //         pstates: {direction: out, count: 16}
@@ -228,7 +253,8 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   const YAML::Node python = node["python"];
   r.expect_map(python, "library.python");
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
-                       "error_subclasses", "structs", "struct_arrays", "counted_fields"},
+                       "error_subclasses", "structs", "struct_arrays", "counted_fields", "define_enums",
+                       "member_names"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -296,6 +322,52 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
       d.python.counted_fields[name] = r.scalar(entry.second, "library.python.counted_fields." + name);
     }
   }
+  if (const YAML::Node groups = python["define_enums"]) {
+    if (!raising) r.fail(groups, "library.python.define_enums needs errors: raise");
+    r.expect_map(groups, "library.python.define_enums");
+    for (const auto& entry : groups) {
+      LibraryDescriptor::Python::DefineEnum e;
+      e.name = r.scalar(entry.first, "a name of library.python.define_enums");
+      const std::string where = "library.python.define_enums." + e.name;
+      const YAML::Node spec = entry.second;
+      if (spec.IsScalar()) {
+        e.prefix = r.scalar(spec, where);
+      } else {
+        r.expect_map(spec, where);
+        r.only_keys(spec, {"prefix", "strip", "exclude", "members"}, where);
+        if (!spec["prefix"]) r.fail(spec, where + " needs 'prefix'");
+        e.prefix = r.scalar(spec["prefix"], where + ".prefix");
+        if (spec["strip"]) e.strip = r.scalar(spec["strip"], where + ".strip");
+        if (spec["exclude"]) e.exclude = string_list(r, spec["exclude"], where + ".exclude");
+        if (const YAML::Node members = spec["members"]) {
+          r.expect_map(members, where + ".members");
+          for (const auto& m : members) {
+            const std::string name = r.scalar(m.first, "a member of " + where + ".members");
+            e.members.emplace_back(name, r.scalar(m.second, where + ".members." + name));
+          }
+        }
+      }
+      if (e.strip.empty()) e.strip = e.prefix;
+      if (e.prefix.rfind(e.strip, 0) != 0) {
+        r.fail(spec, where + ".strip is '" + e.strip + "', which does not begin the prefix '" + e.prefix + "'");
+      }
+      d.python.define_enums.push_back(std::move(e));
+    }
+  }
+  if (const YAML::Node enums = python["member_names"]) {
+    if (!raising) r.fail(enums, "library.python.member_names needs errors: raise");
+    r.expect_map(enums, "library.python.member_names");
+    for (const auto& entry : enums) {
+      const std::string name = r.scalar(entry.first, "an enum of library.python.member_names");
+      const std::string where = "library.python.member_names." + name;
+      r.expect_map(entry.second, where);
+      auto& list = d.python.member_names[name];
+      for (const auto& m : entry.second) {
+        const std::string member = r.scalar(m.first, "a member of " + where);
+        list.emplace_back(member, r.scalar(m.second, where + "." + member));
+      }
+    }
+  }
   if (const YAML::Node aliases = python["aliases"]) {
     r.expect_map(aliases, "library.python.aliases");
     for (const auto& entry : aliases) {
@@ -310,7 +382,8 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   r.expect_map(node, where);
   r.only_keys(node,
               {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value", "fields",
-               "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields"},
+               "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields",
+               "bytes_fields"},
               where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
@@ -338,6 +411,12 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   }
   if (node["fields"]) p.fields = string_list(r, node["fields"], where + ".fields");
   if (node["item_fields"]) p.item_fields = string_list(r, node["item_fields"], where + ".item_fields");
+  if (node["bytes_fields"]) p.bytes_fields = string_list(r, node["bytes_fields"], where + ".bytes_fields");
+  for (const auto& field : p.bytes_fields) {
+    if (std::find(p.fields.begin(), p.fields.end(), field) == p.fields.end()) {
+      r.fail(node["bytes_fields"], where + ".bytes_fields names '" + field + "', which fields does not list");
+    }
+  }
   for (const char* key : {"field_names", "buffers", "queried"}) {
     if (!node[key]) continue;
     r.expect_map(node[key], where + "." + key);
@@ -631,8 +710,12 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
                            "', which is no parameter of " + name);
       }
       for (const auto* ref : {&pa.count, &pa.size, &pa.typed_by}) {
-        const bool fixed_length = ref != &pa.typed_by && !ref->empty() &&
-                                  std::all_of(ref->begin(), ref->end(), [](unsigned char c) { return std::isdigit(c); });
+        // A fixed length: a number, or an integer #define of the headers (NVML_GSP_FIRMWARE_VERSION_BUF_SIZE).
+        const bool fixed_length =
+            ref != &pa.typed_by && !ref->empty() &&
+            (std::all_of(ref->begin(), ref->end(), [](unsigned char c) { return std::isdigit(c); }) ||
+             std::any_of(lib.macros.begin(), lib.macros.end(),
+                         [&](const Macro& m) { return m.name == *ref && m.kind == Macro::Kind::Integer; }));
         if (!ref->empty() && !fixed_length && !has(ref == &pa.count ? count_parameter(*ref) : *ref)) {
           problems.push_back(where(pa.line) + name + "." + pname + " refers to '" + *ref +
                              "', which is no parameter of " + name);
@@ -693,6 +776,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.field_queried = pa->second.queried;
           p.bytes_of = pa->second.bytes_of;
           p.item_fields = pa->second.item_fields;
+          p.bytes_fields = pa->second.bytes_fields;
           p.classified_by = "annotation";
         }
       }

@@ -14,12 +14,16 @@
 #include <stdexcept>
 
 #include "python/call_plan.hpp"
+#include "python/conventions.hpp"
 #include "python/pyi_writer.hpp"
 #include "python/pyx_writer.hpp"
 
 namespace codegen {
 
-std::vector<GeneratedFile> emit_python_module(const Library& library, const EmitOptions& options) {
+std::vector<GeneratedFile> emit_python_module(const Library& header_library, const EmitOptions& options) {
+  // The enums the Python module builds from groups of constants join the header's.
+  Library library = header_library;
+  for (Enum& e : python::Conventions::define_enums(header_library)) library.enums.push_back(std::move(e));
   const python::ModulePlan plan(library);
   python::PyxWriter pyx(plan, options);
   const std::string module = pyx.run();

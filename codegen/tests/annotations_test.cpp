@@ -163,6 +163,18 @@ TEST(AnnotationSchema, ReadsTheKeysOfAStructTheBindingBuilds) {
     params:
       size: {direction: in, value: 4, bytes_of: x}
 )"), HasSubstr("gives both value and bytes_of"));
+  // A field given as bytes: one of the fields.
+  EXPECT_THAT(parse(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      uuid: {direction: in, fields: [type, value], bytes_fields: [value]}
+)").functions.at("cuFoo").params.at("uuid").bytes_fields,
+              ElementsAre("value"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      uuid: {direction: in, fields: [type], bytes_fields: [value]}
+)"), HasSubstr("bytes_fields names 'value', which fields does not list"));
 }
 
 TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {
@@ -348,6 +360,34 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
   EXPECT_EQ(nvml.env_override, "CUBIND_NVML_LIBRARY");
   EXPECT_TRUE(nvml.python.int_handles && nvml.python.text_as_str && nvml.python.error_subclasses);
   EXPECT_EQ(nvml.defines, std::vector<std::string>{"NVML_NO_UNVERSIONED_FUNC_DEFS"});
+  // Enums built from groups of #defines: a prefix alone, or a mapping.
+  const auto group = [&](const std::string& name) {
+    for (const auto& g : nvml.python.define_enums) {
+      if (g.name == name) return g;
+    }
+    ADD_FAILURE() << name;
+    return codegen::LibraryDescriptor::Python::DefineEnum{};
+  };
+  EXPECT_EQ(group("BusType").prefix, "NVML_BUS_TYPE_");
+  EXPECT_EQ(group("BusType").strip, "NVML_BUS_TYPE_");
+  EXPECT_EQ(group("PcieLinkMaxSpeed").strip, "NVML_PCIE_LINK_MAX_");
+  EXPECT_EQ(group("EventType").exclude, std::vector<std::string>{"nvmlEventTypeAll"});
+  EXPECT_EQ(group("EventType").members.front().first, "MIG_CONFIG_CHANGE");
+  EXPECT_EQ(nvml.python.member_names.at("nvmlEccCounterType_t").front().second, "NVML_ECC_COUNTER_TYPE_COUNT");
+}
+
+TEST(LibraryDescriptor, DefineEnumsAreCheckedAsTheyAreRead) {
+  const std::string head =
+      "library: {name: x, headers: [x.h], soname: s, display_name: X, python: {title: X, errors: raise, "
+      "error_class: XError, ";
+  EXPECT_THAT(error_of(head + "define_enums: {A: {prefix: X_A_, strip: X_B_}}}}\nfunctions: {}\n"),
+              HasSubstr("does not begin the prefix"));
+  EXPECT_THAT(error_of(head + "define_enums: {A: {strip: X_}}}}\nfunctions: {}\n"), HasSubstr("needs 'prefix'"));
+  EXPECT_THAT(error_of(head + "define_enums: {A: {prefix: X_, names: []}}}}\nfunctions: {}\n"),
+              HasSubstr("unknown key 'names'"));
+  EXPECT_THAT(error_of("library: {name: x, headers: [x.h], soname: s, display_name: X, python: {title: X, "
+                       "define_enums: {A: X_}}}\nfunctions: {}\n"),
+              HasSubstr("define_enums needs errors: raise"));
 }
 
 TEST(AnnotationSchema, MissingFunctionsIsAnError) {

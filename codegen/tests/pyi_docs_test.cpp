@@ -200,3 +200,90 @@ TEST(PyiDocs, HandlesCarryTheirTypedefText) {
 }
 
 }  // namespace
+
+// A module that raises, as cuda.bindings.nvml: enum members named by its rules,
+// and enums built from groups of #define constants.
+Library gadget_ir() {
+  Library lib;
+  lib.name = "nvml";
+  lib.headers = {"gadget.h"};
+  lib.soname = "libgadget.so.1";
+  lib.display_name = "gadget";
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = "NvmlError";
+  lib.python.prefix = "nvml";
+  lib.python.constants = {"NVML_ANSWER"};
+  Enum status;
+  status.name = "nvmlReturn_t";
+  status.enumerators = {{"NVML_SUCCESS", 0, ""}, {"NVML_ERROR_UNINITIALIZED", 1, ""}};
+  Enum clock;  // members named after their enum: the short names alone
+  clock.name = "nvmlClockId_t";
+  clock.enumerators = {{"NVML_CLOCK_ID_CURRENT", 0, ""}, {"NVML_CLOCK_ID_APP_CLOCK_TARGET", 1, ""}};
+  Enum p2p;  // members named otherwise: both names
+  p2p.name = "nvmlGpuP2PStatus_t";
+  p2p.enumerators = {{"NVML_P2P_STATUS_OK", 0, ""}, {"NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED", 1, ""}};
+  Enum version;  // a rest that would begin with a digit: the prefix is cut back a word
+  version.name = "nvmlNvlinkVersion_t";
+  version.enumerators = {{"NVML_NVLINK_VERSION_INVALID", 0, ""}, {"NVML_NVLINK_VERSION_1_0", 1, ""}};
+  lib.enums = {status, clock, p2p, version};
+  Function init;
+  init.name = "nvmlInit_v2";
+  init.abi_symbol = "nvmlInit_v2";
+  init.result = named(Type::Kind::Enum, "nvmlReturn_t");
+  lib.functions.push_back(init);
+  lib.python.member_names["nvmlClockId_t"] = {{"NOW", "NVML_CLOCK_ID_CURRENT"}};
+  const auto macro = [](const std::string& name, std::int64_t value, const std::string& c_type,
+                        const std::string& doc = "") {
+    codegen::Macro m;
+    m.name = name;
+    m.int_value = value;
+    m.c_type = c_type;
+    m.doc = doc;
+    return m;
+  };
+  lib.macros = {macro("NVML_BUS_TYPE_UNKNOWN", 0, "int"), macro("NVML_BUS_TYPE_PCIE", 2, "int"),
+                macro("nvmlEventTypeSingleBitEccError", 1, "long long"), macro("nvmlEventTypePState", 4, "long long"),
+                macro("nvmlEventTypeOld", 8, "long long", "@deprecated Use another"),
+                macro("nvmlEventTypeAll", 5, "long long"), macro("nvmlEventMigConfigChange", 256, "long long"),
+                macro("NVML_POLL_ALL", -1, "unsigned long")};
+  codegen::LibraryDescriptor::Python::DefineEnum bus{"BusType", "NVML_BUS_TYPE_", "NVML_BUS_TYPE_", {}, {}};
+  codegen::LibraryDescriptor::Python::DefineEnum events{
+      "EventType", "nvmlEventType", "nvmlEventType", {"nvmlEventTypeAll"}, {{"MIG_CONFIG_CHANGE", "nvmlEventMigConfigChange"}}};
+  codegen::LibraryDescriptor::Python::DefineEnum poll{"Poll", "NVML_POLL_", "NVML_", {}, {}};
+  lib.python.define_enums = {bus, events, poll};
+  return lib;
+}
+
+TEST(PythonEnums, MembersAreNamedAsCudaBindingsNvmlNamesThem) {
+  const std::string pyx = emitted(gadget_ir(), ".pyx");
+  const std::string prefixes = block(pyx, "cdef dict _ENUM_PREFIXES");
+  EXPECT_THAT(pyx, HasSubstr("CURRENT 0 APP_CLOCK_TARGET 1 NOW 0 \""));
+  EXPECT_THAT(prefixes, Not(HasSubstr("\"ClockId\"")));
+  EXPECT_THAT(pyx, HasSubstr("P2P_STATUS_OK 0 P2P_STATUS_CHIPSET_NOT_SUPPORED 1 \""));
+  EXPECT_THAT(prefixes, HasSubstr("\"GpuP2PStatus\": \"P2P_STATUS_\""));
+  EXPECT_THAT(prefixes, HasSubstr("\"NvlinkVersion\": \"NVLINK_\""));
+  const std::string stub = block(emitted(gadget_ir(), ".pyi"), "class ClockId(");
+  EXPECT_THAT(stub, HasSubstr("CURRENT: ClockId\n"));
+  EXPECT_THAT(stub, HasSubstr("NOW: ClockId\n"));
+  EXPECT_THAT(stub, Not(HasSubstr("CLOCK_ID_CURRENT")));
+}
+
+TEST(PythonEnums, GroupsOfDefinesBecomeEnums) {
+  const std::string pyx = emitted(gadget_ir(), ".pyx");
+  EXPECT_THAT(pyx, HasSubstr("UNKNOWN 0 PCIE 2 \""));
+  // CamelCase in UPPER_SNAKE; deprecated and excluded constants left out; a member named by hand.
+  EXPECT_THAT(pyx, HasSubstr("SINGLE_BIT_ECC_ERROR 1 PSTATE 4 MIG_CONFIG_CHANGE 256 \""));
+  EXPECT_THAT(pyx, Not(HasSubstr("OLD 8")));
+  // An unsigned constant's value is its bits, as an unsigned number; `strip` keeps POLL_.
+  EXPECT_THAT(pyx, HasSubstr("POLL_ALL 18446744073709551615 \""));
+  EXPECT_THAT(block(emitted(gadget_ir(), ".pyi"), "class EventType("), HasSubstr("PSTATE: EventType\n"));
+}
+
+TEST(PythonEnums, AGroupThatGathersNothingIsAnError) {
+  Library lib = gadget_ir();
+  lib.python.define_enums.push_back({"Nothing", "NVML_NOTHING_", "NVML_NOTHING_", {}, {}});
+  EXPECT_THROW(emitted(lib, ".pyx"), std::runtime_error);
+  lib = gadget_ir();
+  lib.python.member_names["nvmlClockId_t"] = {{"X", "NVML_NO_SUCH"}};
+  EXPECT_THROW(emitted(lib, ".pyx"), std::runtime_error);
+}

@@ -269,6 +269,7 @@ def test_versioned_structs_carry_the_header_version(fake_nvml_dir):
         nvml.init_v2()
         h = nvml.device_get_handle_by_index_v2(1)
         pci = nvml.device_get_pci_info_ext(h)
+        assert type(pci) is nvml.PciInfoExt_v1
         assert pci.version == (64 | (1 << 24)), hex(pci.version)
         assert pci.bus_id == "00000000:2B:00.0" and (pci.base_class, pci.sub_class) == (3, 2)
     """)
@@ -288,7 +289,7 @@ def test_struct_fields_as_arguments(fake_nvml_dir):
         assert nvml.device_get_fan_speed_rpm(a, 0) == 1200
         raises(OverflowError, "fan", nvml.device_get_fan_speed_rpm, a, -1)
         offsets = nvml.device_get_clock_offsets(a, nvml.ClockType.CLOCK_SM, nvml.Pstates.PSTATE_2)
-        assert isinstance(offsets, nvml.ClockOffset)
+        assert isinstance(offsets, nvml.ClockOffset_v1)
         assert (offsets.type, offsets.pstate) == (nvml.ClockType.CLOCK_SM, nvml.Pstates.PSTATE_2)
         assert (offsets.clock_offset_m_hz, offsets.min_clock_offset_m_hz, offsets.max_clock_offset_m_hz) == (10, -100, 250)
         raises(TypeError, "clock_type", nvml.device_get_clock_offsets, a, None, 0)
@@ -399,3 +400,104 @@ def test_import_and_fields_work_without_numpy():
         print("ok")
     """)
     run_child(code.replace('print("ok")\n', ""))
+
+
+def test_enums_from_define_groups():
+    # Built from nvml.h's groups of #defines, as cuda.bindings.nvml builds them.
+    from cubind.bindings import nvml
+    assert type(nvml.FieldId) is type(nvml.Return)
+    assert nvml.FieldId.DEV_ECC_CURRENT == 1 and isinstance(nvml.FieldId.DEV_ECC_CURRENT, int)
+    assert nvml.FieldId(1) is nvml.FieldId.DEV_ECC_CURRENT and nvml.FieldId(1).name == "DEV_ECC_CURRENT"
+    assert "MAX" not in nvml.FieldId.__members__
+    # CamelCase constants in UPPER_SNAKE; a member named from another constant.
+    assert nvml.EventType.PSTATE == 4 and nvml.EventType.SINGLE_BIT_ECC_ERROR == 1
+    assert nvml.EventType.MIG_CONFIG_CHANGE == 0x100 and "ALL" not in nvml.EventType.__members__
+    # The deprecated throttle names of nvml.h are left out; those it has no other name for stay.
+    reasons = nvml.ClocksEventReasons.__members__
+    assert reasons["EVENT_REASON_GPU_IDLE"] == 1 and reasons["THROTTLE_REASON_HW_SLOWDOWN"] == 8
+    assert "THROTTLE_REASON_GPU_IDLE" not in reasons and "EVENT_REASON_ALL" not in reasons
+    assert nvml.FanControlPolicy.TEMPERATURE_CONTINUOUS_SW == 0 and nvml.FanControlPolicy.MANUAL == 1
+    assert nvml.NvlinkPowerState.LOW_SPEED == 1 and "LOW" not in nvml.NvlinkPowerState.__members__
+    assert nvml.PcieLinkMaxSpeed.SPEED_2500MBPS == 1 and nvml.GpuInstanceProfile.PROFILE_1_SLICE == 0
+    assert nvml.PcieAtomicsCap.MAX == 7 and nvml.VgpuPgpu.__members__.keys() == {"HETEROGENEOUS_MODE",
+                                                                               "HOMOGENEOUS_MODE"}
+    # An unsigned constant keeps its value; an enum of the header by its short names.
+    assert nvml.RUSD.POLL_ALL == 2**64 - 1 and nvml.DeviceArch.UNKNOWN == 0xFFFFFFFF
+    assert nvml.EncoderQuery.H264 == 0 and "ENCODER_QUERY_H264" not in nvml.EncoderQuery.__members__
+    assert nvml.NvlinkLowPowerThreshold.DEFAULT == nvml.NvlinkLowPowerThreshold.RESET == 0xFFFFFFFF
+
+
+def test_enum_member_names():
+    from cubind.bindings import nvml
+    # Members named after their enum (NVML_CLOCK_ID_*) go by the short name only...
+    assert nvml.ClockId.CURRENT == 0 and "CLOCK_ID_CURRENT" not in nvml.ClockId.__members__
+    assert nvml.ClockId(0).name == "CURRENT"
+    assert nvml.CoolerTarget.GPU == 2 and "THERMAL_COOLER_TARGET_GPU" not in nvml.CoolerTarget.__members__
+    # ...others by both (NVML_P2P_STATUS_OK of GpuP2PStatus).
+    assert nvml.GpuP2PStatus.P2P_STATUS_OK is nvml.GpuP2PStatus.OK
+    # A prefix whose rest would begin with a digit is cut back a word, or dropped.
+    assert nvml.NvlinkVersion.VERSION_1_0 is nvml.NvlinkVersion.NVLINK_VERSION_1_0
+    assert "INVALID" not in nvml.NvlinkVersion.__members__
+    assert nvml.Pstates.PSTATE_0 == 0 and "UNKNOWN" not in nvml.Pstates.__members__
+    # The names cuda.bindings.nvml adds by hand.
+    assert nvml.CoolerTarget.THERMAL_GPU is nvml.CoolerTarget.GPU
+    assert nvml.EccCounterType.COUNT is nvml.EccCounterType.ECC_COUNTER_TYPE_COUNT
+    assert nvml.EventDataType.EVENT is nvml.EventDataType.NVML_EVENT
+
+
+def test_struct_classes_named_after_their_typedef():
+    # typedef struct {...} nvmlPciInfoExt_v1_t: the class is PciInfoExt_v1, as in cuda.bindings.nvml.
+    from cubind.bindings import nvml
+    assert nvml.PciInfoExt_v1().version == 0
+    assert nvml.VgpuTypeIdInfo_v1 and nvml.NvLinkInfo_v2 and nvml.GpuFabricInfo_v3
+    for old in ("PciInfoExt", "VgpuTypeIdInfo", "NvLinkInfo", "GpuFabricInfoV"):
+        assert not hasattr(nvml, old), old
+    # A tagged struct keeps its unversioned typedef's name (struct nvmlProcessInfo_v2_st: ProcessInfo).
+    assert nvml.ProcessInfo and not hasattr(nvml, "ProcessInfo_v2")
+
+
+def test_gsp_firmware_version(fake_nvml_dir):
+    run_fake(fake_nvml_dir, """
+        from cubind.bindings import nvml
+        nvml.init_v2()
+        a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
+        # The stand-in fills NVML_GSP_FIRMWARE_VERSION_BUF_SIZE (64) bytes, its NUL last.
+        assert nvml.device_get_gsp_firmware_version(a) == "a" * 63
+        assert nvml.device_get_gsp_firmware_version(b) == "b" * 63
+        try:
+            nvml.device_get_gsp_firmware_version(12345)
+        except nvml.InvalidArgumentError:
+            pass
+        else:
+            raise AssertionError("no InvalidArgumentError")
+    """)
+
+
+def test_event_context_data_is_returned_as_bytes(fake_nvml_dir):
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        # Asked first for the size, then with a buffer of that many bytes; the NUL inside stays.
+        assert nvml.event_set_get_context_data_v1(1, 0) == b"ctx\\0payload-0"
+        assert fake_int("fake_nvml_context_calls", ctypes.c_uint) == 2
+        # An empty payload: one call, no buffer.
+        assert nvml.event_set_get_context_data_v1(1, 1) == b""
+        assert fake_int("fake_nvml_context_calls", ctypes.c_uint) == 3
+        raises(nvml.InvalidArgumentError, "", nvml.event_set_get_context_data_v1, 1, 5)
+        raises(OverflowError, "index", nvml.event_set_get_context_data_v1, 1, -1)
+    """)
+
+
+def test_handle_by_uuid_in_either_form(fake_nvml_dir):
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        b = nvml.device_get_handle_by_index_v2(1)
+        ascii_uuid = "GPU-55555555-6666-7777-8888-999999999999"
+        assert nvml.device_get_handle_by_uuidv(nvml.UUIDType.ASCII, ascii_uuid) == b
+        assert nvml.device_get_handle_by_uuidv(nvml.UUIDType.ASCII, ascii_uuid.encode()) == b
+        assert nvml.device_get_handle_by_uuidv(nvml.UUIDType.BINARY, bytes([0x20] * 16)) == b
+        raises(nvml.NotFoundError, "", nvml.device_get_handle_by_uuidv, nvml.UUIDType.BINARY, bytes(16))
+        raises(TypeError, "uuid: expected bytes or str, got int", nvml.device_get_handle_by_uuidv,
+               nvml.UUIDType.ASCII, 5)
+        raises(ValueError, "uuid: at most 41 bytes, got 42", nvml.device_get_handle_by_uuidv,
+               nvml.UUIDType.ASCII, "x" * 42)
+    """)

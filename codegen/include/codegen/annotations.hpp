@@ -34,6 +34,7 @@ struct ParamAnnotation {
   std::map<std::string, std::string> queried;    // pointer field -> its count field, asked for first
   std::string bytes_of;                          // the byte size of another (array) parameter
   std::vector<std::string> item_fields;          // a struct array's items may be ints or tuples of these fields
+  std::vector<std::string> bytes_fields;         // of `fields`, those given as bytes or str, copied into the field
   unsigned line = 0;
 };
 

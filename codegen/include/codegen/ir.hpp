@@ -78,6 +78,9 @@ struct Param {
   // An array of structs the call reads and fills, its count its length: each item is a
   // struct, or an int or tuple that sets these fields in order (fieldId, scopeId).
   std::vector<std::string> item_fields;
+  // Of struct_fields, those given as bytes or str (UTF-8), copied into the field's
+  // storage, the rest zero (nvmlUUID_t's value union: an ASCII UUID or 16 bytes).
+  std::vector<std::string> bytes_fields;
 };
 
 enum class PerThread { None, Ptds, Ptsz };
@@ -122,6 +125,10 @@ struct Enum {
   std::vector<Enumerator> enumerators;
   std::string doc;
   Location location;
+  // Built by the Python emitter from a group of #define constants (nvml's
+  // FieldId): its name and its members' are the Python ones, as they stand.
+  bool python_named = false;
+  bool unsigned_values = false;  // its constants are unsigned: -1 stands for 0xFFFFFFFFFFFFFFFF
 };
 
 struct Field {
@@ -228,6 +235,24 @@ struct LibraryDescriptor {
     std::map<std::string, std::string> names;
     // The #define constants the module exports, when not all (cuda.bindings.nvml exports three).
     std::vector<std::string> constants;
+    // An enum cuda.bindings builds from a group of constants (nvml's FieldId from
+    // NVML_FI_*): the constants whose names start with `prefix` (#defines and the
+    // members of the header's enums; none marked @deprecated), each member named
+    // by its constant less `strip` (the prefix when not given), a CamelCase rest
+    // in UPPER_SNAKE (nvmlEventTypeSingleBitEccError -> SINGLE_BIT_ECC_ERROR);
+    // `exclude` leaves constants out, `members` names others (member -> constant),
+    // a constant it names under the prefix then has that name only.
+    struct DefineEnum {
+      std::string name;
+      std::string prefix;
+      std::string strip;
+      std::vector<std::string> exclude;
+      std::vector<std::pair<std::string, std::string>> members;
+    };
+    std::vector<DefineEnum> define_enums;
+    // More names of a header enum's members, where cuda.bindings has names no
+    // rule gives (nvmlCoolerTarget_t: THERMAL_GPU -> NVML_THERMAL_COOLER_TARGET_GPU).
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> member_names;
     bool int_handles = false;       // handles: int -- handles are plain integers (cuda.bindings.nvml)
     bool text_as_str = false;       // text: str -- C strings the call fills come back as str
     bool error_subclasses = false;  // a subclass of error_class per failing status (UninitializedError)

@@ -33,6 +33,12 @@ bool sized_as_bytes(const Plan& pl) {
 
 }  // namespace
 
+bool points_to_bytes(const Field& f) {
+  const Type& t = f.type;
+  return t.kind == Type::Kind::Pointer && t.pointer_depth == 1 &&
+         (t.pointee == "void" || t.pointee == "char" || t.pointee == "unsigned char");
+}
+
 bool takes_argument(Role r) {
   switch (r) {
     case Role::OutScalar:
@@ -128,6 +134,13 @@ Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_cal
   pl.py_name = p.python_name.empty() ? m_.conventions.parameter_name(p.name) : p.python_name;
   pl.count = !p.count_param.empty() ? p.count_param : p.size_param;
   pl.count_is_fixed = !pl.count.empty() && std::all_of(pl.count.begin(), pl.count.end(), ::isdigit);
+  // A length the header #defines (NVML_GSP_FIRMWARE_VERSION_BUF_SIZE), read from the cy module.
+  if (!pl.count.empty() && !pl.count_is_fixed &&
+      std::any_of(m_.lib.macros.begin(), m_.lib.macros.end(),
+                  [&](const Macro& m) { return m.name == pl.count && m.kind == Macro::Kind::Integer; })) {
+    pl.count = m_.cy + "." + pl.count;
+    pl.count_is_fixed = true;
+  }
   pl.typed_by = p.typed_by;
   const Type& t = p.type;
   if (!p.bytes_of.empty()) {
@@ -192,8 +205,9 @@ void FunctionPlanner::plan_struct_fields(const Function& f, const Param& p, Plan
   if (!p.returns_count.empty()) field(p.returns_count, "returns_count");
   for (const auto& [pointer, count] : p.field_queried) {
     const Field* array = field(pointer, "queried");
-    if (array->type.kind != Type::Kind::Pointer || m_.resolve(array->type.pointee).kind != TypeInfo::Kind::Struct) {
-      fail(f, p, "queried: '" + pointer + "' is no pointer to structs");
+    if (array->type.kind != Type::Kind::Pointer ||
+        (m_.resolve(array->type.pointee).kind != TypeInfo::Kind::Struct && !points_to_bytes(*array))) {
+      fail(f, p, "queried: '" + pointer + "' is no pointer to structs or bytes");
     }
     field(count, "queried");
   }
@@ -363,7 +377,11 @@ std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans)
   std::vector<Argument> args;
   for (const Plan& pl : plans) {
     for (const FieldArgument& fa : pl.field_args) {
-      args.push_back({fa.py_name, fa.py_name, fa.type.kind == TypeInfo::Kind::Unknown ? "bytes" : py_annotation(fa.type), ""});
+      const bool as_bytes = std::find(pl.param->bytes_fields.begin(), pl.param->bytes_fields.end(), fa.field->name) !=
+                            pl.param->bytes_fields.end();
+      args.push_back({fa.py_name, fa.py_name,
+                      as_bytes ? "bytes | str" : fa.type.kind == TypeInfo::Kind::Unknown ? "bytes" : py_annotation(fa.type),
+                      ""});
     }
     if (!takes_argument(pl.role)) continue;
     const std::string& n = pl.py_name;
@@ -445,7 +463,9 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
         for (const Field* fd : pl.fields) {
           if (fd->name == pl.param->returns_field) returned = fd;
         }
-        if (!pl.param->returns_count.empty()) {
+        if (points_to_bytes(*returned) && pl.param->field_queried.count(returned->name)) {
+          outs.push_back({m_.conventions.field_name(returned->name), "bytes"});
+        } else if (!pl.param->returns_count.empty()) {
           outs.push_back({m_.conventions.field_name(returned->name),
                           "list[" + m_.resolve(returned->type.pointee).py + "]"});
         } else {

@@ -132,6 +132,9 @@ FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Fie
 // Whether the role takes a Python argument (outputs do not).
 bool takes_argument(Role r);
 
+// A struct field that points to bytes (void *, char *): a `queried` one comes back as bytes.
+bool points_to_bytes(const Field& f);
+
 // Whether a pointer parameter takes NULL: an annotation says so, or the
 // header's documentation mentions NULL near the parameter's name.
 bool accepts_null(const Function& f, const Param& p);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "codegen/emit_common.hpp"
 
@@ -161,15 +162,148 @@ std::string Conventions::enum_name(const std::string& c_name) const {
 
 // nvJitLinkInputType's members share NVJITLINK_INPUT_; cuda.bindings drops it.
 std::string Conventions::member_prefix(const Enum& e) const {
-  if (!raising_ || e.enumerators.size() < 2) return "";
+  if (!raising_ || e.python_named || e.enumerators.size() < 2) return "";
   std::string prefix = e.enumerators.front().name;
   for (const auto& v : e.enumerators) {
     std::size_t i = 0;
     while (i < prefix.size() && i < v.name.size() && prefix[i] == v.name[i]) ++i;
     prefix.resize(i);
   }
-  const auto underscore = prefix.rfind('_');
-  return underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
+  auto underscore = prefix.rfind('_');
+  prefix = underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
+  // NVML_PSTATE_0 keeps its prefix: a name cannot begin with a digit.
+  const auto rest_is_name = [&](const Enumerator& v) {
+    return v.name.size() > prefix.size() && !std::isdigit(static_cast<unsigned char>(v.name[prefix.size()]));
+  };
+  while (!prefix.empty() && !std::all_of(e.enumerators.begin(), e.enumerators.end(), rest_is_name)) {
+    underscore = prefix.rfind('_', prefix.size() - 2);
+    prefix = underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
+  }
+  return prefix;
+}
+
+namespace {
+
+// ClockId -> CLOCK_ID_, as the prefix of the members named after their enum.
+std::string upper_snake_prefix(const std::string& snake) {
+  std::string out;
+  for (char c : snake) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out + "_";
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string Conventions::member_name(const Enum& e, const Enumerator& v) const {
+  if (e.python_named) return v.name;
+  const std::string prefix = member_prefix(e);
+  // Members named after their enum (NVML_CLOCK_ID_CURRENT of ClockId) go by the short name alone.
+  if (!prefix.empty() && ends_with(prefix, upper_snake_prefix(snake_case(enum_name(e.name))))) {
+    return v.name.substr(prefix.size());
+  }
+  return constant_name(v.name);
+}
+
+std::string Conventions::short_prefix(const Enum& e) const {
+  const std::string prefix = member_prefix(e);
+  if (prefix.empty() || e.enumerators.empty() || member_name(e, e.enumerators.front()) != constant_name(e.enumerators.front().name)) {
+    return "";
+  }
+  return constant_name(prefix);
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Conventions::extra_members(const Enum& e) const {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  const auto it = lib_.python.member_names.find(e.name);
+  if (it == lib_.python.member_names.end()) return out;
+  for (const auto& [name, constant] : it->second) {
+    const auto v = std::find_if(e.enumerators.begin(), e.enumerators.end(),
+                                [&](const Enumerator& x) { return x.name == constant; });
+    if (v == e.enumerators.end()) {
+      throw std::runtime_error(lib_.name + ": python.member_names." + e.name + "." + name + " names " + constant +
+                               ", which is no member of " + e.name);
+    }
+    out.emplace_back(name, v->value);
+  }
+  return out;
+}
+
+std::string Conventions::member_value(const Enum& e, std::int64_t value) {
+  return e.unsigned_values && value < 0 ? std::to_string(static_cast<std::uint64_t>(value)) : std::to_string(value);
+}
+
+namespace {
+
+// SingleBitEccError -> SINGLE_BIT_ECC_ERROR, PState -> PSTATE; an upper-case rest stays.
+std::string constant_member(const std::string& rest) {
+  const bool camel = std::any_of(rest.begin(), rest.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+  std::string out;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(rest[i]);
+    if (camel && i > 0 && std::isupper(c) && std::islower(static_cast<unsigned char>(rest[i - 1]))) out += '_';
+    out += static_cast<char>(std::toupper(c));
+  }
+  return out;
+}
+
+bool deprecated(const std::string& doc) {
+  const auto start = doc.find_first_not_of(" \t\n");
+  return start != std::string::npos && doc.compare(start, 11, "@deprecated") == 0;
+}
+
+}  // namespace
+
+std::vector<Enum> Conventions::define_enums(const Library& lib) {
+  struct Constant {
+    std::string name;
+    std::int64_t value;
+    bool is_unsigned;
+    std::string doc;
+  };
+  std::vector<Constant> constants;
+  for (const auto& m : lib.macros) {
+    if (m.kind != Macro::Kind::Integer || deprecated(m.doc)) continue;
+    constants.push_back({m.name, m.int_value, m.c_type.find("unsigned") != std::string::npos, m.doc});
+  }
+  for (const auto& e : lib.enums) {
+    for (const auto& v : e.enumerators) constants.push_back({v.name, v.value, false, v.doc});
+  }
+  std::vector<Enum> out;
+  for (const auto& group : lib.python.define_enums) {
+    Enum e;
+    e.name = group.name;
+    e.python_named = true;
+    e.doc = "The constants " + group.prefix + "* of " + (lib.headers.empty() ? lib.name : lib.headers.front()) + ".";
+    const auto add = [&](const std::string& name, const Constant& c) {
+      e.enumerators.push_back({name, c.value, c.doc});
+      e.unsigned_values = e.unsigned_values || c.is_unsigned;
+    };
+    const auto renamed = [&](const std::string& constant) {
+      return std::any_of(group.members.begin(), group.members.end(), [&](const auto& m) { return m.second == constant; });
+    };
+    for (const auto& c : constants) {
+      if (c.name.rfind(group.prefix, 0) != 0 || c.name.size() == group.prefix.size()) continue;
+      if (std::find(group.exclude.begin(), group.exclude.end(), c.name) != group.exclude.end() || renamed(c.name)) continue;
+      add(constant_member(c.name.substr(group.strip.size())), c);
+    }
+    for (const auto& [member, constant] : group.members) {
+      const auto c = std::find_if(constants.begin(), constants.end(), [&](const Constant& x) { return x.name == constant; });
+      if (c == constants.end()) {
+        throw std::runtime_error(lib.name + ": python.define_enums." + group.name + ".members." + member + " names " +
+                                 constant + ", which is no integer constant of the headers");
+      }
+      add(member, *c);
+    }
+    if (e.enumerators.empty()) {
+      throw std::runtime_error(lib.name + ": python.define_enums." + group.name + " gathers no constant (prefix " +
+                               group.prefix + ")");
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 std::string Conventions::stub_text(const std::string& doc) const {

@@ -4,7 +4,10 @@
 // the Python way. Private to the Python emitter.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "codegen/ir.hpp"
 
@@ -71,8 +74,25 @@ class Conventions {
   std::string error_subclass(const Enum& status, const Enumerator& v, std::string& alias) const;
   bool error_subclasses() const { return lib_.python.error_subclasses; }
 
-  // The prefix an enum's members are also reachable without (NVJITLINK_INPUT_), or "".
+  // The prefix common to an enum's members, cut back a word at a time until
+  // no member's rest begins with a digit (NVML_NVLINK_VERSION_1_0 -> NVML_NVLINK_),
+  // or "".
   std::string member_prefix(const Enum& e) const;
+  // A member's first name, as cuda.bindings spells it: NVML_ and, where the
+  // prefix ends with the enum's own name (NVML_CLOCK_ID_ of ClockId), the
+  // prefix dropped (CURRENT); else the header name less NVML_, the short name
+  // then a second name (short_prefix).
+  std::string member_name(const Enum& e, const Enumerator& v) const;
+  // The prefix a member is also reachable without (NVJITLINK_INPUT_), or "".
+  std::string short_prefix(const Enum& e) const;
+  // More names of members (python.member_names): name -> value.
+  std::vector<std::pair<std::string, std::int64_t>> extra_members(const Enum& e) const;
+  // A member's value as the module writes it (an unsigned constant's bits as unsigned).
+  static std::string member_value(const Enum& e, std::int64_t value);
+
+  // The enums built from groups of constants (python.define_enums). Throws
+  // std::runtime_error naming a group that gathers nothing or a constant that is not there.
+  static std::vector<Enum> define_enums(const Library& lib);
 
   // Header documentation as the stub shows it: enum names as Python spells them.
   std::string stub_text(const std::string& doc) const;

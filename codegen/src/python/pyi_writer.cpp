@@ -62,18 +62,21 @@ void PyiWriter::enums() {
     o_ << "class " << py << "(Enum):\n";
     if (!e.doc.empty()) o_ << docstring(names.stub_text(clean_doc(e.doc)), "    ");
     for (const auto& v : e.enumerators) {
-      o_ << "    " << names.constant_name(v.name) << ": " << py << "\n";
+      o_ << "    " << names.member_name(e, v) << ": " << py << "\n";
       if (!v.doc.empty()) o_ << docstring(names.stub_text(clean_doc(v.doc)), "    ");
     }
-    // The members under the names cuda.bindings gives them (Result.SUCCESS for
-    // NVJITLINK_SUCCESS), which the module also has (_ENUM_PREFIXES of the .pyx).
-    const std::string prefix = names.member_prefix(e);
+    // The members under the short names cuda.bindings also gives them (Result.SUCCESS
+    // for NVJITLINK_SUCCESS), which the module also has (_ENUM_PREFIXES of the .pyx),
+    // and their other names.
+    const std::string prefix = names.short_prefix(e);
     for (const auto& v : e.enumerators) {
-      if (!prefix.empty() && v.name.size() > prefix.size() && v.name.rfind(prefix, 0) == 0 &&
-          !std::isdigit(static_cast<unsigned char>(v.name[prefix.size()]))) {
-        o_ << "    " << v.name.substr(prefix.size()) << ": " << py << "\n";
+      const std::string name = names.constant_name(v.name);
+      if (!prefix.empty() && name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+          !std::isdigit(static_cast<unsigned char>(name[prefix.size()]))) {
+        o_ << "    " << name.substr(prefix.size()) << ": " << py << "\n";
       }
     }
+    for (const auto& extra : names.extra_members(e)) o_ << "    " << extra.first << ": " << py << "\n";
     if (e.enumerators.empty()) o_ << "    ...\n";
     o_ << "\n";
   }

@@ -433,6 +433,24 @@ void PyxFunction::struct_fields(const Plan& pl) {
   }
   for (const FieldArgument& fa : pl.field_args) {
     const TypeInfo::Kind k = fa.type.kind;
+    const auto& as_bytes = pl.param->bytes_fields;
+    if (std::find(as_bytes.begin(), as_bytes.end(), fa.field->name) != as_bytes.end()) {
+      // bytes or str (UTF-8), copied into the field's storage; what follows stays zero.
+      const std::string b = "_bytes_" + fa.py_name;
+      const std::string member = "&" + c_struct + "." + cython_member(fa.field->name);
+      const std::string size = "sizeof(" + c_struct + "." + cython_member(fa.field->name) + ")";
+      body_ << "    if isinstance(" << fa.py_name << ", str):\n"
+            << "        " << b << " = (<str>" << fa.py_name << ").encode(\"utf-8\")\n"
+            << "    elif isinstance(" << fa.py_name << ", (bytes, bytearray)):\n"
+            << "        " << b << " = bytes(" << fa.py_name << ")\n"
+            << "    else:\n"
+            << "        raise TypeError(f\"" << fa.py_name << ": expected bytes or str, got {" << fa.py_name
+            << ".__class__.__name__}\")\n"
+            << "    if len(" << b << ") > " << size << ":\n"
+            << "        raise ValueError(f\"" << fa.py_name << ": at most {" << size << "} bytes, got {len(" << b << ")}\")\n"
+            << "    memcpy(" << member << ", PyBytes_AS_STRING(" << b << "), len(" << b << "))\n";
+      continue;
+    }
     if (k == TypeInfo::Kind::Scalar || k == TypeInfo::Kind::Enum || k == TypeInfo::Kind::Handle ||
         k == TypeInfo::Kind::Value) {
       // Converted as a parameter is, so an error names the argument.
@@ -467,12 +485,36 @@ void PyxFunction::struct_fields(const Plan& pl) {
                         cython_member(pl.param->returns_count) + ", " + c_struct + "." + cython_member(count) + "))]";
     }
   }
+  std::string returned_bytes;
   for (const auto& [pointer, count] : pl.param->field_queried) {
-    // The array is the struct's own (its class keeps what a list field is set to).
     const Field* array = nullptr;
     for (const Field* fd : pl.fields) {
       if (fd->name == pointer) array = fd;
     }
+    const std::string count_c_ = c_struct + "." + cython_member(count);
+    if (points_to_bytes(*array)) {
+      // Asked first with no buffer (the size query); then with as many bytes as it reported.
+      const std::string qn = "_q_" + pl.py_name + "_" + pointer;
+      locals_ << "    cdef void* " << qn << " = NULL\n    cdef size_t " << qn << "_size = 0\n";
+      cleanup_ << "        free(" << qn << ")\n";
+      needs_try_ = true;
+      std::ostringstream q;
+      q << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count_c_ << " > 0:\n"
+        << "        free(" << qn << ")\n"
+        << "        " << qn << " = NULL\n"
+        << "        " << qn << "_size = " << count_c_ << "\n"
+        << "        " << qn << " = _support.alloc_array(" << qn << "_size, 1)\n"
+        << "        " << c_struct << "." << cython_member(pointer) << " = <" << m_.cython_c(array->type.spelling) << ">" << qn << "\n"
+        << "        with nogil:\n            _result = " << m_.cy << "." << public_name_ << "(@ARGS@)\n";
+      struct_query_ += q.str();
+      if (returned == array) {
+        // No more bytes than the buffer holds, whatever the size field says.
+        returned_bytes = "b\"\" if " + qn + " == NULL else PyBytes_FromStringAndSize(<char*>" + qn + ", min(" +
+                         count_c_ + ", " + qn + "_size))";
+      }
+      continue;
+    }
+    // The array is the struct's own (its class keeps what a list field is set to).
     const std::string elem = m_.resolve(array->type.pointee).py;
     const std::string field_py = cn + "." + m_.conventions.field_name(pointer);
     const std::string count_c = c_struct + "." + cython_member(count);
@@ -487,6 +529,8 @@ void PyxFunction::struct_fields(const Plan& pl) {
   call_args_.push_back(cast_param(pl) + cn + "._ptr");
   if (returned == nullptr) {
     if (pl.param->direction != "in") out_exprs_.push_back(cn);
+  } else if (!returned_bytes.empty()) {
+    out_exprs_.push_back(returned_bytes);
   } else if (!pl.param->returns_count.empty()) {
     out_exprs_.push_back(returned_buffer);
   } else {

@@ -104,14 +104,17 @@ void PyxWriter::enums() {
     std::string spec = first_sentence(e.doc);
     std::replace(spec.begin(), spec.end(), '\n', ' ');
     spec += "\n";
-    // Members as constants are named (NVML_P2P_CAPS_INDEX_READ -> P2P_CAPS_INDEX_READ).
-    for (const auto& v : e.enumerators) spec += names.constant_name(v.name) + " " + std::to_string(v.value) + " ";
+    // Members as cuda.bindings names them (NVML_P2P_CAPS_INDEX_READ -> P2P_CAPS_INDEX_READ,
+    // NVML_CLOCK_ID_CURRENT -> CURRENT), then their other names (a second name of a
+    // value is that member's alias).
+    for (const auto& v : e.enumerators) spec += names.member_name(e, v) + " " + Conventions::member_value(e, v.value) + " ";
+    for (const auto& [name, value] : names.extra_members(e)) spec += name + " " + Conventions::member_value(e, value) + " ";
     o_ << "    \"" << names.enum_name(e.name) << "\": " << py_string(spec) << ",\n";
   }
   o_ << "}\n";
   o_ << "cdef dict _ENUM_PREFIXES = {\n";
   for (const Enum& e : lib_.enums) {
-    const std::string prefix = names.constant_name(names.member_prefix(e));
+    const std::string prefix = names.short_prefix(e);
     if (!prefix.empty()) o_ << "    \"" << names.enum_name(e.name) << "\": \"" << prefix << "\",\n";
   }
   o_ << "}\n";

@@ -102,9 +102,14 @@ void Model::add_structs() {
     if (conventions.raising()) {
       // The typedef users write (nvmlMemory_v2_t), as cuda.bindings names it:
       // Memory_v2; an unnamed member's type is private (_anon_...).
-      // An unversioned alias first (nvmlProcessInfo_t of nvmlProcessInfo_v2_t: ProcessInfo).
+      // A struct its typedef names (typedef struct {...} nvmlPciInfoExt_v1_t) goes
+      // by that typedef, whatever aliases it has (PciInfoExt_v1, not PciInfoExt);
+      // a tagged one by an unversioned alias first (nvmlProcessInfo_t of
+      // struct nvmlProcessInfo_v2_st: ProcessInfo).
       std::string c_name = r.name;
+      const bool typedef_named = r.tag.empty() && r.name.size() > 2 && r.name.compare(r.name.size() - 2, 2, "_t") == 0;
       for (const bool versioned : {false, true}) {
+        if (typedef_named) break;
         for (const auto& n : names) {
           if (n.size() > 2 && n.compare(n.size() - 2, 2, "_t") == 0 &&
               std::regex_match(n.substr(0, n.size() - 2), versioned_re) == versioned) {

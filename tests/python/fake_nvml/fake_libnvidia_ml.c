@@ -491,3 +491,56 @@ nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProc
     plist->numProcArrayEntries = n;
     return NVML_SUCCESS;
 }
+
+/* No length parameter: nvml.h sizes the buffer NVML_GSP_FIRMWARE_VERSION_BUF_SIZE,
+ * and the stand-in fills all of it (its last byte the NUL). */
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char* version) {
+    NEEDS_DEVICE(device);
+    if (version == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    memset(version, device->index == 0 ? 'a' : 'b', NVML_GSP_FIRMWARE_VERSION_BUF_SIZE - 1);
+    version[NVML_GSP_FIRMWARE_VERSION_BUF_SIZE - 1] = '\0';
+    return NVML_SUCCESS;
+}
+
+/* The raw payload of a context record: record 0 holds 13 bytes, record 1 none.
+ * Asked with no buffer (or too small a one) it reports the size needed. */
+unsigned int fake_nvml_context_calls;
+
+nvmlReturn_t nvmlEventSetGetContextData_v1(nvmlEventSet_t set, nvmlEventSetGetContextData_v1_t* params) {
+    static const char payload[] = "ctx\0payload-0";
+    NEEDS_INIT();
+    ++fake_nvml_context_calls;
+    if (set == NULL || params == NULL || params->index > 1) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int size = params->index == 0 ? (unsigned int)(sizeof(payload) - 1) : 0;
+    if (size > 0 && (params->data == NULL || params->dataSize < size)) {
+        params->dataSize = size;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (size > 0) memcpy(params->data, payload, size);
+    params->dataSize = size;
+    return NVML_SUCCESS;
+}
+
+/* A device by its UUID in either form: ASCII (its "GPU-..." string) or binary
+ * (the stand-in's 16 bytes: each 0x10 times one more than the index). */
+nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t* uuid, nvmlDevice_t* device) {
+    NEEDS_INIT();
+    NEEDS_VERSION(uuid, nvmlUUID_v1);
+    if (device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < device_count(); ++i) {
+        int match = 0;
+        if (uuid->type == NVML_UUID_TYPE_ASCII) {
+            match = strncmp(uuid->value.str, devices[i].uuid, sizeof(uuid->value.str)) == 0;
+        } else if (uuid->type == NVML_UUID_TYPE_BINARY) {
+            match = 1;
+            for (unsigned int b = 0; b < NVML_DEVICE_UUID_BINARY_LEN; ++b) match &= uuid->value.bytes[b] == 0x10 * (i + 1);
+        } else {
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        if (match) {
+            *device = &devices[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}

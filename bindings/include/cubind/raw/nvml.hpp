@@ -374,6 +374,8 @@ nvmlReturn_t nvmlSystemSetConfComputeKeyRotationThresholdInfo(nvmlConfComputeSet
 nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t *settings);
 // nvmlSystemGetConfComputeSettings_v2: Get Conf Computing System Settings, version 2. (nvml.h:8958)
 nvmlReturn_t nvmlSystemGetConfComputeSettings_v2(nvmlSystemConfComputeSettings_v2_t *settings);
+// nvmlDeviceGetGspFirmwareVersion: Retrieve GSP firmware version. (nvml.h:8975)
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char *version);
 // nvmlDeviceGetGspFirmwareMode: Retrieve GSP firmware mode. (nvml.h:8993)
 nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int *isEnabled, unsigned int *defaultMode);
 // nvmlDeviceGetSramEccErrorStatus: Get SRAM ECC error status of this device. (nvml.h:9015)

@@ -12,26 +12,21 @@ GRID_LICENSE_FEATURE_MAX_COUNT: int
 class ProcessMode(Enum):
     """Enum to represent process mode.
     """
-    PROCESS_MODE_COMPUTE: ProcessMode
+    COMPUTE: ProcessMode
     """Processes with a compute context
     """
-    PROCESS_MODE_GRAPHICS: ProcessMode
+    GRAPHICS: ProcessMode
     """Processes with a graphics context
     """
-    PROCESS_MODE_MPS: ProcessMode
+    MPS: ProcessMode
     """Processes with a MPS (Multi-Process Service) compute context
     """
-    PROCESS_MODE_ALL: ProcessMode
+    ALL: ProcessMode
     """All processes running on the GPU (compute, graphics, MPS, and other types)
     """
-    PROCESS_MODE_MAX: ProcessMode
+    MAX: ProcessMode
     """Maximum value for bounds checking
     """
-    COMPUTE: ProcessMode
-    GRAPHICS: ProcessMode
-    MPS: ProcessMode
-    ALL: ProcessMode
-    MAX: ProcessMode
 
 class DeviceAddressingModeType(Enum):
     """Enum to represent device addressing mode values
@@ -228,17 +223,6 @@ class SamplingType(Enum):
     """To represent percent of time during which NVOFA remains busy
     """
     SAMPLINGTYPE_COUNT: SamplingType
-    TOTAL_POWER_SAMPLES: SamplingType
-    GPU_UTILIZATION_SAMPLES: SamplingType
-    MEMORY_UTILIZATION_SAMPLES: SamplingType
-    ENC_UTILIZATION_SAMPLES: SamplingType
-    DEC_UTILIZATION_SAMPLES: SamplingType
-    PROCESSOR_CLK_SAMPLES: SamplingType
-    MEMORY_CLK_SAMPLES: SamplingType
-    MODULE_POWER_SAMPLES: SamplingType
-    JPG_UTILIZATION_SAMPLES: SamplingType
-    OFA_UTILIZATION_SAMPLES: SamplingType
-    SAMPLINGTYPE_COUNT: SamplingType
 
 class PcieUtilCounter(Enum):
     """Represents the queryable PCIe utilization counters
@@ -253,38 +237,30 @@ class PcieUtilCounter(Enum):
 class ValueType(Enum):
     """Represents the type for sample value returned
     """
-    VALUE_TYPE_DOUBLE: ValueType
+    DOUBLE: ValueType
     """Double-precision floating-point value
     """
-    VALUE_TYPE_UNSIGNED_INT: ValueType
+    UNSIGNED_INT: ValueType
     """Unsigned 32-bit integer value
     """
-    VALUE_TYPE_UNSIGNED_LONG: ValueType
+    UNSIGNED_LONG: ValueType
     """Unsigned long integer value
     """
-    VALUE_TYPE_UNSIGNED_LONG_LONG: ValueType
+    UNSIGNED_LONG_LONG: ValueType
     """Unsigned 64-bit integer value
     """
-    VALUE_TYPE_SIGNED_LONG_LONG: ValueType
+    SIGNED_LONG_LONG: ValueType
     """Signed 64-bit integer value
     """
-    VALUE_TYPE_SIGNED_INT: ValueType
+    SIGNED_INT: ValueType
     """Signed 32-bit integer value
     """
-    VALUE_TYPE_UNSIGNED_SHORT: ValueType
+    UNSIGNED_SHORT: ValueType
     """Unsigned 16-bit integer value
     """
-    VALUE_TYPE_COUNT: ValueType
+    COUNT: ValueType
     """Maximum value above +1
     """
-    DOUBLE: ValueType
-    UNSIGNED_INT: ValueType
-    UNSIGNED_LONG: ValueType
-    UNSIGNED_LONG_LONG: ValueType
-    SIGNED_LONG_LONG: ValueType
-    SIGNED_INT: ValueType
-    UNSIGNED_SHORT: ValueType
-    COUNT: ValueType
 
 class PerfPolicyType(Enum):
     """Represents type of perf policy for which violation times can be queried
@@ -327,63 +303,34 @@ class PerfPolicyType(Enum):
 class ThermalTarget(Enum):
     """Represents the thermal sensor targets
     """
-    THERMAL_TARGET_NONE: ThermalTarget
-    THERMAL_TARGET_GPU: ThermalTarget
-    """GPU core temperature requires NvPhysicalGpuHandle
-    """
-    THERMAL_TARGET_MEMORY: ThermalTarget
-    """GPU memory temperature requires NvPhysicalGpuHandle
-    """
-    THERMAL_TARGET_POWER_SUPPLY: ThermalTarget
-    """GPU power supply temperature requires NvPhysicalGpuHandle
-    """
-    THERMAL_TARGET_BOARD: ThermalTarget
-    """GPU board ambient temperature requires NvPhysicalGpuHandle
-    """
-    THERMAL_TARGET_VCD_BOARD: ThermalTarget
-    """Visual Computing Device Board temperature requires NvVisualComputingDeviceHandle
-    """
-    THERMAL_TARGET_VCD_INLET: ThermalTarget
-    """Visual Computing Device Inlet temperature requires NvVisualComputingDeviceHandle
-    """
-    THERMAL_TARGET_VCD_OUTLET: ThermalTarget
-    """Visual Computing Device Outlet temperature requires NvVisualComputingDeviceHandle
-    """
-    THERMAL_TARGET_ALL: ThermalTarget
-    THERMAL_TARGET_UNKNOWN: ThermalTarget
     NONE: ThermalTarget
     GPU: ThermalTarget
+    """GPU core temperature requires NvPhysicalGpuHandle
+    """
     MEMORY: ThermalTarget
+    """GPU memory temperature requires NvPhysicalGpuHandle
+    """
     POWER_SUPPLY: ThermalTarget
+    """GPU power supply temperature requires NvPhysicalGpuHandle
+    """
     BOARD: ThermalTarget
+    """GPU board ambient temperature requires NvPhysicalGpuHandle
+    """
     VCD_BOARD: ThermalTarget
+    """Visual Computing Device Board temperature requires NvVisualComputingDeviceHandle
+    """
     VCD_INLET: ThermalTarget
+    """Visual Computing Device Inlet temperature requires NvVisualComputingDeviceHandle
+    """
     VCD_OUTLET: ThermalTarget
+    """Visual Computing Device Outlet temperature requires NvVisualComputingDeviceHandle
+    """
     ALL: ThermalTarget
     UNKNOWN: ThermalTarget
 
 class ThermalController(Enum):
     """Represents the thermal sensor controllers
     """
-    THERMAL_CONTROLLER_NONE: ThermalController
-    THERMAL_CONTROLLER_GPU_INTERNAL: ThermalController
-    THERMAL_CONTROLLER_ADM1032: ThermalController
-    THERMAL_CONTROLLER_ADT7461: ThermalController
-    THERMAL_CONTROLLER_MAX6649: ThermalController
-    THERMAL_CONTROLLER_MAX1617: ThermalController
-    THERMAL_CONTROLLER_LM99: ThermalController
-    THERMAL_CONTROLLER_LM89: ThermalController
-    THERMAL_CONTROLLER_LM64: ThermalController
-    THERMAL_CONTROLLER_G781: ThermalController
-    THERMAL_CONTROLLER_ADT7473: ThermalController
-    THERMAL_CONTROLLER_SBMAX6649: ThermalController
-    THERMAL_CONTROLLER_VBIOSEVT: ThermalController
-    THERMAL_CONTROLLER_OS: ThermalController
-    THERMAL_CONTROLLER_NVSYSCON_CANOAS: ThermalController
-    THERMAL_CONTROLLER_NVSYSCON_E551: ThermalController
-    THERMAL_CONTROLLER_MAX6649R: ThermalController
-    THERMAL_CONTROLLER_ADT7473S: ThermalController
-    THERMAL_CONTROLLER_UNKNOWN: ThermalController
     NONE: ThermalController
     GPU_INTERNAL: ThermalController
     ADM1032: ThermalController
@@ -425,42 +372,39 @@ class CoolerControl(Enum):
 class CoolerTarget(Enum):
     """Cooler's target
     """
-    THERMAL_COOLER_TARGET_NONE: CoolerTarget
+    NONE: CoolerTarget
     """This cooler cools nothing.
     """
-    THERMAL_COOLER_TARGET_GPU: CoolerTarget
+    GPU: CoolerTarget
     """This cooler can cool the GPU.
     """
-    THERMAL_COOLER_TARGET_MEMORY: CoolerTarget
+    MEMORY: CoolerTarget
     """This cooler can cool the memory.
     """
-    THERMAL_COOLER_TARGET_POWER_SUPPLY: CoolerTarget
+    POWER_SUPPLY: CoolerTarget
     """This cooler can cool the power supply.
     """
-    THERMAL_COOLER_TARGET_GPU_RELATED: CoolerTarget
+    GPU_RELATED: CoolerTarget
     """This cooler cools all of the components related to its target gpu. GPU_RELATED = GPU | MEMORY | POWER_SUPPLY
     """
-    NONE: CoolerTarget
-    GPU: CoolerTarget
-    MEMORY: CoolerTarget
-    POWER_SUPPLY: CoolerTarget
-    GPU_RELATED: CoolerTarget
+    THERMAL_NONE: CoolerTarget
+    THERMAL_GPU: CoolerTarget
+    THERMAL_MEMORY: CoolerTarget
+    THERMAL_POWER_SUPPLY: CoolerTarget
+    THERMAL_GPU_RELATED: CoolerTarget
 
 class UUIDType(Enum):
     """Enum to represent different UUID types
     """
-    UUID_TYPE_NONE: UUIDType
+    NONE: UUIDType
     """Undefined type
     """
-    UUID_TYPE_ASCII: UUIDType
+    ASCII: UUIDType
     """ASCII format type
     """
-    UUID_TYPE_BINARY: UUIDType
+    BINARY: UUIDType
     """Binary format type
     """
-    NONE: UUIDType
-    ASCII: UUIDType
-    BINARY: UUIDType
 
 class EnableState(Enum):
     """Generic enable/disable enum.
@@ -611,24 +555,21 @@ class ComputeMode(Enum):
 class MemoryErrorType(Enum):
     """Memory error types
     """
-    MEMORY_ERROR_TYPE_CORRECTED: MemoryErrorType
+    CORRECTED: MemoryErrorType
     """A memory error that was corrected
 
      For ECC errors, these are single bit errors
      For Texture memory, these are errors fixed by resend
     """
-    MEMORY_ERROR_TYPE_UNCORRECTED: MemoryErrorType
+    UNCORRECTED: MemoryErrorType
     """A memory error that was not corrected
 
      For ECC errors, these are double bit errors
      For Texture memory, these are errors where the resend fails
     """
-    MEMORY_ERROR_TYPE_COUNT: MemoryErrorType
+    COUNT: MemoryErrorType
     """Count of memory error types
     """
-    CORRECTED: MemoryErrorType
-    UNCORRECTED: MemoryErrorType
-    COUNT: MemoryErrorType
 
 class EccCounterType(Enum):
     """ECC counter types.
@@ -647,9 +588,7 @@ class EccCounterType(Enum):
     ECC_COUNTER_TYPE_COUNT: EccCounterType
     """Count of memory counter types
     """
-    VOLATILE_ECC: EccCounterType
-    AGGREGATE_ECC: EccCounterType
-    ECC_COUNTER_TYPE_COUNT: EccCounterType
+    COUNT: EccCounterType
 
 class ClockType(Enum):
     """Clock types.
@@ -681,28 +620,23 @@ class ClockId(Enum):
     """Clock Ids.  These are used in combination with ClockType
      to specify a single clock value.
     """
-    CLOCK_ID_CURRENT: ClockId
+    CURRENT: ClockId
     """Current actual clock value
     """
-    CLOCK_ID_APP_CLOCK_TARGET: ClockId
+    APP_CLOCK_TARGET: ClockId
     """Target application clock.
     Deprecated, do not use.
     """
-    CLOCK_ID_APP_CLOCK_DEFAULT: ClockId
+    APP_CLOCK_DEFAULT: ClockId
     """Default application clock target
     Deprecated, do not use.
     """
-    CLOCK_ID_CUSTOMER_BOOST_MAX: ClockId
+    CUSTOMER_BOOST_MAX: ClockId
     """OEM-defined maximum clock rate
     """
-    CLOCK_ID_COUNT: ClockId
+    COUNT: ClockId
     """Count of Clock Ids.
     """
-    CURRENT: ClockId
-    APP_CLOCK_TARGET: ClockId
-    APP_CLOCK_DEFAULT: ClockId
-    CUSTOMER_BOOST_MAX: ClockId
-    COUNT: ClockId
 
 class DriverModel(Enum):
     """Driver models.
@@ -776,7 +710,6 @@ class Pstates(Enum):
     PSTATE_UNKNOWN: Pstates
     """Unknown performance state
     """
-    UNKNOWN: Pstates
 
 class GpuOperationMode(Enum):
     """GPU Operation Mode
@@ -923,112 +856,64 @@ class Return(Enum):
     ERROR_UNKNOWN: Return
     """An internal driver error occurred
     """
-    SUCCESS: Return
-    ERROR_UNINITIALIZED: Return
-    ERROR_INVALID_ARGUMENT: Return
-    ERROR_NOT_SUPPORTED: Return
-    ERROR_NO_PERMISSION: Return
-    ERROR_ALREADY_INITIALIZED: Return
-    ERROR_NOT_FOUND: Return
-    ERROR_INSUFFICIENT_SIZE: Return
-    ERROR_INSUFFICIENT_POWER: Return
-    ERROR_DRIVER_NOT_LOADED: Return
-    ERROR_TIMEOUT: Return
-    ERROR_IRQ_ISSUE: Return
-    ERROR_LIBRARY_NOT_FOUND: Return
-    ERROR_FUNCTION_NOT_FOUND: Return
-    ERROR_CORRUPTED_INFOROM: Return
-    ERROR_GPU_IS_LOST: Return
-    ERROR_RESET_REQUIRED: Return
-    ERROR_OPERATING_SYSTEM: Return
-    ERROR_LIB_RM_VERSION_MISMATCH: Return
-    ERROR_IN_USE: Return
-    ERROR_MEMORY: Return
-    ERROR_NO_DATA: Return
-    ERROR_VGPU_ECC_NOT_SUPPORTED: Return
-    ERROR_INSUFFICIENT_RESOURCES: Return
-    ERROR_FREQ_NOT_SUPPORTED: Return
-    ERROR_ARGUMENT_VERSION_MISMATCH: Return
-    ERROR_DEPRECATED: Return
-    ERROR_NOT_READY: Return
-    ERROR_GPU_NOT_FOUND: Return
-    ERROR_INVALID_STATE: Return
-    ERROR_RESET_TYPE_NOT_SUPPORTED: Return
-    ERROR_UNKNOWN: Return
 
 class MemoryLocation(Enum):
     """See nvmlDeviceGetMemoryErrorCounter
     """
-    MEMORY_LOCATION_L1_CACHE: MemoryLocation
+    L1_CACHE: MemoryLocation
     """GPU L1 Cache
     """
-    MEMORY_LOCATION_L2_CACHE: MemoryLocation
+    L2_CACHE: MemoryLocation
     """GPU L2 Cache
     """
-    MEMORY_LOCATION_DRAM: MemoryLocation
+    DRAM: MemoryLocation
     """Turing+ DRAM
     """
-    MEMORY_LOCATION_DEVICE_MEMORY: MemoryLocation
+    DEVICE_MEMORY: MemoryLocation
     """GPU Device Memory
     """
-    MEMORY_LOCATION_REGISTER_FILE: MemoryLocation
+    REGISTER_FILE: MemoryLocation
     """GPU Register File
     """
-    MEMORY_LOCATION_TEXTURE_MEMORY: MemoryLocation
+    TEXTURE_MEMORY: MemoryLocation
     """GPU Texture Memory
     """
-    MEMORY_LOCATION_TEXTURE_SHM: MemoryLocation
+    TEXTURE_SHM: MemoryLocation
     """Shared memory
     """
-    MEMORY_LOCATION_CBU: MemoryLocation
+    CBU: MemoryLocation
     """CBU
     """
-    MEMORY_LOCATION_SRAM: MemoryLocation
+    SRAM: MemoryLocation
     """Turing+ SRAM
     """
-    MEMORY_LOCATION_COUNT: MemoryLocation
+    COUNT: MemoryLocation
     """This counts the number of memory locations the driver knows about
     """
-    L1_CACHE: MemoryLocation
-    L2_CACHE: MemoryLocation
-    DRAM: MemoryLocation
-    DEVICE_MEMORY: MemoryLocation
-    REGISTER_FILE: MemoryLocation
-    TEXTURE_MEMORY: MemoryLocation
-    TEXTURE_SHM: MemoryLocation
-    CBU: MemoryLocation
-    SRAM: MemoryLocation
-    COUNT: MemoryLocation
 
 class PageRetirementCause(Enum):
     """Causes for page retirement
     """
-    PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
+    MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
     """Page was retired due to multiple single bit ECC error
     """
-    PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR: PageRetirementCause
+    DOUBLE_BIT_ECC_ERROR: PageRetirementCause
     """Page was retired due to double bit ECC error
     """
-    PAGE_RETIREMENT_CAUSE_COUNT: PageRetirementCause
-    MULTIPLE_SINGLE_BIT_ECC_ERRORS: PageRetirementCause
-    DOUBLE_BIT_ECC_ERROR: PageRetirementCause
     COUNT: PageRetirementCause
 
 class RestrictedAPI(Enum):
     """API types that allow changes to default permission restrictions
     """
-    RESTRICTED_API_SET_APPLICATION_CLOCKS: RestrictedAPI
+    SET_APPLICATION_CLOCKS: RestrictedAPI
     """APIs that change application clocks, see nvmlDeviceSetApplicationsClocks
     and see nvmlDeviceResetApplicationsClocks.
     Deprecated, keeping definition for backward compatibility.
     """
-    RESTRICTED_API_SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
+    SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
     """APIs that enable/disable Auto Boosted clocks
     see nvmlDeviceSetAutoBoostedClocksEnabled
     """
-    RESTRICTED_API_COUNT: RestrictedAPI
-    SET_APPLICATION_CLOCKS: RestrictedAPI
-    SET_AUTO_BOOSTED_CLOCKS: RestrictedAPI
     COUNT: RestrictedAPI
 
 class GpuUtilizationDomainId(Enum):
@@ -1054,38 +939,31 @@ class GpuUtilizationDomainId(Enum):
 class GpuVirtualizationMode(Enum):
     """GPU virtualization mode types.
     """
-    GPU_VIRTUALIZATION_MODE_NONE: GpuVirtualizationMode
+    NONE: GpuVirtualizationMode
     """Represents Bare Metal GPU
     """
-    GPU_VIRTUALIZATION_MODE_PASSTHROUGH: GpuVirtualizationMode
+    PASSTHROUGH: GpuVirtualizationMode
     """Device is associated with GPU-Passthorugh
     """
-    GPU_VIRTUALIZATION_MODE_VGPU: GpuVirtualizationMode
+    VGPU: GpuVirtualizationMode
     """Device is associated with vGPU inside virtual machine.
     """
-    GPU_VIRTUALIZATION_MODE_HOST_VGPU: GpuVirtualizationMode
+    HOST_VGPU: GpuVirtualizationMode
     """Device is associated with VGX hypervisor in vGPU mode
     """
-    GPU_VIRTUALIZATION_MODE_HOST_VSGA: GpuVirtualizationMode
+    HOST_VSGA: GpuVirtualizationMode
     """Device is associated with VGX hypervisor in vSGA mode
     """
-    NONE: GpuVirtualizationMode
-    PASSTHROUGH: GpuVirtualizationMode
-    VGPU: GpuVirtualizationMode
-    HOST_VGPU: GpuVirtualizationMode
-    HOST_VSGA: GpuVirtualizationMode
 
 class HostVgpuMode(Enum):
     """Host vGPU modes
     """
-    HOST_VGPU_MODE_NON_SRIOV: HostVgpuMode
+    NON_SRIOV: HostVgpuMode
     """Non SR-IOV mode
     """
-    HOST_VGPU_MODE_SRIOV: HostVgpuMode
+    SRIOV: HostVgpuMode
     """SR-IOV mode
     """
-    NON_SRIOV: HostVgpuMode
-    SRIOV: HostVgpuMode
 
 class VgpuVmIdType(Enum):
     """Types of VM identifiers
@@ -1114,34 +992,27 @@ class VgpuGuestInfoState(Enum):
 class GridLicenseFeatureCode(Enum):
     """vGPU software licensable features
     """
-    GRID_LICENSE_FEATURE_CODE_UNKNOWN: GridLicenseFeatureCode
+    UNKNOWN: GridLicenseFeatureCode
     """Unknown
     """
-    GRID_LICENSE_FEATURE_CODE_VGPU: GridLicenseFeatureCode
+    VGPU: GridLicenseFeatureCode
     """Virtual GPU
     """
-    GRID_LICENSE_FEATURE_CODE_NVIDIA_RTX: GridLicenseFeatureCode
+    NVIDIA_RTX: GridLicenseFeatureCode
     """Nvidia RTX
     """
-    GRID_LICENSE_FEATURE_CODE_VWORKSTATION: GridLicenseFeatureCode
+    VWORKSTATION: GridLicenseFeatureCode
     """Deprecated, do not use.
     """
-    GRID_LICENSE_FEATURE_CODE_GAMING: GridLicenseFeatureCode
+    GAMING: GridLicenseFeatureCode
     """Gaming
     """
-    GRID_LICENSE_FEATURE_CODE_COMPUTE: GridLicenseFeatureCode
+    COMPUTE: GridLicenseFeatureCode
     """Compute
     """
-    GRID_LICENSE_FEATURE_CODE_VGAMEDEV: GridLicenseFeatureCode
+    VGAMEDEV: GridLicenseFeatureCode
     """vGameDev
     """
-    UNKNOWN: GridLicenseFeatureCode
-    VGPU: GridLicenseFeatureCode
-    NVIDIA_RTX: GridLicenseFeatureCode
-    VWORKSTATION: GridLicenseFeatureCode
-    GAMING: GridLicenseFeatureCode
-    COMPUTE: GridLicenseFeatureCode
-    VGAMEDEV: GridLicenseFeatureCode
 
 class VgpuCapability(Enum):
     """vGPU queryable capabilities
@@ -1292,14 +1163,12 @@ class FanState(Enum):
 class LedColor(Enum):
     """Led color enum.
     """
-    LED_COLOR_GREEN: LedColor
+    GREEN: LedColor
     """GREEN, indicates good health
     """
-    LED_COLOR_AMBER: LedColor
+    AMBER: LedColor
     """AMBER, indicates problem
     """
-    GREEN: LedColor
-    AMBER: LedColor
 
 class GpuOperationalEventLogLevel(Enum):
     """@brief Log-level values used by GPU Operational Events.
@@ -1310,30 +1179,24 @@ class GpuOperationalEventLogLevel(Enum):
      when used as a subscription threshold. Event data may contain newer log-level values that are
      not named in this header; clients should handle unrecognized numeric values.
     """
-    GPU_OPERATIONAL_EVENT_LOG_LEVEL_ALL: GpuOperationalEventLogLevel
+    ALL: GpuOperationalEventLogLevel
     """Matches all GPU Operational Event log levels.
     """
-    GPU_OPERATIONAL_EVENT_LOG_LEVEL_TELEMETRY: GpuOperationalEventLogLevel
+    TELEMETRY: GpuOperationalEventLogLevel
     """High-volume telemetry events.
     """
-    GPU_OPERATIONAL_EVENT_LOG_LEVEL_DIAG: GpuOperationalEventLogLevel
+    DIAG: GpuOperationalEventLogLevel
     """Diagnostic events.
     """
-    GPU_OPERATIONAL_EVENT_LOG_LEVEL_NOTICE: GpuOperationalEventLogLevel
+    NOTICE: GpuOperationalEventLogLevel
     """Notable operational events.
     """
-    GPU_OPERATIONAL_EVENT_LOG_LEVEL_WARNING: GpuOperationalEventLogLevel
+    WARNING: GpuOperationalEventLogLevel
     """Warning events.
     """
-    GPU_OPERATIONAL_EVENT_LOG_LEVEL_ERROR: GpuOperationalEventLogLevel
+    ERROR: GpuOperationalEventLogLevel
     """Error events.
     """
-    ALL: GpuOperationalEventLogLevel
-    TELEMETRY: GpuOperationalEventLogLevel
-    DIAG: GpuOperationalEventLogLevel
-    NOTICE: GpuOperationalEventLogLevel
-    WARNING: GpuOperationalEventLogLevel
-    ERROR: GpuOperationalEventLogLevel
 
 class OperationalEventSeverity(Enum):
     """@brief Severity values used by Operational Events.
@@ -1344,38 +1207,32 @@ class OperationalEventSeverity(Enum):
      used as a subscription threshold. Event data may contain newer severity values that are not
      named in this header; clients should handle unrecognized numeric values.
     """
-    OPERATIONAL_EVENT_SEVERITY_ALL: OperationalEventSeverity
+    ALL: OperationalEventSeverity
     """Matches all Operational Event severities.
     """
-    OPERATIONAL_EVENT_SEVERITY_INFORMATIONAL: OperationalEventSeverity
+    INFORMATIONAL: OperationalEventSeverity
     """Informational event.
     """
-    OPERATIONAL_EVENT_SEVERITY_CORRECTED: OperationalEventSeverity
+    CORRECTED: OperationalEventSeverity
     """Corrected error event.
     """
-    OPERATIONAL_EVENT_SEVERITY_RECOVERABLE: OperationalEventSeverity
+    RECOVERABLE: OperationalEventSeverity
     """Recoverable error event.
     """
-    OPERATIONAL_EVENT_SEVERITY_FATAL: OperationalEventSeverity
+    FATAL: OperationalEventSeverity
     """Fatal error event.
     """
-    ALL: OperationalEventSeverity
-    INFORMATIONAL: OperationalEventSeverity
-    CORRECTED: OperationalEventSeverity
-    RECOVERABLE: OperationalEventSeverity
-    FATAL: OperationalEventSeverity
 
 class EventDataType(Enum):
     """@brief Event data formats returned by nvmlEventSetWait_v3.
     """
-    EVENT_DATA_TYPE_NVML_EVENT: EventDataType
+    NVML_EVENT: EventDataType
     """NVML event-bit data. eventType contains an NVML event bit.
     """
-    EVENT_DATA_TYPE_GPU_OPERATIONAL_EVENT: EventDataType
+    GPU_OPERATIONAL_EVENT: EventDataType
     """Structured GPU Operational Event data.
     """
-    NVML_EVENT: EventDataType
-    GPU_OPERATIONAL_EVENT: EventDataType
+    EVENT: EventDataType
 
 class GpuOperationalEventContextType(Enum):
     """@brief NVML-defined GPU Operational Event context classifications.
@@ -1384,14 +1241,12 @@ class GpuOperationalEventContextType(Enum):
      original source-defined context type is returned separately in
      nvmlEventSetGetContextInfo_v1_tsourceEventContextType.
     """
-    GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_UNKNOWN: GpuOperationalEventContextType
+    UNKNOWN: GpuOperationalEventContextType
     """No NVML public interpretation is defined for this context payload.
     """
-    GPU_OPERATIONAL_EVENT_CONTEXT_TYPE_LEGACY_XID: GpuOperationalEventContextType
+    LEGACY_XID: GpuOperationalEventContextType
     """Context payload can be decoded with nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1.
     """
-    UNKNOWN: GpuOperationalEventContextType
-    LEGACY_XID: GpuOperationalEventContextType
 
 class EncoderType(Enum):
     """Represents type of encoder for capacity can be queried
@@ -1416,26 +1271,21 @@ class EncoderType(Enum):
 class FBCSessionType(Enum):
     """Represents frame buffer capture session type
     """
-    FBC_SESSION_TYPE_UNKNOWN: FBCSessionType
+    UNKNOWN: FBCSessionType
     """Unknown
     """
-    FBC_SESSION_TYPE_TOSYS: FBCSessionType
+    TOSYS: FBCSessionType
     """ToSys
     """
-    FBC_SESSION_TYPE_CUDA: FBCSessionType
+    CUDA: FBCSessionType
     """Cuda
     """
-    FBC_SESSION_TYPE_VID: FBCSessionType
+    VID: FBCSessionType
     """Vid
     """
-    FBC_SESSION_TYPE_HWENC: FBCSessionType
+    HWENC: FBCSessionType
     """HEnc
     """
-    UNKNOWN: FBCSessionType
-    TOSYS: FBCSessionType
-    CUDA: FBCSessionType
-    VID: FBCSessionType
-    HWENC: FBCSessionType
 
 class DetachGpuState(Enum):
     """Is the GPU device to be removed from the kernel by nvmlDeviceRemoveGpu()
@@ -1462,9 +1312,6 @@ class CPERType(Enum):
     """
 
 class ClockLimitId(Enum):
-    CLOCK_LIMIT_ID_RANGE_START: ClockLimitId
-    CLOCK_LIMIT_ID_TDP: ClockLimitId
-    CLOCK_LIMIT_ID_UNLIMITED: ClockLimitId
     RANGE_START: ClockLimitId
     TDP: ClockLimitId
     UNLIMITED: ClockLimitId
@@ -1499,47 +1346,47 @@ class NvlinkVersion(Enum):
     NVLINK_VERSION_6_0: NvlinkVersion
     """NVLink Version 6.0
     """
-    INVALID: NvlinkVersion
+    VERSION_INVALID: NvlinkVersion
+    VERSION_1_0: NvlinkVersion
+    VERSION_2_0: NvlinkVersion
+    VERSION_2_2: NvlinkVersion
+    VERSION_3_0: NvlinkVersion
+    VERSION_3_1: NvlinkVersion
+    VERSION_4_0: NvlinkVersion
+    VERSION_5_0: NvlinkVersion
+    VERSION_6_0: NvlinkVersion
 
 class NvlinkTelemetrySampleType(Enum):
     """Per-link NVLink telemetry sample types.
     """
-    NVLINK_TELEMETRY_SAMPLE_TYPE_THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
+    THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
     """Raw TX flit counter for a single link
     """
-    NVLINK_TELEMETRY_SAMPLE_TYPE_THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
+    THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
     """Raw RX flit counter for a single link
     """
-    NVLINK_TELEMETRY_SAMPLE_TYPE_COUNT: NvlinkTelemetrySampleType
+    COUNT: NvlinkTelemetrySampleType
     """Number of valid sample types
     """
-    THROUGHPUT_RAW_TX: NvlinkTelemetrySampleType
-    THROUGHPUT_RAW_RX: NvlinkTelemetrySampleType
-    COUNT: NvlinkTelemetrySampleType
 
 class VgpuVmCompatibility(Enum):
     """vGPU VM compatibility codes
     """
-    VGPU_VM_COMPATIBILITY_NONE: VgpuVmCompatibility
+    NONE: VgpuVmCompatibility
     """vGPU is not runnable
     """
-    VGPU_VM_COMPATIBILITY_COLD: VgpuVmCompatibility
+    COLD: VgpuVmCompatibility
     """vGPU is runnable from a cold / powered-off state (ACPI S5)
     """
-    VGPU_VM_COMPATIBILITY_HIBERNATE: VgpuVmCompatibility
+    HIBERNATE: VgpuVmCompatibility
     """vGPU is runnable from a hibernated state (ACPI S4)
     """
-    VGPU_VM_COMPATIBILITY_SLEEP: VgpuVmCompatibility
+    SLEEP: VgpuVmCompatibility
     """vGPU is runnable from a sleeped state (ACPI S3)
     """
-    VGPU_VM_COMPATIBILITY_LIVE: VgpuVmCompatibility
+    LIVE: VgpuVmCompatibility
     """vGPU is runnable from a live/paused (ACPI S0)
     """
-    NONE: VgpuVmCompatibility
-    COLD: VgpuVmCompatibility
-    HIBERNATE: VgpuVmCompatibility
-    SLEEP: VgpuVmCompatibility
-    LIVE: VgpuVmCompatibility
 
 class VgpuPgpuCompatibilityLimitCode(Enum):
     """vGPU-pGPU compatibility limit codes
@@ -1568,98 +1415,75 @@ class VgpuPgpuCompatibilityLimitCode(Enum):
 class PRMCounterId(Enum):
     """PRM Counter IDs
     """
-    PRM_COUNTER_ID_NONE: PRMCounterId
+    NONE: PRMCounterId
     """Sentinel
     """
-    PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
+    PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
     """PPCNT group 0x12, link_down_events
     """
-    PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
     """PPCNT group 0x12, successful_recovery_events
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
     """PPCNT group 0x1A, total_successful_recovery_events
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
     """PPCNT group 0x1A, time_since_last_recovery
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
     """PPCNT group 0x1A, time_between_last_two_recoveries
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
     """PPCNT group 0x1A, time_in_last_host_serdes_feq_recovery
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
     """PPCNT group 0x1A, total_time_in_host_serdes_feq_recovery
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
     """PPCNT group 0x1A, total_host_serdes_feq_recovery_count
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
     """PPCNT group 0x1A, total_host_serdes_feq_successful_recovery_count
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
     """PPCNT group 0x1A, last_host_serdes_feq_attempts_count
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
     """PPCNT group 0x1A, last_successful_recovery_step_attempts
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
     """PPCNT group 0x1A, last_successful_recovery_time
     """
-    PRM_COUNTER_ID_PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
+    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
     """PPCNT group 0x1A, total_successful_recovery_time
     """
-    PRM_COUNTER_ID_PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
+    PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
     """PPCNT group 0x20, port_xmit_wait
     """
-    PRM_COUNTER_ID_PPCNT_PLR_RCV_CODES: PRMCounterId
+    PPCNT_PLR_RCV_CODES: PRMCounterId
     """PPCNT group 0x22, plr_rcv_codes
     """
-    PRM_COUNTER_ID_PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
+    PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
     """PPCNT group 0x22, plr_rcv_code_err
     """
-    PRM_COUNTER_ID_PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
+    PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
     """PPCNT group 0x22, plr_rcv_uncorrectable_code
     """
-    PRM_COUNTER_ID_PPCNT_PLR_XMIT_CODES: PRMCounterId
+    PPCNT_PLR_XMIT_CODES: PRMCounterId
     """PPCNT group 0x22, plr_xmit_codes
     """
-    PRM_COUNTER_ID_PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
+    PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
     """PPCNT group 0x22, plr_xmit_retry_codes
     """
-    PRM_COUNTER_ID_PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
+    PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
     """PPCNT group 0x22, plr_xmit_retry_events
     """
-    PRM_COUNTER_ID_PPCNT_PLR_SYNC_EVENTS: PRMCounterId
+    PPCNT_PLR_SYNC_EVENTS: PRMCounterId
     """PPCNT group 0x22, plr_sync_events
     """
-    PRM_COUNTER_ID_PPRM_OPER_RECOVERY: PRMCounterId
+    PPRM_OPER_RECOVERY: PRMCounterId
     """PPRM, oper_recovery
     """
-    NONE: PRMCounterId
-    PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS: PRMCounterId
-    PPCNT_PHYSICAL_LAYER_CTRS_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_EVENTS: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TIME_SINCE_LAST_RECOVERY: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TIME_BETWEEN_LAST_TWO_RECOVERIES: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TIME_IN_LAST_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TOTAL_TIME_IN_HOST_SERDES_FEQ_RECOVERY: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_RECOVERY_COUNT: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TOTAL_HOST_SERDES_FEQ_SUCCESSFUL_RECOVERY_COUNT: PRMCounterId
-    PPCNT_RECOVERY_CTRS_LAST_HOST_SERDES_FEQ_ATTEMPTS_COUNT: PRMCounterId
-    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_STEP_ATTEMPTS: PRMCounterId
-    PPCNT_RECOVERY_CTRS_LAST_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
-    PPCNT_RECOVERY_CTRS_TOTAL_SUCCESSFUL_RECOVERY_TIME: PRMCounterId
-    PPCNT_PORTCOUNTERS_PORT_XMIT_WAIT: PRMCounterId
-    PPCNT_PLR_RCV_CODES: PRMCounterId
-    PPCNT_PLR_RCV_CODE_ERR: PRMCounterId
-    PPCNT_PLR_RCV_UNCORRECTABLE_CODE: PRMCounterId
-    PPCNT_PLR_XMIT_CODES: PRMCounterId
-    PPCNT_PLR_XMIT_RETRY_CODES: PRMCounterId
-    PPCNT_PLR_XMIT_RETRY_EVENTS: PRMCounterId
-    PPCNT_PLR_SYNC_EVENTS: PRMCounterId
-    PPRM_OPER_RECOVERY: PRMCounterId
 
 class GpmMetricId(Enum):
     """GPM Metric Identifiers
@@ -3512,22 +3336,1190 @@ class PowerProfileType(Enum):
 class PowerProfileOperation(Enum):
     """Enum for operation to perform on the requested profiles
     """
-    POWER_PROFILE_OPERATION_CLEAR: PowerProfileOperation
+    CLEAR: PowerProfileOperation
     """Remove the requested profiles from the existing list of requested profiles
     """
-    POWER_PROFILE_OPERATION_SET: PowerProfileOperation
+    SET: PowerProfileOperation
     """Add the requested profiles to the existing list of requested profiles
     """
-    POWER_PROFILE_OPERATION_SET_AND_OVERWRITE: PowerProfileOperation
+    SET_AND_OVERWRITE: PowerProfileOperation
     """Overwrite the existing list of requested profiles with just the requested profiles
     """
-    POWER_PROFILE_OPERATION_MAX: PowerProfileOperation
+    MAX: PowerProfileOperation
     """Max value above +1
     """
-    CLEAR: PowerProfileOperation
-    SET: PowerProfileOperation
-    SET_AND_OVERWRITE: PowerProfileOperation
-    MAX: PowerProfileOperation
+
+class AdaptiveClockingInfoStatus(Enum):
+    """The constants NVML_ADAPTIVE_CLOCKING_INFO_STATUS_* of nvml.h.
+    """
+    DISABLED: AdaptiveClockingInfoStatus
+    """Adaptive clocking status
+    """
+    ENABLED: AdaptiveClockingInfoStatus
+
+class AffinityScope(Enum):
+    """The constants NVML_AFFINITY_SCOPE_* of nvml.h.
+    """
+    NODE: AffinityScope
+    """Scope of NUMA node for affinity queries
+    """
+    SOCKET: AffinityScope
+    """Scope of processor socket for affinity queries
+    """
+
+class BusType(Enum):
+    """The constants NVML_BUS_TYPE_* of nvml.h.
+    """
+    UNKNOWN: BusType
+    """PCI bus types
+    """
+    PCI: BusType
+    PCIE: BusType
+    FPCI: BusType
+    AGP: BusType
+
+class C2CPowerState(Enum):
+    """The constants NVML_C2C_POWER_STATE_* of nvml.h.
+    """
+    FULL_POWER: C2CPowerState
+    LOW_POWER: C2CPowerState
+
+class CCAcceptingClientRequests(Enum):
+    """The constants NVML_CC_ACCEPTING_CLIENT_REQUESTS_* of nvml.h.
+    """
+    FALSE: CCAcceptingClientRequests
+    """Confidential Compute GPUs/System Ready State values
+    """
+    TRUE: CCAcceptingClientRequests
+
+class CCSystemCpuCaps(Enum):
+    """The constants NVML_CC_SYSTEM_CPU_CAPS_* of nvml.h.
+    """
+    NONE: CCSystemCpuCaps
+    """************************************************************************************************
+     @defgroup nvmlConfidentialComputingDefs Confidential Computing definitions
+     @{
+
+    ************************************************************************************************
+
+    Confidential Compute CPU Capabilities values
+    """
+    AMD_SEV: CCSystemCpuCaps
+    INTEL_TDX: CCSystemCpuCaps
+    AMD_SEV_SNP: CCSystemCpuCaps
+    AMD_SNP_VTOM: CCSystemCpuCaps
+    ARM_CCA: CCSystemCpuCaps
+    INTEL_TDX_CONNECT: CCSystemCpuCaps
+    AMD_SEV_TIO: CCSystemCpuCaps
+
+class CCSystemDevtoolsMode(Enum):
+    """The constants NVML_CC_SYSTEM_DEVTOOLS_MODE_* of nvml.h.
+    """
+    OFF: CCSystemDevtoolsMode
+    """Confidential Compute DevTools Mode values
+    """
+    ON: CCSystemDevtoolsMode
+
+class CCSystemEnvironment(Enum):
+    """The constants NVML_CC_SYSTEM_ENVIRONMENT_* of nvml.h.
+    """
+    UNAVAILABLE: CCSystemEnvironment
+    """Confidential Compute Environment values
+    """
+    SIM: CCSystemEnvironment
+    PROD: CCSystemEnvironment
+
+class CCSystemFeature(Enum):
+    """The constants NVML_CC_SYSTEM_FEATURE_* of nvml.h.
+    """
+    DISABLED: CCSystemFeature
+    """Confidential Compute Feature Status values
+    """
+    ENABLED: CCSystemFeature
+    BMSAI_ENABLED: CCSystemFeature
+
+class CCSystemGpus(Enum):
+    """The constants NVML_CC_SYSTEM_GPUS_* of nvml.h.
+    """
+    CC_NOT_CAPABLE: CCSystemGpus
+    """Confidenial Compute GPU Capabilities values
+    """
+    CC_CAPABLE: CCSystemGpus
+    CC_BMSAI_CAPABLE: CCSystemGpus
+
+class CCSystemMultiGpu(Enum):
+    """The constants NVML_CC_SYSTEM_MULTIGPU_* of nvml.h.
+    """
+    NONE: CCSystemMultiGpu
+    """Confidential Compute Multigpu mode values
+    """
+    PROTECTED_PCIE: CCSystemMultiGpu
+    NVLE: CCSystemMultiGpu
+
+class ClocksEventReasons(Enum):
+    """The constants nvmlClocks* of nvml.h.
+    """
+    EVENT_REASON_GPU_IDLE: ClocksEventReasons
+    """Nothing is running on the GPU and the clocks are dropping to Idle state
+    Note: This limiter may be removed in a later release
+    """
+    EVENT_REASON_APPLICATIONS_CLOCKS_SETTING: ClocksEventReasons
+    EVENT_REASON_SW_POWER_CAP: ClocksEventReasons
+    """The clocks have been optimized to ensure not to exceed currently set power limits
+
+    @see nvmlDeviceGetPowerUsage
+    @see nvmlDeviceSetPowerManagementLimit
+    @see nvmlDeviceGetPowerManagementLimit
+    """
+    THROTTLE_REASON_HW_SLOWDOWN: ClocksEventReasons
+    """HW Slowdown (reducing the core clocks by a factor of 2 or more) is engaged
+
+    This is an indicator of:
+     - temperature being too high
+     - External Power Brake Assertion is triggered (e.g. by the system power supply)
+     - Power draw is too high and Fast Trigger protection is reducing the clocks
+     - May be also reported during PState or clock change
+        - This behavior may be removed in a later release.
+
+    @see nvmlDeviceGetTemperature
+    @see nvmlDeviceGetTemperatureThreshold
+    @see nvmlDeviceGetPowerUsage
+    """
+    EVENT_REASON_SYNC_BOOST: ClocksEventReasons
+    """Sync Boost
+
+    This GPU has been added to a Sync boost group with nvidia-smi or DCGM in
+    order to maximize performance per watt. All GPUs in the sync boost group
+    will boost to the minimum possible clocks across the entire group. Look at
+    the throttle reasons for other GPUs in the system to see why those GPUs are
+    holding this one at lower clocks.
+    """
+    EVENT_REASON_SW_THERMAL_SLOWDOWN: ClocksEventReasons
+    """SW Thermal Slowdown
+
+    The current clocks have been optimized to ensure the the following is true:
+    - Current GPU temperature does not exceed GPU Max Operating Temperature
+    - Current memory temperature does not exceeed Memory Max Operating Temperature
+    """
+    THROTTLE_REASON_HW_THERMAL_SLOWDOWN: ClocksEventReasons
+    """HW Thermal Slowdown (reducing the core clocks by a factor of 2 or more) is engaged
+
+    This is an indicator of:
+     - temperature being too high
+
+    @see nvmlDeviceGetTemperature
+    @see nvmlDeviceGetTemperatureThreshold
+    @see nvmlDeviceGetPowerUsage
+    """
+    THROTTLE_REASON_HW_POWER_BRAKE_SLOWDOWN: ClocksEventReasons
+    """HW Power Brake Slowdown (reducing the core clocks by a factor of 2 or more) is engaged
+
+    This is an indicator of:
+     - External Power Brake Assertion being triggered (e.g. by the system power supply)
+
+    @see nvmlDeviceGetTemperature
+    @see nvmlDeviceGetTemperatureThreshold
+    @see nvmlDeviceGetPowerUsage
+    """
+    EVENT_REASON_DISPLAY_CLOCK_SETTING: ClocksEventReasons
+    """GPU clocks are limited by current setting of Display clocks
+
+    @see bug 1997531
+    """
+    EVENT_REASON_BOARD_LIMIT: ClocksEventReasons
+    """Board limit
+
+    The board limit (operating) policy is currently limiting the GPU clocks.
+    """
+    EVENT_REASON_RELIABILITY: ClocksEventReasons
+    """Reliability
+
+    The reliability policy is currently limiting the GPU clocks.
+    """
+    EVENT_REASON_NONE: ClocksEventReasons
+    """Bit mask representing no clocks throttling
+
+    Clocks are as high as possible.
+    """
+
+class ComputeInstanceEngineProfile(Enum):
+    """The constants NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_* of nvml.h.
+    """
+    SHARED: ComputeInstanceEngineProfile
+    COUNT: ComputeInstanceEngineProfile
+
+class ComputeInstanceProfile(Enum):
+    """The constants NVML_COMPUTE_INSTANCE_PROFILE_* of nvml.h.
+    """
+    PROFILE_1_SLICE: ComputeInstanceProfile
+    """Compute instance profiles.
+
+     These macros should be passed to nvmlGpuInstanceGetComputeInstanceProfileInfo to retrieve the
+     detailed information about a compute instance such as profile ID, engine counts
+    """
+    PROFILE_2_SLICE: ComputeInstanceProfile
+    PROFILE_3_SLICE: ComputeInstanceProfile
+    PROFILE_4_SLICE: ComputeInstanceProfile
+    PROFILE_7_SLICE: ComputeInstanceProfile
+    PROFILE_8_SLICE: ComputeInstanceProfile
+    PROFILE_6_SLICE: ComputeInstanceProfile
+    PROFILE_1_SLICE_REV1: ComputeInstanceProfile
+    PROFILE_7_SLICE_NVL: ComputeInstanceProfile
+    PROFILE_COUNT: ComputeInstanceProfile
+
+class ComputeInstanceProfileCaps(Enum):
+    """The constants NVML_COMPUTE_INSTANCE_PROFILE_CAPS_* of nvml.h.
+    """
+    GFX: ComputeInstanceProfileCaps
+    """MIG compute instance profile capability.
+
+     Bit field values representing MIG profile capabilities
+     nvmlComputeInstanceProfileInfo_v3_t.capabilities
+    """
+
+class DeviceArch(Enum):
+    """The constants NVML_DEVICE_ARCH_* of nvml.h.
+    """
+    KEPLER: DeviceArch
+    """Simplified chip architecture
+    """
+    MAXWELL: DeviceArch
+    PASCAL: DeviceArch
+    VOLTA: DeviceArch
+    TURING: DeviceArch
+    AMPERE: DeviceArch
+    ADA: DeviceArch
+    HOPPER: DeviceArch
+    BLACKWELL: DeviceArch
+    DLA: DeviceArch
+    DLA2: DeviceArch
+    RUBIN: DeviceArch
+    NPU3: DeviceArch
+    UNKNOWN: DeviceArch
+
+class DeviceMig(Enum):
+    """The constants NVML_DEVICE_MIG_* of nvml.h.
+    """
+    DISABLE: DeviceMig
+    """Disable Multi Instance GPU mode.
+    """
+    ENABLE: DeviceMig
+    """Enable Multi Instance GPU mode.
+    """
+
+class EncoderQuery(Enum):
+    """The constants NVML_ENCODER_QUERY_* of nvml.h.
+    """
+    H264: EncoderQuery
+    """H264 encoder
+    """
+    HEVC: EncoderQuery
+    """HEVC encoder
+    """
+    AV1: EncoderQuery
+    """AV1 encoder
+    """
+    UNKNOWN: EncoderQuery
+    """Unknown encoder
+    """
+
+class EventType(Enum):
+    """The constants nvmlEventType* of nvml.h.
+    """
+    NONE: EventType
+    """@defgroup nvmlEventType Event Types
+    @{
+    Event Types which user can be notified about.
+    See description of particular functions for details.
+
+    See nvmlDeviceRegisterEvents and nvmlDeviceGetSupportedEventTypes to check which devices
+    support each event.
+
+    Types can be combined with bitwise or operator '|' when passed to nvmlDeviceRegisterEvents
+
+    Mask with no events
+    """
+    SINGLE_BIT_ECC_ERROR: EventType
+    """Event about single bit ECC errors
+
+    Note: A corrected texture memory error is not an ECC error, so it does not generate a single bit event
+    """
+    DOUBLE_BIT_ECC_ERROR: EventType
+    """Event about double bit ECC errors
+
+    Note: An uncorrected texture memory error is not an ECC error, so it does not generate a double bit event
+    """
+    PSTATE: EventType
+    """Event about PState changes
+
+    Note: On Fermi architecture PState changes are also an indicator that GPU is throttling down due to
+    no work being executed on the GPU, power capping or thermal capping. In a typical situation,
+    Fermi-based GPU should stay in P0 for the duration of the execution of the compute process.
+    """
+    XID_CRITICAL_ERROR: EventType
+    """Event that Xid critical error occurred
+    """
+    CLOCK: EventType
+    """Event about clock changes
+
+    Kepler only
+    """
+    POWER_SOURCE_CHANGE: EventType
+    """Event about AC/Battery power source changes
+    """
+    SINGLE_BIT_ECC_ERROR_STORM: EventType
+    """Event about single bit ECC error storm
+    """
+    DRAM_RETIREMENT_EVENT: EventType
+    """Event about DRAM retirement event
+    """
+    DRAM_RETIREMENT_FAILURE: EventType
+    """Event about DRAM retirement failure
+    """
+    NON_FATAL_POISON_ERROR: EventType
+    """Event for Non Fatal Poison
+    """
+    FATAL_POISON_ERROR: EventType
+    """Event for Fatal Poison
+    """
+    GPU_UNAVAILABLE_ERROR: EventType
+    """Event for GPU Unavailable
+    """
+    GPU_RECOVERY_ACTION: EventType
+    """Event for GPU Recovery Action
+    """
+    MIG_CONFIG_CHANGE: EventType
+    """Event about MIG configuration changes
+    """
+
+class FanControlPolicy(Enum):
+    """The constants NVML_FAN_POLICY_* of nvml.h.
+    """
+    MANUAL: FanControlPolicy
+    TEMPERATURE_CONTINUOUS_SW: FanControlPolicy
+    """Device Fan control policy
+    """
+
+class FieldId(Enum):
+    """The constants NVML_FI_* of nvml.h.
+    """
+    DEV_ECC_CURRENT: FieldId
+    """Field Identifiers.
+
+     All Identifiers pertain to a device. Each ID is only used once and is guaranteed never to change.
+    """
+    DEV_ECC_PENDING: FieldId
+    DEV_ECC_SBE_VOL_TOTAL: FieldId
+    DEV_ECC_DBE_VOL_TOTAL: FieldId
+    DEV_ECC_SBE_AGG_TOTAL: FieldId
+    DEV_ECC_DBE_AGG_TOTAL: FieldId
+    DEV_ECC_SBE_VOL_L1: FieldId
+    DEV_ECC_DBE_VOL_L1: FieldId
+    DEV_ECC_SBE_VOL_L2: FieldId
+    DEV_ECC_DBE_VOL_L2: FieldId
+    DEV_ECC_SBE_VOL_DEV: FieldId
+    DEV_ECC_DBE_VOL_DEV: FieldId
+    DEV_ECC_SBE_VOL_REG: FieldId
+    DEV_ECC_DBE_VOL_REG: FieldId
+    DEV_ECC_SBE_VOL_TEX: FieldId
+    DEV_ECC_DBE_VOL_TEX: FieldId
+    DEV_ECC_DBE_VOL_CBU: FieldId
+    DEV_ECC_SBE_AGG_L1: FieldId
+    DEV_ECC_DBE_AGG_L1: FieldId
+    DEV_ECC_SBE_AGG_L2: FieldId
+    DEV_ECC_DBE_AGG_L2: FieldId
+    DEV_ECC_SBE_AGG_DEV: FieldId
+    DEV_ECC_DBE_AGG_DEV: FieldId
+    DEV_ECC_SBE_AGG_REG: FieldId
+    DEV_ECC_DBE_AGG_REG: FieldId
+    DEV_ECC_SBE_AGG_TEX: FieldId
+    DEV_ECC_DBE_AGG_TEX: FieldId
+    DEV_ECC_DBE_AGG_CBU: FieldId
+    DEV_RETIRED_SBE: FieldId
+    DEV_RETIRED_DBE: FieldId
+    DEV_RETIRED_PENDING: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L0: FieldId
+    """NVLink Flit Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L1: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L2: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L3: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L4: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L5: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L0: FieldId
+    """NVLink CRC Data Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L1: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L2: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L3: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L4: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L5: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L0: FieldId
+    """NVLink Replay Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L1: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L2: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L3: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L4: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L5: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L0: FieldId
+    """NVLink Recovery Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L1: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L2: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L3: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L4: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L5: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L0: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L1: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L2: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L3: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L4: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L5: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_TOTAL: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L0: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L1: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L2: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L3: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L4: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L5: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_TOTAL: FieldId
+    DEV_PERF_POLICY_POWER: FieldId
+    DEV_PERF_POLICY_THERMAL: FieldId
+    DEV_PERF_POLICY_SYNC_BOOST: FieldId
+    DEV_PERF_POLICY_BOARD_LIMIT: FieldId
+    DEV_PERF_POLICY_LOW_UTILIZATION: FieldId
+    DEV_PERF_POLICY_RELIABILITY: FieldId
+    DEV_PERF_POLICY_TOTAL_APP_CLOCKS: FieldId
+    DEV_PERF_POLICY_TOTAL_BASE_CLOCKS: FieldId
+    DEV_MEMORY_TEMP: FieldId
+    DEV_TOTAL_ENERGY_CONSUMPTION: FieldId
+    DEV_NVLINK_SPEED_MBPS_L0: FieldId
+    """NVLink Speed
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_SPEED_MBPS_L1: FieldId
+    DEV_NVLINK_SPEED_MBPS_L2: FieldId
+    DEV_NVLINK_SPEED_MBPS_L3: FieldId
+    DEV_NVLINK_SPEED_MBPS_L4: FieldId
+    DEV_NVLINK_SPEED_MBPS_L5: FieldId
+    DEV_NVLINK_SPEED_MBPS_COMMON: FieldId
+    DEV_NVLINK_LINK_COUNT: FieldId
+    DEV_RETIRED_PENDING_SBE: FieldId
+    DEV_RETIRED_PENDING_DBE: FieldId
+    DEV_PCIE_REPLAY_COUNTER: FieldId
+    DEV_PCIE_REPLAY_ROLLOVER_COUNTER: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L6: FieldId
+    """NVLink Flit Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L7: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L8: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L9: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L10: FieldId
+    DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L11: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L6: FieldId
+    """NVLink CRC Data Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L7: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L8: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L9: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L10: FieldId
+    DEV_NVLINK_CRC_DATA_ERROR_COUNT_L11: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L6: FieldId
+    """NVLink Replay Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L7: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L8: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L9: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L10: FieldId
+    DEV_NVLINK_REPLAY_ERROR_COUNT_L11: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L6: FieldId
+    """NVLink Recovery Error Counters
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L7: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L8: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L9: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L10: FieldId
+    DEV_NVLINK_RECOVERY_ERROR_COUNT_L11: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L6: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L7: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L8: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L9: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L10: FieldId
+    DEV_NVLINK_BANDWIDTH_C0_L11: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L6: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L7: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L8: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L9: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L10: FieldId
+    DEV_NVLINK_BANDWIDTH_C1_L11: FieldId
+    DEV_NVLINK_SPEED_MBPS_L6: FieldId
+    """NVLink Speed
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_SPEED_MBPS_L7: FieldId
+    DEV_NVLINK_SPEED_MBPS_L8: FieldId
+    DEV_NVLINK_SPEED_MBPS_L9: FieldId
+    DEV_NVLINK_SPEED_MBPS_L10: FieldId
+    DEV_NVLINK_SPEED_MBPS_L11: FieldId
+    DEV_NVLINK_THROUGHPUT_DATA_TX: FieldId
+    """NVLink throughput counters field values
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+     A scopeId of UINT_MAX returns aggregate value summed up across all links
+     for the specified counter type in fieldId.
+    """
+    DEV_NVLINK_THROUGHPUT_DATA_RX: FieldId
+    DEV_NVLINK_THROUGHPUT_RAW_TX: FieldId
+    DEV_NVLINK_THROUGHPUT_RAW_RX: FieldId
+    DEV_REMAPPED_COR: FieldId
+    DEV_REMAPPED_UNC: FieldId
+    DEV_REMAPPED_PENDING: FieldId
+    DEV_REMAPPED_FAILURE: FieldId
+    DEV_NVLINK_REMOTE_NVLINK_ID: FieldId
+    """Remote device NVLink ID
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVSWITCH_CONNECTED_LINK_COUNT: FieldId
+    """NVSwitch: connected NVLink count
+    """
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L0: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L1: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L2: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L3: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L4: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L5: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L6: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L7: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L8: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L9: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L10: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_L11: FieldId
+    DEV_NVLINK_ECC_DATA_ERROR_COUNT_TOTAL: FieldId
+    DEV_NVLINK_ERROR_DL_REPLAY: FieldId
+    """NVLink Error Replay
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_ERROR_DL_RECOVERY: FieldId
+    """NVLink Recovery Error Counter
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_ERROR_DL_CRC: FieldId
+    """NVLink Recovery Error CRC Counter
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_GET_SPEED: FieldId
+    """NVLink Speed, State and Version field id 164, 165, and 166
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_GET_STATE: FieldId
+    DEV_NVLINK_GET_VERSION: FieldId
+    DEV_NVLINK_GET_POWER_STATE: FieldId
+    DEV_NVLINK_GET_POWER_THRESHOLD: FieldId
+    DEV_PCIE_L0_TO_RECOVERY_COUNTER: FieldId
+    DEV_C2C_LINK_COUNT: FieldId
+    DEV_C2C_LINK_GET_STATUS: FieldId
+    DEV_C2C_LINK_GET_MAX_BW: FieldId
+    DEV_PCIE_COUNT_CORRECTABLE_ERRORS: FieldId
+    DEV_PCIE_COUNT_NAKS_RECEIVED: FieldId
+    DEV_PCIE_COUNT_RECEIVER_ERROR: FieldId
+    DEV_PCIE_COUNT_BAD_TLP: FieldId
+    DEV_PCIE_COUNT_NAKS_SENT: FieldId
+    DEV_PCIE_COUNT_BAD_DLLP: FieldId
+    DEV_PCIE_COUNT_NON_FATAL_ERROR: FieldId
+    DEV_PCIE_COUNT_FATAL_ERROR: FieldId
+    DEV_PCIE_COUNT_UNSUPPORTED_REQ: FieldId
+    DEV_PCIE_COUNT_LCRC_ERROR: FieldId
+    DEV_PCIE_COUNT_LANE_ERROR: FieldId
+    DEV_IS_RESETLESS_MIG_SUPPORTED: FieldId
+    DEV_POWER_AVERAGE: FieldId
+    """Retrieves power usage for this GPU in milliwatts.
+     It is only available if power management mode is supported. See nvmlDeviceGetPowerManagementMode and
+     nvmlDeviceGetPowerUsage.
+
+     scopeId needs to be specified. It signifies:
+     0 - GPU Only Scope - Metrics for GPU are retrieved
+     1 - Module scope   - Metrics for the module (e.g. CPU + GPU) are retrieved.
+     2 - GPU base scope - GPU base Power metrics are retrieved.
+                          Note: Only supports _MIN_LIMIT, _MAX_LIMIT, _DEFAULT_LIMIT, and _CURRENT_LIMIT fields.
+     Note: CPU here refers to NVIDIA CPU (e.g. Grace). x86 or non-NVIDIA ARM is not supported
+    """
+    DEV_POWER_INSTANT: FieldId
+    DEV_POWER_MIN_LIMIT: FieldId
+    DEV_POWER_MAX_LIMIT: FieldId
+    DEV_POWER_DEFAULT_LIMIT: FieldId
+    DEV_POWER_CURRENT_LIMIT: FieldId
+    DEV_ENERGY: FieldId
+    DEV_POWER_REQUESTED_LIMIT: FieldId
+    DEV_TEMPERATURE_SHUTDOWN_TLIMIT: FieldId
+    """GPU T.Limit temperature thresholds in degree Celsius
+
+     These fields are supported on Ada and later architectures and supersedes nvmlDeviceGetTemperatureThreshold.
+    """
+    DEV_TEMPERATURE_SLOWDOWN_TLIMIT: FieldId
+    DEV_TEMPERATURE_MEM_MAX_TLIMIT: FieldId
+    DEV_TEMPERATURE_GPU_MAX_TLIMIT: FieldId
+    DEV_PCIE_COUNT_TX_BYTES: FieldId
+    DEV_PCIE_COUNT_RX_BYTES: FieldId
+    DEV_IS_MIG_MODE_INDEPENDENT_MIG_QUERY_CAPABLE: FieldId
+    DEV_NVLINK_GET_POWER_THRESHOLD_MAX: FieldId
+    DEV_NVLINK_COUNT_XMIT_PACKETS: FieldId
+    """NVLink counter field id 201-225
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_COUNT_XMIT_BYTES: FieldId
+    DEV_NVLINK_COUNT_RCV_PACKETS: FieldId
+    DEV_NVLINK_COUNT_RCV_BYTES: FieldId
+    DEV_NVLINK_COUNT_VL15_DROPPED: FieldId
+    DEV_NVLINK_COUNT_MALFORMED_PACKET_ERRORS: FieldId
+    DEV_NVLINK_COUNT_BUFFER_OVERRUN_ERRORS: FieldId
+    DEV_NVLINK_COUNT_RCV_ERRORS: FieldId
+    DEV_NVLINK_COUNT_RCV_REMOTE_ERRORS: FieldId
+    DEV_NVLINK_COUNT_RCV_GENERAL_ERRORS: FieldId
+    DEV_NVLINK_COUNT_LOCAL_LINK_INTEGRITY_ERRORS: FieldId
+    DEV_NVLINK_COUNT_XMIT_DISCARDS: FieldId
+    DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS: FieldId
+    DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS: FieldId
+    DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS: FieldId
+    DEV_NVLINK_COUNT_RAW_BER_LANE0: FieldId
+    DEV_NVLINK_COUNT_RAW_BER_LANE1: FieldId
+    DEV_NVLINK_COUNT_RAW_BER: FieldId
+    DEV_NVLINK_COUNT_EFFECTIVE_ERRORS: FieldId
+    DEV_NVLINK_COUNT_EFFECTIVE_BER: FieldId
+    """NVLink Effective BER
+
+     Bit [0:7]:  BER Exponent value
+     Bit [8:11]: BER MANTISSA value
+     Use macro NVML_NVLINK_ERROR_COUNTER_BER_GET to extract the two fields
+    """
+    DEV_NVLINK_COUNT_SYMBOL_ERRORS: FieldId
+    DEV_NVLINK_COUNT_SYMBOL_BER: FieldId
+    """NVLink Symbol BER
+
+     Bit [0:7]:  BER Exponent value
+     Bit [8:11]: BER MANTISSA value
+     Use macro NVML_NVLINK_ERROR_COUNTER_BER_GET to extract the two fields
+    """
+    DEV_NVLINK_GET_POWER_THRESHOLD_MIN: FieldId
+    DEV_NVLINK_GET_POWER_THRESHOLD_UNITS: FieldId
+    DEV_NVLINK_GET_POWER_THRESHOLD_SUPPORTED: FieldId
+    DEV_RESET_STATUS: FieldId
+    DEV_DRAIN_AND_RESET_STATUS: FieldId
+    DEV_PCIE_OUTBOUND_ATOMICS_MASK: FieldId
+    DEV_PCIE_INBOUND_ATOMICS_MASK: FieldId
+    DEV_GET_GPU_RECOVERY_ACTION: FieldId
+    DEV_C2C_LINK_ERROR_INTR: FieldId
+    DEV_C2C_LINK_ERROR_REPLAY: FieldId
+    DEV_C2C_LINK_ERROR_REPLAY_B2B: FieldId
+    DEV_C2C_LINK_POWER_STATE: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_0: FieldId
+    """NVLink counter field id 235-250
+
+     Link ID needs to be specified in the scopeId field in nvmlFieldValue_t.
+    """
+    DEV_NVLINK_COUNT_FEC_HISTORY_1: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_2: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_3: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_4: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_5: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_6: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_7: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_8: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_9: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_10: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_11: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_12: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_13: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_14: FieldId
+    DEV_NVLINK_COUNT_FEC_HISTORY_15: FieldId
+    PWR_SMOOTHING_ENABLED: FieldId
+    PWR_SMOOTHING_PRIV_LVL: FieldId
+    PWR_SMOOTHING_IMM_RAMP_DOWN_ENABLED: FieldId
+    PWR_SMOOTHING_APPLIED_TMP_CEIL: FieldId
+    PWR_SMOOTHING_APPLIED_TMP_FLOOR: FieldId
+    PWR_SMOOTHING_MAX_PERCENT_TMP_FLOOR_SETTING: FieldId
+    PWR_SMOOTHING_MIN_PERCENT_TMP_FLOOR_SETTING: FieldId
+    PWR_SMOOTHING_HW_CIRCUITRY_PERCENT_LIFETIME_REMAINING: FieldId
+    PWR_SMOOTHING_MAX_NUM_PRESET_PROFILES: FieldId
+    PWR_SMOOTHING_PROFILE_PERCENT_TMP_FLOOR: FieldId
+    PWR_SMOOTHING_PROFILE_RAMP_UP_RATE: FieldId
+    PWR_SMOOTHING_PROFILE_RAMP_DOWN_RATE: FieldId
+    PWR_SMOOTHING_PROFILE_RAMP_DOWN_HYST_VAL: FieldId
+    PWR_SMOOTHING_ACTIVE_PRESET_PROFILE: FieldId
+    PWR_SMOOTHING_ADMIN_OVERRIDE_PERCENT_TMP_FLOOR: FieldId
+    PWR_SMOOTHING_ADMIN_OVERRIDE_RAMP_UP_RATE: FieldId
+    PWR_SMOOTHING_ADMIN_OVERRIDE_RAMP_DOWN_RATE: FieldId
+    PWR_SMOOTHING_ADMIN_OVERRIDE_RAMP_DOWN_HYST_VAL: FieldId
+    DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP: FieldId
+    """Field values for Clock Throttle Reason Counters
+     All counters are in nanoseconds
+    """
+    DEV_CLOCKS_EVENT_REASON_SYNC_BOOST: FieldId
+    DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN: FieldId
+    DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN: FieldId
+    DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN: FieldId
+    DEV_POWER_SYNC_BALANCING_FREQ: FieldId
+    DEV_POWER_SYNC_BALANCING_AF: FieldId
+    DEV_EDPP_MULTIPLIER: FieldId
+    PWR_SMOOTHING_PRIMARY_POWER_FLOOR: FieldId
+    """Current primary power floor value in Watts.
+     This value is calculated by doing "TMP ceiling value * (% TMP floor value)".
+    """
+    PWR_SMOOTHING_SECONDARY_POWER_FLOOR: FieldId
+    """Current secondary power floor value in Watts.
+     This is the power floor that is applied during active workload periods on the GPU when primary
+     floor activation window multiplier is set to a non-zero value.
+    """
+    PWR_SMOOTHING_MIN_PRIMARY_FLOOR_ACT_OFFSET: FieldId
+    """Minimum primary floor activation offset value in Watts.
+     This is the minimum primary floor activation offset accepted by the driver specified in Watts.
+     This is a static field.
+    """
+    PWR_SMOOTHING_MIN_PRIMARY_FLOOR_ACT_POINT: FieldId
+    """Minimum primary floor activation point value in Watts.
+     This is the minimum absolute raw value specified in Watts that the driver will use for switching
+     between primary and secondary floor. This point is calculated as "secondary power floor +
+     primary floor activation offset", and then computed value is floored to "min primary floor
+     activation point" by the driver at run time. This value is used to avoid setting of switch point
+     too low accidentally.
+    """
+    PWR_SMOOTHING_WINDOW_MULTIPLIER: FieldId
+    """Window Multiplier value in ms.
+     This is the multiplier unit specified in ms for other multipliers in the profile (primary floor
+     activation window multiplier and primary floor target window multiplier). This is a static field.
+    """
+    PWR_SMOOTHING_DELAYED_PWR_SMOOTHING_SUPPORTED: FieldId
+    """Support (0/Not Supported or 1/Supported) for delayed power smoothing.
+    """
+    PWR_SMOOTHING_PROFILE_SECONDARY_POWER_FLOOR: FieldId
+    """Current secondary power floor value in Watts for a given profile.
+     This is the power floor that will be applied during active workload periods on the GPU when
+     primary floor activation window multiplier is set to a non-zero value.
+    """
+    PWR_SMOOTHING_PROFILE_PRIMARY_FLOOR_ACT_WIN_MULT: FieldId
+    """Current primary floor activation window multiplier value for a given profile.
+     This is the "X" ms time multiplier for the activation moving average window size. The activation
+     moving average is compared against the (secondary floor + primary floor activation offset value)
+     to determine if the controller should switch from the secondary floor to the primary floor.
+     Setting this to 0 will disable switching to the secondary floor.
+    """
+    PWR_SMOOTHING_PROFILE_PRIMARY_FLOOR_TAR_WIN_MULT: FieldId
+    """Current primary floor target window multiplier value for a given profile.
+     This is the "X" ms time multiplier for the target moving average window size. When set to
+     non-zero value, the target moving average power determines the primary floor. When set to 0,
+     driver will use the Floor percentage instead to derive the primary floor.
+    """
+    PWR_SMOOTHING_PROFILE_PRIMARY_FLOOR_ACT_OFFSET: FieldId
+    """Current primary floor activation offset value in Watts for a given profile.
+     If the target moving average falls below the secondary floor plus this offset, the primary floor
+     will be activated.
+    """
+    PWR_SMOOTHING_ADMIN_OVERRIDE_SECONDARY_POWER_FLOOR: FieldId
+    """Current secondary power floor value in Watts for admin override.
+     This is the power floor that will be applied during active workload periods on the GPU when
+     primary floor activation window multiplier is set to a non-zero value.
+    """
+    PWR_SMOOTHING_ADMIN_OVERRIDE_PRIMARY_FLOOR_ACT_WIN_MULT: FieldId
+    """Current primary floor activation window multiplier value for admin override.
+     This is the "X" ms time multiplier for the activation moving average window size. The activation
+     moving average is compared against the (secondary floor + primary floor activation offset value)
+     to determine if the controller should switch from the secondary floor to the primary floor.
+     Setting this to 0 will disable switching to the secondary floor.
+    """
+    PWR_SMOOTHING_ADMIN_OVERRIDE_PRIMARY_FLOOR_TAR_WIN_MULT: FieldId
+    """Current primary floor target window multiplier value for admin override.
+     This is the "X" ms time multiplier for the target moving average window size. When set to
+     non-zero value, the target moving average power determines the primary floor. When set to 0,
+     driver will use the Floor percentage instead to derive the primary floor.
+    """
+    PWR_SMOOTHING_ADMIN_OVERRIDE_PRIMARY_FLOOR_ACT_OFFSET: FieldId
+    """Current primary floor activation offset value in Watts for admin override.
+     If the target moving average falls below the secondary floor plus this offset, the primary floor
+     will be activated.
+    """
+    DEV_NVLINK_COUNT_RAW_ERRORS_LANE0: FieldId
+    DEV_NVLINK_COUNT_RAW_ERRORS_LANE1: FieldId
+    DEV_NVLINK_COUNT_RAW_BER_LANE0_V2: FieldId
+    DEV_NVLINK_COUNT_RAW_BER_LANE1_V2: FieldId
+    DEV_NVLINK_COUNT_RAW_BER_V2: FieldId
+    DEV_NVLINK_PLR_XMIT_BLOCKS: FieldId
+    DEV_NVLINK_PLR_XMIT_RETRY_BLOCKS: FieldId
+    DEV_NVLINK_GET_DATA_RATE: FieldId
+    DEV_MMA_STALL_PERCENT: FieldId
+    DEV_MCLK_SWITCH_TYPE: FieldId
+    DEV_MCLK_MIN_SWITCH_INTERVAL_MILLISECONDS: FieldId
+    PWR_SMOOTHING_SOC_POWER_SMOOTHING_ENABLED: FieldId
+    DEV_REMAPPED_ROWS_COR_INACTIVE: FieldId
+    DEV_REMAPPED_ROWS_UNC_INACTIVE: FieldId
+    DEV_ACTIVE_BANK_REMAPPINGS: FieldId
+    DEV_INACTIVE_BANK_REMAPPINGS: FieldId
+    DEV_BANK_REMAPPER_HISTOGRAM_MAX: FieldId
+    DEV_BANK_REMAPPER_HISTOGRAM_NONE: FieldId
+    DEV_PENDING_BANK_REMAPPING: FieldId
+    DEV_GPU_TEMP: FieldId
+    PWR_SMOOTHING_LIMITED_TIME: FieldId
+
+class GpuFabricHealthMaskAccessTimeout(Enum):
+    """The constants NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricHealthMaskAccessTimeout
+    """Fabric Access Timeout Recovery
+    """
+    TRUE: GpuFabricHealthMaskAccessTimeout
+    FALSE: GpuFabricHealthMaskAccessTimeout
+
+class GpuFabricHealthMaskDegradedBw(Enum):
+    """The constants NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricHealthMaskDegradedBw
+    """Fabric Degraded BW
+    """
+    TRUE: GpuFabricHealthMaskDegradedBw
+    FALSE: GpuFabricHealthMaskDegradedBw
+
+class GpuFabricHealthMaskIncorrectConfiguration(Enum):
+    """The constants NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricHealthMaskIncorrectConfiguration
+    """Fabric Incorrect Configuration
+    """
+    NONE: GpuFabricHealthMaskIncorrectConfiguration
+    INCORRECT_SYSGUID: GpuFabricHealthMaskIncorrectConfiguration
+    INCORRECT_CHASSIS_SN: GpuFabricHealthMaskIncorrectConfiguration
+    NO_PARTITION: GpuFabricHealthMaskIncorrectConfiguration
+    INSUFFICIENT_NVLINKS: GpuFabricHealthMaskIncorrectConfiguration
+    INCOMPATIBLE_GPU_FW: GpuFabricHealthMaskIncorrectConfiguration
+    INVALID_LOCATION: GpuFabricHealthMaskIncorrectConfiguration
+    GPU_STATE_INVALID: GpuFabricHealthMaskIncorrectConfiguration
+
+class GpuFabricHealthMaskRouteRecovery(Enum):
+    """The constants NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricHealthMaskRouteRecovery
+    """Fabric Route Recovery
+    """
+    TRUE: GpuFabricHealthMaskRouteRecovery
+    FALSE: GpuFabricHealthMaskRouteRecovery
+
+class GpuFabricHealthMaskRouteUnhealthy(Enum):
+    """The constants NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricHealthMaskRouteUnhealthy
+    """Nvlink Fabric Route Unhealthy
+    """
+    TRUE: GpuFabricHealthMaskRouteUnhealthy
+    FALSE: GpuFabricHealthMaskRouteUnhealthy
+
+class GpuFabricHealthSummary(Enum):
+    """The constants NVML_GPU_FABRIC_HEALTH_SUMMARY_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricHealthSummary
+    """Fabric Health
+    """
+    HEALTHY: GpuFabricHealthSummary
+    UNHEALTHY: GpuFabricHealthSummary
+    LIMITED_CAPACITY: GpuFabricHealthSummary
+
+class GpuFabricState(Enum):
+    """The constants NVML_GPU_FABRIC_STATE_* of nvml.h.
+    """
+    NOT_SUPPORTED: GpuFabricState
+    """Fabric Probe States
+    """
+    NOT_STARTED: GpuFabricState
+    IN_PROGRESS: GpuFabricState
+    COMPLETED: GpuFabricState
+
+class GpuInstanceProfile(Enum):
+    """The constants NVML_GPU_INSTANCE_PROFILE_* of nvml.h.
+    """
+    PROFILE_1_SLICE: GpuInstanceProfile
+    """GPU instance profiles.
+
+     These macros should be passed to nvmlDeviceGetGpuInstanceProfileInfo to retrieve the
+     detailed information about a GPU instance such as profile ID, engine counts.
+    """
+    PROFILE_2_SLICE: GpuInstanceProfile
+    PROFILE_3_SLICE: GpuInstanceProfile
+    PROFILE_4_SLICE: GpuInstanceProfile
+    PROFILE_7_SLICE: GpuInstanceProfile
+    PROFILE_8_SLICE: GpuInstanceProfile
+    PROFILE_6_SLICE: GpuInstanceProfile
+    PROFILE_1_SLICE_REV1: GpuInstanceProfile
+    PROFILE_2_SLICE_REV1: GpuInstanceProfile
+    PROFILE_1_SLICE_REV2: GpuInstanceProfile
+    PROFILE_1_SLICE_GFX: GpuInstanceProfile
+    PROFILE_2_SLICE_GFX: GpuInstanceProfile
+    PROFILE_4_SLICE_GFX: GpuInstanceProfile
+    PROFILE_1_SLICE_NO_ME: GpuInstanceProfile
+    PROFILE_2_SLICE_NO_ME: GpuInstanceProfile
+    PROFILE_1_SLICE_ALL_ME: GpuInstanceProfile
+    PROFILE_2_SLICE_ALL_ME: GpuInstanceProfile
+    PROFILE_3_SLICE_GFX: GpuInstanceProfile
+    PROFILE_COUNT: GpuInstanceProfile
+
+class GpuInstanceProfileCaps(Enum):
+    """The constants NVML_GPU_INSTANCE_PROFILE_CAPS_* of nvml.h.
+    """
+    P2P: GpuInstanceProfileCaps
+    """MIG GPU instance profile capability.
+
+     Bit field values representing MIG profile capabilities
+     nvmlGpuInstanceProfileInfo_v3_t.capabilities
+    """
+    GFX: GpuInstanceProfileCaps
+
+class GridLicenseExpiryEnum(Enum):
+    """The constants NVML_GRID_LICENSE_EXPIRY_* of nvml.h.
+    """
+    NOT_AVAILABLE: GridLicenseExpiryEnum
+    """Status codes for license expiry
+    """
+    INVALID: GridLicenseExpiryEnum
+    VALID: GridLicenseExpiryEnum
+    NOT_APPLICABLE: GridLicenseExpiryEnum
+    PERMANENT: GridLicenseExpiryEnum
+
+class GridLicenseState(Enum):
+    """The constants NVML_GRID_LICENSE_STATE_* of nvml.h.
+    """
+    UNKNOWN: GridLicenseState
+    """vGPU license state
+    """
+    UNINITIALIZED: GridLicenseState
+    UNLICENSED_UNRESTRICTED: GridLicenseState
+    UNLICENSED_RESTRICTED: GridLicenseState
+    UNLICENSED: GridLicenseState
+    LICENSED: GridLicenseState
+
+class InitFlag(Enum):
+    """The constants NVML_INIT_FLAG_* of nvml.h.
+    """
+    NO_GPUS: InitFlag
+    """@defgroup nvmlInitializationAndCleanup Initialization and Cleanup
+     @brief NVML Methods that handle the NVML Library initialization and cleanup.
+
+     This chapter describes the methods that handle NVML initialization and cleanup.
+     It is the user's responsibility to call nvmlInit_v2() before calling any
+     other methods, and nvmlShutdown() once NVML is no longer being used.
+     @{
+    """
+    NO_ATTACH: InitFlag
+    FORCE_INIT: InitFlag
+
+class NvFBCSessionFlag(Enum):
+    """The constants NVML_NVFBC_SESSION_FLAG_* of nvml.h.
+    """
+    DIFFMAP_ENABLED: NvFBCSessionFlag
+    CLASSIFICATIONMAP_ENABLED: NvFBCSessionFlag
+    CAPTURE_WITH_WAIT_NO_WAIT: NvFBCSessionFlag
+    CAPTURE_WITH_WAIT_INFINITE: NvFBCSessionFlag
+    CAPTURE_WITH_WAIT_TIMEOUT: NvFBCSessionFlag
+
+class NvlinkFirmwareUcodeType(Enum):
+    """The constants NVML_NVLINK_FIRMWARE_UCODE_TYPE_* of nvml.h.
+    """
+    MSE: NvlinkFirmwareUcodeType
+    NETIR: NvlinkFirmwareUcodeType
+    NETIR_UPHY: NvlinkFirmwareUcodeType
+    NETIR_CLN: NvlinkFirmwareUcodeType
+    NETIR_DLN: NvlinkFirmwareUcodeType
+
+class NvlinkLowPowerThreshold(Enum):
+    """The constants NVML_NVLINK_LOW_POWER_THRESHOLD_* of nvml.h.
+    """
+    MIN: NvlinkLowPowerThreshold
+    MAX: NvlinkLowPowerThreshold
+    RESET: NvlinkLowPowerThreshold
+    DEFAULT: NvlinkLowPowerThreshold
+
+class NvlinkLowPowerThresholdUnit(Enum):
+    """The constants NVML_NVLINK_LOW_POWER_THRESHOLD_UNIT_* of nvml.h.
+    """
+    UNIT_100US: NvlinkLowPowerThresholdUnit
+    """NVML_FI_DEV_NVLINK_GET_POWER_THRESHOLD_UNITS
+    """
+    UNIT_50US: NvlinkLowPowerThresholdUnit
+
+class NvlinkPowerState(Enum):
+    """The constants NVML_NVLINK_POWER_STATE_* of nvml.h.
+    """
+    HIGH_SPEED: NvlinkPowerState
+    """NVML_NVLINK_POWER_STATES
+    """
+    LOW_SPEED: NvlinkPowerState
+
+class NvlinkState(Enum):
+    """The constants NVML_NVLINK_STATE_* of nvml.h.
+    """
+    INACTIVE: NvlinkState
+    ACTIVE: NvlinkState
+    SLEEP: NvlinkState
+    ACTIVE_TRAFFIC_DISABLED: NvlinkState
+
+class PcieAtomicsCap(Enum):
+    """The constants NVML_PCIE_ATOMICS_CAP_* of nvml.h.
+    """
+    FETCHADD32: PcieAtomicsCap
+    FETCHADD64: PcieAtomicsCap
+    SWAP32: PcieAtomicsCap
+    SWAP64: PcieAtomicsCap
+    CAS32: PcieAtomicsCap
+    CAS64: PcieAtomicsCap
+    CAS128: PcieAtomicsCap
+    MAX: PcieAtomicsCap
+
+class PcieLinkMaxSpeed(Enum):
+    """The constants NVML_PCIE_LINK_MAX_SPEED_* of nvml.h.
+    """
+    SPEED_INVALID: PcieLinkMaxSpeed
+    """Device PCIE link Max Speed
+    """
+    SPEED_2500MBPS: PcieLinkMaxSpeed
+    SPEED_5000MBPS: PcieLinkMaxSpeed
+    SPEED_8000MBPS: PcieLinkMaxSpeed
+    SPEED_16000MBPS: PcieLinkMaxSpeed
+    SPEED_32000MBPS: PcieLinkMaxSpeed
+    SPEED_64000MBPS: PcieLinkMaxSpeed
+
+class PowerMizerMode(Enum):
+    """The constants NVML_POWER_MIZER_MODE_* of nvml.h.
+    """
+    ADAPTIVE: PowerMizerMode
+    """Device powerMizer modes
+    """
+    PREFER_MAXIMUM_PERFORMANCE: PowerMizerMode
+    AUTO: PowerMizerMode
+    PREFER_CONSISTENT_PERFORMANCE: PowerMizerMode
+
+class PowerScope(Enum):
+    """The constants NVML_POWER_SCOPE_* of nvml.h.
+    """
+    GPU: PowerScope
+    """Device Scope - This is useful to retrieve the telemetry at GPU and module (e.g. GPU + CPU) level
+    """
+    MODULE: PowerScope
+    MEMORY: PowerScope
+    GPU_BASE: PowerScope
+    COUNT: PowerScope
+
+class PowerSmoothingProfileParam(Enum):
+    """The constants NVML_POWER_SMOOTHING_PROFILE_PARAM_* of nvml.h.
+    """
+    PERCENT_TMP_FLOOR: PowerSmoothingProfileParam
+    RAMP_UP_RATE: PowerSmoothingProfileParam
+    RAMP_DOWN_RATE: PowerSmoothingProfileParam
+    RAMP_DOWN_HYSTERESIS: PowerSmoothingProfileParam
+    SECONDARY_POWER_FLOOR: PowerSmoothingProfileParam
+    PRIMARY_FLOOR_ACT_WIN_MULT: PowerSmoothingProfileParam
+    PRIMARY_FLOOR_TAR_WIN_MULT: PowerSmoothingProfileParam
+    PRIMARY_FLOOR_ACT_OFFSET: PowerSmoothingProfileParam
+
+class PowerSource(Enum):
+    """The constants NVML_POWER_SOURCE_* of nvml.h.
+    """
+    AC: PowerSource
+    """Device Power Source
+    """
+    BATTERY: PowerSource
+    UNDERSIZED: PowerSource
+
+class RUSD(Enum):
+    """The constants NVML_RUSD_* of nvml.h.
+    """
+    POLL_NONE: RUSD
+    POLL_CLOCK: RUSD
+    POLL_PERF: RUSD
+    POLL_MEMORY: RUSD
+    POLL_POWER: RUSD
+    POLL_THERMAL: RUSD
+    POLL_PCI: RUSD
+    POLL_FAN: RUSD
+    POLL_PROC_UTIL: RUSD
+    POLL_ALL: RUSD
+
+class SystemEventType(Enum):
+    """The constants nvmlSystemEventType* of nvml.h.
+    """
+    GPU_DRIVER_UNBIND: SystemEventType
+    """System Event for GPU Driver Unbind
+    """
+    GPU_DRIVER_BIND: SystemEventType
+
+class VgpuPgpu(Enum):
+    """The constants NVML_VGPU_PGPU_* of nvml.h.
+    """
+    HETEROGENEOUS_MODE: VgpuPgpu
+    """Macros to indicate the vGPU mode of the GPU.
+    """
+    HOMOGENEOUS_MODE: VgpuPgpu
+
+class VgpuPgpuVirtualizationCapMigration(Enum):
+    """The constants NVML_VGPU_PGPU_VIRTUALIZATION_CAP_MIGRATION_* of nvml.h.
+    """
+    NO: VgpuPgpuVirtualizationCapMigration
+    YES: VgpuPgpuVirtualizationCapMigration
+
+class VgpuSchedulerArr(Enum):
+    """The constants NVML_VGPU_SCHEDULER_ARR_* of nvml.h.
+    """
+    DEFAULT: VgpuSchedulerArr
+    DISABLE: VgpuSchedulerArr
+    ENABLE: VgpuSchedulerArr
+
+class VgpuSchedulerEngineType(Enum):
+    """The constants NVML_VGPU_SCHEDULER_ENGINE_TYPE_* of nvml.h.
+    """
+    GRAPHICS: VgpuSchedulerEngineType
+    """vGPU scheduler engine types
+     A GPU or GI may support a subset of engines
+    """
+    NVENC1: VgpuSchedulerEngineType
+    NVENC0: VgpuSchedulerEngineType
+
+class VgpuSchedulerPolicy(Enum):
+    """The constants NVML_VGPU_SCHEDULER_POLICY_* of nvml.h.
+    """
+    UNKNOWN: VgpuSchedulerPolicy
+    """vGPU scheduler policies
+    """
+    BEST_EFFORT: VgpuSchedulerPolicy
+    EQUAL_SHARE: VgpuSchedulerPolicy
+    FIXED_SHARE: VgpuSchedulerPolicy
+
+class VgpuVirtualizationCapMigration(Enum):
+    """The constants NVML_VGPU_VIRTUALIZATION_CAP_MIGRATION_* of nvml.h.
+    """
+    NO: VgpuVirtualizationCapMigration
+    YES: VgpuVirtualizationCapMigration
 
 
 class NvmlError(Exception):
@@ -3572,7 +4564,7 @@ class UnknownError(NvmlError): ...
 def check_status(status: int) -> int: ...
 def check_status_size(status: int) -> int: ...
 
-class PciInfoExt(Struct):
+class PciInfoExt_v1(Struct):
     """PCI information about a GPU device.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -3580,11 +4572,11 @@ class PciInfoExt(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PciInfoExt: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PciInfoExt_v1: ...
     @staticmethod
-    def from_data(data: Any) -> PciInfoExt: ...
+    def from_data(data: Any) -> PciInfoExt_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> PciInfoExt: ...
+    def from_buffer(buffer: Any) -> PciInfoExt_v1: ...
     version: int
     """The version number of this struct
     """
@@ -3933,7 +4925,7 @@ class ProcessDetail_v1(Struct):
     """Amount of used GPU conf compute protected memory in bytes.
     """
 
-class ProcessDetailList(Struct):
+class ProcessDetailList_v1(Struct):
     """Information about all running processes on the GPU for the given mode
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -3941,11 +4933,11 @@ class ProcessDetailList(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ProcessDetailList: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ProcessDetailList_v1: ...
     @staticmethod
-    def from_data(data: Any) -> ProcessDetailList: ...
+    def from_data(data: Any) -> ProcessDetailList_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> ProcessDetailList: ...
+    def from_buffer(buffer: Any) -> ProcessDetailList_v1: ...
     version: int
     """Struct version, MUST be nvmlProcessDetailList_v1
     """
@@ -4015,7 +5007,7 @@ class C2cModeInfo_v1(Struct):
     def from_buffer(buffer: Any) -> C2cModeInfo_v1: ...
     is_c2c_enabled: int
 
-class DeviceAddressingMode(Struct):
+class DeviceAddressingMode_v1(Struct):
     """Struct to represent device addressing mode information
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4023,11 +5015,11 @@ class DeviceAddressingMode(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DeviceAddressingMode: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DeviceAddressingMode_v1: ...
     @staticmethod
-    def from_data(data: Any) -> DeviceAddressingMode: ...
+    def from_data(data: Any) -> DeviceAddressingMode_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> DeviceAddressingMode: ...
+    def from_buffer(buffer: Any) -> DeviceAddressingMode_v1: ...
     version: int
     """API version
     """
@@ -4035,7 +5027,7 @@ class DeviceAddressingMode(Struct):
     """One of DeviceAddressingModeType
     """
 
-class RepairStatus(Struct):
+class RepairStatus_v1(Struct):
     """Struct to represent the NVML repair status
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4043,11 +5035,11 @@ class RepairStatus(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> RepairStatus: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> RepairStatus_v1: ...
     @staticmethod
-    def from_data(data: Any) -> RepairStatus: ...
+    def from_data(data: Any) -> RepairStatus_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> RepairStatus: ...
+    def from_buffer(buffer: Any) -> RepairStatus_v1: ...
     version: int
     """API version number
     """
@@ -4265,7 +5257,7 @@ class GpuThermalSettings(Struct):
     count: int
     sensor: list[_anon_nvmlGpuThermalSettings_t_sensor]
 
-class CoolerInfo(Struct):
+class CoolerInfo_v1(Struct):
     """A struct.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4273,11 +5265,11 @@ class CoolerInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> CoolerInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> CoolerInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> CoolerInfo: ...
+    def from_data(data: Any) -> CoolerInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> CoolerInfo: ...
+    def from_buffer(buffer: Any) -> CoolerInfo_v1: ...
     version: int
     """the API version number
     """
@@ -4311,7 +5303,7 @@ class UUIDValue(Struct):
     """Binary format value
     """
 
-class UUID(Struct):
+class UUID_v1(Struct):
     """Struct to represent NVML UUID information
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4319,11 +5311,11 @@ class UUID(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> UUID: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> UUID_v1: ...
     @staticmethod
-    def from_data(data: Any) -> UUID: ...
+    def from_data(data: Any) -> UUID_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> UUID: ...
+    def from_buffer(buffer: Any) -> UUID_v1: ...
     version: int
     """API version number
     """
@@ -4334,7 +5326,7 @@ class UUID(Struct):
     """One of nvmlUUIDValue_t, to be set based on the UUID format
     """
 
-class Pdi(Struct):
+class Pdi_v1(Struct):
     """Struct to represent the NVML PDI information
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4342,11 +5334,11 @@ class Pdi(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> Pdi: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> Pdi_v1: ...
     @staticmethod
-    def from_data(data: Any) -> Pdi: ...
+    def from_data(data: Any) -> Pdi_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> Pdi: ...
+    def from_buffer(buffer: Any) -> Pdi_v1: ...
     version: int
     """API version number
     """
@@ -4743,7 +5735,7 @@ class GpuUptime_v1(Struct):
     """[out] Number of seconds the GPU has been up since it was initialized by the driver
     """
 
-class DramEncryptionInfo(Struct):
+class DramEncryptionInfo_v1(Struct):
     """DRAM Encryption Info
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4751,11 +5743,11 @@ class DramEncryptionInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DramEncryptionInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DramEncryptionInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> DramEncryptionInfo: ...
+    def from_data(data: Any) -> DramEncryptionInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> DramEncryptionInfo: ...
+    def from_buffer(buffer: Any) -> DramEncryptionInfo_v1: ...
     version: int
     """IN - the API version number
     """
@@ -4763,7 +5755,7 @@ class DramEncryptionInfo(Struct):
     """IN/OUT - DRAM Encryption state
     """
 
-class MarginTemperature(Struct):
+class MarginTemperature_v1(Struct):
     """Margin temperature values
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4771,11 +5763,11 @@ class MarginTemperature(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> MarginTemperature: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> MarginTemperature_v1: ...
     @staticmethod
-    def from_data(data: Any) -> MarginTemperature: ...
+    def from_data(data: Any) -> MarginTemperature_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> MarginTemperature: ...
+    def from_buffer(buffer: Any) -> MarginTemperature_v1: ...
     version: int
     """The version number of this struct
     """
@@ -4827,7 +5819,7 @@ class ClkMonStatus(Struct):
     """The fault Information structure
     """
 
-class ClockOffset(Struct):
+class ClockOffset_v1(Struct):
     """Clock offset info.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4835,11 +5827,11 @@ class ClockOffset(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ClockOffset: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ClockOffset_v1: ...
     @staticmethod
-    def from_data(data: Any) -> ClockOffset: ...
+    def from_data(data: Any) -> ClockOffset_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> ClockOffset: ...
+    def from_buffer(buffer: Any) -> ClockOffset_v1: ...
     version: int
     """The version number of this struct
     """
@@ -4849,7 +5841,7 @@ class ClockOffset(Struct):
     min_clock_offset_m_hz: int
     max_clock_offset_m_hz: int
 
-class FanSpeedInfo(Struct):
+class FanSpeedInfo_v1(Struct):
     """Fan speed info.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4857,11 +5849,11 @@ class FanSpeedInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> FanSpeedInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> FanSpeedInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> FanSpeedInfo: ...
+    def from_data(data: Any) -> FanSpeedInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> FanSpeedInfo: ...
+    def from_buffer(buffer: Any) -> FanSpeedInfo_v1: ...
     version: int
     """the API version number
     """
@@ -4872,7 +5864,7 @@ class FanSpeedInfo(Struct):
     """OUT: the fan speed in RPM
     """
 
-class DevicePerfModes(Struct):
+class DevicePerfModes_v1(Struct):
     """Device performance modes string
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4880,11 +5872,11 @@ class DevicePerfModes(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DevicePerfModes: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DevicePerfModes_v1: ...
     @staticmethod
-    def from_data(data: Any) -> DevicePerfModes: ...
+    def from_data(data: Any) -> DevicePerfModes_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> DevicePerfModes: ...
+    def from_buffer(buffer: Any) -> DevicePerfModes_v1: ...
     version: int
     """the API version number
     """
@@ -4892,7 +5884,7 @@ class DevicePerfModes(Struct):
     """OUT: the performance modes string.
     """
 
-class DeviceCurrentClockFreqs(Struct):
+class DeviceCurrentClockFreqs_v1(Struct):
     """Device current clocks string
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -4900,11 +5892,11 @@ class DeviceCurrentClockFreqs(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DeviceCurrentClockFreqs: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DeviceCurrentClockFreqs_v1: ...
     @staticmethod
-    def from_data(data: Any) -> DeviceCurrentClockFreqs: ...
+    def from_data(data: Any) -> DeviceCurrentClockFreqs_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> DeviceCurrentClockFreqs: ...
+    def from_buffer(buffer: Any) -> DeviceCurrentClockFreqs_v1: ...
     version: int
     """the API version number
     """
@@ -5009,7 +6001,7 @@ class ProcessUtilizationInfo_v1(Struct):
     """Ofa Util Value
     """
 
-class ProcessesUtilizationInfo(Struct):
+class ProcessesUtilizationInfo_v1(Struct):
     """Structure to store utilization and process ID for each running process -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5017,11 +6009,11 @@ class ProcessesUtilizationInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ProcessesUtilizationInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ProcessesUtilizationInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> ProcessesUtilizationInfo: ...
+    def from_data(data: Any) -> ProcessesUtilizationInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> ProcessesUtilizationInfo: ...
+    def from_buffer(buffer: Any) -> ProcessesUtilizationInfo_v1: ...
     version: int
     """The version number of this struct
     """
@@ -5035,7 +6027,7 @@ class ProcessesUtilizationInfo(Struct):
     """The array (allocated by caller) of the utilization of GPU SM, framebuffer, video encoder, video decoder, JPEG, and OFA
     """
 
-class EccSramErrorStatus(Struct):
+class EccSramErrorStatus_v1(Struct):
     """Structure to store SRAM uncorrectable error counters
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5043,11 +6035,11 @@ class EccSramErrorStatus(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> EccSramErrorStatus: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> EccSramErrorStatus_v1: ...
     @staticmethod
-    def from_data(data: Any) -> EccSramErrorStatus: ...
+    def from_data(data: Any) -> EccSramErrorStatus_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> EccSramErrorStatus: ...
+    def from_buffer(buffer: Any) -> EccSramErrorStatus_v1: ...
     version: int
     """the API version number
     """
@@ -5129,7 +6121,7 @@ class PlatformInfo_v1(Struct):
     """ID of this GPU within the node
     """
 
-class PlatformInfo(Struct):
+class PlatformInfo_v2(Struct):
     """Structure to store platform information (v2)
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5137,11 +6129,11 @@ class PlatformInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PlatformInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PlatformInfo_v2: ...
     @staticmethod
-    def from_data(data: Any) -> PlatformInfo: ...
+    def from_data(data: Any) -> PlatformInfo_v2: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> PlatformInfo: ...
+    def from_buffer(buffer: Any) -> PlatformInfo_v2: ...
     version: int
     """the API version number
     """
@@ -5221,7 +6213,7 @@ class EccSramUniqueUncorrectedErrorEntry_v1(Struct):
     """the error count at the same SRAM address
     """
 
-class EccSramUniqueUncorrectedErrorCounts(Struct):
+class EccSramUniqueUncorrectedErrorCounts_v1(Struct):
     """A struct.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5229,11 +6221,11 @@ class EccSramUniqueUncorrectedErrorCounts(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> EccSramUniqueUncorrectedErrorCounts: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> EccSramUniqueUncorrectedErrorCounts_v1: ...
     @staticmethod
-    def from_data(data: Any) -> EccSramUniqueUncorrectedErrorCounts: ...
+    def from_data(data: Any) -> EccSramUniqueUncorrectedErrorCounts_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> EccSramUniqueUncorrectedErrorCounts: ...
+    def from_buffer(buffer: Any) -> EccSramUniqueUncorrectedErrorCounts_v1: ...
     version: int
     """the API version number
     """
@@ -5390,7 +6382,7 @@ class AdaptiveTgpModeInfo_v1(Struct):
     """[out] Adjusted TGP limit in milliwatts (valid only when feature is enabled)
     """
 
-class VgpuHeterogeneousMode(Struct):
+class VgpuHeterogeneousMode_v1(Struct):
     """Structure to store the vGPU heterogeneous mode of device -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5398,11 +6390,11 @@ class VgpuHeterogeneousMode(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuHeterogeneousMode: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuHeterogeneousMode_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuHeterogeneousMode: ...
+    def from_data(data: Any) -> VgpuHeterogeneousMode_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuHeterogeneousMode: ...
+    def from_buffer(buffer: Any) -> VgpuHeterogeneousMode_v1: ...
     version: int
     """The version number of this struct
     """
@@ -5410,7 +6402,7 @@ class VgpuHeterogeneousMode(Struct):
     """The vGPU heterogeneous mode
     """
 
-class VgpuPlacementId(Struct):
+class VgpuPlacementId_v1(Struct):
     """Structure to store the placement ID of vGPU instance -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5418,11 +6410,11 @@ class VgpuPlacementId(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuPlacementId: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuPlacementId_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuPlacementId: ...
+    def from_data(data: Any) -> VgpuPlacementId_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuPlacementId: ...
+    def from_buffer(buffer: Any) -> VgpuPlacementId_v1: ...
     version: int
     """The version number of this struct
     """
@@ -5456,7 +6448,7 @@ class VgpuPlacementList_v1(Struct):
     """Placement IDs for the vGPU type
     """
 
-class VgpuPlacementList(Struct):
+class VgpuPlacementList_v2(Struct):
     """Structure to store the list of vGPU placements -- version 2
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5464,11 +6456,11 @@ class VgpuPlacementList(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuPlacementList: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuPlacementList_v2: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuPlacementList: ...
+    def from_data(data: Any) -> VgpuPlacementList_v2: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuPlacementList: ...
+    def from_buffer(buffer: Any) -> VgpuPlacementList_v2: ...
     version: int
     """IN: The version number of this struct
     """
@@ -5485,7 +6477,7 @@ class VgpuPlacementList(Struct):
     """IN: The vGPU mode. Either NVML_VGPU_PGPU_HETEROGENEOUS_MODE or NVML_VGPU_PGPU_HOMOGENEOUS_MODE
     """
 
-class VgpuTypeBar1Info(Struct):
+class VgpuTypeBar1Info_v1(Struct):
     """Structure to store BAR1 size information of vGPU type -- Version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5493,11 +6485,11 @@ class VgpuTypeBar1Info(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuTypeBar1Info: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuTypeBar1Info_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuTypeBar1Info: ...
+    def from_data(data: Any) -> VgpuTypeBar1Info_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuTypeBar1Info: ...
+    def from_buffer(buffer: Any) -> VgpuTypeBar1Info_v1: ...
     version: int
     """The version number of this struct
     """
@@ -5579,7 +6571,7 @@ class VgpuInstanceUtilizationInfo_v1(Struct):
     """Ofa Util Value
     """
 
-class VgpuInstancesUtilizationInfo(Struct):
+class VgpuInstancesUtilizationInfo_v1(Struct):
     """Structure to store recent utilization for vGPU instances running on a device -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5587,11 +6579,11 @@ class VgpuInstancesUtilizationInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuInstancesUtilizationInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuInstancesUtilizationInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuInstancesUtilizationInfo: ...
+    def from_data(data: Any) -> VgpuInstancesUtilizationInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuInstancesUtilizationInfo: ...
+    def from_buffer(buffer: Any) -> VgpuInstancesUtilizationInfo_v1: ...
     version: int
     """The version number of this struct
     """
@@ -5694,7 +6686,7 @@ class VgpuProcessUtilizationInfo_v1(Struct):
     """Ofa Util Value
     """
 
-class VgpuProcessesUtilizationInfo(Struct):
+class VgpuProcessesUtilizationInfo_v1(Struct):
     """Structure to store recent utilization, vgpuInstance and subprocess information for processes running on vGPU instances active on a device -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5702,11 +6694,11 @@ class VgpuProcessesUtilizationInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuProcessesUtilizationInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuProcessesUtilizationInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuProcessesUtilizationInfo: ...
+    def from_data(data: Any) -> VgpuProcessesUtilizationInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuProcessesUtilizationInfo: ...
+    def from_buffer(buffer: Any) -> VgpuProcessesUtilizationInfo_v1: ...
     version: int
     """The version number of this struct
     """
@@ -5720,7 +6712,7 @@ class VgpuProcessesUtilizationInfo(Struct):
     """The array (allocated by caller) in which utilization of processes running on vGPU instances are returned
     """
 
-class VgpuRuntimeState(Struct):
+class VgpuRuntimeState_v1(Struct):
     """Structure to store the information of vGPU runtime state -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -5728,11 +6720,11 @@ class VgpuRuntimeState(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuRuntimeState: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuRuntimeState_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuRuntimeState: ...
+    def from_data(data: Any) -> VgpuRuntimeState_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuRuntimeState: ...
+    def from_buffer(buffer: Any) -> VgpuRuntimeState_v1: ...
     version: int
     """IN:  The version number of this struct
     """
@@ -6135,7 +7127,7 @@ class GridLicensableFeatures(Struct):
     """Array of vGPU software licensable features.
     """
 
-class VgpuTypeIdInfo(Struct):
+class VgpuTypeIdInfo_v1(Struct):
     """Structure to store the vGPU type IDs -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6143,11 +7135,11 @@ class VgpuTypeIdInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuTypeIdInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuTypeIdInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuTypeIdInfo: ...
+    def from_data(data: Any) -> VgpuTypeIdInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuTypeIdInfo: ...
+    def from_buffer(buffer: Any) -> VgpuTypeIdInfo_v1: ...
     version: int
     """IN: The version number of this struct
     """
@@ -6158,7 +7150,7 @@ class VgpuTypeIdInfo(Struct):
     """OUT: List of vGPU type IDs
     """
 
-class VgpuTypeMaxInstance(Struct):
+class VgpuTypeMaxInstance_v1(Struct):
     """Structure to store the maximum number of possible vGPU type IDs -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6166,11 +7158,11 @@ class VgpuTypeMaxInstance(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuTypeMaxInstance: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuTypeMaxInstance_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuTypeMaxInstance: ...
+    def from_data(data: Any) -> VgpuTypeMaxInstance_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuTypeMaxInstance: ...
+    def from_buffer(buffer: Any) -> VgpuTypeMaxInstance_v1: ...
     version: int
     """IN: The version number of this struct
     """
@@ -6181,7 +7173,7 @@ class VgpuTypeMaxInstance(Struct):
     """OUT: Maximum number of vGPU instances per GPU instance
     """
 
-class ActiveVgpuInstanceInfo(Struct):
+class ActiveVgpuInstanceInfo_v1(Struct):
     """Structure to store active vGPU instance information -- Version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6189,11 +7181,11 @@ class ActiveVgpuInstanceInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ActiveVgpuInstanceInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> ActiveVgpuInstanceInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> ActiveVgpuInstanceInfo: ...
+    def from_data(data: Any) -> ActiveVgpuInstanceInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> ActiveVgpuInstanceInfo: ...
+    def from_buffer(buffer: Any) -> ActiveVgpuInstanceInfo_v1: ...
     version: int
     """IN: The version number of this struct
     """
@@ -6204,7 +7196,7 @@ class ActiveVgpuInstanceInfo(Struct):
     """IN/OUT: list of active vGPU instances
     """
 
-class VgpuSchedulerState(Struct):
+class VgpuSchedulerState_v1(Struct):
     """Structure to set vGPU scheduler state information -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6212,11 +7204,11 @@ class VgpuSchedulerState(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuSchedulerState: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuSchedulerState_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuSchedulerState: ...
+    def from_data(data: Any) -> VgpuSchedulerState_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuSchedulerState: ...
+    def from_buffer(buffer: Any) -> VgpuSchedulerState_v1: ...
     version: int
     """IN: The version number of this struct
     """
@@ -6233,7 +7225,7 @@ class VgpuSchedulerState(Struct):
     """IN: vGPU Scheduler Parameters
     """
 
-class VgpuSchedulerStateInfo(Struct):
+class VgpuSchedulerStateInfo_v1(Struct):
     """Structure to store vGPU scheduler state information -- Version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6241,11 +7233,11 @@ class VgpuSchedulerStateInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuSchedulerStateInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuSchedulerStateInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuSchedulerStateInfo: ...
+    def from_data(data: Any) -> VgpuSchedulerStateInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuSchedulerStateInfo: ...
+    def from_buffer(buffer: Any) -> VgpuSchedulerStateInfo_v1: ...
     version: int
     """IN:  The version number of this struct
     """
@@ -6262,7 +7254,7 @@ class VgpuSchedulerStateInfo(Struct):
     """OUT: vGPU Scheduler Parameters
     """
 
-class VgpuSchedulerLogInfo(Struct):
+class VgpuSchedulerLogInfo_v1(Struct):
     """Structure to store vGPU scheduler log information -- Version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6270,11 +7262,11 @@ class VgpuSchedulerLogInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuSchedulerLogInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuSchedulerLogInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuSchedulerLogInfo: ...
+    def from_data(data: Any) -> VgpuSchedulerLogInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuSchedulerLogInfo: ...
+    def from_buffer(buffer: Any) -> VgpuSchedulerLogInfo_v1: ...
     version: int
     """IN: The version number of this struct
     """
@@ -6297,7 +7289,7 @@ class VgpuSchedulerLogInfo(Struct):
     """OUT: Structure to store the state and logs of a software runlist
     """
 
-class VgpuCreatablePlacementInfo(Struct):
+class VgpuCreatablePlacementInfo_v1(Struct):
     """Structure to store creatable vGPU placement information -- version 1
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6305,11 +7297,11 @@ class VgpuCreatablePlacementInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuCreatablePlacementInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> VgpuCreatablePlacementInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> VgpuCreatablePlacementInfo: ...
+    def from_data(data: Any) -> VgpuCreatablePlacementInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> VgpuCreatablePlacementInfo: ...
+    def from_buffer(buffer: Any) -> VgpuCreatablePlacementInfo_v1: ...
     version: int
     """IN: The version number of this struct
     """
@@ -6763,7 +7755,7 @@ class EventSetGetGpuOperationalEventContextLegacyXid_v1(Struct):
     """[out] Legacy Xid code carried in a GPU Operational Event context.
     """
 
-class SystemEventSetCreateRequest(Struct):
+class SystemEventSetCreateRequest_v1(Struct):
     """nvmlSystemEventSetCreateRequest
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6771,11 +7763,11 @@ class SystemEventSetCreateRequest(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemEventSetCreateRequest: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemEventSetCreateRequest_v1: ...
     @staticmethod
-    def from_data(data: Any) -> SystemEventSetCreateRequest: ...
+    def from_data(data: Any) -> SystemEventSetCreateRequest_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> SystemEventSetCreateRequest: ...
+    def from_buffer(buffer: Any) -> SystemEventSetCreateRequest_v1: ...
     version: int
     """the API version number
     """
@@ -6783,7 +7775,7 @@ class SystemEventSetCreateRequest(Struct):
     """system event set
     """
 
-class SystemEventSetFreeRequest(Struct):
+class SystemEventSetFreeRequest_v1(Struct):
     """nvmlSystemEventSetFreeRequest
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6791,11 +7783,11 @@ class SystemEventSetFreeRequest(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemEventSetFreeRequest: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemEventSetFreeRequest_v1: ...
     @staticmethod
-    def from_data(data: Any) -> SystemEventSetFreeRequest: ...
+    def from_data(data: Any) -> SystemEventSetFreeRequest_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> SystemEventSetFreeRequest: ...
+    def from_buffer(buffer: Any) -> SystemEventSetFreeRequest_v1: ...
     version: int
     """the API version number
     """
@@ -6803,7 +7795,7 @@ class SystemEventSetFreeRequest(Struct):
     """system event set
     """
 
-class SystemRegisterEventRequest(Struct):
+class SystemRegisterEventRequest_v1(Struct):
     """nvmlSystemRegisterEventRequest
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6811,11 +7803,11 @@ class SystemRegisterEventRequest(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemRegisterEventRequest: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemRegisterEventRequest_v1: ...
     @staticmethod
-    def from_data(data: Any) -> SystemRegisterEventRequest: ...
+    def from_data(data: Any) -> SystemRegisterEventRequest_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> SystemRegisterEventRequest: ...
+    def from_buffer(buffer: Any) -> SystemRegisterEventRequest_v1: ...
     version: int
     """the API version number
     """
@@ -6850,7 +7842,7 @@ class SystemEventData_v1(Struct):
     """gpuId in PCI format
     """
 
-class SystemEventSetWaitRequest(Struct):
+class SystemEventSetWaitRequest_v1(Struct):
     """nvmlSystemEventSetWait
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -6858,11 +7850,11 @@ class SystemEventSetWaitRequest(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemEventSetWaitRequest: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemEventSetWaitRequest_v1: ...
     @staticmethod
-    def from_data(data: Any) -> SystemEventSetWaitRequest: ...
+    def from_data(data: Any) -> SystemEventSetWaitRequest_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> SystemEventSetWaitRequest: ...
+    def from_buffer(buffer: Any) -> SystemEventSetWaitRequest_v1: ...
     version: int
     """input/output: the API version number
     """
@@ -7108,7 +8100,7 @@ class ConfComputeSystemState(Struct):
     cc_feature: int
     dev_tools_mode: int
 
-class SystemConfComputeSettings(Struct):
+class SystemConfComputeSettings_v1(Struct):
     """Confidential Compute System settings
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7116,11 +8108,11 @@ class SystemConfComputeSettings(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemConfComputeSettings: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemConfComputeSettings_v1: ...
     @staticmethod
-    def from_data(data: Any) -> SystemConfComputeSettings: ...
+    def from_data(data: Any) -> SystemConfComputeSettings_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> SystemConfComputeSettings: ...
+    def from_buffer(buffer: Any) -> SystemConfComputeSettings_v1: ...
     version: int
     environment: int
     cc_feature: int
@@ -7306,7 +8298,7 @@ class GpuFabricInfo_v2(Struct):
     """GPU Fabric health Status Mask. See NVML_GPU_FABRIC_HEALTH_MASK_*
     """
 
-class GpuFabricInfoV(Struct):
+class GpuFabricInfo_v3(Struct):
     """GPU Fabric information (v3).
 
      @deprecated  nvmlGpuFabricInfo_v3_t is deprecated and will be removed in a future release.
@@ -7317,11 +8309,11 @@ class GpuFabricInfoV(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> GpuFabricInfoV: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> GpuFabricInfo_v3: ...
     @staticmethod
-    def from_data(data: Any) -> GpuFabricInfoV: ...
+    def from_data(data: Any) -> GpuFabricInfo_v3: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> GpuFabricInfoV: ...
+    def from_buffer(buffer: Any) -> GpuFabricInfo_v3: ...
     version: int
     """Structure version identifier (set to nvmlGpuFabricInfo_v3)
     """
@@ -7586,7 +8578,7 @@ class GetCPER_v1(Struct):
     """[IN/OUT] Size of buffer. Set to 0 with buffer NULL to query required size. On return, set to required or used size; 0 means no (more) records.
     """
 
-class SystemDriverBranchInfo(Struct):
+class SystemDriverBranchInfo_v1(Struct):
     """Structure to store Driver branch information
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7594,11 +8586,11 @@ class SystemDriverBranchInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemDriverBranchInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> SystemDriverBranchInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> SystemDriverBranchInfo: ...
+    def from_data(data: Any) -> SystemDriverBranchInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> SystemDriverBranchInfo: ...
+    def from_buffer(buffer: Any) -> SystemDriverBranchInfo_v1: ...
     version: int
     """The version number of this struct
     """
@@ -7606,7 +8598,7 @@ class SystemDriverBranchInfo(Struct):
     """driver branch
     """
 
-class Temperature(Struct):
+class Temperature_v1(Struct):
     """Structure used to encapsulate temperature info
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7614,16 +8606,16 @@ class Temperature(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> Temperature: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> Temperature_v1: ...
     @staticmethod
-    def from_data(data: Any) -> Temperature: ...
+    def from_data(data: Any) -> Temperature_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> Temperature: ...
+    def from_buffer(buffer: Any) -> Temperature_v1: ...
     version: int
     sensor_type: TemperatureSensors
     temperature: int
 
-class NvlinkSupportedBwModes(Struct):
+class NvlinkSupportedBwModes_v1(Struct):
     """A struct.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7631,15 +8623,15 @@ class NvlinkSupportedBwModes(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvlinkSupportedBwModes: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvlinkSupportedBwModes_v1: ...
     @staticmethod
-    def from_data(data: Any) -> NvlinkSupportedBwModes: ...
+    def from_data(data: Any) -> NvlinkSupportedBwModes_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> NvlinkSupportedBwModes: ...
+    def from_buffer(buffer: Any) -> NvlinkSupportedBwModes_v1: ...
     version: int
     bw_modes: bytes
 
-class NvlinkGetBwMode(Struct):
+class NvlinkGetBwMode_v1(Struct):
     """A struct.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7647,16 +8639,16 @@ class NvlinkGetBwMode(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvlinkGetBwMode: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvlinkGetBwMode_v1: ...
     @staticmethod
-    def from_data(data: Any) -> NvlinkGetBwMode: ...
+    def from_data(data: Any) -> NvlinkGetBwMode_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> NvlinkGetBwMode: ...
+    def from_buffer(buffer: Any) -> NvlinkGetBwMode_v1: ...
     version: int
     b_is_best: int
     bw_mode: int
 
-class NvlinkSetBwMode(Struct):
+class NvlinkSetBwMode_v1(Struct):
     """A struct.
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7664,11 +8656,11 @@ class NvlinkSetBwMode(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvlinkSetBwMode: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvlinkSetBwMode_v1: ...
     @staticmethod
-    def from_data(data: Any) -> NvlinkSetBwMode: ...
+    def from_data(data: Any) -> NvlinkSetBwMode_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> NvlinkSetBwMode: ...
+    def from_buffer(buffer: Any) -> NvlinkSetBwMode_v1: ...
     version: int
     b_set_best: int
     bw_mode: int
@@ -7757,7 +8749,7 @@ class NvlinkFirmwareInfo(Struct):
     """OUT - NVLINK firmware version
     """
 
-class NvLinkInfo(Struct):
+class NvLinkInfo_v2(Struct):
     """Struct to represent per device NVLINK information v2
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -7765,11 +8757,11 @@ class NvLinkInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvLinkInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> NvLinkInfo_v2: ...
     @staticmethod
-    def from_data(data: Any) -> NvLinkInfo: ...
+    def from_data(data: Any) -> NvLinkInfo_v2: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> NvLinkInfo: ...
+    def from_buffer(buffer: Any) -> NvLinkInfo_v2: ...
     version: int
     """IN - the API version number
     """
@@ -8702,7 +9694,7 @@ class GpmSupport(Struct):
     """OUT: Indicates device support
     """
 
-class DeviceCapabilities(Struct):
+class DeviceCapabilities_v1(Struct):
     """Device capabilities
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8710,11 +9702,11 @@ class DeviceCapabilities(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DeviceCapabilities: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> DeviceCapabilities_v1: ...
     @staticmethod
-    def from_data(data: Any) -> DeviceCapabilities: ...
+    def from_data(data: Any) -> DeviceCapabilities_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> DeviceCapabilities: ...
+    def from_buffer(buffer: Any) -> DeviceCapabilities_v1: ...
     version: int
     """the API version number
     """
@@ -8737,7 +9729,7 @@ class Mask255(Struct):
     def from_buffer(buffer: Any) -> Mask255: ...
     mask: list[int]
 
-class WorkloadPowerProfileInfo(Struct):
+class WorkloadPowerProfileInfo_v1(Struct):
     """Profile Metadata
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8745,11 +9737,11 @@ class WorkloadPowerProfileInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> WorkloadPowerProfileInfo: ...
+    def from_data(data: Any) -> WorkloadPowerProfileInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> WorkloadPowerProfileInfo: ...
+    def from_buffer(buffer: Any) -> WorkloadPowerProfileInfo_v1: ...
     version: int
     """the API version number
     """
@@ -8763,7 +9755,7 @@ class WorkloadPowerProfileInfo(Struct):
     """Mask of conflicting performance profiles
     """
 
-class WorkloadPowerProfileProfilesInfo(Struct):
+class WorkloadPowerProfileProfilesInfo_v1(Struct):
     """Profiles Info
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8771,22 +9763,22 @@ class WorkloadPowerProfileProfilesInfo(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileProfilesInfo: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileProfilesInfo_v1: ...
     @staticmethod
-    def from_data(data: Any) -> WorkloadPowerProfileProfilesInfo: ...
+    def from_data(data: Any) -> WorkloadPowerProfileProfilesInfo_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> WorkloadPowerProfileProfilesInfo: ...
+    def from_buffer(buffer: Any) -> WorkloadPowerProfileProfilesInfo_v1: ...
     version: int
     """the API version number
     """
     perf_profiles_mask: Mask255
     """Mask bit set to true for each valid performance profile
     """
-    perf_profile: list[WorkloadPowerProfileInfo]
+    perf_profile: list[WorkloadPowerProfileInfo_v1]
     """Array of performance profile info parameters
     """
 
-class WorkloadPowerProfileCurrentProfiles(Struct):
+class WorkloadPowerProfileCurrentProfiles_v1(Struct):
     """Current Profiles
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8794,11 +9786,11 @@ class WorkloadPowerProfileCurrentProfiles(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileCurrentProfiles: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileCurrentProfiles_v1: ...
     @staticmethod
-    def from_data(data: Any) -> WorkloadPowerProfileCurrentProfiles: ...
+    def from_data(data: Any) -> WorkloadPowerProfileCurrentProfiles_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> WorkloadPowerProfileCurrentProfiles: ...
+    def from_buffer(buffer: Any) -> WorkloadPowerProfileCurrentProfiles_v1: ...
     version: int
     perf_profiles_mask: Mask255
     """Mask bit set to true for each valid performance profile
@@ -8810,7 +9802,7 @@ class WorkloadPowerProfileCurrentProfiles(Struct):
     """Mask of currently enforced performance profiles post all arbitrations among the requested profiles.
     """
 
-class WorkloadPowerProfileRequestedProfiles(Struct):
+class WorkloadPowerProfileRequestedProfiles_v1(Struct):
     """Requested Profiles
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8818,11 +9810,11 @@ class WorkloadPowerProfileRequestedProfiles(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileRequestedProfiles: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> WorkloadPowerProfileRequestedProfiles_v1: ...
     @staticmethod
-    def from_data(data: Any) -> WorkloadPowerProfileRequestedProfiles: ...
+    def from_data(data: Any) -> WorkloadPowerProfileRequestedProfiles_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> WorkloadPowerProfileRequestedProfiles: ...
+    def from_buffer(buffer: Any) -> WorkloadPowerProfileRequestedProfiles_v1: ...
     version: int
     """the API version number
     """
@@ -8850,7 +9842,7 @@ class WorkloadPowerProfileUpdateProfiles_v1(Struct):
     """Mask of 255 bits, each bit representing index of respective perf profile
     """
 
-class PowerSmoothingProfile(Struct):
+class PowerSmoothingProfile_v1(Struct):
     """Power Smoothing Structure for Profile information
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8858,11 +9850,11 @@ class PowerSmoothingProfile(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PowerSmoothingProfile: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PowerSmoothingProfile_v1: ...
     @staticmethod
-    def from_data(data: Any) -> PowerSmoothingProfile: ...
+    def from_data(data: Any) -> PowerSmoothingProfile_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> PowerSmoothingProfile: ...
+    def from_buffer(buffer: Any) -> PowerSmoothingProfile_v1: ...
     version: int
     """the API version number
     """
@@ -8876,7 +9868,7 @@ class PowerSmoothingProfile(Struct):
     """The requested value for the given parameter
     """
 
-class PowerSmoothingState(Struct):
+class PowerSmoothingState_v1(Struct):
     """Power Smoothing Structure for Feature Enablement
     """
     def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...
@@ -8884,11 +9876,11 @@ class PowerSmoothingState(Struct):
     def ptr(self) -> int: ...
     def __int__(self) -> int: ...
     @staticmethod
-    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PowerSmoothingState: ...
+    def from_ptr(ptr: int, readonly: bool = False, owner: Any = None) -> PowerSmoothingState_v1: ...
     @staticmethod
-    def from_data(data: Any) -> PowerSmoothingState: ...
+    def from_data(data: Any) -> PowerSmoothingState_v1: ...
     @staticmethod
-    def from_buffer(buffer: Any) -> PowerSmoothingState: ...
+    def from_buffer(buffer: Any) -> PowerSmoothingState_v1: ...
     version: int
     """the API version number
     """
@@ -8946,7 +9938,7 @@ class EccBankRemapperStatus_v1(Struct):
     """
 
 # Each struct class's numpy.dtype (the C layout), built on first use: NumPy is needed for these only.
-pci_info_ext_dtype: Any
+pci_info_ext_v1_dtype: Any
 pci_info_dtype: Any
 ecc_error_counts_dtype: Any
 utilization_dtype: Any
@@ -8958,11 +9950,11 @@ ba_r1memory_dtype: Any
 process_info_v1_dtype: Any
 process_info_dtype: Any
 process_detail_v1_dtype: Any
-process_detail_list_dtype: Any
+process_detail_list_v1_dtype: Any
 device_attributes_dtype: Any
 c2c_mode_info_v1_dtype: Any
-device_addressing_mode_dtype: Any
-repair_status_dtype: Any
+device_addressing_mode_v1_dtype: Any
+repair_status_v1_dtype: Any
 unrepairable_memory_status_v1_dtype: Any
 row_remapper_histogram_values_dtype: Any
 nv_link_utilization_control_dtype: Any
@@ -8972,10 +9964,10 @@ value_dtype: Any
 sample_dtype: Any
 violation_time_dtype: Any
 gpu_thermal_settings_dtype: Any
-cooler_info_dtype: Any
+cooler_info_v1_dtype: Any
 uuid_value_dtype: Any
-uuid_dtype: Any
-pdi_dtype: Any
+uuid_v1_dtype: Any
+pdi_v1_dtype: Any
 pmgr_pwr_tuple_dtype: Any
 rail_metrics_dtype: Any
 core_rail_metrics_dtype: Any
@@ -8993,41 +9985,41 @@ perf_metrics_sample_dtype: Any
 perf_metrics_samples_v1_dtype: Any
 bbx_time_data_v1_dtype: Any
 gpu_uptime_v1_dtype: Any
-dram_encryption_info_dtype: Any
-margin_temperature_dtype: Any
+dram_encryption_info_v1_dtype: Any
+margin_temperature_v1_dtype: Any
 clk_mon_fault_info_dtype: Any
 clk_mon_status_dtype: Any
-clock_offset_dtype: Any
-fan_speed_info_dtype: Any
-device_perf_modes_dtype: Any
-device_current_clock_freqs_dtype: Any
+clock_offset_v1_dtype: Any
+fan_speed_info_v1_dtype: Any
+device_perf_modes_v1_dtype: Any
+device_current_clock_freqs_v1_dtype: Any
 device_power_mizer_modes_v1_dtype: Any
 process_utilization_sample_dtype: Any
 process_utilization_info_v1_dtype: Any
-processes_utilization_info_dtype: Any
-ecc_sram_error_status_dtype: Any
+processes_utilization_info_v1_dtype: Any
+ecc_sram_error_status_v1_dtype: Any
 platform_info_v1_dtype: Any
-platform_info_dtype: Any
+platform_info_v2_dtype: Any
 hostname_v1_dtype: Any
 ecc_sram_unique_uncorrected_error_entry_v1_dtype: Any
-ecc_sram_unique_uncorrected_error_counts_dtype: Any
+ecc_sram_unique_uncorrected_error_counts_v1_dtype: Any
 remapped_rows_info_v2_dtype: Any
 rusd_settings_v1_dtype: Any
 gpu_dynamic_pstates_info_dtype: Any
 power_value_v2_dtype: Any
 adaptive_tgp_mode_info_v1_dtype: Any
-vgpu_heterogeneous_mode_dtype: Any
-vgpu_placement_id_dtype: Any
+vgpu_heterogeneous_mode_v1_dtype: Any
+vgpu_placement_id_v1_dtype: Any
 vgpu_placement_list_v1_dtype: Any
-vgpu_placement_list_dtype: Any
-vgpu_type_bar1info_dtype: Any
+vgpu_placement_list_v2_dtype: Any
+vgpu_type_bar1info_v1_dtype: Any
 vgpu_instance_utilization_sample_dtype: Any
 vgpu_instance_utilization_info_v1_dtype: Any
-vgpu_instances_utilization_info_dtype: Any
+vgpu_instances_utilization_info_v1_dtype: Any
 vgpu_process_utilization_sample_dtype: Any
 vgpu_process_utilization_info_v1_dtype: Any
-vgpu_processes_utilization_info_dtype: Any
-vgpu_runtime_state_dtype: Any
+vgpu_processes_utilization_info_v1_dtype: Any
+vgpu_runtime_state_v1_dtype: Any
 vgpu_scheduler_params_dtype: Any
 vgpu_scheduler_log_entry_dtype: Any
 vgpu_scheduler_log_dtype: Any
@@ -9040,13 +10032,13 @@ vgpu_license_info_dtype: Any
 grid_license_expiry_dtype: Any
 grid_licensable_feature_dtype: Any
 grid_licensable_features_dtype: Any
-vgpu_type_id_info_dtype: Any
-vgpu_type_max_instance_dtype: Any
-active_vgpu_instance_info_dtype: Any
-vgpu_scheduler_state_dtype: Any
-vgpu_scheduler_state_info_dtype: Any
-vgpu_scheduler_log_info_dtype: Any
-vgpu_creatable_placement_info_dtype: Any
+vgpu_type_id_info_v1_dtype: Any
+vgpu_type_max_instance_v1_dtype: Any
+active_vgpu_instance_info_v1_dtype: Any
+vgpu_scheduler_state_v1_dtype: Any
+vgpu_scheduler_state_info_v1_dtype: Any
+vgpu_scheduler_log_info_v1_dtype: Any
+vgpu_creatable_placement_info_v1_dtype: Any
 vgpu_scheduler_state_info_v2_dtype: Any
 vgpu_scheduler_log_entry_v2_dtype: Any
 vgpu_scheduler_log_info_v2_dtype: Any
@@ -9064,11 +10056,11 @@ event_set_get_context_count_v1_dtype: Any
 event_set_get_context_info_v1_dtype: Any
 event_set_get_context_data_v1_dtype: Any
 event_set_get_gpu_operational_event_context_legacy_xid_v1_dtype: Any
-system_event_set_create_request_dtype: Any
-system_event_set_free_request_dtype: Any
-system_register_event_request_dtype: Any
+system_event_set_create_request_v1_dtype: Any
+system_event_set_free_request_v1_dtype: Any
+system_register_event_request_v1_dtype: Any
 system_event_data_v1_dtype: Any
-system_event_set_wait_request_dtype: Any
+system_event_set_wait_request_v1_dtype: Any
 accounting_stats_dtype: Any
 accounting_stats_v2_dtype: Any
 encoder_session_info_dtype: Any
@@ -9076,7 +10068,7 @@ fbc_stats_dtype: Any
 fbc_session_info_dtype: Any
 conf_compute_system_caps_dtype: Any
 conf_compute_system_state_dtype: Any
-system_conf_compute_settings_dtype: Any
+system_conf_compute_settings_v1_dtype: Any
 system_conf_compute_settings_v2_dtype: Any
 conf_compute_mem_size_info_dtype: Any
 conf_compute_gpu_certificate_dtype: Any
@@ -9085,23 +10077,23 @@ conf_compute_set_key_rotation_threshold_info_dtype: Any
 conf_compute_get_key_rotation_threshold_info_dtype: Any
 gpu_fabric_info_dtype: Any
 gpu_fabric_info_v2_dtype: Any
-gpu_fabric_info_v_dtype: Any
+gpu_fabric_info_v3_dtype: Any
 gpu_fabric_clique_v1_dtype: Any
 gpu_fabric_info_v4_dtype: Any
 gpu_operational_event_config_v1_dtype: Any
 event_set_wait_v3_dtype: Any
 cper_cursor_v1_dtype: Any
 get_cper_v1_dtype: Any
-system_driver_branch_info_dtype: Any
-temperature_dtype: Any
-nvlink_supported_bw_modes_dtype: Any
-nvlink_get_bw_mode_dtype: Any
-nvlink_set_bw_mode_dtype: Any
+system_driver_branch_info_v1_dtype: Any
+temperature_v1_dtype: Any
+nvlink_supported_bw_modes_v1_dtype: Any
+nvlink_get_bw_mode_v1_dtype: Any
+nvlink_set_bw_mode_v1_dtype: Any
 nvlink_set_bw_mode_async_v1_dtype: Any
 nv_link_info_v1_dtype: Any
 nvlink_firmware_version_dtype: Any
 nvlink_firmware_info_dtype: Any
-nv_link_info_dtype: Any
+nv_link_info_v2_dtype: Any
 nv_link_info_v3_dtype: Any
 nvlink_telemetry_sample_v1_dtype: Any
 nvlink_telemetry_samples_v1_dtype: Any
@@ -9133,15 +10125,15 @@ compute_instance_info_dtype: Any
 gpm_metric_dtype: Any
 gpm_metrics_get_dtype: Any
 gpm_support_dtype: Any
-device_capabilities_dtype: Any
+device_capabilities_v1_dtype: Any
 mask255_dtype: Any
-workload_power_profile_info_dtype: Any
-workload_power_profile_profiles_info_dtype: Any
-workload_power_profile_current_profiles_dtype: Any
-workload_power_profile_requested_profiles_dtype: Any
+workload_power_profile_info_v1_dtype: Any
+workload_power_profile_profiles_info_v1_dtype: Any
+workload_power_profile_current_profiles_v1_dtype: Any
+workload_power_profile_requested_profiles_v1_dtype: Any
 workload_power_profile_update_profiles_v1_dtype: Any
-power_smoothing_profile_dtype: Any
-power_smoothing_state_dtype: Any
+power_smoothing_profile_v1_dtype: Any
+power_smoothing_state_v1_dtype: Any
 ecc_bank_remapper_histogram_v1_dtype: Any
 ecc_bank_remapper_status_v1_dtype: Any
 
@@ -9826,7 +10818,7 @@ def device_get_handle_by_uuid(uuid: bytes | str) -> int:
     """
     ...
 
-def device_get_handle_by_uuidv(uuid: UUID) -> int:
+def device_get_handle_by_uuidv(type: int, uuid: bytes | str) -> int:
     """Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device.
      See nvmlUUID_v1_t for more information on the UUID struct. The caller must set the appropriate version prior to calling this API.
 
@@ -10216,7 +11208,7 @@ def device_get_numa_node_id(device: int) -> int:
     """
     ...
 
-def device_get_addressing_mode(device: int) -> DeviceAddressingMode:
+def device_get_addressing_mode(device: int) -> DeviceAddressingMode_v1:
     """Get the addressing mode for a given GPU. Addressing modes can be one of:
      1. HMM:  System allocated memory (malloc, mmap) is addressable from the device (GPU),
               via software-based mirroring of the CPU's page tables, on the GPU.
@@ -10242,7 +11234,7 @@ def device_get_addressing_mode(device: int) -> DeviceAddressingMode:
     """
     ...
 
-def device_get_repair_status(device: int) -> RepairStatus:
+def device_get_repair_status(device: int) -> RepairStatus_v1:
     """Get the repair status for TPC/Channel repair
 
      For Ampere &tm; or newer fully supported devices.
@@ -10673,7 +11665,7 @@ def device_get_persistence_mode(device: int) -> EnableState:
     """
     ...
 
-def device_get_pci_info_ext(device: int) -> PciInfoExt:
+def device_get_pci_info_ext(device: int) -> PciInfoExt_v1:
     """Retrieves PCI attributes of this device.
 
      For all products.
@@ -11257,7 +12249,7 @@ def device_get_num_fans(device: int) -> int:
     """
     ...
 
-def device_get_cooler_info(device: int) -> CoolerInfo:
+def device_get_cooler_info(device: int) -> CoolerInfo_v1:
     """Retrieves the cooler's information.
      Returns a cooler's control signal characteristics.  The possible types are restricted, Variable and Toggle.
      See CoolerControl for details on available signal types.
@@ -11605,7 +12597,7 @@ def device_get_mem_clk_min_max_vf_offset(device: int) -> tuple[int, int]:
     """
     ...
 
-def device_get_clock_offsets(device: int, clock_type: ClockType | int, pstate: Pstates | int) -> ClockOffset:
+def device_get_clock_offsets(device: int, clock_type: ClockType | int, pstate: Pstates | int) -> ClockOffset_v1:
     """Retrieve min, max and current clock offset of some clock domain for a given PState
 
      For Maxwell &tm; or newer fully supported devices.
@@ -11632,7 +12624,7 @@ def device_get_clock_offsets(device: int, clock_type: ClockType | int, pstate: P
     """
     ...
 
-def device_set_clock_offsets(device: int, info: ClockOffset) -> None:
+def device_set_clock_offsets(device: int, info: ClockOffset_v1) -> None:
     """Control current clock offset of some clock domain for a given PState
 
      For Maxwell &tm; or newer fully supported devices.
@@ -12212,7 +13204,7 @@ def device_get_cuda_compute_capability(device: int) -> tuple[int, int]:
     """
     ...
 
-def device_get_dram_encryption_mode(device: int) -> tuple[DramEncryptionInfo, DramEncryptionInfo]:
+def device_get_dram_encryption_mode(device: int) -> tuple[DramEncryptionInfo_v1, DramEncryptionInfo_v1]:
     """Retrieves the current and pending DRAM Encryption modes for the device.
 
      For Blackwell &tm; or newer fully supported devices.
@@ -12244,7 +13236,7 @@ def device_get_dram_encryption_mode(device: int) -> tuple[DramEncryptionInfo, Dr
     """
     ...
 
-def device_set_dram_encryption_mode(device: int, dram_encryption: DramEncryptionInfo) -> None:
+def device_set_dram_encryption_mode(device: int, dram_encryption: DramEncryptionInfo_v1) -> None:
     """Set the DRAM Encryption mode for the device.
 
      For Kepler &tm; or newer fully supported devices.
@@ -12933,7 +13925,7 @@ def device_get_mps_compute_running_processes_v3(device: int) -> list[ProcessInfo
     """
     ...
 
-def device_get_running_process_detail_list(device: int, mode: int) -> ProcessDetailList:
+def device_get_running_process_detail_list(device: int, mode: int) -> ProcessDetailList_v1:
     """Get information about running processes on a device for input context
 
      For Hopper &tm; or newer fully supported devices.
@@ -13262,7 +14254,7 @@ def device_get_bus_type(device: int) -> int:
     """
     ...
 
-def device_get_gpu_fabric_info_v(device: int) -> GpuFabricInfoV:
+def device_get_gpu_fabric_info_v(device: int) -> GpuFabricInfo_v3:
     """Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned
      nvmlGpuFabricInfo_v2_t or later output structure.
 
@@ -13549,7 +14541,7 @@ def system_set_conf_compute_key_rotation_threshold_info(max_attacker_advantage: 
     """
     ...
 
-def system_get_conf_compute_settings() -> SystemConfComputeSettings:
+def system_get_conf_compute_settings() -> SystemConfComputeSettings_v1:
     """Get Conf Computing System Settings.
 
      For Hopper &tm; or newer fully supported devices.
@@ -13600,6 +14592,26 @@ def system_get_conf_compute_settings_v2() -> SystemConfComputeSettings_v2:
     """
     ...
 
+def device_get_gsp_firmware_version(device: int) -> str:
+    """Retrieve GSP firmware version.
+
+     The caller passes in buffer via version and corresponding GSP firmware numbered version
+     is returned with the same parameter in string format.
+
+     @param device                               Device handle
+     @param version                              The retrieved GSP firmware version
+
+     @return
+             - NVML_SUCCESS                 if GSP firmware version is successfully retrieved
+             - NVML_ERROR_INVALID_ARGUMENT  if device is invalid or GSP version pointer is NULL
+             - NVML_ERROR_NOT_SUPPORTED     if GSP firmware is not enabled for GPU
+             - NVML_ERROR_UNKNOWN           on any unexpected error
+
+    Returns: version; raises NvmlError on failure.
+    C function: nvmlDeviceGetGspFirmwareVersion (nvml.h)
+    """
+    ...
+
 def device_get_gsp_firmware_mode(device: int) -> tuple[int, int]:
     """Retrieve GSP firmware mode.
 
@@ -13621,7 +14633,7 @@ def device_get_gsp_firmware_mode(device: int) -> tuple[int, int]:
     """
     ...
 
-def device_get_sram_ecc_error_status(device: int) -> EccSramErrorStatus:
+def device_get_sram_ecc_error_status(device: int) -> EccSramErrorStatus_v1:
     """Get SRAM ECC error status of this device.
 
      For Ampere &tm; or newer fully supported devices.
@@ -14074,7 +15086,7 @@ def device_get_process_utilization(device: int, last_seen_time_stamp: int) -> tu
     """
     ...
 
-def device_get_processes_utilization_info(device: int, last_seen_time_stamp: int) -> ProcessesUtilizationInfo:
+def device_get_processes_utilization_info(device: int, last_seen_time_stamp: int) -> ProcessesUtilizationInfo_v1:
     """Retrieves the recent utilization and process ID for all running processes
 
      For Maxwell &tm; or newer fully supported devices.
@@ -14123,7 +15135,7 @@ def device_get_processes_utilization_info(device: int, last_seen_time_stamp: int
     """
     ...
 
-def device_get_platform_info(device: int) -> PlatformInfo:
+def device_get_platform_info(device: int) -> PlatformInfo_v2:
     """Get platform information of this device.
 
      For Blackwell &tm; or newer fully supported devices.
@@ -15091,7 +16103,7 @@ def system_get_nvlink_bw_mode() -> int:
     """
     ...
 
-def device_get_nvlink_supported_bw_modes(device: int) -> NvlinkSupportedBwModes:
+def device_get_nvlink_supported_bw_modes(device: int) -> NvlinkSupportedBwModes_v1:
     """Get the supported NvLink Reduced Bandwidth Modes of the device
 
      For Blackwell &tm; or newer fully supported devices.
@@ -15110,7 +16122,7 @@ def device_get_nvlink_supported_bw_modes(device: int) -> NvlinkSupportedBwModes:
     """
     ...
 
-def device_get_nvlink_bw_mode(device: int) -> NvlinkGetBwMode:
+def device_get_nvlink_bw_mode(device: int) -> NvlinkGetBwMode_v1:
     """Get the NvLink Reduced Bandwidth Mode for the device
 
      For Blackwell &tm; or newer fully supported devices.
@@ -15129,7 +16141,7 @@ def device_get_nvlink_bw_mode(device: int) -> NvlinkGetBwMode:
     """
     ...
 
-def device_set_nvlink_bw_mode(device: int, set_bw_mode: Optional[NvlinkSetBwMode]) -> None:
+def device_set_nvlink_bw_mode(device: int, set_bw_mode: Optional[NvlinkSetBwMode_v1]) -> None:
     """Set the NvLink Reduced Bandwidth Mode for the device
 
      For Blackwell &tm; or newer fully supported devices.
@@ -15171,7 +16183,7 @@ def device_set_nvlink_bw_mode_async_v1(device: int) -> NvlinkSetBwModeAsync_v1:
     """
     ...
 
-def device_get_nvlink_info(device: int) -> NvLinkInfo:
+def device_get_nvlink_info(device: int) -> NvLinkInfo_v2:
     """Query NVLINK information associated with this device.
 
      @param[in]  device                              The identifier of the target device
@@ -15629,7 +16641,7 @@ def event_set_get_context_info_v1(set: int, index: int) -> EventSetGetContextInf
     """
     ...
 
-def event_set_get_context_data_v1(set: int) -> EventSetGetContextData_v1:
+def event_set_get_context_data_v1(set: int, index: int) -> bytes:
     """@brief Copies the raw payload for a context record from the most recent event returned by
      nvmlEventSetWait_v3.
 
@@ -15658,7 +16670,7 @@ def event_set_get_context_data_v1(set: int) -> EventSetGetContextData_v1:
      @see nvmlEventSetGetContextCount_v1
      @see nvmlEventSetGetContextInfo_v1
 
-    Returns: params; raises NvmlError on failure.
+    Returns: data_; raises NvmlError on failure.
     C function: nvmlEventSetGetContextData_v1 (nvml.h)
     """
     ...
@@ -16118,7 +17130,7 @@ def vgpu_instance_get_placement_id(vgpu_instance: int) -> int:
     """
     ...
 
-def device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int) -> VgpuPlacementList:
+def device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int) -> VgpuPlacementList_v2:
     """Query the supported vGPU placement ID of the vGPU type.
 
      The function returns an array of supported vGPU placement IDs for the specified vGPU type ID in the buffer provided
@@ -16151,7 +17163,7 @@ def device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int) ->
     """
     ...
 
-def device_get_vgpu_type_creatable_placements(device: int, vgpu_type_id: int) -> VgpuPlacementList:
+def device_get_vgpu_type_creatable_placements(device: int, vgpu_type_id: int) -> VgpuPlacementList_v2:
     """Query the creatable vGPU placement ID of the vGPU type.
 
      An array of creatable vGPU placement IDs for the vGPU type ID indicated by vgpuTypeId is returned in the
@@ -16646,7 +17658,7 @@ def vgpu_type_get_max_instances_per_vm(vgpu_type_id: int) -> int:
     """
     ...
 
-def vgpu_type_get_bar1_info(vgpu_type_id: int) -> VgpuTypeBar1Info:
+def vgpu_type_get_bar1_info(vgpu_type_id: int) -> VgpuTypeBar1Info_v1:
     """Retrieve the BAR1 info for given vGPU type.
 
      For Maxwell &tm; or newer fully supported devices.
@@ -17137,7 +18149,7 @@ def vgpu_instance_get_mdev_uuid(vgpu_instance: int) -> str:
     """
     ...
 
-def gpu_instance_get_creatable_vgpus(gpu_instance: int) -> VgpuTypeIdInfo:
+def gpu_instance_get_creatable_vgpus(gpu_instance: int) -> VgpuTypeIdInfo_v1:
     """Query the currently creatable vGPU types on a specific GPU Instance.
 
      The function returns an array of vGPU types that can be created for a specified GPU instance. This array is stored
@@ -17189,7 +18201,7 @@ def vgpu_type_get_max_instances_per_gpu_instance(vgpu_type_id: int) -> int:
     """
     ...
 
-def gpu_instance_get_active_vgpus(gpu_instance: int) -> ActiveVgpuInstanceInfo:
+def gpu_instance_get_active_vgpus(gpu_instance: int) -> ActiveVgpuInstanceInfo_v1:
     """Retrieve the active vGPU instances within a GPU instance.
 
      An array of active vGPU instances is returned in the caller-supplied buffer pointed
@@ -17223,7 +18235,7 @@ def gpu_instance_get_active_vgpus(gpu_instance: int) -> ActiveVgpuInstanceInfo:
     """
     ...
 
-def gpu_instance_set_vgpu_scheduler_state(gpu_instance: int, p_scheduler: Optional[VgpuSchedulerState]) -> None:
+def gpu_instance_set_vgpu_scheduler_state(gpu_instance: int, p_scheduler: Optional[VgpuSchedulerState_v1]) -> None:
     """@deprecated Will be deprecated in a future release. Use nvmlGpuInstanceSetVgpuSchedulerState_v2 instead
 
      Set vGPU scheduler state for the given GPU instance
@@ -17254,7 +18266,7 @@ def gpu_instance_set_vgpu_scheduler_state(gpu_instance: int, p_scheduler: Option
     """
     ...
 
-def gpu_instance_get_vgpu_scheduler_state(gpu_instance: int) -> VgpuSchedulerStateInfo:
+def gpu_instance_get_vgpu_scheduler_state(gpu_instance: int) -> VgpuSchedulerStateInfo_v1:
     """@deprecated Will be deprecated in a future release. Use nvmlGpuInstanceGetVgpuSchedulerState_v2 instead
 
      Returns the vGPU scheduler state for the given GPU instance.
@@ -17280,7 +18292,7 @@ def gpu_instance_get_vgpu_scheduler_state(gpu_instance: int) -> VgpuSchedulerSta
     """
     ...
 
-def gpu_instance_get_vgpu_scheduler_log(gpu_instance: int) -> VgpuSchedulerLogInfo:
+def gpu_instance_get_vgpu_scheduler_log(gpu_instance: int) -> VgpuSchedulerLogInfo_v1:
     """@deprecated Will be deprecated in a future release. Use nvmlGpuInstanceGetVgpuSchedulerLog_v2 instead
 
      Returns the vGPU scheduler logs for the given GPU instance.
@@ -17309,7 +18321,7 @@ def gpu_instance_get_vgpu_scheduler_log(gpu_instance: int) -> VgpuSchedulerLogIn
     """
     ...
 
-def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int) -> VgpuCreatablePlacementInfo:
+def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int) -> VgpuCreatablePlacementInfo_v1:
     """Query the creatable vGPU placement ID of the vGPU type within a GPU instance.
 
      For Blackwell &tm GB20x; or newer fully supported devices.
@@ -17342,7 +18354,7 @@ def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int) -> VgpuCr
     """
     ...
 
-def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance: int) -> VgpuHeterogeneousMode:
+def gpu_instance_get_vgpu_heterogeneous_mode(gpu_instance: int) -> VgpuHeterogeneousMode_v1:
     """Get the vGPU heterogeneous mode for the GPU instance.
 
      When in heterogeneous mode, a vGPU can concurrently host timesliced vGPUs with differing framebuffer sizes.
@@ -17859,7 +18871,7 @@ def device_get_vgpu_utilization(device: int, last_seen_time_stamp: int) -> tuple
     """
     ...
 
-def device_get_vgpu_instances_utilization_info(device: int) -> VgpuInstancesUtilizationInfo:
+def device_get_vgpu_instances_utilization_info(device: int) -> VgpuInstancesUtilizationInfo_v1:
     """Retrieves recent utilization for vGPU instances running on a physical GPU (device).
 
      For Kepler &tm; or newer fully supported devices.
@@ -17955,7 +18967,7 @@ def device_get_vgpu_process_utilization(device: int, last_seen_time_stamp: int) 
     """
     ...
 
-def device_get_vgpu_processes_utilization_info(device: int, last_seen_time_stamp: int) -> VgpuProcessesUtilizationInfo:
+def device_get_vgpu_processes_utilization_info(device: int, last_seen_time_stamp: int) -> VgpuProcessesUtilizationInfo_v1:
     """Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
 
      For Maxwell &tm; or newer fully supported devices.
@@ -18950,7 +19962,7 @@ def device_get_device_handle_from_mig_device_handle(mig_device: int) -> int:
     """
     ...
 
-def device_get_capabilities(device: int) -> DeviceCapabilities:
+def device_get_capabilities(device: int) -> DeviceCapabilities_v1:
     """Get device capabilities
 
      See nvmlDeviceCapabilities_v1_t for more information on the struct.
@@ -18972,7 +19984,7 @@ def device_get_capabilities(device: int) -> DeviceCapabilities:
     """
     ...
 
-def device_power_smoothing_activate_preset_profile(device: int, profile: Optional[PowerSmoothingProfile]) -> None:
+def device_power_smoothing_activate_preset_profile(device: int, profile: Optional[PowerSmoothingProfile_v1]) -> None:
     """Activate a specific preset profile for datacenter power smoothing.
      The API only sets the active preset profile based on the input profileId,
      and ignores the other parameters of the structure.
@@ -18996,7 +20008,7 @@ def device_power_smoothing_activate_preset_profile(device: int, profile: Optiona
     """
     ...
 
-def device_power_smoothing_update_preset_profile_param(device: int, profile: PowerSmoothingProfile) -> None:
+def device_power_smoothing_update_preset_profile_param(device: int, profile: PowerSmoothingProfile_v1) -> None:
     """Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t.
      Requires root/admin permissions.
 
@@ -19025,7 +20037,7 @@ def device_power_smoothing_update_preset_profile_param(device: int, profile: Pow
     """
     ...
 
-def device_power_smoothing_set_state(device: int, state: Optional[PowerSmoothingState]) -> None:
+def device_power_smoothing_set_state(device: int, state: Optional[PowerSmoothingState_v1]) -> None:
     """Enable or disable the Power Smoothing Feature.
      Requires root/admin permissions.
 
@@ -19047,7 +20059,7 @@ def device_power_smoothing_set_state(device: int, state: Optional[PowerSmoothing
     """
     ...
 
-def device_get_sram_unique_uncorrected_ecc_error_counts(device: int) -> EccSramUniqueUncorrectedErrorCounts:
+def device_get_sram_unique_uncorrected_ecc_error_counts(device: int) -> EccSramUniqueUncorrectedErrorCounts_v1:
     """@addtogroup nvmlDeviceQueries
     @{
 
