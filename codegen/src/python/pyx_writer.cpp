@@ -1,6 +1,7 @@
 #include "python/pyx_writer.hpp"
 
 #include <algorithm>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -25,7 +26,16 @@ std::string PyxWriter::run() {
   functions();
   helpers();
   sizes();
-  return o_.str();
+  // POSIX types a header uses (cufile.h's off_t), declared by Cython itself.
+  std::string text = o_.str();
+  const std::string anchor = "from cpython.object cimport PyObject\n";
+  if (std::regex_search(text, std::regex("\\bcpp_bool\\b"))) {
+    text.insert(text.find(anchor) + anchor.size(), "from libcpp cimport bool as cpp_bool\n");
+  }
+  if (std::regex_search(text, std::regex("\\boff_t\\b"))) {
+    text.insert(text.find(anchor) + anchor.size(), "from posix.types cimport off_t\n");
+  }
+  return text;
 }
 
 void PyxWriter::header() {
@@ -134,6 +144,36 @@ void PyxWriter::enum_table() {
 void PyxWriter::status() {
   if (!plan_.conventions.raising()) return;
   const std::string& error_class = plan_.conventions.error_class();
+  if (!lib_.python.status_detail.empty()) {
+    // A struct status (CUfileError_t): the code and the detail it carries (cu_err, a CUresult).
+    const std::string& detail = lib_.python.status_detail;
+    o_ << "class " << error_class << "(Exception):\n"
+       << "    \"\"\"A failed " << lib_.display_name << " call: .status is the " << plan_.status_py << ", ."
+       << detail << " the CUDA driver's status where the library reports one.\"\"\"\n\n"
+       << "    def __init__(self, status, " << detail << "=None):\n"
+       << "        status = _status(int(status))\n"
+       << "        self.status = status\n"
+       << "        self." << detail << " = " << detail << "\n"
+       << "        text = f\"{status.name} ({int(status)})\"\n"
+       << "        if " << detail << ":\n"
+       << "            text += f\"; CUDA driver status {int(" << detail << ")}\"\n"
+       << "        super().__init__(text)\n\n"
+       << "    def __reduce__(self):\n"
+       << "        return (type(self), (self.status, self." << detail << "))\n\n"
+       << "from libc.errno cimport errno as _errno\nimport os as _os\n\n"
+       << "cdef int _check_count(long long value) except -1:\n"
+       << "    # A byte count: -1 with errno set (a file system error), or a negative status.\n"
+       << "    if value == -1:\n"
+       << "        raise OSError(_errno, _os.strerror(_errno))\n"
+       << "    if value < 0:\n"
+       << "        raise " << error_class << "(_status(-value))\n"
+       << "    return 0\n\n"
+       << "cdef int _check(long long code, long long " << detail << "=0) except -1:\n"
+       << "    if code != 0:\n"
+       << "        raise " << error_class << "(_status(code), " << detail << " if " << detail << " else None)\n"
+       << "    return 0\n\n";
+    return;
+  }
   o_ << "class " << error_class << "(Exception):\n"
      << "    \"\"\"A failed " << lib_.display_name << " call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
      << "    def __init__(self, status, log=None):\n"
@@ -151,6 +191,11 @@ void PyxWriter::status() {
      << "        raise " << (plan_.conventions.error_subclasses() ? "_ERRORS.get(code, " + error_class + ")" : error_class)
      << "(_status(code))\n"
      << "    return 0\n\n";
+  if (lib_.python.check_status && !plan_.conventions.error_subclasses()) {
+    o_ << "cpdef int check_status(int status) except? -1:\n"
+       << "    \"\"\"Raises " << error_class << " for a failing status; returns 0 for success.\"\"\"\n"
+       << "    return _check(status)\n\n";
+  }
   if (plan_.conventions.error_subclasses()) error_subclasses();
 }
 
