@@ -228,7 +228,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   const YAML::Node python = node["python"];
   r.expect_map(python, "library.python");
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
-                       "error_subclasses", "status_field", "status_detail", "check_status"},
+                       "error_subclasses", "status_field", "status_detail", "check_status", "member_aliases"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -278,6 +278,9 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   }
   if (python["status_detail"] && !python["status_field"]) {
     r.fail(python["status_detail"], "library.python.status_detail needs status_field");
+  }
+  if (python["member_aliases"]) {
+    d.python.member_aliases = boolean(r, python["member_aliases"], "library.python.member_aliases");
   }
   if (python["check_status"]) d.python.check_status = boolean(r, python["check_status"], "library.python.check_status");
   if (python["status_field"]) d.python.status_field = r.scalar(python["status_field"], "library.python.status_field");

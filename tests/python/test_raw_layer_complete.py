@@ -11,7 +11,7 @@ import pytest
 import cubind.bindings
 from conftest import build_cython_module
 
-LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
+LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile", "cudla")
 FUNCTION_RE = re.compile(r"^    \S.*?\b(\w+)\(.*\) except \+$")
 COMPLETE_TYPE_RE = re.compile(r"^    (?:cdef (?:struct|union|enum)|ctypedef (?:struct|union|enum)) (\w+):$")
 TYPEDEF_RE = re.compile(r"^    ctypedef (?!struct |union |enum ).*?\b(\w+)(?:\)\(.*\))?$")
@@ -47,6 +47,8 @@ def test_pxd_files_declare_what_the_headers_have():
     assert len(counts["nvvm"][0]) >= 13
     assert len(counts["nvfatbin"][0]) >= 12
     assert len(counts["nvml"][0]) >= 350
+    assert len(counts["cufile"][0]) >= 42   # 41 functions and cufileop_status_error
+    assert len(counts["cudla"][0]) >= 13
     for lib in LIBRARIES:
         assert f"{lib}_load" in counts[lib][0]
 

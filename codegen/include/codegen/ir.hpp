@@ -239,6 +239,9 @@ struct LibraryDescriptor {
     std::string status_field;
     std::string status_detail;
     bool check_status = false;  // the module has check_status(status), as cuda.bindings.cudla
+    // Each enum member also under its name less the library's prefix (CUDLA_MODULE_DEFAULT ->
+    // MODULE_DEFAULT) and, for a camel-case member (cudlaErrorOs), as Error Os and ERROR_OS.
+    bool member_aliases = false;
   };
 
   std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name

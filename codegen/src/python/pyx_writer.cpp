@@ -88,6 +88,26 @@ void PyxWriter::constants() {
 
 // Enum classes are built on first use (module __getattr__): a module holds
 // hundreds of them and most programs touch a few.
+// member_aliases: the other names cuda.bindings gives a member (cuda.bindings.cudla:
+// CUDLA_MODULE_DEFAULT is also MODULE_DEFAULT; cudlaErrorOs is also ErrorOs and ERROR_OS).
+std::vector<std::string> PyxWriter::member_aliases(const std::string& member) const {
+  std::vector<std::string> out;
+  const std::string& prefix = lib_.python.prefix;
+  if (!lib_.python.member_aliases || prefix.empty() || member.size() <= prefix.size()) return out;
+  std::string upper = prefix;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (member.rfind(upper + "_", 0) == 0 && member.size() > upper.size() + 1) {
+    out.push_back(member.substr(upper.size() + 1));
+  } else if (member.rfind(prefix, 0) == 0 && std::isupper(static_cast<unsigned char>(member[prefix.size()]))) {
+    const std::string camel = member.substr(prefix.size());
+    std::string snake = Conventions::snake_case(camel);
+    for (char& c : snake) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out.push_back(camel);
+    out.push_back(snake);
+  }
+  return out;
+}
+
 void PyxWriter::enums() {
   const Conventions& names = plan_.conventions;
   o_ << "# Enums, built on first use\n";
@@ -100,7 +120,10 @@ void PyxWriter::enums() {
     std::replace(spec.begin(), spec.end(), '\n', ' ');
     spec += "\n";
     // Members as constants are named (NVML_P2P_CAPS_INDEX_READ -> P2P_CAPS_INDEX_READ).
-    for (const auto& v : e.enumerators) spec += names.constant_name(v.name) + " " + std::to_string(v.value) + " ";
+    for (const auto& v : e.enumerators) {
+      spec += names.constant_name(v.name) + " " + std::to_string(v.value) + " ";
+      for (const std::string& alias : member_aliases(v.name)) spec += alias + " " + std::to_string(v.value) + " ";
+    }
     o_ << "    \"" << names.enum_name(e.name) << "\": " << py_string(spec) << ",\n";
   }
   o_ << "}\n";
