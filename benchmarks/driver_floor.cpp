@@ -276,4 +276,43 @@ double floor_op_ns(const char* name, long count, std::uint64_t context, std::uin
   return std::chrono::duration<double, std::nano>(stop - start).count() / count;
 }
 
+// ns per compile of `source` to a cubin by NVRTC from C, the least
+// Program.compile('cubin') can cost: nvrtcCreateProgram, nvrtcCompileProgram
+// with the `option_count` options (what the Python side passes), the cubin's
+// size and bytes, nvrtcDestroyProgram. `nvrtc_path`: the library the
+// bindings loaded. -2 when it cannot be opened or a call fails.
+double floor_compile_ns(const char* nvrtc_path, const char* source, const char* const* options, int option_count,
+                        long count) {
+  using Program = struct _nvrtcProgram*;
+  void* lib = dlopen(nvrtc_path, RTLD_NOW);
+  if (lib == nullptr || count <= 0) return -2;
+  int (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*compile)(Program, int, const char* const*) = nullptr;
+  int (*cubin_size)(Program, std::size_t*) = nullptr;
+  int (*cubin)(Program, char*) = nullptr;
+  int (*destroy)(Program*) = nullptr;
+  if (!sym(lib, "nvrtcCreateProgram", create) || !sym(lib, "nvrtcCompileProgram", compile) ||
+      !sym(lib, "nvrtcGetCUBINSize", cubin_size) || !sym(lib, "nvrtcGetCUBIN", cubin) ||
+      !sym(lib, "nvrtcDestroyProgram", destroy)) {
+    return -2;
+  }
+  int failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < count; ++i) {
+    Program program = nullptr;
+    failed |= create(&program, source, "floor.cu", 0, nullptr, nullptr);
+    failed |= compile(program, option_count, options);
+    std::size_t size = 0;
+    failed |= cubin_size(program, &size);
+    char* out = new char[size > 0 ? size : 1];
+    failed |= cubin(program, out);
+    sink = static_cast<CUresult>(out[0]);
+    delete[] out;
+    failed |= destroy(&program);
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  if (failed != 0) return -2;
+  return std::chrono::duration<double, std::nano>(stop - start).count() / count;
+}
+
 }  // extern "C"

@@ -168,6 +168,9 @@ def build_c_floor():
     lib.floor_symbol.argtypes = [ctypes.c_char_p]
     lib.floor_launch_ns.restype = ctypes.c_double
     lib.floor_launch_ns.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    lib.floor_compile_ns.restype = ctypes.c_double
+    lib.floor_compile_ns.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
+                                     ctypes.c_long]
     lib.floor_op_ns.restype = ctypes.c_double
     lib.floor_op_ns.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
                                 ctypes.c_size_t]
@@ -531,6 +534,20 @@ def launch_rows():
     return rows
 
 
+def _loaded_library(stem):
+    """The path of a library loaded into this process whose file name starts
+    with `stem`, or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1] if line.strip() else ""
+                if os.path.basename(path).startswith(stem):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
 def _c_op(name, batch=2000, handle_of=None):
     """The C floor's operation `name`; handle_of(w): the memory pool (or the
     kernel) it works on, the device's memory resource's pool by default."""
@@ -624,13 +641,16 @@ def life_cycle_rows():
         "C floor": _c_op("timing", batch=200),
     }))
 
-    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None):
+    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None, batch=None):
+        # batch: allocations per timed batch, the same on every side (the C
+        # floor's too), where a pool's cost per batch (pinning host memory
+        # again after the synchronisation between batches) is spread over it.
         sides = {
             "cubind": lambda w: Side("mr.allocate(4096, stream=s).close()", {"mr": ours(w), "s": w.stream},
-                                     sync=w.stream.sync),
+                                     sync=w.stream.sync, batch=batch),
             "cuda.core": _nvidia_core_side("mr.allocate(4096, stream=s).close()",
                                            lambda w, n: {"mr": theirs(w, n), "s": w.nvidia["stream"]},
-                                           sync=lambda w: w.nvidia["stream"].sync),
+                                           sync=lambda w: w.nvidia["stream"].sync, batch=batch),
         }
         if cupy is not None:
             sides["CuPy"] = _cupy_side(cupy[0], cupy[1])
@@ -660,14 +680,28 @@ def life_cycle_rows():
     pinned = kept("_pinned_mr", lambda w: w.cc.PinnedMemoryResource())
     managed = kept("_managed_mr", lambda w: w.cc.ManagedMemoryResource())
     rows.append(allocate_row("PinnedMemoryResource", pinned, lambda w, n: n.PinnedMemoryResource(),
-                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle)))
+                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle), batch=20))
     rows.append(allocate_row("ManagedMemoryResource", managed, lambda w, n: n.ManagedMemoryResource(),
                              c_op=_c_op("allocate", handle_of=lambda w: managed(w).handle)))
     rows.append(allocate_row("LegacyPinnedMemoryResource", lambda w: w.cc.LegacyPinnedMemoryResource(),
-                             lambda w, n: n.LegacyPinnedMemoryResource(), c_op=_c_op("host_alloc", batch=20)))
+                             lambda w, n: n.LegacyPinnedMemoryResource(), c_op=_c_op("host_alloc", batch=20),
+                             batch=20))
 
     source = 'extern "C" __global__ void small(float* x) { x[threadIdx.x] *= 2.0f; }'
     compile_stmt = "Program(source, 'c++', options).compile('cubin')"
+    def compile_floor(w):
+        # NVRTC from C with the options cubind passes, through the library it loaded.
+        lib = w.c_floor
+        if isinstance(lib, str):
+            raise Missing(lib)
+        options = w.cc.ProgramOptions(arch=f"sm_{w.device.arch}")
+        w.cc.Program(source, "c++", options).compile("cubin")   # loads NVRTC
+        path = _loaded_library("libnvrtc.so")
+        if path is None:
+            raise Missing("libnvrtc is not loaded in this process")
+        args = [o if isinstance(o, bytes) else str(o).encode() for o in options.as_bytes("nvrtc")]
+        array = (ctypes.c_char_p * len(args))(*args)
+        return CSide(lambda count: lib.floor_compile_ns(path.encode(), source.encode(), array, len(args), count), 3)
     rows.append(Row("objects", "Program.compile('cubin'), one small kernel", goal, judge, {
         "cubind": lambda w: _needs_gpu(w) or Side(compile_stmt, {
             "Program": w.cc.Program, "source": source,
@@ -675,6 +709,7 @@ def life_cycle_rows():
         "cuda.core": _nvidia_core_side(compile_stmt, lambda w, n: {
             "Program": n.Program, "source": source, "options": n.ProgramOptions(arch=f"sm_{w.device.arch}")},
             batch=3),
+        "C floor": lambda w: _needs_gpu(w) or compile_floor(w),
     }))
     rows.append(Row("objects", "ObjectCode.get_kernel", goal, judge, {
         "cubind": lambda w: Side("code.get_kernel(name)", {"code": w.code, "name": w.kernel_name(())}),

@@ -97,19 +97,6 @@ void check_kernel_arguments(const std::string& kernel_name, const KernelParam* p
   }
 }
 
-void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args) {
-  detail::require_stream(stream, "cubind::launch");
-  // A copy on the stack: `rendered` may be shared by threads launching at once.
-  NativeLaunchConfig native;
-  native.config = rendered.config;
-  for (unsigned int i = 0; i < rendered.config.numAttrs; ++i) native.attributes[i] = rendered.attributes[i];
-  native.config.attrs = native.attributes;
-  native.config.hStream = stream.handle();
-  detail::check(raw::cuLaunchKernelEx(&native.config, reinterpret_cast<CUfunction>(kernel.handle()),
-                                      const_cast<void**>(args), nullptr),
-                "cuLaunchKernelEx");
-}
-
 void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
                         const std::size_t* sizes, std::size_t count) {
   detail::require_stream(stream, "cubind::launch");

@@ -12,6 +12,8 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
+cimport cython
+
 import sys
 
 
@@ -25,7 +27,7 @@ cdef extern from "Python.h":
 cimport cubind.core._cpp as cpp
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core._module cimport Kernel
-from cubind.core._stream cimport _stream_handle
+from cubind.core._stream cimport Stream, _stream_handle
 
 
 cdef tuple _dim3(value, str field, bint optional_):
@@ -148,10 +150,19 @@ cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
     bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
     bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
-    bint _pack_inline_scalar "cubind_core::pack_inline_scalar"(PyObject* o, PyTypeObject* t, size_t size,
-                                                               char* slot) noexcept
-    int _buffer_type_kind "cubind_core::buffer_type_kind"(PyTypeObject* t) noexcept
-    void _remember_buffer_type "cubind_core::remember_buffer_type"(PyObject* o, PyTypeObject* t, bint numeric) noexcept
+    int _pack_remembered "cubind_core::pack_remembered"(PyObject* o, PyTypeObject* t, size_t size,
+                                                        char* slot) noexcept
+    Py_ssize_t _pack_arguments "cubind_core::pack_arguments"(PyObject* args, Py_ssize_t i, Py_ssize_t n,
+                                                             const size_t* sizes, char*& storage, void** pointers,
+                                                             PyTypeObject* buffer_type,
+                                                             Py_ssize_t buffer_address_offset) noexcept
+    void _remember_buffer_type "cubind_core::remember_buffer_type"(PyObject* o, PyTypeObject* t, bint numpy_number,
+                                                                   bint cdata) noexcept
+
+
+# Where a Buffer keeps its address: the offset of its _ptr in the object.
+cdef object _no_buffer = None
+cdef Py_ssize_t _BUFFER_ADDRESS_OFFSET = <char*>&(<Buffer>_no_buffer)._ptr - <char*><PyObject*>_no_buffer
 
 
 # Every argument of the kinds users pass packed without a call into the
@@ -177,18 +188,17 @@ cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
 # Out of line, so that the int, float and Buffer tests above stay small
 # enough to inline into launch's loop.
 cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slot) noexcept:
-    cdef int kind = _buffer_type_kind(t)
-    if kind == 1:
-        return _pack_inline_scalar(arg, t, size, slot)
-    if kind == 0:
-        # A type that passed the tests below when it was remembered.
-        return _pack_buffer_fast(arg, size, slot)
+    # A type that passed the tests below when it was remembered: a NumPy
+    # numeric scalar's value, a ctypes object's bytes, or its export's.
+    cdef int packed = _pack_remembered(arg, t, size, slot)
+    if packed >= 0:
+        return packed
     if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
         # A Buffer subclass is its address, not its bytes, as in _pack.
         return False
     if not _pack_buffer_fast(arg, size, slot):
         return False
-    _remember_buffer_type(arg, t, _is_numpy_number(<type>t))
+    _remember_buffer_type(arg, t, _is_numpy_number(<type>t), _is_ctypes_data(<type>t))
     return True
 
 
@@ -198,6 +208,17 @@ cdef bint _is_numpy_number(type t) noexcept:
         numpy = sys.modules.get("numpy")
         return (numpy is not None and t.__module__ == "numpy"
                 and issubclass(t, (numpy.number, numpy.bool_)))
+    except BaseException:
+        return False
+
+
+cdef bint _is_ctypes_data(type t) noexcept:
+    # A ctypes data type: _ctypes._CData is a base of every one (scalars,
+    # Structures, Unions, arrays, pointers). Its objects exist only once
+    # ctypes is imported.
+    try:
+        ctypes = sys.modules.get("ctypes")
+        return ctypes is not None and issubclass(t, ctypes.c_int.__mro__[-2])
     except BaseException:
         return False
 
@@ -310,12 +331,15 @@ cdef int _pack(object arg, size_t size, char* slot, Py_ssize_t index, object ker
     return 0
 
 
+# A builtin function, not a cyfunction: the interpreter calls it as directly
+# as any C function (its signature is still in __text_signature__).
+@cython.binding(False)
 def launch(stream, config, kernel, *kernel_args):
     """Launches kernel on stream (a Stream or an object with __cuda_stream__)
     with config (a LaunchConfig) and kernel_args, each checked against the
     kernel's parameter of the same position (cuLaunchKernelEx)."""
-    cdef cpp.CUstream handle = _stream_handle(stream)
-    cdef LaunchConfig c = _launch_config(config)
+    cdef cpp.CUstream handle
+    cdef LaunchConfig c
     cdef Kernel k
     cdef Py_ssize_t n = len(kernel_args)
     cdef Py_ssize_t i
@@ -329,6 +353,15 @@ def launch(stream, config, kernel, *kernel_args):
     cdef void** pointers
     cdef PyObject* item
     cdef int registered
+    # An open Stream and a rendered LaunchConfig, the usual case, read in place.
+    if type(stream) is Stream and not (<Stream>stream)._closed:
+        handle = (<Stream>stream)._handle
+    else:
+        handle = _stream_handle(stream)
+    if type(config) is LaunchConfig and (<LaunchConfig>config)._rendered:
+        c = <LaunchConfig>config
+    else:
+        c = _launch_config(config)
     if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
     k = <Kernel>kernel
@@ -346,7 +379,13 @@ def launch(stream, config, kernel, *kernel_args):
         large_pointers.resize(n)
         storage = <char*>large.data()
         pointers = large_pointers.data()
-    for i in range(n):
+    i = 0
+    while True:
+        # As many arguments as the quick way packs, then one the usual way.
+        i = _pack_arguments(<PyObject*>kernel_args, i, n, k._sizes.data(), storage, pointers,
+                            <PyTypeObject*>Buffer, _BUFFER_ADDRESS_OFFSET)
+        if i == n:
+            break
         size = k._sizes[i]
         pointers[i] = storage
         item = PyTuple_GET_ITEM(kernel_args, i)
@@ -358,6 +397,7 @@ def launch(stream, config, kernel, *kernel_args):
             else:
                 _pack(<object>item, size, storage, i, k)
         storage += ((size + 7) >> 3) << 3
+        i += 1
     with nogil:
         cpp.launch_rendered(cpp.StreamRef(handle), c._native, k._cpp, pointers)
 

@@ -125,39 +125,49 @@ inline bool pack_buffer(PyObject* o, std::size_t size, char* slot) {
   return ok;
 }
 
-// NumPy's numeric scalar types (np.bool_, np.int8 ... np.uint64, the floats
-// and complexes) keep their value in the object itself at a fixed offset.
-// launch looks at each type with the buffer protocol once (the first time
-// pack_buffer packs one of its objects) and remembers it here, with that
-// offset and size for those types, and with size 0 for any other, so that
-// later arguments of the type cost one probe: a NumPy scalar's value is then
-// copied from where its export would point. One entry per hash of the type;
-// a type that loses its entry to another is looked at again.
+// Types whose objects launch has looked at once: NumPy's numeric scalar
+// types (np.bool_, np.int8 ... np.uint64, the floats and complexes) keep
+// their value in the object itself at a fixed offset; ctypes' data objects
+// (c_int32 ... c_double, c_void_p, Structures, Unions, arrays, pointers)
+// keep a pointer to their bytes and their size in the object. launch looks
+// at each type with the buffer protocol once (the first time pack_buffer
+// packs one of its objects) and remembers how to find the bytes its export
+// would give, so that later arguments of the type cost one probe and a copy.
+// One entry per hash of the type; a type that loses its entry to another is
+// looked at again.
+enum BufferKind : int {
+  kExported = 0,  // the bytes go through pack_buffer
+  kInline = 1,    // NumPy numeric scalar: `size` bytes at `offset` in the object
+  kCData = 2,     // ctypes data: the bytes at the object's b_ptr, b_size of them
+};
+
 struct BufferType {
   PyTypeObject* type;  // a reference held while here
   Py_ssize_t offset;
-  Py_ssize_t size;     // 0: not an inline scalar type
+  Py_ssize_t size;
+  BufferKind kind;
 };
 static BufferType buffer_types[128];
+
+// The head of ctypes' CDataObject (Modules/_ctypes/ctypes.h), the same from
+// CPython 2.5 to 3.14. It is not public API, so a type is taken as kCData
+// only after one of its objects showed exactly the bytes its export gives
+// where this layout says they are (remember_buffer_type).
+struct CDataHead {
+  PyObject_HEAD
+  char* b_ptr;
+  int b_needsfree;
+  PyObject* b_base;
+  Py_ssize_t b_size;
+};
 
 inline BufferType& buffer_type_entry(PyTypeObject* t) {
   const auto p = reinterpret_cast<std::uintptr_t>(t);
   return buffer_types[((p >> 4) ^ (p >> 11)) & 127];
 }
 
-// -1: t has no entry (not looked at, or lost it); 0: its bytes go through
-// pack_buffer; 1: an inline scalar type.
-inline int buffer_type_kind(PyTypeObject* t) {
-  const BufferType& known = buffer_type_entry(t);
-  if (known.type != t) return -1;
-  return known.size == 0 ? 0 : 1;
-}
-
-// For a type of kind 1.
-inline bool pack_inline_scalar(PyObject* o, PyTypeObject* t, std::size_t size, char* slot) {
-  const BufferType& known = buffer_type_entry(t);
-  if (static_cast<std::size_t>(known.size) != size) return false;  // the general way explains
-  const char* value = reinterpret_cast<const char*>(o) + known.offset;
+inline void copy_argument(char* slot, const char* value, std::size_t size) {
+  // Each common size is its own constant copy, so none is a call to memcpy.
   switch (size) {
     case 1: std::memcpy(slot, value, 1); break;
     case 2: std::memcpy(slot, value, 2); break;
@@ -166,24 +176,52 @@ inline bool pack_inline_scalar(PyObject* o, PyTypeObject* t, std::size_t size, c
     case 16: std::memcpy(slot, value, 16); break;
     default: std::memcpy(slot, value, size);
   }
-  return true;
 }
 
-// Gives t its entry: an inline scalar type when `numeric` (the caller has
-// checked that t is one of NumPy's numeric scalar types, whose instances all
-// keep their value at the same place) and o's export is its whole value
-// inside o (0-dimensional, within the object's fixed size); otherwise a type
-// whose bytes go through pack_buffer.
-inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numeric) {
-  BufferType entry{t, 0, 0};
-  if (numeric) {
+// An object of a type launch has looked at: 1 when packed, 0 when its bytes
+// are not `size` long or its export fails a test (the general way
+// explains), -1 when t has no entry (not looked at yet, or lost it).
+inline int pack_remembered(PyObject* o, PyTypeObject* t, std::size_t size, char* slot) {
+  const BufferType& known = buffer_type_entry(t);
+  if (known.type != t) return -1;
+  if (known.kind == kInline) {
+    if (static_cast<std::size_t>(known.size) != size) return 0;
+    copy_argument(slot, reinterpret_cast<const char*>(o) + known.offset, size);
+    return 1;
+  }
+  if (known.kind == kCData) {
+    const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
+    if (static_cast<std::size_t>(data->b_size) != size || data->b_ptr == nullptr) return 0;
+    copy_argument(slot, data->b_ptr, size);
+    return 1;
+  }
+  return pack_buffer(o, size, slot) ? 1 : 0;
+}
+
+// Gives t its entry, from o, an object of t whose bytes pack_buffer has just
+// packed. `numpy_number`: the caller has checked that t is one of NumPy's
+// numeric scalar types, whose instances all keep their value at the same
+// place; it is kInline when o's export is its whole value inside o
+// (0-dimensional, within the object's fixed size). `cdata`: t derives from
+// ctypes' _CData; it is kCData when o's export is the b_size bytes at b_ptr
+// (every object of a ctypes type has the export's shape, so the tests
+// pack_buffer makes hold for all of them; only b_size varies, by
+// ctypes.resize, and it is read per object). Otherwise kExported.
+inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number, bool cdata) {
+  BufferType entry{t, 0, 0, kExported};
+  if (numpy_number || cdata) {
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_FULL_RO) == 0) {
       const char* start = reinterpret_cast<const char*>(o);
       const char* at = static_cast<const char*>(view.buf);
-      if (view.ndim == 0 && view.len > 0 && at >= start && at + view.len <= start + t->tp_basicsize) {
+      if (numpy_number && view.ndim == 0 && view.len > 0 && at >= start &&
+          at + view.len <= start + t->tp_basicsize) {
         entry.offset = at - start;
         entry.size = view.len;
+        entry.kind = kInline;
+      } else if (cdata && t->tp_basicsize >= static_cast<Py_ssize_t>(sizeof(CDataHead))) {
+        const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
+        if (data->b_ptr == at && data->b_size == view.len && view.len > 0) entry.kind = kCData;
       }
       PyBuffer_Release(&view);
     } else {
@@ -195,6 +233,43 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numeric) {
   Py_INCREF(reinterpret_cast<PyObject*>(t));
   slot = entry;
   Py_XDECREF(reinterpret_cast<PyObject*>(old));
+}
+
+// Packs kernel arguments args[i], args[i + 1], ... (a tuple) into their
+// parameters' slots from `storage` on (each slot 8-byte aligned, sizes[i]
+// bytes), pointing pointers[i] at each, for as long as each is of a kind
+// packed here: an int, bool or float, an exact Buffer (type `buffer_type`,
+// its address a uintptr_t at `buffer_address_offset` in the object), or an
+// object of a type pack_remembered knows. Returns the index of the first
+// argument it did not pack (n when it packed them all), with `storage` moved
+// past the slots it filled: launch packs that one its own way, explaining a
+// refusal, and calls again from the next. Nothing here can fail or call
+// into the interpreter.
+inline Py_ssize_t pack_arguments(PyObject* args, Py_ssize_t i, Py_ssize_t n, const std::size_t* sizes,
+                                 char*& storage, void** pointers, PyTypeObject* buffer_type,
+                                 Py_ssize_t buffer_address_offset) {
+  char* at = storage;
+  for (; i < n; ++i) {
+    PyObject* o = PyTuple_GET_ITEM(args, i);
+    PyTypeObject* t = Py_TYPE(o);
+    const std::size_t size = sizes[i];
+    bool packed;
+    if (t == &PyLong_Type || t == &PyBool_Type) {
+      packed = pack_int(o, size, at);
+    } else if (t == buffer_type) {
+      packed = size == 8;
+      if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + buffer_address_offset, 8);
+    } else if (t == &PyFloat_Type) {
+      packed = pack_float(o, size, at);
+    } else {
+      packed = pack_remembered(o, t, size, at) == 1;
+    }
+    if (!packed) break;
+    pointers[i] = at;
+    at += ((size + 7) >> 3) << 3;
+  }
+  storage = at;
+  return i;
 }
 
 }  // namespace cubind_core

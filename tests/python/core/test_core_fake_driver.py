@@ -188,6 +188,11 @@ def test_every_argument_kind_reaches_the_kernel_as_the_general_conversion_makes_
             pass
 
         buf = dev.allocate(64, stream=stream)
+        # ctypes objects whose bytes lie elsewhere, or were resized.
+        backing = bytearray(range(16))
+        viewing = ctypes.c_int32.from_buffer(backing, 4)
+        resized = ctypes.c_int32(-4)
+        ctypes.resize(resized, 8)
         aligned = np.dtype([("a", "<i4"), ("b", "<f8")], align=True)
         packed = np.dtype([("a", "<i4"), ("b", "<f8")])
         values = [0, -1, 127, 128, 255, 256, -129, 2**15, 2**16 - 1, 2**16, 2**31, 2**32 - 1, 2**32, -2**31 - 1,
@@ -202,7 +207,7 @@ def test_every_argument_kind_reaches_the_kernel_as_the_general_conversion_makes_
                   np.zeros((0,), np.int32), ctypes.c_bool(True), ctypes.c_int8(-3), ctypes.c_uint8(200),
                   ctypes.c_int16(-2), ctypes.c_uint16(9), ctypes.c_int32(-9), ctypes.c_uint32(9), ctypes.c_int64(-9),
                   ctypes.c_uint64(9), ctypes.c_float(1.5), ctypes.c_double(2.5), ctypes.c_void_p(0x1234),
-                  Pair(3, 0.25), (ctypes.c_int * 2)(1, 2), b"abcd", b"abcdefgh", bytearray(b"12345678"),
+                  Pair(3, 0.25), (ctypes.c_int * 2)(1, 2), viewing, resized, ctypes.c_int32(11), b"abcd", b"abcdefgh", bytearray(b"12345678"),
                   memoryview(b"abcdefgh")[::2], array.array("i", [7]), "text", None, object()]
         checked = 0
         for size in (1, 2, 4, 8, 16):
