@@ -921,7 +921,7 @@ def mem_unregister(dev_handle: int, dev_ptr: int | Buffer | None) -> None:
     """
     ...
 
-def get_last_error(dev_handle: int) -> None:
+def get_last_error(dev_handle: int) -> Status:
     """Gets the last asynchronous error in task execution.
 
      The DLA tasks execute asynchronously on the DLA HW. As a 
