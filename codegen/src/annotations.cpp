@@ -228,7 +228,8 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   const YAML::Node python = node["python"];
   r.expect_map(python, "library.python");
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
-                       "error_subclasses", "status_field", "status_detail", "check_status", "member_aliases"},
+                       "error_subclasses", "status_field", "status_detail", "check_status", "member_aliases",
+                       "structs", "struct_arrays", "counted_fields"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -285,6 +286,29 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (python["check_status"]) d.python.check_status = boolean(r, python["check_status"], "library.python.check_status");
   if (python["status_field"]) d.python.status_field = r.scalar(python["status_field"], "library.python.status_field");
   if (python["status_detail"]) d.python.status_detail = r.scalar(python["status_detail"], "library.python.status_detail");
+  if (python["structs"]) {
+    const std::string v = r.scalar(python["structs"], "library.python.structs");
+    if (v != "numpy" && v != "plain") r.fail(python["structs"], "library.python.structs is '" + v + "'; expected numpy or plain");
+    d.python.numpy_structs = v == "numpy";
+  }
+  for (const char* key : {"struct_arrays", "counted_fields"}) {
+    if (python[key] && !d.python.numpy_structs) {
+      r.fail(python[key], std::string("library.python.") + key + " needs structs: numpy");
+    }
+  }
+  if (python["struct_arrays"]) {
+    d.python.struct_arrays = string_list(r, python["struct_arrays"], "library.python.struct_arrays");
+  }
+  if (const YAML::Node counted = python["counted_fields"]) {
+    r.expect_map(counted, "library.python.counted_fields");
+    for (const auto& entry : counted) {
+      const std::string name = r.scalar(entry.first, "a name of library.python.counted_fields");
+      if (name.find('.') == std::string::npos) {
+        r.fail(entry.first, "library.python.counted_fields: '" + name + "' is not Type.field");
+      }
+      d.python.counted_fields[name] = r.scalar(entry.second, "library.python.counted_fields." + name);
+    }
+  }
   if (const YAML::Node aliases = python["aliases"]) {
     r.expect_map(aliases, "library.python.aliases");
     for (const auto& entry : aliases) {
@@ -584,6 +608,28 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
   const auto where = [&](unsigned line) { return annotations.file + ":" + std::to_string(line) + ": "; };
 
   // Stale annotations: names that match nothing.
+  const auto record_named = [&](const std::string& name) -> const Record* {
+    if (const Record* r = lib.find_record(name)) return r;
+    const Typedef* td = lib.find_typedef(name);
+    return td != nullptr && !td->record.empty() ? lib.find_record(td->record) : nullptr;
+  };
+  for (const auto& type : annotations.library.python.struct_arrays) {
+    if (record_named(type) == nullptr) {
+      problems.push_back(annotations.file + ": library.python.struct_arrays: " + type + " names no struct of " + lib.name);
+    }
+  }
+  for (const auto& [key, count] : annotations.library.python.counted_fields) {
+    const std::string type = key.substr(0, key.find('.'));
+    const std::string field = key.substr(key.find('.') + 1);
+    const Record* r = record_named(type);
+    const auto has = [&](const std::string& n) {
+      return r != nullptr && std::any_of(r->fields.begin(), r->fields.end(), [&](const Field& f) { return f.name == n; });
+    };
+    if (!has(field) || !has(count)) {
+      problems.push_back(annotations.file + ": library.python.counted_fields: " + key + " -> " + count +
+                         " names no array and count fields of one struct of " + lib.name);
+    }
+  }
   for (const auto& [name, fa] : annotations.functions) {
     const Function* f = lib.find_function(name);
     if (f == nullptr) {

@@ -342,3 +342,99 @@ functions:
   EXPECT_THAT(module, HasSubstr("def device_get_states(device):\n"));
   EXPECT_THAT(module, HasSubstr("cdef unsigned int _c_size = <unsigned int>(16 * sizeof(unsigned int))\n"));
 }
+
+// structs: numpy (cuda.bindings.nvml's NumPy layer): a dtype per class named
+// as cuda.bindings names it, laid out by the C compiler (offsets of a struct
+// on the stack, sizeof); ptr, from_ptr, from_data, from_buffer; arrays of
+// structs; counted arrays and reserved arrays kept out of the attributes;
+// field names clear of numpy.ndarray's.
+TEST(EmitPythonFields, NumpyStructLayer) {
+  const std::string header = R"(
+typedef enum { ml_SUCCESS = 0 } mlReturn_t;
+typedef union { double dVal; unsigned int uiVal; } mlValue_t;
+typedef struct { unsigned int fieldId; mlValue_t value; } mlFieldValue_t;
+typedef struct { unsigned long long total; unsigned int reserved[4]; unsigned int size; } mlBAR1Memory_t;
+typedef struct { unsigned int count; mlFieldValue_t items[8]; unsigned char blob[16]; unsigned int blobSize; } mlVgpuTypeBar1Info_v1_t;
+mlReturn_t mlInit(void);
+)";
+  Library lib = codegen_test::parse_c(header, "ml.h", false);
+  const auto annotations = codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1,
+  display_name: ml, python: {title: ml, errors: raise, error_class: mlError, prefix: ml, structs: numpy,
+  struct_arrays: [mlFieldValue_t],
+  counted_fields: {mlVgpuTypeBar1Info_v1_t.items: count, mlVgpuTypeBar1Info_v1_t.blob: blobSize}}}
+functions: {}
+)",
+                                                      "ml.yaml");
+  const auto problems = codegen::classify(lib, annotations);
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  static_cast<codegen::LibraryDescriptor&>(lib).python = annotations.library.python;
+  std::string module, stub;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyi") == 0) stub = f.content;
+  }
+  // Names: BAR1Memory -> ba_r1memory_dtype, VgpuTypeBar1Info_v1 -> vgpu_type_bar1info_v1_dtype.
+  EXPECT_THAT(module, HasSubstr("_DTYPE_NAMES = [\"value_dtype\", \"field_value_dtype\", \"ba_r1memory_dtype\", "
+                                "\"vgpu_type_bar1info_v1_dtype\", ]"));
+  EXPECT_THAT(module, HasSubstr("    if name in _dtypes and not name.startswith(\"_\"):\n"));
+  EXPECT_THAT(stub, HasSubstr("ba_r1memory_dtype: Any\n"));
+  // Layout: formats, nested dtypes by name, offsets from the C struct, the size.
+  EXPECT_THAT(module, HasSubstr("return ((\"field_id\", \"value\", ), (\"<u4\", \"value_dtype\", ), "
+                                "(<char*>&s.fieldId - b, <char*>&s.value - b, ), sizeof(cynvjitlink.mlFieldValue_t))"));
+  EXPECT_THAT(module, HasSubstr("(\"<f8\", \"<u4\", )"));
+  EXPECT_THAT(module, HasSubstr("(\"total\", \"reserved\", \"size_\", ), (\"<u8\", (\"<u4\", (4, )), \"<u4\", )"));
+  EXPECT_THAT(module, HasSubstr("(\"field_value_dtype\", (8, ))"));
+  // Classes: ptr and the constructors from memory; arrays of structs take a size.
+  const std::string fv = class_text(module, "FieldValue");
+  EXPECT_THAT(fv, HasSubstr("def __init__(self, size=1, *, _ptr=0, **fields):\n"));
+  EXPECT_THAT(fv, HasSubstr("def __len__(self):\n"));
+  EXPECT_THAT(fv, HasSubstr("def __getitem__(self, key):\n"));
+  EXPECT_THAT(fv, HasSubstr("def from_ptr(ptr, size=1, readonly=False, owner=None):\n"));
+  EXPECT_THAT(fv, HasSubstr("return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, "
+                            "_dtypes.get(\"field_value_dtype\"), self._readonly, \"field_id\")\n"));
+  const std::string bar = class_text(module, "BAR1Memory");
+  EXPECT_THAT(bar, HasSubstr("def __init__(self, _ptr=0, **fields):\n"));
+  EXPECT_THAT(bar, HasSubstr("def from_ptr(ptr, readonly=False, owner=None):\n"));
+  EXPECT_THAT(bar, HasSubstr("def from_data(data):\n"));
+  EXPECT_THAT(bar, HasSubstr("def from_buffer(buffer):\n"));
+  EXPECT_THAT(bar, HasSubstr("    def ptr(self):\n"));
+  EXPECT_THAT(bar, HasSubstr("_np_structs.refuse_write(\"BAR1Memory\", \"total\")\n"));
+  EXPECT_THAT(bar, HasSubstr("def size_(self):\n"));
+  EXPECT_THAT(bar, Not(HasSubstr("def reserved(self)")));
+  EXPECT_THAT(bar, Not(HasSubstr("def __len__")));
+  // Counted arrays: read as many as the count says, assigning sets it; the count is no attribute.
+  const std::string info = class_text(module, "VgpuTypeBar1Info_v1");
+  EXPECT_THAT(info, Not(HasSubstr("def count(self)")));
+  EXPECT_THAT(info, Not(HasSubstr("def blob_size(self)")));
+  EXPECT_THAT(info, HasSubstr("for i in range(min(<Py_ssize_t>(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).count, 8))]"));
+  EXPECT_THAT(info, HasSubstr("(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).count = len(items)\n"));
+  EXPECT_THAT(info, HasSubstr("(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).blobSize = len(data)\n"));
+}
+
+// The switch's keys are checked: the array and counted keys need it, and
+// names that match nothing are stale annotations.
+TEST(EmitPythonFields, NumpyStructKeysAreChecked) {
+  const auto refused = [](const std::string& python) {
+    try {
+      codegen::parse_annotations("library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,\n"
+                                 "  python: {title: ml, " + python + "}}\nfunctions: {}\n",
+                                 "ml.yaml");
+    } catch (const codegen::AnnotationError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(refused("struct_arrays: [mlFieldValue_t]"), HasSubstr("struct_arrays needs structs: numpy"));
+  EXPECT_THAT(refused("structs: arrays"), HasSubstr("expected numpy or plain"));
+  Library lib = codegen_test::parse_c("typedef struct { unsigned int n; int a[2]; } mlS_t;\nint mlInit(void);\n", "ml.h", false);
+  const auto problems = codegen::classify(lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h],
+  soname: libml.so.1, display_name: ml, python: {title: ml, structs: numpy, struct_arrays: [mlNone_t],
+  counted_fields: {mlS_t.a: count, mlS_t.b: n}}}
+functions: {}
+)",
+                                                                            "ml.yaml"));
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_THAT(problems[0], HasSubstr("struct_arrays: mlNone_t names no struct"));
+  EXPECT_THAT(problems[1], HasSubstr("mlS_t.a -> count"));
+  EXPECT_THAT(problems[2], HasSubstr("mlS_t.b -> n"));
+}

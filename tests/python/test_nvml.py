@@ -2,7 +2,8 @@
 libnvidia-ml, its enums, structs and exception classes, NVML's error where no
 driver is installed, and the conversions of the Python layer (str outputs,
 struct outputs with their version set, queried arrays, errors per status)
-against the stand-in libnvidia-ml.so.1 of fake_nvml/.
+against the stand-in libnvidia-ml.so.1 of fake_nvml/; and the module and its
+structs without NumPy (the NumPy layer itself: test_nvml_numpy.py).
 """
 import os
 import subprocess
@@ -321,9 +322,14 @@ def test_field_values(fake_nvml_dir):
         assert given.value.ui_val == 5 and out[0].value.ui_val == 5 and out[1].value.d_val == 1.5
         assert nvml.device_get_field_values(h, given)[0].value.ui_val == 5
         assert nvml.device_get_field_values(h, []) == []
-        # cuda.bindings.nvml's FieldValue(3) is an array of three; here it is refused, not
-        # taken as the address 3.
-        raises(ValueError, "not a count", nvml.FieldValue, 3)
+        # FieldValue(3) is an array of three, as in cuda.bindings.nvml: filled in place.
+        array = nvml.FieldValue(3)
+        array.field_id = [91, 1, 5]
+        out = nvml.device_get_field_values(h, array)
+        got = (len(out), array[0].value.ui_val, array[1].value.d_val, array.nvml_return.tolist())
+        assert got == (3, 4, 1.5, [0, 0, int(nvml.Return.ERROR_NOT_SUPPORTED)]), got
+        # Another struct class still refuses a count where its address goes.
+        raises(ValueError, "not a count", nvml.PciInfo, 3)
         raises(ValueError, "item 1 is 'x'", nvml.device_get_field_values, h, [91, "x"])
         raises(ValueError, "item 0 is (1, 2, 3)", nvml.device_get_field_values, h, [(1, 2, 3)])
         raises(TypeError, "values", nvml.device_get_field_values, h, 91)
@@ -362,3 +368,34 @@ def test_struct_array_asked_for_by_size(fake_nvml_dir):
         assert empty.num_proc_array_entries == 0 and empty.proc_array == []
         raises(nvml.InvalidArgumentError, "", nvml.device_get_running_process_detail_list, a, 7)
     """)
+
+
+def test_import_and_fields_work_without_numpy():
+    code = textwrap.dedent("""
+        import sys
+
+        class NoNumpy:
+            def find_spec(self, name, path=None, target=None):
+                if name == "numpy" or name.startswith("numpy."):
+                    raise ImportError("numpy is blocked")
+
+        sys.meta_path.insert(0, NoNumpy())
+        from cubind.bindings import nvml
+        assert "numpy" not in sys.modules
+        p = nvml.PciInfo()
+        p.domain = 3
+        assert p.domain == 3 and p.ptr != 0
+        copy = nvml.PciInfo.from_ptr(p.ptr)
+        assert copy.domain == 3
+        assert nvml.PciInfo.from_buffer(bytearray(68)).domain == 0
+        assert len(nvml.FieldValue(2)) == 2
+        assert "pci_info_dtype" in dir(nvml)
+        try:
+            nvml.pci_info_dtype
+        except ImportError as e:
+            assert "NumPy" in str(e), e
+        else:
+            raise AssertionError("no ImportError")
+        print("ok")
+    """)
+    run_child(code.replace('print("ok")\n', ""))

@@ -242,6 +242,17 @@ struct LibraryDescriptor {
     // Each enum member also under its name less the library's prefix (CUDLA_MODULE_DEFAULT ->
     // MODULE_DEFAULT) and, for a camel-case member (cudlaErrorOs), as Error Os and ERROR_OS.
     bool member_aliases = false;
+    // structs: numpy -- the struct classes carry cuda.bindings' NumPy layer
+    // (cuda.bindings.nvml): a <snake>_dtype per class, ptr, from_ptr, from_data,
+    // from_buffer, and field names clear of numpy.ndarray's attributes (size_).
+    bool numpy_structs = false;
+    // structs: numpy -- the C types whose classes are arrays, as cuda.bindings
+    // makes them (FieldValue(size=1), len(), indexing).
+    std::vector<std::string> struct_arrays;
+    // structs: numpy -- "Type.array" -> the sibling field that counts its items
+    // (nvmlClkMonStatus_t.clkMonList -> clkMonListSize): the array reads that
+    // many, assigning sets it, and the count is no attribute of its own.
+    std::map<std::string, std::string> counted_fields;
   };
 
   std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "codegen/emit_common.hpp"
 
@@ -65,9 +66,36 @@ std::string Conventions::type_name(const std::string& c_name) const {
 
 std::string Conventions::field_name(const std::string& c_name) const {
   if (!raising_) return python_identifier(c_name);
-  // cuda.bindings.nvml's one exception: nvmlPciInfo_t.device is device_.
+  // nvmlPciInfo_t.device is device_ in cuda.bindings.nvml, whose struct
+  // classes stand beside numpy arrays: every name of numpy.ndarray's
+  // attributes (numpy 2) takes the underscore there.
+  static const std::set<std::string> ndarray_attributes = {
+      "T", "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "base", "byteswap", "choose",
+      "clip", "compress", "conj", "conjugate", "copy", "ctypes", "cumprod", "cumsum", "data", "device",
+      "diagonal", "dot", "dtype", "dump", "dumps", "fill", "flags", "flat", "flatten", "getfield", "imag", "item",
+      "itemsize", "mT", "max", "mean", "min", "nbytes", "ndim", "nonzero", "partition", "prod", "put", "ravel",
+      "real", "repeat", "reshape", "resize", "round", "searchsorted", "setfield", "setflags", "shape", "size",
+      "sort", "squeeze", "std", "strides", "sum", "swapaxes", "take", "to_device", "tobytes", "tofile", "tolist",
+      "trace", "transpose", "var", "view"};
   const std::string name = snake_case(c_name);
-  return name == "device" ? "device_" : python_identifier(name);
+  if (name == "device" || (numpy_structs() && ndarray_attributes.count(name))) return name + "_";
+  return python_identifier(name);
+}
+
+std::string Conventions::dtype_name(const std::string& py_class) const {
+  const auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
+  const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  for (std::size_t i = 0; i < py_class.size(); ++i) {
+    const char c = py_class[i];
+    if (upper(c) && i > 0) {
+      const char prev = py_class[i - 1];
+      const bool next_small = i + 1 < py_class.size() && !upper(py_class[i + 1]) && py_class[i + 1] != '_';
+      if (lower(prev) || (upper(prev) && next_small)) out += '_';
+    }
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out + "_dtype";
 }
 
 long long Conventions::insufficient_size_status() const {

@@ -38,7 +38,9 @@ class Conventions {
   std::string type_name(const std::string& c_name) const;
 
   // Python name of a struct field: snake_case when raising (pciDeviceId ->
-  // pci_device_id), as cuda.bindings.nvml spells them; else the C name.
+  // pci_device_id), as cuda.bindings.nvml spells them; else the C name. With
+  // structs: numpy, a name of numpy.ndarray's attributes takes a trailing
+  // underscore (size -> size_, min -> min_), as there.
   std::string field_name(const std::string& c_name) const;
 
   // The #define constants the module exports (all when python.constants is
@@ -47,6 +49,14 @@ class Conventions {
   // (NVML_NVLINK_MAX_LINKS -> NVLINK_MAX_LINKS, NVML_P2P_STATUS_OK -> P2P_STATUS_OK).
   bool exports_constant(const std::string& c_name) const;
   std::string constant_name(const std::string& c_name) const;
+
+  // structs: numpy -- the struct classes carry cuda.bindings' NumPy layer.
+  bool numpy_structs() const { return lib_.python.numpy_structs; }
+  // The module-level numpy.dtype of a struct class, as cuda.bindings names it:
+  // snake_case where a capital follows a small letter or starts a word after
+  // capitals (PciInfoExt_v1 -> pci_info_ext_v1_dtype, BAR1Memory ->
+  // ba_r1memory_dtype, VgpuTypeBar1Info_v1 -> vgpu_type_bar1info_v1_dtype).
+  std::string dtype_name(const std::string& py_class) const;
 
   // Handles are plain ints (cuda.bindings.nvml), not classes.
   bool int_handles() const { return lib_.python.int_handles; }

@@ -124,13 +124,31 @@ void PyiWriter::values() {
 void PyiWriter::structs() {
   for (const auto& sc : m_.structs) {
     const std::string doc = clean_doc(sc.record->doc);
+    const bool numpy = plan_.conventions.numpy_structs();
+    const bool array = numpy && m_.struct_array(*sc.record);
     o_ << "class " << sc.py << "(Struct):\n"
        << docstring(plan_.conventions.stub_text(doc.empty() ? std::string(sc.record->is_union ? "A union." : "A struct.") : doc),
                     "    ")
-       << "    def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...\n";
+       << (array ? "    def __init__(self, size: int = 1, *, _ptr: int = 0, **fields: Any) -> None: ...\n"
+                 : "    def __init__(self, _ptr: int = 0, **fields: Any) -> None: ...\n");
+    if (numpy) {
+      // The NumPy layer (structs: numpy): the dtype is <snake>_dtype at module level.
+      const std::string& c = sc.py;
+      o_ << "    @property\n    def ptr(self) -> int: ...\n"
+         << "    def __int__(self) -> int: ...\n"
+         << "    @staticmethod\n    def from_ptr(ptr: int, " << (array ? "size: int = 1, " : "")
+         << "readonly: bool = False, owner: Any = None) -> " << c << ": ...\n"
+         << "    @staticmethod\n    def from_data(data: Any) -> " << c << ": ...\n"
+         << "    @staticmethod\n    def from_buffer(buffer: Any) -> " << c << ": ...\n";
+      if (array) {
+        o_ << "    def __len__(self) -> int: ...\n"
+           << "    def __getitem__(self, key: int | slice) -> " << c << ": ...\n";
+      }
+    }
     std::vector<const Field*> fields;
     m_.collect_fields(*sc.record, fields);
     for (const Field* f : fields) {
+      if (m_.numpy_hidden(*sc.record, *f)) continue;
       const FieldPlan fp = plan_field(m_, *f);
       if (fp.kind == FieldPlan::Kind::None) continue;
       o_ << "    " << plan_.conventions.field_name(f->name) << ": "
@@ -140,6 +158,13 @@ void PyiWriter::structs() {
     o_ << "\n";
     for (const auto& a : sc.aliases) o_ << a << " = " << sc.py << "\n";
   }
+  if (!plan_.conventions.numpy_structs()) return;
+  o_ << "# Each struct class's numpy.dtype (the C layout), built on first use: NumPy is needed for these only.\n";
+  for (const auto& sc : m_.structs) {
+    const std::string name = plan_.conventions.dtype_name(sc.py);
+    if (name[0] != '_') o_ << name << ": Any\n";
+  }
+  o_ << "\n";
 }
 
 void PyiWriter::module_functions() {

@@ -542,7 +542,16 @@ void PyxFunction::struct_items(const Plan& pl) {
   }
   locals_ << "    cdef " << elem << "* " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n    cdef Py_ssize_t _len_"
           << n << " = 0\n";
-  body_ << "    _seq_" << n << " = [" << n << "] if isinstance(" << n << ", " << cls << ") else " << n << "\n"
+  // An array of structs (structs: numpy) iterates over views of its items.
+  const bool struct_array = std::any_of(m_.structs.begin(), m_.structs.end(), [&](const Model::StructClass& sc) {
+    return sc.py == cls && m_.struct_array(*sc.record);
+  });
+  if (struct_array) {
+    body_ << "    _seq_" << n << " = " << n << "\n";
+  } else {
+    body_ << "    _seq_" << n << " = [" << n << "] if isinstance(" << n << ", " << cls << ") else " << n << "\n";
+  }
+  body_
         << "    try:\n        _seq_" << n << " = list(_seq_" << n << ")\n"
         << "    except TypeError:\n        raise TypeError(f\"" << n << ": expected a sequence, each item " << what
         << ", got {type(" << n << ").__name__}\") from None\n"

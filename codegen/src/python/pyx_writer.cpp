@@ -1,6 +1,8 @@
 #include "python/pyx_writer.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -67,7 +69,20 @@ void PyxWriter::header() {
   o_ << "from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize\n";
   o_ << "from cubind.bindings cimport " << m_.cy << "\n";
   o_ << "from cubind.bindings cimport _support\n";
-  o_ << "from cpython.object cimport PyObject\n\n";
+  o_ << "from cpython.object cimport PyObject\n";
+  if (plan_.conventions.numpy_structs()) {
+    o_ << "from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE\n";
+    o_ << "from cubind.bindings._support import numpy_structs as _np_structs\n\n";
+    // from_buffer: the address of a memoryview that holds the buffer's export
+    // for as long as the struct viewing it lives.
+    o_ << "cdef uintptr_t _buffer_address(object view) except? 0:\n"
+          "    cdef Py_buffer b\n"
+          "    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)\n"
+          "    cdef uintptr_t address = <uintptr_t>b.buf\n"
+          "    PyBuffer_Release(&b)\n"
+          "    return address\n";
+  }
+  o_ << "\n";
 }
 
 void PyxWriter::constants() {
@@ -154,10 +169,20 @@ void PyxWriter::enum_table() {
   o_ << "cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS, _ENUM_PREFIXES, "
         "_ENUM_ALIASES,\n"
         "                                                    \"" << status << "\")\n\n";
-  o_ << "def __getattr__(name):\n"
-        "    return _enums.attribute(name)\n\n";
-  o_ << "def __dir__():\n"
-        "    return _enums.names()\n\n";
+  if (plan_.conventions.numpy_structs()) {
+    // The dtypes are built on first use, so that importing needs no NumPy.
+    o_ << "def __getattr__(name):\n"
+          "    if name in _dtypes and not name.startswith(\"_\"):\n"
+          "        return _dtypes.get(name)\n"
+          "    return _enums.attribute(name)\n\n";
+    o_ << "def __dir__():\n"
+          "    return list(_enums.names()) + _DTYPE_NAMES\n\n";
+  } else {
+    o_ << "def __getattr__(name):\n"
+          "    return _enums.attribute(name)\n\n";
+    o_ << "def __dir__():\n"
+          "    return _enums.names()\n\n";
+  }
   o_ << "cdef inline object _enum_member(str name, long long value):\n"
         "    return _support.enum_member(_enums, name, value)\n\n";
   o_ << "cdef inline object _status(long long code):\n"
@@ -354,6 +379,7 @@ void PyxWriter::structs() {
   o_ << "# Structs and unions\n";
   // Classes are declared first: fields of one refer to others.
   for (const auto& sc : m_.structs) struct_class(sc);
+  if (plan_.conventions.numpy_structs()) numpy_dtypes();
   // #define aliases of struct and handle types (none where names are Python's).
   for (const auto& [alias, target] : lib_.type_aliases) {
     if (plan_.conventions.raising()) break;
@@ -364,18 +390,38 @@ void PyxWriter::structs() {
 
 void PyxWriter::struct_class(const Model::StructClass& sc) {
   const std::string c = m_.cy + "." + sc.record->name;
+  const bool numpy = plan_.conventions.numpy_structs();
+  const bool array = numpy && m_.struct_array(*sc.record);
+  numpy_ = numpy;
+  array_ = array;
+  class_ = sc.py;
+  record_ = sc.record;
+  dtype_ = numpy ? plan_.conventions.dtype_name(sc.py) : "";
   o_ << "cdef class " << sc.py << "(_support.Struct):\n";
   std::string doc = clean_doc(sc.record->doc);
-  o_ << docstring(sc.py + "(_ptr=0, **fields)\n\n" +
-                      (doc.empty() ? std::string(sc.record->is_union ? "A union." : "A struct.") : doc) +
-                      "\n\nHolds its own zeroed storage, or views the memory at _ptr. Fields are\n"
-                      "attributes; nested structs and array fields write through.",
+  std::string usage = "\n\nHolds its own zeroed storage, or views the memory at _ptr. Fields are\n"
+                      "attributes; nested structs and array fields write through.";
+  if (array) {
+    usage = "\n\nAn array of `size` structs (one by default) of dtype " + dtype_ +
+            ", in zeroed storage of its own or\nviewing the memory at _ptr. Fields are attributes: of one struct, "
+            "its value; of several,\na NumPy array with an item per struct. len() counts the structs and "
+            "[i] views one.";
+  } else if (numpy) {
+    usage += "\nIts NumPy form is " + dtype_ + " (from_data, from_ptr, from_buffer, ptr).";
+  }
+  o_ << docstring(sc.py + (array ? "(size=1, *, _ptr=0, **fields)\n\n" : "(_ptr=0, **fields)\n\n") +
+                      (doc.empty() ? std::string(sc.record->is_union ? "A union." : "A struct.") : doc) + usage,
                   "    ");
+  if (numpy) {
+    o_ << "    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse\n"
+          "    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs\n\n";
+  }
   // Storage from the heap, not a member: some C++ types (unions holding dim3)
   // have no default constructor.
   o_ << "    def __cinit__(self, *args, **kwargs):\n"
         "        self._ptr = _support.alloc_struct(sizeof(" << c << "))\n"
         "        self._own = True\n";
+  if (numpy) o_ << "        self._n = 1\n";
   // dim3 members start at 1, as C++ constructs them (and cuda.bindings reads them).
   std::vector<std::string> dims;
   dim3_paths(*sc.record, "", dims);
@@ -386,6 +432,29 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
   o_ << "    def __dealloc__(self):\n"
         "        if self._own:\n"
         "            _support.free_struct(self._ptr)\n\n";
+  if (array) {
+    o_ << "    def __init__(self, size=1, *, _ptr=0, **fields):\n"
+          "        cdef Py_ssize_t n = _np_structs.count(size, \"" << sc.py << "\")\n"
+          "        if n != 1:\n"
+          "            if <size_t>n > (<size_t>-1) // 2 // sizeof(" << c << "):\n"
+          "                raise OverflowError(f\"" << sc.py << "(size={n}): too many structs\")\n"
+          "            _support.free_struct(self._ptr)\n"
+          "            self._ptr = NULL\n"
+          "            self._own = False\n"
+          "            self._ptr = _support.alloc_struct(n * sizeof(" << c << "))\n"
+          "            self._own = True\n"
+          "            self._n = n\n"
+          "        if _ptr:\n"
+          "            address = _np_structs.address(_ptr, \"" << sc.py << "\")\n"
+          "            if self._own:\n"
+          "                _support.free_struct(self._ptr)\n"
+          "                self._own = False\n"
+          "            self._ptr = <void*><uintptr_t>address\n"
+          "        for name, value in fields.items():\n"
+          "            if name.startswith(\"_\") or not hasattr(type(self), name):\n"
+          "                raise AttributeError(f\"" << sc.py << " has no field {name!r}\")\n"
+          "            setattr(self, name, value)\n\n";
+  } else {
   o_ << "    def __init__(self, _ptr=0, **fields):\n"
         "        if _ptr:\n";
   if (m_.conventions.int_handles()) {
@@ -403,6 +472,7 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
         "            if name.startswith(\"_\") or not hasattr(type(self), name):\n"
         "                raise AttributeError(f\"" << sc.py << " has no field {name!r}\")\n"
         "            setattr(self, name, value)\n\n";
+  }
   o_ << "    @staticmethod\n"
         "    cdef " << sc.py << " _view(void* ptr, object owner):\n"
      << "        cdef " << sc.py << " obj = " << sc.py << ".__new__(" << sc.py << ")\n"
@@ -416,10 +486,12 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
      << "        cdef " << sc.py << " obj = " << sc.py << ".__new__(" << sc.py << ")\n"
      << "        memcpy(obj._ptr, ptr, sizeof(" << c << "))\n"
         "        return obj\n\n";
+  if (numpy) numpy_methods(sc, array);
   std::vector<const Field*> fields;
   m_.collect_fields(*sc.record, fields);
   std::vector<std::pair<std::string, bool>> printed;
   for (const Field* f : fields) {
+    if (m_.numpy_hidden(*sc.record, *f)) continue;
     bool hex = false;
     if (field(c, *f, fields, hex)) printed.emplace_back(plan_.conventions.field_name(f->name), hex);
   }
@@ -430,6 +502,173 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
   o_ << "    def __repr__(self):\n"
         "        return _support.struct_text(self, " << sc.py << "._fields)\n\n";
   for (const auto& a : sc.aliases) alias_lines_ << a << " = " << sc.py << "\n";
+}
+
+void PyxWriter::numpy_methods(const Model::StructClass& sc, bool array) {
+  const std::string c = m_.cy + "." + sc.record->name;
+  const std::string& py = sc.py;
+  const std::string many = array ? "True" : "False";
+  o_ << "    @property\n"
+        "    def ptr(self):\n"
+        "        \"\"\"The address of the struct (of the first, for an array of structs).\"\"\"\n"
+        "        return <intptr_t>self._ptr\n\n";
+  o_ << "    def __int__(self):\n"
+        "        return <intptr_t>self._ptr\n\n";
+  if (array) {
+    o_ << "    def __len__(self):\n"
+          "        return self._n\n\n";
+    o_ << "    def __getitem__(self, key):\n"
+          "        \"\"\"A view of struct key (an int), or of a run of them (a slice of step 1).\"\"\"\n"
+          "        cdef Py_ssize_t i\n"
+          "        if isinstance(key, slice):\n"
+          "            start, stop, step = key.indices(self._n)\n"
+          "            if step != 1 or stop <= start:\n"
+          "                raise IndexError(f\"" << py << "[{key!r}]: a slice takes one or more consecutive structs (step 1)\")\n"
+          "            return " << py << "._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(" << c << "), stop - start, "
+          "self._readonly, self)\n"
+          "        i = _support.as_int(key, \"index\")\n"
+          "        if i < 0:\n"
+          "            i += self._n\n"
+          "        if not 0 <= i < self._n:\n"
+          "            raise IndexError(f\"" << py << "[{key!r}]: index out of range for {self._n} structs\")\n"
+          "        return " << py << "._adopt(<uintptr_t>self._ptr + <size_t>i * sizeof(" << c << "), 1, self._readonly, self)\n\n";
+  }
+  // An address becomes a view when something keeps the memory alive (owner),
+  // else a copy, as cuda.bindings' from_ptr does.
+  o_ << "    @staticmethod\n"
+        "    cdef " << py << " _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):\n"
+        "        cdef " << py << " obj = " << py << ".__new__(" << py << ")\n"
+        "        if owner is None:\n"
+        "            if n != 1:\n"
+        "                _support.free_struct(obj._ptr)\n"
+        "                obj._ptr = NULL\n"
+        "                obj._own = False\n"
+        "                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(" << c << "))\n"
+        "                obj._own = True\n"
+        "            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(" << c << "))\n"
+        "        else:\n"
+        "            _support.free_struct(obj._ptr)\n"
+        "            obj._own = False\n"
+        "            obj._ptr = <void*>address\n"
+        "            obj._owner = owner\n"
+        "        obj._n = n\n"
+        "        obj._readonly = readonly\n"
+        "        return obj\n\n";
+  const std::string size_param = array ? ", size=1" : "";
+  o_ << "    @staticmethod\n"
+        "    def from_ptr(ptr" << size_param << ", readonly=False, owner=None):\n"
+     << docstring(py + ".from_ptr(intptr_t ptr" + (array ? ", size_t size=1" : "") +
+                      ", bool readonly=False, owner=None)\n\n"
+                      "A " + py + " over the memory at ptr" + (array ? " (size structs)" : "") +
+                      ": a view that keeps owner alive, or\nwith no owner a copy of that memory. readonly: "
+                      "its setters refuse. ptr 0, a\nnegative or a non-int ptr raise; any other address must "
+                      "hold the struct.",
+                  "        ")
+     << "        cdef uintptr_t address = _np_structs.address(ptr, \"" << py << "\")\n"
+     << "        return " << py << "._adopt(address, " << (array ? "_np_structs.count(size, \"" + py + ".from_ptr\")" : "1")
+     << ", readonly, owner)\n\n";
+  o_ << "    @staticmethod\n"
+        "    def from_data(data):\n"
+     << docstring(py + ".from_data(data)\n\nA " + py + " viewing the NumPy array data, of dtype " + dtype_ +
+                      (array ? " (one struct per item)" : " and one item") +
+                      "; another dtype is a ValueError.",
+                  "        ")
+     << "        address, n, readonly = _np_structs.data_memory(data, \"" << py << "\", \"" << dtype_
+     << "\", _dtypes.get(\"" << dtype_ << "\"), " << many << ")\n"
+     << "        return " << py << "._adopt(address, n, readonly, data)\n\n";
+  o_ << "    @staticmethod\n"
+        "    def from_buffer(buffer):\n"
+     << docstring(py + ".from_buffer(buffer)\n\nA " + py + " viewing the memory of buffer (bytes, bytearray, ...), " +
+                      (array ? "a whole number of structs long" : "exactly one struct long") +
+                      "; read-only for a\nread-only buffer.",
+                  "        ")
+     << "        view, n = _np_structs.buffer_memory(buffer, sizeof(" << c << "), \"" << py << "\", " << many << ")\n"
+     << "        return " << py << "._adopt(_buffer_address(view), n, view.readonly, view)\n\n";
+}
+
+std::string PyxWriter::numpy_format(const Field& f) const {
+  const Type& t = f.type;
+  const bool is_array = t.kind == Type::Kind::Array;
+  const std::string spelling = is_array ? t.element : t.spelling;
+  std::string base;
+  const auto nested = [&](const std::string& record) -> std::string {
+    const auto* sc = m_.find_struct(record);
+    return sc != nullptr ? "\"" + plan_.conventions.dtype_name(sc->py) + "\"" : std::string();
+  };
+  if (!t.record.empty() && (t.kind == Type::Kind::Record || is_array)) base = nested(t.record);
+  if (base.empty()) {
+    const bool pointer = is_array ? spelling.find('*') != std::string::npos
+                                  : (t.kind == Type::Kind::Pointer || t.kind == Type::Kind::Handle ||
+                                     t.kind == Type::Kind::FunctionPointer);
+    const TypeInfo ti = m_.resolve(spelling);
+    if (pointer || ti.kind == TypeInfo::Kind::Handle || ti.kind == TypeInfo::Kind::FunctionPointer) {
+      base = "\"<i8\"";  // addresses, as cuda.bindings.nvml types them
+    } else if (ti.kind == TypeInfo::Kind::Enum) {
+      base = "\"<i4\"";
+    } else if (ti.kind == TypeInfo::Kind::Struct) {
+      base = "\"" + plan_.conventions.dtype_name(ti.py) + "\"";
+    } else {
+      // cuda.bindings.nvml gives (unsigned) long four bytes (nvmlValue_t.ulVal).
+      static const std::map<std::string, std::string> formats = {
+          {"b", "i1"},   {"B", "u1"},   {"h", "<i2"}, {"H", "<u2"}, {"i", "<i4"}, {"I", "<u4"}, {"l", "<i4"},
+          {"L", "<u4"},  {"q", "<i8"},  {"Q", "<u8"}, {"n", "<i8"}, {"N", "<u8"}, {"f", "<f4"}, {"d", "<f8"},
+          {"?", "?"}};
+      const auto it = formats.find(ti.format);
+      if (it == formats.end()) return "";
+      base = "\"" + it->second + "\"";
+    }
+  }
+  if (!is_array) return base;
+  std::string shape;
+  for (auto e : t.extents) shape += std::to_string(e) + ", ";
+  return "(" + base + ", (" + shape + "))";
+}
+
+void PyxWriter::numpy_dtypes() {
+  // Each struct's layout as the C compiler made it: offsets taken from a
+  // struct on the stack, the size from sizeof. C11 anonymous members are
+  // flattened, as the classes flatten them; a union's members overlap.
+  o_ << "# The NumPy dtype of each struct class, built on first use (numpy_structs.DtypeTable).\n";
+  std::ostringstream table, names;
+  for (const auto& sc : m_.structs) {
+    const std::string c = m_.cy + "." + sc.record->name;
+    const std::string key = plan_.conventions.dtype_name(sc.py);
+    std::vector<const Field*> all;
+    std::function<void(const Record&)> collect = [&](const Record& r) {
+      for (const Field& f : r.fields) {
+        if (f.anonymous_member) {
+          if (const Record* inner = lib_.find_record(f.type.record)) collect(*inner);
+        } else if (f.bit_width == 0) {
+          all.push_back(&f);
+        }
+      }
+    };
+    collect(*sc.record);
+    o_ << "cdef object _dtype_spec_" << sc.py << "():\n"
+       << "    cdef " << c << " s\n"
+       << "    cdef char* b = <char*>&s\n"
+       << "    return ((";
+    for (const Field* f : all) o_ << "\"" << plan_.conventions.field_name(f->name) << "\", ";
+    o_ << "), (";
+    for (const Field* f : all) {
+      const std::string fmt = numpy_format(*f);
+      if (fmt.empty()) errors_.push_back("field " + c + "." + f->name + " (" + f->type.spelling + "): no NumPy format");
+      o_ << fmt << ", ";
+    }
+    o_ << "), (";
+    for (const Field* f : all) {
+      std::string index;
+      if (f->type.kind == Type::Kind::Array) {
+        for (std::size_t i = 0; i < f->type.extents.size(); ++i) index += "[0]";
+      }
+      o_ << "<char*>&s." << cython_member(f->name) << index << " - b, ";
+    }
+    o_ << "), sizeof(" << c << "))\n\n";
+    table << "    \"" << key << "\": lambda: _dtype_spec_" << sc.py << "(),\n";
+    if (key[0] != '_') names << "\"" << key << "\", ";
+  }
+  o_ << "_dtypes = _np_structs.DtypeTable({\n" << table.str() << "})\n";
+  o_ << "_DTYPE_NAMES = [" << names.str() << "]\n\n";
 }
 
 void PyxWriter::dim3_paths(const Record& r, const std::string& prefix, std::vector<std::string>& out) const {
@@ -459,12 +698,90 @@ bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<co
   hex = fp.kind == FieldPlan::Kind::Pointer || fp.kind == FieldPlan::Kind::KernelParams;
   const std::string name = plan_.conventions.field_name(f.name);
   std::ostringstream g, s;
-  field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
+  const std::string counted = record_ != nullptr ? m_.counted_by(*record_, f) : "";
+  if (counted.empty() || !counted_accessors(fp, f, "(<" + c + "*>self._ptr)", counted, g, s)) {
+    field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
+  }
   o_ << "    @property\n    def " << name << "(self):\n";
   if (!f.doc.empty()) o_ << docstring(clean_doc(f.doc), "        ");
+  // Of an array of several structs, a field is a NumPy array over all of them.
+  const std::string column = "_np_structs.%s_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get(\"" + dtype_ +
+                             "\"), self._readonly, \"" + name + "\"";
+  if (array_) {
+    std::string read = column;
+    read.replace(read.find("%s"), 2, "read");
+    o_ << "        if self._n != 1:\n            return " << read << ")\n";
+  }
   o_ << g.str() << "\n";
-  if (!fp.read_only) o_ << "    @" << name << ".setter\n    def " << name << "(self, value):\n" << s.str() << "\n";
+  if (!fp.read_only) {
+    o_ << "    @" << name << ".setter\n    def " << name << "(self, value):\n";
+    if (array_) {
+      std::string write = column;
+      write.replace(write.find("%s"), 2, "write");
+      o_ << "        if self._readonly or self._n != 1:\n            " << write << ", value, \"" << class_
+         << "\")\n            return\n";
+    } else if (numpy_) {
+      o_ << "        if self._readonly:\n            _np_structs.refuse_write(\"" << class_ << "\", \"" << name
+         << "\")\n";
+    }
+    o_ << s.str() << "\n";
+  }
   return true;
+}
+
+// A counted array (python.counted_fields): the getter reads as many items as
+// the count field says (at most the array's), the setter takes up to that
+// many and sets the count, as cuda.bindings.nvml does; false for a kind
+// that has no counted form.
+bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std::string& self_c,
+                                  const std::string& count_field, std::ostringstream& g, std::ostringstream& s) const {
+  const std::string p = self_c + "." + cython_member(f.name);
+  const std::string cnt = self_c + "." + cython_member(count_field);
+  const std::string q = "\"" + f.name + "\"";
+  const TypeInfo& t = fp.type;
+  const std::string n = std::to_string(fp.count);
+  std::string index;
+  for (std::size_t i = 0; i < f.type.extents.size(); ++i) index += "[0]";
+  const std::string at = "&" + p + index;
+  const std::string used = "min(<Py_ssize_t>" + cnt + ", " + n + ")";
+  switch (fp.kind) {
+    case FieldPlan::Kind::StructArray:
+      g << "        return [" << t.py << "._view(<void*>&(" << at << ")[i], self) for i in range(" << used << ")]\n";
+      s << "        items = _np_structs.counted_items(value, " << n << ", " << q << ")\n"
+        << "        for i in range(len(items)):\n"
+        << "            _support.struct_pointer_required(items[i], " << t.py << ", " << q << ")\n"
+        << "        _support.detach_views(items, <void*>&(" << at << ")[0], sizeof(" << t.c << "), " << n << ")\n"
+        << "        for i in range(len(items)):\n"
+        << "            memcpy(&(" << at << ")[i], _support.struct_pointer_required(items[i], " << t.py << ", " << q
+        << "), sizeof(" << t.c << "))\n"
+        << "        " << cnt << " = len(items)\n";
+      return true;
+    case FieldPlan::Kind::NumberArray:
+      if (t.kind != TypeInfo::Kind::Scalar) return false;
+      g << "        return _support.array_list(<void*>" << at << ", " << used << ", sizeof(" << t.c << "), \""
+        << fp.format << "\", self, " << q << ")\n";
+      s << "        items = _np_structs.counted_items(value, " << n << ", " << q << ")\n"
+        << "        _support.array_assign(<void*>" << at << ", len(items), sizeof(" << t.c << "), \"" << fp.format
+        << "\", items, " << q << ")\n"
+        << "        " << cnt << " = len(items)\n";
+      return true;
+    case FieldPlan::Kind::Bytes:
+    case FieldPlan::Kind::Text:
+      g << "        return PyBytes_FromStringAndSize(<const char*>" << at << ", " << used << ")\n";
+      s << "        data = _np_structs.counted_bytes(value, " << n << ", " << q << ")\n"
+        << "        _support.char_array_assign(<void*>" << at << ", " << n << ", data, True, " << q << ")\n"
+        << "        " << cnt << " = len(data)\n";
+      return true;
+    case FieldPlan::Kind::StructList:
+      g << "        if " << p << " == NULL:\n            return []\n"
+        << "        return [" << t.py << "._view(<void*>&" << p << "[i], self) for i in range(" << cnt << ")]\n";
+      s << "        " << p << " = <" << m_.cython_spelling(f.type.spelling) << ">_support.struct_list_field(value, "
+        << t.py << ", sizeof(" << t.c << "), self, " << q << ")\n"
+        << "        array = _support.kept_array(self, " << q << ", <void*>" << p << ")\n"
+        << "        " << cnt << " = 0 if array is None else len(array)\n";
+      return true;
+    default: return false;
+  }
 }
 
 // The getter's body in `g` and the setter's in `s`, for the field at C expression `p`.

@@ -32,12 +32,22 @@ class PyxWriter {
   void values();
   void structs();
   void struct_class(const Model::StructClass& sc);
+  // structs: numpy -- the class's ptr, from_ptr, from_data, from_buffer (and
+  // for an array of structs its size, len() and indexing).
+  void numpy_methods(const Model::StructClass& sc, bool array);
+  // The module's DtypeTable: one spec function per struct class.
+  void numpy_dtypes();
+  // A field's NumPy format as a Python expression ("\"<u4\"", ("\"i1\"", (16,))).
+  std::string numpy_format(const Field& f) const;
+
   // The field's property; false when it has no Python form. `hex`: printed in hex (an address).
   bool field(const std::string& c, const Field& f, const std::vector<const Field*>& siblings, bool& hex);
   // C member paths of the dim3 members a C++ default constructor sets to 1.
   void dim3_paths(const Record& r, const std::string& prefix, std::vector<std::string>& out) const;
   void field_accessors(const FieldPlan& fp, const Field& f, const std::string& p, std::ostringstream& g,
                        std::ostringstream& s) const;
+  bool counted_accessors(const FieldPlan& fp, const Field& f, const std::string& self_c,
+                         const std::string& count_field, std::ostringstream& g, std::ostringstream& s) const;
   void callbacks();
   void trampoline(const std::string& name);
   void functions();
@@ -52,6 +62,11 @@ class PyxWriter {
   const Model& m_;
   const EmitOptions& options_;
   std::ostringstream o_, alias_lines_;
+  // The struct class being written (structs: numpy): its name, dtype, and
+  // whether it is an array of structs.
+  bool numpy_ = false, array_ = false;
+  std::string class_, dtype_;
+  const Record* record_ = nullptr;
   std::vector<std::string> errors_;
 };
 

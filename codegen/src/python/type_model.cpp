@@ -293,6 +293,41 @@ bool is_reserved_member(const Field& f) {
   return !f.anonymous_member && std::regex_match(f.name, reserved_re);
 }
 
+namespace {
+
+// The record's names a descriptor may use: its IR name, its tag, its typedefs.
+bool names_record(const Library& lib, const Record& r, const std::string& name) {
+  if (name == r.name || (!r.tag.empty() && name == r.tag)) return true;
+  return std::any_of(lib.typedefs.begin(), lib.typedefs.end(), [&](const Typedef& t) {
+    return t.kind == Typedef::Kind::RecordAlias && t.record == r.name && t.name == name;
+  });
+}
+
+}  // namespace
+
+bool Model::struct_array(const Record& r) const {
+  const auto& list = lib.python.struct_arrays;
+  return std::any_of(list.begin(), list.end(), [&](const std::string& n) { return names_record(lib, r, n); });
+}
+
+bool Model::numpy_hidden(const Record& r, const Field& f) const {
+  if (!conventions.numpy_structs()) return false;
+  // cuda.bindings.nvml keeps reserved arrays in the dtype only (AccountingStats.reserved).
+  if (f.type.kind == Type::Kind::Array && f.name == "reserved") return true;
+  for (const auto& [key, count] : lib.python.counted_fields) {
+    if (count == f.name && names_record(lib, r, key.substr(0, key.find('.')))) return true;
+  }
+  return false;
+}
+
+std::string Model::counted_by(const Record& r, const Field& f) const {
+  for (const auto& [key, count] : lib.python.counted_fields) {
+    const auto dot = key.find('.');
+    if (key.substr(dot + 1) == f.name && names_record(lib, r, key.substr(0, dot))) return count;
+  }
+  return "";
+}
+
 void Model::collect_fields(const Record& r, std::vector<const Field*>& out) const {
   // cuda.bindings leaves reserved members out of the driver's and the runtime's
   // structs only; NVML's are values (nvmlMemory_v2_t.reserved: bytes of memory).

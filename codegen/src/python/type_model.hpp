@@ -69,6 +69,16 @@ class Model {
   // (nvmlMemory_v2 for nvmlMemory_v2_t, whose first field is `version`), or "".
   std::string version_macro(const std::string& c_type) const;
 
+  // structs: numpy -- whether cuda.bindings makes arrays of this record's
+  // class (python.struct_arrays names it, its tag or a typedef of it).
+  bool struct_array(const Record& r) const;
+  // structs: numpy -- a field kept in the dtype but no attribute of the
+  // class: a reserved array, or the count of a counted array.
+  bool numpy_hidden(const Record& r, const Field& f) const;
+  // structs: numpy -- the field that counts the items of array field f
+  // (python.counted_fields), or "".
+  std::string counted_by(const Record& r, const Field& f) const;
+
   // Fields of a record, C11 anonymous members flattened into it.
   void collect_fields(const Record& r, std::vector<const Field*>& out) const;
 
