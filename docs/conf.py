@@ -24,6 +24,8 @@ try:
     import cubind.bindings.nvjitlink
     import cubind.bindings.nvvm
     import cubind.bindings.nvfatbin
+    import cubind.bindings.cufile
+    import cubind.bindings.cudla
     import cubind.bindings.nvrtc
     import cubind.bindings.runtime
     import cubind.core

@@ -26,7 +26,7 @@ rm -rf "$SHIM"
 mkdir -p "$SHIM/cuda/bindings"
 : > "$SHIM/cuda/__init__.pyi"
 : > "$SHIM/cuda/bindings/__init__.pyi"
-for module in driver runtime nvrtc nvjitlink nvvm nvfatbin nvml; do
+for module in driver runtime nvrtc nvjitlink nvvm nvfatbin nvml cufile cudla; do
   echo "from cubind.bindings.$module import *" > "$SHIM/cuda/bindings/$module.pyi"
 done
 mkdir -p "$SHIM/cuda/core"

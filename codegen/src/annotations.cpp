@@ -254,7 +254,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   r.expect_map(python, "library.python");
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
                        "error_subclasses", "structs", "struct_arrays", "counted_fields", "define_enums",
-                       "member_names"},
+                       "member_names", "status_field", "status_detail", "check_status", "member_aliases"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -299,6 +299,18 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
       r.fail(python["error_subclasses"], "library.python.error_subclasses needs errors: raise");
     }
   }
+  for (const char* key : {"status_field", "status_detail"}) {
+    if (python[key] && !raising) r.fail(python[key], std::string("library.python.") + key + " needs errors: raise");
+  }
+  if (python["status_detail"] && !python["status_field"]) {
+    r.fail(python["status_detail"], "library.python.status_detail needs status_field");
+  }
+  if (python["member_aliases"]) {
+    d.python.member_aliases = boolean(r, python["member_aliases"], "library.python.member_aliases");
+  }
+  if (python["check_status"]) d.python.check_status = boolean(r, python["check_status"], "library.python.check_status");
+  if (python["status_field"]) d.python.status_field = r.scalar(python["status_field"], "library.python.status_field");
+  if (python["status_detail"]) d.python.status_detail = r.scalar(python["status_detail"], "library.python.status_detail");
   if (python["structs"]) {
     const std::string v = r.scalar(python["structs"], "library.python.structs");
     if (v != "numpy" && v != "plain") r.fail(python["structs"], "library.python.structs is '" + v + "'; expected numpy or plain");
@@ -383,7 +395,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   r.only_keys(node,
               {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value", "fields",
                "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields",
-               "bytes_fields"},
+               "bytes_fields", "address", "default"},
               where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
@@ -441,6 +453,14 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
     r.fail(node["returns_count"], where + ".returns_count is for a returned pointer field that buffers names");
   }
   if (node["bytes_of"]) p.bytes_of = r.scalar(node["bytes_of"], where + ".bytes_of");
+  if (node["address"]) p.address = boolean(r, node["address"], where + ".address");
+  if (node["default"]) {
+    p.default_value = r.scalar(node["default"], where + ".default");
+    static const std::regex default_re(R"(^-?\d+$|^None$|^True$|^False$)");
+    if (!std::regex_match(p.default_value, default_re)) {
+      r.fail(node["default"], where + ".default is '" + p.default_value + "'; expected an integer, None, True or False");
+    }
+  }
   if (!p.bytes_of.empty() && !p.value.empty()) r.fail(node, where + " gives both value and bytes_of");
   if ((!p.count.empty()) + (!p.size.empty()) + (!p.size_from.empty()) > 1) {
     r.fail(node, where + " gives more than one of count, size and size_from; a buffer has one length");
@@ -451,7 +471,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
 FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const YAML::Node& node,
                                  const std::string& name) {
   r.expect_map(node, "function " + name);
-  r.only_keys(node, {"params", "skip", "introduced", "release_on_error", "makes_handle", "destroys_handle"},
+  r.only_keys(node, {"params", "skip", "introduced", "release_on_error", "makes_handle", "destroys_handle", "status_value"},
               "function " + name);
   FunctionAnnotation f;
   f.line = r.line(key);
@@ -466,6 +486,7 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
   if (node["release_on_error"]) f.release_on_error = r.scalar(node["release_on_error"], name + ".release_on_error");
   if (node["makes_handle"]) f.makes_handle = r.scalar(node["makes_handle"], name + ".makes_handle");
   if (node["destroys_handle"]) f.destroys_handle = r.scalar(node["destroys_handle"], name + ".destroys_handle");
+  if (node["status_value"]) f.status_value = boolean(r, node["status_value"], name + ".status_value");
   if (node["params"]) {
     const YAML::Node params = node["params"];
     r.expect_map(params, name + ".params");
@@ -476,9 +497,9 @@ FunctionAnnotation read_function(const Reader& r, const YAML::Node& key, const Y
   }
   if (!f.skip.empty() && !f.params.empty()) r.fail(node, name + " is skipped and also annotates parameters");
   if (f.skip.empty() && f.params.empty() && f.introduced.empty() && f.release_on_error.empty() &&
-      f.makes_handle.empty() && f.destroys_handle.empty()) {
-    r.fail(node, name + " annotates nothing (give params, skip, introduced, release_on_error, makes_handle or "
-                        "destroys_handle)");
+      f.makes_handle.empty() && f.destroys_handle.empty() && !f.status_value) {
+    r.fail(node, name + " annotates nothing (give params, skip, introduced, release_on_error, makes_handle, "
+                        "destroys_handle or status_value)");
   }
   return f;
 }
@@ -733,6 +754,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
       continue;
     }
     if (fa != annotations.functions.end() && !fa->second.introduced.empty()) f.introduced = fa->second.introduced;
+    if (fa != annotations.functions.end()) f.status_value = fa->second.status_value;
     if (fa != annotations.functions.end() && !fa->second.release_on_error.empty()) {
       f.release_on_error = fa->second.release_on_error;
       if (lib.find_function(f.release_on_error) == nullptr) {
@@ -777,6 +799,11 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.bytes_of = pa->second.bytes_of;
           p.item_fields = pa->second.item_fields;
           p.bytes_fields = pa->second.bytes_fields;
+          p.as_address = pa->second.address;
+          p.default_value = pa->second.default_value;
+          if (p.as_address && p.type.kind != Type::Kind::Pointer) {
+            problems.push_back(where(pa->second.line) + describe(f, p) + " has address: true but is no pointer");
+          }
           p.classified_by = "annotation";
         }
       }

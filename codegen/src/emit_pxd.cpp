@@ -52,10 +52,22 @@ class PxdWriter {
        << "# Modules that cimport it are compiled as C++ and linked with libcubind_raw.so, the raw\n"
        << "# layer whose loader resolves these functions.\n\n";
     o_ << "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, "
-          "intptr_t, uintptr_t\n\n";
+          "intptr_t, uintptr_t\n";
+    const std::string head = o_.str();
+    o_.str("");
     types();
     functions();
-    return o_.str();
+    // POSIX and C++ types a header uses (cufile.h: off_t, struct timespec, bool), from Cython's own declarations.
+    const std::string body = o_.str();
+    const auto uses = [&](const std::string& word) {
+      return std::regex_search(body, std::regex("(^|[^\\w])" + word + "([^\\w]|$)"));
+    };
+    std::string extra;
+    if (uses("off_t")) extra += "from posix.types cimport off_t\n";
+    if (uses("timespec")) extra += "from posix.time cimport timespec\n";
+    if (uses("bool")) extra += "from libcpp cimport bool\n";
+    if (uses("loff_t")) extra += "cdef extern from \"<sys/types.h>\" nogil:\n    ctypedef long long loff_t\n";
+    return head + extra + "\n" + body;
   }
 
  private:
@@ -171,6 +183,10 @@ class PxdWriter {
   void typedef_decl(const Typedef& t) {
     switch (t.kind) {
       case Typedef::Kind::Handle:
+        // Another library's handle (cufile.h's CUstream): its struct declared here.
+        if (lib_.find_record(t.record) == nullptr && forward_.insert(t.record).second) {
+          o_ << "    cdef struct " << t.record << "\n";
+        }
         o_ << "    ctypedef " << t.record << "* " << t.name << "\n";
         break;
       case Typedef::Kind::FunctionPointer:
@@ -178,11 +194,20 @@ class PxdWriter {
         break;
       case Typedef::Kind::RecordAlias:
         if (lib_.find_record(t.record) != nullptr && lib_.find_record(t.record)->name == t.name) return;
+        // A struct of another header (cufile.h's sockaddr_t, struct sockaddr): declared, not defined.
+        if (!t.record.empty() && lib_.find_record(t.record) == nullptr && forward_.insert(t.record).second) {
+          o_ << "    cdef struct " << t.record << "\n";
+        }
         o_ << "    ctypedef " << (t.record.empty() ? cy(t.target.spelling) : t.record) << " " << t.name << "\n";
         break;
       case Typedef::Kind::EnumAlias:
       case Typedef::Kind::Alias:
         if (lib_.find_enum(t.name) != nullptr) return;  // the enum carries this name already
+        if (t.kind == Typedef::Kind::EnumAlias && t.foreign) {
+          // Another library's enum (cufile.h's CUresult): an int here.
+          o_ << "    ctypedef int " << t.name << "\n";
+          break;
+        }
         o_ << "    ctypedef " << cy_declarator(t.target, t.name) << "\n";
         break;
     }

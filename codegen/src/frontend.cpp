@@ -942,6 +942,18 @@ void apply_renames(const std::vector<RawMacro>& macros, const LibraryDescriptor&
       }
     }
   }
+  // A header that declares the public name before its #define to a versioned
+  // symbol (cufile.h: cuFileDriverClose, then cuFileDriverClose -> _v2) binds
+  // the versioned one only.
+  std::set<std::string> versioned_names;
+  for (const Function& f : lib.functions) {
+    if (f.abi_symbol != f.name) versioned_names.insert(f.name);
+  }
+  lib.functions.erase(std::remove_if(lib.functions.begin(), lib.functions.end(),
+                                     [&](const Function& f) {
+                                       return f.abi_symbol == f.name && versioned_names.count(f.name);
+                                     }),
+                      lib.functions.end());
 }
 
 // The ABI version to ask cuGetProcAddress for: the newest PFN_<name>_v<N>

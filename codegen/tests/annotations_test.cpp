@@ -346,7 +346,7 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
     EXPECT_FALSE(a.library.python.title.empty()) << a.library.name;
     names.insert(a.library.name);
   }
-  EXPECT_THAT(names, ElementsAre("driver", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm", "runtime"));
+  EXPECT_THAT(names, ElementsAre("cudla", "cufile", "driver", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm", "runtime"));
   const auto driver = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/driver.yaml").library;
   EXPECT_EQ(driver.resolution, codegen::LibraryDescriptor::Resolution::ProcAddress);
   EXPECT_TRUE(driver.system_loader_only);
@@ -374,6 +374,14 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
   EXPECT_EQ(group("EventType").exclude, std::vector<std::string>{"nvmlEventTypeAll"});
   EXPECT_EQ(group("EventType").members.front().first, "MIG_CONFIG_CHANGE");
   EXPECT_EQ(nvml.python.member_names.at("nvmlEccCounterType_t").front().second, "NVML_ECC_COUNTER_TYPE_COUNT");
+  const auto cufile = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/cufile.yaml");
+  EXPECT_EQ(cufile.library.python.status_field, "err");
+  EXPECT_EQ(cufile.library.python.status_detail, "cu_err");
+  EXPECT_TRUE(cufile.functions.at("cuFileDriverGetProperties").params.at("props").address);
+  EXPECT_EQ(cufile.functions.at("cuFileReadv").params.at("flags").default_value, "0");
+  const auto cudla = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/cudla.yaml");
+  EXPECT_TRUE(cudla.library.python.check_status && cudla.library.python.member_aliases);
+  EXPECT_TRUE(cudla.functions.at("cudlaGetLastError").status_value);
 }
 
 TEST(LibraryDescriptor, DefineEnumsAreCheckedAsTheyAreRead) {
@@ -388,6 +396,20 @@ TEST(LibraryDescriptor, DefineEnumsAreCheckedAsTheyAreRead) {
   EXPECT_THAT(error_of("library: {name: x, headers: [x.h], soname: s, display_name: X, python: {title: X, "
                        "define_enums: {A: X_}}}\nfunctions: {}\n"),
               HasSubstr("define_enums needs errors: raise"));
+}
+
+TEST(AnnotationSchema, StructStatusNeedsTheRaisingStyle) {
+  EXPECT_THAT(error_of("library: {name: driver, headers: [cuda.h], soname: libcuda.so.1, display_name: D, "
+                       "python: {title: D, status_field: err}}\nfunctions: {}\n"),
+              HasSubstr("status_field needs errors: raise"));
+  EXPECT_THAT(error_of("library: {name: driver, headers: [cuda.h], soname: libcuda.so.1, display_name: D, "
+                       "python: {title: D, errors: raise, error_class: E, status_detail: cu_err}}\nfunctions: {}\n"),
+              HasSubstr("status_detail needs status_field"));
+}
+
+TEST(AnnotationSchema, DefaultMustBeAPythonLiteral) {
+  EXPECT_THAT(error_of(DRIVER_LIBRARY "functions:\n  cuFoo:\n    params:\n      x: {direction: in, default: \"a b\"}\n"),
+              HasSubstr("expected an integer, None, True or False"));
 }
 
 TEST(AnnotationSchema, MissingFunctionsIsAnError) {

@@ -27,7 +27,7 @@ from typing import Mapping, Optional, Sequence
 
 IMPLEMENTATIONS = ("cubind", "cuda")
 # The cuda.bindings modules a sample may import, each also a module of cubind.bindings.
-ALIASED = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
+ALIASED = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile", "cudla")
 
 
 class _OnlyCubind(importlib.abc.MetaPathFinder):

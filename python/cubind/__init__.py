@@ -1,9 +1,9 @@
 """cubind: low-level CUDA bindings for Python and C++.
 
 Subpackages:
-  cubind.bindings  one-to-one bindings of the Driver, Runtime, NVRTC, nvJitLink, libNVVM
-                   and nvFatbin APIs (cydriver, cyruntime, cynvrtc, cynvjitlink, cynvvm and
-                   cynvfatbin for cimport)
+  cubind.bindings  one-to-one bindings of the Driver, Runtime, NVRTC, nvJitLink, libNVVM,
+                   nvFatbin, NVML, cuFile and cuDLA APIs (cydriver, cyruntime, cynvrtc,
+                   cynvjitlink, cynvvm, cynvfatbin, cynvml, cycufile and cycudla for cimport)
   cubind.core      devices, streams, memory, programs and launches: the API of
                    NVIDIA's cuda.core over cubind's C++ core
 
@@ -141,7 +141,7 @@ def get_library_dir():
 def library_status(name):
     """Whether a CUDA library is loaded, from where, or why it could not be.
 
-    name: "driver", "runtime", "nvrtc", "nvjitlink" or "nvml". Loads nothing.
+    name: "driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile" or "cudla". Loads nothing.
     Returns a dict with keys attempted, loaded, path, error and missing: once
     loaded, the (function, CUDA version that introduced it) pairs of the entry
     points the library lacks, because it is older than the headers cubind was

@@ -74,9 +74,14 @@ def _library_report(name, probe):
     return {"version": version, "path": status["path"], "error": None, "missing": _missing(status)}
 
 
+def _cufile_version(v):
+    """cuFileGetVersion's 1000 * major + 10 * minor (+ patch): (major, minor, patch)."""
+    return v // 1000, v % 1000 // 10, v % 10
+
+
 def report():
     """Everything python -m cubind prints, as a dict (what --json writes)."""
-    from cubind.bindings import nvfatbin, nvjitlink, nvml, nvrtc, nvvm, runtime
+    from cubind.bindings import cudla, cufile, nvfatbin, nvjitlink, nvml, nvrtc, nvvm, runtime
 
     def runtime_version():
         err, version = runtime.cudaRuntimeGetVersion()
@@ -115,6 +120,9 @@ def report():
             "nvvm": _library_report("nvvm", lambda: "%d.%d" % nvvm.version()),
             "nvfatbin": _library_report("nvfatbin", lambda: "%d.%d" % nvfatbin.version()),
             "nvml": _library_report("nvml", nvml_version),
+            # cuFile's version needs no nvidia-fs driver; cuDLA's none of a DLA.
+            "cufile": _library_report("cufile", lambda: "%d.%d.%d" % _cufile_version(cufile.get_version())),
+            "cudla": _library_report("cudla", lambda: str(cudla.get_version())),
         },
     }
 

@@ -1,6 +1,6 @@
 """Bad arguments never crash the interpreter.
 
-Every public function of driver, runtime, nvrtc, nvjitlink, nvvm and nvfatbin is called with bad
+Every public function of driver, runtime, nvrtc, nvjitlink, nvvm, nvfatbin and cudla is called with bad
 values built from its signature (see _bad_input_sweep.py): None, a str, lists,
 an object(), a float, -1, 2**64, malformed tuples, and short lists where a
 sequence and its count are expected. Each call must return or raise a Python
@@ -25,7 +25,10 @@ from conftest import DRIVER_PRESENT
 HERE = os.path.dirname(os.path.abspath(__file__))
 SWEEP = os.path.join(HERE, "_bad_input_sweep.py")
 CORE_SWEEP = os.path.join(HERE, "_core_bad_input_sweep.py")
-MODULES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin")
+# cufile is left out: a call whose arguments convert reaches libcufile, which on a machine
+# without a CUDA driver never returns from opening its driver (test_cufile.py checks its
+# argument errors instead).
+MODULES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cudla")
 
 
 

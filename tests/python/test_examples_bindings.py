@@ -37,7 +37,7 @@ NEEDS_NUMPY = {"vector_add_drv.py", "conjugate_gradient_multi_block_cg.py", "iso
 # the newer cuda-bindings that scripts/setup.sh installs in .cuda-bindings-new.
 NEEDS_NEWER = {"nvfatbin_build.py", "nvml_device_query.py"}
 # Samples with no kernel to compile.
-NO_KERNELS = {"nvml_device_query.py"}
+NO_KERNELS = {"nvml_device_query.py", "cufile_read_to_device.py"}
 TWO_GPUS = {"simple_p2p.py"}
 IMPLS = ("cubind", "cuda")
 ARCH = "90"
@@ -83,10 +83,10 @@ def _implementation_line(result, impl):
     assert first.startswith(f"implementation: {impl} ({module} from "), result.stdout + result.stderr
 
 
-def test_sixteen_samples_each_in_the_readme():
+def test_seventeen_samples_each_in_the_readme():
     with open(os.path.join(SAMPLES_DIR, "README.md")) as f:
         readme = f.read()
-    assert len(SAMPLES) == 16, SAMPLES
+    assert len(SAMPLES) == 17, SAMPLES
     missing = [s for s in SAMPLES if f"bindings/{s}" not in readme]
     assert not missing, f"samples the README does not list: {missing}"
 
@@ -145,7 +145,7 @@ def _names_used(sample):
             while isinstance(node, ast.Attribute):
                 chain.append(node.attr)
                 node = node.value
-            if isinstance(node, ast.Name) and node.id in ("driver", "runtime", "nvrtc", "nvvm", "nvfatbin") and chain:
+            if isinstance(node, ast.Name) and node.id in ("driver", "runtime", "nvrtc", "nvvm", "nvfatbin", "cufile") and chain:
                 names.add((node.id, tuple(reversed(chain))))
     return names
 

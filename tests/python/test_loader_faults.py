@@ -88,13 +88,16 @@ def test_override_naming_a_missing_file(variable, soname, name, call, tmp_path):
 @pytest.mark.parametrize("variable,soname,name,call", [
     ("CUBIND_NVVM_LIBRARY", "libnvvm.so.4", "libNVVM", "nvvm.version()"),
     ("CUBIND_NVFATBIN_LIBRARY", "libnvfatbin.so.13", "nvFatbin", "nvfatbin.create([], 0)"),
+    ("CUBIND_CUFILE_LIBRARY", "libcufile.so.0", "cuFile", "cufile.get_version()"),
+    ("CUBIND_CUDLA_LIBRARY", "libcudla.so.1", "cuDLA", "cudla.device_get_count()"),
 ])
-def test_nvvm_and_nvfatbin_import_without_their_library_and_say_what_was_tried(variable, soname, name, call,
-                                                                                 tmp_path):
+def test_toolkit_libraries_import_without_their_library_and_say_what_was_tried(variable, soname, name, call,
+                                                                               tmp_path):
     missing = str(tmp_path / soname)
     child(f"""
-        from cubind.bindings import nvvm, nvfatbin
+        from cubind.bindings import nvvm, nvfatbin, cufile, cudla
         assert nvvm.Result.SUCCESS == 0 and nvfatbin.Result.SUCCESS == 0  # importing loads nothing
+        assert cufile.OpError.SUCCESS == 0 and cudla.Status.SUCCESS == 0
         expected = ("cubind could not load {name} ({soname}). Tried:\\n"
                     "  - {variable}={missing}: no such file\\n"
                     "{variable} is set, so no other place was searched: correct it or unset it.")

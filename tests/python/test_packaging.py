@@ -23,7 +23,7 @@ def test_get_include_is_one_directory_with_every_cubind_header():
     include = cubind.get_include()
     assert isinstance(include, str)
     for header in ("cubind/raw/driver.hpp", "cubind/raw/nvrtc.hpp", "cubind/raw/nvjitlink.hpp",
-                   "cubind/raw/runtime.hpp", "cubind/raw/nvvm.hpp", "cubind/raw/nvfatbin.hpp", "nvFatbin.h", "cubind/raw/nvml.hpp", "nvml.h", "cubind/detail/loader_support.hpp", "cubind/stream.hpp"):
+                   "cubind/raw/runtime.hpp", "cubind/raw/nvvm.hpp", "cubind/raw/nvfatbin.hpp", "nvFatbin.h", "cubind/raw/nvml.hpp", "nvml.h", "cubind/raw/cufile.hpp", "cufile.h", "cubind/raw/cudla.hpp", "cudla.h", "cubind/detail/loader_support.hpp", "cubind/stream.hpp"):
         assert os.path.isfile(os.path.join(include, header)), header
 
 
@@ -137,7 +137,7 @@ def test_main_json_is_the_same_report(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["cubind"] == cubind.__version__
-    assert set(report["libraries"]) == {"runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml"}
+    assert set(report["libraries"]) == {"runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile", "cudla"}
     nvml = report["libraries"]["nvml"]
     if not DRIVER_PRESENT:
         assert nvml["version"] is None and "libnvidia-ml.so.1" in nvml["error"], nvml

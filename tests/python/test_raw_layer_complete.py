@@ -11,7 +11,7 @@ import pytest
 import cubind.bindings
 from conftest import build_cython_module
 
-LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml")
+LIBRARIES = ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin", "nvml", "cufile", "cudla")
 FUNCTION_RE = re.compile(r"^    \S.*?\b(\w+)\(.*\) except \+$")
 COMPLETE_TYPE_RE = re.compile(r"^    (?:cdef (?:struct|union|enum)|ctypedef (?:struct|union|enum)) (\w+):$")
 TYPEDEF_RE = re.compile(r"^    ctypedef (?!struct |union |enum ).*?\b(\w+)(?:\)\(.*\))?$")
@@ -21,19 +21,25 @@ def declarations(library):
     path = os.path.join(os.path.dirname(cubind.bindings.__file__), f"cy{library}.pxd")
     functions, types = [], []
     with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if m := FUNCTION_RE.match(line):
-                functions.append(m.group(1))
-            elif m := COMPLETE_TYPE_RE.match(line):
-                types.append(m.group(1))
-            elif re.match(r"^    ctypedef void \w+$", line):
-                continue  # another library's function type (VdpGetProcAddress): no size
-            elif line.startswith("    ctypedef ") and (m := TYPEDEF_RE.match(line)):
-                name = m.group(1)
-                # ctypedef void (*CUhostFn)(void* userData): the name is inside the parentheses
-                fp = re.match(r"^    ctypedef .*\(\*(\w+)\)\(", line)
-                types.append(fp.group(1) if fp else name)
+        text = f.read()
+    # Structs of another header only declared (cufile.h's struct sockaddr): no size.
+    declared_only = set(re.findall(r"^    cdef struct (\w+)$", text, re.M)) - \
+        set(re.findall(r"^    (?:cdef|ctypedef) struct (\w+)\b.*:$", text, re.M))
+    for line in text.splitlines(True):
+        line = line.rstrip("\n")
+        if m := FUNCTION_RE.match(line):
+            functions.append(m.group(1))
+        elif m := COMPLETE_TYPE_RE.match(line):
+            types.append(m.group(1))
+        elif re.match(r"^    ctypedef void \w+$", line):
+            continue  # another library's function type (VdpGetProcAddress): no size
+        elif (m := re.match(r"^    ctypedef (\w+) \w+$", line)) and m.group(1) in declared_only:
+            continue
+        elif line.startswith("    ctypedef ") and (m := TYPEDEF_RE.match(line)):
+            name = m.group(1)
+            # ctypedef void (*CUhostFn)(void* userData): the name is inside the parentheses
+            fp = re.match(r"^    ctypedef .*\(\*(\w+)\)\(", line)
+            types.append(fp.group(1) if fp else name)
     return functions, types
 
 
@@ -47,6 +53,8 @@ def test_pxd_files_declare_what_the_headers_have():
     assert len(counts["nvvm"][0]) >= 13
     assert len(counts["nvfatbin"][0]) >= 12
     assert len(counts["nvml"][0]) >= 350
+    assert len(counts["cufile"][0]) >= 42   # 41 functions and cufileop_status_error
+    assert len(counts["cudla"][0]) >= 13
     for lib in LIBRARIES:
         assert f"{lib}_load" in counts[lib][0]
 

@@ -2,6 +2,12 @@
 # Included by cubind/_libraries.pyx, which declares LibraryStatus and _unknown():
 # the loader's functions of each library of codegen/annotations/<library>.yaml.
 
+cdef extern from "cubind/raw/cudla.hpp" namespace "cubind::raw" nogil:
+    LibraryStatus cudla_status()
+    void cudla_load() except +
+cdef extern from "cubind/raw/cufile.hpp" namespace "cubind::raw" nogil:
+    LibraryStatus cufile_status()
+    void cufile_load() except +
 cdef extern from "cubind/raw/driver.hpp" namespace "cubind::raw" nogil:
     LibraryStatus driver_status()
     void driver_load() except +
@@ -24,10 +30,14 @@ cdef extern from "cubind/raw/runtime.hpp" namespace "cubind::raw" nogil:
     LibraryStatus runtime_status()
     void runtime_load() except +
 
-NAMES = ("driver", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm", "runtime")
+NAMES = ("cudla", "cufile", "driver", "nvfatbin", "nvjitlink", "nvml", "nvrtc", "nvvm", "runtime")
 
 
 cdef LibraryStatus _status_of(str name) except *:
+    if name == "cudla":
+        return cudla_status()
+    if name == "cufile":
+        return cufile_status()
     if name == "driver":
         return driver_status()
     if name == "nvfatbin":
@@ -46,6 +56,14 @@ cdef LibraryStatus _status_of(str name) except *:
 
 
 cdef int _load(str name) except -1:
+    if name == "cudla":
+        with nogil:
+            cudla_load()
+        return 0
+    if name == "cufile":
+        with nogil:
+            cufile_load()
+        return 0
     if name == "driver":
         with nogil:
             driver_load()

@@ -26,6 +26,8 @@ struct ParamAnnotation {
   int nullable = 0;       // 1 / -1: whether the pointer takes NULL, overriding the documentation
   std::string value;      // not a Python argument: always this value (a number or a macro of the header)
   std::string python_name;  // the Python parameter's name, where it is not the C name's (handle for handle_indirect)
+  bool address = false;     // the pointer is given as an int address (cuda.bindings' intptr_t), whatever it points to
+  std::string default_value;  // the Python argument's default
   std::vector<std::string> fields;               // a struct's fields given as Python arguments
   std::map<std::string, std::string> field_names;  // their Python names, where not the snake_case field name
   std::string returns;                           // the one field the call returns
@@ -45,6 +47,7 @@ struct FunctionAnnotation {
   std::string release_on_error;  // frees the handle it outputs when it fails (nvJitLinkDestroy)
   std::string makes_handle;      // the output parameter of a handle the raw layer records as live
   std::string destroys_handle;   // the parameter of a handle it destroys, no longer live
+  bool status_value = false;     // returns its status as a value rather than raising it (cudlaGetLastError)
   unsigned line = 0;
 };
 

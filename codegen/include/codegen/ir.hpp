@@ -60,6 +60,8 @@ struct Param {
   int nullable = 0;               // 1: takes NULL (None), -1: must not be NULL, 0: as its documentation says
   std::string fixed_value;        // not a Python argument: always this value (NVML_DEVICE_NAME_V2_BUFFER_SIZE)
   std::string python_name;        // annotation: the Python name, where it is not the C name's
+  bool as_address = false;        // annotation address: an int address of any pointer (cuda.bindings' intptr_t)
+  std::string default_value;      // annotation default: the Python argument's default (flags=0)
   // A struct the binding builds (NVML's versioned request structs): these fields are
   // Python arguments, in this order (field_names: their Python names where cuda.bindings
   // does not snake_case the C name); the call returns the struct, or only the field
@@ -103,6 +105,7 @@ struct Function {
   // A function that frees the handle this one outputs even when it fails
   // (nvJitLinkCreate makes one for options it rejects): called before the error is raised.
   std::string release_on_error;
+  bool status_value = false;  // annotation: its status is the value it returns, raising nothing (cudlaGetLastError)
   // The output parameter through which it makes a handle (nvrtcCreateProgram's
   // prog), or the parameter through which it destroys one (nvrtcDestroyProgram's
   // prog): the raw layer records the handles it made, so that the bindings can
@@ -256,6 +259,14 @@ struct LibraryDescriptor {
     bool int_handles = false;       // handles: int -- handles are plain integers (cuda.bindings.nvml)
     bool text_as_str = false;       // text: str -- C strings the call fills come back as str
     bool error_subclasses = false;  // a subclass of error_class per failing status (UninitializedError)
+    // A status that is a struct (cuFile's CUfileError_t): the field holding the code, and
+    // the field the exception also carries (its CUresult), as error_class(code, detail).
+    std::string status_field;
+    std::string status_detail;
+    bool check_status = false;  // the module has check_status(status), as cuda.bindings.cudla
+    // Each enum member also under its name less the library's prefix (CUDLA_MODULE_DEFAULT ->
+    // MODULE_DEFAULT) and, for a camel-case member (cudlaErrorOs), as Error Os and ERROR_OS.
+    bool member_aliases = false;
     // structs: numpy -- the struct classes carry cuda.bindings' NumPy layer
     // (cuda.bindings.nvml): a <snake>_dtype per class, ptr, from_ptr, from_data,
     // from_buffer, and field names clear of numpy.ndarray's attributes (size_).

@@ -165,6 +165,14 @@ Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_cal
     if (pl.type.kind != TypeInfo::Kind::FunctionPointer) pl.type.c = "void*";
     return pl;
   }
+  // address: an int address, whatever it points to (cuda.bindings' intptr_t:
+  // cuFileDriverGetProperties' props), or, out, the pointer the call returns as an int.
+  if (p.as_address) {
+    if (t.kind != Type::Kind::Pointer) fail(f, p, "address: is given to a pointer only");
+    pl.type = scalar_of("void*");
+    pl.role = p.direction == "out" ? Role::OutPointer : Role::Address;
+    return pl;
+  }
   // A typedef of another library's opaque pointer (EGLImageKHR) is a handle.
   const bool opaque_pointer =
       t.kind == Type::Kind::Pointer && t.pointer_depth == 0 && m_.resolve(t.spelling).kind == TypeInfo::Kind::Handle;
@@ -425,7 +433,12 @@ std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans)
   }
   for (std::size_t i = args.size(); i-- > 0;) {
     const auto it = std::find_if(plans.begin(), plans.end(), [&](const Plan& pl) { return pl.py_name == args[i].name; });
-    if (it == plans.end() || (it->role != Role::InOut && it->role != Role::OutSized)) break;
+    if (it == plans.end()) break;
+    if (!it->param->default_value.empty()) {
+      args[i].default_value = it->param->default_value;  // annotation default: (cuFileReadv's flags=0)
+      continue;
+    }
+    if (it->role != Role::InOut && it->role != Role::OutSized) break;
     args[i].default_value = it->role == Role::OutSized ? "None" : "0";
   }
   return args;
@@ -453,7 +466,10 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
         outs.push_back({pl.py_name, list});
         break;
       case Role::OutArrayRef: outs.push_back({pl.py_name, list}); break;
-      case Role::StructItems: outs.push_back({pl.py_name, "list[" + pl.type.py + "]"}); break;
+      case Role::StructItems:
+        // Read only (cuFileReadv's iov): nothing comes back.
+        if (pl.param->direction != "in") outs.push_back({pl.py_name, "list[" + pl.type.py + "]"});
+        break;
       case Role::StructFields: {
         if (pl.param->returns_field.empty()) {
           if (pl.param->direction != "in") outs.push_back({pl.py_name, pl.type.py});
@@ -525,6 +541,13 @@ FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Fie
       default: return fp;
     }
     fp.annotation = "list[" + fp.type.py + "]";
+    return fp;
+  }
+  if (t.kind == Type::Kind::FunctionPointer && m.resolve(t.spelling).kind != TypeInfo::Kind::FunctionPointer) {
+    // A C function's address of no named type (CUfileFSOps' read): read as an int.
+    fp.kind = FieldPlan::Kind::Pointer;
+    fp.read_only = true;
+    fp.annotation = "int";
     return fp;
   }
   if (t.kind == Type::Kind::Pointer) {
@@ -606,6 +629,26 @@ ModulePlan::ModulePlan(const Library& lib) : lib(lib), conventions(lib), model(l
     }
   }
   status_py = model.resolve(status_type).py;
+  // A struct status (cuFile's CUfileError_t): the enum of its status_field is the status.
+  if (!lib.python.status_field.empty()) {
+    for (const Function& f : lib.functions) {
+      const Model::StructClass* sc = model.find_struct(f.result.spelling);
+      if (sc == nullptr) continue;
+      std::vector<const Field*> fields;
+      model.collect_fields(*sc->record, fields);
+      for (const Field* fd : fields) {
+        if (fd->name == lib.python.status_field) status_code_type = fd->type.spelling;
+      }
+      if (status_code_type.empty()) continue;
+      status_type = f.result.spelling;
+      status_py = model.resolve(status_code_type).py;
+      break;
+    }
+    if (status_code_type.empty()) {
+      throw std::runtime_error(lib.name + ": status_field '" + lib.python.status_field +
+                               "' is a field of no struct a function returns");
+    }
+  }
 }
 
 }  // namespace codegen::python

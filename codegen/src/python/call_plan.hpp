@@ -178,6 +178,7 @@ struct ModulePlan {
   std::vector<FunctionPlan> functions;   // the functions not skipped, in header order
   std::string status_type;               // C spelling of the type most functions return
   std::string status_py;                 // its Python class
+  std::string status_code_type;          // a struct status's code field's C type (CUfileOpError), else ""
   std::set<std::string> attribute_enums; // enums that type a void * value somewhere
 };
 

@@ -50,8 +50,17 @@ std::string Conventions::function_name(const std::string& c_name) const {
 
 std::string Conventions::type_name(const std::string& c_name) const {
   if (!raising_) return c_name;
-  // nvmlMemory_v2_t -> Memory_v2, as cuda.bindings.nvml spells its classes.
+  // nvmlMemory_v2_t -> Memory_v2, as cuda.bindings.nvml spells its classes; the prefix in
+  // any case (cufile.h's CUfileDescr_t, CUFileSizeTConfigParameter_t, cufileRDMAInfo_t).
   std::string name = drop_prefix(c_name);
+  const std::string& prefix = lib_.python.prefix;
+  if (name == c_name && !prefix.empty() && c_name.size() > prefix.size()) {
+    bool same = true;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+      same = same && std::tolower(static_cast<unsigned char>(c_name[i])) == std::tolower(static_cast<unsigned char>(prefix[i]));
+    }
+    if (same) name = c_name.substr(prefix.size());
+  }
   if (name.size() > 2 && name.compare(name.size() - 2, 2, "_t") == 0) name.resize(name.size() - 2);
   return name;
 }

@@ -97,9 +97,11 @@ class Conventions {
   // Header documentation as the stub shows it: enum names as Python spells them.
   std::string stub_text(const std::string& doc) const;
 
+  // numOptions -> num_options, ErrorIncompatibleDlaSWVersion -> error_incompatible_dla_sw_version.
+  static std::string snake_case(const std::string& name);
+
  private:
   std::string drop_prefix(const std::string& c_name) const;
-  static std::string snake_case(const std::string& name);
 
   const Library& lib_;
   bool raising_;

@@ -212,7 +212,7 @@ std::string PyiWriter::return_annotation(const FunctionPlan& fp) const {
   std::vector<std::string> outs;
   for (const Output& o : fp.outputs) outs.push_back(o.annotation);
   if (f.header_inline) return py_result_annotation(result);
-  if (plan_.conventions.raising() && f.result.spelling != plan_.status_type) {
+  if (plan_.conventions.raising() && (f.result.spelling != plan_.status_type || f.status_value)) {
     return f.result.spelling == "const char *" ? "str" : py_result_annotation(result);
   }
   if (plan_.conventions.raising()) {

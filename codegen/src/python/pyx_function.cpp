@@ -21,6 +21,16 @@ std::string arg_to_c(const TypeInfo& t, const std::string& obj, const std::strin
   return is_integer(t) || integer_value ? integer_to_c(t, obj, name) : to_c(t, obj, name);
 }
 
+// A struct status (CUfileError_t) the call returns.
+bool struct_status_result(const Model& m, const Function& f) {
+  return !m.lib.python.status_field.empty() && m.resolve(f.result.spelling).kind == TypeInfo::Kind::Struct;
+}
+
+// A byte count that is negative on failure (cuFileRead's ssize_t), in a library with a struct status.
+bool signed_count_result(const Model& m, const Function& f) {
+  return !m.lib.python.status_field.empty() && f.result.spelling == "ssize_t";
+}
+
 }  // namespace
 
 PyxFunction::PyxFunction(const Model& m, const FunctionPlan& plan, const std::string& public_name,
@@ -29,10 +39,15 @@ PyxFunction::PyxFunction(const Model& m, const FunctionPlan& plan, const std::st
       plan_(plan),
       f_(*plan.function),
       public_name_(public_name),
-      returns_status_(plan.function->result.spelling == status_type) {}
+      returns_status_(plan.function->result.spelling == status_type && !plan.function->status_value) {}
 
 std::string PyxFunction::render() {
-  locals_ << "    cdef " << (returns_status_ ? "long long" : m_.cython_c(f_.result.spelling)) << " _result\n";
+  const bool returns_void = f_.result.spelling == "void";
+  if (!returns_void) {
+    locals_ << "    cdef " << (returns_status_ ? "long long" : m_.cython_c(f_.result.spelling)) << " _result\n";
+  }
+  // A struct status (CUfileError_t): the call's value is the struct, _result its code.
+  if (returns_status_ && struct_status()) locals_ << "    cdef " << m_.cython_c(f_.result.spelling) << " _err\n";
   for (const Plan& pl : plan_.params) convert(pl);
 
   std::ostringstream out, inner;
@@ -549,11 +564,19 @@ void PyxFunction::struct_items(const Plan& pl) {
   const Plan* count = plan_named(pl.count);
   if (count == nullptr) throw std::runtime_error(f_.name + ": item_fields: the count names no parameter");
   std::vector<TypeInfo> item_types;
+  std::vector<bool> item_addresses;  // a pointer field (CUfileIOVec_t's base): an int address
   for (const std::string& name : pl.param->item_fields) {
     for (const Field* fd : pl.fields) {
-      if (fd->name == name) item_types.push_back(m_.resolve(fd->type.spelling));
+      if (fd->name != name) continue;
+      const bool address = fd->type.kind == Type::Kind::Pointer;
+      item_types.push_back(address ? m_.resolve("uintptr_t") : m_.resolve(fd->type.spelling));
+      item_addresses.push_back(address);
     }
   }
+  const auto item_value = [&](std::size_t i, const std::string& obj) {
+    const std::string value = integer_to_c(item_types[i], obj, n);
+    return item_addresses[i] ? "<void*>" + value : value;
+  };
   const std::vector<std::string>& names = pl.param->item_fields;
   std::string what = "a " + cls + ", an int (" + names[0] + ")";
   if (names.size() > 1) {
@@ -589,11 +612,11 @@ void PyxFunction::struct_items(const Plan& pl) {
     for (std::size_t i = 0; i < names.size(); ++i) {
       body_ << "            if len(_item_" << n << ") > " << i << ":\n"
             << "                " << cn << "[_i_" << n << "]." << cython_member(names[i]) << " = "
-            << integer_to_c(item_types[i], "_item_" + n + "[" + std::to_string(i) + "]", n) << "\n";
+            << item_value(i, "_item_" + n + "[" + std::to_string(i) + "]") << "\n";
     }
   }
   body_ << "        elif isinstance(_item_" << n << ", int):\n"
-        << "            " << cn << "[_i_" << n << "]." << cython_member(names[0]) << " = " << integer_to_c(item_types[0], "_item_" + n, n)
+        << "            " << cn << "[_i_" << n << "]." << cython_member(names[0]) << " = " << item_value(0, "_item_" + n)
         << "\n"
         << "        else:\n"
         << "            raise ValueError(f\"" << n << ": each item must be " << what << "; item {_i_" << n
@@ -602,6 +625,7 @@ void PyxFunction::struct_items(const Plan& pl) {
   cleanup_ << "        free(" << cn << ")\n";
   needs_try_ = true;
   call_args_.push_back(cast_param(pl) + cn);
+  if (pl.param->direction == "in") return;  // read only (cuFileReadv's iov): nothing written back
   writebacks_ << "    for _i_" << n << " in range(_len_" << n << "):\n"
               << "        if isinstance(_seq_" << n << "[_i_" << n << "], " << cls << "):\n"
               << "            memcpy((<" << cls << ">_seq_" << n << "[_i_" << n << "])._ptr, &" << cn << "[_i_" << n
@@ -856,9 +880,27 @@ void PyxFunction::callback_setup(std::ostringstream& prelude, std::ostringstream
         << "        _trampoline = True\n";
 }
 
+bool PyxFunction::struct_status() const { return !m_.lib.python.status_field.empty(); }
+
+// What a call assigns: _result, or for a struct status the struct (_err) and then its code.
+std::string PyxFunction::call_target() const { return returns_status_ && struct_status() ? "_err" : "_result"; }
+
+std::string PyxFunction::after_call(const std::string& pad) const {
+  if (!(returns_status_ && struct_status())) return "";
+  return pad + "_result = _err." + m_.lib.python.status_field + "\n";
+}
+
+std::string PyxFunction::check_call() const {
+  if (returns_status_ && struct_status() && !m_.lib.python.status_detail.empty()) {
+    return "_check(_result, _err." + m_.lib.python.status_detail + ")";
+  }
+  return "_check(_result)";
+}
+
 void PyxFunction::call(std::ostringstream& inner) const {
   std::string args;
   for (const auto& a : call_args_) args += (args.empty() ? "" : ", ") + a;
+  const std::string target = call_target();
   if (f_.header_inline) {
     // A helper defined in the header (make_cudaExtent): no library call, so
     // no GIL release, and its value comes back alone, as in cuda.bindings.
@@ -873,7 +915,13 @@ void PyxFunction::call(std::ostringstream& inner) const {
           << "        _loader_error(_e)\n";
   } else {
     inner << "    with nogil:\n";
-    inner << "        _result = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+    if (f_.result.spelling == "void") {
+      // Nothing comes back (cuFileHandleDeregister).
+      inner << "        " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+    } else {
+      inner << "        " << target << " = " << m_.cy << "." << public_name_ << "(" << args << ")\n";
+    }
+    inner << after_call("    ");
   }
   if (queried_ != nullptr) {
     const std::string cn = "_c_" + queried_->py_name;
@@ -956,7 +1004,13 @@ void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std
                                        : to_python(result, "_result");
   std::string outs;
   for (const auto& e : out_exprs) outs += ", " + e;
-  if (m_.conventions.raising() && !returns_status_) {
+  if (m_.conventions.raising() && f_.result.spelling == "void") {
+    inner << pad << "return " << (out_exprs.empty() ? "None" : outs.substr(2)) << "\n";
+  } else if (m_.conventions.raising() && signed_count_result(m_, f_)) {
+    // cuFileRead's count: -1 with errno set, or a negative CUfileOpError.
+    inner << pad << "_check_count(_result)\n";
+    inner << pad << "return " << (out_exprs.empty() ? "_result" : "(_result" + outs + ", )") << "\n";
+  } else if (m_.conventions.raising() && !returns_status_) {
     // A value rather than a status (nvvmGetErrorString): returned as cuda.bindings
     // returns it, a C string as str ("" for NULL: nvFatbinGetErrorString of success).
     const std::string value = f_.result.spelling == "const char *"
@@ -964,7 +1018,7 @@ void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std
                                   : to_python(result, "_result");
     inner << pad << "return " << (out_exprs.empty() ? value : "(" + value + outs + ", )") << "\n";
   } else if (m_.conventions.raising()) {
-    inner << pad << "_check(_result)\n";
+    inner << pad << check_call() << "\n";
     if (out_exprs.empty()) {
       inner << pad << "return None\n";
     } else if (out_exprs.size() == 1) {
@@ -1029,6 +1083,15 @@ std::string function_doc(const Model& m, const FunctionPlan& plan, const std::st
   for (const Output& o : plan.outputs) names.push_back(o.name);
   if (f.header_inline) {
     d << f.result.spelling << " (a helper the header defines; no library call)";
+  } else if (m.conventions.raising() && f.result.spelling == "void") {
+    d << (names.empty() ? std::string("None") : join(names)) << " (the call reports no status)";
+  } else if (m.conventions.raising() && f.status_value) {
+    d << "the status, as a " << m.resolve(f.result.spelling).py << " (nothing is raised)";
+  } else if (m.conventions.raising() && struct_status_result(m, f)) {
+    d << (names.empty() ? std::string("None") : join(names)) << "; raises " << m.conventions.error_class() << " on failure.";
+  } else if (m.conventions.raising() && signed_count_result(m, f)) {
+    d << "int, the bytes moved; raises " << m.conventions.error_class()
+      << " for a negative CUfileOpError, OSError for -1 (errno).";
   } else if (m.conventions.raising() && m.resolve(f.result.spelling).kind != TypeInfo::Kind::Enum) {
     // No status to raise on (nvvmGetErrorString): the value itself.
     d << (f.result.spelling == "const char *" ? "str" : f.result.spelling) << " (no status: nothing is raised)";

@@ -56,6 +56,10 @@ class PyxFunction {
 
   void callback_setup(std::ostringstream& prelude, std::ostringstream& inner) const;
   void call(std::ostringstream& inner) const;
+  bool struct_status() const;
+  std::string call_target() const;
+  std::string after_call(const std::string& pad) const;
+  std::string check_call() const;
   // Frees what a failed call output anyway (Function::release_on_error).
   void release_on_error(std::ostringstream& inner) const;
   void returns(std::ostringstream& inner) const;

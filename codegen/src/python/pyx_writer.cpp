@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -27,7 +28,16 @@ std::string PyxWriter::run() {
   functions();
   helpers();
   sizes();
-  return o_.str();
+  // POSIX types a header uses (cufile.h's off_t), declared by Cython itself.
+  std::string text = o_.str();
+  const std::string anchor = "from cpython.object cimport PyObject\n";
+  if (std::regex_search(text, std::regex("\\bcpp_bool\\b"))) {
+    text.insert(text.find(anchor) + anchor.size(), "from libcpp cimport bool as cpp_bool\n");
+  }
+  if (std::regex_search(text, std::regex("\\boff_t\\b"))) {
+    text.insert(text.find(anchor) + anchor.size(), "from posix.types cimport off_t\n");
+  }
+  return text;
 }
 
 void PyxWriter::header() {
@@ -93,6 +103,26 @@ void PyxWriter::constants() {
 
 // Enum classes are built on first use (module __getattr__): a module holds
 // hundreds of them and most programs touch a few.
+// member_aliases: the other names cuda.bindings gives a member (cuda.bindings.cudla:
+// CUDLA_MODULE_DEFAULT is also MODULE_DEFAULT; cudlaErrorOs is also ErrorOs and ERROR_OS).
+std::vector<std::string> PyxWriter::member_aliases(const std::string& member) const {
+  std::vector<std::string> out;
+  const std::string& prefix = lib_.python.prefix;
+  if (!lib_.python.member_aliases || prefix.empty() || member.size() <= prefix.size()) return out;
+  std::string upper = prefix;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (member.rfind(upper + "_", 0) == 0 && member.size() > upper.size() + 1) {
+    out.push_back(member.substr(upper.size() + 1));
+  } else if (member.rfind(prefix, 0) == 0 && std::isupper(static_cast<unsigned char>(member[prefix.size()]))) {
+    const std::string camel = member.substr(prefix.size());
+    std::string snake = Conventions::snake_case(camel);
+    for (char& c : snake) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out.push_back(camel);
+    out.push_back(snake);
+  }
+  return out;
+}
+
 void PyxWriter::enums() {
   const Conventions& names = plan_.conventions;
   o_ << "# Enums, built on first use\n";
@@ -105,9 +135,13 @@ void PyxWriter::enums() {
     std::replace(spec.begin(), spec.end(), '\n', ' ');
     spec += "\n";
     // Members as cuda.bindings names them (NVML_P2P_CAPS_INDEX_READ -> P2P_CAPS_INDEX_READ,
-    // NVML_CLOCK_ID_CURRENT -> CURRENT), then their other names (a second name of a
-    // value is that member's alias).
-    for (const auto& v : e.enumerators) spec += names.member_name(e, v) + " " + Conventions::member_value(e, v.value) + " ";
+    // NVML_CLOCK_ID_CURRENT -> CURRENT), each with its other names (member_aliases),
+    // then the enum's extra names (a second name of a value is that member's alias).
+    for (const auto& v : e.enumerators) {
+      const std::string value = Conventions::member_value(e, v.value);
+      spec += names.member_name(e, v) + " " + value + " ";
+      for (const std::string& alias : member_aliases(v.name)) spec += alias + " " + value + " ";
+    }
     for (const auto& [name, value] : names.extra_members(e)) spec += name + " " + Conventions::member_value(e, value) + " ";
     o_ << "    \"" << names.enum_name(e.name) << "\": " << py_string(spec) << ",\n";
   }
@@ -162,6 +196,36 @@ void PyxWriter::enum_table() {
 void PyxWriter::status() {
   if (!plan_.conventions.raising()) return;
   const std::string& error_class = plan_.conventions.error_class();
+  if (!lib_.python.status_detail.empty()) {
+    // A struct status (CUfileError_t): the code and the detail it carries (cu_err, a CUresult).
+    const std::string& detail = lib_.python.status_detail;
+    o_ << "class " << error_class << "(Exception):\n"
+       << "    \"\"\"A failed " << lib_.display_name << " call: .status is the " << plan_.status_py << ", ."
+       << detail << " the CUDA driver's status where the library reports one.\"\"\"\n\n"
+       << "    def __init__(self, status, " << detail << "=None):\n"
+       << "        status = _status(int(status))\n"
+       << "        self.status = status\n"
+       << "        self." << detail << " = " << detail << "\n"
+       << "        text = f\"{status.name} ({int(status)})\"\n"
+       << "        if " << detail << ":\n"
+       << "            text += f\"; CUDA driver status {int(" << detail << ")}\"\n"
+       << "        super().__init__(text)\n\n"
+       << "    def __reduce__(self):\n"
+       << "        return (type(self), (self.status, self." << detail << "))\n\n"
+       << "from libc.errno cimport errno as _errno\nimport os as _os\n\n"
+       << "cdef int _check_count(long long value) except -1:\n"
+       << "    # A byte count: -1 with errno set (a file system error), or a negative status.\n"
+       << "    if value == -1:\n"
+       << "        raise OSError(_errno, _os.strerror(_errno))\n"
+       << "    if value < 0:\n"
+       << "        raise " << error_class << "(_status(-value))\n"
+       << "    return 0\n\n"
+       << "cdef int _check(long long code, long long " << detail << "=0) except -1:\n"
+       << "    if code != 0:\n"
+       << "        raise " << error_class << "(_status(code), " << detail << " if " << detail << " else None)\n"
+       << "    return 0\n\n";
+    return;
+  }
   o_ << "class " << error_class << "(Exception):\n"
      << "    \"\"\"A failed " << lib_.display_name << " call: .status is the Result, .log the error log when one was kept.\"\"\"\n\n"
      << "    def __init__(self, status, log=None):\n"
@@ -179,6 +243,11 @@ void PyxWriter::status() {
      << "        raise " << (plan_.conventions.error_subclasses() ? "_ERRORS.get(code, " + error_class + ")" : error_class)
      << "(_status(code))\n"
      << "    return 0\n\n";
+  if (lib_.python.check_status && !plan_.conventions.error_subclasses()) {
+    o_ << "cpdef int check_status(int status) except? -1:\n"
+       << "    \"\"\"Raises " << error_class << " for a failing status; returns 0 for success.\"\"\"\n"
+       << "    return _check(status)\n\n";
+  }
   if (plan_.conventions.error_subclasses()) error_subclasses();
 }
 

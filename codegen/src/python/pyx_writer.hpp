@@ -57,6 +57,7 @@ class PyxWriter {
   std::string typed_spec(const std::string& type) const;
 
   const ModulePlan& plan_;
+  std::vector<std::string> member_aliases(const std::string& member) const;
   const Library& lib_;
   const Model& m_;
   const EmitOptions& options_;

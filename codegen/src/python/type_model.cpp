@@ -30,6 +30,8 @@ const std::map<std::string, std::pair<std::string, bool>>& scalars() {
       {"int32_t", {"i", false}},        {"uint32_t", {"I", false}},         {"int64_t", {"q", false}},
       {"uint64_t", {"Q", false}},       {"intptr_t", {"n", false}},         {"uintptr_t", {"N", false}},
       {"_Bool", {"?", false}},          {"bool", {"?", false}},
+      // POSIX's (cufile.h): file offsets and signed byte counts.
+      {"off_t", {"q", false}},          {"loff_t", {"q", false}},           {"ssize_t", {"n", false}},
   };
   return table;
 }
@@ -135,7 +137,8 @@ void Model::add_structs() {
 }
 
 std::string Model::cython_type(const std::string& name) const {
-  if (scalars().count(name)) return name == "_Bool" ? "bint" : name;
+  // C++'s bool (cufile.h's) is libcpp's, cimported as cpp_bool: `bool` in a .pyx is Python's.
+  if (scalars().count(name)) return name == "_Bool" ? "bint" : name == "bool" ? "cpp_bool" : name;
   if (name == "void") return "void";
   return cy + "." + name;
 }
@@ -153,7 +156,7 @@ std::string Model::cython_spelling(const std::string& spelling) const {
     const std::string id = it->str();
     if (id == "const" || id == "volatile" || scalars().count(id) || id == "void" || id == "unsigned" ||
         id == "signed" || id == "long" || id == "int" || id == "char" || id == "short") {
-      out += id;
+      out += id == "bool" ? "cpp_bool" : id;
     } else {
       out += cy + "." + id;
     }
@@ -228,6 +231,13 @@ TypeInfo Model::resolve(const std::string& spelling) const {
       return inner;
     }
     if (td->kind == Typedef::Kind::RecordAlias) return resolve(td->record);
+    if (td->kind == Typedef::Kind::EnumAlias && td->foreign) {
+      // Another library's enum (cufile.h's CUresult): its value as an int.
+      t.kind = TypeInfo::Kind::Scalar;
+      t.c = cy + "." + name;
+      t.format = "i";
+      return t;
+    }
   }
   return t;
 }

@@ -10,7 +10,7 @@ The reference is the cuda-bindings release for the CUDA version of the headers
 cubind.bindings was generated from (13.5): the environment's own, or the one
 scripts/setup.sh installs apart in the repository's .cuda-bindings-new, which
 tests/python/conftest.py puts first on sys.path where the environment's is another
-release. NVML is compared by test_differential_nvml.py.
+release. NVML, cuFile and cuDLA are compared by test_differential_libraries.py.
 """
 import ast
 import enum

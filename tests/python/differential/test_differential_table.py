@@ -22,15 +22,15 @@ def all_cases():
     from test_differential_names import ENUM_CASES, NAME_CASES
     from test_differential_structs import FIELD_CASES, REPR_CASES, STRUCT_CASES
     try:
-        from test_differential_nvml import CASES as NVML_CASES
+        from test_differential_libraries import CASES as LIBRARY_CASES
     except BaseException:  # that module skips without cuda-bindings 13.5: its entries stand
-        NVML_CASES = [c for c in known.DIFFERENCES if c.startswith("nvml-")]
+        LIBRARY_CASES = [c for c in known.DIFFERENCES if c.split("-", 1)[0] in ("nvml", "cufile", "cudla")]
     return set(NAME_CASES + ENUM_CASES + SIGNATURE_CASES + INTROSPECT_CASES + CALL_CASES
-               + STRUCT_CASES + REPR_CASES + FIELD_CASES + NVML_CASES)
+               + STRUCT_CASES + REPR_CASES + FIELD_CASES + LIBRARY_CASES)
 
 
 def test_every_entry_is_a_case_of_the_suite():
-    # The entries of the modules this suite compares (NVML's: test_differential_nvml.py).
+    # The entries of the modules this suite compares (NVML's, cuFile's, cuDLA's: test_differential_libraries.py).
     ours = {k for k in known.DIFFERENCES if k.split(":", 1)[1].split(".", 1)[0] in _diff.PAIRS}
     stale = sorted(ours - all_cases())
     assert not stale, f"entries of known_differences.py that name no case: {stale[:20]}"

@@ -1,13 +1,14 @@
-"""Prints, as JSON, the public surface of an nvml module: every public name
-with its kind, each function's parameter names (from inspect.signature, else
-the signature line that opens its docstring), each enum's members, each struct
-class's fields and each exception class's bases.
+"""Prints, as JSON, the public surface of a bindings module (nvml, cufile, cudla):
+every public name with its kind, each function's parameters (names in order, with
+=default where one has a default; from inspect.signature, else the signature line
+that opens its docstring), each enum's members, each struct class's fields and
+each exception class's bases and constructor parameters.
 
-    python _nvml_surface.py cubind.bindings.nvml
-    python _nvml_surface.py cuda.bindings.nvml     (run with cuda-bindings 13.5 first on sys.path)
+    python _library_surface.py cubind.bindings.nvml
+    python _library_surface.py cuda.bindings.nvml     (run with cuda-bindings 13.5 first on sys.path)
 
-Run in a child interpreter by test_differential_nvml.py: the venv's cuda-bindings
-(13.0) has no nvml module, so NVIDIA's is imported from a folder of its own.
+Run in a child interpreter by test_differential_libraries.py: the venv's cuda-bindings
+(13.0) has no nvml or cudla module, so NVIDIA's is imported from a folder of its own.
 """
 import enum
 import importlib
@@ -22,7 +23,8 @@ _SIGNATURE = re.compile(r"^\s*(\w+)\((.*?)\)(\s*->.*)?$")
 
 def params_of(func):
     try:
-        return [p.name for p in inspect.signature(func).parameters.values()]
+        return [p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default!r}"
+                for p in inspect.signature(func).parameters.values()]
     except (TypeError, ValueError):
         pass
     first = (func.__doc__ or "").strip().splitlines()
@@ -44,7 +46,8 @@ def params_of(func):
         head = p.split("=")[0].split(":")[0].strip()
         if head in ("*", "/", ""):
             continue
-        names.append(head.split()[-1])
+        default = p.split("=", 1)[1].strip() if "=" in p else None
+        names.append(head.split()[-1] + ("" if default is None else "=" + default))
     return names
 
 
@@ -69,7 +72,8 @@ def surface(module):
             out["enums"][name] = {k: int(v) for k, v in obj.__members__.items()}
         elif isinstance(obj, type) and issubclass(obj, BaseException):
             kind = "exception"
-            out["exceptions"][name] = [b.__name__ for b in obj.__bases__]
+            out["exceptions"][name] = {"bases": [b.__name__ for b in obj.__bases__],
+                                       "init": params_of(obj.__init__) if "__init__" in vars(obj) else None}
         elif isinstance(obj, type):
             kind = "class"
             fields = []
