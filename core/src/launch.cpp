@@ -97,6 +97,19 @@ void check_kernel_arguments(const std::string& kernel_name, const KernelParam* p
   }
 }
 
+void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args) {
+  if (stream.handle() == detail::invalid_stream()) detail::require_stream(stream, "cubind::launch");
+  // A copy on the stack with this call's stream: `rendered` may be shared by
+  // threads launching at once. Its attributes are pointed at, not copied:
+  // the driver only reads them.
+  CUlaunchConfig config = rendered.config;
+  config.hStream = stream.handle();
+  config.attrs = const_cast<CUlaunchAttribute*>(rendered.attributes);
+  detail::check(raw::cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel.handle()),
+                                      const_cast<void**>(args), nullptr),
+                "cuLaunchKernelEx");
+}
+
 void launch_type_erased(StreamRef stream, const LaunchConfig& config, const Kernel& kernel, void* const* args,
                         const std::size_t* sizes, std::size_t count) {
   detail::require_stream(stream, "cubind::launch");

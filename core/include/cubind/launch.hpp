@@ -12,9 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "cubind/error.hpp"
 #include "cubind/kernel.hpp"
-#include "cubind/raw/driver.hpp"
 #include "cubind/stream.hpp"
 
 namespace cubind {
@@ -94,23 +92,7 @@ const std::vector<KernelParam>& parameters_for_launch(const Kernel& kernel, Stre
 // sizes again would compare that layout with itself, on every launch.
 // @throws std::logic_error for a null Kernel or the StreamRef of a null Stream
 // @throws CudaError from cuLaunchKernelEx
-// Inline, so that a binding's launch is one function up to the driver's
-// entry point.
-inline void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel,
-                            void* const* args) {
-  if (stream.handle() == detail::invalid_stream()) detail::require_stream(stream, "cubind::launch");
-  // A copy on the stack with this call's stream: `rendered` may be shared by
-  // threads launching at once. Its attributes are pointed at, not copied:
-  // the driver only reads them.
-  CUlaunchConfig config = rendered.config;
-  config.hStream = stream.handle();
-  config.attrs = const_cast<CUlaunchAttribute*>(rendered.attributes);
-  // A CUkernel goes where a CUfunction is expected: the driver loads it into
-  // the stream's context (the current one for a default stream) on first use.
-  detail::check(raw::cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel.handle()),
-                                      const_cast<void**>(args), nullptr),
-                "cuLaunchKernelEx");
-}
+void launch_rendered(StreamRef stream, const NativeLaunchConfig& rendered, const Kernel& kernel, void* const* args);
 
 // Launches with arguments given as pointers to their bytes, as a caller that
 // knows argument types only at run time has them: args[i] points at sizes[i]

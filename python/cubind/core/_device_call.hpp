@@ -9,10 +9,45 @@
 #pragma once
 
 #include <Python.h>
+#include <structmember.h>
 
 #include "_type_call.hpp"
 
 namespace cubind_core {
+
+// Device's __slots__ read and written in place, for set_current: a slot's
+// offset in the object, from the class's member descriptor, or -1 when the
+// attribute is not a plain object slot (then the usual attribute access).
+inline Py_ssize_t slot_offset(PyObject* cls, const char* name) {
+  PyObject* descriptor = PyObject_GetAttrString(cls, name);
+  if (descriptor == nullptr) {
+    PyErr_Clear();
+    return -1;
+  }
+  Py_ssize_t offset = -1;
+  if (Py_TYPE(descriptor) == &PyMemberDescr_Type) {
+    const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descriptor)->d_member;
+    // Py_T_OBJECT_EX (T_OBJECT_EX before 3.12): what __slots__ makes.
+    if (member->type == 16 && !(member->flags & READONLY)) offset = member->offset;
+  }
+  Py_DECREF(descriptor);
+  return offset;
+}
+
+// The object in o's slot at `offset` (borrowed), nullptr when it is unset.
+inline PyObject* slot_get(PyObject* o, Py_ssize_t offset) {
+  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);
+}
+
+// o's slot at `offset` set to None.
+inline void slot_set_none(PyObject* o, Py_ssize_t offset) {
+  PyObject** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);
+  PyObject* old = *slot;
+  if (old == Py_None) return;
+  Py_INCREF(Py_None);
+  *slot = Py_None;
+  Py_XDECREF(old);
+}
 
 // Device(device_id) for the class `type`: a new reference, or nullptr with
 // an error set. Set once, by install_device_call.

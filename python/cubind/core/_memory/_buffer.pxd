@@ -24,6 +24,7 @@ cdef class Buffer:
     cdef bint _empty      # an open buffer of 0 bytes (no memory, no address), until closed
     cdef int _free(self, object stream) except -1
     cdef int _require_open(self) except -1
+cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object stream) except -1
 cdef Buffer _allocate(MemoryResource mr, object size, object stream)
 cdef size_t _size_arg_slow(object size, object owner, str method) except? 0
 

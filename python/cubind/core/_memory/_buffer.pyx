@@ -81,11 +81,11 @@ Where Buffers get their memory. Subclass it in Python to provide one:
         return self._cpp.get().device_id()
 
 
-cdef Buffer _allocate(MemoryResource mr, object size, object stream):
-    # MemoryResource.allocate, and Device.allocate's path to its resource
-    # without a second Python call: the size and stream checked, the memory
-    # taken with the GIL released, the Buffer filled in.
-    cdef Buffer buffer
+cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object stream) except -1:
+    # MemoryResource.allocate into a new Buffer (or one of a subclass, made
+    # by its resource), and Device.allocate's path to its resource without a
+    # second Python call: the size and stream checked, the memory taken with
+    # the GIL released, the Buffer filled in.
     cdef cpp.CUstream handle
     cdef size_t nbytes
     mr._ensure()
@@ -95,19 +95,23 @@ cdef Buffer _allocate(MemoryResource mr, object size, object stream):
     if type(size) is int and size == 0:
         # As in cuda.core: a buffer of 0 bytes at address 0, of this
         # resource, with no driver call (there is nothing to allocate).
-        buffer = Buffer.__new__(Buffer)
         buffer._mr = mr
         buffer._stream = stream
         buffer._empty = True
-        return buffer
+        return 0
     nbytes = _size_arg(size, mr, "allocate")
-    buffer = Buffer.__new__(Buffer)
     with nogil:
         buffer._cpp.reset(cpp.buffer_allocate(mr._cpp, nbytes, handle))
     buffer._ptr = <uintptr_t>buffer._cpp.get().handle()
     buffer._size = nbytes
     buffer._mr = mr
     buffer._stream = stream
+    return 0
+
+
+cdef Buffer _allocate(MemoryResource mr, object size, object stream):
+    cdef Buffer buffer = Buffer.__new__(Buffer)
+    _allocate_into(buffer, mr, size, stream)
     return buffer
 
 

@@ -6,13 +6,12 @@
 
 from libc.stdint cimport uintptr_t
 from libcpp.memory cimport shared_ptr, static_pointer_cast
-from libcpp.utility cimport move
 from libcpp.vector cimport vector
 
 cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _Device as Device, _device_count, _device_ordinal
 from cubind.core._errors cimport _raw_handle
-from cubind.core._memory._buffer cimport _allocate, Buffer, MemoryResource
+from cubind.core._memory._buffer cimport _allocate_into, Buffer, MemoryResource
 from cubind.core._stream cimport _stream_handle
 
 import collections.abc
@@ -361,11 +360,8 @@ Managed (unified) memory, stream-ordered, from a managed memory pool
 
     def allocate(self, size, *, stream):
         """A ManagedBuffer of size bytes, allocated in order on stream."""
-        cdef Buffer plain = _allocate(self, size, stream)
         cdef ManagedBuffer buffer = ManagedBuffer.__new__(ManagedBuffer)
-        buffer._cpp = move(plain._cpp)
-        buffer._ptr, buffer._size, buffer._mr, buffer._stream = plain._ptr, plain._size, plain._mr, plain._stream
-        plain._ptr, plain._size, plain._mr = 0, 0, None
+        _allocate_into(buffer, self, size, stream)
         return buffer
 
     def close(self):

@@ -199,10 +199,6 @@ cdef class KernelParamsBuffer:
     cdef Py_buffer view
     cdef bint held
 
-    def __cinit__(self, obj):
-        PyObject_GetBuffer(obj, &self.view, PyBUF_ANY_CONTIGUOUS)
-        self.held = True
-
     def __dealloc__(self):
         if self.held:
             PyBuffer_Release(&self.view)
@@ -217,7 +213,11 @@ cdef object kernel_params(object obj):
         values, types = obj
         return KernelParams(values, types)
     if PyObject_CheckBuffer(obj):
-        return KernelParamsBuffer(obj)
+        # Made without a call of the class (no argument tuple to parse).
+        exported = KernelParamsBuffer.__new__(KernelParamsBuffer)
+        PyObject_GetBuffer(obj, &(<KernelParamsBuffer>exported).view, PyBUF_ANY_CONTIGUOUS)
+        (<KernelParamsBuffer>exported).held = True
+        return exported
     try:
         return _index(obj)
     except TypeError:
