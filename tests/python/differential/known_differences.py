@@ -1317,6 +1317,15 @@ REASONS.update({
                                "counter lists, the vGPU placement id arrays (unsigned int *, "
                                "returned inside the struct, which needs the NumPy layer's owned arrays); the descriptor's "
                                "struct keys (fields, queried, buffers) do not yet express those"),
+    "nvml-counted-pointer-arrays": (7, "struct classes whose array is a pointer with a count beside it "
+                                       "(ProcessDetailList_v1.proc_array, VgpuTypeIdInfo_v1.vgpu_type_ids, ...): "
+                                       "cuda.bindings.nvml reads the array through the pointer and has no count "
+                                       "attribute; cubind keeps the count and the pointer's address: counted_fields "
+                                       "has to take pointer arrays (and VgpuTypeBar1Info_v1's bar1size is one word there)"),
+    "cudla-counted-pointer-arrays": (7, "cudlaTask's input and output tensor lists and the wait and signal event "
+                                        "lists are pointers with a count beside them: cuda.bindings.cudla reads them "
+                                        "as lists and has no count attribute; cubind keeps the counts and the "
+                                        "pointers' addresses: counted_fields has to take pointer arrays"),
     "nvml-nvlink-max-links": (8, "NVLINK_MAX_LINKS is nvml.h's value, 36; cuda.bindings.nvml 13.5 has 18", D),
     "nvml-sizeof": (10, "nvml has sizeof(NAME), the size of a struct or handle type, as cubind's other modules", D),
     "nvml-newer-header": (10, "enums carry the members of the nvml.h cubind is generated from (nvidia-nvml-dev 13.5), "
@@ -1472,18 +1481,49 @@ DIFFERENCES.update({
     'nvml-name:WorkloadPowerProfileInfo_v1': 'extra-header-names',
     'nvml-name:WorkloadPowerProfileProfilesInfo_v1': 'extra-header-names',
     'nvml-name:WorkloadPowerProfileRequestedProfiles_v1': 'extra-header-names',
+    'cufile-name:drv_props_dtype': 'extra-header-names',
+    'cufile-name:error_dtype': 'extra-header-names',
+    'cufile-name:fs_ops_dtype': 'extra-header-names',
+    'cufile-name:rdma_info_dtype': 'extra-header-names',
+    'nvml-name:device_capabilities_v1_dtype': 'extra-header-names',
+    'nvml-name:device_current_clock_freqs_v1_dtype': 'extra-header-names',
+    'nvml-name:device_perf_modes_v1_dtype': 'extra-header-names',
+    'nvml-name:dram_encryption_info_v1_dtype': 'extra-header-names',
+    'nvml-name:fan_speed_info_v1_dtype': 'extra-header-names',
+    'nvml-name:margin_temperature_v1_dtype': 'extra-header-names',
+    'nvml-name:pdi_v1_dtype': 'extra-header-names',
+    'nvml-name:power_smoothing_profile_v1_dtype': 'extra-header-names',
+    'nvml-name:power_smoothing_state_v1_dtype': 'extra-header-names',
+    'nvml-name:system_driver_branch_info_v1_dtype': 'extra-header-names',
+    'nvml-name:system_event_set_create_request_v1_dtype': 'extra-header-names',
+    'nvml-name:system_event_set_free_request_v1_dtype': 'extra-header-names',
+    'nvml-name:system_event_set_wait_request_v1_dtype': 'extra-header-names',
+    'nvml-name:system_register_event_request_v1_dtype': 'extra-header-names',
+    'nvml-name:temperature_v1_dtype': 'extra-header-names',
+    'nvml-name:uuid_v1_dtype': 'extra-header-names',
+    'nvml-name:vgpu_heterogeneous_mode_v1_dtype': 'extra-header-names',
+    'nvml-name:vgpu_placement_id_v1_dtype': 'extra-header-names',
+    'nvml-name:vgpu_runtime_state_v1_dtype': 'extra-header-names',
+    'nvml-name:vgpu_type_max_instance_v1_dtype': 'extra-header-names',
+    'nvml-name:workload_power_profile_current_profiles_v1_dtype': 'extra-header-names',
+    'nvml-name:workload_power_profile_info_v1_dtype': 'extra-header-names',
+    'nvml-name:workload_power_profile_profiles_info_v1_dtype': 'extra-header-names',
+    'nvml-name:workload_power_profile_requested_profiles_v1_dtype': 'extra-header-names',
+    'nvml-struct:ActiveVgpuInstanceInfo_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:EccSramUniqueUncorrectedErrorCounts_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:ProcessDetailList_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:ProcessesUtilizationInfo_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuCreatablePlacementInfo_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuInstancesUtilizationInfo_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuPlacementList_v2': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuProcessesUtilizationInfo_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuTypeBar1Info_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuTypeIdInfo_v1': 'nvml-counted-pointer-arrays',
 })
 
 
 # cuFile's and cuDLA's reasons (cases cufile-*, cudla-*: test_differential_libraries.py, against cuda-bindings 13.5).
 REASONS.update({
-    "cufile-numpy-structs": (7, "cuda.bindings.cufile's struct classes are NumPy-backed (ptr, from_data, from_ptr, "
-                                "from_buffer, a *_dtype per struct, fields base_ and size_); cubind's are Struct classes "
-                                "with the same fields: waiting for the generator's NumPy struct layer, switched on in "
-                                "cufile.yaml's python block"),
-    "cudla-numpy-structs": (7, "cuda.bindings.cudla's struct classes are NumPy-backed (ptr, from_data, from_ptr, "
-                               "from_buffer, a *_dtype per struct, size_); cubind's are Struct classes with the same "
-                               "fields: waiting for the generator's NumPy struct layer, switched on in cudla.yaml"),
     "cufile-pycuresult": (10, "cuda.bindings.cufile re-exports the driver's CUresult as pyCUresult; cubind gives "
                               "cuFileError.cu_err as the int: the descriptor has to name the foreign enum to bind"),
     "library-enum-member-names": (8, "cuda.bindings also names CUFILE_BATCH, the one member of BatchMode, BATCH, and "
@@ -1570,32 +1610,16 @@ DIFFERENCES.update({
     'cudla-name:CUDLA_VER_MINOR': 'extra-header-names',
     'cudla-name:CUDLA_VER_PATCH': 'extra-header-names',
     'cudla-name:NvSciSyncAttributes': 'extra-header-names',
-    'cudla-name:dev_attribute_dtype': 'cudla-numpy-structs',
-    'cudla-name:external_memory_handle_desc_dtype': 'cudla-numpy-structs',
-    'cudla-name:external_semaphore_handle_desc_dtype': 'cudla-numpy-structs',
-    'cudla-name:fence_dtype': 'cudla-numpy-structs',
-    'cudla-name:module_attribute_dtype': 'cudla-numpy-structs',
-    'cudla-name:module_tensor_descriptor_dtype': 'cudla-numpy-structs',
-    'cudla-name:signal_events_dtype': 'cudla-numpy-structs',
     'cudla-name:sizeof': 'module-sizeof',
-    'cudla-name:task_dtype': 'cudla-numpy-structs',
-    'cudla-name:wait_events_dtype': 'cudla-numpy-structs',
-    'cudla-struct:DevAttribute': 'cudla-numpy-structs',
-    'cudla-struct:ExternalMemoryHandleDesc': 'cudla-numpy-structs',
-    'cudla-struct:ExternalSemaphoreHandleDesc': 'cudla-numpy-structs',
-    'cudla-struct:Fence': 'cudla-numpy-structs',
-    'cudla-struct:ModuleAttribute': 'cudla-numpy-structs',
-    'cudla-struct:ModuleTensorDescriptor': 'cudla-numpy-structs',
-    'cudla-struct:SignalEvents': 'cudla-numpy-structs',
-    'cudla-struct:Task': 'cudla-numpy-structs',
-    'cudla-struct:WaitEvents': 'cudla-numpy-structs',
+    'cudla-struct:SignalEvents': 'cudla-counted-pointer-arrays',
+    'cudla-struct:Task': 'cudla-counted-pointer-arrays',
+    'cudla-struct:WaitEvents': 'cudla-counted-pointer-arrays',
     'cufile-enum:ArrayConfigParameter': 'enum-extra-members',
     'cufile-enum:BatchMode': 'library-enum-member-names',
     'cufile-enum:BoolConfigParameter': 'enum-extra-members',
     'cufile-enum:DriverControlFlags': 'enum-extra-members',
     'cufile-enum:DriverStatusFlags': 'enum-extra-members',
     'cufile-enum:FeatureFlags': 'enum-extra-members',
-    'cufile-enum:FileHandleType': 'enum-extra-members',
     'cufile-enum:OpError': 'enum-extra-members',
     'cufile-enum:Opcode': 'enum-extra-members',
     'cufile-enum:P2PFlags': 'enum-extra-members',
@@ -1622,26 +1646,8 @@ DIFFERENCES.update({
     'cufile-name:Error': 'extra-header-names',
     'cufile-name:FSOps': 'extra-header-names',
     'cufile-name:RDMAInfo': 'extra-header-names',
-    'cufile-name:descr_dtype': 'cufile-numpy-structs',
-    'cufile-name:io_events_dtype': 'cufile-numpy-structs',
-    'cufile-name:io_params_dtype': 'cufile-numpy-structs',
-    'cufile-name:io_vec_dtype': 'cufile-numpy-structs',
-    'cufile-name:op_counter_dtype': 'cufile-numpy-structs',
-    'cufile-name:per_gpu_stats_dtype': 'cufile-numpy-structs',
     'cufile-name:pyCUresult': 'cufile-pycuresult',
     'cufile-name:sizeof': 'module-sizeof',
-    'cufile-name:stats_level1_dtype': 'cufile-numpy-structs',
-    'cufile-name:stats_level2_dtype': 'cufile-numpy-structs',
-    'cufile-name:stats_level3_dtype': 'cufile-numpy-structs',
-    'cufile-struct:Descr': 'cufile-numpy-structs',
-    'cufile-struct:IOEvents': 'cufile-numpy-structs',
-    'cufile-struct:IOParams': 'cufile-numpy-structs',
-    'cufile-struct:IOVec': 'cufile-numpy-structs',
-    'cufile-struct:OpCounter': 'cufile-numpy-structs',
-    'cufile-struct:PerGpuStats': 'cufile-numpy-structs',
-    'cufile-struct:StatsLevel1': 'cufile-numpy-structs',
-    'cufile-struct:StatsLevel2': 'cufile-numpy-structs',
-    'cufile-struct:StatsLevel3': 'cufile-numpy-structs',
 })
 
 

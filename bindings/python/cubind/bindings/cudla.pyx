@@ -19,6 +19,15 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cubind.bindings cimport cycudla
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cubind.bindings._support import numpy_structs as _np_structs
+
+cdef uintptr_t _buffer_address(object view) except? 0:
+    cdef Py_buffer b
+    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)
+    cdef uintptr_t address = <uintptr_t>b.buf
+    PyBuffer_Release(&b)
+    return address
 
 # Constants (#define)
 CUDLA_VER_MAJOR = 1
@@ -115,10 +124,12 @@ cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS,
                                                     "Status")
 
 def __getattr__(name):
+    if name in _dtypes and not name.startswith("_"):
+        return _dtypes.get(name)
     return _enums.attribute(name)
 
 def __dir__():
-    return _enums.names()
+    return list(_enums.names()) + _DTYPE_NAMES
 
 cdef inline object _enum_member(str name, long long value):
     return _support.enum_member(_enums, name, value)
@@ -161,10 +172,15 @@ cdef class ExternalMemoryHandleDesc(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is external_memory_handle_desc_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaExternalMemoryHandleDesc_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -199,6 +215,64 @@ cdef class ExternalMemoryHandleDesc(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef ExternalMemoryHandleDesc _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef ExternalMemoryHandleDesc obj = ExternalMemoryHandleDesc.__new__(ExternalMemoryHandleDesc)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaExternalMemoryHandleDesc_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaExternalMemoryHandleDesc_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """ExternalMemoryHandleDesc.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A ExternalMemoryHandleDesc over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "ExternalMemoryHandleDesc")
+        return ExternalMemoryHandleDesc._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """ExternalMemoryHandleDesc.from_data(data)
+
+        A ExternalMemoryHandleDesc viewing the NumPy array data, of dtype external_memory_handle_desc_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "ExternalMemoryHandleDesc", "external_memory_handle_desc_dtype", _dtypes.get("external_memory_handle_desc_dtype"), False)
+        return ExternalMemoryHandleDesc._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """ExternalMemoryHandleDesc.from_buffer(buffer)
+
+        A ExternalMemoryHandleDesc viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaExternalMemoryHandleDesc_t), "ExternalMemoryHandleDesc", False)
+        return ExternalMemoryHandleDesc._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def ext_buf_object(self):
         """A handle representing an external memory object.
         """
@@ -206,22 +280,26 @@ cdef class ExternalMemoryHandleDesc(_support.Struct):
 
     @ext_buf_object.setter
     def ext_buf_object(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ExternalMemoryHandleDesc", "ext_buf_object")
         (<cycudla.cudlaExternalMemoryHandleDesc_t*>self._ptr).extBufObject = <const void *>_support.field_address(value, self, "extBufObject")
 
     @property
-    def size(self):
+    def size_(self):
         """Size of the memory allocation
         """
         return (<cycudla.cudlaExternalMemoryHandleDesc_t*>self._ptr).size
 
-    @size.setter
-    def size(self, value):
+    @size_.setter
+    def size_(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ExternalMemoryHandleDesc", "size_")
         if type(value) is int:
             (<cycudla.cudlaExternalMemoryHandleDesc_t*>self._ptr).size = value
         else:
             (<cycudla.cudlaExternalMemoryHandleDesc_t*>self._ptr).size = _support.int_field(value, "size")
 
-    _fields = (("ext_buf_object", True), ("size", False), )
+    _fields = (("ext_buf_object", True), ("size_", False), )
 
     def __repr__(self):
         return _support.struct_text(self, ExternalMemoryHandleDesc._fields)
@@ -233,10 +311,15 @@ cdef class ExternalSemaphoreHandleDesc(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is external_semaphore_handle_desc_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -271,6 +354,64 @@ cdef class ExternalSemaphoreHandleDesc(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef ExternalSemaphoreHandleDesc _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef ExternalSemaphoreHandleDesc obj = ExternalSemaphoreHandleDesc.__new__(ExternalSemaphoreHandleDesc)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """ExternalSemaphoreHandleDesc.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A ExternalSemaphoreHandleDesc over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "ExternalSemaphoreHandleDesc")
+        return ExternalSemaphoreHandleDesc._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """ExternalSemaphoreHandleDesc.from_data(data)
+
+        A ExternalSemaphoreHandleDesc viewing the NumPy array data, of dtype external_semaphore_handle_desc_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "ExternalSemaphoreHandleDesc", "external_semaphore_handle_desc_dtype", _dtypes.get("external_semaphore_handle_desc_dtype"), False)
+        return ExternalSemaphoreHandleDesc._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """ExternalSemaphoreHandleDesc.from_buffer(buffer)
+
+        A ExternalSemaphoreHandleDesc viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t), "ExternalSemaphoreHandleDesc", False)
+        return ExternalSemaphoreHandleDesc._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def ext_sync_object(self):
         """A handle representing an external synchronization object.
         """
@@ -278,6 +419,8 @@ cdef class ExternalSemaphoreHandleDesc(_support.Struct):
 
     @ext_sync_object.setter
     def ext_sync_object(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ExternalSemaphoreHandleDesc", "ext_sync_object")
         (<cycudla.cudlaExternalSemaphoreHandleDesc_t*>self._ptr).extSyncObject = <const void *>_support.field_address(value, self, "extSyncObject")
 
     _fields = (("ext_sync_object", True), )
@@ -292,10 +435,15 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is module_tensor_descriptor_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaModuleTensorDescriptor_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -330,19 +478,81 @@ cdef class ModuleTensorDescriptor(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef ModuleTensorDescriptor _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef ModuleTensorDescriptor obj = ModuleTensorDescriptor.__new__(ModuleTensorDescriptor)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaModuleTensorDescriptor_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaModuleTensorDescriptor_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """ModuleTensorDescriptor.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A ModuleTensorDescriptor over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "ModuleTensorDescriptor")
+        return ModuleTensorDescriptor._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """ModuleTensorDescriptor.from_data(data)
+
+        A ModuleTensorDescriptor viewing the NumPy array data, of dtype module_tensor_descriptor_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "ModuleTensorDescriptor", "module_tensor_descriptor_dtype", _dtypes.get("module_tensor_descriptor_dtype"), False)
+        return ModuleTensorDescriptor._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """ModuleTensorDescriptor.from_buffer(buffer)
+
+        A ModuleTensorDescriptor viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaModuleTensorDescriptor_t), "ModuleTensorDescriptor", False)
+        return ModuleTensorDescriptor._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def name(self):
         return _support.c_string(<const char*>&(<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).name[0], 81)
 
     @name.setter
     def name(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "name")
         _support.char_array_assign(<void*>&(<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).name[0], 81, value, True, "name")
 
     @property
-    def size(self):
+    def size_(self):
         return (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).size
 
-    @size.setter
-    def size(self, value):
+    @size_.setter
+    def size_(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "size_")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).size = value
         else:
@@ -354,6 +564,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @n.setter
     def n(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "n")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).n = value
         else:
@@ -365,6 +577,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @c.setter
     def c(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "c")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).c = value
         else:
@@ -376,6 +590,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @h.setter
     def h(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "h")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).h = value
         else:
@@ -387,6 +603,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @w.setter
     def w(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "w")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).w = value
         else:
@@ -398,6 +616,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @data_format.setter
     def data_format(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "data_format")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).dataFormat = value
         else:
@@ -409,6 +629,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @data_type.setter
     def data_type(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "data_type")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).dataType = value
         else:
@@ -420,6 +642,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @data_category.setter
     def data_category(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "data_category")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).dataCategory = value
         else:
@@ -431,6 +655,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @pixel_format.setter
     def pixel_format(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "pixel_format")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).pixelFormat = value
         else:
@@ -442,6 +668,8 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @pixel_mapping.setter
     def pixel_mapping(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "pixel_mapping")
         if type(value) is int:
             (<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).pixelMapping = value
         else:
@@ -453,9 +681,11 @@ cdef class ModuleTensorDescriptor(_support.Struct):
 
     @stride.setter
     def stride(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleTensorDescriptor", "stride")
         _support.array_assign(<void*>&(<cycudla.cudlaModuleTensorDescriptor_t*>self._ptr).stride[0], 8, sizeof(uint32_t), "I", value, "stride")
 
-    _fields = (("name", False), ("size", False), ("n", False), ("c", False), ("h", False), ("w", False), ("data_format", False), ("data_type", False), ("data_category", False), ("pixel_format", False), ("pixel_mapping", False), ("stride", False), )
+    _fields = (("name", False), ("size_", False), ("n", False), ("c", False), ("h", False), ("w", False), ("data_format", False), ("data_type", False), ("data_category", False), ("pixel_format", False), ("pixel_mapping", False), ("stride", False), )
 
     def __repr__(self):
         return _support.struct_text(self, ModuleTensorDescriptor._fields)
@@ -467,10 +697,15 @@ cdef class ModuleAttribute(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is module_attribute_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaModuleAttribute_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -505,6 +740,64 @@ cdef class ModuleAttribute(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef ModuleAttribute _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef ModuleAttribute obj = ModuleAttribute.__new__(ModuleAttribute)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaModuleAttribute_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaModuleAttribute_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """ModuleAttribute.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A ModuleAttribute over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "ModuleAttribute")
+        return ModuleAttribute._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """ModuleAttribute.from_data(data)
+
+        A ModuleAttribute viewing the NumPy array data, of dtype module_attribute_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "ModuleAttribute", "module_attribute_dtype", _dtypes.get("module_attribute_dtype"), False)
+        return ModuleAttribute._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """ModuleAttribute.from_buffer(buffer)
+
+        A ModuleAttribute viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaModuleAttribute_t), "ModuleAttribute", False)
+        return ModuleAttribute._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def num_input_tensors(self):
         """Returns the number of input tensors.
         """
@@ -512,6 +805,8 @@ cdef class ModuleAttribute(_support.Struct):
 
     @num_input_tensors.setter
     def num_input_tensors(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleAttribute", "num_input_tensors")
         if type(value) is int:
             (<cycudla.cudlaModuleAttribute_t*>self._ptr).numInputTensors = value
         else:
@@ -525,6 +820,8 @@ cdef class ModuleAttribute(_support.Struct):
 
     @num_output_tensors.setter
     def num_output_tensors(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleAttribute", "num_output_tensors")
         if type(value) is int:
             (<cycudla.cudlaModuleAttribute_t*>self._ptr).numOutputTensors = value
         else:
@@ -541,6 +838,8 @@ cdef class ModuleAttribute(_support.Struct):
 
     @input_tensor_desc.setter
     def input_tensor_desc(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleAttribute", "input_tensor_desc")
         (<cycudla.cudlaModuleAttribute_t*>self._ptr).inputTensorDesc = <cycudla.cudlaModuleTensorDescriptor *>_support.struct_list_field(value, ModuleTensorDescriptor, sizeof(cycudla.cudlaModuleTensorDescriptor_t), self, "inputTensorDesc")
 
     @property
@@ -554,6 +853,8 @@ cdef class ModuleAttribute(_support.Struct):
 
     @output_tensor_desc.setter
     def output_tensor_desc(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("ModuleAttribute", "output_tensor_desc")
         (<cycudla.cudlaModuleAttribute_t*>self._ptr).outputTensorDesc = <cycudla.cudlaModuleTensorDescriptor *>_support.struct_list_field(value, ModuleTensorDescriptor, sizeof(cycudla.cudlaModuleTensorDescriptor_t), self, "outputTensorDesc")
 
     _fields = (("num_input_tensors", False), ("num_output_tensors", False), ("input_tensor_desc", False), ("output_tensor_desc", False), )
@@ -568,10 +869,15 @@ cdef class Fence(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is fence_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.CudlaFence))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -606,6 +912,64 @@ cdef class Fence(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef Fence _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef Fence obj = Fence.__new__(Fence)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.CudlaFence))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.CudlaFence))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """Fence.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A Fence over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "Fence")
+        return Fence._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """Fence.from_data(data)
+
+        A Fence viewing the NumPy array data, of dtype fence_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "Fence", "fence_dtype", _dtypes.get("fence_dtype"), False)
+        return Fence._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """Fence.from_buffer(buffer)
+
+        A Fence viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.CudlaFence), "Fence", False)
+        return Fence._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def fence(self):
         """Fence.
         """
@@ -613,6 +977,8 @@ cdef class Fence(_support.Struct):
 
     @fence.setter
     def fence(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Fence", "fence")
         (<cycudla.CudlaFence*>self._ptr).fence = <void *>_support.field_address(value, self, "fence")
 
     @property
@@ -623,6 +989,8 @@ cdef class Fence(_support.Struct):
 
     @type.setter
     def type(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Fence", "type")
         (<cycudla.CudlaFence*>self._ptr).type_ = <cycudla.cudlaFenceType><long long>_support.enum_field(value, "type")
 
     _fields = (("fence", True), ("type", False), )
@@ -637,10 +1005,15 @@ cdef class WaitEvents(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is wait_events_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaWaitEvents))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -675,6 +1048,64 @@ cdef class WaitEvents(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef WaitEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef WaitEvents obj = WaitEvents.__new__(WaitEvents)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaWaitEvents))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaWaitEvents))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """WaitEvents.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A WaitEvents over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "WaitEvents")
+        return WaitEvents._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """WaitEvents.from_data(data)
+
+        A WaitEvents viewing the NumPy array data, of dtype wait_events_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "WaitEvents", "wait_events_dtype", _dtypes.get("wait_events_dtype"), False)
+        return WaitEvents._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """WaitEvents.from_buffer(buffer)
+
+        A WaitEvents viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaWaitEvents), "WaitEvents", False)
+        return WaitEvents._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def pre_fences(self):
         """Array of fence pointers for all the wait events.
         """
@@ -685,6 +1116,8 @@ cdef class WaitEvents(_support.Struct):
 
     @pre_fences.setter
     def pre_fences(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("WaitEvents", "pre_fences")
         (<cycudla.cudlaWaitEvents*>self._ptr).preFences = <const cycudla.CudlaFence *>_support.struct_list_field(value, Fence, sizeof(cycudla.CudlaFence), self, "preFences")
 
     @property
@@ -695,6 +1128,8 @@ cdef class WaitEvents(_support.Struct):
 
     @num_events.setter
     def num_events(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("WaitEvents", "num_events")
         if type(value) is int:
             (<cycudla.cudlaWaitEvents*>self._ptr).numEvents = value
         else:
@@ -712,10 +1147,15 @@ cdef class SignalEvents(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is signal_events_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaSignalEvents))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -750,6 +1190,64 @@ cdef class SignalEvents(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef SignalEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef SignalEvents obj = SignalEvents.__new__(SignalEvents)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaSignalEvents))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaSignalEvents))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """SignalEvents.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A SignalEvents over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "SignalEvents")
+        return SignalEvents._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """SignalEvents.from_data(data)
+
+        A SignalEvents viewing the NumPy array data, of dtype signal_events_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "SignalEvents", "signal_events_dtype", _dtypes.get("signal_events_dtype"), False)
+        return SignalEvents._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """SignalEvents.from_buffer(buffer)
+
+        A SignalEvents viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaSignalEvents), "SignalEvents", False)
+        return SignalEvents._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def dev_ptrs(self):
         """Array of registered synchronization objects (via cudlaImportExternalSemaphore).
         """
@@ -757,6 +1255,8 @@ cdef class SignalEvents(_support.Struct):
 
     @dev_ptrs.setter
     def dev_ptrs(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("SignalEvents", "dev_ptrs")
         (<cycudla.cudlaSignalEvents*>self._ptr).devPtrs = <uint64_t *const *>_support.field_address(value, self, "devPtrs")
 
     @property
@@ -771,6 +1271,8 @@ cdef class SignalEvents(_support.Struct):
 
     @eof_fences.setter
     def eof_fences(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("SignalEvents", "eof_fences")
         (<cycudla.cudlaSignalEvents*>self._ptr).eofFences = <cycudla.CudlaFence *>_support.struct_list_field(value, Fence, sizeof(cycudla.CudlaFence), self, "eofFences")
 
     @property
@@ -781,6 +1283,8 @@ cdef class SignalEvents(_support.Struct):
 
     @num_events.setter
     def num_events(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("SignalEvents", "num_events")
         if type(value) is int:
             (<cycudla.cudlaSignalEvents*>self._ptr).numEvents = value
         else:
@@ -798,10 +1302,15 @@ cdef class Task(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is task_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaTask_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -836,6 +1345,64 @@ cdef class Task(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef Task _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef Task obj = Task.__new__(Task)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaTask_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaTask_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """Task.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A Task over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "Task")
+        return Task._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """Task.from_data(data)
+
+        A Task viewing the NumPy array data, of dtype task_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "Task", "task_dtype", _dtypes.get("task_dtype"), False)
+        return Task._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """Task.from_buffer(buffer)
+
+        A Task viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaTask_t), "Task", False)
+        return Task._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def module_handle(self):
         """cuDLA module handle.
         """
@@ -843,6 +1410,8 @@ cdef class Task(_support.Struct):
 
     @module_handle.setter
     def module_handle(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "module_handle")
         (<cycudla.cudlaTask_t*>self._ptr).moduleHandle = <cycudla.cudlaModule>_support.handle_field(value, int, "moduleHandle")
 
     @property
@@ -853,6 +1422,8 @@ cdef class Task(_support.Struct):
 
     @output_tensor.setter
     def output_tensor(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "output_tensor")
         (<cycudla.cudlaTask_t*>self._ptr).outputTensor = <uint64_t *const *>_support.field_address(value, self, "outputTensor")
 
     @property
@@ -863,6 +1434,8 @@ cdef class Task(_support.Struct):
 
     @num_output_tensors.setter
     def num_output_tensors(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "num_output_tensors")
         if type(value) is int:
             (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors = value
         else:
@@ -876,6 +1449,8 @@ cdef class Task(_support.Struct):
 
     @num_input_tensors.setter
     def num_input_tensors(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "num_input_tensors")
         if type(value) is int:
             (<cycudla.cudlaTask_t*>self._ptr).numInputTensors = value
         else:
@@ -889,6 +1464,8 @@ cdef class Task(_support.Struct):
 
     @input_tensor.setter
     def input_tensor(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "input_tensor")
         (<cycudla.cudlaTask_t*>self._ptr).inputTensor = <const uint64_t *const *>_support.field_address(value, self, "inputTensor")
 
     @property
@@ -902,6 +1479,8 @@ cdef class Task(_support.Struct):
 
     @wait_events.setter
     def wait_events(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "wait_events")
         (<cycudla.cudlaTask_t*>self._ptr).waitEvents = <const cycudla.cudlaWaitEvents *>_support.struct_list_field(value, WaitEvents, sizeof(cycudla.cudlaWaitEvents), self, "waitEvents")
 
     @property
@@ -915,6 +1494,8 @@ cdef class Task(_support.Struct):
 
     @signal_events.setter
     def signal_events(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Task", "signal_events")
         (<cycudla.cudlaTask_t*>self._ptr).signalEvents = <cycudla.cudlaSignalEvents *>_support.struct_list_field(value, SignalEvents, sizeof(cycudla.cudlaSignalEvents), self, "signalEvents")
 
     _fields = (("module_handle", False), ("output_tensor", True), ("num_output_tensors", False), ("num_input_tensors", False), ("input_tensor", True), ("wait_events", False), ("signal_events", False), )
@@ -929,10 +1510,15 @@ cdef class DevAttribute(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is dev_attribute_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycudla.cudlaDevAttribute_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -967,6 +1553,64 @@ cdef class DevAttribute(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef DevAttribute _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef DevAttribute obj = DevAttribute.__new__(DevAttribute)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaDevAttribute_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaDevAttribute_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """DevAttribute.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A DevAttribute over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "DevAttribute")
+        return DevAttribute._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """DevAttribute.from_data(data)
+
+        A DevAttribute viewing the NumPy array data, of dtype dev_attribute_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "DevAttribute", "dev_attribute_dtype", _dtypes.get("dev_attribute_dtype"), False)
+        return DevAttribute._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """DevAttribute.from_buffer(buffer)
+
+        A DevAttribute viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaDevAttribute_t), "DevAttribute", False)
+        return DevAttribute._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def unified_addressing_supported(self):
         """Returns 0 if unified addressing is not supported.
         """
@@ -974,6 +1618,8 @@ cdef class DevAttribute(_support.Struct):
 
     @unified_addressing_supported.setter
     def unified_addressing_supported(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DevAttribute", "unified_addressing_supported")
         if type(value) is int:
             (<cycudla.cudlaDevAttribute_t*>self._ptr).unifiedAddressingSupported = value
         else:
@@ -987,6 +1633,8 @@ cdef class DevAttribute(_support.Struct):
 
     @device_version.setter
     def device_version(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DevAttribute", "device_version")
         if type(value) is int:
             (<cycudla.cudlaDevAttribute_t*>self._ptr).deviceVersion = value
         else:
@@ -996,6 +1644,65 @@ cdef class DevAttribute(_support.Struct):
 
     def __repr__(self):
         return _support.struct_text(self, DevAttribute._fields)
+
+# The NumPy dtype of each struct class, built on first use (numpy_structs.DtypeTable).
+cdef object _dtype_spec_ExternalMemoryHandleDesc():
+    cdef cycudla.cudlaExternalMemoryHandleDesc_t s
+    cdef char* b = <char*>&s
+    return (("ext_buf_object", "size_", ), ("<i8", "<u8", ), (<char*>&s.extBufObject - b, <char*>&s.size - b, ), sizeof(cycudla.cudlaExternalMemoryHandleDesc_t))
+
+cdef object _dtype_spec_ExternalSemaphoreHandleDesc():
+    cdef cycudla.cudlaExternalSemaphoreHandleDesc_t s
+    cdef char* b = <char*>&s
+    return (("ext_sync_object", ), ("<i8", ), (<char*>&s.extSyncObject - b, ), sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t))
+
+cdef object _dtype_spec_ModuleTensorDescriptor():
+    cdef cycudla.cudlaModuleTensorDescriptor_t s
+    cdef char* b = <char*>&s
+    return (("name", "size_", "n", "c", "h", "w", "data_format", "data_type", "data_category", "pixel_format", "pixel_mapping", "stride", ), (("i1", (81, )), "<u8", "<u8", "<u8", "<u8", "<u8", "u1", "u1", "u1", "u1", "u1", ("<u4", (8, )), ), (<char*>&s.name[0] - b, <char*>&s.size - b, <char*>&s.n - b, <char*>&s.c - b, <char*>&s.h - b, <char*>&s.w - b, <char*>&s.dataFormat - b, <char*>&s.dataType - b, <char*>&s.dataCategory - b, <char*>&s.pixelFormat - b, <char*>&s.pixelMapping - b, <char*>&s.stride[0] - b, ), sizeof(cycudla.cudlaModuleTensorDescriptor_t))
+
+cdef object _dtype_spec_ModuleAttribute():
+    cdef cycudla.cudlaModuleAttribute_t s
+    cdef char* b = <char*>&s
+    return (("num_input_tensors", "num_output_tensors", "input_tensor_desc", "output_tensor_desc", ), ("<u4", "<u4", "<i8", "<i8", ), (<char*>&s.numInputTensors - b, <char*>&s.numOutputTensors - b, <char*>&s.inputTensorDesc - b, <char*>&s.outputTensorDesc - b, ), sizeof(cycudla.cudlaModuleAttribute_t))
+
+cdef object _dtype_spec_Fence():
+    cdef cycudla.CudlaFence s
+    cdef char* b = <char*>&s
+    return (("fence", "type", ), ("<i8", "<i4", ), (<char*>&s.fence - b, <char*>&s.type_ - b, ), sizeof(cycudla.CudlaFence))
+
+cdef object _dtype_spec_WaitEvents():
+    cdef cycudla.cudlaWaitEvents s
+    cdef char* b = <char*>&s
+    return (("pre_fences", "num_events", ), ("<i8", "<u4", ), (<char*>&s.preFences - b, <char*>&s.numEvents - b, ), sizeof(cycudla.cudlaWaitEvents))
+
+cdef object _dtype_spec_SignalEvents():
+    cdef cycudla.cudlaSignalEvents s
+    cdef char* b = <char*>&s
+    return (("dev_ptrs", "eof_fences", "num_events", ), ("<i8", "<i8", "<u4", ), (<char*>&s.devPtrs - b, <char*>&s.eofFences - b, <char*>&s.numEvents - b, ), sizeof(cycudla.cudlaSignalEvents))
+
+cdef object _dtype_spec_Task():
+    cdef cycudla.cudlaTask_t s
+    cdef char* b = <char*>&s
+    return (("module_handle", "output_tensor", "num_output_tensors", "num_input_tensors", "input_tensor", "wait_events", "signal_events", ), ("<i8", "<i8", "<u4", "<u4", "<i8", "<i8", "<i8", ), (<char*>&s.moduleHandle - b, <char*>&s.outputTensor - b, <char*>&s.numOutputTensors - b, <char*>&s.numInputTensors - b, <char*>&s.inputTensor - b, <char*>&s.waitEvents - b, <char*>&s.signalEvents - b, ), sizeof(cycudla.cudlaTask_t))
+
+cdef object _dtype_spec_DevAttribute():
+    cdef cycudla.cudlaDevAttribute_t s
+    cdef char* b = <char*>&s
+    return (("unified_addressing_supported", "device_version", ), ("u1", "<u4", ), (<char*>&s.unifiedAddressingSupported - b, <char*>&s.deviceVersion - b, ), sizeof(cycudla.cudlaDevAttribute_t))
+
+_dtypes = _np_structs.DtypeTable({
+    "external_memory_handle_desc_dtype": lambda: _dtype_spec_ExternalMemoryHandleDesc(),
+    "external_semaphore_handle_desc_dtype": lambda: _dtype_spec_ExternalSemaphoreHandleDesc(),
+    "module_tensor_descriptor_dtype": lambda: _dtype_spec_ModuleTensorDescriptor(),
+    "module_attribute_dtype": lambda: _dtype_spec_ModuleAttribute(),
+    "fence_dtype": lambda: _dtype_spec_Fence(),
+    "wait_events_dtype": lambda: _dtype_spec_WaitEvents(),
+    "signal_events_dtype": lambda: _dtype_spec_SignalEvents(),
+    "task_dtype": lambda: _dtype_spec_Task(),
+    "dev_attribute_dtype": lambda: _dtype_spec_DevAttribute(),
+})
+_DTYPE_NAMES = ["external_memory_handle_desc_dtype", "external_semaphore_handle_desc_dtype", "module_tensor_descriptor_dtype", "module_attribute_dtype", "fence_dtype", "wait_events_dtype", "signal_events_dtype", "task_dtype", "dev_attribute_dtype", ]
 
 
 # Functions

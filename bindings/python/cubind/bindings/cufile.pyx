@@ -21,6 +21,15 @@ from cubind.bindings cimport _support
 from cpython.object cimport PyObject
 from posix.types cimport off_t
 from libcpp cimport bool as cpp_bool
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cubind.bindings._support import numpy_structs as _np_structs
+
+cdef uintptr_t _buffer_address(object view) except? 0:
+    cdef Py_buffer b
+    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)
+    cdef uintptr_t address = <uintptr_t>b.buf
+    PyBuffer_Release(&b)
+    return address
 
 # Constants (#define)
 CUFILEOP_BASE_ERR = 5000
@@ -77,10 +86,12 @@ cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS,
                                                     "OpError")
 
 def __getattr__(name):
+    if name in _dtypes and not name.startswith("_"):
+        return _dtypes.get(name)
     return _enums.attribute(name)
 
 def __dir__():
-    return _enums.names()
+    return list(_enums.names()) + _DTYPE_NAMES
 
 cdef inline object _enum_member(str name, long long value):
     return _support.enum_member(_enums, name, value)
@@ -130,10 +141,15 @@ cdef class Error(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is error_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileError))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -168,11 +184,71 @@ cdef class Error(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef Error _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef Error obj = Error.__new__(Error)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileError))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileError))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """Error.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A Error over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "Error")
+        return Error._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """Error.from_data(data)
+
+        A Error viewing the NumPy array data, of dtype error_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "Error", "error_dtype", _dtypes.get("error_dtype"), False)
+        return Error._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """Error.from_buffer(buffer)
+
+        A Error viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileError), "Error", False)
+        return Error._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def err(self):
         return _enum_member("OpError", <long long>(<cycufile.CUfileError*>self._ptr).err)
 
     @err.setter
     def err(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Error", "err")
         (<cycufile.CUfileError*>self._ptr).err = <cycufile.CUfileOpError><long long>_support.enum_field(value, "err")
 
     @property
@@ -181,6 +257,8 @@ cdef class Error(_support.Struct):
 
     @cu_err.setter
     def cu_err(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("Error", "cu_err")
         if type(value) is int:
             (<cycufile.CUfileError*>self._ptr).cu_err = value
         else:
@@ -198,10 +276,15 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is _anon_c_ufile_drv_props_nvfs_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.anon_CUfileDrvProps_nvfs))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -236,11 +319,71 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef _anon_CUfileDrvProps_nvfs _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef _anon_CUfileDrvProps_nvfs obj = _anon_CUfileDrvProps_nvfs.__new__(_anon_CUfileDrvProps_nvfs)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_CUfileDrvProps_nvfs))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_CUfileDrvProps_nvfs))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """_anon_CUfileDrvProps_nvfs.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A _anon_CUfileDrvProps_nvfs over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "_anon_CUfileDrvProps_nvfs")
+        return _anon_CUfileDrvProps_nvfs._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """_anon_CUfileDrvProps_nvfs.from_data(data)
+
+        A _anon_CUfileDrvProps_nvfs viewing the NumPy array data, of dtype _anon_c_ufile_drv_props_nvfs_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "_anon_CUfileDrvProps_nvfs", "_anon_c_ufile_drv_props_nvfs_dtype", _dtypes.get("_anon_c_ufile_drv_props_nvfs_dtype"), False)
+        return _anon_CUfileDrvProps_nvfs._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """_anon_CUfileDrvProps_nvfs.from_buffer(buffer)
+
+        A _anon_CUfileDrvProps_nvfs viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_CUfileDrvProps_nvfs), "_anon_CUfileDrvProps_nvfs", False)
+        return _anon_CUfileDrvProps_nvfs._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def major_version(self):
         return (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).major_version
 
     @major_version.setter
     def major_version(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDrvProps_nvfs", "major_version")
         if type(value) is int:
             (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).major_version = value
         else:
@@ -252,6 +395,8 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
 
     @minor_version.setter
     def minor_version(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDrvProps_nvfs", "minor_version")
         if type(value) is int:
             (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).minor_version = value
         else:
@@ -263,6 +408,8 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
 
     @poll_thresh_size.setter
     def poll_thresh_size(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDrvProps_nvfs", "poll_thresh_size")
         if type(value) is int:
             (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).poll_thresh_size = value
         else:
@@ -274,6 +421,8 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
 
     @max_direct_io_size.setter
     def max_direct_io_size(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDrvProps_nvfs", "max_direct_io_size")
         if type(value) is int:
             (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).max_direct_io_size = value
         else:
@@ -285,6 +434,8 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
 
     @dstatusflags.setter
     def dstatusflags(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDrvProps_nvfs", "dstatusflags")
         if type(value) is int:
             (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).dstatusflags = value
         else:
@@ -296,6 +447,8 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
 
     @dcontrolflags.setter
     def dcontrolflags(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDrvProps_nvfs", "dcontrolflags")
         if type(value) is int:
             (<cycufile.anon_CUfileDrvProps_nvfs*>self._ptr).dcontrolflags = value
         else:
@@ -313,10 +466,15 @@ cdef class DrvProps(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is drv_props_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileDrvProps))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -351,11 +509,71 @@ cdef class DrvProps(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef DrvProps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef DrvProps obj = DrvProps.__new__(DrvProps)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileDrvProps))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileDrvProps))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """DrvProps.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A DrvProps over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "DrvProps")
+        return DrvProps._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """DrvProps.from_data(data)
+
+        A DrvProps viewing the NumPy array data, of dtype drv_props_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "DrvProps", "drv_props_dtype", _dtypes.get("drv_props_dtype"), False)
+        return DrvProps._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """DrvProps.from_buffer(buffer)
+
+        A DrvProps viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileDrvProps), "DrvProps", False)
+        return DrvProps._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def nvfs(self):
         return _anon_CUfileDrvProps_nvfs._view(<void*>&(<cycufile.CUfileDrvProps*>self._ptr).nvfs, self)
 
     @nvfs.setter
     def nvfs(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "nvfs")
         memcpy(&(<cycufile.CUfileDrvProps*>self._ptr).nvfs, _support.struct_pointer_required(value, _anon_CUfileDrvProps_nvfs, "nvfs"), sizeof((<cycufile.CUfileDrvProps*>self._ptr).nvfs))
 
     @property
@@ -364,6 +582,8 @@ cdef class DrvProps(_support.Struct):
 
     @fflags.setter
     def fflags(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "fflags")
         if type(value) is int:
             (<cycufile.CUfileDrvProps*>self._ptr).fflags = value
         else:
@@ -375,6 +595,8 @@ cdef class DrvProps(_support.Struct):
 
     @max_device_cache_size.setter
     def max_device_cache_size(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "max_device_cache_size")
         if type(value) is int:
             (<cycufile.CUfileDrvProps*>self._ptr).max_device_cache_size = value
         else:
@@ -386,6 +608,8 @@ cdef class DrvProps(_support.Struct):
 
     @per_buffer_cache_size.setter
     def per_buffer_cache_size(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "per_buffer_cache_size")
         if type(value) is int:
             (<cycufile.CUfileDrvProps*>self._ptr).per_buffer_cache_size = value
         else:
@@ -397,6 +621,8 @@ cdef class DrvProps(_support.Struct):
 
     @max_device_pinned_mem_size.setter
     def max_device_pinned_mem_size(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "max_device_pinned_mem_size")
         if type(value) is int:
             (<cycufile.CUfileDrvProps*>self._ptr).max_device_pinned_mem_size = value
         else:
@@ -408,6 +634,8 @@ cdef class DrvProps(_support.Struct):
 
     @max_batch_io_size.setter
     def max_batch_io_size(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "max_batch_io_size")
         if type(value) is int:
             (<cycufile.CUfileDrvProps*>self._ptr).max_batch_io_size = value
         else:
@@ -419,6 +647,8 @@ cdef class DrvProps(_support.Struct):
 
     @max_batch_io_timeout_msecs.setter
     def max_batch_io_timeout_msecs(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("DrvProps", "max_batch_io_timeout_msecs")
         if type(value) is int:
             (<cycufile.CUfileDrvProps*>self._ptr).max_batch_io_timeout_msecs = value
         else:
@@ -436,10 +666,15 @@ cdef class RDMAInfo(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is rdma_info_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.cufileRDMAInfo))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -474,11 +709,71 @@ cdef class RDMAInfo(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef RDMAInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef RDMAInfo obj = RDMAInfo.__new__(RDMAInfo)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.cufileRDMAInfo))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.cufileRDMAInfo))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """RDMAInfo.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A RDMAInfo over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "RDMAInfo")
+        return RDMAInfo._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """RDMAInfo.from_data(data)
+
+        A RDMAInfo viewing the NumPy array data, of dtype rdma_info_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "RDMAInfo", "rdma_info_dtype", _dtypes.get("rdma_info_dtype"), False)
+        return RDMAInfo._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """RDMAInfo.from_buffer(buffer)
+
+        A RDMAInfo viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.cufileRDMAInfo), "RDMAInfo", False)
+        return RDMAInfo._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def version(self):
         return (<cycufile.cufileRDMAInfo*>self._ptr).version
 
     @version.setter
     def version(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("RDMAInfo", "version")
         if type(value) is int:
             (<cycufile.cufileRDMAInfo*>self._ptr).version = value
         else:
@@ -490,6 +785,8 @@ cdef class RDMAInfo(_support.Struct):
 
     @desc_len.setter
     def desc_len(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("RDMAInfo", "desc_len")
         if type(value) is int:
             (<cycufile.cufileRDMAInfo*>self._ptr).desc_len = value
         else:
@@ -501,6 +798,8 @@ cdef class RDMAInfo(_support.Struct):
 
     @desc_str.setter
     def desc_str(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("RDMAInfo", "desc_str")
         if value is None:
             (<cycufile.cufileRDMAInfo*>self._ptr).desc_str = NULL
             return
@@ -520,10 +819,15 @@ cdef class FSOps(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is fs_ops_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileFSOps))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -558,6 +862,64 @@ cdef class FSOps(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef FSOps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef FSOps obj = FSOps.__new__(FSOps)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileFSOps))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileFSOps))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """FSOps.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A FSOps over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "FSOps")
+        return FSOps._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """FSOps.from_data(data)
+
+        A FSOps viewing the NumPy array data, of dtype fs_ops_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "FSOps", "fs_ops_dtype", _dtypes.get("fs_ops_dtype"), False)
+        return FSOps._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """FSOps.from_buffer(buffer)
+
+        A FSOps viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileFSOps), "FSOps", False)
+        return FSOps._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def fs_type(self):
         return <uintptr_t>(<cycufile.CUfileFSOps*>self._ptr).fs_type
 
@@ -589,10 +951,15 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is _anon_c_ufile_descr_t_handle_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.anon_CUfileDescr_t_handle))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -627,11 +994,71 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef _anon_CUfileDescr_t_handle _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef _anon_CUfileDescr_t_handle obj = _anon_CUfileDescr_t_handle.__new__(_anon_CUfileDescr_t_handle)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_CUfileDescr_t_handle))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_CUfileDescr_t_handle))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """_anon_CUfileDescr_t_handle.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A _anon_CUfileDescr_t_handle over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "_anon_CUfileDescr_t_handle")
+        return _anon_CUfileDescr_t_handle._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """_anon_CUfileDescr_t_handle.from_data(data)
+
+        A _anon_CUfileDescr_t_handle viewing the NumPy array data, of dtype _anon_c_ufile_descr_t_handle_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "_anon_CUfileDescr_t_handle", "_anon_c_ufile_descr_t_handle_dtype", _dtypes.get("_anon_c_ufile_descr_t_handle_dtype"), False)
+        return _anon_CUfileDescr_t_handle._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """_anon_CUfileDescr_t_handle.from_buffer(buffer)
+
+        A _anon_CUfileDescr_t_handle viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_CUfileDescr_t_handle), "_anon_CUfileDescr_t_handle", False)
+        return _anon_CUfileDescr_t_handle._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def fd(self):
         return (<cycufile.anon_CUfileDescr_t_handle*>self._ptr).fd
 
     @fd.setter
     def fd(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDescr_t_handle", "fd")
         if type(value) is int:
             (<cycufile.anon_CUfileDescr_t_handle*>self._ptr).fd = value
         else:
@@ -643,6 +1070,8 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
 
     @handle.setter
     def handle(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileDescr_t_handle", "handle")
         (<cycufile.anon_CUfileDescr_t_handle*>self._ptr).handle = <void *>_support.field_address(value, self, "handle")
 
     _fields = (("fd", False), ("handle", True), )
@@ -651,29 +1080,43 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
         return _support.struct_text(self, _anon_CUfileDescr_t_handle._fields)
 
 cdef class Descr(_support.Struct):
-    """Descr(_ptr=0, **fields)
+    """Descr(size=1, *, _ptr=0, **fields)
 
     A struct.
 
-    Holds its own zeroed storage, or views the memory at _ptr. Fields are
-    attributes; nested structs and array fields write through.
+    An array of `size` structs (one by default) of dtype descr_dtype, in zeroed storage of its own or
+    viewing the memory at _ptr. Fields are attributes: of one struct, its value; of several,
+    a NumPy array with an item per struct. len() counts the structs and [i] views one.
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileDescr_t))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
             _support.free_struct(self._ptr)
 
-    def __init__(self, _ptr=0, **fields):
+    def __init__(self, size=1, *, _ptr=0, **fields):
+        cdef Py_ssize_t n = _np_structs.count(size, "Descr")
+        if n != 1:
+            if <size_t>n > (<size_t>-1) // 2 // sizeof(cycufile.CUfileDescr_t):
+                raise OverflowError(f"Descr(size={n}): too many structs")
+            _support.free_struct(self._ptr)
+            self._ptr = NULL
+            self._own = False
+            self._ptr = _support.alloc_struct(n * sizeof(cycufile.CUfileDescr_t))
+            self._own = True
+            self._n = n
         if _ptr:
-            if _support.as_int(_ptr, "_ptr") < 65536:
-                raise ValueError(f"Descr(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a Descr holds one struct, and functions take and return lists of them")
+            address = _np_structs.address(_ptr, "Descr")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
-            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, "_ptr")
+            self._ptr = <void*><uintptr_t>address
         for name, value in fields.items():
             if name.startswith("_") or not hasattr(type(self), name):
                 raise AttributeError(f"Descr has no field {name!r}")
@@ -695,23 +1138,111 @@ cdef class Descr(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, key):
+        """A view of struct key (an int), or of a run of them (a slice of step 1)."""
+        cdef Py_ssize_t i
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._n)
+            if step != 1 or stop <= start:
+                raise IndexError(f"Descr[{key!r}]: a slice takes one or more consecutive structs (step 1)")
+            return Descr._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileDescr_t), stop - start, self._readonly, self)
+        i = _support.as_int(key, "index")
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"Descr[{key!r}]: index out of range for {self._n} structs")
+        return Descr._adopt(<uintptr_t>self._ptr + <size_t>i * sizeof(cycufile.CUfileDescr_t), 1, self._readonly, self)
+
+    @staticmethod
+    cdef Descr _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef Descr obj = Descr.__new__(Descr)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileDescr_t))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileDescr_t))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, size=1, readonly=False, owner=None):
+        """Descr.from_ptr(intptr_t ptr, size_t size=1, bool readonly=False, owner=None)
+
+        A Descr over the memory at ptr (size structs): a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "Descr")
+        return Descr._adopt(address, _np_structs.count(size, "Descr.from_ptr"), readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """Descr.from_data(data)
+
+        A Descr viewing the NumPy array data, of dtype descr_dtype (one struct per item); another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "Descr", "descr_dtype", _dtypes.get("descr_dtype"), True)
+        return Descr._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """Descr.from_buffer(buffer)
+
+        A Descr viewing the memory of buffer (bytes, bytearray, ...), a whole number of structs long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileDescr_t), "Descr", True)
+        return Descr._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def type(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("descr_dtype"), self._readonly, "type")
         return _enum_member("FileHandleType", <long long>(<cycufile.CUfileDescr_t*>self._ptr).type_)
 
     @type.setter
     def type(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("descr_dtype"), self._readonly, "type", value, "Descr")
+            return
         (<cycufile.CUfileDescr_t*>self._ptr).type_ = <cycufile.CUfileFileHandleType><long long>_support.enum_field(value, "type")
 
     @property
     def handle(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("descr_dtype"), self._readonly, "handle")
         return _anon_CUfileDescr_t_handle._view(<void*>&(<cycufile.CUfileDescr_t*>self._ptr).handle, self)
 
     @handle.setter
     def handle(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("descr_dtype"), self._readonly, "handle", value, "Descr")
+            return
         memcpy(&(<cycufile.CUfileDescr_t*>self._ptr).handle, _support.struct_pointer_required(value, _anon_CUfileDescr_t_handle, "handle"), sizeof((<cycufile.CUfileDescr_t*>self._ptr).handle))
 
     @property
     def fs_ops(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("descr_dtype"), self._readonly, "fs_ops")
         array = _support.kept_array(self, "fs_ops", <void*>(<cycufile.CUfileDescr_t*>self._ptr).fs_ops)
         if array is None:
             return []
@@ -719,6 +1250,9 @@ cdef class Descr(_support.Struct):
 
     @fs_ops.setter
     def fs_ops(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("descr_dtype"), self._readonly, "fs_ops", value, "Descr")
+            return
         (<cycufile.CUfileDescr_t*>self._ptr).fs_ops = <const cycufile.CUfileFSOps_t *>_support.struct_list_field(value, FSOps, sizeof(cycufile.CUfileFSOps), self, "fs_ops")
 
     _fields = (("type", False), ("handle", False), ("fs_ops", False), )
@@ -733,10 +1267,15 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is _anon_anon_c_ufile_io_params_u_batch_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.anon_anon_CUfileIOParams_u_batch))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -771,11 +1310,71 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef _anon_anon_CUfileIOParams_u_batch _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef _anon_anon_CUfileIOParams_u_batch obj = _anon_anon_CUfileIOParams_u_batch.__new__(_anon_anon_CUfileIOParams_u_batch)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_anon_CUfileIOParams_u_batch))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_anon_CUfileIOParams_u_batch))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """_anon_anon_CUfileIOParams_u_batch.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A _anon_anon_CUfileIOParams_u_batch over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "_anon_anon_CUfileIOParams_u_batch")
+        return _anon_anon_CUfileIOParams_u_batch._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """_anon_anon_CUfileIOParams_u_batch.from_data(data)
+
+        A _anon_anon_CUfileIOParams_u_batch viewing the NumPy array data, of dtype _anon_anon_c_ufile_io_params_u_batch_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "_anon_anon_CUfileIOParams_u_batch", "_anon_anon_c_ufile_io_params_u_batch_dtype", _dtypes.get("_anon_anon_c_ufile_io_params_u_batch_dtype"), False)
+        return _anon_anon_CUfileIOParams_u_batch._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """_anon_anon_CUfileIOParams_u_batch.from_buffer(buffer)
+
+        A _anon_anon_CUfileIOParams_u_batch viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_anon_CUfileIOParams_u_batch), "_anon_anon_CUfileIOParams_u_batch", False)
+        return _anon_anon_CUfileIOParams_u_batch._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def dev_ptr_base(self):
         return <uintptr_t>(<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).devPtr_base
 
     @dev_ptr_base.setter
     def dev_ptr_base(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_anon_CUfileIOParams_u_batch", "dev_ptr_base")
         (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).devPtr_base = <void *>_support.field_address(value, self, "devPtr_base")
 
     @property
@@ -784,6 +1383,8 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
 
     @file_offset.setter
     def file_offset(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_anon_CUfileIOParams_u_batch", "file_offset")
         if type(value) is int:
             (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).file_offset = value
         else:
@@ -795,23 +1396,27 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
 
     @dev_ptr_offset.setter
     def dev_ptr_offset(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_anon_CUfileIOParams_u_batch", "dev_ptr_offset")
         if type(value) is int:
             (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).devPtr_offset = value
         else:
             (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).devPtr_offset = _support.int_field(value, "devPtr_offset")
 
     @property
-    def size(self):
+    def size_(self):
         return (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).size
 
-    @size.setter
-    def size(self, value):
+    @size_.setter
+    def size_(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_anon_CUfileIOParams_u_batch", "size_")
         if type(value) is int:
             (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).size = value
         else:
             (<cycufile.anon_anon_CUfileIOParams_u_batch*>self._ptr).size = _support.int_field(value, "size")
 
-    _fields = (("dev_ptr_base", True), ("file_offset", False), ("dev_ptr_offset", False), ("size", False), )
+    _fields = (("dev_ptr_base", True), ("file_offset", False), ("dev_ptr_offset", False), ("size_", False), )
 
     def __repr__(self):
         return _support.struct_text(self, _anon_anon_CUfileIOParams_u_batch._fields)
@@ -823,10 +1428,15 @@ cdef class _anon_CUfileIOParams_u(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is _anon_c_ufile_io_params_u_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.anon_CUfileIOParams_u))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -861,11 +1471,71 @@ cdef class _anon_CUfileIOParams_u(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef _anon_CUfileIOParams_u _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef _anon_CUfileIOParams_u obj = _anon_CUfileIOParams_u.__new__(_anon_CUfileIOParams_u)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_CUfileIOParams_u))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_CUfileIOParams_u))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """_anon_CUfileIOParams_u.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A _anon_CUfileIOParams_u over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "_anon_CUfileIOParams_u")
+        return _anon_CUfileIOParams_u._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """_anon_CUfileIOParams_u.from_data(data)
+
+        A _anon_CUfileIOParams_u viewing the NumPy array data, of dtype _anon_c_ufile_io_params_u_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "_anon_CUfileIOParams_u", "_anon_c_ufile_io_params_u_dtype", _dtypes.get("_anon_c_ufile_io_params_u_dtype"), False)
+        return _anon_CUfileIOParams_u._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """_anon_CUfileIOParams_u.from_buffer(buffer)
+
+        A _anon_CUfileIOParams_u viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_CUfileIOParams_u), "_anon_CUfileIOParams_u", False)
+        return _anon_CUfileIOParams_u._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def batch(self):
         return _anon_anon_CUfileIOParams_u_batch._view(<void*>&(<cycufile.anon_CUfileIOParams_u*>self._ptr).batch, self)
 
     @batch.setter
     def batch(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("_anon_CUfileIOParams_u", "batch")
         memcpy(&(<cycufile.anon_CUfileIOParams_u*>self._ptr).batch, _support.struct_pointer_required(value, _anon_anon_CUfileIOParams_u_batch, "batch"), sizeof((<cycufile.anon_CUfileIOParams_u*>self._ptr).batch))
 
     _fields = (("batch", False), )
@@ -874,29 +1544,43 @@ cdef class _anon_CUfileIOParams_u(_support.Struct):
         return _support.struct_text(self, _anon_CUfileIOParams_u._fields)
 
 cdef class IOParams(_support.Struct):
-    """IOParams(_ptr=0, **fields)
+    """IOParams(size=1, *, _ptr=0, **fields)
 
     A struct.
 
-    Holds its own zeroed storage, or views the memory at _ptr. Fields are
-    attributes; nested structs and array fields write through.
+    An array of `size` structs (one by default) of dtype io_params_dtype, in zeroed storage of its own or
+    viewing the memory at _ptr. Fields are attributes: of one struct, its value; of several,
+    a NumPy array with an item per struct. len() counts the structs and [i] views one.
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileIOParams))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
             _support.free_struct(self._ptr)
 
-    def __init__(self, _ptr=0, **fields):
+    def __init__(self, size=1, *, _ptr=0, **fields):
+        cdef Py_ssize_t n = _np_structs.count(size, "IOParams")
+        if n != 1:
+            if <size_t>n > (<size_t>-1) // 2 // sizeof(cycufile.CUfileIOParams):
+                raise OverflowError(f"IOParams(size={n}): too many structs")
+            _support.free_struct(self._ptr)
+            self._ptr = NULL
+            self._own = False
+            self._ptr = _support.alloc_struct(n * sizeof(cycufile.CUfileIOParams))
+            self._own = True
+            self._n = n
         if _ptr:
-            if _support.as_int(_ptr, "_ptr") < 65536:
-                raise ValueError(f"IOParams(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a IOParams holds one struct, and functions take and return lists of them")
+            address = _np_structs.address(_ptr, "IOParams")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
-            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, "_ptr")
+            self._ptr = <void*><uintptr_t>address
         for name, value in fields.items():
             if name.startswith("_") or not hasattr(type(self), name):
                 raise AttributeError(f"IOParams has no field {name!r}")
@@ -918,43 +1602,144 @@ cdef class IOParams(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, key):
+        """A view of struct key (an int), or of a run of them (a slice of step 1)."""
+        cdef Py_ssize_t i
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._n)
+            if step != 1 or stop <= start:
+                raise IndexError(f"IOParams[{key!r}]: a slice takes one or more consecutive structs (step 1)")
+            return IOParams._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOParams), stop - start, self._readonly, self)
+        i = _support.as_int(key, "index")
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"IOParams[{key!r}]: index out of range for {self._n} structs")
+        return IOParams._adopt(<uintptr_t>self._ptr + <size_t>i * sizeof(cycufile.CUfileIOParams), 1, self._readonly, self)
+
+    @staticmethod
+    cdef IOParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef IOParams obj = IOParams.__new__(IOParams)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileIOParams))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileIOParams))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, size=1, readonly=False, owner=None):
+        """IOParams.from_ptr(intptr_t ptr, size_t size=1, bool readonly=False, owner=None)
+
+        A IOParams over the memory at ptr (size structs): a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "IOParams")
+        return IOParams._adopt(address, _np_structs.count(size, "IOParams.from_ptr"), readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """IOParams.from_data(data)
+
+        A IOParams viewing the NumPy array data, of dtype io_params_dtype (one struct per item); another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "IOParams", "io_params_dtype", _dtypes.get("io_params_dtype"), True)
+        return IOParams._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """IOParams.from_buffer(buffer)
+
+        A IOParams viewing the memory of buffer (bytes, bytearray, ...), a whole number of structs long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileIOParams), "IOParams", True)
+        return IOParams._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def mode(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "mode")
         return _enum_member("BatchMode", <long long>(<cycufile.CUfileIOParams*>self._ptr).mode)
 
     @mode.setter
     def mode(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "mode", value, "IOParams")
+            return
         (<cycufile.CUfileIOParams*>self._ptr).mode = <cycufile.CUfileBatchMode_t><long long>_support.enum_field(value, "mode")
 
     @property
     def u(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "u")
         return _anon_CUfileIOParams_u._view(<void*>&(<cycufile.CUfileIOParams*>self._ptr).u, self)
 
     @u.setter
     def u(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "u", value, "IOParams")
+            return
         memcpy(&(<cycufile.CUfileIOParams*>self._ptr).u, _support.struct_pointer_required(value, _anon_CUfileIOParams_u, "u"), sizeof((<cycufile.CUfileIOParams*>self._ptr).u))
 
     @property
     def fh(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "fh")
         return <uintptr_t>(<cycufile.CUfileIOParams*>self._ptr).fh
 
     @fh.setter
     def fh(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "fh", value, "IOParams")
+            return
         (<cycufile.CUfileIOParams*>self._ptr).fh = <cycufile.CUfileHandle_t>_support.field_address(value, self, "fh")
 
     @property
     def opcode(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "opcode")
         return _enum_member("Opcode", <long long>(<cycufile.CUfileIOParams*>self._ptr).opcode)
 
     @opcode.setter
     def opcode(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "opcode", value, "IOParams")
+            return
         (<cycufile.CUfileIOParams*>self._ptr).opcode = <cycufile.CUfileOpcode_t><long long>_support.enum_field(value, "opcode")
 
     @property
     def cookie(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "cookie")
         return <uintptr_t>(<cycufile.CUfileIOParams*>self._ptr).cookie
 
     @cookie.setter
     def cookie(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_params_dtype"), self._readonly, "cookie", value, "IOParams")
+            return
         (<cycufile.CUfileIOParams*>self._ptr).cookie = <void *>_support.field_address(value, self, "cookie")
 
     _fields = (("mode", False), ("u", False), ("fh", True), ("opcode", False), ("cookie", True), )
@@ -963,29 +1748,43 @@ cdef class IOParams(_support.Struct):
         return _support.struct_text(self, IOParams._fields)
 
 cdef class IOEvents(_support.Struct):
-    """IOEvents(_ptr=0, **fields)
+    """IOEvents(size=1, *, _ptr=0, **fields)
 
     A struct.
 
-    Holds its own zeroed storage, or views the memory at _ptr. Fields are
-    attributes; nested structs and array fields write through.
+    An array of `size` structs (one by default) of dtype io_events_dtype, in zeroed storage of its own or
+    viewing the memory at _ptr. Fields are attributes: of one struct, its value; of several,
+    a NumPy array with an item per struct. len() counts the structs and [i] views one.
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileIOEvents))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
             _support.free_struct(self._ptr)
 
-    def __init__(self, _ptr=0, **fields):
+    def __init__(self, size=1, *, _ptr=0, **fields):
+        cdef Py_ssize_t n = _np_structs.count(size, "IOEvents")
+        if n != 1:
+            if <size_t>n > (<size_t>-1) // 2 // sizeof(cycufile.CUfileIOEvents):
+                raise OverflowError(f"IOEvents(size={n}): too many structs")
+            _support.free_struct(self._ptr)
+            self._ptr = NULL
+            self._own = False
+            self._ptr = _support.alloc_struct(n * sizeof(cycufile.CUfileIOEvents))
+            self._own = True
+            self._n = n
         if _ptr:
-            if _support.as_int(_ptr, "_ptr") < 65536:
-                raise ValueError(f"IOEvents(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a IOEvents holds one struct, and functions take and return lists of them")
+            address = _np_structs.address(_ptr, "IOEvents")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
-            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, "_ptr")
+            self._ptr = <void*><uintptr_t>address
         for name, value in fields.items():
             if name.startswith("_") or not hasattr(type(self), name):
                 raise AttributeError(f"IOEvents has no field {name!r}")
@@ -1007,27 +1806,118 @@ cdef class IOEvents(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, key):
+        """A view of struct key (an int), or of a run of them (a slice of step 1)."""
+        cdef Py_ssize_t i
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._n)
+            if step != 1 or stop <= start:
+                raise IndexError(f"IOEvents[{key!r}]: a slice takes one or more consecutive structs (step 1)")
+            return IOEvents._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOEvents), stop - start, self._readonly, self)
+        i = _support.as_int(key, "index")
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"IOEvents[{key!r}]: index out of range for {self._n} structs")
+        return IOEvents._adopt(<uintptr_t>self._ptr + <size_t>i * sizeof(cycufile.CUfileIOEvents), 1, self._readonly, self)
+
+    @staticmethod
+    cdef IOEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef IOEvents obj = IOEvents.__new__(IOEvents)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileIOEvents))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileIOEvents))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, size=1, readonly=False, owner=None):
+        """IOEvents.from_ptr(intptr_t ptr, size_t size=1, bool readonly=False, owner=None)
+
+        A IOEvents over the memory at ptr (size structs): a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "IOEvents")
+        return IOEvents._adopt(address, _np_structs.count(size, "IOEvents.from_ptr"), readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """IOEvents.from_data(data)
+
+        A IOEvents viewing the NumPy array data, of dtype io_events_dtype (one struct per item); another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "IOEvents", "io_events_dtype", _dtypes.get("io_events_dtype"), True)
+        return IOEvents._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """IOEvents.from_buffer(buffer)
+
+        A IOEvents viewing the memory of buffer (bytes, bytearray, ...), a whole number of structs long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileIOEvents), "IOEvents", True)
+        return IOEvents._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def cookie(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_events_dtype"), self._readonly, "cookie")
         return <uintptr_t>(<cycufile.CUfileIOEvents*>self._ptr).cookie
 
     @cookie.setter
     def cookie(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_events_dtype"), self._readonly, "cookie", value, "IOEvents")
+            return
         (<cycufile.CUfileIOEvents*>self._ptr).cookie = <void *>_support.field_address(value, self, "cookie")
 
     @property
     def status(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_events_dtype"), self._readonly, "status")
         return _enum_member("Status", <long long>(<cycufile.CUfileIOEvents*>self._ptr).status)
 
     @status.setter
     def status(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_events_dtype"), self._readonly, "status", value, "IOEvents")
+            return
         (<cycufile.CUfileIOEvents*>self._ptr).status = <cycufile.CUfileStatus_t><long long>_support.enum_field(value, "status")
 
     @property
     def ret(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_events_dtype"), self._readonly, "ret")
         return (<cycufile.CUfileIOEvents*>self._ptr).ret
 
     @ret.setter
     def ret(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_events_dtype"), self._readonly, "ret", value, "IOEvents")
+            return
         if type(value) is int:
             (<cycufile.CUfileIOEvents*>self._ptr).ret = value
         else:
@@ -1039,29 +1929,43 @@ cdef class IOEvents(_support.Struct):
         return _support.struct_text(self, IOEvents._fields)
 
 cdef class IOVec(_support.Struct):
-    """IOVec(_ptr=0, **fields)
+    """IOVec(size=1, *, _ptr=0, **fields)
 
     A struct.
 
-    Holds its own zeroed storage, or views the memory at _ptr. Fields are
-    attributes; nested structs and array fields write through.
+    An array of `size` structs (one by default) of dtype io_vec_dtype, in zeroed storage of its own or
+    viewing the memory at _ptr. Fields are attributes: of one struct, its value; of several,
+    a NumPy array with an item per struct. len() counts the structs and [i] views one.
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileIOVec))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
             _support.free_struct(self._ptr)
 
-    def __init__(self, _ptr=0, **fields):
+    def __init__(self, size=1, *, _ptr=0, **fields):
+        cdef Py_ssize_t n = _np_structs.count(size, "IOVec")
+        if n != 1:
+            if <size_t>n > (<size_t>-1) // 2 // sizeof(cycufile.CUfileIOVec):
+                raise OverflowError(f"IOVec(size={n}): too many structs")
+            _support.free_struct(self._ptr)
+            self._ptr = NULL
+            self._own = False
+            self._ptr = _support.alloc_struct(n * sizeof(cycufile.CUfileIOVec))
+            self._own = True
+            self._n = n
         if _ptr:
-            if _support.as_int(_ptr, "_ptr") < 65536:
-                raise ValueError(f"IOVec(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a IOVec holds one struct, and functions take and return lists of them")
+            address = _np_structs.address(_ptr, "IOVec")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
-            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, "_ptr")
+            self._ptr = <void*><uintptr_t>address
         for name, value in fields.items():
             if name.startswith("_") or not hasattr(type(self), name):
                 raise AttributeError(f"IOVec has no field {name!r}")
@@ -1083,25 +1987,111 @@ cdef class IOVec(_support.Struct):
         return obj
 
     @property
-    def base(self):
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, key):
+        """A view of struct key (an int), or of a run of them (a slice of step 1)."""
+        cdef Py_ssize_t i
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._n)
+            if step != 1 or stop <= start:
+                raise IndexError(f"IOVec[{key!r}]: a slice takes one or more consecutive structs (step 1)")
+            return IOVec._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOVec), stop - start, self._readonly, self)
+        i = _support.as_int(key, "index")
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"IOVec[{key!r}]: index out of range for {self._n} structs")
+        return IOVec._adopt(<uintptr_t>self._ptr + <size_t>i * sizeof(cycufile.CUfileIOVec), 1, self._readonly, self)
+
+    @staticmethod
+    cdef IOVec _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef IOVec obj = IOVec.__new__(IOVec)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileIOVec))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileIOVec))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, size=1, readonly=False, owner=None):
+        """IOVec.from_ptr(intptr_t ptr, size_t size=1, bool readonly=False, owner=None)
+
+        A IOVec over the memory at ptr (size structs): a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "IOVec")
+        return IOVec._adopt(address, _np_structs.count(size, "IOVec.from_ptr"), readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """IOVec.from_data(data)
+
+        A IOVec viewing the NumPy array data, of dtype io_vec_dtype (one struct per item); another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "IOVec", "io_vec_dtype", _dtypes.get("io_vec_dtype"), True)
+        return IOVec._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """IOVec.from_buffer(buffer)
+
+        A IOVec viewing the memory of buffer (bytes, bytearray, ...), a whole number of structs long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileIOVec), "IOVec", True)
+        return IOVec._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
+    def base_(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_vec_dtype"), self._readonly, "base_")
         return <uintptr_t>(<cycufile.CUfileIOVec*>self._ptr).base
 
-    @base.setter
-    def base(self, value):
+    @base_.setter
+    def base_(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_vec_dtype"), self._readonly, "base_", value, "IOVec")
+            return
         (<cycufile.CUfileIOVec*>self._ptr).base = <void *>_support.field_address(value, self, "base")
 
     @property
     def len(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_vec_dtype"), self._readonly, "len")
         return (<cycufile.CUfileIOVec*>self._ptr).len
 
     @len.setter
     def len(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("io_vec_dtype"), self._readonly, "len", value, "IOVec")
+            return
         if type(value) is int:
             (<cycufile.CUfileIOVec*>self._ptr).len = value
         else:
             (<cycufile.CUfileIOVec*>self._ptr).len = _support.int_field(value, "len")
 
-    _fields = (("base", True), ("len", False), )
+    _fields = (("base_", True), ("len", False), )
 
     def __repr__(self):
         return _support.struct_text(self, IOVec._fields)
@@ -1113,10 +2103,15 @@ cdef class OpCounter(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is op_counter_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileOpCounter))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -1151,11 +2146,71 @@ cdef class OpCounter(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef OpCounter _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef OpCounter obj = OpCounter.__new__(OpCounter)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileOpCounter))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileOpCounter))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """OpCounter.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A OpCounter over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "OpCounter")
+        return OpCounter._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """OpCounter.from_data(data)
+
+        A OpCounter viewing the NumPy array data, of dtype op_counter_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "OpCounter", "op_counter_dtype", _dtypes.get("op_counter_dtype"), False)
+        return OpCounter._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """OpCounter.from_buffer(buffer)
+
+        A OpCounter viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileOpCounter), "OpCounter", False)
+        return OpCounter._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def ok(self):
         return (<cycufile.CUfileOpCounter*>self._ptr).ok
 
     @ok.setter
     def ok(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("OpCounter", "ok")
         if type(value) is int:
             (<cycufile.CUfileOpCounter*>self._ptr).ok = value
         else:
@@ -1167,6 +2222,8 @@ cdef class OpCounter(_support.Struct):
 
     @err.setter
     def err(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("OpCounter", "err")
         if type(value) is int:
             (<cycufile.CUfileOpCounter*>self._ptr).err = value
         else:
@@ -1184,10 +2241,15 @@ cdef class StatsLevel1(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is stats_level1_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileStatsLevel1))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -1222,11 +2284,71 @@ cdef class StatsLevel1(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef StatsLevel1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef StatsLevel1 obj = StatsLevel1.__new__(StatsLevel1)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileStatsLevel1))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileStatsLevel1))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """StatsLevel1.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A StatsLevel1 over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "StatsLevel1")
+        return StatsLevel1._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """StatsLevel1.from_data(data)
+
+        A StatsLevel1 viewing the NumPy array data, of dtype stats_level1_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "StatsLevel1", "stats_level1_dtype", _dtypes.get("stats_level1_dtype"), False)
+        return StatsLevel1._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """StatsLevel1.from_buffer(buffer)
+
+        A StatsLevel1 viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileStatsLevel1), "StatsLevel1", False)
+        return StatsLevel1._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def read_ops(self):
         return OpCounter._view(<void*>&(<cycufile.CUfileStatsLevel1*>self._ptr).read_ops, self)
 
     @read_ops.setter
     def read_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "read_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).read_ops, _support.struct_pointer_required(value, OpCounter, "read_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).read_ops))
 
     @property
@@ -1235,6 +2357,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @write_ops.setter
     def write_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "write_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).write_ops, _support.struct_pointer_required(value, OpCounter, "write_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).write_ops))
 
     @property
@@ -1243,6 +2367,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @hdl_register_ops.setter
     def hdl_register_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "hdl_register_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).hdl_register_ops, _support.struct_pointer_required(value, OpCounter, "hdl_register_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).hdl_register_ops))
 
     @property
@@ -1251,6 +2377,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @hdl_deregister_ops.setter
     def hdl_deregister_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "hdl_deregister_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).hdl_deregister_ops, _support.struct_pointer_required(value, OpCounter, "hdl_deregister_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).hdl_deregister_ops))
 
     @property
@@ -1259,6 +2387,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @buf_register_ops.setter
     def buf_register_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "buf_register_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).buf_register_ops, _support.struct_pointer_required(value, OpCounter, "buf_register_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).buf_register_ops))
 
     @property
@@ -1267,6 +2397,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @buf_deregister_ops.setter
     def buf_deregister_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "buf_deregister_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).buf_deregister_ops, _support.struct_pointer_required(value, OpCounter, "buf_deregister_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).buf_deregister_ops))
 
     @property
@@ -1275,6 +2407,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @read_bytes.setter
     def read_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "read_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).read_bytes = value
         else:
@@ -1286,6 +2420,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @write_bytes.setter
     def write_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "write_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).write_bytes = value
         else:
@@ -1297,6 +2433,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @read_bw_bytes_per_sec.setter
     def read_bw_bytes_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "read_bw_bytes_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).read_bw_bytes_per_sec = value
         else:
@@ -1308,6 +2446,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @write_bw_bytes_per_sec.setter
     def write_bw_bytes_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "write_bw_bytes_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).write_bw_bytes_per_sec = value
         else:
@@ -1319,6 +2459,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @read_lat_avg_us.setter
     def read_lat_avg_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "read_lat_avg_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).read_lat_avg_us = value
         else:
@@ -1330,6 +2472,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @write_lat_avg_us.setter
     def write_lat_avg_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "write_lat_avg_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).write_lat_avg_us = value
         else:
@@ -1341,6 +2485,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @read_ops_per_sec.setter
     def read_ops_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "read_ops_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).read_ops_per_sec = value
         else:
@@ -1352,6 +2498,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @write_ops_per_sec.setter
     def write_ops_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "write_ops_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).write_ops_per_sec = value
         else:
@@ -1363,6 +2511,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @read_lat_sum_us.setter
     def read_lat_sum_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "read_lat_sum_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).read_lat_sum_us = value
         else:
@@ -1374,6 +2524,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @write_lat_sum_us.setter
     def write_lat_sum_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "write_lat_sum_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).write_lat_sum_us = value
         else:
@@ -1385,6 +2537,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_submit_ops.setter
     def batch_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_submit_ops))
 
     @property
@@ -1393,6 +2547,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_complete_ops.setter
     def batch_complete_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_complete_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_complete_ops, _support.struct_pointer_required(value, OpCounter, "batch_complete_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_complete_ops))
 
     @property
@@ -1401,6 +2557,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_setup_ops.setter
     def batch_setup_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_setup_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_setup_ops, _support.struct_pointer_required(value, OpCounter, "batch_setup_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_setup_ops))
 
     @property
@@ -1409,6 +2567,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_cancel_ops.setter
     def batch_cancel_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_cancel_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_cancel_ops, _support.struct_pointer_required(value, OpCounter, "batch_cancel_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_cancel_ops))
 
     @property
@@ -1417,6 +2577,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_destroy_ops.setter
     def batch_destroy_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_destroy_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_destroy_ops, _support.struct_pointer_required(value, OpCounter, "batch_destroy_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_destroy_ops))
 
     @property
@@ -1425,6 +2587,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_enqueued_ops.setter
     def batch_enqueued_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_enqueued_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_enqueued_ops, _support.struct_pointer_required(value, OpCounter, "batch_enqueued_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_enqueued_ops))
 
     @property
@@ -1433,6 +2597,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_posix_enqueued_ops.setter
     def batch_posix_enqueued_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_posix_enqueued_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_posix_enqueued_ops, _support.struct_pointer_required(value, OpCounter, "batch_posix_enqueued_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_posix_enqueued_ops))
 
     @property
@@ -1441,6 +2607,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_processed_ops.setter
     def batch_processed_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_processed_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_processed_ops, _support.struct_pointer_required(value, OpCounter, "batch_processed_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_processed_ops))
 
     @property
@@ -1449,6 +2617,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_posix_processed_ops.setter
     def batch_posix_processed_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_posix_processed_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_posix_processed_ops, _support.struct_pointer_required(value, OpCounter, "batch_posix_processed_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_posix_processed_ops))
 
     @property
@@ -1457,6 +2627,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_nvfs_submit_ops.setter
     def batch_nvfs_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_nvfs_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_nvfs_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_nvfs_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_nvfs_submit_ops))
 
     @property
@@ -1465,6 +2637,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_p2p_submit_ops.setter
     def batch_p2p_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_p2p_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_p2p_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_p2p_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_p2p_submit_ops))
 
     @property
@@ -1473,6 +2647,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_aio_submit_ops.setter
     def batch_aio_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_aio_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_aio_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_aio_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_aio_submit_ops))
 
     @property
@@ -1481,6 +2657,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_iouring_submit_ops.setter
     def batch_iouring_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_iouring_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_iouring_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_iouring_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_iouring_submit_ops))
 
     @property
@@ -1489,6 +2667,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_mixed_io_submit_ops.setter
     def batch_mixed_io_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_mixed_io_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_mixed_io_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_mixed_io_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_mixed_io_submit_ops))
 
     @property
@@ -1497,6 +2677,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_total_submit_ops.setter
     def batch_total_submit_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_total_submit_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).batch_total_submit_ops, _support.struct_pointer_required(value, OpCounter, "batch_total_submit_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).batch_total_submit_ops))
 
     @property
@@ -1505,6 +2687,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_read_bytes.setter
     def batch_read_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_read_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_read_bytes = value
         else:
@@ -1516,6 +2700,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_write_bytes.setter
     def batch_write_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_write_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_write_bytes = value
         else:
@@ -1527,6 +2713,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_read_bw_bytes.setter
     def batch_read_bw_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_read_bw_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_read_bw_bytes = value
         else:
@@ -1538,6 +2726,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_write_bw_bytes.setter
     def batch_write_bw_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_write_bw_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_write_bw_bytes = value
         else:
@@ -1549,6 +2739,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_submit_lat_avg_us.setter
     def batch_submit_lat_avg_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_submit_lat_avg_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_submit_lat_avg_us = value
         else:
@@ -1560,6 +2752,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_completion_lat_avg_us.setter
     def batch_completion_lat_avg_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_completion_lat_avg_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_completion_lat_avg_us = value
         else:
@@ -1571,6 +2765,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_submit_ops_per_sec.setter
     def batch_submit_ops_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_submit_ops_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_submit_ops_per_sec = value
         else:
@@ -1582,6 +2778,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_complete_ops_per_sec.setter
     def batch_complete_ops_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_complete_ops_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_complete_ops_per_sec = value
         else:
@@ -1593,6 +2791,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_submit_lat_sum_us.setter
     def batch_submit_lat_sum_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_submit_lat_sum_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_submit_lat_sum_us = value
         else:
@@ -1604,6 +2804,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @batch_completion_lat_sum_us.setter
     def batch_completion_lat_sum_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "batch_completion_lat_sum_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).batch_completion_lat_sum_us = value
         else:
@@ -1615,6 +2817,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @last_batch_read_bytes.setter
     def last_batch_read_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "last_batch_read_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).last_batch_read_bytes = value
         else:
@@ -1626,6 +2830,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @last_batch_write_bytes.setter
     def last_batch_write_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "last_batch_write_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).last_batch_write_bytes = value
         else:
@@ -1637,6 +2843,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @readv_ops.setter
     def readv_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "readv_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).readv_ops, _support.struct_pointer_required(value, OpCounter, "readv_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).readv_ops))
 
     @property
@@ -1645,6 +2853,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @writev_ops.setter
     def writev_ops(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "writev_ops")
         memcpy(&(<cycufile.CUfileStatsLevel1*>self._ptr).writev_ops, _support.struct_pointer_required(value, OpCounter, "writev_ops"), sizeof((<cycufile.CUfileStatsLevel1*>self._ptr).writev_ops))
 
     @property
@@ -1653,6 +2863,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @readv_bytes.setter
     def readv_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "readv_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).readv_bytes = value
         else:
@@ -1664,6 +2876,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @writev_bytes.setter
     def writev_bytes(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "writev_bytes")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).writev_bytes = value
         else:
@@ -1675,6 +2889,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @readv_bw_bytes_per_sec.setter
     def readv_bw_bytes_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "readv_bw_bytes_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).readv_bw_bytes_per_sec = value
         else:
@@ -1686,6 +2902,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @writev_bw_bytes_per_sec.setter
     def writev_bw_bytes_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "writev_bw_bytes_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).writev_bw_bytes_per_sec = value
         else:
@@ -1697,6 +2915,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @readv_lat_avg_us.setter
     def readv_lat_avg_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "readv_lat_avg_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).readv_lat_avg_us = value
         else:
@@ -1708,6 +2928,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @writev_lat_avg_us.setter
     def writev_lat_avg_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "writev_lat_avg_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).writev_lat_avg_us = value
         else:
@@ -1719,6 +2941,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @readv_ops_per_sec.setter
     def readv_ops_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "readv_ops_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).readv_ops_per_sec = value
         else:
@@ -1730,6 +2954,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @writev_ops_per_sec.setter
     def writev_ops_per_sec(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "writev_ops_per_sec")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).writev_ops_per_sec = value
         else:
@@ -1741,6 +2967,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @readv_lat_sum_us.setter
     def readv_lat_sum_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "readv_lat_sum_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).readv_lat_sum_us = value
         else:
@@ -1752,6 +2980,8 @@ cdef class StatsLevel1(_support.Struct):
 
     @writev_lat_sum_us.setter
     def writev_lat_sum_us(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel1", "writev_lat_sum_us")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel1*>self._ptr).writev_lat_sum_us = value
         else:
@@ -1769,10 +2999,15 @@ cdef class StatsLevel2(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is stats_level2_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileStatsLevel2))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -1807,11 +3042,71 @@ cdef class StatsLevel2(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef StatsLevel2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef StatsLevel2 obj = StatsLevel2.__new__(StatsLevel2)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileStatsLevel2))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileStatsLevel2))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """StatsLevel2.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A StatsLevel2 over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "StatsLevel2")
+        return StatsLevel2._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """StatsLevel2.from_data(data)
+
+        A StatsLevel2 viewing the NumPy array data, of dtype stats_level2_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "StatsLevel2", "stats_level2_dtype", _dtypes.get("stats_level2_dtype"), False)
+        return StatsLevel2._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """StatsLevel2.from_buffer(buffer)
+
+        A StatsLevel2 viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileStatsLevel2), "StatsLevel2", False)
+        return StatsLevel2._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def basic(self):
         return StatsLevel1._view(<void*>&(<cycufile.CUfileStatsLevel2*>self._ptr).basic, self)
 
     @basic.setter
     def basic(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel2", "basic")
         memcpy(&(<cycufile.CUfileStatsLevel2*>self._ptr).basic, _support.struct_pointer_required(value, StatsLevel1, "basic"), sizeof((<cycufile.CUfileStatsLevel2*>self._ptr).basic))
 
     @property
@@ -1820,6 +3115,8 @@ cdef class StatsLevel2(_support.Struct):
 
     @read_size_kb_hist.setter
     def read_size_kb_hist(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel2", "read_size_kb_hist")
         _support.array_assign(<void*>&(<cycufile.CUfileStatsLevel2*>self._ptr).read_size_kb_hist[0], 32, sizeof(uint64_t), "Q", value, "read_size_kb_hist")
 
     @property
@@ -1828,6 +3125,8 @@ cdef class StatsLevel2(_support.Struct):
 
     @write_size_kb_hist.setter
     def write_size_kb_hist(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel2", "write_size_kb_hist")
         _support.array_assign(<void*>&(<cycufile.CUfileStatsLevel2*>self._ptr).write_size_kb_hist[0], 32, sizeof(uint64_t), "Q", value, "write_size_kb_hist")
 
     _fields = (("basic", False), ("read_size_kb_hist", False), ("write_size_kb_hist", False), )
@@ -1836,29 +3135,43 @@ cdef class StatsLevel2(_support.Struct):
         return _support.struct_text(self, StatsLevel2._fields)
 
 cdef class PerGpuStats(_support.Struct):
-    """PerGpuStats(_ptr=0, **fields)
+    """PerGpuStats(size=1, *, _ptr=0, **fields)
 
     @brief Per-GPU statistics structure used in Level 3
 
-    Holds its own zeroed storage, or views the memory at _ptr. Fields are
-    attributes; nested structs and array fields write through.
+    An array of `size` structs (one by default) of dtype per_gpu_stats_dtype, in zeroed storage of its own or
+    viewing the memory at _ptr. Fields are attributes: of one struct, its value; of several,
+    a NumPy array with an item per struct. len() counts the structs and [i] views one.
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfilePerGpuStats))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
             _support.free_struct(self._ptr)
 
-    def __init__(self, _ptr=0, **fields):
+    def __init__(self, size=1, *, _ptr=0, **fields):
+        cdef Py_ssize_t n = _np_structs.count(size, "PerGpuStats")
+        if n != 1:
+            if <size_t>n > (<size_t>-1) // 2 // sizeof(cycufile.CUfilePerGpuStats):
+                raise OverflowError(f"PerGpuStats(size={n}): too many structs")
+            _support.free_struct(self._ptr)
+            self._ptr = NULL
+            self._own = False
+            self._ptr = _support.alloc_struct(n * sizeof(cycufile.CUfilePerGpuStats))
+            self._own = True
+            self._n = n
         if _ptr:
-            if _support.as_int(_ptr, "_ptr") < 65536:
-                raise ValueError(f"PerGpuStats(_ptr={_ptr!r}): _ptr is the address of a struct to view, not a count: a PerGpuStats holds one struct, and functions take and return lists of them")
+            address = _np_structs.address(_ptr, "PerGpuStats")
             if self._own:
                 _support.free_struct(self._ptr)
                 self._own = False
-            self._ptr = <void*><uintptr_t>_support.as_int(_ptr, "_ptr")
+            self._ptr = <void*><uintptr_t>address
         for name, value in fields.items():
             if name.startswith("_") or not hasattr(type(self), name):
                 raise AttributeError(f"PerGpuStats has no field {name!r}")
@@ -1880,19 +3193,105 @@ cdef class PerGpuStats(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, key):
+        """A view of struct key (an int), or of a run of them (a slice of step 1)."""
+        cdef Py_ssize_t i
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._n)
+            if step != 1 or stop <= start:
+                raise IndexError(f"PerGpuStats[{key!r}]: a slice takes one or more consecutive structs (step 1)")
+            return PerGpuStats._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfilePerGpuStats), stop - start, self._readonly, self)
+        i = _support.as_int(key, "index")
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"PerGpuStats[{key!r}]: index out of range for {self._n} structs")
+        return PerGpuStats._adopt(<uintptr_t>self._ptr + <size_t>i * sizeof(cycufile.CUfilePerGpuStats), 1, self._readonly, self)
+
+    @staticmethod
+    cdef PerGpuStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef PerGpuStats obj = PerGpuStats.__new__(PerGpuStats)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfilePerGpuStats))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfilePerGpuStats))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, size=1, readonly=False, owner=None):
+        """PerGpuStats.from_ptr(intptr_t ptr, size_t size=1, bool readonly=False, owner=None)
+
+        A PerGpuStats over the memory at ptr (size structs): a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "PerGpuStats")
+        return PerGpuStats._adopt(address, _np_structs.count(size, "PerGpuStats.from_ptr"), readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """PerGpuStats.from_data(data)
+
+        A PerGpuStats viewing the NumPy array data, of dtype per_gpu_stats_dtype (one struct per item); another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "PerGpuStats", "per_gpu_stats_dtype", _dtypes.get("per_gpu_stats_dtype"), True)
+        return PerGpuStats._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """PerGpuStats.from_buffer(buffer)
+
+        A PerGpuStats viewing the memory of buffer (bytes, bytearray, ...), a whole number of structs long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfilePerGpuStats), "PerGpuStats", True)
+        return PerGpuStats._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def uuid(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "uuid")
         return _support.c_string(<const char*>&(<cycufile.CUfilePerGpuStats*>self._ptr).uuid[0], 16).decode("utf-8", "replace")
 
     @uuid.setter
     def uuid(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "uuid", value, "PerGpuStats")
+            return
         _support.char_array_assign(<void*>&(<cycufile.CUfilePerGpuStats*>self._ptr).uuid[0], 16, value, True, "uuid")
 
     @property
     def read_bytes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_bytes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).read_bytes
 
     @read_bytes.setter
     def read_bytes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_bytes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).read_bytes = value
         else:
@@ -1900,10 +3299,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def read_bw_bytes_per_sec(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_bw_bytes_per_sec")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).read_bw_bytes_per_sec
 
     @read_bw_bytes_per_sec.setter
     def read_bw_bytes_per_sec(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_bw_bytes_per_sec", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).read_bw_bytes_per_sec = value
         else:
@@ -1911,10 +3315,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def read_utilization(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_utilization")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).read_utilization
 
     @read_utilization.setter
     def read_utilization(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_utilization", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).read_utilization = value
         else:
@@ -1922,10 +3331,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def read_duration_us(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_duration_us")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).read_duration_us
 
     @read_duration_us.setter
     def read_duration_us(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "read_duration_us", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).read_duration_us = value
         else:
@@ -1933,10 +3347,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_total_reads(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_total_reads")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_total_reads
 
     @n_total_reads.setter
     def n_total_reads(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_total_reads", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_total_reads = value
         else:
@@ -1944,10 +3363,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_p2p_reads(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_p2p_reads")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_p2p_reads
 
     @n_p2p_reads.setter
     def n_p2p_reads(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_p2p_reads", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_p2p_reads = value
         else:
@@ -1955,10 +3379,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_nvfs_reads(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_nvfs_reads")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_nvfs_reads
 
     @n_nvfs_reads.setter
     def n_nvfs_reads(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_nvfs_reads", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_nvfs_reads = value
         else:
@@ -1966,10 +3395,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_posix_reads(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_posix_reads")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_posix_reads
 
     @n_posix_reads.setter
     def n_posix_reads(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_posix_reads", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_posix_reads = value
         else:
@@ -1977,10 +3411,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_unaligned_reads(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_unaligned_reads")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_unaligned_reads
 
     @n_unaligned_reads.setter
     def n_unaligned_reads(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_unaligned_reads", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_unaligned_reads = value
         else:
@@ -1988,10 +3427,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_dr_reads(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_dr_reads")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_dr_reads
 
     @n_dr_reads.setter
     def n_dr_reads(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_dr_reads", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_dr_reads = value
         else:
@@ -1999,10 +3443,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_sparse_regions(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_sparse_regions")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_sparse_regions
 
     @n_sparse_regions.setter
     def n_sparse_regions(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_sparse_regions", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_sparse_regions = value
         else:
@@ -2010,10 +3459,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_inline_regions(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_inline_regions")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_inline_regions
 
     @n_inline_regions.setter
     def n_inline_regions(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_inline_regions", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_inline_regions = value
         else:
@@ -2021,10 +3475,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_reads_err(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_reads_err")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_reads_err
 
     @n_reads_err.setter
     def n_reads_err(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_reads_err", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_reads_err = value
         else:
@@ -2032,10 +3491,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def writes_bytes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "writes_bytes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).writes_bytes
 
     @writes_bytes.setter
     def writes_bytes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "writes_bytes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).writes_bytes = value
         else:
@@ -2043,10 +3507,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def write_bw_bytes_per_sec(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "write_bw_bytes_per_sec")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).write_bw_bytes_per_sec
 
     @write_bw_bytes_per_sec.setter
     def write_bw_bytes_per_sec(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "write_bw_bytes_per_sec", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).write_bw_bytes_per_sec = value
         else:
@@ -2054,10 +3523,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def write_utilization(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "write_utilization")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).write_utilization
 
     @write_utilization.setter
     def write_utilization(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "write_utilization", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).write_utilization = value
         else:
@@ -2065,10 +3539,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def write_duration_us(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "write_duration_us")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).write_duration_us
 
     @write_duration_us.setter
     def write_duration_us(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "write_duration_us", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).write_duration_us = value
         else:
@@ -2076,10 +3555,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_total_writes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_total_writes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_total_writes
 
     @n_total_writes.setter
     def n_total_writes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_total_writes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_total_writes = value
         else:
@@ -2087,10 +3571,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_p2p_writes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_p2p_writes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_p2p_writes
 
     @n_p2p_writes.setter
     def n_p2p_writes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_p2p_writes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_p2p_writes = value
         else:
@@ -2098,10 +3587,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_nvfs_writes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_nvfs_writes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_nvfs_writes
 
     @n_nvfs_writes.setter
     def n_nvfs_writes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_nvfs_writes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_nvfs_writes = value
         else:
@@ -2109,10 +3603,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_posix_writes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_posix_writes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_posix_writes
 
     @n_posix_writes.setter
     def n_posix_writes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_posix_writes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_posix_writes = value
         else:
@@ -2120,10 +3619,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_unaligned_writes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_unaligned_writes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_unaligned_writes
 
     @n_unaligned_writes.setter
     def n_unaligned_writes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_unaligned_writes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_unaligned_writes = value
         else:
@@ -2131,10 +3635,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_dr_writes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_dr_writes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_dr_writes
 
     @n_dr_writes.setter
     def n_dr_writes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_dr_writes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_dr_writes = value
         else:
@@ -2142,10 +3651,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_writes_err(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_writes_err")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_writes_err
 
     @n_writes_err.setter
     def n_writes_err(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_writes_err", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_writes_err = value
         else:
@@ -2153,10 +3667,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_mmap(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap
 
     @n_mmap.setter
     def n_mmap(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap = value
         else:
@@ -2164,10 +3683,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_mmap_ok(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap_ok")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap_ok
 
     @n_mmap_ok.setter
     def n_mmap_ok(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap_ok", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap_ok = value
         else:
@@ -2175,10 +3699,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_mmap_err(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap_err")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap_err
 
     @n_mmap_err.setter
     def n_mmap_err(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap_err", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap_err = value
         else:
@@ -2186,10 +3715,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def n_mmap_free(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap_free")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap_free
 
     @n_mmap_free.setter
     def n_mmap_free(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "n_mmap_free", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).n_mmap_free = value
         else:
@@ -2197,10 +3731,15 @@ cdef class PerGpuStats(_support.Struct):
 
     @property
     def reg_bytes(self):
+        if self._n != 1:
+            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "reg_bytes")
         return (<cycufile.CUfilePerGpuStats*>self._ptr).reg_bytes
 
     @reg_bytes.setter
     def reg_bytes(self, value):
+        if self._readonly or self._n != 1:
+            _np_structs.write_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("per_gpu_stats_dtype"), self._readonly, "reg_bytes", value, "PerGpuStats")
+            return
         if type(value) is int:
             (<cycufile.CUfilePerGpuStats*>self._ptr).reg_bytes = value
         else:
@@ -2218,10 +3757,15 @@ cdef class StatsLevel3(_support.Struct):
 
     Holds its own zeroed storage, or views the memory at _ptr. Fields are
     attributes; nested structs and array fields write through.
+    Its NumPy form is stats_level3_dtype (from_data, from_ptr, from_buffer, ptr).
     """
+    cdef bint _readonly  # from_ptr(readonly=True) or a read-only buffer: setters refuse
+    cdef Py_ssize_t _n   # structs at _ptr: 1 but for arrays of structs
+
     def __cinit__(self, *args, **kwargs):
         self._ptr = _support.alloc_struct(sizeof(cycufile.CUfileStatsLevel3))
         self._own = True
+        self._n = 1
 
     def __dealloc__(self):
         if self._own:
@@ -2256,11 +3800,71 @@ cdef class StatsLevel3(_support.Struct):
         return obj
 
     @property
+    def ptr(self):
+        """The address of the struct (of the first, for an array of structs)."""
+        return <intptr_t>self._ptr
+
+    def __int__(self):
+        return <intptr_t>self._ptr
+
+    @staticmethod
+    cdef StatsLevel3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
+        cdef StatsLevel3 obj = StatsLevel3.__new__(StatsLevel3)
+        if owner is None:
+            if n != 1:
+                _support.free_struct(obj._ptr)
+                obj._ptr = NULL
+                obj._own = False
+                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileStatsLevel3))
+                obj._own = True
+            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileStatsLevel3))
+        else:
+            _support.free_struct(obj._ptr)
+            obj._own = False
+            obj._ptr = <void*>address
+            obj._owner = owner
+        obj._n = n
+        obj._readonly = readonly
+        return obj
+
+    @staticmethod
+    def from_ptr(ptr, readonly=False, owner=None):
+        """StatsLevel3.from_ptr(intptr_t ptr, bool readonly=False, owner=None)
+
+        A StatsLevel3 over the memory at ptr: a view that keeps owner alive, or
+        with no owner a copy of that memory. readonly: its setters refuse. ptr 0, a
+        negative or a non-int ptr raise; any other address must hold the struct.
+        """
+        cdef uintptr_t address = _np_structs.address(ptr, "StatsLevel3")
+        return StatsLevel3._adopt(address, 1, readonly, owner)
+
+    @staticmethod
+    def from_data(data):
+        """StatsLevel3.from_data(data)
+
+        A StatsLevel3 viewing the NumPy array data, of dtype stats_level3_dtype and one item; another dtype is a ValueError.
+        """
+        address, n, readonly = _np_structs.data_memory(data, "StatsLevel3", "stats_level3_dtype", _dtypes.get("stats_level3_dtype"), False)
+        return StatsLevel3._adopt(address, n, readonly, data)
+
+    @staticmethod
+    def from_buffer(buffer):
+        """StatsLevel3.from_buffer(buffer)
+
+        A StatsLevel3 viewing the memory of buffer (bytes, bytearray, ...), exactly one struct long; read-only for a
+        read-only buffer.
+        """
+        view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileStatsLevel3), "StatsLevel3", False)
+        return StatsLevel3._adopt(_buffer_address(view), n, view.readonly, view)
+
+    @property
     def detailed(self):
         return StatsLevel2._view(<void*>&(<cycufile.CUfileStatsLevel3*>self._ptr).detailed, self)
 
     @detailed.setter
     def detailed(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel3", "detailed")
         memcpy(&(<cycufile.CUfileStatsLevel3*>self._ptr).detailed, _support.struct_pointer_required(value, StatsLevel2, "detailed"), sizeof((<cycufile.CUfileStatsLevel3*>self._ptr).detailed))
 
     @property
@@ -2269,6 +3873,8 @@ cdef class StatsLevel3(_support.Struct):
 
     @num_gpus.setter
     def num_gpus(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel3", "num_gpus")
         if type(value) is int:
             (<cycufile.CUfileStatsLevel3*>self._ptr).num_gpus = value
         else:
@@ -2280,6 +3886,8 @@ cdef class StatsLevel3(_support.Struct):
 
     @per_gpu_stats.setter
     def per_gpu_stats(self, value):
+        if self._readonly:
+            _np_structs.refuse_write("StatsLevel3", "per_gpu_stats")
         items = _support.field_items(value, 16, "per_gpu_stats")
         for i in range(16):
             _support.struct_pointer_required(items[i], PerGpuStats, "per_gpu_stats")
@@ -2291,6 +3899,113 @@ cdef class StatsLevel3(_support.Struct):
 
     def __repr__(self):
         return _support.struct_text(self, StatsLevel3._fields)
+
+# The NumPy dtype of each struct class, built on first use (numpy_structs.DtypeTable).
+cdef object _dtype_spec_Error():
+    cdef cycufile.CUfileError s
+    cdef char* b = <char*>&s
+    return (("err", "cu_err", ), ("<i4", "<i4", ), (<char*>&s.err - b, <char*>&s.cu_err - b, ), sizeof(cycufile.CUfileError))
+
+cdef object _dtype_spec__anon_CUfileDrvProps_nvfs():
+    cdef cycufile.anon_CUfileDrvProps_nvfs s
+    cdef char* b = <char*>&s
+    return (("major_version", "minor_version", "poll_thresh_size", "max_direct_io_size", "dstatusflags", "dcontrolflags", ), ("<u4", "<u4", "<u8", "<u8", "<u4", "<u4", ), (<char*>&s.major_version - b, <char*>&s.minor_version - b, <char*>&s.poll_thresh_size - b, <char*>&s.max_direct_io_size - b, <char*>&s.dstatusflags - b, <char*>&s.dcontrolflags - b, ), sizeof(cycufile.anon_CUfileDrvProps_nvfs))
+
+cdef object _dtype_spec_DrvProps():
+    cdef cycufile.CUfileDrvProps s
+    cdef char* b = <char*>&s
+    return (("nvfs", "fflags", "max_device_cache_size", "per_buffer_cache_size", "max_device_pinned_mem_size", "max_batch_io_size", "max_batch_io_timeout_msecs", ), ("_anon_c_ufile_drv_props_nvfs_dtype", "<u4", "<u4", "<u4", "<u4", "<u4", "<u4", ), (<char*>&s.nvfs - b, <char*>&s.fflags - b, <char*>&s.max_device_cache_size - b, <char*>&s.per_buffer_cache_size - b, <char*>&s.max_device_pinned_mem_size - b, <char*>&s.max_batch_io_size - b, <char*>&s.max_batch_io_timeout_msecs - b, ), sizeof(cycufile.CUfileDrvProps))
+
+cdef object _dtype_spec_RDMAInfo():
+    cdef cycufile.cufileRDMAInfo s
+    cdef char* b = <char*>&s
+    return (("version", "desc_len", "desc_str", ), ("<i4", "<i4", "<i8", ), (<char*>&s.version - b, <char*>&s.desc_len - b, <char*>&s.desc_str - b, ), sizeof(cycufile.cufileRDMAInfo))
+
+cdef object _dtype_spec_FSOps():
+    cdef cycufile.CUfileFSOps s
+    cdef char* b = <char*>&s
+    return (("fs_type", "get_rdma_device_list", "get_rdma_device_priority", "read", "write", ), ("<i8", "<i8", "<i8", "<i8", "<i8", ), (<char*>&s.fs_type - b, <char*>&s.getRDMADeviceList - b, <char*>&s.getRDMADevicePriority - b, <char*>&s.read - b, <char*>&s.write - b, ), sizeof(cycufile.CUfileFSOps))
+
+cdef object _dtype_spec__anon_CUfileDescr_t_handle():
+    cdef cycufile.anon_CUfileDescr_t_handle s
+    cdef char* b = <char*>&s
+    return (("fd", "handle", ), ("<i4", "<i8", ), (<char*>&s.fd - b, <char*>&s.handle - b, ), sizeof(cycufile.anon_CUfileDescr_t_handle))
+
+cdef object _dtype_spec_Descr():
+    cdef cycufile.CUfileDescr_t s
+    cdef char* b = <char*>&s
+    return (("type", "handle", "fs_ops", ), ("<i4", "_anon_c_ufile_descr_t_handle_dtype", "<i8", ), (<char*>&s.type_ - b, <char*>&s.handle - b, <char*>&s.fs_ops - b, ), sizeof(cycufile.CUfileDescr_t))
+
+cdef object _dtype_spec__anon_anon_CUfileIOParams_u_batch():
+    cdef cycufile.anon_anon_CUfileIOParams_u_batch s
+    cdef char* b = <char*>&s
+    return (("dev_ptr_base", "file_offset", "dev_ptr_offset", "size_", ), ("<i8", "<i8", "<i8", "<u8", ), (<char*>&s.devPtr_base - b, <char*>&s.file_offset - b, <char*>&s.devPtr_offset - b, <char*>&s.size - b, ), sizeof(cycufile.anon_anon_CUfileIOParams_u_batch))
+
+cdef object _dtype_spec__anon_CUfileIOParams_u():
+    cdef cycufile.anon_CUfileIOParams_u s
+    cdef char* b = <char*>&s
+    return (("batch", ), ("_anon_anon_c_ufile_io_params_u_batch_dtype", ), (<char*>&s.batch - b, ), sizeof(cycufile.anon_CUfileIOParams_u))
+
+cdef object _dtype_spec_IOParams():
+    cdef cycufile.CUfileIOParams s
+    cdef char* b = <char*>&s
+    return (("mode", "u", "fh", "opcode", "cookie", ), ("<i4", "_anon_c_ufile_io_params_u_dtype", "<i8", "<i4", "<i8", ), (<char*>&s.mode - b, <char*>&s.u - b, <char*>&s.fh - b, <char*>&s.opcode - b, <char*>&s.cookie - b, ), sizeof(cycufile.CUfileIOParams))
+
+cdef object _dtype_spec_IOEvents():
+    cdef cycufile.CUfileIOEvents s
+    cdef char* b = <char*>&s
+    return (("cookie", "status", "ret", ), ("<i8", "<i4", "<u8", ), (<char*>&s.cookie - b, <char*>&s.status - b, <char*>&s.ret - b, ), sizeof(cycufile.CUfileIOEvents))
+
+cdef object _dtype_spec_IOVec():
+    cdef cycufile.CUfileIOVec s
+    cdef char* b = <char*>&s
+    return (("base_", "len", ), ("<i8", "<u8", ), (<char*>&s.base - b, <char*>&s.len - b, ), sizeof(cycufile.CUfileIOVec))
+
+cdef object _dtype_spec_OpCounter():
+    cdef cycufile.CUfileOpCounter s
+    cdef char* b = <char*>&s
+    return (("ok", "err", ), ("<u8", "<u8", ), (<char*>&s.ok - b, <char*>&s.err - b, ), sizeof(cycufile.CUfileOpCounter))
+
+cdef object _dtype_spec_StatsLevel1():
+    cdef cycufile.CUfileStatsLevel1 s
+    cdef char* b = <char*>&s
+    return (("read_ops", "write_ops", "hdl_register_ops", "hdl_deregister_ops", "buf_register_ops", "buf_deregister_ops", "read_bytes", "write_bytes", "read_bw_bytes_per_sec", "write_bw_bytes_per_sec", "read_lat_avg_us", "write_lat_avg_us", "read_ops_per_sec", "write_ops_per_sec", "read_lat_sum_us", "write_lat_sum_us", "batch_submit_ops", "batch_complete_ops", "batch_setup_ops", "batch_cancel_ops", "batch_destroy_ops", "batch_enqueued_ops", "batch_posix_enqueued_ops", "batch_processed_ops", "batch_posix_processed_ops", "batch_nvfs_submit_ops", "batch_p2p_submit_ops", "batch_aio_submit_ops", "batch_iouring_submit_ops", "batch_mixed_io_submit_ops", "batch_total_submit_ops", "batch_read_bytes", "batch_write_bytes", "batch_read_bw_bytes", "batch_write_bw_bytes", "batch_submit_lat_avg_us", "batch_completion_lat_avg_us", "batch_submit_ops_per_sec", "batch_complete_ops_per_sec", "batch_submit_lat_sum_us", "batch_completion_lat_sum_us", "last_batch_read_bytes", "last_batch_write_bytes", "readv_ops", "writev_ops", "readv_bytes", "writev_bytes", "readv_bw_bytes_per_sec", "writev_bw_bytes_per_sec", "readv_lat_avg_us", "writev_lat_avg_us", "readv_ops_per_sec", "writev_ops_per_sec", "readv_lat_sum_us", "writev_lat_sum_us", ), ("op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "op_counter_dtype", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "op_counter_dtype", "op_counter_dtype", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", ), (<char*>&s.read_ops - b, <char*>&s.write_ops - b, <char*>&s.hdl_register_ops - b, <char*>&s.hdl_deregister_ops - b, <char*>&s.buf_register_ops - b, <char*>&s.buf_deregister_ops - b, <char*>&s.read_bytes - b, <char*>&s.write_bytes - b, <char*>&s.read_bw_bytes_per_sec - b, <char*>&s.write_bw_bytes_per_sec - b, <char*>&s.read_lat_avg_us - b, <char*>&s.write_lat_avg_us - b, <char*>&s.read_ops_per_sec - b, <char*>&s.write_ops_per_sec - b, <char*>&s.read_lat_sum_us - b, <char*>&s.write_lat_sum_us - b, <char*>&s.batch_submit_ops - b, <char*>&s.batch_complete_ops - b, <char*>&s.batch_setup_ops - b, <char*>&s.batch_cancel_ops - b, <char*>&s.batch_destroy_ops - b, <char*>&s.batch_enqueued_ops - b, <char*>&s.batch_posix_enqueued_ops - b, <char*>&s.batch_processed_ops - b, <char*>&s.batch_posix_processed_ops - b, <char*>&s.batch_nvfs_submit_ops - b, <char*>&s.batch_p2p_submit_ops - b, <char*>&s.batch_aio_submit_ops - b, <char*>&s.batch_iouring_submit_ops - b, <char*>&s.batch_mixed_io_submit_ops - b, <char*>&s.batch_total_submit_ops - b, <char*>&s.batch_read_bytes - b, <char*>&s.batch_write_bytes - b, <char*>&s.batch_read_bw_bytes - b, <char*>&s.batch_write_bw_bytes - b, <char*>&s.batch_submit_lat_avg_us - b, <char*>&s.batch_completion_lat_avg_us - b, <char*>&s.batch_submit_ops_per_sec - b, <char*>&s.batch_complete_ops_per_sec - b, <char*>&s.batch_submit_lat_sum_us - b, <char*>&s.batch_completion_lat_sum_us - b, <char*>&s.last_batch_read_bytes - b, <char*>&s.last_batch_write_bytes - b, <char*>&s.readv_ops - b, <char*>&s.writev_ops - b, <char*>&s.readv_bytes - b, <char*>&s.writev_bytes - b, <char*>&s.readv_bw_bytes_per_sec - b, <char*>&s.writev_bw_bytes_per_sec - b, <char*>&s.readv_lat_avg_us - b, <char*>&s.writev_lat_avg_us - b, <char*>&s.readv_ops_per_sec - b, <char*>&s.writev_ops_per_sec - b, <char*>&s.readv_lat_sum_us - b, <char*>&s.writev_lat_sum_us - b, ), sizeof(cycufile.CUfileStatsLevel1))
+
+cdef object _dtype_spec_StatsLevel2():
+    cdef cycufile.CUfileStatsLevel2 s
+    cdef char* b = <char*>&s
+    return (("basic", "read_size_kb_hist", "write_size_kb_hist", ), ("stats_level1_dtype", ("<u8", (32, )), ("<u8", (32, )), ), (<char*>&s.basic - b, <char*>&s.read_size_kb_hist[0] - b, <char*>&s.write_size_kb_hist[0] - b, ), sizeof(cycufile.CUfileStatsLevel2))
+
+cdef object _dtype_spec_PerGpuStats():
+    cdef cycufile.CUfilePerGpuStats s
+    cdef char* b = <char*>&s
+    return (("uuid", "read_bytes", "read_bw_bytes_per_sec", "read_utilization", "read_duration_us", "n_total_reads", "n_p2p_reads", "n_nvfs_reads", "n_posix_reads", "n_unaligned_reads", "n_dr_reads", "n_sparse_regions", "n_inline_regions", "n_reads_err", "writes_bytes", "write_bw_bytes_per_sec", "write_utilization", "write_duration_us", "n_total_writes", "n_p2p_writes", "n_nvfs_writes", "n_posix_writes", "n_unaligned_writes", "n_dr_writes", "n_writes_err", "n_mmap", "n_mmap_ok", "n_mmap_err", "n_mmap_free", "reg_bytes", ), (("i1", (16, )), "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", ), (<char*>&s.uuid[0] - b, <char*>&s.read_bytes - b, <char*>&s.read_bw_bytes_per_sec - b, <char*>&s.read_utilization - b, <char*>&s.read_duration_us - b, <char*>&s.n_total_reads - b, <char*>&s.n_p2p_reads - b, <char*>&s.n_nvfs_reads - b, <char*>&s.n_posix_reads - b, <char*>&s.n_unaligned_reads - b, <char*>&s.n_dr_reads - b, <char*>&s.n_sparse_regions - b, <char*>&s.n_inline_regions - b, <char*>&s.n_reads_err - b, <char*>&s.writes_bytes - b, <char*>&s.write_bw_bytes_per_sec - b, <char*>&s.write_utilization - b, <char*>&s.write_duration_us - b, <char*>&s.n_total_writes - b, <char*>&s.n_p2p_writes - b, <char*>&s.n_nvfs_writes - b, <char*>&s.n_posix_writes - b, <char*>&s.n_unaligned_writes - b, <char*>&s.n_dr_writes - b, <char*>&s.n_writes_err - b, <char*>&s.n_mmap - b, <char*>&s.n_mmap_ok - b, <char*>&s.n_mmap_err - b, <char*>&s.n_mmap_free - b, <char*>&s.reg_bytes - b, ), sizeof(cycufile.CUfilePerGpuStats))
+
+cdef object _dtype_spec_StatsLevel3():
+    cdef cycufile.CUfileStatsLevel3 s
+    cdef char* b = <char*>&s
+    return (("detailed", "num_gpus", "per_gpu_stats", ), ("stats_level2_dtype", "<u4", ("per_gpu_stats_dtype", (16, )), ), (<char*>&s.detailed - b, <char*>&s.num_gpus - b, <char*>&s.per_gpu_stats[0] - b, ), sizeof(cycufile.CUfileStatsLevel3))
+
+_dtypes = _np_structs.DtypeTable({
+    "error_dtype": lambda: _dtype_spec_Error(),
+    "_anon_c_ufile_drv_props_nvfs_dtype": lambda: _dtype_spec__anon_CUfileDrvProps_nvfs(),
+    "drv_props_dtype": lambda: _dtype_spec_DrvProps(),
+    "rdma_info_dtype": lambda: _dtype_spec_RDMAInfo(),
+    "fs_ops_dtype": lambda: _dtype_spec_FSOps(),
+    "_anon_c_ufile_descr_t_handle_dtype": lambda: _dtype_spec__anon_CUfileDescr_t_handle(),
+    "descr_dtype": lambda: _dtype_spec_Descr(),
+    "_anon_anon_c_ufile_io_params_u_batch_dtype": lambda: _dtype_spec__anon_anon_CUfileIOParams_u_batch(),
+    "_anon_c_ufile_io_params_u_dtype": lambda: _dtype_spec__anon_CUfileIOParams_u(),
+    "io_params_dtype": lambda: _dtype_spec_IOParams(),
+    "io_events_dtype": lambda: _dtype_spec_IOEvents(),
+    "io_vec_dtype": lambda: _dtype_spec_IOVec(),
+    "op_counter_dtype": lambda: _dtype_spec_OpCounter(),
+    "stats_level1_dtype": lambda: _dtype_spec_StatsLevel1(),
+    "stats_level2_dtype": lambda: _dtype_spec_StatsLevel2(),
+    "per_gpu_stats_dtype": lambda: _dtype_spec_PerGpuStats(),
+    "stats_level3_dtype": lambda: _dtype_spec_StatsLevel3(),
+})
+_DTYPE_NAMES = ["error_dtype", "drv_props_dtype", "rdma_info_dtype", "fs_ops_dtype", "descr_dtype", "io_params_dtype", "io_events_dtype", "io_vec_dtype", "op_counter_dtype", "stats_level1_dtype", "stats_level2_dtype", "per_gpu_stats_dtype", "stats_level3_dtype", ]
 
 
 # Functions
@@ -3194,7 +4909,7 @@ def readv(fh, iov, file_offset, flags=0):
         _c_file_offset = <off_t>_support.signed_arg(file_offset, sizeof(off_t), "file_offset")
         _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_fh = _support.address(fh, &_view_fh, False, "fh")
-        _seq_iov = [iov] if isinstance(iov, IOVec) else iov
+        _seq_iov = iov
         try:
             _seq_iov = list(_seq_iov)
         except TypeError:
@@ -3264,7 +4979,7 @@ def writev(fh, iov, file_offset, flags=0):
         _c_file_offset = <off_t>_support.signed_arg(file_offset, sizeof(off_t), "file_offset")
         _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
         _c_fh = _support.address(fh, &_view_fh, False, "fh")
-        _seq_iov = [iov] if isinstance(iov, IOVec) else iov
+        _seq_iov = iov
         try:
             _seq_iov = list(_seq_iov)
         except TypeError:
