@@ -7,7 +7,8 @@ reads the file into memory from cuMemAlloc with cufile.read, once whole and
 once at an offset, and compares with cuMemcpyDtoH's copy of it. Without the
 nvidia-fs kernel driver cuFile works in compatibility mode (POSIX reads through
 a bounce buffer), which is what a container usually has; where cuFile cannot
-open at all the sample says why and is skipped.
+open, or cannot register a file (a container without udev, whose file systems'
+attributes it cannot read), the sample says why and is skipped.
 
 cuFile's functions raise cuFileError on failure and return their outputs; the
 driver's return (status, *outputs). Has no kernels to compile."""
@@ -53,12 +54,18 @@ def main() -> None:
         fd = os.open(f.name, os.O_RDONLY)
         dptr = checkCudaErrors(driver.cuMemAlloc(SIZE))
         fh = None
+        unregistered = None
         try:
             descr = CUfileDescr()
             descr.type = int(cufile.FileHandleType.OPAQUE_FD)
             descr.handle.fd = fd
-            fh = cufile.handle_register(ctypes.addressof(descr))
-            for file_offset, length in ((0, SIZE), (OFFSET, SIZE - OFFSET)):
+            try:
+                fh = cufile.handle_register(ctypes.addressof(descr))
+            except cufile.cuFileError as exc:
+                # A container without udev: cuFile cannot read the file system's
+                # attributes (cufile.log says so) and registers no file at all.
+                unregistered = exc
+            for file_offset, length in ((0, SIZE), (OFFSET, SIZE - OFFSET)) if fh is not None else ():
                 checkCudaErrors(driver.cuMemsetD8(dptr, 0, SIZE))
                 done = cufile.read(fh, int(dptr), length, file_offset, 0)
                 back = bytearray(length)
@@ -75,6 +82,8 @@ def main() -> None:
             checkCudaErrors(driver.cuMemFree(dptr))
             cufile.driver_close()
             checkCudaErrors(driver.cuDevicePrimaryCtxRelease(device))
+    if unregistered is not None:
+        skip(f"cuFile cannot register a file here: {unregistered}")
     if failures:
         print("Test FAILED")
         sys.exit(1)
