@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 
 GENERATED = ("cubind.bindings.driver", "cubind.bindings.runtime", "cubind.bindings.nvrtc",
              "cubind.bindings.nvjitlink", "cubind.bindings.nvml", "cubind.bindings.nvvm",
-             "cubind.bindings.nvfatbin")
+             "cubind.bindings.nvfatbin", "cubind.bindings.cufile", "cubind.bindings.cudla")
 HAND_WRITTEN = ("cubind.core", "cubind")
 
 _seen = {}  # qualified name -> True when autodoc found documentation for it
