@@ -3,8 +3,14 @@
     python _leak_cycles.py CASE CYCLES WARMUP
 
 After WARMUP cycles (caches, pools and the libraries' one-time state fill up
-there), it runs CYCLES more and prints one line `# result {json}` with:
-  rss_bytes      growth of the resident set (/proc/self/statm) over the CYCLES
+there), it runs CYCLES more, in WINDOWS equal windows, and prints one line
+`# result {json}` with:
+  heap_windows   growth of the bytes malloc holds (mallinfo2: in use in the
+                 heap and in chunks it mapped itself) over each window; a leak
+                 grows every window by its share, a cache filling once only one
+  rss_bytes      growth of the resident set (/proc/self/statm) over the CYCLES,
+                 for reference: the allocator's arenas and trims move it by
+                 megabytes either way
   objects        growth of the objects the garbage collector tracks
   traced_bytes   growth of the Python allocations tracemalloc counts
   device_bytes   growth of the device memory in use (cuMemGetInfo), GPU cases only
@@ -12,6 +18,7 @@ Each is measured after gc.collect(). Run by test_leaks.py in a child process,
 so a crash is reported with its case rather than lost, and so that one case's
 memory never counts against another.
 """
+import ctypes
 import gc
 import json
 import os
@@ -29,9 +36,28 @@ CALLEE = "__device__ float twice(float x) { return 2.0f * x; }"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+WINDOWS = 4
+
+
 def rss_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * PAGE
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+
+
+_mallinfo2 = ctypes.CDLL(None).mallinfo2
+_mallinfo2.restype = _Mallinfo2
+_mallinfo2.argtypes = []
+
+
+def heap_bytes():
+    info = _mallinfo2()
+    return info.uordblks + info.hblkhd
 
 
 # ---------------------------------------------------------------------------
@@ -304,8 +330,14 @@ def measure(case, cycles, warmup):
     objects0 = len(gc.get_objects())
     rss0 = rss_bytes()
     device0 = device_bytes_used() if gpu else 0
-    for _ in range(cycles):
-        cycle()
+    heap_windows = []
+    per_window = cycles // WINDOWS
+    for _ in range(WINDOWS):
+        heap0 = heap_bytes()
+        for _ in range(per_window):
+            cycle()
+        gc.collect()
+        heap_windows.append(heap_bytes() - heap0)
     if gpu:
         _device_state["stream"].sync()
     gc.collect()
@@ -314,8 +346,8 @@ def measure(case, cycles, warmup):
     objects1 = len(gc.get_objects())
     traced1 = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    return {"case": case, "cycles": cycles, "warmup": warmup,
-            "rss_bytes": rss1 - rss0, "objects": objects1 - objects0,
+    return {"case": case, "cycles": per_window * WINDOWS, "warmup": warmup, "cycles_per_window": per_window,
+            "heap_windows": heap_windows, "rss_bytes": rss1 - rss0, "objects": objects1 - objects0,
             "traced_bytes": traced1 - traced0, "device_bytes": device1 - device0,
             "rss_start": rss0}
 
