@@ -34,6 +34,9 @@
 //           strip: NVML_PCIE_LINK_MAX_   # dropped from the names instead of the prefix: SPEED_2500MBPS
 //       member_names:                    # more names of a header enum's members, where no rule gives them
 //         nvmlCoolerTarget_t: {THERMAL_GPU: NVML_THERMAL_COOLER_TARGET_GPU}
+//       shared_count_lists:              # pointer fields of a value type that one count sizes: lists
+//         CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st: [count, dsts, srcs]   # the count, then the fields;
+//                                        # set together by set_dsts_srcs(dsts, srcs)
 //   functions:                           # required, may be empty ({})
 //     cuDeviceGetName:
 //       params:
@@ -254,7 +257,8 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   r.expect_map(python, "library.python");
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
                        "error_subclasses", "structs", "struct_arrays", "counted_fields", "define_enums",
-                       "member_names", "status_field", "status_detail", "check_status", "member_aliases"},
+                       "member_names", "status_field", "status_detail", "check_status", "member_aliases",
+                       "shared_count_lists"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -332,6 +336,19 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
         r.fail(entry.first, "library.python.counted_fields: '" + name + "' is not Type.field");
       }
       d.python.counted_fields[name] = r.scalar(entry.second, "library.python.counted_fields." + name);
+    }
+  }
+  if (const YAML::Node shared = python["shared_count_lists"]) {
+    r.expect_map(shared, "library.python.shared_count_lists");
+    for (const auto& entry : shared) {
+      const std::string type = r.scalar(entry.first, "a name of library.python.shared_count_lists");
+      const std::vector<std::string> names =
+          string_list(r, entry.second, "library.python.shared_count_lists." + type);
+      if (names.size() < 3) {
+        r.fail(entry.second, "library.python.shared_count_lists." + type +
+                                 " needs the count field, then two or more pointer fields it sizes");
+      }
+      d.python.shared_count_lists[type] = {names.front(), {names.begin() + 1, names.end()}};
     }
   }
   if (const YAML::Node groups = python["define_enums"]) {
@@ -706,6 +723,28 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
     if (!has(field) || !has(count)) {
       problems.push_back(annotations.file + ": library.python.counted_fields: " + key + " -> " + count +
                          " names no array and count fields of one struct of " + lib.name);
+    }
+  }
+  for (const auto& [type, shared] : annotations.library.python.shared_count_lists) {
+    const Record* r = record_named(type);
+    for (const std::string& field : shared.lists) {
+      const Field* f = nullptr;
+      if (r != nullptr) {
+        for (const Field& x : r->fields) {
+          if (x.name == field) f = &x;
+        }
+      }
+      if (f == nullptr || f->type.kind != Type::Kind::Pointer || f->type.pointer_depth != 1) {
+        problems.push_back(annotations.file + ": library.python.shared_count_lists: " + type + "." + field +
+                           " names no pointer field of one struct of " + lib.name);
+      }
+    }
+    const bool has_count = r != nullptr && std::any_of(r->fields.begin(), r->fields.end(), [&](const Field& f) {
+                             return f.name == shared.count && f.type.kind == Type::Kind::Builtin;
+                           });
+    if (!has_count) {
+      problems.push_back(annotations.file + ": library.python.shared_count_lists: " + type + "." + shared.count +
+                         " names no integer field of " + lib.name);
     }
   }
   for (const auto& [name, fa] : annotations.functions) {

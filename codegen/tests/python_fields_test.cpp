@@ -438,3 +438,53 @@ functions: {}
   EXPECT_THAT(problems[1], HasSubstr("mlS_t.a -> count"));
   EXPECT_THAT(problems[2], HasSubstr("mlS_t.b -> n"));
 }
+
+// python.shared_count_lists: pointer fields one count sizes read as lists of
+// the count's items; none is assigned alone; set_<a>_<b>() sets them and the
+// count, keeping the arrays; a field of another type or name is an error.
+TEST(EmitPythonFields, SharedCountListsAreSetTogether) {
+  const std::string header = R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef struct Batch_st { unsigned long long count; CUdeviceptr *dsts; CUdeviceptr *srcs; unsigned long long *sizes; } Batch;
+CUresult cuInit(unsigned int Flags);
+)";
+  Library lib = codegen_test::parse_c(header, "batch.h");
+  const auto annotations = codegen::parse_annotations(
+      "library: {name: driver, headers: [batch.h], soname: libcuda.so.1, display_name: D, python: {title: D,\n"
+      "  shared_count_lists: {Batch_st: [count, dsts, srcs]}}}\nfunctions: {}\n",
+      "driver.yaml");
+  ASSERT_TRUE(codegen::classify(lib, annotations).empty());
+  static_cast<codegen::LibraryDescriptor&>(lib).python = annotations.library.python;
+  std::string module, stub;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyi") == 0) stub = f.content;
+  }
+  const std::string batch = class_text(module, "Batch");
+  EXPECT_THAT(batch, HasSubstr("return [CUdeviceptr._from((<cydriver.Batch_st*>self._ptr).dsts[i]) for i in range(n)]"));
+  EXPECT_THAT(batch, HasSubstr("min(<Py_ssize_t>(<cydriver.Batch_st*>self._ptr).count, len(array))"));
+  EXPECT_THAT(batch, HasSubstr("raise AttributeError(\"srcs shares its count field (count) with dsts"));
+  EXPECT_THAT(batch, HasSubstr("    def set_dsts_srcs(self, dsts, srcs):\n"));
+  EXPECT_THAT(batch, HasSubstr("if _a1.n != _a0.n:\n"));
+  EXPECT_THAT(batch, HasSubstr("_support.keep(self, \"srcs\", _a1 if _a1.n else None)\n"));
+  EXPECT_THAT(batch, HasSubstr("(<cydriver.Batch_st*>self._ptr).count = _a0.n\n"));
+  // sizes, which the annotation leaves out, stays an address.
+  EXPECT_THAT(batch, HasSubstr("return <uintptr_t>(<cydriver.Batch_st*>self._ptr).sizes"));
+  EXPECT_THAT(stub, HasSubstr("    dsts: list[CUdeviceptr]\n"));
+  EXPECT_THAT(stub, HasSubstr("    def set_dsts_srcs(self, dsts: Sequence[CUdeviceptr | int], srcs: Sequence[CUdeviceptr | int]) -> None: ...\n"));
+
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations(
+               "library: {name: driver, headers: [batch.h], soname: libcuda.so.1, display_name: D, python: {title: D,\n"
+               "  shared_count_lists: {Batch_st: [total, dsts, nothing]}}}\nfunctions: {}\n",
+               "driver.yaml"));
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_THAT(problems[0], HasSubstr("Batch_st.nothing names no pointer field"));
+  EXPECT_THAT(problems[1], HasSubstr("Batch_st.total names no integer field"));
+  EXPECT_THROW(codegen::parse_annotations(
+                   "library: {name: driver, headers: [batch.h], soname: libcuda.so.1, display_name: D, python: {title: D,\n"
+                   "  shared_count_lists: {Batch_st: [count, dsts]}}}\nfunctions: {}\n",
+                   "driver.yaml"),
+               codegen::AnnotationError);
+}

@@ -220,13 +220,32 @@ def struct_sweep(module, start):
                 except ALLOWED:
                     pass
                 except AttributeError as e:
-                    # Outputs the library fills (phGraph_out) are read-only, as in cuda.bindings.
-                    if "not writable" not in str(e):
+                    # Outputs the library fills (phGraph_out) are read-only, as in cuda.bindings;
+                    # fields that share a count are set together (set_dsts_srcs), as there.
+                    if "not writable" not in str(e) and "set them together" not in str(e):
                         print(f"! {index} {names[index]} {field} {label} AttributeError: {str(e)[:200]!r}",
                               file=out, flush=True)
                 except BaseException as e:  # noqa: BLE001
                     print(f"! {index} {names[index]} {field} {label} {type(e).__name__}: {str(e)[:200]!r}",
                           file=out, flush=True)
+        # The setters of fields that share a count: each argument bad in turn, the others empty.
+        for setter in sorted(n for n in vars(cls) if n.startswith("set_")):
+            arity = len(setter.split("_")) - 1
+            for position in range(arity):
+                for label, bad in BAD_VALUES:
+                    args = [[] for _ in range(arity)]
+                    args[position] = bad
+                    obj = cls()
+                    print(f"@ {index} {names[index]} {setter}[{position}] {label}", file=out, flush=True)
+                    made += 1
+                    try:
+                        getattr(obj, setter)(*args)
+                        repr(obj)
+                    except ALLOWED:
+                        pass
+                    except BaseException as e:  # noqa: BLE001
+                        print(f"! {index} {names[index]} {setter}[{position}] {label} {type(e).__name__}: "
+                              f"{str(e)[:200]!r}", file=out, flush=True)
     print(f"# done {made}", file=out, flush=True)
 
 

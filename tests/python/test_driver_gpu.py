@@ -1163,3 +1163,49 @@ def test_conditional_node_gives_its_graphs(env):
         ok(driver.cuGraphAddEmptyNode(bodies[0], None, 0))  # a graph the driver made, usable
     finally:
         driver.cuGraphDestroy(graph)
+
+
+def test_batch_memcpy_node_copies_the_lists_set_together(env, stream):
+    # A batch memcpy node from CUgraphNodeParams.memcpyBatch: dsts and srcs set
+    # together through the union member's view, whose arrays the outer struct keeps.
+    nbytes = 64
+    host_in = [bytes([i + 1]) * nbytes for i in range(2)]
+    devs = [ok(driver.cuMemAlloc(nbytes)) for _ in range(4)]
+    graph = ok(driver.cuGraphCreate(0))
+    try:
+        for d, data in zip(devs[:2], host_in):
+            ok(driver.cuMemcpyHtoD(d, data, nbytes))
+        sizes = (ctypes.c_size_t * 2)(nbytes, nbytes)
+        params = driver.CUgraphNodeParams()
+        params.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY_BATCH
+        params.memcpyBatch.set_dsts_srcs(devs[2:], devs[:2])
+        params.memcpyBatch.sizes = ctypes.addressof(sizes)
+        attrs = driver.CUmemcpyAttributes()
+        attrs.srcAccessOrder = driver.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+        attrs.srcLocHint.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        attrs.dstLocHint.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        idxs = (ctypes.c_size_t * 1)(0)
+        params.memcpyBatch.attrs = [attrs]
+        params.memcpyBatch.attrsIdxs = ctypes.addressof(idxs)
+        params.memcpyBatch.numAttrs = 1
+        params.memcpyBatch.ctx = env.ctx
+        gc.collect()  # the views above are gone: the arrays live on in `params`
+        assert params.memcpyBatch.count == 2
+        assert [int(p) for p in params.memcpyBatch.srcs] == [int(d) for d in devs[:2]]
+        err, node = driver.cuGraphAddNode(graph, None, None, 0, params)
+        if err != SUCCESS:
+            pytest.skip(f"this driver does not add batch memcpy nodes: {err!r}")
+        exe = ok(driver.cuGraphInstantiate(graph, 0))
+        try:
+            ok(driver.cuGraphLaunch(exe, stream))
+            ok(driver.cuStreamSynchronize(stream))
+        finally:
+            driver.cuGraphExecDestroy(exe)
+        for d, data in zip(devs[2:], host_in):
+            out = bytearray(nbytes)
+            ok(driver.cuMemcpyDtoH(out, d, nbytes))
+            assert bytes(out) == data
+    finally:
+        driver.cuGraphDestroy(graph)
+        for d in devs:
+            driver.cuMemFree(d)

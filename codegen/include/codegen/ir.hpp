@@ -278,6 +278,16 @@ struct LibraryDescriptor {
     // (nvmlClkMonStatus_t.clkMonList -> clkMonListSize): the array reads that
     // many, assigning sets it, and the count is no attribute of its own.
     std::map<std::string, std::string> counted_fields;
+    // Pointer fields of one struct that one count field sizes (Type -> the
+    // count, then the fields: CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st -> count,
+    // dsts, srcs), as cuda.bindings makes them: each reads as a list of
+    // `count` items, none is assigned alone, and set_<a>_<b>(a, b) sets them
+    // and the count together.
+    struct SharedCountLists {
+      std::string count;
+      std::vector<std::string> lists;
+    };
+    std::map<std::string, SharedCountLists> shared_count_lists;
   };
 
   std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name

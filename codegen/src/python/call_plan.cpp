@@ -606,6 +606,23 @@ FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Fie
   return fp;
 }
 
+FieldPlan plan_record_field(const Model& m, const Record& r, const Field& f, const std::vector<const Field*>& siblings) {
+  const auto* shared = m.shared_count_lists(r);
+  if (shared == nullptr || std::find(shared->lists.begin(), shared->lists.end(), f.name) == shared->lists.end()) {
+    return plan_field(m, f, siblings);
+  }
+  FieldPlan fp;
+  fp.type = m.resolve(f.type.pointee);
+  if (fp.type.kind != TypeInfo::Kind::Value) {
+    throw std::runtime_error("python.shared_count_lists: " + r.name + "." + f.name + " (" + f.type.spelling +
+                             ") points to no value type (CUdeviceptr)");
+  }
+  fp.kind = FieldPlan::Kind::SharedList;
+  fp.count_field = shared->count;
+  fp.annotation = "list[" + fp.type.py + "]";
+  return fp;
+}
+
 ModulePlan::ModulePlan(const Library& lib) : lib(lib), conventions(lib), model(lib, conventions), planner(model) {
   for (const Function& f : lib.functions) {
     if (lib.skipped.count(f.name)) continue;

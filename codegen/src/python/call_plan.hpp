@@ -110,6 +110,7 @@ struct FieldPlan {
     KernelParams,  // void **kernelParams / extra, as cuLaunchKernel takes them
     StructList,    // S *: a list of structs (copied into an array the struct keeps)
     HandleList,    // H *: a list of handles (likewise); an output (name_out) reads count_field items
+    SharedList,    // V * of python.shared_count_lists: count_field values, assigned with its siblings only
     Pointer,       // any other pointer: an address
     Scalar,        // a number
     Wrapped,       // an enum, handle, value or function pointer
@@ -120,13 +121,18 @@ struct FieldPlan {
   std::uint64_t count = 1; // array elements
   std::string annotation;
   std::string format;      // NumberArray: the items' struct-module format ("P" for addresses)
-  std::string count_field; // HandleList outputs: the sibling field that counts the items
+  std::string count_field; // HandleList outputs, SharedList: the sibling field that counts the items
   bool read_only = false;  // an output the library fills (phGraph_out): no setter, as in cuda.bindings
 };
 
 // `siblings`: the record's fields (anonymous members flattened), for the
 // count of an output list.
 FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Field*>& siblings = {});
+
+// As plan_field, for a field of record r: a pointer field that
+// python.shared_count_lists names is a SharedList of a value type.
+FieldPlan plan_record_field(const Model& m, const Record& r, const Field& f,
+                            const std::vector<const Field*>& siblings = {});
 
 
 // Whether the role takes a Python argument (outputs do not).

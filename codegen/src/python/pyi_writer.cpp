@@ -152,11 +152,22 @@ void PyiWriter::structs() {
     m_.collect_fields(*sc.record, fields);
     for (const Field* f : fields) {
       if (m_.numpy_hidden(*sc.record, *f)) continue;
-      const FieldPlan fp = plan_field(m_, *f);
+      const FieldPlan fp = plan_record_field(m_, *sc.record, *f, fields);
       if (fp.kind == FieldPlan::Kind::None) continue;
       o_ << "    " << plan_.conventions.field_name(f->name) << ": "
          << (fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? std::string("str") : fp.annotation) << "\n";
       if (!f->doc.empty()) o_ << docstring(plan_.conventions.stub_text(clean_doc(f->doc)), "    ");
+    }
+    if (const auto* shared = m_.shared_count_lists(*sc.record)) {
+      std::string setter = "set", params;
+      for (const auto& l : shared->lists) {
+        const std::string n = plan_.conventions.field_name(l);
+        setter += "_" + n;
+        for (const Field* f : fields) {
+          if (f->name == l) params += ", " + n + ": Sequence[" + m_.resolve(f->type.pointee).py + " | int]";
+        }
+      }
+      o_ << "    def " << setter << "(self" << params << ") -> None: ...\n";
     }
     o_ << "\n";
     for (const auto& a : sc.aliases) o_ << a << " = " << sc.py << "\n";

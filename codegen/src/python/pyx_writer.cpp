@@ -499,6 +499,7 @@ void PyxWriter::struct_class(const Model::StructClass& sc) {
     bool hex = false;
     if (field(c, *f, fields, hex)) printed.emplace_back(plan_.conventions.field_name(f->name), hex);
   }
+  shared_list_setter(*sc.record, c);
   // str() and repr() as cuda.bindings prints a struct: one `field : value` line per field.
   o_ << "    _fields = (";
   for (const auto& [n, hex] : printed) o_ << "(\"" << n << "\", " << (hex ? "True" : "False") << "), ";
@@ -691,7 +692,7 @@ void PyxWriter::dim3_paths(const Record& r, const std::string& prefix, std::vect
 
 // One property; false when the field has no Python form (it is then left out).
 bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<const Field*>& siblings, bool& hex) {
-  const FieldPlan fp = plan_field(m_, f, siblings);
+  const FieldPlan fp = record_ != nullptr ? plan_record_field(m_, *record_, f, siblings) : plan_field(m_, f, siblings);
   if (fp.kind == FieldPlan::Kind::None) {
     // Every member of every struct and union is reachable (a union member left
     // out hides a view of the memory): a field type without a Python form is an
@@ -703,7 +704,9 @@ bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<co
   const std::string name = plan_.conventions.field_name(f.name);
   std::ostringstream g, s;
   const std::string counted = record_ != nullptr ? m_.counted_by(*record_, f) : "";
-  if (counted.empty() || !counted_accessors(fp, f, "(<" + c + "*>self._ptr)", counted, g, s)) {
+  if (fp.kind == FieldPlan::Kind::SharedList) {
+    shared_list_accessors(fp, f, "(<" + c + "*>self._ptr)", g, s);
+  } else if (counted.empty() || !counted_accessors(fp, f, "(<" + c + "*>self._ptr)", counted, g, s)) {
     field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
   }
   o_ << "    @property\n    def " << name << "(self):\n";
@@ -731,6 +734,85 @@ bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<co
     o_ << s.str() << "\n";
   }
   return true;
+}
+
+// A field of python.shared_count_lists (cuda.bindings' CUDA_MEMCPY_BATCH_NODE_PARAMS
+// dsts and srcs): the getter reads the count's items, at most as many as the
+// array this struct made holds; assigning one alone would leave the count
+// wrong for its siblings, so only set_<a>_<b>() assigns.
+void PyxWriter::shared_list_accessors(const FieldPlan& fp, const Field& f, const std::string& self_c,
+                                      std::ostringstream& g, std::ostringstream& s) const {
+  const std::string p = self_c + "." + cython_member(f.name);
+  const std::string cnt = "<Py_ssize_t>" + self_c + "." + cython_member(fp.count_field);
+  const std::string name = plan_.conventions.field_name(f.name);
+  const auto* shared = m_.shared_count_lists(*record_);
+  std::string others, setter = "set";
+  for (const auto& l : shared->lists) {
+    setter += "_" + plan_.conventions.field_name(l);
+    if (l == f.name) continue;
+    others += (others.empty() ? "" : ", ") + plan_.conventions.field_name(l);
+  }
+  g << "        if " << p << " == NULL:\n            return []\n"
+    << "        array = _support.kept_array(self, \"" << f.name << "\", <void*>" << p << ")\n"
+    << "        n = " << cnt << " if array is None else min(" << cnt << ", len(array))\n"
+    << "        return [" << to_python(fp.type, p + "[i]") << " for i in range(n)]\n";
+  s << "        raise AttributeError(\"" << name << " shares its count field (" << fp.count_field << ") with " << others
+    << " on this struct and cannot be set independently; use " << setter << "(...) to set them together.\")\n";
+}
+
+// set_<a>_<b>(a, b) of python.shared_count_lists: each a sequence of values,
+// all of one length, copied into arrays the struct keeps; the count set to it.
+void PyxWriter::shared_list_setter(const Record& r, const std::string& c) {
+  const auto* shared = m_.shared_count_lists(r);
+  if (shared == nullptr) return;
+  std::vector<std::string> names;
+  std::string setter = "set", params, listed;
+  for (const auto& l : shared->lists) {
+    names.push_back(plan_.conventions.field_name(l));
+    setter += "_" + names.back();
+    params += ", " + names.back();
+    listed += (listed.empty() ? "" : (&l == &shared->lists.back() ? " and " : ", ")) + names.back();
+  }
+  const Field* first = nullptr;
+  for (const Field& f : r.fields) {
+    if (f.name == shared->lists.front()) first = &f;
+  }
+  const TypeInfo t = m_.resolve(first->type.pointee);
+  const std::string self_c = "(<" + c + "*>self._ptr)";
+  o_ << "    def " << setter << "(self" << params << "):\n"
+     << docstring(setter + "(" + params.substr(2) + ")\n\nSets " + listed + " together, and " + shared->count +
+                      " to their length:\nthey share it. Each is a sequence of " + t.py +
+                      " or ints, all of one length;\nempty sequences set NULL.",
+                  "        ")
+     << "        cdef Py_ssize_t i\n"
+     << "        cdef _support.FieldArray " ;
+  for (std::size_t k = 0; k < names.size(); ++k) o_ << (k ? ", " : "") << "_a" << k;
+  o_ << "\n";
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const std::string a = "_a" + std::to_string(k), q = "\"" + names[k] + "\"";
+    o_ << "        if " << names[k] << " is None or isinstance(" << names[k] << ", (int, float, str, bytes, bytearray)):\n"
+       << "            raise TypeError(f\"" << names[k] << ": expected a sequence of " << t.py << ", got {type("
+       << names[k] << ").__name__}\")\n"
+       << "        _items = list(" << names[k] << ")\n"
+       << "        " << a << " = _support.FieldArray.__new__(_support.FieldArray)\n"
+       << "        if _items:\n"
+       << "            " << a << ".data = <char*>_support.alloc_array(len(_items), sizeof(" << t.c << "))\n"
+       << "            " << a << ".n = len(_items)\n"
+       << "        for i in range(" << a << ".n):\n"
+       << "            (<" << t.c << "*>" << a << ".data)[i] = <" << t.c << ">_support.unsigned_arg(_support.value_field(_items[i], "
+       << "f\"" << names[k] << "[{i}]\"), sizeof(" << t.c << "), f\"" << names[k] << "[{i}]\")\n";
+  }
+  o_ << "        if ";
+  for (std::size_t k = 1; k < names.size(); ++k) o_ << (k > 1 ? " or " : "") << "_a" << k << ".n != _a0.n";
+  o_ << ":\n            raise ValueError(f\"" << listed << " must all have the same length, got ";
+  for (std::size_t k = 0; k < names.size(); ++k) o_ << (k ? ", " : "") << "{_a" << k << ".n}";
+  o_ << "\")\n";
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const std::string a = "_a" + std::to_string(k);
+    o_ << "        " << self_c << "." << cython_member(shared->lists[k]) << " = <" << t.c << "*>" << a << ".data\n"
+       << "        _support.keep(self, \"" << shared->lists[k] << "\", " << a << " if " << a << ".n else None)\n";
+  }
+  o_ << "        " << self_c << "." << cython_member(shared->count) << " = _a0.n\n\n";
 }
 
 // A counted array (python.counted_fields): the getter reads as many items as
@@ -928,6 +1010,7 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
       s << "        memcpy(&" << p << ", _support.struct_pointer_required(value, " << t.py << ", " << q
         << "), sizeof(" << p << "))\n";
       break;
+    case FieldPlan::Kind::SharedList:  // shared_list_accessors
     case FieldPlan::Kind::None: break;
   }
 }

@@ -46,6 +46,9 @@ class PyxWriter {
   void dim3_paths(const Record& r, const std::string& prefix, std::vector<std::string>& out) const;
   void field_accessors(const FieldPlan& fp, const Field& f, const std::string& p, std::ostringstream& g,
                        std::ostringstream& s) const;
+  void shared_list_accessors(const FieldPlan& fp, const Field& f, const std::string& self_c,
+                             std::ostringstream& g, std::ostringstream& s) const;
+  void shared_list_setter(const Record& r, const std::string& c);
   bool counted_accessors(const FieldPlan& fp, const Field& f, const std::string& self_c,
                          const std::string& count_field, std::ostringstream& g, std::ostringstream& s) const;
   void callbacks();

@@ -333,6 +333,13 @@ std::string Model::counted_by(const Record& r, const Field& f) const {
   return "";
 }
 
+const LibraryDescriptor::Python::SharedCountLists* Model::shared_count_lists(const Record& r) const {
+  for (const auto& [type, shared] : lib.python.shared_count_lists) {
+    if (names_record(lib, r, type)) return &shared;
+  }
+  return nullptr;
+}
+
 void Model::collect_fields(const Record& r, std::vector<const Field*>& out) const {
   // cuda.bindings leaves reserved members out of the driver's and the runtime's
   // structs only; NVML's are values (nvmlMemory_v2_t.reserved: bytes of memory).

@@ -78,6 +78,9 @@ class Model {
   // structs: numpy -- the field that counts the items of array field f
   // (python.counted_fields), or "".
   std::string counted_by(const Record& r, const Field& f) const;
+  // The pointer fields of this record that one count sizes
+  // (python.shared_count_lists), or nullptr.
+  const LibraryDescriptor::Python::SharedCountLists* shared_count_lists(const Record& r) const;
 
   // Fields of a record, C11 anonymous members flattened into it.
   void collect_fields(const Record& r, std::vector<const Field*>& out) const;

@@ -5278,7 +5278,7 @@ class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
     """Size of graph output array.  Allowed values are 1 for CU_GRAPH_COND_TYPE_WHILE, 1 or 2
     for CU_GRAPH_COND_TYPE_IF, or any value greater than zero for CU_GRAPH_COND_TYPE_SWITCH.
     """
-    phGraph_out: int
+    phGraph_out: list[CUgraph]
     """CUDA-owned array populated with conditional node child graphs during creation of the node.
     Valid for the lifetime of the conditional node.
     The contents of the graph(s) are subject to the following constraints:
@@ -6943,11 +6943,11 @@ class CUDA_MEMCPY_BATCH_NODE_PARAMS_V1(Struct):
     """Size of dsts, srcs and sizes arrays. This field cannot
     be updated in an instantiated graph.
     """
-    dsts: int
+    dsts: list[CUdeviceptr]
     """Array of destination pointers. This field can be updated in an
     instantiated graph.
     """
-    srcs: int
+    srcs: list[CUdeviceptr]
     """Array of source pointers. This field can be updated in an instantiated graph.
     """
     sizes: int
@@ -6974,6 +6974,7 @@ class CUDA_MEMCPY_BATCH_NODE_PARAMS_V1(Struct):
     """Preferred green context to use for the copies. This field cannot be updated
     in an instantiated graph.
     """
+    def set_dsts_srcs(self, dsts: Sequence[CUdeviceptr | int], srcs: Sequence[CUdeviceptr | int]) -> None: ...
 
 CUDA_MEMCPY_BATCH_NODE_PARAMS = CUDA_MEMCPY_BATCH_NODE_PARAMS_V1
 CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st = CUDA_MEMCPY_BATCH_NODE_PARAMS_V1

@@ -13662,21 +13662,29 @@ cdef class CUDA_MEMCPY_BATCH_NODE_PARAMS_V1(_support.Struct):
         """Array of destination pointers. This field can be updated in an
         instantiated graph.
         """
-        return <uintptr_t>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).dsts
+        if (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).dsts == NULL:
+            return []
+        array = _support.kept_array(self, "dsts", <void*>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).dsts)
+        n = <Py_ssize_t>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).count if array is None else min(<Py_ssize_t>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).count, len(array))
+        return [CUdeviceptr._from((<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).dsts[i]) for i in range(n)]
 
     @dsts.setter
     def dsts(self, value):
-        (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).dsts = <cydriver.CUdeviceptr *>_support.field_address(value, self, "dsts")
+        raise AttributeError("dsts shares its count field (count) with srcs on this struct and cannot be set independently; use set_dsts_srcs(...) to set them together.")
 
     @property
     def srcs(self):
         """Array of source pointers. This field can be updated in an instantiated graph.
         """
-        return <uintptr_t>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).srcs
+        if (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).srcs == NULL:
+            return []
+        array = _support.kept_array(self, "srcs", <void*>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).srcs)
+        n = <Py_ssize_t>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).count if array is None else min(<Py_ssize_t>(<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).count, len(array))
+        return [CUdeviceptr._from((<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).srcs[i]) for i in range(n)]
 
     @srcs.setter
     def srcs(self, value):
-        (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).srcs = <cydriver.CUdeviceptr *>_support.field_address(value, self, "srcs")
+        raise AttributeError("srcs shares its count field (count) with dsts on this struct and cannot be set independently; use set_dsts_srcs(...) to set them together.")
 
     @property
     def sizes(self):
@@ -13750,7 +13758,42 @@ cdef class CUDA_MEMCPY_BATCH_NODE_PARAMS_V1(_support.Struct):
     def gCtx(self, value):
         (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).gCtx = <cydriver.CUgreenCtx>_support.handle_field(value, CUgreenCtx, "gCtx")
 
-    _fields = (("count", False), ("dsts", True), ("srcs", True), ("sizes", True), ("attrs", False), ("attrsIdxs", True), ("numAttrs", False), ("ctx", False), ("gCtx", False), )
+    def set_dsts_srcs(self, dsts, srcs):
+        """set_dsts_srcs(dsts, srcs)
+
+        Sets dsts and srcs together, and count to their length:
+        they share it. Each is a sequence of CUdeviceptr or ints, all of one length;
+        empty sequences set NULL.
+        """
+        cdef Py_ssize_t i
+        cdef _support.FieldArray _a0, _a1
+        if dsts is None or isinstance(dsts, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"dsts: expected a sequence of CUdeviceptr, got {type(dsts).__name__}")
+        _items = list(dsts)
+        _a0 = _support.FieldArray.__new__(_support.FieldArray)
+        if _items:
+            _a0.data = <char*>_support.alloc_array(len(_items), sizeof(cydriver.CUdeviceptr))
+            _a0.n = len(_items)
+        for i in range(_a0.n):
+            (<cydriver.CUdeviceptr*>_a0.data)[i] = <cydriver.CUdeviceptr>_support.unsigned_arg(_support.value_field(_items[i], f"dsts[{i}]"), sizeof(cydriver.CUdeviceptr), f"dsts[{i}]")
+        if srcs is None or isinstance(srcs, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"srcs: expected a sequence of CUdeviceptr, got {type(srcs).__name__}")
+        _items = list(srcs)
+        _a1 = _support.FieldArray.__new__(_support.FieldArray)
+        if _items:
+            _a1.data = <char*>_support.alloc_array(len(_items), sizeof(cydriver.CUdeviceptr))
+            _a1.n = len(_items)
+        for i in range(_a1.n):
+            (<cydriver.CUdeviceptr*>_a1.data)[i] = <cydriver.CUdeviceptr>_support.unsigned_arg(_support.value_field(_items[i], f"srcs[{i}]"), sizeof(cydriver.CUdeviceptr), f"srcs[{i}]")
+        if _a1.n != _a0.n:
+            raise ValueError(f"dsts and srcs must all have the same length, got {_a0.n}, {_a1.n}")
+        (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).dsts = <cydriver.CUdeviceptr*>_a0.data
+        _support.keep(self, "dsts", _a0 if _a0.n else None)
+        (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).srcs = <cydriver.CUdeviceptr*>_a1.data
+        _support.keep(self, "srcs", _a1 if _a1.n else None)
+        (<cydriver.CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st*>self._ptr).count = _a0.n
+
+    _fields = (("count", False), ("dsts", False), ("srcs", False), ("sizes", True), ("attrs", False), ("attrsIdxs", True), ("numAttrs", False), ("ctx", False), ("gCtx", False), )
 
     def __repr__(self):
         return _support.struct_text(self, CUDA_MEMCPY_BATCH_NODE_PARAMS_V1._fields)

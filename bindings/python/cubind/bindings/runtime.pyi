@@ -5814,7 +5814,7 @@ class cudaConditionalNodeParams(Struct):
     """Size of graph output array.  Allowed values are 1 for cudaGraphCondTypeWhile, 1 or 2
     for cudaGraphCondTypeIf, or any value greater than zero for cudaGraphCondTypeSwitch.
     """
-    phGraph_out: int
+    phGraph_out: list[cudaGraph_t]
     """CUDA-owned array populated with conditional node child graphs during creation of the node.
     Valid for the lifetime of the conditional node.
     The contents of the graph(s) are subject to the following constraints:

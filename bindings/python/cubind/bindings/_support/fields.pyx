@@ -120,13 +120,29 @@ cdef void* handle_field(object value, type cls, str name) except? NULL:
 
 # -- pointer fields
 
+cdef object _holder(Struct owner, str name):
+    # What a pointer field keeps belongs to the outermost struct whose memory
+    # holds the field: a view of a nested struct (params.memcpyBatch) may be
+    # gone long before the struct the library is given. Keys of nested fields
+    # carry the view's address, so that two nested structs' fields of one name
+    # stay apart.
+    cdef Struct root = owner
+    while isinstance(root._owner, Struct):
+        root = <Struct>root._owner
+    if root is owner:
+        return root, name
+    return root, (<uintptr_t>owner._ptr, name)
+
+
 cdef void keep(Struct owner, str name, object value):
-    if owner._refs is None:
-        owner._refs = {}
+    cdef Struct root
+    root, key = _holder(owner, name)
+    if root._refs is None:
+        root._refs = {}
     if value is None:
-        owner._refs.pop(name, None)
+        root._refs.pop(key, None)
     else:
-        owner._refs[name] = value
+        root._refs[key] = value
 
 
 # The pointer fields below change what the struct keeps only once the new
@@ -262,9 +278,13 @@ cdef void* handle_list_field(object value, type cls, Struct owner, str name) exc
 cdef object kept_array(Struct owner, str name, const void* current):
     # The array this struct made for the field, while the field still points
     # to it (the memory may have been written through another view).
-    if owner._refs is None or current == NULL:
+    cdef Struct root
+    if current == NULL:
         return None
-    array = owner._refs.get(name)
+    root, key = _holder(owner, name)
+    if root._refs is None:
+        return None
+    array = root._refs.get(key)
     if isinstance(array, FieldArray) and <const void*>(<FieldArray>array).data == current:
         return array
     return None
