@@ -34,6 +34,10 @@
 //           strip: NVML_PCIE_LINK_MAX_   # dropped from the names instead of the prefix: SPEED_2500MBPS
 //       member_names:                    # more names of a header enum's members, where no rule gives them
 //         nvmlCoolerTarget_t: {THERMAL_GPU: NVML_THERMAL_COOLER_TARGET_GPU}
+//       status_field: err                # a status that is a struct (CUfileError_t): its code's field,
+//       status_detail: cu_err            # and the CUresult it carries (the error's .cuda_error)
+//       status_text: cufileop_status_error   # a function describing a status: the error's message has it
+//       reexports: {pyCUresult: driver.CUresult}   # names of other modules offered too, imported on use
 //       shared_count_lists:              # pointer fields of a value type that one count sizes: lists
 //         CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st: [count, dsts, srcs]   # the count, then the fields;
 //                                        # set together by set_dsts_srcs(dsts, srcs)
@@ -258,7 +262,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
                        "error_subclasses", "structs", "struct_arrays", "counted_fields", "define_enums",
                        "member_names", "status_field", "status_detail", "check_status", "member_aliases",
-                       "shared_count_lists"},
+                       "shared_count_lists", "status_text", "reexports"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -315,6 +319,22 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (python["check_status"]) d.python.check_status = boolean(r, python["check_status"], "library.python.check_status");
   if (python["status_field"]) d.python.status_field = r.scalar(python["status_field"], "library.python.status_field");
   if (python["status_detail"]) d.python.status_detail = r.scalar(python["status_detail"], "library.python.status_detail");
+  if (python["status_text"]) {
+    if (!python["status_field"]) r.fail(python["status_text"], "library.python.status_text needs status_field");
+    d.python.status_text = r.scalar(python["status_text"], "library.python.status_text");
+  }
+  if (const YAML::Node reexports = python["reexports"]) {
+    r.expect_map(reexports, "library.python.reexports");
+    for (const auto& entry : reexports) {
+      const std::string name = r.scalar(entry.first, "a name of library.python.reexports");
+      const std::string target = r.scalar(entry.second, "library.python.reexports." + name);
+      if (!std::regex_match(target, std::regex("[a-z][a-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*"))) {
+        r.fail(entry.second, "library.python.reexports." + name + " is '" + target +
+                                 "'; expected module.Name of cubind.bindings (driver.CUresult)");
+      }
+      d.python.reexports[name] = target;
+    }
+  }
   if (python["structs"]) {
     const std::string v = r.scalar(python["structs"], "library.python.structs");
     if (v != "numpy" && v != "plain") r.fail(python["structs"], "library.python.structs is '" + v + "'; expected numpy or plain");
@@ -724,6 +744,9 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
       problems.push_back(annotations.file + ": library.python.counted_fields: " + key + " -> " + count +
                          " names no array and count fields of one struct of " + lib.name);
     }
+  }
+  if (const std::string& text = annotations.library.python.status_text; !text.empty() && !lib.find_function(text)) {
+    problems.push_back(annotations.file + ": library.python.status_text: " + text + " names no function of " + lib.name);
   }
   for (const auto& [type, shared] : annotations.library.python.shared_count_lists) {
     const Record* r = record_named(type);

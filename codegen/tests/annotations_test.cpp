@@ -377,6 +377,8 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
   const auto cufile = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/cufile.yaml");
   EXPECT_EQ(cufile.library.python.status_field, "err");
   EXPECT_EQ(cufile.library.python.status_detail, "cu_err");
+  EXPECT_EQ(cufile.library.python.status_text, "cufileop_status_error");
+  EXPECT_EQ(cufile.library.python.reexports.at("pyCUresult"), "driver.CUresult");
   EXPECT_TRUE(cufile.functions.at("cuFileDriverGetProperties").params.at("props").address);
   EXPECT_EQ(cufile.functions.at("cuFileReadv").params.at("flags").default_value, "0");
   const auto cudla = codegen::load_annotations(std::string(CUBIND_CODEGEN_ANNOTATIONS_DIR) + "/cudla.yaml");
@@ -405,6 +407,16 @@ TEST(AnnotationSchema, StructStatusNeedsTheRaisingStyle) {
   EXPECT_THAT(error_of("library: {name: driver, headers: [cuda.h], soname: libcuda.so.1, display_name: D, "
                        "python: {title: D, errors: raise, error_class: E, status_detail: cu_err}}\nfunctions: {}\n"),
               HasSubstr("status_detail needs status_field"));
+}
+
+TEST(AnnotationSchema, StatusTextAndReexportsAreChecked) {
+  const std::string head = "library: {name: x, headers: [x.h], soname: s, display_name: X, python: {title: X, "
+                           "errors: raise, error_class: XError, ";
+  EXPECT_THAT(error_of(head + "status_text: describe}}\nfunctions: {}\n"), HasSubstr("status_text needs status_field"));
+  EXPECT_THAT(error_of(head + "reexports: {pyCUresult: CUresult}}}\nfunctions: {}\n"),
+              HasSubstr("expected module.Name of cubind.bindings"));
+  EXPECT_EQ(parse(head + "reexports: {pyCUresult: driver.CUresult}}}\nfunctions: {}\n").library.python.reexports.size(),
+            1u);
 }
 
 TEST(AnnotationSchema, DefaultMustBeAPythonLiteral) {

@@ -488,3 +488,21 @@ CUresult cuInit(unsigned int Flags);
                    "driver.yaml"),
                codegen::AnnotationError);
 }
+
+// An enum field takes a plain int that is a negative member's value (INVALID,
+// -1), as cuda.bindings does; other values go through _support.enum_field.
+TEST(EmitPythonFields, NegativeEnumMembersAreTakenAsInts) {
+  const std::string module = python_module(R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef enum Own_enum { OWN_INVALID = -1, OWN_CLONE = 0, OWN_MOVE = 1 } Own;
+typedef enum Kind_enum { KIND_A = 0, KIND_B = 1 } Kind;
+typedef struct Child_st { Own ownership; Kind kind; } Child;
+CUresult cuInit(unsigned int Flags);
+)");
+  const std::string child = class_text(module, "Child");
+  EXPECT_THAT(child, HasSubstr("        if type(value) is int and value in (-1, ):\n"
+                               "            (<cydriver.Child_st*>self._ptr).ownership = <cydriver.Own><long long>value\n"
+                               "            return\n"));
+  EXPECT_THAT(child, HasSubstr("(<cydriver.Child_st*>self._ptr).kind = <cydriver.Kind><long long>_support.enum_field(value"));
+  EXPECT_THAT(child, Not(HasSubstr("value in ()")));
+}

@@ -67,15 +67,27 @@ def test_op_status_error_is_the_headers_text():
     assert text != cufile.op_status_error(cufile.OpError.SUCCESS)
 
 
-def test_cufile_error_carries_the_status_and_cu_err():
+def test_cufile_error_carries_the_status_and_cuda_error():
+    # As cuda.bindings.cufile's: cuFileError(status, cu_err=None), .status and .cuda_error,
+    # the status in words (the header's cufileop_status_error) and the CUresult by name.
     e = cufile.cuFileError(cufile.OpError.CUDA_DRIVER_ERROR, 999)
-    assert e.status is cufile.OpError.CUDA_DRIVER_ERROR and e.cu_err == 999
-    assert "CUDA_DRIVER_ERROR" in str(e) and "5011" in str(e)
+    assert e.status is cufile.OpError.CUDA_DRIVER_ERROR and e.cuda_error == 999
+    words = cufile.op_status_error(cufile.OpError.CUDA_DRIVER_ERROR)
+    assert str(e) == f"CUDA_DRIVER_ERROR (5011): {words}; CUDA status: CUDA_ERROR_UNKNOWN (999)"
+    assert str(cufile.cuFileError(5001)) == f"DRIVER_NOT_INITIALIZED (5001): {cufile.op_status_error(5001)}"
+    assert cufile.cuFileError(5001).cuda_error is None
     again = pickle.loads(pickle.dumps(e))
-    assert type(again) is cufile.cuFileError and again.status == e.status and again.cu_err == 999
+    assert type(again) is cufile.cuFileError and again.status == e.status and again.cuda_error == 999
     assert cufile.cuFileError.__bases__ == (Exception,)
-    # An error code the headers do not know still reads.
+    # An error code the headers do not know still reads, as does a CUresult no member has.
     assert int(cufile.cuFileError(5999).status) == 5999
+    assert str(cufile.cuFileError(5011, 123456)).endswith("; CUDA status: CUresult_123456 (123456)")
+
+
+def test_pycuresult_is_the_drivers_cuResult():
+    from cubind.bindings import driver
+    assert cufile.pyCUresult is driver.CUresult
+    assert "pyCUresult" in dir(cufile)
 
 
 def test_enums_as_cuda_bindings_names_them():

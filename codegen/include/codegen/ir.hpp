@@ -263,6 +263,12 @@ struct LibraryDescriptor {
     // the field the exception also carries (its CUresult), as error_class(code, detail).
     std::string status_field;
     std::string status_detail;
+    // The function that describes a status in words (cufileop_status_error): the
+    // error's message carries its text, as cuda.bindings' cuFileError's does.
+    std::string status_text;
+    // Names of other cubind.bindings modules this one also offers, imported on
+    // first use (cuda.bindings.cufile's pyCUresult: driver.CUresult).
+    std::map<std::string, std::string> reexports;
     bool check_status = false;  // the module has check_status(status), as cuda.bindings.cudla
     // Each enum member also under its name less the library's prefix (CUDLA_MODULE_DEFAULT ->
     // MODULE_DEFAULT) and, for a camel-case member (cudlaErrorOs), as Error Os and ERROR_OS.

@@ -35,7 +35,13 @@ std::string PyiWriter::run() {
 void PyiWriter::header() {
   o_ << stamp(lib_, options_, "#");
   o_ << "from typing import Any, Callable, Optional, Sequence\n";
-  o_ << "from cubind.bindings._support import Enum, Handle, Struct\n\n";
+  o_ << "from cubind.bindings._support import Enum, Handle, Struct\n";
+  for (const auto& [name, target] : lib_.python.reexports) {
+    const auto dot = target.find('.');
+    o_ << "from cubind.bindings." << target.substr(0, dot) << " import " << target.substr(dot + 1) << " as " << name
+       << "\n";
+  }
+  o_ << "\n";
   o_ << "Buffer = Any  # an object exporting a contiguous buffer\n\n";
 }
 
@@ -89,6 +95,11 @@ void PyiWriter::enums() {
 void PyiWriter::status() {
   if (!plan_.conventions.raising()) return;
   const std::string& base = plan_.conventions.error_class();
+  if (const std::string& detail = lib_.python.status_detail; !detail.empty()) {
+    o_ << "class " << base << "(Exception):\n    status: " << plan_.status_py << "\n    cuda_error: Optional[int]\n"
+       << "    def __init__(self, status: int, " << detail << ": Optional[int] = None) -> None: ...\n\n";
+    return;
+  }
   o_ << "class " << base << "(Exception):\n    status: " << plan_.status_py << "\n    log: Optional[str]\n"
      << "    def __init__(self, status: int, log: Optional[str] = None) -> None: ...\n\n";
   if (!plan_.conventions.error_subclasses()) return;

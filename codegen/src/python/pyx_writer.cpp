@@ -173,19 +173,27 @@ void PyxWriter::enum_table() {
   o_ << "cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS, _ENUM_PREFIXES, "
         "_ENUM_ALIASES,\n"
         "                                                    \"" << status << "\")\n\n";
+  // Names of other modules (python.reexports), imported on first use.
+  std::string reexported, listed;
+  for (const auto& [name, target] : lib_.python.reexports) {
+    const auto dot = target.find('.');
+    reexported += "    if name == \"" + name + "\":\n        from cubind.bindings." + target.substr(0, dot) + " import " +
+                  target.substr(dot + 1) + "\n        return " + target.substr(dot + 1) + "\n";
+    listed += "\"" + name + "\", ";
+  }
   if (plan_.conventions.numpy_structs()) {
     // The dtypes are built on first use, so that importing needs no NumPy.
-    o_ << "def __getattr__(name):\n"
-          "    if name in _dtypes and not name.startswith(\"_\"):\n"
+    o_ << "def __getattr__(name):\n" << reexported
+       << "    if name in _dtypes and not name.startswith(\"_\"):\n"
           "        return _dtypes.get(name)\n"
           "    return _enums.attribute(name)\n\n";
     o_ << "def __dir__():\n"
-          "    return list(_enums.names()) + _DTYPE_NAMES\n\n";
+          "    return list(_enums.names()) + _DTYPE_NAMES"
+       << (listed.empty() ? "" : " + [" + listed + "]") << "\n\n";
   } else {
-    o_ << "def __getattr__(name):\n"
-          "    return _enums.attribute(name)\n\n";
+    o_ << "def __getattr__(name):\n" << reexported << "    return _enums.attribute(name)\n\n";
     o_ << "def __dir__():\n"
-          "    return _enums.names()\n\n";
+          "    return " << (listed.empty() ? "_enums.names()" : "list(_enums.names()) + [" + listed + "]") << "\n\n";
   }
   o_ << "cdef inline object _enum_member(str name, long long value):\n"
         "    return _support.enum_member(_enums, name, value)\n\n";
@@ -197,21 +205,32 @@ void PyxWriter::status() {
   if (!plan_.conventions.raising()) return;
   const std::string& error_class = plan_.conventions.error_class();
   if (!lib_.python.status_detail.empty()) {
-    // A struct status (CUfileError_t): the code and the detail it carries (cu_err, a CUresult).
+    // A struct status (CUfileError_t): the code and the CUresult it carries, as
+    // cuda.bindings.cufile's error: cuFileError(status, cu_err=None), .status and
+    // .cuda_error; the message names both, with the status in words.
     const std::string& detail = lib_.python.status_detail;
     o_ << "class " << error_class << "(Exception):\n"
-       << "    \"\"\"A failed " << lib_.display_name << " call: .status is the " << plan_.status_py << ", ."
-       << detail << " the CUDA driver's status where the library reports one.\"\"\"\n\n"
+       << "    \"\"\"A failed " << lib_.display_name << " call: .status is the " << plan_.status_py
+       << ", .cuda_error the CUDA driver's status\n    (a CUresult) where the library reports one.\"\"\"\n\n"
        << "    def __init__(self, status, " << detail << "=None):\n"
        << "        status = _status(int(status))\n"
        << "        self.status = status\n"
-       << "        self." << detail << " = " << detail << "\n"
-       << "        text = f\"{status.name} ({int(status)})\"\n"
-       << "        if " << detail << ":\n"
-       << "            text += f\"; CUDA driver status {int(" << detail << ")}\"\n"
+       << "        self.cuda_error = " << detail << "\n"
+       << "        text = f\"{status.name} ({int(status)})\"\n";
+    if (!lib_.python.status_text.empty()) {
+      o_ << "        words = " << plan_.conventions.function_name(lib_.python.status_text) << "(int(status))\n"
+         << "        if words:\n"
+         << "            text += \": \" + words\n";
+    }
+    o_ << "        if " << detail << " is not None:\n"
+       << "            text += f\"; CUDA status: {_cuda_status_name(" << detail << ")} ({int(" << detail << ")})\"\n"
        << "        super().__init__(text)\n\n"
        << "    def __reduce__(self):\n"
-       << "        return (type(self), (self.status, self." << detail << "))\n\n"
+       << "        return (type(self), (self.status, self.cuda_error))\n\n"
+       << "def _cuda_status_name(code):\n"
+       << "    # The driver's enum names a value it has no member for CUresult_<value>.\n"
+       << "    from cubind.bindings.driver import CUresult\n"
+       << "    return CUresult(int(code)).name\n\n"
        << "from libc.errno cimport errno as _errno\nimport os as _os\n\n"
        << "cdef int _check_count(long long value) except -1:\n"
        << "    # A byte count: -1 with errno set (a file system error), or a negative status.\n"
@@ -987,9 +1006,23 @@ void PyxWriter::field_accessors(const FieldPlan& fp, const Field& f, const std::
     case FieldPlan::Kind::Wrapped:
       g << "        return " << to_python(t, p) << "\n";
       switch (t.kind) {
-        case TypeInfo::Kind::Enum:
+        case TypeInfo::Kind::Enum: {
+          // A plain int that is the value of a negative member (INVALID, -1) is
+          // taken, as cuda.bindings takes it; other negative ints are refused.
+          std::set<std::int64_t> negative;
+          if (const Enum* e = m_.find_enum(f.type.spelling)) {
+            for (const auto& x : e->enumerators) {
+              if (x.value < 0) negative.insert(x.value);
+            }
+          }
+          if (!negative.empty()) {
+            s << "        if type(value) is int and value in (";
+            for (const auto v : negative) s << v << ", ";
+            s << "):\n            " << p << " = <" << t.c << "><long long>value\n            return\n";
+          }
           s << "        " << p << " = <" << t.c << "><long long>_support.enum_field(value, " << q << ")\n";
           break;
+        }
         case TypeInfo::Kind::Handle:
           s << "        " << p << " = <" << t.c << ">_support.handle_field(value, " << t.py << ", " << q << ")\n";
           break;

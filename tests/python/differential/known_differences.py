@@ -24,9 +24,6 @@ D = "deliberate"
 
 REASONS = {
     # -- not fixed: the work plan (what the generator or _support must do)
-    "negative-enum-int": (4, "an enum field refuses a negative plain int (ValueError) even where the enum has a member "
-                             "of that value (CUgraphChildGraphNodeOwnership's INVALID, -1; the member itself is taken): "
-                             "_support.enum_field has to be given the field's enum"),
     # -- deliberate: explained in docs/migration-from-cuda-bindings.md
     "enum-field-unknown-value": (4, "an enum field takes any int that fits it, a value newer than the bindings' headers "
                                     "included; cuda.bindings 13.5 raises ValueError for an int no member has", D),
@@ -160,7 +157,6 @@ DIFFERENCES = {
     'field:driver.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.paramArray/str': 'struct-list-type',
     'field:driver.CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership/float': 'enum-field-unknown-value',
     'field:driver.CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership/int': 'enum-field-unknown-value',
-    'field:driver.CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership/negative': 'negative-enum-int',
     'field:driver.CUDA_CONDITIONAL_NODE_PARAMS.type/int': 'enum-field-unknown-value',
     'field:driver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.type/default': 'enum-default-not-member',
     'field:driver.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.type/float': 'enum-default-not-member',
@@ -467,7 +463,6 @@ DIFFERENCES = {
     'field:driver.CUgraphNodeParams_st.extSemWait.paramsArray/str': 'cuda-bindings-crash',
     'field:driver.CUgraphNodeParams_st.graph.ownership/float': 'enum-field-unknown-value',
     'field:driver.CUgraphNodeParams_st.graph.ownership/int': 'enum-field-unknown-value',
-    'field:driver.CUgraphNodeParams_st.graph.ownership/negative': 'negative-enum-int',
     'field:driver.CUgraphNodeParams_st.kernel.extra/None': 'field-accepts-none',
     'field:driver.CUgraphNodeParams_st.memOp.paramArray/list-0..255': 'cuda-bindings-crash',
     'field:driver.CUgraphNodeParams_st.memOp.paramArray/list-of-floats': 'cuda-bindings-crash',
@@ -602,7 +597,6 @@ DIFFERENCES = {
     'field:runtime.cudaAsyncNotificationInfo.type/too-large': 'enum-default-not-member',
     'field:runtime.cudaChildGraphNodeParams.ownership/float': 'enum-field-unknown-value',
     'field:runtime.cudaChildGraphNodeParams.ownership/int': 'enum-field-unknown-value',
-    'field:runtime.cudaChildGraphNodeParams.ownership/negative': 'negative-enum-int',
     'field:runtime.cudaConditionalNodeParams.type/int': 'enum-field-unknown-value',
     'field:runtime.cudaDeviceProp.maxGridSize/list-too-long': 'array-length-exception',
     'field:runtime.cudaDeviceProp.maxGridSize/list-too-short': 'array-length-exception',
@@ -789,7 +783,6 @@ DIFFERENCES = {
     'field:runtime.cudaGraphNodeParams.extSemWait.paramsArray/str': 'cuda-bindings-crash',
     'field:runtime.cudaGraphNodeParams.graph.ownership/float': 'enum-field-unknown-value',
     'field:runtime.cudaGraphNodeParams.graph.ownership/int': 'enum-field-unknown-value',
-    'field:runtime.cudaGraphNodeParams.graph.ownership/negative': 'negative-enum-int',
     'field:runtime.cudaGraphNodeParams.kernel.extra/None': 'field-accepts-none',
     'field:runtime.cudaGraphNodeParams.memcpy.copyParams.kind/int': 'enum-field-unknown-value',
     'field:runtime.cudaKernelNodeParams.extra/None': 'field-accepts-none',
@@ -1469,11 +1462,6 @@ DIFFERENCES.update({
 
 # cuFile's and cuDLA's reasons (cases cufile-*, cudla-*: test_differential_libraries.py, against cuda-bindings 13.5).
 REASONS.update({
-    "cufile-pycuresult": (10, "cuda.bindings.cufile re-exports the driver's CUresult as pyCUresult; cubind gives "
-                              "cuFileError.cu_err as the int: the descriptor has to name the foreign enum to bind"),
-    "library-enum-member-names": (8, "cuda.bindings also names CUFILE_BATCH, the one member of BatchMode, BATCH, and "
-                                     "CUDLA_SCRATCH_MEMORY_CONFIG_MAX also MAX; cubind drops a common prefix only from "
-                                     "enums of two or more members, and one prefix per enum"),
     "module-sizeof": (10, "cufile and cudla have sizeof(NAME), the size of a struct, as cubind's other modules", D),
     "error-log-argument": (10, "CudlaError(status, log=None) and NvmlError(status, log=None), the shape of every raising "
                                "cubind module's error class (nvJitLink's carries its log); cuda.bindings' take the "
@@ -1488,7 +1476,7 @@ DIFFERENCES.update({
     'cudla-enum:Mode': 'enum-extra-members',
     'cudla-enum:ModuleAttributeType': 'enum-extra-members',
     'cudla-enum:ModuleLoadFlags': 'enum-extra-members',
-    'cudla-enum:ScratchMemoryConfig': 'library-enum-member-names',
+    'cudla-enum:ScratchMemoryConfig': 'enum-extra-members',
     'cudla-enum:Status': 'enum-extra-members',
     'cudla-enum:SubmissionFlags': 'enum-extra-members',
     'cudla-exception:CudlaError': 'error-log-argument',
@@ -1560,7 +1548,7 @@ DIFFERENCES.update({
     'cudla-struct:Task': 'cudla-counted-pointer-arrays',
     'cudla-struct:WaitEvents': 'cudla-counted-pointer-arrays',
     'cufile-enum:ArrayConfigParameter': 'enum-extra-members',
-    'cufile-enum:BatchMode': 'library-enum-member-names',
+    'cufile-enum:BatchMode': 'enum-extra-members',
     'cufile-enum:BoolConfigParameter': 'enum-extra-members',
     'cufile-enum:DriverControlFlags': 'enum-extra-members',
     'cufile-enum:DriverStatusFlags': 'enum-extra-members',
@@ -1591,7 +1579,6 @@ DIFFERENCES.update({
     'cufile-name:Error': 'extra-header-names',
     'cufile-name:FSOps': 'extra-header-names',
     'cufile-name:RDMAInfo': 'extra-header-names',
-    'cufile-name:pyCUresult': 'cufile-pycuresult',
     'cufile-name:sizeof': 'module-sizeof',
 })
 

@@ -182,6 +182,7 @@ class ScratchMemoryConfig(Enum):
     DEFAULT: ScratchMemoryConfig
     SHARED_STATIC: ScratchMemoryConfig
     CONFIG_MAX: ScratchMemoryConfig
+    MAX: ScratchMemoryConfig
 
 class NvSciSyncAttributes(Enum):
     """cuDLA NvSciSync attributes.

@@ -2,6 +2,7 @@
 # Do not edit: change codegen/ or codegen/annotations/cufile.yaml and regenerate.
 from typing import Any, Callable, Optional, Sequence
 from cubind.bindings._support import Enum, Handle, Struct
+from cubind.bindings.driver import CUresult as pyCUresult
 
 Buffer = Any  # an object exporting a contiguous buffer
 
@@ -288,6 +289,7 @@ class Status(Enum):
 
 class BatchMode(Enum):
     CUFILE_BATCH: BatchMode
+    BATCH: BatchMode
 
 class SizeTConfigParameter(Enum):
     CUFILE_PARAM_PROFILE_STATS: SizeTConfigParameter
@@ -368,8 +370,8 @@ class ArrayConfigParameter(Enum):
 
 class cuFileError(Exception):
     status: OpError
-    log: Optional[str]
-    def __init__(self, status: int, log: Optional[str] = None) -> None: ...
+    cuda_error: Optional[int]
+    def __init__(self, status: int, cu_err: Optional[int] = None) -> None: ...
 
 class Error(Struct):
     """@brief cufileop status string

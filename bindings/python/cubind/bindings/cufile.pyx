@@ -59,7 +59,7 @@ cdef dict _ENUMS = {
     "Opcode": "\nCUFILE_READ 0 CUFILE_WRITE 1 ",
     "FileHandleType": "\nOPAQUE_FD 1 OPAQUE_WIN32 2 USERSPACE_FS 3 ",
     "Status": "\nCUFILE_WAITING 1 CUFILE_PENDING 2 CUFILE_INVALID 4 CUFILE_CANCELED 8 CUFILE_COMPLETE 16 CUFILE_TIMEOUT 32 CUFILE_FAILED 64 ",
-    "BatchMode": "\nCUFILE_BATCH 1 ",
+    "BatchMode": "\nCUFILE_BATCH 1 BATCH 1 ",
     "SizeTConfigParameter": "\nCUFILE_PARAM_PROFILE_STATS 0 CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH 1 CUFILE_PARAM_EXECUTION_MAX_IO_THREADS 2 CUFILE_PARAM_EXECUTION_MIN_IO_THRESHOLD_SIZE_KB 3 CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM 4 CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB 5 CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB 6 CUFILE_PARAM_PROPERTIES_PER_BUFFER_CACHE_SIZE_KB 7 CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB 8 CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE 9 CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB 10 CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS 11 ",
     "BoolConfigParameter": "\nCUFILE_PARAM_PROPERTIES_USE_POLL_MODE 0 CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE 1 CUFILE_PARAM_FORCE_COMPAT_MODE 2 CUFILE_PARAM_FS_MISC_API_CHECK_AGGRESSIVE 3 CUFILE_PARAM_EXECUTION_PARALLEL_IO 4 CUFILE_PARAM_PROFILE_NVTX 5 CUFILE_PARAM_PROPERTIES_ALLOW_SYSTEM_MEMORY 6 CUFILE_PARAM_USE_PCIP2PDMA 7 CUFILE_PARAM_PREFER_IO_URING 8 CUFILE_PARAM_FORCE_ODIRECT_MODE 9 CUFILE_PARAM_SKIP_TOPOLOGY_DETECTION 10 CUFILE_PARAM_STREAM_MEMOPS_BYPASS 11 CUFILE_PARAM_PROPERTIES_POSIX_IO_MODE 12 CUFILE_PARAM_GDS_FALLBACK_IO 13 ",
     "StringConfigParameter": "\nCUFILE_PARAM_LOGGING_LEVEL 0 CUFILE_PARAM_ENV_LOGFILE_PATH 1 CUFILE_PARAM_LOG_DIR 2 CUFILE_PARAM_RDMA_TRANSPORT 3 ",
@@ -86,12 +86,15 @@ cdef _support.EnumTable _enums = _support.EnumTable(__name__, globals(), _ENUMS,
                                                     "OpError")
 
 def __getattr__(name):
+    if name == "pyCUresult":
+        from cubind.bindings.driver import CUresult
+        return CUresult
     if name in _dtypes and not name.startswith("_"):
         return _dtypes.get(name)
     return _enums.attribute(name)
 
 def __dir__():
-    return list(_enums.names()) + _DTYPE_NAMES
+    return list(_enums.names()) + _DTYPE_NAMES + ["pyCUresult", ]
 
 cdef inline object _enum_member(str name, long long value):
     return _support.enum_member(_enums, name, value)
@@ -100,19 +103,28 @@ cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
 class cuFileError(Exception):
-    """A failed cuFile call: .status is the OpError, .cu_err the CUDA driver's status where the library reports one."""
+    """A failed cuFile call: .status is the OpError, .cuda_error the CUDA driver's status
+    (a CUresult) where the library reports one."""
 
     def __init__(self, status, cu_err=None):
         status = _status(int(status))
         self.status = status
-        self.cu_err = cu_err
+        self.cuda_error = cu_err
         text = f"{status.name} ({int(status)})"
-        if cu_err:
-            text += f"; CUDA driver status {int(cu_err)}"
+        words = op_status_error(int(status))
+        if words:
+            text += ": " + words
+        if cu_err is not None:
+            text += f"; CUDA status: {_cuda_status_name(cu_err)} ({int(cu_err)})"
         super().__init__(text)
 
     def __reduce__(self):
-        return (type(self), (self.status, self.cu_err))
+        return (type(self), (self.status, self.cuda_error))
+
+def _cuda_status_name(code):
+    # The driver's enum names a value it has no member for CUresult_<value>.
+    from cubind.bindings.driver import CUresult
+    return CUresult(int(code)).name
 
 from libc.errno cimport errno as _errno
 import os as _os

@@ -13464,6 +13464,9 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(_support.Struct):
 
     @ownership.setter
     def ownership(self, value):
+        if type(value) is int and value in (-1, ):
+            (<cydriver.CUDA_CHILD_GRAPH_NODE_PARAMS_st*>self._ptr).ownership = <cydriver.CUgraphChildGraphNodeOwnership><long long>value
+            return
         (<cydriver.CUDA_CHILD_GRAPH_NODE_PARAMS_st*>self._ptr).ownership = <cydriver.CUgraphChildGraphNodeOwnership><long long>_support.enum_field(value, "ownership")
 
     _fields = (("graph", False), ("ownership", False), )

@@ -4840,6 +4840,9 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
     def controller(self, value):
         if self._readonly:
             _np_structs.refuse_write("_anon_nvmlGpuThermalSettings_t_sensor", "controller")
+        if type(value) is int and value in (-1, ):
+            (<cynvml.anon_nvmlGpuThermalSettings_t_sensor*>self._ptr).controller = <cynvml.nvmlThermalController_t><long long>value
+            return
         (<cynvml.anon_nvmlGpuThermalSettings_t_sensor*>self._ptr).controller = <cynvml.nvmlThermalController_t><long long>_support.enum_field(value, "controller")
 
     @property
@@ -4889,6 +4892,9 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
     def target(self, value):
         if self._readonly:
             _np_structs.refuse_write("_anon_nvmlGpuThermalSettings_t_sensor", "target")
+        if type(value) is int and value in (-1, ):
+            (<cynvml.anon_nvmlGpuThermalSettings_t_sensor*>self._ptr).target = <cynvml.nvmlThermalTarget_t><long long>value
+            return
         (<cynvml.anon_nvmlGpuThermalSettings_t_sensor*>self._ptr).target = <cynvml.nvmlThermalTarget_t><long long>_support.enum_field(value, "target")
 
     _fields = (("controller", False), ("default_min_temp", False), ("default_max_temp", False), ("current_temp", False), ("target", False), )

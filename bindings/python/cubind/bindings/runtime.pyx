@@ -14304,6 +14304,9 @@ cdef class cudaChildGraphNodeParams(_support.Struct):
 
     @ownership.setter
     def ownership(self, value):
+        if type(value) is int and value in (-1, ):
+            (<cyruntime.cudaChildGraphNodeParams*>self._ptr).ownership = <cyruntime.cudaGraphChildGraphNodeOwnership><long long>value
+            return
         (<cyruntime.cudaChildGraphNodeParams*>self._ptr).ownership = <cyruntime.cudaGraphChildGraphNodeOwnership><long long>_support.enum_field(value, "ownership")
 
     _fields = (("graph", False), ("ownership", False), )
