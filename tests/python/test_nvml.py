@@ -363,10 +363,10 @@ def test_struct_array_asked_for_by_size(fake_nvml_dir):
         nvml.init_v2()
         a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
         details = nvml.device_get_running_process_detail_list(a, nvml.ProcessMode.COMPUTE)
-        assert details.num_proc_array_entries == 2 and details.mode == 0
+        assert len(details.proc_array) == 2 and details.mode == 0
         assert [(p.pid, p.used_gpu_memory) for p in details.proc_array] == [(2000, 2 << 20), (2001, 4 << 20)]
         empty = nvml.device_get_running_process_detail_list(b, 0)
-        assert empty.num_proc_array_entries == 0 and empty.proc_array == []
+        assert empty.proc_array == []
         raises(nvml.InvalidArgumentError, "", nvml.device_get_running_process_detail_list, a, 7)
     """)
 

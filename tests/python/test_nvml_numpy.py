@@ -223,3 +223,41 @@ def test_fields_clear_of_ndarray_attributes():
     assert (r.start, r.size_) == (1, 2)
     # Reserved arrays are in the dtype, not attributes (as in cuda.bindings.nvml).
     assert "reserved" in nvml.accounting_stats_dtype.names and not hasattr(nvml.AccountingStats, "reserved")
+
+
+def _u32(address, n):
+    import ctypes
+    return list((ctypes.c_uint32 * n).from_address(address))
+
+
+def test_counted_pointer_of_numbers_reads_and_writes_as_a_list():
+    # vgpuTypeIds is the caller's array of vgpuCount ids: a list, the count no attribute.
+    info = nvml.VgpuTypeIdInfo_v1()
+    assert info.vgpu_type_ids == [] and not hasattr(info, "vgpu_count")
+    info.vgpu_type_ids = np.array([7, 8, 9], dtype=np.uint32)
+    assert list(info.vgpu_type_ids) == [7, 8, 9]
+    version, count = _u32(info.ptr, 2)
+    assert count == 3
+    ids = info.vgpu_type_ids
+    ids[1] = 80  # writes through to the array the struct points at
+    assert list(nvml.VgpuTypeIdInfo_v1.from_ptr(info.ptr).vgpu_type_ids) == [7, 80, 9]
+    with pytest.raises(TypeError, match="vgpuTypeIds"):
+        info.vgpu_type_ids = 5
+    with pytest.raises((TypeError, ValueError, OverflowError), match="vgpuTypeIds"):
+        info.vgpu_type_ids = [-1]
+    info.vgpu_type_ids = []
+    assert info.vgpu_type_ids == [] and _u32(info.ptr, 2)[1] == 0
+
+
+def test_counted_pointer_of_structs_takes_a_list_or_an_array_of_structs():
+    plist = nvml.ProcessDetailList_v1()
+    assert plist.proc_array == [] and not hasattr(plist, "num_proc_array_entries")
+    procs = nvml.ProcessDetail_v1(2)
+    procs[0].pid = 11
+    procs[1].pid = 22
+    plist.proc_array = procs
+    assert [p.pid for p in plist.proc_array] == [11, 22] and _u32(plist.ptr, 3)[2] == 2
+    one = nvml.ProcessDetail_v1()
+    one.pid = 33
+    plist.proc_array = [one, one]
+    assert [p.pid for p in plist.proc_array] == [33, 33] and _u32(plist.ptr, 3)[2] == 2

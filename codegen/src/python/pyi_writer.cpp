@@ -165,8 +165,14 @@ void PyiWriter::structs() {
       if (m_.numpy_hidden(*sc.record, *f)) continue;
       const FieldPlan fp = plan_record_field(m_, *sc.record, *f, fields);
       if (fp.kind == FieldPlan::Kind::None) continue;
-      o_ << "    " << plan_.conventions.field_name(f->name) << ": "
-         << (fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? std::string("str") : fp.annotation) << "\n";
+      std::string annotation =
+          fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? std::string("str") : fp.annotation;
+      // A counted pointer to numbers (python.counted_fields) reads as a list.
+      if (fp.kind == FieldPlan::Kind::Pointer && !m_.counted_by(*sc.record, *f).empty() &&
+          m_.resolve(f->type.pointee).kind == TypeInfo::Kind::Scalar) {
+        annotation = "list[int]";
+      }
+      o_ << "    " << plan_.conventions.field_name(f->name) << ": " << annotation << "\n";
       if (!f->doc.empty()) o_ << docstring(plan_.conventions.stub_text(clean_doc(f->doc)), "    ");
     }
     if (const auto* shared = m_.shared_count_lists(*sc.record)) {

@@ -725,7 +725,9 @@ bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<co
   const std::string counted = record_ != nullptr ? m_.counted_by(*record_, f) : "";
   if (fp.kind == FieldPlan::Kind::SharedList) {
     shared_list_accessors(fp, f, "(<" + c + "*>self._ptr)", g, s);
-  } else if (counted.empty() || !counted_accessors(fp, f, "(<" + c + "*>self._ptr)", counted, g, s)) {
+  } else if (!counted.empty() && counted_accessors(fp, f, "(<" + c + "*>self._ptr)", counted, g, s)) {
+    hex = false;  // a list, not an address
+  } else {
     field_accessors(fp, f, "(<" + c + "*>self._ptr)." + cython_member(f.name), g, s);
   }
   o_ << "    @property\n    def " << name << "(self):\n";
@@ -877,6 +879,30 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
         << "        _support.char_array_assign(<void*>" << at << ", " << n << ", data, True, " << q << ")\n"
         << "        " << cnt << " = len(data)\n";
       return true;
+    case FieldPlan::Kind::Pointer: {
+      // A pointer to numbers (vgpuTypeIds): a list of the count's items that
+      // writes through; assigning copies the items into an array the struct
+      // keeps, and sets the count.
+      const TypeInfo e = f.type.pointer_depth == 1 ? m_.resolve(f.type.pointee) : TypeInfo{};
+      if (e.kind != TypeInfo::Kind::Scalar || e.format.empty()) return false;
+      g << "        if " << p << " == NULL:\n            return []\n"
+        << "        return _support.array_list(<void*>" << p << ", " << cnt << ", sizeof(" << e.c << "), \"" << e.format
+        << "\", self, " << q << ")\n";
+      s << "        cdef _support.FieldArray array\n"
+        << "        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):\n"
+        << "            raise TypeError(f\"" << f.name << ": expected a sequence of ints, got {type(value).__name__}\")\n"
+        << "        items = list(value)\n"
+        << "        array = _support.FieldArray.__new__(_support.FieldArray)\n"
+        << "        if items:\n"
+        << "            array.data = <char*>_support.alloc_array(len(items), sizeof(" << e.c << "))\n"
+        << "            array.n = len(items)\n"
+        << "            _support.array_assign(<void*>array.data, array.n, sizeof(" << e.c << "), \"" << e.format
+        << "\", items, " << q << ")\n"
+        << "        " << p << " = <" << m_.cython_spelling(f.type.spelling) << ">array.data\n"
+        << "        _support.keep(self, " << q << ", array if array.n else None)\n"
+        << "        " << cnt << " = array.n\n";
+      return true;
+    }
     case FieldPlan::Kind::StructList:
       g << "        if " << p << " == NULL:\n            return []\n"
         << "        return [" << t.py << "._view(<void*>&" << p << "[i], self) for i in range(" << cnt << ")]\n";

@@ -1255,11 +1255,12 @@ REASONS.update({
                                "counter lists, the vGPU placement id arrays (unsigned int *, "
                                "returned inside the struct, which needs the NumPy layer's owned arrays); the descriptor's "
                                "struct keys (fields, queried, buffers) do not yet express those"),
-    "nvml-counted-pointer-arrays": (7, "struct classes whose array is a pointer with a count beside it "
-                                       "(ProcessDetailList_v1.proc_array, VgpuTypeIdInfo_v1.vgpu_type_ids, ...): "
-                                       "cuda.bindings.nvml reads the array through the pointer and has no count "
-                                       "attribute; cubind keeps the count and the pointer's address: counted_fields "
-                                       "has to take pointer arrays (and VgpuTypeBar1Info_v1's bar1size is one word there)"),
+    "nvml-field-name-digit": (7, "VgpuTypeBar1Info_v1.bar1Size is bar1size in cuda.bindings.nvml (no word break after "
+                                 "a digit) and bar1_size in cubind, whose snake_case breaks there as for every other "
+                                 "name: the descriptor has no per-field Python names for struct classes yet"),
+    "nvml-placement-count": (7, "VgpuCreatablePlacementInfo_v1.placement_ids reads count items, the header's length of "
+                                "the array, and placement_size is an attribute; cuda.bindings.nvml 13.5 reads "
+                                "placementSize items (the slots the vGPU type occupies) and has count instead", D),
     "cudla-counted-pointer-arrays": (7, "cudlaTask's input and output tensor lists and the wait and signal event "
                                         "lists are pointers with a count beside them: cuda.bindings.cudla reads them "
                                         "as lists and has no count attribute; cubind keeps the counts and the "
@@ -1447,16 +1448,8 @@ DIFFERENCES.update({
     'nvml-name:workload_power_profile_info_v1_dtype': 'extra-header-names',
     'nvml-name:workload_power_profile_profiles_info_v1_dtype': 'extra-header-names',
     'nvml-name:workload_power_profile_requested_profiles_v1_dtype': 'extra-header-names',
-    'nvml-struct:ActiveVgpuInstanceInfo_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:EccSramUniqueUncorrectedErrorCounts_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:ProcessDetailList_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:ProcessesUtilizationInfo_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:VgpuCreatablePlacementInfo_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:VgpuInstancesUtilizationInfo_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:VgpuPlacementList_v2': 'nvml-counted-pointer-arrays',
-    'nvml-struct:VgpuProcessesUtilizationInfo_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:VgpuTypeBar1Info_v1': 'nvml-counted-pointer-arrays',
-    'nvml-struct:VgpuTypeIdInfo_v1': 'nvml-counted-pointer-arrays',
+    'nvml-struct:VgpuCreatablePlacementInfo_v1': 'nvml-placement-count',
+    'nvml-struct:VgpuTypeBar1Info_v1': 'nvml-field-name-digit',
 })
 
 

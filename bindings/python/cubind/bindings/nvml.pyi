@@ -4944,9 +4944,6 @@ class ProcessDetailList_v1(Struct):
     mode: int
     """Process mode, One of ProcessMode
     """
-    num_proc_array_entries: int
-    """Number of process entries in procArray
-    """
     proc_array: list[ProcessDetail_v1]
     """Process array
     """
@@ -6017,9 +6014,6 @@ class ProcessesUtilizationInfo_v1(Struct):
     version: int
     """The version number of this struct
     """
-    process_samples_count: int
-    """Caller-supplied array size, and returns number of processes running
-    """
     last_seen_time_stamp: int
     """Return only samples with timestamp greater than lastSeenTimeStamp
     """
@@ -6228,9 +6222,6 @@ class EccSramUniqueUncorrectedErrorCounts_v1(Struct):
     def from_buffer(buffer: Any) -> EccSramUniqueUncorrectedErrorCounts_v1: ...
     version: int
     """the API version number
-    """
-    entry_count: int
-    """the number of error count entries
     """
     entries: list[EccSramUniqueUncorrectedErrorEntry_v1]
     """pointer to caller-supplied buffer to return the SRAM unique uncorrected ECC error count entries
@@ -6467,10 +6458,7 @@ class VgpuPlacementList_v2(Struct):
     placement_size: int
     """OUT: The number of slots occupied by the vGPU type
     """
-    count: int
-    """IN/OUT: Count of the placement IDs
-    """
-    placement_ids: int
+    placement_ids: list[int]
     """IN/OUT: Placement IDs for the vGPU type
     """
     mode: int
@@ -6590,9 +6578,6 @@ class VgpuInstancesUtilizationInfo_v1(Struct):
     sample_val_type: ValueType
     """Hold the type of returned sample values
     """
-    vgpu_instance_count: int
-    """Hold the number of vGPU instances
-    """
     last_seen_time_stamp: int
     """Return only samples with timestamp greater than lastSeenTimeStamp
     """
@@ -6701,9 +6686,6 @@ class VgpuProcessesUtilizationInfo_v1(Struct):
     def from_buffer(buffer: Any) -> VgpuProcessesUtilizationInfo_v1: ...
     version: int
     """The version number of this struct
-    """
-    vgpu_process_count: int
-    """Hold the number of processes running on vGPU instances
     """
     last_seen_time_stamp: int
     """Return only samples with timestamp greater than lastSeenTimeStamp
@@ -7143,10 +7125,7 @@ class VgpuTypeIdInfo_v1(Struct):
     version: int
     """IN: The version number of this struct
     """
-    vgpu_count: int
-    """IN/OUT: Number of vGPU types
-    """
-    vgpu_type_ids: int
+    vgpu_type_ids: list[int]
     """OUT: List of vGPU type IDs
     """
 
@@ -7189,10 +7168,7 @@ class ActiveVgpuInstanceInfo_v1(Struct):
     version: int
     """IN: The version number of this struct
     """
-    vgpu_count: int
-    """IN/OUT: Count of the active vGPU instances
-    """
-    vgpu_instances: int
+    vgpu_instances: list[int]
     """IN/OUT: list of active vGPU instances
     """
 
@@ -7308,10 +7284,7 @@ class VgpuCreatablePlacementInfo_v1(Struct):
     vgpu_type_id: int
     """IN: Handle to vGPU type
     """
-    count: int
-    """IN/OUT: Count of the placement IDs
-    """
-    placement_ids: int
+    placement_ids: list[int]
     """IN/OUT: Placement IDs for the vGPU type
     """
     placement_size: int

@@ -2747,36 +2747,22 @@ cdef class ProcessDetailList_v1(_support.Struct):
             (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).mode = _support.int_field(value, "mode")
 
     @property
-    def num_proc_array_entries(self):
-        """Number of process entries in procArray
-        """
-        return (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).numProcArrayEntries
-
-    @num_proc_array_entries.setter
-    def num_proc_array_entries(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("ProcessDetailList_v1", "num_proc_array_entries")
-        if type(value) is int:
-            (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).numProcArrayEntries = value
-        else:
-            (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).numProcArrayEntries = _support.int_field(value, "numProcArrayEntries")
-
-    @property
     def proc_array(self):
         """Process array
         """
-        array = _support.kept_array(self, "procArray", <void*>(<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).procArray)
-        if array is None:
+        if (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).procArray == NULL:
             return []
-        return [ProcessDetail_v1._view(<void*>&(<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).procArray[i], array) for i in range(len(array))]
+        return [ProcessDetail_v1._view(<void*>&(<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).procArray[i], self) for i in range((<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).numProcArrayEntries)]
 
     @proc_array.setter
     def proc_array(self, value):
         if self._readonly:
             _np_structs.refuse_write("ProcessDetailList_v1", "proc_array")
         (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).procArray = <cynvml.nvmlProcessDetail_v1_t *>_support.struct_list_field(value, ProcessDetail_v1, sizeof(cynvml.nvmlProcessDetail_v1_t), self, "procArray")
+        array = _support.kept_array(self, "procArray", <void*>(<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).procArray)
+        (<cynvml.nvmlProcessDetailList_v1_t*>self._ptr).numProcArrayEntries = 0 if array is None else len(array)
 
-    _fields = (("version", False), ("mode", False), ("num_proc_array_entries", False), ("proc_array", False), )
+    _fields = (("version", False), ("mode", False), ("proc_array", False), )
 
     def __repr__(self):
         return _support.struct_text(self, ProcessDetailList_v1._fields)
@@ -10670,21 +10656,6 @@ cdef class ProcessesUtilizationInfo_v1(_support.Struct):
             (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).version = _support.int_field(value, "version")
 
     @property
-    def process_samples_count(self):
-        """Caller-supplied array size, and returns number of processes running
-        """
-        return (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).processSamplesCount
-
-    @process_samples_count.setter
-    def process_samples_count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("ProcessesUtilizationInfo_v1", "process_samples_count")
-        if type(value) is int:
-            (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).processSamplesCount = value
-        else:
-            (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).processSamplesCount = _support.int_field(value, "processSamplesCount")
-
-    @property
     def last_seen_time_stamp(self):
         """Return only samples with timestamp greater than lastSeenTimeStamp
         """
@@ -10703,18 +10674,19 @@ cdef class ProcessesUtilizationInfo_v1(_support.Struct):
     def proc_util_array(self):
         """The array (allocated by caller) of the utilization of GPU SM, framebuffer, video encoder, video decoder, JPEG, and OFA
         """
-        array = _support.kept_array(self, "procUtilArray", <void*>(<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).procUtilArray)
-        if array is None:
+        if (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).procUtilArray == NULL:
             return []
-        return [ProcessUtilizationInfo_v1._view(<void*>&(<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).procUtilArray[i], array) for i in range(len(array))]
+        return [ProcessUtilizationInfo_v1._view(<void*>&(<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).procUtilArray[i], self) for i in range((<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).processSamplesCount)]
 
     @proc_util_array.setter
     def proc_util_array(self, value):
         if self._readonly:
             _np_structs.refuse_write("ProcessesUtilizationInfo_v1", "proc_util_array")
         (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).procUtilArray = <cynvml.nvmlProcessUtilizationInfo_v1_t *>_support.struct_list_field(value, ProcessUtilizationInfo_v1, sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), self, "procUtilArray")
+        array = _support.kept_array(self, "procUtilArray", <void*>(<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).procUtilArray)
+        (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>self._ptr).processSamplesCount = 0 if array is None else len(array)
 
-    _fields = (("version", False), ("process_samples_count", False), ("last_seen_time_stamp", False), ("proc_util_array", False), )
+    _fields = (("version", False), ("last_seen_time_stamp", False), ("proc_util_array", False), )
 
     def __repr__(self):
         return _support.struct_text(self, ProcessesUtilizationInfo_v1._fields)
@@ -11993,36 +11965,22 @@ cdef class EccSramUniqueUncorrectedErrorCounts_v1(_support.Struct):
             (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).version = _support.int_field(value, "version")
 
     @property
-    def entry_count(self):
-        """the number of error count entries
-        """
-        return (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entryCount
-
-    @entry_count.setter
-    def entry_count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("EccSramUniqueUncorrectedErrorCounts_v1", "entry_count")
-        if type(value) is int:
-            (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entryCount = value
-        else:
-            (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entryCount = _support.int_field(value, "entryCount")
-
-    @property
     def entries(self):
         """pointer to caller-supplied buffer to return the SRAM unique uncorrected ECC error count entries
         """
-        array = _support.kept_array(self, "entries", <void*>(<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entries)
-        if array is None:
+        if (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entries == NULL:
             return []
-        return [EccSramUniqueUncorrectedErrorEntry_v1._view(<void*>&(<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entries[i], array) for i in range(len(array))]
+        return [EccSramUniqueUncorrectedErrorEntry_v1._view(<void*>&(<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entries[i], self) for i in range((<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entryCount)]
 
     @entries.setter
     def entries(self, value):
         if self._readonly:
             _np_structs.refuse_write("EccSramUniqueUncorrectedErrorCounts_v1", "entries")
         (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entries = <cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t *>_support.struct_list_field(value, EccSramUniqueUncorrectedErrorEntry_v1, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), self, "entries")
+        array = _support.kept_array(self, "entries", <void*>(<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entries)
+        (<cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t*>self._ptr).entryCount = 0 if array is None else len(array)
 
-    _fields = (("version", False), ("entry_count", False), ("entries", False), )
+    _fields = (("version", False), ("entries", False), )
 
     def __repr__(self):
         return _support.struct_text(self, EccSramUniqueUncorrectedErrorCounts_v1._fields)
@@ -13606,31 +13564,29 @@ cdef class VgpuPlacementList_v2(_support.Struct):
             (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementSize = _support.int_field(value, "placementSize")
 
     @property
-    def count(self):
-        """IN/OUT: Count of the placement IDs
-        """
-        return (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).count
-
-    @count.setter
-    def count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("VgpuPlacementList_v2", "count")
-        if type(value) is int:
-            (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).count = value
-        else:
-            (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).count = _support.int_field(value, "count")
-
-    @property
     def placement_ids(self):
         """IN/OUT: Placement IDs for the vGPU type
         """
-        return <uintptr_t>(<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementIds
+        if (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementIds == NULL:
+            return []
+        return _support.array_list(<void*>(<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementIds, (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).count, sizeof(unsigned int), "I", self, "placementIds")
 
     @placement_ids.setter
     def placement_ids(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuPlacementList_v2", "placement_ids")
-        (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementIds = <unsigned int *>_support.field_address(value, self, "placementIds")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"placementIds: expected a sequence of ints, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(unsigned int))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(unsigned int), "I", items, "placementIds")
+        (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementIds = <unsigned int *>array.data
+        _support.keep(self, "placementIds", array if array.n else None)
+        (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).count = array.n
 
     @property
     def mode(self):
@@ -13647,7 +13603,7 @@ cdef class VgpuPlacementList_v2(_support.Struct):
         else:
             (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).mode = _support.int_field(value, "mode")
 
-    _fields = (("version", False), ("placement_size", False), ("count", False), ("placement_ids", True), ("mode", False), )
+    _fields = (("version", False), ("placement_size", False), ("placement_ids", False), ("mode", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuPlacementList_v2._fields)
@@ -14429,21 +14385,6 @@ cdef class VgpuInstancesUtilizationInfo_v1(_support.Struct):
         (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).sampleValType = <cynvml.nvmlValueType_t><long long>_support.enum_field(value, "sampleValType")
 
     @property
-    def vgpu_instance_count(self):
-        """Hold the number of vGPU instances
-        """
-        return (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuInstanceCount
-
-    @vgpu_instance_count.setter
-    def vgpu_instance_count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("VgpuInstancesUtilizationInfo_v1", "vgpu_instance_count")
-        if type(value) is int:
-            (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuInstanceCount = value
-        else:
-            (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuInstanceCount = _support.int_field(value, "vgpuInstanceCount")
-
-    @property
     def last_seen_time_stamp(self):
         """Return only samples with timestamp greater than lastSeenTimeStamp
         """
@@ -14462,18 +14403,19 @@ cdef class VgpuInstancesUtilizationInfo_v1(_support.Struct):
     def vgpu_util_array(self):
         """The array (allocated by caller) in which vGPU utilization are returned
         """
-        array = _support.kept_array(self, "vgpuUtilArray", <void*>(<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuUtilArray)
-        if array is None:
+        if (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuUtilArray == NULL:
             return []
-        return [VgpuInstanceUtilizationInfo_v1._view(<void*>&(<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuUtilArray[i], array) for i in range(len(array))]
+        return [VgpuInstanceUtilizationInfo_v1._view(<void*>&(<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuUtilArray[i], self) for i in range((<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuInstanceCount)]
 
     @vgpu_util_array.setter
     def vgpu_util_array(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuInstancesUtilizationInfo_v1", "vgpu_util_array")
         (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuUtilArray = <cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t *>_support.struct_list_field(value, VgpuInstanceUtilizationInfo_v1, sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), self, "vgpuUtilArray")
+        array = _support.kept_array(self, "vgpuUtilArray", <void*>(<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuUtilArray)
+        (<cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t*>self._ptr).vgpuInstanceCount = 0 if array is None else len(array)
 
-    _fields = (("version", False), ("sample_val_type", False), ("vgpu_instance_count", False), ("last_seen_time_stamp", False), ("vgpu_util_array", False), )
+    _fields = (("version", False), ("sample_val_type", False), ("last_seen_time_stamp", False), ("vgpu_util_array", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuInstancesUtilizationInfo_v1._fields)
@@ -15197,21 +15139,6 @@ cdef class VgpuProcessesUtilizationInfo_v1(_support.Struct):
             (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).version = _support.int_field(value, "version")
 
     @property
-    def vgpu_process_count(self):
-        """Hold the number of processes running on vGPU instances
-        """
-        return (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcessCount
-
-    @vgpu_process_count.setter
-    def vgpu_process_count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("VgpuProcessesUtilizationInfo_v1", "vgpu_process_count")
-        if type(value) is int:
-            (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcessCount = value
-        else:
-            (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcessCount = _support.int_field(value, "vgpuProcessCount")
-
-    @property
     def last_seen_time_stamp(self):
         """Return only samples with timestamp greater than lastSeenTimeStamp
         """
@@ -15230,18 +15157,19 @@ cdef class VgpuProcessesUtilizationInfo_v1(_support.Struct):
     def vgpu_proc_util_array(self):
         """The array (allocated by caller) in which utilization of processes running on vGPU instances are returned
         """
-        array = _support.kept_array(self, "vgpuProcUtilArray", <void*>(<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcUtilArray)
-        if array is None:
+        if (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcUtilArray == NULL:
             return []
-        return [VgpuProcessUtilizationInfo_v1._view(<void*>&(<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcUtilArray[i], array) for i in range(len(array))]
+        return [VgpuProcessUtilizationInfo_v1._view(<void*>&(<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcUtilArray[i], self) for i in range((<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcessCount)]
 
     @vgpu_proc_util_array.setter
     def vgpu_proc_util_array(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuProcessesUtilizationInfo_v1", "vgpu_proc_util_array")
         (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcUtilArray = <cynvml.nvmlVgpuProcessUtilizationInfo_v1_t *>_support.struct_list_field(value, VgpuProcessUtilizationInfo_v1, sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), self, "vgpuProcUtilArray")
+        array = _support.kept_array(self, "vgpuProcUtilArray", <void*>(<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcUtilArray)
+        (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>self._ptr).vgpuProcessCount = 0 if array is None else len(array)
 
-    _fields = (("version", False), ("vgpu_process_count", False), ("last_seen_time_stamp", False), ("vgpu_proc_util_array", False), )
+    _fields = (("version", False), ("last_seen_time_stamp", False), ("vgpu_proc_util_array", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuProcessesUtilizationInfo_v1._fields)
@@ -18258,33 +18186,31 @@ cdef class VgpuTypeIdInfo_v1(_support.Struct):
             (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).version = _support.int_field(value, "version")
 
     @property
-    def vgpu_count(self):
-        """IN/OUT: Number of vGPU types
-        """
-        return (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuCount
-
-    @vgpu_count.setter
-    def vgpu_count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("VgpuTypeIdInfo_v1", "vgpu_count")
-        if type(value) is int:
-            (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuCount = value
-        else:
-            (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuCount = _support.int_field(value, "vgpuCount")
-
-    @property
     def vgpu_type_ids(self):
         """OUT: List of vGPU type IDs
         """
-        return <uintptr_t>(<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuTypeIds
+        if (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuTypeIds == NULL:
+            return []
+        return _support.array_list(<void*>(<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuTypeIds, (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuCount, sizeof(cynvml.nvmlVgpuTypeId_t), "I", self, "vgpuTypeIds")
 
     @vgpu_type_ids.setter
     def vgpu_type_ids(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuTypeIdInfo_v1", "vgpu_type_ids")
-        (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuTypeIds = <cynvml.nvmlVgpuTypeId_t *>_support.field_address(value, self, "vgpuTypeIds")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"vgpuTypeIds: expected a sequence of ints, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(cynvml.nvmlVgpuTypeId_t))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(cynvml.nvmlVgpuTypeId_t), "I", items, "vgpuTypeIds")
+        (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuTypeIds = <cynvml.nvmlVgpuTypeId_t *>array.data
+        _support.keep(self, "vgpuTypeIds", array if array.n else None)
+        (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuCount = array.n
 
-    _fields = (("version", False), ("vgpu_count", False), ("vgpu_type_ids", True), )
+    _fields = (("version", False), ("vgpu_type_ids", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuTypeIdInfo_v1._fields)
@@ -18569,33 +18495,31 @@ cdef class ActiveVgpuInstanceInfo_v1(_support.Struct):
             (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).version = _support.int_field(value, "version")
 
     @property
-    def vgpu_count(self):
-        """IN/OUT: Count of the active vGPU instances
-        """
-        return (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuCount
-
-    @vgpu_count.setter
-    def vgpu_count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("ActiveVgpuInstanceInfo_v1", "vgpu_count")
-        if type(value) is int:
-            (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuCount = value
-        else:
-            (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuCount = _support.int_field(value, "vgpuCount")
-
-    @property
     def vgpu_instances(self):
         """IN/OUT: list of active vGPU instances
         """
-        return <uintptr_t>(<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuInstances
+        if (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuInstances == NULL:
+            return []
+        return _support.array_list(<void*>(<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuInstances, (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuCount, sizeof(cynvml.nvmlVgpuInstance_t), "I", self, "vgpuInstances")
 
     @vgpu_instances.setter
     def vgpu_instances(self, value):
         if self._readonly:
             _np_structs.refuse_write("ActiveVgpuInstanceInfo_v1", "vgpu_instances")
-        (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuInstances = <cynvml.nvmlVgpuInstance_t *>_support.field_address(value, self, "vgpuInstances")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"vgpuInstances: expected a sequence of ints, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(cynvml.nvmlVgpuInstance_t))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(cynvml.nvmlVgpuInstance_t), "I", items, "vgpuInstances")
+        (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuInstances = <cynvml.nvmlVgpuInstance_t *>array.data
+        _support.keep(self, "vgpuInstances", array if array.n else None)
+        (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuCount = array.n
 
-    _fields = (("version", False), ("vgpu_count", False), ("vgpu_instances", True), )
+    _fields = (("version", False), ("vgpu_instances", False), )
 
     def __repr__(self):
         return _support.struct_text(self, ActiveVgpuInstanceInfo_v1._fields)
@@ -19322,31 +19246,29 @@ cdef class VgpuCreatablePlacementInfo_v1(_support.Struct):
             (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).vgpuTypeId = _support.int_field(value, "vgpuTypeId")
 
     @property
-    def count(self):
-        """IN/OUT: Count of the placement IDs
-        """
-        return (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).count
-
-    @count.setter
-    def count(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("VgpuCreatablePlacementInfo_v1", "count")
-        if type(value) is int:
-            (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).count = value
-        else:
-            (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).count = _support.int_field(value, "count")
-
-    @property
     def placement_ids(self):
         """IN/OUT: Placement IDs for the vGPU type
         """
-        return <uintptr_t>(<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementIds
+        if (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementIds == NULL:
+            return []
+        return _support.array_list(<void*>(<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementIds, (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).count, sizeof(unsigned int), "I", self, "placementIds")
 
     @placement_ids.setter
     def placement_ids(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuCreatablePlacementInfo_v1", "placement_ids")
-        (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementIds = <unsigned int *>_support.field_address(value, self, "placementIds")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"placementIds: expected a sequence of ints, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(unsigned int))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(unsigned int), "I", items, "placementIds")
+        (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementIds = <unsigned int *>array.data
+        _support.keep(self, "placementIds", array if array.n else None)
+        (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).count = array.n
 
     @property
     def placement_size(self):
@@ -19363,7 +19285,7 @@ cdef class VgpuCreatablePlacementInfo_v1(_support.Struct):
         else:
             (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementSize = _support.int_field(value, "placementSize")
 
-    _fields = (("version", False), ("vgpu_type_id", False), ("count", False), ("placement_ids", True), ("placement_size", False), )
+    _fields = (("version", False), ("vgpu_type_id", False), ("placement_ids", False), ("placement_size", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuCreatablePlacementInfo_v1._fields)

@@ -238,7 +238,20 @@ cdef void* struct_list_field(object value, type cls, size_t size, Struct owner, 
     cdef FieldArray array
     cdef Py_ssize_t i
     cdef list items
+    cdef Py_ssize_t count
     expected = f"a list of {cls.__name__}"
+    if isinstance(value, cls) and hasattr(type(value), "__len__") and len(value) != 1:
+        # An array of structs (the NumPy layer's ProcessDetail_v1(2)): all of them.
+        count = len(value)
+        if count == 0:
+            keep(owner, name, None)
+            return NULL
+        array = FieldArray.__new__(FieldArray)
+        array.data = <char*>alloc_array(count, size)
+        array.n = count
+        memcpy(array.data, (<Struct>value)._ptr, count * size)
+        keep(owner, name, array)
+        return array.data
     if isinstance(value, cls):
         items = [value]
     elif isinstance(value, Struct):
@@ -373,10 +386,22 @@ cdef int array_assign(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, obj
     items = _sequence_items(value, name, f"a list of {n} numbers")
     if len(items) != n:
         raise ValueError(f"{name}: expected {n} items, got {len(items)}")
-    # Every item converts before any is stored: a refused list leaves the field as it was.
+    # Every item converts and is stored into a scratch copy before the field
+    # changes: a refused list (an item out of its C type's range included)
+    # leaves the field as it was.
     converted = [_element_in(items[i], fmt, f"{name}[{i}]") for i in range(n)]
-    for i in range(n):
-        _store(<char*>ptr + i * itemsize, itemsize, fmt, converted[i])
+    if n == 0:
+        return 0
+    cdef char* scratch = <char*>alloc_array(n, itemsize)
+    try:
+        for i in range(n):
+            try:
+                _store(scratch + i * itemsize, itemsize, fmt, converted[i])
+            except OverflowError as e:
+                raise OverflowError(f"{name}[{i}]: {converted[i]} does not fit ({e})") from None
+        memcpy(ptr, scratch, n * itemsize)
+    finally:
+        free(scratch)
     return 0
 
 
