@@ -77,3 +77,25 @@ def test_python_m_cubind_reports_cudla_missing():
     assert result.returncode == 0, result.stderr
     lib = json.loads(result.stdout)["libraries"]["cudla"]
     assert lib["version"] is None and "libcudla.so.1" in lib["error"]
+
+
+def test_task_lists_read_through_their_counts():
+    # cudlaSubmitTask reads numInputTensors addresses at inputTensor: the list sets both.
+    import ctypes
+    task = cudla.Task()
+    assert task.input_tensor == [] and not hasattr(task, "num_input_tensors")
+    task.input_tensor = [0x1000, 0x2000]
+    task.output_tensor = [0x3000]
+    assert list(task.input_tensor) == [0x1000, 0x2000] and list(task.output_tensor) == [0x3000]
+    raw = ctypes.cast(task.ptr, ctypes.POINTER(ctypes.c_uint64))
+    # cudlaTask: moduleHandle, outputTensor, numOutputTensors, numInputTensors, inputTensor, ...
+    assert ctypes.c_uint32.from_address(task.ptr + 16).value == 1
+    assert ctypes.c_uint32.from_address(task.ptr + 20).value == 2
+    assert list((ctypes.c_uint64 * 2).from_address(raw[3])) == [0x1000, 0x2000]
+    with pytest.raises(OverflowError, match=r"inputTensor\[0\]"):
+        task.input_tensor = [-1]
+    assert list(task.input_tensor) == [0x1000, 0x2000]
+    signal = cudla.SignalEvents()
+    fence = cudla.Fence()
+    signal.eof_fences = [fence, fence]
+    assert len(signal.eof_fences) == 2 and not hasattr(signal, "num_events")

@@ -169,7 +169,7 @@ void PyiWriter::structs() {
           fp.kind == FieldPlan::Kind::Text && plan_.conventions.text_as_str() ? std::string("str") : fp.annotation;
       // A counted pointer to numbers (python.counted_fields) reads as a list.
       if (fp.kind == FieldPlan::Kind::Pointer && !m_.counted_by(*sc.record, *f).empty() &&
-          m_.resolve(f->type.pointee).kind == TypeInfo::Kind::Scalar) {
+          (f->type.pointer_depth == 2 || m_.resolve(f->type.pointee).kind == TypeInfo::Kind::Scalar)) {
         annotation = "list[int]";
       }
       o_ << "    " << plan_.conventions.field_name(f->name) << ": " << annotation << "\n";

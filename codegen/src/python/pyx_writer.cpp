@@ -883,14 +883,21 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
       // A pointer to numbers (vgpuTypeIds): a list of the count's items that
       // writes through; assigning copies the items into an array the struct
       // keeps, and sets the count.
-      const TypeInfo e = f.type.pointer_depth == 1 ? m_.resolve(f.type.pointee) : TypeInfo{};
+      // A pointer to pointers (cuDLA's inputTensor: uint64_t * const *) is a list of addresses.
+      TypeInfo e = f.type.pointer_depth == 1 ? m_.resolve(f.type.pointee) : TypeInfo{};
+      if (f.type.pointer_depth == 2) {
+        e.kind = TypeInfo::Kind::Scalar;
+        e.c = "void*";
+        e.format = "P";
+      }
       if (e.kind != TypeInfo::Kind::Scalar || e.format.empty()) return false;
       g << "        if " << p << " == NULL:\n            return []\n"
         << "        return _support.array_list(<void*>" << p << ", " << cnt << ", sizeof(" << e.c << "), \"" << e.format
         << "\", self, " << q << ")\n";
       s << "        cdef _support.FieldArray array\n"
         << "        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):\n"
-        << "            raise TypeError(f\"" << f.name << ": expected a sequence of ints, got {type(value).__name__}\")\n"
+        << "            raise TypeError(f\"" << f.name << ": expected a sequence of " << (e.format == "P" ? "addresses" : "ints")
+        << ", got {type(value).__name__}\")\n"
         << "        items = list(value)\n"
         << "        array = _support.FieldArray.__new__(_support.FieldArray)\n"
         << "        if items:\n"

@@ -1261,10 +1261,6 @@ REASONS.update({
     "nvml-placement-count": (7, "VgpuCreatablePlacementInfo_v1.placement_ids reads count items, the header's length of "
                                 "the array, and placement_size is an attribute; cuda.bindings.nvml 13.5 reads "
                                 "placementSize items (the slots the vGPU type occupies) and has count instead", D),
-    "cudla-counted-pointer-arrays": (7, "cudlaTask's input and output tensor lists and the wait and signal event "
-                                        "lists are pointers with a count beside them: cuda.bindings.cudla reads them "
-                                        "as lists and has no count attribute; cubind keeps the counts and the "
-                                        "pointers' addresses: counted_fields has to take pointer arrays"),
     "nvml-nvlink-max-links": (8, "NVLINK_MAX_LINKS is nvml.h's value, 36; cuda.bindings.nvml 13.5 has 18", D),
     "nvml-sizeof": (10, "nvml has sizeof(NAME), the size of a struct or handle type, as cubind's other modules", D),
     "nvml-newer-header": (10, "enums carry the members of the nvml.h cubind is generated from (nvidia-nvml-dev 13.5), "
@@ -1537,9 +1533,6 @@ DIFFERENCES.update({
     'cudla-name:CUDLA_VER_PATCH': 'extra-header-names',
     'cudla-name:NvSciSyncAttributes': 'extra-header-names',
     'cudla-name:sizeof': 'module-sizeof',
-    'cudla-struct:SignalEvents': 'cudla-counted-pointer-arrays',
-    'cudla-struct:Task': 'cudla-counted-pointer-arrays',
-    'cudla-struct:WaitEvents': 'cudla-counted-pointer-arrays',
     'cufile-enum:ArrayConfigParameter': 'enum-extra-members',
     'cufile-enum:BatchMode': 'enum-extra-members',
     'cufile-enum:BoolConfigParameter': 'enum-extra-members',

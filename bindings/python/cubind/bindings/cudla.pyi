@@ -427,9 +427,6 @@ class WaitEvents(Struct):
     pre_fences: list[Fence]
     """Array of fence pointers for all the wait events.
     """
-    num_events: int
-    """Total number of wait events.
-    """
 
 class SignalEvents(Struct):
     """Signal events for cudlaSubmitTask
@@ -444,15 +441,12 @@ class SignalEvents(Struct):
     def from_data(data: Any) -> SignalEvents: ...
     @staticmethod
     def from_buffer(buffer: Any) -> SignalEvents: ...
-    dev_ptrs: int
+    dev_ptrs: list[int]
     """Array of registered synchronization objects (via cudlaImportExternalSemaphore).
     """
     eof_fences: list[Fence]
     """Array of fences pointers for all the signal events
      corresponding to the synchronization objects.
-    """
-    num_events: int
-    """Total number of signal events.
     """
 
 class Task(Struct):
@@ -471,16 +465,10 @@ class Task(Struct):
     module_handle: int
     """cuDLA module handle.
     """
-    output_tensor: int
+    output_tensor: list[int]
     """Array of output tensors.
     """
-    num_output_tensors: int
-    """Number of output tensors.
-    """
-    num_input_tensors: int
-    """Number of input tensors.
-    """
-    input_tensor: int
+    input_tensor: list[int]
     """Array of input tensors.
     """
     wait_events: list[WaitEvents]

@@ -1109,33 +1109,19 @@ cdef class WaitEvents(_support.Struct):
     def pre_fences(self):
         """Array of fence pointers for all the wait events.
         """
-        array = _support.kept_array(self, "preFences", <void*>(<cycudla.cudlaWaitEvents*>self._ptr).preFences)
-        if array is None:
+        if (<cycudla.cudlaWaitEvents*>self._ptr).preFences == NULL:
             return []
-        return [Fence._view(<void*>&(<cycudla.cudlaWaitEvents*>self._ptr).preFences[i], array) for i in range(len(array))]
+        return [Fence._view(<void*>&(<cycudla.cudlaWaitEvents*>self._ptr).preFences[i], self) for i in range((<cycudla.cudlaWaitEvents*>self._ptr).numEvents)]
 
     @pre_fences.setter
     def pre_fences(self, value):
         if self._readonly:
             _np_structs.refuse_write("WaitEvents", "pre_fences")
         (<cycudla.cudlaWaitEvents*>self._ptr).preFences = <const cycudla.CudlaFence *>_support.struct_list_field(value, Fence, sizeof(cycudla.CudlaFence), self, "preFences")
+        array = _support.kept_array(self, "preFences", <void*>(<cycudla.cudlaWaitEvents*>self._ptr).preFences)
+        (<cycudla.cudlaWaitEvents*>self._ptr).numEvents = 0 if array is None else len(array)
 
-    @property
-    def num_events(self):
-        """Total number of wait events.
-        """
-        return (<cycudla.cudlaWaitEvents*>self._ptr).numEvents
-
-    @num_events.setter
-    def num_events(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("WaitEvents", "num_events")
-        if type(value) is int:
-            (<cycudla.cudlaWaitEvents*>self._ptr).numEvents = value
-        else:
-            (<cycudla.cudlaWaitEvents*>self._ptr).numEvents = _support.int_field(value, "numEvents")
-
-    _fields = (("pre_fences", False), ("num_events", False), )
+    _fields = (("pre_fences", False), )
 
     def __repr__(self):
         return _support.struct_text(self, WaitEvents._fields)
@@ -1251,46 +1237,45 @@ cdef class SignalEvents(_support.Struct):
     def dev_ptrs(self):
         """Array of registered synchronization objects (via cudlaImportExternalSemaphore).
         """
-        return <uintptr_t>(<cycudla.cudlaSignalEvents*>self._ptr).devPtrs
+        if (<cycudla.cudlaSignalEvents*>self._ptr).devPtrs == NULL:
+            return []
+        return _support.array_list(<void*>(<cycudla.cudlaSignalEvents*>self._ptr).devPtrs, (<cycudla.cudlaSignalEvents*>self._ptr).numEvents, sizeof(void*), "P", self, "devPtrs")
 
     @dev_ptrs.setter
     def dev_ptrs(self, value):
         if self._readonly:
             _np_structs.refuse_write("SignalEvents", "dev_ptrs")
-        (<cycudla.cudlaSignalEvents*>self._ptr).devPtrs = <uint64_t *const *>_support.field_address(value, self, "devPtrs")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"devPtrs: expected a sequence of addresses, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(void*))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(void*), "P", items, "devPtrs")
+        (<cycudla.cudlaSignalEvents*>self._ptr).devPtrs = <uint64_t *const *>array.data
+        _support.keep(self, "devPtrs", array if array.n else None)
+        (<cycudla.cudlaSignalEvents*>self._ptr).numEvents = array.n
 
     @property
     def eof_fences(self):
         """Array of fences pointers for all the signal events
          corresponding to the synchronization objects.
         """
-        array = _support.kept_array(self, "eofFences", <void*>(<cycudla.cudlaSignalEvents*>self._ptr).eofFences)
-        if array is None:
+        if (<cycudla.cudlaSignalEvents*>self._ptr).eofFences == NULL:
             return []
-        return [Fence._view(<void*>&(<cycudla.cudlaSignalEvents*>self._ptr).eofFences[i], array) for i in range(len(array))]
+        return [Fence._view(<void*>&(<cycudla.cudlaSignalEvents*>self._ptr).eofFences[i], self) for i in range((<cycudla.cudlaSignalEvents*>self._ptr).numEvents)]
 
     @eof_fences.setter
     def eof_fences(self, value):
         if self._readonly:
             _np_structs.refuse_write("SignalEvents", "eof_fences")
         (<cycudla.cudlaSignalEvents*>self._ptr).eofFences = <cycudla.CudlaFence *>_support.struct_list_field(value, Fence, sizeof(cycudla.CudlaFence), self, "eofFences")
+        array = _support.kept_array(self, "eofFences", <void*>(<cycudla.cudlaSignalEvents*>self._ptr).eofFences)
+        (<cycudla.cudlaSignalEvents*>self._ptr).numEvents = 0 if array is None else len(array)
 
-    @property
-    def num_events(self):
-        """Total number of signal events.
-        """
-        return (<cycudla.cudlaSignalEvents*>self._ptr).numEvents
-
-    @num_events.setter
-    def num_events(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("SignalEvents", "num_events")
-        if type(value) is int:
-            (<cycudla.cudlaSignalEvents*>self._ptr).numEvents = value
-        else:
-            (<cycudla.cudlaSignalEvents*>self._ptr).numEvents = _support.int_field(value, "numEvents")
-
-    _fields = (("dev_ptrs", True), ("eof_fences", False), ("num_events", False), )
+    _fields = (("dev_ptrs", False), ("eof_fences", False), )
 
     def __repr__(self):
         return _support.struct_text(self, SignalEvents._fields)
@@ -1418,55 +1403,51 @@ cdef class Task(_support.Struct):
     def output_tensor(self):
         """Array of output tensors.
         """
-        return <uintptr_t>(<cycudla.cudlaTask_t*>self._ptr).outputTensor
+        if (<cycudla.cudlaTask_t*>self._ptr).outputTensor == NULL:
+            return []
+        return _support.array_list(<void*>(<cycudla.cudlaTask_t*>self._ptr).outputTensor, (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors, sizeof(void*), "P", self, "outputTensor")
 
     @output_tensor.setter
     def output_tensor(self, value):
         if self._readonly:
             _np_structs.refuse_write("Task", "output_tensor")
-        (<cycudla.cudlaTask_t*>self._ptr).outputTensor = <uint64_t *const *>_support.field_address(value, self, "outputTensor")
-
-    @property
-    def num_output_tensors(self):
-        """Number of output tensors.
-        """
-        return (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors
-
-    @num_output_tensors.setter
-    def num_output_tensors(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("Task", "num_output_tensors")
-        if type(value) is int:
-            (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors = value
-        else:
-            (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors = _support.int_field(value, "numOutputTensors")
-
-    @property
-    def num_input_tensors(self):
-        """Number of input tensors.
-        """
-        return (<cycudla.cudlaTask_t*>self._ptr).numInputTensors
-
-    @num_input_tensors.setter
-    def num_input_tensors(self, value):
-        if self._readonly:
-            _np_structs.refuse_write("Task", "num_input_tensors")
-        if type(value) is int:
-            (<cycudla.cudlaTask_t*>self._ptr).numInputTensors = value
-        else:
-            (<cycudla.cudlaTask_t*>self._ptr).numInputTensors = _support.int_field(value, "numInputTensors")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"outputTensor: expected a sequence of addresses, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(void*))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(void*), "P", items, "outputTensor")
+        (<cycudla.cudlaTask_t*>self._ptr).outputTensor = <uint64_t *const *>array.data
+        _support.keep(self, "outputTensor", array if array.n else None)
+        (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors = array.n
 
     @property
     def input_tensor(self):
         """Array of input tensors.
         """
-        return <uintptr_t>(<cycudla.cudlaTask_t*>self._ptr).inputTensor
+        if (<cycudla.cudlaTask_t*>self._ptr).inputTensor == NULL:
+            return []
+        return _support.array_list(<void*>(<cycudla.cudlaTask_t*>self._ptr).inputTensor, (<cycudla.cudlaTask_t*>self._ptr).numInputTensors, sizeof(void*), "P", self, "inputTensor")
 
     @input_tensor.setter
     def input_tensor(self, value):
         if self._readonly:
             _np_structs.refuse_write("Task", "input_tensor")
-        (<cycudla.cudlaTask_t*>self._ptr).inputTensor = <const uint64_t *const *>_support.field_address(value, self, "inputTensor")
+        cdef _support.FieldArray array
+        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+            raise TypeError(f"inputTensor: expected a sequence of addresses, got {type(value).__name__}")
+        items = list(value)
+        array = _support.FieldArray.__new__(_support.FieldArray)
+        if items:
+            array.data = <char*>_support.alloc_array(len(items), sizeof(void*))
+            array.n = len(items)
+            _support.array_assign(<void*>array.data, array.n, sizeof(void*), "P", items, "inputTensor")
+        (<cycudla.cudlaTask_t*>self._ptr).inputTensor = <const uint64_t *const *>array.data
+        _support.keep(self, "inputTensor", array if array.n else None)
+        (<cycudla.cudlaTask_t*>self._ptr).numInputTensors = array.n
 
     @property
     def wait_events(self):
@@ -1498,7 +1479,7 @@ cdef class Task(_support.Struct):
             _np_structs.refuse_write("Task", "signal_events")
         (<cycudla.cudlaTask_t*>self._ptr).signalEvents = <cycudla.cudlaSignalEvents *>_support.struct_list_field(value, SignalEvents, sizeof(cycudla.cudlaSignalEvents), self, "signalEvents")
 
-    _fields = (("module_handle", False), ("output_tensor", True), ("num_output_tensors", False), ("num_input_tensors", False), ("input_tensor", True), ("wait_events", False), ("signal_events", False), )
+    _fields = (("module_handle", False), ("output_tensor", False), ("input_tensor", False), ("wait_events", False), ("signal_events", False), )
 
     def __repr__(self):
         return _support.struct_text(self, Task._fields)
