@@ -38,6 +38,7 @@
 //       status_detail: cu_err            # and the CUresult it carries (the error's .cuda_error)
 //       status_text: cufileop_status_error   # a function describing a status: the error's message has it
 //       reexports: {pyCUresult: driver.CUresult}   # names of other modules offered too, imported on use
+//       struct_field_names: {bar1Size: bar1size}   # struct fields' Python names no rule gives (C name)
 //       shared_count_lists:              # pointer fields of a value type that one count sizes: lists
 //         CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st: [count, dsts, srcs]   # the count, then the fields;
 //                                        # set together by set_dsts_srcs(dsts, srcs)
@@ -262,7 +263,7 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   r.only_keys(python, {"title", "errors", "error_class", "prefix", "aliases", "names", "handles", "text", "constants",
                        "error_subclasses", "structs", "struct_arrays", "counted_fields", "define_enums",
                        "member_names", "status_field", "status_detail", "check_status", "member_aliases",
-                       "shared_count_lists", "status_text", "reexports"},
+                       "shared_count_lists", "status_text", "reexports", "struct_field_names"},
               "library.python");
   if (!python["title"]) r.fail(python, "library.python needs 'title'");
   d.python.title = r.scalar(python["title"], "library.python.title");
@@ -322,6 +323,13 @@ LibraryDescriptor read_descriptor(const Reader& r, const YAML::Node& node) {
   if (python["status_text"]) {
     if (!python["status_field"]) r.fail(python["status_text"], "library.python.status_text needs status_field");
     d.python.status_text = r.scalar(python["status_text"], "library.python.status_text");
+  }
+  if (const YAML::Node names = python["struct_field_names"]) {
+    r.expect_map(names, "library.python.struct_field_names");
+    for (const auto& entry : names) {
+      const std::string field = r.scalar(entry.first, "a name of library.python.struct_field_names");
+      d.python.struct_field_names[field] = r.scalar(entry.second, "library.python.struct_field_names." + field);
+    }
   }
   if (const YAML::Node reexports = python["reexports"]) {
     r.expect_map(reexports, "library.python.reexports");
@@ -743,6 +751,15 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
     if (!has(field) || !has(count)) {
       problems.push_back(annotations.file + ": library.python.counted_fields: " + key + " -> " + count +
                          " names no array and count fields of one struct of " + lib.name);
+    }
+  }
+  for (const auto& [field, name] : annotations.library.python.struct_field_names) {
+    const bool found = std::any_of(lib.records.begin(), lib.records.end(), [&](const Record& rec) {
+      return std::any_of(rec.fields.begin(), rec.fields.end(), [&](const Field& f) { return f.name == field; });
+    });
+    if (!found) {
+      problems.push_back(annotations.file + ": library.python.struct_field_names: " + field + " names no field of " +
+                         lib.name);
     }
   }
   if (const std::string& text = annotations.library.python.status_text; !text.empty() && !lib.find_function(text)) {

@@ -360,6 +360,7 @@ TEST(LibraryDescriptor, TheShippedFilesDescribeTheirLibraries) {
   EXPECT_EQ(nvml.env_override, "CUBIND_NVML_LIBRARY");
   EXPECT_TRUE(nvml.python.int_handles && nvml.python.text_as_str && nvml.python.error_subclasses);
   EXPECT_EQ(nvml.defines, std::vector<std::string>{"NVML_NO_UNVERSIONED_FUNC_DEFS"});
+  EXPECT_EQ(nvml.python.struct_field_names.at("bar1Size"), "bar1size");
   // Enums built from groups of #defines: a prefix alone, or a mapping.
   const auto group = [&](const std::string& name) {
     for (const auto& g : nvml.python.define_enums) {

@@ -371,6 +371,18 @@ def test_struct_array_asked_for_by_size(fake_nvml_dir):
     """)
 
 
+def test_placement_ids_come_back_in_the_struct(fake_nvml_dir):
+    # As cuda.bindings.nvml: (device, vgpu_type_id, mode), the ids asked for by count.
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
+        got = nvml.device_get_vgpu_type_creatable_placements(a, 5, 1)
+        assert list(got.placement_ids) == [1, 3, 5] and got.placement_size == 2 and got.mode == 1
+        assert nvml.device_get_vgpu_type_creatable_placements(b, 5, 0).placement_ids == []
+        raises(nvml.InvalidArgumentError, "", nvml.device_get_vgpu_type_creatable_placements, a, 5, 7)
+    """)
+
+
 def test_import_and_fields_work_without_numpy():
     code = textwrap.dedent("""
         import sys

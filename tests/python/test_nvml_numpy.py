@@ -30,12 +30,6 @@ def struct_classes():
     return out
 
 
-# Open differences of field names (known_differences.py, nvml-counted-pointer-arrays):
-# cuda.bindings.nvml spells VgpuTypeBar1Info_v1's bar1Size as one word, though
-# BAR1Memory's bar1Total is bar1_total there.
-FIELD_NAMES_OTHERWISE = {"vgpu_type_bar1info_v1_dtype": {"bar1_size": "bar1size"}}
-
-
 def test_every_dtype_equals_the_references():
     theirs = reference_nvml()
     compared, different, missing = 0, [], []
@@ -44,12 +38,6 @@ def test_every_dtype_equals_the_references():
             missing.append(name)
             continue
         ours, ref = getattr(nvml, name), getattr(theirs, name)
-        renamed = FIELD_NAMES_OTHERWISE.get(name)
-        if renamed:
-            fields = ours.fields
-            ours = np.dtype({"names": [renamed.get(n, n) for n in ours.names],
-                             "formats": [fields[n][0] for n in ours.names],
-                             "offsets": [fields[n][1] for n in ours.names], "itemsize": ours.itemsize})
         compared += 1
         if ours != ref or ours.itemsize != ref.itemsize or ours.names != ref.names:
             different.append(f"{name}:\n  ours   {ours}\n  theirs {ref}")

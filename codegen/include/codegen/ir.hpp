@@ -294,6 +294,9 @@ struct LibraryDescriptor {
       std::vector<std::string> lists;
     };
     std::map<std::string, SharedCountLists> shared_count_lists;
+    // Python names of struct fields that no rule gives, by C field name
+    // (nvml's bar1Size is bar1size in cuda.bindings.nvml, beside bar1_total).
+    std::map<std::string, std::string> struct_field_names;
   };
 
   std::string name;           // driver, runtime, nvrtc, nvjitlink: the file's stem, and every emitted name

@@ -213,9 +213,13 @@ void FunctionPlanner::plan_struct_fields(const Function& f, const Param& p, Plan
   if (!p.returns_count.empty()) field(p.returns_count, "returns_count");
   for (const auto& [pointer, count] : p.field_queried) {
     const Field* array = field(pointer, "queried");
+    // Numbers too where the struct class reads them as a list (python.counted_fields).
+    const TypeInfo::Kind elem = array->type.kind == Type::Kind::Pointer ? m_.resolve(array->type.pointee).kind
+                                                                          : TypeInfo::Kind::Unknown;
+    const bool numbers = elem == TypeInfo::Kind::Scalar && !m_.counted_by(*sc->record, *array).empty();
     if (array->type.kind != Type::Kind::Pointer ||
-        (m_.resolve(array->type.pointee).kind != TypeInfo::Kind::Struct && !points_to_bytes(*array))) {
-      fail(f, p, "queried: '" + pointer + "' is no pointer to structs or bytes");
+        (elem != TypeInfo::Kind::Struct && !numbers && !points_to_bytes(*array))) {
+      fail(f, p, "queried: '" + pointer + "' is no pointer to structs or bytes, nor a counted one to numbers");
     }
     field(count, "queried");
   }

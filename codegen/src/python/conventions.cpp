@@ -67,6 +67,9 @@ std::string Conventions::type_name(const std::string& c_name) const {
 
 std::string Conventions::field_name(const std::string& c_name) const {
   if (!raising_) return python_identifier(c_name);
+  if (auto it = lib_.python.struct_field_names.find(c_name); it != lib_.python.struct_field_names.end()) {
+    return it->second;
+  }
   // nvmlPciInfo_t.device is device_ in cuda.bindings.nvml, whose struct
   // classes stand beside numpy arrays: every name of numpy.ndarray's
   // attributes (numpy 2) takes the underscore there.

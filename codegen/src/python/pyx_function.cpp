@@ -530,12 +530,14 @@ void PyxFunction::struct_fields(const Plan& pl) {
       continue;
     }
     // The array is the struct's own (its class keeps what a list field is set to).
-    const std::string elem = m_.resolve(array->type.pointee).py;
+    const TypeInfo elem = m_.resolve(array->type.pointee);
     const std::string field_py = cn + "." + m_.conventions.field_name(pointer);
     const std::string count_c = c_struct + "." + cython_member(count);
+    const std::string items = elem.kind == TypeInfo::Kind::Scalar ? "[0] * " + count_c
+                                                                   : "[" + elem.py + "() for _ in range(" + count_c + ")]";
     std::ostringstream q;
     q << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count_c << " > 0:\n"
-      << "        " << field_py << " = [" << elem << "() for _ in range(" << count_c << ")]\n"
+      << "        " << field_py << " = " << items << "\n"
       << "        with nogil:\n            _result = " << m_.cy << "." << public_name_ << "(@ARGS@)\n"
       << "    if _result == 0 and " << count_c << " < len(" << field_py << "):\n"
       << "        " << field_py << " = " << field_py << "[:" << count_c << "]\n";

@@ -1251,13 +1251,9 @@ DIFFERENCES = {
 
 # NVML's reasons (cases nvml-*: test_differential_libraries.py, against cuda-bindings 13.5).
 REASONS.update({
-    "nvml-flattened-args": (1, "cuda.bindings.nvml builds these structs from its arguments its own way: PRM TLV and "
-                               "counter lists, the vGPU placement id arrays (unsigned int *, "
-                               "returned inside the struct, which needs the NumPy layer's owned arrays); the descriptor's "
-                               "struct keys (fields, queried, buffers) do not yet express those"),
-    "nvml-field-name-digit": (7, "VgpuTypeBar1Info_v1.bar1Size is bar1size in cuda.bindings.nvml (no word break after "
-                                 "a digit) and bar1_size in cubind, whose snake_case breaks there as for every other "
-                                 "name: the descriptor has no per-field Python names for struct classes yet"),
+    "nvml-flattened-args": (1, "cuda.bindings.nvml builds the PRM structs from its arguments its own way (a TLV "
+                               "buffer in network byte order in, the status and reply out; a counter list filled in "
+                               "place); the descriptor's struct keys (fields, queried, buffers) do not yet express those"),
     "nvml-placement-count": (7, "VgpuCreatablePlacementInfo_v1.placement_ids reads count items, the header's length of "
                                 "the array, and placement_size is an attribute; cuda.bindings.nvml 13.5 reads "
                                 "placementSize items (the slots the vGPU type occupies) and has count instead", D),
@@ -1375,11 +1371,8 @@ DIFFERENCES.update({
     'nvml-name:WorkloadPowerProfileUpdateProfiles_v1': 'extra-header-names',
     'nvml-name:workload_power_profile_update_profiles_v1_dtype': 'extra-header-names',
     'nvml-name:sizeof': 'nvml-sizeof',
-    'nvml-signature:device_get_vgpu_type_creatable_placements': 'nvml-flattened-args',
-    'nvml-signature:device_get_vgpu_type_supported_placements': 'nvml-flattened-args',
     'nvml-signature:device_read_prm_counters_v1': 'nvml-flattened-args',
     'nvml-signature:device_read_write_prm_v1': 'nvml-flattened-args',
-    'nvml-signature:gpu_instance_get_vgpu_type_creatable_placements': 'nvml-flattened-args',
     'nvml-enum:DeviceVgpuCapability': 'nvml-newer-header',
     'nvml-enum:CCSystemCpuCaps': 'nvml-newer-header',
     'nvml-enum:CCSystemFeature': 'nvml-newer-header',
@@ -1445,7 +1438,6 @@ DIFFERENCES.update({
     'nvml-name:workload_power_profile_profiles_info_v1_dtype': 'extra-header-names',
     'nvml-name:workload_power_profile_requested_profiles_v1_dtype': 'extra-header-names',
     'nvml-struct:VgpuCreatablePlacementInfo_v1': 'nvml-placement-count',
-    'nvml-struct:VgpuTypeBar1Info_v1': 'nvml-field-name-digit',
 })
 
 

@@ -492,6 +492,25 @@ nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProc
     return NVML_SUCCESS;
 }
 
+/* vGPU type 5 has three creatable placements on device 0 (ids 0, 2, 4, each of
+ * two slots), none elsewhere; count is in and out, as nvml.h documents. */
+nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t type,
+                                                       nvmlVgpuPlacementList_t* list) {
+    NEEDS_DEVICE(device);
+    NEEDS_VERSION(list, nvmlVgpuPlacementList_v2);
+    if (list->mode > NVML_VGPU_PGPU_HOMOGENEOUS_MODE) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int n = device->index == 0 && type == 5 ? 3 : 0;
+    if (list->count < n) {
+        list->count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (n > 0 && list->placementIds == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < n; ++i) list->placementIds[i] = 2 * i + list->mode;
+    list->count = n;
+    list->placementSize = 2;
+    return NVML_SUCCESS;
+}
+
 /* No length parameter: nvml.h sizes the buffer NVML_GSP_FIRMWARE_VERSION_BUF_SIZE,
  * and the stand-in fills all of it (its last byte the NUL). */
 nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char* version) {

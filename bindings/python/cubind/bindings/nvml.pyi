@@ -6481,7 +6481,7 @@ class VgpuTypeBar1Info_v1(Struct):
     version: int
     """The version number of this struct
     """
-    bar1_size: int
+    bar1size: int
     """BAR1 size in megabytes
     """
 
@@ -17103,7 +17103,7 @@ def vgpu_instance_get_placement_id(vgpu_instance: int) -> int:
     """
     ...
 
-def device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int) -> VgpuPlacementList_v2:
+def device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int, mode: int) -> VgpuPlacementList_v2:
     """Query the supported vGPU placement ID of the vGPU type.
 
      The function returns an array of supported vGPU placement IDs for the specified vGPU type ID in the buffer provided
@@ -17136,7 +17136,7 @@ def device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int) ->
     """
     ...
 
-def device_get_vgpu_type_creatable_placements(device: int, vgpu_type_id: int) -> VgpuPlacementList_v2:
+def device_get_vgpu_type_creatable_placements(device: int, vgpu_type_id: int, mode: int) -> VgpuPlacementList_v2:
     """Query the creatable vGPU placement ID of the vGPU type.
 
      An array of creatable vGPU placement IDs for the vGPU type ID indicated by vgpuTypeId is returned in the
@@ -18294,7 +18294,7 @@ def gpu_instance_get_vgpu_scheduler_log(gpu_instance: int) -> VgpuSchedulerLogIn
     """
     ...
 
-def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int) -> VgpuCreatablePlacementInfo_v1:
+def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int, vgpu_type_id: int) -> VgpuCreatablePlacementInfo_v1:
     """Query the creatable vGPU placement ID of the vGPU type within a GPU instance.
 
      For Blackwell &tm GB20x; or newer fully supported devices.

@@ -13731,21 +13731,21 @@ cdef class VgpuTypeBar1Info_v1(_support.Struct):
             (<cynvml.nvmlVgpuTypeBar1Info_v1_t*>self._ptr).version = _support.int_field(value, "version")
 
     @property
-    def bar1_size(self):
+    def bar1size(self):
         """BAR1 size in megabytes
         """
         return (<cynvml.nvmlVgpuTypeBar1Info_v1_t*>self._ptr).bar1Size
 
-    @bar1_size.setter
-    def bar1_size(self, value):
+    @bar1size.setter
+    def bar1size(self, value):
         if self._readonly:
-            _np_structs.refuse_write("VgpuTypeBar1Info_v1", "bar1_size")
+            _np_structs.refuse_write("VgpuTypeBar1Info_v1", "bar1size")
         if type(value) is int:
             (<cynvml.nvmlVgpuTypeBar1Info_v1_t*>self._ptr).bar1Size = value
         else:
             (<cynvml.nvmlVgpuTypeBar1Info_v1_t*>self._ptr).bar1Size = _support.int_field(value, "bar1Size")
 
-    _fields = (("version", False), ("bar1_size", False), )
+    _fields = (("version", False), ("bar1size", False), )
 
     def __repr__(self):
         return _support.struct_text(self, VgpuTypeBar1Info_v1._fields)
@@ -37041,7 +37041,7 @@ cdef object _dtype_spec_VgpuPlacementList_v2():
 cdef object _dtype_spec_VgpuTypeBar1Info_v1():
     cdef cynvml.nvmlVgpuTypeBar1Info_v1_t s
     cdef char* b = <char*>&s
-    return (("version", "bar1_size", ), ("<u4", "<u8", ), (<char*>&s.version - b, <char*>&s.bar1Size - b, ), sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t))
+    return (("version", "bar1size", ), ("<u4", "<u8", ), (<char*>&s.version - b, <char*>&s.bar1Size - b, ), sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t))
 
 cdef object _dtype_spec_VgpuInstanceUtilizationSample():
     cdef cynvml.nvmlVgpuInstanceUtilizationSample_st s
@@ -48739,8 +48739,8 @@ def vgpu_instance_get_placement_id(vgpu_instance):
     _check(_result)
     return _c_p_placement.placement_id
 
-def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
-    """device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int)
+def device_get_vgpu_type_supported_placements(device, vgpu_type_id, mode):
+    """device_get_vgpu_type_supported_placements(device: int, vgpu_type_id: int, mode: int)
 
     Query the supported vGPU placement ID of the vGPU type.
 
@@ -48777,6 +48777,7 @@ def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
     cdef cynvml.nvmlVgpuTypeId_t _c_vgpu_type_id
     cdef VgpuPlacementList_v2 _c_p_placement_list = VgpuPlacementList_v2()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
+    (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).version = cynvml.nvmlVgpuPlacementList_v2
     try:
@@ -48784,11 +48785,17 @@ def device_get_vgpu_type_supported_placements(device, vgpu_type_id):
             _result = cynvml.nvmlDeviceGetVgpuTypeSupportedPlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count > 0:
+        _c_p_placement_list.placement_ids = [0] * (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count
+        with nogil:
+            _result = cynvml.nvmlDeviceGetVgpuTypeSupportedPlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
+    if _result == 0 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count < len(_c_p_placement_list.placement_ids):
+        _c_p_placement_list.placement_ids = _c_p_placement_list.placement_ids[:(<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count]
     _check(_result)
     return _c_p_placement_list
 
-def device_get_vgpu_type_creatable_placements(device, vgpu_type_id):
-    """device_get_vgpu_type_creatable_placements(device: int, vgpu_type_id: int)
+def device_get_vgpu_type_creatable_placements(device, vgpu_type_id, mode):
+    """device_get_vgpu_type_creatable_placements(device: int, vgpu_type_id: int, mode: int)
 
     Query the creatable vGPU placement ID of the vGPU type.
 
@@ -48823,6 +48830,7 @@ def device_get_vgpu_type_creatable_placements(device, vgpu_type_id):
     cdef cynvml.nvmlVgpuTypeId_t _c_vgpu_type_id
     cdef VgpuPlacementList_v2 _c_p_placement_list = VgpuPlacementList_v2()
     _c_vgpu_type_id = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpuTypeId")
+    (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).mode = <unsigned int>_support.unsigned_arg(mode, sizeof(unsigned int), "mode")
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
     (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).version = cynvml.nvmlVgpuPlacementList_v2
     try:
@@ -48830,6 +48838,12 @@ def device_get_vgpu_type_creatable_placements(device, vgpu_type_id):
             _result = cynvml.nvmlDeviceGetVgpuTypeCreatablePlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count > 0:
+        _c_p_placement_list.placement_ids = [0] * (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count
+        with nogil:
+            _result = cynvml.nvmlDeviceGetVgpuTypeCreatablePlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
+    if _result == 0 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count < len(_c_p_placement_list.placement_ids):
+        _c_p_placement_list.placement_ids = _c_p_placement_list.placement_ids[:(<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count]
     _check(_result)
     return _c_p_placement_list
 
@@ -50709,8 +50723,8 @@ def gpu_instance_get_vgpu_scheduler_log(gpu_instance):
     _check(_result)
     return _c_p_scheduler_log_info
 
-def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance):
-    """gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int)
+def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance, vgpu_type_id):
+    """gpu_instance_get_vgpu_type_creatable_placements(gpu_instance: int, vgpu_type_id: int)
 
     Query the creatable vGPU placement ID of the vGPU type within a GPU instance.
 
@@ -50745,6 +50759,7 @@ def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance):
     cdef long long _result
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef VgpuCreatablePlacementInfo_v1 _c_p_creatable_placement_info = VgpuCreatablePlacementInfo_v1()
+    (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).vgpuTypeId = <cynvml.nvmlVgpuTypeId_t>_support.unsigned_arg(vgpu_type_id, sizeof(cynvml.nvmlVgpuTypeId_t), "vgpu_type_id")
     _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
     (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).version = cynvml.nvmlVgpuCreatablePlacementInfo_v1
     try:
@@ -50752,6 +50767,12 @@ def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance):
             _result = cynvml.nvmlGpuInstanceGetVgpuTypeCreatablePlacements(_c_gpu_instance, <cynvml.nvmlVgpuCreatablePlacementInfo_t *>_c_p_creatable_placement_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
+    while _result == 7 and (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count > 0:
+        _c_p_creatable_placement_info.placement_ids = [0] * (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count
+        with nogil:
+            _result = cynvml.nvmlGpuInstanceGetVgpuTypeCreatablePlacements(_c_gpu_instance, <cynvml.nvmlVgpuCreatablePlacementInfo_t *>_c_p_creatable_placement_info._ptr)
+    if _result == 0 and (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count < len(_c_p_creatable_placement_info.placement_ids):
+        _c_p_creatable_placement_info.placement_ids = _c_p_creatable_placement_info.placement_ids[:(<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count]
     _check(_result)
     return _c_p_creatable_placement_info
 
