@@ -390,6 +390,9 @@ functions: {}
   EXPECT_THAT(fv, HasSubstr("def __len__(self):\n"));
   EXPECT_THAT(fv, HasSubstr("def __getitem__(self, key):\n"));
   EXPECT_THAT(fv, HasSubstr("def from_ptr(ptr, size=1, readonly=False, owner=None):\n"));
+  // A view or a copy of the memory, by the module's one helper.
+  EXPECT_THAT(fv, HasSubstr("        _adopt_memory(obj, address, n, sizeof(cynvjitlink.mlFieldValue_t), owner)\n"));
+  EXPECT_THAT(module, HasSubstr("cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, "));
   EXPECT_THAT(fv, HasSubstr("return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, "
                             "_dtypes.get(\"field_value_dtype\"), self._readonly, \"field_id\")\n"));
   const std::string bar = class_text(module, "BAR1Memory");

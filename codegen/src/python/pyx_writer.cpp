@@ -80,7 +80,39 @@ void PyxWriter::header() {
           "    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)\n"
           "    cdef uintptr_t address = <uintptr_t>b.buf\n"
           "    PyBuffer_Release(&b)\n"
-          "    return address\n";
+          "    return address\n\n";
+    // from_ptr, from_data, from_buffer and indexing: a view that owner keeps
+    // alive, or with no owner a copy, as cuda.bindings' from_ptr does.
+    o_ << "cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) "
+          "except -1:\n"
+          "    if owner is None:\n"
+          "        if n != 1:\n"
+          "            _support.free_struct(obj._ptr)\n"
+          "            obj._ptr = NULL\n"
+          "            obj._own = False\n"
+          "            obj._ptr = _support.alloc_struct(<size_t>n * size)\n"
+          "            obj._own = True\n"
+          "        memcpy(obj._ptr, <const void*>address, <size_t>n * size)\n"
+          "    else:\n"
+          "        _support.free_struct(obj._ptr)\n"
+          "        obj._own = False\n"
+          "        obj._ptr = <void*>address\n"
+          "        obj._owner = owner\n"
+          "    return 0\n";
+    if (!lib_.python.counted_fields.empty()) {
+      // A counted pointer field's new items (numbers or addresses), in an
+      // array the struct keeps; no items leave its data NULL.
+      o_ << "\ncdef _support.FieldArray _counted_array(object value, size_t itemsize, str fmt, str name, str expected):\n"
+            "    if value is None or isinstance(value, (int, float, str, bytes, bytearray)):\n"
+            "        raise TypeError(f\"{name}: expected a sequence of {expected}, got {type(value).__name__}\")\n"
+            "    items = list(value)\n"
+            "    cdef _support.FieldArray array = _support.FieldArray.__new__(_support.FieldArray)\n"
+            "    if items:\n"
+            "        array.data = <char*>_support.alloc_array(len(items), itemsize)\n"
+            "        array.n = len(items)\n"
+            "        _support.array_assign(<void*>array.data, array.n, itemsize, fmt, items, name)\n"
+            "    return array\n";
+    }
   }
   o_ << "\n";
 }
@@ -562,19 +594,7 @@ void PyxWriter::numpy_methods(const Model::StructClass& sc, bool array) {
   o_ << "    @staticmethod\n"
         "    cdef " << py << " _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):\n"
         "        cdef " << py << " obj = " << py << ".__new__(" << py << ")\n"
-        "        if owner is None:\n"
-        "            if n != 1:\n"
-        "                _support.free_struct(obj._ptr)\n"
-        "                obj._ptr = NULL\n"
-        "                obj._own = False\n"
-        "                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(" << c << "))\n"
-        "                obj._own = True\n"
-        "            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(" << c << "))\n"
-        "        else:\n"
-        "            _support.free_struct(obj._ptr)\n"
-        "            obj._own = False\n"
-        "            obj._ptr = <void*>address\n"
-        "            obj._owner = owner\n"
+        "        _adopt_memory(obj, address, n, sizeof(" << c << "), owner)\n"
         "        obj._n = n\n"
         "        obj._readonly = readonly\n"
         "        return obj\n\n";
@@ -894,17 +914,8 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
       g << "        if " << p << " == NULL:\n            return []\n"
         << "        return _support.array_list(<void*>" << p << ", " << cnt << ", sizeof(" << e.c << "), \"" << e.format
         << "\", self, " << q << ")\n";
-      s << "        cdef _support.FieldArray array\n"
-        << "        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):\n"
-        << "            raise TypeError(f\"" << f.name << ": expected a sequence of " << (e.format == "P" ? "addresses" : "ints")
-        << ", got {type(value).__name__}\")\n"
-        << "        items = list(value)\n"
-        << "        array = _support.FieldArray.__new__(_support.FieldArray)\n"
-        << "        if items:\n"
-        << "            array.data = <char*>_support.alloc_array(len(items), sizeof(" << e.c << "))\n"
-        << "            array.n = len(items)\n"
-        << "            _support.array_assign(<void*>array.data, array.n, sizeof(" << e.c << "), \"" << e.format
-        << "\", items, " << q << ")\n"
+      s << "        cdef _support.FieldArray array = _counted_array(value, sizeof(" << e.c << "), \"" << e.format << "\", "
+        << q << ", \"" << (e.format == "P" ? "addresses" : "ints") << "\")\n"
         << "        " << p << " = <" << m_.cython_spelling(f.type.spelling) << ">array.data\n"
         << "        _support.keep(self, " << q << ", array if array.n else None)\n"
         << "        " << cnt << " = array.n\n";

@@ -29,6 +29,33 @@ cdef uintptr_t _buffer_address(object view) except? 0:
     PyBuffer_Release(&b)
     return address
 
+cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) except -1:
+    if owner is None:
+        if n != 1:
+            _support.free_struct(obj._ptr)
+            obj._ptr = NULL
+            obj._own = False
+            obj._ptr = _support.alloc_struct(<size_t>n * size)
+            obj._own = True
+        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
+    else:
+        _support.free_struct(obj._ptr)
+        obj._own = False
+        obj._ptr = <void*>address
+        obj._owner = owner
+    return 0
+
+cdef _support.FieldArray _counted_array(object value, size_t itemsize, str fmt, str name, str expected):
+    if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+        raise TypeError(f"{name}: expected a sequence of {expected}, got {type(value).__name__}")
+    items = list(value)
+    cdef _support.FieldArray array = _support.FieldArray.__new__(_support.FieldArray)
+    if items:
+        array.data = <char*>_support.alloc_array(len(items), itemsize)
+        array.n = len(items)
+        _support.array_assign(<void*>array.data, array.n, itemsize, fmt, items, name)
+    return array
+
 # Constants (#define)
 CUDLA_VER_MAJOR = 1
 CUDLA_VER_MINOR = 5
@@ -225,19 +252,7 @@ cdef class ExternalMemoryHandleDesc(_support.Struct):
     @staticmethod
     cdef ExternalMemoryHandleDesc _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ExternalMemoryHandleDesc obj = ExternalMemoryHandleDesc.__new__(ExternalMemoryHandleDesc)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaExternalMemoryHandleDesc_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaExternalMemoryHandleDesc_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaExternalMemoryHandleDesc_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -364,19 +379,7 @@ cdef class ExternalSemaphoreHandleDesc(_support.Struct):
     @staticmethod
     cdef ExternalSemaphoreHandleDesc _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ExternalSemaphoreHandleDesc obj = ExternalSemaphoreHandleDesc.__new__(ExternalSemaphoreHandleDesc)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -488,19 +491,7 @@ cdef class ModuleTensorDescriptor(_support.Struct):
     @staticmethod
     cdef ModuleTensorDescriptor _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ModuleTensorDescriptor obj = ModuleTensorDescriptor.__new__(ModuleTensorDescriptor)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaModuleTensorDescriptor_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaModuleTensorDescriptor_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaModuleTensorDescriptor_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -750,19 +741,7 @@ cdef class ModuleAttribute(_support.Struct):
     @staticmethod
     cdef ModuleAttribute _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ModuleAttribute obj = ModuleAttribute.__new__(ModuleAttribute)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaModuleAttribute_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaModuleAttribute_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaModuleAttribute_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -922,19 +901,7 @@ cdef class Fence(_support.Struct):
     @staticmethod
     cdef Fence _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Fence obj = Fence.__new__(Fence)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.CudlaFence))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.CudlaFence))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.CudlaFence), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1058,19 +1025,7 @@ cdef class WaitEvents(_support.Struct):
     @staticmethod
     cdef WaitEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WaitEvents obj = WaitEvents.__new__(WaitEvents)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaWaitEvents))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaWaitEvents))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaWaitEvents), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1186,19 +1141,7 @@ cdef class SignalEvents(_support.Struct):
     @staticmethod
     cdef SignalEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SignalEvents obj = SignalEvents.__new__(SignalEvents)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaSignalEvents))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaSignalEvents))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaSignalEvents), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1245,15 +1188,7 @@ cdef class SignalEvents(_support.Struct):
     def dev_ptrs(self, value):
         if self._readonly:
             _np_structs.refuse_write("SignalEvents", "dev_ptrs")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"devPtrs: expected a sequence of addresses, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(void*))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(void*), "P", items, "devPtrs")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(void*), "P", "devPtrs", "addresses")
         (<cycudla.cudlaSignalEvents*>self._ptr).devPtrs = <uint64_t *const *>array.data
         _support.keep(self, "devPtrs", array if array.n else None)
         (<cycudla.cudlaSignalEvents*>self._ptr).numEvents = array.n
@@ -1340,19 +1275,7 @@ cdef class Task(_support.Struct):
     @staticmethod
     cdef Task _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Task obj = Task.__new__(Task)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaTask_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaTask_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaTask_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1411,15 +1334,7 @@ cdef class Task(_support.Struct):
     def output_tensor(self, value):
         if self._readonly:
             _np_structs.refuse_write("Task", "output_tensor")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"outputTensor: expected a sequence of addresses, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(void*))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(void*), "P", items, "outputTensor")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(void*), "P", "outputTensor", "addresses")
         (<cycudla.cudlaTask_t*>self._ptr).outputTensor = <uint64_t *const *>array.data
         _support.keep(self, "outputTensor", array if array.n else None)
         (<cycudla.cudlaTask_t*>self._ptr).numOutputTensors = array.n
@@ -1436,15 +1351,7 @@ cdef class Task(_support.Struct):
     def input_tensor(self, value):
         if self._readonly:
             _np_structs.refuse_write("Task", "input_tensor")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"inputTensor: expected a sequence of addresses, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(void*))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(void*), "P", items, "inputTensor")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(void*), "P", "inputTensor", "addresses")
         (<cycudla.cudlaTask_t*>self._ptr).inputTensor = <const uint64_t *const *>array.data
         _support.keep(self, "inputTensor", array if array.n else None)
         (<cycudla.cudlaTask_t*>self._ptr).numInputTensors = array.n
@@ -1544,19 +1451,7 @@ cdef class DevAttribute(_support.Struct):
     @staticmethod
     cdef DevAttribute _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DevAttribute obj = DevAttribute.__new__(DevAttribute)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycudla.cudlaDevAttribute_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycudla.cudlaDevAttribute_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaDevAttribute_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj

@@ -31,6 +31,22 @@ cdef uintptr_t _buffer_address(object view) except? 0:
     PyBuffer_Release(&b)
     return address
 
+cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) except -1:
+    if owner is None:
+        if n != 1:
+            _support.free_struct(obj._ptr)
+            obj._ptr = NULL
+            obj._own = False
+            obj._ptr = _support.alloc_struct(<size_t>n * size)
+            obj._own = True
+        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
+    else:
+        _support.free_struct(obj._ptr)
+        obj._own = False
+        obj._ptr = <void*>address
+        obj._owner = owner
+    return 0
+
 # Constants (#define)
 CUFILEOP_BASE_ERR = 5000
 CU_FILE_P2P_FLAG_PCI_P2PDMA = 1
@@ -206,19 +222,7 @@ cdef class Error(_support.Struct):
     @staticmethod
     cdef Error _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Error obj = Error.__new__(Error)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileError))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileError))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileError), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -341,19 +345,7 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
     @staticmethod
     cdef _anon_CUfileDrvProps_nvfs _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_CUfileDrvProps_nvfs obj = _anon_CUfileDrvProps_nvfs.__new__(_anon_CUfileDrvProps_nvfs)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_CUfileDrvProps_nvfs))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_CUfileDrvProps_nvfs))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileDrvProps_nvfs), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -531,19 +523,7 @@ cdef class DrvProps(_support.Struct):
     @staticmethod
     cdef DrvProps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DrvProps obj = DrvProps.__new__(DrvProps)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileDrvProps))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileDrvProps))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileDrvProps), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -731,19 +711,7 @@ cdef class RDMAInfo(_support.Struct):
     @staticmethod
     cdef RDMAInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RDMAInfo obj = RDMAInfo.__new__(RDMAInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.cufileRDMAInfo))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.cufileRDMAInfo))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.cufileRDMAInfo), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -884,19 +852,7 @@ cdef class FSOps(_support.Struct):
     @staticmethod
     cdef FSOps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FSOps obj = FSOps.__new__(FSOps)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileFSOps))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileFSOps))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileFSOps), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1016,19 +972,7 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
     @staticmethod
     cdef _anon_CUfileDescr_t_handle _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_CUfileDescr_t_handle obj = _anon_CUfileDescr_t_handle.__new__(_anon_CUfileDescr_t_handle)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_CUfileDescr_t_handle))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_CUfileDescr_t_handle))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileDescr_t_handle), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1178,19 +1122,7 @@ cdef class Descr(_support.Struct):
     @staticmethod
     cdef Descr _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Descr obj = Descr.__new__(Descr)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileDescr_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileDescr_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileDescr_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1332,19 +1264,7 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
     @staticmethod
     cdef _anon_anon_CUfileIOParams_u_batch _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_anon_CUfileIOParams_u_batch obj = _anon_anon_CUfileIOParams_u_batch.__new__(_anon_anon_CUfileIOParams_u_batch)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_anon_CUfileIOParams_u_batch))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_anon_CUfileIOParams_u_batch))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.anon_anon_CUfileIOParams_u_batch), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1493,19 +1413,7 @@ cdef class _anon_CUfileIOParams_u(_support.Struct):
     @staticmethod
     cdef _anon_CUfileIOParams_u _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_CUfileIOParams_u obj = _anon_CUfileIOParams_u.__new__(_anon_CUfileIOParams_u)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.anon_CUfileIOParams_u))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.anon_CUfileIOParams_u))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileIOParams_u), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1642,19 +1550,7 @@ cdef class IOParams(_support.Struct):
     @staticmethod
     cdef IOParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef IOParams obj = IOParams.__new__(IOParams)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileIOParams))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileIOParams))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOParams), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1846,19 +1742,7 @@ cdef class IOEvents(_support.Struct):
     @staticmethod
     cdef IOEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef IOEvents obj = IOEvents.__new__(IOEvents)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileIOEvents))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileIOEvents))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOEvents), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2027,19 +1911,7 @@ cdef class IOVec(_support.Struct):
     @staticmethod
     cdef IOVec _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef IOVec obj = IOVec.__new__(IOVec)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileIOVec))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileIOVec))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOVec), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2168,19 +2040,7 @@ cdef class OpCounter(_support.Struct):
     @staticmethod
     cdef OpCounter _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef OpCounter obj = OpCounter.__new__(OpCounter)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileOpCounter))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileOpCounter))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileOpCounter), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2306,19 +2166,7 @@ cdef class StatsLevel1(_support.Struct):
     @staticmethod
     cdef StatsLevel1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef StatsLevel1 obj = StatsLevel1.__new__(StatsLevel1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileStatsLevel1))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileStatsLevel1))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel1), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3064,19 +2912,7 @@ cdef class StatsLevel2(_support.Struct):
     @staticmethod
     cdef StatsLevel2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef StatsLevel2 obj = StatsLevel2.__new__(StatsLevel2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileStatsLevel2))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileStatsLevel2))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel2), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3233,19 +3069,7 @@ cdef class PerGpuStats(_support.Struct):
     @staticmethod
     cdef PerGpuStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerGpuStats obj = PerGpuStats.__new__(PerGpuStats)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfilePerGpuStats))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfilePerGpuStats))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfilePerGpuStats), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3822,19 +3646,7 @@ cdef class StatsLevel3(_support.Struct):
     @staticmethod
     cdef StatsLevel3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef StatsLevel3 obj = StatsLevel3.__new__(StatsLevel3)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cycufile.CUfileStatsLevel3))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cycufile.CUfileStatsLevel3))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel3), owner)
         obj._n = n
         obj._readonly = readonly
         return obj

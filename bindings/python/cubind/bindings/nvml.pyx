@@ -29,6 +29,33 @@ cdef uintptr_t _buffer_address(object view) except? 0:
     PyBuffer_Release(&b)
     return address
 
+cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) except -1:
+    if owner is None:
+        if n != 1:
+            _support.free_struct(obj._ptr)
+            obj._ptr = NULL
+            obj._own = False
+            obj._ptr = _support.alloc_struct(<size_t>n * size)
+            obj._own = True
+        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
+    else:
+        _support.free_struct(obj._ptr)
+        obj._own = False
+        obj._ptr = <void*>address
+        obj._owner = owner
+    return 0
+
+cdef _support.FieldArray _counted_array(object value, size_t itemsize, str fmt, str name, str expected):
+    if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
+        raise TypeError(f"{name}: expected a sequence of {expected}, got {type(value).__name__}")
+    items = list(value)
+    cdef _support.FieldArray array = _support.FieldArray.__new__(_support.FieldArray)
+    if items:
+        array.data = <char*>_support.alloc_array(len(items), itemsize)
+        array.n = len(items)
+        _support.array_assign(<void*>array.data, array.n, itemsize, fmt, items, name)
+    return array
+
 # Constants (#define)
 NVLINK_MAX_LINKS = 36
 MAX_GPU_UTILIZATIONS = 8
@@ -448,19 +475,7 @@ cdef class PciInfoExt_v1(_support.Struct):
     @staticmethod
     cdef PciInfoExt_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PciInfoExt_v1 obj = PciInfoExt_v1.__new__(PciInfoExt_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPciInfoExt_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPciInfoExt_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPciInfoExt_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -692,19 +707,7 @@ cdef class PciInfo(_support.Struct):
     @staticmethod
     cdef PciInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PciInfo obj = PciInfo.__new__(PciInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPciInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPciInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPciInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -906,19 +909,7 @@ cdef class EccErrorCounts(_support.Struct):
     @staticmethod
     cdef EccErrorCounts _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccErrorCounts obj = EccErrorCounts.__new__(EccErrorCounts)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEccErrorCounts_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEccErrorCounts_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccErrorCounts_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1079,19 +1070,7 @@ cdef class Utilization(_support.Struct):
     @staticmethod
     cdef Utilization _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Utilization obj = Utilization.__new__(Utilization)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUtilization_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUtilization_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUtilization_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1222,19 +1201,7 @@ cdef class Memory(_support.Struct):
     @staticmethod
     cdef Memory _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Memory obj = Memory.__new__(Memory)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlMemory_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlMemory_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMemory_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1382,19 +1349,7 @@ cdef class Memory_v2(_support.Struct):
     @staticmethod
     cdef Memory_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Memory_v2 obj = Memory_v2.__new__(Memory_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlMemory_v2_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlMemory_v2_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMemory_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1583,19 +1538,7 @@ cdef class SetMemoryLimits_v1(_support.Struct):
     @staticmethod
     cdef SetMemoryLimits_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SetMemoryLimits_v1 obj = SetMemoryLimits_v1.__new__(SetMemoryLimits_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSetMemoryLimits_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSetMemoryLimits_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSetMemoryLimits_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1755,19 +1698,7 @@ cdef class GetMemoryLimits_v1(_support.Struct):
     @staticmethod
     cdef GetMemoryLimits_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GetMemoryLimits_v1 obj = GetMemoryLimits_v1.__new__(GetMemoryLimits_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGetMemoryLimits_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGetMemoryLimits_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGetMemoryLimits_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1929,19 +1860,7 @@ cdef class BAR1Memory(_support.Struct):
     @staticmethod
     cdef BAR1Memory _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BAR1Memory obj = BAR1Memory.__new__(BAR1Memory)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlBAR1Memory_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlBAR1Memory_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBAR1Memory_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2087,19 +2006,7 @@ cdef class ProcessInfo_v1(_support.Struct):
     @staticmethod
     cdef ProcessInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessInfo_v1 obj = ProcessInfo_v1.__new__(ProcessInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessInfo_v1_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessInfo_v1_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessInfo_v1_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2256,19 +2163,7 @@ cdef class ProcessInfo(_support.Struct):
     @staticmethod
     cdef ProcessInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessInfo obj = ProcessInfo.__new__(ProcessInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessInfo_v2_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessInfo_v2_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessInfo_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2467,19 +2362,7 @@ cdef class ProcessDetail_v1(_support.Struct):
     @staticmethod
     cdef ProcessDetail_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessDetail_v1 obj = ProcessDetail_v1.__new__(ProcessDetail_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessDetail_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessDetail_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessDetail_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2669,19 +2552,7 @@ cdef class ProcessDetailList_v1(_support.Struct):
     @staticmethod
     cdef ProcessDetailList_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessDetailList_v1 obj = ProcessDetailList_v1.__new__(ProcessDetailList_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessDetailList_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessDetailList_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessDetailList_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2827,19 +2698,7 @@ cdef class DeviceAttributes(_support.Struct):
     @staticmethod
     cdef DeviceAttributes _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceAttributes obj = DeviceAttributes.__new__(DeviceAttributes)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDeviceAttributes_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDeviceAttributes_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceAttributes_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3074,19 +2933,7 @@ cdef class C2cModeInfo_v1(_support.Struct):
     @staticmethod
     cdef C2cModeInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef C2cModeInfo_v1 obj = C2cModeInfo_v1.__new__(C2cModeInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlC2cModeInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlC2cModeInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlC2cModeInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3199,19 +3046,7 @@ cdef class DeviceAddressingMode_v1(_support.Struct):
     @staticmethod
     cdef DeviceAddressingMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceAddressingMode_v1 obj = DeviceAddressingMode_v1.__new__(DeviceAddressingMode_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDeviceAddressingMode_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDeviceAddressingMode_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceAddressingMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3341,19 +3176,7 @@ cdef class RepairStatus_v1(_support.Struct):
     @staticmethod
     cdef RepairStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RepairStatus_v1 obj = RepairStatus_v1.__new__(RepairStatus_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlRepairStatus_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlRepairStatus_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRepairStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3498,19 +3321,7 @@ cdef class UnrepairableMemoryStatus_v1(_support.Struct):
     @staticmethod
     cdef UnrepairableMemoryStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnrepairableMemoryStatus_v1 obj = UnrepairableMemoryStatus_v1.__new__(UnrepairableMemoryStatus_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUnrepairableMemoryStatus_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUnrepairableMemoryStatus_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnrepairableMemoryStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3628,19 +3439,7 @@ cdef class RowRemapperHistogramValues(_support.Struct):
     @staticmethod
     cdef RowRemapperHistogramValues _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RowRemapperHistogramValues obj = RowRemapperHistogramValues.__new__(RowRemapperHistogramValues)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlRowRemapperHistogramValues_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlRowRemapperHistogramValues_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRowRemapperHistogramValues_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3805,19 +3604,7 @@ cdef class NvLinkUtilizationControl(_support.Struct):
     @staticmethod
     cdef NvLinkUtilizationControl _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkUtilizationControl obj = NvLinkUtilizationControl.__new__(NvLinkUtilizationControl)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvLinkUtilizationControl_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvLinkUtilizationControl_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkUtilizationControl_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3964,19 +3751,7 @@ cdef class BridgeChipInfo(_support.Struct):
     @staticmethod
     cdef BridgeChipInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BridgeChipInfo obj = BridgeChipInfo.__new__(BridgeChipInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlBridgeChipInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlBridgeChipInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBridgeChipInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4110,19 +3885,7 @@ cdef class BridgeChipHierarchy(_support.Struct):
     @staticmethod
     cdef BridgeChipHierarchy _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BridgeChipHierarchy obj = BridgeChipHierarchy.__new__(BridgeChipHierarchy)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlBridgeChipHierarchy_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlBridgeChipHierarchy_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBridgeChipHierarchy_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4240,19 +4003,7 @@ cdef class Value(_support.Struct):
     @staticmethod
     cdef Value _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Value obj = Value.__new__(Value)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlValue_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlValue_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlValue_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4484,19 +4235,7 @@ cdef class Sample(_support.Struct):
     @staticmethod
     cdef Sample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Sample obj = Sample.__new__(Sample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSample_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSample_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4629,19 +4368,7 @@ cdef class ViolationTime(_support.Struct):
     @staticmethod
     cdef ViolationTime _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ViolationTime obj = ViolationTime.__new__(ViolationTime)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlViolationTime_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlViolationTime_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlViolationTime_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4771,19 +4498,7 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
     @staticmethod
     cdef _anon_nvmlGpuThermalSettings_t_sensor _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlGpuThermalSettings_t_sensor obj = _anon_nvmlGpuThermalSettings_t_sensor.__new__(_anon_nvmlGpuThermalSettings_t_sensor)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlGpuThermalSettings_t_sensor))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlGpuThermalSettings_t_sensor))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpuThermalSettings_t_sensor), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4948,19 +4663,7 @@ cdef class GpuThermalSettings(_support.Struct):
     @staticmethod
     cdef GpuThermalSettings _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuThermalSettings obj = GpuThermalSettings.__new__(GpuThermalSettings)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuThermalSettings_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuThermalSettings_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuThermalSettings_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5088,19 +4791,7 @@ cdef class CoolerInfo_v1(_support.Struct):
     @staticmethod
     cdef CoolerInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef CoolerInfo_v1 obj = CoolerInfo_v1.__new__(CoolerInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlCoolerInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlCoolerInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlCoolerInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5254,19 +4945,7 @@ cdef class UUIDValue(_support.Struct):
     @staticmethod
     cdef UUIDValue _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UUIDValue obj = UUIDValue.__new__(UUIDValue)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUUIDValue_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUUIDValue_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUUIDValue_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5390,19 +5069,7 @@ cdef class UUID_v1(_support.Struct):
     @staticmethod
     cdef UUID_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UUID_v1 obj = UUID_v1.__new__(UUID_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUUID_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUUID_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUUID_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5544,19 +5211,7 @@ cdef class Pdi_v1(_support.Struct):
     @staticmethod
     cdef Pdi_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Pdi_v1 obj = Pdi_v1.__new__(Pdi_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPdi_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPdi_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPdi_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5713,19 +5368,7 @@ cdef class PmgrPwrTuple(_support.Struct):
     @staticmethod
     cdef PmgrPwrTuple _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PmgrPwrTuple obj = PmgrPwrTuple.__new__(PmgrPwrTuple)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPmgrPwrTuple_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPmgrPwrTuple_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPmgrPwrTuple_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5870,19 +5513,7 @@ cdef class RailMetrics(_support.Struct):
     @staticmethod
     cdef RailMetrics _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RailMetrics obj = RailMetrics.__new__(RailMetrics)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlRailMetrics_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlRailMetrics_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRailMetrics_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6045,19 +5676,7 @@ cdef class CoreRailMetrics(_support.Struct):
     @staticmethod
     cdef CoreRailMetrics _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef CoreRailMetrics obj = CoreRailMetrics.__new__(CoreRailMetrics)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlCoreRailMetrics_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlCoreRailMetrics_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlCoreRailMetrics_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6204,19 +5823,7 @@ cdef class PwrModelMetricsDlppm1xPerf(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsDlppm1xPerf _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsDlppm1xPerf obj = PwrModelMetricsDlppm1xPerf.__new__(PwrModelMetricsDlppm1xPerf)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6361,19 +5968,7 @@ cdef class PwrModelMetricsDlppm1x(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsDlppm1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsDlppm1x obj = PwrModelMetricsDlppm1x.__new__(PwrModelMetricsDlppm1x)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6578,19 +6173,7 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsDlppm1xDramclkEstimates _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsDlppm1xDramclkEstimates obj = PwrModelMetricsDlppm1xDramclkEstimates.__new__(PwrModelMetricsDlppm1xDramclkEstimates)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6738,19 +6321,7 @@ cdef class ObservedMetrics(_support.Struct):
     @staticmethod
     cdef ObservedMetrics _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ObservedMetrics obj = ObservedMetrics.__new__(ObservedMetrics)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlObservedMetrics_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlObservedMetrics_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlObservedMetrics_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6975,19 +6546,7 @@ cdef class PerfMetricsDlppc2xSample(_support.Struct):
     @staticmethod
     cdef PerfMetricsDlppc2xSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsDlppc2xSample obj = PerfMetricsDlppc2xSample.__new__(PerfMetricsDlppc2xSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7129,19 +6688,7 @@ cdef class PwrModelMetricsSamplePfpp1x(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsSamplePfpp1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsSamplePfpp1x obj = PwrModelMetricsSamplePfpp1x.__new__(PwrModelMetricsSamplePfpp1x)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7301,19 +6848,7 @@ cdef class PwrModelOperatingPointPfpp1x(_support.Struct):
     @staticmethod
     cdef PwrModelOperatingPointPfpp1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelOperatingPointPfpp1x obj = PwrModelOperatingPointPfpp1x.__new__(PwrModelOperatingPointPfpp1x)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7476,19 +7011,7 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsPfpp1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsPfpp1x obj = PwrModelMetricsPfpp1x.__new__(PwrModelMetricsPfpp1x)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7702,19 +7225,7 @@ cdef class PerfMetricsPfpp1xSample(_support.Struct):
     @staticmethod
     cdef PerfMetricsPfpp1xSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsPfpp1xSample obj = PerfMetricsPfpp1xSample.__new__(PerfMetricsPfpp1xSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7829,19 +7340,7 @@ cdef class _anon_nvmlPerfMetricControllerSample_t_data(_support.Struct):
     @staticmethod
     cdef _anon_nvmlPerfMetricControllerSample_t_data _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlPerfMetricControllerSample_t_data obj = _anon_nvmlPerfMetricControllerSample_t_data.__new__(_anon_nvmlPerfMetricControllerSample_t_data)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlPerfMetricControllerSample_t_data))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlPerfMetricControllerSample_t_data))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlPerfMetricControllerSample_t_data), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7992,19 +7491,7 @@ cdef class PerfMetricControllerSample(_support.Struct):
     @staticmethod
     cdef PerfMetricControllerSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricControllerSample obj = PerfMetricControllerSample.__new__(PerfMetricControllerSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPerfMetricControllerSample_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPerfMetricControllerSample_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricControllerSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8164,19 +7651,7 @@ cdef class PerfMetricsSample(_support.Struct):
     @staticmethod
     cdef PerfMetricsSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsSample obj = PerfMetricsSample.__new__(PerfMetricsSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPerfMetricsSample_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPerfMetricsSample_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8298,19 +7773,7 @@ cdef class PerfMetricsSamples_v1(_support.Struct):
     @staticmethod
     cdef PerfMetricsSamples_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsSamples_v1 obj = PerfMetricsSamples_v1.__new__(PerfMetricsSamples_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPerfMetricsSamples_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPerfMetricsSamples_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsSamples_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8428,19 +7891,7 @@ cdef class BBXTimeData_v1(_support.Struct):
     @staticmethod
     cdef BBXTimeData_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BBXTimeData_v1 obj = BBXTimeData_v1.__new__(BBXTimeData_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlBBXTimeData_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlBBXTimeData_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBBXTimeData_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8555,19 +8006,7 @@ cdef class GpuUptime_v1(_support.Struct):
     @staticmethod
     cdef GpuUptime_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuUptime_v1 obj = GpuUptime_v1.__new__(GpuUptime_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuUptime_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuUptime_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuUptime_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8682,19 +8121,7 @@ cdef class DramEncryptionInfo_v1(_support.Struct):
     @staticmethod
     cdef DramEncryptionInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DramEncryptionInfo_v1 obj = DramEncryptionInfo_v1.__new__(DramEncryptionInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDramEncryptionInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDramEncryptionInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDramEncryptionInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8821,19 +8248,7 @@ cdef class MarginTemperature_v1(_support.Struct):
     @staticmethod
     cdef MarginTemperature_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef MarginTemperature_v1 obj = MarginTemperature_v1.__new__(MarginTemperature_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlMarginTemperature_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlMarginTemperature_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMarginTemperature_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8990,19 +8405,7 @@ cdef class ClkMonFaultInfo(_support.Struct):
     @staticmethod
     cdef ClkMonFaultInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ClkMonFaultInfo obj = ClkMonFaultInfo.__new__(ClkMonFaultInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlClkMonFaultInfo_struct))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlClkMonFaultInfo_struct))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlClkMonFaultInfo_struct), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9140,19 +8543,7 @@ cdef class ClkMonStatus(_support.Struct):
     @staticmethod
     cdef ClkMonStatus _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ClkMonStatus obj = ClkMonStatus.__new__(ClkMonStatus)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlClkMonStatus_status))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlClkMonStatus_status))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlClkMonStatus_status), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9285,19 +8676,7 @@ cdef class ClockOffset_v1(_support.Struct):
     @staticmethod
     cdef ClockOffset_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ClockOffset_v1 obj = ClockOffset_v1.__new__(ClockOffset_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlClockOffset_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlClockOffset_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlClockOffset_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9471,19 +8850,7 @@ cdef class FanSpeedInfo_v1(_support.Struct):
     @staticmethod
     cdef FanSpeedInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FanSpeedInfo_v1 obj = FanSpeedInfo_v1.__new__(FanSpeedInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlFanSpeedInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlFanSpeedInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFanSpeedInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9628,19 +8995,7 @@ cdef class DevicePerfModes_v1(_support.Struct):
     @staticmethod
     cdef DevicePerfModes_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DevicePerfModes_v1 obj = DevicePerfModes_v1.__new__(DevicePerfModes_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDevicePerfModes_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDevicePerfModes_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDevicePerfModes_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9767,19 +9122,7 @@ cdef class DeviceCurrentClockFreqs_v1(_support.Struct):
     @staticmethod
     cdef DeviceCurrentClockFreqs_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceCurrentClockFreqs_v1 obj = DeviceCurrentClockFreqs_v1.__new__(DeviceCurrentClockFreqs_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDeviceCurrentClockFreqs_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDeviceCurrentClockFreqs_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceCurrentClockFreqs_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9906,19 +9249,7 @@ cdef class DevicePowerMizerModes_v1(_support.Struct):
     @staticmethod
     cdef DevicePowerMizerModes_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DevicePowerMizerModes_v1 obj = DevicePowerMizerModes_v1.__new__(DevicePowerMizerModes_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDevicePowerMizerModes_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDevicePowerMizerModes_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDevicePowerMizerModes_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10090,19 +9421,7 @@ cdef class ProcessUtilizationSample(_support.Struct):
     @staticmethod
     cdef ProcessUtilizationSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessUtilizationSample obj = ProcessUtilizationSample.__new__(ProcessUtilizationSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessUtilizationSample_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessUtilizationSample_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessUtilizationSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10337,19 +9656,7 @@ cdef class ProcessUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef ProcessUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessUtilizationInfo_v1 obj = ProcessUtilizationInfo_v1.__new__(ProcessUtilizationInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10593,19 +9900,7 @@ cdef class ProcessesUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef ProcessesUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessesUtilizationInfo_v1 obj = ProcessesUtilizationInfo_v1.__new__(ProcessesUtilizationInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlProcessesUtilizationInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlProcessesUtilizationInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessesUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10751,19 +10046,7 @@ cdef class EccSramErrorStatus_v1(_support.Struct):
     @staticmethod
     cdef EccSramErrorStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccSramErrorStatus_v1 obj = EccSramErrorStatus_v1.__new__(EccSramErrorStatus_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEccSramErrorStatus_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEccSramErrorStatus_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramErrorStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11061,19 +10344,7 @@ cdef class PlatformInfo_v1(_support.Struct):
     @staticmethod
     cdef PlatformInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PlatformInfo_v1 obj = PlatformInfo_v1.__new__(PlatformInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPlatformInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPlatformInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPlatformInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11287,19 +10558,7 @@ cdef class PlatformInfo_v2(_support.Struct):
     @staticmethod
     cdef PlatformInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PlatformInfo_v2 obj = PlatformInfo_v2.__new__(PlatformInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPlatformInfo_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPlatformInfo_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPlatformInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11513,19 +10772,7 @@ cdef class Hostname_v1(_support.Struct):
     @staticmethod
     cdef Hostname_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Hostname_v1 obj = Hostname_v1.__new__(Hostname_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlHostname_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlHostname_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlHostname_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11664,19 +10911,7 @@ cdef class EccSramUniqueUncorrectedErrorEntry_v1(_support.Struct):
     @staticmethod
     cdef EccSramUniqueUncorrectedErrorEntry_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccSramUniqueUncorrectedErrorEntry_v1 obj = EccSramUniqueUncorrectedErrorEntry_v1.__new__(EccSramUniqueUncorrectedErrorEntry_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11902,19 +11137,7 @@ cdef class EccSramUniqueUncorrectedErrorCounts_v1(_support.Struct):
     @staticmethod
     cdef EccSramUniqueUncorrectedErrorCounts_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccSramUniqueUncorrectedErrorCounts_v1 obj = EccSramUniqueUncorrectedErrorCounts_v1.__new__(EccSramUniqueUncorrectedErrorCounts_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12045,19 +11268,7 @@ cdef class RemappedRowsInfo_v2(_support.Struct):
     @staticmethod
     cdef RemappedRowsInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RemappedRowsInfo_v2 obj = RemappedRowsInfo_v2.__new__(RemappedRowsInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlRemappedRowsInfo_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlRemappedRowsInfo_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRemappedRowsInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12247,19 +11458,7 @@ cdef class RusdSettings_v1(_support.Struct):
     @staticmethod
     cdef RusdSettings_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RusdSettings_v1 obj = RusdSettings_v1.__new__(RusdSettings_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlRusdSettings_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlRusdSettings_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRusdSettings_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12387,19 +11586,7 @@ cdef class _anon_nvmlGpuDynamicPstatesInfo_st_utilization(_support.Struct):
     @staticmethod
     cdef _anon_nvmlGpuDynamicPstatesInfo_st_utilization _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlGpuDynamicPstatesInfo_st_utilization obj = _anon_nvmlGpuDynamicPstatesInfo_st_utilization.__new__(_anon_nvmlGpuDynamicPstatesInfo_st_utilization)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlGpuDynamicPstatesInfo_st_utilization))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlGpuDynamicPstatesInfo_st_utilization))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpuDynamicPstatesInfo_st_utilization), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12559,19 +11746,7 @@ cdef class GpuDynamicPstatesInfo(_support.Struct):
     @staticmethod
     cdef GpuDynamicPstatesInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuDynamicPstatesInfo obj = GpuDynamicPstatesInfo.__new__(GpuDynamicPstatesInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuDynamicPstatesInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuDynamicPstatesInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuDynamicPstatesInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12701,19 +11876,7 @@ cdef class PowerValue_v2(_support.Struct):
     @staticmethod
     cdef PowerValue_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PowerValue_v2 obj = PowerValue_v2.__new__(PowerValue_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPowerValue_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPowerValue_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerValue_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12858,19 +12021,7 @@ cdef class AdaptiveTgpModeInfo_v1(_support.Struct):
     @staticmethod
     cdef AdaptiveTgpModeInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef AdaptiveTgpModeInfo_v1 obj = AdaptiveTgpModeInfo_v1.__new__(AdaptiveTgpModeInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlAdaptiveTgpModeInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlAdaptiveTgpModeInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlAdaptiveTgpModeInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13033,19 +12184,7 @@ cdef class VgpuHeterogeneousMode_v1(_support.Struct):
     @staticmethod
     cdef VgpuHeterogeneousMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuHeterogeneousMode_v1 obj = VgpuHeterogeneousMode_v1.__new__(VgpuHeterogeneousMode_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuHeterogeneousMode_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuHeterogeneousMode_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuHeterogeneousMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13175,19 +12314,7 @@ cdef class VgpuPlacementId_v1(_support.Struct):
     @staticmethod
     cdef VgpuPlacementId_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPlacementId_v1 obj = VgpuPlacementId_v1.__new__(VgpuPlacementId_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuPlacementId_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuPlacementId_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementId_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13317,19 +12444,7 @@ cdef class VgpuPlacementList_v1(_support.Struct):
     @staticmethod
     cdef VgpuPlacementList_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPlacementList_v1 obj = VgpuPlacementList_v1.__new__(VgpuPlacementList_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuPlacementList_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuPlacementList_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementList_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13486,19 +12601,7 @@ cdef class VgpuPlacementList_v2(_support.Struct):
     @staticmethod
     cdef VgpuPlacementList_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPlacementList_v2 obj = VgpuPlacementList_v2.__new__(VgpuPlacementList_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuPlacementList_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuPlacementList_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementList_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13575,15 +12678,7 @@ cdef class VgpuPlacementList_v2(_support.Struct):
     def placement_ids(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuPlacementList_v2", "placement_ids")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"placementIds: expected a sequence of ints, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(unsigned int))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(unsigned int), "I", items, "placementIds")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(unsigned int), "I", "placementIds", "ints")
         (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).placementIds = <unsigned int *>array.data
         _support.keep(self, "placementIds", array if array.n else None)
         (<cynvml.nvmlVgpuPlacementList_v2_t*>self._ptr).count = array.n
@@ -13668,19 +12763,7 @@ cdef class VgpuTypeBar1Info_v1(_support.Struct):
     @staticmethod
     cdef VgpuTypeBar1Info_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuTypeBar1Info_v1 obj = VgpuTypeBar1Info_v1.__new__(VgpuTypeBar1Info_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13837,19 +12920,7 @@ cdef class VgpuInstanceUtilizationSample(_support.Struct):
     @staticmethod
     cdef VgpuInstanceUtilizationSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuInstanceUtilizationSample obj = VgpuInstanceUtilizationSample.__new__(VgpuInstanceUtilizationSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14072,19 +13143,7 @@ cdef class VgpuInstanceUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuInstanceUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuInstanceUtilizationInfo_v1 obj = VgpuInstanceUtilizationInfo_v1.__new__(VgpuInstanceUtilizationInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14310,19 +13369,7 @@ cdef class VgpuInstancesUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuInstancesUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuInstancesUtilizationInfo_v1 obj = VgpuInstancesUtilizationInfo_v1.__new__(VgpuInstancesUtilizationInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14507,19 +13554,7 @@ cdef class VgpuProcessUtilizationSample(_support.Struct):
     @staticmethod
     cdef VgpuProcessUtilizationSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuProcessUtilizationSample obj = VgpuProcessUtilizationSample.__new__(VgpuProcessUtilizationSample)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14787,19 +13822,7 @@ cdef class VgpuProcessUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuProcessUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuProcessUtilizationInfo_v1 obj = VgpuProcessUtilizationInfo_v1.__new__(VgpuProcessUtilizationInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15076,19 +14099,7 @@ cdef class VgpuProcessesUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuProcessesUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuProcessesUtilizationInfo_v1 obj = VgpuProcessesUtilizationInfo_v1.__new__(VgpuProcessesUtilizationInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15234,19 +14245,7 @@ cdef class VgpuRuntimeState_v1(_support.Struct):
     @staticmethod
     cdef VgpuRuntimeState_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuRuntimeState_v1 obj = VgpuRuntimeState_v1.__new__(VgpuRuntimeState_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuRuntimeState_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuRuntimeState_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuRuntimeState_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15376,19 +14375,7 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_support.Struct)
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR obj = _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR.__new__(_anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15518,19 +14505,7 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_support.Struct):
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData obj = _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData.__new__(_anon_nvmlVgpuSchedulerParams_t_vgpuSchedData)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedData))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedData))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedData), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15645,19 +14620,7 @@ cdef class VgpuSchedulerParams(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerParams obj = VgpuSchedulerParams.__new__(VgpuSchedulerParams)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerParams_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerParams_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerParams_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15804,19 +14767,7 @@ cdef class VgpuSchedulerLogEntry(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogEntry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogEntry obj = VgpuSchedulerLogEntry.__new__(VgpuSchedulerLogEntry)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16024,19 +14975,7 @@ cdef class VgpuSchedulerLog(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLog _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLog obj = VgpuSchedulerLog.__new__(VgpuSchedulerLog)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLog_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLog_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLog_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16221,19 +15160,7 @@ cdef class VgpuSchedulerGetState(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerGetState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerGetState obj = VgpuSchedulerGetState.__new__(VgpuSchedulerGetState)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerGetState_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerGetState_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerGetState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16373,19 +15300,7 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_support.Stru
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR obj = _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR.__new__(_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16515,19 +15430,7 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_support.Struct):
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData obj = _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData.__new__(_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16642,19 +15545,7 @@ cdef class VgpuSchedulerSetParams(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerSetParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerSetParams obj = VgpuSchedulerSetParams.__new__(VgpuSchedulerSetParams)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerSetParams_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerSetParams_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerSetParams_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16774,19 +15665,7 @@ cdef class VgpuSchedulerSetState(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerSetState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerSetState obj = VgpuSchedulerSetState.__new__(VgpuSchedulerSetState)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerSetState_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerSetState_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerSetState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16926,19 +15805,7 @@ cdef class VgpuSchedulerCapabilities(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerCapabilities _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerCapabilities obj = VgpuSchedulerCapabilities.__new__(VgpuSchedulerCapabilities)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerCapabilities_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerCapabilities_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerCapabilities_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17155,19 +16022,7 @@ cdef class VgpuLicenseExpiry(_support.Struct):
     @staticmethod
     cdef VgpuLicenseExpiry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuLicenseExpiry obj = VgpuLicenseExpiry.__new__(VgpuLicenseExpiry)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuLicenseExpiry_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuLicenseExpiry_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuLicenseExpiry_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17372,19 +16227,7 @@ cdef class VgpuLicenseInfo(_support.Struct):
     @staticmethod
     cdef VgpuLicenseInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuLicenseInfo obj = VgpuLicenseInfo.__new__(VgpuLicenseInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuLicenseInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuLicenseInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuLicenseInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17526,19 +16369,7 @@ cdef class GridLicenseExpiry(_support.Struct):
     @staticmethod
     cdef GridLicenseExpiry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GridLicenseExpiry obj = GridLicenseExpiry.__new__(GridLicenseExpiry)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGridLicenseExpiry_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGridLicenseExpiry_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicenseExpiry_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17770,19 +16601,7 @@ cdef class GridLicensableFeature(_support.Struct):
     @staticmethod
     cdef GridLicensableFeature _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GridLicensableFeature obj = GridLicensableFeature.__new__(GridLicensableFeature)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGridLicensableFeature_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGridLicensableFeature_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicensableFeature_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17978,19 +16797,7 @@ cdef class GridLicensableFeatures(_support.Struct):
     @staticmethod
     cdef GridLicensableFeatures _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GridLicensableFeatures obj = GridLicensableFeatures.__new__(GridLicensableFeatures)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGridLicensableFeatures_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGridLicensableFeatures_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicensableFeatures_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18123,19 +16930,7 @@ cdef class VgpuTypeIdInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuTypeIdInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuTypeIdInfo_v1 obj = VgpuTypeIdInfo_v1.__new__(VgpuTypeIdInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuTypeIdInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuTypeIdInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeIdInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18197,15 +16992,7 @@ cdef class VgpuTypeIdInfo_v1(_support.Struct):
     def vgpu_type_ids(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuTypeIdInfo_v1", "vgpu_type_ids")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"vgpuTypeIds: expected a sequence of ints, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(cynvml.nvmlVgpuTypeId_t))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(cynvml.nvmlVgpuTypeId_t), "I", items, "vgpuTypeIds")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(cynvml.nvmlVgpuTypeId_t), "I", "vgpuTypeIds", "ints")
         (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuTypeIds = <cynvml.nvmlVgpuTypeId_t *>array.data
         _support.keep(self, "vgpuTypeIds", array if array.n else None)
         (<cynvml.nvmlVgpuTypeIdInfo_v1_t*>self._ptr).vgpuCount = array.n
@@ -18275,19 +17062,7 @@ cdef class VgpuTypeMaxInstance_v1(_support.Struct):
     @staticmethod
     cdef VgpuTypeMaxInstance_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuTypeMaxInstance_v1 obj = VgpuTypeMaxInstance_v1.__new__(VgpuTypeMaxInstance_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuTypeMaxInstance_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuTypeMaxInstance_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeMaxInstance_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18432,19 +17207,7 @@ cdef class ActiveVgpuInstanceInfo_v1(_support.Struct):
     @staticmethod
     cdef ActiveVgpuInstanceInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ActiveVgpuInstanceInfo_v1 obj = ActiveVgpuInstanceInfo_v1.__new__(ActiveVgpuInstanceInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlActiveVgpuInstanceInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlActiveVgpuInstanceInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlActiveVgpuInstanceInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18506,15 +17269,7 @@ cdef class ActiveVgpuInstanceInfo_v1(_support.Struct):
     def vgpu_instances(self, value):
         if self._readonly:
             _np_structs.refuse_write("ActiveVgpuInstanceInfo_v1", "vgpu_instances")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"vgpuInstances: expected a sequence of ints, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(cynvml.nvmlVgpuInstance_t))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(cynvml.nvmlVgpuInstance_t), "I", items, "vgpuInstances")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(cynvml.nvmlVgpuInstance_t), "I", "vgpuInstances", "ints")
         (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuInstances = <cynvml.nvmlVgpuInstance_t *>array.data
         _support.keep(self, "vgpuInstances", array if array.n else None)
         (<cynvml.nvmlActiveVgpuInstanceInfo_v1_t*>self._ptr).vgpuCount = array.n
@@ -18584,19 +17339,7 @@ cdef class VgpuSchedulerState_v1(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerState_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerState_v1 obj = VgpuSchedulerState_v1.__new__(VgpuSchedulerState_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerState_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerState_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerState_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18768,19 +17511,7 @@ cdef class VgpuSchedulerStateInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerStateInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerStateInfo_v1 obj = VgpuSchedulerStateInfo_v1.__new__(VgpuSchedulerStateInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18952,19 +17683,7 @@ cdef class VgpuSchedulerLogInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogInfo_v1 obj = VgpuSchedulerLogInfo_v1.__new__(VgpuSchedulerLogInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19168,19 +17887,7 @@ cdef class VgpuCreatablePlacementInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuCreatablePlacementInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuCreatablePlacementInfo_v1 obj = VgpuCreatablePlacementInfo_v1.__new__(VgpuCreatablePlacementInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuCreatablePlacementInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuCreatablePlacementInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuCreatablePlacementInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19257,15 +17964,7 @@ cdef class VgpuCreatablePlacementInfo_v1(_support.Struct):
     def placement_ids(self, value):
         if self._readonly:
             _np_structs.refuse_write("VgpuCreatablePlacementInfo_v1", "placement_ids")
-        cdef _support.FieldArray array
-        if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
-            raise TypeError(f"placementIds: expected a sequence of ints, got {type(value).__name__}")
-        items = list(value)
-        array = _support.FieldArray.__new__(_support.FieldArray)
-        if items:
-            array.data = <char*>_support.alloc_array(len(items), sizeof(unsigned int))
-            array.n = len(items)
-            _support.array_assign(<void*>array.data, array.n, sizeof(unsigned int), "I", items, "placementIds")
+        cdef _support.FieldArray array = _counted_array(value, sizeof(unsigned int), "I", "placementIds", "ints")
         (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).placementIds = <unsigned int *>array.data
         _support.keep(self, "placementIds", array if array.n else None)
         (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>self._ptr).count = array.n
@@ -19350,19 +18049,7 @@ cdef class VgpuSchedulerStateInfo_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerStateInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerStateInfo_v2 obj = VgpuSchedulerStateInfo_v2.__new__(VgpuSchedulerStateInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19549,19 +18236,7 @@ cdef class VgpuSchedulerLogEntry_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogEntry_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogEntry_v2 obj = VgpuSchedulerLogEntry_v2.__new__(VgpuSchedulerLogEntry_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19787,19 +18462,7 @@ cdef class VgpuSchedulerLogInfo_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogInfo_v2 obj = VgpuSchedulerLogInfo_v2.__new__(VgpuSchedulerLogInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19991,19 +18654,7 @@ cdef class VgpuSchedulerState_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerState_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerState_v2 obj = VgpuSchedulerState_v2.__new__(VgpuSchedulerState_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuSchedulerState_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuSchedulerState_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerState_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20163,19 +18814,7 @@ cdef class NvLinkPowerThres(_support.Struct):
     @staticmethod
     cdef NvLinkPowerThres _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkPowerThres obj = NvLinkPowerThres.__new__(NvLinkPowerThres)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvLinkPowerThres_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvLinkPowerThres_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkPowerThres_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20317,19 +18956,7 @@ cdef class FieldValue(_support.Struct):
     @staticmethod
     cdef FieldValue _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FieldValue obj = FieldValue.__new__(FieldValue)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlFieldValue_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlFieldValue_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFieldValue_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20573,19 +19200,7 @@ cdef class HwbcEntry(_support.Struct):
     @staticmethod
     cdef HwbcEntry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef HwbcEntry obj = HwbcEntry.__new__(HwbcEntry)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlHwbcEntry_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlHwbcEntry_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlHwbcEntry_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20714,19 +19329,7 @@ cdef class LedState(_support.Struct):
     @staticmethod
     cdef LedState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef LedState obj = LedState.__new__(LedState)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlLedState_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlLedState_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlLedState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20850,19 +19453,7 @@ cdef class UnitInfo(_support.Struct):
     @staticmethod
     cdef UnitInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnitInfo obj = UnitInfo.__new__(UnitInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUnitInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUnitInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21022,19 +19613,7 @@ cdef class PSUInfo(_support.Struct):
     @staticmethod
     cdef PSUInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PSUInfo obj = PSUInfo.__new__(PSUInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPSUInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPSUInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPSUInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21218,19 +19797,7 @@ cdef class UnitFanInfo(_support.Struct):
     @staticmethod
     cdef UnitFanInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnitFanInfo obj = UnitFanInfo.__new__(UnitFanInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUnitFanInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUnitFanInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitFanInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21363,19 +19930,7 @@ cdef class UnitFanSpeeds(_support.Struct):
     @staticmethod
     cdef UnitFanSpeeds _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnitFanSpeeds obj = UnitFanSpeeds.__new__(UnitFanSpeeds)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlUnitFanSpeeds_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlUnitFanSpeeds_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitFanSpeeds_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21507,19 +20062,7 @@ cdef class EventData(_support.Struct):
     @staticmethod
     cdef EventData _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventData obj = EventData.__new__(EventData)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEventData_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEventData_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventData_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21691,19 +20234,7 @@ cdef class EventSetGetContextCount_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetContextCount_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetContextCount_v1 obj = EventSetGetContextCount_v1.__new__(EventSetGetContextCount_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEventSetGetContextCount_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEventSetGetContextCount_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextCount_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21818,19 +20349,7 @@ cdef class EventSetGetContextInfo_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetContextInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetContextInfo_v1 obj = EventSetGetContextInfo_v1.__new__(EventSetGetContextInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEventSetGetContextInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEventSetGetContextInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22005,19 +20524,7 @@ cdef class EventSetGetContextData_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetContextData_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetContextData_v1 obj = EventSetGetContextData_v1.__new__(EventSetGetContextData_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEventSetGetContextData_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEventSetGetContextData_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextData_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22159,19 +20666,7 @@ cdef class EventSetGetGpuOperationalEventContextLegacyXid_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetGpuOperationalEventContextLegacyXid_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetGpuOperationalEventContextLegacyXid_v1 obj = EventSetGetGpuOperationalEventContextLegacyXid_v1.__new__(EventSetGetGpuOperationalEventContextLegacyXid_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22301,19 +20796,7 @@ cdef class SystemEventSetCreateRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemEventSetCreateRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventSetCreateRequest_v1 obj = SystemEventSetCreateRequest_v1.__new__(SystemEventSetCreateRequest_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemEventSetCreateRequest_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemEventSetCreateRequest_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetCreateRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22440,19 +20923,7 @@ cdef class SystemEventSetFreeRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemEventSetFreeRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventSetFreeRequest_v1 obj = SystemEventSetFreeRequest_v1.__new__(SystemEventSetFreeRequest_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemEventSetFreeRequest_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemEventSetFreeRequest_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetFreeRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22579,19 +21050,7 @@ cdef class SystemRegisterEventRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemRegisterEventRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemRegisterEventRequest_v1 obj = SystemRegisterEventRequest_v1.__new__(SystemRegisterEventRequest_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemRegisterEventRequest_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemRegisterEventRequest_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemRegisterEventRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22762,19 +21221,7 @@ cdef class SystemEventData_v1(_support.Struct):
     @staticmethod
     cdef SystemEventData_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventData_v1 obj = SystemEventData_v1.__new__(SystemEventData_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemEventData_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemEventData_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventData_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22910,19 +21357,7 @@ cdef class SystemEventSetWaitRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemEventSetWaitRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventSetWaitRequest_v1 obj = SystemEventSetWaitRequest_v1.__new__(SystemEventSetWaitRequest_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemEventSetWaitRequest_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemEventSetWaitRequest_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetWaitRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23110,19 +21545,7 @@ cdef class AccountingStats(_support.Struct):
     @staticmethod
     cdef AccountingStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef AccountingStats obj = AccountingStats.__new__(AccountingStats)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlAccountingStats_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlAccountingStats_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlAccountingStats_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23313,19 +21736,7 @@ cdef class AccountingStats_v2(_support.Struct):
     @staticmethod
     cdef AccountingStats_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef AccountingStats_v2 obj = AccountingStats_v2.__new__(AccountingStats_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlAccountingStats_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlAccountingStats_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlAccountingStats_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23602,19 +22013,7 @@ cdef class EncoderSessionInfo(_support.Struct):
     @staticmethod
     cdef EncoderSessionInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EncoderSessionInfo obj = EncoderSessionInfo.__new__(EncoderSessionInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEncoderSessionInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEncoderSessionInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEncoderSessionInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23855,19 +22254,7 @@ cdef class FBCStats(_support.Struct):
     @staticmethod
     cdef FBCStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FBCStats obj = FBCStats.__new__(FBCStats)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlFBCStats_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlFBCStats_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFBCStats_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24039,19 +22426,7 @@ cdef class FBCSessionInfo(_support.Struct):
     @staticmethod
     cdef FBCSessionInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FBCSessionInfo obj = FBCSessionInfo.__new__(FBCSessionInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlFBCSessionInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlFBCSessionInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFBCSessionInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24364,19 +22739,7 @@ cdef class ConfComputeSystemCaps(_support.Struct):
     @staticmethod
     cdef ConfComputeSystemCaps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeSystemCaps obj = ConfComputeSystemCaps.__new__(ConfComputeSystemCaps)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeSystemCaps_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeSystemCaps_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSystemCaps_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24502,19 +22865,7 @@ cdef class ConfComputeSystemState(_support.Struct):
     @staticmethod
     cdef ConfComputeSystemState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeSystemState obj = ConfComputeSystemState.__new__(ConfComputeSystemState)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeSystemState_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeSystemState_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSystemState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24653,19 +23004,7 @@ cdef class SystemConfComputeSettings_v1(_support.Struct):
     @staticmethod
     cdef SystemConfComputeSettings_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemConfComputeSettings_v1 obj = SystemConfComputeSettings_v1.__new__(SystemConfComputeSettings_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemConfComputeSettings_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemConfComputeSettings_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemConfComputeSettings_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24833,19 +23172,7 @@ cdef class SystemConfComputeSettings_v2(_support.Struct):
     @staticmethod
     cdef SystemConfComputeSettings_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemConfComputeSettings_v2 obj = SystemConfComputeSettings_v2.__new__(SystemConfComputeSettings_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemConfComputeSettings_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemConfComputeSettings_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemConfComputeSettings_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25023,19 +23350,7 @@ cdef class ConfComputeMemSizeInfo(_support.Struct):
     @staticmethod
     cdef ConfComputeMemSizeInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeMemSizeInfo obj = ConfComputeMemSizeInfo.__new__(ConfComputeMemSizeInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeMemSizeInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeMemSizeInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeMemSizeInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25161,19 +23476,7 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
     @staticmethod
     cdef ConfComputeGpuCertificate _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeGpuCertificate obj = ConfComputeGpuCertificate.__new__(ConfComputeGpuCertificate)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeGpuCertificate_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeGpuCertificate_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGpuCertificate_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25297,19 +23600,7 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
     @staticmethod
     cdef ConfComputeGpuAttestationReport _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeGpuAttestationReport obj = ConfComputeGpuAttestationReport.__new__(ConfComputeGpuAttestationReport)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeGpuAttestationReport_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeGpuAttestationReport_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGpuAttestationReport_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25464,19 +23755,7 @@ cdef class ConfComputeSetKeyRotationThresholdInfo(_support.Struct):
     @staticmethod
     cdef ConfComputeSetKeyRotationThresholdInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeSetKeyRotationThresholdInfo obj = ConfComputeSetKeyRotationThresholdInfo.__new__(ConfComputeSetKeyRotationThresholdInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25602,19 +23881,7 @@ cdef class ConfComputeGetKeyRotationThresholdInfo(_support.Struct):
     @staticmethod
     cdef ConfComputeGetKeyRotationThresholdInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeGetKeyRotationThresholdInfo obj = ConfComputeGetKeyRotationThresholdInfo.__new__(ConfComputeGetKeyRotationThresholdInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlConfComputeGetKeyRotationThresholdInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlConfComputeGetKeyRotationThresholdInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGetKeyRotationThresholdInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25740,19 +24007,7 @@ cdef class GpuFabricInfo(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo obj = GpuFabricInfo.__new__(GpuFabricInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25914,19 +24169,7 @@ cdef class GpuFabricInfo_v2(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo_v2 obj = GpuFabricInfo_v2.__new__(GpuFabricInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26113,19 +24356,7 @@ cdef class GpuFabricInfo_v3(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo_v3 obj = GpuFabricInfo_v3.__new__(GpuFabricInfo_v3)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_v3_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_v3_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v3_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26325,19 +24556,7 @@ cdef class GpuFabricClique_v1(_support.Struct):
     @staticmethod
     cdef GpuFabricClique_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricClique_v1 obj = GpuFabricClique_v1.__new__(GpuFabricClique_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuFabricClique_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuFabricClique_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricClique_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26471,19 +24690,7 @@ cdef class GpuFabricInfo_v4(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo_v4 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo_v4 obj = GpuFabricInfo_v4.__new__(GpuFabricInfo_v4)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_v4_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuFabricInfo_v4_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v4_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26688,19 +24895,7 @@ cdef class GpuOperationalEventConfig_v1(_support.Struct):
     @staticmethod
     cdef GpuOperationalEventConfig_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuOperationalEventConfig_v1 obj = GpuOperationalEventConfig_v1.__new__(GpuOperationalEventConfig_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuOperationalEventConfig_v1_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuOperationalEventConfig_v1_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuOperationalEventConfig_v1_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26854,19 +25049,7 @@ cdef class EventSetWait_v3(_support.Struct):
     @staticmethod
     cdef EventSetWait_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetWait_v3 obj = EventSetWait_v3.__new__(EventSetWait_v3)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEventSetWait_v3_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEventSetWait_v3_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetWait_v3_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27343,19 +25526,7 @@ cdef class CPERCursor_v1(_support.Struct):
     @staticmethod
     cdef CPERCursor_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef CPERCursor_v1 obj = CPERCursor_v1.__new__(CPERCursor_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlCPERCursor_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlCPERCursor_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlCPERCursor_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27497,19 +25668,7 @@ cdef class GetCPER_v1(_support.Struct):
     @staticmethod
     cdef GetCPER_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GetCPER_v1 obj = GetCPER_v1.__new__(GetCPER_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGetCPER_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGetCPER_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGetCPER_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27648,19 +25807,7 @@ cdef class SystemDriverBranchInfo_v1(_support.Struct):
     @staticmethod
     cdef SystemDriverBranchInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemDriverBranchInfo_v1 obj = SystemDriverBranchInfo_v1.__new__(SystemDriverBranchInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlSystemDriverBranchInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlSystemDriverBranchInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemDriverBranchInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27787,19 +25934,7 @@ cdef class Temperature_v1(_support.Struct):
     @staticmethod
     cdef Temperature_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Temperature_v1 obj = Temperature_v1.__new__(Temperature_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlTemperature_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlTemperature_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlTemperature_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27935,19 +26070,7 @@ cdef class NvlinkSupportedBwModes_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSupportedBwModes_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSupportedBwModes_v1 obj = NvlinkSupportedBwModes_v1.__new__(NvlinkSupportedBwModes_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkSupportedBwModes_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkSupportedBwModes_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSupportedBwModes_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28072,19 +26195,7 @@ cdef class NvlinkGetBwMode_v1(_support.Struct):
     @staticmethod
     cdef NvlinkGetBwMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkGetBwMode_v1 obj = NvlinkGetBwMode_v1.__new__(NvlinkGetBwMode_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkGetBwMode_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkGetBwMode_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkGetBwMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28223,19 +26334,7 @@ cdef class NvlinkSetBwMode_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetBwMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetBwMode_v1 obj = NvlinkSetBwMode_v1.__new__(NvlinkSetBwMode_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkSetBwMode_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkSetBwMode_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetBwMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28378,19 +26477,7 @@ cdef class NvlinkSetBwModeAsync_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetBwModeAsync_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetBwModeAsync_v1 obj = NvlinkSetBwModeAsync_v1.__new__(NvlinkSetBwModeAsync_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkSetBwModeAsync_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkSetBwModeAsync_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetBwModeAsync_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28535,19 +26622,7 @@ cdef class NvLinkInfo_v1(_support.Struct):
     @staticmethod
     cdef NvLinkInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkInfo_v1 obj = NvLinkInfo_v1.__new__(NvLinkInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvLinkInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvLinkInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28704,19 +26779,7 @@ cdef class NvlinkFirmwareVersion(_support.Struct):
     @staticmethod
     cdef NvlinkFirmwareVersion _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkFirmwareVersion obj = NvlinkFirmwareVersion.__new__(NvlinkFirmwareVersion)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkFirmwareVersion_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkFirmwareVersion_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkFirmwareVersion_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28880,19 +26943,7 @@ cdef class NvlinkFirmwareInfo(_support.Struct):
     @staticmethod
     cdef NvlinkFirmwareInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkFirmwareInfo obj = NvlinkFirmwareInfo.__new__(NvlinkFirmwareInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkFirmwareInfo_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkFirmwareInfo_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkFirmwareInfo_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29010,19 +27061,7 @@ cdef class NvLinkInfo_v2(_support.Struct):
     @staticmethod
     cdef NvLinkInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkInfo_v2 obj = NvLinkInfo_v2.__new__(NvLinkInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvLinkInfo_v2_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvLinkInfo_v2_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29164,19 +27203,7 @@ cdef class NvLinkInfo_v3(_support.Struct):
     @staticmethod
     cdef NvLinkInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkInfo_v3 obj = NvLinkInfo_v3.__new__(NvLinkInfo_v3)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvLinkInfo_v3_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvLinkInfo_v3_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v3_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29345,19 +27372,7 @@ cdef class NvlinkTelemetrySample_v1(_support.Struct):
     @staticmethod
     cdef NvlinkTelemetrySample_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkTelemetrySample_v1 obj = NvlinkTelemetrySample_v1.__new__(NvlinkTelemetrySample_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29541,19 +27556,7 @@ cdef class NvlinkTelemetrySamples_v1(_support.Struct):
     @staticmethod
     cdef NvlinkTelemetrySamples_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkTelemetrySamples_v1 obj = NvlinkTelemetrySamples_v1.__new__(NvlinkTelemetrySamples_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkTelemetrySamples_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkTelemetrySamples_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkTelemetrySamples_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29669,19 +27672,7 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
     @staticmethod
     cdef NvlinkGetRemapTableInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkGetRemapTableInfo_v1 obj = NvlinkGetRemapTableInfo_v1.__new__(NvlinkGetRemapTableInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkGetRemapTableInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkGetRemapTableInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkGetRemapTableInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29824,19 +27815,7 @@ cdef class NvlinkSetNvleReady_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetNvleReady_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetNvleReady_v1 obj = NvlinkSetNvleReady_v1.__new__(NvlinkSetNvleReady_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkSetNvleReady_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkSetNvleReady_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetNvleReady_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29951,19 +27930,7 @@ cdef class NvlinkLockRemapTable_v1(_support.Struct):
     @staticmethod
     cdef NvlinkLockRemapTable_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkLockRemapTable_v1 obj = NvlinkLockRemapTable_v1.__new__(NvlinkLockRemapTable_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkLockRemapTable_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkLockRemapTable_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkLockRemapTable_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30093,19 +28060,7 @@ cdef class NvlinkNvlePrivateInfo_v1(_support.Struct):
     @staticmethod
     cdef NvlinkNvlePrivateInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkNvlePrivateInfo_v1 obj = NvlinkNvlePrivateInfo_v1.__new__(NvlinkNvlePrivateInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkNvlePrivateInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkNvlePrivateInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkNvlePrivateInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30219,19 +28174,7 @@ cdef class NvlinkSetupNvleEncryptionKey_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetupNvleEncryptionKey_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetupNvleEncryptionKey_v1 obj = NvlinkSetupNvleEncryptionKey_v1.__new__(NvlinkSetupNvleEncryptionKey_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlNvlinkSetupNvleEncryptionKey_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlNvlinkSetupNvleEncryptionKey_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetupNvleEncryptionKey_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30397,19 +28340,7 @@ cdef class VgpuVersion(_support.Struct):
     @staticmethod
     cdef VgpuVersion _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuVersion obj = VgpuVersion.__new__(VgpuVersion)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuVersion_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuVersion_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuVersion_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30539,19 +28470,7 @@ cdef class VgpuMetadata(_support.Struct):
     @staticmethod
     cdef VgpuMetadata _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuMetadata obj = VgpuMetadata.__new__(VgpuMetadata)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuMetadata_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuMetadata_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuMetadata_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30774,19 +28693,7 @@ cdef class VgpuPgpuMetadata(_support.Struct):
     @staticmethod
     cdef VgpuPgpuMetadata _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPgpuMetadata obj = VgpuPgpuMetadata.__new__(VgpuPgpuMetadata)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuPgpuMetadata_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuPgpuMetadata_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPgpuMetadata_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30982,19 +28889,7 @@ cdef class VgpuPgpuCompatibility(_support.Struct):
     @staticmethod
     cdef VgpuPgpuCompatibility _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPgpuCompatibility obj = VgpuPgpuCompatibility.__new__(VgpuPgpuCompatibility)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlVgpuPgpuCompatibility_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlVgpuPgpuCompatibility_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPgpuCompatibility_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31118,19 +29013,7 @@ cdef class ExcludedDeviceInfo(_support.Struct):
     @staticmethod
     cdef ExcludedDeviceInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ExcludedDeviceInfo obj = ExcludedDeviceInfo.__new__(ExcludedDeviceInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlExcludedDeviceInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlExcludedDeviceInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlExcludedDeviceInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31254,19 +29137,7 @@ cdef class PRMTLV_v1(_support.Struct):
     @staticmethod
     cdef PRMTLV_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMTLV_v1 obj = PRMTLV_v1.__new__(PRMTLV_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPRMTLV_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPRMTLV_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMTLV_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31420,19 +29291,7 @@ cdef class PRMCounterInput_v1(_support.Struct):
     @staticmethod
     cdef PRMCounterInput_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounterInput_v1 obj = PRMCounterInput_v1.__new__(PRMCounterInput_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPRMCounterInput_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPRMCounterInput_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterInput_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31547,19 +29406,7 @@ cdef class PRMCounterValue_v1(_support.Struct):
     @staticmethod
     cdef PRMCounterValue_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounterValue_v1 obj = PRMCounterValue_v1.__new__(PRMCounterValue_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPRMCounterValue_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPRMCounterValue_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterValue_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31722,19 +29569,7 @@ cdef class PRMCounter_v1(_support.Struct):
     @staticmethod
     cdef PRMCounter_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounter_v1 obj = PRMCounter_v1.__new__(PRMCounter_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPRMCounter_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPRMCounter_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounter_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31882,19 +29717,7 @@ cdef class PRMCounterList_v1(_support.Struct):
     @staticmethod
     cdef PRMCounterList_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounterList_v1 obj = PRMCounterList_v1.__new__(PRMCounterList_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPRMCounterList_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPRMCounterList_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterList_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32051,19 +29874,7 @@ cdef class GpuInstancePlacement(_support.Struct):
     @staticmethod
     cdef GpuInstancePlacement _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstancePlacement obj = GpuInstancePlacement.__new__(GpuInstancePlacement)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuInstancePlacement_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuInstancePlacement_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstancePlacement_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32199,19 +30010,7 @@ cdef class GpuInstanceProfileInfo(_support.Struct):
     @staticmethod
     cdef GpuInstanceProfileInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceProfileInfo obj = GpuInstanceProfileInfo.__new__(GpuInstanceProfileInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuInstanceProfileInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuInstanceProfileInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32481,19 +30280,7 @@ cdef class GpuInstanceProfileInfo_v2(_support.Struct):
     @staticmethod
     cdef GpuInstanceProfileInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceProfileInfo_v2 obj = GpuInstanceProfileInfo_v2.__new__(GpuInstanceProfileInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuInstanceProfileInfo_v2_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuInstanceProfileInfo_v2_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32788,19 +30575,7 @@ cdef class GpuInstanceProfileInfo_v3(_support.Struct):
     @staticmethod
     cdef GpuInstanceProfileInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceProfileInfo_v3 obj = GpuInstanceProfileInfo_v3.__new__(GpuInstanceProfileInfo_v3)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuInstanceProfileInfo_v3_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuInstanceProfileInfo_v3_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v3_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33092,19 +30867,7 @@ cdef class GpuInstanceInfo(_support.Struct):
     @staticmethod
     cdef GpuInstanceInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceInfo obj = GpuInstanceInfo.__new__(GpuInstanceInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpuInstanceInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpuInstanceInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33285,19 +31048,7 @@ cdef class ComputeInstancePlacement(_support.Struct):
     @staticmethod
     cdef ComputeInstancePlacement _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstancePlacement obj = ComputeInstancePlacement.__new__(ComputeInstancePlacement)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlComputeInstancePlacement_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlComputeInstancePlacement_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstancePlacement_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33433,19 +31184,7 @@ cdef class ComputeInstanceProfileInfo(_support.Struct):
     @staticmethod
     cdef ComputeInstanceProfileInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceProfileInfo obj = ComputeInstanceProfileInfo.__new__(ComputeInstanceProfileInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlComputeInstanceProfileInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlComputeInstanceProfileInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33685,19 +31424,7 @@ cdef class ComputeInstanceProfileInfo_v2(_support.Struct):
     @staticmethod
     cdef ComputeInstanceProfileInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceProfileInfo_v2 obj = ComputeInstanceProfileInfo_v2.__new__(ComputeInstanceProfileInfo_v2)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlComputeInstanceProfileInfo_v2_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlComputeInstanceProfileInfo_v2_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33962,19 +31689,7 @@ cdef class ComputeInstanceProfileInfo_v3(_support.Struct):
     @staticmethod
     cdef ComputeInstanceProfileInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceProfileInfo_v3 obj = ComputeInstanceProfileInfo_v3.__new__(ComputeInstanceProfileInfo_v3)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlComputeInstanceProfileInfo_v3_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlComputeInstanceProfileInfo_v3_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v3_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -34251,19 +31966,7 @@ cdef class ComputeInstanceInfo(_support.Struct):
     @staticmethod
     cdef ComputeInstanceInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceInfo obj = ComputeInstanceInfo.__new__(ComputeInstanceInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlComputeInstanceInfo_st))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlComputeInstanceInfo_st))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -34429,19 +32132,7 @@ cdef class _anon_nvmlGpmMetric_t_metricInfo(_support.Struct):
     @staticmethod
     cdef _anon_nvmlGpmMetric_t_metricInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlGpmMetric_t_metricInfo obj = _anon_nvmlGpmMetric_t_metricInfo.__new__(_anon_nvmlGpmMetric_t_metricInfo)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.anon_nvmlGpmMetric_t_metricInfo))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.anon_nvmlGpmMetric_t_metricInfo))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpmMetric_t_metricInfo), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -34571,19 +32262,7 @@ cdef class GpmMetric(_support.Struct):
     @staticmethod
     cdef GpmMetric _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpmMetric obj = GpmMetric.__new__(GpmMetric)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpmMetric_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpmMetric_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmMetric_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -34737,19 +32416,7 @@ cdef class GpmMetricsGet(_support.Struct):
     @staticmethod
     cdef GpmMetricsGet _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpmMetricsGet obj = GpmMetricsGet.__new__(GpmMetricsGet)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpmMetricsGet_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpmMetricsGet_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmMetricsGet_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -34920,19 +32587,7 @@ cdef class GpmSupport(_support.Struct):
     @staticmethod
     cdef GpmSupport _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpmSupport obj = GpmSupport.__new__(GpmSupport)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlGpmSupport_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlGpmSupport_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmSupport_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35062,19 +32717,7 @@ cdef class DeviceCapabilities_v1(_support.Struct):
     @staticmethod
     cdef DeviceCapabilities_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceCapabilities_v1 obj = DeviceCapabilities_v1.__new__(DeviceCapabilities_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlDeviceCapabilities_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlDeviceCapabilities_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceCapabilities_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35204,19 +32847,7 @@ cdef class Mask255(_support.Struct):
     @staticmethod
     cdef Mask255 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Mask255 obj = Mask255.__new__(Mask255)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlMask255_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlMask255_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMask255_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35326,19 +32957,7 @@ cdef class WorkloadPowerProfileInfo_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileInfo_v1 obj = WorkloadPowerProfileInfo_v1.__new__(WorkloadPowerProfileInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35495,19 +33114,7 @@ cdef class WorkloadPowerProfileProfilesInfo_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileProfilesInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileProfilesInfo_v1 obj = WorkloadPowerProfileProfilesInfo_v1.__new__(WorkloadPowerProfileProfilesInfo_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileProfilesInfo_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileProfilesInfo_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileProfilesInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35651,19 +33258,7 @@ cdef class WorkloadPowerProfileCurrentProfiles_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileCurrentProfiles_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileCurrentProfiles_v1 obj = WorkloadPowerProfileCurrentProfiles_v1.__new__(WorkloadPowerProfileCurrentProfiles_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileCurrentProfiles_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileCurrentProfiles_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileCurrentProfiles_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35812,19 +33407,7 @@ cdef class WorkloadPowerProfileRequestedProfiles_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileRequestedProfiles_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileRequestedProfiles_v1 obj = WorkloadPowerProfileRequestedProfiles_v1.__new__(WorkloadPowerProfileRequestedProfiles_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileRequestedProfiles_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileRequestedProfiles_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileRequestedProfiles_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -35951,19 +33534,7 @@ cdef class WorkloadPowerProfileUpdateProfiles_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileUpdateProfiles_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileUpdateProfiles_v1 obj = WorkloadPowerProfileUpdateProfiles_v1.__new__(WorkloadPowerProfileUpdateProfiles_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileUpdateProfiles_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlWorkloadPowerProfileUpdateProfiles_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileUpdateProfiles_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -36087,19 +33658,7 @@ cdef class PowerSmoothingProfile_v1(_support.Struct):
     @staticmethod
     cdef PowerSmoothingProfile_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PowerSmoothingProfile_v1 obj = PowerSmoothingProfile_v1.__new__(PowerSmoothingProfile_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPowerSmoothingProfile_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPowerSmoothingProfile_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerSmoothingProfile_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -36259,19 +33818,7 @@ cdef class PowerSmoothingState_v1(_support.Struct):
     @staticmethod
     cdef PowerSmoothingState_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PowerSmoothingState_v1 obj = PowerSmoothingState_v1.__new__(PowerSmoothingState_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlPowerSmoothingState_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlPowerSmoothingState_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerSmoothingState_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -36401,19 +33948,7 @@ cdef class EccBankRemapperHistogram_v1(_support.Struct):
     @staticmethod
     cdef EccBankRemapperHistogram_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccBankRemapperHistogram_v1 obj = EccBankRemapperHistogram_v1.__new__(EccBankRemapperHistogram_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEccBankRemapperHistogram_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEccBankRemapperHistogram_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccBankRemapperHistogram_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -36543,19 +34078,7 @@ cdef class EccBankRemapperStatus_v1(_support.Struct):
     @staticmethod
     cdef EccBankRemapperStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccBankRemapperStatus_v1 obj = EccBankRemapperStatus_v1.__new__(EccBankRemapperStatus_v1)
-        if owner is None:
-            if n != 1:
-                _support.free_struct(obj._ptr)
-                obj._ptr = NULL
-                obj._own = False
-                obj._ptr = _support.alloc_struct(<size_t>n * sizeof(cynvml.nvmlEccBankRemapperStatus_v1_t))
-                obj._own = True
-            memcpy(obj._ptr, <const void*>address, <size_t>n * sizeof(cynvml.nvmlEccBankRemapperStatus_v1_t))
-        else:
-            _support.free_struct(obj._ptr)
-            obj._own = False
-            obj._ptr = <void*>address
-            obj._owner = owner
+        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccBankRemapperStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
