@@ -104,6 +104,21 @@
 //           fields: [type, value]
 //           field_names: {value: uuid}
 //           bytes_fields: [value]        # given as bytes or str, copied into the field (a union)
+//     nvmlDeviceReadWritePRM_v1:
+//       params:
+//         buffer:
+//           direction: inout
+//           fields: [inData]
+//           bytes_fields: [inData]
+//           sizes: {inData: dataSize, outData: dataSize}   # the bytes' length goes into dataSize;
+//           returns: [status, outData]                      # outData comes back as dataSize bytes
+//     nvmlDeviceReadPRMCounters_v1:
+//       params:
+//         counterList:                   # the caller's PRMCounter_v1 array, filled in place: its
+//           direction: inout             # address and length go into the struct, and it is returned
+//           fields: [counters]
+//           arrays: {counters: numCounters}
+//           returns: counters
 //     nvmlEventSetGetContextData_v1:
 //       params:
 //         params: {direction: inout, fields: [index], queried: {data: dataSize}, returns: data}
@@ -440,7 +455,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   r.only_keys(node,
               {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value", "fields",
                "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields",
-               "bytes_fields", "address", "default"},
+               "bytes_fields", "sizes", "arrays", "address", "default"},
               where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
@@ -474,10 +489,13 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
       r.fail(node["bytes_fields"], where + ".bytes_fields names '" + field + "', which fields does not list");
     }
   }
-  for (const char* key : {"field_names", "buffers", "queried"}) {
+  const std::map<std::string, std::map<std::string, std::string>*> field_maps = {
+      {"field_names", &p.field_names}, {"buffers", &p.buffers}, {"queried", &p.queried},
+      {"sizes", &p.sizes},             {"arrays", &p.arrays}};
+  for (const auto& [key, target] : field_maps) {
     if (!node[key]) continue;
     r.expect_map(node[key], where + "." + key);
-    auto& out = std::string(key) == "field_names" ? p.field_names : std::string(key) == "buffers" ? p.buffers : p.queried;
+    auto& out = *target;
     for (const auto& kv : node[key]) {
       const std::string field = r.scalar(kv.first, "a field of " + where + "." + key);
       out[field] = r.scalar(kv.second, where + "." + key + "." + field);
@@ -492,10 +510,32 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
       r.fail(node["field_names"], where + ".field_names names '" + field + "', which fields does not list");
     }
   }
-  if (node["returns"]) p.returns = r.scalar(node["returns"], where + ".returns");
+  if (node["returns"]) {
+    // One field, or a list of them returned as a tuple (status, outData).
+    p.returns = node["returns"].IsSequence() ? string_list(r, node["returns"], where + ".returns")
+                                             : std::vector<std::string>{r.scalar(node["returns"], where + ".returns")};
+  }
   if (node["returns_count"]) p.returns_count = r.scalar(node["returns_count"], where + ".returns_count");
-  if (!p.returns_count.empty() && !p.buffers.count(p.returns)) {
-    r.fail(node["returns_count"], where + ".returns_count is for a returned pointer field that buffers names");
+  if (!p.returns_count.empty() && (p.returns.size() != 1 || !p.buffers.count(p.returns.front()))) {
+    r.fail(node["returns_count"], where + ".returns_count is for one returned pointer field that buffers names");
+  }
+  for (const auto& [field, size] : p.sizes) {
+    const bool given = std::find(p.bytes_fields.begin(), p.bytes_fields.end(), field) != p.bytes_fields.end();
+    const bool returned = std::find(p.returns.begin(), p.returns.end(), field) != p.returns.end();
+    if (!given && !returned) {
+      r.fail(node["sizes"], where + ".sizes names '" + field + "', which is neither in bytes_fields nor returned");
+    }
+    if (std::find(p.fields.begin(), p.fields.end(), size) != p.fields.end()) {
+      r.fail(node["sizes"], where + ".sizes." + field + " is '" + size + "', an argument; the length comes from the bytes");
+    }
+  }
+  for (const auto& [field, count] : p.arrays) {
+    if (std::find(p.fields.begin(), p.fields.end(), field) == p.fields.end()) {
+      r.fail(node["arrays"], where + ".arrays names '" + field + "', which fields does not list");
+    }
+    if (std::find(p.fields.begin(), p.fields.end(), count) != p.fields.end()) {
+      r.fail(node["arrays"], where + ".arrays." + field + " is '" + count + "', an argument; the count is the array's length");
+    }
   }
   if (node["bytes_of"]) p.bytes_of = r.scalar(node["bytes_of"], where + ".bytes_of");
   if (node["address"]) p.address = boolean(r, node["address"], where + ".address");
@@ -871,13 +911,15 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.python_name = pa->second.python_name;
           p.struct_fields = pa->second.fields;
           p.field_names = pa->second.field_names;
-          p.returns_field = pa->second.returns;
+          p.returns_fields = pa->second.returns;
           p.returns_count = pa->second.returns_count;
           p.field_buffers = pa->second.buffers;
           p.field_queried = pa->second.queried;
           p.bytes_of = pa->second.bytes_of;
           p.item_fields = pa->second.item_fields;
           p.bytes_fields = pa->second.bytes_fields;
+          p.field_sizes = pa->second.sizes;
+          p.field_arrays = pa->second.arrays;
           p.as_address = pa->second.address;
           p.default_value = pa->second.default_value;
           if (p.as_address && p.type.kind != Type::Kind::Pointer) {

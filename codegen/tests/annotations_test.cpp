@@ -144,7 +144,7 @@ TEST(AnnotationSchema, ReadsTheKeysOfAStructTheBindingBuilds) {
   EXPECT_EQ(req.field_names.at("set"), "event_set");
   EXPECT_EQ(req.buffers.at("data"), "dataSize");
   EXPECT_EQ(req.queried.at("list"), "count");
-  EXPECT_EQ(req.returns, "data");
+  EXPECT_THAT(req.returns, ElementsAre("data"));
   EXPECT_EQ(req.returns_count, "numEvent");
   EXPECT_THAT(a.functions.at("cuFoo").params.at("values").item_fields, ElementsAre("fieldId", "scopeId"));
   EXPECT_EQ(a.functions.at("cuFoo").params.at("size").bytes_of, "values");
@@ -157,7 +157,7 @@ TEST(AnnotationSchema, ReadsTheKeysOfAStructTheBindingBuilds) {
   cuFoo:
     params:
       req: {direction: out, fields: [a], returns: a, returns_count: n}
-)"), HasSubstr("returns_count is for a returned pointer field that buffers names"));
+)"), HasSubstr("returns_count is for one returned pointer field that buffers names"));
   EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
   cuFoo:
     params:
@@ -175,6 +175,43 @@ TEST(AnnotationSchema, ReadsTheKeysOfAStructTheBindingBuilds) {
     params:
       uuid: {direction: in, fields: [type], bytes_fields: [value]}
 )"), HasSubstr("bytes_fields names 'value', which fields does not list"));
+  // Several returned fields (a tuple); byte fields sized by another field; the caller's array.
+  const Annotations prm = parse(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      buffer:
+        direction: inout
+        fields: [inData]
+        bytes_fields: [inData]
+        sizes: {inData: dataSize, outData: dataSize}
+        returns: [status, outData]
+      list: {direction: inout, fields: [items], arrays: {items: n}, returns: items}
+)");
+  const codegen::ParamAnnotation& buffer = prm.functions.at("cuFoo").params.at("buffer");
+  EXPECT_THAT(buffer.returns, ElementsAre("status", "outData"));
+  EXPECT_EQ(buffer.sizes.at("inData"), "dataSize");
+  EXPECT_EQ(buffer.sizes.at("outData"), "dataSize");
+  EXPECT_EQ(prm.functions.at("cuFoo").params.at("list").arrays.at("items"), "n");
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      buffer: {direction: inout, fields: [inData], sizes: {inData: dataSize}}
+)"), HasSubstr("sizes names 'inData', which is neither in bytes_fields nor returned"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      buffer: {direction: inout, fields: [inData, dataSize], bytes_fields: [inData], sizes: {inData: dataSize}}
+)"), HasSubstr("sizes.inData is 'dataSize', an argument; the length comes from the bytes"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      list: {direction: inout, fields: [n], arrays: {items: n}}
+)"), HasSubstr("arrays names 'items', which fields does not list"));
+  EXPECT_THAT(error_of(DRIVER_LIBRARY R"(functions:
+  cuFoo:
+    params:
+      list: {direction: inout, fields: [items, n], arrays: {items: n}}
+)"), HasSubstr("arrays.items is 'n', an argument; the count is the array's length"));
 }
 
 TEST(AnnotationSchema, EmptyFunctionsMappingIsAllowed) {

@@ -409,7 +409,12 @@ functions: {}
   const std::string info = class_text(module, "VgpuTypeBar1Info_v1");
   EXPECT_THAT(info, Not(HasSubstr("def count(self)")));
   EXPECT_THAT(info, Not(HasSubstr("def blob_size(self)")));
-  EXPECT_THAT(info, HasSubstr("for i in range(min(<Py_ssize_t>(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).count, 8))]"));
+  // Structs of a class with arrays read as one array over the used ones; bytes as a NumPy array.
+  EXPECT_THAT(info, HasSubstr("return FieldValue._adopt(<uintptr_t>&(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).items[0], "
+                              "min(<Py_ssize_t>(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).count, 8), self._readonly, self)"));
+  EXPECT_THAT(info, HasSubstr("return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr)"
+                              ".blob[0], min(<Py_ssize_t>(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).blobSize, 16), \"B\", "
+                              "self._readonly)"));
   EXPECT_THAT(info, HasSubstr("(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).count = len(items)\n"));
   EXPECT_THAT(info, HasSubstr("(<cynvjitlink.mlVgpuTypeBar1Info_v1_t*>self._ptr).blobSize = len(data)\n"));
 }

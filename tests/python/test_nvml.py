@@ -383,6 +383,45 @@ def test_placement_ids_come_back_in_the_struct(fake_nvml_dir):
     """)
 
 
+def test_prm_register_access_takes_bytes_and_returns_status_and_bytes(fake_nvml_dir):
+    # As cuda.bindings.nvml: the TLV input as bytes, dataSize its length; the
+    # stand-in reverses it into outData and reports 0x40 + its length as status.
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        d = nvml.device_get_handle_by_index_v2(0)
+        status, out = nvml.device_read_write_prm_v1(d, b"\\x01\\x02\\x03")
+        assert (status, out) == (0x43, b"\\x03\\x02\\x01"), (status, out)
+        assert nvml.device_read_write_prm_v1(d, b"") == (0x40, b"")
+        full = bytes(range(200)) + bytes(range(200)) + bytes(96)
+        assert nvml.device_read_write_prm_v1(d, full) == (0x40 + 496, full[::-1])
+        raises(ValueError, "in_data: at most 496 bytes, got 497", nvml.device_read_write_prm_v1, d, full + b"x")
+        raises(TypeError, "in_data: expected bytes or str, got int", nvml.device_read_write_prm_v1, d, 5)
+        raises(nvml.InvalidArgumentError, "", nvml.device_read_write_prm_v1, 0, b"x")
+    """)
+
+
+def test_prm_counters_fill_the_callers_array_in_place(fake_nvml_dir):
+    # As cuda.bindings.nvml: the PRMCounter_v1 array given comes back, filled;
+    # the stand-in's value is 10 * id + port, and id 0 is NOT_SUPPORTED.
+    run_checked(fake_nvml_dir, """
+        nvml.init_v2()
+        d = nvml.device_get_handle_by_index_v2(0)
+        c = nvml.PRMCounter_v1(3)
+        c.counter_id = [0, 101, 1001]
+        c[2].in_data.local_port = 7
+        assert nvml.device_read_prm_counters_v1(d, c) is c
+        assert list(c.counter_value.status) == [nvml.Return.ERROR_NOT_SUPPORTED, 0, 0]
+        assert c[1].counter_value.output_type == nvml.ValueType.UNSIGNED_LONG_LONG
+        assert [c[i].counter_value.output_value.ull_val for i in (1, 2)] == [1010, 10017]
+        one = nvml.PRMCounter_v1(counter_id=5)
+        assert nvml.device_read_prm_counters_v1(d, one).counter_value.output_value.ull_val == 50
+        assert len(nvml.device_read_prm_counters_v1(d, nvml.PRMCounter_v1(0))) == 0
+        raises(TypeError, "counters: expected PRMCounter_v1, got list", nvml.device_read_prm_counters_v1, d, [c])
+        frozen = nvml.PRMCounter_v1.from_ptr(c.ptr, 3, readonly=True)
+        raises(ValueError, "counters: the PRMCounter_v1 is read-only", nvml.device_read_prm_counters_v1, d, frozen)
+    """)
+
+
 def test_import_and_fields_work_without_numpy():
     code = textwrap.dedent("""
         import sys

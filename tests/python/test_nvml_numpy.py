@@ -168,14 +168,23 @@ def test_arrays_of_structs():
     values[0].scope_id = 2
     assert values.scope_id.tolist() == [2, 0, 0]
     assert values.value["ui_val"].tolist() == [0, 0, 0]
+    assert isinstance(values.value, np.recarray) and values.value.ui_val.tolist() == [0, 0, 0]
+    values.value.ui_val = [7, 8, 9]  # a view: writes through
+    assert values[1].value.ui_val == 8
     tail = values[1:]
     assert len(tail) == 2 and tail.field_id.tolist() == [1, 5]
     with pytest.raises(IndexError, match="out of range for 3 structs"):
         values[3]
     with pytest.raises(IndexError, match="step 1"):
         values[::2]
-    with pytest.raises(ValueError, match="at least 1"):
-        nvml.FieldValue(0)
+    # Empty arrays of structs, as in cuda.bindings.nvml: made, sliced, viewed.
+    empty = nvml.FieldValue(0)
+    assert len(empty) == 0 and empty.ptr != 0 and empty.field_id.tolist() == []
+    assert len(values[3:]) == 0 and len(values[2:1]) == 0 and len(nvml.FieldValue.from_ptr(values.ptr, 0)) == 0
+    with pytest.raises(IndexError, match="out of range for 0 structs"):
+        empty[0]
+    with pytest.raises(ValueError, match="size must be 0 or more, got -1"):
+        nvml.FieldValue(-1)
     with pytest.raises(TypeError, match="size must be an int"):
         nvml.FieldValue("3")
     single = nvml.FieldValue()
@@ -198,10 +207,19 @@ def test_array_classes_match_the_references():
               and "__len__" in vars(getattr(theirs, n))]
     ours = [n for n in arrays if hasattr(nvml, n)]
     assert len(ours) >= 35
+    kinds = 0
     for name in ours:
         cls = getattr(nvml, name)
         assert len(cls(2)) == 2, name
         assert len(cls()) == 1, name
+        # A field over an array of structs: an ndarray, a recarray where the field is a struct.
+        mine, ref = cls(2), getattr(theirs, name)(2)
+        for attr in dir(ref):
+            if attr.startswith("_") or attr in ("ptr", "from_ptr", "from_data", "from_buffer") or not hasattr(mine, attr):
+                continue
+            assert type(getattr(mine, attr)) is type(getattr(ref, attr)), (name, attr)
+            kinds += 1
+    assert kinds >= 100, kinds
 
 
 def test_fields_clear_of_ndarray_attributes():
@@ -249,3 +267,36 @@ def test_counted_pointer_of_structs_takes_a_list_or_an_array_of_structs():
     one.pid = 33
     plist.proc_array = [one, one]
     assert [p.pid for p in plist.proc_array] == [33, 33] and _u32(plist.ptr, 3)[2] == 2
+
+
+def test_counted_arrays_in_the_struct_read_as_cuda_bindings_reads_them():
+    # Numbers and bytes: a NumPy array of the used items that writes through.
+    table = nvml.NvlinkGetRemapTableInfo_v1()
+    empty = table.fla_remap_tab_addr
+    assert isinstance(empty, np.ndarray) and empty.shape == (0,)
+    table.fla_remap_tab_addr = [1, 2]
+    addrs = table.fla_remap_tab_addr
+    assert addrs.dtype == np.uint32 and addrs.tolist() == [1, 2]
+    addrs[0] = 9
+    assert table.fla_remap_tab_addr.tolist() == [9, 2]
+    cert = nvml.ConfComputeGpuCertificate()
+    cert.cert_chain = b"abc"
+    chain = cert.cert_chain
+    assert isinstance(chain, np.ndarray) and chain.dtype == np.uint8 and chain.tobytes() == b"abc"
+    # Structs: an array of the item's class over the used structs, a view.
+    hierarchy = nvml.BridgeChipHierarchy()
+    assert len(hierarchy.bridge_chip_info) == 0
+    chips = nvml.BridgeChipInfo(2)
+    chips.fw_version = [3, 4]
+    hierarchy.bridge_chip_info = chips
+    got = hierarchy.bridge_chip_info
+    assert isinstance(got, nvml.BridgeChipInfo) and len(got) == 2 and got.fw_version.tolist() == [3, 4]
+    got[1].fw_version = 5
+    assert hierarchy.bridge_chip_info.fw_version.tolist() == [3, 5]
+    hierarchy.bridge_chip_info = [nvml.BridgeChipInfo(fw_version=7)]  # a list of structs too
+    assert len(hierarchy.bridge_chip_info) == 1 and hierarchy.bridge_chip_info.fw_version == 7
+    # Over several structs: a tuple of each struct's.
+    samples = nvml.PerfMetricsSample(2)
+    per_struct = samples.controller_data
+    assert isinstance(per_struct, tuple) and len(per_struct) == 2
+    assert all(isinstance(c, nvml.PerfMetricControllerSample) and len(c) == 0 for c in per_struct)

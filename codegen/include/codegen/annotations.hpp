@@ -30,13 +30,15 @@ struct ParamAnnotation {
   std::string default_value;  // the Python argument's default
   std::vector<std::string> fields;               // a struct's fields given as Python arguments
   std::map<std::string, std::string> field_names;  // their Python names, where not the snake_case field name
-  std::string returns;                           // the one field the call returns
+  std::vector<std::string> returns;              // the fields the call returns (one, or a tuple of several)
   std::string returns_count;                     // ...of this many elements (a pointer field)
   std::map<std::string, std::string> buffers;    // pointer field -> the field counting its array
   std::map<std::string, std::string> queried;    // pointer field -> its count field, asked for first
   std::string bytes_of;                          // the byte size of another (array) parameter
   std::vector<std::string> item_fields;          // a struct array's items may be ints or tuples of these fields
   std::vector<std::string> bytes_fields;         // of `fields`, those given as bytes or str, copied into the field
+  std::map<std::string, std::string> sizes;      // byte array field -> the field holding its length in bytes
+  std::map<std::string, std::string> arrays;     // pointer field -> its count: the caller's array of structs
   unsigned line = 0;
 };
 

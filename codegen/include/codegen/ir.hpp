@@ -64,11 +64,12 @@ struct Param {
   std::string default_value;      // annotation default: the Python argument's default (flags=0)
   // A struct the binding builds (NVML's versioned request structs): these fields are
   // Python arguments, in this order (field_names: their Python names where cuda.bindings
-  // does not snake_case the C name); the call returns the struct, or only the field
-  // `returns` names (of `returns_count` elements where it is a pointer field).
+  // does not snake_case the C name); the call returns the struct, or only the fields
+  // `returns` names (of `returns_count` elements where it is one pointer field), a
+  // tuple where they are several.
   std::vector<std::string> struct_fields;
   std::map<std::string, std::string> field_names;
-  std::string returns_field;
+  std::vector<std::string> returns_fields;
   std::string returns_count;
   // Pointer fields pointed at an array the binding allocates, of as many elements as
   // the named field (an argument) holds.
@@ -83,6 +84,13 @@ struct Param {
   // Of struct_fields, those given as bytes or str (UTF-8), copied into the field's
   // storage, the rest zero (nvmlUUID_t's value union: an ASCII UUID or 16 bytes).
   std::vector<std::string> bytes_fields;
+  // Byte array fields whose length in bytes another field holds: set from the bytes
+  // given, and read back as that many bytes (nvmlPRMTLV_v1_t's inData, outData: dataSize).
+  std::map<std::string, std::string> field_sizes;
+  // Pointer fields given as the caller's array of structs (an instance of the pointee's
+  // class, of any length): the call fills it in place, its length goes into the count
+  // field, and returning the field returns that object (nvmlPRMCounterList_v1_t's counters).
+  std::map<std::string, std::string> field_arrays;
 };
 
 enum class PerThread { None, Ptds, Ptsz };

@@ -206,10 +206,27 @@ void FunctionPlanner::plan_struct_fields(const Function& f, const Param& p, Plan
     const auto renamed = p.field_names.find(name);
     a.py_name = renamed != p.field_names.end() ? renamed->second : m_.conventions.field_name(name);
     a.type = a.field->type.kind == Type::Kind::Array ? TypeInfo{} : m_.resolve(a.field->type.spelling);
+    if (const auto arr = p.field_arrays.find(name); arr != p.field_arrays.end()) {
+      a.caller_array = true;
+      a.type = a.field->type.kind == Type::Kind::Pointer ? m_.resolve(a.field->type.pointee) : TypeInfo{};
+      if (a.type.kind != TypeInfo::Kind::Struct) fail(f, p, "arrays: '" + name + "' is no pointer to structs");
+      if (!m_.conventions.numpy_structs()) fail(f, p, "arrays: needs structs: numpy (arrays of structs)");
+      field(arr->second, "arrays");
+    }
     pl.field_args.push_back(a);
   }
   for (const std::string& name : p.item_fields) field(name, "item_fields");
-  if (!p.returns_field.empty()) field(p.returns_field, "returns");
+  for (const std::string& name : p.returns_fields) field(name, "returns");
+  for (const auto& [name, size] : p.field_sizes) {
+    const Field* bytes = field(name, "sizes");
+    const TypeInfo elem = bytes->type.kind == Type::Kind::Array ? m_.resolve(bytes->type.element) : TypeInfo{};
+    if (elem.kind != TypeInfo::Kind::Scalar || elem.c.find("char") == std::string::npos) {
+      fail(f, p, "sizes: '" + name + "' is no array of bytes");
+    }
+    if (m_.resolve(field(size, "sizes")->type.spelling).kind != TypeInfo::Kind::Scalar) {
+      fail(f, p, "sizes: '" + size + "' is no number field");
+    }
+  }
   if (!p.returns_count.empty()) field(p.returns_count, "returns_count");
   for (const auto& [pointer, count] : p.field_queried) {
     const Field* array = field(pointer, "queried");
@@ -346,7 +363,7 @@ void FunctionPlanner::plan_single_pointer(const Param& p, const TypeInfo& pointe
   } else if (!pl.count.empty()) {
     pl.role = dir == "in" ? Role::ArrayIn : Role::OutArray;
   } else if (pointee.kind == TypeInfo::Kind::Struct &&
-             (!p.struct_fields.empty() || !p.returns_field.empty() || !p.field_queried.empty())) {
+             (!p.struct_fields.empty() || !p.returns_fields.empty() || !p.field_queried.empty())) {
     pl.role = Role::StructFields;
   } else if (pointee.kind == TypeInfo::Kind::Struct) {
     pl.role = dir == "out" ? Role::OutStruct : Role::StructIn;
@@ -392,7 +409,10 @@ std::vector<Argument> FunctionPlanner::arguments(const std::vector<Plan>& plans)
       const bool as_bytes = std::find(pl.param->bytes_fields.begin(), pl.param->bytes_fields.end(), fa.field->name) !=
                             pl.param->bytes_fields.end();
       args.push_back({fa.py_name, fa.py_name,
-                      as_bytes ? "bytes | str" : fa.type.kind == TypeInfo::Kind::Unknown ? "bytes" : py_annotation(fa.type),
+                      fa.caller_array ? fa.type.py
+                      : as_bytes      ? "bytes | str"
+                      : fa.type.kind == TypeInfo::Kind::Unknown ? "bytes"
+                                                                : py_annotation(fa.type),
                       ""});
     }
     if (!takes_argument(pl.role)) continue;
@@ -475,24 +495,16 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
         if (pl.param->direction != "in") outs.push_back({pl.py_name, "list[" + pl.type.py + "]"});
         break;
       case Role::StructFields: {
-        if (pl.param->returns_field.empty()) {
+        if (pl.param->returns_fields.empty()) {
           if (pl.param->direction != "in") outs.push_back({pl.py_name, pl.type.py});
           break;
         }
-        const Field* returned = nullptr;
-        for (const Field* fd : pl.fields) {
-          if (fd->name == pl.param->returns_field) returned = fd;
-        }
-        if (points_to_bytes(*returned) && pl.param->field_queried.count(returned->name)) {
-          outs.push_back({m_.conventions.field_name(returned->name), "bytes"});
-        } else if (!pl.param->returns_count.empty()) {
-          outs.push_back({m_.conventions.field_name(returned->name),
-                          "list[" + m_.resolve(returned->type.pointee).py + "]"});
-        } else {
-          const FieldPlan field = plan_field(m_, *returned, pl.fields);
-          // Text the struct class reads as str where the module's text is str (NVML).
-          const bool text = field.kind == FieldPlan::Kind::Text && m_.conventions.text_as_str();
-          outs.push_back({m_.conventions.field_name(returned->name), text ? "str" : field.annotation});
+        for (const std::string& name : pl.param->returns_fields) {
+          const Field* returned = nullptr;
+          for (const Field* fd : pl.fields) {
+            if (fd->name == name) returned = fd;
+          }
+          outs.push_back(returned_field(pl, *returned));
         }
         break;
       }
@@ -502,6 +514,22 @@ std::vector<Output> FunctionPlanner::outputs(const std::vector<Plan>& plans) con
     }
   }
   return outs;
+}
+
+// One field a built struct returns: as its class reads it, but bytes for a sized
+// or queried byte array, the caller's own array object, or a list of returns_count.
+Output FunctionPlanner::returned_field(const Plan& pl, const Field& returned) const {
+  const std::string name = m_.conventions.field_name(returned.name);
+  const Param& p = *pl.param;
+  if (p.field_sizes.count(returned.name) || (points_to_bytes(returned) && p.field_queried.count(returned.name))) {
+    return {name, "bytes"};
+  }
+  if (p.field_arrays.count(returned.name)) return {name, m_.resolve(returned.type.pointee).py};
+  if (!p.returns_count.empty()) return {name, "list[" + m_.resolve(returned.type.pointee).py + "]"};
+  const FieldPlan field = plan_field(m_, returned, pl.fields);
+  // Text the struct class reads as str where the module's text is str (NVML).
+  const bool text = field.kind == FieldPlan::Kind::Text && m_.conventions.text_as_str();
+  return {name, text ? "str" : field.annotation};
 }
 
 FieldPlan plan_field(const Model& m, const Field& f, const std::vector<const Field*>& siblings) {

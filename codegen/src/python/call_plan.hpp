@@ -53,7 +53,8 @@ enum class Role {
 struct FieldArgument {
   const Field* field = nullptr;
   std::string py_name;
-  TypeInfo type;
+  TypeInfo type;            // for a field of `arrays`, the pointee (a struct class)
+  bool caller_array = false;  // given as the caller's array of structs (`arrays`)
 };
 
 struct Plan {
@@ -169,6 +170,7 @@ class FunctionPlanner {
   std::string attribute_enum(const Function& f, const Plan& pl) const;
   std::vector<Argument> arguments(const std::vector<Plan>& plans) const;
   std::vector<Output> outputs(const std::vector<Plan>& plans) const;
+  Output returned_field(const Plan& pl, const Field& returned) const;
 
   const Model& m_;
 };

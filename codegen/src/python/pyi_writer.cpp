@@ -172,6 +172,17 @@ void PyiWriter::structs() {
           (f->type.pointer_depth == 2 || m_.resolve(f->type.pointee).kind == TypeInfo::Kind::Scalar)) {
         annotation = "list[int]";
       }
+      // A counted array in the struct (structs: numpy): a view of its used items, an array of
+      // the item's class where it has arrays, else a NumPy array.
+      if (plan_.conventions.numpy_structs() && !m_.counted_by(*sc.record, *f).empty()) {
+        const Model::StructClass* item = m_.find_struct(f->type.element);
+        if (fp.kind == FieldPlan::Kind::StructArray && item != nullptr && m_.struct_array(*item->record)) {
+          annotation = fp.type.py;
+        } else if (fp.kind == FieldPlan::Kind::Bytes ||
+                   (fp.kind == FieldPlan::Kind::NumberArray && fp.type.kind == TypeInfo::Kind::Scalar)) {
+          annotation = "Any";  // a numpy.ndarray
+        }
+      }
       o_ << "    " << plan_.conventions.field_name(f->name) << ": " << annotation << "\n";
       if (!f->doc.empty()) o_ << docstring(plan_.conventions.stub_text(clean_doc(f->doc)), "    ");
     }

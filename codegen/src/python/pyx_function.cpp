@@ -464,6 +464,24 @@ void PyxFunction::struct_fields(const Plan& pl) {
             << "    if len(" << b << ") > " << size << ":\n"
             << "        raise ValueError(f\"" << fa.py_name << ": at most {" << size << "} bytes, got {len(" << b << ")}\")\n"
             << "    memcpy(" << member << ", PyBytes_AS_STRING(" << b << "), len(" << b << "))\n";
+      if (const auto sized = pl.param->field_sizes.find(fa.field->name); sized != pl.param->field_sizes.end()) {
+        body_ << "    " << c_struct << "." << cython_member(sized->second) << " = len(" << b << ")\n";
+      }
+      continue;
+    }
+    if (fa.caller_array) {
+      // The caller's array, filled in place: not a copy, so it must be writable.
+      const std::string arr = "(<" + fa.type.py + ">" + fa.py_name + ")";
+      body_ << "    if not isinstance(" << fa.py_name << ", " << fa.type.py << "):\n"
+            << "        raise TypeError(f\"" << fa.py_name << ": expected " << fa.type.py << ", got {"
+            << fa.py_name << ".__class__.__name__}\")\n"
+            << "    if " << arr << "._readonly:\n"
+            << "        raise ValueError(\"" << fa.py_name << ": the " << fa.type.py
+            << " is read-only; the call writes its answers into it\")\n"
+            << "    " << c_struct << "." << cython_member(fa.field->name) << " = <" << fa.type.c << "*>" << arr
+            << "._ptr\n"
+            << "    " << c_struct << "." << cython_member(pl.param->field_arrays.at(fa.field->name)) << " = "
+            << arr << "._n\n";
       continue;
     }
     if (k == TypeInfo::Kind::Scalar || k == TypeInfo::Kind::Enum || k == TypeInfo::Kind::Handle ||
@@ -476,9 +494,12 @@ void PyxFunction::struct_fields(const Plan& pl) {
       body_ << "    " << cn << "." << m_.conventions.field_name(fa.field->name) << " = " << fa.py_name << "\n";
     }
   }
+  // The one returned field that may be a buffer made here (buffers, queried).
   const Field* returned = nullptr;
-  for (const Field* fd : pl.fields) {
-    if (fd->name == pl.param->returns_field) returned = fd;
+  if (pl.param->returns_fields.size() == 1) {
+    for (const Field* fd : pl.fields) {
+      if (fd->name == pl.param->returns_fields.front()) returned = fd;
+    }
   }
   std::string returned_buffer;
   for (const auto& [pointer, count] : pl.param->field_buffers) {
@@ -544,14 +565,27 @@ void PyxFunction::struct_fields(const Plan& pl) {
     struct_query_ += q.str();
   }
   call_args_.push_back(cast_param(pl) + cn + "._ptr");
-  if (returned == nullptr) {
+  if (pl.param->returns_fields.empty()) {
     if (pl.param->direction != "in") out_exprs_.push_back(cn);
-  } else if (!returned_bytes.empty()) {
-    out_exprs_.push_back(returned_bytes);
-  } else if (!pl.param->returns_count.empty()) {
-    out_exprs_.push_back(returned_buffer);
-  } else {
-    out_exprs_.push_back(cn + "." + m_.conventions.field_name(returned->name));
+    return;
+  }
+  for (const std::string& name : pl.param->returns_fields) {
+    const auto given = std::find_if(pl.field_args.begin(), pl.field_args.end(),
+                                    [&](const FieldArgument& fa) { return fa.field->name == name; });
+    if (const auto sized = pl.param->field_sizes.find(name); sized != pl.param->field_sizes.end()) {
+      // No more bytes than the array holds, whatever the size field says.
+      const std::string array = c_struct + "." + cython_member(name);
+      out_exprs_.push_back("PyBytes_FromStringAndSize(<char*>" + array + ", min(" + c_struct + "." +
+                           cython_member(sized->second) + ", sizeof(" + array + ")))");
+    } else if (given != pl.field_args.end() && given->caller_array) {
+      out_exprs_.push_back(given->py_name);
+    } else if (!returned_bytes.empty()) {
+      out_exprs_.push_back(returned_bytes);
+    } else if (!pl.param->returns_count.empty()) {
+      out_exprs_.push_back(returned_buffer);
+    } else {
+      out_exprs_.push_back(cn + "." + m_.conventions.field_name(name));
+    }
   }
 }
 

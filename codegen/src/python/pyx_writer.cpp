@@ -578,9 +578,9 @@ void PyxWriter::numpy_methods(const Model::StructClass& sc, bool array) {
           "        cdef Py_ssize_t i\n"
           "        if isinstance(key, slice):\n"
           "            start, stop, step = key.indices(self._n)\n"
-          "            if step != 1 or stop <= start:\n"
-          "                raise IndexError(f\"" << py << "[{key!r}]: a slice takes one or more consecutive structs (step 1)\")\n"
-          "            return " << py << "._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(" << c << "), stop - start, "
+          "            if step != 1:\n"
+          "                raise IndexError(f\"" << py << "[{key!r}]: a slice takes consecutive structs (step 1)\")\n"
+          "            return " << py << "._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(" << c << "), max(stop - start, 0), "
           "self._readonly, self)\n"
           "        i = _support.as_int(key, \"index\")\n"
           "        if i < 0:\n"
@@ -755,7 +755,10 @@ bool PyxWriter::field(const std::string& c, const Field& f, const std::vector<co
   // Of an array of several structs, a field is a NumPy array over all of them.
   const std::string column = "_np_structs.%s_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get(\"" + dtype_ +
                              "\"), self._readonly, \"" + name + "\"";
-  if (array_) {
+  if (array_ && !counted.empty()) {
+    // A counted field over several structs: each struct's, as cuda.bindings.nvml reads it.
+    o_ << "        if self._n != 1:\n            return tuple(self[i]." << name << " for i in range(self._n))\n";
+  } else if (array_) {
     std::string read = column;
     read.replace(read.find("%s"), 2, "read");
     o_ << "        if self._n != 1:\n            return " << read << ")\n";
@@ -872,8 +875,15 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
   const std::string at = "&" + p + index;
   const std::string used = "min(<Py_ssize_t>" + cnt + ", " + n + ")";
   switch (fp.kind) {
-    case FieldPlan::Kind::StructArray:
-      g << "        return [" << t.py << "._view(<void*>&(" << at << ")[i], self) for i in range(" << used << ")]\n";
+    case FieldPlan::Kind::StructArray: {
+      // As cuda.bindings.nvml: a view of the count's structs, an array of the item's
+      // class where it has arrays (python.struct_arrays), else a list of views.
+      const Model::StructClass* item = m_.find_struct(f.type.element);
+      if (numpy_ && item != nullptr && m_.struct_array(*item->record)) {
+        g << "        return " << t.py << "._adopt(<uintptr_t>" << at << ", " << used << ", self._readonly, self)\n";
+      } else {
+        g << "        return [" << t.py << "._view(<void*>&(" << at << ")[i], self) for i in range(" << used << ")]\n";
+      }
       s << "        items = _np_structs.counted_items(value, " << n << ", " << q << ")\n"
         << "        for i in range(len(items)):\n"
         << "            _support.struct_pointer_required(items[i], " << t.py << ", " << q << ")\n"
@@ -883,10 +893,17 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
         << "), sizeof(" << t.c << "))\n"
         << "        " << cnt << " = len(items)\n";
       return true;
+    }
     case FieldPlan::Kind::NumberArray:
       if (t.kind != TypeInfo::Kind::Scalar) return false;
-      g << "        return _support.array_list(<void*>" << at << ", " << used << ", sizeof(" << t.c << "), \""
-        << fp.format << "\", self, " << q << ")\n";
+      if (numpy_) {
+        // As cuda.bindings.nvml: a NumPy array over the count's items, writing through.
+        g << "        return _np_structs.counted_numbers(self, <uintptr_t>" << at << ", " << used << ", \"" << fp.format
+          << "\", self._readonly)\n";
+      } else {
+        g << "        return _support.array_list(<void*>" << at << ", " << used << ", sizeof(" << t.c << "), \""
+          << fp.format << "\", self, " << q << ")\n";
+      }
       s << "        items = _np_structs.counted_items(value, " << n << ", " << q << ")\n"
         << "        _support.array_assign(<void*>" << at << ", len(items), sizeof(" << t.c << "), \"" << fp.format
         << "\", items, " << q << ")\n"
@@ -894,7 +911,12 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
       return true;
     case FieldPlan::Kind::Bytes:
     case FieldPlan::Kind::Text:
-      g << "        return PyBytes_FromStringAndSize(<const char*>" << at << ", " << used << ")\n";
+      if (numpy_ && fp.kind == FieldPlan::Kind::Bytes) {
+        // As cuda.bindings.nvml: a NumPy array of the count's bytes, writing through.
+        g << "        return _np_structs.counted_numbers(self, <uintptr_t>" << at << ", " << used << ", \"B\", self._readonly)\n";
+      } else {
+        g << "        return PyBytes_FromStringAndSize(<const char*>" << at << ", " << used << ")\n";
+      }
       s << "        data = _np_structs.counted_bytes(value, " << n << ", " << q << ")\n"
         << "        _support.char_array_assign(<void*>" << at << ", " << n << ", data, True, " << q << ")\n"
         << "        " << cnt << " = len(data)\n";

@@ -1251,9 +1251,6 @@ DIFFERENCES = {
 
 # NVML's reasons (cases nvml-*: test_differential_libraries.py, against cuda-bindings 13.5).
 REASONS.update({
-    "nvml-flattened-args": (1, "cuda.bindings.nvml builds the PRM structs from its arguments its own way (a TLV "
-                               "buffer in network byte order in, the status and reply out; a counter list filled in "
-                               "place); the descriptor's struct keys (fields, queried, buffers) do not yet express those"),
     "nvml-placement-count": (7, "VgpuCreatablePlacementInfo_v1.placement_ids reads count items, the header's length of "
                                 "the array, and placement_size is an attribute; cuda.bindings.nvml 13.5 reads "
                                 "placementSize items (the slots the vGPU type occupies) and has count instead", D),
@@ -1371,8 +1368,6 @@ DIFFERENCES.update({
     'nvml-name:WorkloadPowerProfileUpdateProfiles_v1': 'extra-header-names',
     'nvml-name:workload_power_profile_update_profiles_v1_dtype': 'extra-header-names',
     'nvml-name:sizeof': 'nvml-sizeof',
-    'nvml-signature:device_read_prm_counters_v1': 'nvml-flattened-args',
-    'nvml-signature:device_read_write_prm_v1': 'nvml-flattened-args',
     'nvml-enum:DeviceVgpuCapability': 'nvml-newer-header',
     'nvml-enum:CCSystemCpuCaps': 'nvml-newer-header',
     'nvml-enum:CCSystemFeature': 'nvml-newer-header',

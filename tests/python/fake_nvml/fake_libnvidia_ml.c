@@ -563,3 +563,36 @@ nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t* uuid, nvmlDevice_t* de
     }
     return NVML_ERROR_NOT_FOUND;
 }
+
+/* A PRM register access: the stand-in answers a TLV by reversing its dataSize
+ * input bytes into outData, sets status to 0x40 plus that size, and leaves
+ * dataSize as it was. More than NVML_PRM_DATA_MAX_SIZE bytes is refused. */
+nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t* buffer) {
+    NEEDS_DEVICE(device);
+    if (buffer == NULL || buffer->dataSize > NVML_PRM_DATA_MAX_SIZE) return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned char in[NVML_PRM_DATA_MAX_SIZE];
+    const unsigned int n = buffer->dataSize;
+    memcpy(in, buffer->inData, n);
+    for (unsigned int i = 0; i < n; ++i) buffer->outData[i] = in[n - 1 - i];
+    buffer->status = 0x40 + n;
+    return NVML_SUCCESS;
+}
+
+/* PRM counters: each counter's value is its id times 10 plus its local port,
+ * an unsigned long long; counter id 0 (the sentinel) gets NOT_SUPPORTED. */
+nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t device, nvmlPRMCounterList_v1_t* counterList) {
+    NEEDS_DEVICE(device);
+    if (counterList == NULL || (counterList->numCounters > 0 && counterList->counters == NULL))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < counterList->numCounters; ++i) {
+        nvmlPRMCounter_v1_t* c = &counterList->counters[i];
+        if (c->counterId == NVML_PRM_COUNTER_ID_NONE) {
+            c->counterValue.status = NVML_ERROR_NOT_SUPPORTED;
+            continue;
+        }
+        c->counterValue.status = NVML_SUCCESS;
+        c->counterValue.outputType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+        c->counterValue.outputValue.ullVal = 10ull * c->counterId + c->inData.localPort;
+    }
+    return NVML_SUCCESS;
+}

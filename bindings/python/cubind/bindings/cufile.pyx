@@ -1109,9 +1109,9 @@ cdef class Descr(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"Descr[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return Descr._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileDescr_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"Descr[{key!r}]: a slice takes consecutive structs (step 1)")
+            return Descr._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileDescr_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -1537,9 +1537,9 @@ cdef class IOParams(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"IOParams[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return IOParams._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOParams), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"IOParams[{key!r}]: a slice takes consecutive structs (step 1)")
+            return IOParams._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOParams), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -1729,9 +1729,9 @@ cdef class IOEvents(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"IOEvents[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return IOEvents._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOEvents), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"IOEvents[{key!r}]: a slice takes consecutive structs (step 1)")
+            return IOEvents._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOEvents), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -1898,9 +1898,9 @@ cdef class IOVec(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"IOVec[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return IOVec._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOVec), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"IOVec[{key!r}]: a slice takes consecutive structs (step 1)")
+            return IOVec._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfileIOVec), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -3056,9 +3056,9 @@ cdef class PerGpuStats(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PerGpuStats[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PerGpuStats._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfilePerGpuStats), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PerGpuStats[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PerGpuStats._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cycufile.CUfilePerGpuStats), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n

@@ -5138,7 +5138,7 @@ class BridgeChipHierarchy(Struct):
     def from_data(data: Any) -> BridgeChipHierarchy: ...
     @staticmethod
     def from_buffer(buffer: Any) -> BridgeChipHierarchy: ...
-    bridge_chip_info: list[BridgeChipInfo]
+    bridge_chip_info: BridgeChipInfo
     """Hierarchy of Bridge Chips on the board
     """
 
@@ -5468,7 +5468,7 @@ class PwrModelMetricsDlppm1xDramclkEstimates(Struct):
     def from_buffer(buffer: Any) -> PwrModelMetricsDlppm1xDramclkEstimates: ...
     def __len__(self) -> int: ...
     def __getitem__(self, key: int | slice) -> PwrModelMetricsDlppm1xDramclkEstimates: ...
-    estimated_metrics: list[PwrModelMetricsDlppm1x]
+    estimated_metrics: PwrModelMetricsDlppm1x
     """Array of estimated metrics for each inference loop
     """
 
@@ -5584,7 +5584,7 @@ class PwrModelMetricsPfpp1x(Struct):
     def from_buffer(buffer: Any) -> PwrModelMetricsPfpp1x: ...
     def __len__(self) -> int: ...
     def __getitem__(self, key: int | slice) -> PwrModelMetricsPfpp1x: ...
-    estimated_metrics: list[PwrModelMetricsSamplePfpp1x]
+    estimated_metrics: PwrModelMetricsSamplePfpp1x
     """Array of estimated metrics for different operating points
     """
     b_valid: int
@@ -5676,7 +5676,7 @@ class PerfMetricsSample(Struct):
     def from_buffer(buffer: Any) -> PerfMetricsSample: ...
     def __len__(self) -> int: ...
     def __getitem__(self, key: int | slice) -> PerfMetricsSample: ...
-    controller_data: list[PerfMetricControllerSample]
+    controller_data: PerfMetricControllerSample
     """Array of controller samples
     """
 
@@ -5694,7 +5694,7 @@ class PerfMetricsSamples_v1(Struct):
     def from_data(data: Any) -> PerfMetricsSamples_v1: ...
     @staticmethod
     def from_buffer(buffer: Any) -> PerfMetricsSamples_v1: ...
-    samples: list[PerfMetricsSample]
+    samples: PerfMetricsSample
     """Array of performance metrics samples
     """
 
@@ -5812,7 +5812,7 @@ class ClkMonStatus(Struct):
     b_global_status: int
     """Fault status Indicator
     """
-    clk_mon_list: list[ClkMonFaultInfo]
+    clk_mon_list: ClkMonFaultInfo
     """The fault Information structure
     """
 
@@ -7105,7 +7105,7 @@ class GridLicensableFeatures(Struct):
     is_grid_license_supported: int
     """Non-zero if vGPU Software Licensing is supported on the system, otherwise zero
     """
-    grid_licensable_features: list[GridLicensableFeature]
+    grid_licensable_features: GridLicensableFeature
     """Array of vGPU software licensable features.
     """
 
@@ -8144,8 +8144,8 @@ class ConfComputeGpuCertificate(Struct):
     def from_data(data: Any) -> ConfComputeGpuCertificate: ...
     @staticmethod
     def from_buffer(buffer: Any) -> ConfComputeGpuCertificate: ...
-    cert_chain: bytes
-    attestation_cert_chain: bytes
+    cert_chain: Any
+    attestation_cert_chain: Any
 
 class ConfComputeGpuAttestationReport(Struct):
     """A struct.
@@ -8166,10 +8166,10 @@ class ConfComputeGpuAttestationReport(Struct):
     nonce: bytes
     """input: spdm supports 32 bytes on nonce
     """
-    attestation_report: bytes
+    attestation_report: Any
     """output
     """
-    cec_attestation_report: bytes
+    cec_attestation_report: Any
     """output
     """
 
@@ -8602,7 +8602,7 @@ class NvlinkSupportedBwModes_v1(Struct):
     @staticmethod
     def from_buffer(buffer: Any) -> NvlinkSupportedBwModes_v1: ...
     version: int
-    bw_modes: bytes
+    bw_modes: Any
 
 class NvlinkGetBwMode_v1(Struct):
     """A struct.
@@ -8718,7 +8718,7 @@ class NvlinkFirmwareInfo(Struct):
     def from_data(data: Any) -> NvlinkFirmwareInfo: ...
     @staticmethod
     def from_buffer(buffer: Any) -> NvlinkFirmwareInfo: ...
-    firmware_version: list[NvlinkFirmwareVersion]
+    firmware_version: NvlinkFirmwareVersion
     """OUT - NVLINK firmware version
     """
 
@@ -8832,10 +8832,10 @@ class NvlinkGetRemapTableInfo_v1(Struct):
     alid: int
     """ALID of the GPU
     """
-    fla_remap_tab_addr: list[int]
+    fla_remap_tab_addr: Any
     """FLA remap table addrs for all the remap table entries
     """
-    gpa_remap_tab_addr: list[int]
+    gpa_remap_tab_addr: Any
     """SPA/GPA remap table addrs for all the remap table entries
     """
 
@@ -8889,7 +8889,7 @@ class NvlinkNvlePrivateInfo_v1(Struct):
     def from_data(data: Any) -> NvlinkNvlePrivateInfo_v1: ...
     @staticmethod
     def from_buffer(buffer: Any) -> NvlinkNvlePrivateInfo_v1: ...
-    data_: bytes
+    data_: Any
     """Buffer that receives the opaque private info blob
     """
 
@@ -19166,7 +19166,7 @@ def get_excluded_device_info_by_index(index: int) -> ExcludedDeviceInfo:
     """
     ...
 
-def device_read_write_prm_v1(device: int) -> PRMTLV_v1:
+def device_read_write_prm_v1(device: int, in_data: bytes | str) -> tuple[int, bytes]:
     """Read or write a GPU PRM register. The input is assumed to be in TLV format in
      network byte order.
 
@@ -19186,12 +19186,12 @@ def device_read_write_prm_v1(device: int) -> PRMTLV_v1:
             - NVML_ERROR_NO_PERMISSION               if user does not have permission to perform this operation
             - NVML_ERROR_NOT_SUPPORTED               if this feature is not supported by the device
 
-    Returns: buffer; raises NvmlError on failure.
+    Returns: status, out_data; raises NvmlError on failure.
     C function: nvmlDeviceReadWritePRM_v1 (nvml.h)
     """
     ...
 
-def device_read_prm_counters_v1(device: int) -> PRMCounterList_v1:
+def device_read_prm_counters_v1(device: int, counters: PRMCounter_v1) -> PRMCounter_v1:
     """Read a list of GPU PRM Counters.
 
      For Blackwell &tm; or newer fully supported devices.
@@ -19208,7 +19208,7 @@ def device_read_prm_counters_v1(device: int) -> PRMCounterList_v1:
             - NVML_ERROR_NOT_SUPPORTED               if this feature is not supported by the device
             - NVML_ERROR_UNKNOWN                     on any other error
 
-    Returns: counter_list; raises NvmlError on failure.
+    Returns: counters; raises NvmlError on failure.
     C function: nvmlDeviceReadPRMCounters_v1 (nvml.h)
     """
     ...

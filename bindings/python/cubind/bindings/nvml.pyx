@@ -2150,9 +2150,9 @@ cdef class ProcessInfo(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ProcessInfo[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ProcessInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessInfo_v2_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ProcessInfo[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ProcessInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessInfo_v2_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -2349,9 +2349,9 @@ cdef class ProcessDetail_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ProcessDetail_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ProcessDetail_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessDetail_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ProcessDetail_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ProcessDetail_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessDetail_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -3738,9 +3738,9 @@ cdef class BridgeChipInfo(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"BridgeChipInfo[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return BridgeChipInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlBridgeChipInfo_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"BridgeChipInfo[{key!r}]: a slice takes consecutive structs (step 1)")
+            return BridgeChipInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlBridgeChipInfo_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -3924,7 +3924,7 @@ cdef class BridgeChipHierarchy(_support.Struct):
     def bridge_chip_info(self):
         """Hierarchy of Bridge Chips on the board
         """
-        return [BridgeChipInfo._view(<void*>&(&(<cynvml.nvmlBridgeChipHierarchy_st*>self._ptr).bridgeChipInfo[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlBridgeChipHierarchy_st*>self._ptr).bridgeCount, 128))]
+        return BridgeChipInfo._adopt(<uintptr_t>&(<cynvml.nvmlBridgeChipHierarchy_st*>self._ptr).bridgeChipInfo[0], min(<Py_ssize_t>(<cynvml.nvmlBridgeChipHierarchy_st*>self._ptr).bridgeCount, 128), self._readonly, self)
 
     @bridge_chip_info.setter
     def bridge_chip_info(self, value):
@@ -4222,9 +4222,9 @@ cdef class Sample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"Sample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return Sample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlSample_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"Sample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return Sample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlSample_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -5355,9 +5355,9 @@ cdef class PmgrPwrTuple(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PmgrPwrTuple[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PmgrPwrTuple._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPmgrPwrTuple_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PmgrPwrTuple[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PmgrPwrTuple._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPmgrPwrTuple_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -5500,9 +5500,9 @@ cdef class RailMetrics(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"RailMetrics[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return RailMetrics._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlRailMetrics_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"RailMetrics[{key!r}]: a slice takes consecutive structs (step 1)")
+            return RailMetrics._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlRailMetrics_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -5663,9 +5663,9 @@ cdef class CoreRailMetrics(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"CoreRailMetrics[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return CoreRailMetrics._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlCoreRailMetrics_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"CoreRailMetrics[{key!r}]: a slice takes consecutive structs (step 1)")
+            return CoreRailMetrics._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlCoreRailMetrics_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -5810,9 +5810,9 @@ cdef class PwrModelMetricsDlppm1xPerf(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PwrModelMetricsDlppm1xPerf[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PwrModelMetricsDlppm1xPerf._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PwrModelMetricsDlppm1xPerf[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PwrModelMetricsDlppm1xPerf._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -5955,9 +5955,9 @@ cdef class PwrModelMetricsDlppm1x(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PwrModelMetricsDlppm1x[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PwrModelMetricsDlppm1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PwrModelMetricsDlppm1x[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PwrModelMetricsDlppm1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -6160,9 +6160,9 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PwrModelMetricsDlppm1xDramclkEstimates[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PwrModelMetricsDlppm1xDramclkEstimates._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PwrModelMetricsDlppm1xDramclkEstimates[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PwrModelMetricsDlppm1xDramclkEstimates._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -6213,8 +6213,8 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
         """Array of estimated metrics for each inference loop
         """
         if self._n != 1:
-            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("pwr_model_metrics_dlppm1x_dramclk_estimates_dtype"), self._readonly, "estimated_metrics")
-        return [PwrModelMetricsDlppm1x._view(<void*>&(&(<cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t*>self._ptr).estimatedMetrics[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t*>self._ptr).numEstimatedMetrics, 8))]
+            return tuple(self[i].estimated_metrics for i in range(self._n))
+        return PwrModelMetricsDlppm1x._adopt(<uintptr_t>&(<cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t*>self._ptr).estimatedMetrics[0], min(<Py_ssize_t>(<cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t*>self._ptr).numEstimatedMetrics, 8), self._readonly, self)
 
     @estimated_metrics.setter
     def estimated_metrics(self, value):
@@ -6308,9 +6308,9 @@ cdef class ObservedMetrics(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ObservedMetrics[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ObservedMetrics._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlObservedMetrics_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ObservedMetrics[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ObservedMetrics._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlObservedMetrics_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -6533,9 +6533,9 @@ cdef class PerfMetricsDlppc2xSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PerfMetricsDlppc2xSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PerfMetricsDlppc2xSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PerfMetricsDlppc2xSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PerfMetricsDlppc2xSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -6675,9 +6675,9 @@ cdef class PwrModelMetricsSamplePfpp1x(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PwrModelMetricsSamplePfpp1x[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PwrModelMetricsSamplePfpp1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PwrModelMetricsSamplePfpp1x[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PwrModelMetricsSamplePfpp1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -6835,9 +6835,9 @@ cdef class PwrModelOperatingPointPfpp1x(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PwrModelOperatingPointPfpp1x[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PwrModelOperatingPointPfpp1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PwrModelOperatingPointPfpp1x[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PwrModelOperatingPointPfpp1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -6998,9 +6998,9 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PwrModelMetricsPfpp1x[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PwrModelMetricsPfpp1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PwrModelMetricsPfpp1x[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PwrModelMetricsPfpp1x._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -7051,8 +7051,8 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
         """Array of estimated metrics for different operating points
         """
         if self._n != 1:
-            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("pwr_model_metrics_pfpp1x_dtype"), self._readonly, "estimated_metrics")
-        return [PwrModelMetricsSamplePfpp1x._view(<void*>&(&(<cynvml.nvmlPwrModelMetricsPfpp1x_t*>self._ptr).estimatedMetrics[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlPwrModelMetricsPfpp1x_t*>self._ptr).numVfPoints, 32))]
+            return tuple(self[i].estimated_metrics for i in range(self._n))
+        return PwrModelMetricsSamplePfpp1x._adopt(<uintptr_t>&(<cynvml.nvmlPwrModelMetricsPfpp1x_t*>self._ptr).estimatedMetrics[0], min(<Py_ssize_t>(<cynvml.nvmlPwrModelMetricsPfpp1x_t*>self._ptr).numVfPoints, 32), self._readonly, self)
 
     @estimated_metrics.setter
     def estimated_metrics(self, value):
@@ -7212,9 +7212,9 @@ cdef class PerfMetricsPfpp1xSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PerfMetricsPfpp1xSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PerfMetricsPfpp1xSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PerfMetricsPfpp1xSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PerfMetricsPfpp1xSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -7478,9 +7478,9 @@ cdef class PerfMetricControllerSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PerfMetricControllerSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PerfMetricControllerSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricControllerSample_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PerfMetricControllerSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PerfMetricControllerSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricControllerSample_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -7638,9 +7638,9 @@ cdef class PerfMetricsSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PerfMetricsSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PerfMetricsSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricsSample_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PerfMetricsSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PerfMetricsSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPerfMetricsSample_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -7691,8 +7691,8 @@ cdef class PerfMetricsSample(_support.Struct):
         """Array of controller samples
         """
         if self._n != 1:
-            return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, _dtypes.get("perf_metrics_sample_dtype"), self._readonly, "controller_data")
-        return [PerfMetricControllerSample._view(<void*>&(&(<cynvml.nvmlPerfMetricsSample_t*>self._ptr).controllerData[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlPerfMetricsSample_t*>self._ptr).numControllerData, 4))]
+            return tuple(self[i].controller_data for i in range(self._n))
+        return PerfMetricControllerSample._adopt(<uintptr_t>&(<cynvml.nvmlPerfMetricsSample_t*>self._ptr).controllerData[0], min(<Py_ssize_t>(<cynvml.nvmlPerfMetricsSample_t*>self._ptr).numControllerData, 4), self._readonly, self)
 
     @controller_data.setter
     def controller_data(self, value):
@@ -7812,7 +7812,7 @@ cdef class PerfMetricsSamples_v1(_support.Struct):
     def samples(self):
         """Array of performance metrics samples
         """
-        return [PerfMetricsSample._view(<void*>&(&(<cynvml.nvmlPerfMetricsSamples_v1_t*>self._ptr).samples[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlPerfMetricsSamples_v1_t*>self._ptr).numSamples, 13))]
+        return PerfMetricsSample._adopt(<uintptr_t>&(<cynvml.nvmlPerfMetricsSamples_v1_t*>self._ptr).samples[0], min(<Py_ssize_t>(<cynvml.nvmlPerfMetricsSamples_v1_t*>self._ptr).numSamples, 13), self._readonly, self)
 
     @samples.setter
     def samples(self, value):
@@ -8392,9 +8392,9 @@ cdef class ClkMonFaultInfo(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ClkMonFaultInfo[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ClkMonFaultInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlClkMonFaultInfo_struct), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ClkMonFaultInfo[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ClkMonFaultInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlClkMonFaultInfo_struct), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -8597,7 +8597,7 @@ cdef class ClkMonStatus(_support.Struct):
     def clk_mon_list(self):
         """The fault Information structure
         """
-        return [ClkMonFaultInfo._view(<void*>&(&(<cynvml.nvmlClkMonStatus_status*>self._ptr).clkMonList[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlClkMonStatus_status*>self._ptr).clkMonListSize, 32))]
+        return ClkMonFaultInfo._adopt(<uintptr_t>&(<cynvml.nvmlClkMonStatus_status*>self._ptr).clkMonList[0], min(<Py_ssize_t>(<cynvml.nvmlClkMonStatus_status*>self._ptr).clkMonListSize, 32), self._readonly, self)
 
     @clk_mon_list.setter
     def clk_mon_list(self, value):
@@ -9408,9 +9408,9 @@ cdef class ProcessUtilizationSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ProcessUtilizationSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ProcessUtilizationSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessUtilizationSample_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ProcessUtilizationSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ProcessUtilizationSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessUtilizationSample_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -9643,9 +9643,9 @@ cdef class ProcessUtilizationInfo_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ProcessUtilizationInfo_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ProcessUtilizationInfo_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ProcessUtilizationInfo_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ProcessUtilizationInfo_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -10898,9 +10898,9 @@ cdef class EccSramUniqueUncorrectedErrorEntry_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"EccSramUniqueUncorrectedErrorEntry_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return EccSramUniqueUncorrectedErrorEntry_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"EccSramUniqueUncorrectedErrorEntry_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return EccSramUniqueUncorrectedErrorEntry_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -12907,9 +12907,9 @@ cdef class VgpuInstanceUtilizationSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"VgpuInstanceUtilizationSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return VgpuInstanceUtilizationSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"VgpuInstanceUtilizationSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return VgpuInstanceUtilizationSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -13130,9 +13130,9 @@ cdef class VgpuInstanceUtilizationInfo_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"VgpuInstanceUtilizationInfo_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return VgpuInstanceUtilizationInfo_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"VgpuInstanceUtilizationInfo_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return VgpuInstanceUtilizationInfo_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -13541,9 +13541,9 @@ cdef class VgpuProcessUtilizationSample(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"VgpuProcessUtilizationSample[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return VgpuProcessUtilizationSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"VgpuProcessUtilizationSample[{key!r}]: a slice takes consecutive structs (step 1)")
+            return VgpuProcessUtilizationSample._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -13809,9 +13809,9 @@ cdef class VgpuProcessUtilizationInfo_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"VgpuProcessUtilizationInfo_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return VgpuProcessUtilizationInfo_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"VgpuProcessUtilizationInfo_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return VgpuProcessUtilizationInfo_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -14754,9 +14754,9 @@ cdef class VgpuSchedulerLogEntry(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"VgpuSchedulerLogEntry[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return VgpuSchedulerLogEntry._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"VgpuSchedulerLogEntry[{key!r}]: a slice takes consecutive structs (step 1)")
+            return VgpuSchedulerLogEntry._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -16588,9 +16588,9 @@ cdef class GridLicensableFeature(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"GridLicensableFeature[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return GridLicensableFeature._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlGridLicensableFeature_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"GridLicensableFeature[{key!r}]: a slice takes consecutive structs (step 1)")
+            return GridLicensableFeature._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlGridLicensableFeature_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -16851,7 +16851,7 @@ cdef class GridLicensableFeatures(_support.Struct):
     def grid_licensable_features(self):
         """Array of vGPU software licensable features.
         """
-        return [GridLicensableFeature._view(<void*>&(&(<cynvml.nvmlGridLicensableFeatures_st*>self._ptr).gridLicensableFeatures[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlGridLicensableFeatures_st*>self._ptr).licensableFeaturesCount, 3))]
+        return GridLicensableFeature._adopt(<uintptr_t>&(<cynvml.nvmlGridLicensableFeatures_st*>self._ptr).gridLicensableFeatures[0], min(<Py_ssize_t>(<cynvml.nvmlGridLicensableFeatures_st*>self._ptr).licensableFeaturesCount, 3), self._readonly, self)
 
     @grid_licensable_features.setter
     def grid_licensable_features(self, value):
@@ -18223,9 +18223,9 @@ cdef class VgpuSchedulerLogEntry_v2(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"VgpuSchedulerLogEntry_v2[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return VgpuSchedulerLogEntry_v2._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"VgpuSchedulerLogEntry_v2[{key!r}]: a slice takes consecutive structs (step 1)")
+            return VgpuSchedulerLogEntry_v2._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -18943,9 +18943,9 @@ cdef class FieldValue(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"FieldValue[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return FieldValue._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlFieldValue_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"FieldValue[{key!r}]: a slice takes consecutive structs (step 1)")
+            return FieldValue._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlFieldValue_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -19187,9 +19187,9 @@ cdef class HwbcEntry(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"HwbcEntry[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return HwbcEntry._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlHwbcEntry_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"HwbcEntry[{key!r}]: a slice takes consecutive structs (step 1)")
+            return HwbcEntry._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlHwbcEntry_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -19784,9 +19784,9 @@ cdef class UnitFanInfo(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"UnitFanInfo[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return UnitFanInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlUnitFanInfo_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"UnitFanInfo[{key!r}]: a slice takes consecutive structs (step 1)")
+            return UnitFanInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlUnitFanInfo_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -21208,9 +21208,9 @@ cdef class SystemEventData_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"SystemEventData_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return SystemEventData_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlSystemEventData_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"SystemEventData_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return SystemEventData_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlSystemEventData_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -22000,9 +22000,9 @@ cdef class EncoderSessionInfo(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"EncoderSessionInfo[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return EncoderSessionInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlEncoderSessionInfo_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"EncoderSessionInfo[{key!r}]: a slice takes consecutive structs (step 1)")
+            return EncoderSessionInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlEncoderSessionInfo_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -22413,9 +22413,9 @@ cdef class FBCSessionInfo(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"FBCSessionInfo[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return FBCSessionInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlFBCSessionInfo_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"FBCSessionInfo[{key!r}]: a slice takes consecutive structs (step 1)")
+            return FBCSessionInfo._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlFBCSessionInfo_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -23513,7 +23513,7 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
 
     @property
     def cert_chain(self):
-        return PyBytes_FromStringAndSize(<const char*>&(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).certChain[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).certChainSize, 4096))
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).certChain[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).certChainSize, 4096), "B", self._readonly)
 
     @cert_chain.setter
     def cert_chain(self, value):
@@ -23525,7 +23525,7 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
 
     @property
     def attestation_cert_chain(self):
-        return PyBytes_FromStringAndSize(<const char*>&(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).attestationCertChain[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).attestationCertChainSize, 5120))
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).attestationCertChain[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuCertificate_st*>self._ptr).attestationCertChainSize, 5120), "B", self._readonly)
 
     @attestation_cert_chain.setter
     def attestation_cert_chain(self, value):
@@ -23666,7 +23666,7 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
     def attestation_report(self):
         """output
         """
-        return PyBytes_FromStringAndSize(<const char*>&(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).attestationReport[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).attestationReportSize, 8192))
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).attestationReport[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).attestationReportSize, 8192), "B", self._readonly)
 
     @attestation_report.setter
     def attestation_report(self, value):
@@ -23680,7 +23680,7 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
     def cec_attestation_report(self):
         """output
         """
-        return PyBytes_FromStringAndSize(<const char*>&(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).cecAttestationReport[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).cecAttestationReportSize, 4096))
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).cecAttestationReport[0], min(<Py_ssize_t>(<cynvml.nvmlConfComputeGpuAttestationReport_st*>self._ptr).cecAttestationReportSize, 4096), "B", self._readonly)
 
     @cec_attestation_report.setter
     def cec_attestation_report(self, value):
@@ -26120,7 +26120,7 @@ cdef class NvlinkSupportedBwModes_v1(_support.Struct):
 
     @property
     def bw_modes(self):
-        return PyBytes_FromStringAndSize(<const char*>&(<cynvml.nvmlNvlinkSupportedBwModes_v1_t*>self._ptr).bwModes[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkSupportedBwModes_v1_t*>self._ptr).totalBwModes, 23))
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlNvlinkSupportedBwModes_v1_t*>self._ptr).bwModes[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkSupportedBwModes_v1_t*>self._ptr).totalBwModes, 23), "B", self._readonly)
 
     @bw_modes.setter
     def bw_modes(self, value):
@@ -26766,9 +26766,9 @@ cdef class NvlinkFirmwareVersion(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"NvlinkFirmwareVersion[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return NvlinkFirmwareVersion._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlNvlinkFirmwareVersion_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"NvlinkFirmwareVersion[{key!r}]: a slice takes consecutive structs (step 1)")
+            return NvlinkFirmwareVersion._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlNvlinkFirmwareVersion_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -26982,7 +26982,7 @@ cdef class NvlinkFirmwareInfo(_support.Struct):
     def firmware_version(self):
         """OUT - NVLINK firmware version
         """
-        return [NvlinkFirmwareVersion._view(<void*>&(&(<cynvml.nvmlNvlinkFirmwareInfo_t*>self._ptr).firmwareVersion[0])[i], self) for i in range(min(<Py_ssize_t>(<cynvml.nvmlNvlinkFirmwareInfo_t*>self._ptr).numValidEntries, 100))]
+        return NvlinkFirmwareVersion._adopt(<uintptr_t>&(<cynvml.nvmlNvlinkFirmwareInfo_t*>self._ptr).firmwareVersion[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkFirmwareInfo_t*>self._ptr).numValidEntries, 100), self._readonly, self)
 
     @firmware_version.setter
     def firmware_version(self, value):
@@ -27359,9 +27359,9 @@ cdef class NvlinkTelemetrySample_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"NvlinkTelemetrySample_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return NvlinkTelemetrySample_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"NvlinkTelemetrySample_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return NvlinkTelemetrySample_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -27726,7 +27726,7 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
     def fla_remap_tab_addr(self):
         """FLA remap table addrs for all the remap table entries
         """
-        return _support.array_list(<void*>&(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).flaRemapTabAddr[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).remapTabSize, 4096), sizeof(unsigned int), "I", self, "flaRemapTabAddr")
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).flaRemapTabAddr[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).remapTabSize, 4096), "I", self._readonly)
 
     @fla_remap_tab_addr.setter
     def fla_remap_tab_addr(self, value):
@@ -27740,7 +27740,7 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
     def gpa_remap_tab_addr(self):
         """SPA/GPA remap table addrs for all the remap table entries
         """
-        return _support.array_list(<void*>&(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).gpaRemapTabAddr[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).remapTabSize, 4096), sizeof(unsigned int), "I", self, "gpaRemapTabAddr")
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).gpaRemapTabAddr[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkGetRemapTableInfo_v1_t*>self._ptr).remapTabSize, 4096), "I", self._readonly)
 
     @gpa_remap_tab_addr.setter
     def gpa_remap_tab_addr(self, value):
@@ -28099,7 +28099,7 @@ cdef class NvlinkNvlePrivateInfo_v1(_support.Struct):
     def data_(self):
         """Buffer that receives the opaque private info blob
         """
-        return PyBytes_FromStringAndSize(<const char*>&(<cynvml.nvmlNvlinkNvlePrivateInfo_v1_t*>self._ptr).data[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkNvlePrivateInfo_v1_t*>self._ptr).size, 256))
+        return _np_structs.counted_numbers(self, <uintptr_t>&(<cynvml.nvmlNvlinkNvlePrivateInfo_v1_t*>self._ptr).data[0], min(<Py_ssize_t>(<cynvml.nvmlNvlinkNvlePrivateInfo_v1_t*>self._ptr).size, 256), "B", self._readonly)
 
     @data_.setter
     def data_(self, value):
@@ -29556,9 +29556,9 @@ cdef class PRMCounter_v1(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"PRMCounter_v1[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return PRMCounter_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPRMCounter_v1_t), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"PRMCounter_v1[{key!r}]: a slice takes consecutive structs (step 1)")
+            return PRMCounter_v1._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlPRMCounter_v1_t), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -29861,9 +29861,9 @@ cdef class GpuInstancePlacement(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"GpuInstancePlacement[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return GpuInstancePlacement._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlGpuInstancePlacement_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"GpuInstancePlacement[{key!r}]: a slice takes consecutive structs (step 1)")
+            return GpuInstancePlacement._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlGpuInstancePlacement_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -31035,9 +31035,9 @@ cdef class ComputeInstancePlacement(_support.Struct):
         cdef Py_ssize_t i
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            if step != 1 or stop <= start:
-                raise IndexError(f"ComputeInstancePlacement[{key!r}]: a slice takes one or more consecutive structs (step 1)")
-            return ComputeInstancePlacement._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlComputeInstancePlacement_st), stop - start, self._readonly, self)
+            if step != 1:
+                raise IndexError(f"ComputeInstancePlacement[{key!r}]: a slice takes consecutive structs (step 1)")
+            return ComputeInstancePlacement._adopt(<uintptr_t>self._ptr + <size_t>start * sizeof(cynvml.nvmlComputeInstancePlacement_st), max(stop - start, 0), self._readonly, self)
         i = _support.as_int(key, "index")
         if i < 0:
             i += self._n
@@ -49556,8 +49556,8 @@ def get_excluded_device_info_by_index(index):
     _check(_result)
     return _c_info
 
-def device_read_write_prm_v1(device):
-    """device_read_write_prm_v1(device: int)
+def device_read_write_prm_v1(device, in_data):
+    """device_read_write_prm_v1(device: int, in_data: bytes | str)
 
     Read or write a GPU PRM register. The input is assumed to be in TLV format in
      network byte order.
@@ -49578,23 +49578,33 @@ def device_read_write_prm_v1(device):
             - NVML_ERROR_NO_PERMISSION               if user does not have permission to perform this operation
             - NVML_ERROR_NOT_SUPPORTED               if this feature is not supported by the device
 
-    Returns: buffer; raises NvmlError on failure.
+    Returns: status, out_data; raises NvmlError on failure.
     C function: nvmlDeviceReadWritePRM_v1 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef PRMTLV_v1 _c_buffer = PRMTLV_v1()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    if isinstance(in_data, str):
+        _bytes_in_data = (<str>in_data).encode("utf-8")
+    elif isinstance(in_data, (bytes, bytearray)):
+        _bytes_in_data = bytes(in_data)
+    else:
+        raise TypeError(f"in_data: expected bytes or str, got {in_data.__class__.__name__}")
+    if len(_bytes_in_data) > sizeof((<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).inData):
+        raise ValueError(f"in_data: at most {sizeof((<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).inData)} bytes, got {len(_bytes_in_data)}")
+    memcpy(&(<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).inData, PyBytes_AS_STRING(_bytes_in_data), len(_bytes_in_data))
+    (<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).dataSize = len(_bytes_in_data)
     try:
         with nogil:
             _result = cynvml.nvmlDeviceReadWritePRM_v1(_c_device, <cynvml.nvmlPRMTLV_v1_t *>_c_buffer._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_buffer
+    return (_c_buffer.status, PyBytes_FromStringAndSize(<char*>(<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).outData, min((<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).dataSize, sizeof((<cynvml.nvmlPRMTLV_v1_t*>_c_buffer._ptr).outData))), )
 
-def device_read_prm_counters_v1(device):
-    """device_read_prm_counters_v1(device: int)
+def device_read_prm_counters_v1(device, counters):
+    """device_read_prm_counters_v1(device: int, counters: PRMCounter_v1)
 
     Read a list of GPU PRM Counters.
 
@@ -49612,20 +49622,26 @@ def device_read_prm_counters_v1(device):
             - NVML_ERROR_NOT_SUPPORTED               if this feature is not supported by the device
             - NVML_ERROR_UNKNOWN                     on any other error
 
-    Returns: counter_list; raises NvmlError on failure.
+    Returns: counters; raises NvmlError on failure.
     C function: nvmlDeviceReadPRMCounters_v1 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef PRMCounterList_v1 _c_counter_list = PRMCounterList_v1()
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    if not isinstance(counters, PRMCounter_v1):
+        raise TypeError(f"counters: expected PRMCounter_v1, got {counters.__class__.__name__}")
+    if (<PRMCounter_v1>counters)._readonly:
+        raise ValueError("counters: the PRMCounter_v1 is read-only; the call writes its answers into it")
+    (<cynvml.nvmlPRMCounterList_v1_t*>_c_counter_list._ptr).counters = <cynvml.nvmlPRMCounter_v1_t*>(<PRMCounter_v1>counters)._ptr
+    (<cynvml.nvmlPRMCounterList_v1_t*>_c_counter_list._ptr).numCounters = (<PRMCounter_v1>counters)._n
     try:
         with nogil:
             _result = cynvml.nvmlDeviceReadPRMCounters_v1(_c_device, <cynvml.nvmlPRMCounterList_v1_t *>_c_counter_list._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return _c_counter_list
+    return counters
 
 def device_set_mig_mode(device, mode):
     """device_set_mig_mode(device: int, mode: int)

@@ -68,12 +68,13 @@ def address(ptr, cls_name):
 
 
 def count(size, cls_name, what="size"):
-    """A number of structs: an int of at least 1."""
+    """A number of structs: an int of 0 or more (an empty array of structs, as
+    for an array of 0 items in the calls that fill one)."""
     if isinstance(size, bool) or not hasattr(type(size), "__index__"):
         raise TypeError(f"{cls_name}: {what} must be an int, got {type(size).__name__} {size!r}")
     n = _index(size)
-    if n < 1:
-        raise ValueError(f"{cls_name}: {what} must be at least 1, got {n}")
+    if n < 0:
+        raise ValueError(f"{cls_name}: {what} must be 0 or more, got {n}")
     return n
 
 
@@ -140,8 +141,20 @@ def view(obj, addr, n, dtype, readonly):
 
 
 def read_column(obj, addr, n, dtype, readonly, field):
-    """A field over an array of structs: a NumPy array with one item per struct."""
-    return view(obj, addr, n, dtype, readonly)[field]
+    """A field over an array of structs: a NumPy array with one item per struct,
+    a numpy.recarray where the field is a struct (its fields are attributes)."""
+    column = view(obj, addr, n, dtype, readonly)[field]
+    if column.dtype.names is not None:
+        return column.view(numpy().recarray)
+    return column
+
+
+def counted_numbers(obj, addr, n, fmt, readonly):
+    """The n used items of a counted array field (numbers of struct format fmt,
+    or bytes as "B"): a NumPy array over obj's memory that writes through."""
+    np = numpy()
+    dtype = np.dtype(fmt)
+    return np.asarray(_Memory(addr, n * dtype.itemsize, readonly, obj)).view(dtype)
 
 
 def write_column(obj, addr, n, dtype, readonly, field, value, cls_name):
