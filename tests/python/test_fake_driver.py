@@ -106,6 +106,23 @@ def test_kernel_params_array_of_pointers(fake_driver_dir):
         p = params()
         assert struct.unpack("<i", p[0][:4]) == (7,) and struct.unpack("<d", p[1][:8]) == (2.5,), p
         assert ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value == argv.ctypes.data
+        # Read in place whatever the array's kind: a view, a subclass, or bytes of the buffer protocol.
+        wide = np.array([[ctypes.addressof(b), 0], [ctypes.addressof(a), 0]], dtype=np.uint64)
+        column = wide[:, 0].copy()
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 2, None, column, None))
+        assert ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value == column.ctypes.data
+        assert struct.unpack("<d", params()[0][:8]) == (2.5,)
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 2, None, argv.view(np.matrix), None))
+        assert ctypes.c_void_p.in_dll(fake, "fake_params_pointer").value == argv.ctypes.data
+        raw = bytearray(argv.tobytes())
+        ok(driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 2, None, raw, None))
+        assert struct.unpack("<i", params()[0][:4]) == (7,)
+        try:
+            driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 1, None, wide[:, 0], None)
+        except (ValueError, BufferError):
+            pass  # not contiguous: refused, as NumPy's buffer export refuses it
+        else:
+            raise AssertionError("a strided array was taken as the pointer array")
         try:
             driver.cuLaunchKernel(driver.CUfunction(1), 1, 1, 1, 1, 1, 1, 0, None, "text", None)
         except TypeError as e:

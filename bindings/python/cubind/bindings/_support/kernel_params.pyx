@@ -14,6 +14,41 @@ from cubind.bindings._support.handles cimport Handle, Struct
 from cubind.bindings._support.scalars cimport store_scalar
 
 from operator import index as _index
+import sys as _sys
+
+
+# The head of NumPy's array object (PyArrayObject_fields in numpy/ndarraytypes.h,
+# a layout NumPy 1.x and 2.x keep in their ABI): a C- or F-contiguous
+# numpy.ndarray of addresses is read in place, with no buffer export.
+cdef extern from *:
+    """
+    typedef struct {
+        PyObject_HEAD
+        char* data;
+        int nd;
+        Py_ssize_t* dimensions;
+        Py_ssize_t* strides;
+        PyObject* base;
+        PyObject* descr;
+        int flags;
+    } cubind_ndarray_head;
+    """
+    ctypedef struct cubind_ndarray_head:
+        char* data
+        int flags
+
+cdef int _NPY_CONTIGUOUS = 0x1 | 0x2   # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS
+cdef object _ndarray = None            # numpy.ndarray, once NumPy is imported and an array came
+
+
+cdef bint _is_contiguous_ndarray(object obj):
+    global _ndarray
+    if _ndarray is None:
+        np = _sys.modules.get("numpy")
+        if np is None or type(obj) is not getattr(np, "ndarray", None):
+            return False
+        _ndarray = type(obj)
+    return type(obj) is _ndarray and ((<cubind_ndarray_head*>obj).flags & _NPY_CONTIGUOUS) != 0
 
 
 # (values, types): each type is a ctypes type, or None
@@ -212,6 +247,9 @@ cdef object kernel_params(object obj):
     if isinstance(obj, tuple) and len(obj) == 2:
         values, types = obj
         return KernelParams(values, types)
+    if _is_contiguous_ndarray(obj):
+        # Its memory, read in place; the caller's reference keeps it alive (and unresizable).
+        return obj
     if PyObject_CheckBuffer(obj):
         # Made without a call of the class (no argument tuple to parse).
         exported = KernelParamsBuffer.__new__(KernelParamsBuffer)
@@ -230,6 +268,8 @@ cdef void** kernel_params_pointer(object packed) except? NULL:
         return NULL
     if isinstance(packed, KernelParams):
         return (<KernelParams>packed).args
+    if type(packed) is _ndarray:
+        return <void**>(<cubind_ndarray_head*>packed).data
     if isinstance(packed, KernelParamsBuffer):
         return <void**>(<KernelParamsBuffer>packed).view.buf
     if packed < 0:
