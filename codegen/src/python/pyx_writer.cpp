@@ -1254,6 +1254,8 @@ void PyxWriter::attribute_types() {
   // Each entry becomes a prepared _support.TypedSpec at its first use.
   o_ << "cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):\n"
         "    key = _support.as_int(attribute, name)\n"
+        "    if type(key) is not int:\n"
+        "        key = int(key)  # an enum member: its plain value, found in the table by identity\n"
         "    cdef dict table = _ATTRIBUTE_TYPES[enum_name]\n"
         "    spec = table.get(key)\n"
         "    if spec is None:\n"

@@ -691,6 +691,8 @@ cdef dict _ATTRIBUTE_TYPES = {
 
 cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
     key = _support.as_int(attribute, name)
+    if type(key) is not int:
+        key = int(key)  # an enum member: its plain value, found in the table by identity
     cdef dict table = _ATTRIBUTE_TYPES[enum_name]
     spec = table.get(key)
     if spec is None:

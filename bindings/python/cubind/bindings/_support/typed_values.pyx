@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """void * values whose C type an attribute parameter selects (cuPointerGetAttribute's data)."""
 
+cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
@@ -22,6 +23,23 @@ cdef class TypedSpec:
     """The C type of one attribute's value (kind, element size, format, class, count)."""
 
 
+# An enum class's value -> member dict (None for the classes of values, CUdeviceptr),
+# so that a value read back is its member by one lookup, not a call of the class.
+cdef dict _MEMBERS_BY_CLASS = {}
+
+
+cdef object _wrapped(object cls, object value):
+    by_value = _MEMBERS_BY_CLASS.get(cls, False)
+    if by_value is False:
+        by_value = cls.__dict__.get("_value2member_") if isinstance(cls, type) else None
+        _MEMBERS_BY_CLASS[cls] = by_value
+    if by_value is not None:
+        member = (<dict>by_value).get(value)
+        if member is not None:
+            return member
+    return cls(value)  # an unknown value gets a member of its own; a value class wraps it
+
+
 cdef TypedSpec typed_spec(tuple spec, object cls):
     # spec: (kind, size, format or None, class name or class, count) from a module's table;
     # cls: the class itself, resolved by the module.
@@ -35,6 +53,8 @@ cdef TypedSpec typed_spec(tuple spec, object cls):
     return s
 
 
+# One per call of an attribute getter (cuPointerGetAttribute): a free list spares the allocator.
+@cython.freelist(8)
 cdef class TypedValue:
     """Storage for a void * value whose C type an attribute selects."""
 
@@ -81,7 +101,7 @@ cdef class TypedValue:
         if spec.kind == TYPED_BOOL:
             return load_scalar(self._buf + i * spec.size, spec.fmt) != 0
         if spec.kind == TYPED_WRAPPED:
-            return spec.cls(load_scalar(self._buf + i * spec.size, spec.fmt))
+            return _wrapped(spec.cls, load_scalar(self._buf + i * spec.size, spec.fmt))
         if spec.kind == TYPED_HANDLE:
             return new_handle(spec.cls, (<void**>self._buf)[i])
         if spec.kind == TYPED_POINTER:
