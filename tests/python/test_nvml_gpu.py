@@ -136,3 +136,25 @@ def test_calls_that_build_a_versioned_struct_agree_with_nvidia_smi(devices):
         if link_count.nvml_return == nvml.Return.SUCCESS:
             assert 0 <= link_count.value.ui_val <= nvml.NVLINK_MAX_LINKS
         assert bad.nvml_return != nvml.Return.SUCCESS
+
+
+def test_prm_access_answers_or_says_why(devices):
+    # PRM registers are for Blackwell and newer (nvml.h): elsewhere NVML says so
+    # with its error class; where it answers, the counters array comes back filled.
+    handle = devices[0][1]
+    counters = nvml.PRMCounter_v1(2)
+    counters.counter_id = [nvml.PRMCounterId.PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS,
+                           nvml.PRMCounterId.PPRM_OPER_RECOVERY]
+    refusals = (nvml.NotSupportedError, nvml.NoPermissionError, nvml.InvalidArgumentError)
+    try:
+        assert nvml.device_read_prm_counters_v1(handle, counters) is counters
+    except refusals:
+        pass
+    else:
+        assert len(counters.counter_value.status) == 2
+    try:
+        status, out = nvml.device_read_write_prm_v1(handle, b"\x00" * 16)
+    except refusals:
+        pass
+    else:
+        assert isinstance(status, int) and isinstance(out, bytes)
