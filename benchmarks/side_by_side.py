@@ -339,6 +339,18 @@ class World:
             return f"CuPy failed to set up: {type(e).__name__}: {e}"[:120]
         return cupy
 
+    def close(self):
+        """Frees NVIDIA's buffer while cubind's stream, which it was allocated
+        on (Stream.from_handle), still lives, then cubind's: left to the
+        interpreter's teardown, cuda.core's Buffer may free into a stream
+        destroyed before it, and the driver crashes the process at exit."""
+        if isinstance(self.nvidia, dict) and not isinstance(self.nvidia.get("buffer", ""), str):
+            self.nvidia["buffer"].close()
+            self.nvidia["stream"].sync()
+            self.nvidia.pop("buffer")
+        self.buffer.close()
+        self.stream.sync()
+
     def nvidia_part(self, key):
         if isinstance(self.nvidia, str):
             raise Missing(self.nvidia)
@@ -1092,6 +1104,7 @@ def main(argv=None):
         times, missing = measure(world, row, rounds * LAUNCH_ROUNDS // ROUNDS if row.group == "launch" else rounds)
         results.append((row, times, missing))
         print(f"  {row.name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in times.items()), file=sys.stderr, flush=True)
+    world.close()
     imports = [] if args.standin or args.only else import_rows()
     out = table(results, imports)
     print(out)
