@@ -431,9 +431,15 @@ ManagedMemoryResource::~ManagedMemoryResource() {
 void* ManagedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
   require_bytes(bytes, "cubind::ManagedMemoryResource::allocate");
   detail::require_stream(stream, "cubind::ManagedMemoryResource::allocate");
+  CUdeviceptr ptr = 0;
+  if (pool_ != nullptr && !detail::is_default_stream(stream.handle())) {
+    // A stream names its own context, so no guard (as MemoryPool::allocate).
+    refuse_capture(stream, "ManagedMemoryResource");
+    detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
+    return to_pointer(ptr);
+  }
   ContextGuard guard(device_);
   refuse_capture(stream, "ManagedMemoryResource");
-  CUdeviceptr ptr = 0;
   if (pool_ != nullptr) {
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   } else {
@@ -444,6 +450,10 @@ void* ManagedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
 
 void ManagedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
   detail::require_stream(stream, "cubind::ManagedMemoryResource::deallocate");
+  if (pool_ != nullptr && !detail::is_default_stream(stream.handle())) {
+    detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
+    return;
+  }
   ContextGuard guard(device_);
   if (pool_ != nullptr) {
     detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
