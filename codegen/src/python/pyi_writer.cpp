@@ -175,8 +175,7 @@ void PyiWriter::structs() {
       // A counted array in the struct (structs: numpy): a view of its used items, an array of
       // the item's class where it has arrays, else a NumPy array.
       if (plan_.conventions.numpy_structs() && !m_.counted_by(*sc.record, *f).empty()) {
-        const Model::StructClass* item = m_.find_struct(f->type.element);
-        if (fp.kind == FieldPlan::Kind::StructArray && item != nullptr && m_.struct_array(*item->record)) {
+        if (fp.kind == FieldPlan::Kind::StructArray && m_.items_struct_array(*f)) {
           annotation = fp.type.py;
         } else if (fp.kind == FieldPlan::Kind::Bytes ||
                    (fp.kind == FieldPlan::Kind::NumberArray && fp.type.kind == TypeInfo::Kind::Scalar)) {

@@ -878,8 +878,7 @@ bool PyxWriter::counted_accessors(const FieldPlan& fp, const Field& f, const std
     case FieldPlan::Kind::StructArray: {
       // As cuda.bindings.nvml: a view of the count's structs, an array of the item's
       // class where it has arrays (python.struct_arrays), else a list of views.
-      const Model::StructClass* item = m_.find_struct(f.type.element);
-      if (numpy_ && item != nullptr && m_.struct_array(*item->record)) {
+      if (numpy_ && m_.items_struct_array(f)) {
         g << "        return " << t.py << "._adopt(<uintptr_t>" << at << ", " << used << ", self._readonly, self)\n";
       } else {
         g << "        return [" << t.py << "._view(<void*>&(" << at << ")[i], self) for i in range(" << used << ")]\n";

@@ -315,6 +315,11 @@ bool Model::struct_array(const Record& r) const {
   return std::any_of(list.begin(), list.end(), [&](const std::string& n) { return names_record(lib, r, n); });
 }
 
+bool Model::items_struct_array(const Field& f) const {
+  const StructClass* item = find_struct(f.type.element);
+  return item != nullptr && struct_array(*item->record);
+}
+
 bool Model::numpy_hidden(const Record& r, const Field& f) const {
   if (!conventions.numpy_structs()) return false;
   // cuda.bindings.nvml keeps reserved arrays in the dtype only (AccountingStats.reserved).

@@ -72,6 +72,9 @@ class Model {
   // structs: numpy -- whether cuda.bindings makes arrays of this record's
   // class (python.struct_arrays names it, its tag or a typedef of it).
   bool struct_array(const Record& r) const;
+  // structs: numpy -- whether the items of array field f are structs of a class
+  // with arrays: a counted one reads as that class over its used items.
+  bool items_struct_array(const Field& f) const;
   // structs: numpy -- a field kept in the dtype but no attribute of the
   // class: a reserved array, or the count of a counted array.
   bool numpy_hidden(const Record& r, const Field& f) const;
