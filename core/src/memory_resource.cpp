@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -137,29 +138,27 @@ void* MemoryPool::allocate(std::size_t bytes, StreamRef stream) {
                            ": the pool was imported from another process, which alone allocates from it");
   }
   CUdeviceptr ptr = 0;
+  // A stream names its own context, so only a default stream (this device's
+  // under the guard) makes the pool's context current around the call.
+  std::optional<ContextGuard> guard;
   if (detail::is_default_stream(stream.handle())) {
-    // Under the guard a default stream is this device's.
-    ContextGuard guard(Context::from_native_handle(context_));
-    refuse_capture(stream, name_);
-    detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
+    guard.emplace(Context::from_native_handle(context_));
   } else {
-    // A stream names its own context, so no guard: this path is the one the
-    // allocation benchmarks hold to the raw call's speed.
     detail::require_stream(stream, allocate_where_.c_str());
-    refuse_capture(stream, name_);
-    detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   }
+  refuse_capture(stream, name_);
+  detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
   return to_pointer(ptr);
 }
 
 void MemoryPool::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
+  std::optional<ContextGuard> guard;
   if (detail::is_default_stream(stream.handle())) {
-    ContextGuard guard(Context::from_native_handle(context_));
-    detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
+    guard.emplace(Context::from_native_handle(context_));
   } else {
     detail::require_stream(stream, deallocate_where_.c_str());
-    detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
   }
+  detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
 }
 
 std::uint64_t MemoryPool::release_threshold() const {
@@ -432,13 +431,11 @@ void* ManagedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
   require_bytes(bytes, "cubind::ManagedMemoryResource::allocate");
   detail::require_stream(stream, "cubind::ManagedMemoryResource::allocate");
   CUdeviceptr ptr = 0;
-  if (pool_ != nullptr && !detail::is_default_stream(stream.handle())) {
-    // A stream names its own context, so no guard (as MemoryPool::allocate).
-    refuse_capture(stream, "ManagedMemoryResource");
-    detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
-    return to_pointer(ptr);
-  }
-  ContextGuard guard(device_);
+  // A pool's call on a stream of its own needs no guard: the stream names its
+  // context (as MemoryPool::allocate). The default stream and cuMemAllocManaged
+  // take the device's.
+  std::optional<ContextGuard> guard;
+  if (pool_ == nullptr || detail::is_default_stream(stream.handle())) guard.emplace(device_);
   refuse_capture(stream, "ManagedMemoryResource");
   if (pool_ != nullptr) {
     detail::check(raw::cuMemAllocFromPoolAsync(&ptr, bytes, pool_, stream.handle()), "cuMemAllocFromPoolAsync");
@@ -450,11 +447,8 @@ void* ManagedMemoryResource::allocate(std::size_t bytes, StreamRef stream) {
 
 void ManagedMemoryResource::deallocate(void* ptr, std::size_t /*bytes*/, StreamRef stream) {
   detail::require_stream(stream, "cubind::ManagedMemoryResource::deallocate");
-  if (pool_ != nullptr && !detail::is_default_stream(stream.handle())) {
-    detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
-    return;
-  }
-  ContextGuard guard(device_);
+  std::optional<ContextGuard> guard;
+  if (pool_ == nullptr || detail::is_default_stream(stream.handle())) guard.emplace(device_);
   if (pool_ != nullptr) {
     detail::check(raw::cuMemFreeAsync(to_deviceptr(ptr), stream.handle()), "cuMemFreeAsync");
     return;
