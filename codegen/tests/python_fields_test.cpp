@@ -390,9 +390,10 @@ functions: {}
   EXPECT_THAT(fv, HasSubstr("def __len__(self):\n"));
   EXPECT_THAT(fv, HasSubstr("def __getitem__(self, key):\n"));
   EXPECT_THAT(fv, HasSubstr("def from_ptr(ptr, size=1, readonly=False, owner=None):\n"));
-  // A view or a copy of the memory, by the module's one helper.
-  EXPECT_THAT(fv, HasSubstr("        _adopt_memory(obj, address, n, sizeof(cynvjitlink.mlFieldValue_t), owner)\n"));
-  EXPECT_THAT(module, HasSubstr("cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, "));
+  // A view or a copy of the memory, by _support's one helper (no copy of it in the module).
+  EXPECT_THAT(fv, HasSubstr("        _support.adopt_memory(obj, address, n, sizeof(cynvjitlink.mlFieldValue_t), owner)\n"));
+  EXPECT_THAT(module, Not(HasSubstr("_adopt_memory(")));
+  EXPECT_THAT(fv, HasSubstr("._adopt(_support.buffer_address(view), n, view.readonly, view)\n"));
   EXPECT_THAT(fv, HasSubstr("return _np_structs.read_column(self, <uintptr_t>self._ptr, self._n, "
                             "_dtypes.get(\"field_value_dtype\"), self._readonly, \"field_id\")\n"));
   const std::string bar = class_text(module, "BAR1Memory");
@@ -513,4 +514,55 @@ CUresult cuInit(unsigned int Flags);
                                "            return\n"));
   EXPECT_THAT(child, HasSubstr("(<cydriver.Child_st*>self._ptr).kind = <cydriver.Kind><long long>_support.enum_field(value"));
   EXPECT_THAT(child, Not(HasSubstr("value in ()")));
+}
+
+// A value typed by an attribute: the attribute's C value finds its C type in
+// the module's table of that enum, and the value lives on the stack; the
+// table exists only in a module with such values.
+TEST(EmitPythonFunctions, TypedValuesUseTheirEnumsTableAndAStackSlot) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef enum { ATTR_COUNT = 1, ATTR_RATIO = 2 } attr_t;
+CUresult getAttr(void *data, attr_t attribute, int which);
+CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
+)",
+                                      "typed.h");
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations("library: {name: driver, headers: [typed.h], soname: libcuda.so.1, "
+                                      "display_name: Driver, python: {title: Driver}}\n"
+                                      "functions:\n"
+                                      "  getAttr: {params: {data: {direction: out, typed_by: attribute}}}\n"
+                                      "  getAttrs:\n"
+                                      "    params:\n"
+                                      "      attributes: {direction: in, count: n}\n"
+                                      "      data: {direction: out, count: n, typed_by: attributes}\n"
+                                      "attribute_types:\n"
+                                      "  attr_t: {ATTR_COUNT: unsigned int, ATTR_RATIO: double}\n",
+                                      "typed.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  std::string module;
+  for (auto& f : codegen::emit_python_module(lib, options())) {
+    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
+  }
+  EXPECT_THAT(module, HasSubstr("cdef _support.TypedTable _TYPES_attr_t = _support.TypedTable(\"attr_t\", {\n"
+                                "    1: (\"scalar\", sizeof(unsigned int), \"I\", None, 1),  # ATTR_COUNT\n"
+                                "    2: (\"scalar\", sizeof(double), \"d\", None, 1),  # ATTR_RATIO\n"
+                                "}, _enums)\n"));
+  const auto begin = module.find("def getAttr(");
+  ASSERT_NE(begin, std::string::npos) << module;
+  const std::string get = module.substr(begin, module.find("\ndef ", begin + 1) - begin);
+  EXPECT_THAT(get, HasSubstr("    cdef _support.TypedSlot _c_data\n    cdef _support.TypedSpec _t_data\n"));
+  EXPECT_THAT(get, HasSubstr("    _c_data.buf = NULL\n    try:\n"));
+  EXPECT_THAT(get, HasSubstr("        _t_data = _TYPES_attr_t.spec(<long long>_c_attribute, \"data\")\n"
+                             "        _support.typed_init(&_c_data, _t_data, None, \"data\", 0)\n"));
+  EXPECT_THAT(get, HasSubstr("(<void *>_c_data.ptr, _c_attribute, _c_which)"));
+  EXPECT_THAT(get, HasSubstr("return (_status(0), _support.typed_read(&_c_data, _t_data))"));
+  EXPECT_THAT(get, HasSubstr("    finally:\n        _support.typed_release(&_c_data)\n"));
+  // An attributes list: each item's Python value finds its entry.
+  const auto many = module.find("def getAttrs(");
+  ASSERT_NE(many, std::string::npos);
+  EXPECT_THAT(module.substr(many), HasSubstr("_support.typed_value(_TYPES_attr_t.spec_of(attributes[_i_data], \"data\")"));
+
+  // A module without typed values has no table and no lookup of one.
+  EXPECT_THAT(python_module(kFieldsHeader), Not(HasSubstr("_support.TypedTable")));
 }

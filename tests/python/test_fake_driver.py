@@ -66,6 +66,43 @@ def test_uuid_and_typed_attribute_values(fake_driver_dir):
     """)
 
 
+def test_typed_values_alternate_attributes_and_refuse_unknown_ones(fake_driver_dir):
+    # Each attribute enum's table keeps the last attribute it found: calls that
+    # alternate between attributes, as plain ints too, each get their own type.
+    run_fake(fake_driver_dir, """
+        a = driver.CUpointer_attribute
+        for _ in range(3):
+            ctx = ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_CONTEXT, 0x1000))
+            assert type(ctx) is driver.CUcontext and int(ctx) == 0xC0FFEE
+            assert ok(driver.cuPointerGetAttribute(2, 0x1000)) == 2
+            assert ok(driver.cuPointerGetAttribute(2, 0x1000)) == 2
+            managed = ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_IS_MANAGED, 0x1000))
+            assert managed is True
+            dptr = ok(driver.cuPointerGetAttribute(int(a.CU_POINTER_ATTRIBUTE_DEVICE_POINTER), 0x4321))
+            assert type(dptr) is driver.CUdeviceptr and int(dptr) == 0x4321
+        # An attribute the table does not know, before and after a known one.
+        for attribute in (12345, a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 12345):
+            try:
+                value = ok(driver.cuPointerGetAttribute(attribute, 0x1000))
+            except ValueError as e:
+                assert attribute == 12345
+                assert "data: CUpointer_attribute value 12345 has no known value type" in str(e), str(e)
+            else:
+                assert attribute != 12345 and value == 2
+        # A list of attributes: one value of its own type per attribute.
+        values = ok(driver.cuPointerGetAttributes(
+            3, [a.CU_POINTER_ATTRIBUTE_CONTEXT, 2, a.CU_POINTER_ATTRIBUTE_RANGE_SIZE], 0x1000))
+        assert type(values[0]) is driver.CUcontext and int(values[0]) == 0xC0FFEE
+        assert values[1:] == [2, 4096]
+        try:
+            driver.cuPointerGetAttributes(1, [12345], 0x1000)
+        except ValueError as e:
+            assert "CUpointer_attribute value 12345" in str(e), str(e)
+        else:
+            raise AssertionError("no ValueError for an unknown attribute in a list")
+    """)
+
+
 def test_unknown_status_from_the_driver(fake_driver_dir):
     run_fake(fake_driver_dir, """
         status, value = driver.cuDeviceGetUuid(1)

@@ -219,19 +219,36 @@ void PyxFunction::struct_in(const Plan& pl) {
   call_args_.push_back(cast_param(pl) + cn);
 }
 
-std::string PyxFunction::typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const {
-  return "_typed_value(\"" + pl.attribute_enum + "\", " + plan_named(pl.typed_by)->py_name + ", " + value + ", \"" +
-         pl.param->name + "\", " + hint + ")";
+// The TypedSpec of the attribute that types pl: the attribute's C value (an
+// enum or integer argument, converted already) finds it in the module's table.
+std::string PyxFunction::typed_spec_of(const Plan& pl) const {
+  const Plan* attribute = plan_named(pl.typed_by);
+  if (attribute == nullptr) throw std::runtime_error(f_.name + ": typed_by names no parameter");
+  const std::string table = typed_table(pl.attribute_enum);
+  if (attribute->role == Role::Enum || attribute->role == Role::Scalar) {
+    return table + ".spec(<long long>_c_" + attribute->py_name + ", \"" + pl.param->name + "\")";
+  }
+  return table + ".spec_of(" + attribute->py_name + ", \"" + pl.param->name + "\")";
 }
 
-// The value's type follows the attribute: a typed value converted by _typed_value.
-void PyxFunction::typed_in(const Plan& pl) {
-  const std::string cn = "_c_" + pl.py_name;
-  locals_ << "    cdef _support.TypedValue " << cn << "\n";
-  after_inputs_ << "    " << cn << " = " << typed_value_call(pl, pl.py_name, size_hint(pl)) << "\n";
+// A value typed by an attribute, in a _support.TypedSlot on the stack (_c_),
+// of the C type _t_ describes; value: the Python value to store, or None.
+void PyxFunction::typed_slot(const Plan& pl, const std::string& value) {
+  const std::string& n = pl.py_name;
+  const std::string cn = "_c_" + n;
+  locals_ << "    cdef _support.TypedSlot " << cn << "\n    cdef _support.TypedSpec _t_" << n << "\n";
+  init_refs_ << "    " << cn << ".buf = NULL\n";
+  after_inputs_ << "    _t_" << n << " = " << typed_spec_of(pl) << "\n"
+                << "    _support.typed_init(&" << cn << ", _t_" << n << ", " << value << ", \"" << pl.param->name
+                << "\", " << size_hint(pl) << ")\n";
+  cleanup_ << "        _support.typed_release(&" << cn << ")\n";
+  needs_try_ = true;
   fill_default_size(pl, cn);
   call_args_.push_back(cast_param(pl) + cn + ".ptr");
 }
+
+// The value's type follows the attribute.
+void PyxFunction::typed_in(const Plan& pl) { typed_slot(pl, pl.py_name); }
 
 // None (NULL) only where the header says the call takes NULL.
 void PyxFunction::string(const Plan& pl) {
@@ -784,12 +801,8 @@ void PyxFunction::out_array_ref(const Plan& pl) {
 
 // Storage for the largest value the attribute can select; converted after the call.
 void PyxFunction::out_typed(const Plan& pl) {
-  const std::string cn = "_c_" + pl.py_name;
-  locals_ << "    cdef _support.TypedValue " << cn << "\n";
-  after_inputs_ << "    " << cn << " = " << typed_value_call(pl, "None", size_hint(pl)) << "\n";
-  fill_default_size(pl, cn);
-  call_args_.push_back(cast_param(pl) + cn + ".ptr");
-  out_exprs_.push_back(cn + ".value()");
+  typed_slot(pl, "None");
+  out_exprs_.push_back("_support.typed_read(&_c_" + pl.py_name + ", _t_" + pl.py_name + ")");
 }
 
 // One TypedValue per attribute of the attributes array.
@@ -805,12 +818,12 @@ void PyxFunction::out_typed_array(const Plan& pl) {
     }
   }
   locals_ << "    cdef void** " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
-  after_inputs_ << "    _tv_" << n << " = [_typed_value(\"" << pl.attribute_enum << "\", " << attrs << "[_i_" << n
-                << "], None, \"" << pl.param->name << "\", " << (sizes.empty() ? "0" : sizes + "[_i_" + n + "]")
-                << ") for _i_" << n << " in range(" << count << ")]\n"
+  after_inputs_ << "    _tv_" << n << " = [_support.typed_value(" << typed_table(pl.attribute_enum) << ".spec_of(" << attrs
+                << "[_i_" << n << "], \"" << pl.param->name << "\"), None, \"" << pl.param->name << "\", "
+                << (sizes.empty() ? "0" : sizes + "[_i_" + n + "]") << ") for _i_" << n << " in range(" << count << ")]\n"
                 << "    " << cn << " = <void**>_support.alloc_array(" << count << ", sizeof(void*))\n"
                 << "    for _i_" << n << " in range(" << count << "):\n"
-                << "        " << cn << "[_i_" << n << "] = (<_support.TypedValue>_tv_" << n << "[_i_" << n << "]).ptr\n";
+                << "        " << cn << "[_i_" << n << "] = (<_support.TypedValue>_tv_" << n << "[_i_" << n << "]).slot.ptr\n";
   cleanup_ << "        free(" << cn << ")\n";
   needs_try_ = true;
   call_args_.push_back(cast_param(pl) + cn);

@@ -18,6 +18,9 @@ namespace codegen::python {
 // editor's hover shows what __doc__ and the documentation site show.
 std::string function_doc(const Model& m, const FunctionPlan& plan, const std::string& public_name);
 
+// The module-level _support.TypedTable of an attribute enum's value types.
+inline std::string typed_table(const std::string& attribute_enum) { return "_TYPES_" + attribute_enum; }
+
 class PyxFunction {
  public:
   // status_type: the C spelling of the module's status type (CUresult).
@@ -75,7 +78,8 @@ class PyxFunction {
   void fill_default_size(const Plan& pl, const std::string& cn);
   // The byte size the caller gives for a typed value (dataSize), or "0".
   std::string size_hint(const Plan& pl) const;
-  std::string typed_value_call(const Plan& pl, const std::string& value, const std::string& hint) const;
+  std::string typed_spec_of(const Plan& pl) const;
+  void typed_slot(const Plan& pl, const std::string& value);
   std::string cast_param(const Plan& pl) const;
   // A handle of a type the raw layer records (nvrtcProgram) must be one it made
   // and has not destroyed, or NULL: anything else raises before the call.

@@ -71,34 +71,7 @@ void PyxWriter::header() {
   o_ << "from cubind.bindings cimport _support\n";
   o_ << "from cpython.object cimport PyObject\n";
   if (plan_.conventions.numpy_structs()) {
-    o_ << "from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE\n";
     o_ << "from cubind.bindings._support import numpy_structs as _np_structs\n\n";
-    // from_buffer: the address of a memoryview that holds the buffer's export
-    // for as long as the struct viewing it lives.
-    o_ << "cdef uintptr_t _buffer_address(object view) except? 0:\n"
-          "    cdef Py_buffer b\n"
-          "    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)\n"
-          "    cdef uintptr_t address = <uintptr_t>b.buf\n"
-          "    PyBuffer_Release(&b)\n"
-          "    return address\n\n";
-    // from_ptr, from_data, from_buffer and indexing: a view that owner keeps
-    // alive, or with no owner a copy, as cuda.bindings' from_ptr does.
-    o_ << "cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) "
-          "except -1:\n"
-          "    if owner is None:\n"
-          "        if n != 1:\n"
-          "            _support.free_struct(obj._ptr)\n"
-          "            obj._ptr = NULL\n"
-          "            obj._own = False\n"
-          "            obj._ptr = _support.alloc_struct(<size_t>n * size)\n"
-          "            obj._own = True\n"
-          "        memcpy(obj._ptr, <const void*>address, <size_t>n * size)\n"
-          "    else:\n"
-          "        _support.free_struct(obj._ptr)\n"
-          "        obj._own = False\n"
-          "        obj._ptr = <void*>address\n"
-          "        obj._owner = owner\n"
-          "    return 0\n";
     if (!lib_.python.counted_fields.empty()) {
       // A counted pointer field's new items (numbers or addresses), in an
       // array the struct keeps; no items leave its data NULL.
@@ -594,7 +567,7 @@ void PyxWriter::numpy_methods(const Model::StructClass& sc, bool array) {
   o_ << "    @staticmethod\n"
         "    cdef " << py << " _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):\n"
         "        cdef " << py << " obj = " << py << ".__new__(" << py << ")\n"
-        "        _adopt_memory(obj, address, n, sizeof(" << c << "), owner)\n"
+        "        _support.adopt_memory(obj, address, n, sizeof(" << c << "), owner)\n"
         "        obj._n = n\n"
         "        obj._readonly = readonly\n"
         "        return obj\n\n";
@@ -627,7 +600,7 @@ void PyxWriter::numpy_methods(const Model::StructClass& sc, bool array) {
                       "; read-only for a\nread-only buffer.",
                   "        ")
      << "        view, n = _np_structs.buffer_memory(buffer, sizeof(" << c << "), \"" << py << "\", " << many << ")\n"
-     << "        return " << py << "._adopt(_buffer_address(view), n, view.readonly, view)\n\n";
+     << "        return " << py << "._adopt(_support.buffer_address(view), n, view.readonly, view)\n\n";
 }
 
 std::string PyxWriter::numpy_format(const Field& f) const {
@@ -1233,37 +1206,24 @@ void PyxWriter::sizes() {
   attribute_types();
 }
 
-// void * values typed by an attribute: member -> C type.
+// void * values typed by an attribute: one table per attribute enum, its
+// value -> C type; modules with no such value have none.
 void PyxWriter::attribute_types() {
-  o_ << "# void * values typed by an attribute: member -> C type.\n";
-  o_ << "cdef dict _ATTRIBUTE_TYPES = {\n";
+  if (plan_.attribute_enums.empty()) return;
+  o_ << "# void * values typed by an attribute: per attribute enum, value -> C type,\n"
+        "# each entry a prepared _support.TypedSpec from its first use.\n";
   for (const auto& e : plan_.attribute_enums) {
-    o_ << "    \"" << e << "\": {\n";
+    o_ << "cdef _support.TypedTable " << typed_table(e) << " = _support.TypedTable(\"" << e << "\", {\n";
     const Enum* en = m_.find_enum(e);
     for (const auto& [member, type] : lib_.attribute_types.at(e)) {
       long long value = 0;
       for (const auto& v : en->enumerators) {
         if (v.name == member) value = v.value;
       }
-      o_ << "        " << value << ": " << typed_spec(type) << ",  # " << member << "\n";
+      o_ << "    " << value << ": " << typed_spec(type) << ",  # " << member << "\n";
     }
-    o_ << "    },\n";
+    o_ << "}, _enums)\n";
   }
-  o_ << "}\n\n";
-  // Each entry becomes a prepared _support.TypedSpec at its first use.
-  o_ << "cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):\n"
-        "    key = _support.as_int(attribute, name)\n"
-        "    if type(key) is not int:\n"
-        "        key = int(key)  # an enum member: its plain value, found in the table by identity\n"
-        "    cdef dict table = _ATTRIBUTE_TYPES[enum_name]\n"
-        "    spec = table.get(key)\n"
-        "    if spec is None:\n"
-        "        raise ValueError(f\"{name}: {enum_name} value {key} has no known value type\")\n"
-        "    if type(spec) is tuple:\n"
-        "        cls = (<tuple>spec)[3]\n"
-        "        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)\n"
-        "        table[key] = spec\n"
-        "    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)\n";
 }
 
 // (kind, size, format, class, count) for _support.TypedValue; count 0: sized by the caller.

@@ -19,31 +19,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cubind.bindings cimport cycudla
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cubind.bindings._support import numpy_structs as _np_structs
 
-cdef uintptr_t _buffer_address(object view) except? 0:
-    cdef Py_buffer b
-    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)
-    cdef uintptr_t address = <uintptr_t>b.buf
-    PyBuffer_Release(&b)
-    return address
-
-cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) except -1:
-    if owner is None:
-        if n != 1:
-            _support.free_struct(obj._ptr)
-            obj._ptr = NULL
-            obj._own = False
-            obj._ptr = _support.alloc_struct(<size_t>n * size)
-            obj._own = True
-        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
-    else:
-        _support.free_struct(obj._ptr)
-        obj._own = False
-        obj._ptr = <void*>address
-        obj._owner = owner
-    return 0
 
 cdef _support.FieldArray _counted_array(object value, size_t itemsize, str fmt, str name, str expected):
     if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
@@ -252,7 +229,7 @@ cdef class ExternalMemoryHandleDesc(_support.Struct):
     @staticmethod
     cdef ExternalMemoryHandleDesc _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ExternalMemoryHandleDesc obj = ExternalMemoryHandleDesc.__new__(ExternalMemoryHandleDesc)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaExternalMemoryHandleDesc_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaExternalMemoryHandleDesc_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -285,7 +262,7 @@ cdef class ExternalMemoryHandleDesc(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaExternalMemoryHandleDesc_t), "ExternalMemoryHandleDesc", False)
-        return ExternalMemoryHandleDesc._adopt(_buffer_address(view), n, view.readonly, view)
+        return ExternalMemoryHandleDesc._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def ext_buf_object(self):
@@ -379,7 +356,7 @@ cdef class ExternalSemaphoreHandleDesc(_support.Struct):
     @staticmethod
     cdef ExternalSemaphoreHandleDesc _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ExternalSemaphoreHandleDesc obj = ExternalSemaphoreHandleDesc.__new__(ExternalSemaphoreHandleDesc)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -412,7 +389,7 @@ cdef class ExternalSemaphoreHandleDesc(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaExternalSemaphoreHandleDesc_t), "ExternalSemaphoreHandleDesc", False)
-        return ExternalSemaphoreHandleDesc._adopt(_buffer_address(view), n, view.readonly, view)
+        return ExternalSemaphoreHandleDesc._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def ext_sync_object(self):
@@ -491,7 +468,7 @@ cdef class ModuleTensorDescriptor(_support.Struct):
     @staticmethod
     cdef ModuleTensorDescriptor _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ModuleTensorDescriptor obj = ModuleTensorDescriptor.__new__(ModuleTensorDescriptor)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaModuleTensorDescriptor_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaModuleTensorDescriptor_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -524,7 +501,7 @@ cdef class ModuleTensorDescriptor(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaModuleTensorDescriptor_t), "ModuleTensorDescriptor", False)
-        return ModuleTensorDescriptor._adopt(_buffer_address(view), n, view.readonly, view)
+        return ModuleTensorDescriptor._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def name(self):
@@ -741,7 +718,7 @@ cdef class ModuleAttribute(_support.Struct):
     @staticmethod
     cdef ModuleAttribute _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ModuleAttribute obj = ModuleAttribute.__new__(ModuleAttribute)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaModuleAttribute_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaModuleAttribute_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -774,7 +751,7 @@ cdef class ModuleAttribute(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaModuleAttribute_t), "ModuleAttribute", False)
-        return ModuleAttribute._adopt(_buffer_address(view), n, view.readonly, view)
+        return ModuleAttribute._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def num_input_tensors(self):
@@ -901,7 +878,7 @@ cdef class Fence(_support.Struct):
     @staticmethod
     cdef Fence _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Fence obj = Fence.__new__(Fence)
-        _adopt_memory(obj, address, n, sizeof(cycudla.CudlaFence), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.CudlaFence), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -934,7 +911,7 @@ cdef class Fence(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.CudlaFence), "Fence", False)
-        return Fence._adopt(_buffer_address(view), n, view.readonly, view)
+        return Fence._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def fence(self):
@@ -1025,7 +1002,7 @@ cdef class WaitEvents(_support.Struct):
     @staticmethod
     cdef WaitEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WaitEvents obj = WaitEvents.__new__(WaitEvents)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaWaitEvents), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaWaitEvents), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1058,7 +1035,7 @@ cdef class WaitEvents(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaWaitEvents), "WaitEvents", False)
-        return WaitEvents._adopt(_buffer_address(view), n, view.readonly, view)
+        return WaitEvents._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pre_fences(self):
@@ -1141,7 +1118,7 @@ cdef class SignalEvents(_support.Struct):
     @staticmethod
     cdef SignalEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SignalEvents obj = SignalEvents.__new__(SignalEvents)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaSignalEvents), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaSignalEvents), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1174,7 +1151,7 @@ cdef class SignalEvents(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaSignalEvents), "SignalEvents", False)
-        return SignalEvents._adopt(_buffer_address(view), n, view.readonly, view)
+        return SignalEvents._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def dev_ptrs(self):
@@ -1275,7 +1252,7 @@ cdef class Task(_support.Struct):
     @staticmethod
     cdef Task _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Task obj = Task.__new__(Task)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaTask_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaTask_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1308,7 +1285,7 @@ cdef class Task(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaTask_t), "Task", False)
-        return Task._adopt(_buffer_address(view), n, view.readonly, view)
+        return Task._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def module_handle(self):
@@ -1451,7 +1428,7 @@ cdef class DevAttribute(_support.Struct):
     @staticmethod
     cdef DevAttribute _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DevAttribute obj = DevAttribute.__new__(DevAttribute)
-        _adopt_memory(obj, address, n, sizeof(cycudla.cudlaDevAttribute_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycudla.cudlaDevAttribute_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1484,7 +1461,7 @@ cdef class DevAttribute(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycudla.cudlaDevAttribute_t), "DevAttribute", False)
-        return DevAttribute._adopt(_buffer_address(view), n, view.readonly, view)
+        return DevAttribute._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def unified_addressing_supported(self):
@@ -2369,20 +2346,3 @@ def sizeof(objType):
     except KeyError:
         raise TypeError(f"sizeof() takes a cubind type of this module, got {cls.__name__}") from None
 
-# void * values typed by an attribute: member -> C type.
-cdef dict _ATTRIBUTE_TYPES = {
-}
-
-cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
-    key = _support.as_int(attribute, name)
-    if type(key) is not int:
-        key = int(key)  # an enum member: its plain value, found in the table by identity
-    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
-    spec = table.get(key)
-    if spec is None:
-        raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if type(spec) is tuple:
-        cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
-        table[key] = spec
-    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)

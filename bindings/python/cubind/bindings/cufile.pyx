@@ -21,31 +21,8 @@ from cubind.bindings cimport _support
 from cpython.object cimport PyObject
 from posix.types cimport off_t
 from libcpp cimport bool as cpp_bool
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cubind.bindings._support import numpy_structs as _np_structs
 
-cdef uintptr_t _buffer_address(object view) except? 0:
-    cdef Py_buffer b
-    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)
-    cdef uintptr_t address = <uintptr_t>b.buf
-    PyBuffer_Release(&b)
-    return address
-
-cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) except -1:
-    if owner is None:
-        if n != 1:
-            _support.free_struct(obj._ptr)
-            obj._ptr = NULL
-            obj._own = False
-            obj._ptr = _support.alloc_struct(<size_t>n * size)
-            obj._own = True
-        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
-    else:
-        _support.free_struct(obj._ptr)
-        obj._own = False
-        obj._ptr = <void*>address
-        obj._owner = owner
-    return 0
 
 # Constants (#define)
 CUFILEOP_BASE_ERR = 5000
@@ -222,7 +199,7 @@ cdef class Error(_support.Struct):
     @staticmethod
     cdef Error _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Error obj = Error.__new__(Error)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileError), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileError), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -255,7 +232,7 @@ cdef class Error(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileError), "Error", False)
-        return Error._adopt(_buffer_address(view), n, view.readonly, view)
+        return Error._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def err(self):
@@ -345,7 +322,7 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
     @staticmethod
     cdef _anon_CUfileDrvProps_nvfs _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_CUfileDrvProps_nvfs obj = _anon_CUfileDrvProps_nvfs.__new__(_anon_CUfileDrvProps_nvfs)
-        _adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileDrvProps_nvfs), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileDrvProps_nvfs), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -378,7 +355,7 @@ cdef class _anon_CUfileDrvProps_nvfs(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_CUfileDrvProps_nvfs), "_anon_CUfileDrvProps_nvfs", False)
-        return _anon_CUfileDrvProps_nvfs._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_CUfileDrvProps_nvfs._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def major_version(self):
@@ -523,7 +500,7 @@ cdef class DrvProps(_support.Struct):
     @staticmethod
     cdef DrvProps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DrvProps obj = DrvProps.__new__(DrvProps)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileDrvProps), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileDrvProps), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -556,7 +533,7 @@ cdef class DrvProps(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileDrvProps), "DrvProps", False)
-        return DrvProps._adopt(_buffer_address(view), n, view.readonly, view)
+        return DrvProps._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def nvfs(self):
@@ -711,7 +688,7 @@ cdef class RDMAInfo(_support.Struct):
     @staticmethod
     cdef RDMAInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RDMAInfo obj = RDMAInfo.__new__(RDMAInfo)
-        _adopt_memory(obj, address, n, sizeof(cycufile.cufileRDMAInfo), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.cufileRDMAInfo), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -744,7 +721,7 @@ cdef class RDMAInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.cufileRDMAInfo), "RDMAInfo", False)
-        return RDMAInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return RDMAInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -852,7 +829,7 @@ cdef class FSOps(_support.Struct):
     @staticmethod
     cdef FSOps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FSOps obj = FSOps.__new__(FSOps)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileFSOps), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileFSOps), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -885,7 +862,7 @@ cdef class FSOps(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileFSOps), "FSOps", False)
-        return FSOps._adopt(_buffer_address(view), n, view.readonly, view)
+        return FSOps._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def fs_type(self):
@@ -972,7 +949,7 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
     @staticmethod
     cdef _anon_CUfileDescr_t_handle _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_CUfileDescr_t_handle obj = _anon_CUfileDescr_t_handle.__new__(_anon_CUfileDescr_t_handle)
-        _adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileDescr_t_handle), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileDescr_t_handle), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1005,7 +982,7 @@ cdef class _anon_CUfileDescr_t_handle(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_CUfileDescr_t_handle), "_anon_CUfileDescr_t_handle", False)
-        return _anon_CUfileDescr_t_handle._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_CUfileDescr_t_handle._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def fd(self):
@@ -1122,7 +1099,7 @@ cdef class Descr(_support.Struct):
     @staticmethod
     cdef Descr _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Descr obj = Descr.__new__(Descr)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileDescr_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileDescr_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1155,7 +1132,7 @@ cdef class Descr(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileDescr_t), "Descr", True)
-        return Descr._adopt(_buffer_address(view), n, view.readonly, view)
+        return Descr._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def type(self):
@@ -1264,7 +1241,7 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
     @staticmethod
     cdef _anon_anon_CUfileIOParams_u_batch _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_anon_CUfileIOParams_u_batch obj = _anon_anon_CUfileIOParams_u_batch.__new__(_anon_anon_CUfileIOParams_u_batch)
-        _adopt_memory(obj, address, n, sizeof(cycufile.anon_anon_CUfileIOParams_u_batch), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.anon_anon_CUfileIOParams_u_batch), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1297,7 +1274,7 @@ cdef class _anon_anon_CUfileIOParams_u_batch(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_anon_CUfileIOParams_u_batch), "_anon_anon_CUfileIOParams_u_batch", False)
-        return _anon_anon_CUfileIOParams_u_batch._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_anon_CUfileIOParams_u_batch._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def dev_ptr_base(self):
@@ -1413,7 +1390,7 @@ cdef class _anon_CUfileIOParams_u(_support.Struct):
     @staticmethod
     cdef _anon_CUfileIOParams_u _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_CUfileIOParams_u obj = _anon_CUfileIOParams_u.__new__(_anon_CUfileIOParams_u)
-        _adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileIOParams_u), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.anon_CUfileIOParams_u), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1446,7 +1423,7 @@ cdef class _anon_CUfileIOParams_u(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.anon_CUfileIOParams_u), "_anon_CUfileIOParams_u", False)
-        return _anon_CUfileIOParams_u._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_CUfileIOParams_u._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def batch(self):
@@ -1550,7 +1527,7 @@ cdef class IOParams(_support.Struct):
     @staticmethod
     cdef IOParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef IOParams obj = IOParams.__new__(IOParams)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOParams), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOParams), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1583,7 +1560,7 @@ cdef class IOParams(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileIOParams), "IOParams", True)
-        return IOParams._adopt(_buffer_address(view), n, view.readonly, view)
+        return IOParams._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def mode(self):
@@ -1742,7 +1719,7 @@ cdef class IOEvents(_support.Struct):
     @staticmethod
     cdef IOEvents _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef IOEvents obj = IOEvents.__new__(IOEvents)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOEvents), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOEvents), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1775,7 +1752,7 @@ cdef class IOEvents(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileIOEvents), "IOEvents", True)
-        return IOEvents._adopt(_buffer_address(view), n, view.readonly, view)
+        return IOEvents._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cookie(self):
@@ -1911,7 +1888,7 @@ cdef class IOVec(_support.Struct):
     @staticmethod
     cdef IOVec _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef IOVec obj = IOVec.__new__(IOVec)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOVec), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileIOVec), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1944,7 +1921,7 @@ cdef class IOVec(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileIOVec), "IOVec", True)
-        return IOVec._adopt(_buffer_address(view), n, view.readonly, view)
+        return IOVec._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def base_(self):
@@ -2040,7 +2017,7 @@ cdef class OpCounter(_support.Struct):
     @staticmethod
     cdef OpCounter _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef OpCounter obj = OpCounter.__new__(OpCounter)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileOpCounter), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileOpCounter), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2073,7 +2050,7 @@ cdef class OpCounter(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileOpCounter), "OpCounter", False)
-        return OpCounter._adopt(_buffer_address(view), n, view.readonly, view)
+        return OpCounter._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def ok(self):
@@ -2166,7 +2143,7 @@ cdef class StatsLevel1(_support.Struct):
     @staticmethod
     cdef StatsLevel1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef StatsLevel1 obj = StatsLevel1.__new__(StatsLevel1)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel1), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel1), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2199,7 +2176,7 @@ cdef class StatsLevel1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileStatsLevel1), "StatsLevel1", False)
-        return StatsLevel1._adopt(_buffer_address(view), n, view.readonly, view)
+        return StatsLevel1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def read_ops(self):
@@ -2912,7 +2889,7 @@ cdef class StatsLevel2(_support.Struct):
     @staticmethod
     cdef StatsLevel2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef StatsLevel2 obj = StatsLevel2.__new__(StatsLevel2)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel2), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel2), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2945,7 +2922,7 @@ cdef class StatsLevel2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileStatsLevel2), "StatsLevel2", False)
-        return StatsLevel2._adopt(_buffer_address(view), n, view.readonly, view)
+        return StatsLevel2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def basic(self):
@@ -3069,7 +3046,7 @@ cdef class PerGpuStats(_support.Struct):
     @staticmethod
     cdef PerGpuStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerGpuStats obj = PerGpuStats.__new__(PerGpuStats)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfilePerGpuStats), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfilePerGpuStats), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3102,7 +3079,7 @@ cdef class PerGpuStats(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfilePerGpuStats), "PerGpuStats", True)
-        return PerGpuStats._adopt(_buffer_address(view), n, view.readonly, view)
+        return PerGpuStats._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def uuid(self):
@@ -3646,7 +3623,7 @@ cdef class StatsLevel3(_support.Struct):
     @staticmethod
     cdef StatsLevel3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef StatsLevel3 obj = StatsLevel3.__new__(StatsLevel3)
-        _adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel3), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cycufile.CUfileStatsLevel3), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3679,7 +3656,7 @@ cdef class StatsLevel3(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cycufile.CUfileStatsLevel3), "StatsLevel3", False)
-        return StatsLevel3._adopt(_buffer_address(view), n, view.readonly, view)
+        return StatsLevel3._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def detailed(self):
@@ -5374,20 +5351,3 @@ def sizeof(objType):
     except KeyError:
         raise TypeError(f"sizeof() takes a cubind type of this module, got {cls.__name__}") from None
 
-# void * values typed by an attribute: member -> C type.
-cdef dict _ATTRIBUTE_TYPES = {
-}
-
-cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
-    key = _support.as_int(attribute, name)
-    if type(key) is not int:
-        key = int(key)  # an enum member: its plain value, found in the table by identity
-    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
-    spec = table.get(key)
-    if spec is None:
-        raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if type(spec) is tuple:
-        cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
-        table[key] = spec
-    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)

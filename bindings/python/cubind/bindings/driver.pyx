@@ -26573,21 +26573,28 @@ def cuMemGetHandleForAddressRange(dptr, size, handleType, flags):
     C function: cuMemGetHandleForAddressRange (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_handle
+    cdef _support.TypedSlot _c_handle
+    cdef _support.TypedSpec _t_handle
     cdef cydriver.CUdeviceptr _c_dptr
     cdef size_t _c_size
     cdef cydriver.CUmemRangeHandleType _c_handleType
     cdef unsigned long long _c_flags
-    _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
-    _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
-    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
-    _c_handleType = <cydriver.CUmemRangeHandleType>_support.enum_arg(handleType, "handleType")
-    _c_handle = _typed_value("CUmemRangeHandleType", handleType, None, "handle", 0)
-    with nogil:
-        _result = cydriver.cuMemGetHandleForAddressRange(<void *>_c_handle.ptr, _c_dptr, _c_size, _c_handleType, _c_flags)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_handle.value())
+    _c_handle.buf = NULL
+    try:
+        _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
+        _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _c_handleType = <cydriver.CUmemRangeHandleType>_support.enum_arg(handleType, "handleType")
+        _t_handle = _TYPES_CUmemRangeHandleType.spec(<long long>_c_handleType, "handle")
+        _support.typed_init(&_c_handle, _t_handle, None, "handle", 0)
+        with nogil:
+            _result = cydriver.cuMemGetHandleForAddressRange(<void *>_c_handle.ptr, _c_dptr, _c_size, _c_handleType, _c_flags)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_handle, _t_handle))
+
+    finally:
+        _support.typed_release(&_c_handle)
 
 def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
     """cuMemBatchDecompressAsync(paramsArray: Sequence[CUmemDecompressParams] | None, count: int, flags: int, stream: CUstream | int | None)
@@ -27299,19 +27306,26 @@ def cuMemExportToShareableHandle(handle, handleType, flags):
     C function: cuMemExportToShareableHandle (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_shareableHandle
+    cdef _support.TypedSlot _c_shareableHandle
+    cdef _support.TypedSpec _t_shareableHandle
     cdef cydriver.CUmemGenericAllocationHandle _c_handle
     cdef cydriver.CUmemAllocationHandleType _c_handleType
     cdef unsigned long long _c_flags
-    _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
-    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
-    _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
-    _c_shareableHandle = _typed_value("CUmemAllocationHandleType", handleType, None, "shareableHandle", 0)
-    with nogil:
-        _result = cydriver.cuMemExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_handle, _c_handleType, _c_flags)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_shareableHandle.value())
+    _c_shareableHandle.buf = NULL
+    try:
+        _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
+        _t_shareableHandle = _TYPES_CUmemAllocationHandleType.spec(<long long>_c_handleType, "shareableHandle")
+        _support.typed_init(&_c_shareableHandle, _t_shareableHandle, None, "shareableHandle", 0)
+        with nogil:
+            _result = cydriver.cuMemExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_handle, _c_handleType, _c_flags)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_shareableHandle, _t_shareableHandle))
+
+    finally:
+        _support.typed_release(&_c_shareableHandle)
 
 def cuMemImportFromShareableHandle(osHandle, shHandleType):
     """cuMemImportFromShareableHandle(osHandle: int | Buffer | None, shHandleType: CUmemAllocationHandleType | int)
@@ -27650,13 +27664,20 @@ def cuMemPoolSetAttribute(pool, attr, value):
     cdef long long _result
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUmemPool_attribute _c_attr
-    cdef _support.TypedValue _c_value
-    _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_attr = <cydriver.CUmemPool_attribute>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("CUmemPool_attribute", attr, value, "value", 0)
-    with nogil:
-        _result = cydriver.cuMemPoolSetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
+        _c_attr = <cydriver.CUmemPool_attribute>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_CUmemPool_attribute.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cydriver.cuMemPoolSetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuMemPoolGetAttribute(pool, attr):
     """cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int)
@@ -27741,15 +27762,22 @@ def cuMemPoolGetAttribute(pool, attr):
     cdef long long _result
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUmemPool_attribute _c_attr
-    cdef _support.TypedValue _c_value
-    _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_attr = <cydriver.CUmemPool_attribute>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("CUmemPool_attribute", attr, None, "value", 0)
-    with nogil:
-        _result = cydriver.cuMemPoolGetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value.value())
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
+        _c_attr = <cydriver.CUmemPool_attribute>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_CUmemPool_attribute.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, None, "value", 0)
+        with nogil:
+            _result = cydriver.cuMemPoolGetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value, _t_value))
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuMemPoolSetAccess(pool, map, count):
     """cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAccessDesc] | None, count: int)
@@ -28161,19 +28189,26 @@ def cuMemPoolExportToShareableHandle(pool, handleType, flags):
     C function: cuMemPoolExportToShareableHandle (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_handle_out
+    cdef _support.TypedSlot _c_handle_out
+    cdef _support.TypedSpec _t_handle_out
     cdef cydriver.CUmemoryPool _c_pool
     cdef cydriver.CUmemAllocationHandleType _c_handleType
     cdef unsigned long long _c_flags
-    _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
-    _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
-    _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
-    _c_handle_out = _typed_value("CUmemAllocationHandleType", handleType, None, "handle_out", 0)
-    with nogil:
-        _result = cydriver.cuMemPoolExportToShareableHandle(<void *>_c_handle_out.ptr, _c_pool, _c_handleType, _c_flags)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_handle_out.value())
+    _c_handle_out.buf = NULL
+    try:
+        _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
+        _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
+        _c_handleType = <cydriver.CUmemAllocationHandleType>_support.enum_arg(handleType, "handleType")
+        _t_handle_out = _TYPES_CUmemAllocationHandleType.spec(<long long>_c_handleType, "handle_out")
+        _support.typed_init(&_c_handle_out, _t_handle_out, None, "handle_out", 0)
+        with nogil:
+            _result = cydriver.cuMemPoolExportToShareableHandle(<void *>_c_handle_out.ptr, _c_pool, _c_handleType, _c_flags)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_handle_out, _t_handle_out))
+
+    finally:
+        _support.typed_release(&_c_handle_out)
 
 def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
     """cuMemPoolImportFromShareableHandle(handle: int | Buffer | None, handleType: CUmemAllocationHandleType | int, flags: int)
@@ -29597,17 +29632,24 @@ def cuLogicalEndpointExport(leId, handleType):
     C function: cuLogicalEndpointExport (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_handle
+    cdef _support.TypedSlot _c_handle
+    cdef _support.TypedSpec _t_handle
     cdef cydriver.CUlogicalEndpointId _c_leId
     cdef cydriver.CUlogicalEndpointIpcHandleType _c_handleType
-    _c_leId = ((<CUlogicalEndpointId>leId)._value if type(leId) is CUlogicalEndpointId else <cydriver.CUlogicalEndpointId>_support.unsigned_arg(leId, sizeof(cydriver.CUlogicalEndpointId), "leId"))
-    _c_handleType = <cydriver.CUlogicalEndpointIpcHandleType>_support.enum_arg(handleType, "handleType")
-    _c_handle = _typed_value("CUlogicalEndpointIpcHandleType", handleType, None, "handle", 0)
-    with nogil:
-        _result = cydriver.cuLogicalEndpointExport(<void *>_c_handle.ptr, _c_leId, _c_handleType)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_handle.value())
+    _c_handle.buf = NULL
+    try:
+        _c_leId = ((<CUlogicalEndpointId>leId)._value if type(leId) is CUlogicalEndpointId else <cydriver.CUlogicalEndpointId>_support.unsigned_arg(leId, sizeof(cydriver.CUlogicalEndpointId), "leId"))
+        _c_handleType = <cydriver.CUlogicalEndpointIpcHandleType>_support.enum_arg(handleType, "handleType")
+        _t_handle = _TYPES_CUlogicalEndpointIpcHandleType.spec(<long long>_c_handleType, "handle")
+        _support.typed_init(&_c_handle, _t_handle, None, "handle", 0)
+        with nogil:
+            _result = cydriver.cuLogicalEndpointExport(<void *>_c_handle.ptr, _c_leId, _c_handleType)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_handle, _t_handle))
+
+    finally:
+        _support.typed_release(&_c_handle)
 
 def cuLogicalEndpointImport(leId, handle, handleType):
     """cuLogicalEndpointImport(leId: CUlogicalEndpointId | int, handle: int | Buffer | None, handleType: CUlogicalEndpointIpcHandleType | int)
@@ -30103,17 +30145,24 @@ def cuPointerGetAttribute(attribute, ptr):
     C function: cuPointerGetAttribute (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_data
+    cdef _support.TypedSlot _c_data
+    cdef _support.TypedSpec _t_data
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
-    _c_attribute = <cydriver.CUpointer_attribute>_support.enum_arg(attribute, "attribute")
-    _c_data = _typed_value("CUpointer_attribute", attribute, None, "data", 0)
-    with nogil:
-        _result = cydriver.cuPointerGetAttribute(<void *>_c_data.ptr, _c_attribute, _c_ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_data.value())
+    _c_data.buf = NULL
+    try:
+        _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+        _c_attribute = <cydriver.CUpointer_attribute>_support.enum_arg(attribute, "attribute")
+        _t_data = _TYPES_CUpointer_attribute.spec(<long long>_c_attribute, "data")
+        _support.typed_init(&_c_data, _t_data, None, "data", 0)
+        with nogil:
+            _result = cydriver.cuPointerGetAttribute(<void *>_c_data.ptr, _c_attribute, _c_ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_data, _t_data))
+
+    finally:
+        _support.typed_release(&_c_data)
 
 def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
     """cuMemPrefetchAsync(devPtr: CUdeviceptr | int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | int | None)
@@ -30755,21 +30804,28 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     C function: cuMemRangeGetAttribute (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_data
+    cdef _support.TypedSlot _c_data
+    cdef _support.TypedSpec _t_data
     cdef size_t _c_dataSize
     cdef cydriver.CUmem_range_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_devPtr
     cdef size_t _c_count
-    _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
-    _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
-    _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
-    _c_attribute = <cydriver.CUmem_range_attribute>_support.enum_arg(attribute, "attribute")
-    _c_data = _typed_value("CUmem_range_attribute", attribute, None, "data", _c_dataSize)
-    with nogil:
-        _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_data.value())
+    _c_data.buf = NULL
+    try:
+        _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
+        _c_devPtr = ((<CUdeviceptr>devPtr)._value if type(devPtr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(devPtr, sizeof(cydriver.CUdeviceptr), "devPtr"))
+        _c_count = <size_t>_support.unsigned_arg(count, sizeof(size_t), "count")
+        _c_attribute = <cydriver.CUmem_range_attribute>_support.enum_arg(attribute, "attribute")
+        _t_data = _TYPES_CUmem_range_attribute.spec(<long long>_c_attribute, "data")
+        _support.typed_init(&_c_data, _t_data, None, "data", _c_dataSize)
+        with nogil:
+            _result = cydriver.cuMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_data, _t_data))
+
+    finally:
+        _support.typed_release(&_c_data)
 
 def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
     """cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[CUmem_range_attribute | int] | None, numAttributes: int, devPtr: CUdeviceptr | int, count: int)
@@ -30842,10 +30898,10 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
             _c_attributes = <cydriver.CUmem_range_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUmem_range_attribute))
             for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cydriver.CUmem_range_attribute>_support.enum_arg(attributes[_i_attributes], "attributes")
-        _tv_data = [_typed_value("CUmem_range_attribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
+        _tv_data = [_support.typed_value(_TYPES_CUmem_range_attribute.spec_of(attributes[_i_data], "data"), None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
-            _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).ptr
+            _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).slot.ptr
         with nogil:
             _result = cydriver.cuMemRangeGetAttributes(<void **>_c_data, <size_t *>_c_dataSizes, <cydriver.CUmem_range_attribute *>_c_attributes, _c_numAttributes, _c_devPtr, _c_count)
         if _result != 0:
@@ -30903,15 +30959,22 @@ def cuPointerSetAttribute(value, attribute, ptr):
     C function: cuPointerSetAttribute (cuda.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_value
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
     cdef cydriver.CUpointer_attribute _c_attribute
     cdef cydriver.CUdeviceptr _c_ptr
-    _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
-    _c_attribute = <cydriver.CUpointer_attribute>_support.enum_arg(attribute, "attribute")
-    _c_value = _typed_value("CUpointer_attribute", attribute, value, "value", 0)
-    with nogil:
-        _result = cydriver.cuPointerSetAttribute(<const void *>_c_value.ptr, _c_attribute, _c_ptr)
-    return (_status(_result),)
+    _c_value.buf = NULL
+    try:
+        _c_ptr = ((<CUdeviceptr>ptr)._value if type(ptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(ptr, sizeof(cydriver.CUdeviceptr), "ptr"))
+        _c_attribute = <cydriver.CUpointer_attribute>_support.enum_arg(attribute, "attribute")
+        _t_value = _TYPES_CUpointer_attribute.spec(<long long>_c_attribute, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cydriver.cuPointerSetAttribute(<const void *>_c_value.ptr, _c_attribute, _c_ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuPointerGetAttributes(numAttributes, attributes, ptr):
     """cuPointerGetAttributes(numAttributes: int, attributes: Sequence[CUpointer_attribute | int] | None, ptr: CUdeviceptr | int)
@@ -30982,10 +31045,10 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
             _c_attributes = <cydriver.CUpointer_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUpointer_attribute))
             for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cydriver.CUpointer_attribute>_support.enum_arg(attributes[_i_attributes], "attributes")
-        _tv_data = [_typed_value("CUpointer_attribute", attributes[_i_data], None, "data", 0) for _i_data in range(_c_numAttributes)]
+        _tv_data = [_support.typed_value(_TYPES_CUpointer_attribute.spec_of(attributes[_i_data], "data"), None, "data", 0) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
-            _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).ptr
+            _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).slot.ptr
         with nogil:
             _result = cydriver.cuPointerGetAttributes(_c_numAttributes, <cydriver.CUpointer_attribute *>_c_attributes, <void **>_c_data, _c_ptr)
         if _result != 0:
@@ -32516,15 +32579,22 @@ def cuStreamGetAttribute(hStream, attr):
     cdef long long _result
     cdef cydriver.CUstream _c_hStream
     cdef cydriver.CUstreamAttrID _c_attr
-    cdef _support.TypedValue _c_value_out
-    _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_attr = <cydriver.CUstreamAttrID>_support.enum_arg(attr, "attr")
-    _c_value_out = _typed_value("CUlaunchAttributeID", attr, None, "value_out", 0)
-    with nogil:
-        _result = cydriver.cuStreamGetAttribute(_c_hStream, _c_attr, <cydriver.CUstreamAttrValue *>_c_value_out.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value_out.value())
+    cdef _support.TypedSlot _c_value_out
+    cdef _support.TypedSpec _t_value_out
+    _c_value_out.buf = NULL
+    try:
+        _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
+        _c_attr = <cydriver.CUstreamAttrID>_support.enum_arg(attr, "attr")
+        _t_value_out = _TYPES_CUlaunchAttributeID.spec(<long long>_c_attr, "value_out")
+        _support.typed_init(&_c_value_out, _t_value_out, None, "value_out", 0)
+        with nogil:
+            _result = cydriver.cuStreamGetAttribute(_c_hStream, _c_attr, <cydriver.CUstreamAttrValue *>_c_value_out.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+
+    finally:
+        _support.typed_release(&_c_value_out)
 
 def cuStreamSetAttribute(hStream, attr, value):
     """cuStreamSetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttributeID | int, value: Any)
@@ -32554,13 +32624,20 @@ def cuStreamSetAttribute(hStream, attr, value):
     cdef long long _result
     cdef cydriver.CUstream _c_hStream
     cdef cydriver.CUstreamAttrID _c_attr
-    cdef _support.TypedValue _c_value
-    _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
-    _c_attr = <cydriver.CUstreamAttrID>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("CUlaunchAttributeID", attr, value, "value", 0)
-    with nogil:
-        _result = cydriver.cuStreamSetAttribute(_c_hStream, _c_attr, <const cydriver.CUstreamAttrValue *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
+        _c_attr = <cydriver.CUstreamAttrID>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_CUlaunchAttributeID.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cydriver.cuStreamSetAttribute(_c_hStream, _c_attr, <const cydriver.CUstreamAttrValue *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuEventCreate(Flags):
     """cuEventCreate(Flags: int)
@@ -38123,15 +38200,22 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     cdef long long _result
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUgraphMem_attribute _c_attr
-    cdef _support.TypedValue _c_value
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
-    _c_attr = <cydriver.CUgraphMem_attribute>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("CUgraphMem_attribute", attr, None, "value", 0)
-    with nogil:
-        _result = cydriver.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value.value())
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
+        _c_attr = <cydriver.CUgraphMem_attribute>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_CUgraphMem_attribute.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, None, "value", 0)
+        with nogil:
+            _result = cydriver.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value, _t_value))
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuDeviceSetGraphMemAttribute(device, attr, value):
     """cuDeviceSetGraphMemAttribute(device: CUdevice | int, attr: CUgraphMem_attribute | int, value: Any)
@@ -38164,13 +38248,20 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     cdef long long _result
     cdef cydriver.CUdevice _c_device
     cdef cydriver.CUgraphMem_attribute _c_attr
-    cdef _support.TypedValue _c_value
-    _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
-    _c_attr = <cydriver.CUgraphMem_attribute>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("CUgraphMem_attribute", attr, value, "value", 0)
-    with nogil:
-        _result = cydriver.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
+        _c_attr = <cydriver.CUgraphMem_attribute>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_CUgraphMem_attribute.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cydriver.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuGraphClone(originalGraph):
     """cuGraphClone(originalGraph: CUgraph | int | None)
@@ -40306,15 +40397,22 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
     cdef long long _result
     cdef cydriver.CUgraphNode _c_hNode
     cdef cydriver.CUkernelNodeAttrID _c_attr
-    cdef _support.TypedValue _c_value_out
-    _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_attr = <cydriver.CUkernelNodeAttrID>_support.enum_arg(attr, "attr")
-    _c_value_out = _typed_value("CUlaunchAttributeID", attr, None, "value_out", 0)
-    with nogil:
-        _result = cydriver.cuGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cydriver.CUkernelNodeAttrValue *>_c_value_out.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value_out.value())
+    cdef _support.TypedSlot _c_value_out
+    cdef _support.TypedSpec _t_value_out
+    _c_value_out.buf = NULL
+    try:
+        _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
+        _c_attr = <cydriver.CUkernelNodeAttrID>_support.enum_arg(attr, "attr")
+        _t_value_out = _TYPES_CUlaunchAttributeID.spec(<long long>_c_attr, "value_out")
+        _support.typed_init(&_c_value_out, _t_value_out, None, "value_out", 0)
+        with nogil:
+            _result = cydriver.cuGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cydriver.CUkernelNodeAttrValue *>_c_value_out.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+
+    finally:
+        _support.typed_release(&_c_value_out)
 
 def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     """cuGraphKernelNodeSetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunchAttributeID | int, value: Any)
@@ -40343,13 +40441,20 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     cdef long long _result
     cdef cydriver.CUgraphNode _c_hNode
     cdef cydriver.CUkernelNodeAttrID _c_attr
-    cdef _support.TypedValue _c_value
-    _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
-    _c_attr = <cydriver.CUkernelNodeAttrID>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("CUlaunchAttributeID", attr, value, "value", 0)
-    with nogil:
-        _result = cydriver.cuGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cydriver.CUkernelNodeAttrValue *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
+        _c_attr = <cydriver.CUkernelNodeAttrID>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_CUlaunchAttributeID.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cydriver.cuGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cydriver.CUkernelNodeAttrValue *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuGraphDebugDotPrint(hGraph, path, flags):
     """cuGraphDebugDotPrint(hGraph: CUgraph | int | None, path: bytes | str, flags: int)
@@ -44934,17 +45039,24 @@ def cuCoredumpGetAttribute(attrib):
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
-    cdef _support.TypedValue _c_value
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
-    _c_value = _typed_value("CUcoredumpSettings", attrib, None, "value", _c_size)
-    if _c_size == 0:
-        _c_size = _c_value.nbytes
-    with nogil:
-        _result = cydriver.cuCoredumpGetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value.value())
+    _c_value.buf = NULL
+    try:
+        _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
+        _t_value = _TYPES_CUcoredumpSettings.spec(<long long>_c_attrib, "value")
+        _support.typed_init(&_c_value, _t_value, None, "value", _c_size)
+        if _c_size == 0:
+            _c_size = _c_value.nbytes
+        with nogil:
+            _result = cydriver.cuCoredumpGetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value, _t_value))
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuCoredumpGetAttributeGlobal(attrib):
     """cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int)
@@ -45028,17 +45140,24 @@ def cuCoredumpGetAttributeGlobal(attrib):
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
-    cdef _support.TypedValue _c_value
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
-    _c_value = _typed_value("CUcoredumpSettings", attrib, None, "value", _c_size)
-    if _c_size == 0:
-        _c_size = _c_value.nbytes
-    with nogil:
-        _result = cydriver.cuCoredumpGetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value.value())
+    _c_value.buf = NULL
+    try:
+        _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
+        _t_value = _TYPES_CUcoredumpSettings.spec(<long long>_c_attrib, "value")
+        _support.typed_init(&_c_value, _t_value, None, "value", _c_size)
+        if _c_size == 0:
+            _c_size = _c_value.nbytes
+        with nogil:
+            _result = cydriver.cuCoredumpGetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value, _t_value))
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuCoredumpSetAttribute(attrib, value):
     """cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: Any)
@@ -45141,15 +45260,22 @@ def cuCoredumpSetAttribute(attrib, value):
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
-    cdef _support.TypedValue _c_value
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
-    _c_value = _typed_value("CUcoredumpSettings", attrib, value, "value", _c_size)
-    if _c_size == 0:
-        _c_size = _c_value.nbytes
-    with nogil:
-        _result = cydriver.cuCoredumpSetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
-    return (_status(_result),)
+    _c_value.buf = NULL
+    try:
+        _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
+        _t_value = _TYPES_CUcoredumpSettings.spec(<long long>_c_attrib, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", _c_size)
+        if _c_size == 0:
+            _c_size = _c_value.nbytes
+        with nogil:
+            _result = cydriver.cuCoredumpSetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuCoredumpSetAttributeGlobal(attrib, value):
     """cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: Any)
@@ -45249,15 +45375,22 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
     """
     cdef long long _result
     cdef cydriver.CUcoredumpSettings _c_attrib
-    cdef _support.TypedValue _c_value
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
     cdef size_t _c_size = 0
-    _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
-    _c_value = _typed_value("CUcoredumpSettings", attrib, value, "value", _c_size)
-    if _c_size == 0:
-        _c_size = _c_value.nbytes
-    with nogil:
-        _result = cydriver.cuCoredumpSetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
-    return (_status(_result),)
+    _c_value.buf = NULL
+    try:
+        _c_attrib = <cydriver.CUcoredumpSettings>_support.enum_arg(attrib, "attrib")
+        _t_value = _TYPES_CUcoredumpSettings.spec(<long long>_c_attrib, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", _c_size)
+        if _c_size == 0:
+            _c_size = _c_value.nbytes
+        with nogil:
+            _result = cydriver.cuCoredumpSetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cuCoredumpRegisterStartCallback(callback, userData):
     """cuCoredumpRegisterStartCallback(callback: Callable[..., None] | CUcoredumpStatusCallback, userData: Any)
@@ -48652,113 +48785,98 @@ def sizeof(objType):
     except KeyError:
         raise TypeError(f"sizeof() takes a cubind type of this module, got {cls.__name__}") from None
 
-# void * values typed by an attribute: member -> C type.
-cdef dict _ATTRIBUTE_TYPES = {
-    "CUcoredumpSettings": {
-        1: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_ON_EXCEPTION
-        4: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_USER_TRIGGER
-        5: ("bytes", 1, "b", None, 1024),  # CU_COREDUMP_FILE
-        7: ("scalar", sizeof(int), "i", None, 1),  # CU_COREDUMP_GENERATION_FLAGS
-        3: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_LIGHTWEIGHT
-        8: ("scalar", sizeof(int), "i", None, 1),  # CU_COREDUMP_MAX
-        6: ("bytes", 1, "b", None, 1024),  # CU_COREDUMP_PIPE
-        2: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_TRIGGER_HOST
-    },
-    "CUgraphMem_attribute": {
-        2: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-        3: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
-        0: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-        1: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-    },
-    "CUlaunchAttributeID": {
-        1: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
-        4: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        5: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
-        2: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-        13: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
-        0: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_IGNORE
-        12: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
-        10: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN
-        9: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP
-        16: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING
-        11: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
-        14: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-        8: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PRIORITY
-        7: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
-        6: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-        3: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
-    },
-    "CUlogicalEndpointIpcHandleType": {
-        1: ("struct", sizeof(cydriver.CUlogicalEndpointFabricHandle_st), None, CUlogicalEndpointFabricHandle, 1),  # CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC
-        0: ("pointer", sizeof(void*), None, None, 1),  # CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE
-    },
-    "CUmemAllocationHandleType": {
-        8: ("struct", sizeof(cydriver.CUmemFabricHandle_st), None, CUmemFabricHandle, 1),  # CU_MEM_HANDLE_TYPE_FABRIC
-        2147483647: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_HANDLE_TYPE_MAX
-        0: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_HANDLE_TYPE_NONE
-        1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-        2: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_HANDLE_TYPE_WIN32
-        4: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_MEM_HANDLE_TYPE_WIN32_KMT
-    },
-    "CUmemPool_attribute": {
-        4: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-        5: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-        6: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-        3: ("scalar", sizeof(int), "i", None, 1),  # CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
-        2: ("scalar", sizeof(int), "i", None, 1),  # CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-        1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-        7: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-        8: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
-    },
-    "CUmemRangeHandleType": {
-        1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
-        2147483647: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_RANGE_HANDLE_TYPE_MAX
-    },
-    "CUmem_range_attribute": {
-        3: ("scalar", sizeof(int), "i", None, 0),  # CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
-        4: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
-        8: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
-        7: ("enum", sizeof(cydriver.CUmemLocationType), "i", "CUmemLocationType", 1),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
-        2: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
-        6: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
-        5: ("enum", sizeof(cydriver.CUmemLocationType), "i", "CUmemLocationType", 1),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
-        1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
-    },
-    "CUpointer_attribute": {
-        16: ("enum", sizeof(cydriver.CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS), "i", "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS", 1),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-        14: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-        7: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
-        1: ("handle", sizeof(cydriver.CUcontext), None, CUcontext, 1),  # CU_POINTER_ATTRIBUTE_CONTEXT
-        9: ("scalar", sizeof(int), "i", None, 1),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        3: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-        4: ("pointer", sizeof(void*), None, None, 1),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
-        15: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-        21: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
-        10: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-        8: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
-        13: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPED
-        19: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-        18: ("scalar", sizeof(size_t), "N", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-        20: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-        2: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        17: ("handle", sizeof(cydriver.CUmemoryPool), None, CUmemoryPool, 1),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-        5: ("struct", sizeof(cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st), None, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, 1),  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
-        12: ("scalar", sizeof(size_t), "N", None, 1),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
-        11: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-        6: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-    },
-}
-
-cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
-    key = _support.as_int(attribute, name)
-    if type(key) is not int:
-        key = int(key)  # an enum member: its plain value, found in the table by identity
-    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
-    spec = table.get(key)
-    if spec is None:
-        raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if type(spec) is tuple:
-        cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
-        table[key] = spec
-    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)
+# void * values typed by an attribute: per attribute enum, value -> C type,
+# each entry a prepared _support.TypedSpec from its first use.
+cdef _support.TypedTable _TYPES_CUcoredumpSettings = _support.TypedTable("CUcoredumpSettings", {
+    1: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_ON_EXCEPTION
+    4: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_ENABLE_USER_TRIGGER
+    5: ("bytes", 1, "b", None, 1024),  # CU_COREDUMP_FILE
+    7: ("scalar", sizeof(int), "i", None, 1),  # CU_COREDUMP_GENERATION_FLAGS
+    3: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_LIGHTWEIGHT
+    8: ("scalar", sizeof(int), "i", None, 1),  # CU_COREDUMP_MAX
+    6: ("bytes", 1, "b", None, 1024),  # CU_COREDUMP_PIPE
+    2: ("bool", sizeof(unsigned char), "B", None, 1),  # CU_COREDUMP_TRIGGER_HOST
+}, _enums)
+cdef _support.TypedTable _TYPES_CUgraphMem_attribute = _support.TypedTable("CUgraphMem_attribute", {
+    2: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+    3: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+    0: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+    1: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+}, _enums)
+cdef _support.TypedTable _TYPES_CUlaunchAttributeID = _support.TypedTable("CUlaunchAttributeID", {
+    1: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+    4: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    5: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+    2: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+    13: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
+    0: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_IGNORE
+    12: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+    10: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN
+    9: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP
+    16: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING
+    11: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
+    14: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    8: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PRIORITY
+    7: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+    6: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    3: ("struct", sizeof(cydriver.CUlaunchAttributeValue_union), None, CUlaunchAttributeValue, 1),  # CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
+}, _enums)
+cdef _support.TypedTable _TYPES_CUlogicalEndpointIpcHandleType = _support.TypedTable("CUlogicalEndpointIpcHandleType", {
+    1: ("struct", sizeof(cydriver.CUlogicalEndpointFabricHandle_st), None, CUlogicalEndpointFabricHandle, 1),  # CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC
+    0: ("pointer", sizeof(void*), None, None, 1),  # CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE
+}, _enums)
+cdef _support.TypedTable _TYPES_CUmemAllocationHandleType = _support.TypedTable("CUmemAllocationHandleType", {
+    8: ("struct", sizeof(cydriver.CUmemFabricHandle_st), None, CUmemFabricHandle, 1),  # CU_MEM_HANDLE_TYPE_FABRIC
+    2147483647: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_HANDLE_TYPE_MAX
+    0: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_HANDLE_TYPE_NONE
+    1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+    2: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_HANDLE_TYPE_WIN32
+    4: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_MEM_HANDLE_TYPE_WIN32_KMT
+}, _enums)
+cdef _support.TypedTable _TYPES_CUmemPool_attribute = _support.TypedTable("CUmemPool_attribute", {
+    4: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    5: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+    6: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+    3: ("scalar", sizeof(int), "i", None, 1),  # CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+    2: ("scalar", sizeof(int), "i", None, 1),  # CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+    1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+    7: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+    8: ("value", sizeof(cydriver.cuuint64_t), "L", cuuint64_t, 1),  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+}, _enums)
+cdef _support.TypedTable _TYPES_CUmemRangeHandleType = _support.TypedTable("CUmemRangeHandleType", {
+    1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+    2147483647: ("pointer", sizeof(void*), None, None, 1),  # CU_MEM_RANGE_HANDLE_TYPE_MAX
+}, _enums)
+cdef _support.TypedTable _TYPES_CUmem_range_attribute = _support.TypedTable("CUmem_range_attribute", {
+    3: ("scalar", sizeof(int), "i", None, 0),  # CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+    4: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+    8: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+    7: ("enum", sizeof(cydriver.CUmemLocationType), "i", "CUmemLocationType", 1),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+    2: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+    6: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+    5: ("enum", sizeof(cydriver.CUmemLocationType), "i", "CUmemLocationType", 1),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+    1: ("scalar", sizeof(int), "i", None, 1),  # CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+}, _enums)
+cdef _support.TypedTable _TYPES_CUpointer_attribute = _support.TypedTable("CUpointer_attribute", {
+    16: ("enum", sizeof(cydriver.CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS), "i", "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS", 1),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+    14: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+    7: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+    1: ("handle", sizeof(cydriver.CUcontext), None, CUcontext, 1),  # CU_POINTER_ATTRIBUTE_CONTEXT
+    9: ("scalar", sizeof(int), "i", None, 1),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    3: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+    4: ("pointer", sizeof(void*), None, None, 1),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+    15: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+    21: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+    10: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+    8: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+    13: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPED
+    19: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+    18: ("scalar", sizeof(size_t), "N", None, 1),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+    20: ("scalar", sizeof(unsigned long long), "Q", None, 1),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+    2: ("scalar", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+    17: ("handle", sizeof(cydriver.CUmemoryPool), None, CUmemoryPool, 1),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+    5: ("struct", sizeof(cydriver.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st), None, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, 1),  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+    12: ("scalar", sizeof(size_t), "N", None, 1),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+    11: ("value", sizeof(cydriver.CUdeviceptr), "Q", CUdeviceptr, 1),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+    6: ("bool", sizeof(unsigned int), "I", None, 1),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+}, _enums)

@@ -675,20 +675,3 @@ def sizeof(objType):
     except KeyError:
         raise TypeError(f"sizeof() takes a cubind type of this module, got {cls.__name__}") from None
 
-# void * values typed by an attribute: member -> C type.
-cdef dict _ATTRIBUTE_TYPES = {
-}
-
-cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
-    key = _support.as_int(attribute, name)
-    if type(key) is not int:
-        key = int(key)  # an enum member: its plain value, found in the table by identity
-    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
-    spec = table.get(key)
-    if spec is None:
-        raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if type(spec) is tuple:
-        cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
-        table[key] = spec
-    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)

@@ -19,31 +19,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cubind.bindings cimport cynvml
 from cubind.bindings cimport _support
 from cpython.object cimport PyObject
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cubind.bindings._support import numpy_structs as _np_structs
 
-cdef uintptr_t _buffer_address(object view) except? 0:
-    cdef Py_buffer b
-    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)
-    cdef uintptr_t address = <uintptr_t>b.buf
-    PyBuffer_Release(&b)
-    return address
-
-cdef int _adopt_memory(_support.Struct obj, uintptr_t address, Py_ssize_t n, size_t size, object owner) except -1:
-    if owner is None:
-        if n != 1:
-            _support.free_struct(obj._ptr)
-            obj._ptr = NULL
-            obj._own = False
-            obj._ptr = _support.alloc_struct(<size_t>n * size)
-            obj._own = True
-        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
-    else:
-        _support.free_struct(obj._ptr)
-        obj._own = False
-        obj._ptr = <void*>address
-        obj._owner = owner
-    return 0
 
 cdef _support.FieldArray _counted_array(object value, size_t itemsize, str fmt, str name, str expected):
     if value is None or isinstance(value, (int, float, str, bytes, bytearray)):
@@ -475,7 +452,7 @@ cdef class PciInfoExt_v1(_support.Struct):
     @staticmethod
     cdef PciInfoExt_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PciInfoExt_v1 obj = PciInfoExt_v1.__new__(PciInfoExt_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPciInfoExt_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPciInfoExt_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -508,7 +485,7 @@ cdef class PciInfoExt_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPciInfoExt_v1_t), "PciInfoExt_v1", False)
-        return PciInfoExt_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PciInfoExt_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -707,7 +684,7 @@ cdef class PciInfo(_support.Struct):
     @staticmethod
     cdef PciInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PciInfo obj = PciInfo.__new__(PciInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPciInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPciInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -740,7 +717,7 @@ cdef class PciInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPciInfo_st), "PciInfo", False)
-        return PciInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return PciInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def bus_id_legacy(self):
@@ -909,7 +886,7 @@ cdef class EccErrorCounts(_support.Struct):
     @staticmethod
     cdef EccErrorCounts _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccErrorCounts obj = EccErrorCounts.__new__(EccErrorCounts)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccErrorCounts_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccErrorCounts_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -942,7 +919,7 @@ cdef class EccErrorCounts(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEccErrorCounts_st), "EccErrorCounts", False)
-        return EccErrorCounts._adopt(_buffer_address(view), n, view.readonly, view)
+        return EccErrorCounts._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def l1_cache(self):
@@ -1070,7 +1047,7 @@ cdef class Utilization(_support.Struct):
     @staticmethod
     cdef Utilization _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Utilization obj = Utilization.__new__(Utilization)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUtilization_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUtilization_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1103,7 +1080,7 @@ cdef class Utilization(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUtilization_st), "Utilization", False)
-        return Utilization._adopt(_buffer_address(view), n, view.readonly, view)
+        return Utilization._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def gpu(self):
@@ -1201,7 +1178,7 @@ cdef class Memory(_support.Struct):
     @staticmethod
     cdef Memory _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Memory obj = Memory.__new__(Memory)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMemory_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlMemory_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1234,7 +1211,7 @@ cdef class Memory(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlMemory_st), "Memory", False)
-        return Memory._adopt(_buffer_address(view), n, view.readonly, view)
+        return Memory._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def total(self):
@@ -1349,7 +1326,7 @@ cdef class Memory_v2(_support.Struct):
     @staticmethod
     cdef Memory_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Memory_v2 obj = Memory_v2.__new__(Memory_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMemory_v2_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlMemory_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1382,7 +1359,7 @@ cdef class Memory_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlMemory_v2_st), "Memory_v2", False)
-        return Memory_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return Memory_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -1538,7 +1515,7 @@ cdef class SetMemoryLimits_v1(_support.Struct):
     @staticmethod
     cdef SetMemoryLimits_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SetMemoryLimits_v1 obj = SetMemoryLimits_v1.__new__(SetMemoryLimits_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSetMemoryLimits_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSetMemoryLimits_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1571,7 +1548,7 @@ cdef class SetMemoryLimits_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSetMemoryLimits_v1_t), "SetMemoryLimits_v1", False)
-        return SetMemoryLimits_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SetMemoryLimits_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def name_space(self):
@@ -1698,7 +1675,7 @@ cdef class GetMemoryLimits_v1(_support.Struct):
     @staticmethod
     cdef GetMemoryLimits_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GetMemoryLimits_v1 obj = GetMemoryLimits_v1.__new__(GetMemoryLimits_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGetMemoryLimits_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGetMemoryLimits_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1731,7 +1708,7 @@ cdef class GetMemoryLimits_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGetMemoryLimits_v1_t), "GetMemoryLimits_v1", False)
-        return GetMemoryLimits_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return GetMemoryLimits_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def name_space(self):
@@ -1860,7 +1837,7 @@ cdef class BAR1Memory(_support.Struct):
     @staticmethod
     cdef BAR1Memory _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BAR1Memory obj = BAR1Memory.__new__(BAR1Memory)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBAR1Memory_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlBAR1Memory_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -1893,7 +1870,7 @@ cdef class BAR1Memory(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlBAR1Memory_st), "BAR1Memory", False)
-        return BAR1Memory._adopt(_buffer_address(view), n, view.readonly, view)
+        return BAR1Memory._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def bar1_total(self):
@@ -2006,7 +1983,7 @@ cdef class ProcessInfo_v1(_support.Struct):
     @staticmethod
     cdef ProcessInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessInfo_v1 obj = ProcessInfo_v1.__new__(ProcessInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessInfo_v1_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessInfo_v1_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2039,7 +2016,7 @@ cdef class ProcessInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessInfo_v1_st), "ProcessInfo_v1", False)
-        return ProcessInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pid(self):
@@ -2163,7 +2140,7 @@ cdef class ProcessInfo(_support.Struct):
     @staticmethod
     cdef ProcessInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessInfo obj = ProcessInfo.__new__(ProcessInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessInfo_v2_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessInfo_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2196,7 +2173,7 @@ cdef class ProcessInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessInfo_v2_st), "ProcessInfo", True)
-        return ProcessInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pid(self):
@@ -2362,7 +2339,7 @@ cdef class ProcessDetail_v1(_support.Struct):
     @staticmethod
     cdef ProcessDetail_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessDetail_v1 obj = ProcessDetail_v1.__new__(ProcessDetail_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessDetail_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessDetail_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2395,7 +2372,7 @@ cdef class ProcessDetail_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessDetail_v1_t), "ProcessDetail_v1", True)
-        return ProcessDetail_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessDetail_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pid(self):
@@ -2552,7 +2529,7 @@ cdef class ProcessDetailList_v1(_support.Struct):
     @staticmethod
     cdef ProcessDetailList_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessDetailList_v1 obj = ProcessDetailList_v1.__new__(ProcessDetailList_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessDetailList_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessDetailList_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2585,7 +2562,7 @@ cdef class ProcessDetailList_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessDetailList_v1_t), "ProcessDetailList_v1", False)
-        return ProcessDetailList_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessDetailList_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -2698,7 +2675,7 @@ cdef class DeviceAttributes(_support.Struct):
     @staticmethod
     cdef DeviceAttributes _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceAttributes obj = DeviceAttributes.__new__(DeviceAttributes)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceAttributes_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceAttributes_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2731,7 +2708,7 @@ cdef class DeviceAttributes(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDeviceAttributes_st), "DeviceAttributes", False)
-        return DeviceAttributes._adopt(_buffer_address(view), n, view.readonly, view)
+        return DeviceAttributes._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def multiprocessor_count(self):
@@ -2933,7 +2910,7 @@ cdef class C2cModeInfo_v1(_support.Struct):
     @staticmethod
     cdef C2cModeInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef C2cModeInfo_v1 obj = C2cModeInfo_v1.__new__(C2cModeInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlC2cModeInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlC2cModeInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -2966,7 +2943,7 @@ cdef class C2cModeInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlC2cModeInfo_v1_t), "C2cModeInfo_v1", False)
-        return C2cModeInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return C2cModeInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def is_c2c_enabled(self):
@@ -3046,7 +3023,7 @@ cdef class DeviceAddressingMode_v1(_support.Struct):
     @staticmethod
     cdef DeviceAddressingMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceAddressingMode_v1 obj = DeviceAddressingMode_v1.__new__(DeviceAddressingMode_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceAddressingMode_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceAddressingMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3079,7 +3056,7 @@ cdef class DeviceAddressingMode_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDeviceAddressingMode_v1_t), "DeviceAddressingMode_v1", False)
-        return DeviceAddressingMode_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return DeviceAddressingMode_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -3176,7 +3153,7 @@ cdef class RepairStatus_v1(_support.Struct):
     @staticmethod
     cdef RepairStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RepairStatus_v1 obj = RepairStatus_v1.__new__(RepairStatus_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRepairStatus_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlRepairStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3209,7 +3186,7 @@ cdef class RepairStatus_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlRepairStatus_v1_t), "RepairStatus_v1", False)
-        return RepairStatus_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return RepairStatus_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -3321,7 +3298,7 @@ cdef class UnrepairableMemoryStatus_v1(_support.Struct):
     @staticmethod
     cdef UnrepairableMemoryStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnrepairableMemoryStatus_v1 obj = UnrepairableMemoryStatus_v1.__new__(UnrepairableMemoryStatus_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnrepairableMemoryStatus_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnrepairableMemoryStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3354,7 +3331,7 @@ cdef class UnrepairableMemoryStatus_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUnrepairableMemoryStatus_v1_t), "UnrepairableMemoryStatus_v1", False)
-        return UnrepairableMemoryStatus_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return UnrepairableMemoryStatus_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_unrepairable_memory(self):
@@ -3439,7 +3416,7 @@ cdef class RowRemapperHistogramValues(_support.Struct):
     @staticmethod
     cdef RowRemapperHistogramValues _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RowRemapperHistogramValues obj = RowRemapperHistogramValues.__new__(RowRemapperHistogramValues)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRowRemapperHistogramValues_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlRowRemapperHistogramValues_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3472,7 +3449,7 @@ cdef class RowRemapperHistogramValues(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlRowRemapperHistogramValues_st), "RowRemapperHistogramValues", False)
-        return RowRemapperHistogramValues._adopt(_buffer_address(view), n, view.readonly, view)
+        return RowRemapperHistogramValues._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def max_(self):
@@ -3604,7 +3581,7 @@ cdef class NvLinkUtilizationControl(_support.Struct):
     @staticmethod
     cdef NvLinkUtilizationControl _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkUtilizationControl obj = NvLinkUtilizationControl.__new__(NvLinkUtilizationControl)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkUtilizationControl_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkUtilizationControl_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3637,7 +3614,7 @@ cdef class NvLinkUtilizationControl(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvLinkUtilizationControl_st), "NvLinkUtilizationControl", False)
-        return NvLinkUtilizationControl._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvLinkUtilizationControl._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def units(self):
@@ -3751,7 +3728,7 @@ cdef class BridgeChipInfo(_support.Struct):
     @staticmethod
     cdef BridgeChipInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BridgeChipInfo obj = BridgeChipInfo.__new__(BridgeChipInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBridgeChipInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlBridgeChipInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3784,7 +3761,7 @@ cdef class BridgeChipInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlBridgeChipInfo_st), "BridgeChipInfo", True)
-        return BridgeChipInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return BridgeChipInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def type(self):
@@ -3885,7 +3862,7 @@ cdef class BridgeChipHierarchy(_support.Struct):
     @staticmethod
     cdef BridgeChipHierarchy _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BridgeChipHierarchy obj = BridgeChipHierarchy.__new__(BridgeChipHierarchy)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBridgeChipHierarchy_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlBridgeChipHierarchy_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -3918,7 +3895,7 @@ cdef class BridgeChipHierarchy(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlBridgeChipHierarchy_st), "BridgeChipHierarchy", False)
-        return BridgeChipHierarchy._adopt(_buffer_address(view), n, view.readonly, view)
+        return BridgeChipHierarchy._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def bridge_chip_info(self):
@@ -4003,7 +3980,7 @@ cdef class Value(_support.Struct):
     @staticmethod
     cdef Value _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Value obj = Value.__new__(Value)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlValue_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlValue_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4036,7 +4013,7 @@ cdef class Value(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlValue_st), "Value", False)
-        return Value._adopt(_buffer_address(view), n, view.readonly, view)
+        return Value._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def d_val(self):
@@ -4235,7 +4212,7 @@ cdef class Sample(_support.Struct):
     @staticmethod
     cdef Sample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Sample obj = Sample.__new__(Sample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSample_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4268,7 +4245,7 @@ cdef class Sample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSample_st), "Sample", True)
-        return Sample._adopt(_buffer_address(view), n, view.readonly, view)
+        return Sample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def time_stamp(self):
@@ -4368,7 +4345,7 @@ cdef class ViolationTime(_support.Struct):
     @staticmethod
     cdef ViolationTime _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ViolationTime obj = ViolationTime.__new__(ViolationTime)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlViolationTime_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlViolationTime_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4401,7 +4378,7 @@ cdef class ViolationTime(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlViolationTime_st), "ViolationTime", False)
-        return ViolationTime._adopt(_buffer_address(view), n, view.readonly, view)
+        return ViolationTime._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def reference_time(self):
@@ -4498,7 +4475,7 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
     @staticmethod
     cdef _anon_nvmlGpuThermalSettings_t_sensor _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlGpuThermalSettings_t_sensor obj = _anon_nvmlGpuThermalSettings_t_sensor.__new__(_anon_nvmlGpuThermalSettings_t_sensor)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpuThermalSettings_t_sensor), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpuThermalSettings_t_sensor), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4531,7 +4508,7 @@ cdef class _anon_nvmlGpuThermalSettings_t_sensor(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlGpuThermalSettings_t_sensor), "_anon_nvmlGpuThermalSettings_t_sensor", False)
-        return _anon_nvmlGpuThermalSettings_t_sensor._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlGpuThermalSettings_t_sensor._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def controller(self):
@@ -4663,7 +4640,7 @@ cdef class GpuThermalSettings(_support.Struct):
     @staticmethod
     cdef GpuThermalSettings _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuThermalSettings obj = GpuThermalSettings.__new__(GpuThermalSettings)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuThermalSettings_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuThermalSettings_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4696,7 +4673,7 @@ cdef class GpuThermalSettings(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuThermalSettings_t), "GpuThermalSettings", False)
-        return GpuThermalSettings._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuThermalSettings._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def count(self):
@@ -4791,7 +4768,7 @@ cdef class CoolerInfo_v1(_support.Struct):
     @staticmethod
     cdef CoolerInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef CoolerInfo_v1 obj = CoolerInfo_v1.__new__(CoolerInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlCoolerInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlCoolerInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4824,7 +4801,7 @@ cdef class CoolerInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlCoolerInfo_v1_t), "CoolerInfo_v1", False)
-        return CoolerInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return CoolerInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -4945,7 +4922,7 @@ cdef class UUIDValue(_support.Struct):
     @staticmethod
     cdef UUIDValue _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UUIDValue obj = UUIDValue.__new__(UUIDValue)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUUIDValue_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUUIDValue_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -4978,7 +4955,7 @@ cdef class UUIDValue(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUUIDValue_t), "UUIDValue", False)
-        return UUIDValue._adopt(_buffer_address(view), n, view.readonly, view)
+        return UUIDValue._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def str(self):
@@ -5069,7 +5046,7 @@ cdef class UUID_v1(_support.Struct):
     @staticmethod
     cdef UUID_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UUID_v1 obj = UUID_v1.__new__(UUID_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUUID_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUUID_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5102,7 +5079,7 @@ cdef class UUID_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUUID_v1_t), "UUID_v1", False)
-        return UUID_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return UUID_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -5211,7 +5188,7 @@ cdef class Pdi_v1(_support.Struct):
     @staticmethod
     cdef Pdi_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Pdi_v1 obj = Pdi_v1.__new__(Pdi_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPdi_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPdi_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5244,7 +5221,7 @@ cdef class Pdi_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPdi_v1_t), "Pdi_v1", False)
-        return Pdi_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return Pdi_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -5368,7 +5345,7 @@ cdef class PmgrPwrTuple(_support.Struct):
     @staticmethod
     cdef PmgrPwrTuple _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PmgrPwrTuple obj = PmgrPwrTuple.__new__(PmgrPwrTuple)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPmgrPwrTuple_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPmgrPwrTuple_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5401,7 +5378,7 @@ cdef class PmgrPwrTuple(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPmgrPwrTuple_t), "PmgrPwrTuple", True)
-        return PmgrPwrTuple._adopt(_buffer_address(view), n, view.readonly, view)
+        return PmgrPwrTuple._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pwrm_w(self):
@@ -5513,7 +5490,7 @@ cdef class RailMetrics(_support.Struct):
     @staticmethod
     cdef RailMetrics _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RailMetrics obj = RailMetrics.__new__(RailMetrics)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRailMetrics_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlRailMetrics_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5546,7 +5523,7 @@ cdef class RailMetrics(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlRailMetrics_t), "RailMetrics", True)
-        return RailMetrics._adopt(_buffer_address(view), n, view.readonly, view)
+        return RailMetrics._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def freqk_hz(self):
@@ -5676,7 +5653,7 @@ cdef class CoreRailMetrics(_support.Struct):
     @staticmethod
     cdef CoreRailMetrics _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef CoreRailMetrics obj = CoreRailMetrics.__new__(CoreRailMetrics)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlCoreRailMetrics_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlCoreRailMetrics_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5709,7 +5686,7 @@ cdef class CoreRailMetrics(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlCoreRailMetrics_t), "CoreRailMetrics", True)
-        return CoreRailMetrics._adopt(_buffer_address(view), n, view.readonly, view)
+        return CoreRailMetrics._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def rails(self):
@@ -5823,7 +5800,7 @@ cdef class PwrModelMetricsDlppm1xPerf(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsDlppm1xPerf _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsDlppm1xPerf obj = PwrModelMetricsDlppm1xPerf.__new__(PwrModelMetricsDlppm1xPerf)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -5856,7 +5833,7 @@ cdef class PwrModelMetricsDlppm1xPerf(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xPerf_t), "PwrModelMetricsDlppm1xPerf", True)
-        return PwrModelMetricsDlppm1xPerf._adopt(_buffer_address(view), n, view.readonly, view)
+        return PwrModelMetricsDlppm1xPerf._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def perfms(self):
@@ -5968,7 +5945,7 @@ cdef class PwrModelMetricsDlppm1x(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsDlppm1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsDlppm1x obj = PwrModelMetricsDlppm1x.__new__(PwrModelMetricsDlppm1x)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6001,7 +5978,7 @@ cdef class PwrModelMetricsDlppm1x(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPwrModelMetricsDlppm1x_t), "PwrModelMetricsDlppm1x", True)
-        return PwrModelMetricsDlppm1x._adopt(_buffer_address(view), n, view.readonly, view)
+        return PwrModelMetricsDlppm1x._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_valid(self):
@@ -6173,7 +6150,7 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsDlppm1xDramclkEstimates _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsDlppm1xDramclkEstimates obj = PwrModelMetricsDlppm1xDramclkEstimates.__new__(PwrModelMetricsDlppm1xDramclkEstimates)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6206,7 +6183,7 @@ cdef class PwrModelMetricsDlppm1xDramclkEstimates(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPwrModelMetricsDlppm1xDramclkEstimates_t), "PwrModelMetricsDlppm1xDramclkEstimates", True)
-        return PwrModelMetricsDlppm1xDramclkEstimates._adopt(_buffer_address(view), n, view.readonly, view)
+        return PwrModelMetricsDlppm1xDramclkEstimates._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def estimated_metrics(self):
@@ -6321,7 +6298,7 @@ cdef class ObservedMetrics(_support.Struct):
     @staticmethod
     cdef ObservedMetrics _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ObservedMetrics obj = ObservedMetrics.__new__(ObservedMetrics)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlObservedMetrics_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlObservedMetrics_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6354,7 +6331,7 @@ cdef class ObservedMetrics(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlObservedMetrics_t), "ObservedMetrics", True)
-        return ObservedMetrics._adopt(_buffer_address(view), n, view.readonly, view)
+        return ObservedMetrics._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def initial_dramclk_est(self):
@@ -6546,7 +6523,7 @@ cdef class PerfMetricsDlppc2xSample(_support.Struct):
     @staticmethod
     cdef PerfMetricsDlppc2xSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsDlppc2xSample obj = PerfMetricsDlppc2xSample.__new__(PerfMetricsDlppc2xSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6579,7 +6556,7 @@ cdef class PerfMetricsDlppc2xSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPerfMetricsDlppc2xSample_t), "PerfMetricsDlppc2xSample", True)
-        return PerfMetricsDlppc2xSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return PerfMetricsDlppc2xSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def observed_metrics(self):
@@ -6688,7 +6665,7 @@ cdef class PwrModelMetricsSamplePfpp1x(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsSamplePfpp1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsSamplePfpp1x obj = PwrModelMetricsSamplePfpp1x.__new__(PwrModelMetricsSamplePfpp1x)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6721,7 +6698,7 @@ cdef class PwrModelMetricsSamplePfpp1x(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPwrModelMetricsSamplePfpp1x_t), "PwrModelMetricsSamplePfpp1x", True)
-        return PwrModelMetricsSamplePfpp1x._adopt(_buffer_address(view), n, view.readonly, view)
+        return PwrModelMetricsSamplePfpp1x._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def freqk_hz(self):
@@ -6848,7 +6825,7 @@ cdef class PwrModelOperatingPointPfpp1x(_support.Struct):
     @staticmethod
     cdef PwrModelOperatingPointPfpp1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelOperatingPointPfpp1x obj = PwrModelOperatingPointPfpp1x.__new__(PwrModelOperatingPointPfpp1x)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -6881,7 +6858,7 @@ cdef class PwrModelOperatingPointPfpp1x(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPwrModelOperatingPointPfpp1x_t), "PwrModelOperatingPointPfpp1x", True)
-        return PwrModelOperatingPointPfpp1x._adopt(_buffer_address(view), n, view.readonly, view)
+        return PwrModelOperatingPointPfpp1x._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def freqk_hz(self):
@@ -7011,7 +6988,7 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
     @staticmethod
     cdef PwrModelMetricsPfpp1x _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PwrModelMetricsPfpp1x obj = PwrModelMetricsPfpp1x.__new__(PwrModelMetricsPfpp1x)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7044,7 +7021,7 @@ cdef class PwrModelMetricsPfpp1x(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPwrModelMetricsPfpp1x_t), "PwrModelMetricsPfpp1x", True)
-        return PwrModelMetricsPfpp1x._adopt(_buffer_address(view), n, view.readonly, view)
+        return PwrModelMetricsPfpp1x._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def estimated_metrics(self):
@@ -7225,7 +7202,7 @@ cdef class PerfMetricsPfpp1xSample(_support.Struct):
     @staticmethod
     cdef PerfMetricsPfpp1xSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsPfpp1xSample obj = PerfMetricsPfpp1xSample.__new__(PerfMetricsPfpp1xSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7258,7 +7235,7 @@ cdef class PerfMetricsPfpp1xSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPerfMetricsPfpp1xSample_t), "PerfMetricsPfpp1xSample", True)
-        return PerfMetricsPfpp1xSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return PerfMetricsPfpp1xSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def estimated_metrics(self):
@@ -7340,7 +7317,7 @@ cdef class _anon_nvmlPerfMetricControllerSample_t_data(_support.Struct):
     @staticmethod
     cdef _anon_nvmlPerfMetricControllerSample_t_data _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlPerfMetricControllerSample_t_data obj = _anon_nvmlPerfMetricControllerSample_t_data.__new__(_anon_nvmlPerfMetricControllerSample_t_data)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlPerfMetricControllerSample_t_data), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlPerfMetricControllerSample_t_data), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7373,7 +7350,7 @@ cdef class _anon_nvmlPerfMetricControllerSample_t_data(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlPerfMetricControllerSample_t_data), "_anon_nvmlPerfMetricControllerSample_t_data", False)
-        return _anon_nvmlPerfMetricControllerSample_t_data._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlPerfMetricControllerSample_t_data._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def dlppc2x(self):
@@ -7491,7 +7468,7 @@ cdef class PerfMetricControllerSample(_support.Struct):
     @staticmethod
     cdef PerfMetricControllerSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricControllerSample obj = PerfMetricControllerSample.__new__(PerfMetricControllerSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricControllerSample_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricControllerSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7524,7 +7501,7 @@ cdef class PerfMetricControllerSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPerfMetricControllerSample_t), "PerfMetricControllerSample", True)
-        return PerfMetricControllerSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return PerfMetricControllerSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def controller_type(self):
@@ -7651,7 +7628,7 @@ cdef class PerfMetricsSample(_support.Struct):
     @staticmethod
     cdef PerfMetricsSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsSample obj = PerfMetricsSample.__new__(PerfMetricsSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsSample_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsSample_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7684,7 +7661,7 @@ cdef class PerfMetricsSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPerfMetricsSample_t), "PerfMetricsSample", True)
-        return PerfMetricsSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return PerfMetricsSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def controller_data(self):
@@ -7773,7 +7750,7 @@ cdef class PerfMetricsSamples_v1(_support.Struct):
     @staticmethod
     cdef PerfMetricsSamples_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PerfMetricsSamples_v1 obj = PerfMetricsSamples_v1.__new__(PerfMetricsSamples_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsSamples_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPerfMetricsSamples_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7806,7 +7783,7 @@ cdef class PerfMetricsSamples_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPerfMetricsSamples_v1_t), "PerfMetricsSamples_v1", False)
-        return PerfMetricsSamples_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PerfMetricsSamples_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def samples(self):
@@ -7891,7 +7868,7 @@ cdef class BBXTimeData_v1(_support.Struct):
     @staticmethod
     cdef BBXTimeData_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef BBXTimeData_v1 obj = BBXTimeData_v1.__new__(BBXTimeData_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlBBXTimeData_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlBBXTimeData_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -7924,7 +7901,7 @@ cdef class BBXTimeData_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlBBXTimeData_v1_t), "BBXTimeData_v1", False)
-        return BBXTimeData_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return BBXTimeData_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def time_run(self):
@@ -8006,7 +7983,7 @@ cdef class GpuUptime_v1(_support.Struct):
     @staticmethod
     cdef GpuUptime_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuUptime_v1 obj = GpuUptime_v1.__new__(GpuUptime_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuUptime_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuUptime_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8039,7 +8016,7 @@ cdef class GpuUptime_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuUptime_v1_t), "GpuUptime_v1", False)
-        return GpuUptime_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuUptime_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def uptime(self):
@@ -8121,7 +8098,7 @@ cdef class DramEncryptionInfo_v1(_support.Struct):
     @staticmethod
     cdef DramEncryptionInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DramEncryptionInfo_v1 obj = DramEncryptionInfo_v1.__new__(DramEncryptionInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDramEncryptionInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDramEncryptionInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8154,7 +8131,7 @@ cdef class DramEncryptionInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDramEncryptionInfo_v1_t), "DramEncryptionInfo_v1", False)
-        return DramEncryptionInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return DramEncryptionInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -8248,7 +8225,7 @@ cdef class MarginTemperature_v1(_support.Struct):
     @staticmethod
     cdef MarginTemperature_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef MarginTemperature_v1 obj = MarginTemperature_v1.__new__(MarginTemperature_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMarginTemperature_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlMarginTemperature_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8281,7 +8258,7 @@ cdef class MarginTemperature_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlMarginTemperature_v1_t), "MarginTemperature_v1", False)
-        return MarginTemperature_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return MarginTemperature_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -8405,7 +8382,7 @@ cdef class ClkMonFaultInfo(_support.Struct):
     @staticmethod
     cdef ClkMonFaultInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ClkMonFaultInfo obj = ClkMonFaultInfo.__new__(ClkMonFaultInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlClkMonFaultInfo_struct), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlClkMonFaultInfo_struct), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8438,7 +8415,7 @@ cdef class ClkMonFaultInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlClkMonFaultInfo_struct), "ClkMonFaultInfo", True)
-        return ClkMonFaultInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ClkMonFaultInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def clk_api_domain(self):
@@ -8543,7 +8520,7 @@ cdef class ClkMonStatus(_support.Struct):
     @staticmethod
     cdef ClkMonStatus _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ClkMonStatus obj = ClkMonStatus.__new__(ClkMonStatus)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlClkMonStatus_status), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlClkMonStatus_status), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8576,7 +8553,7 @@ cdef class ClkMonStatus(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlClkMonStatus_status), "ClkMonStatus", False)
-        return ClkMonStatus._adopt(_buffer_address(view), n, view.readonly, view)
+        return ClkMonStatus._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_global_status(self):
@@ -8676,7 +8653,7 @@ cdef class ClockOffset_v1(_support.Struct):
     @staticmethod
     cdef ClockOffset_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ClockOffset_v1 obj = ClockOffset_v1.__new__(ClockOffset_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlClockOffset_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlClockOffset_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8709,7 +8686,7 @@ cdef class ClockOffset_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlClockOffset_v1_t), "ClockOffset_v1", False)
-        return ClockOffset_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ClockOffset_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -8850,7 +8827,7 @@ cdef class FanSpeedInfo_v1(_support.Struct):
     @staticmethod
     cdef FanSpeedInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FanSpeedInfo_v1 obj = FanSpeedInfo_v1.__new__(FanSpeedInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFanSpeedInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlFanSpeedInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -8883,7 +8860,7 @@ cdef class FanSpeedInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlFanSpeedInfo_v1_t), "FanSpeedInfo_v1", False)
-        return FanSpeedInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return FanSpeedInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -8995,7 +8972,7 @@ cdef class DevicePerfModes_v1(_support.Struct):
     @staticmethod
     cdef DevicePerfModes_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DevicePerfModes_v1 obj = DevicePerfModes_v1.__new__(DevicePerfModes_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDevicePerfModes_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDevicePerfModes_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9028,7 +9005,7 @@ cdef class DevicePerfModes_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDevicePerfModes_v1_t), "DevicePerfModes_v1", False)
-        return DevicePerfModes_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return DevicePerfModes_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -9122,7 +9099,7 @@ cdef class DeviceCurrentClockFreqs_v1(_support.Struct):
     @staticmethod
     cdef DeviceCurrentClockFreqs_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceCurrentClockFreqs_v1 obj = DeviceCurrentClockFreqs_v1.__new__(DeviceCurrentClockFreqs_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceCurrentClockFreqs_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceCurrentClockFreqs_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9155,7 +9132,7 @@ cdef class DeviceCurrentClockFreqs_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDeviceCurrentClockFreqs_v1_t), "DeviceCurrentClockFreqs_v1", False)
-        return DeviceCurrentClockFreqs_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return DeviceCurrentClockFreqs_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -9249,7 +9226,7 @@ cdef class DevicePowerMizerModes_v1(_support.Struct):
     @staticmethod
     cdef DevicePowerMizerModes_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DevicePowerMizerModes_v1 obj = DevicePowerMizerModes_v1.__new__(DevicePowerMizerModes_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDevicePowerMizerModes_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDevicePowerMizerModes_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9282,7 +9259,7 @@ cdef class DevicePowerMizerModes_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDevicePowerMizerModes_v1_t), "DevicePowerMizerModes_v1", False)
-        return DevicePowerMizerModes_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return DevicePowerMizerModes_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def current_mode(self):
@@ -9421,7 +9398,7 @@ cdef class ProcessUtilizationSample(_support.Struct):
     @staticmethod
     cdef ProcessUtilizationSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessUtilizationSample obj = ProcessUtilizationSample.__new__(ProcessUtilizationSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessUtilizationSample_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessUtilizationSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9454,7 +9431,7 @@ cdef class ProcessUtilizationSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessUtilizationSample_st), "ProcessUtilizationSample", True)
-        return ProcessUtilizationSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessUtilizationSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pid(self):
@@ -9656,7 +9633,7 @@ cdef class ProcessUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef ProcessUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessUtilizationInfo_v1 obj = ProcessUtilizationInfo_v1.__new__(ProcessUtilizationInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9689,7 +9666,7 @@ cdef class ProcessUtilizationInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessUtilizationInfo_v1_t), "ProcessUtilizationInfo_v1", True)
-        return ProcessUtilizationInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessUtilizationInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def time_stamp(self):
@@ -9900,7 +9877,7 @@ cdef class ProcessesUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef ProcessesUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ProcessesUtilizationInfo_v1 obj = ProcessesUtilizationInfo_v1.__new__(ProcessesUtilizationInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessesUtilizationInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlProcessesUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -9933,7 +9910,7 @@ cdef class ProcessesUtilizationInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlProcessesUtilizationInfo_v1_t), "ProcessesUtilizationInfo_v1", False)
-        return ProcessesUtilizationInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ProcessesUtilizationInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -10046,7 +10023,7 @@ cdef class EccSramErrorStatus_v1(_support.Struct):
     @staticmethod
     cdef EccSramErrorStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccSramErrorStatus_v1 obj = EccSramErrorStatus_v1.__new__(EccSramErrorStatus_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramErrorStatus_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramErrorStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10079,7 +10056,7 @@ cdef class EccSramErrorStatus_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEccSramErrorStatus_v1_t), "EccSramErrorStatus_v1", False)
-        return EccSramErrorStatus_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EccSramErrorStatus_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -10344,7 +10321,7 @@ cdef class PlatformInfo_v1(_support.Struct):
     @staticmethod
     cdef PlatformInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PlatformInfo_v1 obj = PlatformInfo_v1.__new__(PlatformInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPlatformInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPlatformInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10377,7 +10354,7 @@ cdef class PlatformInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPlatformInfo_v1_t), "PlatformInfo_v1", False)
-        return PlatformInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PlatformInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -10558,7 +10535,7 @@ cdef class PlatformInfo_v2(_support.Struct):
     @staticmethod
     cdef PlatformInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PlatformInfo_v2 obj = PlatformInfo_v2.__new__(PlatformInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPlatformInfo_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPlatformInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10591,7 +10568,7 @@ cdef class PlatformInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPlatformInfo_v2_t), "PlatformInfo_v2", False)
-        return PlatformInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return PlatformInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -10772,7 +10749,7 @@ cdef class Hostname_v1(_support.Struct):
     @staticmethod
     cdef Hostname_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Hostname_v1 obj = Hostname_v1.__new__(Hostname_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlHostname_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlHostname_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10805,7 +10782,7 @@ cdef class Hostname_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlHostname_v1_t), "Hostname_v1", False)
-        return Hostname_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return Hostname_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def value(self):
@@ -10911,7 +10888,7 @@ cdef class EccSramUniqueUncorrectedErrorEntry_v1(_support.Struct):
     @staticmethod
     cdef EccSramUniqueUncorrectedErrorEntry_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccSramUniqueUncorrectedErrorEntry_v1 obj = EccSramUniqueUncorrectedErrorEntry_v1.__new__(EccSramUniqueUncorrectedErrorEntry_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -10944,7 +10921,7 @@ cdef class EccSramUniqueUncorrectedErrorEntry_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorEntry_v1_t), "EccSramUniqueUncorrectedErrorEntry_v1", True)
-        return EccSramUniqueUncorrectedErrorEntry_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EccSramUniqueUncorrectedErrorEntry_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def unit(self):
@@ -11137,7 +11114,7 @@ cdef class EccSramUniqueUncorrectedErrorCounts_v1(_support.Struct):
     @staticmethod
     cdef EccSramUniqueUncorrectedErrorCounts_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccSramUniqueUncorrectedErrorCounts_v1 obj = EccSramUniqueUncorrectedErrorCounts_v1.__new__(EccSramUniqueUncorrectedErrorCounts_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11170,7 +11147,7 @@ cdef class EccSramUniqueUncorrectedErrorCounts_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t), "EccSramUniqueUncorrectedErrorCounts_v1", False)
-        return EccSramUniqueUncorrectedErrorCounts_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EccSramUniqueUncorrectedErrorCounts_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -11268,7 +11245,7 @@ cdef class RemappedRowsInfo_v2(_support.Struct):
     @staticmethod
     cdef RemappedRowsInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RemappedRowsInfo_v2 obj = RemappedRowsInfo_v2.__new__(RemappedRowsInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRemappedRowsInfo_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlRemappedRowsInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11301,7 +11278,7 @@ cdef class RemappedRowsInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlRemappedRowsInfo_v2_t), "RemappedRowsInfo_v2", False)
-        return RemappedRowsInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return RemappedRowsInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def corr_active_remaps(self):
@@ -11458,7 +11435,7 @@ cdef class RusdSettings_v1(_support.Struct):
     @staticmethod
     cdef RusdSettings_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef RusdSettings_v1 obj = RusdSettings_v1.__new__(RusdSettings_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlRusdSettings_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlRusdSettings_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11491,7 +11468,7 @@ cdef class RusdSettings_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlRusdSettings_v1_t), "RusdSettings_v1", False)
-        return RusdSettings_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return RusdSettings_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -11586,7 +11563,7 @@ cdef class _anon_nvmlGpuDynamicPstatesInfo_st_utilization(_support.Struct):
     @staticmethod
     cdef _anon_nvmlGpuDynamicPstatesInfo_st_utilization _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlGpuDynamicPstatesInfo_st_utilization obj = _anon_nvmlGpuDynamicPstatesInfo_st_utilization.__new__(_anon_nvmlGpuDynamicPstatesInfo_st_utilization)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpuDynamicPstatesInfo_st_utilization), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpuDynamicPstatesInfo_st_utilization), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11619,7 +11596,7 @@ cdef class _anon_nvmlGpuDynamicPstatesInfo_st_utilization(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlGpuDynamicPstatesInfo_st_utilization), "_anon_nvmlGpuDynamicPstatesInfo_st_utilization", False)
-        return _anon_nvmlGpuDynamicPstatesInfo_st_utilization._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlGpuDynamicPstatesInfo_st_utilization._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_is_present(self):
@@ -11746,7 +11723,7 @@ cdef class GpuDynamicPstatesInfo(_support.Struct):
     @staticmethod
     cdef GpuDynamicPstatesInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuDynamicPstatesInfo obj = GpuDynamicPstatesInfo.__new__(GpuDynamicPstatesInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuDynamicPstatesInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuDynamicPstatesInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11779,7 +11756,7 @@ cdef class GpuDynamicPstatesInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuDynamicPstatesInfo_st), "GpuDynamicPstatesInfo", False)
-        return GpuDynamicPstatesInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuDynamicPstatesInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def flags_(self):
@@ -11876,7 +11853,7 @@ cdef class PowerValue_v2(_support.Struct):
     @staticmethod
     cdef PowerValue_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PowerValue_v2 obj = PowerValue_v2.__new__(PowerValue_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerValue_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerValue_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -11909,7 +11886,7 @@ cdef class PowerValue_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPowerValue_v2_t), "PowerValue_v2", False)
-        return PowerValue_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return PowerValue_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -12021,7 +11998,7 @@ cdef class AdaptiveTgpModeInfo_v1(_support.Struct):
     @staticmethod
     cdef AdaptiveTgpModeInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef AdaptiveTgpModeInfo_v1 obj = AdaptiveTgpModeInfo_v1.__new__(AdaptiveTgpModeInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlAdaptiveTgpModeInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlAdaptiveTgpModeInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12054,7 +12031,7 @@ cdef class AdaptiveTgpModeInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlAdaptiveTgpModeInfo_v1_t), "AdaptiveTgpModeInfo_v1", False)
-        return AdaptiveTgpModeInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return AdaptiveTgpModeInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def in_band_enable_request(self):
@@ -12184,7 +12161,7 @@ cdef class VgpuHeterogeneousMode_v1(_support.Struct):
     @staticmethod
     cdef VgpuHeterogeneousMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuHeterogeneousMode_v1 obj = VgpuHeterogeneousMode_v1.__new__(VgpuHeterogeneousMode_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuHeterogeneousMode_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuHeterogeneousMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12217,7 +12194,7 @@ cdef class VgpuHeterogeneousMode_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuHeterogeneousMode_v1_t), "VgpuHeterogeneousMode_v1", False)
-        return VgpuHeterogeneousMode_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuHeterogeneousMode_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -12314,7 +12291,7 @@ cdef class VgpuPlacementId_v1(_support.Struct):
     @staticmethod
     cdef VgpuPlacementId_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPlacementId_v1 obj = VgpuPlacementId_v1.__new__(VgpuPlacementId_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementId_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementId_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12347,7 +12324,7 @@ cdef class VgpuPlacementId_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuPlacementId_v1_t), "VgpuPlacementId_v1", False)
-        return VgpuPlacementId_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuPlacementId_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -12444,7 +12421,7 @@ cdef class VgpuPlacementList_v1(_support.Struct):
     @staticmethod
     cdef VgpuPlacementList_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPlacementList_v1 obj = VgpuPlacementList_v1.__new__(VgpuPlacementList_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementList_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementList_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12477,7 +12454,7 @@ cdef class VgpuPlacementList_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuPlacementList_v1_t), "VgpuPlacementList_v1", False)
-        return VgpuPlacementList_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuPlacementList_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -12601,7 +12578,7 @@ cdef class VgpuPlacementList_v2(_support.Struct):
     @staticmethod
     cdef VgpuPlacementList_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPlacementList_v2 obj = VgpuPlacementList_v2.__new__(VgpuPlacementList_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementList_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPlacementList_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12634,7 +12611,7 @@ cdef class VgpuPlacementList_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuPlacementList_v2_t), "VgpuPlacementList_v2", False)
-        return VgpuPlacementList_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuPlacementList_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -12763,7 +12740,7 @@ cdef class VgpuTypeBar1Info_v1(_support.Struct):
     @staticmethod
     cdef VgpuTypeBar1Info_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuTypeBar1Info_v1 obj = VgpuTypeBar1Info_v1.__new__(VgpuTypeBar1Info_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12796,7 +12773,7 @@ cdef class VgpuTypeBar1Info_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuTypeBar1Info_v1_t), "VgpuTypeBar1Info_v1", False)
-        return VgpuTypeBar1Info_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuTypeBar1Info_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -12920,7 +12897,7 @@ cdef class VgpuInstanceUtilizationSample(_support.Struct):
     @staticmethod
     cdef VgpuInstanceUtilizationSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuInstanceUtilizationSample obj = VgpuInstanceUtilizationSample.__new__(VgpuInstanceUtilizationSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -12953,7 +12930,7 @@ cdef class VgpuInstanceUtilizationSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st), "VgpuInstanceUtilizationSample", True)
-        return VgpuInstanceUtilizationSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuInstanceUtilizationSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def vgpu_instance(self):
@@ -13143,7 +13120,7 @@ cdef class VgpuInstanceUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuInstanceUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuInstanceUtilizationInfo_v1 obj = VgpuInstanceUtilizationInfo_v1.__new__(VgpuInstanceUtilizationInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13176,7 +13153,7 @@ cdef class VgpuInstanceUtilizationInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuInstanceUtilizationInfo_v1_t), "VgpuInstanceUtilizationInfo_v1", True)
-        return VgpuInstanceUtilizationInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuInstanceUtilizationInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def time_stamp(self):
@@ -13369,7 +13346,7 @@ cdef class VgpuInstancesUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuInstancesUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuInstancesUtilizationInfo_v1 obj = VgpuInstancesUtilizationInfo_v1.__new__(VgpuInstancesUtilizationInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13402,7 +13379,7 @@ cdef class VgpuInstancesUtilizationInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuInstancesUtilizationInfo_v1_t), "VgpuInstancesUtilizationInfo_v1", False)
-        return VgpuInstancesUtilizationInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuInstancesUtilizationInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -13554,7 +13531,7 @@ cdef class VgpuProcessUtilizationSample(_support.Struct):
     @staticmethod
     cdef VgpuProcessUtilizationSample _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuProcessUtilizationSample obj = VgpuProcessUtilizationSample.__new__(VgpuProcessUtilizationSample)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13587,7 +13564,7 @@ cdef class VgpuProcessUtilizationSample(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st), "VgpuProcessUtilizationSample", True)
-        return VgpuProcessUtilizationSample._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuProcessUtilizationSample._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def vgpu_instance(self):
@@ -13822,7 +13799,7 @@ cdef class VgpuProcessUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuProcessUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuProcessUtilizationInfo_v1 obj = VgpuProcessUtilizationInfo_v1.__new__(VgpuProcessUtilizationInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -13855,7 +13832,7 @@ cdef class VgpuProcessUtilizationInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuProcessUtilizationInfo_v1_t), "VgpuProcessUtilizationInfo_v1", True)
-        return VgpuProcessUtilizationInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuProcessUtilizationInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def process_name(self):
@@ -14099,7 +14076,7 @@ cdef class VgpuProcessesUtilizationInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuProcessesUtilizationInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuProcessesUtilizationInfo_v1 obj = VgpuProcessesUtilizationInfo_v1.__new__(VgpuProcessesUtilizationInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14132,7 +14109,7 @@ cdef class VgpuProcessesUtilizationInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t), "VgpuProcessesUtilizationInfo_v1", False)
-        return VgpuProcessesUtilizationInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuProcessesUtilizationInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -14245,7 +14222,7 @@ cdef class VgpuRuntimeState_v1(_support.Struct):
     @staticmethod
     cdef VgpuRuntimeState_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuRuntimeState_v1 obj = VgpuRuntimeState_v1.__new__(VgpuRuntimeState_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuRuntimeState_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuRuntimeState_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14278,7 +14255,7 @@ cdef class VgpuRuntimeState_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuRuntimeState_v1_t), "VgpuRuntimeState_v1", False)
-        return VgpuRuntimeState_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuRuntimeState_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -14375,7 +14352,7 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_support.Struct)
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR obj = _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR.__new__(_anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14408,7 +14385,7 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(_support.Struct)
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR), "_anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR", False)
-        return _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def avg_factor(self):
@@ -14505,7 +14482,7 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_support.Struct):
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData obj = _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData.__new__(_anon_nvmlVgpuSchedulerParams_t_vgpuSchedData)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedData), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedData), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14538,7 +14515,7 @@ cdef class _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlVgpuSchedulerParams_t_vgpuSchedData), "_anon_nvmlVgpuSchedulerParams_t_vgpuSchedData", False)
-        return _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlVgpuSchedulerParams_t_vgpuSchedData._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def timeslice(self):
@@ -14620,7 +14597,7 @@ cdef class VgpuSchedulerParams(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerParams obj = VgpuSchedulerParams.__new__(VgpuSchedulerParams)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerParams_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerParams_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14653,7 +14630,7 @@ cdef class VgpuSchedulerParams(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerParams_t), "VgpuSchedulerParams", False)
-        return VgpuSchedulerParams._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerParams._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def vgpu_sched_data_with_arr(self):
@@ -14767,7 +14744,7 @@ cdef class VgpuSchedulerLogEntry(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogEntry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogEntry obj = VgpuSchedulerLogEntry.__new__(VgpuSchedulerLogEntry)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -14800,7 +14777,7 @@ cdef class VgpuSchedulerLogEntry(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerLogEntries_st), "VgpuSchedulerLogEntry", True)
-        return VgpuSchedulerLogEntry._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerLogEntry._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def timestamp(self):
@@ -14975,7 +14952,7 @@ cdef class VgpuSchedulerLog(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLog _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLog obj = VgpuSchedulerLog.__new__(VgpuSchedulerLog)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLog_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLog_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15008,7 +14985,7 @@ cdef class VgpuSchedulerLog(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerLog_st), "VgpuSchedulerLog", False)
-        return VgpuSchedulerLog._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerLog._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def engine_id(self):
@@ -15160,7 +15137,7 @@ cdef class VgpuSchedulerGetState(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerGetState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerGetState obj = VgpuSchedulerGetState.__new__(VgpuSchedulerGetState)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerGetState_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerGetState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15193,7 +15170,7 @@ cdef class VgpuSchedulerGetState(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerGetState_st), "VgpuSchedulerGetState", False)
-        return VgpuSchedulerGetState._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerGetState._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def scheduler_policy(self):
@@ -15300,7 +15277,7 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_support.Stru
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR obj = _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR.__new__(_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15333,7 +15310,7 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(_support.Stru
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR), "_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR", False)
-        return _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def avg_factor(self):
@@ -15430,7 +15407,7 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_support.Struct):
     @staticmethod
     cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData obj = _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData.__new__(_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15463,7 +15440,7 @@ cdef class _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData), "_anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData", False)
-        return _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlVgpuSchedulerSetParams_t_vgpuSchedData._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def timeslice(self):
@@ -15545,7 +15522,7 @@ cdef class VgpuSchedulerSetParams(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerSetParams _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerSetParams obj = VgpuSchedulerSetParams.__new__(VgpuSchedulerSetParams)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerSetParams_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerSetParams_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15578,7 +15555,7 @@ cdef class VgpuSchedulerSetParams(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerSetParams_t), "VgpuSchedulerSetParams", False)
-        return VgpuSchedulerSetParams._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerSetParams._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def vgpu_sched_data_with_arr(self):
@@ -15665,7 +15642,7 @@ cdef class VgpuSchedulerSetState(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerSetState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerSetState obj = VgpuSchedulerSetState.__new__(VgpuSchedulerSetState)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerSetState_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerSetState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15698,7 +15675,7 @@ cdef class VgpuSchedulerSetState(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerSetState_st), "VgpuSchedulerSetState", False)
-        return VgpuSchedulerSetState._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerSetState._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def scheduler_policy(self):
@@ -15805,7 +15782,7 @@ cdef class VgpuSchedulerCapabilities(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerCapabilities _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerCapabilities obj = VgpuSchedulerCapabilities.__new__(VgpuSchedulerCapabilities)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerCapabilities_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerCapabilities_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -15838,7 +15815,7 @@ cdef class VgpuSchedulerCapabilities(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerCapabilities_st), "VgpuSchedulerCapabilities", False)
-        return VgpuSchedulerCapabilities._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerCapabilities._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def supported_schedulers(self):
@@ -16022,7 +15999,7 @@ cdef class VgpuLicenseExpiry(_support.Struct):
     @staticmethod
     cdef VgpuLicenseExpiry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuLicenseExpiry obj = VgpuLicenseExpiry.__new__(VgpuLicenseExpiry)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuLicenseExpiry_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuLicenseExpiry_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16055,7 +16032,7 @@ cdef class VgpuLicenseExpiry(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuLicenseExpiry_st), "VgpuLicenseExpiry", False)
-        return VgpuLicenseExpiry._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuLicenseExpiry._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def year(self):
@@ -16227,7 +16204,7 @@ cdef class VgpuLicenseInfo(_support.Struct):
     @staticmethod
     cdef VgpuLicenseInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuLicenseInfo obj = VgpuLicenseInfo.__new__(VgpuLicenseInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuLicenseInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuLicenseInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16260,7 +16237,7 @@ cdef class VgpuLicenseInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuLicenseInfo_st), "VgpuLicenseInfo", False)
-        return VgpuLicenseInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuLicenseInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def is_licensed(self):
@@ -16369,7 +16346,7 @@ cdef class GridLicenseExpiry(_support.Struct):
     @staticmethod
     cdef GridLicenseExpiry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GridLicenseExpiry obj = GridLicenseExpiry.__new__(GridLicenseExpiry)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicenseExpiry_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicenseExpiry_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16402,7 +16379,7 @@ cdef class GridLicenseExpiry(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGridLicenseExpiry_st), "GridLicenseExpiry", False)
-        return GridLicenseExpiry._adopt(_buffer_address(view), n, view.readonly, view)
+        return GridLicenseExpiry._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def year(self):
@@ -16601,7 +16578,7 @@ cdef class GridLicensableFeature(_support.Struct):
     @staticmethod
     cdef GridLicensableFeature _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GridLicensableFeature obj = GridLicensableFeature.__new__(GridLicensableFeature)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicensableFeature_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicensableFeature_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16634,7 +16611,7 @@ cdef class GridLicensableFeature(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGridLicensableFeature_st), "GridLicensableFeature", True)
-        return GridLicensableFeature._adopt(_buffer_address(view), n, view.readonly, view)
+        return GridLicensableFeature._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def feature_code(self):
@@ -16797,7 +16774,7 @@ cdef class GridLicensableFeatures(_support.Struct):
     @staticmethod
     cdef GridLicensableFeatures _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GridLicensableFeatures obj = GridLicensableFeatures.__new__(GridLicensableFeatures)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicensableFeatures_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGridLicensableFeatures_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16830,7 +16807,7 @@ cdef class GridLicensableFeatures(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGridLicensableFeatures_st), "GridLicensableFeatures", False)
-        return GridLicensableFeatures._adopt(_buffer_address(view), n, view.readonly, view)
+        return GridLicensableFeatures._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def is_grid_license_supported(self):
@@ -16930,7 +16907,7 @@ cdef class VgpuTypeIdInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuTypeIdInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuTypeIdInfo_v1 obj = VgpuTypeIdInfo_v1.__new__(VgpuTypeIdInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeIdInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeIdInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -16963,7 +16940,7 @@ cdef class VgpuTypeIdInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuTypeIdInfo_v1_t), "VgpuTypeIdInfo_v1", False)
-        return VgpuTypeIdInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuTypeIdInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -17062,7 +17039,7 @@ cdef class VgpuTypeMaxInstance_v1(_support.Struct):
     @staticmethod
     cdef VgpuTypeMaxInstance_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuTypeMaxInstance_v1 obj = VgpuTypeMaxInstance_v1.__new__(VgpuTypeMaxInstance_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeMaxInstance_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuTypeMaxInstance_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17095,7 +17072,7 @@ cdef class VgpuTypeMaxInstance_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuTypeMaxInstance_v1_t), "VgpuTypeMaxInstance_v1", False)
-        return VgpuTypeMaxInstance_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuTypeMaxInstance_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -17207,7 +17184,7 @@ cdef class ActiveVgpuInstanceInfo_v1(_support.Struct):
     @staticmethod
     cdef ActiveVgpuInstanceInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ActiveVgpuInstanceInfo_v1 obj = ActiveVgpuInstanceInfo_v1.__new__(ActiveVgpuInstanceInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlActiveVgpuInstanceInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlActiveVgpuInstanceInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17240,7 +17217,7 @@ cdef class ActiveVgpuInstanceInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlActiveVgpuInstanceInfo_v1_t), "ActiveVgpuInstanceInfo_v1", False)
-        return ActiveVgpuInstanceInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return ActiveVgpuInstanceInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -17339,7 +17316,7 @@ cdef class VgpuSchedulerState_v1(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerState_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerState_v1 obj = VgpuSchedulerState_v1.__new__(VgpuSchedulerState_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerState_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerState_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17372,7 +17349,7 @@ cdef class VgpuSchedulerState_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerState_v1_t), "VgpuSchedulerState_v1", False)
-        return VgpuSchedulerState_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerState_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -17511,7 +17488,7 @@ cdef class VgpuSchedulerStateInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerStateInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerStateInfo_v1 obj = VgpuSchedulerStateInfo_v1.__new__(VgpuSchedulerStateInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17544,7 +17521,7 @@ cdef class VgpuSchedulerStateInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v1_t), "VgpuSchedulerStateInfo_v1", False)
-        return VgpuSchedulerStateInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerStateInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -17683,7 +17660,7 @@ cdef class VgpuSchedulerLogInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogInfo_v1 obj = VgpuSchedulerLogInfo_v1.__new__(VgpuSchedulerLogInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17716,7 +17693,7 @@ cdef class VgpuSchedulerLogInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v1_t), "VgpuSchedulerLogInfo_v1", False)
-        return VgpuSchedulerLogInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerLogInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -17887,7 +17864,7 @@ cdef class VgpuCreatablePlacementInfo_v1(_support.Struct):
     @staticmethod
     cdef VgpuCreatablePlacementInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuCreatablePlacementInfo_v1 obj = VgpuCreatablePlacementInfo_v1.__new__(VgpuCreatablePlacementInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuCreatablePlacementInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuCreatablePlacementInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -17920,7 +17897,7 @@ cdef class VgpuCreatablePlacementInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuCreatablePlacementInfo_v1_t), "VgpuCreatablePlacementInfo_v1", False)
-        return VgpuCreatablePlacementInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuCreatablePlacementInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -18049,7 +18026,7 @@ cdef class VgpuSchedulerStateInfo_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerStateInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerStateInfo_v2 obj = VgpuSchedulerStateInfo_v2.__new__(VgpuSchedulerStateInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18082,7 +18059,7 @@ cdef class VgpuSchedulerStateInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerStateInfo_v2_t), "VgpuSchedulerStateInfo_v2", False)
-        return VgpuSchedulerStateInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerStateInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def engine_id(self):
@@ -18236,7 +18213,7 @@ cdef class VgpuSchedulerLogEntry_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogEntry_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogEntry_v2 obj = VgpuSchedulerLogEntry_v2.__new__(VgpuSchedulerLogEntry_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18269,7 +18246,7 @@ cdef class VgpuSchedulerLogEntry_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerLogEntry_v2_t), "VgpuSchedulerLogEntry_v2", True)
-        return VgpuSchedulerLogEntry_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerLogEntry_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def timestamp(self):
@@ -18462,7 +18439,7 @@ cdef class VgpuSchedulerLogInfo_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerLogInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerLogInfo_v2 obj = VgpuSchedulerLogInfo_v2.__new__(VgpuSchedulerLogInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18495,7 +18472,7 @@ cdef class VgpuSchedulerLogInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerLogInfo_v2_t), "VgpuSchedulerLogInfo_v2", False)
-        return VgpuSchedulerLogInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerLogInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def engine_id(self):
@@ -18654,7 +18631,7 @@ cdef class VgpuSchedulerState_v2(_support.Struct):
     @staticmethod
     cdef VgpuSchedulerState_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuSchedulerState_v2 obj = VgpuSchedulerState_v2.__new__(VgpuSchedulerState_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerState_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuSchedulerState_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18687,7 +18664,7 @@ cdef class VgpuSchedulerState_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuSchedulerState_v2_t), "VgpuSchedulerState_v2", False)
-        return VgpuSchedulerState_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuSchedulerState_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def engine_id(self):
@@ -18814,7 +18791,7 @@ cdef class NvLinkPowerThres(_support.Struct):
     @staticmethod
     cdef NvLinkPowerThres _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkPowerThres obj = NvLinkPowerThres.__new__(NvLinkPowerThres)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkPowerThres_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkPowerThres_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18847,7 +18824,7 @@ cdef class NvLinkPowerThres(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvLinkPowerThres_st), "NvLinkPowerThres", False)
-        return NvLinkPowerThres._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvLinkPowerThres._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def low_pwr_threshold(self):
@@ -18956,7 +18933,7 @@ cdef class FieldValue(_support.Struct):
     @staticmethod
     cdef FieldValue _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FieldValue obj = FieldValue.__new__(FieldValue)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFieldValue_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlFieldValue_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -18989,7 +18966,7 @@ cdef class FieldValue(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlFieldValue_st), "FieldValue", True)
-        return FieldValue._adopt(_buffer_address(view), n, view.readonly, view)
+        return FieldValue._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def field_id(self):
@@ -19200,7 +19177,7 @@ cdef class HwbcEntry(_support.Struct):
     @staticmethod
     cdef HwbcEntry _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef HwbcEntry obj = HwbcEntry.__new__(HwbcEntry)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlHwbcEntry_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlHwbcEntry_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19233,7 +19210,7 @@ cdef class HwbcEntry(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlHwbcEntry_st), "HwbcEntry", True)
-        return HwbcEntry._adopt(_buffer_address(view), n, view.readonly, view)
+        return HwbcEntry._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def hwbc_id(self):
@@ -19329,7 +19306,7 @@ cdef class LedState(_support.Struct):
     @staticmethod
     cdef LedState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef LedState obj = LedState.__new__(LedState)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlLedState_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlLedState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19362,7 +19339,7 @@ cdef class LedState(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlLedState_st), "LedState", False)
-        return LedState._adopt(_buffer_address(view), n, view.readonly, view)
+        return LedState._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cause(self):
@@ -19453,7 +19430,7 @@ cdef class UnitInfo(_support.Struct):
     @staticmethod
     cdef UnitInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnitInfo obj = UnitInfo.__new__(UnitInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19486,7 +19463,7 @@ cdef class UnitInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUnitInfo_st), "UnitInfo", False)
-        return UnitInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return UnitInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def name(self):
@@ -19613,7 +19590,7 @@ cdef class PSUInfo(_support.Struct):
     @staticmethod
     cdef PSUInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PSUInfo obj = PSUInfo.__new__(PSUInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPSUInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPSUInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19646,7 +19623,7 @@ cdef class PSUInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPSUInfo_st), "PSUInfo", False)
-        return PSUInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return PSUInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def state(self):
@@ -19797,7 +19774,7 @@ cdef class UnitFanInfo(_support.Struct):
     @staticmethod
     cdef UnitFanInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnitFanInfo obj = UnitFanInfo.__new__(UnitFanInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitFanInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitFanInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19830,7 +19807,7 @@ cdef class UnitFanInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUnitFanInfo_st), "UnitFanInfo", True)
-        return UnitFanInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return UnitFanInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def speed(self):
@@ -19930,7 +19907,7 @@ cdef class UnitFanSpeeds(_support.Struct):
     @staticmethod
     cdef UnitFanSpeeds _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef UnitFanSpeeds obj = UnitFanSpeeds.__new__(UnitFanSpeeds)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitFanSpeeds_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlUnitFanSpeeds_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -19963,7 +19940,7 @@ cdef class UnitFanSpeeds(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlUnitFanSpeeds_st), "UnitFanSpeeds", False)
-        return UnitFanSpeeds._adopt(_buffer_address(view), n, view.readonly, view)
+        return UnitFanSpeeds._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def fans(self):
@@ -20062,7 +20039,7 @@ cdef class EventData(_support.Struct):
     @staticmethod
     cdef EventData _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventData obj = EventData.__new__(EventData)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventData_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventData_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20095,7 +20072,7 @@ cdef class EventData(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEventData_st), "EventData", False)
-        return EventData._adopt(_buffer_address(view), n, view.readonly, view)
+        return EventData._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def device_(self):
@@ -20234,7 +20211,7 @@ cdef class EventSetGetContextCount_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetContextCount_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetContextCount_v1 obj = EventSetGetContextCount_v1.__new__(EventSetGetContextCount_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextCount_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextCount_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20267,7 +20244,7 @@ cdef class EventSetGetContextCount_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEventSetGetContextCount_v1_t), "EventSetGetContextCount_v1", False)
-        return EventSetGetContextCount_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EventSetGetContextCount_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def count(self):
@@ -20349,7 +20326,7 @@ cdef class EventSetGetContextInfo_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetContextInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetContextInfo_v1 obj = EventSetGetContextInfo_v1.__new__(EventSetGetContextInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20382,7 +20359,7 @@ cdef class EventSetGetContextInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEventSetGetContextInfo_v1_t), "EventSetGetContextInfo_v1", False)
-        return EventSetGetContextInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EventSetGetContextInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def index(self):
@@ -20524,7 +20501,7 @@ cdef class EventSetGetContextData_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetContextData_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetContextData_v1 obj = EventSetGetContextData_v1.__new__(EventSetGetContextData_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextData_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetContextData_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20557,7 +20534,7 @@ cdef class EventSetGetContextData_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEventSetGetContextData_v1_t), "EventSetGetContextData_v1", False)
-        return EventSetGetContextData_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EventSetGetContextData_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def data_(self):
@@ -20666,7 +20643,7 @@ cdef class EventSetGetGpuOperationalEventContextLegacyXid_v1(_support.Struct):
     @staticmethod
     cdef EventSetGetGpuOperationalEventContextLegacyXid_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetGetGpuOperationalEventContextLegacyXid_v1 obj = EventSetGetGpuOperationalEventContextLegacyXid_v1.__new__(EventSetGetGpuOperationalEventContextLegacyXid_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20699,7 +20676,7 @@ cdef class EventSetGetGpuOperationalEventContextLegacyXid_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t), "EventSetGetGpuOperationalEventContextLegacyXid_v1", False)
-        return EventSetGetGpuOperationalEventContextLegacyXid_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EventSetGetGpuOperationalEventContextLegacyXid_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def index(self):
@@ -20796,7 +20773,7 @@ cdef class SystemEventSetCreateRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemEventSetCreateRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventSetCreateRequest_v1 obj = SystemEventSetCreateRequest_v1.__new__(SystemEventSetCreateRequest_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetCreateRequest_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetCreateRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20829,7 +20806,7 @@ cdef class SystemEventSetCreateRequest_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemEventSetCreateRequest_v1_t), "SystemEventSetCreateRequest_v1", False)
-        return SystemEventSetCreateRequest_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemEventSetCreateRequest_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -20923,7 +20900,7 @@ cdef class SystemEventSetFreeRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemEventSetFreeRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventSetFreeRequest_v1 obj = SystemEventSetFreeRequest_v1.__new__(SystemEventSetFreeRequest_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetFreeRequest_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetFreeRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -20956,7 +20933,7 @@ cdef class SystemEventSetFreeRequest_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemEventSetFreeRequest_v1_t), "SystemEventSetFreeRequest_v1", False)
-        return SystemEventSetFreeRequest_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemEventSetFreeRequest_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -21050,7 +21027,7 @@ cdef class SystemRegisterEventRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemRegisterEventRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemRegisterEventRequest_v1 obj = SystemRegisterEventRequest_v1.__new__(SystemRegisterEventRequest_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemRegisterEventRequest_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemRegisterEventRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21083,7 +21060,7 @@ cdef class SystemRegisterEventRequest_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemRegisterEventRequest_v1_t), "SystemRegisterEventRequest_v1", False)
-        return SystemRegisterEventRequest_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemRegisterEventRequest_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -21221,7 +21198,7 @@ cdef class SystemEventData_v1(_support.Struct):
     @staticmethod
     cdef SystemEventData_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventData_v1 obj = SystemEventData_v1.__new__(SystemEventData_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventData_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventData_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21254,7 +21231,7 @@ cdef class SystemEventData_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemEventData_v1_t), "SystemEventData_v1", True)
-        return SystemEventData_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemEventData_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def event_type(self):
@@ -21357,7 +21334,7 @@ cdef class SystemEventSetWaitRequest_v1(_support.Struct):
     @staticmethod
     cdef SystemEventSetWaitRequest_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemEventSetWaitRequest_v1 obj = SystemEventSetWaitRequest_v1.__new__(SystemEventSetWaitRequest_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetWaitRequest_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemEventSetWaitRequest_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21390,7 +21367,7 @@ cdef class SystemEventSetWaitRequest_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemEventSetWaitRequest_v1_t), "SystemEventSetWaitRequest_v1", False)
-        return SystemEventSetWaitRequest_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemEventSetWaitRequest_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -21545,7 +21522,7 @@ cdef class AccountingStats(_support.Struct):
     @staticmethod
     cdef AccountingStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef AccountingStats obj = AccountingStats.__new__(AccountingStats)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlAccountingStats_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlAccountingStats_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21578,7 +21555,7 @@ cdef class AccountingStats(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlAccountingStats_st), "AccountingStats", False)
-        return AccountingStats._adopt(_buffer_address(view), n, view.readonly, view)
+        return AccountingStats._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def gpu_utilization(self):
@@ -21736,7 +21713,7 @@ cdef class AccountingStats_v2(_support.Struct):
     @staticmethod
     cdef AccountingStats_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef AccountingStats_v2 obj = AccountingStats_v2.__new__(AccountingStats_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlAccountingStats_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlAccountingStats_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -21769,7 +21746,7 @@ cdef class AccountingStats_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlAccountingStats_v2_t), "AccountingStats_v2", False)
-        return AccountingStats_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return AccountingStats_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pid(self):
@@ -22013,7 +21990,7 @@ cdef class EncoderSessionInfo(_support.Struct):
     @staticmethod
     cdef EncoderSessionInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EncoderSessionInfo obj = EncoderSessionInfo.__new__(EncoderSessionInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEncoderSessionInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEncoderSessionInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22046,7 +22023,7 @@ cdef class EncoderSessionInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEncoderSessionInfo_st), "EncoderSessionInfo", True)
-        return EncoderSessionInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return EncoderSessionInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def session_id(self):
@@ -22254,7 +22231,7 @@ cdef class FBCStats(_support.Struct):
     @staticmethod
     cdef FBCStats _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FBCStats obj = FBCStats.__new__(FBCStats)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFBCStats_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlFBCStats_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22287,7 +22264,7 @@ cdef class FBCStats(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlFBCStats_st), "FBCStats", False)
-        return FBCStats._adopt(_buffer_address(view), n, view.readonly, view)
+        return FBCStats._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def sessions_count(self):
@@ -22426,7 +22403,7 @@ cdef class FBCSessionInfo(_support.Struct):
     @staticmethod
     cdef FBCSessionInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef FBCSessionInfo obj = FBCSessionInfo.__new__(FBCSessionInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlFBCSessionInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlFBCSessionInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22459,7 +22436,7 @@ cdef class FBCSessionInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlFBCSessionInfo_st), "FBCSessionInfo", True)
-        return FBCSessionInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return FBCSessionInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def session_id(self):
@@ -22739,7 +22716,7 @@ cdef class ConfComputeSystemCaps(_support.Struct):
     @staticmethod
     cdef ConfComputeSystemCaps _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeSystemCaps obj = ConfComputeSystemCaps.__new__(ConfComputeSystemCaps)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSystemCaps_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSystemCaps_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22772,7 +22749,7 @@ cdef class ConfComputeSystemCaps(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeSystemCaps_st), "ConfComputeSystemCaps", False)
-        return ConfComputeSystemCaps._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeSystemCaps._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cpu_caps(self):
@@ -22865,7 +22842,7 @@ cdef class ConfComputeSystemState(_support.Struct):
     @staticmethod
     cdef ConfComputeSystemState _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeSystemState obj = ConfComputeSystemState.__new__(ConfComputeSystemState)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSystemState_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSystemState_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -22898,7 +22875,7 @@ cdef class ConfComputeSystemState(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeSystemState_st), "ConfComputeSystemState", False)
-        return ConfComputeSystemState._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeSystemState._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def environment(self):
@@ -23004,7 +22981,7 @@ cdef class SystemConfComputeSettings_v1(_support.Struct):
     @staticmethod
     cdef SystemConfComputeSettings_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemConfComputeSettings_v1 obj = SystemConfComputeSettings_v1.__new__(SystemConfComputeSettings_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemConfComputeSettings_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemConfComputeSettings_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23037,7 +23014,7 @@ cdef class SystemConfComputeSettings_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemConfComputeSettings_v1_t), "SystemConfComputeSettings_v1", False)
-        return SystemConfComputeSettings_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemConfComputeSettings_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -23172,7 +23149,7 @@ cdef class SystemConfComputeSettings_v2(_support.Struct):
     @staticmethod
     cdef SystemConfComputeSettings_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemConfComputeSettings_v2 obj = SystemConfComputeSettings_v2.__new__(SystemConfComputeSettings_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemConfComputeSettings_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemConfComputeSettings_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23205,7 +23182,7 @@ cdef class SystemConfComputeSettings_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemConfComputeSettings_v2_t), "SystemConfComputeSettings_v2", False)
-        return SystemConfComputeSettings_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemConfComputeSettings_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -23350,7 +23327,7 @@ cdef class ConfComputeMemSizeInfo(_support.Struct):
     @staticmethod
     cdef ConfComputeMemSizeInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeMemSizeInfo obj = ConfComputeMemSizeInfo.__new__(ConfComputeMemSizeInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeMemSizeInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeMemSizeInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23383,7 +23360,7 @@ cdef class ConfComputeMemSizeInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeMemSizeInfo_st), "ConfComputeMemSizeInfo", False)
-        return ConfComputeMemSizeInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeMemSizeInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def protected_mem_size_kib(self):
@@ -23476,7 +23453,7 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
     @staticmethod
     cdef ConfComputeGpuCertificate _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeGpuCertificate obj = ConfComputeGpuCertificate.__new__(ConfComputeGpuCertificate)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGpuCertificate_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGpuCertificate_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23509,7 +23486,7 @@ cdef class ConfComputeGpuCertificate(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeGpuCertificate_st), "ConfComputeGpuCertificate", False)
-        return ConfComputeGpuCertificate._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeGpuCertificate._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cert_chain(self):
@@ -23600,7 +23577,7 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
     @staticmethod
     cdef ConfComputeGpuAttestationReport _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeGpuAttestationReport obj = ConfComputeGpuAttestationReport.__new__(ConfComputeGpuAttestationReport)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGpuAttestationReport_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGpuAttestationReport_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23633,7 +23610,7 @@ cdef class ConfComputeGpuAttestationReport(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeGpuAttestationReport_st), "ConfComputeGpuAttestationReport", False)
-        return ConfComputeGpuAttestationReport._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeGpuAttestationReport._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def is_cec_attestation_report_present(self):
@@ -23755,7 +23732,7 @@ cdef class ConfComputeSetKeyRotationThresholdInfo(_support.Struct):
     @staticmethod
     cdef ConfComputeSetKeyRotationThresholdInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeSetKeyRotationThresholdInfo obj = ConfComputeSetKeyRotationThresholdInfo.__new__(ConfComputeSetKeyRotationThresholdInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23788,7 +23765,7 @@ cdef class ConfComputeSetKeyRotationThresholdInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeSetKeyRotationThresholdInfo_st), "ConfComputeSetKeyRotationThresholdInfo", False)
-        return ConfComputeSetKeyRotationThresholdInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeSetKeyRotationThresholdInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -23881,7 +23858,7 @@ cdef class ConfComputeGetKeyRotationThresholdInfo(_support.Struct):
     @staticmethod
     cdef ConfComputeGetKeyRotationThresholdInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ConfComputeGetKeyRotationThresholdInfo obj = ConfComputeGetKeyRotationThresholdInfo.__new__(ConfComputeGetKeyRotationThresholdInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGetKeyRotationThresholdInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlConfComputeGetKeyRotationThresholdInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -23914,7 +23891,7 @@ cdef class ConfComputeGetKeyRotationThresholdInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlConfComputeGetKeyRotationThresholdInfo_st), "ConfComputeGetKeyRotationThresholdInfo", False)
-        return ConfComputeGetKeyRotationThresholdInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ConfComputeGetKeyRotationThresholdInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -24007,7 +23984,7 @@ cdef class GpuFabricInfo(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo obj = GpuFabricInfo.__new__(GpuFabricInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24040,7 +24017,7 @@ cdef class GpuFabricInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuFabricInfo_t), "GpuFabricInfo", False)
-        return GpuFabricInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuFabricInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cluster_uuid(self):
@@ -24169,7 +24146,7 @@ cdef class GpuFabricInfo_v2(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo_v2 obj = GpuFabricInfo_v2.__new__(GpuFabricInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24202,7 +24179,7 @@ cdef class GpuFabricInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuFabricInfo_v2_t), "GpuFabricInfo_v2", False)
-        return GpuFabricInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuFabricInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -24356,7 +24333,7 @@ cdef class GpuFabricInfo_v3(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo_v3 obj = GpuFabricInfo_v3.__new__(GpuFabricInfo_v3)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v3_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v3_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24389,7 +24366,7 @@ cdef class GpuFabricInfo_v3(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuFabricInfo_v3_t), "GpuFabricInfo_v3", False)
-        return GpuFabricInfo_v3._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuFabricInfo_v3._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -24556,7 +24533,7 @@ cdef class GpuFabricClique_v1(_support.Struct):
     @staticmethod
     cdef GpuFabricClique_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricClique_v1 obj = GpuFabricClique_v1.__new__(GpuFabricClique_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricClique_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricClique_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24589,7 +24566,7 @@ cdef class GpuFabricClique_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuFabricClique_v1_t), "GpuFabricClique_v1", False)
-        return GpuFabricClique_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuFabricClique_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def type(self):
@@ -24690,7 +24667,7 @@ cdef class GpuFabricInfo_v4(_support.Struct):
     @staticmethod
     cdef GpuFabricInfo_v4 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuFabricInfo_v4 obj = GpuFabricInfo_v4.__new__(GpuFabricInfo_v4)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v4_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuFabricInfo_v4_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24723,7 +24700,7 @@ cdef class GpuFabricInfo_v4(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuFabricInfo_v4_t), "GpuFabricInfo_v4", False)
-        return GpuFabricInfo_v4._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuFabricInfo_v4._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cluster_uuid(self):
@@ -24895,7 +24872,7 @@ cdef class GpuOperationalEventConfig_v1(_support.Struct):
     @staticmethod
     cdef GpuOperationalEventConfig_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuOperationalEventConfig_v1 obj = GpuOperationalEventConfig_v1.__new__(GpuOperationalEventConfig_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuOperationalEventConfig_v1_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuOperationalEventConfig_v1_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -24928,7 +24905,7 @@ cdef class GpuOperationalEventConfig_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuOperationalEventConfig_v1_st), "GpuOperationalEventConfig_v1", False)
-        return GpuOperationalEventConfig_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuOperationalEventConfig_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def uuid(self):
@@ -25049,7 +25026,7 @@ cdef class EventSetWait_v3(_support.Struct):
     @staticmethod
     cdef EventSetWait_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EventSetWait_v3 obj = EventSetWait_v3.__new__(EventSetWait_v3)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetWait_v3_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEventSetWait_v3_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25082,7 +25059,7 @@ cdef class EventSetWait_v3(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEventSetWait_v3_t), "EventSetWait_v3", False)
-        return EventSetWait_v3._adopt(_buffer_address(view), n, view.readonly, view)
+        return EventSetWait_v3._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def timeout_ms(self):
@@ -25526,7 +25503,7 @@ cdef class CPERCursor_v1(_support.Struct):
     @staticmethod
     cdef CPERCursor_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef CPERCursor_v1 obj = CPERCursor_v1.__new__(CPERCursor_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlCPERCursor_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlCPERCursor_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25559,7 +25536,7 @@ cdef class CPERCursor_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlCPERCursor_v1_t), "CPERCursor_v1", False)
-        return CPERCursor_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return CPERCursor_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cper_type_mask(self):
@@ -25668,7 +25645,7 @@ cdef class GetCPER_v1(_support.Struct):
     @staticmethod
     cdef GetCPER_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GetCPER_v1 obj = GetCPER_v1.__new__(GetCPER_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGetCPER_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGetCPER_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25701,7 +25678,7 @@ cdef class GetCPER_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGetCPER_v1_t), "GetCPER_v1", False)
-        return GetCPER_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return GetCPER_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def cursor(self):
@@ -25807,7 +25784,7 @@ cdef class SystemDriverBranchInfo_v1(_support.Struct):
     @staticmethod
     cdef SystemDriverBranchInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef SystemDriverBranchInfo_v1 obj = SystemDriverBranchInfo_v1.__new__(SystemDriverBranchInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemDriverBranchInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlSystemDriverBranchInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25840,7 +25817,7 @@ cdef class SystemDriverBranchInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlSystemDriverBranchInfo_v1_t), "SystemDriverBranchInfo_v1", False)
-        return SystemDriverBranchInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return SystemDriverBranchInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -25934,7 +25911,7 @@ cdef class Temperature_v1(_support.Struct):
     @staticmethod
     cdef Temperature_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Temperature_v1 obj = Temperature_v1.__new__(Temperature_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlTemperature_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlTemperature_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -25967,7 +25944,7 @@ cdef class Temperature_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlTemperature_v1_t), "Temperature_v1", False)
-        return Temperature_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return Temperature_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -26070,7 +26047,7 @@ cdef class NvlinkSupportedBwModes_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSupportedBwModes_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSupportedBwModes_v1 obj = NvlinkSupportedBwModes_v1.__new__(NvlinkSupportedBwModes_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSupportedBwModes_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSupportedBwModes_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26103,7 +26080,7 @@ cdef class NvlinkSupportedBwModes_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkSupportedBwModes_v1_t), "NvlinkSupportedBwModes_v1", False)
-        return NvlinkSupportedBwModes_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkSupportedBwModes_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -26195,7 +26172,7 @@ cdef class NvlinkGetBwMode_v1(_support.Struct):
     @staticmethod
     cdef NvlinkGetBwMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkGetBwMode_v1 obj = NvlinkGetBwMode_v1.__new__(NvlinkGetBwMode_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkGetBwMode_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkGetBwMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26228,7 +26205,7 @@ cdef class NvlinkGetBwMode_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkGetBwMode_v1_t), "NvlinkGetBwMode_v1", False)
-        return NvlinkGetBwMode_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkGetBwMode_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -26334,7 +26311,7 @@ cdef class NvlinkSetBwMode_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetBwMode_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetBwMode_v1 obj = NvlinkSetBwMode_v1.__new__(NvlinkSetBwMode_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetBwMode_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetBwMode_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26367,7 +26344,7 @@ cdef class NvlinkSetBwMode_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkSetBwMode_v1_t), "NvlinkSetBwMode_v1", False)
-        return NvlinkSetBwMode_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkSetBwMode_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -26477,7 +26454,7 @@ cdef class NvlinkSetBwModeAsync_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetBwModeAsync_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetBwModeAsync_v1 obj = NvlinkSetBwModeAsync_v1.__new__(NvlinkSetBwModeAsync_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetBwModeAsync_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetBwModeAsync_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26510,7 +26487,7 @@ cdef class NvlinkSetBwModeAsync_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkSetBwModeAsync_v1_t), "NvlinkSetBwModeAsync_v1", False)
-        return NvlinkSetBwModeAsync_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkSetBwModeAsync_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_set_best(self):
@@ -26622,7 +26599,7 @@ cdef class NvLinkInfo_v1(_support.Struct):
     @staticmethod
     cdef NvLinkInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkInfo_v1 obj = NvLinkInfo_v1.__new__(NvLinkInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26655,7 +26632,7 @@ cdef class NvLinkInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvLinkInfo_v1_t), "NvLinkInfo_v1", False)
-        return NvLinkInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvLinkInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -26779,7 +26756,7 @@ cdef class NvlinkFirmwareVersion(_support.Struct):
     @staticmethod
     cdef NvlinkFirmwareVersion _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkFirmwareVersion obj = NvlinkFirmwareVersion.__new__(NvlinkFirmwareVersion)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkFirmwareVersion_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkFirmwareVersion_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26812,7 +26789,7 @@ cdef class NvlinkFirmwareVersion(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkFirmwareVersion_t), "NvlinkFirmwareVersion", True)
-        return NvlinkFirmwareVersion._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkFirmwareVersion._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def ucode_type(self):
@@ -26943,7 +26920,7 @@ cdef class NvlinkFirmwareInfo(_support.Struct):
     @staticmethod
     cdef NvlinkFirmwareInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkFirmwareInfo obj = NvlinkFirmwareInfo.__new__(NvlinkFirmwareInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkFirmwareInfo_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkFirmwareInfo_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -26976,7 +26953,7 @@ cdef class NvlinkFirmwareInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkFirmwareInfo_t), "NvlinkFirmwareInfo", False)
-        return NvlinkFirmwareInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkFirmwareInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def firmware_version(self):
@@ -27061,7 +27038,7 @@ cdef class NvLinkInfo_v2(_support.Struct):
     @staticmethod
     cdef NvLinkInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkInfo_v2 obj = NvLinkInfo_v2.__new__(NvLinkInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v2_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v2_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27094,7 +27071,7 @@ cdef class NvLinkInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvLinkInfo_v2_t), "NvLinkInfo_v2", False)
-        return NvLinkInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvLinkInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -27203,7 +27180,7 @@ cdef class NvLinkInfo_v3(_support.Struct):
     @staticmethod
     cdef NvLinkInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvLinkInfo_v3 obj = NvLinkInfo_v3.__new__(NvLinkInfo_v3)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v3_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvLinkInfo_v3_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27236,7 +27213,7 @@ cdef class NvLinkInfo_v3(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvLinkInfo_v3_t), "NvLinkInfo_v3", False)
-        return NvLinkInfo_v3._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvLinkInfo_v3._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def is_nvle_enabled(self):
@@ -27372,7 +27349,7 @@ cdef class NvlinkTelemetrySample_v1(_support.Struct):
     @staticmethod
     cdef NvlinkTelemetrySample_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkTelemetrySample_v1 obj = NvlinkTelemetrySample_v1.__new__(NvlinkTelemetrySample_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27405,7 +27382,7 @@ cdef class NvlinkTelemetrySample_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkTelemetrySample_v1_t), "NvlinkTelemetrySample_v1", True)
-        return NvlinkTelemetrySample_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkTelemetrySample_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def link_id(self):
@@ -27556,7 +27533,7 @@ cdef class NvlinkTelemetrySamples_v1(_support.Struct):
     @staticmethod
     cdef NvlinkTelemetrySamples_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkTelemetrySamples_v1 obj = NvlinkTelemetrySamples_v1.__new__(NvlinkTelemetrySamples_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkTelemetrySamples_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkTelemetrySamples_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27589,7 +27566,7 @@ cdef class NvlinkTelemetrySamples_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkTelemetrySamples_v1_t), "NvlinkTelemetrySamples_v1", False)
-        return NvlinkTelemetrySamples_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkTelemetrySamples_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def telemetry_samples(self):
@@ -27672,7 +27649,7 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
     @staticmethod
     cdef NvlinkGetRemapTableInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkGetRemapTableInfo_v1 obj = NvlinkGetRemapTableInfo_v1.__new__(NvlinkGetRemapTableInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkGetRemapTableInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkGetRemapTableInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27705,7 +27682,7 @@ cdef class NvlinkGetRemapTableInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkGetRemapTableInfo_v1_t), "NvlinkGetRemapTableInfo_v1", False)
-        return NvlinkGetRemapTableInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkGetRemapTableInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def alid(self):
@@ -27815,7 +27792,7 @@ cdef class NvlinkSetNvleReady_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetNvleReady_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetNvleReady_v1 obj = NvlinkSetNvleReady_v1.__new__(NvlinkSetNvleReady_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetNvleReady_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetNvleReady_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27848,7 +27825,7 @@ cdef class NvlinkSetNvleReady_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkSetNvleReady_v1_t), "NvlinkSetNvleReady_v1", False)
-        return NvlinkSetNvleReady_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkSetNvleReady_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_nvle_ready(self):
@@ -27930,7 +27907,7 @@ cdef class NvlinkLockRemapTable_v1(_support.Struct):
     @staticmethod
     cdef NvlinkLockRemapTable_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkLockRemapTable_v1 obj = NvlinkLockRemapTable_v1.__new__(NvlinkLockRemapTable_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkLockRemapTable_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkLockRemapTable_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -27963,7 +27940,7 @@ cdef class NvlinkLockRemapTable_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkLockRemapTable_v1_t), "NvlinkLockRemapTable_v1", False)
-        return NvlinkLockRemapTable_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkLockRemapTable_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def b_remap_table_locked(self):
@@ -28060,7 +28037,7 @@ cdef class NvlinkNvlePrivateInfo_v1(_support.Struct):
     @staticmethod
     cdef NvlinkNvlePrivateInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkNvlePrivateInfo_v1 obj = NvlinkNvlePrivateInfo_v1.__new__(NvlinkNvlePrivateInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkNvlePrivateInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkNvlePrivateInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28093,7 +28070,7 @@ cdef class NvlinkNvlePrivateInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkNvlePrivateInfo_v1_t), "NvlinkNvlePrivateInfo_v1", False)
-        return NvlinkNvlePrivateInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkNvlePrivateInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def data_(self):
@@ -28174,7 +28151,7 @@ cdef class NvlinkSetupNvleEncryptionKey_v1(_support.Struct):
     @staticmethod
     cdef NvlinkSetupNvleEncryptionKey_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef NvlinkSetupNvleEncryptionKey_v1 obj = NvlinkSetupNvleEncryptionKey_v1.__new__(NvlinkSetupNvleEncryptionKey_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetupNvleEncryptionKey_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlNvlinkSetupNvleEncryptionKey_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28207,7 +28184,7 @@ cdef class NvlinkSetupNvleEncryptionKey_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlNvlinkSetupNvleEncryptionKey_v1_t), "NvlinkSetupNvleEncryptionKey_v1", False)
-        return NvlinkSetupNvleEncryptionKey_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return NvlinkSetupNvleEncryptionKey_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def nvle_key(self):
@@ -28340,7 +28317,7 @@ cdef class VgpuVersion(_support.Struct):
     @staticmethod
     cdef VgpuVersion _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuVersion obj = VgpuVersion.__new__(VgpuVersion)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuVersion_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuVersion_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28373,7 +28350,7 @@ cdef class VgpuVersion(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuVersion_st), "VgpuVersion", False)
-        return VgpuVersion._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuVersion._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def min_version(self):
@@ -28470,7 +28447,7 @@ cdef class VgpuMetadata(_support.Struct):
     @staticmethod
     cdef VgpuMetadata _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuMetadata obj = VgpuMetadata.__new__(VgpuMetadata)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuMetadata_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuMetadata_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28503,7 +28480,7 @@ cdef class VgpuMetadata(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuMetadata_st), "VgpuMetadata", False)
-        return VgpuMetadata._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuMetadata._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -28693,7 +28670,7 @@ cdef class VgpuPgpuMetadata(_support.Struct):
     @staticmethod
     cdef VgpuPgpuMetadata _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPgpuMetadata obj = VgpuPgpuMetadata.__new__(VgpuPgpuMetadata)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPgpuMetadata_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPgpuMetadata_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28726,7 +28703,7 @@ cdef class VgpuPgpuMetadata(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuPgpuMetadata_st), "VgpuPgpuMetadata", False)
-        return VgpuPgpuMetadata._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuPgpuMetadata._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -28889,7 +28866,7 @@ cdef class VgpuPgpuCompatibility(_support.Struct):
     @staticmethod
     cdef VgpuPgpuCompatibility _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef VgpuPgpuCompatibility obj = VgpuPgpuCompatibility.__new__(VgpuPgpuCompatibility)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPgpuCompatibility_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlVgpuPgpuCompatibility_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -28922,7 +28899,7 @@ cdef class VgpuPgpuCompatibility(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlVgpuPgpuCompatibility_st), "VgpuPgpuCompatibility", False)
-        return VgpuPgpuCompatibility._adopt(_buffer_address(view), n, view.readonly, view)
+        return VgpuPgpuCompatibility._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def vgpu_vm_compatibility(self):
@@ -29013,7 +28990,7 @@ cdef class ExcludedDeviceInfo(_support.Struct):
     @staticmethod
     cdef ExcludedDeviceInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ExcludedDeviceInfo obj = ExcludedDeviceInfo.__new__(ExcludedDeviceInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlExcludedDeviceInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlExcludedDeviceInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29046,7 +29023,7 @@ cdef class ExcludedDeviceInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlExcludedDeviceInfo_st), "ExcludedDeviceInfo", False)
-        return ExcludedDeviceInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ExcludedDeviceInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def pci_info(self):
@@ -29137,7 +29114,7 @@ cdef class PRMTLV_v1(_support.Struct):
     @staticmethod
     cdef PRMTLV_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMTLV_v1 obj = PRMTLV_v1.__new__(PRMTLV_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMTLV_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMTLV_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29170,7 +29147,7 @@ cdef class PRMTLV_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPRMTLV_v1_t), "PRMTLV_v1", False)
-        return PRMTLV_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PRMTLV_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def data_size(self):
@@ -29291,7 +29268,7 @@ cdef class PRMCounterInput_v1(_support.Struct):
     @staticmethod
     cdef PRMCounterInput_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounterInput_v1 obj = PRMCounterInput_v1.__new__(PRMCounterInput_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterInput_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterInput_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29324,7 +29301,7 @@ cdef class PRMCounterInput_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPRMCounterInput_v1_t), "PRMCounterInput_v1", False)
-        return PRMCounterInput_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PRMCounterInput_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def local_port(self):
@@ -29406,7 +29383,7 @@ cdef class PRMCounterValue_v1(_support.Struct):
     @staticmethod
     cdef PRMCounterValue_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounterValue_v1 obj = PRMCounterValue_v1.__new__(PRMCounterValue_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterValue_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterValue_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29439,7 +29416,7 @@ cdef class PRMCounterValue_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPRMCounterValue_v1_t), "PRMCounterValue_v1", False)
-        return PRMCounterValue_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PRMCounterValue_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def status(self):
@@ -29569,7 +29546,7 @@ cdef class PRMCounter_v1(_support.Struct):
     @staticmethod
     cdef PRMCounter_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounter_v1 obj = PRMCounter_v1.__new__(PRMCounter_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounter_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounter_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29602,7 +29579,7 @@ cdef class PRMCounter_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPRMCounter_v1_t), "PRMCounter_v1", True)
-        return PRMCounter_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PRMCounter_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def counter_id(self):
@@ -29717,7 +29694,7 @@ cdef class PRMCounterList_v1(_support.Struct):
     @staticmethod
     cdef PRMCounterList_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PRMCounterList_v1 obj = PRMCounterList_v1.__new__(PRMCounterList_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterList_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPRMCounterList_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29750,7 +29727,7 @@ cdef class PRMCounterList_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPRMCounterList_v1_t), "PRMCounterList_v1", False)
-        return PRMCounterList_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PRMCounterList_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def num_counters(self):
@@ -29874,7 +29851,7 @@ cdef class GpuInstancePlacement(_support.Struct):
     @staticmethod
     cdef GpuInstancePlacement _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstancePlacement obj = GpuInstancePlacement.__new__(GpuInstancePlacement)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstancePlacement_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstancePlacement_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -29907,7 +29884,7 @@ cdef class GpuInstancePlacement(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuInstancePlacement_st), "GpuInstancePlacement", True)
-        return GpuInstancePlacement._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuInstancePlacement._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def start(self):
@@ -30010,7 +29987,7 @@ cdef class GpuInstanceProfileInfo(_support.Struct):
     @staticmethod
     cdef GpuInstanceProfileInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceProfileInfo obj = GpuInstanceProfileInfo.__new__(GpuInstanceProfileInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30043,7 +30020,7 @@ cdef class GpuInstanceProfileInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuInstanceProfileInfo_st), "GpuInstanceProfileInfo", False)
-        return GpuInstanceProfileInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuInstanceProfileInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def id(self):
@@ -30280,7 +30257,7 @@ cdef class GpuInstanceProfileInfo_v2(_support.Struct):
     @staticmethod
     cdef GpuInstanceProfileInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceProfileInfo_v2 obj = GpuInstanceProfileInfo_v2.__new__(GpuInstanceProfileInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v2_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30313,7 +30290,7 @@ cdef class GpuInstanceProfileInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v2_st), "GpuInstanceProfileInfo_v2", False)
-        return GpuInstanceProfileInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuInstanceProfileInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -30575,7 +30552,7 @@ cdef class GpuInstanceProfileInfo_v3(_support.Struct):
     @staticmethod
     cdef GpuInstanceProfileInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceProfileInfo_v3 obj = GpuInstanceProfileInfo_v3.__new__(GpuInstanceProfileInfo_v3)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v3_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v3_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30608,7 +30585,7 @@ cdef class GpuInstanceProfileInfo_v3(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuInstanceProfileInfo_v3_st), "GpuInstanceProfileInfo_v3", False)
-        return GpuInstanceProfileInfo_v3._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuInstanceProfileInfo_v3._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -30867,7 +30844,7 @@ cdef class GpuInstanceInfo(_support.Struct):
     @staticmethod
     cdef GpuInstanceInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpuInstanceInfo obj = GpuInstanceInfo.__new__(GpuInstanceInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpuInstanceInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -30900,7 +30877,7 @@ cdef class GpuInstanceInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpuInstanceInfo_st), "GpuInstanceInfo", False)
-        return GpuInstanceInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpuInstanceInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def device_(self):
@@ -31048,7 +31025,7 @@ cdef class ComputeInstancePlacement(_support.Struct):
     @staticmethod
     cdef ComputeInstancePlacement _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstancePlacement obj = ComputeInstancePlacement.__new__(ComputeInstancePlacement)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstancePlacement_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstancePlacement_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31081,7 +31058,7 @@ cdef class ComputeInstancePlacement(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlComputeInstancePlacement_st), "ComputeInstancePlacement", True)
-        return ComputeInstancePlacement._adopt(_buffer_address(view), n, view.readonly, view)
+        return ComputeInstancePlacement._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def start(self):
@@ -31184,7 +31161,7 @@ cdef class ComputeInstanceProfileInfo(_support.Struct):
     @staticmethod
     cdef ComputeInstanceProfileInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceProfileInfo obj = ComputeInstanceProfileInfo.__new__(ComputeInstanceProfileInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31217,7 +31194,7 @@ cdef class ComputeInstanceProfileInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlComputeInstanceProfileInfo_st), "ComputeInstanceProfileInfo", False)
-        return ComputeInstanceProfileInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ComputeInstanceProfileInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def id(self):
@@ -31424,7 +31401,7 @@ cdef class ComputeInstanceProfileInfo_v2(_support.Struct):
     @staticmethod
     cdef ComputeInstanceProfileInfo_v2 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceProfileInfo_v2 obj = ComputeInstanceProfileInfo_v2.__new__(ComputeInstanceProfileInfo_v2)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v2_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v2_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31457,7 +31434,7 @@ cdef class ComputeInstanceProfileInfo_v2(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v2_st), "ComputeInstanceProfileInfo_v2", False)
-        return ComputeInstanceProfileInfo_v2._adopt(_buffer_address(view), n, view.readonly, view)
+        return ComputeInstanceProfileInfo_v2._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -31689,7 +31666,7 @@ cdef class ComputeInstanceProfileInfo_v3(_support.Struct):
     @staticmethod
     cdef ComputeInstanceProfileInfo_v3 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceProfileInfo_v3 obj = ComputeInstanceProfileInfo_v3.__new__(ComputeInstanceProfileInfo_v3)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v3_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v3_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31722,7 +31699,7 @@ cdef class ComputeInstanceProfileInfo_v3(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlComputeInstanceProfileInfo_v3_st), "ComputeInstanceProfileInfo_v3", False)
-        return ComputeInstanceProfileInfo_v3._adopt(_buffer_address(view), n, view.readonly, view)
+        return ComputeInstanceProfileInfo_v3._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -31966,7 +31943,7 @@ cdef class ComputeInstanceInfo(_support.Struct):
     @staticmethod
     cdef ComputeInstanceInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef ComputeInstanceInfo obj = ComputeInstanceInfo.__new__(ComputeInstanceInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceInfo_st), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlComputeInstanceInfo_st), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -31999,7 +31976,7 @@ cdef class ComputeInstanceInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlComputeInstanceInfo_st), "ComputeInstanceInfo", False)
-        return ComputeInstanceInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return ComputeInstanceInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def device_(self):
@@ -32132,7 +32109,7 @@ cdef class _anon_nvmlGpmMetric_t_metricInfo(_support.Struct):
     @staticmethod
     cdef _anon_nvmlGpmMetric_t_metricInfo _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef _anon_nvmlGpmMetric_t_metricInfo obj = _anon_nvmlGpmMetric_t_metricInfo.__new__(_anon_nvmlGpmMetric_t_metricInfo)
-        _adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpmMetric_t_metricInfo), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.anon_nvmlGpmMetric_t_metricInfo), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32165,7 +32142,7 @@ cdef class _anon_nvmlGpmMetric_t_metricInfo(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.anon_nvmlGpmMetric_t_metricInfo), "_anon_nvmlGpmMetric_t_metricInfo", False)
-        return _anon_nvmlGpmMetric_t_metricInfo._adopt(_buffer_address(view), n, view.readonly, view)
+        return _anon_nvmlGpmMetric_t_metricInfo._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def short_name(self):
@@ -32262,7 +32239,7 @@ cdef class GpmMetric(_support.Struct):
     @staticmethod
     cdef GpmMetric _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpmMetric obj = GpmMetric.__new__(GpmMetric)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmMetric_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmMetric_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32295,7 +32272,7 @@ cdef class GpmMetric(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpmMetric_t), "GpmMetric", False)
-        return GpmMetric._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpmMetric._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def metric_id(self):
@@ -32416,7 +32393,7 @@ cdef class GpmMetricsGet(_support.Struct):
     @staticmethod
     cdef GpmMetricsGet _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpmMetricsGet obj = GpmMetricsGet.__new__(GpmMetricsGet)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmMetricsGet_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmMetricsGet_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32449,7 +32426,7 @@ cdef class GpmMetricsGet(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpmMetricsGet_t), "GpmMetricsGet", False)
-        return GpmMetricsGet._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpmMetricsGet._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -32587,7 +32564,7 @@ cdef class GpmSupport(_support.Struct):
     @staticmethod
     cdef GpmSupport _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef GpmSupport obj = GpmSupport.__new__(GpmSupport)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmSupport_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlGpmSupport_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32620,7 +32597,7 @@ cdef class GpmSupport(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlGpmSupport_t), "GpmSupport", False)
-        return GpmSupport._adopt(_buffer_address(view), n, view.readonly, view)
+        return GpmSupport._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -32717,7 +32694,7 @@ cdef class DeviceCapabilities_v1(_support.Struct):
     @staticmethod
     cdef DeviceCapabilities_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef DeviceCapabilities_v1 obj = DeviceCapabilities_v1.__new__(DeviceCapabilities_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceCapabilities_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlDeviceCapabilities_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32750,7 +32727,7 @@ cdef class DeviceCapabilities_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlDeviceCapabilities_v1_t), "DeviceCapabilities_v1", False)
-        return DeviceCapabilities_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return DeviceCapabilities_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -32847,7 +32824,7 @@ cdef class Mask255(_support.Struct):
     @staticmethod
     cdef Mask255 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef Mask255 obj = Mask255.__new__(Mask255)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlMask255_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlMask255_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32880,7 +32857,7 @@ cdef class Mask255(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlMask255_t), "Mask255", False)
-        return Mask255._adopt(_buffer_address(view), n, view.readonly, view)
+        return Mask255._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def mask(self):
@@ -32957,7 +32934,7 @@ cdef class WorkloadPowerProfileInfo_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileInfo_v1 obj = WorkloadPowerProfileInfo_v1.__new__(WorkloadPowerProfileInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -32990,7 +32967,7 @@ cdef class WorkloadPowerProfileInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlWorkloadPowerProfileInfo_v1_t), "WorkloadPowerProfileInfo_v1", False)
-        return WorkloadPowerProfileInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return WorkloadPowerProfileInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -33114,7 +33091,7 @@ cdef class WorkloadPowerProfileProfilesInfo_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileProfilesInfo_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileProfilesInfo_v1 obj = WorkloadPowerProfileProfilesInfo_v1.__new__(WorkloadPowerProfileProfilesInfo_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileProfilesInfo_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileProfilesInfo_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33147,7 +33124,7 @@ cdef class WorkloadPowerProfileProfilesInfo_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlWorkloadPowerProfileProfilesInfo_v1_t), "WorkloadPowerProfileProfilesInfo_v1", False)
-        return WorkloadPowerProfileProfilesInfo_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return WorkloadPowerProfileProfilesInfo_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -33258,7 +33235,7 @@ cdef class WorkloadPowerProfileCurrentProfiles_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileCurrentProfiles_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileCurrentProfiles_v1 obj = WorkloadPowerProfileCurrentProfiles_v1.__new__(WorkloadPowerProfileCurrentProfiles_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileCurrentProfiles_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileCurrentProfiles_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33291,7 +33268,7 @@ cdef class WorkloadPowerProfileCurrentProfiles_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlWorkloadPowerProfileCurrentProfiles_v1_t), "WorkloadPowerProfileCurrentProfiles_v1", False)
-        return WorkloadPowerProfileCurrentProfiles_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return WorkloadPowerProfileCurrentProfiles_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -33407,7 +33384,7 @@ cdef class WorkloadPowerProfileRequestedProfiles_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileRequestedProfiles_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileRequestedProfiles_v1 obj = WorkloadPowerProfileRequestedProfiles_v1.__new__(WorkloadPowerProfileRequestedProfiles_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileRequestedProfiles_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileRequestedProfiles_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33440,7 +33417,7 @@ cdef class WorkloadPowerProfileRequestedProfiles_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlWorkloadPowerProfileRequestedProfiles_v1_t), "WorkloadPowerProfileRequestedProfiles_v1", False)
-        return WorkloadPowerProfileRequestedProfiles_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return WorkloadPowerProfileRequestedProfiles_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -33534,7 +33511,7 @@ cdef class WorkloadPowerProfileUpdateProfiles_v1(_support.Struct):
     @staticmethod
     cdef WorkloadPowerProfileUpdateProfiles_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef WorkloadPowerProfileUpdateProfiles_v1 obj = WorkloadPowerProfileUpdateProfiles_v1.__new__(WorkloadPowerProfileUpdateProfiles_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileUpdateProfiles_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlWorkloadPowerProfileUpdateProfiles_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33567,7 +33544,7 @@ cdef class WorkloadPowerProfileUpdateProfiles_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlWorkloadPowerProfileUpdateProfiles_v1_t), "WorkloadPowerProfileUpdateProfiles_v1", False)
-        return WorkloadPowerProfileUpdateProfiles_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return WorkloadPowerProfileUpdateProfiles_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def operation(self):
@@ -33658,7 +33635,7 @@ cdef class PowerSmoothingProfile_v1(_support.Struct):
     @staticmethod
     cdef PowerSmoothingProfile_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PowerSmoothingProfile_v1 obj = PowerSmoothingProfile_v1.__new__(PowerSmoothingProfile_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerSmoothingProfile_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerSmoothingProfile_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33691,7 +33668,7 @@ cdef class PowerSmoothingProfile_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPowerSmoothingProfile_v1_t), "PowerSmoothingProfile_v1", False)
-        return PowerSmoothingProfile_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PowerSmoothingProfile_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -33818,7 +33795,7 @@ cdef class PowerSmoothingState_v1(_support.Struct):
     @staticmethod
     cdef PowerSmoothingState_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef PowerSmoothingState_v1 obj = PowerSmoothingState_v1.__new__(PowerSmoothingState_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerSmoothingState_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlPowerSmoothingState_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33851,7 +33828,7 @@ cdef class PowerSmoothingState_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlPowerSmoothingState_v1_t), "PowerSmoothingState_v1", False)
-        return PowerSmoothingState_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return PowerSmoothingState_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def version(self):
@@ -33948,7 +33925,7 @@ cdef class EccBankRemapperHistogram_v1(_support.Struct):
     @staticmethod
     cdef EccBankRemapperHistogram_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccBankRemapperHistogram_v1 obj = EccBankRemapperHistogram_v1.__new__(EccBankRemapperHistogram_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccBankRemapperHistogram_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccBankRemapperHistogram_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -33981,7 +33958,7 @@ cdef class EccBankRemapperHistogram_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEccBankRemapperHistogram_v1_t), "EccBankRemapperHistogram_v1", False)
-        return EccBankRemapperHistogram_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EccBankRemapperHistogram_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def max_spare_group_count(self):
@@ -34078,7 +34055,7 @@ cdef class EccBankRemapperStatus_v1(_support.Struct):
     @staticmethod
     cdef EccBankRemapperStatus_v1 _adopt(uintptr_t address, Py_ssize_t n, bint readonly, object owner):
         cdef EccBankRemapperStatus_v1 obj = EccBankRemapperStatus_v1.__new__(EccBankRemapperStatus_v1)
-        _adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccBankRemapperStatus_v1_t), owner)
+        _support.adopt_memory(obj, address, n, sizeof(cynvml.nvmlEccBankRemapperStatus_v1_t), owner)
         obj._n = n
         obj._readonly = readonly
         return obj
@@ -34111,7 +34088,7 @@ cdef class EccBankRemapperStatus_v1(_support.Struct):
         read-only buffer.
         """
         view, n = _np_structs.buffer_memory(buffer, sizeof(cynvml.nvmlEccBankRemapperStatus_v1_t), "EccBankRemapperStatus_v1", False)
-        return EccBankRemapperStatus_v1._adopt(_buffer_address(view), n, view.readonly, view)
+        return EccBankRemapperStatus_v1._adopt(_support.buffer_address(view), n, view.readonly, view)
 
     @property
     def active_remappings(self):
@@ -51294,20 +51271,3 @@ def sizeof(objType):
     except KeyError:
         raise TypeError(f"sizeof() takes a cubind type of this module, got {cls.__name__}") from None
 
-# void * values typed by an attribute: member -> C type.
-cdef dict _ATTRIBUTE_TYPES = {
-}
-
-cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
-    key = _support.as_int(attribute, name)
-    if type(key) is not int:
-        key = int(key)  # an enum member: its plain value, found in the table by identity
-    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
-    spec = table.get(key)
-    if spec is None:
-        raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if type(spec) is tuple:
-        cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
-        table[key] = spec
-    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)

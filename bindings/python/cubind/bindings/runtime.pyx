@@ -19388,15 +19388,22 @@ def cudaStreamGetAttribute(hStream, attr):
     cdef long long _result
     cdef cyruntime.cudaStream_t _c_hStream
     cdef cyruntime.cudaLaunchAttributeID _c_attr
-    cdef _support.TypedValue _c_value_out
-    _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
-    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
-    _c_value_out = _typed_value("cudaLaunchAttributeID", attr, None, "value_out", 0)
-    with nogil:
-        _result = cyruntime.cudaStreamGetAttribute(_c_hStream, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value_out.value())
+    cdef _support.TypedSlot _c_value_out
+    cdef _support.TypedSpec _t_value_out
+    _c_value_out.buf = NULL
+    try:
+        _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
+        _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
+        _t_value_out = _TYPES_cudaLaunchAttributeID.spec(<long long>_c_attr, "value_out")
+        _support.typed_init(&_c_value_out, _t_value_out, None, "value_out", 0)
+        with nogil:
+            _result = cyruntime.cudaStreamGetAttribute(_c_hStream, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+
+    finally:
+        _support.typed_release(&_c_value_out)
 
 def cudaStreamSetAttribute(hStream, attr, value):
     """cudaStreamSetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchAttributeID | int, value: Any)
@@ -19426,13 +19433,20 @@ def cudaStreamSetAttribute(hStream, attr, value):
     cdef long long _result
     cdef cyruntime.cudaStream_t _c_hStream
     cdef cyruntime.cudaLaunchAttributeID _c_attr
-    cdef _support.TypedValue _c_value
-    _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
-    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("cudaLaunchAttributeID", attr, value, "value", 0)
-    with nogil:
-        _result = cyruntime.cudaStreamSetAttribute(_c_hStream, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
+        _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_cudaLaunchAttributeID.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cyruntime.cudaStreamSetAttribute(_c_hStream, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cudaStreamDestroy(stream):
     """cudaStreamDestroy(stream: cudaStream_t | int | None)
@@ -27078,12 +27092,14 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     C function: cudaMemRangeGetAttribute (cuda_runtime_api.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_data
+    cdef _support.TypedSlot _c_data
+    cdef _support.TypedSpec _t_data
     cdef size_t _c_dataSize
     cdef cyruntime.cudaMemRangeAttribute _c_attribute
     cdef _support.BufferRef _view_devPtr
     cdef void* _c_devPtr
     cdef size_t _c_count
+    _c_data.buf = NULL
     _view_devPtr.held = False
     try:
         _c_dataSize = <size_t>_support.unsigned_arg(dataSize, sizeof(size_t), "dataSize")
@@ -27093,14 +27109,16 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
         if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
             raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
-        _c_data = _typed_value("cudaMemRangeAttribute", attribute, None, "data", _c_dataSize)
+        _t_data = _TYPES_cudaMemRangeAttribute.spec(<long long>_c_attribute, "data")
+        _support.typed_init(&_c_data, _t_data, None, "data", _c_dataSize)
         with nogil:
             _result = cyruntime.cudaMemRangeGetAttribute(<void *>_c_data.ptr, _c_dataSize, _c_attribute, <const void *>_c_devPtr, _c_count)
         if _result != 0:
             return (_status(_result), None)
-        return (_status(0), _c_data.value())
+        return (_status(0), _support.typed_read(&_c_data, _t_data))
 
     finally:
+        _support.typed_release(&_c_data)
         _support.release_address(&_view_devPtr)
 
 def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
@@ -27178,10 +27196,10 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
             raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
-        _tv_data = [_typed_value("cudaMemRangeAttribute", attributes[_i_data], None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
+        _tv_data = [_support.typed_value(_TYPES_cudaMemRangeAttribute.spec_of(attributes[_i_data], "data"), None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
-            _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).ptr
+            _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).slot.ptr
         with nogil:
             _result = cyruntime.cudaMemRangeGetAttributes(<void **>_c_data, <size_t *>_c_dataSizes, <cyruntime.cudaMemRangeAttribute *>_c_attributes, _c_numAttributes, <const void *>_c_devPtr, _c_count)
         if _result != 0:
@@ -27751,13 +27769,20 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
     cdef long long _result
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef cyruntime.cudaMemPoolAttr _c_attr
-    cdef _support.TypedValue _c_value
-    _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_attr = <cyruntime.cudaMemPoolAttr>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("cudaMemPoolAttr", attr, value, "value", 0)
-    with nogil:
-        _result = cyruntime.cudaMemPoolSetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
+        _c_attr = <cyruntime.cudaMemPoolAttr>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_cudaMemPoolAttr.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cyruntime.cudaMemPoolSetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cudaMemPoolGetAttribute(memPool, attr):
     """cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int)
@@ -27838,15 +27863,22 @@ def cudaMemPoolGetAttribute(memPool, attr):
     cdef long long _result
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef cyruntime.cudaMemPoolAttr _c_attr
-    cdef _support.TypedValue _c_value
-    _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_attr = <cyruntime.cudaMemPoolAttr>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("cudaMemPoolAttr", attr, None, "value", 0)
-    with nogil:
-        _result = cyruntime.cudaMemPoolGetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value.value())
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
+        _c_attr = <cyruntime.cudaMemPoolAttr>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_cudaMemPoolAttr.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, None, "value", 0)
+        with nogil:
+            _result = cyruntime.cudaMemPoolGetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value, _t_value))
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cudaMemPoolSetAccess(memPool, descList, count):
     """cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence[cudaMemAccessDesc] | None, count: int)
@@ -28234,19 +28266,26 @@ def cudaMemPoolExportToShareableHandle(memPool, handleType, flags):
     C function: cudaMemPoolExportToShareableHandle (cuda_runtime_api.h)
     """
     cdef long long _result
-    cdef _support.TypedValue _c_shareableHandle
+    cdef _support.TypedSlot _c_shareableHandle
+    cdef _support.TypedSpec _t_shareableHandle
     cdef cyruntime.cudaMemPool_t _c_memPool
     cdef cyruntime.cudaMemAllocationHandleType _c_handleType
     cdef unsigned int _c_flags
-    _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
-    _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
-    _c_handleType = <cyruntime.cudaMemAllocationHandleType>_support.enum_arg(handleType, "handleType")
-    _c_shareableHandle = _typed_value("cudaMemAllocationHandleType", handleType, None, "shareableHandle", 0)
-    with nogil:
-        _result = cyruntime.cudaMemPoolExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_memPool, _c_handleType, _c_flags)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_shareableHandle.value())
+    _c_shareableHandle.buf = NULL
+    try:
+        _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
+        _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
+        _c_handleType = <cyruntime.cudaMemAllocationHandleType>_support.enum_arg(handleType, "handleType")
+        _t_shareableHandle = _TYPES_cudaMemAllocationHandleType.spec(<long long>_c_handleType, "shareableHandle")
+        _support.typed_init(&_c_shareableHandle, _t_shareableHandle, None, "shareableHandle", 0)
+        with nogil:
+            _result = cyruntime.cudaMemPoolExportToShareableHandle(<void *>_c_shareableHandle.ptr, _c_memPool, _c_handleType, _c_flags)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_shareableHandle, _t_shareableHandle))
+
+    finally:
+        _support.typed_release(&_c_shareableHandle)
 
 def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
     """cudaMemPoolImportFromShareableHandle(shareableHandle: int | Buffer | None, handleType: cudaMemAllocationHandleType | int, flags: int)
@@ -30108,15 +30147,22 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
     cdef long long _result
     cdef cyruntime.cudaGraphNode_t _c_hNode
     cdef cyruntime.cudaLaunchAttributeID _c_attr
-    cdef _support.TypedValue _c_value_out
-    _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
-    _c_value_out = _typed_value("cudaLaunchAttributeID", attr, None, "value_out", 0)
-    with nogil:
-        _result = cyruntime.cudaGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value_out.value())
+    cdef _support.TypedSlot _c_value_out
+    cdef _support.TypedSpec _t_value_out
+    _c_value_out.buf = NULL
+    try:
+        _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
+        _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
+        _t_value_out = _TYPES_cudaLaunchAttributeID.spec(<long long>_c_attr, "value_out")
+        _support.typed_init(&_c_value_out, _t_value_out, None, "value_out", 0)
+        with nogil:
+            _result = cyruntime.cudaGraphKernelNodeGetAttribute(_c_hNode, _c_attr, <cyruntime.cudaLaunchAttributeValue *>_c_value_out.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value_out, _t_value_out))
+
+    finally:
+        _support.typed_release(&_c_value_out)
 
 def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
     """cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | int | None, attr: cudaLaunchAttributeID | int, value: Any)
@@ -30145,13 +30191,20 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
     cdef long long _result
     cdef cyruntime.cudaGraphNode_t _c_hNode
     cdef cyruntime.cudaLaunchAttributeID _c_attr
-    cdef _support.TypedValue _c_value
-    _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
-    _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("cudaLaunchAttributeID", attr, value, "value", 0)
-    with nogil:
-        _result = cyruntime.cudaGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
+        _c_attr = <cyruntime.cudaLaunchAttributeID>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_cudaLaunchAttributeID.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cyruntime.cudaGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
     """cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pCopyParams: Optional[cudaMemcpy3DParms])
@@ -32329,15 +32382,22 @@ def cudaDeviceGetGraphMemAttribute(device, attr):
     cdef long long _result
     cdef int _c_device
     cdef cyruntime.cudaGraphMemAttributeType _c_attr
-    cdef _support.TypedValue _c_value
-    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
-    _c_attr = <cyruntime.cudaGraphMemAttributeType>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("cudaGraphMemAttributeType", attr, None, "value", 0)
-    with nogil:
-        _result = cyruntime.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
-    if _result != 0:
-        return (_status(_result), None)
-    return (_status(0), _c_value.value())
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+        _c_attr = <cyruntime.cudaGraphMemAttributeType>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_cudaGraphMemAttributeType.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, None, "value", 0)
+        with nogil:
+            _result = cyruntime.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
+        if _result != 0:
+            return (_status(_result), None)
+        return (_status(0), _support.typed_read(&_c_value, _t_value))
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cudaDeviceSetGraphMemAttribute(device, attr, value):
     """cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: Any)
@@ -32377,13 +32437,20 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
     cdef long long _result
     cdef int _c_device
     cdef cyruntime.cudaGraphMemAttributeType _c_attr
-    cdef _support.TypedValue _c_value
-    _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
-    _c_attr = <cyruntime.cudaGraphMemAttributeType>_support.enum_arg(attr, "attr")
-    _c_value = _typed_value("cudaGraphMemAttributeType", attr, value, "value", 0)
-    with nogil:
-        _result = cyruntime.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
-    return (_status(_result),)
+    cdef _support.TypedSlot _c_value
+    cdef _support.TypedSpec _t_value
+    _c_value.buf = NULL
+    try:
+        _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
+        _c_attr = <cyruntime.cudaGraphMemAttributeType>_support.enum_arg(attr, "attr")
+        _t_value = _TYPES_cudaGraphMemAttributeType.spec(<long long>_c_attr, "value")
+        _support.typed_init(&_c_value, _t_value, value, "value", 0)
+        with nogil:
+            _result = cyruntime.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
+        return (_status(_result),)
+
+    finally:
+        _support.typed_release(&_c_value)
 
 def cudaGraphClone(originalGraph):
     """cudaGraphClone(originalGraph: cudaGraph_t | int | None)
@@ -38783,71 +38850,56 @@ def sizeof(objType):
     except KeyError:
         raise TypeError(f"sizeof() takes a cubind type of this module, got {cls.__name__}") from None
 
-# void * values typed by an attribute: member -> C type.
-cdef dict _ATTRIBUTE_TYPES = {
-    "cudaGraphMemAttributeType": {
-        2: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrReservedMemCurrent
-        3: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrReservedMemHigh
-        0: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrUsedMemCurrent
-        1: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrUsedMemHigh
-    },
-    "cudaLaunchAttributeID": {
-        1: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeAccessPolicyWindow
-        4: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeClusterDimension
-        5: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeClusterSchedulingPolicyPreference
-        2: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeCooperative
-        13: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeDeviceUpdatableKernelNode
-        0: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeIgnore
-        12: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeLaunchCompletionEvent
-        10: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeMemSyncDomain
-        9: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeMemSyncDomainMap
-        16: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeNvlinkUtilCentricScheduling
-        11: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributePreferredClusterDimension
-        14: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributePreferredSharedMemoryCarveout
-        8: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributePriority
-        7: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeProgrammaticEvent
-        6: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeProgrammaticStreamSerialization
-        3: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeSynchronizationPolicy
-    },
-    "cudaMemAllocationHandleType": {
-        8: ("struct", sizeof(cyruntime.cudaMemFabricHandle_st), None, cudaMemFabricHandle_t, 1),  # cudaMemHandleTypeFabric
-        0: ("pointer", sizeof(void*), None, None, 1),  # cudaMemHandleTypeNone
-        1: ("scalar", sizeof(int), "i", None, 1),  # cudaMemHandleTypePosixFileDescriptor
-        2: ("pointer", sizeof(void*), None, None, 1),  # cudaMemHandleTypeWin32
-        4: ("scalar", sizeof(unsigned int), "I", None, 1),  # cudaMemHandleTypeWin32Kmt
-    },
-    "cudaMemPoolAttr": {
-        4: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrReleaseThreshold
-        5: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrReservedMemCurrent
-        6: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrReservedMemHigh
-        7: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrUsedMemCurrent
-        8: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrUsedMemHigh
-        3: ("scalar", sizeof(int), "i", None, 1),  # cudaMemPoolReuseAllowInternalDependencies
-        2: ("scalar", sizeof(int), "i", None, 1),  # cudaMemPoolReuseAllowOpportunistic
-        1: ("scalar", sizeof(int), "i", None, 1),  # cudaMemPoolReuseFollowEventDependencies
-    },
-    "cudaMemRangeAttribute": {
-        3: ("scalar", sizeof(int), "i", None, 0),  # cudaMemRangeAttributeAccessedBy
-        4: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributeLastPrefetchLocation
-        8: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributeLastPrefetchLocationId
-        7: ("enum", sizeof(cyruntime.cudaMemLocationType), "i", "cudaMemLocationType", 1),  # cudaMemRangeAttributeLastPrefetchLocationType
-        2: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributePreferredLocation
-        6: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributePreferredLocationId
-        5: ("enum", sizeof(cyruntime.cudaMemLocationType), "i", "cudaMemLocationType", 1),  # cudaMemRangeAttributePreferredLocationType
-        1: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributeReadMostly
-    },
-}
-
-cdef _support.TypedValue _typed_value(str enum_name, attribute, value, str name, Py_ssize_t size_hint):
-    key = _support.as_int(attribute, name)
-    if type(key) is not int:
-        key = int(key)  # an enum member: its plain value, found in the table by identity
-    cdef dict table = _ATTRIBUTE_TYPES[enum_name]
-    spec = table.get(key)
-    if spec is None:
-        raise ValueError(f"{name}: {enum_name} value {key} has no known value type")
-    if type(spec) is tuple:
-        cls = (<tuple>spec)[3]
-        spec = _support.typed_spec(<tuple>spec, _enums.enum_class(cls) if isinstance(cls, str) else cls)
-        table[key] = spec
-    return _support.typed_value(<_support.TypedSpec>spec, value, name, size_hint)
+# void * values typed by an attribute: per attribute enum, value -> C type,
+# each entry a prepared _support.TypedSpec from its first use.
+cdef _support.TypedTable _TYPES_cudaGraphMemAttributeType = _support.TypedTable("cudaGraphMemAttributeType", {
+    2: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrReservedMemCurrent
+    3: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrReservedMemHigh
+    0: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrUsedMemCurrent
+    1: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaGraphMemAttrUsedMemHigh
+}, _enums)
+cdef _support.TypedTable _TYPES_cudaLaunchAttributeID = _support.TypedTable("cudaLaunchAttributeID", {
+    1: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeAccessPolicyWindow
+    4: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeClusterDimension
+    5: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeClusterSchedulingPolicyPreference
+    2: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeCooperative
+    13: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeDeviceUpdatableKernelNode
+    0: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeIgnore
+    12: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeLaunchCompletionEvent
+    10: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeMemSyncDomain
+    9: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeMemSyncDomainMap
+    16: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeNvlinkUtilCentricScheduling
+    11: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributePreferredClusterDimension
+    14: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributePreferredSharedMemoryCarveout
+    8: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributePriority
+    7: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeProgrammaticEvent
+    6: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeProgrammaticStreamSerialization
+    3: ("struct", sizeof(cyruntime.cudaLaunchAttributeValue), None, cudaLaunchAttributeValue, 1),  # cudaLaunchAttributeSynchronizationPolicy
+}, _enums)
+cdef _support.TypedTable _TYPES_cudaMemAllocationHandleType = _support.TypedTable("cudaMemAllocationHandleType", {
+    8: ("struct", sizeof(cyruntime.cudaMemFabricHandle_st), None, cudaMemFabricHandle_t, 1),  # cudaMemHandleTypeFabric
+    0: ("pointer", sizeof(void*), None, None, 1),  # cudaMemHandleTypeNone
+    1: ("scalar", sizeof(int), "i", None, 1),  # cudaMemHandleTypePosixFileDescriptor
+    2: ("pointer", sizeof(void*), None, None, 1),  # cudaMemHandleTypeWin32
+    4: ("scalar", sizeof(unsigned int), "I", None, 1),  # cudaMemHandleTypeWin32Kmt
+}, _enums)
+cdef _support.TypedTable _TYPES_cudaMemPoolAttr = _support.TypedTable("cudaMemPoolAttr", {
+    4: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrReleaseThreshold
+    5: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrReservedMemCurrent
+    6: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrReservedMemHigh
+    7: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrUsedMemCurrent
+    8: ("scalar", sizeof(uint64_t), "Q", None, 1),  # cudaMemPoolAttrUsedMemHigh
+    3: ("scalar", sizeof(int), "i", None, 1),  # cudaMemPoolReuseAllowInternalDependencies
+    2: ("scalar", sizeof(int), "i", None, 1),  # cudaMemPoolReuseAllowOpportunistic
+    1: ("scalar", sizeof(int), "i", None, 1),  # cudaMemPoolReuseFollowEventDependencies
+}, _enums)
+cdef _support.TypedTable _TYPES_cudaMemRangeAttribute = _support.TypedTable("cudaMemRangeAttribute", {
+    3: ("scalar", sizeof(int), "i", None, 0),  # cudaMemRangeAttributeAccessedBy
+    4: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributeLastPrefetchLocation
+    8: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributeLastPrefetchLocationId
+    7: ("enum", sizeof(cyruntime.cudaMemLocationType), "i", "cudaMemLocationType", 1),  # cudaMemRangeAttributeLastPrefetchLocationType
+    2: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributePreferredLocation
+    6: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributePreferredLocationId
+    5: ("enum", sizeof(cyruntime.cudaMemLocationType), "i", "cudaMemLocationType", 1),  # cudaMemRangeAttributePreferredLocationType
+    1: ("scalar", sizeof(int), "i", None, 1),  # cudaMemRangeAttributeReadMostly
+}, _enums)

@@ -13,8 +13,9 @@ from cubind.bindings._support.fields cimport (
     ArrayList, FieldArray, address_number, array_assign, array_list, char_array_assign, enum_field, field_address, field_items, float_field,
     handle_field, handle_list_field, int_field, keep, kept_array, struct_list_field, struct_text, value_field)
 from cubind.bindings._support.handles cimport (
-    Handle, Struct, alloc_struct, detach_views, free_struct, handle_value, new_handle, not_live, only_spare, set_handle,
-    struct_pointer, struct_pointer_required)
+    Handle, Struct, adopt_memory, alloc_struct, buffer_address, detach_views, free_struct, handle_value, new_handle,
+    not_live, only_spare, set_handle, struct_pointer, struct_pointer_required)
 from cubind.bindings._support.kernel_params cimport KernelParams, kernel_params, kernel_params_pointer
 from cubind.bindings._support.scalars cimport load_scalar, store_scalar
-from cubind.bindings._support.typed_values cimport TypedSpec, TypedValue, typed_spec, typed_value
+from cubind.bindings._support.typed_values cimport (
+    TypedSlot, TypedSpec, TypedTable, TypedValue, typed_init, typed_read, typed_release, typed_spec, typed_value)

@@ -61,3 +61,13 @@ cdef int detach_views(object items, void* start, size_t size, Py_ssize_t n) exce
 # Zeroed, 64-byte aligned storage for a struct (MemoryError when it cannot be had).
 cdef void* alloc_struct(size_t size) except NULL
 cdef void free_struct(void* ptr) noexcept
+
+# The memory a struct object `obj` of n structs of `size` bytes stands for:
+# with no owner, a copy of the n structs at address in storage of its own;
+# else a view of them that keeps owner alive (from_ptr, from_data,
+# from_buffer and indexing of the NumPy-backed struct classes).
+cdef int adopt_memory(Struct obj, size_t address, Py_ssize_t n, size_t size, object owner) except -1
+
+# The address of the memory a buffer export of `view` (a memoryview that
+# holds the export for as long as a struct viewing it lives) starts at.
+cdef size_t buffer_address(object view) except? 0

@@ -3,6 +3,7 @@
 Python arguments to the handles and structs they stand for."""
 
 cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, Py_buffer, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
@@ -147,3 +148,28 @@ cdef void* alloc_struct(size_t size) except NULL:
 
 cdef void free_struct(void* ptr) noexcept:
     free(ptr)
+
+
+cdef int adopt_memory(Struct obj, size_t address, Py_ssize_t n, size_t size, object owner) except -1:
+    if owner is None:
+        if n != 1:
+            free_struct(obj._ptr)
+            obj._ptr = NULL
+            obj._own = False
+            obj._ptr = alloc_struct(<size_t>n * size)
+            obj._own = True
+        memcpy(obj._ptr, <const void*>address, <size_t>n * size)
+    else:
+        free_struct(obj._ptr)
+        obj._own = False
+        obj._ptr = <void*>address
+        obj._owner = owner
+    return 0
+
+
+cdef size_t buffer_address(object view) except? 0:
+    cdef Py_buffer b
+    PyObject_GetBuffer(view, &b, PyBUF_SIMPLE)
+    cdef size_t address = <size_t>b.buf
+    PyBuffer_Release(&b)
+    return address

@@ -1,6 +1,8 @@
 # void * values whose C type an attribute parameter selects.
 
-# What a TypedValue holds, from an attribute's entry in a module's table.
+from cubind.bindings._support.enums cimport EnumTable
+
+# What a typed value holds, from an attribute's entry in a module's table.
 cdef enum TypedKind:
     TYPED_SCALAR    # an integer or floating-point number
     TYPED_WRAPPED   # a number shown as an instance of a class (an enum member, a CUdeviceptr)
@@ -23,16 +25,38 @@ cdef class TypedSpec:
 cdef TypedSpec typed_spec(tuple spec, object cls)
 
 
+cdef class TypedTable:
+    # One attribute enum's value types: its C value -> TypedSpec, each entry
+    # prepared at its first use; the last one found is kept, so that a
+    # getter called again with the same attribute does no lookup.
+    cdef str enum_name
+    cdef dict entries        # value -> (kind, size, format, class, count) or its TypedSpec
+    cdef EnumTable enums     # resolves an entry's class named by a string
+    cdef long long _last_key
+    cdef TypedSpec _last
+    cdef TypedSpec spec(self, long long key, str name)
+    cdef TypedSpec spec_of(self, object attribute, str name)
+
+
+# Storage for one typed value, on the caller's stack: `buf` is `inline_`
+# unless the value needs more, when it is allocated (typed_release frees it).
+ctypedef struct TypedSlot:
+    void* ptr
+    Py_ssize_t nbytes        # the value's size: the type's size times its count
+    Py_ssize_t count
+    char* buf
+    char inline_[64]
+
+
+cdef int typed_init(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1
+cdef object typed_read(const TypedSlot* slot, TypedSpec spec)
+cdef void typed_release(TypedSlot* slot) noexcept
+
+
 cdef class TypedValue:
-    # Storage for a void * value whose type an attribute selects.
-    cdef void* ptr
-    cdef Py_ssize_t nbytes   # the value's size: the type's size times its count
-    cdef char* _buf
-    cdef char _inline[64]
-    cdef Py_ssize_t _count
+    # A TypedSlot in an object, for a list of values (cuPointerGetAttributes).
+    cdef TypedSlot slot
     cdef TypedSpec _spec
-    cdef _store(self, object value, str name)
-    cdef object _element(self, Py_ssize_t i)
     cpdef object value(self)
 
 

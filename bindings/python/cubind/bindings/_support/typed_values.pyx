@@ -6,6 +6,7 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
+from cubind.bindings._support.enums cimport EnumTable
 from cubind.bindings._support.conversions cimport alloc_array, as_int, c_string, plain_address
 from cubind.bindings._support.fields cimport array_assign, char_array_assign
 from cubind.bindings._support.handles cimport Struct, handle_value, new_handle, struct_pointer_required
@@ -53,90 +54,144 @@ cdef TypedSpec typed_spec(tuple spec, object cls):
     return s
 
 
-# One per call of an attribute getter (cuPointerGetAttribute): a free list spares the allocator.
+cdef class TypedTable:
+    """One attribute enum's value types (its C value -> TypedSpec)."""
+
+    def __init__(self, str enum_name, dict entries, EnumTable enums):
+        self.enum_name = enum_name
+        self.entries = entries
+        self.enums = enums
+        self._last_key = 0
+        self._last = None
+
+    cdef TypedSpec spec(self, long long key, str name):
+        # name: the value's parameter, for the error of an attribute the table lacks.
+        if self._last is not None and key == self._last_key:
+            return self._last
+        found = self.entries.get(key)
+        if found is None:
+            raise ValueError(f"{name}: {self.enum_name} value {key} has no known value type")
+        if type(found) is tuple:
+            cls = (<tuple>found)[3]
+            found = typed_spec(<tuple>found, self.enums.enum_class(cls) if isinstance(cls, str) else cls)
+            self.entries[key] = found
+        self._last = <TypedSpec>found
+        self._last_key = key
+        return <TypedSpec>found
+
+    cdef TypedSpec spec_of(self, object attribute, str name):
+        # An attribute given as a Python value (an item of an attributes list).
+        key = as_int(attribute, name)
+        if type(key) is not int:
+            key = int(key)
+        return self.spec(<long long>key, name)
+
+
+cdef int _store(TypedSlot* slot, TypedSpec spec, object value, str name) except -1:
+    cdef Py_ssize_t i
+    values = list(value) if slot.count > 1 and not isinstance(value, (bytes, str, Struct)) else [value]
+    if len(values) > slot.count:
+        raise ValueError(f"{name}: expected at most {slot.count} values, got {len(values)}")
+    for i in range(len(values)):
+        v = values[i]
+        if spec.kind == TYPED_STRUCT:
+            memcpy(slot.buf + i * spec.size, struct_pointer_required(v, spec.cls, name), spec.size)
+        elif spec.kind == TYPED_HANDLE:
+            (<void**>slot.buf)[i] = handle_value(v, spec.cls, name)
+        elif spec.kind == TYPED_POINTER:
+            (<void**>slot.buf)[i] = plain_address(v, name)
+        elif spec.kind == TYPED_BYTES and isinstance(v, (bytes, bytearray, str)):
+            # A C string (CU_COREDUMP_FILE: b"corefile"), as cuda.bindings
+            # takes it; the size passed is its length with the NUL.
+            data = v.encode() if isinstance(v, str) else bytes(v)
+            if len(data) >= spec.size * slot.count:
+                raise ValueError(f"{name}: at most {spec.size * slot.count - 1} bytes and a NUL, got {len(data)}")
+            char_array_assign(slot.buf, spec.size * slot.count, data, True, name)
+            slot.nbytes = len(data) + 1
+        elif spec.kind == TYPED_BYTES:
+            array_assign(slot.buf, spec.size * slot.count, 1, "b", v, name)
+        elif spec.kind == TYPED_BOOL:
+            # Any truth value (True, 1, numpy.bool_), as cuda.bindings takes it.
+            store_scalar(slot.buf + i * spec.size, spec.fmt, 1 if v else 0)
+        elif spec.fmt == b"f" or spec.fmt == b"d":
+            store_scalar(slot.buf + i * spec.size, spec.fmt, float(v))
+        else:
+            store_scalar(slot.buf + i * spec.size, spec.fmt, as_int(v, name))
+    return 0
+
+
+cdef object _element(const TypedSlot* slot, TypedSpec spec, Py_ssize_t i):
+    if spec.kind == TYPED_SCALAR:
+        return load_scalar(slot.buf + i * spec.size, spec.fmt)
+    if spec.kind == TYPED_BOOL:
+        return load_scalar(slot.buf + i * spec.size, spec.fmt) != 0
+    if spec.kind == TYPED_WRAPPED:
+        return _wrapped(spec.cls, load_scalar(slot.buf + i * spec.size, spec.fmt))
+    if spec.kind == TYPED_HANDLE:
+        return new_handle(spec.cls, (<void**>slot.buf)[i])
+    if spec.kind == TYPED_POINTER:
+        return <uintptr_t>(<void**>slot.buf)[i]
+    obj = spec.cls()
+    memcpy((<Struct>obj)._ptr, slot.buf + i * spec.size, spec.size)
+    return obj
+
+
+cdef int typed_init(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1:
+    # Storage for one attribute's value: size_hint bytes for a caller-sized
+    # value (count 0), else count elements; `value` (not None) is stored.
+    # slot.buf is NULL until the storage is in place, so that typed_release
+    # is safe after a failure here.
+    cdef Py_ssize_t n = spec.count
+    if n == 0:
+        n = max(size_hint // spec.size, 1) if size_hint else 1
+    slot.count = n
+    slot.nbytes = spec.size * n
+    cdef Py_ssize_t total = max(spec.size * n, size_hint, 8)
+    if total <= sizeof(slot.inline_):
+        memset(slot.inline_, 0, sizeof(slot.inline_))
+        slot.buf = slot.inline_
+    else:
+        slot.buf = <char*>alloc_array(total, 1)
+    slot.ptr = slot.buf
+    if value is not None:
+        _store(slot, spec, value, name)
+    return 0
+
+
+cdef object typed_read(const TypedSlot* slot, TypedSpec spec):
+    """The value the call wrote: one element, or a list of count elements."""
+    cdef Py_ssize_t i
+    if spec.kind == TYPED_BYTES:
+        return c_string(slot.buf, spec.size * slot.count)
+    if spec.count == 1:
+        return _element(slot, spec, 0)
+    return [_element(slot, spec, i) for i in range(slot.count)]
+
+
+cdef void typed_release(TypedSlot* slot) noexcept:
+    if slot.buf != NULL and slot.buf != slot.inline_:
+        free(slot.buf)
+    slot.buf = NULL
+    slot.ptr = NULL
+
+
+# One per attribute of a list of them (cuPointerGetAttributes); a free list
+# spares the allocator.
 @cython.freelist(8)
 cdef class TypedValue:
     """Storage for a void * value whose C type an attribute selects."""
 
     def __dealloc__(self):
-        if self._buf != self._inline:
-            free(self._buf)
-
-    cdef _store(self, object value, str name):
-        cdef Py_ssize_t i
-        cdef TypedSpec spec = self._spec
-        values = list(value) if self._count > 1 and not isinstance(value, (bytes, str, Struct)) else [value]
-        if len(values) > self._count:
-            raise ValueError(f"{name}: expected at most {self._count} values, got {len(values)}")
-        for i in range(len(values)):
-            v = values[i]
-            if spec.kind == TYPED_STRUCT:
-                memcpy(self._buf + i * spec.size, struct_pointer_required(v, spec.cls, name), spec.size)
-            elif spec.kind == TYPED_HANDLE:
-                (<void**>self._buf)[i] = handle_value(v, spec.cls, name)
-            elif spec.kind == TYPED_POINTER:
-                (<void**>self._buf)[i] = plain_address(v, name)
-            elif spec.kind == TYPED_BYTES and isinstance(v, (bytes, bytearray, str)):
-                # A C string (CU_COREDUMP_FILE: b"corefile"), as cuda.bindings
-                # takes it; the size passed is its length with the NUL.
-                data = v.encode() if isinstance(v, str) else bytes(v)
-                if len(data) >= spec.size * self._count:
-                    raise ValueError(f"{name}: at most {spec.size * self._count - 1} bytes and a NUL, got {len(data)}")
-                char_array_assign(self._buf, spec.size * self._count, data, True, name)
-                self.nbytes = len(data) + 1
-            elif spec.kind == TYPED_BYTES:
-                array_assign(self._buf, spec.size * self._count, 1, "b", v, name)
-            elif spec.kind == TYPED_BOOL:
-                # Any truth value (True, 1, numpy.bool_), as cuda.bindings takes it.
-                store_scalar(self._buf + i * spec.size, spec.fmt, 1 if v else 0)
-            elif spec.fmt == b"f" or spec.fmt == b"d":
-                store_scalar(self._buf + i * spec.size, spec.fmt, float(v))
-            else:
-                store_scalar(self._buf + i * spec.size, spec.fmt, as_int(v, name))
-
-    cdef object _element(self, Py_ssize_t i):
-        cdef TypedSpec spec = self._spec
-        if spec.kind == TYPED_SCALAR:
-            return load_scalar(self._buf + i * spec.size, spec.fmt)
-        if spec.kind == TYPED_BOOL:
-            return load_scalar(self._buf + i * spec.size, spec.fmt) != 0
-        if spec.kind == TYPED_WRAPPED:
-            return _wrapped(spec.cls, load_scalar(self._buf + i * spec.size, spec.fmt))
-        if spec.kind == TYPED_HANDLE:
-            return new_handle(spec.cls, (<void**>self._buf)[i])
-        if spec.kind == TYPED_POINTER:
-            return <uintptr_t>(<void**>self._buf)[i]
-        obj = spec.cls()
-        memcpy((<Struct>obj)._ptr, self._buf + i * spec.size, spec.size)
-        return obj
+        typed_release(&self.slot)
 
     cpdef object value(self):
         """The value the call wrote: one element, or a list of count elements."""
-        cdef Py_ssize_t i
-        if self._spec.kind == TYPED_BYTES:
-            return c_string(self._buf, self._spec.size * self._count)
-        if self._spec.count == 1:
-            return self._element(0)
-        return [self._element(i) for i in range(self._count)]
+        return typed_read(&self.slot, self._spec)
 
 
 cdef TypedValue typed_value(TypedSpec spec, object value, str name, Py_ssize_t size_hint):
-    # Storage for one attribute's value: size_hint bytes for a caller-sized
-    # value (count 0), else count elements; `value` (not None) is stored.
     cdef TypedValue tv = TypedValue.__new__(TypedValue)
-    cdef Py_ssize_t n = spec.count
-    if n == 0:
-        n = max(size_hint // spec.size, 1) if size_hint else 1
+    tv.slot.buf = NULL
     tv._spec = spec
-    tv._count = n
-    tv.nbytes = spec.size * n
-    cdef Py_ssize_t total = max(spec.size * n, size_hint, 8)
-    if total <= sizeof(tv._inline):
-        memset(tv._inline, 0, sizeof(tv._inline))
-        tv._buf = tv._inline
-    else:
-        tv._buf = <char*>alloc_array(total, 1)
-    tv.ptr = tv._buf
-    if value is not None:
-        tv._store(value, name)
+    typed_init(&tv.slot, spec, value, name, size_hint)
     return tv
