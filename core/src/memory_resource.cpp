@@ -38,12 +38,13 @@ CUmemLocation device_location(const Device& device) {
 // allocation node, owned by the graph and not by the pool (cuda.core refuses
 // it the same way): refused before the driver is asked for anything. The
 // legacy default stream cannot be captured; another stream's global capture
-// makes the query fail, with the driver's reason.
-void refuse_capture(StreamRef stream, const std::string& name) {
+// makes the query fail, with the driver's reason. A check that passes builds
+// no string (name is a C string).
+void refuse_capture(StreamRef stream, const char* name) {
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   detail::check(raw::cuStreamIsCapturing(stream.handle(), &status), "cuStreamIsCapturing");
   if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
-    throw std::logic_error(name +
+    throw std::logic_error(std::string(name) +
                            " cannot perform memory operations on a capturing stream (consider using "
                            "GraphMemoryResource). Allocate graph memory from a GraphMemoryResource while "
                            "capturing, or from this resource before the capture begins.");
