@@ -155,7 +155,15 @@ void Context::sync() const {
   detail::check(raw::cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-void Context::set_current() const { detail::check(raw::cuCtxSetCurrent(handle_), "cuCtxSetCurrent"); }
+void Context::set_current() const {
+  // Replacing the current context with itself changes nothing, and reading
+  // the current one (a thread-local) costs the driver less than setting it:
+  // the usual call, made at the top of every library entry point, is the
+  // one that finds it current already.
+  CUcontext current = nullptr;
+  if (raw::cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == handle_) return;
+  detail::check(raw::cuCtxSetCurrent(handle_), "cuCtxSetCurrent");
+}
 
 void Context::clear_current() { detail::check(raw::cuCtxSetCurrent(nullptr), "cuCtxSetCurrent"); }
 
