@@ -192,6 +192,21 @@ def allocate(size, *, stream):
     return b
 
 
+def allocate_from(size, *, stream, pool):
+    # allocate from another pool than the device's (a pinned or a managed
+    # resource's), its handle given as an int.
+    cdef FloorBuffer b = FloorBuffer.__new__(FloorBuffer)
+    cdef size_t n = size
+    cdef void* p = <void*><size_t>pool
+    cdef int status
+    b.stream = <void*><size_t>stream
+    with nogil:
+        status = _alloc(&b.ptr, n, p, b.stream)
+    if status != 0:
+        raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
+    return b
+
+
 # The simple calls' floors with the driver's own function inside: the same
 # as ret2_*_nogil, but the empty C function is the driver entry point itself
 # (its address set once from C), called with values prepared beforehand. A

@@ -653,10 +653,12 @@ def life_cycle_rows():
         "C floor": _c_op("timing", batch=200),
     }))
 
-    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None, batch=None):
+    def allocate_row(label, ours, theirs, cupy=None, c_floor=False, c_op=None, batch=None, pool_of=None):
         # batch: allocations per timed batch, the same on every side (the C
         # floor's too), where a pool's cost per batch (pinning host memory
         # again after the synchronisation between batches) is spread over it.
+        # pool_of(w): the pool of a resource other than the device's, which
+        # the Python floor allocates from.
         sides = {
             "cubind": lambda w: Side("mr.allocate(4096, stream=s).close()", {"mr": ours(w), "s": w.stream},
                                      sync=w.stream.sync, batch=batch),
@@ -674,6 +676,10 @@ def life_cycle_rows():
         elif c_op is not None:
             # The driver's calls of the same resource, from C.
             sides["C floor"] = c_op
+        if pool_of is not None:
+            sides["Python floor"] = lambda w: Side("allocate(4096, stream=s, pool=p).close()",
+                                                   {"allocate": w.floor.allocate_from, "s": int(w.stream.handle),
+                                                    "p": int(pool_of(w))}, sync=w.stream.sync, batch=batch)
         goal, judge = core_goal()
         return Row("objects", f"allocate(4096).close(), {label}", goal, judge, sides)
 
@@ -692,9 +698,11 @@ def life_cycle_rows():
     pinned = kept("_pinned_mr", lambda w: w.cc.PinnedMemoryResource())
     managed = kept("_managed_mr", lambda w: w.cc.ManagedMemoryResource())
     rows.append(allocate_row("PinnedMemoryResource", pinned, lambda w, n: n.PinnedMemoryResource(),
-                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle), batch=20))
+                             c_op=_c_op("allocate", batch=20, handle_of=lambda w: pinned(w).handle), batch=20,
+                             pool_of=lambda w: pinned(w).handle))
     rows.append(allocate_row("ManagedMemoryResource", managed, lambda w, n: n.ManagedMemoryResource(),
-                             c_op=_c_op("allocate", handle_of=lambda w: managed(w).handle)))
+                             c_op=_c_op("allocate", handle_of=lambda w: managed(w).handle),
+                             pool_of=lambda w: managed(w).handle))
     rows.append(allocate_row("LegacyPinnedMemoryResource", lambda w: w.cc.LegacyPinnedMemoryResource(),
                              lambda w, n: n.LegacyPinnedMemoryResource(), c_op=_c_op("host_alloc", batch=20),
                              batch=20))
