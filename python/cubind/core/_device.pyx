@@ -426,7 +426,7 @@ class Device:
         cdef Context green = _green_current(self)
         if green is not None:
             _event_options(options, &timing, &event_options)
-            return Event._make(self._id, timing, event_options, green._green, green._handle)
+            return Event._make(self._id, timing, event_options, green._green, green._handle, NULL)
         return _new_event(self._id, options)
 
     def allocate(self, size, *, stream):

@@ -20,7 +20,7 @@ cdef class Event:
     cdef void _destroy(self) noexcept
     @staticmethod
     cdef Event _make(int ordinal, bint timing, const cpp.EventOptions& options, shared_ptr[cpp.GreenContext] green,
-                     uintptr_t context)
+                     uintptr_t context, const cpp.CUstream* record_on)
     cdef int _require_open(self) except -1
 cdef int _event_options(options, bint* timing, cpp.EventOptions* out) except -1
 cdef Event _new_event(int ordinal, options)

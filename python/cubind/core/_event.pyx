@@ -50,7 +50,7 @@ cdef Event _new_event(int ordinal, options):
     cdef bint timing
     cdef cpp.EventOptions event_options
     _event_options(options, &timing, &event_options)
-    return Event._make(ordinal, timing, event_options, shared_ptr[cpp.GreenContext](), 0)
+    return Event._make(ordinal, timing, event_options, shared_ptr[cpp.GreenContext](), 0, NULL)
 
 
 cdef class Event:
@@ -90,13 +90,15 @@ cdef class Event:
         cdef cpp.EventOptions event_options
         # The options are checked before the device (which loads the driver).
         _event_options(options, &timing, &event_options)
-        return Event._make(_device_ordinal(device_id), timing, event_options, shared_ptr[cpp.GreenContext](), 0)
+        return Event._make(_device_ordinal(device_id), timing, event_options, shared_ptr[cpp.GreenContext](), 0, NULL)
 
     @staticmethod
     cdef Event _make(int ordinal, bint timing, const cpp.EventOptions& options, shared_ptr[cpp.GreenContext] green,
-                     uintptr_t context):
+                     uintptr_t context, const cpp.CUstream* record_on):
         # With what _event_options made, in the device's primary context, or,
-        # given a green context's share and its CUcontext, in that one.
+        # given a green context's share and its CUcontext, in that one; with
+        # record_on, recorded on that stream in the same release of the GIL
+        # (Stream.record()).
         cdef Event self = Event.__new__(Event)
         cdef cpp.CUcontext in_context = <cpp.CUcontext>context
         self._timing = timing
@@ -112,14 +114,18 @@ cdef class Event:
                     self._timed = cpp.timed_event_new_in(in_context, self._blocking)
                 else:
                     self._timed = cpp.timed_event_new(ordinal, self._blocking)
-            self._handle = self._timed.handle()
+                self._handle = self._timed.handle()
+                if record_on != NULL:
+                    cpp.EventRef(self._handle).record(cpp.StreamRef(record_on[0]))
         else:
             with nogil:
                 if in_context != NULL:
                     self._event = cpp.event_new_in(in_context, options)
                 else:
                     self._event = cpp.event_new(ordinal, options)
-            self._handle = self._event.handle()
+                self._handle = self._event.handle()
+                if record_on != NULL:
+                    cpp.EventRef(self._handle).record(cpp.StreamRef(record_on[0]))
         return self
 
     cdef int _require_open(self) except -1:

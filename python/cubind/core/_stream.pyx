@@ -236,13 +236,13 @@ cdef class Stream:
         cdef bint timing
         cdef cpp.EventOptions event_options
         if event is None:
+            # A new event, made and recorded with the GIL released once.
             _event_options(options, &timing, &event_options)
             if self._green.get() != NULL:
-                event = Event._make(self._device_id, timing, event_options, self._green, self._context._handle)
-            else:
-                # The stream's device is valid: no second check of the ordinal.
-                event = Event._make(self._device(), timing, event_options, shared_ptr[cpp.GreenContext](), 0)
-        elif not isinstance(event, Event):
+                return Event._make(self._device_id, timing, event_options, self._green, self._context._handle, &handle)
+            # The stream's device is valid: no second check of the ordinal.
+            return Event._make(self._device(), timing, event_options, shared_ptr[cpp.GreenContext](), 0, &handle)
+        if not isinstance(event, Event):
             raise TypeError(f"Stream.record: event must be an Event or None, not {type(event).__name__}")
         e = <Event>event
         e._require_open()
