@@ -1,6 +1,7 @@
-"""cubind against NVIDIA's packages, side by side in one process: every row of
-issue 26 (launches with every argument kind, object life cycles, cubind.bindings'
-simple calls and launches, imports) with its goal and whether it is met.
+"""cubind against NVIDIA's packages, side by side in one process: launches with
+every argument kind, object life cycles, cubind.bindings' simple calls and
+launches, and imports, each row with its goal (benchmarks/README.md) and
+whether it is met.
 
 Per row, each side is one statement (what a user writes), compiled into a
 loop of its own with everything in locals, and timed in batches: the sides
@@ -111,7 +112,8 @@ KINDS = {
 CONVERSIONS = {kind: ord({"int": "i", "pointer as int": "i", "float": "f", "Buffer": "-", "np struct": "b"}.get(
     kind, "b" if kind.startswith("c_") or kind == "ctypes Structure" else
     {1: "1", 2: "2", 4: "4", 8: "8", 16: "g"}[size])) for kind, (_, size, _) in KINDS.items()}
-# The mixes of issue 26's first table, cycled to the count.
+# A mix of the argument kinds of cuda.core's examples (Buffers, NumPy scalars,
+# Python numbers), cycled to the count.
 MIXED = ["Buffer", "np.int32", "np.float32", "Buffer", "np.float64", "np.int64", "int", "float"]
 KERNEL_PRELUDE = "struct Pair { int a; double b; };\n"
 

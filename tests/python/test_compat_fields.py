@@ -1,5 +1,5 @@
-"""Struct and union fields as cuda.bindings has them (issue 11, classes 4-7 and
-11): numbers converted as cuda.bindings converts them, char arrays, array and
+"""Struct and union fields as cuda.bindings has them (the differential suite's
+classes 4-7 and 11): numbers converted as cuda.bindings converts them, char arrays, array and
 list fields, every union member, and the text of a struct. Each test asserts
 cubind's behaviour on its own, and where cuda.bindings is installed, that it
 is the same there."""

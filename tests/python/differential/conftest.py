@@ -1,7 +1,8 @@
 """Marks each case of the differential suite that known_differences.py lists as
 xfail(strict=True): a listed difference that is fixed fails the suite until its
 entry goes, and an unlisted one fails as it is. The terminal summary counts the
-cases and the listed differences by class of issue 11."""
+cases and the listed differences by class (known_differences.py lists the
+classes)."""
 import os
 import sys
 

@@ -1,8 +1,13 @@
 """Every difference the differential suite finds between cubind.bindings and
 cuda.bindings 13.5 (the release for the CUDA headers cubind.bindings is generated
 from), case by case: DIFFERENCES maps a case id to a reason, and
-REASONS gives each reason its class of issue 11 (1..12) and a one-line
-explanation, plus "deliberate" where cubind keeps the difference on purpose
+REASONS gives each reason its class of difference and a one-line
+explanation (the classes: 1 caller buffers made of bytes, 2 (buffer, size)
+pairs, 3 None for a NULL struct pointer, 4 numbers converted as cuda.bindings
+converts them, 5 char arrays, 6 fields holding arrays of structs or handles,
+7 union members, 8 signatures and outputs, 9 signatures a function tells,
+10 module helpers beyond the headers, 11 repr and str of structs, 12 errors
+that name the parameter), plus "deliberate" where cubind keeps the difference on purpose
 (each of those is explained in docs/migration-from-cuda-bindings.md, which
 test_differential_table.py checks).
 
