@@ -108,24 +108,18 @@ cdef class Event:
         self._green = green
         if context != 0:
             self._context = _green_contexts.get(context)
-        if self._timing:
-            with nogil:
-                if in_context != NULL:
-                    self._timed = cpp.timed_event_new_in(in_context, self._blocking)
-                else:
-                    self._timed = cpp.timed_event_new(ordinal, self._blocking)
-                self._handle = self._timed.handle()
-                if record_on != NULL:
-                    cpp.EventRef(self._handle).record(cpp.StreamRef(record_on[0]))
-        else:
-            with nogil:
-                if in_context != NULL:
-                    self._event = cpp.event_new_in(in_context, options)
-                else:
-                    self._event = cpp.event_new(ordinal, options)
-                self._handle = self._event.handle()
-                if record_on != NULL:
-                    cpp.EventRef(self._handle).record(cpp.StreamRef(record_on[0]))
+        with nogil:
+            if timing and in_context != NULL:
+                self._timed = cpp.timed_event_new_in(in_context, self._blocking)
+            elif timing:
+                self._timed = cpp.timed_event_new(ordinal, self._blocking)
+            elif in_context != NULL:
+                self._event = cpp.event_new_in(in_context, options)
+            else:
+                self._event = cpp.event_new(ordinal, options)
+            self._handle = self._timed.handle() if timing else self._event.handle()
+            if record_on != NULL:
+                cpp.EventRef(self._handle).record(cpp.StreamRef(record_on[0]))
         return self
 
     cdef int _require_open(self) except -1:
