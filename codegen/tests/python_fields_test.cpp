@@ -46,12 +46,18 @@ typedef struct Launch_st { dim3 gridDim; union { dim3 d; int i; } u; } Launch;
 CUresult cuInit(unsigned int Flags);
 )";
 
-std::string python_module(const std::string& header) {
-  const Library lib = codegen_test::parse_c(header, "fields.h");
+// The emitted Python file of lib whose name ends with `ending` (".pyx", ".pyi").
+std::string emitted(const Library& lib, const std::string& ending) {
   for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) return f.content;
+    if (f.path.size() > ending.size() && f.path.compare(f.path.size() - ending.size(), ending.size(), ending) == 0) {
+      return f.content;
+    }
   }
   return "";
+}
+
+std::string python_module(const std::string& header) {
+  return emitted(codegen_test::parse_c(header, "fields.h"), ".pyx");
 }
 
 // The text of one class, up to the next class.
@@ -132,10 +138,7 @@ linkResult linkDestroy(linkHandle *handle);
   for (auto& f : lib.functions) {
     if (f.name == "linkCreate") f.release_on_error = "linkDestroy";
   }
-  std::string module;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
   const auto begin = module.find("def link_create(");
   ASSERT_NE(begin, std::string::npos) << module;
   const std::string create = module.substr(begin, module.find("\ndef ", begin + 1) - begin);
@@ -175,10 +178,7 @@ progResult progCompile(progHandle prog, int level);
   EXPECT_THAT(cpp, HasSubstr("  if (static_cast<long long>(result) == 0 && prog != nullptr) "
                              "g_live_progHandle.add(*prog);\n"));
   EXPECT_THAT(cpp, HasSubstr("  const bool recorded = g_live_progHandle.remove(destroyed);\n"));
-  std::string module;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
   const std::string check = "    if <void*>_c_prog != NULL and not cy" + lib.name + ".progHandle_is_live(_c_prog):\n"
                             "        _support.not_live(prog, \"prog\", \"progHandle\", \"progCreate\", \"progDestroy\")\n";
   for (const char* fn : {"def progCompile(", "def progDestroy("}) {
@@ -238,10 +238,7 @@ functions:
   lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
   lib.python.error_class = "fbError";
   lib.python.prefix = "fb";
-  std::string module;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
   EXPECT_THAT(module, HasSubstr("def destroy(handle):\n"));
   EXPECT_THAT(module, HasSubstr("def add_ptx(handle, code, size, arch):\n"
                                 "    \"\"\"add_ptx(handle: fbHandle | int | None, code: int | Buffer | None, size: int, "
@@ -264,10 +261,7 @@ CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
                                       "display_name: the CUDA driver, python: {title: Driver}}\nfunctions: {}\n",
                                       "host.yaml"));
   ASSERT_TRUE(problems.empty()) << problems.front();
-  std::string module;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
   EXPECT_THAT(module, HasSubstr("cdef void _callback_CUhostFn(void * userData) noexcept nogil:\n"
                                 "    if not _support.callback_enter():\n"
                                 "        return\n"
@@ -325,10 +319,7 @@ functions:
   lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
   lib.python.error_class = "mlError";
   lib.python.prefix = "ml";
-  std::string module;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
   EXPECT_THAT(module, HasSubstr("def device_get_temperature_v(device, sensorType):\n"));
   // The parameter is spelled mlTemperature_t; the macro is the versioned typedef's.
   EXPECT_THAT(module, HasSubstr("*>_c_temperature._ptr).version = "));
@@ -368,11 +359,8 @@ functions: {}
   const auto problems = codegen::classify(lib, annotations);
   ASSERT_TRUE(problems.empty()) << problems.front();
   static_cast<codegen::LibraryDescriptor&>(lib).python = annotations.library.python;
-  std::string module, stub;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyi") == 0) stub = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
+  const std::string stub = emitted(lib, ".pyi");
   // Names: BAR1Memory -> ba_r1memory_dtype, VgpuTypeBar1Info_v1 -> vgpu_type_bar1info_v1_dtype.
   EXPECT_THAT(module, HasSubstr("_DTYPE_NAMES = [\"value_dtype\", \"field_value_dtype\", \"ba_r1memory_dtype\", "
                                 "\"vgpu_type_bar1info_v1_dtype\", ]"));
@@ -465,11 +453,8 @@ CUresult cuInit(unsigned int Flags);
       "driver.yaml");
   ASSERT_TRUE(codegen::classify(lib, annotations).empty());
   static_cast<codegen::LibraryDescriptor&>(lib).python = annotations.library.python;
-  std::string module, stub;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyi") == 0) stub = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
+  const std::string stub = emitted(lib, ".pyi");
   const std::string batch = class_text(module, "Batch");
   EXPECT_THAT(batch, HasSubstr("return [CUdeviceptr._from((<cydriver.Batch_st*>self._ptr).dsts[i]) for i in range(n)]"));
   EXPECT_THAT(batch, HasSubstr("min(<Py_ssize_t>(<cydriver.Batch_st*>self._ptr).count, len(array))"));
@@ -540,10 +525,7 @@ CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
                                       "  attr_t: {ATTR_COUNT: unsigned int, ATTR_RATIO: double}\n",
                                       "typed.yaml"));
   ASSERT_TRUE(problems.empty()) << problems.front();
-  std::string module;
-  for (auto& f : codegen::emit_python_module(lib, options())) {
-    if (f.path.size() > 4 && f.path.compare(f.path.size() - 4, 4, ".pyx") == 0) module = f.content;
-  }
+  const std::string module = emitted(lib, ".pyx");
   EXPECT_THAT(module, HasSubstr("cdef _support.TypedTable _TYPES_attr_t = _support.TypedTable(\"attr_t\", {\n"
                                 "    1: (\"scalar\", sizeof(unsigned int), \"I\", None, 1),  # ATTR_COUNT\n"
                                 "    2: (\"scalar\", sizeof(double), \"d\", None, 1),  # ATTR_RATIO\n"
