@@ -540,11 +540,39 @@ CUresult getAttrs(unsigned int n, attr_t *attributes, void **data, int which);
   EXPECT_THAT(get, HasSubstr("(<void *>_c_data.ptr, _c_attribute, _c_which)"));
   EXPECT_THAT(get, HasSubstr("return (_status(0), _support.typed_read(&_c_data, _t_data))"));
   EXPECT_THAT(get, HasSubstr("    finally:\n        _support.typed_release(&_c_data)\n"));
-  // An attributes list: each item's Python value finds its entry.
+  // An attributes list: each item's C value, converted with the list, finds its entry.
   const auto many = module.find("def getAttrs(");
   ASSERT_NE(many, std::string::npos);
-  EXPECT_THAT(module.substr(many), HasSubstr("_support.typed_value(_TYPES_attr_t.spec_of(attributes[_i_data], \"data\")"));
+  EXPECT_THAT(module.substr(many), HasSubstr("_support.typed_value(_TYPES_attr_t.spec(<long long>_c_attributes[_i_data], \"data\"), None"));
 
   // A module without typed values has no table and no lookup of one.
   EXPECT_THAT(python_module(kFieldsHeader), Not(HasSubstr("_support.TypedTable")));
+}
+
+
+// A value typed by an attribute that the caller passes by pointer, with no
+// count (no array of attributes): there is no C value to find its type with,
+// and the emitter says so rather than write a cast of the pointer.
+TEST(EmitPythonFunctions, TypedByAPointerThatIsNoArrayIsRefused) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef enum { ATTR_COUNT = 1 } attr_t;
+CUresult getByPointer(void *data, const attr_t *attribute);
+)",
+                                      "typed.h");
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations("library: {name: driver, headers: [typed.h], soname: libcuda.so.1, "
+                                      "display_name: Driver, python: {title: Driver}}\n"
+                                      "functions:\n"
+                                      "  getByPointer: {params: {data: {direction: out, typed_by: attribute}}}\n"
+                                      "attribute_types:\n"
+                                      "  attr_t: {ATTR_COUNT: unsigned int}\n",
+                                      "typed.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  try {
+    emitted(lib, ".pyx");
+    FAIL() << "a typed_by naming a pointer that is no array was emitted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("getByPointer.data: typed_by names attribute, which is not an enum argument"));
+  }
 }

@@ -219,16 +219,20 @@ void PyxFunction::struct_in(const Plan& pl) {
   call_args_.push_back(cast_param(pl) + cn);
 }
 
-// The TypedSpec of the attribute that types pl: the attribute's C value (an
-// enum or integer argument, converted already) finds it in the module's table.
-std::string PyxFunction::typed_spec_of(const Plan& pl) const {
+// The TypedSpec of the attribute that types pl: the attribute's C value,
+// converted already (an enum argument, or item `index` of an array of them),
+// finds it in the module's table. The call plan takes only an enum or a
+// pointer to one for typed_by; a pointer that is no array has no C value here.
+std::string PyxFunction::typed_spec_of(const Plan& pl, const std::string& index) const {
   const Plan* attribute = plan_named(pl.typed_by);
   if (attribute == nullptr) throw std::runtime_error(f_.name + ": typed_by names no parameter");
-  const std::string table = typed_table(pl.attribute_enum);
-  if (attribute->role == Role::Enum || attribute->role == Role::Scalar) {
-    return table + ".spec(<long long>_c_" + attribute->py_name + ", \"" + pl.param->name + "\")";
+  const bool scalar = attribute->role == Role::Enum || attribute->role == Role::Scalar;
+  if (index.empty() ? !scalar : attribute->role != Role::ArrayIn) {
+    throw std::runtime_error(f_.name + "." + pl.param->name + ": typed_by names " + attribute->param->name +
+                             ", which is not an enum " + (index.empty() ? "argument" : "array"));
   }
-  return table + ".spec_of(" + attribute->py_name + ", \"" + pl.param->name + "\")";
+  const std::string key = "_c_" + attribute->py_name + (index.empty() ? "" : "[" + index + "]");
+  return typed_table(pl.attribute_enum) + ".spec(<long long>" + key + ", \"" + pl.param->name + "\")";
 }
 
 // A value typed by an attribute, in a _support.TypedSlot on the stack (_c_),
@@ -238,7 +242,7 @@ void PyxFunction::typed_slot(const Plan& pl, const std::string& value) {
   const std::string cn = "_c_" + n;
   locals_ << "    cdef _support.TypedSlot " << cn << "\n    cdef _support.TypedSpec _t_" << n << "\n";
   init_refs_ << "    " << cn << ".buf = NULL\n";
-  after_inputs_ << "    _t_" << n << " = " << typed_spec_of(pl) << "\n"
+  after_inputs_ << "    _t_" << n << " = " << typed_spec_of(pl, "") << "\n"
                 << "    _support.typed_init(&" << cn << ", _t_" << n << ", " << value << ", \"" << pl.param->name
                 << "\", " << size_hint(pl) << ")\n";
   cleanup_ << "        _support.typed_release(&" << cn << ")\n";
@@ -809,7 +813,6 @@ void PyxFunction::out_typed(const Plan& pl) {
 void PyxFunction::out_typed_array(const Plan& pl) {
   const std::string& n = pl.py_name;
   const std::string cn = "_c_" + n;
-  const std::string attrs = plan_named(pl.typed_by)->py_name;
   const std::string count = c_value(pl.count, true);
   std::string sizes;
   for (const Plan& q : plan_.params) {
@@ -818,8 +821,8 @@ void PyxFunction::out_typed_array(const Plan& pl) {
     }
   }
   locals_ << "    cdef void** " << cn << " = NULL\n    cdef Py_ssize_t _i_" << n << "\n";
-  after_inputs_ << "    _tv_" << n << " = [_support.typed_value(" << typed_table(pl.attribute_enum) << ".spec_of(" << attrs
-                << "[_i_" << n << "], \"" << pl.param->name << "\"), None, \"" << pl.param->name << "\", "
+  after_inputs_ << "    _tv_" << n << " = [_support.typed_value(" << typed_spec_of(pl, "_i_" + n) << ", None, \""
+                << pl.param->name << "\", "
                 << (sizes.empty() ? "0" : sizes + "[_i_" + n + "]") << ") for _i_" << n << " in range(" << count << ")]\n"
                 << "    " << cn << " = <void**>_support.alloc_array(" << count << ", sizeof(void*))\n"
                 << "    for _i_" << n << " in range(" << count << "):\n"

@@ -78,7 +78,7 @@ class PyxFunction {
   void fill_default_size(const Plan& pl, const std::string& cn);
   // The byte size the caller gives for a typed value (dataSize), or "0".
   std::string size_hint(const Plan& pl) const;
-  std::string typed_spec_of(const Plan& pl) const;
+  std::string typed_spec_of(const Plan& pl, const std::string& index) const;
   void typed_slot(const Plan& pl, const std::string& value);
   std::string cast_param(const Plan& pl) const;
   // A handle of a type the raw layer records (nvrtcProgram) must be one it made

@@ -30898,7 +30898,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
             _c_attributes = <cydriver.CUmem_range_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUmem_range_attribute))
             for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cydriver.CUmem_range_attribute>_support.enum_arg(attributes[_i_attributes], "attributes")
-        _tv_data = [_support.typed_value(_TYPES_CUmem_range_attribute.spec_of(attributes[_i_data], "data"), None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
+        _tv_data = [_support.typed_value(_TYPES_CUmem_range_attribute.spec(<long long>_c_attributes[_i_data], "data"), None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
             _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).slot.ptr
@@ -31045,7 +31045,7 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
             _c_attributes = <cydriver.CUpointer_attribute*>_support.alloc_array(_c_numAttributes, sizeof(cydriver.CUpointer_attribute))
             for _i_attributes in range(_c_numAttributes):
                 _c_attributes[_i_attributes] = <cydriver.CUpointer_attribute>_support.enum_arg(attributes[_i_attributes], "attributes")
-        _tv_data = [_support.typed_value(_TYPES_CUpointer_attribute.spec_of(attributes[_i_data], "data"), None, "data", 0) for _i_data in range(_c_numAttributes)]
+        _tv_data = [_support.typed_value(_TYPES_CUpointer_attribute.spec(<long long>_c_attributes[_i_data], "data"), None, "data", 0) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
             _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).slot.ptr

@@ -27196,7 +27196,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         if _view_devPtr.held and <size_t>_view_devPtr.view.len < _c_count:
             _support.release_address(&_view_devPtr)
             raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
-        _tv_data = [_support.typed_value(_TYPES_cudaMemRangeAttribute.spec_of(attributes[_i_data], "data"), None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
+        _tv_data = [_support.typed_value(_TYPES_cudaMemRangeAttribute.spec(<long long>_c_attributes[_i_data], "data"), None, "data", dataSizes[_i_data]) for _i_data in range(_c_numAttributes)]
         _c_data = <void**>_support.alloc_array(_c_numAttributes, sizeof(void*))
         for _i_data in range(_c_numAttributes):
             _c_data[_i_data] = (<_support.TypedValue>_tv_data[_i_data]).slot.ptr

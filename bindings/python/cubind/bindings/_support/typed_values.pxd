@@ -35,7 +35,6 @@ cdef class TypedTable:
     cdef long long _last_key
     cdef TypedSpec _last
     cdef TypedSpec spec(self, long long key, str name)
-    cdef TypedSpec spec_of(self, object attribute, str name)
 
 
 # Storage for one typed value, on the caller's stack: `buf` is `inline_`

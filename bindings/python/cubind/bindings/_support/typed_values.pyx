@@ -79,13 +79,6 @@ cdef class TypedTable:
         self._last_key = key
         return <TypedSpec>found
 
-    cdef TypedSpec spec_of(self, object attribute, str name):
-        # An attribute given as a Python value (an item of an attributes list).
-        key = as_int(attribute, name)
-        if type(key) is not int:
-            key = int(key)
-        return self.spec(<long long>key, name)
-
 
 cdef int _store(TypedSlot* slot, TypedSpec spec, object value, str name) except -1:
     cdef Py_ssize_t i
