@@ -53,11 +53,15 @@ def ret1_2_nogil(a, b):
 
 
 # The floors of cubind.core's launch and allocate + close: the driver's own
-# calls (cuLaunchKernelEx, cuMemAllocFromPoolAsync, cuMemFreeAsync, their
-# addresses set once from C) made with the GIL released, behind a Python call
-# of the same shape as cubind.core's. Nothing is checked or converted: the
-# stream, kernel and pool come as ints and the kernel's arguments are ints
-# prepared beforehand, so no binding that releases the GIL can do less.
+# calls (cuLaunchKernelEx; cuStreamIsCapturing, cuMemAllocFromPoolAsync and
+# cuMemFreeAsync; their addresses set once from C) made with the GIL
+# released, behind a Python call of the same shape as cubind.core's. A pool
+# allocation asks whether its stream is capturing first, in the same release
+# of the GIL, as cuda.core's and cubind's do (the driver would otherwise turn
+# it into a node of the graph being captured). Nothing else is checked or
+# converted: the stream, kernel and pool come as ints and the kernel's
+# arguments are ints prepared beforehand, so no binding that releases the GIL
+# can do less.
 
 cdef extern from "cuda.h":
     ctypedef struct CUlaunchConfig:
@@ -69,21 +73,24 @@ cdef extern from "cuda.h":
 ctypedef int (*launch_ex_fn)(const CUlaunchConfig*, void*, void**, void**) noexcept nogil
 ctypedef int (*alloc_fn)(unsigned long long*, size_t, void*, void*) noexcept nogil
 ctypedef int (*free_fn)(unsigned long long, void*) noexcept nogil
+ctypedef int (*is_capturing_fn)(void*, int*) noexcept nogil
 
 cdef launch_ex_fn _launch_ex = NULL
 cdef alloc_fn _alloc = NULL
 cdef free_fn _free = NULL
+cdef is_capturing_fn _is_capturing = NULL
 # Up to 64 parameters of up to 16 bytes each, prepared once.
 cdef unsigned long long _values[128]
 cdef void* _params[64]
 cdef void* _pool = NULL
 
 
-def set_entry_points(size_t launch_ex, size_t alloc, size_t free_, size_t pool):
-    global _launch_ex, _alloc, _free, _pool
+def set_entry_points(size_t launch_ex, size_t alloc, size_t free_, size_t pool, size_t is_capturing):
+    global _launch_ex, _alloc, _free, _pool, _is_capturing
     _launch_ex = <launch_ex_fn>launch_ex
     _alloc = <alloc_fn>alloc
     _free = <free_fn>free_
+    _is_capturing = <is_capturing_fn>is_capturing
     _pool = <void*>pool
     for i in range(64):
         _values[2 * i] = i
@@ -180,13 +187,25 @@ cdef class FloorBuffer:
             raise RuntimeError(f"cuMemFreeAsync: {status}")
 
 
+cdef inline int _capture_checked_alloc(unsigned long long* ptr, size_t n, void* pool, void* stream) noexcept nogil:
+    # cuStreamIsCapturing, then cuMemAllocFromPoolAsync when the stream is not
+    # capturing (900, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, when it is).
+    cdef int capturing = 0
+    cdef int status = _is_capturing(stream, &capturing)
+    if status != 0:
+        return status
+    if capturing != 0:
+        return 900
+    return _alloc(ptr, n, pool, stream)
+
+
 def allocate(size, *, stream):
     cdef FloorBuffer b = FloorBuffer.__new__(FloorBuffer)
     cdef size_t n = size
     cdef int status
     b.stream = <void*><size_t>stream
     with nogil:
-        status = _alloc(&b.ptr, n, _pool, b.stream)
+        status = _capture_checked_alloc(&b.ptr, n, _pool, b.stream)
     if status != 0:
         raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
     return b
@@ -201,7 +220,7 @@ def allocate_from(size, *, stream, pool):
     cdef int status
     b.stream = <void*><size_t>stream
     with nogil:
-        status = _alloc(&b.ptr, n, p, b.stream)
+        status = _capture_checked_alloc(&b.ptr, n, p, b.stream)
     if status != 0:
         raise RuntimeError(f"cuMemAllocFromPoolAsync: {status}")
     return b

@@ -32,6 +32,7 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, std::size_t, CUmemoryPool, CUstream);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus*);
   CUresult (*cuMemAllocHost)(void**, std::size_t);
   CUresult (*cuMemFreeHost)(void*);
   CUresult (*cuEventSynchronize)(CUevent);
@@ -92,6 +93,7 @@ const char* floor_open() {
   }
   if (!sym(lib, "cuMemAllocFromPoolAsync", d.cuMemAllocFromPoolAsync)) return "cuMemAllocFromPoolAsync";
   if (!sym(lib, "cuMemFreeAsync", d.cuMemFreeAsync)) return "cuMemFreeAsync";
+  if (!sym(lib, "cuStreamIsCapturing", d.cuStreamIsCapturing)) return "cuStreamIsCapturing";
   if (!sym(lib, "cuMemAllocHost_v2", d.cuMemAllocHost)) return "cuMemAllocHost_v2";
   if (!sym(lib, "cuMemFreeHost", d.cuMemFreeHost)) return "cuMemFreeHost";
   if (!sym(lib, "cuEventSynchronize", d.cuEventSynchronize)) return "cuEventSynchronize";
@@ -189,8 +191,10 @@ double floor_launch_ns(std::uint64_t function, std::uint64_t stream, int nargs, 
 // (cuCtxSetCurrent(context)), "stream" (cuStreamCreateWithPriority of a
 // non-blocking stream of priority 0, cuStreamDestroy), "event" (cuEventCreate
 // without timing, cuEventDestroy), "record" (cuEventCreate without timing,
-// cuEventRecord on stream, cuEventDestroy), "allocate" (cuMemAllocFromPoolAsync
-// of `bytes` from pool on stream, cuMemFreeAsync). The stream is
+// cuEventRecord on stream, cuEventDestroy), "allocate" (cuStreamIsCapturing of
+// stream, cuMemAllocFromPoolAsync of `bytes` from pool on stream,
+// cuMemFreeAsync: a pool allocation asks whether its stream is capturing, as
+// cuda.core's and cubind's do, before it allocates). The stream is
 // synchronized after, outside the timing. -1 for an unknown name, -2 when a
 // call fails or floor_open() has not succeeded.
 double floor_op_ns(const char* name, long count, std::uint64_t context, std::uint64_t stream, std::uint64_t pool,
@@ -228,6 +232,9 @@ double floor_op_ns(const char* name, long count, std::uint64_t context, std::uin
   } else if (std::strcmp(name, "allocate") == 0) {
     for (long i = 0; i < count; ++i) {
       CUdeviceptr ptr = 0;
+      CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+      keep(driver.cuStreamIsCapturing(s, &capturing));
+      if (capturing != CU_STREAM_CAPTURE_STATUS_NONE) keep(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
       keep(driver.cuMemAllocFromPoolAsync(&ptr, bytes, p, s));
       keep(driver.cuMemFreeAsync(ptr, s));
     }

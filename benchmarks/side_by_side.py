@@ -261,7 +261,8 @@ class World:
         except Exception as e:
             return _NoFloor(f"not built: {type(e).__name__}: {e}"[:120])
         floor.set_entry_points(driver_address("cuLaunchKernelEx"), driver_address("cuMemAllocFromPoolAsync"),
-                               driver_address("cuMemFreeAsync"), int(self.device.memory_resource.handle))
+                               driver_address("cuMemFreeAsync"), int(self.device.memory_resource.handle),
+                               driver_address("cuStreamIsCapturing"))
         floor.set_simple_entry_points(driver_address("cuCtxGetCurrent"), driver_address("cuDeviceGet"),
                                       driver_address("cuDeviceGetAttribute"), int(self.attr), 0)
         floor.set_life_cycle_entry_points(
