@@ -334,6 +334,39 @@ functions:
   EXPECT_THAT(module, HasSubstr("cdef unsigned int _c_size = <unsigned int>(16 * sizeof(unsigned int))\n"));
 }
 
+// A queried array (the count in and out, the array filled when it is large
+// enough): asked first with no array, then again with as many items as the
+// count says, whether the library answered INSUFFICIENT_SIZE or succeeded
+// having only set the count (nvmlDeviceGetTopologyNearestGpus); reading a
+// count of items from the NULL array of the first call would crash.
+TEST(EmitPythonFunctions, QueriedArrayIsAskedAgainAfterASuccessWithNoArray) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { ml_SUCCESS = 0, ml_ERROR_INSUFFICIENT_SIZE = 7 } mlReturn_t;
+typedef struct ml_dev_st *mlDevice_t;
+mlReturn_t mlDeviceGetNearest(mlDevice_t device, unsigned int *count, mlDevice_t *deviceArray);
+)",
+                                      "ml.h", false);
+  const auto problems = codegen::classify(
+      lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,
+          python: {title: ml, errors: raise, error_class: mlError, prefix: ml}}
+functions:
+  mlDeviceGetNearest:
+    params:
+      count: {direction: out}
+      deviceArray: {direction: out, count: count}
+)",
+                                      "ml.yaml"));
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = "mlError";
+  lib.python.prefix = "ml";
+  const std::string module = emitted(lib, ".pyx");
+  EXPECT_THAT(module, HasSubstr("def device_get_nearest(device):\n"));
+  EXPECT_THAT(module,
+              HasSubstr("    while (_result == 7 or (_result == 0 and _c_device_array == NULL)) and _c_count > 0:\n"));
+  EXPECT_THAT(module, Not(HasSubstr("while _result == 7 and")));
+}
+
 // structs: numpy (cuda.bindings.nvml's NumPy layer): a dtype per class named
 // as cuda.bindings names it, laid out by the C compiler (offsets of a struct
 // on the stack, sizeof); ptr, from_ptr, from_data, from_buffer; arrays of

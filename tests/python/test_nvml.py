@@ -182,6 +182,11 @@ def test_p2p_and_topology(fake_nvml_dir):
         assert nvml.device_get_p2p_status(a, b, nvml.GpuP2PCapsIndex.P2P_CAPS_INDEX_ATOMICS) == \\
             nvml.GpuP2PStatus.P2P_STATUS_NOT_SUPPORTED
         assert nvml.device_get_topology_common_ancestor(a, b) == nvml.GpuTopologyLevel.TOPOLOGY_HOSTBRIDGE
+        # The count query succeeds with the count set (no INSUFFICIENT_SIZE):
+        # the binding asks again with an array of that many handles.
+        assert nvml.device_get_topology_nearest_gpus(a, nvml.GpuTopologyLevel.TOPOLOGY_SYSTEM) == [b]
+        assert nvml.device_get_topology_nearest_gpus(b, nvml.GpuTopologyLevel.TOPOLOGY_HOSTBRIDGE) == [a]
+        assert nvml.device_get_topology_nearest_gpus(a, nvml.GpuTopologyLevel.TOPOLOGY_INTERNAL) == []
     """)
 
 

@@ -556,7 +556,7 @@ void PyxFunction::struct_fields(const Plan& pl) {
       cleanup_ << "        free(" << qn << ")\n";
       needs_try_ = true;
       std::ostringstream q;
-      q << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count_c_ << " > 0:\n"
+      q << "    while " << asks_again(qn + " == NULL") << " and " << count_c_ << " > 0:\n"
         << "        free(" << qn << ")\n"
         << "        " << qn << " = NULL\n"
         << "        " << qn << "_size = " << count_c_ << "\n"
@@ -578,7 +578,8 @@ void PyxFunction::struct_fields(const Plan& pl) {
     const std::string items = elem.kind == TypeInfo::Kind::Scalar ? "[0] * " + count_c
                                                                    : "[" + elem.py + "() for _ in range(" + count_c + ")]";
     std::ostringstream q;
-    q << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count_c << " > 0:\n"
+    q << "    while " << asks_again(c_struct + "." + cython_member(pointer) + " == NULL") << " and " << count_c
+      << " > 0:\n"
       << "        " << field_py << " = " << items << "\n"
       << "        with nogil:\n            _result = " << m_.cy << "." << public_name_ << "(@ARGS@)\n"
       << "    if _result == 0 and " << count_c << " < len(" << field_py << "):\n"
@@ -937,6 +938,11 @@ bool PyxFunction::struct_status() const { return !m_.lib.python.status_field.emp
 // What a call assigns: _result, or for a struct status the struct (_err) and then its code.
 std::string PyxFunction::call_target() const { return returns_status_ && struct_status() ? "_err" : "_result"; }
 
+std::string PyxFunction::asks_again(const std::string& no_buffer) const {
+  return "(_result == " + std::to_string(m_.conventions.insufficient_size_status()) + " or (_result == 0 and " +
+         no_buffer + "))";
+}
+
 std::string PyxFunction::after_call(const std::string& pad) const {
   if (!(returns_status_ && struct_status())) return "";
   return pad + "_result = _err." + m_.lib.python.status_field + "\n";
@@ -978,7 +984,7 @@ void PyxFunction::call(std::ostringstream& inner) const {
   if (queried_ != nullptr) {
     const std::string cn = "_c_" + queried_->py_name;
     const std::string count = "_c_" + plan_named(queried_->count)->py_name;
-    inner << "    while _result == " << m_.conventions.insufficient_size_status() << " and " << count << " > 0:\n"
+    inner << "    while " << asks_again(cn + " == NULL") << " and " << count << " > 0:\n"
           << "        free(" << cn << ")\n"
           << "        " << cn << " = NULL\n"
           << "        " << cn << " = <" << queried_->type.c << "*>_support.alloc_array(" << count << ", sizeof("

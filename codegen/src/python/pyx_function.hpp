@@ -61,6 +61,10 @@ class PyxFunction {
   void call(std::ostringstream& inner) const;
   bool struct_status() const;
   std::string call_target() const;
+  // When a size query calls again with a buffer: the library said the buffer
+  // was too small, or it succeeded without one (no_buffer, a Cython test),
+  // having only set the count (nvmlDeviceGetTopologyNearestGpus).
+  std::string asks_again(const std::string& no_buffer) const;
   std::string after_call(const std::string& pad) const;
   std::string check_call() const;
   // Frees what a failed call output anyway (Function::release_on_error).

@@ -234,6 +234,28 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevic
     return NVML_SUCCESS;
 }
 
+/* As nvml.h says: asked with a count of 0, it sets the count of GPUs at that
+   level and succeeds (no INSUFFICIENT_SIZE); asked with a count, it fills the
+   array. The other stand-in device is nearest from the host bridge up. */
+nvmlReturn_t nvmlDeviceGetTopologyNearestGpus(nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int* count,
+                                              nvmlDevice_t* device_array) {
+    NEEDS_DEVICE(device);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int n = device_count() == 2 && level >= NVML_TOPOLOGY_HOSTBRIDGE ? 1 : 0;
+    if (*count == 0) {
+        *count = n;
+        return NVML_SUCCESS;
+    }
+    if (device_array == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (*count < n) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (n == 1) device_array[0] = device == &devices[0] ? &devices[1] : &devices[0];
+    *count = n;
+    return NVML_SUCCESS;
+}
+
 /* Three processes on device 0, none on device 1: the count is in and out. */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_t* infos) {

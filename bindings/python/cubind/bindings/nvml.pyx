@@ -35768,7 +35768,7 @@ def system_get_hic_version():
                 _result = cynvml.nvmlSystemGetHicVersion(&_c_hwbc_count, <cynvml.nvmlHwbcEntry_t *>_c_hwbc_entries)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_hwbc_count > 0:
+        while (_result == 7 or (_result == 0 and _c_hwbc_entries == NULL)) and _c_hwbc_count > 0:
             free(_c_hwbc_entries)
             _c_hwbc_entries = NULL
             _c_hwbc_entries = <cynvml.nvmlHwbcEntry_st*>_support.alloc_array(_c_hwbc_count, sizeof(cynvml.nvmlHwbcEntry_st))
@@ -35813,7 +35813,7 @@ def system_get_topology_gpu_set(cpu_number):
                 _result = cynvml.nvmlSystemGetTopologyGpuSet(_c_cpu_number, &_c_count, <cynvml.nvmlDevice_t *>_c_device_array)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_count > 0:
+        while (_result == 7 or (_result == 0 and _c_device_array == NULL)) and _c_count > 0:
             free(_c_device_array)
             _c_device_array = NULL
             _c_device_array = <cynvml.nvmlDevice_t*>_support.alloc_array(_c_count, sizeof(cynvml.nvmlDevice_t))
@@ -36181,7 +36181,7 @@ def unit_get_devices(unit):
                 _result = cynvml.nvmlUnitGetDevices(_c_unit, &_c_device_count, <cynvml.nvmlDevice_t *>_c_devices)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_device_count > 0:
+        while (_result == 7 or (_result == 0 and _c_devices == NULL)) and _c_device_count > 0:
             free(_c_devices)
             _c_devices = NULL
             _c_devices = <cynvml.nvmlDevice_t*>_support.alloc_array(_c_device_count, sizeof(cynvml.nvmlDevice_t))
@@ -37230,7 +37230,7 @@ def device_get_topology_nearest_gpus(device, level):
                 _result = cynvml.nvmlDeviceGetTopologyNearestGpus(_c_device, _c_level, &_c_count, <cynvml.nvmlDevice_t *>_c_device_array)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_count > 0:
+        while (_result == 7 or (_result == 0 and _c_device_array == NULL)) and _c_count > 0:
             free(_c_device_array)
             _c_device_array = NULL
             _c_device_array = <cynvml.nvmlDevice_t*>_support.alloc_array(_c_count, sizeof(cynvml.nvmlDevice_t))
@@ -38365,7 +38365,7 @@ def device_get_supported_memory_clocks(device):
                 _result = cynvml.nvmlDeviceGetSupportedMemoryClocks(_c_device, &_c_count, <unsigned int *>_c_clocks_m_hz)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_count > 0:
+        while (_result == 7 or (_result == 0 and _c_clocks_m_hz == NULL)) and _c_count > 0:
             free(_c_clocks_m_hz)
             _c_clocks_m_hz = NULL
             _c_clocks_m_hz = <unsigned int*>_support.alloc_array(_c_count, sizeof(unsigned int))
@@ -38418,7 +38418,7 @@ def device_get_supported_graphics_clocks(device, memory_clock_m_hz):
                 _result = cynvml.nvmlDeviceGetSupportedGraphicsClocks(_c_device, _c_memory_clock_m_hz, &_c_count, <unsigned int *>_c_clocks_m_hz)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_count > 0:
+        while (_result == 7 or (_result == 0 and _c_clocks_m_hz == NULL)) and _c_count > 0:
             free(_c_clocks_m_hz)
             _c_clocks_m_hz = NULL
             _c_clocks_m_hz = <unsigned int*>_support.alloc_array(_c_count, sizeof(unsigned int))
@@ -40711,7 +40711,7 @@ def device_get_encoder_stats(device):
                 _result = cynvml.nvmlDeviceGetEncoderStats(_c_device, &_c_session_count, &_c_average_fps, <unsigned int *>_c_average_latency)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_average_fps > 0:
+        while (_result == 7 or (_result == 0 and _c_average_latency == NULL)) and _c_average_fps > 0:
             free(_c_average_latency)
             _c_average_latency = NULL
             _c_average_latency = <unsigned int*>_support.alloc_array(_c_average_fps, sizeof(unsigned int))
@@ -40766,7 +40766,7 @@ def device_get_encoder_sessions(device):
                 _result = cynvml.nvmlDeviceGetEncoderSessions(_c_device, &_c_session_count, <cynvml.nvmlEncoderSessionInfo_t *>_c_session_infos)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_session_count > 0:
+        while (_result == 7 or (_result == 0 and _c_session_infos == NULL)) and _c_session_count > 0:
             free(_c_session_infos)
             _c_session_infos = NULL
             _c_session_infos = <cynvml.nvmlEncoderSessionInfo_st*>_support.alloc_array(_c_session_count, sizeof(cynvml.nvmlEncoderSessionInfo_st))
@@ -40972,7 +40972,7 @@ def device_get_fbc_sessions(device):
                 _result = cynvml.nvmlDeviceGetFBCSessions(_c_device, &_c_session_count, <cynvml.nvmlFBCSessionInfo_t *>_c_session_info)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_session_count > 0:
+        while (_result == 7 or (_result == 0 and _c_session_info == NULL)) and _c_session_count > 0:
             free(_c_session_info)
             _c_session_info = NULL
             _c_session_info = <cynvml.nvmlFBCSessionInfo_st*>_support.alloc_array(_c_session_count, sizeof(cynvml.nvmlFBCSessionInfo_st))
@@ -41167,7 +41167,7 @@ def device_get_compute_running_processes_v3(device):
                 _result = cynvml.nvmlDeviceGetComputeRunningProcesses_v3(_c_device, &_c_info_count, <cynvml.nvmlProcessInfo_t *>_c_infos)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_info_count > 0:
+        while (_result == 7 or (_result == 0 and _c_infos == NULL)) and _c_info_count > 0:
             free(_c_infos)
             _c_infos = NULL
             _c_infos = <cynvml.nvmlProcessInfo_v2_st*>_support.alloc_array(_c_info_count, sizeof(cynvml.nvmlProcessInfo_v2_st))
@@ -41236,7 +41236,7 @@ def device_get_graphics_running_processes_v3(device):
                 _result = cynvml.nvmlDeviceGetGraphicsRunningProcesses_v3(_c_device, &_c_info_count, <cynvml.nvmlProcessInfo_t *>_c_infos)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_info_count > 0:
+        while (_result == 7 or (_result == 0 and _c_infos == NULL)) and _c_info_count > 0:
             free(_c_infos)
             _c_infos = NULL
             _c_infos = <cynvml.nvmlProcessInfo_v2_st*>_support.alloc_array(_c_info_count, sizeof(cynvml.nvmlProcessInfo_v2_st))
@@ -41305,7 +41305,7 @@ def device_get_mps_compute_running_processes_v3(device):
                 _result = cynvml.nvmlDeviceGetMPSComputeRunningProcesses_v3(_c_device, &_c_info_count, <cynvml.nvmlProcessInfo_t *>_c_infos)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_info_count > 0:
+        while (_result == 7 or (_result == 0 and _c_infos == NULL)) and _c_info_count > 0:
             free(_c_infos)
             _c_infos = NULL
             _c_infos = <cynvml.nvmlProcessInfo_v2_st*>_support.alloc_array(_c_info_count, sizeof(cynvml.nvmlProcessInfo_v2_st))
@@ -41381,7 +41381,7 @@ def device_get_running_process_detail_list(device, mode):
             _result = cynvml.nvmlDeviceGetRunningProcessDetailList(_c_device, <cynvml.nvmlProcessDetailList_t *>_c_plist._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
-    while _result == 7 and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries > 0:
+    while (_result == 7 or (_result == 0 and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).procArray == NULL)) and (<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries > 0:
         _c_plist.proc_array = [ProcessDetail_v1() for _ in range((<cynvml.nvmlProcessDetailList_v1_t*>_c_plist._ptr).numProcArrayEntries)]
         with nogil:
             _result = cynvml.nvmlDeviceGetRunningProcessDetailList(_c_device, <cynvml.nvmlProcessDetailList_t *>_c_plist._ptr)
@@ -41536,7 +41536,7 @@ def device_get_samples(device, type, last_seen_time_stamp):
                 _result = cynvml.nvmlDeviceGetSamples(_c_device, _c_type, _c_last_seen_time_stamp, &_c_sample_val_type, &_c_sample_count, <cynvml.nvmlSample_t *>_c_samples)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_sample_count > 0:
+        while (_result == 7 or (_result == 0 and _c_samples == NULL)) and _c_sample_count > 0:
             free(_c_samples)
             _c_samples = NULL
             _c_samples = <cynvml.nvmlSample_st*>_support.alloc_array(_c_sample_count, sizeof(cynvml.nvmlSample_st))
@@ -42659,7 +42659,7 @@ def device_get_accounting_pids(device):
                 _result = cynvml.nvmlDeviceGetAccountingPids(_c_device, &_c_count, <unsigned int *>_c_pids)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_count > 0:
+        while (_result == 7 or (_result == 0 and _c_pids == NULL)) and _c_count > 0:
             free(_c_pids)
             _c_pids = NULL
             _c_pids = <unsigned int*>_support.alloc_array(_c_count, sizeof(unsigned int))
@@ -42807,7 +42807,7 @@ def device_get_retired_pages(device, cause):
                 _result = cynvml.nvmlDeviceGetRetiredPages(_c_device, _c_cause, &_c_page_count, <unsigned long long *>_c_addresses)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_page_count > 0:
+        while (_result == 7 or (_result == 0 and _c_addresses == NULL)) and _c_page_count > 0:
             free(_c_addresses)
             _c_addresses = NULL
             _c_addresses = <unsigned long long*>_support.alloc_array(_c_page_count, sizeof(unsigned long long))
@@ -42868,7 +42868,7 @@ def device_get_retired_pages_v2(device, cause):
                 _result = cynvml.nvmlDeviceGetRetiredPages_v2(_c_device, _c_cause, &_c_page_count, <unsigned long long *>_c_addresses, &_c_timestamps)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_page_count > 0:
+        while (_result == 7 or (_result == 0 and _c_addresses == NULL)) and _c_page_count > 0:
             free(_c_addresses)
             _c_addresses = NULL
             _c_addresses = <unsigned long long*>_support.alloc_array(_c_page_count, sizeof(unsigned long long))
@@ -43181,7 +43181,7 @@ def device_get_processes_utilization_info(device, last_seen_time_stamp):
             _result = cynvml.nvmlDeviceGetProcessesUtilizationInfo(_c_device, <cynvml.nvmlProcessesUtilizationInfo_t *>_c_proceses_util_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
-    while _result == 7 and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount > 0:
+    while (_result == 7 or (_result == 0 and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).procUtilArray == NULL)) and (<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount > 0:
         _c_proceses_util_info.proc_util_array = [ProcessUtilizationInfo_v1() for _ in range((<cynvml.nvmlProcessesUtilizationInfo_v1_t*>_c_proceses_util_info._ptr).processSamplesCount)]
         with nogil:
             _result = cynvml.nvmlDeviceGetProcessesUtilizationInfo(_c_device, <cynvml.nvmlProcessesUtilizationInfo_t *>_c_proceses_util_info._ptr)
@@ -45472,7 +45472,7 @@ def event_set_get_context_data_v1(set, index):
                 _result = cynvml.nvmlEventSetGetContextData_v1(_c_set, <cynvml.nvmlEventSetGetContextData_v1_t *>_c_params._ptr)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and (<cynvml.nvmlEventSetGetContextData_v1_t*>_c_params._ptr).dataSize > 0:
+        while (_result == 7 or (_result == 0 and _q_params_data == NULL)) and (<cynvml.nvmlEventSetGetContextData_v1_t*>_c_params._ptr).dataSize > 0:
             free(_q_params_data)
             _q_params_data = NULL
             _q_params_data_size = (<cynvml.nvmlEventSetGetContextData_v1_t*>_c_params._ptr).dataSize
@@ -46285,7 +46285,7 @@ def device_get_vgpu_type_supported_placements(device, vgpu_type_id, mode):
             _result = cynvml.nvmlDeviceGetVgpuTypeSupportedPlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
-    while _result == 7 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count > 0:
+    while (_result == 7 or (_result == 0 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).placementIds == NULL)) and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count > 0:
         _c_p_placement_list.placement_ids = [0] * (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuTypeSupportedPlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
@@ -46338,7 +46338,7 @@ def device_get_vgpu_type_creatable_placements(device, vgpu_type_id, mode):
             _result = cynvml.nvmlDeviceGetVgpuTypeCreatablePlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
-    while _result == 7 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count > 0:
+    while (_result == 7 or (_result == 0 and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).placementIds == NULL)) and (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count > 0:
         _c_p_placement_list.placement_ids = [0] * (<cynvml.nvmlVgpuPlacementList_v2_t*>_c_p_placement_list._ptr).count
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuTypeCreatablePlacements(_c_device, _c_vgpu_type_id, <cynvml.nvmlVgpuPlacementList_t *>_c_p_placement_list._ptr)
@@ -46664,7 +46664,7 @@ def device_get_supported_vgpus(device):
                 _result = cynvml.nvmlDeviceGetSupportedVgpus(_c_device, &_c_vgpu_count, <cynvml.nvmlVgpuTypeId_t *>_c_vgpu_type_ids)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_vgpu_count > 0:
+        while (_result == 7 or (_result == 0 and _c_vgpu_type_ids == NULL)) and _c_vgpu_count > 0:
             free(_c_vgpu_type_ids)
             _c_vgpu_type_ids = NULL
             _c_vgpu_type_ids = <cynvml.nvmlVgpuTypeId_t*>_support.alloc_array(_c_vgpu_count, sizeof(cynvml.nvmlVgpuTypeId_t))
@@ -46719,7 +46719,7 @@ def device_get_creatable_vgpus(device):
                 _result = cynvml.nvmlDeviceGetCreatableVgpus(_c_device, &_c_vgpu_count, <cynvml.nvmlVgpuTypeId_t *>_c_vgpu_type_ids)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_vgpu_count > 0:
+        while (_result == 7 or (_result == 0 and _c_vgpu_type_ids == NULL)) and _c_vgpu_count > 0:
             free(_c_vgpu_type_ids)
             _c_vgpu_type_ids = NULL
             _c_vgpu_type_ids = <cynvml.nvmlVgpuTypeId_t*>_support.alloc_array(_c_vgpu_count, sizeof(cynvml.nvmlVgpuTypeId_t))
@@ -46763,7 +46763,7 @@ def vgpu_type_get_class(vgpu_type_id):
                 _result = cynvml.nvmlVgpuTypeGetClass(_c_vgpu_type_id, <char *>_c_vgpu_type_class, &_c_size)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_size > 0:
+        while (_result == 7 or (_result == 0 and _c_vgpu_type_class == NULL)) and _c_size > 0:
             free(_c_vgpu_type_class)
             _c_vgpu_type_class = NULL
             _c_vgpu_type_class = <char*>_support.alloc_array(_c_size, sizeof(char))
@@ -46809,7 +46809,7 @@ def vgpu_type_get_name(vgpu_type_id):
                 _result = cynvml.nvmlVgpuTypeGetName(_c_vgpu_type_id, <char *>_c_vgpu_type_name, &_c_size)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_size > 0:
+        while (_result == 7 or (_result == 0 and _c_vgpu_type_name == NULL)) and _c_size > 0:
             free(_c_vgpu_type_name)
             _c_vgpu_type_name = NULL
             _c_vgpu_type_name = <char*>_support.alloc_array(_c_size, sizeof(char))
@@ -47215,7 +47215,7 @@ def device_get_active_vgpus(device):
                 _result = cynvml.nvmlDeviceGetActiveVgpus(_c_device, &_c_vgpu_count, <cynvml.nvmlVgpuInstance_t *>_c_vgpu_instances)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_vgpu_count > 0:
+        while (_result == 7 or (_result == 0 and _c_vgpu_instances == NULL)) and _c_vgpu_count > 0:
             free(_c_vgpu_instances)
             _c_vgpu_instances = NULL
             _c_vgpu_instances = <cynvml.nvmlVgpuInstance_t*>_support.alloc_array(_c_vgpu_count, sizeof(cynvml.nvmlVgpuInstance_t))
@@ -47651,7 +47651,7 @@ def vgpu_instance_get_encoder_stats(vgpu_instance):
                 _result = cynvml.nvmlVgpuInstanceGetEncoderStats(_c_vgpu_instance, &_c_session_count, &_c_average_fps, <unsigned int *>_c_average_latency)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_average_fps > 0:
+        while (_result == 7 or (_result == 0 and _c_average_latency == NULL)) and _c_average_fps > 0:
             free(_c_average_latency)
             _c_average_latency = NULL
             _c_average_latency = <unsigned int*>_support.alloc_array(_c_average_fps, sizeof(unsigned int))
@@ -47708,7 +47708,7 @@ def vgpu_instance_get_encoder_sessions(vgpu_instance):
                 _result = cynvml.nvmlVgpuInstanceGetEncoderSessions(_c_vgpu_instance, &_c_session_count, <cynvml.nvmlEncoderSessionInfo_t *>_c_session_info)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_session_count > 0:
+        while (_result == 7 or (_result == 0 and _c_session_info == NULL)) and _c_session_count > 0:
             free(_c_session_info)
             _c_session_info = NULL
             _c_session_info = <cynvml.nvmlEncoderSessionInfo_st*>_support.alloc_array(_c_session_count, sizeof(cynvml.nvmlEncoderSessionInfo_st))
@@ -47797,7 +47797,7 @@ def vgpu_instance_get_fbc_sessions(vgpu_instance):
                 _result = cynvml.nvmlVgpuInstanceGetFBCSessions(_c_vgpu_instance, &_c_session_count, <cynvml.nvmlFBCSessionInfo_t *>_c_session_info)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_session_count > 0:
+        while (_result == 7 or (_result == 0 and _c_session_info == NULL)) and _c_session_count > 0:
             free(_c_session_info)
             _c_session_info = NULL
             _c_session_info = <cynvml.nvmlFBCSessionInfo_st*>_support.alloc_array(_c_session_count, sizeof(cynvml.nvmlFBCSessionInfo_st))
@@ -47877,7 +47877,7 @@ def vgpu_instance_get_gpu_pci_id(vgpu_instance):
                 _result = cynvml.nvmlVgpuInstanceGetGpuPciId(_c_vgpu_instance, <char *>_c_vgpu_pci_id, &_c_length)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_length > 0:
+        while (_result == 7 or (_result == 0 and _c_vgpu_pci_id == NULL)) and _c_length > 0:
             free(_c_vgpu_pci_id)
             _c_vgpu_pci_id = NULL
             _c_vgpu_pci_id = <char*>_support.alloc_array(_c_length, sizeof(char))
@@ -48267,7 +48267,7 @@ def gpu_instance_get_vgpu_type_creatable_placements(gpu_instance, vgpu_type_id):
             _result = cynvml.nvmlGpuInstanceGetVgpuTypeCreatablePlacements(_c_gpu_instance, <cynvml.nvmlVgpuCreatablePlacementInfo_t *>_c_p_creatable_placement_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
-    while _result == 7 and (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count > 0:
+    while (_result == 7 or (_result == 0 and (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).placementIds == NULL)) and (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count > 0:
         _c_p_creatable_placement_info.placement_ids = [0] * (<cynvml.nvmlVgpuCreatablePlacementInfo_v1_t*>_c_p_creatable_placement_info._ptr).count
         with nogil:
             _result = cynvml.nvmlGpuInstanceGetVgpuTypeCreatablePlacements(_c_gpu_instance, <cynvml.nvmlVgpuCreatablePlacementInfo_t *>_c_p_creatable_placement_info._ptr)
@@ -48737,7 +48737,7 @@ def device_get_pgpu_metadata_string(device):
                 _result = cynvml.nvmlDeviceGetPgpuMetadataString(_c_device, <char *>_c_pgpu_metadata, &_c_buffer_size)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_buffer_size > 0:
+        while (_result == 7 or (_result == 0 and _c_pgpu_metadata == NULL)) and _c_buffer_size > 0:
             free(_c_pgpu_metadata)
             _c_pgpu_metadata = NULL
             _c_pgpu_metadata = <char*>_support.alloc_array(_c_buffer_size, sizeof(char))
@@ -49045,7 +49045,7 @@ def device_get_vgpu_utilization(device, last_seen_time_stamp):
                 _result = cynvml.nvmlDeviceGetVgpuUtilization(_c_device, _c_last_seen_time_stamp, &_c_sample_val_type, &_c_vgpu_instance_samples_count, <cynvml.nvmlVgpuInstanceUtilizationSample_t *>_c_utilization_samples)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_vgpu_instance_samples_count > 0:
+        while (_result == 7 or (_result == 0 and _c_utilization_samples == NULL)) and _c_vgpu_instance_samples_count > 0:
             free(_c_utilization_samples)
             _c_utilization_samples = NULL
             _c_utilization_samples = <cynvml.nvmlVgpuInstanceUtilizationSample_st*>_support.alloc_array(_c_vgpu_instance_samples_count, sizeof(cynvml.nvmlVgpuInstanceUtilizationSample_st))
@@ -49179,7 +49179,7 @@ def device_get_vgpu_process_utilization(device, last_seen_time_stamp):
                 _result = cynvml.nvmlDeviceGetVgpuProcessUtilization(_c_device, _c_last_seen_time_stamp, &_c_vgpu_process_samples_count, <cynvml.nvmlVgpuProcessUtilizationSample_t *>_c_utilization_samples)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_vgpu_process_samples_count > 0:
+        while (_result == 7 or (_result == 0 and _c_utilization_samples == NULL)) and _c_vgpu_process_samples_count > 0:
             free(_c_utilization_samples)
             _c_utilization_samples = NULL
             _c_utilization_samples = <cynvml.nvmlVgpuProcessUtilizationSample_st*>_support.alloc_array(_c_vgpu_process_samples_count, sizeof(cynvml.nvmlVgpuProcessUtilizationSample_st))
@@ -49250,7 +49250,7 @@ def device_get_vgpu_processes_utilization_info(device, last_seen_time_stamp):
             _result = cynvml.nvmlDeviceGetVgpuProcessesUtilizationInfo(_c_device, <cynvml.nvmlVgpuProcessesUtilizationInfo_t *>_c_vgpu_proc_util_info._ptr)
     except RuntimeError as _e:
         _loader_error(_e)
-    while _result == 7 and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount > 0:
+    while (_result == 7 or (_result == 0 and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcUtilArray == NULL)) and (<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount > 0:
         _c_vgpu_proc_util_info.vgpu_proc_util_array = [VgpuProcessUtilizationInfo_v1() for _ in range((<cynvml.nvmlVgpuProcessesUtilizationInfo_v1_t*>_c_vgpu_proc_util_info._ptr).vgpuProcessCount)]
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuProcessesUtilizationInfo(_c_device, <cynvml.nvmlVgpuProcessesUtilizationInfo_t *>_c_vgpu_proc_util_info._ptr)
@@ -49339,7 +49339,7 @@ def vgpu_instance_get_accounting_pids(vgpu_instance):
                 _result = cynvml.nvmlVgpuInstanceGetAccountingPids(_c_vgpu_instance, &_c_count, <unsigned int *>_c_pids)
         except RuntimeError as _e:
             _loader_error(_e)
-        while _result == 7 and _c_count > 0:
+        while (_result == 7 or (_result == 0 and _c_pids == NULL)) and _c_count > 0:
             free(_c_pids)
             _c_pids = NULL
             _c_pids = <unsigned int*>_support.alloc_array(_c_count, sizeof(unsigned int))
