@@ -190,6 +190,16 @@ def test_p2p_and_topology(fake_nvml_dir):
     """)
 
 
+def test_encoder_stats_are_three_scalars(fake_nvml_dir):
+    run_fake(fake_nvml_dir, """
+        from cubind.bindings import nvml
+        nvml.init_v2()
+        a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
+        assert nvml.device_get_encoder_stats(a) == (2, 60, 1500)
+        assert nvml.device_get_encoder_stats(b) == (0, 0, 0)
+    """)
+
+
 def test_queried_arrays(fake_nvml_dir):
     run_fake(fake_nvml_dir, """
         from cubind.bindings import nvml

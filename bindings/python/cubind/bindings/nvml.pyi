@@ -13500,7 +13500,7 @@ def device_get_encoder_capacity(device: int, encoder_query_type: EncoderType | i
     """
     ...
 
-def device_get_encoder_stats(device: int) -> tuple[int, list[int]]:
+def device_get_encoder_stats(device: int) -> tuple[int, int, int]:
     """Retrieves the current encoder statistics for a given device.
 
      For Maxwell &tm; or newer fully supported devices.
@@ -13518,7 +13518,7 @@ def device_get_encoder_stats(device: int) -> tuple[int, list[int]]:
              - NVML_ERROR_GPU_IS_LOST        if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN            on any unexpected error
 
-    Returns: session_count, average_latency; raises NvmlError on failure.
+    Returns: session_count, average_fps, average_latency; raises NvmlError on failure.
     C function: nvmlDeviceGetEncoderStats (nvml.h)
     """
     ...
@@ -17917,7 +17917,7 @@ def vgpu_instance_set_encoder_capacity(vgpu_instance: int, encoder_capacity: int
     """
     ...
 
-def vgpu_instance_get_encoder_stats(vgpu_instance: int) -> tuple[int, list[int]]:
+def vgpu_instance_get_encoder_stats(vgpu_instance: int) -> tuple[int, int, int]:
     """Retrieves the current encoder statistics of a vGPU Instance
 
      For Maxwell &tm; or newer fully supported devices.
@@ -17935,7 +17935,7 @@ def vgpu_instance_get_encoder_stats(vgpu_instance: int) -> tuple[int, list[int]]
              - NVML_ERROR_NOT_FOUND          if vgpuInstance does not match a valid active vGPU instance on the system
              - NVML_ERROR_UNKNOWN            on any unexpected error
 
-    Returns: session_count, average_latency; raises NvmlError on failure.
+    Returns: session_count, average_fps, average_latency; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetEncoderStats (nvml.h)
     """
     ...

@@ -40695,33 +40695,25 @@ def device_get_encoder_stats(device):
              - NVML_ERROR_GPU_IS_LOST        if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN            on any unexpected error
 
-    Returns: session_count, average_latency; raises NvmlError on failure.
+    Returns: session_count, average_fps, average_latency; raises NvmlError on failure.
     C function: nvmlDeviceGetEncoderStats (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef unsigned int _c_session_count
-    cdef unsigned int _c_average_fps = 0
-    cdef unsigned int* _c_average_latency = NULL
+    cdef unsigned int _c_average_fps
+    cdef unsigned int _c_average_latency
+    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+    memset(&_c_session_count, 0, sizeof(_c_session_count))
+    memset(&_c_average_fps, 0, sizeof(_c_average_fps))
+    memset(&_c_average_latency, 0, sizeof(_c_average_latency))
     try:
-        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-        memset(&_c_session_count, 0, sizeof(_c_session_count))
-        try:
-            with nogil:
-                _result = cynvml.nvmlDeviceGetEncoderStats(_c_device, &_c_session_count, &_c_average_fps, <unsigned int *>_c_average_latency)
-        except RuntimeError as _e:
-            _loader_error(_e)
-        while (_result == 7 or (_result == 0 and _c_average_latency == NULL)) and _c_average_fps > 0:
-            free(_c_average_latency)
-            _c_average_latency = NULL
-            _c_average_latency = <unsigned int*>_support.alloc_array(_c_average_fps, sizeof(unsigned int))
-            with nogil:
-                _result = cynvml.nvmlDeviceGetEncoderStats(_c_device, &_c_session_count, &_c_average_fps, <unsigned int *>_c_average_latency)
-        _check(_result)
-        return (_c_session_count, [_c_average_latency[i] for i in range(_c_average_fps)], )
-
-    finally:
-        free(_c_average_latency)
+        with nogil:
+            _result = cynvml.nvmlDeviceGetEncoderStats(_c_device, &_c_session_count, &_c_average_fps, &_c_average_latency)
+    except RuntimeError as _e:
+        _loader_error(_e)
+    _check(_result)
+    return (_c_session_count, _c_average_fps, _c_average_latency, )
 
 def device_get_encoder_sessions(device):
     """device_get_encoder_sessions(device: int)
@@ -47635,33 +47627,25 @@ def vgpu_instance_get_encoder_stats(vgpu_instance):
              - NVML_ERROR_NOT_FOUND          if vgpuInstance does not match a valid active vGPU instance on the system
              - NVML_ERROR_UNKNOWN            on any unexpected error
 
-    Returns: session_count, average_latency; raises NvmlError on failure.
+    Returns: session_count, average_fps, average_latency; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetEncoderStats (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
     cdef unsigned int _c_session_count
-    cdef unsigned int _c_average_fps = 0
-    cdef unsigned int* _c_average_latency = NULL
+    cdef unsigned int _c_average_fps
+    cdef unsigned int _c_average_latency
+    _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
+    memset(&_c_session_count, 0, sizeof(_c_session_count))
+    memset(&_c_average_fps, 0, sizeof(_c_average_fps))
+    memset(&_c_average_latency, 0, sizeof(_c_average_latency))
     try:
-        _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
-        memset(&_c_session_count, 0, sizeof(_c_session_count))
-        try:
-            with nogil:
-                _result = cynvml.nvmlVgpuInstanceGetEncoderStats(_c_vgpu_instance, &_c_session_count, &_c_average_fps, <unsigned int *>_c_average_latency)
-        except RuntimeError as _e:
-            _loader_error(_e)
-        while (_result == 7 or (_result == 0 and _c_average_latency == NULL)) and _c_average_fps > 0:
-            free(_c_average_latency)
-            _c_average_latency = NULL
-            _c_average_latency = <unsigned int*>_support.alloc_array(_c_average_fps, sizeof(unsigned int))
-            with nogil:
-                _result = cynvml.nvmlVgpuInstanceGetEncoderStats(_c_vgpu_instance, &_c_session_count, &_c_average_fps, <unsigned int *>_c_average_latency)
-        _check(_result)
-        return (_c_session_count, [_c_average_latency[i] for i in range(_c_average_fps)], )
-
-    finally:
-        free(_c_average_latency)
+        with nogil:
+            _result = cynvml.nvmlVgpuInstanceGetEncoderStats(_c_vgpu_instance, &_c_session_count, &_c_average_fps, &_c_average_latency)
+    except RuntimeError as _e:
+        _loader_error(_e)
+    _check(_result)
+    return (_c_session_count, _c_average_fps, _c_average_latency, )
 
 def vgpu_instance_get_encoder_sessions(vgpu_instance):
     """vgpu_instance_get_encoder_sessions(vgpu_instance: int)
