@@ -344,9 +344,10 @@ def launch(stream, config, kernel, *kernel_args):
     cdef Py_ssize_t n = len(kernel_args)
     cdef Py_ssize_t i
     cdef size_t size
-    # Up to 32 parameters of up to 8 bytes each without an allocation.
-    cdef uint64_t small[32]
-    cdef void* small_pointers[32]
+    # Up to 128 parameters in up to 128 8-byte slots without an allocation
+    # (the stack arrays are not initialised: their size costs nothing).
+    cdef uint64_t small[128]
+    cdef void* small_pointers[128]
     cdef vector[uint64_t] large
     cdef vector[void*] large_pointers
     cdef char* storage
@@ -371,7 +372,7 @@ def launch(stream, config, kernel, *kernel_args):
         raise TypeError(
             f"launch: kernel '{k.name}' takes {k._sizes.size()} arguments, {n} given"
         )
-    if k._slots <= 32 and n <= 32:
+    if k._slots <= 128 and n <= 128:
         storage = <char*>small
         pointers = small_pointers
     else:

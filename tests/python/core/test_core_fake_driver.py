@@ -93,14 +93,18 @@ def test_arguments_out_of_range_or_of_the_wrong_kind_name_the_argument(fake_driv
 
 
 def test_many_parameters_go_beyond_the_small_array(fake_driver_dir):
+    # 64 parameters fit launch's arrays on the stack, 140 take its vectors.
     run(fake_driver_dir, """
-        sizes = [8] * 40
-        k = code.get_kernel("k" + "_".join(map(str, sizes)))
-        assert k.num_arguments == 40
-        cc.launch(stream, cc.LaunchConfig(grid=1, block=1, shmem_size=16), k, *range(40))
-        raw = (ctypes.c_ubyte * 256).in_dll(fake, "fake_params")
-        # The stand-in records as many parameters as shmem_size says, 16 at most.
-        assert [struct.unpack("<q", bytes(raw[i * 16:i * 16 + 8]))[0] for i in range(16)] == list(range(16))
+        for count in (64, 140):
+            sizes = [8] * count
+            k = code.get_kernel("k" + "_".join(map(str, sizes)))
+            assert k.num_arguments == count
+            first = 1000 * count
+            cc.launch(stream, cc.LaunchConfig(grid=1, block=1, shmem_size=16), k, *range(first, first + count))
+            raw = (ctypes.c_ubyte * 256).in_dll(fake, "fake_params")
+            # The stand-in records as many parameters as shmem_size says, 16 at most.
+            assert [struct.unpack("<q", bytes(raw[i * 16:i * 16 + 8]))[0] for i in range(16)] == \
+                list(range(first, first + 16))
     """)
 
 

@@ -410,7 +410,7 @@ unsigned long long fake_last_alloc, fake_last_free;
 size_t fake_last_alloc_size;
 int fake_live_allocations;
 
-struct kernel { char name[256]; size_t sizes[64]; size_t count; };
+struct kernel { char name[512]; size_t sizes[256]; size_t count; };
 static struct kernel kernels[512];
 static int nkernels;
 
@@ -499,7 +499,7 @@ CUresult cuLibraryUnload(void* library) { (void)library; check_release("cuLibrar
 CUresult cuLibraryGetKernel(void** kernel, void* library, const char* name)
 {
     (void)library;
-    if (name[0] != 'k' || strlen(name) >= 256) return 500;   /* NOT_FOUND */
+    if (name[0] != 'k' || strlen(name) >= 512) return 500;   /* NOT_FOUND */
     for (int i = 0; i < nkernels; ++i) {   /* a kernel asked for again is the same kernel */
         if (strcmp(kernels[i].name, name) == 0) {
             *kernel = &kernels[i];
@@ -510,7 +510,7 @@ CUresult cuLibraryGetKernel(void** kernel, void* library, const char* name)
     struct kernel* k = &kernels[nkernels++];
     strcpy(k->name, name);
     k->count = 0;
-    for (const char* c = name + 1; *c && k->count < 64;) {
+    for (const char* c = name + 1; *c && k->count < 256;) {
         k->sizes[k->count++] = (size_t)strtoul(c, (char**)&c, 10);
         if (*c == '_') ++c;
     }
