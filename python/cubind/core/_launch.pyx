@@ -146,8 +146,6 @@ cdef LaunchConfig _launch_config(config):
 
 
 cdef extern from "_launch_args.hpp" namespace "cubind_core":
-    bint _pack_int_fast "cubind_core::pack_int"(PyObject* o, size_t size, char* slot) noexcept
-    bint _pack_float_fast "cubind_core::pack_float"(PyObject* o, size_t size, char* slot) noexcept
     bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
     bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
     int _pack_remembered "cubind_core::pack_remembered"(PyObject* o, PyTypeObject* t, size_t size,
@@ -165,28 +163,13 @@ cdef object _no_buffer = None
 cdef Py_ssize_t _BUFFER_ADDRESS_OFFSET = <char*>&(<Buffer>_no_buffer)._ptr - <char*><PyObject*>_no_buffer
 
 
-# Every argument of the kinds users pass packed without a call into the
-# interpreter: an int or bool in range, a float, a Buffer, and the bytes of
-# an object with the buffer protocol (NumPy and ctypes scalars, structs by
-# value). False when arg is none of those, or is one that the general way
-# (_pack) refuses or takes by another rule, which it then converts or
-# explains: what this packs is byte for byte what _pack packs.
-cdef inline bint _pack_fast(PyObject* arg, size_t size, char* slot) noexcept:
-    cdef PyTypeObject* t = Py_TYPE(<object>arg)
-    if t == &PyLong_Type or t == &PyBool_Type:
-        return _pack_int_fast(arg, size, slot)
-    if t == &PyFloat_Type:
-        return _pack_float_fast(arg, size, slot)
-    if t == <PyTypeObject*>Buffer:
-        if size != 8:
-            return False
-        (<uint64_t*>slot)[0] = (<Buffer>arg)._ptr
-        return True
-    return _pack_buffer_of(arg, t, size, slot)
-
-
-# Out of line, so that the int, float and Buffer tests above stay small
-# enough to inline into launch's loop.
+# An argument _pack_arguments stopped at, of a type other than int, bool,
+# float and Buffer (whose refusals are the general way's to convert or
+# explain): the bytes of an object with the buffer protocol (NumPy and ctypes
+# scalars, structs by value), its type remembered for the next launches.
+# False when arg has none, or is one that the general way (_pack) refuses or
+# takes by another rule, which it then converts or explains: what this packs
+# is byte for byte what _pack packs.
 cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slot) noexcept:
     # A type that passed the tests below when it was remembered: a NumPy
     # numeric scalar's value, a ctypes object's bytes, or its export's.
@@ -353,6 +336,7 @@ def launch(stream, config, kernel, *kernel_args):
     cdef char* storage
     cdef void** pointers
     cdef PyObject* item
+    cdef PyTypeObject* t
     cdef int registered
     # An open Stream and a rendered LaunchConfig, the usual case, read in place.
     if type(stream) is Stream and not (<Stream>stream)._closed:
@@ -390,8 +374,10 @@ def launch(stream, config, kernel, *kernel_args):
         size = k._sizes[i]
         pointers[i] = storage
         item = PyTuple_GET_ITEM(kernel_args, i)
-        if not _pack_fast(item, size, storage):
-            registered = _registered_type(Py_TYPE(<object>item))
+        t = Py_TYPE(<object>item)
+        if (t == &PyLong_Type or t == &PyBool_Type or t == &PyFloat_Type or t == <PyTypeObject*>Buffer
+                or not _pack_buffer_of(item, t, size, storage)):
+            registered = _registered_type(t)
             if registered >= 0:
                 # Passed where it lies: a CUtensorMap must stay 64-byte aligned.
                 pointers[i] = _argument_bytes[registered](<object>item, size, i, k)
