@@ -127,6 +127,11 @@
 //       params:
 //         pstates: {direction: out, count: 16}
 //         size: {direction: in, bytes_of: pstates}   # not an argument: the array's size in bytes
+//     nvmlDeviceGetGpuInstances:
+//       params:
+//         gpuInstances: {direction: out, count: 64, filled: count}   # room for 64; the call says in
+//                                                                    # count how many it wrote, and
+//                                                                    # that many are returned
 //     nvmlDeviceGetFieldValues:
 //       params:
 //         values:                        # a sequence of structs, or of ints / tuples that set these
@@ -455,7 +460,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
   r.only_keys(node,
               {"direction", "count", "size", "size_from", "typed_by", "nullable", "python_name", "value", "fields",
                "field_names", "returns", "returns_count", "buffers", "queried", "bytes_of", "item_fields",
-               "bytes_fields", "sizes", "arrays", "address", "default"},
+               "bytes_fields", "sizes", "arrays", "address", "default", "filled"},
               where);
   ParamAnnotation p;
   p.line = r.line(key);  // where the entry's name is, whatever its style
@@ -538,6 +543,7 @@ ParamAnnotation read_param(const Reader& r, const YAML::Node& key, const YAML::N
     }
   }
   if (node["bytes_of"]) p.bytes_of = r.scalar(node["bytes_of"], where + ".bytes_of");
+  if (node["filled"]) p.filled = r.scalar(node["filled"], where + ".filled");
   if (node["address"]) p.address = boolean(r, node["address"], where + ".address");
   if (node["default"]) {
     p.default_value = r.scalar(node["default"], where + ".default");
@@ -845,6 +851,10 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
         problems.push_back(where(pa.line) + name + "." + pname + ".size_from names '" + pa.size_from +
                            "', which is no function of " + lib.name);
       }
+      if (!pa.filled.empty() && !has(pa.filled)) {
+        problems.push_back(where(pa.line) + name + "." + pname + ".filled names '" + pa.filled +
+                           "', which is no parameter of " + name);
+      }
       if (!pa.bytes_of.empty() && !has(pa.bytes_of)) {
         problems.push_back(where(pa.line) + name + "." + pname + ".bytes_of names '" + pa.bytes_of +
                            "', which is no parameter of " + name);
@@ -916,6 +926,7 @@ std::vector<std::string> classify(Library& lib, const Annotations& annotations) 
           p.field_buffers = pa->second.buffers;
           p.field_queried = pa->second.queried;
           p.bytes_of = pa->second.bytes_of;
+          p.filled = pa->second.filled;
           p.item_fields = pa->second.item_fields;
           p.bytes_fields = pa->second.bytes_fields;
           p.field_sizes = pa->second.sizes;

@@ -367,6 +367,54 @@ functions:
   EXPECT_THAT(module, Not(HasSubstr("while _result == 7 and")));
 }
 
+// An array of a fixed count the call fills in part (nvmlDeviceGetGpuInstances
+// takes no NULL array to report a count first): room for the fixed count, and
+// a list of as many items as the count parameter says, which is neither an
+// argument nor a result. filled: is refused on any other array.
+TEST(EmitPythonFunctions, ArrayOfAFixedCountReturnsTheItemsTheCallFilled) {
+  const std::string header = R"(
+typedef enum { ml_SUCCESS = 0, ml_ERROR_INSUFFICIENT_SIZE = 7 } mlReturn_t;
+typedef struct ml_dev_st *mlDevice_t;
+typedef struct ml_inst_st *mlInstance_t;
+mlReturn_t mlDeviceGetInstances(mlDevice_t device, unsigned int profileId, mlInstance_t *instances, unsigned int *count);
+)";
+  const auto emit = [&](const std::string& array) {
+    Library lib = codegen_test::parse_c(header, "ml.h", false);
+    const auto problems = codegen::classify(
+        lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,
+          python: {title: ml, errors: raise, error_class: mlError, prefix: ml}}
+functions:
+  mlDeviceGetInstances:
+    params:
+      instances: )" + array + "\n",
+                                        "ml.yaml"));
+    if (!problems.empty()) throw std::runtime_error(problems.front());
+    lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+    lib.python.error_class = "mlError";
+    lib.python.prefix = "ml";
+    return emitted(lib, ".pyx");
+  };
+  const std::string module = emit("{direction: out, count: 64, filled: count}");
+  EXPECT_THAT(module, HasSubstr("def device_get_instances(device, profile_id):\n"));
+  EXPECT_THAT(module, HasSubstr("    cdef unsigned int _c_count = 0\n"));
+  EXPECT_THAT(module, HasSubstr("_cap_instances = <Py_ssize_t>64\n"));
+  EXPECT_THAT(module, HasSubstr("&_c_count)\n"));
+  EXPECT_THAT(module, HasSubstr("for i in range(min(_cap_instances, <Py_ssize_t>_c_count))]\n"));
+  EXPECT_THAT(module, HasSubstr("Returns: instances; raises mlError on failure.\n"));
+  try {
+    emit("{direction: out, count: count, filled: count}");
+    ADD_FAILURE() << "filled: on a queried array was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("filled: is given to an output array of a fixed count only"));
+  }
+  try {
+    emit("{direction: out, count: 64, filled: counted}");
+    ADD_FAILURE() << "filled: naming no parameter was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr(".filled names 'counted', which is no parameter of mlDeviceGetInstances"));
+  }
+}
+
 // structs: numpy (cuda.bindings.nvml's NumPy layer): a dtype per class named
 // as cuda.bindings names it, laid out by the C compiler (offsets of a struct
 // on the stack, sizeof); ptr, from_ptr, from_data, from_buffer; arrays of

@@ -200,6 +200,28 @@ def test_encoder_stats_are_three_scalars(fake_nvml_dir):
     """)
 
 
+def test_arrays_of_a_profile_and_of_process_samples(fake_nvml_dir):
+    # Each returns its list alone, as cuda.bindings.nvml does: placements
+    # asked for their count first (NVML answers that with success), instances
+    # into an array with room for all of them, samples asked again while the
+    # array is too small.
+    run_fake(fake_nvml_dir, """
+        from cubind.bindings import nvml
+        nvml.init_v2()
+        a, b = nvml.device_get_handle_by_index_v2(0), nvml.device_get_handle_by_index_v2(1)
+        placements = nvml.device_get_gpu_instance_possible_placements_v2(a, 1)
+        assert [(p.start, p.size_) for p in placements] == [(1, 4), (5, 4)]
+        instances = nvml.device_get_gpu_instances(a, 1)
+        assert instances == [0x1000, 0x1010, 0x1020]
+        compute = nvml.gpu_instance_get_compute_instance_possible_placements(instances[0], 2)
+        assert [(p.start, p.size_) for p in compute] == [(0, 3), (1, 3), (2, 3)]
+        assert nvml.gpu_instance_get_compute_instances(instances[0], 2) == [0x2000, 0x2010]
+        samples = nvml.device_get_process_utilization(a, 100)
+        assert [(s.pid, s.time_stamp, s.sm_util) for s in samples] == [(2000, 101, 10), (2001, 102, 20)]
+        assert nvml.device_get_process_utilization(b, 0) == []
+    """)
+
+
 def test_queried_arrays(fake_nvml_dir):
     run_fake(fake_nvml_dir, """
         from cubind.bindings import nvml

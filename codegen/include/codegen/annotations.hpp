@@ -35,6 +35,7 @@ struct ParamAnnotation {
   std::map<std::string, std::string> buffers;    // pointer field -> the field counting its array
   std::map<std::string, std::string> queried;    // pointer field -> its count field, asked for first
   std::string bytes_of;                          // the byte size of another (array) parameter
+  std::string filled;                            // an array of a fixed count: the output saying how many items it filled
   std::vector<std::string> item_fields;          // a struct array's items may be ints or tuples of these fields
   std::vector<std::string> bytes_fields;         // of `fields`, those given as bytes or str, copied into the field
   std::map<std::string, std::string> sizes;      // byte array field -> the field holding its length in bytes

@@ -78,6 +78,9 @@ struct Param {
   // the count field at 0, then with an array of as many as the call reported.
   std::map<std::string, std::string> field_queried;
   std::string bytes_of;           // not a Python argument: the byte size of this array parameter
+  // An output array of a fixed count that the call fills only in part: the
+  // output parameter (neither argument nor result) in which it says how many.
+  std::string filled;
   // An array of structs the call reads and fills, its count its length: each item is a
   // struct, or an int or tuple that sets these fields in order (fieldId, scopeId).
   std::vector<std::string> item_fields;

@@ -52,6 +52,7 @@ bool takes_argument(Role r) {
     case Role::OutTypedArray:
     case Role::DerivedSize:
     case Role::QueriedCount:
+    case Role::FilledCount:
     case Role::StructFields:  // its field arguments stand for it
     case Role::ItemCount:
     case Role::Fixed: return false;
@@ -113,6 +114,22 @@ FunctionPlan FunctionPlanner::plan(const Function& f) const {
         }
       }
     }
+  }
+  // An array of a fixed count filled in part: the count of what the call
+  // wrote is neither an argument nor an output; the list returned has as many.
+  for (const Plan& array : fp.params) {
+    if (array.param->filled.empty()) continue;
+    if (array.role != Role::OutArray || !array.count_is_fixed) {
+      fail(f, *array.param, "filled: is given to an output array of a fixed count only");
+    }
+    bool found = false;
+    for (Plan& count : fp.params) {
+      if (count.param->name != array.param->filled) continue;
+      if (count.role != Role::OutScalar) fail(f, *count.param, "a filled: count is an output scalar (T *)");
+      count.role = Role::FilledCount;
+      found = true;
+    }
+    if (!found) fail(f, *array.param, "filled: names no parameter of the function");
   }
   // The count of an array of struct items is the length of the sequence given.
   for (const Plan& items : fp.params) {

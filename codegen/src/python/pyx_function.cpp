@@ -116,6 +116,7 @@ void PyxFunction::convert(const Plan& pl) {
       call_args_.push_back("_c_" + pl.py_name);
       break;
     case Role::QueriedCount:
+    case Role::FilledCount:
     case Role::DerivedSize:
       locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = 0\n";
       call_args_.push_back("&_c_" + pl.py_name);
@@ -771,7 +772,11 @@ void PyxFunction::out_array(const Plan& pl) {
   cleanup_ << "        free(" << cn << ")\n";
   needs_try_ = true;
   call_args_.push_back(cast_param(pl) + cn);
-  const std::string n_out = inout_count ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")" : "_cap_" + n;
+  std::string n_out = inout_count ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")" : "_cap_" + n;
+  if (const Plan* filled = plan_named(pl.param->filled); filled != nullptr) {
+    // No more items than the array holds, whatever the count says.
+    n_out = "min(_cap_" + n + ", <Py_ssize_t>_c_" + filled->py_name + ")";
+  }
   out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
 }
 

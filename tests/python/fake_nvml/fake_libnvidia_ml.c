@@ -17,6 +17,7 @@
 #define NVML_NO_UNVERSIONED_FUNC_DEFS
 #include <nvml.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,82 @@ nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int* sessio
     *session_count = device->index == 0 ? 2 : 0;
     *average_fps = device->index == 0 ? 60 : 0;
     *average_latency = device->index == 0 ? 1500 : 0;
+    return NVML_SUCCESS;
+}
+
+/* MIG, as nvml.h describes it: a profile's possible placements are asked
+   with no array for their count (answered with success), then with an array
+   that large; the instances of a profile have no such query, the caller's
+   array must hold all of them (three GPU instances, two compute instances). */
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profile_id,
+                                                           nvmlGpuInstancePlacement_t* placements, unsigned int* count) {
+    NEEDS_DEVICE(device);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = 2;
+    if (placements != NULL) {
+        for (unsigned int i = 0; i < 2; ++i) {
+            placements[i].start = 4 * i + profile_id;
+            placements[i].size = 4;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profile_id, nvmlGpuInstance_t* instances,
+                                       unsigned int* count) {
+    NEEDS_DEVICE(device);
+    (void)profile_id;
+    if (instances == NULL || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < 3; ++i) instances[i] = (nvmlGpuInstance_t)(uintptr_t)(0x1000 + 0x10 * i);
+    *count = 3;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t instance, unsigned int profile_id,
+                                                                 nvmlComputeInstancePlacement_t* placements,
+                                                                 unsigned int* count) {
+    NEEDS_INIT();
+    (void)instance;
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = 3;
+    if (placements != NULL) {
+        for (unsigned int i = 0; i < 3; ++i) {
+            placements[i].start = i;
+            placements[i].size = 1 + profile_id;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t instance, unsigned int profile_id,
+                                                nvmlComputeInstance_t* instances, unsigned int* count) {
+    NEEDS_INIT();
+    (void)instance;
+    (void)profile_id;
+    if (instances == NULL || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned int i = 0; i < 2; ++i) instances[i] = (nvmlComputeInstance_t)(uintptr_t)(0x2000 + 0x10 * i);
+    *count = 2;
+    return NVML_SUCCESS;
+}
+
+/* Two samples on device 0, newer than the time stamp asked for; the count is
+   in and out, INSUFFICIENT_SIZE while the array is too small. */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization,
+                                             unsigned int* count, unsigned long long last_seen) {
+    NEEDS_DEVICE(device);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned int n = device->index == 0 ? 2 : 0;
+    if (utilization == NULL || *count < n) {
+        *count = n;
+        return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (unsigned int i = 0; i < n; ++i) {
+        memset(&utilization[i], 0, sizeof(utilization[i]));
+        utilization[i].pid = 2000 + i;
+        utilization[i].timeStamp = last_seen + 1 + i;
+        utilization[i].smUtil = 10 * (i + 1);
+    }
+    *count = n;
     return NVML_SUCCESS;
 }
 

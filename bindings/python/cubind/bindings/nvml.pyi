@@ -15013,7 +15013,7 @@ def device_get_clk_mon_status(device: int) -> ClkMonStatus:
     """
     ...
 
-def device_get_process_utilization(device: int, last_seen_time_stamp: int) -> tuple[ProcessUtilizationSample, int]:
+def device_get_process_utilization(device: int, last_seen_time_stamp: int) -> list[ProcessUtilizationSample]:
     """Retrieves the current utilization and process ID
 
      For Maxwell &tm; or newer fully supported devices.
@@ -15054,7 +15054,7 @@ def device_get_process_utilization(device: int, last_seen_time_stamp: int) -> tu
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: utilization, process_samples_count; raises NvmlError on failure.
+    Returns: utilization; raises NvmlError on failure.
     C function: nvmlDeviceGetProcessUtilization (nvml.h)
     """
     ...
@@ -19342,7 +19342,7 @@ def device_get_gpu_instance_profile_info_by_id_v(device: int, profile_id: int) -
     """
     ...
 
-def device_get_gpu_instance_possible_placements_v2(device: int, profile_id: int) -> tuple[GpuInstancePlacement, int]:
+def device_get_gpu_instance_possible_placements_v2(device: int, profile_id: int) -> list[GpuInstancePlacement]:
     """Get GPU instance placements.
 
      A placement represents the location of a GPU instance within a device. This API only returns all the possible
@@ -19368,7 +19368,7 @@ def device_get_gpu_instance_possible_placements_v2(device: int, profile_id: int)
              - NVML_ERROR_NOT_SUPPORTED     If device doesn't support MIG or profileId isn't supported
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: placements, count; raises NvmlError on failure.
+    Returns: placements; raises NvmlError on failure.
     C function: nvmlDeviceGetGpuInstancePossiblePlacements_v2 (nvml.h)
     """
     ...
@@ -19476,7 +19476,7 @@ def gpu_instance_destroy(gpu_instance: int) -> None:
     """
     ...
 
-def device_get_gpu_instances(device: int, profile_id: int) -> tuple[int, int]:
+def device_get_gpu_instances(device: int, profile_id: int) -> list[int]:
     """Get GPU instances for given profile ID.
 
      For Ampere &tm; or newer fully supported devices.
@@ -19497,7 +19497,7 @@ def device_get_gpu_instances(device: int, profile_id: int) -> tuple[int, int]:
              - NVML_ERROR_NOT_SUPPORTED     If device doesn't have MIG mode enabled
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: gpu_instances, count; raises NvmlError on failure.
+    Returns: gpu_instances; raises NvmlError on failure.
     C function: nvmlDeviceGetGpuInstances (nvml.h)
     """
     ...
@@ -19605,7 +19605,7 @@ def gpu_instance_get_compute_instance_remaining_capacity(gpu_instance: int, prof
     """
     ...
 
-def gpu_instance_get_compute_instance_possible_placements(gpu_instance: int, profile_id: int) -> tuple[ComputeInstancePlacement, int]:
+def gpu_instance_get_compute_instance_possible_placements(gpu_instance: int, profile_id: int) -> list[ComputeInstancePlacement]:
     """Get compute instance placements.
 
      For Ampere &tm; or newer fully supported devices.
@@ -19631,7 +19631,7 @@ def gpu_instance_get_compute_instance_possible_placements(gpu_instance: int, pro
              - NVML_ERROR_NOT_SUPPORTED     If device doesn't have MIG mode enabled or profileId isn't supported
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: placements, count; raises NvmlError on failure.
+    Returns: placements; raises NvmlError on failure.
     C function: nvmlGpuInstanceGetComputeInstancePossiblePlacements (nvml.h)
     """
     ...
@@ -19719,7 +19719,7 @@ def compute_instance_destroy(compute_instance: int) -> None:
     """
     ...
 
-def gpu_instance_get_compute_instances(gpu_instance: int, profile_id: int) -> tuple[int, int]:
+def gpu_instance_get_compute_instances(gpu_instance: int, profile_id: int) -> list[int]:
     """Get compute instances for given profile ID.
 
      For Ampere &tm; or newer fully supported devices.
@@ -19742,7 +19742,7 @@ def gpu_instance_get_compute_instances(gpu_instance: int, profile_id: int) -> tu
              - NVML_ERROR_NOT_SUPPORTED     If profileId isn't supported
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: compute_instances, count; raises NvmlError on failure.
+    Returns: compute_instances; raises NvmlError on failure.
     C function: nvmlGpuInstanceGetComputeInstances (nvml.h)
     """
     ...

@@ -43094,24 +43094,33 @@ def device_get_process_utilization(device, last_seen_time_stamp):
              - NVML_ERROR_GPU_IS_LOST       if the target GPU has fallen off the bus or is otherwise inaccessible
              - NVML_ERROR_UNKNOWN           on any unexpected error
 
-    Returns: utilization, process_samples_count; raises NvmlError on failure.
+    Returns: utilization; raises NvmlError on failure.
     C function: nvmlDeviceGetProcessUtilization (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
-    cdef ProcessUtilizationSample _c_utilization = ProcessUtilizationSample()
-    cdef unsigned int _c_process_samples_count
+    cdef cynvml.nvmlProcessUtilizationSample_st* _c_utilization = NULL
+    cdef unsigned int _c_process_samples_count = 0
     cdef unsigned long long _c_last_seen_time_stamp
-    _c_last_seen_time_stamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "lastSeenTimeStamp")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_process_samples_count, 0, sizeof(_c_process_samples_count))
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetProcessUtilization(_c_device, <cynvml.nvmlProcessUtilizationSample_t *>_c_utilization._ptr, &_c_process_samples_count, _c_last_seen_time_stamp)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return (_c_utilization, _c_process_samples_count, )
+        _c_last_seen_time_stamp = <unsigned long long>_support.unsigned_arg(last_seen_time_stamp, sizeof(unsigned long long), "lastSeenTimeStamp")
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetProcessUtilization(_c_device, <cynvml.nvmlProcessUtilizationSample_t *>_c_utilization, &_c_process_samples_count, _c_last_seen_time_stamp)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while (_result == 7 or (_result == 0 and _c_utilization == NULL)) and _c_process_samples_count > 0:
+            free(_c_utilization)
+            _c_utilization = NULL
+            _c_utilization = <cynvml.nvmlProcessUtilizationSample_st*>_support.alloc_array(_c_process_samples_count, sizeof(cynvml.nvmlProcessUtilizationSample_st))
+            with nogil:
+                _result = cynvml.nvmlDeviceGetProcessUtilization(_c_device, <cynvml.nvmlProcessUtilizationSample_t *>_c_utilization, &_c_process_samples_count, _c_last_seen_time_stamp)
+        _check(_result)
+        return [ProcessUtilizationSample._copy(&_c_utilization[i]) for i in range(_c_process_samples_count)]
+
+    finally:
+        free(_c_utilization)
 
 def device_get_processes_utilization_info(device, last_seen_time_stamp):
     """device_get_processes_utilization_info(device: int, last_seen_time_stamp: int)
@@ -49821,24 +49830,33 @@ def device_get_gpu_instance_possible_placements_v2(device, profile_id):
              - NVML_ERROR_NOT_SUPPORTED     If device doesn't support MIG or profileId isn't supported
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: placements, count; raises NvmlError on failure.
+    Returns: placements; raises NvmlError on failure.
     C function: nvmlDeviceGetGpuInstancePossiblePlacements_v2 (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef unsigned int _c_profile_id
-    cdef GpuInstancePlacement _c_placements = GpuInstancePlacement()
-    cdef unsigned int _c_count
-    _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_count, 0, sizeof(_c_count))
+    cdef cynvml.nvmlGpuInstancePlacement_st* _c_placements = NULL
+    cdef unsigned int _c_count = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetGpuInstancePossiblePlacements_v2(_c_device, _c_profile_id, <cynvml.nvmlGpuInstancePlacement_t *>_c_placements._ptr, &_c_count)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return (_c_placements, _c_count, )
+        _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetGpuInstancePossiblePlacements_v2(_c_device, _c_profile_id, <cynvml.nvmlGpuInstancePlacement_t *>_c_placements, &_c_count)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while (_result == 7 or (_result == 0 and _c_placements == NULL)) and _c_count > 0:
+            free(_c_placements)
+            _c_placements = NULL
+            _c_placements = <cynvml.nvmlGpuInstancePlacement_st*>_support.alloc_array(_c_count, sizeof(cynvml.nvmlGpuInstancePlacement_st))
+            with nogil:
+                _result = cynvml.nvmlDeviceGetGpuInstancePossiblePlacements_v2(_c_device, _c_profile_id, <cynvml.nvmlGpuInstancePlacement_t *>_c_placements, &_c_count)
+        _check(_result)
+        return [GpuInstancePlacement._copy(&_c_placements[i]) for i in range(_c_count)]
+
+    finally:
+        free(_c_placements)
 
 def device_get_gpu_instance_remaining_capacity(device, profile_id):
     """device_get_gpu_instance_remaining_capacity(device: int, profile_id: int)
@@ -50024,25 +50042,33 @@ def device_get_gpu_instances(device, profile_id):
              - NVML_ERROR_NOT_SUPPORTED     If device doesn't have MIG mode enabled
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: gpu_instances, count; raises NvmlError on failure.
+    Returns: gpu_instances; raises NvmlError on failure.
     C function: nvmlDeviceGetGpuInstances (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef unsigned int _c_profile_id
-    cdef cynvml.nvmlGpuInstance_t _c_gpu_instances
-    cdef unsigned int _c_count
-    _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
-    _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_gpu_instances, 0, sizeof(_c_gpu_instances))
-    memset(&_c_count, 0, sizeof(_c_count))
+    cdef cynvml.nvmlGpuInstance_t* _c_gpu_instances = NULL
+    cdef Py_ssize_t _cap_gpu_instances = 0
+    cdef unsigned int _c_count = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlDeviceGetGpuInstances(_c_device, _c_profile_id, &_c_gpu_instances, &_c_count)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return (<intptr_t>_c_gpu_instances, _c_count, )
+        _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
+        _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
+        _cap_gpu_instances = <Py_ssize_t>64
+        if _cap_gpu_instances < 0:
+            raise ValueError(f"64 cannot be negative ({_cap_gpu_instances})")
+        if _cap_gpu_instances > 0:
+            _c_gpu_instances = <cynvml.nvmlGpuInstance_t*>_support.alloc_array(_cap_gpu_instances, sizeof(cynvml.nvmlGpuInstance_t))
+        try:
+            with nogil:
+                _result = cynvml.nvmlDeviceGetGpuInstances(_c_device, _c_profile_id, <cynvml.nvmlGpuInstance_t *>_c_gpu_instances, &_c_count)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        _check(_result)
+        return [<intptr_t>_c_gpu_instances[i] for i in range(min(_cap_gpu_instances, <Py_ssize_t>_c_count))]
+
+    finally:
+        free(_c_gpu_instances)
 
 def device_get_gpu_instance_by_id(device, id):
     """device_get_gpu_instance_by_id(device: int, id: int)
@@ -50234,24 +50260,33 @@ def gpu_instance_get_compute_instance_possible_placements(gpu_instance, profile_
              - NVML_ERROR_NOT_SUPPORTED     If device doesn't have MIG mode enabled or profileId isn't supported
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: placements, count; raises NvmlError on failure.
+    Returns: placements; raises NvmlError on failure.
     C function: nvmlGpuInstanceGetComputeInstancePossiblePlacements (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef unsigned int _c_profile_id
-    cdef ComputeInstancePlacement _c_placements = ComputeInstancePlacement()
-    cdef unsigned int _c_count
-    _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
-    _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
-    memset(&_c_count, 0, sizeof(_c_count))
+    cdef cynvml.nvmlComputeInstancePlacement_st* _c_placements = NULL
+    cdef unsigned int _c_count = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlGpuInstanceGetComputeInstancePossiblePlacements(_c_gpu_instance, _c_profile_id, <cynvml.nvmlComputeInstancePlacement_t *>_c_placements._ptr, &_c_count)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return (_c_placements, _c_count, )
+        _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
+        _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+        try:
+            with nogil:
+                _result = cynvml.nvmlGpuInstanceGetComputeInstancePossiblePlacements(_c_gpu_instance, _c_profile_id, <cynvml.nvmlComputeInstancePlacement_t *>_c_placements, &_c_count)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        while (_result == 7 or (_result == 0 and _c_placements == NULL)) and _c_count > 0:
+            free(_c_placements)
+            _c_placements = NULL
+            _c_placements = <cynvml.nvmlComputeInstancePlacement_st*>_support.alloc_array(_c_count, sizeof(cynvml.nvmlComputeInstancePlacement_st))
+            with nogil:
+                _result = cynvml.nvmlGpuInstanceGetComputeInstancePossiblePlacements(_c_gpu_instance, _c_profile_id, <cynvml.nvmlComputeInstancePlacement_t *>_c_placements, &_c_count)
+        _check(_result)
+        return [ComputeInstancePlacement._copy(&_c_placements[i]) for i in range(_c_count)]
+
+    finally:
+        free(_c_placements)
 
 def gpu_instance_create_compute_instance(gpu_instance, profile_id):
     """gpu_instance_create_compute_instance(gpu_instance: int, profile_id: int)
@@ -50404,25 +50439,33 @@ def gpu_instance_get_compute_instances(gpu_instance, profile_id):
              - NVML_ERROR_NOT_SUPPORTED     If profileId isn't supported
              - NVML_ERROR_NO_PERMISSION     If user doesn't have permission to perform the operation
 
-    Returns: compute_instances, count; raises NvmlError on failure.
+    Returns: compute_instances; raises NvmlError on failure.
     C function: nvmlGpuInstanceGetComputeInstances (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlGpuInstance_t _c_gpu_instance
     cdef unsigned int _c_profile_id
-    cdef cynvml.nvmlComputeInstance_t _c_compute_instances
-    cdef unsigned int _c_count
-    _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
-    _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
-    memset(&_c_compute_instances, 0, sizeof(_c_compute_instances))
-    memset(&_c_count, 0, sizeof(_c_count))
+    cdef cynvml.nvmlComputeInstance_t* _c_compute_instances = NULL
+    cdef Py_ssize_t _cap_compute_instances = 0
+    cdef unsigned int _c_count = 0
     try:
-        with nogil:
-            _result = cynvml.nvmlGpuInstanceGetComputeInstances(_c_gpu_instance, _c_profile_id, &_c_compute_instances, &_c_count)
-    except RuntimeError as _e:
-        _loader_error(_e)
-    _check(_result)
-    return (<intptr_t>_c_compute_instances, _c_count, )
+        _c_profile_id = <unsigned int>_support.unsigned_arg(profile_id, sizeof(unsigned int), "profileId")
+        _c_gpu_instance = <cynvml.nvmlGpuInstance_t><intptr_t>_support.signed_arg(gpu_instance, sizeof(intptr_t), "gpuInstance")
+        _cap_compute_instances = <Py_ssize_t>64
+        if _cap_compute_instances < 0:
+            raise ValueError(f"64 cannot be negative ({_cap_compute_instances})")
+        if _cap_compute_instances > 0:
+            _c_compute_instances = <cynvml.nvmlComputeInstance_t*>_support.alloc_array(_cap_compute_instances, sizeof(cynvml.nvmlComputeInstance_t))
+        try:
+            with nogil:
+                _result = cynvml.nvmlGpuInstanceGetComputeInstances(_c_gpu_instance, _c_profile_id, <cynvml.nvmlComputeInstance_t *>_c_compute_instances, &_c_count)
+        except RuntimeError as _e:
+            _loader_error(_e)
+        _check(_result)
+        return [<intptr_t>_c_compute_instances[i] for i in range(min(_cap_compute_instances, <Py_ssize_t>_c_count))]
+
+    finally:
+        free(_c_compute_instances)
 
 def gpu_instance_get_compute_instance_by_id(gpu_instance, id):
     """gpu_instance_get_compute_instance_by_id(gpu_instance: int, id: int)
