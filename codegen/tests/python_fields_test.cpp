@@ -56,6 +56,23 @@ std::string emitted(const Library& lib, const std::string& ending) {
   return "";
 }
 
+// The .pyx of a library that raises its own error, as NVML's and nvFatbin's
+// modules do: `name` is its short name (name.h, libname.so.1, nameError, the
+// prefix name), `functions` the YAML of its function annotations. Throws the
+// first problem classify reports.
+std::string raising_pyx(Library& lib, const std::string& name, const std::string& functions) {
+  const std::string yaml = "library: {name: " + name + ", headers: [" + name + ".h], soname: lib" + name +
+                           ".so.1, display_name: " + name + ",\n  python: {title: " + name +
+                           ", errors: raise, error_class: " + name + "Error, prefix: " + name + "}}\nfunctions:\n" +
+                           functions;
+  const auto problems = codegen::classify(lib, codegen::parse_annotations(yaml, name + ".yaml"));
+  if (!problems.empty()) throw std::runtime_error(problems.front());
+  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
+  lib.python.error_class = name + "Error";
+  lib.python.prefix = name;
+  return emitted(lib, ".pyx");
+}
+
 std::string python_module(const std::string& header) {
   return emitted(codegen_test::parse_c(header, "fields.h"), ".pyx");
 }
@@ -222,23 +239,13 @@ fbResult fbDestroy(fbHandle *handle_indirect);
 fbResult fbAddPTX(fbHandle handle, const char *code, unsigned long size, const char *arch);
 )",
                                       "fb.h", false);
-  const auto problems = codegen::classify(
-      lib, codegen::parse_annotations(R"(library: {name: fb, headers: [fb.h], soname: libfb.so.1, display_name: fb,
-          python: {title: fb, errors: raise, error_class: fbError, prefix: fb}}
-functions:
-  fbDestroy:
+  const std::string module = raising_pyx(lib, "fb", R"(  fbDestroy:
     params:
       handle_indirect: {direction: in, python_name: handle}
   fbAddPTX:
     params:
       code: {direction: in, size: size}
-)",
-                                      "fb.yaml"));
-  ASSERT_TRUE(problems.empty()) << problems.front();
-  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
-  lib.python.error_class = "fbError";
-  lib.python.prefix = "fb";
-  const std::string module = emitted(lib, ".pyx");
+)");
   EXPECT_THAT(module, HasSubstr("def destroy(handle):\n"));
   EXPECT_THAT(module, HasSubstr("def add_ptx(handle, code, size, arch):\n"
                                 "    \"\"\"add_ptx(handle: fbHandle | int | None, code: int | Buffer | None, size: int, "
@@ -299,11 +306,7 @@ mlReturn_t mlDeviceGetFieldValues(mlDevice_t device, int valuesCount, mlFieldVal
 mlReturn_t mlDeviceGetStates(mlDevice_t device, unsigned int *states, unsigned int size);
 )",
                                       "ml.h", false);
-  const auto problems = codegen::classify(
-      lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,
-          python: {title: ml, errors: raise, error_class: mlError, prefix: ml}}
-functions:
-  mlDeviceGetTemperatureV:
+  const std::string module = raising_pyx(lib, "ml", R"(  mlDeviceGetTemperatureV:
     params:
       temperature: {direction: out, fields: [sensorType], field_names: {sensorType: sensorType}, returns: temperature}
   mlDeviceGetFieldValues:
@@ -313,13 +316,7 @@ functions:
     params:
       states: {direction: out, count: 16}
       size: {direction: in, bytes_of: states}
-)",
-                                      "ml.yaml"));
-  ASSERT_TRUE(problems.empty()) << problems.front();
-  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
-  lib.python.error_class = "mlError";
-  lib.python.prefix = "ml";
-  const std::string module = emitted(lib, ".pyx");
+)");
   EXPECT_THAT(module, HasSubstr("def device_get_temperature_v(device, sensorType):\n"));
   // The parameter is spelled mlTemperature_t; the macro is the versioned typedef's.
   EXPECT_THAT(module, HasSubstr("*>_c_temperature._ptr).version = "));
@@ -346,21 +343,11 @@ typedef struct ml_dev_st *mlDevice_t;
 mlReturn_t mlDeviceGetNearest(mlDevice_t device, unsigned int *count, mlDevice_t *deviceArray);
 )",
                                       "ml.h", false);
-  const auto problems = codegen::classify(
-      lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,
-          python: {title: ml, errors: raise, error_class: mlError, prefix: ml}}
-functions:
-  mlDeviceGetNearest:
+  const std::string module = raising_pyx(lib, "ml", R"(  mlDeviceGetNearest:
     params:
       count: {direction: out}
       deviceArray: {direction: out, count: count}
-)",
-                                      "ml.yaml"));
-  ASSERT_TRUE(problems.empty()) << problems.front();
-  lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
-  lib.python.error_class = "mlError";
-  lib.python.prefix = "ml";
-  const std::string module = emitted(lib, ".pyx");
+)");
   EXPECT_THAT(module, HasSubstr("def device_get_nearest(device):\n"));
   EXPECT_THAT(module,
               HasSubstr("    while (_result == 7 or (_result == 0 and _c_device_array == NULL)) and _c_count > 0:\n"));
@@ -380,19 +367,7 @@ mlReturn_t mlDeviceGetInstances(mlDevice_t device, unsigned int profileId, mlIns
 )";
   const auto emit = [&](const std::string& array) {
     Library lib = codegen_test::parse_c(header, "ml.h", false);
-    const auto problems = codegen::classify(
-        lib, codegen::parse_annotations(R"(library: {name: ml, headers: [ml.h], soname: libml.so.1, display_name: ml,
-          python: {title: ml, errors: raise, error_class: mlError, prefix: ml}}
-functions:
-  mlDeviceGetInstances:
-    params:
-      instances: )" + array + "\n",
-                                        "ml.yaml"));
-    if (!problems.empty()) throw std::runtime_error(problems.front());
-    lib.python.errors = codegen::LibraryDescriptor::Errors::Raise;
-    lib.python.error_class = "mlError";
-    lib.python.prefix = "ml";
-    return emitted(lib, ".pyx");
+    return raising_pyx(lib, "ml", "  mlDeviceGetInstances:\n    params:\n      instances: " + array + "\n");
   };
   const std::string module = emit("{direction: out, count: 64, filled: count}");
   EXPECT_THAT(module, HasSubstr("def device_get_instances(device, profile_id):\n"));
