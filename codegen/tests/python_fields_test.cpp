@@ -390,6 +390,28 @@ mlReturn_t mlDeviceGetInstances(mlDevice_t device, unsigned int profileId, mlIns
   }
 }
 
+// A size pointer with bytes_of naming an output struct: the struct's sizeof
+// goes in, the call may rewrite it, and it is neither argument nor result.
+TEST(EmitPythonFunctions, SizeOfAnOutputStructGoesInAndIsNotReturned) {
+  Library lib = codegen_test::parse_c(R"(
+typedef enum { ml_SUCCESS = 0 } mlReturn_t;
+typedef struct ml_dev_st *mlDevice_t;
+typedef struct { unsigned int version; unsigned int opaqueDataSize; char opaqueData[4]; } mlMetadata_t;
+mlReturn_t mlDeviceGetMetadata(mlDevice_t device, mlMetadata_t *metadata, unsigned int *bufferSize);
+)",
+                                      "ml.h", false);
+  const std::string module = raising_pyx(lib, "ml", R"(  mlDeviceGetMetadata:
+    params:
+      metadata: {direction: out}
+      bufferSize: {direction: inout, bytes_of: metadata}
+)");
+  EXPECT_THAT(module, HasSubstr("def device_get_metadata(device):\n"));
+  EXPECT_THAT(module, HasSubstr("    cdef unsigned int _c_buffer_size = <unsigned int>sizeof("));
+  EXPECT_THAT(module, HasSubstr(".mlMetadata_t)\n"));
+  EXPECT_THAT(module, HasSubstr("._ptr, &_c_buffer_size)\n"));
+  EXPECT_THAT(module, HasSubstr("Returns: metadata; raises mlError on failure.\n"));
+}
+
 // structs: numpy (cuda.bindings.nvml's NumPy layer): a dtype per class named
 // as cuda.bindings names it, laid out by the C compiler (offsets of a struct
 // on the stack, sizeof); ptr, from_ptr, from_data, from_buffer; arrays of

@@ -222,6 +222,22 @@ def test_arrays_of_a_profile_and_of_process_samples(fake_nvml_dir):
     """)
 
 
+def test_vgpu_metadata_is_the_struct_alone(fake_nvml_dir):
+    # The buffer size goes in as the struct's size: NVML fills the struct,
+    # which comes back alone, as cuda.bindings.nvml returns it.
+    run_fake(fake_nvml_dir, """
+        from cubind.bindings import nvml
+        nvml.init_v2()
+        b = nvml.device_get_handle_by_index_v2(1)
+        pgpu = nvml.device_get_vgpu_metadata(b)
+        assert isinstance(pgpu, nvml.VgpuPgpuMetadata), type(pgpu)
+        assert (pgpu.version, pgpu.revision, pgpu.host_driver_version) == (1, 3, "580.95.05")
+        vgpu = nvml.vgpu_instance_get_metadata(7)
+        assert isinstance(vgpu, nvml.VgpuMetadata), type(vgpu)
+        assert (vgpu.guest_vgpu_version, vgpu.guest_driver_version) == (7, "580.95.05")
+    """)
+
+
 def test_queried_arrays(fake_nvml_dir):
     run_fake(fake_nvml_dir, """
         from cubind.bindings import nvml

@@ -53,6 +53,7 @@ bool takes_argument(Role r) {
     case Role::DerivedSize:
     case Role::QueriedCount:
     case Role::FilledCount:
+    case Role::StructSize:
     case Role::StructFields:  // its field arguments stand for it
     case Role::ItemCount:
     case Role::Fixed: return false;
@@ -160,8 +161,16 @@ Plan FunctionPlanner::plan_param(const Function& f, const Param& p, bool has_cal
   }
   pl.typed_by = p.typed_by;
   const Type& t = p.type;
+  if (!p.bytes_of.empty() && t.kind == Type::Kind::Pointer) {
+    // The size of an output struct, in and out (nvmlDeviceGetVgpuMetadata's bufferSize).
+    if (t.pointer_depth != 1 || m_.resolve(t.pointee).kind != TypeInfo::Kind::Scalar) {
+      fail(f, p, "bytes_of: is given to a parameter passed by value, or to a pointer to one integer");
+    }
+    pl.type = m_.resolve(t.pointee);
+    pl.role = Role::StructSize;
+    return pl;
+  }
   if (!p.bytes_of.empty()) {
-    if (t.kind == Type::Kind::Pointer) fail(f, p, "bytes_of: is given to a parameter passed by value only");
     pl.type = m_.resolve(t.spelling);
     pl.role = Role::Fixed;
     return pl;

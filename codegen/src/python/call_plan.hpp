@@ -45,6 +45,7 @@ enum class Role {
   Fixed,           // by value, always the annotation's value (a buffer's length): not an argument
   QueriedCount,    // T *count of a queried array: 0 first, then what the call reported; not an argument
   FilledCount,     // T *count of the items the call wrote into an array of a fixed count; not an argument
+  StructSize,      // T *size of an output struct (bytes_of): its sizeof in, what the call says out; neither
   StructFields,    // T * to a struct the binding builds from field arguments; returned whole or one field
   StructItems,     // T * to `count` structs, given as a sequence of structs, ints or tuples; returned as a list
   ItemCount,       // the count of a StructItems array: its length, not an argument

@@ -115,6 +115,17 @@ void PyxFunction::convert(const Plan& pl) {
               << pl.param->fixed_value << "\n";
       call_args_.push_back("_c_" + pl.py_name);
       break;
+    case Role::StructSize: {
+      // The byte size of an output struct, given in and rewritten by the call.
+      const Plan* out = plan_named(pl.param->bytes_of);
+      if (out == nullptr || out->role != Role::OutStruct) {
+        throw std::runtime_error(f_.name + ": bytes_of names '" + pl.param->bytes_of + "', which is no output struct");
+      }
+      locals_ << "    cdef " << pl.type.c << " _c_" << pl.py_name << " = <" << pl.type.c << ">sizeof(" << out->type.c
+              << ")\n";
+      call_args_.push_back("&_c_" + pl.py_name);
+      break;
+    }
     case Role::QueriedCount:
     case Role::FilledCount:
     case Role::DerivedSize:

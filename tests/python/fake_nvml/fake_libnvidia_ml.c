@@ -344,6 +344,39 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
     return NVML_SUCCESS;
 }
 
+/* vGPU metadata: the buffer's size goes in and comes back; a buffer smaller
+   than the struct is INSUFFICIENT_SIZE, with the size needed. */
+nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t* metadata, unsigned int* size) {
+    NEEDS_DEVICE(device);
+    if (size == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (metadata == NULL || *size < sizeof(*metadata)) {
+        *size = sizeof(*metadata);
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    memset(metadata, 0, sizeof(*metadata));
+    metadata->version = 1;
+    metadata->revision = 2 + device->index;
+    strcpy(metadata->hostDriverVersion, "580.95.05");
+    metadata->opaqueDataSize = 4;
+    *size = sizeof(*metadata);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t instance, nvmlVgpuMetadata_t* metadata, unsigned int* size) {
+    NEEDS_INIT();
+    if (size == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (metadata == NULL || *size < sizeof(*metadata)) {
+        *size = sizeof(*metadata);
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    memset(metadata, 0, sizeof(*metadata));
+    metadata->version = 1;
+    metadata->guestVgpuVersion = instance;
+    strcpy(metadata->guestDriverVersion, "580.95.05");
+    *size = sizeof(*metadata);
+    return NVML_SUCCESS;
+}
+
 /* Three processes on device 0, none on device 1: the count is in and out. */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_t* infos) {

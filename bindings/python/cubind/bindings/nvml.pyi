@@ -18527,7 +18527,7 @@ def gpu_instance_set_vgpu_scheduler_state_v2(gpu_instance: int, p_scheduler_stat
     """
     ...
 
-def vgpu_instance_get_metadata(vgpu_instance: int) -> tuple[VgpuMetadata, int]:
+def vgpu_instance_get_metadata(vgpu_instance: int) -> VgpuMetadata:
     """Returns vGPU metadata structure for a running vGPU. The structure contains information about the vGPU and its associated VM
      such as the currently installed NVIDIA guest driver version, together with host driver version and an opaque data section
      containing internal state.
@@ -18554,12 +18554,12 @@ def vgpu_instance_get_metadata(vgpu_instance: int) -> tuple[VgpuMetadata, int]:
              - NVML_ERROR_NOT_FOUND           if vgpuInstance does not match a valid active vGPU instance on the system
              - NVML_ERROR_UNKNOWN             on any unexpected error
 
-    Returns: vgpu_metadata, buffer_size; raises NvmlError on failure.
+    Returns: vgpu_metadata; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetMetadata (nvml.h)
     """
     ...
 
-def device_get_vgpu_metadata(device: int) -> tuple[VgpuPgpuMetadata, int]:
+def device_get_vgpu_metadata(device: int) -> VgpuPgpuMetadata:
     """Returns a vGPU metadata structure for the physical GPU indicated by device. The structure contains information about
      the GPU and the currently installed NVIDIA host driver version that's controlling it, together with an opaque data section
      containing internal state.
@@ -18579,7 +18579,7 @@ def device_get_vgpu_metadata(device: int) -> tuple[VgpuPgpuMetadata, int]:
              - NVML_ERROR_NOT_SUPPORTED       vGPU is not supported by the system
              - NVML_ERROR_UNKNOWN             on any unexpected error
 
-    Returns: pgpu_metadata, buffer_size; raises NvmlError on failure.
+    Returns: pgpu_metadata; raises NvmlError on failure.
     C function: nvmlDeviceGetVgpuMetadata (nvml.h)
     """
     ...

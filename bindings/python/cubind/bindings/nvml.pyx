@@ -48599,22 +48599,21 @@ def vgpu_instance_get_metadata(vgpu_instance):
              - NVML_ERROR_NOT_FOUND           if vgpuInstance does not match a valid active vGPU instance on the system
              - NVML_ERROR_UNKNOWN             on any unexpected error
 
-    Returns: vgpu_metadata, buffer_size; raises NvmlError on failure.
+    Returns: vgpu_metadata; raises NvmlError on failure.
     C function: nvmlVgpuInstanceGetMetadata (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlVgpuInstance_t _c_vgpu_instance
     cdef VgpuMetadata _c_vgpu_metadata = VgpuMetadata()
-    cdef unsigned int _c_buffer_size
+    cdef unsigned int _c_buffer_size = <unsigned int>sizeof(cynvml.nvmlVgpuMetadata_st)
     _c_vgpu_instance = <cynvml.nvmlVgpuInstance_t>_support.unsigned_arg(vgpu_instance, sizeof(cynvml.nvmlVgpuInstance_t), "vgpuInstance")
-    memset(&_c_buffer_size, 0, sizeof(_c_buffer_size))
     try:
         with nogil:
             _result = cynvml.nvmlVgpuInstanceGetMetadata(_c_vgpu_instance, <cynvml.nvmlVgpuMetadata_t *>_c_vgpu_metadata._ptr, &_c_buffer_size)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return (_c_vgpu_metadata, _c_buffer_size, )
+    return _c_vgpu_metadata
 
 def device_get_vgpu_metadata(device):
     """device_get_vgpu_metadata(device: int)
@@ -48638,22 +48637,21 @@ def device_get_vgpu_metadata(device):
              - NVML_ERROR_NOT_SUPPORTED       vGPU is not supported by the system
              - NVML_ERROR_UNKNOWN             on any unexpected error
 
-    Returns: pgpu_metadata, buffer_size; raises NvmlError on failure.
+    Returns: pgpu_metadata; raises NvmlError on failure.
     C function: nvmlDeviceGetVgpuMetadata (nvml.h)
     """
     cdef long long _result
     cdef cynvml.nvmlDevice_t _c_device
     cdef VgpuPgpuMetadata _c_pgpu_metadata = VgpuPgpuMetadata()
-    cdef unsigned int _c_buffer_size
+    cdef unsigned int _c_buffer_size = <unsigned int>sizeof(cynvml.nvmlVgpuPgpuMetadata_st)
     _c_device = <cynvml.nvmlDevice_t><intptr_t>_support.signed_arg(device, sizeof(intptr_t), "device")
-    memset(&_c_buffer_size, 0, sizeof(_c_buffer_size))
     try:
         with nogil:
             _result = cynvml.nvmlDeviceGetVgpuMetadata(_c_device, <cynvml.nvmlVgpuPgpuMetadata_t *>_c_pgpu_metadata._ptr, &_c_buffer_size)
     except RuntimeError as _e:
         _loader_error(_e)
     _check(_result)
-    return (_c_pgpu_metadata, _c_buffer_size, )
+    return _c_pgpu_metadata
 
 def get_vgpu_compatibility(vgpu_metadata, pgpu_metadata):
     """get_vgpu_compatibility(vgpu_metadata: Optional[VgpuMetadata], pgpu_metadata: Optional[VgpuPgpuMetadata])
