@@ -212,7 +212,7 @@ def test_arrays_of_a_profile_and_of_process_samples(fake_nvml_dir):
         placements = nvml.device_get_gpu_instance_possible_placements_v2(a, 1)
         assert [(p.start, p.size_) for p in placements] == [(1, 4), (5, 4)]
         instances = nvml.device_get_gpu_instances(a, 1)
-        assert instances == [0x1000, 0x1010, 0x1020]
+        assert instances == [0x1000, 0x1010]
         compute = nvml.gpu_instance_get_compute_instance_possible_placements(instances[0], 2)
         assert [(p.start, p.size_) for p in compute] == [(0, 3), (1, 3), (2, 3)]
         assert nvml.gpu_instance_get_compute_instances(instances[0], 2) == [0x2000, 0x2010]
@@ -235,6 +235,34 @@ def test_vgpu_metadata_is_the_struct_alone(fake_nvml_dir):
         vgpu = nvml.vgpu_instance_get_metadata(7)
         assert isinstance(vgpu, nvml.VgpuMetadata), type(vgpu)
         assert (vgpu.guest_vgpu_version, vgpu.guest_driver_version) == (7, "580.95.05")
+    """)
+
+
+def test_lists_structs_and_tuples_agree_with_cuda_bindings(fake_nvml_dir):
+    # The same calls through both packages on the stand-in NVML give the same
+    # values: each list item by item, each struct by its fields.
+    pytest.importorskip("cuda.bindings.nvml")
+    run_fake(fake_nvml_dir, """
+        from cubind.bindings import nvml as ours
+        from cuda.bindings import nvml as theirs
+
+        def values(mod):
+            mod.init_v2()
+            a, b = mod.device_get_handle_by_index_v2(0), mod.device_get_handle_by_index_v2(1)
+            return [
+                [(p.start, p.size_) for p in mod.device_get_gpu_instance_possible_placements_v2(a, 1)],
+                [int(h) for h in mod.device_get_gpu_instances(a, 1)],
+                [(p.start, p.size_) for p in mod.gpu_instance_get_compute_instance_possible_placements(0x1000, 2)],
+                [int(h) for h in mod.gpu_instance_get_compute_instances(0x1000, 2)],
+                [(s.pid, s.time_stamp, s.sm_util) for s in mod.device_get_process_utilization(a, 100)],
+                mod.device_get_vgpu_metadata(b).host_driver_version,
+                mod.vgpu_instance_get_metadata(7).guest_vgpu_version,
+                tuple(mod.device_get_encoder_stats(a)),
+                [int(h) == int(b) for h in mod.device_get_topology_nearest_gpus(a, 50)],
+            ]
+
+        mine, reference = values(ours), values(theirs)
+        assert mine == reference, (mine, reference)
     """)
 
 

@@ -271,7 +271,8 @@ nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int* sessio
 /* MIG, as nvml.h describes it: a profile's possible placements are asked
    with no array for their count (answered with success), then with an array
    that large; the instances of a profile have no such query, the caller's
-   array must hold all of them (three GPU instances, two compute instances). */
+   array must hold all of them (two GPU instances of the profile's two
+   placements, two compute instances of three placements). */
 nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profile_id,
                                                            nvmlGpuInstancePlacement_t* placements, unsigned int* count) {
     NEEDS_DEVICE(device);
@@ -291,8 +292,8 @@ nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profile
     NEEDS_DEVICE(device);
     (void)profile_id;
     if (instances == NULL || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-    for (unsigned int i = 0; i < 3; ++i) instances[i] = (nvmlGpuInstance_t)(uintptr_t)(0x1000 + 0x10 * i);
-    *count = 3;
+    for (unsigned int i = 0; i < 2; ++i) instances[i] = (nvmlGpuInstance_t)(uintptr_t)(0x1000 + 0x10 * i);
+    *count = 2;
     return NVML_SUCCESS;
 }
 
