@@ -783,11 +783,12 @@ void PyxFunction::out_array(const Plan& pl) {
   cleanup_ << "        free(" << cn << ")\n";
   needs_try_ = true;
   call_args_.push_back(cast_param(pl) + cn);
-  std::string n_out = inout_count ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")" : "_cap_" + n;
-  if (const Plan* filled = plan_named(pl.param->filled); filled != nullptr) {
-    // No more items than the array holds, whatever the count says.
-    n_out = "min(_cap_" + n + ", <Py_ssize_t>_c_" + filled->py_name + ")";
-  }
+  // As many items as the call says it wrote (an inout count, or the filled:
+  // output), no more than the array holds; else all of them.
+  const Plan* filled = pl.param->filled.empty() ? nullptr : plan_named(pl.param->filled);
+  const std::string n_out = filled != nullptr ? "min(_cap_" + n + ", <Py_ssize_t>_c_" + filled->py_name + ")"
+                            : inout_count     ? "min(_cap_" + n + ", <Py_ssize_t>" + count_expr + ")"
+                                              : "_cap_" + n;
   out_exprs_.push_back("[" + to_python(pl.type, cn + "[i]") + " for i in range(" + n_out + ")]");
 }
 
