@@ -244,25 +244,88 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
 // argument it did not pack (n when it packed them all), with `storage` moved
 // past the slots it filled: launch packs that one its own way, explaining a
 // refusal, and calls again from the next. Nothing here can fail or call
-// into the interpreter.
+// into the interpreter's evaluation loop.
+//
+// How an argument is packed is worked out from its type once for each run
+// of arguments of one type (16 NumPy int32 scalars are one run): the others
+// of the run cost a comparison of their type with the one before, and their
+// copy.
 inline Py_ssize_t pack_arguments(PyObject* args, Py_ssize_t i, Py_ssize_t n, const std::size_t* sizes,
                                  char*& storage, void** pointers, PyTypeObject* buffer_type,
                                  Py_ssize_t buffer_address_offset) {
+  // kValue1 ... kValue8: a value of that many bytes inside the object (a
+  // NumPy scalar's), copied as a constant size; kValueInside, of another size.
+  enum : int { kInt, kFloat, kAddress, kValue1, kValue2, kValue4, kValue8, kValueInside, kCDataBytes, kExportBytes };
   char* at = storage;
+  PyTypeObject* run_type = nullptr;  // the previous argument's type
+  int how = kInt;
+  Py_ssize_t value_offset = 0;       // kValueInside: where the value lies in the object
+  std::size_t value_size = 0;        // ... and its size
   for (; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args, i);
     PyTypeObject* t = Py_TYPE(o);
     const std::size_t size = sizes[i];
+    if (t != run_type) {
+      if (t == &PyLong_Type || t == &PyBool_Type) {
+        how = kInt;
+      } else if (t == buffer_type) {
+        how = kAddress;
+      } else if (t == &PyFloat_Type) {
+        how = kFloat;
+      } else {
+        const BufferType& known = buffer_type_entry(t);
+        if (known.type != t) break;
+        value_offset = known.offset;
+        value_size = static_cast<std::size_t>(known.size);
+        if (known.kind == kInline) {
+          how = value_size == 4 ? kValue4 : value_size == 8 ? kValue8 : value_size == 1 ? kValue1
+              : value_size == 2 ? kValue2 : kValueInside;
+        } else {
+          how = known.kind == kCData ? kCDataBytes : kExportBytes;
+        }
+      }
+      run_type = t;
+    }
     bool packed;
-    if (t == &PyLong_Type || t == &PyBool_Type) {
-      packed = pack_int(o, size, at);
-    } else if (t == buffer_type) {
-      packed = size == 8;
-      if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + buffer_address_offset, 8);
-    } else if (t == &PyFloat_Type) {
-      packed = pack_float(o, size, at);
-    } else {
-      packed = pack_remembered(o, t, size, at) == 1;
+    switch (how) {
+      case kInt:
+        packed = pack_int(o, size, at);
+        break;
+      case kAddress:
+        packed = size == 8;
+        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + buffer_address_offset, 8);
+        break;
+      case kFloat:
+        packed = pack_float(o, size, at);
+        break;
+      case kValue1:
+        packed = size == 1;
+        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 1);
+        break;
+      case kValue2:
+        packed = size == 2;
+        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 2);
+        break;
+      case kValue4:
+        packed = size == 4;
+        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 4);
+        break;
+      case kValue8:
+        packed = size == 8;
+        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 8);
+        break;
+      case kValueInside:
+        packed = size == value_size;
+        if (packed) copy_argument(at, reinterpret_cast<const char*>(o) + value_offset, size);
+        break;
+      case kCDataBytes: {
+        const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
+        packed = static_cast<std::size_t>(data->b_size) == size && data->b_ptr != nullptr;
+        if (packed) copy_argument(at, data->b_ptr, size);
+        break;
+      }
+      default:
+        packed = pack_buffer(o, size, at);
     }
     if (!packed) break;
     pointers[i] = at;

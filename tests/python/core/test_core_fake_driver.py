@@ -92,6 +92,62 @@ def test_arguments_out_of_range_or_of_the_wrong_kind_name_the_argument(fake_driv
     """)
 
 
+def test_runs_of_one_argument_type_are_packed_per_parameter(fake_driver_dir):
+    # launch works out how to pack a type once for a run of arguments of that
+    # type; each argument of the run must still be checked against its own
+    # parameter's size, and a run broken by another type starts afresh.
+    run(fake_driver_dir, """
+        import numpy as np
+        from cubind.core._launch import _packed_arguments
+        buf = dev.allocate(64, stream=stream)
+        resized = ctypes.c_int32(-4)
+        ctypes.resize(resized, 8)
+        cases = [
+            ("k4_4_4_4", [np.int32(1), np.int32(-2), np.int32(3), np.int32(4)]),
+            ("k4_4_8_4", [np.int32(1), np.int32(2), np.int32(3), np.int32(4)]),     # the third differs in size
+            ("k8_8_4", [np.float64(0.5), np.float64(1.5), np.float64(2.5)]),       # the third differs in size
+            ("k1_1_2_2_8_8", [np.uint8(1), np.uint8(2), np.int16(-3), np.int16(4), np.uint64(5), np.uint64(6)]),
+            ("k4_8_4", [ctypes.c_int32(1), resized, ctypes.c_int32(3)]),           # one object of the run is 8 bytes
+            ("k4_4_4", [ctypes.c_int32(1), resized, ctypes.c_int32(3)]),           # ... where 4 are wanted
+            ("k16_16_8", [np.complex128(1 + 2j), np.complex128(3), np.complex128(4)]),
+            ("k4_4_4_8_8_4_4", [1, 2, np.int32(3), buf, buf, 4.5, np.float32(5.5)]),
+            ("k4_8_4_8", [np.int32(7), buf, np.int32(8), buf]),
+            ("k8_8_8", [buf, buf, np.int64(9)]),
+            ("k8_4_8", [buf, buf, buf]),                                            # a Buffer for 4 bytes
+            ("k4_4_4", [1, 2, 2**40]),                                              # out of range in a run of ints
+            ("k2_2_4", [np.int16(1), np.int16(2), 3]),
+        ]
+        for name, args in cases:
+            k = code.get_kernel(name)
+            sizes = [int(s) for s in name[1:].split("_")]
+            try:
+                expected = _packed_arguments(sizes, args, name)
+            except (TypeError, ValueError) as e:
+                expected = e
+            try:
+                got = [p[:s] for p, s in zip(launched(k, *args), sizes)]
+            except (TypeError, ValueError) as e:
+                got = e
+            if isinstance(expected, Exception):
+                assert type(got) is type(expected) and str(got) == str(expected), (name, got, expected)
+            else:
+                assert got == expected, (name, got, expected)
+        # The refusals above were refusals, and the rest packed each value.
+        assert [p[:4] for p in launched(code.get_kernel("k4_4_4_4"), *map(np.int32, (1, -2, 3, 4)))] == [
+            struct.pack("<i", v) for v in (1, -2, 3, 4)]
+        for name, args in [("k4_4_8_4", [np.int32(1)] * 4), ("k8_8_4", [np.float64(1)] * 3),
+                           ("k4_4_4", [ctypes.c_int32(1), resized, ctypes.c_int32(3)]),
+                           ("k8_4_8", [buf] * 3), ("k4_4_4", [1, 2, 2**40])]:
+            try:
+                launched(code.get_kernel(name), *args)
+            except (TypeError, ValueError) as e:
+                assert "argument" in str(e), str(e)
+            else:
+                raise AssertionError(f"{name} took {args}")
+        buf.close()
+    """)
+
+
 def test_many_parameters_go_beyond_the_small_array(fake_driver_dir):
     # 64 parameters fit launch's arrays on the stack, 140 take its vectors.
     run(fake_driver_dir, """
