@@ -96,7 +96,9 @@ Buffer::Buffer(Buffer&& other) noexcept
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
-    Buffer old(std::move(*this));
+    if (ptr_ != nullptr) {
+      Buffer old(std::move(*this));  // closed here, as by the destructor
+    }
     ptr_ = std::exchange(other.ptr_, nullptr);
     size_ = std::exchange(other.size_, 0);
     resource_ = std::move(other.resource_);

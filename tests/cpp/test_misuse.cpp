@@ -311,6 +311,27 @@ TEST_F(BufferMisuse, EveryMethodOfAReleasedBufferThrowsAndReleaseIsOnce) {
   resource->deallocate(memory, 16, stream);
 }
 
+TEST_F(BufferMisuse, EveryMethodOfADefaultConstructedBufferThrowsAndItTakesABuffer) {
+  Buffer buffer;
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(buffer.size(), 0u);
+  EXPECT_EQ(buffer.resource(), nullptr);
+  expect_each_throws<std::logic_error>(every_method(buffer), "this Buffer is null");
+  // Assigned a Buffer, it holds that memory; assigned another, it frees the first.
+  buffer = Buffer::allocate(resource, 32, stream);
+  EXPECT_NE(buffer.data(), nullptr);
+  EXPECT_EQ(buffer.size(), 32u);
+  EXPECT_EQ(resource->live, 2);
+  buffer = Buffer::allocate(resource, 8, stream);
+  EXPECT_EQ(buffer.size(), 8u);
+  EXPECT_EQ(resource->live, 2) << "the buffer held before is freed";
+  buffer = Buffer();
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(resource->live, 1);
+  { Buffer unused; }  // a null Buffer's destructor frees nothing
+  EXPECT_EQ(resource->live, 1);
+}
+
 TEST_F(BufferMisuse, SelfMoveAssignmentKeepsTheMemory) {
   Buffer buffer = Buffer::allocate(resource, 16, stream);
   void* const memory = buffer.data();

@@ -44,6 +44,8 @@ class Buffer {
   static Buffer from_ipc(std::shared_ptr<MemoryPool> imported_pool, const IpcBufferDescriptor& descriptor,
                          StreamRef stream);
 
+  // A null Buffer (as one moved from): assign a Buffer to it.
+  Buffer() noexcept : stream_(StreamRef::legacy_default()) {}
   Buffer(Buffer&& other) noexcept;
   // Closes the buffer held before, as the destructor does.
   Buffer& operator=(Buffer&& other) noexcept;
@@ -52,7 +54,8 @@ class Buffer {
   // close(); an error (a driver already shut down included) is ignored.
   ~Buffer();
 
-  // Null (0 bytes, no resource) once moved from, released or closed.
+  // Null (0 bytes, no resource) when default-constructed, or once moved from,
+  // released or closed.
   void* data() const noexcept { return ptr_; }
   CUdeviceptr handle() const noexcept { return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(ptr_)); }
   std::size_t size() const noexcept { return size_; }

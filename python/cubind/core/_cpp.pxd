@@ -184,6 +184,7 @@ cdef extern from "cubind/memory_resource.hpp" namespace "cubind" nogil:
 
 cdef extern from "cubind/buffer.hpp" namespace "cubind" nogil:
     cdef cppclass Buffer:
+        Buffer()
         @staticmethod
         Buffer allocate(shared_ptr[MemoryResource] resource, size_t size, StreamRef stream) except +translate
         void* data()
@@ -248,7 +249,7 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     GraphicsResource* graphics_register_gl_buffer(unsigned int buffer, unsigned int flags) except +translate
     GraphicsResource* graphics_register_gl_image(unsigned int image, unsigned int target,
                                                  unsigned int flags) except +translate
-    Buffer* graphics_map_buffer(GraphicsResource& resource, CUstream stream) except +translate
+    void graphics_map_buffer(Buffer& into, GraphicsResource& resource, CUstream stream) except +translate
     string checkpoint_uuid_bytes(const string& text) except +translate
     void checkpoint_restore(const Process& process, const string& pairs) except +translate
 
@@ -441,7 +442,7 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     shared_ptr[MemoryPool] pinned_pool_import(int ordinal, int fd) except +translate
     int pool_export_fd(const MemoryPool& pool) except +translate
     void buffer_export_ipc(const Buffer& buffer, char* out) except +translate
-    Buffer* buffer_import_ipc(const shared_ptr[MemoryPool]& pool, const char* payload, size_t size,
+    void buffer_import_ipc(Buffer& into, const shared_ptr[MemoryPool]& pool, const char* payload, size_t size,
                               CUstream stream) except +translate
     void event_export_ipc(const Event& event, char* out) except +translate
     Event* event_import_ipc(int ordinal, const char* payload) except +translate
@@ -460,7 +461,10 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     TimedEvent* timed_event_new(int ordinal, bool blocking_sync) except +translate
     Event* event_new_in(CUcontext context, const EventOptions& options) except +translate
     TimedEvent* timed_event_new_in(CUcontext context, bool blocking_sync) except +translate
-    Buffer* buffer_allocate(const shared_ptr[MemoryResource]& resource, size_t size, CUstream stream) except +translate
+    void buffer_allocate(Buffer& into, const shared_ptr[MemoryResource]& resource, size_t size,
+                         CUstream stream) except +translate
+    void buffer_reset(Buffer& buffer)
+    void buffer_abandon(Buffer& buffer)
     ObjectCode* object_code_take(ObjectCode& code)
     ObjectCode* object_code_from_bytes(CodeKind kind, const char* data, size_t size, const string& name) except +translate
     ObjectCode* object_code_from_file(const string& path, CodeKind kind) except +translate
@@ -630,7 +634,7 @@ cdef extern from "_owners.hpp" namespace "cubind_core" nogil:
     ManagedMemoryResource* managed_pool_new(int ordinal, const ManagedMemoryResourceOptions& options) except +translate
     shared_ptr[ManagedMemoryResource] managed_pool_current(int ordinal) except +translate
     VirtualMemoryResource* virtual_memory_new(int ordinal, const VirtualMemoryResourceOptions& options) except +translate
-    Buffer* buffer_adopt(uintptr_t ptr, size_t size, const shared_ptr[MemoryResource]& resource,
+    void buffer_adopt(Buffer& into, uintptr_t ptr, size_t size, const shared_ptr[MemoryResource]& resource,
                          CUstream stream) except +translate
 
 cdef extern from "<cuda.h>" nogil:

@@ -141,9 +141,9 @@ An OpenGL buffer object, texture or renderbuffer registered for CUDA
         handle = _stream_handle(stream)
         buffer = Buffer.__new__(Buffer)
         with nogil:
-            buffer._cpp.reset(cpp.graphics_map_buffer(self._cpp.get()[0], handle))
-        buffer._ptr = <uintptr_t>buffer._cpp.get().handle()
-        buffer._size = buffer._cpp.get().size()
+            cpp.graphics_map_buffer(buffer._cpp, self._cpp.get()[0], handle)
+        buffer._ptr = <uintptr_t>buffer._cpp.handle()
+        buffer._size = buffer._cpp.size()
         buffer._stream = stream
         # The resource outlives its mapped memory, as the driver requires.
         buffer._owner = self

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -114,11 +115,10 @@ inline cubind::VirtualMemoryResource* virtual_memory_new(int ordinal,
                                                         const cubind::VirtualMemoryResourceOptions& options) {
   return new cubind::VirtualMemoryResource(device(ordinal), options);
 }
-// A Buffer over memory `resource` already allocated (a VirtualMemoryResource's grown range).
-inline cubind::Buffer* buffer_adopt(std::uintptr_t ptr, std::size_t size,
-                                    const std::shared_ptr<cubind::MemoryResource>& resource, CUstream stream) {
-  return new cubind::Buffer(
-      cubind::Buffer::from_native_handle(reinterpret_cast<void*>(ptr), size, resource, cubind::StreamRef(stream)));
+// `into` (a null Buffer) over memory `resource` already allocated (a VirtualMemoryResource's grown range).
+inline void buffer_adopt(cubind::Buffer& into, std::uintptr_t ptr, std::size_t size,
+                         const std::shared_ptr<cubind::MemoryResource>& resource, CUstream stream) {
+  into = cubind::Buffer::from_native_handle(reinterpret_cast<void*>(ptr), size, resource, cubind::StreamRef(stream));
 }
 
 // OpenGL interop: a registered resource on the heap, and the Buffer over a
@@ -130,8 +130,8 @@ inline cubind::GraphicsResource* graphics_register_gl_image(unsigned int image, 
                                                             unsigned int flags) {
   return new cubind::GraphicsResource(cubind::GraphicsResource::register_gl_image(image, target, flags));
 }
-inline cubind::Buffer* graphics_map_buffer(cubind::GraphicsResource& resource, CUstream stream) {
-  return new cubind::Buffer(resource.map_buffer(cubind::StreamRef(stream)));
+inline void graphics_map_buffer(cubind::Buffer& into, cubind::GraphicsResource& resource, CUstream stream) {
+  into = resource.map_buffer(cubind::StreamRef(stream));
 }
 
 // Checkpointing: GPU UUIDs travel as 16 bytes each. `pairs` holds a restore's
@@ -179,12 +179,12 @@ inline void buffer_export_ipc(const cubind::Buffer& buffer, char* out) {
   const cubind::IpcBufferDescriptor descriptor = buffer.export_ipc();
   std::memcpy(out, &descriptor.data, kIpcPayloadBytes);
 }
-inline cubind::Buffer* buffer_import_ipc(const std::shared_ptr<cubind::MemoryPool>& pool, const char* payload,
-                                         std::size_t size, CUstream stream) {
+inline void buffer_import_ipc(cubind::Buffer& into, const std::shared_ptr<cubind::MemoryPool>& pool,
+                              const char* payload, std::size_t size, CUstream stream) {
   cubind::IpcBufferDescriptor descriptor{};
   std::memcpy(&descriptor.data, payload, kIpcPayloadBytes);
   descriptor.size = size;
-  return new cubind::Buffer(cubind::Buffer::from_ipc(pool, descriptor, cubind::StreamRef(stream)));
+  into = cubind::Buffer::from_ipc(pool, descriptor, cubind::StreamRef(stream));
 }
 inline void event_export_ipc(const cubind::Event& event, char* out) {
   const CUipcEventHandle handle = event.ipc_handle();
@@ -254,9 +254,18 @@ inline cubind::TimedEvent* timed_event_new_in(CUcontext context, bool blocking_s
   return new cubind::TimedEvent(cubind::Context::from_native_handle(context), blocking_sync);
 }
 
-inline cubind::Buffer* buffer_allocate(const std::shared_ptr<cubind::MemoryResource>& resource, std::size_t size,
-                                       CUstream stream) {
-  return new cubind::Buffer(cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream)));
+// The Buffers of cubind.core's Python Buffer objects live inside them (a
+// null one until filled): these fill one in place, and let one go.
+inline void buffer_allocate(cubind::Buffer& into, const std::shared_ptr<cubind::MemoryResource>& resource,
+                            std::size_t size, CUstream stream) {
+  into = cubind::Buffer::allocate(resource, size, cubind::StreamRef(stream));
+}
+// Closes what it holds, as its destructor does (an error is ignored).
+inline void buffer_reset(cubind::Buffer& buffer) noexcept { buffer = cubind::Buffer(); }
+// Lets go of it without a driver call (in a forked child, where the memory
+// is the parent's): its resource is kept alive for good, as the parent's is.
+inline void buffer_abandon(cubind::Buffer& buffer) noexcept {
+  static_cast<void>(new (std::nothrow) cubind::Buffer(std::move(buffer)));
 }
 
 inline cubind::ObjectCode* object_code_take(cubind::ObjectCode& code) { return new cubind::ObjectCode(std::move(code)); }

@@ -12,7 +12,10 @@ cdef class MemoryResource:
 
 cdef class Buffer:
     cdef object __weakref__
-    cdef unique_ptr[cpp.Buffer] _cpp
+    # The memory when a C++ Buffer owns it (allocated from a resource,
+    # mapped); null otherwise. Inside the object: a Buffer costs no C++
+    # allocation of its own.
+    cdef cpp.Buffer _cpp
     cdef uintptr_t _ptr
     cdef size_t _size
     cdef object _mr
@@ -24,6 +27,10 @@ cdef class Buffer:
     cdef bint _empty      # an open buffer of 0 bytes (no memory, no address), until closed
     cdef int _free(self, object stream) except -1
     cdef int _require_open(self) except -1
+cdef inline bint _holds(Buffer buffer) noexcept:
+    # Its C++ Buffer holds memory.
+    return buffer._cpp.data() != NULL
+
 cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object stream) except -1
 cdef Buffer _allocate(MemoryResource mr, object size, object stream)
 cdef size_t _size_arg_slow(object size, object owner, str method) except? 0

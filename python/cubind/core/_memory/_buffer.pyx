@@ -91,7 +91,10 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
     mr._ensure()
     if not mr._cpp:
         raise NotImplementedError(f"{type(mr).__name__} must implement allocate(size, *, stream)")
-    handle = _stream_handle(stream)
+    if type(stream) is Stream and not (<Stream>stream)._closed:
+        handle = (<Stream>stream)._handle   # the usual case, read in place
+    else:
+        handle = _stream_handle(stream)
     if type(size) is int and size == 0:
         # As in cuda.core: a buffer of 0 bytes at address 0, of this
         # resource, with no driver call (there is nothing to allocate).
@@ -101,8 +104,8 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
         return 0
     nbytes = _size_arg(size, mr, "allocate")
     with nogil:
-        buffer._cpp.reset(cpp.buffer_allocate(mr._cpp, nbytes, handle))
-    buffer._ptr = <uintptr_t>buffer._cpp.get().handle()
+        cpp.buffer_allocate(buffer._cpp, mr._cpp, nbytes, handle)
+    buffer._ptr = <uintptr_t>buffer._cpp.handle()
     buffer._size = nbytes
     buffer._mr = mr
     buffer._stream = stream
@@ -161,17 +164,17 @@ cdef class Buffer:
     def __dealloc__(self):
         if cpp.in_forked_child():
             # The memory is the parent's, and the driver unusable here: let go.
-            self._cpp.release()
+            cpp.buffer_abandon(self._cpp)
             return
         # A closed Buffer (the common end) has nothing left to return.
-        if self._cpp or (self._mr is not None and self._ptr != 0):
+        if _holds(self) or (self._mr is not None and self._ptr != 0):
             try:
                 self._free(None)
             except BaseException:
                 pass
-        if self._cpp:
+        if _holds(self):
             with nogil:
-                self._cpp.reset()
+                cpp.buffer_reset(self._cpp)
 
     cdef int _free(self, object stream) except -1:
         # Returns the memory, ordered on stream, or on the deallocation stream
@@ -187,15 +190,17 @@ cdef class Buffer:
                 device_id = getattr(self._mr, "device_id", -1)
                 (Device(device_id) if device_id >= 0 else Device()).sync()
                 stream = LEGACY_DEFAULT_STREAM
-        if self._cpp:
+        if _holds(self):
             if stream is not None:
-                handle = _stream_handle(stream)
+                if type(stream) is Stream and not (<Stream>stream)._closed:
+                    handle = (<Stream>stream)._handle
+                else:
+                    handle = _stream_handle(stream)
                 with nogil:
-                    self._cpp.get().close(cpp.StreamRef(handle))
+                    self._cpp.close(cpp.StreamRef(handle))
             else:
                 with nogil:
-                    self._cpp.get().close()
-            self._cpp.reset()
+                    self._cpp.close()
         elif self._mr is not None and self._ptr != 0:
             self._mr.deallocate(self._ptr, self._size, stream=LEGACY_DEFAULT_STREAM if stream is None else stream)
         return 0
@@ -224,7 +229,7 @@ cdef class Buffer:
         return self
 
     cdef int _require_open(self) except -1:
-        if self._ptr == 0 and self._size == 0 and not self._cpp and not self._empty:
+        if self._ptr == 0 and self._size == 0 and not _holds(self) and not self._empty:
             raise RuntimeError("Buffer has been closed")
         return 0
 
@@ -246,7 +251,7 @@ cdef class Buffer:
 
     @property
     def is_closed(self):
-        return self._ptr == 0 and self._size == 0 and not self._cpp and not self._empty
+        return self._ptr == 0 and self._size == 0 and not _holds(self) and not self._empty
 
     @property
     def ipc_descriptor(self):
@@ -257,14 +262,14 @@ cdef class Buffer:
         self._require_open()
         if self._ipc is not None:
             return self._ipc
-        if not isinstance(self._mr, _MemPool) or not self._mr.is_ipc_enabled or not self._cpp:
+        if not isinstance(self._mr, _MemPool) or not self._mr.is_ipc_enabled or not _holds(self):
             raise RuntimeError(
                 "Buffer.ipc_descriptor: the buffer's memory resource is not IPC-enabled; allocate it from a "
                 "DeviceMemoryResource or PinnedMemoryResource created with ipc_enabled=True to share it with "
                 f"other processes (its memory resource: {type(self._mr).__name__})"
             )
         with nogil:
-            cpp.buffer_export_ipc(self._cpp.get()[0], payload)
+            cpp.buffer_export_ipc(self._cpp, payload)
         self._ipc = IPCBufferDescriptor._init(payload[:64], self._size)
         return self._ipc
 
@@ -303,8 +308,8 @@ cdef class Buffer:
         handle = _stream_handle(stream)
         self = Buffer.__new__(Buffer)
         with nogil:
-            self._cpp.reset(cpp.buffer_import_ipc(pool._pool, data, size, handle))
-        self._ptr = <uintptr_t>self._cpp.get().handle()
+            cpp.buffer_import_ipc(self._cpp, pool._pool, data, size, handle)
+        self._ptr = <uintptr_t>self._cpp.handle()
         self._size = size
         self._mr = mr
         self._stream = stream
@@ -501,10 +506,10 @@ cdef int _copy(Buffer dst, Buffer src, cpp.CUstream stream) except -1:
     src._require_open()
     if dst._size != src._size:
         raise ValueError(f"buffer sizes mismatch: the source has {src._size} bytes, the destination {dst._size}")
-    if dst._cpp and src._cpp:
+    if _holds(dst) and _holds(src):
         # The core picks cuMemcpyPeerAsync between two devices' memory.
         with nogil:
-            dst._cpp.get().copy_from(src._cpp.get()[0], cpp.StreamRef(stream))
+            dst._cpp.copy_from(src._cpp, cpp.StreamRef(stream))
     else:
         with nogil:
             cpp.copy_memory(<cpp.CUdeviceptr>d, <cpp.CUdeviceptr>s, n, cpp.StreamRef(stream))

@@ -8,7 +8,7 @@ from libcpp.memory cimport shared_ptr, static_pointer_cast
 
 cimport cubind.core._cpp as cpp
 from cubind.core._device cimport _Device as Device
-from cubind.core._memory._buffer cimport Buffer, MemoryResource, _size_arg
+from cubind.core._memory._buffer cimport Buffer, MemoryResource, _holds, _size_arg
 from cubind.core._stream cimport _legacy_default_stream as LEGACY_DEFAULT_STREAM, _stream_handle
 
 from cubind.core._memory_options import VirtualMemoryResourceOptions
@@ -110,7 +110,7 @@ Memory through CUDA's virtual memory management: physical memory
         buffer = <Buffer>buf
         if buffer.is_closed:
             raise RuntimeError("Buffer has been closed")
-        if buffer._mr is not self or not buffer._cpp:
+        if buffer._mr is not self or not _holds(buffer):
             raise ValueError("VirtualMemoryResource.modify_allocation: buf was not allocated by this resource")
         if isinstance(new_size, float) or not hasattr(new_size, "__index__") or new_size < 0:
             raise TypeError(f"VirtualMemoryResource.modify_allocation: new_size must be an int >= 0, not {new_size!r}")
@@ -126,19 +126,18 @@ Memory through CUDA's virtual memory management: physical memory
         handle = _stream_handle(LEGACY_DEFAULT_STREAM if buffer._stream is None else buffer._stream)
         if new_ptr == old_ptr:
             # Same address: the C++ Buffer takes the new size.
-            buffer._cpp.get().release()
-            buffer._cpp.reset(cpp.buffer_adopt(new_ptr, new_size, self._cpp, handle))
+            buffer._cpp.release()
+            cpp.buffer_adopt(buffer._cpp, new_ptr, new_size, self._cpp, handle)
             buffer._size = new_size
             return buf
         grown = Buffer.__new__(Buffer)
-        (<Buffer>grown)._cpp.reset(cpp.buffer_adopt(new_ptr, new_size, self._cpp, handle))
+        cpp.buffer_adopt((<Buffer>grown)._cpp, new_ptr, new_size, self._cpp, handle)
         (<Buffer>grown)._ptr = new_ptr
         (<Buffer>grown)._size = new_size
         (<Buffer>grown)._mr = self
         (<Buffer>grown)._stream = buffer._stream
         # The old address is gone; the old Buffer is closed without a free.
-        buffer._cpp.get().release()
-        buffer._cpp.reset()
+        buffer._cpp.release()
         buffer._ptr = 0
         buffer._size = 0
         buffer._mr = None
