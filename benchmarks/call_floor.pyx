@@ -3,9 +3,11 @@
 benchmarks/instruction_counts.py.
 
 Each function takes as many arguments as the driver call it stands for and
-returns a tuple as long as that call's, holding objects made beforehand, and
-the *_nogil ones release the GIL around an empty C function, as cubind does
-around every call. No binding of that call can cost less than its floor.
+returns a tuple as long as that call's, holding objects made beforehand (a
+status alone: the tuple itself made beforehand, as a binding can return one
+(SUCCESS,) tuple for every success), and the *_nogil ones release the GIL
+around an empty C function, as cubind does around every call. No binding of
+that call can cost less than its floor.
 """
 
 cdef extern from *:
@@ -16,6 +18,7 @@ cdef extern from *:
 
 cdef object _status = object()
 cdef object _value = object()
+cdef tuple _status_alone = (_status,)
 
 
 def ret2_0():
@@ -43,13 +46,13 @@ def ret2_2_nogil(a, b):
 def ret1_1_nogil(a):
     with nogil:
         cubind_floor_opaque()
-    return (_status,)
+    return _status_alone
 
 
 def ret1_2_nogil(a, b):
     with nogil:
         cubind_floor_opaque()
-    return (_status,)
+    return _status_alone
 
 
 # The floors of cubind.core's launch and allocate + close: the driver's own
@@ -286,13 +289,13 @@ def set_handle_entry_points(size_t stream_query, size_t event_record, size_t poi
 def cuStreamQuery(s):
     with nogil:
         _stream_query(_h_stream)
-    return (_status,)
+    return _status_alone
 
 
 def cuEventRecord(e, s):
     with nogil:
         _event_record2(_h_event, _h_stream)
-    return (_status,)
+    return _status_alone
 
 
 def cuPointerGetAttribute(a, p):
@@ -521,4 +524,4 @@ def cu_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
     with nogil:
         status = _launch_kernel(fn, 1, 1, 1, 1, 1, 1, 0, s, p, NULL)
     _ok(status, "cuLaunchKernel")
-    return (_status,)
+    return _status_alone

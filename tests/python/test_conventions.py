@@ -268,6 +268,30 @@ def test_returned_status_is_the_cached_member():
     assert status is nvrtc.nvrtcResult.NVRTC_ERROR_INVALID_PROGRAM
 
 
+def test_a_status_returned_alone_is_a_one_tuple_and_success_is_one_tuple():
+    # Calls that return their status alone return (status,); success is the
+    # one (SUCCESS,) tuple (tuples are immutable), and any other status a
+    # tuple of its own member.
+    results = []
+    for source in (b'extern "C" __global__ void k() {}', b"this is not C++", b'extern "C" __global__ void j() {}'):
+        err, prog = nvrtc.nvrtcCreateProgram(source, b"k.cu", 0, [], [])
+        assert err is nvrtc.nvrtcResult.NVRTC_SUCCESS
+        result = nvrtc.nvrtcCompileProgram(prog, 0, [])
+        status, = result
+        assert type(result) is tuple and len(result) == 1
+        results.append(result)
+        assert nvrtc.nvrtcDestroyProgram(prog) == (nvrtc.nvrtcResult.NVRTC_SUCCESS,)
+    assert results[0] == (nvrtc.nvrtcResult.NVRTC_SUCCESS,) and results[0][0] is nvrtc.nvrtcResult.NVRTC_SUCCESS
+    assert results[1] == (nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION,)
+    assert results[2] is results[0], "a success returns the same (SUCCESS,) tuple"
+    # cuda.bindings returns the same shape and status for the same program.
+    err, theirs = cuda_nvrtc.nvrtcCreateProgram(b"this is not C++", b"k.cu", 0, [], [])
+    their_result = cuda_nvrtc.nvrtcCompileProgram(theirs, 0, [])
+    assert type(their_result) is tuple and len(their_result) == 1
+    assert int(their_result[0]) == int(results[1][0])
+    cuda_nvrtc.nvrtcDestroyProgram(theirs)
+
+
 def test_enum_conversions():
     member = driver.CUresult.CUDA_ERROR_INVALID_VALUE
     assert pickle.loads(pickle.dumps(member)) is member

@@ -1103,7 +1103,7 @@ void PyxFunction::return_values(std::ostringstream& inner, const std::vector<std
     }
   } else if (returns_status_) {
     if (out_exprs.empty()) {
-      inner << pad << "return (_status(_result),)\n";
+      inner << pad << "return _status_alone(_result)\n";
     } else {
       inner << pad << "if _result != 0:\n" << pad << "    return (_status(_result)";
       for (std::size_t i = 0; i < out_exprs.size(); ++i) inner << ", None";

@@ -204,6 +204,8 @@ void PyxWriter::enum_table() {
         "    return _support.enum_member(_enums, name, value)\n\n";
   o_ << "cdef inline object _status(long long code):\n"
         "    return _support.status(_enums, code)\n\n";
+  o_ << "cdef inline tuple _status_alone(long long code):\n"
+        "    return _support.status_alone(_enums, code)\n\n";
 }
 
 void PyxWriter::status() {

@@ -95,6 +95,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 class cuFileError(Exception):
     """A failed cuFile call: .status is the OpError, .cuda_error the CUDA driver's status
     (a CUresult) where the library reports one."""

@@ -251,6 +251,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 # Handles
 cdef class CUcontext(_support.Handle):
     """CUcontext(init_value=0, _ptr=0)
@@ -16515,7 +16518,7 @@ def cuInit(Flags):
     _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     with nogil:
         _result = cydriver.cuInit(_c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDriverGetVersion():
     """cuDriverGetVersion()
@@ -17067,7 +17070,7 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
         _c_nvSciSyncAttrList = _support.address(nvSciSyncAttrList, &_view_nvSciSyncAttrList, False, "nvSciSyncAttrList")
         with nogil:
             _result = cydriver.cuDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, _c_dev, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_nvSciSyncAttrList)
@@ -17100,7 +17103,7 @@ def cuDeviceSetMemPool(dev, pool):
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuDeviceSetMemPool(_c_dev, _c_pool)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDeviceGetMemPool(dev):
     """cuDeviceGetMemPool(dev: CUdevice | int)
@@ -17260,7 +17263,7 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
     _c_scope = <cydriver.CUflushGPUDirectRDMAWritesScope>_support.enum_arg(scope, "scope")
     with nogil:
         _result = cydriver.cuFlushGPUDirectRDMAWrites(_c_target, _c_scope)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDeviceGetProperties(dev):
     """cuDeviceGetProperties(dev: CUdevice | int)
@@ -17504,7 +17507,7 @@ def cuDevicePrimaryCtxRelease(dev):
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxRelease(_c_dev)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDevicePrimaryCtxSetFlags(dev, flags):
     """cuDevicePrimaryCtxSetFlags(dev: CUdevice | int, flags: int)
@@ -17612,7 +17615,7 @@ def cuDevicePrimaryCtxSetFlags(dev, flags):
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxSetFlags(_c_dev, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDevicePrimaryCtxGetState(dev):
     """cuDevicePrimaryCtxGetState(dev: CUdevice | int)
@@ -17705,7 +17708,7 @@ def cuDevicePrimaryCtxReset(dev):
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuDevicePrimaryCtxReset(_c_dev)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxCreate(ctxCreateParams, flags, dev):
     """cuCtxCreate(ctxCreateParams: Optional[CUctxCreateParams], flags: int, dev: CUdevice | int)
@@ -17946,7 +17949,7 @@ def cuCtxDestroy(ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuCtxDestroy(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxPushCurrent(ctx):
     """cuCtxPushCurrent(ctx: CUcontext | int | None)
@@ -17990,7 +17993,7 @@ def cuCtxPushCurrent(ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuCtxPushCurrent(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxPopCurrent():
     """cuCtxPopCurrent()
@@ -18076,7 +18079,7 @@ def cuCtxSetCurrent(ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuCtxSetCurrent(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxGetCurrent():
     """cuCtxGetCurrent()
@@ -18271,7 +18274,7 @@ def cuCtxSetFlags(flags):
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
         _result = cydriver.cuCtxSetFlags(_c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxGetId(ctx):
     """cuCtxGetId(ctx: CUcontext | int | None)
@@ -18357,7 +18360,7 @@ def cuCtxSynchronize():
     cdef long long _result
     with nogil:
         _result = cydriver.cuCtxSynchronize()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxSynchronize_v2(ctx):
     """cuCtxSynchronize_v2(ctx: CUcontext | int | None)
@@ -18400,7 +18403,7 @@ def cuCtxSynchronize_v2(ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuCtxSynchronize_v2(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxSetLimit(limit, value):
     """cuCtxSetLimit(limit: CUlimit | int, value: int)
@@ -18513,7 +18516,7 @@ def cuCtxSetLimit(limit, value):
     _c_limit = <cydriver.CUlimit>_support.enum_arg(limit, "limit")
     with nogil:
         _result = cydriver.cuCtxSetLimit(_c_limit, _c_value)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxGetLimit(limit):
     """cuCtxGetLimit(limit: CUlimit | int)
@@ -18688,7 +18691,7 @@ def cuCtxSetCacheConfig(config):
     _c_config = <cydriver.CUfunc_cache>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuCtxSetCacheConfig(_c_config)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxGetApiVersion(ctx):
     """cuCtxGetApiVersion(ctx: CUcontext | int | None)
@@ -18818,7 +18821,7 @@ def cuCtxResetPersistingL2Cache():
     cdef long long _result
     with nogil:
         _result = cydriver.cuCtxResetPersistingL2Cache()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxGetExecAffinity(typename):
     """cuCtxGetExecAffinity(typename: CUexecAffinityType | int)
@@ -18904,7 +18907,7 @@ def cuCtxRecordEvent(hCtx, hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuCtxRecordEvent(_c_hCtx, _c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxWaitEvent(hCtx, hEvent):
     """cuCtxWaitEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None)
@@ -18953,7 +18956,7 @@ def cuCtxWaitEvent(hCtx, hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuCtxWaitEvent(_c_hCtx, _c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxAttach(flags):
     """cuCtxAttach(flags: int)
@@ -19056,7 +19059,7 @@ def cuCtxDetach(ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuCtxDetach(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxGetSharedMemConfig():
     """cuCtxGetSharedMemConfig()
@@ -19179,7 +19182,7 @@ def cuCtxSetSharedMemConfig(config):
     _c_config = <cydriver.CUsharedconfig>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuCtxSetSharedMemConfig(_c_config)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuModuleLoad(fname):
     """cuModuleLoad(fname: bytes | str)
@@ -19472,7 +19475,7 @@ def cuModuleUnload(hmod):
     _c_hmod = <cydriver.CUmodule>_support.handle_value(hmod, CUmodule, "hmod")
     with nogil:
         _result = cydriver.cuModuleUnload(_c_hmod)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuModuleGetLoadingMode():
     """cuModuleGetLoadingMode()
@@ -19847,7 +19850,7 @@ def cuLinkAddData(state, typename, data, size, name, numOptions, options, option
                 _c_optionValues[_i_optionValues] = _support.plain_address(optionValues[_i_optionValues], "optionValues")
         with nogil:
             _result = cydriver.cuLinkAddData(_c_state, _c_typename, <void *>_c_data, _c_size, _c_name, _c_numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_data)
@@ -19925,7 +19928,7 @@ def cuLinkAddFile(state, typename, path, numOptions, options, optionValues):
                 _c_optionValues[_i_optionValues] = _support.plain_address(optionValues[_i_optionValues], "optionValues")
         with nogil:
             _result = cydriver.cuLinkAddFile(_c_state, _c_typename, _c_path, _c_numOptions, <cydriver.CUjit_option *>_c_options, <void **>_c_optionValues)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_options)
@@ -19992,7 +19995,7 @@ def cuLinkDestroy(state):
     _c_state = <cydriver.CUlinkState>_support.handle_value(state, CUlinkState, "state")
     with nogil:
         _result = cydriver.cuLinkDestroy(_c_state)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuModuleGetTexRef(hmod, name):
     """cuModuleGetTexRef(hmod: CUmodule | int | None, name: bytes | str)
@@ -20362,7 +20365,7 @@ def cuLibraryUnload(library):
     _c_library = <cydriver.CUlibrary>_support.handle_value(library, CUlibrary, "library")
     with nogil:
         _result = cydriver.cuLibraryUnload(_c_library)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLibraryGetKernel(library, name):
     """cuLibraryGetKernel(library: CUlibrary | int | None, name: bytes | str)
@@ -20950,7 +20953,7 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
     _c_kernel = <cydriver.CUkernel>_support.handle_value(kernel, CUkernel, "kernel")
     with nogil:
         _result = cydriver.cuKernelSetAttribute(_c_attrib, _c_val, _c_kernel, _c_dev)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuKernelSetCacheConfig(kernel, config, dev):
     """cuKernelSetCacheConfig(kernel: CUkernel | int | None, config: CUfunc_cache | int, dev: CUdevice | int)
@@ -21022,7 +21025,7 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     _c_config = <cydriver.CUfunc_cache>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuKernelSetCacheConfig(_c_kernel, _c_config, _c_dev)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuKernelGetName(hfunc):
     """cuKernelGetName(hfunc: CUkernel | int | None)
@@ -21363,7 +21366,7 @@ def cuMemFree(dptr):
     _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     with nogil:
         _result = cydriver.cuMemFree(_c_dptr)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemGetAddressRange(dptr):
     """cuMemGetAddressRange(dptr: CUdeviceptr | int)
@@ -21519,7 +21522,7 @@ def cuMemFreeHost(p):
         _c_p = _support.address(p, &_view_p, False, "p")
         with nogil:
             _result = cydriver.cuMemFreeHost(<void *>_c_p)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_p)
@@ -21969,7 +21972,7 @@ def cuDeviceUnregisterAsyncNotification(device, callback):
     _c_callback = <cydriver.CUasyncCallbackHandle>_support.handle_value(callback, CUasyncCallbackHandle, "callback")
     with nogil:
         _result = cydriver.cuDeviceUnregisterAsyncNotification(_c_device, _c_callback)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDeviceGetByPCIBusId(pciBusId):
     """cuDeviceGetByPCIBusId(pciBusId: bytes | str)
@@ -22367,7 +22370,7 @@ def cuIpcCloseMemHandle(dptr):
     _c_dptr = ((<CUdeviceptr>dptr)._value if type(dptr) is CUdeviceptr else <cydriver.CUdeviceptr>_support.unsigned_arg(dptr, sizeof(cydriver.CUdeviceptr), "dptr"))
     with nogil:
         _result = cydriver.cuIpcCloseMemHandle(_c_dptr)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemHostRegister(p, bytesize, Flags):
     """cuMemHostRegister(p: int | Buffer | None, bytesize: int, Flags: int)
@@ -22485,7 +22488,7 @@ def cuMemHostRegister(p, bytesize, Flags):
             raise ValueError(f"p holds {len(memoryview(p).cast('B'))} bytes but bytesize is {_c_bytesize}")
         with nogil:
             _result = cydriver.cuMemHostRegister(<void *>_c_p, _c_bytesize, _c_Flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_p)
@@ -22527,7 +22530,7 @@ def cuMemHostUnregister(p):
         _c_p = _support.address(p, &_view_p, False, "p")
         with nogil:
             _result = cydriver.cuMemHostUnregister(<void *>_c_p)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_p)
@@ -22584,7 +22587,7 @@ def cuMemcpy(dst, src, ByteCount):
     _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     with nogil:
         _result = cydriver.cuMemcpy(_c_dst, _c_src, _c_ByteCount)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
     """cuMemcpyPeer(dstDevice: CUdeviceptr | int, dstContext: CUcontext | int | None, srcDevice: CUdeviceptr | int, srcContext: CUcontext | int | None, ByteCount: int)
@@ -22632,7 +22635,7 @@ def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
     _c_srcContext = <cydriver.CUcontext>_support.handle_value(srcContext, CUcontext, "srcContext")
     with nogil:
         _result = cydriver.cuMemcpyPeer(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, _c_ByteCount)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
     """cuMemcpyHtoD(dstDevice: CUdeviceptr | int, srcHost: int | Buffer | None, ByteCount: int)
@@ -22688,7 +22691,7 @@ def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
             raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         with nogil:
             _result = cydriver.cuMemcpyHtoD(_c_dstDevice, <const void *>_c_srcHost, _c_ByteCount)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_srcHost)
@@ -22747,7 +22750,7 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
             raise ValueError(f"dstHost holds {len(memoryview(dstHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         with nogil:
             _result = cydriver.cuMemcpyDtoH(<void *>_c_dstHost, _c_srcDevice, _c_ByteCount)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dstHost)
@@ -22800,7 +22803,7 @@ def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):
     _c_ByteCount = <size_t>_support.unsigned_arg(ByteCount, sizeof(size_t), "ByteCount")
     with nogil:
         _result = cydriver.cuMemcpyDtoD(_c_dstDevice, _c_srcDevice, _c_ByteCount)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
     """cuMemcpyDtoA(dstArray: CUarray | int | None, dstOffset: int, srcDevice: CUdeviceptr | int, ByteCount: int)
@@ -22852,7 +22855,7 @@ def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
     _c_dstArray = <cydriver.CUarray>_support.handle_value(dstArray, CUarray, "dstArray")
     with nogil:
         _result = cydriver.cuMemcpyDtoA(_c_dstArray, _c_dstOffset, _c_srcDevice, _c_ByteCount)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
     """cuMemcpyAtoD(dstDevice: CUdeviceptr | int, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int)
@@ -22906,7 +22909,7 @@ def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
     _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
     with nogil:
         _result = cydriver.cuMemcpyAtoD(_c_dstDevice, _c_srcArray, _c_srcOffset, _c_ByteCount)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
     """cuMemcpyHtoA(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | Buffer | None, ByteCount: int)
@@ -22965,7 +22968,7 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
             raise ValueError(f"srcHost holds {len(memoryview(srcHost).cast('B'))} bytes but ByteCount is {_c_ByteCount}")
         with nogil:
             _result = cydriver.cuMemcpyHtoA(_c_dstArray, _c_dstOffset, <const void *>_c_srcHost, _c_ByteCount)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_srcHost)
@@ -23027,7 +23030,7 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
         _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
         with nogil:
             _result = cydriver.cuMemcpyAtoH(<void *>_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dstHost)
@@ -23088,7 +23091,7 @@ def cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount):
     _c_srcArray = <cydriver.CUarray>_support.handle_value(srcArray, CUarray, "srcArray")
     with nogil:
         _result = cydriver.cuMemcpyAtoA(_c_dstArray, _c_dstOffset, _c_srcArray, _c_srcOffset, _c_ByteCount)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy2D(pCopy):
     """cuMemcpy2D(pCopy: Optional[CUDA_MEMCPY2D])
@@ -23262,7 +23265,7 @@ def cuMemcpy2D(pCopy):
     _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY2D, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy2D(<const cydriver.CUDA_MEMCPY2D *>_c_pCopy)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy2DUnaligned(pCopy):
     """cuMemcpy2DUnaligned(pCopy: Optional[CUDA_MEMCPY2D])
@@ -23434,7 +23437,7 @@ def cuMemcpy2DUnaligned(pCopy):
     _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY2D, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy2DUnaligned(<const cydriver.CUDA_MEMCPY2D *>_c_pCopy)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy3D(pCopy):
     """cuMemcpy3D(pCopy: Optional[CUDA_MEMCPY3D])
@@ -23613,7 +23616,7 @@ def cuMemcpy3D(pCopy):
     _c_pCopy = _support.struct_pointer(pCopy, CUDA_MEMCPY3D, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy3D(<const cydriver.CUDA_MEMCPY3D *>_c_pCopy)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy3DPeer(pCopy):
     """cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER)
@@ -23647,7 +23650,7 @@ def cuMemcpy3DPeer(pCopy):
     _c_pCopy = _support.struct_pointer_required(pCopy, CUDA_MEMCPY3D_PEER, "pCopy")
     with nogil:
         _result = cydriver.cuMemcpy3DPeer(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyAsync(dst, src, ByteCount, hStream):
     """cuMemcpyAsync(dst: CUdeviceptr | int, src: CUdeviceptr | int, ByteCount: int, hStream: CUstream | int | None)
@@ -23708,7 +23711,7 @@ def cuMemcpyAsync(dst, src, ByteCount, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpyAsync(_c_dst, _c_src, _c_ByteCount, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream):
     """cuMemcpyPeerAsync(dstDevice: CUdeviceptr | int, dstContext: CUcontext | int | None, srcDevice: CUdeviceptr | int, srcContext: CUcontext | int | None, ByteCount: int, hStream: CUstream | int | None)
@@ -23761,7 +23764,7 @@ def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, h
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpyPeerAsync(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, _c_ByteCount, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
     """cuMemcpyHtoDAsync(dstDevice: CUdeviceptr | int, srcHost: int | Buffer | None, ByteCount: int, hStream: CUstream | int | None)
@@ -23824,7 +23827,7 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemcpyHtoDAsync(_c_dstDevice, <const void *>_c_srcHost, _c_ByteCount, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_srcHost)
@@ -23890,7 +23893,7 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemcpyDtoHAsync(<void *>_c_dstHost, _c_srcDevice, _c_ByteCount, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dstHost)
@@ -23950,7 +23953,7 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpyDtoDAsync(_c_dstDevice, _c_srcDevice, _c_ByteCount, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
     """cuMemcpyHtoAAsync(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | Buffer | None, ByteCount: int, hStream: CUstream | int | None)
@@ -24016,7 +24019,7 @@ def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemcpyHtoAAsync(_c_dstArray, _c_dstOffset, <const void *>_c_srcHost, _c_ByteCount, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_srcHost)
@@ -24085,7 +24088,7 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemcpyAtoHAsync(<void *>_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dstHost)
@@ -24269,7 +24272,7 @@ def cuMemcpy2DAsync(pCopy, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy2DAsync(<const cydriver.CUDA_MEMCPY2D *>_c_pCopy, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy3DAsync(pCopy, hStream):
     """cuMemcpy3DAsync(pCopy: Optional[CUDA_MEMCPY3D], hStream: CUstream | int | None)
@@ -24455,7 +24458,7 @@ def cuMemcpy3DAsync(pCopy, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy3DAsync(<const cydriver.CUDA_MEMCPY3D *>_c_pCopy, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy3DPeerAsync(pCopy, hStream):
     """cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER, hStream: CUstream | int | None)
@@ -24493,7 +24496,7 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy3DPeerAsync(<const cydriver.CUDA_MEMCPY3D_PEER *>_c_pCopy, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream):
     """cuMemcpyBatchAsync(dsts: Sequence[CUdeviceptr | int] | None, srcs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, attrs: Sequence[CUmemcpyAttributes] | None, attrsIdxs: Sequence[int] | None, numAttrs: int, hStream: CUstream | int | None)
@@ -24612,7 +24615,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemcpyBatchAsync(<cydriver.CUdeviceptr *>_c_dsts, <cydriver.CUdeviceptr *>_c_srcs, <size_t *>_c_sizes, _c_count, <cydriver.CUmemcpyAttributes *>_c_attrs, <size_t *>_c_attrsIdxs, _c_numAttrs, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dsts)
@@ -24706,7 +24709,7 @@ def cuMemcpy3DBatchAsync(numOps, opList, flags, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemcpy3DBatchAsync(_c_numOps, <cydriver.CUDA_MEMCPY3D_BATCH_OP *>_c_opList, _c_flags, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_opList)
@@ -24756,7 +24759,7 @@ def cuMemcpyWithAttributesAsync(dst, src, size, attr, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpyWithAttributesAsync(_c_dst, _c_src, _c_size, <cydriver.CUmemcpyAttributes *>_c_attr, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemcpy3DWithAttributesAsync(op, flags, hStream):
     """cuMemcpy3DWithAttributesAsync(op: Optional[CUDA_MEMCPY3D_BATCH_OP], flags: int, hStream: CUstream | int | None)
@@ -24795,7 +24798,7 @@ def cuMemcpy3DWithAttributesAsync(op, flags, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemcpy3DWithAttributesAsync(<cydriver.CUDA_MEMCPY3D_BATCH_OP *>_c_op, _c_flags, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD8(dstDevice, uc, N):
     """cuMemsetD8(dstDevice: CUdeviceptr | int, uc: int, N: int)
@@ -24844,7 +24847,7 @@ def cuMemsetD8(dstDevice, uc, N):
     _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     with nogil:
         _result = cydriver.cuMemsetD8(_c_dstDevice, _c_uc, _c_N)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD16(dstDevice, us, N):
     """cuMemsetD16(dstDevice: CUdeviceptr | int, us: int, N: int)
@@ -24893,7 +24896,7 @@ def cuMemsetD16(dstDevice, us, N):
     _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     with nogil:
         _result = cydriver.cuMemsetD16(_c_dstDevice, _c_us, _c_N)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD32(dstDevice, ui, N):
     """cuMemsetD32(dstDevice: CUdeviceptr | int, ui: int, N: int)
@@ -24942,7 +24945,7 @@ def cuMemsetD32(dstDevice, ui, N):
     _c_N = <size_t>_support.unsigned_arg(N, sizeof(size_t), "N")
     with nogil:
         _result = cydriver.cuMemsetD32(_c_dstDevice, _c_ui, _c_N)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
     """cuMemsetD2D8(dstDevice: CUdeviceptr | int, dstPitch: int, uc: int, Width: int, Height: int)
@@ -25000,7 +25003,7 @@ def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
     _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     with nogil:
         _result = cydriver.cuMemsetD2D8(_c_dstDevice, _c_dstPitch, _c_uc, _c_Width, _c_Height)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
     """cuMemsetD2D16(dstDevice: CUdeviceptr | int, dstPitch: int, us: int, Width: int, Height: int)
@@ -25059,7 +25062,7 @@ def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
     _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     with nogil:
         _result = cydriver.cuMemsetD2D16(_c_dstDevice, _c_dstPitch, _c_us, _c_Width, _c_Height)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
     """cuMemsetD2D32(dstDevice: CUdeviceptr | int, dstPitch: int, ui: int, Width: int, Height: int)
@@ -25118,7 +25121,7 @@ def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
     _c_Height = <size_t>_support.unsigned_arg(Height, sizeof(size_t), "Height")
     with nogil:
         _result = cydriver.cuMemsetD2D32(_c_dstDevice, _c_dstPitch, _c_ui, _c_Width, _c_Height)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD8Async(dstDevice, uc, N, hStream):
     """cuMemsetD8Async(dstDevice: CUdeviceptr | int, uc: int, N: int, hStream: CUstream | int | None)
@@ -25171,7 +25174,7 @@ def cuMemsetD8Async(dstDevice, uc, N, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD8Async(_c_dstDevice, _c_uc, _c_N, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD16Async(dstDevice, us, N, hStream):
     """cuMemsetD16Async(dstDevice: CUdeviceptr | int, us: int, N: int, hStream: CUstream | int | None)
@@ -25224,7 +25227,7 @@ def cuMemsetD16Async(dstDevice, us, N, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD16Async(_c_dstDevice, _c_us, _c_N, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD32Async(dstDevice, ui, N, hStream):
     """cuMemsetD32Async(dstDevice: CUdeviceptr | int, ui: int, N: int, hStream: CUstream | int | None)
@@ -25276,7 +25279,7 @@ def cuMemsetD32Async(dstDevice, ui, N, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD32Async(_c_dstDevice, _c_ui, _c_N, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
     """cuMemsetD2D8Async(dstDevice: CUdeviceptr | int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | int | None)
@@ -25338,7 +25341,7 @@ def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD2D8Async(_c_dstDevice, _c_dstPitch, _c_uc, _c_Width, _c_Height, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
     """cuMemsetD2D16Async(dstDevice: CUdeviceptr | int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | int | None)
@@ -25401,7 +25404,7 @@ def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD2D16Async(_c_dstDevice, _c_dstPitch, _c_us, _c_Width, _c_Height, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
     """cuMemsetD2D32Async(dstDevice: CUdeviceptr | int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | int | None)
@@ -25464,7 +25467,7 @@ def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemsetD2D32Async(_c_dstDevice, _c_dstPitch, _c_ui, _c_Width, _c_Height, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuArrayCreate(pAllocateArray):
     """cuArrayCreate(pAllocateArray: Optional[CUDA_ARRAY_DESCRIPTOR])
@@ -25928,7 +25931,7 @@ def cuArrayDestroy(hArray):
     _c_hArray = <cydriver.CUarray>_support.handle_value(hArray, CUarray, "hArray")
     with nogil:
         _result = cydriver.cuArrayDestroy(_c_hArray)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuArray3DCreate(pAllocateArray):
     """cuArray3DCreate(pAllocateArray: Optional[CUDA_ARRAY3D_DESCRIPTOR])
@@ -26511,7 +26514,7 @@ def cuMipmappedArrayDestroy(hMipmappedArray):
     _c_hMipmappedArray = <cydriver.CUmipmappedArray>_support.handle_value(hMipmappedArray, CUmipmappedArray, "hMipmappedArray")
     with nogil:
         _result = cydriver.cuMipmappedArrayDestroy(_c_hMipmappedArray)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemGetHandleForAddressRange(dptr, size, handleType, flags):
     """cuMemGetHandleForAddressRange(dptr: CUdeviceptr | int, size: int, handleType: CUmemRangeHandleType | int, flags: int)
@@ -26765,7 +26768,7 @@ def cuMemAddressFree(ptr, size):
     _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
         _result = cydriver.cuMemAddressFree(_c_ptr, _c_size)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemCreate(size, prop, flags):
     """cuMemCreate(size: int, prop: Optional[CUmemAllocationProp], flags: int)
@@ -26896,7 +26899,7 @@ def cuMemRelease(handle):
     _c_handle = ((<CUmemGenericAllocationHandle>handle)._value if type(handle) is CUmemGenericAllocationHandle else <cydriver.CUmemGenericAllocationHandle>_support.unsigned_arg(handle, sizeof(cydriver.CUmemGenericAllocationHandle), "handle"))
     with nogil:
         _result = cydriver.cuMemRelease(_c_handle)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemMap(ptr, size, offset, handle, flags):
     """cuMemMap(ptr: CUdeviceptr | int, size: int, offset: int, handle: CUmemGenericAllocationHandle | int, flags: int)
@@ -26974,7 +26977,7 @@ def cuMemMap(ptr, size, offset, handle, flags):
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
         _result = cydriver.cuMemMap(_c_ptr, _c_size, _c_offset, _c_handle, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemMapArrayAsync(mapInfoList, count, hStream):
     """cuMemMapArrayAsync(mapInfoList: Sequence[CUarrayMapInfo] | None, count: int, hStream: CUstream | int | None)
@@ -27129,7 +27132,7 @@ def cuMemMapArrayAsync(mapInfoList, count, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemMapArrayAsync(<cydriver.CUarrayMapInfo *>_c_mapInfoList, _c_count, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_mapInfoList)
@@ -27173,7 +27176,7 @@ def cuMemUnmap(ptr, size):
     _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
         _result = cydriver.cuMemUnmap(_c_ptr, _c_size)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemSetAccess(ptr, size, desc, count):
     """cuMemSetAccess(ptr: CUdeviceptr | int, size: int, desc: Sequence[CUmemAccessDesc] | None, count: int)
@@ -27229,7 +27232,7 @@ def cuMemSetAccess(ptr, size, desc, count):
                 memcpy(&_c_desc[_i_desc], _support.struct_pointer_required(desc[_i_desc], CUmemAccessDesc, "desc"), sizeof(cydriver.CUmemAccessDesc_st))
         with nogil:
             _result = cydriver.cuMemSetAccess(_c_ptr, _c_size, <const cydriver.CUmemAccessDesc *>_c_desc, _c_count)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_desc)
@@ -27524,7 +27527,7 @@ def cuMemFreeAsync(dptr, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemFreeAsync(_c_dptr, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemAllocAsync(bytesize, hStream):
     """cuMemAllocAsync(bytesize: int, hStream: CUstream | int | None)
@@ -27613,7 +27616,7 @@ def cuMemPoolTrimTo(pool, minBytesToKeep):
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuMemPoolTrimTo(_c_pool, _c_minBytesToKeep)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemPoolSetAttribute(pool, attr, value):
     """cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int, value: Any)
@@ -27674,7 +27677,7 @@ def cuMemPoolSetAttribute(pool, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cydriver.cuMemPoolSetAttribute(_c_pool, _c_attr, <void *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -27815,7 +27818,7 @@ def cuMemPoolSetAccess(pool, map, count):
                 memcpy(&_c_map[_i_map], _support.struct_pointer_required(map[_i_map], CUmemAccessDesc, "map"), sizeof(cydriver.CUmemAccessDesc_st))
         with nogil:
             _result = cydriver.cuMemPoolSetAccess(_c_pool, <const cydriver.CUmemAccessDesc *>_c_map, _c_count)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_map)
@@ -27968,7 +27971,7 @@ def cuMemPoolDestroy(pool):
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuMemPoolDestroy(_c_pool)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemGetDefaultMemPool(location, typename):
     """cuMemGetDefaultMemPool(location: Optional[CUmemLocation], typename: CUmemAllocationType | int)
@@ -28096,7 +28099,7 @@ def cuMemSetMemPool(location, typename, pool):
     _c_pool = <cydriver.CUmemoryPool>_support.handle_value(pool, CUmemoryPool, "pool")
     with nogil:
         _result = cydriver.cuMemSetMemPool(<cydriver.CUmemLocation *>_c_location, _c_typename, _c_pool)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemAllocFromPoolAsync(bytesize, pool, hStream):
     """cuMemAllocFromPoolAsync(bytesize: int, pool: CUmemoryPool | int | None, hStream: CUstream | int | None)
@@ -28448,7 +28451,7 @@ def cuMulticastAddDevice(mcHandle, dev):
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuMulticastAddDevice(_c_mcHandle, _c_dev)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
     """cuMulticastBindMem(mcHandle: CUmemGenericAllocationHandle | int, mcOffset: int, memHandle: CUmemGenericAllocationHandle | int, memOffset: int, size: int, flags: int)
@@ -28546,7 +28549,7 @@ def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
         _result = cydriver.cuMulticastBindMem(_c_mcHandle, _c_mcOffset, _c_memHandle, _c_memOffset, _c_size, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMulticastBindMem_v2(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags):
     """cuMulticastBindMem_v2(mcHandle: CUmemGenericAllocationHandle | int, dev: CUdevice | int, mcOffset: int, memHandle: CUmemGenericAllocationHandle | int, memOffset: int, size: int, flags: int)
@@ -28655,7 +28658,7 @@ def cuMulticastBindMem_v2(mcHandle, dev, mcOffset, memHandle, memOffset, size, f
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
         _result = cydriver.cuMulticastBindMem_v2(_c_mcHandle, _c_dev, _c_mcOffset, _c_memHandle, _c_memOffset, _c_size, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
     """cuMulticastBindAddr(mcHandle: CUmemGenericAllocationHandle | int, mcOffset: int, memptr: CUdeviceptr | int, size: int, flags: int)
@@ -28749,7 +28752,7 @@ def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
         _result = cydriver.cuMulticastBindAddr(_c_mcHandle, _c_mcOffset, _c_memptr, _c_size, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMulticastBindAddr_v2(mcHandle, dev, mcOffset, memptr, size, flags):
     """cuMulticastBindAddr_v2(mcHandle: CUmemGenericAllocationHandle | int, dev: CUdevice | int, mcOffset: int, memptr: CUdeviceptr | int, size: int, flags: int)
@@ -28852,7 +28855,7 @@ def cuMulticastBindAddr_v2(mcHandle, dev, mcOffset, memptr, size, flags):
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
         _result = cydriver.cuMulticastBindAddr_v2(_c_mcHandle, _c_dev, _c_mcOffset, _c_memptr, _c_size, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
     """cuMulticastUnbind(mcHandle: CUmemGenericAllocationHandle | int, dev: CUdevice | int, mcOffset: int, size: int)
@@ -28903,7 +28906,7 @@ def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
     _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
         _result = cydriver.cuMulticastUnbind(_c_mcHandle, _c_dev, _c_mcOffset, _c_size)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMulticastGetGranularity(prop, option):
     """cuMulticastGetGranularity(prop: Optional[CUmulticastObjectProp], option: CUmulticastGranularity_flags | int)
@@ -29148,7 +29151,7 @@ def cuLogicalEndpointIdRelease(baseLeId, count):
     _c_count = ((<cuuint32_t>count)._value if type(count) is cuuint32_t else <cydriver.cuuint32_t>_support.unsigned_arg(count, sizeof(cydriver.cuuint32_t), "count"))
     with nogil:
         _result = cydriver.cuLogicalEndpointIdRelease(_c_baseLeId, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogicalEndpointCreate(leId, prop):
     """cuLogicalEndpointCreate(leId: CUlogicalEndpointId | int, prop: CUlogicalEndpointProp)
@@ -29220,7 +29223,7 @@ def cuLogicalEndpointCreate(leId, prop):
     _c_prop = _support.struct_pointer_required(prop, CUlogicalEndpointProp, "prop")
     with nogil:
         _result = cydriver.cuLogicalEndpointCreate(_c_leId, <const cydriver.CUlogicalEndpointProp *>_c_prop)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogicalEndpointAddDevice(leId, dev):
     """cuLogicalEndpointAddDevice(leId: CUlogicalEndpointId | int, dev: CUdevice | int)
@@ -29279,7 +29282,7 @@ def cuLogicalEndpointAddDevice(leId, dev):
     _c_dev = ((<CUdevice>dev)._value if type(dev) is CUdevice else <cydriver.CUdevice>_support.signed_arg(dev, sizeof(cydriver.CUdevice), "dev"))
     with nogil:
         _result = cydriver.cuLogicalEndpointAddDevice(_c_leId, _c_dev)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogicalEndpointDestroy(leId):
     """cuLogicalEndpointDestroy(leId: CUlogicalEndpointId | int)
@@ -29322,7 +29325,7 @@ def cuLogicalEndpointDestroy(leId):
     _c_leId = ((<CUlogicalEndpointId>leId)._value if type(leId) is CUlogicalEndpointId else <cydriver.CUlogicalEndpointId>_support.unsigned_arg(leId, sizeof(cydriver.CUlogicalEndpointId), "leId"))
     with nogil:
         _result = cydriver.cuLogicalEndpointDestroy(_c_leId)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogicalEndpointBindAddr(leId, dev, offset, ptr, size, flags):
     """cuLogicalEndpointBindAddr(leId: CUlogicalEndpointId | int, dev: CUdevice | int, offset: cuuint64_t | int, ptr: int | Buffer | None, size: cuuint64_t | int, flags: int)
@@ -29422,7 +29425,7 @@ def cuLogicalEndpointBindAddr(leId, dev, offset, ptr, size, flags):
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         with nogil:
             _result = cydriver.cuLogicalEndpointBindAddr(_c_leId, _c_dev, _c_offset, <void *>_c_ptr, _c_size, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_ptr)
@@ -29525,7 +29528,7 @@ def cuLogicalEndpointBindMem(leId, dev, offset, memHandle, memOffset, size, flag
     _c_flags = <unsigned long long>_support.unsigned_arg(flags, sizeof(unsigned long long), "flags")
     with nogil:
         _result = cydriver.cuLogicalEndpointBindMem(_c_leId, _c_dev, _c_offset, _c_memHandle, _c_memOffset, _c_size, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogicalEndpointUnbind(leId, dev, offset, size):
     """cuLogicalEndpointUnbind(leId: CUlogicalEndpointId | int, dev: CUdevice | int, offset: cuuint64_t | int, size: cuuint64_t | int)
@@ -29586,7 +29589,7 @@ def cuLogicalEndpointUnbind(leId, dev, offset, size):
     _c_size = ((<cuuint64_t>size)._value if type(size) is cuuint64_t else <cydriver.cuuint64_t>_support.unsigned_arg(size, sizeof(cydriver.cuuint64_t), "size"))
     with nogil:
         _result = cydriver.cuLogicalEndpointUnbind(_c_leId, _c_dev, _c_offset, _c_size)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogicalEndpointExport(leId, handleType):
     """cuLogicalEndpointExport(leId: CUlogicalEndpointId | int, handleType: CUlogicalEndpointIpcHandleType | int)
@@ -29708,7 +29711,7 @@ def cuLogicalEndpointImport(leId, handle, handleType):
         _c_handleType = <cydriver.CUlogicalEndpointIpcHandleType>_support.enum_arg(handleType, "handleType")
         with nogil:
             _result = cydriver.cuLogicalEndpointImport(_c_leId, <const void *>_c_handle, _c_handleType)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_handle)
@@ -29932,7 +29935,7 @@ def cuFabricCpyBatchAsync(numOps, opList, flags, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuFabricCpyBatchAsync(_c_numOps, <cydriver.CUDA_FABRIC_COPY_BATCH_OP *>_c_opList, _c_flags, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_opList)
@@ -30260,7 +30263,7 @@ def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuMemPrefetchAsync(_c_devPtr, _c_count, _c_location[0], _c_flags, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemAdvise(devPtr, count, advice, location):
     """cuMemAdvise(devPtr: CUdeviceptr | int, count: int, advice: CUmem_advise | int, location: CUmemLocation)
@@ -30399,7 +30402,7 @@ def cuMemAdvise(devPtr, count, advice, location):
     _c_location = <cydriver.CUmemLocation_st*>_support.struct_pointer_required(location, CUmemLocation, "location")
     with nogil:
         _result = cydriver.cuMemAdvise(_c_devPtr, _c_count, _c_advice, _c_location[0])
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream):
     """cuMemPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: Sequence[CUmemLocation] | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, hStream: CUstream | int | None)
@@ -30484,7 +30487,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemPrefetchBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, _c_count, <cydriver.CUmemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dptrs)
@@ -30549,7 +30552,7 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemDiscardBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, _c_count, _c_flags, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dptrs)
@@ -30645,7 +30648,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuMemDiscardAndPrefetchBatchAsync(<cydriver.CUdeviceptr *>_c_dptrs, <size_t *>_c_sizes, _c_count, <cydriver.CUmemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dptrs)
@@ -30717,7 +30720,7 @@ def cuMemGetLocationInfo(ptr, size, summaryGranularity, samplingGranularity, loc
     _c_location_out = _support.struct_pointer(location_out, CUmemLocation, "location_out")
     with nogil:
         _result = cydriver.cuMemGetLocationInfo(_c_ptr, _c_size, _c_summaryGranularity, _c_samplingGranularity, <cydriver.CUmemLocation *>_c_location_out)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int, devPtr: CUdeviceptr | int, count: int)
@@ -30971,7 +30974,7 @@ def cuPointerSetAttribute(value, attribute, ptr):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cydriver.cuPointerSetAttribute(<const void *>_c_value.ptr, _c_attribute, _c_ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -31272,7 +31275,7 @@ def cuStreamBeginCaptureToCig(hStream, streamCigCaptureParams):
     _c_streamCigCaptureParams = _support.struct_pointer(streamCigCaptureParams, CUstreamCigCaptureParams, "streamCigCaptureParams")
     with nogil:
         _result = cydriver.cuStreamBeginCaptureToCig(_c_hStream, <cydriver.CUstreamCigCaptureParams *>_c_streamCigCaptureParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamEndCaptureToCig(hStream):
     """cuStreamEndCaptureToCig(hStream: CUstream | int | None)
@@ -31309,7 +31312,7 @@ def cuStreamEndCaptureToCig(hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuStreamEndCaptureToCig(_c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamGetPriority(hStream):
     """cuStreamGetPriority(hStream: CUstream | int | None)
@@ -31675,7 +31678,7 @@ def cuStreamWaitEvent(hStream, hEvent, Flags):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuStreamWaitEvent(_c_hStream, _c_hEvent, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamAddCallback(hStream, callback, userData, flags):
     """cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., None] | CUstreamCallback, userData: Any, flags: int)
@@ -31779,7 +31782,7 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
         _result = cydriver.cuStreamAddCallback(_c_hStream, _c_callback, _ctx, _c_flags)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamBeginCapture(hStream, mode):
     """cuStreamBeginCapture(hStream: CUstream | int | None, mode: CUstreamCaptureMode | int)
@@ -31829,7 +31832,7 @@ def cuStreamBeginCapture(hStream, mode):
     _c_mode = <cydriver.CUstreamCaptureMode>_support.enum_arg(mode, "mode")
     with nogil:
         _result = cydriver.cuStreamBeginCapture(_c_hStream, _c_mode)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamBeginRecaptureToGraph(hStream, mode, hGraph, callbackFunc, userData):
     """cuStreamBeginRecaptureToGraph(hStream: CUstream | int | None, mode: CUstreamCaptureMode | int, hGraph: CUgraph | int | None, callbackFunc: Callable[..., None] | CUgraphRecaptureCallback, userData: Any)
@@ -31901,7 +31904,7 @@ def cuStreamBeginRecaptureToGraph(hStream, mode, hGraph, callbackFunc, userData)
         _result = cydriver.cuStreamBeginRecaptureToGraph(_c_hStream, _c_mode, _c_hGraph, _c_callbackFunc, _ctx)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode):
     """cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, mode: CUstreamCaptureMode | int)
@@ -31978,7 +31981,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
         _c_mode = <cydriver.CUstreamCaptureMode>_support.enum_arg(mode, "mode")
         with nogil:
             _result = cydriver.cuStreamBeginCaptureToGraph(_c_hStream, _c_hGraph, <const cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_mode)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dependencies)
@@ -32291,7 +32294,7 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], CUgraphEdgeData, "dependencyData"), sizeof(cydriver.CUgraphEdgeData_st))
         with nogil:
             _result = cydriver.cuStreamUpdateCaptureDependencies(_c_hStream, <cydriver.CUgraphNode *>_c_dependencies, <const cydriver.CUgraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dependencies)
@@ -32399,7 +32402,7 @@ def cuStreamAttachMemAsync(hStream, dptr, length, flags):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuStreamAttachMemAsync(_c_hStream, _c_dptr, _c_length, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamQuery(hStream):
     """cuStreamQuery(hStream: CUstream | int | None)
@@ -32439,7 +32442,7 @@ def cuStreamQuery(hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuStreamQuery(_c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamSynchronize(hStream):
     """cuStreamSynchronize(hStream: CUstream | int | None)
@@ -32478,7 +32481,7 @@ def cuStreamSynchronize(hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuStreamSynchronize(_c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamDestroy(hStream):
     """cuStreamDestroy(hStream: CUstream | int | None)
@@ -32518,7 +32521,7 @@ def cuStreamDestroy(hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuStreamDestroy(_c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamCopyAttributes(dst, src):
     """cuStreamCopyAttributes(dst: CUstream | int | None, src: CUstream | int | None)
@@ -32550,7 +32553,7 @@ def cuStreamCopyAttributes(dst, src):
     _c_src = <cydriver.CUstream>_support.handle_value(src, CUstream, "src")
     with nogil:
         _result = cydriver.cuStreamCopyAttributes(_c_dst, _c_src)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamGetAttribute(hStream, attr):
     """cuStreamGetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttributeID | int)
@@ -32634,7 +32637,7 @@ def cuStreamSetAttribute(hStream, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cydriver.cuStreamSetAttribute(_c_hStream, _c_attr, <const cydriver.CUstreamAttrValue *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -32747,7 +32750,7 @@ def cuEventRecord(hEvent, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuEventRecord(_c_hEvent, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEventRecordWithFlags(hEvent, hStream, flags):
     """cuEventRecordWithFlags(hEvent: CUevent | int | None, hStream: CUstream | int | None, flags: int)
@@ -32811,7 +32814,7 @@ def cuEventRecordWithFlags(hEvent, hStream, flags):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuEventRecordWithFlags(_c_hEvent, _c_hStream, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEventQuery(hEvent):
     """cuEventQuery(hEvent: CUevent | int | None)
@@ -32853,7 +32856,7 @@ def cuEventQuery(hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuEventQuery(_c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEventSynchronize(hEvent):
     """cuEventSynchronize(hEvent: CUevent | int | None)
@@ -32894,7 +32897,7 @@ def cuEventSynchronize(hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuEventSynchronize(_c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEventDestroy(hEvent):
     """cuEventDestroy(hEvent: CUevent | int | None)
@@ -32933,7 +32936,7 @@ def cuEventDestroy(hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuEventDestroy(_c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEventElapsedTime(hStart, hEnd):
     """cuEventElapsedTime(hStart: CUevent | int | None, hEnd: CUevent | int | None)
@@ -33361,7 +33364,7 @@ def cuDestroyExternalMemory(extMem):
     _c_extMem = <cydriver.CUexternalMemory>_support.handle_value(extMem, CUexternalMemory, "extMem")
     with nogil:
         _result = cydriver.cuDestroyExternalMemory(_c_extMem)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuImportExternalSemaphore(semHandleDesc):
     """cuImportExternalSemaphore(semHandleDesc: Optional[CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC])
@@ -33655,7 +33658,7 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
         _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
         with nogil:
             _result = cydriver.cuSignalExternalSemaphoresAsync(<const cydriver.CUexternalSemaphore *>_c_extSemArray, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *>_c_paramsArray, _c_numExtSems, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_extSemArray)
@@ -33762,7 +33765,7 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
         _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
         with nogil:
             _result = cydriver.cuWaitExternalSemaphoresAsync(<const cydriver.CUexternalSemaphore *>_c_extSemArray, <const cydriver.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *>_c_paramsArray, _c_numExtSems, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_extSemArray)
@@ -33797,7 +33800,7 @@ def cuDestroyExternalSemaphore(extSem):
     _c_extSem = <cydriver.CUexternalSemaphore>_support.handle_value(extSem, CUexternalSemaphore, "extSem")
     with nogil:
         _result = cydriver.cuDestroyExternalSemaphore(_c_extSem)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamWaitValue32(stream, addr, value, flags):
     """cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint32_t | int, flags: int)
@@ -33857,7 +33860,7 @@ def cuStreamWaitValue32(stream, addr, value, flags):
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
     with nogil:
         _result = cydriver.cuStreamWaitValue32(_c_stream, _c_addr, _c_value, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamWaitValue64(stream, addr, value, flags):
     """cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint64_t | int, flags: int)
@@ -33916,7 +33919,7 @@ def cuStreamWaitValue64(stream, addr, value, flags):
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
     with nogil:
         _result = cydriver.cuStreamWaitValue64(_c_stream, _c_addr, _c_value, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamWriteValue32(stream, addr, value, flags):
     """cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint32_t | int, flags: int)
@@ -33961,7 +33964,7 @@ def cuStreamWriteValue32(stream, addr, value, flags):
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
     with nogil:
         _result = cydriver.cuStreamWriteValue32(_c_stream, _c_addr, _c_value, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamWriteValue64(stream, addr, value, flags):
     """cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int, value: cuuint64_t | int, flags: int)
@@ -34008,7 +34011,7 @@ def cuStreamWriteValue64(stream, addr, value, flags):
     _c_stream = <cydriver.CUstream>_support.handle_value(stream, CUstream, "stream")
     with nogil:
         _result = cydriver.cuStreamWriteValue64(_c_stream, _c_addr, _c_value, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamBatchMemOp(stream, count, paramArray, flags):
     """cuStreamBatchMemOp(stream: CUstream | int | None, count: int, paramArray: Sequence[CUstreamBatchMemOpParams] | None, flags: int)
@@ -34071,7 +34074,7 @@ def cuStreamBatchMemOp(stream, count, paramArray, flags):
                 memcpy(&_c_paramArray[_i_paramArray], _support.struct_pointer_required(paramArray[_i_paramArray], CUstreamBatchMemOpParams, "paramArray"), sizeof(cydriver.CUstreamBatchMemOpParams_union))
         with nogil:
             _result = cydriver.cuStreamBatchMemOp(_c_stream, _c_count, <cydriver.CUstreamBatchMemOpParams *>_c_paramArray, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_paramArray)
@@ -34271,7 +34274,7 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     _c_attrib = <cydriver.CUfunction_attribute>_support.enum_arg(attrib, "attrib")
     with nogil:
         _result = cydriver.cuFuncSetAttribute(_c_hfunc, _c_attrib, _c_value)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuFuncSetCacheConfig(hfunc, config):
     """cuFuncSetCacheConfig(hfunc: CUfunction | int | None, config: CUfunc_cache | int)
@@ -34327,7 +34330,7 @@ def cuFuncSetCacheConfig(hfunc, config):
     _c_config = <cydriver.CUfunc_cache>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuFuncSetCacheConfig(_c_hfunc, _c_config)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuFuncGetModule(hfunc):
     """cuFuncGetModule(hfunc: CUfunction | int | None)
@@ -34532,7 +34535,7 @@ def cuFuncLoad(function):
     _c_function = <cydriver.CUfunction>_support.handle_value(function, CUfunction, "function")
     with nogil:
         _result = cydriver.cuFuncLoad(_c_function)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra):
     """cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: Any, extra: int | Buffer | None)
@@ -34687,7 +34690,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         _c_extra = _support.address(extra, &_view_extra, False, "extra")
         with nogil:
             _result = cydriver.cuLaunchKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams, <void **>_c_extra)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_extra)
@@ -34983,7 +34986,7 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         _c_extra = _support.address(extra, &_view_extra, False, "extra")
         with nogil:
             _result = cydriver.cuLaunchKernelEx(<const cydriver.CUlaunchConfig *>_c_config, _c_f, _c_kernelParams, <void **>_c_extra)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_extra)
@@ -35105,7 +35108,7 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     _c_kernelParams = _support.kernel_params_pointer(_k_kernelParams)
     with nogil:
         _result = cydriver.cuLaunchCooperativeKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLaunchHostFunc(hStream, fn, userData):
     """cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., None] | CUhostFn, userData: Any)
@@ -35197,7 +35200,7 @@ def cuLaunchHostFunc(hStream, fn, userData):
         _result = cydriver.cuLaunchHostFunc(_c_hStream, _c_fn, _ctx)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLaunchHostFunc_v2(hStream, fn, userData, syncMode):
     """cuLaunchHostFunc_v2(hStream: CUstream | int | None, fn: Callable[..., None] | CUhostFn, userData: Any, syncMode: int)
@@ -35292,7 +35295,7 @@ def cuLaunchHostFunc_v2(hStream, fn, userData, syncMode):
         _result = cydriver.cuLaunchHostFunc_v2(_c_hStream, _c_fn, _ctx, _c_syncMode)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuFuncSetBlockShape(hfunc, x, y, z):
     """cuFuncSetBlockShape(hfunc: CUfunction | int | None, x: int, y: int, z: int)
@@ -35345,7 +35348,7 @@ def cuFuncSetBlockShape(hfunc, x, y, z):
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
         _result = cydriver.cuFuncSetBlockShape(_c_hfunc, _c_x, _c_y, _c_z)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuFuncSetSharedSize(hfunc, numbytes):
     """cuFuncSetSharedSize(hfunc: CUfunction | int | None, numbytes: int)
@@ -35392,7 +35395,7 @@ def cuFuncSetSharedSize(hfunc, numbytes):
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
         _result = cydriver.cuFuncSetSharedSize(_c_hfunc, _c_numbytes)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuParamSetSize(hfunc, numbytes):
     """cuParamSetSize(hfunc: CUfunction | int | None, numbytes: int)
@@ -35437,7 +35440,7 @@ def cuParamSetSize(hfunc, numbytes):
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
         _result = cydriver.cuParamSetSize(_c_hfunc, _c_numbytes)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuParamSeti(hfunc, offset, value):
     """cuParamSeti(hfunc: CUfunction | int | None, offset: int, value: int)
@@ -35485,7 +35488,7 @@ def cuParamSeti(hfunc, offset, value):
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
         _result = cydriver.cuParamSeti(_c_hfunc, _c_offset, _c_value)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuParamSetf(hfunc, offset, float value):
     """cuParamSetf(hfunc: CUfunction | int | None, offset: int, value: float)
@@ -35531,7 +35534,7 @@ def cuParamSetf(hfunc, offset, float value):
     _c_hfunc = <cydriver.CUfunction>_support.handle_value(hfunc, CUfunction, "hfunc")
     with nogil:
         _result = cydriver.cuParamSetf(_c_hfunc, _c_offset, value)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuParamSetv(hfunc, offset, ptr, numbytes):
     """cuParamSetv(hfunc: CUfunction | int | None, offset: int, ptr: int | Buffer | None, numbytes: int)
@@ -35586,7 +35589,7 @@ def cuParamSetv(hfunc, offset, ptr, numbytes):
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         with nogil:
             _result = cydriver.cuParamSetv(_c_hfunc, _c_offset, <void *>_c_ptr, _c_numbytes)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_ptr)
@@ -35652,7 +35655,7 @@ def cuLaunch(f):
     _c_f = <cydriver.CUfunction>_support.handle_value(f, CUfunction, "f")
     with nogil:
         _result = cydriver.cuLaunch(_c_f)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLaunchGrid(f, grid_width, grid_height):
     """cuLaunchGrid(f: CUfunction | int | None, grid_width: int, grid_height: int)
@@ -35721,7 +35724,7 @@ def cuLaunchGrid(f, grid_width, grid_height):
     _c_f = <cydriver.CUfunction>_support.handle_value(f, CUfunction, "f")
     with nogil:
         _result = cydriver.cuLaunchGrid(_c_f, _c_grid_width, _c_grid_height)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
     """cuLaunchGridAsync(f: CUfunction | int | None, grid_width: int, grid_height: int, hStream: CUstream | int | None)
@@ -35800,7 +35803,7 @@ def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuLaunchGridAsync(_c_f, _c_grid_width, _c_grid_height, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
     """cuLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[CUDA_LAUNCH_PARAMS] | None, numDevices: int, flags: int)
@@ -35961,7 +35964,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
                 memcpy(&_c_launchParamsList[_i_launchParamsList], _support.struct_pointer_required(launchParamsList[_i_launchParamsList], CUDA_LAUNCH_PARAMS, "launchParamsList"), sizeof(cydriver.CUDA_LAUNCH_PARAMS_st))
         with nogil:
             _result = cydriver.cuLaunchCooperativeKernelMultiDevice(<cydriver.CUDA_LAUNCH_PARAMS *>_c_launchParamsList, _c_numDevices, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_launchParamsList)
@@ -36003,7 +36006,7 @@ def cuParamSetTexRef(hfunc, texunit, hTexRef):
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
         _result = cydriver.cuParamSetTexRef(_c_hfunc, _c_texunit, _c_hTexRef)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuFuncSetSharedMemConfig(hfunc, config):
     """cuFuncSetSharedMemConfig(hfunc: CUfunction | int | None, config: CUsharedconfig | int)
@@ -36070,7 +36073,7 @@ def cuFuncSetSharedMemConfig(hfunc, config):
     _c_config = <cydriver.CUsharedconfig>_support.enum_arg(config, "config")
     with nogil:
         _result = cydriver.cuFuncSetSharedMemConfig(_c_hfunc, _c_config)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphCreate(flags):
     """cuGraphCreate(flags: int)
@@ -36337,7 +36340,7 @@ def cuGraphKernelNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphKernelNodeSetParams(_c_hNode, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx):
     """cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, copyParams: Optional[CUDA_MEMCPY3D], ctx: CUcontext | int | None)
@@ -36496,7 +36499,7 @@ def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_MEMCPY3D, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphMemcpyNodeSetParams(_c_hNode, <const cydriver.CUDA_MEMCPY3D *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ctx):
     """cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, memsetParams: Optional[CUDA_MEMSET_NODE_PARAMS], ctx: CUcontext | int | None)
@@ -36649,7 +36652,7 @@ def cuGraphMemsetNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_MEMSET_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphMemsetNodeSetParams(_c_hNode, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_HOST_NODE_PARAMS])
@@ -36799,7 +36802,7 @@ def cuGraphHostNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphHostNodeSetParams(_c_hNode, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
     """cuGraphAddChildGraphNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, childGraph: CUgraph | int | None)
@@ -37139,7 +37142,7 @@ def cuGraphEventRecordNodeSetEvent(hNode, event):
     _c_event = <cydriver.CUevent>_support.handle_value(event, CUevent, "event")
     with nogil:
         _result = cydriver.cuGraphEventRecordNodeSetEvent(_c_hNode, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
     """cuGraphAddEventWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, event: CUevent | int | None)
@@ -37294,7 +37297,7 @@ def cuGraphEventWaitNodeSetEvent(hNode, event):
     _c_event = <cydriver.CUevent>_support.handle_value(event, CUevent, "event")
     with nogil:
         _result = cydriver.cuGraphEventWaitNodeSetEvent(_c_hNode, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_EXT_SEM_SIGNAL_NODE_PARAMS])
@@ -37460,7 +37463,7 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_EXT_SEM_WAIT_NODE_PARAMS])
@@ -37627,7 +37630,7 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_BATCH_MEM_OP_NODE_PARAMS])
@@ -37796,7 +37799,7 @@ def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphBatchMemOpNodeSetParams(_c_hNode, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
     """cuGraphExecBatchMemOpNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_BATCH_MEM_OP_NODE_PARAMS])
@@ -37859,7 +37862,7 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_BATCH_MEM_OP_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecBatchMemOpNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_BATCH_MEM_OP_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
     """cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, numDependencies: int, nodeParams: Optional[CUDA_MEM_ALLOC_NODE_PARAMS])
@@ -38164,7 +38167,7 @@ def cuDeviceGraphMemTrim(device):
     _c_device = ((<CUdevice>device)._value if type(device) is CUdevice else <cydriver.CUdevice>_support.signed_arg(device, sizeof(cydriver.CUdevice), "device"))
     with nogil:
         _result = cydriver.cuDeviceGraphMemTrim(_c_device)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDeviceGetGraphMemAttribute(device, attr):
     """cuDeviceGetGraphMemAttribute(device: CUdevice | int, attr: CUgraphMem_attribute | int)
@@ -38258,7 +38261,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cydriver.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -38966,7 +38969,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], CUgraphEdgeData, "edgeData"), sizeof(cydriver.CUgraphEdgeData_st))
         with nogil:
             _result = cydriver.cuGraphAddDependencies(_c_hGraph, <const cydriver.CUgraphNode *>_c_from_, <const cydriver.CUgraphNode *>_c_to, <const cydriver.CUgraphEdgeData *>_c_edgeData, _c_numDependencies)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_from_)
@@ -39041,7 +39044,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], CUgraphEdgeData, "edgeData"), sizeof(cydriver.CUgraphEdgeData_st))
         with nogil:
             _result = cydriver.cuGraphRemoveDependencies(_c_hGraph, <const cydriver.CUgraphNode *>_c_from_, <const cydriver.CUgraphNode *>_c_to, <const cydriver.CUgraphEdgeData *>_c_edgeData, _c_numDependencies)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_from_)
@@ -39083,7 +39086,7 @@ def cuGraphDestroyNode(hNode):
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
     with nogil:
         _result = cydriver.cuGraphDestroyNode(_c_hNode)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphInstantiateWithFlags(hGraph, flags):
     """cuGraphInstantiateWithFlags(hGraph: CUgraph | int | None, flags: int)
@@ -39489,7 +39492,7 @@ def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_KERNEL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecKernelNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_KERNEL_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
     """cuGraphExecMemcpyNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, copyParams: Optional[CUDA_MEMCPY3D], ctx: CUcontext | int | None)
@@ -39554,7 +39557,7 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuGraphExecMemcpyNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_MEMCPY3D *>_c_copyParams, _c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
     """cuGraphExecMemsetNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, memsetParams: Optional[CUDA_MEMSET_NODE_PARAMS], ctx: CUcontext | int | None)
@@ -39623,7 +39626,7 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
     _c_ctx = <cydriver.CUcontext>_support.handle_value(ctx, CUcontext, "ctx")
     with nogil:
         _result = cydriver.cuGraphExecMemsetNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_MEMSET_NODE_PARAMS *>_c_memsetParams, _c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
     """cuGraphExecHostNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_HOST_NODE_PARAMS])
@@ -39677,7 +39680,7 @@ def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_HOST_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecHostNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_HOST_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph):
     """cuGraphExecChildGraphNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, childGraph: CUgraph | int | None)
@@ -39737,7 +39740,7 @@ def cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph):
     _c_childGraph = <cydriver.CUgraph>_support.handle_value(childGraph, CUgraph, "childGraph")
     with nogil:
         _result = cydriver.cuGraphExecChildGraphNodeSetParams(_c_hGraphExec, _c_hNode, _c_childGraph)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
     """cuGraphExecEventRecordNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, event: CUevent | int | None)
@@ -39794,7 +39797,7 @@ def cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
     _c_event = <cydriver.CUevent>_support.handle_value(event, CUevent, "event")
     with nogil:
         _result = cydriver.cuGraphExecEventRecordNodeSetEvent(_c_hGraphExec, _c_hNode, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
     """cuGraphExecEventWaitNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, event: CUevent | int | None)
@@ -39851,7 +39854,7 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
     _c_event = <cydriver.CUevent>_support.handle_value(event, CUevent, "event")
     with nogil:
         _result = cydriver.cuGraphExecEventWaitNodeSetEvent(_c_hGraphExec, _c_hNode, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams):
     """cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_EXT_SEM_SIGNAL_NODE_PARAMS])
@@ -39911,7 +39914,7 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePara
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecExternalSemaphoresSignalNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams):
     """cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: Optional[CUDA_EXT_SEM_WAIT_NODE_PARAMS])
@@ -39971,7 +39974,7 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams
     _c_nodeParams = _support.struct_pointer(nodeParams, CUDA_EXT_SEM_WAIT_NODE_PARAMS, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, <const cydriver.CUDA_EXT_SEM_WAIT_NODE_PARAMS *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     """cuGraphNodeSetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, isEnabled: int)
@@ -40031,7 +40034,7 @@ def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     _c_hNode = <cydriver.CUgraphNode>_support.handle_value(hNode, CUgraphNode, "hNode")
     with nogil:
         _result = cydriver.cuGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, _c_isEnabled)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphNodeGetEnabled(hGraphExec, hNode):
     """cuGraphNodeGetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None)
@@ -40122,7 +40125,7 @@ def cuGraphUpload(hGraphExec, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuGraphUpload(_c_hGraphExec, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphLaunch(hGraphExec, hStream):
     """cuGraphLaunch(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int | None)
@@ -40164,7 +40167,7 @@ def cuGraphLaunch(hGraphExec, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuGraphLaunch(_c_hGraphExec, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecDestroy(hGraphExec):
     """cuGraphExecDestroy(hGraphExec: CUgraphExec | int | None)
@@ -40199,7 +40202,7 @@ def cuGraphExecDestroy(hGraphExec):
     _c_hGraphExec = <cydriver.CUgraphExec>_support.handle_value(hGraphExec, CUgraphExec, "hGraphExec")
     with nogil:
         _result = cydriver.cuGraphExecDestroy(_c_hGraphExec)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphDestroy(hGraph):
     """cuGraphDestroy(hGraph: CUgraph | int | None)
@@ -40229,7 +40232,7 @@ def cuGraphDestroy(hGraph):
     _c_hGraph = <cydriver.CUgraph>_support.handle_value(hGraph, CUgraph, "hGraph")
     with nogil:
         _result = cydriver.cuGraphDestroy(_c_hGraph)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphExecUpdate(hGraphExec, hGraph):
     """cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | int | None)
@@ -40368,7 +40371,7 @@ def cuGraphKernelNodeCopyAttributes(dst, src):
     _c_src = <cydriver.CUgraphNode>_support.handle_value(src, CUgraphNode, "src")
     with nogil:
         _result = cydriver.cuGraphKernelNodeCopyAttributes(_c_dst, _c_src)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphKernelNodeGetAttribute(hNode, attr):
     """cuGraphKernelNodeGetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunchAttributeID | int)
@@ -40451,7 +40454,7 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cydriver.cuGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cydriver.CUkernelNodeAttrValue *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -40489,7 +40492,7 @@ def cuGraphDebugDotPrint(hGraph, path, flags):
         _c_path = PyBytes_AS_STRING(_b_path)
     with nogil:
         _result = cydriver.cuGraphDebugDotPrint(_c_hGraph, _c_path, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
     """cuUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialRefcount: int, flags: int)
@@ -40587,7 +40590,7 @@ def cuUserObjectRetain(object, count):
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
         _result = cydriver.cuUserObjectRetain(_c_object, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuUserObjectRelease(object, count):
     """cuUserObjectRelease(object: CUuserObject | int | None, count: int)
@@ -40627,7 +40630,7 @@ def cuUserObjectRelease(object, count):
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
         _result = cydriver.cuUserObjectRelease(_c_object, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphRetainUserObject(graph, object, count, flags):
     """cuGraphRetainUserObject(graph: CUgraph | int | None, object: CUuserObject | int | None, count: int, flags: int)
@@ -40671,7 +40674,7 @@ def cuGraphRetainUserObject(graph, object, count, flags):
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
         _result = cydriver.cuGraphRetainUserObject(_c_graph, _c_object, _c_count, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphReleaseUserObject(graph, object, count):
     """cuGraphReleaseUserObject(graph: CUgraph | int | None, object: CUuserObject | int | None, count: int)
@@ -40710,7 +40713,7 @@ def cuGraphReleaseUserObject(graph, object, count):
     _c_object = <cydriver.CUuserObject>_support.handle_value(object, CUuserObject, "object")
     with nogil:
         _result = cydriver.cuGraphReleaseUserObject(_c_graph, _c_object, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodeParams):
     """cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int | None] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, nodeParams: Optional[CUgraphNodeParams])
@@ -40911,7 +40914,7 @@ def cuGraphNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphNodeSetParams(_c_hNode, <cydriver.CUgraphNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphNodeSetParams_v2(hNode, nodeParams):
     """cuGraphNodeSetParams_v2(hNode: CUgraphNode | int | None, nodeParams: Optional[CUgraphNodeParams])
@@ -40955,7 +40958,7 @@ def cuGraphNodeSetParams_v2(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphNodeSetParams_v2(_c_hNode, <cydriver.CUgraphNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphNodeGetParams(hNode):
     """cuGraphNodeGetParams(hNode: CUgraphNode | int | None)
@@ -41063,7 +41066,7 @@ def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, CUgraphNodeParams, "nodeParams")
     with nogil:
         _result = cydriver.cuGraphExecNodeSetParams(_c_hGraphExec, _c_hNode, <cydriver.CUgraphNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
     """cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext | int | None, defaultLaunchValue: int, flags: int)
@@ -41584,7 +41587,7 @@ def cuTexRefSetArray(hTexRef, hArray, Flags):
     _c_hArray = <cydriver.CUarray>_support.handle_value(hArray, CUarray, "hArray")
     with nogil:
         _result = cydriver.cuTexRefSetArray(_c_hTexRef, _c_hArray, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
     """cuTexRefSetMipmappedArray(hTexRef: CUtexref | int | None, hMipmappedArray: CUmipmappedArray | int | None, Flags: int)
@@ -41629,7 +41632,7 @@ def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
     _c_hMipmappedArray = <cydriver.CUmipmappedArray>_support.handle_value(hMipmappedArray, CUmipmappedArray, "hMipmappedArray")
     with nogil:
         _result = cydriver.cuTexRefSetMipmappedArray(_c_hTexRef, _c_hMipmappedArray, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetAddress(hTexRef, dptr, numbytes):
     """cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int, numbytes: int)
@@ -41766,7 +41769,7 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
     _c_desc = _support.struct_pointer(desc, CUDA_ARRAY_DESCRIPTOR, "desc")
     with nogil:
         _result = cydriver.cuTexRefSetAddress2D(_c_hTexRef, <const cydriver.CUDA_ARRAY_DESCRIPTOR *>_c_desc, _c_dptr, _c_Pitch)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     """cuTexRefSetFormat(hTexRef: CUtexref | int | None, fmt: CUarray_format | int, NumPackedComponents: int)
@@ -41813,7 +41816,7 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     _c_fmt = <cydriver.CUarray_format>_support.enum_arg(fmt, "fmt")
     with nogil:
         _result = cydriver.cuTexRefSetFormat(_c_hTexRef, _c_fmt, _c_NumPackedComponents)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetAddressMode(hTexRef, dim, am):
     """cuTexRefSetAddressMode(hTexRef: CUtexref | int | None, dim: int, am: CUaddress_mode | int)
@@ -41871,7 +41874,7 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
     _c_am = <cydriver.CUaddress_mode>_support.enum_arg(am, "am")
     with nogil:
         _result = cydriver.cuTexRefSetAddressMode(_c_hTexRef, _c_dim, _c_am)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetFilterMode(hTexRef, fm):
     """cuTexRefSetFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mode | int)
@@ -41920,7 +41923,7 @@ def cuTexRefSetFilterMode(hTexRef, fm):
     _c_fm = <cydriver.CUfilter_mode>_support.enum_arg(fm, "fm")
     with nogil:
         _result = cydriver.cuTexRefSetFilterMode(_c_hTexRef, _c_fm)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     """cuTexRefSetMipmapFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mode | int)
@@ -41969,7 +41972,7 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     _c_fm = <cydriver.CUfilter_mode>_support.enum_arg(fm, "fm")
     with nogil:
         _result = cydriver.cuTexRefSetMipmapFilterMode(_c_hTexRef, _c_fm)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetMipmapLevelBias(hTexRef, float bias):
     """cuTexRefSetMipmapLevelBias(hTexRef: CUtexref | int | None, bias: float)
@@ -42009,7 +42012,7 @@ def cuTexRefSetMipmapLevelBias(hTexRef, float bias):
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
         _result = cydriver.cuTexRefSetMipmapLevelBias(_c_hTexRef, bias)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetMipmapLevelClamp(hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp):
     """cuTexRefSetMipmapLevelClamp(hTexRef: CUtexref | int | None, minMipmapLevelClamp: float, maxMipmapLevelClamp: float)
@@ -42051,7 +42054,7 @@ def cuTexRefSetMipmapLevelClamp(hTexRef, float minMipmapLevelClamp, float maxMip
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
         _result = cydriver.cuTexRefSetMipmapLevelClamp(_c_hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
     """cuTexRefSetMaxAnisotropy(hTexRef: CUtexref | int | None, maxAniso: int)
@@ -42093,7 +42096,7 @@ def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
         _result = cydriver.cuTexRefSetMaxAnisotropy(_c_hTexRef, _c_maxAniso)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefSetBorderColor(hTexRef, pBorderColor):
     """cuTexRefSetBorderColor(hTexRef: CUtexref | int | None, pBorderColor: Sequence[float] | None)
@@ -42145,7 +42148,7 @@ def cuTexRefSetBorderColor(hTexRef, pBorderColor):
                 _c_pBorderColor[_i_pBorderColor] = <float>float(pBorderColor[_i_pBorderColor])
         with nogil:
             _result = cydriver.cuTexRefSetBorderColor(_c_hTexRef, <float *>_c_pBorderColor)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_pBorderColor)
@@ -42203,7 +42206,7 @@ def cuTexRefSetFlags(hTexRef, Flags):
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
         _result = cydriver.cuTexRefSetFlags(_c_hTexRef, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexRefGetAddress(hTexRef):
     """cuTexRefGetAddress(hTexRef: CUtexref | int | None)
@@ -42789,7 +42792,7 @@ def cuTexRefDestroy(hTexRef):
     _c_hTexRef = <cydriver.CUtexref>_support.handle_value(hTexRef, CUtexref, "hTexRef")
     with nogil:
         _result = cydriver.cuTexRefDestroy(_c_hTexRef)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuSurfRefSetArray(hSurfRef, hArray, Flags):
     """cuSurfRefSetArray(hSurfRef: CUsurfref | int | None, hArray: CUarray | int | None, Flags: int)
@@ -42832,7 +42835,7 @@ def cuSurfRefSetArray(hSurfRef, hArray, Flags):
     _c_hArray = <cydriver.CUarray>_support.handle_value(hArray, CUarray, "hArray")
     with nogil:
         _result = cydriver.cuSurfRefSetArray(_c_hSurfRef, _c_hArray, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuSurfRefGetArray(hSurfRef):
     """cuSurfRefGetArray(hSurfRef: CUsurfref | int | None)
@@ -43141,7 +43144,7 @@ def cuTexObjectDestroy(texObject):
     _c_texObject = ((<CUtexObject>texObject)._value if type(texObject) is CUtexObject else <cydriver.CUtexObject>_support.unsigned_arg(texObject, sizeof(cydriver.CUtexObject), "texObject"))
     with nogil:
         _result = cydriver.cuTexObjectDestroy(_c_texObject)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuTexObjectGetResourceDesc(texObject):
     """cuTexObjectGetResourceDesc(texObject: CUtexObject | int)
@@ -43316,7 +43319,7 @@ def cuSurfObjectDestroy(surfObject):
     _c_surfObject = ((<CUsurfObject>surfObject)._value if type(surfObject) is CUsurfObject else <cydriver.CUsurfObject>_support.unsigned_arg(surfObject, sizeof(cydriver.CUsurfObject), "surfObject"))
     with nogil:
         _result = cydriver.cuSurfObjectDestroy(_c_surfObject)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuSurfObjectGetResourceDesc(surfObject):
     """cuSurfObjectGetResourceDesc(surfObject: CUsurfObject | int)
@@ -44142,7 +44145,7 @@ def cuTensorMapReplaceAddress(tensorMap, globalAddress):
         _c_globalAddress = _support.address(globalAddress, &_view_globalAddress, False, "globalAddress")
         with nogil:
             _result = cydriver.cuTensorMapReplaceAddress(<cydriver.CUtensorMap *>_c_tensorMap, <void *>_c_globalAddress)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_globalAddress)
@@ -44327,7 +44330,7 @@ def cuCtxEnablePeerAccess(peerContext, Flags):
     _c_peerContext = <cydriver.CUcontext>_support.handle_value(peerContext, CUcontext, "peerContext")
     with nogil:
         _result = cydriver.cuCtxEnablePeerAccess(_c_peerContext, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxDisablePeerAccess(peerContext):
     """cuCtxDisablePeerAccess(peerContext: CUcontext | int | None)
@@ -44364,7 +44367,7 @@ def cuCtxDisablePeerAccess(peerContext):
     _c_peerContext = <cydriver.CUcontext>_support.handle_value(peerContext, CUcontext, "peerContext")
     with nogil:
         _result = cydriver.cuCtxDisablePeerAccess(_c_peerContext)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     """cuDeviceGetP2PAttribute(attrib: CUdevice_P2PAttribute | int, srcDevice: CUdevice | int, dstDevice: CUdevice | int)
@@ -44536,7 +44539,7 @@ def cuGraphicsUnregisterResource(resource):
     _c_resource = <cydriver.CUgraphicsResource>_support.handle_value(resource, CUgraphicsResource, "resource")
     with nogil:
         _result = cydriver.cuGraphicsUnregisterResource(_c_resource)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
     """cuGraphicsSubResourceGetMappedArray(resource: CUgraphicsResource | int | None, arrayIndex: int, mipLevel: int)
@@ -44742,7 +44745,7 @@ def cuGraphicsResourceSetMapFlags(resource, flags):
     _c_resource = <cydriver.CUgraphicsResource>_support.handle_value(resource, CUgraphicsResource, "resource")
     with nogil:
         _result = cydriver.cuGraphicsResourceSetMapFlags(_c_resource, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphicsMapResources(count, resources, hStream):
     """cuGraphicsMapResources(count: int, resources: Sequence[CUgraphicsResource | int | None] | None, hStream: CUstream | int | None)
@@ -44802,7 +44805,7 @@ def cuGraphicsMapResources(count, resources, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuGraphicsMapResources(_c_count, <cydriver.CUgraphicsResource *>_c_resources, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_resources)
@@ -44861,7 +44864,7 @@ def cuGraphicsUnmapResources(count, resources, hStream):
         _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
         with nogil:
             _result = cydriver.cuGraphicsUnmapResources(_c_count, <cydriver.CUgraphicsResource *>_c_resources, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_resources)
@@ -45272,7 +45275,7 @@ def cuCoredumpSetAttribute(attrib, value):
             _c_size = _c_value.nbytes
         with nogil:
             _result = cydriver.cuCoredumpSetAttribute(_c_attrib, <void *>_c_value.ptr, &_c_size)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -45387,7 +45390,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
             _c_size = _c_value.nbytes
         with nogil:
             _result = cydriver.cuCoredumpSetAttributeGlobal(_c_attrib, <void *>_c_value.ptr, &_c_size)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -45532,7 +45535,7 @@ def cuCoredumpDeregisterStartCallback(callback):
     _c_callback = <cydriver.CUcoredumpCallbackHandle>_support.handle_value(callback, CUcoredumpCallbackHandle, "callback")
     with nogil:
         _result = cydriver.cuCoredumpDeregisterStartCallback(_c_callback)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCoredumpDeregisterCompleteCallback(callback):
     """cuCoredumpDeregisterCompleteCallback(callback: CUcoredumpCallbackHandle | int | None)
@@ -45566,7 +45569,7 @@ def cuCoredumpDeregisterCompleteCallback(callback):
     _c_callback = <cydriver.CUcoredumpCallbackHandle>_support.handle_value(callback, CUcoredumpCallbackHandle, "callback")
     with nogil:
         _result = cydriver.cuCoredumpDeregisterCompleteCallback(_c_callback)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGetExportTable(pExportTableId):
     """cuGetExportTable(pExportTableId: Optional[CUuuid])
@@ -45684,7 +45687,7 @@ def cuGreenCtxDestroy(hCtx):
     _c_hCtx = <cydriver.CUgreenCtx>_support.handle_value(hCtx, CUgreenCtx, "hCtx")
     with nogil:
         _result = cydriver.cuGreenCtxDestroy(_c_hCtx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCtxFromGreenCtx(hCtx):
     """cuCtxFromGreenCtx(hCtx: CUgreenCtx | int | None)
@@ -46209,7 +46212,7 @@ def cuGreenCtxRecordEvent(hCtx, hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuGreenCtxRecordEvent(_c_hCtx, _c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGreenCtxWaitEvent(hCtx, hEvent):
     """cuGreenCtxWaitEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int | None)
@@ -46255,7 +46258,7 @@ def cuGreenCtxWaitEvent(hCtx, hEvent):
     _c_hEvent = <cydriver.CUevent>_support.handle_value(hEvent, CUevent, "hEvent")
     with nogil:
         _result = cydriver.cuGreenCtxWaitEvent(_c_hCtx, _c_hEvent)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuStreamGetGreenCtx(hStream):
     """cuStreamGetGreenCtx(hStream: CUstream | int | None)
@@ -46542,7 +46545,7 @@ def cuLogsUnregisterCallback(callback):
     _c_callback = <cydriver.CUlogsCallbackHandle>_support.handle_value(callback, CUlogsCallbackHandle, "callback")
     with nogil:
         _result = cydriver.cuLogsUnregisterCallback(_c_callback)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuLogsCurrent(flags):
     """cuLogsCurrent(flags: int)
@@ -46775,7 +46778,7 @@ def cuCheckpointProcessLock(pid, args):
     _c_args = _support.struct_pointer(args, CUcheckpointLockArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessLock(_c_pid, <cydriver.CUcheckpointLockArgs *>_c_args)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCheckpointProcessCheckpoint(pid, args):
     """cuCheckpointProcessCheckpoint(pid: int, args: Optional[CUcheckpointCheckpointArgs])
@@ -46850,7 +46853,7 @@ def cuCheckpointProcessCheckpoint(pid, args):
     _c_args = _support.struct_pointer(args, CUcheckpointCheckpointArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessCheckpoint(_c_pid, <cydriver.CUcheckpointCheckpointArgs *>_c_args)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCheckpointProcessRestore(pid, args):
     """cuCheckpointProcessRestore(pid: int, args: Optional[CUcheckpointRestoreArgs])
@@ -46933,7 +46936,7 @@ def cuCheckpointProcessRestore(pid, args):
     _c_args = _support.struct_pointer(args, CUcheckpointRestoreArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessRestore(_c_pid, <cydriver.CUcheckpointRestoreArgs *>_c_args)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCheckpointOperationComplete(handle):
     """cuCheckpointOperationComplete(handle: CUcheckpointOperationHandle | int | None)
@@ -46979,7 +46982,7 @@ def cuCheckpointOperationComplete(handle):
     _c_handle = <cydriver.CUcheckpointOperationHandle>_support.handle_value(handle, CUcheckpointOperationHandle, "handle")
     with nogil:
         _result = cydriver.cuCheckpointOperationComplete(_c_handle)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuCheckpointProcessUnlock(pid, args):
     """cuCheckpointProcessUnlock(pid: int, args: Optional[CUcheckpointUnlockArgs])
@@ -47011,7 +47014,7 @@ def cuCheckpointProcessUnlock(pid, args):
     _c_args = _support.struct_pointer(args, CUcheckpointUnlockArgs, "args")
     with nogil:
         _result = cydriver.cuCheckpointProcessUnlock(_c_pid, <cydriver.CUcheckpointUnlockArgs *>_c_args)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuProfilerInitialize(configFile, outputFile, outputMode):
     """cuProfilerInitialize(configFile: bytes | str, outputFile: bytes | str, outputMode: CUoutput_mode | int)
@@ -47082,7 +47085,7 @@ def cuProfilerInitialize(configFile, outputFile, outputMode):
     _c_outputMode = <cydriver.CUoutput_mode>_support.enum_arg(outputMode, "outputMode")
     with nogil:
         _result = cydriver.cuProfilerInitialize(_c_configFile, _c_outputFile, _c_outputMode)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuProfilerStart():
     """cuProfilerStart()
@@ -47113,7 +47116,7 @@ def cuProfilerStart():
     cdef long long _result
     with nogil:
         _result = cydriver.cuProfilerStart()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuProfilerStop():
     """cuProfilerStop()
@@ -47144,7 +47147,7 @@ def cuProfilerStop():
     cdef long long _result
     with nogil:
         _result = cydriver.cuProfilerStop()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphicsEGLRegisterImage(image, flags):
     """cuGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int)
@@ -47314,7 +47317,7 @@ def cuEGLStreamConsumerDisconnect(conn):
         _result = cydriver.cuEGLStreamConsumerDisconnect(<cydriver.CUeglStreamConnection *>&_c_conn)
     if isinstance(conn, _support.Handle):
         _support.set_handle(conn, <void*>_c_conn)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout):
     """cuEGLStreamConsumerAcquireFrame(conn: CUeglStreamConnection | int | None, pCudaResource: CUgraphicsResource | int | None, pStream: CUstream | int | None, timeout: int)
@@ -47365,7 +47368,7 @@ def cuEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout):
         _support.set_handle(pCudaResource, <void*>_c_pCudaResource)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
     """cuEGLStreamConsumerReleaseFrame(conn: CUeglStreamConnection | int | None, pCudaResource: CUgraphicsResource | int | None, pStream: CUstream | int | None)
@@ -47405,7 +47408,7 @@ def cuEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEGLStreamProducerConnect(stream, width, height):
     """cuEGLStreamProducerConnect(stream: EGLStreamKHR | int | None, width: EGLint | int, height: EGLint | int)
@@ -47477,7 +47480,7 @@ def cuEGLStreamProducerDisconnect(conn):
         _result = cydriver.cuEGLStreamProducerDisconnect(<cydriver.CUeglStreamConnection *>&_c_conn)
     if isinstance(conn, _support.Handle):
         _support.set_handle(conn, <void*>_c_conn)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEGLStreamProducerPresentFrame(conn, eglframe, pStream):
     """cuEGLStreamProducerPresentFrame(conn: CUeglStreamConnection | int | None, eglframe: CUeglFrame, pStream: CUstream | int | None)
@@ -47543,7 +47546,7 @@ def cuEGLStreamProducerPresentFrame(conn, eglframe, pStream):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuEGLStreamProducerReturnFrame(conn, eglframe, pStream):
     """cuEGLStreamProducerReturnFrame(conn: CUeglStreamConnection | int | None, eglframe: Optional[CUeglFrame], pStream: CUstream | int | None)
@@ -47582,7 +47585,7 @@ def cuEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGraphicsResourceGetMappedEglFrame(resource, index, mipLevel):
     """cuGraphicsResourceGetMappedEglFrame(resource: CUgraphicsResource | int | None, index: int, mipLevel: int)
@@ -47979,7 +47982,7 @@ def cuGLInit():
     cdef long long _result
     with nogil:
         _result = cydriver.cuGLInit()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGLRegisterBufferObject(buffer):
     """cuGLRegisterBufferObject(buffer: GLuint | int)
@@ -48015,7 +48018,7 @@ def cuGLRegisterBufferObject(buffer):
     _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     with nogil:
         _result = cydriver.cuGLRegisterBufferObject(_c_buffer)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGLMapBufferObject(buffer):
     """cuGLMapBufferObject(buffer: GLuint | int)
@@ -48106,7 +48109,7 @@ def cuGLUnmapBufferObject(buffer):
     _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     with nogil:
         _result = cydriver.cuGLUnmapBufferObject(_c_buffer)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGLUnregisterBufferObject(buffer):
     """cuGLUnregisterBufferObject(buffer: GLuint | int)
@@ -48146,7 +48149,7 @@ def cuGLUnregisterBufferObject(buffer):
     _c_buffer = ((<GLuint>buffer)._value if type(buffer) is GLuint else <cydriver.GLuint>_support.unsigned_arg(buffer, sizeof(cydriver.GLuint), "buffer"))
     with nogil:
         _result = cydriver.cuGLUnregisterBufferObject(_c_buffer)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGLSetBufferObjectMapFlags(buffer, Flags):
     """cuGLSetBufferObjectMapFlags(buffer: GLuint | int, Flags: int)
@@ -48202,7 +48205,7 @@ def cuGLSetBufferObjectMapFlags(buffer, Flags):
     _c_Flags = <unsigned int>_support.unsigned_arg(Flags, sizeof(unsigned int), "Flags")
     with nogil:
         _result = cydriver.cuGLSetBufferObjectMapFlags(_c_buffer, _c_Flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuGLMapBufferObjectAsync(buffer, hStream):
     """cuGLMapBufferObjectAsync(buffer: GLuint | int, hStream: CUstream | int | None)
@@ -48299,7 +48302,7 @@ def cuGLUnmapBufferObjectAsync(buffer, hStream):
     _c_hStream = <cydriver.CUstream>_support.handle_value(hStream, CUstream, "hStream")
     with nogil:
         _result = cydriver.cuGLUnmapBufferObjectAsync(_c_buffer, _c_hStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cuVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
     """cuVDPAUGetDevice(vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None)

@@ -48,6 +48,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 class nvFatbinError(Exception):
     """A failed nvFatbin call: .status is the Result, .log the error log when one was kept."""
 

@@ -50,6 +50,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 class nvJitLinkError(Exception):
     """A failed nvJitLink call: .status is the Result, .log the error log when one was kept."""
 

@@ -50,6 +50,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 # Handles
 cdef class nvrtcProgram(_support.Handle):
     """nvrtcProgram(init_value=0, _ptr=0)
@@ -417,7 +420,7 @@ def nvrtcDestroyProgram(prog):
         _result = cynvrtc.nvrtcDestroyProgram(<cynvrtc.nvrtcProgram *>&_c_prog)
     if isinstance(prog, _support.Handle):
         _support.set_handle(prog, <void*>_c_prog)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def nvrtcCompileProgram(prog, numOptions, options):
     """nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None)
@@ -463,7 +466,7 @@ def nvrtcCompileProgram(prog, numOptions, options):
                 _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
             _result = cynvrtc.nvrtcCompileProgram(_c_prog, _c_numOptions, <const char *const *>_c_options)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_options)
@@ -537,7 +540,7 @@ def nvrtcGetPTX(prog, ptx=None):
         with nogil:
             _result = cynvrtc.nvrtcGetPTX(_c_prog, <char *>_c_ptx)
         if ptx is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_ptx))
@@ -619,7 +622,7 @@ def nvrtcGetCUBIN(prog, cubin=None):
         with nogil:
             _result = cynvrtc.nvrtcGetCUBIN(_c_prog, <char *>_c_cubin)
         if cubin is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_cubin))
@@ -697,7 +700,7 @@ def nvrtcGetLTOIR(prog, LTOIR=None):
         with nogil:
             _result = cynvrtc.nvrtcGetLTOIR(_c_prog, <char *>_c_LTOIR)
         if LTOIR is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_LTOIR))
@@ -775,7 +778,7 @@ def nvrtcGetOptiXIR(prog, optixir=None):
         with nogil:
             _result = cynvrtc.nvrtcGetOptiXIR(_c_prog, <char *>_c_optixir)
         if optixir is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_optixir))
@@ -855,7 +858,7 @@ def nvrtcGetProgramLog(prog, log=None):
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLog(_c_prog, <char *>_c_log)
         if log is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_log))
@@ -897,7 +900,7 @@ def nvrtcAddNameExpression(prog, name_expression):
         _c_name_expression = PyBytes_AS_STRING(_b_name_expression)
     with nogil:
         _result = cynvrtc.nvrtcAddNameExpression(_c_prog, _c_name_expression)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def nvrtcGetLoweredName(prog, name_expression):
     """nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes | str)
@@ -989,7 +992,7 @@ def nvrtcSetPCHHeapSize(size):
     _c_size = <size_t>_support.unsigned_arg(size, sizeof(size_t), "size")
     with nogil:
         _result = cynvrtc.nvrtcSetPCHHeapSize(_c_size)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def nvrtcGetPCHCreateStatus(prog):
     """nvrtcGetPCHCreateStatus(prog: nvrtcProgram | int | None)
@@ -1029,7 +1032,7 @@ def nvrtcGetPCHCreateStatus(prog):
         _support.not_live(prog, "prog", "nvrtcProgram", "nvrtcCreateProgram", "nvrtcDestroyProgram")
     with nogil:
         _result = cynvrtc.nvrtcGetPCHCreateStatus(_c_prog)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def nvrtcGetPCHHeapSizeRequired(prog):
     """nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | int | None)
@@ -1118,7 +1121,7 @@ def nvrtcSetFlowCallback(prog, callback, payload):
         _c_payload = _support.address(payload, &_view_payload, False, "payload")
         with nogil:
             _result = cynvrtc.nvrtcSetFlowCallback(_c_prog, <int (*)(void *, void *) noexcept nogil>_c_callback, <void *>_c_payload)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_payload)
@@ -1190,7 +1193,7 @@ def nvrtcGetTileIR(prog, TileIR=None):
         with nogil:
             _result = cynvrtc.nvrtcGetTileIR(_c_prog, <char *>_c_TileIR)
         if TileIR is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_TileIR))

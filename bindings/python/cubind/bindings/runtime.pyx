@@ -238,6 +238,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 # Handles
 cdef class cudaDevResourceDesc_t(_support.Handle):
     """cudaDevResourceDesc_t(init_value=0, _ptr=0)
@@ -16912,7 +16915,7 @@ def cudaDeviceReset():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaDeviceReset()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceSynchronize():
     """cudaDeviceSynchronize()
@@ -16943,7 +16946,7 @@ def cudaDeviceSynchronize():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaDeviceSynchronize()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceSetLimit(limit, value):
     """cudaDeviceSetLimit(limit: cudaLimit | int, value: int)
@@ -17041,7 +17044,7 @@ def cudaDeviceSetLimit(limit, value):
     _c_limit = <cyruntime.cudaLimit>_support.enum_arg(limit, "limit")
     with nogil:
         _result = cyruntime.cudaDeviceSetLimit(_c_limit, _c_value)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetLimit(limit):
     """cudaDeviceGetLimit(limit: cudaLimit | int)
@@ -17279,7 +17282,7 @@ def cudaDeviceSetCacheConfig(cacheConfig):
     _c_cacheConfig = <cyruntime.cudaFuncCache>_support.enum_arg(cacheConfig, "cacheConfig")
     with nogil:
         _result = cyruntime.cudaDeviceSetCacheConfig(_c_cacheConfig)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetByPCIBusId(pciBusId):
     """cudaDeviceGetByPCIBusId(pciBusId: bytes | str)
@@ -17694,7 +17697,7 @@ def cudaIpcCloseMemHandle(devPtr):
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         with nogil:
             _result = cyruntime.cudaIpcCloseMemHandle(<void *>_c_devPtr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -17740,7 +17743,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target, scope):
     _c_scope = <cyruntime.cudaFlushGPUDirectRDMAWritesScope>_support.enum_arg(scope, "scope")
     with nogil:
         _result = cyruntime.cudaDeviceFlushGPUDirectRDMAWrites(_c_target, _c_scope)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     """cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., None] | cudaAsyncCallback, userData: Any)
@@ -17840,7 +17843,7 @@ def cudaDeviceUnregisterAsyncNotification(device, callback):
     _c_callback = <cyruntime.cudaAsyncCallbackHandle_t>_support.handle_value(callback, cudaAsyncCallbackHandle_t, "callback")
     with nogil:
         _result = cyruntime.cudaDeviceUnregisterAsyncNotification(_c_device, _c_callback)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetSharedMemConfig():
     """cudaDeviceGetSharedMemConfig()
@@ -17943,7 +17946,7 @@ def cudaDeviceSetSharedMemConfig(config):
     _c_config = <cyruntime.cudaSharedMemConfig>_support.enum_arg(config, "config")
     with nogil:
         _result = cyruntime.cudaDeviceSetSharedMemConfig(_c_config)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetLastError():
     """cudaGetLastError()
@@ -18002,7 +18005,7 @@ def cudaGetLastError():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaGetLastError()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaPeekAtLastError():
     """cudaPeekAtLastError()
@@ -18061,7 +18064,7 @@ def cudaPeekAtLastError():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaPeekAtLastError()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetErrorName(error):
     """cudaGetErrorName(error: cudaError_t | int)
@@ -18356,7 +18359,7 @@ def cudaDeviceSetMemPool(device, memPool):
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
         _result = cyruntime.cudaDeviceSetMemPool(_c_device, _c_memPool)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetMemPool(device):
     """cudaDeviceGetMemPool(device: int)
@@ -18469,7 +18472,7 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags):
         _c_nvSciSyncAttrList = _support.address(nvSciSyncAttrList, &_view_nvSciSyncAttrList, False, "nvSciSyncAttrList")
         with nogil:
             _result = cyruntime.cudaDeviceGetNvSciSyncAttributes(<void *>_c_nvSciSyncAttrList, _c_device, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_nvSciSyncAttrList)
@@ -18684,7 +18687,7 @@ def cudaInitDevice(device, deviceFlags, flags):
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
         _result = cyruntime.cudaInitDevice(_c_device, _c_deviceFlags, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaSetDevice(device):
     """cudaSetDevice(device: int)
@@ -18742,7 +18745,7 @@ def cudaSetDevice(device):
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
         _result = cyruntime.cudaSetDevice(_c_device)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetDevice():
     """cudaGetDevice()
@@ -18825,7 +18828,7 @@ def cudaSetValidDevices(device_arr, length):
                 _c_device_arr[_i_device_arr] = <int>_support.signed_arg(device_arr[_i_device_arr], sizeof(int), "device_arr")
         with nogil:
             _result = cyruntime.cudaSetValidDevices(<int *>_c_device_arr, _c_length)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_device_arr)
@@ -18908,7 +18911,7 @@ def cudaSetDeviceFlags(flags):
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
         _result = cyruntime.cudaSetDeviceFlags(_c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetDeviceFlags():
     """cudaGetDeviceFlags()
@@ -19327,7 +19330,7 @@ def cudaCtxResetPersistingL2Cache():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaCtxResetPersistingL2Cache()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamCopyAttributes(dst, src):
     """cudaStreamCopyAttributes(dst: cudaStream_t | int | None, src: cudaStream_t | int | None)
@@ -19359,7 +19362,7 @@ def cudaStreamCopyAttributes(dst, src):
     _c_src = <cyruntime.cudaStream_t>_support.handle_value(src, cudaStream_t, "src")
     with nogil:
         _result = cyruntime.cudaStreamCopyAttributes(_c_dst, _c_src)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamGetAttribute(hStream, attr):
     """cudaStreamGetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchAttributeID | int)
@@ -19443,7 +19446,7 @@ def cudaStreamSetAttribute(hStream, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cyruntime.cudaStreamSetAttribute(_c_hStream, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -19488,7 +19491,7 @@ def cudaStreamDestroy(stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaStreamDestroy(_c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamWaitEvent(stream, event, flags):
     """cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | int | None, flags: int)
@@ -19533,7 +19536,7 @@ def cudaStreamWaitEvent(stream, event, flags):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaStreamWaitEvent(_c_stream, _c_event, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamAddCallback(stream, callback, userData, flags):
     """cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., None] | cudaStreamCallback_t, userData: Any, flags: int)
@@ -19629,7 +19632,7 @@ def cudaStreamAddCallback(stream, callback, userData, flags):
         _result = cyruntime.cudaStreamAddCallback(_c_stream, _c_callback, _ctx, _c_flags)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamSynchronize(stream):
     """cudaStreamSynchronize(stream: cudaStream_t | int | None)
@@ -19662,7 +19665,7 @@ def cudaStreamSynchronize(stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaStreamSynchronize(_c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamQuery(stream):
     """cudaStreamQuery(stream: cudaStream_t | int | None)
@@ -19697,7 +19700,7 @@ def cudaStreamQuery(stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaStreamQuery(_c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
     """cudaStreamAttachMemAsync(stream: cudaStream_t | int | None, devPtr: int | Buffer | None, length: int, flags: int)
@@ -19799,7 +19802,7 @@ def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         with nogil:
             _result = cyruntime.cudaStreamAttachMemAsync(_c_stream, <void *>_c_devPtr, _c_length, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -19850,7 +19853,7 @@ def cudaStreamBeginCapture(stream, mode):
     _c_mode = <cyruntime.cudaStreamCaptureMode>_support.enum_arg(mode, "mode")
     with nogil:
         _result = cyruntime.cudaStreamBeginCapture(_c_stream, _c_mode)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamBeginRecaptureToGraph(stream, mode, graph, callbackData):
     """cudaStreamBeginRecaptureToGraph(stream: cudaStream_t | int | None, mode: cudaStreamCaptureMode | int, graph: cudaGraph_t | int | None, callbackData: Optional[cudaGraphRecaptureCallbackData])
@@ -19906,7 +19909,7 @@ def cudaStreamBeginRecaptureToGraph(stream, mode, graph, callbackData):
     _c_callbackData = _support.struct_pointer(callbackData, cudaGraphRecaptureCallbackData, "callbackData")
     with nogil:
         _result = cyruntime.cudaStreamBeginRecaptureToGraph(_c_stream, _c_mode, _c_graph, <cyruntime.cudaGraphRecaptureCallbackData *>_c_callbackData)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode):
     """cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cudaGraph_t | int | None, dependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, mode: cudaStreamCaptureMode | int)
@@ -19978,7 +19981,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
         _c_mode = <cyruntime.cudaStreamCaptureMode>_support.enum_arg(mode, "mode")
         with nogil:
             _result = cyruntime.cudaStreamBeginCaptureToGraph(_c_stream, _c_graph, <const cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_mode)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dependencies)
@@ -20285,7 +20288,7 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, nu
                 memcpy(&_c_dependencyData[_i_dependencyData], _support.struct_pointer_required(dependencyData[_i_dependencyData], cudaGraphEdgeData, "dependencyData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         with nogil:
             _result = cyruntime.cudaStreamUpdateCaptureDependencies(_c_stream, <cyruntime.cudaGraphNode_t *>_c_dependencies, <const cyruntime.cudaGraphEdgeData *>_c_dependencyData, _c_numDependencies, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dependencies)
@@ -20429,7 +20432,7 @@ def cudaEventRecord(event, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaEventRecord(_c_event, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEventRecordWithFlags(event, stream, flags):
     """cudaEventRecordWithFlags(event: cudaEvent_t | int | None, stream: cudaStream_t | int | None, flags: int)
@@ -20490,7 +20493,7 @@ def cudaEventRecordWithFlags(event, stream, flags):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaEventRecordWithFlags(_c_event, _c_stream, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEventQuery(event):
     """cudaEventQuery(event: cudaEvent_t | int | None)
@@ -20532,7 +20535,7 @@ def cudaEventQuery(event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaEventQuery(_c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEventSynchronize(event):
     """cudaEventSynchronize(event: cudaEvent_t | int | None)
@@ -20573,7 +20576,7 @@ def cudaEventSynchronize(event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaEventSynchronize(_c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEventDestroy(event):
     """cudaEventDestroy(event: cudaEvent_t | int | None)
@@ -20613,7 +20616,7 @@ def cudaEventDestroy(event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaEventDestroy(_c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEventElapsedTime(start, end):
     """cudaEventElapsedTime(start: cudaEvent_t | int | None, end: cudaEvent_t | int | None)
@@ -21037,7 +21040,7 @@ def cudaDestroyExternalMemory(extMem):
     _c_extMem = <cyruntime.cudaExternalMemory_t>_support.handle_value(extMem, cudaExternalMemory_t, "extMem")
     with nogil:
         _result = cyruntime.cudaDestroyExternalMemory(_c_extMem)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaImportExternalSemaphore(semHandleDesc):
     """cudaImportExternalSemaphore(semHandleDesc: Optional[cudaExternalSemaphoreHandleDesc])
@@ -21328,7 +21331,7 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stre
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaSignalExternalSemaphoresAsync(<const cyruntime.cudaExternalSemaphore_t *>_c_extSemArray, <const cyruntime.cudaExternalSemaphoreSignalParams *>_c_paramsArray, _c_numExtSems, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_extSemArray)
@@ -21435,7 +21438,7 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaWaitExternalSemaphoresAsync(<const cyruntime.cudaExternalSemaphore_t *>_c_extSemArray, <const cyruntime.cudaExternalSemaphoreWaitParams *>_c_paramsArray, _c_numExtSems, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_extSemArray)
@@ -21472,7 +21475,7 @@ def cudaDestroyExternalSemaphore(extSem):
     _c_extSem = <cyruntime.cudaExternalSemaphore_t>_support.handle_value(extSem, cudaExternalSemaphore_t, "extSem")
     with nogil:
         _result = cyruntime.cudaDestroyExternalSemaphore(_c_extSem)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
     """cudaLaunchKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: Any, sharedMem: int, stream: cudaStream_t | int | None)
@@ -21547,7 +21550,7 @@ def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaLaunchKernel(<const void *>_c_func, _c_gridDim[0], _c_blockDim[0], _c_args, _c_sharedMem, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_func)
@@ -21633,7 +21636,7 @@ def cudaLaunchKernelExC(config, func, args):
         _c_args = _support.kernel_params_pointer(_k_args)
         with nogil:
             _result = cyruntime.cudaLaunchKernelExC(<const cyruntime.cudaLaunchConfig_t *>_c_config, <const void *>_c_func, _c_args)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_func)
@@ -21717,7 +21720,7 @@ def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaLaunchCooperativeKernel(<const void *>_c_func, _c_gridDim[0], _c_blockDim[0], _c_args, _c_sharedMem, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_func)
@@ -21785,7 +21788,7 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
         _c_cacheConfig = <cyruntime.cudaFuncCache>_support.enum_arg(cacheConfig, "cacheConfig")
         with nogil:
             _result = cyruntime.cudaFuncSetCacheConfig(<const void *>_c_func, _c_cacheConfig)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_func)
@@ -21917,7 +21920,7 @@ def cudaFuncSetAttribute(func, attr, value):
         _c_attr = <cyruntime.cudaFuncAttribute>_support.enum_arg(attr, "attr")
         with nogil:
             _result = cyruntime.cudaFuncSetAttribute(<const void *>_c_func, _c_attr, _c_value)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_func)
@@ -22141,7 +22144,7 @@ def cudaLaunchHostFunc(stream, fn, userData):
         _result = cyruntime.cudaLaunchHostFunc(_c_stream, _c_fn, _ctx)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaLaunchHostFunc_v2(stream, fn, userData, syncMode):
     """cudaLaunchHostFunc_v2(stream: cudaStream_t | int | None, fn: Callable[..., None] | cudaHostFn_t, userData: Any, syncMode: int)
@@ -22237,7 +22240,7 @@ def cudaLaunchHostFunc_v2(stream, fn, userData, syncMode):
         _result = cyruntime.cudaLaunchHostFunc_v2(_c_stream, _c_fn, _ctx, _c_syncMode)
     if _result != 0 and _trampoline:
         _support.callback_discard(_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaFuncSetSharedMemConfig(func, config):
     """cudaFuncSetSharedMemConfig(func: int | Buffer | None, config: cudaSharedMemConfig | int)
@@ -22310,7 +22313,7 @@ def cudaFuncSetSharedMemConfig(func, config):
         _c_config = <cyruntime.cudaSharedMemConfig>_support.enum_arg(config, "config")
         with nogil:
             _result = cyruntime.cudaFuncSetSharedMemConfig(<const void *>_c_func, _c_config)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_func)
@@ -23015,7 +23018,7 @@ def cudaFree(devPtr):
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         with nogil:
             _result = cyruntime.cudaFree(<void *>_c_devPtr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -23054,7 +23057,7 @@ def cudaFreeHost(ptr):
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         with nogil:
             _result = cyruntime.cudaFreeHost(<void *>_c_ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_ptr)
@@ -23090,7 +23093,7 @@ def cudaFreeArray(array):
     _c_array = <cyruntime.cudaArray_t>_support.handle_value(array, cudaArray_t, "array")
     with nogil:
         _result = cyruntime.cudaFreeArray(_c_array)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaFreeMipmappedArray(mipmappedArray):
     """cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | int | None)
@@ -23123,7 +23126,7 @@ def cudaFreeMipmappedArray(mipmappedArray):
     _c_mipmappedArray = <cyruntime.cudaMipmappedArray_t>_support.handle_value(mipmappedArray, cudaMipmappedArray_t, "mipmappedArray")
     with nogil:
         _result = cyruntime.cudaFreeMipmappedArray(_c_mipmappedArray)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaHostAlloc(size, flags):
     """cudaHostAlloc(size: int, flags: int)
@@ -23327,7 +23330,7 @@ def cudaHostRegister(ptr, size, flags):
             raise ValueError(f"ptr holds {len(memoryview(ptr).cast('B'))} bytes but size is {_c_size}")
         with nogil:
             _result = cyruntime.cudaHostRegister(<void *>_c_ptr, _c_size, _c_flags)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_ptr)
@@ -23366,7 +23369,7 @@ def cudaHostUnregister(ptr):
         _c_ptr = _support.address(ptr, &_view_ptr, False, "ptr")
         with nogil:
             _result = cyruntime.cudaHostUnregister(<void *>_c_ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_ptr)
@@ -23932,7 +23935,7 @@ def cudaMemcpy3D(p):
     _c_p = _support.struct_pointer(p, cudaMemcpy3DParms, "p")
     with nogil:
         _result = cyruntime.cudaMemcpy3D(<const cyruntime.cudaMemcpy3DParms *>_c_p)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemcpy3DPeer(p):
     """cudaMemcpy3DPeer(p: Optional[cudaMemcpy3DPeerParms])
@@ -23974,7 +23977,7 @@ def cudaMemcpy3DPeer(p):
     _c_p = _support.struct_pointer(p, cudaMemcpy3DPeerParms, "p")
     with nogil:
         _result = cyruntime.cudaMemcpy3DPeer(<const cyruntime.cudaMemcpy3DPeerParms *>_c_p)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemcpy3DAsync(p, stream):
     """cudaMemcpy3DAsync(p: Optional[cudaMemcpy3DParms], stream: cudaStream_t | int | None)
@@ -24104,7 +24107,7 @@ def cudaMemcpy3DAsync(p, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaMemcpy3DAsync(<const cyruntime.cudaMemcpy3DParms *>_c_p, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemcpy3DPeerAsync(p, stream):
     """cudaMemcpy3DPeerAsync(p: Optional[cudaMemcpy3DPeerParms], stream: cudaStream_t | int | None)
@@ -24143,7 +24146,7 @@ def cudaMemcpy3DPeerAsync(p, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaMemcpy3DPeerAsync(<const cyruntime.cudaMemcpy3DPeerParms *>_c_p, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemGetInfo():
     """cudaMemGetInfo()
@@ -24507,7 +24510,7 @@ def cudaMemcpy(dst, src, count, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy(<void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -24575,7 +24578,7 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
             raise ValueError(f"src holds {len(memoryview(src).cast('B'))} bytes but count is {_c_count}")
         with nogil:
             _result = cyruntime.cudaMemcpyPeer(<void *>_c_dst, _c_dstDevice, <const void *>_c_src, _c_srcDevice, _c_count)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -24655,7 +24658,7 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy2D(<void *>_c_dst, _c_dpitch, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -24736,7 +24739,7 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy2DToArray(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_src)
@@ -24816,7 +24819,7 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpy2DFromArray(<void *>_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -24892,7 +24895,7 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
     _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
     with nogil:
         _result = cyruntime.cudaMemcpy2DArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_width, _c_height, _c_kind)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
     """cudaMemcpyToSymbol(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
@@ -24964,7 +24967,7 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyToSymbol(<const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_symbol)
@@ -25040,7 +25043,7 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyFromSymbol(<void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -25129,7 +25132,7 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyAsync(<void *>_c_dst, <const void *>_c_src, _c_count, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -25199,7 +25202,7 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyPeerAsync(<void *>_c_dst, _c_dstDevice, <const void *>_c_src, _c_srcDevice, _c_count, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -25320,7 +25323,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyBatchAsync(<void *const *>_c_dsts, <const void *const *>_c_srcs, <const size_t *>_c_sizes, _c_count, <cyruntime.cudaMemcpyAttributes *>_c_attrs, <size_t *>_c_attrsIdxs, _c_numAttrs, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dsts)
@@ -25412,7 +25415,7 @@ def cudaMemcpy3DBatchAsync(numOps, opList, flags, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy3DBatchAsync(_c_numOps, <cyruntime.cudaMemcpy3DBatchOp *>_c_opList, _c_flags, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_opList)
@@ -25471,7 +25474,7 @@ def cudaMemcpyWithAttributesAsync(dst, src, size, attr, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyWithAttributesAsync(<void *>_c_dst, <const void *>_c_src, _c_size, <cyruntime.cudaMemcpyAttributes *>_c_attr, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -25512,7 +25515,7 @@ def cudaMemcpy3DWithAttributesAsync(op, flags, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaMemcpy3DWithAttributesAsync(<cyruntime.cudaMemcpy3DBatchOp *>_c_op, _c_flags, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     """cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
@@ -25604,7 +25607,7 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy2DAsync(<void *>_c_dst, _c_dpitch, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -25695,7 +25698,7 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy2DToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_spitch, _c_width, _c_height, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_src)
@@ -25784,7 +25787,7 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpy2DFromArrayAsync(<void *>_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -25869,7 +25872,7 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyToSymbolAsync(<const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_symbol)
@@ -25955,7 +25958,7 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyFromSymbolAsync(<void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -26007,7 +26010,7 @@ def cudaMemset(devPtr, value, count):
             raise ValueError(f"devPtr holds {len(memoryview(devPtr).cast('B'))} bytes but count is {_c_count}")
         with nogil:
             _result = cyruntime.cudaMemset(<void *>_c_devPtr, _c_value, _c_count)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -26065,7 +26068,7 @@ def cudaMemset2D(devPtr, pitch, value, width, height):
         _c_devPtr = _support.address(devPtr, &_view_devPtr, False, "devPtr")
         with nogil:
             _result = cyruntime.cudaMemset2D(<void *>_c_devPtr, _c_pitch, _c_value, _c_width, _c_height)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -26128,7 +26131,7 @@ def cudaMemset3D(pitchedDevPtr, value, extent):
     _c_extent = <cyruntime.cudaExtent*>_support.struct_pointer_required(extent, cudaExtent, "extent")
     with nogil:
         _result = cyruntime.cudaMemset3D(_c_pitchedDevPtr[0], _c_value, _c_extent[0])
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemsetAsync(devPtr, value, count, stream):
     """cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream: cudaStream_t | int | None)
@@ -26186,7 +26189,7 @@ def cudaMemsetAsync(devPtr, value, count, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemsetAsync(<void *>_c_devPtr, _c_value, _c_count, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -26253,7 +26256,7 @@ def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemset2DAsync(<void *>_c_devPtr, _c_pitch, _c_value, _c_width, _c_height, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -26325,7 +26328,7 @@ def cudaMemset3DAsync(pitchedDevPtr, value, extent, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaMemset3DAsync(_c_pitchedDevPtr[0], _c_value, _c_extent[0], _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetSymbolAddress(symbol):
     """cudaGetSymbolAddress(symbol: int | Buffer | None)
@@ -26526,7 +26529,7 @@ def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemPrefetchAsync(<const void *>_c_devPtr, _c_count, _c_location[0], _c_flags, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -26614,7 +26617,7 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemPrefetchBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, _c_count, <cyruntime.cudaMemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dptrs)
@@ -26679,7 +26682,7 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemDiscardBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, _c_count, _c_flags, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dptrs)
@@ -26775,7 +26778,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemDiscardAndPrefetchBatchAsync(<void **>_c_dptrs, <size_t *>_c_sizes, _c_count, <cyruntime.cudaMemLocation *>_c_prefetchLocs, <size_t *>_c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_dptrs)
@@ -26852,7 +26855,7 @@ def cudaMemGetLocationInfo(devPtr, size, summaryGranularity, samplingGranularity
         _c_location_out = _support.struct_pointer(location_out, cudaMemLocation, "location_out")
         with nogil:
             _result = cyruntime.cudaMemGetLocationInfo(<void *>_c_devPtr, _c_size, _c_summaryGranularity, _c_samplingGranularity, <cyruntime.cudaMemLocation *>_c_location_out)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -27001,7 +27004,7 @@ def cudaMemAdvise(devPtr, count, advice, location):
         _c_location = <cyruntime.cudaMemLocation*>_support.struct_pointer_required(location, cudaMemLocation, "location")
         with nogil:
             _result = cyruntime.cudaMemAdvise(<const void *>_c_devPtr, _c_count, _c_advice, _c_location[0])
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -27280,7 +27283,7 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyToArray(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_count, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_src)
@@ -27352,7 +27355,7 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaMemcpyFromArray(<void *>_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -27423,7 +27426,7 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
     _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
     with nogil:
         _result = cyruntime.cudaMemcpyArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_count, _c_kind)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     """cudaMemcpyToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None)
@@ -27502,7 +27505,7 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, <const void *>_c_src, _c_count, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_src)
@@ -27583,7 +27586,7 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaMemcpyFromArrayAsync(<void *>_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -27678,7 +27681,7 @@ def cudaFreeAsync(devPtr, hStream):
         _c_hStream = <cyruntime.cudaStream_t>_support.handle_value(hStream, cudaStream_t, "hStream")
         with nogil:
             _result = cyruntime.cudaFreeAsync(<void *>_c_devPtr, _c_hStream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_devPtr)
@@ -27718,7 +27721,7 @@ def cudaMemPoolTrimTo(memPool, minBytesToKeep):
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
         _result = cyruntime.cudaMemPoolTrimTo(_c_memPool, _c_minBytesToKeep)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemPoolSetAttribute(memPool, attr, value):
     """cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int, value: Any)
@@ -27779,7 +27782,7 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cyruntime.cudaMemPoolSetAttribute(_c_memPool, _c_attr, <void *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -27914,7 +27917,7 @@ def cudaMemPoolSetAccess(memPool, descList, count):
                 memcpy(&_c_descList[_i_descList], _support.struct_pointer_required(descList[_i_descList], cudaMemAccessDesc, "descList"), sizeof(cyruntime.cudaMemAccessDesc))
         with nogil:
             _result = cyruntime.cudaMemPoolSetAccess(_c_memPool, <const cyruntime.cudaMemAccessDesc *>_c_descList, _c_count)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_descList)
@@ -28056,7 +28059,7 @@ def cudaMemPoolDestroy(memPool):
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
         _result = cyruntime.cudaMemPoolDestroy(_c_memPool)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMemGetDefaultMemPool(location, typename):
     """cudaMemGetDefaultMemPool(location: Optional[cudaMemLocation], typename: cudaMemAllocationType | int)
@@ -28182,7 +28185,7 @@ def cudaMemSetMemPool(location, typename, memPool):
     _c_memPool = <cyruntime.cudaMemPool_t>_support.handle_value(memPool, cudaMemPool_t, "memPool")
     with nogil:
         _result = cyruntime.cudaMemSetMemPool(<cyruntime.cudaMemLocation *>_c_location, _c_typename, _c_memPool)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaMallocFromPoolAsync(size, memPool, stream):
     """cudaMallocFromPoolAsync(size: int, memPool: cudaMemPool_t | int | None, stream: cudaStream_t | int | None)
@@ -28598,7 +28601,7 @@ def cudaDeviceEnablePeerAccess(peerDevice, flags):
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
         _result = cyruntime.cudaDeviceEnablePeerAccess(_c_peerDevice, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceDisablePeerAccess(peerDevice):
     """cudaDeviceDisablePeerAccess(peerDevice: int)
@@ -28630,7 +28633,7 @@ def cudaDeviceDisablePeerAccess(peerDevice):
     _c_peerDevice = <int>_support.signed_arg(peerDevice, sizeof(int), "peerDevice")
     with nogil:
         _result = cyruntime.cudaDeviceDisablePeerAccess(_c_peerDevice)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphicsUnregisterResource(resource):
     """cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | int | None)
@@ -28670,7 +28673,7 @@ def cudaGraphicsUnregisterResource(resource):
     _c_resource = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resource, cudaGraphicsResource_t, "resource")
     with nogil:
         _result = cyruntime.cudaGraphicsUnregisterResource(_c_resource)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphicsResourceSetMapFlags(resource, flags):
     """cudaGraphicsResourceSetMapFlags(resource: cudaGraphicsResource_t | int | None, flags: int)
@@ -28717,7 +28720,7 @@ def cudaGraphicsResourceSetMapFlags(resource, flags):
     _c_resource = <cyruntime.cudaGraphicsResource_t>_support.handle_value(resource, cudaGraphicsResource_t, "resource")
     with nogil:
         _result = cyruntime.cudaGraphicsResourceSetMapFlags(_c_resource, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphicsMapResources(count, resources, stream):
     """cudaGraphicsMapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int | None] | None, stream: cudaStream_t | int | None)
@@ -28776,7 +28779,7 @@ def cudaGraphicsMapResources(count, resources, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaGraphicsMapResources(_c_count, <cyruntime.cudaGraphicsResource_t *>_c_resources, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_resources)
@@ -28834,7 +28837,7 @@ def cudaGraphicsUnmapResources(count, resources, stream):
         _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
         with nogil:
             _result = cyruntime.cudaGraphicsUnmapResources(_c_count, <cyruntime.cudaGraphicsResource_t *>_c_resources, _c_stream)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_resources)
@@ -29334,7 +29337,7 @@ def cudaDestroyTextureObject(texObject):
     _c_texObject = ((<cudaTextureObject_t>texObject)._value if type(texObject) is cudaTextureObject_t else <cyruntime.cudaTextureObject_t>_support.unsigned_arg(texObject, sizeof(cyruntime.cudaTextureObject_t), "texObject"))
     with nogil:
         _result = cyruntime.cudaDestroyTextureObject(_c_texObject)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetTextureObjectResourceDesc(texObject):
     """cudaGetTextureObjectResourceDesc(texObject: cudaTextureObject_t | int)
@@ -29507,7 +29510,7 @@ def cudaDestroySurfaceObject(surfObject):
     _c_surfObject = ((<cudaSurfaceObject_t>surfObject)._value if type(surfObject) is cudaSurfaceObject_t else <cyruntime.cudaSurfaceObject_t>_support.unsigned_arg(surfObject, sizeof(cyruntime.cudaSurfaceObject_t), "surfObject"))
     with nogil:
         _result = cyruntime.cudaDestroySurfaceObject(_c_surfObject)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGetSurfaceObjectResourceDesc(surfObject):
     """cudaGetSurfaceObjectResourceDesc(surfObject: cudaSurfaceObject_t | int)
@@ -29683,7 +29686,7 @@ def cudaLogsUnregisterCallback(callback):
     _c_callback = <cyruntime.cudaLogsCallbackHandle>_support.handle_value(callback, cudaLogsCallbackHandle, "callback")
     with nogil:
         _result = cyruntime.cudaLogsUnregisterCallback(_c_callback)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaLogsCurrent(flags):
     """cudaLogsCurrent(flags: int)
@@ -30086,7 +30089,7 @@ def cudaGraphKernelNodeSetParams(node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaKernelNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphKernelNodeSetParams(_c_node, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphKernelNodeCopyAttributes(hDst, hSrc):
     """cudaGraphKernelNodeCopyAttributes(hDst: cudaGraphNode_t | int | None, hSrc: cudaGraphNode_t | int | None)
@@ -30118,7 +30121,7 @@ def cudaGraphKernelNodeCopyAttributes(hDst, hSrc):
     _c_hSrc = <cyruntime.cudaGraphNode_t>_support.handle_value(hSrc, cudaGraphNode_t, "hSrc")
     with nogil:
         _result = cyruntime.cudaGraphKernelNodeCopyAttributes(_c_hDst, _c_hSrc)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphKernelNodeGetAttribute(hNode, attr):
     """cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | int | None, attr: cudaLaunchAttributeID | int)
@@ -30201,7 +30204,7 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cyruntime.cudaGraphKernelNodeSetAttribute(_c_hNode, _c_attr, <const cyruntime.cudaLaunchAttributeValue *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -30681,7 +30684,7 @@ def cudaGraphMemcpyNodeSetParams(node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemcpy3DParms, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphMemcpyNodeSetParams(_c_node, <const cyruntime.cudaMemcpy3DParms *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind):
     """cudaGraphMemcpyNodeSetParamsToSymbol(node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
@@ -30750,7 +30753,7 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphMemcpyNodeSetParamsToSymbol(_c_node, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_symbol)
@@ -30823,7 +30826,7 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphMemcpyNodeSetParamsFromSymbol(_c_node, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -30894,7 +30897,7 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphMemcpyNodeSetParams1D(_c_node, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -31048,7 +31051,7 @@ def cudaGraphMemsetNodeSetParams(node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemsetParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphMemsetNodeSetParams(_c_node, <const cyruntime.cudaMemsetParams *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
     """cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, pNodeParams: Optional[cudaHostNodeParams])
@@ -31198,7 +31201,7 @@ def cudaGraphHostNodeSetParams(node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaHostNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphHostNodeSetParams(_c_node, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph):
     """cudaGraphAddChildGraphNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, childGraph: cudaGraph_t | int | None)
@@ -31536,7 +31539,7 @@ def cudaGraphEventRecordNodeSetEvent(node, event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaGraphEventRecordNodeSetEvent(_c_node, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
     """cudaGraphAddEventWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, event: cudaEvent_t | int | None)
@@ -31693,7 +31696,7 @@ def cudaGraphEventWaitNodeSetEvent(node, event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaGraphEventWaitNodeSetEvent(_c_node, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependencies, nodeParams):
     """cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams])
@@ -31858,7 +31861,7 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies, nodeParams):
     """cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams])
@@ -32024,7 +32027,7 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
     """cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, numDependencies: int, nodeParams: Optional[cudaMemAllocNodeParams])
@@ -32339,7 +32342,7 @@ def cudaDeviceGraphMemTrim(device):
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
         _result = cyruntime.cudaDeviceGraphMemTrim(_c_device)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetGraphMemAttribute(device, attr):
     """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int)
@@ -32447,7 +32450,7 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
         _support.typed_init(&_c_value, _t_value, value, "value", 0)
         with nogil:
             _result = cyruntime.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, <void *>_c_value.ptr)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.typed_release(&_c_value)
@@ -33161,7 +33164,7 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], cudaGraphEdgeData, "edgeData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         with nogil:
             _result = cyruntime.cudaGraphAddDependencies(_c_graph, <const cyruntime.cudaGraphNode_t *>_c_from_, <const cyruntime.cudaGraphNode_t *>_c_to, <const cyruntime.cudaGraphEdgeData *>_c_edgeData, _c_numDependencies)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_from_)
@@ -33235,7 +33238,7 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
                 memcpy(&_c_edgeData[_i_edgeData], _support.struct_pointer_required(edgeData[_i_edgeData], cudaGraphEdgeData, "edgeData"), sizeof(cyruntime.cudaGraphEdgeData_st))
         with nogil:
             _result = cyruntime.cudaGraphRemoveDependencies(_c_graph, <const cyruntime.cudaGraphNode_t *>_c_from_, <const cyruntime.cudaGraphNode_t *>_c_to, <const cyruntime.cudaGraphEdgeData *>_c_edgeData, _c_numDependencies)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_from_)
@@ -33280,7 +33283,7 @@ def cudaGraphDestroyNode(node):
     _c_node = <cyruntime.cudaGraphNode_t>_support.handle_value(node, cudaGraphNode_t, "node")
     with nogil:
         _result = cyruntime.cudaGraphDestroyNode(_c_node)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphInstantiate(graph, flags):
     """cudaGraphInstantiate(graph: cudaGraph_t | int | None, flags: int)
@@ -33692,7 +33695,7 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer_required(pNodeParams, cudaKernelNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecKernelNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaKernelNodeParams *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
     """cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaMemcpy3DParms])
@@ -33759,7 +33762,7 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemcpy3DParms, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecMemcpyNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaMemcpy3DParms *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, count, offset, kind):
     """cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int)
@@ -33846,7 +33849,7 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsToSymbol(_c_hGraphExec, _c_node, <const void *>_c_symbol, <const void *>_c_src, _c_count, _c_offset, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_symbol)
@@ -33937,7 +33940,7 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphExecMemcpyNodeSetParamsFromSymbol(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_symbol, _c_count, _c_offset, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -34024,7 +34027,7 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
         _c_kind = <cyruntime.cudaMemcpyKind>_support.enum_arg(kind, "kind")
         with nogil:
             _result = cyruntime.cudaGraphExecMemcpyNodeSetParams1D(_c_hGraphExec, _c_node, <void *>_c_dst, <const void *>_c_src, _c_count, _c_kind)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         _support.release_address(&_view_dst)
@@ -34096,7 +34099,7 @@ def cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaMemsetParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecMemsetNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaMemsetParams *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams):
     """cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: Optional[cudaHostNodeParams])
@@ -34152,7 +34155,7 @@ def cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams):
     _c_pNodeParams = _support.struct_pointer(pNodeParams, cudaHostNodeParams, "pNodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecHostNodeSetParams(_c_hGraphExec, _c_node, <const cyruntime.cudaHostNodeParams *>_c_pNodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecChildGraphNodeSetParams(hGraphExec, node, childGraph):
     """cudaGraphExecChildGraphNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, childGraph: cudaGraph_t | int | None)
@@ -34214,7 +34217,7 @@ def cudaGraphExecChildGraphNodeSetParams(hGraphExec, node, childGraph):
     _c_childGraph = <cyruntime.cudaGraph_t>_support.handle_value(childGraph, cudaGraph_t, "childGraph")
     with nogil:
         _result = cyruntime.cudaGraphExecChildGraphNodeSetParams(_c_hGraphExec, _c_node, _c_childGraph)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
     """cudaGraphExecEventRecordNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None)
@@ -34273,7 +34276,7 @@ def cudaGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaGraphExecEventRecordNodeSetEvent(_c_hGraphExec, _c_hNode, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
     """cudaGraphExecEventWaitNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None)
@@ -34332,7 +34335,7 @@ def cudaGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaGraphExecEventWaitNodeSetEvent(_c_hGraphExec, _c_hNode, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams):
     """cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreSignalNodeParams])
@@ -34394,7 +34397,7 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePa
     _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecExternalSemaphoresSignalNodeSetParams(_c_hGraphExec, _c_hNode, <const cyruntime.cudaExternalSemaphoreSignalNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams):
     """cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: Optional[cudaExternalSemaphoreWaitNodeParams])
@@ -34456,7 +34459,7 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodePara
     _c_nodeParams = _support.struct_pointer(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, <const cyruntime.cudaExternalSemaphoreWaitNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     """cudaGraphNodeSetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, isEnabled: int)
@@ -34508,7 +34511,7 @@ def cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     _c_hNode = <cyruntime.cudaGraphNode_t>_support.handle_value(hNode, cudaGraphNode_t, "hNode")
     with nogil:
         _result = cyruntime.cudaGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, _c_isEnabled)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphNodeGetEnabled(hGraphExec, hNode):
     """cudaGraphNodeGetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None)
@@ -34700,7 +34703,7 @@ def cudaGraphUpload(graphExec, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaGraphUpload(_c_graphExec, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphLaunch(graphExec, stream):
     """cudaGraphLaunch(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_t | int | None)
@@ -34742,7 +34745,7 @@ def cudaGraphLaunch(graphExec, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaGraphLaunch(_c_graphExec, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphExecDestroy(graphExec):
     """cudaGraphExecDestroy(graphExec: cudaGraphExec_t | int | None)
@@ -34775,7 +34778,7 @@ def cudaGraphExecDestroy(graphExec):
     _c_graphExec = <cyruntime.cudaGraphExec_t>_support.handle_value(graphExec, cudaGraphExec_t, "graphExec")
     with nogil:
         _result = cyruntime.cudaGraphExecDestroy(_c_graphExec)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphDestroy(graph):
     """cudaGraphDestroy(graph: cudaGraph_t | int | None)
@@ -34806,7 +34809,7 @@ def cudaGraphDestroy(graph):
     _c_graph = <cyruntime.cudaGraph_t>_support.handle_value(graph, cudaGraph_t, "graph")
     with nogil:
         _result = cyruntime.cudaGraphDestroy(_c_graph)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphDebugDotPrint(graph, path, flags):
     """cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str, flags: int)
@@ -34841,7 +34844,7 @@ def cudaGraphDebugDotPrint(graph, path, flags):
         _c_path = PyBytes_AS_STRING(_b_path)
     with nogil:
         _result = cyruntime.cudaGraphDebugDotPrint(_c_graph, _c_path, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
     """cudaUserObjectCreate(ptr: int | Buffer | None, destroy: int | None, initialRefcount: int, flags: int)
@@ -34939,7 +34942,7 @@ def cudaUserObjectRetain(object, count):
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
         _result = cyruntime.cudaUserObjectRetain(_c_object, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaUserObjectRelease(object, count):
     """cudaUserObjectRelease(object: cudaUserObject_t | int | None, count: int)
@@ -34979,7 +34982,7 @@ def cudaUserObjectRelease(object, count):
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
         _result = cyruntime.cudaUserObjectRelease(_c_object, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphRetainUserObject(graph, object, count, flags):
     """cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int, flags: int)
@@ -35023,7 +35026,7 @@ def cudaGraphRetainUserObject(graph, object, count, flags):
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
         _result = cyruntime.cudaGraphRetainUserObject(_c_graph, _c_object, _c_count, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphReleaseUserObject(graph, object, count):
     """cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object: cudaUserObject_t | int | None, count: int)
@@ -35062,7 +35065,7 @@ def cudaGraphReleaseUserObject(graph, object, count):
     _c_object = <cyruntime.cudaUserObject_t>_support.handle_value(object, cudaUserObject_t, "object")
     with nogil:
         _result = cyruntime.cudaGraphReleaseUserObject(_c_graph, _c_object, _c_count)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, nodeParams):
     """cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int | None] | None, dependencyData: Sequence[cudaGraphEdgeData] | None, numDependencies: int, nodeParams: Optional[cudaGraphNodeParams])
@@ -35185,7 +35188,7 @@ def cudaGraphNodeSetParams(node, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, cudaGraphNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphNodeSetParams(_c_node, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphNodeGetParams(node):
     """cudaGraphNodeGetParams(node: cudaGraphNode_t | int | None)
@@ -35297,7 +35300,7 @@ def cudaGraphExecNodeSetParams(graphExec, node, nodeParams):
     _c_nodeParams = _support.struct_pointer(nodeParams, cudaGraphNodeParams, "nodeParams")
     with nogil:
         _result = cyruntime.cudaGraphExecNodeSetParams(_c_graphExec, _c_node, <cyruntime.cudaGraphNodeParams *>_c_nodeParams)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags):
     """cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLaunchValue: int, flags: int)
@@ -35833,7 +35836,7 @@ def cudaLibraryUnload(library):
     _c_library = <cyruntime.cudaLibrary_t>_support.handle_value(library, cudaLibrary_t, "library")
     with nogil:
         _result = cyruntime.cudaLibraryUnload(_c_library)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaLibraryGetKernel(library, name):
     """cudaLibraryGetKernel(library: cudaLibrary_t | int | None, name: bytes | str)
@@ -36193,7 +36196,7 @@ def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
     _c_attr = <cyruntime.cudaFuncAttribute>_support.enum_arg(attr, "attr")
     with nogil:
         _result = cyruntime.cudaKernelSetAttributeForDevice(_c_kernel, _c_attr, _c_value, _c_device)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetDevResource(device, typename):
     """cudaDeviceGetDevResource(device: int, typename: cudaDevResourceType | int)
@@ -36686,7 +36689,7 @@ def cudaExecutionCtxDestroy(ctx):
     _c_ctx = <cyruntime.cudaExecutionContext_t>_support.handle_value(ctx, cudaExecutionContext_t, "ctx")
     with nogil:
         _result = cyruntime.cudaExecutionCtxDestroy(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaExecutionCtxGetDevResource(ctx, typename):
     """cudaExecutionCtxGetDevResource(ctx: cudaExecutionContext_t | int | None, typename: cudaDevResourceType | int)
@@ -36926,7 +36929,7 @@ def cudaExecutionCtxSynchronize(ctx):
     _c_ctx = <cyruntime.cudaExecutionContext_t>_support.handle_value(ctx, cudaExecutionContext_t, "ctx")
     with nogil:
         _result = cyruntime.cudaExecutionCtxSynchronize(_c_ctx)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaStreamGetDevResource(hStream, typename):
     """cudaStreamGetDevResource(hStream: cudaStream_t | int | None, typename: cudaDevResourceType | int)
@@ -37026,7 +37029,7 @@ def cudaExecutionCtxRecordEvent(ctx, event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaExecutionCtxRecordEvent(_c_ctx, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaExecutionCtxWaitEvent(ctx, event):
     """cudaExecutionCtxWaitEvent(ctx: cudaExecutionContext_t | int | None, event: cudaEvent_t | int | None)
@@ -37076,7 +37079,7 @@ def cudaExecutionCtxWaitEvent(ctx, event):
     _c_event = <cyruntime.cudaEvent_t>_support.handle_value(event, cudaEvent_t, "event")
     with nogil:
         _result = cyruntime.cudaExecutionCtxWaitEvent(_c_ctx, _c_event)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaDeviceGetExecutionCtx(device):
     """cudaDeviceGetExecutionCtx(device: int)
@@ -37237,7 +37240,7 @@ def cudaProfilerStart():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaProfilerStart()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaProfilerStop():
     """cudaProfilerStop()
@@ -37266,7 +37269,7 @@ def cudaProfilerStop():
     cdef long long _result
     with nogil:
         _result = cyruntime.cudaProfilerStop()
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def make_cudaPitchedPtr(d, p, xsz, ysz):
     """make_cudaPitchedPtr(d: int | Buffer | None, p: int, xsz: int, ysz: int)
@@ -37542,7 +37545,7 @@ def cudaEGLStreamConsumerDisconnect(conn):
         _result = cyruntime.cudaEGLStreamConsumerDisconnect(<cyruntime.cudaEglStreamConnection *>&_c_conn)
     if isinstance(conn, _support.Handle):
         _support.set_handle(conn, <void*>_c_conn)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout):
     """cudaEGLStreamConsumerAcquireFrame(conn: cudaEglStreamConnection | int | None, pCudaResource: cudaGraphicsResource_t | int | None, pStream: cudaStream_t | int | None, timeout: int)
@@ -37591,7 +37594,7 @@ def cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout):
         _support.set_handle(pCudaResource, <void*>_c_pCudaResource)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
     """cudaEGLStreamConsumerReleaseFrame(conn: cudaEglStreamConnection | int | None, pCudaResource: cudaGraphicsResource_t | int | None, pStream: cudaStream_t | int | None)
@@ -37631,7 +37634,7 @@ def cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEGLStreamProducerConnect(eglStream, width, height):
     """cudaEGLStreamProducerConnect(eglStream: EGLStreamKHR | int | None, width: EGLint | int, height: EGLint | int)
@@ -37707,7 +37710,7 @@ def cudaEGLStreamProducerDisconnect(conn):
         _result = cyruntime.cudaEGLStreamProducerDisconnect(<cyruntime.cudaEglStreamConnection *>&_c_conn)
     if isinstance(conn, _support.Handle):
         _support.set_handle(conn, <void*>_c_conn)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream):
     """cudaEGLStreamProducerPresentFrame(conn: cudaEglStreamConnection | int | None, eglframe: cudaEglFrame, pStream: cudaStream_t | int | None)
@@ -37763,7 +37766,7 @@ def cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
     """cudaEGLStreamProducerReturnFrame(conn: cudaEglStreamConnection | int | None, eglframe: Optional[cudaEglFrame], pStream: cudaStream_t | int | None)
@@ -37805,7 +37808,7 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _support.set_handle(conn, <void*>_c_conn)
     if isinstance(pStream, _support.Handle):
         _support.set_handle(pStream, <void*>_c_pStream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphicsResourceGetMappedEglFrame(resource, index, mipLevel):
     """cudaGraphicsResourceGetMappedEglFrame(resource: cudaGraphicsResource_t | int | None, index: int, mipLevel: int)
@@ -38145,7 +38148,7 @@ def cudaGLSetGLDevice(device):
     _c_device = <int>_support.signed_arg(device, sizeof(int), "device")
     with nogil:
         _result = cyruntime.cudaGLSetGLDevice(_c_device)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGLRegisterBufferObject(bufObj):
     """cudaGLRegisterBufferObject(bufObj: GLuint | int)
@@ -38178,7 +38181,7 @@ def cudaGLRegisterBufferObject(bufObj):
     _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLRegisterBufferObject(_c_bufObj)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGLMapBufferObject(bufObj):
     """cudaGLMapBufferObject(bufObj: GLuint | int)
@@ -38258,7 +38261,7 @@ def cudaGLUnmapBufferObject(bufObj):
     _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLUnmapBufferObject(_c_bufObj)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGLUnregisterBufferObject(bufObj):
     """cudaGLUnregisterBufferObject(bufObj: GLuint | int)
@@ -38291,7 +38294,7 @@ def cudaGLUnregisterBufferObject(bufObj):
     _c_bufObj = ((<GLuint>bufObj)._value if type(bufObj) is GLuint else <cyruntime.GLuint>_support.unsigned_arg(bufObj, sizeof(cyruntime.GLuint), "bufObj"))
     with nogil:
         _result = cyruntime.cudaGLUnregisterBufferObject(_c_bufObj)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGLSetBufferObjectMapFlags(bufObj, flags):
     """cudaGLSetBufferObjectMapFlags(bufObj: GLuint | int, flags: int)
@@ -38342,7 +38345,7 @@ def cudaGLSetBufferObjectMapFlags(bufObj, flags):
     _c_flags = <unsigned int>_support.unsigned_arg(flags, sizeof(unsigned int), "flags")
     with nogil:
         _result = cyruntime.cudaGLSetBufferObjectMapFlags(_c_bufObj, _c_flags)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGLMapBufferObjectAsync(bufObj, stream):
     """cudaGLMapBufferObjectAsync(bufObj: GLuint | int, stream: cudaStream_t | int | None)
@@ -38426,7 +38429,7 @@ def cudaGLUnmapBufferObjectAsync(bufObj, stream):
     _c_stream = <cyruntime.cudaStream_t>_support.handle_value(stream, cudaStream_t, "stream")
     with nogil:
         _result = cyruntime.cudaGLUnmapBufferObjectAsync(_c_bufObj, _c_stream)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaVDPAUGetDevice(vdpDevice, vdpGetProcAddress):
     """cudaVDPAUGetDevice(vdpDevice: VdpDevice | int, vdpGetProcAddress: int | None)
@@ -38511,7 +38514,7 @@ def cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress):
         raise ValueError("vdpGetProcAddress: the library calls this function, so it cannot be None or 0")
     with nogil:
         _result = cyruntime.cudaVDPAUSetVDPAUDevice(_c_device, _c_vdpDevice, <cyruntime.VdpGetProcAddress *>_c_vdpGetProcAddress)
-    return (_status(_result),)
+    return _status_alone(_result)
 
 def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface, flags):
     """cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: VdpVideoSurface | int, flags: int)

@@ -8,7 +8,7 @@ from cubind.bindings._support.callbacks cimport (
 from cubind.bindings._support.conversions cimport (
     alloc_array, as_bytes, as_int, c_string, check_count, check_list, enum_arg, plain_address, signed_arg,
     unsigned_arg)
-from cubind.bindings._support.enums cimport EnumTable, enum_member, status
+from cubind.bindings._support.enums cimport EnumTable, enum_member, status, status_alone
 from cubind.bindings._support.fields cimport (
     ArrayList, FieldArray, address_number, array_assign, array_list, char_array_assign, enum_field, field_address, field_items, float_field,
     handle_field, handle_list_field, int_field, keep, kept_array, struct_list_field, struct_text, value_field)

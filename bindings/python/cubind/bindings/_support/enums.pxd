@@ -11,9 +11,11 @@ cdef class EnumTable:
     cdef str status_name   # the class of the module's status codes
     cdef dict members      # name -> its class's value -> member dict, once converted
     cdef object success    # the status member for 0, once converted
+    cdef tuple success_alone  # (success,): what a call that returns its status alone returns
     cdef object enum_class(self, str name)
     cdef object new_member(self, str name, long long value)
     cdef object status_member(self, long long code)
+    cdef tuple status_alone_tuple(self, long long code)
 
 
 # The member of enum `name` for a C value (unknown values get a member of their own).
@@ -31,3 +33,12 @@ cdef inline object status(EnumTable table, long long code):
     if code == 0 and table.success is not None:
         return table.success
     return table.status_member(code)
+
+
+# The result of a call that returns its status alone, (status,). Tuples are
+# immutable, so every success returns the one (success,) tuple: no tuple is
+# made and freed per call.
+cdef inline tuple status_alone(EnumTable table, long long code):
+    if code == 0 and table.success_alone is not None:
+        return table.success_alone
+    return table.status_alone_tuple(code)

@@ -137,6 +137,7 @@ cdef class EnumTable:
         self.status_name = status_name
         self.members = {}
         self.success = None
+        self.success_alone = None
 
     def attribute(self, name):
         """The class `name` (or the one an alias names), built and set in the module."""
@@ -174,3 +175,9 @@ cdef class EnumTable:
         if code == 0:
             self.success = member
         return member
+
+    cdef tuple status_alone_tuple(self, long long code):
+        result = (self.status_member(code),)
+        if code == 0:
+            self.success_alone = result
+        return result

@@ -47,6 +47,9 @@ cdef inline object _enum_member(str name, long long value):
 cdef inline object _status(long long code):
     return _support.status(_enums, code)
 
+cdef inline tuple _status_alone(long long code):
+    return _support.status_alone(_enums, code)
+
 # Handles
 cdef class nvrtcProgram(_support.Handle):
     """nvrtcProgram(init_value=0, _ptr=0)
@@ -219,7 +222,7 @@ def nvrtcCompileProgram(prog, numOptions, options):
                 _c_options[_i_options] = PyBytes_AS_STRING(_keep_options[_i_options])
         with nogil:
             _result = cynvrtc.nvrtcCompileProgram(_c_prog, _c_numOptions, <const char *const *>_c_options)
-        return (_status(_result),)
+        return _status_alone(_result)
 
     finally:
         free(_c_options)
@@ -277,7 +280,7 @@ def nvrtcGetPTX(prog, ptx=None):
         with nogil:
             _result = cynvrtc.nvrtcGetPTX(_c_prog, <char *>_c_ptx)
         if ptx is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_ptx))
@@ -336,7 +339,7 @@ def nvrtcGetProgramLog(prog, log=None):
         with nogil:
             _result = cynvrtc.nvrtcGetProgramLog(_c_prog, <char *>_c_log)
         if log is not None:
-            return (_status(_result),)
+            return _status_alone(_result)
         if _result != 0:
             return (_status(_result), None)
         return (_status(0), bytes(_out_log))
