@@ -235,6 +235,14 @@ inline void remember_buffer_type(PyObject* o, PyTypeObject* t, bool numpy_number
   Py_XDECREF(reinterpret_cast<PyObject*>(old));
 }
 
+// The N bytes at `offset` in o into a parameter of `size` bytes, when size is N.
+template <std::size_t N>
+inline bool copy_value(char* slot, PyObject* o, Py_ssize_t offset, std::size_t size) {
+  if (size != N) return false;
+  std::memcpy(slot, reinterpret_cast<const char*>(o) + offset, N);
+  return true;
+}
+
 // Packs kernel arguments args[i], args[i + 1], ... (a tuple) into their
 // parameters' slots from `storage` on (each slot 8-byte aligned, sizes[i]
 // bytes), pointing pointers[i] at each, for as long as each is of a kind
@@ -299,20 +307,16 @@ inline Py_ssize_t pack_arguments(PyObject* args, Py_ssize_t i, Py_ssize_t n, con
         packed = pack_float(o, size, at);
         break;
       case kValue1:
-        packed = size == 1;
-        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 1);
+        packed = copy_value<1>(at, o, value_offset, size);
         break;
       case kValue2:
-        packed = size == 2;
-        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 2);
+        packed = copy_value<2>(at, o, value_offset, size);
         break;
       case kValue4:
-        packed = size == 4;
-        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 4);
+        packed = copy_value<4>(at, o, value_offset, size);
         break;
       case kValue8:
-        packed = size == 8;
-        if (packed) std::memcpy(at, reinterpret_cast<const char*>(o) + value_offset, 8);
+        packed = copy_value<8>(at, o, value_offset, size);
         break;
       case kValueInside:
         packed = size == value_size;
