@@ -392,17 +392,21 @@ mlReturn_t mlDeviceGetInstances(mlDevice_t device, unsigned int profileId, mlIns
 
 // A size pointer with bytes_of naming an output struct: the struct's sizeof
 // goes in, the call may rewrite it, and it is neither argument nor result.
+// bytes_of: is refused on a pointer to anything but one integer, and where
+// it names no output struct.
 TEST(EmitPythonFunctions, SizeOfAnOutputStructGoesInAndIsNotReturned) {
-  Library lib = codegen_test::parse_c(R"(
+  const std::string types = R"(
 typedef enum { ml_SUCCESS = 0 } mlReturn_t;
 typedef struct ml_dev_st *mlDevice_t;
 typedef struct { unsigned int version; unsigned int opaqueDataSize; char opaqueData[4]; } mlMetadata_t;
-mlReturn_t mlDeviceGetMetadata(mlDevice_t device, mlMetadata_t *metadata, unsigned int *bufferSize);
-)",
-                                      "ml.h", false);
-  const std::string module = raising_pyx(lib, "ml", R"(  mlDeviceGetMetadata:
-    params:
-      metadata: {direction: out}
+)";
+  const auto emit = [&](const std::string& function, const std::string& params) {
+    const std::string size = function == "mlDeviceGetMetadata" ? "unsigned int *bufferSize" : "unsigned int **bufferSizes";
+    Library lib = codegen_test::parse_c(
+        types + "mlReturn_t " + function + "(mlDevice_t device, mlMetadata_t *metadata, " + size + ");\n", "ml.h", false);
+    return raising_pyx(lib, "ml", "  " + function + ":\n    params:\n" + params);
+  };
+  const std::string module = emit("mlDeviceGetMetadata", R"(      metadata: {direction: out}
       bufferSize: {direction: inout, bytes_of: metadata}
 )");
   EXPECT_THAT(module, HasSubstr("def device_get_metadata(device):\n"));
@@ -410,6 +414,22 @@ mlReturn_t mlDeviceGetMetadata(mlDevice_t device, mlMetadata_t *metadata, unsign
   EXPECT_THAT(module, HasSubstr(".mlMetadata_t)\n"));
   EXPECT_THAT(module, HasSubstr("._ptr, &_c_buffer_size)\n"));
   EXPECT_THAT(module, HasSubstr("Returns: metadata; raises mlError on failure.\n"));
+  try {
+    emit("mlDeviceGetMetadataSizes", R"(      metadata: {direction: out}
+      bufferSizes: {direction: inout, bytes_of: metadata}
+)");
+    ADD_FAILURE() << "bytes_of: on a pointer to a pointer was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("bytes_of: is given to a parameter passed by value, or to a pointer to one integer"));
+  }
+  try {
+    emit("mlDeviceGetMetadata", R"(      metadata: {direction: out}
+      bufferSize: {direction: inout, bytes_of: device}
+)");
+    ADD_FAILURE() << "bytes_of: naming a handle argument was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("mlDeviceGetMetadata: bytes_of names 'device', which is no output struct"));
+  }
 }
 
 // structs: numpy (cuda.bindings.nvml's NumPy layer): a dtype per class named
