@@ -27,7 +27,7 @@ cdef extern from "Python.h":
 cimport cubind.core._cpp as cpp
 from cubind.core._memory._buffer cimport Buffer
 from cubind.core._module cimport Kernel
-from cubind.core._stream cimport Stream, _stream_handle
+from cubind.core._stream cimport _stream_handle
 
 
 cdef tuple _dim3(value, str field, bint optional_):
@@ -338,11 +338,8 @@ def launch(stream, config, kernel, *kernel_args):
     cdef PyObject* item
     cdef PyTypeObject* t
     cdef int registered
-    # An open Stream and a rendered LaunchConfig, the usual case, read in place.
-    if type(stream) is Stream and not (<Stream>stream)._closed:
-        handle = (<Stream>stream)._handle
-    else:
-        handle = _stream_handle(stream)
+    # A rendered LaunchConfig, the usual case, read in place (as an open Stream's handle is).
+    handle = _stream_handle(stream)
     if type(config) is LaunchConfig and (<LaunchConfig>config)._rendered:
         c = <LaunchConfig>config
     else:

@@ -20,7 +20,16 @@ cdef class Stream:
     @staticmethod
     cdef Stream _init_green(Context context, options)
     cdef int _device(self) except -1
-cdef cpp.CUstream _stream_handle(stream) except? NULL
+cdef cpp.CUstream _stream_handle_other(stream) except? NULL
+
+cdef inline cpp.CUstream _stream_handle(stream) except? NULL:
+    # The CUstream of a Stream, or of any object with __cuda_stream__; an
+    # open Stream's (the usual case, on every launch and allocation) read in
+    # place.
+    if type(stream) is Stream and not (<Stream>stream)._closed:
+        return (<Stream>stream)._handle
+    return _stream_handle_other(stream)
+
 cdef Stream _new_stream(int ordinal, options)
 cdef cpp.CUstream _stream_handle_of(Stream stream) except? NULL
 cdef Stream _legacy_default_stream

@@ -20,8 +20,9 @@ from cubind.core._host_callbacks cimport host_function, run_once
 from cubind.core._options import StreamOptions
 
 
-cdef cpp.CUstream _stream_handle(stream) except? NULL:
-    # The CUstream of a Stream, or of any object with __cuda_stream__.
+cdef cpp.CUstream _stream_handle_other(stream) except? NULL:
+    # _stream_handle of anything but an open Stream: a closed one, a
+    # subclass's, or the handle of an object with __cuda_stream__.
     if type(stream) is Stream:
         if (<Stream>stream)._closed:
             raise RuntimeError("Stream has been closed")

@@ -91,10 +91,7 @@ cdef int _allocate_into(Buffer buffer, MemoryResource mr, object size, object st
     mr._ensure()
     if not mr._cpp:
         raise NotImplementedError(f"{type(mr).__name__} must implement allocate(size, *, stream)")
-    if type(stream) is Stream and not (<Stream>stream)._closed:
-        handle = (<Stream>stream)._handle   # the usual case, read in place
-    else:
-        handle = _stream_handle(stream)
+    handle = _stream_handle(stream)
     if type(size) is int and size == 0:
         # As in cuda.core: a buffer of 0 bytes at address 0, of this
         # resource, with no driver call (there is nothing to allocate).
@@ -192,10 +189,7 @@ cdef class Buffer:
                 stream = LEGACY_DEFAULT_STREAM
         if _holds(self):
             if stream is not None:
-                if type(stream) is Stream and not (<Stream>stream)._closed:
-                    handle = (<Stream>stream)._handle
-                else:
-                    handle = _stream_handle(stream)
+                handle = _stream_handle(stream)
                 with nogil:
                     self._cpp.close(cpp.StreamRef(handle))
             else:
