@@ -148,8 +148,7 @@ cdef LaunchConfig _launch_config(config):
 cdef extern from "_launch_args.hpp" namespace "cubind_core":
     bint _pack_buffer_fast "cubind_core::pack_buffer"(PyObject* o, size_t size, char* slot) noexcept
     bint _exports_buffer "cubind_core::exports_buffer"(PyTypeObject* t) noexcept
-    int _pack_remembered "cubind_core::pack_remembered"(PyObject* o, PyTypeObject* t, size_t size,
-                                                        char* slot) noexcept
+    bint _remembered "cubind_core::remembered"(PyTypeObject* t) noexcept
     Py_ssize_t _pack_arguments "cubind_core::pack_arguments"(PyObject* args, Py_ssize_t i, Py_ssize_t n,
                                                              const size_t* sizes, char*& storage, void** pointers,
                                                              PyTypeObject* buffer_type,
@@ -171,11 +170,10 @@ cdef Py_ssize_t _BUFFER_ADDRESS_OFFSET = <char*>&(<Buffer>_no_buffer)._ptr - <ch
 # takes by another rule, which it then converts or explains: what this packs
 # is byte for byte what _pack packs.
 cdef bint _pack_buffer_of(PyObject* arg, PyTypeObject* t, size_t size, char* slot) noexcept:
-    # A type that passed the tests below when it was remembered: a NumPy
-    # numeric scalar's value, a ctypes object's bytes, or its export's.
-    cdef int packed = _pack_remembered(arg, t, size, slot)
-    if packed >= 0:
-        return packed
+    # A remembered type is packed by _pack_arguments, which stopped at arg
+    # because its bytes do not fit the parameter: the general way explains.
+    if _remembered(t):
+        return False
     if not _exports_buffer(t) or _registered_type(t) >= 0 or PyObject_TypeCheck(<object>arg, <PyTypeObject*>Buffer):
         # A Buffer subclass is its address, not its bytes, as in _pack.
         return False

@@ -178,25 +178,10 @@ inline void copy_argument(char* slot, const char* value, std::size_t size) {
   }
 }
 
-// An object of a type launch has looked at: 1 when packed, 0 when its bytes
-// are not `size` long or its export fails a test (the general way
-// explains), -1 when t has no entry (not looked at yet, or lost it).
-inline int pack_remembered(PyObject* o, PyTypeObject* t, std::size_t size, char* slot) {
-  const BufferType& known = buffer_type_entry(t);
-  if (known.type != t) return -1;
-  if (known.kind == kInline) {
-    if (static_cast<std::size_t>(known.size) != size) return 0;
-    copy_argument(slot, reinterpret_cast<const char*>(o) + known.offset, size);
-    return 1;
-  }
-  if (known.kind == kCData) {
-    const CDataHead* data = reinterpret_cast<const CDataHead*>(o);
-    if (static_cast<std::size_t>(data->b_size) != size || data->b_ptr == nullptr) return 0;
-    copy_argument(slot, data->b_ptr, size);
-    return 1;
-  }
-  return pack_buffer(o, size, slot) ? 1 : 0;
-}
+// Whether launch has looked at t (it has an entry): pack_arguments packs its
+// objects, and one it stopped at is refused there for good (the general way
+// explains).
+inline bool remembered(PyTypeObject* t) { return buffer_type_entry(t).type == t; }
 
 // Gives t its entry, from o, an object of t whose bytes pack_buffer has just
 // packed. `numpy_number`: the caller has checked that t is one of NumPy's
@@ -248,7 +233,7 @@ inline bool copy_value(char* slot, PyObject* o, Py_ssize_t offset, std::size_t s
 // bytes), pointing pointers[i] at each, for as long as each is of a kind
 // packed here: an int, bool or float, an exact Buffer (type `buffer_type`,
 // its address a uintptr_t at `buffer_address_offset` in the object), or an
-// object of a type pack_remembered knows. Returns the index of the first
+// object of a type launch has remembered. Returns the index of the first
 // argument it did not pack (n when it packed them all), with `storage` moved
 // past the slots it filled: launch packs that one its own way, explaining a
 // refusal, and calls again from the next. Nothing here can fail or call
