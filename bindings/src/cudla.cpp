@@ -92,67 +92,80 @@ const char* cudla_status_name(cudlaStatus status) noexcept {
 
 cudlaStatus cudlaGetVersion(uint64_t *const version) {
   using Fn = cudlaStatus (*)(uint64_t *const);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaGetVersion))(version);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaGetVersion)) return reinterpret_cast<Fn>(cubind_entry)(version);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaGetVersion, version);
 }
 
 cudlaStatus cudlaDeviceGetCount(uint64_t *const pNumDevices) {
   using Fn = cudlaStatus (*)(uint64_t *const);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaDeviceGetCount))(pNumDevices);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaDeviceGetCount)) return reinterpret_cast<Fn>(cubind_entry)(pNumDevices);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaDeviceGetCount, pNumDevices);
 }
 
 cudlaStatus cudlaCreateDevice(const uint64_t device, cudlaDevHandle *const devHandle, const uint32_t flags) {
   using Fn = cudlaStatus (*)(const uint64_t, cudlaDevHandle *const, const uint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaCreateDevice))(device, devHandle, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaCreateDevice)) return reinterpret_cast<Fn>(cubind_entry)(device, devHandle, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaCreateDevice, device, devHandle, flags);
 }
 
 cudlaStatus cudlaMemRegister(const cudlaDevHandle devHandle, const uint64_t *const ptr, const size_t size, uint64_t **const devPtr, const uint32_t flags) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle, const uint64_t *const, const size_t, uint64_t **const, const uint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaMemRegister))(devHandle, ptr, size, devPtr, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaMemRegister)) return reinterpret_cast<Fn>(cubind_entry)(devHandle, ptr, size, devPtr, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaMemRegister, devHandle, ptr, size, devPtr, flags);
 }
 
 cudlaStatus cudlaModuleLoadFromMemory(const cudlaDevHandle devHandle, const uint8_t *const pModule, const size_t moduleSize, cudlaModule *const hModule, const uint32_t flags) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle, const uint8_t *const, const size_t, cudlaModule *const, const uint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaModuleLoadFromMemory))(devHandle, pModule, moduleSize, hModule, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaModuleLoadFromMemory)) return reinterpret_cast<Fn>(cubind_entry)(devHandle, pModule, moduleSize, hModule, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaModuleLoadFromMemory, devHandle, pModule, moduleSize, hModule, flags);
 }
 
 cudlaStatus cudlaModuleGetAttributes(const cudlaModule hModule, const cudlaModuleAttributeType attrType, cudlaModuleAttribute *const attribute) {
   using Fn = cudlaStatus (*)(const cudlaModule, const cudlaModuleAttributeType, cudlaModuleAttribute *const);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaModuleGetAttributes))(hModule, attrType, attribute);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaModuleGetAttributes)) return reinterpret_cast<Fn>(cubind_entry)(hModule, attrType, attribute);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaModuleGetAttributes, hModule, attrType, attribute);
 }
 
 cudlaStatus cudlaModuleUnload(const cudlaModule hModule, const uint32_t flags) {
   using Fn = cudlaStatus (*)(const cudlaModule, const uint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaModuleUnload))(hModule, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaModuleUnload)) return reinterpret_cast<Fn>(cubind_entry)(hModule, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaModuleUnload, hModule, flags);
 }
 
 cudlaStatus cudlaSubmitTask(const cudlaDevHandle devHandle, const cudlaTask *const ptrToTasks, const uint32_t numTasks, void *const stream, const uint32_t flags) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle, const cudlaTask *const, const uint32_t, void *const, const uint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaSubmitTask))(devHandle, ptrToTasks, numTasks, stream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaSubmitTask)) return reinterpret_cast<Fn>(cubind_entry)(devHandle, ptrToTasks, numTasks, stream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaSubmitTask, devHandle, ptrToTasks, numTasks, stream, flags);
 }
 
 cudlaStatus cudlaDeviceGetAttribute(const cudlaDevHandle devHandle, const cudlaDevAttributeType attrib, cudlaDevAttribute *const pAttribute) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle, const cudlaDevAttributeType, cudlaDevAttribute *const);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaDeviceGetAttribute))(devHandle, attrib, pAttribute);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaDeviceGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(devHandle, attrib, pAttribute);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaDeviceGetAttribute, devHandle, attrib, pAttribute);
 }
 
 cudlaStatus cudlaMemUnregister(const cudlaDevHandle devHandle, const uint64_t *const devPtr) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle, const uint64_t *const);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaMemUnregister))(devHandle, devPtr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaMemUnregister)) return reinterpret_cast<Fn>(cubind_entry)(devHandle, devPtr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaMemUnregister, devHandle, devPtr);
 }
 
 cudlaStatus cudlaGetLastError(const cudlaDevHandle devHandle) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaGetLastError))(devHandle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaGetLastError)) return reinterpret_cast<Fn>(cubind_entry)(devHandle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaGetLastError, devHandle);
 }
 
 cudlaStatus cudlaDestroyDevice(const cudlaDevHandle devHandle) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaDestroyDevice))(devHandle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaDestroyDevice)) return reinterpret_cast<Fn>(cubind_entry)(devHandle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaDestroyDevice, devHandle);
 }
 
 cudlaStatus cudlaSetTaskTimeoutInMs(const cudlaDevHandle devHandle, const uint32_t timeout) {
   using Fn = cudlaStatus (*)(const cudlaDevHandle, const uint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudlaSetTaskTimeoutInMs))(devHandle, timeout);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudlaSetTaskTimeoutInMs)) return reinterpret_cast<Fn>(cubind_entry)(devHandle, timeout);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudlaSetTaskTimeoutInMs, devHandle, timeout);
 }
 
 }  // namespace cubind::raw

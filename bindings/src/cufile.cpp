@@ -118,222 +118,266 @@ cubind::detail::LibraryStatus cufile_status() noexcept { return g_table.status()
 
 CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t *descr) {
   using Fn = CUfileError_t (*)(CUfileHandle_t *, CUfileDescr_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileHandleRegister))(fh, descr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileHandleRegister)) return reinterpret_cast<Fn>(cubind_entry)(fh, descr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileHandleRegister, fh, descr);
 }
 
 void cuFileHandleDeregister(CUfileHandle_t fh) {
   using Fn = void (*)(CUfileHandle_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileHandleDeregister))(fh);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileHandleDeregister)) return reinterpret_cast<Fn>(cubind_entry)(fh);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileHandleDeregister, fh);
 }
 
 CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t length, int flags) {
   using Fn = CUfileError_t (*)(const void *, size_t, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBufRegister))(bufPtr_base, length, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBufRegister)) return reinterpret_cast<Fn>(cubind_entry)(bufPtr_base, length, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBufRegister, bufPtr_base, length, flags);
 }
 
 CUfileError_t cuFileBufDeregister(const void *bufPtr_base) {
   using Fn = CUfileError_t (*)(const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBufDeregister))(bufPtr_base);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBufDeregister)) return reinterpret_cast<Fn>(cubind_entry)(bufPtr_base);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBufDeregister, bufPtr_base);
 }
 
 ssize_t cuFileRead(CUfileHandle_t fh, void *bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset) {
   using Fn = ssize_t (*)(CUfileHandle_t, void *, size_t, off_t, off_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileRead))(fh, bufPtr_base, size, file_offset, bufPtr_offset);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileRead)) return reinterpret_cast<Fn>(cubind_entry)(fh, bufPtr_base, size, file_offset, bufPtr_offset);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileRead, fh, bufPtr_base, size, file_offset, bufPtr_offset);
 }
 
 ssize_t cuFileWrite(CUfileHandle_t fh, const void *bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset) {
   using Fn = ssize_t (*)(CUfileHandle_t, const void *, size_t, off_t, off_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileWrite))(fh, bufPtr_base, size, file_offset, bufPtr_offset);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileWrite)) return reinterpret_cast<Fn>(cubind_entry)(fh, bufPtr_base, size, file_offset, bufPtr_offset);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileWrite, fh, bufPtr_base, size, file_offset, bufPtr_offset);
 }
 
 CUfileError_t cuFileDriverOpen(void) {
   using Fn = CUfileError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverOpen))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverOpen)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverOpen);
 }
 
 CUfileError_t cuFileDriverClose(void) {
   using Fn = CUfileError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverClose))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverClose)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverClose);
 }
 
 long cuFileUseCount(void) {
   using Fn = long (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileUseCount))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileUseCount)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileUseCount);
 }
 
 CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *props) {
   using Fn = CUfileError_t (*)(CUfileDrvProps_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverGetProperties))(props);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverGetProperties)) return reinterpret_cast<Fn>(cubind_entry)(props);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverGetProperties, props);
 }
 
 CUfileError_t cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size) {
   using Fn = CUfileError_t (*)(bool, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverSetPollMode))(poll, poll_threshold_size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverSetPollMode)) return reinterpret_cast<Fn>(cubind_entry)(poll, poll_threshold_size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverSetPollMode, poll, poll_threshold_size);
 }
 
 CUfileError_t cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size) {
   using Fn = CUfileError_t (*)(size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverSetMaxDirectIOSize))(max_direct_io_size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverSetMaxDirectIOSize)) return reinterpret_cast<Fn>(cubind_entry)(max_direct_io_size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverSetMaxDirectIOSize, max_direct_io_size);
 }
 
 CUfileError_t cuFileDriverSetMaxCacheSize(size_t max_cache_size) {
   using Fn = CUfileError_t (*)(size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverSetMaxCacheSize))(max_cache_size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverSetMaxCacheSize)) return reinterpret_cast<Fn>(cubind_entry)(max_cache_size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverSetMaxCacheSize, max_cache_size);
 }
 
 CUfileError_t cuFileDriverSetMaxPinnedMemSize(size_t max_pinned_size) {
   using Fn = CUfileError_t (*)(size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileDriverSetMaxPinnedMemSize))(max_pinned_size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileDriverSetMaxPinnedMemSize)) return reinterpret_cast<Fn>(cubind_entry)(max_pinned_size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileDriverSetMaxPinnedMemSize, max_pinned_size);
 }
 
 CUfileError_t cuFileBatchIOSetUp(CUfileBatchHandle_t *batch_idp, unsigned int nr) {
   using Fn = CUfileError_t (*)(CUfileBatchHandle_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBatchIOSetUp))(batch_idp, nr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBatchIOSetUp)) return reinterpret_cast<Fn>(cubind_entry)(batch_idp, nr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBatchIOSetUp, batch_idp, nr);
 }
 
 CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch_idp, unsigned int nr, CUfileIOParams_t *iocbp, unsigned int flags) {
   using Fn = CUfileError_t (*)(CUfileBatchHandle_t, unsigned int, CUfileIOParams_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBatchIOSubmit))(batch_idp, nr, iocbp, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBatchIOSubmit)) return reinterpret_cast<Fn>(cubind_entry)(batch_idp, nr, iocbp, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBatchIOSubmit, batch_idp, nr, iocbp, flags);
 }
 
 CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch_idp, unsigned int min_nr, unsigned int *nr, CUfileIOEvents_t *iocbp, struct timespec *timeout) {
   using Fn = CUfileError_t (*)(CUfileBatchHandle_t, unsigned int, unsigned int *, CUfileIOEvents_t *, struct timespec *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBatchIOGetStatus))(batch_idp, min_nr, nr, iocbp, timeout);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBatchIOGetStatus)) return reinterpret_cast<Fn>(cubind_entry)(batch_idp, min_nr, nr, iocbp, timeout);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBatchIOGetStatus, batch_idp, min_nr, nr, iocbp, timeout);
 }
 
 CUfileError_t cuFileBatchIOCancel(CUfileBatchHandle_t batch_idp) {
   using Fn = CUfileError_t (*)(CUfileBatchHandle_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBatchIOCancel))(batch_idp);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBatchIOCancel)) return reinterpret_cast<Fn>(cubind_entry)(batch_idp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBatchIOCancel, batch_idp);
 }
 
 void cuFileBatchIODestroy(CUfileBatchHandle_t batch_idp) {
   using Fn = void (*)(CUfileBatchHandle_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileBatchIODestroy))(batch_idp);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileBatchIODestroy)) return reinterpret_cast<Fn>(cubind_entry)(batch_idp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileBatchIODestroy, batch_idp);
 }
 
 CUfileError_t cuFileReadAsync(CUfileHandle_t fh, void *bufPtr_base, size_t *size_p, off_t *file_offset_p, off_t *bufPtr_offset_p, ssize_t *bytes_read_p, CUstream stream) {
   using Fn = CUfileError_t (*)(CUfileHandle_t, void *, size_t *, off_t *, off_t *, ssize_t *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileReadAsync))(fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p, bytes_read_p, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileReadAsync)) return reinterpret_cast<Fn>(cubind_entry)(fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p, bytes_read_p, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileReadAsync, fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p, bytes_read_p, stream);
 }
 
 CUfileError_t cuFileWriteAsync(CUfileHandle_t fh, void *bufPtr_base, size_t *size_p, off_t *file_offset_p, off_t *bufPtr_offset_p, ssize_t *bytes_written_p, CUstream stream) {
   using Fn = CUfileError_t (*)(CUfileHandle_t, void *, size_t *, off_t *, off_t *, ssize_t *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileWriteAsync))(fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p, bytes_written_p, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileWriteAsync)) return reinterpret_cast<Fn>(cubind_entry)(fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p, bytes_written_p, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileWriteAsync, fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p, bytes_written_p, stream);
 }
 
 CUfileError_t cuFileStreamRegister(CUstream stream, unsigned int flags) {
   using Fn = CUfileError_t (*)(CUstream, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileStreamRegister))(stream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileStreamRegister)) return reinterpret_cast<Fn>(cubind_entry)(stream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileStreamRegister, stream, flags);
 }
 
 CUfileError_t cuFileStreamDeregister(CUstream stream) {
   using Fn = CUfileError_t (*)(CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileStreamDeregister))(stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileStreamDeregister)) return reinterpret_cast<Fn>(cubind_entry)(stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileStreamDeregister, stream);
 }
 
 ssize_t cuFileReadv(CUfileHandle_t fh, const CUfileIOVec_t *iov, size_t iovcnt, off_t file_offset, unsigned int flags) {
   using Fn = ssize_t (*)(CUfileHandle_t, const CUfileIOVec_t *, size_t, off_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileReadv))(fh, iov, iovcnt, file_offset, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileReadv)) return reinterpret_cast<Fn>(cubind_entry)(fh, iov, iovcnt, file_offset, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileReadv, fh, iov, iovcnt, file_offset, flags);
 }
 
 ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t *iov, size_t iovcnt, off_t file_offset, unsigned int flags) {
   using Fn = ssize_t (*)(CUfileHandle_t, const CUfileIOVec_t *, size_t, off_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileWritev))(fh, iov, iovcnt, file_offset, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileWritev)) return reinterpret_cast<Fn>(cubind_entry)(fh, iov, iovcnt, file_offset, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileWritev, fh, iov, iovcnt, file_offset, flags);
 }
 
 CUfileError_t cuFileGetVersion(int *version) {
   using Fn = CUfileError_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetVersion))(version);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetVersion)) return reinterpret_cast<Fn>(cubind_entry)(version);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetVersion, version);
 }
 
 CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t *value) {
   using Fn = CUfileError_t (*)(CUFileSizeTConfigParameter_t, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetParameterSizeT))(param, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetParameterSizeT)) return reinterpret_cast<Fn>(cubind_entry)(param, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetParameterSizeT, param, value);
 }
 
 CUfileError_t cuFileGetParameterBool(CUFileBoolConfigParameter_t param, bool *value) {
   using Fn = CUfileError_t (*)(CUFileBoolConfigParameter_t, bool *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetParameterBool))(param, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetParameterBool)) return reinterpret_cast<Fn>(cubind_entry)(param, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetParameterBool, param, value);
 }
 
 CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t param, char *desc_str, int len) {
   using Fn = CUfileError_t (*)(CUFileStringConfigParameter_t, char *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetParameterString))(param, desc_str, len);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetParameterString)) return reinterpret_cast<Fn>(cubind_entry)(param, desc_str, len);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetParameterString, param, desc_str, len);
 }
 
 CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param, size_t *min_value, size_t *max_value) {
   using Fn = CUfileError_t (*)(CUFileSizeTConfigParameter_t, size_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetParameterMinMaxValue))(param, min_value, max_value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetParameterMinMaxValue)) return reinterpret_cast<Fn>(cubind_entry)(param, min_value, max_value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetParameterMinMaxValue, param, min_value, max_value);
 }
 
 CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value) {
   using Fn = CUfileError_t (*)(CUFileSizeTConfigParameter_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileSetParameterSizeT))(param, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileSetParameterSizeT)) return reinterpret_cast<Fn>(cubind_entry)(param, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileSetParameterSizeT, param, value);
 }
 
 CUfileError_t cuFileSetParameterBool(CUFileBoolConfigParameter_t param, bool value) {
   using Fn = CUfileError_t (*)(CUFileBoolConfigParameter_t, bool);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileSetParameterBool))(param, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileSetParameterBool)) return reinterpret_cast<Fn>(cubind_entry)(param, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileSetParameterBool, param, value);
 }
 
 CUfileError_t cuFileSetParameterString(CUFileStringConfigParameter_t param, const char *desc_str) {
   using Fn = CUfileError_t (*)(CUFileStringConfigParameter_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileSetParameterString))(param, desc_str);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileSetParameterString)) return reinterpret_cast<Fn>(cubind_entry)(param, desc_str);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileSetParameterString, param, desc_str);
 }
 
 CUfileError_t cuFileSetStatsLevel(int level) {
   using Fn = CUfileError_t (*)(int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileSetStatsLevel))(level);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileSetStatsLevel)) return reinterpret_cast<Fn>(cubind_entry)(level);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileSetStatsLevel, level);
 }
 
 CUfileError_t cuFileGetStatsLevel(int *level) {
   using Fn = CUfileError_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetStatsLevel))(level);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetStatsLevel)) return reinterpret_cast<Fn>(cubind_entry)(level);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetStatsLevel, level);
 }
 
 CUfileError_t cuFileStatsStart(void) {
   using Fn = CUfileError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileStatsStart))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileStatsStart)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileStatsStart);
 }
 
 CUfileError_t cuFileStatsStop(void) {
   using Fn = CUfileError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileStatsStop))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileStatsStop)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileStatsStop);
 }
 
 CUfileError_t cuFileStatsReset(void) {
   using Fn = CUfileError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileStatsReset))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileStatsReset)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileStatsReset);
 }
 
 CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *stats) {
   using Fn = CUfileError_t (*)(CUfileStatsLevel1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetStatsL1))(stats);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetStatsL1)) return reinterpret_cast<Fn>(cubind_entry)(stats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetStatsL1, stats);
 }
 
 CUfileError_t cuFileGetStatsL2(CUfileStatsLevel2_t *stats) {
   using Fn = CUfileError_t (*)(CUfileStatsLevel2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetStatsL2))(stats);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetStatsL2)) return reinterpret_cast<Fn>(cubind_entry)(stats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetStatsL2, stats);
 }
 
 CUfileError_t cuFileGetStatsL3(CUfileStatsLevel3_t *stats) {
   using Fn = CUfileError_t (*)(CUfileStatsLevel3_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetStatsL3))(stats);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetStatsL3)) return reinterpret_cast<Fn>(cubind_entry)(stats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetStatsL3, stats);
 }
 
 CUfileError_t cuFileGetBARSizeInKB(int gpuIndex, size_t *barSize) {
   using Fn = CUfileError_t (*)(int, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetBARSizeInKB))(gpuIndex, barSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetBARSizeInKB)) return reinterpret_cast<Fn>(cubind_entry)(gpuIndex, barSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetBARSizeInKB, gpuIndex, barSize);
 }
 
 CUfileError_t cuFileSetParameterPosixPoolSlabArray(const size_t *size_values, const size_t *count_values, int len) {
   using Fn = CUfileError_t (*)(const size_t *, const size_t *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileSetParameterPosixPoolSlabArray))(size_values, count_values, len);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileSetParameterPosixPoolSlabArray)) return reinterpret_cast<Fn>(cubind_entry)(size_values, count_values, len);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileSetParameterPosixPoolSlabArray, size_values, count_values, len);
 }
 
 CUfileError_t cuFileGetParameterPosixPoolSlabArray(size_t *size_values, size_t *count_values, int len) {
   using Fn = CUfileError_t (*)(size_t *, size_t *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFileGetParameterPosixPoolSlabArray))(size_values, count_values, len);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFileGetParameterPosixPoolSlabArray)) return reinterpret_cast<Fn>(cubind_entry)(size_values, count_values, len);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFileGetParameterPosixPoolSlabArray, size_values, count_values, len);
 }
 
 }  // namespace cubind::raw

@@ -1194,2617 +1194,3140 @@ const char* driver_status_name(CUresult status) noexcept {
 
 CUresult cuGetErrorString(CUresult error, const char **pStr) {
   using Fn = CUresult (*)(CUresult, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGetErrorString))(error, pStr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGetErrorString)) return reinterpret_cast<Fn>(cubind_entry)(error, pStr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGetErrorString, error, pStr);
 }
 
 CUresult cuGetErrorName(CUresult error, const char **pStr) {
   using Fn = CUresult (*)(CUresult, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGetErrorName))(error, pStr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGetErrorName)) return reinterpret_cast<Fn>(cubind_entry)(error, pStr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGetErrorName, error, pStr);
 }
 
 CUresult cuInit(unsigned int Flags) {
   using Fn = CUresult (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuInit))(Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuInit)) return reinterpret_cast<Fn>(cubind_entry)(Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuInit, Flags);
 }
 
 CUresult cuDriverGetVersion(int *driverVersion) {
   using Fn = CUresult (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDriverGetVersion))(driverVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDriverGetVersion)) return reinterpret_cast<Fn>(cubind_entry)(driverVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDriverGetVersion, driverVersion);
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   using Fn = CUresult (*)(CUdevice *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGet))(device, ordinal);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGet)) return reinterpret_cast<Fn>(cubind_entry)(device, ordinal);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGet, device, ordinal);
 }
 
 CUresult cuDeviceGetCount(int *count) {
   using Fn = CUresult (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetCount))(count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetCount)) return reinterpret_cast<Fn>(cubind_entry)(count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetCount, count);
 }
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
   using Fn = CUresult (*)(char *, int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetName))(name, len, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetName)) return reinterpret_cast<Fn>(cubind_entry)(name, len, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetName, name, len, dev);
 }
 
 CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) {
   using Fn = CUresult (*)(CUuuid *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetUuid))(uuid, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetUuid)) return reinterpret_cast<Fn>(cubind_entry)(uuid, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetUuid, uuid, dev);
 }
 
 CUresult cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask, CUdevice dev) {
   using Fn = CUresult (*)(char *, unsigned int *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetLuid))(luid, deviceNodeMask, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetLuid)) return reinterpret_cast<Fn>(cubind_entry)(luid, deviceNodeMask, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetLuid, luid, deviceNodeMask, dev);
 }
 
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev) {
   using Fn = CUresult (*)(size_t *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceTotalMem))(bytes, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceTotalMem)) return reinterpret_cast<Fn>(cubind_entry)(bytes, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceTotalMem, bytes, dev);
 }
 
 CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) {
   using Fn = CUresult (*)(size_t *, CUarray_format, unsigned int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetTexture1DLinearMaxWidth))(maxWidthInElements, format, numChannels, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetTexture1DLinearMaxWidth)) return reinterpret_cast<Fn>(cubind_entry)(maxWidthInElements, format, numChannels, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetTexture1DLinearMaxWidth, maxWidthInElements, format, numChannels, dev);
 }
 
 CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
   using Fn = CUresult (*)(int *, CUdevice_attribute, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetAttribute))(pi, attrib, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(pi, attrib, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetAttribute, pi, attrib, dev);
 }
 
 CUresult cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice dev) {
   using Fn = CUresult (*)(unsigned int *, const CUatomicOperation *, unsigned int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetHostAtomicCapabilities))(capabilities, operations, count, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetHostAtomicCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(capabilities, operations, count, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetHostAtomicCapabilities, capabilities, operations, count, dev);
 }
 
 CUresult cuDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, CUdevice dev, int flags) {
   using Fn = CUresult (*)(void *, CUdevice, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetNvSciSyncAttributes))(nvSciSyncAttrList, dev, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetNvSciSyncAttributes)) return reinterpret_cast<Fn>(cubind_entry)(nvSciSyncAttrList, dev, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetNvSciSyncAttributes, nvSciSyncAttrList, dev, flags);
 }
 
 CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
   using Fn = CUresult (*)(CUdevice, CUmemoryPool);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceSetMemPool))(dev, pool);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceSetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(dev, pool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceSetMemPool, dev, pool);
 }
 
 CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
   using Fn = CUresult (*)(CUmemoryPool *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetMemPool))(pool, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(pool, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetMemPool, pool, dev);
 }
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev) {
   using Fn = CUresult (*)(CUmemoryPool *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetDefaultMemPool))(pool_out, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetDefaultMemPool)) return reinterpret_cast<Fn>(cubind_entry)(pool_out, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetDefaultMemPool, pool_out, dev);
 }
 
 CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev) {
   using Fn = CUresult (*)(int *, CUexecAffinityType, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetExecAffinitySupport))(pi, type, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetExecAffinitySupport)) return reinterpret_cast<Fn>(cubind_entry)(pi, type, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetExecAffinitySupport, pi, type, dev);
 }
 
 CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
   using Fn = CUresult (*)(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFlushGPUDirectRDMAWrites))(target, scope);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFlushGPUDirectRDMAWrites)) return reinterpret_cast<Fn>(cubind_entry)(target, scope);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFlushGPUDirectRDMAWrites, target, scope);
 }
 
 CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev) {
   using Fn = CUresult (*)(CUdevprop *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetProperties))(prop, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetProperties)) return reinterpret_cast<Fn>(cubind_entry)(prop, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetProperties, prop, dev);
 }
 
 CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev) {
   using Fn = CUresult (*)(int *, int *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceComputeCapability))(major, minor, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceComputeCapability)) return reinterpret_cast<Fn>(cubind_entry)(major, minor, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceComputeCapability, major, minor, dev);
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
   using Fn = CUresult (*)(CUcontext *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxRetain))(pctx, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevicePrimaryCtxRetain)) return reinterpret_cast<Fn>(cubind_entry)(pctx, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevicePrimaryCtxRetain, pctx, dev);
 }
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   using Fn = CUresult (*)(CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxRelease))(dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevicePrimaryCtxRelease)) return reinterpret_cast<Fn>(cubind_entry)(dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevicePrimaryCtxRelease, dev);
 }
 
 CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   using Fn = CUresult (*)(CUdevice, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxSetFlags))(dev, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevicePrimaryCtxSetFlags)) return reinterpret_cast<Fn>(cubind_entry)(dev, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevicePrimaryCtxSetFlags, dev, flags);
 }
 
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
   using Fn = CUresult (*)(CUdevice, unsigned int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxGetState))(dev, flags, active);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevicePrimaryCtxGetState)) return reinterpret_cast<Fn>(cubind_entry)(dev, flags, active);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevicePrimaryCtxGetState, dev, flags, active);
 }
 
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
   using Fn = CUresult (*)(CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevicePrimaryCtxReset))(dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevicePrimaryCtxReset)) return reinterpret_cast<Fn>(cubind_entry)(dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevicePrimaryCtxReset, dev);
 }
 
 CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
   using Fn = CUresult (*)(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxCreate))(pctx, ctxCreateParams, flags, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxCreate)) return reinterpret_cast<Fn>(cubind_entry)(pctx, ctxCreateParams, flags, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxCreate, pctx, ctxCreateParams, flags, dev);
 }
 
 CUresult cuCtxDestroy(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDestroy))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxDestroy)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxDestroy, ctx);
 }
 
 CUresult cuCtxPushCurrent(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxPushCurrent))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxPushCurrent)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxPushCurrent, ctx);
 }
 
 CUresult cuCtxPopCurrent(CUcontext *pctx) {
   using Fn = CUresult (*)(CUcontext *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxPopCurrent))(pctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxPopCurrent)) return reinterpret_cast<Fn>(cubind_entry)(pctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxPopCurrent, pctx);
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetCurrent))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSetCurrent)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSetCurrent, ctx);
 }
 
 CUresult cuCtxGetCurrent(CUcontext *pctx) {
   using Fn = CUresult (*)(CUcontext *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetCurrent))(pctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetCurrent)) return reinterpret_cast<Fn>(cubind_entry)(pctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetCurrent, pctx);
 }
 
 CUresult cuCtxGetDevice(CUdevice *device) {
   using Fn = CUresult (*)(CUdevice *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevice))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetDevice, device);
 }
 
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
   using Fn = CUresult (*)(CUdevice *, CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevice_v2))(device, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetDevice_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetDevice_v2, device, ctx);
 }
 
 CUresult cuCtxGetFlags(unsigned int *flags) {
   using Fn = CUresult (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetFlags))(flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetFlags, flags);
 }
 
 CUresult cuCtxSetFlags(unsigned int flags) {
   using Fn = CUresult (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetFlags))(flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSetFlags)) return reinterpret_cast<Fn>(cubind_entry)(flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSetFlags, flags);
 }
 
 CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId) {
   using Fn = CUresult (*)(CUcontext, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetId))(ctx, ctxId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetId)) return reinterpret_cast<Fn>(cubind_entry)(ctx, ctxId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetId, ctx, ctxId);
 }
 
 CUresult cuCtxSynchronize(void) {
   using Fn = CUresult (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSynchronize))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSynchronize)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSynchronize);
 }
 
 CUresult cuCtxSynchronize_v2(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSynchronize_v2))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSynchronize_v2)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSynchronize_v2, ctx);
 }
 
 CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   using Fn = CUresult (*)(CUlimit, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetLimit))(limit, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSetLimit)) return reinterpret_cast<Fn>(cubind_entry)(limit, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSetLimit, limit, value);
 }
 
 CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit) {
   using Fn = CUresult (*)(size_t *, CUlimit);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetLimit))(pvalue, limit);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetLimit)) return reinterpret_cast<Fn>(cubind_entry)(pvalue, limit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetLimit, pvalue, limit);
 }
 
 CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig) {
   using Fn = CUresult (*)(CUfunc_cache *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetCacheConfig))(pconfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(pconfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetCacheConfig, pconfig);
 }
 
 CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   using Fn = CUresult (*)(CUfunc_cache);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetCacheConfig))(config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSetCacheConfig, config);
 }
 
 CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version) {
   using Fn = CUresult (*)(CUcontext, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetApiVersion))(ctx, version);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetApiVersion)) return reinterpret_cast<Fn>(cubind_entry)(ctx, version);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetApiVersion, ctx, version);
 }
 
 CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
   using Fn = CUresult (*)(int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetStreamPriorityRange))(leastPriority, greatestPriority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetStreamPriorityRange)) return reinterpret_cast<Fn>(cubind_entry)(leastPriority, greatestPriority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetStreamPriorityRange, leastPriority, greatestPriority);
 }
 
 CUresult cuCtxResetPersistingL2Cache(void) {
   using Fn = CUresult (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxResetPersistingL2Cache))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxResetPersistingL2Cache)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxResetPersistingL2Cache);
 }
 
 CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type) {
   using Fn = CUresult (*)(CUexecAffinityParam *, CUexecAffinityType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetExecAffinity))(pExecAffinity, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetExecAffinity)) return reinterpret_cast<Fn>(cubind_entry)(pExecAffinity, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetExecAffinity, pExecAffinity, type);
 }
 
 CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUcontext, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxRecordEvent))(hCtx, hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxRecordEvent)) return reinterpret_cast<Fn>(cubind_entry)(hCtx, hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxRecordEvent, hCtx, hEvent);
 }
 
 CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUcontext, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxWaitEvent))(hCtx, hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxWaitEvent)) return reinterpret_cast<Fn>(cubind_entry)(hCtx, hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxWaitEvent, hCtx, hEvent);
 }
 
 CUresult cuCtxAttach(CUcontext *pctx, unsigned int flags) {
   using Fn = CUresult (*)(CUcontext *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxAttach))(pctx, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxAttach)) return reinterpret_cast<Fn>(cubind_entry)(pctx, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxAttach, pctx, flags);
 }
 
 CUresult cuCtxDetach(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDetach))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxDetach)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxDetach, ctx);
 }
 
 CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig) {
   using Fn = CUresult (*)(CUsharedconfig *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetSharedMemConfig))(pConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetSharedMemConfig)) return reinterpret_cast<Fn>(cubind_entry)(pConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetSharedMemConfig, pConfig);
 }
 
 CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
   using Fn = CUresult (*)(CUsharedconfig);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxSetSharedMemConfig))(config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxSetSharedMemConfig)) return reinterpret_cast<Fn>(cubind_entry)(config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxSetSharedMemConfig, config);
 }
 
 CUresult cuModuleLoad(CUmodule *module, const char *fname) {
   using Fn = CUresult (*)(CUmodule *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoad))(module, fname);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleLoad)) return reinterpret_cast<Fn>(cubind_entry)(module, fname);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleLoad, module, fname);
 }
 
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   using Fn = CUresult (*)(CUmodule *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoadData))(module, image);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleLoadData)) return reinterpret_cast<Fn>(cubind_entry)(module, image);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleLoadData, module, image);
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues) {
   using Fn = CUresult (*)(CUmodule *, const void *, unsigned int, CUjit_option *, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoadDataEx))(module, image, numOptions, options, optionValues);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleLoadDataEx)) return reinterpret_cast<Fn>(cubind_entry)(module, image, numOptions, options, optionValues);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleLoadDataEx, module, image, numOptions, options, optionValues);
 }
 
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin) {
   using Fn = CUresult (*)(CUmodule *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleLoadFatBinary))(module, fatCubin);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleLoadFatBinary)) return reinterpret_cast<Fn>(cubind_entry)(module, fatCubin);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleLoadFatBinary, module, fatCubin);
 }
 
 CUresult cuModuleUnload(CUmodule hmod) {
   using Fn = CUresult (*)(CUmodule);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleUnload))(hmod);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleUnload)) return reinterpret_cast<Fn>(cubind_entry)(hmod);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleUnload, hmod);
 }
 
 CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode) {
   using Fn = CUresult (*)(CUmoduleLoadingMode *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetLoadingMode))(mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleGetLoadingMode)) return reinterpret_cast<Fn>(cubind_entry)(mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleGetLoadingMode, mode);
 }
 
 CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUfunction *, CUmodule, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetFunction))(hfunc, hmod, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleGetFunction)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, hmod, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleGetFunction, hfunc, hmod, name);
 }
 
 CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod) {
   using Fn = CUresult (*)(unsigned int *, CUmodule);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetFunctionCount))(count, mod);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleGetFunctionCount)) return reinterpret_cast<Fn>(cubind_entry)(count, mod);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleGetFunctionCount, count, mod);
 }
 
 CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod) {
   using Fn = CUresult (*)(CUfunction *, unsigned int, CUmodule);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleEnumerateFunctions))(functions, numFunctions, mod);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleEnumerateFunctions)) return reinterpret_cast<Fn>(cubind_entry)(functions, numFunctions, mod);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleEnumerateFunctions, functions, numFunctions, mod);
 }
 
 CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUmodule, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetGlobal))(dptr, bytes, hmod, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleGetGlobal)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytes, hmod, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleGetGlobal, dptr, bytes, hmod, name);
 }
 
 CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut) {
   using Fn = CUresult (*)(unsigned int, CUjit_option *, void **, CUlinkState *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkCreate))(numOptions, options, optionValues, stateOut);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLinkCreate)) return reinterpret_cast<Fn>(cubind_entry)(numOptions, options, optionValues, stateOut);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLinkCreate, numOptions, options, optionValues, stateOut);
 }
 
 CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues) {
   using Fn = CUresult (*)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int, CUjit_option *, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkAddData))(state, type, data, size, name, numOptions, options, optionValues);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLinkAddData)) return reinterpret_cast<Fn>(cubind_entry)(state, type, data, size, name, numOptions, options, optionValues);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLinkAddData, state, type, data, size, name, numOptions, options, optionValues);
 }
 
 CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues) {
   using Fn = CUresult (*)(CUlinkState, CUjitInputType, const char *, unsigned int, CUjit_option *, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkAddFile))(state, type, path, numOptions, options, optionValues);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLinkAddFile)) return reinterpret_cast<Fn>(cubind_entry)(state, type, path, numOptions, options, optionValues);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLinkAddFile, state, type, path, numOptions, options, optionValues);
 }
 
 CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut) {
   using Fn = CUresult (*)(CUlinkState, void **, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkComplete))(state, cubinOut, sizeOut);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLinkComplete)) return reinterpret_cast<Fn>(cubind_entry)(state, cubinOut, sizeOut);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLinkComplete, state, cubinOut, sizeOut);
 }
 
 CUresult cuLinkDestroy(CUlinkState state) {
   using Fn = CUresult (*)(CUlinkState);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLinkDestroy))(state);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLinkDestroy)) return reinterpret_cast<Fn>(cubind_entry)(state);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLinkDestroy, state);
 }
 
 CUresult cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUtexref *, CUmodule, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetTexRef))(pTexRef, hmod, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleGetTexRef)) return reinterpret_cast<Fn>(cubind_entry)(pTexRef, hmod, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleGetTexRef, pTexRef, hmod, name);
 }
 
 CUresult cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name) {
   using Fn = CUresult (*)(CUsurfref *, CUmodule, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuModuleGetSurfRef))(pSurfRef, hmod, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuModuleGetSurfRef)) return reinterpret_cast<Fn>(cubind_entry)(pSurfRef, hmod, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuModuleGetSurfRef, pSurfRef, hmod, name);
 }
 
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = CUresult (*)(CUlibrary *, const void *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryLoadData))(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryLoadData)) return reinterpret_cast<Fn>(cubind_entry)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryLoadData, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = CUresult (*)(CUlibrary *, const char *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryLoadFromFile))(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryLoadFromFile)) return reinterpret_cast<Fn>(cubind_entry)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryLoadFromFile, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 CUresult cuLibraryUnload(CUlibrary library) {
   using Fn = CUresult (*)(CUlibrary);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryUnload))(library);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryUnload)) return reinterpret_cast<Fn>(cubind_entry)(library);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryUnload, library);
 }
 
 CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
   using Fn = CUresult (*)(CUkernel *, CUlibrary, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetKernel))(pKernel, library, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryGetKernel)) return reinterpret_cast<Fn>(cubind_entry)(pKernel, library, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryGetKernel, pKernel, library, name);
 }
 
 CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib) {
   using Fn = CUresult (*)(unsigned int *, CUlibrary);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetKernelCount))(count, lib);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryGetKernelCount)) return reinterpret_cast<Fn>(cubind_entry)(count, lib);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryGetKernelCount, count, lib);
 }
 
 CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib) {
   using Fn = CUresult (*)(CUkernel *, unsigned int, CUlibrary);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryEnumerateKernels))(kernels, numKernels, lib);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryEnumerateKernels)) return reinterpret_cast<Fn>(cubind_entry)(kernels, numKernels, lib);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryEnumerateKernels, kernels, numKernels, lib);
 }
 
 CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library) {
   using Fn = CUresult (*)(CUmodule *, CUlibrary);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetModule))(pMod, library);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryGetModule)) return reinterpret_cast<Fn>(cubind_entry)(pMod, library);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryGetModule, pMod, library);
 }
 
 CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
   using Fn = CUresult (*)(CUfunction *, CUkernel);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetFunction))(pFunc, kernel);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelGetFunction)) return reinterpret_cast<Fn>(cubind_entry)(pFunc, kernel);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelGetFunction, pFunc, kernel);
 }
 
 CUresult cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel) {
   using Fn = CUresult (*)(CUlibrary *, CUkernel);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetLibrary))(pLib, kernel);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelGetLibrary)) return reinterpret_cast<Fn>(cubind_entry)(pLib, kernel);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelGetLibrary, pLib, kernel);
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUlibrary, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetGlobal))(dptr, bytes, library, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryGetGlobal)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytes, library, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryGetGlobal, dptr, bytes, library, name);
 }
 
 CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUlibrary, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetManaged))(dptr, bytes, library, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryGetManaged)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytes, library, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryGetManaged, dptr, bytes, library, name);
 }
 
 CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol) {
   using Fn = CUresult (*)(void **, CUlibrary, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLibraryGetUnifiedFunction))(fptr, library, symbol);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLibraryGetUnifiedFunction)) return reinterpret_cast<Fn>(cubind_entry)(fptr, library, symbol);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLibraryGetUnifiedFunction, fptr, library, symbol);
 }
 
 CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
   using Fn = CUresult (*)(int *, CUfunction_attribute, CUkernel, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetAttribute))(pi, attrib, kernel, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(pi, attrib, kernel, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelGetAttribute, pi, attrib, kernel, dev);
 }
 
 CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
   using Fn = CUresult (*)(CUfunction_attribute, int, CUkernel, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelSetAttribute))(attrib, val, kernel, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(attrib, val, kernel, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelSetAttribute, attrib, val, kernel, dev);
 }
 
 CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
   using Fn = CUresult (*)(CUkernel, CUfunc_cache, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelSetCacheConfig))(kernel, config, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelSetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(kernel, config, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelSetCacheConfig, kernel, config, dev);
 }
 
 CUresult cuKernelGetName(const char **name, CUkernel hfunc) {
   using Fn = CUresult (*)(const char **, CUkernel);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetName))(name, hfunc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelGetName)) return reinterpret_cast<Fn>(cubind_entry)(name, hfunc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelGetName, name, hfunc);
 }
 
 CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
   using Fn = CUresult (*)(CUkernel, size_t, size_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetParamInfo))(kernel, paramIndex, paramOffset, paramSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelGetParamInfo)) return reinterpret_cast<Fn>(cubind_entry)(kernel, paramIndex, paramOffset, paramSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelGetParamInfo, kernel, paramIndex, paramOffset, paramSize);
 }
 
 CUresult cuKernelGetParamCount(CUkernel kernel, size_t *paramCount) {
   using Fn = CUresult (*)(CUkernel, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuKernelGetParamCount))(kernel, paramCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuKernelGetParamCount)) return reinterpret_cast<Fn>(cubind_entry)(kernel, paramCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuKernelGetParamCount, kernel, paramCount);
 }
 
 CUresult cuMemGetInfo(size_t *free, size_t *total) {
   using Fn = CUresult (*)(size_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetInfo))(free, total);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetInfo)) return reinterpret_cast<Fn>(cubind_entry)(free, total);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetInfo, free, total);
 }
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAlloc))(dptr, bytesize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAlloc)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytesize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAlloc, dptr, bytesize);
 }
 
 CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocPitch))(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAllocPitch)) return reinterpret_cast<Fn>(cubind_entry)(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAllocPitch, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
 }
 
 CUresult cuMemFree(CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemFree))(dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemFree)) return reinterpret_cast<Fn>(cubind_entry)(dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemFree, dptr);
 }
 
 CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAddressRange))(pbase, psize, dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetAddressRange)) return reinterpret_cast<Fn>(cubind_entry)(pbase, psize, dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetAddressRange, pbase, psize, dptr);
 }
 
 CUresult cuMemAllocHost(void **pp, size_t bytesize) {
   using Fn = CUresult (*)(void **, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocHost))(pp, bytesize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAllocHost)) return reinterpret_cast<Fn>(cubind_entry)(pp, bytesize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAllocHost, pp, bytesize);
 }
 
 CUresult cuMemFreeHost(void *p) {
   using Fn = CUresult (*)(void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemFreeHost))(p);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemFreeHost)) return reinterpret_cast<Fn>(cubind_entry)(p);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemFreeHost, p);
 }
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
   using Fn = CUresult (*)(void **, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostAlloc))(pp, bytesize, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemHostAlloc)) return reinterpret_cast<Fn>(cubind_entry)(pp, bytesize, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemHostAlloc, pp, bytesize, Flags);
 }
 
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Flags) {
   using Fn = CUresult (*)(CUdeviceptr *, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostGetDevicePointer))(pdptr, p, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemHostGetDevicePointer)) return reinterpret_cast<Fn>(cubind_entry)(pdptr, p, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemHostGetDevicePointer, pdptr, p, Flags);
 }
 
 CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p) {
   using Fn = CUresult (*)(unsigned int *, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostGetFlags))(pFlags, p);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemHostGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(pFlags, p);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemHostGetFlags, pFlags, p);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocManaged))(dptr, bytesize, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAllocManaged)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytesize, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAllocManaged, dptr, bytesize, flags);
 }
 
 CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback) {
   using Fn = CUresult (*)(CUdevice, CUasyncCallback, void *, CUasyncCallbackHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceRegisterAsyncNotification))(device, callbackFunc, userData, callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceRegisterAsyncNotification)) return reinterpret_cast<Fn>(cubind_entry)(device, callbackFunc, userData, callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceRegisterAsyncNotification, device, callbackFunc, userData, callback);
 }
 
 CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
   using Fn = CUresult (*)(CUdevice, CUasyncCallbackHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceUnregisterAsyncNotification))(device, callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceUnregisterAsyncNotification)) return reinterpret_cast<Fn>(cubind_entry)(device, callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceUnregisterAsyncNotification, device, callback);
 }
 
 CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId) {
   using Fn = CUresult (*)(CUdevice *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetByPCIBusId))(dev, pciBusId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetByPCIBusId)) return reinterpret_cast<Fn>(cubind_entry)(dev, pciBusId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetByPCIBusId, dev, pciBusId);
 }
 
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev) {
   using Fn = CUresult (*)(char *, int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetPCIBusId))(pciBusId, len, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetPCIBusId)) return reinterpret_cast<Fn>(cubind_entry)(pciBusId, len, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetPCIBusId, pciBusId, len, dev);
 }
 
 CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event) {
   using Fn = CUresult (*)(CUipcEventHandle *, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcGetEventHandle))(pHandle, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuIpcGetEventHandle)) return reinterpret_cast<Fn>(cubind_entry)(pHandle, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuIpcGetEventHandle, pHandle, event);
 }
 
 CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle) {
   using Fn = CUresult (*)(CUevent *, CUipcEventHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcOpenEventHandle))(phEvent, handle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuIpcOpenEventHandle)) return reinterpret_cast<Fn>(cubind_entry)(phEvent, handle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuIpcOpenEventHandle, phEvent, handle);
 }
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUipcMemHandle *, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcGetMemHandle))(pHandle, dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuIpcGetMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(pHandle, dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuIpcGetMemHandle, pHandle, dptr);
 }
 
 CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags) {
   using Fn = CUresult (*)(CUdeviceptr *, CUipcMemHandle, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcOpenMemHandle))(pdptr, handle, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuIpcOpenMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(pdptr, handle, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuIpcOpenMemHandle, pdptr, handle, Flags);
 }
 
 CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcCloseMemHandle))(dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuIpcCloseMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuIpcCloseMemHandle, dptr);
 }
 
 CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) {
   using Fn = CUresult (*)(void *, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostRegister))(p, bytesize, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemHostRegister)) return reinterpret_cast<Fn>(cubind_entry)(p, bytesize, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemHostRegister, p, bytesize, Flags);
 }
 
 CUresult cuMemHostUnregister(void *p) {
   using Fn = CUresult (*)(void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemHostUnregister))(p);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemHostUnregister)) return reinterpret_cast<Fn>(cubind_entry)(p);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemHostUnregister, p);
 }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy))(dst, src, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy, dst, src, ByteCount);
 }
 
 CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyPeer))(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyPeer)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyPeer, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, const void *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoD))(dstDevice, srcHost, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyHtoD)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, srcHost, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyHtoD, dstDevice, srcHost, ByteCount);
 }
 
 CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
   using Fn = CUresult (*)(void *, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoH))(dstHost, srcDevice, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyDtoH)) return reinterpret_cast<Fn>(cubind_entry)(dstHost, srcDevice, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyDtoH, dstHost, srcDevice, ByteCount);
 }
 
 CUresult cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoD))(dstDevice, srcDevice, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyDtoD)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, srcDevice, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyDtoD, dstDevice, srcDevice, ByteCount);
 }
 
 CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
   using Fn = CUresult (*)(CUarray, size_t, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoA))(dstArray, dstOffset, srcDevice, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyDtoA)) return reinterpret_cast<Fn>(cubind_entry)(dstArray, dstOffset, srcDevice, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyDtoA, dstArray, dstOffset, srcDevice, ByteCount);
 }
 
 CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUarray, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoD))(dstDevice, srcArray, srcOffset, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyAtoD)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, srcArray, srcOffset, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyAtoD, dstDevice, srcArray, srcOffset, ByteCount);
 }
 
 CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount) {
   using Fn = CUresult (*)(CUarray, size_t, const void *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoA))(dstArray, dstOffset, srcHost, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyHtoA)) return reinterpret_cast<Fn>(cubind_entry)(dstArray, dstOffset, srcHost, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyHtoA, dstArray, dstOffset, srcHost, ByteCount);
 }
 
 CUresult cuMemcpyAtoH(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
   using Fn = CUresult (*)(void *, CUarray, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoH))(dstHost, srcArray, srcOffset, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyAtoH)) return reinterpret_cast<Fn>(cubind_entry)(dstHost, srcArray, srcOffset, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyAtoH, dstHost, srcArray, srcOffset, ByteCount);
 }
 
 CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
   using Fn = CUresult (*)(CUarray, size_t, CUarray, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoA))(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyAtoA)) return reinterpret_cast<Fn>(cubind_entry)(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyAtoA, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
 }
 
 CUresult cuMemcpy2D(const CUDA_MEMCPY2D *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY2D *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy2D))(pCopy);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy2D)) return reinterpret_cast<Fn>(cubind_entry)(pCopy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy2D, pCopy);
 }
 
 CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY2D *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy2DUnaligned))(pCopy);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy2DUnaligned)) return reinterpret_cast<Fn>(cubind_entry)(pCopy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy2DUnaligned, pCopy);
 }
 
 CUresult cuMemcpy3D(const CUDA_MEMCPY3D *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3D))(pCopy);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy3D)) return reinterpret_cast<Fn>(cubind_entry)(pCopy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy3D, pCopy);
 }
 
 CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D_PEER *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DPeer))(pCopy);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy3DPeer)) return reinterpret_cast<Fn>(cubind_entry)(pCopy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy3DPeer, pCopy);
 }
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAsync))(dst, src, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyAsync, dst, src, ByteCount, hStream);
 }
 
 CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyPeerAsync))(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyPeerAsync)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyPeerAsync, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, const void *, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoDAsync))(dstDevice, srcHost, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyHtoDAsync)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, srcHost, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyHtoDAsync, dstDevice, srcHost, ByteCount, hStream);
 }
 
 CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(void *, CUdeviceptr, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoHAsync))(dstHost, srcDevice, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyDtoHAsync)) return reinterpret_cast<Fn>(cubind_entry)(dstHost, srcDevice, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyDtoHAsync, dstHost, srcDevice, ByteCount, hStream);
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyDtoDAsync))(dstDevice, srcDevice, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyDtoDAsync)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, srcDevice, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyDtoDAsync, dstDevice, srcDevice, ByteCount, hStream);
 }
 
 CUresult cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(CUarray, size_t, const void *, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoAAsync))(dstArray, dstOffset, srcHost, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyHtoAAsync)) return reinterpret_cast<Fn>(cubind_entry)(dstArray, dstOffset, srcHost, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyHtoAAsync, dstArray, dstOffset, srcHost, ByteCount, hStream);
 }
 
 CUresult cuMemcpyAtoHAsync(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) {
   using Fn = CUresult (*)(void *, CUarray, size_t, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyAtoHAsync))(dstHost, srcArray, srcOffset, ByteCount, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyAtoHAsync)) return reinterpret_cast<Fn>(cubind_entry)(dstHost, srcArray, srcOffset, ByteCount, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyAtoHAsync, dstHost, srcArray, srcOffset, ByteCount, hStream);
 }
 
 CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream) {
   using Fn = CUresult (*)(const CUDA_MEMCPY2D *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy2DAsync))(pCopy, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy2DAsync)) return reinterpret_cast<Fn>(cubind_entry)(pCopy, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy2DAsync, pCopy, hStream);
 }
 
 CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DAsync))(pCopy, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy3DAsync)) return reinterpret_cast<Fn>(cubind_entry)(pCopy, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy3DAsync, pCopy, hStream);
 }
 
 CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream) {
   using Fn = CUresult (*)(const CUDA_MEMCPY3D_PEER *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DPeerAsync))(pCopy, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy3DPeerAsync)) return reinterpret_cast<Fn>(cubind_entry)(pCopy, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy3DPeerAsync, pCopy, hStream);
 }
 
 CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyBatchAsync))(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyBatchAsync, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
 }
 
 CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DBatchAsync))(numOps, opList, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy3DBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(numOps, opList, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy3DBatchAsync, numOps, opList, flags, hStream);
 }
 
 CUresult cuMemcpyWithAttributesAsync(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUmemcpyAttributes *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyWithAttributesAsync))(dst, src, size, attr, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyWithAttributesAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, size, attr, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyWithAttributesAsync, dst, src, size, attr, hStream);
 }
 
 CUresult cuMemcpy3DWithAttributesAsync(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy3DWithAttributesAsync))(op, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy3DWithAttributesAsync)) return reinterpret_cast<Fn>(cubind_entry)(op, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy3DWithAttributesAsync, op, flags, hStream);
 }
 
 CUresult cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned char, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD8))(dstDevice, uc, N);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD8)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, uc, N);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD8, dstDevice, uc, N);
 }
 
 CUresult cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned short, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD16))(dstDevice, us, N);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD16)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, us, N);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD16, dstDevice, us, N);
 }
 
 CUresult cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned int, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD32))(dstDevice, ui, N);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD32)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, ui, N);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD32, dstDevice, ui, N);
 }
 
 CUresult cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned char, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D8))(dstDevice, dstPitch, uc, Width, Height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD2D8)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstPitch, uc, Width, Height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD2D8, dstDevice, dstPitch, uc, Width, Height);
 }
 
 CUresult cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned short, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D16))(dstDevice, dstPitch, us, Width, Height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD2D16)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstPitch, us, Width, Height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD2D16, dstDevice, dstPitch, us, Width, Height);
 }
 
 CUresult cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned int, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D32))(dstDevice, dstPitch, ui, Width, Height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD2D32)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstPitch, ui, Width, Height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD2D32, dstDevice, dstPitch, ui, Width, Height);
 }
 
 CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned char, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD8Async))(dstDevice, uc, N, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD8Async)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, uc, N, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD8Async, dstDevice, uc, N, hStream);
 }
 
 CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned short, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD16Async))(dstDevice, us, N, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD16Async)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, us, N, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD16Async, dstDevice, us, N, hStream);
 }
 
 CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD32Async))(dstDevice, ui, N, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD32Async)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, ui, N, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD32Async, dstDevice, ui, N, hStream);
 }
 
 CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D8Async))(dstDevice, dstPitch, uc, Width, Height, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD2D8Async)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstPitch, uc, Width, Height, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD2D8Async, dstDevice, dstPitch, uc, Width, Height, hStream);
 }
 
 CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D16Async))(dstDevice, dstPitch, us, Width, Height, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD2D16Async)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstPitch, us, Width, Height, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD2D16Async, dstDevice, dstPitch, us, Width, Height, hStream);
 }
 
 CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemsetD2D32Async))(dstDevice, dstPitch, ui, Width, Height, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemsetD2D32Async)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, dstPitch, ui, Width, Height, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemsetD2D32Async, dstDevice, dstPitch, ui, Width, Height, hStream);
 }
 
 CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray) {
   using Fn = CUresult (*)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayCreate))(pHandle, pAllocateArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArrayCreate)) return reinterpret_cast<Fn>(cubind_entry)(pHandle, pAllocateArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArrayCreate, pHandle, pAllocateArray);
 }
 
 CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
   using Fn = CUresult (*)(CUDA_ARRAY_DESCRIPTOR *, CUarray);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetDescriptor))(pArrayDescriptor, hArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArrayGetDescriptor)) return reinterpret_cast<Fn>(cubind_entry)(pArrayDescriptor, hArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArrayGetDescriptor, pArrayDescriptor, hArray);
 }
 
 CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *sparseProperties, CUarray array) {
   using Fn = CUresult (*)(CUDA_ARRAY_SPARSE_PROPERTIES *, CUarray);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetSparseProperties))(sparseProperties, array);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArrayGetSparseProperties)) return reinterpret_cast<Fn>(cubind_entry)(sparseProperties, array);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArrayGetSparseProperties, sparseProperties, array);
 }
 
 CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *sparseProperties, CUmipmappedArray mipmap) {
   using Fn = CUresult (*)(CUDA_ARRAY_SPARSE_PROPERTIES *, CUmipmappedArray);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayGetSparseProperties))(sparseProperties, mipmap);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMipmappedArrayGetSparseProperties)) return reinterpret_cast<Fn>(cubind_entry)(sparseProperties, mipmap);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMipmappedArrayGetSparseProperties, sparseProperties, mipmap);
 }
 
 CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements, CUarray array, CUdevice device) {
   using Fn = CUresult (*)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetMemoryRequirements))(memoryRequirements, array, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArrayGetMemoryRequirements)) return reinterpret_cast<Fn>(cubind_entry)(memoryRequirements, array, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArrayGetMemoryRequirements, memoryRequirements, array, device);
 }
 
 CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements, CUmipmappedArray mipmap, CUdevice device) {
   using Fn = CUresult (*)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayGetMemoryRequirements))(memoryRequirements, mipmap, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMipmappedArrayGetMemoryRequirements)) return reinterpret_cast<Fn>(cubind_entry)(memoryRequirements, mipmap, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMipmappedArrayGetMemoryRequirements, memoryRequirements, mipmap, device);
 }
 
 CUresult cuArrayGetPlane(CUarray *pPlaneArray, CUarray hArray, unsigned int planeIdx) {
   using Fn = CUresult (*)(CUarray *, CUarray, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayGetPlane))(pPlaneArray, hArray, planeIdx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArrayGetPlane)) return reinterpret_cast<Fn>(cubind_entry)(pPlaneArray, hArray, planeIdx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArrayGetPlane, pPlaneArray, hArray, planeIdx);
 }
 
 CUresult cuArrayDestroy(CUarray hArray) {
   using Fn = CUresult (*)(CUarray);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArrayDestroy))(hArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArrayDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArrayDestroy, hArray);
 }
 
 CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray) {
   using Fn = CUresult (*)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArray3DCreate))(pHandle, pAllocateArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArray3DCreate)) return reinterpret_cast<Fn>(cubind_entry)(pHandle, pAllocateArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArray3DCreate, pHandle, pAllocateArray);
 }
 
 CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray) {
   using Fn = CUresult (*)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuArray3DGetDescriptor))(pArrayDescriptor, hArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuArray3DGetDescriptor)) return reinterpret_cast<Fn>(cubind_entry)(pArrayDescriptor, hArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuArray3DGetDescriptor, pArrayDescriptor, hArray);
 }
 
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc, unsigned int numMipmapLevels) {
   using Fn = CUresult (*)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayCreate))(pHandle, pMipmappedArrayDesc, numMipmapLevels);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMipmappedArrayCreate)) return reinterpret_cast<Fn>(cubind_entry)(pHandle, pMipmappedArrayDesc, numMipmapLevels);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMipmappedArrayCreate, pHandle, pMipmappedArrayDesc, numMipmapLevels);
 }
 
 CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) {
   using Fn = CUresult (*)(CUarray *, CUmipmappedArray, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayGetLevel))(pLevelArray, hMipmappedArray, level);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMipmappedArrayGetLevel)) return reinterpret_cast<Fn>(cubind_entry)(pLevelArray, hMipmappedArray, level);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMipmappedArrayGetLevel, pLevelArray, hMipmappedArray, level);
 }
 
 CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
   using Fn = CUresult (*)(CUmipmappedArray);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMipmappedArrayDestroy))(hMipmappedArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMipmappedArrayDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hMipmappedArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMipmappedArrayDestroy, hMipmappedArray);
 }
 
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetHandleForAddressRange))(handle, dptr, size, handleType, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetHandleForAddressRange)) return reinterpret_cast<Fn>(cubind_entry)(handle, dptr, size, handleType, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetHandleForAddressRange, handle, dptr, size, handleType, flags);
 }
 
 CUresult cuMemBatchDecompressAsync(CUmemDecompressParams *paramsArray, size_t count, unsigned int flags, size_t *errorIndex, CUstream stream) {
   using Fn = CUresult (*)(CUmemDecompressParams *, size_t, unsigned int, size_t *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemBatchDecompressAsync))(paramsArray, count, flags, errorIndex, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemBatchDecompressAsync)) return reinterpret_cast<Fn>(cubind_entry)(paramsArray, count, flags, errorIndex, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemBatchDecompressAsync, paramsArray, count, flags, errorIndex, stream);
 }
 
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAddressReserve))(ptr, size, alignment, addr, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAddressReserve)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size, alignment, addr, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAddressReserve, ptr, size, alignment, addr, flags);
 }
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   using Fn = CUresult (*)(CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAddressFree))(ptr, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAddressFree)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAddressFree, ptr, size);
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemCreate))(handle, size, prop, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemCreate)) return reinterpret_cast<Fn>(cubind_entry)(handle, size, prop, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemCreate, handle, size, prop, flags);
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRelease))(handle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemRelease)) return reinterpret_cast<Fn>(cubind_entry)(handle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemRelease, handle);
 }
 
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemMap))(ptr, size, offset, handle, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemMap)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size, offset, handle, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemMap, ptr, size, offset, handle, flags);
 }
 
 CUresult cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream) {
   using Fn = CUresult (*)(CUarrayMapInfo *, unsigned int, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemMapArrayAsync))(mapInfoList, count, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemMapArrayAsync)) return reinterpret_cast<Fn>(cubind_entry)(mapInfoList, count, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemMapArrayAsync, mapInfoList, count, hStream);
 }
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   using Fn = CUresult (*)(CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemUnmap))(ptr, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemUnmap)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemUnmap, ptr, size);
 }
 
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemSetAccess))(ptr, size, desc, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemSetAccess)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size, desc, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemSetAccess, ptr, size, desc, count);
 }
 
 CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr) {
   using Fn = CUresult (*)(unsigned long long *, const CUmemLocation *, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAccess))(flags, location, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetAccess)) return reinterpret_cast<Fn>(cubind_entry)(flags, location, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetAccess, flags, location, ptr);
 }
 
 CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemExportToShareableHandle))(shareableHandle, handle, handleType, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemExportToShareableHandle)) return reinterpret_cast<Fn>(cubind_entry)(shareableHandle, handle, handleType, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemExportToShareableHandle, shareableHandle, handle, handleType, flags);
 }
 
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemImportFromShareableHandle))(handle, osHandle, shHandleType);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemImportFromShareableHandle)) return reinterpret_cast<Fn>(cubind_entry)(handle, osHandle, shHandleType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemImportFromShareableHandle, handle, osHandle, shHandleType);
 }
 
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option) {
   using Fn = CUresult (*)(size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAllocationGranularity))(granularity, prop, option);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetAllocationGranularity)) return reinterpret_cast<Fn>(cubind_entry)(granularity, prop, option);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetAllocationGranularity, granularity, prop, option);
 }
 
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle) {
   using Fn = CUresult (*)(CUmemAllocationProp *, CUmemGenericAllocationHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetAllocationPropertiesFromHandle))(prop, handle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetAllocationPropertiesFromHandle)) return reinterpret_cast<Fn>(cubind_entry)(prop, handle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetAllocationPropertiesFromHandle, prop, handle);
 }
 
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRetainAllocationHandle))(handle, addr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemRetainAllocationHandle)) return reinterpret_cast<Fn>(cubind_entry)(handle, addr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemRetainAllocationHandle, handle, addr);
 }
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemFreeAsync))(dptr, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemFreeAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptr, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemFreeAsync, dptr, hStream);
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocAsync))(dptr, bytesize, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAllocAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytesize, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAllocAsync, dptr, bytesize, hStream);
 }
 
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
   using Fn = CUresult (*)(CUmemoryPool, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolTrimTo))(pool, minBytesToKeep);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolTrimTo)) return reinterpret_cast<Fn>(cubind_entry)(pool, minBytesToKeep);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolTrimTo, pool, minBytesToKeep);
 }
 
 CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
   using Fn = CUresult (*)(CUmemoryPool, CUmemPool_attribute, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolSetAttribute))(pool, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(pool, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolSetAttribute, pool, attr, value);
 }
 
 CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
   using Fn = CUresult (*)(CUmemoryPool, CUmemPool_attribute, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolGetAttribute))(pool, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(pool, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolGetAttribute, pool, attr, value);
 }
 
 CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
   using Fn = CUresult (*)(CUmemoryPool, const CUmemAccessDesc *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolSetAccess))(pool, map, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolSetAccess)) return reinterpret_cast<Fn>(cubind_entry)(pool, map, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolSetAccess, pool, map, count);
 }
 
 CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location) {
   using Fn = CUresult (*)(CUmemAccess_flags *, CUmemoryPool, CUmemLocation *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolGetAccess))(flags, memPool, location);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolGetAccess)) return reinterpret_cast<Fn>(cubind_entry)(flags, memPool, location);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolGetAccess, flags, memPool, location);
 }
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
   using Fn = CUresult (*)(CUmemoryPool *, const CUmemPoolProps *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolCreate))(pool, poolProps);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolCreate)) return reinterpret_cast<Fn>(cubind_entry)(pool, poolProps);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolCreate, pool, poolProps);
 }
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   using Fn = CUresult (*)(CUmemoryPool);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolDestroy))(pool);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolDestroy)) return reinterpret_cast<Fn>(cubind_entry)(pool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolDestroy, pool);
 }
 
 CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type) {
   using Fn = CUresult (*)(CUmemoryPool *, CUmemLocation *, CUmemAllocationType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetDefaultMemPool))(pool_out, location, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetDefaultMemPool)) return reinterpret_cast<Fn>(cubind_entry)(pool_out, location, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetDefaultMemPool, pool_out, location, type);
 }
 
 CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type) {
   using Fn = CUresult (*)(CUmemoryPool *, CUmemLocation *, CUmemAllocationType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetMemPool))(pool, location, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(pool, location, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetMemPool, pool, location, type);
 }
 
 CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool) {
   using Fn = CUresult (*)(CUmemLocation *, CUmemAllocationType, CUmemoryPool);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemSetMemPool))(location, type, pool);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemSetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(location, type, pool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemSetMemPool, location, type, pool);
 }
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAllocFromPoolAsync))(dptr, bytesize, pool, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAllocFromPoolAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytesize, pool, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream);
 }
 
 CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(void *, CUmemoryPool, CUmemAllocationHandleType, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolExportToShareableHandle))(handle_out, pool, handleType, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolExportToShareableHandle)) return reinterpret_cast<Fn>(cubind_entry)(handle_out, pool, handleType, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolExportToShareableHandle, handle_out, pool, handleType, flags);
 }
 
 CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemoryPool *, void *, CUmemAllocationHandleType, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolImportFromShareableHandle))(pool_out, handle, handleType, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolImportFromShareableHandle)) return reinterpret_cast<Fn>(cubind_entry)(pool_out, handle, handleType, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolImportFromShareableHandle, pool_out, handle, handleType, flags);
 }
 
 CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr) {
   using Fn = CUresult (*)(CUmemPoolPtrExportData *, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolExportPointer))(shareData_out, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolExportPointer)) return reinterpret_cast<Fn>(cubind_entry)(shareData_out, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolExportPointer, shareData_out, ptr);
 }
 
 CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData) {
   using Fn = CUresult (*)(CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPoolImportPointer))(ptr_out, pool, shareData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPoolImportPointer)) return reinterpret_cast<Fn>(cubind_entry)(ptr_out, pool, shareData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPoolImportPointer, ptr_out, pool, shareData);
 }
 
 CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle, const CUmulticastObjectProp *prop) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle *, const CUmulticastObjectProp *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastCreate))(mcHandle, prop);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastCreate)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, prop);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastCreate, mcHandle, prop);
 }
 
 CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastAddDevice))(mcHandle, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastAddDevice)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastAddDevice, mcHandle, dev);
 }
 
 CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastBindMem))(mcHandle, mcOffset, memHandle, memOffset, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastBindMem)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, mcOffset, memHandle, memOffset, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastBindMem, mcHandle, mcOffset, memHandle, memOffset, size, flags);
 }
 
 CUresult cuMulticastBindMem_v2(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, CUdevice, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastBindMem_v2))(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastBindMem_v2)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastBindMem_v2, mcHandle, dev, mcOffset, memHandle, memOffset, size, flags);
 }
 
 CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastBindAddr))(mcHandle, mcOffset, memptr, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastBindAddr)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, mcOffset, memptr, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastBindAddr, mcHandle, mcOffset, memptr, size, flags);
 }
 
 CUresult cuMulticastBindAddr_v2(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, CUdevice, size_t, CUdeviceptr, size_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastBindAddr_v2))(mcHandle, dev, mcOffset, memptr, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastBindAddr_v2)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, dev, mcOffset, memptr, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastBindAddr_v2, mcHandle, dev, mcOffset, memptr, size, flags);
 }
 
 CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
   using Fn = CUresult (*)(CUmemGenericAllocationHandle, CUdevice, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastUnbind))(mcHandle, dev, mcOffset, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastUnbind)) return reinterpret_cast<Fn>(cubind_entry)(mcHandle, dev, mcOffset, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastUnbind, mcHandle, dev, mcOffset, size);
 }
 
 CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option) {
   using Fn = CUresult (*)(size_t *, const CUmulticastObjectProp *, CUmulticastGranularity_flags);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMulticastGetGranularity))(granularity, prop, option);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMulticastGetGranularity)) return reinterpret_cast<Fn>(cubind_entry)(granularity, prop, option);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMulticastGetGranularity, granularity, prop, option);
 }
 
 CUresult cuDeviceGetFabricClusterUuid(CUuuid *uuid, CUdevice dev) {
   using Fn = CUresult (*)(CUuuid *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetFabricClusterUuid))(uuid, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetFabricClusterUuid)) return reinterpret_cast<Fn>(cubind_entry)(uuid, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetFabricClusterUuid, uuid, dev);
 }
 
 CUresult cuDeviceGetCliqueCount(size_t *count, CUdevice dev) {
   using Fn = CUresult (*)(size_t *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetCliqueCount))(count, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetCliqueCount)) return reinterpret_cast<Fn>(cubind_entry)(count, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetCliqueCount, count, dev);
 }
 
 CUresult cuDeviceGetCliqueInfo(CUcliqueInfo *cliqueInfo, size_t *count, CUdevice dev) {
   using Fn = CUresult (*)(CUcliqueInfo *, size_t *, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetCliqueInfo))(cliqueInfo, count, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetCliqueInfo)) return reinterpret_cast<Fn>(cubind_entry)(cliqueInfo, count, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetCliqueInfo, cliqueInfo, count, dev);
 }
 
 CUresult cuLogicalEndpointIdReserve(CUlogicalEndpointId *baseLeId, cuuint32_t count) {
   using Fn = CUresult (*)(CUlogicalEndpointId *, cuuint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointIdReserve))(baseLeId, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointIdReserve)) return reinterpret_cast<Fn>(cubind_entry)(baseLeId, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointIdReserve, baseLeId, count);
 }
 
 CUresult cuLogicalEndpointIdRelease(CUlogicalEndpointId baseLeId, cuuint32_t count) {
   using Fn = CUresult (*)(CUlogicalEndpointId, cuuint32_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointIdRelease))(baseLeId, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointIdRelease)) return reinterpret_cast<Fn>(cubind_entry)(baseLeId, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointIdRelease, baseLeId, count);
 }
 
 CUresult cuLogicalEndpointCreate(CUlogicalEndpointId leId, const CUlogicalEndpointProp *prop) {
   using Fn = CUresult (*)(CUlogicalEndpointId, const CUlogicalEndpointProp *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointCreate))(leId, prop);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointCreate)) return reinterpret_cast<Fn>(cubind_entry)(leId, prop);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointCreate, leId, prop);
 }
 
 CUresult cuLogicalEndpointAddDevice(CUlogicalEndpointId leId, CUdevice dev) {
   using Fn = CUresult (*)(CUlogicalEndpointId, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointAddDevice))(leId, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointAddDevice)) return reinterpret_cast<Fn>(cubind_entry)(leId, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointAddDevice, leId, dev);
 }
 
 CUresult cuLogicalEndpointDestroy(CUlogicalEndpointId leId) {
   using Fn = CUresult (*)(CUlogicalEndpointId);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointDestroy))(leId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointDestroy)) return reinterpret_cast<Fn>(cubind_entry)(leId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointDestroy, leId);
 }
 
 CUresult cuLogicalEndpointBindAddr(CUlogicalEndpointId leId, CUdevice dev, cuuint64_t offset, void *ptr, cuuint64_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUlogicalEndpointId, CUdevice, cuuint64_t, void *, cuuint64_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointBindAddr))(leId, dev, offset, ptr, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointBindAddr)) return reinterpret_cast<Fn>(cubind_entry)(leId, dev, offset, ptr, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointBindAddr, leId, dev, offset, ptr, size, flags);
 }
 
 CUresult cuLogicalEndpointBindMem(CUlogicalEndpointId leId, CUdevice dev, cuuint64_t offset, CUmemGenericAllocationHandle memHandle, cuuint64_t memOffset, cuuint64_t size, unsigned long long flags) {
   using Fn = CUresult (*)(CUlogicalEndpointId, CUdevice, cuuint64_t, CUmemGenericAllocationHandle, cuuint64_t, cuuint64_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointBindMem))(leId, dev, offset, memHandle, memOffset, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointBindMem)) return reinterpret_cast<Fn>(cubind_entry)(leId, dev, offset, memHandle, memOffset, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointBindMem, leId, dev, offset, memHandle, memOffset, size, flags);
 }
 
 CUresult cuLogicalEndpointUnbind(CUlogicalEndpointId leId, CUdevice dev, cuuint64_t offset, cuuint64_t size) {
   using Fn = CUresult (*)(CUlogicalEndpointId, CUdevice, cuuint64_t, cuuint64_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointUnbind))(leId, dev, offset, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointUnbind)) return reinterpret_cast<Fn>(cubind_entry)(leId, dev, offset, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointUnbind, leId, dev, offset, size);
 }
 
 CUresult cuLogicalEndpointExport(void *handle, CUlogicalEndpointId leId, CUlogicalEndpointIpcHandleType handleType) {
   using Fn = CUresult (*)(void *, CUlogicalEndpointId, CUlogicalEndpointIpcHandleType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointExport))(handle, leId, handleType);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointExport)) return reinterpret_cast<Fn>(cubind_entry)(handle, leId, handleType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointExport, handle, leId, handleType);
 }
 
 CUresult cuLogicalEndpointImport(CUlogicalEndpointId leId, const void *handle, CUlogicalEndpointIpcHandleType handleType) {
   using Fn = CUresult (*)(CUlogicalEndpointId, const void *, CUlogicalEndpointIpcHandleType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointImport))(leId, handle, handleType);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointImport)) return reinterpret_cast<Fn>(cubind_entry)(leId, handle, handleType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointImport, leId, handle, handleType);
 }
 
 CUresult cuLogicalEndpointGetLimits(cuuint64_t *bindAlignment, cuuint64_t *maxSize, const CUlogicalEndpointProp *prop) {
   using Fn = CUresult (*)(cuuint64_t *, cuuint64_t *, const CUlogicalEndpointProp *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointGetLimits))(bindAlignment, maxSize, prop);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointGetLimits)) return reinterpret_cast<Fn>(cubind_entry)(bindAlignment, maxSize, prop);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointGetLimits, bindAlignment, maxSize, prop);
 }
 
 CUresult cuLogicalEndpointQuery(CUlogicalEndpointId leId, cuuint32_t count, int *queryStatus) {
   using Fn = CUresult (*)(CUlogicalEndpointId, cuuint32_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogicalEndpointQuery))(leId, count, queryStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogicalEndpointQuery)) return reinterpret_cast<Fn>(cubind_entry)(leId, count, queryStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogicalEndpointQuery, leId, count, queryStatus);
 }
 
 CUresult cuFabricCpyBatchAsync(size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(size_t, CUDA_FABRIC_COPY_BATCH_OP *, unsigned long long, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFabricCpyBatchAsync))(numOps, opList, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFabricCpyBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(numOps, opList, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFabricCpyBatchAsync, numOps, opList, flags, hStream);
 }
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   using Fn = CUresult (*)(void *, CUpointer_attribute, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuPointerGetAttribute))(data, attribute, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuPointerGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(data, attribute, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuPointerGetAttribute, data, attribute, ptr);
 }
 
 CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPrefetchAsync))(devPtr, count, location, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPrefetchAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, count, location, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPrefetchAsync, devPtr, count, location, flags, hStream);
 }
 
 CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAdvise))(devPtr, count, advice, location);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAdvise)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, count, advice, location);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAdvise, devPtr, count, advice, location);
 }
 
 CUresult cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemPrefetchBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 CUresult cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemDiscardBatchAsync))(dptrs, sizes, count, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemDiscardBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptrs, sizes, count, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemDiscardBatchAsync, dptrs, sizes, count, flags, hStream);
 }
 
 CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemDiscardAndPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemDiscardAndPrefetchBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 CUresult cuMemGetLocationInfo(CUdeviceptr ptr, size_t size, size_t summaryGranularity, size_t samplingGranularity, CUmemLocation *location_out) {
   using Fn = CUresult (*)(CUdeviceptr, size_t, size_t, size_t, CUmemLocation *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemGetLocationInfo))(ptr, size, summaryGranularity, samplingGranularity, location_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemGetLocationInfo)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size, summaryGranularity, samplingGranularity, location_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemGetLocationInfo, ptr, size, summaryGranularity, samplingGranularity, location_out);
 }
 
 CUresult cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) {
   using Fn = CUresult (*)(void *, size_t, CUmem_range_attribute, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRangeGetAttribute))(data, dataSize, attribute, devPtr, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemRangeGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(data, dataSize, attribute, devPtr, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemRangeGetAttribute, data, dataSize, attribute, devPtr, count);
 }
 
 CUresult cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) {
   using Fn = CUresult (*)(void **, size_t *, CUmem_range_attribute *, size_t, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemRangeGetAttributes))(data, dataSizes, attributes, numAttributes, devPtr, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemRangeGetAttributes)) return reinterpret_cast<Fn>(cubind_entry)(data, dataSizes, attributes, numAttributes, devPtr, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemRangeGetAttributes, data, dataSizes, attributes, numAttributes, devPtr, count);
 }
 
 CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr) {
   using Fn = CUresult (*)(const void *, CUpointer_attribute, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuPointerSetAttribute))(value, attribute, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuPointerSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(value, attribute, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuPointerSetAttribute, value, attribute, ptr);
 }
 
 CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr) {
   using Fn = CUresult (*)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuPointerGetAttributes))(numAttributes, attributes, data, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuPointerGetAttributes)) return reinterpret_cast<Fn>(cubind_entry)(numAttributes, attributes, data, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuPointerGetAttributes, numAttributes, attributes, data, ptr);
 }
 
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags) {
   using Fn = CUresult (*)(CUstream *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamCreate))(phStream, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamCreate)) return reinterpret_cast<Fn>(cubind_entry)(phStream, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamCreate, phStream, Flags);
 }
 
 CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority) {
   using Fn = CUresult (*)(CUstream *, unsigned int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamCreateWithPriority))(phStream, flags, priority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamCreateWithPriority)) return reinterpret_cast<Fn>(cubind_entry)(phStream, flags, priority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamCreateWithPriority, phStream, flags, priority);
 }
 
 CUresult cuStreamBeginCaptureToCig(CUstream hStream, CUstreamCigCaptureParams *streamCigCaptureParams) {
   using Fn = CUresult (*)(CUstream, CUstreamCigCaptureParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCaptureToCig))(hStream, streamCigCaptureParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamBeginCaptureToCig)) return reinterpret_cast<Fn>(cubind_entry)(hStream, streamCigCaptureParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamBeginCaptureToCig, hStream, streamCigCaptureParams);
 }
 
 CUresult cuStreamEndCaptureToCig(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamEndCaptureToCig))(hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamEndCaptureToCig)) return reinterpret_cast<Fn>(cubind_entry)(hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamEndCaptureToCig, hStream);
 }
 
 CUresult cuStreamGetPriority(CUstream hStream, int *priority) {
   using Fn = CUresult (*)(CUstream, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetPriority))(hStream, priority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetPriority)) return reinterpret_cast<Fn>(cubind_entry)(hStream, priority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetPriority, hStream, priority);
 }
 
 CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device) {
   using Fn = CUresult (*)(CUstream, CUdevice *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetDevice))(hStream, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(hStream, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetDevice, hStream, device);
 }
 
 CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags) {
   using Fn = CUresult (*)(CUstream, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetFlags))(hStream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(hStream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetFlags, hStream, flags);
 }
 
 CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) {
   using Fn = CUresult (*)(CUstream, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetId))(hStream, streamId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetId)) return reinterpret_cast<Fn>(cubind_entry)(hStream, streamId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetId, hStream, streamId);
 }
 
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) {
   using Fn = CUresult (*)(CUstream, CUcontext *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetCtx))(hStream, pctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetCtx)) return reinterpret_cast<Fn>(cubind_entry)(hStream, pctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetCtx, hStream, pctx);
 }
 
 CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx) {
   using Fn = CUresult (*)(CUstream, CUcontext *, CUgreenCtx *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetCtx_v2))(hStream, pCtx, pGreenCtx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetCtx_v2)) return reinterpret_cast<Fn>(cubind_entry)(hStream, pCtx, pGreenCtx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetCtx_v2, hStream, pCtx, pGreenCtx);
 }
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   using Fn = CUresult (*)(CUstream, CUevent, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWaitEvent))(hStream, hEvent, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamWaitEvent)) return reinterpret_cast<Fn>(cubind_entry)(hStream, hEvent, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamWaitEvent, hStream, hEvent, Flags);
 }
 
 CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUstreamCallback, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamAddCallback))(hStream, callback, userData, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamAddCallback)) return reinterpret_cast<Fn>(cubind_entry)(hStream, callback, userData, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamAddCallback, hStream, callback, userData, flags);
 }
 
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureMode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCapture))(hStream, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamBeginCapture)) return reinterpret_cast<Fn>(cubind_entry)(hStream, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamBeginCapture, hStream, mode);
 }
 
 CUresult cuStreamBeginRecaptureToGraph(CUstream hStream, CUstreamCaptureMode mode, CUgraph hGraph, CUgraphRecaptureCallback callbackFunc, void *userData) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureMode, CUgraph, CUgraphRecaptureCallback, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginRecaptureToGraph))(hStream, mode, hGraph, callbackFunc, userData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamBeginRecaptureToGraph)) return reinterpret_cast<Fn>(cubind_entry)(hStream, mode, hGraph, callbackFunc, userData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamBeginRecaptureToGraph, hStream, mode, hGraph, callbackFunc, userData);
 }
 
 CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode) {
   using Fn = CUresult (*)(CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCaptureToGraph))(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamBeginCaptureToGraph)) return reinterpret_cast<Fn>(cubind_entry)(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamBeginCaptureToGraph, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
 }
 
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
   using Fn = CUresult (*)(CUstreamCaptureMode *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuThreadExchangeStreamCaptureMode))(mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuThreadExchangeStreamCaptureMode)) return reinterpret_cast<Fn>(cubind_entry)(mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuThreadExchangeStreamCaptureMode, mode);
 }
 
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
   using Fn = CUresult (*)(CUstream, CUgraph *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamEndCapture))(hStream, phGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamEndCapture)) return reinterpret_cast<Fn>(cubind_entry)(hStream, phGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamEndCapture, hStream, phGraph);
 }
 
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureStatus *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamIsCapturing))(hStream, captureStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamIsCapturing)) return reinterpret_cast<Fn>(cubind_entry)(hStream, captureStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamIsCapturing, hStream, captureStatus);
 }
 
 CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetCaptureInfo))(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetCaptureInfo)) return reinterpret_cast<Fn>(cubind_entry)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetCaptureInfo, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
 
 CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamUpdateCaptureDependencies))(hStream, dependencies, dependencyData, numDependencies, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamUpdateCaptureDependencies)) return reinterpret_cast<Fn>(cubind_entry)(hStream, dependencies, dependencyData, numDependencies, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamUpdateCaptureDependencies, hStream, dependencies, dependencyData, numDependencies, flags);
 }
 
 CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamAttachMemAsync))(hStream, dptr, length, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamAttachMemAsync)) return reinterpret_cast<Fn>(cubind_entry)(hStream, dptr, length, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamAttachMemAsync, hStream, dptr, length, flags);
 }
 
 CUresult cuStreamQuery(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamQuery))(hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamQuery)) return reinterpret_cast<Fn>(cubind_entry)(hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamQuery, hStream);
 }
 
 CUresult cuStreamSynchronize(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamSynchronize))(hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamSynchronize)) return reinterpret_cast<Fn>(cubind_entry)(hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamSynchronize, hStream);
 }
 
 CUresult cuStreamDestroy(CUstream hStream) {
   using Fn = CUresult (*)(CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamDestroy))(hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamDestroy, hStream);
 }
 
 CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) {
   using Fn = CUresult (*)(CUstream, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamCopyAttributes))(dst, src);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamCopyAttributes)) return reinterpret_cast<Fn>(cubind_entry)(dst, src);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamCopyAttributes, dst, src);
 }
 
 CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out) {
   using Fn = CUresult (*)(CUstream, CUstreamAttrID, CUstreamAttrValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetAttribute))(hStream, attr, value_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hStream, attr, value_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetAttribute, hStream, attr, value_out);
 }
 
 CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value) {
   using Fn = CUresult (*)(CUstream, CUstreamAttrID, const CUstreamAttrValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamSetAttribute))(hStream, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hStream, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamSetAttribute, hStream, attr, value);
 }
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
   using Fn = CUresult (*)(CUevent *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventCreate))(phEvent, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventCreate)) return reinterpret_cast<Fn>(cubind_entry)(phEvent, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventCreate, phEvent, Flags);
 }
 
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
   using Fn = CUresult (*)(CUevent, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventRecord))(hEvent, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventRecord)) return reinterpret_cast<Fn>(cubind_entry)(hEvent, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventRecord, hEvent, hStream);
 }
 
 CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
   using Fn = CUresult (*)(CUevent, CUstream, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventRecordWithFlags))(hEvent, hStream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventRecordWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(hEvent, hStream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventRecordWithFlags, hEvent, hStream, flags);
 }
 
 CUresult cuEventQuery(CUevent hEvent) {
   using Fn = CUresult (*)(CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventQuery))(hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventQuery)) return reinterpret_cast<Fn>(cubind_entry)(hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventQuery, hEvent);
 }
 
 CUresult cuEventSynchronize(CUevent hEvent) {
   using Fn = CUresult (*)(CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventSynchronize))(hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventSynchronize)) return reinterpret_cast<Fn>(cubind_entry)(hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventSynchronize, hEvent);
 }
 
 CUresult cuEventDestroy(CUevent hEvent) {
   using Fn = CUresult (*)(CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventDestroy))(hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventDestroy, hEvent);
 }
 
 CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
   using Fn = CUresult (*)(float *, CUevent, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventElapsedTime))(pMilliseconds, hStart, hEnd);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventElapsedTime)) return reinterpret_cast<Fn>(cubind_entry)(pMilliseconds, hStart, hEnd);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventElapsedTime, pMilliseconds, hStart, hEnd);
 }
 
 CUresult cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *memHandleDesc) {
   using Fn = CUresult (*)(CUexternalMemory *, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuImportExternalMemory))(extMem_out, memHandleDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuImportExternalMemory)) return reinterpret_cast<Fn>(cubind_entry)(extMem_out, memHandleDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuImportExternalMemory, extMem_out, memHandleDesc);
 }
 
 CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *bufferDesc) {
   using Fn = CUresult (*)(CUdeviceptr *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuExternalMemoryGetMappedBuffer))(devPtr, extMem, bufferDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuExternalMemoryGetMappedBuffer)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, extMem, bufferDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuExternalMemoryGetMappedBuffer, devPtr, extMem, bufferDesc);
 }
 
 CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray *mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *mipmapDesc) {
   using Fn = CUresult (*)(CUmipmappedArray *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuExternalMemoryGetMappedMipmappedArray))(mipmap, extMem, mipmapDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuExternalMemoryGetMappedMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(mipmap, extMem, mipmapDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuExternalMemoryGetMappedMipmappedArray, mipmap, extMem, mipmapDesc);
 }
 
 CUresult cuDestroyExternalMemory(CUexternalMemory extMem) {
   using Fn = CUresult (*)(CUexternalMemory);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDestroyExternalMemory))(extMem);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDestroyExternalMemory)) return reinterpret_cast<Fn>(cubind_entry)(extMem);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDestroyExternalMemory, extMem);
 }
 
 CUresult cuImportExternalSemaphore(CUexternalSemaphore *extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *semHandleDesc) {
   using Fn = CUresult (*)(CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuImportExternalSemaphore))(extSem_out, semHandleDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuImportExternalSemaphore)) return reinterpret_cast<Fn>(cubind_entry)(extSem_out, semHandleDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuImportExternalSemaphore, extSem_out, semHandleDesc);
 }
 
 CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *paramsArray, unsigned int numExtSems, CUstream stream) {
   using Fn = CUresult (*)(const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *, unsigned int, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuSignalExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuSignalExternalSemaphoresAsync)) return reinterpret_cast<Fn>(cubind_entry)(extSemArray, paramsArray, numExtSems, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuSignalExternalSemaphoresAsync, extSemArray, paramsArray, numExtSems, stream);
 }
 
 CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *paramsArray, unsigned int numExtSems, CUstream stream) {
   using Fn = CUresult (*)(const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *, unsigned int, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuWaitExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuWaitExternalSemaphoresAsync)) return reinterpret_cast<Fn>(cubind_entry)(extSemArray, paramsArray, numExtSems, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuWaitExternalSemaphoresAsync, extSemArray, paramsArray, numExtSems, stream);
 }
 
 CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) {
   using Fn = CUresult (*)(CUexternalSemaphore);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDestroyExternalSemaphore))(extSem);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDestroyExternalSemaphore)) return reinterpret_cast<Fn>(cubind_entry)(extSem);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDestroyExternalSemaphore, extSem);
 }
 
 CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWaitValue32))(stream, addr, value, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamWaitValue32)) return reinterpret_cast<Fn>(cubind_entry)(stream, addr, value, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamWaitValue32, stream, addr, value, flags);
 }
 
 CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWaitValue64))(stream, addr, value, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamWaitValue64)) return reinterpret_cast<Fn>(cubind_entry)(stream, addr, value, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamWaitValue64, stream, addr, value, flags);
 }
 
 CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWriteValue32))(stream, addr, value, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamWriteValue32)) return reinterpret_cast<Fn>(cubind_entry)(stream, addr, value, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamWriteValue32, stream, addr, value, flags);
 }
 
 CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamWriteValue64))(stream, addr, value, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamWriteValue64)) return reinterpret_cast<Fn>(cubind_entry)(stream, addr, value, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamWriteValue64, stream, addr, value, flags);
 }
 
 CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags) {
   using Fn = CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBatchMemOp))(stream, count, paramArray, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamBatchMemOp)) return reinterpret_cast<Fn>(cubind_entry)(stream, count, paramArray, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamBatchMemOp, stream, count, paramArray, flags);
 }
 
 CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
   using Fn = CUresult (*)(int *, CUfunction_attribute, CUfunction);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetAttribute))(pi, attrib, hfunc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(pi, attrib, hfunc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncGetAttribute, pi, attrib, hfunc);
 }
 
 CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   using Fn = CUresult (*)(CUfunction, CUfunction_attribute, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetAttribute))(hfunc, attrib, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, attrib, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncSetAttribute, hfunc, attrib, value);
 }
 
 CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
   using Fn = CUresult (*)(CUfunction, CUfunc_cache);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetCacheConfig))(hfunc, config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncSetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncSetCacheConfig, hfunc, config);
 }
 
 CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc) {
   using Fn = CUresult (*)(CUmodule *, CUfunction);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetModule))(hmod, hfunc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncGetModule)) return reinterpret_cast<Fn>(cubind_entry)(hmod, hfunc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncGetModule, hmod, hfunc);
 }
 
 CUresult cuFuncGetName(const char **name, CUfunction hfunc) {
   using Fn = CUresult (*)(const char **, CUfunction);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetName))(name, hfunc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncGetName)) return reinterpret_cast<Fn>(cubind_entry)(name, hfunc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncGetName, name, hfunc);
 }
 
 CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
   using Fn = CUresult (*)(CUfunction, size_t, size_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetParamInfo))(func, paramIndex, paramOffset, paramSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncGetParamInfo)) return reinterpret_cast<Fn>(cubind_entry)(func, paramIndex, paramOffset, paramSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncGetParamInfo, func, paramIndex, paramOffset, paramSize);
 }
 
 CUresult cuFuncGetParamCount(CUfunction func, size_t *paramCount) {
   using Fn = CUresult (*)(CUfunction, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncGetParamCount))(func, paramCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncGetParamCount)) return reinterpret_cast<Fn>(cubind_entry)(func, paramCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncGetParamCount, func, paramCount);
 }
 
 CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction function) {
   using Fn = CUresult (*)(CUfunctionLoadingState *, CUfunction);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncIsLoaded))(state, function);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncIsLoaded)) return reinterpret_cast<Fn>(cubind_entry)(state, function);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncIsLoaded, state, function);
 }
 
 CUresult cuFuncLoad(CUfunction function) {
   using Fn = CUresult (*)(CUfunction);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncLoad))(function);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncLoad)) return reinterpret_cast<Fn>(cubind_entry)(function);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncLoad, function);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
   using Fn = CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchKernel))(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchKernel)) return reinterpret_cast<Fn>(cubind_entry)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchKernel, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
   using Fn = CUresult (*)(const CUlaunchConfig *, CUfunction, void **, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchKernelEx))(config, f, kernelParams, extra);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchKernelEx)) return reinterpret_cast<Fn>(cubind_entry)(config, f, kernelParams, extra);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchKernelEx, config, f, kernelParams, extra);
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams) {
   using Fn = CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchCooperativeKernel))(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchCooperativeKernel)) return reinterpret_cast<Fn>(cubind_entry)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchCooperativeKernel, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 }
 
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
   using Fn = CUresult (*)(CUstream, CUhostFn, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchHostFunc))(hStream, fn, userData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchHostFunc)) return reinterpret_cast<Fn>(cubind_entry)(hStream, fn, userData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchHostFunc, hStream, fn, userData);
 }
 
 CUresult cuLaunchHostFunc_v2(CUstream hStream, CUhostFn fn, void *userData, unsigned int syncMode) {
   using Fn = CUresult (*)(CUstream, CUhostFn, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchHostFunc_v2))(hStream, fn, userData, syncMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchHostFunc_v2)) return reinterpret_cast<Fn>(cubind_entry)(hStream, fn, userData, syncMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchHostFunc_v2, hStream, fn, userData, syncMode);
 }
 
 CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
   using Fn = CUresult (*)(CUfunction, int, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetBlockShape))(hfunc, x, y, z);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncSetBlockShape)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, x, y, z);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncSetBlockShape, hfunc, x, y, z);
 }
 
 CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
   using Fn = CUresult (*)(CUfunction, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetSharedSize))(hfunc, bytes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncSetSharedSize)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, bytes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncSetSharedSize, hfunc, bytes);
 }
 
 CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
   using Fn = CUresult (*)(CUfunction, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetSize))(hfunc, numbytes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuParamSetSize)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, numbytes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuParamSetSize, hfunc, numbytes);
 }
 
 CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
   using Fn = CUresult (*)(CUfunction, int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSeti))(hfunc, offset, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuParamSeti)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, offset, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuParamSeti, hfunc, offset, value);
 }
 
 CUresult cuParamSetf(CUfunction hfunc, int offset, float value) {
   using Fn = CUresult (*)(CUfunction, int, float);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetf))(hfunc, offset, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuParamSetf)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, offset, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuParamSetf, hfunc, offset, value);
 }
 
 CUresult cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsigned int numbytes) {
   using Fn = CUresult (*)(CUfunction, int, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetv))(hfunc, offset, ptr, numbytes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuParamSetv)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, offset, ptr, numbytes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuParamSetv, hfunc, offset, ptr, numbytes);
 }
 
 CUresult cuLaunch(CUfunction f) {
   using Fn = CUresult (*)(CUfunction);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunch))(f);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunch)) return reinterpret_cast<Fn>(cubind_entry)(f);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunch, f);
 }
 
 CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
   using Fn = CUresult (*)(CUfunction, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchGrid))(f, grid_width, grid_height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchGrid)) return reinterpret_cast<Fn>(cubind_entry)(f, grid_width, grid_height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchGrid, f, grid_width, grid_height);
 }
 
 CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
   using Fn = CUresult (*)(CUfunction, int, int, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchGridAsync))(f, grid_width, grid_height, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchGridAsync)) return reinterpret_cast<Fn>(cubind_entry)(f, grid_width, grid_height, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchGridAsync, f, grid_width, grid_height, hStream);
 }
 
 CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList, unsigned int numDevices, unsigned int flags) {
   using Fn = CUresult (*)(CUDA_LAUNCH_PARAMS *, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchCooperativeKernelMultiDevice))(launchParamsList, numDevices, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchCooperativeKernelMultiDevice)) return reinterpret_cast<Fn>(cubind_entry)(launchParamsList, numDevices, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchCooperativeKernelMultiDevice, launchParamsList, numDevices, flags);
 }
 
 CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUfunction, int, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuParamSetTexRef))(hfunc, texunit, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuParamSetTexRef)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, texunit, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuParamSetTexRef, hfunc, texunit, hTexRef);
 }
 
 CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
   using Fn = CUresult (*)(CUfunction, CUsharedconfig);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuFuncSetSharedMemConfig))(hfunc, config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuFuncSetSharedMemConfig)) return reinterpret_cast<Fn>(cubind_entry)(hfunc, config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuFuncSetSharedMemConfig, hfunc, config);
 }
 
 CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) {
   using Fn = CUresult (*)(CUgraph *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphCreate))(phGraph, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphCreate)) return reinterpret_cast<Fn>(cubind_entry)(phGraph, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphCreate, phGraph, flags);
 }
 
 CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddKernelNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddKernelNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddKernelNode, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeGetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphKernelNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphKernelNodeGetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphKernelNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphKernelNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMCPY3D *, CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemcpyNode))(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddMemcpyNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddMemcpyNode, phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
 }
 
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_MEMCPY3D *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemcpyNodeGetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphMemcpyNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphMemcpyNodeGetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_MEMCPY3D *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemcpyNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphMemcpyNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphMemcpyNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemsetNode))(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddMemsetNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddMemsetNode, phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
 }
 
 CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemsetNodeGetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphMemsetNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphMemsetNodeGetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemsetNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphMemsetNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphMemsetNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_HOST_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddHostNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddHostNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddHostNode, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_HOST_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphHostNodeGetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphHostNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphHostNodeGetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_HOST_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphHostNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphHostNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphHostNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddChildGraphNode))(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddChildGraphNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddChildGraphNode, phGraphNode, hGraph, dependencies, numDependencies, childGraph);
 }
 
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph) {
   using Fn = CUresult (*)(CUgraphNode, CUgraph *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphChildGraphNodeGetGraph))(hNode, phGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphChildGraphNodeGetGraph)) return reinterpret_cast<Fn>(cubind_entry)(hNode, phGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphChildGraphNodeGetGraph, hNode, phGraph);
 }
 
 CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddEmptyNode))(phGraphNode, hGraph, dependencies, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddEmptyNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddEmptyNode, phGraphNode, hGraph, dependencies, numDependencies);
 }
 
 CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddEventRecordNode))(phGraphNode, hGraph, dependencies, numDependencies, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddEventRecordNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddEventRecordNode, phGraphNode, hGraph, dependencies, numDependencies, event);
 }
 
 CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
   using Fn = CUresult (*)(CUgraphNode, CUevent *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventRecordNodeGetEvent))(hNode, event_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphEventRecordNodeGetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hNode, event_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphEventRecordNodeGetEvent, hNode, event_out);
 }
 
 CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventRecordNodeSetEvent))(hNode, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphEventRecordNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hNode, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphEventRecordNodeSetEvent, hNode, event);
 }
 
 CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddEventWaitNode))(phGraphNode, hGraph, dependencies, numDependencies, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddEventWaitNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddEventWaitNode, phGraphNode, hGraph, dependencies, numDependencies, event);
 }
 
 CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out) {
   using Fn = CUresult (*)(CUgraphNode, CUevent *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventWaitNodeGetEvent))(hNode, event_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphEventWaitNodeGetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hNode, event_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphEventWaitNodeGetEvent, hNode, event_out);
 }
 
 CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphNode, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphEventWaitNodeSetEvent))(hNode, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphEventWaitNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hNode, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphEventWaitNodeSetEvent, hNode, event);
 }
 
 CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddExternalSemaphoresSignalNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddExternalSemaphoresSignalNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddExternalSemaphoresSignalNode, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *params_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresSignalNodeGetParams))(hNode, params_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExternalSemaphoresSignalNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, params_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExternalSemaphoresSignalNodeGetParams, hNode, params_out);
 }
 
 CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresSignalNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExternalSemaphoresSignalNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExternalSemaphoresSignalNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddExternalSemaphoresWaitNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddExternalSemaphoresWaitNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddExternalSemaphoresWaitNode, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS *params_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresWaitNodeGetParams))(hNode, params_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExternalSemaphoresWaitNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, params_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExternalSemaphoresWaitNodeGetParams, hNode, params_out);
 }
 
 CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExternalSemaphoresWaitNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExternalSemaphoresWaitNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExternalSemaphoresWaitNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddBatchMemOpNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddBatchMemOpNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddBatchMemOpNode, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphBatchMemOpNodeGetParams))(hNode, nodeParams_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphBatchMemOpNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphBatchMemOpNodeGetParams, hNode, nodeParams_out);
 }
 
 CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphBatchMemOpNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphBatchMemOpNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphBatchMemOpNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecBatchMemOpNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecBatchMemOpNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecBatchMemOpNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemAllocNode))(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddMemAllocNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddMemAllocNode, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out) {
   using Fn = CUresult (*)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemAllocNodeGetParams))(hNode, params_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphMemAllocNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, params_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphMemAllocNodeGetParams, hNode, params_out);
 }
 
 CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddMemFreeNode))(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddMemFreeNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddMemFreeNode, phGraphNode, hGraph, dependencies, numDependencies, dptr);
 }
 
 CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out) {
   using Fn = CUresult (*)(CUgraphNode, CUdeviceptr *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphMemFreeNodeGetParams))(hNode, dptr_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphMemFreeNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, dptr_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphMemFreeNodeGetParams, hNode, dptr_out);
 }
 
 CUresult cuDeviceGraphMemTrim(CUdevice device) {
   using Fn = CUresult (*)(CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGraphMemTrim))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGraphMemTrim)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGraphMemTrim, device);
 }
 
 CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value) {
   using Fn = CUresult (*)(CUdevice, CUgraphMem_attribute, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetGraphMemAttribute))(device, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetGraphMemAttribute)) return reinterpret_cast<Fn>(cubind_entry)(device, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetGraphMemAttribute, device, attr, value);
 }
 
 CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value) {
   using Fn = CUresult (*)(CUdevice, CUgraphMem_attribute, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceSetGraphMemAttribute))(device, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceSetGraphMemAttribute)) return reinterpret_cast<Fn>(cubind_entry)(device, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceSetGraphMemAttribute, device, attr, value);
 }
 
 CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph) {
   using Fn = CUresult (*)(CUgraph *, CUgraph);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphClone))(phGraphClone, originalGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphClone)) return reinterpret_cast<Fn>(cubind_entry)(phGraphClone, originalGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphClone, phGraphClone, originalGraph);
 }
 
 CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraphNode, CUgraph);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeFindInClone))(phNode, hOriginalNode, hClonedGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeFindInClone)) return reinterpret_cast<Fn>(cubind_entry)(phNode, hOriginalNode, hClonedGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeFindInClone, phNode, hOriginalNode, hClonedGraph);
 }
 
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNodeType *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetType))(hNode, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetType)) return reinterpret_cast<Fn>(cubind_entry)(hNode, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetType, hNode, type);
 }
 
 CUresult cuGraphNodeGetContainingGraph(CUgraphNode hNode, CUgraph *phGraph) {
   using Fn = CUresult (*)(CUgraphNode, CUgraph *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetContainingGraph))(hNode, phGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetContainingGraph)) return reinterpret_cast<Fn>(cubind_entry)(hNode, phGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetContainingGraph, hNode, phGraph);
 }
 
 CUresult cuGraphNodeGetLocalId(CUgraphNode hNode, unsigned int *nodeId) {
   using Fn = CUresult (*)(CUgraphNode, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetLocalId))(hNode, nodeId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetLocalId)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetLocalId, hNode, nodeId);
 }
 
 CUresult cuGraphNodeGetToolsId(CUgraphNode hNode, unsigned long long *toolsNodeId) {
   using Fn = CUresult (*)(CUgraphNode, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetToolsId))(hNode, toolsNodeId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetToolsId)) return reinterpret_cast<Fn>(cubind_entry)(hNode, toolsNodeId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetToolsId, hNode, toolsNodeId);
 }
 
 CUresult cuGraphGetId(CUgraph hGraph, unsigned int *graphId) {
   using Fn = CUresult (*)(CUgraph, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetId))(hGraph, graphId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphGetId)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, graphId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphGetId, hGraph, graphId);
 }
 
 CUresult cuGraphExecGetId(CUgraphExec hGraphExec, unsigned int *graphId) {
   using Fn = CUresult (*)(CUgraphExec, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecGetId))(hGraphExec, graphId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecGetId)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, graphId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecGetId, hGraphExec, graphId);
 }
 
 CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes) {
   using Fn = CUresult (*)(CUgraph, CUgraphNode *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetNodes))(hGraph, nodes, numNodes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphGetNodes)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, nodes, numNodes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphGetNodes, hGraph, nodes, numNodes);
 }
 
 CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes) {
   using Fn = CUresult (*)(CUgraph, CUgraphNode *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetRootNodes))(hGraph, rootNodes, numRootNodes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphGetRootNodes)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, rootNodes, numRootNodes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphGetRootNodes, hGraph, rootNodes, numRootNodes);
 }
 
 CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges) {
   using Fn = CUresult (*)(CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphGetEdges))(hGraph, from, to, edgeData, numEdges);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphGetEdges)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, from, to, edgeData, numEdges);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphGetEdges, hGraph, from, to, edgeData, numEdges);
 }
 
 CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetDependencies))(hNode, dependencies, edgeData, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetDependencies)) return reinterpret_cast<Fn>(cubind_entry)(hNode, dependencies, edgeData, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetDependencies, hNode, dependencies, edgeData, numDependencies);
 }
 
 CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes, CUgraphEdgeData *edgeData, size_t *numDependentNodes) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetDependentNodes))(hNode, dependentNodes, edgeData, numDependentNodes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetDependentNodes)) return reinterpret_cast<Fn>(cubind_entry)(hNode, dependentNodes, edgeData, numDependentNodes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetDependentNodes, hNode, dependentNodes, edgeData, numDependentNodes);
 }
 
 CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = CUresult (*)(CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddDependencies))(hGraph, from, to, edgeData, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddDependencies)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, from, to, edgeData, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddDependencies, hGraph, from, to, edgeData, numDependencies);
 }
 
 CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = CUresult (*)(CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphRemoveDependencies))(hGraph, from, to, edgeData, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphRemoveDependencies)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, from, to, edgeData, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphRemoveDependencies, hGraph, from, to, edgeData, numDependencies);
 }
 
 CUresult cuGraphDestroyNode(CUgraphNode hNode) {
   using Fn = CUresult (*)(CUgraphNode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphDestroyNode))(hNode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphDestroyNode)) return reinterpret_cast<Fn>(cubind_entry)(hNode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphDestroyNode, hNode);
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
   using Fn = CUresult (*)(CUgraphExec *, CUgraph, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphInstantiateWithFlags))(phGraphExec, hGraph, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphInstantiateWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(phGraphExec, hGraph, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphInstantiateWithFlags, phGraphExec, hGraph, flags);
 }
 
 CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) {
   using Fn = CUresult (*)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphInstantiateWithParams))(phGraphExec, hGraph, instantiateParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphInstantiateWithParams)) return reinterpret_cast<Fn>(cubind_entry)(phGraphExec, hGraph, instantiateParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphInstantiateWithParams, phGraphExec, hGraph, instantiateParams);
 }
 
 CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags) {
   using Fn = CUresult (*)(CUgraphExec, cuuint64_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecGetFlags))(hGraphExec, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecGetFlags, hGraphExec, flags);
 }
 
 CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecKernelNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecKernelNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecKernelNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecMemcpyNodeSetParams))(hGraphExec, hNode, copyParams, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecMemcpyNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, copyParams, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecMemcpyNodeSetParams, hGraphExec, hNode, copyParams, ctx);
 }
 
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecMemsetNodeSetParams))(hGraphExec, hNode, memsetParams, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecMemsetNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, memsetParams, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecMemsetNodeSetParams, hGraphExec, hNode, memsetParams, ctx);
 }
 
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecHostNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecHostNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecHostNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUgraph);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecChildGraphNodeSetParams))(hGraphExec, hNode, childGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecChildGraphNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, childGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecChildGraphNodeSetParams, hGraphExec, hNode, childGraph);
 }
 
 CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecEventRecordNodeSetEvent))(hGraphExec, hNode, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecEventRecordNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecEventRecordNodeSetEvent, hGraphExec, hNode, event);
 }
 
 CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecEventWaitNodeSetEvent))(hGraphExec, hNode, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecEventWaitNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecEventWaitNodeSetEvent, hGraphExec, hNode, event);
 }
 
 CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecExternalSemaphoresSignalNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecExternalSemaphoresSignalNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecExternalSemaphoresSignalNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecExternalSemaphoresWaitNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecExternalSemaphoresWaitNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecExternalSemaphoresWaitNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeSetEnabled))(hGraphExec, hNode, isEnabled);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeSetEnabled)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, isEnabled);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeSetEnabled, hGraphExec, hNode, isEnabled);
 }
 
 CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetEnabled))(hGraphExec, hNode, isEnabled);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetEnabled)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, isEnabled);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetEnabled, hGraphExec, hNode, isEnabled);
 }
 
 CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
   using Fn = CUresult (*)(CUgraphExec, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphUpload))(hGraphExec, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphUpload)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphUpload, hGraphExec, hStream);
 }
 
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
   using Fn = CUresult (*)(CUgraphExec, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphLaunch))(hGraphExec, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphLaunch)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphLaunch, hGraphExec, hStream);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
   using Fn = CUresult (*)(CUgraphExec);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecDestroy))(hGraphExec);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecDestroy, hGraphExec);
 }
 
 CUresult cuGraphDestroy(CUgraph hGraph) {
   using Fn = CUresult (*)(CUgraph);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphDestroy))(hGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphDestroy, hGraph);
 }
 
 CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo) {
   using Fn = CUresult (*)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecUpdate))(hGraphExec, hGraph, resultInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecUpdate)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hGraph, resultInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecUpdate, hGraphExec, hGraph, resultInfo);
 }
 
 CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeCopyAttributes))(dst, src);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphKernelNodeCopyAttributes)) return reinterpret_cast<Fn>(cubind_entry)(dst, src);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphKernelNodeCopyAttributes, dst, src);
 }
 
 CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out) {
   using Fn = CUresult (*)(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeGetAttribute))(hNode, attr, value_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphKernelNodeGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hNode, attr, value_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphKernelNodeGetAttribute, hNode, attr, value_out);
 }
 
 CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value) {
   using Fn = CUresult (*)(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphKernelNodeSetAttribute))(hNode, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphKernelNodeSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hNode, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphKernelNodeSetAttribute, hNode, attr, value);
 }
 
 CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int flags) {
   using Fn = CUresult (*)(CUgraph, const char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphDebugDotPrint))(hGraph, path, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphDebugDotPrint)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, path, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphDebugDotPrint, hGraph, path, flags);
 }
 
 CUresult cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) {
   using Fn = CUresult (*)(CUuserObject *, void *, CUhostFn, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuUserObjectCreate))(object_out, ptr, destroy, initialRefcount, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuUserObjectCreate)) return reinterpret_cast<Fn>(cubind_entry)(object_out, ptr, destroy, initialRefcount, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuUserObjectCreate, object_out, ptr, destroy, initialRefcount, flags);
 }
 
 CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
   using Fn = CUresult (*)(CUuserObject, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuUserObjectRetain))(object, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuUserObjectRetain)) return reinterpret_cast<Fn>(cubind_entry)(object, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuUserObjectRetain, object, count);
 }
 
 CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
   using Fn = CUresult (*)(CUuserObject, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuUserObjectRelease))(object, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuUserObjectRelease)) return reinterpret_cast<Fn>(cubind_entry)(object, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuUserObjectRelease, object, count);
 }
 
 CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
   using Fn = CUresult (*)(CUgraph, CUuserObject, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphRetainUserObject))(graph, object, count, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphRetainUserObject)) return reinterpret_cast<Fn>(cubind_entry)(graph, object, count, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphRetainUserObject, graph, object, count, flags);
 }
 
 CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
   using Fn = CUresult (*)(CUgraph, CUuserObject, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphReleaseUserObject))(graph, object, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphReleaseUserObject)) return reinterpret_cast<Fn>(cubind_entry)(graph, object, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphReleaseUserObject, graph, object, count);
 }
 
 CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddNode))(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddNode)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddNode, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
 }
 
 CUresult cuGraphAddNode_v3(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUgraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphAddNode_v3))(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphAddNode_v3)) return reinterpret_cast<Fn>(cubind_entry)(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphAddNode_v3, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
 }
 
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeSetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphNodeSetParams_v2(CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeSetParams_v2))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeSetParams_v2)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeSetParams_v2, hNode, nodeParams);
 }
 
 CUresult cuGraphNodeGetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphNode, CUgraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphNodeGetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphNodeGetParams, hNode, nodeParams);
 }
 
 CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams) {
   using Fn = CUresult (*)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphExecNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphExecNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphExecNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphConditionalHandleCreate))(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphConditionalHandleCreate)) return reinterpret_cast<Fn>(cubind_entry)(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphConditionalHandleCreate, pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) {
   using Fn = CUresult (*)(int *, CUfunction, int, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxActiveBlocksPerMultiprocessor))(numBlocks, func, blockSize, dynamicSMemSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyMaxActiveBlocksPerMultiprocessor)) return reinterpret_cast<Fn>(cubind_entry)(numBlocks, func, blockSize, dynamicSMemSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyMaxActiveBlocksPerMultiprocessor, numBlocks, func, blockSize, dynamicSMemSize);
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
   using Fn = CUresult (*)(int *, CUfunction, int, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))(numBlocks, func, blockSize, dynamicSMemSize, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(numBlocks, func, blockSize, dynamicSMemSize, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 
 CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) {
   using Fn = CUresult (*)(int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxPotentialBlockSize))(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyMaxPotentialBlockSize)) return reinterpret_cast<Fn>(cubind_entry)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyMaxPotentialBlockSize, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
 }
 
 CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
   using Fn = CUresult (*)(int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxPotentialBlockSizeWithFlags))(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyMaxPotentialBlockSizeWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyMaxPotentialBlockSizeWithFlags, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
 }
 
 CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
   using Fn = CUresult (*)(size_t *, CUfunction, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyAvailableDynamicSMemPerBlock))(dynamicSmemSize, func, numBlocks, blockSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyAvailableDynamicSMemPerBlock)) return reinterpret_cast<Fn>(cubind_entry)(dynamicSmemSize, func, numBlocks, blockSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyAvailableDynamicSMemPerBlock, dynamicSmemSize, func, numBlocks, blockSize);
 }
 
 CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config) {
   using Fn = CUresult (*)(int *, CUfunction, const CUlaunchConfig *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxPotentialClusterSize))(clusterSize, func, config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyMaxPotentialClusterSize)) return reinterpret_cast<Fn>(cubind_entry)(clusterSize, func, config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyMaxPotentialClusterSize, clusterSize, func, config);
 }
 
 CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config) {
   using Fn = CUresult (*)(int *, CUfunction, const CUlaunchConfig *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuOccupancyMaxActiveClusters))(numClusters, func, config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuOccupancyMaxActiveClusters)) return reinterpret_cast<Fn>(cubind_entry)(numClusters, func, config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOccupancyMaxActiveClusters, numClusters, func, config);
 }
 
 CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) {
   using Fn = CUresult (*)(CUtexref, CUarray, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetArray))(hTexRef, hArray, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetArray)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, hArray, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetArray, hTexRef, hArray, Flags);
 }
 
 CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) {
   using Fn = CUresult (*)(CUtexref, CUmipmappedArray, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmappedArray))(hTexRef, hMipmappedArray, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, hMipmappedArray, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetMipmappedArray, hTexRef, hMipmappedArray, Flags);
 }
 
 CUresult cuTexRefSetAddress(size_t *ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) {
   using Fn = CUresult (*)(size_t *, CUtexref, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetAddress))(ByteOffset, hTexRef, dptr, bytes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetAddress)) return reinterpret_cast<Fn>(cubind_entry)(ByteOffset, hTexRef, dptr, bytes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetAddress, ByteOffset, hTexRef, dptr, bytes);
 }
 
 CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR *desc, CUdeviceptr dptr, size_t Pitch) {
   using Fn = CUresult (*)(CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetAddress2D))(hTexRef, desc, dptr, Pitch);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetAddress2D)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, desc, dptr, Pitch);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetAddress2D, hTexRef, desc, dptr, Pitch);
 }
 
 CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) {
   using Fn = CUresult (*)(CUtexref, CUarray_format, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetFormat))(hTexRef, fmt, NumPackedComponents);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetFormat)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, fmt, NumPackedComponents);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetFormat, hTexRef, fmt, NumPackedComponents);
 }
 
 CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) {
   using Fn = CUresult (*)(CUtexref, int, CUaddress_mode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetAddressMode))(hTexRef, dim, am);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetAddressMode)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, dim, am);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetAddressMode, hTexRef, dim, am);
 }
 
 CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
   using Fn = CUresult (*)(CUtexref, CUfilter_mode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetFilterMode))(hTexRef, fm);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetFilterMode)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, fm);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetFilterMode, hTexRef, fm);
 }
 
 CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
   using Fn = CUresult (*)(CUtexref, CUfilter_mode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmapFilterMode))(hTexRef, fm);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetMipmapFilterMode)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, fm);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetMipmapFilterMode, hTexRef, fm);
 }
 
 CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) {
   using Fn = CUresult (*)(CUtexref, float);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmapLevelBias))(hTexRef, bias);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetMipmapLevelBias)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, bias);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetMipmapLevelBias, hTexRef, bias);
 }
 
 CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) {
   using Fn = CUresult (*)(CUtexref, float, float);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMipmapLevelClamp))(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetMipmapLevelClamp)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetMipmapLevelClamp, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
 }
 
 CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) {
   using Fn = CUresult (*)(CUtexref, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetMaxAnisotropy))(hTexRef, maxAniso);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetMaxAnisotropy)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, maxAniso);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetMaxAnisotropy, hTexRef, maxAniso);
 }
 
 CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float *pBorderColor) {
   using Fn = CUresult (*)(CUtexref, float *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetBorderColor))(hTexRef, pBorderColor);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetBorderColor)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, pBorderColor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetBorderColor, hTexRef, pBorderColor);
 }
 
 CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) {
   using Fn = CUresult (*)(CUtexref, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefSetFlags))(hTexRef, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefSetFlags)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefSetFlags, hTexRef, Flags);
 }
 
 CUresult cuTexRefGetAddress(CUdeviceptr *pdptr, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUdeviceptr *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetAddress))(pdptr, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetAddress)) return reinterpret_cast<Fn>(cubind_entry)(pdptr, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetAddress, pdptr, hTexRef);
 }
 
 CUresult cuTexRefGetArray(CUarray *phArray, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUarray *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetArray))(phArray, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetArray)) return reinterpret_cast<Fn>(cubind_entry)(phArray, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetArray, phArray, hTexRef);
 }
 
 CUresult cuTexRefGetMipmappedArray(CUmipmappedArray *phMipmappedArray, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUmipmappedArray *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmappedArray))(phMipmappedArray, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(phMipmappedArray, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetMipmappedArray, phMipmappedArray, hTexRef);
 }
 
 CUresult cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref hTexRef, int dim) {
   using Fn = CUresult (*)(CUaddress_mode *, CUtexref, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetAddressMode))(pam, hTexRef, dim);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetAddressMode)) return reinterpret_cast<Fn>(cubind_entry)(pam, hTexRef, dim);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetAddressMode, pam, hTexRef, dim);
 }
 
 CUresult cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUfilter_mode *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetFilterMode))(pfm, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetFilterMode)) return reinterpret_cast<Fn>(cubind_entry)(pfm, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetFilterMode, pfm, hTexRef);
 }
 
 CUresult cuTexRefGetFormat(CUarray_format *pFormat, int *pNumChannels, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUarray_format *, int *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetFormat))(pFormat, pNumChannels, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetFormat)) return reinterpret_cast<Fn>(cubind_entry)(pFormat, pNumChannels, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetFormat, pFormat, pNumChannels, hTexRef);
 }
 
 CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode *pfm, CUtexref hTexRef) {
   using Fn = CUresult (*)(CUfilter_mode *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmapFilterMode))(pfm, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetMipmapFilterMode)) return reinterpret_cast<Fn>(cubind_entry)(pfm, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetMipmapFilterMode, pfm, hTexRef);
 }
 
 CUresult cuTexRefGetMipmapLevelBias(float *pbias, CUtexref hTexRef) {
   using Fn = CUresult (*)(float *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmapLevelBias))(pbias, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetMipmapLevelBias)) return reinterpret_cast<Fn>(cubind_entry)(pbias, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetMipmapLevelBias, pbias, hTexRef);
 }
 
 CUresult cuTexRefGetMipmapLevelClamp(float *pminMipmapLevelClamp, float *pmaxMipmapLevelClamp, CUtexref hTexRef) {
   using Fn = CUresult (*)(float *, float *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMipmapLevelClamp))(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetMipmapLevelClamp)) return reinterpret_cast<Fn>(cubind_entry)(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetMipmapLevelClamp, pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
 }
 
 CUresult cuTexRefGetMaxAnisotropy(int *pmaxAniso, CUtexref hTexRef) {
   using Fn = CUresult (*)(int *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetMaxAnisotropy))(pmaxAniso, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetMaxAnisotropy)) return reinterpret_cast<Fn>(cubind_entry)(pmaxAniso, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetMaxAnisotropy, pmaxAniso, hTexRef);
 }
 
 CUresult cuTexRefGetBorderColor(float *pBorderColor, CUtexref hTexRef) {
   using Fn = CUresult (*)(float *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetBorderColor))(pBorderColor, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetBorderColor)) return reinterpret_cast<Fn>(cubind_entry)(pBorderColor, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetBorderColor, pBorderColor, hTexRef);
 }
 
 CUresult cuTexRefGetFlags(unsigned int *pFlags, CUtexref hTexRef) {
   using Fn = CUresult (*)(unsigned int *, CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefGetFlags))(pFlags, hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(pFlags, hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefGetFlags, pFlags, hTexRef);
 }
 
 CUresult cuTexRefCreate(CUtexref *pTexRef) {
   using Fn = CUresult (*)(CUtexref *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefCreate))(pTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefCreate)) return reinterpret_cast<Fn>(cubind_entry)(pTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefCreate, pTexRef);
 }
 
 CUresult cuTexRefDestroy(CUtexref hTexRef) {
   using Fn = CUresult (*)(CUtexref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexRefDestroy))(hTexRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexRefDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hTexRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexRefDestroy, hTexRef);
 }
 
 CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) {
   using Fn = CUresult (*)(CUsurfref, CUarray, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfRefSetArray))(hSurfRef, hArray, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuSurfRefSetArray)) return reinterpret_cast<Fn>(cubind_entry)(hSurfRef, hArray, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuSurfRefSetArray, hSurfRef, hArray, Flags);
 }
 
 CUresult cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef) {
   using Fn = CUresult (*)(CUarray *, CUsurfref);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfRefGetArray))(phArray, hSurfRef);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuSurfRefGetArray)) return reinterpret_cast<Fn>(cubind_entry)(phArray, hSurfRef);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuSurfRefGetArray, phArray, hSurfRef);
 }
 
 CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC *pResDesc, const CUDA_TEXTURE_DESC *pTexDesc, const CUDA_RESOURCE_VIEW_DESC *pResViewDesc) {
   using Fn = CUresult (*)(CUtexObject *, const CUDA_RESOURCE_DESC *, const CUDA_TEXTURE_DESC *, const CUDA_RESOURCE_VIEW_DESC *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectCreate))(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexObjectCreate)) return reinterpret_cast<Fn>(cubind_entry)(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexObjectCreate, pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
 
 CUresult cuTexObjectDestroy(CUtexObject texObject) {
   using Fn = CUresult (*)(CUtexObject);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectDestroy))(texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexObjectDestroy)) return reinterpret_cast<Fn>(cubind_entry)(texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexObjectDestroy, texObject);
 }
 
 CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject) {
   using Fn = CUresult (*)(CUDA_RESOURCE_DESC *, CUtexObject);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectGetResourceDesc))(pResDesc, texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexObjectGetResourceDesc)) return reinterpret_cast<Fn>(cubind_entry)(pResDesc, texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexObjectGetResourceDesc, pResDesc, texObject);
 }
 
 CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *pTexDesc, CUtexObject texObject) {
   using Fn = CUresult (*)(CUDA_TEXTURE_DESC *, CUtexObject);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectGetTextureDesc))(pTexDesc, texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexObjectGetTextureDesc)) return reinterpret_cast<Fn>(cubind_entry)(pTexDesc, texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexObjectGetTextureDesc, pTexDesc, texObject);
 }
 
 CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *pResViewDesc, CUtexObject texObject) {
   using Fn = CUresult (*)(CUDA_RESOURCE_VIEW_DESC *, CUtexObject);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTexObjectGetResourceViewDesc))(pResViewDesc, texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTexObjectGetResourceViewDesc)) return reinterpret_cast<Fn>(cubind_entry)(pResViewDesc, texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTexObjectGetResourceViewDesc, pResViewDesc, texObject);
 }
 
 CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc) {
   using Fn = CUresult (*)(CUsurfObject *, const CUDA_RESOURCE_DESC *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfObjectCreate))(pSurfObject, pResDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuSurfObjectCreate)) return reinterpret_cast<Fn>(cubind_entry)(pSurfObject, pResDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuSurfObjectCreate, pSurfObject, pResDesc);
 }
 
 CUresult cuSurfObjectDestroy(CUsurfObject surfObject) {
   using Fn = CUresult (*)(CUsurfObject);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfObjectDestroy))(surfObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuSurfObjectDestroy)) return reinterpret_cast<Fn>(cubind_entry)(surfObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuSurfObjectDestroy, surfObject);
 }
 
 CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject) {
   using Fn = CUresult (*)(CUDA_RESOURCE_DESC *, CUsurfObject);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuSurfObjectGetResourceDesc))(pResDesc, surfObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuSurfObjectGetResourceDesc)) return reinterpret_cast<Fn>(cubind_entry)(pResDesc, surfObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuSurfObjectGetResourceDesc, pResDesc, surfObject);
 }
 
 CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapEncodeTiled))(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTensorMapEncodeTiled)) return reinterpret_cast<Fn>(cubind_entry)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTensorMapEncodeTiled, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapEncodeIm2col))(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTensorMapEncodeIm2col)) return reinterpret_cast<Fn>(cubind_entry)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTensorMapEncodeIm2col, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, int, int, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapEncodeIm2colWide))(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTensorMapEncodeIm2colWide)) return reinterpret_cast<Fn>(cubind_entry)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTensorMapEncodeIm2colWide, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress) {
   using Fn = CUresult (*)(CUtensorMap *, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapReplaceAddress))(tensorMap, globalAddress);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTensorMapReplaceAddress)) return reinterpret_cast<Fn>(cubind_entry)(tensorMap, globalAddress);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTensorMapReplaceAddress, tensorMap, globalAddress);
 }
 
 CUresult cuTensorMapSetAllocationClass(CUtensorMap *tensorMap, CUtensorMapAllocClass allocClass, CUtensorMapAllocClass *outAllocClass) {
   using Fn = CUresult (*)(CUtensorMap *, CUtensorMapAllocClass, CUtensorMapAllocClass *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuTensorMapSetAllocationClass))(tensorMap, allocClass, outAllocClass);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuTensorMapSetAllocationClass)) return reinterpret_cast<Fn>(cubind_entry)(tensorMap, allocClass, outAllocClass);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuTensorMapSetAllocationClass, tensorMap, allocClass, outAllocClass);
 }
 
 CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev) {
   using Fn = CUresult (*)(int *, CUdevice, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceCanAccessPeer))(canAccessPeer, dev, peerDev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceCanAccessPeer)) return reinterpret_cast<Fn>(cubind_entry)(canAccessPeer, dev, peerDev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceCanAccessPeer, canAccessPeer, dev, peerDev);
 }
 
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
   using Fn = CUresult (*)(CUcontext, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxEnablePeerAccess))(peerContext, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxEnablePeerAccess)) return reinterpret_cast<Fn>(cubind_entry)(peerContext, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxEnablePeerAccess, peerContext, Flags);
 }
 
 CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDisablePeerAccess))(peerContext);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxDisablePeerAccess)) return reinterpret_cast<Fn>(cubind_entry)(peerContext);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxDisablePeerAccess, peerContext);
 }
 
 CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
   using Fn = CUresult (*)(int *, CUdevice_P2PAttribute, CUdevice, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetP2PAttribute))(value, attrib, srcDevice, dstDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetP2PAttribute)) return reinterpret_cast<Fn>(cubind_entry)(value, attrib, srcDevice, dstDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetP2PAttribute, value, attrib, srcDevice, dstDevice);
 }
 
 CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) {
   using Fn = CUresult (*)(unsigned int *, const CUatomicOperation *, unsigned int, CUdevice, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetP2PAtomicCapabilities))(capabilities, operations, count, srcDevice, dstDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetP2PAtomicCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(capabilities, operations, count, srcDevice, dstDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetP2PAtomicCapabilities, capabilities, operations, count, srcDevice, dstDevice);
 }
 
 CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   using Fn = CUresult (*)(CUgraphicsResource);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsUnregisterResource))(resource);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsUnregisterResource)) return reinterpret_cast<Fn>(cubind_entry)(resource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsUnregisterResource, resource);
 }
 
 CUresult cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) {
   using Fn = CUresult (*)(CUarray *, CUgraphicsResource, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsSubResourceGetMappedArray))(pArray, resource, arrayIndex, mipLevel);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsSubResourceGetMappedArray)) return reinterpret_cast<Fn>(cubind_entry)(pArray, resource, arrayIndex, mipLevel);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsSubResourceGetMappedArray, pArray, resource, arrayIndex, mipLevel);
 }
 
 CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *pMipmappedArray, CUgraphicsResource resource) {
   using Fn = CUresult (*)(CUmipmappedArray *, CUgraphicsResource);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceGetMappedMipmappedArray))(pMipmappedArray, resource);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsResourceGetMappedMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(pMipmappedArray, resource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsResourceGetMappedMipmappedArray, pMipmappedArray, resource);
 }
 
 CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr *pDevPtr, size_t *pSize, CUgraphicsResource resource) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUgraphicsResource);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceGetMappedPointer))(pDevPtr, pSize, resource);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsResourceGetMappedPointer)) return reinterpret_cast<Fn>(cubind_entry)(pDevPtr, pSize, resource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsResourceGetMappedPointer, pDevPtr, pSize, resource);
 }
 
 CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphicsResource, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceSetMapFlags))(resource, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsResourceSetMapFlags)) return reinterpret_cast<Fn>(cubind_entry)(resource, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsResourceSetMapFlags, resource, flags);
 }
 
 CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream) {
   using Fn = CUresult (*)(unsigned int, CUgraphicsResource *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsMapResources))(count, resources, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsMapResources)) return reinterpret_cast<Fn>(cubind_entry)(count, resources, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsMapResources, count, resources, hStream);
 }
 
 CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream) {
   using Fn = CUresult (*)(unsigned int, CUgraphicsResource *, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsUnmapResources))(count, resources, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsUnmapResources)) return reinterpret_cast<Fn>(cubind_entry)(count, resources, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsUnmapResources, count, resources, hStream);
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus) {
   using Fn = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGetProcAddress))(symbol, pfn, cudaVersion, flags, symbolStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGetProcAddress)) return reinterpret_cast<Fn>(cubind_entry)(symbol, pfn, cudaVersion, flags, symbolStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGetProcAddress, symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpGetAttribute))(attrib, value, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(attrib, value, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpGetAttribute, attrib, value, size);
 }
 
 CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpGetAttributeGlobal))(attrib, value, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpGetAttributeGlobal)) return reinterpret_cast<Fn>(cubind_entry)(attrib, value, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpGetAttributeGlobal, attrib, value, size);
 }
 
 CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpSetAttribute))(attrib, value, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(attrib, value, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpSetAttribute, attrib, value, size);
 }
 
 CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size) {
   using Fn = CUresult (*)(CUcoredumpSettings, void *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpSetAttributeGlobal))(attrib, value, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpSetAttributeGlobal)) return reinterpret_cast<Fn>(cubind_entry)(attrib, value, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpSetAttributeGlobal, attrib, value, size);
 }
 
 CUresult cuCoredumpRegisterStartCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut) {
   using Fn = CUresult (*)(CUcoredumpStatusCallback, void *, CUcoredumpCallbackHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpRegisterStartCallback))(callback, userData, callbackOut);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpRegisterStartCallback)) return reinterpret_cast<Fn>(cubind_entry)(callback, userData, callbackOut);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpRegisterStartCallback, callback, userData, callbackOut);
 }
 
 CUresult cuCoredumpRegisterCompleteCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut) {
   using Fn = CUresult (*)(CUcoredumpStatusCallback, void *, CUcoredumpCallbackHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpRegisterCompleteCallback))(callback, userData, callbackOut);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpRegisterCompleteCallback)) return reinterpret_cast<Fn>(cubind_entry)(callback, userData, callbackOut);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpRegisterCompleteCallback, callback, userData, callbackOut);
 }
 
 CUresult cuCoredumpDeregisterStartCallback(CUcoredumpCallbackHandle callback) {
   using Fn = CUresult (*)(CUcoredumpCallbackHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpDeregisterStartCallback))(callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpDeregisterStartCallback)) return reinterpret_cast<Fn>(cubind_entry)(callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpDeregisterStartCallback, callback);
 }
 
 CUresult cuCoredumpDeregisterCompleteCallback(CUcoredumpCallbackHandle callback) {
   using Fn = CUresult (*)(CUcoredumpCallbackHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCoredumpDeregisterCompleteCallback))(callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCoredumpDeregisterCompleteCallback)) return reinterpret_cast<Fn>(cubind_entry)(callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCoredumpDeregisterCompleteCallback, callback);
 }
 
 CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId) {
   using Fn = CUresult (*)(const void **, const CUuuid *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGetExportTable))(ppExportTable, pExportTableId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGetExportTable)) return reinterpret_cast<Fn>(cubind_entry)(ppExportTable, pExportTableId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGetExportTable, ppExportTable, pExportTableId);
 }
 
 CUresult cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) {
   using Fn = CUresult (*)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxCreate))(phCtx, desc, dev, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxCreate)) return reinterpret_cast<Fn>(cubind_entry)(phCtx, desc, dev, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxCreate, phCtx, desc, dev, flags);
 }
 
 CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) {
   using Fn = CUresult (*)(CUgreenCtx);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxDestroy))(hCtx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxDestroy)) return reinterpret_cast<Fn>(cubind_entry)(hCtx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxDestroy, hCtx);
 }
 
 CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx) {
   using Fn = CUresult (*)(CUcontext *, CUgreenCtx);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxFromGreenCtx))(pContext, hCtx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxFromGreenCtx)) return reinterpret_cast<Fn>(cubind_entry)(pContext, hCtx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxFromGreenCtx, pContext, hCtx);
 }
 
 CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUdevice, CUdevResource *, CUdevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDeviceGetDevResource))(device, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDeviceGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(device, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDeviceGetDevResource, device, resource, type);
 }
 
 CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUcontext, CUdevResource *, CUdevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevResource))(hCtx, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(hCtx, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetDevResource, hCtx, resource, type);
 }
 
 CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUgreenCtx, CUdevResource *, CUdevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxGetDevResource))(hCtx, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(hCtx, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxGetDevResource, hCtx, resource, type);
 }
 
 CUresult cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups, const CUdevResource *input, CUdevResource *remainder, unsigned int flags, unsigned int minCount) {
   using Fn = CUresult (*)(CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevSmResourceSplitByCount))(result, nbGroups, input, remainder, flags, minCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevSmResourceSplitByCount)) return reinterpret_cast<Fn>(cubind_entry)(result, nbGroups, input, remainder, flags, minCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevSmResourceSplitByCount, result, nbGroups, input, remainder, flags, minCount);
 }
 
 CUresult cuDevSmResourceSplit(CUdevResource *result, unsigned int nbGroups, const CUdevResource *input, CUdevResource *remainder, unsigned int flags, CU_DEV_SM_RESOURCE_GROUP_PARAMS *groupParams) {
   using Fn = CUresult (*)(CUdevResource *, unsigned int, const CUdevResource *, CUdevResource *, unsigned int, CU_DEV_SM_RESOURCE_GROUP_PARAMS *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevSmResourceSplit))(result, nbGroups, input, remainder, flags, groupParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevSmResourceSplit)) return reinterpret_cast<Fn>(cubind_entry)(result, nbGroups, input, remainder, flags, groupParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevSmResourceSplit, result, nbGroups, input, remainder, flags, groupParams);
 }
 
 CUresult cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUdevResource *resources, unsigned int nbResources) {
   using Fn = CUresult (*)(CUdevResourceDesc *, CUdevResource *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDevResourceGenerateDesc))(phDesc, resources, nbResources);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDevResourceGenerateDesc)) return reinterpret_cast<Fn>(cubind_entry)(phDesc, resources, nbResources);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDevResourceGenerateDesc, phDesc, resources, nbResources);
 }
 
 CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUgreenCtx, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxRecordEvent))(hCtx, hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxRecordEvent)) return reinterpret_cast<Fn>(cubind_entry)(hCtx, hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxRecordEvent, hCtx, hEvent);
 }
 
 CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
   using Fn = CUresult (*)(CUgreenCtx, CUevent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxWaitEvent))(hCtx, hEvent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxWaitEvent)) return reinterpret_cast<Fn>(cubind_entry)(hCtx, hEvent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxWaitEvent, hCtx, hEvent);
 }
 
 CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx *phCtx) {
   using Fn = CUresult (*)(CUstream, CUgreenCtx *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetGreenCtx))(hStream, phCtx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetGreenCtx)) return reinterpret_cast<Fn>(cubind_entry)(hStream, phCtx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetGreenCtx, hStream, phCtx);
 }
 
 CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) {
   using Fn = CUresult (*)(CUstream *, CUgreenCtx, unsigned int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxStreamCreate))(phStream, greenCtx, flags, priority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxStreamCreate)) return reinterpret_cast<Fn>(cubind_entry)(phStream, greenCtx, flags, priority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxStreamCreate, phStream, greenCtx, flags, priority);
 }
 
 CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId) {
   using Fn = CUresult (*)(CUgreenCtx, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGreenCtxGetId))(greenCtx, greenCtxId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGreenCtxGetId)) return reinterpret_cast<Fn>(cubind_entry)(greenCtx, greenCtxId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGreenCtxGetId, greenCtx, greenCtxId);
 }
 
 CUresult cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type) {
   using Fn = CUresult (*)(CUstream, CUdevResource *, CUdevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamGetDevResource))(hStream, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(hStream, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamGetDevResource, hStream, resource, type);
 }
 
 CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out) {
   using Fn = CUresult (*)(CUlogsCallback, void *, CUlogsCallbackHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsRegisterCallback))(callbackFunc, userData, callback_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogsRegisterCallback)) return reinterpret_cast<Fn>(cubind_entry)(callbackFunc, userData, callback_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogsRegisterCallback, callbackFunc, userData, callback_out);
 }
 
 CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
   using Fn = CUresult (*)(CUlogsCallbackHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsUnregisterCallback))(callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogsUnregisterCallback)) return reinterpret_cast<Fn>(cubind_entry)(callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogsUnregisterCallback, callback);
 }
 
 CUresult cuLogsCurrent(CUlogIterator *iterator_out, unsigned int flags) {
   using Fn = CUresult (*)(CUlogIterator *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsCurrent))(iterator_out, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogsCurrent)) return reinterpret_cast<Fn>(cubind_entry)(iterator_out, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogsCurrent, iterator_out, flags);
 }
 
 CUresult cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFile, unsigned int flags) {
   using Fn = CUresult (*)(CUlogIterator *, const char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsDumpToFile))(iterator, pathToFile, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogsDumpToFile)) return reinterpret_cast<Fn>(cubind_entry)(iterator, pathToFile, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogsDumpToFile, iterator, pathToFile, flags);
 }
 
 CUresult cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size, unsigned int flags) {
   using Fn = CUresult (*)(CUlogIterator *, char *, size_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLogsDumpToMemory))(iterator, buffer, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLogsDumpToMemory)) return reinterpret_cast<Fn>(cubind_entry)(iterator, buffer, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLogsDumpToMemory, iterator, buffer, size, flags);
 }
 
 CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int *tid) {
   using Fn = CUresult (*)(int, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessGetRestoreThreadId))(pid, tid);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointProcessGetRestoreThreadId)) return reinterpret_cast<Fn>(cubind_entry)(pid, tid);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointProcessGetRestoreThreadId, pid, tid);
 }
 
 CUresult cuCheckpointProcessGetState(int pid, CUprocessState *state) {
   using Fn = CUresult (*)(int, CUprocessState *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessGetState))(pid, state);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointProcessGetState)) return reinterpret_cast<Fn>(cubind_entry)(pid, state);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointProcessGetState, pid, state);
 }
 
 CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointLockArgs *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessLock))(pid, args);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointProcessLock)) return reinterpret_cast<Fn>(cubind_entry)(pid, args);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointProcessLock, pid, args);
 }
 
 CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointCheckpointArgs *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessCheckpoint))(pid, args);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointProcessCheckpoint)) return reinterpret_cast<Fn>(cubind_entry)(pid, args);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointProcessCheckpoint, pid, args);
 }
 
 CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointRestoreArgs *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessRestore))(pid, args);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointProcessRestore)) return reinterpret_cast<Fn>(cubind_entry)(pid, args);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointProcessRestore, pid, args);
 }
 
 CUresult cuCheckpointOperationComplete(CUcheckpointOperationHandle handle) {
   using Fn = CUresult (*)(CUcheckpointOperationHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointOperationComplete))(handle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointOperationComplete)) return reinterpret_cast<Fn>(cubind_entry)(handle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointOperationComplete, handle);
 }
 
 CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args) {
   using Fn = CUresult (*)(int, CUcheckpointUnlockArgs *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCheckpointProcessUnlock))(pid, args);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCheckpointProcessUnlock)) return reinterpret_cast<Fn>(cubind_entry)(pid, args);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCheckpointProcessUnlock, pid, args);
 }
 
 CUresult cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode) {
   using Fn = CUresult (*)(const char *, const char *, CUoutput_mode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuProfilerInitialize))(configFile, outputFile, outputMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuProfilerInitialize)) return reinterpret_cast<Fn>(cubind_entry)(configFile, outputFile, outputMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuProfilerInitialize, configFile, outputFile, outputMode);
 }
 
 CUresult cuProfilerStart(void) {
   using Fn = CUresult (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuProfilerStart))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuProfilerStart)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuProfilerStart);
 }
 
 CUresult cuProfilerStop(void) {
   using Fn = CUresult (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuProfilerStop))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuProfilerStop)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuProfilerStop);
 }
 
 CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource *pCudaResource, EGLImageKHR image, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphicsResource *, EGLImageKHR, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsEGLRegisterImage))(pCudaResource, image, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsEGLRegisterImage)) return reinterpret_cast<Fn>(cubind_entry)(pCudaResource, image, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsEGLRegisterImage, pCudaResource, image, flags);
 }
 
 CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream) {
   using Fn = CUresult (*)(CUeglStreamConnection *, EGLStreamKHR);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamConsumerConnect))(conn, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamConsumerConnect)) return reinterpret_cast<Fn>(cubind_entry)(conn, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamConsumerConnect, conn, stream);
 }
 
 CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection *conn, EGLStreamKHR stream, unsigned int flags) {
   using Fn = CUresult (*)(CUeglStreamConnection *, EGLStreamKHR, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamConsumerConnectWithFlags))(conn, stream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamConsumerConnectWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(conn, stream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamConsumerConnectWithFlags, conn, stream, flags);
 }
 
 CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection *conn) {
   using Fn = CUresult (*)(CUeglStreamConnection *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamConsumerDisconnect))(conn);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamConsumerDisconnect)) return reinterpret_cast<Fn>(cubind_entry)(conn);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamConsumerDisconnect, conn);
 }
 
 CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection *conn, CUgraphicsResource *pCudaResource, CUstream *pStream, unsigned int timeout) {
   using Fn = CUresult (*)(CUeglStreamConnection *, CUgraphicsResource *, CUstream *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamConsumerAcquireFrame))(conn, pCudaResource, pStream, timeout);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamConsumerAcquireFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, pCudaResource, pStream, timeout);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamConsumerAcquireFrame, conn, pCudaResource, pStream, timeout);
 }
 
 CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection *conn, CUgraphicsResource pCudaResource, CUstream *pStream) {
   using Fn = CUresult (*)(CUeglStreamConnection *, CUgraphicsResource, CUstream *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamConsumerReleaseFrame))(conn, pCudaResource, pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamConsumerReleaseFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, pCudaResource, pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamConsumerReleaseFrame, conn, pCudaResource, pStream);
 }
 
 CUresult cuEGLStreamProducerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream, EGLint width, EGLint height) {
   using Fn = CUresult (*)(CUeglStreamConnection *, EGLStreamKHR, EGLint, EGLint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamProducerConnect))(conn, stream, width, height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamProducerConnect)) return reinterpret_cast<Fn>(cubind_entry)(conn, stream, width, height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamProducerConnect, conn, stream, width, height);
 }
 
 CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection *conn) {
   using Fn = CUresult (*)(CUeglStreamConnection *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamProducerDisconnect))(conn);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamProducerDisconnect)) return reinterpret_cast<Fn>(cubind_entry)(conn);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamProducerDisconnect, conn);
 }
 
 CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection *conn, CUeglFrame eglframe, CUstream *pStream) {
   using Fn = CUresult (*)(CUeglStreamConnection *, CUeglFrame, CUstream *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamProducerPresentFrame))(conn, eglframe, pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamProducerPresentFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglframe, pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamProducerPresentFrame, conn, eglframe, pStream);
 }
 
 CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection *conn, CUeglFrame *eglframe, CUstream *pStream) {
   using Fn = CUresult (*)(CUeglStreamConnection *, CUeglFrame *, CUstream *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEGLStreamProducerReturnFrame))(conn, eglframe, pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEGLStreamProducerReturnFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglframe, pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEGLStreamProducerReturnFrame, conn, eglframe, pStream);
 }
 
 CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame *eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel) {
   using Fn = CUresult (*)(CUeglFrame *, CUgraphicsResource, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsResourceGetMappedEglFrame))(eglFrame, resource, index, mipLevel);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsResourceGetMappedEglFrame)) return reinterpret_cast<Fn>(cubind_entry)(eglFrame, resource, index, mipLevel);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsResourceGetMappedEglFrame, eglFrame, resource, index, mipLevel);
 }
 
 CUresult cuEventCreateFromEGLSync(CUevent *phEvent, EGLSyncKHR eglSync, unsigned int flags) {
   using Fn = CUresult (*)(CUevent *, EGLSyncKHR, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuEventCreateFromEGLSync))(phEvent, eglSync, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuEventCreateFromEGLSync)) return reinterpret_cast<Fn>(cubind_entry)(phEvent, eglSync, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuEventCreateFromEGLSync, phEvent, eglSync, flags);
 }
 
 CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource *pCudaResource, GLuint buffer, unsigned int Flags) {
   using Fn = CUresult (*)(CUgraphicsResource *, GLuint, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsGLRegisterBuffer))(pCudaResource, buffer, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsGLRegisterBuffer)) return reinterpret_cast<Fn>(cubind_entry)(pCudaResource, buffer, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsGLRegisterBuffer, pCudaResource, buffer, Flags);
 }
 
 CUresult cuGraphicsGLRegisterImage(CUgraphicsResource *pCudaResource, GLuint image, GLenum target, unsigned int Flags) {
   using Fn = CUresult (*)(CUgraphicsResource *, GLuint, GLenum, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsGLRegisterImage))(pCudaResource, image, target, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsGLRegisterImage)) return reinterpret_cast<Fn>(cubind_entry)(pCudaResource, image, target, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsGLRegisterImage, pCudaResource, image, target, Flags);
 }
 
 CUresult cuGLGetDevices(unsigned int *pCudaDeviceCount, CUdevice *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList) {
   using Fn = CUresult (*)(unsigned int *, CUdevice *, unsigned int, CUGLDeviceList);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLGetDevices))(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLGetDevices)) return reinterpret_cast<Fn>(cubind_entry)(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLGetDevices, pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
 }
 
 CUresult cuGLCtxCreate(CUcontext *pCtx, unsigned int Flags, CUdevice device) {
   using Fn = CUresult (*)(CUcontext *, unsigned int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLCtxCreate))(pCtx, Flags, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLCtxCreate)) return reinterpret_cast<Fn>(cubind_entry)(pCtx, Flags, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLCtxCreate, pCtx, Flags, device);
 }
 
 CUresult cuGLInit(void) {
   using Fn = CUresult (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLInit))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLInit)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLInit);
 }
 
 CUresult cuGLRegisterBufferObject(GLuint buffer) {
   using Fn = CUresult (*)(GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLRegisterBufferObject))(buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLRegisterBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLRegisterBufferObject, buffer);
 }
 
 CUresult cuGLMapBufferObject(CUdeviceptr *dptr, size_t *size, GLuint buffer) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLMapBufferObject))(dptr, size, buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLMapBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(dptr, size, buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLMapBufferObject, dptr, size, buffer);
 }
 
 CUresult cuGLUnmapBufferObject(GLuint buffer) {
   using Fn = CUresult (*)(GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLUnmapBufferObject))(buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLUnmapBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLUnmapBufferObject, buffer);
 }
 
 CUresult cuGLUnregisterBufferObject(GLuint buffer) {
   using Fn = CUresult (*)(GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLUnregisterBufferObject))(buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLUnregisterBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLUnregisterBufferObject, buffer);
 }
 
 CUresult cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) {
   using Fn = CUresult (*)(GLuint, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLSetBufferObjectMapFlags))(buffer, Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLSetBufferObjectMapFlags)) return reinterpret_cast<Fn>(cubind_entry)(buffer, Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLSetBufferObjectMapFlags, buffer, Flags);
 }
 
 CUresult cuGLMapBufferObjectAsync(CUdeviceptr *dptr, size_t *size, GLuint buffer, CUstream hStream) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, GLuint, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLMapBufferObjectAsync))(dptr, size, buffer, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLMapBufferObjectAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptr, size, buffer, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLMapBufferObjectAsync, dptr, size, buffer, hStream);
 }
 
 CUresult cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream) {
   using Fn = CUresult (*)(GLuint, CUstream);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGLUnmapBufferObjectAsync))(buffer, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGLUnmapBufferObjectAsync)) return reinterpret_cast<Fn>(cubind_entry)(buffer, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGLUnmapBufferObjectAsync, buffer, hStream);
 }
 
 CUresult cuVDPAUGetDevice(CUdevice *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress) {
   using Fn = CUresult (*)(CUdevice *, VdpDevice, VdpGetProcAddress *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuVDPAUGetDevice))(pDevice, vdpDevice, vdpGetProcAddress);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuVDPAUGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(pDevice, vdpDevice, vdpGetProcAddress);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuVDPAUGetDevice, pDevice, vdpDevice, vdpGetProcAddress);
 }
 
 CUresult cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress) {
   using Fn = CUresult (*)(CUcontext *, unsigned int, CUdevice, VdpDevice, VdpGetProcAddress *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuVDPAUCtxCreate))(pCtx, flags, device, vdpDevice, vdpGetProcAddress);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuVDPAUCtxCreate)) return reinterpret_cast<Fn>(cubind_entry)(pCtx, flags, device, vdpDevice, vdpGetProcAddress);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuVDPAUCtxCreate, pCtx, flags, device, vdpDevice, vdpGetProcAddress);
 }
 
 CUresult cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource *pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphicsResource *, VdpVideoSurface, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsVDPAURegisterVideoSurface))(pCudaResource, vdpSurface, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsVDPAURegisterVideoSurface)) return reinterpret_cast<Fn>(cubind_entry)(pCudaResource, vdpSurface, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsVDPAURegisterVideoSurface, pCudaResource, vdpSurface, flags);
 }
 
 CUresult cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource *pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags) {
   using Fn = CUresult (*)(CUgraphicsResource *, VdpOutputSurface, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphicsVDPAURegisterOutputSurface))(pCudaResource, vdpSurface, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphicsVDPAURegisterOutputSurface)) return reinterpret_cast<Fn>(cubind_entry)(pCudaResource, vdpSurface, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphicsVDPAURegisterOutputSurface, pCudaResource, vdpSurface, flags);
 }
 
 }  // namespace cubind::raw

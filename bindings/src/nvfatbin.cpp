@@ -88,7 +88,8 @@ const char* nvfatbin_status_name(nvFatbinResult status) noexcept {
 
 const char * nvFatbinGetErrorString(nvFatbinResult result) {
   using Fn = const char * (*)(nvFatbinResult);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinGetErrorString))(result);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinGetErrorString)) return reinterpret_cast<Fn>(cubind_entry)(result);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinGetErrorString, result);
 }
 
 nvFatbinResult nvFatbinCreate(nvFatbinHandle *handle_indirect, const char **options, size_t optionsCount) {
@@ -109,47 +110,56 @@ nvFatbinResult nvFatbinDestroy(nvFatbinHandle *handle_indirect) {
 
 nvFatbinResult nvFatbinAddPTX(nvFatbinHandle handle, const char *code, size_t size, const char *arch, const char *identifier, const char *optionsCmdLine) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, const char *, size_t, const char *, const char *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinAddPTX))(handle, code, size, arch, identifier, optionsCmdLine);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinAddPTX)) return reinterpret_cast<Fn>(cubind_entry)(handle, code, size, arch, identifier, optionsCmdLine);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinAddPTX, handle, code, size, arch, identifier, optionsCmdLine);
 }
 
 nvFatbinResult nvFatbinAddCubin(nvFatbinHandle handle, const void *code, size_t size, const char *arch, const char *identifier) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, const void *, size_t, const char *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinAddCubin))(handle, code, size, arch, identifier);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinAddCubin)) return reinterpret_cast<Fn>(cubind_entry)(handle, code, size, arch, identifier);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinAddCubin, handle, code, size, arch, identifier);
 }
 
 nvFatbinResult nvFatbinAddLTOIR(nvFatbinHandle handle, const void *code, size_t size, const char *arch, const char *identifier, const char *optionsCmdLine) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, const void *, size_t, const char *, const char *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinAddLTOIR))(handle, code, size, arch, identifier, optionsCmdLine);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinAddLTOIR)) return reinterpret_cast<Fn>(cubind_entry)(handle, code, size, arch, identifier, optionsCmdLine);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinAddLTOIR, handle, code, size, arch, identifier, optionsCmdLine);
 }
 
 nvFatbinResult nvFatbinAddIndex(nvFatbinHandle handle, const void *code, size_t size, const char *identifier) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, const void *, size_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinAddIndex))(handle, code, size, identifier);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinAddIndex)) return reinterpret_cast<Fn>(cubind_entry)(handle, code, size, identifier);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinAddIndex, handle, code, size, identifier);
 }
 
 nvFatbinResult nvFatbinAddReloc(nvFatbinHandle handle, const void *code, size_t size) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, const void *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinAddReloc))(handle, code, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinAddReloc)) return reinterpret_cast<Fn>(cubind_entry)(handle, code, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinAddReloc, handle, code, size);
 }
 
 nvFatbinResult nvFatbinAddTileIR(nvFatbinHandle handle, const void *code, size_t size, const char *identifier, const char *optionsCmdLine) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, const void *, size_t, const char *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinAddTileIR))(handle, code, size, identifier, optionsCmdLine);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinAddTileIR)) return reinterpret_cast<Fn>(cubind_entry)(handle, code, size, identifier, optionsCmdLine);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinAddTileIR, handle, code, size, identifier, optionsCmdLine);
 }
 
 nvFatbinResult nvFatbinSize(nvFatbinHandle handle, size_t *size) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinSize))(handle, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinSize)) return reinterpret_cast<Fn>(cubind_entry)(handle, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinSize, handle, size);
 }
 
 nvFatbinResult nvFatbinGet(nvFatbinHandle handle, void *buffer) {
   using Fn = nvFatbinResult (*)(nvFatbinHandle, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinGet))(handle, buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinGet)) return reinterpret_cast<Fn>(cubind_entry)(handle, buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinGet, handle, buffer);
 }
 
 nvFatbinResult nvFatbinVersion(unsigned int *major, unsigned int *minor) {
   using Fn = nvFatbinResult (*)(unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvFatbinVersion))(major, minor);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvFatbinVersion)) return reinterpret_cast<Fn>(cubind_entry)(major, minor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvFatbinVersion, major, minor);
 }
 
 }  // namespace cubind::raw

@@ -113,72 +113,86 @@ nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle) {
 
 nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, nvJitLinkInputType, const void *, size_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkAddData))(handle, inputType, data, size, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkAddData)) return reinterpret_cast<Fn>(cubind_entry)(handle, inputType, data, size, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkAddData, handle, inputType, data, size, name);
 }
 
 nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, nvJitLinkInputType, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkAddFile))(handle, inputType, fileName);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkAddFile)) return reinterpret_cast<Fn>(cubind_entry)(handle, inputType, fileName);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkAddFile, handle, inputType, fileName);
 }
 
 nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkComplete))(handle);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkComplete)) return reinterpret_cast<Fn>(cubind_entry)(handle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkComplete, handle);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedCubinSize))(handle, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetLinkedCubinSize)) return reinterpret_cast<Fn>(cubind_entry)(handle, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetLinkedCubinSize, handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedCubin))(handle, cubin);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetLinkedCubin)) return reinterpret_cast<Fn>(cubind_entry)(handle, cubin);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetLinkedCubin, handle, cubin);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedPtxSize))(handle, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetLinkedPtxSize)) return reinterpret_cast<Fn>(cubind_entry)(handle, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetLinkedPtxSize, handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedPtx))(handle, ptx);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetLinkedPtx)) return reinterpret_cast<Fn>(cubind_entry)(handle, ptx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetLinkedPtx, handle, ptx);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedLTOIRSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedLTOIRSize))(handle, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetLinkedLTOIRSize)) return reinterpret_cast<Fn>(cubind_entry)(handle, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetLinkedLTOIRSize, handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetLinkedLTOIR(nvJitLinkHandle handle, void *ltoir) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetLinkedLTOIR))(handle, ltoir);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetLinkedLTOIR)) return reinterpret_cast<Fn>(cubind_entry)(handle, ltoir);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetLinkedLTOIR, handle, ltoir);
 }
 
 nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetErrorLogSize))(handle, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetErrorLogSize)) return reinterpret_cast<Fn>(cubind_entry)(handle, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetErrorLogSize, handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetErrorLog))(handle, log);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetErrorLog)) return reinterpret_cast<Fn>(cubind_entry)(handle, log);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetErrorLog, handle, log);
 }
 
 nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t *size) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetInfoLogSize))(handle, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetInfoLogSize)) return reinterpret_cast<Fn>(cubind_entry)(handle, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetInfoLogSize, handle, size);
 }
 
 nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log) {
   using Fn = nvJitLinkResult (*)(nvJitLinkHandle, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkGetInfoLog))(handle, log);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkGetInfoLog)) return reinterpret_cast<Fn>(cubind_entry)(handle, log);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkGetInfoLog, handle, log);
 }
 
 nvJitLinkResult nvJitLinkVersion(unsigned int *major, unsigned int *minor) {
   using Fn = nvJitLinkResult (*)(unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvJitLinkVersion))(major, minor);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvJitLinkVersion)) return reinterpret_cast<Fn>(cubind_entry)(major, minor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvJitLinkVersion, major, minor);
 }
 
 }  // namespace cubind::raw

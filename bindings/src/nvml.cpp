@@ -830,1892 +830,2270 @@ const char* nvml_status_name(nvmlReturn_t status) noexcept {
 
 nvmlReturn_t nvmlInit_v2(void) {
   using Fn = nvmlReturn_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlInit_v2))();
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlInit_v2)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlInit_v2);
 }
 
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
   using Fn = nvmlReturn_t (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlInitWithFlags))(flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlInitWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlInitWithFlags, flags);
 }
 
 nvmlReturn_t nvmlShutdown(void) {
   using Fn = nvmlReturn_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlShutdown))();
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlShutdown)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlShutdown);
 }
 
 const char * nvmlErrorString(nvmlReturn_t result) {
   using Fn = const char * (*)(nvmlReturn_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlErrorString))(result);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlErrorString)) return reinterpret_cast<Fn>(cubind_entry)(result);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlErrorString, result);
 }
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
   using Fn = nvmlReturn_t (*)(char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetDriverVersion))(version, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetDriverVersion)) return reinterpret_cast<Fn>(cubind_entry)(version, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetDriverVersion, version, length);
 }
 
 nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length) {
   using Fn = nvmlReturn_t (*)(char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetNVMLVersion))(version, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetNVMLVersion)) return reinterpret_cast<Fn>(cubind_entry)(version, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetNVMLVersion, version, length);
 }
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion) {
   using Fn = nvmlReturn_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetCudaDriverVersion))(cudaDriverVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetCudaDriverVersion)) return reinterpret_cast<Fn>(cubind_entry)(cudaDriverVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetCudaDriverVersion, cudaDriverVersion);
 }
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion) {
   using Fn = nvmlReturn_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetCudaDriverVersion_v2))(cudaDriverVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetCudaDriverVersion_v2)) return reinterpret_cast<Fn>(cubind_entry)(cudaDriverVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetCudaDriverVersion_v2, cudaDriverVersion);
 }
 
 nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length) {
   using Fn = nvmlReturn_t (*)(unsigned int, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetProcessName))(pid, name, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetProcessName)) return reinterpret_cast<Fn>(cubind_entry)(pid, name, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetProcessName, pid, name, length);
 }
 
 nvmlReturn_t nvmlSystemGetHicVersion(unsigned int *hwbcCount, nvmlHwbcEntry_t *hwbcEntries) {
   using Fn = nvmlReturn_t (*)(unsigned int *, nvmlHwbcEntry_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetHicVersion))(hwbcCount, hwbcEntries);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetHicVersion)) return reinterpret_cast<Fn>(cubind_entry)(hwbcCount, hwbcEntries);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetHicVersion, hwbcCount, hwbcEntries);
 }
 
 nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int *count, nvmlDevice_t *deviceArray) {
   using Fn = nvmlReturn_t (*)(unsigned int, unsigned int *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetTopologyGpuSet))(cpuNumber, count, deviceArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetTopologyGpuSet)) return reinterpret_cast<Fn>(cubind_entry)(cpuNumber, count, deviceArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetTopologyGpuSet, cpuNumber, count, deviceArray);
 }
 
 nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo_t *branchInfo, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlSystemDriverBranchInfo_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetDriverBranch))(branchInfo, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetDriverBranch)) return reinterpret_cast<Fn>(cubind_entry)(branchInfo, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetDriverBranch, branchInfo, length);
 }
 
 nvmlReturn_t nvmlSystemGetCPER_v1(nvmlGetCPER_v1_t *cper) {
   using Fn = nvmlReturn_t (*)(nvmlGetCPER_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetCPER_v1))(cper);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetCPER_v1)) return reinterpret_cast<Fn>(cubind_entry)(cper);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetCPER_v1, cper);
 }
 
 nvmlReturn_t nvmlUnitGetCount(unsigned int *unitCount) {
   using Fn = nvmlReturn_t (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetCount))(unitCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetCount)) return reinterpret_cast<Fn>(cubind_entry)(unitCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetCount, unitCount);
 }
 
 nvmlReturn_t nvmlUnitGetHandleByIndex(unsigned int index, nvmlUnit_t *unit) {
   using Fn = nvmlReturn_t (*)(unsigned int, nvmlUnit_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetHandleByIndex))(index, unit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetHandleByIndex)) return reinterpret_cast<Fn>(cubind_entry)(index, unit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetHandleByIndex, index, unit);
 }
 
 nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, nvmlUnitInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetUnitInfo))(unit, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetUnitInfo)) return reinterpret_cast<Fn>(cubind_entry)(unit, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetUnitInfo, unit, info);
 }
 
 nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t *state) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, nvmlLedState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetLedState))(unit, state);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetLedState)) return reinterpret_cast<Fn>(cubind_entry)(unit, state);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetLedState, unit, state);
 }
 
 nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t *psu) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, nvmlPSUInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetPsuInfo))(unit, psu);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetPsuInfo)) return reinterpret_cast<Fn>(cubind_entry)(unit, psu);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetPsuInfo, unit, psu);
 }
 
 nvmlReturn_t nvmlUnitGetTemperature(nvmlUnit_t unit, unsigned int type, unsigned int *temp) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, unsigned int, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetTemperature))(unit, type, temp);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetTemperature)) return reinterpret_cast<Fn>(cubind_entry)(unit, type, temp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetTemperature, unit, type, temp);
 }
 
 nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanSpeeds_t *fanSpeeds) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, nvmlUnitFanSpeeds_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetFanSpeedInfo))(unit, fanSpeeds);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetFanSpeedInfo)) return reinterpret_cast<Fn>(cubind_entry)(unit, fanSpeeds);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetFanSpeedInfo, unit, fanSpeeds);
 }
 
 nvmlReturn_t nvmlUnitGetDevices(nvmlUnit_t unit, unsigned int *deviceCount, nvmlDevice_t *devices) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, unsigned int *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitGetDevices))(unit, deviceCount, devices);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitGetDevices)) return reinterpret_cast<Fn>(cubind_entry)(unit, deviceCount, devices);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitGetDevices, unit, deviceCount, devices);
 }
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount) {
   using Fn = nvmlReturn_t (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCount_v2))(deviceCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCount_v2)) return reinterpret_cast<Fn>(cubind_entry)(deviceCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCount_v2, deviceCount);
 }
 
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceAttributes_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAttributes_v2))(device, attributes);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAttributes_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, attributes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAttributes_v2, device, attributes);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
   using Fn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHandleByIndex_v2))(index, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHandleByIndex_v2)) return reinterpret_cast<Fn>(cubind_entry)(index, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHandleByIndex_v2, index, device);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleBySerial(const char *serial, nvmlDevice_t *device) {
   using Fn = nvmlReturn_t (*)(const char *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHandleBySerial))(serial, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHandleBySerial)) return reinterpret_cast<Fn>(cubind_entry)(serial, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHandleBySerial, serial, device);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
   using Fn = nvmlReturn_t (*)(const char *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHandleByUUID))(uuid, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHandleByUUID)) return reinterpret_cast<Fn>(cubind_entry)(uuid, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHandleByUUID, uuid, device);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t *uuid, nvmlDevice_t *device) {
   using Fn = nvmlReturn_t (*)(const nvmlUUID_t *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHandleByUUIDV))(uuid, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHandleByUUIDV)) return reinterpret_cast<Fn>(cubind_entry)(uuid, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHandleByUUIDV, uuid, device);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device) {
   using Fn = nvmlReturn_t (*)(const char *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHandleByPciBusId_v2))(pciBusId, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHandleByPciBusId_v2)) return reinterpret_cast<Fn>(cubind_entry)(pciBusId, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHandleByPciBusId_v2, pciBusId, device);
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetName))(device, name, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetName)) return reinterpret_cast<Fn>(cubind_entry)(device, name, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetName, device, name, length);
 }
 
 nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlBrandType_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBrand))(device, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBrand)) return reinterpret_cast<Fn>(cubind_entry)(device, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBrand, device, type);
 }
 
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetIndex))(device, index);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetIndex)) return reinterpret_cast<Fn>(cubind_entry)(device, index);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetIndex, device, index);
 }
 
 nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char *serial, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSerial))(device, serial, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSerial)) return reinterpret_cast<Fn>(cubind_entry)(device, serial, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSerial, device, serial, length);
 }
 
 nvmlReturn_t nvmlDeviceGetModuleId(nvmlDevice_t device, unsigned int *moduleId) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetModuleId))(device, moduleId);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetModuleId)) return reinterpret_cast<Fn>(cubind_entry)(device, moduleId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetModuleId, device, moduleId);
 }
 
 nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t *c2cModeInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlC2cModeInfo_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetC2cModeInfoV))(device, c2cModeInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetC2cModeInfoV)) return reinterpret_cast<Fn>(cubind_entry)(device, c2cModeInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetC2cModeInfoV, device, c2cModeInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeSetSize, unsigned long *nodeSet, nvmlAffinityScope_t scope) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemoryAffinity))(device, nodeSetSize, nodeSet, scope);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemoryAffinity)) return reinterpret_cast<Fn>(cubind_entry)(device, nodeSetSize, nodeSet, scope);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemoryAffinity, device, nodeSetSize, nodeSet, scope);
 }
 
 nvmlReturn_t nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet, nvmlAffinityScope_t scope) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCpuAffinityWithinScope))(device, cpuSetSize, cpuSet, scope);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCpuAffinityWithinScope)) return reinterpret_cast<Fn>(cubind_entry)(device, cpuSetSize, cpuSet, scope);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCpuAffinityWithinScope, device, cpuSetSize, cpuSet, scope);
 }
 
 nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCpuAffinity))(device, cpuSetSize, cpuSet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCpuAffinity)) return reinterpret_cast<Fn>(cubind_entry)(device, cpuSetSize, cpuSet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCpuAffinity, device, cpuSetSize, cpuSet);
 }
 
 nvmlReturn_t nvmlDeviceSetCpuAffinity(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetCpuAffinity))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetCpuAffinity)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetCpuAffinity, device);
 }
 
 nvmlReturn_t nvmlDeviceClearCpuAffinity(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceClearCpuAffinity))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceClearCpuAffinity)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceClearCpuAffinity, device);
 }
 
 nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNumaNodeId))(device, node);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNumaNodeId)) return reinterpret_cast<Fn>(cubind_entry)(device, node);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNumaNodeId, device, node);
 }
 
 nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_t *mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceAddressingMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAddressingMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAddressingMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAddressingMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t *repairStatus) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlRepairStatus_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRepairStatus))(device, repairStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRepairStatus)) return reinterpret_cast<Fn>(cubind_entry)(device, repairStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRepairStatus, device, repairStatus);
 }
 
 nvmlReturn_t nvmlDeviceGetUnrepairableMemoryFlag_v1(nvmlDevice_t device, nvmlUnrepairableMemoryStatus_v1_t *unrepairableMemoryStatus) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUnrepairableMemoryStatus_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetUnrepairableMemoryFlag_v1))(device, unrepairableMemoryStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetUnrepairableMemoryFlag_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, unrepairableMemoryStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetUnrepairableMemoryFlag_v1, device, unrepairableMemoryStatus);
 }
 
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t *pathInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTopologyCommonAncestor))(device1, device2, pathInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTopologyCommonAncestor)) return reinterpret_cast<Fn>(cubind_entry)(device1, device2, pathInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTopologyCommonAncestor, device1, device2, pathInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetTopologyNearestGpus(nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int *count, nvmlDevice_t *deviceArray) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuTopologyLevel_t, unsigned int *, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTopologyNearestGpus))(device, level, count, deviceArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTopologyNearestGpus)) return reinterpret_cast<Fn>(cubind_entry)(device, level, count, deviceArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTopologyNearestGpus, device, level, count, deviceArray);
 }
 
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t *p2pStatus) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetP2PStatus))(device1, device2, p2pIndex, p2pStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetP2PStatus)) return reinterpret_cast<Fn>(cubind_entry)(device1, device2, p2pIndex, p2pStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetP2PStatus, device1, device2, p2pIndex, p2pStatus);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetUUID))(device, uuid, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetUUID)) return reinterpret_cast<Fn>(cubind_entry)(device, uuid, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetUUID, device, uuid, length);
 }
 
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMinorNumber))(device, minorNumber);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMinorNumber)) return reinterpret_cast<Fn>(cubind_entry)(device, minorNumber);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMinorNumber, device, minorNumber);
 }
 
 nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char *partNumber, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBoardPartNumber))(device, partNumber, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBoardPartNumber)) return reinterpret_cast<Fn>(cubind_entry)(device, partNumber, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBoardPartNumber, device, partNumber, length);
 }
 
 nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char *version, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlInforomObject_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetInforomVersion))(device, object, version, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetInforomVersion)) return reinterpret_cast<Fn>(cubind_entry)(device, object, version, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetInforomVersion, device, object, version, length);
 }
 
 nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char *version, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetInforomImageVersion))(device, version, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetInforomImageVersion)) return reinterpret_cast<Fn>(cubind_entry)(device, version, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetInforomImageVersion, device, version, length);
 }
 
 nvmlReturn_t nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_t device, unsigned int *checksum) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetInforomConfigurationChecksum))(device, checksum);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetInforomConfigurationChecksum)) return reinterpret_cast<Fn>(cubind_entry)(device, checksum);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetInforomConfigurationChecksum, device, checksum);
 }
 
 nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceValidateInforom))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceValidateInforom)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceValidateInforom, device);
 }
 
 nvmlReturn_t nvmlDeviceGetLastBBXFlushTime(nvmlDevice_t device, unsigned long long *timestamp, unsigned long *durationUs) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *, unsigned long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetLastBBXFlushTime))(device, timestamp, durationUs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetLastBBXFlushTime)) return reinterpret_cast<Fn>(cubind_entry)(device, timestamp, durationUs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetLastBBXFlushTime, device, timestamp, durationUs);
 }
 
 nvmlReturn_t nvmlDeviceGetBBXTimeData_v1(nvmlDevice_t device, nvmlBBXTimeData_v1_t *timeData) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlBBXTimeData_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBBXTimeData_v1))(device, timeData);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBBXTimeData_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, timeData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBBXTimeData_v1, device, timeData);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuUptime_v1(nvmlDevice_t device, nvmlGpuUptime_v1_t *uptime) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuUptime_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuUptime_v1))(device, uptime);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuUptime_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, uptime);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuUptime_v1, device, uptime);
 }
 
 nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t *display) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDisplayMode))(device, display);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDisplayMode)) return reinterpret_cast<Fn>(cubind_entry)(device, display);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDisplayMode, device, display);
 }
 
 nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t *isActive) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDisplayActive))(device, isActive);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDisplayActive)) return reinterpret_cast<Fn>(cubind_entry)(device, isActive);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDisplayActive, device, isActive);
 }
 
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPersistenceMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPersistenceMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPersistenceMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t *pci) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfoExt_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPciInfoExt))(device, pci);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPciInfoExt)) return reinterpret_cast<Fn>(cubind_entry)(device, pci);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPciInfoExt, device, pci);
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPciInfo_v3))(device, pci);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPciInfo_v3)) return reinterpret_cast<Fn>(cubind_entry)(device, pci);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPciInfo_v3, device, pci);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMaxPcieLinkGeneration))(device, maxLinkGen);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMaxPcieLinkGeneration)) return reinterpret_cast<Fn>(cubind_entry)(device, maxLinkGen);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMaxPcieLinkGeneration, device, maxLinkGen);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGenDevice) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuMaxPcieLinkGeneration))(device, maxLinkGenDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuMaxPcieLinkGeneration)) return reinterpret_cast<Fn>(cubind_entry)(device, maxLinkGenDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuMaxPcieLinkGeneration, device, maxLinkGenDevice);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMaxPcieLinkWidth))(device, maxLinkWidth);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMaxPcieLinkWidth)) return reinterpret_cast<Fn>(cubind_entry)(device, maxLinkWidth);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMaxPcieLinkWidth, device, maxLinkWidth);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCurrPcieLinkGeneration))(device, currLinkGen);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCurrPcieLinkGeneration)) return reinterpret_cast<Fn>(cubind_entry)(device, currLinkGen);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCurrPcieLinkGeneration, device, currLinkGen);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCurrPcieLinkWidth))(device, currLinkWidth);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCurrPcieLinkWidth)) return reinterpret_cast<Fn>(cubind_entry)(device, currLinkWidth);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCurrPcieLinkWidth, device, currLinkWidth);
 }
 
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPcieThroughput))(device, counter, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPcieThroughput)) return reinterpret_cast<Fn>(cubind_entry)(device, counter, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPcieThroughput, device, counter, value);
 }
 
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int *value) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPcieReplayCounter))(device, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPcieReplayCounter)) return reinterpret_cast<Fn>(cubind_entry)(device, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPcieReplayCounter, device, value);
 }
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetClockInfo))(device, type, clock);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetClockInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, type, clock);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetClockInfo, device, type, clock);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMaxClockInfo))(device, type, clock);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMaxClockInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, type, clock);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMaxClockInfo, device, type, clock);
 }
 
 nvmlReturn_t nvmlDeviceGetGpcClkVfOffset(nvmlDevice_t device, int *offset) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpcClkVfOffset))(device, offset);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpcClkVfOffset)) return reinterpret_cast<Fn>(cubind_entry)(device, offset);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpcClkVfOffset, device, offset);
 }
 
 nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int *clockMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, nvmlClockId_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetClock))(device, clockType, clockId, clockMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetClock)) return reinterpret_cast<Fn>(cubind_entry)(device, clockType, clockId, clockMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetClock, device, clockType, clockId, clockMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMaxCustomerBoostClock))(device, clockType, clockMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMaxCustomerBoostClock)) return reinterpret_cast<Fn>(cubind_entry)(device, clockType, clockMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMaxCustomerBoostClock, device, clockType, clockMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count, unsigned int *clocksMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSupportedMemoryClocks))(device, count, clocksMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSupportedMemoryClocks)) return reinterpret_cast<Fn>(cubind_entry)(device, count, clocksMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSupportedMemoryClocks, device, count, clocksMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int *count, unsigned int *clocksMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSupportedGraphicsClocks))(device, memoryClockMHz, count, clocksMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSupportedGraphicsClocks)) return reinterpret_cast<Fn>(cubind_entry)(device, memoryClockMHz, count, clocksMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSupportedGraphicsClocks, device, memoryClockMHz, count, clocksMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t *isEnabled, nvmlEnableState_t *defaultIsEnabled) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAutoBoostedClocksEnabled))(device, isEnabled, defaultIsEnabled);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAutoBoostedClocksEnabled)) return reinterpret_cast<Fn>(cubind_entry)(device, isEnabled, defaultIsEnabled);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAutoBoostedClocksEnabled, device, isEnabled, defaultIsEnabled);
 }
 
 nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *speed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFanSpeed))(device, speed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFanSpeed)) return reinterpret_cast<Fn>(cubind_entry)(device, speed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFanSpeed, device, speed);
 }
 
 nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int *speed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFanSpeed_v2))(device, fan, speed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFanSpeed_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, fan, speed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFanSpeed_v2, device, fan, speed);
 }
 
 nvmlReturn_t nvmlDeviceGetFanSpeedRPM(nvmlDevice_t device, nvmlFanSpeedInfo_t *fanSpeed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlFanSpeedInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFanSpeedRPM))(device, fanSpeed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFanSpeedRPM)) return reinterpret_cast<Fn>(cubind_entry)(device, fanSpeed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFanSpeedRPM, device, fanSpeed);
 }
 
 nvmlReturn_t nvmlDeviceGetTargetFanSpeed(nvmlDevice_t device, unsigned int fan, unsigned int *targetSpeed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTargetFanSpeed))(device, fan, targetSpeed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTargetFanSpeed)) return reinterpret_cast<Fn>(cubind_entry)(device, fan, targetSpeed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTargetFanSpeed, device, fan, targetSpeed);
 }
 
 nvmlReturn_t nvmlDeviceGetMinMaxFanSpeed(nvmlDevice_t device, unsigned int *minSpeed, unsigned int *maxSpeed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMinMaxFanSpeed))(device, minSpeed, maxSpeed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMinMaxFanSpeed)) return reinterpret_cast<Fn>(cubind_entry)(device, minSpeed, maxSpeed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMinMaxFanSpeed, device, minSpeed, maxSpeed);
 }
 
 nvmlReturn_t nvmlDeviceGetFanControlPolicy_v2(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t *policy) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlFanControlPolicy_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFanControlPolicy_v2))(device, fan, policy);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFanControlPolicy_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, fan, policy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFanControlPolicy_v2, device, fan, policy);
 }
 
 nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int *numFans) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNumFans))(device, numFans);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNumFans)) return reinterpret_cast<Fn>(cubind_entry)(device, numFans);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNumFans, device, numFans);
 }
 
 nvmlReturn_t nvmlDeviceGetCoolerInfo(nvmlDevice_t device, nvmlCoolerInfo_t *coolerInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlCoolerInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCoolerInfo))(device, coolerInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCoolerInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, coolerInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCoolerInfo, device, coolerInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlTemperature_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTemperatureV))(device, temperature);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTemperatureV)) return reinterpret_cast<Fn>(cubind_entry)(device, temperature);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTemperatureV, device, temperature);
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int *temp) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlTemperatureThresholds_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTemperatureThreshold))(device, thresholdType, temp);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTemperatureThreshold)) return reinterpret_cast<Fn>(cubind_entry)(device, thresholdType, temp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTemperatureThreshold, device, thresholdType, temp);
 }
 
 nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device, nvmlMarginTemperature_t *marginTempInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMarginTemperature_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMarginTemperature))(device, marginTempInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMarginTemperature)) return reinterpret_cast<Fn>(cubind_entry)(device, marginTempInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMarginTemperature, device, marginTempInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, unsigned int sensorIndex, nvmlGpuThermalSettings_t *pThermalSettings) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuThermalSettings_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetThermalSettings))(device, sensorIndex, pThermalSettings);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetThermalSettings)) return reinterpret_cast<Fn>(cubind_entry)(device, sensorIndex, pThermalSettings);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetThermalSettings, device, sensorIndex, pThermalSettings);
 }
 
 nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t *pState) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPstates_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPerformanceState))(device, pState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPerformanceState)) return reinterpret_cast<Fn>(cubind_entry)(device, pState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPerformanceState, device, pState);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *clocksEventReasons) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCurrentClocksEventReasons))(device, clocksEventReasons);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCurrentClocksEventReasons)) return reinterpret_cast<Fn>(cubind_entry)(device, clocksEventReasons);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCurrentClocksEventReasons, device, clocksEventReasons);
 }
 
 nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long *supportedClocksEventReasons) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSupportedClocksEventReasons))(device, supportedClocksEventReasons);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSupportedClocksEventReasons)) return reinterpret_cast<Fn>(cubind_entry)(device, supportedClocksEventReasons);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSupportedClocksEventReasons, device, supportedClocksEventReasons);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t *pState) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPstates_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerState))(device, pState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerState)) return reinterpret_cast<Fn>(cubind_entry)(device, pState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerState, device, pState);
 }
 
 nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, nvmlGpuDynamicPstatesInfo_t *pDynamicPstatesInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuDynamicPstatesInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDynamicPstatesInfo))(device, pDynamicPstatesInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDynamicPstatesInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, pDynamicPstatesInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDynamicPstatesInfo, device, pDynamicPstatesInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetMemClkVfOffset(nvmlDevice_t device, int *offset) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemClkVfOffset))(device, offset);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemClkVfOffset)) return reinterpret_cast<Fn>(cubind_entry)(device, offset);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemClkVfOffset, device, offset);
 }
 
 nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int *minClockMHz, unsigned int *maxClockMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, nvmlPstates_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMinMaxClockOfPState))(device, type, pstate, minClockMHz, maxClockMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMinMaxClockOfPState)) return reinterpret_cast<Fn>(cubind_entry)(device, type, pstate, minClockMHz, maxClockMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMinMaxClockOfPState, device, type, pstate, minClockMHz, maxClockMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_t device, nvmlPstates_t *pstates, unsigned int size) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPstates_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSupportedPerformanceStates))(device, pstates, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSupportedPerformanceStates)) return reinterpret_cast<Fn>(cubind_entry)(device, pstates, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSupportedPerformanceStates, device, pstates, size);
 }
 
 nvmlReturn_t nvmlDeviceGetGpcClkMinMaxVfOffset(nvmlDevice_t device, int *minOffset, int *maxOffset) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpcClkMinMaxVfOffset))(device, minOffset, maxOffset);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpcClkMinMaxVfOffset)) return reinterpret_cast<Fn>(cubind_entry)(device, minOffset, maxOffset);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpcClkMinMaxVfOffset, device, minOffset, maxOffset);
 }
 
 nvmlReturn_t nvmlDeviceGetMemClkMinMaxVfOffset(nvmlDevice_t device, int *minOffset, int *maxOffset) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemClkMinMaxVfOffset))(device, minOffset, maxOffset);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemClkMinMaxVfOffset)) return reinterpret_cast<Fn>(cubind_entry)(device, minOffset, maxOffset);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemClkMinMaxVfOffset, device, minOffset, maxOffset);
 }
 
 nvmlReturn_t nvmlDeviceGetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockOffset_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetClockOffsets))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetClockOffsets)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetClockOffsets, device, info);
 }
 
 nvmlReturn_t nvmlDeviceSetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockOffset_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetClockOffsets))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetClockOffsets)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetClockOffsets, device, info);
 }
 
 nvmlReturn_t nvmlDeviceGetPerformanceModes(nvmlDevice_t device, nvmlDevicePerfModes_t *perfModes) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevicePerfModes_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPerformanceModes))(device, perfModes);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPerformanceModes)) return reinterpret_cast<Fn>(cubind_entry)(device, perfModes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPerformanceModes, device, perfModes);
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClockFreqs(nvmlDevice_t device, nvmlDeviceCurrentClockFreqs_t *currentClockFreqs) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceCurrentClockFreqs_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCurrentClockFreqs))(device, currentClockFreqs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCurrentClockFreqs)) return reinterpret_cast<Fn>(cubind_entry)(device, currentClockFreqs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCurrentClockFreqs, device, currentClockFreqs);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int *limit) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerManagementLimit))(device, limit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerManagementLimit)) return reinterpret_cast<Fn>(cubind_entry)(device, limit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerManagementLimit, device, limit);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int *minLimit, unsigned int *maxLimit) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerManagementLimitConstraints))(device, minLimit, maxLimit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerManagementLimitConstraints)) return reinterpret_cast<Fn>(cubind_entry)(device, minLimit, maxLimit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerManagementLimitConstraints, device, minLimit, maxLimit);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int *defaultLimit) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerManagementDefaultLimit))(device, defaultLimit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerManagementDefaultLimit)) return reinterpret_cast<Fn>(cubind_entry)(device, defaultLimit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerManagementDefaultLimit, device, defaultLimit);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerUsage))(device, power);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerUsage)) return reinterpret_cast<Fn>(cubind_entry)(device, power);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerUsage, device, power);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t *powerMizerMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevicePowerMizerModes_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerMizerMode_v1))(device, powerMizerMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerMizerMode_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, powerMizerMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerMizerMode_v1, device, powerMizerMode);
 }
 
 nvmlReturn_t nvmlDeviceSetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t *powerMizerMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevicePowerMizerModes_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetPowerMizerMode_v1))(device, powerMizerMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetPowerMizerMode_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, powerMizerMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetPowerMizerMode_v1, device, powerMizerMode);
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTotalEnergyConsumption))(device, energy);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTotalEnergyConsumption)) return reinterpret_cast<Fn>(cubind_entry)(device, energy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTotalEnergyConsumption, device, energy);
 }
 
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetEnforcedPowerLimit))(device, limit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetEnforcedPowerLimit)) return reinterpret_cast<Fn>(cubind_entry)(device, limit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetEnforcedPowerLimit, device, limit);
 }
 
 nvmlReturn_t nvmlDeviceSetAdaptiveTgpMode_v1(nvmlDevice_t device, nvmlEnableState_t mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetAdaptiveTgpMode_v1))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetAdaptiveTgpMode_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetAdaptiveTgpMode_v1, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceGetAdaptiveTgpModeInfo_v1(nvmlDevice_t device, nvmlAdaptiveTgpModeInfo_v1_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlAdaptiveTgpModeInfo_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAdaptiveTgpModeInfo_v1))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAdaptiveTgpModeInfo_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAdaptiveTgpModeInfo_v1, device, info);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t *current, nvmlGpuOperationMode_t *pending) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuOperationMode_t *, nvmlGpuOperationMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuOperationMode))(device, current, pending);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuOperationMode)) return reinterpret_cast<Fn>(cubind_entry)(device, current, pending);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuOperationMode, device, current, pending);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemoryInfo_v2))(device, memory);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemoryInfo_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, memory);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemoryInfo_v2, device, memory);
 }
 
 nvmlReturn_t nvmlDeviceSetMemoryLimits_v1(nvmlDevice_t device, nvmlSetMemoryLimits_v1_t *limits) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlSetMemoryLimits_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetMemoryLimits_v1))(device, limits);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetMemoryLimits_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, limits);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetMemoryLimits_v1, device, limits);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryLimits_v1(nvmlDevice_t device, nvmlGetMemoryLimits_v1_t *limits) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGetMemoryLimits_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemoryLimits_v1))(device, limits);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemoryLimits_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, limits);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemoryLimits_v1, device, limits);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlComputeMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetComputeMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetComputeMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetComputeMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCudaComputeCapability))(device, major, minor);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCudaComputeCapability)) return reinterpret_cast<Fn>(cubind_entry)(device, major, minor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCudaComputeCapability, device, major, minor);
 }
 
 nvmlReturn_t nvmlDeviceGetDramEncryptionMode(nvmlDevice_t device, nvmlDramEncryptionInfo_t *current, nvmlDramEncryptionInfo_t *pending) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDramEncryptionInfo_t *, nvmlDramEncryptionInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDramEncryptionMode))(device, current, pending);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDramEncryptionMode)) return reinterpret_cast<Fn>(cubind_entry)(device, current, pending);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDramEncryptionMode, device, current, pending);
 }
 
 nvmlReturn_t nvmlDeviceSetDramEncryptionMode(nvmlDevice_t device, const nvmlDramEncryptionInfo_t *dramEncryption) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, const nvmlDramEncryptionInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetDramEncryptionMode))(device, dramEncryption);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetDramEncryptionMode)) return reinterpret_cast<Fn>(cubind_entry)(device, dramEncryption);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetDramEncryptionMode, device, dramEncryption);
 }
 
 nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t *current, nvmlEnableState_t *pending) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetEccMode))(device, current, pending);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetEccMode)) return reinterpret_cast<Fn>(cubind_entry)(device, current, pending);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetEccMode, device, current, pending);
 }
 
 nvmlReturn_t nvmlDeviceGetDefaultEccMode(nvmlDevice_t device, nvmlEnableState_t *defaultMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDefaultEccMode))(device, defaultMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDefaultEccMode)) return reinterpret_cast<Fn>(cubind_entry)(device, defaultMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDefaultEccMode, device, defaultMode);
 }
 
 nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int *boardId) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBoardId))(device, boardId);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBoardId)) return reinterpret_cast<Fn>(cubind_entry)(device, boardId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBoardId, device, boardId);
 }
 
 nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int *multiGpuBool) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMultiGpuBoard))(device, multiGpuBool);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMultiGpuBoard)) return reinterpret_cast<Fn>(cubind_entry)(device, multiGpuBool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMultiGpuBoard, device, multiGpuBool);
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, unsigned long long *eccCounts) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetTotalEccErrors))(device, errorType, counterType, eccCounts);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetTotalEccErrors)) return reinterpret_cast<Fn>(cubind_entry)(device, errorType, counterType, eccCounts);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetTotalEccErrors, device, errorType, counterType, eccCounts);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType, unsigned long long *count) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t, nvmlMemoryLocation_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemoryErrorCounter))(device, errorType, counterType, locationType, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemoryErrorCounter)) return reinterpret_cast<Fn>(cubind_entry)(device, errorType, counterType, locationType, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemoryErrorCounter, device, errorType, counterType, locationType, count);
 }
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetUtilizationRates))(device, utilization);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetUtilizationRates)) return reinterpret_cast<Fn>(cubind_entry)(device, utilization);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetUtilizationRates, device, utilization);
 }
 
 nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetEncoderUtilization))(device, utilization, samplingPeriodUs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetEncoderUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, utilization, samplingPeriodUs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetEncoderUtilization, device, utilization, samplingPeriodUs);
 }
 
 nvmlReturn_t nvmlDeviceGetEncoderCapacity(nvmlDevice_t device, nvmlEncoderType_t encoderQueryType, unsigned int *encoderCapacity) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEncoderType_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetEncoderCapacity))(device, encoderQueryType, encoderCapacity);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetEncoderCapacity)) return reinterpret_cast<Fn>(cubind_entry)(device, encoderQueryType, encoderCapacity);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetEncoderCapacity, device, encoderQueryType, encoderCapacity);
 }
 
 nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps, unsigned int *averageLatency) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetEncoderStats))(device, sessionCount, averageFps, averageLatency);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetEncoderStats)) return reinterpret_cast<Fn>(cubind_entry)(device, sessionCount, averageFps, averageLatency);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetEncoderStats, device, sessionCount, averageFps, averageLatency);
 }
 
 nvmlReturn_t nvmlDeviceGetEncoderSessions(nvmlDevice_t device, unsigned int *sessionCount, nvmlEncoderSessionInfo_t *sessionInfos) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlEncoderSessionInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetEncoderSessions))(device, sessionCount, sessionInfos);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetEncoderSessions)) return reinterpret_cast<Fn>(cubind_entry)(device, sessionCount, sessionInfos);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetEncoderSessions, device, sessionCount, sessionInfos);
 }
 
 nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDecoderUtilization))(device, utilization, samplingPeriodUs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDecoderUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, utilization, samplingPeriodUs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDecoderUtilization, device, utilization, samplingPeriodUs);
 }
 
 nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetJpgUtilization))(device, utilization, samplingPeriodUs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetJpgUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, utilization, samplingPeriodUs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetJpgUtilization, device, utilization, samplingPeriodUs);
 }
 
 nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetOfaUtilization))(device, utilization, samplingPeriodUs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetOfaUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, utilization, samplingPeriodUs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetOfaUtilization, device, utilization, samplingPeriodUs);
 }
 
 nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCStats_t *fbcStats) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlFBCStats_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFBCStats))(device, fbcStats);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFBCStats)) return reinterpret_cast<Fn>(cubind_entry)(device, fbcStats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFBCStats, device, fbcStats);
 }
 
 nvmlReturn_t nvmlDeviceGetFBCSessions(nvmlDevice_t device, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlFBCSessionInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFBCSessions))(device, sessionCount, sessionInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFBCSessions)) return reinterpret_cast<Fn>(cubind_entry)(device, sessionCount, sessionInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFBCSessions, device, sessionCount, sessionInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t *current, nvmlDriverModel_t *pending) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDriverModel_t *, nvmlDriverModel_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDriverModel_v2))(device, current, pending);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDriverModel_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, current, pending);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDriverModel_v2, device, current, pending);
 }
 
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char *version, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVbiosVersion))(device, version, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVbiosVersion)) return reinterpret_cast<Fn>(cubind_entry)(device, version, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVbiosVersion, device, version, length);
 }
 
 nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvmlBridgeChipHierarchy_t *bridgeHierarchy) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlBridgeChipHierarchy_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBridgeChipInfo))(device, bridgeHierarchy);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBridgeChipInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, bridgeHierarchy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBridgeChipInfo, device, bridgeHierarchy);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetComputeRunningProcesses_v3))(device, infoCount, infos);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetComputeRunningProcesses_v3)) return reinterpret_cast<Fn>(cubind_entry)(device, infoCount, infos);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetComputeRunningProcesses_v3, device, infoCount, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGraphicsRunningProcesses_v3))(device, infoCount, infos);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGraphicsRunningProcesses_v3)) return reinterpret_cast<Fn>(cubind_entry)(device, infoCount, infos);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGraphicsRunningProcesses_v3, device, infoCount, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMPSComputeRunningProcesses_v3))(device, infoCount, infos);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMPSComputeRunningProcesses_v3)) return reinterpret_cast<Fn>(cubind_entry)(device, infoCount, infos);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMPSComputeRunningProcesses_v3, device, infoCount, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t *plist) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessDetailList_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRunningProcessDetailList))(device, plist);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRunningProcessDetailList)) return reinterpret_cast<Fn>(cubind_entry)(device, plist);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRunningProcessDetailList, device, plist);
 }
 
 nvmlReturn_t nvmlDeviceOnSameBoard(nvmlDevice_t device1, nvmlDevice_t device2, int *onSameBoard) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceOnSameBoard))(device1, device2, onSameBoard);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceOnSameBoard)) return reinterpret_cast<Fn>(cubind_entry)(device1, device2, onSameBoard);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceOnSameBoard, device1, device2, onSameBoard);
 }
 
 nvmlReturn_t nvmlDeviceGetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t *isRestricted) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlRestrictedAPI_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAPIRestriction))(device, apiType, isRestricted);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAPIRestriction)) return reinterpret_cast<Fn>(cubind_entry)(device, apiType, isRestricted);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAPIRestriction, device, apiType, isRestricted);
 }
 
 nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType, unsigned int *sampleCount, nvmlSample_t *samples) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlSamplingType_t, unsigned long long, nvmlValueType_t *, unsigned int *, nvmlSample_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSamples))(device, type, lastSeenTimeStamp, sampleValType, sampleCount, samples);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSamples)) return reinterpret_cast<Fn>(cubind_entry)(device, type, lastSeenTimeStamp, sampleValType, sampleCount, samples);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSamples, device, type, lastSeenTimeStamp, sampleValType, sampleCount, samples);
 }
 
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlBAR1Memory_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBAR1MemoryInfo))(device, bar1Memory);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBAR1MemoryInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, bar1Memory);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBAR1MemoryInfo, device, bar1Memory);
 }
 
 nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t device, unsigned int *irqNum) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetIrqNum))(device, irqNum);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetIrqNum)) return reinterpret_cast<Fn>(cubind_entry)(device, irqNum);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetIrqNum, device, irqNum);
 }
 
 nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int *numCores) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNumGpuCores))(device, numCores);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNumGpuCores)) return reinterpret_cast<Fn>(cubind_entry)(device, numCores);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNumGpuCores, device, numCores);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerSource(nvmlDevice_t device, nvmlPowerSource_t *powerSource) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPowerSource_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPowerSource))(device, powerSource);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPowerSource)) return reinterpret_cast<Fn>(cubind_entry)(device, powerSource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPowerSource, device, powerSource);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int *busWidth) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMemoryBusWidth))(device, busWidth);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMemoryBusWidth)) return reinterpret_cast<Fn>(cubind_entry)(device, busWidth);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMemoryBusWidth, device, busWidth);
 }
 
 nvmlReturn_t nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int *maxSpeed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPcieLinkMaxSpeed))(device, maxSpeed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPcieLinkMaxSpeed)) return reinterpret_cast<Fn>(cubind_entry)(device, maxSpeed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPcieLinkMaxSpeed, device, maxSpeed);
 }
 
 nvmlReturn_t nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int *pcieSpeed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPcieSpeed))(device, pcieSpeed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPcieSpeed)) return reinterpret_cast<Fn>(cubind_entry)(device, pcieSpeed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPcieSpeed, device, pcieSpeed);
 }
 
 nvmlReturn_t nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device, unsigned int *adaptiveClockStatus) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAdaptiveClockInfoStatus))(device, adaptiveClockStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAdaptiveClockInfoStatus)) return reinterpret_cast<Fn>(cubind_entry)(device, adaptiveClockStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAdaptiveClockInfoStatus, device, adaptiveClockStatus);
 }
 
 nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t *type) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlBusType_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBusType))(device, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBusType)) return reinterpret_cast<Fn>(cubind_entry)(device, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBusType, device, type);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfoV_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuFabricInfoV))(device, gpuFabricInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuFabricInfoV)) return reinterpret_cast<Fn>(cubind_entry)(device, gpuFabricInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuFabricInfoV, device, gpuFabricInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuFabricInfo_v4(nvmlDevice_t device, nvmlGpuFabricInfo_v4_t *gpuFabricInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfo_v4_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuFabricInfo_v4))(device, gpuFabricInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuFabricInfo_v4)) return reinterpret_cast<Fn>(cubind_entry)(device, gpuFabricInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuFabricInfo_v4, device, gpuFabricInfo);
 }
 
 nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t *capabilities) {
   using Fn = nvmlReturn_t (*)(nvmlConfComputeSystemCaps_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetConfComputeCapabilities))(capabilities);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetConfComputeCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(capabilities);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetConfComputeCapabilities, capabilities);
 }
 
 nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state) {
   using Fn = nvmlReturn_t (*)(nvmlConfComputeSystemState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetConfComputeState))(state);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetConfComputeState)) return reinterpret_cast<Fn>(cubind_entry)(state);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetConfComputeState, state);
 }
 
 nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t *memInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlConfComputeMemSizeInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetConfComputeMemSizeInfo))(device, memInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetConfComputeMemSizeInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, memInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetConfComputeMemSizeInfo, device, memInfo);
 }
 
 nvmlReturn_t nvmlSystemGetConfComputeGpusReadyState(unsigned int *isAcceptingWork) {
   using Fn = nvmlReturn_t (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetConfComputeGpusReadyState))(isAcceptingWork);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetConfComputeGpusReadyState)) return reinterpret_cast<Fn>(cubind_entry)(isAcceptingWork);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetConfComputeGpusReadyState, isAcceptingWork);
 }
 
 nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetConfComputeProtectedMemoryUsage))(device, memory);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetConfComputeProtectedMemoryUsage)) return reinterpret_cast<Fn>(cubind_entry)(device, memory);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetConfComputeProtectedMemoryUsage, device, memory);
 }
 
 nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t device, nvmlConfComputeGpuCertificate_t *gpuCert) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlConfComputeGpuCertificate_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetConfComputeGpuCertificate))(device, gpuCert);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetConfComputeGpuCertificate)) return reinterpret_cast<Fn>(cubind_entry)(device, gpuCert);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetConfComputeGpuCertificate, device, gpuCert);
 }
 
 nvmlReturn_t nvmlDeviceGetConfComputeGpuAttestationReport(nvmlDevice_t device, nvmlConfComputeGpuAttestationReport_t *gpuAtstReport) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlConfComputeGpuAttestationReport_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetConfComputeGpuAttestationReport))(device, gpuAtstReport);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetConfComputeGpuAttestationReport)) return reinterpret_cast<Fn>(cubind_entry)(device, gpuAtstReport);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetConfComputeGpuAttestationReport, device, gpuAtstReport);
 }
 
 nvmlReturn_t nvmlSystemGetConfComputeKeyRotationThresholdInfo(nvmlConfComputeGetKeyRotationThresholdInfo_t *pKeyRotationThrInfo) {
   using Fn = nvmlReturn_t (*)(nvmlConfComputeGetKeyRotationThresholdInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetConfComputeKeyRotationThresholdInfo))(pKeyRotationThrInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetConfComputeKeyRotationThresholdInfo)) return reinterpret_cast<Fn>(cubind_entry)(pKeyRotationThrInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetConfComputeKeyRotationThresholdInfo, pKeyRotationThrInfo);
 }
 
 nvmlReturn_t nvmlDeviceSetConfComputeUnprotectedMemSize(nvmlDevice_t device, unsigned long long sizeKiB) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetConfComputeUnprotectedMemSize))(device, sizeKiB);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetConfComputeUnprotectedMemSize)) return reinterpret_cast<Fn>(cubind_entry)(device, sizeKiB);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetConfComputeUnprotectedMemSize, device, sizeKiB);
 }
 
 nvmlReturn_t nvmlSystemSetConfComputeGpusReadyState(unsigned int isAcceptingWork) {
   using Fn = nvmlReturn_t (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemSetConfComputeGpusReadyState))(isAcceptingWork);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemSetConfComputeGpusReadyState)) return reinterpret_cast<Fn>(cubind_entry)(isAcceptingWork);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemSetConfComputeGpusReadyState, isAcceptingWork);
 }
 
 nvmlReturn_t nvmlSystemSetConfComputeKeyRotationThresholdInfo(nvmlConfComputeSetKeyRotationThresholdInfo_t *pKeyRotationThrInfo) {
   using Fn = nvmlReturn_t (*)(nvmlConfComputeSetKeyRotationThresholdInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemSetConfComputeKeyRotationThresholdInfo))(pKeyRotationThrInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemSetConfComputeKeyRotationThresholdInfo)) return reinterpret_cast<Fn>(cubind_entry)(pKeyRotationThrInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemSetConfComputeKeyRotationThresholdInfo, pKeyRotationThrInfo);
 }
 
 nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t *settings) {
   using Fn = nvmlReturn_t (*)(nvmlSystemConfComputeSettings_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetConfComputeSettings))(settings);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetConfComputeSettings)) return reinterpret_cast<Fn>(cubind_entry)(settings);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetConfComputeSettings, settings);
 }
 
 nvmlReturn_t nvmlSystemGetConfComputeSettings_v2(nvmlSystemConfComputeSettings_v2_t *settings) {
   using Fn = nvmlReturn_t (*)(nvmlSystemConfComputeSettings_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetConfComputeSettings_v2))(settings);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetConfComputeSettings_v2)) return reinterpret_cast<Fn>(cubind_entry)(settings);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetConfComputeSettings_v2, settings);
 }
 
 nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char *version) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGspFirmwareVersion))(device, version);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGspFirmwareVersion)) return reinterpret_cast<Fn>(cubind_entry)(device, version);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGspFirmwareVersion, device, version);
 }
 
 nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int *isEnabled, unsigned int *defaultMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGspFirmwareMode))(device, isEnabled, defaultMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGspFirmwareMode)) return reinterpret_cast<Fn>(cubind_entry)(device, isEnabled, defaultMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGspFirmwareMode, device, isEnabled, defaultMode);
 }
 
 nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_t *status) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEccSramErrorStatus_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSramEccErrorStatus))(device, status);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSramEccErrorStatus)) return reinterpret_cast<Fn>(cubind_entry)(device, status);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSramEccErrorStatus, device, status);
 }
 
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit_v2(nvmlDevice_t device, nvmlPowerValue_v2_t *powerValue) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPowerValue_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetPowerManagementLimit_v2))(device, powerValue);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetPowerManagementLimit_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, powerValue);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetPowerManagementLimit_v2, device, powerValue);
 }
 
 nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t *mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAccountingMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAccountingMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAccountingMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t *stats) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlAccountingStats_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAccountingStats))(device, pid, stats);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAccountingStats)) return reinterpret_cast<Fn>(cubind_entry)(device, pid, stats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAccountingStats, device, pid, stats);
 }
 
 nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device, unsigned int *count, unsigned int *pids) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAccountingPids))(device, count, pids);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAccountingPids)) return reinterpret_cast<Fn>(cubind_entry)(device, count, pids);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAccountingPids, device, count, pids);
 }
 
 nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int *bufferSize) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAccountingBufferSize))(device, bufferSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAccountingBufferSize)) return reinterpret_cast<Fn>(cubind_entry)(device, bufferSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAccountingBufferSize, device, bufferSize);
 }
 
 nvmlReturn_t nvmlDeviceGetAccountingStats_v2(nvmlDevice_t device, nvmlAccountingStats_v2_t *stats) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlAccountingStats_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetAccountingStats_v2))(device, stats);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetAccountingStats_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, stats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetAccountingStats_v2, device, stats);
 }
 
 nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount, unsigned long long *addresses) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPageRetirementCause_t, unsigned int *, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRetiredPages))(device, cause, pageCount, addresses);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRetiredPages)) return reinterpret_cast<Fn>(cubind_entry)(device, cause, pageCount, addresses);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRetiredPages, device, cause, pageCount, addresses);
 }
 
 nvmlReturn_t nvmlDeviceGetRetiredPages_v2(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount, unsigned long long *addresses, unsigned long long *timestamps) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPageRetirementCause_t, unsigned int *, unsigned long long *, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRetiredPages_v2))(device, cause, pageCount, addresses, timestamps);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRetiredPages_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, cause, pageCount, addresses, timestamps);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRetiredPages_v2, device, cause, pageCount, addresses, timestamps);
 }
 
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t *isPending) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRetiredPagesPendingStatus))(device, isPending);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRetiredPagesPendingStatus)) return reinterpret_cast<Fn>(cubind_entry)(device, isPending);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRetiredPagesPendingStatus, device, isPending);
 }
 
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows, unsigned int *isPending, unsigned int *failureOccurred) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRemappedRows))(device, corrRows, uncRows, isPending, failureOccurred);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRemappedRows)) return reinterpret_cast<Fn>(cubind_entry)(device, corrRows, uncRows, isPending, failureOccurred);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRemappedRows, device, corrRows, uncRows, isPending, failureOccurred);
 }
 
 nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t *values) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlRowRemapperHistogramValues_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRowRemapperHistogram))(device, values);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRowRemapperHistogram)) return reinterpret_cast<Fn>(cubind_entry)(device, values);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRowRemapperHistogram, device, values);
 }
 
 nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t *arch) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceArchitecture_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetArchitecture))(device, arch);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetArchitecture)) return reinterpret_cast<Fn>(cubind_entry)(device, arch);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetArchitecture, device, arch);
 }
 
 nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlClkMonStatus_t *status) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClkMonStatus_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetClkMonStatus))(device, status);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetClkMonStatus)) return reinterpret_cast<Fn>(cubind_entry)(device, status);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetClkMonStatus, device, status);
 }
 
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization, unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetProcessUtilization))(device, utilization, processSamplesCount, lastSeenTimeStamp);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetProcessUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, utilization, processSamplesCount, lastSeenTimeStamp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetProcessUtilization, device, utilization, processSamplesCount, lastSeenTimeStamp);
 }
 
 nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t *procesesUtilInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessesUtilizationInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetProcessesUtilizationInfo))(device, procesesUtilInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetProcessesUtilizationInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, procesesUtilInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetProcessesUtilizationInfo, device, procesesUtilInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t *platformInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPlatformInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPlatformInfo))(device, platformInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPlatformInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, platformInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPlatformInfo, device, platformInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetPdi(nvmlDevice_t device, nvmlPdi_t *pdi) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPdi_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPdi))(device, pdi);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPdi)) return reinterpret_cast<Fn>(cubind_entry)(device, pdi);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPdi, device, pdi);
 }
 
 nvmlReturn_t nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t *hostname) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlHostname_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetHostname_v1))(device, hostname);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetHostname_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, hostname);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetHostname_v1, device, hostname);
 }
 
 nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t *hostname) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlHostname_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHostname_v1))(device, hostname);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHostname_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, hostname);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHostname_v1, device, hostname);
 }
 
 nvmlReturn_t nvmlDevicePerfMetricsGetSamples_v1(nvmlDevice_t device, nvmlPerfMetricsSamples_v1_t *samples) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPerfMetricsSamples_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDevicePerfMetricsGetSamples_v1))(device, samples);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDevicePerfMetricsGetSamples_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, samples);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDevicePerfMetricsGetSamples_v1, device, samples);
 }
 
 nvmlReturn_t nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color) {
   using Fn = nvmlReturn_t (*)(nvmlUnit_t, nvmlLedColor_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlUnitSetLedState))(unit, color);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlUnitSetLedState)) return reinterpret_cast<Fn>(cubind_entry)(unit, color);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlUnitSetLedState, unit, color);
 }
 
 nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetPersistenceMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetPersistenceMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetPersistenceMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlComputeMode_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetComputeMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetComputeMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetComputeMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetEccMode))(device, ecc);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetEccMode)) return reinterpret_cast<Fn>(cubind_entry)(device, ecc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetEccMode, device, ecc);
 }
 
 nvmlReturn_t nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCounterType_t counterType) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEccCounterType_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceClearEccErrorCounts))(device, counterType);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceClearEccErrorCounts)) return reinterpret_cast<Fn>(cubind_entry)(device, counterType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceClearEccErrorCounts, device, counterType);
 }
 
 nvmlReturn_t nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDriverModel_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetDriverModel))(device, driverModel, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetDriverModel)) return reinterpret_cast<Fn>(cubind_entry)(device, driverModel, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetDriverModel, device, driverModel, flags);
 }
 
 nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetGpuLockedClocks))(device, minGpuClockMHz, maxGpuClockMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetGpuLockedClocks)) return reinterpret_cast<Fn>(cubind_entry)(device, minGpuClockMHz, maxGpuClockMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetGpuLockedClocks, device, minGpuClockMHz, maxGpuClockMHz);
 }
 
 nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceResetGpuLockedClocks))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceResetGpuLockedClocks)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceResetGpuLockedClocks, device);
 }
 
 nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetMemoryLockedClocks))(device, minMemClockMHz, maxMemClockMHz);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetMemoryLockedClocks)) return reinterpret_cast<Fn>(cubind_entry)(device, minMemClockMHz, maxMemClockMHz);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetMemoryLockedClocks, device, minMemClockMHz, maxMemClockMHz);
 }
 
 nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceResetMemoryLockedClocks))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceResetMemoryLockedClocks)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceResetMemoryLockedClocks, device);
 }
 
 nvmlReturn_t nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetAutoBoostedClocksEnabled))(device, enabled);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetAutoBoostedClocksEnabled)) return reinterpret_cast<Fn>(cubind_entry)(device, enabled);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetAutoBoostedClocksEnabled, device, enabled);
 }
 
 nvmlReturn_t nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetDefaultAutoBoostedClocksEnabled))(device, enabled, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetDefaultAutoBoostedClocksEnabled)) return reinterpret_cast<Fn>(cubind_entry)(device, enabled, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetDefaultAutoBoostedClocksEnabled, device, enabled, flags);
 }
 
 nvmlReturn_t nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigned int fan) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetDefaultFanSpeed_v2))(device, fan);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetDefaultFanSpeed_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, fan);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetDefaultFanSpeed_v2, device, fan);
 }
 
 nvmlReturn_t nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlFanControlPolicy_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetFanControlPolicy))(device, fan, policy);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetFanControlPolicy)) return reinterpret_cast<Fn>(cubind_entry)(device, fan, policy);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetFanControlPolicy, device, fan, policy);
 }
 
 nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int *temp) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlTemperatureThresholds_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetTemperatureThreshold))(device, thresholdType, temp);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetTemperatureThreshold)) return reinterpret_cast<Fn>(cubind_entry)(device, thresholdType, temp);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetTemperatureThreshold, device, thresholdType, temp);
 }
 
 nvmlReturn_t nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuOperationMode_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetGpuOperationMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetGpuOperationMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetGpuOperationMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlRestrictedAPI_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetAPIRestriction))(device, apiType, isRestricted);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetAPIRestriction)) return reinterpret_cast<Fn>(cubind_entry)(device, apiType, isRestricted);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetAPIRestriction, device, apiType, isRestricted);
 }
 
 nvmlReturn_t nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int speed) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetFanSpeed_v2))(device, fan, speed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetFanSpeed_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, fan, speed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetFanSpeed_v2, device, fan, speed);
 }
 
 nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetAccountingMode))(device, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetAccountingMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetAccountingMode, device, mode);
 }
 
 nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceClearAccountingPids))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceClearAccountingPids)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceClearAccountingPids, device);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkState))(device, link, isActive);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkState)) return reinterpret_cast<Fn>(cubind_entry)(device, link, isActive);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkState, device, link, isActive);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkVersion))(device, link, version);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkVersion)) return reinterpret_cast<Fn>(cubind_entry)(device, link, version);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkVersion, device, link, version);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability, unsigned int *capResult) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlNvLinkCapability_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkCapability))(device, link, capability, capResult);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkCapability)) return reinterpret_cast<Fn>(cubind_entry)(device, link, capability, capResult);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkCapability, device, link, capability, capResult);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlPciInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkRemotePciInfo_v2))(device, link, pci);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkRemotePciInfo_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, link, pci);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkRemotePciInfo_v2, device, link, pci);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long *counterValue) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlNvLinkErrorCounter_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkErrorCounter))(device, link, counter, counterValue);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkErrorCounter)) return reinterpret_cast<Fn>(cubind_entry)(device, link, counter, counterValue);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkErrorCounter, device, link, counter, counterValue);
 }
 
 nvmlReturn_t nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsigned int link) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceResetNvLinkErrorCounters))(device, link);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceResetNvLinkErrorCounters)) return reinterpret_cast<Fn>(cubind_entry)(device, link);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceResetNvLinkErrorCounters, device, link);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkRemoteDeviceType))(device, link, pNvLinkDeviceType);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkRemoteDeviceType)) return reinterpret_cast<Fn>(cubind_entry)(device, link, pNvLinkDeviceType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkRemoteDeviceType, device, link, pNvLinkDeviceType);
 }
 
 nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvLinkPowerThres_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetNvLinkDeviceLowPowerThreshold))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetNvLinkDeviceLowPowerThreshold)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetNvLinkDeviceLowPowerThreshold, device, info);
 }
 
 nvmlReturn_t nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode) {
   using Fn = nvmlReturn_t (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemSetNvlinkBwMode))(nvlinkBwMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemSetNvlinkBwMode)) return reinterpret_cast<Fn>(cubind_entry)(nvlinkBwMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemSetNvlinkBwMode, nvlinkBwMode);
 }
 
 nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int *nvlinkBwMode) {
   using Fn = nvmlReturn_t (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemGetNvlinkBwMode))(nvlinkBwMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemGetNvlinkBwMode)) return reinterpret_cast<Fn>(cubind_entry)(nvlinkBwMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemGetNvlinkBwMode, nvlinkBwMode);
 }
 
 nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvmlNvlinkSupportedBwModes_t *supportedBwMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkSupportedBwModes_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvlinkSupportedBwModes))(device, supportedBwMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvlinkSupportedBwModes)) return reinterpret_cast<Fn>(cubind_entry)(device, supportedBwMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvlinkSupportedBwModes, device, supportedBwMode);
 }
 
 nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGetBwMode_t *getBwMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkGetBwMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvlinkBwMode))(device, getBwMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvlinkBwMode)) return reinterpret_cast<Fn>(cubind_entry)(device, getBwMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvlinkBwMode, device, getBwMode);
 }
 
 nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t *setBwMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkSetBwMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetNvlinkBwMode))(device, setBwMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetNvlinkBwMode)) return reinterpret_cast<Fn>(cubind_entry)(device, setBwMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetNvlinkBwMode, device, setBwMode);
 }
 
 nvmlReturn_t nvmlDeviceSetNvlinkBwModeAsync_v1(nvmlDevice_t device, nvmlNvlinkSetBwModeAsync_v1_t *setBwModeAsync) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkSetBwModeAsync_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetNvlinkBwModeAsync_v1))(device, setBwModeAsync);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetNvlinkBwModeAsync_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, setBwModeAsync);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetNvlinkBwModeAsync_v1, device, setBwModeAsync);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvLinkInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkInfo))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkInfo, device, info);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkInfo_v3(nvmlDevice_t device, nvmlNvLinkInfo_v3_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvLinkInfo_v3_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkInfo_v3))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkInfo_v3)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkInfo_v3, device, info);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkTelemetrySamples_v1(nvmlDevice_t device, nvmlNvlinkTelemetrySamples_v1_t *samples) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkTelemetrySamples_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvLinkTelemetrySamples_v1))(device, samples);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvLinkTelemetrySamples_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, samples);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvLinkTelemetrySamples_v1, device, samples);
 }
 
 nvmlReturn_t nvmlDeviceGetNvlinkRemapTableInfo_v1(nvmlDevice_t device, nvmlNvlinkGetRemapTableInfo_v1_t *remapTableInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkGetRemapTableInfo_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvlinkRemapTableInfo_v1))(device, remapTableInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvlinkRemapTableInfo_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, remapTableInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvlinkRemapTableInfo_v1, device, remapTableInfo);
 }
 
 nvmlReturn_t nvmlDeviceSetNvlinkNvleReady_v1(nvmlDevice_t device, nvmlNvlinkSetNvleReady_v1_t *setNvleReady) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkSetNvleReady_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetNvlinkNvleReady_v1))(device, setNvleReady);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetNvlinkNvleReady_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, setNvleReady);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetNvlinkNvleReady_v1, device, setNvleReady);
 }
 
 nvmlReturn_t nvmlDeviceLockNvlinkRemapTable_v1(nvmlDevice_t device, nvmlNvlinkLockRemapTable_v1_t *remapTableLockInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkLockRemapTable_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceLockNvlinkRemapTable_v1))(device, remapTableLockInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceLockNvlinkRemapTable_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, remapTableLockInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceLockNvlinkRemapTable_v1, device, remapTableLockInfo);
 }
 
 nvmlReturn_t nvmlDeviceSetupNvlinkNvleEncryptionKey_v1(nvmlDevice_t device, nvmlNvlinkSetupNvleEncryptionKey_v1_t *encryptionKey) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkSetupNvleEncryptionKey_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetupNvlinkNvleEncryptionKey_v1))(device, encryptionKey);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetupNvlinkNvleEncryptionKey_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, encryptionKey);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetupNvlinkNvleEncryptionKey_v1, device, encryptionKey);
 }
 
 nvmlReturn_t nvmlDeviceGetNvlinkNvlePrivateInfo_v1(nvmlDevice_t device, nvmlNvlinkNvlePrivateInfo_v1_t *privateInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlNvlinkNvlePrivateInfo_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetNvlinkNvlePrivateInfo_v1))(device, privateInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetNvlinkNvlePrivateInfo_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, privateInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetNvlinkNvlePrivateInfo_v1, device, privateInfo);
 }
 
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetCreate))(set);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetCreate)) return reinterpret_cast<Fn>(cubind_entry)(set);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetCreate, set);
 }
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceRegisterEvents))(device, eventTypes, set);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceRegisterEvents)) return reinterpret_cast<Fn>(cubind_entry)(device, eventTypes, set);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceRegisterEvents, device, eventTypes, set);
 }
 
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSupportedEventTypes))(device, eventTypes);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSupportedEventTypes)) return reinterpret_cast<Fn>(cubind_entry)(device, eventTypes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSupportedEventTypes, device, eventTypes);
 }
 
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetWait_v2))(set, data, timeoutms);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetWait_v2)) return reinterpret_cast<Fn>(cubind_entry)(set, data, timeoutms);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetWait_v2, set, data, timeoutms);
 }
 
 nvmlReturn_t nvmlEventSetRegisterGpuOperationalEvents_v1(nvmlEventSet_t eventSet, const nvmlGpuOperationalEventConfig_v1_t *config) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, const nvmlGpuOperationalEventConfig_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetRegisterGpuOperationalEvents_v1))(eventSet, config);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetRegisterGpuOperationalEvents_v1)) return reinterpret_cast<Fn>(cubind_entry)(eventSet, config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetRegisterGpuOperationalEvents_v1, eventSet, config);
 }
 
 nvmlReturn_t nvmlEventSetWait_v3(nvmlEventSet_t set, nvmlEventSetWait_v3_t *params) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventSetWait_v3_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetWait_v3))(set, params);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetWait_v3)) return reinterpret_cast<Fn>(cubind_entry)(set, params);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetWait_v3, set, params);
 }
 
 nvmlReturn_t nvmlEventSetGetContextCount_v1(nvmlEventSet_t set, nvmlEventSetGetContextCount_v1_t *params) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventSetGetContextCount_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetGetContextCount_v1))(set, params);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetGetContextCount_v1)) return reinterpret_cast<Fn>(cubind_entry)(set, params);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetGetContextCount_v1, set, params);
 }
 
 nvmlReturn_t nvmlEventSetGetContextInfo_v1(nvmlEventSet_t set, nvmlEventSetGetContextInfo_v1_t *params) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventSetGetContextInfo_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetGetContextInfo_v1))(set, params);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetGetContextInfo_v1)) return reinterpret_cast<Fn>(cubind_entry)(set, params);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetGetContextInfo_v1, set, params);
 }
 
 nvmlReturn_t nvmlEventSetGetContextData_v1(nvmlEventSet_t set, nvmlEventSetGetContextData_v1_t *params) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventSetGetContextData_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetGetContextData_v1))(set, params);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetGetContextData_v1)) return reinterpret_cast<Fn>(cubind_entry)(set, params);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetGetContextData_v1, set, params);
 }
 
 nvmlReturn_t nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1(nvmlEventSet_t set, nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t *params) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1))(set, params);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1)) return reinterpret_cast<Fn>(cubind_entry)(set, params);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1, set, params);
 }
 
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   using Fn = nvmlReturn_t (*)(nvmlEventSet_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlEventSetFree))(set);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlEventSetFree)) return reinterpret_cast<Fn>(cubind_entry)(set);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlEventSetFree, set);
 }
 
 nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t *request) {
   using Fn = nvmlReturn_t (*)(nvmlSystemEventSetCreateRequest_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemEventSetCreate))(request);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemEventSetCreate)) return reinterpret_cast<Fn>(cubind_entry)(request);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemEventSetCreate, request);
 }
 
 nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t *request) {
   using Fn = nvmlReturn_t (*)(nvmlSystemEventSetFreeRequest_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemEventSetFree))(request);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemEventSetFree)) return reinterpret_cast<Fn>(cubind_entry)(request);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemEventSetFree, request);
 }
 
 nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t *request) {
   using Fn = nvmlReturn_t (*)(nvmlSystemRegisterEventRequest_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemRegisterEvents))(request);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemRegisterEvents)) return reinterpret_cast<Fn>(cubind_entry)(request);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemRegisterEvents, request);
 }
 
 nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t *request) {
   using Fn = nvmlReturn_t (*)(nvmlSystemEventSetWaitRequest_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSystemEventSetWait))(request);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSystemEventSetWait)) return reinterpret_cast<Fn>(cubind_entry)(request);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSystemEventSetWait, request);
 }
 
 nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t *pciInfo, nvmlEnableState_t newState) {
   using Fn = nvmlReturn_t (*)(nvmlPciInfo_t *, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceModifyDrainState))(pciInfo, newState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceModifyDrainState)) return reinterpret_cast<Fn>(cubind_entry)(pciInfo, newState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceModifyDrainState, pciInfo, newState);
 }
 
 nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t *pciInfo, nvmlEnableState_t *currentState) {
   using Fn = nvmlReturn_t (*)(nvmlPciInfo_t *, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceQueryDrainState))(pciInfo, currentState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceQueryDrainState)) return reinterpret_cast<Fn>(cubind_entry)(pciInfo, currentState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceQueryDrainState, pciInfo, currentState);
 }
 
 nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t *pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState) {
   using Fn = nvmlReturn_t (*)(nvmlPciInfo_t *, nvmlDetachGpuState_t, nvmlPcieLinkState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceRemoveGpu_v2))(pciInfo, gpuState, linkState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceRemoveGpu_v2)) return reinterpret_cast<Fn>(cubind_entry)(pciInfo, gpuState, linkState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceRemoveGpu_v2, pciInfo, gpuState, linkState);
 }
 
 nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t *pciInfo) {
   using Fn = nvmlReturn_t (*)(nvmlPciInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceDiscoverGpus))(pciInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceDiscoverGpus)) return reinterpret_cast<Fn>(cubind_entry)(pciInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceDiscoverGpus, pciInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int, nvmlFieldValue_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetFieldValues))(device, valuesCount, values);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetFieldValues)) return reinterpret_cast<Fn>(cubind_entry)(device, valuesCount, values);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetFieldValues, device, valuesCount, values);
 }
 
 nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, int, nvmlFieldValue_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceClearFieldValues))(device, valuesCount, values);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceClearFieldValues)) return reinterpret_cast<Fn>(cubind_entry)(device, valuesCount, values);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceClearFieldValues, device, valuesCount, values);
 }
 
 nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t *pVirtualMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuVirtualizationMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVirtualizationMode))(device, pVirtualMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVirtualizationMode)) return reinterpret_cast<Fn>(cubind_entry)(device, pVirtualMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVirtualizationMode, device, pVirtualMode);
 }
 
 nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t *pHostVgpuMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlHostVgpuMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetHostVgpuMode))(device, pHostVgpuMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetHostVgpuMode)) return reinterpret_cast<Fn>(cubind_entry)(device, pHostVgpuMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetHostVgpuMode, device, pHostVgpuMode);
 }
 
 nvmlReturn_t nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuVirtualizationMode_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetVirtualizationMode))(device, virtualMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetVirtualizationMode)) return reinterpret_cast<Fn>(cubind_entry)(device, virtualMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetVirtualizationMode, device, virtualMode);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuHeterogeneousMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuHeterogeneousMode))(device, pHeterogeneousMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuHeterogeneousMode)) return reinterpret_cast<Fn>(cubind_entry)(device, pHeterogeneousMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuHeterogeneousMode, device, pHeterogeneousMode);
 }
 
 nvmlReturn_t nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, const nvmlVgpuHeterogeneousMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetVgpuHeterogeneousMode))(device, pHeterogeneousMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetVgpuHeterogeneousMode)) return reinterpret_cast<Fn>(cubind_entry)(device, pHeterogeneousMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetVgpuHeterogeneousMode, device, pHeterogeneousMode);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t *pPlacement) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlVgpuPlacementId_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetPlacementId))(vgpuInstance, pPlacement);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetPlacementId)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, pPlacement);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetPlacementId, vgpuInstance, pPlacement);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t *pPlacementList) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuTypeId_t, nvmlVgpuPlacementList_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuTypeSupportedPlacements))(device, vgpuTypeId, pPlacementList);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuTypeSupportedPlacements)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuTypeId, pPlacementList);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuTypeSupportedPlacements, device, vgpuTypeId, pPlacementList);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t *pPlacementList) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuTypeId_t, nvmlVgpuPlacementList_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuTypeCreatablePlacements))(device, vgpuTypeId, pPlacementList);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuTypeCreatablePlacements)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuTypeId, pPlacementList);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuTypeCreatablePlacements, device, vgpuTypeId, pPlacementList);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *gspHeapSize) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetGspHeapSize))(vgpuTypeId, gspHeapSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetGspHeapSize)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, gspHeapSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetGspHeapSize, vgpuTypeId, gspHeapSize);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *fbReservation) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetFbReservation))(vgpuTypeId, fbReservation);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetFbReservation)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, fbReservation);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetFbReservation, vgpuTypeId, fbReservation);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuRuntimeState_t *pState) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlVgpuRuntimeState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetRuntimeStateSize))(vgpuInstance, pState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetRuntimeStateSize)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, pState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetRuntimeStateSize, vgpuInstance, pState);
 }
 
 nvmlReturn_t nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceVgpuCapability_t, nvmlEnableState_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetVgpuCapabilities))(device, capability, state);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetVgpuCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(device, capability, state);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetVgpuCapabilities, device, capability, state);
 }
 
 nvmlReturn_t nvmlDeviceVgpuForceGspUnload(nvmlDevice_t device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceVgpuForceGspUnload))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceVgpuForceGspUnload)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceVgpuForceGspUnload, device);
 }
 
 nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, nvmlGridLicensableFeatures_t *pGridLicensableFeatures) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlGridLicensableFeatures_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGridLicensableFeatures_v4))(device, pGridLicensableFeatures);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGridLicensableFeatures_v4)) return reinterpret_cast<Fn>(cubind_entry)(device, pGridLicensableFeatures);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGridLicensableFeatures_v4, device, pGridLicensableFeatures);
 }
 
 nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability, unsigned int *capResult) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuDriverCapability_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGetVgpuDriverCapabilities))(capability, capResult);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGetVgpuDriverCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(capability, capResult);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGetVgpuDriverCapabilities, capability, capResult);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int *capResult) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceVgpuCapability_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuCapabilities))(device, capability, capResult);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(device, capability, capResult);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuCapabilities, device, capability, capResult);
 }
 
 nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlVgpuTypeId_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSupportedVgpus))(device, vgpuCount, vgpuTypeIds);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSupportedVgpus)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuCount, vgpuTypeIds);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSupportedVgpus, device, vgpuCount, vgpuTypeIds);
 }
 
 nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlVgpuTypeId_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCreatableVgpus))(device, vgpuCount, vgpuTypeIds);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCreatableVgpus)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuCount, vgpuTypeIds);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCreatableVgpus, device, vgpuCount, vgpuTypeIds);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeClass, unsigned int *size) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, char *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetClass))(vgpuTypeId, vgpuTypeClass, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetClass)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, vgpuTypeClass, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetClass, vgpuTypeId, vgpuTypeClass, size);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeName, unsigned int *size) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, char *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetName))(vgpuTypeId, vgpuTypeName, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetName)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, vgpuTypeName, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetName, vgpuTypeId, vgpuTypeName, size);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *gpuInstanceProfileId) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetGpuInstanceProfileId))(vgpuTypeId, gpuInstanceProfileId);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetGpuInstanceProfileId)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, gpuInstanceProfileId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetGpuInstanceProfileId, vgpuTypeId, gpuInstanceProfileId);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *deviceID, unsigned long long *subsystemID) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned long long *, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetDeviceID))(vgpuTypeId, deviceID, subsystemID);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetDeviceID)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, deviceID, subsystemID);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetDeviceID, vgpuTypeId, deviceID, subsystemID);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *fbSize) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetFramebufferSize))(vgpuTypeId, fbSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetFramebufferSize)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, fbSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetFramebufferSize, vgpuTypeId, fbSize);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *numDisplayHeads) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetNumDisplayHeads))(vgpuTypeId, numDisplayHeads);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetNumDisplayHeads)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, numDisplayHeads);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetNumDisplayHeads, vgpuTypeId, numDisplayHeads);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int *xdim, unsigned int *ydim) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned int, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetResolution))(vgpuTypeId, displayIndex, xdim, ydim);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetResolution)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, displayIndex, xdim, ydim);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetResolution, vgpuTypeId, displayIndex, xdim, ydim);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeLicenseString, unsigned int size) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetLicense))(vgpuTypeId, vgpuTypeLicenseString, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetLicense)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, vgpuTypeLicenseString, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetLicense, vgpuTypeId, vgpuTypeLicenseString, size);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *frameRateLimit) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetFrameRateLimit))(vgpuTypeId, frameRateLimit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetFrameRateLimit)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, frameRateLimit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetFrameRateLimit, vgpuTypeId, frameRateLimit);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int *vgpuInstanceCount) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuTypeId_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetMaxInstances))(device, vgpuTypeId, vgpuInstanceCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetMaxInstances)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuTypeId, vgpuInstanceCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetMaxInstances, device, vgpuTypeId, vgpuInstanceCount);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *vgpuInstanceCountPerVm) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetMaxInstancesPerVm))(vgpuTypeId, vgpuInstanceCountPerVm);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetMaxInstancesPerVm)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, vgpuInstanceCountPerVm);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetMaxInstancesPerVm, vgpuTypeId, vgpuInstanceCountPerVm);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t *bar1Info) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, nvmlVgpuTypeBar1Info_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetBAR1Info))(vgpuTypeId, bar1Info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetBAR1Info)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, bar1Info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetBAR1Info, vgpuTypeId, bar1Info);
 }
 
 nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuInstance_t *vgpuInstances) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlVgpuInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetActiveVgpus))(device, vgpuCount, vgpuInstances);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetActiveVgpus)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuCount, vgpuInstances);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetActiveVgpus, device, vgpuCount, vgpuInstances);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char *vmId, unsigned int size, nvmlVgpuVmIdType_t *vmIdType) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, char *, unsigned int, nvmlVgpuVmIdType_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetVmID))(vgpuInstance, vmId, size, vmIdType);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetVmID)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, vmId, size, vmIdType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetVmID, vgpuInstance, vmId, size, vmIdType);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char *uuid, unsigned int size) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetUUID))(vgpuInstance, uuid, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetUUID)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, uuid, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetUUID, vgpuInstance, uuid, size);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance, char *version, unsigned int length) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetVmDriverVersion))(vgpuInstance, version, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetVmDriverVersion)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, version, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetVmDriverVersion, vgpuInstance, version, length);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, unsigned long long *fbUsage) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetFbUsage))(vgpuInstance, fbUsage);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetFbUsage)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, fbUsage);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetFbUsage, vgpuInstance, fbUsage);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance, unsigned int *licensed) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetLicenseStatus))(vgpuInstance, licensed);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetLicenseStatus)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, licensed);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetLicenseStatus, vgpuInstance, licensed);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t *vgpuTypeId) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlVgpuTypeId_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetType))(vgpuInstance, vgpuTypeId);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetType)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, vgpuTypeId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetType, vgpuInstance, vgpuTypeId);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance, unsigned int *frameRateLimit) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetFrameRateLimit))(vgpuInstance, frameRateLimit);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetFrameRateLimit)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, frameRateLimit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetFrameRateLimit, vgpuInstance, frameRateLimit);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t *eccMode) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetEccMode))(vgpuInstance, eccMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetEccMode)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, eccMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetEccMode, vgpuInstance, eccMode);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int *encoderCapacity) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetEncoderCapacity))(vgpuInstance, encoderCapacity);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetEncoderCapacity)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, encoderCapacity);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetEncoderCapacity, vgpuInstance, encoderCapacity);
 }
 
 nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceSetEncoderCapacity))(vgpuInstance, encoderCapacity);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceSetEncoderCapacity)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, encoderCapacity);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceSetEncoderCapacity, vgpuInstance, encoderCapacity);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, unsigned int *averageFps, unsigned int *averageLatency) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetEncoderStats))(vgpuInstance, sessionCount, averageFps, averageLatency);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetEncoderStats)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, sessionCount, averageFps, averageLatency);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetEncoderStats, vgpuInstance, sessionCount, averageFps, averageLatency);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, nvmlEncoderSessionInfo_t *sessionInfo) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *, nvmlEncoderSessionInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetEncoderSessions))(vgpuInstance, sessionCount, sessionInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetEncoderSessions)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, sessionCount, sessionInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetEncoderSessions, vgpuInstance, sessionCount, sessionInfo);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t *fbcStats) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlFBCStats_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetFBCStats))(vgpuInstance, fbcStats);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetFBCStats)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, fbcStats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetFBCStats, vgpuInstance, fbcStats);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *, nvmlFBCSessionInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetFBCSessions))(vgpuInstance, sessionCount, sessionInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetFBCSessions)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, sessionCount, sessionInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetFBCSessions, vgpuInstance, sessionCount, sessionInfo);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int *gpuInstanceId) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetGpuInstanceId))(vgpuInstance, gpuInstanceId);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetGpuInstanceId)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, gpuInstanceId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetGpuInstanceId, vgpuInstance, gpuInstanceId);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char *vgpuPciId, unsigned int *length) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, char *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetGpuPciId))(vgpuInstance, vgpuPciId, length);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetGpuPciId)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, vgpuPciId, length);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetGpuPciId, vgpuInstance, vgpuPciId, length);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int *capResult) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeId_t, nvmlVgpuCapability_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetCapabilities))(vgpuTypeId, capability, capResult);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(vgpuTypeId, capability, capResult);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetCapabilities, vgpuTypeId, capability, capResult);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance, char *mdevUuid, unsigned int size) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetMdevUUID))(vgpuInstance, mdevUuid, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetMdevUUID)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, mdevUuid, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetMdevUUID, vgpuInstance, mdevUuid, size);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance, nvmlVgpuTypeIdInfo_t *pVgpus) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuTypeIdInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetCreatableVgpus))(gpuInstance, pVgpus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetCreatableVgpus)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pVgpus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetCreatableVgpus, gpuInstance, pVgpus);
 }
 
 nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxInstance_t *pMaxInstance) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuTypeMaxInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuTypeGetMaxInstancesPerGpuInstance))(pMaxInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuTypeGetMaxInstancesPerGpuInstance)) return reinterpret_cast<Fn>(cubind_entry)(pMaxInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuTypeGetMaxInstancesPerGpuInstance, pMaxInstance);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance, nvmlActiveVgpuInstanceInfo_t *pVgpuInstanceInfo) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlActiveVgpuInstanceInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetActiveVgpus))(gpuInstance, pVgpuInstanceInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetActiveVgpus)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pVgpuInstanceInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetActiveVgpus, gpuInstance, pVgpuInstanceInfo);
 }
 
 nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t *pScheduler) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuSchedulerState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceSetVgpuSchedulerState))(gpuInstance, pScheduler);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceSetVgpuSchedulerState)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pScheduler);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceSetVgpuSchedulerState, gpuInstance, pScheduler);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_t *pSchedulerStateInfo) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuSchedulerStateInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetVgpuSchedulerState))(gpuInstance, pSchedulerStateInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetVgpuSchedulerState)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pSchedulerStateInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetVgpuSchedulerState, gpuInstance, pSchedulerStateInfo);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_t *pSchedulerLogInfo) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuSchedulerLogInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetVgpuSchedulerLog))(gpuInstance, pSchedulerLogInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetVgpuSchedulerLog)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pSchedulerLogInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetVgpuSchedulerLog, gpuInstance, pSchedulerLogInfo);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t *pCreatablePlacementInfo) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuCreatablePlacementInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetVgpuTypeCreatablePlacements))(gpuInstance, pCreatablePlacementInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetVgpuTypeCreatablePlacements)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pCreatablePlacementInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetVgpuTypeCreatablePlacements, gpuInstance, pCreatablePlacementInfo);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuHeterogeneousMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetVgpuHeterogeneousMode))(gpuInstance, pHeterogeneousMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetVgpuHeterogeneousMode)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pHeterogeneousMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetVgpuHeterogeneousMode, gpuInstance, pHeterogeneousMode);
 }
 
 nvmlReturn_t nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, const nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, const nvmlVgpuHeterogeneousMode_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceSetVgpuHeterogeneousMode))(gpuInstance, pHeterogeneousMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceSetVgpuHeterogeneousMode)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pHeterogeneousMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceSetVgpuHeterogeneousMode, gpuInstance, pHeterogeneousMode);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerState_v2(nvmlDevice_t device, nvmlVgpuSchedulerStateInfo_v2_t *pSchedulerStateInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerStateInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuSchedulerState_v2))(device, pSchedulerStateInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuSchedulerState_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, pSchedulerStateInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuSchedulerState_v2, device, pSchedulerStateInfo);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState_v2(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_v2_t *pSchedulerStateInfo) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuSchedulerStateInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetVgpuSchedulerState_v2))(gpuInstance, pSchedulerStateInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetVgpuSchedulerState_v2)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pSchedulerStateInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetVgpuSchedulerState_v2, gpuInstance, pSchedulerStateInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog_v2(nvmlDevice_t device, nvmlVgpuSchedulerLogInfo_v2_t *pSchedulerLogInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerLogInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuSchedulerLog_v2))(device, pSchedulerLogInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuSchedulerLog_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, pSchedulerLogInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuSchedulerLog_v2, device, pSchedulerLogInfo);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog_v2(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_v2_t *pSchedulerLogInfo) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuSchedulerLogInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetVgpuSchedulerLog_v2))(gpuInstance, pSchedulerLogInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetVgpuSchedulerLog_v2)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pSchedulerLogInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetVgpuSchedulerLog_v2, gpuInstance, pSchedulerLogInfo);
 }
 
 nvmlReturn_t nvmlDeviceSetVgpuSchedulerState_v2(nvmlDevice_t device, nvmlVgpuSchedulerState_v2_t *pSchedulerState) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerState_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetVgpuSchedulerState_v2))(device, pSchedulerState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetVgpuSchedulerState_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, pSchedulerState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetVgpuSchedulerState_v2, device, pSchedulerState);
 }
 
 nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState_v2(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_v2_t *pSchedulerState) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlVgpuSchedulerState_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceSetVgpuSchedulerState_v2))(gpuInstance, pSchedulerState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceSetVgpuSchedulerState_v2)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, pSchedulerState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceSetVgpuSchedulerState_v2, gpuInstance, pSchedulerState);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t *vgpuMetadata, unsigned int *bufferSize) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlVgpuMetadata_t *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetMetadata))(vgpuInstance, vgpuMetadata, bufferSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetMetadata)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, vgpuMetadata, bufferSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetMetadata, vgpuInstance, vgpuMetadata, bufferSize);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t *pgpuMetadata, unsigned int *bufferSize) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuPgpuMetadata_t *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuMetadata))(device, pgpuMetadata, bufferSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuMetadata)) return reinterpret_cast<Fn>(cubind_entry)(device, pgpuMetadata, bufferSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuMetadata, device, pgpuMetadata, bufferSize);
 }
 
 nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t *vgpuMetadata, nvmlVgpuPgpuMetadata_t *pgpuMetadata, nvmlVgpuPgpuCompatibility_t *compatibilityInfo) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuMetadata_t *, nvmlVgpuPgpuMetadata_t *, nvmlVgpuPgpuCompatibility_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGetVgpuCompatibility))(vgpuMetadata, pgpuMetadata, compatibilityInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGetVgpuCompatibility)) return reinterpret_cast<Fn>(cubind_entry)(vgpuMetadata, pgpuMetadata, compatibilityInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGetVgpuCompatibility, vgpuMetadata, pgpuMetadata, compatibilityInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char *pgpuMetadata, unsigned int *bufferSize) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetPgpuMetadataString))(device, pgpuMetadata, bufferSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetPgpuMetadataString)) return reinterpret_cast<Fn>(cubind_entry)(device, pgpuMetadata, bufferSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetPgpuMetadataString, device, pgpuMetadata, bufferSize);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t *pSchedulerLog) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerLog_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuSchedulerLog))(device, pSchedulerLog);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuSchedulerLog)) return reinterpret_cast<Fn>(cubind_entry)(device, pSchedulerLog);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuSchedulerLog, device, pSchedulerLog);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerGetState_t *pSchedulerState) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerGetState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuSchedulerState))(device, pSchedulerState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuSchedulerState)) return reinterpret_cast<Fn>(cubind_entry)(device, pSchedulerState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuSchedulerState, device, pSchedulerState);
 }
 
 nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t *pSchedulerState) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerSetState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetVgpuSchedulerState))(device, pSchedulerState);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetVgpuSchedulerState)) return reinterpret_cast<Fn>(cubind_entry)(device, pSchedulerState);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetVgpuSchedulerState, device, pSchedulerState);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t *pCapabilities) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuSchedulerCapabilities_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuSchedulerCapabilities))(device, pCapabilities);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuSchedulerCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(device, pCapabilities);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuSchedulerCapabilities, device, pCapabilities);
 }
 
 nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t *supported, nvmlVgpuVersion_t *current) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuVersion_t *, nvmlVgpuVersion_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGetVgpuVersion))(supported, current);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGetVgpuVersion)) return reinterpret_cast<Fn>(cubind_entry)(supported, current);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGetVgpuVersion, supported, current);
 }
 
 nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t *vgpuVersion) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuVersion_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlSetVgpuVersion))(vgpuVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlSetVgpuVersion)) return reinterpret_cast<Fn>(cubind_entry)(vgpuVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlSetVgpuVersion, vgpuVersion);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType, unsigned int *vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t *utilizationSamples) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlValueType_t *, unsigned int *, nvmlVgpuInstanceUtilizationSample_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuUtilization))(device, lastSeenTimeStamp, sampleValType, vgpuInstanceSamplesCount, utilizationSamples);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, lastSeenTimeStamp, sampleValType, vgpuInstanceSamplesCount, utilizationSamples);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuUtilization, device, lastSeenTimeStamp, sampleValType, vgpuInstanceSamplesCount, utilizationSamples);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t *vgpuUtilInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuInstancesUtilizationInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuInstancesUtilizationInfo))(device, vgpuUtilInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuInstancesUtilizationInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuUtilInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuInstancesUtilizationInfo, device, vgpuUtilInfo);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int *vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t *utilizationSamples) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, unsigned int *, nvmlVgpuProcessUtilizationSample_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuProcessUtilization))(device, lastSeenTimeStamp, vgpuProcessSamplesCount, utilizationSamples);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuProcessUtilization)) return reinterpret_cast<Fn>(cubind_entry)(device, lastSeenTimeStamp, vgpuProcessSamplesCount, utilizationSamples);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuProcessUtilization, device, lastSeenTimeStamp, vgpuProcessSamplesCount, utilizationSamples);
 }
 
 nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t *vgpuProcUtilInfo) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlVgpuProcessesUtilizationInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetVgpuProcessesUtilizationInfo))(device, vgpuProcUtilInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetVgpuProcessesUtilizationInfo)) return reinterpret_cast<Fn>(cubind_entry)(device, vgpuProcUtilInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetVgpuProcessesUtilizationInfo, device, vgpuProcUtilInfo);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t *mode) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlEnableState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetAccountingMode))(vgpuInstance, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetAccountingMode)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetAccountingMode, vgpuInstance, mode);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int *count, unsigned int *pids) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetAccountingPids))(vgpuInstance, count, pids);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetAccountingPids)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, count, pids);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetAccountingPids, vgpuInstance, count, pids);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t *stats) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, unsigned int, nvmlAccountingStats_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetAccountingStats))(vgpuInstance, pid, stats);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetAccountingStats)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, pid, stats);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetAccountingStats, vgpuInstance, pid, stats);
 }
 
 nvmlReturn_t nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuInstance) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceClearAccountingPids))(vgpuInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceClearAccountingPids)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceClearAccountingPids, vgpuInstance);
 }
 
 nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t *licenseInfo) {
   using Fn = nvmlReturn_t (*)(nvmlVgpuInstance_t, nvmlVgpuLicenseInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlVgpuInstanceGetLicenseInfo_v2))(vgpuInstance, licenseInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlVgpuInstanceGetLicenseInfo_v2)) return reinterpret_cast<Fn>(cubind_entry)(vgpuInstance, licenseInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlVgpuInstanceGetLicenseInfo_v2, vgpuInstance, licenseInfo);
 }
 
 nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int *deviceCount) {
   using Fn = nvmlReturn_t (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGetExcludedDeviceCount))(deviceCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGetExcludedDeviceCount)) return reinterpret_cast<Fn>(cubind_entry)(deviceCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGetExcludedDeviceCount, deviceCount);
 }
 
 nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t *info) {
   using Fn = nvmlReturn_t (*)(unsigned int, nvmlExcludedDeviceInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGetExcludedDeviceInfoByIndex))(index, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGetExcludedDeviceInfoByIndex)) return reinterpret_cast<Fn>(cubind_entry)(index, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGetExcludedDeviceInfoByIndex, index, info);
 }
 
 nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t *buffer) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPRMTLV_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceReadWritePRM_v1))(device, buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceReadWritePRM_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceReadWritePRM_v1, device, buffer);
 }
 
 nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t device, nvmlPRMCounterList_v1_t *counterList) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPRMCounterList_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceReadPRMCounters_v1))(device, counterList);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceReadPRMCounters_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, counterList);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceReadPRMCounters_v1, device, counterList);
 }
 
 nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t *activationStatus) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlReturn_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetMigMode))(device, mode, activationStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetMigMode)) return reinterpret_cast<Fn>(cubind_entry)(device, mode, activationStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetMigMode, device, mode, activationStatus);
 }
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMigMode))(device, currentMode, pendingMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMigMode)) return reinterpret_cast<Fn>(cubind_entry)(device, currentMode, pendingMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMigMode, device, currentMode, pendingMode);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstanceProfileInfoV))(device, profile, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstanceProfileInfoV)) return reinterpret_cast<Fn>(cubind_entry)(device, profile, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstanceProfileInfoV, device, profile, info);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstanceProfileInfo_v2_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstanceProfileInfoByIdV))(device, profileId, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstanceProfileInfoByIdV)) return reinterpret_cast<Fn>(cubind_entry)(device, profileId, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstanceProfileInfoByIdV, device, profileId, info);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstancePlacement_t *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstancePossiblePlacements_v2))(device, profileId, placements, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstancePossiblePlacements_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, profileId, placements, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstancePossiblePlacements_v2, device, profileId, placements, count);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstanceRemainingCapacity))(device, profileId, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstanceRemainingCapacity)) return reinterpret_cast<Fn>(cubind_entry)(device, profileId, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstanceRemainingCapacity, device, profileId, count);
 }
 
 nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstance) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceCreateGpuInstance))(device, profileId, gpuInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceCreateGpuInstance)) return reinterpret_cast<Fn>(cubind_entry)(device, profileId, gpuInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceCreateGpuInstance, device, profileId, gpuInstance);
 }
 
 nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t *placement, nvmlGpuInstance_t *gpuInstance) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, const nvmlGpuInstancePlacement_t *, nvmlGpuInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceCreateGpuInstanceWithPlacement))(device, profileId, placement, gpuInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceCreateGpuInstanceWithPlacement)) return reinterpret_cast<Fn>(cubind_entry)(device, profileId, placement, gpuInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceCreateGpuInstanceWithPlacement, device, profileId, placement, gpuInstance);
 }
 
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceDestroy))(gpuInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceDestroy)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceDestroy, gpuInstance);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstances, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstances))(device, profileId, gpuInstances, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstances)) return reinterpret_cast<Fn>(cubind_entry)(device, profileId, gpuInstances, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstances, device, profileId, gpuInstances, count);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstanceById))(device, id, gpuInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstanceById)) return reinterpret_cast<Fn>(cubind_entry)(device, id, gpuInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstanceById, device, id, gpuInstance);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetInfo))(gpuInstance, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetInfo)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetInfo, gpuInstance, info);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, unsigned int, nvmlComputeInstanceProfileInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetComputeInstanceProfileInfoV))(gpuInstance, profile, engProfile, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetComputeInstanceProfileInfoV)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, profile, engProfile, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetComputeInstanceProfileInfoV, gpuInstance, profile, engProfile, info);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetComputeInstanceRemainingCapacity))(gpuInstance, profileId, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetComputeInstanceRemainingCapacity)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, profileId, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetComputeInstanceRemainingCapacity, gpuInstance, profileId, count);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstancePlacement_t *placements, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstancePlacement_t *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetComputeInstancePossiblePlacements))(gpuInstance, profileId, placements, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetComputeInstancePossiblePlacements)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, profileId, placements, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetComputeInstancePossiblePlacements, gpuInstance, profileId, placements, count);
 }
 
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t *computeInstance) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceCreateComputeInstance))(gpuInstance, profileId, computeInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceCreateComputeInstance)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, profileId, computeInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceCreateComputeInstance, gpuInstance, profileId, computeInstance);
 }
 
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t *placement, nvmlComputeInstance_t *computeInstance) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, const nvmlComputeInstancePlacement_t *, nvmlComputeInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceCreateComputeInstanceWithPlacement))(gpuInstance, profileId, placement, computeInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceCreateComputeInstanceWithPlacement)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, profileId, placement, computeInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceCreateComputeInstanceWithPlacement, gpuInstance, profileId, placement, computeInstance);
 }
 
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) {
   using Fn = nvmlReturn_t (*)(nvmlComputeInstance_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlComputeInstanceDestroy))(computeInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlComputeInstanceDestroy)) return reinterpret_cast<Fn>(cubind_entry)(computeInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlComputeInstanceDestroy, computeInstance);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t *computeInstances, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetComputeInstances))(gpuInstance, profileId, computeInstances, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetComputeInstances)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, profileId, computeInstances, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetComputeInstances, gpuInstance, profileId, computeInstances, count);
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t *computeInstance) {
   using Fn = nvmlReturn_t (*)(nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlGpuInstanceGetComputeInstanceById))(gpuInstance, id, computeInstance);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlGpuInstanceGetComputeInstanceById)) return reinterpret_cast<Fn>(cubind_entry)(gpuInstance, id, computeInstance);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlGpuInstanceGetComputeInstanceById, gpuInstance, id, computeInstance);
 }
 
 nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlComputeInstance_t, nvmlComputeInstanceInfo_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlComputeInstanceGetInfo_v2))(computeInstance, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlComputeInstanceGetInfo_v2)) return reinterpret_cast<Fn>(cubind_entry)(computeInstance, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlComputeInstanceGetInfo_v2, computeInstance, info);
 }
 
 nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceIsMigDeviceHandle))(device, isMigDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceIsMigDeviceHandle)) return reinterpret_cast<Fn>(cubind_entry)(device, isMigDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceIsMigDeviceHandle, device, isMigDevice);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetGpuInstanceId))(device, id);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetGpuInstanceId)) return reinterpret_cast<Fn>(cubind_entry)(device, id);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetGpuInstanceId, device, id);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetComputeInstanceId))(device, id);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetComputeInstanceId)) return reinterpret_cast<Fn>(cubind_entry)(device, id);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetComputeInstanceId, device, id);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMaxMigDeviceCount))(device, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMaxMigDeviceCount)) return reinterpret_cast<Fn>(cubind_entry)(device, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMaxMigDeviceCount, device, count);
 }
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetMigDeviceHandleByIndex))(device, index, migDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetMigDeviceHandleByIndex)) return reinterpret_cast<Fn>(cubind_entry)(device, index, migDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetMigDeviceHandleByIndex, device, index, migDevice);
 }
 
 nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetDeviceHandleFromMigDeviceHandle))(migDevice, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetDeviceHandleFromMigDeviceHandle)) return reinterpret_cast<Fn>(cubind_entry)(migDevice, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetDeviceHandleFromMigDeviceHandle, migDevice, device);
 }
 
 nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCapabilities_t *caps) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceCapabilities_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetCapabilities))(device, caps);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(device, caps);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetCapabilities, device, caps);
 }
 
 nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t *profile) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPowerSmoothingProfile_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDevicePowerSmoothingActivatePresetProfile))(device, profile);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDevicePowerSmoothingActivatePresetProfile)) return reinterpret_cast<Fn>(cubind_entry)(device, profile);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDevicePowerSmoothingActivatePresetProfile, device, profile);
 }
 
 nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t *profile) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPowerSmoothingProfile_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDevicePowerSmoothingUpdatePresetProfileParam))(device, profile);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDevicePowerSmoothingUpdatePresetProfileParam)) return reinterpret_cast<Fn>(cubind_entry)(device, profile);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDevicePowerSmoothingUpdatePresetProfileParam, device, profile);
 }
 
 nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t *state) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPowerSmoothingState_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDevicePowerSmoothingSetState))(device, state);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDevicePowerSmoothingSetState)) return reinterpret_cast<Fn>(cubind_entry)(device, state);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDevicePowerSmoothingSetState, device, state);
 }
 
 nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device, nvmlEccSramUniqueUncorrectedErrorCounts_t *errorCounts) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEccSramUniqueUncorrectedErrorCounts_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts))(device, errorCounts);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts)) return reinterpret_cast<Fn>(cubind_entry)(device, errorCounts);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts, device, errorCounts);
 }
 
 nvmlReturn_t nvmlDeviceGetRemappedRows_v2(nvmlDevice_t device, nvmlRemappedRowsInfo_v2_t *info) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlRemappedRowsInfo_v2_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetRemappedRows_v2))(device, info);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetRemappedRows_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, info);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetRemappedRows_v2, device, info);
 }
 
 nvmlReturn_t nvmlDeviceSetRusdSettings_v1(nvmlDevice_t device, nvmlRusdSettings_v1_t *settings) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlRusdSettings_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceSetRusdSettings_v1))(device, settings);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceSetRusdSettings_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, settings);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceSetRusdSettings_v1, device, settings);
 }
 
 nvmlReturn_t nvmlDeviceGetBankRemapperStatus_v1(nvmlDevice_t device, nvmlEccBankRemapperStatus_v1_t *pBankRemapperStatus) {
   using Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlEccBankRemapperStatus_v1_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvmlDeviceGetBankRemapperStatus_v1))(device, pBankRemapperStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvmlDeviceGetBankRemapperStatus_v1)) return reinterpret_cast<Fn>(cubind_entry)(device, pBankRemapperStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvmlDeviceGetBankRemapperStatus_v1, device, pBankRemapperStatus);
 }
 
 }  // namespace cubind::raw

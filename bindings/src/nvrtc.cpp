@@ -123,22 +123,26 @@ const char* nvrtc_status_name(nvrtcResult status) noexcept {
 
 const char * nvrtcGetErrorString(nvrtcResult result) {
   using Fn = const char * (*)(nvrtcResult);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetErrorString))(result);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetErrorString)) return reinterpret_cast<Fn>(cubind_entry)(result);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetErrorString, result);
 }
 
 nvrtcResult nvrtcVersion(int *major, int *minor) {
   using Fn = nvrtcResult (*)(int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcVersion))(major, minor);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcVersion)) return reinterpret_cast<Fn>(cubind_entry)(major, minor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcVersion, major, minor);
 }
 
 nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs) {
   using Fn = nvrtcResult (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetNumSupportedArchs))(numArchs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetNumSupportedArchs)) return reinterpret_cast<Fn>(cubind_entry)(numArchs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetNumSupportedArchs, numArchs);
 }
 
 nvrtcResult nvrtcGetSupportedArchs(int *supportedArchs) {
   using Fn = nvrtcResult (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetSupportedArchs))(supportedArchs);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetSupportedArchs)) return reinterpret_cast<Fn>(cubind_entry)(supportedArchs);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetSupportedArchs, supportedArchs);
 }
 
 nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames) {
@@ -159,117 +163,140 @@ nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
   using Fn = nvrtcResult (*)(nvrtcProgram, int, const char *const *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCompileProgram))(prog, numOptions, options);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcCompileProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, numOptions, options);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcCompileProgram, prog, numOptions, options);
 }
 
 nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTXSize))(prog, ptxSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPTXSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, ptxSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPTXSize, prog, ptxSizeRet);
 }
 
 nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTX))(prog, ptx);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPTX)) return reinterpret_cast<Fn>(cubind_entry)(prog, ptx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPTX, prog, ptx);
 }
 
 nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetCUBINSize))(prog, cubinSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetCUBINSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, cubinSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetCUBINSize, prog, cubinSizeRet);
 }
 
 nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetCUBIN))(prog, cubin);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetCUBIN)) return reinterpret_cast<Fn>(cubind_entry)(prog, cubin);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetCUBIN, prog, cubin);
 }
 
 nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t *LTOIRSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetLTOIRSize))(prog, LTOIRSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetLTOIRSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, LTOIRSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetLTOIRSize, prog, LTOIRSizeRet);
 }
 
 nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char *LTOIR) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetLTOIR))(prog, LTOIR);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetLTOIR)) return reinterpret_cast<Fn>(cubind_entry)(prog, LTOIR);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetLTOIR, prog, LTOIR);
 }
 
 nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t *optixirSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetOptiXIRSize))(prog, optixirSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetOptiXIRSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, optixirSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetOptiXIRSize, prog, optixirSizeRet);
 }
 
 nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char *optixir) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetOptiXIR))(prog, optixir);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetOptiXIR)) return reinterpret_cast<Fn>(cubind_entry)(prog, optixir);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetOptiXIR, prog, optixir);
 }
 
 nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLogSize))(prog, logSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetProgramLogSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, logSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetProgramLogSize, prog, logSizeRet);
 }
 
 nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLog))(prog, log);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetProgramLog)) return reinterpret_cast<Fn>(cubind_entry)(prog, log);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetProgramLog, prog, log);
 }
 
 nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression) {
   using Fn = nvrtcResult (*)(nvrtcProgram, const char *const);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcAddNameExpression))(prog, name_expression);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcAddNameExpression)) return reinterpret_cast<Fn>(cubind_entry)(prog, name_expression);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcAddNameExpression, prog, name_expression);
 }
 
 nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expression, const char **lowered_name) {
   using Fn = nvrtcResult (*)(nvrtcProgram, const char *const, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetLoweredName))(prog, name_expression, lowered_name);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetLoweredName)) return reinterpret_cast<Fn>(cubind_entry)(prog, name_expression, lowered_name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetLoweredName, prog, name_expression, lowered_name);
 }
 
 nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
   using Fn = nvrtcResult (*)(size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHHeapSize))(ret);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPCHHeapSize)) return reinterpret_cast<Fn>(cubind_entry)(ret);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPCHHeapSize, ret);
 }
 
 nvrtcResult nvrtcSetPCHHeapSize(size_t size) {
   using Fn = nvrtcResult (*)(size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcSetPCHHeapSize))(size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcSetPCHHeapSize)) return reinterpret_cast<Fn>(cubind_entry)(size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcSetPCHHeapSize, size);
 }
 
 nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
   using Fn = nvrtcResult (*)(nvrtcProgram);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHCreateStatus))(prog);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPCHCreateStatus)) return reinterpret_cast<Fn>(cubind_entry)(prog);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPCHCreateStatus, prog);
 }
 
 nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t *size) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHHeapSizeRequired))(prog, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPCHHeapSizeRequired)) return reinterpret_cast<Fn>(cubind_entry)(prog, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPCHHeapSizeRequired, prog, size);
 }
 
 nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void *, void *), void *payload) {
   using Fn = nvrtcResult (*)(nvrtcProgram, int (*)(void *, void *), void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcSetFlowCallback))(prog, callback, payload);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcSetFlowCallback)) return reinterpret_cast<Fn>(cubind_entry)(prog, callback, payload);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcSetFlowCallback, prog, callback, payload);
 }
 
 nvrtcResult nvrtcGetTileIRSize(nvrtcProgram prog, size_t *TileIRSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetTileIRSize))(prog, TileIRSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetTileIRSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, TileIRSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetTileIRSize, prog, TileIRSizeRet);
 }
 
 nvrtcResult nvrtcGetTileIR(nvrtcProgram prog, char *TileIR) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetTileIR))(prog, TileIR);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetTileIR)) return reinterpret_cast<Fn>(cubind_entry)(prog, TileIR);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetTileIR, prog, TileIR);
 }
 
 nvrtcResult nvrtcInstallBundledHeaders(const char *installPath, unsigned int flags, const char **errorLog) {
   using Fn = nvrtcResult (*)(const char *, unsigned int, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcInstallBundledHeaders))(installPath, flags, errorLog);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcInstallBundledHeaders)) return reinterpret_cast<Fn>(cubind_entry)(installPath, flags, errorLog);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcInstallBundledHeaders, installPath, flags, errorLog);
 }
 
 nvrtcResult nvrtcGetBundledHeadersInfo(nvrtcBundledHeadersInfo *info, const char **errorLog) {
   using Fn = nvrtcResult (*)(nvrtcBundledHeadersInfo *, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetBundledHeadersInfo))(info, errorLog);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetBundledHeadersInfo)) return reinterpret_cast<Fn>(cubind_entry)(info, errorLog);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetBundledHeadersInfo, info, errorLog);
 }
 
 nvrtcResult nvrtcRemoveBundledHeaders(const char *installPath, const char **errorLog) {
   using Fn = nvrtcResult (*)(const char *, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcRemoveBundledHeaders))(installPath, errorLog);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcRemoveBundledHeaders)) return reinterpret_cast<Fn>(cubind_entry)(installPath, errorLog);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcRemoveBundledHeaders, installPath, errorLog);
 }
 
 }  // namespace cubind::raw

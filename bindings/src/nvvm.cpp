@@ -86,22 +86,26 @@ const char* nvvm_status_name(nvvmResult status) noexcept {
 
 const char * nvvmGetErrorString(nvvmResult result) {
   using Fn = const char * (*)(nvvmResult);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmGetErrorString))(result);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmGetErrorString)) return reinterpret_cast<Fn>(cubind_entry)(result);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmGetErrorString, result);
 }
 
 nvvmResult nvvmVersion(int *major, int *minor) {
   using Fn = nvvmResult (*)(int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmVersion))(major, minor);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmVersion)) return reinterpret_cast<Fn>(cubind_entry)(major, minor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmVersion, major, minor);
 }
 
 nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg) {
   using Fn = nvvmResult (*)(int *, int *, int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmIRVersion))(majorIR, minorIR, majorDbg, minorDbg);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmIRVersion)) return reinterpret_cast<Fn>(cubind_entry)(majorIR, minorIR, majorDbg, minorDbg);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmIRVersion, majorIR, minorIR, majorDbg, minorDbg);
 }
 
 nvvmResult nvvmLLVMVersion(const char *arch, int *major) {
   using Fn = nvvmResult (*)(const char *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmLLVMVersion))(arch, major);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmLLVMVersion)) return reinterpret_cast<Fn>(cubind_entry)(arch, major);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmLLVMVersion, arch, major);
 }
 
 nvvmResult nvvmCreateProgram(nvvmProgram *prog) {
@@ -122,42 +126,50 @@ nvvmResult nvvmDestroyProgram(nvvmProgram *prog) {
 
 nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name) {
   using Fn = nvvmResult (*)(nvvmProgram, const char *, size_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmAddModuleToProgram))(prog, buffer, size, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmAddModuleToProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, buffer, size, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmAddModuleToProgram, prog, buffer, size, name);
 }
 
 nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name) {
   using Fn = nvvmResult (*)(nvvmProgram, const char *, size_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmLazyAddModuleToProgram))(prog, buffer, size, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmLazyAddModuleToProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, buffer, size, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmLazyAddModuleToProgram, prog, buffer, size, name);
 }
 
 nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char **options) {
   using Fn = nvvmResult (*)(nvvmProgram, int, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmCompileProgram))(prog, numOptions, options);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmCompileProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, numOptions, options);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmCompileProgram, prog, numOptions, options);
 }
 
 nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char **options) {
   using Fn = nvvmResult (*)(nvvmProgram, int, const char **);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmVerifyProgram))(prog, numOptions, options);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmVerifyProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, numOptions, options);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmVerifyProgram, prog, numOptions, options);
 }
 
 nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t *bufferSizeRet) {
   using Fn = nvvmResult (*)(nvvmProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmGetCompiledResultSize))(prog, bufferSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmGetCompiledResultSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, bufferSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmGetCompiledResultSize, prog, bufferSizeRet);
 }
 
 nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char *buffer) {
   using Fn = nvvmResult (*)(nvvmProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmGetCompiledResult))(prog, buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmGetCompiledResult)) return reinterpret_cast<Fn>(cubind_entry)(prog, buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmGetCompiledResult, prog, buffer);
 }
 
 nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t *bufferSizeRet) {
   using Fn = nvvmResult (*)(nvvmProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmGetProgramLogSize))(prog, bufferSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmGetProgramLogSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, bufferSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmGetProgramLogSize, prog, bufferSizeRet);
 }
 
 nvvmResult nvvmGetProgramLog(nvvmProgram prog, char *buffer) {
   using Fn = nvvmResult (*)(nvvmProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvvmGetProgramLog))(prog, buffer);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvvmGetProgramLog)) return reinterpret_cast<Fn>(cubind_entry)(prog, buffer);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvvmGetProgramLog, prog, buffer);
 }
 
 }  // namespace cubind::raw

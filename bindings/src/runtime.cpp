@@ -915,1837 +915,2204 @@ const char* runtime_status_name(cudaError_t status) noexcept {
 
 cudaError_t cudaDeviceReset(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceReset))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceReset)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceReset);
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSynchronize))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceSynchronize)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceSynchronize);
 }
 
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
   using Fn = cudaError_t (*)(enum cudaLimit, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetLimit))(limit, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceSetLimit)) return reinterpret_cast<Fn>(cubind_entry)(limit, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceSetLimit, limit, value);
 }
 
 cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) {
   using Fn = cudaError_t (*)(size_t *, enum cudaLimit);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetLimit))(pValue, limit);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetLimit)) return reinterpret_cast<Fn>(cubind_entry)(pValue, limit);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetLimit, pValue, limit);
 }
 
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device) {
   using Fn = cudaError_t (*)(size_t *, const struct cudaChannelFormatDesc *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetTexture1DLinearMaxWidth))(maxWidthInElements, fmtDesc, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetTexture1DLinearMaxWidth)) return reinterpret_cast<Fn>(cubind_entry)(maxWidthInElements, fmtDesc, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetTexture1DLinearMaxWidth, maxWidthInElements, fmtDesc, device);
 }
 
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) {
   using Fn = cudaError_t (*)(enum cudaFuncCache *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetCacheConfig))(pCacheConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(pCacheConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetCacheConfig, pCacheConfig);
 }
 
 cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
   using Fn = cudaError_t (*)(int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetStreamPriorityRange))(leastPriority, greatestPriority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetStreamPriorityRange)) return reinterpret_cast<Fn>(cubind_entry)(leastPriority, greatestPriority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetStreamPriorityRange, leastPriority, greatestPriority);
 }
 
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
   using Fn = cudaError_t (*)(enum cudaFuncCache);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetCacheConfig))(cacheConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceSetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(cacheConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceSetCacheConfig, cacheConfig);
 }
 
 cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId) {
   using Fn = cudaError_t (*)(int *, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetByPCIBusId))(device, pciBusId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetByPCIBusId)) return reinterpret_cast<Fn>(cubind_entry)(device, pciBusId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetByPCIBusId, device, pciBusId);
 }
 
 cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
   using Fn = cudaError_t (*)(char *, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetPCIBusId))(pciBusId, len, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetPCIBusId)) return reinterpret_cast<Fn>(cubind_entry)(pciBusId, len, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetPCIBusId, pciBusId, len, device);
 }
 
 cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaIpcEventHandle_t *, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcGetEventHandle))(handle, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaIpcGetEventHandle)) return reinterpret_cast<Fn>(cubind_entry)(handle, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaIpcGetEventHandle, handle, event);
 }
 
 cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle) {
   using Fn = cudaError_t (*)(cudaEvent_t *, cudaIpcEventHandle_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcOpenEventHandle))(event, handle);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaIpcOpenEventHandle)) return reinterpret_cast<Fn>(cubind_entry)(event, handle);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaIpcOpenEventHandle, event, handle);
 }
 
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr) {
   using Fn = cudaError_t (*)(cudaIpcMemHandle_t *, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcGetMemHandle))(handle, devPtr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaIpcGetMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(handle, devPtr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaIpcGetMemHandle, handle, devPtr);
 }
 
 cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, cudaIpcMemHandle_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcOpenMemHandle))(devPtr, handle, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaIpcOpenMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, handle, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaIpcOpenMemHandle, devPtr, handle, flags);
 }
 
 cudaError_t cudaIpcCloseMemHandle(void *devPtr) {
   using Fn = cudaError_t (*)(void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaIpcCloseMemHandle))(devPtr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaIpcCloseMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(devPtr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaIpcCloseMemHandle, devPtr);
 }
 
 cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope) {
   using Fn = cudaError_t (*)(enum cudaFlushGPUDirectRDMAWritesTarget, enum cudaFlushGPUDirectRDMAWritesScope);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceFlushGPUDirectRDMAWrites))(target, scope);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceFlushGPUDirectRDMAWrites)) return reinterpret_cast<Fn>(cubind_entry)(target, scope);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceFlushGPUDirectRDMAWrites, target, scope);
 }
 
 cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback) {
   using Fn = cudaError_t (*)(int, cudaAsyncCallback, void *, cudaAsyncCallbackHandle_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceRegisterAsyncNotification))(device, callbackFunc, userData, callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceRegisterAsyncNotification)) return reinterpret_cast<Fn>(cubind_entry)(device, callbackFunc, userData, callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceRegisterAsyncNotification, device, callbackFunc, userData, callback);
 }
 
 cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) {
   using Fn = cudaError_t (*)(int, cudaAsyncCallbackHandle_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceUnregisterAsyncNotification))(device, callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceUnregisterAsyncNotification)) return reinterpret_cast<Fn>(cubind_entry)(device, callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceUnregisterAsyncNotification, device, callback);
 }
 
 cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig) {
   using Fn = cudaError_t (*)(enum cudaSharedMemConfig *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetSharedMemConfig))(pConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetSharedMemConfig)) return reinterpret_cast<Fn>(cubind_entry)(pConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetSharedMemConfig, pConfig);
 }
 
 cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
   using Fn = cudaError_t (*)(enum cudaSharedMemConfig);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetSharedMemConfig))(config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceSetSharedMemConfig)) return reinterpret_cast<Fn>(cubind_entry)(config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceSetSharedMemConfig, config);
 }
 
 cudaError_t cudaGetLastError(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetLastError))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetLastError)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetLastError);
 }
 
 cudaError_t cudaPeekAtLastError(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaPeekAtLastError))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaPeekAtLastError)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaPeekAtLastError);
 }
 
 const char * cudaGetErrorName(cudaError_t error) {
   using Fn = const char * (*)(cudaError_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetErrorName))(error);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetErrorName)) return reinterpret_cast<Fn>(cubind_entry)(error);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetErrorName, error);
 }
 
 const char * cudaGetErrorString(cudaError_t error) {
   using Fn = const char * (*)(cudaError_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetErrorString))(error);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetErrorString)) return reinterpret_cast<Fn>(cubind_entry)(error);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetErrorString, error);
 }
 
 cudaError_t cudaGetDeviceCount(int *count) {
   using Fn = cudaError_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDeviceCount))(count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetDeviceCount)) return reinterpret_cast<Fn>(cubind_entry)(count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetDeviceCount, count);
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
   using Fn = cudaError_t (*)(struct cudaDeviceProp *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDeviceProperties))(prop, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetDeviceProperties)) return reinterpret_cast<Fn>(cubind_entry)(prop, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetDeviceProperties, prop, device);
 }
 
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
   using Fn = cudaError_t (*)(int *, enum cudaDeviceAttr, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetAttribute))(value, attr, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(value, attr, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetAttribute, value, attr, device);
 }
 
 cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device) {
   using Fn = cudaError_t (*)(unsigned int *, const enum cudaAtomicOperation *, unsigned int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetHostAtomicCapabilities))(capabilities, operations, count, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetHostAtomicCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(capabilities, operations, count, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetHostAtomicCapabilities, capabilities, operations, count, device);
 }
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetDefaultMemPool))(memPool, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetDefaultMemPool)) return reinterpret_cast<Fn>(cubind_entry)(memPool, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetDefaultMemPool, memPool, device);
 }
 
 cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
   using Fn = cudaError_t (*)(int, cudaMemPool_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetMemPool))(device, memPool);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceSetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(device, memPool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceSetMemPool, device, memPool);
 }
 
 cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetMemPool))(memPool, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(memPool, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetMemPool, memPool, device);
 }
 
 cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags) {
   using Fn = cudaError_t (*)(void *, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetNvSciSyncAttributes))(nvSciSyncAttrList, device, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetNvSciSyncAttributes)) return reinterpret_cast<Fn>(cubind_entry)(nvSciSyncAttrList, device, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetNvSciSyncAttributes, nvSciSyncAttrList, device, flags);
 }
 
 cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) {
   using Fn = cudaError_t (*)(int *, enum cudaDeviceP2PAttr, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetP2PAttribute))(value, attr, srcDevice, dstDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetP2PAttribute)) return reinterpret_cast<Fn>(cubind_entry)(value, attr, srcDevice, dstDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetP2PAttribute, value, attr, srcDevice, dstDevice);
 }
 
 cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice) {
   using Fn = cudaError_t (*)(unsigned int *, const enum cudaAtomicOperation *, unsigned int, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetP2PAtomicCapabilities))(capabilities, operations, count, srcDevice, dstDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetP2PAtomicCapabilities)) return reinterpret_cast<Fn>(cubind_entry)(capabilities, operations, count, srcDevice, dstDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetP2PAtomicCapabilities, capabilities, operations, count, srcDevice, dstDevice);
 }
 
 cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
   using Fn = cudaError_t (*)(int *, const struct cudaDeviceProp *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaChooseDevice))(device, prop);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaChooseDevice)) return reinterpret_cast<Fn>(cubind_entry)(device, prop);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaChooseDevice, device, prop);
 }
 
 cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
   using Fn = cudaError_t (*)(int, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaInitDevice))(device, deviceFlags, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaInitDevice)) return reinterpret_cast<Fn>(cubind_entry)(device, deviceFlags, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaInitDevice, device, deviceFlags, flags);
 }
 
 cudaError_t cudaSetDevice(int device) {
   using Fn = cudaError_t (*)(int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaSetDevice))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaSetDevice)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaSetDevice, device);
 }
 
 cudaError_t cudaGetDevice(int *device) {
   using Fn = cudaError_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDevice))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetDevice, device);
 }
 
 cudaError_t cudaSetValidDevices(int *device_arr, int len) {
   using Fn = cudaError_t (*)(int *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaSetValidDevices))(device_arr, len);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaSetValidDevices)) return reinterpret_cast<Fn>(cubind_entry)(device_arr, len);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaSetValidDevices, device_arr, len);
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags) {
   using Fn = cudaError_t (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaSetDeviceFlags))(flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaSetDeviceFlags)) return reinterpret_cast<Fn>(cubind_entry)(flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaSetDeviceFlags, flags);
 }
 
 cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
   using Fn = cudaError_t (*)(unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDeviceFlags))(flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetDeviceFlags)) return reinterpret_cast<Fn>(cubind_entry)(flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetDeviceFlags, flags);
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *pStream) {
   using Fn = cudaError_t (*)(cudaStream_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCreate))(pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamCreate)) return reinterpret_cast<Fn>(cubind_entry)(pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamCreate, pStream);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCreateWithFlags))(pStream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamCreateWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(pStream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamCreateWithFlags, pStream, flags);
 }
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority) {
   using Fn = cudaError_t (*)(cudaStream_t *, unsigned int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCreateWithPriority))(pStream, flags, priority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamCreateWithPriority)) return reinterpret_cast<Fn>(cubind_entry)(pStream, flags, priority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamCreateWithPriority, pStream, flags, priority);
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
   using Fn = cudaError_t (*)(cudaStream_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetPriority))(hStream, priority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetPriority)) return reinterpret_cast<Fn>(cubind_entry)(hStream, priority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetPriority, hStream, priority);
 }
 
 cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags) {
   using Fn = cudaError_t (*)(cudaStream_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetFlags))(hStream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(hStream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetFlags, hStream, flags);
 }
 
 cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId) {
   using Fn = cudaError_t (*)(cudaStream_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetId))(hStream, streamId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetId)) return reinterpret_cast<Fn>(cubind_entry)(hStream, streamId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetId, hStream, streamId);
 }
 
 cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
   using Fn = cudaError_t (*)(cudaStream_t, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetDevice))(hStream, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(hStream, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetDevice, hStream, device);
 }
 
 cudaError_t cudaCtxResetPersistingL2Cache(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaCtxResetPersistingL2Cache))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaCtxResetPersistingL2Cache)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaCtxResetPersistingL2Cache);
 }
 
 cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamCopyAttributes))(dst, src);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamCopyAttributes)) return reinterpret_cast<Fn>(cubind_entry)(dst, src);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamCopyAttributes, dst, src);
 }
 
 cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue *value_out) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetAttribute))(hStream, attr, value_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hStream, attr, value_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetAttribute, hStream, attr, value_out);
 }
 
 cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue *value) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamSetAttribute))(hStream, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hStream, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamSetAttribute, hStream, attr, value);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamDestroy))(stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamDestroy)) return reinterpret_cast<Fn>(cubind_entry)(stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamDestroy, stream);
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamWaitEvent))(stream, event, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamWaitEvent)) return reinterpret_cast<Fn>(cubind_entry)(stream, event, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamWaitEvent, stream, event, flags);
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamAddCallback))(stream, callback, userData, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamAddCallback)) return reinterpret_cast<Fn>(cubind_entry)(stream, callback, userData, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamAddCallback, stream, callback, userData, flags);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamSynchronize))(stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamSynchronize)) return reinterpret_cast<Fn>(cubind_entry)(stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamSynchronize, stream);
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamQuery))(stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamQuery)) return reinterpret_cast<Fn>(cubind_entry)(stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamQuery, stream);
 }
 
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, void *, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamAttachMemAsync))(stream, devPtr, length, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamAttachMemAsync)) return reinterpret_cast<Fn>(cubind_entry)(stream, devPtr, length, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamAttachMemAsync, stream, devPtr, length, flags);
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureMode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamBeginCapture))(stream, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamBeginCapture)) return reinterpret_cast<Fn>(cubind_entry)(stream, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamBeginCapture, stream, mode);
 }
 
 cudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureMode, cudaGraph_t, struct cudaGraphRecaptureCallbackData *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamBeginRecaptureToGraph))(stream, mode, graph, callbackData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamBeginRecaptureToGraph)) return reinterpret_cast<Fn>(cubind_entry)(stream, mode, graph, callbackData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamBeginRecaptureToGraph, stream, mode, graph, callbackData);
 }
 
 cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamBeginCaptureToGraph))(stream, graph, dependencies, dependencyData, numDependencies, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamBeginCaptureToGraph)) return reinterpret_cast<Fn>(cubind_entry)(stream, graph, dependencies, dependencyData, numDependencies, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamBeginCaptureToGraph, stream, graph, dependencies, dependencyData, numDependencies, mode);
 }
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
   using Fn = cudaError_t (*)(enum cudaStreamCaptureMode *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaThreadExchangeStreamCaptureMode))(mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaThreadExchangeStreamCaptureMode)) return reinterpret_cast<Fn>(cubind_entry)(mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaThreadExchangeStreamCaptureMode, mode);
 }
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaGraph_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamEndCapture))(stream, pGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamEndCapture)) return reinterpret_cast<Fn>(cubind_entry)(stream, pGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamEndCapture, stream, pGraph);
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureStatus *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamIsCapturing))(stream, pCaptureStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamIsCapturing)) return reinterpret_cast<Fn>(cubind_entry)(stream, pCaptureStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamIsCapturing, stream, pCaptureStatus);
 }
 
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out) {
   using Fn = cudaError_t (*)(cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetCaptureInfo))(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetCaptureInfo)) return reinterpret_cast<Fn>(cubind_entry)(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetCaptureInfo, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
 
 cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamUpdateCaptureDependencies))(stream, dependencies, dependencyData, numDependencies, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamUpdateCaptureDependencies)) return reinterpret_cast<Fn>(cubind_entry)(stream, dependencies, dependencyData, numDependencies, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamUpdateCaptureDependencies, stream, dependencies, dependencyData, numDependencies, flags);
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event) {
   using Fn = cudaError_t (*)(cudaEvent_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventCreate))(event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventCreate)) return reinterpret_cast<Fn>(cubind_entry)(event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventCreate, event);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaEvent_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventCreateWithFlags))(event, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventCreateWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(event, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventCreateWithFlags, event, flags);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaEvent_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventRecord))(event, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventRecord)) return reinterpret_cast<Fn>(cubind_entry)(event, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventRecord, event, stream);
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaEvent_t, cudaStream_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventRecordWithFlags))(event, stream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventRecordWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(event, stream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventRecordWithFlags, event, stream, flags);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventQuery))(event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventQuery)) return reinterpret_cast<Fn>(cubind_entry)(event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventQuery, event);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventSynchronize))(event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventSynchronize)) return reinterpret_cast<Fn>(cubind_entry)(event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventSynchronize, event);
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventDestroy))(event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventDestroy)) return reinterpret_cast<Fn>(cubind_entry)(event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventDestroy, event);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
   using Fn = cudaError_t (*)(float *, cudaEvent_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventElapsedTime))(ms, start, end);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventElapsedTime)) return reinterpret_cast<Fn>(cubind_entry)(ms, start, end);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventElapsedTime, ms, start, end);
 }
 
 cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc) {
   using Fn = cudaError_t (*)(cudaExternalMemory_t *, const struct cudaExternalMemoryHandleDesc *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaImportExternalMemory))(extMem_out, memHandleDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaImportExternalMemory)) return reinterpret_cast<Fn>(cubind_entry)(extMem_out, memHandleDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaImportExternalMemory, extMem_out, memHandleDesc);
 }
 
 cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc) {
   using Fn = cudaError_t (*)(void **, cudaExternalMemory_t, const struct cudaExternalMemoryBufferDesc *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExternalMemoryGetMappedBuffer))(devPtr, extMem, bufferDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExternalMemoryGetMappedBuffer)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, extMem, bufferDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExternalMemoryGetMappedBuffer, devPtr, extMem, bufferDesc);
 }
 
 cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t *, cudaExternalMemory_t, const struct cudaExternalMemoryMipmappedArrayDesc *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExternalMemoryGetMappedMipmappedArray))(mipmap, extMem, mipmapDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExternalMemoryGetMappedMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(mipmap, extMem, mipmapDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExternalMemoryGetMappedMipmappedArray, mipmap, extMem, mipmapDesc);
 }
 
 cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) {
   using Fn = cudaError_t (*)(cudaExternalMemory_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroyExternalMemory))(extMem);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDestroyExternalMemory)) return reinterpret_cast<Fn>(cubind_entry)(extMem);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDestroyExternalMemory, extMem);
 }
 
 cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *extSem_out, const struct cudaExternalSemaphoreHandleDesc *semHandleDesc) {
   using Fn = cudaError_t (*)(cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreHandleDesc *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaImportExternalSemaphore))(extSem_out, semHandleDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaImportExternalSemaphore)) return reinterpret_cast<Fn>(cubind_entry)(extSem_out, semHandleDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaImportExternalSemaphore, extSem_out, semHandleDesc);
 }
 
 cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaSignalExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaSignalExternalSemaphoresAsync)) return reinterpret_cast<Fn>(cubind_entry)(extSemArray, paramsArray, numExtSems, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaSignalExternalSemaphoresAsync, extSemArray, paramsArray, numExtSems, stream);
 }
 
 cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaWaitExternalSemaphoresAsync))(extSemArray, paramsArray, numExtSems, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaWaitExternalSemaphoresAsync)) return reinterpret_cast<Fn>(cubind_entry)(extSemArray, paramsArray, numExtSems, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaWaitExternalSemaphoresAsync, extSemArray, paramsArray, numExtSems, stream);
 }
 
 cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) {
   using Fn = cudaError_t (*)(cudaExternalSemaphore_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroyExternalSemaphore))(extSem);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDestroyExternalSemaphore)) return reinterpret_cast<Fn>(cubind_entry)(extSem);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDestroyExternalSemaphore, extSem);
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchKernel))(func, gridDim, blockDim, args, sharedMem, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLaunchKernel)) return reinterpret_cast<Fn>(cubind_entry)(func, gridDim, blockDim, args, sharedMem, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLaunchKernel, func, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
   using Fn = cudaError_t (*)(const cudaLaunchConfig_t *, const void *, void **);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchKernelExC))(config, func, args);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLaunchKernelExC)) return reinterpret_cast<Fn>(cubind_entry)(config, func, args);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLaunchKernelExC, config, func, args);
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchCooperativeKernel))(func, gridDim, blockDim, args, sharedMem, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLaunchCooperativeKernel)) return reinterpret_cast<Fn>(cubind_entry)(func, gridDim, blockDim, args, sharedMem, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLaunchCooperativeKernel, func, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig) {
   using Fn = cudaError_t (*)(const void *, enum cudaFuncCache);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncSetCacheConfig))(func, cacheConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncSetCacheConfig)) return reinterpret_cast<Fn>(cubind_entry)(func, cacheConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncSetCacheConfig, func, cacheConfig);
 }
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
   using Fn = cudaError_t (*)(struct cudaFuncAttributes *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetAttributes))(attr, func);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncGetAttributes)) return reinterpret_cast<Fn>(cubind_entry)(attr, func);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncGetAttributes, attr, func);
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
   using Fn = cudaError_t (*)(const void *, enum cudaFuncAttribute, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncSetAttribute))(func, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(func, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncSetAttribute, func, attr, value);
 }
 
 cudaError_t cudaFuncGetName(const char **name, const void *func) {
   using Fn = cudaError_t (*)(const char **, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetName))(name, func);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncGetName)) return reinterpret_cast<Fn>(cubind_entry)(name, func);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncGetName, name, func);
 }
 
 cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
   using Fn = cudaError_t (*)(const void *, size_t, size_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetParamInfo))(func, paramIndex, paramOffset, paramSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncGetParamInfo)) return reinterpret_cast<Fn>(cubind_entry)(func, paramIndex, paramOffset, paramSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncGetParamInfo, func, paramIndex, paramOffset, paramSize);
 }
 
 cudaError_t cudaFuncGetParamCount(const void *func, size_t *paramCount) {
   using Fn = cudaError_t (*)(const void *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncGetParamCount))(func, paramCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncGetParamCount)) return reinterpret_cast<Fn>(cubind_entry)(func, paramCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncGetParamCount, func, paramCount);
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaHostFn_t, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchHostFunc))(stream, fn, userData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLaunchHostFunc)) return reinterpret_cast<Fn>(cubind_entry)(stream, fn, userData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLaunchHostFunc, stream, fn, userData);
 }
 
 cudaError_t cudaLaunchHostFunc_v2(cudaStream_t stream, cudaHostFn_t fn, void *userData, unsigned int syncMode) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaHostFn_t, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLaunchHostFunc_v2))(stream, fn, userData, syncMode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLaunchHostFunc_v2)) return reinterpret_cast<Fn>(cubind_entry)(stream, fn, userData, syncMode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLaunchHostFunc_v2, stream, fn, userData, syncMode);
 }
 
 cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config) {
   using Fn = cudaError_t (*)(const void *, enum cudaSharedMemConfig);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFuncSetSharedMemConfig))(func, config);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFuncSetSharedMemConfig)) return reinterpret_cast<Fn>(cubind_entry)(func, config);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFuncSetSharedMemConfig, func, config);
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize) {
   using Fn = cudaError_t (*)(int *, const void *, int, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxActiveBlocksPerMultiprocessor))(numBlocks, func, blockSize, dynamicSMemSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaOccupancyMaxActiveBlocksPerMultiprocessor)) return reinterpret_cast<Fn>(cubind_entry)(numBlocks, func, blockSize, dynamicSMemSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaOccupancyMaxActiveBlocksPerMultiprocessor, numBlocks, func, blockSize, dynamicSMemSize);
 }
 
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize) {
   using Fn = cudaError_t (*)(size_t *, const void *, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyAvailableDynamicSMemPerBlock))(dynamicSmemSize, func, numBlocks, blockSize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaOccupancyAvailableDynamicSMemPerBlock)) return reinterpret_cast<Fn>(cubind_entry)(dynamicSmemSize, func, numBlocks, blockSize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaOccupancyAvailableDynamicSMemPerBlock, dynamicSmemSize, func, numBlocks, blockSize);
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
   using Fn = cudaError_t (*)(int *, const void *, int, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))(numBlocks, func, blockSize, dynamicSMemSize, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(numBlocks, func, blockSize, dynamicSMemSize, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 
 cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig) {
   using Fn = cudaError_t (*)(int *, const void *, const cudaLaunchConfig_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxPotentialClusterSize))(clusterSize, func, launchConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaOccupancyMaxPotentialClusterSize)) return reinterpret_cast<Fn>(cubind_entry)(clusterSize, func, launchConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaOccupancyMaxPotentialClusterSize, clusterSize, func, launchConfig);
 }
 
 cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig) {
   using Fn = cudaError_t (*)(int *, const void *, const cudaLaunchConfig_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaOccupancyMaxActiveClusters))(numClusters, func, launchConfig);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaOccupancyMaxActiveClusters)) return reinterpret_cast<Fn>(cubind_entry)(numClusters, func, launchConfig);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaOccupancyMaxActiveClusters, numClusters, func, launchConfig);
 }
 
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocManaged))(devPtr, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocManaged)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocManaged, devPtr, size, flags);
 }
 
 cudaError_t cudaMalloc(void **devPtr, size_t size) {
   using Fn = cudaError_t (*)(void **, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMalloc))(devPtr, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMalloc)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMalloc, devPtr, size);
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size) {
   using Fn = cudaError_t (*)(void **, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocHost))(ptr, size);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocHost)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocHost, ptr, size);
 }
 
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocPitch))(devPtr, pitch, width, height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocPitch)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, pitch, width, height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocPitch, devPtr, pitch, width, height);
 }
 
 cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocArray))(array, desc, width, height, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocArray)) return reinterpret_cast<Fn>(cubind_entry)(array, desc, width, height, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocArray, array, desc, width, height, flags);
 }
 
 cudaError_t cudaFree(void *devPtr) {
   using Fn = cudaError_t (*)(void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFree))(devPtr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFree)) return reinterpret_cast<Fn>(cubind_entry)(devPtr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFree, devPtr);
 }
 
 cudaError_t cudaFreeHost(void *ptr) {
   using Fn = cudaError_t (*)(void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeHost))(ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFreeHost)) return reinterpret_cast<Fn>(cubind_entry)(ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFreeHost, ptr);
 }
 
 cudaError_t cudaFreeArray(cudaArray_t array) {
   using Fn = cudaError_t (*)(cudaArray_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeArray))(array);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFreeArray)) return reinterpret_cast<Fn>(cubind_entry)(array);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFreeArray, array);
 }
 
 cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeMipmappedArray))(mipmappedArray);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFreeMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(mipmappedArray);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFreeMipmappedArray, mipmappedArray);
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostAlloc))(pHost, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaHostAlloc)) return reinterpret_cast<Fn>(cubind_entry)(pHost, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaHostAlloc, pHost, size, flags);
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
   using Fn = cudaError_t (*)(void *, size_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostRegister))(ptr, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaHostRegister)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaHostRegister, ptr, size, flags);
 }
 
 cudaError_t cudaHostUnregister(void *ptr) {
   using Fn = cudaError_t (*)(void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostUnregister))(ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaHostUnregister)) return reinterpret_cast<Fn>(cubind_entry)(ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaHostUnregister, ptr);
 }
 
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
   using Fn = cudaError_t (*)(void **, void *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostGetDevicePointer))(pDevice, pHost, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaHostGetDevicePointer)) return reinterpret_cast<Fn>(cubind_entry)(pDevice, pHost, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaHostGetDevicePointer, pDevice, pHost, flags);
 }
 
 cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
   using Fn = cudaError_t (*)(unsigned int *, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaHostGetFlags))(pFlags, pHost);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaHostGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(pFlags, pHost);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaHostGetFlags, pFlags, pHost);
 }
 
 cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent) {
   using Fn = cudaError_t (*)(struct cudaPitchedPtr *, struct cudaExtent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMalloc3D))(pitchedDevPtr, extent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMalloc3D)) return reinterpret_cast<Fn>(cubind_entry)(pitchedDevPtr, extent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMalloc3D, pitchedDevPtr, extent);
 }
 
 cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMalloc3DArray))(array, desc, extent, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMalloc3DArray)) return reinterpret_cast<Fn>(cubind_entry)(array, desc, extent, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMalloc3DArray, array, desc, extent, flags);
 }
 
 cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocMipmappedArray))(mipmappedArray, desc, extent, numLevels, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(mipmappedArray, desc, extent, numLevels, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocMipmappedArray, mipmappedArray, desc, extent, numLevels, flags);
 }
 
 cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) {
   using Fn = cudaError_t (*)(cudaArray_t *, cudaMipmappedArray_const_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetMipmappedArrayLevel))(levelArray, mipmappedArray, level);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetMipmappedArrayLevel)) return reinterpret_cast<Fn>(cubind_entry)(levelArray, mipmappedArray, level);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetMipmappedArrayLevel, levelArray, mipmappedArray, level);
 }
 
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DParms *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3D))(p);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy3D)) return reinterpret_cast<Fn>(cubind_entry)(p);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy3D, p);
 }
 
 cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DPeerParms *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DPeer))(p);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy3DPeer)) return reinterpret_cast<Fn>(cubind_entry)(p);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy3DPeer, p);
 }
 
 cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DParms *, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DAsync))(p, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy3DAsync)) return reinterpret_cast<Fn>(cubind_entry)(p, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy3DAsync, p, stream);
 }
 
 cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const struct cudaMemcpy3DPeerParms *, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DPeerAsync))(p, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy3DPeerAsync)) return reinterpret_cast<Fn>(cubind_entry)(p, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy3DPeerAsync, p, stream);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
   using Fn = cudaError_t (*)(size_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetInfo))(free, total);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemGetInfo)) return reinterpret_cast<Fn>(cubind_entry)(free, total);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemGetInfo, free, total);
 }
 
 cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array) {
   using Fn = cudaError_t (*)(struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned int *, cudaArray_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetInfo))(desc, extent, flags, array);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaArrayGetInfo)) return reinterpret_cast<Fn>(cubind_entry)(desc, extent, flags, array);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaArrayGetInfo, desc, extent, flags, array);
 }
 
 cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) {
   using Fn = cudaError_t (*)(cudaArray_t *, cudaArray_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetPlane))(pPlaneArray, hArray, planeIdx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaArrayGetPlane)) return reinterpret_cast<Fn>(cubind_entry)(pPlaneArray, hArray, planeIdx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaArrayGetPlane, pPlaneArray, hArray, planeIdx);
 }
 
 cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device) {
   using Fn = cudaError_t (*)(struct cudaArrayMemoryRequirements *, cudaArray_t, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetMemoryRequirements))(memoryRequirements, array, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaArrayGetMemoryRequirements)) return reinterpret_cast<Fn>(cubind_entry)(memoryRequirements, array, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaArrayGetMemoryRequirements, memoryRequirements, array, device);
 }
 
 cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device) {
   using Fn = cudaError_t (*)(struct cudaArrayMemoryRequirements *, cudaMipmappedArray_t, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMipmappedArrayGetMemoryRequirements))(memoryRequirements, mipmap, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMipmappedArrayGetMemoryRequirements)) return reinterpret_cast<Fn>(cubind_entry)(memoryRequirements, mipmap, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMipmappedArrayGetMemoryRequirements, memoryRequirements, mipmap, device);
 }
 
 cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array) {
   using Fn = cudaError_t (*)(struct cudaArraySparseProperties *, cudaArray_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaArrayGetSparseProperties))(sparseProperties, array);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaArrayGetSparseProperties)) return reinterpret_cast<Fn>(cubind_entry)(sparseProperties, array);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaArrayGetSparseProperties, sparseProperties, array);
 }
 
 cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap) {
   using Fn = cudaError_t (*)(struct cudaArraySparseProperties *, cudaMipmappedArray_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMipmappedArrayGetSparseProperties))(sparseProperties, mipmap);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMipmappedArrayGetSparseProperties)) return reinterpret_cast<Fn>(cubind_entry)(sparseProperties, mipmap);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMipmappedArrayGetSparseProperties, sparseProperties, mipmap);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy))(dst, src, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy, dst, src, count, kind);
 }
 
 cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count) {
   using Fn = cudaError_t (*)(void *, int, const void *, int, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyPeer))(dst, dstDevice, src, srcDevice, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyPeer)) return reinterpret_cast<Fn>(cubind_entry)(dst, dstDevice, src, srcDevice, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyPeer, dst, dstDevice, src, srcDevice, count);
 }
 
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2D))(dst, dpitch, src, spitch, width, height, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2D)) return reinterpret_cast<Fn>(cubind_entry)(dst, dpitch, src, spitch, width, height, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2D, dst, dpitch, src, spitch, width, height, kind);
 }
 
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DToArray))(dst, wOffset, hOffset, src, spitch, width, height, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2DToArray)) return reinterpret_cast<Fn>(cubind_entry)(dst, wOffset, hOffset, src, spitch, width, height, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2DToArray, dst, wOffset, hOffset, src, spitch, width, height, kind);
 }
 
 cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DFromArray))(dst, dpitch, src, wOffset, hOffset, width, height, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2DFromArray)) return reinterpret_cast<Fn>(cubind_entry)(dst, dpitch, src, wOffset, hOffset, width, height, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2DFromArray, dst, dpitch, src, wOffset, hOffset, width, height, kind);
 }
 
 cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DArrayToArray))(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2DArrayToArray)) return reinterpret_cast<Fn>(cubind_entry)(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2DArrayToArray, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
 }
 
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToSymbol))(symbol, src, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyToSymbol)) return reinterpret_cast<Fn>(cubind_entry)(symbol, src, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyToSymbol, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromSymbol))(dst, symbol, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyFromSymbol)) return reinterpret_cast<Fn>(cubind_entry)(dst, symbol, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyFromSymbol, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyAsync))(dst, src, count, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, count, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyAsync, dst, src, count, kind, stream);
 }
 
 cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, int, const void *, int, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyPeerAsync))(dst, dstDevice, src, srcDevice, count, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyPeerAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, dstDevice, src, srcDevice, count, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyPeerAsync, dst, dstDevice, src, srcDevice, count, stream);
 }
 
 cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyBatchAsync))(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyBatchAsync, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
 
 cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DBatchAsync))(numOps, opList, flags, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy3DBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(numOps, opList, flags, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy3DBatchAsync, numOps, opList, flags, stream);
 }
 
 cudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, struct cudaMemcpyAttributes *, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyWithAttributesAsync))(dst, src, size, attr, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyWithAttributesAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, size, attr, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyWithAttributesAsync, dst, src, size, attr, stream);
 }
 
 cudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy3DWithAttributesAsync))(op, flags, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy3DWithAttributesAsync)) return reinterpret_cast<Fn>(cubind_entry)(op, flags, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy3DWithAttributesAsync, op, flags, stream);
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DAsync))(dst, dpitch, src, spitch, width, height, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2DAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, dpitch, src, spitch, width, height, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2DAsync, dst, dpitch, src, spitch, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DToArrayAsync))(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2DToArrayAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2DToArrayAsync, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpy2DFromArrayAsync))(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpy2DFromArrayAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpy2DFromArrayAsync, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
 }
 
 cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToSymbolAsync))(symbol, src, count, offset, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyToSymbolAsync)) return reinterpret_cast<Fn>(cubind_entry)(symbol, src, count, offset, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyToSymbolAsync, symbol, src, count, offset, kind, stream);
 }
 
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromSymbolAsync))(dst, symbol, count, offset, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyFromSymbolAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, symbol, count, offset, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyFromSymbolAsync, dst, symbol, count, offset, kind, stream);
 }
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
   using Fn = cudaError_t (*)(void *, int, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset))(devPtr, value, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemset)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, value, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemset, devPtr, value, count);
 }
 
 cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
   using Fn = cudaError_t (*)(void *, size_t, int, size_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset2D))(devPtr, pitch, value, width, height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemset2D)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, pitch, value, width, height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemset2D, devPtr, pitch, value, width, height);
 }
 
 cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) {
   using Fn = cudaError_t (*)(struct cudaPitchedPtr, int, struct cudaExtent);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset3D))(pitchedDevPtr, value, extent);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemset3D)) return reinterpret_cast<Fn>(cubind_entry)(pitchedDevPtr, value, extent);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemset3D, pitchedDevPtr, value, extent);
 }
 
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, int, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemsetAsync))(devPtr, value, count, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemsetAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, value, count, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemsetAsync, devPtr, value, count, stream);
 }
 
 cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, size_t, int, size_t, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset2DAsync))(devPtr, pitch, value, width, height, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemset2DAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, pitch, value, width, height, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemset2DAsync, devPtr, pitch, value, width, height, stream);
 }
 
 cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream) {
   using Fn = cudaError_t (*)(struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemset3DAsync))(pitchedDevPtr, value, extent, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemset3DAsync)) return reinterpret_cast<Fn>(cubind_entry)(pitchedDevPtr, value, extent, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemset3DAsync, pitchedDevPtr, value, extent, stream);
 }
 
 cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) {
   using Fn = cudaError_t (*)(void **, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetSymbolAddress))(devPtr, symbol);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetSymbolAddress)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, symbol);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetSymbolAddress, devPtr, symbol);
 }
 
 cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
   using Fn = cudaError_t (*)(size_t *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetSymbolSize))(size, symbol);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetSymbolSize)) return reinterpret_cast<Fn>(cubind_entry)(size, symbol);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetSymbolSize, size, symbol);
 }
 
 cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPrefetchAsync))(devPtr, count, location, flags, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPrefetchAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, count, location, flags, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPrefetchAsync, devPtr, count, location, flags, stream);
 }
 
 cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPrefetchBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, unsigned long long, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemDiscardBatchAsync))(dptrs, sizes, count, flags, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemDiscardBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptrs, sizes, count, flags, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemDiscardBatchAsync, dptrs, sizes, count, flags, stream);
 }
 
 cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemDiscardAndPrefetchBatchAsync))(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemDiscardAndPrefetchBatchAsync)) return reinterpret_cast<Fn>(cubind_entry)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 cudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out) {
   using Fn = cudaError_t (*)(void *, size_t, size_t, size_t, struct cudaMemLocation *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetLocationInfo))(devPtr, size, summaryGranularity, samplingGranularity, location_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemGetLocationInfo)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, size, summaryGranularity, samplingGranularity, location_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemGetLocationInfo, devPtr, size, summaryGranularity, samplingGranularity, location_out);
 }
 
 cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) {
   using Fn = cudaError_t (*)(const void *, size_t, enum cudaMemoryAdvise, struct cudaMemLocation);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemAdvise))(devPtr, count, advice, location);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemAdvise)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, count, advice, location);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemAdvise, devPtr, count, advice, location);
 }
 
 cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count) {
   using Fn = cudaError_t (*)(void *, size_t, enum cudaMemRangeAttribute, const void *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemRangeGetAttribute))(data, dataSize, attribute, devPtr, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemRangeGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(data, dataSize, attribute, devPtr, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemRangeGetAttribute, data, dataSize, attribute, devPtr, count);
 }
 
 cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count) {
   using Fn = cudaError_t (*)(void **, size_t *, enum cudaMemRangeAttribute *, size_t, const void *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemRangeGetAttributes))(data, dataSizes, attributes, numAttributes, devPtr, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemRangeGetAttributes)) return reinterpret_cast<Fn>(cubind_entry)(data, dataSizes, attributes, numAttributes, devPtr, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemRangeGetAttributes, data, dataSizes, attributes, numAttributes, devPtr, count);
 }
 
 cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToArray))(dst, wOffset, hOffset, src, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyToArray)) return reinterpret_cast<Fn>(cubind_entry)(dst, wOffset, hOffset, src, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyToArray, dst, wOffset, hOffset, src, count, kind);
 }
 
 cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromArray))(dst, src, wOffset, hOffset, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyFromArray)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, wOffset, hOffset, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyFromArray, dst, src, wOffset, hOffset, count, kind);
 }
 
 cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyArrayToArray))(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyArrayToArray)) return reinterpret_cast<Fn>(cubind_entry)(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyArrayToArray, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
 }
 
 cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyToArrayAsync))(dst, wOffset, hOffset, src, count, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyToArrayAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, wOffset, hOffset, src, count, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyToArrayAsync, dst, wOffset, hOffset, src, count, kind, stream);
 }
 
 cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemcpyFromArrayAsync))(dst, src, wOffset, hOffset, count, kind, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemcpyFromArrayAsync)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, wOffset, hOffset, count, kind, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemcpyFromArrayAsync, dst, src, wOffset, hOffset, count, kind, stream);
 }
 
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
   using Fn = cudaError_t (*)(void **, size_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocAsync))(devPtr, size, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, size, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocAsync, devPtr, size, hStream);
 }
 
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   using Fn = cudaError_t (*)(void *, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaFreeAsync))(devPtr, hStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaFreeAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, hStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaFreeAsync, devPtr, hStream);
 }
 
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
   using Fn = cudaError_t (*)(cudaMemPool_t, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolTrimTo))(memPool, minBytesToKeep);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolTrimTo)) return reinterpret_cast<Fn>(cubind_entry)(memPool, minBytesToKeep);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolTrimTo, memPool, minBytesToKeep);
 }
 
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
   using Fn = cudaError_t (*)(cudaMemPool_t, enum cudaMemPoolAttr, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolSetAttribute))(memPool, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(memPool, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolSetAttribute, memPool, attr, value);
 }
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
   using Fn = cudaError_t (*)(cudaMemPool_t, enum cudaMemPoolAttr, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolGetAttribute))(memPool, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(memPool, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolGetAttribute, memPool, attr, value);
 }
 
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count) {
   using Fn = cudaError_t (*)(cudaMemPool_t, const struct cudaMemAccessDesc *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolSetAccess))(memPool, descList, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolSetAccess)) return reinterpret_cast<Fn>(cubind_entry)(memPool, descList, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolSetAccess, memPool, descList, count);
 }
 
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location) {
   using Fn = cudaError_t (*)(enum cudaMemAccessFlags *, cudaMemPool_t, struct cudaMemLocation *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolGetAccess))(flags, memPool, location);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolGetAccess)) return reinterpret_cast<Fn>(cubind_entry)(flags, memPool, location);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolGetAccess, flags, memPool, location);
 }
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, const struct cudaMemPoolProps *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolCreate))(memPool, poolProps);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolCreate)) return reinterpret_cast<Fn>(cubind_entry)(memPool, poolProps);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolCreate, memPool, poolProps);
 }
 
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
   using Fn = cudaError_t (*)(cudaMemPool_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolDestroy))(memPool);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolDestroy)) return reinterpret_cast<Fn>(cubind_entry)(memPool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolDestroy, memPool);
 }
 
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetDefaultMemPool))(memPool, location, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemGetDefaultMemPool)) return reinterpret_cast<Fn>(cubind_entry)(memPool, location, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemGetDefaultMemPool, memPool, location, type);
 }
 
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemGetMemPool))(memPool, location, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemGetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(memPool, location, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemGetMemPool, memPool, location, type);
 }
 
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool) {
   using Fn = cudaError_t (*)(struct cudaMemLocation *, enum cudaMemAllocationType, cudaMemPool_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemSetMemPool))(location, type, memPool);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemSetMemPool)) return reinterpret_cast<Fn>(cubind_entry)(location, type, memPool);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemSetMemPool, location, type, memPool);
 }
 
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, size_t, cudaMemPool_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMallocFromPoolAsync))(ptr, size, memPool, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMallocFromPoolAsync)) return reinterpret_cast<Fn>(cubind_entry)(ptr, size, memPool, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMallocFromPoolAsync, ptr, size, memPool, stream);
 }
 
 cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags) {
   using Fn = cudaError_t (*)(void *, cudaMemPool_t, enum cudaMemAllocationHandleType, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolExportToShareableHandle))(shareableHandle, memPool, handleType, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolExportToShareableHandle)) return reinterpret_cast<Fn>(cubind_entry)(shareableHandle, memPool, handleType, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolExportToShareableHandle, shareableHandle, memPool, handleType, flags);
 }
 
 cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaMemPool_t *, void *, enum cudaMemAllocationHandleType, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolImportFromShareableHandle))(memPool, shareableHandle, handleType, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolImportFromShareableHandle)) return reinterpret_cast<Fn>(cubind_entry)(memPool, shareableHandle, handleType, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolImportFromShareableHandle, memPool, shareableHandle, handleType, flags);
 }
 
 cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr) {
   using Fn = cudaError_t (*)(struct cudaMemPoolPtrExportData *, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolExportPointer))(exportData, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolExportPointer)) return reinterpret_cast<Fn>(cubind_entry)(exportData, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolExportPointer, exportData, ptr);
 }
 
 cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData) {
   using Fn = cudaError_t (*)(void **, cudaMemPool_t, struct cudaMemPoolPtrExportData *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaMemPoolImportPointer))(ptr, memPool, exportData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaMemPoolImportPointer)) return reinterpret_cast<Fn>(cubind_entry)(ptr, memPool, exportData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaMemPoolImportPointer, ptr, memPool, exportData);
 }
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr) {
   using Fn = cudaError_t (*)(struct cudaPointerAttributes *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaPointerGetAttributes))(attributes, ptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaPointerGetAttributes)) return reinterpret_cast<Fn>(cubind_entry)(attributes, ptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaPointerGetAttributes, attributes, ptr);
 }
 
 cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice) {
   using Fn = cudaError_t (*)(int *, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceCanAccessPeer))(canAccessPeer, device, peerDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceCanAccessPeer)) return reinterpret_cast<Fn>(cubind_entry)(canAccessPeer, device, peerDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceCanAccessPeer, canAccessPeer, device, peerDevice);
 }
 
 cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
   using Fn = cudaError_t (*)(int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceEnablePeerAccess))(peerDevice, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceEnablePeerAccess)) return reinterpret_cast<Fn>(cubind_entry)(peerDevice, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceEnablePeerAccess, peerDevice, flags);
 }
 
 cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
   using Fn = cudaError_t (*)(int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceDisablePeerAccess))(peerDevice);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceDisablePeerAccess)) return reinterpret_cast<Fn>(cubind_entry)(peerDevice);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceDisablePeerAccess, peerDevice);
 }
 
 cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) {
   using Fn = cudaError_t (*)(cudaGraphicsResource_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsUnregisterResource))(resource);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsUnregisterResource)) return reinterpret_cast<Fn>(cubind_entry)(resource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsUnregisterResource, resource);
 }
 
 cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraphicsResource_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceSetMapFlags))(resource, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsResourceSetMapFlags)) return reinterpret_cast<Fn>(cubind_entry)(resource, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsResourceSetMapFlags, resource, flags);
 }
 
 cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream) {
   using Fn = cudaError_t (*)(int, cudaGraphicsResource_t *, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsMapResources))(count, resources, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsMapResources)) return reinterpret_cast<Fn>(cubind_entry)(count, resources, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsMapResources, count, resources, stream);
 }
 
 cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream) {
   using Fn = cudaError_t (*)(int, cudaGraphicsResource_t *, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsUnmapResources))(count, resources, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsUnmapResources)) return reinterpret_cast<Fn>(cubind_entry)(count, resources, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsUnmapResources, count, resources, stream);
 }
 
 cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, size_t *size, cudaGraphicsResource_t resource) {
   using Fn = cudaError_t (*)(void **, size_t *, cudaGraphicsResource_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceGetMappedPointer))(devPtr, size, resource);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsResourceGetMappedPointer)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, size, resource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsResourceGetMappedPointer, devPtr, size, resource);
 }
 
 cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) {
   using Fn = cudaError_t (*)(cudaArray_t *, cudaGraphicsResource_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsSubResourceGetMappedArray))(array, resource, arrayIndex, mipLevel);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsSubResourceGetMappedArray)) return reinterpret_cast<Fn>(cubind_entry)(array, resource, arrayIndex, mipLevel);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsSubResourceGetMappedArray, array, resource, arrayIndex, mipLevel);
 }
 
 cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *mipmappedArray, cudaGraphicsResource_t resource) {
   using Fn = cudaError_t (*)(cudaMipmappedArray_t *, cudaGraphicsResource_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceGetMappedMipmappedArray))(mipmappedArray, resource);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsResourceGetMappedMipmappedArray)) return reinterpret_cast<Fn>(cubind_entry)(mipmappedArray, resource);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsResourceGetMappedMipmappedArray, mipmappedArray, resource);
 }
 
 cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array) {
   using Fn = cudaError_t (*)(struct cudaChannelFormatDesc *, cudaArray_const_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetChannelDesc))(desc, array);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetChannelDesc)) return reinterpret_cast<Fn>(cubind_entry)(desc, array);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetChannelDesc, desc, array);
 }
 
 struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
   using Fn = struct cudaChannelFormatDesc (*)(int, int, int, int, enum cudaChannelFormatKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaCreateChannelDesc))(x, y, z, w, f);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaCreateChannelDesc)) return reinterpret_cast<Fn>(cubind_entry)(x, y, z, w, f);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaCreateChannelDesc, x, y, z, w, f);
 }
 
 cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc) {
   using Fn = cudaError_t (*)(cudaTextureObject_t *, const struct cudaResourceDesc *, const struct cudaTextureDesc *, const struct cudaResourceViewDesc *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaCreateTextureObject))(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaCreateTextureObject)) return reinterpret_cast<Fn>(cubind_entry)(pTexObject, pResDesc, pTexDesc, pResViewDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaCreateTextureObject, pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
 
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(cudaTextureObject_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroyTextureObject))(texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDestroyTextureObject)) return reinterpret_cast<Fn>(cubind_entry)(texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDestroyTextureObject, texObject);
 }
 
 cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(struct cudaResourceDesc *, cudaTextureObject_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetTextureObjectResourceDesc))(pResDesc, texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetTextureObjectResourceDesc)) return reinterpret_cast<Fn>(cubind_entry)(pResDesc, texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetTextureObjectResourceDesc, pResDesc, texObject);
 }
 
 cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(struct cudaTextureDesc *, cudaTextureObject_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetTextureObjectTextureDesc))(pTexDesc, texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetTextureObjectTextureDesc)) return reinterpret_cast<Fn>(cubind_entry)(pTexDesc, texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetTextureObjectTextureDesc, pTexDesc, texObject);
 }
 
 cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject) {
   using Fn = cudaError_t (*)(struct cudaResourceViewDesc *, cudaTextureObject_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetTextureObjectResourceViewDesc))(pResViewDesc, texObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetTextureObjectResourceViewDesc)) return reinterpret_cast<Fn>(cubind_entry)(pResViewDesc, texObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetTextureObjectResourceViewDesc, pResViewDesc, texObject);
 }
 
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc) {
   using Fn = cudaError_t (*)(cudaSurfaceObject_t *, const struct cudaResourceDesc *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaCreateSurfaceObject))(pSurfObject, pResDesc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaCreateSurfaceObject)) return reinterpret_cast<Fn>(cubind_entry)(pSurfObject, pResDesc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaCreateSurfaceObject, pSurfObject, pResDesc);
 }
 
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) {
   using Fn = cudaError_t (*)(cudaSurfaceObject_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDestroySurfaceObject))(surfObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDestroySurfaceObject)) return reinterpret_cast<Fn>(cubind_entry)(surfObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDestroySurfaceObject, surfObject);
 }
 
 cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject) {
   using Fn = cudaError_t (*)(struct cudaResourceDesc *, cudaSurfaceObject_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetSurfaceObjectResourceDesc))(pResDesc, surfObject);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetSurfaceObjectResourceDesc)) return reinterpret_cast<Fn>(cubind_entry)(pResDesc, surfObject);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetSurfaceObjectResourceDesc, pResDesc, surfObject);
 }
 
 cudaError_t cudaDriverGetVersion(int *driverVersion) {
   using Fn = cudaError_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDriverGetVersion))(driverVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDriverGetVersion)) return reinterpret_cast<Fn>(cubind_entry)(driverVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDriverGetVersion, driverVersion);
 }
 
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion) {
   using Fn = cudaError_t (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaRuntimeGetVersion))(runtimeVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaRuntimeGetVersion)) return reinterpret_cast<Fn>(cubind_entry)(runtimeVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaRuntimeGetVersion, runtimeVersion);
 }
 
 cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out) {
   using Fn = cudaError_t (*)(cudaLogsCallback_t, void *, cudaLogsCallbackHandle *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsRegisterCallback))(callbackFunc, userData, callback_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLogsRegisterCallback)) return reinterpret_cast<Fn>(cubind_entry)(callbackFunc, userData, callback_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLogsRegisterCallback, callbackFunc, userData, callback_out);
 }
 
 cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) {
   using Fn = cudaError_t (*)(cudaLogsCallbackHandle);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsUnregisterCallback))(callback);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLogsUnregisterCallback)) return reinterpret_cast<Fn>(cubind_entry)(callback);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLogsUnregisterCallback, callback);
 }
 
 cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaLogIterator *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsCurrent))(iterator_out, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLogsCurrent)) return reinterpret_cast<Fn>(cubind_entry)(iterator_out, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLogsCurrent, iterator_out, flags);
 }
 
 cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaLogIterator *, const char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsDumpToFile))(iterator, pathToFile, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLogsDumpToFile)) return reinterpret_cast<Fn>(cubind_entry)(iterator, pathToFile, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLogsDumpToFile, iterator, pathToFile, flags);
 }
 
 cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaLogIterator *, char *, size_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLogsDumpToMemory))(iterator, buffer, size, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLogsDumpToMemory)) return reinterpret_cast<Fn>(cubind_entry)(iterator, buffer, size, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLogsDumpToMemory, iterator, buffer, size, flags);
 }
 
 cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraph_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphCreate))(pGraph, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphCreate)) return reinterpret_cast<Fn>(cubind_entry)(pGraph, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphCreate, pGraph, flags);
 }
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaKernelNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddKernelNode))(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddKernelNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddKernelNode, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
 
 cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaKernelNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeGetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphKernelNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphKernelNodeGetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaKernelNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeSetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphKernelNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphKernelNodeSetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeCopyAttributes))(hDst, hSrc);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphKernelNodeCopyAttributes)) return reinterpret_cast<Fn>(cubind_entry)(hDst, hSrc);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphKernelNodeCopyAttributes, hDst, hSrc);
 }
 
 cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue *value_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeGetAttribute))(hNode, attr, value_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphKernelNodeGetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hNode, attr, value_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphKernelNodeGetAttribute, hNode, attr, value_out);
 }
 
 cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue *value) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphKernelNodeSetAttribute))(hNode, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphKernelNodeSetAttribute)) return reinterpret_cast<Fn>(cubind_entry)(hNode, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphKernelNodeSetAttribute, hNode, attr, value);
 }
 
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemcpy3DParms *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNode))(pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemcpyNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemcpyNode, pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
 }
 
 cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNodeToSymbol))(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemcpyNodeToSymbol)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemcpyNodeToSymbol, pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNodeFromSymbol))(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemcpyNodeFromSymbol)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemcpyNodeFromSymbol, pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemcpyNode1D))(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemcpyNode1D)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemcpyNode1D, pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
 }
 
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaMemcpy3DParms *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeGetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemcpyNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemcpyNodeGetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaMemcpy3DParms *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemcpyNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemcpyNodeSetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParamsToSymbol))(node, symbol, src, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemcpyNodeSetParamsToSymbol)) return reinterpret_cast<Fn>(cubind_entry)(node, symbol, src, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemcpyNodeSetParamsToSymbol, node, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParamsFromSymbol))(node, dst, symbol, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemcpyNodeSetParamsFromSymbol)) return reinterpret_cast<Fn>(cubind_entry)(node, dst, symbol, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemcpyNodeSetParamsFromSymbol, node, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemcpyNodeSetParams1D))(node, dst, src, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemcpyNodeSetParams1D)) return reinterpret_cast<Fn>(cubind_entry)(node, dst, src, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemcpyNodeSetParams1D, node, dst, src, count, kind);
 }
 
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemsetParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemsetNode))(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemsetNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemsetNode, pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
 }
 
 cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaMemsetParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemsetNodeGetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemsetNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemsetNodeGetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaMemsetParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemsetNodeSetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemsetNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemsetNodeSetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaHostNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddHostNode))(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddHostNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddHostNode, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
 }
 
 cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaHostNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphHostNodeGetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphHostNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphHostNodeGetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaHostNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphHostNodeSetParams))(node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphHostNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphHostNodeSetParams, node, pNodeParams);
 }
 
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaGraph_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddChildGraphNode))(pGraphNode, graph, pDependencies, numDependencies, childGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddChildGraphNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, childGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddChildGraphNode, pGraphNode, graph, pDependencies, numDependencies, childGraph);
 }
 
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraph_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphChildGraphNodeGetGraph))(node, pGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphChildGraphNodeGetGraph)) return reinterpret_cast<Fn>(cubind_entry)(node, pGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphChildGraphNodeGetGraph, node, pGraph);
 }
 
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddEmptyNode))(pGraphNode, graph, pDependencies, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddEmptyNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddEmptyNode, pGraphNode, graph, pDependencies, numDependencies);
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddEventRecordNode))(pGraphNode, graph, pDependencies, numDependencies, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddEventRecordNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddEventRecordNode, pGraphNode, graph, pDependencies, numDependencies, event);
 }
 
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventRecordNodeGetEvent))(node, event_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphEventRecordNodeGetEvent)) return reinterpret_cast<Fn>(cubind_entry)(node, event_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphEventRecordNodeGetEvent, node, event_out);
 }
 
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventRecordNodeSetEvent))(node, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphEventRecordNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(node, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphEventRecordNodeSetEvent, node, event);
 }
 
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddEventWaitNode))(pGraphNode, graph, pDependencies, numDependencies, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddEventWaitNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddEventWaitNode, pGraphNode, graph, pDependencies, numDependencies, event);
 }
 
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventWaitNodeGetEvent))(node, event_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphEventWaitNodeGetEvent)) return reinterpret_cast<Fn>(cubind_entry)(node, event_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphEventWaitNodeGetEvent, node, event_out);
 }
 
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphEventWaitNodeSetEvent))(node, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphEventWaitNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(node, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphEventWaitNodeSetEvent, node, event);
 }
 
 cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreSignalNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddExternalSemaphoresSignalNode))(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddExternalSemaphoresSignalNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddExternalSemaphoresSignalNode, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaExternalSemaphoreSignalNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresSignalNodeGetParams))(hNode, params_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExternalSemaphoresSignalNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, params_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExternalSemaphoresSignalNodeGetParams, hNode, params_out);
 }
 
 cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresSignalNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExternalSemaphoresSignalNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExternalSemaphoresSignalNodeSetParams, hNode, nodeParams);
 }
 
 cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreWaitNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddExternalSemaphoresWaitNode))(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddExternalSemaphoresWaitNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddExternalSemaphoresWaitNode, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaExternalSemaphoreWaitNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresWaitNodeGetParams))(hNode, params_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExternalSemaphoresWaitNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, params_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExternalSemaphoresWaitNodeGetParams, hNode, params_out);
 }
 
 cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExternalSemaphoresWaitNodeSetParams))(hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExternalSemaphoresWaitNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExternalSemaphoresWaitNodeSetParams, hNode, nodeParams);
 }
 
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemAllocNode))(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemAllocNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemAllocNode, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaMemAllocNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemAllocNodeGetParams))(node, params_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemAllocNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, params_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemAllocNodeGetParams, node, params_out);
 }
 
 cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddMemFreeNode))(pGraphNode, graph, pDependencies, numDependencies, dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddMemFreeNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, numDependencies, dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddMemFreeNode, pGraphNode, graph, pDependencies, numDependencies, dptr);
 }
 
 cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphMemFreeNodeGetParams))(node, dptr_out);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphMemFreeNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, dptr_out);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphMemFreeNodeGetParams, node, dptr_out);
 }
 
 cudaError_t cudaDeviceGraphMemTrim(int device) {
   using Fn = cudaError_t (*)(int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGraphMemTrim))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGraphMemTrim)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGraphMemTrim, device);
 }
 
 cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value) {
   using Fn = cudaError_t (*)(int, enum cudaGraphMemAttributeType, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetGraphMemAttribute))(device, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetGraphMemAttribute)) return reinterpret_cast<Fn>(cubind_entry)(device, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetGraphMemAttribute, device, attr, value);
 }
 
 cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value) {
   using Fn = cudaError_t (*)(int, enum cudaGraphMemAttributeType, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceSetGraphMemAttribute))(device, attr, value);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceSetGraphMemAttribute)) return reinterpret_cast<Fn>(cubind_entry)(device, attr, value);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceSetGraphMemAttribute, device, attr, value);
 }
 
 cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) {
   using Fn = cudaError_t (*)(cudaGraph_t *, cudaGraph_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphClone))(pGraphClone, originalGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphClone)) return reinterpret_cast<Fn>(cubind_entry)(pGraphClone, originalGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphClone, pGraphClone, originalGraph);
 }
 
 cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraphNode_t, cudaGraph_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeFindInClone))(pNode, originalNode, clonedGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeFindInClone)) return reinterpret_cast<Fn>(cubind_entry)(pNode, originalNode, clonedGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeFindInClone, pNode, originalNode, clonedGraph);
 }
 
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, enum cudaGraphNodeType *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetType))(node, pType);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetType)) return reinterpret_cast<Fn>(cubind_entry)(node, pType);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetType, node, pType);
 }
 
 cudaError_t cudaGraphNodeGetContainingGraph(cudaGraphNode_t hNode, cudaGraph_t *phGraph) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraph_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetContainingGraph))(hNode, phGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetContainingGraph)) return reinterpret_cast<Fn>(cubind_entry)(hNode, phGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetContainingGraph, hNode, phGraph);
 }
 
 cudaError_t cudaGraphNodeGetLocalId(cudaGraphNode_t hNode, unsigned int *nodeId) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetLocalId))(hNode, nodeId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetLocalId)) return reinterpret_cast<Fn>(cubind_entry)(hNode, nodeId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetLocalId, hNode, nodeId);
 }
 
 cudaError_t cudaGraphNodeGetToolsId(cudaGraphNode_t hNode, unsigned long long *toolsNodeId) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetToolsId))(hNode, toolsNodeId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetToolsId)) return reinterpret_cast<Fn>(cubind_entry)(hNode, toolsNodeId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetToolsId, hNode, toolsNodeId);
 }
 
 cudaError_t cudaGraphGetId(cudaGraph_t hGraph, unsigned int *graphID) {
   using Fn = cudaError_t (*)(cudaGraph_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetId))(hGraph, graphID);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphGetId)) return reinterpret_cast<Fn>(cubind_entry)(hGraph, graphID);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphGetId, hGraph, graphID);
 }
 
 cudaError_t cudaGraphExecGetId(cudaGraphExec_t hGraphExec, unsigned int *graphID) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecGetId))(hGraphExec, graphID);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecGetId)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, graphID);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecGetId, hGraphExec, graphID);
 }
 
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetNodes))(graph, nodes, numNodes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphGetNodes)) return reinterpret_cast<Fn>(cubind_entry)(graph, nodes, numNodes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphGetNodes, graph, nodes, numNodes);
 }
 
 cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetRootNodes))(graph, pRootNodes, pNumRootNodes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphGetRootNodes)) return reinterpret_cast<Fn>(cubind_entry)(graph, pRootNodes, pNumRootNodes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphGetRootNodes, graph, pRootNodes, pNumRootNodes);
 }
 
 cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphGetEdges))(graph, from, to, edgeData, numEdges);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphGetEdges)) return reinterpret_cast<Fn>(cubind_entry)(graph, from, to, edgeData, numEdges);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphGetEdges, graph, from, to, edgeData, numEdges);
 }
 
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetDependencies))(node, pDependencies, edgeData, pNumDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetDependencies)) return reinterpret_cast<Fn>(cubind_entry)(node, pDependencies, edgeData, pNumDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetDependencies, node, pDependencies, edgeData, pNumDependencies);
 }
 
 cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetDependentNodes))(node, pDependentNodes, edgeData, pNumDependentNodes);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetDependentNodes)) return reinterpret_cast<Fn>(cubind_entry)(node, pDependentNodes, edgeData, pNumDependentNodes);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetDependentNodes, node, pDependentNodes, edgeData, pNumDependentNodes);
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = cudaError_t (*)(cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddDependencies))(graph, from, to, edgeData, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddDependencies)) return reinterpret_cast<Fn>(cubind_entry)(graph, from, to, edgeData, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddDependencies, graph, from, to, edgeData, numDependencies);
 }
 
 cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies) {
   using Fn = cudaError_t (*)(cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphRemoveDependencies))(graph, from, to, edgeData, numDependencies);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphRemoveDependencies)) return reinterpret_cast<Fn>(cubind_entry)(graph, from, to, edgeData, numDependencies);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphRemoveDependencies, graph, from, to, edgeData, numDependencies);
 }
 
 cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
   using Fn = cudaError_t (*)(cudaGraphNode_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphDestroyNode))(node);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphDestroyNode)) return reinterpret_cast<Fn>(cubind_entry)(node);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphDestroyNode, node);
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
   using Fn = cudaError_t (*)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphInstantiate))(pGraphExec, graph, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphInstantiate)) return reinterpret_cast<Fn>(cubind_entry)(pGraphExec, graph, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphInstantiate, pGraphExec, graph, flags);
 }
 
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
   using Fn = cudaError_t (*)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphInstantiateWithFlags))(pGraphExec, graph, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphInstantiateWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(pGraphExec, graph, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphInstantiateWithFlags, pGraphExec, graph, flags);
 }
 
 cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphInstantiateWithParams))(pGraphExec, graph, instantiateParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphInstantiateWithParams)) return reinterpret_cast<Fn>(cubind_entry)(pGraphExec, graph, instantiateParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphInstantiateWithParams, pGraphExec, graph, instantiateParams);
 }
 
 cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecGetFlags))(graphExec, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecGetFlags)) return reinterpret_cast<Fn>(cubind_entry)(graphExec, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecGetFlags, graphExec, flags);
 }
 
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecKernelNodeSetParams))(hGraphExec, node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecKernelNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecKernelNodeSetParams, hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemcpy3DParms *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParams))(hGraphExec, node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecMemcpyNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecMemcpyNodeSetParams, hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParamsToSymbol))(hGraphExec, node, symbol, src, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecMemcpyNodeSetParamsToSymbol)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, symbol, src, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecMemcpyNodeSetParamsToSymbol, hGraphExec, node, symbol, src, count, offset, kind);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParamsFromSymbol))(hGraphExec, node, dst, symbol, count, offset, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecMemcpyNodeSetParamsFromSymbol)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, dst, symbol, count, offset, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecMemcpyNodeSetParamsFromSymbol, hGraphExec, node, dst, symbol, count, offset, kind);
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemcpyNodeSetParams1D))(hGraphExec, node, dst, src, count, kind);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecMemcpyNodeSetParams1D)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, dst, src, count, kind);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecMemcpyNodeSetParams1D, hGraphExec, node, dst, src, count, kind);
 }
 
 cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemsetParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecMemsetNodeSetParams))(hGraphExec, node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecMemsetNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecMemsetNodeSetParams, hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaHostNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecHostNodeSetParams))(hGraphExec, node, pNodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecHostNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, pNodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecHostNodeSetParams, hGraphExec, node, pNodeParams);
 }
 
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecChildGraphNodeSetParams))(hGraphExec, node, childGraph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecChildGraphNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, node, childGraph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecChildGraphNodeSetParams, hGraphExec, node, childGraph);
 }
 
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecEventRecordNodeSetEvent))(hGraphExec, hNode, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecEventRecordNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecEventRecordNodeSetEvent, hGraphExec, hNode, event);
 }
 
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecEventWaitNodeSetEvent))(hGraphExec, hNode, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecEventWaitNodeSetEvent)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecEventWaitNodeSetEvent, hGraphExec, hNode, event);
 }
 
 cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecExternalSemaphoresSignalNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecExternalSemaphoresSignalNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecExternalSemaphoresSignalNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecExternalSemaphoresWaitNodeSetParams))(hGraphExec, hNode, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecExternalSemaphoresWaitNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecExternalSemaphoresWaitNodeSetParams, hGraphExec, hNode, nodeParams);
 }
 
 cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeSetEnabled))(hGraphExec, hNode, isEnabled);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeSetEnabled)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, isEnabled);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeSetEnabled, hGraphExec, hNode, isEnabled);
 }
 
 cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, unsigned int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetEnabled))(hGraphExec, hNode, isEnabled);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetEnabled)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hNode, isEnabled);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetEnabled, hGraphExec, hNode, isEnabled);
 }
 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecUpdate))(hGraphExec, hGraph, resultInfo);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecUpdate)) return reinterpret_cast<Fn>(cubind_entry)(hGraphExec, hGraph, resultInfo);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecUpdate, hGraphExec, hGraph, resultInfo);
 }
 
 cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphUpload))(graphExec, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphUpload)) return reinterpret_cast<Fn>(cubind_entry)(graphExec, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphUpload, graphExec, stream);
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphLaunch))(graphExec, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphLaunch)) return reinterpret_cast<Fn>(cubind_entry)(graphExec, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphLaunch, graphExec, stream);
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   using Fn = cudaError_t (*)(cudaGraphExec_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecDestroy))(graphExec);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecDestroy)) return reinterpret_cast<Fn>(cubind_entry)(graphExec);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecDestroy, graphExec);
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   using Fn = cudaError_t (*)(cudaGraph_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphDestroy))(graph);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphDestroy)) return reinterpret_cast<Fn>(cubind_entry)(graph);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphDestroy, graph);
 }
 
 cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraph_t, const char *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphDebugDotPrint))(graph, path, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphDebugDotPrint)) return reinterpret_cast<Fn>(cubind_entry)(graph, path, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphDebugDotPrint, graph, path, flags);
 }
 
 cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaUserObject_t *, void *, cudaHostFn_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaUserObjectCreate))(object_out, ptr, destroy, initialRefcount, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaUserObjectCreate)) return reinterpret_cast<Fn>(cubind_entry)(object_out, ptr, destroy, initialRefcount, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaUserObjectCreate, object_out, ptr, destroy, initialRefcount, flags);
 }
 
 cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) {
   using Fn = cudaError_t (*)(cudaUserObject_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaUserObjectRetain))(object, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaUserObjectRetain)) return reinterpret_cast<Fn>(cubind_entry)(object, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaUserObjectRetain, object, count);
 }
 
 cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
   using Fn = cudaError_t (*)(cudaUserObject_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaUserObjectRelease))(object, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaUserObjectRelease)) return reinterpret_cast<Fn>(cubind_entry)(object, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaUserObjectRelease, object, count);
 }
 
 cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphRetainUserObject))(graph, object, count, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphRetainUserObject)) return reinterpret_cast<Fn>(cubind_entry)(graph, object, count, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphRetainUserObject, graph, object, count, flags);
 }
 
 cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) {
   using Fn = cudaError_t (*)(cudaGraph_t, cudaUserObject_t, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphReleaseUserObject))(graph, object, count);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphReleaseUserObject)) return reinterpret_cast<Fn>(cubind_entry)(graph, object, count);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphReleaseUserObject, graph, object, count);
 }
 
 cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphAddNode))(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphAddNode)) return reinterpret_cast<Fn>(cubind_entry)(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphAddNode, pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
 }
 
 cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaGraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeSetParams))(node, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeSetParams, node, nodeParams);
 }
 
 cudaError_t cudaGraphNodeGetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphNode_t, struct cudaGraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphNodeGetParams))(node, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphNodeGetParams)) return reinterpret_cast<Fn>(cubind_entry)(node, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphNodeGetParams, node, nodeParams);
 }
 
 cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams) {
   using Fn = cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, struct cudaGraphNodeParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphExecNodeSetParams))(graphExec, node, nodeParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphExecNodeSetParams)) return reinterpret_cast<Fn>(cubind_entry)(graphExec, node, nodeParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphExecNodeSetParams, graphExec, node, nodeParams);
 }
 
 cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraphConditionalHandle *, cudaGraph_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphConditionalHandleCreate))(pHandle_out, graph, defaultLaunchValue, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphConditionalHandleCreate)) return reinterpret_cast<Fn>(cubind_entry)(pHandle_out, graph, defaultLaunchValue, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphConditionalHandleCreate, pHandle_out, graph, defaultLaunchValue, flags);
 }
 
 cudaError_t cudaGraphConditionalHandleCreate_v2(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, cudaExecutionContext_t ctx, unsigned int defaultLaunchValue, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaGraphConditionalHandle *, cudaGraph_t, cudaExecutionContext_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphConditionalHandleCreate_v2))(pHandle_out, graph, ctx, defaultLaunchValue, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphConditionalHandleCreate_v2)) return reinterpret_cast<Fn>(cubind_entry)(pHandle_out, graph, ctx, defaultLaunchValue, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphConditionalHandleCreate_v2, pHandle_out, graph, ctx, defaultLaunchValue, flags);
 }
 
 cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus) {
   using Fn = cudaError_t (*)(const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDriverEntryPoint))(symbol, funcPtr, flags, driverStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetDriverEntryPoint)) return reinterpret_cast<Fn>(cubind_entry)(symbol, funcPtr, flags, driverStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetDriverEntryPoint, symbol, funcPtr, flags, driverStatus);
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus) {
   using Fn = cudaError_t (*)(const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetDriverEntryPointByVersion))(symbol, funcPtr, cudaVersion, flags, driverStatus);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetDriverEntryPointByVersion)) return reinterpret_cast<Fn>(cubind_entry)(symbol, funcPtr, cudaVersion, flags, driverStatus);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetDriverEntryPointByVersion, symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
 
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = cudaError_t (*)(cudaLibrary_t *, const void *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryLoadData))(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryLoadData)) return reinterpret_cast<Fn>(cubind_entry)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryLoadData, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions) {
   using Fn = cudaError_t (*)(cudaLibrary_t *, const char *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryLoadFromFile))(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryLoadFromFile)) return reinterpret_cast<Fn>(cubind_entry)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryLoadFromFile, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
 
 cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
   using Fn = cudaError_t (*)(cudaLibrary_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryUnload))(library);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryUnload)) return reinterpret_cast<Fn>(cubind_entry)(library);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryUnload, library);
 }
 
 cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name) {
   using Fn = cudaError_t (*)(cudaKernel_t *, cudaLibrary_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetKernel))(pKernel, library, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryGetKernel)) return reinterpret_cast<Fn>(cubind_entry)(pKernel, library, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryGetKernel, pKernel, library, name);
 }
 
 cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name) {
   using Fn = cudaError_t (*)(void **, size_t *, cudaLibrary_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetGlobal))(dptr, bytes, library, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryGetGlobal)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytes, library, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryGetGlobal, dptr, bytes, library, name);
 }
 
 cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name) {
   using Fn = cudaError_t (*)(void **, size_t *, cudaLibrary_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetManaged))(dptr, bytes, library, name);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryGetManaged)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytes, library, name);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryGetManaged, dptr, bytes, library, name);
 }
 
 cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol) {
   using Fn = cudaError_t (*)(void **, cudaLibrary_t, const char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetUnifiedFunction))(fptr, library, symbol);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryGetUnifiedFunction)) return reinterpret_cast<Fn>(cubind_entry)(fptr, library, symbol);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryGetUnifiedFunction, fptr, library, symbol);
 }
 
 cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib) {
   using Fn = cudaError_t (*)(unsigned int *, cudaLibrary_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryGetKernelCount))(count, lib);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryGetKernelCount)) return reinterpret_cast<Fn>(cubind_entry)(count, lib);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryGetKernelCount, count, lib);
 }
 
 cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib) {
   using Fn = cudaError_t (*)(cudaKernel_t *, unsigned int, cudaLibrary_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaLibraryEnumerateKernels))(kernels, numKernels, lib);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaLibraryEnumerateKernels)) return reinterpret_cast<Fn>(cubind_entry)(kernels, numKernels, lib);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaLibraryEnumerateKernels, kernels, numKernels, lib);
 }
 
 cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device) {
   using Fn = cudaError_t (*)(cudaKernel_t, enum cudaFuncAttribute, int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaKernelSetAttributeForDevice))(kernel, attr, value, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaKernelSetAttributeForDevice)) return reinterpret_cast<Fn>(cubind_entry)(kernel, attr, value, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaKernelSetAttributeForDevice, kernel, attr, value, device);
 }
 
 cudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource, enum cudaDevResourceType type) {
   using Fn = cudaError_t (*)(int, cudaDevResource *, enum cudaDevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetDevResource))(device, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(device, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetDevResource, device, resource, type);
 }
 
 cudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount) {
   using Fn = cudaError_t (*)(cudaDevResource *, unsigned int *, const cudaDevResource *, cudaDevResource *, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDevSmResourceSplitByCount))(result, nbGroups, input, remaining, flags, minCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDevSmResourceSplitByCount)) return reinterpret_cast<Fn>(cubind_entry)(result, nbGroups, input, remaining, flags, minCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDevSmResourceSplitByCount, result, nbGroups, input, remaining, flags, minCount);
 }
 
 cudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams) {
   using Fn = cudaError_t (*)(cudaDevResource *, unsigned int, const cudaDevResource *, cudaDevResource *, unsigned int, cudaDevSmResourceGroupParams *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDevSmResourceSplit))(result, nbGroups, input, remainder, flags, groupParams);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDevSmResourceSplit)) return reinterpret_cast<Fn>(cubind_entry)(result, nbGroups, input, remainder, flags, groupParams);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDevSmResourceSplit, result, nbGroups, input, remainder, flags, groupParams);
 }
 
 cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources) {
   using Fn = cudaError_t (*)(cudaDevResourceDesc_t *, cudaDevResource *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDevResourceGenerateDesc))(phDesc, resources, nbResources);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDevResourceGenerateDesc)) return reinterpret_cast<Fn>(cubind_entry)(phDesc, resources, nbResources);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDevResourceGenerateDesc, phDesc, resources, nbResources);
 }
 
 cudaError_t cudaGreenCtxCreate(cudaExecutionContext_t *phCtx, cudaDevResourceDesc_t desc, int device, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t *, cudaDevResourceDesc_t, int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGreenCtxCreate))(phCtx, desc, device, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGreenCtxCreate)) return reinterpret_cast<Fn>(cubind_entry)(phCtx, desc, device, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGreenCtxCreate, phCtx, desc, device, flags);
 }
 
 cudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxDestroy))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxDestroy)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxDestroy, ctx);
 }
 
 cudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t, cudaDevResource *, enum cudaDevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxGetDevResource))(ctx, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(ctx, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxGetDevResource, ctx, resource, type);
 }
 
 cudaError_t cudaExecutionCtxGetDevice(int *device, cudaExecutionContext_t ctx) {
   using Fn = cudaError_t (*)(int *, cudaExecutionContext_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxGetDevice))(device, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(device, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxGetDevice, device, ctx);
 }
 
 cudaError_t cudaExecutionCtxGetId(cudaExecutionContext_t ctx, unsigned long long *ctxId) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t, unsigned long long *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxGetId))(ctx, ctxId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxGetId)) return reinterpret_cast<Fn>(cubind_entry)(ctx, ctxId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxGetId, ctx, ctxId);
 }
 
 cudaError_t cudaExecutionCtxStreamCreate(cudaStream_t *phStream, cudaExecutionContext_t ctx, unsigned int flags, int priority) {
   using Fn = cudaError_t (*)(cudaStream_t *, cudaExecutionContext_t, unsigned int, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxStreamCreate))(phStream, ctx, flags, priority);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxStreamCreate)) return reinterpret_cast<Fn>(cubind_entry)(phStream, ctx, flags, priority);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxStreamCreate, phStream, ctx, flags, priority);
 }
 
 cudaError_t cudaExecutionCtxSynchronize(cudaExecutionContext_t ctx) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxSynchronize))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxSynchronize)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxSynchronize, ctx);
 }
 
 cudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type) {
   using Fn = cudaError_t (*)(cudaStream_t, cudaDevResource *, enum cudaDevResourceType);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaStreamGetDevResource))(hStream, resource, type);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaStreamGetDevResource)) return reinterpret_cast<Fn>(cubind_entry)(hStream, resource, type);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaStreamGetDevResource, hStream, resource, type);
 }
 
 cudaError_t cudaExecutionCtxRecordEvent(cudaExecutionContext_t ctx, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxRecordEvent))(ctx, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxRecordEvent)) return reinterpret_cast<Fn>(cubind_entry)(ctx, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxRecordEvent, ctx, event);
 }
 
 cudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t ctx, cudaEvent_t event) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t, cudaEvent_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaExecutionCtxWaitEvent))(ctx, event);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaExecutionCtxWaitEvent)) return reinterpret_cast<Fn>(cubind_entry)(ctx, event);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaExecutionCtxWaitEvent, ctx, event);
 }
 
 cudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int device) {
   using Fn = cudaError_t (*)(cudaExecutionContext_t *, int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaDeviceGetExecutionCtx))(ctx, device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaDeviceGetExecutionCtx)) return reinterpret_cast<Fn>(cubind_entry)(ctx, device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaDeviceGetExecutionCtx, ctx, device);
 }
 
 cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId) {
   using Fn = cudaError_t (*)(const void **, const cudaUUID_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetExportTable))(ppExportTable, pExportTableId);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetExportTable)) return reinterpret_cast<Fn>(cubind_entry)(ppExportTable, pExportTableId);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetExportTable, ppExportTable, pExportTableId);
 }
 
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr) {
   using Fn = cudaError_t (*)(cudaFunction_t *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetFuncBySymbol))(functionPtr, symbolPtr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetFuncBySymbol)) return reinterpret_cast<Fn>(cubind_entry)(functionPtr, symbolPtr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetFuncBySymbol, functionPtr, symbolPtr);
 }
 
 cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr) {
   using Fn = cudaError_t (*)(cudaKernel_t *, const void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGetKernel))(kernelPtr, entryFuncAddr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGetKernel)) return reinterpret_cast<Fn>(cubind_entry)(kernelPtr, entryFuncAddr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGetKernel, kernelPtr, entryFuncAddr);
 }
 
 cudaError_t cudaProfilerStart(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaProfilerStart))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaProfilerStart)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaProfilerStart);
 }
 
 cudaError_t cudaProfilerStop(void) {
   using Fn = cudaError_t (*)(void);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaProfilerStop))();
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaProfilerStop)) return reinterpret_cast<Fn>(cubind_entry)();
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaProfilerStop);
 }
 
 cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags) {
   using Fn = cudaError_t (*)(struct cudaGraphicsResource **, EGLImageKHR, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsEGLRegisterImage))(pCudaResource, image, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsEGLRegisterImage)) return reinterpret_cast<Fn>(cubind_entry)(pCudaResource, image, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsEGLRegisterImage, pCudaResource, image, flags);
 }
 
 cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, EGLStreamKHR);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamConsumerConnect))(conn, eglStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamConsumerConnect)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamConsumerConnect, conn, eglStream);
 }
 
 cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, EGLStreamKHR, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamConsumerConnectWithFlags))(conn, eglStream, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamConsumerConnectWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglStream, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamConsumerConnectWithFlags, conn, eglStream, flags);
 }
 
 cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamConsumerDisconnect))(conn);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamConsumerDisconnect)) return reinterpret_cast<Fn>(cubind_entry)(conn);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamConsumerDisconnect, conn);
 }
 
 cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, cudaGraphicsResource_t *, cudaStream_t *, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamConsumerAcquireFrame))(conn, pCudaResource, pStream, timeout);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamConsumerAcquireFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, pCudaResource, pStream, timeout);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamConsumerAcquireFrame, conn, pCudaResource, pStream, timeout);
 }
 
 cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, cudaGraphicsResource_t, cudaStream_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamConsumerReleaseFrame))(conn, pCudaResource, pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamConsumerReleaseFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, pCudaResource, pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamConsumerReleaseFrame, conn, pCudaResource, pStream);
 }
 
 cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, EGLStreamKHR, EGLint, EGLint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamProducerConnect))(conn, eglStream, width, height);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamProducerConnect)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglStream, width, height);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamProducerConnect, conn, eglStream, width, height);
 }
 
 cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamProducerDisconnect))(conn);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamProducerDisconnect)) return reinterpret_cast<Fn>(cubind_entry)(conn);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamProducerDisconnect, conn);
 }
 
 cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, cudaEglFrame, cudaStream_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamProducerPresentFrame))(conn, eglframe, pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamProducerPresentFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglframe, pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamProducerPresentFrame, conn, eglframe, pStream);
 }
 
 cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream) {
   using Fn = cudaError_t (*)(cudaEglStreamConnection *, cudaEglFrame *, cudaStream_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEGLStreamProducerReturnFrame))(conn, eglframe, pStream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEGLStreamProducerReturnFrame)) return reinterpret_cast<Fn>(cubind_entry)(conn, eglframe, pStream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEGLStreamProducerReturnFrame, conn, eglframe, pStream);
 }
 
 cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel) {
   using Fn = cudaError_t (*)(cudaEglFrame *, cudaGraphicsResource_t, unsigned int, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsResourceGetMappedEglFrame))(eglFrame, resource, index, mipLevel);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsResourceGetMappedEglFrame)) return reinterpret_cast<Fn>(cubind_entry)(eglFrame, resource, index, mipLevel);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsResourceGetMappedEglFrame, eglFrame, resource, index, mipLevel);
 }
 
 cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags) {
   using Fn = cudaError_t (*)(cudaEvent_t *, EGLSyncKHR, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaEventCreateFromEGLSync))(phEvent, eglSync, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaEventCreateFromEGLSync)) return reinterpret_cast<Fn>(cubind_entry)(phEvent, eglSync, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaEventCreateFromEGLSync, phEvent, eglSync, flags);
 }
 
 cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList) {
   using Fn = cudaError_t (*)(unsigned int *, int *, unsigned int, enum cudaGLDeviceList);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLGetDevices))(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLGetDevices)) return reinterpret_cast<Fn>(cubind_entry)(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLGetDevices, pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
 }
 
 cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags) {
   using Fn = cudaError_t (*)(struct cudaGraphicsResource **, GLuint, GLenum, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsGLRegisterImage))(resource, image, target, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsGLRegisterImage)) return reinterpret_cast<Fn>(cubind_entry)(resource, image, target, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsGLRegisterImage, resource, image, target, flags);
 }
 
 cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags) {
   using Fn = cudaError_t (*)(struct cudaGraphicsResource **, GLuint, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsGLRegisterBuffer))(resource, buffer, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsGLRegisterBuffer)) return reinterpret_cast<Fn>(cubind_entry)(resource, buffer, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsGLRegisterBuffer, resource, buffer, flags);
 }
 
 cudaError_t cudaGLSetGLDevice(int device) {
   using Fn = cudaError_t (*)(int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLSetGLDevice))(device);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLSetGLDevice)) return reinterpret_cast<Fn>(cubind_entry)(device);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLSetGLDevice, device);
 }
 
 cudaError_t cudaGLRegisterBufferObject(GLuint bufObj) {
   using Fn = cudaError_t (*)(GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLRegisterBufferObject))(bufObj);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLRegisterBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(bufObj);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLRegisterBufferObject, bufObj);
 }
 
 cudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj) {
   using Fn = cudaError_t (*)(void **, GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLMapBufferObject))(devPtr, bufObj);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLMapBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, bufObj);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLMapBufferObject, devPtr, bufObj);
 }
 
 cudaError_t cudaGLUnmapBufferObject(GLuint bufObj) {
   using Fn = cudaError_t (*)(GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLUnmapBufferObject))(bufObj);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLUnmapBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(bufObj);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLUnmapBufferObject, bufObj);
 }
 
 cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj) {
   using Fn = cudaError_t (*)(GLuint);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLUnregisterBufferObject))(bufObj);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLUnregisterBufferObject)) return reinterpret_cast<Fn>(cubind_entry)(bufObj);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLUnregisterBufferObject, bufObj);
 }
 
 cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags) {
   using Fn = cudaError_t (*)(GLuint, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLSetBufferObjectMapFlags))(bufObj, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLSetBufferObjectMapFlags)) return reinterpret_cast<Fn>(cubind_entry)(bufObj, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLSetBufferObjectMapFlags, bufObj, flags);
 }
 
 cudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream) {
   using Fn = cudaError_t (*)(void **, GLuint, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLMapBufferObjectAsync))(devPtr, bufObj, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLMapBufferObjectAsync)) return reinterpret_cast<Fn>(cubind_entry)(devPtr, bufObj, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLMapBufferObjectAsync, devPtr, bufObj, stream);
 }
 
 cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream) {
   using Fn = cudaError_t (*)(GLuint, cudaStream_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGLUnmapBufferObjectAsync))(bufObj, stream);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGLUnmapBufferObjectAsync)) return reinterpret_cast<Fn>(cubind_entry)(bufObj, stream);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGLUnmapBufferObjectAsync, bufObj, stream);
 }
 
 cudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress) {
   using Fn = cudaError_t (*)(int *, VdpDevice, VdpGetProcAddress *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaVDPAUGetDevice))(device, vdpDevice, vdpGetProcAddress);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaVDPAUGetDevice)) return reinterpret_cast<Fn>(cubind_entry)(device, vdpDevice, vdpGetProcAddress);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaVDPAUGetDevice, device, vdpDevice, vdpGetProcAddress);
 }
 
 cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress) {
   using Fn = cudaError_t (*)(int, VdpDevice, VdpGetProcAddress *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaVDPAUSetVDPAUDevice))(device, vdpDevice, vdpGetProcAddress);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaVDPAUSetVDPAUDevice)) return reinterpret_cast<Fn>(cubind_entry)(device, vdpDevice, vdpGetProcAddress);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaVDPAUSetVDPAUDevice, device, vdpDevice, vdpGetProcAddress);
 }
 
 cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags) {
   using Fn = cudaError_t (*)(struct cudaGraphicsResource **, VdpVideoSurface, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsVDPAURegisterVideoSurface))(resource, vdpSurface, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsVDPAURegisterVideoSurface)) return reinterpret_cast<Fn>(cubind_entry)(resource, vdpSurface, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsVDPAURegisterVideoSurface, resource, vdpSurface, flags);
 }
 
 cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags) {
   using Fn = cudaError_t (*)(struct cudaGraphicsResource **, VdpOutputSurface, unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cudaGraphicsVDPAURegisterOutputSurface))(resource, vdpSurface, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cudaGraphicsVDPAURegisterOutputSurface)) return reinterpret_cast<Fn>(cubind_entry)(resource, vdpSurface, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cudaGraphicsVDPAURegisterOutputSurface, resource, vdpSurface, flags);
 }
 
 }  // namespace cubind::raw

@@ -249,7 +249,14 @@ GeneratedFile emit_loader_source(const Library& lib, const EmitOptions& options)
       o << "  if (static_cast<long long>(result) != 0 && recorded) g_live_" << type << ".add(destroyed);\n";
       o << "  return result;\n";
     } else {
-      o << "  return " << call << ";\n";
+      // The usual path makes no call before the library's: its arguments stay
+      // in place and it ends in a jump (the slow path is another function).
+      // (A name no parameter has: one of cuLaunchHostFunc's is `fn`.)
+      o << "  if (void* cubind_entry = g_table.loaded_entry(k_" << f->name
+        << ")) return reinterpret_cast<Fn>(cubind_entry)("
+        << args(f->params) << ");\n";
+      o << "  return cubind::detail::call_after_loading<Fn>(g_table, k_" << f->name
+        << (f->params.empty() ? "" : ", ") << args(f->params) << ");\n";
     }
     o << "}\n\n";
   }

@@ -485,9 +485,14 @@ TEST(EmitLoaderSource, WrappersCallThroughTheirTableSlot) {
   EXPECT_THAT(cpp, HasSubstr("  k_cuInit = 0,\n  k_cuCtxCreate = 1,\n"));
   EXPECT_THAT(cpp, HasSubstr("CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags) {\n"
                              "  using Fn = CUresult (*)(CUcontext *, unsigned int);\n"
-                             "  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxCreate))(pctx, flags);\n"
+                             "  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxCreate)) return "
+                             "reinterpret_cast<Fn>(cubind_entry)(pctx, flags);\n"
+                             "  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxCreate, pctx, flags);\n"
                              "}\n"));
-  EXPECT_THAT(cpp, HasSubstr("CUresult cuOld(void) {\n  using Fn = CUresult (*)(void);\n  return reinterpret_cast<Fn>(g_table.entry(k_cuOld))();\n}\n"));
+  EXPECT_THAT(cpp, HasSubstr("CUresult cuOld(void) {\n  using Fn = CUresult (*)(void);\n"
+                             "  if (void* cubind_entry = g_table.loaded_entry(k_cuOld)) return "
+                             "reinterpret_cast<Fn>(cubind_entry)();\n"
+                             "  return cubind::detail::call_after_loading<Fn>(g_table, k_cuOld);\n}\n"));
   EXPECT_THAT(cpp, HasSubstr("#define CUBIND_NO_DEPRECATION_WARNINGS\n#include \"cubind/raw/driver.hpp\"\n"));
   EXPECT_THAT(cpp, Not(HasSubstr("cuWindowsOnly")));
 }

@@ -145,6 +145,14 @@ class LibraryTable {
     return fn;
   }
 
+  // The entry point `index` when the library is loaded and has it, else
+  // nullptr (entry() then loads the library or throws). Makes no call, so a
+  // trampoline that asks it keeps its arguments where they arrived and jumps
+  // on to the library (call_after_loading is its other way).
+  void* loaded_entry(int index) const noexcept {
+    return state_.load(std::memory_order_acquire) == kLoaded ? slots_[index] : nullptr;
+  }
+
   void ensure_loaded();
   LibraryStatus status() const noexcept;
 
@@ -174,6 +182,14 @@ class LibraryTable {
   std::atomic<int> state_{kNotTried};
   std::once_flag once_;
 };
+
+// A trampoline's call before its library is loaded (or where it lacks the
+// entry point): loads it, or throws LoaderError, then calls. Out of line and
+// cold, so that the trampoline's usual path saves no register around a call.
+template <class Fn, class... Args>
+[[gnu::noinline, gnu::cold]] auto call_after_loading(LibraryTable& table, int index, Args... args) {
+  return reinterpret_cast<Fn>(table.entry(index))(args...);
+}
 
 }  // namespace detail
 }  // namespace cubind

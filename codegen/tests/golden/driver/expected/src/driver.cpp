@@ -72,67 +72,80 @@ const char* driver_status_name(CUresult status) noexcept {
 
 CUresult cuInit(unsigned int Flags) {
   using Fn = CUresult (*)(unsigned int);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuInit))(Flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuInit)) return reinterpret_cast<Fn>(cubind_entry)(Flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuInit, Flags);
 }
 
 CUresult cuDriverGetVersion(int *driverVersion) {
   using Fn = CUresult (*)(int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuDriverGetVersion))(driverVersion);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuDriverGetVersion)) return reinterpret_cast<Fn>(cubind_entry)(driverVersion);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuDriverGetVersion, driverVersion);
 }
 
 CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
   using Fn = CUresult (*)(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxCreate))(pctx, ctxCreateParams, flags, dev);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxCreate)) return reinterpret_cast<Fn>(cubind_entry)(pctx, ctxCreateParams, flags, dev);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxCreate, pctx, ctxCreateParams, flags, dev);
 }
 
 CUresult cuCtxDetach(CUcontext ctx) {
   using Fn = CUresult (*)(CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxDetach))(ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxDetach)) return reinterpret_cast<Fn>(cubind_entry)(ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxDetach, ctx);
 }
 
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
   using Fn = CUresult (*)(CUdevice *, CUcontext);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuCtxGetDevice_v2))(device, ctx);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuCtxGetDevice_v2)) return reinterpret_cast<Fn>(cubind_entry)(device, ctx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuCtxGetDevice_v2, device, ctx);
 }
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemAlloc))(dptr, bytesize);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemAlloc)) return reinterpret_cast<Fn>(cubind_entry)(dptr, bytesize);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemAlloc, dptr, bytesize);
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, const void *, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpyHtoD))(dstDevice, srcHost, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpyHtoD)) return reinterpret_cast<Fn>(cubind_entry)(dstDevice, srcHost, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpyHtoD, dstDevice, srcHost, ByteCount);
 }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   using Fn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuMemcpy))(dst, src, ByteCount);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuMemcpy)) return reinterpret_cast<Fn>(cubind_entry)(dst, src, ByteCount);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuMemcpy, dst, src, ByteCount);
 }
 
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureMode);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuStreamBeginCapture))(hStream, mode);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuStreamBeginCapture)) return reinterpret_cast<Fn>(cubind_entry)(hStream, mode);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuStreamBeginCapture, hStream, mode);
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
   using Fn = CUresult (*)(CUgraphExec *, CUgraph, unsigned long long);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuGraphInstantiateWithFlags))(phGraphExec, hGraph, flags);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuGraphInstantiateWithFlags)) return reinterpret_cast<Fn>(cubind_entry)(phGraphExec, hGraph, flags);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuGraphInstantiateWithFlags, phGraphExec, hGraph, flags);
 }
 
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
   using Fn = CUresult (*)(CUstream, CUhostFn, void *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuLaunchHostFunc))(hStream, fn, userData);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuLaunchHostFunc)) return reinterpret_cast<Fn>(cubind_entry)(hStream, fn, userData);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuLaunchHostFunc, hStream, fn, userData);
 }
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr) {
   using Fn = CUresult (*)(CUipcMemHandle *, CUdeviceptr);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuIpcGetMemHandle))(pHandle, dptr);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuIpcGetMemHandle)) return reinterpret_cast<Fn>(cubind_entry)(pHandle, dptr);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuIpcGetMemHandle, pHandle, dptr);
 }
 
 CUresult cuExampleQuery(CUexample *example) {
   using Fn = CUresult (*)(CUexample *);
-  return reinterpret_cast<Fn>(g_table.entry(k_cuExampleQuery))(example);
+  if (void* cubind_entry = g_table.loaded_entry(k_cuExampleQuery)) return reinterpret_cast<Fn>(cubind_entry)(example);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_cuExampleQuery, example);
 }
 
 }  // namespace cubind::raw

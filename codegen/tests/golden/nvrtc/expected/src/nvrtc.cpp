@@ -66,52 +66,62 @@ const char* nvrtc_status_name(nvrtcResult status) noexcept {
 
 const char * nvrtcGetErrorString(nvrtcResult result) {
   using Fn = const char * (*)(nvrtcResult);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetErrorString))(result);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetErrorString)) return reinterpret_cast<Fn>(cubind_entry)(result);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetErrorString, result);
 }
 
 nvrtcResult nvrtcVersion(int *major, int *minor) {
   using Fn = nvrtcResult (*)(int *, int *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcVersion))(major, minor);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcVersion)) return reinterpret_cast<Fn>(cubind_entry)(major, minor);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcVersion, major, minor);
 }
 
 nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames) {
   using Fn = nvrtcResult (*)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCreateProgram))(prog, src, name, numHeaders, headers, includeNames);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcCreateProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, src, name, numHeaders, headers, includeNames);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcCreateProgram, prog, src, name, numHeaders, headers, includeNames);
 }
 
 nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
   using Fn = nvrtcResult (*)(nvrtcProgram *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcDestroyProgram))(prog);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcDestroyProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcDestroyProgram, prog);
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
   using Fn = nvrtcResult (*)(nvrtcProgram, int, const char *const *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcCompileProgram))(prog, numOptions, options);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcCompileProgram)) return reinterpret_cast<Fn>(cubind_entry)(prog, numOptions, options);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcCompileProgram, prog, numOptions, options);
 }
 
 nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTXSize))(prog, ptxSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPTXSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, ptxSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPTXSize, prog, ptxSizeRet);
 }
 
 nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPTX))(prog, ptx);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPTX)) return reinterpret_cast<Fn>(cubind_entry)(prog, ptx);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPTX, prog, ptx);
 }
 
 nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet) {
   using Fn = nvrtcResult (*)(nvrtcProgram, size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLogSize))(prog, logSizeRet);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetProgramLogSize)) return reinterpret_cast<Fn>(cubind_entry)(prog, logSizeRet);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetProgramLogSize, prog, logSizeRet);
 }
 
 nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
   using Fn = nvrtcResult (*)(nvrtcProgram, char *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetProgramLog))(prog, log);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetProgramLog)) return reinterpret_cast<Fn>(cubind_entry)(prog, log);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetProgramLog, prog, log);
 }
 
 nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
   using Fn = nvrtcResult (*)(size_t *);
-  return reinterpret_cast<Fn>(g_table.entry(k_nvrtcGetPCHHeapSize))(ret);
+  if (void* cubind_entry = g_table.loaded_entry(k_nvrtcGetPCHHeapSize)) return reinterpret_cast<Fn>(cubind_entry)(ret);
+  return cubind::detail::call_after_loading<Fn>(g_table, k_nvrtcGetPCHHeapSize, ret);
 }
 
 }  // namespace cubind::raw
