@@ -10,6 +10,7 @@ import ctypes
 import inspect
 import sys
 
+import numpy as np
 import pytest
 from conftest import needs_same_cuda_reference
 
@@ -421,6 +422,52 @@ def test_integer_errors_name_the_parameter_in_the_driver():
         driver.cuLaunchKernel(0, 1, 1, 1, 1, 1, 2**32, 0, 0, None, None)
     with pytest.raises(TypeError, match="sharedMemBytes"):
         driver.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, "0", 0, None, None)
+
+
+def _conversion_error(call):
+    """The error converting the arguments raised, or None where they converted
+    (the library then answers, or is absent: either way past conversion)."""
+    try:
+        call()
+    except (OverflowError, TypeError, ValueError) as e:
+        return e
+    except Exception:
+        pass
+    return None
+
+
+class _Index:
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def test_integers_of_every_size_convert_on_both_sides_of_the_one_digit_path():
+    # An int of one digit (under 2**30) is read inline; larger ones, ints of
+    # other types and objects with __index__ take the general way. Each value
+    # must convert, or be refused naming its parameter, the same on both.
+    def launch(grid_x=1, extra=0):
+        return lambda: driver.cuLaunchKernel(0, grid_x, 1, 1, 1, 1, 1, 0, 0, None, extra)
+
+    for fits in (0, 2**30 - 1, 2**30, 2**31, 2**32 - 1, True, _Index(2**31), np.uint32(2**32 - 1)):
+        assert _conversion_error(launch(grid_x=fits)) is None, fits
+    for over in (-1, -(2**30), 2**32, 2**64, _Index(-1), np.int64(2**32)):
+        error = _conversion_error(launch(grid_x=over))
+        assert isinstance(error, OverflowError) and "gridDimX" in str(error), (over, error)
+    for fits in (-(2**31), -(2**30) - 1, -(2**30), 2**30, 2**31 - 1):
+        assert _conversion_error(lambda: driver.cuDeviceGet(fits)) is None, fits
+    for over in (-(2**31) - 1, 2**31, 2**63):
+        error = _conversion_error(lambda: driver.cuDeviceGet(over))
+        assert isinstance(error, OverflowError) and "ordinal" in str(error), (over, error)
+    # An address (extra): None, 0 and one of many digits go through; a
+    # negative one is refused by name.
+    for fits in (None, 0, 2**30, 2**47, 2**64 - 1):
+        assert _conversion_error(launch(extra=fits)) is None, fits
+    for bad in (-1, -(2**40)):
+        error = _conversion_error(launch(extra=bad))
+        assert isinstance(error, ValueError) and "extra" in str(error), (bad, error)
 
 
 # ---------------------------------------------------------------------------

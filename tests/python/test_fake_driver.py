@@ -80,6 +80,14 @@ def test_typed_values_alternate_attributes_and_refuse_unknown_ones(fake_driver_d
             assert managed is True
             dptr = ok(driver.cuPointerGetAttribute(int(a.CU_POINTER_ATTRIBUTE_DEVICE_POINTER), 0x4321))
             assert type(dptr) is driver.CUdeviceptr and int(dptr) == 0x4321
+            # An enum value comes back as its member (the stand-in answers the
+            # pointer's page), and a value the enum lacks as a member of its own.
+            flags = driver.CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS
+            for page, member in ((3, flags.CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE), (1, flags.CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ),
+                                 (0, flags.CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE)):
+                assert ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, page << 12)) is member
+            unknown = ok(driver.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, 7 << 12))
+            assert type(unknown) is flags and int(unknown) == 7
         # An attribute the table does not know, before and after a known one.
         for attribute in (12345, a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 12345):
             try:

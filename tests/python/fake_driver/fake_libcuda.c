@@ -138,6 +138,7 @@ CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr
     case 9: *(int*)data = 0; return 0;                                    /* DEVICE_ORDINAL */
     case 12: *(size_t*)data = 4096; return 0;                             /* RANGE_SIZE */
     case 8: *(unsigned*)data = 1; return 0;                               /* IS_MANAGED: true */
+    case 16: *(int*)data = (int)(ptr >> 12); return 0;                    /* ACCESS_FLAGS: the pointer's page */
     default: return 1;
     }
 }

@@ -9,7 +9,7 @@ from libc.stdint cimport uintptr_t
 from cubind.bindings._support.handles cimport Handle, Struct
 
 
-cdef void* address(object obj, BufferRef* ref, bint writable, str name) except? NULL:
+cdef void* address_other(object obj, BufferRef* ref, bint writable, str name) except? NULL:
     ref.held = False
     if obj is None:
         return NULL

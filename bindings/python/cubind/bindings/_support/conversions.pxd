@@ -52,33 +52,26 @@ cdef Py_ssize_t check_list(object seq, Py_ssize_t count, str name, str count_nam
 
 # Integer arguments of nbytes bytes, converted as cuda.bindings converts them
 # (int, __index__, float truncated; OverflowError out of range), the errors
-# naming the parameter. The inline part is the path of an int in range.
+# naming the parameter. The inline part reads an int of one digit in range,
+# and is small enough that the compiler inlines every use of it in a call of
+# many arguments; the *_slow functions take every other value.
 cdef long long signed_slow(object obj, int nbytes, str name) except? -1
 cdef unsigned long long unsigned_slow(object obj, int nbytes, str name) except? <unsigned long long>-1
 
 
 cdef inline long long signed_arg(object obj, int nbytes, str name) except? -1:
-    cdef int overflow = 0
     cdef long long v
-    if PyLong_CheckExact(obj):
-        if cubind_compact_int(obj, &v):
-            if nbytes >= 4 or (-(1LL << (8 * nbytes - 1)) <= v < (1LL << (8 * nbytes - 1))):
-                return v
-        v = PyLong_AsLongLongAndOverflow(obj, &overflow)
-        if overflow == 0 and (nbytes >= 8 or (-(1LL << (8 * nbytes - 1)) <= v < (1LL << (8 * nbytes - 1)))):
-            return v
+    if (PyLong_CheckExact(obj) and cubind_compact_int(obj, &v)
+            and (nbytes >= 4 or (-(1LL << (8 * nbytes - 1)) <= v < (1LL << (8 * nbytes - 1))))):
+        return v
     return signed_slow(obj, nbytes, name)
 
 
 cdef inline unsigned long long unsigned_arg(object obj, int nbytes, str name) except? <unsigned long long>-1:
-    cdef int overflow = 0
     cdef long long v
-    if PyLong_CheckExact(obj):
-        if cubind_compact_int(obj, &v) and v >= 0 and (nbytes >= 4 or v < (1LL << (8 * nbytes))):
-            return <unsigned long long>v
-        v = PyLong_AsLongLongAndOverflow(obj, &overflow)
-        if overflow == 0 and v >= 0 and (nbytes >= 8 or v < (1LL << (8 * nbytes))):
-            return <unsigned long long>v
+    if (PyLong_CheckExact(obj) and cubind_compact_int(obj, &v) and v >= 0
+            and (nbytes >= 4 or v < (1LL << (8 * nbytes)))):
+        return <unsigned long long>v
     return unsigned_slow(obj, nbytes, name)
 
 

@@ -37,6 +37,13 @@ cdef object _truncate(double value, str name):
 
 
 cdef long long signed_slow(object obj, int nbytes, str name) except? -1:
+    cdef int overflow = 0
+    cdef long long v
+    if PyLong_CheckExact(obj):
+        # An int of more than one digit that fits a long long.
+        v = PyLong_AsLongLongAndOverflow(obj, &overflow)
+        if overflow == 0 and (nbytes >= 8 or (-(1LL << (8 * nbytes - 1)) <= v < (1LL << (8 * nbytes - 1)))):
+            return v
     value = _integer(obj, name)
     cdef object bits = 8 * nbytes  # Python ints: 1 << 64 does not fit a C int
     lo = -(1 << (bits - 1))
@@ -47,6 +54,13 @@ cdef long long signed_slow(object obj, int nbytes, str name) except? -1:
 
 
 cdef unsigned long long unsigned_slow(object obj, int nbytes, str name) except? <unsigned long long>-1:
+    cdef int overflow = 0
+    cdef long long v
+    if PyLong_CheckExact(obj):
+        # An int of more than one digit that fits a long long.
+        v = PyLong_AsLongLongAndOverflow(obj, &overflow)
+        if overflow == 0 and v >= 0 and (nbytes >= 8 or v < (1LL << (8 * nbytes))):
+            return <unsigned long long>v
     value = _integer(obj, name)
     if value < 0:
         raise OverflowError(f"{name}: {value} is negative; expected an unsigned int")

@@ -45,7 +45,14 @@ cdef int not_live(object obj, str name, str type_name, str made_by, str destroye
 cdef void set_handle(Handle h, void* value) noexcept
 
 # Handle value of `obj` for parameter `name`: an instance of `cls`, an int or None.
-cdef void* handle_value(object obj, type cls, str name) except? NULL
+# An object of exactly `cls` is read inline; handle_value_other takes the rest.
+cdef void* handle_value_other(object obj, type cls, str name) except? NULL
+
+
+cdef inline void* handle_value(object obj, type cls, str name) except? NULL:
+    if type(obj) is cls:
+        return (<Handle>obj)._value
+    return handle_value_other(obj, cls, name)
 
 # Pointer to the C struct held by `obj` (an instance of `cls`) or NULL for None.
 cdef void* struct_pointer(object obj, type cls, str name) except? NULL

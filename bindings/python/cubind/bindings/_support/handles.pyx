@@ -64,7 +64,7 @@ cdef class Struct:
         return <uintptr_t>self._ptr
 
 
-cdef void* handle_value(object obj, type cls, str name) except? NULL:
+cdef void* handle_value_other(object obj, type cls, str name) except? NULL:
     if type(obj) is cls:
         return (<Handle>obj)._value
     if obj is None:

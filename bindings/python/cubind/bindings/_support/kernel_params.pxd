@@ -12,5 +12,22 @@ cdef class KernelParams:
     cdef _pack_many(self, tuple vals, tuple kinds)
 
 
-cdef object kernel_params(object obj)
-cdef void** kernel_params_pointer(object packed) except? NULL
+# What a kernelParams argument is kept as for the call: None, an int, a
+# KernelParams, an array, or a held buffer (kernel_params_pointer reads it).
+# None and an exact KernelParams go inline; the *_other functions take the rest.
+cdef object kernel_params_other(object obj)
+cdef void** kernel_params_pointer_other(object packed) except? NULL
+
+
+cdef inline object kernel_params(object obj):
+    if obj is None:
+        return None
+    return kernel_params_other(obj)
+
+
+cdef inline void** kernel_params_pointer(object packed) except? NULL:
+    if packed is None:
+        return NULL
+    if type(packed) is KernelParams:
+        return (<KernelParams>packed).args
+    return kernel_params_pointer_other(packed)

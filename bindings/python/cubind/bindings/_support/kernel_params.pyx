@@ -239,7 +239,7 @@ cdef class KernelParamsBuffer:
             PyBuffer_Release(&self.view)
 
 
-cdef object kernel_params(object obj):
+cdef object kernel_params_other(object obj):
     if obj is None or isinstance(obj, int):
         return obj
     if isinstance(obj, KernelParams):
@@ -263,7 +263,7 @@ cdef object kernel_params(object obj):
                         f"got {type(obj).__name__}") from None
 
 
-cdef void** kernel_params_pointer(object packed) except? NULL:
+cdef void** kernel_params_pointer_other(object packed) except? NULL:
     if packed is None:
         return NULL
     if isinstance(packed, KernelParams):

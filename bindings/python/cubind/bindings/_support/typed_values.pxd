@@ -1,6 +1,12 @@
 # void * values whose C type an attribute parameter selects.
 
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
+from libc.stdlib cimport free
+from libc.string cimport memset
+
 from cubind.bindings._support.enums cimport EnumTable
+from cubind.bindings._support.scalars cimport load_scalar
 
 # What a typed value holds, from an attribute's entry in a module's table.
 cdef enum TypedKind:
@@ -20,6 +26,7 @@ cdef class TypedSpec:
     cdef char fmt            # struct-module format character of a number; 0 otherwise
     cdef object cls          # enum, handle or struct class; None otherwise
     cdef Py_ssize_t count    # elements; 0: sized by the caller
+    cdef dict members        # TYPED_WRAPPED: the enum class's value -> member dict; None otherwise
 
 
 cdef TypedSpec typed_spec(tuple spec, object cls)
@@ -47,9 +54,44 @@ ctypedef struct TypedSlot:
     char inline_[64]
 
 
-cdef int typed_init(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1
-cdef object typed_read(const TypedSlot* slot, TypedSpec spec)
-cdef void typed_release(TypedSlot* slot) noexcept
+# The usual getter's value (one element of at most 64 bytes, none given in),
+# a number or an enum member read back, are handled inline; the *_other functions do
+# the rest.
+cdef int typed_init_other(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1
+cdef object typed_read_other(const TypedSlot* slot, TypedSpec spec)
+
+
+cdef inline int typed_init(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1:
+    # Storage for one attribute's value: size_hint bytes for a caller-sized
+    # value (count 0), else count elements; `value` (not None) is stored.
+    if value is None and size_hint == 0 and spec.count == 1 and spec.size <= <Py_ssize_t>sizeof(slot.inline_):
+        slot.count = 1
+        slot.nbytes = spec.size
+        memset(slot.inline_, 0, sizeof(slot.inline_))
+        slot.buf = slot.inline_
+        slot.ptr = slot.buf
+        return 0
+    return typed_init_other(slot, spec, value, name, size_hint)
+
+
+cdef inline object typed_read(const TypedSlot* slot, TypedSpec spec):
+    # The value the call wrote: one element, or a list of count elements.
+    cdef PyObject* member
+    if spec.count == 1:
+        if spec.kind == TYPED_SCALAR:
+            return load_scalar(slot.buf, spec.fmt)
+        if spec.members is not None:
+            member = PyDict_GetItem(spec.members, load_scalar(slot.buf, spec.fmt))
+            if member != NULL:
+                return <object>member
+    return typed_read_other(slot, spec)
+
+
+cdef inline void typed_release(TypedSlot* slot) noexcept:
+    if slot.buf != NULL and slot.buf != slot.inline_:
+        free(slot.buf)
+    slot.buf = NULL
+    slot.ptr = NULL
 
 
 cdef class TypedValue:

@@ -51,6 +51,11 @@ cdef TypedSpec typed_spec(tuple spec, object cls):
     s.fmt = (<str>fmt).encode()[0] if fmt is not None else 0
     s.cls = cls
     s.count = count
+    s.members = None
+    if s.kind == TYPED_WRAPPED and isinstance(cls, type):
+        members = cls.__dict__.get("_value2member_")
+        if type(members) is dict:
+            s.members = <dict>members
     return s
 
 
@@ -129,11 +134,9 @@ cdef object _element(const TypedSlot* slot, TypedSpec spec, Py_ssize_t i):
     return obj
 
 
-cdef int typed_init(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1:
-    # Storage for one attribute's value: size_hint bytes for a caller-sized
-    # value (count 0), else count elements; `value` (not None) is stored.
-    # slot.buf is NULL until the storage is in place, so that typed_release
-    # is safe after a failure here.
+cdef int typed_init_other(TypedSlot* slot, TypedSpec spec, object value, str name, Py_ssize_t size_hint) except -1:
+    # typed_init's general way. slot.buf is NULL until the storage is in
+    # place, so that typed_release is safe after a failure here.
     cdef Py_ssize_t n = spec.count
     if n == 0:
         n = max(size_hint // spec.size, 1) if size_hint else 1
@@ -151,21 +154,14 @@ cdef int typed_init(TypedSlot* slot, TypedSpec spec, object value, str name, Py_
     return 0
 
 
-cdef object typed_read(const TypedSlot* slot, TypedSpec spec):
-    """The value the call wrote: one element, or a list of count elements."""
+cdef object typed_read_other(const TypedSlot* slot, TypedSpec spec):
+    # typed_read's general way.
     cdef Py_ssize_t i
     if spec.kind == TYPED_BYTES:
         return c_string(slot.buf, spec.size * slot.count)
     if spec.count == 1:
         return _element(slot, spec, 0)
     return [_element(slot, spec, i) for i in range(slot.count)]
-
-
-cdef void typed_release(TypedSlot* slot) noexcept:
-    if slot.buf != NULL and slot.buf != slot.inline_:
-        free(slot.buf)
-    slot.buf = NULL
-    slot.ptr = NULL
 
 
 # One per attribute of a list of them (cuPointerGetAttributes); a free list
