@@ -24,23 +24,6 @@ cdef class TypedSpec:
     """The C type of one attribute's value (kind, element size, format, class, count)."""
 
 
-# An enum class's value -> member dict (None for the classes of values, CUdeviceptr),
-# so that a value read back is its member by one lookup, not a call of the class.
-cdef dict _MEMBERS_BY_CLASS = {}
-
-
-cdef object _wrapped(object cls, object value):
-    by_value = _MEMBERS_BY_CLASS.get(cls, False)
-    if by_value is False:
-        by_value = cls.__dict__.get("_value2member_") if isinstance(cls, type) else None
-        _MEMBERS_BY_CLASS[cls] = by_value
-    if by_value is not None:
-        member = (<dict>by_value).get(value)
-        if member is not None:
-            return member
-    return cls(value)  # an unknown value gets a member of its own; a value class wraps it
-
-
 cdef TypedSpec typed_spec(tuple spec, object cls):
     # spec: (kind, size, format or None, class name or class, count) from a module's table;
     # cls: the class itself, resolved by the module.
@@ -51,6 +34,9 @@ cdef TypedSpec typed_spec(tuple spec, object cls):
     s.fmt = (<str>fmt).encode()[0] if fmt is not None else 0
     s.cls = cls
     s.count = count
+    # An enum class's value -> member dict (None for the classes of values,
+    # CUdeviceptr), so that a value read back is its member by one lookup,
+    # not a call of the class.
     s.members = None
     if s.kind == TYPED_WRAPPED and isinstance(cls, type):
         members = cls.__dict__.get("_value2member_")
@@ -124,7 +110,10 @@ cdef object _element(const TypedSlot* slot, TypedSpec spec, Py_ssize_t i):
     if spec.kind == TYPED_BOOL:
         return load_scalar(slot.buf + i * spec.size, spec.fmt) != 0
     if spec.kind == TYPED_WRAPPED:
-        return _wrapped(spec.cls, load_scalar(slot.buf + i * spec.size, spec.fmt))
+        value = load_scalar(slot.buf + i * spec.size, spec.fmt)
+        member = spec.members.get(value) if spec.members is not None else None
+        # An unknown value gets a member of its own; a value class wraps it.
+        return member if member is not None else spec.cls(value)
     if spec.kind == TYPED_HANDLE:
         return new_handle(spec.cls, (<void**>slot.buf)[i])
     if spec.kind == TYPED_POINTER:
