@@ -46,13 +46,10 @@ cdef extern from "_device_call.hpp" namespace "cubind_core":
     void _install_device_call "cubind_core::install_device_call"(object cls, DeviceLookup lookup, object key)
     int _call_known_device_count "cubind_core::known_device_count"
     Py_ssize_t _slot_offset "cubind_core::slot_offset"(object cls, const char* name) except? -2
-    PyObject* _slot_get "cubind_core::slot_get"(object o, Py_ssize_t offset)
-    void _slot_set_none "cubind_core::slot_set_none"(object o, Py_ssize_t offset)
+    int _install_set_current "cubind_core::install_set_current"(
+        object cls, object usual, Py_ssize_t id_slot, Py_ssize_t current_slot) except -1
 
 cdef str _DEVICES_KEY = "cubind.core._device.devices"
-# Device's slots _id and _current: their offsets (set below the class), -1 unknown.
-cdef Py_ssize_t _ID_SLOT = -1
-cdef Py_ssize_t _CURRENT_SLOT = -1
 
 
 cdef list _thread_devices():
@@ -313,20 +310,12 @@ class Device:
         (cuCtxSetCurrent). With ctx (a Context of this device, a green one
         too), makes that one current instead and returns the Context that was;
         the device keeps ctx alive while it is current."""
-        cdef int ordinal
+        # device.set_current() itself, on a Device of this class, is
+        # _device_call.hpp's set_current_method (installed below the class),
+        # which leaves every other call to this method.
+        cdef int ordinal = self._id
         cdef int previous_device = -1
         cdef cpp.CUcontext previous
-        cdef PyObject* id_object
-        if ctx is None and type(self) is Device and _CURRENT_SLOT >= 0:
-            # The usual call, its slots read and written in place.
-            id_object = _slot_get(self, _ID_SLOT)
-            if id_object != NULL and type(<object>id_object) is int:
-                ordinal = <object>id_object
-                with nogil:
-                    cpp.device_set_current(ordinal)
-                _slot_set_none(self, _CURRENT_SLOT)
-                return None
-        ordinal = self._id
         if ctx is None:
             with nogil:
                 cpp.device_set_current(ordinal)
@@ -483,7 +472,8 @@ class Device:
 # For the modules this one loads, which cannot import Device by name while it loads.
 _Device = Device
 _install_device_call(Device, _device_call, _DEVICES_KEY)
-# Where a Device keeps its ordinal and the context set_current(ctx) made
-# current (-1: not found, and set_current takes the usual attribute access).
-_ID_SLOT = _slot_offset(Device, b"_id")
-_CURRENT_SLOT = _slot_offset(Device, b"_current") if _ID_SLOT >= 0 else -1
+# device.set_current() in C, reading and writing the slots where a Device
+# keeps its ordinal and the context set_current(ctx) made current (when
+# either is not found, -1, the Python method stays).
+_install_set_current(Device, Device.__dict__["set_current"], _slot_offset(Device, b"_id"),
+                     _slot_offset(Device, b"_current"))

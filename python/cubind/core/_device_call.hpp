@@ -11,6 +11,13 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include <climits>
+#include <exception>
+#include <string>
+
+#include "_launch_args.hpp"
+#include "_owners.hpp"
+#include "_translate.hpp"
 #include "_type_call.hpp"
 
 namespace cubind_core {
@@ -96,6 +103,91 @@ inline void install_device_call(PyObject* type, DeviceLookup lookup, PyObject* k
   Py_INCREF(key);
   devices_key = key;
   reinterpret_cast<PyTypeObject*>(type)->tp_vectorcall = device_vectorcall;
+}
+
+// Device.set_current as a method of the class written in C (a method
+// descriptor, METH_FASTCALL): device.set_current() on a Device of the class
+// itself whose ordinal is a small int makes the ordinal's primary context
+// current with the GIL released and clears the `_current` slot, with no
+// argument parsing; any other call (a ctx, a keyword, a subclass) is the
+// Python method's, kept in set_current_usual. Set once, by
+// install_set_current.
+static PyObject* set_current_usual = nullptr;
+static PyTypeObject* set_current_class = nullptr;
+static Py_ssize_t set_current_id_slot = -1;
+static Py_ssize_t set_current_current_slot = -1;
+
+inline PyObject* set_current_by_usual(PyObject* self, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+  const Py_ssize_t nk = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* small[8];
+  PyObject** full = n + nk + 1 <= 8 ? small : static_cast<PyObject**>(PyMem_Malloc((n + nk + 1) * sizeof(PyObject*)));
+  if (full == nullptr) return PyErr_NoMemory();
+  full[0] = self;
+  for (Py_ssize_t i = 0; i < n + nk; ++i) full[i + 1] = args[i];
+  PyObject* result = PyObject_Vectorcall(set_current_usual, full, n + 1, kwnames);
+  if (full != small) PyMem_Free(full);
+  return result;
+}
+
+inline PyObject* set_current_method(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  long long ordinal = -1;
+  if (kwnames == nullptr && (n == 0 || (n == 1 && args[0] == Py_None)) && Py_TYPE(self) == set_current_class) {
+    PyObject* id = slot_get(self, set_current_id_slot);
+    if (id != nullptr && PyLong_CheckExact(id) && read_small_int(id, &ordinal) && ordinal >= 0 && ordinal <= INT_MAX) {
+      std::exception_ptr failure;
+      Py_BEGIN_ALLOW_THREADS
+      try {
+        device_set_current(static_cast<int>(ordinal));
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      Py_END_ALLOW_THREADS
+      if (failure) {
+        try {
+          std::rethrow_exception(failure);
+        } catch (...) {
+          translate();
+        }
+        return nullptr;
+      }
+      slot_set_none(self, set_current_current_slot);
+      Py_RETURN_NONE;
+    }
+  }
+  return set_current_by_usual(self, args, n, kwnames);
+}
+
+inline PyMethodDef set_current_def = {
+    "set_current", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(set_current_method)),
+    METH_FASTCALL | METH_KEYWORDS, nullptr};
+
+// Puts set_current_method in the class in place of `usual` (the Python
+// method, kept for the calls it leaves), with usual's docstring after the
+// signature inspect reads. A class whose slots were not found keeps usual.
+inline int install_set_current(PyObject* cls, PyObject* usual, Py_ssize_t id_slot, Py_ssize_t current_slot) {
+  if (id_slot < 0 || current_slot < 0) return 0;
+  static std::string doc;
+  PyObject* usual_doc = PyObject_GetAttrString(usual, "__doc__");
+  if (usual_doc == nullptr) return -1;
+  const char* text = PyUnicode_Check(usual_doc) ? PyUnicode_AsUTF8(usual_doc) : "";
+  if (text == nullptr) {
+    Py_DECREF(usual_doc);
+    return -1;
+  }
+  doc = std::string("set_current($self, /, ctx=None)\n--\n\n") + text;
+  Py_DECREF(usual_doc);
+  set_current_def.ml_doc = doc.c_str();
+  PyObject* method = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls), &set_current_def);
+  if (method == nullptr) return -1;
+  Py_INCREF(usual);
+  set_current_usual = usual;
+  set_current_class = reinterpret_cast<PyTypeObject*>(cls);
+  set_current_id_slot = id_slot;
+  set_current_current_slot = current_slot;
+  const int status = PyObject_SetAttrString(cls, "set_current", method);
+  Py_DECREF(method);
+  return status;
 }
 
 }  // namespace cubind_core

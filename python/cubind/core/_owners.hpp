@@ -66,22 +66,7 @@ inline std::string device_uuid(int ordinal) { return device(ordinal).uuid(); }
 inline std::string device_pci_bus_id(int ordinal) { return device(ordinal).pci_bus_id(); }
 inline cubind::ComputeCapability device_compute_capability(int ordinal) { return device(ordinal).compute_capability(); }
 inline CUcontext device_primary_context(int ordinal) { return device(ordinal).primary_context().handle(); }
-// Device.set_current: the primary context of each ordinal is kept after its
-// first use (the core retains it once, until the process exits, so its
-// handle does not change), and made current from there.
-inline void device_set_current(int ordinal) {
-  constexpr int kept = 64;
-  static std::atomic<CUcontext> primary[kept];
-  if (ordinal >= 0 && ordinal < kept) {
-    if (CUcontext context = primary[ordinal].load(std::memory_order_acquire)) {
-      cubind::Context::from_native_handle(context).set_current();
-      return;
-    }
-  }
-  const cubind::Context context = device(ordinal).primary_context();
-  context.set_current();
-  if (ordinal < kept) primary[ordinal].store(context.handle(), std::memory_order_release);
-}
+inline void device_set_current(int ordinal) { device(ordinal).set_current(); }
 inline void device_sync(int ordinal) { device(ordinal).sync(); }
 inline bool device_can_access_peer(int ordinal, int peer) { return device(ordinal).can_access_peer(device(peer)); }
 inline void device_peer_access(int ordinal, int peer, bool enable) {

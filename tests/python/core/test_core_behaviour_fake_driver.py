@@ -162,3 +162,55 @@ def test_only_green_contexts_are_made_as_in_cuda_core(fake_driver_dir):
         raises(NotImplementedError, "resources is None", dev.create_context, {"resources": None})
         raises(TypeError, "ContextOptions", dev.create_context, object())
     """)
+
+
+def test_set_current_takes_every_call_cuda_core_takes_and_raises_the_drivers_error(fake_driver_dir):
+    run(fake_driver_dir, """
+        import inspect
+        set_status = ctypes.c_int.in_dll(fake, "fake_set_current_status")
+        seen = ctypes.c_void_p()
+
+        def current():
+            assert fake.cuCtxGetCurrent(ctypes.byref(seen)) == 0
+            return seen.value
+
+        primary = current()
+        assert primary
+        bound = dev.set_current
+        for call in (dev.set_current, lambda: dev.set_current(None), lambda: dev.set_current(ctx=None),
+                     lambda: cc.Device.set_current(dev), bound):
+            assert fake.cuCtxSetCurrent(None) == 0 and current() is None
+            assert call() is None
+            assert current() == primary
+        assert str(inspect.signature(cc.Device.set_current)) == "(self, /, ctx=None)"
+        assert "primary context" in cc.Device.set_current.__doc__
+
+        # With a Context, the one that was current comes back, and the Device
+        # keeps ctx until set_current() without one.
+        ctx = dev.context
+        assert fake.cuCtxSetCurrent(None) == 0
+        assert dev.set_current(ctx) is None and dev._current is ctx
+        assert dev.set_current(ctx).handle == ctx.handle
+        dev.set_current()
+        assert dev._current is None
+
+        raises(TypeError, "ctx must be a Context or None, not int", dev.set_current, 5)
+        raises(TypeError, "", dev.set_current, None, None)
+        raises(TypeError, "", dev.set_current, context=None)
+        raises(TypeError, "Device", cc.Device.set_current, 0)
+
+        # The driver's error is raised with the call that failed, and the
+        # next call, once the driver answers again, succeeds.
+        assert fake.cuCtxSetCurrent(None) == 0
+        set_status.value = 201          # CUDA_ERROR_INVALID_CONTEXT
+        try:
+            dev.set_current()
+        except cc.CUDAError as error:
+            assert "cuCtxSetCurrent" in str(error) and error.status == 201, str(error)
+        else:
+            raise AssertionError("set_current() did not raise CUDAError")
+        assert current() is None
+        set_status.value = 0
+        dev.set_current()
+        assert current() == primary
+    """)

@@ -452,7 +452,13 @@ CUresult cuDevicePrimaryCtxRelease(int device)
     return 0;
 }
 CUresult cuCtxGetCurrent(void** context) { *context = current_context; return 0; }
-CUresult cuCtxSetCurrent(void* context) { current_context = context; return 0; }
+/* Set to a CUresult to make cuCtxSetCurrent fail with it, changing nothing. */
+int fake_set_current_status;
+CUresult cuCtxSetCurrent(void* context) {
+    if (fake_set_current_status != 0) return (CUresult)fake_set_current_status;
+    current_context = context;
+    return 0;
+}
 CUresult cuCtxPushCurrent(void* context) { current_context = context; return 0; }
 CUresult cuCtxPopCurrent(void** context) { if (context) *context = current_context; return 0; }
 CUresult cuCtxGetDevice(int* device) { *device = 0; return 0; }
