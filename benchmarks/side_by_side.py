@@ -8,7 +8,11 @@ loop of its own with everything in locals, and timed in batches: the sides
 of a row in rotating order, ROUNDS rounds (LAUNCH_ROUNDS for the launch
 rows, whose driver time varies most from batch to batch), best batch per
 side (launch batches start from an idle stream, synchronized outside the
-timing), the process held on one CPU. The
+timing), the process held on one CPU. What a side adds over another (a
+launch over its Python floor, a simple call over its floor, a
+cubind.bindings launch over the C floor) is the median of the two sides'
+differences round by round: the sides of a round run back to back, so a
+round slow for the GPU or the CPU is slow for both. The
 sides: cubind; NVIDIA's cuda.core 1.2 / cuda.bindings; CuPy where it has the
 operation; the Python floor (benchmarks/call_floor.pyx: a Python call of the
 same shape that releases the GIL around the same driver calls and converts
@@ -28,6 +32,7 @@ import argparse
 import ctypes
 import json
 import os
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -420,6 +425,28 @@ def _need(times, *sides):
 FLOORS = ("Python floor", "converting floor", "C floor")
 
 
+class Times(dict):
+    """{side: best ns per call} of a row, and in `rounds` {side: [ns per
+    call in each round]}, the rounds in the order they were timed."""
+
+    def __init__(self, best=(), rounds=None):
+        super().__init__(best)
+        self.rounds = rounds or {}
+
+
+def over(t, side, reference):
+    """What `side` takes over `reference`, in ns: the median over the rounds
+    of the two sides' difference in the same round, where both have rounds
+    (the sides of a round run back to back, so a slow round, on the GPU or
+    the CPU, is slow on both and cancels); else the difference of their best
+    times."""
+    rounds = getattr(t, "rounds", {})
+    a, b = rounds.get(side), rounds.get(reference)
+    if a and b and len(a) == len(b):
+        return statistics.median(x - y for x, y in zip(a, b))
+    return t[side] - t[reference]
+
+
 class Part:
     def __init__(self, text, value, bound, floors=FLOORS, needs=()):
         # value(t), bound(t): ns; floors: the sides whose times bound `value` from below.
@@ -433,27 +460,35 @@ class Part:
         bound = self.bound(t)
         if self.value(t) <= bound:
             return True
-        least = [(t[f], f) for f in self.floors if f in t]
+        least = [(self.value_of_floor(f, t), f) for f in self.floors if f in t]
         if least:
-            floor_ns, name = max(least)
-            if self.value_of_floor(floor_ns, t) > bound:
-                return f"{self.text}: {name} {fmt(floor_ns)} > {fmt(bound)}"
+            floor_value, name = max(least)
+            if floor_value > bound:
+                return f"{self.text}: {name} {self.show(floor_value)} > {self.show(bound)}"
         return False
 
-    def value_of_floor(self, floor_ns, t):
-        return floor_ns
+    def value_of_floor(self, floor, t):
+        """What `value` would be, were cubind as fast as the side `floor`."""
+        return t[floor]
+
+    def show(self, ns):
+        return fmt(ns)
 
 
 class OverPart(Part):
-    """A part on what a side adds over a reference (the C floor): the floor's
-    own addition bounds it from below."""
+    """A part on what a side adds over a reference side (over(): paired by
+    round): the reference's own addition for a floor bounds it from below."""
 
     def __init__(self, text, side, reference, bound, floors=FLOORS, needs=()):
-        super().__init__(text, lambda t: t[side] - t[reference], bound, floors, needs=(side, reference) + tuple(needs))
+        super().__init__(text, lambda t: over(t, side, reference), bound, floors,
+                         needs=(side, reference) + tuple(needs))
         self.reference = reference
 
-    def value_of_floor(self, floor_ns, t):
-        return floor_ns - t[self.reference]
+    def value_of_floor(self, floor, t):
+        return over(t, floor, self.reference)
+
+    def show(self, ns):
+        return f"+{fmt(ns)}" if ns >= 0 else f"-{fmt(-ns)}"
 
 
 def judge_parts(*parts):
@@ -536,8 +571,8 @@ def launch_rows():
 
     # What a launch adds over the floor that converts nothing is bounded from
     # below by the floor that converts the arguments the cheapest way.
-    over_floor = Part("<= Python floor + 60 ns", lambda t: t["cubind"], lambda t: t["Python floor"] + 60,
-                      floors=("converting floor",), needs=("cubind", "Python floor"))
+    over_floor = OverPart("<= Python floor + 60 ns", "cubind", "Python floor", lambda t: 60,
+                          floors=("converting floor",))
     judge_launch = judge_parts(over_floor, part_vs_nvidia())
 
     for label, kinds in launch_shapes():
@@ -814,8 +849,8 @@ def _needs_gpu(w):
 def bindings_rows():
     rows = []
 
-    judge_simple = judge_parts(Part("<= Python floor + 15 ns", lambda t: t["cubind"],
-                                    lambda t: t["Python floor"] + 15, floors=(), needs=("cubind", "Python floor")))
+    judge_simple = judge_parts(OverPart("<= Python floor + 15 ns", "cubind", "Python floor", lambda t: 15,
+                                        floors=()))
 
     def simple(name, args_of, floor_name, floor_args_of):
         def ours(w):
@@ -859,7 +894,7 @@ def bindings_rows():
 
     judge_launch = judge_parts(OverPart(
         "over C floor <= 0.5 x cuda.bindings'", "cubind", "C floor",
-        lambda t: 0.5 * (t["cuda.bindings"] - t["C floor"]), floors=("Python floor",), needs=("cuda.bindings",)))
+        lambda t: 0.5 * over(t, "cuda.bindings", "C floor"), floors=("Python floor",), needs=("cuda.bindings",)))
 
     def launch(label, n, form):
         def params_of(lib, w):
@@ -994,7 +1029,7 @@ def batch_timer(side):
 
 
 def measure(world, row, rounds):
-    """{side: best ns} and {side: why it did not run}."""
+    """Times ({side: best ns}, with each round's ns) and {side: why it did not run}."""
     timers, missing = {}, {}
     for name, make in row.sides.items():
         try:
@@ -1003,7 +1038,7 @@ def measure(world, row, rounds):
             missing[name] = str(e)
         except Exception as e:  # a side that fails says how; the run goes on
             missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
-    best = {name: float("inf") for name in timers}
+    each = {name: [] for name in timers}
     order = list(timers)
     for r in range(rounds):
         shift = r % max(1, len(order))
@@ -1011,11 +1046,11 @@ def measure(world, row, rounds):
             if name in missing:
                 continue
             try:
-                best[name] = min(best[name], timers[name]())
+                each[name].append(timers[name]())
             except Exception as e:
                 missing[name] = f"failed: {type(e).__name__}: {e}"[:120]
-                best.pop(name, None)
-    return {k: v for k, v in best.items() if k not in missing}, missing
+    each = {k: v for k, v in each.items() if k not in missing and v}
+    return Times({k: min(v) for k, v in each.items()}, each), missing
 
 
 def import_rows():
@@ -1064,7 +1099,7 @@ def verdict_text(verdict):
 
 def table(results, imports):
     lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | converting floor | C floor | cubind / NVIDIA "
-             "| cubind - Python floor | goal met |",
+             "| cubind - Python floor (median of the rounds' differences) | goal met |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     summary = {"met": 0, "not met": 0, "cannot be met": 0, "not judged": 0}
     for row, times, missing in results:
@@ -1075,13 +1110,13 @@ def table(results, imports):
             return why if why else "-"
         nvidia = "cuda.core" if "cuda.core" in row.sides else "cuda.bindings"
         ratio = f"{times['cubind'] / times[nvidia]:.2f}" if _need(times, "cubind", nvidia) else "-"
-        over = f"{times['cubind'] - times['Python floor']:.0f} ns" if _need(times, "cubind", "Python floor") else "-"
+        gap = f"{over(times, 'cubind', 'Python floor'):.0f} ns" if _need(times, "cubind", "Python floor") else "-"
         text, key = verdict_text(row.judge(times))
         summary[key] += 1
         lines.append(f"| {row.name} | {row.goal} | {cell('cubind')} | {cell(nvidia)} "
                      f"| {cell('CuPy') if 'CuPy' in row.sides else '-'} | {cell('Python floor')} "
                      f"| {cell('converting floor') if 'converting floor' in row.sides else '-'} "
-                     f"| {cell('C floor')} | {ratio} | {over} | {text} |")
+                     f"| {cell('C floor')} | {ratio} | {gap} | {text} |")
     if imports:
         lines += ["", "| import | goal | cubind | NVIDIA's | goal met |", "|---|---|---:|---:|---|"]
         for ours, theirs, goal, ms, theirs_ms in imports:
@@ -1121,7 +1156,8 @@ def main(argv=None):
     print(out)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": [{"row": r.name, "goal": r.goal, "times_ns": t, "missing": m, "met": r.judge(t)}
+            json.dump({"rows": [{"row": r.name, "goal": r.goal, "times_ns": t, "rounds_ns": t.rounds, "missing": m,
+                                 "met": r.judge(t)}
                                 for r, t, m in results],
                        "imports": [{"module": i[0], "goal_ms": i[2], "cubind_ms": i[3], "nvidia_ms": i[4]}
                                    for i in imports]}, f, indent=1)

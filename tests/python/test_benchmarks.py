@@ -79,3 +79,35 @@ def test_a_bindings_launch_is_judged_on_what_it_adds_over_the_c_floor():
     assert row.judge(dict(t, cubind=3600.0)) is False
     verdict = row.judge(dict(t, cubind=3700.0, **{"Python floor": 3600.0}))
     assert isinstance(verdict, str), verdict
+
+
+def test_what_a_side_adds_over_its_floor_is_the_median_of_each_rounds_difference():
+    sbs = _side_by_side()
+    row = next(r for r in sbs.launch_rows() if r.name == "launch, 16 x np.int32")
+    best = {"cuda.core": 10000.0, "cubind": 3100.0, "Python floor": 3000.0, "converting floor": 3010.0}
+    # The floor's best came in a round where cubind was not timed fast: the
+    # best times differ by 100 ns, while each round's times differ by 100,
+    # 10 and 10 ns.
+    rounds = {"cuda.core": [10000.0] * 3, "cubind": [3100.0, 3100.0, 3100.0],
+              "Python floor": [3000.0, 3090.0, 3090.0], "converting floor": [3010.0, 3095.0, 3095.0]}
+    assert row.judge(best) is False
+    assert sbs.over(sbs.Times(best, rounds), "cubind", "Python floor") == 10.0
+    assert row.judge(sbs.Times(best, rounds)) is True
+    # Every round 100 ns over, whatever the best times say: not met.
+    slow = dict(rounds, cubind=[3100.0, 3190.0, 3190.0])
+    assert row.judge(sbs.Times(dict(best, cubind=3050.0), slow)) is False
+
+
+def test_measure_keeps_every_rounds_time_of_every_side_and_the_best_of_them():
+    sbs = _side_by_side()
+    row = sbs.Row("test", "two sums", "", lambda t: True, {
+        "a": lambda w: sbs.Side("x + 1", {"x": 1}),
+        "b": lambda w: sbs.Side("x * 3", {"x": 2}),
+        "gone": lambda w: (_ for _ in ()).throw(sbs.Missing("not here")),
+    })
+    times, missing = sbs.measure(None, row, 5)
+    assert missing == {"gone": "not here"}
+    assert sorted(times) == ["a", "b"] and sorted(times.rounds) == ["a", "b"]
+    for side in ("a", "b"):
+        assert len(times.rounds[side]) == 5 and all(ns > 0 for ns in times.rounds[side])
+        assert times[side] == min(times.rounds[side])
