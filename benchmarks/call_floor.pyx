@@ -123,6 +123,23 @@ def launch(stream, config, kernel, *args):
     _launch_one_block(stream, kernel, _params if len(args) else NULL)
 
 
+# The least a call of a LaunchConfig made per launch can take: a C function
+# called with the same keywords, which looks at none of them and returns None.
+cdef extern from *:
+    """
+    static PyObject* cubind_floor_config(PyObject* self, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+      (void)self; (void)args; (void)n; (void)kwnames;
+      Py_RETURN_NONE;
+    }
+    static PyMethodDef cubind_floor_config_def = {
+        "config", (PyCFunction)(void (*)(void))cubind_floor_config, METH_FASTCALL | METH_KEYWORDS, NULL};
+    static PyObject* cubind_floor_make_config(void) { return PyCFunction_New(&cubind_floor_config_def, NULL); }
+    """
+    object cubind_floor_make_config()
+
+config = cubind_floor_make_config()
+
+
 
 # The least a launch that passes its arguments' values can do: the launch
 # floor above, with each argument's bytes copied into the parameter slots by

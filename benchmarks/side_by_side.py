@@ -529,6 +529,10 @@ def _launch_sides(kinds, per_call_config=False):
     names_args = [f"a{i}" for i in range(n)]
     arglist = "".join(", " + a for a in names_args)
     config = "LaunchConfig(grid=1, block=1)" if per_call_config else "config"
+    # The floors of a config made per call make the same call, of a function
+    # that takes the keywords and returns None (call_floor.config).
+    floor_config = "config(grid=1, block=1)" if per_call_config else "None"
+    converting_config = "config(grid=1, block=1) or kinds" if per_call_config else "kinds"
 
     def cubind(w):
         names = {f"a{i}": w.value(k, i) for i, k in enumerate(kinds)}
@@ -546,14 +550,15 @@ def _launch_sides(kinds, per_call_config=False):
 
     def floor(w):
         names = {f"a{i}": w.value(k, i) for i, k in enumerate(kinds)}
-        names.update(launch=w.floor.launch, s=int(w.stream.handle), k=int(w.kernel(kinds).handle))
-        return Side(f"launch(s, None, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
+        names.update(launch=w.floor.launch, s=int(w.stream.handle), k=int(w.kernel(kinds).handle),
+                     config=w.floor.config)
+        return Side(f"launch(s, {floor_config}, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
 
     def converting_floor(w):
         names = {f"a{i}": w.value(k, i) for i, k in enumerate(kinds)}
         names.update(launch=w.floor.launch_converting, s=int(w.stream.handle), k=int(w.kernel(kinds).handle),
-                     kinds=bytes(CONVERSIONS[k] for k in kinds))
-        return Side(f"launch(s, kinds, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
+                     kinds=bytes(CONVERSIONS[k] for k in kinds), config=w.floor.config)
+        return Side(f"launch(s, {converting_config}, k{arglist})", names, sync=w.stream.sync, batch=LAUNCH_BATCH)
 
     def c_floor(w):
         lib = w.c_floor

@@ -12,6 +12,7 @@
 
 #include <Python.h>
 
+#include "_launch_args.hpp"
 #include "_type_call.hpp"
 
 namespace cubind_core {
@@ -32,10 +33,8 @@ static PyObject* launch_config_names[3];  // "grid", "block", "shmem_size", inte
 
 // An exact int within [low, high], into *out.
 inline bool exact_int_in(PyObject* o, long long low, long long high, unsigned long long* out) {
-  if (Py_TYPE(o) != &PyLong_Type) return false;
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);  // an exact int sets no error
-  if (overflow != 0 || v < low || v > high) return false;
+  long long v;
+  if (Py_TYPE(o) != &PyLong_Type || !read_small_int(o, &v) || v < low || v > high) return false;
   *out = static_cast<unsigned long long>(v);
   return true;
 }

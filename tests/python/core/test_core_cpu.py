@@ -141,6 +141,13 @@ def test_a_launch_config_made_at_every_launch_is_the_same_immutable_config():
     assert LaunchConfig(grid=4, block=128, shmem_size=64).shmem_size == 64
     other = LaunchConfig(grid=5, block=128)
     assert (other.grid, other.block) == ((5, 1, 1), (128, 1, 1))
+    # Ints of one internal digit and of more, up to the 32-bit limit, are kept alike.
+    for grid in (2**30 - 1, 2**30, 2**31, 2**32 - 1):
+        big = LaunchConfig(grid=grid, block=1, shmem_size=2**32 - 1)
+        assert big.grid == (grid, 1, 1) and big.shmem_size == 2**32 - 1
+        assert LaunchConfig(grid=grid, block=1, shmem_size=2**32 - 1) is big
+    with pytest.raises(ValueError, match="grid"):
+        LaunchConfig(grid=-1, block=1)
     # Every other form is made anew, and checked as before.
     assert LaunchConfig(grid=(4,), block=128) == first and LaunchConfig(grid=(4,), block=128) is not first
     assert LaunchConfig(4, None, 128) == first
