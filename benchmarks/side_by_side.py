@@ -32,6 +32,7 @@ import argparse
 import ctypes
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -445,6 +446,20 @@ def over(t, side, reference):
     if a and b and len(a) == len(b):
         return statistics.median(x - y for x, y in zip(a, b))
     return t[side] - t[reference]
+
+
+def over_interval(t, side, reference, resamples=200):
+    """A 95% interval of over(t, side, reference) (None without rounds): the
+    median of the rounds' differences, resampled with replacement (a
+    bootstrap, seeded so that a table is the same from the same times)."""
+    rounds = getattr(t, "rounds", {})
+    a, b = rounds.get(side), rounds.get(reference)
+    if not a or not b or len(a) != len(b) or len(a) < 5:
+        return None
+    differences = [x - y for x, y in zip(a, b)]
+    pick = random.Random(0).choices
+    medians = sorted(statistics.median(pick(differences, k=len(differences))) for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
 class Part:
@@ -1104,7 +1119,7 @@ def verdict_text(verdict):
 
 def table(results, imports):
     lines = ["| row | goal | cubind | NVIDIA | CuPy | Python floor | converting floor | C floor | cubind / NVIDIA "
-             "| cubind - Python floor (median of the rounds' differences) | goal met |",
+             "| cubind - Python floor (median of the rounds' differences, its 95% interval) | goal met |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     summary = {"met": 0, "not met": 0, "cannot be met": 0, "not judged": 0}
     for row, times, missing in results:
@@ -1115,7 +1130,12 @@ def table(results, imports):
             return why if why else "-"
         nvidia = "cuda.core" if "cuda.core" in row.sides else "cuda.bindings"
         ratio = f"{times['cubind'] / times[nvidia]:.2f}" if _need(times, "cubind", nvidia) else "-"
-        gap = f"{over(times, 'cubind', 'Python floor'):.0f} ns" if _need(times, "cubind", "Python floor") else "-"
+        gap = "-"
+        if _need(times, "cubind", "Python floor"):
+            gap = f"{over(times, 'cubind', 'Python floor'):.0f} ns"
+            interval = over_interval(times, "cubind", "Python floor")
+            if interval is not None:
+                gap += f" ({interval[0]:.0f} to {interval[1]:.0f})"
         text, key = verdict_text(row.judge(times))
         summary[key] += 1
         lines.append(f"| {row.name} | {row.goal} | {cell('cubind')} | {cell(nvidia)} "

@@ -111,3 +111,22 @@ def test_measure_keeps_every_rounds_time_of_every_side_and_the_best_of_them():
     for side in ("a", "b"):
         assert len(times.rounds[side]) == 5 and all(ns > 0 for ns in times.rounds[side])
         assert times[side] == min(times.rounds[side])
+
+
+def test_the_interval_of_a_paired_difference_holds_its_median_and_narrows_with_rounds():
+    sbs = _side_by_side()
+    import random
+    noise = random.Random(5)
+    def times(n):
+        floor = [3000.0 + noise.gauss(0, 100) for _ in range(n)]
+        return sbs.Times({}, {"cubind": [f + 40 + noise.gauss(0, 60) for f in floor], "Python floor": floor})
+    few, many = times(20), times(400)
+    for t in (few, many):
+        lo, hi = sbs.over_interval(t, "cubind", "Python floor")
+        assert lo <= sbs.over(t, "cubind", "Python floor") <= hi
+    assert sbs.over_interval(few, "cubind", "Python floor") == sbs.over_interval(few, "cubind", "Python floor")
+    width = [hi - lo for lo, hi in (sbs.over_interval(t, "cubind", "Python floor") for t in (few, many))]
+    assert width[1] < width[0]
+    lo, hi = sbs.over_interval(many, "cubind", "Python floor")
+    assert lo < 40 < hi
+    assert sbs.over_interval(sbs.Times({"cubind": 1.0, "Python floor": 0.5}), "cubind", "Python floor") is None
