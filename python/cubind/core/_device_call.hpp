@@ -106,7 +106,7 @@ inline void install_device_call(PyObject* type, DeviceLookup lookup, PyObject* k
 }
 
 // Device.set_current as a method of the class written in C (a method
-// descriptor, METH_FASTCALL): device.set_current() on a Device of the class
+// descriptor, METH_FASTCALL | METH_KEYWORDS): device.set_current() on a Device of the class
 // itself whose ordinal is a small int makes the ordinal's primary context
 // current with the GIL released and clears the `_current` slot, with no
 // argument parsing; any other call (a ctx, a keyword, a subclass) is the
