@@ -1,4 +1,5 @@
-"""Machinery shared by the generated modules of cubind.bindings, one concern per module:
+"""Machinery shared by the generated modules of cubind.bindings: one extension
+module, _machinery, whose code is one file per concern:
 
 enums          enum classes, and each module's table of them (status codes included)
 handles        the Handle and Struct base classes and their argument conversions
@@ -11,5 +12,4 @@ typed_values   void * values whose type an attribute selects
 kernel_params  kernel arguments: None, an address or (values, types)
 """
 
-from cubind.bindings._support.enums import Enum, make_enum
-from cubind.bindings._support.handles import Handle, Struct
+from cubind.bindings._support._machinery import Enum, Handle, Struct, make_enum

@@ -1,9 +1,7 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Scalars written or read by struct-module format character, without the struct module."""
+# Scalars written or read by struct-module format character, without the struct module.
 
 from libc.stdint cimport uintptr_t
 
-from cubind.bindings._support.conversions cimport plain_address
 
 
 cdef int store_scalar(void* dst, char fmt, object v) except -1:

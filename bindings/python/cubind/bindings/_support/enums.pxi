@@ -1,7 +1,6 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Enum classes of cubind.bindings: int subclasses built from a module's table
-on first use, and the per-module table that converts status codes and enum
-values on every call's return path."""
+# Enum classes of cubind.bindings: int subclasses built from a module's table
+# on first use, and the per-module table that converts status codes and enum
+# values on every call's return path.
 
 from operator import index as _index
 

@@ -1,6 +1,5 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Handle and struct base classes of cubind.bindings, and the conversions of
-Python arguments to the handles and structs they stand for."""
+# Handle and struct base classes of cubind.bindings, and the conversions of
+# Python arguments to the handles and structs they stand for.
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, Py_buffer, PyBuffer_Release, PyObject_GetBuffer

@@ -1,16 +1,10 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""void * values whose C type an attribute parameter selects (cuPointerGetAttribute's data)."""
+# void * values whose C type an attribute parameter selects (cuPointerGetAttribute's data).
 
 cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
-from cubind.bindings._support.enums cimport EnumTable
-from cubind.bindings._support.conversions cimport alloc_array, as_int, c_string, plain_address
-from cubind.bindings._support.fields cimport array_assign, char_array_assign
-from cubind.bindings._support.handles cimport Struct, handle_value, new_handle, struct_pointer_required
-from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 
 
 # spec: (kind, size, format, cls, count);
@@ -71,7 +65,7 @@ cdef class TypedTable:
         return <TypedSpec>found
 
 
-cdef int _store(TypedSlot* slot, TypedSpec spec, object value, str name) except -1:
+cdef int _store_typed(TypedSlot* slot, TypedSpec spec, object value, str name) except -1:
     cdef Py_ssize_t i
     values = list(value) if slot.count > 1 and not isinstance(value, (bytes, str, Struct)) else [value]
     if len(values) > slot.count:
@@ -139,7 +133,7 @@ cdef int typed_init_other(TypedSlot* slot, TypedSpec spec, object value, str nam
         slot.buf = <char*>alloc_array(total, 1)
     slot.ptr = slot.buf
     if value is not None:
-        _store(slot, spec, value, name)
+        _store_typed(slot, spec, value, name)
     return 0
 
 

@@ -1,22 +1,15 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Fields of the struct classes that need more than a C assignment: numbers
-converted as cuda.bindings converts them, pointer fields (and what they keep
-alive), fields that point to arrays of structs or handles (Python lists), array
-fields (lists that write through), and the text of a struct."""
+# Fields of the struct classes that need more than a C assignment: numbers
+# converted as cuda.bindings converts them, pointer fields (and what they keep
+# alive), fields that point to arrays of structs or handles (Python lists), array
+# fields (lists that write through), and the text of a struct.
 
 from cpython.buffer cimport PyObject_CheckBuffer
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
-from cubind.bindings._support.buffers cimport BufferRef, address, release_address
-from cubind.bindings._support.conversions cimport alloc_array, plain_address
-from cubind.bindings._support.handles cimport Handle, Struct, handle_value, struct_pointer_required
-from cubind.bindings._support.scalars cimport load_scalar, store_scalar
 
 from operator import index as _index
-
-from cubind.bindings._support.enums import Enum as _Enum
 
 cdef object _ADDRESS_MAX = <uintptr_t>-1
 
@@ -321,7 +314,7 @@ cdef object _element_in(object item, str fmt, str name):
     return number
 
 
-cdef int _store(void* ptr, Py_ssize_t itemsize, str fmt, object number) except -1:
+cdef int _store_number(void* ptr, Py_ssize_t itemsize, str fmt, object number) except -1:
     if fmt == "P":
         (<uintptr_t*>ptr)[0] = number
         return 0
@@ -347,7 +340,7 @@ cdef class ArrayList(list):
         cdef Py_ssize_t i
         converted = [_element_in(items[i], self._fmt, f"{self._name}[{i}]") for i in range(self._n)]
         for i in range(self._n):
-            _store(<char*>self._ptr + i * self._itemsize, self._itemsize, self._fmt, converted[i])
+            _store_number(<char*>self._ptr + i * self._itemsize, self._itemsize, self._fmt, converted[i])
         loaded = [_load(<char*>self._ptr + i * self._itemsize, self._fmt) for i in range(self._n)]
         list.__setitem__(self, slice(None), loaded if self._wrap is None else [self._wrap(v) for v in loaded])
 
@@ -396,7 +389,7 @@ cdef int array_assign(void* ptr, Py_ssize_t n, Py_ssize_t itemsize, str fmt, obj
     try:
         for i in range(n):
             try:
-                _store(scratch + i * itemsize, itemsize, fmt, converted[i])
+                _store_number(scratch + i * itemsize, itemsize, fmt, converted[i])
             except OverflowError as e:
                 raise OverflowError(f"{name}[{i}]: {converted[i]} does not fit ({e})") from None
         memcpy(ptr, scratch, n * itemsize)
@@ -443,7 +436,7 @@ cdef str struct_text(object obj, tuple fields):
             lines.extend("    " + line for line in inner.splitlines())
         elif hexa and isinstance(value, int):
             lines.append(f"{name} : {value:#x}")
-        elif isinstance(value, _Enum):
+        elif isinstance(value, Enum):
             # An enum member as cuda.bindings 13.5 prints one: <Type.NAME: value>.
             lines.append(f"{name} : {value!r}")
         else:

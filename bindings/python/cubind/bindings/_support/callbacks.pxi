@@ -1,5 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""The lifetime of Python callbacks handed to CUDA."""
+# The lifetime of Python callbacks handed to CUDA.
 
 from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
 

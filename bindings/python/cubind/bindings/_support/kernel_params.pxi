@@ -1,7 +1,6 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Kernel arguments of cuLaunchKernel and its kin: None, an address,
-(values, types) packed into one pointer per argument, or an object with the
-buffer protocol holding the pointers (a NumPy array of addresses)."""
+# Kernel arguments of cuLaunchKernel and its kin: None, an address,
+# (values, types) packed into one pointer per argument, or an object with the
+# buffer protocol holding the pointers (a NumPy array of addresses).
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 
@@ -9,9 +8,6 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy
 
-from cubind.bindings._support.conversions cimport alloc_array
-from cubind.bindings._support.handles cimport Handle, Struct
-from cubind.bindings._support.scalars cimport store_scalar
 
 from operator import index as _index
 import sys as _sys

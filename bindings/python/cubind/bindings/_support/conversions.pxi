@@ -1,11 +1,9 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Small conversions of Python arguments used by the generated code: ints,
-bytes, counts, plain addresses, arrays and NUL-terminated text."""
+# Small conversions of Python arguments used by the generated code: ints,
+# bytes, counts, plain addresses, arrays and NUL-terminated text.
 
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport calloc
 
-from cubind.bindings._support.handles cimport Handle, Struct
 
 from operator import index as _index
 

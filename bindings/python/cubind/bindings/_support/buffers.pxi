@@ -1,12 +1,10 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
-"""Addresses of void * parameters: None, an int, a handle, a struct, or an
-object exporting a contiguous buffer, held for the duration of one call."""
+# Addresses of void * parameters: None, an int, a handle, a struct, or an
+# object exporting a contiguous buffer, held for the duration of one call.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyObject_CheckBuffer, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport uintptr_t
 
-from cubind.bindings._support.handles cimport Handle, Struct
 
 
 cdef void* address_other(object obj, BufferRef* ref, bint writable, str name) except? NULL:
